@@ -1,0 +1,57 @@
+/**
+ * go-cni's shape: a small interface over a private implementation that loads the conf dir, execs plugins the way
+ * libcni does (env, per-plugin stdin, prevResult chaining, capability filtering, result cache) and records every exec.
+ */
+import type { CniConfigView, CniDns, CniRoute, InterfaceConfig } from '../../../shared/domain/cni';
+import type { NetworkAttachment, PluginCall, PluginRuntimeConfigPreview } from '../../../shared/domain/sandbox';
+
+export interface CniNamespaceOptions {
+  /** CNI_ARGS pairs, in order (K8S_POD_*, IgnoreUnknown=1) */
+  args: Array<[string, string]>;
+  /** capability name → value; only capabilities a plugin declares are given to it in runtimeConfig */
+  capabilities: Record<string, unknown>;
+}
+
+export interface CniCallRecord {
+  /** "cni.plugin" for an exec, "cni.network" for one whole network ADD/DEL */
+  step: 'cni.plugin' | 'cni.network';
+  label: string;
+  startedAt: string;
+  durationMs: number;
+  ok: boolean;
+  error?: unknown;
+  plugin?: PluginCall;
+  detail?: Record<string, unknown>;
+}
+
+export interface CniHooks {
+  signal?: AbortSignal;
+  /** timeout for each plugin exec */
+  pluginTimeoutMs?: number;
+  record?: (r: CniCallRecord) => void;
+}
+
+export interface CniSetupResult {
+  networks: NetworkAttachment[];
+  /** go-cni createResult: interface name → mac/sandbox/IPs (eth0 pre-seeded) */
+  interfaces: Record<string, InterfaceConfig>;
+  routes: CniRoute[];
+  dns: CniDns[];
+}
+
+export interface CniManager {
+  /** (Re)loads lo + the conf dir; never throws: problems land in the view's errors/ready. */
+  load(): Promise<CniConfigView>;
+  /** the last load */
+  config(): CniConfigView;
+  /** Throws CniError "cni plugin not initialized" when not ready; runs plugin STATUS for conflists >= 1.1.0. */
+  status(hooks?: CniHooks): Promise<void>;
+  /** ADD of every network (lo, eth0…). Throws a CniError on the first failure; the caller must call remove. */
+  setup(containerId: string, netnsPath: string, opts: CniNamespaceOptions, hooks?: CniHooks): Promise<CniSetupResult>;
+  /** DEL of every network (each list in reverse, with the cached result as prevResult). Tolerates "not found". */
+  remove(containerId: string, netnsPath: string, opts: CniNamespaceOptions, hooks?: CniHooks): Promise<void>;
+  /** What runtimeConfig each plugin would receive for these options (no exec). */
+  preview(opts: CniNamespaceOptions): PluginRuntimeConfigPreview[];
+  /** Paths of cache files that exist for this container (for leak checks and inspection). */
+  cachedAttachments(containerId: string): Promise<string[]>;
+}

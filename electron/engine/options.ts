@@ -1,0 +1,44 @@
+/** Engine settings: every directory is configurable so tests and users can run beside other runtimes. */
+import type { IpPreference } from '../../shared/domain/config';
+import type { SandboxApi, SandboxEvent } from '../../shared/domain/sandbox';
+
+export interface EngineOptions {
+  /** persistent state: store, per-sandbox files (default /var/lib/podscope) */
+  stateDir: string;
+  /** runtime state: runc root, shm mounts, lock (default /run/podscope) */
+  runDir: string;
+  /** where network namespaces are pinned (default /var/run/netns) */
+  netnsDir: string;
+  cniConfDir: string;
+  cniBinDirs: string[];
+  /** libcni cache dir; results land in <cniCacheDir>/results (default /var/lib/cni) */
+  cniCacheDir: string;
+  /** how many conf-dir networks to attach (eth0, eth1, …); go-cni default 1 */
+  maxConfNum: number;
+  ipPreference: IpPreference;
+  pluginTimeoutMs: number;
+  runcPath: string;
+}
+
+export const DEFAULT_ENGINE_OPTIONS: EngineOptions = {
+  stateDir: '/var/lib/podscope',
+  runDir: '/run/podscope',
+  netnsDir: '/var/run/netns',
+  cniConfDir: '/etc/cni/net.d',
+  cniBinDirs: ['/opt/cni/bin', '/usr/lib/cni'],
+  cniCacheDir: '/var/lib/cni',
+  maxConfNum: 1,
+  ipPreference: 'ipv4',
+  pluginTimeoutMs: 60_000,
+  runcPath: 'runc',
+};
+
+export type SandboxEventListener = (e: SandboxEvent) => void;
+
+/** The engine as hosts (Electron main, browser-mode host, CLI, CRI server) see it. */
+export interface Engine extends SandboxApi {
+  readonly options: EngineOptions;
+  subscribe(listener: SandboxEventListener): () => void;
+  /** releases the state-dir lock; sandboxes keep running */
+  close(): Promise<void>;
+}

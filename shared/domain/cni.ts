@@ -1,0 +1,44 @@
+/** CNI shapes that cross into the UI and the CRI verbose info (CNI SPEC 1.x result, normalised). */
+export interface CniInterface { name: string; mac?: string; sandbox?: string; mtu?: number; socketPath?: string; pciID?: string }
+export interface CniIpConfig { address: string; gateway?: string; interface?: number }
+export interface CniRoute { dst: string; gw?: string; mtu?: number; advmss?: number; priority?: number; table?: number; scope?: number }
+export interface CniDns { nameservers?: string[]; domain?: string; search?: string[]; options?: string[] }
+/** A result converted to 1.x shape whatever the plugin printed (0.3.x / 0.4.0 / 1.x). */
+export interface CniResult { cniVersion: string; interfaces?: CniInterface[]; ips?: CniIpConfig[]; routes?: CniRoute[]; dns?: CniDns }
+
+export interface CniPluginView {
+  type: string;
+  /** capabilities the plugin declares true in its conf */
+  capabilities: string[];
+  /** the plugin object as written in the file */
+  raw: Record<string, unknown>;
+  /** absolute path of the binary found in the bin dirs, or undefined when it is missing */
+  binary?: string;
+}
+
+export interface CniNetworkView {
+  name: string;
+  cniVersion: string;
+  ifName: string;
+  /** file it was loaded from; undefined for the built-in loopback network */
+  source?: string;
+  builtin: boolean;
+  disableCheck: boolean;
+  plugins: CniPluginView[];
+}
+
+export interface CniConfigView {
+  confDir: string;
+  binDirs: string[];
+  maxConfNum: number;
+  networks: CniNetworkView[];
+  /** load problems, one per file or one for the whole dir */
+  errors: Array<{ source: string; message: string }>;
+  ready: boolean;
+  /** why the network is not ready, as go-cni says it (e.g. "cni plugin not initialized") */
+  notReadyReason?: string;
+  loadedAt: string;
+}
+
+/** go-cni's per-interface view built from all network results (FACTS B, createResult). */
+export interface InterfaceConfig { mac?: string; sandbox?: string; ipConfigs: Array<{ ip: string; gateway?: string }> }
