@@ -1,0 +1,112 @@
+/**
+ * An isolated world for one e2e run: its own state/run/netns/cache dirs under a temp dir, its own conf dir with the
+ * `psc-e2e` conflist (bridge psc-e2e0 without masquerade, host-local v4+v6 with its own dataDir, portmap, bandwidth),
+ * the real engine (createEngine) and browser mode on 127.0.0.1. `dispose` removes every sandbox the engine knows,
+ * then the bridge and the temp dir, and keeps going past individual failures so one leak never hides another.
+ */
+import { execFile } from 'node:child_process';
+import { mkdtemp, mkdir, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { createEngine } from '../../electron/engine/index';
+import type { Engine, EngineOptions } from '../../electron/engine/options';
+import { startBrowserHost, type BrowserHost } from '../../electron/host/browser-host';
+
+const run = promisify(execFile);
+
+export const E2E_NETWORK = 'psc-e2e';
+export const E2E_BRIDGE = 'psc-e2e0';
+export const E2E_V4_SUBNET = '10.232.0.0/24';
+export const E2E_V6_SUBNET = 'fd00:232::/64';
+
+export function e2eConflist(ipamDataDir: string) {
+  return {
+    cniVersion: '1.0.0',
+    name: E2E_NETWORK,
+    plugins: [
+      {
+        type: 'bridge',
+        bridge: E2E_BRIDGE,
+        isGateway: true,
+        // never masquerade outward from a test network
+        ipMasq: false,
+        hairpinMode: true,
+        ipam: {
+          type: 'host-local',
+          dataDir: ipamDataDir,
+          ranges: [[{ subnet: E2E_V4_SUBNET }], [{ subnet: E2E_V6_SUBNET }]],
+          routes: [{ dst: '0.0.0.0/0' }, { dst: '::/0' }],
+        },
+      },
+      { type: 'portmap', capabilities: { portMappings: true } },
+      { type: 'bandwidth', capabilities: { bandwidth: true } },
+    ],
+  };
+}
+
+export interface SandboxEnv {
+  root: string;
+  options: Partial<EngineOptions>;
+  engine: Engine;
+  host: BrowserHost;
+  dispose(): Promise<string[]>;
+}
+
+export async function createSandboxEnv(opts: { rendererDir?: string; port?: number } = {}): Promise<SandboxEnv> {
+  const root = await mkdtemp(join(tmpdir(), 'psc-e2e-'));
+  const dirs = {
+    stateDir: join(root, 'state'),
+    runDir: join(root, 'run'),
+    netnsDir: join(root, 'netns'),
+    cniConfDir: join(root, 'net.d'),
+    cniCacheDir: join(root, 'cni-cache'),
+    ipam: join(root, 'ipam'),
+  };
+  for (const d of Object.values(dirs)) await mkdir(d, { recursive: true });
+  await writeFile(join(dirs.cniConfDir, '10-psc-e2e.conflist'), JSON.stringify(e2eConflist(dirs.ipam), null, 2));
+  const options: Partial<EngineOptions> = {
+    stateDir: dirs.stateDir,
+    runDir: dirs.runDir,
+    netnsDir: dirs.netnsDir,
+    cniConfDir: dirs.cniConfDir,
+    cniCacheDir: dirs.cniCacheDir,
+    cniBinDirs: ['/usr/lib/cni'],
+    ipPreference: 'ipv4',
+  };
+  let engine: Engine | undefined;
+  let host: BrowserHost | undefined;
+  const dispose = async (): Promise<string[]> => {
+    const problems: string[] = [];
+    const attempt = async (what: string, f: () => Promise<unknown>) => {
+      try {
+        await f();
+      } catch (e) {
+        problems.push(`${what}: ${(e as Error).message}`);
+      }
+    };
+    if (host) await attempt('close host', () => host!.close());
+    if (engine) {
+      const sandboxes = await engine.list().catch(() => []);
+      for (const s of sandboxes) {
+        await attempt(`stop ${s.id}`, () => engine!.stop(s.id));
+        await attempt(`remove ${s.id}`, () => engine!.remove(s.id));
+      }
+      await attempt('close engine', () => engine!.close());
+    }
+    await attempt('delete bridge', async () => {
+      const links = await run('ip', ['-o', 'link', 'show', E2E_BRIDGE]).catch(() => undefined);
+      if (links) await run('ip', ['link', 'del', E2E_BRIDGE]);
+    });
+    await attempt('remove temp dir', () => rm(root, { recursive: true, force: true }));
+    return problems;
+  };
+  try {
+    engine = await createEngine(options);
+    host = await startBrowserHost({ engine, rendererDir: opts.rendererDir, port: opts.port });
+  } catch (e) {
+    await dispose();
+    throw e;
+  }
+  return { root, options, engine, host, dispose };
+}

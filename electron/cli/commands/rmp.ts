@@ -1,0 +1,29 @@
+import { PodscopeError } from '../../../shared/domain/errors';
+import { withApi } from '../api';
+import { parseCommandArgs } from '../args';
+
+export const help = `podscope rmp [flags] ID...
+  Removes pod sandboxes. Like crictl, a READY sandbox is refused unless --force (the engine itself always
+  force-stops before removing, as containerd does).
+  --force, -f   remove even when READY
+  --all, -a     remove every sandbox`;
+
+export async function run(argv: string[]): Promise<number> {
+  const { flags, positionals } = parseCommandArgs(argv, { force: { type: 'boolean', short: 'f' }, all: { type: 'boolean', short: 'a' } });
+  if (positionals.length === 0 && !flags.all) throw new PodscopeError('InvalidArgument', 'rmp needs at least one sandbox id, or --all');
+  await withApi(flags, async (api) => {
+    const ids = flags.all ? (await api.list()).map((s) => s.id) : positionals;
+    for (const id of ids) {
+      if (!flags.force) {
+        const st = await api.status(id).catch((e: unknown) => {
+          if (e instanceof PodscopeError && e.code === 'NotFound') return undefined;
+          throw e;
+        });
+        if (st?.state === 'SANDBOX_READY') throw new PodscopeError('FailedPrecondition', `pod sandbox ${id} is running, please use --force to remove it or stop it first`);
+      }
+      await api.remove(id);
+      process.stdout.write(`Removed sandbox ${id}\n`);
+    }
+  });
+  return 0;
+}

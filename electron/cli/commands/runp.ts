@@ -1,0 +1,39 @@
+import { randomUUID } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
+import { IP_PREFERENCES, type IpPreference } from '../../../shared/domain/config';
+import { loadPodConfigObject } from '../../../shared/domain/crictl-format';
+import { PodscopeError } from '../../../shared/domain/errors';
+import { parse as parseYaml } from 'yaml';
+import { withApi } from '../api';
+import { parseCommandArgs } from '../args';
+
+export const help = `podscope runp [flags] POD_CONFIG.(json|yaml)
+  Runs a pod sandbox from a crictl pod-config file and prints its id.
+  --runtime, -r HANDLER   runtime handler ("" or runc)
+  --sandbox-ip-pref P     IP preference for this sandbox only (ipv4|ipv6|cni)`;
+
+export async function run(argv: string[]): Promise<number> {
+  const { flags, positionals } = parseCommandArgs(argv, { runtime: { type: 'string', short: 'r' }, 'sandbox-ip-pref': { type: 'string' } });
+  if (positionals.length !== 1) throw new PodscopeError('InvalidArgument', 'runp takes exactly one pod-config file');
+  const file = positionals[0]!;
+  const text = await readFile(file, 'utf8').catch((e: NodeJS.ErrnoException) => {
+    throw new PodscopeError('InvalidArgument', `cannot read ${file}: ${e.code ?? e.message}`);
+  });
+  let raw: unknown;
+  try {
+    raw = text.trimStart().startsWith('{') ? JSON.parse(text) : parseYaml(text);
+  } catch (e) {
+    throw new PodscopeError('InvalidArgument', `${file}: not valid JSON or YAML: ${(e as Error).message}`);
+  }
+  const { config, warnings } = loadPodConfigObject(raw, file, { fillUid: randomUUID });
+  for (const w of warnings) process.stderr.write(`warning: ${file}: ${w}\n`);
+  const pref = flags['sandbox-ip-pref'];
+  if (pref !== undefined && !(IP_PREFERENCES as readonly string[]).includes(pref as string)) {
+    throw new PodscopeError('InvalidArgument', `--sandbox-ip-pref must be one of ${IP_PREFERENCES.join(', ')}`);
+  }
+  const { id } = await withApi(flags, (api) =>
+    api.run({ config, runtimeHandler: (flags.runtime as string | undefined) ?? '', ipPreference: pref as IpPreference | undefined }),
+  );
+  process.stdout.write(`${id}\n`);
+  return 0;
+}

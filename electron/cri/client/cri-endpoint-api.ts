@@ -1,0 +1,189 @@
+/**
+ * SandboxApi over any CRI runtime.v1 endpoint (containerd, CRI-O, a Podscope daemon). What CRI cannot carry is
+ * refused with Unimplemented rather than approximated: config previews, a per-request IP preference, and engine
+ * info from runtimes other than Podscope.
+ */
+import { PodSandboxConfigSchema, formatIssues, NamespaceMode } from '../../../shared/domain/config';
+import { PodscopeError, invalidArgument } from '../../../shared/domain/errors';
+import type { CniConfigView } from '../../../shared/domain/cni';
+import type { EngineInfo, RuntimeCondition, SandboxApi, SandboxEvent, SandboxFilter, SandboxStatus, SandboxSummary } from '../../../shared/domain/sandbox';
+import type { ClientReadableStream } from '@grpc/grpc-js';
+import * as pb from '../generated/runtime_v1';
+import { configToProto } from '../convert/config';
+import { stateToProto } from '../convert/sandbox';
+import { RUNTIME_NAME } from '../server/version';
+import { STATUS_INFO_CNI_KEY, STATUS_INFO_CONFIG_KEY } from '../server/runtime-status';
+import { fromGrpcError } from '../errors';
+import { connectCri, normalizeAddress, type CriConnection, type CriConnectionOptions } from './connection';
+import { decodeGoCniConfig } from './decode-cni-config';
+import { decodeSandboxStatus, podSandboxToSummary } from './decode-status';
+
+export interface CriEndpointApi extends SandboxApi {
+  /** unix:///abs/path */
+  readonly address: string;
+  readonly socketPath: string;
+  /** Connects (Version RPC, once) and returns the peer's Version; every other call does this first. */
+  connect(): Promise<pb.VersionResponse>;
+  /** the peer is a Podscope daemon (its verbose info carries the full view, incl. plugin trace) */
+  isPodscope(): Promise<boolean>;
+  /** Version again, to tell whether the endpoint still answers */
+  ping(timeoutMs?: number): Promise<pb.VersionResponse>;
+  /** true when GetContainerEvents is served (containerd ≥ 1.7, Podscope); probed, not assumed */
+  supportsEvents(): Promise<boolean>;
+  /** GetContainerEvents as SandboxEvents (sandbox events only); onError gets stream failures */
+  subscribe(listener: (e: SandboxEvent) => void, onError?: (e: PodscopeError) => void): () => void;
+  close(): void;
+}
+
+const unimplemented = (what: string, runtime: string) => new PodscopeError('Unimplemented', `${what} is not available from ${runtime} over CRI`);
+
+/**
+ * Synchronous so callers (CLI, registry) can hold it at once; the connection and the Version check happen on
+ * first use (or on connect()), and an unreachable or non-CRI socket rejects that call with Unavailable naming it.
+ */
+export function createCriEndpointApi(address: string, opts: CriConnectionOptions = {}): CriEndpointApi {
+  const target = normalizeAddress(address);
+  let connecting: Promise<CriConnection> | undefined;
+  let closed = false;
+  const connected = (): Promise<CriConnection> => {
+    if (closed) return Promise.reject(new PodscopeError('Unavailable', `CRI endpoint ${target.socketPath} was closed`));
+    // a failed attempt is forgotten so the next call retries (the runtime may start later)
+    connecting ??= connectCri(target.address, opts).catch((e: unknown) => { connecting = undefined; throw e; });
+    return connecting;
+  };
+  const describe = (conn: CriConnection) => `${conn.version.runtimeName} ${conn.version.runtimeVersion}`;
+  const isPodscopeConn = (conn: CriConnection) => conn.version.runtimeName === RUNTIME_NAME;
+  const statusInfo = async (conn: CriConnection): Promise<Record<string, string>> => (await conn.call((c) => c.status, { verbose: true })).info;
+  const statusOf = (conn: CriConnection, id: string, verbose: boolean) => conn.call((c) => c.podSandboxStatus, { podSandboxId: id, verbose });
+
+  const api: CriEndpointApi = {
+    address: target.address,
+    socketPath: target.socketPath,
+    async connect() {
+      return (await connected()).version;
+    },
+    async isPodscope() {
+      return isPodscopeConn(await connected());
+    },
+
+    async run(req) {
+      const conn = await connected();
+      if (req.ipPreference !== undefined) throw unimplemented('a per-sandbox IP preference', describe(conn));
+      const parsed = PodSandboxConfigSchema.safeParse(req.config);
+      if (!parsed.success) throw invalidArgument(`invalid sandbox config: ${formatIssues(parsed.error).join('; ')}`);
+      const res = await conn.call((c) => c.runPodSandbox, { config: configToProto(parsed.data), runtimeHandler: req.runtimeHandler ?? '' });
+      return { id: res.podSandboxId };
+    },
+    async stop(id) {
+      const conn = await connected();
+      await conn.call((c) => c.stopPodSandbox, { podSandboxId: id });
+    },
+    async remove(id) {
+      const conn = await connected();
+      await conn.call((c) => c.removePodSandbox, { podSandboxId: id });
+    },
+    async status(id): Promise<SandboxStatus> {
+      const conn = await connected();
+      return decodeSandboxStatus(await statusOf(conn, id, true), conn.version.runtimeName);
+    },
+    async list(filter?: SandboxFilter): Promise<SandboxSummary[]> {
+      const conn = await connected();
+      const res = await conn.call((c) => c.listPodSandbox, {
+        filter: pb.PodSandboxFilter.fromPartial({
+          id: filter?.id ?? '',
+          labelSelector: filter?.labelSelector ?? {},
+          ...(filter?.state && { state: { state: stateToProto(filter.state) } }),
+        }),
+      });
+      const items = res.items
+        .filter((p) => filter?.name === undefined || p.metadata?.name === filter.name)
+        .filter((p) => filter?.namespace === undefined || p.metadata?.namespace === filter.namespace)
+        .map(podSandboxToSummary);
+      // ListPodSandbox carries no network facts: fill ip / host network from a (cheap, non-verbose) status each.
+      await Promise.all(items.map(async (s) => {
+        try {
+          const st = (await statusOf(conn, s.id, false)).status;
+          s.ip = st?.network?.ip ?? '';
+          s.additionalIps = (st?.network?.additionalIps ?? []).map((a) => a.ip);
+          s.hostNetwork = st?.linux?.namespaces?.options?.network === NamespaceMode.NODE;
+        } catch {
+          // removed between list and status: keep the list facts
+        }
+      }));
+      return items;
+    },
+    async cniConfig(): Promise<CniConfigView> {
+      const conn = await connected();
+      const raw = (await statusInfo(conn))[STATUS_INFO_CNI_KEY];
+      if (!raw) throw unimplemented('the CNI configuration', describe(conn));
+      return isPodscopeConn(conn) ? (JSON.parse(raw) as CniConfigView) : decodeGoCniConfig(raw);
+    },
+    async preview() {
+      throw unimplemented('a config preview', describe(await connected()));
+    },
+    async runtimeConditions(): Promise<RuntimeCondition[]> {
+      const conn = await connected();
+      const res = await conn.call((c) => c.status, { verbose: false });
+      return (res.status?.conditions ?? []).map((c) => ({ type: c.type, status: c.status, reason: c.reason, message: c.message }));
+    },
+    async info(): Promise<EngineInfo> {
+      const conn = await connected();
+      const raw = isPodscopeConn(conn) ? (await statusInfo(conn))[STATUS_INFO_CONFIG_KEY] : undefined;
+      if (!raw) throw unimplemented('engine info', describe(conn));
+      return JSON.parse(raw) as EngineInfo;
+    },
+    async ping(timeoutMs = 2000) {
+      const conn = await connected();
+      return conn.call((c) => c.version, { version: '0.1.0' }, timeoutMs);
+    },
+    async supportsEvents() {
+      const conn = await connected();
+      return new Promise<boolean>((resolve) => {
+        const stream = conn.events();
+        // An unserved method fails at once; a served one just stays open, so a quiet stream after a short wait is "yes".
+        const timer = setTimeout(() => { stream.cancel(); resolve(true); }, 500);
+        stream.on('error', (e: { code?: number }) => { clearTimeout(timer); resolve(e.code === 1 /* CANCELLED by us */); });
+        stream.on('data', () => undefined);
+      });
+    },
+    subscribe(listener, onError) {
+      let cancelled = false;
+      let stream: ClientReadableStream<pb.ContainerEventResponse> | undefined;
+      connected().then(
+        (conn) => {
+          if (cancelled) return;
+          stream = conn.events();
+          forwardSandboxEvents(stream, listener);
+          stream.on('error', (e) => {
+            if (!cancelled) onError?.(fromGrpcError(e, conn.address));
+          });
+        },
+        (e: unknown) => onError?.(e as PodscopeError),
+      );
+      return () => {
+        cancelled = true;
+        stream?.cancel();
+      };
+    },
+    close() {
+      closed = true;
+      connecting?.then((c) => c.close(), () => undefined);
+    },
+  };
+  return api;
+}
+
+/** CRI container events ⇒ SandboxEvents. containerd also reports app containers; a sandbox's own events have container id = sandbox id. */
+function forwardSandboxEvents(stream: ClientReadableStream<pb.ContainerEventResponse>, listener: (e: SandboxEvent) => void): void {
+  const T = pb.ContainerEventType;
+  stream.on('data', (ev: pb.ContainerEventResponse) => {
+    const st = ev.podSandboxStatus;
+    if (!st || st.id !== ev.containerId) return;
+    const summary = podSandboxToSummary(st);
+    summary.ip = st.network?.ip ?? '';
+    summary.additionalIps = (st.network?.additionalIps ?? []).map((a) => a.ip);
+    if (ev.containerEventType === T.CONTAINER_CREATED_EVENT) listener({ type: 'sandbox.added', id: st.id, summary });
+    else if (ev.containerEventType === T.CONTAINER_DELETED_EVENT) listener({ type: 'sandbox.removed', id: st.id });
+    else listener({ type: 'sandbox.changed', id: st.id, summary });
+  });
+}

@@ -1,0 +1,115 @@
+/**
+ * The endpoints the app can show: "local" (the in-process engine) plus CRI runtime.v1 sockets the user added
+ * (containerd, CRI-O, a Podscope daemon). Adding connects first (Version), so a wrong path is an immediate,
+ * clear Unavailable error. Capabilities are probed from what the runtime actually answers, never assumed:
+ * plugin trace only from Podscope, CNI config only when Status verbose carries it, events only when
+ * GetContainerEvents is served, preview never over CRI.
+ */
+import { LOCAL_ENDPOINT_ID, type AddEndpointRequest, type EndpointCapabilities, type EndpointRegistry, type EndpointView } from '../../shared/domain/endpoints';
+import { PodscopeError, notFound } from '../../shared/domain/errors';
+import type { SandboxApi } from '../../shared/domain/sandbox';
+import { createCriEndpointApi, type CriEndpointApi } from './client/cri-endpoint-api';
+import { normalizeAddress, type CriConnectionOptions } from './client/connection';
+
+export const LOCAL_CAPABILITIES: EndpointCapabilities = { pluginTrace: true, preview: true, cniConfig: true, events: true };
+
+interface CriEntry { id: string; label: string; api: CriEndpointApi; view: EndpointView }
+
+export interface CriEndpointRegistry extends EndpointRegistry {
+  /** the CRI client of an added endpoint (for subscribe/ping); undefined for "local" or unknown ids */
+  criApi(id: string): CriEndpointApi | undefined;
+  /** closes every CRI connection */
+  close(): void;
+}
+
+export interface EndpointRegistryOptions extends CriConnectionOptions {
+  /** the in-process engine */
+  local: SandboxApi;
+  localLabel?: string;
+  /** how long list() waits for each endpoint's Version before calling it disconnected (ms), default 1500 */
+  pingTimeoutMs?: number;
+}
+
+async function probeCapabilities(api: CriEndpointApi): Promise<EndpointCapabilities> {
+  const isPodscope = await api.isPodscope();
+  const [cniConfig, events] = await Promise.all([
+    api.cniConfig().then(() => true, () => false),
+    api.supportsEvents(),
+  ]);
+  return { pluginTrace: isPodscope, preview: false, cniConfig, events };
+}
+
+export function createEndpointRegistry(options: EndpointRegistryOptions): CriEndpointRegistry {
+  const entries = new Map<string, CriEntry>();
+  let next = 1;
+  const localView = (): EndpointView => ({
+    id: LOCAL_ENDPOINT_ID,
+    kind: 'podscope-engine',
+    label: options.localLabel ?? 'This machine (built-in engine)',
+    connected: true,
+    capabilities: { ...LOCAL_CAPABILITIES },
+  });
+
+  const refresh = async (e: CriEntry): Promise<EndpointView> => {
+    try {
+      const v = await e.api.ping(options.pingTimeoutMs ?? 1500);
+      e.view = { ...e.view, connected: true, runtimeName: v.runtimeName, runtimeVersion: v.runtimeVersion };
+      delete e.view.error;
+    } catch (err) {
+      e.view = { ...e.view, connected: false, error: (err as Error).message };
+    }
+    return e.view;
+  };
+
+  return {
+    async list() {
+      return [localView(), ...(await Promise.all([...entries.values()].map(refresh)))];
+    },
+    async add(req: AddEndpointRequest) {
+      const { address, socketPath } = normalizeAddress(req.address);
+      for (const e of entries.values()) if (e.api.socketPath === socketPath) throw new PodscopeError('AlreadyExists', `CRI endpoint ${socketPath} is already added as "${e.id}"`);
+      const api = createCriEndpointApi(address, options);
+      let version;
+      try {
+        version = await api.connect();
+      } catch (e) {
+        api.close();
+        throw e;
+      }
+      const capabilities = await probeCapabilities(api);
+      const id = `cri-${next++}`;
+      const view: EndpointView = {
+        id,
+        kind: 'cri',
+        label: req.label ?? `${version.runtimeName} (${socketPath})`,
+        address,
+        runtimeName: version.runtimeName,
+        runtimeVersion: version.runtimeVersion,
+        connected: true,
+        capabilities,
+      };
+      entries.set(id, { id, label: view.label, api, view });
+      return view;
+    },
+    async remove(id) {
+      if (id === LOCAL_ENDPOINT_ID) throw new PodscopeError('FailedPrecondition', 'the local endpoint cannot be removed');
+      const e = entries.get(id);
+      if (!e) throw notFound(`no endpoint "${id}"`);
+      entries.delete(id);
+      e.api.close();
+    },
+    api(id) {
+      if (id === LOCAL_ENDPOINT_ID) return options.local;
+      const e = entries.get(id);
+      if (!e) throw notFound(`no endpoint "${id}"`);
+      return e.api;
+    },
+    criApi(id) {
+      return entries.get(id)?.api;
+    },
+    close() {
+      for (const e of entries.values()) e.api.close();
+      entries.clear();
+    },
+  };
+}

@@ -1,0 +1,16 @@
+/** Glue between async adapters and grpc-js callbacks: every failure goes through the one error mapping. */
+import type { handleUnaryCall, sendUnaryData, ServerUnaryCall } from '@grpc/grpc-js';
+import type { Engine } from '../../engine/options';
+import { toGrpcStatus } from '../errors';
+
+/** What the CRI server needs from the engine (the real Engine or a test double). */
+export type CriEngine = Pick<Engine, 'run' | 'stop' | 'remove' | 'status' | 'list' | 'cniConfig' | 'runtimeConditions' | 'info' | 'subscribe'>;
+
+export function unary<Req, Res>(fn: (req: Req, call: ServerUnaryCall<Req, Res>) => Promise<Res>): handleUnaryCall<Req, Res> {
+  return (call: ServerUnaryCall<Req, Res>, callback: sendUnaryData<Res>) => {
+    fn(call.request, call).then(
+      (res) => callback(null, res),
+      (e: unknown) => callback(toGrpcStatus(e)),
+    );
+  };
+}

@@ -1,0 +1,154 @@
+/**
+ * The CniManager behind createCniManager: go-cni's libcni struct in TypeScript. It owns the loaded networks, the
+ * result cache and the exec context; the per-list protocol lives in network-ops.ts.
+ */
+import type { CniConfigView } from '../../../shared/domain/cni';
+import type { NetworkAttachment, PluginRuntimeConfigPreview } from '../../../shared/domain/sandbox';
+import { PodscopeError } from '../../../shared/domain/errors';
+import { NodeProcessRunner, type ProcessRunner } from '../os/exec';
+import type { CniHooks, CniManager, CniNamespaceOptions, CniSetupResult } from './types';
+import { cniError, NOT_INITIALIZED } from './cni-error';
+import { loadNetworks, type LoadedNetwork } from './conf-dir';
+import { createResult } from './create-result';
+import { addNetworkList, delNetworkList, statusNetworkList, type Attachment } from './network-ops';
+import type { ExecContext } from './plugin-exec';
+import { runtimeConfigFor } from './plugin-stdin';
+import { ResultCache } from './result-cache';
+
+export interface CniManagerOptions {
+  confDir: string;
+  binDirs: string[];
+  /** libcni cache dir; results go to <cacheDir>/results */
+  cacheDir: string;
+  /** conf-dir networks to attach; 0 = all (go-cni default is 1) */
+  maxConfNum: number;
+  runner?: ProcessRunner;
+  /** environment the CNI_* variables are added to (default: the engine's own) */
+  env?: NodeJS.ProcessEnv;
+  /** per-exec timeout when the hooks give none */
+  defaultPluginTimeoutMs?: number;
+}
+
+const DEFAULT_PLUGIN_TIMEOUT_MS = 60_000;
+
+/** go-cni Remove skips these: plugins that already cleaned up, or a netns that is already gone. */
+function isIgnorableDelError(e: unknown, netnsPath: string): boolean {
+  const message = e instanceof Error ? e.message : String(e);
+  return message.includes('not found') || (netnsPath === '' && message.includes('no such file or directory'));
+}
+
+class LibcniManager implements CniManager {
+  private networks: LoadedNetwork[] = [];
+  private view: CniConfigView;
+  private readonly runner: ProcessRunner;
+  private readonly cache: ResultCache;
+
+  constructor(private readonly opts: CniManagerOptions) {
+    this.runner = opts.runner ?? new NodeProcessRunner();
+    this.cache = new ResultCache(opts.cacheDir);
+    this.view = {
+      confDir: opts.confDir,
+      binDirs: opts.binDirs,
+      maxConfNum: opts.maxConfNum,
+      networks: [],
+      errors: [],
+      ready: false,
+      notReadyReason: NOT_INITIALIZED,
+      loadedAt: '',
+    };
+  }
+
+  async load(): Promise<CniConfigView> {
+    try {
+      const outcome = await loadNetworks(this.opts);
+      this.networks = outcome.networks;
+      this.view = outcome.view;
+    } catch (e) {
+      // load() promises never to throw; an unexpected failure still leaves a not-ready view behind
+      this.networks = [];
+      this.view = { ...this.view, networks: [], ready: false, notReadyReason: NOT_INITIALIZED, errors: [{ source: this.opts.confDir, message: (e as Error).message }], loadedAt: new Date().toISOString() };
+    }
+    return this.view;
+  }
+
+  config(): CniConfigView {
+    return this.view;
+  }
+
+  async status(hooks?: CniHooks): Promise<void> {
+    const networks = this.readyNetworks();
+    const ctx = this.execContext(hooks);
+    for (const net of networks) await statusNetworkList(ctx, net);
+  }
+
+  async setup(containerId: string, netnsPath: string, opts: CniNamespaceOptions, hooks?: CniHooks): Promise<CniSetupResult> {
+    const networks = this.readyNetworks();
+    const ctx = this.execContext(hooks);
+    const att: Attachment = { containerId, netns: netnsPath, opts };
+    // go-cni attaches all networks concurrently, waits for every one, and reports the first error to arrive
+    const failures: unknown[] = [];
+    const attached = await Promise.all(
+      networks.map((net) => addNetworkList(ctx, this.cache, net, att).catch((e: unknown) => { failures.push(e); return undefined; })),
+    );
+    if (failures.length > 0) throw failures[0];
+    const done = attached as NetworkAttachment[];
+    try {
+      return { networks: done, ...createResult(done.map((a) => a.result!)) };
+    } catch (e) {
+      throw cniError((e as Error).message, { containerId });
+    }
+  }
+
+  async remove(containerId: string, netnsPath: string, opts: CniNamespaceOptions, hooks?: CniHooks): Promise<void> {
+    const networks = this.readyNetworks();
+    const ctx = this.execContext(hooks);
+    const att: Attachment = { containerId, netns: netnsPath, opts };
+    for (const net of networks) {
+      try {
+        await delNetworkList(ctx, this.cache, net, att);
+      } catch (e) {
+        if (isIgnorableDelError(e, netnsPath)) continue;
+        const details = e instanceof PodscopeError && typeof e.details === 'object' ? (e.details as Record<string, unknown>) : {};
+        throw cniError(`failed to remove network ${JSON.stringify(net.list.name)} (${net.ifName}): ${(e as Error).message}`, { ...details, network: net.list.name, ifName: net.ifName }, e);
+      }
+    }
+  }
+
+  preview(opts: CniNamespaceOptions): PluginRuntimeConfigPreview[] {
+    return this.networks.flatMap((net) =>
+      net.list.plugins.map((plugin, index) => ({
+        network: net.list.name,
+        ifName: net.ifName,
+        type: plugin.type,
+        index,
+        capabilities: Object.keys(plugin.capabilities).filter((c) => plugin.capabilities[c]),
+        runtimeConfig: runtimeConfigFor(plugin, opts.capabilities),
+      })),
+    );
+  }
+
+  cachedAttachments(containerId: string): Promise<string[]> {
+    return this.cache.attachments(containerId);
+  }
+
+  /** go-cni ready(): every operation refuses to run until lo and at least one conf-dir network are loaded. */
+  private readyNetworks(): LoadedNetwork[] {
+    if (!this.view.ready) throw cniError(this.view.notReadyReason ?? NOT_INITIALIZED, { errors: this.view.errors });
+    return this.networks;
+  }
+
+  private execContext(hooks?: CniHooks): ExecContext {
+    return {
+      runner: this.runner,
+      binDirs: this.opts.binDirs,
+      baseEnv: this.opts.env ?? process.env,
+      timeoutMs: hooks?.pluginTimeoutMs ?? this.opts.defaultPluginTimeoutMs ?? DEFAULT_PLUGIN_TIMEOUT_MS,
+      signal: hooks?.signal,
+      record: hooks?.record ?? (() => {}),
+    };
+  }
+}
+
+export function createCniManager(opts: CniManagerOptions): CniManager {
+  return new LibcniManager(opts);
+}

@@ -1,0 +1,160 @@
+/**
+ * One network list at a time, as libcni's AddNetworkList / DelNetworkList / GetStatusNetworkList:
+ * ADD runs the plugins in order chaining prevResult and caches the final result; DEL runs them in reverse, each with
+ * the cached final result (lists >= 0.4.0) and the capability args the caller passes now.
+ */
+import type { CniResult } from '../../../shared/domain/cni';
+import type { CniVerb, NetworkAttachment } from '../../../shared/domain/sandbox';
+import type { LoadedNetwork } from './conf-dir';
+import type { CniNamespaceOptions } from './types';
+import type { ResultCache } from './result-cache';
+import { cniError } from './cni-error';
+import { formatCniError, validateContainerId, validateIfName, validateNetworkName, type CniErrorTriple } from './names';
+import { cniEnv } from './plugin-env';
+import { execPlugin, type ExecContext } from './plugin-exec';
+import { buildPluginStdin } from './plugin-stdin';
+import { parsePluginResult, parseVersionedResult, resultAsVersion, toV1View, type ParsedResult } from './result-convert';
+import { specAtLeast } from './spec-version';
+
+export interface Attachment {
+  containerId: string;
+  netns: string;
+  opts: CniNamespaceOptions;
+}
+
+/** Where DEL's prevResult came from, for the trace. */
+type PrevResultSource = 'cache' | 'none' | 'too-old-for-cache' | 'cache-discarded';
+
+function networkRecord(ctx: ExecContext, verb: CniVerb, net: LoadedNetwork, t0: number, startedAt: Date, error: unknown, detail: Record<string, unknown>): void {
+  ctx.record({
+    step: 'cni.network',
+    label: `${verb} ${net.list.name} (${net.ifName})`,
+    startedAt: startedAt.toISOString(),
+    durationMs: performance.now() - t0,
+    ok: error === undefined,
+    ...(error !== undefined ? { error } : {}),
+    detail: { network: net.list.name, ifName: net.ifName, cniVersion: net.list.cniVersion, verb, ...detail },
+  });
+}
+
+/** libcni validates these before every ADD exec; a bad id must never reach a plugin or a cache path. */
+function checkIdentifiers(net: LoadedNetwork, containerId: string, verb: CniVerb): void {
+  const problem: CniErrorTriple | undefined = validateContainerId(containerId) ?? validateNetworkName(net.list.name) ?? validateIfName(net.ifName);
+  if (problem) {
+    throw cniError(`network ${JSON.stringify(net.list.name)} (${net.ifName}) ${verb}: ${formatCniError(problem)}`, {
+      network: net.list.name,
+      ifName: net.ifName,
+      verb,
+      cniCode: problem.code,
+      cniMsg: problem.msg,
+      cniDetails: problem.details,
+      invalidArgument: true,
+    });
+  }
+}
+
+async function timed<T>(ctx: ExecContext, verb: CniVerb, net: LoadedNetwork, detail: Record<string, unknown>, body: () => Promise<T>): Promise<T> {
+  const startedAt = new Date();
+  const t0 = performance.now();
+  try {
+    const out = await body();
+    networkRecord(ctx, verb, net, t0, startedAt, undefined, detail);
+    return out;
+  } catch (e) {
+    networkRecord(ctx, verb, net, t0, startedAt, e, detail);
+    throw e;
+  }
+}
+
+export async function addNetworkList(ctx: ExecContext, cache: ResultCache, net: LoadedNetwork, att: Attachment): Promise<NetworkAttachment> {
+  const { list, ifName } = net;
+  const detail: Record<string, unknown> = {};
+  return timed(ctx, 'ADD', net, detail, async () => {
+    checkIdentifiers(net, att.containerId, 'ADD');
+    const env = cniEnv({ verb: 'ADD', containerId: att.containerId, netns: att.netns, ifName, args: att.opts.args, binDirs: ctx.binDirs });
+    let prevResult: Record<string, unknown> | undefined;
+    let final: ParsedResult | undefined;
+    for (const [index, plugin] of list.plugins.entries()) {
+      const stdin = buildPluginStdin({ networkName: list.name, cniVersion: list.cniVersion, plugin, prevResult, capabilityArgs: att.opts.capabilities });
+      const isLast = index === list.plugins.length - 1;
+      const pluginName = typeof plugin.raw.name === 'string' ? plugin.raw.name : undefined;
+      // converting inside the read step makes a result the list's version cannot carry fail at the plugin that printed it
+      ({ parsed: final, prevResult } = await execPlugin(ctx, { network: list.name, ifName, verb: 'ADD', index, type: plugin.type, pluginName, stdin, cniEnv: env }, (stdout) => {
+        const parsed = parsePluginResult(stdout, list.cniVersion);
+        return { parsed, prevResult: isLast ? undefined : resultAsVersion(parsed.result, list.cniVersion || parsed.version) };
+      }));
+    }
+    if (!final) throw cniError(`network ${JSON.stringify(list.name)} has no plugins`, { network: list.name });
+    const key = { networkName: list.name, containerId: att.containerId, ifName };
+    let cacheFile: string;
+    try {
+      cacheFile = await cache.write({
+        ...key,
+        config: list.bytes,
+        netns: att.netns,
+        cniArgs: att.opts.args,
+        capabilityArgs: att.opts.capabilities,
+        result: resultAsVersion(final.result, final.version),
+      });
+    } catch (e) {
+      throw cniError(`failed to set network ${JSON.stringify(list.name)} cached result: ${(e as Error).message}`, { network: list.name, ifName }, e);
+    }
+    detail.cacheFile = cacheFile;
+    const result: CniResult = toV1View(final);
+    return {
+      network: list.name,
+      ifName,
+      source: net.source,
+      cniVersion: list.cniVersion,
+      result,
+      capabilityArgs: att.opts.capabilities,
+      cniArgs: att.opts.args,
+      cacheFile,
+    };
+  });
+}
+
+/** The cached final ADD result in the list's version; a cache that cannot be used is deleted (libcni does the same). */
+async function cachedPrevResult(cache: ResultCache, net: LoadedNetwork, containerId: string): Promise<{ prev?: Record<string, unknown>; source: PrevResultSource; reason?: string }> {
+  if (!specAtLeast(net.list.cniVersion, '0.4.0')) return { source: 'too-old-for-cache' };
+  const key = { networkName: net.list.name, containerId, ifName: net.ifName };
+  const cached = await cache.readResult(key);
+  if (cached.state === 'missing') return { source: 'none' };
+  try {
+    if (cached.state === 'unreadable') throw new Error(cached.reason);
+    const parsed = parseVersionedResult(cached.result);
+    return { prev: resultAsVersion(parsed.result, net.list.cniVersion), source: 'cache' };
+  } catch (e) {
+    await cache.remove(key);
+    return { source: 'cache-discarded', reason: (e as Error).message };
+  }
+}
+
+export async function delNetworkList(ctx: ExecContext, cache: ResultCache, net: LoadedNetwork, att: Attachment): Promise<void> {
+  const { list, ifName } = net;
+  const detail: Record<string, unknown> = {};
+  await timed(ctx, 'DEL', net, detail, async () => {
+    checkIdentifiers(net, att.containerId, 'DEL');
+    const { prev, source, reason } = await cachedPrevResult(cache, net, att.containerId);
+    Object.assign(detail, { prevResult: source, ...(reason ? { cacheProblem: reason } : {}) });
+    const env = cniEnv({ verb: 'DEL', containerId: att.containerId, netns: att.netns, ifName, args: att.opts.args, binDirs: ctx.binDirs });
+    for (let index = list.plugins.length - 1; index >= 0; index--) {
+      const plugin = list.plugins[index]!;
+      const stdin = buildPluginStdin({ networkName: list.name, cniVersion: list.cniVersion, plugin, prevResult: prev, capabilityArgs: att.opts.capabilities });
+      const pluginName = typeof plugin.raw.name === 'string' ? plugin.raw.name : undefined;
+      await execPlugin(ctx, { network: list.name, ifName, verb: 'DEL', index, type: plugin.type, pluginName, stdin, cniEnv: env }, () => undefined);
+    }
+    await cache.remove({ networkName: list.name, containerId: att.containerId, ifName });
+  });
+}
+
+/** STATUS exists from spec 1.1.0; older lists are ready by definition. Only name and cniVersion are injected. */
+export async function statusNetworkList(ctx: ExecContext, net: LoadedNetwork): Promise<void> {
+  const { list } = net;
+  if (!specAtLeast(list.cniVersion, '1.1.0')) return;
+  const env = cniEnv({ verb: 'STATUS', containerId: '', netns: '', ifName: '', args: [], binDirs: ctx.binDirs });
+  for (const [index, plugin] of list.plugins.entries()) {
+    const stdin = buildPluginStdin({ networkName: list.name, cniVersion: list.cniVersion, plugin });
+    await execPlugin(ctx, { network: list.name, ifName: '', verb: 'STATUS', index, type: plugin.type, stdin, cniEnv: env }, () => undefined);
+  }
+}

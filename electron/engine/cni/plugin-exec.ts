@@ -1,0 +1,116 @@
+/**
+ * One plugin exec through the ProcessRunner: find the binary, send the env and stdin, read the output, record the
+ * call, and turn any failure into a CniError worded like libcni (`plugin type="bridge" failed (add): …`).
+ * Every attempt is recorded, including ones that never started or whose output could not be read.
+ */
+import type { PodscopeError } from '../../../shared/domain/errors';
+import type { PluginCall, CniVerb } from '../../../shared/domain/sandbox';
+import type { ExecResult, ProcessRunner } from '../os/exec';
+import type { CniCallRecord } from './types';
+import { cniError } from './cni-error';
+import { findPluginInPath } from './plugin-path';
+import { pluginEnv } from './plugin-env';
+import { describeFailure, describeSpawnFailure, type PluginFailure } from './plugin-failure';
+
+export interface ExecContext {
+  runner: ProcessRunner;
+  binDirs: string[];
+  /** the engine's environment the CNI_* variables are laid over */
+  baseEnv: NodeJS.ProcessEnv;
+  timeoutMs: number;
+  signal?: AbortSignal;
+  record: (r: CniCallRecord) => void;
+}
+
+export interface PluginInvocation {
+  network: string;
+  ifName: string;
+  verb: CniVerb;
+  /** index of the plugin in its list */
+  index: number;
+  type: string;
+  /** `name` of the plugin object itself, which libcni adds to its error text (normally absent in a conflist) */
+  pluginName?: string;
+  stdin: string;
+  cniEnv: Record<string, string>;
+}
+
+const VERB_WORD: Partial<Record<CniVerb, string>> = { ADD: 'add', DEL: 'delete', CHECK: 'check', STATUS: 'status', GC: 'gc' };
+
+function emptyResult(): ExecResult {
+  return { command: '', exitCode: null, signal: null, stdout: '', stderr: '', durationMs: 0, timedOut: false, canceled: false };
+}
+
+function wrap(inv: PluginInvocation, f: PluginFailure, r: ExecResult): PodscopeError {
+  const who = `type=${JSON.stringify(inv.type)}${inv.pluginName ? ` name=${JSON.stringify(inv.pluginName)}` : ''}`;
+  return cniError(`plugin ${who} failed (${VERB_WORD[inv.verb] ?? inv.verb.toLowerCase()}): ${f.text}`, {
+    network: inv.network,
+    ifName: inv.ifName,
+    plugin: inv.type,
+    verb: inv.verb,
+    index: inv.index,
+    cniCode: f.code,
+    cniMsg: f.msg,
+    cniDetails: f.details,
+    exitCode: r.exitCode,
+    signal: r.signal,
+    stderr: r.stderr,
+    timedOut: r.timedOut,
+    canceled: r.canceled,
+  });
+}
+
+/**
+ * Runs the plugin; on exit 0 hands stdout to `read` (which may throw on bad output) and returns what it returns.
+ * Any failure is recorded and thrown as a CniError.
+ */
+export async function execPlugin<T>(ctx: ExecContext, inv: PluginInvocation, read: (stdout: string) => T): Promise<T> {
+  const startedAt = new Date();
+  const t0 = performance.now();
+  let binary: string | undefined;
+  let r = emptyResult();
+  let failure: PluginFailure | undefined;
+  let value: T | undefined;
+  const plain = (e: unknown): PluginFailure => ({ msg: (e as Error).message, text: (e as Error).message });
+  try {
+    binary = await findPluginInPath(inv.type, ctx.binDirs);
+    r = await ctx.runner.run({ file: binary, input: inv.stdin, env: pluginEnv(ctx.baseEnv, inv.cniEnv), timeoutMs: ctx.timeoutMs, signal: ctx.signal });
+  } catch (e) {
+    failure = binary ? describeSpawnFailure(binary, e) : plain(e);
+  }
+  if (!failure && r.exitCode !== 0) failure = describeFailure(r, ctx.timeoutMs);
+  if (!failure) {
+    try {
+      value = read(r.stdout);
+    } catch (e) {
+      failure = plain(e);
+    }
+  }
+  const error = failure && wrap(inv, failure, r);
+  const call: PluginCall = {
+    network: inv.network,
+    ifName: inv.ifName,
+    type: inv.type,
+    verb: inv.verb,
+    index: inv.index,
+    binary,
+    env: inv.cniEnv,
+    stdin: inv.stdin,
+    stdout: r.stdout,
+    stderr: r.stderr,
+    exitCode: r.exitCode,
+    signal: r.signal,
+    timedOut: r.timedOut,
+  };
+  ctx.record({
+    step: 'cni.plugin',
+    label: `${inv.verb} ${inv.type} (${inv.network}${inv.ifName ? `/${inv.ifName}` : ''})`,
+    startedAt: startedAt.toISOString(),
+    durationMs: performance.now() - t0,
+    ok: error === undefined,
+    ...(error ? { error } : {}),
+    plugin: call,
+  });
+  if (error) throw error;
+  return value as T;
+}

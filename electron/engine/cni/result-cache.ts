@@ -1,0 +1,116 @@
+/**
+ * libcni's on-disk result cache (`cniCacheV1`): `<cacheDir>/results/<network>-<containerId>-<ifName>`, dir 0700,
+ * file 0600. The final ADD result is written only after a whole list succeeded; DEL reads it back as prevResult.
+ * Writes go through a temp file + rename so a crash never leaves half a cache file.
+ */
+import { randomBytes } from 'node:crypto';
+import { mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+
+export const CACHE_KIND = 'cniCacheV1';
+
+export interface CacheEntry {
+  containerId: string;
+  /** the conflist bytes (stored base64, as Go encodes []byte) */
+  config: Buffer;
+  ifName: string;
+  networkName: string;
+  netns: string;
+  cniArgs: Array<[string, string]>;
+  capabilityArgs: Record<string, unknown>;
+  /** the final ADD result as JSON */
+  result: Record<string, unknown>;
+}
+
+export type CachedResult =
+  | { state: 'missing' }
+  /** the raw result JSON (legacy files hold just a bare result) */
+  | { state: 'found'; result: unknown }
+  | { state: 'unreadable'; reason: string };
+
+export interface AttachmentKey {
+  networkName: string;
+  containerId: string;
+  ifName: string;
+}
+
+export class ResultCache {
+  readonly dir: string;
+
+  constructor(cacheDir: string) {
+    this.dir = path.join(cacheDir, 'results');
+  }
+
+  filePath(k: AttachmentKey): string {
+    return path.join(this.dir, `${k.networkName}-${k.containerId}-${k.ifName}`);
+  }
+
+  async write(e: CacheEntry): Promise<string> {
+    // field order and omit-if-empty rules follow libcni's cachedInfo struct
+    const doc: Record<string, unknown> = {
+      kind: CACHE_KIND,
+      containerId: e.containerId,
+      config: e.config.toString('base64'),
+      ifName: e.ifName,
+      networkName: e.networkName,
+    };
+    if (e.netns) doc.netns = e.netns;
+    if (e.cniArgs.length) doc.cniArgs = e.cniArgs;
+    if (Object.keys(e.capabilityArgs).length) doc.capabilityArgs = e.capabilityArgs;
+    doc.result = e.result;
+    const file = this.filePath(e);
+    await mkdir(this.dir, { recursive: true, mode: 0o700 });
+    const tmp = `${file}.tmp-${process.pid}-${randomBytes(4).toString('hex')}`;
+    try {
+      await writeFile(tmp, JSON.stringify(doc), { mode: 0o600 });
+      await rename(tmp, file);
+    } catch (err) {
+      await rm(tmp, { force: true });
+      throw err;
+    }
+    return file;
+  }
+
+  async readResult(k: AttachmentKey): Promise<CachedResult> {
+    let text: string;
+    try {
+      text = await readFile(this.filePath(k), 'utf8');
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code === 'ENOENT') return { state: 'missing' };
+      return { state: 'unreadable', reason: (e as Error).message };
+    }
+    let doc: unknown;
+    try {
+      doc = JSON.parse(text);
+    } catch (e) {
+      return { state: 'unreadable', reason: `not JSON: ${(e as Error).message}` };
+    }
+    const isV1 = typeof doc === 'object' && doc !== null && (doc as Record<string, unknown>).kind === CACHE_KIND;
+    return { state: 'found', result: isV1 ? (doc as Record<string, unknown>).result : doc };
+  }
+
+  async remove(k: AttachmentKey): Promise<void> {
+    await rm(this.filePath(k), { force: true });
+  }
+
+  /** libcni GetCachedAttachments: names containing `-<id>-` whose content names the same container. */
+  async attachments(containerId: string): Promise<string[]> {
+    let names: string[];
+    try {
+      names = (await readdir(this.dir)).sort();
+    } catch {
+      return [];
+    }
+    const out: string[] = [];
+    for (const name of names.filter((n) => n.includes(`-${containerId}-`) && !n.includes('.tmp-'))) {
+      const file = path.join(this.dir, name);
+      try {
+        const doc = JSON.parse(await readFile(file, 'utf8')) as Record<string, unknown>;
+        if (doc.kind === CACHE_KIND && doc.containerId === containerId) out.push(file);
+      } catch {
+        // unreadable entries are skipped, as libcni does
+      }
+    }
+    return out;
+  }
+}

@@ -1,0 +1,62 @@
+/**
+ * Builds a real engine: Linux netns, libcni-style CNI over the configured dirs, runc for the pause container.
+ * Never imports electron: the same engine serves the desktop window, browser mode, the CLI and the CRI socket.
+ */
+import { access, constants } from 'node:fs/promises';
+import { join } from 'node:path';
+import { createCniManager } from './cni/cni-manager';
+import { LinuxNetnsManager } from './netns/linux-netns';
+import { DEFAULT_ENGINE_OPTIONS, type Engine, type EngineOptions } from './options';
+import { NodeProcessRunner, type ProcessRunner } from './os/exec';
+import { buildPauseSpec } from './runtime/oci-spec';
+import { readEngineOomScoreAdj } from './runtime/oom-score';
+import { RuncPauseRuntime } from './runtime/runc';
+import { hostSandboxFiles } from './sandbox/host-files';
+import { SandboxEngine } from './sandbox/service';
+import { StateDirLock } from './sandbox/state-lock';
+
+export type { Engine, EngineOptions } from './options';
+export { DEFAULT_ENGINE_OPTIONS } from './options';
+
+export interface CreateEngineExtras {
+  runner?: ProcessRunner;
+  /** skip the state-dir lock (tests that deliberately open one dir twice) */
+  noLock?: boolean;
+}
+
+export async function createEngine(partial: Partial<EngineOptions> = {}, extras: CreateEngineExtras = {}): Promise<SandboxEngine & Engine> {
+  const options: EngineOptions = { ...DEFAULT_ENGINE_OPTIONS, ...partial };
+  const runner = extras.runner ?? new NodeProcessRunner();
+  const problems = await checkHost(options, runner);
+  const lock = extras.noLock ? undefined : await StateDirLock.acquire(options.stateDir);
+  try {
+    const engine = new SandboxEngine({
+      options,
+      netns: new LinuxNetnsManager(options.netnsDir, runner),
+      cni: createCniManager({ confDir: options.cniConfDir, binDirs: options.cniBinDirs, cacheDir: options.cniCacheDir, maxConfNum: options.maxConfNum, runner, defaultPluginTimeoutMs: options.pluginTimeoutMs }),
+      runtime: new RuncPauseRuntime({ runcPath: options.runcPath, root: join(options.runDir, 'runc'), runner, rootfsDir: join(options.stateDir, 'pause', 'rootfs') }),
+      files: hostSandboxFiles(runner),
+      buildPauseSpec,
+      engineOomScoreAdj: await readEngineOomScoreAdj(),
+      cleanupTimeoutMs: 60_000,
+      lock,
+      problems,
+    });
+    await engine.start();
+    return engine;
+  } catch (e) {
+    await lock?.release();
+    throw e;
+  }
+}
+
+/** What keeps the engine from working here; the app shows these instead of failing to open. */
+async function checkHost(options: EngineOptions, runner: ProcessRunner): Promise<string[]> {
+  const problems: string[] = [];
+  if (process.getuid?.() !== 0) problems.push('runtime: not running as root: creating network namespaces, running CNI plugins and runc need root (or CAP_SYS_ADMIN + CAP_NET_ADMIN)');
+  const runc = await runner.run({ file: options.runcPath, args: ['--version'], timeoutMs: 5000 }).catch(() => undefined);
+  if (!runc || runc.exitCode !== 0) problems.push(`runtime: ${options.runcPath} not found or not working (install the runc package)`);
+  const binDirs = await Promise.all(options.cniBinDirs.map((d) => access(d, constants.R_OK).then(() => true, () => false)));
+  if (!binDirs.some(Boolean)) problems.push(`CNI: none of the plugin dirs exists: ${options.cniBinDirs.join(', ')} (install containernetworking-plugins)`);
+  return problems;
+}

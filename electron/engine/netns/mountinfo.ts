@@ -1,0 +1,39 @@
+/** Reading /proc/self/mountinfo: the kernel's own answer to "is this path a mount, and of what". */
+import { readFile } from 'node:fs/promises';
+
+export interface MountEntry {
+  mountPoint: string;
+  fsType: string;
+  /** e.g. `shared:1`, `master:2`; empty for a private mount */
+  optionalFields: string[];
+}
+
+/** mountinfo escapes space, tab, newline and backslash as octal (`\040`). */
+function unescapeOctal(s: string): string {
+  return s.replace(/\\([0-7]{3})/g, (_m, oct: string) => String.fromCharCode(parseInt(oct, 8)));
+}
+
+export function parseMountInfo(text: string): MountEntry[] {
+  const entries: MountEntry[] = [];
+  for (const line of text.split('\n')) {
+    if (!line) continue;
+    const fields = line.split(' ');
+    const sep = fields.indexOf('-', 6);
+    const mountPoint = fields[4];
+    const fsType = fields[sep + 1];
+    if (sep < 0 || mountPoint === undefined || fsType === undefined) continue;
+    entries.push({ mountPoint: unescapeOctal(mountPoint), fsType, optionalFields: fields.slice(6, sep) });
+  }
+  return entries;
+}
+
+export async function readMountInfo(file = '/proc/self/mountinfo'): Promise<MountEntry[]> {
+  return parseMountInfo(await readFile(file, 'utf8'));
+}
+
+/** The topmost (last listed) mount on a path, which is the one a lookup of that path sees. */
+export function mountAt(entries: MountEntry[], realPath: string): MountEntry | undefined {
+  let found: MountEntry | undefined;
+  for (const e of entries) if (e.mountPoint === realPath) found = e;
+  return found;
+}

@@ -1,0 +1,38 @@
+/** The subset of the OCI runtime-spec config.json that the pause container uses (field names as in the spec). */
+export interface OciMount {
+  destination: string;
+  type: string;
+  source: string;
+  options: string[];
+}
+
+export interface OciNamespace {
+  type: 'pid' | 'ipc' | 'uts' | 'mount' | 'network' | 'user' | 'cgroup';
+  path?: string;
+}
+
+export interface OciSpec {
+  ociVersion: string;
+  process: {
+    terminal: boolean;
+    user: { uid: number; gid: number; additionalGids: number[] };
+    args: string[];
+    env: string[];
+    cwd: string;
+    capabilities: { bounding: string[]; effective: string[]; permitted: string[] };
+    noNewPrivileges: boolean;
+    oomScoreAdj: number;
+  };
+  root: { path: string; readonly: boolean };
+  hostname: string;
+  mounts: OciMount[];
+  annotations: Record<string, string>;
+  linux: {
+    sysctl: Record<string, string>;
+    resources: { devices: { allow: boolean; access: string }[]; cpu: { shares: number } };
+    cgroupsPath: string;
+    namespaces: OciNamespace[];
+    maskedPaths: string[];
+    readonlyPaths: string[];
+  };
+}

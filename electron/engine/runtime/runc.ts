@@ -1,0 +1,210 @@
+/**
+ * The pause container under runc, with the engine's own `--root` (cgroupfs driver: runc's default).
+ *
+ * Start is `runc run --detach` rather than `runc create` + `runc start`: one runc process instead of two, measured
+ * ~32 ms vs ~40 ms here, and nothing needs to happen between create and start because the netns already exists.
+ * runc hands its stdio to the container, so it runs with /dev/null stdio (`ignoreOutput`) and reports its own errors
+ * through `--log <bundle>/runc.log --log-format json`. The other commands exit promptly and are read on stderr.
+ */
+import { mkdir, readFile, stat, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { PodscopeError, type ErrorCode } from '../../../shared/domain/errors';
+import { describeCommand, type ExecResult, type ProcessRunner } from '../os/exec';
+import { ensurePauseRootfs } from './pause-rootfs';
+import { parseRuncLog, readLogFrom, runcErrors } from './runc-log';
+import type { PauseRuntime, PauseState, RuntimeStepReporter } from './types';
+
+export interface RuncPauseRuntimeOptions {
+  runcPath: string;
+  /** runc `--root`, e.g. `<runDir>/runc` */
+  root: string;
+  runner: ProcessRunner;
+  /** where ensureRootfs() builds the pause tree, e.g. `<stateDir>/pause/rootfs` */
+  rootfsDir: string;
+  busyboxPath?: string;
+  /** per runc command (default 30 s) */
+  commandTimeoutMs?: number;
+  /** how long stop() waits for runc to report the container stopped after SIGKILL (default 10 s) */
+  stopTimeoutMs?: number;
+}
+
+interface StepOptions {
+  signal?: AbortSignal;
+  report?: RuntimeStepReporter;
+}
+
+const DOES_NOT_EXIST = /container does not exist/;
+const NOT_RUNNING = /container not running/;
+
+function errorCode(r: ExecResult): ErrorCode {
+  return r.timedOut ? 'DeadlineExceeded' : r.canceled ? 'Canceled' : 'RuntimeError';
+}
+
+function runcFailure(subcommand: string, r: ExecResult, messages: string[]): PodscopeError {
+  const why =
+    messages.length > 0 ? messages.join('; ') : r.timedOut ? 'timed out' : r.canceled ? 'was canceled' : r.signal ? `killed by ${r.signal}` : `exit code ${r.exitCode}`;
+  return new PodscopeError(errorCode(r), `runc ${subcommand} failed: ${why}`, {
+    details: { command: r.command, exitCode: r.exitCode, signal: r.signal, runcErrors: messages, stderr: r.stderr.slice(-4000), timedOut: r.timedOut, canceled: r.canceled },
+  });
+}
+
+function stderrErrors(r: ExecResult): string[] {
+  return runcErrors(parseRuncLog(r.stderr));
+}
+
+async function fileSize(path: string): Promise<number> {
+  return stat(path).then((s) => s.size, () => 0);
+}
+
+export class RuncPauseRuntime implements PauseRuntime {
+  private readonly commandTimeoutMs: number;
+  private readonly stopTimeoutMs: number;
+  private rootfs: Promise<string> | undefined;
+
+  constructor(private readonly options: RuncPauseRuntimeOptions) {
+    this.commandTimeoutMs = options.commandTimeoutMs ?? 30_000;
+    this.stopTimeoutMs = options.stopTimeoutMs ?? 10_000;
+  }
+
+  ensureRootfs(): Promise<string> {
+    this.rootfs ??= ensurePauseRootfs({ rootfsDir: this.options.rootfsDir, busyboxPath: this.options.busyboxPath }).catch((e: unknown) => {
+      this.rootfs = undefined;
+      throw e;
+    });
+    return this.rootfs;
+  }
+
+  async start(id: string, bundleDir: string, spec: unknown, opts: StepOptions): Promise<{ pid: number }> {
+    await mkdir(bundleDir, { recursive: true, mode: 0o755 });
+    await writeFile(join(bundleDir, 'config.json'), JSON.stringify(spec, null, 2), { mode: 0o644 });
+    const logFile = join(bundleDir, 'runc.log');
+    const pidFile = join(bundleDir, 'pause.pid');
+    const logOffset = await fileSize(logFile);
+    const args = ['--log', logFile, '--log-format', 'json', 'run', '--detach', '--bundle', bundleDir, '--pid-file', pidFile, id];
+    try {
+      await this.step('runc.run', args, opts, { ignoreOutput: true }, async (r) =>
+        r.exitCode === 0 ? undefined : runcFailure('run', r, runcErrors(parseRuncLog(await readLogFrom(logFile, logOffset)))),
+      );
+    } catch (e) {
+      // A failed run can leave the container behind in "created" or "stopped"; the caller never learned it existed.
+      await this.delete(id, { report: opts.report }).catch(() => undefined);
+      throw e;
+    }
+    const pid = Number.parseInt((await readFile(pidFile, 'utf8')).trim(), 10);
+    return { pid };
+  }
+
+  async stop(id: string, opts: StepOptions = {}): Promise<void> {
+    let gone = false;
+    await this.step('runc.kill', ['kill', id, 'KILL'], opts, {}, (r) => {
+      gone = DOES_NOT_EXIST.test(r.stderr);
+      return r.exitCode === 0 || gone || NOT_RUNNING.test(r.stderr) ? undefined : runcFailure('kill', r, stderrErrors(r));
+    });
+    if (!gone) await this.waitStopped(id, opts);
+  }
+
+  async delete(id: string, opts: StepOptions = {}): Promise<void> {
+    await this.step('runc.delete', ['delete', '--force', id], opts, {}, (r) =>
+      r.exitCode === 0 || DOES_NOT_EXIST.test(r.stderr) ? undefined : runcFailure('delete', r, stderrErrors(r)),
+    );
+  }
+
+  async state(id: string, signal?: AbortSignal): Promise<PauseState | undefined> {
+    const r = await this.runc(['state', id], { signal });
+    if (r.exitCode !== 0) {
+      if (DOES_NOT_EXIST.test(r.stderr)) return undefined;
+      throw runcFailure('state', r, stderrErrors(r));
+    }
+    const s = JSON.parse(r.stdout) as PauseState;
+    return { id: s.id, pid: s.pid, status: s.status, bundle: s.bundle };
+  }
+
+  async list(): Promise<string[]> {
+    const r = await this.runc(['list', '--format', 'json'], {});
+    if (r.exitCode !== 0) throw runcFailure('list', r, stderrErrors(r));
+    // runc prints `null` when its root holds no container
+    const items = JSON.parse(r.stdout) as { id: string }[] | null;
+    return (items ?? []).map((c) => c.id);
+  }
+
+  /** Polls `runc state` (the engine is no subreaper, so there is no exit status to wait on). */
+  private async waitStopped(id: string, opts: StepOptions): Promise<void> {
+    const startedAt = new Date();
+    const t0 = performance.now();
+    let polls = 0;
+    let delayMs = 5;
+    let error: PodscopeError | undefined;
+    let status: string | undefined;
+    try {
+      for (;;) {
+        polls++;
+        status = (await this.state(id, opts.signal))?.status;
+        if (status === undefined || status === 'stopped') break;
+        if (performance.now() - t0 > this.stopTimeoutMs) {
+          throw new PodscopeError('DeadlineExceeded', `runc still reports container ${id} ${status} ${this.stopTimeoutMs} ms after SIGKILL`);
+        }
+        await sleep(delayMs, undefined, { signal: opts.signal });
+        delayMs = Math.min(delayMs * 2, 100);
+      }
+    } catch (e) {
+      error =
+        e instanceof PodscopeError
+          ? e
+          : opts.signal?.aborted
+            ? new PodscopeError('Canceled', `waiting for container ${id} to stop was canceled`, { cause: e })
+            : new PodscopeError('RuntimeError', `cannot read the state of container ${id}: ${(e as Error).message}`, { cause: e });
+      throw error;
+    } finally {
+      opts.report?.({
+        step: 'runc.wait',
+        label: 'wait until runc reports the container stopped',
+        startedAt: startedAt.toISOString(),
+        durationMs: performance.now() - t0,
+        ok: !error,
+        ...(error ? { error } : {}),
+        detail: { polls, status: status ?? 'deleted' },
+      });
+    }
+  }
+
+  /** One reported runc command (label: `runc.kill` ⇒ `runc kill`); `judge` turns the result into the error to throw, if any. */
+  private async step(
+    step: string,
+    args: string[],
+    opts: StepOptions,
+    exec: { ignoreOutput?: boolean },
+    judge: (r: ExecResult) => PodscopeError | undefined | Promise<PodscopeError | undefined>,
+  ): Promise<void> {
+    const startedAt = new Date().toISOString();
+    const t0 = performance.now();
+    let r: ExecResult | undefined;
+    let error: unknown;
+    try {
+      r = await this.runc(args, { signal: opts.signal, ignoreOutput: exec.ignoreOutput });
+      error = await judge(r);
+    } catch (e) {
+      error = e;
+    }
+    opts.report?.({
+      step,
+      label: step.replace('.', ' '),
+      startedAt,
+      durationMs: performance.now() - t0,
+      ok: error === undefined,
+      ...(error !== undefined ? { error } : {}),
+      detail: { command: r?.command ?? describeCommand(this.options.runcPath, ['--root', this.options.root, ...args]), exitCode: r?.exitCode },
+    });
+    if (error !== undefined) throw error;
+  }
+
+  private runc(args: string[], o: { signal?: AbortSignal; ignoreOutput?: boolean }): Promise<ExecResult> {
+    return this.options.runner.run({
+      file: this.options.runcPath,
+      args: ['--root', this.options.root, ...args],
+      timeoutMs: this.commandTimeoutMs,
+      signal: o.signal,
+      ignoreOutput: o.ignoreOutput,
+    });
+  }
+}

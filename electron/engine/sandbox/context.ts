@@ -1,0 +1,50 @@
+/** Everything the verb implementations share: the OS touch points (each behind an interface) and the engine's state. */
+import type { PodSandboxConfig } from '../../../shared/domain/config';
+import type { SandboxEvent } from '../../../shared/domain/sandbox';
+import type { CniManager } from '../cni/types';
+import type { NetnsManager } from '../netns/types';
+import type { EngineOptions } from '../options';
+import type { PauseRuntime } from '../runtime/types';
+import type { KeyedMutex } from './keyed-mutex';
+import type { NameRegistrar } from './name-registrar';
+import type { SandboxStore } from './store';
+
+export interface PauseSpecInput {
+  id: string;
+  config: PodSandboxConfig;
+  netnsPath?: string;
+  rootfsPath: string;
+  resolvConfPath: string;
+  shmPath: string;
+  engineOomScoreAdj: number;
+}
+
+/** Per-sandbox host files (hostname, hosts, resolv.conf) and the /dev/shm tmpfs. */
+export interface SandboxFiles {
+  /** Writes the files and mounts shm; returns the paths the OCI spec binds. Undo with `cleanup`. */
+  prepare(input: { id: string; config: PodSandboxConfig; rootDir: string; runDir: string; signal?: AbortSignal }): Promise<{ resolvConfPath: string; shmPath: string }>;
+  /** Unmounts shm and deletes both directories. Idempotent. */
+  cleanup(input: { rootDir: string; runDir: string; signal?: AbortSignal }): Promise<void>;
+  /** Unmounts shm only (stop), keeping the files. Idempotent. */
+  unmountShm(input: { runDir: string; signal?: AbortSignal }): Promise<void>;
+}
+
+export interface EngineContext {
+  options: EngineOptions;
+  netns: NetnsManager;
+  cni: CniManager;
+  runtime: PauseRuntime;
+  files: SandboxFiles;
+  /** throws InvalidArgument for configs runc would refuse */
+  buildPauseSpec(input: PauseSpecInput): unknown;
+  /** the engine's own oom_score_adj: the pause container is never given a lower one (FACTS 0) */
+  engineOomScoreAdj: number;
+  store: SandboxStore;
+  names: NameRegistrar;
+  locks: KeyedMutex;
+  emit(e: SandboxEvent): void;
+  /** whether the pause process still runs (no subreaper here, so the engine looks at the pid) */
+  processAlive(pid: number): Promise<boolean>;
+  /** timeout for undo steps after a failure, and for stop/remove steps */
+  cleanupTimeoutMs: number;
+}

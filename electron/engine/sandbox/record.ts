@@ -1,0 +1,40 @@
+/** What the engine persists for each sandbox. Everything the status view shows is derived from this. */
+import type { IpPreference, PodSandboxConfig } from '../../../shared/domain/config';
+import type { SerializedError } from '../../../shared/domain/errors';
+import type { IpSelection } from '../../../shared/domain/ip-selection';
+import type { InternalState, PauseView, TraceEntry } from '../../../shared/domain/sandbox';
+import type { CniSetupResult } from '../cni/types';
+
+export const RECORD_VERSION = 1;
+
+export interface SandboxRecord {
+  version: typeof RECORD_VERSION;
+  id: string;
+  name: string;
+  config: PodSandboxConfig;
+  runtimeHandler: string;
+  ipPreference: IpPreference;
+  createdAt: string;
+  createdAtNs: string;
+  state: InternalState;
+  /** undefined for host-network sandboxes */
+  netnsPath?: string;
+  /** true once stop removed the namespace (status then reports no IP, FACTS C12) */
+  netnsClosed?: boolean;
+  /** set once CNI ADD was attempted: teardown failures then matter (containerd's "a CNI result was recorded") */
+  cniAttempted: boolean;
+  network?: CniSetupResult;
+  ip: string;
+  additionalIps: string[];
+  ipSelection?: IpSelection & { eth0Ips: string[] };
+  pause: PauseView;
+  ociSpec?: unknown;
+  /** <stateDir>/sandboxes/<id> and <runDir>/sandboxes/<id> */
+  rootDir: string;
+  runDir: string;
+  trace: TraceEntry[];
+  lastError?: SerializedError;
+  stoppedAt?: string;
+  /** a stop ran to the end: pause killed, network torn down, netns removed */
+  stopCompleted?: boolean;
+}

@@ -1,0 +1,59 @@
+/**
+ * Start-up reconciliation: rebuild the store from disk, re-reserve names, and align each sandbox with what runc and
+ * the netns dir say now (a reboot or a crash between two steps leaves either side behind).
+ */
+import type { EngineContext } from './context';
+import { toSummary } from './view';
+
+export interface RecoveryReport {
+  loaded: number;
+  problems: string[];
+  /** runc containers under the engine's root that no record owns; deleted */
+  orphanContainers: string[];
+}
+
+export async function recoverSandboxes(ctx: EngineContext): Promise<RecoveryReport> {
+  const problems = (await ctx.store.load()).map((p) => `cannot load ${p.file}: ${p.message}`);
+  const records = ctx.store.all();
+  for (const rec of records) {
+    try {
+      ctx.names.reserve(rec.name, rec.id);
+    } catch (e) {
+      problems.push(`sandbox ${rec.id}: ${(e as Error).message}`);
+    }
+    const pause = await ctx.runtime.state(rec.id).catch(() => undefined);
+    let changed = false;
+    if (rec.state === 'Ready' && (!pause || pause.status !== 'running')) {
+      rec.state = 'NotReady';
+      rec.pause = { ...rec.pause, status: pause?.status ?? 'deleted' };
+      changed = true;
+    } else if (pause && rec.pause.pid !== pause.pid) {
+      rec.pause = { ...rec.pause, pid: pause.pid, status: pause.status };
+      changed = true;
+    }
+    if (rec.netnsPath && !rec.netnsClosed && (await ctx.netns.isClosed(rec.netnsPath))) {
+      rec.netnsClosed = true;
+      rec.ip = '';
+      rec.additionalIps = [];
+      if (rec.state === 'Ready') rec.state = 'NotReady';
+      changed = true;
+    }
+    if (changed) {
+      await ctx.store.save(rec);
+      ctx.emit({ type: 'sandbox.changed', id: rec.id, summary: toSummary(rec) });
+    }
+  }
+  const known = new Set(records.map((r) => r.id));
+  const orphanContainers: string[] = [];
+  for (const id of await ctx.runtime.list().catch(() => [] as string[])) {
+    if (known.has(id)) continue;
+    try {
+      await ctx.runtime.stop(id);
+      await ctx.runtime.delete(id);
+      orphanContainers.push(id);
+    } catch (e) {
+      problems.push(`orphan runc container ${id}: ${(e as Error).message}`);
+    }
+  }
+  return { loaded: records.length, problems, orphanContainers };
+}

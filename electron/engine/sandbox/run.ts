@@ -1,0 +1,160 @@
+/**
+ * RunPodSandbox (containerd sandbox_run.go order, FACTS C3): validate everything first, reserve the name, then
+ * netns → CNI ADD → sandbox files/shm → pause container. Each acquired resource pushes its undo; on failure the stack
+ * unwinds with a fresh timeout. Only a fully clean unwind forgets the sandbox and releases its name; otherwise the
+ * sandbox stays (Unknown, listed NOTREADY) with the error, so stop/remove can finish the job.
+ */
+import { join } from 'node:path';
+import { formatIssues, isHostNetwork, PodSandboxConfigSchema, type PodSandboxConfig } from '../../../shared/domain/config';
+import { PodscopeError, serializeError } from '../../../shared/domain/errors';
+import { selectPodIPs } from '../../../shared/domain/ip-selection';
+import type { RunSandboxRequest } from '../../../shared/domain/sandbox';
+import { CleanupStack } from './cleanup-stack';
+import { buildCniOptions } from './cni-options';
+import type { EngineContext } from './context';
+import { cniHooks, runtimeReporter } from './hooks';
+import { generateSandboxId, makeSandboxName } from './ids';
+import { RECORD_VERSION, type SandboxRecord } from './record';
+import { TraceRecorder } from './trace';
+import { toSummary } from './view';
+import { teardownNetwork } from './teardown';
+
+const SUPPORTED_HANDLERS = new Set(['', 'runc']);
+
+export function parseRunConfig(input: unknown): PodSandboxConfig {
+  if (!input || typeof input !== 'object' || !('metadata' in input) || !input.metadata) {
+    throw new PodscopeError('InvalidArgument', 'sandbox config must include metadata');
+  }
+  const parsed = PodSandboxConfigSchema.safeParse(input);
+  if (!parsed.success) {
+    const issues = formatIssues(parsed.error);
+    throw new PodscopeError('InvalidArgument', `invalid sandbox config: ${issues.join('; ')}`, { details: { issues } });
+  }
+  return parsed.data;
+}
+
+export async function runSandbox(ctx: EngineContext, req: RunSandboxRequest, signal?: AbortSignal): Promise<{ id: string }> {
+  const config = parseRunConfig(req.config);
+  const runtimeHandler = req.runtimeHandler ?? '';
+  const id = generateSandboxId();
+  if (!SUPPORTED_HANDLERS.has(runtimeHandler)) {
+    throw new PodscopeError('InvalidArgument', `unable to get OCI runtime for sandbox ${JSON.stringify(id)}: no runtime for ${JSON.stringify(runtimeHandler)} is configured`);
+  }
+  const hostNetwork = isHostNetwork(config);
+  // Bad input is refused before anything is acquired: bandwidth annotations and what runc would reject.
+  const cniOptions = hostNetwork ? undefined : buildCniOptions(id, config);
+  ctx.buildPauseSpec({ id, config, netnsPath: hostNetwork ? undefined : '/dev/null', rootfsPath: '/', resolvConfPath: '/dev/null', shmPath: '/dev/null', engineOomScoreAdj: ctx.engineOomScoreAdj });
+
+  const name = makeSandboxName(config.metadata);
+  ctx.names.reserve(name, id);
+  const now = new Date();
+  const rec: SandboxRecord = {
+    version: RECORD_VERSION,
+    id,
+    name,
+    config,
+    runtimeHandler,
+    ipPreference: req.ipPreference ?? ctx.options.ipPreference,
+    createdAt: now.toISOString(),
+    createdAtNs: (BigInt(now.getTime()) * 1_000_000n).toString(),
+    state: 'Unknown',
+    cniAttempted: false,
+    ip: '',
+    additionalIps: [],
+    pause: { containerId: id, status: 'creating' },
+    rootDir: join(ctx.options.stateDir, 'sandboxes', id),
+    runDir: join(ctx.options.runDir, 'sandboxes', id),
+    trace: [],
+  };
+  const trace = new TraceRecorder(rec, 'run', (entry) => ctx.emit({ type: 'sandbox.progress', id, requestId: req.requestId, entry }));
+  const cleanup = new CleanupStack();
+
+  return ctx.locks.run(id, async () => {
+    try {
+      await ctx.store.save(rec);
+      ctx.emit({ type: 'sandbox.added', id, summary: toSummary(rec) });
+
+      if (cniOptions) {
+        const netnsPath = await trace.step('netns.create', 'create network namespace', () => ctx.netns.create(signal), (p) => ({ path: p }));
+        rec.netnsPath = netnsPath;
+        cleanup.push(`remove network namespace ${netnsPath}`, () => ctx.netns.remove(netnsPath));
+        // Registered before ADD: a failing ADD may already have allocated (an IP, a veth), and CNI requires a DEL anyway.
+        cleanup.push('CNI DEL of every network', (s) => teardownNetwork(ctx, rec, trace, netnsPath, s, true));
+        rec.cniAttempted = true;
+        await ctx.store.save(rec); // a crash from here on leaves a record naming the netns, for recovery
+        const network = await trace.step('cni.setup', 'CNI ADD of every network', () => ctx.cni.setup(id, netnsPath, cniOptions, cniHooks(ctx, trace, signal)), (r) => ({
+          networks: r.networks.map((n) => `${n.network}/${n.ifName}`),
+        }));
+        rec.network = network;
+        const eth0Ips = network.interfaces.eth0?.ipConfigs.map((c) => c.ip) ?? [];
+        if (eth0Ips.length === 0) {
+          throw new PodscopeError('CniError', `failed to find network info for sandbox ${JSON.stringify(id)}: the CNI result gives eth0 no IP`, { details: { interfaces: network.interfaces } });
+        }
+        const selection = selectPodIPs(eth0Ips, rec.ipPreference);
+        rec.ip = selection.primary;
+        rec.additionalIps = selection.additional;
+        rec.ipSelection = { ...selection, eth0Ips };
+      }
+
+      const files = await trace.step('sandbox.files', 'write hostname, hosts, resolv.conf; mount 64 MiB /dev/shm', () =>
+        ctx.files.prepare({ id, config, rootDir: rec.rootDir, runDir: rec.runDir, signal }),
+      (f) => ({ ...f }));
+      cleanup.push('unmount /dev/shm and delete sandbox files', (s) => ctx.files.cleanup({ rootDir: rec.rootDir, runDir: rec.runDir, signal: s }));
+
+      const rootfsPath = await trace.step('pause.rootfs', 'ensure pause rootfs', () => ctx.runtime.ensureRootfs(), (p) => ({ path: p }));
+      const spec = ctx.buildPauseSpec({ id, config, netnsPath: rec.netnsPath, rootfsPath, resolvConfPath: files.resolvConfPath, shmPath: files.shmPath, engineOomScoreAdj: ctx.engineOomScoreAdj });
+      rec.ociSpec = spec;
+      const bundle = join(rec.runDir, 'bundle');
+      rec.pause = { containerId: id, status: 'creating', bundle };
+      await ctx.store.save(rec);
+      const report = runtimeReporter(trace);
+      cleanup.push('kill and delete the pause container', async (s) => {
+        await ctx.runtime.stop(id, { signal: s, report });
+        await ctx.runtime.delete(id, { signal: s, report });
+      });
+      const { pid } = await ctx.runtime.start(id, bundle, spec, { signal, report });
+
+      rec.pause = { containerId: id, pid, status: 'running', bundle };
+      rec.state = 'Ready';
+      await ctx.store.save(rec);
+      cleanup.release();
+      ctx.emit({ type: 'sandbox.changed', id, summary: toSummary(rec) });
+      return { id };
+    } catch (error) {
+      throw await failRun(ctx, rec, cleanup, error);
+    }
+  });
+}
+
+/** Unwinds after a failed run and decides whether the sandbox can be forgotten. Returns the error to throw. */
+async function failRun(ctx: EngineContext, rec: SandboxRecord, cleanup: CleanupStack, error: unknown): Promise<unknown> {
+  const cleanupTrace = new TraceRecorder(rec, 'cleanup', (entry) => ctx.emit({ type: 'sandbox.progress', id: rec.id, entry }));
+  const failures = await cleanup.unwind(ctx.cleanupTimeoutMs, (description, ok, err, durationMs) =>
+    cleanupTrace.add({ step: 'cleanup', label: description, startedAt: new Date().toISOString(), durationMs: durationMs ?? 0, ok, error: err }),
+  );
+  const wrapped = wrapRunError(rec.id, error);
+  if (failures.length === 0) {
+    await ctx.store.delete(rec.id).catch(() => undefined);
+    ctx.names.releaseByName(rec.name);
+    ctx.emit({ type: 'sandbox.removed', id: rec.id });
+    return wrapped;
+  }
+  // Something could not be undone: keep the sandbox (and its name) so stop/remove can finish the job later.
+  rec.state = 'Unknown';
+  rec.ip = '';
+  rec.additionalIps = [];
+  rec.lastError = serializeError(wrapped);
+  await ctx.store.save(rec).catch(() => undefined);
+  ctx.emit({ type: 'sandbox.changed', id: rec.id, summary: toSummary(rec) });
+  return new PodscopeError(wrapped instanceof PodscopeError ? wrapped.code : 'Internal', `${(wrapped as Error).message}; cleanup left work for stop/remove: ${failures.map((f) => `${f.step}: ${(f.error as Error)?.message ?? String(f.error)}`).join('; ')}`, {
+    cause: wrapped,
+    details: { sandboxId: rec.id, cleanupFailures: failures.map((f) => ({ step: f.step, error: serializeError(f.error) })) },
+  });
+}
+
+function wrapRunError(id: string, error: unknown): unknown {
+  if (!(error instanceof PodscopeError)) return error;
+  if (error.code === 'InvalidArgument') return error;
+  const prefix = error.code === 'CniError' && !error.message.startsWith('failed to find network info') ? `failed to setup network for sandbox ${JSON.stringify(id)}` : `failed to run sandbox ${JSON.stringify(id)}`;
+  return new PodscopeError(error.code, `${prefix}: ${error.message}`, { cause: error, details: error.details });
+}

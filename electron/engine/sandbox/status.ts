@@ -1,0 +1,65 @@
+/** PodSandboxStatus and ListPodSandbox (FACTS C12): cheap reads of the store plus a liveness check of the pause pid. */
+import { readFile } from 'node:fs/promises';
+import type { SandboxFilter, SandboxStatus, SandboxSummary } from '../../../shared/domain/sandbox';
+import type { EngineContext } from './context';
+import { resolveIdPrefix } from './id-index';
+import type { SandboxRecord } from './record';
+import { notFoundError } from './store';
+import { toStatus, toSummary } from './view';
+
+export async function sandboxStatus(ctx: EngineContext, idOrPrefix: string): Promise<SandboxStatus> {
+  const id = resolveIdPrefix(ctx.store.ids(), idOrPrefix);
+  const rec = id === undefined ? undefined : ctx.store.get(id);
+  if (!rec) throw notFoundError(idOrPrefix);
+  await refreshLiveness(ctx, rec);
+  return toStatus(rec, rec.netnsPath === undefined || rec.netnsClosed === true);
+}
+
+export async function listSandboxes(ctx: EngineContext, filter: SandboxFilter = {}): Promise<SandboxSummary[]> {
+  const records = ctx.store.all();
+  await Promise.all(records.map((r) => refreshLiveness(ctx, r)));
+  const nameRe = filter.name ? safeRegExp(filter.name) : undefined;
+  const nsRe = filter.namespace ? safeRegExp(filter.namespace) : undefined;
+  return records
+    .map(toSummary)
+    // An id filter matches by prefix (a unique prefix is what crictl passes; a shared one lists every match).
+    .filter((s) => !filter.id || s.id.startsWith(filter.id))
+    .filter((s) => !filter.state || s.state === filter.state)
+    .filter((s) => Object.entries(filter.labelSelector ?? {}).every(([k, v]) => s.labels[k] === v))
+    .filter((s) => !nameRe || nameRe.test(s.metadata.name))
+    .filter((s) => !nsRe || nsRe.test(s.metadata.namespace))
+    .sort((a, b) => (a.createdAtNs === b.createdAtNs ? a.id.localeCompare(b.id) : BigInt(b.createdAtNs) > BigInt(a.createdAtNs) ? 1 : -1));
+}
+
+/** crictl matches --name/--namespace as regular expressions; an invalid one is matched literally. */
+function safeRegExp(text: string): RegExp {
+  try {
+    return new RegExp(text);
+  } catch {
+    return new RegExp(text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'));
+  }
+}
+
+/**
+ * containerd learns of a pause exit from its shim; the engine has no subreaper, so it looks at the pid instead:
+ * gone or a zombie means the pause process ended and the sandbox is NotReady (its network stays until stop).
+ */
+export async function refreshLiveness(ctx: EngineContext, rec: SandboxRecord): Promise<void> {
+  if (rec.state !== 'Ready' || rec.pause.pid === undefined) return;
+  if (await ctx.processAlive(rec.pause.pid)) return;
+  rec.state = 'NotReady';
+  rec.pause = { ...rec.pause, status: 'stopped' };
+  await ctx.store.save(rec);
+  ctx.emit({ type: 'sandbox.changed', id: rec.id, summary: toSummary(rec) });
+}
+
+/** A pid is alive unless /proc lacks it or shows a zombie (runc reports "stopped" while init has yet to reap it). */
+export async function isProcessAlive(pid: number): Promise<boolean> {
+  try {
+    const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
+    // the state letter follows the parenthesised command name
+    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z';
+  } catch {
+    return false;
+  }
+}

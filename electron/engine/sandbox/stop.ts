@@ -1,0 +1,53 @@
+/**
+ * StopPodSandbox (FACTS C10): unknown id is a success; kill the pause container, unmount shm, CNI DEL (netns path ""
+ * once the namespace is closed), remove the netns. Repeating it repeats the DEL, which plugins must tolerate.
+ */
+import { serializeError } from '../../../shared/domain/errors';
+import type { EngineContext } from './context';
+import { runtimeReporter } from './hooks';
+import { resolveIdPrefix } from './id-index';
+import type { SandboxRecord } from './record';
+import { teardownNetwork } from './teardown';
+import { TraceRecorder } from './trace';
+import { toSummary } from './view';
+
+export async function stopSandbox(ctx: EngineContext, idOrPrefix: string): Promise<void> {
+  const id = resolveIdPrefix(ctx.store.ids(), idOrPrefix);
+  if (id === undefined) return;
+  await ctx.locks.run(id, async () => {
+    const rec = ctx.store.get(id);
+    if (rec) await stopLocked(ctx, rec, 'stop');
+  });
+}
+
+/** The stop path; the caller holds the sandbox's lock. */
+export async function stopLocked(ctx: EngineContext, rec: SandboxRecord, phase: 'stop' | 'remove'): Promise<void> {
+  const trace = new TraceRecorder(rec, phase, (entry) => ctx.emit({ type: 'sandbox.progress', id: rec.id, entry }));
+  const signal = AbortSignal.timeout(ctx.cleanupTimeoutMs);
+  try {
+    if (rec.state !== 'NotReady') {
+      await ctx.runtime.stop(rec.id, { signal, report: runtimeReporter(trace) });
+      rec.pause = { ...rec.pause, status: 'stopped' };
+    }
+    await trace.step('sandbox.shm', 'unmount /dev/shm', () => ctx.files.unmountShm({ runDir: rec.runDir, signal }));
+    if (rec.netnsPath) {
+      const netnsPath = rec.netnsPath;
+      const closed = await ctx.netns.isClosed(netnsPath);
+      await teardownNetwork(ctx, rec, trace, closed ? '' : netnsPath, signal, false);
+      await trace.step('netns.remove', `remove network namespace ${netnsPath}`, () => ctx.netns.remove(netnsPath));
+      rec.netnsClosed = true;
+    }
+    rec.state = 'NotReady';
+    rec.ip = '';
+    rec.additionalIps = [];
+    rec.stoppedAt ??= new Date().toISOString();
+    rec.stopCompleted = true;
+    delete rec.lastError;
+  } catch (error) {
+    rec.lastError = serializeError(error);
+    throw error;
+  } finally {
+    await ctx.store.save(rec);
+    ctx.emit({ type: 'sandbox.changed', id: rec.id, summary: toSummary(rec) });
+  }
+}

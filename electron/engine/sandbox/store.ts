@@ -1,0 +1,75 @@
+/**
+ * The sandbox store: an in-memory map backed by one versioned JSON file per sandbox (`<stateDir>/store/<id>.json`),
+ * written atomically (temp file + fsync + rename) so a crash never leaves a half-written record. Rebuilt at start-up.
+ * Sandbox files (hostname, resolv.conf…) live apart, in `<stateDir>/sandboxes/<id>`, so deleting them never
+ * deletes the record that says they existed.
+ */
+import { mkdir, open, readdir, readFile, rename, rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import { PodscopeError } from '../../../shared/domain/errors';
+import { RECORD_VERSION, type SandboxRecord } from './record';
+
+export interface StoreLoadProblem { file: string; message: string }
+
+export class SandboxStore {
+  private readonly records = new Map<string, SandboxRecord>();
+  private readonly dir: string;
+  private tmpSeq = 0;
+
+  constructor(stateDir: string) {
+    this.dir = join(stateDir, 'store');
+  }
+
+  async load(): Promise<StoreLoadProblem[]> {
+    await mkdir(this.dir, { recursive: true, mode: 0o700 });
+    const problems: StoreLoadProblem[] = [];
+    for (const name of (await readdir(this.dir)).sort()) {
+      if (!name.endsWith('.json')) continue;
+      const file = join(this.dir, name);
+      try {
+        const rec = JSON.parse(await readFile(file, 'utf8')) as SandboxRecord;
+        if (rec.version !== RECORD_VERSION) throw new Error(`unsupported record version ${String(rec.version)} (this engine reads ${RECORD_VERSION})`);
+        if (`${rec.id}.json` !== name) throw new Error(`record id ${rec.id} does not match its file name`);
+        this.records.set(rec.id, rec);
+      } catch (e) {
+        problems.push({ file, message: (e as Error).message });
+      }
+    }
+    return problems;
+  }
+
+  get(id: string): SandboxRecord | undefined {
+    return this.records.get(id);
+  }
+
+  ids(): IterableIterator<string> {
+    return this.records.keys();
+  }
+
+  all(): SandboxRecord[] {
+    return [...this.records.values()];
+  }
+
+  async save(rec: SandboxRecord): Promise<void> {
+    this.records.set(rec.id, rec);
+    const file = join(this.dir, `${rec.id}.json`);
+    const tmp = `${file}.${process.pid}.${this.tmpSeq++}.tmp`; // unique: two saves of one record may overlap
+    const fh = await open(tmp, 'w', 0o600);
+    try {
+      await fh.writeFile(JSON.stringify(rec));
+      await fh.sync();
+    } finally {
+      await fh.close();
+    }
+    await rename(tmp, file);
+  }
+
+  async delete(id: string): Promise<void> {
+    this.records.delete(id);
+    await rm(join(this.dir, `${id}.json`), { force: true });
+  }
+}
+
+export function notFoundError(id: string): PodscopeError {
+  return new PodscopeError('NotFound', `an error occurred when try to find sandbox ${JSON.stringify(id)}: not found`);
+}

@@ -1,0 +1,55 @@
+/** Appends steps to a sandbox's trace and streams each one as a progress event. */
+import { serializeError } from '../../../shared/domain/errors';
+import type { PluginCall, TraceEntry, TracePhase } from '../../../shared/domain/sandbox';
+import type { SandboxRecord } from './record';
+
+export interface StepInput {
+  step: string;
+  label: string;
+  startedAt: string;
+  durationMs: number;
+  ok: boolean;
+  error?: unknown;
+  plugin?: PluginCall;
+  detail?: Record<string, unknown>;
+}
+
+export class TraceRecorder {
+  constructor(
+    private readonly rec: SandboxRecord,
+    private readonly phase: TracePhase,
+    private readonly onEntry: (entry: TraceEntry) => void,
+  ) {}
+
+  add(s: StepInput): TraceEntry {
+    const entry: TraceEntry = {
+      seq: this.rec.trace.length,
+      phase: this.phase,
+      step: s.step,
+      label: s.label,
+      startedAt: s.startedAt,
+      durationMs: Math.round(s.durationMs * 1000) / 1000,
+      ok: s.ok,
+    };
+    if (s.error !== undefined) entry.error = serializeError(s.error);
+    if (s.plugin) entry.plugin = s.plugin;
+    if (s.detail) entry.detail = s.detail;
+    this.rec.trace.push(entry);
+    this.onEntry(entry);
+    return entry;
+  }
+
+  /** Times fn and records it as one step; rethrows its error after recording it. */
+  async step<T>(step: string, label: string, fn: () => Promise<T>, detail?: (v: T) => Record<string, unknown>): Promise<T> {
+    const startedAt = new Date().toISOString();
+    const t0 = performance.now();
+    try {
+      const v = await fn();
+      this.add({ step, label, startedAt, durationMs: performance.now() - t0, ok: true, detail: detail?.(v) });
+      return v;
+    } catch (error) {
+      this.add({ step, label, startedAt, durationMs: performance.now() - t0, ok: false, error });
+      throw error;
+    }
+  }
+}

@@ -1,0 +1,53 @@
+/** Builds the list and status views from a record. */
+import { analyzeBandwidth } from '../../../shared/domain/bandwidth';
+import { isHostNetwork } from '../../../shared/domain/config';
+import { selectForEveryPreference } from '../../../shared/domain/ip-selection';
+import { analyzePortMappings } from '../../../shared/domain/portmap';
+import { toCriState, type SandboxStatus, type SandboxSummary } from '../../../shared/domain/sandbox';
+import type { SandboxRecord } from './record';
+
+export function toSummary(rec: SandboxRecord): SandboxSummary {
+  const bw = analyzeBandwidth(rec.config.annotations);
+  const hostNetwork = isHostNetwork(rec.config);
+  return {
+    id: rec.id,
+    name: rec.name,
+    metadata: rec.config.metadata,
+    state: toCriState(rec.state),
+    internalState: rec.state,
+    createdAt: rec.createdAt,
+    createdAtNs: rec.createdAtNs,
+    labels: rec.config.labels,
+    annotations: rec.config.annotations,
+    runtimeHandler: rec.runtimeHandler,
+    hostNetwork,
+    ip: rec.ip,
+    additionalIps: rec.additionalIps,
+    hostPorts: hostNetwork ? [] : analyzePortMappings(rec.config.port_mappings).flatMap((d) => (d.cni ? [d.cni] : [])),
+    bandwidth: hostNetwork ? {} : { ingress: bw.ingress?.human, egress: bw.egress?.human },
+  };
+}
+
+export function toStatus(rec: SandboxRecord, netnsClosed: boolean): SandboxStatus {
+  const summary = toSummary(rec);
+  const status: SandboxStatus = {
+    ...summary,
+    config: rec.config,
+    ipPreference: rec.ipPreference,
+    netnsClosed,
+    pause: rec.pause,
+    portMappings: analyzePortMappings(rec.config.port_mappings),
+    bandwidthAnalysis: analyzeBandwidth(rec.config.annotations),
+    networks: rec.network?.networks ?? [],
+    interfaces: rec.network?.interfaces ?? {},
+    routes: rec.network?.routes ?? [],
+    dns: rec.network?.dns ?? [],
+    trace: rec.trace,
+  };
+  if (rec.netnsPath) status.netnsPath = rec.netnsPath;
+  if (rec.ipSelection) status.ipSelection = { ...rec.ipSelection, alternatives: selectForEveryPreference(rec.ipSelection.eth0Ips) };
+  if (rec.ociSpec !== undefined) status.ociSpec = rec.ociSpec;
+  if (rec.lastError) status.lastError = rec.lastError;
+  if (rec.stoppedAt) status.stoppedAt = rec.stoppedAt;
+  return status;
+}

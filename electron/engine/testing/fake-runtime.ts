@@ -1,0 +1,73 @@
+/** In-memory PauseRuntime for unit tests: keeps containers and their specs, reports steps, fails on demand. */
+import { PodscopeError } from '../../../shared/domain/errors';
+import type { PauseRuntime, PauseState, RuntimeStepReporter } from '../runtime/types';
+
+interface FakeContainer extends PauseState {
+  spec: unknown;
+}
+
+export class FakePauseRuntime implements PauseRuntime {
+  readonly containers = new Map<string, FakeContainer>();
+  readonly calls: { op: 'ensureRootfs' | 'start' | 'stop' | 'delete' | 'state' | 'list'; id?: string }[] = [];
+  /** the next start() throws this (once), after leaving nothing behind, like the real runtime */
+  startError: Error | undefined;
+  /** the next stop() throws this (once) */
+  stopError: Error | undefined;
+  private nextPid = 40_000;
+
+  constructor(readonly rootfsPath = '/fake/pause/rootfs') {}
+
+  async ensureRootfs(): Promise<string> {
+    this.calls.push({ op: 'ensureRootfs' });
+    return this.rootfsPath;
+  }
+
+  async start(id: string, bundleDir: string, spec: unknown, opts: { signal?: AbortSignal; report?: RuntimeStepReporter }): Promise<{ pid: number }> {
+    this.calls.push({ op: 'start', id });
+    opts.signal?.throwIfAborted();
+    const error = this.startError ?? (this.containers.has(id) ? new PodscopeError('RuntimeError', `runc run failed: container with id exists: ${id}`) : undefined);
+    this.startError = undefined;
+    this.report(opts.report, 'runc.run', !error, error, { command: `runc run --detach --bundle ${bundleDir} ${id}` });
+    if (error) throw error;
+    const pid = this.nextPid++;
+    this.containers.set(id, { id, pid, status: 'running', bundle: bundleDir, spec });
+    return { pid };
+  }
+
+  async stop(id: string, opts: { signal?: AbortSignal; report?: RuntimeStepReporter } = {}): Promise<void> {
+    this.calls.push({ op: 'stop', id });
+    const error = this.stopError;
+    this.stopError = undefined;
+    this.report(opts.report, 'runc.kill', !error, error, { command: `runc kill ${id} KILL` });
+    if (error) throw error;
+    const c = this.containers.get(id);
+    if (c) c.status = 'stopped';
+  }
+
+  async delete(id: string, opts: { signal?: AbortSignal; report?: RuntimeStepReporter } = {}): Promise<void> {
+    this.calls.push({ op: 'delete', id });
+    this.report(opts.report, 'runc.delete', true, undefined, { command: `runc delete --force ${id}` });
+    this.containers.delete(id);
+  }
+
+  async state(id: string): Promise<PauseState | undefined> {
+    this.calls.push({ op: 'state', id });
+    const c = this.containers.get(id);
+    return c && { id: c.id, pid: c.pid, status: c.status, bundle: c.bundle };
+  }
+
+  async list(): Promise<string[]> {
+    this.calls.push({ op: 'list' });
+    return [...this.containers.keys()];
+  }
+
+  /** Simulates the pause process dying on its own (OOM kill, someone's `kill -9`). */
+  exit(id: string): void {
+    const c = this.containers.get(id);
+    if (c) c.status = 'stopped';
+  }
+
+  private report(report: RuntimeStepReporter | undefined, step: string, ok: boolean, error: unknown, detail: Record<string, unknown>): void {
+    report?.({ step, label: step.replace('.', ' '), startedAt: new Date().toISOString(), durationMs: 0, ok, ...(error ? { error } : {}), detail });
+  }
+}

@@ -1,0 +1,95 @@
+/**
+ * A throw-away engine environment for tests and benchmarks that use the real host: temp state/run/cache dirs, a conflist of
+ * Debian's bridge + host-local (IPv4 + IPv6) + portmap + bandwidth on a bridge and subnet of the test's own, and a
+ * teardown that removes every sandbox, the bridge, portmap's shared chains (if the test added them) and the dirs.
+ */
+import { mkdtemp, mkdir, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createEngine, type EngineOptions } from '../index';
+import type { SandboxEngine } from '../sandbox/service';
+import { restoreHost, snapshotHost, type HostSnapshot } from './host-cleanup';
+
+export interface RealEnvSpec {
+  /** short tag used in names, e.g. "t0" ⇒ bridge psc-t0 */
+  tag: string;
+  /** third octet / hex group of the test subnets: 10.<n>.0.0/24 and fd00:<n>::/64 */
+  subnet: number;
+  cniVersion?: string;
+}
+
+export interface RealEnv {
+  dir: string;
+  bridge: string;
+  network: string;
+  options: Partial<EngineOptions>;
+  ipamDir: string;
+  engine(extra?: Partial<EngineOptions>): Promise<SandboxEngine>;
+  teardown(): Promise<void>;
+}
+
+export function conflist(spec: RealEnvSpec, ipamDir: string): object {
+  return {
+    cniVersion: spec.cniVersion ?? '1.0.0',
+    name: `psc-${spec.tag}`,
+    plugins: [
+      {
+        type: 'bridge',
+        bridge: `psc-${spec.tag}`,
+        isGateway: true,
+        ipMasq: false, // never masquerade outward from a test
+        hairpinMode: true,
+        ipam: {
+          type: 'host-local',
+          dataDir: ipamDir,
+          ranges: [[{ subnet: `10.${spec.subnet}.0.0/24` }], [{ subnet: `fd00:${spec.subnet}::/64` }]],
+          routes: [{ dst: `10.${spec.subnet}.0.0/16` }],
+        },
+      },
+      { type: 'portmap', capabilities: { portMappings: true } },
+      { type: 'bandwidth', capabilities: { bandwidth: true } },
+    ],
+  };
+}
+
+export async function createRealEnv(spec: RealEnvSpec): Promise<RealEnv> {
+  const dir = await mkdtemp(join(tmpdir(), `podscope-${spec.tag}-`));
+  const confDir = join(dir, 'net.d');
+  const ipamDir = join(dir, 'ipam');
+  await mkdir(confDir);
+  await writeFile(join(confDir, '10-podscope-test.conflist'), JSON.stringify(conflist(spec, ipamDir), null, 2));
+  const before: HostSnapshot = snapshotHost();
+  const options: Partial<EngineOptions> = {
+    stateDir: join(dir, 'state'),
+    runDir: join(dir, 'run'),
+    cniConfDir: confDir,
+    cniBinDirs: ['/usr/lib/cni'],
+    cniCacheDir: join(dir, 'cni-cache'),
+    pluginTimeoutMs: 30_000,
+  };
+  const engines: SandboxEngine[] = [];
+  const env: RealEnv = {
+    dir,
+    bridge: `psc-${spec.tag}`,
+    network: `psc-${spec.tag}`,
+    options,
+    ipamDir,
+    async engine(extra = {}) {
+      const e = await createEngine({ ...options, ...extra });
+      engines.push(e);
+      return e;
+    },
+    async teardown() {
+      for (const e of engines) await e.close().catch(() => undefined);
+      // A fresh engine sees every sandbox any of them made; remove them all.
+      const sweeper = await createEngine(options, { noLock: true }).catch(() => undefined);
+      if (sweeper) {
+        for (const s of await sweeper.list()) await sweeper.remove(s.id).catch((e: unknown) => console.error(`teardown: remove ${s.id}: ${(e as Error).message}`));
+        await sweeper.close();
+      }
+      restoreHost(before, [env.bridge]);
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
+  return env;
+}

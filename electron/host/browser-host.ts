@@ -1,0 +1,118 @@
+/**
+ * Browser mode: the renderer and the IPC router served to a normal browser. HTTP on 127.0.0.1 serves the Vite
+ * build; a WebSocket at /ipc carries the same channel map as Electron IPC, through the same router.
+ */
+import { createServer, type IncomingMessage } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { fileURLToPath } from 'node:url';
+import { WebSocketServer, type WebSocket } from 'ws';
+import type { EndpointRegistry } from '../../shared/domain/endpoints';
+import type { Engine } from '../engine/options';
+import { createRouter } from '../ipc/router';
+import { trustOrigins } from '../ipc/sender';
+import { TOKEN_PARAM, WS_PATH, type ClientFrame, type ServerFrame } from '../../shared/ipc/wire';
+import { authorize, newToken, sessionCookie, type AuthContext } from './auth';
+import { contentSecurityPolicy, plain, securityHeaders, serveStatic } from './static-files';
+
+export interface BrowserHostOptions {
+  engine: Engine;
+  endpoints?: EndpointRegistry;
+  /** 0 (default) picks a free port */
+  port?: number;
+  /** the Vite build output; default dist/renderer next to the package root */
+  rendererDir?: string;
+  /** fixed token (tests); default a fresh random one per run */
+  token?: string;
+}
+
+export interface BrowserHost {
+  /** the URL to open, token included */
+  url: string;
+  token: string;
+  port: number;
+  close(): Promise<void>;
+}
+
+const DEFAULT_RENDERER_DIR = fileURLToPath(new URL('../../dist/renderer', import.meta.url));
+/** large enough for a trace-heavy status, small enough to refuse abuse */
+const MAX_FRAME_BYTES = 4 * 1024 * 1024;
+
+export async function startBrowserHost(opts: BrowserHostOptions): Promise<BrowserHost> {
+  const token = opts.token ?? newToken();
+  const rendererDir = opts.rendererDir ?? DEFAULT_RENDERER_DIR;
+  const ctx: AuthContext = { token, allowedOrigins: [], allowedHosts: [] };
+  const router = createRouter({
+    engine: opts.engine,
+    endpoints: opts.endpoints,
+    // The socket was authenticated at upgrade; the router still refuses anything not marked so.
+    isTrustedSender: (s) => s.transport === 'websocket' && s.authenticated === true && trustOrigins(ctx.allowedOrigins)(s),
+  });
+  let headers: Record<string, string> = {};
+
+  const server = createServer((req, res) => {
+    const verdict = authorize(req, ctx);
+    if (!verdict.ok) return plain(res, verdict.status, `podscope: ${verdict.reason}`, headers);
+    if (req.method !== 'GET' && req.method !== 'HEAD') return plain(res, 405, 'method not allowed', headers);
+    const url = new URL(req.url ?? '/', 'http://placeholder');
+    const extra: Record<string, string> = verdict.via === 'query' ? { 'Set-Cookie': sessionCookie(token) } : {};
+    void serveStatic(rendererDir, url.pathname, res, { ...headers, ...extra }).catch(() => plain(res, 500, 'internal error', headers));
+  });
+
+  const wss = new WebSocketServer({ noServer: true, maxPayload: MAX_FRAME_BYTES });
+  server.on('upgrade', (req: IncomingMessage, socket, head) => {
+    const verdict = authorize(req, ctx);
+    const path = new URL(req.url ?? '/', 'http://placeholder').pathname;
+    if (!verdict.ok || path !== WS_PATH) {
+      const status = !verdict.ok ? verdict.status : 404;
+      socket.end(`HTTP/1.1 ${status} ${status === 401 ? 'Unauthorized' : status === 403 ? 'Forbidden' : 'Not Found'}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`);
+      return;
+    }
+    wss.handleUpgrade(req, socket, head, (ws) => serveSocket(ws, req));
+  });
+
+  function serveSocket(ws: WebSocket, req: IncomingMessage) {
+    // A client without an Origin header (a script, the CLI) is treated as coming from this host itself.
+    const origin = req.headers.origin ?? ctx.allowedOrigins[0]!;
+    const send = (f: ServerFrame) => {
+      if (ws.readyState === ws.OPEN) ws.send(JSON.stringify(f));
+    };
+    const unsubscribe = router.subscribe((event) => send({ t: 'event', event }));
+    ws.on('close', unsubscribe);
+    ws.on('message', (data, isBinary) => {
+      if (isBinary) return ws.close(1003, 'text frames only');
+      let frame: ClientFrame;
+      try {
+        frame = JSON.parse(data.toString()) as ClientFrame;
+      } catch {
+        return ws.close(1007, 'invalid JSON');
+      }
+      if (frame?.t !== 'req' || typeof frame.id !== 'number') return ws.close(1008, 'unexpected frame');
+      void router
+        .handle(frame.channel, frame.payload, { transport: 'websocket', url: origin, authenticated: true })
+        .then((reply) => send({ t: 'res', id: frame.id, reply }));
+    });
+    send({ t: 'hello', version: '1' });
+  }
+
+  await new Promise<void>((resolvePromise, reject) => {
+    server.once('error', reject);
+    server.listen(opts.port ?? 0, '127.0.0.1', () => resolvePromise());
+  });
+  const port = (server.address() as AddressInfo).port;
+  ctx.allowedOrigins.push(`http://127.0.0.1:${port}`, `http://localhost:${port}`);
+  ctx.allowedHosts.push(`127.0.0.1:${port}`, `localhost:${port}`);
+  headers = securityHeaders(contentSecurityPolicy(`ws://127.0.0.1:${port} ws://localhost:${port}`));
+
+  return {
+    url: `http://127.0.0.1:${port}/?${TOKEN_PARAM}=${encodeURIComponent(token)}`,
+    token,
+    port,
+    async close() {
+      router.dispose();
+      for (const c of wss.clients) c.terminate();
+      wss.close();
+      server.closeAllConnections();
+      await new Promise<void>((r) => server.close(() => r()));
+    },
+  };
+}

@@ -1,0 +1,29 @@
+/**
+ * App-wide guards, applied to every webContents ever created (Electron security checklist items 4-14):
+ * no navigation away from the app, no new windows (links open in the OS browser only if http(s)),
+ * no <webview>, every permission request and check denied.
+ */
+import { app, session, shell } from 'electron';
+import { APP_ORIGIN } from './app-protocol';
+
+export function hardenApp(): void {
+  app.on('web-contents-created', (_e, contents) => {
+    contents.on('will-navigate', (event, url) => {
+      if (new URL(url).origin !== APP_ORIGIN) event.preventDefault();
+    });
+    contents.on('will-redirect', (event) => event.preventDefault());
+    contents.on('will-attach-webview', (event) => event.preventDefault());
+    contents.setWindowOpenHandler(({ url }) => {
+      // Documentation links may open in the user's browser; nothing ever opens inside the app.
+      if (/^https:\/\//.test(url)) void shell.openExternal(url);
+      return { action: 'deny' };
+    });
+  });
+}
+
+export function denyAllPermissions(): void {
+  const s = session.defaultSession;
+  s.setPermissionRequestHandler((_wc, _permission, callback) => callback(false));
+  s.setPermissionCheckHandler(() => false);
+  s.setDevicePermissionHandler(() => false);
+}

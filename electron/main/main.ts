@@ -1,0 +1,64 @@
+/**
+ * Electron main: decides the root policy, hosts the engine, registers the router on IPC and opens the window.
+ * Everything about sandboxes lives in the engine; everything about requests in the router.
+ */
+import { app, dialog } from 'electron';
+import { createEngine } from '../engine/index';
+import type { Engine } from '../engine/options';
+import { createRouter } from '../ipc/router';
+import { trustOrigins } from '../ipc/sender';
+import { createUnavailableEngine } from '../ipc/unavailable-engine';
+import { APP_ORIGIN, registerAppScheme, serveRenderer } from './app-protocol';
+import { denyAllPermissions, hardenApp } from './hardening';
+import { bridgeRouterToIpc } from './ipc-bridge';
+import { decideRootPolicy } from './root-policy';
+import { createMainWindow, distPath } from './window';
+
+const uid = process.getuid?.();
+const decision = decideRootPolicy(uid, process.argv);
+if (decision.action === 'refuse') {
+  process.stderr.write(`${decision.message}\n`);
+  app.exit(1);
+} else {
+  if (decision.action === 'no-sandbox') {
+    app.commandLine.appendSwitch('no-sandbox');
+    process.stderr.write(`podscope: WARNING: ${decision.warning}\n`);
+  }
+  app.enableSandbox();
+  registerAppScheme();
+  hardenApp();
+  if (!app.requestSingleInstanceLock()) app.exit(0);
+  void start();
+}
+
+async function start(): Promise<void> {
+  await app.whenReady();
+  denyAllPermissions();
+  serveRenderer(distPath('../renderer'));
+
+  // An engine that cannot start (e.g. missing privileges) must not keep the window from opening.
+  let engine: Engine;
+  try {
+    engine = await createEngine({});
+  } catch (e) {
+    engine = createUnavailableEngine(e);
+  }
+  const router = createRouter({ engine, isTrustedSender: trustOrigins([APP_ORIGIN]) });
+  const unbridge = bridgeRouterToIpc(router);
+
+  const open = () =>
+    createMainWindow({ preloadPath: distPath('./preload.cjs'), chromiumSandbox: decision.action !== 'no-sandbox', runningAsRoot: uid === 0 });
+  open();
+  app.on('second-instance', () => open());
+  app.on('window-all-closed', () => app.quit());
+  app.on('will-quit', (event) => {
+    // Sandboxes keep running (like containerd); only the state-dir lock is released.
+    event.preventDefault();
+    unbridge();
+    router.dispose();
+    engine
+      .close()
+      .catch((e: unknown) => dialog.showErrorBox('Podscope', `engine did not close cleanly: ${String(e)}`))
+      .finally(() => app.exit(0));
+  });
+}

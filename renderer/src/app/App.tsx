@@ -1,0 +1,70 @@
+/** The application shell: sidebar navigation, endpoint switcher, engine health banner, then the current view. */
+import { useQuery } from '@tanstack/react-query';
+import { useClient, useConnection } from '../lib/connection-context';
+import { useEngineEvents } from '../lib/use-engine-events';
+import { PodsPage } from '../features/pods/components/PodsPage';
+import { CreatePage } from '../features/create/components/CreatePage';
+import { CniPanel } from '../features/cni/components/CniPanel';
+import { EnginePage } from '../features/engine/components/EnginePage';
+import { EngineBanner } from '../features/engine/components/EngineBanner';
+import { EndpointSwitcher } from '../features/endpoints/components/EndpointSwitcher';
+import { useEndpointCapabilities } from '../features/endpoints/components/use-endpoint';
+import { podsQuery } from '../features/pods/api/queries';
+import { useUi, type View } from './ui-store';
+
+const NAV: Array<{ id: View; label: string; hint: string }> = [
+  { id: 'pods', label: 'Sandboxes', hint: 'pods, detail, trace' },
+  { id: 'create', label: 'New sandbox', hint: 'form, preview, import' },
+  { id: 'cni', label: 'CNI config', hint: 'conflists, plugins' },
+  { id: 'engine', label: 'Engine', hint: 'conditions, dirs' },
+];
+
+export function App() {
+  useEngineEvents();
+  const client = useClient();
+  const { environment } = useConnection();
+  const view = useUi((s) => s.view);
+  const setView = useUi((s) => s.setView);
+  const endpointId = useUi((s) => s.endpointId);
+  const caps = useEndpointCapabilities();
+  const pods = useQuery(podsQuery(client, endpointId, !caps.events));
+  const ready = pods.data?.filter((p) => p.state === 'SANDBOX_READY').length ?? 0;
+  return (
+    <div className="app">
+      <nav className="sidebar" aria-label="Main">
+        <div className="brand">
+          <span className="brand-mark" aria-hidden="true" />
+          <span className="brand-name">Podscope</span>
+          <span className="brand-mode">{environment.mode}</span>
+        </div>
+        <EndpointSwitcher />
+        <ul className="nav">
+          {NAV.map((n) => (
+            <li key={n.id}>
+              <button type="button" className={view === n.id ? 'nav-item nav-on' : 'nav-item'} aria-current={view === n.id ? 'page' : undefined} onClick={() => setView(n.id)}>
+                <span className="nav-label">{n.label}</span>
+                {n.id === 'pods' && pods.data && (
+                  <span className="nav-count" title={`${ready} ready of ${pods.data.length}`}>
+                    {ready}/{pods.data.length}
+                  </span>
+                )}
+                <span className="nav-hint">{n.hint}</span>
+              </button>
+            </li>
+          ))}
+        </ul>
+        <div className="sidebar-foot muted small">
+          <kbd>↑</kbd>
+          <kbd>↓</kbd> move · <kbd>Space</kbd> select · <kbd>Enter</kbd> open
+        </div>
+      </nav>
+      <main className="main">
+        <EngineBanner />
+        {view === 'pods' && <PodsPage poll={!caps.events} />}
+        {view === 'create' && <CreatePage />}
+        {view === 'cni' && <CniPanel />}
+        {view === 'engine' && <EnginePage />}
+      </main>
+    </div>
+  );
+}

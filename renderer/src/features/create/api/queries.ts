@@ -1,0 +1,25 @@
+/** Preview (what each plugin would receive) and run, for the create form. */
+import { keepPreviousData, queryOptions, useMutation, useQueryClient } from '@tanstack/react-query';
+import type { IpPreference, PodSandboxConfigInput } from '../../../../../shared/domain/config';
+import type { PodscopeClient } from '../../../../../shared/ipc/client';
+
+export const previewQuery = (client: PodscopeClient, endpointId: string, config: PodSandboxConfigInput, ipPreference: IpPreference | undefined, enabled: boolean) =>
+  queryOptions({
+    queryKey: ['ep', endpointId, 'preview', config, ipPreference ?? null],
+    queryFn: () => client.call('sandbox.preview', { endpointId, request: { config, ...(ipPreference ? { ipPreference } : {}) } }),
+    enabled,
+    placeholderData: keepPreviousData,
+    staleTime: Infinity,
+    retry: false,
+  });
+
+export interface RunVariables { config: PodSandboxConfigInput; ipPreference?: IpPreference; requestId: string }
+
+export function useRunSandbox(client: PodscopeClient, endpointId: string) {
+  const qc = useQueryClient();
+  return useMutation({
+    mutationFn: ({ config, ipPreference, requestId }: RunVariables) =>
+      client.call('sandbox.run', { endpointId, request: { config, requestId, ...(ipPreference ? { ipPreference } : {}) } }),
+    onSettled: () => qc.invalidateQueries({ queryKey: ['ep', endpointId, 'pods'] }),
+  });
+}

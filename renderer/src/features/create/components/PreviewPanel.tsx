@@ -1,0 +1,88 @@
+/**
+ * Live preview: the crictl file the form amounts to, and what runtimeConfig each plugin of the loaded conflist
+ * would receive (asked of the engine through the preview channel, so it is the engine's answer, not a guess).
+ */
+import { useState } from 'react';
+import type { ConfigPreview } from '../../../../../shared/domain/sandbox';
+import { CopyButton } from '../../../lib/ui/CopyButton';
+import { ErrorView } from '../../../lib/ui/ErrorView';
+import { JsonView } from '../../../lib/ui/JsonView';
+import { NotAvailable } from '../../../lib/ui/EmptyState';
+import { Pill } from '../../../lib/ui/StatusPill';
+
+export function PreviewPanel({ crictlJson, crictlYaml, preview, previewError, fetching, available, localErrors }: { crictlJson: string; crictlYaml: string; preview?: ConfigPreview; previewError: unknown; fetching: boolean; available: boolean; localErrors: number }) {
+  const [tab, setTab] = useState<'plugins' | 'json' | 'yaml'>('plugins');
+  return (
+    <aside className="preview" aria-label="Preview">
+      <div className="preview-head">
+        <div className="seg" role="tablist" aria-label="Preview">
+          <button type="button" role="tab" aria-selected={tab === 'plugins'} className={tab === 'plugins' ? 'seg-btn seg-on' : 'seg-btn'} onClick={() => setTab('plugins')}>
+            Plugin runtimeConfig
+          </button>
+          <button type="button" role="tab" aria-selected={tab === 'json'} className={tab === 'json' ? 'seg-btn seg-on' : 'seg-btn'} onClick={() => setTab('json')}>
+            crictl JSON
+          </button>
+          <button type="button" role="tab" aria-selected={tab === 'yaml'} className={tab === 'yaml' ? 'seg-btn seg-on' : 'seg-btn'} onClick={() => setTab('yaml')}>
+            YAML
+          </button>
+        </div>
+        {fetching && <span className="muted small">updating…</span>}
+      </div>
+      {tab === 'json' && (
+        <div data-testid="preview-json">
+          <div className="preview-tools"><span className="muted small">crictl runp pod.json</span><CopyButton text={crictlJson} /></div>
+          <JsonView value={crictlJson} />
+        </div>
+      )}
+      {tab === 'yaml' && (
+        <div>
+          <div className="preview-tools"><span className="muted small">crictl runp pod.yaml</span><CopyButton text={crictlYaml} /></div>
+          <pre className="code">{crictlYaml}</pre>
+        </div>
+      )}
+      {tab === 'plugins' &&
+        (!available ? (
+          <NotAvailable what="runtimeConfig preview" />
+        ) : localErrors > 0 ? (
+          <div className="muted pad">Fix the {localErrors} highlighted field{localErrors > 1 ? 's' : ''} to see what each plugin would receive.</div>
+        ) : previewError ? (
+          <ErrorView error={previewError} title="Preview failed" />
+        ) : !preview ? (
+          <div className="muted pad">Computing…</div>
+        ) : (
+          <div className="stack-s" data-testid="preview-plugins">
+            {preview.errors.map((e) => (
+              <div key={e} className="callout callout-bad">{e}</div>
+            ))}
+            {preview.hostNetwork ? (
+              <div className="callout">Host network: no CNI plugin is called, no port mapping or bandwidth applies.</div>
+            ) : preview.plugins.length === 0 ? (
+              <div className="callout callout-warn">No CNI network is loaded: the run would fail with "cni plugin not initialized".</div>
+            ) : (
+              preview.plugins.map((p) => (
+                <div key={`${p.network}-${p.index}`} className="plugin-preview" data-plugin={p.type}>
+                  <div className="plugin-preview-head">
+                    <span className="mono tl-plugin">{p.type}</span>
+                    <span className="mono muted">{p.network}/{p.ifName} #{p.index}</span>
+                    <span className="toolbar-spacer" />
+                    {p.capabilities.length ? p.capabilities.map((c) => <Pill key={c} tone="info">{c}</Pill>) : <span className="muted small">no capabilities</span>}
+                  </div>
+                  {p.runtimeConfig ? <JsonView value={{ runtimeConfig: p.runtimeConfig }} highlightKey="runtimeConfig" /> : <div className="muted small pad-s">receives no runtimeConfig</div>}
+                </div>
+              ))
+            )}
+            {preview.portMappings.some((d) => !d.passed) && (
+              <div className="callout callout-warn">
+                {preview.portMappings.filter((d) => !d.passed).map((d) => (
+                  <div key={d.index}>port mapping #{d.index} ({d.mapping.container_port}): {d.reason}</div>
+                ))}
+              </div>
+            )}
+            <div className="small muted">
+              CNI_ARGS <span className="mono">{preview.cniArgs.map(([k, v]) => `${k}=${v}`).join(';')}</span>
+            </div>
+          </div>
+        ))}
+    </aside>
+  );
+}

@@ -1,0 +1,43 @@
+/** The steps of a run as the engine reports them, then the outcome. */
+import type { TraceEntry } from '../../../../../shared/domain/sandbox';
+import { ms } from '../../../lib/format';
+import { ErrorView } from '../../../lib/ui/ErrorView';
+
+export function RunProgress({ steps, pending, error, createdId, onOpen, onAnother }: { steps: TraceEntry[]; pending: boolean; error: unknown; createdId?: string; onOpen: () => void; onAnother: () => void }) {
+  return (
+    <div className="run-progress" data-testid="run-progress" aria-live="polite">
+      <div className="run-progress-head">
+        <strong>{pending ? 'Creating sandbox…' : createdId ? 'Sandbox created' : error ? 'Creation failed' : ''}</strong>
+        {createdId && (
+          <>
+            <span className="mono muted">{createdId.slice(0, 13)}</span>
+            <span className="toolbar-spacer" />
+            <button type="button" className="btn btn-primary" onClick={onOpen}>
+              Open sandbox
+            </button>
+            <button type="button" className="btn" onClick={onAnother}>
+              Create another
+            </button>
+          </>
+        )}
+      </div>
+      <ol className="steps">
+        {steps.map((s) => (
+          <li key={s.seq} className={s.ok ? 'step step-ok' : 'step step-bad'}>
+            <span className="step-icon">{s.ok ? '✓' : '✗'}</span>
+            <span className="mono step-name">{s.step}</span>
+            <span className="step-label">{s.label}</span>
+            <span className="mono muted">{ms(s.durationMs)}</span>
+          </li>
+        ))}
+        {pending && (
+          <li className="step step-wait">
+            <span className="step-icon spinner" />
+            <span className="muted">waiting for the engine…</span>
+          </li>
+        )}
+      </ol>
+      {error ? <ErrorView error={error} title="RunPodSandbox failed" /> : null}
+    </div>
+  );
+}

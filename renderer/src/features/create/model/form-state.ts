@@ -1,0 +1,237 @@
+/**
+ * The create form's state and its two-way mapping to a CRI PodSandboxConfig. Validation uses the shared rules
+ * (zod schema, containerd's bandwidth quantity parser, port-mapping rules) so the form, the preview and the engine
+ * agree by construction. Errors are keyed by field so each shows inline next to its input.
+ */
+import {
+  NamespaceMode,
+  Protocol,
+  PodSandboxConfigSchema,
+  formatIssues,
+  protocolName,
+  type IpPreference,
+  type PodSandboxConfigInput,
+  type ProtocolName,
+} from '../../../../../shared/domain/config';
+import { BANDWIDTH_UNITS, EGRESS_ANNOTATION, INGRESS_ANNOTATION, parseBandwidthValue, toQuantity, type BandwidthUnit } from '../../../../../shared/domain/bandwidth';
+
+export interface PortRow { key: string; protocol: ProtocolName; containerPort: string; hostPort: string; hostIp: string }
+export interface KvRow { key: string; k: string; v: string }
+export interface BandwidthInput { value: string; unit: BandwidthUnit | '' }
+
+export interface FormState {
+  name: string;
+  namespace: string;
+  uid: string;
+  attempt: string;
+  hostname: string;
+  network: 'pod' | 'host';
+  ports: PortRow[];
+  dnsServers: string;
+  dnsSearches: string;
+  dnsOptions: string;
+  labels: KvRow[];
+  /** annotations other than the two bandwidth ones, which have their own helpers */
+  annotations: KvRow[];
+  ingress: BandwidthInput;
+  egress: BandwidthInput;
+  cgroupParent: string;
+  ipPreference: IpPreference | '';
+  /** fields the form does not edit but an imported config had; kept so export round-trips */
+  extra: { log_directory?: string; linux?: Record<string, unknown> };
+}
+
+let counter = 0;
+export const rowKey = () => `r${++counter}`;
+export const newUid = () => globalThis.crypto.randomUUID();
+
+export function emptyForm(): FormState {
+  return {
+    name: '',
+    namespace: 'default',
+    uid: newUid(),
+    attempt: '0',
+    hostname: '',
+    network: 'pod',
+    ports: [],
+    dnsServers: '',
+    dnsSearches: '',
+    dnsOptions: '',
+    labels: [],
+    annotations: [],
+    ingress: { value: '', unit: 'M' },
+    egress: { value: '', unit: 'M' },
+    cgroupParent: '',
+    ipPreference: '',
+    extra: {},
+  };
+}
+
+export const newPortRow = (): PortRow => ({ key: rowKey(), protocol: 'TCP', containerPort: '', hostPort: '', hostIp: '' });
+export const newKvRow = (k = '', v = ''): KvRow => ({ key: rowKey(), k, v });
+
+/** Splits lists typed one per line, or separated by commas or spaces. */
+export const splitList = (text: string) => text.split(/[\s,]+/).map((s) => s.trim()).filter(Boolean);
+
+export function bandwidthQuantity(b: BandwidthInput): string | undefined {
+  return b.value.trim() === '' ? undefined : toQuantity(b.value, b.unit);
+}
+
+/** "10M" ⇒ {value: "10", unit: "M"}; anything else stays as typed with no unit. */
+export function splitQuantity(q: string): BandwidthInput {
+  const units = [...BANDWIDTH_UNITS].sort((a, b) => b.length - a.length);
+  for (const u of units) {
+    if (q.endsWith(u) && /^[0-9.]+$/.test(q.slice(0, -u.length))) return { value: q.slice(0, -u.length), unit: u };
+  }
+  return { value: q, unit: '' };
+}
+
+const toMap = (rows: KvRow[]) => Object.fromEntries(rows.filter((r) => r.k.trim() !== '').map((r) => [r.k.trim(), r.v]));
+const intOr = (s: string, dflt: number) => (s.trim() === '' ? dflt : Number(s));
+
+/** The form as the CRI PodSandboxConfig crictl would read (snake_case, numeric enums). */
+export function toConfig(f: FormState): PodSandboxConfigInput {
+  const annotations = toMap(f.annotations);
+  const ingress = bandwidthQuantity(f.ingress);
+  const egress = bandwidthQuantity(f.egress);
+  if (ingress !== undefined) annotations[INGRESS_ANNOTATION] = ingress;
+  if (egress !== undefined) annotations[EGRESS_ANNOTATION] = egress;
+  const config: PodSandboxConfigInput = {
+    metadata: { name: f.name.trim(), namespace: f.namespace.trim(), uid: f.uid.trim(), attempt: intOr(f.attempt, 0) },
+    hostname: f.hostname.trim(),
+    port_mappings: f.ports.map((p) => ({
+      protocol: Protocol[p.protocol],
+      container_port: intOr(p.containerPort, 0),
+      host_port: intOr(p.hostPort, 0),
+      host_ip: p.hostIp.trim(),
+    })),
+    labels: toMap(f.labels),
+    annotations,
+  };
+  if (f.extra.log_directory) config.log_directory = f.extra.log_directory;
+  const dns = { servers: splitList(f.dnsServers), searches: splitList(f.dnsSearches), options: splitList(f.dnsOptions) };
+  if (dns.servers.length || dns.searches.length || dns.options.length) config.dns_config = dns;
+  const linux: Record<string, unknown> = { ...(f.extra.linux ?? {}) };
+  if (f.cgroupParent.trim()) linux.cgroup_parent = f.cgroupParent.trim();
+  const sc = { ...((linux.security_context as Record<string, unknown> | undefined) ?? {}) };
+  const ns = { ...((sc.namespace_options as Record<string, unknown> | undefined) ?? {}) };
+  if (f.network === 'host') ns.network = NamespaceMode.NODE;
+  else delete ns.network;
+  if (Object.keys(ns).length) sc.namespace_options = ns;
+  else delete sc.namespace_options;
+  if (Object.keys(sc).length) linux.security_context = sc;
+  else delete linux.security_context;
+  if (Object.keys(linux).length) config.linux = linux as PodSandboxConfigInput['linux'];
+  return config;
+}
+
+/** Fills the form from a config (import, clone). Unknown-to-the-form parts go to `extra`. */
+export function fromConfig(c: PodSandboxConfigInput): FormState {
+  const base = emptyForm();
+  const ann = { ...(c.annotations ?? {}) };
+  const ingress = ann[INGRESS_ANNOTATION];
+  const egress = ann[EGRESS_ANNOTATION];
+  delete ann[INGRESS_ANNOTATION];
+  delete ann[EGRESS_ANNOTATION];
+  const linux = { ...((c.linux ?? {}) as Record<string, unknown>) };
+  const cgroupParent = typeof linux.cgroup_parent === 'string' ? linux.cgroup_parent : '';
+  delete linux.cgroup_parent;
+  const sc = { ...((linux.security_context as Record<string, unknown> | undefined) ?? {}) };
+  const ns = { ...((sc.namespace_options as Record<string, unknown> | undefined) ?? {}) };
+  const netMode = ns.network;
+  const host = netMode === NamespaceMode.NODE || (typeof netMode === 'string' && netMode.toUpperCase() === 'NODE');
+  delete ns.network;
+  if (Object.keys(ns).length) sc.namespace_options = ns;
+  else delete sc.namespace_options;
+  if (Object.keys(sc).length) linux.security_context = sc;
+  else delete linux.security_context;
+  return {
+    ...base,
+    name: c.metadata.name ?? '',
+    namespace: c.metadata.namespace ?? '',
+    uid: c.metadata.uid || base.uid,
+    attempt: String(c.metadata.attempt ?? 0),
+    hostname: c.hostname ?? '',
+    network: host ? 'host' : 'pod',
+    ports: (c.port_mappings ?? []).map((p) => ({
+      key: rowKey(),
+      protocol: (typeof p.protocol === 'string' ? p.protocol.toUpperCase() : protocolName(Number(p.protocol ?? 0))) as ProtocolName,
+      containerPort: p.container_port !== undefined ? String(p.container_port) : '',
+      hostPort: p.host_port !== undefined && p.host_port !== 0 ? String(p.host_port) : p.host_port === 0 ? '0' : '',
+      hostIp: p.host_ip ?? '',
+    })),
+    dnsServers: (c.dns_config?.servers ?? []).join('\n'),
+    dnsSearches: (c.dns_config?.searches ?? []).join('\n'),
+    dnsOptions: (c.dns_config?.options ?? []).join('\n'),
+    labels: Object.entries(c.labels ?? {}).map(([k, v]) => newKvRow(k, v)),
+    annotations: Object.entries(ann).map(([k, v]) => newKvRow(k, v)),
+    ingress: ingress !== undefined ? splitQuantity(ingress) : base.ingress,
+    egress: egress !== undefined ? splitQuantity(egress) : base.egress,
+    cgroupParent,
+    extra: {
+      ...(c.log_directory ? { log_directory: c.log_directory } : {}),
+      ...(Object.keys(linux).length ? { linux } : {}),
+    },
+  };
+}
+
+export type FieldErrors = Record<string, string>;
+
+const IPV4 = /^(25[0-5]|2[0-4]\d|1?\d?\d)(\.(25[0-5]|2[0-4]\d|1?\d?\d)){3}$/;
+const looksLikeIp = (s: string) => IPV4.test(s) || (/^[0-9a-fA-F:.]+$/.test(s) && s.includes(':'));
+
+function portError(text: string, min: number, what: string): string | undefined {
+  if (text.trim() === '') return min === 0 ? undefined : `${what} is required`;
+  const n = Number(text);
+  if (!Number.isInteger(n)) return `${what} must be a whole number`;
+  if (n < min || n > 65535) return `${what} must be between ${min} and 65535`;
+  return undefined;
+}
+
+/** Field-level errors, keyed `name`, `ports.<rowKey>.hostPort`, `ingress`, `labels.<rowKey>` … */
+export function validateForm(f: FormState): FieldErrors {
+  const e: FieldErrors = {};
+  if (!f.name.trim()) e.name = 'name is required (crictl and containerd refuse an empty name)';
+  else if (!/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/.test(f.name.trim())) e.name = 'use lower-case letters, digits, "-" and "."';
+  if (!f.namespace.trim()) e.namespace = 'namespace is required';
+  if (!f.uid.trim()) e.uid = 'uid is required';
+  if (!/^\d+$/.test(f.attempt.trim() || '0')) e.attempt = 'attempt must be a non-negative whole number';
+  if (f.hostname && !/^[a-zA-Z0-9]([-a-zA-Z0-9.]{0,252})$/.test(f.hostname.trim())) e.hostname = 'not a valid hostname';
+  const seen = new Set<string>();
+  for (const p of f.ports) {
+    const c = portError(p.containerPort, 1, 'container port');
+    if (c) e[`ports.${p.key}.containerPort`] = c;
+    const h = portError(p.hostPort, 0, 'host port');
+    if (h) e[`ports.${p.key}.hostPort`] = h;
+    if (p.hostIp.trim() && !looksLikeIp(p.hostIp.trim())) e[`ports.${p.key}.hostIp`] = 'not an IP address';
+    const hp = Number(p.hostPort || 0);
+    const id = `${p.protocol}/${p.hostIp.trim()}/${hp}`;
+    if (!h && hp > 0) {
+      if (seen.has(id)) e[`ports.${p.key}.hostPort`] = `host port ${hp}/${p.protocol.toLowerCase()} is mapped twice`;
+      seen.add(id);
+    }
+  }
+  for (const server of splitList(f.dnsServers)) if (!looksLikeIp(server)) e.dnsServers = `"${server}" is not an IP address`;
+  for (const [list, rows] of [['labels', f.labels], ['annotations', f.annotations]] as const) {
+    const keys = new Set<string>();
+    for (const r of rows) {
+      const k = r.k.trim();
+      if (!k && r.v) e[`${list}.${r.key}`] = 'key is empty';
+      else if (k && keys.has(k)) e[`${list}.${r.key}`] = `duplicate key "${k}"`;
+      else if (list === 'annotations' && (k === INGRESS_ANNOTATION || k === EGRESS_ANNOTATION)) e[`${list}.${r.key}`] = 'use the bandwidth fields for this annotation';
+      keys.add(k);
+    }
+  }
+  for (const dir of ['ingress', 'egress'] as const) {
+    const q = bandwidthQuantity(f[dir]);
+    if (q === undefined) continue;
+    const r = parseBandwidthValue(q);
+    if ('error' in r) e[dir] = `${JSON.stringify(q)}: ${r.error}`;
+  }
+  // Last line of defence: the same schema the router applies.
+  if (Object.keys(e).length === 0) {
+    const parsed = PodSandboxConfigSchema.safeParse(toConfig(f));
+    if (!parsed.success) e.form = formatIssues(parsed.error).join('; ');
+  }
+  return e;
+}

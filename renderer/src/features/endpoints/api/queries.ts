@@ -1,0 +1,20 @@
+import { queryOptions, useMutation, useQueryClient } from '@tanstack/react-query';
+import type { PodscopeClient } from '../../../../../shared/ipc/client';
+
+export const endpointsKey = ['endpoints'] as const;
+
+export const endpointsQuery = (client: PodscopeClient) =>
+  queryOptions({ queryKey: endpointsKey, queryFn: () => client.call('endpoints.list', {}) });
+
+export function useEndpointMutations(client: PodscopeClient) {
+  const qc = useQueryClient();
+  const add = useMutation({
+    mutationFn: (req: { address: string; label?: string }) => client.call('endpoints.add', req),
+    onSuccess: () => qc.invalidateQueries({ queryKey: endpointsKey }),
+  });
+  const remove = useMutation({
+    mutationFn: (id: string) => client.call('endpoints.remove', { id }),
+    onSuccess: () => qc.invalidateQueries({ queryKey: endpointsKey }),
+  });
+  return { add, remove };
+}

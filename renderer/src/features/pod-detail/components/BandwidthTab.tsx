@@ -1,0 +1,83 @@
+/** Annotation text → bits/s → human form → what the bandwidth plugin actually got (from its recorded stdin). */
+import type { SandboxStatus, TraceEntry } from '../../../../../shared/domain/sandbox';
+import type { ParsedBandwidthValue } from '../../../../../shared/domain/bandwidth';
+import { EmptyState } from '../../../lib/ui/EmptyState';
+import { JsonView, parseMaybeJson } from '../../../lib/ui/JsonView';
+import { Section } from '../../../lib/ui/KeyValues';
+import { Pill } from '../../../lib/ui/StatusPill';
+
+function bandwidthStdin(trace: TraceEntry[]): unknown {
+  const call = trace.find((t) => t.plugin?.type === 'bandwidth' && t.plugin.verb === 'ADD');
+  if (!call?.plugin) return undefined;
+  const stdin = parseMaybeJson(call.plugin.stdin) as { runtimeConfig?: { bandwidth?: unknown } };
+  return stdin?.runtimeConfig?.bandwidth ?? null;
+}
+
+function Row({ dir, v }: { dir: 'ingress' | 'egress'; v?: ParsedBandwidthValue }) {
+  if (!v) {
+    return (
+      <tr>
+        <th>{dir}</th>
+        <td colSpan={4} className="muted">no annotation: unlimited</td>
+      </tr>
+    );
+  }
+  return (
+    <tr className={v.error ? 'row-error' : undefined} data-testid={`bw-${dir}`}>
+      <th>{dir}</th>
+      <td className="mono">
+        <span className="muted">{v.annotation}: </span>
+        {JSON.stringify(v.raw)}
+      </td>
+      <td className="mono">{v.bitsPerSecond ?? '—'}</td>
+      <td className="mono">{v.human ?? '—'}</td>
+      <td>{v.error ? <span className="text-bad">{v.error}</span> : <Pill tone="ok">valid</Pill>}</td>
+    </tr>
+  );
+}
+
+export function BandwidthTab({ s }: { s: SandboxStatus }) {
+  const a = s.bandwidthAnalysis;
+  if (!a.ingress && !a.egress) {
+    return (
+      <EmptyState title="No bandwidth annotations">
+        Set <span className="mono">kubernetes.io/ingress-bandwidth</span> or <span className="mono">kubernetes.io/egress-bandwidth</span> to have the
+        bandwidth plugin shape traffic with tc.
+      </EmptyState>
+    );
+  }
+  const received = bandwidthStdin(s.trace);
+  return (
+    <div className="stack">
+      <table className="table">
+        <thead>
+          <tr><th>direction</th><th>annotation value</th><th>bits/s (rounded up)</th><th>human</th><th>validation</th></tr>
+        </thead>
+        <tbody>
+          <Row dir="ingress" v={a.ingress} />
+          <Row dir="egress" v={a.egress} />
+        </tbody>
+      </table>
+      {a.error && <div className="callout callout-bad">{a.error}</div>}
+      <div className="cols">
+        <div className="col">
+          <Section title="Capability computed from the annotations">
+            {a.capability ? <JsonView value={a.capability} /> : <div className="muted">none (no valid annotation)</div>}
+            <p className="small muted">An unset direction is 0; each set direction gets the largest uint32 as burst, as containerd sends it.</p>
+          </Section>
+        </div>
+        <div className="col">
+          <Section title="runtimeConfig.bandwidth the plugin received">
+            {received === undefined ? (
+              <div className="muted">No bandwidth plugin ADD in the trace (not in the conflist, or CNI did not run).</div>
+            ) : received === null ? (
+              <div className="muted">The bandwidth plugin ran without runtimeConfig.bandwidth (it does not declare the capability?).</div>
+            ) : (
+              <JsonView value={received} />
+            )}
+          </Section>
+        </div>
+      </div>
+    </div>
+  );
+}

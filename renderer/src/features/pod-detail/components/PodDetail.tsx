@@ -1,0 +1,98 @@
+/** The selected sandbox: header with identity and actions, then one tab per aspect. */
+import { useQuery } from '@tanstack/react-query';
+import type { SandboxSummary } from '../../../../../shared/domain/sandbox';
+import { useClient } from '../../../lib/connection-context';
+import { ErrorView } from '../../../lib/ui/ErrorView';
+import { StatePill, Pill } from '../../../lib/ui/StatusPill';
+import { Tabs, type TabDef } from '../../../lib/ui/Tabs';
+import { CopyButton } from '../../../lib/ui/CopyButton';
+import { useUi, type DetailTab } from '../../../app/ui-store';
+import { useEndpointCapabilities } from '../../endpoints/components/use-endpoint';
+import { PodActions } from '../../pods/components/PodActions';
+import { toCrictlConfig } from '../../create/model/crictl-io';
+import { podStatusQuery } from '../api/queries';
+import { OverviewTab } from './OverviewTab';
+import { NetworkTab } from './NetworkTab';
+import { PortsTab } from './PortsTab';
+import { BandwidthTab } from './BandwidthTab';
+import { TraceTab } from './TraceTab';
+import { LifecycleTab } from './LifecycleTab';
+import { RawTab } from './RawTab';
+
+export function PodDetail({ summary }: { summary: SandboxSummary }) {
+  const client = useClient();
+  const endpointId = useUi((s) => s.endpointId);
+  const tab = useUi((s) => s.detailTab);
+  const setTab = useUi((s) => s.setDetailTab);
+  const select = useUi((s) => s.select);
+  const cloneIntoForm = useUi((s) => s.cloneIntoForm);
+  const caps = useEndpointCapabilities();
+  const status = useQuery(podStatusQuery(client, endpointId, summary.id));
+  const s = status.data;
+  const plugins = s?.trace.filter((t) => t.plugin) ?? [];
+  const failures = s?.trace.filter((t) => !t.ok).length ?? 0;
+  const dropped = s?.portMappings.filter((d) => !d.passed).length ?? 0;
+
+  const tabs: TabDef<DetailTab>[] = [
+    { id: 'overview', label: 'Overview' },
+    { id: 'network', label: 'Network' },
+    { id: 'ports', label: 'Port mappings', badge: s ? `${s.portMappings.length}${dropped ? ` · ${dropped} dropped` : ''}` : undefined },
+    { id: 'bandwidth', label: 'Bandwidth', badge: s?.bandwidthAnalysis.error ? '!' : undefined },
+    { id: 'trace', label: 'CNI trace', badge: s ? (failures ? `${plugins.length} · ${failures} failed` : plugins.length) : undefined },
+    { id: 'lifecycle', label: 'Lifecycle' },
+    { id: 'raw', label: 'Raw status' },
+  ];
+
+  return (
+    <div className="detail" aria-label={`Sandbox ${summary.metadata.name}`}>
+      <header className="detail-head">
+        <div className="detail-title">
+          <h2>
+            <span className="muted">{summary.metadata.namespace}/</span>
+            {summary.metadata.name}
+          </h2>
+          <StatePill state={summary.state} />
+          {summary.hostNetwork && <Pill tone="info">host network</Pill>}
+          {s?.lastError && <Pill tone="bad" title={s.lastError.message}>last error: {s.lastError.code}</Pill>}
+          <span className="mono id-long" title="sandbox id">
+            {summary.id}
+          </span>
+          <CopyButton text={summary.id} label="Copy id" />
+        </div>
+        <div className="detail-actions">
+          <button
+            type="button"
+            className="btn"
+            disabled={!s}
+            onClick={() => s && cloneIntoForm(toCrictlConfig(s.config, { freshUid: true }), `${summary.metadata.namespace}/${summary.metadata.name}`)}
+          >
+            Clone into form
+          </button>
+          <PodActions pods={[summary]} compact onRemoved={() => select(undefined)} />
+        </div>
+      </header>
+      <Tabs tabs={tabs} active={tab} onChange={setTab} label="Sandbox detail" />
+      <div className="detail-body" role="tabpanel" aria-labelledby={`tab-${tab}`}>
+        {status.isError ? (
+          <ErrorView error={status.error} title="Could not read the sandbox status" />
+        ) : !s ? (
+          <div className="muted pad">Loading status…</div>
+        ) : tab === 'overview' ? (
+          <OverviewTab s={s} />
+        ) : tab === 'network' ? (
+          <NetworkTab s={s} />
+        ) : tab === 'ports' ? (
+          <PortsTab s={s} />
+        ) : tab === 'bandwidth' ? (
+          <BandwidthTab s={s} />
+        ) : tab === 'trace' ? (
+          <TraceTab s={s} available={caps.pluginTrace} />
+        ) : tab === 'lifecycle' ? (
+          <LifecycleTab s={s} />
+        ) : (
+          <RawTab s={s} />
+        )}
+      </div>
+    </div>
+  );
+}

@@ -1,0 +1,55 @@
+/** Every requested port mapping; those that never reached CNI are marked and explained. */
+import type { SandboxStatus } from '../../../../../shared/domain/sandbox';
+import { protocolName } from '../../../../../shared/domain/config';
+import { EmptyState } from '../../../lib/ui/EmptyState';
+import { JsonView } from '../../../lib/ui/JsonView';
+import { Section } from '../../../lib/ui/KeyValues';
+import { Pill } from '../../../lib/ui/StatusPill';
+
+export function PortsTab({ s }: { s: SandboxStatus }) {
+  if (s.portMappings.length === 0) {
+    return <EmptyState title="No port mappings requested">port_mappings is empty in this sandbox's config, so portmap received no runtimeConfig.</EmptyState>;
+  }
+  const sent = s.networks.map((n) => ({ network: n.network, pm: n.capabilityArgs.portMappings })).filter((x) => x.pm !== undefined);
+  return (
+    <div className="stack">
+      <table className="table" data-testid="port-mappings">
+        <thead>
+          <tr><th>#</th><th>protocol</th><th>container port</th><th>host port</th><th>host IP</th><th>outcome</th><th>sent to CNI</th></tr>
+        </thead>
+        <tbody>
+          {s.portMappings.map((d) => (
+            <tr key={d.index} className={d.passed ? undefined : 'row-dropped'} data-passed={d.passed}>
+              <td className="mono muted">{d.index}</td>
+              <td className="mono">{protocolName(d.mapping.protocol)}</td>
+              <td className="mono">{d.mapping.container_port}</td>
+              <td className="mono">{d.mapping.host_port}</td>
+              <td className="mono">{d.mapping.host_ip || <span className="muted">all</span>}</td>
+              <td>
+                {d.passed ? (
+                  <Pill tone="ok">passed to portmap</Pill>
+                ) : (
+                  <div className="dropped">
+                    <Pill tone="warn">dropped before CNI</Pill>
+                    <div className="reason">{d.reason}</div>
+                  </div>
+                )}
+              </td>
+              <td className="mono">{d.cni ? JSON.stringify(d.cni) : '—'}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+      {sent.length > 0 && (
+        <Section title="runtimeConfig.portMappings as computed for the attachment">
+          {sent.map((x) => (
+            <div key={x.network}>
+              <div className="muted small">network {x.network}</div>
+              <JsonView value={x.pm} />
+            </div>
+          ))}
+        </Section>
+      )}
+    </div>
+  );
+}

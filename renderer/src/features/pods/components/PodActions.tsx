@@ -1,0 +1,69 @@
+/** Stop / remove (with confirmation), for one pod or a bulk selection. */
+import { useState } from 'react';
+import type { SandboxSummary } from '../../../../../shared/domain/sandbox';
+import { useClient } from '../../../lib/connection-context';
+import { ConfirmDialog } from '../../../lib/ui/Dialog';
+import { ErrorView } from '../../../lib/ui/ErrorView';
+import { useUi } from '../../../app/ui-store';
+import { usePodActions } from '../api/queries';
+
+export function PodActions({ pods, compact, onRemoved }: { pods: SandboxSummary[]; compact?: boolean; onRemoved?: () => void }) {
+  const client = useClient();
+  const endpointId = useUi((s) => s.endpointId);
+  const { stop, remove } = usePodActions(client, endpointId);
+  const [confirm, setConfirm] = useState<'stop' | 'remove' | null>(null);
+  const ids = pods.map((p) => p.id);
+  const names = pods.map((p) => `${p.metadata.namespace}/${p.metadata.name}`);
+  const what = pods.length === 1 ? names[0] : `${pods.length} sandboxes`;
+  const anyReady = pods.some((p) => p.state === 'SANDBOX_READY');
+  const busy = stop.isPending || remove.isPending;
+  const error = stop.error ?? remove.error;
+  return (
+    <>
+      <button type="button" className="btn" disabled={!pods.length || !anyReady || busy} onClick={() => (pods.length > 1 ? setConfirm('stop') : stop.mutate(ids))}>
+        {stop.isPending ? 'Stopping…' : compact ? 'Stop' : `Stop${pods.length > 1 ? ` ${pods.length}` : ''}`}
+      </button>
+      <button type="button" className="btn btn-danger-outline" disabled={!pods.length || busy} onClick={() => setConfirm('remove')}>
+        {remove.isPending ? 'Removing…' : compact ? 'Remove' : `Remove${pods.length > 1 ? ` ${pods.length}` : ''}`}
+      </button>
+      {error && (
+        <div className="action-error">
+          <ErrorView error={error} />
+        </div>
+      )}
+      <ConfirmDialog
+        open={confirm !== null}
+        onClose={() => setConfirm(null)}
+        title={confirm === 'remove' ? `Remove ${what}?` : `Stop ${what}?`}
+        danger={confirm === 'remove'}
+        confirmLabel={confirm === 'remove' ? 'Remove' : 'Stop'}
+        body={
+          <div className="confirm-body">
+            {confirm === 'remove' ? (
+              <p>
+                {anyReady ? 'Ready sandboxes are stopped first (CNI DEL, pause container killed). ' : ''}
+                The network namespace, the CNI cache and the sandbox record are deleted. This cannot be undone.
+              </p>
+            ) : (
+              <p>CNI DEL runs for every network and the pause container is killed. The record stays until removed.</p>
+            )}
+            {pods.length > 1 && (
+              <ul className="confirm-list mono">
+                {names.slice(0, 8).map((n) => (
+                  <li key={n}>{n}</li>
+                ))}
+                {names.length > 8 && <li>… and {names.length - 8} more</li>}
+              </ul>
+            )}
+          </div>
+        }
+        onConfirm={() => {
+          const action = confirm;
+          setConfirm(null);
+          if (action === 'stop') stop.mutate(ids);
+          if (action === 'remove') remove.mutate(ids, { onSuccess: () => onRemoved?.() });
+        }}
+      />
+    </>
+  );
+}

@@ -1,0 +1,80 @@
+/** Pods view: filters and bulk actions over the table, the selected pod's detail underneath (Wireshark-style). */
+import { useMemo } from 'react';
+import { useQuery } from '@tanstack/react-query';
+import { useClient } from '../../../lib/connection-context';
+import { EmptyState } from '../../../lib/ui/EmptyState';
+import { ErrorView } from '../../../lib/ui/ErrorView';
+import { useUi } from '../../../app/ui-store';
+import { PodDetail } from '../../pod-detail/components/PodDetail';
+import { podsQuery } from '../api/queries';
+import { filterPods } from '../filter';
+import { usePodsUi } from '../store';
+import { PodActions } from './PodActions';
+import { PodsTable } from './PodsTable';
+import { PodsToolbar } from './PodsToolbar';
+
+export function PodsPage({ poll }: { poll: boolean }) {
+  const client = useClient();
+  const endpointId = useUi((s) => s.endpointId);
+  const selectedId = useUi((s) => s.selectedId);
+  const select = useUi((s) => s.select);
+  const setView = useUi((s) => s.setView);
+  const setDetailTab = useUi((s) => s.setDetailTab);
+  const filters = usePodsUi((s) => s.filters);
+  const checked = usePodsUi((s) => s.checked);
+  const clearChecks = usePodsUi((s) => s.setChecked);
+  const pods = useQuery(podsQuery(client, endpointId, poll));
+  const all = pods.data ?? [];
+  const shown = useMemo(() => filterPods(all, filters), [all, filters]);
+  const checkedPods = all.filter((p) => checked.has(p.id));
+  const selected = all.find((p) => p.id === selectedId);
+
+  return (
+    <div className="pods-page">
+      <div className="pods-top">
+        <PodsToolbar
+          pods={all}
+          shown={shown.length}
+          actions={
+            checkedPods.length > 0 && (
+              <div className="bulk">
+                <span className="bulk-count">{checkedPods.length} selected</span>
+                <PodActions pods={checkedPods} onRemoved={() => clearChecks([])} />
+              </div>
+            )
+          }
+        />
+        {pods.isError ? (
+          <div className="pad">
+            <ErrorView error={pods.error} title="Could not list sandboxes" />
+          </div>
+        ) : pods.isPending ? (
+          <div className="pad muted">Loading sandboxes…</div>
+        ) : all.length === 0 ? (
+          <EmptyState
+            title="No pod sandboxes yet"
+            action={
+              <button type="button" className="btn btn-primary" onClick={() => setView('create')}>
+                Create a sandbox
+              </button>
+            }
+          >
+            A sandbox is a network namespace, the CNI plugins' work on it and a pause container. Create one to see every plugin call,
+            the IP it got and why, its host ports and its bandwidth limits. You can also import a crictl pod config.
+          </EmptyState>
+        ) : shown.length === 0 ? (
+          <EmptyState title="No sandbox matches these filters" action={<button type="button" className="btn" onClick={() => usePodsUi.getState().clearFilters()}>Clear filters</button>} />
+        ) : (
+          <PodsTable pods={shown} selectedId={selectedId} onSelect={select} onOpen={(id) => { select(id); setDetailTab('overview'); }} />
+        )}
+      </div>
+      <div className="pods-detail">
+        {selected ? (
+          <PodDetail summary={selected} />
+        ) : (
+          all.length > 0 && <div className="detail-placeholder muted">Select a sandbox to see its namespace, network, CNI trace and lifecycle. ↑/↓ move through the list.</div>
+        )}
+      </div>
+    </div>
+  );
+}

@@ -1,0 +1,140 @@
+/**
+ * The pods list: a virtualized grid (thousands of sandboxes stay smooth), keyboard-driven like a file manager:
+ * ↑/↓ (or j/k) move, Home/End jump, Space toggles the row's checkbox, Enter opens the detail.
+ */
+import { useRef } from 'react';
+import { useVirtualizer } from '@tanstack/react-virtual';
+import type { SandboxSummary } from '../../../../../shared/domain/sandbox';
+import { age, shortId } from '../../../lib/format';
+import { useNow } from '../../../lib/use-now';
+import { StatePill } from '../../../lib/ui/StatusPill';
+import { usePodsUi } from '../store';
+
+const ROW_HEIGHT = 30;
+
+export const COLUMNS = ['', 'Name', 'Namespace', 'State', 'Pod IP', 'Additional IPs', 'Host ports', 'Bandwidth', 'Age'] as const;
+
+function hostPorts(p: SandboxSummary): string {
+  return p.hostPorts.map((h) => `${h.hostIP ? `${h.hostIP}:` : ''}${h.hostPort}→${h.containerPort}/${h.protocol}`).join(', ');
+}
+
+function bandwidth(p: SandboxSummary): string {
+  const parts = [p.bandwidth.ingress && `↓ ${p.bandwidth.ingress}`, p.bandwidth.egress && `↑ ${p.bandwidth.egress}`].filter(Boolean);
+  return parts.join('  ');
+}
+
+export function PodsTable({ pods, selectedId, onSelect, onOpen }: { pods: SandboxSummary[]; selectedId?: string; onSelect: (id: string) => void; onOpen: (id: string) => void }) {
+  const scrollRef = useRef<HTMLDivElement>(null);
+  const now = useNow(1000);
+  const checked = usePodsUi((s) => s.checked);
+  const toggle = usePodsUi((s) => s.toggle);
+  const setChecked = usePodsUi((s) => s.setChecked);
+  const virtualizer = useVirtualizer({
+    count: pods.length,
+    getScrollElement: () => scrollRef.current,
+    estimateSize: () => ROW_HEIGHT,
+    overscan: 12,
+    // jsdom and the first paint have no layout; assume a viewport so rows render at once
+    initialRect: { width: 1200, height: 600 },
+  });
+  const index = pods.findIndex((p) => p.id === selectedId);
+  const allChecked = pods.length > 0 && pods.every((p) => checked.has(p.id));
+
+  const go = (i: number) => {
+    const p = pods[Math.max(0, Math.min(pods.length - 1, i))];
+    if (!p) return;
+    onSelect(p.id);
+    virtualizer.scrollToIndex(pods.indexOf(p), { align: 'auto' });
+  };
+
+  const onKeyDown = (e: React.KeyboardEvent) => {
+    if (e.target instanceof HTMLInputElement) return;
+    const keys: Record<string, () => void> = {
+      ArrowDown: () => go(index + 1),
+      j: () => go(index + 1),
+      ArrowUp: () => go(index < 0 ? 0 : index - 1),
+      k: () => go(index < 0 ? 0 : index - 1),
+      Home: () => go(0),
+      End: () => go(pods.length - 1),
+      PageDown: () => go(index + 15),
+      PageUp: () => go(index - 15),
+      ' ': () => selectedId && toggle(selectedId),
+      Enter: () => selectedId && onOpen(selectedId),
+    };
+    const f = keys[e.key];
+    if (f) {
+      e.preventDefault();
+      f();
+    }
+  };
+
+  return (
+    <div className="grid" role="grid" aria-label="Pod sandboxes" aria-rowcount={pods.length + 1} aria-multiselectable="true">
+      <div className="grid-row grid-head" role="row" aria-rowindex={1}>
+        <div role="columnheader" className="cell cell-check">
+          <input
+            type="checkbox"
+            aria-label="Select all"
+            checked={allChecked}
+            onChange={() => setChecked(allChecked ? [] : pods.map((p) => p.id))}
+          />
+        </div>
+        {COLUMNS.slice(1).map((c) => (
+          <div role="columnheader" className="cell" key={c}>
+            {c}
+          </div>
+        ))}
+      </div>
+      <div
+        className="grid-body"
+        ref={scrollRef}
+        tabIndex={0}
+        onKeyDown={onKeyDown}
+        aria-activedescendant={selectedId ? `pod-row-${selectedId}` : undefined}
+        data-testid="pods-grid-body"
+      >
+        <div style={{ height: virtualizer.getTotalSize(), position: 'relative' }}>
+          {virtualizer.getVirtualItems().map((v) => {
+            const p = pods[v.index]!;
+            const selected = p.id === selectedId;
+            return (
+              <div
+                key={p.id}
+                id={`pod-row-${p.id}`}
+                role="row"
+                aria-rowindex={v.index + 2}
+                aria-selected={selected}
+                data-pod-name={p.metadata.name}
+                className={`grid-row${selected ? ' grid-row-selected' : ''}${p.state !== 'SANDBOX_READY' ? ' grid-row-dim' : ''}`}
+                style={{ transform: `translateY(${v.start}px)`, height: ROW_HEIGHT }}
+                onClick={() => onSelect(p.id)}
+                onDoubleClick={() => onOpen(p.id)}
+              >
+                <div role="gridcell" className="cell cell-check" onClick={(e) => e.stopPropagation()}>
+                  <input type="checkbox" aria-label={`Select ${p.metadata.name}`} checked={checked.has(p.id)} onChange={() => toggle(p.id)} />
+                </div>
+                <div role="gridcell" className="cell cell-name" title={p.id}>
+                  <span className="name">{p.metadata.name}</span>
+                  <span className="id mono">{shortId(p.id)}</span>
+                </div>
+                <div role="gridcell" className="cell">{p.metadata.namespace}</div>
+                <div role="gridcell" className="cell">
+                  <StatePill state={p.state} />
+                </div>
+                <div role="gridcell" className="cell mono" data-col="ip">
+                  {p.hostNetwork ? <span className="muted">host network</span> : p.ip || <span className="muted">—</span>}
+                </div>
+                <div role="gridcell" className="cell mono">{p.additionalIps.join(', ') || <span className="muted">—</span>}</div>
+                <div role="gridcell" className="cell mono">{hostPorts(p) || <span className="muted">—</span>}</div>
+                <div role="gridcell" className="cell mono">{bandwidth(p) || <span className="muted">—</span>}</div>
+                <div role="gridcell" className="cell mono" title={p.createdAt}>
+                  {age(p.createdAt, now)}
+                </div>
+              </div>
+            );
+          })}
+        </div>
+      </div>
+    </div>
+  );
+}

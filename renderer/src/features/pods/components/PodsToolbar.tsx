@@ -1,0 +1,52 @@
+import type { SandboxSummary } from '../../../../../shared/domain/sandbox';
+import { namespacesOf } from '../filter';
+import { usePodsUi } from '../store';
+
+export function PodsToolbar({ pods, shown, actions }: { pods: SandboxSummary[]; shown: number; actions: React.ReactNode }) {
+  const filters = usePodsUi((s) => s.filters);
+  const setFilter = usePodsUi((s) => s.setFilter);
+  const clear = usePodsUi((s) => s.clearFilters);
+  const active = filters.text || filters.namespace || filters.state || filters.label;
+  return (
+    <div className="toolbar">
+      <input
+        className="input input-search"
+        type="search"
+        placeholder="Filter by name, id, IP, label…"
+        aria-label="Filter pods"
+        value={filters.text}
+        onChange={(e) => setFilter('text', e.target.value)}
+      />
+      <select className="input" aria-label="Namespace" value={filters.namespace} onChange={(e) => setFilter('namespace', e.target.value)}>
+        <option value="">All namespaces</option>
+        {namespacesOf(pods).map((n) => (
+          <option key={n} value={n}>
+            {n}
+          </option>
+        ))}
+      </select>
+      <select className="input" aria-label="State" value={filters.state} onChange={(e) => setFilter('state', e.target.value as typeof filters.state)}>
+        <option value="">Any state</option>
+        <option value="SANDBOX_READY">Ready</option>
+        <option value="SANDBOX_NOTREADY">NotReady</option>
+      </select>
+      <input
+        className="input input-label"
+        placeholder="label: app=web"
+        aria-label="Label selector"
+        value={filters.label}
+        onChange={(e) => setFilter('label', e.target.value)}
+      />
+      {active && (
+        <button type="button" className="btn btn-ghost btn-small" onClick={clear}>
+          Clear
+        </button>
+      )}
+      <span className="toolbar-count">
+        {shown === pods.length ? `${pods.length} sandbox${pods.length === 1 ? '' : 'es'}` : `${shown} of ${pods.length}`}
+      </span>
+      <span className="toolbar-spacer" />
+      {actions}
+    </div>
+  );
+}

@@ -1,0 +1,23 @@
+import { StrictMode } from 'react';
+import { createRoot } from 'react-dom/client';
+import { QueryClientProvider } from '@tanstack/react-query';
+import { App } from './app/App';
+import { connect } from './lib/connect';
+import { ConnectionProvider } from './lib/connection-context';
+import { createQueryClient } from './lib/query-client';
+import './styles/theme.css';
+import './styles/layout.css';
+import './styles/components.css';
+
+const connection = connect();
+const queryClient = createQueryClient();
+
+createRoot(document.getElementById('root')!).render(
+  <StrictMode>
+    <ConnectionProvider value={connection}>
+      <QueryClientProvider client={queryClient}>
+        <App />
+      </QueryClientProvider>
+    </ConnectionProvider>
+  </StrictMode>,
+);

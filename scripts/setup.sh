@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Installs what a fresh Debian 12 machine lacks to run and test Podscope (run as root). Idempotent and quick when
+# everything is already there, so both README commands can start with it.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+packages=(runc containernetworking-plugins busybox-static iptables iproute2 util-linux mount chromium containerd)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "setup: installing ${missing[*]}" >&2
+  apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+# The Electron binary cannot be downloaded here (its installer fetches from outside the npm registry): skip it.
+# `npm start` then uses browser mode. A stamp of the lockfile's hash avoids reinstalling on every run.
+stamp=node_modules/.podscope-lock-hash
+want=$(sha256sum package-lock.json | cut -d' ' -f1)
+if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
+  echo "setup: npm ci" >&2
+  ELECTRON_SKIP_BINARY_DOWNLOAD=1 npm ci --no-audit --no-fund >/dev/null
+  echo "$want" > "$stamp"
+fi

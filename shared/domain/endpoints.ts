@@ -1,0 +1,50 @@
+/**
+ * Where sandboxes live: the in-process engine, or any CRI runtime.v1 endpoint (containerd, CRI-O, a Podscope daemon).
+ * Every screen works against an endpoint id; "local" is the built-in engine.
+ */
+import type { SandboxApi } from './sandbox';
+
+export const LOCAL_ENDPOINT_ID = 'local';
+
+export type EndpointKind = 'podscope-engine' | 'cri';
+
+/** What a runtime behind an endpoint can give; features it lacks are shown as "not available from this runtime". */
+export interface EndpointCapabilities {
+  /** per-plugin CNI trace with stdin/stdout (only Podscope's own engine records it) */
+  pluginTrace: boolean;
+  /** preview of runtimeConfig per plugin (needs the conflist the runtime uses) */
+  preview: boolean;
+  /** the loaded CNI configuration view */
+  cniConfig: boolean;
+  /** live events (GetContainerEvents or in-process) */
+  events: boolean;
+}
+
+export interface EndpointView {
+  id: string;
+  kind: EndpointKind;
+  label: string;
+  /** unix socket path for CRI endpoints */
+  address?: string;
+  /** runtime_name / runtime_version from the CRI Version RPC once connected */
+  runtimeName?: string;
+  runtimeVersion?: string;
+  connected: boolean;
+  error?: string;
+  capabilities: EndpointCapabilities;
+}
+
+export interface AddEndpointRequest {
+  label?: string;
+  /** unix socket path, with or without the unix:// scheme */
+  address: string;
+}
+
+export interface EndpointRegistry {
+  list(): Promise<EndpointView[]>;
+  /** connects (Version RPC) before adding; a non-CRI or unreachable socket is a clear error */
+  add(req: AddEndpointRequest): Promise<EndpointView>;
+  remove(id: string): Promise<void>;
+  /** the API for an endpoint id; NotFound for an unknown id */
+  api(id: string): SandboxApi;
+}

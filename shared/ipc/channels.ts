@@ -1,0 +1,81 @@
+/**
+ * The one IPC contract. Every front door of the desktop app (Electron IPC through the preload, the browser-mode
+ * WebSocket) carries exactly these channels; main, preload, host and renderer are all typed from this map.
+ * Each entry holds the zod schema of the request (checked by the router before anything runs) and, as a phantom
+ * type, the response. Sandbox channels mirror SandboxApi one to one and name the endpoint they address.
+ */
+import { z } from 'zod';
+import { IpPreferenceSchema, PodSandboxConfigSchema } from '../domain/config';
+import { LOCAL_ENDPOINT_ID, type EndpointView } from '../domain/endpoints';
+import type { CniConfigView } from '../domain/cni';
+import type {
+  ConfigPreview,
+  EngineInfo,
+  RuntimeCondition,
+  SandboxStatus,
+  SandboxSummary,
+} from '../domain/sandbox';
+
+const endpointId = z.string().min(1).max(200).default(LOCAL_ENDPOINT_ID);
+/** Sandbox ids are 64 hex chars from the engine, but CRI runtimes accept unique prefixes: keep it a bounded token. */
+const sandboxId = z.string().min(1).max(128).regex(/^[A-Za-z0-9][A-Za-z0-9_.-]*$/, 'not a sandbox id');
+
+export const RunSandboxRequestSchema = z.strictObject({
+  config: PodSandboxConfigSchema,
+  runtimeHandler: z.string().max(200).optional(),
+  ipPreference: IpPreferenceSchema.optional(),
+  requestId: z.string().max(200).optional(),
+});
+
+export const SandboxFilterSchema = z.strictObject({
+  id: z.string().max(128).optional(),
+  state: z.enum(['SANDBOX_READY', 'SANDBOX_NOTREADY']).optional(),
+  labelSelector: z.record(z.string(), z.string()).optional(),
+  name: z.string().optional(),
+  namespace: z.string().optional(),
+});
+
+/** A channel definition: the request schema and, for typing only, the response. */
+export interface ChannelDef<Req extends z.ZodType, Res> {
+  request: Req;
+  /** never read at run time; carries the response type */
+  response?: Res;
+}
+const channel = <Res>() => <Req extends z.ZodType>(request: Req): ChannelDef<Req, Res> => ({ request });
+
+const onEndpoint = z.strictObject({ endpointId });
+const onSandbox = z.strictObject({ endpointId, id: sandboxId });
+
+export const CHANNELS = {
+  'sandbox.run': channel<{ id: string }>()(z.strictObject({ endpointId, request: RunSandboxRequestSchema })),
+  'sandbox.stop': channel<void>()(onSandbox),
+  'sandbox.remove': channel<void>()(onSandbox),
+  'sandbox.status': channel<SandboxStatus>()(onSandbox),
+  'sandbox.list': channel<SandboxSummary[]>()(z.strictObject({ endpointId, filter: SandboxFilterSchema.optional() })),
+  'sandbox.cniConfig': channel<CniConfigView>()(onEndpoint),
+  'sandbox.preview': channel<ConfigPreview>()(z.strictObject({ endpointId, request: RunSandboxRequestSchema })),
+  'sandbox.runtimeConditions': channel<RuntimeCondition[]>()(onEndpoint),
+  'sandbox.info': channel<EngineInfo>()(onEndpoint),
+  'endpoints.list': channel<EndpointView[]>()(z.strictObject({})),
+  'endpoints.add': channel<EndpointView>()(
+    z.strictObject({
+      label: z.string().max(200).optional(),
+      address: z.string().min(1, 'a socket path is required').max(4096),
+    }),
+  ),
+  'endpoints.remove': channel<void>()(z.strictObject({ id: z.string().min(1).max(200) })),
+} as const;
+
+export type ChannelMap = typeof CHANNELS;
+export type ChannelName = keyof ChannelMap;
+export const CHANNEL_NAMES = Object.keys(CHANNELS) as ChannelName[];
+
+/** What a caller writes (defaults optional, enum names accepted). */
+export type RequestOf<C extends ChannelName> = z.input<ChannelMap[C]['request']>;
+/** What a handler receives after validation. */
+export type ParsedRequestOf<C extends ChannelName> = z.output<ChannelMap[C]['request']>;
+export type ResponseOf<C extends ChannelName> = Exclude<ChannelMap[C]['response'], undefined>;
+
+export function isChannelName(x: unknown): x is ChannelName {
+  return typeof x === 'string' && Object.prototype.hasOwnProperty.call(CHANNELS, x);
+}

@@ -1,0 +1,12 @@
+/** Events pushed from the host to every renderer: engine events tagged with the endpoint they came from. */
+import type { SandboxEvent } from '../domain/sandbox';
+import type { EndpointView } from '../domain/endpoints';
+
+export type PushedEvent =
+  | { kind: 'sandbox'; endpointId: string; event: SandboxEvent }
+  | { kind: 'endpoints.changed'; endpoints: EndpointView[] };
+
+/** The one Electron IPC channel name events travel on (main → renderer). */
+export const EVENT_CHANNEL = 'podscope:event';
+/** The Electron IPC channel requests travel on (renderer → main, invoke/handle). */
+export const INVOKE_CHANNEL = 'podscope:invoke';

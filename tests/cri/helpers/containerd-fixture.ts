@@ -1,0 +1,217 @@
+/**
+ * Starts a containerd of the test's own (Debian's 1.6.20): own config.toml, root, state, socket and CNI conf dir
+ * under a temp dir, CRI with restrict_oom_score_adj (this machine has no CAP_SYS_RESOURCE) and a busybox pause
+ * image built and imported locally. stop() removes every sandbox through CRI, kills only the containerd it started
+ * (by pid), and removes what is left: netns, bridge, ip(6)tables chains it added, CNI cache files, dirs.
+ */
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdirSync, openSync, readdirSync, readFileSync, rmSync, rmdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { createCriEndpointApi, type CriEndpointApi } from '../../../electron/cri/client';
+import { PAUSE_IMAGE_REF, buildPauseImageTar } from './pause-image';
+import { tempDir } from './grpc';
+
+export interface ContainerdSpec {
+  /** bridge name, e.g. psc-ctd0 */
+  bridge: string;
+  /** 10.<n>.0.0/24 and fd00:<n>::/64 */
+  subnet: number;
+}
+
+export interface ContainerdFixture {
+  dir: string;
+  socketPath: string;
+  confDir: string;
+  pid: number;
+  api: CriEndpointApi;
+  /** the conflist written to the conf dir (the same one the Podscope engine is given for comparisons) */
+  conflist: Record<string, unknown>;
+  stop(): Promise<void>;
+}
+
+const sh = (file: string, args: string[]) => {
+  try {
+    return execFileSync(file, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+  } catch {
+    return '';
+  }
+};
+const natChains = (bin: string) => sh(bin, ['-t', 'nat', '-S']).split('\n').filter((l) => l.startsWith('-N ')).map((l) => l.slice(3));
+
+export function testConflist(spec: ContainerdSpec, ipamDir: string): Record<string, unknown> {
+  return {
+    cniVersion: '1.0.0',
+    name: spec.bridge,
+    plugins: [
+      {
+        type: 'bridge', bridge: spec.bridge, isGateway: true, ipMasq: false, hairpinMode: true,
+        ipam: { type: 'host-local', dataDir: ipamDir, ranges: [[{ subnet: `10.${spec.subnet}.0.0/24` }], [{ subnet: `fd00:${spec.subnet}::/64` }]], routes: [{ dst: `10.${spec.subnet}.0.0/16` }] },
+      },
+      { type: 'portmap', capabilities: { portMappings: true } },
+      { type: 'bandwidth', capabilities: { bandwidth: true } },
+    ],
+  };
+}
+
+function configToml(d: string, socket: string, confDir: string): string {
+  return `version = 2
+root = "${d}/root"
+state = "${d}/state"
+oom_score = 0
+disabled_plugins = ["io.containerd.snapshotter.v1.btrfs", "io.containerd.snapshotter.v1.zfs", "io.containerd.snapshotter.v1.devmapper", "io.containerd.snapshotter.v1.aufs", "io.containerd.tracing.processor.v1.otlp", "io.containerd.internal.v1.tracing"]
+
+[grpc]
+  address = "${socket}"
+
+[ttrpc]
+  address = "${socket}.ttrpc"
+
+[debug]
+  address = ""
+  level = "info"
+
+[metrics]
+  address = ""
+
+[plugins."io.containerd.internal.v1.opt"]
+  path = "${d}/opt"
+
+[plugins."io.containerd.grpc.v1.cri"]
+  sandbox_image = "${PAUSE_IMAGE_REF}"
+  restrict_oom_score_adj = true
+  enable_selinux = false
+  [plugins."io.containerd.grpc.v1.cri".containerd]
+    snapshotter = "overlayfs"
+    default_runtime_name = "runc"
+    [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc]
+      runtime_type = "io.containerd.runc.v2"
+      [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc.options]
+        SystemdCgroup = false
+  [plugins."io.containerd.grpc.v1.cri".cni]
+    bin_dir = "/usr/lib/cni"
+    conf_dir = "${confDir}"
+    max_conf_num = 1
+`;
+}
+
+async function waitFor<T>(what: string, fn: () => Promise<T | undefined>, timeoutMs: number, isDead: () => string | undefined): Promise<T> {
+  const end = Date.now() + timeoutMs;
+  let last: unknown;
+  while (Date.now() < end) {
+    const dead = isDead();
+    if (dead) throw new Error(`${what}: ${dead}`);
+    try {
+      const v = await fn();
+      if (v !== undefined) return v;
+    } catch (e) {
+      last = e;
+    }
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  throw new Error(`${what}: timed out (${(last as Error)?.message ?? 'no answer'})`);
+}
+
+export async function startContainerd(spec: ContainerdSpec): Promise<ContainerdFixture> {
+  const tmp = tempDir('podscope-ctd-');
+  const d = tmp.dir;
+  const socketPath = join(d, 'containerd.sock');
+  const confDir = join(d, 'net.d');
+  const ipamDir = join(d, 'ipam');
+  mkdirSync(confDir);
+  const conflist = testConflist(spec, ipamDir);
+  writeFileSync(join(confDir, `10-${spec.bridge}.conflist`), JSON.stringify(conflist, null, 2));
+  writeFileSync(join(d, 'config.toml'), configToml(d, socketPath, confDir));
+
+  // what exists before, so cleanup removes only what this containerd added
+  const before = { v4: new Set(natChains('iptables')), v6: new Set(natChains('ip6tables')), netns: new Set(existsSync('/var/run/netns') ? readdirSync('/var/run/netns') : []) };
+  const hostDirs = ['/var/lib/cni/results', '/var/lib/cni', '/run/containerd/s', '/run/containerd/runc/k8s.io', '/run/containerd/runc', '/run/containerd'].filter((p) => !existsSync(p));
+
+  const logFd = openSync(join(d, 'containerd.log'), 'a');
+  const child: ChildProcess = spawn('/usr/bin/containerd', ['--config', join(d, 'config.toml')], { stdio: ['ignore', logFd, logFd], detached: false });
+  const log = () => (existsSync(join(d, 'containerd.log')) ? readFileSync(join(d, 'containerd.log'), 'utf8') : '');
+  const isDead = () => (child.exitCode !== null || child.signalCode !== null ? `containerd exited (${child.exitCode ?? child.signalCode}); log tail:\n${log().slice(-3000)}` : undefined);
+  const api = createCriEndpointApi(socketPath, { connectTimeoutMs: 1000, callTimeoutMs: 120_000 });
+
+  const sandboxIds = new Set<string>();
+  let stopped = false;
+  const fixture: ContainerdFixture = {
+    dir: d,
+    socketPath,
+    confDir,
+    pid: child.pid!,
+    api,
+    conflist,
+    async stop() {
+      if (stopped) return;
+      stopped = true;
+      // 1. remove every sandbox through CRI so CNI DEL runs (portmap chains, bandwidth ifb, IPAM, cache files)
+      try {
+        for (const s of await api.list()) {
+          sandboxIds.add(s.id);
+          await api.remove(s.id).catch((e: unknown) => console.error(`containerd fixture: remove ${s.id}: ${(e as Error).message}`));
+        }
+      } catch (e) {
+        if (!isDead()) console.error(`containerd fixture: list: ${(e as Error).message}`);
+      }
+      api.close();
+      // 2. stop only our containerd, by pid; then any shim it left (their parent is gone, they carry our socket in argv)
+      if (!isDead()) {
+        child.kill('SIGTERM');
+        const exited = await new Promise<boolean>((r) => { const t = setTimeout(() => r(false), 10_000); child.once('exit', () => { clearTimeout(t); r(true); }); });
+        if (!exited && child.pid) process.kill(child.pid, 'SIGKILL');
+      }
+      for (const pid of shimPids(socketPath)) { try { process.kill(pid, 'SIGKILL'); } catch { /* gone */ } }
+      // 3. host leftovers
+      for (const m of sh('findmnt', ['-rn', '-o', 'TARGET']).split('\n').filter((t) => t.startsWith(d)).reverse()) sh('umount', ['-l', m]);
+      for (const ns of existsSync('/var/run/netns') ? readdirSync('/var/run/netns') : []) {
+        if (!before.netns.has(ns) && ns.startsWith('cni-') && netnsIsOurs(ns, spec)) sh('ip', ['netns', 'delete', ns]);
+      }
+      sh('ip', ['link', 'del', spec.bridge]);
+      for (const [bin, had] of [['iptables', before.v4], ['ip6tables', before.v6]] as const) removeAddedPortmapChains(bin, had);
+      for (const id of sandboxIds) for (const f of existsSync('/var/lib/cni/results') ? readdirSync('/var/lib/cni/results') : []) if (f.includes(id)) rmSync(join('/var/lib/cni/results', f), { force: true });
+      for (const p of hostDirs) { try { rmdirSync(p); } catch { /* not empty: someone else uses it */ } }
+      tmp.cleanup();
+    },
+  };
+  try {
+    await waitFor('containerd CRI', async () => (await api.runtimeConditions()).find((c) => c.type === 'NetworkReady' && c.status), 30_000, isDead);
+    const tar = buildPauseImageTar(d);
+    execFileSync('/usr/bin/ctr', ['-a', socketPath, '-n', 'k8s.io', 'images', 'import', tar], { stdio: ['ignore', 'pipe', 'pipe'] });
+    // remember ids as they appear so stop() can clean cache files even if containerd dies
+    const origRun = api.run.bind(api);
+    api.run = async (req) => { const r = await origRun(req); sandboxIds.add(r.id); return r; };
+    return fixture;
+  } catch (e) {
+    await fixture.stop();
+    throw e;
+  }
+}
+
+/** containerd-shim-runc-v2 processes started for our socket (argv contains "-address <socket>"). */
+function shimPids(socketPath: string): number[] {
+  const out: number[] = [];
+  for (const p of readdirSync('/proc').filter((x) => /^\d+$/.test(x))) {
+    try {
+      const argv = readFileSync(`/proc/${p}/cmdline`, 'utf8').split('\0');
+      if (argv[0]?.endsWith('containerd-shim-runc-v2') && argv.includes(socketPath)) out.push(Number(p));
+    } catch { /* exited */ }
+  }
+  return out;
+}
+
+/** A leftover netns is ours if an address of our subnet lives in it. */
+function netnsIsOurs(ns: string, spec: ContainerdSpec): boolean {
+  return sh('ip', ['-n', ns, '-o', 'addr']).includes(`10.${spec.subnet}.0.`);
+}
+
+function removeAddedPortmapChains(bin: string, had: Set<string>): void {
+  const chains = natChains(bin);
+  if (chains.some((c) => c.startsWith('CNI-DN-'))) return; // a pod (ours or not) still uses portmap
+  const shared = ['CNI-HOSTPORT-DNAT', 'CNI-HOSTPORT-SETMARK', 'CNI-HOSTPORT-MASQ'].filter((c) => chains.includes(c) && !had.has(c));
+  if (!shared.length) return;
+  const rules = sh(bin, ['-t', 'nat', '-S']).split('\n').filter((l) => l.startsWith('-A ') && shared.some((c) => l.includes(`-j ${c}`)) && !shared.some((c) => l.startsWith(`-A ${c} `)));
+  // iptables -S quotes arguments with spaces (the portmap comment): split on spaces outside quotes
+  for (const r of rules) sh(bin, ['-t', 'nat', ...(r.replace(/^-A /, '-D ').match(/"[^"]*"|\S+/g) ?? []).map((x) => x.replace(/^"|"$/g, ''))]);
+  for (const c of shared) sh(bin, ['-t', 'nat', '-F', c]);
+  for (const c of shared) sh(bin, ['-t', 'nat', '-X', c]);
+}

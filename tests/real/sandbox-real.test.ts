@@ -1,0 +1,213 @@
+/**
+ * The engine with real parts: a netns, Debian's bridge/host-local/portmap/bandwidth plugins and runc.
+ * Needs root. Every resource is removed in afterAll, even when a test fails.
+ */
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, readdirSync } from 'node:fs';
+import { connect } from 'node:net';
+import { basename, join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { SandboxEngine } from '../../electron/engine/sandbox/service';
+import { hasCode } from '../../shared/domain/errors';
+import type { PodSandboxConfigInput } from '../../shared/domain/config';
+import { createRealEnv, type RealEnv } from '../../electron/engine/testing/throwaway-env';
+
+const sh = (file: string, args: string[]) => execFileSync(file, args, { encoding: 'utf8' });
+const hostPort = 20000 + Math.floor(Math.random() * 20000);
+
+function pod(name: string, extra: Partial<PodSandboxConfigInput> = {}): PodSandboxConfigInput {
+  return { metadata: { name, namespace: 'podscope-test', uid: `uid-${name}` }, hostname: name, ...extra };
+}
+
+function tcpRequest(host: string, port: number): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const s = connect({ host, port }, () => s.write('ping\n'));
+    let data = '';
+    s.setTimeout(5000, () => { s.destroy(); reject(new Error(`timeout talking to ${host}:${port}`)); });
+    s.on('data', (b) => (data += b.toString()));
+    s.on('end', () => resolve(data));
+    s.on('error', reject);
+  });
+}
+
+let env: RealEnv;
+let engine: SandboxEngine;
+
+beforeAll(async () => {
+  env = await createRealEnv({ tag: 't0', subnet: 230 });
+  engine = await env.engine();
+});
+
+afterAll(async () => {
+  await env?.teardown();
+});
+
+describe('a sandbox on bridge + host-local (v4+v6) + portmap + bandwidth with runc', () => {
+  let id: string;
+  let listener: ChildProcess | undefined;
+
+  afterAll(() => {
+    if (listener?.exitCode === null && listener.pid) process.kill(listener.pid, 'SIGKILL');
+  });
+
+  it('runs: eth0 has both addresses inside the netns and the primary IP is the IPv4 one (default preference)', async () => {
+    ({ id } = await engine.run({
+      config: pod('web', {
+        port_mappings: [{ container_port: 8080, host_port: hostPort }, { container_port: 81, host_port: 0 }],
+        annotations: { 'kubernetes.io/ingress-bandwidth': '10M', 'kubernetes.io/egress-bandwidth': '2M' },
+      }),
+    }));
+    const st = await engine.status(id);
+    expect(st.state).toBe('SANDBOX_READY');
+    expect(st.ip).toMatch(/^10\.230\.0\.\d+$/);
+    expect(st.additionalIps).toHaveLength(1);
+    expect(st.additionalIps[0]).toMatch(/^fd00:230::/);
+    const inside = sh('ip', ['-n', basename(st.netnsPath!), '-o', 'addr', 'show', 'dev', 'eth0']);
+    expect(inside).toContain(`inet ${st.ip}/24`);
+    expect(inside).toContain(`inet6 ${st.additionalIps[0]}/64`);
+    // the pause process lives in that netns
+    expect(sh('readlink', [`/proc/${st.pause.pid}/ns/net`]).trim()).toBe(sh('ip', ['netns', 'exec', basename(st.netnsPath!), 'readlink', '/proc/self/ns/net']).trim());
+    // one trace entry per plugin exec, with the runtimeConfig each one got
+    const adds = st.trace.filter((t) => t.step === 'cni.plugin' && t.plugin?.verb === 'ADD').map((t) => t.plugin!.type);
+    expect(adds.sort()).toEqual(['bandwidth', 'bridge', 'loopback', 'portmap']);
+    const portmapStdin = JSON.parse(st.trace.find((t) => t.plugin?.type === 'portmap')!.plugin!.stdin);
+    expect(portmapStdin.runtimeConfig).toEqual({ portMappings: [{ hostPort, containerPort: 8080, protocol: 'tcp' }] });
+  });
+
+  it('reaches a TCP listener inside the netns through the mapped host port', async () => {
+    const st = await engine.status(id);
+    const server = "require('net').createServer((s) => s.end('pong-from-pod\\n')).listen(8080, () => console.log('listening'))";
+    listener = spawn('ip', ['netns', 'exec', basename(st.netnsPath!), process.execPath, '-e', server], { stdio: ['ignore', 'pipe', 'inherit'] });
+    await new Promise((resolve) => listener!.stdout!.once('data', resolve));
+    const hostIp = sh('ip', ['-4', '-o', 'addr', 'show', 'dev', env.bridge]).match(/inet (\S+)\//)![1]!;
+    // through the host port on the host's address (DNAT in PREROUTING/OUTPUT for local destinations)
+    expect(await tcpRequest(hostIp, hostPort)).toContain('pong-from-pod');
+    // and on 127.0.0.1: portmap's SNAT mark + route_localnet make loopback work too
+    expect(await tcpRequest('127.0.0.1', hostPort)).toContain('pong-from-pod');
+  });
+
+  it('applies bandwidth: a tbf qdisc at 10Mbit on the host veth and 2Mbit on the ifb device', async () => {
+    const st = await engine.status(id);
+    const bridgeResult = st.networks.find((n) => n.ifName === 'eth0')!.result!;
+    const hostVeth = bridgeResult.interfaces!.find((i) => i.name.startsWith('veth'))!.name;
+    expect(sh('tc', ['qdisc', 'show', 'dev', hostVeth])).toMatch(/tbf .*rate 10Mbit/);
+    const ifb = bridgeResult.interfaces!.find((i) => i.name.startsWith('bwp'))!.name;
+    expect(sh('tc', ['qdisc', 'show', 'dev', ifb])).toMatch(/tbf .*rate 2Mbit/);
+  });
+
+  it('programs the pod CNI-DN chain for the mapped port', () => {
+    const rules = sh('iptables', ['-t', 'nat', '-S']);
+    const chain = rules.split('\n').find((l) => l.startsWith('-N CNI-DN-'))?.slice(3);
+    expect(chain).toBeDefined();
+    expect(rules).toContain(`--dport ${hostPort}`);
+  });
+
+  it('stops (idempotently) and removes, leaving no netns, veth, IP reservation, chain, cache file, runc container or state', async () => {
+    const st = await engine.status(id);
+    const netns = st.netnsPath!;
+    const hostVeth = st.networks.find((n) => n.ifName === 'eth0')!.result!.interfaces!.find((i) => i.name.startsWith('veth'))!.name;
+    await engine.stop(id);
+    const stopped = await engine.status(id);
+    expect(stopped.state).toBe('SANDBOX_NOTREADY');
+    expect(stopped.ip).toBe('');
+    expect(stopped.additionalIps).toEqual([]);
+    const delsDuring: string[] = [];
+    const unsubscribe = engine.subscribe((e) => {
+      if (e.type === 'sandbox.progress' && e.entry.plugin?.verb === 'DEL') delsDuring.push(`${e.entry.phase} ${e.entry.plugin.type}`);
+    });
+    await engine.stop(id); // a second stop repeats DEL (as containerd) and succeeds
+    expect(delsDuring.filter((d) => d.startsWith('stop'))).toHaveLength(4);
+    await engine.remove(id);
+    unsubscribe();
+    // remove after a completed stop has nothing left to release: no third DEL (containerd repeats it, ~170 ms of portmap)
+    expect(delsDuring.filter((d) => d.startsWith('remove'))).toEqual([]);
+    await expect(engine.status(id)).rejects.toSatisfy((e) => hasCode(e, 'NotFound'));
+    await engine.stop(id); // unknown id: success
+    await engine.remove(id);
+    expect(existsSync(netns)).toBe(false);
+    expect(sh('ip', ['link', 'show']).includes(hostVeth)).toBe(false);
+    expect(readdirSync(join(env.ipamDir, env.network)).filter((f) => /^[0-9a-f.:]+$/.test(f) && f.includes(':') || /^\d+\.\d+\.\d+\.\d+$/.test(f))).toEqual([]);
+    expect(sh('iptables', ['-t', 'nat', '-S']).includes('-N CNI-DN-')).toBe(false);
+    expect(readdirSync(join(env.options.cniCacheDir!, 'results')).filter((f) => f.includes(id))).toEqual([]);
+    expect(sh('runc', ['--root', join(env.options.runDir!, 'runc'), 'list', '-q']).trim()).toBe('');
+    expect(existsSync(join(env.options.stateDir!, 'store', `${id}.json`))).toBe(false);
+    expect(existsSync(join(env.options.stateDir!, 'sandboxes', id))).toBe(false);
+    expect(existsSync(join(env.options.runDir!, 'sandboxes', id))).toBe(false);
+  });
+});
+
+describe('IP preference', () => {
+  it('ipv6 (per sandbox) makes the IPv6 address primary and keeps the IPv4 one as additional', async () => {
+    const { id } = await engine.run({ config: pod('v6'), ipPreference: 'ipv6' });
+    const st = await engine.status(id);
+    expect(st.ip).toMatch(/^fd00:230::/);
+    expect(st.additionalIps[0]).toMatch(/^10\.230\./);
+    expect(st.ipSelection?.eth0Ips.map((ip) => ip.includes(':'))).toEqual([false, true]); // CNI order: v4 range first
+    expect(st.ipSelection?.alternatives.cni.primary).toBe(st.ipSelection?.eth0Ips[0]);
+    await engine.remove(id);
+  });
+});
+
+describe('concurrency', () => {
+  it('10 concurrent runs get 10 distinct IPs', async () => {
+    const results = await Promise.all(Array.from({ length: 10 }, (_, i) => engine.run({ config: pod(`many-${i}`) })));
+    const ips = await Promise.all(results.map(async ({ id }) => (await engine.status(id)).ip));
+    expect(new Set(ips).size).toBe(10);
+    await Promise.all(results.map(({ id }) => engine.remove(id)));
+  });
+
+  it('two concurrent runs with the same name: exactly one succeeds, the other is AlreadyExists naming the holder', async () => {
+    const settled = await Promise.allSettled([engine.run({ config: pod('twin') }), engine.run({ config: pod('twin') })]);
+    const ok = settled.filter((s) => s.status === 'fulfilled') as PromiseFulfilledResult<{ id: string }>[];
+    const failed = settled.filter((s) => s.status === 'rejected') as PromiseRejectedResult[];
+    expect(ok).toHaveLength(1);
+    expect(failed).toHaveLength(1);
+    expect(hasCode(failed[0]!.reason, 'AlreadyExists')).toBe(true);
+    expect((failed[0]!.reason as Error).message).toContain(ok[0]!.value.id);
+    await engine.remove(ok[0]!.value.id);
+  });
+});
+
+describe('bad input and failures', () => {
+  it('an invalid bandwidth annotation is refused before anything is created', async () => {
+    const netnsBefore = readdirSync('/var/run/netns').length;
+    await expect(engine.run({ config: pod('badbw', { annotations: { 'kubernetes.io/ingress-bandwidth': '10X' } }) })).rejects.toSatisfy(
+      (e) => hasCode(e, 'InvalidArgument') && /kubernetes.io\/ingress-bandwidth "10X": quantities must match/.test((e as Error).message),
+    );
+    expect(readdirSync('/var/run/netns').length).toBe(netnsBefore);
+    expect(await engine.list()).toEqual([]);
+    // the name was never kept
+    const { id } = await engine.run({ config: pod('badbw') });
+    await engine.remove(id);
+  });
+
+  it('a pause process that dies makes the sandbox NOTREADY while its network stays until stop', async () => {
+    const { id } = await engine.run({ config: pod('dies') });
+    const st = await engine.status(id);
+    process.kill(st.pause.pid!, 'SIGKILL');
+    await new Promise((r) => setTimeout(r, 200));
+    const after = await engine.status(id);
+    expect(after.state).toBe('SANDBOX_NOTREADY');
+    expect(after.ip).toBe(st.ip);
+    await engine.remove(id);
+  });
+});
+
+describe('state', () => {
+  it('a second engine on the same state dir is refused with the owner named', async () => {
+    await expect(env.engine()).rejects.toSatisfy((e) => hasCode(e, 'FailedPrecondition') && /in use by another Podscope engine \(pid \d+/.test((e as Error).message));
+  });
+
+  it('a new engine sees every sandbox an earlier one made, reconciled with runc', async () => {
+    const { id } = await engine.run({ config: pod('persist') });
+    await engine.close();
+    const again = await env.engine();
+    const st = await again.status(id.slice(0, 12));
+    expect(st.state).toBe('SANDBOX_READY');
+    expect(st.trace.length).toBeGreaterThan(0);
+    // the name is still reserved after the restart
+    await expect(again.run({ config: pod('persist') })).rejects.toSatisfy((e) => hasCode(e, 'AlreadyExists'));
+    await again.remove(id);
+    engine = again;
+  });
+});

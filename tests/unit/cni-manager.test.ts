@@ -1,0 +1,116 @@
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { ExecRequest, ExecResult, ProcessRunner } from '../../electron/engine/os/exec';
+import { createCniManager } from '../../electron/engine/cni/cni-manager';
+import { FakeCniManager } from '../../electron/engine/testing/fake-cni';
+import type { CniCallRecord } from '../../electron/engine/cni/types';
+
+const ID = 'abc123';
+const OPTS = { args: [['IgnoreUnknown', '1']] as Array<[string, string]>, capabilities: { portMappings: [{ hostPort: 80, containerPort: 80, protocol: 'tcp' }] } };
+
+/** Answers ADD with a tiny result (an interface-less one on eth0) and remembers every request; no process is started. */
+class ScriptedRunner implements ProcessRunner {
+  readonly requests: ExecRequest[] = [];
+  async run(req: ExecRequest): Promise<ExecResult> {
+    this.requests.push(req);
+    const result = req.env?.CNI_IFNAME === 'lo' ? { interfaces: [{ name: 'lo' }], ips: [{ address: '127.0.0.1/8', interface: 0 }] } : { ips: [{ address: '10.9.0.2/24' }] };
+    const stdout = req.env?.CNI_COMMAND === 'ADD' ? JSON.stringify(result) : '';
+    return { command: req.file, exitCode: 0, signal: null, stdout, stderr: '', durationMs: 0, timedOut: false, canceled: false };
+  }
+}
+
+describe('CniManager over an injected runner', () => {
+  let root: string;
+  let runner: ScriptedRunner;
+  const dirs = () => ({ confDir: path.join(root, 'net.d'), binDirs: [path.join(root, 'bin')], cacheDir: path.join(root, 'cache') });
+
+  beforeEach(async () => {
+    root = await mkdtemp(path.join(tmpdir(), 'psc-cni-mgr-'));
+    runner = new ScriptedRunner();
+    await mkdir(dirs().confDir);
+    await mkdir(dirs().binDirs[0]!);
+    for (const t of ['loopback', 'bridge', 'portmap']) await writeFile(path.join(dirs().binDirs[0]!, t), '');
+    await writeFile(path.join(dirs().confDir, '10-net.conflist'), JSON.stringify({ cniVersion: '1.0.0', name: 'net', plugins: [{ type: 'bridge' }, { type: 'portmap', capabilities: { portMappings: true } }] }));
+  });
+  afterEach(async () => rm(root, { recursive: true, force: true }));
+
+  it('refuses to work before a successful load, with go-cni\'s reason', async () => {
+    const mgr = createCniManager({ ...dirs(), maxConfNum: 1, runner });
+    expect(mgr.config()).toMatchObject({ ready: false, notReadyReason: 'cni plugin not initialized' });
+    await expect(mgr.setup(ID, '/n', OPTS)).rejects.toMatchObject({ code: 'CniError', message: 'cni plugin not initialized' });
+    await expect(mgr.status()).rejects.toThrow('cni plugin not initialized');
+    expect(runner.requests).toEqual([]);
+  });
+
+  it('reports a conf dir without files through status()', async () => {
+    await rm(path.join(dirs().confDir, '10-net.conflist'));
+    const mgr = createCniManager({ ...dirs(), maxConfNum: 1, runner });
+    await mgr.load();
+    await expect(mgr.status()).rejects.toThrow(`no network config found in ${dirs().confDir}: cni plugin not initialized`);
+  });
+
+  it('previews runtimeConfig per plugin without exec', async () => {
+    const mgr = createCniManager({ ...dirs(), maxConfNum: 1, runner });
+    await mgr.load();
+    expect(mgr.preview(OPTS)).toEqual([
+      { network: 'cni-loopback', ifName: 'lo', type: 'loopback', index: 0, capabilities: [], runtimeConfig: undefined },
+      { network: 'net', ifName: 'eth0', type: 'bridge', index: 0, capabilities: [], runtimeConfig: undefined },
+      { network: 'net', ifName: 'eth0', type: 'portmap', index: 1, capabilities: ['portMappings'], runtimeConfig: { portMappings: OPTS.capabilities.portMappings } },
+    ]);
+    expect(runner.requests).toEqual([]);
+  });
+
+  it('runs setup and remove through the runner with the hook timeout, and uses a legacy bare-result cache file', async () => {
+    const mgr = createCniManager({ ...dirs(), maxConfNum: 1, runner });
+    await mgr.load();
+    const records: CniCallRecord[] = [];
+    const out = await mgr.setup(ID, '/n', OPTS, { pluginTimeoutMs: 777, record: (r) => records.push(r) });
+    expect(out.interfaces.eth0!.ipConfigs).toEqual([{ ip: '10.9.0.2' }]);
+    expect(runner.requests.every((r) => r.timeoutMs === 777)).toBe(true);
+    expect(records.filter((r) => r.step === 'cni.plugin')).toHaveLength(3);
+    const cacheFile = path.join(dirs().cacheDir, 'results', `net-${ID}-eth0`);
+    expect(JSON.parse(await readFile(cacheFile, 'utf8')).result).toEqual({ cniVersion: '1.0.0', ips: [{ address: '10.9.0.2/24' }], dns: {} });
+    // libcni reads a file without kind=cniCacheV1 as a bare result
+    await writeFile(cacheFile, JSON.stringify({ cniVersion: '0.4.0', ips: [{ version: '4', address: '10.9.0.7/24' }] }));
+    runner.requests.length = 0;
+    await mgr.remove(ID, '/n', OPTS);
+    const portmapDel = runner.requests.find((r) => r.file.endsWith('/portmap'))!;
+    expect(JSON.parse(portmapDel.input!).prevResult).toEqual({ cniVersion: '1.0.0', ips: [{ address: '10.9.0.7/24' }], dns: {} });
+    expect(runner.requests.map((r) => `${r.env!.CNI_COMMAND} ${path.basename(r.file)}`)).toEqual(['DEL loopback', 'DEL portmap', 'DEL bridge']);
+    expect(await mgr.cachedAttachments(ID)).toEqual([]);
+  });
+
+  it('cachedAttachments only lists cniCacheV1 files of that container', async () => {
+    const mgr = createCniManager({ ...dirs(), maxConfNum: 1, runner });
+    await mgr.load();
+    await mgr.setup(ID, '/n', OPTS);
+    await mgr.setup('abc1234', '/n2', OPTS);
+    const results = path.join(dirs().cacheDir, 'results');
+    await writeFile(path.join(results, `other-${ID}-eth1`), 'not json');
+    await writeFile(path.join(results, `spoof-${ID}-eth2`), JSON.stringify({ kind: 'cniCacheV1', containerId: 'someone-else' }));
+    expect(await mgr.cachedAttachments(ID)).toEqual([path.join(results, `cni-loopback-${ID}-lo`), path.join(results, `net-${ID}-eth0`)]);
+  });
+});
+
+describe('FakeCniManager', () => {
+  it('walks ADD in order and DEL in reverse, records like the real one and fails where told', async () => {
+    const fake = new FakeCniManager();
+    const records: CniCallRecord[] = [];
+    const out = await fake.setup(ID, '/n', OPTS, { record: (r) => records.push(r) });
+    expect(out.interfaces.eth0!.ipConfigs.map((c) => c.ip)).toEqual(['10.88.0.2', '2001:4860:4860::2']);
+    expect(records.filter((r) => r.step === 'cni.plugin').map((r) => r.label)).toEqual(['ADD loopback (cni-loopback/lo)', 'ADD bridge (containerd-net/eth0)', 'ADD portmap (containerd-net/eth0)', 'ADD bandwidth (containerd-net/eth0)']);
+    expect(await fake.cachedAttachments(ID)).toHaveLength(2);
+
+    fake.failures.push({ verb: 'DEL', network: 'containerd-net', index: 1, once: true });
+    await expect(fake.remove(ID, '/n', OPTS)).rejects.toThrow('failed to remove network "containerd-net" (eth0): plugin type="portmap" failed (delete)');
+    expect(fake.pluginCalls.filter((c) => c.verb === 'DEL').map((c) => c.type)).toEqual(['loopback', 'bandwidth', 'portmap']);
+    await fake.remove(ID, '/n', OPTS);
+    expect(await fake.cachedAttachments(ID)).toEqual([]);
+
+    fake.failures.push({ verb: 'ADD', network: 'containerd-net', index: 0 });
+    await expect(fake.setup('x2', '/n', OPTS)).rejects.toMatchObject({ code: 'CniError', details: { plugin: 'bridge', index: 0 } });
+    expect(fake.preview(OPTS).find((p) => p.type === 'portmap')!.runtimeConfig).toEqual({ portMappings: OPTS.capabilities.portMappings });
+  });
+});
