@@ -1,0 +1,100 @@
+/** `podscope` as crictl users drive it: a crictl pod-config file through runp, pods, inspectp, stopp, rmp. */
+import { execFile } from 'node:child_process';
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createRealEnv, type RealEnv } from '../../electron/engine/testing/throwaway-env';
+
+const run = promisify(execFile);
+let env: RealEnv;
+let flags: string[];
+
+async function podscope(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  try {
+    const { stdout, stderr } = await run(process.execPath, ['bin/podscope.mjs', ...args, ...flags], { cwd: join(__dirname, '../..') });
+    return { code: 0, stdout, stderr };
+  } catch (e) {
+    const err = e as { code: number; stdout: string; stderr: string };
+    return { code: err.code, stdout: err.stdout, stderr: err.stderr };
+  }
+}
+
+beforeAll(async () => {
+  env = await createRealEnv({ tag: 'cli', subnet: 236 });
+  const o = env.options;
+  flags = ['--cni-conf-dir', o.cniConfDir!, '--cni-bin-dir', '/usr/lib/cni', '--cni-cache-dir', o.cniCacheDir!, '--state-dir', o.stateDir!, '--run-dir', o.runDir!];
+});
+
+afterAll(async () => {
+  await env?.teardown();
+});
+
+describe('podscope CLI', () => {
+  it('runs a crictl YAML pod config, lists, inspects, stops and removes it', async () => {
+    const file = join(env.dir, 'pod.yaml');
+    await writeFile(file, `metadata:
+  name: cli-web
+  namespace: default
+  attempt: 1
+hostname: cli-web
+port_mappings:
+  - {protocol: 0, container_port: 80, host_port: 23456}
+  - {container_port: 81}
+annotations:
+  kubernetes.io/ingress-bandwidth: 10M
+portMappings: []
+`);
+    const runp = await podscope('runp', file);
+    expect(runp.code).toBe(0);
+    const id = runp.stdout.trim();
+    expect(id).toMatch(/^[0-9a-f]{64}$/);
+    // crictl fills a missing uid; unknown keys are reported, not dropped silently
+    expect(runp.stderr).toContain('metadata.uid was empty: generated');
+    expect(runp.stderr).toContain('unknown key portMappings ignored (did you mean port_mappings?');
+
+    const pods = await podscope('pods', '--state', 'ready', '--name', 'cli-');
+    expect(pods.stdout).toMatch(/^POD ID\s+CREATED\s+STATE\s+NAME\s+NAMESPACE\s+ATTEMPT\s+IP\s+HOST PORTS/);
+    expect(pods.stdout).toContain(id.slice(0, 13));
+    expect(pods.stdout).toMatch(/READY\s+cli-web\s+default\s+1\s+10\.236\.0\.\d+,fd00:236::\S+\s+23456->80\/tcp/);
+
+    const json = JSON.parse((await podscope('pods', '-o', 'json')).stdout);
+    expect(json.items).toHaveLength(1);
+
+    const text = (await podscope('inspectp', id.slice(0, 8))).stdout;
+    expect(text).toContain('preference ipv4: the first IPv4 address on eth0');
+    expect(text).toContain('DROPPED: host_port 0');
+    expect(text).toContain('10M = 10000000 bit/s (10 Mbit/s)');
+    const status = JSON.parse((await podscope('inspectp', '-o', 'json', id)).stdout);
+    expect(status.trace.filter((t: { plugin?: { verb: string } }) => t.plugin?.verb === 'ADD')).toHaveLength(4);
+
+    const refused = await podscope('rmp', id);
+    expect(refused.code).toBe(5); // FailedPrecondition: READY needs --force, as crictl says
+    expect(refused.stderr).toContain('please use --force');
+    expect((await podscope('stopp', id)).code).toBe(0);
+    expect((await podscope('stopp', id)).code).toBe(0);
+    expect((await podscope('rmp', id)).code).toBe(0);
+    expect((await podscope('pods', '-q')).stdout).toBe('');
+  });
+
+  it.each([
+    [['inspectp', 'ffffffffffff'], 3, /NotFound: an error occurred when try to find sandbox "ffffffffffff": not found/],
+    [['runp', '/nonexistent.json'], 2, /InvalidArgument: cannot read \/nonexistent.json: ENOENT/],
+    [['pods', '--state', 'sleepy'], 2, /--state must be ready or notready/],
+    [['pods', '--bogus'], 2, /Unknown option '--bogus'/],
+    [['frobnicate'], 2, /unknown command "frobnicate"/],
+  ])('%o exits %i with a clear message', async (args, code, message) => {
+    const r = await podscope(...args);
+    expect(r.code).toBe(code);
+    expect(r.stderr).toMatch(message);
+  });
+
+  it('refuses a config with an invalid bandwidth and creates nothing', async () => {
+    const file = join(env.dir, 'bad.json');
+    await writeFile(file, JSON.stringify({ metadata: { name: 'bad', namespace: 'default', uid: 'u' }, annotations: { 'kubernetes.io/egress-bandwidth': '10X' } }));
+    const r = await podscope('runp', file);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('kubernetes.io/egress-bandwidth "10X": quantities must match the regular expression');
+    expect((await podscope('pods', '-q')).stdout).toBe('');
+  });
+});
