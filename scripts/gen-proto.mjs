@@ -10,21 +10,21 @@ import { fileURLToPath } from 'node:url';
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const protoDir = join(root, 'electron/cri/proto');
 const outDir = join(root, 'electron/cri/generated');
-const buf = join(root, 'node_modules/.bin/buf');
 const plugin = join(root, 'node_modules/.bin/protoc-gen-ts_proto');
+// buf is fetched on demand from the npm registry rather than being a devDependency: its per-platform optional
+// packages are missing from npm's lockfile (npm/cli#4828), which makes `npm ci` refuse the lock.
+const BUF = '@bufbuild/buf@1.75.0';
 
-for (const [what, path] of [['buf (npm @bufbuild/buf)', buf], ['ts-proto (npm ts-proto)', plugin]]) {
-  if (!existsSync(path)) {
-    console.error(`gen-proto: ${what} not found at ${path}; run npm install`);
-    process.exit(1);
-  }
+if (!existsSync(plugin)) {
+  console.error(`gen-proto: ts-proto not found at ${plugin}; run npm ci`);
+  process.exit(1);
 }
 
 // Start clean so a message or file removed from the proto does not linger in the generated code.
 rmSync(outDir, { recursive: true, force: true });
 
 const run = (args) => {
-  const r = spawnSync(buf, args, { cwd: protoDir, stdio: 'inherit' });
+  const r = spawnSync('npx', ['--yes', '--package', BUF, 'buf', ...args], { cwd: protoDir, stdio: 'inherit' });
   if (r.status !== 0) {
     console.error(`gen-proto: buf ${args.join(' ')} failed (${r.error?.message ?? `exit ${r.status}`})`);
     process.exit(r.status ?? 1);

@@ -5,7 +5,7 @@
  * then the bridge and the temp dir, and keeps going past individual failures so one leak never hides another.
  */
 import { execFile } from 'node:child_process';
-import { mkdtemp, mkdir, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -97,6 +97,12 @@ export async function createSandboxEnv(opts: { rendererDir?: string; port?: numb
     await attempt('delete bridge', async () => {
       const links = await run('ip', ['-o', 'link', 'show', E2E_BRIDGE]).catch(() => undefined);
       if (links) await run('ip', ['link', 'del', E2E_BRIDGE]);
+    });
+    // The engine makes its netns dir a shared mount point (as iproute2 does); unmount before deleting.
+    await attempt('unmount netns dir', async () => {
+      const mounts = await readFile('/proc/self/mounts', 'utf8');
+      const ours = mounts.split('\n').map((l) => l.split(' ')[1] ?? '').filter((m) => m === root || m.startsWith(`${root}/`));
+      for (const m of ours.sort((a, b) => b.length - a.length)) await run('umount', ['-l', m]);
     });
     await attempt('remove temp dir', () => rm(root, { recursive: true, force: true }));
     return problems;

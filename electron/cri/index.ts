@@ -3,3 +3,4 @@ export { startCriServer, DEFAULT_CRI_SOCKET, type CriServer, type CriServerOptio
 export { createCriEndpointApi, type CriEndpointApi } from './client';
 export { createEndpointRegistry, LOCAL_CAPABILITIES, type CriEndpointRegistry, type EndpointRegistryOptions } from './endpoint-registry';
 export { grpcCodeFor, toGrpcStatus, fromGrpcError } from './errors';
+export { benchCriSideBySide, type BenchOptions, type BenchResult } from './bench';

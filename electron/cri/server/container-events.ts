@@ -51,9 +51,7 @@ export function translateSandboxEvent(e: SandboxEvent, seen: Map<string, Sandbox
 /** Serves one stream until the client cancels or the server closes; returns the unsubscribe for the server. */
 export async function serveContainerEvents(engine: CriEngine, call: EventStream): Promise<() => void> {
   const seen = new Map<string, SandboxSummary>();
-  // Sandboxes that exist before the stream opened are known, so their next change is a transition, not a CREATED.
-  for (const s of await engine.list()) seen.set(s.id, s);
-  const unsubscribe = engine.subscribe((e) => {
+  const send = (e: SandboxEvent) => {
     for (const { type, summary } of translateSandboxEvent(e, seen)) {
       call.write({
         containerId: summary.id,
@@ -62,7 +60,24 @@ export async function serveContainerEvents(engine: CriEngine, call: EventStream)
         podSandboxStatus: summaryStatus(summary),
       });
     }
-  });
+  };
+  // Subscribe before listing so nothing is lost in between; events that arrive meanwhile wait for the list.
+  let pending: SandboxEvent[] | undefined = [];
+  const unsubscribe = engine.subscribe((e) => (pending ? pending.push(e) : send(e)));
+  let existing: SandboxSummary[];
+  try {
+    existing = await engine.list();
+  } catch (e) {
+    unsubscribe();
+    throw e;
+  }
+  const queued = pending;
+  // Sandboxes that existed before the stream opened are known, so their next change is a transition, not a CREATED;
+  // one whose "added" is still queued is left to that event.
+  const addedMeanwhile = new Set(queued.filter((e) => e.type === 'sandbox.added').map((e) => e.id));
+  for (const s of existing) if (!addedMeanwhile.has(s.id)) seen.set(s.id, s);
+  pending = undefined;
+  for (const e of queued) send(e);
   let done = false;
   const finish = () => {
     if (done) return;

@@ -1,6 +1,6 @@
 /**
- * RunPodSandbox (containerd sandbox_run.go order, FACTS C3): validate everything first, reserve the name, then
- * netns → CNI ADD → sandbox files/shm → pause container. Each acquired resource pushes its undo; on failure the stack
+ * RunPodSandbox (containerd sandbox_run.go, FACTS C3): validate everything first, reserve the name, create the netns,
+ * then CNI ADD alongside sandbox files/shm → pause container. Each acquired resource pushes its undo; on failure the stack
  * unwinds with a fresh timeout. Only a fully clean unwind forgets the sandbox and releases its name; otherwise the
  * sandbox stays (Unknown, listed NOTREADY) with the error, so stop/remove can finish the job.
  */
@@ -11,6 +11,7 @@ import { selectPodIPs } from '../../../shared/domain/ip-selection';
 import type { RunSandboxRequest } from '../../../shared/domain/sandbox';
 import { CleanupStack } from './cleanup-stack';
 import { buildCniOptions } from './cni-options';
+import type { CniNamespaceOptions } from '../cni/types';
 import type { EngineContext } from './context';
 import { cniHooks, runtimeReporter } from './hooks';
 import { generateSandboxId, makeSandboxName } from './ids';
@@ -73,7 +74,6 @@ export async function runSandbox(ctx: EngineContext, req: RunSandboxRequest, sig
     try {
       await ctx.store.save(rec);
       ctx.emit({ type: 'sandbox.added', id, summary: toSummary(rec) });
-
       if (cniOptions) {
         const netnsPath = await trace.step('netns.create', 'create network namespace', () => ctx.netns.create(signal), (p) => ({ path: p }));
         rec.netnsPath = netnsPath;
@@ -81,40 +81,19 @@ export async function runSandbox(ctx: EngineContext, req: RunSandboxRequest, sig
         // Registered before ADD: a failing ADD may already have allocated (an IP, a veth), and CNI requires a DEL anyway.
         cleanup.push('CNI DEL of every network', (s) => teardownNetwork(ctx, rec, trace, netnsPath, s, true));
         rec.cniAttempted = true;
-        await ctx.store.save(rec); // a crash from here on leaves a record naming the netns, for recovery
-        const network = await trace.step('cni.setup', 'CNI ADD of every network', () => ctx.cni.setup(id, netnsPath, cniOptions, cniHooks(ctx, trace, signal)), (r) => ({
-          networks: r.networks.map((n) => `${n.network}/${n.ifName}`),
-        }));
-        rec.network = network;
-        const eth0Ips = network.interfaces.eth0?.ipConfigs.map((c) => c.ip) ?? [];
-        if (eth0Ips.length === 0) {
-          throw new PodscopeError('CniError', `failed to find network info for sandbox ${JSON.stringify(id)}: the CNI result gives eth0 no IP`, { details: { interfaces: network.interfaces } });
-        }
-        const selection = selectPodIPs(eth0Ips, rec.ipPreference);
-        rec.ip = selection.primary;
-        rec.additionalIps = selection.additional;
-        rec.ipSelection = { ...selection, eth0Ips };
       }
+      rec.pause = { containerId: id, status: 'creating', bundle: join(rec.runDir, 'bundle') };
+      await ctx.store.save(rec); // a crash from here on leaves a record naming the netns and container, for recovery
 
-      const files = await trace.step('sandbox.files', 'write hostname, hosts, resolv.conf; mount 64 MiB /dev/shm', () =>
-        ctx.files.prepare({ id, config, rootDir: rec.rootDir, runDir: rec.runDir, signal }),
-      (f) => ({ ...f }));
-      cleanup.push('unmount /dev/shm and delete sandbox files', (s) => ctx.files.cleanup({ rootDir: rec.rootDir, runDir: rec.runDir, signal: s }));
+      // The pause container needs the netns path, not the CNI result, so it starts while the plugins run
+      // (containerd runs them one after the other); both must succeed, and both undo through the same stack.
+      const outcomes = await Promise.allSettled([
+        cniOptions ? attachNetwork(ctx, rec, cniOptions, trace, signal) : Promise.resolve(),
+        startPause(ctx, rec, cleanup, trace, signal),
+      ]);
+      const failed = outcomes.find((o): o is PromiseRejectedResult => o.status === 'rejected');
+      if (failed) throw failed.reason;
 
-      const rootfsPath = await trace.step('pause.rootfs', 'ensure pause rootfs', () => ctx.runtime.ensureRootfs(), (p) => ({ path: p }));
-      const spec = ctx.buildPauseSpec({ id, config, netnsPath: rec.netnsPath, rootfsPath, resolvConfPath: files.resolvConfPath, shmPath: files.shmPath, engineOomScoreAdj: ctx.engineOomScoreAdj });
-      rec.ociSpec = spec;
-      const bundle = join(rec.runDir, 'bundle');
-      rec.pause = { containerId: id, status: 'creating', bundle };
-      await ctx.store.save(rec);
-      const report = runtimeReporter(trace);
-      cleanup.push('kill and delete the pause container', async (s) => {
-        await ctx.runtime.stop(id, { signal: s, report });
-        await ctx.runtime.delete(id, { signal: s, report });
-      });
-      const { pid } = await ctx.runtime.start(id, bundle, spec, { signal, report });
-
-      rec.pause = { containerId: id, pid, status: 'running', bundle };
       rec.state = 'Ready';
       await ctx.store.save(rec);
       cleanup.release();
@@ -124,6 +103,40 @@ export async function runSandbox(ctx: EngineContext, req: RunSandboxRequest, sig
       throw await failRun(ctx, rec, cleanup, error);
     }
   });
+}
+
+async function attachNetwork(ctx: EngineContext, rec: SandboxRecord, options: CniNamespaceOptions, trace: TraceRecorder, signal?: AbortSignal): Promise<void> {
+  const network = await trace.step('cni.setup', 'CNI ADD of every network', () => ctx.cni.setup(rec.id, rec.netnsPath!, options, cniHooks(ctx, trace, signal)), (r) => ({
+    networks: r.networks.map((n) => `${n.network}/${n.ifName}`),
+  }));
+  rec.network = network;
+  const eth0Ips = network.interfaces.eth0?.ipConfigs.map((c) => c.ip) ?? [];
+  if (eth0Ips.length === 0) {
+    throw new PodscopeError('CniError', `failed to find network info for sandbox ${JSON.stringify(rec.id)}: the CNI result gives eth0 no IP`, { details: { interfaces: network.interfaces } });
+  }
+  const selection = selectPodIPs(eth0Ips, rec.ipPreference);
+  rec.ip = selection.primary;
+  rec.additionalIps = selection.additional;
+  rec.ipSelection = { ...selection, eth0Ips };
+}
+
+async function startPause(ctx: EngineContext, rec: SandboxRecord, cleanup: CleanupStack, trace: TraceRecorder, signal?: AbortSignal): Promise<void> {
+  const { id, config } = rec;
+  const files = await trace.step('sandbox.files', 'write hostname, hosts, resolv.conf; mount 64 MiB /dev/shm', () =>
+    ctx.files.prepare({ id, config, rootDir: rec.rootDir, runDir: rec.runDir, signal }),
+  (f) => ({ ...f }));
+  cleanup.push('unmount /dev/shm and delete sandbox files', (s) => ctx.files.cleanup({ rootDir: rec.rootDir, runDir: rec.runDir, signal: s }));
+  const rootfsPath = await trace.step('pause.rootfs', 'ensure pause rootfs', () => ctx.runtime.ensureRootfs(), (p) => ({ path: p }));
+  const spec = ctx.buildPauseSpec({ id, config, netnsPath: rec.netnsPath, rootfsPath, resolvConfPath: files.resolvConfPath, shmPath: files.shmPath, engineOomScoreAdj: ctx.engineOomScoreAdj });
+  rec.ociSpec = spec;
+  const report = runtimeReporter(trace);
+  cleanup.push('kill and delete the pause container', async (s) => {
+    await ctx.runtime.stop(id, { signal: s, report });
+    await ctx.runtime.delete(id, { signal: s, report });
+  });
+  const bundle = rec.pause.bundle!;
+  const { pid } = await ctx.runtime.start(id, bundle, spec, { signal, report });
+  rec.pause = { containerId: id, pid, status: 'running', bundle };
 }
 
 /** Unwinds after a failed run and decides whether the sandbox can be forgotten. Returns the error to throw. */

@@ -2,7 +2,7 @@
 import type { SandboxStatus } from '../../../../../shared/domain/sandbox';
 import { protocolName } from '../../../../../shared/domain/config';
 import { EmptyState } from '../../../lib/ui/EmptyState';
-import { JsonView } from '../../../lib/ui/JsonView';
+import { JsonView, parseMaybeJson } from '../../../lib/ui/JsonView';
 import { Section } from '../../../lib/ui/KeyValues';
 import { Pill } from '../../../lib/ui/StatusPill';
 
@@ -10,7 +10,11 @@ export function PortsTab({ s }: { s: SandboxStatus }) {
   if (s.portMappings.length === 0) {
     return <EmptyState title="No port mappings requested">port_mappings is empty in this sandbox's config, so portmap received no runtimeConfig.</EmptyState>;
   }
-  const sent = s.networks.map((n) => ({ network: n.network, pm: n.capabilityArgs.portMappings })).filter((x) => x.pm !== undefined);
+  // What portmap really received: its recorded stdin, not a recomputation.
+  const sent = s.trace
+    .filter((t) => t.plugin?.type === 'portmap' && t.plugin.verb === 'ADD')
+    .map((t) => ({ network: `${t.plugin!.network}/${t.plugin!.ifName}`, pm: (parseMaybeJson(t.plugin!.stdin) as { runtimeConfig?: { portMappings?: unknown } })?.runtimeConfig?.portMappings }))
+    .filter((x) => x.pm !== undefined);
   return (
     <div className="stack">
       <table className="table" data-testid="port-mappings">
@@ -41,10 +45,10 @@ export function PortsTab({ s }: { s: SandboxStatus }) {
         </tbody>
       </table>
       {sent.length > 0 && (
-        <Section title="runtimeConfig.portMappings as computed for the attachment">
+        <Section title="runtimeConfig.portMappings the portmap plugin received">
           {sent.map((x) => (
             <div key={x.network}>
-              <div className="muted small">network {x.network}</div>
+              <div className="muted small mono">{x.network}</div>
               <JsonView value={x.pm} />
             </div>
           ))}

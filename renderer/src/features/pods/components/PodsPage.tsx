@@ -30,7 +30,7 @@ export function PodsPage({ poll }: { poll: boolean }) {
   const selected = all.find((p) => p.id === selectedId);
 
   return (
-    <div className="pods-page">
+    <div className={all.length === 0 ? 'pods-page pods-page-empty' : 'pods-page'}>
       <div className="pods-top">
         <PodsToolbar
           pods={all}

@@ -19,8 +19,8 @@ function hostPorts(p: SandboxSummary): string {
 }
 
 function bandwidth(p: SandboxSummary): string {
-  const parts = [p.bandwidth.ingress && `↓ ${p.bandwidth.ingress}`, p.bandwidth.egress && `↑ ${p.bandwidth.egress}`].filter(Boolean);
-  return parts.join('  ');
+  const parts = [p.bandwidth.ingress && `↓${p.bandwidth.ingress.replace('bit/s', '')}`, p.bandwidth.egress && `↑${p.bandwidth.egress.replace('bit/s', '')}`].filter(Boolean);
+  return parts.join(' ');
 }
 
 export function PodsTable({ pods, selectedId, onSelect, onOpen }: { pods: SandboxSummary[]; selectedId?: string; onSelect: (id: string) => void; onOpen: (id: string) => void }) {

@@ -1,0 +1,15 @@
+import { test, expect } from '../support/fixtures';
+
+test('an invalid bandwidth (10X) shows an inline error and creates nothing', async ({ app, env }) => {
+  await app.goto('New sandbox');
+  await app.form.fillMetadata('e2e-bad-bw', 'e2e');
+  await app.form.setBandwidth('ingress', '10X', '');
+  // validated as you type, with containerd's quantity grammar
+  await expect(app.form.bandwidthError('ingress')).toContainText('quantities must match the regular expression');
+  await app.form.submit();
+  await expect(app.page.getByTestId('form-error-summary')).toContainText('nothing was created');
+  await expect(app.form.field('ingress bandwidth')).toBeFocused();
+  await app.screenshot('12-invalid-bandwidth');
+  await expect(app.page.getByTestId('run-progress')).toHaveCount(0);
+  expect(await env.engine.list()).toEqual([]);
+});

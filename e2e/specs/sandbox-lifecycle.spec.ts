@@ -1,0 +1,118 @@
+/**
+ * The main path with the real engine and real plugins: create through the form, read every network fact back in
+ * the detail, stop, remove.
+ */
+import { test, expect } from '../support/fixtures';
+
+test('create a pod through the form, inspect it, stop it and remove it', async ({ app, env }) => {
+  const { page } = app;
+  await app.pods.expectEmpty();
+  await app.expectNoEngineProblems();
+  await app.screenshot('01-pods-empty');
+
+  await test.step('fill the form: two port mappings (one with host port 0) and both bandwidth annotations', async () => {
+    await app.goto('New sandbox');
+    await app.form.fillMetadata('e2e-web', 'e2e');
+    await app.form.addPort(1, { containerPort: 80, hostPort: 18080 });
+    await app.form.addPort(2, { protocol: 'UDP', containerPort: 5353, hostPort: 0 });
+    await app.form.setBandwidth('ingress', '10', 'M');
+    await app.form.setBandwidth('egress', '512', 'k');
+    await expect(app.form.bandwidthError('ingress')).toHaveCount(0);
+    // The preview is the engine's answer for the loaded conflist: portmap gets one mapping, bandwidth both rates.
+    await expect(app.form.pluginPreview('portmap')).toContainText('"hostPort": 18080');
+    await expect(app.form.pluginPreview('portmap')).not.toContainText('5353');
+    await expect(app.form.pluginPreview('bandwidth')).toContainText('"ingressRate": 10000000');
+    await expect(app.form.pluginPreview('bandwidth')).toContainText('"egressRate": 512000');
+    await app.screenshot('02-create-form-preview');
+  });
+
+  await test.step('submit and follow the steps', async () => {
+    await app.form.submit();
+    await app.form.waitCreated();
+    await expect(page.getByTestId('run-progress').locator('.step-ok').first()).toBeVisible();
+    await app.screenshot('03-create-progress');
+    await app.form.openCreated();
+  });
+
+  const [created] = await env.engine.list();
+  expect(created).toBeDefined();
+
+  await test.step('the list shows the pod with its IPv4 pod IP', async () => {
+    await expect(app.pods.row('e2e-web')).toBeVisible();
+    await expect(app.pods.ipCell('e2e-web')).toHaveText(/^10\.232\.0\.\d+$/);
+    await expect(app.pods.row('e2e-web')).toContainText('18080→80/tcp');
+    await app.screenshot('04-pods-list-detail');
+  });
+
+  await test.step('network: primary IPv4, additional IPv6, the reason', async () => {
+    await app.detail.tab('Network');
+    await expect(app.detail.primaryIp).toContainText(/10\.232\.0\.\d+/);
+    await expect(app.detail.additionalIps).toContainText(/fd00:232::[0-9a-f]+/);
+    await expect(page.getByText(/preference ipv4: the first IPv4 address on eth0/)).toBeVisible();
+    await app.screenshot('05-detail-network');
+  });
+
+  await test.step('port mappings: the host-port-0 mapping is marked dropped and explained', async () => {
+    await app.detail.tab('Port mappings');
+    await expect(app.detail.portRows).toHaveCount(2);
+    await expect(app.detail.portRows.nth(0)).toHaveAttribute('data-passed', 'true');
+    await expect(app.detail.portRows.nth(1)).toHaveAttribute('data-passed', 'false');
+    await expect(app.detail.portRows.nth(1)).toContainText('dropped before CNI');
+    await expect(app.detail.portRows.nth(1)).toContainText('host_port 0');
+    await app.screenshot('06-detail-ports');
+  });
+
+  await test.step('bandwidth: annotation → bits/s → human, and what the plugin received', async () => {
+    await app.detail.tab('Bandwidth');
+    await expect(app.detail.bandwidthRow('ingress')).toContainText('10000000');
+    await expect(app.detail.bandwidthRow('ingress')).toContainText('10 Mbit/s');
+    await expect(app.detail.bandwidthRow('egress')).toContainText('512000');
+    await expect(app.detail.bandwidthRow('egress')).toContainText('512 kbit/s');
+    await app.screenshot('07-detail-bandwidth');
+  });
+
+  await test.step('CNI trace: one ADD per plugin, stdin with runtimeConfig', async () => {
+    await app.detail.tab('CNI trace');
+    const adds = app.detail.traceItems.and(page.locator('[data-verb="ADD"][data-phase="run"]'));
+    await expect(adds).toHaveCount(4);
+    for (const plugin of ['loopback', 'bridge', 'portmap', 'bandwidth']) {
+      await expect(adds.and(page.locator(`[data-plugin="${plugin}"]`))).toHaveCount(1);
+    }
+    const portmap = adds.and(page.locator('[data-plugin="portmap"]'));
+    await portmap.getByRole('button').first().click();
+    await expect(portmap.locator('.line-hl').first()).toContainText('"runtimeConfig"');
+    await expect(portmap.locator('.code')).toContainText('"hostPort": 18080');
+    await app.screenshot('08-detail-cni-trace');
+  });
+
+  await test.step('lifecycle and raw status', async () => {
+    await app.detail.tab('Lifecycle');
+    await expect(page.locator('.wf-row', { hasText: 'netns.create' })).toBeVisible();
+    await app.screenshot('09-detail-lifecycle');
+    await app.detail.tab('Overview');
+    await expect(page.getByText(created!.id).first()).toBeVisible();
+  });
+
+  await test.step('stop: NotReady and no IP', async () => {
+    await app.detail.stop();
+    await app.detail.expectState('NotReady');
+    await expect(app.pods.ipCell('e2e-web')).toHaveText('—');
+    await app.screenshot('10-stopped');
+  });
+
+  await test.step('remove (confirmed): the pod disappears', async () => {
+    await app.detail.remove();
+    await expect(app.pods.row('e2e-web')).toHaveCount(0);
+    await app.pods.expectEmpty();
+    expect(await env.engine.list()).toEqual([]);
+  });
+});
+
+test('the CNI configuration panel shows the loaded conflist and capabilities', async ({ app }) => {
+  await app.goto('CNI config');
+  const panel = app.page.getByTestId('cni-panel');
+  await expect(panel.getByRole('heading', { name: 'psc-e2e' })).toBeVisible();
+  for (const type of ['bridge', 'portmap', 'bandwidth']) await expect(panel.locator('td.mono > b').filter({ hasText: new RegExp(`^${type}$`) })).toHaveCount(1);
+  await expect(panel).toContainText('portMappings');
+  await app.screenshot('11-cni-config');
+});

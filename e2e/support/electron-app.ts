@@ -1,0 +1,31 @@
+/**
+ * The Electron side of the switch: where an Electron binary and a display exist, launch dist/electron/main.js with
+ * the same isolated engine options (PODSCOPE_ENGINE_OPTIONS) and hand the specs its first window. Here the binary
+ * cannot be downloaded, so `electronAvailable()` is false and the electron target skips.
+ */
+import { existsSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { fileURLToPath } from 'node:url';
+import { _electron, type ElectronApplication, type Page } from '@playwright/test';
+import type { EngineOptions } from '../../electron/engine/options';
+
+export function electronBinary(): string | undefined {
+  try {
+    const path = createRequire(import.meta.url)('electron') as unknown;
+    return typeof path === 'string' && existsSync(path) ? path : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+export const electronAvailable = () => !!electronBinary() && !!(process.env.DISPLAY || process.env.WAYLAND_DISPLAY);
+
+export async function launchElectron(options: Partial<EngineOptions>): Promise<{ app: ElectronApplication; page: Page }> {
+  const main = fileURLToPath(new URL('../../dist/electron/main.js', import.meta.url));
+  const app = await _electron.launch({
+    executablePath: electronBinary(),
+    args: [main, '--allow-root'],
+    env: { ...process.env, PODSCOPE_ENGINE_OPTIONS: JSON.stringify(options) } as Record<string, string>,
+  });
+  return { app, page: await app.firstWindow() };
+}

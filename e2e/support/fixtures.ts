@@ -1,0 +1,49 @@
+/**
+ * Test fixtures. `env` (worker scope) is one isolated engine + browser host for the whole run, torn down even when
+ * specs fail. `app` is a page on it, in browser mode or (PODSCOPE_E2E_TARGET=electron) the Electron window.
+ * After each test every sandbox is removed so specs never see each other's pods.
+ */
+import { test as base, expect, type Page } from '@playwright/test';
+import { createSandboxEnv, type SandboxEnv } from './sandbox-env';
+import { electronAvailable, launchElectron } from './electron-app';
+import { AppPage } from '../pages/app-page';
+
+const target = process.env.PODSCOPE_E2E_TARGET === 'electron' ? 'electron' : 'browser';
+
+export const test = base.extend<{ app: AppPage }, { env: SandboxEnv }>({
+  env: [
+    async ({}, use) => {
+      const env = await createSandboxEnv();
+      try {
+        await use(env);
+      } finally {
+        const problems = await env.dispose();
+        if (problems.length) console.warn(`e2e teardown problems:\n${problems.join('\n')}`);
+      }
+    },
+    { scope: 'worker', timeout: 120_000 },
+  ],
+  app: async ({ env, page }, use, testInfo) => {
+    let p: Page = page;
+    let close = async () => {};
+    if (target === 'electron') {
+      testInfo.skip(!electronAvailable(), 'no Electron binary or display on this machine');
+      const launched = await launchElectron(env.options);
+      p = launched.page;
+      close = () => launched.app.close();
+    } else {
+      await p.goto(env.host.url);
+    }
+    const pageErrors: string[] = [];
+    p.on('pageerror', (e) => pageErrors.push(e.message));
+    await use(new AppPage(p, testInfo));
+    await close();
+    for (const s of await env.engine.list()) {
+      await env.engine.stop(s.id).catch(() => {});
+      await env.engine.remove(s.id).catch(() => {});
+    }
+    expect(pageErrors, 'uncaught errors in the page').toEqual([]);
+  },
+});
+
+export { expect };
