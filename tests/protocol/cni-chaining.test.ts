@@ -1,4 +1,4 @@
-import { readFile, stat, writeFile } from 'node:fs/promises';
+import { readFile, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { FakeCniSandbox } from './fake-cni-sandbox';
@@ -116,6 +116,22 @@ describe('CNI ADD/DEL against fake plugins', () => {
     expect(dels.find((e) => e.type === 'first')!.conf.runtimeConfig).toEqual({ portMappings: newPorts });
     expect(dels.find((e) => e.type === 'middle')!.conf).not.toHaveProperty('runtimeConfig');
     expect(dels[0]!.env.CNI_COMMAND).toBe('DEL');
+    expect(await mgr.cachedAttachments(ID)).toEqual([]);
+  });
+
+  // Beyond go-cni, which DELs only the networks loaded now: an edited or emptied conf dir must not leak the IP an
+  // earlier ADD took, so attachments whose network is gone are deleted with the conflist bytes the cache kept.
+  it.each([
+    ['renamed to another network', async () => { await box.writeConflist('10-net.conflist', 'othernet', '1.0.0', [{ type: 'first' }]); }],
+    ['removed (CNI no longer ready)', async () => { await rm(conflistPath); }],
+  ])('DEL still reaches an attachment whose conflist was %s since ADD', async (_what, edit) => {
+    const { mgr } = await setup();
+    await edit();
+    await mgr.load();
+    await box.clearLog();
+    await mgr.remove(ID, NETNS, { args: ARGS, capabilities: {} }, box.hooks());
+    const dels = (await box.log()).filter((e) => e.conf.name === 'testnet');
+    expect(dels.map((e) => `${e.verb} ${e.type}`)).toEqual(['DEL last', 'DEL middle', 'DEL first']);
     expect(await mgr.cachedAttachments(ID)).toEqual([]);
   });
 

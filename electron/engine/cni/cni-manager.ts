@@ -2,6 +2,7 @@
  * The CniManager behind createCniManager: go-cni's libcni struct in TypeScript. It owns the loaded networks, the
  * result cache and the exec context; the per-list protocol lives in network-ops.ts.
  */
+import { readFile } from 'node:fs/promises';
 import type { CniConfigView } from '../../../shared/domain/cni';
 import type { NetworkAttachment, PluginRuntimeConfigPreview } from '../../../shared/domain/sandbox';
 import { PodscopeError } from '../../../shared/domain/errors';
@@ -9,6 +10,7 @@ import { NodeProcessRunner, type ProcessRunner } from '../os/exec';
 import type { CniHooks, CniManager, CniNamespaceOptions, CniSetupResult } from './types';
 import { cniError, NOT_INITIALIZED } from './cni-error';
 import { loadNetworks, type LoadedNetwork } from './conf-dir';
+import { confListFromBytes } from './conf-list';
 import { createResult } from './create-result';
 import { addNetworkList, delNetworkList, statusNetworkList, type Attachment } from './network-ops';
 import type { ExecContext } from './plugin-exec';
@@ -100,10 +102,14 @@ class LibcniManager implements CniManager {
   }
 
   async remove(containerId: string, netnsPath: string, opts: CniNamespaceOptions, hooks?: CniHooks): Promise<void> {
-    const networks = this.readyNetworks();
+    const loaded = this.view.ready ? this.networks : [];
+    // Attachments whose network is no longer loaded (conf dir edited or emptied since ADD) are deleted with the
+    // conflist they were added with, which the cache keeps — as libcni's GC does — so an edit never leaks an IP.
+    const orphaned = await this.cachedNetworksMissingFrom(containerId, loaded);
+    if (loaded.length === 0 && orphaned.length === 0) this.readyNetworks(); // throws go-cni's not-ready error
     const ctx = this.execContext(hooks);
     const att: Attachment = { containerId, netns: netnsPath, opts };
-    for (const net of networks) {
+    for (const net of [...loaded, ...orphaned]) {
       try {
         await delNetworkList(ctx, this.cache, net, att);
       } catch (e) {
@@ -112,6 +118,21 @@ class LibcniManager implements CniManager {
         throw cniError(`failed to remove network ${JSON.stringify(net.list.name)} (${net.ifName}): ${(e as Error).message}`, { ...details, network: net.list.name, ifName: net.ifName }, e);
       }
     }
+  }
+
+  private async cachedNetworksMissingFrom(containerId: string, loaded: LoadedNetwork[]): Promise<LoadedNetwork[]> {
+    const have = new Set(loaded.map((n) => `${n.list.name}/${n.ifName}`));
+    const out: LoadedNetwork[] = [];
+    for (const file of await this.cache.attachments(containerId)) {
+      try {
+        const doc = JSON.parse(await readFile(file, 'utf8')) as { networkName: string; ifName: string; config: string };
+        if (have.has(`${doc.networkName}/${doc.ifName}`)) continue;
+        out.push({ list: confListFromBytes(Buffer.from(doc.config, 'base64')), ifName: doc.ifName, source: file, builtin: false, binaries: [] });
+      } catch {
+        // an unusable cache entry cannot tell which plugins to run; libcni skips it too
+      }
+    }
+    return out;
   }
 
   preview(opts: CniNamespaceOptions): PluginRuntimeConfigPreview[] {
