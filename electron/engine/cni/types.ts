@@ -3,7 +3,8 @@
  * libcni does (env, per-plugin stdin, prevResult chaining, capability filtering, result cache) and records every exec.
  */
 import type { CniConfigView, CniDns, CniRoute, InterfaceConfig } from '../../../shared/domain/cni';
-import type { NetworkAttachment, PluginCall, PluginRuntimeConfigPreview } from '../../../shared/domain/sandbox';
+import type { NetworkAttachment, PluginRuntimeConfigPreview } from '../../../shared/domain/sandbox';
+import type { StepReport } from '../step-report';
 
 export interface CniNamespaceOptions {
   /** CNI_ARGS pairs, in order (K8S_POD_*, IgnoreUnknown=1) */
@@ -12,16 +13,9 @@ export interface CniNamespaceOptions {
   capabilities: Record<string, unknown>;
 }
 
-export interface CniCallRecord {
+export interface CniCallRecord extends StepReport {
   /** "cni.plugin" for an exec, "cni.network" for one whole network ADD/DEL */
   step: 'cni.plugin' | 'cni.network';
-  label: string;
-  startedAt: string;
-  durationMs: number;
-  ok: boolean;
-  error?: unknown;
-  plugin?: PluginCall;
-  detail?: Record<string, unknown>;
 }
 
 export interface CniHooks {

@@ -1,4 +1,6 @@
 /** The pause container, run by an OCI runtime (runc) under the engine's own --root. */
+import type { StepReport } from '../step-report';
+
 export interface PauseState {
   id: string;
   pid: number;
@@ -7,10 +9,8 @@ export interface PauseState {
   bundle: string;
 }
 
-export interface RuntimeStepReporter {
-  /** called once per runtime command with what ran and how long it took */
-  (step: { step: string; label: string; startedAt: string; durationMs: number; ok: boolean; error?: unknown; detail?: Record<string, unknown> }): void;
-}
+/** called once per runtime command with what ran and how long it took */
+export type RuntimeStepReporter = (step: StepReport) => void;
 
 export interface PauseRuntime {
   /** Builds (once) the pause rootfs from the host's static busybox; returns its absolute path. */

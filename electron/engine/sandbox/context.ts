@@ -1,5 +1,6 @@
 /** Everything the verb implementations share: the OS touch points (each behind an interface) and the engine's state. */
 import type { PodSandboxConfig } from '../../../shared/domain/config';
+import type { PauseSpecInput } from '../runtime/oci-spec';
 import type { SandboxEvent } from '../../../shared/domain/sandbox';
 import type { CniManager } from '../cni/types';
 import type { NetnsManager } from '../netns/types';
@@ -9,15 +10,6 @@ import type { KeyedMutex } from './keyed-mutex';
 import type { NameRegistrar } from './name-registrar';
 import type { SandboxStore } from './store';
 
-export interface PauseSpecInput {
-  id: string;
-  config: PodSandboxConfig;
-  netnsPath?: string;
-  rootfsPath: string;
-  resolvConfPath: string;
-  shmPath: string;
-  engineOomScoreAdj: number;
-}
 
 /** Per-sandbox host files (hostname, hosts, resolv.conf) and the /dev/shm tmpfs. */
 export interface SandboxFiles {

@@ -1,18 +1,9 @@
 /** Appends steps to a sandbox's trace and streams each one as a progress event. */
 import { serializeError } from '../../../shared/domain/errors';
-import type { PluginCall, TraceEntry, TracePhase } from '../../../shared/domain/sandbox';
+import type { TraceEntry, TracePhase } from '../../../shared/domain/sandbox';
+import type { StepReport } from '../step-report';
 import type { SandboxRecord } from './record';
 
-export interface StepInput {
-  step: string;
-  label: string;
-  startedAt: string;
-  durationMs: number;
-  ok: boolean;
-  error?: unknown;
-  plugin?: PluginCall;
-  detail?: Record<string, unknown>;
-}
 
 export class TraceRecorder {
   constructor(
@@ -21,7 +12,7 @@ export class TraceRecorder {
     private readonly onEntry: (entry: TraceEntry) => void,
   ) {}
 
-  add(s: StepInput): TraceEntry {
+  add(s: StepReport): TraceEntry {
     const entry: TraceEntry = {
       seq: this.rec.trace.length,
       phase: this.phase,
