@@ -1,5 +1,69 @@
 #!/usr/bin/env node
-// Until the desktop shell lands: browser mode through the CLI (`podscope serve`).
+/**
+ * `npm start`: the Electron window where an Electron binary and a display exist, otherwise browser mode with the
+ * default engine options, printing the URL (with its one-time token) to open. Electron as root is refused unless
+ * --allow-root is passed (see electron/main/root-policy.ts); browser mode is the recommended way to run as root.
+ */
 import { spawn } from 'node:child_process';
-const child = spawn(process.execPath, [new URL('./podscope.mjs', import.meta.url).pathname, 'serve', ...process.argv.slice(2)], { stdio: 'inherit' });
-child.on('exit', (code) => process.exit(code ?? 1));
+import { existsSync, readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { createRequire } from 'node:module';
+import { fileURLToPath } from 'node:url';
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+const args = process.argv.slice(2);
+const forceBrowser = args.includes('--browser') || process.env.PODSCOPE_BROWSER === '1';
+
+// Found WITHOUT require('electron'): that module downloads the binary when it is missing, and npm start must never
+// reach the network behind the user's back.
+function electronBinary() {
+  try {
+    const dir = dirname(createRequire(import.meta.url).resolve('electron/package.json'));
+    const pathFile = join(dir, 'path.txt');
+    const rel = existsSync(pathFile) ? readFileSync(pathFile, 'utf8').trim() : 'electron';
+    const full = process.env.ELECTRON_OVERRIDE_DIST_PATH ? join(process.env.ELECTRON_OVERRIDE_DIST_PATH, rel) : join(dir, 'dist', rel);
+    return existsSync(full) ? full : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+async function run(cmd, cmdArgs) {
+  const child = spawn(cmd, cmdArgs, { stdio: 'inherit', cwd: root });
+  return new Promise((resolve) => child.on('exit', (code) => resolve(code ?? 1)));
+}
+
+async function ensureBuilt(withElectron) {
+  if (!existsSync(`${root}dist/renderer/index.html`)) {
+    const { build } = await import('vite');
+    await build({ configFile: `${root}renderer/vite.config.ts`, logLevel: 'warn' });
+  }
+  if (withElectron && !existsSync(`${root}dist/electron/main.js`)) {
+    if ((await run(process.execPath, [`${root}scripts/build-electron.mjs`])) !== 0) process.exit(1);
+  }
+}
+
+const electron = electronBinary();
+const display = !!(process.env.DISPLAY || process.env.WAYLAND_DISPLAY);
+
+if (electron && display && !forceBrowser) {
+  await ensureBuilt(true);
+  process.exit(await run(electron, [`${root}dist/electron/main.js`, ...args]));
+} else {
+  if (!forceBrowser) {
+    console.error(electron ? 'podscope: no display found; starting browser mode.' : 'podscope: no Electron binary installed; starting browser mode.');
+  }
+  // The engine and host are TypeScript; tsx loads them without a separate build step.
+  const { register } = await import('tsx/esm/api');
+  register();
+  const { startBrowserMode, untilSignal } = await import('../electron/host/serve.ts');
+  // PODSCOPE_ENGINE_OPTIONS (JSON) points the engine at other directories, as for the Electron main.
+  const engineOptions = process.env.PODSCOPE_ENGINE_OPTIONS ? JSON.parse(process.env.PODSCOPE_ENGINE_OPTIONS) : {};
+  const portArg = args.find((a) => a.startsWith('--port='));
+  const mode = await startBrowserMode({ engineOptions, port: portArg ? Number(portArg.slice(7)) : Number(process.env.PODSCOPE_PORT ?? 0) });
+  if (mode.engineError) console.error(`podscope: the engine could not start: ${mode.engineError}`);
+  console.log(`Podscope is running in browser mode. Open:\n\n  ${mode.url}\n\nThe token in the URL is required; keep it private. Ctrl-C to stop (sandboxes keep running).`);
+  await untilSignal();
+  await mode.close();
+  process.exit(0);
+}

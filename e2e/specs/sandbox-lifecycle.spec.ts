@@ -81,8 +81,12 @@ test('create a pod through the form, inspect it, stop it and remove it', async (
     const portmap = adds.and(page.locator('[data-plugin="portmap"]'));
     await portmap.getByRole('button').first().click();
     await expect(portmap.locator('.line-hl').first()).toContainText('"runtimeConfig"');
-    await expect(portmap.locator('.code')).toContainText('"hostPort": 18080');
+    await expect(portmap.locator('.code').last()).toContainText('"hostPort": 18080');
     await app.screenshot('08-detail-cni-trace');
+    // the theme follows the OS
+    await page.emulateMedia({ colorScheme: 'dark' });
+    await app.screenshot('08b-detail-cni-trace-dark');
+    await page.emulateMedia({ colorScheme: 'light' });
   });
 
   await test.step('lifecycle and raw status', async () => {

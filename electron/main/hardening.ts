@@ -21,9 +21,12 @@ export function hardenApp(): void {
   });
 }
 
+/** Writing to the clipboard (the Copy buttons) is the one permission granted, and only to our own origin. */
+const ALLOWED_PERMISSION = 'clipboard-sanitized-write';
+
 export function denyAllPermissions(): void {
   const s = session.defaultSession;
-  s.setPermissionRequestHandler((_wc, _permission, callback) => callback(false));
-  s.setPermissionCheckHandler(() => false);
+  s.setPermissionRequestHandler((wc, permission, callback) => callback(permission === ALLOWED_PERMISSION && wc.getURL().startsWith(`${APP_ORIGIN}/`)));
+  s.setPermissionCheckHandler((_wc, permission, origin) => permission === ALLOWED_PERMISSION && origin === APP_ORIGIN);
   s.setDevicePermissionHandler(() => false);
 }

@@ -3,8 +3,9 @@
  * Everything about sandboxes lives in the engine; everything about requests in the router.
  */
 import { app, dialog } from 'electron';
+import { createEndpointRegistry } from '../cri/endpoint-registry';
 import { createEngine } from '../engine/index';
-import type { Engine } from '../engine/options';
+import type { Engine, EngineOptions } from '../engine/options';
 import { createRouter } from '../ipc/router';
 import { trustOrigins } from '../ipc/sender';
 import { createUnavailableEngine } from '../ipc/unavailable-engine';
@@ -38,12 +39,14 @@ async function start(): Promise<void> {
 
   // An engine that cannot start (e.g. missing privileges) must not keep the window from opening.
   let engine: Engine;
+  const engineOptions = engineOptionsFromEnv();
   try {
-    engine = await createEngine({});
+    engine = await createEngine(engineOptions);
   } catch (e) {
-    engine = createUnavailableEngine(e);
+    engine = createUnavailableEngine(e, engineOptions);
   }
-  const router = createRouter({ engine, isTrustedSender: trustOrigins([APP_ORIGIN]) });
+  const endpoints = createEndpointRegistry({ local: engine });
+  const router = createRouter({ engine, endpoints, isTrustedSender: trustOrigins([APP_ORIGIN]) });
   const unbridge = bridgeRouterToIpc(router);
 
   const open = () =>
@@ -56,9 +59,22 @@ async function start(): Promise<void> {
     event.preventDefault();
     unbridge();
     router.dispose();
+    endpoints.close();
     engine
       .close()
       .catch((e: unknown) => dialog.showErrorBox('Podscope', `engine did not close cleanly: ${String(e)}`))
       .finally(() => app.exit(0));
   });
+}
+
+/** PODSCOPE_ENGINE_OPTIONS (JSON) lets the e2e launcher and packagers point the engine at other directories. */
+function engineOptionsFromEnv(): Partial<EngineOptions> {
+  const raw = process.env.PODSCOPE_ENGINE_OPTIONS;
+  if (!raw) return {};
+  try {
+    return JSON.parse(raw) as Partial<EngineOptions>;
+  } catch {
+    process.stderr.write('podscope: ignoring PODSCOPE_ENGINE_OPTIONS: not valid JSON\n');
+    return {};
+  }
 }

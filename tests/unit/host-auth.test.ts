@@ -10,18 +10,21 @@ import type { ServerFrame } from '../../shared/ipc/wire';
 
 let host: BrowserHost;
 let dir: string;
+let parent: string;
 
 beforeAll(async () => {
-  dir = await mkdtemp(join(tmpdir(), 'psc-host-'));
-  await mkdir(join(dir, 'assets'));
+  // <tmp>/psc-host-X/{renderer, psc-secret.txt}: the secret sits next to the served dir, as a traversal target
+  parent = await mkdtemp(join(tmpdir(), 'psc-host-'));
+  dir = join(parent, 'renderer');
+  await mkdir(join(dir, 'assets'), { recursive: true });
   await writeFile(join(dir, 'index.html'), '<!doctype html><title>Podscope</title>');
   await writeFile(join(dir, 'assets', 'app.js'), 'console.log(1)');
-  await writeFile(join(tmpdir(), 'psc-secret.txt'), 'secret');
+  await writeFile(join(parent, 'psc-secret.txt'), 'secret');
   host = await startBrowserHost({ engine: createFakeEngine(), rendererDir: dir });
 });
 afterAll(async () => {
   await host?.close();
-  await rm(dir, { recursive: true, force: true });
+  await rm(parent, { recursive: true, force: true });
 });
 
 function get(path: string, headers: Record<string, string> = {}): Promise<{ status: number; headers: Record<string, unknown>; body: string }> {

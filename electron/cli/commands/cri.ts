@@ -1,7 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { PodscopeError } from '../../../shared/domain/errors';
 import { engineOptionsFromFlags, parseCommandArgs } from '../args';
-import { waitForSignal } from './serve';
+import { untilSignal } from '../../host/serve';
 
 export const help = `podscope cri [flags]
   Serves the Kubernetes CRI (runtime.v1) on a unix socket for crictl, critest and the Podscope app.
@@ -16,7 +16,7 @@ export async function run(argv: string[]): Promise<number> {
   const engine = await createEngine(engineOptionsFromFlags(flags));
   const server = await startCriServer({ engine, socketPath: (flags.socket as string | undefined) ?? DEFAULT_CRI_SOCKET, group });
   process.stderr.write(`serving CRI runtime.v1 on ${server.socketPath}${group !== undefined ? ` (group ${group})` : ''}\n`);
-  await waitForSignal();
+  await untilSignal();
   await server.close();
   await engine.close();
   return 0;

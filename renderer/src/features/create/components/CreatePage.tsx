@@ -83,6 +83,7 @@ export function CreatePage() {
     const id = globalThis.crypto.randomUUID();
     setRequestId(id);
     run.mutate({ config, ipPreference, requestId: id });
+    requestAnimationFrame(() => document.querySelector('[data-testid="run-progress"]')?.scrollIntoView?.({ block: 'nearest', behavior: 'smooth' }));
   };
   const reset = () => {
     setForm(emptyForm());
@@ -148,7 +149,7 @@ export function CreatePage() {
                 {(['pod', 'host'] as const).map((m) => (
                   <label key={m} className={form.network === m ? 'seg-btn seg-on' : 'seg-btn'}>
                     <input type="radio" name="network" className="offscreen" checked={form.network === m} onChange={() => set('network', m)} />
-                    {m === 'pod' ? 'Pod network (CNI)' : 'Host network'}
+                    {m === 'pod' ? 'Pod (CNI)' : 'Host'}
                   </label>
                 ))}
               </div>

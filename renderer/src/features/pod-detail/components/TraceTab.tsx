@@ -17,6 +17,9 @@ function PluginCallView({ t }: { t: TraceEntry }) {
   const p = t.plugin!;
   const [pane, setPane] = useState<'stdin' | 'stdout' | 'stderr' | 'env'>(t.ok ? 'stdin' : p.stdout ? 'stdout' : 'stderr');
   const body = pane === 'stdin' ? prettyJson(p.stdin) : pane === 'stdout' ? prettyJson(p.stdout) : pane === 'stderr' ? p.stderr : JSON.stringify(p.env, null, 2);
+  // Copy gives the exact bytes the plugin saw or printed; the view is pretty-printed for reading.
+  const exact = pane === 'stdin' ? p.stdin : pane === 'stdout' ? p.stdout : body;
+  const runtimeConfig = (parseMaybeJson(p.stdin) as { runtimeConfig?: unknown } | undefined)?.runtimeConfig;
   return (
     <div className="call">
       <div className="call-meta">
@@ -32,10 +35,18 @@ function PluginCallView({ t }: { t: TraceEntry }) {
             </button>
           ))}
         </div>
-        <CopyButton text={body} />
+        <CopyButton text={exact} label={pane === 'stdin' || pane === 'stdout' ? 'Copy exact bytes' : 'Copy'} />
       </div>
-      {pane === 'stdin' && !p.stdin.includes('"runtimeConfig"') && <div className="small muted">no runtimeConfig: this plugin declares no capability the sandbox supplies</div>}
-      {body.trim() === '' ? <div className="muted small pad-s">(empty)</div> : <JsonView value={pane === 'stderr' ? body : body} highlightKey={pane === 'stdin' ? 'runtimeConfig' : undefined} />}
+      {pane === 'stdin' &&
+        (runtimeConfig === undefined ? (
+          <div className="small muted">no runtimeConfig: this plugin declares no capability the sandbox supplies</div>
+        ) : (
+          <div className="rc-summary">
+            <div className="small muted">runtimeConfig this plugin received (also highlighted in the full stdin below)</div>
+            <JsonView value={{ runtimeConfig }} highlightKey="runtimeConfig" />
+          </div>
+        ))}
+      {body.trim() === '' ? <div className="muted small pad-s">(empty)</div> : <JsonView value={body} highlightKey={pane === 'stdin' ? 'runtimeConfig' : undefined} />}
       {t.error && <ErrorView error={deserializeError(t.error)} />}
     </div>
   );

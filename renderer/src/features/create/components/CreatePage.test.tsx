@@ -1,0 +1,79 @@
+// @vitest-environment jsdom
+import { afterEach, describe, expect, it } from 'vitest';
+import { cleanup, screen, waitFor, within } from '@testing-library/react';
+import userEvent from '@testing-library/user-event';
+import { renderWithEngine } from '../../../test/render-with-engine';
+import { useUi } from '../../../app/ui-store';
+import { CreatePage } from './CreatePage';
+
+afterEach(() => {
+  cleanup();
+  useUi.setState({ formSeed: undefined, view: 'create' });
+});
+
+describe('CreatePage', () => {
+  it('validates bandwidth as you type and sends nothing when invalid', async () => {
+    const user = userEvent.setup();
+    const { engine, calls } = renderWithEngine(<CreatePage />);
+    await user.type(screen.getByLabelText('Name'), 'web');
+    await user.selectOptions(screen.getByLabelText('ingress bandwidth unit'), '');
+    await user.type(screen.getByLabelText('ingress bandwidth'), '10X');
+    expect((await screen.findByTestId('ingress-error')).textContent).toMatch(/quantities must match the regular expression/);
+    expect(screen.getByLabelText('ingress bandwidth').getAttribute('aria-invalid')).toBe('true');
+    await user.click(screen.getByRole('button', { name: 'Create sandbox' }));
+    expect((await screen.findByTestId('form-error-summary')).textContent).toContain('nothing was created');
+    expect(calls).not.toContain('sandbox.run');
+    expect(await engine.list()).toEqual([]);
+    // fixing it clears the error
+    await user.clear(screen.getByLabelText('ingress bandwidth'));
+    await user.type(screen.getByLabelText('ingress bandwidth'), '10M');
+    await waitFor(() => expect(screen.queryByTestId('ingress-error')).toBeNull());
+    expect(screen.getByText(/10000000 bit\/s = 10 Mbit\/s/)).toBeTruthy();
+  });
+
+  it('previews the runtimeConfig each plugin would receive, through the preview channel', async () => {
+    const user = userEvent.setup();
+    const { calls } = renderWithEngine(<CreatePage />);
+    await user.type(screen.getByLabelText('Name'), 'web');
+    await user.click(screen.getByRole('button', { name: '+ Add port mapping' }));
+    await user.type(screen.getByLabelText('Port 1 container port'), '80');
+    await user.type(screen.getByLabelText('Port 1 host port'), '8080');
+    await user.click(screen.getByRole('button', { name: '+ Add port mapping' }));
+    await user.type(screen.getByLabelText('Port 2 container port'), '9090');
+    expect(screen.getByText(/host port 0: containerd does not pass this mapping to CNI/)).toBeTruthy();
+    await user.type(screen.getByLabelText('egress bandwidth'), '5');
+    const plugins = await screen.findByTestId('preview-plugins', {}, { timeout: 3000 });
+    await waitFor(() => {
+      const portmap = plugins.querySelector('[data-plugin="portmap"]') as HTMLElement;
+      expect(portmap.textContent).toContain('"hostPort": 8080');
+      expect(portmap.textContent).not.toContain('9090');
+      expect((plugins.querySelector('[data-plugin="bandwidth"]') as HTMLElement).textContent).toContain('"egressRate": 5000000');
+    });
+    expect(within(plugins).getByText(/port mapping #1 \(9090\)/)).toBeTruthy();
+    expect(calls).toContain('sandbox.preview');
+  });
+
+  it('submits a valid form and shows each step from progress events', async () => {
+    const user = userEvent.setup();
+    const { engine } = renderWithEngine(<CreatePage />);
+    await user.type(screen.getByLabelText('Name'), 'web');
+    await user.click(screen.getByRole('button', { name: 'Create sandbox' }));
+    const progress = await screen.findByTestId('run-progress');
+    await within(progress).findByText('Sandbox created');
+    expect(within(progress).getByText('create network namespace')).toBeTruthy();
+    expect((await engine.list()).map((p) => p.metadata.name)).toEqual(['web']);
+  });
+
+  it('shows an engine error inline with its code', async () => {
+    const user = userEvent.setup();
+    const { engine } = renderWithEngine(<CreatePage />);
+    engine.run = async () => {
+      const { PodscopeError } = await import('../../../../../shared/domain/errors');
+      throw new PodscopeError('CniError', 'plugin type="bridge" failed (add): no space left', { details: { code: 999 } });
+    };
+    await user.type(screen.getByLabelText('Name'), 'web');
+    await user.click(screen.getByRole('button', { name: 'Create sandbox' }));
+    const alert = await screen.findByText(/plugin type="bridge" failed/);
+    expect(alert.closest('.error-box')?.textContent).toContain('CniError');
+  });
+});

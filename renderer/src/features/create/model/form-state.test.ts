@@ -1,0 +1,70 @@
+import { describe, expect, it } from 'vitest';
+import { PodSandboxConfigSchema } from '../../../../../shared/domain/config';
+import { emptyForm, fromConfig, newKvRow, newPortRow, splitQuantity, toConfig, validateForm } from './form-state';
+import { exportCrictl, importCrictl } from './crictl-io';
+
+const base = () => ({ ...emptyForm(), name: 'web', namespace: 'default' });
+
+describe('create form model', () => {
+  it('builds a crictl-shaped config: numeric enums, bandwidth annotations, host network', () => {
+    const f = { ...base(), network: 'host' as const, ports: [{ ...newPortRow(), protocol: 'UDP' as const, containerPort: '53', hostPort: '0' }], ingress: { value: '10', unit: 'M' as const }, cgroupParent: '/pods' };
+    const c = toConfig(f);
+    expect(c.port_mappings).toEqual([{ protocol: 1, container_port: 53, host_port: 0, host_ip: '' }]);
+    expect(c.annotations).toEqual({ 'kubernetes.io/ingress-bandwidth': '10M' });
+    expect(c.linux).toEqual({ cgroup_parent: '/pods', security_context: { namespace_options: { network: 2 } } });
+    expect(PodSandboxConfigSchema.safeParse(c).success).toBe(true);
+  });
+
+  it('validates with the shared rules: bandwidth grammar and limits, ports, duplicates', () => {
+    const port = { ...newPortRow(), containerPort: '', hostPort: '70000' };
+    const dup = newKvRow('app', 'x');
+    const e = validateForm({ ...base(), ports: [port], labels: [newKvRow('app', 'y'), dup], ingress: { value: '10X', unit: '' }, egress: { value: '1', unit: '' } });
+    expect(e[`ports.${port.key}.containerPort`]).toMatch(/required/);
+    expect(e[`ports.${port.key}.hostPort`]).toMatch(/between 0 and 65535/);
+    expect(e[`labels.${dup.key}`]).toMatch(/duplicate/);
+    expect(e.ingress).toMatch(/quantities must match the regular expression/);
+    expect(e.egress).toMatch(/unreasonably small/);
+    expect(validateForm({ ...base(), ingress: { value: '1.5', unit: 'Gi' } })).toEqual({});
+  });
+
+  it('round-trips through crictl JSON and YAML, keeping fields the form does not edit', () => {
+    const text = JSON.stringify({
+      metadata: { name: 'a', namespace: 'b', uid: 'u', attempt: 2 },
+      log_directory: '/logs',
+      port_mappings: [{ protocol: 'udp', container_port: 53, host_port: 5353 }],
+      annotations: { 'kubernetes.io/egress-bandwidth': '512Ki' },
+      linux: { sysctls: { 'net.ipv4.ip_forward': '1' }, security_context: { namespace_options: { network: 2, pid: 1 } } },
+      Hostname: 'h',
+      bogus: true,
+    });
+    const r = importCrictl(text);
+    expect(r.errors).toEqual([]);
+    expect(r.warnings.join('\n')).toMatch(/bogus: unknown key/);
+    expect(r.warnings.join('\n')).toMatch(/enum name; crictl needs the number \(1\)/);
+    expect(r.warnings.join('\n')).toMatch(/written "Hostname"/);
+    const form = fromConfig(r.config!);
+    expect(form.network).toBe('host');
+    expect(form.egress).toEqual({ value: '512', unit: 'Ki' });
+    expect(form.hostname).toBe('h');
+    const out = JSON.parse(exportCrictl(toConfig(form), 'json'));
+    expect(out.log_directory).toBe('/logs');
+    expect(out.port_mappings[0]).toEqual({ protocol: 1, container_port: 53, host_port: 5353, host_ip: '' });
+    expect(out.linux.sysctls).toEqual({ 'net.ipv4.ip_forward': '1' });
+    expect(out.linux.security_context.namespace_options).toMatchObject({ network: 2, pid: 1 });
+    const yaml = exportCrictl(toConfig(form), 'yaml');
+    expect(importCrictl(yaml).config).toMatchObject({ metadata: { name: 'a' }, annotations: { 'kubernetes.io/egress-bandwidth': '512Ki' } });
+  });
+
+  it('reports unparseable input and a missing metadata as errors', () => {
+    expect(importCrictl('{ nope').errors[0]).toMatch(/not valid JSON or YAML/);
+    expect(importCrictl('{"hostname": "x"}').errors[0]).toMatch(/metadata is required/);
+    expect(importCrictl('{"metadata": {"name": "x"}, "port_mappings": [{"host_port": "eighty"}]}').errors[0]).toMatch(/port_mappings\[0\]\.host_port/);
+  });
+
+  it('splits quantities into value and unit for the bandwidth helpers', () => {
+    expect(splitQuantity('10M')).toEqual({ value: '10', unit: 'M' });
+    expect(splitQuantity('1.5Gi')).toEqual({ value: '1.5', unit: 'Gi' });
+    expect(splitQuantity('100000')).toEqual({ value: '100000', unit: '' });
+    expect(splitQuantity('1e6')).toEqual({ value: '1e6', unit: '' });
+  });
+});

@@ -1,0 +1,48 @@
+import { describe, expect, it } from 'vitest';
+import { QueryClient } from '@tanstack/react-query';
+import type { SandboxSummary } from '../../../../shared/domain/sandbox';
+import { applyEvent } from '../../lib/use-engine-events';
+import { podKeys } from './api/queries';
+import { filterPods, matchesLabel } from './filter';
+
+const pod = (name: string, ns: string, extra: Partial<SandboxSummary> = {}): SandboxSummary => ({
+  id: `${name}-id`, name, metadata: { name, namespace: ns, uid: 'u', attempt: 0 }, state: 'SANDBOX_READY', internalState: 'Ready',
+  createdAt: '2026-01-01T00:00:00Z', createdAtNs: '1', labels: {}, annotations: {}, runtimeHandler: '', hostNetwork: false,
+  ip: '10.0.0.1', additionalIps: [], hostPorts: [], bandwidth: {}, ...extra,
+});
+
+describe('pods filtering', () => {
+  const pods = [
+    pod('web', 'prod', { labels: { app: 'web', tier: 'fe' }, createdAtNs: '3' }),
+    pod('db', 'prod', { labels: { app: 'db' }, state: 'SANDBOX_NOTREADY', ip: '', createdAtNs: '2' }),
+    pod('web', 'dev', { id: 'web2', ip: '10.0.0.9', additionalIps: ['fd00::9'], createdAtNs: '10' }),
+  ];
+  it('filters by text (name, id, IPs, labels), namespace, state and label selector; newest first', () => {
+    expect(filterPods(pods, { text: 'fd00::9', namespace: '', state: '', label: '' }).map((p) => p.id)).toEqual(['web2']);
+    expect(filterPods(pods, { text: 'web', namespace: '', state: '', label: '' }).map((p) => p.id)).toEqual(['web2', 'web-id']);
+    expect(filterPods(pods, { text: '', namespace: 'prod', state: 'SANDBOX_NOTREADY', label: '' }).map((p) => p.id)).toEqual(['db-id']);
+    expect(filterPods(pods, { text: '', namespace: '', state: '', label: 'app=web,tier' }).map((p) => p.id)).toEqual(['web-id']);
+  });
+  it('label selectors accept key, key=value and lists', () => {
+    expect(matchesLabel({ a: '1' }, 'a')).toBe(true);
+    expect(matchesLabel({ a: '1' }, 'a=2')).toBe(false);
+    expect(matchesLabel({ a: 'x=y' }, 'a=x=y')).toBe(true);
+  });
+});
+
+describe('pushed events update the query cache', () => {
+  it('upserts summaries, removes removed pods and drops their status', () => {
+    const qc = new QueryClient();
+    qc.setQueryData(podKeys.all('local'), [pod('web', 'prod')]);
+    qc.setQueryData(podKeys.detail('local', 'web-id'), { stale: true });
+    applyEvent(qc, { kind: 'sandbox', endpointId: 'local', event: { type: 'sandbox.added', id: 'db-id', summary: pod('db', 'prod') } });
+    applyEvent(qc, { kind: 'sandbox', endpointId: 'local', event: { type: 'sandbox.changed', id: 'web-id', summary: pod('web', 'prod', { ip: '' }) } });
+    expect(qc.getQueryData<SandboxSummary[]>(podKeys.all('local'))!.map((p) => [p.id, p.ip])).toEqual([['db-id', '10.0.0.1'], ['web-id', '']]);
+    applyEvent(qc, { kind: 'sandbox', endpointId: 'local', event: { type: 'sandbox.removed', id: 'web-id' } });
+    expect(qc.getQueryData<SandboxSummary[]>(podKeys.all('local'))!.map((p) => p.id)).toEqual(['db-id']);
+    expect(qc.getQueryData(podKeys.detail('local', 'web-id'))).toBeUndefined();
+    // events for another endpoint never touch this one
+    applyEvent(qc, { kind: 'sandbox', endpointId: 'containerd', event: { type: 'sandbox.removed', id: 'db-id' } });
+    expect(qc.getQueryData<SandboxSummary[]>(podKeys.all('local'))).toHaveLength(1);
+  });
+});

@@ -1,0 +1,32 @@
+/**
+ * Renders a component tree against the real IPC router and the in-memory fake engine, through a memory transport:
+ * the same path (zod validation, error serialisation, event fan-out) the app uses, without a host process.
+ */
+import { render } from '@testing-library/react';
+import { QueryClient, QueryClientProvider } from '@tanstack/react-query';
+import { createRouter } from '../../../electron/ipc/router';
+import { createFakeEngine } from '../../../electron/ipc/testing/fake-engine';
+import { createClient, type Transport } from '../../../shared/ipc/client';
+import { ConnectionProvider } from '../lib/connection-context';
+
+export function renderWithEngine(ui: React.ReactElement) {
+  const engine = createFakeEngine();
+  const router = createRouter({ engine, isTrustedSender: () => true });
+  const calls: string[] = [];
+  const transport: Transport = {
+    kind: 'memory',
+    invoke: (channel, payload) => {
+      calls.push(channel);
+      return router.handle(channel, payload, { transport: 'memory', url: 'test://' });
+    },
+    onEvent: (l) => router.subscribe(l),
+  };
+  const client = createClient(transport);
+  const queryClient = new QueryClient({ defaultOptions: { queries: { retry: false } } });
+  const result = render(
+    <ConnectionProvider value={{ client, environment: { chromiumSandbox: true, runningAsRoot: false, mode: 'browser' } }}>
+      <QueryClientProvider client={queryClient}>{ui}</QueryClientProvider>
+    </ConnectionProvider>,
+  );
+  return { ...result, engine, calls, client };
+}
