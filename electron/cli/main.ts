@@ -33,8 +33,21 @@ ${ENGINE_FLAGS_HELP}
 `;
 }
 
+/** `podscope --endpoint unix:///… pods`: flags written before the command are handed to it, as crictl allows. */
+function commandFirst(argv: string[]): string[] {
+  const leading: string[] = [];
+  let i = 0;
+  while (i < argv.length && argv[i]!.startsWith('--') && argv[i] !== '--help') {
+    const flag = argv[i]!;
+    const takesValue = !flag.includes('=') && i + 1 < argv.length && !argv[i + 1]!.startsWith('-') && !(argv[i + 1]! in COMMANDS);
+    leading.push(...argv.slice(i, i + (takesValue ? 2 : 1)));
+    i += takesValue ? 2 : 1;
+  }
+  return leading.length === 0 ? argv : [...argv.slice(i, i + 1), ...leading, ...argv.slice(i + 1)];
+}
+
 export async function main(argv: string[]): Promise<number> {
-  const [name, ...rest] = argv;
+  const [name, ...rest] = commandFirst(argv);
   if (!name || name === '--help' || name === '-h' || name === 'help') {
     process.stdout.write(usage());
     return name ? 0 : 2;

@@ -10,9 +10,13 @@ const run = promisify(execFile);
 let env: RealEnv;
 let flags: string[];
 
-async function podscope(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+function podscope(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  return podscopeRaw(...args, ...flags);
+}
+
+async function podscopeRaw(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   try {
-    const { stdout, stderr } = await run(process.execPath, ['bin/podscope.mjs', ...args, ...flags], { cwd: join(__dirname, '../..') });
+    const { stdout, stderr } = await run(process.execPath, ['bin/podscope.mjs', ...args], { cwd: join(__dirname, '../..') });
     return { code: 0, stdout, stderr };
   } catch (e) {
     const err = e as { code: number; stdout: string; stderr: string };
@@ -87,6 +91,31 @@ portMappings: []
     const r = await podscope(...args);
     expect(r.code).toBe(code);
     expect(r.stderr).toMatch(message);
+  });
+
+  it('drives a CRI endpoint with --endpoint before the command (here a `podscope cri` server on the same engine dirs)', async () => {
+    const { createEngine } = await import('../../electron/engine/index');
+    const { startCriServer } = await import('../../electron/cri/server');
+    const engine = await createEngine(env.options);
+    const server = await startCriServer({ engine, socketPath: join(env.dir, 'cri.sock') });
+    const endpoint = `unix://${server.socketPath}`;
+    try {
+      const file = join(env.dir, 'cri-pod.json');
+      await writeFile(file, JSON.stringify({ metadata: { name: 'via-cri', namespace: 'default', uid: 'u-cri' }, port_mappings: [{ container_port: 80, host_port: 23457 }] }));
+      const runp = await podscopeRaw('--endpoint', endpoint, 'runp', file);
+      expect(runp.stderr).toBe('');
+      const id = runp.stdout.trim();
+      expect(id).toMatch(/^[0-9a-f]{64}$/);
+      expect((await podscopeRaw('--endpoint', endpoint, 'pods')).stdout).toMatch(/READY\s+via-cri\s+default/);
+      expect(JSON.parse((await podscopeRaw('--endpoint', endpoint, 'inspectp', '-o', 'json', id.slice(0, 10))).stdout).ip).toMatch(/^10\.236\./);
+      expect((await podscopeRaw('--endpoint', endpoint, 'stopp', id)).code).toBe(0);
+      expect((await podscopeRaw('--endpoint', endpoint, 'rmp', id)).code).toBe(0);
+      expect((await podscopeRaw('--endpoint', endpoint, 'pods', '-q')).stdout).toBe('');
+      expect((await podscopeRaw('--endpoint', `unix://${join(env.dir, 'nothing.sock')}`, 'pods')).code).toBe(8); // Unavailable
+    } finally {
+      await server.close();
+      await engine.close();
+    }
   });
 
   it('refuses a config with an invalid bandwidth and creates nothing', async () => {
