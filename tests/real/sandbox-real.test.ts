@@ -3,7 +3,7 @@
  * Needs root. Every resource is removed in afterAll, even when a test fails.
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, readdirSync } from 'node:fs';
+import { existsSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { basename, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -95,11 +95,13 @@ describe('a sandbox on bridge + host-local (v4+v6) + portmap + bandwidth with ru
     expect(sh('tc', ['qdisc', 'show', 'dev', ifb])).toMatch(/tbf .*rate 2Mbit/);
   });
 
+  let dnChain: string | undefined;
   it('programs the pod CNI-DN chain for the mapped port', () => {
-    const rules = sh('iptables', ['-t', 'nat', '-S']);
-    const chain = rules.split('\n').find((l) => l.startsWith('-N CNI-DN-'))?.slice(3);
-    expect(chain).toBeDefined();
-    expect(rules).toContain(`--dport ${hostPort}`);
+    const rules = sh('iptables', ['-t', 'nat', '-S']).split('\n');
+    // the pod's own chain: the one whose DNAT rule names our host port (other runtimes may have chains too)
+    dnChain = rules.find((l) => l.startsWith('-A CNI-DN-') && l.includes(`--dport ${hostPort} `) && l.includes('DNAT'))?.split(' ')[1];
+    expect(dnChain).toMatch(/^CNI-DN-[0-9a-f]+$/);
+    expect(rules).toContain(`-N ${dnChain}`);
   });
 
   it('stops (idempotently) and removes, leaving no netns, veth, IP reservation, chain, cache file, runc container or state', async () => {
@@ -127,7 +129,9 @@ describe('a sandbox on bridge + host-local (v4+v6) + portmap + bandwidth with ru
     expect(existsSync(netns)).toBe(false);
     expect(sh('ip', ['link', 'show']).includes(hostVeth)).toBe(false);
     expect(readdirSync(join(env.ipamDir, env.network)).filter((f) => /^[0-9a-f.:]+$/.test(f) && f.includes(':') || /^\d+\.\d+\.\d+\.\d+$/.test(f))).toEqual([]);
-    expect(sh('iptables', ['-t', 'nat', '-S']).includes('-N CNI-DN-')).toBe(false);
+    const rulesAfter = sh('iptables', ['-t', 'nat', '-S']);
+    expect(rulesAfter).not.toContain(`-N ${dnChain}`);
+    expect(rulesAfter).not.toContain(`--dport ${hostPort} `);
     expect(readdirSync(join(env.options.cniCacheDir!, 'results')).filter((f) => f.includes(id))).toEqual([]);
     expect(sh('runc', ['--root', join(env.options.runDir!, 'runc'), 'list', '-q']).trim()).toBe('');
     expect(existsSync(join(env.options.stateDir!, 'store', `${id}.json`))).toBe(false);
@@ -190,6 +194,39 @@ describe('bad input and failures', () => {
     expect(after.state).toBe('SANDBOX_NOTREADY');
     expect(after.ip).toBe(st.ip);
     await engine.remove(id);
+  });
+});
+
+describe('live view (no one has to ask)', () => {
+  it('a pause process killed from outside is reported as NOTREADY by an event', async () => {
+    const { id } = await engine.run({ config: pod('watched') });
+    const st = await engine.status(id);
+    const notReady = new Promise<void>((resolve) => {
+      const off = engine.subscribe((e) => {
+        if (e.type === 'sandbox.changed' && e.id === id && e.summary.state === 'SANDBOX_NOTREADY') { off(); resolve(); }
+      });
+    });
+    process.kill(st.pause.pid!, 'SIGKILL');
+    await notReady; // the liveness poll, not a status call, noticed it
+    await engine.remove(id);
+  });
+
+  it('a conflist written into the conf dir is reloaded and announced, as containerd watches its conf dir', async () => {
+    const announced = new Promise<string[]>((resolve) => {
+      const off = engine.subscribe((e) => {
+        if (e.type === 'cni.config' && e.config.errors.length > 0) { off(); resolve(e.config.errors.map((x) => x.source)); }
+      });
+    });
+    const bad = join(env.options.cniConfDir!, '05-broken.conflist');
+    writeFileSync(bad, '{"cniVersion": "1.0.0", "name": "broken"'); // sorts first, so it is inside the maxConfNum window
+    try {
+      expect(await announced).toEqual([bad]);
+      expect((await engine.cniConfig()).ready).toBe(false);
+    } finally {
+      rmSync(bad);
+      await new Promise((r) => setTimeout(r, 400));
+    }
+    expect((await engine.cniConfig()).ready).toBe(true);
   });
 });
 

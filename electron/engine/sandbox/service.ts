@@ -17,12 +17,15 @@ import { NameRegistrar } from './name-registrar';
 import { recoverSandboxes, type RecoveryReport } from './recover';
 import { removeSandbox } from './remove';
 import { parseRunConfig, runSandbox } from './run';
-import { isProcessAlive, listSandboxes, sandboxStatus } from './status';
+import { isProcessAlive, listSandboxes, refreshLiveness, sandboxStatus } from './status';
+import { every, watchConfDir, type Stoppable } from './watchers';
 import { stopSandbox } from './stop';
 import { SandboxStore } from './store';
 import type { StateDirLock } from './state-lock';
 
 export const ENGINE_VERSION = '0.1.0';
+/** /proc reads only, so cheap enough to run every couple of seconds */
+const PAUSE_POLL_MS = 2000;
 
 export type EngineDeps = Omit<EngineContext, 'store' | 'names' | 'locks' | 'emit' | 'processAlive'> & {
   processAlive?: EngineContext['processAlive'];
@@ -35,6 +38,7 @@ export class SandboxEngine implements Engine {
   private readonly listeners = new Set<SandboxEventListener>();
   private readonly ctx: EngineContext;
   private recovery: RecoveryReport = { loaded: 0, problems: [], orphanContainers: [] };
+  private readonly background: Stoppable[] = [];
 
   constructor(private readonly deps: EngineDeps) {
     this.ctx = {
@@ -55,6 +59,12 @@ export class SandboxEngine implements Engine {
   async start(): Promise<RecoveryReport> {
     await this.ctx.cni.load();
     this.recovery = await recoverSandboxes(this.ctx);
+    this.background.push(
+      watchConfDir(this.deps.options.cniConfDir, () => void this.reloadCniConfig()),
+      every(PAUSE_POLL_MS, async () => {
+        for (const rec of this.ctx.store.all()) await refreshLiveness(this.ctx, rec);
+      }),
+    );
     return this.recovery;
   }
 
@@ -165,6 +175,7 @@ export class SandboxEngine implements Engine {
   }
 
   async close(): Promise<void> {
+    for (const b of this.background.splice(0)) b.stop();
     this.listeners.clear();
     await this.deps.lock?.release();
   }
