@@ -1,54 +1,93 @@
 /**
- * crictl's pod-config files (FACTS F): JSON or YAML, proto field names in snake_case, enums as numbers.
- * Two deliberate differences from crictl: enum names ("UDP", "NODE") are accepted too, and unknown keys produce a
- * warning naming their path (crictl drops them silently, which hides typos like `portMappings`).
- * Keys are matched case-insensitively, as Go's encoding/json does.
+ * crictl's pod-config files (FACTS F): JSON or YAML, proto field names in snake_case, enums as numbers. One reader
+ * for the CLI and the create form, so both accept and warn about exactly the same things.
+ *
+ * Deliberate differences from crictl, each surfaced as a warning rather than silently: unknown keys are named
+ * (crictl drops them, hiding typos like `portMappings`), real CRI fields Podscope does not model are named as such,
+ * keys written in another case are matched as Go's encoding/json does but pointed out, and enum names ("UDP",
+ * "NODE") are accepted though crictl needs the number.
  */
 import { parse as parseYaml, stringify as stringifyYaml } from 'yaml';
 import type { z } from 'zod';
+import { formatIssues, NamespaceMode, PodSandboxConfigSchema, Protocol, type PodSandboxConfig, type PodSandboxConfigInput } from './config';
 import { PodscopeError } from './errors';
-import { formatIssues, PodSandboxConfigSchema, type PodSandboxConfig } from './config';
 
-export interface LoadedPodConfig {
-  config: PodSandboxConfig;
+export interface ImportedPodConfig {
+  /** the file's content with unknown keys dropped and keys in their canonical case (no defaults filled in) */
+  input?: PodSandboxConfigInput;
+  /** the same, validated, with defaults */
+  config?: PodSandboxConfig;
   warnings: string[];
+  /** why the file cannot be used; empty when config is set */
+  errors: string[];
 }
 
-export function parsePodConfigText(text: string, source = 'pod config'): LoadedPodConfig {
+/** Real CRI fields Podscope does not model: named as such rather than as typos. */
+const CRI_BUT_UNSUPPORTED = new Set([
+  'windows', 'linux.overhead', 'linux.resources', 'linux.security_context.selinux_options', 'linux.security_context.seccomp',
+  'linux.security_context.apparmor', 'linux.security_context.namespace_options.userns_options', 'linux.security_context.supplemental_groups_policy',
+]);
+
+const ENUM_PATHS: Record<string, Record<string, number>> = {
+  'port_mappings[].protocol': Protocol,
+  'linux.security_context.namespace_options.network': NamespaceMode,
+  'linux.security_context.namespace_options.pid': NamespaceMode,
+  'linux.security_context.namespace_options.ipc': NamespaceMode,
+};
+
+/** Never throws: the form shows errors and warnings next to each other. */
+export function importPodConfig(text: string): ImportedPodConfig {
   let raw: unknown;
   try {
-    raw = text.trimStart().startsWith('{') ? JSON.parse(text) : parseYaml(text);
+    raw = parseYaml(text); // YAML is a superset of JSON: one parser for both, as crictl (sigs.k8s.io/yaml) does
   } catch (e) {
-    throw new PodscopeError('InvalidArgument', `${source}: not valid JSON or YAML: ${(e as Error).message}`);
+    return { warnings: [], errors: [`not valid JSON or YAML: ${(e as Error).message}`] };
   }
-  return loadPodConfigObject(raw, source);
+  return importPodConfigObject(raw);
 }
 
-export function loadPodConfigObject(raw: unknown, source = 'pod config', opts: { fillUid?: () => string } = {}): LoadedPodConfig {
-  if (!raw || typeof raw !== 'object' || Array.isArray(raw)) throw new PodscopeError('InvalidArgument', `${source}: expected an object at the top level`);
+export function importPodConfigObject(raw: unknown): ImportedPodConfig {
   const warnings: string[] = [];
-  const cleaned = normalizeKeys(PodSandboxConfigSchema, raw, '', warnings) as Record<string, unknown>;
-  const meta = cleaned.metadata as Record<string, unknown> | undefined;
-  if (!meta) throw new PodscopeError('InvalidArgument', `${source}: metadata is required`);
-  if (!meta.name) throw new PodscopeError('InvalidArgument', `${source}: metadata.name must be set`);
-  if (!meta.namespace) throw new PodscopeError('InvalidArgument', `${source}: metadata.namespace must be set`);
-  if (!meta.uid && opts.fillUid) {
-    meta.uid = opts.fillUid();
-    warnings.push(`metadata.uid was empty: generated ${String(meta.uid)} (as crictl does)`);
-  }
-  const parsed = PodSandboxConfigSchema.safeParse(cleaned);
-  if (!parsed.success) {
-    const issues = formatIssues(parsed.error);
-    throw new PodscopeError('InvalidArgument', `${source}: ${issues.join('; ')}`, { details: { issues } });
-  }
-  return { config: parsed.data, warnings };
+  if (!raw || typeof raw !== 'object' || Array.isArray(raw)) return { warnings, errors: ['a pod config must be an object with at least "metadata"'] };
+  const input = normalizeKeys(PodSandboxConfigSchema, raw, '', warnings) as PodSandboxConfigInput;
+  if (!input.metadata) return { input, warnings, errors: ['metadata is required (crictl: "metadata" is required)'] };
+  const parsed = PodSandboxConfigSchema.safeParse(input);
+  if (!parsed.success) return { input, warnings, errors: formatIssues(parsed.error) };
+  return { input, config: parsed.data, warnings, errors: [] };
 }
 
-export function formatPodConfig(config: PodSandboxConfig, format: 'json' | 'yaml'): string {
-  return format === 'json' ? `${JSON.stringify(config, null, 2)}\n` : stringifyYaml(config);
+/**
+ * The CLI's reading, with crictl's own validation on top: name and namespace must be set, and an empty uid is
+ * filled in. Throws InvalidArgument naming the file.
+ */
+export function loadCrictlPodConfig(text: string, source: string, fillUid: () => string): { config: PodSandboxConfig; warnings: string[] } {
+  const r = importPodConfig(text);
+  if (!r.config) throw new PodscopeError('InvalidArgument', `${source}: ${r.errors.join('; ')}`, { details: { errors: r.errors, warnings: r.warnings } });
+  const { config, warnings } = { config: r.config, warnings: r.warnings };
+  if (!config.metadata.name) throw new PodscopeError('InvalidArgument', `${source}: metadata.name must be set`);
+  if (!config.metadata.namespace) throw new PodscopeError('InvalidArgument', `${source}: metadata.namespace must be set`);
+  if (!config.metadata.uid) {
+    config.metadata.uid = fillUid();
+    warnings.push(`metadata.uid is empty: generated ${config.metadata.uid} (crictl does the same)`);
+  }
+  return { config, warnings };
 }
 
-// --- schema-driven key walk ---------------------------------------------------------------------------------------
+/** A tidy crictl file: canonical key order, numeric enums, empty optional sections left out. */
+export function exportPodConfig(config: PodSandboxConfigInput, format: 'json' | 'yaml'): string {
+  const parsed = PodSandboxConfigSchema.safeParse(config);
+  const c: PodSandboxConfigInput = parsed.success ? parsed.data : config;
+  const out: Record<string, unknown> = { metadata: c.metadata, hostname: c.hostname ?? '' };
+  if (c.log_directory) out.log_directory = c.log_directory;
+  if (c.dns_config) out.dns_config = c.dns_config;
+  out.port_mappings = c.port_mappings ?? [];
+  out.labels = c.labels ?? {};
+  out.annotations = c.annotations ?? {};
+  if (c.linux) out.linux = c.linux;
+  return format === 'json' ? `${JSON.stringify(out, null, 2)}\n` : stringifyYaml(out);
+}
+
+// --- the key walk follows the zod schema itself, so it cannot drift from what the engine accepts ----------------------
 
 type AnySchema = z.core.$ZodType;
 
@@ -68,29 +107,33 @@ function unwrap(schema: AnySchema): AnySchema {
   return s;
 }
 
-const snake = (k: string) => k.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
+const toSnake = (k: string) => k.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
 
 function normalizeKeys(schema: AnySchema, value: unknown, path: string, warnings: string[]): unknown {
-  const s = unwrap(schema);
-  const d = def(s);
+  const d = def(unwrap(schema));
   if (d.type === 'object' && value && typeof value === 'object' && !Array.isArray(value)) {
     const shape = d.shape as Record<string, AnySchema>;
     const known = Object.keys(shape);
     const out: Record<string, unknown> = {};
-    for (const [key, v] of Object.entries(value as Record<string, unknown>)) {
-      const exact = known.find((k) => k === key) ?? known.find((k) => k.toLowerCase() === key.toLowerCase());
-      const where = path ? `${path}.${key}` : key;
-      if (!exact) {
-        const hint = known.find((k) => k === snake(key));
-        warnings.push(hint ? `unknown key ${where} ignored (did you mean ${hint}? crictl files use snake_case)` : `unknown key ${where} ignored`);
+    for (const [rawKey, v] of Object.entries(value as Record<string, unknown>)) {
+      const key = known.find((k) => k === rawKey) ?? known.find((k) => k.toLowerCase() === rawKey.toLowerCase());
+      const full = path ? `${path}.${key ?? rawKey}` : (key ?? rawKey);
+      if (!key) {
+        if (CRI_BUT_UNSUPPORTED.has(full.replace(/\[\d+\]/g, ''))) warnings.push(`${full}: a CRI field Podscope does not support; it was left out`);
+        else {
+          const snake = toSnake(rawKey);
+          const hint = snake !== rawKey && known.includes(snake) ? ` (did you mean "${snake}"? crictl uses snake_case proto names)` : '';
+          warnings.push(`${full}: unknown key, ignored as crictl would ignore it${hint}`);
+        }
         continue;
       }
-      out[exact] = normalizeKeys(shape[exact]!, v, path ? `${path}.${exact}` : exact, warnings);
+      if (key !== rawKey) warnings.push(`${full}: written "${rawKey}"; crictl matches keys case-insensitively, so it is read as "${key}"`);
+      const enumValues = ENUM_PATHS[full.replace(/\[\d+\]/g, '[]')];
+      if (enumValues && typeof v === 'string') warnings.push(`${full}: "${v}" is an enum name; crictl needs the number (${enumValues[v.toUpperCase()] ?? '?'})`);
+      out[key] = normalizeKeys(shape[key]!, v, full, warnings);
     }
     return out;
   }
-  if (d.type === 'array' && Array.isArray(value)) {
-    return value.map((item, i) => normalizeKeys(d.element as AnySchema, item, `${path}[${i}]`, warnings));
-  }
+  if (d.type === 'array' && Array.isArray(value)) return value.map((item, i) => normalizeKeys(d.element as AnySchema, item, `${path}[${i}]`, warnings));
   return value;
 }

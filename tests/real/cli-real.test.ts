@@ -54,8 +54,8 @@ portMappings: []
     const id = runp.stdout.trim();
     expect(id).toMatch(/^[0-9a-f]{64}$/);
     // crictl fills a missing uid; unknown keys are reported, not dropped silently
-    expect(runp.stderr).toContain('metadata.uid was empty: generated');
-    expect(runp.stderr).toContain('unknown key portMappings ignored (did you mean port_mappings?');
+    expect(runp.stderr).toContain('metadata.uid is empty: generated');
+    expect(runp.stderr).toContain('portMappings: unknown key, ignored as crictl would ignore it (did you mean "port_mappings"?');
 
     const pods = await podscope('pods', '--state', 'ready', '--name', 'cli-');
     expect(pods.stdout).toMatch(/^POD ID\s+CREATED\s+STATE\s+NAME\s+NAMESPACE\s+ATTEMPT\s+IP\s+HOST PORTS/);

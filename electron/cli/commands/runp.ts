@@ -1,9 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { IP_PREFERENCES, type IpPreference } from '../../../shared/domain/config';
-import { loadPodConfigObject } from '../../../shared/domain/crictl-format';
+import { loadCrictlPodConfig } from '../../../shared/domain/crictl-format';
 import { PodscopeError } from '../../../shared/domain/errors';
-import { parse as parseYaml } from 'yaml';
 import { withApi } from '../api';
 import { parseCommandArgs } from '../args';
 
@@ -19,13 +18,7 @@ export async function run(argv: string[]): Promise<number> {
   const text = await readFile(file, 'utf8').catch((e: NodeJS.ErrnoException) => {
     throw new PodscopeError('InvalidArgument', `cannot read ${file}: ${e.code ?? e.message}`);
   });
-  let raw: unknown;
-  try {
-    raw = text.trimStart().startsWith('{') ? JSON.parse(text) : parseYaml(text);
-  } catch (e) {
-    throw new PodscopeError('InvalidArgument', `${file}: not valid JSON or YAML: ${(e as Error).message}`);
-  }
-  const { config, warnings } = loadPodConfigObject(raw, file, { fillUid: randomUUID });
+  const { config, warnings } = loadCrictlPodConfig(text, file, randomUUID);
   for (const w of warnings) process.stderr.write(`warning: ${file}: ${w}\n`);
   const pref = flags['sandbox-ip-pref'];
   if (pref !== undefined && !(IP_PREFERENCES as readonly string[]).includes(pref as string)) {
