@@ -1,6 +1,7 @@
 import { expect, type Page, type TestInfo } from '@playwright/test';
 import { fileURLToPath } from 'node:url';
 import { CreateFormPage } from './create-form-page';
+import { EndpointsPage } from './endpoints-page';
 import { PodDetailPage } from './pod-detail-page';
 import { PodsListPage } from './pods-list-page';
 
@@ -11,10 +12,12 @@ export class AppPage {
   readonly pods: PodsListPage;
   readonly detail: PodDetailPage;
   readonly form: CreateFormPage;
+  readonly endpoints: EndpointsPage;
   constructor(readonly page: Page, private readonly testInfo: TestInfo) {
     this.pods = new PodsListPage(page);
     this.detail = new PodDetailPage(page);
     this.form = new CreateFormPage(page);
+    this.endpoints = new EndpointsPage(page);
   }
 
   async goto(view: 'Sandboxes' | 'New sandbox' | 'CNI config' | 'Engine') {

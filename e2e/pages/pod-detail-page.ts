@@ -8,8 +8,12 @@ export class PodDetailPage {
     this.header = page.locator('.detail-head');
   }
 
+  tabButton(name: DetailTabName): Locator {
+    return this.page.getByRole('tablist', { name: 'Sandbox detail' }).getByRole('tab', { name: new RegExp(`^${name}`) });
+  }
+
   async tab(name: DetailTabName) {
-    await this.page.getByRole('tablist', { name: 'Sandbox detail' }).getByRole('tab', { name: new RegExp(`^${name}`) }).click();
+    await this.tabButton(name).click();
   }
 
   get primaryIp(): Locator {
@@ -17,6 +21,18 @@ export class PodDetailPage {
   }
   get additionalIps(): Locator {
     return this.page.getByTestId('additional-ips');
+  }
+  /** Network tab: eth0's addresses in CNI result order */
+  get eth0Rows(): Locator {
+    return this.page.getByTestId('eth0-ips').locator('tbody tr');
+  }
+  /** Network tab: one row per interface the CNI result lists */
+  get interfaceRows(): Locator {
+    return this.page.getByTestId('interfaces').locator('tbody tr');
+  }
+  /** Network tab: the interface row with exactly this name */
+  interfaceRow(name: string): Locator {
+    return this.page.getByTestId('interfaces').locator(`tbody tr[data-iface="${name}"]`);
   }
   get portRows(): Locator {
     return this.page.getByTestId('port-mappings').locator('tbody tr');

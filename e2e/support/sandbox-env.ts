@@ -1,8 +1,9 @@
 /**
  * An isolated world for one e2e run: its own state/run/netns/cache dirs under a temp dir, its own conf dir with the
  * `psc-e2e` conflist (bridge psc-e2e0 without masquerade, host-local v4+v6 with its own dataDir, portmap, bandwidth),
- * the real engine (createEngine) and browser mode on 127.0.0.1. `dispose` removes every sandbox the engine knows,
- * then the bridge and the temp dir, and keeps going past individual failures so one leak never hides another.
+ * the real engine (createEngine), the endpoint registry browser mode really uses (`createEndpointRegistry`, so the
+ * UI can add CRI endpoints) and browser mode on 127.0.0.1. `dispose` closes every CRI connection, removes every
+ * sandbox the engine knows, then the bridge and the temp dir, and keeps going past individual failures so one leak never hides another.
  */
 import { execFile } from 'node:child_process';
 import { mkdtemp, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
@@ -12,6 +13,7 @@ import { promisify } from 'node:util';
 import { createEngine } from '../../electron/engine/index';
 import type { Engine, EngineOptions } from '../../electron/engine/options';
 import { startBrowserHost, type BrowserHost } from '../../electron/host/browser-host';
+import { createEndpointRegistry, type CriEndpointRegistry } from '../../electron/cri/endpoint-registry';
 
 const run = promisify(execFile);
 
@@ -49,6 +51,8 @@ export interface SandboxEnv {
   root: string;
   options: Partial<EngineOptions>;
   engine: Engine;
+  /** "local" + the CRI endpoints added through the UI */
+  endpoints: CriEndpointRegistry;
   host: BrowserHost;
   dispose(): Promise<string[]>;
 }
@@ -76,6 +80,7 @@ export async function createSandboxEnv(opts: { rendererDir?: string; port?: numb
   };
   let engine: Engine | undefined;
   let host: BrowserHost | undefined;
+  let endpoints: CriEndpointRegistry | undefined;
   const dispose = async (): Promise<string[]> => {
     const problems: string[] = [];
     const attempt = async (what: string, f: () => Promise<unknown>) => {
@@ -86,6 +91,7 @@ export async function createSandboxEnv(opts: { rendererDir?: string; port?: numb
       }
     };
     if (host) await attempt('close host', () => host!.close());
+    if (endpoints) await attempt('close CRI endpoints', async () => endpoints!.close());
     if (engine) {
       const sandboxes = await engine.list().catch(() => []);
       for (const s of sandboxes) {
@@ -109,10 +115,11 @@ export async function createSandboxEnv(opts: { rendererDir?: string; port?: numb
   };
   try {
     engine = await createEngine(options);
-    host = await startBrowserHost({ engine, rendererDir: opts.rendererDir, port: opts.port });
+    endpoints = createEndpointRegistry({ local: engine });
+    host = await startBrowserHost({ engine, endpoints, rendererDir: opts.rendererDir, port: opts.port });
   } catch (e) {
     await dispose();
     throw e;
   }
-  return { root, options, engine, host, dispose };
+  return { root, options, engine, endpoints: endpoints!, host, dispose };
 }

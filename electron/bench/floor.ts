@@ -40,6 +40,7 @@ export async function measureFloorOnce(spec: FloorSpec, i: number, samples: Samp
     bandwidth: { ingressRate: 10_000_000, ingressBurst: 4294967295, egressRate: 10_000_000, egressBurst: 4294967295 },
   };
   const lo = { cniVersion: '0.3.1', name: 'cni-loopback', type: 'loopback' };
+  let prev: unknown;
   const stdinFor = (p: Record<string, unknown>, prevResult?: unknown) => {
     const caps = Object.keys((p.capabilities as Record<string, boolean> | undefined) ?? {}).filter((k) => k in runtimeConfig);
     return {
@@ -51,20 +52,29 @@ export async function measureFloorOnce(spec: FloorSpec, i: number, samples: Samp
     };
   };
 
-  await timed('netns create', () => mkdir('/var/run/netns', { recursive: true }).then(() => writeFile(netns, '', { flag: 'wx' })).then(() => runChecked(runner, { file: 'unshare', args: [`--net=${netns}`, 'true'], timeoutMs: TIMEOUT })));
-  await timed('ADD loopback', () => plugin('loopback', 'ADD', 'lo', lo));
-  let prev: unknown;
-  for (const p of spec.conflist.plugins) {
-    await timed(`ADD ${String(p.type)}`, async () => {
-      prev = JSON.parse((await plugin(String(p.type), 'ADD', 'eth0', stdinFor(p, prev))).stdout);
-    });
+  try {
+    await timed('netns create', () => mkdir('/var/run/netns', { recursive: true }).then(() => writeFile(netns, '', { flag: 'wx' })).then(() => runChecked(runner, { file: 'unshare', args: [`--net=${netns}`, 'true'], timeoutMs: TIMEOUT })));
+    await timed('ADD loopback', () => plugin('loopback', 'ADD', 'lo', lo));
+    for (const p of spec.conflist.plugins) {
+      await timed(`ADD ${String(p.type)}`, async () => {
+        prev = JSON.parse((await plugin(String(p.type), 'ADD', 'eth0', stdinFor(p, prev))).stdout);
+      });
+    }
+    const bundle = join(spec.dir, 'floor-bundles', id);
+    await mkdir(bundle, { recursive: true });
+    const rootfsPath = await ensurePauseRootfs({ rootfsDir: join(spec.dir, 'floor-rootfs') });
+    const config = PodSandboxConfigSchema.parse({ metadata: { name: 'floor', namespace: 'bench', uid: String(i) } });
+    await writeFile(join(bundle, 'config.json'), JSON.stringify(buildPauseSpec({ id, config, netnsPath: netns, rootfsPath, resolvConfPath: '/etc/resolv.conf', shmPath: '/dev/shm', engineOomScoreAdj: 0 })));
+    await timed('runc run -d', () => runChecked(runner, { file: 'runc', args: ['--root', runcRoot, 'run', '--detach', '--bundle', bundle, id], timeoutMs: TIMEOUT, ignoreOutput: true }));
+  } catch (e) {
+    // the same steps best-effort, so a failed measurement leaks no netns, container, IP or rule
+    const quiet = async (fn: () => Promise<unknown>) => { await fn().catch(() => undefined); };
+    await quiet(() => runner.run({ file: 'runc', args: ['--root', runcRoot, 'delete', '--force', id], timeoutMs: TIMEOUT }));
+    for (const p of [...spec.conflist.plugins].reverse()) await quiet(() => plugin(String(p.type), 'DEL', 'eth0', stdinFor(p, prev)));
+    await quiet(() => plugin('loopback', 'DEL', 'lo', lo));
+    await quiet(() => runner.run({ file: 'umount', args: ['-l', netns], timeoutMs: TIMEOUT }).then(() => rm(netns, { force: true })));
+    throw e;
   }
-  const bundle = join(spec.dir, 'floor-bundles', id);
-  await mkdir(bundle, { recursive: true });
-  const rootfsPath = await ensurePauseRootfs({ rootfsDir: join(spec.dir, 'floor-rootfs') });
-  const config = PodSandboxConfigSchema.parse({ metadata: { name: 'floor', namespace: 'bench', uid: String(i) } });
-  await writeFile(join(bundle, 'config.json'), JSON.stringify(buildPauseSpec({ id, config, netnsPath: netns, rootfsPath, resolvConfPath: '/etc/resolv.conf', shmPath: '/dev/shm', engineOomScoreAdj: 0 })));
-  await timed('runc run -d', () => runChecked(runner, { file: 'runc', args: ['--root', runcRoot, 'run', '--detach', '--bundle', bundle, id], timeoutMs: TIMEOUT, ignoreOutput: true }));
 
   await timed('runc kill', () => runChecked(runner, { file: 'runc', args: ['--root', runcRoot, 'kill', id, 'KILL'], timeoutMs: TIMEOUT }));
   await timed('runc delete', () => runChecked(runner, { file: 'runc', args: ['--root', runcRoot, 'delete', '--force', id], timeoutMs: TIMEOUT }));

@@ -5,7 +5,7 @@ import type { SandboxApi, SandboxEvent } from '../../shared/domain/sandbox';
 export interface EngineOptions {
   /** persistent state: store, per-sandbox files (default /var/lib/podscope) */
   stateDir: string;
-  /** runtime state: runc root, shm mounts, lock (default /run/podscope) */
+  /** runtime state: runc root, shm mounts, bundles (default /run/podscope) */
   runDir: string;
   /** where network namespaces are pinned (default /var/run/netns) */
   netnsDir: string;

@@ -22,11 +22,14 @@ export class QuantityError extends Error {}
 interface Rational { num: bigint; den: bigint }
 
 function parseRational(text: string): Rational {
+  // apimachinery scans rather than matches: a bare sign or dot reads as zero ("unreasonably small", not a format error)
+  if (/^[+-]?\.?$/.test(text) && text !== '') return { num: 0n, den: 1n };
   const m = QUANTITY_RE.exec(text);
   if (!m) throw new QuantityError(`quantities must match the regular expression '${QUANTITY_REGEX_TEXT}'`);
   const [, numeric, suffix] = m as unknown as [string, string, string];
   const nm = /^([+-]?)(\d*)(?:\.(\d*))?$/.exec(numeric);
-  if (!nm || (nm[2] === '' && (nm[3] ?? '') === '')) throw new QuantityError('unable to parse numeric part of quantity');
+  if (!nm) throw new QuantityError(`quantities must match the regular expression '${QUANTITY_REGEX_TEXT}'`); // e.g. 1.2.3
+  if (nm[2] === '' && (nm[3] ?? '') === '') return { num: 0n, den: 1n };
   const negative = nm[1] === '-';
   const whole = nm[2] || '0';
   const frac = nm[3] ?? '';
@@ -41,8 +44,9 @@ function parseRational(text: string): Rational {
   } else {
     const em = /^[eE]([+-]?\d+)$/.exec(suffix);
     if (!em) throw new QuantityError("unable to parse quantity's suffix");
-    const e = Number(em[1]);
-    if (!Number.isSafeInteger(e) || Math.abs(e) > 1000) throw new QuantityError("unable to parse quantity's suffix");
+    // Past this bound every non-zero value is far outside [1k, 1P] either way; clamping keeps 1e999999999 cheap.
+    const bound = 1000 + numeric.length;
+    const e = Math.max(-bound, Math.min(bound, Number(em[1])));
     if (e >= 0) num *= 10n ** BigInt(e);
     else den *= 10n ** BigInt(-e);
   }

@@ -87,6 +87,8 @@ export interface SandboxSummary {
 export interface PauseView {
   containerId: string;
   pid?: number;
+  /** the pause process's start time in clock ticks (/proc/<pid>/stat field 22), to tell it from a reused pid */
+  startTicks?: number;
   /** runc status (creating, created, running, stopped) or "deleted" / "unknown" */
   status: string;
   bundle?: string;

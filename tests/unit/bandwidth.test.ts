@@ -28,7 +28,7 @@ describe('parseQuantity', () => {
     ['10 M', /must match the regular expression/],
     ['1K', /unable to parse quantity's suffix/], // upper-case K is not a suffix
     ['1e', /unable to parse quantity's suffix/],
-    ['1..2', /unable to parse numeric part/],
+    ['1.2.3', /must match the regular expression/],
     ['', /must match the regular expression/],
   ])('%s is rejected', (text, message) => {
     expect(() => parseQuantity(text)).toThrow(message);
@@ -48,6 +48,10 @@ describe('parseBandwidthValue limits', () => {
     ['1Pi', { error: 'resource is unreasonably large (> 1Pbit)' }],
     ['1E', { error: 'resource is unreasonably large (> 1Pbit)' }],
     ['99999999999999999999999999', { error: 'resource is unreasonably large (> 1Pbit)' }], // beyond int64: compared exactly
+    ['.', { error: 'resource is unreasonably small (< 1kbit)' }], // apimachinery reads a bare dot or sign as 0
+    ['-', { error: 'resource is unreasonably small (< 1kbit)' }],
+    ['1e999999999', { error: 'resource is unreasonably large (> 1Pbit)' }],
+    ['1e-999999999', { error: 'resource is unreasonably small (< 1kbit)' }],
   ])('%s ⇒ %o', (text, expected) => {
     expect(parseBandwidthValue(text)).toEqual(expected);
   });

@@ -2,7 +2,7 @@
  * The sandbox service over fakes: the failure paths real parts cannot produce on demand (a plugin failing at a given
  * position, runc failing to start, an undo that fails, a crash between two steps).
  */
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -152,6 +152,76 @@ describe('run', () => {
     expect((err as Error).message).toMatch(message);
     expect(netns.calls.filter((c) => c.op === 'create')).toEqual([]);
     nothingLeft(await engine.list());
+  });
+});
+
+describe('failure paths found in review', () => {
+  // containerd (FACTS C3): a teardown failure matters only when a CNI result was recorded; otherwise a plugin that
+  // cannot DEL what it never finished would pin the sandbox and its name forever.
+  it('ADD and DEL both failing, with no CNI result ever stored, forgets the sandbox and frees the name', async () => {
+    const engine = makeEngine();
+    await engine.start();
+    cni.failures = [{ verb: 'ADD', network: 'containerd-net', index: 0 }, { verb: 'DEL', network: 'containerd-net', index: 0 }];
+    await expect(engine.run(pod())).rejects.toSatisfy((e) => hasCode(e, 'CniError'));
+    expect(await engine.list()).toEqual([]);
+    cni.failures = [];
+    await engine.run(pod());
+  });
+
+  it('a stored annotation that no longer validates never blocks stop or remove (release paths do not re-validate)', async () => {
+    const engine = makeEngine();
+    await engine.start();
+    const { id } = await engine.run(pod('bw', { annotations: { 'kubernetes.io/ingress-bandwidth': '10M' } }));
+    const rec = (engine as unknown as { ctx: { store: { get(id: string): { config: { annotations: Record<string, string> } } } } }).ctx.store.get(id);
+    rec.config.annotations['kubernetes.io/ingress-bandwidth'] = '10'; // as if a newer engine's rules were stricter
+    await engine.stop(id);
+    await engine.remove(id);
+    nothingLeft(await engine.list());
+  });
+
+  it('a liveness check racing remove does not bring the sandbox back', async () => {
+    const slowDead = async () => { await new Promise((r) => setTimeout(r, 30)); return false; };
+    const engine = new SandboxEngine({
+      options: { ...DEFAULT_ENGINE_OPTIONS, stateDir: join(dir, 'state'), runDir: join(dir, 'run') },
+      netns, cni, runtime, files, buildPauseSpec, engineOomScoreAdj: 0, cleanupTimeoutMs: 5000, processAlive: slowDead,
+    });
+    await engine.start();
+    const { id } = await engine.run(pod());
+    await Promise.all([engine.list(), engine.remove(id)]);
+    expect(await engine.list()).toEqual([]);
+    const again = makeEngine();
+    await again.start();
+    expect(await again.list()).toEqual([]); // nothing written back to disk either
+  });
+
+  it('a record that cannot be read keeps its pause container: start-up never treats it as an orphan', async () => {
+    const first = makeEngine();
+    await first.start();
+    const { id } = await first.run(pod());
+    await writeFile(join(dir, 'state', 'store', `${id}.json`), '{"version": 2');
+    const second = makeEngine();
+    const report = await second.start();
+    expect(report.orphanContainers).toEqual([]);
+    expect(runtime.containers.has(id)).toBe(true);
+    expect(report.problems.join()).toContain(`${id}.json`);
+  });
+
+  it.each([
+    [{ metadata: { name: 'a;b', namespace: 'ns', uid: 'u' } }, /metadata.name "a;b" must not contain ';' or '='/],
+    [{ metadata: { name: 'a', namespace: 'ns', uid: 'u=1' } }, /metadata.uid "u=1" must not contain/],
+    [{ metadata: { name: 'a', namespace: 'ns', uid: 'u' }, port_mappings: [{ container_port: 80, host_port: 70000 }] }, /port_mappings\[0\].host_port 70000 is not a port/],
+    [{ metadata: { name: 'a', namespace: 'ns', uid: 'u' }, port_mappings: [{ container_port: 0, host_port: 8080 }] }, /port_mappings\[0\].container_port 0 is not a port/],
+  ])('input a plugin would reject after allocating is refused up front: %o', async (config, message) => {
+    const engine = makeEngine();
+    await engine.start();
+    await expect(engine.run({ config })).rejects.toSatisfy((e) => hasCode(e, 'InvalidArgument') && message.test((e as Error).message));
+    expect(netns.calls.filter((c) => c.op === 'create')).toEqual([]);
+  });
+
+  it('a container-port-only mapping with container_port 0 is fine: it never reaches CNI', async () => {
+    const engine = makeEngine();
+    await engine.start();
+    await engine.run({ config: { metadata: { name: 'a', namespace: 'ns', uid: 'u' }, port_mappings: [{ container_port: 0, host_port: 0 }] } });
   });
 });
 

@@ -11,19 +11,28 @@ export const help = `podscope rmp [flags] ID...
 export async function run(argv: string[]): Promise<number> {
   const { flags, positionals } = parseCommandArgs(argv, { force: { type: 'boolean', short: 'f' }, all: { type: 'boolean', short: 'a' } });
   if (positionals.length === 0 && !flags.all) throw new PodscopeError('InvalidArgument', 'rmp needs at least one sandbox id, or --all');
-  await withApi(flags, async (api) => {
+  // Like crictl: every id is tried, failures are reported at the end.
+  const failures = await withApi(flags, async (api) => {
     const ids = flags.all ? (await api.list()).map((s) => s.id) : positionals;
+    const errors: PodscopeError[] = [];
     for (const id of ids) {
-      if (!flags.force) {
-        const st = await api.status(id).catch((e: unknown) => {
-          if (e instanceof PodscopeError && e.code === 'NotFound') return undefined;
-          throw e;
-        });
-        if (st?.state === 'SANDBOX_READY') throw new PodscopeError('FailedPrecondition', `pod sandbox ${id} is running, please use --force to remove it or stop it first`);
+      try {
+        if (!flags.force) {
+          const st = await api.status(id).catch((e: unknown) => {
+            if (e instanceof PodscopeError && e.code === 'NotFound') return undefined;
+            throw e;
+          });
+          if (st?.state === 'SANDBOX_READY') throw new PodscopeError('FailedPrecondition', `pod sandbox ${id} is running, please use --force to remove it or stop it first`);
+        }
+        await api.remove(id);
+        process.stdout.write(`Removed sandbox ${id}\n`);
+      } catch (e) {
+        errors.push(e instanceof PodscopeError ? e : new PodscopeError('Internal', (e as Error).message));
       }
-      await api.remove(id);
-      process.stdout.write(`Removed sandbox ${id}\n`);
     }
+    return errors;
   });
+  if (failures.length === 1) throw failures[0];
+  if (failures.length > 1) throw new PodscopeError(failures[0]!.code, `${failures.length} sandboxes were not removed: ${failures.map((f) => f.message).join('; ')}`);
   return 0;
 }

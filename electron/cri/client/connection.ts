@@ -3,6 +3,7 @@
  * whose reply lacks any of the four strings (or that does not speak runtime.v1 at all) is not a CRI endpoint.
  * Calls are promisified with a per-call deadline; failures come back as PodscopeErrors naming the socket.
  */
+import { statSync, type Stats } from 'node:fs';
 import { credentials, Metadata, status as GrpcStatus, type CallOptions, type ClientReadableStream, type ServiceError } from '@grpc/grpc-js';
 import { PodscopeError } from '../../../shared/domain/errors';
 import * as pb from '../generated/runtime_v1';
@@ -82,8 +83,30 @@ function connectError(e: unknown, socketPath: string): PodscopeError {
   const why =
     e.code === GrpcStatus.UNIMPLEMENTED ? 'it speaks gRPC but does not serve runtime.v1.RuntimeService'
     : e.code === GrpcStatus.DEADLINE_EXCEEDED ? 'no gRPC answer before the deadline (is it a CRI socket?)'
-    : e.code === GrpcStatus.UNAVAILABLE ? e.details
+    : e.code === GrpcStatus.UNAVAILABLE ? (unreachableReason(e.details, socketPath) ?? e.details)
     : `${GrpcStatus[e.code] ?? e.code}: ${e.details}`;
-  return new PodscopeError('Unavailable', `cannot use CRI endpoint ${socketPath}: ${why}`, { details: { grpcCode: e.code, socketPath } });
+  return new PodscopeError('Unavailable', `cannot use CRI endpoint ${socketPath}: ${why}`, { details: { grpcCode: e.code, socketPath, grpcDetails: e.details } });
+}
+
+/** grpc-js's "No connection established. Last error: connect ENOENT …" said plainly, from what is at the path. */
+function unreachableReason(details: string, socketPath: string): string | undefined {
+  // the peer answered, but not with HTTP/2 (grpc-js: "Protocol error"): something else listens there
+  if (/Protocol error/.test(details)) return 'something listens on this socket but does not speak gRPC (HTTP/2): it is not a CRI socket';
+  const errno = /\b(ENOENT|ECONNREFUSED|EACCES|EPERM|ENOTSOCK|ENOTDIR)\b/.exec(details)?.[1];
+  if (!errno) return undefined;
+  const denied = 'permission denied: this user may not connect to the socket (its owner, group or mode; containerd\'s [grpc] gid or the podscope group gives access)';
+  let st: Stats | undefined;
+  try {
+    st = statSync(socketPath);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'EACCES' || code === 'EPERM') return denied;
+    if (code !== 'ENOENT' && code !== 'ENOTDIR') return undefined;
+  }
+  if (!st) return 'nothing exists at this path (is the runtime running, and is this its socket path?)';
+  if (!st.isSocket()) return `it is ${st.isDirectory() ? 'a directory' : st.isFile() ? 'a regular file' : 'a special file'}, not a unix socket`;
+  if (errno === 'EACCES' || errno === 'EPERM') return denied;
+  if (errno === 'ECONNREFUSED') return 'nothing accepts connections on this socket (a stale socket left by a runtime that stopped?)';
+  return undefined;
 }
 

@@ -31,7 +31,7 @@ export const protobufFileName = "runtime_v1.proto";
  * Written for Podscope from the public field list of kubernetes/cri-api (pkg/apis/runtime/v1/api.proto):
  * package, service, message and field names, numbers and types match it so crictl, critest, containerd and
  * CRI-O interoperate on the wire. Only what Podscope serves (sandbox RPCs, Version, Status, RuntimeConfig,
- * GetContainerEvents) and what its client reads is declared; unknown fields sent by a peer are skipped by the
+ * GetContainerEvents, the read-only ImageService calls) and what its client reads is declared; unknown fields sent by a peer are skipped by the
  * decoder, and RPCs not declared here are answered UNIMPLEMENTED by grpc-js.
  *
  * Regenerate TypeScript with `node scripts/gen-proto.mjs` (buf + ts-proto); never edit electron/cri/generated.
@@ -609,6 +609,80 @@ export interface RuntimeConfigRequest {
 
 export interface RuntimeConfigResponse {
   linux: LinuxRuntimeConfiguration | undefined;
+}
+
+export interface ImageSpec {
+  image: string;
+  annotations: { [key: string]: string };
+  userSpecifiedImage: string;
+  runtimeHandler: string;
+  imageRef: string;
+}
+
+export interface ImageSpec_AnnotationsEntry {
+  key: string;
+  value: string;
+}
+
+export interface ImageFilter {
+  image: ImageSpec | undefined;
+}
+
+export interface ListImagesRequest {
+  filter: ImageFilter | undefined;
+}
+
+export interface Image {
+  id: string;
+  repoTags: string[];
+  repoDigests: string[];
+  size: string;
+  uid: Int64Value | undefined;
+  username: string;
+  spec: ImageSpec | undefined;
+  pinned: boolean;
+}
+
+export interface ListImagesResponse {
+  images: Image[];
+}
+
+export interface ImageStatusRequest {
+  image: ImageSpec | undefined;
+  verbose: boolean;
+}
+
+export interface ImageStatusResponse {
+  image: Image | undefined;
+  info: { [key: string]: string };
+}
+
+export interface ImageStatusResponse_InfoEntry {
+  key: string;
+  value: string;
+}
+
+export interface ImageFsInfoRequest {
+}
+
+export interface UInt64Value {
+  value: string;
+}
+
+export interface FilesystemIdentifier {
+  mountpoint: string;
+}
+
+export interface FilesystemUsage {
+  timestamp: string;
+  fsId: FilesystemIdentifier | undefined;
+  usedBytes: UInt64Value | undefined;
+  inodesUsed: UInt64Value | undefined;
+}
+
+export interface ImageFsInfoResponse {
+  imageFilesystems: FilesystemUsage[];
+  containerFilesystems: FilesystemUsage[];
 }
 
 function createBaseVersionRequest(): VersionRequest {
@@ -6243,6 +6317,1372 @@ export const RuntimeConfigResponse: MessageFns<RuntimeConfigResponse> = {
   },
 };
 
+function createBaseImageSpec(): ImageSpec {
+  return { image: "", annotations: {}, userSpecifiedImage: "", runtimeHandler: "", imageRef: "" };
+}
+
+export const ImageSpec: MessageFns<ImageSpec> = {
+  encode(message: ImageSpec, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.image !== "") {
+      writer.uint32(10).string(message.image);
+    }
+    globalThis.Object.entries(message.annotations).forEach(([key, value]: [string, string]) => {
+      ImageSpec_AnnotationsEntry.encode({ key: key as any, value }, writer.uint32(18).fork()).join();
+    });
+    if (message.userSpecifiedImage !== "") {
+      writer.uint32(146).string(message.userSpecifiedImage);
+    }
+    if (message.runtimeHandler !== "") {
+      writer.uint32(154).string(message.runtimeHandler);
+    }
+    if (message.imageRef !== "") {
+      writer.uint32(162).string(message.imageRef);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ImageSpec {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseImageSpec();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.image = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            const entry2 = ImageSpec_AnnotationsEntry.decode(reader, reader.uint32());
+            if (entry2.value !== undefined) {
+              message.annotations[entry2.key] = entry2.value;
+            }
+            continue;
+          }
+          case 18: {
+            if (tag !== 146) {
+              break;
+            }
+
+            message.userSpecifiedImage = reader.string();
+            continue;
+          }
+          case 19: {
+            if (tag !== 154) {
+              break;
+            }
+
+            message.runtimeHandler = reader.string();
+            continue;
+          }
+          case 20: {
+            if (tag !== 162) {
+              break;
+            }
+
+            message.imageRef = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ImageSpec {
+    return {
+      image: isSet(object.image) ? globalThis.String(object.image) : "",
+      annotations: isObject(object.annotations)
+        ? (globalThis.Object.entries(object.annotations) as [string, any][]).reduce(
+          (acc: { [key: string]: string }, [key, value]: [string, any]) => {
+            globalThis.Object.defineProperty(acc, key, {
+              value: globalThis.String(value),
+              enumerable: true,
+              configurable: true,
+              writable: true,
+            });
+            return acc;
+          },
+          {},
+        )
+        : {},
+      userSpecifiedImage: isSet(object.userSpecifiedImage)
+        ? globalThis.String(object.userSpecifiedImage)
+        : isSet(object.user_specified_image)
+        ? globalThis.String(object.user_specified_image)
+        : "",
+      runtimeHandler: isSet(object.runtimeHandler)
+        ? globalThis.String(object.runtimeHandler)
+        : isSet(object.runtime_handler)
+        ? globalThis.String(object.runtime_handler)
+        : "",
+      imageRef: isSet(object.imageRef)
+        ? globalThis.String(object.imageRef)
+        : isSet(object.image_ref)
+        ? globalThis.String(object.image_ref)
+        : "",
+    };
+  },
+
+  toJSON(message: ImageSpec): unknown {
+    const obj: any = {};
+    if (message.image !== "") {
+      obj.image = message.image;
+    }
+    if (message.annotations) {
+      const entries = globalThis.Object.entries(message.annotations) as [string, string][];
+      if (entries.length > 0) {
+        obj.annotations = {};
+        entries.forEach(([k, v]) => {
+          obj.annotations[k] = v;
+        });
+      }
+    }
+    if (message.userSpecifiedImage !== "") {
+      obj.userSpecifiedImage = message.userSpecifiedImage;
+    }
+    if (message.runtimeHandler !== "") {
+      obj.runtimeHandler = message.runtimeHandler;
+    }
+    if (message.imageRef !== "") {
+      obj.imageRef = message.imageRef;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ImageSpec>, I>>(base?: I): ImageSpec {
+    return ImageSpec.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ImageSpec>, I>>(object: I): ImageSpec {
+    const message = createBaseImageSpec();
+    message.image = object.image ?? "";
+    message.annotations = (globalThis.Object.entries(object.annotations ?? {}) as [string, string][]).reduce(
+      (acc: { [key: string]: string }, [key, value]: [string, string]) => {
+        if (value !== undefined) {
+          acc[key] = globalThis.String(value);
+        }
+        return acc;
+      },
+      {},
+    );
+    message.userSpecifiedImage = object.userSpecifiedImage ?? "";
+    message.runtimeHandler = object.runtimeHandler ?? "";
+    message.imageRef = object.imageRef ?? "";
+    return message;
+  },
+};
+
+function createBaseImageSpec_AnnotationsEntry(): ImageSpec_AnnotationsEntry {
+  return { key: "", value: "" };
+}
+
+export const ImageSpec_AnnotationsEntry: MessageFns<ImageSpec_AnnotationsEntry> = {
+  encode(message: ImageSpec_AnnotationsEntry, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.key !== "") {
+      writer.uint32(10).string(message.key);
+    }
+    if (message.value !== "") {
+      writer.uint32(18).string(message.value);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ImageSpec_AnnotationsEntry {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseImageSpec_AnnotationsEntry();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.key = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.value = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ImageSpec_AnnotationsEntry {
+    return {
+      key: isSet(object.key) ? globalThis.String(object.key) : "",
+      value: isSet(object.value) ? globalThis.String(object.value) : "",
+    };
+  },
+
+  toJSON(message: ImageSpec_AnnotationsEntry): unknown {
+    const obj: any = {};
+    if (message.key !== "") {
+      obj.key = message.key;
+    }
+    if (message.value !== "") {
+      obj.value = message.value;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ImageSpec_AnnotationsEntry>, I>>(base?: I): ImageSpec_AnnotationsEntry {
+    return ImageSpec_AnnotationsEntry.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ImageSpec_AnnotationsEntry>, I>>(object: I): ImageSpec_AnnotationsEntry {
+    const message = createBaseImageSpec_AnnotationsEntry();
+    message.key = object.key ?? "";
+    message.value = object.value ?? "";
+    return message;
+  },
+};
+
+function createBaseImageFilter(): ImageFilter {
+  return { image: undefined };
+}
+
+export const ImageFilter: MessageFns<ImageFilter> = {
+  encode(message: ImageFilter, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.image !== undefined) {
+      ImageSpec.encode(message.image, writer.uint32(10).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ImageFilter {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseImageFilter();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.image = ImageSpec.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ImageFilter {
+    return { image: isSet(object.image) ? ImageSpec.fromJSON(object.image) : undefined };
+  },
+
+  toJSON(message: ImageFilter): unknown {
+    const obj: any = {};
+    if (message.image !== undefined) {
+      obj.image = ImageSpec.toJSON(message.image);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ImageFilter>, I>>(base?: I): ImageFilter {
+    return ImageFilter.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ImageFilter>, I>>(object: I): ImageFilter {
+    const message = createBaseImageFilter();
+    message.image = (object.image !== undefined && object.image !== null)
+      ? ImageSpec.fromPartial(object.image)
+      : undefined;
+    return message;
+  },
+};
+
+function createBaseListImagesRequest(): ListImagesRequest {
+  return { filter: undefined };
+}
+
+export const ListImagesRequest: MessageFns<ListImagesRequest> = {
+  encode(message: ListImagesRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.filter !== undefined) {
+      ImageFilter.encode(message.filter, writer.uint32(10).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ListImagesRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseListImagesRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.filter = ImageFilter.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ListImagesRequest {
+    return { filter: isSet(object.filter) ? ImageFilter.fromJSON(object.filter) : undefined };
+  },
+
+  toJSON(message: ListImagesRequest): unknown {
+    const obj: any = {};
+    if (message.filter !== undefined) {
+      obj.filter = ImageFilter.toJSON(message.filter);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ListImagesRequest>, I>>(base?: I): ListImagesRequest {
+    return ListImagesRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ListImagesRequest>, I>>(object: I): ListImagesRequest {
+    const message = createBaseListImagesRequest();
+    message.filter = (object.filter !== undefined && object.filter !== null)
+      ? ImageFilter.fromPartial(object.filter)
+      : undefined;
+    return message;
+  },
+};
+
+function createBaseImage(): Image {
+  return {
+    id: "",
+    repoTags: [],
+    repoDigests: [],
+    size: "0",
+    uid: undefined,
+    username: "",
+    spec: undefined,
+    pinned: false,
+  };
+}
+
+export const Image: MessageFns<Image> = {
+  encode(message: Image, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.id !== "") {
+      writer.uint32(10).string(message.id);
+    }
+    for (const v of message.repoTags) {
+      writer.uint32(18).string(v!);
+    }
+    for (const v of message.repoDigests) {
+      writer.uint32(26).string(v!);
+    }
+    if (message.size !== "0") {
+      writer.uint32(32).uint64(message.size);
+    }
+    if (message.uid !== undefined) {
+      Int64Value.encode(message.uid, writer.uint32(42).fork()).join();
+    }
+    if (message.username !== "") {
+      writer.uint32(50).string(message.username);
+    }
+    if (message.spec !== undefined) {
+      ImageSpec.encode(message.spec, writer.uint32(58).fork()).join();
+    }
+    if (message.pinned !== false) {
+      writer.uint32(64).bool(message.pinned);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): Image {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseImage();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.id = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.repoTags.push(reader.string());
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.repoDigests.push(reader.string());
+            continue;
+          }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.size = reader.uint64().toString();
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.uid = Int64Value.decode(reader, reader.uint32());
+            continue;
+          }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.username = reader.string();
+            continue;
+          }
+          case 7: {
+            if (tag !== 58) {
+              break;
+            }
+
+            message.spec = ImageSpec.decode(reader, reader.uint32());
+            continue;
+          }
+          case 8: {
+            if (tag !== 64) {
+              break;
+            }
+
+            message.pinned = reader.bool();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): Image {
+    return {
+      id: isSet(object.id) ? globalThis.String(object.id) : "",
+      repoTags: globalThis.Array.isArray(object?.repoTags)
+        ? object.repoTags.map((e: any) => globalThis.String(e))
+        : globalThis.Array.isArray(object?.repo_tags)
+        ? object.repo_tags.map((e: any) => globalThis.String(e))
+        : [],
+      repoDigests: globalThis.Array.isArray(object?.repoDigests)
+        ? object.repoDigests.map((e: any) => globalThis.String(e))
+        : globalThis.Array.isArray(object?.repo_digests)
+        ? object.repo_digests.map((e: any) => globalThis.String(e))
+        : [],
+      size: isSet(object.size) ? globalThis.String(object.size) : "0",
+      uid: isSet(object.uid) ? Int64Value.fromJSON(object.uid) : undefined,
+      username: isSet(object.username) ? globalThis.String(object.username) : "",
+      spec: isSet(object.spec) ? ImageSpec.fromJSON(object.spec) : undefined,
+      pinned: isSet(object.pinned) ? globalThis.Boolean(object.pinned) : false,
+    };
+  },
+
+  toJSON(message: Image): unknown {
+    const obj: any = {};
+    if (message.id !== "") {
+      obj.id = message.id;
+    }
+    if (message.repoTags?.length) {
+      obj.repoTags = message.repoTags;
+    }
+    if (message.repoDigests?.length) {
+      obj.repoDigests = message.repoDigests;
+    }
+    if (message.size !== "0") {
+      obj.size = message.size;
+    }
+    if (message.uid !== undefined) {
+      obj.uid = Int64Value.toJSON(message.uid);
+    }
+    if (message.username !== "") {
+      obj.username = message.username;
+    }
+    if (message.spec !== undefined) {
+      obj.spec = ImageSpec.toJSON(message.spec);
+    }
+    if (message.pinned !== false) {
+      obj.pinned = message.pinned;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<Image>, I>>(base?: I): Image {
+    return Image.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<Image>, I>>(object: I): Image {
+    const message = createBaseImage();
+    message.id = object.id ?? "";
+    message.repoTags = object.repoTags?.map((e) => e) || [];
+    message.repoDigests = object.repoDigests?.map((e) => e) || [];
+    message.size = object.size ?? "0";
+    message.uid = (object.uid !== undefined && object.uid !== null) ? Int64Value.fromPartial(object.uid) : undefined;
+    message.username = object.username ?? "";
+    message.spec = (object.spec !== undefined && object.spec !== null) ? ImageSpec.fromPartial(object.spec) : undefined;
+    message.pinned = object.pinned ?? false;
+    return message;
+  },
+};
+
+function createBaseListImagesResponse(): ListImagesResponse {
+  return { images: [] };
+}
+
+export const ListImagesResponse: MessageFns<ListImagesResponse> = {
+  encode(message: ListImagesResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    for (const v of message.images) {
+      Image.encode(v!, writer.uint32(10).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ListImagesResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseListImagesResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.images.push(Image.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ListImagesResponse {
+    return { images: globalThis.Array.isArray(object?.images) ? object.images.map((e: any) => Image.fromJSON(e)) : [] };
+  },
+
+  toJSON(message: ListImagesResponse): unknown {
+    const obj: any = {};
+    if (message.images?.length) {
+      obj.images = message.images.map((e) => Image.toJSON(e));
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ListImagesResponse>, I>>(base?: I): ListImagesResponse {
+    return ListImagesResponse.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ListImagesResponse>, I>>(object: I): ListImagesResponse {
+    const message = createBaseListImagesResponse();
+    message.images = object.images?.map((e) => Image.fromPartial(e)) || [];
+    return message;
+  },
+};
+
+function createBaseImageStatusRequest(): ImageStatusRequest {
+  return { image: undefined, verbose: false };
+}
+
+export const ImageStatusRequest: MessageFns<ImageStatusRequest> = {
+  encode(message: ImageStatusRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.image !== undefined) {
+      ImageSpec.encode(message.image, writer.uint32(10).fork()).join();
+    }
+    if (message.verbose !== false) {
+      writer.uint32(16).bool(message.verbose);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ImageStatusRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseImageStatusRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.image = ImageSpec.decode(reader, reader.uint32());
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.verbose = reader.bool();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ImageStatusRequest {
+    return {
+      image: isSet(object.image) ? ImageSpec.fromJSON(object.image) : undefined,
+      verbose: isSet(object.verbose) ? globalThis.Boolean(object.verbose) : false,
+    };
+  },
+
+  toJSON(message: ImageStatusRequest): unknown {
+    const obj: any = {};
+    if (message.image !== undefined) {
+      obj.image = ImageSpec.toJSON(message.image);
+    }
+    if (message.verbose !== false) {
+      obj.verbose = message.verbose;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ImageStatusRequest>, I>>(base?: I): ImageStatusRequest {
+    return ImageStatusRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ImageStatusRequest>, I>>(object: I): ImageStatusRequest {
+    const message = createBaseImageStatusRequest();
+    message.image = (object.image !== undefined && object.image !== null)
+      ? ImageSpec.fromPartial(object.image)
+      : undefined;
+    message.verbose = object.verbose ?? false;
+    return message;
+  },
+};
+
+function createBaseImageStatusResponse(): ImageStatusResponse {
+  return { image: undefined, info: {} };
+}
+
+export const ImageStatusResponse: MessageFns<ImageStatusResponse> = {
+  encode(message: ImageStatusResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.image !== undefined) {
+      Image.encode(message.image, writer.uint32(10).fork()).join();
+    }
+    globalThis.Object.entries(message.info).forEach(([key, value]: [string, string]) => {
+      ImageStatusResponse_InfoEntry.encode({ key: key as any, value }, writer.uint32(18).fork()).join();
+    });
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ImageStatusResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseImageStatusResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.image = Image.decode(reader, reader.uint32());
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            const entry2 = ImageStatusResponse_InfoEntry.decode(reader, reader.uint32());
+            if (entry2.value !== undefined) {
+              message.info[entry2.key] = entry2.value;
+            }
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ImageStatusResponse {
+    return {
+      image: isSet(object.image) ? Image.fromJSON(object.image) : undefined,
+      info: isObject(object.info)
+        ? (globalThis.Object.entries(object.info) as [string, any][]).reduce(
+          (acc: { [key: string]: string }, [key, value]: [string, any]) => {
+            globalThis.Object.defineProperty(acc, key, {
+              value: globalThis.String(value),
+              enumerable: true,
+              configurable: true,
+              writable: true,
+            });
+            return acc;
+          },
+          {},
+        )
+        : {},
+    };
+  },
+
+  toJSON(message: ImageStatusResponse): unknown {
+    const obj: any = {};
+    if (message.image !== undefined) {
+      obj.image = Image.toJSON(message.image);
+    }
+    if (message.info) {
+      const entries = globalThis.Object.entries(message.info) as [string, string][];
+      if (entries.length > 0) {
+        obj.info = {};
+        entries.forEach(([k, v]) => {
+          obj.info[k] = v;
+        });
+      }
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ImageStatusResponse>, I>>(base?: I): ImageStatusResponse {
+    return ImageStatusResponse.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ImageStatusResponse>, I>>(object: I): ImageStatusResponse {
+    const message = createBaseImageStatusResponse();
+    message.image = (object.image !== undefined && object.image !== null) ? Image.fromPartial(object.image) : undefined;
+    message.info = (globalThis.Object.entries(object.info ?? {}) as [string, string][]).reduce(
+      (acc: { [key: string]: string }, [key, value]: [string, string]) => {
+        if (value !== undefined) {
+          acc[key] = globalThis.String(value);
+        }
+        return acc;
+      },
+      {},
+    );
+    return message;
+  },
+};
+
+function createBaseImageStatusResponse_InfoEntry(): ImageStatusResponse_InfoEntry {
+  return { key: "", value: "" };
+}
+
+export const ImageStatusResponse_InfoEntry: MessageFns<ImageStatusResponse_InfoEntry> = {
+  encode(message: ImageStatusResponse_InfoEntry, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.key !== "") {
+      writer.uint32(10).string(message.key);
+    }
+    if (message.value !== "") {
+      writer.uint32(18).string(message.value);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ImageStatusResponse_InfoEntry {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseImageStatusResponse_InfoEntry();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.key = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.value = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ImageStatusResponse_InfoEntry {
+    return {
+      key: isSet(object.key) ? globalThis.String(object.key) : "",
+      value: isSet(object.value) ? globalThis.String(object.value) : "",
+    };
+  },
+
+  toJSON(message: ImageStatusResponse_InfoEntry): unknown {
+    const obj: any = {};
+    if (message.key !== "") {
+      obj.key = message.key;
+    }
+    if (message.value !== "") {
+      obj.value = message.value;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ImageStatusResponse_InfoEntry>, I>>(base?: I): ImageStatusResponse_InfoEntry {
+    return ImageStatusResponse_InfoEntry.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ImageStatusResponse_InfoEntry>, I>>(
+    object: I,
+  ): ImageStatusResponse_InfoEntry {
+    const message = createBaseImageStatusResponse_InfoEntry();
+    message.key = object.key ?? "";
+    message.value = object.value ?? "";
+    return message;
+  },
+};
+
+function createBaseImageFsInfoRequest(): ImageFsInfoRequest {
+  return {};
+}
+
+export const ImageFsInfoRequest: MessageFns<ImageFsInfoRequest> = {
+  encode(_: ImageFsInfoRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ImageFsInfoRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseImageFsInfoRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(_: any): ImageFsInfoRequest {
+    return {};
+  },
+
+  toJSON(_: ImageFsInfoRequest): unknown {
+    const obj: any = {};
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ImageFsInfoRequest>, I>>(base?: I): ImageFsInfoRequest {
+    return ImageFsInfoRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ImageFsInfoRequest>, I>>(_: I): ImageFsInfoRequest {
+    const message = createBaseImageFsInfoRequest();
+    return message;
+  },
+};
+
+function createBaseUInt64Value(): UInt64Value {
+  return { value: "0" };
+}
+
+export const UInt64Value: MessageFns<UInt64Value> = {
+  encode(message: UInt64Value, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.value !== "0") {
+      writer.uint32(8).uint64(message.value);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): UInt64Value {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseUInt64Value();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.value = reader.uint64().toString();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): UInt64Value {
+    return { value: isSet(object.value) ? globalThis.String(object.value) : "0" };
+  },
+
+  toJSON(message: UInt64Value): unknown {
+    const obj: any = {};
+    if (message.value !== "0") {
+      obj.value = message.value;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<UInt64Value>, I>>(base?: I): UInt64Value {
+    return UInt64Value.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<UInt64Value>, I>>(object: I): UInt64Value {
+    const message = createBaseUInt64Value();
+    message.value = object.value ?? "0";
+    return message;
+  },
+};
+
+function createBaseFilesystemIdentifier(): FilesystemIdentifier {
+  return { mountpoint: "" };
+}
+
+export const FilesystemIdentifier: MessageFns<FilesystemIdentifier> = {
+  encode(message: FilesystemIdentifier, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.mountpoint !== "") {
+      writer.uint32(10).string(message.mountpoint);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): FilesystemIdentifier {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseFilesystemIdentifier();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.mountpoint = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): FilesystemIdentifier {
+    return { mountpoint: isSet(object.mountpoint) ? globalThis.String(object.mountpoint) : "" };
+  },
+
+  toJSON(message: FilesystemIdentifier): unknown {
+    const obj: any = {};
+    if (message.mountpoint !== "") {
+      obj.mountpoint = message.mountpoint;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<FilesystemIdentifier>, I>>(base?: I): FilesystemIdentifier {
+    return FilesystemIdentifier.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<FilesystemIdentifier>, I>>(object: I): FilesystemIdentifier {
+    const message = createBaseFilesystemIdentifier();
+    message.mountpoint = object.mountpoint ?? "";
+    return message;
+  },
+};
+
+function createBaseFilesystemUsage(): FilesystemUsage {
+  return { timestamp: "0", fsId: undefined, usedBytes: undefined, inodesUsed: undefined };
+}
+
+export const FilesystemUsage: MessageFns<FilesystemUsage> = {
+  encode(message: FilesystemUsage, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.timestamp !== "0") {
+      writer.uint32(8).int64(message.timestamp);
+    }
+    if (message.fsId !== undefined) {
+      FilesystemIdentifier.encode(message.fsId, writer.uint32(18).fork()).join();
+    }
+    if (message.usedBytes !== undefined) {
+      UInt64Value.encode(message.usedBytes, writer.uint32(26).fork()).join();
+    }
+    if (message.inodesUsed !== undefined) {
+      UInt64Value.encode(message.inodesUsed, writer.uint32(34).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): FilesystemUsage {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseFilesystemUsage();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.timestamp = reader.int64().toString();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.fsId = FilesystemIdentifier.decode(reader, reader.uint32());
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.usedBytes = UInt64Value.decode(reader, reader.uint32());
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.inodesUsed = UInt64Value.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): FilesystemUsage {
+    return {
+      timestamp: isSet(object.timestamp) ? globalThis.String(object.timestamp) : "0",
+      fsId: isSet(object.fsId)
+        ? FilesystemIdentifier.fromJSON(object.fsId)
+        : isSet(object.fs_id)
+        ? FilesystemIdentifier.fromJSON(object.fs_id)
+        : undefined,
+      usedBytes: isSet(object.usedBytes)
+        ? UInt64Value.fromJSON(object.usedBytes)
+        : isSet(object.used_bytes)
+        ? UInt64Value.fromJSON(object.used_bytes)
+        : undefined,
+      inodesUsed: isSet(object.inodesUsed)
+        ? UInt64Value.fromJSON(object.inodesUsed)
+        : isSet(object.inodes_used)
+        ? UInt64Value.fromJSON(object.inodes_used)
+        : undefined,
+    };
+  },
+
+  toJSON(message: FilesystemUsage): unknown {
+    const obj: any = {};
+    if (message.timestamp !== "0") {
+      obj.timestamp = message.timestamp;
+    }
+    if (message.fsId !== undefined) {
+      obj.fsId = FilesystemIdentifier.toJSON(message.fsId);
+    }
+    if (message.usedBytes !== undefined) {
+      obj.usedBytes = UInt64Value.toJSON(message.usedBytes);
+    }
+    if (message.inodesUsed !== undefined) {
+      obj.inodesUsed = UInt64Value.toJSON(message.inodesUsed);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<FilesystemUsage>, I>>(base?: I): FilesystemUsage {
+    return FilesystemUsage.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<FilesystemUsage>, I>>(object: I): FilesystemUsage {
+    const message = createBaseFilesystemUsage();
+    message.timestamp = object.timestamp ?? "0";
+    message.fsId = (object.fsId !== undefined && object.fsId !== null)
+      ? FilesystemIdentifier.fromPartial(object.fsId)
+      : undefined;
+    message.usedBytes = (object.usedBytes !== undefined && object.usedBytes !== null)
+      ? UInt64Value.fromPartial(object.usedBytes)
+      : undefined;
+    message.inodesUsed = (object.inodesUsed !== undefined && object.inodesUsed !== null)
+      ? UInt64Value.fromPartial(object.inodesUsed)
+      : undefined;
+    return message;
+  },
+};
+
+function createBaseImageFsInfoResponse(): ImageFsInfoResponse {
+  return { imageFilesystems: [], containerFilesystems: [] };
+}
+
+export const ImageFsInfoResponse: MessageFns<ImageFsInfoResponse> = {
+  encode(message: ImageFsInfoResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    for (const v of message.imageFilesystems) {
+      FilesystemUsage.encode(v!, writer.uint32(10).fork()).join();
+    }
+    for (const v of message.containerFilesystems) {
+      FilesystemUsage.encode(v!, writer.uint32(18).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ImageFsInfoResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseImageFsInfoResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.imageFilesystems.push(FilesystemUsage.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.containerFilesystems.push(FilesystemUsage.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ImageFsInfoResponse {
+    return {
+      imageFilesystems: globalThis.Array.isArray(object?.imageFilesystems)
+        ? object.imageFilesystems.map((e: any) => FilesystemUsage.fromJSON(e))
+        : globalThis.Array.isArray(object?.image_filesystems)
+        ? object.image_filesystems.map((e: any) => FilesystemUsage.fromJSON(e))
+        : [],
+      containerFilesystems: globalThis.Array.isArray(object?.containerFilesystems)
+        ? object.containerFilesystems.map((e: any) => FilesystemUsage.fromJSON(e))
+        : globalThis.Array.isArray(object?.container_filesystems)
+        ? object.container_filesystems.map((e: any) => FilesystemUsage.fromJSON(e))
+        : [],
+    };
+  },
+
+  toJSON(message: ImageFsInfoResponse): unknown {
+    const obj: any = {};
+    if (message.imageFilesystems?.length) {
+      obj.imageFilesystems = message.imageFilesystems.map((e) => FilesystemUsage.toJSON(e));
+    }
+    if (message.containerFilesystems?.length) {
+      obj.containerFilesystems = message.containerFilesystems.map((e) => FilesystemUsage.toJSON(e));
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ImageFsInfoResponse>, I>>(base?: I): ImageFsInfoResponse {
+    return ImageFsInfoResponse.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ImageFsInfoResponse>, I>>(object: I): ImageFsInfoResponse {
+    const message = createBaseImageFsInfoResponse();
+    message.imageFilesystems = object.imageFilesystems?.map((e) => FilesystemUsage.fromPartial(e)) || [];
+    message.containerFilesystems = object.containerFilesystems?.map((e) => FilesystemUsage.fromPartial(e)) || [];
+    return message;
+  },
+};
+
 export type RuntimeServiceService = typeof RuntimeServiceService;
 export const RuntimeServiceService = {
   version: {
@@ -6489,6 +7929,105 @@ export const RuntimeServiceClient = makeGenericClientConstructor(
 ) as unknown as {
   new (address: string, credentials: ChannelCredentials, options?: Partial<ClientOptions>): RuntimeServiceClient;
   service: typeof RuntimeServiceService;
+  serviceName: string;
+};
+
+/**
+ * Podscope keeps no images (the pause rootfs is built locally), but cri-client (crictl/critest/kubelet 1.26)
+ * refuses an endpoint whose ImageService answers ImageFsInfo with UNIMPLEMENTED. PullImage and RemoveImage are
+ * left undeclared, so they are UNIMPLEMENTED.
+ */
+export type ImageServiceService = typeof ImageServiceService;
+export const ImageServiceService = {
+  listImages: {
+    path: "/runtime.v1.ImageService/ListImages" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: ListImagesRequest): Buffer => Buffer.from(ListImagesRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): ListImagesRequest => ListImagesRequest.decode(value),
+    responseSerialize: (value: ListImagesResponse): Buffer => Buffer.from(ListImagesResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): ListImagesResponse => ListImagesResponse.decode(value),
+  },
+  imageStatus: {
+    path: "/runtime.v1.ImageService/ImageStatus" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: ImageStatusRequest): Buffer => Buffer.from(ImageStatusRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): ImageStatusRequest => ImageStatusRequest.decode(value),
+    responseSerialize: (value: ImageStatusResponse): Buffer => Buffer.from(ImageStatusResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): ImageStatusResponse => ImageStatusResponse.decode(value),
+  },
+  imageFsInfo: {
+    path: "/runtime.v1.ImageService/ImageFsInfo" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: ImageFsInfoRequest): Buffer => Buffer.from(ImageFsInfoRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): ImageFsInfoRequest => ImageFsInfoRequest.decode(value),
+    responseSerialize: (value: ImageFsInfoResponse): Buffer => Buffer.from(ImageFsInfoResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): ImageFsInfoResponse => ImageFsInfoResponse.decode(value),
+  },
+} as const;
+
+export interface ImageServiceServer extends UntypedServiceImplementation {
+  listImages: handleUnaryCall<ListImagesRequest, ListImagesResponse>;
+  imageStatus: handleUnaryCall<ImageStatusRequest, ImageStatusResponse>;
+  imageFsInfo: handleUnaryCall<ImageFsInfoRequest, ImageFsInfoResponse>;
+}
+
+export interface ImageServiceClient extends Client {
+  listImages(
+    request: ListImagesRequest,
+    callback: (error: ServiceError | null, response: ListImagesResponse) => void,
+  ): ClientUnaryCall;
+  listImages(
+    request: ListImagesRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: ListImagesResponse) => void,
+  ): ClientUnaryCall;
+  listImages(
+    request: ListImagesRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: ListImagesResponse) => void,
+  ): ClientUnaryCall;
+  imageStatus(
+    request: ImageStatusRequest,
+    callback: (error: ServiceError | null, response: ImageStatusResponse) => void,
+  ): ClientUnaryCall;
+  imageStatus(
+    request: ImageStatusRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: ImageStatusResponse) => void,
+  ): ClientUnaryCall;
+  imageStatus(
+    request: ImageStatusRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: ImageStatusResponse) => void,
+  ): ClientUnaryCall;
+  imageFsInfo(
+    request: ImageFsInfoRequest,
+    callback: (error: ServiceError | null, response: ImageFsInfoResponse) => void,
+  ): ClientUnaryCall;
+  imageFsInfo(
+    request: ImageFsInfoRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: ImageFsInfoResponse) => void,
+  ): ClientUnaryCall;
+  imageFsInfo(
+    request: ImageFsInfoRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: ImageFsInfoResponse) => void,
+  ): ClientUnaryCall;
+}
+
+export const ImageServiceClient = makeGenericClientConstructor(
+  ImageServiceService,
+  "runtime.v1.ImageService",
+) as unknown as {
+  new (address: string, credentials: ChannelCredentials, options?: Partial<ClientOptions>): ImageServiceClient;
+  service: typeof ImageServiceService;
   serviceName: string;
 };
 

@@ -3,7 +3,11 @@ import type { handleUnaryCall, sendUnaryData, ServerUnaryCall } from '@grpc/grpc
 import type { Engine } from '../../engine/options';
 import { toGrpcStatus } from '../errors';
 
-/** What the CRI server needs from the engine (the real Engine or a test double). */
+/**
+ * What the CRI server needs from the engine (the real Engine or a test double). Contract the server relies on:
+ * status/stop/remove take a full id or a unique prefix; an ambiguous prefix is InvalidArgument; stop/remove of an
+ * unknown id succeed (NotFound is tolerated too); status of an unknown id is NotFound.
+ */
 export type CriEngine = Pick<Engine, 'run' | 'stop' | 'remove' | 'status' | 'list' | 'cniConfig' | 'runtimeConditions' | 'info' | 'subscribe'>;
 
 export function unary<Req, Res>(fn: (req: Req, call: ServerUnaryCall<Req, Res>) => Promise<Res>): handleUnaryCall<Req, Res> {

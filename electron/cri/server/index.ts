@@ -1,17 +1,20 @@
 /**
  * The CRI runtime.v1 server: grpc-js on a unix socket, each RPC a small adapter over the engine. RPCs not in
- * runtime_v1.proto are answered UNIMPLEMENTED by grpc-js itself (unknown method path).
+ * runtime_v1.proto are answered UNIMPLEMENTED by grpc-js itself (unknown method path). The same socket serves the
+ * read-only ImageService subset (image-service.ts), since cri-client 1.26 checks the image endpoint on connect.
  *
  * Socket access: the socket is chmod'ed to `mode` (default 0660) and, when `group` is given, chown'ed to that gid,
  * so the GUI running as a normal user in that group can drive a root daemon. Its directory is created 0755.
  */
 import { chmod, chown, lstat, mkdir, unlink } from 'node:fs/promises';
-import { connect } from 'node:net';
+import { connect, createServer as createNetServer, type Server as NetServer, type Socket } from 'node:net';
 import { dirname } from 'node:path';
 import { Server, ServerCredentials } from '@grpc/grpc-js';
 import { PodscopeError } from '../../../shared/domain/errors';
-import { RuntimeServiceService, type RuntimeServiceServer } from '../generated/runtime_v1';
+import { ImageServiceService, RuntimeServiceService, type RuntimeServiceServer } from '../generated/runtime_v1';
 import { toGrpcStatus } from '../errors';
+import { authorityFixingStream } from './authority-shim';
+import { imageServiceImpl } from './image-service';
 import { serveContainerEvents } from './container-events';
 import { unary, type CriEngine } from './handler';
 import { runtimeConfigResponse, statusResponse } from './runtime-status';
@@ -94,13 +97,28 @@ export async function startCriServer(options: CriServerOptions): Promise<CriServ
 
   const server = new Server();
   server.addService(RuntimeServiceService, impl);
-  await new Promise<void>((resolve, reject) => {
-    server.bindAsync(`unix://${socketPath}`, ServerCredentials.createInsecure(), (err) => (err ? reject(new PodscopeError('Unavailable', `cannot listen on ${socketPath}: ${err.message}`, { cause: err })) : resolve()));
+  server.addService(ImageServiceService, imageServiceImpl());
+  // Not server.bindAsync: connections are accepted here and handed to grpc-js through a connection injector, each
+  // wrapped so Go clients' socket-path `:authority` does not get their streams reset by nghttp2 (authority-shim.ts).
+  const injector = server.createConnectionInjector(ServerCredentials.createInsecure());
+  const sockets = new Set<Socket>();
+  const listener: NetServer = createNetServer((socket) => {
+    sockets.add(socket);
+    socket.once('close', () => sockets.delete(socket));
+    injector.injectConnection(authorityFixingStream(socket));
   });
+  await new Promise<void>((resolve, reject) => {
+    listener.once('error', (err) => reject(new PodscopeError('Unavailable', `cannot listen on ${socketPath}: ${err.message}`, { cause: err })));
+    listener.listen(socketPath, () => resolve());
+  });
+  // A failed accept (e.g. EMFILE) affects one client only; it must not take the daemon down as an unhandled 'error'.
+  listener.on('error', () => undefined);
   try {
     if (options.group !== undefined) await chown(socketPath, process.getuid?.() ?? 0, options.group);
     await chmod(socketPath, mode);
   } catch (e) {
+    listener.close();
+    injector.destroy();
     server.forceShutdown();
     throw e;
   }
@@ -111,11 +129,18 @@ export async function startCriServer(options: CriServerOptions): Promise<CriServ
     close() {
       closing ??= (async () => {
         for (const end of [...streams]) end();
+        const listenerClosed = new Promise<void>((resolve) => listener.close(() => resolve()));
+        const dropSockets = () => { for (const socket of sockets) socket.destroy(); };
         await new Promise<void>((resolve) => {
-          // Unary calls get a moment to finish; then anything left is cut.
-          const timer = setTimeout(() => { server.forceShutdown(); resolve(); }, 2000);
+          // Unary calls get a moment to finish; then anything left is cut. tryShutdown also closes the sessions
+          // that came in through the injector.
+          const timer = setTimeout(() => { server.forceShutdown(); dropSockets(); resolve(); }, 2000);
           server.tryShutdown(() => { clearTimeout(timer); resolve(); });
         });
+        // Sessions are closed; their sockets close once flushed. A peer that keeps one open is cut after a second.
+        const straggler = setTimeout(dropSockets, 1000);
+        await listenerClosed;
+        clearTimeout(straggler);
         await unlink(socketPath).catch(() => undefined);
       })();
       return closing;

@@ -64,9 +64,12 @@ export class LinuxNetnsManager implements NetnsManager {
     this.timeoutMs = options.timeoutMs ?? 10_000;
   }
 
-  async create(signal?: AbortSignal): Promise<string> {
+  newPath(): string {
+    return join(this.dir, newNetnsName());
+  }
+
+  async create(signal?: AbortSignal, path = this.newPath()): Promise<string> {
     await this.prepareDir(signal);
-    const path = join(this.dir, newNetnsName());
     try {
       const file = await open(path, constants.O_RDONLY | constants.O_CREAT | constants.O_EXCL, 0o444);
       await file.close();

@@ -7,8 +7,13 @@ import type { CniNamespaceOptions } from '../cni/types';
 
 export const POD_ANNOTATIONS_CAPABILITY = 'io.kubernetes.cri.pod-annotations';
 
-export function buildCniOptions(id: string, config: PodSandboxConfig): CniNamespaceOptions {
+/**
+ * @param opts.lenient for release paths (DEL): never refuse, leave out what does not validate. Otherwise input a
+ *   plugin would reject after allocating is refused here, before anything exists.
+ */
+export function buildCniOptions(id: string, config: PodSandboxConfig, opts: { lenient?: boolean } = {}): CniNamespaceOptions {
   const m = config.metadata;
+  if (!opts.lenient) validateForCni(config);
   const args: Array<[string, string]> = [
     ['K8S_POD_NAMESPACE', m.namespace],
     ['K8S_POD_NAME', m.name],
@@ -20,7 +25,7 @@ export function buildCniOptions(id: string, config: PodSandboxConfig): CniNamesp
   const portMappings = toCniPortMappings(config.port_mappings);
   if (portMappings.length > 0) capabilities.portMappings = portMappings;
   const bw = analyzeBandwidth(config.annotations);
-  if (bw.error) {
+  if (bw.error && !opts.lenient) {
     throw new PodscopeError('InvalidArgument', `reading pod bandwidth annotations: ${bw.error}`, { details: { ingress: bw.ingress, egress: bw.egress } });
   }
   if (bw.capability) capabilities.bandwidth = bw.capability;
@@ -28,4 +33,21 @@ export function buildCniOptions(id: string, config: PodSandboxConfig): CniNamesp
   const cgroupParent = config.linux?.cgroup_parent ?? '';
   if (cgroupParent !== '') capabilities.cgroupPath = cgroupParent;
   return { args, capabilities };
+}
+
+/** Values every Go plugin would reject on ADD (and then again on DEL), caught before the netns exists. */
+function validateForCni(config: PodSandboxConfig): void {
+  for (const field of ['name', 'namespace', 'uid'] as const) {
+    const v = config.metadata[field];
+    if (/[;=]/.test(v)) {
+      throw new PodscopeError('InvalidArgument', `metadata.${field} ${JSON.stringify(v)} must not contain ';' or '=': it is passed to CNI plugins in CNI_ARGS (K8S_POD_*), which they split on those characters`);
+    }
+  }
+  config.port_mappings.forEach((p, i) => {
+    if (p.host_port <= 0) return; // never reaches CNI
+    if (p.host_port > 65535) throw new PodscopeError('InvalidArgument', `port_mappings[${i}].host_port ${p.host_port} is not a port (1-65535)`);
+    if (p.container_port <= 0 || p.container_port > 65535) {
+      throw new PodscopeError('InvalidArgument', `port_mappings[${i}].container_port ${p.container_port} is not a port (1-65535); portmap would reject it after the pod got its IP`);
+    }
+  });
 }

@@ -36,7 +36,7 @@ export interface EngineContext {
   locks: KeyedMutex;
   emit(e: SandboxEvent): void;
   /** whether the pause process still runs (no subreaper here, so the engine looks at the pid) */
-  processAlive(pid: number): Promise<boolean>;
+  processAlive(pid: number, startTicks?: number): Promise<boolean>;
   /** timeout for undo steps after a failure, and for stop/remove steps */
   cleanupTimeoutMs: number;
 }

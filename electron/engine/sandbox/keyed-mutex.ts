@@ -2,6 +2,11 @@
 export class KeyedMutex {
   private readonly tails = new Map<string, Promise<void>>();
 
+  /** Runs fn under the key's lock only if nobody holds it now; otherwise skips and returns undefined. */
+  async tryRun<T>(key: string, fn: () => Promise<T>): Promise<T | undefined> {
+    return this.tails.has(key) ? undefined : this.run(key, fn);
+  }
+
   async run<T>(key: string, fn: () => Promise<T>): Promise<T> {
     const previous = this.tails.get(key) ?? Promise.resolve();
     let release!: () => void;

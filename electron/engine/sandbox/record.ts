@@ -21,8 +21,6 @@ export interface SandboxRecord {
   netnsPath?: string;
   /** true once stop removed the namespace (status then reports no IP, FACTS C12) */
   netnsClosed?: boolean;
-  /** set once CNI ADD was attempted: teardown failures then matter (containerd's "a CNI result was recorded") */
-  cniAttempted: boolean;
   network?: CniSetupResult;
   ip: string;
   additionalIps: string[];

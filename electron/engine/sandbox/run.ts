@@ -17,6 +17,7 @@ import { cniHooks, runtimeReporter } from './hooks';
 import { generateSandboxId, makeSandboxName } from './ids';
 import { RECORD_VERSION, type SandboxRecord } from './record';
 import { TraceRecorder } from './trace';
+import { processStartTicks } from './status';
 import { toSummary } from './view';
 import { teardownNetwork } from './teardown';
 
@@ -59,7 +60,6 @@ export async function runSandbox(ctx: EngineContext, req: RunSandboxRequest, sig
     createdAt: now.toISOString(),
     createdAtNs: (BigInt(now.getTime()) * 1_000_000n).toString(),
     state: 'Unknown',
-    cniAttempted: false,
     ip: '',
     additionalIps: [],
     pause: { containerId: id, status: 'creating' },
@@ -72,18 +72,19 @@ export async function runSandbox(ctx: EngineContext, req: RunSandboxRequest, sig
 
   return ctx.locks.run(id, async () => {
     try {
+      // Every name is chosen and saved before anything exists on the host: a crash at any later point leaves a
+      // record that says what to look for, and stop/remove release it (each undo is idempotent).
+      if (cniOptions) rec.netnsPath = ctx.netns.newPath();
+      rec.pause = { containerId: id, status: 'creating', bundle: join(rec.runDir, 'bundle') };
       await ctx.store.save(rec);
       ctx.emit({ type: 'sandbox.added', id, summary: toSummary(rec) });
-      if (cniOptions) {
-        const netnsPath = await trace.step('netns.create', 'create network namespace', () => ctx.netns.create(signal), (p) => ({ path: p }));
-        rec.netnsPath = netnsPath;
+      if (rec.netnsPath) {
+        const netnsPath = rec.netnsPath;
         cleanup.push(`remove network namespace ${netnsPath}`, () => ctx.netns.remove(netnsPath));
+        await trace.step('netns.create', 'create network namespace', () => ctx.netns.create(signal, netnsPath), (p) => ({ path: p }));
         // Registered before ADD: a failing ADD may already have allocated (an IP, a veth), and CNI requires a DEL anyway.
-        cleanup.push('CNI DEL of every network', (s) => teardownNetwork(ctx, rec, trace, netnsPath, s, true));
-        rec.cniAttempted = true;
+        cleanup.push('CNI DEL of every network', (s) => teardownNetwork(ctx, rec, trace, netnsPath, s));
       }
-      rec.pause = { containerId: id, status: 'creating', bundle: join(rec.runDir, 'bundle') };
-      await ctx.store.save(rec); // a crash from here on leaves a record naming the netns and container, for recovery
 
       // The pause container needs the netns path, not the CNI result, so it starts while the plugins run
       // (containerd runs them one after the other); both must succeed, and both undo through the same stack.
@@ -122,10 +123,11 @@ async function attachNetwork(ctx: EngineContext, rec: SandboxRecord, options: Cn
 
 async function startPause(ctx: EngineContext, rec: SandboxRecord, cleanup: CleanupStack, trace: TraceRecorder, signal?: AbortSignal): Promise<void> {
   const { id, config } = rec;
+  // pushed first: a prepare that fails half-way has already written files
+  cleanup.push('unmount /dev/shm and delete sandbox files', (s) => ctx.files.cleanup({ rootDir: rec.rootDir, runDir: rec.runDir, signal: s }));
   const files = await trace.step('sandbox.files', 'write hostname, hosts, resolv.conf; mount 64 MiB /dev/shm', () =>
     ctx.files.prepare({ id, config, rootDir: rec.rootDir, runDir: rec.runDir, signal }),
   (f) => ({ ...f }));
-  cleanup.push('unmount /dev/shm and delete sandbox files', (s) => ctx.files.cleanup({ rootDir: rec.rootDir, runDir: rec.runDir, signal: s }));
   const rootfsPath = await trace.step('pause.rootfs', 'ensure pause rootfs', () => ctx.runtime.ensureRootfs(), (p) => ({ path: p }));
   const spec = ctx.buildPauseSpec({ id, config, netnsPath: rec.netnsPath, rootfsPath, resolvConfPath: files.resolvConfPath, shmPath: files.shmPath, engineOomScoreAdj: ctx.engineOomScoreAdj });
   rec.ociSpec = spec;
@@ -136,14 +138,14 @@ async function startPause(ctx: EngineContext, rec: SandboxRecord, cleanup: Clean
   });
   const bundle = rec.pause.bundle!;
   const { pid } = await ctx.runtime.start(id, bundle, spec, { signal, report });
-  rec.pause = { containerId: id, pid, status: 'running', bundle };
+  rec.pause = { containerId: id, pid, startTicks: await processStartTicks(pid), status: 'running', bundle };
 }
 
 /** Unwinds after a failed run and decides whether the sandbox can be forgotten. Returns the error to throw. */
 async function failRun(ctx: EngineContext, rec: SandboxRecord, cleanup: CleanupStack, error: unknown): Promise<unknown> {
   const cleanupTrace = new TraceRecorder(rec, 'cleanup', (entry) => ctx.emit({ type: 'sandbox.progress', id: rec.id, entry }));
-  const failures = await cleanup.unwind(ctx.cleanupTimeoutMs, (description, ok, err, durationMs) =>
-    cleanupTrace.add({ step: 'cleanup', label: description, startedAt: new Date().toISOString(), durationMs: durationMs ?? 0, ok, error: err }),
+  const failures = await cleanup.unwind(ctx.cleanupTimeoutMs, (description, ok, err, durationMs = 0) =>
+    cleanupTrace.add({ step: 'cleanup', label: description, startedAt: new Date(Date.now() - durationMs).toISOString(), durationMs, ok, error: err }),
   );
   const wrapped = wrapRunError(rec.id, error);
   if (failures.length === 0) {

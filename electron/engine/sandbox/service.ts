@@ -83,8 +83,9 @@ export class SandboxEngine implements Engine {
     }
   }
 
-  run(req: RunSandboxRequest): Promise<{ id: string }> {
-    return runSandbox(this.ctx, req);
+  /** The signal cancels a run in flight; what it had acquired is undone as for any failure. */
+  run(req: RunSandboxRequest, signal?: AbortSignal): Promise<{ id: string }> {
+    return runSandbox(this.ctx, req, signal);
   }
 
   stop(id: string): Promise<void> {

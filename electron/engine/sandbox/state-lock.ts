@@ -1,56 +1,47 @@
 /**
- * One engine per state dir: an O_EXCL lock file holding the owner's pid. A lock whose pid is gone is stale and taken
- * over; a live one is a clear FailedPrecondition that names the owner.
+ * One engine per state dir. The lock is an abstract unix socket named after the state dir's real path: binding it
+ * is atomic, and the kernel releases it when the holder dies however it dies, so there is no stale lock to detect
+ * (a pid file survives reboots and pid reuse; an O_EXCL file has a window where it exists but is empty).
+ * A pid file next to the state is written only to name the holder in the error.
  */
-import { mkdir, open, readFile, rm } from 'node:fs/promises';
+import { createHash } from 'node:crypto';
+import { mkdir, readFile, realpath, rm, writeFile } from 'node:fs/promises';
+import { createServer, type Server } from 'node:net';
 import { join } from 'node:path';
 import { PodscopeError } from '../../../shared/domain/errors';
 
-/** Lock files held by engines of this very process: the pid check alone cannot tell two of them apart. */
-const heldHere = new Set<string>();
-
 export class StateDirLock {
-  private constructor(private readonly file: string) {}
+  private constructor(
+    private readonly server: Server,
+    private readonly pidFile: string,
+  ) {}
 
   static async acquire(stateDir: string): Promise<StateDirLock> {
     await mkdir(stateDir, { recursive: true, mode: 0o700 });
-    const file = join(stateDir, 'engine.lock');
-    if (heldHere.has(file)) {
-      throw new PodscopeError('FailedPrecondition', `state dir ${stateDir} is in use by another Podscope engine (pid ${process.pid}, this process)`, { details: { stateDir, ownerPid: process.pid } });
+    const real = await realpath(stateDir);
+    const name = `\0podscope-engine-${createHash('sha256').update(real).digest('hex').slice(0, 32)}`;
+    const pidFile = join(stateDir, 'engine.pid');
+    const server = createServer();
+    try {
+      await new Promise<void>((resolve, reject) => {
+        server.once('error', reject);
+        server.listen({ path: name, exclusive: true }, () => resolve());
+      });
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== 'EADDRINUSE') throw e;
+      const owner = (await readFile(pidFile, 'utf8').catch(() => '')).trim() || 'unknown';
+      throw new PodscopeError('FailedPrecondition', `state dir ${stateDir} is in use by another Podscope engine (pid ${owner}); stop it, talk to it through its CRI socket (--endpoint), or use another --state-dir`, {
+        details: { stateDir, ownerPid: owner },
+      });
     }
-    for (let attempt = 0; attempt < 2; attempt++) {
-      try {
-        const fh = await open(file, 'wx', 0o600);
-        await fh.writeFile(`${process.pid}\n`);
-        await fh.close();
-        heldHere.add(file);
-        return new StateDirLock(file);
-      } catch (e) {
-        if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
-      }
-      const owner = Number.parseInt(await readFile(file, 'utf8').catch(() => ''), 10);
-      // our own pid without a lock held here is a leftover of an earlier process that had the same pid
-      if (Number.isInteger(owner) && owner > 0 && owner !== process.pid && isAlive(owner)) {
-        throw new PodscopeError('FailedPrecondition', `state dir ${stateDir} is in use by another Podscope engine (pid ${owner}); stop it, talk to it through its CRI socket (--endpoint), or use another --state-dir`, {
-          details: { stateDir, ownerPid: owner },
-        });
-      }
-      await rm(file, { force: true }); // stale: its owner is gone
-    }
-    throw new PodscopeError('FailedPrecondition', `cannot lock state dir ${stateDir}: another engine raced for it`);
+    server.unref(); // holding the lock must not keep a CLI process alive
+    await writeFile(pidFile, `${process.pid}\n`, { mode: 0o600 });
+    return new StateDirLock(server, pidFile);
   }
 
   async release(): Promise<void> {
-    if (!heldHere.delete(this.file)) return;
-    await rm(this.file, { force: true });
-  }
-}
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === 'EPERM';
+    if (!this.server.listening) return;
+    await rm(this.pidFile, { force: true });
+    await new Promise<void>((resolve) => this.server.close(() => resolve()));
   }
 }

@@ -46,20 +46,46 @@ function safeRegExp(text: string): RegExp {
  */
 export async function refreshLiveness(ctx: EngineContext, rec: SandboxRecord): Promise<void> {
   if (rec.state !== 'Ready' || rec.pause.pid === undefined) return;
-  if (await ctx.processAlive(rec.pause.pid)) return;
-  rec.state = 'NotReady';
-  rec.pause = { ...rec.pause, status: 'stopped' };
-  await ctx.store.save(rec);
-  ctx.emit({ type: 'sandbox.changed', id: rec.id, summary: toSummary(rec) });
+  // Under the sandbox's lock, and skipped while a verb holds it: a verb in flight owns the record, and a save that
+  // raced a stop or remove could otherwise write an older state over it.
+  await ctx.locks.tryRun(rec.id, async () => {
+    if (ctx.store.get(rec.id) !== rec || rec.state !== 'Ready' || rec.pause.pid === undefined) return;
+    if (await ctx.processAlive(rec.pause.pid, rec.pause.startTicks)) return;
+    rec.state = 'NotReady';
+    rec.pause = { ...rec.pause, status: 'stopped' };
+    await ctx.store.save(rec);
+    ctx.emit({ type: 'sandbox.changed', id: rec.id, summary: toSummary(rec) });
+  });
 }
 
-/** A pid is alive unless /proc lacks it or shows a zombie (runc reports "stopped" while init has yet to reap it). */
-export async function isProcessAlive(pid: number): Promise<boolean> {
+/** Fields of /proc/<pid>/stat after the parenthesised command name (which may itself contain spaces). */
+async function procStat(pid: number): Promise<string[] | undefined> {
   try {
     const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
-    // the state letter follows the parenthesised command name
-    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z';
-  } catch {
-    return false;
+    return stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw e;
   }
+}
+
+/** The process start time in clock ticks (stat field 22): with the pid, it names one process across pid reuse. */
+export async function processStartTicks(pid: number): Promise<number | undefined> {
+  const f = await procStat(pid).catch(() => undefined);
+  return f ? Number(f[19]) : undefined;
+}
+
+/**
+ * Dead when /proc has no such pid, shows a zombie (runc reports "stopped" while init has yet to reap it), or the
+ * pid now belongs to a process started at another time. Any other read error says nothing, so it counts as alive.
+ */
+export async function isProcessAlive(pid: number, startTicks?: number): Promise<boolean> {
+  let fields: string[] | undefined;
+  try {
+    fields = await procStat(pid);
+  } catch {
+    return true;
+  }
+  if (!fields || fields[0] === 'Z') return false;
+  return startTicks === undefined || Number(fields[19]) === startTicks;
 }

@@ -25,15 +25,15 @@ export async function stopLocked(ctx: EngineContext, rec: SandboxRecord, phase: 
   const trace = new TraceRecorder(rec, phase, (entry) => ctx.emit({ type: 'sandbox.progress', id: rec.id, entry }));
   const signal = AbortSignal.timeout(ctx.cleanupTimeoutMs);
   try {
-    if (rec.state !== 'NotReady') {
-      await ctx.runtime.stop(rec.id, { signal, report: runtimeReporter(trace) });
-      rec.pause = { ...rec.pause, status: 'stopped' };
-    }
+    // Always, not only when Ready: NotReady can come from a guess (a /proc read, a runc error at start-up), and
+    // stopping a stopped or unknown container is a cheap no-op.
+    await ctx.runtime.stop(rec.id, { signal, report: runtimeReporter(trace) });
+    rec.pause = { ...rec.pause, status: 'stopped' };
     await trace.step('sandbox.shm', 'unmount /dev/shm', () => ctx.files.unmountShm({ runDir: rec.runDir, signal }));
     if (rec.netnsPath) {
       const netnsPath = rec.netnsPath;
       const closed = await ctx.netns.isClosed(netnsPath);
-      await teardownNetwork(ctx, rec, trace, closed ? '' : netnsPath, signal, false);
+      await teardownNetwork(ctx, rec, trace, closed ? '' : netnsPath, signal);
       await trace.step('netns.remove', `remove network namespace ${netnsPath}`, () => ctx.netns.remove(netnsPath));
       rec.netnsClosed = true;
     }

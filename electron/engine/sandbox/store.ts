@@ -9,12 +9,19 @@ import { join } from 'node:path';
 import { PodscopeError } from '../../../shared/domain/errors';
 import { RECORD_VERSION, type SandboxRecord } from './record';
 
-export interface StoreLoadProblem { file: string; message: string }
+export interface StoreLoadProblem {
+  file: string;
+  /** the sandbox id the file name claims, so recovery never treats that sandbox's resources as orphans */
+  id: string;
+  message: string;
+}
 
 export class SandboxStore {
   private readonly records = new Map<string, SandboxRecord>();
   private readonly dir: string;
   private tmpSeq = 0;
+  /** ids removed in this process: a late save (e.g. a liveness check that raced remove) must not bring them back */
+  private readonly deleted = new Set<string>();
 
   constructor(stateDir: string) {
     this.dir = join(stateDir, 'store');
@@ -24,6 +31,10 @@ export class SandboxStore {
     await mkdir(this.dir, { recursive: true, mode: 0o700 });
     const problems: StoreLoadProblem[] = [];
     for (const name of (await readdir(this.dir)).sort()) {
+      if (name.endsWith('.tmp')) {
+        await rm(join(this.dir, name), { force: true }); // a write that a crash interrupted before its rename
+        continue;
+      }
       if (!name.endsWith('.json')) continue;
       const file = join(this.dir, name);
       try {
@@ -32,7 +43,7 @@ export class SandboxStore {
         if (`${rec.id}.json` !== name) throw new Error(`record id ${rec.id} does not match its file name`);
         this.records.set(rec.id, rec);
       } catch (e) {
-        problems.push({ file, message: (e as Error).message });
+        problems.push({ file, id: name.slice(0, -'.json'.length), message: (e as Error).message });
       }
     }
     return problems;
@@ -51,6 +62,7 @@ export class SandboxStore {
   }
 
   async save(rec: SandboxRecord): Promise<void> {
+    if (this.deleted.has(rec.id)) return;
     this.records.set(rec.id, rec);
     const file = join(this.dir, `${rec.id}.json`);
     const tmp = `${file}.${process.pid}.${this.tmpSeq++}.tmp`; // unique: two saves of one record may overlap
@@ -66,6 +78,7 @@ export class SandboxStore {
 
   async delete(id: string): Promise<void> {
     this.records.delete(id);
+    this.deleted.add(id);
     await rm(join(this.dir, `${id}.json`), { force: true });
   }
 }

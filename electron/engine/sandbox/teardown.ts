@@ -7,16 +7,18 @@ import type { SandboxRecord } from './record';
 import type { TraceRecorder } from './trace';
 
 /**
+ * A DEL failure is an error only when a CNI result was stored (containerd's rule): when ADD never completed, a
+ * plugin that cannot DEL what it never finished creating must not pin the sandbox and its name forever. The trace
+ * keeps the failure either way.
  * @param netnsPath "" when the namespace is already gone: plugins must still release what they hold (IPAM).
- * @param strict when false, a failure is only recorded if no CNI result was ever stored — containerd's rule, so a
- *   plugin that cannot DEL what it never created does not pin the sandbox forever.
  */
-export async function teardownNetwork(ctx: EngineContext, rec: SandboxRecord, trace: TraceRecorder, netnsPath: string, signal: AbortSignal | undefined, strict: boolean): Promise<void> {
-  const options = buildCniOptions(rec.id, rec.config);
+export async function teardownNetwork(ctx: EngineContext, rec: SandboxRecord, trace: TraceRecorder, netnsPath: string, signal: AbortSignal | undefined): Promise<void> {
+  // Lenient: a release path never re-validates (an annotation a newer engine rejects must not block the DEL).
+  const options = buildCniOptions(rec.id, rec.config, { lenient: true });
   try {
     await trace.step('cni.teardown', 'CNI DEL of every network', () => ctx.cni.remove(rec.id, netnsPath, options, cniHooks(ctx, trace, signal)));
   } catch (error) {
-    if (strict || rec.network) {
+    if (rec.network) {
       throw new PodscopeError(error instanceof PodscopeError ? error.code : 'CniError', `failed to destroy network for sandbox ${JSON.stringify(rec.id)}: ${(error as Error).message}`, { cause: error });
     }
   }

@@ -1,13 +1,16 @@
 /** Builds the list and status views from a record. */
-import { analyzeBandwidth } from '../../../shared/domain/bandwidth';
+import { analyzeBandwidth, type BandwidthAnalysis } from '../../../shared/domain/bandwidth';
 import { isHostNetwork } from '../../../shared/domain/config';
 import { selectForEveryPreference } from '../../../shared/domain/ip-selection';
-import { analyzePortMappings } from '../../../shared/domain/portmap';
+import { analyzePortMappings, type PortMappingDecision } from '../../../shared/domain/portmap';
 import { toCriState, type SandboxStatus, type SandboxSummary } from '../../../shared/domain/sandbox';
 import type { SandboxRecord } from './record';
 
 export function toSummary(rec: SandboxRecord): SandboxSummary {
-  const bw = analyzeBandwidth(rec.config.annotations);
+  return summarize(rec, analyzeBandwidth(rec.config.annotations), analyzePortMappings(rec.config.port_mappings));
+}
+
+function summarize(rec: SandboxRecord, bw: BandwidthAnalysis, ports: PortMappingDecision[]): SandboxSummary {
   const hostNetwork = isHostNetwork(rec.config);
   return {
     id: rec.id,
@@ -23,21 +26,22 @@ export function toSummary(rec: SandboxRecord): SandboxSummary {
     hostNetwork,
     ip: rec.ip,
     additionalIps: rec.additionalIps,
-    hostPorts: hostNetwork ? [] : analyzePortMappings(rec.config.port_mappings).flatMap((d) => (d.cni ? [d.cni] : [])),
+    hostPorts: hostNetwork ? [] : ports.flatMap((d) => (d.cni ? [d.cni] : [])),
     bandwidth: hostNetwork ? {} : { ingress: bw.ingress?.human, egress: bw.egress?.human },
   };
 }
 
 export function toStatus(rec: SandboxRecord, netnsClosed: boolean): SandboxStatus {
-  const summary = toSummary(rec);
+  const bandwidthAnalysis = analyzeBandwidth(rec.config.annotations);
+  const portMappings = analyzePortMappings(rec.config.port_mappings);
   const status: SandboxStatus = {
-    ...summary,
+    ...summarize(rec, bandwidthAnalysis, portMappings),
     config: rec.config,
     ipPreference: rec.ipPreference,
     netnsClosed,
     pause: rec.pause,
-    portMappings: analyzePortMappings(rec.config.port_mappings),
-    bandwidthAnalysis: analyzeBandwidth(rec.config.annotations),
+    portMappings,
+    bandwidthAnalysis,
     networks: rec.network?.networks ?? [],
     interfaces: rec.network?.interfaces ?? {},
     routes: rec.network?.routes ?? [],

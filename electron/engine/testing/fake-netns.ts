@@ -13,13 +13,16 @@ export class FakeNetnsManager implements NetnsManager {
 
   constructor(readonly dir = '/var/run/netns') {}
 
-  async create(signal?: AbortSignal): Promise<string> {
+  newPath(): string {
+    return join(this.dir, newNetnsName());
+  }
+
+  async create(signal?: AbortSignal, path = this.newPath()): Promise<string> {
     this.calls.push({ op: 'create' });
     signal?.throwIfAborted();
     const error = this.createError;
     this.createError = undefined;
     if (error) throw error;
-    const path = join(this.dir, newNetnsName());
     this.pinned.add(path);
     return path;
   }

@@ -2,6 +2,7 @@
  * An in-memory Engine for CRI tests: the SandboxApi contract with containerd's semantics where the CRI layer can
  * observe them (name reservation, unknown ids on stop/remove, state changes, events) and a plausible status with
  * two IPs on eth0, port mappings, bandwidth and a one-entry plugin trace. No host resources are touched.
+ * Like the real engine, status/stop/remove accept a unique id prefix (the CRI server passes ids through).
  */
 import { randomBytes } from 'node:crypto';
 import { DEFAULT_ENGINE_OPTIONS, type Engine, type EngineOptions, type SandboxEventListener } from '../../../electron/engine/options';
@@ -11,6 +12,7 @@ import { analyzeBandwidth } from '../../../shared/domain/bandwidth';
 import { selectForEveryPreference, selectPodIPs } from '../../../shared/domain/ip-selection';
 import { analyzePortMappings } from '../../../shared/domain/portmap';
 import type { CniConfigView } from '../../../shared/domain/cni';
+import { resolveIdPrefix } from '../../../electron/engine/sandbox/id-index';
 import type { RunSandboxRequest, RuntimeCondition, SandboxFilter, SandboxStatus, SandboxSummary } from '../../../shared/domain/sandbox';
 import { toCriState } from '../../../shared/domain/sandbox';
 
@@ -38,9 +40,10 @@ export function createFakeEngine(opts: { ipPreference?: IpPreference } = {}): Fa
     if (e) { failures.delete(verb); throw e; }
   };
   const emit: SandboxEventListener = (e) => { engine.emitted++; for (const l of listeners) l(e); };
-  const lookup = (id: string) => {
-    const s = sandboxes.get(id);
-    if (!s) throw notFound(`sandbox "${id}" not found`);
+  const resolve = (idOrPrefix: string) => resolveIdPrefix(sandboxes.keys(), idOrPrefix) ?? idOrPrefix;
+  const lookup = (idOrPrefix: string) => {
+    const s = sandboxes.get(resolve(idOrPrefix));
+    if (!s) throw notFound(`an error occurred when try to find sandbox "${idOrPrefix}": not found`);
     return s;
   };
   const cniConfig: CniConfigView = {
@@ -103,8 +106,9 @@ export function createFakeEngine(opts: { ipPreference?: IpPreference } = {}): Fa
       emit({ type: 'sandbox.changed', id, summary: summaryOf(status) });
       return { id };
     },
-    async stop(id) {
+    async stop(idOrPrefix) {
       maybeFail('stop');
+      const id = resolve(idOrPrefix);
       const s = sandboxes.get(id);
       if (!s) return;
       s.internalState = 'NotReady';
@@ -114,8 +118,9 @@ export function createFakeEngine(opts: { ipPreference?: IpPreference } = {}): Fa
       s.stoppedAt ??= new Date().toISOString();
       emit({ type: 'sandbox.changed', id, summary: summaryOf(s) });
     },
-    async remove(id) {
+    async remove(idOrPrefix) {
       maybeFail('remove');
+      const id = resolve(idOrPrefix);
       const s = sandboxes.get(id);
       if (!s) return;
       if (s.state === 'SANDBOX_READY') await engine.stop(id);

@@ -8,10 +8,11 @@ export function EmptyState({ title, children, action }: { title: string; childre
   );
 }
 
-export function NotAvailable({ what }: { what: string }) {
+export function NotAvailable({ what, runtime }: { what: string; runtime?: string }) {
   return (
     <EmptyState title={`${what}: not available from this runtime`}>
-      This endpoint speaks CRI only. Podscope records this information for sandboxes run by its own engine.
+      This endpoint{runtime ? ` (${runtime})` : ''} speaks CRI only, and CRI does not carry it. Podscope records this information for sandboxes run
+      by its own engine; nothing is reconstructed or guessed here.
     </EmptyState>
   );
 }

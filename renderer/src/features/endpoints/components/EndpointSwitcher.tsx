@@ -1,5 +1,6 @@
 /** Which runtime the screens talk to: the local engine or a CRI endpoint (containerd, CRI-O, a Podscope daemon). */
 import { useState } from 'react';
+import type { EndpointView } from '../../../../../shared/domain/endpoints';
 import { useQuery } from '@tanstack/react-query';
 import { useClient } from '../../../lib/connection-context';
 import { Dialog } from '../../../lib/ui/Dialog';
@@ -15,27 +16,72 @@ export function EndpointSwitcher() {
   const [adding, setAdding] = useState(false);
   const current = data?.find((e) => e.id === endpointId);
   return (
-    <div className="endpoint">
-      <span className={`dot ${current?.connected === false ? 'dot-bad' : 'dot-ok'}`} title={current?.error ?? 'connected'} />
-      <select
-        className="input input-endpoint"
-        aria-label="Endpoint"
-        value={endpointId}
-        onChange={(e) => {
-          if (e.target.value === '__add') setAdding(true);
-          else setEndpoint(e.target.value);
-        }}
-      >
-        {(data ?? [{ id: endpointId, label: 'Local engine', kind: 'podscope-engine' as const }]).map((e) => (
-          <option key={e.id} value={e.id}>
-            {e.label}
-            {'runtimeName' in e && e.runtimeName ? ` — ${e.runtimeName} ${e.runtimeVersion ?? ''}` : ''}
-            {'address' in e && e.address ? ` (${e.address})` : ''}
-          </option>
-        ))}
-        <option value="__add">Add CRI endpoint…</option>
-      </select>
-      <AddEndpointDialog open={adding} onClose={() => setAdding(false)} />
+    <div className="endpoint-box">
+      <div className="endpoint">
+        <span className={`dot ${current?.connected === false ? 'dot-bad' : 'dot-ok'}`} title={current?.error ?? 'connected'} />
+        <select
+          className="input input-endpoint"
+          aria-label="Endpoint"
+          title={current?.label}
+          value={endpointId}
+          onChange={(e) => {
+            if (e.target.value === '__add') setAdding(true);
+            else setEndpoint(e.target.value);
+          }}
+        >
+          {(data ?? [{ id: endpointId, label: 'Local engine', kind: 'podscope-engine' as const }]).map((e) => (
+            // the label only: the runtime, version and socket of the selected one are in the note below
+            <option key={e.id} value={e.id} title={'address' in e && e.address ? e.address : undefined}>
+              {e.label}
+            </option>
+          ))}
+          <option value="__add">Add CRI endpoint…</option>
+        </select>
+        <AddEndpointDialog open={adding} onClose={() => setAdding(false)} />
+      </div>
+      {current && <CapabilityNote endpoint={current} />}
+    </div>
+  );
+}
+
+const MISSING: Array<[keyof EndpointView['capabilities'], string]> = [
+  ['pluginTrace', 'CNI plugin trace'],
+  ['preview', 'runtimeConfig preview'],
+  ['cniConfig', 'CNI config'],
+  ['events', 'live events'],
+];
+
+/** For a CRI endpoint: which runtime answers, and what it cannot give (those screens say so instead of guessing). */
+function CapabilityNote({ endpoint }: { endpoint: EndpointView }) {
+  if (endpoint.kind !== 'cri') return null;
+  const missing = MISSING.filter(([k]) => !endpoint.capabilities[k]);
+  return (
+    <div className="endpoint-note small" data-testid="endpoint-capabilities">
+      {!endpoint.connected ? (
+        <div className="text-bad" title={endpoint.error}>disconnected{endpoint.error ? `: ${endpoint.error}` : ''}</div>
+      ) : (
+        <div className="muted">
+          CRI · {endpoint.runtimeName ?? 'runtime'} {endpoint.runtimeVersion ?? ''}
+        </div>
+      )}
+      {endpoint.address && (
+        <div className="mono muted endpoint-address" title={endpoint.address}>
+          {/* clipped at the start so the socket's own name stays visible */}
+          <span dir="ltr">{endpoint.address.replace(/^unix:\/\//, '')}</span>
+        </div>
+      )}
+      {missing.length > 0 && (
+        <div className="endpoint-missing">
+          <span className="muted">not from this runtime: </span>
+          {missing.map(([k, label], i) => (
+            <span key={k} className="endpoint-missing-item">
+              {label}
+              {k === 'events' ? ' (list polled)' : ''}
+              {i < missing.length - 1 ? ', ' : ''}
+            </span>
+          ))}
+        </div>
+      )}
     </div>
   );
 }
@@ -46,17 +92,19 @@ export function AddEndpointDialog({ open, onClose }: { open: boolean; onClose: (
   const { add } = useEndpointMutations(client);
   const [address, setAddress] = useState('/run/containerd/containerd.sock');
   const [label, setLabel] = useState('');
+  // a stale error must not greet the next attempt
+  const close = () => {
+    add.reset();
+    onClose();
+  };
   return (
     <Dialog
       open={open}
-      onClose={() => {
-        add.reset();
-        onClose();
-      }}
+      onClose={close}
       title="Add a CRI endpoint"
       footer={
         <>
-          <button type="button" className="btn" onClick={onClose}>
+          <button type="button" className="btn" onClick={close}>
             Cancel
           </button>
           <button
@@ -69,7 +117,7 @@ export function AddEndpointDialog({ open, onClose }: { open: boolean; onClose: (
                 {
                   onSuccess: (view) => {
                     setEndpoint(view.id);
-                    onClose();
+                    close();
                   },
                 },
               )

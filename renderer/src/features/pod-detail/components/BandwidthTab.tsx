@@ -36,7 +36,7 @@ function Row({ dir, v }: { dir: 'ingress' | 'egress'; v?: ParsedBandwidthValue }
   );
 }
 
-export function BandwidthTab({ s }: { s: SandboxStatus }) {
+export function BandwidthTab({ s, traced = true, runtime }: { s: SandboxStatus; traced?: boolean; runtime?: string }) {
   const a = s.bandwidthAnalysis;
   if (!a.ingress && !a.egress) {
     return (
@@ -68,7 +68,12 @@ export function BandwidthTab({ s }: { s: SandboxStatus }) {
         </div>
         <div className="col">
           <Section title="runtimeConfig.bandwidth the plugin received">
-            {received === undefined ? (
+            {!traced ? (
+              <div className="muted" data-testid="bw-received-unavailable">
+                Not available from this runtime{runtime ? ` (${runtime})` : ''}: CRI does not carry the plugin's stdin. The capability on the left is
+                what containerd's rules compute from these annotations.
+              </div>
+            ) : received === undefined ? (
               <div className="muted">No bandwidth plugin ADD in the trace (not in the conflist, or CNI did not run).</div>
             ) : received === null ? (
               <div className="muted">The bandwidth plugin ran without runtimeConfig.bandwidth (it does not declare the capability?).</div>

@@ -2,7 +2,7 @@
 import type { SandboxStatus, TraceEntry } from '../../../../../shared/domain/sandbox';
 import { deserializeError } from '../../../../../shared/domain/errors';
 import { ms } from '../../../lib/format';
-import { EmptyState } from '../../../lib/ui/EmptyState';
+import { EmptyState, NotAvailable } from '../../../lib/ui/EmptyState';
 import { ErrorView } from '../../../lib/ui/ErrorView';
 
 function Phase({ phase, entries }: { phase: string; entries: TraceEntry[] }) {
@@ -43,7 +43,8 @@ function Phase({ phase, entries }: { phase: string; entries: TraceEntry[] }) {
   );
 }
 
-export function LifecycleTab({ s }: { s: SandboxStatus }) {
+export function LifecycleTab({ s, traced = true, runtime }: { s: SandboxStatus; traced?: boolean; runtime?: string }) {
+  if (!traced) return <NotAvailable what="Lifecycle steps" runtime={runtime} />;
   if (s.trace.length === 0) return <EmptyState title="No lifecycle steps recorded" />;
   const phases = [...new Set(s.trace.map((t) => t.phase))];
   return (

@@ -6,10 +6,15 @@ import { EmptyState } from '../../../lib/ui/EmptyState';
 import { Section } from '../../../lib/ui/KeyValues';
 import { Pill } from '../../../lib/ui/StatusPill';
 
-interface IfaceRow { network: string; name: string; side: 'host' | 'sandbox'; mac?: string; mtu?: number; ips: string[]; gateways: string[] }
+interface IfaceRow { network?: string; name: string; side: 'host' | 'sandbox'; mac?: string; mtu?: number; ips: string[]; gateways: string[] }
 
-function interfaceRows(s: SandboxStatus): IfaceRow[] {
-  return s.networks.flatMap((n) =>
+/**
+ * Podscope's engine keeps every network's CNI result, so each interface is shown under its network. A foreign
+ * runtime (containerd) only exposes the merged result (go-cni's per-interface map): its interfaces are shown as
+ * they are, without a network name rather than with a guessed one.
+ */
+function interfaceRows(s: SandboxStatus): { rows: IfaceRow[]; perNetwork: boolean } {
+  const fromNetworks = s.networks.flatMap((n) =>
     (n.result?.interfaces ?? []).map((iface, idx) => {
       const ips = (n.result?.ips ?? []).filter((ip) => ip.interface === idx);
       return {
@@ -23,6 +28,19 @@ function interfaceRows(s: SandboxStatus): IfaceRow[] {
       } satisfies IfaceRow;
     }),
   );
+  if (fromNetworks.length > 0 || s.networks.length > 0) return { rows: fromNetworks, perNetwork: true };
+  const merged = Object.entries(s.interfaces).map(
+    ([name, c]): IfaceRow => ({
+      name,
+      side: c.sandbox ? 'sandbox' : 'host',
+      mac: c.mac,
+      ips: c.ipConfigs.map((i) => i.ip),
+      gateways: [...new Set(c.ipConfigs.flatMap((i) => (i.gateway ? [i.gateway] : [])))],
+    }),
+  );
+  // the pod's own interfaces first, like `ip addr` inside the netns, then the host side
+  merged.sort((a, b) => (a.side === b.side ? a.name.localeCompare(b.name) : a.side === 'sandbox' ? -1 : 1));
+  return { rows: merged, perNetwork: false };
 }
 
 export function NetworkTab({ s }: { s: SandboxStatus }) {
@@ -35,7 +53,9 @@ export function NetworkTab({ s }: { s: SandboxStatus }) {
     );
   }
   const sel = s.ipSelection;
-  const rows = interfaceRows(s);
+  const { rows, perNetwork } = interfaceRows(s);
+  // one entry per network, most of them empty: only the ones that say something
+  const cniDns = s.dns.map((d) => [d.nameservers?.join(', '), d.domain, d.search?.join(' '), d.options?.join(' ')].filter(Boolean).join(' · ')).filter(Boolean);
   return (
     <div className="stack">
       <div className="ip-cards">
@@ -58,7 +78,7 @@ export function NetworkTab({ s }: { s: SandboxStatus }) {
         <div className="cols">
           <div className="col">
             <Section title="eth0 addresses in CNI result order">
-              <table className="table">
+              <table className="table" data-testid="eth0-ips">
                 <thead>
                   <tr><th>#</th><th>address</th><th>family</th><th /></tr>
                 </thead>
@@ -103,24 +123,31 @@ export function NetworkTab({ s }: { s: SandboxStatus }) {
         {rows.length === 0 ? (
           <div className="muted">No interfaces recorded{s.state !== 'SANDBOX_READY' ? ' (released on stop)' : ''}.</div>
         ) : (
-          <table className="table">
-            <thead>
-              <tr><th>network</th><th>interface</th><th>side</th><th>MAC</th><th>addresses</th><th>gateway</th><th>MTU</th></tr>
-            </thead>
-            <tbody>
-              {rows.map((r, i) => (
-                <tr key={`${r.network}-${r.name}-${i}`}>
-                  <td className="mono">{r.network}</td>
-                  <td className="mono">{r.name}</td>
-                  <td><Pill tone={r.side === 'sandbox' ? 'info' : 'muted'}>{r.side}</Pill></td>
-                  <td className="mono">{r.mac ?? '—'}</td>
-                  <td className="mono">{r.ips.join(', ') || '—'}</td>
-                  <td className="mono">{r.gateways.join(', ') || '—'}</td>
-                  <td className="mono">{r.mtu ?? '—'}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
+          <>
+            {!perNetwork && (
+              <div className="small muted" data-testid="interfaces-source">
+                From the runtime's merged CNI result: it does not say which network created each interface, and reports no MTU.
+              </div>
+            )}
+            <table className="table" data-testid="interfaces">
+              <thead>
+                <tr>{perNetwork && <th>network</th>}<th>interface</th><th>side</th><th>MAC</th><th>addresses</th><th>gateway</th>{perNetwork && <th>MTU</th>}</tr>
+              </thead>
+              <tbody>
+                {rows.map((r, i) => (
+                  <tr key={`${r.network ?? ''}-${r.name}-${i}`} data-iface={r.name} data-side={r.side}>
+                    {perNetwork && <td className="mono">{r.network}</td>}
+                    <td className="mono">{r.name}</td>
+                    <td><Pill tone={r.side === 'sandbox' ? 'info' : 'muted'}>{r.side}</Pill></td>
+                    <td className="mono">{r.mac ?? '—'}</td>
+                    <td className="mono">{r.ips.join(', ') || '—'}</td>
+                    <td className="mono">{r.gateways.join(', ') || '—'}</td>
+                    {perNetwork && <td className="mono">{r.mtu ?? '—'}</td>}
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </>
         )}
       </Section>
 
@@ -136,7 +163,14 @@ export function NetworkTab({ s }: { s: SandboxStatus }) {
                   {s.routes.map((r, i) => (
                     <tr key={i}>
                       <td className="mono">{r.dst}</td>
-                      <td className="mono">{r.gw ?? <span className="muted">on-link</span>}</td>
+                      <td className="mono">
+                        {r.gw ?? (
+                          // CNI spec: an omitted gw means "a default gateway, as determined by the plugin" — not on-link
+                          <span className="muted" title="no gw in the CNI result: the plugin's default gateway for this family (the bridge plugin uses its gateway IP)">
+                            default gateway
+                          </span>
+                        )}
+                      </td>
                       <td className="mono">{[r.priority, r.table].filter((x) => x !== undefined).join(' / ') || '—'}</td>
                     </tr>
                   ))}
@@ -152,9 +186,12 @@ export function NetworkTab({ s }: { s: SandboxStatus }) {
                 <tr><th>pod config servers</th><td className="mono">{s.config.dns_config?.servers.join(', ') || '—'}</td></tr>
                 <tr><th>pod config searches</th><td className="mono">{s.config.dns_config?.searches.join(', ') || '—'}</td></tr>
                 <tr><th>pod config options</th><td className="mono">{s.config.dns_config?.options.join(', ') || '—'}</td></tr>
-                {s.dns.map((d, i) => (
-                  <tr key={i}><th>CNI result {i + 1}</th><td className="mono">{[d.nameservers?.join(', '), d.domain, d.search?.join(' '), d.options?.join(' ')].filter(Boolean).join(' · ') || '—'}</td></tr>
+                {cniDns.map((d, i) => (
+                  <tr key={i}><th>CNI result DNS{cniDns.length > 1 ? ` ${i + 1}` : ''}</th><td className="mono">{d}</td></tr>
                 ))}
+                {cniDns.length === 0 && (
+                  <tr><th>CNI result DNS</th><td className="mono">—</td></tr>
+                )}
               </tbody>
             </table>
           </Section>

@@ -7,7 +7,7 @@ import { StatePill, Pill } from '../../../lib/ui/StatusPill';
 import { Tabs, type TabDef } from '../../../lib/ui/Tabs';
 import { CopyButton } from '../../../lib/ui/CopyButton';
 import { useUi, type DetailTab } from '../../../app/ui-store';
-import { useEndpointCapabilities } from '../../endpoints/components/use-endpoint';
+import { useCurrentEndpoint, useEndpointCapabilities } from '../../endpoints/components/use-endpoint';
 import { PodActions } from '../../pods/components/PodActions';
 import { toCrictlConfig } from '../../create/model/crictl-io';
 import { podStatusQuery } from '../api/queries';
@@ -27,6 +27,10 @@ export function PodDetail({ summary }: { summary: SandboxSummary }) {
   const select = useUi((s) => s.select);
   const cloneIntoForm = useUi((s) => s.cloneIntoForm);
   const caps = useEndpointCapabilities();
+  const endpoint = useCurrentEndpoint();
+  const runtime = endpoint?.kind === 'cri' ? [endpoint.runtimeName, endpoint.runtimeVersion].filter(Boolean).join(' ') || undefined : undefined;
+  // without a recorded trace (foreign runtimes) a count of 0 calls would be a claim; say n/a instead
+  const traced = caps.pluginTrace;
   const status = useQuery(podStatusQuery(client, endpointId, summary.id));
   const s = status.data;
   const plugins = s?.trace.filter((t) => t.plugin) ?? [];
@@ -38,7 +42,7 @@ export function PodDetail({ summary }: { summary: SandboxSummary }) {
     { id: 'network', label: 'Network' },
     { id: 'ports', label: 'Port mappings', badge: s ? `${s.portMappings.length}${dropped ? ` · ${dropped} dropped` : ''}` : undefined },
     { id: 'bandwidth', label: 'Bandwidth', badge: s?.bandwidthAnalysis.error ? '!' : undefined },
-    { id: 'trace', label: 'CNI trace', badge: s ? (failures ? `${plugins.length} · ${failures} failed` : plugins.length) : undefined },
+    { id: 'trace', label: 'CNI trace', badge: !traced ? 'n/a' : s ? (failures ? `${plugins.length} · ${failures} failed` : plugins.length) : undefined },
     { id: 'lifecycle', label: 'Lifecycle' },
     { id: 'raw', label: 'Raw status' },
   ];
@@ -82,13 +86,13 @@ export function PodDetail({ summary }: { summary: SandboxSummary }) {
         ) : tab === 'network' ? (
           <NetworkTab s={s} />
         ) : tab === 'ports' ? (
-          <PortsTab s={s} />
+          <PortsTab s={s} traced={traced} runtime={runtime} />
         ) : tab === 'bandwidth' ? (
-          <BandwidthTab s={s} />
+          <BandwidthTab s={s} traced={traced} runtime={runtime} />
         ) : tab === 'trace' ? (
-          <TraceTab s={s} available={caps.pluginTrace} />
+          <TraceTab s={s} available={traced} runtime={runtime} />
         ) : tab === 'lifecycle' ? (
-          <LifecycleTab s={s} />
+          <LifecycleTab s={s} traced={traced} runtime={runtime} />
         ) : (
           <RawTab s={s} />
         )}

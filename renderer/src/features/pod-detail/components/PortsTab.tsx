@@ -6,7 +6,7 @@ import { JsonView, parseMaybeJson } from '../../../lib/ui/JsonView';
 import { Section } from '../../../lib/ui/KeyValues';
 import { Pill } from '../../../lib/ui/StatusPill';
 
-export function PortsTab({ s }: { s: SandboxStatus }) {
+export function PortsTab({ s, traced = true, runtime }: { s: SandboxStatus; traced?: boolean; runtime?: string }) {
   if (s.portMappings.length === 0) {
     return <EmptyState title="No port mappings requested">port_mappings is empty in this sandbox's config, so portmap received no runtimeConfig.</EmptyState>;
   }
@@ -17,9 +17,15 @@ export function PortsTab({ s }: { s: SandboxStatus }) {
     .filter((x) => x.pm !== undefined);
   return (
     <div className="stack">
+      {!traced && (
+        <div className="small muted" data-testid="ports-derived">
+          Outcomes are derived from the sandbox's stored config with containerd's rules; {runtime ?? 'this runtime'} does not expose what the
+          portmap plugin actually received.
+        </div>
+      )}
       <table className="table" data-testid="port-mappings">
         <thead>
-          <tr><th>#</th><th>protocol</th><th>container port</th><th>host port</th><th>host IP</th><th>outcome</th><th>sent to CNI</th></tr>
+          <tr><th>#</th><th>protocol</th><th>container port</th><th>host port</th><th>host IP</th><th>outcome</th><th>{traced ? 'sent to CNI' : 'would be sent to CNI'}</th></tr>
         </thead>
         <tbody>
           {s.portMappings.map((d) => (

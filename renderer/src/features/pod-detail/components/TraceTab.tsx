@@ -52,10 +52,10 @@ function PluginCallView({ t }: { t: TraceEntry }) {
   );
 }
 
-export function TraceTab({ s, available }: { s: SandboxStatus; available: boolean }) {
+export function TraceTab({ s, available, runtime }: { s: SandboxStatus; available: boolean; runtime?: string }) {
   const calls = s.trace.filter((t) => t.plugin);
   const [open, setOpen] = useState<Set<number>>(() => new Set(calls.filter((c) => !c.ok).map((c) => c.seq)));
-  if (!available) return <NotAvailable what="CNI plugin trace" />;
+  if (!available) return <NotAvailable what="CNI plugin trace" runtime={runtime} />;
   if (calls.length === 0) {
     return <EmptyState title="No plugin calls recorded">{s.hostNetwork ? 'Host-network sandboxes do not run CNI.' : 'CNI has not run for this sandbox yet.'}</EmptyState>;
   }

@@ -6,6 +6,7 @@ import { EmptyState } from '../../../lib/ui/EmptyState';
 import { ErrorView } from '../../../lib/ui/ErrorView';
 import { useUi } from '../../../app/ui-store';
 import { PodDetail } from '../../pod-detail/components/PodDetail';
+import { useCurrentEndpoint } from '../../endpoints/components/use-endpoint';
 import { podsQuery } from '../api/queries';
 import { filterPods } from '../filter';
 import { usePodsUi } from '../store';
@@ -24,6 +25,7 @@ export function PodsPage({ poll }: { poll: boolean }) {
   const checked = usePodsUi((s) => s.checked);
   const clearChecks = usePodsUi((s) => s.setChecked);
   const pods = useQuery(podsQuery(client, endpointId, poll));
+  const endpoint = useCurrentEndpoint();
   const all = pods.data ?? [];
   const shown = useMemo(() => filterPods(all, filters), [all, filters]);
   const checkedPods = all.filter((p) => checked.has(p.id));
@@ -65,7 +67,13 @@ export function PodsPage({ poll }: { poll: boolean }) {
         ) : shown.length === 0 ? (
           <EmptyState title="No sandbox matches these filters" action={<button type="button" className="btn" onClick={() => usePodsUi.getState().clearFilters()}>Clear filters</button>} />
         ) : (
-          <PodsTable pods={shown} selectedId={selectedId} onSelect={select} onOpen={(id) => { select(id); setDetailTab('overview'); }} />
+          <PodsTable
+            pods={shown}
+            selectedId={selectedId}
+            onSelect={select}
+            onOpen={(id) => { select(id); setDetailTab('overview'); }}
+            hostPortsListed={endpoint?.kind !== 'cri'}
+          />
         )}
       </div>
       <div className="pods-detail">

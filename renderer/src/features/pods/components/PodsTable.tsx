@@ -23,7 +23,23 @@ function bandwidth(p: SandboxSummary): string {
   return parts.join(' ');
 }
 
-export function PodsTable({ pods, selectedId, onSelect, onOpen }: { pods: SandboxSummary[]; selectedId?: string; onSelect: (id: string) => void; onOpen: (id: string) => void }) {
+/** CRI's ListPodSandbox carries no port mappings: over CRI the list cannot know host ports, only the detail can. */
+const HOST_PORTS_UNLISTED = 'ListPodSandbox does not carry port mappings over CRI; open the sandbox to see them (read from its config)';
+
+export function PodsTable({
+  pods,
+  selectedId,
+  onSelect,
+  onOpen,
+  hostPortsListed = true,
+}: {
+  pods: SandboxSummary[];
+  selectedId?: string;
+  onSelect: (id: string) => void;
+  onOpen: (id: string) => void;
+  /** false for CRI endpoints, whose list has no port mappings */
+  hostPortsListed?: boolean;
+}) {
   const scrollRef = useRef<HTMLDivElement>(null);
   const now = useNow(1000);
   const checked = usePodsUi((s) => s.checked);
@@ -125,7 +141,16 @@ export function PodsTable({ pods, selectedId, onSelect, onOpen }: { pods: Sandbo
                   {p.hostNetwork ? <span className="muted">host network</span> : p.ip || <span className="muted">—</span>}
                 </div>
                 <div role="gridcell" className="cell mono">{p.additionalIps.join(', ') || <span className="muted">—</span>}</div>
-                <div role="gridcell" className="cell mono">{hostPorts(p) || <span className="muted">—</span>}</div>
+                <div role="gridcell" className="cell mono" data-col="host-ports">
+                  {hostPorts(p) ||
+                    (hostPortsListed || p.hostNetwork ? (
+                      <span className="muted">—</span>
+                    ) : (
+                      <span className="muted small" title={HOST_PORTS_UNLISTED}>
+                        in detail
+                      </span>
+                    ))}
+                </div>
                 <div role="gridcell" className="cell mono">{bandwidth(p) || <span className="muted">—</span>}</div>
                 <div role="gridcell" className="cell mono" title={p.createdAt}>
                   {age(p.createdAt, now)}
