@@ -5,28 +5,13 @@
  * --allow-root is passed (see electron/main/root-policy.ts); browser mode is the recommended way to run as root.
  */
 import { spawn } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-import { createRequire } from 'node:module';
+import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { electronBinary } from './electron-binary.mjs';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const args = process.argv.slice(2);
 const forceBrowser = args.includes('--browser') || process.env.PODSCOPE_BROWSER === '1';
-
-// Found WITHOUT require('electron'): that module downloads the binary when it is missing, and npm start must never
-// reach the network behind the user's back.
-function electronBinary() {
-  try {
-    const dir = dirname(createRequire(import.meta.url).resolve('electron/package.json'));
-    const pathFile = join(dir, 'path.txt');
-    const rel = existsSync(pathFile) ? readFileSync(pathFile, 'utf8').trim() : 'electron';
-    const full = process.env.ELECTRON_OVERRIDE_DIST_PATH ? join(process.env.ELECTRON_OVERRIDE_DIST_PATH, rel) : join(dir, 'dist', rel);
-    return existsSync(full) ? full : undefined;
-  } catch {
-    return undefined;
-  }
-}
 
 async function run(cmd, cmdArgs) {
   const child = spawn(cmd, cmdArgs, { stdio: 'inherit', cwd: root });

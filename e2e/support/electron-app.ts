@@ -3,25 +3,12 @@
  * the same isolated engine options (PODSCOPE_ENGINE_OPTIONS) and hand the specs its first window. Here the binary
  * cannot be downloaded, so `electronAvailable()` is false and the electron target skips.
  */
-import { existsSync, readFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import { _electron, type ElectronApplication, type Page } from '@playwright/test';
 import type { EngineOptions } from '../../electron/engine/options';
+import { electronBinary } from '../../bin/electron-binary.mjs';
 
-/** Without require('electron'), which would try to download a missing binary. */
-export function electronBinary(): string | undefined {
-  try {
-    const dir = dirname(createRequire(import.meta.url).resolve('electron/package.json'));
-    const pathFile = join(dir, 'path.txt');
-    const rel = existsSync(pathFile) ? readFileSync(pathFile, 'utf8').trim() : 'electron';
-    const full = process.env.ELECTRON_OVERRIDE_DIST_PATH ? join(process.env.ELECTRON_OVERRIDE_DIST_PATH, rel) : join(dir, 'dist', rel);
-    return existsSync(full) ? full : undefined;
-  } catch {
-    return undefined;
-  }
-}
+export { electronBinary };
 
 export const electronAvailable = () => !!electronBinary() && !!(process.env.DISPLAY || process.env.WAYLAND_DISPLAY);
 
