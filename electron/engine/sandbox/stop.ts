@@ -1,6 +1,6 @@
 /**
- * StopPodSandbox (FACTS C10): unknown id is a success; kill the pause container, unmount shm, CNI DEL (netns path ""
- * once the namespace is closed), remove the netns. Repeating it repeats the DEL, which plugins must tolerate.
+ * StopPodSandbox (FACTS C10): unknown id is a success; kill the pause container and unmount shm while CNI DEL runs
+ * (netns path "" once the namespace is closed), then remove the netns. Repeating it repeats the DEL, which plugins must tolerate.
  */
 import { serializeError } from '../../../shared/domain/errors';
 import type { EngineContext } from './context';
@@ -25,15 +25,24 @@ export async function stopLocked(ctx: EngineContext, rec: SandboxRecord, phase: 
   const trace = new TraceRecorder(rec, phase, (entry) => ctx.emit({ type: 'sandbox.progress', id: rec.id, entry }));
   const signal = AbortSignal.timeout(ctx.cleanupTimeoutMs);
   try {
-    // Always, not only when Ready: NotReady can come from a guess (a /proc read, a runc error at start-up), and
-    // stopping a stopped or unknown container is a cheap no-op.
-    await ctx.runtime.stop(rec.id, { signal, report: runtimeReporter(trace) });
-    rec.pause = { ...rec.pause, status: 'stopped' };
-    await trace.step('sandbox.shm', 'unmount /dev/shm', () => ctx.files.unmountShm({ runDir: rec.runDir, signal }));
-    if (rec.netnsPath) {
-      const netnsPath = rec.netnsPath;
+    // The pause container and the network are independent until the netns goes (containerd stops the pause first,
+    // CRI-O tears the network down first): both at once, then the netns once neither needs it.
+    const stopPause = async () => {
+      // Always, not only when Ready: NotReady can come from a guess (a /proc read, a runc error at start-up), and
+      // stopping a stopped or unknown container is a cheap no-op.
+      await ctx.runtime.stop(rec.id, { signal, report: runtimeReporter(trace) });
+      rec.pause = { ...rec.pause, status: 'stopped' };
+      await trace.step('sandbox.shm', 'unmount /dev/shm', () => ctx.files.unmountShm({ runDir: rec.runDir, signal }));
+    };
+    const releaseNetwork = async (netnsPath: string) => {
       const closed = await ctx.netns.isClosed(netnsPath);
       await teardownNetwork(ctx, rec, trace, closed ? '' : netnsPath, signal);
+    };
+    const outcomes = await Promise.allSettled([stopPause(), rec.netnsPath ? releaseNetwork(rec.netnsPath) : Promise.resolve()]);
+    const failed = outcomes.find((o): o is PromiseRejectedResult => o.status === 'rejected');
+    if (failed) throw failed.reason;
+    if (rec.netnsPath) {
+      const netnsPath = rec.netnsPath;
       await trace.step('netns.remove', `remove network namespace ${netnsPath}`, () => ctx.netns.remove(netnsPath));
       rec.netnsClosed = true;
     }
