@@ -11,6 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { createEngine } from '../../electron/engine/index';
+import { restoreHost, snapshotHost } from '../../electron/engine/testing/host-cleanup';
 import type { Engine, EngineOptions } from '../../electron/engine/options';
 import { startBrowserHost, type BrowserHost } from '../../electron/host/browser-host';
 import { createEndpointRegistry, type CriEndpointRegistry } from '../../electron/cri/endpoint-registry';
@@ -59,6 +60,7 @@ export interface SandboxEnv {
 
 export async function createSandboxEnv(opts: { rendererDir?: string; port?: number } = {}): Promise<SandboxEnv> {
   const root = await mkdtemp(join(tmpdir(), 'psc-e2e-'));
+  const hostBefore = snapshotHost();
   const dirs = {
     stateDir: join(root, 'state'),
     runDir: join(root, 'run'),
@@ -100,10 +102,7 @@ export async function createSandboxEnv(opts: { rendererDir?: string; port?: numb
       }
       await attempt('close engine', () => engine!.close());
     }
-    await attempt('delete bridge', async () => {
-      const links = await run('ip', ['-o', 'link', 'show', E2E_BRIDGE]).catch(() => undefined);
-      if (links) await run('ip', ['link', 'del', E2E_BRIDGE]);
-    });
+    await attempt('delete bridge and the portmap chains this run added', async () => restoreHost(hostBefore, [E2E_BRIDGE]));
     // The engine makes its netns dir a shared mount point (as iproute2 does); unmount before deleting.
     await attempt('unmount netns dir', async () => {
       const mounts = await readFile('/proc/self/mounts', 'utf8');

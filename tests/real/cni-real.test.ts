@@ -11,6 +11,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { NodeProcessRunner, runChecked } from '../../electron/engine/os/exec';
 import { createCniManager } from '../../electron/engine/cni/cni-manager';
+import { restoreHost, snapshotHost, type HostSnapshot } from '../../electron/engine/testing/host-cleanup';
 import type { CniCallRecord, CniManager, CniNamespaceOptions, CniSetupResult } from '../../electron/engine/cni/types';
 
 const PLUGIN_DIR = '/usr/lib/cni';
@@ -19,32 +20,9 @@ const NETWORK = 'psc-cni-real';
 const runner = new NodeProcessRunner();
 const sh = (file: string, ...args: string[]) => runChecked(runner, { file, args, timeoutMs: 30_000 });
 const shQuiet = (file: string, ...args: string[]) => runner.run({ file, args, timeoutMs: 30_000 }).catch(() => undefined);
+const natRules = async (tool: string) => (await sh(tool, '-t', 'nat', '-S')).stdout.split('\n').filter(Boolean);
 
 const canRun = process.getuid?.() === 0 && (await access(path.join(PLUGIN_DIR, 'bridge')).then(() => true, () => false));
-
-/** The chains portmap creates once and keeps; we drop them afterwards only if we created them and nobody uses them. */
-const PORTMAP_CHAINS = ['CNI-HOSTPORT-DNAT', 'CNI-HOSTPORT-SETMARK', 'CNI-HOSTPORT-MASQ'];
-
-/** iptables -S prints rules shell-quoted (comments); split them back into argv. */
-function splitRule(line: string): string[] {
-  return [...line.matchAll(/"([^"]*)"|(\S+)/g)].map((m) => m[1] ?? m[2]!);
-}
-
-async function natRules(tool: string): Promise<string[]> {
-  const r = await runner.run({ file: tool, args: ['-t', 'nat', '-S'], timeoutMs: 30_000 });
-  return r.exitCode === 0 ? r.stdout.split('\n').filter(Boolean) : [];
-}
-
-async function dropPortmapChainsIfOurs(tool: string, before: string[]): Promise<void> {
-  const now = await natRules(tool);
-  const ours = PORTMAP_CHAINS.filter((c) => !before.includes(`-N ${c}`) && now.includes(`-N ${c}`));
-  if (ours.length === 0 || now.some((l) => l.startsWith('-A CNI-HOSTPORT-DNAT '))) return;
-  for (const rule of now.filter((l) => l.startsWith('-A ') && ours.some((c) => l.endsWith(`-j ${c}`)))) {
-    await shQuiet(tool, '-t', 'nat', '-D', ...splitRule(rule).slice(1));
-  }
-  for (const c of ours) await shQuiet(tool, '-t', 'nat', '-F', c);
-  for (const c of ours) await shQuiet(tool, '-t', 'nat', '-X', c);
-}
 
 /** bandwidth's ifb name: "bwp" + sha512 hex, 15 chars (newer plugins hash network name + id, older ones the id alone). */
 function ifbCandidates(containerId: string): string[] {
@@ -68,7 +46,7 @@ describe.skipIf(!canRun)('CNI with real plugins', () => {
   let dataDir = '';
   let cacheDir = '';
   let mgr: CniManager;
-  let natBefore: Record<string, string[]> = {};
+  let hostBefore: HostSnapshot;
   const records: CniCallRecord[] = [];
   let setupResult: CniSetupResult | undefined;
 
@@ -78,7 +56,7 @@ describe.skipIf(!canRun)('CNI with real plugins', () => {
     dataDir = path.join(root, 'ipam');
     cacheDir = path.join(root, 'cache');
     await mkdir(confDir);
-    natBefore = { iptables: await natRules('iptables'), ip6tables: await natRules('ip6tables') };
+    hostBefore = snapshotHost();
     await writeFile(path.join(confDir, '10-psc.conflist'), JSON.stringify({
       cniVersion: '1.0.0',
       name: NETWORK,
@@ -108,7 +86,7 @@ describe.skipIf(!canRun)('CNI with real plugins', () => {
       const r = await runner.run({ file: 'ip', args: ['link', 'show', ifb], timeoutMs: 10_000 });
       if (r.exitCode === 0) await shQuiet('ip', 'link', 'del', ifb);
     }
-    for (const tool of ['iptables', 'ip6tables']) await dropPortmapChainsIfOurs(tool, natBefore[tool] ?? []);
+    restoreHost(hostBefore, []);
     if (root) await rm(root, { recursive: true, force: true });
   });
 

@@ -1,25 +1,16 @@
 /**
- * Host leftovers a test run may create that no CNI DEL removes: the bridge (the bridge plugin never deletes it) and
- * portmap's shared nat chains (CNI-HOSTPORT-*, created on first use and kept by design). Tests snapshot what existed
- * before them and remove only what they added, and only when no pod's CNI-DN-* chain still needs the shared chains.
+ * Host leftovers a test run may create that no CNI DEL removes: the bridge (the bridge plugin never deletes it),
+ * runc's cgroupfs parents, and portmap's shared nat chains (CNI-HOSTPORT-*, created on first use and kept by design,
+ * in iptables and, for IPv6 mappings, ip6tables). Tests snapshot what existed before them and remove only what they
+ * added, and only when no pod's CNI-DN-* chain still needs the shared chains. One implementation for every test
+ * fixture (engine, CNI layer, containerd, e2e) and the bench.
  */
 import { execFileSync } from 'node:child_process';
 import { readdirSync, rmdirSync } from 'node:fs';
 
-function readdirSafe(dir: string): string[] {
-  try {
-    return readdirSync(dir);
-  } catch {
-    return [];
-  }
-}
-
 const SHARED_CHAINS = ['CNI-HOSTPORT-DNAT', 'CNI-HOSTPORT-SETMARK', 'CNI-HOSTPORT-MASQ'];
-const JUMPS: Array<[string, string[]]> = [
-  ['PREROUTING', ['-m', 'addrtype', '--dst-type', 'LOCAL', '-j', 'CNI-HOSTPORT-DNAT']],
-  ['OUTPUT', ['-m', 'addrtype', '--dst-type', 'LOCAL', '-j', 'CNI-HOSTPORT-DNAT']],
-  ['POSTROUTING', ['-m', 'comment', '--comment', 'CNI portfwd requiring masquerade', '-j', 'CNI-HOSTPORT-MASQ']],
-];
+const TABLES = ['iptables', 'ip6tables'] as const;
+type Table = (typeof TABLES)[number];
 
 function sh(file: string, args: string[]): string {
   try {
@@ -29,30 +20,47 @@ function sh(file: string, args: string[]): string {
   }
 }
 
-export function natChains(): string[] {
-  return sh('iptables', ['-t', 'nat', '-S']).split('\n').filter((l) => l.startsWith('-N ')).map((l) => l.slice(3));
+function readdirSafe(dir: string): string[] {
+  try {
+    return readdirSync(dir);
+  } catch {
+    return [];
+  }
 }
 
-export interface HostSnapshot { chains: Set<string> }
+const natRules = (table: Table) => sh(table, ['-t', 'nat', '-S']).split('\n').filter(Boolean);
+
+export function natChains(table: Table = 'iptables'): string[] {
+  return natRules(table).filter((l) => l.startsWith('-N ')).map((l) => l.slice(3));
+}
+
+export interface HostSnapshot { chains: Record<Table, Set<string>> }
 
 export function snapshotHost(): HostSnapshot {
-  return { chains: new Set(natChains()) };
+  return { chains: { iptables: new Set(natChains('iptables')), ip6tables: new Set(natChains('ip6tables')) } };
 }
 
-/** Deletes the bridges, the engine's now-empty cgroup parents and the shared portmap chains this test added. */
+/** Deletes the bridges, the engine's now-empty cgroup parents and the shared portmap chains added since `before`. */
 export function restoreHost(before: HostSnapshot, bridges: string[]): void {
   for (const b of bridges) sh('ip', ['link', 'del', b]);
   // runc leaves cgroupfs parent directories behind; rmdir only succeeds on an empty one, so a live sandbox is safe
   for (const controller of readdirSafe('/sys/fs/cgroup')) {
     try { rmdirSync(`/sys/fs/cgroup/${controller}/podscope`); } catch { /* absent or still in use */ }
   }
-  const chains = natChains();
-  if (chains.some((c) => c.startsWith('CNI-DN-'))) return; // a pod still uses portmap
-  const added = SHARED_CHAINS.filter((c) => chains.includes(c) && !before.chains.has(c));
+  for (const table of TABLES) removeAddedSharedChains(table, before.chains[table]);
+}
+
+function removeAddedSharedChains(table: Table, before: Set<string>): void {
+  const rules = natRules(table);
+  const chains = rules.filter((l) => l.startsWith('-N ')).map((l) => l.slice(3));
+  if (chains.some((c) => c.startsWith('CNI-DN-'))) return; // a pod (ours or not) still uses portmap
+  const added = SHARED_CHAINS.filter((c) => chains.includes(c) && !before.has(c));
   if (added.length === 0) return;
-  for (const [chain, spec] of JUMPS) {
-    if (added.includes(spec[spec.length - 1]!)) sh('iptables', ['-t', 'nat', '-D', chain, ...spec]);
+  // every rule elsewhere that jumps into an added chain, deleted by its own spec (iptables -S quotes comments)
+  for (const rule of rules.filter((l) => l.startsWith('-A ') && added.some((c) => l.endsWith(`-j ${c}`)) && !added.some((c) => l.startsWith(`-A ${c} `)))) {
+    const argv = [...rule.matchAll(/"([^"]*)"|(\S+)/g)].map((m) => m[1] ?? m[2]!);
+    sh(table, ['-t', 'nat', '-D', ...argv.slice(1)]);
   }
-  for (const c of added) sh('iptables', ['-t', 'nat', '-F', c]);
-  for (const c of added) sh('iptables', ['-t', 'nat', '-X', c]);
+  for (const c of added) sh(table, ['-t', 'nat', '-F', c]);
+  for (const c of added) sh(table, ['-t', 'nat', '-X', c]);
 }

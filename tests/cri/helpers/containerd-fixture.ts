@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { createCriEndpointApi, type CriEndpointApi } from '../../../electron/cri/client';
 import { PAUSE_IMAGE_REF, buildPauseImageTar } from './pause-image';
 import { tempDir } from './grpc';
+import { restoreHost, snapshotHost } from '../../../electron/engine/testing/host-cleanup';
 
 export interface ContainerdSpec {
   /** bridge name, e.g. psc-ctd0 */
@@ -36,7 +37,6 @@ const sh = (file: string, args: string[]) => {
     return '';
   }
 };
-const natChains = (bin: string) => sh(bin, ['-t', 'nat', '-S']).split('\n').filter((l) => l.startsWith('-N ')).map((l) => l.slice(3));
 
 export function testConflist(spec: ContainerdSpec, ipamDir: string): Record<string, unknown> {
   return {
@@ -123,7 +123,7 @@ export async function startContainerd(spec: ContainerdSpec): Promise<ContainerdF
   writeFileSync(join(d, 'config.toml'), configToml(d, socketPath, confDir));
 
   // what exists before, so cleanup removes only what this containerd added
-  const before = { v4: new Set(natChains('iptables')), v6: new Set(natChains('ip6tables')), netns: new Set(existsSync('/var/run/netns') ? readdirSync('/var/run/netns') : []) };
+  const before = { host: snapshotHost(), netns: new Set(existsSync('/var/run/netns') ? readdirSync('/var/run/netns') : []) };
   const hostDirs = ['/var/lib/cni/results', '/var/lib/cni', '/run/containerd/s', '/run/containerd/runc/k8s.io', '/run/containerd/runc', '/run/containerd'].filter((p) => !existsSync(p));
 
   const logFd = openSync(join(d, 'containerd.log'), 'a');
@@ -167,7 +167,7 @@ export async function startContainerd(spec: ContainerdSpec): Promise<ContainerdF
         if (!before.netns.has(ns) && ns.startsWith('cni-') && netnsIsOurs(ns, spec)) sh('ip', ['netns', 'delete', ns]);
       }
       sh('ip', ['link', 'del', spec.bridge]);
-      for (const [bin, had] of [['iptables', before.v4], ['ip6tables', before.v6]] as const) removeAddedPortmapChains(bin, had);
+      restoreHost(before.host, []);
       for (const id of sandboxIds) for (const f of existsSync('/var/lib/cni/results') ? readdirSync('/var/lib/cni/results') : []) if (f.includes(id)) rmSync(join('/var/lib/cni/results', f), { force: true });
       for (const p of hostDirs) { try { rmdirSync(p); } catch { /* not empty: someone else uses it */ } }
       tmp.cleanup();
@@ -204,14 +204,3 @@ function netnsIsOurs(ns: string, spec: ContainerdSpec): boolean {
   return sh('ip', ['-n', ns, '-o', 'addr']).includes(`10.${spec.subnet}.0.`);
 }
 
-function removeAddedPortmapChains(bin: string, had: Set<string>): void {
-  const chains = natChains(bin);
-  if (chains.some((c) => c.startsWith('CNI-DN-'))) return; // a pod (ours or not) still uses portmap
-  const shared = ['CNI-HOSTPORT-DNAT', 'CNI-HOSTPORT-SETMARK', 'CNI-HOSTPORT-MASQ'].filter((c) => chains.includes(c) && !had.has(c));
-  if (!shared.length) return;
-  const rules = sh(bin, ['-t', 'nat', '-S']).split('\n').filter((l) => l.startsWith('-A ') && shared.some((c) => l.includes(`-j ${c}`)) && !shared.some((c) => l.startsWith(`-A ${c} `)));
-  // iptables -S quotes arguments with spaces (the portmap comment): split on spaces outside quotes
-  for (const r of rules) sh(bin, ['-t', 'nat', ...(r.replace(/^-A /, '-D ').match(/"[^"]*"|\S+/g) ?? []).map((x) => x.replace(/^"|"$/g, ''))]);
-  for (const c of shared) sh(bin, ['-t', 'nat', '-F', c]);
-  for (const c of shared) sh(bin, ['-t', 'nat', '-X', c]);
-}
