@@ -5,13 +5,13 @@
  * plugin trace only from Podscope, CNI config only when Status verbose carries it, events only when
  * GetContainerEvents is served, preview never over CRI.
  */
-import { LOCAL_ENDPOINT_ID, type AddEndpointRequest, type EndpointCapabilities, type EndpointRegistry, type EndpointView } from '../../shared/domain/endpoints';
+import { LOCAL_ENDPOINT_CAPABILITIES, LOCAL_ENDPOINT_ID, type AddEndpointRequest, type EndpointCapabilities, type EndpointRegistry, type EndpointView } from '../../shared/domain/endpoints';
 import { PodscopeError, notFound } from '../../shared/domain/errors';
 import type { SandboxApi } from '../../shared/domain/sandbox';
 import { createCriEndpointApi, type CriEndpointApi } from './client/cri-endpoint-api';
 import { normalizeAddress, type CriConnectionOptions } from './client/connection';
 
-export const LOCAL_CAPABILITIES: EndpointCapabilities = { pluginTrace: true, preview: true, cniConfig: true, events: true };
+export const LOCAL_CAPABILITIES = LOCAL_ENDPOINT_CAPABILITIES;
 
 interface CriEntry { id: string; label: string; api: CriEndpointApi; view: EndpointView }
 
@@ -36,7 +36,7 @@ async function probeCapabilities(api: CriEndpointApi): Promise<EndpointCapabilit
     api.cniConfig().then(() => true, () => false),
     api.supportsEvents(),
   ]);
-  return { pluginTrace: isPodscope, preview: false, cniConfig, events };
+  return { pluginTrace: isPodscope, preview: false, cniConfig, events, liveNetwork: false };
 }
 
 export function createEndpointRegistry(options: EndpointRegistryOptions): CriEndpointRegistry {

@@ -6,6 +6,7 @@ import { access, constants } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createCniManager } from './cni/cni-manager';
 import { LinuxNetnsManager } from './netns/linux-netns';
+import { LinuxLiveReader } from './netns/live-reader';
 import { DEFAULT_ENGINE_OPTIONS, type Engine, type EngineOptions } from './options';
 import { NodeProcessRunner, type ProcessRunner } from './os/exec';
 import { buildPauseSpec } from './runtime/oci-spec';
@@ -36,6 +37,7 @@ export async function createEngine(partial: Partial<EngineOptions> = {}, extras:
       cni: createCniManager({ confDir: options.cniConfDir, binDirs: options.cniBinDirs, cacheDir: options.cniCacheDir, maxConfNum: options.maxConfNum, runner, defaultPluginTimeoutMs: options.pluginTimeoutMs }),
       runtime: new RuncPauseRuntime({ runcPath: options.runcPath, root: join(options.runDir, 'runc'), runner, rootfsDir: join(options.stateDir, 'pause', 'rootfs') }),
       files: hostSandboxFiles(runner),
+      liveReader: new LinuxLiveReader(runner),
       buildPauseSpec,
       engineOomScoreAdj: await readEngineOomScoreAdj(),
       cleanupTimeoutMs: 60_000,

@@ -2,7 +2,7 @@
  * The endpoint registry used when the host is given none: only the in-process engine. Adding a CRI endpoint is
  * reported as Unimplemented (the CRI client lives elsewhere and is wired in by whoever builds the host).
  */
-import { LOCAL_ENDPOINT_ID, type EndpointRegistry, type EndpointView } from '../../shared/domain/endpoints';
+import { LOCAL_ENDPOINT_CAPABILITIES, LOCAL_ENDPOINT_ID, type EndpointRegistry, type EndpointView } from '../../shared/domain/endpoints';
 import { PodscopeError, notFound } from '../../shared/domain/errors';
 import type { SandboxApi } from '../../shared/domain/sandbox';
 
@@ -12,7 +12,7 @@ export function localEndpointView(): EndpointView {
     kind: 'podscope-engine',
     label: 'Local engine',
     connected: true,
-    capabilities: { pluginTrace: true, preview: true, cniConfig: true, events: true },
+    capabilities: { ...LOCAL_ENDPOINT_CAPABILITIES },
   };
 }
 

@@ -38,6 +38,7 @@ export function createUnavailableEngine(reason: unknown, overrides: Partial<Engi
     list: async () => [],
     cniConfig: fail,
     preview: fail,
+    live: fail,
     runtimeConditions: async () => [
       { type: 'RuntimeReady', status: false, reason: 'EngineUnavailable', message: problem },
       { type: 'NetworkReady', status: false, reason: 'EngineUnavailable', message: problem },

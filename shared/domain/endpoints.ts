@@ -18,7 +18,12 @@ export interface EndpointCapabilities {
   cniConfig: boolean;
   /** live events (GetContainerEvents or in-process) */
   events: boolean;
+  /** the kernel's view of a pod's network (needs the engine on this host: only the built-in engine) */
+  liveNetwork: boolean;
 }
+
+/** The built-in engine gives everything. */
+export const LOCAL_ENDPOINT_CAPABILITIES: EndpointCapabilities = { pluginTrace: true, preview: true, cniConfig: true, events: true, liveNetwork: true };
 
 export interface EndpointView {
   id: string;

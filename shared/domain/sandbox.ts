@@ -5,6 +5,7 @@ import type { IpSelection } from './ip-selection';
 import type { PortMappingDecision, CniPortMapping } from './portmap';
 import type { BandwidthAnalysis } from './bandwidth';
 import type { CniConfigView, CniResult, CniRoute, CniDns, InterfaceConfig } from './cni';
+import type { LiveNetworkView } from './live';
 
 /** CRI state. */
 export type SandboxState = 'SANDBOX_READY' | 'SANDBOX_NOTREADY';
@@ -188,6 +189,8 @@ export interface SandboxApi {
   preview(req: RunSandboxRequest): Promise<ConfigPreview>;
   runtimeConditions(): Promise<RuntimeCondition[]>;
   info(): Promise<EngineInfo>;
+  /** the sandbox's network as the kernel has it now; FailedPrecondition without a netns (host network, stopped) */
+  live(id: string): Promise<LiveNetworkView>;
 }
 
 export const toCriState = (s: InternalState): SandboxState => (s === 'Ready' ? 'SANDBOX_READY' : 'SANDBOX_NOTREADY');

@@ -69,6 +69,9 @@ portMappings: []
     expect(text).toContain('preference ipv4: the first IPv4 address on eth0');
     expect(text).toContain('DROPPED: host_port 0');
     expect(text).toContain('10M = 10000000 bit/s (10 Mbit/s)');
+    const live = (await podscope('inspectp', '--live', id)).stdout;
+    expect(live).toMatch(/ok  ingress  tbf at 10 Mbit\/s on veth\w+, as annotated/);
+    expect(live).toMatch(/ok  port 0  DNAT \*:23456\/tcp → 10\.236\.0\.\d+:80/);
     const status = JSON.parse((await podscope('inspectp', '-o', 'json', id)).stdout);
     expect(status.trace.filter((t: { plugin?: { verb: string } }) => t.plugin?.verb === 'ADD')).toHaveLength(4);
 

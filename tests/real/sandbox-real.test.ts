@@ -95,6 +95,18 @@ describe('a sandbox on bridge + host-local (v4+v6) + portmap + bandwidth with ru
     expect(sh('tc', ['qdisc', 'show', 'dev', ifb])).toMatch(/tbf .*rate 2Mbit/);
   });
 
+  it("live view: the kernel has eth0's addresses, tbf at the annotated rates and this pod's DNAT", async () => {
+    const st = await engine.status(id);
+    const live = await engine.live(id.slice(0, 10));
+    expect(live.errors).toEqual([]);
+    const eth0 = live.interfaces.find((i) => i.name === 'eth0')!;
+    expect(eth0.addresses.filter((a) => a.scope === 'global').map((a) => a.address)).toEqual([st.ip, ...st.additionalIps]);
+    expect(live.bandwidth.map((b) => [b.direction, b.appliedBitsPerSecond, b.matches])).toEqual([['ingress', 10_000_000, true], ['egress', 2_000_000, true]]);
+    expect(live.ports.map((p) => p.found)).toEqual([true, false]); // the host_port 0 mapping never reaches CNI
+    expect(live.ports[0]!.note).toBe(`DNAT *:${hostPort}/tcp → ${st.ip}:8080`);
+    expect(live.routes.some((r) => r.dev === 'eth0')).toBe(true);
+  });
+
   let dnChain: string | undefined;
   it('programs the pod CNI-DN chain for the mapped port', () => {
     const rules = sh('iptables', ['-t', 'nat', '-S']).split('\n');
@@ -117,6 +129,7 @@ describe('a sandbox on bridge + host-local (v4+v6) + portmap + bandwidth with ru
     const unsubscribe = engine.subscribe((e) => {
       if (e.type === 'sandbox.progress' && e.entry.plugin?.verb === 'DEL') delsDuring.push(`${e.entry.phase} ${e.entry.plugin.type}`);
     });
+    await expect(engine.live(id)).rejects.toSatisfy((e) => hasCode(e, 'FailedPrecondition') && /is stopped: its network namespace/.test((e as Error).message));
     await engine.stop(id); // a second stop repeats DEL (as containerd) and succeeds
     expect(delsDuring.filter((d) => d.startsWith('stop'))).toHaveLength(4);
     await engine.remove(id);

@@ -11,6 +11,7 @@ import { buildPauseSpec } from '../../electron/engine/runtime/oci-spec';
 import { SandboxEngine } from '../../electron/engine/sandbox/service';
 import { FakeCniManager } from '../../electron/engine/testing/fake-cni';
 import { FakeSandboxFiles } from '../../electron/engine/testing/fake-files';
+import { FakeLiveReader } from '../../electron/engine/testing/fake-live';
 import { FakeNetnsManager } from '../../electron/engine/testing/fake-netns';
 import { FakePauseRuntime } from '../../electron/engine/testing/fake-runtime';
 import { hasCode, PodscopeError } from '../../shared/domain/errors';
@@ -25,7 +26,7 @@ let files: FakeSandboxFiles;
 function makeEngine(): SandboxEngine {
   return new SandboxEngine({
     options: { ...DEFAULT_ENGINE_OPTIONS, stateDir: join(dir, 'state'), runDir: join(dir, 'run') },
-    netns, cni, runtime, files, buildPauseSpec, engineOomScoreAdj: 0, cleanupTimeoutMs: 5000,
+    netns, cni, runtime, files, liveReader: new FakeLiveReader(), buildPauseSpec, engineOomScoreAdj: 0, cleanupTimeoutMs: 5000,
     processAlive: async (pid) => [...runtime.containers.values()].some((c) => c.pid === pid && c.status === 'running'),
   });
 }
@@ -183,7 +184,7 @@ describe('failure paths found in review', () => {
     const slowDead = async () => { await new Promise((r) => setTimeout(r, 30)); return false; };
     const engine = new SandboxEngine({
       options: { ...DEFAULT_ENGINE_OPTIONS, stateDir: join(dir, 'state'), runDir: join(dir, 'run') },
-      netns, cni, runtime, files, buildPauseSpec, engineOomScoreAdj: 0, cleanupTimeoutMs: 5000, processAlive: slowDead,
+      netns, cni, runtime, files, liveReader: new FakeLiveReader(), buildPauseSpec, engineOomScoreAdj: 0, cleanupTimeoutMs: 5000, processAlive: slowDead,
     });
     await engine.start();
     const { id } = await engine.run(pod());

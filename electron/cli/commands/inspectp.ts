@@ -1,21 +1,42 @@
 import { PodscopeError } from '../../../shared/domain/errors';
+import type { LiveNetworkView } from '../../../shared/domain/live';
 import type { SandboxStatus } from '../../../shared/domain/sandbox';
 import { withApi } from '../api';
 import { parseCommandArgs } from '../args';
 
 export const help = `podscope inspectp [flags] ID...
   Shows a sandbox: network, IP selection, port mappings, bandwidth, and what every CNI plugin received.
-  -o text|json   (json is the full verbose status, trace included)`;
+  -o text|json   (json is the full verbose status, trace included)
+  --live         also read the kernel now: addresses in the netns, tbf rates, DNAT rules, checked against the config`;
 
 export async function run(argv: string[]): Promise<number> {
-  const { flags, positionals } = parseCommandArgs(argv, { output: { type: 'string', short: 'o' } });
+  const { flags, positionals } = parseCommandArgs(argv, { output: { type: 'string', short: 'o' }, live: { type: 'boolean' } });
   if (positionals.length === 0) throw new PodscopeError('InvalidArgument', 'inspectp needs at least one sandbox id');
   const output = (flags.output as string | undefined) ?? 'text';
   if (output !== 'text' && output !== 'json') throw new PodscopeError('InvalidArgument', `-o must be text or json, not ${JSON.stringify(output)}`);
-  const statuses = await withApi(flags, (api) => Promise.all(positionals.map((id) => api.status(id))));
-  if (output === 'json') process.stdout.write(`${JSON.stringify(statuses.length === 1 ? statuses[0] : statuses, null, 2)}\n`);
-  else process.stdout.write(statuses.map(describe).join('\n'));
+  const views = await withApi(flags, (api) =>
+    Promise.all(positionals.map(async (id) => {
+      const status = await api.status(id);
+      // a stopped or host-network sandbox has no netns to read: say so instead of failing the whole command
+      const live = flags.live ? await api.live(status.id).catch((e: unknown) => ({ unavailable: (e as Error).message })) : undefined;
+      return { status, live };
+    })),
+  );
+  if (output === 'json') {
+    const docs = views.map((v) => (v.live ? { ...v.status, live: v.live } : v.status));
+    process.stdout.write(`${JSON.stringify(docs.length === 1 ? docs[0] : docs, null, 2)}\n`);
+  } else process.stdout.write(views.map((v) => describe(v.status) + (v.live ? describeLive(v.live) : '')).join('\n'));
   return 0;
+}
+
+function describeLive(live: LiveNetworkView | { unavailable: string }): string {
+  if ('unavailable' in live) return `Live:           ${live.unavailable}\n`;
+  const lines = [`Live (kernel, ${live.collectedAt}):`];
+  for (const i of live.interfaces) lines.push(`  ${i.name.padEnd(8)} ${i.state ?? ''} ${i.addresses.map((a) => `${a.address}/${a.prefixLen}`).join(', ')}`);
+  for (const b of live.bandwidth) lines.push(`  ${b.matches ? 'ok ' : 'BAD'} ${b.direction.padEnd(8)} ${b.note}`);
+  for (const p of live.ports) lines.push(`  ${p.found || p.hostPort <= 0 ? 'ok ' : 'BAD'} port ${p.index}  ${p.note}`);
+  for (const e of live.errors) lines.push(`  !   ${e}`);
+  return `${lines.join('\n')}\n`;
 }
 
 function describe(s: SandboxStatus): string {

@@ -118,6 +118,10 @@ export function createCriEndpointApi(address: string, opts: CriConnectionOptions
       if (!raw) throw unimplemented('the CNI configuration', describe(conn));
       return isPodscopeConn(conn) ? (JSON.parse(raw) as CniConfigView) : decodeGoCniConfig(raw);
     },
+    async live() {
+      // the kernel view needs the netns on this host and the engine's own records; CRI carries neither
+      throw unimplemented("the kernel's live view of a pod network", describe(await connected()));
+    },
     async preview() {
       throw unimplemented('a config preview', describe(await connected()));
     },

@@ -3,6 +3,7 @@ import type { PodSandboxConfig } from '../../../shared/domain/config';
 import type { PauseSpecInput } from '../runtime/oci-spec';
 import type { SandboxEvent } from '../../../shared/domain/sandbox';
 import type { CniManager } from '../cni/types';
+import type { LiveReader } from '../netns/live-reader';
 import type { NetnsManager } from '../netns/types';
 import type { EngineOptions } from '../options';
 import type { PauseRuntime } from '../runtime/types';
@@ -27,6 +28,7 @@ export interface EngineContext {
   cni: CniManager;
   runtime: PauseRuntime;
   files: SandboxFiles;
+  liveReader: LiveReader;
   /** throws InvalidArgument for configs runc would refuse */
   buildPauseSpec(input: PauseSpecInput): unknown;
   /** the engine's own oom_score_adj: the pause container is never given a lower one (FACTS 0) */

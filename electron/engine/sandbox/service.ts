@@ -18,6 +18,8 @@ import { recoverSandboxes, type RecoveryReport } from './recover';
 import { removeSandbox } from './remove';
 import { parseRunConfig, runSandbox } from './run';
 import { isProcessAlive, listSandboxes, refreshLiveness, sandboxStatus } from './status';
+import { liveNetwork } from './live';
+import type { LiveNetworkView } from '../../../shared/domain/live';
 import { every, watchConfDir, type Stoppable } from './watchers';
 import { stopSandbox } from './stop';
 import { SandboxStore } from './store';
@@ -151,6 +153,10 @@ export class SandboxEngine implements Engine {
       conditions.push({ type: 'NetworkReady', status: false, reason: 'NetworkPluginNotReady', message: `Network plugin returns error: ${serializeError(e).message}` });
     }
     return conditions;
+  }
+
+  live(id: string): Promise<LiveNetworkView> {
+    return liveNetwork(this.ctx, id);
   }
 
   async info(): Promise<EngineInfo> {

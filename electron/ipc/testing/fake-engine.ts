@@ -4,12 +4,13 @@
  * but it touches nothing on the host: IPs come from a counter and the "trace" is synthesised.
  */
 import { randomBytes } from 'node:crypto';
-import { PodSandboxConfigSchema, formatIssues, isHostNetwork, type IpPreference } from '../../../shared/domain/config';
+import { PodSandboxConfigSchema, formatIssues, isHostNetwork, protocolName, type IpPreference } from '../../../shared/domain/config';
 import { analyzeBandwidth } from '../../../shared/domain/bandwidth';
 import { analyzePortMappings, toCniPortMappings } from '../../../shared/domain/portmap';
 import { selectForEveryPreference, selectPodIPs } from '../../../shared/domain/ip-selection';
 import { PodscopeError, invalidArgument, notFound } from '../../../shared/domain/errors';
 import type { CniConfigView } from '../../../shared/domain/cni';
+import type { LiveBandwidthCheck, LiveNetworkView, LivePortCheck } from '../../../shared/domain/live';
 import type {
   ConfigPreview,
   EngineInfo,
@@ -30,12 +31,18 @@ const PLUGINS = [
 export interface FakeEngine extends Engine {
   /** every event emitted, for assertions */
   readonly events: SandboxEvent[];
+  /**
+   * Rewrites what live() reports for one sandbox (a tbf the plugin never set, a DNAT rule someone flushed), so
+   * tests can show mismatches the fake's kernel would otherwise never have.
+   */
+  tamperLive(id: string, edit: (view: LiveNetworkView) => LiveNetworkView): void;
 }
 
 export function createFakeEngine(overrides: Partial<EngineOptions> = {}): FakeEngine {
   const options: EngineOptions = { ...DEFAULT_ENGINE_OPTIONS, cniConfDir: '/tmp/fake/net.d', ...overrides };
   const listeners = new Set<SandboxEventListener>();
   const sandboxes = new Map<string, SandboxStatus>();
+  const liveEdits = new Map<string, (view: LiveNetworkView) => LiveNetworkView>();
   const events: SandboxEvent[] = [];
   let nextHost = 2;
   let seq = 0;
@@ -85,9 +92,68 @@ export function createFakeEngine(overrides: Partial<EngineOptions> = {}): FakeEn
     return { config, bandwidth, portMappings, capabilities };
   }
 
+
+  /** What a kernel would say about a sandbox the fake "created": the CNI result applied faithfully. */
+  function liveView(s: SandboxStatus): LiveNetworkView {
+    const short = s.id.slice(0, 8);
+    const hostVeth = `veth${short}`;
+    const ifb = `bwp${short}`;
+    const eth0 = s.ipSelection?.eth0Ips ?? [];
+    const a = s.bandwidthAnalysis;
+    const rate = (v?: { bitsPerSecond?: string }) => (v?.bitsPerSecond !== undefined && !a.error ? Number(v.bitsPerSecond) : undefined);
+    const ingress = rate(a.ingress);
+    const egress = rate(a.egress);
+    const qdiscs: LiveNetworkView['qdiscs'] = [
+      ingress !== undefined
+        ? { dev: hostVeth, role: 'host-veth', kind: 'tbf', rateBitsPerSecond: ingress, burstBytes: 536870911 }
+        : { dev: hostVeth, role: 'host-veth', kind: 'noqueue' },
+      ...(egress !== undefined ? [{ dev: ifb, role: 'ifb' as const, kind: 'tbf', rateBitsPerSecond: egress, burstBytes: 536870911 }] : []),
+    ];
+    const check = (direction: 'ingress' | 'egress', requested: number | undefined, dev: string): LiveBandwidthCheck => {
+      if (requested === undefined) return { direction, matches: true, note: 'no annotation and no tbf: not shaped, as requested' };
+      return { direction, requestedBitsPerSecond: requested, appliedBitsPerSecond: requested, device: dev, matches: true, note: `tbf on ${dev} shapes ${direction} at the requested rate` };
+    };
+    const chain = `CNI-DN-${short}${'0'.repeat(16)}`;
+    const ports = s.portMappings.map((d): LivePortCheck => {
+      const protocol = d.cni?.protocol ?? protocolName(d.mapping.protocol).toLowerCase();
+      if (!d.cni) {
+        return { index: d.index, protocol, hostPort: d.mapping.host_port, containerPort: d.mapping.container_port, found: false, note: 'dropped before CNI (host_port 0): no DNAT rule is expected' };
+      }
+      const rule = `-A ${chain} -p ${protocol} -m ${protocol} --dport ${d.cni.hostPort} -j DNAT --to-destination ${s.ip}:${d.cni.containerPort}`;
+      return { index: d.index, protocol, hostPort: d.cni.hostPort, containerPort: d.cni.containerPort, rule, found: true, note: `DNAT in chain ${chain}` };
+    });
+    return {
+      collectedAt: new Date().toISOString(),
+      netnsPath: s.netnsPath!,
+      interfaces: [
+        { name: 'lo', ifindex: 1, mac: '00:00:00:00:00:00', mtu: 65536, state: 'UNKNOWN', kind: undefined, addresses: [
+          { family: 4, address: '127.0.0.1', prefixLen: 8, scope: 'host' },
+          { family: 6, address: '::1', prefixLen: 128, scope: 'host' },
+        ] },
+        { name: 'eth0', ifindex: 2, mac: s.interfaces.eth0?.mac, mtu: 1500, state: 'UP', kind: 'veth', addresses: [
+          ...eth0.map((ip) => (ip.includes(':') ? { family: 6 as const, address: ip, prefixLen: 64, scope: 'global' } : { family: 4 as const, address: ip, prefixLen: 16, scope: 'global' })),
+          { family: 6, address: 'fe80::858:aff:fe58:2', prefixLen: 64, scope: 'link' },
+        ] },
+      ],
+      routes: [
+        { family: 4, dst: 'default', gateway: '10.88.0.1', dev: 'eth0' },
+        { family: 4, dst: '10.88.0.0/16', dev: 'eth0', protocol: 'kernel', scope: 'link' },
+        { family: 6, dst: 'fd00:88::/64', dev: 'eth0', protocol: 'kernel', metric: 256 },
+        { family: 6, dst: 'fe80::/64', dev: 'eth0', protocol: 'kernel', metric: 256 },
+      ],
+      qdiscs,
+      bandwidth: [check('ingress', ingress, hostVeth), check('egress', egress, ifb)],
+      ports,
+      errors: [],
+    };
+  }
+
   const engine: FakeEngine = {
     options,
     events,
+    tamperLive(id, edit) {
+      liveEdits.set(get(id).id, edit);
+    },
     subscribe(l) {
       listeners.add(l);
       return () => listeners.delete(l);
@@ -155,6 +221,7 @@ export function createFakeEngine(overrides: Partial<EngineOptions> = {}): FakeEn
       if (!s) return; // CRI: removing an unknown sandbox succeeds
       if (s.state === 'SANDBOX_READY') throw new PodscopeError('FailedPrecondition', 'sandbox is still running: stop it first');
       sandboxes.delete(s.id);
+      liveEdits.delete(s.id);
       emit({ type: 'sandbox.removed', id: s.id });
     },
     async status(id) {
@@ -183,6 +250,13 @@ export function createFakeEngine(overrides: Partial<EngineOptions> = {}): FakeEn
           return { network: 'fake-net', ifName: 'eth0', type: p.type, index, capabilities: p.capabilities, runtimeConfig: Object.keys(rc).length ? rc : undefined };
         }),
       };
+    },
+    async live(id) {
+      const s = get(id);
+      if (s.hostNetwork) throw new PodscopeError('FailedPrecondition', `sandbox ${s.id.slice(0, 13)} uses the host network: it has no network namespace of its own to look into`);
+      if (s.state !== 'SANDBOX_READY' || !s.netnsPath) throw new PodscopeError('FailedPrecondition', `sandbox ${s.id.slice(0, 13)} is stopped: its network namespace was removed, so there is nothing live to read`);
+      const view = liveView(s);
+      return structuredClone(liveEdits.get(s.id)?.(view) ?? view);
     },
     async runtimeConditions() {
       return [

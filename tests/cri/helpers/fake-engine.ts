@@ -143,6 +143,9 @@ export function createFakeEngine(opts: { ipPreference?: IpPreference } = {}): Fa
     async cniConfig() { return cniConfig; },
     async preview() { throw new PodscopeError('Unimplemented', 'fake engine has no preview'); },
     async runtimeConditions() { return structuredClone(engine.conditions); },
+    async live() {
+      throw new PodscopeError('Unimplemented', 'the fake engine has no kernel to look at');
+    },
     async info() {
       return {
         version: '0.1.0-fake', pid: process.pid, uid: 0, stateDir: '/fake/state', runDir: '/fake/run', netnsDir: '/fake/netns', cniConfDir: '/fake/net.d',

@@ -1,10 +1,10 @@
 import { useQuery } from '@tanstack/react-query';
-import type { EndpointCapabilities, EndpointView } from '../../../../../shared/domain/endpoints';
+import { LOCAL_ENDPOINT_CAPABILITIES, type EndpointCapabilities, type EndpointView } from '../../../../../shared/domain/endpoints';
 import { useClient } from '../../../lib/connection-context';
 import { useUi } from '../../../app/ui-store';
 import { endpointsQuery } from '../api/queries';
 
-const LOCAL_CAPS: EndpointCapabilities = { pluginTrace: true, preview: true, cniConfig: true, events: true };
+const LOCAL_CAPS: EndpointCapabilities = LOCAL_ENDPOINT_CAPABILITIES;
 
 export function useCurrentEndpoint(): EndpointView | undefined {
   const client = useClient();

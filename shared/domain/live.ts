@@ -1,0 +1,53 @@
+/**
+ * What the kernel says now, read from inside the sandbox's netns and from the host: the check that the CNI result
+ * and the annotations really took effect (addresses, routes, tc qdiscs for bandwidth, DNAT rules for host ports).
+ */
+export interface LiveAddress { family: 4 | 6; address: string; prefixLen: number; scope?: string }
+export interface LiveInterface { name: string; ifindex: number; mac?: string; mtu?: number; state?: string; kind?: string; addresses: LiveAddress[] }
+export interface LiveRoute { family: 4 | 6; dst: string; gateway?: string; dev?: string; protocol?: string; scope?: string; metric?: number }
+
+export interface LiveQdisc {
+  dev: string;
+  /** which side of the pod the device is: the host end of its veth (ingress shaping) or its ifb (egress shaping) */
+  role: 'host-veth' | 'ifb';
+  kind: string;
+  /** tbf rate in bit/s, when the qdisc has one */
+  rateBitsPerSecond?: number;
+  burstBytes?: number;
+}
+
+export interface LiveBandwidthCheck {
+  direction: 'ingress' | 'egress';
+  /** from the annotation; undefined when none was set */
+  requestedBitsPerSecond?: number;
+  /** the tbf rate found on the device; undefined when none */
+  appliedBitsPerSecond?: number;
+  device?: string;
+  /** requested and applied agree (tc rounds rates, so within 1 %), or both are absent */
+  matches: boolean;
+  note: string;
+}
+
+export interface LivePortCheck {
+  /** index into the config's port_mappings */
+  index: number;
+  protocol: string;
+  hostPort: number;
+  containerPort: number;
+  /** the DNAT rule found in the nat table that sends this host port to the pod, verbatim */
+  rule?: string;
+  found: boolean;
+  note: string;
+}
+
+export interface LiveNetworkView {
+  collectedAt: string;
+  netnsPath: string;
+  interfaces: LiveInterface[];
+  routes: LiveRoute[];
+  qdiscs: LiveQdisc[];
+  bandwidth: LiveBandwidthCheck[];
+  ports: LivePortCheck[];
+  /** a command that could not run or whose output did not parse; the rest of the view is still valid */
+  errors: string[];
+}
