@@ -44,6 +44,28 @@ export class PodDetailPage {
     return this.page.getByTestId(`bw-${dir}`);
   }
 
+  /** A "what the kernel says now" section: live-network (Network tab), live-ports, live-bandwidth */
+  live(section: 'live-network' | 'live-ports' | 'live-bandwidth'): Locator {
+    return this.page.getByTestId(section);
+  }
+  /** waits until the section shows a collected view (not loading, not absent, not an error) */
+  async expectLiveRead(section: 'live-network' | 'live-ports' | 'live-bandwidth') {
+    await expect(this.live(section)).toHaveAttribute('data-live-state', 'ok');
+    await expect(this.live(section).getByTestId('live-collected-at')).toBeVisible();
+  }
+  /** Bandwidth tab: one row per direction, requested → passed to the plugin → applied in the kernel → verdict */
+  bandwidthLive(dir: 'ingress' | 'egress'): Locator {
+    return this.page.getByTestId(`bw-live-${dir}`);
+  }
+  /** Ports tab: the live DNAT row for the mapping at this index of port_mappings */
+  livePortRow(index: number): Locator {
+    return this.page.getByTestId('live-port-rows').locator(`tbody tr[data-index="${index}"]`);
+  }
+  /** Network tab: a live interface row (ip addr inside the netns) */
+  liveInterface(name: string): Locator {
+    return this.page.getByTestId('live-interfaces').locator(`tbody tr[data-iface="${name}"]`);
+  }
+
   async stop() {
     await this.header.getByRole('button', { name: 'Stop' }).click();
   }

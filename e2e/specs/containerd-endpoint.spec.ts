@@ -113,7 +113,7 @@ test('add the containerd endpoint and inspect a containerd pod', async ({ app, e
     // what answers there, and what it cannot give, is said next to the switcher
     await expect(app.endpoints.capabilityNote).toContainText('CRI · containerd 1.6.20');
     await expect(app.endpoints.capabilityNote.locator('[title]').filter({ hasText: 'containerd.sock' })).toHaveAttribute('title', `unix://${containerd.socketPath}`);
-    await expect(app.endpoints.capabilityNote).toContainText(/not from this runtime: CNI plugin trace, runtimeConfig preview, live events \(list polled\)$/);
+    await expect(app.endpoints.capabilityNote).toContainText(/not from this runtime: CNI plugin trace, runtimeConfig preview, live kernel view, live events \(list polled\)$/);
     await expect(app.endpoints.capabilityNote).not.toContainText('CNI config');
   });
 
@@ -174,6 +174,14 @@ test('add the containerd endpoint and inspect a containerd pod', async ({ app, e
     await expect(app.detail.bandwidthRow('ingress')).toContainText('10000000');
     await expect(app.detail.bandwidthRow('ingress')).toContainText('10 Mbit/s');
     await expect(page.getByTestId('bw-received-unavailable')).toContainText('Not available from this runtime (containerd 1.6.20');
+  });
+
+  await test.step('the kernel\'s live view: not available from this runtime, and never asked for', async () => {
+    // still on the Bandwidth tab: CRI carries no netns, tc or nat state, so nothing is shown rather than a guess
+    const live = app.detail.live('live-bandwidth');
+    await expect(live).toHaveAttribute('data-live-state', 'unavailable');
+    await expect(live.getByTestId('live-unavailable')).toContainText('Not available from this runtime');
+    await expect(live.getByRole('button', { name: /^Refresh/ })).toHaveCount(0);
   });
 
   await test.step('CNI trace: not available from this runtime, nothing faked', async () => {

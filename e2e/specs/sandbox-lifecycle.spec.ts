@@ -52,6 +52,22 @@ test('create a pod through the form, inspect it, stop it and remove it', async (
     await app.screenshot('05-detail-network');
   });
 
+  const podIp = (await env.engine.status(created!.id)).ip;
+  expect(podIp).toMatch(/^10\.232\.0\.\d+$/);
+
+  await test.step('network, live in the netns: the kernel has what the CNI result claims', async () => {
+    const live = app.detail.live('live-network');
+    await live.scrollIntoViewIfNeeded();
+    await app.detail.expectLiveRead('live-network');
+    const eth0 = app.detail.liveInterface('eth0');
+    await expect(eth0).toHaveAttribute('data-present', 'true');
+    await expect(eth0.locator(`li[data-address="${podIp}"]`)).toHaveAttribute('data-mark', 'both');
+    await expect(eth0.locator('li[data-mark^="cni-only"]')).toHaveCount(0);
+    await expect(live.getByTestId('live-network-summary')).toContainText('Every address and route the CNI result lists is in the kernel');
+    await expect(live.getByTestId('live-routes').locator('tr[data-dst="default"]').first()).toContainText('listed');
+    await app.screenshot('05b-network-live');
+  });
+
   await test.step('port mappings: the host-port-0 mapping is marked dropped and explained', async () => {
     await app.detail.tab('Port mappings');
     await expect(app.detail.portRows).toHaveCount(2);
@@ -62,6 +78,21 @@ test('create a pod through the form, inspect it, stop it and remove it', async (
     await app.screenshot('06-detail-ports');
   });
 
+  await test.step('port mappings, live: the DNAT rule for 18080 → pod IP:80, none for the dropped mapping', async () => {
+    await app.detail.live('live-ports').scrollIntoViewIfNeeded();
+    await app.detail.expectLiveRead('live-ports');
+    const first = app.detail.livePortRow(0);
+    await expect(first).toHaveAttribute('data-found', 'true');
+    await expect(first).toContainText('DNAT rule found');
+    const rule = first.getByTestId('dnat-rule');
+    await expect(rule).toContainText(new RegExp(`^-A CNI-DN-\\S+ .*-p tcp .*--dport 18080 -j DNAT --to-destination ${podIp!.replace(/\./g, '\\.')}:80$`));
+    const dropped = app.detail.livePortRow(1);
+    await expect(dropped).toHaveAttribute('data-found', 'false');
+    await expect(dropped).toContainText('none expected');
+    await expect(dropped).toContainText('no DNAT rule is expected');
+    await app.screenshot('06b-ports-live');
+  });
+
   await test.step('bandwidth: annotation → bits/s → human, and what the plugin received', async () => {
     await app.detail.tab('Bandwidth');
     await expect(app.detail.bandwidthRow('ingress')).toContainText('10000000');
@@ -69,6 +100,27 @@ test('create a pod through the form, inspect it, stop it and remove it', async (
     await expect(app.detail.bandwidthRow('egress')).toContainText('512000');
     await expect(app.detail.bandwidthRow('egress')).toContainText('512 kbit/s');
     await app.screenshot('07-detail-bandwidth');
+  });
+
+  await test.step('bandwidth, applied in the kernel: tbf 10 Mbit/s on the host veth, 512 kbit/s on the ifb', async () => {
+    await app.detail.expectLiveRead('live-bandwidth');
+    await expect(page.getByTestId('bw-live-answer')).toHaveText(/^Yes/);
+    const ingress = app.detail.bandwidthLive('ingress');
+    await expect(ingress).toHaveAttribute('data-verdict', 'applied');
+    await expect(ingress.getByTestId('bw-applied-ingress')).toContainText('tbf 10 Mbit/s');
+    await expect(ingress.getByTestId('bw-applied-ingress')).toContainText('host end of the pod veth');
+    await expect(ingress.getByTestId('bw-verdict-ingress')).toHaveText(/✓\s*applied/);
+    const egress = app.detail.bandwidthLive('egress');
+    await expect(egress).toHaveAttribute('data-verdict', 'applied');
+    await expect(egress.getByTestId('bw-applied-egress')).toContainText('tbf 512 kbit/s');
+    await expect(egress.getByTestId('bw-applied-egress')).toContainText('ifb');
+    await expect(egress.getByTestId('bw-verdict-egress')).toHaveText(/✓\s*applied/);
+    // Refresh re-reads the kernel: the collected-at time moves on
+    const before = await app.detail.live('live-bandwidth').getByTestId('live-collected-at').getAttribute('title');
+    await app.detail.live('live-bandwidth').getByRole('button', { name: /^Refresh/ }).click();
+    await expect(app.detail.live('live-bandwidth').getByTestId('live-collected-at')).not.toHaveAttribute('title', before!);
+    await expect(ingress).toHaveAttribute('data-verdict', 'applied');
+    await app.screenshot('07b-bandwidth-applied');
   });
 
   await test.step('CNI trace: one ADD per plugin, stdin with runtimeConfig', async () => {
@@ -102,6 +154,18 @@ test('create a pod through the form, inspect it, stop it and remove it', async (
     await app.detail.expectState('NotReady');
     await expect(app.pods.ipCell('e2e-web')).toHaveText('—');
     await app.screenshot('10-stopped');
+  });
+
+  await test.step('stopped, live: the netns is gone, said as a note rather than an error', async () => {
+    await app.detail.tab('Bandwidth');
+    const live = app.detail.live('live-bandwidth');
+    await expect(live).toHaveAttribute('data-live-state', 'absent');
+    await expect(live.getByTestId('live-absent')).toContainText(/is stopped: its network namespace .* was removed/);
+    await expect(live.getByRole('alert')).toHaveCount(0);
+    await app.detail.tab('Network');
+    await expect(app.detail.live('live-network')).toHaveAttribute('data-live-state', 'absent');
+    await app.detail.live('live-network').scrollIntoViewIfNeeded();
+    await app.screenshot('10b-stopped-live');
   });
 
   await test.step('remove (confirmed): the pod disappears', async () => {

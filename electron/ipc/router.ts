@@ -45,6 +45,7 @@ export function createRouter(opts: RouterOptions): Router {
     'sandbox.preview': (r) => api(r.endpointId).preview(r.request),
     'sandbox.runtimeConditions': (r) => api(r.endpointId).runtimeConditions(),
     'sandbox.info': (r) => api(r.endpointId).info(),
+    'sandbox.live': (r) => api(r.endpointId).live(r.id),
     'endpoints.list': () => endpoints.list(),
     'endpoints.add': async (r) => {
       const view = await endpoints.add(r);

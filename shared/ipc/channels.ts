@@ -8,6 +8,7 @@ import { z } from 'zod';
 import { IpPreferenceSchema, PodSandboxConfigSchema } from '../domain/config';
 import { LOCAL_ENDPOINT_ID, type EndpointView } from '../domain/endpoints';
 import type { CniConfigView } from '../domain/cni';
+import type { LiveNetworkView } from '../domain/live';
 import type {
   ConfigPreview,
   EngineInfo,
@@ -56,6 +57,8 @@ export const CHANNELS = {
   'sandbox.preview': channel<ConfigPreview>()(z.strictObject({ endpointId, request: RunSandboxRequestSchema })),
   'sandbox.runtimeConditions': channel<RuntimeCondition[]>()(onEndpoint),
   'sandbox.info': channel<EngineInfo>()(onEndpoint),
+  /** the kernel's view of the sandbox's network now (netns interfaces/routes, tc qdiscs, DNAT rules) */
+  'sandbox.live': channel<LiveNetworkView>()(onSandbox),
   'endpoints.list': channel<EndpointView[]>()(z.strictObject({})),
   'endpoints.add': channel<EndpointView>()(
     z.strictObject({

@@ -35,6 +35,16 @@ describe('IPC router', () => {
     expect(events.some((e) => e.kind === 'sandbox' && e.event.type === 'sandbox.progress' && e.event.requestId === 'r1')).toBe(true);
   });
 
+  it('serves the live kernel view, and a stopped sandbox comes back as a typed FailedPrecondition', async () => {
+    const { client } = setup();
+    const { id } = await client.call('sandbox.run', { request: { config } });
+    const live = await client.call('sandbox.live', { id });
+    expect(live.ports[0]).toMatchObject({ hostPort: 8080, found: true });
+    await client.call('sandbox.stop', { id });
+    await expect(client.call('sandbox.live', { id })).rejects.toSatisfy((e) => e instanceof PodscopeError && e.code === 'FailedPrecondition');
+    await expect(client.call('sandbox.live', { id: 42 } as never)).rejects.toSatisfy((e) => e instanceof PodscopeError && e.code === 'InvalidArgument');
+  });
+
   it('rejects a bad payload with InvalidArgument naming the zod path', async () => {
     const { router } = setup();
     const reply = await router.handle(

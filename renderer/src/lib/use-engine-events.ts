@@ -1,6 +1,7 @@
 /**
  * Keeps react-query in step with pushed events: summaries are written straight into the list cache (no refetch
  * per event), a pod's status is invalidated when it changes, CNI config and endpoint changes refresh their queries.
+ * The kernel's live view of a pod is re-read only when that pod changes state (not on every progress step).
  */
 import { useEffect } from 'react';
 import { useQueryClient, type QueryClient } from '@tanstack/react-query';
@@ -9,6 +10,7 @@ import type { PushedEvent } from '../../../shared/ipc/events';
 import { podKeys } from '../features/pods/api/queries';
 import { cniKey } from '../features/cni/api/queries';
 import { endpointsKey } from '../features/endpoints/api/queries';
+import { liveKey } from '../features/pod-detail/api/queries';
 import { useClient } from './connection-context';
 
 export function applyEvent(qc: QueryClient, e: PushedEvent): void {
@@ -28,10 +30,12 @@ export function applyEvent(qc: QueryClient, e: PushedEvent): void {
     case 'sandbox.changed':
       upsert(event.summary);
       void qc.invalidateQueries({ queryKey: podKeys.detail(endpointId, event.id) });
+      if (event.type === 'sandbox.changed') void qc.invalidateQueries({ queryKey: liveKey(endpointId, event.id) });
       break;
     case 'sandbox.removed':
       qc.setQueryData<SandboxSummary[]>(podKeys.all(endpointId), (old) => old?.filter((p) => p.id !== event.id));
       qc.removeQueries({ queryKey: podKeys.detail(endpointId, event.id) });
+      qc.removeQueries({ queryKey: liveKey(endpointId, event.id) });
       break;
     case 'sandbox.progress':
       void qc.invalidateQueries({ queryKey: podKeys.detail(endpointId, event.id) });

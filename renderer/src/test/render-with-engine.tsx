@@ -7,11 +7,22 @@ import { QueryClient, QueryClientProvider } from '@tanstack/react-query';
 import { createRouter } from '../../../electron/ipc/router';
 import { createFakeEngine } from '../../../electron/ipc/testing/fake-engine';
 import { createClient, type Transport } from '../../../shared/ipc/client';
+import { createLocalOnlyRegistry } from '../../../electron/ipc/local-endpoints';
+import type { EndpointCapabilities } from '../../../shared/domain/endpoints';
 import { ConnectionProvider } from '../lib/connection-context';
 
-export function renderWithEngine(ui: React.ReactElement) {
+export interface RenderWithEngineOptions {
+  /** what the local endpoint claims it can do (e.g. liveNetwork: false to see the "not available" path) */
+  capabilities?: Partial<EndpointCapabilities>;
+}
+
+export function renderWithEngine(ui: React.ReactElement, opts: RenderWithEngineOptions = {}) {
   const engine = createFakeEngine();
-  const router = createRouter({ engine, isTrustedSender: () => true });
+  const local = createLocalOnlyRegistry(engine);
+  const endpoints = opts.capabilities
+    ? { ...local, list: async () => (await local.list()).map((e) => ({ ...e, capabilities: { ...e.capabilities, ...opts.capabilities } })) }
+    : local;
+  const router = createRouter({ engine, endpoints, isTrustedSender: () => true });
   const calls: string[] = [];
   const transport: Transport = {
     kind: 'memory',
@@ -28,5 +39,5 @@ export function renderWithEngine(ui: React.ReactElement) {
       <QueryClientProvider client={queryClient}>{ui}</QueryClientProvider>
     </ConnectionProvider>,
   );
-  return { ...result, engine, calls, client };
+  return { ...result, engine, calls, client, queryClient };
 }

@@ -48,6 +48,7 @@ const MISSING: Array<[keyof EndpointView['capabilities'], string]> = [
   ['pluginTrace', 'CNI plugin trace'],
   ['preview', 'runtimeConfig preview'],
   ['cniConfig', 'CNI config'],
+  ['liveNetwork', 'live kernel view'],
   ['events', 'live events'],
 ];
 

@@ -5,6 +5,7 @@ import { EmptyState } from '../../../lib/ui/EmptyState';
 import { JsonView, parseMaybeJson } from '../../../lib/ui/JsonView';
 import { Section } from '../../../lib/ui/KeyValues';
 import { Pill } from '../../../lib/ui/StatusPill';
+import { LiveBandwidth, type ReceivedBandwidth } from './LiveBandwidth';
 
 function bandwidthStdin(trace: TraceEntry[]): unknown {
   const call = trace.find((t) => t.plugin?.type === 'bandwidth' && t.plugin.verb === 'ADD');
@@ -36,19 +37,32 @@ function Row({ dir, v }: { dir: 'ingress' | 'egress'; v?: ParsedBandwidthValue }
   );
 }
 
+function receivedRates(received: unknown, traced: boolean): ReceivedBandwidth | undefined {
+  if (!traced || received === undefined) return undefined;
+  if (received === null || typeof received !== 'object') return {};
+  const r = received as Record<string, unknown>;
+  const num = (x: unknown) => (typeof x === 'number' ? x : undefined);
+  return { ingressRate: num(r.ingressRate), egressRate: num(r.egressRate) };
+}
+
 export function BandwidthTab({ s, traced = true, runtime }: { s: SandboxStatus; traced?: boolean; runtime?: string }) {
   const a = s.bandwidthAnalysis;
+  const received = bandwidthStdin(s.trace);
+  const live = <LiveBandwidth id={s.id} analysis={a} received={receivedRates(received, traced)} />;
   if (!a.ingress && !a.egress) {
     return (
-      <EmptyState title="No bandwidth annotations">
-        Set <span className="mono">kubernetes.io/ingress-bandwidth</span> or <span className="mono">kubernetes.io/egress-bandwidth</span> to have the
-        bandwidth plugin shape traffic with tc.
-      </EmptyState>
+      <div className="stack">
+        <EmptyState title="No bandwidth annotations">
+          Set <span className="mono">kubernetes.io/ingress-bandwidth</span> or <span className="mono">kubernetes.io/egress-bandwidth</span> to have the
+          bandwidth plugin shape traffic with tc.
+        </EmptyState>
+        {live}
+      </div>
     );
   }
-  const received = bandwidthStdin(s.trace);
   return (
     <div className="stack">
+      {live}
       <table className="table">
         <thead>
           <tr><th>direction</th><th>annotation value</th><th>bits/s (rounded up)</th><th>human</th><th>validation</th></tr>

@@ -5,6 +5,7 @@ import { ipFamily } from '../../../../../shared/domain/ip-selection';
 import { EmptyState } from '../../../lib/ui/EmptyState';
 import { Section } from '../../../lib/ui/KeyValues';
 import { Pill } from '../../../lib/ui/StatusPill';
+import { LiveNetwork } from './LiveNetwork';
 
 interface IfaceRow { network?: string; name: string; side: 'host' | 'sandbox'; mac?: string; mtu?: number; ips: string[]; gateways: string[] }
 
@@ -46,10 +47,13 @@ function interfaceRows(s: SandboxStatus): { rows: IfaceRow[]; perNetwork: boolea
 export function NetworkTab({ s }: { s: SandboxStatus }) {
   if (s.hostNetwork) {
     return (
-      <EmptyState title="Host network">
-        This sandbox shares the host's network namespace (namespace_options.network = NODE). No CNI plugin ran, so there is no pod IP,
-        no port mapping and no bandwidth shaping.
-      </EmptyState>
+      <div className="stack">
+        <EmptyState title="Host network">
+          This sandbox shares the host's network namespace (namespace_options.network = NODE). No CNI plugin ran, so there is no pod IP,
+          no port mapping and no bandwidth shaping.
+        </EmptyState>
+        <LiveNetwork s={s} />
+      </div>
     );
   }
   const sel = s.ipSelection;
@@ -150,6 +154,8 @@ export function NetworkTab({ s }: { s: SandboxStatus }) {
           </>
         )}
       </Section>
+
+      <LiveNetwork s={s} />
 
       <div className="cols">
         <div className="col">

@@ -5,6 +5,7 @@ import { EmptyState } from '../../../lib/ui/EmptyState';
 import { JsonView, parseMaybeJson } from '../../../lib/ui/JsonView';
 import { Section } from '../../../lib/ui/KeyValues';
 import { Pill } from '../../../lib/ui/StatusPill';
+import { LivePorts } from './LivePorts';
 
 export function PortsTab({ s, traced = true, runtime }: { s: SandboxStatus; traced?: boolean; runtime?: string }) {
   if (s.portMappings.length === 0) {
@@ -50,6 +51,7 @@ export function PortsTab({ s, traced = true, runtime }: { s: SandboxStatus; trac
           ))}
         </tbody>
       </table>
+      <LivePorts id={s.id} decisions={s.portMappings} />
       {sent.length > 0 && (
         <Section title="runtimeConfig.portMappings the portmap plugin received">
           {sent.map((x) => (
