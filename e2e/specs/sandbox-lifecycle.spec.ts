@@ -163,6 +163,7 @@ test('create a pod through the form, inspect it, stop it and remove it', async (
     await expect(live.getByTestId('live-absent')).toContainText(/is stopped: its network namespace .* was removed/);
     await expect(live.getByRole('alert')).toHaveCount(0);
     await app.detail.tab('Network');
+    await expect(page.getByTestId('cni-result-released')).toContainText('released by CNI DEL');
     await expect(app.detail.live('live-network')).toHaveAttribute('data-live-state', 'absent');
     await app.detail.live('live-network').scrollIntoViewIfNeeded();
     await app.screenshot('10b-stopped-live');

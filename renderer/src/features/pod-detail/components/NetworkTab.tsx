@@ -78,6 +78,13 @@ export function NetworkTab({ s }: { s: SandboxStatus }) {
         </div>
       </div>
 
+      {s.netnsClosed && !s.hostNetwork && s.networks.length > 0 && (
+        <div className="small muted" data-testid="cni-result-released">
+          Below is the last CNI result, kept for inspection: the addresses were released by CNI DEL when the sandbox
+          stopped{s.stoppedAt ? ` (${new Date(s.stoppedAt).toLocaleTimeString()})` : ''}, and the namespace is gone.
+        </div>
+      )}
+
       {sel && (
         <div className="cols">
           <div className="col">
