@@ -11,7 +11,7 @@ import type { Engine } from '../engine/options';
 import { createRouter } from '../ipc/router';
 import { trustOrigins } from '../ipc/sender';
 import { TOKEN_PARAM, WS_PATH, type ClientFrame, type ServerFrame } from '../../shared/ipc/wire';
-import { authorize, newToken, sessionCookie, type AuthContext } from './auth';
+import { authorize, newToken, staticCookie, staticCookieName, type AuthContext } from './auth';
 import { contentSecurityPolicy, plain, securityHeaders, serveStatic } from './static-files';
 
 export interface BrowserHostOptions {
@@ -40,7 +40,7 @@ const MAX_FRAME_BYTES = 4 * 1024 * 1024;
 export async function startBrowserHost(opts: BrowserHostOptions): Promise<BrowserHost> {
   const token = opts.token ?? newToken();
   const rendererDir = opts.rendererDir ?? DEFAULT_RENDERER_DIR;
-  const ctx: AuthContext = { token, allowedOrigins: [], allowedHosts: [] };
+  const ctx: AuthContext = { token, allowedOrigins: [], allowedHosts: [], cookieName: '' };
   const router = createRouter({
     engine: opts.engine,
     endpoints: opts.endpoints,
@@ -50,21 +50,27 @@ export async function startBrowserHost(opts: BrowserHostOptions): Promise<Browse
   let headers: Record<string, string> = {};
 
   const server = createServer((req, res) => {
-    const verdict = authorize(req, ctx);
-    if (!verdict.ok) return plain(res, verdict.status, `podscope: ${verdict.reason}`, headers);
-    if (req.method !== 'GET' && req.method !== 'HEAD') return plain(res, 405, 'method not allowed', headers);
-    const url = new URL(req.url ?? '/', 'http://placeholder');
-    const extra: Record<string, string> = verdict.via === 'query' ? { 'Set-Cookie': sessionCookie(token) } : {};
-    void serveStatic(rendererDir, url.pathname, res, { ...headers, ...extra }).catch(() => plain(res, 500, 'internal error', headers));
+    try {
+      const verdict = authorize(req, ctx, { cookie: true });
+      if (!verdict.ok) return plain(res, verdict.status, `podscope: ${verdict.reason}`, headers);
+      if (req.method !== 'GET' && req.method !== 'HEAD') return plain(res, 405, 'method not allowed', headers);
+      const extra: Record<string, string> = verdict.via === 'query' ? { 'Set-Cookie': staticCookie(ctx) } : {};
+      void serveStatic(rendererDir, verdict.url.pathname, res, { ...headers, ...extra }).catch(() => plain(res, 500, 'internal error', headers));
+    } catch {
+      // the engine lives in this process: a request handler must never take it down
+      if (!res.headersSent) plain(res, 500, 'internal error', headers);
+    }
   });
 
   const wss = new WebSocketServer({ noServer: true, maxPayload: MAX_FRAME_BYTES });
   server.on('upgrade', (req: IncomingMessage, socket, head) => {
-    const verdict = authorize(req, ctx);
-    const path = new URL(req.url ?? '/', 'http://placeholder').pathname;
-    if (!verdict.ok || path !== WS_PATH) {
+    socket.on('error', () => socket.destroy());
+    // the engine's API: the token itself, never the cookie
+    const verdict = authorize(req, ctx, { cookie: false });
+    if (!verdict.ok || verdict.url.pathname !== WS_PATH) {
       const status = !verdict.ok ? verdict.status : 404;
-      socket.end(`HTTP/1.1 ${status} ${status === 401 ? 'Unauthorized' : status === 403 ? 'Forbidden' : 'Not Found'}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`);
+      const text = { 400: 'Bad Request', 401: 'Unauthorized', 403: 'Forbidden', 404: 'Not Found' }[status];
+      socket.end(`HTTP/1.1 ${status} ${text}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`);
       return;
     }
     wss.handleUpgrade(req, socket, head, (ws) => serveSocket(ws, req));
@@ -78,6 +84,8 @@ export async function startBrowserHost(opts: BrowserHostOptions): Promise<Browse
     };
     const unsubscribe = router.subscribe((event) => send({ t: 'event', event }));
     ws.on('close', unsubscribe);
+    // ws reports an oversized or invalid frame as an 'error' event; unhandled, it would end the whole process
+    ws.on('error', () => ws.terminate());
     ws.on('message', (data, isBinary) => {
       if (isBinary) return ws.close(1003, 'text frames only');
       let frame: ClientFrame;
@@ -89,7 +97,8 @@ export async function startBrowserHost(opts: BrowserHostOptions): Promise<Browse
       if (frame?.t !== 'req' || typeof frame.id !== 'number') return ws.close(1008, 'unexpected frame');
       void router
         .handle(frame.channel, frame.payload, { transport: 'websocket', url: origin, authenticated: true })
-        .then((reply) => send({ t: 'res', id: frame.id, reply }));
+        .then((reply) => send({ t: 'res', id: frame.id, reply }))
+        .catch(() => send({ t: 'res', id: frame.id, reply: { ok: false, error: { code: 'Internal', message: 'the reply could not be encoded' } } }));
     });
     send({ t: 'hello', version: '1' });
   }
@@ -101,6 +110,7 @@ export async function startBrowserHost(opts: BrowserHostOptions): Promise<Browse
   const port = (server.address() as AddressInfo).port;
   ctx.allowedOrigins.push(`http://127.0.0.1:${port}`, `http://localhost:${port}`);
   ctx.allowedHosts.push(`127.0.0.1:${port}`, `localhost:${port}`);
+  ctx.cookieName = staticCookieName(port);
   headers = securityHeaders(contentSecurityPolicy(`ws://127.0.0.1:${port} ws://localhost:${port}`));
 
   return {

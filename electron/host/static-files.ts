@@ -1,5 +1,6 @@
 /** Serves the built renderer from one directory, never outside it, with strict security headers. */
 import { createReadStream } from 'node:fs';
+import { pipeline } from 'node:stream';
 import { stat } from 'node:fs/promises';
 import { extname, join, normalize, resolve, sep } from 'node:path';
 import type { ServerResponse } from 'node:http';
@@ -66,7 +67,8 @@ export async function serveStatic(rootDir: string, pathname: string, res: Server
     return plain(res, 404, hint, headers);
   }
   res.writeHead(200, { ...headers, 'Content-Type': TYPES[extname(file)] ?? 'application/octet-stream', 'Content-Length': String(info.size) });
-  createReadStream(file).pipe(res);
+  // pipeline, not pipe: a file that vanished since stat (a rebuild) or a client that left must not throw or leak an fd
+  pipeline(createReadStream(file), res, () => undefined);
 }
 
 export function plain(res: ServerResponse, status: number, text: string, headers: Record<string, string> = {}): void {

@@ -13,23 +13,24 @@ export interface SenderInfo {
 /** A policy: which senders may call at all. */
 export type SenderPolicy = (sender: SenderInfo) => boolean;
 
-/**
- * Trust exactly the given origins (scheme://host[:port]); for file: URLs the whole URL prefix must match,
- * because every file:// page shares the opaque "null" origin.
- */
+/** Trust exactly the given origins (scheme://host[:port]). */
 export function trustOrigins(allowed: string[]): SenderPolicy {
   return (sender) => {
     if (sender.transport === 'websocket' && !sender.authenticated) return false;
-    const url = sender.url;
-    return allowed.some((a) => (a.startsWith('file://') ? url.startsWith(a) : originOf(url) === a));
+    return allowed.some((a) => sameOrigin(sender.url, a));
   };
 }
 
-export function originOf(url: string): string | undefined {
+/**
+ * Scheme + host + port equality, spelled out: WHATWG URL gives every non-special scheme (our app://podscope) the
+ * opaque origin "null", so comparing `.origin` would refuse the app's own window (or, worse, equate all of them).
+ */
+export function sameOrigin(url: string, origin: string): boolean {
   try {
     const u = new URL(url);
-    return u.origin === 'null' ? undefined : u.origin;
+    const o = new URL(origin);
+    return u.protocol === o.protocol && u.host !== '' && u.host === o.host;
   } catch {
-    return undefined;
+    return false;
   }
 }

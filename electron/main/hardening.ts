@@ -4,12 +4,13 @@
  * no <webview>, every permission request and check denied.
  */
 import { app, session, shell } from 'electron';
+import { sameOrigin } from '../ipc/sender';
 import { APP_ORIGIN } from './app-protocol';
 
 export function hardenApp(): void {
   app.on('web-contents-created', (_e, contents) => {
     contents.on('will-navigate', (event, url) => {
-      if (new URL(url).origin !== APP_ORIGIN) event.preventDefault();
+      if (!sameOrigin(url, APP_ORIGIN)) event.preventDefault();
     });
     contents.on('will-redirect', (event) => event.preventDefault());
     contents.on('will-attach-webview', (event) => event.preventDefault());
@@ -26,7 +27,7 @@ const ALLOWED_PERMISSION = 'clipboard-sanitized-write';
 
 export function denyAllPermissions(): void {
   const s = session.defaultSession;
-  s.setPermissionRequestHandler((wc, permission, callback) => callback(permission === ALLOWED_PERMISSION && wc.getURL().startsWith(`${APP_ORIGIN}/`)));
-  s.setPermissionCheckHandler((_wc, permission, origin) => permission === ALLOWED_PERMISSION && origin === APP_ORIGIN);
+  s.setPermissionRequestHandler((wc, permission, callback) => callback(permission === ALLOWED_PERMISSION && sameOrigin(wc.getURL(), APP_ORIGIN)));
+  s.setPermissionCheckHandler((_wc, permission, origin) => permission === ALLOWED_PERMISSION && sameOrigin(origin, APP_ORIGIN));
   s.setDevicePermissionHandler(() => false);
 }

@@ -62,17 +62,34 @@ describe('browser host auth (real HTTP + WS on 127.0.0.1)', () => {
     expect((await get(`/?token=${host.token}`, { Host: 'evil.example' })).status).toBe(403);
   });
 
-  it('serves the renderer with the token, sets a strict cookie and security headers', async () => {
+  it('serves the renderer with the token, sets a strict per-port cookie (not the token) and security headers', async () => {
     const res = await get(`/?token=${host.token}`);
     expect(res.status).toBe(200);
     expect(res.body).toContain('Podscope');
-    expect(String(res.headers['set-cookie'])).toMatch(/podscope_token=.*HttpOnly; SameSite=Strict/);
+    const cookie = String(res.headers['set-cookie']).split(';')[0]!;
+    expect(cookie).toMatch(new RegExp(`^podscope_token_${host.port}=[A-Za-z0-9_-]{43}$`));
+    expect(cookie).not.toContain(host.token);
+    expect(String(res.headers['set-cookie'])).toMatch(/HttpOnly; SameSite=Strict/);
     expect(String(res.headers['content-security-policy'])).toContain("default-src 'none'");
     expect(res.headers['x-frame-options']).toBe('DENY');
-    const asset = await get('/assets/app.js', { Cookie: `podscope_token=${host.token}` });
+    const asset = await get('/assets/app.js', { Cookie: cookie });
     expect(asset.status).toBe(200);
     expect(asset.headers['content-type']).toContain('javascript');
-    expect((await get('/assets/app.js', { Cookie: 'podscope_token=wrong' })).status).toBe(401);
+    expect((await get('/assets/app.js', { Cookie: `podscope_token_${host.port}=wrong` })).status).toBe(401);
+    // cookies are not scoped by port, so a page on another loopback port could receive this one: it must not
+    // open the engine's WebSocket, which needs the token itself
+    expect((await openWs('', { Origin: origin(), Cookie: cookie })).status).toBe(401);
+  });
+
+  it('answers hostile input with an error and keeps running (the engine shares the process)', async () => {
+    expect((await get('/', { Cookie: `podscope_token_${host.port}=%E0%A4%A` })).status).toBe(401);
+    expect((await get('//a:99999/')).status).toBe(400);
+    expect((await openWs('', { Cookie: '%E0%A4%A=%' })).status).toBe(401);
+    const { ws } = await openWs(`?token=${host.token}`, { Origin: origin() });
+    const closed = new Promise<number>((resolve) => ws!.once('close', (code) => resolve(code)));
+    ws!.send('x'.repeat(5 * 1024 * 1024)); // over the 4 MiB frame limit
+    expect(await closed).toBeGreaterThan(1000);
+    expect((await get(`/?token=${host.token}`)).status).toBe(200);
   });
 
   it('never serves files outside the renderer dir', async () => {
@@ -85,7 +102,7 @@ describe('browser host auth (real HTTP + WS on 127.0.0.1)', () => {
     expect((await openWs('')).status).toBe(401);
     expect((await openWs('?token=bad')).status).toBe(401);
     expect((await openWs(`?token=${host.token}`, { Origin: 'http://evil.example' })).status).toBe(403);
-    expect((await openWs('', { Origin: 'https://evil.example', Cookie: `podscope_token=${host.token}` })).status).toBe(403);
+    expect((await openWs('', { Origin: 'https://evil.example', Cookie: `podscope_token_${host.port}=${host.token}` })).status).toBe(403);
   });
 
   it('accepts an authenticated socket and answers on the shared channel map, events included', async () => {

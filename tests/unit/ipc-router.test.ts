@@ -6,8 +6,9 @@ import { createClient, type Transport } from '../../shared/ipc/client';
 import type { PushedEvent } from '../../shared/ipc/events';
 import { PodscopeError } from '../../shared/domain/errors';
 
-const APP = 'file:///opt/Podscope/resources/app/dist/renderer/';
-const trusted: SenderInfo = { transport: 'electron', url: `${APP}index.html` };
+// the Electron renderer's real origin: app:// is a non-special scheme, so WHATWG URL calls its origin "null"
+const APP = 'app://podscope';
+const trusted: SenderInfo = { transport: 'electron', url: `${APP}/index.html` };
 
 function setup() {
   const engine = createFakeEngine();
@@ -69,7 +70,7 @@ describe('IPC router', () => {
 
   it('refuses a foreign sender before validating or calling anything', async () => {
     const { router, engine } = setup();
-    for (const url of ['https://evil.example/', 'file:///tmp/other.html', 'devtools://devtools/bundled/inspector.html']) {
+    for (const url of ['https://evil.example/', 'file:///tmp/other.html', 'devtools://devtools/bundled/inspector.html', 'app://evil/index.html', 'app:podscope', 'other://podscope/']) {
       const reply = await router.handle('sandbox.run', { request: { config } }, { transport: 'electron', url });
       expect(reply).toMatchObject({ ok: false, error: { code: 'FailedPrecondition', message: expect.stringContaining('not a trusted') } });
     }
