@@ -2,6 +2,7 @@
  * Real netns + pause container round trip (root only). Everything lives under one temporary directory, one runc root
  * and one cgroup parent created here, and is removed in afterAll even when a test fails.
  */
+import { readdirSync, readFileSync } from 'node:fs';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdir, mkdtemp, readFile, readdir, realpath, rm, rmdir, stat, writeFile } from 'node:fs/promises';
@@ -168,25 +169,35 @@ describe.skipIf(!isRoot)('real netns + runc pause runtime', () => {
   });
 
   describe('pause rootfs', () => {
-    it('builds once, keeps a current tree, rebuilds an outdated one, and survives concurrent builders', async () => {
+    it('builds once per version, never replaces a tree in place, survives concurrent builders and any umask', async () => {
       const dir = join(base, 'rootfs-test', 'rootfs');
-      const [a, b] = await Promise.all([ensurePauseRootfs({ rootfsDir: dir }), ensurePauseRootfs({ rootfsDir: dir })]);
-      expect(a).toBe(dir);
-      expect(b).toBe(dir);
-      expect(await readdir(join(base, 'rootfs-test'))).toEqual(['rootfs']); // no temp or old trees left
-      for (const p of ['pause', 'bin/busybox', 'bin/sh', 'bin/sleep', 'proc', 'sys', 'dev', 'etc/resolv.conf']) await stat(join(dir, p));
-      const version = await runChecked(runner, { file: join(dir, 'bin/busybox'), args: ['sh', join(dir, 'pause'), '-v'], timeoutMs: 5000 });
+      const oldUmask = process.umask(0o077); // a hardened root shell; every mode must still come out right
+      let a: string;
+      let b: string;
+      try {
+        [a, b] = await Promise.all([ensurePauseRootfs({ rootfsDir: dir }), ensurePauseRootfs({ rootfsDir: dir })]);
+      } finally {
+        process.umask(oldUmask);
+      }
+      expect(a).toBe(b);
+      expect(a).toMatch(new RegExp(`^${dir}/[0-9a-f]{16}$`));
+      expect(await readdir(dir)).toEqual([a.split('/').pop()]); // no temp trees left
+      for (const p of ['pause', 'bin/busybox', 'bin/sh', 'bin/sleep', 'proc', 'sys', 'dev', 'etc/resolv.conf']) await stat(join(a, p));
+      for (const [p, mode] of [['', 0o755], ['bin', 0o755], ['etc', 0o755], ['pause', 0o755], ['bin/busybox', 0o755], ['etc/resolv.conf', 0o644]] as const) {
+        expect(((await stat(join(a, p))).mode & 0o777).toString(8)).toBe(mode.toString(8));
+      }
+      const version = await runChecked(runner, { file: join(a, 'bin/busybox'), args: ['sh', join(a, 'pause'), '-v'], timeoutMs: 5000 });
       expect(version.stdout).toMatch(/^podscope-pause/);
 
-      const inode = (await stat(dir)).ino;
-      await ensurePauseRootfs({ rootfsDir: dir });
-      expect((await stat(dir)).ino).toBe(inode);
+      const inode = (await stat(a)).ino;
+      expect(await ensurePauseRootfs({ rootfsDir: dir })).toBe(a);
+      expect((await stat(a)).ino).toBe(inode);
 
-      await writeFile(join(dir, 'etc/podscope-pause-version'), 'layout=0\n');
-      await ensurePauseRootfs({ rootfsDir: dir });
-      expect((await stat(dir)).ino).not.toBe(inode);
-      expect(await readFile(join(dir, 'etc/podscope-pause-version'), 'utf8')).toMatch(/^layout=1 /);
-      expect(await readdir(join(base, 'rootfs-test'))).toEqual(['rootfs']);
+      // a damaged or outdated tree is rebuilt beside it, never under a running pause container's mounts
+      await writeFile(join(a, 'etc/podscope-pause-version'), 'layout=0\n');
+      const c = await ensurePauseRootfs({ rootfsDir: dir });
+      expect((await stat(c)).ino).not.toBe(inode);
+      expect(await readFile(join(c, 'etc/podscope-pause-version'), 'utf8')).toMatch(/^layout=1 /);
     });
   });
 
@@ -269,6 +280,37 @@ describe.skipIf(!isRoot)('real netns + runc pause runtime', () => {
       await waitFor('the foreground pause to run', async () => ((await runtime.state(id))?.status === 'running' ? true : undefined));
       await runc(['kill', id, 'TERM']);
       expect(await exited).toBe(0);
+      await runtime.delete(id);
+      await removeSandboxFiles(runner, paths);
+    });
+
+    // With the host's PID namespace the pause's own child is not killed with it (no pid-namespace teardown):
+    // stop uses `runc kill --all`, as containerd's shim kills the whole cgroup for shared PID namespaces.
+    it('stop of a host-PID pause leaves no process of it behind', async () => {
+      const id = newId();
+      const config = podConfig({ linux: { security_context: { namespace_options: { network: 2, pid: 2 } } } });
+      const { paths, spec } = await preparePod(id, config);
+      const { pid } = await runtime.start(id, paths.bundle, spec, {});
+      const children = () => readdirSync('/proc').filter((d) => /^\d+$/.test(d)).filter((d) => {
+        try {
+          const st = readFileSync(`/proc/${d}/stat`, 'utf8');
+          const f = st.slice(st.lastIndexOf(')') + 2).split(' ');
+          return Number(f[1]) === pid && f[0] !== 'Z';
+        } catch {
+          return false;
+        }
+      });
+      await waitFor('the pause to start its sleep', async () => (children().length > 0 ? true : undefined));
+      const sleeper = Number(children()[0]);
+      await runtime.stop(id);
+      const alive = () => {
+        try {
+          return readFileSync(`/proc/${sleeper}/stat`, 'utf8').split(') ')[1]!.startsWith('Z') === false;
+        } catch {
+          return false;
+        }
+      };
+      expect(alive()).toBe(false);
       await runtime.delete(id);
       await removeSandboxFiles(runner, paths);
     });

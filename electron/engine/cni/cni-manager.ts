@@ -9,8 +9,8 @@ import { PodscopeError } from '../../../shared/domain/errors';
 import { NodeProcessRunner, type ProcessRunner } from '../os/exec';
 import type { CniHooks, CniManager, CniNamespaceOptions, CniSetupResult } from './types';
 import { cniError, NOT_INITIALIZED } from './cni-error';
-import { loadNetworks, type LoadedNetwork } from './conf-dir';
-import { confListFromBytes } from './conf-list';
+import { loadNetworks, siblingPlugins, type LoadedNetwork } from './conf-dir';
+import { confListFromBytes, type NetworkConfList } from './conf-list';
 import { createResult } from './create-result';
 import { addNetworkList, delNetworkList, statusNetworkList, type Attachment } from './network-ops';
 import type { ExecContext } from './plugin-exec';
@@ -60,7 +60,16 @@ class LibcniManager implements CniManager {
     };
   }
 
-  async load(): Promise<CniConfigView> {
+  /** the load in flight: loads run one after another, so the last one applied is the one that read the newest files */
+  private loading: Promise<CniConfigView> | undefined;
+
+  load(): Promise<CniConfigView> {
+    const next = (this.loading ?? Promise.resolve()).catch(() => undefined).then(() => this.loadNow());
+    this.loading = next;
+    return next;
+  }
+
+  private async loadNow(): Promise<CniConfigView> {
     try {
       const outcome = await loadNetworks(this.opts);
       this.networks = outcome.networks;
@@ -124,13 +133,23 @@ class LibcniManager implements CniManager {
     const have = new Set(loaded.map((n) => `${n.list.name}/${n.ifName}`));
     const out: LoadedNetwork[] = [];
     for (const file of await this.cache.attachments(containerId)) {
+      let doc: { networkName: string; ifName: string; config: string };
+      let list: NetworkConfList;
       try {
-        const doc = JSON.parse(await readFile(file, 'utf8')) as { networkName: string; ifName: string; config: string };
+        doc = JSON.parse(await readFile(file, 'utf8')) as typeof doc;
         if (have.has(`${doc.networkName}/${doc.ifName}`)) continue;
-        out.push({ list: confListFromBytes(Buffer.from(doc.config, 'base64')), ifName: doc.ifName, source: file, builtin: false, binaries: [] });
+        list = confListFromBytes(Buffer.from(doc.config, 'base64'));
       } catch {
-        // an unusable cache entry cannot tell which plugins to run; libcni skips it too
+        continue; // an unusable cache entry cannot tell which plugins to run; libcni skips it too
       }
+      // The cache keeps the conflist file's bytes, not the plugins libcni added from <confdir>/<network>/*.conf:
+      // take those from the conf dir if they are still there.
+      if (!list.loadOnlyInlinedPlugins) list.plugins.push(...(await siblingPlugins(this.opts.confDir, list.name).catch(() => [])));
+      if (list.plugins.length === 0) {
+        // a DEL that runs nothing would still drop the cache file and so leak what the plugins hold: refuse
+        throw cniError(`cannot release ${doc.networkName}/${doc.ifName} of ${containerId}: its conflist left the conf dir and the cached copy (${file}) names no plugin; restore the conflist and stop again`, { cacheFile: file });
+      }
+      out.push({ list, ifName: doc.ifName, source: file, builtin: false, binaries: [] });
     }
     return out;
   }

@@ -61,7 +61,7 @@ async function confFiles(dir: string, extensions: string[]): Promise<string[]> {
 }
 
 /** Extra plugins from `<confdir>/<networkName>/*.conf` (SPEC 1.1 "loadOnlyInlinedPlugins"). */
-async function siblingPlugins(confDir: string, networkName: string): Promise<PluginConf[]> {
+export async function siblingPlugins(confDir: string, networkName: string): Promise<PluginConf[]> {
   const dir = path.join(confDir, networkName);
   let files: string[];
   try {

@@ -144,7 +144,10 @@ export async function delNetworkList(ctx: ExecContext, cache: ResultCache, net: 
       const pluginName = typeof plugin.raw.name === 'string' ? plugin.raw.name : undefined;
       await execPlugin(ctx, { network: list.name, ifName, verb: 'DEL', index, type: plugin.type, pluginName, stdin, cniEnv: env }, () => undefined);
     }
-    await cache.remove({ networkName: list.name, containerId: att.containerId, ifName });
+    // libcni ignores a failed cache delete: every plugin released its part, and a stale file only costs a re-DEL
+    await cache.remove({ networkName: list.name, containerId: att.containerId, ifName }).catch((e: unknown) => {
+      detail.cacheRemoveError = (e as Error).message;
+    });
   });
 }
 

@@ -69,7 +69,7 @@ export class LinuxNetnsManager implements NetnsManager {
   }
 
   async create(signal?: AbortSignal, path = this.newPath()): Promise<string> {
-    await this.prepareDir(signal);
+    await this.prepareDir();
     try {
       const file = await open(path, constants.O_RDONLY | constants.O_CREAT | constants.O_EXCL, 0o444);
       await file.close();
@@ -132,20 +132,29 @@ export class LinuxNetnsManager implements NetnsManager {
    * is really freed instead of being kept alive by a mount nobody can see from here. The bind is recursive so that
    * namespaces pinned by a previous engine stay visible through the new mount point.
    */
-  private prepareDir(signal?: AbortSignal): Promise<void> {
-    this.dirReady ??= this.makeSharedMountPoint(signal).catch((e: unknown) => {
+  // No caller's AbortSignal here: the promise is shared, and one run being cancelled must not fail another's create.
+  private prepareDir(): Promise<void> {
+    this.dirReady ??= this.makeSharedMountPoint().catch((e: unknown) => {
       this.dirReady = undefined;
       throw e;
     });
     return this.dirReady;
   }
 
-  private async makeSharedMountPoint(signal?: AbortSignal): Promise<void> {
+  private async makeSharedMountPoint(): Promise<void> {
     await mkdir(this.dir, { recursive: true, mode: 0o755 });
-    const mount = mountAt(await readMountInfo(), await realpath(this.dir));
+    const real = await realpath(this.dir);
+    const mount = mountAt(await readMountInfo(), real);
     if (mount?.optionalFields.some((f) => f.startsWith('shared:'))) return;
-    const run = (args: string[]) => runChecked(this.runner, { file: 'mount', args, timeoutMs: this.timeoutMs, signal });
-    if (!mount) await run(['--rbind', this.dir, this.dir]);
+    const run = (args: string[]) => runChecked(this.runner, { file: 'mount', args, timeoutMs: this.timeoutMs });
+    if (!mount) {
+      await run(['--rbind', this.dir, this.dir]);
+      // Two engines preparing the same fresh dir at once both bind it; a second, stacked bind would hide
+      // namespaces pinned on the first from our unmounts. Keep one.
+      for (let i = 0; i < 4 && (await readMountInfo()).filter((m) => m.mountPoint === real).length > 1; i++) {
+        await runChecked(this.runner, { file: 'umount', args: [this.dir], timeoutMs: this.timeoutMs }).catch(() => undefined);
+      }
+    }
     await run(['--make-shared', this.dir]);
   }
 }

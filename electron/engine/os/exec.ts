@@ -55,6 +55,12 @@ export function describeCommand(file: string, args: string[] = []): string {
   return [file, ...args].map(quote).join(' ');
 }
 
+/** What is kept of a child's output: a plugin that floods its pipes must not grow the engine, its store or the UI. */
+export const MAX_STDOUT_BYTES = 16 * 1024 * 1024;
+export const MAX_STDERR_BYTES = 64 * 1024;
+/** After a kill, how long inherited pipes may stay open (a grandchild holding them) before we stop waiting. */
+const PIPE_GRACE_MS = 500;
+
 export class NodeProcessRunner implements ProcessRunner {
   run(req: ExecRequest): Promise<ExecResult> {
     const started = performance.now();
@@ -62,8 +68,10 @@ export class NodeProcessRunner implements ProcessRunner {
     return new Promise<ExecResult>((resolve, reject) => {
       let timedOut = false;
       let canceled = false;
-      const out: Buffer[] = [];
-      const err: Buffer[] = [];
+      let exited: { code: number | null; signal: NodeJS.Signals | null } | undefined;
+      let settled = false;
+      const out = new BoundedCapture(MAX_STDOUT_BYTES, 'head');
+      const err = new BoundedCapture(MAX_STDERR_BYTES, 'tail');
       if (req.signal?.aborted) {
         resolve({ command, exitCode: null, signal: null, stdout: '', stderr: '', durationMs: 0, timedOut: false, canceled: true });
         return;
@@ -71,41 +79,105 @@ export class NodeProcessRunner implements ProcessRunner {
       const child = spawn(req.file, req.args ?? [], {
         env: req.env ?? process.env,
         cwd: req.cwd,
+        // its own process group, so a timeout or cancel can kill what it started too (a delegated IPAM plugin,
+        // an iptables run): left alive, they would finish their work after our cleanup undid it
+        detached: true,
         stdio: [req.input !== undefined ? 'pipe' : 'ignore', req.ignoreOutput ? 'ignore' : 'pipe', req.ignoreOutput ? 'ignore' : 'pipe'],
       });
       const kill = () => {
-        try { child.kill('SIGKILL'); } catch { /* already gone */ }
+        try {
+          if (child.pid !== undefined) process.kill(-child.pid, 'SIGKILL');
+        } catch {
+          try { child.kill('SIGKILL'); } catch { /* already gone */ }
+        }
       };
       const timer = setTimeout(() => { timedOut = true; kill(); }, req.timeoutMs);
       const onAbort = () => { canceled = true; kill(); };
       req.signal?.addEventListener('abort', onAbort, { once: true });
+      const finish = () => {
+        if (settled || !exited) return;
+        settled = true;
+        clearTimeout(timer);
+        req.signal?.removeEventListener('abort', onAbort);
+        resolve({
+          command,
+          exitCode: exited.code,
+          signal: exited.signal,
+          stdout: out.text(),
+          stderr: err.text(),
+          durationMs: performance.now() - started,
+          timedOut,
+          canceled,
+        });
+      };
       child.stdout?.on('data', (b: Buffer) => out.push(b));
       child.stderr?.on('data', (b: Buffer) => err.push(b));
       child.on('error', (e) => {
+        if (settled) return;
+        settled = true;
         clearTimeout(timer);
         req.signal?.removeEventListener('abort', onAbort);
         const result: ExecResult = { command, exitCode: null, signal: null, stdout: '', stderr: '', durationMs: performance.now() - started, timedOut, canceled };
         reject(new ProcessError(`cannot start ${req.file}: ${(e as NodeJS.ErrnoException).code ?? e.message}`, result, e));
       });
-      child.on('close', (exitCode, signal) => {
-        clearTimeout(timer);
-        req.signal?.removeEventListener('abort', onAbort);
-        resolve({
-          command,
-          exitCode,
-          signal,
-          stdout: Buffer.concat(out).toString('utf8'),
-          stderr: Buffer.concat(err).toString('utf8'),
-          durationMs: performance.now() - started,
-          timedOut,
-          canceled,
-        });
+      child.on('exit', (code, signal) => {
+        exited = { code, signal };
+        // normally 'close' follows at once; when a killed child's descendants still hold the pipes, stop waiting
+        if (timedOut || canceled) {
+          setTimeout(() => {
+            child.stdout?.destroy();
+            child.stderr?.destroy();
+            finish();
+          }, PIPE_GRACE_MS).unref();
+        }
       });
+      child.on('close', finish);
       if (child.stdin) {
         child.stdin.on('error', () => { /* the child may exit without reading stdin (EPIPE) */ });
         child.stdin.end(req.input);
       }
     });
+  }
+}
+
+/** Keeps the first (stdout: a result must be whole or refused) or last (stderr: the end says why) bytes. */
+class BoundedCapture {
+  private readonly chunks: Buffer[] = [];
+  private size = 0;
+  private dropped = 0;
+
+  constructor(private readonly limit: number, private readonly keep: 'head' | 'tail') {}
+
+  push(b: Buffer): void {
+    this.chunks.push(b);
+    this.size += b.length;
+    if (this.keep === 'head') {
+      while (this.size > this.limit && this.chunks.length > 0) {
+        const last = this.chunks.pop()!;
+        const room = this.limit - (this.size - last.length);
+        if (room > 0) this.chunks.push(last.subarray(0, room));
+        this.dropped += last.length - Math.max(room, 0);
+        this.size = this.limit;
+      }
+    } else {
+      while (this.size > this.limit && this.chunks.length > 1) {
+        const first = this.chunks.shift()!;
+        this.size -= first.length;
+        this.dropped += first.length;
+      }
+      if (this.size > this.limit) {
+        const only = this.chunks[0]!;
+        this.chunks[0] = only.subarray(only.length - this.limit);
+        this.dropped += only.length - this.limit;
+        this.size = this.limit;
+      }
+    }
+  }
+
+  text(): string {
+    const body = Buffer.concat(this.chunks).toString('utf8');
+    if (this.dropped === 0) return body;
+    return this.keep === 'head' ? `${body}\n[… ${this.dropped} more bytes not kept]` : `[… ${this.dropped} earlier bytes not kept]\n${body}`;
   }
 }
 

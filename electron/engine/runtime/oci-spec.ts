@@ -168,6 +168,12 @@ export function buildPauseSpec(input: PauseSpecInput): OciSpec {
       `hostname "${config.hostname}" cannot be set for a host-network pod: it shares the host's UTS namespace (runc: unable to set hostname without a private UTS namespace)`,
     );
   }
+  // sethostname(2) takes at most 64 bytes; past that runc fails with a bare EINVAL after the network is set up
+  if (Buffer.byteLength(config.hostname) > 64) throw invalidArgument(`hostname "${config.hostname}" is longer than 64 bytes, the kernel's limit`);
+  if (config.linux?.security_context?.seccomp_profile_path) {
+    // containerd would apply it; the pause container here runs without seccomp, and saying so beats ignoring it
+    throw invalidArgument(`linux.security_context.seccomp_profile_path "${config.linux.security_context.seccomp_profile_path}": Podscope runs the pause container without a seccomp profile; leave it empty`);
+  }
   const privileged = config.linux?.security_context?.privileged ?? false;
   const caps = [...DEFAULT_CAPABILITIES];
   return {

@@ -6,9 +6,9 @@
  * One tree is shared by every sandbox (runc bind-mounts it read-only per container), so it is built once, into a
  * temporary sibling directory that is renamed into place: a concurrent engine sees either no tree or a whole one.
  */
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { chmod, copyFile, mkdir, open, readFile, rename, rm, stat, symlink, writeFile } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { PodscopeError } from '../../../shared/domain/errors';
 
 export const PAUSE_ENTRYPOINT = '/pause';
@@ -71,20 +71,19 @@ async function wantedMarker(busyboxPath: string): Promise<string> {
   return `layout=${LAYOUT_VERSION} busybox=${s.size}-${Math.trunc(s.mtimeMs)}\n`;
 }
 
-async function currentMarker(rootfsDir: string): Promise<string | undefined> {
-  return readFile(join(rootfsDir, MARKER), 'utf8').catch(() => undefined);
-}
-
 async function buildTree(dir: string, busyboxPath: string, marker: string): Promise<void> {
-  await mkdir(dir, { mode: 0o755 });
-  await chmod(dir, 0o755);
-  for (const d of MOUNT_POINT_DIRS) await mkdir(join(dir, d), { mode: 0o755 });
-  for (const f of MOUNT_POINT_FILES) await writeFile(join(dir, f), '', { mode: 0o644 });
+  // Every mode is set with chmod: mkdir/writeFile modes pass through the process umask, and a umask like 027 would
+  // leave a tree the pause user (65535) cannot traverse — runc then "starts" a container that dies at once.
+  const mkdirExact = async (p: string) => { await mkdir(p, { mode: 0o755 }); await chmod(p, 0o755); };
+  const writeExact = async (p: string, content: string, mode: number) => { await writeFile(p, content); await chmod(p, mode); };
+  await mkdirExact(dir);
+  for (const d of MOUNT_POINT_DIRS) await mkdirExact(join(dir, d));
+  for (const f of MOUNT_POINT_FILES) await writeExact(join(dir, f), '', 0o644);
   await copyFile(busyboxPath, join(dir, 'bin/busybox'));
   await chmod(join(dir, 'bin/busybox'), 0o755);
   for (const applet of BUSYBOX_APPLETS) await symlink('busybox', join(dir, 'bin', applet));
-  await writeFile(join(dir, PAUSE_ENTRYPOINT), PAUSE_SCRIPT, { mode: 0o755 });
-  await writeFile(join(dir, MARKER), marker, { mode: 0o644 });
+  await writeExact(join(dir, PAUSE_ENTRYPOINT), PAUSE_SCRIPT, 0o755);
+  await writeExact(join(dir, MARKER), marker, 0o644);
 }
 
 function isDirTaken(e: unknown): boolean {
@@ -92,47 +91,37 @@ function isDirTaken(e: unknown): boolean {
   return code === 'ENOTEMPTY' || code === 'EEXIST';
 }
 
-/** Returns rootfsDir after making sure it holds the current pause tree. */
+/**
+ * Returns the directory of the current pause tree: `<rootfsDir>/<hash of layout + busybox identity>`. A new busybox
+ * or layout gets a new directory; an old one is never replaced in place, because unlinking a directory that is a
+ * mount point in a running pause container's mount namespace would detach its /proc, /dev and resolv.conf.
+ * Old versions are left for an operator to delete once no sandbox uses them (they are ~2 MB).
+ */
 export async function ensurePauseRootfs(options: PauseRootfsOptions): Promise<string> {
   const { rootfsDir } = options;
   const busyboxPath = options.busyboxPath ?? '/bin/busybox';
   try {
     const marker = await wantedMarker(busyboxPath);
-    if ((await currentMarker(rootfsDir)) === marker) return rootfsDir;
+    const versionDir = join(rootfsDir, createHash('sha256').update(marker).digest('hex').slice(0, 16));
+    const found = await readFile(join(versionDir, MARKER), 'utf8').catch(() => undefined);
+    if (found === marker) return versionDir;
+    // A tree of this version that says something else was damaged: it is left alone (a pause may still use it)
+    // and a fresh one is built beside it.
+    const target = found === undefined ? versionDir : `${versionDir}-${randomBytes(4).toString('hex')}`;
     await assertStaticElf(busyboxPath);
-    await mkdir(dirname(rootfsDir), { recursive: true, mode: 0o755 });
-    const tmp = `${rootfsDir}.tmp-${randomBytes(6).toString('hex')}`;
+    await mkdir(rootfsDir, { recursive: true, mode: 0o755 });
+    const tmp = join(rootfsDir, `.tmp-${randomBytes(6).toString('hex')}`);
     try {
       await buildTree(tmp, busyboxPath, marker);
-      await install(tmp, rootfsDir, marker);
+      // atomic: a concurrent engine sees no tree or a whole one; if it installed the same version first, ours goes
+      await rename(tmp, target).catch((e: unknown) => {
+        if (!isDirTaken(e)) throw e;
+      });
     } finally {
       await rm(tmp, { recursive: true, force: true });
     }
-    return rootfsDir;
+    return target;
   } catch (e) {
     throw new PodscopeError('RuntimeError', `cannot build the pause rootfs in ${rootfsDir} from ${busyboxPath}: ${(e as Error).message}`, { cause: e });
   }
-}
-
-/**
- * rename(2) onto an existing non-empty directory fails, so an outdated tree is moved aside first. If another engine
- * installs a current tree in between, ours is simply dropped.
- */
-async function install(tmp: string, rootfsDir: string, marker: string): Promise<void> {
-  for (let attempt = 0; attempt < 3; attempt++) {
-    try {
-      await rename(tmp, rootfsDir);
-      return;
-    } catch (e) {
-      if (!isDirTaken(e)) throw e;
-    }
-    if ((await currentMarker(rootfsDir)) === marker) return;
-    const old = `${rootfsDir}.old-${randomBytes(6).toString('hex')}`;
-    await rename(rootfsDir, old).catch((e: unknown) => {
-      if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;
-    });
-    // A running pause process only needs what it already has open (its script, busybox), which survives removal.
-    await rm(old, { recursive: true, force: true });
-  }
-  throw new Error('the rootfs directory kept changing while installing the new tree');
 }

@@ -97,7 +97,7 @@ export class RuncPauseRuntime implements PauseRuntime {
 
   async stop(id: string, opts: StepOptions = {}): Promise<void> {
     let gone = false;
-    await this.step('runc.kill', ['kill', id, 'KILL'], opts, {}, (r) => {
+    await this.step('runc.kill', ['kill', '--all', id, 'KILL'], opts, {}, (r) => {
       gone = DOES_NOT_EXIST.test(r.stderr);
       return r.exitCode === 0 || gone || NOT_RUNNING.test(r.stderr) ? undefined : runcFailure('kill', r, stderrErrors(r));
     });

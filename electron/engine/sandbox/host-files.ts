@@ -1,5 +1,6 @@
 /** SandboxFiles over the runtime layer's file and shm helpers. */
 import { join } from 'node:path';
+import { NamespaceMode } from '../../../shared/domain/config';
 import type { ProcessRunner } from '../os/exec';
 import { mountShm, removeSandboxFiles, unmountShm, writeSandboxFiles, type SandboxPaths } from '../runtime/sandbox-files';
 import type { SandboxFiles } from './context';
@@ -21,6 +22,8 @@ export function hostSandboxFiles(runner: ProcessRunner): SandboxFiles {
     async prepare({ config, rootDir, runDir, signal }) {
       const p = paths(rootDir, runDir);
       await writeSandboxFiles(p, config);
+      // a host-IPC pod binds the host's /dev/shm (containerd does the same), so its own tmpfs would go unused
+      if (config.linux?.security_context?.namespace_options?.ipc === NamespaceMode.NODE) return { resolvConfPath: p.resolvConf, shmPath: '/dev/shm' };
       try {
         await mountShm(runner, p.shm, signal);
       } catch (e) {

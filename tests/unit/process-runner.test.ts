@@ -1,0 +1,45 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { MAX_STDERR_BYTES, MAX_STDOUT_BYTES, NodeProcessRunner } from '../../electron/engine/os/exec';
+
+const runner = new NodeProcessRunner();
+/** Live (not zombie) members of a process group: a killed orphan stays a zombie until init gets round to it. */
+const groupAlive = (pgid: number) =>
+  readdirSync('/proc').filter((d) => /^\d+$/.test(d)).some((d) => {
+    try {
+      const stat = readFileSync(`/proc/${d}/stat`, 'utf8');
+      const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      return Number(f[2]) === pgid && f[0] !== 'Z';
+    } catch {
+      return false;
+    }
+  });
+
+describe('NodeProcessRunner', () => {
+  it('a timeout kills the whole process group and returns even when a grandchild holds the pipes', async () => {
+    const t0 = performance.now();
+    let pid = 0;
+    const r = await runner.run({ file: 'sh', args: ['-c', 'echo $$; sleep 30 & sleep 30'], timeoutMs: 300 });
+    pid = Number(r.stdout.trim());
+    expect(r.timedOut).toBe(true);
+    expect(performance.now() - t0).toBeLessThan(5000);
+    expect(groupAlive(pid)).toBe(false); // the backgrounded sleep went too
+  });
+
+  it('an abort does the same', async () => {
+    const ac = new AbortController();
+    setTimeout(() => ac.abort(), 200);
+    const r = await runner.run({ file: 'sh', args: ['-c', 'sleep 30 & sleep 30'], timeoutMs: 60_000, signal: ac.signal });
+    expect(r.canceled).toBe(true);
+  });
+
+  it('keeps at most 16 MiB of stdout and the last 64 KiB of stderr, and says what it dropped', async () => {
+    const r = await runner.run({ file: 'sh', args: ['-c', 'head -c 20000000 /dev/zero | tr "\\\\0" a; head -c 100000 /dev/zero | tr "\\\\0" b >&2; echo END >&2'], timeoutMs: 30_000 });
+    expect(r.exitCode).toBe(0);
+    expect(r.stdout.startsWith('a'.repeat(1000))).toBe(true);
+    expect(r.stdout.length).toBeLessThan(MAX_STDOUT_BYTES + 100);
+    expect(r.stdout).toMatch(/\[… \d+ more bytes not kept\]$/);
+    expect(r.stderr.endsWith('END\n')).toBe(true);
+    expect(r.stderr.length).toBeLessThan(MAX_STDERR_BYTES + 100);
+  });
+});
