@@ -9,9 +9,8 @@ import { LOCAL_ENDPOINT_CAPABILITIES, LOCAL_ENDPOINT_ID, type AddEndpointRequest
 import { PodscopeError, notFound } from '../../shared/domain/errors';
 import type { SandboxApi } from '../../shared/domain/sandbox';
 import { createCriEndpointApi, type CriEndpointApi } from './client/cri-endpoint-api';
-import { normalizeAddress, type CriConnectionOptions } from './client/connection';
-
-export const LOCAL_CAPABILITIES = LOCAL_ENDPOINT_CAPABILITIES;
+import type { CriConnectionOptions } from './client/connection';
+import { normalizeAddress } from './address';
 
 interface CriEntry { id: string; label: string; api: CriEndpointApi; view: EndpointView }
 
@@ -41,13 +40,16 @@ async function probeCapabilities(api: CriEndpointApi): Promise<EndpointCapabilit
 
 export function createEndpointRegistry(options: EndpointRegistryOptions): CriEndpointRegistry {
   const entries = new Map<string, CriEntry>();
+  /** socket paths with an add() in progress: reserved before anything is awaited, so two adds cannot both pass */
+  const adding = new Set<string>();
+  let closed = false;
   let next = 1;
   const localView = (): EndpointView => ({
     id: LOCAL_ENDPOINT_ID,
     kind: 'podscope-engine',
     label: options.localLabel ?? 'This machine (built-in engine)',
     connected: true,
-    capabilities: { ...LOCAL_CAPABILITIES },
+    capabilities: { ...LOCAL_ENDPOINT_CAPABILITIES },
   });
 
   const refresh = async (e: CriEntry): Promise<EndpointView> => {
@@ -68,15 +70,22 @@ export function createEndpointRegistry(options: EndpointRegistryOptions): CriEnd
     async add(req: AddEndpointRequest) {
       const { address, socketPath } = normalizeAddress(req.address);
       for (const e of entries.values()) if (e.api.socketPath === socketPath) throw new PodscopeError('AlreadyExists', `CRI endpoint ${socketPath} is already added as "${e.id}"`);
-      const api = createCriEndpointApi(address, options);
+      if (adding.has(socketPath)) throw new PodscopeError('AlreadyExists', `CRI endpoint ${socketPath} is being added already`);
+      adding.add(socketPath);
+      let api: CriEndpointApi | undefined;
       let version;
+      let capabilities;
       try {
+        api = createCriEndpointApi(address, options);
         version = await api.connect();
+        capabilities = await probeCapabilities(api);
+        if (closed) throw new PodscopeError('Unavailable', `the endpoint registry was closed while ${socketPath} was being added`);
       } catch (e) {
-        api.close();
+        api?.close();
         throw e;
+      } finally {
+        adding.delete(socketPath);
       }
-      const capabilities = await probeCapabilities(api);
       const id = `cri-${next++}`;
       const view: EndpointView = {
         id,
@@ -108,6 +117,7 @@ export function createEndpointRegistry(options: EndpointRegistryOptions): CriEnd
       return entries.get(id)?.api;
     },
     close() {
+      closed = true;
       for (const e of entries.values()) e.api.close();
       entries.clear();
     },

@@ -3,11 +3,14 @@
  * whose reply lacks any of the four strings (or that does not speak runtime.v1 at all) is not a CRI endpoint.
  * Calls are promisified with a per-call deadline; failures come back as PodscopeErrors naming the socket.
  */
-import { statSync, type Stats } from 'node:fs';
+import { lstatSync, readlinkSync, type Stats } from 'node:fs';
 import { credentials, Metadata, status as GrpcStatus, type CallOptions, type ClientReadableStream, type ServiceError } from '@grpc/grpc-js';
 import { PodscopeError } from '../../../shared/domain/errors';
 import * as pb from '../generated/runtime_v1';
 import { fromGrpcError, isServiceError } from '../errors';
+import { normalizeAddress } from '../address';
+
+export { normalizeAddress } from '../address';
 
 export interface CriConnectionOptions {
   /** deadline of the initial Version call (ms), default 5000 */
@@ -27,12 +30,6 @@ export interface CriConnection {
   call<Req, Res>(method: (c: pb.RuntimeServiceClient) => UnaryMethod<Req, Res>, req: Req, timeoutMs?: number): Promise<Res>;
   events(): ClientReadableStream<pb.ContainerEventResponse>;
   close(): void;
-}
-
-export function normalizeAddress(address: string): { address: string; socketPath: string } {
-  const socketPath = address.replace(/^unix:\/\//, '');
-  if (!socketPath.startsWith('/')) throw new PodscopeError('InvalidArgument', `CRI endpoint must be an absolute unix socket path, got "${address}"`);
-  return { address: `unix://${socketPath}`, socketPath };
 }
 
 export async function connectCri(address: string, opts: CriConnectionOptions = {}): Promise<CriConnection> {
@@ -97,13 +94,19 @@ function unreachableReason(details: string, socketPath: string): string | undefi
   const denied = 'permission denied: this user may not connect to the socket (its owner, group or mode; containerd\'s [grpc] gid or the podscope group gives access)';
   let st: Stats | undefined;
   try {
-    st = statSync(socketPath);
+    // lstat: describe the path itself; a symlink is named as such, never followed to describe whatever it points at
+    st = lstatSync(socketPath);
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     if (code === 'EACCES' || code === 'EPERM') return denied;
     if (code !== 'ENOENT' && code !== 'ENOTDIR') return undefined;
   }
   if (!st) return 'nothing exists at this path (is the runtime running, and is this its socket path?)';
+  if (st.isSymbolicLink()) {
+    let target = '';
+    try { target = ` to ${readlinkSync(socketPath)}`; } catch { /* unreadable */ }
+    return `it is a symbolic link${target}, and connecting through it failed (${errno}); give the socket's own path`;
+  }
   if (!st.isSocket()) return `it is ${st.isDirectory() ? 'a directory' : st.isFile() ? 'a regular file' : 'a special file'}, not a unix socket`;
   if (errno === 'EACCES' || errno === 'EPERM') return denied;
   if (errno === 'ECONNREFUSED') return 'nothing accepts connections on this socket (a stale socket left by a runtime that stopped?)';

@@ -12,9 +12,11 @@ import * as pb from '../generated/runtime_v1';
 import { configToProto } from '../convert/config';
 import { stateToProto } from '../convert/sandbox';
 import { RUNTIME_NAME } from '../server/version';
-import { STATUS_INFO_CNI_KEY, STATUS_INFO_CONFIG_KEY } from '../server/runtime-status';
+import { CNI_LOAD_OK, STATUS_INFO_CNI_KEY, STATUS_INFO_CNI_LOAD_KEY, STATUS_INFO_CONFIG_KEY } from '../server/runtime-status';
 import { fromGrpcError } from '../errors';
-import { connectCri, normalizeAddress, type CriConnection, type CriConnectionOptions } from './connection';
+import { connectCri, type CriConnection, type CriConnectionOptions } from './connection';
+import { normalizeAddress } from '../address';
+import { CniConfigViewSchema, decodePeerJson, EngineInfoSchema } from './peer-schemas';
 import { decodeGoCniConfig } from './decode-cni-config';
 import { decodeSandboxStatus, podSandboxToSummary } from './decode-status';
 
@@ -33,6 +35,17 @@ export interface CriEndpointApi extends SandboxApi {
   /** GetContainerEvents as SandboxEvents (sandbox events only); onError gets stream failures */
   subscribe(listener: (e: SandboxEvent) => void, onError?: (e: PodscopeError) => void): () => void;
   close(): void;
+}
+
+/** How many PodSandboxStatus calls list() has in flight at once. */
+export const LIST_STATUS_CONCURRENCY = 8;
+
+async function forEachLimited<T>(items: T[], limit: number, fn: (item: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) await fn(items[next++]!);
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
 }
 
 const unimplemented = (what: string, runtime: string) => new PodscopeError('Unimplemented', `${what} is not available from ${runtime} over CRI`);
@@ -84,7 +97,7 @@ export function createCriEndpointApi(address: string, opts: CriConnectionOptions
     },
     async status(id): Promise<SandboxStatus> {
       const conn = await connected();
-      return decodeSandboxStatus(await statusOf(conn, id, true), conn.version.runtimeName);
+      return decodeSandboxStatus(await statusOf(conn, id, true), conn.version.runtimeName, conn.socketPath);
     },
     async list(filter?: SandboxFilter): Promise<SandboxSummary[]> {
       const conn = await connected();
@@ -99,8 +112,9 @@ export function createCriEndpointApi(address: string, opts: CriConnectionOptions
         .filter((p) => filter?.name === undefined || p.metadata?.name === filter.name)
         .filter((p) => filter?.namespace === undefined || p.metadata?.namespace === filter.namespace)
         .map(podSandboxToSummary);
-      // ListPodSandbox carries no network facts: fill ip / host network from a (cheap, non-verbose) status each.
-      await Promise.all(items.map(async (s) => {
+      // ListPodSandbox carries no network facts: fill ip / host network from a (cheap, non-verbose) status each,
+      // at most LIST_STATUS_CONCURRENCY at a time (a runtime with hundreds of pods is not sent hundreds at once).
+      await forEachLimited(items, LIST_STATUS_CONCURRENCY, async (s) => {
         try {
           const st = (await statusOf(conn, s.id, false)).status;
           s.ip = st?.network?.ip ?? '';
@@ -109,14 +123,24 @@ export function createCriEndpointApi(address: string, opts: CriConnectionOptions
         } catch {
           // removed between list and status: keep the list facts
         }
-      }));
+      });
       return items;
     },
     async cniConfig(): Promise<CniConfigView> {
       const conn = await connected();
-      const raw = (await statusInfo(conn))[STATUS_INFO_CNI_KEY];
+      const info = await statusInfo(conn);
+      const raw = info[STATUS_INFO_CNI_KEY];
+      const loadStatus = info[STATUS_INFO_CNI_LOAD_KEY];
+      if (!raw && loadStatus !== undefined && loadStatus !== CNI_LOAD_OK) {
+        throw new PodscopeError('FailedPrecondition', `${describe(conn)} at ${conn.socketPath} could not load its CNI configuration: ${loadStatus.slice(0, 4096)}`);
+      }
       if (!raw) throw unimplemented('the CNI configuration', describe(conn));
-      return isPodscopeConn(conn) ? (JSON.parse(raw) as CniConfigView) : decodeGoCniConfig(raw);
+      if (isPodscopeConn(conn)) return decodePeerJson(CniConfigViewSchema, raw, conn.socketPath, 'a Podscope CNI configuration');
+      try {
+        return decodeGoCniConfig(raw);
+      } catch (e) {
+        throw new PodscopeError('Internal', `CRI endpoint ${conn.socketPath} sent a CNI configuration that cannot be read: ${(e as Error).message}`, { details: { endpoint: conn.socketPath } });
+      }
     },
     async live() {
       // the kernel view needs the netns on this host and the engine's own records; CRI carries neither
@@ -134,7 +158,7 @@ export function createCriEndpointApi(address: string, opts: CriConnectionOptions
       const conn = await connected();
       const raw = isPodscopeConn(conn) ? (await statusInfo(conn))[STATUS_INFO_CONFIG_KEY] : undefined;
       if (!raw) throw unimplemented('engine info', describe(conn));
-      return JSON.parse(raw) as EngineInfo;
+      return decodePeerJson(EngineInfoSchema, raw, conn.socketPath, 'Podscope engine info');
     },
     async ping(timeoutMs = 2000) {
       const conn = await connected();

@@ -17,6 +17,8 @@ import * as pb from '../generated/runtime_v1';
 import { configFromProto } from '../convert/config';
 import { stateFromProto } from '../convert/sandbox';
 import { fromGoCniResult, VERBOSE_INFO_KEY, type SandboxVerboseInfo } from '../verbose-info';
+import { PodscopeError } from '../../../shared/domain/errors';
+import { decodePeerJson, PodscopeVerboseSectionSchema, SandboxVerboseInfoSchema } from './peer-schemas';
 
 /** containerd's makeSandboxName: <name>_<namespace>_<uid>_<attempt>. */
 export function sandboxName(m: pb.PodSandboxMetadata | undefined): string {
@@ -66,15 +68,13 @@ function bandwidthOf(annotations: Record<string, string>): { ingress?: string; e
   return out;
 }
 
-function parseInfo(info: Record<string, string>): Partial<SandboxVerboseInfo> | undefined {
+/** info["info"] ⇒ the verbose document, checked (peer-schemas.ts); none when the runtime sent no verbose info. */
+function parseInfo(info: Record<string, string>, endpoint: string): Partial<SandboxVerboseInfo> | undefined {
   const raw = info[VERBOSE_INFO_KEY];
   if (!raw) return undefined;
-  try {
-    const v: unknown = JSON.parse(raw);
-    return v && typeof v === 'object' ? (v as Partial<SandboxVerboseInfo>) : undefined;
-  } catch {
-    return undefined;
-  }
+  const doc = decodePeerJson(SandboxVerboseInfoSchema, raw, endpoint, 'PodSandboxStatus verbose info');
+  // the podscope section gets its own, complete check in decodeSandboxStatus
+  return doc as Partial<SandboxVerboseInfo>;
 }
 
 /** The runtime's stored config when it gave one, else what the status message itself says (partial). */
@@ -101,16 +101,21 @@ function inferPreference(primary: string, alternatives: Record<IpPreference, IpS
   return { preference: IP_PREFERENCES[0], matched: false };
 }
 
-export function decodeSandboxStatus(res: pb.PodSandboxStatusResponse, runtimeName: string): SandboxStatus {
+/**
+ * `endpoint` names the peer in errors: a response whose verbose documents do not have the expected shape is an
+ * Internal error naming it (peer-schemas.ts), never a crash or a half-built view.
+ */
+export function decodeSandboxStatus(res: pb.PodSandboxStatusResponse, runtimeName: string, endpoint = 'the CRI endpoint'): SandboxStatus {
   const p = res.status;
-  if (!p) throw new Error('PodSandboxStatus response has no status');
-  const verbose = parseInfo(res.info);
+  if (!p) throw new PodscopeError('Internal', `CRI endpoint ${endpoint}: PodSandboxStatus response has no status`, { details: { endpoint } });
+  const verbose = parseInfo(res.info, endpoint);
   const config = configOf(p, verbose);
   const state = stateFromProto(p.state);
 
-  if (verbose?.podscope && verbose.podscope.format === 'podscope.sandbox-status/v1') {
-    const { format: _format, ...view } = verbose.podscope;
-    return { ...view, config, ...(verbose.runtimeSpec !== undefined && { ociSpec: verbose.runtimeSpec }) };
+  const section = verbose?.podscope as { format?: unknown } | undefined;
+  if (section && typeof section === 'object' && section.format === 'podscope.sandbox-status/v1') {
+    const { format: _format, ...view } = decodePeerJson(PodscopeVerboseSectionSchema, section, endpoint, 'a Podscope sandbox status');
+    return { ...view, config, ...(verbose!.runtimeSpec !== undefined && { ociSpec: verbose!.runtimeSpec }) };
   }
 
   const hostNetwork = isHostNetwork(config);

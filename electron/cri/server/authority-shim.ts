@@ -21,6 +21,11 @@
  *
  * The server does not use the authority (it serves one socket), so the rewrite loses nothing. Anything that does
  * not parse as HTTP/2 switches the connection to plain pass-through and nghttp2 reports the error as before.
+ *
+ * Header frames have to be held until their block is complete, so the shim bounds what it holds (one frame ≤ 16 KiB,
+ * one block ≤ 64 KiB in ≤ 32 frames, see AuthorityRewriter); past a bound it stops rewriting and passes the raw
+ * frames on, so oversized frames and CONTINUATION floods reach nghttp2 and get rejected there instead of piling up
+ * here.
  */
 import { Duplex } from 'node:stream';
 import type { Socket } from 'node:net';
@@ -158,32 +163,122 @@ function encodeHeaderFrames(streamId: number, flags: number, priority: Buffer | 
   return out;
 }
 
-interface PendingHeaders { streamId: number; flags: number; priority: Buffer | undefined; fragments: Buffer[]; rawFrames: Buffer[] }
+interface PendingHeaders { streamId: number; flags: number; priority: Buffer | undefined; fragments: Buffer[]; rawFrames: Buffer[]; blockBytes: number }
+
+/** Largest HEADERS/CONTINUATION frame held for rewriting: the default SETTINGS_MAX_FRAME_SIZE, which the server keeps. */
+export const MAX_HEADER_FRAME = MAX_FRAME;
+/** Largest header block (sum of fragments) held for rewriting; real gRPC request headers are well under 1 KiB. */
+export const MAX_HEADER_BLOCK = 64 * 1024;
+/** Most frames (HEADERS + CONTINUATIONs) one held header block may span. */
+export const MAX_HEADER_FRAGMENTS = 32;
+
+/** A FIFO of received chunks: bytes are consumed from the front without re-concatenating what is still queued. */
+class ChunkQueue {
+  private chunks: Buffer[] = [];
+  length = 0;
+
+  push(b: Buffer): void {
+    if (b.length === 0) return;
+    this.chunks.push(b);
+    this.length += b.length;
+  }
+
+  /** the first n bytes (n ≤ length) as one buffer, without consuming them; copies only when they span chunks */
+  peek(n: number): Buffer {
+    const first = this.chunks[0]!;
+    if (first.length >= n) return first.subarray(0, n);
+    const parts: Buffer[] = [];
+    let need = n;
+    for (const c of this.chunks) {
+      if (need <= 0) break;
+      const part = c.length > need ? c.subarray(0, need) : c;
+      parts.push(part);
+      need -= part.length;
+    }
+    return Buffer.concat(parts, n);
+  }
+
+  /** removes the first n bytes (n ≤ length) and appends them, as they are, to out */
+  takeInto(n: number, out: Buffer[]): void {
+    this.length -= n;
+    while (n > 0) {
+      const c = this.chunks[0]!;
+      if (c.length <= n) {
+        out.push(c);
+        this.chunks.shift();
+        n -= c.length;
+      } else {
+        out.push(c.subarray(0, n));
+        this.chunks[0] = c.subarray(n);
+        n = 0;
+      }
+    }
+  }
+
+  /** removes the first n bytes (n ≤ length) as one buffer */
+  take(n: number): Buffer {
+    const parts: Buffer[] = [];
+    this.takeInto(n, parts);
+    return parts.length === 1 ? parts[0]! : Buffer.concat(parts, n);
+  }
+
+  drainInto(out: Buffer[]): void {
+    this.takeInto(this.length, out);
+  }
+}
+
+/** How long a connection that went past the header limits stays open for nghttp2's GOAWAY to reach the peer. */
+const LIMIT_CLOSE_GRACE_MS = 500;
+
+/** Thrown when a header block exceeds what the rewriter holds: the bytes go to nghttp2 unchanged, which rejects them. */
+class TooLarge extends Error {}
 
 /**
  * Incremental client→server rewriter: push() bytes as they arrive, get back the bytes to hand to nghttp2.
- * Non-HEADERS frames are forwarded as soon as their bytes arrive (no whole-frame buffering).
+ *
+ * Non-header frames are forwarded as soon as their bytes arrive (no whole-frame buffering). Header frames are
+ * different: a HEADERS frame and its CONTINUATIONs are held until END_HEADERS, because `:authority` can only be
+ * rewritten in a complete block. That hold is bounded — a frame longer than MAX_HEADER_FRAME, a block longer than
+ * MAX_HEADER_BLOCK or spanning more than MAX_HEADER_FRAGMENTS frames is not held: what was held and everything
+ * after it is handed to nghttp2 verbatim (pass-through from then on), and nghttp2 applies its own limits
+ * (FRAME_SIZE_ERROR for an oversized frame, its CONTINUATION and header-list limits for a flood) and closes the
+ * connection. So this shim never holds more than about MAX_HEADER_BLOCK + MAX_HEADER_FRAME bytes per connection,
+ * and a flood never stays hidden from nghttp2.
  */
 export class AuthorityRewriter {
-  private buf: Buffer = Buffer.alloc(0);
+  private readonly queue = new ChunkQueue();
   private stage: 'preface' | 'frames' | 'passthrough' = 'preface';
   /** payload bytes of a forwarded (non-header) frame still to copy through */
   private forwardRemaining = 0;
   private pending: PendingHeaders | undefined;
 
+  /** bytes held back from nghttp2 right now (queued input plus held header frames); bounded, see the class comment */
+  get heldBytes(): number {
+    return this.queue.length + (this.pending ? this.pending.rawFrames.reduce((n, f) => n + f.length, 0) : 0);
+  }
+
+  /** true once the connection is passed through unchanged (not HTTP/2, malformed, or past a limit) */
+  get passingThrough(): boolean {
+    return this.stage === 'passthrough';
+  }
+
+  /** true once a header frame or block went past the limits (a connection error the peer caused) */
+  limitExceeded = false;
+
   push(chunk: Buffer): Buffer {
     if (this.stage === 'passthrough') return chunk;
-    this.buf = this.buf.length ? Buffer.concat([this.buf, chunk]) : chunk;
+    this.queue.push(chunk);
     const out: Buffer[] = [];
     try {
       this.drain(out);
     } catch (e) {
-      if (!(e instanceof HpackError)) throw e;
-      // Unparseable: give nghttp2 the original bytes of any held header frames plus the rest, verbatim, from now on.
+      if (!(e instanceof HpackError) && !(e instanceof TooLarge)) throw e;
+      if (e instanceof TooLarge) this.limitExceeded = true;
+      // Unparseable or too large: give nghttp2 the original bytes of any held header frames plus the rest,
+      // verbatim, from now on.
       if (this.pending) out.push(...this.pending.rawFrames);
       this.pending = undefined;
-      out.push(this.buf);
-      this.buf = Buffer.alloc(0);
+      this.queue.drainInto(out);
       this.stage = 'passthrough';
     }
     return out.length === 1 ? out[0]! : Buffer.concat(out);
@@ -191,39 +286,41 @@ export class AuthorityRewriter {
 
   private drain(out: Buffer[]): void {
     if (this.stage === 'preface') {
-      const n = Math.min(this.buf.length, PREFACE.length);
-      if (!this.buf.subarray(0, n).equals(PREFACE.subarray(0, n))) throw new HpackError('not an HTTP/2 client preface');
-      if (this.buf.length < PREFACE.length) return;
-      out.push(this.buf.subarray(0, PREFACE.length));
-      this.buf = this.buf.subarray(PREFACE.length);
+      const n = Math.min(this.queue.length, PREFACE.length);
+      if (!this.queue.peek(n).equals(PREFACE.subarray(0, n))) throw new HpackError('not an HTTP/2 client preface');
+      if (this.queue.length < PREFACE.length) return;
+      this.queue.takeInto(PREFACE.length, out);
       this.stage = 'frames';
     }
     for (;;) {
       if (this.forwardRemaining > 0) {
-        const n = Math.min(this.forwardRemaining, this.buf.length);
+        const n = Math.min(this.forwardRemaining, this.queue.length);
         if (n === 0) return;
-        out.push(this.buf.subarray(0, n));
-        this.buf = this.buf.subarray(n);
+        this.queue.takeInto(n, out);
         this.forwardRemaining -= n;
         continue;
       }
-      if (this.buf.length < FRAME_HEADER) return;
-      const length = this.buf.readUIntBE(0, 3);
-      const type = this.buf[3]!;
-      const flags = this.buf[4]!;
-      const streamId = this.buf.readUInt32BE(5) & 0x7fffffff;
+      if (this.queue.length < FRAME_HEADER) return;
+      const header = this.queue.peek(FRAME_HEADER);
+      const length = header.readUIntBE(0, 3);
+      const type = header[3]!;
+      const flags = header[4]!;
+      const streamId = header.readUInt32BE(5) & 0x7fffffff;
       const isHeaderFrame = type === TYPE_HEADERS || (type === TYPE_CONTINUATION && this.pending !== undefined);
       if (this.pending && !(type === TYPE_CONTINUATION && streamId === this.pending.streamId)) throw new HpackError('header block interrupted');
       if (!isHeaderFrame) {
-        out.push(this.buf.subarray(0, FRAME_HEADER));
-        this.buf = this.buf.subarray(FRAME_HEADER);
+        this.queue.takeInto(FRAME_HEADER, out);
         this.forwardRemaining = length;
         continue;
       }
-      if (this.buf.length < FRAME_HEADER + length) return;
-      const raw = this.buf.subarray(0, FRAME_HEADER + length);
+      // Checked on the frame header, before any of the payload is waited for.
+      if (length > MAX_HEADER_FRAME) throw new TooLarge(`header frame of ${length} bytes`);
+      if (this.pending && (this.pending.rawFrames.length >= MAX_HEADER_FRAGMENTS || this.pending.blockBytes + length > MAX_HEADER_BLOCK)) {
+        throw new TooLarge('header block too large');
+      }
+      if (this.queue.length < FRAME_HEADER + length) return;
+      const raw = this.queue.take(FRAME_HEADER + length);
       const payload = raw.subarray(FRAME_HEADER);
-      this.buf = this.buf.subarray(FRAME_HEADER + length);
       if (type === TYPE_HEADERS) {
         let off = 0;
         let padLength = 0;
@@ -238,10 +335,12 @@ export class AuthorityRewriter {
           off += 5;
         }
         if (off + padLength > payload.length || (priority && priority.length < 5)) throw new HpackError('bad HEADERS frame');
-        this.pending = { streamId, flags, priority, fragments: [payload.subarray(off, payload.length - padLength)], rawFrames: [raw] };
+        const fragment = payload.subarray(off, payload.length - padLength);
+        this.pending = { streamId, flags, priority, fragments: [fragment], rawFrames: [raw], blockBytes: fragment.length };
       } else {
         this.pending!.fragments.push(payload);
         this.pending!.rawFrames.push(raw);
+        this.pending!.blockBytes += payload.length;
       }
       if (flags & FLAG_END_HEADERS) {
         const p = this.pending!;
@@ -280,13 +379,18 @@ export function authorityFixingStream(socket: Socket): Duplex {
       cb(err);
     },
   });
+  let closeTimer: NodeJS.Timeout | undefined;
   socket.on('data', (chunk: Buffer) => {
     const data = rewriter.push(chunk);
     if (data.length > 0 && !duplex.push(data)) socket.pause();
+    // nghttp2 answers an oversized header frame with GOAWAY(FRAME_SIZE_ERROR) but leaves the socket open; a peer
+    // that went past the header limits is cut once that GOAWAY had time to go out.
+    if (rewriter.limitExceeded && !closeTimer) closeTimer = setTimeout(() => socket.destroy(), LIMIT_CLOSE_GRACE_MS).unref();
   });
   socket.on('end', () => duplex.push(null));
   socket.on('error', (e) => duplex.destroy(e));
   socket.on('close', () => {
+    clearTimeout(closeTimer);
     if (!duplex.destroyed) duplex.destroy();
   });
   return duplex;

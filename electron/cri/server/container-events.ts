@@ -4,11 +4,12 @@
  * READY ⇒ NOTREADY ⇒ STOPPED, removed ⇒ DELETED. Progress and CNI-config events have no CRI equivalent.
  * Each stream tracks the last state it saw per sandbox so it only reports transitions.
  */
-import type { ServerWritableStream } from '@grpc/grpc-js';
+import { status as GrpcStatus, type ServerWritableStream, type StatusObject } from '@grpc/grpc-js';
 import type { SandboxEvent, SandboxSummary } from '../../../shared/domain/sandbox';
 import * as pb from '../generated/runtime_v1';
 import { createdAtNs, stateToProto } from '../convert/sandbox';
 import type { CriEngine } from './handler';
+import { toGrpcStatus } from '../errors';
 
 type EventStream = ServerWritableStream<pb.GetEventsRequest, pb.ContainerEventResponse>;
 
@@ -48,28 +49,96 @@ export function translateSandboxEvent(e: SandboxEvent, seen: Map<string, Sandbox
   return [];
 }
 
-/** Serves one stream until the client cancels or the server closes; returns the unsubscribe for the server. */
-export async function serveContainerEvents(engine: CriEngine, call: EventStream): Promise<() => void> {
+/** Unflushed events a stream may hold before it is ended with RESOURCE_EXHAUSTED (a client that stopped reading). */
+export const DEFAULT_EVENTS_HIGH_WATER_MARK = 1024;
+
+export interface ContainerEventsOptions {
+  /** see DEFAULT_EVENTS_HIGH_WATER_MARK */
+  highWaterMark?: number;
+}
+
+/**
+ * Serves one stream until the client cancels, the server closes it, or the client stops reading. `streams` is the
+ * server's set of open streams: the stream's `end` (unsubscribe and end the call) is in it exactly while the stream
+ * is open — added before anything is awaited, removed however the stream finishes — so neither a cancel during the
+ * initial list nor one afterwards leaves a subscription behind.
+ *
+ * Back-pressure: events the transport has not taken yet are counted; when call.write() reports a full buffer and
+ * more than `highWaterMark` events are unflushed, the stream unsubscribes and ends with RESOURCE_EXHAUSTED (the
+ * client gets what was already queued, then the status) instead of queueing without limit.
+ */
+export async function serveContainerEvents(engine: CriEngine, call: EventStream, streams: Set<() => void>, opts: ContainerEventsOptions = {}): Promise<void> {
+  const highWaterMark = opts.highWaterMark ?? DEFAULT_EVENTS_HIGH_WATER_MARK;
+  let done = false;
+  let unsubscribe: (() => void) | undefined;
+  const finish = () => {
+    if (done) return;
+    done = true;
+    streams.delete(end);
+    unsubscribe?.();
+    unsubscribe = undefined;
+  };
+  const end = () => {
+    if (done) return;
+    finish();
+    call.end();
+  };
+  const fail = (status: Partial<StatusObject>) => {
+    if (done) return;
+    finish();
+    // a server stream reports failure by emitting 'error' with a status object (grpc-js ServerWritableStream)
+    call.emit('error', status);
+  };
+  streams.add(end);
+  call.on('cancelled', finish);
+  call.on('close', finish);
+  call.on('error', finish);
+  if (call.cancelled) {
+    finish();
+    return;
+  }
+
+  let unflushed = 0;
   const seen = new Map<string, SandboxSummary>();
   const send = (e: SandboxEvent) => {
     for (const { type, summary } of translateSandboxEvent(e, seen)) {
-      call.write({
-        containerId: summary.id,
-        containerEventType: type,
-        createdAt: (BigInt(Date.now()) * 1_000_000n).toString(),
-        podSandboxStatus: summaryStatus(summary),
-      });
+      if (done) return;
+      unflushed++;
+      const ok = call.write(
+        {
+          containerId: summary.id,
+          containerEventType: type,
+          createdAt: (BigInt(Date.now()) * 1_000_000n).toString(),
+          podSandboxStatus: summaryStatus(summary),
+        },
+        () => { unflushed--; },
+      );
+      if (!ok && unflushed > highWaterMark) {
+        fail({ code: GrpcStatus.RESOURCE_EXHAUSTED, details: `the client is not reading its container events (more than ${highWaterMark} unsent); the stream is ended, subscribe again` });
+        return;
+      }
     }
   };
   // Subscribe before listing so nothing is lost in between; events that arrive meanwhile wait for the list.
   let pending: SandboxEvent[] | undefined = [];
-  const unsubscribe = engine.subscribe((e) => (pending ? pending.push(e) : send(e)));
+  unsubscribe = engine.subscribe((e) => {
+    if (done) return;
+    if (!pending) return send(e);
+    pending.push(e);
+    // the list is slow and the engine busy: the same bound applies to what waits for it
+    if (pending.length > highWaterMark) fail({ code: GrpcStatus.RESOURCE_EXHAUSTED, details: `more than ${highWaterMark} container events queued before the stream could start` });
+  });
   let existing: SandboxSummary[];
   try {
     existing = await engine.list();
   } catch (e) {
-    unsubscribe();
-    throw e;
+    if (!done) fail(toGrpcStatus(e));
+    return;
+  }
+  // cancelled, closed or failed while listing: finish() already unsubscribed
+  if (done || call.cancelled) {
+    finish();
+    return;
   }
   const queued = pending;
   // Sandboxes that existed before the stream opened are known, so their next change is a transition, not a CREATED;
@@ -78,17 +147,4 @@ export async function serveContainerEvents(engine: CriEngine, call: EventStream)
   for (const s of existing) if (!addedMeanwhile.has(s.id)) seen.set(s.id, s);
   pending = undefined;
   for (const e of queued) send(e);
-  let done = false;
-  const finish = () => {
-    if (done) return;
-    done = true;
-    unsubscribe();
-  };
-  call.on('cancelled', finish);
-  call.on('close', finish);
-  call.on('error', finish);
-  return () => {
-    finish();
-    call.end();
-  };
 }

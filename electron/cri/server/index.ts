@@ -3,12 +3,14 @@
  * runtime_v1.proto are answered UNIMPLEMENTED by grpc-js itself (unknown method path). The same socket serves the
  * read-only ImageService subset (image-service.ts), since cri-client 1.26 checks the image endpoint on connect.
  *
- * Socket access: the socket is chmod'ed to `mode` (default 0660) and, when `group` is given, chown'ed to that gid,
- * so the GUI running as a normal user in that group can drive a root daemon. Its directory is created 0755.
+ * Socket access: the socket ends up with `mode` (default 0660) and, when `group` is given, that gid, so the GUI
+ * running as a normal user in that group can drive a root daemon. How it gets there safely (socket-path.ts):
+ * the socket's directory (created 0755 when missing) must be owned by this uid or root and writable by nobody else,
+ * and so must every directory above it unless sticky; the socket is bound in a private 0700 directory inside it,
+ * given its owner and mode there, checked with lstat, and renamed into place — so no other user can connect before
+ * the mode is right or swap the path for a symlink that chmod/chown would follow.
  */
-import { chmod, chown, lstat, mkdir, unlink } from 'node:fs/promises';
-import { connect, createServer as createNetServer, type Server as NetServer, type Socket } from 'node:net';
-import { dirname } from 'node:path';
+import { createServer as createNetServer, type Server as NetServer, type Socket } from 'node:net';
 import { Server, ServerCredentials } from '@grpc/grpc-js';
 import { PodscopeError } from '../../../shared/domain/errors';
 import { ImageServiceService, RuntimeServiceService, type RuntimeServiceServer } from '../generated/runtime_v1';
@@ -16,6 +18,8 @@ import { toGrpcStatus } from '../errors';
 import { authorityFixingStream } from './authority-shim';
 import { imageServiceImpl } from './image-service';
 import { serveContainerEvents } from './container-events';
+import { bindPrivately, clearStaleSocket, prepareSocketDir, removeOwnSocket, type BoundSocket } from './socket-path';
+import { normalizeAddress } from '../address';
 import { unary, type CriEngine } from './handler';
 import { runtimeConfigResponse, statusResponse } from './runtime-status';
 import { runPodSandbox } from './sandbox-run';
@@ -37,6 +41,10 @@ export interface CriServerOptions {
   group?: number;
   /** runtime_version in Version; default engine.info().version */
   runtimeVersion?: string;
+  /** unflushed events a GetContainerEvents stream may hold before it is ended with RESOURCE_EXHAUSTED (default 1024) */
+  eventsHighWaterMark?: number;
+  /** how long the startup probe of an existing socket waits for it to accept (ms), default 1000 */
+  staleProbeTimeoutMs?: number;
 }
 
 export interface CriServer {
@@ -45,32 +53,14 @@ export interface CriServer {
   close(): Promise<void>;
 }
 
-export function stripUnixScheme(address: string): string {
-  return address.replace(/^unix:\/\//, '');
-}
-
-/** A leftover socket file from a dead server is removed; a live one means someone else serves this path. */
-async function clearStaleSocket(path: string): Promise<void> {
-  const st = await lstat(path).catch(() => undefined);
-  if (!st) return;
-  if (!st.isSocket()) throw new PodscopeError('FailedPrecondition', `${path} exists and is not a socket; refusing to replace it`);
-  const alive = await new Promise<boolean>((resolve) => {
-    const s = connect(path);
-    s.once('connect', () => { s.destroy(); resolve(true); });
-    s.once('error', () => resolve(false));
-  });
-  if (alive) throw new PodscopeError('AlreadyExists', `another process is already serving ${path}`);
-  await unlink(path);
-}
-
 export async function startCriServer(options: CriServerOptions): Promise<CriServer> {
   const { engine } = options;
-  const socketPath = stripUnixScheme(options.socketPath ?? DEFAULT_CRI_SOCKET);
+  const { socketPath } = normalizeAddress(options.socketPath ?? DEFAULT_CRI_SOCKET, { baseDir: process.cwd() });
   const mode = options.mode ?? 0o660;
   const runtimeVersion = options.runtimeVersion ?? (await engine.info().then((i) => i.version, () => ''));
 
-  await mkdir(dirname(socketPath), { recursive: true, mode: 0o755 });
-  await clearStaleSocket(socketPath);
+  await prepareSocketDir(socketPath);
+  await clearStaleSocket(socketPath, options.staleProbeTimeoutMs ?? 1000);
 
   const streams = new Set<() => void>();
   const impl: RuntimeServiceServer = {
@@ -83,15 +73,8 @@ export async function startCriServer(options: CriServerOptions): Promise<CriServ
     podSandboxStatus: unary((req) => podSandboxStatus(engine, req)),
     listPodSandbox: unary((req) => listPodSandbox(engine, req)),
     getContainerEvents: (call) => {
-      serveContainerEvents(engine, call).then(
-        (end) => {
-          streams.add(end);
-          call.on('close', () => streams.delete(end));
-          call.on('cancelled', () => streams.delete(end));
-        },
-        // a server stream reports failure by emitting 'error' with a status object (grpc-js ServerWritableStream)
-        (e: unknown) => call.emit('error', toGrpcStatus(e)),
-      );
+      // registers itself in `streams` synchronously and reports its own failures on the call
+      void serveContainerEvents(engine, call, streams, { highWaterMark: options.eventsHighWaterMark });
     },
   };
 
@@ -107,21 +90,17 @@ export async function startCriServer(options: CriServerOptions): Promise<CriServ
     socket.once('close', () => sockets.delete(socket));
     injector.injectConnection(authorityFixingStream(socket));
   });
-  await new Promise<void>((resolve, reject) => {
-    listener.once('error', (err) => reject(new PodscopeError('Unavailable', `cannot listen on ${socketPath}: ${err.message}`, { cause: err })));
-    listener.listen(socketPath, () => resolve());
-  });
-  // A failed accept (e.g. EMFILE) affects one client only; it must not take the daemon down as an unhandled 'error'.
-  listener.on('error', () => undefined);
+  let bound: BoundSocket;
   try {
-    if (options.group !== undefined) await chown(socketPath, process.getuid?.() ?? 0, options.group);
-    await chmod(socketPath, mode);
+    bound = await bindPrivately(listener, socketPath, { mode, ...(options.group !== undefined && { group: options.group }) });
   } catch (e) {
     listener.close();
     injector.destroy();
     server.forceShutdown();
     throw e;
   }
+  // A failed accept (e.g. EMFILE) affects one client only; it must not take the daemon down as an unhandled 'error'.
+  listener.on('error', () => undefined);
 
   let closing: Promise<void> | undefined;
   return {
@@ -141,7 +120,7 @@ export async function startCriServer(options: CriServerOptions): Promise<CriServ
         const straggler = setTimeout(dropSockets, 1000);
         await listenerClosed;
         clearTimeout(straggler);
-        await unlink(socketPath).catch(() => undefined);
+        await removeOwnSocket(socketPath, bound);
       })();
       return closing;
     },

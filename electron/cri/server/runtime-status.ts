@@ -8,14 +8,26 @@ import type { CriEngine } from './handler';
 
 export const STATUS_INFO_CONFIG_KEY = 'config';
 export const STATUS_INFO_CNI_KEY = 'cniconfig';
+/** containerd's key: "OK", or why the CNI configuration could not be loaded (Status itself still succeeds). */
+export const STATUS_INFO_CNI_LOAD_KEY = 'lastCNILoadStatus';
+export const CNI_LOAD_OK = 'OK';
 
 export async function statusResponse(engine: CriEngine, req: pb.StatusRequest): Promise<pb.StatusResponse> {
   const conditions = await engine.runtimeConditions();
   const info: Record<string, string> = {};
   if (req.verbose) {
-    const [engineInfo, cni] = await Promise.all([engine.info(), engine.cniConfig()]);
+    // As in containerd, a CNI load problem never fails Status: it is reported in the info instead.
+    const [engineInfo, cni] = await Promise.all([
+      engine.info(),
+      engine.cniConfig().then((view) => ({ view }), (e: unknown) => ({ error: e instanceof Error ? e.message || e.name : String(e) })),
+    ]);
     info[STATUS_INFO_CONFIG_KEY] = JSON.stringify(engineInfo);
-    info[STATUS_INFO_CNI_KEY] = JSON.stringify(cni);
+    if ('view' in cni) {
+      info[STATUS_INFO_CNI_KEY] = JSON.stringify(cni.view);
+      info[STATUS_INFO_CNI_LOAD_KEY] = CNI_LOAD_OK;
+    } else {
+      info[STATUS_INFO_CNI_LOAD_KEY] = cni.error || 'failed to load the CNI configuration';
+    }
   }
   return {
     status: { conditions: conditions.map((c) => ({ type: c.type, status: c.status, reason: c.reason, message: c.message })) },
