@@ -7,12 +7,15 @@
  */
 import { LOCAL_ENDPOINT_CAPABILITIES, LOCAL_ENDPOINT_ID, type AddEndpointRequest, type EndpointCapabilities, type EndpointRegistry, type EndpointView } from '../../shared/domain/endpoints';
 import { PodscopeError, notFound } from '../../shared/domain/errors';
-import type { SandboxApi } from '../../shared/domain/sandbox';
+import type { SandboxApi, SandboxEvent } from '../../shared/domain/sandbox';
 import { createCriEndpointApi, type CriEndpointApi } from './client/cri-endpoint-api';
 import type { CriConnectionOptions } from './client/connection';
 import { normalizeAddress } from './address';
 
-interface CriEntry { id: string; label: string; api: CriEndpointApi; view: EndpointView }
+interface CriEntry { id: string; label: string; api: CriEndpointApi; view: EndpointView; stopEvents?: () => void }
+
+/** How long to wait before re-opening an endpoint's event stream that ended (runtime restarted, socket replaced). */
+const EVENTS_RETRY_MS = 3000;
 
 export interface CriEndpointRegistry extends EndpointRegistry {
   /** the CRI client of an added endpoint (for subscribe/ping); undefined for "local" or unknown ids */
@@ -44,6 +47,25 @@ export function createEndpointRegistry(options: EndpointRegistryOptions): CriEnd
   const adding = new Set<string>();
   let closed = false;
   let next = 1;
+  const eventListeners = new Set<(endpointId: string, event: SandboxEvent) => void>();
+
+  /** GetContainerEvents of one endpoint, fanned out to subscribers and re-opened while the endpoint stays added. */
+  const followEvents = (e: CriEntry) => {
+    let retry: NodeJS.Timeout | undefined;
+    let stop = () => {};
+    const open = () => {
+      stop = e.api.subscribe(
+        (event) => { for (const l of eventListeners) l(e.id, event); },
+        () => {
+          if (entries.get(e.id) !== e) return;
+          retry = setTimeout(open, EVENTS_RETRY_MS);
+          retry.unref();
+        },
+      );
+    };
+    open();
+    e.stopEvents = () => { clearTimeout(retry); stop(); };
+  };
   const localView = (): EndpointView => ({
     id: LOCAL_ENDPOINT_ID,
     kind: 'podscope-engine',
@@ -97,7 +119,10 @@ export function createEndpointRegistry(options: EndpointRegistryOptions): CriEnd
         connected: true,
         capabilities,
       };
-      entries.set(id, { id, label: view.label, api, view });
+      const entry: CriEntry = { id, label: view.label, api, view };
+      entries.set(id, entry);
+      // without this the UI, told the endpoint streams events, would neither poll nor hear anything
+      if (capabilities.events) followEvents(entry);
       return view;
     },
     async remove(id) {
@@ -105,7 +130,12 @@ export function createEndpointRegistry(options: EndpointRegistryOptions): CriEnd
       const e = entries.get(id);
       if (!e) throw notFound(`no endpoint "${id}"`);
       entries.delete(id);
+      e.stopEvents?.();
       e.api.close();
+    },
+    subscribe(listener) {
+      eventListeners.add(listener);
+      return () => eventListeners.delete(listener);
     },
     api(id) {
       if (id === LOCAL_ENDPOINT_ID) return options.local;
@@ -118,7 +148,10 @@ export function createEndpointRegistry(options: EndpointRegistryOptions): CriEnd
     },
     close() {
       closed = true;
-      for (const e of entries.values()) e.api.close();
+      for (const e of entries.values()) {
+        e.stopEvents?.();
+        e.api.close();
+      }
       entries.clear();
     },
   };

@@ -69,6 +69,7 @@ export function createRouter(opts: RouterOptions): Router {
     }
   };
   const unsubscribeEngine = opts.engine.subscribe((event) => emit({ kind: 'sandbox', endpointId: LOCAL_ENDPOINT_ID, event }));
+  const unsubscribeEndpoints = endpoints.subscribe?.((endpointId, event) => emit({ kind: 'sandbox', endpointId, event }));
   async function broadcastEndpoints() {
     try {
       emit({ kind: 'endpoints.changed', endpoints: await endpoints.list() });
@@ -106,6 +107,7 @@ export function createRouter(opts: RouterOptions): Router {
     },
     dispose() {
       unsubscribeEngine();
+      unsubscribeEndpoints?.();
       listeners.clear();
     },
   };

@@ -2,7 +2,7 @@
  * Where sandboxes live: the in-process engine, or any CRI runtime.v1 endpoint (containerd, CRI-O, a Podscope daemon).
  * Every screen works against an endpoint id; "local" is the built-in engine.
  */
-import type { SandboxApi } from './sandbox';
+import type { SandboxApi, SandboxEvent } from './sandbox';
 
 export const LOCAL_ENDPOINT_ID = 'local';
 
@@ -52,4 +52,6 @@ export interface EndpointRegistry {
   remove(id: string): Promise<void>;
   /** the API for an endpoint id; NotFound for an unknown id */
   api(id: string): SandboxApi;
+  /** sandbox events of the added endpoints that stream them (the built-in engine's come from the engine itself) */
+  subscribe?(listener: (endpointId: string, event: SandboxEvent) => void): () => void;
 }

@@ -125,6 +125,29 @@ describe('unreachable and non-CRI sockets', () => {
 });
 
 describe('endpoint registry', () => {
+  it("forwards an added endpoint's sandbox events under its id (the UI stops polling endpoints that stream)", async () => {
+    const other = createFakeEngine(); // a second daemon, so the events cannot come from the local engine
+    const otherServer = await startCriServer({ engine: other, socketPath: join(tmp.dir, 'other.sock') });
+    const reg = createEndpointRegistry({ local: engine });
+    try {
+      const view = await reg.add({ address: otherServer.socketPath });
+      const seen: Array<[string, SandboxEvent['type']]> = [];
+      reg.subscribe!((endpointId, e) => seen.push([endpointId, e.type]));
+      await new Promise((r) => setTimeout(r, 200)); // the stream is open
+      await other.run({ config: { metadata: { name: 'ev', namespace: 'ns', uid: 'u' } } });
+      for (let i = 0; i < 50 && !seen.some(([, t]) => t === 'sandbox.added'); i++) await new Promise((r) => setTimeout(r, 20));
+      expect(seen).toContainEqual([view.id, 'sandbox.added']);
+      await reg.remove(view.id);
+      const before = seen.length;
+      await other.run({ config: { metadata: { name: 'ev2', namespace: 'ns', uid: 'u' } } });
+      await new Promise((r) => setTimeout(r, 200));
+      expect(seen.length).toBe(before); // removed: no more forwarding
+    } finally {
+      reg.close();
+      await otherServer.close();
+    }
+  });
+
   it('holds local plus added CRI endpoints with probed capabilities', async () => {
     const reg = createEndpointRegistry({ local: engine });
     try {
