@@ -5,7 +5,7 @@
  * plugin trace only from Podscope, CNI config only when Status verbose carries it, events only when
  * GetContainerEvents is served, preview never over CRI.
  */
-import { LOCAL_ENDPOINT_CAPABILITIES, LOCAL_ENDPOINT_ID, type AddEndpointRequest, type EndpointCapabilities, type EndpointRegistry, type EndpointView } from '../../shared/domain/endpoints';
+import { LOCAL_ENDPOINT_CAPABILITIES, LOCAL_ENDPOINT_ID, LOCAL_ENDPOINT_LABEL, type AddEndpointRequest, type EndpointCapabilities, type EndpointRegistry, type EndpointView } from '../../shared/domain/endpoints';
 import { PodscopeError, notFound } from '../../shared/domain/errors';
 import type { SandboxApi, SandboxEvent } from '../../shared/domain/sandbox';
 import { createCriEndpointApi, type CriEndpointApi } from './client/cri-endpoint-api';
@@ -69,7 +69,7 @@ export function createEndpointRegistry(options: EndpointRegistryOptions): CriEnd
   const localView = (): EndpointView => ({
     id: LOCAL_ENDPOINT_ID,
     kind: 'podscope-engine',
-    label: options.localLabel ?? 'This machine (built-in engine)',
+    label: options.localLabel ?? LOCAL_ENDPOINT_LABEL,
     connected: true,
     capabilities: { ...LOCAL_ENDPOINT_CAPABILITIES },
   });

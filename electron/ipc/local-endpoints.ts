@@ -2,7 +2,7 @@
  * The endpoint registry used when the host is given none: only the in-process engine. Adding a CRI endpoint is
  * reported as Unimplemented (the CRI client lives elsewhere and is wired in by whoever builds the host).
  */
-import { LOCAL_ENDPOINT_CAPABILITIES, LOCAL_ENDPOINT_ID, type EndpointRegistry, type EndpointView } from '../../shared/domain/endpoints';
+import { LOCAL_ENDPOINT_CAPABILITIES, LOCAL_ENDPOINT_ID, LOCAL_ENDPOINT_LABEL, type EndpointRegistry, type EndpointView } from '../../shared/domain/endpoints';
 import { PodscopeError, notFound } from '../../shared/domain/errors';
 import type { SandboxApi } from '../../shared/domain/sandbox';
 
@@ -10,7 +10,7 @@ export function localEndpointView(): EndpointView {
   return {
     id: LOCAL_ENDPOINT_ID,
     kind: 'podscope-engine',
-    label: 'Local engine',
+    label: LOCAL_ENDPOINT_LABEL,
     connected: true,
     capabilities: { ...LOCAL_ENDPOINT_CAPABILITIES },
   };

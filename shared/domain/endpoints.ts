@@ -5,6 +5,7 @@
 import type { SandboxApi, SandboxEvent } from './sandbox';
 
 export const LOCAL_ENDPOINT_ID = 'local';
+export const LOCAL_ENDPOINT_LABEL = 'This machine (built-in engine)';
 
 export type EndpointKind = 'podscope-engine' | 'cri';
 

@@ -1,6 +1,6 @@
 /** Which runtime the screens talk to: the local engine or a CRI endpoint (containerd, CRI-O, a Podscope daemon). */
 import { useState } from 'react';
-import type { EndpointView } from '../../../../../shared/domain/endpoints';
+import { LOCAL_ENDPOINT_LABEL, type EndpointView } from '../../../../../shared/domain/endpoints';
 import { useQuery } from '@tanstack/react-query';
 import { useClient } from '../../../lib/connection-context';
 import { Dialog } from '../../../lib/ui/Dialog';
@@ -29,7 +29,7 @@ export function EndpointSwitcher() {
             else setEndpoint(e.target.value);
           }}
         >
-          {(data ?? [{ id: endpointId, label: 'Local engine', kind: 'podscope-engine' as const }]).map((e) => (
+          {(data ?? [{ id: endpointId, label: LOCAL_ENDPOINT_LABEL, kind: 'podscope-engine' as const }]).map((e) => (
             // the label only: the runtime, version and socket of the selected one are in the note below
             <option key={e.id} value={e.id} title={'address' in e && e.address ? e.address : undefined}>
               {e.label}
