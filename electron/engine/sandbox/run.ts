@@ -62,7 +62,7 @@ export async function runSandbox(ctx: EngineContext, req: RunSandboxRequest, sig
     state: 'Unknown',
     ip: '',
     additionalIps: [],
-    pause: { containerId: id, status: 'creating' },
+    pause: { containerId: id, status: 'creating', bundle: join(ctx.options.runDir, 'sandboxes', id, 'bundle') },
     rootDir: join(ctx.options.stateDir, 'sandboxes', id),
     runDir: join(ctx.options.runDir, 'sandboxes', id),
     trace: [],
@@ -75,7 +75,6 @@ export async function runSandbox(ctx: EngineContext, req: RunSandboxRequest, sig
       // Every name is chosen and saved before anything exists on the host: a crash at any later point leaves a
       // record that says what to look for, and stop/remove release it (each undo is idempotent).
       if (cniOptions) rec.netnsPath = ctx.netns.newPath();
-      rec.pause = { containerId: id, status: 'creating', bundle: join(rec.runDir, 'bundle') };
       await ctx.store.save(rec);
       ctx.emit({ type: 'sandbox.added', id, summary: toSummary(rec) });
       if (rec.netnsPath) {
