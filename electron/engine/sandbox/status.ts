@@ -1,5 +1,5 @@
 /** PodSandboxStatus and ListPodSandbox (FACTS C12): cheap reads of the store plus a liveness check of the pause pid. */
-import { readFile } from 'node:fs/promises';
+import { readFileSync } from 'node:fs';
 import type { SandboxFilter, SandboxStatus, SandboxSummary } from '../../../shared/domain/sandbox';
 import type { EngineContext } from './context';
 import { resolveIdPrefix } from './id-index';
@@ -61,7 +61,9 @@ export async function refreshLiveness(ctx: EngineContext, rec: SandboxRecord): P
 /** Fields of /proc/<pid>/stat after the parenthesised command name (which may itself contain spaces). */
 async function procStat(pid: number): Promise<string[] | undefined> {
   try {
-    const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
+    // procfs is generated in memory: a synchronous read costs microseconds, where an async one is a thread-pool
+    // round trip that status and list would pay for every sandbox
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
     return stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   } catch (e) {
     if ((e as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
