@@ -9,6 +9,7 @@
 import type { PodSandboxConfigInput } from '../../shared/domain/config';
 import type { CriEndpointRegistry } from '../../electron/cri/endpoint-registry';
 import { startContainerd, type ContainerdFixture } from '../../tests/cri/helpers/containerd-fixture';
+import { teardownSteps } from './attempts';
 
 export const CTD_BRIDGE = 'psc-ctde';
 export const CTD_SUBNET = 240;
@@ -36,14 +37,7 @@ export async function startContainerdEnv(endpoints: CriEndpointRegistry): Promis
     async dispose() {
       if (disposed) return [];
       disposed = true;
-      const problems: string[] = [];
-      const attempt = async (what: string, f: () => Promise<unknown>) => {
-        try {
-          await f();
-        } catch (e) {
-          problems.push(`${what}: ${(e as Error).message}`);
-        }
-      };
+      const { attempt, problems } = teardownSteps();
       // the UI's connections to this containerd go first, so nothing polls it while it stops
       await attempt('remove UI endpoints', async () => {
         for (const e of await endpoints.list()) {

@@ -15,6 +15,7 @@ import { restoreHost, snapshotHost } from '../../electron/engine/testing/host-cl
 import type { Engine, EngineOptions } from '../../electron/engine/options';
 import { startBrowserHost, type BrowserHost } from '../../electron/host/browser-host';
 import { createEndpointRegistry, type CriEndpointRegistry } from '../../electron/cri/endpoint-registry';
+import { teardownSteps } from './attempts';
 
 const run = promisify(execFile);
 
@@ -84,14 +85,7 @@ export async function createSandboxEnv(opts: { rendererDir?: string; port?: numb
   let host: BrowserHost | undefined;
   let endpoints: CriEndpointRegistry | undefined;
   const dispose = async (): Promise<string[]> => {
-    const problems: string[] = [];
-    const attempt = async (what: string, f: () => Promise<unknown>) => {
-      try {
-        await f();
-      } catch (e) {
-        problems.push(`${what}: ${(e as Error).message}`);
-      }
-    };
+    const { attempt, problems } = teardownSteps();
     if (host) await attempt('close host', () => host!.close());
     if (endpoints) await attempt('close CRI endpoints', async () => endpoints!.close());
     if (engine) {
