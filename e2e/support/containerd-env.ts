@@ -7,7 +7,7 @@
  * containerd, which removes the netns, the bridge, the iptables chains it added and its temp dir.
  */
 import type { PodSandboxConfigInput } from '../../shared/domain/config';
-import type { CriEndpointRegistry } from '../../electron/cri/endpoint-registry';
+import type { CriEndpointRegistry } from '../../electron/endpoints';
 import { startContainerd, type ContainerdFixture } from '../../tests/cri/helpers/containerd-fixture';
 import { teardownSteps } from './attempts';
 

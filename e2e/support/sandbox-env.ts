@@ -14,7 +14,8 @@ import { createEngine } from '../../electron/engine/index';
 import { restoreHost, snapshotHost } from '../../electron/engine/testing/host-cleanup';
 import type { Engine, EngineOptions } from '../../electron/engine/options';
 import { startBrowserHost, type BrowserHost } from '../../electron/host/browser-host';
-import { createEndpointRegistry, type CriEndpointRegistry } from '../../electron/cri/endpoint-registry';
+import { assembleAppCore } from '../../electron/core/app-core';
+import type { CriEndpointRegistry } from '../../electron/endpoints';
 import { teardownSteps } from './attempts';
 
 const run = promisify(execFile);
@@ -108,8 +109,9 @@ export async function createSandboxEnv(opts: { rendererDir?: string; port?: numb
   };
   try {
     engine = await createEngine(options);
-    endpoints = createEndpointRegistry({ local: engine });
-    host = await startBrowserHost({ engine, endpoints, rendererDir: opts.rendererDir, port: opts.port });
+    const core = assembleAppCore(engine);
+    endpoints = core.endpoints;
+    host = await startBrowserHost({ core, rendererDir: opts.rendererDir, port: opts.port });
   } catch (e) {
     await dispose();
     throw e;

@@ -13,7 +13,6 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   inspectp: () => import('./commands/inspectp'),
   serve: () => import('./commands/serve'),
   cri: () => import('./commands/cri'),
-  bench: () => import('./commands/bench'),
 };
 
 function usage(): string {
@@ -27,7 +26,6 @@ Commands:
   inspectp ID...  show a sandbox: IPs, ports, bandwidth, CNI trace
   serve           browser mode: the Podscope UI on 127.0.0.1
   cri             serve the CRI runtime.v1 API on a unix socket
-  bench           measure run/status/stop/remove against the raw floor
 
 ${ENGINE_FLAGS_HELP}
 `;

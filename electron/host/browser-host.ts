@@ -6,17 +6,15 @@ import { createServer, type IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { WebSocketServer, type WebSocket } from 'ws';
-import type { EndpointRegistry } from '../../shared/domain/endpoints';
-import type { Engine } from '../engine/options';
-import { createRouter } from '../ipc/router';
+import type { AppCore } from '../core/app-core';
 import { trustOrigins } from '../ipc/sender';
 import { TOKEN_PARAM, WS_PATH, type ClientFrame, type ServerFrame } from '../../shared/ipc/wire';
 import { authorize, newToken, staticCookie, staticCookieName, type AuthContext } from './auth';
 import { contentSecurityPolicy, plain, securityHeaders, serveStatic } from './static-files';
 
 export interface BrowserHostOptions {
-  engine: Engine;
-  endpoints?: EndpointRegistry;
+  /** what the host serves: its router is made from the core (see electron/core/app-core.ts) */
+  core: Pick<AppCore, 'createRouter'>;
   /** 0 (default) picks a free port */
   port?: number;
   /** the Vite build output; default dist/renderer next to the package root */
@@ -41,12 +39,8 @@ export async function startBrowserHost(opts: BrowserHostOptions): Promise<Browse
   const token = opts.token ?? newToken();
   const rendererDir = opts.rendererDir ?? DEFAULT_RENDERER_DIR;
   const ctx: AuthContext = { token, allowedOrigins: [], allowedHosts: [], cookieName: '' };
-  const router = createRouter({
-    engine: opts.engine,
-    endpoints: opts.endpoints,
-    // The socket was authenticated at upgrade; the router still refuses anything not marked so.
-    isTrustedSender: (s) => s.transport === 'websocket' && s.authenticated === true && trustOrigins(ctx.allowedOrigins)(s),
-  });
+  // The socket was authenticated at upgrade; the router still refuses anything not marked so.
+  const router = opts.core.createRouter((s) => s.transport === 'websocket' && s.authenticated === true && trustOrigins(ctx.allowedOrigins)(s));
   let headers: Record<string, string> = {};
 
   const server = createServer((req, res) => {

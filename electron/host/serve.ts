@@ -1,14 +1,11 @@
 /**
- * Browser mode as a whole: the engine (or, when it cannot start, a stand-in that explains why, so the UI still
- * opens), the endpoint registry (built-in engine + CRI endpoints the user adds), and the 127.0.0.1 host.
+ * Browser mode as a whole: the app core (engine or its stand-in, endpoints, router) behind the 127.0.0.1 host.
  * Used by `npm start` where no Electron window can open and by `podscope serve`.
  */
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { createEndpointRegistry } from '../cri/endpoint-registry';
-import { createEngine } from '../engine/index';
-import type { Engine, EngineOptions } from '../engine/options';
-import { createUnavailableEngine } from '../ipc/unavailable-engine';
+import { createAppCore } from '../core/app-core';
+import type { EngineOptions } from '../engine/options';
 import { startBrowserHost } from './browser-host';
 
 export interface BrowserMode {
@@ -29,23 +26,17 @@ async function ensureRendererBuilt(): Promise<void> {
 
 export async function startBrowserMode(opts: { engineOptions: Partial<EngineOptions>; port?: number }): Promise<BrowserMode> {
   await ensureRendererBuilt();
-  let engine: Engine;
-  let engineError: string | undefined;
-  try {
-    engine = await createEngine(opts.engineOptions);
-  } catch (e) {
-    engine = createUnavailableEngine(e, opts.engineOptions);
-    engineError = (e as Error).message;
-  }
-  const endpoints = createEndpointRegistry({ local: engine });
-  const host = await startBrowserHost({ engine, endpoints, port: opts.port });
+  const core = await createAppCore({ engineOptions: opts.engineOptions });
+  const host = await startBrowserHost({ core, port: opts.port }).catch(async (e: unknown) => {
+    await core.close();
+    throw e;
+  });
   return {
     url: host.url,
-    engineError,
+    engineError: core.engineError,
     async close() {
       await host.close();
-      endpoints.close();
-      await engine.close();
+      await core.close();
     },
   };
 }

@@ -11,13 +11,13 @@ import { CHANNELS, isChannelName, type ChannelName, type ParsedRequestOf } from 
 import type { PushedEvent } from '../../shared/ipc/events';
 import type { Reply } from '../../shared/ipc/wire';
 import type { Engine } from '../engine/options';
-import { createLocalOnlyRegistry } from './local-endpoints';
 import type { SenderInfo, SenderPolicy } from './sender';
 
 export interface RouterOptions {
-  /** the in-process engine, served as endpoint "local" */
-  engine: Pick<Engine, 'subscribe'> & Parameters<typeof createLocalOnlyRegistry>[0];
-  endpoints?: EndpointRegistry;
+  /** the in-process engine (its events are pushed as endpoint "local") */
+  engine: Pick<Engine, 'subscribe'>;
+  /** every endpoint, "local" included (see electron/endpoints) */
+  endpoints: EndpointRegistry;
   /** who may call; everyone else gets PermissionDenied-like FailedPrecondition */
   isTrustedSender: SenderPolicy;
 }
@@ -31,7 +31,7 @@ export interface Router {
 type Handlers = { [C in ChannelName]: (req: ParsedRequestOf<C>) => Promise<unknown> };
 
 export function createRouter(opts: RouterOptions): Router {
-  const endpoints = opts.endpoints ?? createLocalOnlyRegistry(opts.engine);
+  const endpoints = opts.endpoints;
   const api = (id: string) => endpoints.api(id);
 
   // One line per channel: the handler only forwards to the service.

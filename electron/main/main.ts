@@ -3,12 +3,9 @@
  * Everything about sandboxes lives in the engine; everything about requests in the router.
  */
 import { app, dialog } from 'electron';
-import { createEndpointRegistry } from '../cri/endpoint-registry';
-import { createEngine } from '../engine/index';
-import type { Engine, EngineOptions } from '../engine/options';
-import { createRouter } from '../ipc/router';
+import { createAppCore } from '../core/app-core';
+import type { EngineOptions } from '../engine/options';
 import { trustOrigins } from '../ipc/sender';
-import { createUnavailableEngine } from '../ipc/unavailable-engine';
 import { APP_ORIGIN, registerAppScheme, serveRenderer } from './app-protocol';
 import { denyAllPermissions, hardenApp } from './hardening';
 import { bridgeRouterToIpc } from './ipc-bridge';
@@ -37,16 +34,10 @@ async function start(): Promise<void> {
   denyAllPermissions();
   serveRenderer(distPath('../renderer'));
 
-  // An engine that cannot start (e.g. missing privileges) must not keep the window from opening.
-  let engine: Engine;
-  const engineOptions = engineOptionsFromEnv();
-  try {
-    engine = await createEngine(engineOptions);
-  } catch (e) {
-    engine = createUnavailableEngine(e, engineOptions);
-  }
-  const endpoints = createEndpointRegistry({ local: engine });
-  const router = createRouter({ engine, endpoints, isTrustedSender: trustOrigins([APP_ORIGIN]) });
+  // An engine that cannot start (e.g. missing privileges) must not keep the window from opening: the core
+  // then holds a stand-in that explains why.
+  const core = await createAppCore({ engineOptions: engineOptionsFromEnv() });
+  const router = core.createRouter(trustOrigins([APP_ORIGIN]));
   const unbridge = bridgeRouterToIpc(router);
 
   const open = () =>
@@ -58,9 +49,7 @@ async function start(): Promise<void> {
     // Sandboxes keep running (like containerd); only the state-dir lock is released.
     event.preventDefault();
     unbridge();
-    router.dispose();
-    endpoints.close();
-    engine
+    core
       .close()
       .catch((e: unknown) => dialog.showErrorBox('Podscope', `engine did not close cleanly: ${String(e)}`))
       .finally(() => app.exit(0));

@@ -137,3 +137,10 @@ function normalizeKeys(schema: AnySchema, value: unknown, path: string, warnings
   if (d.type === 'array' && Array.isArray(value)) return value.map((item, i) => normalizeKeys(d.element as AnySchema, item, `${path}[${i}]`, warnings));
   return value;
 }
+
+/** A status's config made ready for the form: a fresh uid and attempt 0 so it is a new pod, not a retry. */
+export function asNewPodConfig(config: PodSandboxConfig, opts: { freshUid?: boolean } = {}): PodSandboxConfigInput {
+  const c = structuredClone(config) as PodSandboxConfigInput;
+  if (opts.freshUid) c.metadata = { ...c.metadata, uid: globalThis.crypto.randomUUID(), attempt: 0 };
+  return c;
+}

@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startCriServer, type CriServer } from '../../electron/cri/server';
 import { createCriEndpointApi, type CriEndpointApi } from '../../electron/cri/client';
-import { createEndpointRegistry } from '../../electron/cri/endpoint-registry';
+import { createEndpointRegistry } from '../../electron/endpoints';
 import type { SandboxEvent } from '../../shared/domain/sandbox';
 import { createFakeEngine, type FakeEngine } from './helpers/fake-engine';
 import { tempDir } from './helpers/grpc';

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startCriServer, type CriServer } from '../../electron/cri/server';
 import { createCriEndpointApi, normalizeAddress } from '../../electron/cri/client';
 import { LIST_STATUS_CONCURRENCY } from '../../electron/cri/client/cri-endpoint-api';
-import { createEndpointRegistry } from '../../electron/cri/endpoint-registry';
+import { createEndpointRegistry } from '../../electron/endpoints';
 import * as cri from '../../electron/cri';
 import * as criServer from '../../electron/cri/server';
 import { LOCAL_ENDPOINT_CAPABILITIES } from '../../shared/domain/endpoints';

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
+import { assembleAppCore } from '../../electron/core/app-core';
 import { startBrowserHost, type BrowserHost } from '../../electron/host/browser-host';
 import { createFakeEngine } from '../../electron/ipc/testing/fake-engine';
 import type { ServerFrame } from '../../shared/ipc/wire';
@@ -20,7 +21,8 @@ beforeAll(async () => {
   await writeFile(join(dir, 'index.html'), '<!doctype html><title>Podscope</title>');
   await writeFile(join(dir, 'assets', 'app.js'), 'console.log(1)');
   await writeFile(join(parent, 'psc-secret.txt'), 'secret');
-  host = await startBrowserHost({ engine: createFakeEngine(), rendererDir: dir });
+  const engine = createFakeEngine();
+  host = await startBrowserHost({ core: assembleAppCore(engine), rendererDir: dir });
 });
 afterAll(async () => {
   await host?.close();

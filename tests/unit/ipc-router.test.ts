@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { createEndpointRegistry } from '../../electron/endpoints';
 import { createRouter } from '../../electron/ipc/router';
 import { trustOrigins, type SenderInfo } from '../../electron/ipc/sender';
 import { createFakeEngine } from '../../electron/ipc/testing/fake-engine';
@@ -12,7 +13,7 @@ const trusted: SenderInfo = { transport: 'electron', url: `${APP}/index.html` };
 
 function setup() {
   const engine = createFakeEngine();
-  const router = createRouter({ engine, isTrustedSender: trustOrigins([APP]) });
+  const router = createRouter({ engine, endpoints: createEndpointRegistry({ local: engine }), isTrustedSender: trustOrigins([APP]) });
   const events: PushedEvent[] = [];
   router.subscribe((e) => events.push(e));
   const transport: Transport = {
@@ -92,10 +93,10 @@ describe('IPC router', () => {
     expect(nf).toMatchObject({ code: 'NotFound' });
   });
 
-  it('reports an unknown endpoint as NotFound and CRI add as Unimplemented without a registry', async () => {
+  it('reports an unknown endpoint as NotFound, and a CRI endpoint that cannot be reached is not added', async () => {
     const { client } = setup();
     await expect(client.call('sandbox.list', { endpointId: 'containerd' })).rejects.toMatchObject({ code: 'NotFound' });
-    await expect(client.call('endpoints.add', { address: '/run/containerd/containerd.sock' })).rejects.toMatchObject({ code: 'Unimplemented' });
+    await expect(client.call('endpoints.add', { address: '/nonexistent/podscope-test/containerd.sock' })).rejects.toThrow(/\/nonexistent\/podscope-test\/containerd\.sock/);
     expect((await client.call('endpoints.list', {})).map((e) => e.id)).toEqual(['local']);
   });
 

@@ -1,16 +1,16 @@
 /** The application shell: sidebar navigation, endpoint switcher, engine health banner, then the current view. */
 import { useQuery } from '@tanstack/react-query';
 import { useClient, useConnection } from '../lib/connection-context';
-import { useEngineEvents } from '../lib/use-engine-events';
+import { useEngineEvents } from './engine-events';
 import { PodsPage } from '../features/pods/components/PodsPage';
 import { CreatePage } from '../features/create/components/CreatePage';
 import { CniPanel } from '../features/cni/components/CniPanel';
 import { EnginePage } from '../features/engine/components/EnginePage';
 import { EngineBanner } from '../features/engine/components/EngineBanner';
 import { EndpointSwitcher } from '../features/endpoints/components/EndpointSwitcher';
-import { useEndpointCapabilities } from '../features/endpoints/components/use-endpoint';
+import { useEndpointCapabilities, useEndpointId } from '../lib/endpoint';
 import { podsQuery } from '../features/pods/api/queries';
-import { useUi, type View } from './ui-store';
+import { useNavigation, type View } from '../lib/navigation';
 
 const NAV: Array<{ id: View; label: string; hint: string }> = [
   { id: 'pods', label: 'Sandboxes', hint: 'pods, detail, trace' },
@@ -23,9 +23,9 @@ export function App() {
   useEngineEvents();
   const client = useClient();
   const { environment } = useConnection();
-  const view = useUi((s) => s.view);
-  const setView = useUi((s) => s.setView);
-  const endpointId = useUi((s) => s.endpointId);
+  const view = useNavigation((s) => s.view);
+  const setView = useNavigation((s) => s.setView);
+  const endpointId = useEndpointId();
   const caps = useEndpointCapabilities();
   const pods = useQuery(podsQuery(client, endpointId, !caps.events));
   const ready = pods.data?.filter((p) => p.state === 'SANDBOX_READY').length ?? 0;

@@ -7,7 +7,7 @@ import { QueryClient, QueryClientProvider } from '@tanstack/react-query';
 import { createRouter } from '../../../electron/ipc/router';
 import { createFakeEngine } from '../../../electron/ipc/testing/fake-engine';
 import { createClient, type Transport } from '../../../shared/ipc/client';
-import { createLocalOnlyRegistry } from '../../../electron/ipc/local-endpoints';
+import { createEndpointRegistry } from '../../../electron/endpoints';
 import type { EndpointCapabilities } from '../../../shared/domain/endpoints';
 import { ConnectionProvider } from '../lib/connection-context';
 
@@ -18,7 +18,7 @@ export interface RenderWithEngineOptions {
 
 export function renderWithEngine(ui: React.ReactElement, opts: RenderWithEngineOptions = {}) {
   const engine = createFakeEngine();
-  const local = createLocalOnlyRegistry(engine);
+  const local = createEndpointRegistry({ local: engine });
   const endpoints = opts.capabilities
     ? { ...local, list: async () => (await local.list()).map((e) => ({ ...e, capabilities: { ...e.capabilities, ...opts.capabilities } })) }
     : local;

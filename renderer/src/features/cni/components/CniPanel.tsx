@@ -6,13 +6,12 @@ import { EmptyState, NotAvailable } from '../../../lib/ui/EmptyState';
 import { ErrorView } from '../../../lib/ui/ErrorView';
 import { JsonView } from '../../../lib/ui/JsonView';
 import { Pill } from '../../../lib/ui/StatusPill';
-import { useUi } from '../../../app/ui-store';
-import { useEndpointCapabilities } from '../../endpoints/components/use-endpoint';
+import { useEndpointCapabilities, useEndpointId } from '../../../lib/endpoint';
 import { cniConfigQuery } from '../api/queries';
 
 export function CniPanel() {
   const client = useClient();
-  const endpointId = useUi((s) => s.endpointId);
+  const endpointId = useEndpointId();
   const caps = useEndpointCapabilities();
   const q = useQuery({ ...cniConfigQuery(client, endpointId), enabled: caps.cniConfig });
   if (!caps.cniConfig) return <div className="page"><NotAvailable what="CNI configuration" /></div>;

@@ -3,12 +3,12 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { cleanup, screen, waitFor, within } from '@testing-library/react';
 import userEvent from '@testing-library/user-event';
 import { renderWithEngine } from '../../../test/render-with-engine';
-import { useUi } from '../../../app/ui-store';
+import { useNavigation } from '../../../lib/navigation';
 import { CreatePage } from './CreatePage';
 
 afterEach(() => {
   cleanup();
-  useUi.setState({ formSeed: undefined, view: 'create' });
+  useNavigation.setState({ formSeed: undefined, view: 'create' });
 });
 
 describe('CreatePage', () => {

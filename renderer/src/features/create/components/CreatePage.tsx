@@ -8,8 +8,8 @@ import { EGRESS_ANNOTATION, INGRESS_ANNOTATION } from '../../../../../shared/dom
 import { IP_PREFERENCES, type IpPreference } from '../../../../../shared/domain/config';
 import { useClient } from '../../../lib/connection-context';
 import { useDebounced } from '../../../lib/use-debounced';
-import { useUi } from '../../../app/ui-store';
-import { useEndpointCapabilities } from '../../endpoints/components/use-endpoint';
+import { useNavigation } from '../../../lib/navigation';
+import { useEndpointCapabilities, useEndpointId } from '../../../lib/endpoint';
 import { previewQuery, useRunSandbox } from '../api/queries';
 import { exportCrictl } from '../model/crictl-io';
 import { emptyForm, fromConfig, newUid, toConfig, validateForm, type FormState } from '../model/form-state';
@@ -36,11 +36,11 @@ function download(name: string, text: string, type: string) {
 
 export function CreatePage() {
   const client = useClient();
-  const endpointId = useUi((s) => s.endpointId);
-  const seed = useUi((s) => s.formSeed);
-  const setView = useUi((s) => s.setView);
-  const select = useUi((s) => s.select);
-  const setDetailTab = useUi((s) => s.setDetailTab);
+  const endpointId = useEndpointId();
+  const seed = useNavigation((s) => s.formSeed);
+  const setView = useNavigation((s) => s.setView);
+  const select = useNavigation((s) => s.select);
+  const setDetailTab = useNavigation((s) => s.setDetailTab);
   const caps = useEndpointCapabilities();
   const [form, setForm] = useState<FormState>(() => (seed ? fromConfig(seed.config) : emptyForm()));
   const [touched, setTouched] = useState<Set<string>>(new Set());
@@ -55,7 +55,7 @@ export function CreatePage() {
     if (!seed) return;
     setForm(fromConfig(seed.config));
     setNotice({ title: `Cloned from ${seed.source}: new uid, attempt 0`, warnings: [] });
-    useUi.setState({ formSeed: undefined });
+    useNavigation.setState({ formSeed: undefined });
   }, [seed]);
 
   const set = <K extends keyof FormState>(k: K, v: FormState[K]) => {

@@ -19,10 +19,3 @@ export function importCrictl(text: string): ImportResult {
 }
 
 export const exportCrictl = exportPodConfig;
-
-/** A status's config made ready for the form: a fresh uid and attempt 0 so it is a new pod, not a retry. */
-export function toCrictlConfig(config: PodSandboxConfig, opts: { freshUid?: boolean } = {}): PodSandboxConfigInput {
-  const c = structuredClone(config) as PodSandboxConfigInput;
-  if (opts.freshUid) c.metadata = { ...c.metadata, uid: globalThis.crypto.randomUUID(), attempt: 0 };
-  return c;
-}

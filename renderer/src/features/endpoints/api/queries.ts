@@ -1,10 +1,6 @@
-import { queryOptions, useMutation, useQueryClient } from '@tanstack/react-query';
+import { useMutation, useQueryClient } from '@tanstack/react-query';
 import type { PodscopeClient } from '../../../../../shared/ipc/client';
-
-export const endpointsKey = ['endpoints'] as const;
-
-export const endpointsQuery = (client: PodscopeClient) =>
-  queryOptions({ queryKey: endpointsKey, queryFn: () => client.call('endpoints.list', {}) });
+import { endpointsKey } from '../../../lib/endpoint';
 
 export function useEndpointMutations(client: PodscopeClient) {
   const qc = useQueryClient();

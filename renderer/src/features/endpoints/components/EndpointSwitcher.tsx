@@ -5,13 +5,13 @@ import { useQuery } from '@tanstack/react-query';
 import { useClient } from '../../../lib/connection-context';
 import { Dialog } from '../../../lib/ui/Dialog';
 import { ErrorView } from '../../../lib/ui/ErrorView';
-import { useUi } from '../../../app/ui-store';
-import { endpointsQuery, useEndpointMutations } from '../api/queries';
+import { useEndpointMutations } from '../api/queries';
+import { endpointsQuery, useEndpointId, useEndpointSelection } from '../../../lib/endpoint';
 
 export function EndpointSwitcher() {
   const client = useClient();
-  const endpointId = useUi((s) => s.endpointId);
-  const setEndpoint = useUi((s) => s.setEndpoint);
+  const endpointId = useEndpointId();
+  const setEndpoint = useEndpointSelection((s) => s.setEndpoint);
   const { data } = useQuery(endpointsQuery(client));
   const [adding, setAdding] = useState(false);
   const current = data?.find((e) => e.id === endpointId);
@@ -89,7 +89,7 @@ function CapabilityNote({ endpoint }: { endpoint: EndpointView }) {
 
 export function AddEndpointDialog({ open, onClose }: { open: boolean; onClose: () => void }) {
   const client = useClient();
-  const setEndpoint = useUi((s) => s.setEndpoint);
+  const setEndpoint = useEndpointSelection((s) => s.setEndpoint);
   const { add } = useEndpointMutations(client);
   const [address, setAddress] = useState('/run/containerd/containerd.sock');
   const [label, setLabel] = useState('');

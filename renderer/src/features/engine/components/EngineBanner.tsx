@@ -1,15 +1,16 @@
 /** Says plainly what the engine cannot do (missing privileges, CNI not ready) instead of failing later. */
 import { useQuery } from '@tanstack/react-query';
 import { useClient, useConnection, useSocketState } from '../../../lib/connection-context';
-import { useUi } from '../../../app/ui-store';
+import { useNavigation } from '../../../lib/navigation';
 import { engineInfoQuery, runtimeConditionsQuery } from '../api/queries';
+import { useEndpointId } from '../../../lib/endpoint';
 
 export function EngineBanner() {
   const client = useClient();
   const { environment } = useConnection();
   const socket = useSocketState();
-  const endpointId = useUi((s) => s.endpointId);
-  const setView = useUi((s) => s.setView);
+  const endpointId = useEndpointId();
+  const setView = useNavigation((s) => s.setView);
   const info = useQuery(engineInfoQuery(client, endpointId));
   const conditions = useQuery(runtimeConditionsQuery(client, endpointId));
   const failing = (conditions.data ?? []).filter((c) => !c.status);

@@ -3,13 +3,13 @@ import { useClient, useConnection } from '../../../lib/connection-context';
 import { ErrorView } from '../../../lib/ui/ErrorView';
 import { KeyValues, Section } from '../../../lib/ui/KeyValues';
 import { Pill } from '../../../lib/ui/StatusPill';
-import { useUi } from '../../../app/ui-store';
 import { engineInfoQuery, runtimeConditionsQuery } from '../api/queries';
+import { useEndpointId } from '../../../lib/endpoint';
 
 export function EnginePage() {
   const client = useClient();
   const { environment } = useConnection();
-  const endpointId = useUi((s) => s.endpointId);
+  const endpointId = useEndpointId();
   const info = useQuery(engineInfoQuery(client, endpointId));
   const conditions = useQuery(runtimeConditionsQuery(client, endpointId));
   if (info.isError) return <div className="page"><ErrorView error={info.error} title="Engine info unavailable" /></div>;

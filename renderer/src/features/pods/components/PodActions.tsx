@@ -4,12 +4,12 @@ import type { SandboxSummary } from '../../../../../shared/domain/sandbox';
 import { useClient } from '../../../lib/connection-context';
 import { ConfirmDialog } from '../../../lib/ui/Dialog';
 import { ErrorView } from '../../../lib/ui/ErrorView';
-import { useUi } from '../../../app/ui-store';
 import { usePodActions } from '../api/queries';
+import { useEndpointId } from '../../../lib/endpoint';
 
 export function PodActions({ pods, compact, onRemoved }: { pods: SandboxSummary[]; compact?: boolean; onRemoved?: () => void }) {
   const client = useClient();
-  const endpointId = useUi((s) => s.endpointId);
+  const endpointId = useEndpointId();
   const { stop, remove } = usePodActions(client, endpointId);
   const [confirm, setConfirm] = useState<'stop' | 'remove' | null>(null);
   const ids = pods.map((p) => p.id);

@@ -1,0 +1,95 @@
+/**
+ * `npm run bench`: N sequential and M concurrent sandboxes on bridge + host-local (IPv4+IPv6) + portmap + bandwidth,
+ * timing run/status/stop/remove and splitting each verb into its steps (from the engine's own trace), beside the floor.
+ */
+import type { SandboxEvent } from '../shared/domain/sandbox';
+import { createRealEnv, conflist } from '../electron/engine/testing/throwaway-env';
+import { measureFloorOnce } from './floor';
+import { fmt, percentile, row, Samples } from './stats';
+
+export interface BenchOptions { sequential: number; concurrent: number; out?: (line: string) => void }
+
+const VERBS = ['run', 'status', 'stop', 'remove'] as const;
+
+export async function runSandboxBench(opts: BenchOptions): Promise<void> {
+  const out = opts.out ?? ((l: string) => process.stdout.write(`${l}\n`));
+  const env = await createRealEnv({ tag: 'bench', subnet: 235 });
+  const hostPortBase = 31000;
+  try {
+    const engine = await env.engine();
+    const verbs = new Samples();
+    const steps = new Samples();
+    engine.subscribe((e: SandboxEvent) => {
+      if (e.type !== 'sandbox.progress') return;
+      const t = e.entry;
+      if (t.step === 'cni.network' || t.step === 'cni.setup' || t.step === 'cni.teardown') return; // aggregates of the plugin rows
+      const what = t.plugin ? `${t.plugin.verb} ${t.plugin.type}` : t.step;
+      steps.add(`${t.phase.padEnd(6)} ${what}`, t.durationMs);
+    });
+    const timed = async <T>(key: string, fn: () => Promise<T>): Promise<T> => {
+      const t0 = performance.now();
+      const v = await fn();
+      verbs.add(key, performance.now() - t0);
+      return v;
+    };
+    const config = (i: number) => ({
+      metadata: { name: `bench-${i}`, namespace: 'bench', uid: `bench-${i}` },
+      port_mappings: [{ container_port: 80, host_port: hostPortBase + i }, { container_port: 443, host_port: hostPortBase + 1000 + i }],
+      annotations: { 'kubernetes.io/ingress-bandwidth': '10M', 'kubernetes.io/egress-bandwidth': '10M' },
+    });
+
+    out(`# Podscope sandbox bench: ${opts.sequential} sequential, ${opts.concurrent} concurrent; conflist bridge + host-local(v4+v6) + portmap(2 mappings) + bandwidth`);
+    for (let i = 0; i < opts.sequential; i++) {
+      const { id } = await timed('run', () => engine.run({ config: config(i) }));
+      await timed('status', () => engine.status(id));
+      await timed('stop', () => engine.stop(id));
+      await timed('remove', () => engine.remove(id));
+    }
+
+    const wall0 = performance.now();
+    const ids = await Promise.all(Array.from({ length: opts.concurrent }, (_, i) => timedInto(verbs, 'run (concurrent)', () => engine.run({ config: config(500 + i) }))));
+    const runWall = performance.now() - wall0;
+    const wall1 = performance.now();
+    await Promise.all(ids.map(({ id }) => timedInto(verbs, 'remove (concurrent)', () => engine.remove(id))));
+    const removeWall = performance.now() - wall1;
+
+    const floor = new Samples();
+    const spec = { dir: env.dir, conflist: conflist({ tag: 'bench', subnet: 235 }, env.ipamDir) as never, binDir: '/usr/lib/cni', hostPort: hostPortBase + 2000 };
+    for (let i = 0; i < opts.sequential; i++) await measureFloorOnce(spec, i, floor);
+
+    const w = [40, 9, 9];
+    out('');
+    out(row(['verb (ms)', 'p50', 'p95'], w));
+    for (const k of [...VERBS, 'run (concurrent)', 'remove (concurrent)']) out(row([k, fmt(percentile(verbs.get(k), 50)), fmt(percentile(verbs.get(k), 95))], w));
+    out(row([`wall: ${opts.concurrent} concurrent runs`, fmt(runWall), ''], w));
+    out(row([`wall: ${opts.concurrent} concurrent removes`, fmt(removeWall), ''], w));
+
+    out('');
+    out(row(['engine step (ms)', 'p50', 'p95'], w));
+    for (const k of steps.keys()) out(row([k, fmt(percentile(steps.get(k), 50)), fmt(percentile(steps.get(k), 95))], w));
+
+    out('');
+    out(row(['floor: raw exec (ms)', 'p50', 'p95'], w));
+    let setup = 0;
+    let teardown = 0;
+    for (const k of floor.keys()) {
+      const p50 = percentile(floor.get(k), 50);
+      if (/^(netns create|ADD|runc run)/.test(k)) setup += p50;
+      else teardown += p50;
+      out(row([k, fmt(p50), fmt(percentile(floor.get(k), 95))], w));
+    }
+    out(row(['floor setup (sum of p50)', fmt(setup), ''], w));
+    out(row(['floor teardown (sum of p50)', fmt(teardown), ''], w));
+    out(row(['engine run p50 / floor setup', `${(percentile(verbs.get('run'), 50) / setup).toFixed(2)}x`, ''], w));
+    out(row(['engine stop+remove p50 / floor teardown', `${((percentile(verbs.get('stop'), 50) + percentile(verbs.get('remove'), 50)) / teardown).toFixed(2)}x`, ''], w));
+  } finally {
+    await env.teardown();
+  }
+}
+
+async function timedInto<T>(samples: Samples, key: string, fn: () => Promise<T>): Promise<T> {
+  const t0 = performance.now();
+  const v = await fn();
+  samples.add(key, performance.now() - t0);
+  return v;
+}

@@ -1,0 +1,157 @@
+/**
+ * The endpoints the app can show: "local" (the in-process engine) plus CRI runtime.v1 sockets the user added
+ * (containerd, CRI-O, a Podscope daemon). Adding connects first (Version), so a wrong path is an immediate,
+ * clear Unavailable error. Capabilities are probed from what the runtime actually answers, never assumed:
+ * plugin trace only from Podscope, CNI config only when Status verbose carries it, events only when
+ * GetContainerEvents is served, preview never over CRI.
+ */
+import { LOCAL_ENDPOINT_CAPABILITIES, LOCAL_ENDPOINT_ID, LOCAL_ENDPOINT_LABEL, type AddEndpointRequest, type EndpointCapabilities, type EndpointRegistry, type EndpointView } from '../../shared/domain/endpoints';
+import { PodscopeError, notFound } from '../../shared/domain/errors';
+import type { SandboxApi, SandboxEvent } from '../../shared/domain/sandbox';
+import { normalizeAddress } from '../cri/address';
+import type { CriConnectionOptions } from '../cri/client/connection';
+import { createCriEndpointApi, type CriEndpointApi } from '../cri/client/cri-endpoint-api';
+
+/** The built-in engine as an endpoint: always connected, every capability. */
+export function localEndpointView(label: string = LOCAL_ENDPOINT_LABEL): EndpointView {
+  return { id: LOCAL_ENDPOINT_ID, kind: 'podscope-engine', label, connected: true, capabilities: { ...LOCAL_ENDPOINT_CAPABILITIES } };
+}
+
+interface CriEntry { id: string; label: string; api: CriEndpointApi; view: EndpointView; stopEvents?: () => void }
+
+/** How long to wait before re-opening an endpoint's event stream that ended (runtime restarted, socket replaced). */
+const EVENTS_RETRY_MS = 3000;
+
+export interface CriEndpointRegistry extends EndpointRegistry {
+  /** the CRI client of an added endpoint (for subscribe/ping); undefined for "local" or unknown ids */
+  criApi(id: string): CriEndpointApi | undefined;
+  /** closes every CRI connection */
+  close(): void;
+}
+
+export interface EndpointRegistryOptions extends CriConnectionOptions {
+  /** the in-process engine */
+  local: SandboxApi;
+  localLabel?: string;
+  /** how long list() waits for each endpoint's Version before calling it disconnected (ms), default 1500 */
+  pingTimeoutMs?: number;
+}
+
+async function probeCapabilities(api: CriEndpointApi): Promise<EndpointCapabilities> {
+  const isPodscope = await api.isPodscope();
+  const [cniConfig, events] = await Promise.all([
+    api.cniConfig().then(() => true, () => false),
+    api.supportsEvents(),
+  ]);
+  return { pluginTrace: isPodscope, preview: false, cniConfig, events, liveNetwork: false };
+}
+
+export function createEndpointRegistry(options: EndpointRegistryOptions): CriEndpointRegistry {
+  const entries = new Map<string, CriEntry>();
+  /** socket paths with an add() in progress: reserved before anything is awaited, so two adds cannot both pass */
+  const adding = new Set<string>();
+  let closed = false;
+  let next = 1;
+  const eventListeners = new Set<(endpointId: string, event: SandboxEvent) => void>();
+
+  /** GetContainerEvents of one endpoint, fanned out to subscribers and re-opened while the endpoint stays added. */
+  const followEvents = (e: CriEntry) => {
+    let retry: NodeJS.Timeout | undefined;
+    let stop = () => {};
+    const open = () => {
+      stop = e.api.subscribe(
+        (event) => { for (const l of eventListeners) l(e.id, event); },
+        () => {
+          if (entries.get(e.id) !== e) return;
+          retry = setTimeout(open, EVENTS_RETRY_MS);
+          retry.unref();
+        },
+      );
+    };
+    open();
+    e.stopEvents = () => { clearTimeout(retry); stop(); };
+  };
+  const localView = () => localEndpointView(options.localLabel);
+
+  const refresh = async (e: CriEntry): Promise<EndpointView> => {
+    try {
+      const v = await e.api.ping(options.pingTimeoutMs ?? 1500);
+      e.view = { ...e.view, connected: true, runtimeName: v.runtimeName, runtimeVersion: v.runtimeVersion };
+      delete e.view.error;
+    } catch (err) {
+      e.view = { ...e.view, connected: false, error: (err as Error).message };
+    }
+    return e.view;
+  };
+
+  return {
+    async list() {
+      return [localView(), ...(await Promise.all([...entries.values()].map(refresh)))];
+    },
+    async add(req: AddEndpointRequest) {
+      const { address, socketPath } = normalizeAddress(req.address);
+      for (const e of entries.values()) if (e.api.socketPath === socketPath) throw new PodscopeError('AlreadyExists', `CRI endpoint ${socketPath} is already added as "${e.id}"`);
+      if (adding.has(socketPath)) throw new PodscopeError('AlreadyExists', `CRI endpoint ${socketPath} is being added already`);
+      adding.add(socketPath);
+      let api: CriEndpointApi | undefined;
+      let version;
+      let capabilities;
+      try {
+        api = createCriEndpointApi(address, options);
+        version = await api.connect();
+        capabilities = await probeCapabilities(api);
+        if (closed) throw new PodscopeError('Unavailable', `the endpoint registry was closed while ${socketPath} was being added`);
+      } catch (e) {
+        api?.close();
+        throw e;
+      } finally {
+        adding.delete(socketPath);
+      }
+      const id = `cri-${next++}`;
+      const view: EndpointView = {
+        id,
+        kind: 'cri',
+        label: req.label ?? `${version.runtimeName} (${socketPath})`,
+        address,
+        runtimeName: version.runtimeName,
+        runtimeVersion: version.runtimeVersion,
+        connected: true,
+        capabilities,
+      };
+      const entry: CriEntry = { id, label: view.label, api, view };
+      entries.set(id, entry);
+      // without this the UI, told the endpoint streams events, would neither poll nor hear anything
+      if (capabilities.events) followEvents(entry);
+      return view;
+    },
+    async remove(id) {
+      if (id === LOCAL_ENDPOINT_ID) throw new PodscopeError('FailedPrecondition', 'the local endpoint cannot be removed');
+      const e = entries.get(id);
+      if (!e) throw notFound(`no endpoint "${id}"`);
+      entries.delete(id);
+      e.stopEvents?.();
+      e.api.close();
+    },
+    subscribe(listener) {
+      eventListeners.add(listener);
+      return () => eventListeners.delete(listener);
+    },
+    api(id) {
+      if (id === LOCAL_ENDPOINT_ID) return options.local;
+      const e = entries.get(id);
+      if (!e) throw notFound(`no endpoint "${id}"`);
+      return e.api;
+    },
+    criApi(id) {
+      return entries.get(id)?.api;
+    },
+    close() {
+      closed = true;
+      for (const e of entries.values()) {
+        e.stopEvents?.();
+        e.api.close();
+      }
+      entries.clear();
+    },
+  };
+}

@@ -1,0 +1,175 @@
+// @vitest-environment jsdom
+/**
+ * "What the kernel says now" in the detail tabs, against the real router and the fake engine: the bandwidth
+ * verdicts (applied / mismatch / not shaped), the calm note for a stopped pod, the "not available" path, and the
+ * live DNAT rules and address diff.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import { act, cleanup, screen, waitFor, within } from '@testing-library/react';
+import { useQuery } from '@tanstack/react-query';
+import userEvent from '@testing-library/user-event';
+import { renderWithEngine } from '../../../../test/render-with-engine';
+import { useNavigation, type DetailTab } from '../../../../lib/navigation';
+import { useEngineEvents } from '../../../../app/engine-events';
+import { useClient } from '../../../../lib/connection-context';
+import { podStatusQuery } from '../api/queries';
+import type { LiveNetworkView } from '../../../../../../shared/domain/live';
+import { PodDetail } from './PodDetail';
+
+afterEach(() => {
+  cleanup();
+  useNavigation.setState({ detailTab: 'overview', selectedId: undefined });
+});
+
+const BW = { 'kubernetes.io/ingress-bandwidth': '10M', 'kubernetes.io/egress-bandwidth': '512k' };
+const PORTS = [
+  { protocol: 'TCP' as const, container_port: 80, host_port: 18080 },
+  { protocol: 'UDP' as const, container_port: 5353, host_port: 0 },
+];
+
+/** The pods page in miniature: events keep the data current, the selected pod's detail is shown. */
+function Selected() {
+  useEngineEvents();
+  const client = useClient();
+  const id = useNavigation((s) => s.selectedId);
+  // a status carries every summary field
+  const { data } = useQuery({ ...podStatusQuery(client, 'local', id ?? ''), enabled: !!id });
+  return data ? <PodDetail summary={data} /> : null;
+}
+
+/** Runs a pod on a fresh fake engine, then selects it with `tab` open (tampering before anything is read). */
+async function open(tab: DetailTab, opts: { annotations?: Record<string, string>; tamper?: (v: LiveNetworkView) => LiveNetworkView; capabilities?: { liveNetwork: boolean } } = {}) {
+  const r = renderWithEngine(<Selected />, { capabilities: opts.capabilities });
+  const { id } = await r.engine.run({ config: { metadata: { name: 'web', namespace: 'default', uid: 'u1', attempt: 0 }, annotations: opts.annotations ?? BW, port_mappings: PORTS } });
+  if (opts.tamper) r.engine.tamperLive(id, opts.tamper);
+  act(() => useNavigation.setState({ detailTab: tab, selectedId: id }));
+  return { ...r, id, user: userEvent.setup() };
+}
+
+describe('Bandwidth tab: was the annotation applied?', () => {
+  it('shows ✓ applied per direction with the tbf rate and its device', async () => {
+    const { id } = await open('bandwidth');
+    const ingress = await screen.findByTestId('bw-live-ingress');
+    expect(ingress.dataset.verdict).toBe('applied');
+    expect(within(ingress).getByTestId('bw-verdict-ingress').textContent).toContain('applied');
+    expect(within(ingress).getByTestId('bw-applied-ingress').textContent).toContain('tbf 10 Mbit/s');
+    expect(within(ingress).getByTestId('bw-applied-ingress').textContent).toContain(`veth${id.slice(0, 8)}`);
+    expect(ingress.textContent).toContain('ingress-bandwidth: "10M"');
+    const egress = screen.getByTestId('bw-live-egress');
+    expect(egress.dataset.verdict).toBe('applied');
+    expect(within(egress).getByTestId('bw-applied-egress').textContent).toContain('tbf 512 kbit/s');
+    expect(within(egress).getByTestId('bw-applied-egress').textContent).toContain(`bwp${id.slice(0, 8)}`);
+    // what the plugin received, from its recorded stdin
+    expect(egress.textContent).toContain('512 kbit/s');
+    expect(screen.getByTestId('bw-live-answer').textContent).toMatch(/^Yes/);
+    expect(screen.getByTestId('live-collected-at').textContent).toMatch(/collected at/);
+  });
+
+  it('shows ✗ mismatch when the kernel has another rate', async () => {
+    await open('bandwidth', {
+      tamper: (v) => ({
+        ...v,
+        bandwidth: v.bandwidth.map((c) => (c.direction === 'ingress' ? { ...c, appliedBitsPerSecond: 1_000_000, matches: false, note: 'tbf rate differs' } : c)),
+      }),
+    });
+    const ingress = await screen.findByTestId('bw-live-ingress');
+    expect(ingress.dataset.verdict).toBe('mismatch');
+    expect(within(ingress).getByTestId('bw-verdict-ingress').textContent).toContain('✗');
+    expect(within(ingress).getByTestId('bw-verdict-ingress').textContent).toContain('mismatch');
+    expect(within(ingress).getByTestId('bw-applied-ingress').textContent).toContain('tbf 1 Mbit/s');
+    expect(ingress.textContent).toContain('tbf rate differs');
+    expect(screen.getByTestId('bw-live-egress').dataset.verdict).toBe('applied');
+    expect(screen.getByTestId('bw-live-answer').textContent).toMatch(/^No — 1 of 2 directions/);
+  });
+
+  it('shows ✗ not shaped when an annotation has no tbf, and a neutral "not shaped" without annotation', async () => {
+    await open('bandwidth', {
+      annotations: { 'kubernetes.io/egress-bandwidth': '512k' },
+      tamper: (v) => ({
+        ...v,
+        qdiscs: v.qdiscs.filter((q) => q.role !== 'ifb'),
+        bandwidth: v.bandwidth.map((c) => (c.direction === 'egress' ? { ...c, appliedBitsPerSecond: undefined, device: undefined, matches: false, note: 'no tbf on the ifb' } : c)),
+      }),
+    });
+    const egress = await screen.findByTestId('bw-live-egress');
+    expect(egress.dataset.verdict).toBe('missing');
+    expect(within(egress).getByTestId('bw-verdict-egress').textContent).toMatch(/✗\s*not shaped/);
+    expect(within(egress).getByTestId('bw-applied-egress').textContent).toContain('no tbf');
+    const ingress = screen.getByTestId('bw-live-ingress');
+    expect(ingress.dataset.verdict).toBe('not-shaped');
+    expect(within(ingress).getByTestId('bw-verdict-ingress').textContent).not.toContain('✗');
+    expect(within(ingress).getByTestId('bw-verdict-ingress').textContent).toContain('not shaped');
+    expect(screen.getByTestId('bw-live-answer').textContent).toMatch(/^No/);
+  });
+
+  it('re-reads on Refresh and, after stop (sandbox.changed), says calmly that the netns is gone', async () => {
+    const { engine, id, calls, user } = await open('bandwidth');
+    await screen.findByTestId('bw-live-ingress');
+    const before = calls.filter((c) => c === 'sandbox.live').length;
+    expect(before).toBe(1);
+    await user.click(screen.getByRole('button', { name: /^Refresh Was it applied/ }));
+    await waitFor(() => expect(calls.filter((c) => c === 'sandbox.live').length).toBe(2));
+    await engine.stop(id);
+    const note = await screen.findByTestId('live-absent');
+    expect(note.textContent).toContain('network namespace was removed');
+    expect(screen.getByTestId('live-bandwidth').dataset.liveState).toBe('absent');
+    // a note, not an error box
+    expect(screen.queryByRole('alert')).toBeNull();
+  });
+
+  it('says "not available from this runtime" and never calls sandbox.live without the capability', async () => {
+    const { calls } = await open('bandwidth', { capabilities: { liveNetwork: false } });
+    expect((await screen.findByTestId('live-unavailable')).textContent).toContain('Not available from this runtime');
+    expect(screen.queryByRole('button', { name: /^Refresh/ })).toBeNull();
+    expect(calls).not.toContain('sandbox.live');
+  });
+});
+
+describe('Port mappings tab: live DNAT rules', () => {
+  it('shows the DNAT rule verbatim, and explains that a host_port 0 mapping expects none', async () => {
+    await open('ports', {});
+    const table = await screen.findByTestId('live-port-rows');
+    const rows = table.querySelectorAll('tbody tr');
+    expect(rows).toHaveLength(2);
+    expect(rows[0]!.getAttribute('data-found')).toBe('true');
+    expect(within(rows[0] as HTMLElement).getByTestId('dnat-rule').textContent).toMatch(/--dport 18080 -j DNAT --to-destination 10\.88\.0\.\d+:80$/);
+    expect(rows[1]!.textContent).toContain('none expected');
+    expect(rows[1]!.textContent).toContain('no DNAT rule is expected');
+  });
+
+  it('says "no DNAT rule found" when the rule is gone', async () => {
+    await open('ports', { tamper: (v) => ({ ...v, ports: v.ports.map((p) => ({ ...p, rule: undefined, found: false, note: 'not in the nat table' })) }) });
+    const table = await screen.findByTestId('live-port-rows');
+    const first = table.querySelector('tbody tr') as HTMLElement;
+    expect(first.dataset.found).toBe('false');
+    expect(first.textContent).toContain('✗ no DNAT rule found');
+  });
+});
+
+describe('Network tab: live in the netns', () => {
+  it('marks addresses the CNI result listed but the kernel lacks, and the reverse', async () => {
+    await open('network', {
+      tamper: (v) => ({
+        ...v,
+        interfaces: v.interfaces.map((i) =>
+          i.name === 'eth0'
+            ? { ...i, addresses: [...i.addresses.filter((a) => a.family === 4), { family: 4, address: '192.0.2.9', prefixLen: 24, scope: 'global' }, { family: 6, address: 'fe80::1', prefixLen: 64, scope: 'link' }] }
+            : i,
+        ),
+      }),
+    });
+    const ifaces = await screen.findByTestId('live-interfaces');
+    const eth0 = ifaces.querySelector('tr[data-iface="eth0"]') as HTMLElement;
+    const mark = (addr: string) => eth0.querySelector(`li[data-address="${addr}"]`)?.getAttribute('data-mark');
+    expect(mark('192.0.2.9')).toBe('kernel-only');
+    expect(mark('fe80::1')).toBe('kernel-auto');
+    expect(eth0.querySelector('li[data-mark="both"]')?.textContent).toMatch(/10\.88\.0\.\d+\/16/);
+    const missing = eth0.querySelector('li[data-mark="cni-only"]') as HTMLElement;
+    expect(missing.textContent).toMatch(/fd00:88::[0-9a-f]+.*✗ missing in kernel/);
+    expect(screen.getByTestId('live-network-summary').textContent).toContain('1 address from the CNI result missing in the kernel');
+    expect(screen.getByTestId('live-network-summary').textContent).toContain('1 address in the kernel the CNI result does not list');
+    // the CNI result's default route is in the kernel
+    const routes = screen.getByTestId('live-routes');
+    expect(routes.querySelector('tr[data-dst="default"]')?.textContent).toContain('✓ listed');
+  });
+});

@@ -1,0 +1,102 @@
+/** The selected sandbox: header with identity and actions, then one tab per aspect. */
+import { useQuery } from '@tanstack/react-query';
+import type { SandboxSummary } from '../../../../../../shared/domain/sandbox';
+import { useClient } from '../../../../lib/connection-context';
+import { ErrorView } from '../../../../lib/ui/ErrorView';
+import { StatePill, Pill } from '../../../../lib/ui/StatusPill';
+import { Tabs, type TabDef } from '../../../../lib/ui/Tabs';
+import { CopyButton } from '../../../../lib/ui/CopyButton';
+import { useNavigation, type DetailTab } from '../../../../lib/navigation';
+import { useCurrentEndpoint, useEndpointCapabilities, useEndpointId } from '../../../../lib/endpoint';
+import { PodActions } from '../../components/PodActions';
+import { asNewPodConfig } from '../../../../../../shared/domain/crictl-format';
+import { podStatusQuery } from '../api/queries';
+import { OverviewTab } from './OverviewTab';
+import { NetworkTab } from './NetworkTab';
+import { PortsTab } from './PortsTab';
+import { BandwidthTab } from './BandwidthTab';
+import { TraceTab } from './TraceTab';
+import { LifecycleTab } from './LifecycleTab';
+import { RawTab } from './RawTab';
+
+export function PodDetail({ summary }: { summary: SandboxSummary }) {
+  const client = useClient();
+  const endpointId = useEndpointId();
+  const tab = useNavigation((s) => s.detailTab);
+  const setTab = useNavigation((s) => s.setDetailTab);
+  const select = useNavigation((s) => s.select);
+  const cloneIntoForm = useNavigation((s) => s.cloneIntoForm);
+  const caps = useEndpointCapabilities();
+  const endpoint = useCurrentEndpoint();
+  const runtime = endpoint?.kind === 'cri' ? [endpoint.runtimeName, endpoint.runtimeVersion].filter(Boolean).join(' ') || undefined : undefined;
+  // without a recorded trace (foreign runtimes) a count of 0 calls would be a claim; say n/a instead
+  const traced = caps.pluginTrace;
+  const status = useQuery(podStatusQuery(client, endpointId, summary.id));
+  const s = status.data;
+  const plugins = s?.trace.filter((t) => t.plugin) ?? [];
+  const failures = s?.trace.filter((t) => !t.ok).length ?? 0;
+  const dropped = s?.portMappings.filter((d) => !d.passed).length ?? 0;
+
+  const tabs: TabDef<DetailTab>[] = [
+    { id: 'overview', label: 'Overview' },
+    { id: 'network', label: 'Network' },
+    { id: 'ports', label: 'Port mappings', badge: s ? `${s.portMappings.length}${dropped ? ` · ${dropped} dropped` : ''}` : undefined },
+    { id: 'bandwidth', label: 'Bandwidth', badge: s?.bandwidthAnalysis.error ? '!' : undefined },
+    { id: 'trace', label: 'CNI trace', badge: !traced ? 'n/a' : s ? (failures ? `${plugins.length} · ${failures} failed` : plugins.length) : undefined },
+    { id: 'lifecycle', label: 'Lifecycle' },
+    { id: 'raw', label: 'Raw status' },
+  ];
+
+  return (
+    <div className="detail" aria-label={`Sandbox ${summary.metadata.name}`}>
+      <header className="detail-head">
+        <div className="detail-title">
+          <h2>
+            <span className="muted">{summary.metadata.namespace}/</span>
+            {summary.metadata.name}
+          </h2>
+          <StatePill state={summary.state} />
+          {summary.hostNetwork && <Pill tone="info">host network</Pill>}
+          {s?.lastError && <Pill tone="bad" title={s.lastError.message}>last error: {s.lastError.code}</Pill>}
+          <span className="mono id-long" title="sandbox id">
+            {summary.id}
+          </span>
+          <CopyButton text={summary.id} label="Copy id" />
+        </div>
+        <div className="detail-actions">
+          <button
+            type="button"
+            className="btn"
+            disabled={!s}
+            onClick={() => s && cloneIntoForm(asNewPodConfig(s.config, { freshUid: true }), `${summary.metadata.namespace}/${summary.metadata.name}`)}
+          >
+            Clone into form
+          </button>
+          <PodActions pods={[summary]} compact onRemoved={() => select(undefined)} />
+        </div>
+      </header>
+      <Tabs tabs={tabs} active={tab} onChange={setTab} label="Sandbox detail" />
+      <div className="detail-body" role="tabpanel" aria-labelledby={`tab-${tab}`}>
+        {status.isError ? (
+          <ErrorView error={status.error} title="Could not read the sandbox status" />
+        ) : !s ? (
+          <div className="muted pad">Loading status…</div>
+        ) : tab === 'overview' ? (
+          <OverviewTab s={s} />
+        ) : tab === 'network' ? (
+          <NetworkTab s={s} />
+        ) : tab === 'ports' ? (
+          <PortsTab s={s} traced={traced} runtime={runtime} />
+        ) : tab === 'bandwidth' ? (
+          <BandwidthTab s={s} traced={traced} runtime={runtime} />
+        ) : tab === 'trace' ? (
+          <TraceTab s={s} available={traced} runtime={runtime} />
+        ) : tab === 'lifecycle' ? (
+          <LifecycleTab s={s} traced={traced} runtime={runtime} />
+        ) : (
+          <RawTab s={s} />
+        )}
+      </div>
+    </div>
+  );
+}
