@@ -1,5 +1,5 @@
 /**
- * The ONE mapping between Podscope errors and gRPC status codes (FACTS C14, containerd's errgrpc.ToGRPC):
+ * The ONE mapping between Podscope errors and gRPC status codes (docs/semantics.md#grpc-errors, containerd's errgrpc.ToGRPC):
  * classified codes keep their gRPC twin, everything unclassified (CNI and runc failures, bugs) is UNKNOWN with the
  * message kept. A Podscope server also attaches the full serialized error as binary trailer metadata so a Podscope
  * client gets back the exact code (CniError vs RuntimeError), details and cause chain; foreign peers ignore it.

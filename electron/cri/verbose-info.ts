@@ -1,6 +1,6 @@
 /**
  * PodSandboxStatus verbose info: the value of info["info"], a JSON document shaped like containerd's SandboxInfo
- * (FACTS C12) where the two overlap — pid, processStatus, netNamespaceClosed, config (CRI snake_case, numeric enums),
+ * (docs/semantics.md#verbose-info) where the two overlap — pid, processStatus, netNamespaceClosed, config (CRI snake_case, numeric enums),
  * runtimeSpec (OCI), cniResult (go-cni Result, PascalCase) — plus a `podscope` section only Podscope has: the IP
  * selection with its reason, port-mapping and bandwidth decisions, per-network CNI results and the per-plugin trace.
  * The server encodes it; the client decodes both Podscope's and containerd's (electron/cri/client/decode-status.ts).

@@ -40,5 +40,5 @@ export interface CniConfigView {
   loadedAt: string;
 }
 
-/** go-cni's per-interface view built from all network results (FACTS B, createResult). */
+/** go-cni's per-interface view built from all network results (createResult, docs/semantics.md#cni-results). */
 export interface InterfaceConfig { mac?: string; sandbox?: string; ipConfigs: Array<{ ip: string; gateway?: string }> }

@@ -1,5 +1,5 @@
 /**
- * crictl's pod-config files (FACTS F): JSON or YAML, proto field names in snake_case, enums as numbers. One reader
+ * crictl's pod-config files (docs/semantics.md#crictl-pod-config): JSON or YAML, proto field names in snake_case, enums as numbers. One reader
  * for the CLI and the create form, so both accept and warn about exactly the same things.
  *
  * Deliberate differences from crictl, each surfaced as a warning rather than silently: unknown keys are named

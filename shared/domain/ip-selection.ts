@@ -1,5 +1,5 @@
 /**
- * Pod IP selection exactly as containerd's selectPodIPs (FACTS C5): input is eth0's IPs in CNI order.
+ * Pod IP selection exactly as containerd's selectPodIPs (docs/semantics.md#pod-ip-selection): input is eth0's IPs in CNI order.
  */
 import type { IpPreference } from './config';
 

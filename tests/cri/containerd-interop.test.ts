@@ -184,7 +184,7 @@ describe('Podscope client ⇄ containerd 1.6 CRI', () => {
     await ctd!.api.remove(id);
     await expect(ctd!.api.status(id)).rejects.toMatchObject({ code: 'NotFound' });
     expect(await ctd!.api.list({ labelSelector: { suite: 'interop' } })).toEqual([]);
-    // containerd 1.6.20 predates idempotent StopPodSandbox (FACTS C10 describes 2.x): stop on a removed id is
+    // containerd 1.6.20 predates idempotent StopPodSandbox (docs/semantics.md#stop-sandbox describes 2.x): stop on a removed id is
     // NotFound there, remove is a success. The client reports what the runtime says; Podscope's server says OK to both.
     const outcome = async (p: Promise<void>) => p.then(() => 'ok', (e: { code: string }) => e.code);
     expect({ stop: await outcome(ctd!.api.stop(id)), remove: await outcome(ctd!.api.remove(id)) }).toEqual({ stop: 'NotFound', remove: 'ok' });

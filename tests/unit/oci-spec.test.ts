@@ -48,7 +48,7 @@ function input(config: ConfigInput = {}, over: Partial<PauseSpecInput> = {}): Pa
 const hostNetwork: ConfigInput = { linux: { security_context: { namespace_options: { network: 2 } } } };
 const hostIpc: ConfigInput = { linux: { security_context: { namespace_options: { ipc: 2 } } } };
 
-describe('buildPauseSpec: a plain pod (FACTS D3)', () => {
+describe('buildPauseSpec: a plain pod (docs/semantics.md#pause-oci-spec)', () => {
   const spec = buildPauseSpec(input({ hostname: 'web-0', log_directory: '/var/log/pods/x' }));
 
   it('runs /pause read-only, as the pause image user, with the 14 default capabilities and no new privileges', () => {

@@ -24,7 +24,7 @@ describe('port mappings', () => {
   });
 });
 
-// containerd selectPodIPs (FACTS C5).
+// containerd selectPodIPs (docs/semantics.md#pod-ip-selection).
 describe('selectPodIPs', () => {
   const v4 = '10.0.0.5';
   const v6 = 'fd00::5';

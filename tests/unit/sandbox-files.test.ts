@@ -24,7 +24,7 @@ class RecordingRunner implements ProcessRunner {
   }
 }
 
-describe('renderResolvConf (FACTS C8)', () => {
+describe('renderResolvConf (docs/semantics.md#sandbox-files)', () => {
   it.each([
     {
       name: 'search, nameservers, options in that order',

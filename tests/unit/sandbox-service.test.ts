@@ -157,7 +157,7 @@ describe('run', () => {
 });
 
 describe('failure paths found in review', () => {
-  // containerd (FACTS C3): a teardown failure matters only when a CNI result was recorded; otherwise a plugin that
+  // containerd (docs/semantics.md#run-sequence): a teardown failure matters only when a CNI result was recorded; otherwise a plugin that
   // cannot DEL what it never finished would pin the sandbox and its name forever.
   it('ADD and DEL both failing, with no CNI result ever stored, forgets the sandbox and frees the name', async () => {
     const engine = makeEngine();

@@ -2,7 +2,7 @@
  * A PodSandboxStatusResponse from any CRI runtime ⇒ Podscope's SandboxStatus view.
  *
  * Podscope daemons put the whole view in the verbose `podscope` section (incl. per-plugin trace). For containerd
- * (FACTS C12) the view is rebuilt from what it exposes: `config` (snake_case PodSandboxConfig), `runtimeSpec`,
+ * (docs/semantics.md#verbose-info) the view is rebuilt from what it exposes: `config` (snake_case PodSandboxConfig), `runtimeSpec`,
  * `cniResult` (go-cni Result, PascalCase) and process facts. IP selection is recomputed from eth0's IPConfigs with
  * the shared rules, and the preference is inferred from the primary IP the runtime reported; port mappings and
  * bandwidth are re-derived from the config with the shared containerd rules. What a foreign runtime does not

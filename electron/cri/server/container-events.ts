@@ -1,6 +1,6 @@
 /**
  * GetContainerEvents: the engine's sandbox events as CRI container events, with container id = sandbox id as
- * containerd does for sandboxes (FACTS C3 step 12): added ⇒ CREATED, the CRI state turning READY ⇒ STARTED,
+ * containerd does for sandboxes (docs/semantics.md#container-events): added ⇒ CREATED, the CRI state turning READY ⇒ STARTED,
  * READY ⇒ NOTREADY ⇒ STOPPED, removed ⇒ DELETED. Progress and CNI-config events have no CRI equivalent.
  * Each stream tracks the last state it saw per sandbox so it only reports transitions.
  */

@@ -1,5 +1,5 @@
 /**
- * ListPodSandbox with containerd's filter semantics (FACTS C12): `id` is first normalised from a unique prefix to
+ * ListPodSandbox with containerd's filter semantics (docs/semantics.md#status-and-list): `id` is first normalised from a unique prefix to
  * the full id, then matched exactly (so an ambiguous prefix lists nothing); `state`; `label_selector` (all pairs).
  * Filtering is done here over engine.list() so the wire behaviour does not depend on the engine's own filter.
  */

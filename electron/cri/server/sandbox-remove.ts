@@ -1,4 +1,4 @@
-/** RemovePodSandbox: unknown id ⇒ success; the engine force-stops a running sandbox first (FACTS C11). */
+/** RemovePodSandbox: unknown id ⇒ success; the engine force-stops a running sandbox first (docs/semantics.md#remove-sandbox). */
 import { hasCode } from '../../../shared/domain/errors';
 import type * as pb from '../generated/runtime_v1';
 import type { CriEngine } from './handler';

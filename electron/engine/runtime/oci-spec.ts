@@ -1,6 +1,6 @@
 /**
- * The pause container's OCI config.json, built the way containerd's CRI plugin builds it (FACTS D1 defaults, then the
- * D2 sandbox modifications), adapted to this engine: cgroupfs driver, an oom score never below the engine's own
+ * The pause container's OCI config.json, built the way containerd's CRI plugin builds it (its defaults, then the
+ * sandbox modifications: docs/semantics.md#pause-oci-spec), adapted to this engine: cgroupfs driver, an oom score never below the engine's own
  * (no CAP_SYS_RESOURCE), no rlimits, no seccomp. Pure: everything it needs comes in through PauseSpecInput.
  * Settings that runc would reject are rejected here first, as InvalidArgument, with the reason.
  */

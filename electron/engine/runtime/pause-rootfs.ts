@@ -1,6 +1,6 @@
 /**
  * The pause rootfs, built from the host's static busybox instead of pulling registry.k8s.io/pause: a tiny tree whose
- * /pause is a busybox-sh script that behaves like the real pause binary (FACTS D4): it exits 0 on SIGTERM/SIGINT and,
+ * /pause is a busybox-sh script that behaves like the real pause binary (docs/semantics.md#pause-process): it exits 0 on SIGTERM/SIGINT and,
  * as PID 1 of the pod's PID namespace, reaps every orphan reparented to it.
  *
  * One tree is shared by every sandbox (runc bind-mounts it read-only per container), so it is built once, into a

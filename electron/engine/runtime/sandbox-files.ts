@@ -1,5 +1,5 @@
 /**
- * Per-sandbox files, laid out as containerd does (FACTS C1, C8, D2): `hostname`, `hosts` and `resolv.conf` under
+ * Per-sandbox files, laid out as containerd does (docs/semantics.md#sandbox-files): `hostname`, `hosts` and `resolv.conf` under
  * `<stateDir>/sandboxes/<id>`, and under `<runDir>/sandboxes/<id>` the 64 MiB `/dev/shm` tmpfs plus the runc bundle.
  * Only resolv.conf and shm are mounted into the pause container; hostname and hosts are there for app containers.
  */

@@ -1,6 +1,6 @@
 /**
  * Which sysctls runc 1.1 accepts for a container, checked before runc runs so the user gets an InvalidArgument that
- * names the pod setting at fault instead of a RuntimeError from deep inside `runc create` (FACTS D4).
+ * names the pod setting at fault instead of a RuntimeError from deep inside `runc create` (docs/semantics.md#runc-rules).
  * A sysctl is accepted only when it belongs to a kernel namespace the container owns privately.
  */
 import { invalidArgument } from '../../../shared/domain/errors';

@@ -1,4 +1,4 @@
-/** What containerd passes to CNI for a sandbox (FACTS C4), rebuilt identically for teardown. */
+/** What containerd passes to CNI for a sandbox (docs/semantics.md#cni-options), rebuilt identically for teardown. */
 import type { PodSandboxConfig } from '../../../shared/domain/config';
 import { analyzeBandwidth } from '../../../shared/domain/bandwidth';
 import { toCniPortMappings } from '../../../shared/domain/portmap';

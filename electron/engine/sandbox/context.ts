@@ -31,7 +31,7 @@ export interface EngineContext {
   liveReader: LiveReader;
   /** throws InvalidArgument for configs runc would refuse */
   buildPauseSpec(input: PauseSpecInput): unknown;
-  /** the engine's own oom_score_adj: the pause container is never given a lower one (FACTS 0) */
+  /** the engine's own oom_score_adj: the pause container is never given a lower one (docs/semantics.md#machine-limits) */
   engineOomScoreAdj: number;
   store: SandboxStore;
   names: NameRegistrar;

@@ -19,7 +19,7 @@ export interface SandboxRecord {
   state: InternalState;
   /** undefined for host-network sandboxes */
   netnsPath?: string;
-  /** true once stop removed the namespace (status then reports no IP, FACTS C12) */
+  /** true once stop removed the namespace (status then reports no IP, docs/semantics.md#status-and-list) */
   netnsClosed?: boolean;
   network?: CniSetupResult;
   ip: string;

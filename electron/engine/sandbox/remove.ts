@@ -1,5 +1,5 @@
 /**
- * RemovePodSandbox (FACTS C11): unknown id is a success; force-stop first unless a stop already completed, require the netns to
+ * RemovePodSandbox (docs/semantics.md#remove-sandbox): unknown id is a success; force-stop first unless a stop already completed, require the netns to
  * be closed, delete the pause container and every file, then forget the record and release the name.
  */
 import { PodscopeError } from '../../../shared/domain/errors';

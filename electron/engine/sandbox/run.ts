@@ -1,5 +1,5 @@
 /**
- * RunPodSandbox (containerd sandbox_run.go, FACTS C3): validate everything first, reserve the name, create the netns,
+ * RunPodSandbox (containerd sandbox_run.go, docs/semantics.md#run-sequence): validate everything first, reserve the name, create the netns,
  * then CNI ADD alongside sandbox files/shm → pause container. Each acquired resource pushes its undo; on failure the stack
  * unwinds with a fresh timeout. Only a fully clean unwind forgets the sandbox and releases its name; otherwise the
  * sandbox stays (Unknown, listed NOTREADY) with the error, so stop/remove can finish the job.

@@ -1,4 +1,4 @@
-/** PodSandboxStatus and ListPodSandbox (FACTS C12): cheap reads of the store plus a liveness check of the pause pid. */
+/** PodSandboxStatus and ListPodSandbox (docs/semantics.md#status-and-list): cheap reads of the store plus a liveness check of the pause pid. */
 import { readFileSync } from 'node:fs';
 import type { SandboxFilter, SandboxStatus, SandboxSummary } from '../../../shared/domain/sandbox';
 import type { EngineContext } from './context';

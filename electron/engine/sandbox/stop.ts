@@ -1,5 +1,5 @@
 /**
- * StopPodSandbox (FACTS C10): unknown id is a success; kill the pause container and unmount shm while CNI DEL runs
+ * StopPodSandbox (docs/semantics.md#stop-sandbox): unknown id is a success; kill the pause container and unmount shm while CNI DEL runs
  * (netns path "" once the namespace is closed), then remove the netns. Repeating it repeats the DEL, which plugins must tolerate.
  */
 import { serializeError } from '../../../shared/domain/errors';

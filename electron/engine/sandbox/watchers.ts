@@ -1,6 +1,6 @@
 /**
  * What keeps the engine's view current without anyone asking: a watch on the CNI conf dir (containerd reloads on
- * write/rename/remove, FACTS C13) and a light pause-liveness poll so a pause process that dies shows up as NOTREADY
+ * write/rename/remove, docs/semantics.md#conf-dir-watch) and a light pause-liveness poll so a pause process that dies shows up as NOTREADY
  * in every open window, not only at the next list.
  */
 import { watch, type FSWatcher } from 'node:fs';
