@@ -1,6 +1,8 @@
 #!/usr/bin/env node
-// Runs the TypeScript CLI straight from the repo through tsx's loader, so `npx podscope …` needs no build step.
-import { register } from 'tsx/esm/api';
+// `npx podscope …`: the CLI from source in a checkout, from the bundle in a production install (see load-cli.mjs).
+import { ensureRendererBuilt, loadCliMain } from './load-cli.mjs';
 
-register();
-await import('../electron/cli/main.ts');
+const argv = process.argv.slice(2);
+if (argv.includes('serve')) await ensureRendererBuilt();
+const main = await loadCliMain();
+process.exitCode = await main(argv);

@@ -1,31 +1,49 @@
 #!/usr/bin/env node
 /**
- * Bundles the Electron main process (ESM, engine included) and the preload (CommonJS: sandboxed preloads cannot
- * load ES modules or require anything but a few Electron modules, so it must be one self-contained file) into
- * dist/electron. The renderer is built separately by Vite into dist/renderer.
+ * Bundles what runs in production into dist/ (the renderer is built separately by Vite into dist/renderer):
+ *   dist/electron/main.js    the Electron main process (ESM, engine included)
+ *   dist/electron/preload.cjs the preload (CommonJS: sandboxed preloads cannot load ES modules or require anything
+ *                            but a few Electron modules, so it must be one self-contained file)
+ *   dist/cli/podscope.mjs    the CLI (`podscope`, `podscope serve`, `podscope cri`), with its npm dependencies inside,
+ *                            so a production install runs it without tsx, Vite or test code
+ * --outdir DIR writes elsewhere (the production-install test builds into a temp dir).
  */
 import { build } from 'esbuild';
+import { parseArgs } from 'node:util';
 import { fileURLToPath } from 'node:url';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
-const common = { bundle: true, platform: 'node', target: 'node22', sourcemap: true, logLevel: 'info', absWorkingDir: root };
+const { values } = parseArgs({ options: { outdir: { type: 'string' }, quiet: { type: 'boolean' } } });
+const out = values.outdir ?? 'dist';
+const common = { bundle: true, platform: 'node', target: 'node20', sourcemap: true, logLevel: values.quiet ? 'warning' : 'info', absWorkingDir: root };
+// bundled CommonJS dependencies (grpc-js, ws) call require(); give ESM output a real one
+const esmRequire = { js: "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);" };
+// ws's optional native helpers are not needed (it falls back to JavaScript)
+const optionalNatives = ['bufferutil', 'utf-8-validate'];
 
 await build({
   ...common,
   entryPoints: ['electron/main/main.ts'],
-  outfile: 'dist/electron/main.js',
+  outfile: `${out}/electron/main.js`,
   format: 'esm',
-  // electron is provided by the runtime; ws's optional native helpers are not needed in main
-  external: ['electron', 'bufferutil', 'utf-8-validate'],
-  // bundled CommonJS dependencies (grpc-js, ws) call require(); give ESM output a real one
-  banner: { js: "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);" },
+  external: ['electron', ...optionalNatives],
+  banner: esmRequire,
 });
 
 await build({
   ...common,
   entryPoints: ['electron/preload/preload.ts'],
-  outfile: 'dist/electron/preload.cjs',
+  outfile: `${out}/electron/preload.cjs`,
   format: 'cjs',
   platform: 'browser',
   external: ['electron'],
+});
+
+await build({
+  ...common,
+  entryPoints: ['electron/cli/main.ts'],
+  outfile: `${out}/cli/podscope.mjs`,
+  format: 'esm',
+  external: optionalNatives,
+  banner: esmRequire,
 });

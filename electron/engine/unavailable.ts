@@ -25,6 +25,8 @@ export function createUnavailableEngine(reason: unknown, overrides: Partial<Engi
     cniBinDirs: options.cniBinDirs,
     cniCacheDir: options.cniCacheDir,
     ipPreference: options.ipPreference,
+    maxConfNum: options.maxConfNum,
+    pluginTimeoutMs: options.pluginTimeoutMs,
     problems: [problem],
   };
   return {

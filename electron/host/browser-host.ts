@@ -31,7 +31,11 @@ export interface BrowserHost {
   close(): Promise<void>;
 }
 
-const DEFAULT_RENDERER_DIR = fileURLToPath(new URL('../../dist/renderer', import.meta.url));
+/**
+ * dist/renderer of the package: this file sits two levels below the package root both as source
+ * (electron/host/) and bundled (dist/cli/), so the same relative URL finds it; PODSCOPE_RENDERER_DIR overrides.
+ */
+export const DEFAULT_RENDERER_DIR = process.env.PODSCOPE_RENDERER_DIR ?? fileURLToPath(new URL('../../dist/renderer', import.meta.url));
 /** large enough for a trace-heavy status, small enough to refuse abuse */
 const MAX_FRAME_BYTES = 4 * 1024 * 1024;
 

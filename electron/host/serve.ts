@@ -3,10 +3,11 @@
  * Used by `npm start` where no Electron window can open and by `podscope serve`.
  */
 import { existsSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
+import { PodscopeError } from '../../shared/domain/errors';
 import { createAppCore } from '../core/app-core';
 import type { EngineOptions } from '../engine/options';
-import { startBrowserHost } from './browser-host';
+import { DEFAULT_RENDERER_DIR, startBrowserHost } from './browser-host';
 
 export interface BrowserMode {
   url: string;
@@ -15,19 +16,21 @@ export interface BrowserMode {
   close(): Promise<void>;
 }
 
-const ROOT = fileURLToPath(new URL('../..', import.meta.url));
-
-/** The renderer is served from dist/renderer; build it once (from a source checkout) when it is missing. */
-async function ensureRendererBuilt(): Promise<void> {
-  if (existsSync(`${ROOT}dist/renderer/index.html`)) return;
-  const { build } = await import('vite');
-  await build({ configFile: `${ROOT}renderer/vite.config.ts`, logLevel: 'warn' });
+/**
+ * The built renderer must be there: the product never builds it (that needs Vite, a development tool). From a
+ * checkout, bin/podscope.mjs and `npm start` build it first; a production install ships it.
+ */
+function checkRendererBuilt(dir: string): void {
+  if (!existsSync(join(dir, 'index.html'))) {
+    throw new PodscopeError('FailedPrecondition', `the UI is not built: ${dir}/index.html is missing (run \`npm run build\`)`);
+  }
 }
 
-export async function startBrowserMode(opts: { engineOptions: Partial<EngineOptions>; port?: number }): Promise<BrowserMode> {
-  await ensureRendererBuilt();
+export async function startBrowserMode(opts: { engineOptions: Partial<EngineOptions>; port?: number; rendererDir?: string }): Promise<BrowserMode> {
+  const rendererDir = opts.rendererDir ?? DEFAULT_RENDERER_DIR;
+  checkRendererBuilt(rendererDir);
   const core = await createAppCore({ engineOptions: opts.engineOptions });
-  const host = await startBrowserHost({ core, port: opts.port }).catch(async (e: unknown) => {
+  const host = await startBrowserHost({ core, port: opts.port, rendererDir }).catch(async (e: unknown) => {
     await core.close();
     throw e;
   });

@@ -3,7 +3,9 @@
  * Everything about sandboxes lives in the engine; everything about requests in the router.
  */
 import { app, dialog } from 'electron';
+import { parseArgs } from 'node:util';
 import { createAppCore } from '../core/app-core';
+import { ENGINE_OPTION_FLAGS, engineOptionsFromFlags, type Flags } from '../core/engine-flags';
 import type { EngineOptions } from '../engine/options';
 import { trustOrigins } from '../ipc/sender';
 import { APP_ORIGIN, registerAppScheme, serveRenderer } from './app-protocol';
@@ -13,6 +15,13 @@ import { decideRootPolicy } from './root-policy';
 import { createMainWindow, distPath } from './window';
 
 const uid = process.getuid?.();
+let engineOptions: Partial<EngineOptions> = {};
+try {
+  engineOptions = engineOptionsFromArgv(process.argv.slice(1));
+} catch (e) {
+  process.stderr.write(`podscope: ${(e as Error).message}\n`);
+  app.exit(2);
+}
 const decision = decideRootPolicy(uid, process.argv);
 if (decision.action === 'refuse') {
   process.stderr.write(`${decision.message}\n`);
@@ -36,7 +45,7 @@ async function start(): Promise<void> {
 
   // An engine that cannot start (e.g. missing privileges) must not keep the window from opening: the core
   // then holds a stand-in that explains why.
-  const core = await createAppCore({ engineOptions: engineOptionsFromEnv() });
+  const core = await createAppCore({ engineOptions });
   const router = core.createRouter(trustOrigins([APP_ORIGIN]));
   const unbridge = bridgeRouterToIpc(router);
 
@@ -56,14 +65,11 @@ async function start(): Promise<void> {
   });
 }
 
-/** PODSCOPE_ENGINE_OPTIONS (JSON) lets the e2e launcher and packagers point the engine at other directories. */
-function engineOptionsFromEnv(): Partial<EngineOptions> {
-  const raw = process.env.PODSCOPE_ENGINE_OPTIONS;
-  if (!raw) return {};
-  try {
-    return JSON.parse(raw) as Partial<EngineOptions>;
-  } catch {
-    process.stderr.write('podscope: ignoring PODSCOPE_ENGINE_OPTIONS: not valid JSON\n');
-    return {};
-  }
+/**
+ * The engine flags of the CLI (`npm start -- --state-dir … --cni-conf-dir …`), read from Electron's argv; Chromium's
+ * and Electron's own switches are left to them. A bad value is refused before anything starts.
+ */
+function engineOptionsFromArgv(argv: string[]): Partial<EngineOptions> {
+  const { values } = parseArgs({ args: argv, options: ENGINE_OPTION_FLAGS, strict: false, allowPositionals: true });
+  return engineOptionsFromFlags(values as Flags);
 }

@@ -138,9 +138,12 @@ function normalizeKeys(schema: AnySchema, value: unknown, path: string, warnings
   return value;
 }
 
-/** A status's config made ready for the form: a fresh uid and attempt 0 so it is a new pod, not a retry. */
-export function asNewPodConfig(config: PodSandboxConfig, opts: { freshUid?: boolean } = {}): PodSandboxConfigInput {
-  const c = structuredClone(config) as PodSandboxConfigInput;
-  if (opts.freshUid) c.metadata = { ...c.metadata, uid: globalThis.crypto.randomUUID(), attempt: 0 };
+/**
+ * A status's config made ready for the form: a new uid (the caller makes one: this layer has no crypto) and attempt 0,
+ * so it is a new pod rather than a retry of the old one. A JSON round trip is a deep copy here: configs are plain data.
+ */
+export function asNewPodConfig(config: PodSandboxConfig, newUid: string): PodSandboxConfigInput {
+  const c = JSON.parse(JSON.stringify(config)) as PodSandboxConfigInput;
+  c.metadata = { ...c.metadata, uid: newUid, attempt: 0 };
   return c;
 }

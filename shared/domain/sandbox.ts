@@ -63,7 +63,7 @@ export interface NetworkAttachment {
   cacheFile?: string;
 }
 
-export interface HostPortView extends CniPortMapping {}
+export type HostPortView = CniPortMapping;
 
 export interface SandboxSummary {
   id: string;
@@ -162,6 +162,9 @@ export interface EngineInfo {
   cniBinDirs: string[];
   cniCacheDir: string;
   ipPreference: IpPreference;
+  /** absent from peers that do not report them (older Podscope daemons over CRI) */
+  maxConfNum?: number;
+  pluginTimeoutMs?: number;
   /** empty when the engine can do its job; otherwise what is missing and why */
   problems: string[];
 }

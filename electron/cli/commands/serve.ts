@@ -14,6 +14,7 @@ export async function run(argv: string[]): Promise<number> {
   const mode = await startBrowserMode({ engineOptions: engineOptionsFromFlags(flags), port });
   if (mode.engineError) process.stderr.write(`podscope serve: the engine could not start (the UI explains it): ${mode.engineError}\n`);
   process.stdout.write(`${mode.url}\n`);
+  process.stderr.write('podscope: browser mode is running: open the URL above in Chromium (its token is required; keep it private). Ctrl-C stops it; sandboxes keep running.\n');
   await untilSignal();
   await mode.close();
   return 0;

@@ -113,7 +113,7 @@ export const CniConfigViewSchema: z.ZodType<CniConfigView> = z.object({
 
 export const EngineInfoSchema: z.ZodType<EngineInfo> = z.object({
   version: str, pid: num, uid: num, stateDir: str, runDir: str, netnsDir: str, cniConfDir: str, cniBinDirs: z.array(str), cniCacheDir: str,
-  ipPreference: IpPreference, problems: z.array(str),
+  ipPreference: IpPreference, maxConfNum: z.number().optional(), pluginTimeoutMs: z.number().optional(), problems: z.array(str),
 });
 
 /**

@@ -12,9 +12,7 @@
  */
 import { createServer as createNetServer, type Server as NetServer, type Socket } from 'node:net';
 import { Server, ServerCredentials } from '@grpc/grpc-js';
-import { PodscopeError } from '../../../shared/domain/errors';
 import { ImageServiceService, RuntimeServiceService, type RuntimeServiceServer } from '../generated/runtime_v1';
-import { toGrpcStatus } from '../errors';
 import { authorityFixingStream } from './authority-shim';
 import { imageServiceImpl } from './image-service';
 import { serveContainerEvents } from './container-events';

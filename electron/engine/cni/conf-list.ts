@@ -82,7 +82,7 @@ function readBool(list: JsonObject, key: string): boolean {
 function pickCniVersion(list: JsonObject): string {
   const single = list.cniVersion;
   if (single !== undefined && typeof single !== 'string') throw new Error(`error parsing configuration list: invalid cniVersion type ${typeof single}`);
-  let chosen = single ?? '';
+  const chosen = single ?? '';
   const offered = list.cniVersions;
   if (offered === undefined) return chosen;
   if (!Array.isArray(offered)) throw new Error(`error parsing configuration list: invalid type for cniVersions: ${typeof offered}`);

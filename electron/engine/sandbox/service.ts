@@ -173,6 +173,8 @@ export class SandboxEngine implements Engine {
       cniBinDirs: o.cniBinDirs,
       cniCacheDir: o.cniCacheDir,
       ipPreference: o.ipPreference,
+      maxConfNum: o.maxConfNum,
+      pluginTimeoutMs: o.pluginTimeoutMs,
       problems: [
         ...(this.deps.problems ?? []).map((p) => p.replace(/^runtime: /, '')),
         ...(cni.ready ? [] : [`CNI: ${cni.notReadyReason ?? 'not ready'}`]),

@@ -267,7 +267,7 @@ export function createFakeEngine(overrides: Partial<EngineOptions> = {}): FakeEn
     async info(): Promise<EngineInfo> {
       return {
         version: '0.1.0-fake', pid: process.pid, uid: 0, stateDir: options.stateDir, runDir: options.runDir, netnsDir: options.netnsDir,
-        cniConfDir: options.cniConfDir, cniBinDirs: options.cniBinDirs, cniCacheDir: options.cniCacheDir, ipPreference: options.ipPreference, problems: [],
+        cniConfDir: options.cniConfDir, cniBinDirs: options.cniBinDirs, cniCacheDir: options.cniCacheDir, ipPreference: options.ipPreference, maxConfNum: options.maxConfNum, pluginTimeoutMs: options.pluginTimeoutMs, problems: [],
       };
     },
   };

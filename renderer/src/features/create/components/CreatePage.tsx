@@ -51,12 +51,18 @@ export function CreatePage() {
   const run = useRunSandbox(client, endpointId);
   const steps = useRunProgress(requestId);
 
-  useEffect(() => {
-    if (!seed) return;
+  // A seed handed over while the form is open replaces it (adjusting state while rendering, as React recommends
+  // over an effect); the store's copy is consumed after the render so it is applied once.
+  const [seedNonce, setSeedNonce] = useState(seed?.nonce);
+  if (seed && seed.nonce !== seedNonce) {
+    setSeedNonce(seed.nonce);
     setForm(fromConfig(seed.config));
     setNotice({ title: `Cloned from ${seed.source}: new uid, attempt 0`, warnings: [] });
-    useNavigation.setState({ formSeed: undefined });
-  }, [seed]);
+  }
+  const consumeFormSeed = useNavigation((s) => s.consumeFormSeed);
+  useEffect(() => {
+    if (seed) consumeFormSeed();
+  }, [seed, consumeFormSeed]);
 
   const set = <K extends keyof FormState>(k: K, v: FormState[K]) => {
     setForm((f) => ({ ...f, [k]: v }));

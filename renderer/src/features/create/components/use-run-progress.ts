@@ -5,16 +5,16 @@ import { useClient } from '../../../lib/connection-context';
 
 export function useRunProgress(requestId: string | undefined): TraceEntry[] {
   const client = useClient();
-  const [steps, setSteps] = useState<TraceEntry[]>([]);
+  // steps are kept with the request they belong to, so a new request starts from none without a reset
+  const [progress, setProgress] = useState<{ requestId?: string; steps: TraceEntry[] }>({ steps: [] });
   useEffect(() => {
-    setSteps([]);
     if (!requestId) return;
     return client.onEvent((e) => {
       if (e.kind === 'sandbox' && e.event.type === 'sandbox.progress' && e.event.requestId === requestId) {
         const entry = e.event.entry;
-        setSteps((s) => [...s, entry]);
+        setProgress((p) => (p.requestId === requestId ? { requestId, steps: [...p.steps, entry] } : { requestId, steps: [entry] }));
       }
     });
   }, [client, requestId]);
-  return steps;
+  return requestId !== undefined && progress.requestId === requestId ? progress.steps : [];
 }

@@ -2,7 +2,7 @@
  * Import and export of crictl pod-config files for the form: the shared reader (the CLI uses the same one), plus
  * what only the form needs.
  */
-import type { PodSandboxConfig, PodSandboxConfigInput } from '../../../../../shared/domain/config';
+import type { PodSandboxConfigInput } from '../../../../../shared/domain/config';
 import { exportPodConfig, importPodConfig } from '../../../../../shared/domain/crictl-format';
 
 export interface ImportResult {

@@ -26,7 +26,7 @@ export function PodsPage({ poll }: { poll: boolean }) {
   const clearChecks = usePodsUi((s) => s.setChecked);
   const pods = useQuery(podsQuery(client, endpointId, poll));
   const endpoint = useCurrentEndpoint();
-  const all = pods.data ?? [];
+  const all = useMemo(() => pods.data ?? [], [pods.data]);
   const shown = useMemo(() => filterPods(all, filters), [all, filters]);
   const checkedPods = all.filter((p) => checked.has(p.id));
   const selected = all.find((p) => p.id === selectedId);

@@ -68,7 +68,7 @@ export function PodDetail({ summary }: { summary: SandboxSummary }) {
             type="button"
             className="btn"
             disabled={!s}
-            onClick={() => s && cloneIntoForm(asNewPodConfig(s.config, { freshUid: true }), `${summary.metadata.namespace}/${summary.metadata.name}`)}
+            onClick={() => s && cloneIntoForm(asNewPodConfig(s.config, crypto.randomUUID()), `${summary.metadata.namespace}/${summary.metadata.name}`)}
           >
             Clone into form
           </button>

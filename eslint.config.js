@@ -1,0 +1,127 @@
+// @ts-check
+/**
+ * The layers, checked (docs/architecture.md draws them). `npm run lint` runs this and Prettier; `npm test` runs lint.
+ * Every boundary is a resolved-path rule (import-x/no-restricted-paths) rather than a text pattern, and
+ * import-x/no-unresolved makes sure no import escapes the check by failing to resolve.
+ */
+import { readdirSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { createTypeScriptImportResolver } from 'eslint-import-resolver-typescript';
+import { importX } from 'eslint-plugin-import-x';
+import reactHooks from 'eslint-plugin-react-hooks';
+import globals from 'globals';
+import tseslint from 'typescript-eslint';
+
+const ROOT = fileURLToPath(new URL('.', import.meta.url));
+const FEATURES = readdirSync(new URL('./renderer/src/features', import.meta.url), { withFileTypes: true })
+  .filter((d) => d.isDirectory())
+  .map((d) => d.name);
+
+/** Test and tool code: may import anything, never imported by the product. */
+const TOOLS = ['tests', 'e2e', 'bench', 'testkit'];
+const ENGINE_SIBLINGS = ['ipc', 'main', 'preload', 'host', 'cri', 'cli', 'endpoints', 'core'];
+
+/** @type {Array<{target: string | string[], from: string | string[], except?: string[], message: string}>} */
+const zones = [
+  // the engine is plain Node: it serves every front door and knows none of them
+  {
+    target: './electron/engine',
+    from: ENGINE_SIBLINGS.map((d) => `./electron/${d}`),
+    message: 'the engine must not import a front door (ipc/main/preload/host/cri/cli/endpoints/core)',
+  },
+  // cri/ is only CRI (server and client): the app's endpoints and composition sit above it
+  { target: './electron/cri', from: ['./electron/endpoints', './electron/core', './electron/ipc', './electron/host', './electron/main', './electron/cli'], message: 'cri/ holds only CRI' },
+  { target: './electron/endpoints', from: ['./electron/core', './electron/ipc', './electron/host', './electron/main', './electron/cli'], message: 'endpoints/ sits below the doors' },
+  { target: './electron/ipc', from: ['./electron/core', './electron/host', './electron/main', './electron/cli'], message: 'the router knows no door' },
+  // shared/ is the contract: neither side's code
+  { target: './shared', from: ['./electron', './renderer', ...TOOLS.map((t) => `./${t}`)], message: 'shared/ imports only shared/' },
+  // the renderer talks to the engine only through shared/ipc
+  { target: './renderer', from: './electron', message: 'the renderer reaches the engine only through the typed channel map in shared/ipc' },
+  // one way: app -> features -> lib -> shared
+  { target: './renderer/src/lib', from: ['./renderer/src/features', './renderer/src/app'], message: 'lib/ is below the features and the app shell' },
+  { target: './renderer/src/features', from: './renderer/src/app', message: 'features do not import the app shell; navigate through lib/navigation' },
+  ...FEATURES.map((f) => ({
+    target: `./renderer/src/features/${f}`,
+    from: './renderer/src/features',
+    except: [`./${f}`],
+    message: `feature "${f}" must not import another feature; move what both need to lib/ or shared/`,
+  })),
+  // the product never depends on tests, benchmarks or the test kit
+  { target: ['./electron', './renderer', './shared', './bin'], from: TOOLS.map((t) => `./${t}`), message: 'product code must not import tests, e2e, bench or the test kit' },
+];
+
+/** Tests next to product files are tools: the zones above apply to product files only. */
+const TEST_FILES = ['**/*.test.ts', '**/*.test.tsx', 'renderer/src/test/**'];
+
+export default tseslint.config(
+  { ignores: ['node_modules/', 'dist/', 'out/', 'test-results/', 'playwright-report/', 'e2e/artifacts/', 'electron/cri/generated/', '.vitest/'] },
+  ...tseslint.configs.recommended,
+  {
+    files: ['**/*.{ts,tsx,mts,js,mjs,cjs}'],
+    plugins: { 'import-x': importX },
+    languageOptions: { globals: { ...globals.node } },
+    settings: {
+      'import-x/resolver-next': [createTypeScriptImportResolver({ noWarnOnMultipleProjects: true, project: ['tsconfig.tools.json', 'electron/tsconfig.json', 'renderer/tsconfig.json', 'shared/tsconfig.json'] })],
+    },
+    rules: {
+      'import-x/no-unresolved': ['error', { ignore: ['^electron$'] }],
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_', destructuredArrayIgnorePattern: '^_', ignoreRestSiblings: true }],
+      '@typescript-eslint/consistent-type-imports': ['error', { fixStyle: 'inline-type-imports' }],
+    },
+  },
+  {
+    files: ['electron/**/*.ts', 'renderer/**/*.{ts,tsx}', 'shared/**/*.ts', 'bin/**/*.mjs'],
+    ignores: TEST_FILES,
+    rules: { 'import-x/no-restricted-paths': ['error', { basePath: ROOT, zones }] },
+  },
+  // Electron itself: only the shell (main, preload) may load it
+  {
+    files: ['electron/**/*.ts', 'shared/**/*.ts', 'renderer/**/*.{ts,tsx}'],
+    ignores: ['electron/main/**', 'electron/preload/**'],
+    rules: {
+      'no-restricted-imports': ['error', { paths: [{ name: 'electron', message: 'only electron/main and electron/preload may import electron' }] }],
+    },
+  },
+  // shared/ runs in both worlds: no Node built-ins, no React
+  {
+    files: ['shared/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          paths: [{ name: 'electron', message: 'shared/ runs in the renderer too' }, { name: 'react', message: 'shared/ is not UI' }],
+          patterns: [{ regex: '^node:', message: 'shared/ runs in the renderer too: no Node built-ins' }, { regex: '^(fs|path|os|child_process|net|http|crypto|util)(/|$)', message: 'shared/ runs in the renderer too: no Node built-ins' }],
+        },
+      ],
+    },
+  },
+  // the renderer has no Node
+  {
+    files: ['renderer/src/**/*.{ts,tsx}'],
+    ignores: TEST_FILES,
+    languageOptions: { globals: { ...globals.browser } },
+    plugins: { 'react-hooks': reactHooks },
+    rules: {
+      ...reactHooks.configs.recommended.rules,
+      // a React Compiler hint (TanStack Virtual cannot be auto-memoised); this app does not use the compiler
+      'react-hooks/incompatible-library': 'off',
+      'no-restricted-imports': [
+        'error',
+        {
+          paths: [{ name: 'electron', message: 'the renderer reaches the engine only through shared/ipc' }],
+          patterns: [{ regex: '^node:', message: 'the renderer has no Node' }],
+        },
+      ],
+    },
+  },
+  {
+    files: ['renderer/src/**/*.test.{ts,tsx}', 'renderer/src/test/**'],
+    plugins: { 'react-hooks': reactHooks },
+    rules: { 'react-hooks/rules-of-hooks': 'error' },
+  },
+  {
+    files: ['**/*.cjs'],
+    languageOptions: { sourceType: 'commonjs' },
+    rules: { '@typescript-eslint/no-require-imports': 'off' },
+  },
+);
