@@ -46,9 +46,13 @@ const zones = [
     except: [`./${f}`],
     message: `feature "${f}" must not import another feature; move what both need to lib/ or shared/`,
   })),
-  // the product never depends on tests, benchmarks or the test kit
+  // the product never depends on tests, benchmarks or the test kit, nor on the engine's fakes
   { target: ['./electron', './renderer', './shared', './bin'], from: TOOLS.map((t) => `./${t}`), message: 'product code must not import tests, e2e, bench or the test kit' },
+  { target: './electron', from: './electron/engine/testing', message: 'the touch-point fakes are for tests only' },
 ];
+
+/** The test kit sits below the tests and benchmarks that use it. */
+const testkitZones = [{ target: './testkit', from: ['./tests', './e2e', './bench'], message: 'the test kit must not import tests, e2e or bench' }];
 
 /** Tests next to product files are tools: the zones above apply to product files only. */
 const TEST_FILES = ['**/*.test.ts', '**/*.test.tsx', 'renderer/src/test/**'];
@@ -71,8 +75,13 @@ export default tseslint.config(
   },
   {
     files: ['electron/**/*.ts', 'renderer/**/*.{ts,tsx}', 'shared/**/*.ts', 'bin/**/*.mjs'],
-    ignores: TEST_FILES,
+    // the touch-point fakes are test code kept next to the interfaces they fake
+    ignores: [...TEST_FILES, 'electron/engine/testing/**'],
     rules: { 'import-x/no-restricted-paths': ['error', { basePath: ROOT, zones }] },
+  },
+  {
+    files: ['testkit/**/*.ts'],
+    rules: { 'import-x/no-restricted-paths': ['error', { basePath: ROOT, zones: testkitZones }] },
   },
   // Electron itself: only the shell (main, preload) may load it
   {

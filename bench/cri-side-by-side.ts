@@ -9,9 +9,9 @@ import { access } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { benchCriSideBySide } from './cri-bench';
-import { createRealEnv } from '../electron/engine/testing/throwaway-env';
+import { createRealEnv } from '../testkit/throwaway-env';
 // The containerd fixture is shared with the interop tests, which own it.
-import { startContainerd } from '../tests/cri/helpers/containerd-fixture';
+import { startContainerd } from '../testkit/containerd-fixture';
 
 const CLI = fileURLToPath(new URL('../bin/podscope.mjs', import.meta.url));
 

@@ -3,7 +3,7 @@
  * timing run/status/stop/remove and splitting each verb into its steps (from the engine's own trace), beside the floor.
  */
 import type { SandboxEvent } from '../shared/domain/sandbox';
-import { createRealEnv, conflist } from '../electron/engine/testing/throwaway-env';
+import { createRealEnv, conflist } from '../testkit/throwaway-env';
 import { measureFloorOnce } from './floor';
 import { fmt, percentile, row, Samples } from './stats';
 

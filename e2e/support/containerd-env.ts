@@ -8,7 +8,7 @@
  */
 import type { PodSandboxConfigInput } from '../../shared/domain/config';
 import type { CriEndpointRegistry } from '../../electron/endpoints';
-import { startContainerd, type ContainerdFixture } from '../../tests/cri/helpers/containerd-fixture';
+import { startContainerd, type ContainerdFixture } from '../../testkit/containerd-fixture';
 import { teardownSteps } from './attempts';
 
 export const CTD_BRIDGE = 'psc-ctde';

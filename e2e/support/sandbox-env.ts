@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { createEngine } from '../../electron/engine/index';
-import { restoreHost, snapshotHost } from '../../electron/engine/testing/host-cleanup';
+import { restoreHost, snapshotHost } from '../../testkit/host-cleanup';
 import type { Engine, EngineOptions } from '../../electron/engine/options';
 import { startBrowserHost, type BrowserHost } from '../../electron/host/browser-host';
 import { assembleAppCore } from '../../electron/core/app-core';

@@ -18,7 +18,7 @@ import { createEndpointRegistry } from '../../electron/endpoints';
 import { benchCriSideBySide } from '../../bench/cri-bench';
 import type { PodSandboxConfigInput } from '../../shared/domain/config';
 import type { SandboxStatus } from '../../shared/domain/sandbox';
-import { startContainerd, type ContainerdFixture } from './helpers/containerd-fixture';
+import { startContainerd, type ContainerdFixture } from '../../testkit/containerd-fixture';
 
 const sh = (file: string, args: string[]) => execFileSync(file, args, { encoding: 'utf8' });
 const portA = 31000 + Math.floor(Math.random() * 1000);

@@ -6,7 +6,7 @@
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { status as Code } from '@grpc/grpc-js';
-import { createRealEnv, type RealEnv } from '../../electron/engine/testing/throwaway-env';
+import { createRealEnv, type RealEnv } from '../../testkit/throwaway-env';
 import { startCriServer, type CriServer } from '../../electron/cri/server';
 import { createCriEndpointApi, type CriEndpointApi } from '../../electron/cri/client';
 import * as pb from '../../electron/cri/generated/runtime_v1';

@@ -4,7 +4,7 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createRealEnv, type RealEnv } from '../../electron/engine/testing/throwaway-env';
+import { createRealEnv, type RealEnv } from '../../testkit/throwaway-env';
 
 const run = promisify(execFile);
 let env: RealEnv;

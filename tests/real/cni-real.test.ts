@@ -11,7 +11,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { NodeProcessRunner, runChecked } from '../../electron/engine/os/exec';
 import { createCniManager } from '../../electron/engine/cni/cni-manager';
-import { restoreHost, snapshotHost, type HostSnapshot } from '../../electron/engine/testing/host-cleanup';
+import { restoreHost, snapshotHost, type HostSnapshot } from '../../testkit/host-cleanup';
 import type { CniCallRecord, CniManager, CniNamespaceOptions, CniSetupResult } from '../../electron/engine/cni/types';
 
 const PLUGIN_DIR = '/usr/lib/cni';

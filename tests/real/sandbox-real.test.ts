@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SandboxEngine } from '../../electron/engine/sandbox/service';
 import { hasCode } from '../../shared/domain/errors';
 import type { PodSandboxConfigInput } from '../../shared/domain/config';
-import { createRealEnv, type RealEnv } from '../../electron/engine/testing/throwaway-env';
+import { createRealEnv, type RealEnv } from '../../testkit/throwaway-env';
 
 const sh = (file: string, args: string[]) => execFileSync(file, args, { encoding: 'utf8' });
 const hostPort = 20000 + Math.floor(Math.random() * 20000);

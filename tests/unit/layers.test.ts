@@ -51,7 +51,7 @@ describe('layer rules', () => {
   });
 
   it('product code may not import tests or the test kit', async () => {
-    const hits = await ruleHits('electron/cli/zz.ts', "import * as grpcHelpers from '../../tests/cri/helpers/grpc';\nexport const e = grpcHelpers;\n");
+    const hits = await ruleHits('electron/cli/zz.ts', "import * as grpcHelpers from '../cri/helpers/grpc';\nexport const e = grpcHelpers;\n");
     expect(hits).toContainEqual(expect.stringMatching(/product code must not import tests/));
   });
 

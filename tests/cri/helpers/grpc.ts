@@ -1,14 +1,8 @@
 /** Wire-level helpers for CRI tests: a raw runtime.v1 client on a unix socket and promise wrappers that keep the status code. */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { credentials, Metadata, type ServiceError } from '@grpc/grpc-js';
 import * as pb from '../../../electron/cri/generated/runtime_v1';
 
-export function tempDir(prefix: string): { dir: string; cleanup: () => void } {
-  const dir = mkdtempSync(join(tmpdir(), prefix));
-  return { dir, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
-}
+export { tempDir } from '../../../testkit/temp-dir';
 
 export function rawClient(socketPath: string): pb.RuntimeServiceClient {
   return new pb.RuntimeServiceClient(`unix://${socketPath}`, credentials.createInsecure());

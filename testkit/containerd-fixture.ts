@@ -7,10 +7,10 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, openSync, readdirSync, readFileSync, rmSync, rmdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { createCriEndpointApi, type CriEndpointApi } from '../../../electron/cri/client';
+import { createCriEndpointApi, type CriEndpointApi } from '../electron/cri/client';
 import { PAUSE_IMAGE_REF, buildPauseImageTar } from './pause-image';
-import { tempDir } from './grpc';
-import { restoreHost, snapshotHost } from '../../../electron/engine/testing/host-cleanup';
+import { tempDir } from './temp-dir';
+import { restoreHost, snapshotHost } from './host-cleanup';
 
 export interface ContainerdSpec {
   /** bridge name, e.g. psc-ctd0 */

@@ -6,8 +6,8 @@
 import { mkdtemp, mkdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createEngine, type EngineOptions } from '../index';
-import type { SandboxEngine } from '../sandbox/service';
+import { createEngine, type EngineOptions } from '../electron/engine/index';
+import type { SandboxEngine } from '../electron/engine/sandbox/service';
 import { restoreHost, snapshotHost, type HostSnapshot } from './host-cleanup';
 
 export interface RealEnvSpec {
