@@ -5,10 +5,11 @@ import { request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { startBrowserHost, type BrowserHost } from '../../electron/host/browser-host';
-import { createFakeEngine } from '../../electron/ipc/testing/fake-engine';
+import { createTestEngine, type TestEngine } from '../../electron/engine/testing/test-engine';
 import type { ServerFrame } from '../../shared/ipc/wire';
 
 let host: BrowserHost;
+let fakes: TestEngine;
 let dir: string;
 let parent: string;
 
@@ -20,10 +21,12 @@ beforeAll(async () => {
   await writeFile(join(dir, 'index.html'), '<!doctype html><title>Podscope</title>');
   await writeFile(join(dir, 'assets', 'app.js'), 'console.log(1)');
   await writeFile(join(parent, 'psc-secret.txt'), 'secret');
-  host = await startBrowserHost({ engine: createFakeEngine(), rendererDir: dir });
+  fakes = await createTestEngine();
+  host = await startBrowserHost({ engine: fakes.engine, rendererDir: dir });
 });
 afterAll(async () => {
   await host?.close();
+  await fakes?.close();
   await rm(parent, { recursive: true, force: true });
 });
 

@@ -89,8 +89,8 @@ export class FakeCniManager implements CniManager {
   results: Record<string, (containerId: string, netnsPath: string) => CniResult> = {};
   /** simulated cache: file path → attachment */
   readonly cache = new Map<string, NetworkAttachment>();
-  /** while set, config() throws it (a manager that cannot produce a view at all) */
-  configError: Error | undefined;
+  /** problems the conf dir "had" at the last load (an unparseable conflist…); any makes the view not ready */
+  loadErrors: Array<{ source: string; message: string }> = [];
   private seq = 0;
 
   constructor(
@@ -105,11 +105,11 @@ export class FakeCniManager implements CniManager {
   }
 
   config(): CniConfigView {
-    if (this.configError) throw this.configError;
     return this.configView();
   }
 
   private configView(): CniConfigView {
+    const ready = this.ready && this.loadErrors.length === 0;
     return {
       confDir: this.confDir,
       binDirs: [BIN_DIR],
@@ -126,9 +126,9 @@ export class FakeCniManager implements CniManager {
           return { type: p.type, capabilities: declared(p), raw, binary: path.join(BIN_DIR, p.type) };
         }),
       })),
-      errors: [],
-      ready: this.ready,
-      notReadyReason: this.ready ? undefined : this.notReadyReason,
+      errors: structuredClone(this.loadErrors),
+      ready,
+      notReadyReason: ready ? undefined : this.notReadyReason,
       loadedAt: new Date(0).toISOString(),
     };
   }
@@ -193,7 +193,7 @@ export class FakeCniManager implements CniManager {
   }
 
   private checkReady(): void {
-    if (!this.ready) throw cniError(this.notReadyReason);
+    if (!this.ready || this.loadErrors.length > 0) throw cniError(this.notReadyReason);
   }
 
   private cacheFile(net: FakeNetwork, containerId: string): string {
