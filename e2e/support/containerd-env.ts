@@ -1,5 +1,5 @@
 /**
- * A real containerd (Debian's 1.6.20, tests/cri/helpers/containerd-fixture) for the endpoint specs: its own config,
+ * A real containerd (Debian's 1.6.20, testkit/containerd-fixture) for the endpoint specs: its own config,
  * dirs, socket, conflist (bridge psc-ctde, 10.240.0.0/24 + fd00:240::/64, portmap, bandwidth, no masquerade) and a
  * locally built pause image. Sandboxes are created in containerd through Podscope's CRI client, never through the UI.
  * `dispose` first drops the UI's endpoints that point at this socket from the host's registry, then removes every

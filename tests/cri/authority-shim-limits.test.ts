@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startCriServer, type CriServer } from '../../electron/cri/server';
 import { AuthorityRewriter, MAX_HEADER_BLOCK, MAX_HEADER_FRAME } from '../../electron/cri/server/authority-shim';
-import { createFakeEngine } from './helpers/fake-engine';
+import { createTestEngine, type TestEngine } from '../../electron/engine/testing/test-engine';
 import { rawClient, rpc, tempDir } from './helpers/grpc';
 
 const PREFACE = Buffer.from('PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n', 'latin1');
@@ -75,11 +75,14 @@ describe('AuthorityRewriter limits', () => {
 describe('against the server', () => {
   const tmp = tempDir('podscope-cri-shim-');
   let server: CriServer;
+  let fakes: TestEngine;
   beforeAll(async () => {
-    server = await startCriServer({ engine: createFakeEngine(), socketPath: join(tmp.dir, 'cri.sock') });
+    fakes = await createTestEngine();
+    server = await startCriServer({ engine: fakes.engine, socketPath: join(tmp.dir, 'cri.sock') });
   });
   afterAll(async () => {
     await server?.close();
+    await fakes?.close();
     tmp.cleanup();
   });
 

@@ -1,6 +1,6 @@
 /**
- * The CRI client (SandboxApi over a socket) and the endpoint registry against a Podscope CRI server on a fake
- * engine: full view incl. trace, clear Unavailable errors for unreachable and non-CRI sockets, capabilities,
+ * The CRI client (SandboxApi over a socket) and the endpoint registry against a Podscope CRI server on the real
+ * engine over the OS touch-point fakes: full view incl. trace, clear Unavailable errors for unreachable and non-CRI sockets, capabilities,
  * events, and the GUI-as-normal-user path (a non-root client through the group-owned 0660 socket).
  */
 import { execFile } from 'node:child_process';
@@ -13,10 +13,12 @@ import { startCriServer, type CriServer } from '../../electron/cri/server';
 import { createCriEndpointApi, type CriEndpointApi } from '../../electron/cri/client';
 import { createEndpointRegistry } from '../../electron/endpoints';
 import type { SandboxEvent } from '../../shared/domain/sandbox';
-import { createFakeEngine, type FakeEngine } from './helpers/fake-engine';
+import { ENGINE_VERSION } from '../../electron/engine/sandbox/service';
+import { createTestEngine, type TestEngine } from '../../electron/engine/testing/test-engine';
 import { tempDir } from './helpers/grpc';
 
-let engine: FakeEngine;
+let fakes: TestEngine;
+let engine: TestEngine['engine'];
 let server: CriServer;
 let api: CriEndpointApi;
 let tmp: ReturnType<typeof tempDir>;
@@ -26,7 +28,8 @@ const GUI_GROUP = 4242;
 beforeAll(async () => {
   tmp = tempDir('podscope-cri-client-');
   chmodSync(tmp.dir, 0o755); // let the non-root test user reach the socket
-  engine = createFakeEngine();
+  fakes = await createTestEngine();
+  engine = fakes.engine;
   server = await startCriServer({ engine, socketPath: join(tmp.dir, 'podscope.sock'), group: GUI_GROUP });
   api = createCriEndpointApi(`unix://${server.socketPath}`);
 });
@@ -34,6 +37,7 @@ beforeAll(async () => {
 afterAll(async () => {
   api?.close();
   await server?.close();
+  await fakes?.close();
   tmp?.cleanup();
 });
 
@@ -55,7 +59,10 @@ describe('createCriEndpointApi against a Podscope daemon', () => {
     const st = await api.status(id.slice(0, 13));
     const direct = await engine.status(id);
     expect(st).toEqual(direct);
-    expect(st.trace[0]?.plugin?.type).toBe('bridge');
+    // the engine's trace comes through whole: every plugin exec under the engine's own labels
+    expect(st.trace.filter((t) => t.step === 'cni.plugin').map((t) => [t.label, t.plugin?.exitCode])).toEqual([
+      ['ADD loopback (cni-loopback/lo)', 0], ['ADD bridge (containerd-net/eth0)', 0], ['ADD portmap (containerd-net/eth0)', 0], ['ADD bandwidth (containerd-net/eth0)', 0],
+    ]);
     expect(st.ipSelection?.eth0Ips).toHaveLength(2);
     expect(st.portMappings.map((p) => p.passed)).toEqual([true, false]);
     expect(st.config.dns_config).toEqual({ servers: ['10.96.0.10'], searches: [], options: [] });
@@ -71,16 +78,16 @@ describe('createCriEndpointApi against a Podscope daemon', () => {
 
   it('errors come back with their Podscope code; config validation happens before the wire', async () => {
     await expect(api.run({ config: { metadata: { name: 'x' }, port_mappings: [{ protocol: 9 }] } })).rejects.toMatchObject({ code: 'InvalidArgument' });
-    engine.failNext('run', new (await import('../../shared/domain/errors')).PodscopeError('CniError', 'bridge said no'));
-    await expect(api.run({ config: { metadata: { name: 'y' } } })).rejects.toMatchObject({ code: 'CniError', message: 'bridge said no' });
+    fakes.cni.failures.push({ verb: 'ADD', network: 'containerd-net', index: 0, message: 'bridge said no', once: true });
+    await expect(api.run({ config: { metadata: { name: 'y' } } })).rejects.toMatchObject({ code: 'CniError', message: expect.stringMatching(/^failed to setup network for sandbox "[0-9a-f]{64}": plugin type="bridge" failed \(add\): bridge said no$/) });
     await expect(api.run({ config: { metadata: { name: 'z' } }, ipPreference: 'ipv6' })).rejects.toMatchObject({ code: 'Unimplemented' });
     await expect(api.preview({ config: { metadata: { name: 'z' } } })).rejects.toMatchObject({ code: 'Unimplemented' });
   });
 
   it('conditions, CNI config and engine info come through Status', async () => {
     expect((await api.runtimeConditions()).map((c) => c.type)).toEqual(['RuntimeReady', 'NetworkReady']);
-    expect((await api.cniConfig()).confDir).toBe('/fake/net.d');
-    expect((await api.info()).version).toBe('0.1.0-fake');
+    expect((await api.cniConfig()).confDir).toBe(engine.options.cniConfDir);
+    expect(await api.info()).toMatchObject({ version: ENGINE_VERSION, stateDir: engine.options.stateDir });
   });
 
   it('subscribe turns GetContainerEvents into sandbox events', async () => {
@@ -126,7 +133,8 @@ describe('unreachable and non-CRI sockets', () => {
 
 describe('endpoint registry', () => {
   it("forwards an added endpoint's sandbox events under its id (the UI stops polling endpoints that stream)", async () => {
-    const other = createFakeEngine(); // a second daemon, so the events cannot come from the local engine
+    const otherFakes = await createTestEngine(); // a second daemon, so the events cannot come from the local engine
+    const other = otherFakes.engine;
     const otherServer = await startCriServer({ engine: other, socketPath: join(tmp.dir, 'other.sock') });
     const reg = createEndpointRegistry({ local: engine });
     try {
@@ -145,6 +153,7 @@ describe('endpoint registry', () => {
     } finally {
       reg.close();
       await otherServer.close();
+      await otherFakes.close();
     }
   });
 

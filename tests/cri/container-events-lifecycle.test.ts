@@ -6,16 +6,20 @@
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { status as Code, type ServiceError } from '@grpc/grpc-js';
-import type { SandboxEvent, SandboxSummary } from '../../shared/domain/sandbox';
+import type { SandboxSummary } from '../../shared/domain/sandbox';
 import type { SandboxEventListener } from '../../electron/engine/options';
 import { startCriServer, type CriServer } from '../../electron/cri/server';
 import type * as pb from '../../electron/cri/generated/runtime_v1';
-import { createFakeEngine, type FakeEngine } from './helpers/fake-engine';
+import { createTestEngine, type TestEngine } from '../../electron/engine/testing/test-engine';
 import { rawClient, tempDir } from './helpers/grpc';
 
-/** The fake engine with its subscriptions counted and its listeners reachable. */
-function instrumented(): { engine: FakeEngine; active: () => number; listeners: Set<SandboxEventListener> } {
-  const engine = createFakeEngine();
+type Engine = TestEngine['engine'];
+
+/** The real engine (touch points faked) with its subscriptions counted and its listeners reachable. */
+async function instrumented(): Promise<{ engine: Engine; fakes: TestEngine; active: () => number; listeners: Set<SandboxEventListener> }> {
+  const fakes = await createTestEngine();
+  cleanups.push(() => fakes.close());
+  const engine = fakes.engine;
   const listeners = new Set<SandboxEventListener>();
   const subscribe = engine.subscribe.bind(engine);
   engine.subscribe = (l) => {
@@ -23,7 +27,7 @@ function instrumented(): { engine: FakeEngine; active: () => number; listeners: 
     const off = subscribe(l);
     return () => { listeners.delete(l); off(); };
   };
-  return { engine, active: () => listeners.size, listeners };
+  return { engine, fakes, active: () => listeners.size, listeners };
 }
 
 const cleanups: Array<() => Promise<void> | void> = [];
@@ -31,7 +35,7 @@ afterEach(async () => {
   for (const c of cleanups.splice(0).reverse()) await c();
 });
 
-async function serve(engine: FakeEngine, extra: { eventsHighWaterMark?: number } = {}): Promise<{ server: CriServer; client: pb.RuntimeServiceClient }> {
+async function serve(engine: Engine, extra: { eventsHighWaterMark?: number } = {}): Promise<{ server: CriServer; client: pb.RuntimeServiceClient }> {
   const tmp = tempDir('podscope-cri-events-');
   const server = await startCriServer({ engine, socketPath: join(tmp.dir, 'cri.sock'), ...extra });
   const client = rawClient(server.socketPath);
@@ -39,16 +43,13 @@ async function serve(engine: FakeEngine, extra: { eventsHighWaterMark?: number }
   return { server, client };
 }
 
-const summary = (id: string, labels: Record<string, string> = {}): SandboxSummary => ({
-  id, name: `${id}_ns_uid_0`, metadata: { name: id, namespace: 'ns', uid: 'uid', attempt: 0 }, state: 'SANDBOX_NOTREADY', internalState: 'Unknown',
-  createdAt: new Date().toISOString(), createdAtNs: '1', labels, annotations: {}, runtimeHandler: '', hostNetwork: false, ip: '', additionalIps: [], hostPorts: [], bandwidth: {},
-});
-
 describe('GetContainerEvents subscription lifecycle', () => {
   it('a cancel during the initial (slow) list unsubscribes once the list returns', async () => {
-    const { engine, active } = instrumented();
+    const { engine, active } = await instrumented();
     let release!: () => void;
     let listCalls = 0;
+    // list() is held open by the test (replaced on this engine instance): the point is the CRI stream's timing, and
+    // no touch point can hold it deterministically (the liveness probe is skipped while the background poll runs)
     engine.list = () => { listCalls++; return new Promise<SandboxSummary[]>((r) => { release = () => r([]); }); };
     const { client } = await serve(engine);
     const stream = client.getContainerEvents({});
@@ -63,8 +64,9 @@ describe('GetContainerEvents subscription lifecycle', () => {
   });
 
   it('a list that fails after the cancel neither crashes nor leaks', async () => {
-    const { engine, active } = instrumented();
+    const { engine, active } = await instrumented();
     let fail!: () => void;
+    // held open, then failed, by the test (see above)
     engine.list = () => new Promise<SandboxSummary[]>((_r, reject) => { fail = () => reject(new Error('list broke')); });
     const { client } = await serve(engine);
     const stream = client.getContainerEvents({});
@@ -77,8 +79,10 @@ describe('GetContainerEvents subscription lifecycle', () => {
   });
 
   it('a list failure without a cancel ends the stream with the error and unsubscribes', async () => {
-    const { engine, active } = instrumented();
-    engine.failNext('list', new Error('disk on fire'));
+    const { engine, fakes, active } = await instrumented();
+    // the stream starts by listing; list checks each running pause pid, and that read fails
+    await engine.run({ config: { metadata: { name: 'running', namespace: 'ns', uid: 'u' } } });
+    fakes.runtime.probeError = new Error('disk on fire');
     const { client } = await serve(engine);
     const stream = client.getContainerEvents({});
     stream.on('data', () => undefined);
@@ -89,7 +93,7 @@ describe('GetContainerEvents subscription lifecycle', () => {
   });
 
   it('a client that stops reading gets RESOURCE_EXHAUSTED and its subscription is dropped', async () => {
-    const { engine, active, listeners } = instrumented();
+    const { engine, fakes, active } = await instrumented();
     const { client } = await serve(engine, { eventsHighWaterMark: 8 });
     const stream = client.getContainerEvents({});
     let received = 0;
@@ -97,18 +101,16 @@ describe('GetContainerEvents subscription lifecycle', () => {
     const failed = new Promise<ServiceError>((resolve) => stream.on('error', resolve));
     await expect.poll(() => active()).toBe(1);
     stream.pause(); // stop reading: HTTP/2 flow control fills up, then the server's own queue
+    // every run makes the engine emit sandbox.added and sandbox.changed, each carrying the ~8 KiB label
     const big = { note: 'x'.repeat(8192) };
-    let emitted = 0;
-    // 4000 × ~8 KiB = ~32 MiB if nothing pushed back
-    for (let batch = 0; batch < 80 && active() > 0; batch++) {
-      for (let i = 0; i < 50; i++) {
-        const e: SandboxEvent = { type: 'sandbox.added', id: `s${emitted}`, summary: summary(`s${emitted}`, big) };
-        emitted++;
-        for (const l of [...listeners]) l(e);
-      }
-      await new Promise((r) => setImmediate(r));
+    const emittedSoFar = () => fakes.events.filter((e) => e.type !== 'sandbox.progress').length;
+    // 2000 runs × 2 events × ~8 KiB = ~32 MiB if nothing pushed back
+    for (let i = 0; i < 2000 && active() > 0; i++) {
+      await engine.run({ config: { metadata: { name: `p${i}`, namespace: 'ns', uid: `u${i}` }, labels: big } });
+      if (i % 25 === 0) await new Promise((r) => setImmediate(r));
     }
     expect(active()).toBe(0);
+    const emitted = emittedSoFar();
     expect(emitted).toBeLessThan(4000);
     stream.resume();
     const err = await failed;

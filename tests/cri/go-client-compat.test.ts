@@ -16,17 +16,20 @@ import { credentials, Metadata, status as Code, type ServiceError } from '@grpc/
 import { startCriServer, type CriServer } from '../../electron/cri/server';
 import { AuthorityRewriter, sanitizeAuthorityInHeaderBlock } from '../../electron/cri/server/authority-shim';
 import * as pb from '../../electron/cri/generated/runtime_v1';
-import { createFakeEngine } from './helpers/fake-engine';
+import { createTestEngine, type TestEngine } from '../../electron/engine/testing/test-engine';
 import { codeOf, podConfig, rpc, tempDir } from './helpers/grpc';
 
 const tmp = tempDir('podscope-cri-go-');
-const engine = createFakeEngine();
+let fakes: TestEngine;
 let listCalls = 0;
 let server: CriServer;
 let goLike: pb.RuntimeServiceClient;
 let images: pb.ImageServiceClient;
 
 beforeAll(async () => {
+  fakes = await createTestEngine();
+  const engine = fakes.engine;
+  // counts list calls (a spy on the real engine): status/stop/remove must pass ids straight through
   const list = engine.list.bind(engine);
   engine.list = (filter) => { listCalls++; return list(filter); };
   server = await startCriServer({ engine, socketPath: join(tmp.dir, 'cri.sock') });
@@ -40,6 +43,7 @@ afterAll(async () => {
   goLike?.close();
   images?.close();
   await server?.close();
+  await fakes?.close();
   tmp.cleanup();
 });
 

@@ -13,38 +13,63 @@ import * as cri from '../../electron/cri';
 import * as criServer from '../../electron/cri/server';
 import { LOCAL_ENDPOINT_CAPABILITIES } from '../../shared/domain/endpoints';
 import { PodscopeError } from '../../shared/domain/errors';
-import { createFakeEngine, type FakeEngine } from './helpers/fake-engine';
+import { ENGINE_VERSION } from '../../electron/engine/sandbox/service';
+import { createTestEngine, type TestEngine } from '../../electron/engine/testing/test-engine';
 import { rawClient, rpc, tempDir } from './helpers/grpc';
 
-let engine: FakeEngine;
+let fakes: TestEngine;
+let engine: TestEngine['engine'];
 let server: CriServer;
 let tmp: ReturnType<typeof tempDir>;
 
 beforeAll(async () => {
   tmp = tempDir('podscope-cri-reg-');
-  engine = createFakeEngine();
+  fakes = await createTestEngine();
+  engine = fakes.engine;
   server = await startCriServer({ engine, socketPath: join(tmp.dir, 'cri.sock') });
 });
 afterAll(async () => {
   await server?.close();
+  await fakes?.close();
   tmp?.cleanup();
 });
 
 describe('Status verbose when the CNI configuration cannot be loaded', () => {
-  it('succeeds and says why in lastCNILoadStatus; cniconfig is left out; OK otherwise', async () => {
+  it('succeeds and says why in lastCNILoadStatus, with NetworkReady false; OK otherwise', async () => {
     const client = rawClient(server.socketPath);
-    const cniConfig = engine.cniConfig;
     try {
       const ok = await rpc(client, (c) => c.status, { verbose: true });
       expect(ok.info.lastCNILoadStatus).toBe('OK');
-      engine.cniConfig = async () => { throw new PodscopeError('CniError', 'failed to load cni config: invalid character in 10-x.conflist'); };
+      // the conf dir holds a conflist the CNI manager cannot parse: it keeps a not-ready view with the error
+      const source = join(engine.options.cniConfDir, '10-x.conflist');
+      fakes.cni.loadErrors = [{ source, message: 'invalid character in 10-x.conflist' }];
+      const res = await rpc(client, (c) => c.status, { verbose: true });
+      expect(res.status?.conditions[1]).toEqual({ type: 'NetworkReady', status: false, reason: 'NetworkPluginNotReady', message: 'Network plugin returns error: cni plugin not initialized' });
+      expect(res.info.lastCNILoadStatus).toBe(`cni plugin not initialized; ${source}: invalid character in 10-x.conflist`);
+      expect(JSON.parse(res.info.cniconfig!)).toMatchObject({ ready: false, errors: [{ source, message: 'invalid character in 10-x.conflist' }] });
+      expect(JSON.parse(res.info.config!).problems).toEqual(['CNI: cni plugin not initialized']);
+    } finally {
+      fakes.cni.loadErrors = [];
+      client.close();
+    }
+  });
+
+  it('a daemon whose CNI view cannot be read at all: cniconfig is left out, the client says FailedPrecondition', async () => {
+    // The engine's own manager always has a view; this is the CRI server's path for an Engine whose cniConfig()
+    // rejects (the Engine interface allows it), so the engine method itself is replaced, on this instance only.
+    const e = await createTestEngine();
+    e.engine.cniConfig = async () => { throw new PodscopeError('CniError', 'failed to load cni config: invalid character in 10-x.conflist'); };
+    const t = tempDir('podscope-cri-noview-');
+    const s = await startCriServer({ engine: e.engine, socketPath: join(t.dir, 'cri.sock') });
+    const client = rawClient(s.socketPath);
+    try {
       const res = await rpc(client, (c) => c.status, { verbose: true });
       expect(res.status?.conditions.length).toBe(2);
       expect(res.info.lastCNILoadStatus).toBe('failed to load cni config: invalid character in 10-x.conflist');
       expect(res.info.cniconfig).toBeUndefined();
-      expect(JSON.parse(res.info.config!).version).toBe('0.1.0-fake');
+      expect(JSON.parse(res.info.config!).version).toBe(ENGINE_VERSION);
       // the client turns it into a clear error, and the registry into "no CNI config capability"
-      const api = createCriEndpointApi(server.socketPath);
+      const api = createCriEndpointApi(s.socketPath);
       try {
         await expect(api.cniConfig()).rejects.toMatchObject({ code: 'FailedPrecondition', message: expect.stringContaining('invalid character in 10-x.conflist') });
       } finally {
@@ -52,13 +77,15 @@ describe('Status verbose when the CNI configuration cannot be loaded', () => {
       }
       const reg = createEndpointRegistry({ local: engine });
       try {
-        expect((await reg.add({ address: server.socketPath })).capabilities.cniConfig).toBe(false);
+        expect((await reg.add({ address: s.socketPath })).capabilities.cniConfig).toBe(false);
       } finally {
         reg.close();
       }
     } finally {
-      engine.cniConfig = cniConfig;
       client.close();
+      await s.close();
+      await e.close();
+      t.cleanup();
     }
   });
 });
@@ -114,7 +141,8 @@ describe('endpoint registry add', () => {
 
 describe('list() on a CRI endpoint', () => {
   it(`has at most ${LIST_STATUS_CONCURRENCY} PodSandboxStatus calls in flight and still fills every IP`, async () => {
-    const e = createFakeEngine();
+    const eFakes = await createTestEngine();
+    const e = eFakes.engine;
     for (let i = 0; i < 30; i++) await e.run({ config: { metadata: { name: `p${i}`, namespace: 'n', uid: `u${i}` } } });
     let inFlight = 0;
     let maxInFlight = 0;
@@ -135,12 +163,15 @@ describe('list() on a CRI endpoint', () => {
     try {
       const items = await api.list();
       expect(items).toHaveLength(30);
-      expect(items.every((i) => /^10\.0\.0\./.test(i.ip))).toBe(true);
+      // every item carries the IP the engine chose, filled from its status
+      const ips = new Map((await e.list()).map((i) => [i.id, i.ip]));
+      expect(items.every((i) => i.ip !== '' && i.ip === ips.get(i.id))).toBe(true);
       expect(maxInFlight).toBeGreaterThan(1);
       expect(maxInFlight).toBeLessThanOrEqual(LIST_STATUS_CONCURRENCY);
     } finally {
       api.close();
       await s.close();
+      await eFakes.close();
       t.cleanup();
     }
   });

@@ -7,10 +7,19 @@ import { spawn } from 'node:child_process';
 import { chmodSync, chownSync, existsSync, lstatSync, mkdirSync, readdirSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { connect, type Socket } from 'node:net';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startCriServer } from '../../electron/cri/server';
-import { createFakeEngine } from './helpers/fake-engine';
+import { createTestEngine, type TestEngine } from '../../electron/engine/testing/test-engine';
 import { rawClient, rpc, tempDir } from './helpers/grpc';
+
+// one real engine (touch points faked) behind every server here: these tests are about the socket, not the engine
+let fakes: TestEngine;
+beforeAll(async () => {
+  fakes = await createTestEngine();
+});
+afterAll(async () => {
+  await fakes?.close();
+});
 
 const cleanups: Array<() => Promise<void> | void> = [];
 afterEach(async () => {
@@ -26,7 +35,7 @@ describe('the socket directory', () => {
   it('mkdtemp dirs (0700, under sticky /tmp) are accepted: socket 0660, no private dir left behind', async () => {
     const dir = dirFor('podscope-sock-ok-');
     expect(statSync(dir).mode & 0o777).toBe(0o700);
-    const server = await startCriServer({ engine: createFakeEngine(), socketPath: join(dir, 'sub', 'cri.sock'), group: 4242 });
+    const server = await startCriServer({ engine: fakes.engine, socketPath: join(dir, 'sub', 'cri.sock'), group: 4242 });
     cleanups.push(() => server.close());
     const st = lstatSync(server.socketPath);
     expect(st.isSocket()).toBe(true);
@@ -49,7 +58,7 @@ describe('the socket directory', () => {
       const parent = join(dir, 'shared');
       mkdirSync(parent);
       chmodSync(parent, mode);
-      await expect(startCriServer({ engine: createFakeEngine(), socketPath: join(parent, 'cri.sock') })).rejects.toMatchObject({
+      await expect(startCriServer({ engine: fakes.engine, socketPath: join(parent, 'cri.sock') })).rejects.toMatchObject({
         code: 'FailedPrecondition',
         message: expect.stringMatching(new RegExp(`${parent}.*writable by (all users|its group)`)),
       });
@@ -62,7 +71,7 @@ describe('the socket directory', () => {
     const parent = join(dir, 'theirs');
     mkdirSync(parent, { mode: 0o755 });
     chownSync(parent, 65534, 65534);
-    await expect(startCriServer({ engine: createFakeEngine(), socketPath: join(parent, 'cri.sock') })).rejects.toMatchObject({
+    await expect(startCriServer({ engine: fakes.engine, socketPath: join(parent, 'cri.sock') })).rejects.toMatchObject({
       code: 'FailedPrecondition', message: expect.stringContaining('owned by uid 65534'),
     });
   });
@@ -72,7 +81,7 @@ describe('the socket directory', () => {
     const open = join(dir, 'open');
     mkdirSync(join(open, 'mine'), { recursive: true });
     chmodSync(open, 0o777);
-    await expect(startCriServer({ engine: createFakeEngine(), socketPath: join(open, 'mine', 'cri.sock') })).rejects.toMatchObject({
+    await expect(startCriServer({ engine: fakes.engine, socketPath: join(open, 'mine', 'cri.sock') })).rejects.toMatchObject({
       code: 'FailedPrecondition', message: expect.stringContaining(`${open} (above`),
     });
   });
@@ -82,13 +91,13 @@ describe('the socket directory', () => {
     const target = join(dir, 'precious');
     writeFileSync(target, 'x', { mode: 0o600 });
     symlinkSync(target, join(dir, 'cri.sock'));
-    await expect(startCriServer({ engine: createFakeEngine(), socketPath: join(dir, 'cri.sock'), mode: 0o666 })).rejects.toMatchObject({ code: 'FailedPrecondition' });
+    await expect(startCriServer({ engine: fakes.engine, socketPath: join(dir, 'cri.sock'), mode: 0o666 })).rejects.toMatchObject({ code: 'FailedPrecondition' });
     expect(statSync(target).mode & 0o777).toBe(0o600);
   });
 
   it('a relative --socket is resolved against the cwd; unix:// spellings are normalised', async () => {
     const dir = dirFor('podscope-sock-rel-');
-    const server = await startCriServer({ engine: createFakeEngine(), socketPath: `unix://${dir}//./a/../cri.sock` });
+    const server = await startCriServer({ engine: fakes.engine, socketPath: `unix://${dir}//./a/../cri.sock` });
     cleanups.push(() => server.close());
     expect(server.socketPath).toBe(join(dir, 'cri.sock'));
   });
@@ -103,7 +112,7 @@ describe('an existing socket at the path', () => {
     process.kill(child.pid!, 'SIGKILL');
     await new Promise((r) => child.once('exit', r));
     expect(lstatSync(path).isSocket()).toBe(true);
-    const server = await startCriServer({ engine: createFakeEngine(), socketPath: path });
+    const server = await startCriServer({ engine: fakes.engine, socketPath: path });
     cleanups.push(() => server.close());
     expect(lstatSync(path).mode & 0o777).toBe(0o660);
   });
@@ -121,7 +130,7 @@ describe('an existing socket at the path', () => {
     cleanups.push(() => { for (const s of fillers) s.destroy(); });
     await new Promise((r) => setTimeout(r, 200));
     const t0 = Date.now();
-    await expect(startCriServer({ engine: createFakeEngine(), socketPath: path, staleProbeTimeoutMs: 500 })).rejects.toMatchObject({ code: 'AlreadyExists' });
+    await expect(startCriServer({ engine: fakes.engine, socketPath: path, staleProbeTimeoutMs: 500 })).rejects.toMatchObject({ code: 'AlreadyExists' });
     expect(Date.now() - t0).toBeLessThan(5000);
     expect(lstatSync(path).isSocket()).toBe(true);
   });

@@ -121,8 +121,21 @@ describe('CNI plugin failures against fake plugins', () => {
   });
 
   it('remove tolerates "not found" errors and keeps going', async () => {
-    const mgr = await managerWith(-1, {}, { stdout: '{"code":3,"msg":"container not found"}', exit: 1 });
+    // two networks (eth0, eth1); every plugin of the first answers DEL with "not found" (it already cleaned up)
+    const notFound = { del: { stdout: '{"code":3,"msg":"container not found"}', exit: 1 } };
+    await box.writeConflist('10-f.conflist', 'failnet', '1.0.0', TYPES.map((type) => ({ type, fake: notFound })));
+    await box.writeConflist('20-s.conflist', 'second', '1.0.0', [{ type: 'p0' }, { type: 'p1' }]);
+    const mgr = box.manager({ maxConfNum: 2 });
+    await mgr.load();
+    await mgr.setup(ID, NETNS, OPTS, box.hooks());
+    const secondCache = path.join(box.cacheDir, 'results', `second-${ID}-eth1`);
+    expect(await exists(secondCache)).toBe(true);
+    await box.clearLog();
     await expect(mgr.remove(ID, NETNS, OPTS, box.hooks())).resolves.toBeUndefined();
+    const dels = (await box.log()).filter((e) => e.verb === 'DEL').map((e) => `${e.conf.name}/${e.type}`);
+    // the first network's list stops at its failing plugin (as libcni's does); the next network is still deleted
+    expect(dels).toEqual(['failnet/p2', 'second/p1', 'second/p0']);
+    expect(await exists(secondCache)).toBe(false);
   });
 
   it('remove tolerates "no such file or directory" only when the netns path is empty', async () => {

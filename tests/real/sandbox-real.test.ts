@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SandboxEngine } from '../../electron/engine/sandbox/service';
 import { hasCode } from '../../shared/domain/errors';
 import type { PodSandboxConfigInput } from '../../shared/domain/config';
+import type { SandboxSummary } from '../../shared/domain/sandbox';
 import { createRealEnv, type RealEnv } from '../../testkit/throwaway-env';
 
 const sh = (file: string, args: string[]) => execFileSync(file, args, { encoding: 'utf8' });
@@ -214,13 +215,22 @@ describe('live view (no one has to ask)', () => {
   it('a pause process killed from outside is reported as NOTREADY by an event', async () => {
     const { id } = await engine.run({ config: pod('watched') });
     const st = await engine.status(id);
-    const notReady = new Promise<void>((resolve) => {
+    const changes: SandboxSummary[] = [];
+    const notReady = new Promise<SandboxSummary>((resolve) => {
       const off = engine.subscribe((e) => {
-        if (e.type === 'sandbox.changed' && e.id === id && e.summary.state === 'SANDBOX_NOTREADY') { off(); resolve(); }
+        if (e.type !== 'sandbox.changed' || e.id !== id) return;
+        changes.push(e.summary);
+        if (e.summary.state === 'SANDBOX_NOTREADY') { off(); resolve(e.summary); }
       });
     });
     process.kill(st.pause.pid!, 'SIGKILL');
-    await notReady; // the liveness poll, not a status call, noticed it
+    // Nobody calls status or list here: only the engine's own liveness poll can notice. The bound is many poll
+    // periods, so missing it means "no event", not "slow".
+    const seen = await Promise.race([notReady, new Promise<undefined>((r) => setTimeout(() => r(undefined), 30_000))]);
+    expect(seen, 'no sandbox.changed NOTREADY event after the pause process was killed').toBeDefined();
+    expect(seen).toMatchObject({ id, state: 'SANDBOX_NOTREADY', internalState: 'NotReady', ip: st.ip });
+    // exactly one change, and it is that one: the kill was not reported twice nor preceded by something else
+    expect(changes).toHaveLength(1);
     await engine.remove(id);
   });
 

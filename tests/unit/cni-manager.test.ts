@@ -4,7 +4,7 @@ import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { ExecRequest, ExecResult, ProcessRunner } from '../../electron/engine/os/exec';
 import { createCniManager } from '../../electron/engine/cni/cni-manager';
-import { FakeCniManager } from '../../electron/engine/testing/fake-cni';
+import { FAKE_NETWORKS, FakeCniManager } from '../../electron/engine/testing/fake-cni';
 import type { CniCallRecord } from '../../electron/engine/cni/types';
 
 const ID = 'abc123';
@@ -94,6 +94,38 @@ describe('CniManager over an injected runner', () => {
   });
 });
 
+/**
+ * The real manager over a scripted runner for FAKE_NETWORKS' conflist: its ADD records, and its DEL records and error
+ * when portmap's DEL fails.
+ */
+async function realManagerRecords(): Promise<{ add: CniCallRecord[]; del: CniCallRecord[]; delError: Error }> {
+  const root = await mkdtemp(path.join(tmpdir(), 'psc-cni-real-'));
+  try {
+    const confDir = path.join(root, 'net.d');
+    const binDir = path.join(root, 'bin');
+    await mkdir(confDir);
+    await mkdir(binDir);
+    const net = FAKE_NETWORKS.find((n) => n.ifName === 'eth0')!;
+    for (const t of ['loopback', ...net.plugins.map((p) => p.type as string)]) await writeFile(path.join(binDir, t), '');
+    await writeFile(path.join(confDir, `10-${net.name}.conflist`), JSON.stringify({ cniVersion: net.cniVersion, name: net.name, plugins: net.plugins }));
+    const scripted = new ScriptedRunner();
+    const runner: ProcessRunner = {
+      run: async (req) => (req.env?.CNI_COMMAND === 'DEL' && req.file.endsWith('/portmap')
+        ? { command: req.file, exitCode: 1, signal: null, stdout: '{"code":999,"msg":"iptables busy"}', stderr: '', durationMs: 0, timedOut: false, canceled: false }
+        : scripted.run(req)),
+    };
+    const mgr = createCniManager({ confDir, binDirs: [binDir], cacheDir: path.join(root, 'cache'), maxConfNum: 1, runner });
+    await mgr.load();
+    const add: CniCallRecord[] = [];
+    const del: CniCallRecord[] = [];
+    await mgr.setup(ID, '/n', OPTS, { record: (r) => add.push(r) });
+    const delError = (await mgr.remove(ID, '/n', OPTS, { record: (r) => del.push(r) }).catch((e: unknown) => e)) as Error;
+    return { add, del, delError };
+  } finally {
+    await rm(root, { recursive: true, force: true });
+  }
+}
+
 describe('FakeCniManager', () => {
   it('walks ADD in order and DEL in reverse, records like the real one and fails where told', async () => {
     const fake = new FakeCniManager();
@@ -103,8 +135,18 @@ describe('FakeCniManager', () => {
     expect(records.filter((r) => r.step === 'cni.plugin').map((r) => r.label)).toEqual(['ADD loopback (cni-loopback/lo)', 'ADD bridge (containerd-net/eth0)', 'ADD portmap (containerd-net/eth0)', 'ADD bandwidth (containerd-net/eth0)']);
     expect(await fake.cachedAttachments(ID)).toHaveLength(2);
 
+    // records and errors as the real manager writes them, for the same networks (not strings kept in the fake)
+    const real = await realManagerRecords();
+    const fakeDel: CniCallRecord[] = [];
     fake.failures.push({ verb: 'DEL', network: 'containerd-net', index: 1, once: true });
-    await expect(fake.remove(ID, '/n', OPTS)).rejects.toThrow('failed to remove network "containerd-net" (eth0): plugin type="portmap" failed (delete)');
+    const fakeErr = (await fake.remove(ID, '/n', OPTS, { record: (r) => fakeDel.push(r) }).catch((e: unknown) => e)) as Error;
+    const labels = (rs: CniCallRecord[]) => rs.filter((r) => r.step === 'cni.plugin' || r.step === 'cni.network').map((r) => `${r.step} ${r.label} ${r.ok}`).sort();
+    expect(labels(records)).toEqual(labels(real.add));
+    expect(labels(fakeDel)).toEqual(labels(real.del));
+    // the same wording up to the plugin's own message
+    const withoutPluginMessage = (e: Error) => e.message.replace(/: [^:]*$/, '');
+    expect(withoutPluginMessage(real.delError)).toBe('failed to remove network "containerd-net" (eth0): plugin type="portmap" failed (delete)');
+    expect(withoutPluginMessage(fakeErr)).toBe(withoutPluginMessage(real.delError));
     expect(fake.pluginCalls.filter((c) => c.verb === 'DEL').map((c) => c.type)).toEqual(['loopback', 'bandwidth', 'portmap']);
     await fake.remove(ID, '/n', OPTS);
     expect(await fake.cachedAttachments(ID)).toEqual([]);

@@ -6,10 +6,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { assembleAppCore } from '../../electron/core/app-core';
 import { startBrowserHost, type BrowserHost } from '../../electron/host/browser-host';
-import { createFakeEngine } from '../../electron/ipc/testing/fake-engine';
+import { createTestEngine, type TestEngine } from '../../electron/engine/testing/test-engine';
 import type { ServerFrame } from '../../shared/ipc/wire';
 
 let host: BrowserHost;
+let fakes: TestEngine;
 let dir: string;
 let parent: string;
 
@@ -21,11 +22,12 @@ beforeAll(async () => {
   await writeFile(join(dir, 'index.html'), '<!doctype html><title>Podscope</title>');
   await writeFile(join(dir, 'assets', 'app.js'), 'console.log(1)');
   await writeFile(join(parent, 'psc-secret.txt'), 'secret');
-  const engine = createFakeEngine();
-  host = await startBrowserHost({ core: assembleAppCore(engine), rendererDir: dir });
+  fakes = await createTestEngine();
+  host = await startBrowserHost({ core: assembleAppCore(fakes.engine), rendererDir: dir });
 });
 afterAll(async () => {
   await host?.close();
+  await fakes?.close();
   await rm(parent, { recursive: true, force: true });
 });
 

@@ -51,17 +51,12 @@ describe('layer rules', () => {
   });
 
   it('product code may not import tests or the test kit', async () => {
-    const hits = await ruleHits('electron/cli/zz.ts', "import * as grpcHelpers from '../cri/helpers/grpc';\nexport const e = grpcHelpers;\n");
+    // (the import specifiers below are relative to the virtual file's path)
+    const hits = await ruleHits('electron/cli/zz.ts', "import { tempDir } from '../../testkit/temp-dir';\nexport const e = tempDir;\n");
     expect(hits).toContainEqual(expect.stringMatching(/product code must not import tests/));
   });
 
   it('an import that does not resolve is an error (so no import escapes the boundary rules)', async () => {
     expect(await ruleHits('electron/engine/zz.ts', "import { x } from './nowhere';\nexport const y = x;\n")).toEqual([expect.stringMatching(/^import-x\/no-unresolved/)]);
-  });
-
-  it('the tree as it is has none of these', async () => {
-    const results = await eslint.lintFiles(['electron', 'renderer/src', 'shared']);
-    const problems = results.flatMap((r) => r.messages.map((m) => `${r.filePath.slice(ROOT.length)}:${m.line} ${m.ruleId}`));
-    expect(problems).toEqual([]);
   });
 });

@@ -64,10 +64,19 @@ describe('CleanupStack', () => {
 
   it('gives undo steps a fresh signal with its own timeout', async () => {
     const s = new CleanupStack();
-    let seen: AbortSignal | undefined;
-    s.push('x', async (signal) => { seen = signal; });
-    await s.unwind(50);
-    expect(seen?.aborted).toBe(false);
+    let abortedAtStart: boolean | undefined;
+    // an undo that hangs until its signal fires, then fails with the signal's reason (as ProcessRunner does)
+    s.push('hangs', (signal) => new Promise<void>((resolve, reject) => {
+      const guard = setTimeout(() => resolve(), 10_000); // a signal that never fires lets the step pass: the test then fails below
+      signal.addEventListener('abort', () => { clearTimeout(guard); reject(signal.reason); }, { once: true });
+    }));
+    s.push('first', async (signal) => { abortedAtStart = signal.aborted; });
+    const failures = await s.unwind(50);
+    expect(abortedAtStart).toBe(false); // fresh: not the caller's (possibly expired) deadline
+    // its own timeout fired and was delivered to the hanging step, which is reported as failed with it
+    expect(failures).toHaveLength(1);
+    expect(failures[0]!.step).toBe('hangs');
+    expect(failures[0]!.error).toMatchObject({ name: 'TimeoutError' });
   });
 });
 

@@ -222,7 +222,16 @@ describe('failure paths found in review', () => {
   it('a container-port-only mapping with container_port 0 is fine: it never reaches CNI', async () => {
     const engine = makeEngine();
     await engine.start();
-    await engine.run({ config: { metadata: { name: 'a', namespace: 'ns', uid: 'u' }, port_mappings: [{ container_port: 0, host_port: 0 }] } });
+    const { id } = await engine.run({ config: { metadata: { name: 'a', namespace: 'ns', uid: 'u' }, port_mappings: [{ container_port: 0, host_port: 0 }, { container_port: 80, host_port: 8080 }] } });
+    const st = await engine.status(id);
+    expect(st.state).toBe('SANDBOX_READY');
+    expect(st.portMappings.map((p) => p.passed)).toEqual([false, true]);
+    // CNI got only the mapping with a host port, in its capability args and in portmap's runtimeConfig
+    const only = [{ hostPort: 8080, containerPort: 80, protocol: 'tcp' }];
+    expect(cni.calls.find((c) => c.op === 'setup')?.opts?.capabilities.portMappings).toEqual(only);
+    const portmap = cni.pluginCalls.find((c) => c.verb === 'ADD' && c.type === 'portmap')!;
+    expect(JSON.parse(portmap.stdin).runtimeConfig).toEqual({ portMappings: only });
+    expect(st.hostPorts).toEqual(only);
   });
 });
 

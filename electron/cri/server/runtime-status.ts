@@ -4,6 +4,7 @@
  * and "cniconfig" for the equivalents). RuntimeConfig says CGROUPFS: critest otherwise picks a systemd cgroup parent.
  */
 import * as pb from '../generated/runtime_v1';
+import type { CniConfigView } from '../../../shared/domain/cni';
 import type { CriEngine } from './handler';
 
 export const STATUS_INFO_CONFIG_KEY = 'config';
@@ -24,7 +25,9 @@ export async function statusResponse(engine: CriEngine, req: pb.StatusRequest): 
     info[STATUS_INFO_CONFIG_KEY] = JSON.stringify(engineInfo);
     if ('view' in cni) {
       info[STATUS_INFO_CNI_KEY] = JSON.stringify(cni.view);
-      info[STATUS_INFO_CNI_LOAD_KEY] = CNI_LOAD_OK;
+      // the engine's CNI manager never throws on a bad conf dir: it keeps a not-ready view with the load errors,
+      // which containerd would report here as the last load's failure
+      info[STATUS_INFO_CNI_LOAD_KEY] = cni.view.ready ? CNI_LOAD_OK : cniLoadProblem(cni.view);
     } else {
       info[STATUS_INFO_CNI_LOAD_KEY] = cni.error || 'failed to load the CNI configuration';
     }
@@ -35,6 +38,11 @@ export async function statusResponse(engine: CriEngine, req: pb.StatusRequest): 
     runtimeHandlers: [],
     features: undefined,
   };
+}
+
+function cniLoadProblem(view: CniConfigView): string {
+  const errors = view.errors.map((e) => `${e.source}: ${e.message}`);
+  return [view.notReadyReason ?? 'cni plugin not initialized', ...errors].join('; ');
 }
 
 export function runtimeConfigResponse(): pb.RuntimeConfigResponse {

@@ -3,6 +3,7 @@
  * real manager (ADD in order, DEL in reverse), emits the same cni.plugin / cni.network records, keeps a simulated
  * result cache, and can be told to fail a given verb at a given plugin position.
  */
+import { createHash } from 'node:crypto';
 import path from 'node:path';
 import type { CniConfigView, CniResult } from '../../../shared/domain/cni';
 import type { CniVerb, NetworkAttachment, PluginCall, PluginRuntimeConfigPreview } from '../../../shared/domain/sandbox';
@@ -88,28 +89,36 @@ export class FakeCniManager implements CniManager {
   results: Record<string, (containerId: string, netnsPath: string) => CniResult> = {};
   /** simulated cache: file path → attachment */
   readonly cache = new Map<string, NetworkAttachment>();
+  /** problems the conf dir "had" at the last load (an unparseable conflist…); any makes the view not ready */
+  loadErrors: Array<{ source: string; message: string }> = [];
   private seq = 0;
 
   constructor(
     readonly networks: FakeNetwork[] = FAKE_NETWORKS,
     readonly cacheDir = '/var/lib/cni',
+    readonly confDir = '/etc/cni/net.d',
   ) {}
 
   async load(): Promise<CniConfigView> {
     this.calls.push({ op: 'load' });
-    return this.config();
+    return this.configView();
   }
 
   config(): CniConfigView {
+    return this.configView();
+  }
+
+  private configView(): CniConfigView {
+    const ready = this.ready && this.loadErrors.length === 0;
     return {
-      confDir: '/etc/cni/net.d',
+      confDir: this.confDir,
       binDirs: [BIN_DIR],
       maxConfNum: 1,
       networks: this.networks.map((n) => ({
         name: n.name,
         cniVersion: n.cniVersion,
         ifName: n.ifName,
-        source: n.ifName === 'lo' ? undefined : `/etc/cni/net.d/10-${n.name}.conflist`,
+        source: n.ifName === 'lo' ? undefined : `${this.confDir}/10-${n.name}.conflist`,
         builtin: n.ifName === 'lo',
         disableCheck: false,
         plugins: n.plugins.map((raw) => {
@@ -117,9 +126,9 @@ export class FakeCniManager implements CniManager {
           return { type: p.type, capabilities: declared(p), raw, binary: path.join(BIN_DIR, p.type) };
         }),
       })),
-      errors: [],
-      ready: this.ready,
-      notReadyReason: this.ready ? undefined : this.notReadyReason,
+      errors: structuredClone(this.loadErrors),
+      ready,
+      notReadyReason: ready ? undefined : this.notReadyReason,
       loadedAt: new Date(0).toISOString(),
     };
   }
@@ -139,10 +148,10 @@ export class FakeCniManager implements CniManager {
     const attachments: NetworkAttachment[] = [];
     for (const net of this.networks) {
       attachments.push(this.network(hooks, 'ADD', net, () => {
-        const final = this.results[net.name]?.(containerId, netnsPath) ?? defaultFakeResult(net, netnsPath, seq);
+        const final = this.results[net.name]?.(containerId, netnsPath) ?? withEgressIfb(net, containerId, opts, defaultFakeResult(net, netnsPath, seq));
         net.plugins.forEach((raw, index) => this.exec(hooks, 'ADD', net, index, pluginConfFromObject(raw), containerId, netnsPath, opts, index > 0 ? final : undefined));
         const cacheFile = this.cacheFile(net, containerId);
-        const attachment: NetworkAttachment = { network: net.name, ifName: net.ifName, source: this.config().networks.find((v) => v.name === net.name)?.source, cniVersion: net.cniVersion, result: final, capabilityArgs: opts.capabilities, cniArgs: opts.args, cacheFile };
+        const attachment: NetworkAttachment = { network: net.name, ifName: net.ifName, source: this.configView().networks.find((v) => v.name === net.name)?.source, cniVersion: net.cniVersion, result: final, capabilityArgs: opts.capabilities, cniArgs: opts.args, cacheFile };
         this.cache.set(cacheFile, attachment);
         return attachment;
       }));
@@ -184,7 +193,7 @@ export class FakeCniManager implements CniManager {
   }
 
   private checkReady(): void {
-    if (!this.ready) throw cniError(this.notReadyReason);
+    if (!this.ready || this.loadErrors.length > 0) throw cniError(this.notReadyReason);
   }
 
   private cacheFile(net: FakeNetwork, containerId: string): string {
@@ -224,6 +233,18 @@ export class FakeCniManager implements CniManager {
     if (f.once) this.failures.splice(i, 1);
     return f.message ?? `fake ${verb} failure at ${network}[${index}]`;
   }
+}
+
+/**
+ * The bandwidth plugin shapes egress on an ifb device it creates and lists that device in its result (host side,
+ * no sandbox), so the engine knows which host devices to look at.
+ */
+function withEgressIfb(net: FakeNetwork, containerId: string, opts: CniNamespaceOptions, result: CniResult): CniResult {
+  const shaping = net.plugins.some((p) => p.type === 'bandwidth' && (p.capabilities as Record<string, boolean> | undefined)?.bandwidth);
+  const egress = (opts.capabilities.bandwidth as { egressRate?: number } | undefined)?.egressRate;
+  if (!shaping || !egress) return result;
+  const name = `bwp${createHash('sha1').update(`${net.name}${containerId}`).digest('hex').slice(0, 12)}`;
+  return { ...result, interfaces: [...(result.interfaces ?? []), { name, mac: '02:00:00:00:03:01' }] };
 }
 
 function declared(p: PluginConf): string[] {

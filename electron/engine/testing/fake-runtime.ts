@@ -61,6 +61,27 @@ export class FakePauseRuntime implements PauseRuntime {
     return [...this.containers.keys()];
   }
 
+  /**
+   * while set, processAlive() throws it: a liveness probe that fails. Not once, because the engine's background
+   * poll probes too and could take a one-shot failure meant for the call under test.
+   */
+  probeError: Error | undefined;
+  /** while set, processAlive() waits for it first: a slow /proc */
+  probeHold: Promise<unknown> | undefined;
+  /** how many liveness probes ran */
+  probes = 0;
+
+  /**
+   * Stands in for the engine's /proc liveness probe (EngineDeps.processAlive): a pid is alive while the container
+   * that has it runs.
+   */
+  async processAlive(pid: number): Promise<boolean> {
+    this.probes++;
+    if (this.probeHold) await this.probeHold;
+    if (this.probeError) throw this.probeError;
+    return [...this.containers.values()].some((c) => c.pid === pid && c.status === 'running');
+  }
+
   /** Simulates the pause process dying on its own (OOM kill, someone's `kill -9`). */
   exit(id: string): void {
     const c = this.containers.get(id);

@@ -1,23 +1,28 @@
 /**
- * Renders a component tree against the real IPC router and the in-memory fake engine, through a memory transport:
- * the same path (zod validation, error serialisation, event fan-out) the app uses, without a host process.
+ * Renders a component tree against the real IPC router and the real sandbox engine over the OS touch-point fakes
+ * (electron/engine/testing/test-engine.ts), through a memory transport: the same path (zod validation, error
+ * serialisation, event fan-out, the engine's own trace labels and checks) the app uses, without a host process.
+ * The engine and its temp dir are closed when the test finishes.
  */
 import { render } from '@testing-library/react';
 import { QueryClient, QueryClientProvider } from '@tanstack/react-query';
+import { onTestFinished } from 'vitest';
 import { createRouter } from '../../../electron/ipc/router';
-import { createFakeEngine } from '../../../electron/ipc/testing/fake-engine';
+import { createTestEngine, type TestEngineOptions } from '../../../electron/engine/testing/test-engine';
 import { createClient, type Transport } from '../../../shared/ipc/client';
 import { createEndpointRegistry } from '../../../electron/endpoints';
 import type { EndpointCapabilities } from '../../../shared/domain/endpoints';
 import { ConnectionProvider } from '../lib/connection-context';
 
-export interface RenderWithEngineOptions {
+export interface RenderWithEngineOptions extends TestEngineOptions {
   /** what the local endpoint claims it can do (e.g. liveNetwork: false to see the "not available" path) */
   capabilities?: Partial<EndpointCapabilities>;
 }
 
-export function renderWithEngine(ui: React.ReactElement, opts: RenderWithEngineOptions = {}) {
-  const engine = createFakeEngine();
+export async function renderWithEngine(ui: React.ReactElement, opts: RenderWithEngineOptions = {}) {
+  const fakes = await createTestEngine(opts);
+  onTestFinished(() => fakes.close());
+  const { engine } = fakes;
   const local = createEndpointRegistry({ local: engine });
   const endpoints = opts.capabilities
     ? { ...local, list: async () => (await local.list()).map((e) => ({ ...e, capabilities: { ...e.capabilities, ...opts.capabilities } })) }
@@ -39,5 +44,5 @@ export function renderWithEngine(ui: React.ReactElement, opts: RenderWithEngineO
       <QueryClientProvider client={queryClient}>{ui}</QueryClientProvider>
     </ConnectionProvider>,
   );
-  return { ...result, engine, calls, client, queryClient };
+  return { ...result, engine, fakes, calls, client, queryClient };
 }

@@ -14,7 +14,7 @@ afterEach(() => {
 describe('CreatePage', () => {
   it('validates bandwidth as you type and sends nothing when invalid', async () => {
     const user = userEvent.setup();
-    const { engine, calls } = renderWithEngine(<CreatePage />);
+    const { engine, calls } = await renderWithEngine(<CreatePage />);
     await user.type(screen.getByLabelText('Name'), 'web');
     await user.selectOptions(screen.getByLabelText('ingress bandwidth unit'), '');
     await user.type(screen.getByLabelText('ingress bandwidth'), '10X');
@@ -33,7 +33,7 @@ describe('CreatePage', () => {
 
   it('previews the runtimeConfig each plugin would receive, through the preview channel', async () => {
     const user = userEvent.setup();
-    const { calls } = renderWithEngine(<CreatePage />);
+    const { calls } = await renderWithEngine(<CreatePage />);
     await user.type(screen.getByLabelText('Name'), 'web');
     await user.click(screen.getByRole('button', { name: '+ Add port mapping' }));
     await user.type(screen.getByLabelText('Port 1 container port'), '80');
@@ -55,7 +55,7 @@ describe('CreatePage', () => {
 
   it('submits a valid form and shows each step from progress events', async () => {
     const user = userEvent.setup();
-    const { engine } = renderWithEngine(<CreatePage />);
+    const { engine } = await renderWithEngine(<CreatePage />);
     await user.type(screen.getByLabelText('Name'), 'web');
     await user.click(screen.getByRole('button', { name: 'Create sandbox' }));
     const progress = await screen.findByTestId('run-progress');
@@ -66,14 +66,16 @@ describe('CreatePage', () => {
 
   it('shows an engine error inline with its code', async () => {
     const user = userEvent.setup();
-    const { engine } = renderWithEngine(<CreatePage />);
-    engine.run = async () => {
-      const { PodscopeError } = await import('../../../../../shared/domain/errors');
-      throw new PodscopeError('CniError', 'plugin type="bridge" failed (add): no space left', { details: { code: 999 } });
-    };
+    const { engine, fakes } = await renderWithEngine(<CreatePage />);
+    // the bridge plugin (first in containerd-net) fails its ADD: the engine's own error reaches the form
+    fakes.cni.failures.push({ verb: 'ADD', network: 'containerd-net', index: 0, message: 'no space left', once: true });
     await user.type(screen.getByLabelText('Name'), 'web');
     await user.click(screen.getByRole('button', { name: 'Create sandbox' }));
-    const alert = await screen.findByText(/plugin type="bridge" failed/);
+    // containerd's wording (sandbox_run.go), as the engine really produces it
+    const alert = await screen.findByText(/^failed to setup network for sandbox "[0-9a-f]{64}": plugin type="bridge" failed \(add\): no space left$/);
     expect(alert.closest('.error-box')?.textContent).toContain('CniError');
+    // and the engine undid what it had acquired
+    expect(await engine.list()).toEqual([]);
+    expect(fakes.netns.pinned.size).toBe(0);
   });
 });

@@ -1,6 +1,7 @@
 // @vitest-environment jsdom
 /**
- * "What the kernel says now" in the detail tabs, against the real router and the fake engine: the bandwidth
+ * "What the kernel says now" in the detail tabs, against the real router and the real engine over the touch-point
+ * fakes (the fake kernel reports what the fake plugins set up; `tamper` makes it disagree): the bandwidth
  * verdicts (applied / mismatch / not shaped), the calm note for a stopped pod, the "not available" path, and the
  * live DNAT rules and address diff.
  */
@@ -13,7 +14,8 @@ import { useNavigation, type DetailTab } from '../../../../lib/navigation';
 import { useEngineEvents } from '../../../../app/engine-events';
 import { useClient } from '../../../../lib/connection-context';
 import { podStatusQuery } from '../api/queries';
-import type { LiveNetworkView } from '../../../../../../shared/domain/live';
+import type { RawLiveNetwork } from '../../../../../../electron/engine/netns/live-reader';
+import type { SandboxStatus } from '../../../../../../shared/domain/sandbox';
 import { PodDetail } from './PodDetail';
 
 afterEach(() => {
@@ -37,28 +39,37 @@ function Selected() {
   return data ? <PodDetail summary={data} /> : null;
 }
 
-/** Runs a pod on a fresh fake engine, then selects it with `tab` open (tampering before anything is read). */
-async function open(tab: DetailTab, opts: { annotations?: Record<string, string>; tamper?: (v: LiveNetworkView) => LiveNetworkView; capabilities?: { liveNetwork: boolean } } = {}) {
-  const r = renderWithEngine(<Selected />, { capabilities: opts.capabilities });
+/** The host-side device the CNI result names (the pod's veth end, or the bandwidth plugin's ifb). */
+const hostDevice = (st: SandboxStatus, prefix: 'veth' | 'bwp') =>
+  st.networks.flatMap((n) => n.result?.interfaces ?? []).find((i) => !i.sandbox && i.name.startsWith(prefix))!.name;
+
+/**
+ * Runs a pod on a fresh engine, then selects it with `tab` open. `tamper` edits what the fake kernel reports for
+ * the pod's netns before anything is read, so the engine's own checks see the mismatch.
+ */
+async function open(tab: DetailTab, opts: { annotations?: Record<string, string>; tamper?: (raw: RawLiveNetwork, st: SandboxStatus) => RawLiveNetwork; capabilities?: { liveNetwork: boolean } } = {}) {
+  const r = await renderWithEngine(<Selected />, { capabilities: opts.capabilities });
   const { id } = await r.engine.run({ config: { metadata: { name: 'web', namespace: 'default', uid: 'u1', attempt: 0 }, annotations: opts.annotations ?? BW, port_mappings: PORTS } });
-  if (opts.tamper) r.engine.tamperLive(id, opts.tamper);
+  const st = await r.engine.status(id);
+  const tamper = opts.tamper;
+  if (tamper) r.fakes.live.tamper(st.netnsPath!, (raw) => tamper(raw, st));
   act(() => useNavigation.setState({ detailTab: tab, selectedId: id }));
-  return { ...r, id, user: userEvent.setup() };
+  return { ...r, id, st, user: userEvent.setup() };
 }
 
 describe('Bandwidth tab: was the annotation applied?', () => {
   it('shows ✓ applied per direction with the tbf rate and its device', async () => {
-    const { id } = await open('bandwidth');
+    const { st } = await open('bandwidth');
     const ingress = await screen.findByTestId('bw-live-ingress');
     expect(ingress.dataset.verdict).toBe('applied');
     expect(within(ingress).getByTestId('bw-verdict-ingress').textContent).toContain('applied');
     expect(within(ingress).getByTestId('bw-applied-ingress').textContent).toContain('tbf 10 Mbit/s');
-    expect(within(ingress).getByTestId('bw-applied-ingress').textContent).toContain(`veth${id.slice(0, 8)}`);
+    expect(within(ingress).getByTestId('bw-applied-ingress').textContent).toContain(hostDevice(st, 'veth'));
     expect(ingress.textContent).toContain('ingress-bandwidth: "10M"');
     const egress = screen.getByTestId('bw-live-egress');
     expect(egress.dataset.verdict).toBe('applied');
     expect(within(egress).getByTestId('bw-applied-egress').textContent).toContain('tbf 512 kbit/s');
-    expect(within(egress).getByTestId('bw-applied-egress').textContent).toContain(`bwp${id.slice(0, 8)}`);
+    expect(within(egress).getByTestId('bw-applied-egress').textContent).toContain(hostDevice(st, 'bwp'));
     // what the plugin received, from its recorded stdin
     expect(egress.textContent).toContain('512 kbit/s');
     expect(screen.getByTestId('bw-live-answer').textContent).toMatch(/^Yes/);
@@ -66,18 +77,15 @@ describe('Bandwidth tab: was the annotation applied?', () => {
   });
 
   it('shows ✗ mismatch when the kernel has another rate', async () => {
-    await open('bandwidth', {
-      tamper: (v) => ({
-        ...v,
-        bandwidth: v.bandwidth.map((c) => (c.direction === 'ingress' ? { ...c, appliedBitsPerSecond: 1_000_000, matches: false, note: 'tbf rate differs' } : c)),
-      }),
-    });
+    // the host veth's tbf runs at 1 Mbit/s (tc reports bytes per second)
+    const { st } = await open('bandwidth', { tamper: (raw, s) => ({ ...raw, qdiscs: { ...raw.qdiscs, [hostDevice(s, 'veth')]: [{ kind: 'tbf', rate: 125_000, burst: 1000 }] } }) });
     const ingress = await screen.findByTestId('bw-live-ingress');
     expect(ingress.dataset.verdict).toBe('mismatch');
     expect(within(ingress).getByTestId('bw-verdict-ingress').textContent).toContain('✗');
     expect(within(ingress).getByTestId('bw-verdict-ingress').textContent).toContain('mismatch');
     expect(within(ingress).getByTestId('bw-applied-ingress').textContent).toContain('tbf 1 Mbit/s');
-    expect(ingress.textContent).toContain('tbf rate differs');
+    // the engine's own verdict, not a note the test wrote
+    expect(ingress.textContent).toContain(`tbf at 1 Mbit/s on ${hostDevice(st, 'veth')}, but the annotation asks for 10 Mbit/s`);
     expect(screen.getByTestId('bw-live-egress').dataset.verdict).toBe('applied');
     expect(screen.getByTestId('bw-live-answer').textContent).toMatch(/^No — 1 of 2 directions/);
   });
@@ -85,16 +93,14 @@ describe('Bandwidth tab: was the annotation applied?', () => {
   it('shows ✗ not shaped when an annotation has no tbf, and a neutral "not shaped" without annotation', async () => {
     await open('bandwidth', {
       annotations: { 'kubernetes.io/egress-bandwidth': '512k' },
-      tamper: (v) => ({
-        ...v,
-        qdiscs: v.qdiscs.filter((q) => q.role !== 'ifb'),
-        bandwidth: v.bandwidth.map((c) => (c.direction === 'egress' ? { ...c, appliedBitsPerSecond: undefined, device: undefined, matches: false, note: 'no tbf on the ifb' } : c)),
-      }),
+      // someone replaced the ifb's tbf
+      tamper: (raw, s) => ({ ...raw, qdiscs: { ...raw.qdiscs, [hostDevice(s, 'bwp')]: [{ kind: 'noqueue' }] } }),
     });
     const egress = await screen.findByTestId('bw-live-egress');
     expect(egress.dataset.verdict).toBe('missing');
     expect(within(egress).getByTestId('bw-verdict-egress').textContent).toMatch(/✗\s*not shaped/);
     expect(within(egress).getByTestId('bw-applied-egress').textContent).toContain('no tbf');
+    expect(egress.textContent).toContain("no tbf qdisc on the pod's ifb device");
     const ingress = screen.getByTestId('bw-live-ingress');
     expect(ingress.dataset.verdict).toBe('not-shaped');
     expect(within(ingress).getByTestId('bw-verdict-ingress').textContent).not.toContain('✗');
@@ -103,7 +109,7 @@ describe('Bandwidth tab: was the annotation applied?', () => {
   });
 
   it('re-reads on Refresh and, after stop (sandbox.changed), says calmly that the netns is gone', async () => {
-    const { engine, id, calls, user } = await open('bandwidth');
+    const { engine, id, st, calls, user } = await open('bandwidth');
     await screen.findByTestId('bw-live-ingress');
     const before = calls.filter((c) => c === 'sandbox.live').length;
     expect(before).toBe(1);
@@ -111,7 +117,7 @@ describe('Bandwidth tab: was the annotation applied?', () => {
     await waitFor(() => expect(calls.filter((c) => c === 'sandbox.live').length).toBe(2));
     await engine.stop(id);
     const note = await screen.findByTestId('live-absent');
-    expect(note.textContent).toContain('network namespace was removed');
+    expect(note.textContent).toContain(`sandbox ${id} is stopped: its network namespace ${st.netnsPath} was removed`);
     expect(screen.getByTestId('live-bandwidth').dataset.liveState).toBe('absent');
     // a note, not an error box
     expect(screen.queryByRole('alert')).toBeNull();
@@ -138,7 +144,8 @@ describe('Port mappings tab: live DNAT rules', () => {
   });
 
   it('says "no DNAT rule found" when the rule is gone', async () => {
-    await open('ports', { tamper: (v) => ({ ...v, ports: v.ports.map((p) => ({ ...p, rule: undefined, found: false, note: 'not in the nat table' })) }) });
+    // someone flushed the nat table
+    await open('ports', { tamper: (raw) => ({ ...raw, nat: { v4: [], v6: [] } }) });
     const table = await screen.findByTestId('live-port-rows');
     const first = table.querySelector('tbody tr') as HTMLElement;
     expect(first.dataset.found).toBe('false');
@@ -148,10 +155,10 @@ describe('Port mappings tab: live DNAT rules', () => {
 
 describe('Network tab: live in the netns', () => {
   it('marks addresses the CNI result listed but the kernel lacks, and the reverse', async () => {
-    await open('network', {
-      tamper: (v) => ({
-        ...v,
-        interfaces: v.interfaces.map((i) =>
+    const { st } = await open('network', {
+      tamper: (raw) => ({
+        ...raw,
+        interfaces: raw.interfaces.map((i) =>
           i.name === 'eth0'
             ? { ...i, addresses: [...i.addresses.filter((a) => a.family === 4), { family: 4, address: '192.0.2.9', prefixLen: 24, scope: 'global' }, { family: 6, address: 'fe80::1', prefixLen: 64, scope: 'link' }] }
             : i,
@@ -165,7 +172,7 @@ describe('Network tab: live in the netns', () => {
     expect(mark('fe80::1')).toBe('kernel-auto');
     expect(eth0.querySelector('li[data-mark="both"]')?.textContent).toMatch(/10\.88\.0\.\d+\/16/);
     const missing = eth0.querySelector('li[data-mark="cni-only"]') as HTMLElement;
-    expect(missing.textContent).toMatch(/fd00:88::[0-9a-f]+.*✗ missing in kernel/);
+    expect(missing.textContent).toMatch(new RegExp(`${st.additionalIps[0]}.*✗ missing in kernel`));
     expect(screen.getByTestId('live-network-summary').textContent).toContain('1 address from the CNI result missing in the kernel');
     expect(screen.getByTestId('live-network-summary').textContent).toContain('1 address in the kernel the CNI result does not list');
     // the CNI result's default route is in the kernel

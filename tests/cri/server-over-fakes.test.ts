@@ -1,5 +1,6 @@
 /**
- * Every served RPC through a real unix socket against the in-memory engine: codes, unknown and prefix ids,
+ * Every served RPC through a real unix socket against the real engine over the OS touch-point fakes (no netns,
+ * plugins or runc; failures injected at those touch points): codes, unknown and prefix ids,
  * malformed requests, verbose info JSON, the events stream, socket mode, and RPCs answered UNIMPLEMENTED.
  */
 import { statSync } from 'node:fs';
@@ -10,17 +11,20 @@ import { startCriServer, type CriServer } from '../../electron/cri/server';
 import * as pb from '../../electron/cri/generated/runtime_v1';
 import { PODSCOPE_ERROR_METADATA_KEY } from '../../electron/cri/errors';
 import { PodscopeError } from '../../shared/domain/errors';
-import { createFakeEngine, type FakeEngine } from './helpers/fake-engine';
+import { ENGINE_VERSION } from '../../electron/engine/sandbox/service';
+import { createTestEngine, type TestEngine } from '../../electron/engine/testing/test-engine';
 import { codeOf, podConfig, rawClient, rawUnary, rpc, tempDir } from './helpers/grpc';
 
-let engine: FakeEngine;
+let fakes: TestEngine;
+let engine: TestEngine['engine'];
 let server: CriServer;
 let client: pb.RuntimeServiceClient;
 let tmp: ReturnType<typeof tempDir>;
 
 beforeAll(async () => {
   tmp = tempDir('podscope-cri-');
-  engine = createFakeEngine();
+  fakes = await createTestEngine();
+  engine = fakes.engine;
   server = await startCriServer({ engine, socketPath: join(tmp.dir, 'sub', 'cri.sock') });
   client = rawClient(server.socketPath);
 });
@@ -28,6 +32,7 @@ beforeAll(async () => {
 afterAll(async () => {
   client?.close();
   await server?.close();
+  await fakes?.close();
   tmp?.cleanup();
 });
 
@@ -49,23 +54,24 @@ describe('socket', () => {
 describe('runtime info RPCs', () => {
   it('Version has all four strings and runtime_name podscope', async () => {
     const v = await rpc(client, (c) => c.version, { version: '0.1.0' });
-    expect(v).toEqual({ version: '0.1.0', runtimeName: 'podscope', runtimeVersion: '0.1.0-fake', runtimeApiVersion: 'v1' });
+    expect(v).toEqual({ version: '0.1.0', runtimeName: 'podscope', runtimeVersion: ENGINE_VERSION, runtimeApiVersion: 'v1' });
   });
 
   it('Status reports the engine conditions with reason and message; verbose info is JSON', async () => {
-    engine.conditions[1] = { type: 'NetworkReady', status: false, reason: 'NetworkPluginNotReady', message: 'Network plugin returns error: cni plugin not initialized' };
+    fakes.cni.ready = false; // no network config loaded yet: the CNI manager's status() fails as go-cni's does
     try {
       const s = await rpc(client, (c) => c.status, { verbose: true });
       expect(s.status?.conditions).toEqual([
         { type: 'RuntimeReady', status: true, reason: '', message: '' },
         { type: 'NetworkReady', status: false, reason: 'NetworkPluginNotReady', message: 'Network plugin returns error: cni plugin not initialized' },
       ]);
-      expect(JSON.parse(s.info.config!).version).toBe('0.1.0-fake');
-      expect(JSON.parse(s.info.cniconfig!).confDir).toBe('/fake/net.d');
+      expect(JSON.parse(s.info.config!)).toMatchObject({ version: ENGINE_VERSION, stateDir: engine.options.stateDir });
+      expect(JSON.parse(s.info.cniconfig!)).toMatchObject({ confDir: engine.options.cniConfDir, ready: false, notReadyReason: 'cni plugin not initialized' });
       expect((await rpc(client, (c) => c.status, { verbose: false })).info).toEqual({});
     } finally {
-      engine.conditions[1] = { type: 'NetworkReady', status: true, reason: '', message: '' };
+      fakes.cni.ready = true;
     }
+    expect((await rpc(client, (c) => c.status, { verbose: false })).status?.conditions[1]).toEqual({ type: 'NetworkReady', status: true, reason: '', message: '' });
   });
 
   it('RuntimeConfig says CGROUPFS (critest picks a systemd parent otherwise)', async () => {
@@ -95,10 +101,12 @@ describe('sandbox lifecycle', () => {
     expect(s.id).toBe(id);
     expect(s.state).toBe(pb.PodSandboxState.SANDBOX_READY);
     expect(BigInt(s.createdAt)).toBeGreaterThan(1_600_000_000_000_000_000n);
-    expect(s.createdAt.endsWith('123')).toBe(true); // ns precision survives the wire
+    const direct = await engine.status(id);
+    expect(s.createdAt).toBe(direct.createdAtNs); // ns precision survives the wire
     expect(s.metadata).toEqual({ name: 'web', namespace: 'cri-test', uid: 'uid-web', attempt: 1 });
-    expect(s.network?.ip).toMatch(/^10\.0\.0\.\d+$/);
-    expect(s.network?.additionalIps[0]?.ip).toMatch(/^fd00::/);
+    // the IPs the (fake) bridge result gave eth0, picked by the engine's ipv4 preference
+    expect(s.network?.ip).toBe(direct.ipSelection!.eth0Ips.find((ip) => !ip.includes(':')));
+    expect(s.network?.additionalIps.map((a) => a.ip)).toEqual(direct.ipSelection!.eth0Ips.filter((ip) => ip.includes(':')));
     expect(s.linux?.namespaces?.options).toMatchObject({ network: 0, pid: 1, ipc: 0 });
     expect(s.labels).toEqual({ app: 'web', tier: 'test' });
     expect(s.annotations).toEqual({ note: 'hello' });
@@ -117,11 +125,16 @@ describe('sandbox lifecycle', () => {
     expect(info.config.metadata.name).toBe('verbose');
     expect(info.config.port_mappings[0]).toEqual({ protocol: 0, container_port: 80, host_port: 8081, host_ip: '' });
     expect(info.runtimeSpec.ociVersion).toBe('1.0.2');
-    expect(info.cniResult.Interfaces.eth0.IPConfigs[0]).toEqual({ IP: res.status!.network!.ip, Gateway: '10.0.0.1' });
-    expect(info.cniResult.Interfaces.eth0.Mac).toBe('02:00:00:00:00:01');
-    expect(info.cniResult.Routes).toEqual([{ dst: '0.0.0.0/0', gw: '10.0.0.1' }]);
+    // containerd's cniResult shape, filled from what the plugins returned
+    const eth0 = (await engine.status(id)).networks.find((n) => n.ifName === 'eth0')!.result!;
+    expect(info.cniResult.Interfaces.eth0.IPConfigs[0]).toEqual({ IP: res.status!.network!.ip, Gateway: eth0.ips![0]!.gateway });
+    expect(info.cniResult.Interfaces.eth0.Mac).toBe(eth0.interfaces!.find((i) => i.name === 'eth0')!.mac);
+    expect(info.cniResult.Routes).toEqual([{ dst: '0.0.0.0/0' }, { dst: '::/0' }]);
     expect(info.podscope.ipSelection.reason).toContain('preference ipv4');
-    expect(info.podscope.trace[0].plugin.type).toBe('bridge');
+    // the trace the engine recorded: every plugin exec, in conflist order, under the engine's own labels
+    const plugins = info.podscope.trace.filter((t: { step: string }) => t.step === 'cni.plugin');
+    expect(plugins.map((t: { label: string }) => t.label)).toEqual(['ADD loopback (cni-loopback/lo)', 'ADD bridge (containerd-net/eth0)', 'ADD portmap (containerd-net/eth0)', 'ADD bandwidth (containerd-net/eth0)']);
+    expect(JSON.parse(plugins[2].plugin.stdin).runtimeConfig.portMappings).toEqual([{ hostPort: 8081, containerPort: 80, protocol: 'tcp' }]);
     expect(info.podscope.portMappings[0].cni).toEqual({ hostPort: 8081, containerPort: 80, protocol: 'tcp' });
     expect(info.podscope.bandwidthAnalysis.capability.ingressRate).toBe(10_000_000);
   });
@@ -143,17 +156,23 @@ describe('sandbox lifecycle', () => {
   });
 
   it('CNI/runtime failures are UNKNOWN with the message, and carry the exact Podscope error as trailer', async () => {
-    engine.failNext('run', new PodscopeError('CniError', 'plugin type="bridge" failed (add): boom', { details: { code: 11 } }));
+    // the bridge plugin's ADD fails with CNI error code 11 ("try again later")
+    fakes.cni.failures.push({ verb: 'ADD', network: 'containerd-net', index: 0, message: 'boom', once: true });
     const err = (await rpc(client, (c) => c.runPodSandbox, { config: podConfig('boom'), runtimeHandler: '' }).catch((e: ServiceError) => e)) as ServiceError;
     expect(err.code).toBe(Code.UNKNOWN);
-    expect(err.details).toBe('plugin type="bridge" failed (add): boom');
+    expect(err.details).toMatch(/^failed to setup network for sandbox "[0-9a-f]{64}": plugin type="bridge" failed \(add\): boom$/);
     const trailer = JSON.parse((err.metadata.get(PODSCOPE_ERROR_METADATA_KEY)[0] as Buffer).toString());
-    expect(trailer).toEqual({ code: 'CniError', message: 'plugin type="bridge" failed (add): boom', details: { code: 11 } });
-    engine.failNext('status', new Error('disk on fire'));
+    expect(trailer).toMatchObject({ code: 'CniError', message: err.details, details: { network: 'containerd-net', plugin: 'bridge', verb: 'ADD', cniMsg: 'boom' } });
     const id = await run('fails-later');
-    expect(await codeOf(rpc(client, (c) => c.podSandboxStatus, { podSandboxId: id, verbose: false }))).toBe(Code.UNKNOWN);
+    fakes.runtime.probeError = new Error('disk on fire'); // status checks the pause pid; that read fails
+    try {
+      const e = (await rpc(client, (c) => c.podSandboxStatus, { podSandboxId: id, verbose: false }).catch((x: ServiceError) => x)) as ServiceError;
+      expect([e.code, e.details]).toEqual([Code.UNKNOWN, 'disk on fire']);
+    } finally {
+      fakes.runtime.probeError = undefined;
+    }
     for (const [code, grpc] of [['FailedPrecondition', Code.FAILED_PRECONDITION], ['Unavailable', Code.UNAVAILABLE], ['DeadlineExceeded', Code.DEADLINE_EXCEEDED], ['Canceled', Code.CANCELLED], ['RuntimeError', Code.UNKNOWN], ['Internal', Code.UNKNOWN]] as const) {
-      engine.failNext('stop', new PodscopeError(code, `x ${code}`));
+      fakes.runtime.stopError = new PodscopeError(code, `x ${code}`); // runc kill fails with this code
       const e = (await rpc(client, (c) => c.stopPodSandbox, { podSandboxId: id }).catch((x: ServiceError) => x)) as ServiceError;
       expect([code, e.code, e.details]).toEqual([code, grpc, `x ${code}`]);
     }
@@ -236,7 +255,8 @@ describe('GetContainerEvents', () => {
 
   it('server close ends open event streams and removes the socket', async () => {
     const t = tempDir('podscope-cri-close-');
-    const s = await startCriServer({ engine: createFakeEngine(), socketPath: join(t.dir, 'c.sock') });
+    const other = await createTestEngine();
+    const s = await startCriServer({ engine: other.engine, socketPath: join(t.dir, 'c.sock') });
     const c = rawClient(s.socketPath);
     const stream = c.getContainerEvents({});
     const ended = new Promise<string>((resolve) => { stream.on('end', () => resolve('end')); stream.on('error', (e: ServiceError) => resolve(`error ${e.code}`)); });
@@ -246,6 +266,7 @@ describe('GetContainerEvents', () => {
     expect(await ended).toBe('end');
     expect(() => statSync(s.socketPath)).toThrow();
     c.close();
+    await other.close();
     t.cleanup();
   });
 });

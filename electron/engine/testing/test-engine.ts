@@ -1,0 +1,92 @@
+/**
+ * The real SandboxEngine over the OS touch-point fakes, for every test above the OS boundary (UI, IPC, CRI): name
+ * reservation, ids, IP selection, trace labels and events are the engine's own; only netns, CNI plugins, runc, the
+ * per-sandbox files and the kernel read-back are simulated. The fakes are returned so tests can inject failures
+ * (cni.failures, runtime.stopError, netns.createError, live.tamper, …) and look at host-side effects.
+ * State and run dirs are a fresh temp dir, removed by close(). For tests only: product code never imports this.
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { SandboxEvent } from '../../../shared/domain/sandbox';
+import { DEFAULT_ENGINE_OPTIONS, type EngineOptions } from '../options';
+import { buildPauseSpec } from '../runtime/oci-spec';
+import type { RecoveryReport } from '../sandbox/recover';
+import { SandboxEngine, type EngineDeps } from '../sandbox/service';
+import { FakeCniManager, type FakeNetwork } from './fake-cni';
+import { FakeSandboxFiles } from './fake-files';
+import { fakeKernelView } from './fake-kernel';
+import { FakeLiveReader } from './fake-live';
+import { FakeNetnsManager } from './fake-netns';
+import { FakePauseRuntime } from './fake-runtime';
+
+export interface TestEngineOptions {
+  /** engine options over the temp-dir defaults (dirs you pass are used as given) */
+  options?: Partial<EngineOptions>;
+  /** the fake conf dir's networks (default FAKE_NETWORKS: loopback + bridge/portmap/bandwidth) */
+  networks?: FakeNetwork[];
+  /** engine set-up problems shown by info() and runtimeConditions() (e.g. "runtime: runc not found") */
+  problems?: string[];
+  /** temp dir name prefix (default "podscope-test-engine-") */
+  tmpPrefix?: string;
+}
+
+export interface TestEngine {
+  engine: SandboxEngine;
+  netns: FakeNetnsManager;
+  cni: FakeCniManager;
+  runtime: FakePauseRuntime;
+  files: FakeSandboxFiles;
+  live: FakeLiveReader;
+  /** every event the engine emitted since it was built */
+  events: SandboxEvent[];
+  recovery: RecoveryReport;
+  /** the temp dir holding state, run, netns and CNI dirs */
+  dir: string;
+  /** closes the engine and removes the temp dir; idempotent */
+  close(): Promise<void>;
+}
+
+export async function createTestEngine(opts: TestEngineOptions = {}): Promise<TestEngine> {
+  const dir = await mkdtemp(join(tmpdir(), opts.tmpPrefix ?? 'podscope-test-engine-'));
+  const options: EngineOptions = {
+    ...DEFAULT_ENGINE_OPTIONS,
+    stateDir: join(dir, 'state'),
+    runDir: join(dir, 'run'),
+    netnsDir: join(dir, 'netns'),
+    cniConfDir: join(dir, 'net.d'),
+    cniCacheDir: join(dir, 'cni-cache'),
+    ...opts.options,
+  };
+  const netns = new FakeNetnsManager(options.netnsDir);
+  const cni = new FakeCniManager(opts.networks, options.cniCacheDir, options.cniConfDir);
+  const runtime = new FakePauseRuntime();
+  const files = new FakeSandboxFiles();
+  const live = new FakeLiveReader((netnsPath, hostDevices) => fakeKernelView(cni, netnsPath, hostDevices));
+  const deps: EngineDeps = {
+    options, netns, cni, runtime, files, liveReader: live, buildPauseSpec, engineOomScoreAdj: 0, cleanupTimeoutMs: 5000,
+    processAlive: (pid) => runtime.processAlive(pid),
+    problems: opts.problems,
+  };
+  const engine = new SandboxEngine(deps);
+  const events: SandboxEvent[] = [];
+  engine.subscribe((e) => events.push(e));
+  let recovery: RecoveryReport;
+  try {
+    recovery = await engine.start();
+  } catch (e) {
+    await engine.close().catch(() => undefined);
+    await rm(dir, { recursive: true, force: true });
+    throw e;
+  }
+  let closed = false;
+  return {
+    engine, netns, cni, runtime, files, live, events, recovery, dir,
+    async close() {
+      if (closed) return;
+      closed = true;
+      await engine.close();
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
+}
