@@ -1,0 +1,78 @@
+/**
+ * The image store: what CreateContainer needs from images, and what the CRI ImageService serves. Content-addressed
+ * under <stateDir>/images (blobs by digest, layers unpacked once by diffID, shared through overlayfs).
+ * The real implementation pulls from OCI distribution registries and loads OCI layouts / `docker save` archives;
+ * electron/engine/testing has a fake for tests above this boundary.
+ */
+
+/** The parts of an OCI image config (image-spec config.md) the runtime uses. */
+export interface ImageRuntimeConfig {
+  User?: string;
+  ExposedPorts?: Record<string, object>;
+  Env?: string[];
+  Entrypoint?: string[];
+  Cmd?: string[];
+  Volumes?: Record<string, object>;
+  WorkingDir?: string;
+  Labels?: Record<string, string>;
+  StopSignal?: string;
+}
+
+export interface ImageRecord {
+  /** `sha256:<hex>` of the image config blob (what CRI calls the image id) */
+  id: string;
+  repoTags: string[];
+  repoDigests: string[];
+  /** bytes of the unpacked layers (what ListImages reports) */
+  size: number;
+  config: ImageRuntimeConfig;
+  /** layer diffIDs, base first */
+  diffIds: string[];
+  os: string;
+  architecture: string;
+  pinned: boolean;
+  /** when it was pulled or loaded (RFC 3339) */
+  createdAt: string;
+}
+
+export interface PullProgress {
+  ref: string;
+  /** e.g. "resolving", "manifest", "layer sha256:… 1.2/3.4 MB", "unpacking", "done" */
+  phase: string;
+  doneBytes: number;
+  totalBytes: number;
+}
+
+export interface RegistryAuth {
+  username?: string;
+  password?: string;
+  /** base64(user:password), as crictl's --creds / docker config.json "auth" */
+  auth?: string;
+  identityToken?: string;
+  registryToken?: string;
+}
+
+export interface ContainerRootfs {
+  /** absolute path of the mounted rootfs (overlay: image layers as lower dirs, a private upper dir) */
+  path: string;
+  /** unmounts and deletes the upper/work dirs; idempotent */
+  release(): Promise<void>;
+}
+
+export interface ImageStore {
+  pull(ref: string, opts?: { auth?: RegistryAuth; signal?: AbortSignal; onProgress?: (p: PullProgress) => void }): Promise<ImageRecord>;
+  /** an OCI image layout (dir or tar) or a `docker save` archive; returns the images it held */
+  load(file: string, opts?: { signal?: AbortSignal }): Promise<ImageRecord[]>;
+  list(): Promise<ImageRecord[]>;
+  /** by id, id prefix, tag (`busybox`, `busybox:1`, `127.0.0.1:5000/busybox:1`) or digest ref; undefined when absent */
+  resolve(ref: string): Promise<ImageRecord | undefined>;
+  /** FailedPrecondition while a container uses it (see `acquire`); idempotent for unknown refs */
+  remove(ref: string): Promise<void>;
+  /** bytes and inodes used by the store, and its mount point (ImageFsInfo) */
+  fsInfo(): Promise<{ mountpoint: string; usedBytes: number; inodesUsed: number; timestampNs: bigint }>;
+  /**
+   * Mounts a fresh rootfs for a container from the image's layers under `dir`, and counts the container as a user of
+   * the image until `release`.
+   */
+  prepareRootfs(imageId: string, containerId: string, dir: string): Promise<ContainerRootfs>;
+}
