@@ -7,6 +7,11 @@ export class KeyedMutex {
     return this.tails.has(key) ? undefined : this.run(key, fn);
   }
 
+  /** whether an operation holds (or waits for) the key now */
+  isHeld(key: string): boolean {
+    return this.tails.has(key);
+  }
+
   async run<T>(key: string, fn: () => Promise<T>): Promise<T> {
     const previous = this.tails.get(key) ?? Promise.resolve();
     let release!: () => void;

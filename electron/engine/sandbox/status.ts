@@ -2,33 +2,46 @@
 import { readFileSync } from 'node:fs';
 import type { SandboxFilter, SandboxStatus, SandboxSummary } from '../../../shared/domain/sandbox';
 import type { EngineContext } from './context';
-import { resolveIdPrefix } from './id-index';
 import type { SandboxRecord } from './record';
 import { notFoundError } from './store';
 import { toStatus, toSummary } from './view';
 
 export async function sandboxStatus(ctx: EngineContext, idOrPrefix: string): Promise<SandboxStatus> {
-  const id = resolveIdPrefix(ctx.store.ids(), idOrPrefix);
+  const id = ctx.store.index.resolve(idOrPrefix);
   const rec = id === undefined ? undefined : ctx.store.get(id);
   if (!rec) throw notFoundError(idOrPrefix);
   await refreshLiveness(ctx, rec);
-  return toStatus(rec, rec.netnsPath === undefined || rec.netnsClosed === true);
+  // A verb in flight changes the record between saves (trace entries, network): read it live then; otherwise the
+  // view built at the last save is the truth.
+  return ctx.locks.isHeld(rec.id) ? toStatus(rec, rec.netnsPath === undefined || rec.netnsClosed === true) : ctx.store.index.status(rec.id)!;
 }
 
+/**
+ * A filtered list whose matches are this few re-reads their pause liveness first; a longer one relies on the
+ * background poll (every PAUSE_POLL_MS, which announces a change as an event), so a list of 1,000 pods costs no
+ * /proc reads, as containerd's list costs no shim calls.
+ */
+const LIVENESS_ON_LIST_MAX = 32;
+
 export async function listSandboxes(ctx: EngineContext, filter: SandboxFilter = {}): Promise<SandboxSummary[]> {
-  const records = ctx.store.all();
-  await Promise.all(records.map((r) => refreshLiveness(ctx, r)));
+  // An id filter matches by prefix (a unique prefix is what crictl passes; a shared one lists every match).
+  const ids = ctx.store.index.candidates({ idPrefix: filter.id, state: filter.state, labels: filter.labelSelector });
+  if (ids.length <= LIVENESS_ON_LIST_MAX) {
+    await Promise.all(ids.map((id) => ctx.store.get(id)).map((rec) => (rec ? refreshLiveness(ctx, rec) : undefined)));
+  }
   const nameRe = filter.name ? safeRegExp(filter.name) : undefined;
   const nsRe = filter.namespace ? safeRegExp(filter.namespace) : undefined;
-  return records
-    .map(toSummary)
-    // An id filter matches by prefix (a unique prefix is what crictl passes; a shared one lists every match).
-    .filter((s) => !filter.id || s.id.startsWith(filter.id))
-    .filter((s) => !filter.state || s.state === filter.state)
-    .filter((s) => Object.entries(filter.labelSelector ?? {}).every(([k, v]) => s.labels[k] === v))
-    .filter((s) => !nameRe || nameRe.test(s.metadata.name))
-    .filter((s) => !nsRe || nsRe.test(s.metadata.namespace))
-    .sort((a, b) => (a.createdAtNs === b.createdAtNs ? a.id.localeCompare(b.id) : BigInt(b.createdAtNs) > BigInt(a.createdAtNs) ? 1 : -1));
+  const out: SandboxSummary[] = [];
+  for (const id of ids) {
+    const rec = ctx.store.get(id);
+    if (!rec) continue;
+    const s = ctx.locks.isHeld(id) ? toSummary(rec) : ctx.store.index.summary(id)!;
+    if (filter.state && s.state !== filter.state) continue; // liveness may have just changed it
+    if (nameRe && !nameRe.test(s.metadata.name)) continue;
+    if (nsRe && !nsRe.test(s.metadata.namespace)) continue;
+    out.push(s);
+  }
+  return out;
 }
 
 /** crictl matches --name/--namespace as regular expressions; an invalid one is matched literally. */

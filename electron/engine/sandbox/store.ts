@@ -7,6 +7,7 @@
 import { mkdir, open, readdir, readFile, rename, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { PodscopeError } from '../../../shared/domain/errors';
+import { SandboxReadIndex } from './read-index';
 import { RECORD_VERSION, type SandboxRecord } from './record';
 
 export interface StoreLoadProblem {
@@ -18,6 +19,8 @@ export interface StoreLoadProblem {
 
 export class SandboxStore {
   private readonly records = new Map<string, SandboxRecord>();
+  /** the views and indexes status and list read, kept current by save and delete */
+  readonly index = new SandboxReadIndex();
   private readonly dir: string;
   private tmpSeq = 0;
   /** ids removed in this process: a late save (e.g. a liveness check that raced remove) must not bring them back */
@@ -42,6 +45,7 @@ export class SandboxStore {
         if (rec.version !== RECORD_VERSION) throw new Error(`unsupported record version ${String(rec.version)} (this engine reads ${RECORD_VERSION})`);
         if (`${rec.id}.json` !== name) throw new Error(`record id ${rec.id} does not match its file name`);
         this.records.set(rec.id, rec);
+        this.index.upsert(rec);
       } catch (e) {
         problems.push({ file, id: name.slice(0, -'.json'.length), message: (e as Error).message });
       }
@@ -64,6 +68,7 @@ export class SandboxStore {
   async save(rec: SandboxRecord): Promise<void> {
     if (this.deleted.has(rec.id)) return;
     this.records.set(rec.id, rec);
+    this.index.upsert(rec);
     const file = join(this.dir, `${rec.id}.json`);
     const tmp = `${file}.${process.pid}.${this.tmpSeq++}.tmp`; // unique: two saves of one record may overlap
     const fh = await open(tmp, 'w', 0o600);
@@ -78,6 +83,7 @@ export class SandboxStore {
 
   async delete(id: string): Promise<void> {
     this.records.delete(id);
+    this.index.delete(id);
     this.deleted.add(id);
     await rm(join(this.dir, `${id}.json`), { force: true });
   }
