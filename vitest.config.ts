@@ -10,6 +10,7 @@ export default defineConfig({
           name: 'unit',
           include: ['tests/unit/**/*.test.ts', 'tests/protocol/**/*.test.ts', 'renderer/src/**/*.test.{ts,tsx}', 'electron/**/*.test.ts'],
           environment: 'node',
+          setupFiles: ['tests/setup/testing-library.ts'],
           testTimeout: 20000,
         },
       },

@@ -83,10 +83,8 @@ describe('CNI plugin failures against fake plugins', () => {
     await box.writeConflist('10-f.conflist', 'failnet', '1.0.0', [{ type: 'p0' }, { type: 'hang' }, { type: 'p2' }]);
     const mgr = box.manager();
     await mgr.load();
-    const t0 = Date.now();
-    const err = (await mgr.setup(ID, NETNS, OPTS, box.hooks({ pluginTimeoutMs: 300 })).catch((e: unknown) => e)) as PodscopeError;
-    expect(Date.now() - t0).toBeLessThan(10_000);
-    expect(err.message).toBe('plugin type="hang" failed (add): netplugin timed out after 300 ms and was killed');
+    const err = (await mgr.setup(ID, NETNS, OPTS, box.hooks({ pluginTimeoutMs: 1500 })).catch((e: unknown) => e)) as PodscopeError;
+    expect(err.message).toBe('plugin type="hang" failed (add): netplugin timed out after 1500 ms and was killed');
     expect(err.details).toMatchObject({ timedOut: true, plugin: 'hang', index: 1 });
     expect(box.records.find((r) => r.plugin?.type === 'hang')!.plugin).toMatchObject({ timedOut: true, exitCode: null, signal: 'SIGKILL' });
     expect((await box.log()).map((e) => e.type)).toEqual(['p0']);
