@@ -131,7 +131,7 @@ describe('CNI plugin failures against fake plugins', () => {
     await expect(mgr.remove(ID, NETNS, OPTS, box.hooks())).rejects.toThrow('no such file or directory');
   });
 
-  it('remove stops at the first other error, which names the network', async () => {
+  it('remove keeps going past a failing plugin (libcni stops; Podscope continues so the others release what they hold) and names what is left', async () => {
     const mgr = await managerWith(-1, {});
     await mgr.setup(ID, NETNS, OPTS, box.hooks());
     await box.writeConflist('10-f.conflist', 'failnet', '1.0.0', TYPES.map((type, i) => ({ type, fake: i === 1 ? { del: { stdout: '{"code":999,"msg":"iptables busy"}', exit: 1 } } : {} })));
@@ -139,8 +139,8 @@ describe('CNI plugin failures against fake plugins', () => {
     await box.clearLog();
     const err = (await mgr.remove(ID, NETNS, OPTS, box.hooks()).catch((e: unknown) => e)) as PodscopeError;
     expect(err.message).toBe('failed to remove network "failnet" (eth0): plugin type="p1" failed (delete): iptables busy');
-    expect(err.details).toMatchObject({ network: 'failnet', ifName: 'eth0', cniCode: 999 });
-    expect((await box.log()).map((e) => e.type)).toEqual(['p2', 'p1']);
+    expect(err.details).toMatchObject({ network: 'failnet', ifName: 'eth0', pending: [{ network: 'failnet', ifName: 'eth0', index: 1, type: 'p1' }] });
+    expect((await box.log()).map((e) => e.type)).toEqual(['p2', 'p1', 'p0']);
     // the DEL did not complete, so its cache entry stays for the next attempt
     expect(await exists(cacheFile())).toBe(true);
   });

@@ -8,7 +8,7 @@ import { isHostNetwork } from '../../../shared/domain/config';
 import { analyzeBandwidth } from '../../../shared/domain/bandwidth';
 import { analyzePortMappings } from '../../../shared/domain/portmap';
 import { serializeError } from '../../../shared/domain/errors';
-import type { ConfigPreview, EngineInfo, RunSandboxRequest, RuntimeCondition, SandboxEvent, SandboxFilter, SandboxStatus, SandboxSummary } from '../../../shared/domain/sandbox';
+import type { ConfigPreview, EngineInfo, RemoveOptions, RunSandboxRequest, RuntimeCondition, SandboxEvent, SandboxFilter, SandboxStatus, SandboxSummary } from '../../../shared/domain/sandbox';
 import type { Engine, EngineOptions, SandboxEventListener } from '../options';
 import { buildCniOptions } from './cni-options';
 import type { EngineContext } from './context';
@@ -94,8 +94,8 @@ export class SandboxEngine implements Engine {
     return stopSandbox(this.ctx, id);
   }
 
-  remove(id: string): Promise<void> {
-    return removeSandbox(this.ctx, id);
+  remove(id: string, opts?: RemoveOptions): Promise<void> {
+    return removeSandbox(this.ctx, id, opts);
   }
 
   status(id: string): Promise<SandboxStatus> {
