@@ -1,0 +1,110 @@
+/**
+ * Real cases of issue 9 with Debian's plugins and runc: a conflist whose second plugin does not exist (the bridge's
+ * DEL must still run), and a pause container that dies (recorded; Stop on NOTREADY releases the whole network).
+ * Every check goes through the shared leak checker. Needs root.
+ */
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { SandboxEngine } from '../../electron/engine/sandbox/service';
+import { findLeftovers, formatLeftovers, sweepLeftovers, type LeakScope } from '../../electron/engine/testing/leak-check';
+import { conflist, createRealEnv, type RealEnv } from '../../electron/engine/testing/throwaway-env';
+import type { TraceEntry } from '../../shared/domain/sandbox';
+import { whatStopReleases } from '../../shared/domain/sandbox-release';
+
+function scopeOf(env: RealEnv, subnet: number, extra: Partial<LeakScope> = {}): LeakScope {
+  const o = env.options;
+  return { networks: [env.network], ipamDir: env.ipamDir, cacheDir: o.cniCacheDir, stateDir: o.stateDir, runDir: o.runDir, bridge: env.bridge, subnets: [`10.${subnet}.0.0/24`, `fd00:${subnet}::/64`], ...extra };
+}
+
+describe('a conflist with a "nonexistent" plugin after bridge (host-local v4+v6, ipMasq)', () => {
+  let env: RealEnv;
+  let engine: SandboxEngine;
+  const spec = { tag: 'r1-nx', subnet: 201, bridge: 'psr1-nx', ipMasq: true };
+
+  beforeAll(async () => {
+    env = await createRealEnv(spec);
+    const list = conflist(spec, env.ipamDir) as { plugins: object[] };
+    list.plugins = [list.plugins[0]!, { type: 'nonexistent' }];
+    writeFileSync(join(env.dir, 'net.d', '10-podscope-test.conflist'), JSON.stringify(list));
+    engine = await env.engine();
+  }, 60_000);
+
+  afterAll(async () => {
+    if (!env) return;
+    await env.teardown();
+    sweepLeftovers(scopeOf(env, 201));
+  }, 60_000);
+
+  // The CNI spec's list DEL would stop at the missing plugin and never reach the bridge; a plugin that was never
+  // executed holds nothing, so Podscope skips it and the bridge releases its addresses, veth and ipMasq chains.
+  it('the failed run DELs the bridge (the plugin that ran) and skips the one never executed: nothing is reserved or left, nothing is kept', async () => {
+    const trace: TraceEntry[] = [];
+    const unsubscribe = engine.subscribe((e) => { if (e.type === 'sandbox.progress') trace.push(e.entry); });
+    const err = (await engine.run({ config: { metadata: { name: 'nx', namespace: 'r1-unwind', uid: 'uid-nx' } } }).catch((e: unknown) => e)) as Error;
+    unsubscribe();
+    expect(err.message).toMatch(/failed to find plugin "nonexistent"/);
+    const id = /sandbox "([0-9a-f]{64})"/.exec(err.message)![1]!;
+    // the bridge really did acquire v4 + v6 before the failure, and its DEL ran; the missing plugin's DEL did not
+    const adds = trace.filter((t) => t.plugin?.verb === 'ADD' && t.plugin.type === 'bridge');
+    expect(adds).toHaveLength(1);
+    expect(JSON.parse(adds[0]!.plugin!.stdout).ips.map((ip: { address: string }) => ip.address)).toEqual([expect.stringMatching(/^10\.201\.0\.\d+\/24$/), expect.stringMatching(/^fd00:201::[0-9a-f]+\/64$/)]);
+    const dels = trace.filter((t) => t.plugin?.verb === 'DEL' && t.plugin.network === env.network).map((t) => `${t.plugin!.type}:${t.ok}`);
+    expect(dels).toEqual(['bridge:true']);
+    expect(await engine.list()).toEqual([]);
+    const netnsPath = trace.find((t) => t.step === 'netns.create')?.detail?.path as string;
+    expect(netnsPath).toBeTruthy();
+    expect(formatLeftovers(findLeftovers(scopeOf(env, 201, { ids: [id], netnsPaths: [netnsPath] })))).toBe('');
+  }, 60_000);
+});
+
+describe('a pause container that dies', () => {
+  let env: RealEnv;
+  let engine: SandboxEngine;
+
+  beforeAll(async () => {
+    env = await createRealEnv({ tag: 'r1-px', subnet: 202, bridge: 'psr1-px', ipMasq: true });
+    engine = await env.engine();
+  }, 60_000);
+
+  afterAll(async () => {
+    if (!env) return;
+    await env.teardown();
+    sweepLeftovers(scopeOf(env, 202));
+  }, 60_000);
+
+  it('is recorded (exit, time, trace), the pod says why it is NOTREADY, and Stop releases netns, IPs, DNAT and tbf as containerd does', async () => {
+    const { id } = await engine.run({
+      config: { metadata: { name: 'px', namespace: 'r1-unwind', uid: 'uid-px' }, port_mappings: [{ container_port: 80, host_port: 21500 }], annotations: { 'kubernetes.io/ingress-bandwidth': '10M', 'kubernetes.io/egress-bandwidth': '5M' } },
+    });
+    const before = await engine.status(id);
+    process.kill(before.pause.pid!, 'SIGKILL');
+    // status() looks at the pid itself; the pause is gone once its /proc entry is (bounded wait, not a timing assertion)
+    let st = await engine.status(id);
+    for (let i = 0; i < 100 && st.state === 'SANDBOX_READY'; i++) {
+      await new Promise((r) => setTimeout(r, 100));
+      st = await engine.status(id);
+    }
+    expect(st.state).toBe('SANDBOX_NOTREADY');
+    expect(st.pauseExit?.at).toMatch(/^\d{4}-\d\d-\d\dT/);
+    if (st.pauseExit?.signal !== undefined) expect(st.pauseExit.signal).toBe('SIGKILL');
+    expect(st.notReadyReason).toMatch(/^pause exited (with signal SIGKILL|\(exit status not observable.*\)) at /);
+    expect(st.trace.find((t) => t.phase === 'watch' && t.step === 'pause.exit')?.label).toMatch(/keeps its network until stopped/);
+    // the network is still held, and the detail says what Stop will release
+    const heldList = findLeftovers(scopeOf(env, 202, { ids: [id], netnsPaths: [before.netnsPath!] }));
+    const held = heldList.map((l) => l.kind);
+    expect(held).toEqual(expect.arrayContaining(['netns', 'ipam', 'iptables', 'ip6tables', 'qdisc']));
+    const release = whatStopReleases(st).join('\n');
+    expect(release).toMatch(/CNI DEL of every network: addresses 10\.202\.0\.\d+, fd00:202::/);
+    expect(release).toMatch(/host port DNAT 21500\/tcp→80/);
+    expect(release).toMatch(/bandwidth shaping/);
+    expect(release).toMatch(new RegExp(`network namespace ${st.netnsPath}`));
+
+    await engine.stop(id);
+    // after the stop only the record, the runc container entry and the files are left: remove's part
+    const afterStop = findLeftovers(scopeOf(env, 202, { ids: [id], netnsPaths: [before.netnsPath!] })).filter((l) => !['record', 'runc', 'dir'].includes(l.kind));
+    expect(formatLeftovers(afterStop)).toBe('');
+    await engine.remove(id);
+    expect(formatLeftovers(findLeftovers(scopeOf(env, 202, { ids: [id], netnsPaths: [before.netnsPath!] })))).toBe('');
+  }, 60_000);
+});
