@@ -144,4 +144,26 @@ describe('CNI plugin failures against fake plugins', () => {
     // the DEL did not complete, so its cache entry stays for the next attempt
     expect(await exists(cacheFile())).toBe(true);
   });
+
+  it('a DEL scope runs only what it names: after an incomplete ADD the executed plugins, on a retry the plugins left', async () => {
+    const mgr = await managerWith(-1, {});
+    await box.clearLog();
+    await mgr.remove(ID, NETNS, OPTS, box.hooks(), { executedOnAdd: { 'failnet/eth0': [0, 1] } });
+    expect((await box.log()).map((e) => e.type)).toEqual(['p1', 'p0']); // lo and p2 never ran: not DELed
+    await box.clearLog();
+    await mgr.remove(ID, NETNS, OPTS, box.hooks(), { only: [{ network: 'failnet', ifName: 'eth0', index: 2, type: 'p2' }] });
+    expect((await box.log()).map((e) => e.type)).toEqual(['p2']);
+  });
+
+  it('a hanging DEL is killed at the timeout, the plugins after it still run, and it is reported as pending (timedOut)', async () => {
+    await box.installPlugin('hang');
+    await box.writeConflist('10-f.conflist', 'failnet', '1.0.0', [{ type: 'p0' }, { type: 'hang' }, { type: 'p2' }]);
+    const mgr = box.manager();
+    await mgr.load();
+    await box.clearLog();
+    const err = (await mgr.remove(ID, NETNS, OPTS, box.hooks({ pluginTimeoutMs: 300 })).catch((e: unknown) => e)) as PodscopeError;
+    expect(err.message).toMatch(/^failed to remove network "failnet" \(eth0\): plugin type="hang" failed \(delete\): netplugin timed out after 300 ms/);
+    expect(err.details).toMatchObject({ pending: [{ network: 'failnet', ifName: 'eth0', index: 1, type: 'hang', timedOut: true }] });
+    expect((await box.log()).map((e) => e.type)).toEqual(['p2', 'p0']);
+  });
 });

@@ -163,6 +163,7 @@ describe('remove --force', () => {
     expect(events).toHaveLength(1);
     expect(events[0]).toMatch(/left behind on the host: CNI DEL of bridge #0/);
     expect(await engine.list()).toEqual([]);
+    expect((await engine.info()).problems.join('\n')).toMatch(/removed by force.*CNI DEL of bridge #0/); // the engine page keeps saying so
     cni.failures = [];
     await engine.run(pod()); // the name is free again
   });
