@@ -6,9 +6,13 @@ export function describePauseExit(e: PauseExit): string {
   return `pause exited ${how} at ${e.at}`;
 }
 
+/** "CNI DEL of bridge #0 on net/eth0", or the step */
+export function pendingWhat(p: PendingCleanup): string {
+  return p.kind === 'cni' ? `CNI DEL of ${p.plugin || 'plugin'}${p.index !== undefined && p.index >= 0 ? ` #${p.index}` : ''}${p.network ? ` on ${p.network}/${p.ifName}` : ''}` : p.plugin;
+}
+
 export function describePendingEntry(p: PendingCleanup): string {
-  const who = p.kind === 'cni' ? `CNI DEL of ${p.plugin || 'plugin'}${p.index !== undefined && p.index >= 0 ? ` #${p.index}` : ''}${p.network ? ` on ${p.network}/${p.ifName}` : ''}` : p.plugin;
-  return `${who}${p.holds.length > 0 ? ` (holds ${p.holds.join('; ')})` : ''}: ${p.error}`;
+  return `${pendingWhat(p)}${p.holds.length > 0 ? ` (holds ${p.holds.join('; ')})` : ''}: ${p.error}`;
 }
 
 /**
@@ -17,7 +21,7 @@ export function describePendingEntry(p: PendingCleanup): string {
  */
 export function whatStopReleases(s: SandboxStatus): string[] {
   const out: string[] = [];
-  if (s.cleanupPending?.length) out.push(...s.cleanupPending.map((p) => `retry: ${describePendingEntry(p)}`));
+  if (s.cleanupPending?.length) out.push(...s.cleanupPending.filter((p) => p.kind !== 'netns').map((p) => `retry: ${pendingWhat(p)}`));
   if (s.pause.status !== 'stopped' && s.pause.status !== 'deleted') out.push(`pause container ${s.pause.containerId} (kill) and its /dev/shm mount`);
   if (!s.hostNetwork && !s.netnsClosed) {
     const ips = s.ipSelection?.eth0Ips ?? [s.ip, ...s.additionalIps].filter(Boolean);

@@ -72,6 +72,8 @@ describe('the unwind of a failed run', () => {
     // the netns is kept for the pending DEL (the bridge plugin reads the pod's addresses there)
     expect(netns.pinned.size).toBe(1);
     expect(kept?.cleanupPending?.some((p) => p.kind === 'netns')).toBe(true);
+    // the pause was undone: the kept sandbox does not claim a running pause
+    expect((await engine.status(kept!.id)).pause.status).toBe('deleted');
   });
 
   it('stop retries exactly what is left (only the plugin whose DEL failed), then remove forgets the sandbox', async () => {

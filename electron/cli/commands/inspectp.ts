@@ -46,7 +46,7 @@ function describe(s: SandboxStatus): string {
   kv('ID', s.id);
   kv('Name', s.name);
   kv('State', `${s.state} (${s.internalState})`);
-  if (s.state !== 'SANDBOX_READY' && s.notReadyReason) kv('Not ready', s.notReadyReason);
+  if (s.state !== 'SANDBOX_READY' && s.notReadyReason && !s.cleanupPending?.length) kv('Not ready', s.notReadyReason);
   if (s.pauseExit) kv('Pause exit', describePauseExit(s.pauseExit));
   for (const p of s.cleanupPending ?? []) kv('Cleanup pending', describePendingEntry(p));
   if (s.state !== 'SANDBOX_READY') {

@@ -84,10 +84,10 @@ export async function runSandbox(ctx: EngineContext, req: RunSandboxRequest, sig
           // Kept while a plugin's DEL is pending: the bridge plugin finds the pod's addresses (and so its ipMasq
           // rules) through eth0 in this namespace, and a DEL without it releases only the IPAM part.
           if (rec.cleanupPending?.some((p) => p.kind === 'cni')) {
-            throw new PodscopeError('FailedPrecondition', `network namespace ${netnsPath} kept for the pending CNI DEL (the bridge plugin reads the pod's addresses from it)`);
+            throw new PodscopeError('FailedPrecondition', "kept for the pending CNI DEL (the bridge plugin reads the pod's addresses from it)");
           }
           await ctx.netns.remove(netnsPath);
-        }, { kind: 'netns', holds: [`network namespace ${netnsPath}`] });
+        }, { kind: 'netns', holds: [] });
         await trace.step('netns.create', 'create network namespace', () => ctx.netns.create(signal, netnsPath), (p) => ({ path: p }));
         // Registered before ADD: a failing ADD may already have allocated (an IP, a veth), and CNI requires a DEL anyway.
         cleanup.push('CNI DEL of every network', (s) => teardownNetwork(ctx, rec, trace, netnsPath, s), { kind: 'cni', holds: [] });
@@ -149,6 +149,7 @@ async function startPause(ctx: EngineContext, rec: SandboxRecord, cleanup: Clean
   cleanup.push('kill and delete the pause container', async (s) => {
     await ctx.runtime.stop(id, { signal: s, report });
     await ctx.runtime.delete(id, { signal: s, report });
+    rec.pause = { ...rec.pause, status: 'deleted' }; // a kept sandbox must not show a pause that no longer runs
   }, { kind: 'pause', holds: [`runc container ${id}`] });
   const bundle = rec.pause.bundle!;
   const { pid } = await ctx.runtime.start(id, bundle, spec, { signal, report });

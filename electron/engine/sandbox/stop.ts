@@ -43,7 +43,7 @@ export async function stopLocked(ctx: EngineContext, rec: SandboxRecord, phase: 
     setPending(rec, 'pause', pauseOutcome.status === 'rejected' ? [pendingStep('pause', 'kill the pause container and unmount /dev/shm', [`runc container ${rec.id}`], pauseOutcome.reason)] : []);
     if (networkOutcome.status === 'rejected') {
       // the netns stays while a plugin's DEL is pending: the bridge plugin finds the pod's addresses through it
-      if (rec.netnsPath) setPending(rec, 'netns', [pendingStep('netns', 'remove network namespace (kept for the pending CNI DEL)', [`network namespace ${rec.netnsPath}`], networkOutcome.reason)]);
+      if (rec.netnsPath) setPending(rec, 'netns', [pendingStep('netns', `remove network namespace ${rec.netnsPath}`, [], "kept for the pending CNI DEL (the bridge plugin reads the pod's addresses from it)")]);
       throw networkOutcome.reason;
     }
     if (pauseOutcome.status === 'rejected') throw pauseOutcome.reason;
@@ -52,7 +52,7 @@ export async function stopLocked(ctx: EngineContext, rec: SandboxRecord, phase: 
       try {
         await trace.step('netns.remove', `remove network namespace ${netnsPath}`, () => ctx.netns.remove(netnsPath));
       } catch (error) {
-        setPending(rec, 'netns', [pendingStep('netns', 'remove network namespace', [`network namespace ${netnsPath}`], error)]);
+        setPending(rec, 'netns', [pendingStep('netns', `remove network namespace ${netnsPath}`, [], error)]);
         throw error;
       }
       rec.netnsClosed = true;

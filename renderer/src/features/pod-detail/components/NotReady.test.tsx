@@ -38,7 +38,7 @@ describe('a NOTREADY pod', () => {
     });
     render(<NotReadySection s={s} />);
     expect(screen.getByTestId('cleanup-pending').textContent).toBe('CNI DEL of bridge #0 on net/eth0 (holds IPAM reservation 10.1.0.5/24): iptables busy');
-    expect(screen.getByTestId('stop-releases').textContent).toContain('retry: CNI DEL of bridge #0');
+    expect(screen.getByTestId('stop-releases').textContent).toContain('retry: CNI DEL of bridge #0 on net/eth0');
   });
 
   it('keeps Stop enabled (today it was enabled only for READY pods)', async () => {

@@ -12,11 +12,14 @@ export function NotReadySection({ s }: { s: SandboxStatus }) {
   return (
     <Section title="Why NOTREADY">
       <div className={`callout ${s.cleanupPending?.length ? 'callout-bad' : 'callout-warn'}`} data-testid="not-ready-reason">
-        {s.pauseExit ? describePauseExit(s.pauseExit) : s.notReadyReason ?? 'not ready'}
+        {s.cleanupPending?.length
+          ? 'Cleanup pending: a failed cleanup left the items below; the sandbox is kept until stop or remove releases them.'
+          : s.pauseExit
+            ? describePauseExit(s.pauseExit)
+            : s.notReadyReason ?? 'not ready'}
       </div>
       {s.cleanupPending?.length ? (
         <>
-          <p>Cleanup pending: the sandbox is kept until stop or remove releases these.</p>
           <ul className="mono" data-testid="cleanup-pending">
             {s.cleanupPending.map((p, i) => (
               <li key={i}>{describePendingEntry(p)}</li>
