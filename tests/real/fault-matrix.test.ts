@@ -52,7 +52,7 @@ function defaultCases(): Case[] {
 
 const CASES = process.env.PODSCOPE_FULL_MATRIX === '1' ? allCases() : defaultCases();
 /** short, so a hanging DEL costs little; still far above what a real ADD/DEL takes here */
-const PLUGIN_TIMEOUT_MS = 3000;
+const PLUGIN_TIMEOUT_MS = 5000;
 
 let env: RealEnv;
 let engine: SandboxEngine;
@@ -72,7 +72,7 @@ mode=
 fail() { printf '{"cniVersion":"1.0.0","code":999,"msg":"injected ${type} %s failure %s the real plugin"}' "$CNI_COMMAND" "$1"; exit 1; }
 case "$mode" in
   fail-before|fail) cat >/dev/null; fail before;;
-  hang) exec sleep 600;;
+  hang) exec sleep 120;;
 esac
 out=$("$real"); rc=$?
 [ "$mode" = fail-after ] && fail after
