@@ -3,7 +3,9 @@
  * DEL must still run), and a pause container that dies (recorded; Stop on NOTREADY releases the whole network).
  * Every check goes through the shared leak checker. Needs root.
  */
-import { writeFileSync } from 'node:fs';
+import { execFile } from 'node:child_process';
+import { chmodSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { promisify } from 'node:util';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SandboxEngine } from '../../electron/engine/sandbox/service';
@@ -107,4 +109,66 @@ describe('a pause container that dies', () => {
     await engine.remove(id);
     expect(formatLeftovers(findLeftovers(scopeOf(env, 202, { ids: [id], netnsPaths: [before.netnsPath!] })))).toBe('');
   }, 60_000);
+});
+
+describe('podscope CLI with a DEL that keeps failing (wrapped bridge)', () => {
+  let env: RealEnv;
+  let flags: string[];
+  let wrapDir: string;
+  const run = promisify(execFile);
+  async function podscope(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+    try {
+      const { stdout, stderr } = await run(process.execPath, ['bin/podscope.mjs', ...args, ...flags], { cwd: join(__dirname, '../..') });
+      return { code: 0, stdout, stderr };
+    } catch (e) {
+      const err = e as { code: number; stdout: string; stderr: string };
+      return { code: err.code, stdout: err.stdout, stderr: err.stderr };
+    }
+  }
+
+  beforeAll(async () => {
+    env = await createRealEnv({ tag: 'r1-cl', subnet: 203, bridge: 'psr1-cl', ipMasq: true });
+    wrapDir = join(env.dir, 'wrap-bin');
+    mkdirSync(wrapDir);
+    // portmap fails after its real ADD; bridge's DEL always fails (the fake at the OS boundary): cleanup stays pending
+    writeFileSync(join(wrapDir, 'portmap'), '#!/bin/sh\nif [ "$CNI_COMMAND" = ADD ]; then /usr/lib/cni/portmap >/dev/null; printf \'{"cniVersion":"1.0.0","code":999,"msg":"injected portmap ADD failure"}\'; exit 1; fi\nexec /usr/lib/cni/portmap\n');
+    writeFileSync(join(wrapDir, 'bridge'), '#!/bin/sh\nif [ "$CNI_COMMAND" = DEL ]; then cat >/dev/null; printf \'{"cniVersion":"1.0.0","code":999,"msg":"injected bridge DEL failure"}\'; exit 1; fi\nexec /usr/lib/cni/bridge\n');
+    chmodSync(join(wrapDir, 'portmap'), 0o755);
+    chmodSync(join(wrapDir, 'bridge'), 0o755);
+    const o = env.options;
+    flags = ['--cni-conf-dir', o.cniConfDir!, '--cni-bin-dir', wrapDir, '--cni-bin-dir', '/usr/lib/cni', '--cni-cache-dir', o.cniCacheDir!, '--state-dir', o.stateDir!, '--run-dir', o.runDir!, '--plugin-timeout', '10000'];
+  }, 60_000);
+
+  afterAll(async () => {
+    if (!env) return;
+    rmSync(wrapDir, { recursive: true, force: true });
+    await env.teardown();
+    sweepLeftovers(scopeOf(env, 203));
+  }, 60_000);
+
+  it('inspectp names the pending cleanup; rmp refuses; rmp -f removes it only after printing what it leaves on the host', async () => {
+    const config = join(env.dir, 'pod.json');
+    writeFileSync(config, JSON.stringify({ metadata: { name: 'cl', namespace: 'r1-unwind', uid: 'uid-cl' }, port_mappings: [{ container_port: 80, host_port: 21600 }] }));
+    const runp = await podscope('runp', config);
+    expect(runp.code).toBe(6);
+    expect(runp.stderr).toMatch(/injected portmap ADD failure; cleanup pending .*CNI DEL of bridge #0 on psr1-cl\/eth0 \(holds IPAM reservation 10\.203\.0\.\d+\/24, fd00:203::/);
+    const id = /sandbox "([0-9a-f]{64})"/.exec(runp.stderr)![1]!;
+    const netnsPath = (JSON.parse((await podscope('inspectp', '-o', 'json', id)).stdout) as { netnsPath: string }).netnsPath;
+    const inspect = await podscope('inspectp', id);
+    expect(inspect.stdout).toMatch(/State\s+SANDBOX_NOTREADY/);
+    expect(inspect.stdout).toMatch(/Cleanup pending\s+CNI DEL of bridge #0 on psr1-cl\/eth0 \(holds IPAM reservation 10\.203\./);
+    expect(inspect.stdout).toMatch(/Stop releases\s+retry: CNI DEL of bridge #0 on psr1-cl\/eth0/);
+    const rmp = await podscope('rmp', id);
+    expect(rmp.code).toBe(6);
+    expect((await podscope('pods', '-q')).stdout.trim()).toBe(id);
+    const forced = await podscope('rmp', '-f', id);
+    expect(forced.code).toBe(6);
+    expect(forced.stderr).toMatch(/removed by force, but its cleanup did not finish; left behind on the host \(remove by hand\): CNI DEL of bridge #0 on psr1-cl\/eth0 \(holds IPAM reservation 10\.203\.0\.\d+\/24/);
+    expect((await podscope('pods', '-q')).stdout.trim()).toBe('');
+    // it told the truth: the bridge's reservations (v4 + v6) are still on the host, as said
+    const scope = scopeOf(env, 203, { ids: [id], netnsPaths: [netnsPath] });
+    expect(findLeftovers(scope).filter((l) => l.kind === 'ipam')).toHaveLength(2);
+    sweepLeftovers(scope);
+    expect(formatLeftovers(findLeftovers(scope))).toBe('');
+  }, 120_000);
 });

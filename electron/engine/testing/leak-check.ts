@@ -147,7 +147,10 @@ export function findLeftovers(scope: LeakScope): Leftover[] {
 
   // iptables and ip6tables: chains named after the ids, and any rule mentioning an id, such a chain or a subnet
   const chainNames = networks.flatMap((n) => ids.flatMap((id) => [ipMasqChain(n, id), dnatChain(n, id)]));
-  const needles = [...ids, ...chainNames, ...(scope.subnets ?? []).map(subnetTextPrefix)];
+  // the plugins comment their rules with `name: "<network>" id: "<id>"`: when the network is the test's alone, that
+  // names them all, including those of a sandbox whose id the test never learned
+  const networkComments = scope.ownsDirs !== false ? networks.map((n) => `name: \\"${n}\\"`) : [];
+  const needles = [...ids, ...chainNames, ...networkComments, ...(scope.subnets ?? []).map(subnetTextPrefix)];
   if (needles.length > 0) {
     for (const tool of ['iptables', 'ip6tables'] as const) {
       for (const table of ['nat', 'filter']) {
@@ -207,10 +210,16 @@ export function sweepLeftovers(scope: LeakScope, runcPath = 'runc'): void {
   for (const tool of ['iptables', 'ip6tables'] as const) {
     const rules = found.filter((x) => x.kind === tool);
     for (const r of rules.filter((x) => x.what.startsWith('-A '))) sh(tool, ['-t', r.table!, '-D', ...ruleArgv(r.what).slice(1)]);
-    for (const r of rules.filter((x) => x.what.startsWith('-N '))) {
-      const chain = r.what.slice(3).trim();
-      sh(tool, ['-t', r.table!, '-F', chain]);
-      sh(tool, ['-t', r.table!, '-X', chain]);
+    // the chains found by name, and the per-container chains (CNI-<hash>, CNI-DN-<hash>) whose rules were ours
+    const chains = new Set(rules.filter((x) => x.what.startsWith('-N ')).map((x) => `${x.table} ${x.what.slice(3).trim()}`));
+    for (const r of rules.filter((x) => x.what.startsWith('-A '))) {
+      const chain = r.what.split(' ')[1]!;
+      if (/^CNI-(DN-)?[0-9a-f]{20,}$/.test(chain)) chains.add(`${r.table} ${chain}`);
+    }
+    for (const tc of chains) {
+      const [table, chain] = tc.split(' ') as [string, string];
+      sh(tool, ['-t', table, '-F', chain]);
+      sh(tool, ['-t', table, '-X', chain]);
     }
   }
   for (const l of found.filter((x) => x.kind === 'interface')) sh('ip', ['link', 'del', l.what]);
