@@ -16,6 +16,10 @@ export interface RealEnvSpec {
   /** third octet / hex group of the test subnets: 10.<n>.0.0/24 and fd00:<n>::/64 */
   subnet: number;
   cniVersion?: string;
+  /** bridge (and network) name when the test's resources follow another naming scheme; default psc-<tag> */
+  bridge?: string;
+  /** the bridge plugin's ipMasq (its CNI-<hash> chains in iptables and ip6tables); default off */
+  ipMasq?: boolean;
 }
 
 export interface RealEnv {
@@ -31,13 +35,14 @@ export interface RealEnv {
 export function conflist(spec: RealEnvSpec, ipamDir: string): object {
   return {
     cniVersion: spec.cniVersion ?? '1.0.0',
-    name: `psc-${spec.tag}`,
+    name: spec.bridge ?? `psc-${spec.tag}`,
     plugins: [
       {
         type: 'bridge',
-        bridge: `psc-${spec.tag}`,
+        bridge: spec.bridge ?? `psc-${spec.tag}`,
         isGateway: true,
-        ipMasq: false, // never masquerade outward from a test
+        // off unless a test checks the chains it creates: never masquerade outward from a test by accident
+        ipMasq: spec.ipMasq ?? false,
         hairpinMode: true,
         ipam: {
           type: 'host-local',
@@ -70,8 +75,8 @@ export async function createRealEnv(spec: RealEnvSpec): Promise<RealEnv> {
   const engines: SandboxEngine[] = [];
   const env: RealEnv = {
     dir,
-    bridge: `psc-${spec.tag}`,
-    network: `psc-${spec.tag}`,
+    bridge: spec.bridge ?? `psc-${spec.tag}`,
+    network: spec.bridge ?? `psc-${spec.tag}`,
     options,
     ipamDir,
     async engine(extra = {}) {

@@ -33,7 +33,8 @@ export interface PluginCall {
   timedOut?: boolean;
 }
 
-export type TracePhase = 'run' | 'stop' | 'remove' | 'cleanup' | 'recover';
+/** watch: what the engine noticed on its own (the pause process exiting) */
+export type TracePhase = 'run' | 'stop' | 'remove' | 'cleanup' | 'recover' | 'watch';
 
 export interface TraceEntry {
   seq: number;
@@ -65,6 +66,38 @@ export interface NetworkAttachment {
 
 export type HostPortView = CniPortMapping;
 
+/**
+ * Something a failed run's unwind, a stop or a remove could not release. The sandbox is kept (NOTREADY) while any
+ * is left, and stop/remove retry exactly these: for "cni", the DEL of that one plugin.
+ */
+export interface PendingCleanup {
+  /** "cni": one plugin's DEL; otherwise the engine step that is left (the netns is kept while a CNI DEL needs it) */
+  kind: 'cni' | 'netns' | 'pause' | 'files' | 'other';
+  /** CNI network and interface ("" for other kinds) */
+  network: string;
+  ifName: string;
+  /** plugin type for "cni" (its index in the list in `index`); for other kinds, what the step does */
+  plugin: string;
+  index?: number;
+  /** what it still holds where known: addresses from the partial or cached result, host ports, the netns path */
+  holds: string[];
+  /** why it is left: the last attempt's error */
+  error: string;
+  /** when the last attempt failed (RFC 3339) */
+  since: string;
+}
+
+/** How the pause process ended, as far as the engine could see (it has no subreaper: a reaped zombie keeps no status). */
+export interface PauseExit {
+  /** when the engine noticed (RFC 3339) */
+  at: string;
+  exitCode?: number;
+  /** e.g. "SIGKILL" */
+  signal?: string;
+  /** e.g. "exit status not observable: the process was reaped by its parent" */
+  note?: string;
+}
+
 export interface SandboxSummary {
   id: string;
   name: string;
@@ -83,6 +116,10 @@ export interface SandboxSummary {
   additionalIps: string[];
   hostPorts: HostPortView[];
   bandwidth: { ingress?: string; egress?: string };
+  /** what a failed cleanup left behind; present (non-empty) only while something is left */
+  cleanupPending?: PendingCleanup[];
+  /** why a NOTREADY pod is not ready, in one line (pause exit, pending cleanup, stopped, failed run) */
+  notReadyReason?: string;
 }
 
 export interface PauseView {
@@ -113,7 +150,11 @@ export interface SandboxStatus extends SandboxSummary {
   trace: TraceEntry[];
   lastError?: SerializedError;
   stoppedAt?: string;
+  /** set once the pause process was seen dead without a stop */
+  pauseExit?: PauseExit;
 }
+
+export interface RemoveOptions { force?: boolean }
 
 export interface SandboxFilter {
   id?: string;
@@ -185,7 +226,11 @@ export type SandboxEvent =
 export interface SandboxApi {
   run(req: RunSandboxRequest): Promise<{ id: string }>;
   stop(id: string): Promise<void>;
-  remove(id: string): Promise<void>;
+  /**
+   * force: when cleanup cannot finish, forget the sandbox anyway after saying what is left behind (in the error it
+   * throws and the lifecycle trace). Without it, the sandbox is kept with its pending cleanup.
+   */
+  remove(id: string, opts?: RemoveOptions): Promise<void>;
   status(id: string): Promise<SandboxStatus>;
   list(filter?: SandboxFilter): Promise<SandboxSummary[]>;
   cniConfig(): Promise<CniConfigView>;

@@ -107,7 +107,7 @@ describe('run', () => {
     runtime.startError = new PodscopeError('RuntimeError', 'runc run failed');
     netns.removeError = new Error('umount: device busy');
     const err = await engine.run(pod()).catch((e: unknown) => e);
-    expect((err as Error).message).toMatch(/cleanup left work for stop\/remove: remove network namespace .*: umount: device busy/);
+    expect((err as Error).message).toMatch(/cleanup pending .*remove network namespace .*: umount: device busy/);
     const [kept] = await engine.list();
     expect(kept?.state).toBe('SANDBOX_NOTREADY');
     expect(kept?.internalState).toBe('Unknown');
@@ -157,15 +157,19 @@ describe('run', () => {
 });
 
 describe('failure paths found in review', () => {
-  // containerd (docs/semantics.md#run-sequence): a teardown failure matters only when a CNI result was recorded; otherwise a plugin that
-  // cannot DEL what it never finished would pin the sandbox and its name forever.
-  it('ADD and DEL both failing, with no CNI result ever stored, forgets the sandbox and frees the name', async () => {
+  // containerd forgets such a sandbox (a teardown failure matters there only when a CNI result was stored), and the
+  // bridge's IPs and veth leak; Podscope keeps it with what is left (docs/semantics.md, cleanup on failure).
+  it('ADD and DEL both failing, with no CNI result ever stored, keeps the sandbox NOTREADY with the bridge DEL pending until a retry succeeds', async () => {
     const engine = makeEngine();
     await engine.start();
     cni.failures = [{ verb: 'ADD', network: 'containerd-net', index: 0 }, { verb: 'DEL', network: 'containerd-net', index: 0 }];
     await expect(engine.run(pod())).rejects.toSatisfy((e) => hasCode(e, 'CniError'));
-    expect(await engine.list()).toEqual([]);
+    const [kept] = await engine.list();
+    expect(kept?.state).toBe('SANDBOX_NOTREADY');
+    expect(kept?.cleanupPending?.find((p) => p.kind === 'cni')).toMatchObject({ network: 'containerd-net', ifName: 'eth0', plugin: 'bridge', index: 0 });
     cni.failures = [];
+    await engine.remove(kept!.id);
+    nothingLeft(await engine.list());
     await engine.run(pod());
   });
 

@@ -1,3 +1,4 @@
+import { describePauseExit, describePendingEntry, whatStopReleases } from '../../../shared/domain/sandbox-release';
 import { PodscopeError } from '../../../shared/domain/errors';
 import type { LiveNetworkView } from '../../../shared/domain/live';
 import type { SandboxStatus } from '../../../shared/domain/sandbox';
@@ -45,6 +46,13 @@ function describe(s: SandboxStatus): string {
   kv('ID', s.id);
   kv('Name', s.name);
   kv('State', `${s.state} (${s.internalState})`);
+  if (s.state !== 'SANDBOX_READY' && s.notReadyReason && !s.cleanupPending?.length) kv('Not ready', s.notReadyReason);
+  if (s.pauseExit) kv('Pause exit', describePauseExit(s.pauseExit));
+  for (const p of s.cleanupPending ?? []) kv('Cleanup pending', describePendingEntry(p));
+  if (s.state !== 'SANDBOX_READY') {
+    const release = whatStopReleases(s);
+    if (release.length) kv('Stop releases', release.join('; '));
+  }
   kv('Created', s.createdAt);
   kv('Network', s.hostNetwork ? 'host' : `${s.netnsPath ?? '-'}${s.netnsClosed ? ' (closed)' : ''}`);
   kv('Pause', `${s.pause.status}${s.pause.pid ? `, pid ${s.pause.pid}` : ''}`);

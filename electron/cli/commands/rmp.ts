@@ -5,7 +5,8 @@ import { parseCommandArgs } from '../args';
 export const help = `podscope rmp [flags] ID...
   Removes pod sandboxes. Like crictl, a READY sandbox is refused unless --force (the engine itself always
   force-stops before removing, as containerd does).
-  --force, -f   remove even when READY
+  --force, -f   remove even when READY, and give up on a cleanup that cannot finish (after printing what is
+                left behind on the host)
   --all, -a     remove every sandbox`;
 
 export async function run(argv: string[]): Promise<number> {
@@ -24,7 +25,7 @@ export async function run(argv: string[]): Promise<number> {
           });
           if (st?.state === 'SANDBOX_READY') throw new PodscopeError('FailedPrecondition', `pod sandbox ${id} is running, please use --force to remove it or stop it first`);
         }
-        await api.remove(id);
+        await api.remove(id, { force: flags.force === true });
         process.stdout.write(`Removed sandbox ${id}\n`);
       } catch (e) {
         errors.push(e instanceof PodscopeError ? e : new PodscopeError('Internal', (e as Error).message));

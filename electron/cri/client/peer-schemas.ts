@@ -50,7 +50,7 @@ const PluginCallSchema = z.object({
   env: stringMap, stdin: str, stdout: str, stderr: str, exitCode: num.nullable(), signal: str.nullable().optional(), timedOut: z.boolean().optional(),
 });
 const TraceEntrySchema = z.object({
-  seq: num, phase: z.enum(['run', 'stop', 'remove', 'cleanup', 'recover']), step: str, label: str, startedAt: str, durationMs: num, ok: z.boolean(),
+  seq: num, phase: z.enum(['run', 'stop', 'remove', 'cleanup', 'recover', 'watch']), step: str, label: str, startedAt: str, durationMs: num, ok: z.boolean(),
   error: SerializedErrorSchema.optional(), plugin: PluginCallSchema.optional(), detail: unknownMap.optional(),
 });
 
@@ -72,6 +72,11 @@ export const PodscopeVerboseSectionSchema: z.ZodType<PodscopeVerboseSection> = z
   additionalIps: z.array(str),
   hostPorts: z.array(CniPortMappingSchema),
   bandwidth: z.object({ ingress: str.optional(), egress: str.optional() }),
+  cleanupPending: z.array(z.object({
+    kind: z.enum(['cni', 'netns', 'pause', 'files', 'other']), network: str, ifName: str, plugin: str, index: num.optional(),
+    holds: z.array(str), error: str, since: str,
+  })).optional(),
+  notReadyReason: str.optional(),
   // SandboxStatus
   ipPreference: IpPreference,
   netnsPath: str.optional(),
@@ -95,6 +100,7 @@ export const PodscopeVerboseSectionSchema: z.ZodType<PodscopeVerboseSection> = z
   trace: z.array(TraceEntrySchema),
   lastError: SerializedErrorSchema.optional(),
   stoppedAt: str.optional(),
+  pauseExit: z.object({ at: str, exitCode: num.optional(), signal: str.optional(), note: str.optional() }).optional(),
 });
 
 export const CniConfigViewSchema: z.ZodType<CniConfigView> = z.object({

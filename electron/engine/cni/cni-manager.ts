@@ -7,12 +7,12 @@ import type { CniConfigView } from '../../../shared/domain/cni';
 import type { NetworkAttachment, PluginRuntimeConfigPreview } from '../../../shared/domain/sandbox';
 import { PodscopeError } from '../../../shared/domain/errors';
 import { NodeProcessRunner, type ProcessRunner } from '../os/exec';
-import type { CniHooks, CniManager, CniNamespaceOptions, CniSetupResult } from './types';
+import type { CniHooks, CniManager, CniNamespaceOptions, CniRemoveScope, CniSetupResult, PendingPluginDel } from './types';
 import { cniError, NOT_INITIALIZED } from './cni-error';
 import { loadNetworks, siblingPlugins, type LoadedNetwork } from './conf-dir';
 import { confListFromBytes, type NetworkConfList } from './conf-list';
 import { createResult } from './create-result';
-import { addNetworkList, delNetworkList, statusNetworkList, type Attachment } from './network-ops';
+import { addNetworkList, delNetworkList, isIgnorableDelError, statusNetworkList, type Attachment } from './network-ops';
 import type { ExecContext } from './plugin-exec';
 import { runtimeConfigFor } from './plugin-stdin';
 import { ResultCache } from './result-cache';
@@ -33,11 +33,6 @@ export interface CniManagerOptions {
 
 const DEFAULT_PLUGIN_TIMEOUT_MS = 60_000;
 
-/** go-cni Remove skips these: plugins that already cleaned up, or a netns that is already gone. */
-function isIgnorableDelError(e: unknown, netnsPath: string): boolean {
-  const message = e instanceof Error ? e.message : String(e);
-  return message.includes('not found') || (netnsPath === '' && message.includes('no such file or directory'));
-}
 
 class LibcniManager implements CniManager {
   private networks: LoadedNetwork[] = [];
@@ -110,22 +105,64 @@ class LibcniManager implements CniManager {
     }
   }
 
-  async remove(containerId: string, netnsPath: string, opts: CniNamespaceOptions, hooks?: CniHooks): Promise<void> {
+  async remove(containerId: string, netnsPath: string, opts: CniNamespaceOptions, hooks?: CniHooks, scope: CniRemoveScope = {}): Promise<void> {
     const loaded = this.view.ready ? this.networks : [];
     // Attachments whose network is no longer loaded (conf dir edited or emptied since ADD) are deleted with the
     // conflist they were added with, which the cache keeps — as libcni's GC does — so an edit never leaks an IP.
     const orphaned = await this.cachedNetworksMissingFrom(containerId, loaded);
-    if (loaded.length === 0 && orphaned.length === 0) this.readyNetworks(); // throws go-cni's not-ready error
+    const all = [...loaded, ...orphaned];
+    const key = (network: string, ifName: string) => `${network}/${ifName}`;
+    // which plugins of which network to DEL; a network absent from the plan is skipped
+    const plan = new Map<string, Set<number> | undefined>();
+    const pending: PendingPluginDel[] = [];
+    if (scope.only) {
+      for (const ref of scope.only) {
+        const k = key(ref.network, ref.ifName);
+        if (!all.some((n) => key(n.list.name, n.ifName) === k)) {
+          pending.push({ ...ref, message: `network ${JSON.stringify(ref.network)} (${ref.ifName}) is neither loaded from the conf dir nor in the CNI cache: restore its conflist to release what ${ref.type} holds` });
+          continue;
+        }
+        const set = plan.get(k) ?? new Set<number>();
+        set.add(ref.index);
+        plan.set(k, set);
+      }
+    } else if (scope.executedOnAdd) {
+      for (const [k, indices] of Object.entries(scope.executedOnAdd)) if (indices.length > 0) plan.set(k, new Set(indices));
+    } else {
+      if (loaded.length === 0 && orphaned.length === 0) this.readyNetworks(); // throws go-cni's not-ready error
+      for (const n of all) plan.set(key(n.list.name, n.ifName), undefined);
+    }
     const ctx = this.execContext(hooks);
     const att: Attachment = { containerId, netns: netnsPath, opts };
-    for (const net of [...loaded, ...orphaned]) {
+    let firstOther: unknown;
+    for (const net of all) {
+      const k = key(net.list.name, net.ifName);
+      if (!plan.has(k)) continue;
+      const indices = plan.get(k);
+      plan.delete(k);
       try {
-        await delNetworkList(ctx, this.cache, net, att);
+        await delNetworkList(ctx, this.cache, net, att, indices);
       } catch (e) {
-        if (isIgnorableDelError(e, netnsPath)) continue;
         const details = e instanceof PodscopeError && typeof e.details === 'object' ? (e.details as Record<string, unknown>) : {};
-        throw cniError(`failed to remove network ${JSON.stringify(net.list.name)} (${net.ifName}): ${(e as Error).message}`, { ...details, network: net.list.name, ifName: net.ifName }, e);
+        if (Array.isArray(details.pending)) {
+          pending.push(...(details.pending as PendingPluginDel[]));
+          continue;
+        }
+        if (isIgnorableDelError(e, netnsPath)) continue;
+        // not a plugin's failure (e.g. a bad identifier): every planned plugin of this network is left
+        const list = net.list.plugins.map((p, index) => ({ network: net.list.name, ifName: net.ifName, index, type: p.type }));
+        pending.push(...list.filter((p) => !indices || indices.has(p.index)).map((p) => ({ ...p, message: (e as Error).message })));
+        firstOther ??= e;
       }
+    }
+    // executed on ADD, but the network is gone from both the conf dir and the cache
+    for (const k of plan.keys()) {
+      pending.push({ network: k.slice(0, k.lastIndexOf('/')), ifName: k.slice(k.lastIndexOf('/') + 1), index: -1, type: '', message: `network ${k} is neither loaded from the conf dir nor in the CNI cache` });
+    }
+    if (pending.length > 0) {
+      const networks = new Set(pending.map((p) => `${p.network}/${p.ifName}`));
+      const one = networks.size === 1 ? { network: pending[0]!.network, ifName: pending[0]!.ifName } : {};
+      throw cniError(describePendingDels(pending), { ...one, pending }, firstOther);
     }
   }
 
@@ -187,6 +224,16 @@ class LibcniManager implements CniManager {
       record: hooks?.record ?? (() => {}),
     };
   }
+}
+
+/** go-cni's wording per network ("failed to remove network "n" (eth0): …"), every network that has plugins left. */
+export function describePendingDels(pending: PendingPluginDel[]): string {
+  const byNetwork = new Map<string, string[]>();
+  for (const p of pending) {
+    const k = `network ${JSON.stringify(p.network)} (${p.ifName})`;
+    byNetwork.set(k, [...(byNetwork.get(k) ?? []), p.message]);
+  }
+  return [...byNetwork].map(([k, messages]) => `failed to remove ${k}: ${messages.join('; ')}`).join('; ');
 }
 
 export function createCniManager(opts: CniManagerOptions): CniManager {

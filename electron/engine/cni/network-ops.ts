@@ -6,7 +6,8 @@
 import type { CniResult } from '../../../shared/domain/cni';
 import type { CniVerb, NetworkAttachment } from '../../../shared/domain/sandbox';
 import type { LoadedNetwork } from './conf-dir';
-import type { CniNamespaceOptions } from './types';
+import { PodscopeError } from '../../../shared/domain/errors';
+import type { CniNamespaceOptions, PendingPluginDel } from './types';
 import type { ResultCache } from './result-cache';
 import { cniError } from './cni-error';
 import { formatCniError, validateContainerId, validateIfName, validateNetworkName, type CniErrorTriple } from './names';
@@ -130,19 +131,45 @@ async function cachedPrevResult(cache: ResultCache, net: LoadedNetwork, containe
   }
 }
 
-export async function delNetworkList(ctx: ExecContext, cache: ResultCache, net: LoadedNetwork, att: Attachment): Promise<void> {
+/** go-cni Remove skips these: plugins that already cleaned up, or a netns that is already gone. */
+export function isIgnorableDelError(e: unknown, netnsPath: string): boolean {
+  const message = e instanceof Error ? e.message : String(e);
+  return message.includes('not found') || (netnsPath === '' && message.includes('no such file or directory'));
+}
+
+/**
+ * DEL of one list, in reverse. libcni stops at the first failing plugin; this one tries every plugin and throws one
+ * CniError at the end whose details.pending names each plugin left, because a DEL that stops at (say) a broken
+ * portmap never reaches the bridge, and its IPs, veth and ipMasq chain would be stranded. The cache entry is kept
+ * while anything is pending: it is the prevResult a retry needs.
+ * @param indices the plugins to DEL (default all): after an incomplete ADD, the ones it executed; on a retry, the ones left
+ */
+export async function delNetworkList(ctx: ExecContext, cache: ResultCache, net: LoadedNetwork, att: Attachment, indices?: ReadonlySet<number>): Promise<void> {
   const { list, ifName } = net;
   const detail: Record<string, unknown> = {};
   await timed(ctx, 'DEL', net, detail, async () => {
     checkIdentifiers(net, att.containerId, 'DEL');
     const { prev, source, reason } = await cachedPrevResult(cache, net, att.containerId);
     Object.assign(detail, { prevResult: source, ...(reason ? { cacheProblem: reason } : {}) });
+    if (indices) detail.plugins = [...indices].sort((a, b) => b - a);
     const env = cniEnv({ verb: 'DEL', containerId: att.containerId, netns: att.netns, ifName, args: att.opts.args, binDirs: ctx.binDirs });
+    const pending: PendingPluginDel[] = [];
     for (let index = list.plugins.length - 1; index >= 0; index--) {
+      if (indices && !indices.has(index)) continue;
       const plugin = list.plugins[index]!;
       const stdin = buildPluginStdin({ networkName: list.name, cniVersion: list.cniVersion, plugin, prevResult: prev, capabilityArgs: att.opts.capabilities });
       const pluginName = typeof plugin.raw.name === 'string' ? plugin.raw.name : undefined;
-      await execPlugin(ctx, { network: list.name, ifName, verb: 'DEL', index, type: plugin.type, pluginName, stdin, cniEnv: env }, () => undefined);
+      try {
+        await execPlugin(ctx, { network: list.name, ifName, verb: 'DEL', index, type: plugin.type, pluginName, stdin, cniEnv: env }, () => undefined);
+      } catch (e) {
+        if (isIgnorableDelError(e, att.netns)) continue;
+        const d = e instanceof PodscopeError && typeof e.details === 'object' ? (e.details as Record<string, unknown>) : {};
+        pending.push({ network: list.name, ifName, index, type: plugin.type, message: (e as Error).message, ...(d.timedOut === true ? { timedOut: true } : {}) });
+      }
+    }
+    if (pending.length > 0) {
+      detail.pending = pending.map((p) => `${p.type}#${p.index}`);
+      throw cniError(pending.map((p) => p.message).join('; '), { network: list.name, ifName, pending });
     }
     // libcni ignores a failed cache delete: every plugin released its part, and a stale file only costs a re-DEL
     await cache.remove({ networkName: list.name, containerId: att.containerId, ifName }).catch((e: unknown) => {

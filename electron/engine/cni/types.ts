@@ -25,6 +25,32 @@ export interface CniHooks {
   record?: (r: CniCallRecord) => void;
 }
 
+/** One plugin of one attached network list. */
+export interface PluginRef {
+  network: string;
+  ifName: string;
+  /** position in the list */
+  index: number;
+  type: string;
+}
+
+/** A plugin whose DEL did not succeed (failed, timed out, binary gone): what it acquired may still be held. */
+export interface PendingPluginDel extends PluginRef {
+  message: string;
+  timedOut?: boolean;
+}
+
+/** Which plugins a DEL runs; by default every plugin of every network (loaded, or known only from the cache). */
+export interface CniRemoveScope {
+  /** a retry: only these plugins, each network's others already released what they held */
+  only?: PluginRef[];
+  /**
+   * After an ADD that did not complete: per `<network>/<ifName>`, the indices of the plugins it executed. A plugin
+   * that was never executed (not reached, or its binary not found) holds nothing and is not DELed.
+   */
+  executedOnAdd?: Record<string, number[]>;
+}
+
 export interface CniSetupResult {
   networks: NetworkAttachment[];
   /** go-cni createResult: interface name → mac/sandbox/IPs (eth0 pre-seeded) */
@@ -42,8 +68,13 @@ export interface CniManager {
   status(hooks?: CniHooks): Promise<void>;
   /** ADD of every network (lo, eth0…). Throws a CniError on the first failure; the caller must call remove. */
   setup(containerId: string, netnsPath: string, opts: CniNamespaceOptions, hooks?: CniHooks): Promise<CniSetupResult>;
-  /** DEL of every network (each list in reverse, with the cached result as prevResult). Tolerates "not found". */
-  remove(containerId: string, netnsPath: string, opts: CniNamespaceOptions, hooks?: CniHooks): Promise<void>;
+  /**
+   * DEL of every network (each list in reverse, with the cached result as prevResult). Tolerates "not found".
+   * Unlike libcni's DelNetworkList, which stops at the first error, every plugin's DEL is tried even after another
+   * one failed or hung, so one broken plugin does not strand what the others hold; the failures are thrown together
+   * as one CniError whose details.pending lists each plugin left (PendingPluginDel[]).
+   */
+  remove(containerId: string, netnsPath: string, opts: CniNamespaceOptions, hooks?: CniHooks, scope?: CniRemoveScope): Promise<void>;
   /** What runtimeConfig each plugin would receive for these options (no exec). */
   preview(opts: CniNamespaceOptions): PluginRuntimeConfigPreview[];
   /** Paths of cache files that exist for this container (for leak checks and inspection). */

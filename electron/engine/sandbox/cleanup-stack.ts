@@ -3,21 +3,27 @@
  * after (or, when acquiring can leak on failure, right before) acquiring it; on failure the stack unwinds in reverse
  * under a fresh timeout, because the request's own deadline may be what failed.
  */
+import type { PendingCleanup } from '../../../shared/domain/sandbox';
+
 export interface CleanupFailure {
   step: string;
   error: unknown;
+  kind?: PendingCleanup['kind'];
+  holds?: string[];
 }
 
 interface CleanupStep {
   description: string;
   undo: (signal: AbortSignal) => Promise<void>;
+  /** what is left if this undo fails, for the sandbox's pending cleanup */
+  left?: { kind: PendingCleanup['kind']; holds: string[] };
 }
 
 export class CleanupStack {
   private readonly steps: CleanupStep[] = [];
 
-  push(description: string, undo: (signal: AbortSignal) => Promise<void>): void {
-    this.steps.push({ description, undo });
+  push(description: string, undo: (signal: AbortSignal) => Promise<void>, left?: CleanupStep['left']): void {
+    this.steps.push({ description, undo, left });
   }
 
   get size(): number {
@@ -40,7 +46,7 @@ export class CleanupStack {
         await step.undo(signal);
         onStep?.(step.description, true, undefined, performance.now() - started);
       } catch (error) {
-        failures.push({ step: step.description, error });
+        failures.push({ step: step.description, error, ...(step.left ? { kind: step.left.kind, holds: step.left.holds } : {}) });
         onStep?.(step.description, false, error, performance.now() - started);
       }
     }

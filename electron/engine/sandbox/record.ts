@@ -2,7 +2,7 @@
 import type { IpPreference, PodSandboxConfig } from '../../../shared/domain/config';
 import type { SerializedError } from '../../../shared/domain/errors';
 import type { IpSelection } from '../../../shared/domain/ip-selection';
-import type { InternalState, PauseView, TraceEntry } from '../../../shared/domain/sandbox';
+import type { InternalState, PauseExit, PauseView, PendingCleanup, TraceEntry } from '../../../shared/domain/sandbox';
 import type { CniSetupResult } from '../cni/types';
 
 export const RECORD_VERSION = 1;
@@ -35,4 +35,13 @@ export interface SandboxRecord {
   stoppedAt?: string;
   /** a stop ran to the end: pause killed, network torn down, netns removed */
   stopCompleted?: boolean;
+  /**
+   * Set when the run's CNI ADD did not complete: per `<network>/<ifName>`, the plugin indices it executed. Only those
+   * are DELed (a plugin that never ran holds nothing); absent after a complete ADD, when every plugin ran.
+   */
+  cniExecutedOnAdd?: Record<string, number[]>;
+  /** what an unwind, stop or remove could not release; stop/remove retry exactly this (absent when nothing is left) */
+  cleanupPending?: PendingCleanup[];
+  /** the pause process was seen dead without a stop */
+  pauseExit?: PauseExit;
 }

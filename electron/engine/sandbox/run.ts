@@ -20,6 +20,7 @@ import { TraceRecorder } from './trace';
 import { processStartTicks } from './status';
 import { toSummary } from './view';
 import { teardownNetwork } from './teardown';
+import { describePending, executedOnAdd, pendingStep, setPending } from './pending-cleanup';
 
 const SUPPORTED_HANDLERS = new Set(['', 'runc']);
 
@@ -79,10 +80,17 @@ export async function runSandbox(ctx: EngineContext, req: RunSandboxRequest, sig
       ctx.emit({ type: 'sandbox.added', id, summary: toSummary(rec) });
       if (rec.netnsPath) {
         const netnsPath = rec.netnsPath;
-        cleanup.push(`remove network namespace ${netnsPath}`, () => ctx.netns.remove(netnsPath));
+        cleanup.push(`remove network namespace ${netnsPath}`, async () => {
+          // Kept while a plugin's DEL is pending: the bridge plugin finds the pod's addresses (and so its ipMasq
+          // rules) through eth0 in this namespace, and a DEL without it releases only the IPAM part.
+          if (rec.cleanupPending?.some((p) => p.kind === 'cni')) {
+            throw new PodscopeError('FailedPrecondition', "kept for the pending CNI DEL (the bridge plugin reads the pod's addresses from it)");
+          }
+          await ctx.netns.remove(netnsPath);
+        }, { kind: 'netns', holds: [] });
         await trace.step('netns.create', 'create network namespace', () => ctx.netns.create(signal, netnsPath), (p) => ({ path: p }));
         // Registered before ADD: a failing ADD may already have allocated (an IP, a veth), and CNI requires a DEL anyway.
-        cleanup.push('CNI DEL of every network', (s) => teardownNetwork(ctx, rec, trace, netnsPath, s));
+        cleanup.push('CNI DEL of every network', (s) => teardownNetwork(ctx, rec, trace, netnsPath, s), { kind: 'cni', holds: [] });
       }
 
       // The pause container needs the netns path, not the CNI result, so it starts while the plugins run
@@ -106,9 +114,16 @@ export async function runSandbox(ctx: EngineContext, req: RunSandboxRequest, sig
 }
 
 async function attachNetwork(ctx: EngineContext, rec: SandboxRecord, options: CniNamespaceOptions, trace: TraceRecorder, signal?: AbortSignal): Promise<void> {
-  const network = await trace.step('cni.setup', 'CNI ADD of every network', () => ctx.cni.setup(rec.id, rec.netnsPath!, options, cniHooks(ctx, trace, signal)), (r) => ({
-    networks: r.networks.map((n) => `${n.network}/${n.ifName}`),
-  }));
+  let network;
+  try {
+    network = await trace.step('cni.setup', 'CNI ADD of every network', () => ctx.cni.setup(rec.id, rec.netnsPath!, options, cniHooks(ctx, trace, signal)), (r) => ({
+      networks: r.networks.map((n) => `${n.network}/${n.ifName}`),
+    }));
+  } catch (error) {
+    // the unwind DELs only what this ADD executed: a plugin never started (not reached, binary missing) holds nothing
+    rec.cniExecutedOnAdd = executedOnAdd(rec.trace);
+    throw error;
+  }
   rec.network = network;
   const eth0Ips = network.interfaces.eth0?.ipConfigs.map((c) => c.ip) ?? [];
   if (eth0Ips.length === 0) {
@@ -123,7 +138,7 @@ async function attachNetwork(ctx: EngineContext, rec: SandboxRecord, options: Cn
 async function startPause(ctx: EngineContext, rec: SandboxRecord, cleanup: CleanupStack, trace: TraceRecorder, signal?: AbortSignal): Promise<void> {
   const { id, config } = rec;
   // pushed first: a prepare that fails half-way has already written files
-  cleanup.push('unmount /dev/shm and delete sandbox files', (s) => ctx.files.cleanup({ rootDir: rec.rootDir, runDir: rec.runDir, signal: s }));
+  cleanup.push('unmount /dev/shm and delete sandbox files', (s) => ctx.files.cleanup({ rootDir: rec.rootDir, runDir: rec.runDir, signal: s }), { kind: 'files', holds: [rec.rootDir, rec.runDir] });
   const files = await trace.step('sandbox.files', 'write hostname, hosts, resolv.conf; mount 64 MiB /dev/shm', () =>
     ctx.files.prepare({ id, config, rootDir: rec.rootDir, runDir: rec.runDir, signal }),
   (f) => ({ ...f }));
@@ -134,7 +149,8 @@ async function startPause(ctx: EngineContext, rec: SandboxRecord, cleanup: Clean
   cleanup.push('kill and delete the pause container', async (s) => {
     await ctx.runtime.stop(id, { signal: s, report });
     await ctx.runtime.delete(id, { signal: s, report });
-  });
+    rec.pause = { ...rec.pause, status: 'deleted' }; // a kept sandbox must not show a pause that no longer runs
+  }, { kind: 'pause', holds: [`runc container ${id}`] });
   const bundle = rec.pause.bundle!;
   const { pid } = await ctx.runtime.start(id, bundle, spec, { signal, report });
   rec.pause = { containerId: id, pid, startTicks: await processStartTicks(pid), status: 'running', bundle };
@@ -153,16 +169,26 @@ async function failRun(ctx: EngineContext, rec: SandboxRecord, cleanup: CleanupS
     ctx.emit({ type: 'sandbox.removed', id: rec.id });
     return wrapped;
   }
-  // Something could not be undone: keep the sandbox (and its name) so stop/remove can finish the job later.
+  // Something could not be undone: keep the sandbox (and its name) so stop/remove can finish the job later, with
+  // what is left in the record (the CNI DEL step already wrote its per-plugin entries).
+  for (const kind of ['netns', 'pause', 'files', 'other'] as const) {
+    const of = failures.filter((f) => (f.kind ?? 'other') === kind);
+    if (of.length > 0) setPending(rec, kind, of.map((f) => pendingStep(kind, f.step, f.holds ?? [], f.error)));
+  }
+  if (failures.some((f) => f.kind === 'cni') && !rec.cleanupPending?.some((p) => p.kind === 'cni')) {
+    setPending(rec, 'cni', failures.filter((f) => f.kind === 'cni').map((f) => pendingStep('cni', f.step, [], f.error)));
+  }
   rec.state = 'Unknown';
   rec.ip = '';
   rec.additionalIps = [];
   rec.lastError = serializeError(wrapped);
+  const left = rec.cleanupPending ?? [];
+  cleanupTrace.add({ step: 'cleanup.pending', label: `cleanup pending, kept for stop/remove: ${describePending(left)}`, startedAt: new Date().toISOString(), durationMs: 0, ok: false, detail: { cleanupPending: left } });
   await ctx.store.save(rec).catch(() => undefined);
   ctx.emit({ type: 'sandbox.changed', id: rec.id, summary: toSummary(rec) });
-  return new PodscopeError(wrapped instanceof PodscopeError ? wrapped.code : 'Internal', `${(wrapped as Error).message}; cleanup left work for stop/remove: ${failures.map((f) => `${f.step}: ${(f.error as Error)?.message ?? String(f.error)}`).join('; ')}`, {
+  return new PodscopeError(wrapped instanceof PodscopeError ? wrapped.code : 'Internal', `${(wrapped as Error).message}; cleanup pending (the sandbox is kept NOTREADY; stop/remove retry it): ${describePending(left)}`, {
     cause: wrapped,
-    details: { sandboxId: rec.id, cleanupFailures: failures.map((f) => ({ step: f.step, error: serializeError(f.error) })) },
+    details: { sandboxId: rec.id, cleanupPending: left, cleanupFailures: failures.map((f) => ({ step: f.step, error: serializeError(f.error) })) },
   });
 }
 

@@ -7,8 +7,8 @@ import type { CniConfigView } from '../../../shared/domain/cni';
 import { isHostNetwork } from '../../../shared/domain/config';
 import { analyzeBandwidth } from '../../../shared/domain/bandwidth';
 import { analyzePortMappings } from '../../../shared/domain/portmap';
-import { serializeError } from '../../../shared/domain/errors';
-import type { ConfigPreview, EngineInfo, RunSandboxRequest, RuntimeCondition, SandboxEvent, SandboxFilter, SandboxStatus, SandboxSummary } from '../../../shared/domain/sandbox';
+import { PodscopeError, serializeError } from '../../../shared/domain/errors';
+import type { ConfigPreview, EngineInfo, RemoveOptions, RunSandboxRequest, RuntimeCondition, SandboxEvent, SandboxFilter, SandboxStatus, SandboxSummary } from '../../../shared/domain/sandbox';
 import type { Engine, EngineOptions, SandboxEventListener } from '../options';
 import { buildCniOptions } from './cni-options';
 import type { EngineContext } from './context';
@@ -41,6 +41,8 @@ export class SandboxEngine implements Engine {
   private readonly ctx: EngineContext;
   private recovery: RecoveryReport = { loaded: 0, problems: [], orphanContainers: [] };
   private readonly background: Stoppable[] = [];
+  /** what forced removes left on the host in this process's lifetime (shown by info()) */
+  private readonly forcedLeftovers: string[] = [];
 
   constructor(private readonly deps: EngineDeps) {
     this.ctx = {
@@ -94,8 +96,15 @@ export class SandboxEngine implements Engine {
     return stopSandbox(this.ctx, id);
   }
 
-  remove(id: string): Promise<void> {
-    return removeSandbox(this.ctx, id);
+  async remove(id: string, opts?: RemoveOptions): Promise<void> {
+    try {
+      await removeSandbox(this.ctx, id, opts);
+    } catch (e) {
+      // a forced remove that gave up: its record is gone, so the engine page keeps saying what is left on the host
+      const details = e instanceof PodscopeError && typeof e.details === 'object' ? (e.details as { leftBehind?: unknown }) : {};
+      if (opts?.force && Array.isArray(details.leftBehind)) this.forcedLeftovers.push((e as Error).message);
+      throw e;
+    }
   }
 
   status(id: string): Promise<SandboxStatus> {
@@ -179,6 +188,7 @@ export class SandboxEngine implements Engine {
         ...(this.deps.problems ?? []).map((p) => p.replace(/^runtime: /, '')),
         ...(cni.ready ? [] : [`CNI: ${cni.notReadyReason ?? 'not ready'}`]),
         ...this.recovery.problems,
+        ...this.forcedLeftovers,
       ],
     };
   }

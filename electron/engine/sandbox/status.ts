@@ -1,6 +1,8 @@
 /** PodSandboxStatus and ListPodSandbox (docs/semantics.md#status-and-list): cheap reads of the store plus a liveness check of the pause pid. */
 import { readFileSync } from 'node:fs';
-import type { SandboxFilter, SandboxStatus, SandboxSummary } from '../../../shared/domain/sandbox';
+import type { PauseExit, SandboxFilter, SandboxStatus, SandboxSummary } from '../../../shared/domain/sandbox';
+import { describePauseExit } from '../../../shared/domain/sandbox-release';
+import { TraceRecorder } from './trace';
 import type { EngineContext } from './context';
 import type { SandboxRecord } from './record';
 import { notFoundError } from './store';
@@ -63,9 +65,22 @@ export async function refreshLiveness(ctx: EngineContext, rec: SandboxRecord): P
   // raced a stop or remove could otherwise write an older state over it.
   await ctx.locks.tryRun(rec.id, async () => {
     if (ctx.store.get(rec.id) !== rec || rec.state !== 'Ready' || rec.pause.pid === undefined) return;
-    if (await ctx.processAlive(rec.pause.pid, rec.pause.startTicks)) return;
+    const pid = rec.pause.pid;
+    // read before the liveness check can miss it: a zombie still carries its wait status until it is reaped
+    const exit = observeExit(pid, rec.pause.startTicks);
+    if (await ctx.processAlive(pid, rec.pause.startTicks)) return;
     rec.state = 'NotReady';
     rec.pause = { ...rec.pause, status: 'stopped' };
+    rec.pauseExit = { at: new Date().toISOString(), ...exit };
+    // The network stays until a stop (as in containerd, whose StopPodSandbox then releases it): the trace says so.
+    new TraceRecorder(rec, 'watch', (entry) => ctx.emit({ type: 'sandbox.progress', id: rec.id, entry })).add({
+      step: 'pause.exit',
+      label: `${describePauseExit(rec.pauseExit)}; the sandbox is NOTREADY and keeps its network until stopped`,
+      startedAt: rec.pauseExit.at,
+      durationMs: 0,
+      ok: false,
+      detail: { pid, ...exit },
+    });
     await ctx.store.save(rec);
     ctx.emit({ type: 'sandbox.changed', id: rec.id, summary: toSummary(rec) });
   });
@@ -73,6 +88,10 @@ export async function refreshLiveness(ctx: EngineContext, rec: SandboxRecord): P
 
 /** Fields of /proc/<pid>/stat after the parenthesised command name (which may itself contain spaces). */
 async function procStat(pid: number): Promise<string[] | undefined> {
+  return readProcStat(pid);
+}
+
+function readProcStat(pid: number): string[] | undefined {
   try {
     // procfs is generated in memory: a synchronous read costs microseconds, where an async one is a thread-pool
     // round trip that status and list would pay for every sandbox
@@ -82,6 +101,27 @@ async function procStat(pid: number): Promise<string[] | undefined> {
     if ((e as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
     throw e;
   }
+}
+
+const SIGNALS: Record<number, string> = { 1: 'SIGHUP', 2: 'SIGINT', 3: 'SIGQUIT', 4: 'SIGILL', 6: 'SIGABRT', 7: 'SIGBUS', 8: 'SIGFPE', 9: 'SIGKILL', 11: 'SIGSEGV', 13: 'SIGPIPE', 14: 'SIGALRM', 15: 'SIGTERM' };
+
+/**
+ * The wait status of a zombie (stat field 52, exit_code, Linux >= 3.5). The engine is not the pause's parent and
+ * has no subreaper, so once the parent reaps it the status is gone: then only the time of the observation is known.
+ */
+export function observeExit(pid: number, startTicks?: number): Omit<PauseExit, 'at'> {
+  let f: string[] | undefined;
+  try {
+    f = readProcStat(pid);
+  } catch {
+    f = undefined;
+  }
+  if (f && f[0] === 'Z' && (startTicks === undefined || Number(f[19]) === startTicks) && f[49] !== undefined) {
+    const status = Number(f[49]);
+    const sig = status & 0x7f;
+    return sig !== 0 ? { signal: SIGNALS[sig] ?? `signal ${sig}` } : { exitCode: (status >> 8) & 0xff };
+  }
+  return { note: 'exit status not observable: the process was already reaped by its parent' };
 }
 
 /** The process start time in clock ticks (stat field 22): with the pid, it names one process across pid reuse. */

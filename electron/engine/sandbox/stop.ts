@@ -8,6 +8,7 @@ import { runtimeReporter } from './hooks';
 import { resolveIdPrefix } from './id-index';
 import type { SandboxRecord } from './record';
 import { teardownNetwork } from './teardown';
+import { pendingStep, setPending } from './pending-cleanup';
 import { TraceRecorder } from './trace';
 import { toSummary } from './view';
 
@@ -38,14 +39,27 @@ export async function stopLocked(ctx: EngineContext, rec: SandboxRecord, phase: 
       const closed = await ctx.netns.isClosed(netnsPath);
       await teardownNetwork(ctx, rec, trace, closed ? '' : netnsPath, signal);
     };
-    const outcomes = await Promise.allSettled([stopPause(), rec.netnsPath ? releaseNetwork(rec.netnsPath) : Promise.resolve()]);
-    const failed = outcomes.find((o): o is PromiseRejectedResult => o.status === 'rejected');
-    if (failed) throw failed.reason;
+    const [pauseOutcome, networkOutcome] = await Promise.allSettled([stopPause(), rec.netnsPath ? releaseNetwork(rec.netnsPath) : Promise.resolve()]);
+    setPending(rec, 'pause', pauseOutcome.status === 'rejected' ? [pendingStep('pause', 'kill the pause container and unmount /dev/shm', [`runc container ${rec.id}`], pauseOutcome.reason)] : []);
+    if (networkOutcome.status === 'rejected') {
+      // the netns stays while a plugin's DEL is pending: the bridge plugin finds the pod's addresses through it
+      if (rec.netnsPath) setPending(rec, 'netns', [pendingStep('netns', `remove network namespace ${rec.netnsPath}`, [], "kept for the pending CNI DEL (the bridge plugin reads the pod's addresses from it)")]);
+      throw networkOutcome.reason;
+    }
+    if (pauseOutcome.status === 'rejected') throw pauseOutcome.reason;
     if (rec.netnsPath) {
       const netnsPath = rec.netnsPath;
-      await trace.step('netns.remove', `remove network namespace ${netnsPath}`, () => ctx.netns.remove(netnsPath));
+      try {
+        await trace.step('netns.remove', `remove network namespace ${netnsPath}`, () => ctx.netns.remove(netnsPath));
+      } catch (error) {
+        setPending(rec, 'netns', [pendingStep('netns', `remove network namespace ${netnsPath}`, [], error)]);
+        throw error;
+      }
       rec.netnsClosed = true;
     }
+    // everything a stop releases is released; sandbox files (if their removal failed during a run) are remove's job
+    setPending(rec, 'netns', []);
+    setPending(rec, 'other', []);
     rec.state = 'NotReady';
     rec.ip = '';
     rec.additionalIps = [];
@@ -54,6 +68,8 @@ export async function stopLocked(ctx: EngineContext, rec: SandboxRecord, phase: 
     delete rec.lastError;
   } catch (error) {
     rec.lastError = serializeError(error);
+    // the pause is gone but something is left: listed NOTREADY with the pending cleanup, never READY
+    if (rec.state === 'Ready' && rec.pause.status === 'stopped') rec.state = 'NotReady';
     throw error;
   } finally {
     await ctx.store.save(rec);

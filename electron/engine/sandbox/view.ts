@@ -5,6 +5,8 @@ import { selectForEveryPreference } from '../../../shared/domain/ip-selection';
 import { analyzePortMappings, type PortMappingDecision } from '../../../shared/domain/portmap';
 import { toCriState, type SandboxStatus, type SandboxSummary } from '../../../shared/domain/sandbox';
 import type { SandboxRecord } from './record';
+import { describePending } from './pending-cleanup';
+import { describePauseExit } from '../../../shared/domain/sandbox-release';
 
 export function toSummary(rec: SandboxRecord): SandboxSummary {
   return summarize(rec, analyzeBandwidth(rec.config.annotations), analyzePortMappings(rec.config.port_mappings));
@@ -28,7 +30,19 @@ function summarize(rec: SandboxRecord, bw: BandwidthAnalysis, ports: PortMapping
     additionalIps: rec.additionalIps,
     hostPorts: hostNetwork ? [] : ports.flatMap((d) => (d.cni ? [d.cni] : [])),
     bandwidth: hostNetwork ? {} : { ingress: bw.ingress?.human, egress: bw.egress?.human },
+    ...(rec.cleanupPending?.length ? { cleanupPending: rec.cleanupPending } : {}),
+    ...(rec.state !== 'Ready' ? { notReadyReason: notReadyReason(rec) } : {}),
   };
+}
+
+/** One line for "why is this pod NOTREADY", most pressing first. */
+export function notReadyReason(rec: SandboxRecord): string {
+  if (rec.cleanupPending?.length) return `cleanup pending: ${describePending(rec.cleanupPending)}`;
+  if (rec.stopCompleted) return `stopped${rec.stoppedAt ? ` at ${rec.stoppedAt}` : ''}`;
+  if (rec.pauseExit) return describePauseExit(rec.pauseExit);
+  if (rec.lastError) return `${rec.state === 'Unknown' ? 'run failed' : 'last operation failed'}: ${rec.lastError.message}`;
+  if (rec.state === 'Unknown') return 'being created';
+  return `pause container ${rec.pause.status}`;
 }
 
 export function toStatus(rec: SandboxRecord, netnsClosed: boolean): SandboxStatus {
@@ -53,5 +67,6 @@ export function toStatus(rec: SandboxRecord, netnsClosed: boolean): SandboxStatu
   if (rec.ociSpec !== undefined) status.ociSpec = rec.ociSpec;
   if (rec.lastError) status.lastError = rec.lastError;
   if (rec.stoppedAt) status.stoppedAt = rec.stoppedAt;
+  if (rec.pauseExit) status.pauseExit = rec.pauseExit;
   return status;
 }

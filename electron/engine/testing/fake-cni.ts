@@ -7,7 +7,8 @@ import { createHash } from 'node:crypto';
 import path from 'node:path';
 import type { CniConfigView, CniResult } from '../../../shared/domain/cni';
 import type { CniVerb, NetworkAttachment, PluginCall, PluginRuntimeConfigPreview } from '../../../shared/domain/sandbox';
-import type { CniCallRecord, CniHooks, CniManager, CniNamespaceOptions, CniSetupResult } from '../cni/types';
+import type { CniCallRecord, CniHooks, CniManager, CniNamespaceOptions, CniRemoveScope, CniSetupResult, PendingPluginDel } from '../cni/types';
+import { describePendingDels } from '../cni/cni-manager';
 import { cniError, NOT_INITIALIZED } from '../cni/cni-error';
 import { pluginConfFromObject, type PluginConf } from '../cni/conf-list';
 import { createResult } from '../cni/create-result';
@@ -31,6 +32,8 @@ export interface FakeFailure {
   message?: string;
   /** fail only the next matching exec (default: every time) */
   once?: boolean;
+  /** the plugin's binary is missing: the exec never starts (its record has no binary) */
+  missingBinary?: boolean;
 }
 
 export interface FakeCniCall {
@@ -38,6 +41,7 @@ export interface FakeCniCall {
   containerId?: string;
   netnsPath?: string;
   opts?: CniNamespaceOptions;
+  scope?: CniRemoveScope;
 }
 
 export const FAKE_NETWORKS: FakeNetwork[] = [
@@ -159,24 +163,44 @@ export class FakeCniManager implements CniManager {
     return { networks: attachments, ...createResult(attachments.map((a) => a.result!)) };
   }
 
-  async remove(containerId: string, netnsPath: string, opts: CniNamespaceOptions, hooks?: CniHooks): Promise<void> {
-    this.calls.push({ op: 'remove', containerId, netnsPath, opts });
-    this.checkReady();
+  async remove(containerId: string, netnsPath: string, opts: CniNamespaceOptions, hooks?: CniHooks, scope: CniRemoveScope = {}): Promise<void> {
+    this.calls.push({ op: 'remove', containerId, netnsPath, opts, scope });
+    // the same plan as the real manager: a retry DELs only what is left, an incomplete ADD only what it executed
+    const plan = new Map<string, Set<number> | undefined>();
+    if (scope.only) for (const r of scope.only) plan.set(`${r.network}/${r.ifName}`, new Set([...(plan.get(`${r.network}/${r.ifName}`) ?? []), r.index]));
+    else if (scope.executedOnAdd) for (const [k, v] of Object.entries(scope.executedOnAdd)) { if (v.length) plan.set(k, new Set(v)); }
+    else {
+      this.checkReady();
+      for (const n of this.networks) plan.set(`${n.name}/${n.ifName}`, undefined);
+    }
+    const pending: PendingPluginDel[] = [];
     for (const net of this.networks) {
+      const k = `${net.name}/${net.ifName}`;
+      if (!plan.has(k)) continue;
+      const indices = plan.get(k);
+      const left: PendingPluginDel[] = [];
       try {
         this.network(hooks, 'DEL', net, () => {
           const cacheFile = this.cacheFile(net, containerId);
           const cached = this.cache.get(cacheFile)?.result;
           for (let index = net.plugins.length - 1; index >= 0; index--) {
-            this.exec(hooks, 'DEL', net, index, pluginConfFromObject(net.plugins[index]!), containerId, netnsPath, opts, cached);
+            if (indices && !indices.has(index)) continue;
+            const plugin = pluginConfFromObject(net.plugins[index]!);
+            try {
+              this.exec(hooks, 'DEL', net, index, plugin, containerId, netnsPath, opts, cached);
+            } catch (e) {
+              if ((e as Error).message.includes('not found')) continue;
+              left.push({ network: net.name, ifName: net.ifName, index, type: plugin.type, message: (e as Error).message });
+            }
           }
+          if (left.length) throw cniError(left.map((l) => l.message).join('; '), { pending: left });
           this.cache.delete(cacheFile);
         });
-      } catch (e) {
-        if ((e as Error).message.includes('not found')) continue;
-        throw cniError(`failed to remove network "${net.name}" (${net.ifName}): ${(e as Error).message}`, { network: net.name, ifName: net.ifName }, e);
+      } catch {
+        pending.push(...left);
       }
     }
+    if (pending.length) throw cniError(describePendingDels(pending), { pending });
   }
 
   preview(opts: CniNamespaceOptions): PluginRuntimeConfigPreview[] {
@@ -218,20 +242,21 @@ export class FakeCniManager implements CniManager {
     hooks?.signal?.throwIfAborted();
     const env = cniEnv({ verb, containerId, netns: netnsPath, ifName: verb === 'STATUS' ? '' : net.ifName, args: opts?.args ?? [], binDirs: [BIN_DIR] });
     const stdin = buildPluginStdin({ networkName: net.name, cniVersion: net.cniVersion, plugin, prevResult: prevResult as Record<string, unknown> | undefined, capabilityArgs: opts?.capabilities });
-    const failure = this.takeFailure(verb, net.name, index);
-    const call: PluginCall = { network: net.name, ifName: env.CNI_IFNAME!, type: plugin.type, verb, index, binary: path.join(BIN_DIR, plugin.type), env, stdin, stdout: failure ? JSON.stringify({ code: 999, msg: failure }) : '', stderr: '', exitCode: failure ? 1 : 0, timedOut: false };
+    const f = this.takeFailure(verb, net.name, index);
+    const failure = f?.missingBinary ? `failed to find plugin "${plugin.type}" in path [${BIN_DIR}]` : f ? (f.message ?? `fake ${verb} failure at ${net.name}[${index}]`) : undefined;
+    const call: PluginCall = { network: net.name, ifName: env.CNI_IFNAME!, type: plugin.type, verb, index, ...(f?.missingBinary ? {} : { binary: path.join(BIN_DIR, plugin.type) }), env, stdin, stdout: failure && !f?.missingBinary ? JSON.stringify({ code: 999, msg: failure }) : '', stderr: '', exitCode: failure ? (f?.missingBinary ? null : 1) : 0, timedOut: false };
     this.pluginCalls.push(call);
     const error = failure ? cniError(`plugin type="${plugin.type}" failed (${verb === 'ADD' ? 'add' : verb === 'DEL' ? 'delete' : 'status'}): ${failure}`, { network: net.name, ifName: net.ifName, plugin: plugin.type, verb, index, cniCode: 999, cniMsg: failure }) : undefined;
     emit(hooks, { step: 'cni.plugin', label: `${verb} ${plugin.type} (${net.name}/${net.ifName})`, startedAt: new Date().toISOString(), durationMs: 0, ok: !error, ...(error ? { error } : {}), plugin: call });
     if (error) throw error;
   }
 
-  private takeFailure(verb: CniVerb, network: string, index: number): string | undefined {
+  private takeFailure(verb: CniVerb, network: string, index: number): FakeFailure | undefined {
     const i = this.failures.findIndex((f) => f.verb === verb && f.network === network && f.index === index);
     if (i < 0) return undefined;
     const f = this.failures[i]!;
     if (f.once) this.failures.splice(i, 1);
-    return f.message ?? `fake ${verb} failure at ${network}[${index}]`;
+    return f;
   }
 }
 

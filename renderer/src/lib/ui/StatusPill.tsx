@@ -10,13 +10,14 @@ export function Pill({ tone, children, title }: { tone: Tone; children: React.Re
   );
 }
 
-export function StatePill({ state }: { state: SandboxState }) {
+/** `reason` (why NOTREADY) becomes the tooltip; a pending cleanup turns the pill to a warning: something is still held. */
+export function StatePill({ state, reason, pending }: { state: SandboxState; reason?: string; pending?: boolean }) {
   return state === 'SANDBOX_READY' ? (
     <Pill tone="ok" title="SANDBOX_READY">
       Ready
     </Pill>
   ) : (
-    <Pill tone="muted" title="SANDBOX_NOTREADY">
+    <Pill tone={pending ? 'warn' : 'muted'} title={reason ? `SANDBOX_NOTREADY: ${reason}` : 'SANDBOX_NOTREADY'}>
       NotReady
     </Pill>
   );

@@ -135,7 +135,7 @@ export function PodsTable({
                 </div>
                 <div role="gridcell" className="cell">{p.metadata.namespace}</div>
                 <div role="gridcell" className="cell">
-                  <StatePill state={p.state} />
+                  <StatePill state={p.state} reason={p.notReadyReason} pending={!!p.cleanupPending?.length} />
                 </div>
                 <div role="gridcell" className="cell mono" data-col="ip">
                   {p.hostNetwork ? <span className="muted">host network</span> : p.ip || <span className="muted">—</span>}

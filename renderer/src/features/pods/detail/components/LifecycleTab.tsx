@@ -4,6 +4,7 @@ import { deserializeError } from '../../../../../../shared/domain/errors';
 import { ms } from '../../../../lib/format';
 import { EmptyState, NotAvailable } from '../../../../lib/ui/EmptyState';
 import { ErrorView } from '../../../../lib/ui/ErrorView';
+import { describePauseExit, describePendingEntry } from '../../../../../../shared/domain/sandbox-release';
 
 function Phase({ phase, entries }: { phase: string; entries: TraceEntry[] }) {
   const t0 = Math.min(...entries.map((e) => Date.parse(e.startedAt)));
@@ -49,6 +50,12 @@ export function LifecycleTab({ s, traced = true, runtime }: { s: SandboxStatus; 
   const phases = [...new Set(s.trace.map((t) => t.phase))];
   return (
     <div className="stack">
+      {s.pauseExit && <div className="callout callout-warn">{describePauseExit(s.pauseExit)}</div>}
+      {s.cleanupPending?.length ? (
+        <div className="callout callout-bad" data-testid="lifecycle-cleanup-pending">
+          Cleanup pending (retried by stop/remove): {s.cleanupPending.map(describePendingEntry).join(' | ')}
+        </div>
+      ) : null}
       {phases.map((p) => (
         <Phase key={p} phase={p} entries={s.trace.filter((t) => t.phase === p)} />
       ))}

@@ -4,6 +4,42 @@ import { ErrorView } from '../../../../lib/ui/ErrorView';
 import { KeyValues, LabelChips, Section } from '../../../../lib/ui/KeyValues';
 import { Pill } from '../../../../lib/ui/StatusPill';
 import { deserializeError } from '../../../../../../shared/domain/errors';
+import { describePauseExit, describePendingEntry, whatStopReleases } from '../../../../../../shared/domain/sandbox-release';
+
+/** Why the pod is NOTREADY, what is still held (pending cleanup), and what Stop will release. Plain text on purpose. */
+export function NotReadySection({ s }: { s: SandboxStatus }) {
+  const release = whatStopReleases(s);
+  return (
+    <Section title="Why NOTREADY">
+      <div className={`callout ${s.cleanupPending?.length ? 'callout-bad' : 'callout-warn'}`} data-testid="not-ready-reason">
+        {s.cleanupPending?.length
+          ? 'Cleanup pending: a failed cleanup left the items below; the sandbox is kept until stop or remove releases them.'
+          : s.pauseExit
+            ? describePauseExit(s.pauseExit)
+            : s.notReadyReason ?? 'not ready'}
+      </div>
+      {s.cleanupPending?.length ? (
+        <>
+          <ul className="mono" data-testid="cleanup-pending">
+            {s.cleanupPending.map((p, i) => (
+              <li key={i}>{describePendingEntry(p)}</li>
+            ))}
+          </ul>
+        </>
+      ) : null}
+      {release.length > 0 && (
+        <>
+          <p>Stop will release:</p>
+          <ul className="mono" data-testid="stop-releases">
+            {release.map((r) => (
+              <li key={r}>{r}</li>
+            ))}
+          </ul>
+        </>
+      )}
+    </Section>
+  );
+}
 
 export function OverviewTab({ s }: { s: SandboxStatus }) {
   const pauseTone = s.pause.status === 'running' ? 'ok' : s.pause.status === 'unknown' ? 'warn' : 'muted';
@@ -36,6 +72,7 @@ export function OverviewTab({ s }: { s: SandboxStatus }) {
         </Section>
       </div>
       <div className="col">
+        {s.state !== 'SANDBOX_READY' && <NotReadySection s={s} />}
         <Section title="Namespace and pause container">
           <KeyValues
             rows={[

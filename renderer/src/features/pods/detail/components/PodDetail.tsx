@@ -55,7 +55,7 @@ export function PodDetail({ summary }: { summary: SandboxSummary }) {
             <span className="muted">{summary.metadata.namespace}/</span>
             {summary.metadata.name}
           </h2>
-          <StatePill state={summary.state} />
+          <StatePill state={summary.state} reason={summary.notReadyReason} pending={!!summary.cleanupPending?.length} />
           {summary.hostNetwork && <Pill tone="info">host network</Pill>}
           {s?.lastError && <Pill tone="bad" title={s.lastError.message}>last error: {s.lastError.code}</Pill>}
           <span className="mono id-long" title="sandbox id">

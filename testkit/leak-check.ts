@@ -1,0 +1,243 @@
+/**
+ * One leak checker for every real test: given what a test owns (its bridge, subnets, sandbox ids, dirs), lists what
+ * is still on the host — netns files and mounts, interfaces on the bridge and the bandwidth plugin's ifb devices
+ * (with their tc qdiscs), host-local reservations, iptables and ip6tables nat/filter chains and rules that mention
+ * the ids or subnets (CNI-DN-*, CNI-HOSTPORT-* rules, the bridge's ipMasq CNI-<hash> chain), libcni cache files,
+ * runc containers under the engine's root and the engine's own records and per-sandbox dirs.
+ * Everything is scoped: other tests create pods at the same time, so nothing outside the scope is ever reported or
+ * touched. `sweepLeftovers` removes what `findLeftovers` reports, so a failing test still cleans up after itself.
+ */
+import { execFileSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { existsSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+
+export interface LeakScope {
+  /** the test's bridge: every interface enslaved to it is a leftover */
+  bridge?: string;
+  /** CIDRs the test's IPAM hands out (e.g. 10.200.0.0/24, fd00:200::/64); rules mentioning them are leftovers */
+  subnets?: string[];
+  /** CNI network names (for the plugins' hashed chain and ifb names) */
+  networks?: string[];
+  /** sandbox ids = CNI container ids = runc container ids */
+  ids?: string[];
+  /** host-local dataDir: any reservation file in it (or naming an id) is a leftover */
+  ipamDir?: string;
+  /** libcni cache dir (results under <dir>/results) */
+  cacheDir?: string;
+  /** engine state dir: records (<dir>/store/*.json) and per-sandbox dirs */
+  stateDir?: string;
+  /** engine run dir: runc root (<dir>/runc), bundles and shm mounts */
+  runDir?: string;
+  /** a netns dir the test owns: any namespace file in it is a leftover */
+  netnsDir?: string;
+  /** netns paths known to belong to the test (when the netns dir is shared) */
+  netnsPaths?: string[];
+  /** when the dirs are the test's alone: report every record / cache file / container there, not only the ids' */
+  ownsDirs?: boolean;
+}
+
+export type LeftoverKind = 'netns' | 'mount' | 'interface' | 'qdisc' | 'ipam' | 'iptables' | 'ip6tables' | 'cache' | 'runc' | 'record' | 'dir';
+
+export interface Leftover {
+  kind: LeftoverKind;
+  /** what it is, e.g. a path, an interface name or an iptables rule as `-S` prints it */
+  what: string;
+  /** for iptables rules: the table (nat/filter) */
+  table?: string;
+}
+
+const hash = (prefix: string, text: string, length: number) => `${prefix}${createHash('sha512').update(text).digest('hex')}`.slice(0, length);
+/** the plugins' utils.FormatChainName: CNI-<sha512(network+id)>, 28 characters */
+export const ipMasqChain = (network: string, id: string) => hash('CNI-', network + id, 28);
+/** portmap's per-container DNAT chain */
+export const dnatChain = (network: string, id: string) => hash('CNI-DN-', network + id, 28);
+/** the bandwidth plugin's ifb device for ingress shaping */
+export const ifbDevice = (network: string, id: string) => hash('bwp', network + id, 15);
+
+function sh(file: string, args: string[]): string {
+  try {
+    return execFileSync(file, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
+  } catch {
+    return '';
+  }
+}
+
+function list(dir: string | undefined): string[] {
+  if (!dir) return [];
+  try {
+    return readdirSync(dir);
+  } catch {
+    return [];
+  }
+}
+
+function read(file: string): string {
+  try {
+    return readFileSync(file, 'utf8');
+  } catch {
+    return '';
+  }
+}
+
+/** How an address of the subnet starts in iptables output: "10.200.0." for a /24, "fd00:200:" for a /64. */
+export function subnetTextPrefix(cidr: string): string {
+  const [addr, bits] = cidr.split('/');
+  const len = Number(bits);
+  if (addr!.includes(':')) {
+    const groups = addr!.replace(/::.*$/, '').split(':').filter(Boolean);
+    return `${groups.slice(0, Math.max(1, Math.floor(len / 16))).join(':')}:`;
+  }
+  const octets = addr!.split('.');
+  return `${octets.slice(0, Math.max(1, Math.floor(len / 8))).join('.')}.`;
+}
+
+function mountPoints(): string[] {
+  return read('/proc/self/mountinfo').split('\n').filter(Boolean).map((l) => l.split(' ')[4]!.replace(/\\040/g, ' '));
+}
+
+function under(path: string, dir: string | undefined): boolean {
+  return !!dir && (path === dir || path.startsWith(`${dir.replace(/\/$/, '')}/`));
+}
+
+function qdiscsOf(dev: string): string[] {
+  return sh('tc', ['qdisc', 'show', 'dev', dev]).split('\n').filter((l) => l && !/qdisc (noqueue|pfifo_fast|fq_codel|mq) /.test(l));
+}
+
+export function findLeftovers(scope: LeakScope): Leftover[] {
+  const out: Leftover[] = [];
+  const ids = scope.ids ?? [];
+  const networks = scope.networks ?? [];
+  const mounts = mountPoints();
+
+  // network namespaces: files in the test's dir (or the known paths) and nsfs mounts there
+  for (const name of list(scope.netnsDir)) out.push({ kind: 'netns', what: join(scope.netnsDir!, name) });
+  for (const p of scope.netnsPaths ?? []) if (existsSync(p) && !under(p, scope.netnsDir)) out.push({ kind: 'netns', what: p });
+  for (const m of mounts) {
+    // the netns dir itself is a (shared) mount point by design; what is below it is not
+    const ours = scope.ownsDirs !== false || ids.some((id) => m.includes(id));
+    if ((under(m, scope.netnsDir) && m !== scope.netnsDir) || (scope.netnsPaths ?? []).includes(m) || (ours && (under(m, scope.runDir) || under(m, scope.stateDir)))) {
+      out.push({ kind: 'mount', what: m });
+    }
+  }
+
+  // interfaces on the bridge, the ifb devices, and their qdiscs
+  const devices: string[] = [];
+  if (scope.bridge) {
+    for (const line of sh('ip', ['-o', 'link', 'show', 'master', scope.bridge]).split('\n').filter(Boolean)) {
+      const dev = line.split(': ')[1]?.split('@')[0];
+      if (dev) devices.push(dev);
+    }
+  }
+  for (const n of networks) for (const id of ids) if (sh('ip', ['-o', 'link', 'show', 'dev', ifbDevice(n, id)]).trim()) devices.push(ifbDevice(n, id));
+  for (const dev of devices) {
+    out.push({ kind: 'interface', what: dev });
+    for (const q of qdiscsOf(dev)) out.push({ kind: 'qdisc', what: `${dev}: ${q}` });
+  }
+
+  // host-local: every reservation file (named by the IP) in the test's dataDir, or naming one of the ids
+  for (const net of list(scope.ipamDir)) {
+    const netDir = join(scope.ipamDir!, net);
+    for (const f of list(netDir)) {
+      if (f === 'lock' || f.startsWith('last_reserved_ip')) continue;
+      const content = read(join(netDir, f));
+      if (scope.ownsDirs !== false || ids.some((id) => content.includes(id))) out.push({ kind: 'ipam', what: `${join(netDir, f)} (${content.trim().replace(/\s+/g, ' ')})` });
+    }
+  }
+
+  // iptables and ip6tables: chains named after the ids, and any rule mentioning an id, such a chain or a subnet
+  const chainNames = networks.flatMap((n) => ids.flatMap((id) => [ipMasqChain(n, id), dnatChain(n, id)]));
+  // the plugins comment their rules with `name: "<network>" id: "<id>"`: when the network is the test's alone, that
+  // names them all, including those of a sandbox whose id the test never learned
+  const networkComments = scope.ownsDirs !== false ? networks.map((n) => `name: \\"${n}\\"`) : [];
+  const needles = [...ids, ...chainNames, ...networkComments, ...(scope.subnets ?? []).map(subnetTextPrefix)];
+  if (needles.length > 0) {
+    for (const tool of ['iptables', 'ip6tables'] as const) {
+      for (const table of ['nat', 'filter']) {
+        for (const rule of sh(tool, ['-t', table, '-S']).split('\n')) {
+          if (rule && needles.some((n) => rule.includes(n))) out.push({ kind: tool, table, what: rule });
+        }
+      }
+    }
+  }
+
+  // libcni cache: result files (and temp files) for the ids, or any file in a cache dir the test owns
+  const resultsDir = scope.cacheDir ? join(scope.cacheDir, 'results') : undefined;
+  for (const f of list(resultsDir)) {
+    if (scope.ownsDirs !== false || ids.some((id) => f.includes(id))) out.push({ kind: 'cache', what: join(resultsDir!, f) });
+  }
+
+  // runc containers under the engine's root
+  const runcRoot = scope.runDir ? join(scope.runDir, 'runc') : undefined;
+  for (const c of list(runcRoot)) {
+    if (scope.ownsDirs !== false || ids.includes(c)) out.push({ kind: 'runc', what: `${c} (root ${runcRoot})` });
+  }
+
+  // the engine's records and per-sandbox dirs
+  for (const f of list(scope.stateDir && join(scope.stateDir, 'store'))) {
+    if (scope.ownsDirs !== false || ids.some((id) => f.startsWith(id))) out.push({ kind: 'record', what: join(scope.stateDir!, 'store', f) });
+  }
+  for (const base of [scope.stateDir, scope.runDir]) {
+    for (const d of list(base && join(base, 'sandboxes'))) {
+      if (scope.ownsDirs !== false || ids.includes(d)) out.push({ kind: 'dir', what: join(base!, 'sandboxes', d) });
+    }
+  }
+  return out;
+}
+
+export function formatLeftovers(l: Leftover[]): string {
+  return l.map((x) => `${x.kind}${x.table ? `/${x.table}` : ''}: ${x.what}`).join('\n');
+}
+
+/** iptables -S prints a rule as `-A CHAIN args…` with quoted comments: split it back into argv. */
+function ruleArgv(rule: string): string[] {
+  return [...rule.matchAll(/"((?:[^"\\]|\\.)*)"|(\S+)/g)].map((m) => (m[1] !== undefined ? m[1].replace(/\\"/g, '"') : m[2]!));
+}
+
+/**
+ * Removes what findLeftovers reports for the scope (best effort, idempotent): for a test's afterAll/afterEach, so a
+ * failing test still leaves the host as it found it. Never touches anything outside the scope.
+ */
+export function sweepLeftovers(scope: LeakScope, runcPath = 'runc'): void {
+  const found = findLeftovers(scope);
+  const runcRoot = scope.runDir ? join(scope.runDir, 'runc') : undefined;
+  for (const l of found.filter((x) => x.kind === 'runc')) {
+    const id = l.what.split(' ')[0]!;
+    sh(runcPath, ['--root', runcRoot!, 'kill', id, 'KILL']);
+    sh(runcPath, ['--root', runcRoot!, 'delete', '--force', id]);
+  }
+  // rules first (they reference the chains), then the chains
+  for (const tool of ['iptables', 'ip6tables'] as const) {
+    const rules = found.filter((x) => x.kind === tool);
+    for (const r of rules.filter((x) => x.what.startsWith('-A '))) sh(tool, ['-t', r.table!, '-D', ...ruleArgv(r.what).slice(1)]);
+    // the chains found by name, and the per-container chains (CNI-<hash>, CNI-DN-<hash>) whose rules were ours
+    const chains = new Set(rules.filter((x) => x.what.startsWith('-N ')).map((x) => `${x.table} ${x.what.slice(3).trim()}`));
+    for (const r of rules.filter((x) => x.what.startsWith('-A '))) {
+      const chain = r.what.split(' ')[1]!;
+      if (/^CNI-(DN-)?[0-9a-f]{20,}$/.test(chain)) chains.add(`${r.table} ${chain}`);
+    }
+    for (const tc of chains) {
+      const [table, chain] = tc.split(' ') as [string, string];
+      sh(tool, ['-t', table, '-F', chain]);
+      sh(tool, ['-t', table, '-X', chain]);
+    }
+  }
+  for (const l of found.filter((x) => x.kind === 'interface')) sh('ip', ['link', 'del', l.what]);
+  for (const l of found.filter((x) => x.kind === 'mount')) sh('umount', ['-l', l.what]);
+  for (const l of found) {
+    const path = l.what.split(' ')[0]!;
+    if (l.kind === 'netns') {
+      sh('umount', ['-l', path]);
+      rmSync(path, { force: true });
+    }
+    if (l.kind === 'ipam' || l.kind === 'cache' || l.kind === 'record') rmSync(path, { force: true });
+    if (l.kind === 'dir') {
+      sh('umount', ['-l', join(path, 'shm')]);
+      try {
+        if (statSync(path).isDirectory()) rmSync(path, { recursive: true, force: true });
+      } catch {
+        // already gone
+      }
+    }
+  }
+}
