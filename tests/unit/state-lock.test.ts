@@ -30,3 +30,30 @@ it('a holder killed with SIGKILL leaves no stale lock behind (the kernel release
   }
   await (await StateDirLock.acquire(dir)).release();
 });
+
+it('another spelling of the same dir (a symlink, a trailing "/.") is the same lock: the lock is on the file, not the path', async () => {
+  const { mkdir, symlink } = await import('node:fs/promises');
+  await mkdir(join(dir, 'state'));
+  await symlink(join(dir, 'state'), join(dir, 'alias'));
+  const first = await StateDirLock.acquire(join(dir, 'state'));
+  await expect(StateDirLock.acquire(join(dir, 'alias'))).rejects.toSatisfy((e) => hasCode(e, 'FailedPrecondition'));
+  await expect(StateDirLock.acquire(`${join(dir, 'state')}/.`)).rejects.toSatisfy((e) => hasCode(e, 'FailedPrecondition'));
+  await first.release();
+});
+
+it('locks the run dir too: a second engine with its own state dir but the same run dir is refused, naming the holder', async () => {
+  const first = await StateDirLock.acquireBoth(join(dir, 'state-a'), join(dir, 'run'));
+  await expect(StateDirLock.acquireBoth(join(dir, 'state-b'), join(dir, 'run'))).rejects.toSatisfy((e) =>
+    hasCode(e, 'FailedPrecondition') && (e as Error).message.includes(`run dir ${join(dir, 'run')} is in use by another Podscope engine (pid ${process.pid})`),
+  );
+  // the refused engine let go of the state dir it had locked first
+  await (await StateDirLock.acquire(join(dir, 'state-b'))).release();
+  await first.release();
+  await (await StateDirLock.acquireBoth(join(dir, 'state-b'), join(dir, 'run'))).release();
+});
+
+it('one dir used as both state and run dir is locked once', async () => {
+  const lock = await StateDirLock.acquireBoth(join(dir, 'both'), join(dir, 'both'));
+  await expect(StateDirLock.acquire(join(dir, 'both'))).rejects.toSatisfy((e) => hasCode(e, 'FailedPrecondition'));
+  await lock.release();
+});

@@ -13,7 +13,7 @@ import { PodscopeError, type ErrorCode } from '../../../shared/domain/errors';
 import { describeCommand, type ExecResult, type ProcessRunner } from '../os/exec';
 import { ensurePauseRootfs } from './pause-rootfs';
 import { parseRuncLog, readLogFrom, runcErrors } from './runc-log';
-import type { PauseRuntime, PauseState, RuntimeStepReporter } from './types';
+import type { PauseRuntime, PauseState, RuntimeContainer, RuntimeStepReporter } from './types';
 
 export interface RuncPauseRuntimeOptions {
   runcPath: string;
@@ -121,11 +121,15 @@ export class RuncPauseRuntime implements PauseRuntime {
   }
 
   async list(): Promise<string[]> {
+    return (await this.listContainers()).map((c) => c.id);
+  }
+
+  async listContainers(): Promise<RuntimeContainer[]> {
     const r = await this.runc(['list', '--format', 'json'], {});
     if (r.exitCode !== 0) throw runcFailure('list', r, stderrErrors(r));
     // runc prints `null` when its root holds no container
-    const items = JSON.parse(r.stdout) as { id: string }[] | null;
-    return (items ?? []).map((c) => c.id);
+    const items = JSON.parse(r.stdout) as { id: string; status?: string; annotations?: Record<string, string> }[] | null;
+    return (items ?? []).map((c) => ({ id: c.id, status: c.status ?? '', annotations: c.annotations ?? {} }));
   }
 
   /** Polls `runc state` (the engine is no subreaper, so there is no exit status to wait on). */

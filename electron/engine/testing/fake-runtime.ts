@@ -1,6 +1,6 @@
 /** In-memory PauseRuntime for unit tests: keeps containers and their specs, reports steps, fails on demand. */
 import { PodscopeError } from '../../../shared/domain/errors';
-import type { PauseRuntime, PauseState, RuntimeStepReporter } from '../runtime/types';
+import type { PauseRuntime, PauseState, RuntimeContainer, RuntimeStepReporter } from '../runtime/types';
 
 interface FakeContainer extends PauseState {
   spec: unknown;
@@ -59,6 +59,11 @@ export class FakePauseRuntime implements PauseRuntime {
   async list(): Promise<string[]> {
     this.calls.push({ op: 'list' });
     return [...this.containers.keys()];
+  }
+
+  async listContainers(): Promise<RuntimeContainer[]> {
+    this.calls.push({ op: 'list' });
+    return [...this.containers.values()].map((c) => ({ id: c.id, status: c.status, annotations: { ...(c.spec as { annotations?: Record<string, string> } | undefined)?.annotations } }));
   }
 
   /** Simulates the pause process dying on its own (OOM kill, someone's `kill -9`). */
