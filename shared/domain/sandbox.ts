@@ -175,13 +175,13 @@ export interface EngineInfo {
   startupGc?: StartupGcItem[];
 }
 
-export type StartupGcKind = 'cni-cache-temp' | 'record-temp' | 'state-id-temp' | 'netns' | 'runc-container';
+export type StartupGcKind = 'cni-cache-temp' | 'record-temp' | 'state-id-temp' | 'netns' | 'runc-container' | 'process';
 
 export interface StartupGcItem {
   kind: StartupGcKind;
   /** a file or netns path (absent for containers) */
   path?: string;
-  /** a runc container id (absent for files) */
+  /** a runc container id, or the pid of a helper process (absent for files) */
   id?: string;
   /** what was done, e.g. "deleted", "unmounted and deleted", "killed and deleted" */
   action: string;

@@ -10,8 +10,10 @@
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { join } from 'node:path';
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createEngine } from '../../electron/engine/index';
+import { writeFileSync } from 'node:fs';
+import { waitForOrphanHelpers } from '../../electron/engine/sandbox/orphan-helpers';
 import { createScopedEnv, scopedLeaks, sh, type ScopedEnv } from './helpers/scoped-env';
 
 const ROUNDS = Number(process.env.PODSCOPE_SIGKILL_ROUNDS ?? 20);
@@ -89,6 +91,45 @@ it('the leak check sees every kind of resource a live sandbox holds (so a leak c
   } finally {
     await engine.close();
   }
+});
+
+describe('helpers a dead engine left running', () => {
+  it('a start-up after an unclean shutdown waits for a CNI plugin the dead engine left running before touching the sandbox', async () => {
+    const first = await createEngine(env.options);
+    const { id } = await first.run({ config: { metadata: { name: 'orphan-plugin', namespace: 'sigkill', uid: 'uid-op' } } });
+    await first.close();
+    // as if the engine had been SIGKILLed: its pid stays in the lock file, and one of its plugins is still at work
+    writeFileSync(join(env.options.stateDir, 'engine.lock'), '999999\n');
+    const plugin = spawn('sleep', ['0.3'], { env: { ...process.env, CNI_CONTAINERID: id, CNI_COMMAND: 'ADD' }, stdio: 'ignore' });
+    const pluginExited = new Promise((r) => plugin.once('exit', r));
+    const gc: string[] = [];
+    const again = await createEngine(env.options, { log: (l) => gc.push(l) });
+    try {
+      expect(plugin.exitCode ?? plugin.signalCode).not.toBeNull(); // start-up returned only after it was done
+      expect((await again.info()).startupGc).toEqual([expect.objectContaining({ kind: 'process', id: String(plugin.pid), action: expect.stringMatching(new RegExp(`^waited \\d+ ms for it to finish .*CNI plugin sleep ADD for sandbox ${id}$`)) })]);
+      expect(gc.join('\n')).toContain(`start-up GC: process ${plugin.pid}: waited`);
+      await again.remove(id);
+    } finally {
+      await again.close();
+    }
+    await pluginExited;
+  });
+
+  it('one that does not finish in time is killed; processes of other sandboxes are not looked at', async () => {
+    const ours = spawn('sleep', ['30'], { env: { ...process.env, CNI_CONTAINERID: 'a'.repeat(64), CNI_COMMAND: 'DEL' }, stdio: 'ignore' });
+    const theirs = spawn('sleep', ['30'], { env: { ...process.env, CNI_CONTAINERID: 'b'.repeat(64), CNI_COMMAND: 'ADD' }, stdio: 'ignore' });
+    try {
+      await new Promise((r) => setTimeout(r, 50));
+      const outcomes = await waitForOrphanHelpers(new Set(['a'.repeat(64)]), join(env.options.runDir, 'runc'), 200);
+      expect(outcomes.map((o) => [o.pid, o.outcome])).toEqual([[ours.pid, 'killed']]);
+      await new Promise((r) => ours.once('exit', r));
+      expect(ours.signalCode).toBe('SIGKILL');
+      expect(theirs.exitCode ?? theirs.signalCode).toBeNull();
+    } finally {
+      ours.kill('SIGKILL');
+      theirs.kill('SIGKILL');
+    }
+  });
 });
 
 it(`survives ${ROUNDS} SIGKILLs at random points of run/stop/remove with nothing leaked (seed printed)`, async () => {

@@ -28,7 +28,13 @@ it('a holder killed with SIGKILL leaves no stale lock behind (the kernel release
     child.kill('SIGKILL');
     await new Promise((resolve) => child.once('exit', resolve));
   }
-  await (await StateDirLock.acquire(dir)).release();
+  const next = await StateDirLock.acquire(dir);
+  // the dead holder's pid is still in the file: the next engine knows the shutdown was unclean
+  expect(next.uncleanPreviousHolders).toEqual([String(child.pid)]);
+  await next.release();
+  const after = await StateDirLock.acquire(dir);
+  expect(after.uncleanPreviousHolders).toEqual([]); // a clean release clears it
+  await after.release();
 });
 
 it('another spelling of the same dir (a symlink, a trailing "/.") is the same lock: the lock is on the file, not the path', async () => {

@@ -117,7 +117,7 @@ export const EngineInfoSchema: z.ZodType<EngineInfo> = z.object({
   stateDirId: str.optional(),
   readOnly: z.boolean().optional(),
   startupGc: z.array(z.object({
-    kind: z.enum(['cni-cache-temp', 'record-temp', 'state-id-temp', 'netns', 'runc-container']),
+    kind: z.enum(['cni-cache-temp', 'record-temp', 'state-id-temp', 'netns', 'runc-container', 'process']),
     path: str.optional(), id: str.optional(), action: str, error: str.optional(), at: str,
   })).optional(),
 });

@@ -8,7 +8,9 @@
  * shared by mistake with an engine on another state dir. A read-only engine (CLI `pods`, `inspectp`) only looks:
  * what it derives (a pause that died ⇒ NotReady) is shown but never written back, and nothing is stopped or deleted.
  */
+import { join } from 'node:path';
 import type { StartupGcItem } from '../../../shared/domain/sandbox';
+import { waitForOrphanHelpers } from './orphan-helpers';
 import type { PauseState, RuntimeContainer } from '../runtime/types';
 import type { EngineContext } from './context';
 import { OWNER_ANNOTATION } from './ownership';
@@ -26,11 +28,29 @@ export interface RecoveryReport {
   startupGc: StartupGcItem[];
 }
 
-export async function recoverSandboxes(ctx: EngineContext): Promise<RecoveryReport> {
+export interface RecoveryOptions {
+  /**
+   * The previous engine on these dirs died holding them (its pid was still in the lock file): wait for the CNI
+   * plugins and runc commands it left running before touching anything (orphan-helpers.ts).
+   */
+  uncleanShutdown?: boolean;
+  /** how long to wait for them before killing them (default 10 s) */
+  orphanWaitMs?: number;
+}
+
+export async function recoverSandboxes(ctx: EngineContext, opts: RecoveryOptions = {}): Promise<RecoveryReport> {
   const startupGc: StartupGcItem[] = [];
   const loadProblems = await ctx.store.load((file) => startupGc.push(gcItem('record-temp', { path: file }, 'deleted (a record write interrupted before its rename)')));
   const problems = loadProblems.map((p) => `cannot load ${p.file}: ${p.message} (its sandbox is left alone: fix or remove the file)`);
   const records = ctx.store.all();
+  if (opts.uncleanShutdown && !ctx.readOnly) {
+    const ids = new Set([...records.map((r) => r.id), ...loadProblems.map((p) => p.id)]);
+    for (const h of await waitForOrphanHelpers(ids, join(ctx.options.runDir, 'runc'), opts.orphanWaitMs ?? 10_000)) {
+      startupGc.push(gcItem('process', { id: String(h.pid) }, h.outcome === 'exited'
+        ? `waited ${h.waitedMs} ms for it to finish (left running by the engine that died): ${h.what}`
+        : `killed after ${h.waitedMs} ms (left running by the engine that died, still not done): ${h.what}`));
+    }
+  }
   for (const rec of records) {
     try {
       ctx.names.reserve(rec.name, rec.id);

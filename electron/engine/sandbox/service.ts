@@ -79,7 +79,7 @@ export class SandboxEngine implements Engine {
     const stateDirId = await loadStateDirId(this.deps.options.stateDir, this.ctx.readOnly, (f) => idTemps.push(f));
     this.ctx.owner.stateDirId = stateDirId;
     this.ownerTag.value = stateDirId ? netnsTag(stateDirId) : undefined;
-    this.recovery = await recoverSandboxes(this.ctx);
+    this.recovery = await recoverSandboxes(this.ctx, { uncleanShutdown: (this.deps.lock?.uncleanPreviousHolders.length ?? 0) > 0 });
     this.recovery.startupGc.unshift(...idTemps.map((path) => gcItem('state-id-temp', { path }, 'deleted (an id write interrupted before its link)')));
     this.background.push(
       watchConfDir(this.deps.options.cniConfDir, () => void this.reloadCniConfig()),

@@ -48,6 +48,8 @@ export class DirLock {
   private constructor(
     readonly dir: string,
     private fd: number | undefined,
+    /** the pid a previous holder left in the file: it died holding the lock (a clean release clears it) */
+    readonly previousHolder: string | undefined,
   ) {}
 
   /** dev:inode of the lock file: two DirLocks on one directory (however spelled) have the same identity */
@@ -77,9 +79,10 @@ export class DirLock {
         details: { [kind === 'state' ? 'stateDir' : 'runDir']: dir, lockFile: file, ownerPid: owner },
       });
     }
+    const previous = (await readFile(file, 'utf8').catch(() => '')).trim() || undefined;
     ftruncateSync(fd, 0);
     writeSync(fd, `${process.pid}\n`, 0);
-    return new DirLock(dir, fd);
+    return new DirLock(dir, fd, previous);
   }
 
   /** Closing the descriptor is what unlocks. The pid is cleared first so a reader never names a dead holder. */
@@ -98,6 +101,11 @@ export class DirLock {
 /** The state dir lock (kept under its old name for callers and tests that lock only a state dir). */
 export class StateDirLock {
   private constructor(private readonly locks: DirLock[]) {}
+
+  /** pids of engines that died holding one of these dirs (SIGKILL, crash): start-up then looks for what they left running */
+  get uncleanPreviousHolders(): string[] {
+    return this.locks.flatMap((l) => (l.previousHolder ? [l.previousHolder] : []));
+  }
 
   static async acquire(stateDir: string): Promise<StateDirLock> {
     return new StateDirLock([await DirLock.acquire(stateDir, 'state')]);

@@ -13,6 +13,7 @@ const GC_KIND_LABEL: Record<StartupGcItem['kind'], string> = {
   'state-id-temp': 'half-written state dir id',
   netns: 'network namespace',
   'runc-container': 'runc container',
+  process: 'helper process (CNI plugin, runc)',
 };
 
 /** What start-up found left behind by an engine that was killed, and what it did about each item. */
