@@ -109,6 +109,11 @@ describe('ownership by identity', () => {
     expect(r.code).toBe(0);
     expect(r.stdout.trim().split('\n')).toHaveLength(1); // the header: OTHER has no pods
     expect(existsSync(otherState)).toBe(false);
+    // nor does a look at dirs nobody has used create them (runc would create its --root on `runc list`)
+    const fresh = Object.fromEntries(['--state-dir', '--run-dir', '--netns-dir', '--cni-cache-dir'].map((f) => [f, join(other, `fresh${f}`)]));
+    const look = await podscope('pods', ...flagsWith(fresh));
+    expect(look.code).toBe(0);
+    expect(Object.values(fresh).filter((d) => existsSync(d))).toEqual([]);
     await expectPodUntouched(records);
   });
 
