@@ -21,6 +21,8 @@ const SEED = Number(process.env.PODSCOPE_SIGKILL_SEED ?? Math.floor(Math.random(
 /** kill moments are drawn in [0, MAX_DELAY_MS) after the child says its engine is ready: run+stop+remove takes ~0.4-0.7 s here */
 const MAX_DELAY_MS = 700;
 const ROOT = join(__dirname, '../..');
+/** share of rounds whose restart is SIGKILLed as well before a last restart finishes the job */
+const SECOND_KILL_SHARE = 0.3;
 
 /** mulberry32: tiny, seedable, good enough to spread kill moments */
 function rng(seed: number): () => number {
@@ -47,10 +49,11 @@ afterAll(async () => {
   await env?.cleanup();
 });
 
-interface Round { round: number; delayMs: number; phase: string; gc: string[]; leaks: string[] }
+interface Round { round: number; delayMs: number; phase: string; secondKill?: { delayMs: number; phase: string }; gc: string[]; leaks: string[] }
 
-async function killedRun(round: number, delayMs: number): Promise<string> {
-  const input = { options: env.options, name: `sk-${round}`, hostPort: 22700 + round % 200 };
+/** @returns the last step the child reported before it was killed, and what its start-up collected */
+async function killedRun(round: number, delayMs: number, finish = false): Promise<{ phase: string; gc: string[] }> {
+  const input = { options: env.options, name: `sk-${round}`, hostPort: 22700 + round % 200, finish };
   const child = spawn(process.execPath, ['--import', 'tsx', 'tests/real/helpers/sigkill-driver.ts', JSON.stringify(input)], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   let err = '';
@@ -67,8 +70,9 @@ async function killedRun(round: number, delayMs: number): Promise<string> {
   await Promise.race([new Promise((r) => setTimeout(r, delayMs)), exited]);
   child.kill('SIGKILL');
   await exited;
-  const lines = out.trim().split('\n').filter((l) => !l.startsWith('gc '));
-  return (lines.at(-1) ?? '').split(' ')[0]!;
+  const all = out.trim().split('\n');
+  const steps = all.filter((l) => !l.startsWith('gc '));
+  return { phase: (steps.at(-1) ?? '').split(' ')[0]!, gc: all.filter((l) => l.startsWith('gc ')).map((l) => `(killed restart) ${l.slice(3)}`) };
 }
 
 it('the leak check sees every kind of resource a live sandbox holds (so a leak cannot go unnoticed)', async () => {
@@ -140,9 +144,18 @@ it(`survives ${ROUNDS} SIGKILLs at random points of run/stop/remove with nothing
   const t0 = performance.now();
   for (let round = 0; round < ROUNDS; round++) {
     const delayMs = Math.floor(random() * MAX_DELAY_MS);
-    const phase = await killedRun(round, delayMs);
+    const first = await killedRun(round, delayMs);
+    const phase = first.phase;
+    const gc: string[] = [...first.gc];
+    // in some rounds the restart is killed too, somewhere in its recovery, garbage collection or stop/remove
+    let secondKill: Round['secondKill'];
+    if (random() < SECOND_KILL_SHARE) {
+      const d = Math.floor(random() * MAX_DELAY_MS / 2);
+      const second = await killedRun(round, d, true);
+      secondKill = { delayMs: d, phase: second.phase };
+      gc.push(...second.gc);
+    }
     // restart: a new engine on the same dirs recovers, collects, and finishes what the killed one left
-    const gc: string[] = [];
     const engine = await createEngine(env.options, { log: (l) => gc.push(l) });
     try {
       for (const s of await engine.list()) {
@@ -156,14 +169,16 @@ it(`survives ${ROUNDS} SIGKILLs at random points of run/stop/remove with nothing
     }
     const leaks = scopedLeaks(env, ids);
     for (const id of ids) if (sh('ip', ['-o', 'link', 'show', ifbName(env.bridge, id)]).trim()) leaks.push(`ifb ${ifbName(env.bridge, id)} of ${id}`);
-    results.push({ round, delayMs, phase, gc, leaks });
+    results.push({ round, delayMs, phase, secondKill, gc, leaks });
   }
   const seconds = ((performance.now() - t0) / 1000).toFixed(1);
   const phases = results.reduce<Record<string, number>>((acc, r) => ({ ...acc, [r.phase]: (acc[r.phase] ?? 0) + 1 }), {});
   const gcCount = results.reduce((n, r) => n + r.gc.length, 0);
   const leaky = results.filter((r) => r.leaks.length > 0);
-  console.log(`sigkill-loop: seed ${SEED}: ${ROUNDS} rounds in ${seconds} s; killed after ${JSON.stringify(phases)}; start-up GC collected ${gcCount} item(s); ${leaky.length} round(s) leaked`);
-  for (const r of results.filter((x) => x.gc.length)) console.log(`  round ${r.round} (+${r.delayMs} ms, after ${r.phase}): ${r.gc.join(' | ')}`);
-  for (const r of leaky) console.log(`  LEAK round ${r.round} (+${r.delayMs} ms, after ${r.phase}): ${r.leaks.join(' | ')}`);
-  expect(leaky.map((r) => ({ round: r.round, delayMs: r.delayMs, phase: r.phase, leaks: r.leaks }))).toEqual([]);
+  const doubles = results.filter((r) => r.secondKill).length;
+  console.log(`sigkill-loop: seed ${SEED}: ${ROUNDS} rounds in ${seconds} s; killed after ${JSON.stringify(phases)}; ${doubles} restart(s) killed too; start-up GC collected ${gcCount} item(s); ${leaky.length} round(s) leaked`);
+  const at = (r: Round) => `+${r.delayMs} ms, after ${r.phase}${r.secondKill ? `; restart killed +${r.secondKill.delayMs} ms after ${r.secondKill.phase}` : ''}`;
+  for (const r of results.filter((x) => x.gc.length)) console.log(`  round ${r.round} (${at(r)}): ${r.gc.join(' | ')}`);
+  for (const r of leaky) console.log(`  LEAK round ${r.round} (${at(r)}): ${r.leaks.join(' | ')}`);
+  expect(leaky.map((r) => ({ round: r.round, at: at(r), leaks: r.leaks }))).toEqual([]);
 }, 300_000);
