@@ -4,7 +4,7 @@
  * container running with the same pid, and its record untouched.
  */
 import { execFile } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -79,6 +79,12 @@ describe('ownership by identity', () => {
     const { stateDirId } = await daemon.info();
     expect(stateDirId).toMatch(/^[0-9a-f]{32}$/);
     expect(runcList(join(env.options.runDir, 'runc')).find((c) => c.id === podId)?.annotations?.[OWNER_ANNOTATION]).toBe(stateDirId);
+  });
+
+  it('the lock is held by the daemon alone: the pause process did not inherit the lock file (it would outlive the daemon)', () => {
+    const open = (pid: number | string) => readdirSync(`/proc/${pid}/fd`).map((fd) => { try { return readlinkSync(`/proc/${pid}/fd/${fd}`); } catch { return ''; } });
+    expect(open(process.pid).filter((f) => f.endsWith('/engine.lock')).sort()).toEqual([join(env.options.runDir, 'engine.lock'), join(env.options.stateDir, 'engine.lock')].sort());
+    expect(open(pausePid).filter((f) => f.endsWith('/engine.lock'))).toEqual([]);
   });
 
   it('a second engine with its own state dir but the same run dir is refused, naming the holder; the pod stays READY', async () => {

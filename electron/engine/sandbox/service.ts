@@ -45,6 +45,8 @@ export class SandboxEngine implements Engine {
   private readonly ctx: EngineContext;
   private recovery: RecoveryReport = { loaded: 0, problems: [], orphanContainers: [], startupGc: [] };
   private readonly background: Stoppable[] = [];
+  /** the netns name tag, known once start() has read the state dir id */
+  private readonly ownerTag: { value: Buffer | undefined };
 
   constructor(private readonly deps: EngineDeps) {
     const readOnly = deps.readOnly ?? false;
@@ -65,8 +67,6 @@ export class SandboxEngine implements Engine {
     };
     this.ownerTag = tag;
   }
-
-  private readonly ownerTag: { value: Buffer | undefined };
 
   get options(): EngineOptions {
     return this.deps.options;
@@ -107,19 +107,19 @@ export class SandboxEngine implements Engine {
 
   /** The signal cancels a run in flight; what it had acquired is undone as for any failure. */
   run(req: RunSandboxRequest, signal?: AbortSignal): Promise<{ id: string }> {
-    return this.writable('run a sandbox').then(() => runSandbox(this.ctx, req, signal));
+    return this.ctx.readOnly ? this.refuseReadOnly('run a sandbox') : runSandbox(this.ctx, req, signal);
   }
 
   stop(id: string): Promise<void> {
-    return this.writable('stop a sandbox').then(() => stopSandbox(this.ctx, id));
+    return this.ctx.readOnly ? this.refuseReadOnly('stop a sandbox') : stopSandbox(this.ctx, id);
   }
 
   remove(id: string): Promise<void> {
-    return this.writable('remove a sandbox').then(() => removeSandbox(this.ctx, id));
+    return this.ctx.readOnly ? this.refuseReadOnly('remove a sandbox') : removeSandbox(this.ctx, id);
   }
 
-  private async writable(what: string): Promise<void> {
-    if (this.ctx.readOnly) throw new PodscopeError('FailedPrecondition', `this engine was opened read-only (for a listing or an inspection) and does not ${what}`);
+  private async refuseReadOnly(what: string): Promise<never> {
+    throw new PodscopeError('FailedPrecondition', `this engine was opened read-only (for a listing or an inspection) and does not ${what}`);
   }
 
   status(id: string): Promise<SandboxStatus> {
