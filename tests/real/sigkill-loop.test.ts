@@ -156,7 +156,9 @@ it(`survives ${ROUNDS} SIGKILLs at random points of run/stop/remove with nothing
       gc.push(...second.gc);
     }
     // restart: a new engine on the same dirs recovers, collects, and finishes what the killed one left
-    const engine = await createEngine(env.options, { log: (l) => gc.push(l) });
+    const engine = await createEngine(env.options, { log: (l) => gc.push(l) }).catch((e: unknown) => {
+      throw new Error(`round ${round} (+${delayMs} ms after ${phase}${secondKill ? `; restart killed +${secondKill.delayMs} ms after ${secondKill.phase}` : ''}): restart failed: ${(e as Error).message}`, { cause: e });
+    });
     try {
       for (const s of await engine.list()) {
         ids.add(s.id);
@@ -181,4 +183,4 @@ it(`survives ${ROUNDS} SIGKILLs at random points of run/stop/remove with nothing
   for (const r of results.filter((x) => x.gc.length)) console.log(`  round ${r.round} (${at(r)}): ${r.gc.join(' | ')}`);
   for (const r of leaky) console.log(`  LEAK round ${r.round} (${at(r)}): ${r.leaks.join(' | ')}`);
   expect(leaky.map((r) => ({ round: r.round, at: at(r), leaks: r.leaks }))).toEqual([]);
-}, 300_000);
+}, Math.max(300_000, ROUNDS * 8_000));

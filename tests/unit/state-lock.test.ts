@@ -1,4 +1,4 @@
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -63,3 +63,29 @@ it('one dir used as both state and run dir is locked once', async () => {
   await expect(StateDirLock.acquire(join(dir, 'both'))).rejects.toSatisfy((e) => hasCode(e, 'FailedPrecondition'));
   await lock.release();
 });
+
+it('a lock left held by a dead engine\'s child is waited for briefly; one held longer is refused, naming the process that holds it', async () => {
+  const { writeFile } = await import('node:fs/promises');
+  const file = join(dir, 'engine.lock');
+  // flock(1) with a command: the command inherits the locked descriptor, as a child forked by a dying engine would
+  const holdFor = async (seconds: number) => {
+    const child = spawn('flock', [file, 'sleep', String(seconds)], { stdio: 'ignore', detached: true });
+    // until it holds the lock (a non-blocking attempt then fails)
+    for (let i = 0; i < 200 && spawnSync('flock', ['--nonblock', file, 'true']).status === 0; i++) await new Promise((r) => setTimeout(r, 10));
+    await writeFile(file, '999999999\n'); // the engine that wrote its pid is gone
+    return child;
+  };
+  const brief = await holdFor(0.3);
+  const exited = new Promise((r) => brief.once('exit', r));
+  const lock = await StateDirLock.acquire(dir); // waited for the child instead of failing
+  expect(brief.exitCode ?? brief.signalCode).not.toBeNull();
+  await lock.release();
+  await exited;
+
+  const long = await holdFor(30);
+  try {
+    await expect(StateDirLock.acquire(dir)).rejects.toSatisfy((e) => hasCode(e, 'FailedPrecondition') && /in use by another Podscope engine \(pid \d+ (sleep|flock)/.test((e as Error).message));
+  } finally {
+    process.kill(-long.pid!, 'SIGKILL'); // flock(1) and the sleep holding its descriptor
+  }
+}, 15_000);

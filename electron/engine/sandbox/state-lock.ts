@@ -17,12 +17,15 @@
  * The holder writes its pid into the lock file once it holds the lock, only so that a refused engine can name it.
  */
 import { spawn } from 'node:child_process';
-import { closeSync, fstatSync, ftruncateSync, openSync, writeSync } from 'node:fs';
+import { closeSync, existsSync, fstatSync, ftruncateSync, openSync, readdirSync, readFileSync, statSync, writeSync } from 'node:fs';
 import { mkdir, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { PodscopeError } from '../../../shared/domain/errors';
 
 export const LOCK_FILE = 'engine.lock';
+/** how long to retry when the pid in the lock file is dead but the lock is still held (see acquire) */
+const DEAD_HOLDER_GRACE_MS = 3000;
 /** the exit code flock(1) is told to use when the lock is held by someone else (`-E`); 75 is EX_TEMPFAIL */
 const CONFLICT_EXIT = 75;
 
@@ -41,6 +44,51 @@ function flockNonBlocking(fd: number): Promise<boolean> {
       else reject(new PodscopeError('Internal', `flock(1) failed (exit ${String(code)}): ${stderr.trim()}`));
     });
   });
+}
+
+/**
+ * Processes other than this one with the lock file open (read from /proc/<pid>/fd, which root can read): the real
+ * holders, even when the pid written in the file is stale. Only called on the refusal path.
+ */
+function processesHolding(fd: number): { pid: string; comm: string }[] {
+  const self = fstatSync(fd);
+  const out: { pid: string; comm: string }[] = [];
+  for (const pid of readdirSafe('/proc')) {
+    if (!/^\d+$/.test(pid) || Number(pid) === process.pid) continue;
+    const holds = readdirSafe(`/proc/${pid}/fd`).some((n) => {
+      try {
+        const s = statSync(`/proc/${pid}/fd/${n}`);
+        return s.dev === self.dev && s.ino === self.ino;
+      } catch {
+        return false;
+      }
+    });
+    if (holds) out.push({ pid, comm: readFirstLine(`/proc/${pid}/comm`) });
+  }
+  return out;
+}
+
+/** Whether the pid written in the lock file is a live process (no pid yet: its writer has only just locked it). */
+async function writtenHolderAlive(file: string): Promise<boolean> {
+  const text = (await readFile(file, 'utf8').catch(() => '')).trim();
+  if (!/^\d+$/.test(text)) return true;
+  return existsSync(`/proc/${text}`);
+}
+
+function readdirSafe(dir: string): string[] {
+  try {
+    return readdirSync(dir);
+  } catch {
+    return [];
+  }
+}
+
+function readFirstLine(file: string): string {
+  try {
+    return readFileSync(file, 'utf8').split('\n')[0] ?? '';
+  } catch {
+    return '';
+  }
 }
 
 /** An exclusive flock on `<dir>/engine.lock`, held for as long as this object is not released (or the process lives). */
@@ -67,13 +115,24 @@ export class DirLock {
     let locked = false;
     try {
       locked = await flockNonBlocking(fd);
+      // The engine named in the file is dead, yet the lock is held: by a child it was forking when it died (between
+      // fork and exec a child shares every descriptor; close-on-exec drops ours only at exec). That lasts
+      // milliseconds, so a restart right after a SIGKILL waits a moment instead of failing.
+      const deadline = performance.now() + DEAD_HOLDER_GRACE_MS;
+      while (!locked && performance.now() < deadline && !(await writtenHolderAlive(file))) {
+        await sleep(50);
+        locked = await flockNonBlocking(fd);
+      }
     } catch (e) {
       closeSync(fd);
       throw e;
     }
     if (!locked) {
+      const holders = processesHolding(fd);
       closeSync(fd);
-      const owner = (await readFile(file, 'utf8').catch(() => '')).trim() || 'unknown';
+      // the pid written in the file names the engine; /proc names whoever really has the file open right now
+      const written = (await readFile(file, 'utf8').catch(() => '')).trim();
+      const owner = (holders.length ? holders.map((h) => (h.pid === written ? h.pid : `${h.pid} ${h.comm}`)).join(', ') : written) || 'unknown';
       const flag = kind === 'state' ? '--state-dir' : '--run-dir';
       throw new PodscopeError('FailedPrecondition', `${kind} dir ${dir} is in use by another Podscope engine (pid ${owner}); stop it, talk to it through its CRI socket (--endpoint), or use another ${flag}`, {
         details: { [kind === 'state' ? 'stateDir' : 'runDir']: dir, lockFile: file, ownerPid: owner },
