@@ -2,7 +2,11 @@
 import type { SandboxApi } from '../../shared/domain/sandbox';
 import { engineOptionsFromFlags, type Flags } from './args';
 
-export async function withApi<T>(flags: Flags, fn: (api: SandboxApi) => Promise<T>): Promise<T> {
+/**
+ * @param access "read" for verbs that only look (pods, inspectp): the engine is opened read-only, takes no lock and
+ * changes nothing on the host, so it is safe beside a daemon on the same (or a shared) run dir.
+ */
+export async function withApi<T>(flags: Flags, fn: (api: SandboxApi) => Promise<T>, access: 'read' | 'write' = 'write'): Promise<T> {
   if (typeof flags.endpoint === 'string') {
     const { createCriEndpointApi } = await import('../cri/client');
     const api = createCriEndpointApi(flags.endpoint);
@@ -13,7 +17,7 @@ export async function withApi<T>(flags: Flags, fn: (api: SandboxApi) => Promise<
     }
   }
   const { createEngine } = await import('../engine/index');
-  const engine = await createEngine(engineOptionsFromFlags(flags));
+  const engine = await createEngine(engineOptionsFromFlags(flags), { readOnly: access === 'read' });
   try {
     return await fn(engine);
   } finally {

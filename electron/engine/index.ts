@@ -21,19 +21,27 @@ export { DEFAULT_ENGINE_OPTIONS } from './options';
 
 export interface CreateEngineExtras {
   runner?: ProcessRunner;
-  /** skip the state-dir lock (tests that deliberately open one dir twice) */
+  /** skip the state-dir and run-dir locks (tests that deliberately open one dir twice) */
   noLock?: boolean;
+  /**
+   * Look only (CLI `pods`, `inspectp`): takes no lock, so it works beside a daemon on the same dirs, and changes
+   * nothing on the host: start-up reconciles in memory, collects no garbage, and run/stop/remove are refused.
+   */
+  readOnly?: boolean;
+  /** where start-up reports what it collected (default: stderr) */
+  log?: (line: string) => void;
 }
 
 export async function createEngine(partial: Partial<EngineOptions> = {}, extras: CreateEngineExtras = {}): Promise<SandboxEngine & Engine> {
   const options: EngineOptions = { ...DEFAULT_ENGINE_OPTIONS, ...partial };
   const runner = extras.runner ?? new NodeProcessRunner();
   const problems = await checkHost(options, runner);
-  const lock = extras.noLock ? undefined : await StateDirLock.acquire(options.stateDir);
+  const readOnly = extras.readOnly ?? false;
+  const lock = extras.noLock || readOnly ? undefined : await StateDirLock.acquireBoth(options.stateDir, options.runDir);
   try {
     const engine = new SandboxEngine({
       options,
-      netns: new LinuxNetnsManager(options.netnsDir, runner),
+      netns: new LinuxNetnsManager(options.netnsDir, runner, { readOnly }),
       cni: createCniManager({ confDir: options.cniConfDir, binDirs: options.cniBinDirs, cacheDir: options.cniCacheDir, maxConfNum: options.maxConfNum, runner, defaultPluginTimeoutMs: options.pluginTimeoutMs }),
       runtime: new RuncPauseRuntime({ runcPath: options.runcPath, root: join(options.runDir, 'runc'), runner, rootfsDir: join(options.stateDir, 'pause', 'rootfs') }),
       files: hostSandboxFiles(runner),
@@ -43,6 +51,8 @@ export async function createEngine(partial: Partial<EngineOptions> = {}, extras:
       cleanupTimeoutMs: 60_000,
       lock,
       problems,
+      readOnly,
+      log: extras.log ?? ((line) => process.stderr.write(`podscope engine (pid ${process.pid}): ${line}\n`)),
     });
     await engine.start();
     return engine;

@@ -208,6 +208,30 @@ export interface EngineInfo {
   pluginTimeoutMs?: number;
   /** empty when the engine can do its job; otherwise what is missing and why */
   problems: string[];
+  /** the random id in the state dir that marks what this engine owns (runc annotation, netns names) */
+  stateDirId?: string;
+  /** a read-only engine (CLI pods/inspectp) changes nothing on the host */
+  readOnly?: boolean;
+  /**
+   * What start-up collected that a killed engine had left behind (absent when the peer does not report it, e.g. an
+   * older Podscope over CRI or an engine that could not start).
+   */
+  startupGc?: StartupGcItem[];
+}
+
+export type StartupGcKind = 'cni-cache-temp' | 'record-temp' | 'state-id-temp' | 'netns' | 'runc-container' | 'process';
+
+export interface StartupGcItem {
+  kind: StartupGcKind;
+  /** a file or netns path (absent for containers) */
+  path?: string;
+  /** a runc container id, or the pid of a helper process (absent for files) */
+  id?: string;
+  /** what was done, e.g. "deleted", "unmounted and deleted", "killed and deleted" */
+  action: string;
+  /** set when the action failed: the item is still there */
+  error?: string;
+  at: string;
 }
 
 export interface RuntimeCondition { type: string; status: boolean; reason: string; message: string }

@@ -22,7 +22,7 @@ export async function run(argv: string[]): Promise<number> {
       const live = flags.live ? await api.live(status.id).catch((e: unknown) => ({ unavailable: (e as Error).message })) : undefined;
       return { status, live };
     })),
-  );
+  'read');
   if (output === 'json') {
     const docs = views.map((v) => (v.live ? { ...v.status, live: v.live } : v.status));
     process.stdout.write(`${JSON.stringify(docs.length === 1 ? docs[0] : docs, null, 2)}\n`);

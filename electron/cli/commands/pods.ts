@@ -32,7 +32,7 @@ export async function run(argv: string[]): Promise<number> {
   }
   const output = (flags.output as string | undefined) ?? 'table';
   if (output !== 'table' && output !== 'json') throw new PodscopeError('InvalidArgument', `-o must be table or json, not ${JSON.stringify(output)}`);
-  const pods = await withApi(flags, (api) => api.list(filter));
+  const pods = await withApi(flags, (api) => api.list(filter), 'read');
   if (flags.quiet) process.stdout.write(pods.map((p) => `${p.id}\n`).join(''));
   else if (output === 'json') process.stdout.write(`${JSON.stringify({ items: pods }, null, 2)}\n`);
   else {

@@ -120,6 +120,12 @@ export const CniConfigViewSchema: z.ZodType<CniConfigView> = z.object({
 export const EngineInfoSchema: z.ZodType<EngineInfo> = z.object({
   version: str, pid: num, uid: num, stateDir: str, runDir: str, netnsDir: str, cniConfDir: str, cniBinDirs: z.array(str), cniCacheDir: str,
   ipPreference: IpPreference, maxConfNum: z.number().optional(), pluginTimeoutMs: z.number().optional(), problems: z.array(str),
+  stateDirId: str.optional(),
+  readOnly: z.boolean().optional(),
+  startupGc: z.array(z.object({
+    kind: z.enum(['cni-cache-temp', 'record-temp', 'state-id-temp', 'netns', 'runc-container', 'process']),
+    path: str.optional(), id: str.optional(), action: str, error: str.optional(), at: str,
+  })).optional(),
 });
 
 /**

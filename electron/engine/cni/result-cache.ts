@@ -34,6 +34,13 @@ export interface AttachmentKey {
   ifName: string;
 }
 
+const TEMP_SUFFIX = /\.tmp-\d+-[0-9a-f]+$/;
+
+/** a temp file of a cache write (`<entry>.tmp-<pid>-<rand>`): it exists only between the write and the rename */
+export function isCacheTempName(name: string): boolean {
+  return TEMP_SUFFIX.test(name);
+}
+
 export class ResultCache {
   readonly dir: string;
 
@@ -89,8 +96,12 @@ export class ResultCache {
     return { state: 'found', result: isV1 ? (doc as Record<string, unknown>).result : doc };
   }
 
+  /** Deletes the entry and any temp a crashed write of it left (so a later remove never strands one). */
   async remove(k: AttachmentKey): Promise<void> {
     await rm(this.filePath(k), { force: true });
+    const prefix = `${path.basename(this.filePath(k))}.tmp-`;
+    const names = await readdir(this.dir).catch(() => [] as string[]);
+    await Promise.all(names.filter((n) => n.startsWith(prefix) && isCacheTempName(n)).map((n) => rm(path.join(this.dir, n), { force: true })));
   }
 
   /** libcni GetCachedAttachments: names containing `-<id>-` whose content names the same container. */

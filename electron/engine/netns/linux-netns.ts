@@ -16,6 +16,8 @@ import { mountAt, readMountInfo, type MountEntry } from './mountinfo';
 export interface LinuxNetnsOptions {
   /** per-command timeout (unshare, mount, umount) */
   timeoutMs?: number;
+  /** a read-only engine (CLI `pods`/`inspectp`): never creates, unmounts or deletes anything, not even a stale file */
+  readOnly?: boolean;
 }
 
 const NETNS_PREFIX = 'cni-';
@@ -54,6 +56,7 @@ async function unlinkIfPresent(path: string): Promise<void> {
 
 export class LinuxNetnsManager implements NetnsManager {
   private readonly timeoutMs: number;
+  private readonly readOnly: boolean;
   private dirReady: Promise<void> | undefined;
 
   constructor(
@@ -62,6 +65,11 @@ export class LinuxNetnsManager implements NetnsManager {
     options: LinuxNetnsOptions = {},
   ) {
     this.timeoutMs = options.timeoutMs ?? 10_000;
+    this.readOnly = options.readOnly ?? false;
+  }
+
+  private refuseIfReadOnly(what: string): void {
+    if (this.readOnly) throw new PodscopeError('FailedPrecondition', `a read-only engine does not ${what}`);
   }
 
   newPath(): string {
@@ -69,6 +77,7 @@ export class LinuxNetnsManager implements NetnsManager {
   }
 
   async create(signal?: AbortSignal, path = this.newPath()): Promise<string> {
+    this.refuseIfReadOnly(`create the network namespace ${path}`);
     await this.prepareDir();
     try {
       const file = await open(path, constants.O_RDONLY | constants.O_CREAT | constants.O_EXCL, 0o444);
@@ -86,6 +95,7 @@ export class LinuxNetnsManager implements NetnsManager {
   }
 
   async remove(path: string): Promise<void> {
+    this.refuseIfReadOnly(`remove the network namespace ${path}`);
     const real = await realpathOrUndefined(path);
     if (real === undefined) return;
     if (isNamespaceMount(mountAt(await readMountInfo(), real))) {
@@ -106,7 +116,7 @@ export class LinuxNetnsManager implements NetnsManager {
     const real = await realpathOrUndefined(path);
     if (real === undefined) return true;
     if (isNamespaceMount(mountAt(await readMountInfo(), real))) return false;
-    await unlinkIfPresent(path);
+    if (!this.readOnly) await unlinkIfPresent(path);
     return true;
   }
 

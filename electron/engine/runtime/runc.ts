@@ -6,6 +6,7 @@
  * runc hands its stdio to the container, so it runs with /dev/null stdio (`ignoreOutput`) and reports its own errors
  * through `--log <bundle>/runc.log --log-format json`. The other commands exit promptly and are read on stderr.
  */
+import { existsSync } from 'node:fs';
 import { mkdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -13,7 +14,7 @@ import { PodscopeError, type ErrorCode } from '../../../shared/domain/errors';
 import { describeCommand, type ExecResult, type ProcessRunner } from '../os/exec';
 import { ensurePauseRootfs } from './pause-rootfs';
 import { parseRuncLog, readLogFrom, runcErrors } from './runc-log';
-import type { PauseRuntime, PauseState, RuntimeStepReporter } from './types';
+import type { PauseRuntime, PauseState, RuntimeContainer, RuntimeStepReporter } from './types';
 
 export interface RuncPauseRuntimeOptions {
   runcPath: string;
@@ -111,6 +112,7 @@ export class RuncPauseRuntime implements PauseRuntime {
   }
 
   async state(id: string, signal?: AbortSignal): Promise<PauseState | undefined> {
+    if (!this.rootExists()) return undefined;
     const r = await this.runc(['state', id], { signal });
     if (r.exitCode !== 0) {
       if (DOES_NOT_EXIST.test(r.stderr)) return undefined;
@@ -121,11 +123,24 @@ export class RuncPauseRuntime implements PauseRuntime {
   }
 
   async list(): Promise<string[]> {
+    return (await this.listContainers()).map((c) => c.id);
+  }
+
+  async listContainers(): Promise<RuntimeContainer[]> {
+    if (!this.rootExists()) return [];
     const r = await this.runc(['list', '--format', 'json'], {});
     if (r.exitCode !== 0) throw runcFailure('list', r, stderrErrors(r));
     // runc prints `null` when its root holds no container
-    const items = JSON.parse(r.stdout) as { id: string }[] | null;
-    return (items ?? []).map((c) => c.id);
+    const items = JSON.parse(r.stdout) as { id: string; status?: string; annotations?: Record<string, string> }[] | null;
+    return (items ?? []).map((c) => ({ id: c.id, status: c.status ?? '', annotations: c.annotations ?? {} }));
+  }
+
+  /**
+   * runc creates its --root on any command, even `list` and `state`: with no root there is no container, and a
+   * look (a read-only `podscope pods` on a fresh run dir) must not create one.
+   */
+  private rootExists(): boolean {
+    return existsSync(this.options.root);
   }
 
   /** Polls `runc state` (the engine is no subreaper, so there is no exit status to wait on). */

@@ -9,6 +9,12 @@ export interface PauseState {
   bundle: string;
 }
 
+export interface RuntimeContainer {
+  id: string;
+  status: string;
+  annotations: Record<string, string>;
+}
+
 /** called once per runtime command with what ran and how long it took */
 export type RuntimeStepReporter = (step: StepReport) => void;
 
@@ -25,4 +31,6 @@ export interface PauseRuntime {
   state(id: string): Promise<PauseState | undefined>;
   /** ids of every container under the engine's runc root */
   list(): Promise<string[]>;
+  /** every container under the runc root with its OCI annotations (they say which engine owns it) */
+  listContainers(): Promise<RuntimeContainer[]>;
 }

@@ -10,6 +10,7 @@ import type { PauseRuntime } from '../runtime/types';
 import type { KeyedMutex } from './keyed-mutex';
 import type { NameRegistrar } from './name-registrar';
 import type { SandboxStore } from './store';
+import type { EngineOwner } from './ownership';
 
 
 /** Per-sandbox host files (hostname, hosts, resolv.conf) and the /dev/shm tmpfs. */
@@ -41,4 +42,10 @@ export interface EngineContext {
   processAlive(pid: number, startTicks?: number): Promise<boolean>;
   /** timeout for undo steps after a failure, and for stop/remove steps */
   cleanupTimeoutMs: number;
+  /** CLI `pods`/`inspectp`: look, never change anything on the host (no verbs, no record writes, no start-up GC) */
+  readOnly: boolean;
+  /** what marks the host resources this engine owns; set by start() */
+  owner: EngineOwner;
+  /** one line per notable start-up action (garbage collected items) */
+  log?: (line: string) => void;
 }

@@ -1,24 +1,56 @@
 /**
  * Start-up reconciliation: rebuild the store from disk, re-reserve names, and align each sandbox with what runc and
- * the netns dir say now (a reboot or a crash between two steps leaves either side behind).
+ * the netns dir say now (a reboot or a crash between two steps leaves either side behind). Then start-up garbage
+ * collection of what a killed engine can leave with no record to find it by (startup-gc.ts).
+ *
+ * Only what this engine owns is ever touched: a runc container counts as ours only when it carries our state dir id
+ * (ownership.ts); one without it is reported and left alone, even under our runc root, because a run dir may be
+ * shared by mistake with an engine on another state dir. A read-only engine (CLI `pods`, `inspectp`) only looks:
+ * what it derives (a pause that died ⇒ NotReady) is shown but never written back, and nothing is stopped or deleted.
  */
-import type { PauseState } from '../runtime/types';
+import { join } from 'node:path';
+import type { StartupGcItem } from '../../../shared/domain/sandbox';
+import { waitForOrphanHelpers } from './orphan-helpers';
+import type { PauseState, RuntimeContainer } from '../runtime/types';
 import type { EngineContext } from './context';
+import { OWNER_ANNOTATION } from './ownership';
 import type { SandboxRecord } from './record';
+import { collectCacheTemps, collectOrphanNetns, gcItem } from './startup-gc';
 import { processStartTicks } from './status';
 import { toSummary } from './view';
 
 export interface RecoveryReport {
   loaded: number;
   problems: string[];
-  /** runc containers under the engine's root that no record owns; deleted */
+  /** runc containers of ours (by the ownership annotation) that no record owns; killed and deleted */
   orphanContainers: string[];
+  /** everything start-up collected, each with what was done */
+  startupGc: StartupGcItem[];
 }
 
-export async function recoverSandboxes(ctx: EngineContext): Promise<RecoveryReport> {
-  const loadProblems = await ctx.store.load();
+export interface RecoveryOptions {
+  /**
+   * The previous engine on these dirs died holding them (its pid was still in the lock file): wait for the CNI
+   * plugins and runc commands it left running before touching anything (orphan-helpers.ts).
+   */
+  uncleanShutdown?: boolean;
+  /** how long to wait for them before killing them (default 10 s) */
+  orphanWaitMs?: number;
+}
+
+export async function recoverSandboxes(ctx: EngineContext, opts: RecoveryOptions = {}): Promise<RecoveryReport> {
+  const startupGc: StartupGcItem[] = [];
+  const loadProblems = await ctx.store.load((file) => startupGc.push(gcItem('record-temp', { path: file }, 'deleted (a record write interrupted before its rename)')));
   const problems = loadProblems.map((p) => `cannot load ${p.file}: ${p.message} (its sandbox is left alone: fix or remove the file)`);
   const records = ctx.store.all();
+  if (opts.uncleanShutdown && !ctx.readOnly) {
+    const ids = new Set([...records.map((r) => r.id), ...loadProblems.map((p) => p.id)]);
+    for (const h of await waitForOrphanHelpers(ids, join(ctx.options.runDir, 'runc'), opts.orphanWaitMs ?? 10_000)) {
+      startupGc.push(gcItem('process', { id: String(h.pid) }, h.outcome === 'exited'
+        ? `waited ${h.waitedMs} ms for it to finish (left running by the engine that died): ${h.what}`
+        : `killed after ${h.waitedMs} ms (left running by the engine that died, still not done): ${h.what}`));
+    }
+  }
   for (const rec of records) {
     try {
       ctx.names.reserve(rec.name, rec.id);
@@ -32,20 +64,48 @@ export async function recoverSandboxes(ctx: EngineContext): Promise<RecoveryRepo
     problems.push(`sandbox ${rec.id}: state kept as recorded, ${(e as Error).message}`);
   })));
 
-  // a record that exists but cannot be read still owns its container
+  // a record that exists but cannot be read still owns its container (the id is its file name) and whatever its text names
   const known = new Set([...records.map((r) => r.id), ...loadProblems.map((p) => p.id)]);
+  const unreadableText = loadProblems.map((p) => p.raw ?? '');
   const orphanContainers: string[] = [];
-  for (const id of await ctx.runtime.list().catch(() => [] as string[])) {
-    if (known.has(id)) continue;
+  const containers = await ctx.runtime.listContainers().catch((e: unknown) => {
+    problems.push(`cannot list runc containers: ${(e as Error).message}`);
+    return [] as RuntimeContainer[];
+  });
+  const ownerId = ctx.owner.stateDirId;
+  for (const c of containers) {
+    if (known.has(c.id)) continue;
+    const owner = c.annotations[OWNER_ANNOTATION];
+    if (!ownerId || owner !== ownerId) {
+      // Another engine's (a shared run dir), or made before containers were stamped: not ours to kill.
+      if (!ctx.readOnly) {
+        problems.push(`runc container ${c.id} (${c.status}) under this engine's runc root has no record here and is not ours (${owner ? `owned by state dir id ${owner}` : 'no owner annotation'}): left alone`);
+      }
+      continue;
+    }
+    if (ctx.readOnly) continue;
     try {
-      await ctx.runtime.stop(id);
-      await ctx.runtime.delete(id);
-      orphanContainers.push(id);
+      await ctx.runtime.stop(c.id);
+      await ctx.runtime.delete(c.id);
+      orphanContainers.push(c.id);
+      startupGc.push(gcItem('runc-container', { id: c.id }, `killed and deleted (${c.status}, no record)`));
     } catch (e) {
-      problems.push(`orphan runc container ${id}: ${(e as Error).message}`);
+      problems.push(`orphan runc container ${c.id}: ${(e as Error).message}`);
+      startupGc.push(gcItem('runc-container', { id: c.id }, 'kill and delete', e));
     }
   }
-  return { loaded: records.length, problems, orphanContainers };
+
+  if (!ctx.readOnly) {
+    const referenced = records.flatMap((r) => (r.netnsPath ? [r.netnsPath] : []));
+    startupGc.push(...(await collectOrphanNetns(ctx, referenced, unreadableText)));
+    startupGc.push(...(await collectCacheTemps(ctx.options.cniCacheDir, known)));
+  }
+  for (const item of startupGc) {
+    const what = item.path ?? item.id ?? '';
+    ctx.log?.(`start-up GC: ${item.kind} ${what}: ${item.error ? `${item.action} failed: ${item.error}` : item.action}`);
+    if (item.error) problems.push(`start-up GC could not ${item.action} ${item.kind} ${what}: ${item.error}`);
+  }
+  return { loaded: records.length, problems, orphanContainers, startupGc };
 }
 
 async function reconcile(ctx: EngineContext, rec: SandboxRecord): Promise<void> {
@@ -67,6 +127,7 @@ async function reconcile(ctx: EngineContext, rec: SandboxRecord): Promise<void> 
     changed = true;
   }
   if (changed) {
+    // a read-only store keeps this in memory only: the listing shows the truth, the disk is left as it was
     await ctx.store.save(rec);
     ctx.emit({ type: 'sandbox.changed', id: rec.id, summary: toSummary(rec) });
   }

@@ -24,13 +24,17 @@ import { every, watchConfDir, type Stoppable } from './watchers';
 import { stopSandbox } from './stop';
 import { SandboxStore } from './store';
 import type { StateDirLock } from './state-lock';
+import { loadStateDirId, netnsTag, stampOwner, withOwnedNetnsNames } from './ownership';
+import { gcItem } from './startup-gc';
 
 export const ENGINE_VERSION = '0.1.0';
 /** /proc reads only, so cheap enough to run every couple of seconds */
 const PAUSE_POLL_MS = 2000;
 
-export type EngineDeps = Omit<EngineContext, 'store' | 'names' | 'locks' | 'emit' | 'processAlive'> & {
+export type EngineDeps = Omit<EngineContext, 'store' | 'names' | 'locks' | 'emit' | 'processAlive' | 'readOnly' | 'owner'> & {
   processAlive?: EngineContext['processAlive'];
+  /** CLI `pods`/`inspectp`: nothing on the host is changed (see EngineContext.readOnly) */
+  readOnly?: boolean;
   lock?: StateDirLock;
   /** problems found while setting up (missing runc, not root…), shown by info() */
   problems?: string[];
@@ -39,20 +43,31 @@ export type EngineDeps = Omit<EngineContext, 'store' | 'names' | 'locks' | 'emit
 export class SandboxEngine implements Engine {
   private readonly listeners = new Set<SandboxEventListener>();
   private readonly ctx: EngineContext;
-  private recovery: RecoveryReport = { loaded: 0, problems: [], orphanContainers: [] };
+  private recovery: RecoveryReport = { loaded: 0, problems: [], orphanContainers: [], startupGc: [] };
   private readonly background: Stoppable[] = [];
   /** what forced removes left on the host in this process's lifetime (shown by info()) */
   private readonly forcedLeftovers: string[] = [];
+  /** the netns name tag, known once start() has read the state dir id */
+  private readonly ownerTag: { value: Buffer | undefined };
 
   constructor(private readonly deps: EngineDeps) {
+    const readOnly = deps.readOnly ?? false;
+    const owner = { stateDirId: undefined as string | undefined };
+    const tag = { value: undefined as Buffer | undefined };
     this.ctx = {
       ...deps,
-      store: new SandboxStore(deps.options.stateDir),
+      readOnly,
+      owner,
+      // every namespace name and pause container carries the owner's id (ownership.ts)
+      netns: withOwnedNetnsNames(deps.netns, () => tag.value),
+      buildPauseSpec: (input) => stampOwner(deps.buildPauseSpec(input), owner.stateDirId, deps.options.stateDir),
+      store: new SandboxStore(deps.options.stateDir, { readOnly }),
       names: new NameRegistrar(),
       locks: new KeyedMutex(),
       emit: (e) => this.emit(e),
       processAlive: deps.processAlive ?? isProcessAlive,
     };
+    this.ownerTag = tag;
   }
 
   get options(): EngineOptions {
@@ -62,7 +77,12 @@ export class SandboxEngine implements Engine {
   /** Loads the store and reconciles it with runc and the netns dir; call once before serving. */
   async start(): Promise<RecoveryReport> {
     await this.ctx.cni.load();
-    this.recovery = await recoverSandboxes(this.ctx);
+    const idTemps: string[] = [];
+    const stateDirId = await loadStateDirId(this.deps.options.stateDir, this.ctx.readOnly, (f) => idTemps.push(f));
+    this.ctx.owner.stateDirId = stateDirId;
+    this.ownerTag.value = stateDirId ? netnsTag(stateDirId) : undefined;
+    this.recovery = await recoverSandboxes(this.ctx, { uncleanShutdown: (this.deps.lock?.uncleanPreviousHolders.length ?? 0) > 0 });
+    this.recovery.startupGc.unshift(...idTemps.map((path) => gcItem('state-id-temp', { path }, 'deleted (an id write interrupted before its link)')));
     this.background.push(
       watchConfDir(this.deps.options.cniConfDir, () => void this.reloadCniConfig()),
       every(PAUSE_POLL_MS, async () => {
@@ -89,14 +109,15 @@ export class SandboxEngine implements Engine {
 
   /** The signal cancels a run in flight; what it had acquired is undone as for any failure. */
   run(req: RunSandboxRequest, signal?: AbortSignal): Promise<{ id: string }> {
-    return runSandbox(this.ctx, req, signal);
+    return this.ctx.readOnly ? this.refuseReadOnly('run a sandbox') : runSandbox(this.ctx, req, signal);
   }
 
   stop(id: string): Promise<void> {
-    return stopSandbox(this.ctx, id);
+    return this.ctx.readOnly ? this.refuseReadOnly('stop a sandbox') : stopSandbox(this.ctx, id);
   }
 
   async remove(id: string, opts?: RemoveOptions): Promise<void> {
+    if (this.ctx.readOnly) return this.refuseReadOnly('remove a sandbox');
     try {
       await removeSandbox(this.ctx, id, opts);
     } catch (e) {
@@ -105,6 +126,10 @@ export class SandboxEngine implements Engine {
       if (opts?.force && Array.isArray(details.leftBehind)) this.forcedLeftovers.push((e as Error).message);
       throw e;
     }
+  }
+
+  private async refuseReadOnly(what: string): Promise<never> {
+    throw new PodscopeError('FailedPrecondition', `this engine was opened read-only (for a listing or an inspection) and does not ${what}`);
   }
 
   status(id: string): Promise<SandboxStatus> {
@@ -190,6 +215,9 @@ export class SandboxEngine implements Engine {
         ...this.recovery.problems,
         ...this.forcedLeftovers,
       ],
+      ...(this.ctx.owner.stateDirId ? { stateDirId: this.ctx.owner.stateDirId } : {}),
+      readOnly: this.ctx.readOnly,
+      startupGc: this.recovery.startupGc,
     };
   }
 

@@ -1,47 +1,199 @@
 /**
- * One engine per state dir. The lock is an abstract unix socket named after the state dir's real path: binding it
- * is atomic, and the kernel releases it when the holder dies however it dies, so there is no stale lock to detect
- * (a pid file survives reboots and pid reuse; an O_EXCL file has a window where it exists but is empty).
- * A pid file next to the state is written only to name the holder in the error.
+ * One engine per state dir and per run dir, decided by the directory's identity, not by how its path is spelled.
+ *
+ * The lock is flock(2) on `<dir>/engine.lock`. A flock belongs to the open file description, and a bind mount, a
+ * symlink or `..` in the path all reach the same inode, so every spelling of the directory is the same lock (an
+ * earlier version bound an abstract socket named after the realpath, which a bind mount defeated). The kernel drops
+ * the lock when the last descriptor closes, i.e. when the engine exits however it exits (SIGKILL included): there is
+ * never a stale lock to detect, unlike pid files or O_EXCL files.
+ *
+ * Node has no flock API and native modules are not an option (no native builds here), so util-linux `flock(1)` takes
+ * the lock for us: the engine opens the lock file and hands that descriptor to `flock -n 3` as its fd 3. flock(1)
+ * locks fd 3 and exits at once; because the child's fd 3 and the engine's fd are the same open file description, the
+ * lock now lives exactly as long as the engine's descriptor. No helper process stays behind to outlive (or die
+ * before) the engine. The descriptor is opened O_CLOEXEC (libuv's default), so CNI plugins, runc and the pause
+ * container never inherit it and cannot keep the lock alive after the engine is gone.
+ *
+ * The holder writes its pid into the lock file once it holds the lock, only so that a refused engine can name it.
  */
-import { createHash } from 'node:crypto';
-import { mkdir, readFile, realpath, rm, writeFile } from 'node:fs/promises';
-import { createServer, type Server } from 'node:net';
+import { spawn } from 'node:child_process';
+import { closeSync, existsSync, fstatSync, ftruncateSync, openSync, readdirSync, readFileSync, statSync, writeSync } from 'node:fs';
+import { mkdir, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { PodscopeError } from '../../../shared/domain/errors';
 
-export class StateDirLock {
+export const LOCK_FILE = 'engine.lock';
+/** how long to retry when the pid in the lock file is dead but the lock is still held (see acquire) */
+const DEAD_HOLDER_GRACE_MS = 3000;
+/** the exit code flock(1) is told to use when the lock is held by someone else (`-E`); 75 is EX_TEMPFAIL */
+const CONFLICT_EXIT = 75;
+
+export type LockedDirKind = 'state' | 'run';
+
+/** Runs `flock -n -E 75 3` on fd; true when it took the lock, false when someone else holds it. */
+function flockNonBlocking(fd: number): Promise<boolean> {
+  return new Promise((resolve, reject) => {
+    const child = spawn('flock', ['--nonblock', '--conflict-exit-code', String(CONFLICT_EXIT), '3'], { stdio: ['ignore', 'ignore', 'pipe', fd] });
+    let stderr = '';
+    child.stderr!.on('data', (b: Buffer) => (stderr += b.toString()));
+    child.once('error', (e) => reject(new PodscopeError('Internal', `cannot run flock(1) from util-linux to lock the engine's directories: ${e.message}`, { cause: e })));
+    child.once('close', (code) => {
+      if (code === 0) resolve(true);
+      else if (code === CONFLICT_EXIT) resolve(false);
+      else reject(new PodscopeError('Internal', `flock(1) failed (exit ${String(code)}): ${stderr.trim()}`));
+    });
+  });
+}
+
+/**
+ * Processes other than this one with the lock file open (read from /proc/<pid>/fd, which root can read): the real
+ * holders, even when the pid written in the file is stale. Only called on the refusal path.
+ */
+function processesHolding(fd: number): { pid: string; comm: string }[] {
+  const self = fstatSync(fd);
+  const out: { pid: string; comm: string }[] = [];
+  for (const pid of readdirSafe('/proc')) {
+    if (!/^\d+$/.test(pid) || Number(pid) === process.pid) continue;
+    const holds = readdirSafe(`/proc/${pid}/fd`).some((n) => {
+      try {
+        const s = statSync(`/proc/${pid}/fd/${n}`);
+        return s.dev === self.dev && s.ino === self.ino;
+      } catch {
+        return false;
+      }
+    });
+    if (holds) out.push({ pid, comm: readFirstLine(`/proc/${pid}/comm`) });
+  }
+  return out;
+}
+
+/** Whether the pid written in the lock file is a live process (no pid yet: its writer has only just locked it). */
+async function writtenHolderAlive(file: string): Promise<boolean> {
+  const text = (await readFile(file, 'utf8').catch(() => '')).trim();
+  if (!/^\d+$/.test(text)) return true;
+  return existsSync(`/proc/${text}`);
+}
+
+function readdirSafe(dir: string): string[] {
+  try {
+    return readdirSync(dir);
+  } catch {
+    return [];
+  }
+}
+
+function readFirstLine(file: string): string {
+  try {
+    return readFileSync(file, 'utf8').split('\n')[0] ?? '';
+  } catch {
+    return '';
+  }
+}
+
+/** An exclusive flock on `<dir>/engine.lock`, held for as long as this object is not released (or the process lives). */
+export class DirLock {
   private constructor(
-    private readonly server: Server,
-    private readonly pidFile: string,
+    readonly dir: string,
+    private fd: number | undefined,
+    /** the pid a previous holder left in the file: it died holding the lock (a clean release clears it) */
+    readonly previousHolder: string | undefined,
   ) {}
 
-  static async acquire(stateDir: string): Promise<StateDirLock> {
-    await mkdir(stateDir, { recursive: true, mode: 0o700 });
-    const real = await realpath(stateDir);
-    const name = `\0podscope-engine-${createHash('sha256').update(real).digest('hex').slice(0, 32)}`;
-    const pidFile = join(stateDir, 'engine.pid');
-    const server = createServer();
+  /** dev:inode of the lock file: two DirLocks on one directory (however spelled) have the same identity */
+  get identity(): string {
+    if (this.fd === undefined) return '';
+    const s = fstatSync(this.fd);
+    return `${s.dev}:${s.ino}`;
+  }
+
+  static async acquire(dir: string, kind: LockedDirKind = 'state'): Promise<DirLock> {
+    await mkdir(dir, { recursive: true, mode: 0o700 });
+    const file = join(dir, LOCK_FILE);
+    // a raw fd, not a FileHandle: a FileHandle is closed when garbage-collected, which would drop the lock
+    const fd = openSync(file, 'a+', 0o600);
+    let locked = false;
     try {
-      await new Promise<void>((resolve, reject) => {
-        server.once('error', reject);
-        server.listen({ path: name, exclusive: true }, () => resolve());
-      });
+      locked = await flockNonBlocking(fd);
+      // The engine named in the file is dead, yet the lock is held: by a child it was forking when it died (between
+      // fork and exec a child shares every descriptor; close-on-exec drops ours only at exec). That lasts
+      // milliseconds, so a restart right after a SIGKILL waits a moment instead of failing.
+      const deadline = performance.now() + DEAD_HOLDER_GRACE_MS;
+      while (!locked && performance.now() < deadline && !(await writtenHolderAlive(file))) {
+        await sleep(50);
+        locked = await flockNonBlocking(fd);
+      }
     } catch (e) {
-      if ((e as NodeJS.ErrnoException).code !== 'EADDRINUSE') throw e;
-      const owner = (await readFile(pidFile, 'utf8').catch(() => '')).trim() || 'unknown';
-      throw new PodscopeError('FailedPrecondition', `state dir ${stateDir} is in use by another Podscope engine (pid ${owner}); stop it, talk to it through its CRI socket (--endpoint), or use another --state-dir`, {
-        details: { stateDir, ownerPid: owner },
+      closeSync(fd);
+      throw e;
+    }
+    if (!locked) {
+      const holders = processesHolding(fd);
+      closeSync(fd);
+      // the pid written in the file names the engine; /proc names whoever really has the file open right now
+      const written = (await readFile(file, 'utf8').catch(() => '')).trim();
+      const owner = (holders.length ? holders.map((h) => (h.pid === written ? h.pid : `${h.pid} ${h.comm}`)).join(', ') : written) || 'unknown';
+      const flag = kind === 'state' ? '--state-dir' : '--run-dir';
+      throw new PodscopeError('FailedPrecondition', `${kind} dir ${dir} is in use by another Podscope engine (pid ${owner}); stop it, talk to it through its CRI socket (--endpoint), or use another ${flag}`, {
+        details: { [kind === 'state' ? 'stateDir' : 'runDir']: dir, lockFile: file, ownerPid: owner },
       });
     }
-    server.unref(); // holding the lock must not keep a CLI process alive
-    await writeFile(pidFile, `${process.pid}\n`, { mode: 0o600 });
-    return new StateDirLock(server, pidFile);
+    const previous = (await readFile(file, 'utf8').catch(() => '')).trim() || undefined;
+    ftruncateSync(fd, 0);
+    writeSync(fd, `${process.pid}\n`, 0);
+    return new DirLock(dir, fd, previous);
+  }
+
+  /** Closing the descriptor is what unlocks. The pid is cleared first so a reader never names a dead holder. */
+  release(): void {
+    if (this.fd === undefined) return;
+    try {
+      ftruncateSync(this.fd, 0);
+    } catch {
+      // unlocking matters, the stale pid text does not
+    }
+    closeSync(this.fd);
+    this.fd = undefined;
+  }
+}
+
+/** The state dir lock (kept under its old name for callers and tests that lock only a state dir). */
+export class StateDirLock {
+  private constructor(private readonly locks: DirLock[]) {}
+
+  /** pids of engines that died holding one of these dirs (SIGKILL, crash): start-up then looks for what they left running */
+  get uncleanPreviousHolders(): string[] {
+    return this.locks.flatMap((l) => (l.previousHolder ? [l.previousHolder] : []));
+  }
+
+  static async acquire(stateDir: string): Promise<StateDirLock> {
+    return new StateDirLock([await DirLock.acquire(stateDir, 'state')]);
+  }
+
+  /**
+   * Locks the state dir, then the run dir: an engine on another state dir but the same run dir would share the runc
+   * root and the shm/bundle dirs, and its start-up would take the first engine's containers for its own orphans.
+   * When both are one directory (however spelled) the one lock covers both.
+   */
+  static async acquireBoth(stateDir: string, runDir: string): Promise<StateDirLock> {
+    const state = await DirLock.acquire(stateDir, 'state');
+    try {
+      const id = await lockIdentityOf(runDir);
+      if (id !== undefined && id === state.identity) return new StateDirLock([state]);
+      return new StateDirLock([state, await DirLock.acquire(runDir, 'run')]);
+    } catch (e) {
+      state.release();
+      throw e;
+    }
   }
 
   async release(): Promise<void> {
-    if (!this.server.listening) return;
-    await rm(this.pidFile, { force: true });
-    await new Promise<void>((resolve) => this.server.close(() => resolve()));
+    for (const l of this.locks.splice(0).reverse()) l.release();
   }
+}
+
+/** dev:inode of `<dir>/engine.lock` when it exists (without creating anything) */
+async function lockIdentityOf(dir: string): Promise<string | undefined> {
+  const s = await stat(join(dir, LOCK_FILE)).catch(() => undefined);
+  return s ? `${s.dev}:${s.ino}` : undefined;
 }

@@ -15,6 +15,16 @@ export interface StoreLoadProblem {
   /** the sandbox id the file name claims, so recovery never treats that sandbox's resources as orphans */
   id: string;
   message: string;
+  /** the file's text when it could be read: start-up looks for names in it before calling anything an orphan */
+  raw?: string;
+}
+
+export interface StoreOptions {
+  /**
+   * Read-only (CLI `pods`/`inspectp`): load() creates and deletes nothing, save() only updates memory (a derived
+   * state such as NotReady is still shown), delete() refuses.
+   */
+  readOnly?: boolean;
 }
 
 export class SandboxStore {
@@ -26,28 +36,42 @@ export class SandboxStore {
   /** ids removed in this process: a late save (e.g. a liveness check that raced remove) must not bring them back */
   private readonly deleted = new Set<string>();
 
-  constructor(stateDir: string) {
+  private readonly readOnly: boolean;
+
+  constructor(stateDir: string, options: StoreOptions = {}) {
     this.dir = join(stateDir, 'store');
+    this.readOnly = options.readOnly ?? false;
   }
 
-  async load(): Promise<StoreLoadProblem[]> {
-    await mkdir(this.dir, { recursive: true, mode: 0o700 });
+  /** @param onTempRemoved told about each half-written record (a save a crash interrupted before its rename) it deletes */
+  async load(onTempRemoved?: (file: string) => void): Promise<StoreLoadProblem[]> {
+    let names: string[];
+    if (this.readOnly) {
+      names = await readdir(this.dir).catch((e: NodeJS.ErrnoException) => (e.code === 'ENOENT' ? [] : Promise.reject(e)));
+    } else {
+      await mkdir(this.dir, { recursive: true, mode: 0o700 });
+      names = await readdir(this.dir);
+    }
     const problems: StoreLoadProblem[] = [];
-    for (const name of (await readdir(this.dir)).sort()) {
+    for (const name of names.sort()) {
       if (name.endsWith('.tmp')) {
+        if (this.readOnly) continue;
         await rm(join(this.dir, name), { force: true }); // a write that a crash interrupted before its rename
+        onTempRemoved?.(join(this.dir, name));
         continue;
       }
       if (!name.endsWith('.json')) continue;
       const file = join(this.dir, name);
+      let raw: string | undefined;
       try {
-        const rec = JSON.parse(await readFile(file, 'utf8')) as SandboxRecord;
+        raw = await readFile(file, 'utf8');
+        const rec = JSON.parse(raw) as SandboxRecord;
         if (rec.version !== RECORD_VERSION) throw new Error(`unsupported record version ${String(rec.version)} (this engine reads ${RECORD_VERSION})`);
         if (`${rec.id}.json` !== name) throw new Error(`record id ${rec.id} does not match its file name`);
         this.records.set(rec.id, rec);
         this.index.upsert(rec);
       } catch (e) {
-        problems.push({ file, id: name.slice(0, -'.json'.length), message: (e as Error).message });
+        problems.push({ file, id: name.slice(0, -'.json'.length), message: (e as Error).message, raw });
       }
     }
     return problems;
@@ -69,6 +93,7 @@ export class SandboxStore {
     if (this.deleted.has(rec.id)) return;
     this.records.set(rec.id, rec);
     this.index.upsert(rec);
+    if (this.readOnly) return;
     const file = join(this.dir, `${rec.id}.json`);
     const tmp = `${file}.${process.pid}.${this.tmpSeq++}.tmp`; // unique: two saves of one record may overlap
     const fh = await open(tmp, 'w', 0o600);
@@ -82,6 +107,7 @@ export class SandboxStore {
   }
 
   async delete(id: string): Promise<void> {
+    if (this.readOnly) throw new PodscopeError('FailedPrecondition', `a read-only engine does not delete sandbox ${id}`);
     this.records.delete(id);
     this.index.delete(id);
     this.deleted.add(id);

@@ -1,6 +1,6 @@
 /** In-memory PauseRuntime for unit tests: keeps containers and their specs, reports steps, fails on demand. */
 import { PodscopeError } from '../../../shared/domain/errors';
-import type { PauseRuntime, PauseState, RuntimeStepReporter } from '../runtime/types';
+import type { PauseRuntime, PauseState, RuntimeContainer, RuntimeStepReporter } from '../runtime/types';
 
 interface FakeContainer extends PauseState {
   spec: unknown;
@@ -80,6 +80,11 @@ export class FakePauseRuntime implements PauseRuntime {
     if (this.probeHold) await this.probeHold;
     if (this.probeError) throw this.probeError;
     return [...this.containers.values()].some((c) => c.pid === pid && c.status === 'running');
+  }
+
+  async listContainers(): Promise<RuntimeContainer[]> {
+    this.calls.push({ op: 'list' });
+    return [...this.containers.values()].map((c) => ({ id: c.id, status: c.status, annotations: { ...(c.spec as { annotations?: Record<string, string> } | undefined)?.annotations } }));
   }
 
   /** Simulates the pause process dying on its own (OOM kill, someone's `kill -9`). */

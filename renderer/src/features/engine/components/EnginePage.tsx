@@ -5,6 +5,43 @@ import { KeyValues, Section } from '../../../lib/ui/KeyValues';
 import { Pill } from '../../../lib/ui/StatusPill';
 import { engineInfoQuery, runtimeConditionsQuery } from '../api/queries';
 import { useEndpointId } from '../../../lib/endpoint';
+import type { StartupGcItem } from '../../../../../shared/domain/sandbox';
+
+const GC_KIND_LABEL: Record<StartupGcItem['kind'], string> = {
+  'cni-cache-temp': 'CNI cache temp file',
+  'record-temp': 'half-written record',
+  'state-id-temp': 'half-written state dir id',
+  netns: 'network namespace',
+  'runc-container': 'runc container',
+  process: 'helper process (CNI plugin, runc)',
+};
+
+/** What start-up found left behind by an engine that was killed, and what it did about each item. */
+function StartupGcTable({ items }: { items: StartupGcItem[] }) {
+  return (
+    <Section title="Start-up garbage collection">
+      {items.length === 0 ? (
+        <p className="small muted" data-testid="startup-gc-empty">Nothing was left behind: start-up collected nothing.</p>
+      ) : (
+        <table className="table" data-testid="startup-gc">
+          <thead>
+            <tr><th>kind</th><th>path / id</th><th>action</th><th>at</th></tr>
+          </thead>
+          <tbody>
+            {items.map((g) => (
+              <tr key={`${g.kind}:${g.path ?? g.id ?? ''}`} data-kind={g.kind}>
+                <td>{GC_KIND_LABEL[g.kind] ?? g.kind}</td>
+                <td className="small" style={{ fontFamily: 'var(--mono)', wordBreak: 'break-all' }}>{g.path ?? g.id}</td>
+                <td className="small">{g.error ? <Pill tone="bad">{`${g.action} failed: ${g.error}`}</Pill> : g.action}</td>
+                <td className="small">{new Date(g.at).toLocaleTimeString()}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+    </Section>
+  );
+}
 
 export function EnginePage() {
   const client = useClient();
@@ -35,6 +72,7 @@ export function EnginePage() {
               </tbody>
             </table>
           </Section>
+          {i?.startupGc && <StartupGcTable items={i.startupGc} />}
           {i && i.problems.length > 0 && (
             <Section title="Problems">
               <ul className="problem-list">
@@ -59,6 +97,7 @@ export function EnginePage() {
                   ['CNI bin dirs', i.cniBinDirs.join(':')],
                   ['CNI cache dir', i.cniCacheDir],
                   ['IP preference', i.ipPreference],
+                  ...(i.stateDirId ? [['state dir id', i.stateDirId] as [string, string]] : []),
                   ['front end', `${environment.mode}${environment.mode === 'electron' ? (environment.chromiumSandbox ? ' (sandboxed)' : ' (NO Chromium sandbox)') : ''}`],
                 ]}
               />

@@ -1,0 +1,134 @@
+/**
+ * A throw-away real environment whose every host resource is named after the test (its own bridge, subnet, temp
+ * dir, netns dir, runc root, CNI cache and IPAM dir), plus a leak check scoped to exactly those, so tests of others
+ * running at the same time never show up as leaks and are never touched by the cleanup.
+ *
+ * TODO(integrator): merge the leak check with the shared one in electron/engine/testing/leak-check.ts (written in
+ * parallel) — this one adds the own-netns-dir, runc root, cache temp and state record checks used by the SIGKILL loop.
+ */
+import { execFileSync } from 'node:child_process';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { createEngine, type EngineOptions } from '../../../electron/engine/index';
+import { restoreHost, snapshotHost, type HostSnapshot } from '../../../testkit/host-cleanup';
+
+export interface ScopedEnv {
+  dir: string;
+  bridge: string;
+  /** 10.<subnet>.0.0/24 and fd00:<subnet>::/64 */
+  subnet: number;
+  ipamDir: string;
+  options: Partial<EngineOptions> & Pick<EngineOptions, 'stateDir' | 'runDir' | 'netnsDir' | 'cniCacheDir' | 'cniConfDir'>;
+  /** CLI flags selecting the same dirs */
+  flags: string[];
+  cleanup(): Promise<void>;
+}
+
+export function sh(file: string, args: string[]): string {
+  try {
+    return execFileSync(file, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+  } catch (e) {
+    return (e as { stdout?: string }).stdout ?? '';
+  }
+}
+
+function ls(dir: string): string[] {
+  try {
+    return readdirSync(dir);
+  } catch {
+    return [];
+  }
+}
+
+export async function createScopedEnv(tag: string, subnet: number): Promise<ScopedEnv> {
+  const dir = await mkdtemp(join('/tmp', `podscope-r2-${tag}-`));
+  const bridge = `psr2-${tag}`.slice(0, 15);
+  const confDir = join(dir, 'net.d');
+  const ipamDir = join(dir, 'ipam');
+  await mkdir(confDir);
+  await writeFile(join(confDir, '10-r2.conflist'), JSON.stringify({
+    cniVersion: '1.0.0',
+    name: bridge,
+    plugins: [
+      {
+        type: 'bridge', bridge, isGateway: true, ipMasq: false, hairpinMode: true,
+        ipam: { type: 'host-local', dataDir: ipamDir, ranges: [[{ subnet: `10.${subnet}.0.0/24` }], [{ subnet: `fd00:${subnet}::/64` }]] },
+      },
+      { type: 'portmap', capabilities: { portMappings: true } },
+      { type: 'bandwidth', capabilities: { bandwidth: true } },
+    ],
+  }, null, 2));
+  const before: HostSnapshot = snapshotHost();
+  const options = {
+    stateDir: join(dir, 'state'),
+    runDir: join(dir, 'run'),
+    netnsDir: join(dir, 'netns'),
+    cniConfDir: confDir,
+    cniBinDirs: ['/usr/lib/cni'],
+    cniCacheDir: join(dir, 'cni-cache'),
+    pluginTimeoutMs: 30_000,
+  };
+  const flags = ['--cni-conf-dir', confDir, '--cni-bin-dir', '/usr/lib/cni', '--cni-cache-dir', options.cniCacheDir, '--state-dir', options.stateDir, '--run-dir', options.runDir, '--netns-dir', options.netnsDir];
+  return {
+    dir, bridge, subnet, ipamDir, options, flags,
+    async cleanup() {
+      // a sweeper on the same dirs removes whatever sandbox is left (ours only: it is our state dir)
+      const sweeper = await createEngine(options, { noLock: true, log: () => undefined }).catch(() => undefined);
+      if (sweeper) {
+        for (const s of await sweeper.list()) await sweeper.remove(s.id).catch(() => undefined);
+        await sweeper.close();
+      }
+      const runcRoot = join(options.runDir, 'runc');
+      for (const c of runcList(runcRoot)) sh('runc', ['--root', runcRoot, 'delete', '--force', c.id]);
+      for (const n of ls(options.netnsDir)) sh('umount', ['-l', join(options.netnsDir, n)]);
+      // the engine made the netns dir a shared mount point (see linux-netns.ts)
+      sh('umount', ['-l', options.netnsDir]);
+      for (const line of readFileSync('/proc/self/mountinfo', 'utf8').split('\n').filter((l) => l.includes(dir)).reverse()) {
+        sh('umount', ['-l', line.split(' ')[4]!]);
+      }
+      restoreHost(before, [bridge]);
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+export function runcList(root: string): { id: string; status: string; annotations?: Record<string, string> }[] {
+  if (!existsSync(root)) return [];
+  const out = sh('runc', ['--root', root, 'list', '--format', 'json']).trim();
+  return out ? ((JSON.parse(out) as { id: string; status: string; annotations?: Record<string, string> }[] | null) ?? []) : [];
+}
+
+/**
+ * What the env's engines may have left: returns one line per leaked resource (empty means none).
+ * @param ids every sandbox id the test ever saw (iptables rules mention them in portmap's comments)
+ */
+export function scopedLeaks(env: ScopedEnv, ids: Iterable<string>): string[] {
+  const leaks: string[] = [];
+  const o = env.options;
+  for (const n of ls(o.netnsDir)) leaks.push(`netns file ${join(o.netnsDir, n)}`);
+  for (const l of sh('ip', ['-o', 'link', 'show', 'master', env.bridge]).split('\n').filter(Boolean)) leaks.push(`veth on ${env.bridge}: ${l.split(':')[1]?.trim()}`);
+  for (const d of ls(env.ipamDir)) {
+    for (const f of ls(join(env.ipamDir, d))) if (!f.startsWith('last_reserved_ip') && f !== 'lock') leaks.push(`host-local reservation ${join(env.ipamDir, d, f)}`);
+  }
+  const idList = [...ids];
+  const subnet4 = `10.${env.subnet}.0.`;
+  const subnet6 = `fd00:${env.subnet}:`;
+  for (const table of ['iptables', 'ip6tables']) {
+    for (const t of ['nat', 'filter', 'mangle']) {
+      const rules = sh(table, ['-t', t, '-S']).split('\n');
+      const mine = rules.filter((l) => l.includes(subnet4) || l.includes(subnet6) || idList.some((id) => l.includes(id)));
+      for (const l of mine) leaks.push(`${table} -t ${t}: ${l}`);
+    }
+  }
+  for (const c of runcList(join(o.runDir, 'runc'))) leaks.push(`runc container ${c.id} (${c.status})`);
+  for (const f of ls(join(o.cniCacheDir, 'results'))) leaks.push(`cni cache file ${f}`);
+  for (const f of ls(join(o.stateDir, 'store'))) leaks.push(`state record ${f}`);
+  for (const f of ls(join(o.stateDir, 'sandboxes'))) leaks.push(`sandbox dir ${join(o.stateDir, 'sandboxes', f)}`);
+  for (const f of ls(join(o.runDir, 'sandboxes'))) leaks.push(`sandbox run dir ${join(o.runDir, 'sandboxes', f)}`);
+  for (const l of readFileSync('/proc/self/mountinfo', 'utf8').split('\n')) {
+    const mountPoint = l.split(' ')[4] ?? '';
+    if (mountPoint.startsWith(env.dir) && mountPoint !== o.netnsDir) leaks.push(`mount ${mountPoint}`);
+  }
+  return leaks;
+}

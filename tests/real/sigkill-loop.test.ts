@@ -1,0 +1,186 @@
+/**
+ * SIGKILL loop: an engine in a child process runs, stops and removes a sandbox (bridge + host-local v4/v6 + portmap
+ * + bandwidth, runc pause) and is killed with SIGKILL at a random moment; a new engine then starts on the same dirs
+ * (start-up recovery and garbage collection), finishes the job with stop/remove, and a leak check scoped to this
+ * test's dirs, bridge, subnet and sandbox ids must find nothing.
+ *
+ * The kill moments come from a seeded generator: the seed is printed, and PODSCOPE_SIGKILL_SEED=<seed> replays the
+ * same moments. PODSCOPE_SIGKILL_ROUNDS=N runs more rounds (default 20, sized to stay well under the CI budget).
+ */
+import { spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createEngine } from '../../electron/engine/index';
+import { writeFileSync } from 'node:fs';
+import { waitForOrphanHelpers } from '../../electron/engine/sandbox/orphan-helpers';
+import { createScopedEnv, scopedLeaks, sh, type ScopedEnv } from './helpers/scoped-env';
+
+const ROUNDS = Number(process.env.PODSCOPE_SIGKILL_ROUNDS ?? 20);
+const SEED = Number(process.env.PODSCOPE_SIGKILL_SEED ?? Math.floor(Math.random() * 2 ** 31));
+/** kill moments are drawn in [0, MAX_DELAY_MS) after the child says its engine is ready: run+stop+remove takes ~0.4-0.7 s here */
+const MAX_DELAY_MS = 700;
+const ROOT = join(__dirname, '../..');
+/** share of rounds whose restart is SIGKILLed as well before a last restart finishes the job */
+const SECOND_KILL_SHARE = 0.3;
+
+/** mulberry32: tiny, seedable, good enough to spread kill moments */
+function rng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** the ifb device the bandwidth plugin creates for a container (plugins' utils.MustFormatHashWithPrefix: "bwp" + sha512 hex, 15 chars) */
+function ifbName(network: string, id: string): string {
+  return `bwp${createHash('sha512').update(network + id).digest('hex')}`.slice(0, 15);
+}
+
+let env: ScopedEnv;
+beforeAll(async () => {
+  env = await createScopedEnv('sk', 207);
+});
+afterAll(async () => {
+  await env?.cleanup();
+});
+
+interface Round { round: number; delayMs: number; phase: string; secondKill?: { delayMs: number; phase: string }; gc: string[]; leaks: string[] }
+
+/** @returns the last step the child reported before it was killed, and what its start-up collected */
+async function killedRun(round: number, delayMs: number, finish = false): Promise<{ phase: string; gc: string[] }> {
+  const input = { options: env.options, name: `sk-${round}`, hostPort: 22700 + round % 200, finish };
+  const child = spawn(process.execPath, ['--import', 'tsx', 'tests/real/helpers/sigkill-driver.ts', JSON.stringify(input)], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  let err = '';
+  child.stderr!.on('data', (b: Buffer) => (err += b.toString()));
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const ready = new Promise<void>((resolve) => {
+    child.stdout!.on('data', (b: Buffer) => {
+      out += b.toString();
+      if (out.includes('ready\n')) resolve();
+    });
+  });
+  await Promise.race([ready, exited]);
+  if (!out.includes('ready\n')) throw new Error(`round ${round}: the driver exited before its engine was ready:\n${out}\n${err}`);
+  await Promise.race([new Promise((r) => setTimeout(r, delayMs)), exited]);
+  child.kill('SIGKILL');
+  await exited;
+  const all = out.trim().split('\n');
+  const steps = all.filter((l) => !l.startsWith('gc '));
+  return { phase: (steps.at(-1) ?? '').split(' ')[0]!, gc: all.filter((l) => l.startsWith('gc ')).map((l) => `(killed restart) ${l.slice(3)}`) };
+}
+
+it('the leak check sees every kind of resource a live sandbox holds (so a leak cannot go unnoticed)', async () => {
+  const engine = await createEngine(env.options);
+  try {
+    const { id } = await engine.run({
+      config: {
+        metadata: { name: 'probe', namespace: 'sigkill', uid: 'uid-probe' },
+        port_mappings: [{ container_port: 80, host_port: 22699 }],
+        annotations: { 'kubernetes.io/ingress-bandwidth': '10M', 'kubernetes.io/egress-bandwidth': '10M' },
+      },
+    });
+    const leaks = scopedLeaks(env, [id]).join('\n');
+    for (const kind of ['netns file', `veth on ${env.bridge}`, 'host-local reservation', 'iptables -t nat', 'ip6tables -t nat', 'runc container', 'cni cache file', 'state record', 'sandbox dir', 'sandbox run dir', 'mount ']) {
+      expect(leaks).toContain(kind);
+    }
+    expect(sh('ip', ['-o', 'link', 'show', ifbName(env.bridge, id)])).toContain(ifbName(env.bridge, id));
+    await engine.remove(id);
+    expect(scopedLeaks(env, [id])).toEqual([]);
+  } finally {
+    await engine.close();
+  }
+});
+
+describe('helpers a dead engine left running', () => {
+  it('a start-up after an unclean shutdown waits for a CNI plugin the dead engine left running before touching the sandbox', async () => {
+    const first = await createEngine(env.options);
+    const { id } = await first.run({ config: { metadata: { name: 'orphan-plugin', namespace: 'sigkill', uid: 'uid-op' } } });
+    await first.close();
+    // as if the engine had been SIGKILLed: its pid stays in the lock file, and one of its plugins is still at work
+    writeFileSync(join(env.options.stateDir, 'engine.lock'), '999999\n');
+    const plugin = spawn('sleep', ['0.3'], { env: { ...process.env, CNI_CONTAINERID: id, CNI_COMMAND: 'ADD' }, stdio: 'ignore' });
+    const pluginExited = new Promise((r) => plugin.once('exit', r));
+    const gc: string[] = [];
+    const again = await createEngine(env.options, { log: (l) => gc.push(l) });
+    try {
+      expect(plugin.exitCode ?? plugin.signalCode).not.toBeNull(); // start-up returned only after it was done
+      expect((await again.info()).startupGc).toEqual([expect.objectContaining({ kind: 'process', id: String(plugin.pid), action: expect.stringMatching(new RegExp(`^waited \\d+ ms for it to finish .*CNI plugin sleep ADD for sandbox ${id}$`)) })]);
+      expect(gc.join('\n')).toContain(`start-up GC: process ${plugin.pid}: waited`);
+      await again.remove(id);
+    } finally {
+      await again.close();
+    }
+    await pluginExited;
+  });
+
+  it('one that does not finish in time is killed; processes of other sandboxes are not looked at', async () => {
+    const ours = spawn('sleep', ['30'], { env: { ...process.env, CNI_CONTAINERID: 'a'.repeat(64), CNI_COMMAND: 'DEL' }, stdio: 'ignore' });
+    const theirs = spawn('sleep', ['30'], { env: { ...process.env, CNI_CONTAINERID: 'b'.repeat(64), CNI_COMMAND: 'ADD' }, stdio: 'ignore' });
+    try {
+      await new Promise((r) => setTimeout(r, 50));
+      const outcomes = await waitForOrphanHelpers(new Set(['a'.repeat(64)]), join(env.options.runDir, 'runc'), 200);
+      expect(outcomes.map((o) => [o.pid, o.outcome])).toEqual([[ours.pid, 'killed']]);
+      await new Promise((r) => ours.once('exit', r));
+      expect(ours.signalCode).toBe('SIGKILL');
+      expect(theirs.exitCode ?? theirs.signalCode).toBeNull();
+    } finally {
+      ours.kill('SIGKILL');
+      theirs.kill('SIGKILL');
+    }
+  });
+});
+
+it(`survives ${ROUNDS} SIGKILLs at random points of run/stop/remove with nothing leaked (seed printed)`, async () => {
+  console.log(`sigkill-loop: seed ${SEED} (replay with PODSCOPE_SIGKILL_SEED=${SEED}), ${ROUNDS} rounds`);
+  const random = rng(SEED);
+  const results: Round[] = [];
+  const ids = new Set<string>();
+  const t0 = performance.now();
+  for (let round = 0; round < ROUNDS; round++) {
+    const delayMs = Math.floor(random() * MAX_DELAY_MS);
+    const first = await killedRun(round, delayMs);
+    const phase = first.phase;
+    const gc: string[] = [...first.gc];
+    // in some rounds the restart is killed too, somewhere in its recovery, garbage collection or stop/remove
+    let secondKill: Round['secondKill'];
+    if (random() < SECOND_KILL_SHARE) {
+      const d = Math.floor(random() * MAX_DELAY_MS / 2);
+      const second = await killedRun(round, d, true);
+      secondKill = { delayMs: d, phase: second.phase };
+      gc.push(...second.gc);
+    }
+    // restart: a new engine on the same dirs recovers, collects, and finishes what the killed one left
+    const engine = await createEngine(env.options, { log: (l) => gc.push(l) }).catch((e: unknown) => {
+      throw new Error(`round ${round} (+${delayMs} ms after ${phase}${secondKill ? `; restart killed +${secondKill.delayMs} ms after ${secondKill.phase}` : ''}): restart failed: ${(e as Error).message}`, { cause: e });
+    });
+    try {
+      for (const s of await engine.list()) {
+        ids.add(s.id);
+        await engine.stop(s.id);
+        await engine.remove(s.id);
+      }
+      expect(await engine.list()).toEqual([]);
+    } finally {
+      await engine.close();
+    }
+    const leaks = scopedLeaks(env, ids);
+    for (const id of ids) if (sh('ip', ['-o', 'link', 'show', ifbName(env.bridge, id)]).trim()) leaks.push(`ifb ${ifbName(env.bridge, id)} of ${id}`);
+    results.push({ round, delayMs, phase, secondKill, gc, leaks });
+  }
+  const seconds = ((performance.now() - t0) / 1000).toFixed(1);
+  const phases = results.reduce<Record<string, number>>((acc, r) => ({ ...acc, [r.phase]: (acc[r.phase] ?? 0) + 1 }), {});
+  const gcCount = results.reduce((n, r) => n + r.gc.length, 0);
+  const leaky = results.filter((r) => r.leaks.length > 0);
+  const doubles = results.filter((r) => r.secondKill).length;
+  console.log(`sigkill-loop: seed ${SEED}: ${ROUNDS} rounds in ${seconds} s; killed after ${JSON.stringify(phases)}; ${doubles} restart(s) killed too; start-up GC collected ${gcCount} item(s); ${leaky.length} round(s) leaked`);
+  const at = (r: Round) => `+${r.delayMs} ms, after ${r.phase}${r.secondKill ? `; restart killed +${r.secondKill.delayMs} ms after ${r.secondKill.phase}` : ''}`;
+  for (const r of results.filter((x) => x.gc.length)) console.log(`  round ${r.round} (${at(r)}): ${r.gc.join(' | ')}`);
+  for (const r of leaky) console.log(`  LEAK round ${r.round} (${at(r)}): ${r.leaks.join(' | ')}`);
+  expect(leaky.map((r) => ({ round: r.round, at: at(r), leaks: r.leaks }))).toEqual([]);
+}, Math.max(300_000, ROUNDS * 8_000));
