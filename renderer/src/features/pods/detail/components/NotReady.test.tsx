@@ -43,7 +43,7 @@ describe('a NOTREADY pod', () => {
 
   it('keeps Stop enabled (today it was enabled only for READY pods)', async () => {
     const s = await notReadyStatus({});
-    renderWithEngine(<PodActions pods={[s]} compact />);
+    await renderWithEngine(<PodActions pods={[s]} compact />);
     expect((screen.getByRole('button', { name: 'Stop' }) as HTMLButtonElement).disabled).toBe(false);
   });
 });
