@@ -5,7 +5,8 @@
  * sandbox stays (Unknown, listed NOTREADY) with the error, so stop/remove can finish the job.
  */
 import { join } from 'node:path';
-import { formatIssues, isHostNetwork, PodSandboxConfigSchema, type PodSandboxConfig } from '../../../shared/domain/config';
+import { formatIssues, isHostNetwork, type PodSandboxConfig } from '../../../shared/domain/config';
+import { RunPodSandboxConfigSchema } from '../../../shared/domain/config-checks';
 import { PodscopeError, serializeError } from '../../../shared/domain/errors';
 import { selectPodIPs } from '../../../shared/domain/ip-selection';
 import type { RunSandboxRequest } from '../../../shared/domain/sandbox';
@@ -27,7 +28,8 @@ export function parseRunConfig(input: unknown): PodSandboxConfig {
   if (!input || typeof input !== 'object' || !('metadata' in input) || !input.metadata) {
     throw new PodscopeError('InvalidArgument', 'sandbox config must include metadata');
   }
-  const parsed = PodSandboxConfigSchema.safeParse(input);
+  // the shape plus what would fail only after something was acquired (NUL in CNI_ARGS, a host_ip that is no IP, …)
+  const parsed = RunPodSandboxConfigSchema.safeParse(input);
   if (!parsed.success) {
     const issues = formatIssues(parsed.error);
     throw new PodscopeError('InvalidArgument', `invalid sandbox config: ${issues.join('; ')}`, { details: { issues } });
