@@ -11,6 +11,7 @@ import type { SandboxApi, SandboxEvent } from '../../shared/domain/sandbox';
 import { createCriEndpointApi, type CriEndpointApi } from './client/cri-endpoint-api';
 import type { CriConnectionOptions } from './client/connection';
 import { normalizeAddress } from './address';
+import { checkEndpointSocket } from './client/socket-check';
 
 interface CriEntry { id: string; label: string; api: CriEndpointApi; view: EndpointView; stopEvents?: () => void }
 
@@ -98,6 +99,8 @@ export function createEndpointRegistry(options: EndpointRegistryOptions): CriEnd
       let version;
       let capabilities;
       try {
+        // only an existing unix socket is dialed; anything else gets one answer that tells nothing about the path
+        await checkEndpointSocket(socketPath);
         api = createCriEndpointApi(address, options);
         version = await api.connect();
         capabilities = await probeCapabilities(api);
