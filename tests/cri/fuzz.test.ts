@@ -59,7 +59,7 @@ const sysctlName = fc.oneof(
 const sysctlValue = fc.oneof(fc.constantFrom('1', '0', '1024', '0 2147483647', '', ' ', '1\n2', '\u0000', '1\t2'), anyString);
 const bandwidthValue = fc.oneof(fc.constantFrom('10M', '1k', '999', '1Ki', '1P', '2P', '1Ei', 'abc', '', '1e3', '-1M', '0.5k', '+', '.'), anyString, fc.nat({ max: 300 }).map((n) => `${'1'.repeat(n)}x`));
 const stringMap = (key: fc.Arbitrary<string>) => fc.dictionary(key, anyString, { maxKeys: 3 });
-const annotations = fc.tuple(
+const annotations: fc.Arbitrary<Record<string, string>> = fc.tuple(
   stringMap(fc.oneof(fc.stringMatching(/^[a-z.\/]{1,12}$/), anyString)),
   fc.option(bandwidthValue, { nil: undefined }),
   fc.option(bandwidthValue, { nil: undefined }),
@@ -93,7 +93,7 @@ const pick = <T>(level: number, valid: fc.Arbitrary<T>, nastyOne: fc.Arbitrary<T
 const validName = fc.oneof({ arbitrary: fc.stringMatching(/^[a-z][a-z0-9-]{0,10}$/), weight: 4 }, { arbitrary: fc.constantFrom('web', 'db', 'cache'), weight: 1 });
 const validPort = fc.record({ protocol: fc.constantFrom(0, 1, 2), containerPort: fc.integer({ min: 1, max: 65535 }), hostPort: fc.integer({ min: -1, max: 65535 }), hostIp: fc.oneof(fc.constant(''), fc.ipV4(), fc.ipV6()) });
 const validSysctls = fc.dictionary(fc.constantFrom('net.ipv4.ip_forward', 'net.core.somaxconn', 'kernel.shm_rmid_forced', 'fs.mqueue.msg_max'), fc.constantFrom('1', '0', '1024'), { maxKeys: 2 });
-const validAnnotations = fc.tuple(
+const validAnnotations: fc.Arbitrary<Record<string, string>> = fc.tuple(
   fc.dictionary(fc.stringMatching(/^[a-z.\/]{1,12}$/), fc.string({ maxLength: 20 }), { maxKeys: 3 }),
   fc.option(fc.constantFrom('10M', '1k', '1Ki', '1P', '0.5M'), { nil: undefined }),
 ).map(([m, ingress]) => ({ ...m, ...(ingress !== undefined && { [INGRESS_ANNOTATION]: ingress }) }));
@@ -113,11 +113,11 @@ const podSandboxConfig = fc
         metadata: fc.record({ name: pick(level, validName, name), namespace: pick(level, fc.constant('fuzz'), name), uid: pick(level, fc.constantFrom('u1', 'u2'), name), attempt: pick(level, fc.constant(0), fc.nat()) }),
         hostname: pick(level, fc.oneof(fc.constant(''), fc.stringMatching(/^[a-z0-9-]{1,20}$/)), fc.oneof(fc.stringMatching(/^[a-z0-9-]{60,70}$/), anyString)),
         logDirectory: pick(level, fc.constant(''), anyString),
-        dnsConfig: fc.option(pick(level, fc.record({ servers: fc.array(fc.ipV4(), { maxLength: 2 }), searches: fc.constant([]), options: fc.constant([]) }), dnsConfig), { nil: undefined }),
+        dnsConfig: fc.option(pick(level, fc.record({ servers: fc.array(fc.ipV4(), { maxLength: 2 }), searches: fc.constant<string[]>([]), options: fc.constant<string[]>([]) }), dnsConfig), { nil: undefined }),
         portMappings: fc.array(pick(level, validPort, portMapping), { maxLength: 3 }),
         labels: pick(level, fc.dictionary(fc.stringMatching(/^[a-z]{1,8}$/), fc.string({ maxLength: 10 }), { maxKeys: 3 }), stringMap(fc.oneof(fc.stringMatching(/^[a-z]{1,8}$/), anyString))),
         annotations: pick(level, validAnnotations, annotations),
-        linux: fc.option(pick(level, validLinux, linux), { nil: undefined }),
+        linux: fc.option(pick<pb.DeepPartial<pb.LinuxPodSandboxConfig>>(level, validLinux, linux), { nil: undefined }),
       },
       { requiredKeys: ['metadata'] },
     ),

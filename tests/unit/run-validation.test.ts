@@ -17,7 +17,7 @@ import { FakeLiveReader } from '../../electron/engine/testing/fake-live';
 import { FakeNetnsManager } from '../../electron/engine/testing/fake-netns';
 import { FakePauseRuntime } from '../../electron/engine/testing/fake-runtime';
 import { runConfigIssues, sysctlNameProblem } from '../../shared/domain/config-checks';
-import { PodSandboxConfigSchema } from '../../shared/domain/config';
+import { PodSandboxConfigSchema, type PodSandboxConfigInput } from '../../shared/domain/config';
 import { ipFamilyOf } from '../../shared/domain/ip';
 import { PodscopeError } from '../../shared/domain/errors';
 
@@ -51,7 +51,7 @@ const base = { metadata: { name: 'web', namespace: 'ns', uid: 'u' } };
 const hostNet = { security_context: { namespace_options: { network: 2 } } };
 
 /** [what, config, the field the error must name] */
-const cases: Array<[string, object, string]> = [
+const cases: Array<[string, PodSandboxConfigInput, string]> = [
   ['NUL in metadata.name (CNI_ARGS: spawn refuses it)', { metadata: { ...base.metadata, name: 'a\u0000b' } }, 'metadata.name'],
   ['a newline in metadata.namespace', { metadata: { ...base.metadata, namespace: 'a\nb' } }, 'metadata.namespace'],
   ['a control byte in metadata.uid', { metadata: { ...base.metadata, uid: 'u\u0007' } }, 'metadata.uid'],
