@@ -11,7 +11,7 @@ import { DEFAULT_ENGINE_OPTIONS } from '../../electron/engine/options';
 import { buildPauseSpec } from '../../electron/engine/runtime/oci-spec';
 import { checkSysctl } from '../../electron/engine/runtime/sysctl-rules';
 import { SandboxEngine } from '../../electron/engine/sandbox/service';
-import { FakeCniManager } from '../../electron/engine/testing/fake-cni';
+import { FAKE_NETWORKS, FakeCniManager, type FakeNetwork } from '../../electron/engine/testing/fake-cni';
 import { FakeSandboxFiles } from '../../electron/engine/testing/fake-files';
 import { FakeLiveReader } from '../../electron/engine/testing/fake-live';
 import { FakeNetnsManager } from '../../electron/engine/testing/fake-netns';
@@ -19,6 +19,7 @@ import { FakePauseRuntime } from '../../electron/engine/testing/fake-runtime';
 import { runConfigIssues, sysctlNameProblem } from '../../shared/domain/config-checks';
 import { PodSandboxConfigSchema, type PodSandboxConfigInput } from '../../shared/domain/config';
 import { ipFamilyOf } from '../../shared/domain/ip';
+import { hostIpFamilyProblems, networkFamilies } from '../../shared/domain/portmap';
 import { PodscopeError } from '../../shared/domain/errors';
 
 let dir: string;
@@ -136,5 +137,44 @@ describe('the shared checks', () => {
     const config = { ...base, linux: { sysctls: { 'net.': '' } } };
     expect(PodSandboxConfigSchema.safeParse(config).success).toBe(true);
     expect(runConfigIssues(PodSandboxConfigSchema.parse(config)).map((i) => i.path)).toEqual([['linux', 'sysctls', 'net.']]);
+  });
+});
+
+describe('host_ip of a family the pod network cannot give', () => {
+  const v4only: FakeNetwork[] = [
+    FAKE_NETWORKS[0]!,
+    { ...FAKE_NETWORKS[1]!, plugins: [{ type: 'bridge', bridge: 'cni0', ipam: { type: 'host-local', ranges: [[{ subnet: '10.88.0.0/16' }]] } }, { type: 'portmap', capabilities: { portMappings: true } }] },
+  ];
+  const v4onlyView = () => new FakeCniManager(v4only).config().networks;
+
+  it('is refused before anything is acquired when the conflist says for certain (host-local ranges)', async () => {
+    await engine.close();
+    cni = new FakeCniManager(v4only);
+    engine = new SandboxEngine({
+      options: { ...DEFAULT_ENGINE_OPTIONS, stateDir: join(dir, 'state2'), runDir: join(dir, 'run2') },
+      netns, cni, runtime, files, liveReader: new FakeLiveReader(), buildPauseSpec, engineOomScoreAdj: 0, cleanupTimeoutMs: 5000, processAlive: async () => true,
+    });
+    await engine.start();
+    const config = { ...base, port_mappings: [{ container_port: 80, host_port: 8080, host_ip: '127.0.0.1' }, { container_port: 80, host_port: 8081, host_ip: '::1' }] };
+    await expect(engine.run({ config })).rejects.toMatchObject({ code: 'InvalidArgument', message: expect.stringContaining('port_mappings[1].host_ip: ::1 is an IPv6 address') });
+    expect(netns.calls.filter((c) => c.op === 'create')).toEqual([]);
+    expect(cni.calls.filter((c) => c.op === 'setup')).toEqual([]);
+    // an IPv4-mapped address is IPv4 for portmap (Go To4()), and a dropped mapping (host_port 0) is never checked
+    const ok = { ...base, port_mappings: [{ container_port: 80, host_port: 8080, host_ip: '::ffff:127.0.0.1' }, { container_port: 80, host_port: 0, host_ip: '::1' }] };
+    expect((await engine.run({ config: ok })).id).toMatch(/^[0-9a-f]{64}$/);
+  });
+
+  it('is not judged when the families are not known for certain', () => {
+    const m = [{ protocol: 0, container_port: 80, host_port: 8080, host_ip: '::1' }];
+    expect(hostIpFamilyProblems(m, v4onlyView())).toHaveLength(1);
+    // the default fake bridge has host-local without ranges; dhcp; no portmap at all
+    expect(hostIpFamilyProblems(m, new FakeCniManager().config().networks)).toEqual([]);
+    const dhcp = v4only.map((n) => (n.ifName === 'lo' ? n : { ...n, plugins: [{ type: 'bridge', ipam: { type: 'dhcp' } }, { type: 'portmap', capabilities: { portMappings: true } }] }));
+    expect(hostIpFamilyProblems(m, new FakeCniManager(dhcp).config().networks)).toEqual([]);
+    const noPortmap = v4only.map((n) => ({ ...n, plugins: n.plugins.filter((p) => p.type !== 'portmap') }));
+    expect(hostIpFamilyProblems(m, new FakeCniManager(noPortmap).config().networks)).toEqual([]);
+    expect(networkFamilies(v4onlyView()[1]!)).toEqual(new Set([4]));
+    const dual = { ...v4only[1]!, plugins: [{ type: 'bridge', ipam: { type: 'host-local', ranges: [[{ subnet: '10.1.0.0/24' }], [{ subnet: 'fd00:1::/64' }]] } }] };
+    expect(networkFamilies(new FakeCniManager([dual]).config().networks[0]!)).toEqual(new Set([4, 6]));
   });
 });

@@ -9,6 +9,7 @@ import { formatIssues, isHostNetwork, type PodSandboxConfig } from '../../../sha
 import { RunPodSandboxConfigSchema } from '../../../shared/domain/config-checks';
 import { PodscopeError, serializeError } from '../../../shared/domain/errors';
 import { selectPodIPs } from '../../../shared/domain/ip-selection';
+import { hostIpFamilyProblems } from '../../../shared/domain/portmap';
 import type { RunSandboxRequest } from '../../../shared/domain/sandbox';
 import { CleanupStack } from './cleanup-stack';
 import { buildCniOptions } from './cni-options';
@@ -47,6 +48,13 @@ export async function runSandbox(ctx: EngineContext, req: RunSandboxRequest, sig
   const hostNetwork = isHostNetwork(config);
   // Bad input is refused before anything is acquired: bandwidth annotations and what runc would reject.
   const cniOptions = hostNetwork ? undefined : buildCniOptions(id, config);
+  if (cniOptions) {
+    const [problem] = hostIpFamilyProblems(config.port_mappings, ctx.cni.config().networks);
+    if (problem) {
+      const field = `port_mappings[${problem.index}].host_ip`;
+      throw new PodscopeError('InvalidArgument', `invalid sandbox config: ${field}: ${problem.message}`, { details: { field } });
+    }
+  }
   ctx.buildPauseSpec({ id, config, netnsPath: hostNetwork ? undefined : '/dev/null', rootfsPath: '/', resolvConfPath: '/dev/null', shmPath: '/dev/null', engineOomScoreAdj: ctx.engineOomScoreAdj });
 
   const name = makeSandboxName(config.metadata);
