@@ -145,5 +145,5 @@ describe('RunPodSandbox over arbitrary PodSandboxConfigs, real engine', () => {
     }
     expect((await rpc(client!, (c) => c.listPodSandbox, { filter: undefined })).items).toEqual([]);
     expect(leftovers(ids)).toEqual({ netns: [], veths: [], hostLocal: [], iptables: [], cniCache: [], runc: [], records: [] });
-  });
+  }, 120_000 + RUNS * 4_000); // scales with PODSCOPE_FUZZ_REAL_RUNS
 });

@@ -94,5 +94,5 @@ describe('RunPodSandbox over arbitrary PodSandboxConfigs', () => {
     }
     expect(host.held()).toEqual({ netns: 0, containers: 0, files: 0, shm: 0, cniCache: 0 });
     expect((await rpc(client, (c) => c.listPodSandbox, { filter: undefined })).items).toEqual([]);
-  });
+  }, 60_000 + RUNS * 100); // scales with PODSCOPE_FUZZ_RUNS
 });
