@@ -178,3 +178,11 @@ describe('host_ip of a family the pod network cannot give', () => {
     expect(networkFamilies(new FakeCniManager([dual]).config().networks[0]!)).toEqual(new Set([4, 6]));
   });
 });
+
+describe('preview', () => {
+  it('reports what run would refuse as errors, naming the field, instead of failing (the form previews while typing)', async () => {
+    const p = await engine.preview({ config: { ...base, port_mappings: [{ container_port: 80, host_port: 8080, host_ip: '10.0.' }], linux: { sysctls: { 'net.': '1' } } } });
+    expect(p.errors).toEqual([expect.stringMatching(/^port_mappings\[0\]\.host_ip: "10\.0\." is not an IP address/), expect.stringMatching(/^linux\.sysctls\["net\."\]: /)]);
+    expect(p.plugins.length).toBeGreaterThan(0);
+  });
+});
