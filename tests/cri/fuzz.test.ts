@@ -9,7 +9,7 @@
  * requests were answered before); a refused request acquired nothing; the server keeps serving (Version after
  * every batch); the fakes hold exactly what the OK sandboxes hold, and nothing after stop+remove of all of them.
  *
- * Bounded for CI (PODSCOPE_FUZZ_RUNS, default 400); PODSCOPE_FUZZ_SEED replays a run. Prints the counts by code.
+ * Bounded for CI (PODSCOPE_FUZZ_RUNS, default 300); PODSCOPE_FUZZ_SEED replays a run. Prints the counts by code.
  */
 import { join } from 'node:path';
 import fc from 'fast-check';
@@ -21,7 +21,7 @@ import { runPodSandboxRequest } from './helpers/pod-config-arbitraries';
 import { createFakeHostEngine, type FakeHostEngine } from './helpers/fake-host-engine';
 import { rpc, tempDir } from './helpers/grpc';
 
-const RUNS = Number(process.env.PODSCOPE_FUZZ_RUNS ?? 400);
+const RUNS = Number(process.env.PODSCOPE_FUZZ_RUNS ?? 300);
 const SEED = process.env.PODSCOPE_FUZZ_SEED ? Number(process.env.PODSCOPE_FUZZ_SEED) : undefined;
 const BATCH = 50;
 const ALLOWED = new Set([Code.OK, Code.INVALID_ARGUMENT, Code.NOT_FOUND, Code.ALREADY_EXISTS]);
