@@ -52,12 +52,29 @@ function trailerJson(serialized: SerializedError): string {
   return JSON.stringify({ code: serialized.code, message: truncate(serialized.message, 256) });
 }
 
+/**
+ * Most bytes (UTF-8) of `grpc-message`. The message travels in the trailers, percent-encoded (up to 3× its bytes),
+ * and a trailer block larger than the client's SETTINGS_MAX_HEADER_LIST_SIZE is never sent: a RunPodSandbox
+ * refused for a 110 KiB hostname, whose message quoted it, was never answered and the client saw
+ * DEADLINE_EXCEEDED. Bounded, the status plus the podscope-error-bin trailer stay well under 16 KiB.
+ */
+export const MAX_GRPC_MESSAGE_BYTES = 2048;
+
+/** Cuts a message to at most `max` UTF-8 bytes on a character boundary, marking the cut. */
+export function clipMessage(message: string, max = MAX_GRPC_MESSAGE_BYTES): string {
+  if (Buffer.byteLength(message) <= max) return message;
+  const marker = `… (${Buffer.byteLength(message)} bytes, cut)`;
+  let out = Buffer.from(message).subarray(0, max - Buffer.byteLength(marker)).toString('utf8');
+  if (out.endsWith('\ufffd')) out = out.slice(0, -1); // a character cut in half
+  return out + marker;
+}
+
 /** Anything thrown by the engine or an adapter ⇒ the status a gRPC handler reports. */
 export function toGrpcStatus(e: unknown): Partial<StatusObject> {
   const serialized = serializeError(e);
   const metadata = new Metadata();
   metadata.set(PODSCOPE_ERROR_METADATA_KEY, Buffer.from(trailerJson(serialized)));
-  return { code: grpcCodeFor(serialized.code), details: serialized.message, metadata };
+  return { code: grpcCodeFor(serialized.code), details: clipMessage(serialized.message), metadata };
 }
 
 const GRPC_TO_CODE: Partial<Record<number, ErrorCode>> = {

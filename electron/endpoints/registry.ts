@@ -11,6 +11,7 @@ import type { SandboxApi, SandboxEvent } from '../../shared/domain/sandbox';
 import { normalizeAddress } from '../cri/address';
 import type { CriConnectionOptions } from '../cri/client/connection';
 import { createCriEndpointApi, type CriEndpointApi } from '../cri/client/cri-endpoint-api';
+import { checkEndpointSocket } from '../cri/client/socket-check';
 
 /** The built-in engine as an endpoint: always connected, every capability. */
 export function localEndpointView(label: string = LOCAL_ENDPOINT_LABEL): EndpointView {
@@ -97,6 +98,8 @@ export function createEndpointRegistry(options: EndpointRegistryOptions): CriEnd
       let version;
       let capabilities;
       try {
+        // only an existing unix socket is dialed; anything else gets one answer that tells nothing about the path
+        await checkEndpointSocket(socketPath);
         api = createCriEndpointApi(address, options);
         version = await api.connect();
         capabilities = await probeCapabilities(api);

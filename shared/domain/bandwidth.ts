@@ -11,7 +11,22 @@ export const MIN_BANDWIDTH = 1000n; // 1k
 export const MAX_BANDWIDTH = 10n ** 15n; // 1P
 
 export const QUANTITY_REGEX_TEXT = '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$';
-const QUANTITY_RE = new RegExp(QUANTITY_REGEX_TEXT);
+/**
+ * QUANTITY_REGEX_TEXT matched without backtracking. As a JS RegExp it is quadratic on a failing input (digits can
+ * belong to either group, so "111…1x" tries every split): a 110 KiB annotation of digits kept the event loop busy
+ * for seconds and every CRI call on the daemon waited (Go's RE2 is linear). Splitting after the longest
+ * `[+-]?[0-9.]+` prefix gives the same answer: a shorter numeric part leaves digits followed by the rest, and the
+ * suffix pattern can only take those digits at its end, where the rest (which starts with another character) cannot
+ * follow.
+ */
+export function splitQuantity(text: string): [numeric: string, suffix: string] | undefined {
+  let i = text.startsWith('+') || text.startsWith('-') ? 1 : 0;
+  const start = i;
+  while (i < text.length && /[0-9.]/.test(text[i]!)) i++;
+  if (i === start) return undefined;
+  const suffix = text.slice(i);
+  return /^[eEinumkKMGTP]*[-+]?[0-9]*$/.test(suffix) ? [text.slice(0, i), suffix] : undefined;
+}
 
 const DECIMAL_SUFFIX: Record<string, number> = { n: -9, u: -6, m: -3, '': 0, k: 3, M: 6, G: 9, T: 12, P: 15, E: 18 };
 const BINARY_SUFFIX: Record<string, number> = { Ki: 10, Mi: 20, Gi: 30, Ti: 40, Pi: 50, Ei: 60 };
@@ -24,9 +39,9 @@ interface Rational { num: bigint; den: bigint }
 function parseRational(text: string): Rational {
   // apimachinery scans rather than matches: a bare sign or dot reads as zero ("unreasonably small", not a format error)
   if (/^[+-]?\.?$/.test(text) && text !== '') return { num: 0n, den: 1n };
-  const m = QUANTITY_RE.exec(text);
+  const m = splitQuantity(text);
   if (!m) throw new QuantityError(`quantities must match the regular expression '${QUANTITY_REGEX_TEXT}'`);
-  const [, numeric, suffix] = m as unknown as [string, string, string];
+  const [numeric, suffix] = m;
   const nm = /^([+-]?)(\d*)(?:\.(\d*))?$/.exec(numeric);
   if (!nm) throw new QuantityError(`quantities must match the regular expression '${QUANTITY_REGEX_TEXT}'`); // e.g. 1.2.3
   if (nm[2] === '' && (nm[3] ?? '') === '') return { num: 0n, den: 1n };

@@ -101,10 +101,16 @@ export function protocolName(p: number): string {
   return entry ? entry[0] : String(p);
 }
 
-/** Turns a zod failure into one line per problem, each naming the path, e.g. `port_mappings[1].host_port: …`. */
+/** Turns a zod failure into one line per problem, each naming the path, e.g. `port_mappings[1].host_port: …`, `linux.sysctls["net."]: …`. */
 export function formatIssues(error: z.ZodError): string[] {
   return error.issues.map((i) => {
-    const path = i.path.reduce<string>((acc, p) => (typeof p === 'number' ? `${acc}[${p}]` : acc ? `${acc}.${String(p)}` : String(p)), '');
+    const path = i.path.reduce<string>((acc, p) => {
+      if (typeof p === 'number') return `${acc}[${p}]`;
+      const key = String(p);
+      // a map key that is not a plain identifier (`net.ipv4.ip_forward`, `app.kubernetes.io/name`, "") is quoted
+      if (acc && !/^[A-Za-z_][A-Za-z0-9_]*$/.test(key)) return `${acc}[${JSON.stringify(key)}]`;
+      return acc ? `${acc}.${key}` : key;
+    }, '');
     return path ? `${path}: ${i.message}` : i.message;
   });
 }

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { analyzeBandwidth, formatBitsPerSecond, parseBandwidthValue, parseQuantity } from '../../shared/domain/bandwidth';
+import fc from 'fast-check';
+import { analyzeBandwidth, formatBitsPerSecond, parseBandwidthValue, parseQuantity, QUANTITY_REGEX_TEXT, splitQuantity } from '../../shared/domain/bandwidth';
 
 // Kubernetes quantity grammar (apimachinery) as containerd reads bandwidth annotations: bits per second, rounded up.
 describe('parseQuantity', () => {
@@ -84,4 +85,24 @@ describe('formatBitsPerSecond', () => {
     [1_048_576n, '1.048 Mbit/s'],
     [10n ** 15n, '1 Pbit/s'],
   ])('%s ⇒ %s', (bits, text) => expect(formatBitsPerSecond(bits)).toBe(text));
+});
+
+// The grammar is matched without a backtracking RegExp: as a JS RegExp it is quadratic on failing inputs ("111…1x"),
+// and a 110 KiB annotation held the CRI daemon's event loop for seconds (Go's RE2 is linear). Same answers as the
+// RegExp on every input.
+describe('splitQuantity', () => {
+  const RE = new RegExp(QUANTITY_REGEX_TEXT);
+  it('agrees with the grammar RegExp on arbitrary short strings of the grammar alphabet', () => {
+    fc.assert(
+      fc.property(fc.string({ unit: fc.constantFrom(...'0123456789.+-eEinumkKMGTPx '.split('')), maxLength: 12 }), (s) => {
+        const m = RE.exec(s);
+        expect(splitQuantity(s)).toEqual(m ? [m[1], m[2]] : undefined);
+      }),
+      { numRuns: 5000 },
+    );
+  });
+
+  it('answers a 1 MiB run of digits with a bad suffix (a format error), like a short one', () => {
+    expect(parseBandwidthValue(`${'1'.repeat(1 << 20)}x`)).toEqual(parseBandwidthValue('11x'));
+  });
 });

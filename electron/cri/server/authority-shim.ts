@@ -265,6 +265,9 @@ export class AuthorityRewriter {
   /** true once a header frame or block went past the limits (a connection error the peer caused) */
   limitExceeded = false;
 
+  /** set when the rewriter hit an unexpected error and switched to pass-through (for logs and tests) */
+  failure: string | undefined;
+
   push(chunk: Buffer): Buffer {
     if (this.stage === 'passthrough') return chunk;
     this.queue.push(chunk);
@@ -272,8 +275,10 @@ export class AuthorityRewriter {
     try {
       this.drain(out);
     } catch (e) {
-      if (!(e instanceof HpackError) && !(e instanceof TooLarge)) throw e;
+      // Whatever the rewriter cannot handle (malformed, too large, or a bug of its own) must not stall or drop
+      // the connection's bytes: nghttp2 gets them verbatim and applies its own rules.
       if (e instanceof TooLarge) this.limitExceeded = true;
+      else if (!(e instanceof HpackError)) this.failure = e instanceof Error ? e.message : String(e);
       // Unparseable or too large: give nghttp2 the original bytes of any held header frames plus the rest,
       // verbatim, from now on.
       if (this.pending) out.push(...this.pending.rawFrames);
@@ -344,9 +349,10 @@ export class AuthorityRewriter {
       }
       if (flags & FLAG_END_HEADERS) {
         const p = this.pending!;
-        this.pending = undefined;
         const block = p.fragments.length === 1 ? p.fragments[0]! : Buffer.concat(p.fragments);
+        // still pending while decoding: a block that does not decode is handed on as it came (see push)
         const rewritten = sanitizeAuthorityInHeaderBlock(block);
+        this.pending = undefined;
         if (rewritten === block) out.push(...p.rawFrames);
         else out.push(...encodeHeaderFrames(p.streamId, p.flags, p.priority, rewritten));
       }

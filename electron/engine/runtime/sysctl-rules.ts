@@ -1,9 +1,11 @@
 /**
  * Which sysctls runc 1.1 accepts for a container, checked before runc runs so the user gets an InvalidArgument that
- * names the pod setting at fault instead of a RuntimeError from deep inside `runc create` (docs/semantics.md#runc-rules).
+ * names the pod setting at fault instead of a RuntimeError from deep inside `runc create` (docs/semantics.md#runc-rules;
+ * runc libcontainer/configs/validate, `sysctl`).
  * A sysctl is accepted only when it belongs to a kernel namespace the container owns privately.
  */
-import { invalidArgument } from '../../../shared/domain/errors';
+import { invalidArgument as invalid } from '../../../shared/domain/errors';
+import { sysctlNameProblem } from '../../../shared/domain/config-checks';
 
 const IPC_SYSCTLS = new Set([
   'kernel.msgmax',
@@ -23,6 +25,12 @@ export interface PrivateNamespaces {
 }
 
 export function checkSysctl(name: string, own: PrivateNamespaces): void {
+  const field = `linux.sysctls[${JSON.stringify(name)}]`;
+  const invalidArgument = (message: string) => invalid(`${field}: ${message}`, { field });
+  // Form first (`net`, `net.`, `net..x`, NUL, newline): runc would pass `net.` to the kernel and fail after the
+  // network is up. The schema checks this too (shared/domain/config-checks.ts); repeated for direct callers.
+  const problem = sysctlNameProblem(name);
+  if (problem) throw invalidArgument(problem);
   if (IPC_SYSCTLS.has(name) || name.startsWith('fs.mqueue.')) {
     if (!own.ipc) throw invalidArgument(`sysctl "${name}" is an IPC-namespace setting, but the pod uses the host IPC namespace (namespace_options.ipc = NODE); runc refuses it`);
     return;

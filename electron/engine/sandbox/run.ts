@@ -6,8 +6,10 @@
  */
 import { join } from 'node:path';
 import { formatIssues, isHostNetwork, PodSandboxConfigSchema, type PodSandboxConfig } from '../../../shared/domain/config';
+import { RunPodSandboxConfigSchema } from '../../../shared/domain/config-checks';
 import { PodscopeError, serializeError } from '../../../shared/domain/errors';
 import { selectPodIPs } from '../../../shared/domain/ip-selection';
+import { hostIpFamilyProblems } from '../../../shared/domain/portmap';
 import type { RunSandboxRequest } from '../../../shared/domain/sandbox';
 import { CleanupStack } from './cleanup-stack';
 import { buildCniOptions } from './cni-options';
@@ -24,16 +26,26 @@ import { describePending, executedOnAdd, pendingStep, setPending } from './pendi
 
 const SUPPORTED_HANDLERS = new Set(['', 'runc']);
 
-export function parseRunConfig(input: unknown): PodSandboxConfig {
+/**
+ * @param opts.checks false for the shape only (the create form's preview reports the run checks as errors instead,
+ *   so a half-typed host_ip does not hide the preview)
+ */
+export function parseRunConfig(input: unknown, opts: { checks?: boolean } = {}): PodSandboxConfig {
   if (!input || typeof input !== 'object' || !('metadata' in input) || !input.metadata) {
     throw new PodscopeError('InvalidArgument', 'sandbox config must include metadata');
   }
-  const parsed = PodSandboxConfigSchema.safeParse(input);
+  // the shape plus what would fail only after something was acquired (NUL in CNI_ARGS, a host_ip that is no IP, …)
+  const parsed = (opts.checks === false ? PodSandboxConfigSchema : RunPodSandboxConfigSchema).safeParse(input);
   if (!parsed.success) {
     const issues = formatIssues(parsed.error);
     throw new PodscopeError('InvalidArgument', `invalid sandbox config: ${issues.join('; ')}`, { details: { issues } });
   }
   return parsed.data;
+}
+
+/** `port_mappings[i].host_ip: …` for each host_ip of a family the pod's networks cannot give (shared/domain/portmap.ts). */
+export function hostIpFamilyIssues(ctx: Pick<EngineContext, 'cni'>, config: PodSandboxConfig): string[] {
+  return hostIpFamilyProblems(config.port_mappings, ctx.cni.config().networks).map((p) => `port_mappings[${p.index}].host_ip: ${p.message}`);
 }
 
 export async function runSandbox(ctx: EngineContext, req: RunSandboxRequest, signal?: AbortSignal): Promise<{ id: string }> {
@@ -46,6 +58,10 @@ export async function runSandbox(ctx: EngineContext, req: RunSandboxRequest, sig
   const hostNetwork = isHostNetwork(config);
   // Bad input is refused before anything is acquired: bandwidth annotations and what runc would reject.
   const cniOptions = hostNetwork ? undefined : buildCniOptions(id, config);
+  if (cniOptions) {
+    const [problem] = hostIpFamilyIssues(ctx, config);
+    if (problem) throw new PodscopeError('InvalidArgument', `invalid sandbox config: ${problem}`, { details: { issues: [problem] } });
+  }
   ctx.buildPauseSpec({ id, config, netnsPath: hostNetwork ? undefined : '/dev/null', rootfsPath: '/', resolvConfPath: '/dev/null', shmPath: '/dev/null', engineOomScoreAdj: ctx.engineOomScoreAdj });
 
   const name = makeSandboxName(config.metadata);

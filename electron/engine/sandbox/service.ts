@@ -4,7 +4,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import type { CniConfigView } from '../../../shared/domain/cni';
-import { isHostNetwork } from '../../../shared/domain/config';
+import { formatIssues, isHostNetwork } from '../../../shared/domain/config';
 import { analyzeBandwidth } from '../../../shared/domain/bandwidth';
 import { analyzePortMappings } from '../../../shared/domain/portmap';
 import { PodscopeError, serializeError } from '../../../shared/domain/errors';
@@ -16,7 +16,8 @@ import { KeyedMutex } from './keyed-mutex';
 import { NameRegistrar } from './name-registrar';
 import { recoverSandboxes, type RecoveryReport } from './recover';
 import { removeSandbox } from './remove';
-import { parseRunConfig, runSandbox } from './run';
+import { hostIpFamilyIssues, parseRunConfig, runSandbox } from './run';
+import { RunPodSandboxConfigSchema } from '../../../shared/domain/config-checks';
 import { isProcessAlive, listSandboxes, refreshLiveness, sandboxStatus } from './status';
 import { liveNetwork } from './live';
 import type { LiveNetworkView } from '../../../shared/domain/live';
@@ -152,7 +153,7 @@ export class SandboxEngine implements Engine {
   }
 
   async preview(req: RunSandboxRequest): Promise<ConfigPreview> {
-    const config = parseRunConfig(req.config);
+    const config = parseRunConfig(req.config, { checks: false });
     const hostNetwork = isHostNetwork(config);
     const preview: ConfigPreview = {
       hostNetwork,
@@ -162,6 +163,10 @@ export class SandboxEngine implements Engine {
       cniArgs: [],
       errors: [],
     };
+    // what run would refuse before acquiring anything (NUL bytes, a host_ip that is no IP, malformed sysctls, …)
+    const checked = RunPodSandboxConfigSchema.safeParse(config);
+    if (!checked.success) preview.errors.push(...formatIssues(checked.error));
+    if (!hostNetwork) preview.errors.push(...hostIpFamilyIssues(this.ctx, config));
     if (hostNetwork) return preview;
     try {
       const opts = buildCniOptions('<sandbox-id>', config);

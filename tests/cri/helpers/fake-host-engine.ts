@@ -1,0 +1,108 @@
+/**
+ * The real SandboxEngine with every OS touch point replaced by the in-memory fakes (no netns, exec, runc or mounts):
+ * what the CRI server sees is the engine's own validation, ordering, unwinding and error mapping. `held()` says what
+ * the fakes still hold, for leak checks; `touched()` counts the calls that acquire something.
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { isIP } from 'node:net';
+import { join } from 'node:path';
+import { DEFAULT_ENGINE_OPTIONS } from '../../../electron/engine/options';
+import { buildPauseSpec } from '../../../electron/engine/runtime/oci-spec';
+import { SandboxEngine } from '../../../electron/engine/sandbox/service';
+import { FakeCniManager } from '../../../electron/engine/testing/fake-cni';
+import { FakeSandboxFiles } from '../../../electron/engine/testing/fake-files';
+import { FakeLiveReader } from '../../../electron/engine/testing/fake-live';
+import { FakeNetnsManager } from '../../../electron/engine/testing/fake-netns';
+import { FakePauseRuntime } from '../../../electron/engine/testing/fake-runtime';
+import { formatCniArgs } from '../../../electron/engine/cni/plugin-env';
+import type { CniHooks, CniNamespaceOptions, CniSetupResult } from '../../../electron/engine/cni/types';
+import { PodscopeError } from '../../../shared/domain/errors';
+
+/**
+ * The fake CNI, failing where the real host fails on bad input, so that input the engine lets through shows up as
+ * the UNKNOWN it would be on a real host: Node's spawn refuses a NUL anywhere in a plugin's environment (CNI_ARGS)
+ * before the first plugin runs; portmap parses hostIP with Go's net.ParseIP after bridge has allocated the IP.
+ */
+class HostLikeCni extends FakeCniManager {
+  override async setup(containerId: string, netnsPath: string, opts: CniNamespaceOptions, hooks?: CniHooks): Promise<CniSetupResult> {
+    const cniArgs = formatCniArgs(opts.args);
+    if (cniArgs.includes('\u0000')) {
+      this.calls.push({ op: 'setup', containerId, netnsPath, opts });
+      throw new TypeError("The argument 'options.env['CNI_ARGS']' must be a string without null bytes");
+    }
+    const result = await super.setup(containerId, netnsPath, opts, hooks);
+    const mappings = (opts.capabilities.portMappings ?? []) as Array<{ hostIP?: string }>;
+    const bad = mappings.find((m) => m.hostIP !== undefined && (isIP(m.hostIP) === 0 || m.hostIP.includes('%')));
+    if (bad) throw new PodscopeError('CniError', `plugin type="portmap" failed (add): invalid host IP "${bad.hostIP}"`);
+    return result;
+  }
+}
+
+/**
+ * The fake runtime, failing where runc and the kernel fail late: a sysctl runc turns into a /proc/sys path that is
+ * not a file (empty segment, trailing dot) or a value with NUL/newline; a hostname sethostname(2) refuses.
+ */
+class HostLikeRuntime extends FakePauseRuntime {
+  override async start(id: string, bundleDir: string, spec: unknown, opts: Parameters<FakePauseRuntime['start']>[3]): Promise<{ pid: number }> {
+    const s = spec as { hostname?: string; linux?: { sysctl?: Record<string, string> } };
+    for (const [name, value] of Object.entries(s.linux?.sysctl ?? {})) {
+      const path = name.replace(/\./g, '/');
+      if (path.split('/').some((seg) => seg === '' || seg === '..') || /[\u0000\n]/.test(path)) {
+        throw new PodscopeError('RuntimeError', `runc run failed: open /proc/sys/${path}: no such file or directory`);
+      }
+      if (value === '' || /[\u0000\n]/.test(value)) throw new PodscopeError('RuntimeError', `runc run failed: write /proc/sys/${path}: invalid argument`);
+    }
+    if (Buffer.byteLength(s.hostname ?? '') > 64 || (s.hostname ?? '').includes('\u0000')) throw new PodscopeError('RuntimeError', 'runc run failed: sethostname: invalid argument');
+    return super.start(id, bundleDir, spec, opts);
+  }
+}
+
+/** FakeSandboxFiles that also counts prepare calls (the fake itself only tracks what is held). */
+class CountingFiles extends FakeSandboxFiles {
+  prepares = 0;
+  override async prepare(args: Parameters<FakeSandboxFiles['prepare']>[0]) {
+    this.prepares++;
+    return super.prepare(args);
+  }
+}
+
+export interface FakeHostEngine {
+  engine: SandboxEngine;
+  netns: FakeNetnsManager;
+  cni: FakeCniManager;
+  runtime: FakePauseRuntime;
+  files: CountingFiles;
+  /** what the fakes hold right now */
+  held(): { netns: number; containers: number; files: number; shm: number; cniCache: number };
+  /** calls that acquire something on a host: netns create, CNI setup, runc start, sandbox files prepare */
+  acquisitions(): number;
+  dispose(): Promise<void>;
+}
+
+export async function createFakeHostEngine(prefix = 'podscope-r3-fakehost-'): Promise<FakeHostEngine> {
+  const dir = await mkdtemp(join(tmpdir(), prefix));
+  const netns = new FakeNetnsManager();
+  const cni = new HostLikeCni();
+  const runtime = new HostLikeRuntime();
+  const files = new CountingFiles();
+  const engine = new SandboxEngine({
+    options: { ...DEFAULT_ENGINE_OPTIONS, stateDir: join(dir, 'state'), runDir: join(dir, 'run') },
+    netns, cni, runtime, files, liveReader: new FakeLiveReader(), buildPauseSpec, engineOomScoreAdj: 0, cleanupTimeoutMs: 5000,
+    processAlive: async (pid) => [...runtime.containers.values()].some((c) => c.pid === pid && c.status === 'running'),
+  });
+  await engine.start();
+  return {
+    engine, netns, cni, runtime, files,
+    held: () => ({ netns: netns.pinned.size, containers: runtime.containers.size, files: files.prepared.size, shm: files.shmMounted.size, cniCache: cni.cache.size }),
+    acquisitions: () =>
+      netns.calls.filter((c) => c.op === 'create').length +
+      cni.calls.filter((c) => c.op === 'setup').length +
+      runtime.calls.filter((c) => c.op === 'start').length +
+      files.prepares,
+    async dispose() {
+      await engine.close();
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
+}
