@@ -162,3 +162,10 @@ export function dnatChainOrder(lines: string[]): (hostPort: number, protocol: st
   });
   return (hostPort, protocol) => jumps.filter((j) => j.proto === protocol && j.ports.includes(hostPort)).map((j) => j.id);
 }
+
+/** The ids of every sandbox in `holders` that shares a host port/protocol/host_ip with another ready one (the pods list marks them). */
+export function conflictingSandboxIds(holders: HostPortHolder[]): Set<string> {
+  const out = new Set<string>();
+  for (const h of holders) if (hostPortConflictsFor(h.id, holders).length > 0) out.add(h.id);
+  return out;
+}

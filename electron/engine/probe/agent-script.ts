@@ -32,9 +32,14 @@ function listeners() {
   }
   return [...ports];
 }
-function respond(req, reply) {
+function respond(req, reply, deadline) {
+  deadline = deadline || Date.now() + 3000;
   const srv = net.createServer((s) => { s.on('error', () => {}); s.end(req.banner); });
-  const onErr = (e) => reply({ ok: false, error: e.code || e.message });
+  const onErr = (e) => {
+    // an IPv6 address is unusable while duplicate address detection runs (a bridge just created): wait for it
+    if (req.address && e.code === 'EADDRNOTAVAIL' && Date.now() < deadline) return setTimeout(() => respond(req, reply, deadline), 100);
+    reply({ ok: false, error: e.code || e.message });
+  };
   srv.once('error', (e) => {
     // a netns without IPv6 cannot bind '::'; fall back to every IPv4 address
     if (!req.address && (e.code === 'EAFNOSUPPORT' || e.code === 'EADDRNOTAVAIL')) {
@@ -42,8 +47,7 @@ function respond(req, reply) {
       srv.listen({ port: req.port, host: '0.0.0.0' }, () => reply({ ok: true, port: srv.address().port }));
     } else onErr(e);
   });
-  srv.listen({ port: req.port, host: req.address || '::', ipv6Only: false }, () => reply({ ok: true, port: srv.address().port }));
-  servers.push(srv);
+  srv.listen({ port: req.port, host: req.address || '::', ipv6Only: false }, () => { servers.push(srv); reply({ ok: true, port: srv.address().port }); });
 }
 function connect(req, reply) {
   const started = process.hrtime.bigint();

@@ -91,9 +91,14 @@ export async function probeSandbox(ctx: EngineContext, net: ProbeNet, idOrPrefix
   };
 
   try {
-    const host = await open('host', undefined);
-    await open(rec.id, rec.netnsPath);
     const others = await readyOthers(ctx, rec);
+    const network = eth0Network(rec);
+    const sharesHostPort = (o: SandboxRecord) =>
+      o.config.port_mappings.some((om) => om.host_port > 0 && rec.config.port_mappings.some((m) => m.host_port === om.host_port && m.protocol === om.protocol));
+    // every agent starts at once: a node start-up is most of a probe's time
+    const involved = others.filter((o) => (network !== undefined && eth0Network(o) === network) || sharesHostPort(o));
+    await Promise.all([open('host', undefined), open(rec.id, rec.netnsPath), ...involved.map((o) => open(o.id, o.netnsPath))]);
+    const host = agents.get('host')!;
     const plans: PlannedConnect[] = [];
     const podIps = rec.ipSelection?.eth0Ips ?? [rec.ip, ...rec.additionalIps].filter(Boolean);
     const gateways = (rec.network?.interfaces.eth0?.ipConfigs ?? []).flatMap((c) => (c.gateway ? [c.gateway] : []));
@@ -119,7 +124,13 @@ export async function probeSandbox(ctx: EngineContext, net: ProbeNet, idOrPrefix
             continue;
           }
           if (t.ip !== '127.0.0.1' && podIps.every((ip) => familyOf(ip) !== familyOf(t.ip))) continue;
-          const existing = await ensurePort(rec.id, rec.netnsPath!, m.container_port);
+          let existing: boolean;
+          try {
+            existing = await ensurePort(rec.id, rec.netnsPath!, m.container_port);
+          } catch (e) {
+            report.paths.push({ ...path, note: `not measured: ${(e as Error).message}` });
+            continue;
+          }
           // every other ready pod holding this host port answers too, so a connection that lands there is named
           for (const o of others) {
             if (o.config.port_mappings.some((om) => om.host_port === m.host_port && protocolName(om.protocol).toLowerCase() === proto && hostIpsOverlap(om.host_ip, m.host_ip))) {
@@ -136,7 +147,13 @@ export async function probeSandbox(ctx: EngineContext, net: ProbeNet, idOrPrefix
             report.paths.push({ ...path, verdict: 'notApplicable', note: `only TCP is measured; ${proto} derived from configuration` });
             continue;
           }
-          const existing = await ensurePort(rec.id, rec.netnsPath!, m.container_port);
+          let existing: boolean;
+          try {
+            existing = await ensurePort(rec.id, rec.netnsPath!, m.container_port);
+          } catch (e) {
+            report.paths.push({ ...path, note: `not measured: ${(e as Error).message}` });
+            continue;
+          }
           plans.push({ path, fromAgent: 'host', host: ip, port: m.container_port, expect: rec.id, existing });
         }
       }
@@ -144,14 +161,17 @@ export async function probeSandbox(ctx: EngineContext, net: ProbeNet, idOrPrefix
 
     // pod → gateway: a listener on the host side, on the gateway address itself
     for (const gw of gateways) {
-      const port = await host.respond(0, banner('host'), gw);
-      const path = base('gateway', 'pod', fmt(gw, port), 'tcp', undefined, 'timeout', '');
-      path.family = familyOf(gw);
-      plans.push({ path, fromAgent: rec.id, host: gw, port, expect: 'host', existing: false });
+      try {
+        const port = await host.respond(0, banner('host'), gw);
+        const path = base('gateway', 'pod', fmt(gw, port), 'tcp', undefined, 'timeout', '');
+        path.family = familyOf(gw);
+        plans.push({ path, fromAgent: rec.id, host: gw, port, expect: 'host', existing: false });
+      } catch (e) {
+        report.paths.push({ ...base('gateway', 'pod', gw, 'tcp', undefined, 'timeout', `not measured: ${(e as Error).message}`), family: familyOf(gw) });
+      }
     }
 
     // pod ↔ every ready peer on the same network, each family both have
-    const network = eth0Network(rec);
     for (const o of others.filter((x) => network !== undefined && eth0Network(x) === network)) {
       const peerIps = o.ipSelection?.eth0Ips ?? [o.ip, ...o.additionalIps].filter(Boolean);
       await open(o.id, o.netnsPath);
@@ -163,7 +183,7 @@ export async function probeSandbox(ctx: EngineContext, net: ProbeNet, idOrPrefix
         const myPort = await agents.get(rec.id)!.respond(0, banner(rec.id));
         const out = base('peer', 'pod', fmt(theirs, theirPort), 'tcp', undefined, 'timeout', '');
         out.family = fam;
-        const back = base('peer', `peer ${o.name}`, fmt(mine, myPort), 'tcp', undefined, 'timeout', '');
+        const back = base('peer', `peer ${o.config.metadata.name}`, fmt(mine, myPort), 'tcp', undefined, 'timeout', '');
         back.family = fam;
         plans.push({ path: out, fromAgent: rec.id, host: theirs, port: theirPort, expect: o.id, existing: false });
         plans.push({ path: back, fromAgent: o.id, host: mine, port: myPort, expect: rec.id, existing: false });
@@ -207,14 +227,14 @@ function judge(p: PlannedConnect, outcome: ConnectOutcome, nonce: string, others
       const m = outcome.banner ? new RegExp(`^${BANNER} ([0-9a-f]+) (\\S+)$`).exec(outcome.banner.trim()) : null;
       if (m && m[1] === nonce) {
         const who = m[2]!;
-        if (who === p.expect) return { ...path, verdict: 'reachable', answeredBy: who === 'host' ? undefined : who, note: p.existing ? 'answered' : "answered by the probe's responder" };
-        const name = others.find((o) => o.id === who)?.name ?? who;
+        if (who === p.expect) return { ...path, verdict: 'reachable', answeredBy: who === 'host' ? undefined : who, note: p.existing ? 'the listener answered' : 'nonce matched' };
+        const name = podName(others.find((o) => o.id === who)) ?? who;
         return { ...path, verdict: 'shadowed', answeredBy: who, note: `the connection landed in sandbox ${name} (${who.slice(0, 12)}): its DNAT rule matches first` };
       }
       if (p.existing) {
         // an existing listener sends no banner, so the DNAT chain order names who got the connection
         if (dnatWinner && dnatWinner !== p.expect) {
-          const name = others.find((o) => o.id === dnatWinner)?.name ?? dnatWinner;
+          const name = podName(others.find((o) => o.id === dnatWinner)) ?? dnatWinner;
           return { ...path, verdict: 'shadowed', answeredBy: dnatWinner, note: `connected, but sandbox ${name}'s DNAT rule comes first in CNI-HOSTPORT-DNAT` };
         }
         return { ...path, verdict: 'reachable', answeredBy: p.expect, note: 'connected to the listener already in the pod (not identified by a nonce)' };
@@ -256,3 +276,5 @@ function plannedPaths(rec: SandboxRecord): Array<Omit<ProbePath, 'verdict' | 'me
   if (!isHostNetwork(rec.config)) out.push({ kind: 'gateway', from: 'pod', to: 'gateway', proto: 'tcp' });
   return out;
 }
+
+const podName = (rec: SandboxRecord | undefined) => (rec ? `${rec.config.metadata.namespace}/${rec.config.metadata.name}` : undefined);
