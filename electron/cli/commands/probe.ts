@@ -14,8 +14,7 @@ export async function run(argv: string[]): Promise<number> {
   if (positionals.length !== 1) throw new PodscopeError('InvalidArgument', 'probe takes exactly one sandbox id');
   const output = (flags.output as string | undefined) ?? 'text';
   if (output !== 'text' && output !== 'json') throw new PodscopeError('InvalidArgument', `-o must be text or json, not ${JSON.stringify(output)}`);
-  // a one-shot engine measures on demand only: a probe-on-ready would run in the same process for nothing
-  const report = await withApi({ ...flags, 'no-probe-on-ready': true }, (api) => api.probe(positionals[0]!));
+  const report = await withApi(flags, (api) => api.probe(positionals[0]!));
   process.stdout.write(output === 'json' ? `${JSON.stringify(report, null, 2)}\n` : describe(report));
   if (probeSucceeded(report)) return 0;
   const failing = failingPaths(report);
