@@ -35,6 +35,8 @@ test('probe: a contested host port is shadowed, the winner is reachable, and the
     await app.detail.tab('Port mappings');
     await expect(page.getByTestId('host-port-conflicts')).toHaveAttribute('data-testid', 'host-port-conflicts');
     await expect(page.getByTestId('host-port-conflicts').locator(`[data-winner="${first}"]`)).toContainText('first matching jump');
+    // the kernel has the second pod's rule, but it is not marked as working: the first pod's jump comes first
+    await expect(page.getByTestId('live-ports').getByTestId('dnat-shadowed')).toContainText(first.slice(0, 12));
     await page.getByTestId('probe-button').click();
     const rows = page.getByTestId('reach-paths').locator('tbody tr[data-kind="hostPort"]');
     await expect(rows.first()).toHaveAttribute('data-verdict', 'shadowed');

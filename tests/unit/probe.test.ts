@@ -149,3 +149,23 @@ describe('host-port conflicts (pure)', () => {
     expect(conflictsForNewMappings([{ hostPort: 80, protocol: 'udp' }], [holder(ID_B, '1')])).toEqual([]);
   });
 });
+
+describe('sandbox.probe over the IPC router', () => {
+  it('validates the id, runs the probe on the engine and serves the last report', async () => {
+    const { createRouter } = await import('../../electron/ipc/router');
+    const { createEndpointRegistry } = await import('../../electron/endpoints');
+    const { trustOrigins } = await import('../../electron/ipc/sender');
+    const { engine: e } = await engine();
+    const router = createRouter({ engine: e, endpoints: createEndpointRegistry({ local: e }), isTrustedSender: trustOrigins(['app://podscope']) });
+    const sender = { transport: 'electron' as const, url: 'app://podscope/index.html' };
+    const { id } = await e.run({ config: pod('web', { port_mappings: [{ container_port: 80, host_port: 8080 }] }) });
+    expect(await router.handle('sandbox.lastProbe', { id }, sender)).toEqual({ ok: true, result: null });
+    const bad = await router.handle('sandbox.probe', { id: '../etc' }, sender);
+    expect(bad).toMatchObject({ ok: false, error: { code: 'InvalidArgument' } });
+    const reply = (await router.handle('sandbox.probe', { id }, sender)) as { ok: true; result: ProbeReport };
+    expect(reply.ok).toBe(true);
+    expect(reply.result.paths.filter((p) => p.kind === 'hostPort').every((p) => p.verdict === 'reachable')).toBe(true);
+    expect(await router.handle('sandbox.lastProbe', { id }, sender)).toEqual({ ok: true, result: reply.result });
+    router.dispose();
+  });
+});

@@ -59,7 +59,7 @@ export function PortsTab({ s, traced = true, runtime }: { s: SandboxStatus; trac
         </tbody>
       </table>
       <ReachabilityPanel s={s} />
-      <LivePorts id={s.id} decisions={s.portMappings} />
+      <LivePorts id={s.id} decisions={s.portMappings} conflicts={s.hostPortConflicts} ready={s.state === 'SANDBOX_READY'} />
       {sent.length > 0 && (
         <Section title="runtimeConfig.portMappings the portmap plugin received">
           {sent.map((x) => (
