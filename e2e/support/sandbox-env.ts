@@ -20,10 +20,12 @@ import { teardownSteps } from './attempts';
 
 const run = promisify(execFile);
 
-export const E2E_NETWORK = 'psc-e2e';
-export const E2E_BRIDGE = 'psc-e2e0';
-export const E2E_V4_SUBNET = '10.232.0.0/24';
-export const E2E_V6_SUBNET = 'fd00:232::/64';
+// Overridable so runs that share a host (several worktrees at once) each use a bridge, subnet and temp dir of their own.
+const NET = process.env.PODSCOPE_E2E_NET ?? '232';
+export const E2E_NETWORK = process.env.PODSCOPE_E2E_BRIDGE ? `${process.env.PODSCOPE_E2E_BRIDGE}-net` : 'psc-e2e';
+export const E2E_BRIDGE = process.env.PODSCOPE_E2E_BRIDGE ?? 'psc-e2e0';
+export const E2E_V4_SUBNET = `10.${NET}.0.0/24`;
+export const E2E_V6_SUBNET = `fd00:${NET}::/64`;
 
 export function e2eConflist(ipamDataDir: string) {
   return {
@@ -61,7 +63,7 @@ export interface SandboxEnv {
 }
 
 export async function createSandboxEnv(opts: { rendererDir?: string; port?: number } = {}): Promise<SandboxEnv> {
-  const root = await mkdtemp(join(tmpdir(), 'psc-e2e-'));
+  const root = await mkdtemp(join(tmpdir(), process.env.PODSCOPE_E2E_TMP_PREFIX ?? 'psc-e2e-'));
   const hostBefore = snapshotHost();
   const dirs = {
     stateDir: join(root, 'state'),

@@ -17,7 +17,8 @@ export async function withApi<T>(flags: Flags, fn: (api: SandboxApi) => Promise<
     }
   }
   const { createEngine } = await import('../engine/index');
-  const engine = await createEngine(engineOptionsFromFlags(flags), { readOnly: access === 'read' });
+  // a one-shot command's engine closes right after the verb: a probe-on-ready would only be started to be canceled
+  const engine = await createEngine({ ...engineOptionsFromFlags(flags), probeOnReady: false }, { readOnly: access === 'read' });
   try {
     return await fn(engine);
   } finally {

@@ -11,6 +11,7 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   rmp: () => import('./commands/rmp'),
   pods: () => import('./commands/pods'),
   inspectp: () => import('./commands/inspectp'),
+  probe: () => import('./commands/probe'),
   serve: () => import('./commands/serve'),
   cri: () => import('./commands/cri'),
 };
@@ -24,6 +25,7 @@ Commands:
   rmp ID...       remove pod sandboxes
   pods            list pod sandboxes
   inspectp ID...  show a sandbox: IPs, ports, bandwidth, CNI trace
+  probe ID        measure reachability with real packets (host ports, pod ports, gateway, peers)
   serve           browser mode: the Podscope UI on 127.0.0.1
   cri             serve the CRI runtime.v1 API on a unix socket
 

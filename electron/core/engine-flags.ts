@@ -17,6 +17,7 @@ export const ENGINE_OPTION_FLAGS = {
   'max-conf-num': { type: 'string' },
   'ip-pref': { type: 'string' },
   'plugin-timeout': { type: 'string' },
+  'no-probe-on-ready': { type: 'boolean' },
 } as const satisfies ParseArgsConfig['options'];
 
 export type Flags = Record<string, string | boolean | string[] | undefined>;
@@ -35,6 +36,7 @@ export function engineOptionsFromFlags(flags: Flags): Partial<EngineOptions> {
     if (!(IP_PREFERENCES as readonly string[]).includes(pref)) throw new PodscopeError('InvalidArgument', `--ip-pref must be one of ${IP_PREFERENCES.join(', ')}, not ${JSON.stringify(pref)}`);
     o.ipPreference = pref as IpPreference;
   }
+  if (flags['no-probe-on-ready'] === true) o.probeOnReady = false;
   const max = str('max-conf-num');
   if (max !== undefined) o.maxConfNum = nonNegativeInt('--max-conf-num', max);
   const timeout = str('plugin-timeout');
@@ -58,4 +60,5 @@ export const ENGINE_FLAGS_HELP = `Engine flags:
   --max-conf-num N       conf-dir networks to attach: eth0, eth1… (default 1, 0 = all)
   --ip-pref ipv4|ipv6|cni  primary pod IP preference (default ipv4)
   --plugin-timeout MS    timeout of one CNI plugin exec (default 60000)
+  --no-probe-on-ready    do not measure reachability right after each sandbox becomes ready
   --endpoint unix:///PATH  talk to a CRI runtime (podscope cri, containerd, CRI-O) instead of hosting an engine`;

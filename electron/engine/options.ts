@@ -18,6 +18,8 @@ export interface EngineOptions {
   ipPreference: IpPreference;
   pluginTimeoutMs: number;
   runcPath: string;
+  /** measure reachability once right after each sandbox becomes ready (docs/semantics.md#reachability-probe) */
+  probeOnReady: boolean;
 }
 
 export const DEFAULT_ENGINE_OPTIONS: EngineOptions = {
@@ -31,6 +33,7 @@ export const DEFAULT_ENGINE_OPTIONS: EngineOptions = {
   ipPreference: 'ipv4',
   pluginTimeoutMs: 60_000,
   runcPath: 'runc',
+  probeOnReady: true,
 };
 
 export type SandboxEventListener = (e: SandboxEvent) => void;

@@ -41,6 +41,8 @@ export function createUnavailableEngine(reason: unknown, overrides: Partial<Engi
     cniConfig: fail,
     preview: fail,
     live: fail,
+    probe: fail,
+    lastProbe: fail,
     runtimeConditions: async () => [
       { type: 'RuntimeReady', status: false, reason: 'EngineUnavailable', message: problem },
       { type: 'NetworkReady', status: false, reason: 'EngineUnavailable', message: problem },

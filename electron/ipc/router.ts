@@ -46,6 +46,8 @@ export function createRouter(opts: RouterOptions): Router {
     'sandbox.runtimeConditions': (r) => api(r.endpointId).runtimeConditions(),
     'sandbox.info': (r) => api(r.endpointId).info(),
     'sandbox.live': (r) => api(r.endpointId).live(r.id),
+    'sandbox.probe': (r) => api(r.endpointId).probe(r.id),
+    'sandbox.lastProbe': (r) => api(r.endpointId).lastProbe(r.id),
     'endpoints.list': () => endpoints.list(),
     'endpoints.add': async (r) => {
       const view = await endpoints.add(r);

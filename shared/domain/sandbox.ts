@@ -6,6 +6,7 @@ import type { PortMappingDecision, CniPortMapping } from './portmap';
 import type { BandwidthAnalysis } from './bandwidth';
 import type { CniConfigView, CniResult, CniRoute, CniDns, InterfaceConfig } from './cni';
 import type { LiveNetworkView } from './live';
+import type { HostPortConflict, PendingHostPortConflict, ProbeReport } from './probe';
 
 /** CRI state. */
 export type SandboxState = 'SANDBOX_READY' | 'SANDBOX_NOTREADY';
@@ -152,6 +153,8 @@ export interface SandboxStatus extends SandboxSummary {
   stoppedAt?: string;
   /** set once the pause process was seen dead without a stop */
   pauseExit?: PauseExit;
+  /** other ready sandboxes mapping one of this one's host ports, and whose DNAT rule wins (absent from CRI peers) */
+  hostPortConflicts?: HostPortConflict[];
 }
 
 export interface RemoveOptions { force?: boolean }
@@ -190,6 +193,8 @@ export interface ConfigPreview {
   bandwidth: BandwidthAnalysis;
   cniArgs: Array<[string, string]>;
   errors: string[];
+  /** host ports this config maps that a ready sandbox already holds (the new pod's rule would be shadowed) */
+  hostPortConflicts?: PendingHostPortConflict[];
 }
 
 export interface EngineInfo {
@@ -263,6 +268,10 @@ export interface SandboxApi {
   info(): Promise<EngineInfo>;
   /** the sandbox's network as the kernel has it now; FailedPrecondition without a netns (host network, stopped) */
   live(id: string): Promise<LiveNetworkView>;
+  /** measures reachability now with real packets (docs/semantics.md#reachability-probe) */
+  probe(id: string): Promise<ProbeReport>;
+  /** the last probe report of this sandbox (on demand or on ready), or null */
+  lastProbe(id: string): Promise<ProbeReport | null>;
 }
 
 export const toCriState = (s: InternalState): SandboxState => (s === 'Ready' ? 'SANDBOX_READY' : 'SANDBOX_NOTREADY');

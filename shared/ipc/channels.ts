@@ -9,6 +9,7 @@ import { IpPreferenceSchema, PodSandboxConfigSchema } from '../domain/config';
 import { LOCAL_ENDPOINT_ID, type EndpointView } from '../domain/endpoints';
 import type { CniConfigView } from '../domain/cni';
 import type { LiveNetworkView } from '../domain/live';
+import type { ProbeReport } from '../domain/probe';
 import type {
   ConfigPreview,
   EngineInfo,
@@ -59,6 +60,10 @@ export const CHANNELS = {
   'sandbox.info': channel<EngineInfo>()(onEndpoint),
   /** the kernel's view of the sandbox's network now (netns interfaces/routes, tc qdiscs, DNAT rules) */
   'sandbox.live': channel<LiveNetworkView>()(onSandbox),
+  /** measure reachability now (TCP connects from the host and inside namespaces the engine created) */
+  'sandbox.probe': channel<ProbeReport>()(onSandbox),
+  /** the last probe report (on demand or right after ready), null when never probed */
+  'sandbox.lastProbe': channel<ProbeReport | null>()(onSandbox),
   'endpoints.list': channel<EndpointView[]>()(z.strictObject({})),
   'endpoints.add': channel<EndpointView>()(
     z.strictObject({

@@ -63,6 +63,9 @@ function describe(s: SandboxStatus): string {
     const m = d.mapping;
     kv(`Port ${d.index}`, `${m.host_ip ? `${m.host_ip}:` : ''}${m.host_port} -> ${m.container_port}/${['tcp', 'udp', 'sctp'][m.protocol] ?? m.protocol}${d.passed ? '' : `  DROPPED: ${d.reason}`}`);
   }
+  for (const c of s.hostPortConflicts ?? []) {
+    kv(`Host port ${c.hostPort}`, `${c.protocol}${c.hostIP ? ` on ${c.hostIP}` : ''} contested: ${c.winner === s.id ? 'this sandbox' : c.winner} wins (${c.winnerFrom}); shadowed: ${c.shadowed.join(', ')}`);
+  }
   for (const dir of ['ingress', 'egress'] as const) {
     const b = s.bandwidthAnalysis[dir];
     if (b) kv(`Bandwidth ${dir}`, b.error ? `${b.raw}: ${b.error}` : `${b.raw} = ${b.bitsPerSecond} bit/s (${b.human})`);

@@ -24,9 +24,15 @@ export async function run(argv: string[]): Promise<number> {
   if (pref !== undefined && !(IP_PREFERENCES as readonly string[]).includes(pref as string)) {
     throw new PodscopeError('InvalidArgument', `--sandbox-ip-pref must be one of ${IP_PREFERENCES.join(', ')}`);
   }
-  const { id } = await withApi(flags, (api) =>
-    api.run({ config, runtimeHandler: (flags.runtime as string | undefined) ?? '', ipPreference: pref as IpPreference | undefined }),
-  );
+  const { id } = await withApi(flags, async (api) => {
+    // warn before creating: the new pod's DNAT rule would come after the holder's, so it would never be reached
+    const preview = await api.preview({ config }).catch(() => undefined);
+    for (const c of preview?.hostPortConflicts ?? []) {
+      const holders = c.holders.map((h) => `${h.name} (${h.id})`).join(', ');
+      process.stderr.write(`warning: host port ${c.hostIP ? `${c.hostIP}:` : ''}${c.hostPort}/${c.protocol} is already mapped by ready sandbox ${holders}: its DNAT rule matches first, so connections will not reach the new pod\n`);
+    }
+    return api.run({ config, runtimeHandler: (flags.runtime as string | undefined) ?? '', ipPreference: pref as IpPreference | undefined });
+  });
   process.stdout.write(`${id}\n`);
   return 0;
 }

@@ -146,6 +146,13 @@ export function createCriEndpointApi(address: string, opts: CriConnectionOptions
       // the kernel view needs the netns on this host and the engine's own records; CRI carries neither
       throw unimplemented("the kernel's live view of a pod network", describe(await connected()));
     },
+    async probe() {
+      // the probe enters the pod's netns on this host, which CRI does not expose
+      throw unimplemented('a reachability probe', describe(await connected()));
+    },
+    async lastProbe() {
+      return null;
+    },
     async preview() {
       throw unimplemented('a config preview', describe(await connected()));
     },

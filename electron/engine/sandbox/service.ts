@@ -23,10 +23,16 @@ import { liveNetwork } from './live';
 import type { LiveNetworkView } from '../../../shared/domain/live';
 import { every, watchConfDir, type Stoppable } from './watchers';
 import { stopSandbox } from './stop';
-import { SandboxStore } from './store';
+import { notFoundError, SandboxStore } from './store';
 import type { StateDirLock } from './state-lock';
 import { loadStateDirId, netnsTag, stampOwner, withOwnedNetnsNames } from './ownership';
 import { gcItem } from './startup-gc';
+import type { ProbeNet } from '../probe/types';
+import { probeSandbox } from '../probe/probe';
+import { conflictsForNewMappings, dnatChainOrder, hostPortConflictsFor, type HostPortConflict, type HostPortHolder, type ProbeReport } from '../../../shared/domain/probe';
+import { toCniPortMappings } from '../../../shared/domain/portmap';
+import { resolveIdPrefix } from './id-index';
+import type { SandboxRecord } from './record';
 
 export const ENGINE_VERSION = '0.1.0';
 /** /proc reads only, so cheap enough to run every couple of seconds */
@@ -39,6 +45,8 @@ export type EngineDeps = Omit<EngineContext, 'store' | 'names' | 'locks' | 'emit
   lock?: StateDirLock;
   /** problems found while setting up (missing runc, not root…), shown by info() */
   problems?: string[];
+  /** the reachability probe's touch points; without it probe() is Unimplemented */
+  probeNet?: ProbeNet;
 };
 
 export class SandboxEngine implements Engine {
@@ -50,6 +58,10 @@ export class SandboxEngine implements Engine {
   private readonly forcedLeftovers: string[] = [];
   /** the netns name tag, known once start() has read the state dir id */
   private readonly ownerTag: { value: Buffer | undefined };
+  /** probes run one at a time: two at once would fight over the same container ports for their responders */
+  private probeQueue: Promise<unknown> = Promise.resolve();
+  private readonly probeAbort = new AbortController();
+  private readonly lastProbes = new Map<string, ProbeReport>();
 
   constructor(private readonly deps: EngineDeps) {
     const readOnly = deps.readOnly ?? false;
@@ -109,8 +121,63 @@ export class SandboxEngine implements Engine {
   }
 
   /** The signal cancels a run in flight; what it had acquired is undone as for any failure. */
-  run(req: RunSandboxRequest, signal?: AbortSignal): Promise<{ id: string }> {
-    return this.ctx.readOnly ? this.refuseReadOnly('run a sandbox') : runSandbox(this.ctx, req, signal);
+  async run(req: RunSandboxRequest, signal?: AbortSignal): Promise<{ id: string }> {
+    if (this.ctx.readOnly) return this.refuseReadOnly('run a sandbox');
+    const result = await runSandbox(this.ctx, req, signal);
+    if (this.deps.options.probeOnReady && this.deps.probeNet) {
+      // in the background: the run's reply never waits for it; close() cancels it
+      this.enqueueProbe(result.id, 'onReady').catch(() => undefined);
+    }
+    return result;
+  }
+
+  probe(id: string): Promise<ProbeReport> {
+    return this.enqueueProbe(id, 'onDemand');
+  }
+
+  async lastProbe(idOrPrefix: string): Promise<ProbeReport | null> {
+    const id = resolveIdPrefix(this.ctx.store.ids(), idOrPrefix);
+    if (id === undefined || !this.ctx.store.get(id)) throw notFoundError(idOrPrefix);
+    return this.lastProbes.get(id) ?? null;
+  }
+
+  private enqueueProbe(id: string, trigger: ProbeReport['trigger']): Promise<ProbeReport> {
+    const net = this.deps.probeNet;
+    if (!net) return Promise.reject(new PodscopeError('Unimplemented', 'this engine has no reachability probe'));
+    const next = this.probeQueue.catch(() => undefined).then(async () => {
+      if (this.probeAbort.signal.aborted) throw new PodscopeError('Canceled', 'the engine is closing');
+      const report = await probeSandbox(this.ctx, net, id, { trigger, signal: this.probeAbort.signal });
+      if (this.ctx.store.get(report.sandboxId)) this.lastProbes.set(report.sandboxId, report);
+      return report;
+    });
+    this.probeQueue = next;
+    return next;
+  }
+
+  /** Other ready sandboxes mapping one of this one's host ports; the winner read from the real chain when there is a clash. */
+  private async hostPortConflicts(rec: SandboxRecord): Promise<HostPortConflict[]> {
+    const holders = this.holders();
+    const derived = hostPortConflictsFor(rec.id, holders);
+    if (derived.length === 0 || !this.deps.probeNet) return derived;
+    const rules = await this.deps.probeNet.hostportDnatRules().catch(() => undefined);
+    if (!rules) return derived;
+    const v4 = dnatChainOrder(rules.v4);
+    const v6 = dnatChainOrder(rules.v6);
+    return hostPortConflictsFor(rec.id, holders, (port, proto) => {
+      const order = v4(port, proto);
+      return order.length ? order : v6(port, proto);
+    });
+  }
+
+  private holders(): HostPortHolder[] {
+    return this.ctx.store.all().map((r) => ({
+      id: r.id,
+      name: r.name,
+      createdAtNs: r.createdAtNs,
+      ready: r.state === 'Ready',
+      hostNetwork: isHostNetwork(r.config),
+      hostPorts: toCniPortMappings(r.config.port_mappings),
+    }));
   }
 
   stop(id: string): Promise<void> {
@@ -133,8 +200,11 @@ export class SandboxEngine implements Engine {
     throw new PodscopeError('FailedPrecondition', `this engine was opened read-only (for a listing or an inspection) and does not ${what}`);
   }
 
-  status(id: string): Promise<SandboxStatus> {
-    return sandboxStatus(this.ctx, id);
+  async status(id: string): Promise<SandboxStatus> {
+    const status = await sandboxStatus(this.ctx, id);
+    const rec = this.ctx.store.get(status.id);
+    status.hostPortConflicts = rec && rec.state === 'Ready' ? await this.hostPortConflicts(rec) : [];
+    return status;
   }
 
   list(filter?: SandboxFilter): Promise<SandboxSummary[]> {
@@ -162,12 +232,14 @@ export class SandboxEngine implements Engine {
       bandwidth: analyzeBandwidth(config.annotations),
       cniArgs: [],
       errors: [],
+      hostPortConflicts: [],
     };
     // what run would refuse before acquiring anything (NUL bytes, a host_ip that is no IP, malformed sysctls, …)
     const checked = RunPodSandboxConfigSchema.safeParse(config);
     if (!checked.success) preview.errors.push(...formatIssues(checked.error));
     if (!hostNetwork) preview.errors.push(...hostIpFamilyIssues(this.ctx, config));
     if (hostNetwork) return preview;
+    preview.hostPortConflicts = conflictsForNewMappings(toCniPortMappings(config.port_mappings), this.holders());
     try {
       const opts = buildCniOptions('<sandbox-id>', config);
       preview.cniArgs = opts.args;
@@ -228,6 +300,9 @@ export class SandboxEngine implements Engine {
 
   async close(): Promise<void> {
     for (const b of this.background.splice(0)) b.stop();
+    // a probe in flight stops and ends its agents before the engine lets go
+    this.probeAbort.abort();
+    await this.probeQueue.catch(() => undefined);
     this.listeners.clear();
     await this.deps.lock?.release();
   }

@@ -18,6 +18,7 @@ import { FakeSandboxFiles } from './fake-files';
 import { fakeKernelView } from './fake-kernel';
 import { FakeLiveReader } from './fake-live';
 import { FakeNetnsManager } from './fake-netns';
+import { FakeProbeNet, type FakeProbeWorld } from './fake-probe-net';
 import { FakePauseRuntime } from './fake-runtime';
 
 export interface TestEngineOptions {
@@ -38,6 +39,8 @@ export interface TestEngine {
   runtime: FakePauseRuntime;
   files: FakeSandboxFiles;
   live: FakeLiveReader;
+  /** the reachability probe's simulated network (listeners, black holes, agents left open) */
+  probe: FakeProbeNet;
   /** every event the engine emitted since it was built */
   events: SandboxEvent[];
   recovery: RecoveryReport;
@@ -63,8 +66,9 @@ export async function createTestEngine(opts: TestEngineOptions = {}): Promise<Te
   const runtime = new FakePauseRuntime();
   const files = new FakeSandboxFiles();
   const live = new FakeLiveReader((netnsPath, hostDevices) => fakeKernelView(cni, netnsPath, hostDevices));
+  const probe = new FakeProbeNet(() => fakeProbeWorld(cni));
   const deps: EngineDeps = {
-    options, netns, cni, runtime, files, liveReader: live, buildPauseSpec, engineOomScoreAdj: 0, cleanupTimeoutMs: 5000,
+    options, netns, cni, runtime, files, liveReader: live, probeNet: probe, buildPauseSpec, engineOomScoreAdj: 0, cleanupTimeoutMs: 5000,
     processAlive: (pid) => runtime.processAlive(pid),
     problems: opts.problems,
   };
@@ -81,7 +85,7 @@ export async function createTestEngine(opts: TestEngineOptions = {}): Promise<Te
   }
   let closed = false;
   return {
-    engine, netns, cni, runtime, files, live, events, recovery, dir,
+    engine, netns, cni, runtime, files, live, probe, events, recovery, dir,
     async close() {
       if (closed) return;
       closed = true;
@@ -89,4 +93,27 @@ export async function createTestEngine(opts: TestEngineOptions = {}): Promise<Te
       await rm(dir, { recursive: true, force: true });
     },
   };
+}
+
+/** Where the fake CNI results put every address (pod IPs in their netns, gateways on the host) and portmap's rules in setup order. */
+export function fakeProbeWorld(cni: FakeCniManager): FakeProbeWorld {
+  const addresses = new Map<string, string>();
+  const nat: FakeProbeWorld['nat'] = { v4: [], v6: [] };
+  const seen = new Set<string>();
+  for (const a of cni.cache.values()) {
+    const ifaces = a.result?.interfaces ?? [];
+    for (const ip of a.result?.ips ?? []) {
+      const iface = ip.interface === undefined ? undefined : ifaces[ip.interface];
+      if (iface?.sandbox && iface.name !== 'lo') addresses.set(ip.address.split('/')[0]!, iface.sandbox);
+      if (ip.gateway) addresses.set(ip.gateway, 'host');
+    }
+    const netnsPath = ifaces.find((i) => i.sandbox && i.name !== 'lo')?.sandbox;
+    if (netnsPath && !seen.has(netnsPath)) {
+      seen.add(netnsPath);
+      const raw = fakeKernelView(cni, netnsPath, []);
+      nat.v4.push(...raw.nat.v4);
+      nat.v6.push(...raw.nat.v6);
+    }
+  }
+  return { addresses, nat };
 }

@@ -9,6 +9,7 @@ import { ErrorView } from '../../../lib/ui/ErrorView';
 import { JsonView } from '../../../lib/ui/JsonView';
 import { NotAvailable } from '../../../lib/ui/EmptyState';
 import { Pill } from '../../../lib/ui/StatusPill';
+import { HostPortConflictWarning } from './HostPortConflictWarning';
 
 export function PreviewPanel({ crictlJson, crictlYaml, preview, previewError, fetching, available, localErrors }: { crictlJson: string; crictlYaml: string; preview?: ConfigPreview; previewError: unknown; fetching: boolean; available: boolean; localErrors: number }) {
   const [tab, setTab] = useState<'plugins' | 'json' | 'yaml'>('plugins');
@@ -28,6 +29,7 @@ export function PreviewPanel({ crictlJson, crictlYaml, preview, previewError, fe
         </div>
         {fetching && <span className="muted small">updating…</span>}
       </div>
+      {available && <HostPortConflictWarning conflicts={preview?.hostPortConflicts} />}
       {tab === 'json' && (
         <div data-testid="preview-json">
           <div className="preview-tools"><span className="muted small">crictl runp pod.json</span><CopyButton text={crictlJson} /></div>

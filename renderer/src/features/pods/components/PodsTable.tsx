@@ -9,6 +9,7 @@ import { age, shortId } from '../../../lib/format';
 import { useNow } from '../../../lib/use-now';
 import { StatePill } from '../../../lib/ui/StatusPill';
 import { usePodsUi } from '../store';
+import { HostPortClashMark, useHostPortClashes } from './HostPortClash';
 
 const ROW_HEIGHT = 30;
 
@@ -42,6 +43,7 @@ export function PodsTable({
 }) {
   const scrollRef = useRef<HTMLDivElement>(null);
   const now = useNow(1000);
+  const clashes = useHostPortClashes(pods);
   const checked = usePodsUi((s) => s.checked);
   const toggle = usePodsUi((s) => s.toggle);
   const setChecked = usePodsUi((s) => s.setChecked);
@@ -142,6 +144,7 @@ export function PodsTable({
                 </div>
                 <div role="gridcell" className="cell mono">{p.additionalIps.join(', ') || <span className="muted">—</span>}</div>
                 <div role="gridcell" className="cell mono" data-col="host-ports">
+                  {clashes.has(p.id) && <HostPortClashMark />}
                   {hostPorts(p) ||
                     (hostPortsListed || p.hostNetwork ? (
                       <span className="muted">—</span>

@@ -1,9 +1,15 @@
 /** Per requested port mapping: the DNAT rule in the host's nat table now, verbatim, or why there is none. */
 import type { PortMappingDecision } from '../../../../../../shared/domain/portmap';
 import { protocolName } from '../../../../../../shared/domain/config';
+import type { HostPortConflict } from '../../../../../../shared/domain/probe';
 import { LivePanel } from './LivePanel';
 
-export function LivePorts({ id, decisions }: { id: string; decisions: PortMappingDecision[] }) {
+/**
+ * `conflicts` and `ready` keep a rule that is present from reading as "works": a rule shadowed by another pod's
+ * earlier jump, or one that DNATs to a pod whose pause is gone, is never marked green.
+ */
+export function LivePorts({ id, decisions, conflicts = [], ready = true }: { id: string; decisions: PortMappingDecision[]; conflicts?: HostPortConflict[]; ready?: boolean }) {
+  const shadowedBy = (hostPort: number, proto: string) => conflicts.find((x) => x.hostPort === hostPort && x.protocol === proto && x.winner !== id)?.winner;
   return (
     <LivePanel
       id={id}
@@ -29,6 +35,12 @@ export function LivePorts({ id, decisions }: { id: string; decisions: PortMappin
                   <td className="nowrap">
                     {!d.passed ? (
                       <span className="addr-mark mark-muted">none expected</span>
+                    ) : c?.found && shadowedBy(d.mapping.host_port, proto) ? (
+                      <span className="addr-mark mark-bad" data-testid="dnat-shadowed" title={`the DNAT jump of sandbox ${shadowedBy(d.mapping.host_port, proto)} comes first in CNI-HOSTPORT-DNAT`}>
+                        ✗ rule found, shadowed by {shadowedBy(d.mapping.host_port, proto)!.slice(0, 12)}
+                      </span>
+                    ) : c?.found && !ready ? (
+                      <span className="addr-mark mark-muted">rule found; the pod is not ready, nothing answers</span>
                     ) : c?.found ? (
                       <span className="addr-mark mark-ok">✓ DNAT rule found</span>
                     ) : (

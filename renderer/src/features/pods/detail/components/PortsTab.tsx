@@ -6,10 +6,16 @@ import { JsonView, parseMaybeJson } from '../../../../lib/ui/JsonView';
 import { Section } from '../../../../lib/ui/KeyValues';
 import { Pill } from '../../../../lib/ui/StatusPill';
 import { LivePorts } from './LivePorts';
+import { HostPortConflicts, ReachabilityPanel } from './ReachabilityPanel';
 
 export function PortsTab({ s, traced = true, runtime }: { s: SandboxStatus; traced?: boolean; runtime?: string }) {
   if (s.portMappings.length === 0) {
-    return <EmptyState title="No port mappings requested">port_mappings is empty in this sandbox's config, so portmap received no runtimeConfig.</EmptyState>;
+    return (
+      <div className="stack">
+        <EmptyState title="No port mappings requested">port_mappings is empty in this sandbox's config, so portmap received no runtimeConfig.</EmptyState>
+        {!s.hostNetwork && <ReachabilityPanel s={s} />}
+      </div>
+    );
   }
   // What portmap really received: its recorded stdin, not a recomputation.
   const sent = s.trace
@@ -18,6 +24,7 @@ export function PortsTab({ s, traced = true, runtime }: { s: SandboxStatus; trac
     .filter((x) => x.pm !== undefined);
   return (
     <div className="stack">
+      <HostPortConflicts s={s} />
       {!traced && (
         <div className="small muted" data-testid="ports-derived">
           Outcomes are derived from the sandbox's stored config with containerd's rules; {runtime ?? 'this runtime'} does not expose what the
@@ -51,7 +58,8 @@ export function PortsTab({ s, traced = true, runtime }: { s: SandboxStatus; trac
           ))}
         </tbody>
       </table>
-      <LivePorts id={s.id} decisions={s.portMappings} />
+      <ReachabilityPanel s={s} />
+      <LivePorts id={s.id} decisions={s.portMappings} conflicts={s.hostPortConflicts} ready={s.state === 'SANDBOX_READY'} />
       {sent.length > 0 && (
         <Section title="runtimeConfig.portMappings the portmap plugin received">
           {sent.map((x) => (

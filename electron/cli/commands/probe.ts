@@ -1,0 +1,35 @@
+import { PodscopeError } from '../../../shared/domain/errors';
+import { failingPaths, probeSucceeded, type ProbeReport } from '../../../shared/domain/probe';
+import { withApi } from '../api';
+import { parseCommandArgs } from '../args';
+
+export const help = `podscope probe [flags] ID
+  Measures reachability with real packets: each mapped host port from the host (127.0.0.1, the bridge gateway
+  address, host_ip), container-port-only mappings on the pod IP, the pod's gateway, and every ready peer on the same
+  network, both ways. Exit 0 when every applicable path is reachable, else 5 (FailedPrecondition) naming the failures.
+  -o text|json   json: {sandboxId, measuredAt, measuredBy, paths: [{kind, from, to, proto, verdict, rttMs?, answeredBy?}]}`;
+
+export async function run(argv: string[]): Promise<number> {
+  const { flags, positionals } = parseCommandArgs(argv, { output: { type: 'string', short: 'o' } });
+  if (positionals.length !== 1) throw new PodscopeError('InvalidArgument', 'probe takes exactly one sandbox id');
+  const output = (flags.output as string | undefined) ?? 'text';
+  if (output !== 'text' && output !== 'json') throw new PodscopeError('InvalidArgument', `-o must be text or json, not ${JSON.stringify(output)}`);
+  const report = await withApi(flags, (api) => api.probe(positionals[0]!));
+  process.stdout.write(output === 'json' ? `${JSON.stringify(report, null, 2)}\n` : describe(report));
+  if (probeSucceeded(report)) return 0;
+  const failing = failingPaths(report);
+  const what = failing.length ? failing.map((p) => `${p.kind} ${p.from} → ${p.to}: ${p.verdict}${p.answeredBy ? ` (answered by ${p.answeredBy})` : ''}`).join('; ') : report.errors.join('; ') || 'no applicable path';
+  process.stderr.write(`podscope probe: FailedPrecondition: not every path is reachable: ${what}\n`);
+  return 5;
+}
+
+function describe(r: ProbeReport): string {
+  const lines = [`Probe of ${r.sandboxId}, measured at ${r.measuredAt} by ${r.measuredBy} in ${r.durationMs.toFixed(0)} ms`];
+  for (const p of r.paths) {
+    const rtt = p.rttMs !== undefined ? ` ${p.rttMs.toFixed(2)} ms` : '';
+    const by = p.answeredBy ? ` by ${p.answeredBy.slice(0, 12)}` : '';
+    lines.push(`  ${p.verdict.padEnd(13)} ${p.kind.padEnd(8)} ${p.from} → ${p.to}/${p.proto}${rtt}${by}${p.measured ? '' : ' (not measured)'}  ${p.note}`);
+  }
+  for (const e of r.errors) lines.push(`  !  ${e}`);
+  return `${lines.join('\n')}\n`;
+}

@@ -1,0 +1,148 @@
+/**
+ * Real probe agents: `node -e AGENT_SCRIPT` in the host netns, or `nsenter --net=<path> node -e …` inside a sandbox's
+ * netns (nsenter execs, so the pid we hold is the agent's own). Each agent is a child in its own process group; close()
+ * ends stdin, waits briefly and then kills it by pid, so nothing a probe started outlives it.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { networkInterfaces } from 'node:os';
+import { PodscopeError } from '../../../shared/domain/errors';
+import type { ProcessRunner } from '../os/exec';
+import { AGENT_SCRIPT } from './agent-script';
+import type { ConnectOutcome, ProbeAgent, ProbeNet } from './types';
+
+const START_TIMEOUT_MS = 10_000;
+const REQUEST_TIMEOUT_MS = 15_000;
+const EXIT_GRACE_MS = 1000;
+
+export class LinuxProbeNet implements ProbeNet {
+  constructor(private readonly runner: ProcessRunner, private readonly nodePath = process.execPath) {}
+
+  async open(netnsPath: string | undefined, signal?: AbortSignal): Promise<ProbeAgent> {
+    const [file, args] = netnsPath === undefined ? [this.nodePath, ['-e', AGENT_SCRIPT]] : ['nsenter', [`--net=${netnsPath}`, '--', this.nodePath, '-e', AGENT_SCRIPT]];
+    // ELECTRON_RUN_AS_NODE: inside the Electron main, execPath is the Electron binary
+    const child = spawn(file, args, { stdio: ['pipe', 'pipe', 'pipe'], detached: true, env: { ...process.env, ELECTRON_RUN_AS_NODE: '1' } });
+    const agent = new ChildAgent(child, netnsPath ?? 'host');
+    try {
+      await agent.ready(signal);
+    } catch (e) {
+      await agent.close();
+      throw e;
+    }
+    return agent;
+  }
+
+  async hostportDnatRules(signal?: AbortSignal): Promise<{ v4: string[]; v6: string[] }> {
+    const read = async (file: string) => {
+      const r = await this.runner.run({ file, args: ['-t', 'nat', '-S', 'CNI-HOSTPORT-DNAT'], timeoutMs: 10_000, signal }).catch(() => undefined);
+      // exit 1 "No chain/target/match by that name": no pod ever mapped a host port; nothing conflicts
+      return r?.exitCode === 0 ? r.stdout.split('\n').filter(Boolean) : [];
+    };
+    const [v4, v6] = await Promise.all([read('iptables'), read('ip6tables')]);
+    return { v4, v6 };
+  }
+
+  hostAddresses(): string[] {
+    return Object.values(networkInterfaces()).flatMap((list) => (list ?? []).map((a) => a.address.replace(/%.*$/, '')));
+  }
+}
+
+class ChildAgent implements ProbeAgent {
+  private nextId = 1;
+  private buffer = '';
+  private stderr = '';
+  private readonly pending = new Map<number, (reply: Record<string, unknown>) => void>();
+  private exited = false;
+  private readonly exitPromise: Promise<void>;
+
+  constructor(private readonly child: ChildProcess, private readonly where: string) {
+    this.exitPromise = new Promise((resolve) => {
+      const gone = () => {
+        if (this.exited) return;
+        this.exited = true;
+        for (const [, done] of this.pending) done({ ok: false, error: `probe agent in ${where} exited${this.stderr ? `: ${this.stderr.trim().slice(-500)}` : ''}` });
+        this.pending.clear();
+        resolve();
+      };
+      child.once('exit', gone);
+      // spawn failure (nsenter or node missing): no 'exit' follows
+      child.once('error', (e) => { this.stderr += e.message; gone(); });
+    });
+    child.stdin!.on('error', () => undefined);
+    child.stderr!.on('data', (b: Buffer) => { this.stderr = (this.stderr + b.toString()).slice(-4000); });
+    child.stdout!.on('data', (b: Buffer) => {
+      this.buffer += b.toString('utf8');
+      let nl: number;
+      while ((nl = this.buffer.indexOf('\n')) >= 0) {
+        const line = this.buffer.slice(0, nl);
+        this.buffer = this.buffer.slice(nl + 1);
+        try {
+          const msg = JSON.parse(line) as Record<string, unknown>;
+          const done = this.pending.get(msg.id as number);
+          this.pending.delete(msg.id as number);
+          done?.(msg);
+        } catch {
+          // not ours: ignore
+        }
+      }
+    });
+  }
+
+  get pid(): number | undefined {
+    return this.child.pid;
+  }
+
+  async ready(signal?: AbortSignal): Promise<void> {
+    const reply = await this.wait(0, START_TIMEOUT_MS, signal);
+    if (!reply.ok) throw new PodscopeError('RuntimeError', `cannot start the probe agent in ${this.where}: ${String(reply.error)}`);
+  }
+
+  private wait(id: number, timeoutMs: number, signal?: AbortSignal): Promise<Record<string, unknown>> {
+    return new Promise((resolve) => {
+      if (this.exited) return resolve({ ok: false, error: `probe agent in ${this.where} has exited` });
+      const timer = setTimeout(() => { this.pending.delete(id); resolve({ ok: false, error: 'probe agent did not answer in time' }); }, timeoutMs);
+      const onAbort = () => { this.pending.delete(id); clearTimeout(timer); resolve({ ok: false, error: 'canceled' }); };
+      signal?.addEventListener('abort', onAbort, { once: true });
+      this.pending.set(id, (r) => { clearTimeout(timer); signal?.removeEventListener('abort', onAbort); resolve(r); });
+    });
+  }
+
+  private async request(body: Record<string, unknown>): Promise<Record<string, unknown>> {
+    const id = this.nextId++;
+    const answer = this.wait(id, REQUEST_TIMEOUT_MS);
+    if (!this.exited) this.child.stdin!.write(`${JSON.stringify({ ...body, id })}\n`);
+    return answer;
+  }
+
+  async listeners(): Promise<number[]> {
+    const r = await this.request({ op: 'listeners' });
+    if (!r.ok) throw new PodscopeError('RuntimeError', `listing TCP listeners in ${this.where}: ${String(r.error)}`);
+    return r.ports as number[];
+  }
+
+  async respond(port: number, banner: string, address?: string): Promise<number> {
+    const r = await this.request({ op: 'respond', port, banner, address });
+    if (!r.ok) throw new PodscopeError('RuntimeError', `cannot open a responder on ${address ?? '*'}:${port} in ${this.where}: ${String(r.error)}`);
+    return r.port as number;
+  }
+
+  async connect(host: string, port: number, timeoutMs: number, bannerMs: number): Promise<ConnectOutcome> {
+    const r = await this.request({ op: 'connect', host, port, timeoutMs, bannerMs });
+    if (!r.ok) return { kind: 'error', error: String(r.error) };
+    return r.outcome as ConnectOutcome;
+  }
+
+  async close(): Promise<void> {
+    if (this.exited || this.child.pid === undefined) return;
+    if (this.child.exitCode !== null || this.child.signalCode !== null) return;
+    this.child.stdin!.end();
+    const timer = setTimeout(() => {
+      try {
+        process.kill(-this.child.pid!, 'SIGKILL');
+      } catch {
+        // already gone
+      }
+    }, EXIT_GRACE_MS);
+    await this.exitPromise;
+    clearTimeout(timer);
+  }
+}

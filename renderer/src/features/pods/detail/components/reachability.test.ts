@@ -1,0 +1,17 @@
+import { describe, expect, it } from 'vitest';
+import type { ProbePath } from '../../../../../../shared/domain/probe';
+import { verdictTone } from './ReachabilityPanel';
+
+const path = (over: Partial<ProbePath>): ProbePath => ({ kind: 'hostPort', from: 'host', to: '127.0.0.1:80', proto: 'tcp', verdict: 'reachable', measured: true, note: '', ...over });
+
+describe('reachability verdict pills', () => {
+  it('green only for a path measured reachable while the pod is ready', () => {
+    expect(verdictTone(path({}), true)).toBe('ok');
+    expect(verdictTone(path({ measured: false }), true)).toBe('muted');
+    // a report from before the pod stopped is never green
+    expect(verdictTone(path({}), false)).toBe('muted');
+    expect(verdictTone(path({ verdict: 'shadowed' }), true)).toBe('warn');
+    expect(verdictTone(path({ verdict: 'refused' }), true)).toBe('bad');
+    expect(verdictTone(path({ verdict: 'timeout' }), true)).toBe('bad');
+  });
+});

@@ -1,0 +1,171 @@
+/**
+ * Reachability measured with real packets, and host-port conflicts between sandboxes. The probe report is what the
+ * engine measured (TCP connects from the host and from inside namespaces it created); anything it did not measure
+ * says so (`measured: false`), so no front door can show a configuration-derived fact as a green check.
+ */
+export type ProbePathKind = 'hostPort' | 'podPort' | 'gateway' | 'peer';
+export type ProbeVerdict = 'reachable' | 'refused' | 'timeout' | 'shadowed' | 'notApplicable';
+
+export interface ProbePath {
+  kind: ProbePathKind;
+  /** "host", "pod" (this sandbox's netns) or "peer <name>" */
+  from: string;
+  /** address:port as connected to ([v6]:port) */
+  to: string;
+  proto: string;
+  verdict: ProbeVerdict;
+  /** time to the TCP handshake, when reachable or shadowed */
+  rttMs?: number;
+  /** the 64-hex id of the sandbox whose responder answered (reachable: this one; shadowed: the other one) */
+  answeredBy?: string;
+  /** true when a packet was really sent; false for verdicts derived from state or configuration alone */
+  measured: boolean;
+  /** what answered inside the pod: an existing listener (never taken over) or the probe's own responder */
+  listener?: 'existing' | 'responder';
+  /** index into port_mappings, for hostPort/podPort paths */
+  mappingIndex?: number;
+  family?: 4 | 6;
+  note: string;
+}
+
+export interface ProbeReport {
+  sandboxId: string;
+  /** RFC 3339: when the measurement started */
+  measuredAt: string;
+  /** how it was measured, for the "measured at … by …" label */
+  measuredBy: string;
+  durationMs: number;
+  /** "onReady" when the engine ran it right after the sandbox became ready */
+  trigger: 'onDemand' | 'onReady';
+  paths: ProbePath[];
+  /** problems that kept some paths from being measured; the paths say which */
+  errors: string[];
+}
+
+export const PROBE_MEASURED_BY = 'TCP connect';
+
+/** True when every path that applies was measured reachable (what `podscope probe` exits 0 for). */
+export function probeSucceeded(report: ProbeReport): boolean {
+  const applicable = report.paths.filter((p) => p.verdict !== 'notApplicable');
+  return applicable.length > 0 && applicable.every((p) => p.verdict === 'reachable' && p.measured);
+}
+
+export function failingPaths(report: ProbeReport): ProbePath[] {
+  return report.paths.filter((p) => p.verdict !== 'reachable' && p.verdict !== 'notApplicable');
+}
+
+// ---- host-port conflicts ----
+
+export interface HostPortHolder {
+  id: string;
+  name: string;
+  createdAtNs: string;
+  ready: boolean;
+  hostNetwork?: boolean;
+  hostPorts: Array<{ hostPort: number; containerPort: number; protocol: string; hostIP?: string }>;
+}
+
+export interface HostPortConflict {
+  hostPort: number;
+  protocol: string;
+  /** the host_ip of the mapping asked about ("" = every address) */
+  hostIP: string;
+  /** the sandbox whose DNAT rule matches first */
+  winner: string;
+  winnerName?: string;
+  /** the other sandboxes mapping the same host port/protocol: their rules are never reached */
+  shadowed: string[];
+  /** "dnat-chain": from the real order of CNI-HOSTPORT-DNAT; "creation-order": derived (portmap appends) */
+  winnerFrom: 'dnat-chain' | 'creation-order';
+}
+
+const WILDCARD = new Set(['', '0.0.0.0', '::']);
+
+/** Two mappings collide when port and protocol match and either listens on every address or both on the same one. */
+export function hostIpsOverlap(a = '', b = ''): boolean {
+  return WILDCARD.has(a) || WILDCARD.has(b) || a === b;
+}
+
+/** A conflict a new mapping would run into: every ready sandbox already holding that host port/protocol/host_ip. */
+export interface PendingHostPortConflict {
+  hostPort: number;
+  protocol: string;
+  hostIP: string;
+  holders: Array<{ id: string; name: string }>;
+}
+
+export function conflictsForNewMappings(mappings: Array<{ hostPort: number; protocol: string; hostIP?: string }>, holders: HostPortHolder[]): PendingHostPortConflict[] {
+  const out: PendingHostPortConflict[] = [];
+  for (const m of mappings) {
+    const found = holders.filter((h) => h.ready && !h.hostNetwork && h.hostPorts.some((p) => p.hostPort === m.hostPort && p.protocol === m.protocol && hostIpsOverlap(p.hostIP, m.hostIP)));
+    if (found.length) out.push({ hostPort: m.hostPort, protocol: m.protocol, hostIP: m.hostIP ?? '', holders: found.map((h) => ({ id: h.id, name: h.name })) });
+  }
+  return out;
+}
+
+/**
+ * Which of the sandboxes mapping `sandboxId`'s host ports wins. `chainOrder` is the sandbox ids in the order their
+ * jumps appear in CNI-HOSTPORT-DNAT for that protocol (first match wins); without it the order is derived from
+ * creation time, because portmap appends each pod's jump at the end of the chain.
+ */
+export function hostPortConflictsFor(
+  sandboxId: string,
+  holders: HostPortHolder[],
+  chainOrder?: (hostPort: number, protocol: string) => string[] | undefined,
+): HostPortConflict[] {
+  const self = holders.find((h) => h.id === sandboxId);
+  if (!self || self.hostNetwork) return [];
+  const out: HostPortConflict[] = [];
+  const seen = new Set<string>();
+  for (const m of self.hostPorts) {
+    const key = `${m.hostPort}/${m.protocol}/${m.hostIP ?? ''}`;
+    if (seen.has(key)) continue;
+    seen.add(key);
+    const group = holders.filter((h) => h.ready && !h.hostNetwork && h.hostPorts.some((p) => p.hostPort === m.hostPort && p.protocol === m.protocol && hostIpsOverlap(p.hostIP, m.hostIP)));
+    if (!group.some((h) => h.id === self.id) || group.length < 2) continue;
+    const ids = group.map((h) => h.id);
+    const order = chainOrder?.(m.hostPort, m.protocol)?.filter((id) => ids.includes(id));
+    let winner: string;
+    let winnerFrom: HostPortConflict['winnerFrom'];
+    if (order && order.length > 0) {
+      winner = order[0]!;
+      winnerFrom = 'dnat-chain';
+    } else {
+      winner = [...group].sort((a, b) => (BigInt(a.createdAtNs) < BigInt(b.createdAtNs) ? -1 : BigInt(a.createdAtNs) > BigInt(b.createdAtNs) ? 1 : a.id.localeCompare(b.id)))[0]!.id;
+      winnerFrom = 'creation-order';
+    }
+    out.push({
+      hostPort: m.hostPort,
+      protocol: m.protocol,
+      hostIP: m.hostIP ?? '',
+      winner,
+      winnerName: group.find((h) => h.id === winner)?.name,
+      shadowed: ids.filter((id) => id !== winner),
+      winnerFrom,
+    });
+  }
+  return out;
+}
+
+/**
+ * Reads `iptables -t nat -S CNI-HOSTPORT-DNAT` lines: for each jump, the sandbox id portmap wrote in its comment,
+ * the protocol and the destination ports. Returns, for a host port and protocol, the ids in chain order.
+ */
+export function dnatChainOrder(lines: string[]): (hostPort: number, protocol: string) => string[] {
+  const jumps = lines.flatMap((l) => {
+    if (!l.startsWith('-A CNI-HOSTPORT-DNAT ')) return [];
+    const id = /id: \\?"([0-9a-f]{64})\\?"/.exec(l)?.[1];
+    const proto = /-p (\w+)/.exec(l)?.[1];
+    const ports = /--dports (\S+)/.exec(l)?.[1] ?? /--dport (\S+)/.exec(l)?.[1];
+    if (!id || !proto || !ports) return [];
+    return [{ id, proto, ports: ports.split(',').map(Number) }];
+  });
+  return (hostPort, protocol) => jumps.filter((j) => j.proto === protocol && j.ports.includes(hostPort)).map((j) => j.id);
+}
+
+/** The ids of every sandbox in `holders` that shares a host port/protocol/host_ip with another ready one (the pods list marks them). */
+export function conflictingSandboxIds(holders: HostPortHolder[]): Set<string> {
+  const out = new Set<string>();
+  for (const h of holders) if (hostPortConflictsFor(h.id, holders).length > 0) out.add(h.id);
+  return out;
+}
