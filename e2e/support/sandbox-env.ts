@@ -20,10 +20,14 @@ import { teardownSteps } from './attempts';
 
 const run = promisify(execFile);
 
+// Overridable so two e2e runs on one host (parallel worktrees) never share a bridge, subnet or temp dir.
 export const E2E_NETWORK = 'psc-e2e';
-export const E2E_BRIDGE = 'psc-e2e0';
-export const E2E_V4_SUBNET = '10.232.0.0/24';
-export const E2E_V6_SUBNET = 'fd00:232::/64';
+export const E2E_BRIDGE = process.env.PODSCOPE_E2E_BRIDGE ?? 'psc-e2e0';
+/** second octet of the v4 /24 and the v6 prefix (10.<n>.0.0/24, fd00:<n>::/64) */
+export const E2E_SUBNET_N = Number(process.env.PODSCOPE_E2E_SUBNET ?? '232');
+export const E2E_V4_SUBNET = `10.${E2E_SUBNET_N}.0.0/24`;
+export const E2E_V6_SUBNET = `fd00:${E2E_SUBNET_N}::/64`;
+export const E2E_TMP_PREFIX = process.env.PODSCOPE_E2E_TMP_PREFIX ?? 'psc-e2e-';
 
 export function e2eConflist(ipamDataDir: string) {
   return {
@@ -61,7 +65,7 @@ export interface SandboxEnv {
 }
 
 export async function createSandboxEnv(opts: { rendererDir?: string; port?: number } = {}): Promise<SandboxEnv> {
-  const root = await mkdtemp(join(tmpdir(), 'psc-e2e-'));
+  const root = await mkdtemp(join(tmpdir(), E2E_TMP_PREFIX));
   const hostBefore = snapshotHost();
   const dirs = {
     stateDir: join(root, 'state'),

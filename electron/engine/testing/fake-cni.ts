@@ -221,7 +221,7 @@ export class FakeCniManager implements CniManager {
     const failure = this.takeFailure(verb, net.name, index);
     const call: PluginCall = { network: net.name, ifName: env.CNI_IFNAME!, type: plugin.type, verb, index, binary: path.join(BIN_DIR, plugin.type), env, stdin, stdout: failure ? JSON.stringify({ code: 999, msg: failure }) : '', stderr: '', exitCode: failure ? 1 : 0, timedOut: false };
     this.pluginCalls.push(call);
-    const error = failure ? cniError(`plugin type="${plugin.type}" failed (${verb === 'ADD' ? 'add' : verb === 'DEL' ? 'delete' : 'status'}): ${failure}`, { network: net.name, ifName: net.ifName, plugin: plugin.type, verb, index, cniCode: 999, cniMsg: failure }) : undefined;
+    const error = failure ? cniError(`plugin type="${plugin.type}" failed (${verb === 'ADD' ? 'add' : verb === 'DEL' ? 'delete' : 'status'}): ${failure}`, { network: net.name, ...(net.ifName === 'lo' ? {} : { conflist: `${this.confDir}/10-${net.name}.conflist` }), ifName: net.ifName, plugin: plugin.type, verb, index, cniCode: 999, cniMsg: failure }) : undefined;
     emit(hooks, { step: 'cni.plugin', label: `${verb} ${plugin.type} (${net.name}/${net.ifName})`, startedAt: new Date().toISOString(), durationMs: 0, ok: !error, ...(error ? { error } : {}), plugin: call });
     if (error) throw error;
   }

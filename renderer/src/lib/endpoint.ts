@@ -30,10 +30,16 @@ export const endpointsKey = ['endpoints'] as const;
 export const endpointsQuery = (client: PodscopeClient) =>
   queryOptions({ queryKey: endpointsKey, queryFn: () => client.call('endpoints.list', {}) });
 
+/**
+ * While a CRI endpoint is selected its state is re-read every second (each read pings it with a short deadline), on
+ * top of the endpoints.changed push, so a daemon that died shows as lost within about two seconds everywhere.
+ */
+export const ENDPOINT_POLL_MS = 1000;
+
 export function useCurrentEndpoint(): EndpointView | undefined {
   const client = useClient();
   const endpointId = useEndpointId();
-  const { data } = useQuery(endpointsQuery(client));
+  const { data } = useQuery({ ...endpointsQuery(client), refetchInterval: endpointId === LOCAL_ENDPOINT_ID ? false : ENDPOINT_POLL_MS });
   return data?.find((e) => e.id === endpointId);
 }
 

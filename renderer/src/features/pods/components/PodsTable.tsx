@@ -23,6 +23,21 @@ function bandwidth(p: SandboxSummary): string {
   return parts.join(' ');
 }
 
+/**
+ * Stopping a sandbox runs CNI DEL: portmap removes its DNAT rules and bandwidth its qdiscs, so a NotReady pod's host
+ * ports and limits are only what its config asked for (docs/semantics.md#stop).
+ */
+const RELEASED = 'released at stop';
+const RELEASED_TITLE = 'The sandbox is not ready: CNI DEL at stop removed these host ports and bandwidth limits; this is what its config asked for.';
+
+function Released({ text }: { text: string }) {
+  return (
+    <span className="released" title={`${text} — ${RELEASED_TITLE}`}>
+      <s>{text}</s> <span className="released-note">{RELEASED}</span>
+    </span>
+  );
+}
+
 /** CRI's ListPodSandbox carries no port mappings: over CRI the list cannot know host ports, only the detail can. */
 const HOST_PORTS_UNLISTED = 'ListPodSandbox does not carry port mappings over CRI; open the sandbox to see them (read from its config)';
 
@@ -113,6 +128,7 @@ export function PodsTable({
           {virtualizer.getVirtualItems().map((v) => {
             const p = pods[v.index]!;
             const selected = p.id === selectedId;
+            const live = p.state === 'SANDBOX_READY';
             return (
               <div
                 key={p.id}
@@ -141,8 +157,8 @@ export function PodsTable({
                   {p.hostNetwork ? <span className="muted">host network</span> : p.ip || <span className="muted">—</span>}
                 </div>
                 <div role="gridcell" className="cell mono">{p.additionalIps.join(', ') || <span className="muted">—</span>}</div>
-                <div role="gridcell" className="cell mono" data-col="host-ports">
-                  {hostPorts(p) ||
+                <div role="gridcell" className="cell mono" data-col="host-ports" data-released={!live && hostPorts(p) ? 'true' : undefined}>
+                  {(hostPorts(p) && !live ? <Released text={hostPorts(p)} /> : hostPorts(p)) ||
                     (hostPortsListed || p.hostNetwork ? (
                       <span className="muted">—</span>
                     ) : (
@@ -151,7 +167,9 @@ export function PodsTable({
                       </span>
                     ))}
                 </div>
-                <div role="gridcell" className="cell mono">{bandwidth(p) || <span className="muted">—</span>}</div>
+                <div role="gridcell" className="cell mono" data-col="bandwidth" data-released={!live && bandwidth(p) ? 'true' : undefined}>
+                  {(bandwidth(p) && !live ? <Released text={bandwidth(p)} /> : bandwidth(p)) || <span className="muted">—</span>}
+                </div>
                 <div role="gridcell" className="cell mono" title={p.createdAt}>
                   {age(p.createdAt, now)}
                 </div>
