@@ -1,9 +1,16 @@
 /** The steps of a run as the engine reports them, then the outcome. */
+import { useEffect, useRef } from 'react';
 import type { TraceEntry } from '../../../../../shared/domain/sandbox';
 import { ms } from '../../../lib/format';
 import { ErrorView } from '../../../lib/ui/ErrorView';
 
 export function RunProgress({ steps, pending, error, createdId, onOpen, onAnother, clash }: { steps: TraceEntry[]; pending: boolean; error: unknown; createdId?: string; onOpen: () => void; onAnother: () => void; clash?: { existingId: string; onOpenExisting: () => void; onNewUid: () => void } }) {
+  // the outcome arrives after the submit scrolled to the steps: bring the error (and what to do about it) into view
+  const outcome = useRef<HTMLDivElement>(null);
+  const failed = !!error;
+  useEffect(() => {
+    if (failed) outcome.current?.scrollIntoView?.({ block: 'nearest' });
+  }, [failed]);
   return (
     <div className="run-progress" data-testid="run-progress" aria-live="polite">
       <div className="run-progress-head">
@@ -54,6 +61,7 @@ export function RunProgress({ steps, pending, error, createdId, onOpen, onAnothe
           </div>
         </div>
       )}
+      <div ref={outcome} />
     </div>
   );
 }

@@ -25,7 +25,7 @@ function bandwidth(p: SandboxSummary): string {
 
 /**
  * Stopping a sandbox runs CNI DEL: portmap removes its DNAT rules and bandwidth its qdiscs, so a NotReady pod's host
- * ports and limits are only what its config asked for (docs/semantics.md#stop).
+ * ports and limits are only what its config asked for (docs/semantics.md#stop-sandbox).
  */
 const RELEASED = 'released at stop';
 const RELEASED_TITLE = 'The sandbox is not ready: CNI DEL at stop removed these host ports and bandwidth limits; this is what its config asked for.';
@@ -33,7 +33,8 @@ const RELEASED_TITLE = 'The sandbox is not ready: CNI DEL at stop removed these 
 function Released({ text }: { text: string }) {
   return (
     <span className="released" title={`${text} — ${RELEASED_TITLE}`}>
-      <s>{text}</s> <span className="released-note">{RELEASED}</span>
+      {/* the note first: in a narrow column it is the part that must stay readable */}
+      <span className="released-note">{RELEASED}:</span> <s>{text}</s>
     </span>
   );
 }
