@@ -39,8 +39,15 @@ export const ENDPOINT_POLL_MS = 1000;
 export function useCurrentEndpoint(): EndpointView | undefined {
   const client = useClient();
   const endpointId = useEndpointId();
-  const { data } = useQuery({ ...endpointsQuery(client), refetchInterval: endpointId === LOCAL_ENDPOINT_ID ? false : ENDPOINT_POLL_MS });
+  const { data } = useQuery(endpointsQuery(client));
   return data?.find((e) => e.id === endpointId);
+}
+
+/** the one observer that polls (the always-mounted endpoint switcher): every other reader shares its cache entry */
+export function useEndpointsPolled() {
+  const client = useClient();
+  const endpointId = useEndpointId();
+  return useQuery({ ...endpointsQuery(client), refetchInterval: endpointId === LOCAL_ENDPOINT_ID ? false : ENDPOINT_POLL_MS });
 }
 
 export function useEndpointCapabilities(): EndpointCapabilities {

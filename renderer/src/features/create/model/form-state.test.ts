@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { PodSandboxConfigSchema } from '../../../../../shared/domain/config';
-import { bandwidthQuantity, emptyForm, fromConfig, hostnameError, newKvRow, newPortRow, splitQuantity, splitTypedUnit, toConfig, validateForm } from './form-state';
+import { bandwidthQuantity, clashingSandboxId, emptyForm, fromConfig, hostnameError, newKvRow, newPortRow, splitQuantity, splitTypedUnit, toConfig, validateForm } from './form-state';
 import { exportCrictl, importCrictl } from './crictl-io';
 
 const base = () => ({ ...emptyForm(), name: 'web', namespace: 'default' });
@@ -44,6 +44,15 @@ describe('create form model', () => {
     expect(hostnameError('-web')).toMatch(/^part "-web" starts or ends with "-"/);
     expect(hostnameError('web-1.example')).toBeUndefined();
     expect(validateForm({ ...base(), hostname: 'my host' }).hostname).toMatch(/^hostname contains a space/);
+  });
+
+  it('finds the sandbox that holds a clashing name: from the engine\'s details or containerd\'s text', () => {
+    const holder = 'ab'.repeat(32);
+    expect(clashingSandboxId({ code: 'AlreadyExists', message: 'x', details: { holder } })).toBe(holder);
+    expect(clashingSandboxId({ code: 'AlreadyExists', message: 'failed to run sandbox: y', cause: { details: { holder } } })).toBe(holder);
+    expect(clashingSandboxId({ code: 'AlreadyExists', message: `failed to reserve sandbox name "a_b_c_0": name "a_b_c_0" is reserved for "${holder}"` })).toBe(holder);
+    expect(clashingSandboxId({ code: 'CniError', message: `is reserved for "${holder}"` })).toBeUndefined();
+    expect(clashingSandboxId(undefined)).toBeUndefined();
   });
 
   it('round-trips through crictl JSON and YAML, keeping fields the form does not edit', () => {

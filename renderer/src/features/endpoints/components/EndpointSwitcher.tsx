@@ -1,18 +1,16 @@
 /** Which runtime the screens talk to: the local engine or a CRI endpoint (containerd, CRI-O, a Podscope daemon). */
 import { useState } from 'react';
 import { LOCAL_ENDPOINT_ID, LOCAL_ENDPOINT_LABEL, type EndpointView } from '../../../../../shared/domain/endpoints';
-import { useQuery } from '@tanstack/react-query';
 import { useClient } from '../../../lib/connection-context';
 import { ConfirmDialog, Dialog } from '../../../lib/ui/Dialog';
 import { ErrorView } from '../../../lib/ui/ErrorView';
 import { useEndpointMutations } from '../api/queries';
-import { endpointsQuery, useEndpointId, useEndpointSelection } from '../../../lib/endpoint';
+import { useEndpointId, useEndpointSelection, useEndpointsPolled } from '../../../lib/endpoint';
 
 export function EndpointSwitcher() {
-  const client = useClient();
   const endpointId = useEndpointId();
   const setEndpoint = useEndpointSelection((s) => s.setEndpoint);
-  const { data } = useQuery(endpointsQuery(client));
+  const { data } = useEndpointsPolled();
   const [adding, setAdding] = useState(false);
   const current = data?.find((e) => e.id === endpointId);
   return (
