@@ -1,7 +1,7 @@
 /**
  * A foreign CRI runtime in the UI: a real containerd (Debian 1.6.20, its own socket, conflist and bridge psc-ctde on
- * 10.240.0.0/24 + fd00:240::/64) runs a sandbox created through Podscope's CRI client; the UI adds the socket as an
- * endpoint, lists that pod and shows what containerd exposes (IPs, eth0 from its cniResult, interfaces, port
+ * 10.240.0.0/24 + fd00:240::/64; PODSCOPE_E2E_CTD_BRIDGE/_SUBNET change them) runs a sandbox created through
+ * Podscope's CRI client; the UI adds the socket as an endpoint, lists that pod and shows what containerd exposes (IPs, eth0 from its cniResult, interfaces, port
  * decisions) and marks what it cannot give (the per-plugin trace). Adding something that is not a CRI socket fails
  * inline in the dialog.
  */
@@ -11,10 +11,14 @@ import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test, expect } from '../support/fixtures';
-import { CTD_BRIDGE } from '../support/containerd-env';
+import { CTD_BRIDGE, CTD_SUBNET } from '../support/containerd-env';
+import { E2E_TMP_PREFIX } from '../support/sandbox-env';
+
+const CTD_V4 = new RegExp(`^10\\.${CTD_SUBNET}\\.0\\.\\d+$`);
+const CTD_V6_IN = new RegExp(`fd00:${CTD_SUBNET}::[0-9a-f]+`);
 
 test('adding an endpoint that is not a CRI socket shows a clear inline error', async ({ app, env }) => {
-  const dir = mkdtempSync(join(tmpdir(), 'psc-e2e-notcri-'));
+  const dir = mkdtempSync(join(tmpdir(), `${E2E_TMP_PREFIX}notcri-`));
   const cleanups: Array<() => Promise<void>> = [];
   try {
     const missing = join(dir, 'missing.sock');
@@ -105,7 +109,7 @@ test('add the containerd endpoint and inspect a containerd pod', async ({ app, e
   // the pod lives in containerd only
   expect(await env.engine.list()).toEqual([]);
   const truth = await containerd.fixture.api.status(id);
-  expect(truth.ip).toMatch(/^10\.240\.0\.\d+$/);
+  expect(truth.ip).toMatch(CTD_V4);
 
   await test.step('add the socket in the endpoint dialog: it becomes the selected endpoint', async () => {
     await app.pods.expectEmpty();
@@ -122,7 +126,7 @@ test('add the containerd endpoint and inspect a containerd pod', async ({ app, e
     await expect(app.pods.row('ctd-web')).toBeVisible();
     await expect(app.pods.row('ctd-web')).toContainText('e2e-ctd');
     await expect(app.pods.ipCell('ctd-web')).toHaveText(truth.ip);
-    await expect(app.pods.row('ctd-web')).toContainText(/fd00:240::[0-9a-f]+/);
+    await expect(app.pods.row('ctd-web')).toContainText(CTD_V6_IN);
     await expect(app.pods.row('ctd-web')).toContainText('↓10M');
     // ListPodSandbox has no port mappings: the list says where to find them instead of showing none
     await expect(app.pods.row('ctd-web').locator('[data-col="host-ports"]')).toHaveText('in detail');
@@ -133,20 +137,20 @@ test('add the containerd endpoint and inspect a containerd pod', async ({ app, e
     await app.pods.open('ctd-web');
     await app.detail.tab('Network');
     await expect(app.detail.primaryIp).toContainText(truth.ip);
-    await expect(app.detail.additionalIps).toContainText(/fd00:240::[0-9a-f]+/);
+    await expect(app.detail.additionalIps).toContainText(CTD_V6_IN);
     await expect(page.getByText(`containerd reported ${truth.ip} as primary`)).toBeVisible();
     const eth0 = app.detail.eth0Rows;
     await expect(eth0).toHaveCount(2);
     await expect(eth0.nth(0)).toContainText(truth.ip);
     await expect(eth0.nth(0)).toContainText('primary');
-    await expect(eth0.nth(1)).toContainText(/fd00:240::[0-9a-f]+/);
+    await expect(eth0.nth(1)).toContainText(CTD_V6_IN);
     await expect(eth0.nth(1)).toContainText('additional');
     const ifaces = app.detail.interfaceRows;
     const eth0Iface = app.detail.interfaceRow('eth0');
     await expect(eth0Iface).toHaveCount(1);
     await expect(eth0Iface).toHaveAttribute('data-side', 'sandbox');
     await expect(eth0Iface).toContainText(`${truth.ip}, ${truth.additionalIps[0]}`);
-    await expect(eth0Iface).toContainText('10.240.0.1, fd00:240::1');
+    await expect(eth0Iface).toContainText(`10.${CTD_SUBNET}.0.1, fd00:${CTD_SUBNET}::1`);
     await expect(app.detail.interfaceRow('lo')).toContainText('127.0.0.1');
     await expect(app.detail.interfaceRow(CTD_BRIDGE)).toHaveAttribute('data-side', 'host');
     await expect(ifaces.and(page.locator('[data-iface^="veth"][data-side="host"]'))).toHaveCount(1);

@@ -3,6 +3,11 @@
  * the detail, stop, remove.
  */
 import { test, expect } from '../support/fixtures';
+import { E2E_SUBNET_N } from '../support/sandbox-env';
+
+const V4 = new RegExp(`^10\\.${E2E_SUBNET_N}\\.0\\.\\d+$`);
+const V4_IN = new RegExp(`10\\.${E2E_SUBNET_N}\\.0\\.\\d+`);
+const V6_IN = new RegExp(`fd00:${E2E_SUBNET_N}::[0-9a-f]+`);
 
 test('create a pod through the form, inspect it, stop it and remove it', async ({ app, env }) => {
   const { page } = app;
@@ -39,21 +44,21 @@ test('create a pod through the form, inspect it, stop it and remove it', async (
 
   await test.step('the list shows the pod with its IPv4 pod IP', async () => {
     await expect(app.pods.row('e2e-web')).toBeVisible();
-    await expect(app.pods.ipCell('e2e-web')).toHaveText(/^10\.232\.0\.\d+$/);
+    await expect(app.pods.ipCell('e2e-web')).toHaveText(V4);
     await expect(app.pods.row('e2e-web')).toContainText('18080→80/tcp');
     await app.screenshot('04-pods-list-detail');
   });
 
   await test.step('network: primary IPv4, additional IPv6, the reason', async () => {
     await app.detail.tab('Network');
-    await expect(app.detail.primaryIp).toContainText(/10\.232\.0\.\d+/);
-    await expect(app.detail.additionalIps).toContainText(/fd00:232::[0-9a-f]+/);
+    await expect(app.detail.primaryIp).toContainText(V4_IN);
+    await expect(app.detail.additionalIps).toContainText(V6_IN);
     await expect(page.getByText(/preference ipv4: the first IPv4 address on eth0/)).toBeVisible();
     await app.screenshot('05-detail-network');
   });
 
   const podIp = (await env.engine.status(created!.id)).ip;
-  expect(podIp).toMatch(/^10\.232\.0\.\d+$/);
+  expect(podIp).toMatch(V4);
 
   await test.step('network, live in the netns: the kernel has what the CNI result claims', async () => {
     const live = app.detail.live('live-network');

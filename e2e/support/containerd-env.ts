@@ -11,8 +11,8 @@ import type { CriEndpointRegistry } from '../../electron/endpoints';
 import { startContainerd, type ContainerdFixture } from '../../testkit/containerd-fixture';
 import { teardownSteps } from './attempts';
 
-export const CTD_BRIDGE = 'psc-ctde';
-export const CTD_SUBNET = 240;
+export const CTD_BRIDGE = process.env.PODSCOPE_E2E_CTD_BRIDGE ?? 'psc-ctde';
+export const CTD_SUBNET = Number(process.env.PODSCOPE_E2E_CTD_SUBNET ?? '240');
 
 export interface ContainerdEnv {
   fixture: ContainerdFixture;

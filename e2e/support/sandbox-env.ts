@@ -21,11 +21,13 @@ import { teardownSteps } from './attempts';
 const run = promisify(execFile);
 
 // Overridable so runs that share a host (several worktrees at once) each use a bridge, subnet and temp dir of their own.
-const NET = process.env.PODSCOPE_E2E_NET ?? '232';
-export const E2E_NETWORK = process.env.PODSCOPE_E2E_BRIDGE ? `${process.env.PODSCOPE_E2E_BRIDGE}-net` : 'psc-e2e';
 export const E2E_BRIDGE = process.env.PODSCOPE_E2E_BRIDGE ?? 'psc-e2e0';
-export const E2E_V4_SUBNET = `10.${NET}.0.0/24`;
-export const E2E_V6_SUBNET = `fd00:${NET}::/64`;
+export const E2E_NETWORK = process.env.PODSCOPE_E2E_BRIDGE ? `${process.env.PODSCOPE_E2E_BRIDGE}-net` : 'psc-e2e';
+/** second octet of the v4 /24 and the v6 prefix (10.<n>.0.0/24, fd00:<n>::/64) */
+export const E2E_SUBNET_N = Number(process.env.PODSCOPE_E2E_SUBNET ?? process.env.PODSCOPE_E2E_NET ?? '232');
+export const E2E_V4_SUBNET = `10.${E2E_SUBNET_N}.0.0/24`;
+export const E2E_V6_SUBNET = `fd00:${E2E_SUBNET_N}::/64`;
+export const E2E_TMP_PREFIX = process.env.PODSCOPE_E2E_TMP_PREFIX ?? 'psc-e2e-';
 
 export function e2eConflist(ipamDataDir: string) {
   return {
@@ -63,7 +65,7 @@ export interface SandboxEnv {
 }
 
 export async function createSandboxEnv(opts: { rendererDir?: string; port?: number } = {}): Promise<SandboxEnv> {
-  const root = await mkdtemp(join(tmpdir(), process.env.PODSCOPE_E2E_TMP_PREFIX ?? 'psc-e2e-'));
+  const root = await mkdtemp(join(tmpdir(), E2E_TMP_PREFIX));
   const hostBefore = snapshotHost();
   const dirs = {
     stateDir: join(root, 'state'),

@@ -142,13 +142,21 @@ function jsonDepth(v: unknown, depth = 0): number {
  * A failed client call ⇒ PodscopeError. `where` names the endpoint (e.g. "unix:///run/containerd/containerd.sock")
  * so an unreachable socket says which one.
  */
+/**
+ * grpc-js ends an unreachable channel's text with "Resolution note: <note>" even when the note is empty
+ * ("… connect ECONNREFUSED /x.sock. Resolution note: "): drop the empty label so the message ends with the cause.
+ */
+export function cleanGrpcDetails(details: string): string {
+  return details.replace(/\s*Resolution note:\s*$/, '').trim();
+}
+
 export function fromGrpcError(e: unknown, where: string): PodscopeError {
   if (!isServiceError(e)) return e instanceof PodscopeError ? e : new PodscopeError('Internal', `${where}: ${String((e as Error)?.message ?? e)}`, { cause: e });
   const fromTrailer = trailerError(e);
   if (fromTrailer) return fromTrailer;
   const code = GRPC_TO_CODE[e.code] ?? 'Internal';
   if (code === 'Unavailable') {
-    return new PodscopeError('Unavailable', `CRI endpoint ${where} is unavailable: ${e.details || e.message}`, { details: { grpcCode: e.code } });
+    return new PodscopeError('Unavailable', `CRI endpoint ${where} is unavailable: ${cleanGrpcDetails(e.details || e.message)}`, { details: { grpcCode: e.code } });
   }
   return new PodscopeError(code, e.details || e.message, { details: { grpcCode: e.code, endpoint: where } });
 }

@@ -28,14 +28,21 @@ export interface CriEndpointRegistry extends EndpointRegistry {
   criApi(id: string): CriEndpointApi | undefined;
   /** closes every CRI connection */
   close(): void;
+  /**
+   * Called with the whole list whenever an added endpoint is lost or comes back (or is added, removed, renamed).
+   * While a listener is registered the registry pings the added endpoints every watchIntervalMs.
+   */
+  onChange(listener: (endpoints: EndpointView[]) => void): () => void;
 }
 
 export interface EndpointRegistryOptions extends CriConnectionOptions {
   /** the in-process engine */
   local: SandboxApi;
   localLabel?: string;
-  /** how long list() waits for each endpoint's Version before calling it disconnected (ms), default 1500 */
+  /** how long list() and the watch wait for each endpoint's Version before calling it disconnected (ms), default 900 */
   pingTimeoutMs?: number;
+  /** how often the watch pings the added endpoints (ms), default 1000; a lost daemon shows within about two of these */
+  watchIntervalMs?: number;
 }
 
 async function probeCapabilities(api: CriEndpointApi): Promise<EndpointCapabilities> {
@@ -76,7 +83,7 @@ export function createEndpointRegistry(options: EndpointRegistryOptions): CriEnd
 
   const refresh = async (e: CriEntry): Promise<EndpointView> => {
     try {
-      const v = await e.api.ping(options.pingTimeoutMs ?? 1500);
+      const v = await e.api.ping(options.pingTimeoutMs ?? 900);
       e.view = { ...e.view, connected: true, runtimeName: v.runtimeName, runtimeVersion: v.runtimeVersion };
       delete e.view.error;
     } catch (err) {
@@ -85,9 +92,76 @@ export function createEndpointRegistry(options: EndpointRegistryOptions): CriEnd
     return e.view;
   };
 
+  const changeListeners = new Set<(endpoints: EndpointView[]) => void>();
+  const snapshot = () => [localView(), ...[...entries.values()].map((e) => e.view)];
+  const notify = () => {
+    const list = snapshot();
+    for (const l of changeListeners) {
+      try {
+        l(list);
+      } catch {
+        // one broken listener must not starve the others
+      }
+    }
+  };
+  /**
+   * A daemon that dies closes no stream the UI could notice (containerd streams no events when it is gone), so the
+   * watch pings: a flip of connected (or a new error text) is pushed to the listeners at once.
+   */
+  let watchTimer: NodeJS.Timeout | undefined;
+  let watching = false;
+  const watchOnce = async () => {
+    const before = new Map([...entries.values()].map((e) => [e.id, `${e.view.connected}|${e.view.error ?? ''}`]));
+    await Promise.all([...entries.values()].map(refresh));
+    const changed = [...entries.values()].some((e) => before.get(e.id) !== `${e.view.connected}|${e.view.error ?? ''}`);
+    if (changed && !closed) notify();
+  };
+  const scheduleWatch = () => {
+    if (closed || changeListeners.size === 0 || watching) return;
+    watching = true;
+    const tick = () => {
+      if (closed || changeListeners.size === 0) {
+        watching = false;
+        return;
+      }
+      void watchOnce().finally(() => {
+        if (closed || changeListeners.size === 0) {
+          watching = false;
+          return;
+        }
+        watchTimer = setTimeout(tick, options.watchIntervalMs ?? 1000);
+        watchTimer.unref();
+      });
+    };
+    watchTimer = setTimeout(tick, options.watchIntervalMs ?? 1000);
+    watchTimer.unref();
+  };
+
   return {
     async list() {
       return [localView(), ...(await Promise.all([...entries.values()].map(refresh)))];
+    },
+    onChange(listener) {
+      changeListeners.add(listener);
+      scheduleWatch();
+      return () => {
+        changeListeners.delete(listener);
+        if (changeListeners.size === 0) {
+          clearTimeout(watchTimer);
+          watching = false;
+        }
+      };
+    },
+    async rename(id, label) {
+      if (id === LOCAL_ENDPOINT_ID) throw new PodscopeError('FailedPrecondition', 'the local endpoint cannot be renamed');
+      const e = entries.get(id);
+      if (!e) throw notFound(`no endpoint "${id}"`);
+      const trimmed = label.trim();
+      if (!trimmed) throw new PodscopeError('InvalidArgument', 'label: an endpoint needs a non-empty label', { details: { field: 'label' } });
+      e.label = trimmed;
+      e.view = { ...e.view, label: trimmed };
+      notify();
+      return e.view;
     },
     async add(req: AddEndpointRequest) {
       const { address, socketPath } = normalizeAddress(req.address);
@@ -114,7 +188,8 @@ export function createEndpointRegistry(options: EndpointRegistryOptions): CriEnd
       const view: EndpointView = {
         id,
         kind: 'cri',
-        label: req.label ?? `${version.runtimeName} (${socketPath})`,
+        // short enough for the sidebar's selector; the full socket path is shown under it
+        label: req.label ?? `${version.runtimeName} · ${socketPath.split('/').pop() || socketPath}`,
         address,
         runtimeName: version.runtimeName,
         runtimeVersion: version.runtimeVersion,
@@ -123,6 +198,7 @@ export function createEndpointRegistry(options: EndpointRegistryOptions): CriEnd
       };
       const entry: CriEntry = { id, label: view.label, api, view };
       entries.set(id, entry);
+      notify();
       // without this the UI, told the endpoint streams events, would neither poll nor hear anything
       if (capabilities.events) followEvents(entry);
       return view;
@@ -134,6 +210,7 @@ export function createEndpointRegistry(options: EndpointRegistryOptions): CriEnd
       entries.delete(id);
       e.stopEvents?.();
       e.api.close();
+      notify();
     },
     subscribe(listener) {
       eventListeners.add(listener);
@@ -150,6 +227,8 @@ export function createEndpointRegistry(options: EndpointRegistryOptions): CriEnd
     },
     close() {
       closed = true;
+      clearTimeout(watchTimer);
+      changeListeners.clear();
       for (const e of entries.values()) {
         e.stopEvents?.();
         e.api.close();

@@ -58,6 +58,11 @@ export function createRouter(opts: RouterOptions): Router {
       await endpoints.remove(r.id);
       void broadcastEndpoints();
     },
+    'endpoints.rename': async (r) => {
+      const view = await endpoints.rename(r.id, r.label);
+      void broadcastEndpoints();
+      return view;
+    },
   };
 
   const listeners = new Set<(e: PushedEvent) => void>();
@@ -72,6 +77,8 @@ export function createRouter(opts: RouterOptions): Router {
   };
   const unsubscribeEngine = opts.engine.subscribe((event) => emit({ kind: 'sandbox', endpointId: LOCAL_ENDPOINT_ID, event }));
   const unsubscribeEndpoints = endpoints.subscribe?.((endpointId, event) => emit({ kind: 'sandbox', endpointId, event }));
+  // a daemon that died (or came back) is pushed at once, so every screen shows it without waiting for a poll
+  const unwatchEndpoints = endpoints.onChange?.((list) => emit({ kind: 'endpoints.changed', endpoints: list }));
   async function broadcastEndpoints() {
     try {
       emit({ kind: 'endpoints.changed', endpoints: await endpoints.list() });
@@ -110,6 +117,7 @@ export function createRouter(opts: RouterOptions): Router {
     dispose() {
       unsubscribeEngine();
       unsubscribeEndpoints?.();
+      unwatchEndpoints?.();
       listeners.clear();
     },
   };

@@ -5,9 +5,13 @@ import { App } from './app/App';
 import { connect } from './lib/connect';
 import { ConnectionProvider } from './lib/connection-context';
 import { createQueryClient } from './lib/query-client';
+import { applyTheme, useTheme } from './lib/theme';
 import './styles/theme.css';
 import './styles/layout.css';
 import './styles/components.css';
+
+// before the first paint, so a dark choice never flashes light
+applyTheme(useTheme.getState().choice);
 
 const connection = connect();
 const queryClient = createQueryClient();

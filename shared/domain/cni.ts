@@ -37,7 +37,32 @@ export interface CniConfigView {
   ready: boolean;
   /** why the network is not ready, as go-cni says it (e.g. "cni plugin not initialized") */
   notReadyReason?: string;
+  /**
+   * conf-dir files that were not loaded although the dir loaded: beyond max networks (go-cni stops reading after
+   * max_conf_num networks, so a broken file sorted after them is never read either), with the reason
+   */
+  skipped?: Array<{ source: string; reason: string }>;
+  /** plugins of loaded networks whose binary is in none of the bin dirs: every ADD through them would fail */
+  missingPlugins?: MissingPlugin[];
   loadedAt: string;
+}
+
+export interface MissingPlugin {
+  network: string;
+  /** the conflist file; undefined for the built-in loopback network */
+  source?: string;
+  type: string;
+  index: number;
+}
+
+/** "plugin "X" (network "N", file F): not found in bin dirs [..]", said the same way by the engine, CRI and the UI */
+export function missingPluginText(m: MissingPlugin, binDirs: string[]): string {
+  return `plugin "${m.type}" (network "${m.network}", file ${m.source ?? 'built-in'}): not found in bin dirs [${binDirs.join(' ')}]`;
+}
+
+/** the plugins of the loaded networks that have no binary, from a view */
+export function missingPluginsOf(view: Pick<CniConfigView, 'networks'>): MissingPlugin[] {
+  return view.networks.flatMap((n) => n.plugins.flatMap((p, index) => (p.binary ? [] : [{ network: n.name, source: n.source, type: p.type, index }])));
 }
 
 /** go-cni's per-interface view built from all network results (createResult, docs/semantics.md#cni-results). */

@@ -51,8 +51,12 @@ export interface EndpointRegistry {
   /** connects (Version RPC) before adding; a non-CRI or unreachable socket is a clear error */
   add(req: AddEndpointRequest): Promise<EndpointView>;
   remove(id: string): Promise<void>;
+  /** gives an added endpoint a new label (the id stays) */
+  rename(id: string, label: string): Promise<EndpointView>;
   /** the API for an endpoint id; NotFound for an unknown id */
   api(id: string): SandboxApi;
   /** sandbox events of the added endpoints that stream them (the built-in engine's come from the engine itself) */
   subscribe?(listener: (endpointId: string, event: SandboxEvent) => void): () => void;
+  /** the whole list whenever an endpoint is lost, comes back, is added, removed or renamed */
+  onChange?(listener: (endpoints: EndpointView[]) => void): () => void;
 }

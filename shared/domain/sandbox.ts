@@ -179,6 +179,10 @@ export interface RunSandboxRequest {
 export interface PluginRuntimeConfigPreview {
   network: string;
   ifName: string;
+  /** the conflist file the network came from (undefined for the built-in loopback network) */
+  source?: string;
+  /** false when the binary was in no bin dir at load time: the run would fail at this plugin */
+  binaryFound?: boolean;
   type: string;
   index: number;
   capabilities: string[];

@@ -72,6 +72,9 @@ export const CHANNELS = {
     }),
   ),
   'endpoints.remove': channel<void>()(z.strictObject({ id: z.string().min(1).max(200) })),
+  'endpoints.rename': channel<EndpointView>()(
+    z.strictObject({ id: z.string().min(1).max(200), label: z.string().trim().min(1, 'a label is required').max(200) }),
+  ),
 } as const;
 
 export type ChannelMap = typeof CHANNELS;

@@ -79,7 +79,7 @@ describe('createCriEndpointApi against a Podscope daemon', () => {
   it('errors come back with their Podscope code; config validation happens before the wire', async () => {
     await expect(api.run({ config: { metadata: { name: 'x' }, port_mappings: [{ protocol: 9 }] } })).rejects.toMatchObject({ code: 'InvalidArgument' });
     fakes.cni.failures.push({ verb: 'ADD', network: 'containerd-net', index: 0, message: 'bridge said no', once: true });
-    await expect(api.run({ config: { metadata: { name: 'y' } } })).rejects.toMatchObject({ code: 'CniError', message: expect.stringMatching(/^failed to setup network for sandbox "[0-9a-f]{64}": plugin type="bridge" failed \(add\): bridge said no$/) });
+    await expect(api.run({ config: { metadata: { name: 'y' } } })).rejects.toMatchObject({ code: 'CniError', message: expect.stringMatching(/^failed to setup network for sandbox "[0-9a-f]{64}": plugin type="bridge" failed \(add\): bridge said no \(network "[^"]+", file \/\S+\.conflist\)$/) });
     await expect(api.run({ config: { metadata: { name: 'z' } }, ipPreference: 'ipv6' })).rejects.toMatchObject({ code: 'Unimplemented' });
     await expect(api.preview({ config: { metadata: { name: 'z' } } })).rejects.toMatchObject({ code: 'Unimplemented' });
   });

@@ -160,7 +160,7 @@ describe('sandbox lifecycle', () => {
     fakes.cni.failures.push({ verb: 'ADD', network: 'containerd-net', index: 0, message: 'boom', once: true });
     const err = (await rpc(client, (c) => c.runPodSandbox, { config: podConfig('boom'), runtimeHandler: '' }).catch((e: ServiceError) => e)) as ServiceError;
     expect(err.code).toBe(Code.UNKNOWN);
-    expect(err.details).toMatch(/^failed to setup network for sandbox "[0-9a-f]{64}": plugin type="bridge" failed \(add\): boom$/);
+    expect(err.details).toMatch(/^failed to setup network for sandbox "[0-9a-f]{64}": plugin type="bridge" failed \(add\): boom \(network "[^"]+", file \/\S+\.conflist\)$/);
     const trailer = JSON.parse((err.metadata.get(PODSCOPE_ERROR_METADATA_KEY)[0] as Buffer).toString());
     expect(trailer).toMatchObject({ code: 'CniError', message: err.details, details: { network: 'containerd-net', plugin: 'bridge', verb: 'ADD', cniMsg: 'boom' } });
     const id = await run('fails-later');

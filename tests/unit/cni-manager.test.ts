@@ -54,10 +54,11 @@ describe('CniManager over an injected runner', () => {
   it('previews runtimeConfig per plugin without exec', async () => {
     const mgr = createCniManager({ ...dirs(), maxConfNum: 1, runner });
     await mgr.load();
+    const source = `${dirs().confDir}/10-net.conflist`;
     expect(mgr.preview(OPTS)).toEqual([
-      { network: 'cni-loopback', ifName: 'lo', type: 'loopback', index: 0, capabilities: [], runtimeConfig: undefined },
-      { network: 'net', ifName: 'eth0', type: 'bridge', index: 0, capabilities: [], runtimeConfig: undefined },
-      { network: 'net', ifName: 'eth0', type: 'portmap', index: 1, capabilities: ['portMappings'], runtimeConfig: { portMappings: OPTS.capabilities.portMappings } },
+      { network: 'cni-loopback', ifName: 'lo', type: 'loopback', index: 0, capabilities: [], runtimeConfig: undefined, binaryFound: true },
+      { network: 'net', ifName: 'eth0', source, type: 'bridge', index: 0, capabilities: [], runtimeConfig: undefined, binaryFound: true },
+      { network: 'net', ifName: 'eth0', source, type: 'portmap', index: 1, capabilities: ['portMappings'], runtimeConfig: { portMappings: OPTS.capabilities.portMappings }, binaryFound: true },
     ]);
     expect(runner.requests).toEqual([]);
   });

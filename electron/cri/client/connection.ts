@@ -7,7 +7,7 @@ import { lstatSync, readlinkSync, type Stats } from 'node:fs';
 import { credentials, Metadata, status as GrpcStatus, type CallOptions, type ClientReadableStream, type ServiceError } from '@grpc/grpc-js';
 import { PodscopeError } from '../../../shared/domain/errors';
 import * as pb from '../generated/runtime_v1';
-import { fromGrpcError, isServiceError } from '../errors';
+import { cleanGrpcDetails, fromGrpcError, isServiceError } from '../errors';
 import { normalizeAddress } from '../address';
 
 export { normalizeAddress } from '../address';
@@ -80,7 +80,7 @@ function connectError(e: unknown, socketPath: string): PodscopeError {
   const why =
     e.code === GrpcStatus.UNIMPLEMENTED ? 'it speaks gRPC but does not serve runtime.v1.RuntimeService'
     : e.code === GrpcStatus.DEADLINE_EXCEEDED ? 'no gRPC answer before the deadline (is it a CRI socket?)'
-    : e.code === GrpcStatus.UNAVAILABLE ? (unreachableReason(e.details, socketPath) ?? e.details)
+    : e.code === GrpcStatus.UNAVAILABLE ? (unreachableReason(e.details, socketPath) ?? cleanGrpcDetails(e.details))
     : `${GrpcStatus[e.code] ?? e.code}: ${e.details}`;
   return new PodscopeError('Unavailable', `cannot use CRI endpoint ${socketPath}: ${why}`, { details: { grpcCode: e.code, socketPath, grpcDetails: e.details } });
 }

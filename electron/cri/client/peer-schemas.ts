@@ -114,6 +114,8 @@ export const CniConfigViewSchema: z.ZodType<CniConfigView> = z.object({
   errors: z.array(z.object({ source: str, message: str })),
   ready: z.boolean(),
   notReadyReason: str.optional(),
+  skipped: z.array(z.object({ source: str, reason: str })).optional(),
+  missingPlugins: z.array(z.object({ network: str, source: str.optional(), type: str, index: num })).optional(),
   loadedAt: str,
 });
 

@@ -2,6 +2,7 @@
 import type { SandboxStatus, SandboxSummary, SandboxState } from '../../../shared/domain/sandbox';
 import * as pb from '../generated/runtime_v1';
 import { namespaceOptionToProto } from './config';
+import { createdAtNs } from '../../../shared/domain/crictl-inspectp';
 
 export function stateToProto(state: SandboxState): pb.PodSandboxState {
   return state === 'SANDBOX_READY' ? pb.PodSandboxState.SANDBOX_READY : pb.PodSandboxState.SANDBOX_NOTREADY;
@@ -11,15 +12,7 @@ export function stateFromProto(state: pb.PodSandboxState): SandboxState {
   return state === pb.PodSandboxState.SANDBOX_READY ? 'SANDBOX_READY' : 'SANDBOX_NOTREADY';
 }
 
-/**
- * created_at in ns as a decimal string. cri-client rejects 0, so fall back to the RFC 3339 time (ms precision)
- * and finally to "now" — the same "never 0" rule containerd applies with its metadata record.
- */
-export function createdAtNs(s: Pick<SandboxSummary, 'createdAtNs' | 'createdAt'>): string {
-  if (/^[1-9]\d*$/.test(s.createdAtNs ?? '')) return s.createdAtNs;
-  const ms = Date.parse(s.createdAt);
-  return (BigInt(Number.isFinite(ms) && ms > 0 ? ms : Date.now()) * 1_000_000n).toString();
-}
+export { createdAtNs } from '../../../shared/domain/crictl-inspectp';
 
 export function summaryToPodSandbox(s: SandboxSummary): pb.PodSandbox {
   return {

@@ -3,7 +3,8 @@
  * result cache and the exec context; the per-list protocol lives in network-ops.ts.
  */
 import { readFile } from 'node:fs/promises';
-import type { CniConfigView } from '../../../shared/domain/cni';
+import { missingPluginText, type CniConfigView } from '../../../shared/domain/cni';
+import { resolvePluginBinary } from './plugin-path';
 import type { NetworkAttachment, PluginRuntimeConfigPreview } from '../../../shared/domain/sandbox';
 import { PodscopeError } from '../../../shared/domain/errors';
 import { NodeProcessRunner, type ProcessRunner } from '../os/exec';
@@ -81,8 +82,21 @@ class LibcniManager implements CniManager {
     return this.view;
   }
 
+  /**
+   * go-cni's Status (ready, then STATUS for lists >= 1.1.0), plus one check of ours first: a loaded network whose
+   * plugin binary is in no bin dir makes every ADD fail, so the network is not ready (a 1.1.0 list's STATUS would
+   * fail the same way in containerd; docs/semantics.md#network-ready). Binaries are looked up again here, so
+   * installing the plugin makes the network ready without a conf-dir reload.
+   */
   async status(hooks?: CniHooks): Promise<void> {
     const networks = this.readyNetworks();
+    for (const net of networks) {
+      for (const [index, plugin] of net.list.plugins.entries()) {
+        if (await resolvePluginBinary(plugin.type, this.opts.binDirs)) continue;
+        const missing = { network: net.list.name, source: net.source, type: plugin.type, index };
+        throw cniError(missingPluginText(missing, this.opts.binDirs), { ...missing, binDirs: this.opts.binDirs });
+      }
+    }
     const ctx = this.execContext(hooks);
     for (const net of networks) await statusNetworkList(ctx, net);
   }
@@ -196,6 +210,8 @@ class LibcniManager implements CniManager {
       net.list.plugins.map((plugin, index) => ({
         network: net.list.name,
         ifName: net.ifName,
+        ...(net.source ? { source: net.source } : {}),
+        binaryFound: net.binaries[index] !== undefined,
         type: plugin.type,
         index,
         capabilities: Object.keys(plugin.capabilities).filter((c) => plugin.capabilities[c]),

@@ -5,7 +5,7 @@
  */
 import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
-import type { CniConfigView, CniNetworkView } from '../../../shared/domain/cni';
+import { missingPluginsOf, type CniConfigView, type CniNetworkView } from '../../../shared/domain/cni';
 import { confListFromBytes, confListFromConf, pluginConfFromBytes, type NetworkConfList, type PluginConf } from './conf-list';
 import { NOT_INITIALIZED } from './cni-error';
 import { resolvePluginBinary } from './plugin-path';
@@ -121,20 +121,42 @@ function networkView(n: LoadedNetwork): CniNetworkView {
   };
 }
 
+/**
+ * go-cni stops reading the conf dir once max_conf_num networks are loaded, so the files after them are never used —
+ * not even parsed, which hides a broken one. Say so, and (read-only, outside the load) whether each would load.
+ */
+async function describeSkipped(files: string[], maxConfNum: number): Promise<Array<{ source: string; reason: string }>> {
+  const limit = `only the first ${maxConfNum} network${maxConfNum === 1 ? '' : 's'} in the conf dir ${maxConfNum === 1 ? 'is' : 'are'} used (max networks ${maxConfNum})`;
+  return Promise.all(
+    files.map(async (source) => {
+      try {
+        const list = source.endsWith('.conflist') ? await loadConfListFile(source) : await loadSingleConfFile(source);
+        return { source, reason: `skipped: ${limit}; network "${list.name}" is not attached` };
+      } catch (e) {
+        return { source, reason: `skipped: ${limit}; it would not load anyway: ${(e as Error).message}` };
+      }
+    }),
+  );
+}
+
 export async function loadNetworks(opts: LoadOptions): Promise<LoadOutcome> {
   const loopback = await toLoaded(confListFromBytes(Buffer.from(LOOPBACK_CONFLIST)), LOOPBACK_IFNAME, opts.binDirs);
   const errors: CniConfigView['errors'] = [];
   let confNetworks: LoadedNetwork[] = [];
   let notReadyReason: string | undefined;
+  const skipped: NonNullable<CniConfigView['skipped']> = [];
   try {
     const files = await confFiles(opts.confDir, CONF_EXTENSIONS).catch((e: Error) => {
       throw new ConfLoadError(`failed to read config file: ${e.message}: failed to read config file`, opts.confDir);
     });
     if (files.length === 0) throw new ConfLoadError(`no network config found in ${opts.confDir}: ${NOT_INITIALIZED}`, opts.confDir);
-    for (const file of files) {
+    for (const [i, file] of files.entries()) {
       const list = file.endsWith('.conflist') ? await loadConfListFile(file) : await loadSingleConfFile(file);
       confNetworks.push(await toLoaded(list, `${IFNAME_PREFIX}${confNetworks.length}`, opts.binDirs, file));
-      if (confNetworks.length === opts.maxConfNum) break;
+      if (confNetworks.length === opts.maxConfNum) {
+        skipped.push(...(await describeSkipped(files.slice(i + 1), opts.maxConfNum)));
+        break;
+      }
     }
   } catch (e) {
     // go-cni appends the conf-dir networks only when the whole dir loaded
@@ -145,16 +167,20 @@ export async function loadNetworks(opts: LoadOptions): Promise<LoadOutcome> {
   }
   const networks = [loopback, ...confNetworks];
   const ready = networks.length >= MIN_NETWORK_COUNT;
+  const views = networks.map(networkView);
+  const missingPlugins = ready ? missingPluginsOf({ networks: views }) : [];
   return {
     networks,
     view: {
       confDir: opts.confDir,
       binDirs: opts.binDirs,
       maxConfNum: opts.maxConfNum,
-      networks: networks.map(networkView),
+      networks: views,
       errors,
       ready,
       notReadyReason: ready ? undefined : (notReadyReason ?? NOT_INITIALIZED),
+      ...(skipped.length && ready ? { skipped } : {}),
+      ...(missingPlugins.length ? { missingPlugins } : {}),
       loadedAt: new Date().toISOString(),
     },
   };

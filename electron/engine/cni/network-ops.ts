@@ -80,7 +80,7 @@ export async function addNetworkList(ctx: ExecContext, cache: ResultCache, net: 
       const isLast = index === list.plugins.length - 1;
       const pluginName = typeof plugin.raw.name === 'string' ? plugin.raw.name : undefined;
       // converting inside the read step makes a result the list's version cannot carry fail at the plugin that printed it
-      ({ parsed: final, prevResult } = await execPlugin(ctx, { network: list.name, ifName, verb: 'ADD', index, type: plugin.type, pluginName, stdin, cniEnv: env }, (stdout) => {
+      ({ parsed: final, prevResult } = await execPlugin(ctx, { network: list.name, source: net.source, ifName, verb: 'ADD', index, type: plugin.type, pluginName, stdin, cniEnv: env }, (stdout) => {
         const parsed = parsePluginResult(stdout, list.cniVersion);
         return { parsed, prevResult: isLast ? undefined : resultAsVersion(parsed.result, list.cniVersion || parsed.version) };
       }));
@@ -160,7 +160,7 @@ export async function delNetworkList(ctx: ExecContext, cache: ResultCache, net: 
       const stdin = buildPluginStdin({ networkName: list.name, cniVersion: list.cniVersion, plugin, prevResult: prev, capabilityArgs: att.opts.capabilities });
       const pluginName = typeof plugin.raw.name === 'string' ? plugin.raw.name : undefined;
       try {
-        await execPlugin(ctx, { network: list.name, ifName, verb: 'DEL', index, type: plugin.type, pluginName, stdin, cniEnv: env }, () => undefined);
+        await execPlugin(ctx, { network: list.name, source: net.source, ifName, verb: 'DEL', index, type: plugin.type, pluginName, stdin, cniEnv: env }, () => undefined);
       } catch (e) {
         if (isIgnorableDelError(e, att.netns)) continue;
         const d = e instanceof PodscopeError && typeof e.details === 'object' ? (e.details as Record<string, unknown>) : {};
@@ -185,6 +185,6 @@ export async function statusNetworkList(ctx: ExecContext, net: LoadedNetwork): P
   const env = cniEnv({ verb: 'STATUS', containerId: '', netns: '', ifName: '', args: [], binDirs: ctx.binDirs });
   for (const [index, plugin] of list.plugins.entries()) {
     const stdin = buildPluginStdin({ networkName: list.name, cniVersion: list.cniVersion, plugin });
-    await execPlugin(ctx, { network: list.name, ifName: '', verb: 'STATUS', index, type: plugin.type, stdin, cniEnv: env }, () => undefined);
+    await execPlugin(ctx, { network: list.name, source: net.source, ifName: '', verb: 'STATUS', index, type: plugin.type, stdin, cniEnv: env }, () => undefined);
   }
 }

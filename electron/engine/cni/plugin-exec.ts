@@ -24,6 +24,8 @@ export interface ExecContext {
 
 export interface PluginInvocation {
   network: string;
+  /** the conflist file of the network, so an error can name it (undefined for the built-in loopback network) */
+  source?: string;
   ifName: string;
   verb: CniVerb;
   /** index of the plugin in its list */
@@ -45,6 +47,7 @@ function wrap(inv: PluginInvocation, f: PluginFailure, r: ExecResult): PodscopeE
   const who = `type=${JSON.stringify(inv.type)}${inv.pluginName ? ` name=${JSON.stringify(inv.pluginName)}` : ''}`;
   return cniError(`plugin ${who} failed (${VERB_WORD[inv.verb] ?? inv.verb.toLowerCase()}): ${f.text}`, {
     network: inv.network,
+    ...(inv.source ? { conflist: inv.source } : {}),
     ifName: inv.ifName,
     plugin: inv.type,
     verb: inv.verb,

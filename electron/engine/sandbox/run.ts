@@ -4,6 +4,7 @@
  * unwinds with a fresh timeout. Only a fully clean unwind forgets the sandbox and releases its name; otherwise the
  * sandbox stays (Unknown, listed NOTREADY) with the error, so stop/remove can finish the job.
  */
+import { conflistSuffix } from '../cni/cni-error';
 import { join } from 'node:path';
 import { formatIssues, isHostNetwork, PodSandboxConfigSchema, type PodSandboxConfig } from '../../../shared/domain/config';
 import { RunPodSandboxConfigSchema } from '../../../shared/domain/config-checks';
@@ -212,5 +213,5 @@ function wrapRunError(id: string, error: unknown): unknown {
   if (!(error instanceof PodscopeError)) return error;
   if (error.code === 'InvalidArgument') return error;
   const prefix = error.code === 'CniError' && !error.message.startsWith('failed to find network info') ? `failed to setup network for sandbox ${JSON.stringify(id)}` : `failed to run sandbox ${JSON.stringify(id)}`;
-  return new PodscopeError(error.code, `${prefix}: ${error.message}`, { cause: error, details: error.details });
+  return new PodscopeError(error.code, `${prefix}: ${error.message}${conflistSuffix(error)}`, { cause: error, details: error.details });
 }

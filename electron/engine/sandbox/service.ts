@@ -3,7 +3,7 @@
  * Verbs live in their own files; this class holds the state they share and the event fan-out.
  */
 import { readFile } from 'node:fs/promises';
-import type { CniConfigView } from '../../../shared/domain/cni';
+import { missingPluginText, type CniConfigView } from '../../../shared/domain/cni';
 import { formatIssues, isHostNetwork } from '../../../shared/domain/config';
 import { analyzeBandwidth } from '../../../shared/domain/bandwidth';
 import { analyzePortMappings } from '../../../shared/domain/portmap';
@@ -11,6 +11,7 @@ import { PodscopeError, serializeError } from '../../../shared/domain/errors';
 import type { ConfigPreview, EngineInfo, RemoveOptions, RunSandboxRequest, RuntimeCondition, SandboxEvent, SandboxFilter, SandboxStatus, SandboxSummary } from '../../../shared/domain/sandbox';
 import type { Engine, EngineOptions, SandboxEventListener } from '../options';
 import { buildCniOptions } from './cni-options';
+import { conflistSuffix } from '../cni/cni-error';
 import type { EngineContext } from './context';
 import { KeyedMutex } from './keyed-mutex';
 import { NameRegistrar } from './name-registrar';
@@ -244,6 +245,11 @@ export class SandboxEngine implements Engine {
       const opts = buildCniOptions('<sandbox-id>', config);
       preview.cniArgs = opts.args;
       preview.plugins = this.ctx.cni.preview(opts);
+      // the first plugin without a binary is where ADD would stop (plugins run in order, networks all at once)
+      const missing = preview.plugins.find((p) => p.binaryFound === false);
+      if (missing) {
+        preview.errors.push(`this run would fail at ${missingPluginText({ network: missing.network, source: missing.source, type: missing.type, index: missing.index }, this.deps.options.cniBinDirs)}`);
+      }
     } catch (e) {
       preview.errors.push((e as Error).message);
     }
@@ -261,7 +267,7 @@ export class SandboxEngine implements Engine {
       await this.ctx.cni.status();
       conditions.push({ type: 'NetworkReady', status: true, reason: '', message: '' });
     } catch (e) {
-      conditions.push({ type: 'NetworkReady', status: false, reason: 'NetworkPluginNotReady', message: `Network plugin returns error: ${serializeError(e).message}` });
+      conditions.push({ type: 'NetworkReady', status: false, reason: 'NetworkPluginNotReady', message: `Network plugin returns error: ${serializeError(e).message}${conflistSuffix(e)}` });
     }
     return conditions;
   }

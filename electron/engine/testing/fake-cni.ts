@@ -246,7 +246,7 @@ export class FakeCniManager implements CniManager {
     const failure = f?.missingBinary ? `failed to find plugin "${plugin.type}" in path [${BIN_DIR}]` : f ? (f.message ?? `fake ${verb} failure at ${net.name}[${index}]`) : undefined;
     const call: PluginCall = { network: net.name, ifName: env.CNI_IFNAME!, type: plugin.type, verb, index, ...(f?.missingBinary ? {} : { binary: path.join(BIN_DIR, plugin.type) }), env, stdin, stdout: failure && !f?.missingBinary ? JSON.stringify({ code: 999, msg: failure }) : '', stderr: '', exitCode: failure ? (f?.missingBinary ? null : 1) : 0, timedOut: false };
     this.pluginCalls.push(call);
-    const error = failure ? cniError(`plugin type="${plugin.type}" failed (${verb === 'ADD' ? 'add' : verb === 'DEL' ? 'delete' : 'status'}): ${failure}`, { network: net.name, ifName: net.ifName, plugin: plugin.type, verb, index, cniCode: 999, cniMsg: failure }) : undefined;
+    const error = failure ? cniError(`plugin type="${plugin.type}" failed (${verb === 'ADD' ? 'add' : verb === 'DEL' ? 'delete' : 'status'}): ${failure}`, { network: net.name, ...(net.ifName === 'lo' ? {} : { conflist: `${this.confDir}/10-${net.name}.conflist` }), ifName: net.ifName, plugin: plugin.type, verb, index, cniCode: 999, cniMsg: failure }) : undefined;
     emit(hooks, { step: 'cni.plugin', label: `${verb} ${plugin.type} (${net.name}/${net.ifName})`, startedAt: new Date().toISOString(), durationMs: 0, ok: !error, ...(error ? { error } : {}), plugin: call });
     if (error) throw error;
   }

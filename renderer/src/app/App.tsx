@@ -11,6 +11,8 @@ import { EndpointSwitcher } from '../features/endpoints/components/EndpointSwitc
 import { useEndpointCapabilities, useEndpointId } from '../lib/endpoint';
 import { podsQuery } from '../features/pods/api/queries';
 import { useNavigation, type View } from '../lib/navigation';
+import { useApplyTheme } from '../lib/theme';
+import { ThemeSwitch } from '../lib/ui/ThemeSwitch';
 
 const NAV: Array<{ id: View; label: string; hint: string }> = [
   { id: 'pods', label: 'Sandboxes', hint: 'pods, detail, trace' },
@@ -21,6 +23,7 @@ const NAV: Array<{ id: View; label: string; hint: string }> = [
 
 export function App() {
   useEngineEvents();
+  useApplyTheme();
   const client = useClient();
   const { environment } = useConnection();
   const view = useNavigation((s) => s.view);
@@ -54,6 +57,7 @@ export function App() {
           ))}
         </ul>
         <div className="sidebar-foot muted small">
+          <ThemeSwitch />
           <kbd>↑</kbd>
           <kbd>↓</kbd> move · <kbd>Space</kbd> select · <kbd>Enter</kbd> open
         </div>

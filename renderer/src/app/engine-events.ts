@@ -42,6 +42,9 @@ export function applyEvent(qc: QueryClient, e: PushedEvent): void {
       break;
     case 'cni.config':
       qc.setQueryData(cniKey(endpointId), event.config);
+      // NetworkReady follows the conf dir: a new conflist can make it true or false
+      void qc.invalidateQueries({ queryKey: ['ep', endpointId, 'conditions'] });
+      void qc.invalidateQueries({ queryKey: ['ep', endpointId, 'preview'] });
       break;
   }
 }

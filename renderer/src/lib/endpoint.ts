@@ -30,11 +30,24 @@ export const endpointsKey = ['endpoints'] as const;
 export const endpointsQuery = (client: PodscopeClient) =>
   queryOptions({ queryKey: endpointsKey, queryFn: () => client.call('endpoints.list', {}) });
 
+/**
+ * While a CRI endpoint is selected its state is re-read every second (each read pings it with a short deadline), on
+ * top of the endpoints.changed push, so a daemon that died shows as lost within about two seconds everywhere.
+ */
+export const ENDPOINT_POLL_MS = 1000;
+
 export function useCurrentEndpoint(): EndpointView | undefined {
   const client = useClient();
   const endpointId = useEndpointId();
   const { data } = useQuery(endpointsQuery(client));
   return data?.find((e) => e.id === endpointId);
+}
+
+/** the one observer that polls (the always-mounted endpoint switcher): every other reader shares its cache entry */
+export function useEndpointsPolled() {
+  const client = useClient();
+  const endpointId = useEndpointId();
+  return useQuery({ ...endpointsQuery(client), refetchInterval: endpointId === LOCAL_ENDPOINT_ID ? false : ENDPOINT_POLL_MS });
 }
 
 export function useEndpointCapabilities(): EndpointCapabilities {

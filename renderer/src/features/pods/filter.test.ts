@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { SandboxSummary } from '../../../../shared/domain/sandbox';
-import { filterPods, matchesLabel } from './filter';
+import { filterPods, labelSelectorError, matchesLabel } from './filter';
 
 const pod = (name: string, ns: string, extra: Partial<SandboxSummary> = {}): SandboxSummary => ({
   id: `${name}-id`, name, metadata: { name, namespace: ns, uid: 'u', attempt: 0 }, state: 'SANDBOX_READY', internalState: 'Ready',
@@ -20,9 +20,15 @@ describe('pods filtering', () => {
     expect(filterPods(pods, { text: '', namespace: 'prod', state: 'SANDBOX_NOTREADY', label: '' }).map((p) => p.id)).toEqual(['db-id']);
     expect(filterPods(pods, { text: '', namespace: '', state: '', label: 'app=web,tier' }).map((p) => p.id)).toEqual(['web-id']);
   });
-  it('label selectors accept key, key=value and lists', () => {
+  it('label selectors use the Kubernetes syntax (key, !key, =, !=, in, notin), and a bad one matches nothing', () => {
     expect(matchesLabel({ a: '1' }, 'a')).toBe(true);
     expect(matchesLabel({ a: '1' }, 'a=2')).toBe(false);
-    expect(matchesLabel({ a: 'x=y' }, 'a=x=y')).toBe(true);
+    expect(matchesLabel({ a: '1' }, '!a')).toBe(false);
+    expect(matchesLabel({ app: 'api' }, 'app in (web, api)')).toBe(true);
+    expect(matchesLabel({ app: 'api', tier: 'x' }, 'app in (web,api),tier notin (x)')).toBe(false);
+    // a value may not contain "=": Kubernetes rejects it, and so does the filter (with an error shown)
+    expect(matchesLabel({ a: 'x=y' }, 'a=x=y')).toBe(false);
+    expect(labelSelectorError('a=x=y')).toMatch(/expected "," between requirements, found "=" \(at column 4\)/);
+    expect(filterPods(pods, { text: '', namespace: '', state: '', label: 'app in (web' })).toEqual([]);
   });
 });

@@ -8,6 +8,7 @@ import { JsonView } from '../../../lib/ui/JsonView';
 import { Pill } from '../../../lib/ui/StatusPill';
 import { useEndpointCapabilities, useEndpointId } from '../../../lib/endpoint';
 import { cniConfigQuery } from '../api/queries';
+import { missingPluginText } from '../../../../../shared/domain/cni';
 
 export function CniPanel() {
   const client = useClient();
@@ -18,11 +19,14 @@ export function CniPanel() {
   if (q.isError) return <div className="page"><ErrorView error={q.error} title="Could not read the CNI configuration" /></div>;
   if (!q.data) return <div className="page muted">Loading…</div>;
   const c = q.data;
+  const missing = c.missingPlugins ?? [];
+  // loaded is not enough: a network whose plugin binary is missing fails every run, so it is not ready either
+  const ready = c.ready && missing.length === 0;
   return (
     <div className="page stack" data-testid="cni-panel">
       <header className="page-head">
         <h2>CNI configuration</h2>
-        {c.ready ? <Pill tone="ok">NetworkReady</Pill> : <Pill tone="bad" title={c.notReadyReason}>not ready</Pill>}
+        {ready ? <Pill tone="ok">NetworkReady</Pill> : <Pill tone="bad" title={c.notReadyReason ?? (missing[0] && missingPluginText(missing[0], c.binDirs))}>not ready</Pill>}
         <span className="muted small">loaded {dateTime(c.loadedAt)}</span>
       </header>
       <div className="kv-inline">
@@ -31,6 +35,24 @@ export function CniPanel() {
         <span>max networks <b className="mono">{c.maxConfNum}</b></span>
       </div>
       {!c.ready && c.notReadyReason && <div className="callout callout-bad">{c.notReadyReason}</div>}
+      {missing.length > 0 && (
+        <div className="callout callout-bad" data-testid="cni-missing-plugins">
+          <div className="callout-title">Every run would fail: a plugin binary is missing</div>
+          {missing.map((m) => (
+            <div key={`${m.network}-${m.index}`}>{missingPluginText(m, c.binDirs)}</div>
+          ))}
+        </div>
+      )}
+      {(c.skipped ?? []).length > 0 && (
+        <div className="callout callout-warn" data-testid="cni-skipped">
+          <div className="callout-title">Skipped files</div>
+          {(c.skipped ?? []).map((f) => (
+            <div key={f.source} data-source={f.source}>
+              <span className="mono">{f.source}</span>: {f.reason}
+            </div>
+          ))}
+        </div>
+      )}
       {c.errors.length > 0 && (
         <div className="callout callout-bad">
           <div className="callout-title">Load errors</div>

@@ -1,7 +1,7 @@
 /** Value + unit → the annotation text, parsed live with containerd's rules (shared/domain/bandwidth). */
 import { useId } from 'react';
 import { BANDWIDTH_UNITS, parseBandwidthValue, formatBitsPerSecond } from '../../../../../shared/domain/bandwidth';
-import { bandwidthQuantity, type BandwidthInput } from '../model/form-state';
+import { BANDWIDTH_ACCEPTED, bandwidthQuantity, splitTypedUnit, type BandwidthInput } from '../model/form-state';
 
 export function BandwidthField({ dir, annotation, value, error, onChange, disabled }: { dir: 'ingress' | 'egress'; annotation: string; value: BandwidthInput; error?: string; onChange: (v: BandwidthInput) => void; disabled?: boolean }) {
   const id = useId();
@@ -11,7 +11,7 @@ export function BandwidthField({ dir, annotation, value, error, onChange, disabl
     <div className={`field${error ? ' field-invalid' : ''}`}>
       <label htmlFor={id}>{dir === 'ingress' ? 'Ingress (to the pod)' : 'Egress (from the pod)'}</label>
       <div className="bw-input">
-        <input id={id} className="input mono" aria-label={`${dir} bandwidth`} aria-invalid={!!error} placeholder="unlimited" value={value.value} disabled={disabled} onChange={(e) => onChange({ ...value, value: e.target.value })} />
+        <input id={id} className="input mono" aria-label={`${dir} bandwidth`} aria-invalid={!!error} placeholder="unlimited" value={value.value} disabled={disabled} title={BANDWIDTH_ACCEPTED} onChange={(e) => onChange(value.unit !== '' ? (splitTypedUnit(e.target.value) ?? { ...value, value: e.target.value }) : { ...value, value: e.target.value })} />
         <select className="input" aria-label={`${dir} bandwidth unit`} value={value.unit} disabled={disabled} onChange={(e) => onChange({ ...value, unit: e.target.value as BandwidthInput['unit'] })}>
           <option value="">(no suffix)</option>
           {BANDWIDTH_UNITS.map((u) => (

@@ -18,7 +18,7 @@ describe('CreatePage', () => {
     await user.type(screen.getByLabelText('Name'), 'web');
     await user.selectOptions(screen.getByLabelText('ingress bandwidth unit'), '');
     await user.type(screen.getByLabelText('ingress bandwidth'), '10X');
-    expect((await screen.findByTestId('ingress-error')).textContent).toMatch(/quantities must match the regular expression/);
+    expect((await screen.findByTestId('ingress-error')).textContent).toMatch(/^"10X" is not a bandwidth\. Accepted: .*e\.g\. 10M, 512k/);
     expect(screen.getByLabelText('ingress bandwidth').getAttribute('aria-invalid')).toBe('true');
     await user.click(screen.getByRole('button', { name: 'Create sandbox' }));
     expect((await screen.findByTestId('form-error-summary')).textContent).toContain('nothing was created');
@@ -72,7 +72,7 @@ describe('CreatePage', () => {
     await user.type(screen.getByLabelText('Name'), 'web');
     await user.click(screen.getByRole('button', { name: 'Create sandbox' }));
     // containerd's wording (sandbox_run.go), as the engine really produces it
-    const alert = await screen.findByText(/^failed to setup network for sandbox "[0-9a-f]{64}": plugin type="bridge" failed \(add\): no space left$/);
+    const alert = await screen.findByText(/^failed to setup network for sandbox "[0-9a-f]{64}": plugin type="bridge" failed \(add\): no space left \(network "[^"]+", file \/\S+\.conflist\)$/, undefined, { timeout: 10_000 });
     expect(alert.closest('.error-box')?.textContent).toContain('CniError');
     // and the engine undid what it had acquired
     expect(await engine.list()).toEqual([]);

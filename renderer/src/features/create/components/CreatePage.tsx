@@ -12,7 +12,7 @@ import { useNavigation } from '../../../lib/navigation';
 import { useEndpointCapabilities, useEndpointId } from '../../../lib/endpoint';
 import { previewQuery, useRunSandbox } from '../api/queries';
 import { exportCrictl } from '../model/crictl-io';
-import { emptyForm, fromConfig, newUid, toConfig, validateForm, type FormState } from '../model/form-state';
+import { clashingSandboxId, emptyForm, fromConfig, newUid, toConfig, validateForm, type FormState } from '../model/form-state';
 import { BandwidthField } from './BandwidthField';
 import { Field } from './Field';
 import { ImportDialog } from './ImportDialog';
@@ -83,7 +83,12 @@ export function CreatePage() {
     setSubmitted(true);
     if (Object.keys(errors).length > 0) {
       // Nothing is sent: point at the first problem instead.
-      requestAnimationFrame(() => document.querySelector<HTMLElement>('[aria-invalid="true"]')?.focus());
+      // focus without the browser's own scroll (which leaves the field under the sticky bar), then centre it
+      requestAnimationFrame(() => {
+        const bad = document.querySelector<HTMLElement>('.create-form [aria-invalid="true"]');
+        bad?.focus({ preventScroll: true });
+        bad?.scrollIntoView?.({ block: 'center' });
+      });
       return;
     }
     const id = globalThis.crypto.randomUUID();
@@ -100,6 +105,7 @@ export function CreatePage() {
     run.reset();
   };
   const errorCount = Object.keys(visible).length;
+  const clashId = clashingSandboxId(run.error);
 
   return (
     <div className="create-page">
@@ -122,8 +128,15 @@ export function CreatePage() {
         </div>
 
         {notice && (
-          <div className={`callout${notice.warnings.length ? ' callout-warn' : ''}`} data-testid="import-notice">
-            <div className="callout-title">{notice.title}</div>
+          // sticky under the form bar: an import is started from the bar wherever the form is scrolled, so its
+          // warnings stay in view until dismissed
+          <div className={`callout form-notice${notice.warnings.length ? ' callout-warn' : ''}`} data-testid="import-notice" role="status">
+            <div className="callout-title">
+              {notice.title}
+              <button type="button" className="btn btn-ghost btn-small notice-close" aria-label="Dismiss" onClick={() => setNotice(undefined)}>
+                ×
+              </button>
+            </div>
             {notice.warnings.length > 0 && (
               <ul className="warn-list">
                 {notice.warnings.map((w) => (
@@ -239,6 +252,24 @@ export function CreatePage() {
               setView('pods');
             }}
             onAnother={reset}
+            clash={
+              clashId
+                ? {
+                    existingId: clashId,
+                    onOpenExisting: () => {
+                      select(clashId);
+                      setDetailTab('overview');
+                      setView('pods');
+                    },
+                    onNewUid: () => {
+                      set('uid', newUid());
+                      setRequestId(undefined);
+                      run.reset();
+                      requestAnimationFrame(() => document.querySelector<HTMLElement>('.create-form button[type="submit"]')?.focus());
+                    },
+                  }
+                : undefined
+            }
           />
         )}
       </form>

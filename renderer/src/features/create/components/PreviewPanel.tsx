@@ -54,7 +54,7 @@ export function PreviewPanel({ crictlJson, crictlYaml, preview, previewError, fe
         ) : (
           <div className="stack-s" data-testid="preview-plugins">
             {preview.errors.map((e) => (
-              <div key={e} className="callout callout-bad">{e}</div>
+              <div key={e} className="callout callout-bad" data-testid="preview-error">{e}</div>
             ))}
             {preview.hostNetwork ? (
               <div className="callout">Host network: no CNI plugin is called, no port mapping or bandwidth applies.</div>
@@ -62,9 +62,10 @@ export function PreviewPanel({ crictlJson, crictlYaml, preview, previewError, fe
               <div className="callout callout-warn">No CNI network is loaded: the run would fail with "cni plugin not initialized".</div>
             ) : (
               preview.plugins.map((p) => (
-                <div key={`${p.network}-${p.index}`} className="plugin-preview" data-plugin={p.type}>
+                <div key={`${p.network}-${p.index}`} className={p.binaryFound === false ? 'plugin-preview plugin-preview-missing' : 'plugin-preview'} data-plugin={p.type}>
                   <div className="plugin-preview-head">
                     <span className="mono tl-plugin">{p.type}</span>
+                    {p.binaryFound === false && <Pill tone="bad">binary not found</Pill>}
                     <span className="mono muted">{p.network}/{p.ifName} #{p.index}</span>
                     <span className="toolbar-spacer" />
                     {p.capabilities.length ? p.capabilities.map((c) => <Pill key={c} tone="info">{c}</Pill>) : <span className="muted small">no capabilities</span>}

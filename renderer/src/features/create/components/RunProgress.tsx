@@ -1,9 +1,16 @@
 /** The steps of a run as the engine reports them, then the outcome. */
+import { useEffect, useRef } from 'react';
 import type { TraceEntry } from '../../../../../shared/domain/sandbox';
 import { ms } from '../../../lib/format';
 import { ErrorView } from '../../../lib/ui/ErrorView';
 
-export function RunProgress({ steps, pending, error, createdId, onOpen, onAnother }: { steps: TraceEntry[]; pending: boolean; error: unknown; createdId?: string; onOpen: () => void; onAnother: () => void }) {
+export function RunProgress({ steps, pending, error, createdId, onOpen, onAnother, clash }: { steps: TraceEntry[]; pending: boolean; error: unknown; createdId?: string; onOpen: () => void; onAnother: () => void; clash?: { existingId: string; onOpenExisting: () => void; onNewUid: () => void } }) {
+  // the outcome arrives after the submit scrolled to the steps: bring the error (and what to do about it) into view
+  const outcome = useRef<HTMLDivElement>(null);
+  const failed = !!error;
+  useEffect(() => {
+    if (failed) outcome.current?.scrollIntoView?.({ block: 'nearest' });
+  }, [failed]);
   return (
     <div className="run-progress" data-testid="run-progress" aria-live="polite">
       <div className="run-progress-head">
@@ -38,6 +45,23 @@ export function RunProgress({ steps, pending, error, createdId, onOpen, onAnothe
         )}
       </ol>
       {error ? <ErrorView error={error} title="RunPodSandbox failed" /> : null}
+      {clash && (
+        <div className="callout callout-warn clash" data-testid="name-clash">
+          <div>
+            A sandbox with this name, namespace, uid and attempt already exists (<span className="mono">{clash.existingId.slice(0, 13)}</span>). CRI names a
+            sandbox by all four, so either look at that one or run another with a new uid.
+          </div>
+          <div className="clash-actions">
+            <button type="button" className="btn btn-primary" onClick={clash.onOpenExisting}>
+              Open the existing sandbox
+            </button>
+            <button type="button" className="btn" onClick={clash.onNewUid}>
+              Use a new uid
+            </button>
+          </div>
+        </div>
+      )}
+      <div ref={outcome} />
     </div>
   );
 }

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { PodSandboxConfigSchema } from '../../../../../shared/domain/config';
-import { emptyForm, fromConfig, newKvRow, newPortRow, splitQuantity, toConfig, validateForm } from './form-state';
+import { bandwidthQuantity, clashingSandboxId, emptyForm, fromConfig, hostnameError, newKvRow, newPortRow, splitQuantity, splitTypedUnit, toConfig, validateForm } from './form-state';
 import { exportCrictl, importCrictl } from './crictl-io';
 
 const base = () => ({ ...emptyForm(), name: 'web', namespace: 'default' });
@@ -22,9 +22,37 @@ describe('create form model', () => {
     expect(e[`ports.${port.key}.containerPort`]).toMatch(/required/);
     expect(e[`ports.${port.key}.hostPort`]).toMatch(/between 0 and 65535/);
     expect(e[`labels.${dup.key}`]).toMatch(/duplicate/);
-    expect(e.ingress).toMatch(/quantities must match the regular expression/);
-    expect(e.egress).toMatch(/unreasonably small/);
+    expect(e.ingress).toBe('"10X" is not a bandwidth. Accepted: bits per second from 1k to 1P: a number with an optional suffix k, M, G, T (×1000) or Ki, Mi, Gi, Ti (×1024), e.g. 10M, 512k, 1.5G, 100Mi');
+    expect(e.egress).toMatch(/^"1": resource is unreasonably small \(< 1kbit\)\. Accepted: .*e\.g\. 10M/);
+    // a number box holding letters never combines with the unit into nonsense ("10Q" + "M" is not "10QM")
+    const combined = validateForm({ ...base(), ingress: { value: '10Q', unit: 'M' } });
+    expect(combined.ingress).toMatch(/^"10Q" is not a number: with the unit set to M, type only the number/);
+    expect(combined.ingress).not.toContain('10QM');
+    expect(bandwidthQuantity({ value: '10Q', unit: 'M' })).toBeUndefined();
+    expect(splitTypedUnit('10M')).toEqual({ value: '10', unit: 'M' });
+    expect(splitTypedUnit('1.5Gi')).toEqual({ value: '1.5', unit: 'Gi' });
+    expect(splitTypedUnit('10Q')).toBeUndefined();
     expect(validateForm({ ...base(), ingress: { value: '1.5', unit: 'Gi' } })).toEqual({});
+  });
+
+  it('says why a hostname is invalid: spaces, length, characters, empty or dashed parts', () => {
+    expect(hostnameError('web 1')).toMatch(/^contains a space/);
+    expect(hostnameError('a'.repeat(65))).toMatch(/^is 65 characters long: at most 64 fit/);
+    expect(hostnameError('a'.repeat(64))).toBeUndefined();
+    expect(hostnameError('web_1!')).toBe('contains "_", "!": only letters, digits, "-" and "." are allowed');
+    expect(hostnameError('web..x')).toMatch(/^has an empty part/);
+    expect(hostnameError('-web')).toMatch(/^part "-web" starts or ends with "-"/);
+    expect(hostnameError('web-1.example')).toBeUndefined();
+    expect(validateForm({ ...base(), hostname: 'my host' }).hostname).toMatch(/^hostname contains a space/);
+  });
+
+  it('finds the sandbox that holds a clashing name: from the engine\'s details or containerd\'s text', () => {
+    const holder = 'ab'.repeat(32);
+    expect(clashingSandboxId({ code: 'AlreadyExists', message: 'x', details: { holder } })).toBe(holder);
+    expect(clashingSandboxId({ code: 'AlreadyExists', message: 'failed to run sandbox: y', cause: { details: { holder } } })).toBe(holder);
+    expect(clashingSandboxId({ code: 'AlreadyExists', message: `failed to reserve sandbox name "a_b_c_0": name "a_b_c_0" is reserved for "${holder}"` })).toBe(holder);
+    expect(clashingSandboxId({ code: 'CniError', message: `is reserved for "${holder}"` })).toBeUndefined();
+    expect(clashingSandboxId(undefined)).toBeUndefined();
   });
 
   it('round-trips through crictl JSON and YAML, keeping fields the form does not edit', () => {

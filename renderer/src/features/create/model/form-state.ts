@@ -73,8 +73,50 @@ export const newKvRow = (k = '', v = ''): KvRow => ({ key: rowKey(), k, v });
 /** Splits lists typed one per line, or separated by commas or spaces. */
 export const splitList = (text: string) => text.split(/[\s,]+/).map((s) => s.trim()).filter(Boolean);
 
+/** what the number box may hold while a unit is picked: digits with an optional decimal part */
+const PLAIN_NUMBER = /^(\d+(\.\d*)?|\.\d+)$/;
+/** what a bandwidth may be, said with examples instead of apimachinery's regular expression */
+export const BANDWIDTH_ACCEPTED = 'bits per second from 1k to 1P: a number with an optional suffix k, M, G, T (×1000) or Ki, Mi, Gi, Ti (×1024), e.g. 10M, 512k, 1.5G, 100Mi';
+
+/** The annotation text, or undefined when the box is empty or the number and the unit cannot make one ("10Q" + M). */
 export function bandwidthQuantity(b: BandwidthInput): string | undefined {
-  return b.value.trim() === '' ? undefined : toQuantity(b.value, b.unit);
+  const v = b.value.trim();
+  if (v === '') return undefined;
+  if (b.unit !== '' && !PLAIN_NUMBER.test(v)) return undefined;
+  return toQuantity(v, b.unit);
+}
+
+/** "10M" typed into the number box while a unit is picked: the number and the unit it names, else undefined */
+export function splitTypedUnit(value: string): BandwidthInput | undefined {
+  const m = /^\s*(\d+(?:\.\d*)?|\.\d+)\s*(Ki|Mi|Gi|Ti|k|M|G|T)\s*$/.exec(value);
+  return m ? { value: m[1]!, unit: m[2] as BandwidthUnit } : undefined;
+}
+
+/** Why the bandwidth boxes do not make a usable annotation, in terms of what to type; undefined when they do. */
+export function bandwidthError(b: BandwidthInput): string | undefined {
+  const v = b.value.trim();
+  if (v === '') return undefined;
+  if (b.unit !== '' && !PLAIN_NUMBER.test(v)) {
+    return `"${v}" is not a number: with the unit set to ${b.unit}, type only the number (e.g. 10 or 2.5), or pick "(no suffix)" to type a whole quantity such as 10M or 512Ki`;
+  }
+  const q = toQuantity(v, b.unit);
+  const r = parseBandwidthValue(q);
+  if (!('error' in r)) return undefined;
+  if (/regular expression|suffix/.test(r.error)) return `"${q}" is not a bandwidth. Accepted: ${BANDWIDTH_ACCEPTED}`;
+  return `"${q}": ${r.error}. Accepted: ${BANDWIDTH_ACCEPTED}`;
+}
+
+/** Why a hostname is invalid (RFC 1123 parts; the kernel's UTS name takes at most 64 bytes), or undefined. */
+export function hostnameError(raw: string): string | undefined {
+  const h = raw.trim();
+  if (h === '') return undefined;
+  if (/\s/.test(raw.replace(/^\s+|\s+$/g, ''))) return `contains a space: a hostname is one word of letters, digits, "-" and "." (e.g. web-1.example)`;
+  if (h.length > 64) return `is ${h.length} characters long: at most 64 fit (the kernel's limit for a host name, which the pod's UTS namespace gets)`;
+  const bad = [...new Set(h.replace(/[a-zA-Z0-9.-]/g, ''))];
+  if (bad.length) return `contains ${bad.map((c) => JSON.stringify(c)).join(', ')}: only letters, digits, "-" and "." are allowed`;
+  const label = h.split('.').find((l) => l === '' || l.startsWith('-') || l.endsWith('-'));
+  if (label !== undefined) return label === '' ? 'has an empty part (".." or a leading/trailing "."): each dot-separated part needs at least one letter or digit' : `part "${label}" starts or ends with "-": each part must start and end with a letter or digit`;
+  return undefined;
 }
 
 /** "10M" ⇒ {value: "10", unit: "M"}; anything else stays as typed with no unit. */
@@ -196,7 +238,8 @@ export function validateForm(f: FormState): FieldErrors {
   if (!f.namespace.trim()) e.namespace = 'namespace is required';
   if (!f.uid.trim()) e.uid = 'uid is required';
   if (!/^\d+$/.test(f.attempt.trim() || '0')) e.attempt = 'attempt must be a non-negative whole number';
-  if (f.hostname && !/^[a-zA-Z0-9]([-a-zA-Z0-9.]{0,252})$/.test(f.hostname.trim())) e.hostname = 'not a valid hostname';
+  const host = hostnameError(f.hostname);
+  if (host) e.hostname = `hostname ${host}`;
   const seen = new Set<string>();
   for (const p of f.ports) {
     const c = portError(p.containerPort, 1, 'container port');
@@ -223,10 +266,8 @@ export function validateForm(f: FormState): FieldErrors {
     }
   }
   for (const dir of ['ingress', 'egress'] as const) {
-    const q = bandwidthQuantity(f[dir]);
-    if (q === undefined) continue;
-    const r = parseBandwidthValue(q);
-    if ('error' in r) e[dir] = `${JSON.stringify(q)}: ${r.error}`;
+    const err = bandwidthError(f[dir]);
+    if (err) e[dir] = err;
   }
   // Last line of defence: the same schema the router applies.
   if (Object.keys(e).length === 0) {
@@ -234,4 +275,21 @@ export function validateForm(f: FormState): FieldErrors {
     if (!parsed.success) e.form = formatIssues(parsed.error).join('; ');
   }
   return e;
+}
+
+/**
+ * The sandbox that already holds this name, when a run failed on a name clash (AlreadyExists): the engine puts the
+ * holder in the details; over CRI only containerd's text carries it ('… is reserved for "<id>"').
+ */
+export function clashingSandboxId(error: unknown): string | undefined {
+  if (!error || typeof error !== 'object' || (error as { code?: unknown }).code !== 'AlreadyExists') return undefined;
+  const seen = new Set<unknown>();
+  for (let e: unknown = error; e && typeof e === 'object' && !seen.has(e); e = (e as { cause?: unknown }).cause) {
+    seen.add(e);
+    const holder = ((e as { details?: unknown }).details as { holder?: unknown } | undefined)?.holder;
+    if (typeof holder === 'string' && holder) return holder;
+    const m = /is reserved for "([0-9a-f]{8,})"/.exec(String((e as { message?: unknown }).message ?? ''));
+    if (m) return m[1];
+  }
+  return undefined;
 }

@@ -12,5 +12,9 @@ export function useEndpointMutations(client: PodscopeClient) {
     mutationFn: (id: string) => client.call('endpoints.remove', { id }),
     onSuccess: () => qc.invalidateQueries({ queryKey: endpointsKey }),
   });
-  return { add, remove };
+  const rename = useMutation({
+    mutationFn: (req: { id: string; label: string }) => client.call('endpoints.rename', req),
+    onSuccess: () => qc.invalidateQueries({ queryKey: endpointsKey }),
+  });
+  return { add, remove, rename };
 }

@@ -1,18 +1,16 @@
 /** Which runtime the screens talk to: the local engine or a CRI endpoint (containerd, CRI-O, a Podscope daemon). */
 import { useState } from 'react';
-import { LOCAL_ENDPOINT_LABEL, type EndpointView } from '../../../../../shared/domain/endpoints';
-import { useQuery } from '@tanstack/react-query';
+import { LOCAL_ENDPOINT_ID, LOCAL_ENDPOINT_LABEL, type EndpointView } from '../../../../../shared/domain/endpoints';
 import { useClient } from '../../../lib/connection-context';
-import { Dialog } from '../../../lib/ui/Dialog';
+import { ConfirmDialog, Dialog } from '../../../lib/ui/Dialog';
 import { ErrorView } from '../../../lib/ui/ErrorView';
 import { useEndpointMutations } from '../api/queries';
-import { endpointsQuery, useEndpointId, useEndpointSelection } from '../../../lib/endpoint';
+import { useEndpointId, useEndpointSelection, useEndpointsPolled } from '../../../lib/endpoint';
 
 export function EndpointSwitcher() {
-  const client = useClient();
   const endpointId = useEndpointId();
   const setEndpoint = useEndpointSelection((s) => s.setEndpoint);
-  const { data } = useQuery(endpointsQuery(client));
+  const { data } = useEndpointsPolled();
   const [adding, setAdding] = useState(false);
   const current = data?.find((e) => e.id === endpointId);
   return (
@@ -59,7 +57,9 @@ function CapabilityNote({ endpoint }: { endpoint: EndpointView }) {
   return (
     <div className="endpoint-note small" data-testid="endpoint-capabilities">
       {!endpoint.connected ? (
-        <div className="text-bad" title={endpoint.error}>disconnected{endpoint.error ? `: ${endpoint.error}` : ''}</div>
+        <div className="text-bad" title={endpoint.error} data-testid="endpoint-lost">
+          lost{endpoint.error ? `: ${endpoint.error}` : ''}
+        </div>
       ) : (
         <div className="muted">
           CRI · {endpoint.runtimeName ?? 'runtime'} {endpoint.runtimeVersion ?? ''}
@@ -71,6 +71,7 @@ function CapabilityNote({ endpoint }: { endpoint: EndpointView }) {
           <span dir="ltr">{endpoint.address.replace(/^unix:\/\//, '')}</span>
         </div>
       )}
+      <EndpointManage endpoint={endpoint} />
       {missing.length > 0 && (
         <div className="endpoint-missing">
           <span className="muted">not from this runtime: </span>
@@ -145,5 +146,69 @@ export function AddEndpointDialog({ open, onClose }: { open: boolean; onClose: (
         {add.error && <ErrorView error={add.error} title="Could not add the endpoint" />}
       </div>
     </Dialog>
+  );
+}
+
+/** Rename or remove an added endpoint (the built-in engine is neither). */
+function EndpointManage({ endpoint }: { endpoint: EndpointView }) {
+  const client = useClient();
+  const setEndpoint = useEndpointSelection((s) => s.setEndpoint);
+  const { remove, rename } = useEndpointMutations(client);
+  const [renaming, setRenaming] = useState(false);
+  const [confirmRemove, setConfirmRemove] = useState(false);
+  const [label, setLabel] = useState(endpoint.label);
+  if (endpoint.id === LOCAL_ENDPOINT_ID) return null;
+  const closeRename = () => {
+    rename.reset();
+    setRenaming(false);
+  };
+  return (
+    <div className="endpoint-manage">
+      <button type="button" className="btn btn-ghost btn-small" onClick={() => { setLabel(endpoint.label); setRenaming(true); }}>
+        Rename…
+      </button>
+      <button type="button" className="btn btn-ghost btn-small" onClick={() => setConfirmRemove(true)}>
+        Remove…
+      </button>
+      {remove.error && <ErrorView error={remove.error} title="Could not remove the endpoint" />}
+      <Dialog
+        open={renaming}
+        onClose={closeRename}
+        title="Rename the endpoint"
+        footer={
+          <>
+            <button type="button" className="btn" onClick={closeRename}>
+              Cancel
+            </button>
+            <button
+              type="button"
+              className="btn btn-primary"
+              disabled={!label.trim() || rename.isPending}
+              onClick={() => rename.mutate({ id: endpoint.id, label: label.trim() }, { onSuccess: closeRename })}
+            >
+              Save
+            </button>
+          </>
+        }
+      >
+        <label className="field">
+          <span className="label">Label</span>
+          <input className="input" value={label} onChange={(e) => setLabel(e.target.value)} maxLength={200} />
+        </label>
+        {rename.error && <ErrorView error={rename.error} title="Could not rename the endpoint" />}
+      </Dialog>
+      <ConfirmDialog
+        open={confirmRemove}
+        onClose={() => setConfirmRemove(false)}
+        title={`Remove ${endpoint.label}?`}
+        danger
+        confirmLabel="Remove"
+        body={<p>Podscope closes its connection to {endpoint.address ?? 'this endpoint'}. Nothing on the runtime changes; you can add it again.</p>}
+        onConfirm={() => {
+          setConfirmRemove(false);
+          remove.mutate(endpoint.id, { onSuccess: () => setEndpoint(LOCAL_ENDPOINT_ID) });
+        }}
+      />
+    </div>
   );
 }

@@ -51,11 +51,14 @@ export function EnginePage() {
   const conditions = useQuery(runtimeConditionsQuery(client, endpointId));
   if (info.isError) return <div className="page"><ErrorView error={info.error} title="Engine info unavailable" /></div>;
   const i = info.data;
+  // a false condition (NetworkReady with a missing plugin…) is a problem as much as the engine's own list
+  const failing = (conditions.data ?? []).filter((c) => !c.status);
+  const problemCount = (i?.problems.length ?? 0) + failing.length;
   return (
     <div className="page stack">
       <header className="page-head">
         <h2>Engine</h2>
-        {i && (i.problems.length ? <Pill tone="warn">{i.problems.length} problem{i.problems.length > 1 ? 's' : ''}</Pill> : <Pill tone="ok">healthy</Pill>)}
+        {i && conditions.data && (problemCount ? <Pill tone="warn">{problemCount} problem{problemCount > 1 ? 's' : ''}</Pill> : <Pill tone="ok">healthy</Pill>)}
       </header>
       <div className="cols">
         <div className="col">

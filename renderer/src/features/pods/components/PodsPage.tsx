@@ -1,18 +1,27 @@
-/** Pods view: filters and bulk actions over the table, the selected pod's detail underneath (Wireshark-style). */
-import { useMemo } from 'react';
+/**
+ * Pods view: filters and bulk actions over the table, the selected pod's detail underneath (Wireshark-style).
+ * With nothing open the list fills the view; with a pod open the split between them is draggable and remembered.
+ * Bulk actions act only on checked rows the filter shows. When the endpoint cannot be reached the last list stays,
+ * greyed, with its age, and is refreshed as soon as the endpoint answers again.
+ */
+import { useEffect, useMemo, useRef } from 'react';
 import { useQuery } from '@tanstack/react-query';
 import { useClient } from '../../../lib/connection-context';
 import { EmptyState } from '../../../lib/ui/EmptyState';
 import { ErrorView } from '../../../lib/ui/ErrorView';
 import { useNavigation } from '../../../lib/navigation';
+import { age } from '../../../lib/format';
+import { useNow } from '../../../lib/use-now';
 import { PodDetail } from '../detail/components/PodDetail';
 import { useCurrentEndpoint, useEndpointId } from '../../../lib/endpoint';
 import { podsQuery } from '../api/queries';
 import { filterPods } from '../filter';
 import { usePodsUi } from '../store';
+import { usePodsLayout } from '../layout-store';
 import { PodActions } from './PodActions';
 import { PodsTable } from './PodsTable';
 import { PodsToolbar } from './PodsToolbar';
+import { SplitHandle } from './SplitHandle';
 
 export function PodsPage({ poll }: { poll: boolean }) {
   const client = useClient();
@@ -23,33 +32,81 @@ export function PodsPage({ poll }: { poll: boolean }) {
   const setDetailTab = useNavigation((s) => s.setDetailTab);
   const filters = usePodsUi((s) => s.filters);
   const checked = usePodsUi((s) => s.checked);
-  const clearChecks = usePodsUi((s) => s.setChecked);
+  const setChecked = usePodsUi((s) => s.setChecked);
+  const listShare = usePodsLayout((s) => s.listShare);
   const pods = useQuery(podsQuery(client, endpointId, poll));
   const endpoint = useCurrentEndpoint();
+  const now = useNow(1000);
+  const pageRef = useRef<HTMLDivElement>(null);
   const all = useMemo(() => pods.data ?? [], [pods.data]);
   const shown = useMemo(() => filterPods(all, filters), [all, filters]);
-  const checkedPods = all.filter((p) => checked.has(p.id));
-  const selected = all.find((p) => p.id === selectedId);
+  const shownIds = useMemo(() => new Set(shown.map((p) => p.id)), [shown]);
+  // only what the user can see is acted on; checked rows the filter hides are counted, never stopped or removed
+  const checkedShown = shown.filter((p) => checked.has(p.id));
+  const checkedHidden = all.filter((p) => checked.has(p.id) && !shownIds.has(p.id)).length;
+  const selected = shown.find((p) => p.id === selectedId);
+
+  // a pod the filter hides closes its detail (it would otherwise stay open with no row to show where it is)
+  const hiddenSelection = selectedId !== undefined && all.some((p) => p.id === selectedId) && !shownIds.has(selectedId);
+  useEffect(() => {
+    if (hiddenSelection) select(undefined);
+  }, [hiddenSelection, select]);
+
+  // the endpoint came back: fetch the list now instead of waiting for the next poll
+  const lost = endpoint?.connected === false;
+  const { refetch } = pods;
+  useEffect(() => {
+    if (endpoint && !lost) void refetch();
+  }, [lost, endpoint, refetch]);
+
+  const unreachable = lost || pods.isError;
+  const reason = lost ? (endpoint?.error ?? 'no answer') : pods.error instanceof Error ? pods.error.message : String(pods.error);
+  const endpointName = endpoint?.label ?? endpointId;
+  const stale = unreachable && pods.data !== undefined;
+
+  const open = selected !== undefined;
+  const pageClass = ['pods-page', open ? 'pods-page-split' : 'pods-page-full', stale ? 'pods-page-stale' : ''].filter(Boolean).join(' ');
+  const style = open ? ({ gridTemplateRows: `minmax(0, ${listShare}fr) 6px minmax(0, ${1 - listShare}fr)` } as React.CSSProperties) : undefined;
 
   return (
-    <div className={all.length === 0 ? 'pods-page pods-page-empty' : 'pods-page'}>
+    <div className={pageClass} ref={pageRef} style={style}>
       <div className="pods-top">
         <PodsToolbar
           pods={all}
           shown={shown.length}
           actions={
-            checkedPods.length > 0 && (
-              <div className="bulk">
-                <span className="bulk-count">{checkedPods.length} selected</span>
-                <PodActions pods={checkedPods} onRemoved={() => clearChecks([])} />
+            (checkedShown.length > 0 || checkedHidden > 0) && (
+              <div className="bulk" data-testid="bulk">
+                <span className="bulk-count">{checkedShown.length} selected</span>
+                {checkedHidden > 0 && (
+                  <span className="bulk-hidden" data-testid="bulk-hidden" title="checked rows the filter hides are left out of bulk actions">
+                    {checkedHidden} hidden by the filter
+                    <button type="button" className="btn btn-ghost btn-small" onClick={() => setChecked(checkedShown.map((p) => p.id))}>
+                      Uncheck
+                    </button>
+                  </span>
+                )}
+                {checkedShown.length > 0 && <PodActions pods={checkedShown} onRemoved={() => setChecked([])} />}
               </div>
             )
           }
         />
-        {pods.isError ? (
-          <div className="pad">
-            <ErrorView error={pods.error} title="Could not list sandboxes" />
+        {unreachable && (
+          <div className="unreachable" role="alert" data-testid="pods-unreachable">
+            <strong>cannot reach {endpointName}</strong>: {reason}
+            <span className="muted small">
+              {stale ? ` · showing the list from ${age(new Date(pods.dataUpdatedAt).toISOString(), now)} ago, greyed` : ''} · retrying by itself
+            </span>
           </div>
+        )}
+        {unreachable && pods.data === undefined ? (
+          pods.isError ? (
+            <div className="pad">
+              <ErrorView error={pods.error} title={`Could not list sandboxes on ${endpointName}`} />
+            </div>
+          ) : (
+            <div className="pad muted">Waiting for {endpointName}…</div>
+          )
         ) : pods.isPending ? (
           <div className="pad muted">Loading sandboxes…</div>
         ) : all.length === 0 ? (
@@ -67,22 +124,26 @@ export function PodsPage({ poll }: { poll: boolean }) {
         ) : shown.length === 0 ? (
           <EmptyState title="No sandbox matches these filters" action={<button type="button" className="btn" onClick={() => usePodsUi.getState().clearFilters()}>Clear filters</button>} />
         ) : (
-          <PodsTable
-            pods={shown}
-            selectedId={selectedId}
-            onSelect={select}
-            onOpen={(id) => { select(id); setDetailTab('overview'); }}
-            hostPortsListed={endpoint?.kind !== 'cri'}
-          />
+          <div className={stale ? 'pods-stale' : 'pods-live'} data-testid="pods-list" data-stale={stale ? 'true' : 'false'}>
+            <PodsTable
+              pods={shown}
+              selectedId={selectedId}
+              onSelect={select}
+              onOpen={(id) => { select(id); setDetailTab('overview'); }}
+              hostPortsListed={endpoint?.kind !== 'cri'}
+            />
+          </div>
+        )}
+        {!open && all.length > 0 && shown.length > 0 && (
+          <div className="detail-hint muted small">Select a sandbox to see its namespace, network, CNI trace and lifecycle. ↑/↓ move through the list.</div>
         )}
       </div>
-      <div className="pods-detail">
-        {selected ? (
+      {open && <SplitHandle container={pageRef} />}
+      {open && (
+        <div className="pods-detail">
           <PodDetail summary={selected} />
-        ) : (
-          all.length > 0 && <div className="detail-placeholder muted">Select a sandbox to see its namespace, network, CNI trace and lifecycle. ↑/↓ move through the list.</div>
-        )}
-      </div>
+        </div>
+      )}
     </div>
   );
 }

@@ -24,6 +24,22 @@ function bandwidth(p: SandboxSummary): string {
   return parts.join(' ');
 }
 
+/**
+ * Stopping a sandbox runs CNI DEL: portmap removes its DNAT rules and bandwidth its qdiscs, so a NotReady pod's host
+ * ports and limits are only what its config asked for (docs/semantics.md#stop-sandbox).
+ */
+const RELEASED = 'released at stop';
+const RELEASED_TITLE = 'The sandbox is not ready: CNI DEL at stop removed these host ports and bandwidth limits; this is what its config asked for.';
+
+function Released({ text }: { text: string }) {
+  return (
+    <span className="released" title={`${text} — ${RELEASED_TITLE}`}>
+      {/* the note first: in a narrow column it is the part that must stay readable */}
+      <span className="released-note">{RELEASED}:</span> <s>{text}</s>
+    </span>
+  );
+}
+
 /** CRI's ListPodSandbox carries no port mappings: over CRI the list cannot know host ports, only the detail can. */
 const HOST_PORTS_UNLISTED = 'ListPodSandbox does not carry port mappings over CRI; open the sandbox to see them (read from its config)';
 
@@ -115,6 +131,7 @@ export function PodsTable({
           {virtualizer.getVirtualItems().map((v) => {
             const p = pods[v.index]!;
             const selected = p.id === selectedId;
+            const live = p.state === 'SANDBOX_READY';
             return (
               <div
                 key={p.id}
@@ -143,9 +160,9 @@ export function PodsTable({
                   {p.hostNetwork ? <span className="muted">host network</span> : p.ip || <span className="muted">—</span>}
                 </div>
                 <div role="gridcell" className="cell mono">{p.additionalIps.join(', ') || <span className="muted">—</span>}</div>
-                <div role="gridcell" className="cell mono" data-col="host-ports">
+                <div role="gridcell" className="cell mono" data-col="host-ports" data-released={!live && hostPorts(p) ? 'true' : undefined}>
                   {clashes.has(p.id) && <HostPortClashMark />}
-                  {hostPorts(p) ||
+                  {(hostPorts(p) && !live ? <Released text={hostPorts(p)} /> : hostPorts(p)) ||
                     (hostPortsListed || p.hostNetwork ? (
                       <span className="muted">—</span>
                     ) : (
@@ -154,7 +171,9 @@ export function PodsTable({
                       </span>
                     ))}
                 </div>
-                <div role="gridcell" className="cell mono">{bandwidth(p) || <span className="muted">—</span>}</div>
+                <div role="gridcell" className="cell mono" data-col="bandwidth" data-released={!live && bandwidth(p) ? 'true' : undefined}>
+                  {(bandwidth(p) && !live ? <Released text={bandwidth(p)} /> : bandwidth(p)) || <span className="muted">—</span>}
+                </div>
                 <div role="gridcell" className="cell mono" title={p.createdAt}>
                   {age(p.createdAt, now)}
                 </div>

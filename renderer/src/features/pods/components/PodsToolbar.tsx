@@ -1,5 +1,5 @@
 import type { SandboxSummary } from '../../../../../shared/domain/sandbox';
-import { namespacesOf } from '../filter';
+import { labelSelectorError, namespacesOf } from '../filter';
 import { usePodsUi } from '../store';
 
 export function PodsToolbar({ pods, shown, actions }: { pods: SandboxSummary[]; shown: number; actions: React.ReactNode }) {
@@ -7,6 +7,7 @@ export function PodsToolbar({ pods, shown, actions }: { pods: SandboxSummary[]; 
   const setFilter = usePodsUi((s) => s.setFilter);
   const clear = usePodsUi((s) => s.clearFilters);
   const active = filters.text || filters.namespace || filters.state || filters.label;
+  const labelError = labelSelectorError(filters.label);
   return (
     <div className="toolbar">
       <input
@@ -30,13 +31,23 @@ export function PodsToolbar({ pods, shown, actions }: { pods: SandboxSummary[]; 
         <option value="SANDBOX_READY">Ready</option>
         <option value="SANDBOX_NOTREADY">NotReady</option>
       </select>
-      <input
-        className="input input-label"
-        placeholder="label: app=web"
-        aria-label="Label selector"
-        value={filters.label}
-        onChange={(e) => setFilter('label', e.target.value)}
-      />
+      <span className="label-filter">
+        <input
+          className={labelError ? 'input input-label input-bad' : 'input input-label'}
+          placeholder="labels: app in (web,api), !tier"
+          title="Kubernetes selector: env, !env, app=web, app!=web, app in (web,api), tier notin (x); join with ,"
+          aria-label="Label selector"
+          aria-invalid={labelError ? true : undefined}
+          aria-describedby={labelError ? 'label-selector-error' : undefined}
+          value={filters.label}
+          onChange={(e) => setFilter('label', e.target.value)}
+        />
+        {labelError && (
+          <span className="label-filter-error" id="label-selector-error" role="alert" data-testid="label-selector-error">
+            {labelError}
+          </span>
+        )}
+      </span>
       {active && (
         <button type="button" className="btn btn-ghost btn-small" onClick={clear}>
           Clear
