@@ -13,6 +13,10 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   inspectp: () => import('./commands/inspectp'),
   serve: () => import('./commands/serve'),
   cri: () => import('./commands/cri'),
+  pull: () => import('./commands/pull'),
+  images: () => import('./commands/images'),
+  rmi: () => import('./commands/rmi'),
+  load: () => import('./commands/load'),
 };
 
 function usage(): string {
@@ -24,6 +28,9 @@ Commands:
   rmp ID...       remove pod sandboxes
   pods            list pod sandboxes
   inspectp ID...  show a sandbox: IPs, ports, bandwidth, CNI trace
+  pull IMAGE      pull an image from a registry (--creds USER:PASS)
+  images          list images (-q, -o json); images load FILE loads an OCI layout or docker save archive
+  rmi IMAGE...    remove images
   serve           browser mode: the Podscope UI on 127.0.0.1
   cri             serve the CRI runtime.v1 API on a unix socket
 

@@ -5,6 +5,7 @@
 import { access, constants } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createCniManager } from './cni/cni-manager';
+import { LocalImageStore } from './images/store';
 import { LinuxNetnsManager } from './netns/linux-netns';
 import { LinuxLiveReader } from './netns/live-reader';
 import { DEFAULT_ENGINE_OPTIONS, type Engine, type EngineOptions } from './options';
@@ -31,6 +32,7 @@ export async function createEngine(partial: Partial<EngineOptions> = {}, extras:
   const problems = await checkHost(options, runner);
   const lock = extras.noLock ? undefined : await StateDirLock.acquire(options.stateDir);
   try {
+    const images = await LocalImageStore.open({ root: join(options.stateDir, 'images'), runner, insecureRegistries: options.insecureRegistries });
     const engine = new SandboxEngine({
       options,
       netns: new LinuxNetnsManager(options.netnsDir, runner),
@@ -38,11 +40,12 @@ export async function createEngine(partial: Partial<EngineOptions> = {}, extras:
       runtime: new RuncPauseRuntime({ runcPath: options.runcPath, root: join(options.runDir, 'runc'), runner, rootfsDir: join(options.stateDir, 'pause', 'rootfs') }),
       files: hostSandboxFiles(runner),
       liveReader: new LinuxLiveReader(runner),
+      images,
       buildPauseSpec,
       engineOomScoreAdj: await readEngineOomScoreAdj(),
       cleanupTimeoutMs: 60_000,
       lock,
-      problems,
+      problems: [...problems, ...images.problems],
     });
     await engine.start();
     return engine;
