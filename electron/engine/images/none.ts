@@ -14,5 +14,6 @@ export function noImageStore(why = 'this engine was built without an image store
     remove: async () => undefined,
     fsInfo: async () => ({ mountpoint: '', usedBytes: 0, inodesUsed: 0, timestampNs: BigInt(Date.now()) * 1_000_000n }),
     prepareRootfs: refuse,
+    releaseRootfs: async () => undefined,
   };
 }
