@@ -6,6 +6,7 @@ import { access, constants } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createCniManager } from './cni/cni-manager';
 import { LocalImageStore } from './images/store';
+import type { ImageStore } from './images/types';
 import { LinuxNetnsManager } from './netns/linux-netns';
 import { LinuxLiveReader } from './netns/live-reader';
 import { DEFAULT_ENGINE_OPTIONS, type Engine, type EngineOptions } from './options';
@@ -24,6 +25,8 @@ export interface CreateEngineExtras {
   runner?: ProcessRunner;
   /** skip the state-dir lock (tests that deliberately open one dir twice) */
   noLock?: boolean;
+  /** an image store instead of the one under <stateDir>/images (tests) */
+  images?: ImageStore;
 }
 
 export async function createEngine(partial: Partial<EngineOptions> = {}, extras: CreateEngineExtras = {}): Promise<SandboxEngine & Engine> {
@@ -32,7 +35,7 @@ export async function createEngine(partial: Partial<EngineOptions> = {}, extras:
   const problems = await checkHost(options, runner);
   const lock = extras.noLock ? undefined : await StateDirLock.acquire(options.stateDir);
   try {
-    const images = await LocalImageStore.open({ root: join(options.stateDir, 'images'), runner, insecureRegistries: options.insecureRegistries });
+    const images: ImageStore & { problems?: string[] } = extras.images ?? await LocalImageStore.open({ root: join(options.stateDir, 'images'), runner, insecureRegistries: options.insecureRegistries });
     const engine = new SandboxEngine({
       options,
       netns: new LinuxNetnsManager(options.netnsDir, runner),
@@ -45,7 +48,7 @@ export async function createEngine(partial: Partial<EngineOptions> = {}, extras:
       engineOomScoreAdj: await readEngineOomScoreAdj(),
       cleanupTimeoutMs: 60_000,
       lock,
-      problems: [...problems, ...images.problems],
+      problems: [...problems, ...(images.problems ?? [])],
     });
     await engine.start();
     return engine;

@@ -662,29 +662,6 @@ export interface ImageStatusResponse_InfoEntry {
   value: string;
 }
 
-export interface ImageFsInfoRequest {
-}
-
-export interface UInt64Value {
-  value: string;
-}
-
-export interface FilesystemIdentifier {
-  mountpoint: string;
-}
-
-export interface FilesystemUsage {
-  timestamp: string;
-  fsId: FilesystemIdentifier | undefined;
-  usedBytes: UInt64Value | undefined;
-  inodesUsed: UInt64Value | undefined;
-}
-
-export interface ImageFsInfoResponse {
-  imageFilesystems: FilesystemUsage[];
-  containerFilesystems: FilesystemUsage[];
-}
-
 export interface AuthConfig {
   username: string;
   password: string;
@@ -709,6 +686,29 @@ export interface RemoveImageRequest {
 }
 
 export interface RemoveImageResponse {
+}
+
+export interface ImageFsInfoRequest {
+}
+
+export interface UInt64Value {
+  value: string;
+}
+
+export interface FilesystemIdentifier {
+  mountpoint: string;
+}
+
+export interface FilesystemUsage {
+  timestamp: string;
+  fsId: FilesystemIdentifier | undefined;
+  usedBytes: UInt64Value | undefined;
+  inodesUsed: UInt64Value | undefined;
+}
+
+export interface ImageFsInfoResponse {
+  imageFilesystems: FilesystemUsage[];
+  containerFilesystems: FilesystemUsage[];
 }
 
 function createBaseVersionRequest(): VersionRequest {
@@ -7295,420 +7295,6 @@ export const ImageStatusResponse_InfoEntry: MessageFns<ImageStatusResponse_InfoE
   },
 };
 
-function createBaseImageFsInfoRequest(): ImageFsInfoRequest {
-  return {};
-}
-
-export const ImageFsInfoRequest: MessageFns<ImageFsInfoRequest> = {
-  encode(_: ImageFsInfoRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
-    return writer;
-  },
-
-  decode(input: BinaryReader | Uint8Array, length?: number): ImageFsInfoRequest {
-    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
-    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
-    if (previousRecursionDepth >= 100) {
-      throw new globalThis.Error("protobuf decode recursion limit exceeded");
-    }
-    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
-    try {
-      const end = length === undefined ? reader.len : reader.pos + length;
-      const message = createBaseImageFsInfoRequest();
-      while (reader.pos < end) {
-        const tag = reader.uint32();
-        switch (tag >>> 3) {
-        }
-        if ((tag & 7) === 4 || tag === 0) {
-          break;
-        }
-        reader.skip(tag & 7);
-      }
-      return message;
-    } finally {
-      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
-    }
-  },
-
-  fromJSON(_: any): ImageFsInfoRequest {
-    return {};
-  },
-
-  toJSON(_: ImageFsInfoRequest): unknown {
-    const obj: any = {};
-    return obj;
-  },
-
-  create<I extends Exact<DeepPartial<ImageFsInfoRequest>, I>>(base?: I): ImageFsInfoRequest {
-    return ImageFsInfoRequest.fromPartial(base ?? ({} as any));
-  },
-  fromPartial<I extends Exact<DeepPartial<ImageFsInfoRequest>, I>>(_: I): ImageFsInfoRequest {
-    const message = createBaseImageFsInfoRequest();
-    return message;
-  },
-};
-
-function createBaseUInt64Value(): UInt64Value {
-  return { value: "0" };
-}
-
-export const UInt64Value: MessageFns<UInt64Value> = {
-  encode(message: UInt64Value, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
-    if (message.value !== "0") {
-      writer.uint32(8).uint64(message.value);
-    }
-    return writer;
-  },
-
-  decode(input: BinaryReader | Uint8Array, length?: number): UInt64Value {
-    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
-    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
-    if (previousRecursionDepth >= 100) {
-      throw new globalThis.Error("protobuf decode recursion limit exceeded");
-    }
-    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
-    try {
-      const end = length === undefined ? reader.len : reader.pos + length;
-      const message = createBaseUInt64Value();
-      while (reader.pos < end) {
-        const tag = reader.uint32();
-        switch (tag >>> 3) {
-          case 1: {
-            if (tag !== 8) {
-              break;
-            }
-
-            message.value = reader.uint64().toString();
-            continue;
-          }
-        }
-        if ((tag & 7) === 4 || tag === 0) {
-          break;
-        }
-        reader.skip(tag & 7);
-      }
-      return message;
-    } finally {
-      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
-    }
-  },
-
-  fromJSON(object: any): UInt64Value {
-    return { value: isSet(object.value) ? globalThis.String(object.value) : "0" };
-  },
-
-  toJSON(message: UInt64Value): unknown {
-    const obj: any = {};
-    if (message.value !== "0") {
-      obj.value = message.value;
-    }
-    return obj;
-  },
-
-  create<I extends Exact<DeepPartial<UInt64Value>, I>>(base?: I): UInt64Value {
-    return UInt64Value.fromPartial(base ?? ({} as any));
-  },
-  fromPartial<I extends Exact<DeepPartial<UInt64Value>, I>>(object: I): UInt64Value {
-    const message = createBaseUInt64Value();
-    message.value = object.value ?? "0";
-    return message;
-  },
-};
-
-function createBaseFilesystemIdentifier(): FilesystemIdentifier {
-  return { mountpoint: "" };
-}
-
-export const FilesystemIdentifier: MessageFns<FilesystemIdentifier> = {
-  encode(message: FilesystemIdentifier, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
-    if (message.mountpoint !== "") {
-      writer.uint32(10).string(message.mountpoint);
-    }
-    return writer;
-  },
-
-  decode(input: BinaryReader | Uint8Array, length?: number): FilesystemIdentifier {
-    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
-    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
-    if (previousRecursionDepth >= 100) {
-      throw new globalThis.Error("protobuf decode recursion limit exceeded");
-    }
-    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
-    try {
-      const end = length === undefined ? reader.len : reader.pos + length;
-      const message = createBaseFilesystemIdentifier();
-      while (reader.pos < end) {
-        const tag = reader.uint32();
-        switch (tag >>> 3) {
-          case 1: {
-            if (tag !== 10) {
-              break;
-            }
-
-            message.mountpoint = reader.string();
-            continue;
-          }
-        }
-        if ((tag & 7) === 4 || tag === 0) {
-          break;
-        }
-        reader.skip(tag & 7);
-      }
-      return message;
-    } finally {
-      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
-    }
-  },
-
-  fromJSON(object: any): FilesystemIdentifier {
-    return { mountpoint: isSet(object.mountpoint) ? globalThis.String(object.mountpoint) : "" };
-  },
-
-  toJSON(message: FilesystemIdentifier): unknown {
-    const obj: any = {};
-    if (message.mountpoint !== "") {
-      obj.mountpoint = message.mountpoint;
-    }
-    return obj;
-  },
-
-  create<I extends Exact<DeepPartial<FilesystemIdentifier>, I>>(base?: I): FilesystemIdentifier {
-    return FilesystemIdentifier.fromPartial(base ?? ({} as any));
-  },
-  fromPartial<I extends Exact<DeepPartial<FilesystemIdentifier>, I>>(object: I): FilesystemIdentifier {
-    const message = createBaseFilesystemIdentifier();
-    message.mountpoint = object.mountpoint ?? "";
-    return message;
-  },
-};
-
-function createBaseFilesystemUsage(): FilesystemUsage {
-  return { timestamp: "0", fsId: undefined, usedBytes: undefined, inodesUsed: undefined };
-}
-
-export const FilesystemUsage: MessageFns<FilesystemUsage> = {
-  encode(message: FilesystemUsage, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
-    if (message.timestamp !== "0") {
-      writer.uint32(8).int64(message.timestamp);
-    }
-    if (message.fsId !== undefined) {
-      FilesystemIdentifier.encode(message.fsId, writer.uint32(18).fork()).join();
-    }
-    if (message.usedBytes !== undefined) {
-      UInt64Value.encode(message.usedBytes, writer.uint32(26).fork()).join();
-    }
-    if (message.inodesUsed !== undefined) {
-      UInt64Value.encode(message.inodesUsed, writer.uint32(34).fork()).join();
-    }
-    return writer;
-  },
-
-  decode(input: BinaryReader | Uint8Array, length?: number): FilesystemUsage {
-    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
-    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
-    if (previousRecursionDepth >= 100) {
-      throw new globalThis.Error("protobuf decode recursion limit exceeded");
-    }
-    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
-    try {
-      const end = length === undefined ? reader.len : reader.pos + length;
-      const message = createBaseFilesystemUsage();
-      while (reader.pos < end) {
-        const tag = reader.uint32();
-        switch (tag >>> 3) {
-          case 1: {
-            if (tag !== 8) {
-              break;
-            }
-
-            message.timestamp = reader.int64().toString();
-            continue;
-          }
-          case 2: {
-            if (tag !== 18) {
-              break;
-            }
-
-            message.fsId = FilesystemIdentifier.decode(reader, reader.uint32());
-            continue;
-          }
-          case 3: {
-            if (tag !== 26) {
-              break;
-            }
-
-            message.usedBytes = UInt64Value.decode(reader, reader.uint32());
-            continue;
-          }
-          case 4: {
-            if (tag !== 34) {
-              break;
-            }
-
-            message.inodesUsed = UInt64Value.decode(reader, reader.uint32());
-            continue;
-          }
-        }
-        if ((tag & 7) === 4 || tag === 0) {
-          break;
-        }
-        reader.skip(tag & 7);
-      }
-      return message;
-    } finally {
-      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
-    }
-  },
-
-  fromJSON(object: any): FilesystemUsage {
-    return {
-      timestamp: isSet(object.timestamp) ? globalThis.String(object.timestamp) : "0",
-      fsId: isSet(object.fsId)
-        ? FilesystemIdentifier.fromJSON(object.fsId)
-        : isSet(object.fs_id)
-        ? FilesystemIdentifier.fromJSON(object.fs_id)
-        : undefined,
-      usedBytes: isSet(object.usedBytes)
-        ? UInt64Value.fromJSON(object.usedBytes)
-        : isSet(object.used_bytes)
-        ? UInt64Value.fromJSON(object.used_bytes)
-        : undefined,
-      inodesUsed: isSet(object.inodesUsed)
-        ? UInt64Value.fromJSON(object.inodesUsed)
-        : isSet(object.inodes_used)
-        ? UInt64Value.fromJSON(object.inodes_used)
-        : undefined,
-    };
-  },
-
-  toJSON(message: FilesystemUsage): unknown {
-    const obj: any = {};
-    if (message.timestamp !== "0") {
-      obj.timestamp = message.timestamp;
-    }
-    if (message.fsId !== undefined) {
-      obj.fsId = FilesystemIdentifier.toJSON(message.fsId);
-    }
-    if (message.usedBytes !== undefined) {
-      obj.usedBytes = UInt64Value.toJSON(message.usedBytes);
-    }
-    if (message.inodesUsed !== undefined) {
-      obj.inodesUsed = UInt64Value.toJSON(message.inodesUsed);
-    }
-    return obj;
-  },
-
-  create<I extends Exact<DeepPartial<FilesystemUsage>, I>>(base?: I): FilesystemUsage {
-    return FilesystemUsage.fromPartial(base ?? ({} as any));
-  },
-  fromPartial<I extends Exact<DeepPartial<FilesystemUsage>, I>>(object: I): FilesystemUsage {
-    const message = createBaseFilesystemUsage();
-    message.timestamp = object.timestamp ?? "0";
-    message.fsId = (object.fsId !== undefined && object.fsId !== null)
-      ? FilesystemIdentifier.fromPartial(object.fsId)
-      : undefined;
-    message.usedBytes = (object.usedBytes !== undefined && object.usedBytes !== null)
-      ? UInt64Value.fromPartial(object.usedBytes)
-      : undefined;
-    message.inodesUsed = (object.inodesUsed !== undefined && object.inodesUsed !== null)
-      ? UInt64Value.fromPartial(object.inodesUsed)
-      : undefined;
-    return message;
-  },
-};
-
-function createBaseImageFsInfoResponse(): ImageFsInfoResponse {
-  return { imageFilesystems: [], containerFilesystems: [] };
-}
-
-export const ImageFsInfoResponse: MessageFns<ImageFsInfoResponse> = {
-  encode(message: ImageFsInfoResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
-    for (const v of message.imageFilesystems) {
-      FilesystemUsage.encode(v!, writer.uint32(10).fork()).join();
-    }
-    for (const v of message.containerFilesystems) {
-      FilesystemUsage.encode(v!, writer.uint32(18).fork()).join();
-    }
-    return writer;
-  },
-
-  decode(input: BinaryReader | Uint8Array, length?: number): ImageFsInfoResponse {
-    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
-    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
-    if (previousRecursionDepth >= 100) {
-      throw new globalThis.Error("protobuf decode recursion limit exceeded");
-    }
-    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
-    try {
-      const end = length === undefined ? reader.len : reader.pos + length;
-      const message = createBaseImageFsInfoResponse();
-      while (reader.pos < end) {
-        const tag = reader.uint32();
-        switch (tag >>> 3) {
-          case 1: {
-            if (tag !== 10) {
-              break;
-            }
-
-            message.imageFilesystems.push(FilesystemUsage.decode(reader, reader.uint32()));
-            continue;
-          }
-          case 2: {
-            if (tag !== 18) {
-              break;
-            }
-
-            message.containerFilesystems.push(FilesystemUsage.decode(reader, reader.uint32()));
-            continue;
-          }
-        }
-        if ((tag & 7) === 4 || tag === 0) {
-          break;
-        }
-        reader.skip(tag & 7);
-      }
-      return message;
-    } finally {
-      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
-    }
-  },
-
-  fromJSON(object: any): ImageFsInfoResponse {
-    return {
-      imageFilesystems: globalThis.Array.isArray(object?.imageFilesystems)
-        ? object.imageFilesystems.map((e: any) => FilesystemUsage.fromJSON(e))
-        : globalThis.Array.isArray(object?.image_filesystems)
-        ? object.image_filesystems.map((e: any) => FilesystemUsage.fromJSON(e))
-        : [],
-      containerFilesystems: globalThis.Array.isArray(object?.containerFilesystems)
-        ? object.containerFilesystems.map((e: any) => FilesystemUsage.fromJSON(e))
-        : globalThis.Array.isArray(object?.container_filesystems)
-        ? object.container_filesystems.map((e: any) => FilesystemUsage.fromJSON(e))
-        : [],
-    };
-  },
-
-  toJSON(message: ImageFsInfoResponse): unknown {
-    const obj: any = {};
-    if (message.imageFilesystems?.length) {
-      obj.imageFilesystems = message.imageFilesystems.map((e) => FilesystemUsage.toJSON(e));
-    }
-    if (message.containerFilesystems?.length) {
-      obj.containerFilesystems = message.containerFilesystems.map((e) => FilesystemUsage.toJSON(e));
-    }
-    return obj;
-  },
-
-  create<I extends Exact<DeepPartial<ImageFsInfoResponse>, I>>(base?: I): ImageFsInfoResponse {
-    return ImageFsInfoResponse.fromPartial(base ?? ({} as any));
-  },
-  fromPartial<I extends Exact<DeepPartial<ImageFsInfoResponse>, I>>(object: I): ImageFsInfoResponse {
-    const message = createBaseImageFsInfoResponse();
-    message.imageFilesystems = object.imageFilesystems?.map((e) => FilesystemUsage.fromPartial(e)) || [];
-    message.containerFilesystems = object.containerFilesystems?.map((e) => FilesystemUsage.fromPartial(e)) || [];
-    return message;
-  },
-};
-
 function createBaseAuthConfig(): AuthConfig {
   return { username: "", password: "", auth: "", serverAddress: "", identityToken: "", registryToken: "" };
 }
@@ -8175,6 +7761,420 @@ export const RemoveImageResponse: MessageFns<RemoveImageResponse> = {
   },
 };
 
+function createBaseImageFsInfoRequest(): ImageFsInfoRequest {
+  return {};
+}
+
+export const ImageFsInfoRequest: MessageFns<ImageFsInfoRequest> = {
+  encode(_: ImageFsInfoRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ImageFsInfoRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseImageFsInfoRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(_: any): ImageFsInfoRequest {
+    return {};
+  },
+
+  toJSON(_: ImageFsInfoRequest): unknown {
+    const obj: any = {};
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ImageFsInfoRequest>, I>>(base?: I): ImageFsInfoRequest {
+    return ImageFsInfoRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ImageFsInfoRequest>, I>>(_: I): ImageFsInfoRequest {
+    const message = createBaseImageFsInfoRequest();
+    return message;
+  },
+};
+
+function createBaseUInt64Value(): UInt64Value {
+  return { value: "0" };
+}
+
+export const UInt64Value: MessageFns<UInt64Value> = {
+  encode(message: UInt64Value, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.value !== "0") {
+      writer.uint32(8).uint64(message.value);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): UInt64Value {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseUInt64Value();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.value = reader.uint64().toString();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): UInt64Value {
+    return { value: isSet(object.value) ? globalThis.String(object.value) : "0" };
+  },
+
+  toJSON(message: UInt64Value): unknown {
+    const obj: any = {};
+    if (message.value !== "0") {
+      obj.value = message.value;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<UInt64Value>, I>>(base?: I): UInt64Value {
+    return UInt64Value.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<UInt64Value>, I>>(object: I): UInt64Value {
+    const message = createBaseUInt64Value();
+    message.value = object.value ?? "0";
+    return message;
+  },
+};
+
+function createBaseFilesystemIdentifier(): FilesystemIdentifier {
+  return { mountpoint: "" };
+}
+
+export const FilesystemIdentifier: MessageFns<FilesystemIdentifier> = {
+  encode(message: FilesystemIdentifier, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.mountpoint !== "") {
+      writer.uint32(10).string(message.mountpoint);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): FilesystemIdentifier {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseFilesystemIdentifier();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.mountpoint = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): FilesystemIdentifier {
+    return { mountpoint: isSet(object.mountpoint) ? globalThis.String(object.mountpoint) : "" };
+  },
+
+  toJSON(message: FilesystemIdentifier): unknown {
+    const obj: any = {};
+    if (message.mountpoint !== "") {
+      obj.mountpoint = message.mountpoint;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<FilesystemIdentifier>, I>>(base?: I): FilesystemIdentifier {
+    return FilesystemIdentifier.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<FilesystemIdentifier>, I>>(object: I): FilesystemIdentifier {
+    const message = createBaseFilesystemIdentifier();
+    message.mountpoint = object.mountpoint ?? "";
+    return message;
+  },
+};
+
+function createBaseFilesystemUsage(): FilesystemUsage {
+  return { timestamp: "0", fsId: undefined, usedBytes: undefined, inodesUsed: undefined };
+}
+
+export const FilesystemUsage: MessageFns<FilesystemUsage> = {
+  encode(message: FilesystemUsage, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.timestamp !== "0") {
+      writer.uint32(8).int64(message.timestamp);
+    }
+    if (message.fsId !== undefined) {
+      FilesystemIdentifier.encode(message.fsId, writer.uint32(18).fork()).join();
+    }
+    if (message.usedBytes !== undefined) {
+      UInt64Value.encode(message.usedBytes, writer.uint32(26).fork()).join();
+    }
+    if (message.inodesUsed !== undefined) {
+      UInt64Value.encode(message.inodesUsed, writer.uint32(34).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): FilesystemUsage {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseFilesystemUsage();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.timestamp = reader.int64().toString();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.fsId = FilesystemIdentifier.decode(reader, reader.uint32());
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.usedBytes = UInt64Value.decode(reader, reader.uint32());
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.inodesUsed = UInt64Value.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): FilesystemUsage {
+    return {
+      timestamp: isSet(object.timestamp) ? globalThis.String(object.timestamp) : "0",
+      fsId: isSet(object.fsId)
+        ? FilesystemIdentifier.fromJSON(object.fsId)
+        : isSet(object.fs_id)
+        ? FilesystemIdentifier.fromJSON(object.fs_id)
+        : undefined,
+      usedBytes: isSet(object.usedBytes)
+        ? UInt64Value.fromJSON(object.usedBytes)
+        : isSet(object.used_bytes)
+        ? UInt64Value.fromJSON(object.used_bytes)
+        : undefined,
+      inodesUsed: isSet(object.inodesUsed)
+        ? UInt64Value.fromJSON(object.inodesUsed)
+        : isSet(object.inodes_used)
+        ? UInt64Value.fromJSON(object.inodes_used)
+        : undefined,
+    };
+  },
+
+  toJSON(message: FilesystemUsage): unknown {
+    const obj: any = {};
+    if (message.timestamp !== "0") {
+      obj.timestamp = message.timestamp;
+    }
+    if (message.fsId !== undefined) {
+      obj.fsId = FilesystemIdentifier.toJSON(message.fsId);
+    }
+    if (message.usedBytes !== undefined) {
+      obj.usedBytes = UInt64Value.toJSON(message.usedBytes);
+    }
+    if (message.inodesUsed !== undefined) {
+      obj.inodesUsed = UInt64Value.toJSON(message.inodesUsed);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<FilesystemUsage>, I>>(base?: I): FilesystemUsage {
+    return FilesystemUsage.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<FilesystemUsage>, I>>(object: I): FilesystemUsage {
+    const message = createBaseFilesystemUsage();
+    message.timestamp = object.timestamp ?? "0";
+    message.fsId = (object.fsId !== undefined && object.fsId !== null)
+      ? FilesystemIdentifier.fromPartial(object.fsId)
+      : undefined;
+    message.usedBytes = (object.usedBytes !== undefined && object.usedBytes !== null)
+      ? UInt64Value.fromPartial(object.usedBytes)
+      : undefined;
+    message.inodesUsed = (object.inodesUsed !== undefined && object.inodesUsed !== null)
+      ? UInt64Value.fromPartial(object.inodesUsed)
+      : undefined;
+    return message;
+  },
+};
+
+function createBaseImageFsInfoResponse(): ImageFsInfoResponse {
+  return { imageFilesystems: [], containerFilesystems: [] };
+}
+
+export const ImageFsInfoResponse: MessageFns<ImageFsInfoResponse> = {
+  encode(message: ImageFsInfoResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    for (const v of message.imageFilesystems) {
+      FilesystemUsage.encode(v!, writer.uint32(10).fork()).join();
+    }
+    for (const v of message.containerFilesystems) {
+      FilesystemUsage.encode(v!, writer.uint32(18).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ImageFsInfoResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseImageFsInfoResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.imageFilesystems.push(FilesystemUsage.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.containerFilesystems.push(FilesystemUsage.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ImageFsInfoResponse {
+    return {
+      imageFilesystems: globalThis.Array.isArray(object?.imageFilesystems)
+        ? object.imageFilesystems.map((e: any) => FilesystemUsage.fromJSON(e))
+        : globalThis.Array.isArray(object?.image_filesystems)
+        ? object.image_filesystems.map((e: any) => FilesystemUsage.fromJSON(e))
+        : [],
+      containerFilesystems: globalThis.Array.isArray(object?.containerFilesystems)
+        ? object.containerFilesystems.map((e: any) => FilesystemUsage.fromJSON(e))
+        : globalThis.Array.isArray(object?.container_filesystems)
+        ? object.container_filesystems.map((e: any) => FilesystemUsage.fromJSON(e))
+        : [],
+    };
+  },
+
+  toJSON(message: ImageFsInfoResponse): unknown {
+    const obj: any = {};
+    if (message.imageFilesystems?.length) {
+      obj.imageFilesystems = message.imageFilesystems.map((e) => FilesystemUsage.toJSON(e));
+    }
+    if (message.containerFilesystems?.length) {
+      obj.containerFilesystems = message.containerFilesystems.map((e) => FilesystemUsage.toJSON(e));
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ImageFsInfoResponse>, I>>(base?: I): ImageFsInfoResponse {
+    return ImageFsInfoResponse.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ImageFsInfoResponse>, I>>(object: I): ImageFsInfoResponse {
+    const message = createBaseImageFsInfoResponse();
+    message.imageFilesystems = object.imageFilesystems?.map((e) => FilesystemUsage.fromPartial(e)) || [];
+    message.containerFilesystems = object.containerFilesystems?.map((e) => FilesystemUsage.fromPartial(e)) || [];
+    return message;
+  },
+};
+
 export type RuntimeServiceService = typeof RuntimeServiceService;
 export const RuntimeServiceService = {
   version: {
@@ -8424,11 +8424,7 @@ export const RuntimeServiceClient = makeGenericClientConstructor(
   serviceName: string;
 };
 
-/**
- * Podscope keeps no images (the pause rootfs is built locally), but cri-client (crictl/critest/kubelet 1.26)
- * refuses an endpoint whose ImageService answers ImageFsInfo with UNIMPLEMENTED. PullImage and RemoveImage are
- * left undeclared, so they are UNIMPLEMENTED.
- */
+/** The ImageService over the engine's image store (electron/engine/images): pull, list, status, remove, fs info. */
 export type ImageServiceService = typeof ImageServiceService;
 export const ImageServiceService = {
   listImages: {
