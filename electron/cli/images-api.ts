@@ -5,6 +5,7 @@
 import { PodscopeError } from '../../shared/domain/errors';
 import type { ImageRecord, PullProgress, RegistryAuth } from '../engine/images/types';
 import type { ImageSummary } from '../cri/client/cri-image-api';
+import { imageVerboseInfo } from '../engine/images/verbose-info';
 import { engineOptionsFromFlags, type Flags } from './args';
 
 export type { ImageSummary };
@@ -61,7 +62,7 @@ export async function withImages<T>(flags: Flags, fn: (api: CliImages) => Promis
       status: async (ref, verbose) => {
         const rec = await store.resolve(ref);
         if (!rec) return undefined;
-        const info: Record<string, string> = verbose ? { info: JSON.stringify(rec) } : {};
+        const info: Record<string, string> = verbose ? { info: imageVerboseInfo(rec) } : {};
         return { image: summaryOf(rec), info };
       },
       remove: (ref) => store.remove(ref),

@@ -16,6 +16,7 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   pull: () => import('./commands/pull'),
   images: () => import('./commands/images'),
   rmi: () => import('./commands/rmi'),
+  inspecti: () => import('./commands/inspecti'),
   load: () => import('./commands/load'),
 };
 
@@ -31,6 +32,7 @@ Commands:
   pull IMAGE      pull an image from a registry (--creds USER:PASS)
   images          list images (-q, -o json); images load FILE loads an OCI layout or docker save archive
   rmi IMAGE...    remove images
+  inspecti IMAGE  show an image (config, layers) as JSON
   serve           browser mode: the Podscope UI on 127.0.0.1
   cri             serve the CRI runtime.v1 API on a unix socket
 

@@ -63,6 +63,11 @@ describe.skipIf(!isRoot)('podscope image commands', () => {
     const json = JSON.parse((await podscope('images', '-o', 'json', ...flags)).stdout) as { images: { id: string; repoTags: string[]; size: string }[] };
     expect(json.images).toEqual([expect.objectContaining({ id: image.id, repoTags: [ref], size: String(image.layerTars[0]!.length) })]);
 
+    const inspected = JSON.parse((await podscope('inspecti', image.id.slice(7, 19), ...flags)).stdout) as { status: { id: string }; info: { imageSpec: { config: { Cmd: string[] } }; diffIds: string[] } };
+    expect(inspected.status.id).toBe(image.id);
+    expect(inspected.info.imageSpec.config.Cmd).toEqual(['sh']);
+    expect(inspected.info.diffIds).toEqual(image.diffIds);
+
     const rmi = await podscope('rmi', ref, ...flags);
     expect(rmi.stdout).toBe(`Deleted: ${ref}\n`);
     expect((await podscope('images', '-q', ...flags)).stdout).toBe('');
@@ -95,6 +100,8 @@ describe.skipIf(!isRoot)('podscope image commands', () => {
       const pulled = await podscope('--endpoint', endpoint, 'pull', '--creds', 'cli:pw', ref);
       expect(pulled.stdout).toBe(`Image is up to date for ${image.id}\n`);
       expect((await podscope('--endpoint', endpoint, 'images', '-q')).stdout).toBe(`${image.id}\n`);
+      const inspected = JSON.parse((await podscope('--endpoint', endpoint, 'inspecti', ref)).stdout) as { status: { id: string }; info: { imageSpec: { rootfs: { diff_ids: string[] } } } };
+      expect(inspected.info.imageSpec.rootfs.diff_ids).toEqual(image.diffIds);
       expect((await engine.images.list()).map((i) => i.id)).toEqual([image.id]);
       expect((await podscope('--endpoint', endpoint, 'rmi', image.id.slice(7, 19))).stdout).toBe(`Deleted: ${ref}\n`);
       expect(await engine.images.list()).toEqual([]);

@@ -179,6 +179,22 @@ describe.skipIf(!isRoot)('image store (real overlayfs, test registry on 127.0.0.
     expect((await store.list()).map((i) => i.id)).toEqual([plainImage.id]);
   });
 
+  it('a pull canceled mid-download (AbortSignal) fails Canceled and commits nothing', async () => {
+    const store = await newStore('cancel');
+    const big = buildBusyboxImage({ compression: 'none', files: { 'etc/cancel': 'x' } });
+    plain.putImage('cancel/busybox', 'v1', big);
+    const before = await storeTree(store.root);
+    const ac = new AbortController();
+    const err = await store.pull(`${plain.host}/cancel/busybox:v1`, {
+      signal: ac.signal,
+      onProgress: (p) => { if (p.phase.includes('downloading')) ac.abort(); },
+    }).catch((e: unknown) => e);
+    expect(hasCode(err, 'Canceled')).toBe(true);
+    expect(await storeTree(store.root)).toEqual(before);
+    expect(await readdir(join(store.root, 'tmp'))).toEqual([]);
+    expect(await store.resolve(`${plain.host}/cancel/busybox:v1`)).toBeUndefined();
+  });
+
   it('refuses a layer whose content does not match the config diff_ids, and commits nothing', async () => {
     const store = await newStore('diffid');
     const good = buildBusyboxImage({ compression: 'gzip', cmd: ['echo', 'diffid'] });

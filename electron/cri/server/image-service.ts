@@ -13,6 +13,7 @@
  */
 import { PodscopeError } from '../../../shared/domain/errors';
 import type { ImageRecord, ImageStore } from '../../engine/images/types';
+import { imageVerboseInfo } from '../../engine/images/verbose-info';
 import type { Image, ImageServiceServer } from '../generated/runtime_v1';
 import { unary, type CriEngine } from './handler';
 
@@ -81,16 +82,7 @@ export function imageServiceImpl(engine: CriEngine): ImageServiceServer {
       if (!rec) return { image: undefined, info: {} };
       const info: Record<string, string> = {};
       if (req.verbose) {
-        info[IMAGE_VERBOSE_INFO_KEY] = JSON.stringify({
-          id: rec.id,
-          repoTags: rec.repoTags,
-          repoDigests: rec.repoDigests,
-          os: rec.os,
-          architecture: rec.architecture,
-          diffIds: rec.diffIds,
-          createdAt: rec.createdAt,
-          imageSpec: { os: rec.os, architecture: rec.architecture, config: rec.config, rootfs: { type: 'layers', diff_ids: rec.diffIds } },
-        });
+        info[IMAGE_VERBOSE_INFO_KEY] = imageVerboseInfo(rec);
       }
       return { image: toCriImage(rec), info };
     }),
