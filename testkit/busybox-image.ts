@@ -90,6 +90,13 @@ export const WHITEOUT_EXPECTATIONS = {
   deletedDir: 'srv/gone',
 } as const;
 
+/** Symlinks in the base layer that must survive unpacking verbatim (both resolve to /bin/busybox in a container; named
+ * sh because busybox picks the applet from argv[0]). */
+export const SYMLINK_EXPECTATIONS = {
+  absolute: { path: 'usr/bin/sh', target: '/bin/busybox' },
+  climbing: { path: 'usr/local/bin/sh', target: '../../../../../bin/busybox' },
+} as const;
+
 export const sha256Hex = (b: Buffer | string) => createHash('sha256').update(b).digest('hex');
 export const digestOf = (b: Buffer | string) => `sha256:${sha256Hex(b)}`;
 
@@ -135,7 +142,7 @@ function writeFile(root: string, rel: string, content: string, mode = 0o644): vo
 
 function buildBaseLayer(work: string, opts: BusyboxImageOptions): Buffer {
   const root = join(work, 'layer1');
-  for (const d of ['bin', 'etc', 'tmp', 'root', 'var/opaque', 'srv/gone', 'proc', 'sys', 'dev', 'www']) mkdirSync(join(root, d), { recursive: true });
+  for (const d of ['bin', 'etc', 'tmp', 'root', 'var/opaque', 'srv/gone', 'proc', 'sys', 'dev', 'www', 'usr/bin']) mkdirSync(join(root, d), { recursive: true });
   chmodSync(join(root, 'tmp'), 0o1777);
   copyFileSync(opts.busybox ?? '/bin/busybox', join(root, 'bin/busybox'));
   chmodSync(join(root, 'bin/busybox'), 0o755);
@@ -147,6 +154,10 @@ function buildBaseLayer(work: string, opts: BusyboxImageOptions): Buffer {
   for (const f of WHITEOUT_EXPECTATIONS.hiddenByOpaque) writeFile(root, f, 'layer 1\n');
   writeFile(root, `${WHITEOUT_EXPECTATIONS.deletedDir}/inside`, 'layer 1\n');
   for (const [path, content] of Object.entries(opts.files ?? {})) writeFile(root, path, content);
+  // links real images have: an absolute target, and a relative one that climbs above the root (both fine in a container)
+  mkdirSync(join(root, 'usr/local/bin'), { recursive: true }); // also makes usr/bin's parent
+  symlinkSync(SYMLINK_EXPECTATIONS.absolute.target, join(root, SYMLINK_EXPECTATIONS.absolute.path));
+  symlinkSync(SYMLINK_EXPECTATIONS.climbing.target, join(root, SYMLINK_EXPECTATIONS.climbing.path));
   return tarDir(root);
 }
 

@@ -5,14 +5,14 @@
  */
 import { execFileSync } from 'node:child_process';
 import { lstat, mkdtemp, readdir, rm, stat } from 'node:fs/promises';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, readlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hasCode, PodscopeError } from '../../shared/domain/errors';
 import { NodeProcessRunner } from '../../electron/engine/os/exec';
 import { LocalImageStore } from '../../electron/engine/images/store';
 import type { ContainerRootfs, PullProgress } from '../../electron/engine/images/types';
-import { buildBusyboxImage, digestOf, foreignArchitecture, MT, WHITEOUT_EXPECTATIONS, writeDockerSave, writeOciLayout, type BuiltImage } from '../../testkit/busybox-image';
+import { buildBusyboxImage, digestOf, foreignArchitecture, MT, SYMLINK_EXPECTATIONS, WHITEOUT_EXPECTATIONS, writeDockerSave, writeOciLayout, type BuiltImage } from '../../testkit/busybox-image';
 import { startTestRegistry, type TestRegistry } from '../../testkit/registry';
 
 const isRoot = process.getuid?.() === 0;
@@ -101,6 +101,11 @@ describe.skipIf(!isRoot)('image store (real overlayfs, test registry on 127.0.0.
     rootfsToRelease.push(rootfs);
     const out = execFileSync('chroot', [rootfs.path, '/bin/sh', '-c', 'echo hello from $(readlink /bin/sh)']).toString();
     expect(out.trim()).toBe('hello from busybox');
+    // symlink targets are kept verbatim (absolute, and climbing above the root), and resolve inside the container
+    for (const l of Object.values(SYMLINK_EXPECTATIONS)) {
+      expect(readlinkSync(join(rootfs.path, l.path))).toBe(l.target);
+      expect(execFileSync('chroot', [rootfs.path, `/${l.path}`, '-c', 'echo via link']).toString().trim()).toBe('via link');
+    }
     expect(readFileSync('/proc/self/mountinfo', 'utf8')).toContain(` ${rootfs.path} `);
     await rootfs.release();
     expect(readFileSync('/proc/self/mountinfo', 'utf8')).not.toContain(` ${rootfs.path} `);

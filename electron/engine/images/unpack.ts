@@ -10,7 +10,7 @@
  * OverlayMarks touch point (mknod / setxattr need root and tools Node lacks).
  */
 import { createHash } from 'node:crypto';
-import { createReadStream, createWriteStream } from 'node:fs';
+import { createReadStream, createWriteStream, lchownSync, lstatSync, mkdirSync, rmSync, symlinkSync, type Stats } from 'node:fs';
 import { lstat, mkdir, open, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { PassThrough, Transform, type TransformCallback, type Readable } from 'node:stream';
@@ -108,6 +108,29 @@ async function ensureRealDir(root: string, parts: string[]): Promise<string> {
   return dir;
 }
 
+/** A symlink at `path` (inside root) pointing at `target` verbatim; parents are real directories, never symlinks. */
+function placeSymlink(root: string, path: string, target: string, uid?: number, gid?: number): void {
+  const parts = safeParts(path);
+  const name = parts.pop();
+  if (!name || !target) throw new Error('empty name or target');
+  let dir = root;
+  for (const p of parts) {
+    dir = join(dir, p);
+    let st: Stats | undefined;
+    try {
+      st = lstatSync(dir);
+    } catch {
+      mkdirSync(dir, { mode: 0o755 });
+      continue;
+    }
+    if (!st.isDirectory()) throw new Error(`${p} is not a directory`);
+  }
+  const at = join(dir, name);
+  rmSync(at, { recursive: true, force: true });
+  symlinkSync(target, at);
+  if (uid !== undefined && gid !== undefined && process.getuid?.() === 0) lchownSync(at, uid, gid);
+}
+
 export interface UnpackInput {
   /** the compressed blob on disk, already digest-verified */
   blobPath: string;
@@ -134,10 +157,22 @@ export async function unpackLayer(input: UnpackInput): Promise<{ size: number; w
     chmod: true,
     processUmask: 0,
     maxDepth: 4096,
-    filter: (path: string) => {
+    filter: (path: string, entry: unknown) => {
       const base = path.slice(path.lastIndexOf('/') + 1);
       if (base.startsWith('.wh.')) {
         whiteouts.push(path);
+        return false;
+      }
+      const e = entry as { type?: string; linkpath?: string; uid?: number; gid?: number };
+      if (e.type === 'SymbolicLink') {
+        // node-tar would strip the "/" from absolute targets and drop targets that climb above the layer root; in a
+        // container both are ordinary (/etc/localtime -> /usr/share/zoneinfo/…), since a symlink's target is only
+        // resolved inside the container's root. So symlinks are created verbatim here, never followed.
+        try {
+          placeSymlink(input.target, path, e.linkpath ?? '', e.uid, e.gid);
+        } catch (err) {
+          if (warnings.length < 20) warnings.push(`symlink ${path}: ${(err as Error).message}`);
+        }
         return false;
       }
       return true;
