@@ -301,6 +301,7 @@ describe.skipIf(!isRoot)('image store (real overlayfs, test registry on 127.0.0.
 
     const rootfs = await store.prepareRootfs(a.id, 'c-busy', join(base, 'remove', 'c-busy'));
     rootfsToRelease.push(rootfs);
+    expect(hasCode(await store.prepareRootfs(a.id, 'c-busy', join(base, 'remove', 'c-busy2')).catch((e: unknown) => e), 'AlreadyExists')).toBe(true);
     const refused = await store.remove(`${plain.host}/library/busybox:1`).catch((e: unknown) => e);
     expect(hasCode(refused, 'FailedPrecondition')).toBe(true);
     expect((refused as Error).message).toContain('c-busy');

@@ -533,6 +533,8 @@ export class LocalImageStore implements ImageStore {
     const s = await this.lock.run('store', async () => {
       const found = this.find(imageId);
       if (!found) throw new PodscopeError('NotFound', `image ${imageId} not found`, { details: { field: 'image' } });
+      // a second mount for the same container would stack on the first and leak it
+      if (await exists(this.p('users', `${containerId}.json`))) throw new PodscopeError('AlreadyExists', `a rootfs for container ${containerId} is already prepared (release it first)`, { details: { field: 'containerId' } });
       const user: UserFile = { imageId: found.record.id, dir };
       await writeAtomic(this.p('users', `${containerId}.json`), JSON.stringify(user));
       return found;
