@@ -14,6 +14,11 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   probe: () => import('./commands/probe'),
   serve: () => import('./commands/serve'),
   cri: () => import('./commands/cri'),
+  pull: () => import('./commands/pull'),
+  images: () => import('./commands/images'),
+  rmi: () => import('./commands/rmi'),
+  inspecti: () => import('./commands/inspecti'),
+  load: () => import('./commands/load'),
 };
 
 function usage(): string {
@@ -26,6 +31,10 @@ Commands:
   pods            list pod sandboxes
   inspectp ID...  show a sandbox: IPs, ports, bandwidth, CNI trace
   probe ID        measure reachability with real packets (host ports, pod ports, gateway, peers)
+  pull IMAGE      pull an image from a registry (--creds USER:PASS)
+  images          list images (-q, -o json); images load FILE loads an OCI layout or docker save archive
+  rmi IMAGE...    remove images
+  inspecti IMAGE  show an image (config, layers) as JSON
   serve           browser mode: the Podscope UI on 127.0.0.1
   cri             serve the CRI runtime.v1 API on a unix socket
 

@@ -5,6 +5,8 @@
 import { access, constants } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createCniManager } from './cni/cni-manager';
+import { LocalImageStore } from './images/store';
+import type { ImageStore } from './images/types';
 import { LinuxNetnsManager } from './netns/linux-netns';
 import { LinuxLiveReader } from './netns/live-reader';
 import { LinuxProbeNet } from './probe/linux-probe-net';
@@ -31,6 +33,8 @@ export interface CreateEngineExtras {
   readOnly?: boolean;
   /** where start-up reports what it collected (default: stderr) */
   log?: (line: string) => void;
+  /** an image store instead of the one under <stateDir>/images (tests) */
+  images?: ImageStore;
 }
 
 export async function createEngine(partial: Partial<EngineOptions> = {}, extras: CreateEngineExtras = {}): Promise<SandboxEngine & Engine> {
@@ -40,6 +44,7 @@ export async function createEngine(partial: Partial<EngineOptions> = {}, extras:
   const readOnly = extras.readOnly ?? false;
   const lock = extras.noLock || readOnly ? undefined : await StateDirLock.acquireBoth(options.stateDir, options.runDir);
   try {
+    const images: ImageStore & { problems?: string[] } = extras.images ?? await LocalImageStore.open({ root: join(options.stateDir, 'images'), runner, insecureRegistries: options.insecureRegistries });
     const engine = new SandboxEngine({
       options,
       netns: new LinuxNetnsManager(options.netnsDir, runner, { readOnly }),
@@ -48,11 +53,12 @@ export async function createEngine(partial: Partial<EngineOptions> = {}, extras:
       files: hostSandboxFiles(runner),
       liveReader: new LinuxLiveReader(runner),
       probeNet: new LinuxProbeNet(runner),
+      images,
       buildPauseSpec,
       engineOomScoreAdj: await readEngineOomScoreAdj(),
       cleanupTimeoutMs: 60_000,
       lock,
-      problems,
+      problems: [...problems, ...(images.problems ?? [])],
       readOnly,
       log: extras.log ?? ((line) => process.stderr.write(`podscope engine (pid ${process.pid}): ${line}\n`)),
     });

@@ -1,6 +1,7 @@
 /** Engine settings: every directory is configurable so tests and users can run beside other runtimes. */
 import type { IpPreference } from '../../shared/domain/config';
 import type { SandboxApi, SandboxEvent } from '../../shared/domain/sandbox';
+import type { ImageStore } from './images/types';
 
 export interface EngineOptions {
   /** persistent state: store, per-sandbox files (default /var/lib/podscope) */
@@ -20,6 +21,8 @@ export interface EngineOptions {
   runcPath: string;
   /** measure reachability once right after each sandbox becomes ready (docs/semantics.md#reachability-probe) */
   probeOnReady: boolean;
+  /** registries (host[:port]) pulled from over plain HTTP; localhost/127.0.0.1/::1 ones always are */
+  insecureRegistries: string[];
 }
 
 export const DEFAULT_ENGINE_OPTIONS: EngineOptions = {
@@ -34,6 +37,7 @@ export const DEFAULT_ENGINE_OPTIONS: EngineOptions = {
   pluginTimeoutMs: 60_000,
   runcPath: 'runc',
   probeOnReady: true,
+  insecureRegistries: [],
 };
 
 export type SandboxEventListener = (e: SandboxEvent) => void;
@@ -41,6 +45,8 @@ export type SandboxEventListener = (e: SandboxEvent) => void;
 /** The engine as hosts (Electron main, browser-mode host, CLI, CRI server) see it. */
 export interface Engine extends SandboxApi {
   readonly options: EngineOptions;
+  /** the image store (absent on an engine that could not start) */
+  readonly images?: ImageStore;
   subscribe(listener: SandboxEventListener): () => void;
   /** releases the state-dir lock; sandboxes keep running */
   close(): Promise<void>;

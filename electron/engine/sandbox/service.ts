@@ -9,6 +9,8 @@ import { analyzeBandwidth } from '../../../shared/domain/bandwidth';
 import { analyzePortMappings } from '../../../shared/domain/portmap';
 import { PodscopeError, serializeError } from '../../../shared/domain/errors';
 import type { ConfigPreview, EngineInfo, RemoveOptions, RunSandboxRequest, RuntimeCondition, SandboxEvent, SandboxFilter, SandboxStatus, SandboxSummary } from '../../../shared/domain/sandbox';
+import { noImageStore } from '../images/none';
+import type { ImageStore } from '../images/types';
 import type { Engine, EngineOptions, SandboxEventListener } from '../options';
 import { buildCniOptions } from './cni-options';
 import { conflistSuffix } from '../cni/cni-error';
@@ -39,10 +41,12 @@ export const ENGINE_VERSION = '0.1.0';
 /** /proc reads only, so cheap enough to run every couple of seconds */
 const PAUSE_POLL_MS = 2000;
 
-export type EngineDeps = Omit<EngineContext, 'store' | 'names' | 'locks' | 'emit' | 'processAlive' | 'readOnly' | 'owner'> & {
+export type EngineDeps = Omit<EngineContext, 'store' | 'names' | 'locks' | 'emit' | 'processAlive' | 'readOnly' | 'owner' | 'images'> & {
   processAlive?: EngineContext['processAlive'];
   /** CLI `pods`/`inspectp`: nothing on the host is changed (see EngineContext.readOnly) */
   readOnly?: boolean;
+  /** default: an empty store that pulls nothing (engines that only run sandboxes) */
+  images?: ImageStore;
   lock?: StateDirLock;
   /** problems found while setting up (missing runc, not root…), shown by info() */
   problems?: string[];
@@ -80,12 +84,17 @@ export class SandboxEngine implements Engine {
       locks: new KeyedMutex(),
       emit: (e) => this.emit(e),
       processAlive: deps.processAlive ?? isProcessAlive,
+      images: deps.images ?? noImageStore(),
     };
     this.ownerTag = tag;
   }
 
   get options(): EngineOptions {
     return this.deps.options;
+  }
+
+  get images(): ImageStore {
+    return this.ctx.images;
   }
 
   /** Loads the store and reconciles it with runc and the netns dir; call once before serving. */

@@ -14,6 +14,8 @@ import { buildPauseSpec } from '../runtime/oci-spec';
 import type { RecoveryReport } from '../sandbox/recover';
 import { SandboxEngine, type EngineDeps } from '../sandbox/service';
 import { FakeCniManager, type FakeNetwork } from './fake-cni';
+import { FakeImageStore } from './fake-images';
+import type { ImageStore } from '../images/types';
 import { FakeSandboxFiles } from './fake-files';
 import { fakeKernelView } from './fake-kernel';
 import { FakeLiveReader } from './fake-live';
@@ -28,6 +30,8 @@ export interface TestEngineOptions {
   networks?: FakeNetwork[];
   /** engine set-up problems shown by info() and runtimeConditions() (e.g. "runtime: runc not found") */
   problems?: string[];
+  /** an image store instead of the FakeImageStore (e.g. the real one over a test registry); `images` is then the fake, unused */
+  imageStore?: ImageStore;
   /** temp dir name prefix (default "podscope-test-engine-") */
   tmpPrefix?: string;
 }
@@ -41,6 +45,7 @@ export interface TestEngine {
   live: FakeLiveReader;
   /** the reachability probe's simulated network (listeners, black holes, agents left open) */
   probe: FakeProbeNet;
+  images: FakeImageStore;
   /** every event the engine emitted since it was built */
   events: SandboxEvent[];
   recovery: RecoveryReport;
@@ -65,10 +70,11 @@ export async function createTestEngine(opts: TestEngineOptions = {}): Promise<Te
   const cni = new FakeCniManager(opts.networks, options.cniCacheDir, options.cniConfDir);
   const runtime = new FakePauseRuntime();
   const files = new FakeSandboxFiles();
+  const images = new FakeImageStore();
   const live = new FakeLiveReader((netnsPath, hostDevices) => fakeKernelView(cni, netnsPath, hostDevices));
   const probe = new FakeProbeNet(() => fakeProbeWorld(cni));
   const deps: EngineDeps = {
-    options, netns, cni, runtime, files, liveReader: live, probeNet: probe, buildPauseSpec, engineOomScoreAdj: 0, cleanupTimeoutMs: 5000,
+    options, netns, cni, runtime, files, liveReader: live, probeNet: probe, images: opts.imageStore ?? images, buildPauseSpec, engineOomScoreAdj: 0, cleanupTimeoutMs: 5000,
     processAlive: (pid) => runtime.processAlive(pid),
     problems: opts.problems,
   };
@@ -85,7 +91,7 @@ export async function createTestEngine(opts: TestEngineOptions = {}): Promise<Te
   }
   let closed = false;
   return {
-    engine, netns, cni, runtime, files, live, probe, events, recovery, dir,
+    engine, netns, cni, runtime, files, live, probe, images, events, recovery, dir,
     async close() {
       if (closed) return;
       closed = true;
