@@ -16,6 +16,8 @@ export interface RealEnvSpec {
   /** third octet / hex group of the test subnets: 10.<n>.0.0/24 and fd00:<n>::/64 */
   subnet: number;
   cniVersion?: string;
+  /** bridge (and network) name when the default psc-<tag> is not the caller's to use */
+  bridge?: string;
 }
 
 export interface RealEnv {
@@ -31,11 +33,11 @@ export interface RealEnv {
 export function conflist(spec: RealEnvSpec, ipamDir: string): object {
   return {
     cniVersion: spec.cniVersion ?? '1.0.0',
-    name: `psc-${spec.tag}`,
+    name: spec.bridge ?? `psc-${spec.tag}`,
     plugins: [
       {
         type: 'bridge',
-        bridge: `psc-${spec.tag}`,
+        bridge: spec.bridge ?? `psc-${spec.tag}`,
         isGateway: true,
         ipMasq: false, // never masquerade outward from a test
         hairpinMode: true,
@@ -70,8 +72,8 @@ export async function createRealEnv(spec: RealEnvSpec): Promise<RealEnv> {
   const engines: SandboxEngine[] = [];
   const env: RealEnv = {
     dir,
-    bridge: `psc-${spec.tag}`,
-    network: `psc-${spec.tag}`,
+    bridge: spec.bridge ?? `psc-${spec.tag}`,
+    network: spec.bridge ?? `psc-${spec.tag}`,
     options,
     ipamDir,
     async engine(extra = {}) {

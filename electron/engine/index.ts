@@ -7,6 +7,8 @@ import { join } from 'node:path';
 import { createCniManager } from './cni/cni-manager';
 import { LinuxNetnsManager } from './netns/linux-netns';
 import { LinuxLiveReader } from './netns/live-reader';
+import { ProcessThroughputMeter } from './throughput/process-meter';
+import { LinuxTopologyReader } from './topology/reader';
 import { DEFAULT_ENGINE_OPTIONS, type Engine, type EngineOptions } from './options';
 import { NodeProcessRunner, type ProcessRunner } from './os/exec';
 import { buildPauseSpec } from './runtime/oci-spec';
@@ -38,6 +40,8 @@ export async function createEngine(partial: Partial<EngineOptions> = {}, extras:
       runtime: new RuncPauseRuntime({ runcPath: options.runcPath, root: join(options.runDir, 'runc'), runner, rootfsDir: join(options.stateDir, 'pause', 'rootfs') }),
       files: hostSandboxFiles(runner),
       liveReader: new LinuxLiveReader(runner),
+      throughputMeter: new ProcessThroughputMeter(),
+      topologyReader: new LinuxTopologyReader(runner),
       buildPauseSpec,
       engineOomScoreAdj: await readEngineOomScoreAdj(),
       cleanupTimeoutMs: 60_000,

@@ -6,6 +6,8 @@ import type { PortMappingDecision, CniPortMapping } from './portmap';
 import type { BandwidthAnalysis } from './bandwidth';
 import type { CniConfigView, CniResult, CniRoute, CniDns, InterfaceConfig } from './cni';
 import type { LiveNetworkView } from './live';
+import type { CniCheckReport, CniStatusReport, ThroughputOptions, ThroughputProgress, ThroughputReport } from './measure';
+import type { NetworkTopology, PodTopology } from './topology';
 
 /** CRI state. */
 export type SandboxState = 'SANDBOX_READY' | 'SANDBOX_NOTREADY';
@@ -33,7 +35,7 @@ export interface PluginCall {
   timedOut?: boolean;
 }
 
-export type TracePhase = 'run' | 'stop' | 'remove' | 'cleanup' | 'recover';
+export type TracePhase = 'run' | 'stop' | 'remove' | 'cleanup' | 'recover' | 'check';
 
 export interface TraceEntry {
   seq: number;
@@ -176,7 +178,9 @@ export type SandboxEvent =
   | { type: 'sandbox.changed'; id: string; summary: SandboxSummary }
   | { type: 'sandbox.removed'; id: string }
   | { type: 'sandbox.progress'; id: string; requestId?: string; entry: TraceEntry }
-  | { type: 'cni.config'; config: CniConfigView };
+  | { type: 'cni.config'; config: CniConfigView }
+  /** a throughput measurement in flight (receiver's byte count so far) */
+  | { type: 'sandbox.measureProgress'; id: string; progress: ThroughputProgress };
 
 /**
  * The one API every front door exposes. The engine implements it; IPC, WebSocket and the CRI server adapt to it;
@@ -194,6 +198,17 @@ export interface SandboxApi {
   info(): Promise<EngineInfo>;
   /** the sandbox's network as the kernel has it now; FailedPrecondition without a netns (host network, stopped) */
   live(id: string): Promise<LiveNetworkView>;
+  /* Measurements (issue 10). Optional: a CRI endpoint cannot run them; the router says so. */
+  /** bulk TCP each way through the pod's veth, against the tbf read from the kernel */
+  throughput?(id: string, opts?: ThroughputOptions): Promise<ThroughputReport>;
+  /** the pod's wiring (netns interfaces → veth → bridge → host) read from the kernel now */
+  topology?(id: string): Promise<PodTopology>;
+  /** every pod on one CNI network and its bridge, read from the kernel now */
+  networkTopology?(network: string): Promise<NetworkTopology>;
+  /** CNI CHECK of the pod's attachments with the cached result, recorded in its trace */
+  cniCheck?(id: string): Promise<CniCheckReport>;
+  /** CNI STATUS of every loaded network (1.1.0 lists; older ones are reported as not supporting it) */
+  cniStatus?(): Promise<CniStatusReport>;
 }
 
 export const toCriState = (s: InternalState): SandboxState => (s === 'Ready' ? 'SANDBOX_READY' : 'SANDBOX_NOTREADY');

@@ -33,6 +33,16 @@ export interface CniSetupResult {
   dns: CniDns[];
 }
 
+/** One network's outcome of CHECK or STATUS; a verb the list's version lacks is `notSupported`, not a failure. */
+export interface CniVerbOutcome {
+  network: string;
+  ifName: string;
+  cniVersion: string;
+  outcome: 'passed' | 'failed' | 'notSupported' | 'disabled';
+  message: string;
+  error?: unknown;
+}
+
 export interface CniManager {
   /** (Re)loads lo + the conf dir; never throws: problems land in the view's errors/ready. */
   load(): Promise<CniConfigView>;
@@ -44,6 +54,10 @@ export interface CniManager {
   setup(containerId: string, netnsPath: string, opts: CniNamespaceOptions, hooks?: CniHooks): Promise<CniSetupResult>;
   /** DEL of every network (each list in reverse, with the cached result as prevResult). Tolerates "not found". */
   remove(containerId: string, netnsPath: string, opts: CniNamespaceOptions, hooks?: CniHooks): Promise<void>;
+  /** CHECK of every loaded network for this container (libcni CheckNetworkList each); per-network outcomes. */
+  check?(containerId: string, netnsPath: string, opts: CniNamespaceOptions, hooks?: CniHooks): Promise<CniVerbOutcome[]>;
+  /** STATUS of every loaded network, each reported separately (status() stops at the first failure). */
+  statusEach?(hooks?: CniHooks): Promise<CniVerbOutcome[]>;
   /** What runtimeConfig each plugin would receive for these options (no exec). */
   preview(opts: CniNamespaceOptions): PluginRuntimeConfigPreview[];
   /** Paths of cache files that exist for this container (for leak checks and inspection). */
