@@ -11,6 +11,8 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   rmp: () => import('./commands/rmp'),
   pods: () => import('./commands/pods'),
   inspectp: () => import('./commands/inspectp'),
+  throughput: () => import('./commands/throughput'),
+  cnicheck: () => import('./commands/cnicheck'),
   serve: () => import('./commands/serve'),
   cri: () => import('./commands/cri'),
 };
@@ -24,6 +26,8 @@ Commands:
   rmp ID...       remove pod sandboxes
   pods            list pod sandboxes
   inspectp ID...  show a sandbox: IPs, ports, bandwidth, CNI trace
+  throughput ID   measure the pod's bandwidth limits with bulk TCP each way (past the tbf burst)
+  cnicheck ID     run CNI CHECK for the pod (and STATUS for the networks), recorded in its trace
   serve           browser mode: the Podscope UI on 127.0.0.1
   cri             serve the CRI runtime.v1 API on a unix socket
 

@@ -8,6 +8,7 @@ import { createQueryClient } from './lib/query-client';
 import './styles/theme.css';
 import './styles/layout.css';
 import './styles/components.css';
+import './styles/measure.css';
 
 const connection = connect();
 const queryClient = createQueryClient();

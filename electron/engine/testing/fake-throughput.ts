@@ -12,7 +12,8 @@ export interface FakeCurve {
 
 export class FakeThroughputMeter implements ThroughputMeter {
   readonly calls: TransferSpec[] = [];
-  constructor(private readonly curves: Partial<Record<'ingress' | 'egress', FakeCurve>>, private readonly failWith?: Error) {}
+  /** per direction; tests change them (and failWith) between runs */
+  constructor(public curves: Partial<Record<'ingress' | 'egress', FakeCurve>> = {}, public failWith?: Error) {}
 
   async transfer(spec: TransferSpec): Promise<TransferOutcome> {
     this.calls.push(spec);
@@ -23,6 +24,8 @@ export class FakeThroughputMeter implements ThroughputMeter {
     for (let t = 50; t <= spec.durationMs; t += 50) {
       const bytes = Math.min(spec.maxBytes, t <= kneeMs ? c.lineBytesPerMs * t : c.lineBytesPerMs * kneeMs + c.shapedBytesPerMs * (t - kneeMs));
       const s = { tMs: t, bytes: Math.round(bytes) };
+      // the real sender stops at maxBytes and the receiver ends with it
+      if (samples.length > 0 && s.bytes === samples[samples.length - 1]!.bytes) break;
       samples.push(s);
       spec.onSample?.(s);
     }

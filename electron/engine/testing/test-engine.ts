@@ -19,6 +19,7 @@ import { fakeKernelView } from './fake-kernel';
 import { FakeLiveReader } from './fake-live';
 import { FakeNetnsManager } from './fake-netns';
 import { FakePauseRuntime } from './fake-runtime';
+import { FakeThroughputMeter } from './fake-throughput';
 
 export interface TestEngineOptions {
   /** engine options over the temp-dir defaults (dirs you pass are used as given) */
@@ -38,6 +39,8 @@ export interface TestEngine {
   runtime: FakePauseRuntime;
   files: FakeSandboxFiles;
   live: FakeLiveReader;
+  /** replays byte curves for throughput(); set `curves` per direction */
+  throughput: FakeThroughputMeter;
   /** every event the engine emitted since it was built */
   events: SandboxEvent[];
   recovery: RecoveryReport;
@@ -63,8 +66,13 @@ export async function createTestEngine(opts: TestEngineOptions = {}): Promise<Te
   const runtime = new FakePauseRuntime();
   const files = new FakeSandboxFiles();
   const live = new FakeLiveReader((netnsPath, hostDevices) => fakeKernelView(cni, netnsPath, hostDevices));
+  // default: 8 Gbit/s line speed through containerd's 512 MiB burst, then 10 Mbit/s
+  const throughput = new FakeThroughputMeter({
+    ingress: { lineBytesPerMs: 1e6, burstBytes: 536_870_911, shapedBytesPerMs: 1250 },
+    egress: { lineBytesPerMs: 1e6, burstBytes: 536_870_911, shapedBytesPerMs: 1250 },
+  });
   const deps: EngineDeps = {
-    options, netns, cni, runtime, files, liveReader: live, buildPauseSpec, engineOomScoreAdj: 0, cleanupTimeoutMs: 5000,
+    options, netns, cni, runtime, files, liveReader: live, throughputMeter: throughput, buildPauseSpec, engineOomScoreAdj: 0, cleanupTimeoutMs: 5000,
     processAlive: (pid) => runtime.processAlive(pid),
     problems: opts.problems,
   };
@@ -81,7 +89,7 @@ export async function createTestEngine(opts: TestEngineOptions = {}): Promise<Te
   }
   let closed = false;
   return {
-    engine, netns, cni, runtime, files, live, events, recovery, dir,
+    engine, netns, cni, runtime, files, live, throughput, events, recovery, dir,
     async close() {
       if (closed) return;
       closed = true;

@@ -76,8 +76,9 @@ export async function measureThroughput(deps: MeasureDeps, idOrPrefix: string, o
     if (!wanted.includes(direction)) return fail('not measured (not asked for)');
     const listenAddress = direction === 'ingress' ? podIp : gateway;
     if (!listenAddress) return fail('no gateway address in the CNI result: there is no host address on the bridge for the pod to send to');
-    // enough bytes to empty the bucket and run the rest of the time at the limit, with room for a faster link
-    const maxBytes = limitBps === undefined ? UNSHAPED_MAX_BYTES : Math.min(UNSHAPED_MAX_BYTES, Math.ceil((burstBytes ?? 0) + (limitBps / 8) * (durationMs / 1000) * 2 + 16 * 1024 ** 2));
+    // enough bytes to empty the bucket and then run the rest of the time at the limit, or for about a second at
+    // line speed past the burst when the limit does not hold (so that case is seen, not cut off by the byte bound)
+    const maxBytes = limitBps === undefined ? UNSHAPED_MAX_BYTES : Math.min(UNSHAPED_MAX_BYTES, Math.ceil((burstBytes ?? 0) + Math.max((limitBps / 8) * (durationMs / 1000) * 2, 512 * 1024 ** 2)));
     try {
       const out = await deps.meter.transfer({
         direction,

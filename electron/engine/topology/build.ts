@@ -37,7 +37,9 @@ export function buildTopology(raw: RawTopology, pods: PodWiring[]): { nodes: Top
   const edgeKeys = new Set<string>();
   const addEdge = (e: TopologyEdge) => {
     const k = `${e.from}>${e.to}`;
-    if (!edgeKeys.has(k)) edgeKeys.add(k), edges.push(e);
+    if (edgeKeys.has(k)) return;
+    edgeKeys.add(k);
+    edges.push(e);
   };
   const hostByIndex = new Map(raw.host.map((l) => [l.ifindex, l]));
   const hostByName = new Map(raw.host.map((l) => [l.ifname, l]));
