@@ -107,3 +107,24 @@ describe('SandboxEngine.throughput over the fakes', () => {
     expect(te.throughput.calls).toEqual([]);
   });
 });
+
+describe('CLI pieces for `podscope throughput` and `probe --throughput`', () => {
+  let te: TestEngine;
+  afterEach(async () => te?.close());
+
+  it('gives {ingress, egress: {requestedBps, measuredBps, burstBytes}} and exit 0 when both directions are shaped', async () => {
+    const { measureThroughputVia, throughputJson, throughputExitCode, describeThroughput } = await import('../../electron/cli/commands/throughput');
+    te = await createTestEngine();
+    const { id } = await te.engine.run({ config: { metadata: { name: 'bw', namespace: 'default', uid: 'u' }, annotations: { 'kubernetes.io/ingress-bandwidth': '10M', 'kubernetes.io/egress-bandwidth': '10M' } } });
+    const lines: string[] = [];
+    const report = await measureThroughputVia(te.engine, id, { durationMs: 2000, onProgress: (l) => lines.push(l) });
+    const json = throughputJson(report);
+    expect(json.ingress).toMatchObject({ requestedBps: 10_000_000, burstBytes: 536_870_911, verdict: 'shaped' });
+    expect(json.egress.measuredBps).toBeGreaterThan(9_000_000);
+    expect(throughputExitCode(report)).toBe(0);
+    expect(describeThroughput(report)).toContain('WARNING: transfers smaller than 537 MB are not shaped');
+    expect(lines[0]).toMatch(/^ingress: /);
+    te.throughput.curves.egress = { lineBytesPerMs: 2e5, burstBytes: 1e6, shapedBytesPerMs: 2e5 };
+    expect(throughputExitCode(await te.engine.throughput(id))).toBe(5);
+  });
+});

@@ -1,4 +1,5 @@
 /**
+ * Semantics: docs/semantics.md#measurements.
  * The rate past the tbf burst, from the receiver's byte counts over time. A tbf bucket starts full, so the first
  * `burst` bytes leave at line speed; only what follows is shaped. The rate is taken on the window that starts once
  * the receiver has seen more than the burst (plus a short settling time for the queue the sender built meanwhile).

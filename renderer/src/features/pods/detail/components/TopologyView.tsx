@@ -29,7 +29,8 @@ export function layout(t: Pick<PodTopology, 'nodes'>): { placed: Placed[]; width
   const placed: Placed[] = [];
   let rows = 0;
   COLUMNS.forEach((col, ci) => {
-    const nodes = t.nodes.filter((n) => col.kinds.includes(n.kind)).sort((a, b) => (a.name === 'lo' ? 1 : 0) - (b.name === 'lo' ? 1 : 0) || a.name.localeCompare(b.name));
+    // in column order of kinds (veth before ifb), loopback last, then by name
+    const nodes = t.nodes.filter((n) => col.kinds.includes(n.kind)).sort((a, b) => col.kinds.indexOf(a.kind) - col.kinds.indexOf(b.kind) || (a.name === 'lo' ? 1 : 0) - (b.name === 'lo' ? 1 : 0) || a.name.localeCompare(b.name));
     nodes.forEach((node, ri) => placed.push({ node, x: ci * (W + GAP_X), y: TOP + ri * (H + GAP_Y) }));
     rows = Math.max(rows, nodes.length);
   });
