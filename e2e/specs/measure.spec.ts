@@ -44,5 +44,17 @@ test('measure throughput on the Bandwidth tab and follow the topology to the Net
     await expect(page.locator(`[data-testid="interfaces"] tr[data-iface="${E2E_BRIDGE}"]`)).toHaveClass(/row-highlight/);
   });
 
+  await test.step('CNI config: the whole network drawn from the kernel; a pod node opens that pod', async () => {
+    await app.goto('CNI config');
+    const net = page.getByTestId('network-topology-psc-e2e');
+    await net.getByRole('button', { name: 'Draw from the kernel' }).click();
+    await expect(net).toContainText('1 ready pod');
+    await expect(net.getByTestId('topo-node-pod-if-eth0')).toBeVisible();
+    await net.scrollIntoViewIfNeeded();
+    await app.screenshot('measure-03-network-topology');
+    await net.getByTestId('topo-node-pod-if-eth0').click();
+    await expect(page.getByTestId('topology')).toBeVisible();
+  });
+
   expect((await env.engine.status(id)).state).toBe('SANDBOX_READY');
 });
