@@ -3,7 +3,7 @@
  * installs, the topology read from the kernel, CNI CHECK/STATUS with the real plugins. Needs root. Everything is on
  * bridge pst2-m / 10.223.0.0/24 (and pst2-s / 10.224.0.0/24 for the 1.1.0 list) and removed in afterAll.
  */
-import { execFileSync } from 'node:child_process';
+import { execFile, execFileSync } from 'node:child_process';
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -96,6 +96,28 @@ describe('a pod with kubernetes.io/ingress-bandwidth and egress-bandwidth 10M', 
     expect(processesUsing(netnsPath)).toEqual([]);
     expect(socketsIn(netnsPath)).toBe('');
   });
+
+  it('`podscope throughput ID -o json` gives {ingress, egress: {requestedBps, measuredBps, burstBytes}} and exit 0', async () => {
+    // the CLI opens its own engine on the same state dir: release ours (and its lock) meanwhile
+    await engine.close();
+    const o = env.options;
+    const flags = ['--cni-conf-dir', o.cniConfDir!, '--cni-bin-dir', '/usr/lib/cni', '--cni-cache-dir', o.cniCacheDir!, '--state-dir', o.stateDir!, '--run-dir', o.runDir!];
+    const cli = await new Promise<{ code: number | null; stdout: string }>((resolve) => {
+      execFile(process.execPath, ['bin/podscope.mjs', 'throughput', id, '-o', 'json', '--duration', '4000', ...flags], { cwd: join(__dirname, '../..') }, (err, stdout) =>
+        resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout }));
+    });
+    engine = await env.engine();
+    expect(cli.code).toBe(0);
+    const doc = JSON.parse(cli.stdout) as { id: string; throughput: Record<'ingress' | 'egress', { requestedBps: number; measuredBps: number; burstBytes: number }> };
+    expect(doc.id).toBe(id);
+    for (const d of [doc.throughput.ingress, doc.throughput.egress]) {
+      expect(d.requestedBps).toBe(RATE);
+      expect(d.burstBytes).toBeGreaterThan(RATE / 8);
+      expect(d.measuredBps).toBeGreaterThan(RATE * 0.8);
+      expect(d.measuredBps).toBeLessThan(RATE * 1.2);
+    }
+    expect(processesUsing(netnsPath)).toEqual([]);
+  }, 60_000);
 
   it('draws the pod from the kernel: netns eth0 → its veth peer → bridge pst2-m, with addresses, MACs and MTU', async () => {
     const topo = await engine.topology(id);

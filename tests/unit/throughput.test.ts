@@ -32,6 +32,12 @@ describe('computeRate', () => {
     expect(r.measuredBps!).toBeCloseTo(9.6e6, -3);
   });
 
+  it('measures from the start when an earlier transfer left the bucket empty', () => {
+    const r = computeRate({ samples: curve(250_000, 0, 1250, 4000), burstBytes: 193_273_526, limitBps: 10e6 });
+    expect(r.pastBurst).toBe(true);
+    expect(r.measuredBps!).toBeCloseTo(10e6, -3);
+  });
+
   it('says the burst was not passed when the transfer ends inside it', () => {
     const r = computeRate({ samples: curve(10_000, 193_273_526, 1250, 5000), burstBytes: 193_273_526, limitBps: 10e6 });
     expect(r.pastBurst).toBe(false);

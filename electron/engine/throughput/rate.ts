@@ -52,14 +52,15 @@ export function computeRate(input: RateInput): RateResult {
     const w = windowFrom(last.tMs / 2);
     return { ...overall, measuredBps: w?.rate ?? overall.overallBps, window: w && { startMs: w.start.tMs, endMs: last.tMs }, pastBurst: true };
   }
-  // tbf charges whole frames (headers included) to its bucket while the receiver counts payload, so the bucket runs
-  // dry a few percent before `burst` payload bytes have arrived: the knee is the first sample past 80% of the burst
-  // from which the receiver's rate has fallen to the limit. A flow that got past the whole burst (plus what the
-  // bucket refilled meanwhile) still running fast is past the knee too: then the limit is not holding.
+  // The knee is the first sample from which the receiver's rate has fallen to the limit and stays there on average.
+  // Not "once `burst` bytes arrived": tbf charges whole frames (headers too) while the receiver counts payload, so
+  // the bucket empties a few percent early; and a bucket still draining from an earlier transfer is not full at all.
+  // The first 100 ms are skipped (TCP slow start is slow for reasons of its own). A flow that got past the whole
+  // burst (plus what the bucket refilled meanwhile) still running fast is past the knee too: the limit is not holding.
   const limit = input.limitBps ?? 0;
   const perMs = limit / 8 / 1000;
-  const forward = (i: number) => bps(samples[i + 1]!.bytes - samples[i]!.bytes, samples[i + 1]!.tMs - samples[i]!.tMs);
-  const kneeIndex = samples.findIndex((s, i) => i + 1 < samples.length && s.bytes >= 0.8 * input.burstBytes! && forward(i) <= limit * 1.5);
+  const rateBetween = (a: ByteSample, b: ByteSample) => bps(b.bytes - a.bytes, b.tMs - a.tMs);
+  const kneeIndex = samples.findIndex((s, i) => s.tMs >= 100 && i + 1 < samples.length && rateBetween(s, samples[i + 1]!) <= limit * 1.5 && rateBetween(s, last) <= limit * 1.5);
   const knee = kneeIndex >= 0 ? samples[kneeIndex] : samples.find((s) => s.bytes > input.burstBytes! + perMs * s.tMs);
   if (!knee) return { ...overall, pastBurst: false };
   const w = windowFrom(knee.tMs + settle);
