@@ -1,5 +1,6 @@
 /** CNI CHECK for this pod and STATUS for the networks, on demand; each plugin exec also lands in the trace below. */
-import { useMutation } from '@tanstack/react-query';
+import { useMutation, useQueryClient } from '@tanstack/react-query';
+import { podKeys } from '../../api/queries';
 import type { CniCheckReport, CniStatusReport, CniVerbOutcome } from '../../../../../../shared/domain/measure';
 import type { SandboxStatus } from '../../../../../../shared/domain/sandbox';
 import { useClient } from '../../../../lib/connection-context';
@@ -29,7 +30,12 @@ export function CniCheckPanel({ s }: { s: SandboxStatus }) {
   const client = useClient();
   const endpointId = useEndpointId();
   const caps = useEndpointCapabilities();
-  const check = useMutation({ mutationFn: (): Promise<CniCheckReport> => client.call('sandbox.cniCheck', { endpointId, id: s.id }) });
+  const qc = useQueryClient();
+  const check = useMutation({
+    mutationFn: (): Promise<CniCheckReport> => client.call('sandbox.cniCheck', { endpointId, id: s.id }),
+    // the CHECK execs are now in the pod's trace: show them without waiting for an event
+    onSettled: () => qc.invalidateQueries({ queryKey: podKeys.detail(endpointId, s.id) }),
+  });
   const status = useMutation({ mutationFn: (): Promise<CniStatusReport> => client.call('network.cniStatus', { endpointId }) });
   if (!caps.pluginTrace) return null;
   const ready = s.state === 'SANDBOX_READY' && !s.hostNetwork && !s.netnsClosed;

@@ -59,3 +59,20 @@ describe('Bandwidth tab: measured throughput', () => {
     expect(screen.getByTestId('bw-live-answer').textContent).toContain('not ready');
   });
 });
+
+describe('CNI trace tab: CHECK on demand', () => {
+  it('runs CHECK, shows per-network outcomes with the time, the CHECK execs are in the trace of the pod; a failing plugin is shown as failed', async () => {
+    const r = await open();
+    act(() => useNavigation.setState({ detailTab: 'trace' }));
+    await r.user.click(await screen.findByTestId('cni-check-run'));
+    const result = await screen.findByTestId('cni-check-result');
+    expect(result.dataset.ok).toBe('true');
+    expect(result.textContent).toMatch(/CHECK at \d\d:\d\d:\d\d/);
+    expect((await r.engine.status(r.id)).trace.filter((t) => t.plugin?.verb === 'CHECK').length).toBeGreaterThan(0);
+    const net = r.fakes.cni.networks.find((n) => n.ifName === 'eth0')!;
+    r.fakes.cni.failures.push({ verb: 'CHECK', network: net.name, index: 0, message: 'Expected IP 10.88.0.2 not found' });
+    await r.user.click(screen.getByTestId('cni-check-run'));
+    await waitFor(() => expect(screen.getByTestId('cni-check-result').dataset.ok).toBe('false'));
+    expect(screen.getByTestId('cni-check-result').textContent).toContain('Expected IP 10.88.0.2 not found');
+  });
+});
