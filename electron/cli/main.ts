@@ -12,6 +12,8 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   pods: () => import('./commands/pods'),
   inspectp: () => import('./commands/inspectp'),
   probe: () => import('./commands/probe'),
+  throughput: () => import('./commands/throughput'),
+  cnicheck: () => import('./commands/cnicheck'),
   serve: () => import('./commands/serve'),
   cri: () => import('./commands/cri'),
   pull: () => import('./commands/pull'),
@@ -35,6 +37,8 @@ Commands:
   images          list images (-q, -o json); images load FILE loads an OCI layout or docker save archive
   rmi IMAGE...    remove images
   inspecti IMAGE  show an image (config, layers) as JSON
+  throughput ID   measure the pod's bandwidth limits with bulk TCP each way (past the tbf burst)
+  cnicheck ID     run CNI CHECK for the pod (and STATUS for the networks), recorded in its trace
   serve           browser mode: the Podscope UI on 127.0.0.1
   cri             serve the CRI runtime.v1 API on a unix socket
 

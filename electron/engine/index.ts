@@ -10,6 +10,8 @@ import type { ImageStore } from './images/types';
 import { LinuxNetnsManager } from './netns/linux-netns';
 import { LinuxLiveReader } from './netns/live-reader';
 import { LinuxProbeNet } from './probe/linux-probe-net';
+import { ProcessThroughputMeter } from './throughput/process-meter';
+import { LinuxTopologyReader } from './topology/reader';
 import { DEFAULT_ENGINE_OPTIONS, type Engine, type EngineOptions } from './options';
 import { NodeProcessRunner, type ProcessRunner } from './os/exec';
 import { buildPauseSpec } from './runtime/oci-spec';
@@ -54,6 +56,8 @@ export async function createEngine(partial: Partial<EngineOptions> = {}, extras:
       liveReader: new LinuxLiveReader(runner),
       probeNet: new LinuxProbeNet(runner),
       images,
+      throughputMeter: new ProcessThroughputMeter(),
+      topologyReader: new LinuxTopologyReader(runner),
       buildPauseSpec,
       engineOomScoreAdj: await readEngineOomScoreAdj(),
       cleanupTimeoutMs: 60_000,

@@ -11,6 +11,7 @@ import { CHANNELS, isChannelName, type ChannelName, type ParsedRequestOf } from 
 import type { PushedEvent } from '../../shared/ipc/events';
 import type { Reply } from '../../shared/ipc/wire';
 import type { Engine } from '../engine/options';
+import type { SandboxApi } from '../../shared/domain/sandbox';
 import type { SenderInfo, SenderPolicy } from './sender';
 
 export interface RouterOptions {
@@ -28,11 +29,20 @@ export interface Router {
   dispose(): void;
 }
 
+type MeasurementVerb = 'throughput' | 'topology' | 'networkTopology' | 'cniCheck' | 'cniStatus';
 type Handlers = { [C in ChannelName]: (req: ParsedRequestOf<C>) => Promise<unknown> };
 
 export function createRouter(opts: RouterOptions): Router {
   const endpoints = opts.endpoints;
   const api = (id: string) => endpoints.api(id);
+
+  /** The measurements exist only where the engine runs in process; a CRI endpoint has no way to ask for them. */
+  const measurement = <K extends MeasurementVerb>(endpointId: string, verb: K): NonNullable<SandboxApi[K]> => {
+    const target = api(endpointId);
+    const fn = target[verb];
+    if (!fn) throw new PodscopeError('FailedPrecondition', `endpoint ${JSON.stringify(endpointId)} cannot run ${verb}: measurements need Podscope's own engine (the "local" endpoint)`);
+    return fn.bind(target) as NonNullable<SandboxApi[K]>;
+  };
 
   // One line per channel: the handler only forwards to the service.
   const handlers: Handlers = {
@@ -48,6 +58,11 @@ export function createRouter(opts: RouterOptions): Router {
     'sandbox.live': (r) => api(r.endpointId).live(r.id),
     'sandbox.probe': (r) => api(r.endpointId).probe(r.id),
     'sandbox.lastProbe': (r) => api(r.endpointId).lastProbe(r.id),
+    'sandbox.throughput': (r) => measurement(r.endpointId, 'throughput')(r.id, r.durationMs === undefined ? {} : { durationMs: r.durationMs }),
+    'sandbox.topology': (r) => measurement(r.endpointId, 'topology')(r.id),
+    'network.topology': (r) => measurement(r.endpointId, 'networkTopology')(r.network),
+    'sandbox.cniCheck': (r) => measurement(r.endpointId, 'cniCheck')(r.id),
+    'network.cniStatus': (r) => measurement(r.endpointId, 'cniStatus')(),
     'endpoints.list': () => endpoints.list(),
     'endpoints.add': async (r) => {
       const view = await endpoints.add(r);

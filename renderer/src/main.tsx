@@ -9,6 +9,7 @@ import { applyTheme, useTheme } from './lib/theme';
 import './styles/theme.css';
 import './styles/layout.css';
 import './styles/components.css';
+import './styles/measure.css';
 
 // before the first paint, so a dark choice never flashes light
 applyTheme(useTheme.getState().choice);

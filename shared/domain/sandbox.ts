@@ -7,6 +7,8 @@ import type { BandwidthAnalysis } from './bandwidth';
 import type { CniConfigView, CniResult, CniRoute, CniDns, InterfaceConfig } from './cni';
 import type { LiveNetworkView } from './live';
 import type { HostPortConflict, PendingHostPortConflict, ProbeReport } from './probe';
+import type { CniCheckReport, CniStatusReport, ThroughputOptions, ThroughputProgress, ThroughputReport } from './measure';
+import type { NetworkTopology, PodTopology } from './topology';
 
 /** CRI state. */
 export type SandboxState = 'SANDBOX_READY' | 'SANDBOX_NOTREADY';
@@ -34,8 +36,8 @@ export interface PluginCall {
   timedOut?: boolean;
 }
 
-/** watch: what the engine noticed on its own (the pause process exiting) */
-export type TracePhase = 'run' | 'stop' | 'remove' | 'cleanup' | 'recover' | 'watch';
+/** watch: what the engine noticed on its own (the pause process exiting); check: CNI CHECK on demand */
+export type TracePhase = 'run' | 'stop' | 'remove' | 'cleanup' | 'recover' | 'watch' | 'check';
 
 export interface TraceEntry {
   seq: number;
@@ -250,7 +252,9 @@ export type SandboxEvent =
   | { type: 'sandbox.changed'; id: string; summary: SandboxSummary }
   | { type: 'sandbox.removed'; id: string }
   | { type: 'sandbox.progress'; id: string; requestId?: string; entry: TraceEntry }
-  | { type: 'cni.config'; config: CniConfigView };
+  | { type: 'cni.config'; config: CniConfigView }
+  /** a throughput measurement in flight (receiver's byte count so far) */
+  | { type: 'sandbox.measureProgress'; id: string; progress: ThroughputProgress };
 
 /**
  * The one API every front door exposes. The engine implements it; IPC, WebSocket and the CRI server adapt to it;
@@ -276,6 +280,17 @@ export interface SandboxApi {
   probe(id: string): Promise<ProbeReport>;
   /** the last probe report of this sandbox (on demand or on ready), or null */
   lastProbe(id: string): Promise<ProbeReport | null>;
+  /* Measurements (issue 10). Optional: a CRI endpoint cannot run them; the router says so. */
+  /** bulk TCP each way through the pod's veth, against the tbf read from the kernel */
+  throughput?(id: string, opts?: ThroughputOptions): Promise<ThroughputReport>;
+  /** the pod's wiring (netns interfaces → veth → bridge → host) read from the kernel now */
+  topology?(id: string): Promise<PodTopology>;
+  /** every pod on one CNI network and its bridge, read from the kernel now */
+  networkTopology?(network: string): Promise<NetworkTopology>;
+  /** CNI CHECK of the pod's attachments with the cached result, recorded in its trace */
+  cniCheck?(id: string): Promise<CniCheckReport>;
+  /** CNI STATUS of every loaded network (1.1.0 lists; older ones are reported as not supporting it) */
+  cniStatus?(): Promise<CniStatusReport>;
 }
 
 export const toCriState = (s: InternalState): SandboxState => (s === 'Ready' ? 'SANDBOX_READY' : 'SANDBOX_NOTREADY');

@@ -10,6 +10,8 @@ import { LOCAL_ENDPOINT_ID, type EndpointView } from '../domain/endpoints';
 import type { CniConfigView } from '../domain/cni';
 import type { LiveNetworkView } from '../domain/live';
 import type { ProbeReport } from '../domain/probe';
+import type { CniCheckReport, CniStatusReport, ThroughputReport } from '../domain/measure';
+import type { NetworkTopology, PodTopology } from '../domain/topology';
 import type {
   ConfigPreview,
   EngineInfo,
@@ -64,6 +66,18 @@ export const CHANNELS = {
   'sandbox.probe': channel<ProbeReport>()(onSandbox),
   /** the last probe report (on demand or right after ready), null when never probed */
   'sandbox.lastProbe': channel<ProbeReport | null>()(onSandbox),
+  /** bulk TCP each way through the pod's veth (bounded per direction), measured against the tbf the kernel has */
+  'sandbox.throughput': channel<ThroughputReport>()(
+    z.strictObject({ endpointId, id: sandboxId, durationMs: z.number().int().min(500).max(20_000).optional() }),
+  ),
+  /** the pod's wiring read from the kernel now */
+  'sandbox.topology': channel<PodTopology>()(onSandbox),
+  /** every ready pod on one CNI network, its bridge and the host, read from the kernel now */
+  'network.topology': channel<NetworkTopology>()(z.strictObject({ endpointId, network: z.string().min(1).max(200) })),
+  /** CNI CHECK of the pod's attachments with the cached result; recorded in the pod's trace */
+  'sandbox.cniCheck': channel<CniCheckReport>()(onSandbox),
+  /** CNI STATUS of every loaded network */
+  'network.cniStatus': channel<CniStatusReport>()(onEndpoint),
   'endpoints.list': channel<EndpointView[]>()(z.strictObject({})),
   'endpoints.add': channel<EndpointView>()(
     z.strictObject({

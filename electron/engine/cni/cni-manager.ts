@@ -8,13 +8,14 @@ import { resolvePluginBinary } from './plugin-path';
 import type { NetworkAttachment, PluginRuntimeConfigPreview } from '../../../shared/domain/sandbox';
 import { PodscopeError } from '../../../shared/domain/errors';
 import { NodeProcessRunner, type ProcessRunner } from '../os/exec';
-import type { CniHooks, CniManager, CniNamespaceOptions, CniRemoveScope, CniSetupResult, PendingPluginDel } from './types';
+import type { CniHooks, CniManager, CniNamespaceOptions, CniRemoveScope, CniSetupResult, CniVerbOutcome, PendingPluginDel } from './types';
 import { cniError, NOT_INITIALIZED } from './cni-error';
 import { loadNetworks, siblingPlugins, type LoadedNetwork } from './conf-dir';
 import { confListFromBytes, type NetworkConfList } from './conf-list';
 import { createResult } from './create-result';
-import { addNetworkList, delNetworkList, isIgnorableDelError, statusNetworkList, type Attachment } from './network-ops';
-import type { ExecContext } from './plugin-exec';
+import { addNetworkList, checkNetworkList, delNetworkList, isIgnorableDelError, statusNetworkList, type Attachment } from './network-ops';
+import { CURRENT_SPEC_VERSION, specAtLeast } from './spec-version';
+import { execPlugin, type ExecContext } from './plugin-exec';
 import { runtimeConfigFor } from './plugin-stdin';
 import { ResultCache } from './result-cache';
 
@@ -99,6 +100,61 @@ class LibcniManager implements CniManager {
     }
     const ctx = this.execContext(hooks);
     for (const net of networks) await statusNetworkList(ctx, net);
+  }
+
+  async check(containerId: string, netnsPath: string, opts: CniNamespaceOptions, hooks?: CniHooks): Promise<CniVerbOutcome[]> {
+    const networks = this.readyNetworks();
+    const ctx = this.execContext(hooks);
+    const att: Attachment = { containerId, netns: netnsPath, opts };
+    const out: CniVerbOutcome[] = [];
+    for (const net of networks) {
+      const base = { network: net.list.name, ifName: net.ifName, cniVersion: net.list.cniVersion };
+      try {
+        const r = await checkNetworkList(ctx, this.cache, net, att);
+        out.push({ ...base, outcome: r, message: r === 'disabled' ? 'disableCheck is set in the conflist: CHECK skipped' : 'every plugin passed CHECK' });
+      } catch (e) {
+        const notSupported = e instanceof PodscopeError && (e.details as Record<string, unknown> | undefined)?.notSupported === true;
+        out.push({ ...base, outcome: notSupported ? 'notSupported' : 'failed', message: (e as Error).message, ...(notSupported ? {} : { error: e }) });
+      }
+    }
+    return out;
+  }
+
+  async statusEach(hooks?: CniHooks): Promise<CniVerbOutcome[]> {
+    const networks = this.readyNetworks();
+    const ctx = this.execContext(hooks);
+    const out: CniVerbOutcome[] = [];
+    for (const net of networks) {
+      const base = { network: net.list.name, ifName: net.ifName, cniVersion: net.list.cniVersion };
+      if (!specAtLeast(net.list.cniVersion, '1.1.0')) {
+        out.push({ ...base, outcome: 'notSupported', message: `STATUS is not supported by version ${net.list.cniVersion} (it exists from 1.1.0)` });
+        continue;
+      }
+      try {
+        await statusNetworkList(ctx, net);
+        out.push({ ...base, outcome: 'passed', message: 'every plugin reported ready' });
+      } catch (e) {
+        // a plugin built before spec 1.1.0 fails STATUS ("missing containerID"): ask it which versions it speaks,
+        // so "this plugin has no STATUS" is told apart from "this plugin says the network is not ready"
+        const type = e instanceof PodscopeError ? (e.details as { plugin?: string } | undefined)?.plugin : undefined;
+        const supported = type ? await this.supportedVersions(ctx, net.list.name, type) : undefined;
+        if (supported && !supported.includes(net.list.cniVersion)) {
+          out.push({ ...base, outcome: 'notSupported', message: `plugin ${type} supports spec versions ${supported.join(', ')}: it has no STATUS for this ${net.list.cniVersion} list (libcni, and so containerd, would report the network not ready: ${(e as Error).message})` });
+        } else {
+          out.push({ ...base, outcome: 'failed', message: (e as Error).message, error: e });
+        }
+      }
+    }
+    return out;
+  }
+
+  /** CNI VERSION of one plugin (recorded like every exec); undefined when it cannot say. */
+  private async supportedVersions(ctx: ExecContext, network: string, type: string): Promise<string[] | undefined> {
+    const env = { CNI_COMMAND: 'VERSION', CNI_PATH: ctx.binDirs.join(':') };
+    return execPlugin(ctx, { network, ifName: '', verb: 'VERSION', index: 0, type, stdin: JSON.stringify({ cniVersion: CURRENT_SPEC_VERSION }), cniEnv: env }, (stdout) => {
+      const doc = JSON.parse(stdout) as { supportedVersions?: unknown };
+      return Array.isArray(doc.supportedVersions) ? doc.supportedVersions.map(String) : undefined;
+    }).catch(() => undefined);
   }
 
   async setup(containerId: string, netnsPath: string, opts: CniNamespaceOptions, hooks?: CniHooks): Promise<CniSetupResult> {

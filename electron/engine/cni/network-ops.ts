@@ -188,3 +188,29 @@ export async function statusNetworkList(ctx: ExecContext, net: LoadedNetwork): P
     await execPlugin(ctx, { network: list.name, source: net.source, ifName: '', verb: 'STATUS', index, type: plugin.type, stdin, cniEnv: env }, () => undefined);
   }
 }
+
+/**
+ * libcni CheckNetworkList: lists older than 0.4.0 have no CHECK (libcni refuses with this very message); a list
+ * with disableCheck skips it; otherwise every plugin runs in order with the cached final ADD result as prevResult
+ * (not chained: CHECK prints nothing) and the same env, CNI_ARGS and runtimeConfig as ADD.
+ */
+export async function checkNetworkList(ctx: ExecContext, cache: ResultCache, net: LoadedNetwork, att: Attachment): Promise<'passed' | 'disabled'> {
+  const { list, ifName } = net;
+  if (!specAtLeast(list.cniVersion, '0.4.0')) {
+    throw cniError(`configuration version ${JSON.stringify(list.cniVersion)} does not support the CHECK command`, { network: list.name, ifName, verb: 'CHECK', notSupported: true });
+  }
+  if (list.disableCheck) return 'disabled';
+  const detail: Record<string, unknown> = {};
+  await timed(ctx, 'CHECK', net, detail, async () => {
+    checkIdentifiers(net, att.containerId, 'CHECK');
+    const { prev, source, reason } = await cachedPrevResult(cache, net, att.containerId);
+    Object.assign(detail, { prevResult: source, ...(reason ? { cacheProblem: reason } : {}) });
+    const env = cniEnv({ verb: 'CHECK', containerId: att.containerId, netns: att.netns, ifName, args: att.opts.args, binDirs: ctx.binDirs });
+    for (const [index, plugin] of list.plugins.entries()) {
+      const stdin = buildPluginStdin({ networkName: list.name, cniVersion: list.cniVersion, plugin, prevResult: prev, capabilityArgs: att.opts.capabilities });
+      const pluginName = typeof plugin.raw.name === 'string' ? plugin.raw.name : undefined;
+      await execPlugin(ctx, { network: list.name, ifName, verb: 'CHECK', index, type: plugin.type, pluginName, stdin, cniEnv: env }, () => undefined);
+    }
+  });
+  return 'passed';
+}

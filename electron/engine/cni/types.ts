@@ -59,6 +59,16 @@ export interface CniSetupResult {
   dns: CniDns[];
 }
 
+/** One network's outcome of CHECK or STATUS; a verb the list's version lacks is `notSupported`, not a failure. */
+export interface CniVerbOutcome {
+  network: string;
+  ifName: string;
+  cniVersion: string;
+  outcome: 'passed' | 'failed' | 'notSupported' | 'disabled';
+  message: string;
+  error?: unknown;
+}
+
 export interface CniManager {
   /** (Re)loads lo + the conf dir; never throws: problems land in the view's errors/ready. */
   load(): Promise<CniConfigView>;
@@ -75,6 +85,10 @@ export interface CniManager {
    * as one CniError whose details.pending lists each plugin left (PendingPluginDel[]).
    */
   remove(containerId: string, netnsPath: string, opts: CniNamespaceOptions, hooks?: CniHooks, scope?: CniRemoveScope): Promise<void>;
+  /** CHECK of every loaded network for this container (libcni CheckNetworkList each); per-network outcomes. */
+  check?(containerId: string, netnsPath: string, opts: CniNamespaceOptions, hooks?: CniHooks): Promise<CniVerbOutcome[]>;
+  /** STATUS of every loaded network, each reported separately (status() stops at the first failure). */
+  statusEach?(hooks?: CniHooks): Promise<CniVerbOutcome[]>;
   /** What runtimeConfig each plugin would receive for these options (no exec). */
   preview(opts: CniNamespaceOptions): PluginRuntimeConfigPreview[];
   /** Paths of cache files that exist for this container (for leak checks and inspection). */

@@ -12,6 +12,8 @@ import type { KeyedMutex } from './keyed-mutex';
 import type { NameRegistrar } from './name-registrar';
 import type { SandboxStore } from './store';
 import type { EngineOwner } from './ownership';
+import type { ThroughputMeter } from '../throughput/types';
+import type { TopologyReader } from '../topology/reader';
 
 
 /** Per-sandbox host files (hostname, hosts, resolv.conf) and the /dev/shm tmpfs. */
@@ -33,6 +35,10 @@ export interface EngineContext {
   liveReader: LiveReader;
   /** images for containers (prepareRootfs) and the CRI ImageService */
   images: ImageStore;
+  /** bulk transfers through the pod's veth (absent: throughput is not available here) */
+  throughputMeter?: ThroughputMeter;
+  /** `ip -j`/`bridge -j` reads of the host and a netns (absent: topology is not available here) */
+  topologyReader?: TopologyReader;
   /** throws InvalidArgument for configs runc would refuse */
   buildPauseSpec(input: PauseSpecInput): unknown;
   /** the engine's own oom_score_adj: the pause container is never given a lower one (docs/semantics.md#machine-limits) */

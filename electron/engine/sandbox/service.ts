@@ -11,6 +11,7 @@ import { PodscopeError, serializeError } from '../../../shared/domain/errors';
 import type { ConfigPreview, EngineInfo, RemoveOptions, RunSandboxRequest, RuntimeCondition, SandboxEvent, SandboxFilter, SandboxStatus, SandboxSummary } from '../../../shared/domain/sandbox';
 import { noImageStore } from '../images/none';
 import type { ImageStore } from '../images/types';
+import { resolveIdPrefix } from './id-index';
 import type { Engine, EngineOptions, SandboxEventListener } from '../options';
 import { buildCniOptions } from './cni-options';
 import { conflistSuffix } from '../cni/cni-error';
@@ -24,6 +25,11 @@ import { RunPodSandboxConfigSchema } from '../../../shared/domain/config-checks'
 import { isProcessAlive, listSandboxes, refreshLiveness, sandboxStatus } from './status';
 import { liveNetwork } from './live';
 import type { LiveNetworkView } from '../../../shared/domain/live';
+import type { CniCheckReport, CniStatusReport, ThroughputOptions, ThroughputReport } from '../../../shared/domain/measure';
+import type { NetworkTopology, PodTopology } from '../../../shared/domain/topology';
+import { measureThroughput } from '../throughput/measure';
+import { networkTopology, podTopology } from '../topology/read';
+import { cniCheck, cniStatus } from './cni-verbs';
 import { every, watchConfDir, type Stoppable } from './watchers';
 import { stopSandbox } from './stop';
 import { notFoundError, SandboxStore } from './store';
@@ -283,6 +289,38 @@ export class SandboxEngine implements Engine {
 
   live(id: string): Promise<LiveNetworkView> {
     return liveNetwork(this.ctx, id);
+  }
+
+  /** One measurement per sandbox at a time: two transfers through one veth would halve each other. */
+  private readonly measuring = new Set<string>();
+
+  async throughput(id: string, opts: ThroughputOptions = {}, signal?: AbortSignal): Promise<ThroughputReport> {
+    const meter = this.ctx.throughputMeter;
+    if (!meter) throw new PodscopeError('FailedPrecondition', 'this engine has no throughput meter');
+    const key = resolveIdPrefix(this.ctx.store.ids(), id) ?? id;
+    if (this.measuring.has(key)) throw new PodscopeError('FailedPrecondition', `a throughput measurement of sandbox ${key} is already running`);
+    this.measuring.add(key);
+    try {
+      return await measureThroughput({ ctx: this.ctx, meter, signal, onProgress: (progress) => this.emit({ type: 'sandbox.measureProgress', id: key, progress }) }, id, opts);
+    } finally {
+      this.measuring.delete(key);
+    }
+  }
+
+  topology(id: string): Promise<PodTopology> {
+    return podTopology(this.ctx, id);
+  }
+
+  networkTopology(network: string): Promise<NetworkTopology> {
+    return networkTopology(this.ctx, network);
+  }
+
+  cniCheck(id: string): Promise<CniCheckReport> {
+    return cniCheck(this.ctx, id);
+  }
+
+  cniStatus(): Promise<CniStatusReport> {
+    return cniStatus(this.ctx);
   }
 
   async info(): Promise<EngineInfo> {

@@ -7,13 +7,14 @@ import { createHash } from 'node:crypto';
 import path from 'node:path';
 import type { CniConfigView, CniResult } from '../../../shared/domain/cni';
 import type { CniVerb, NetworkAttachment, PluginCall, PluginRuntimeConfigPreview } from '../../../shared/domain/sandbox';
-import type { CniCallRecord, CniHooks, CniManager, CniNamespaceOptions, CniRemoveScope, CniSetupResult, PendingPluginDel } from '../cni/types';
+import type { CniCallRecord, CniHooks, CniManager, CniNamespaceOptions, CniRemoveScope, CniSetupResult, CniVerbOutcome, PendingPluginDel } from '../cni/types';
 import { describePendingDels } from '../cni/cni-manager';
 import { cniError, NOT_INITIALIZED } from '../cni/cni-error';
 import { pluginConfFromObject, type PluginConf } from '../cni/conf-list';
 import { createResult } from '../cni/create-result';
 import { cniEnv } from '../cni/plugin-env';
 import { buildPluginStdin, runtimeConfigFor } from '../cni/plugin-stdin';
+import { specAtLeast } from '../cni/spec-version';
 
 export interface FakeNetwork {
   name: string;
@@ -24,7 +25,7 @@ export interface FakeNetwork {
 }
 
 export interface FakeFailure {
-  verb: Extract<CniVerb, 'ADD' | 'DEL' | 'STATUS'>;
+  verb: Extract<CniVerb, 'ADD' | 'DEL' | 'STATUS' | 'CHECK'>;
   network: string;
   /** position of the failing plugin in its list */
   index: number;
@@ -37,7 +38,7 @@ export interface FakeFailure {
 }
 
 export interface FakeCniCall {
-  op: 'load' | 'status' | 'setup' | 'remove';
+  op: 'load' | 'status' | 'setup' | 'remove' | 'check';
   containerId?: string;
   netnsPath?: string;
   opts?: CniNamespaceOptions;
@@ -203,6 +204,28 @@ export class FakeCniManager implements CniManager {
     if (pending.length) throw cniError(describePendingDels(pending), { pending });
   }
 
+  /** CHECK as the real manager: < 0.4.0 not supported, disableCheck skipped, else every plugin with the cached result */
+  async check(containerId: string, netnsPath: string, opts: CniNamespaceOptions, hooks?: CniHooks): Promise<CniVerbOutcome[]> {
+    this.calls.push({ op: 'check', containerId, netnsPath, opts });
+    this.checkReady();
+    const out: CniVerbOutcome[] = [];
+    for (const net of this.networks) {
+      const base = { network: net.name, ifName: net.ifName, cniVersion: net.cniVersion };
+      if (!specAtLeast(net.cniVersion, '0.4.0')) {
+        out.push({ ...base, outcome: 'notSupported', message: `configuration version ${JSON.stringify(net.cniVersion)} does not support the CHECK command` });
+        continue;
+      }
+      try {
+        const cached = this.cache.get(this.cacheFile(net, containerId))?.result;
+        this.network(hooks, 'CHECK', net, () => net.plugins.forEach((raw, index) => this.exec(hooks, 'CHECK', net, index, pluginConfFromObject(raw), containerId, netnsPath, opts, cached)));
+        out.push({ ...base, outcome: 'passed', message: 'every plugin passed CHECK' });
+      } catch (e) {
+        out.push({ ...base, outcome: 'failed', message: (e as Error).message, error: e });
+      }
+    }
+    return out;
+  }
+
   preview(opts: CniNamespaceOptions): PluginRuntimeConfigPreview[] {
     return this.networks.flatMap((net) =>
       net.plugins.map((raw, index) => {
@@ -246,7 +269,7 @@ export class FakeCniManager implements CniManager {
     const failure = f?.missingBinary ? `failed to find plugin "${plugin.type}" in path [${BIN_DIR}]` : f ? (f.message ?? `fake ${verb} failure at ${net.name}[${index}]`) : undefined;
     const call: PluginCall = { network: net.name, ifName: env.CNI_IFNAME!, type: plugin.type, verb, index, ...(f?.missingBinary ? {} : { binary: path.join(BIN_DIR, plugin.type) }), env, stdin, stdout: failure && !f?.missingBinary ? JSON.stringify({ code: 999, msg: failure }) : '', stderr: '', exitCode: failure ? (f?.missingBinary ? null : 1) : 0, timedOut: false };
     this.pluginCalls.push(call);
-    const error = failure ? cniError(`plugin type="${plugin.type}" failed (${verb === 'ADD' ? 'add' : verb === 'DEL' ? 'delete' : 'status'}): ${failure}`, { network: net.name, ...(net.ifName === 'lo' ? {} : { conflist: `${this.confDir}/10-${net.name}.conflist` }), ifName: net.ifName, plugin: plugin.type, verb, index, cniCode: 999, cniMsg: failure }) : undefined;
+    const error = failure ? cniError(`plugin type="${plugin.type}" failed (${verb === 'ADD' ? 'add' : verb === 'DEL' ? 'delete' : verb.toLowerCase()}): ${failure}`, { network: net.name, ...(net.ifName === 'lo' ? {} : { conflist: `${this.confDir}/10-${net.name}.conflist` }), ifName: net.ifName, plugin: plugin.type, verb, index, cniCode: 999, cniMsg: failure }) : undefined;
     emit(hooks, { step: 'cni.plugin', label: `${verb} ${plugin.type} (${net.name}/${net.ifName})`, startedAt: new Date().toISOString(), durationMs: 0, ok: !error, ...(error ? { error } : {}), plugin: call });
     if (error) throw error;
   }

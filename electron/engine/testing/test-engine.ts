@@ -22,6 +22,7 @@ import { FakeLiveReader } from './fake-live';
 import { FakeNetnsManager } from './fake-netns';
 import { FakeProbeNet, type FakeProbeWorld } from './fake-probe-net';
 import { FakePauseRuntime } from './fake-runtime';
+import { FakeThroughputMeter } from './fake-throughput';
 
 export interface TestEngineOptions {
   /** engine options over the temp-dir defaults (dirs you pass are used as given) */
@@ -46,6 +47,8 @@ export interface TestEngine {
   /** the reachability probe's simulated network (listeners, black holes, agents left open) */
   probe: FakeProbeNet;
   images: FakeImageStore;
+  /** replays byte curves for throughput(); set `curves` per direction */
+  throughput: FakeThroughputMeter;
   /** every event the engine emitted since it was built */
   events: SandboxEvent[];
   recovery: RecoveryReport;
@@ -73,8 +76,13 @@ export async function createTestEngine(opts: TestEngineOptions = {}): Promise<Te
   const images = new FakeImageStore();
   const live = new FakeLiveReader((netnsPath, hostDevices) => fakeKernelView(cni, netnsPath, hostDevices));
   const probe = new FakeProbeNet(() => fakeProbeWorld(cni));
+  // default: 8 Gbit/s line speed through containerd's 512 MiB burst, then 10 Mbit/s
+  const throughput = new FakeThroughputMeter({
+    ingress: { lineBytesPerMs: 1e6, burstBytes: 536_870_911, shapedBytesPerMs: 1250 },
+    egress: { lineBytesPerMs: 1e6, burstBytes: 536_870_911, shapedBytesPerMs: 1250 },
+  });
   const deps: EngineDeps = {
-    options, netns, cni, runtime, files, liveReader: live, probeNet: probe, images: opts.imageStore ?? images, buildPauseSpec, engineOomScoreAdj: 0, cleanupTimeoutMs: 5000,
+    options, netns, cni, runtime, files, liveReader: live, probeNet: probe, images: opts.imageStore ?? images, throughputMeter: throughput, buildPauseSpec, engineOomScoreAdj: 0, cleanupTimeoutMs: 5000,
     processAlive: (pid) => runtime.processAlive(pid),
     problems: opts.problems,
   };
@@ -91,7 +99,7 @@ export async function createTestEngine(opts: TestEngineOptions = {}): Promise<Te
   }
   let closed = false;
   return {
-    engine, netns, cni, runtime, files, live, probe, images, events, recovery, dir,
+    engine, netns, cni, runtime, files, live, probe, images, throughput, events, recovery, dir,
     async close() {
       if (closed) return;
       closed = true;

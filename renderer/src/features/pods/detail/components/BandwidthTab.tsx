@@ -6,6 +6,7 @@ import { JsonView, parseMaybeJson } from '../../../../lib/ui/JsonView';
 import { Section } from '../../../../lib/ui/KeyValues';
 import { Pill } from '../../../../lib/ui/StatusPill';
 import { LiveBandwidth, type ReceivedBandwidth } from './LiveBandwidth';
+import { ThroughputPanel } from './ThroughputPanel';
 
 function bandwidthStdin(trace: TraceEntry[]): unknown {
   const call = trace.find((t) => t.plugin?.type === 'bandwidth' && t.plugin.verb === 'ADD');
@@ -48,7 +49,13 @@ function receivedRates(received: unknown, traced: boolean): ReceivedBandwidth | 
 export function BandwidthTab({ s, traced = true, runtime }: { s: SandboxStatus; traced?: boolean; runtime?: string }) {
   const a = s.bandwidthAnalysis;
   const received = bandwidthStdin(s.trace);
-  const live = <LiveBandwidth id={s.id} analysis={a} received={receivedRates(received, traced)} />;
+  const ready = s.state === 'SANDBOX_READY' && !s.netnsClosed;
+  const live = (
+    <>
+      <LiveBandwidth id={s.id} analysis={a} received={receivedRates(received, traced)} ready={ready} />
+      {traced && <ThroughputPanel s={s} />}
+    </>
+  );
   if (!a.ingress && !a.egress) {
     return (
       <div className="stack">

@@ -20,14 +20,17 @@ const VERDICT: Record<BandwidthVerdict, { icon: string; label: string; tone: 'ok
 
 const ROLE: Record<string, string> = { 'host-veth': 'host end of the pod veth', ifb: 'ifb (egress redirect)' };
 
-function summary(checks: LiveBandwidthCheck[]): { tone: 'ok' | 'bad' | 'warn' | 'muted'; text: string } {
+function summary(checks: LiveBandwidthCheck[], ready: boolean): { tone: 'ok' | 'bad' | 'warn' | 'muted'; text: string } {
+  // a stopped or NOTREADY pod gets no green network verdict, whatever its qdiscs still say
+  if (!ready) return { tone: 'muted', text: 'The pod is not ready: the qdiscs below are leftovers, not a verdict' };
   const verdicts = checks.map(bandwidthVerdict);
   const bad = verdicts.filter((v) => v === 'mismatch' || v === 'missing').length;
   const odd = verdicts.filter((v) => v === 'unexpected').length;
   const applied = verdicts.filter((v) => v === 'applied').length;
   if (bad) return { tone: 'bad', text: `No — ${bad} of ${checks.length} direction${checks.length > 1 ? 's are' : ' is'} not shaped as annotated` };
   if (odd) return { tone: 'warn', text: 'Shaped, but without an annotation asking for it' };
-  if (applied) return { tone: 'ok', text: applied === 1 ? 'Yes — the annotated rate is applied in the kernel' : 'Yes — every annotated rate is applied in the kernel' };
+  // this is a configuration read (tc's qdisc settings), not a measurement: the tbf burst can let whole flows through
+  if (applied) return { tone: 'ok', text: `${applied === 1 ? 'The annotated rate is' : 'Every annotated rate is'} configured in the kernel (tc settings read, not measured — measure below)` };
   return { tone: 'muted', text: 'Nothing to apply: no annotation, and the kernel shapes nothing' };
 }
 
@@ -79,7 +82,7 @@ function FlowRow({ c, analysis, received, qdiscs }: { c: LiveBandwidthCheck; ana
   );
 }
 
-export function LiveBandwidth({ id, analysis, received }: { id: string; analysis: BandwidthAnalysis; received?: ReceivedBandwidth }) {
+export function LiveBandwidth({ id, analysis, received, ready = true }: { id: string; analysis: BandwidthAnalysis; received?: ReceivedBandwidth; ready?: boolean }) {
   return (
     <LivePanel
       id={id}
@@ -89,7 +92,7 @@ export function LiveBandwidth({ id, analysis, received }: { id: string; analysis
       emphasis
     >
       {(view) => {
-        const s = summary(view.bandwidth);
+        const s = summary(view.bandwidth, ready);
         return (
           <div className="stack-s">
             <div className={`bwf-answer bwf-answer-${s.tone}`} data-testid="bw-live-answer">

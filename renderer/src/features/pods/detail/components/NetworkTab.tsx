@@ -6,6 +6,7 @@ import { EmptyState } from '../../../../lib/ui/EmptyState';
 import { Section } from '../../../../lib/ui/KeyValues';
 import { Pill } from '../../../../lib/ui/StatusPill';
 import { LiveNetwork } from './LiveNetwork';
+import { TopologyView } from './TopologyView';
 
 interface IfaceRow { network?: string; name: string; side: 'host' | 'sandbox'; mac?: string; mtu?: number; ips: string[]; gateways: string[] }
 
@@ -162,6 +163,7 @@ export function NetworkTab({ s }: { s: SandboxStatus }) {
         )}
       </Section>
 
+      <TopologyView s={s} />
       <LiveNetwork s={s} />
 
       <div className="cols">

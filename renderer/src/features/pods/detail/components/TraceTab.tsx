@@ -12,6 +12,7 @@ import { EmptyState, NotAvailable } from '../../../../lib/ui/EmptyState';
 import { ErrorView } from '../../../../lib/ui/ErrorView';
 import { JsonView, parseMaybeJson } from '../../../../lib/ui/JsonView';
 import { Pill } from '../../../../lib/ui/StatusPill';
+import { CniCheckPanel } from './CniCheckPanel';
 
 function PluginCallView({ t }: { t: TraceEntry }) {
   const p = t.plugin!;
@@ -68,6 +69,8 @@ export function TraceTab({ s, available, runtime }: { s: SandboxStatus; availabl
       return n;
     });
   return (
+    <div className="stack">
+    <CniCheckPanel s={s} />
     <ol className="timeline" data-testid="cni-trace">
       {calls.map((t) => {
         const p = t.plugin!;
@@ -93,6 +96,7 @@ export function TraceTab({ s, available, runtime }: { s: SandboxStatus; availabl
         );
       })}
     </ol>
+    </div>
   );
 }
 

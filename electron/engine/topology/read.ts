@@ -1,0 +1,36 @@
+/** The `topology` and `networkTopology` verbs: which sandboxes to read, then one kernel read for all of them. */
+import { PodscopeError } from '../../../shared/domain/errors';
+import type { NetworkTopology, PodTopology } from '../../../shared/domain/topology';
+import type { EngineContext } from '../sandbox/context';
+import type { SandboxRecord } from '../sandbox/record';
+import { readySandbox } from '../throughput/measure';
+import { buildTopology, type PodWiring } from './build';
+
+function wiring(rec: SandboxRecord & { netnsPath: string }): PodWiring {
+  return {
+    sandboxId: rec.id,
+    netnsPath: rec.netnsPath,
+    hostInterfaces: (rec.network?.networks ?? []).flatMap((n) => (n.result?.interfaces ?? []).filter((i) => !i.sandbox).map((i) => i.name)),
+  };
+}
+
+function reader(ctx: EngineContext) {
+  if (!ctx.topologyReader) throw new PodscopeError('FailedPrecondition', 'this engine has no topology reader');
+  return ctx.topologyReader;
+}
+
+export async function podTopology(ctx: EngineContext, idOrPrefix: string): Promise<PodTopology> {
+  const rec = readySandbox(ctx, idOrPrefix, 'draw');
+  const measuredAt = new Date().toISOString();
+  const raw = await reader(ctx).read([rec.netnsPath]);
+  return { id: rec.id, measuredAt, ...buildTopology(raw, [wiring(rec)]), errors: raw.errors };
+}
+
+export async function networkTopology(ctx: EngineContext, network: string): Promise<NetworkTopology> {
+  const recs = ctx.store.all().filter(
+    (r): r is SandboxRecord & { netnsPath: string } => r.state === 'Ready' && !!r.netnsPath && !r.netnsClosed && (r.network?.networks ?? []).some((n) => n.network === network),
+  );
+  const measuredAt = new Date().toISOString();
+  const raw = await reader(ctx).read(recs.map((r) => r.netnsPath));
+  return { network, measuredAt, sandboxes: recs.map((r) => ({ id: r.id, name: r.name })), ...buildTopology(raw, recs.map(wiring)), errors: raw.errors };
+}

@@ -1,0 +1,66 @@
+/**
+ * The pod's wiring as the kernel has it now, drawn in columns: pod netns interfaces → host veth peers (+ the ifb
+ * bandwidth redirects to) → bridge → host. Every node is a link to its row in the Network tab's tables.
+ */
+import { useQuery } from '@tanstack/react-query';
+import type { SandboxStatus } from '../../../../../../shared/domain/sandbox';
+import type { TopologyNode } from '../../../../../../shared/domain/topology';
+import { useClient } from '../../../../lib/connection-context';
+import { useEndpointCapabilities, useEndpointId } from '../../../../lib/endpoint';
+import { useNavigation } from '../../../../lib/navigation';
+import { ErrorView } from '../../../../lib/ui/ErrorView';
+import { TopologyDiagram } from '../../../../lib/ui/TopologyDiagram';
+
+/** Scrolls to the node's row in the Network tab (CNI result table first, then the live netns table) and marks it. */
+function showRow(n: TopologyNode, setTab: (t: 'network') => void) {
+  setTab('network');
+  window.setTimeout(() => {
+    const sel = [`[data-testid="interfaces"] tr[data-iface="${CSS.escape(n.name)}"]`, `[data-testid="live-interfaces"] tr[data-iface="${CSS.escape(n.name)}"]`];
+    const row = sel.map((s) => document.querySelector<HTMLElement>(s)).find(Boolean);
+    if (!row) return;
+    row.scrollIntoView({ block: 'center', behavior: 'smooth' });
+    row.classList.add('row-highlight');
+    window.setTimeout(() => row.classList.remove('row-highlight'), 2500);
+  }, 0);
+}
+
+export function TopologyView({ s }: { s: SandboxStatus }) {
+  const client = useClient();
+  const endpointId = useEndpointId();
+  const caps = useEndpointCapabilities();
+  const setTab = useNavigation((st) => st.setDetailTab);
+  const ready = s.state === 'SANDBOX_READY' && !s.hostNetwork && !s.netnsClosed;
+  const q = useQuery({
+    queryKey: ['ep', endpointId, 'topology', s.id],
+    queryFn: () => client.call('sandbox.topology', { endpointId, id: s.id }),
+    enabled: ready && caps.liveNetwork,
+    refetchInterval: false,
+  });
+  const t = q.data;
+  return (
+    <section className="live" data-testid="topology" aria-label="Topology">
+      <header className="live-head">
+        <span className="live-badge" aria-hidden>kernel</span>
+        <h3>How the pod is wired</h3>
+        <span className="toolbar-spacer" />
+        {t && <span className="live-when small muted" data-testid="topo-measured-at" title={t.measuredAt}>read from the kernel at <b className="mono">{new Date(t.measuredAt).toLocaleTimeString(undefined, { hour12: false })}</b></span>}
+        {ready && caps.liveNetwork && <button type="button" className="btn btn-small" onClick={() => void q.refetch()} disabled={q.isFetching}>{q.isFetching ? 'Reading…' : 'Refresh'}</button>}
+      </header>
+      <div className="live-sub small muted"><span className="mono">ip -j -d addr</span> in the netns and on the host, <span className="mono">bridge -j link</span>; the veth peer is matched by ifindex. Click a node for its row below.</div>
+      {!caps.liveNetwork ? (
+        <div className="live-note">Not available from this runtime: reading the kernel needs Podscope's own engine.</div>
+      ) : !ready ? (
+        <div className="live-note" data-testid="topo-not-ready">The pod is not ready: nothing is wired to draw.</div>
+      ) : q.isError ? (
+        <ErrorView error={q.error} title="Could not read the topology" />
+      ) : !t ? (
+        <div className="live-note muted">Reading the kernel…</div>
+      ) : (
+        <div className="topo-scroll">
+          {t.errors.length > 0 && <div className="callout callout-warn small">{t.errors.join('; ')}</div>}
+          <TopologyDiagram nodes={t.nodes} edges={t.edges} label="pod network topology" onOpen={(n) => showRow(n, setTab)} />
+        </div>
+      )}
+    </section>
+  );
+}

@@ -1,0 +1,105 @@
+/**
+ * Measurements the engine takes on demand (issue 10): throughput through the pod's real veth and the CNI CHECK /
+ * STATUS verbs. Every report carries when it was measured, so a view never shows a verdict without its time.
+ */
+import type { SerializedError } from './errors';
+import type { TraceEntry } from './sandbox';
+
+export type ThroughputDirection = 'ingress' | 'egress';
+
+/**
+ * - shaped: past the burst, the measured rate is within ±20% of the rate the tbf applies
+ * - notShaped: past the burst, traffic still ran clearly faster than the limit
+ * - burstNotPassed: the transfer ended before the tbf burst was used up, so the limit never engaged
+ * - noLimit: nothing is shaped in this direction (no annotation, no tbf): the figure is the veth's raw speed
+ * - failed: the transfer could not be run
+ */
+export type ThroughputVerdict = 'shaped' | 'notShaped' | 'burstNotPassed' | 'noLimit' | 'failed';
+
+export interface ThroughputDirectionReport {
+  direction: ThroughputDirection;
+  /** bits/s the pod's annotation asks for (from the configuration) */
+  requestedBps?: number;
+  /** bits/s of the tbf qdisc read from the kernel before the transfer */
+  appliedBps?: number;
+  /** tbf burst in bytes, read from the kernel (`tc -j qdisc show`) */
+  burstBytes?: number;
+  /** the device carrying that tbf (host veth for ingress, the ifb for egress) */
+  device?: string;
+  /** bits/s measured by the receiver on the window after the burst was consumed (or the whole transfer without one) */
+  measuredBps?: number;
+  /** bits/s over the whole transfer, burst included: what a short flow sees */
+  overallBps: number;
+  totalBytes: number;
+  elapsedMs: number;
+  /** the part of the transfer the measured rate is computed on, in ms since the first byte */
+  window?: { startMs: number; endMs: number };
+  pastBurst: boolean;
+  /** set when the burst lets short flows through unshaped: flows smaller than this many bytes never see the limit */
+  unshapedBelowBytes?: number;
+  verdict: ThroughputVerdict;
+  note: string;
+  /** who sent and who received, e.g. "host → 10.88.0.5:41234 (pod netns)" */
+  path: string;
+  error?: SerializedError;
+}
+
+export interface ThroughputReport {
+  id: string;
+  /** when the measurement started (RFC 3339) */
+  measuredAt: string;
+  /** the time bound per direction */
+  durationMs: number;
+  ingress: ThroughputDirectionReport;
+  egress: ThroughputDirectionReport;
+}
+
+export interface ThroughputOptions {
+  /** time bound per direction (default 5000, at most 20000) */
+  durationMs?: number;
+  /** only one direction (default both) */
+  directions?: ThroughputDirection[];
+}
+
+export type ThroughputProgress = { direction: ThroughputDirection; elapsedMs: number; bytes: number; durationMs: number };
+
+/** Flows smaller than this are not shaped when the burst is this large: the bucket starts full. */
+export function formatMegabytes(bytes: number): string {
+  return `${(bytes / 1e6).toFixed(bytes >= 1e7 ? 0 : 1)} MB`;
+}
+
+export type CniVerbOutcome = 'passed' | 'failed' | 'notSupported' | 'disabled';
+
+export interface CniCheckNetworkReport {
+  network: string;
+  ifName: string;
+  cniVersion: string;
+  outcome: CniVerbOutcome;
+  /** why CHECK did not run, or what failed */
+  message: string;
+  error?: SerializedError;
+  /** the trace entries this CHECK added (one per plugin exec + the network step) */
+  entries: TraceEntry[];
+}
+
+export interface CniCheckReport {
+  id: string;
+  measuredAt: string;
+  ok: boolean;
+  networks: CniCheckNetworkReport[];
+}
+
+export interface CniStatusNetworkReport {
+  network: string;
+  cniVersion: string;
+  outcome: CniVerbOutcome;
+  message: string;
+  error?: SerializedError;
+  entries: TraceEntry[];
+}
+
+export interface CniStatusReport {
+  measuredAt: string;
+  ok: boolean;
+  networks: CniStatusNetworkReport[];
+}
