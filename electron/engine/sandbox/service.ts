@@ -11,7 +11,6 @@ import { PodscopeError, serializeError } from '../../../shared/domain/errors';
 import type { ConfigPreview, EngineInfo, RemoveOptions, RunSandboxRequest, RuntimeCondition, SandboxEvent, SandboxFilter, SandboxStatus, SandboxSummary } from '../../../shared/domain/sandbox';
 import { noImageStore } from '../images/none';
 import type { ImageStore } from '../images/types';
-import { resolveIdPrefix } from './id-index';
 import type { Engine, EngineOptions, SandboxEventListener } from '../options';
 import { buildCniOptions } from './cni-options';
 import { conflistSuffix } from '../cni/cni-error';
