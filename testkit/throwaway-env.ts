@@ -6,7 +6,7 @@
 import { mkdtemp, mkdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createEngine, type EngineOptions } from '../electron/engine/index';
+import { createEngine, type CreateEngineExtras, type EngineOptions } from '../electron/engine/index';
 import type { SandboxEngine } from '../electron/engine/sandbox/service';
 import { restoreHost, snapshotHost, type HostSnapshot } from './host-cleanup';
 
@@ -16,6 +16,8 @@ export interface RealEnvSpec {
   /** third octet / hex group of the test subnets: 10.<n>.0.0/24 and fd00:<n>::/64 */
   subnet: number;
   cniVersion?: string;
+  /** bridge (and network) name; default `psc-<tag>` */
+  bridgeName?: string;
 }
 
 export interface RealEnv {
@@ -24,18 +26,18 @@ export interface RealEnv {
   network: string;
   options: Partial<EngineOptions>;
   ipamDir: string;
-  engine(extra?: Partial<EngineOptions>): Promise<SandboxEngine>;
+  engine(extra?: Partial<EngineOptions>, extras?: CreateEngineExtras): Promise<SandboxEngine>;
   teardown(): Promise<void>;
 }
 
 export function conflist(spec: RealEnvSpec, ipamDir: string): object {
   return {
     cniVersion: spec.cniVersion ?? '1.0.0',
-    name: `psc-${spec.tag}`,
+    name: spec.bridgeName ?? `psc-${spec.tag}`,
     plugins: [
       {
         type: 'bridge',
-        bridge: `psc-${spec.tag}`,
+        bridge: spec.bridgeName ?? `psc-${spec.tag}`,
         isGateway: true,
         ipMasq: false, // never masquerade outward from a test
         hairpinMode: true,
@@ -70,12 +72,12 @@ export async function createRealEnv(spec: RealEnvSpec): Promise<RealEnv> {
   const engines: SandboxEngine[] = [];
   const env: RealEnv = {
     dir,
-    bridge: `psc-${spec.tag}`,
-    network: `psc-${spec.tag}`,
+    bridge: spec.bridgeName ?? `psc-${spec.tag}`,
+    network: spec.bridgeName ?? `psc-${spec.tag}`,
     options,
     ipamDir,
-    async engine(extra = {}) {
-      const e = await createEngine({ ...options, ...extra });
+    async engine(extra = {}, extras = {}) {
+      const e = await createEngine({ ...options, ...extra }, extras);
       engines.push(e);
       return e;
     },

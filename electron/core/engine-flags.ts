@@ -17,6 +17,7 @@ export const ENGINE_OPTION_FLAGS = {
   'max-conf-num': { type: 'string' },
   'ip-pref': { type: 'string' },
   'plugin-timeout': { type: 'string' },
+  'seccomp-profile-root': { type: 'string' },
 } as const satisfies ParseArgsConfig['options'];
 
 export type Flags = Record<string, string | boolean | string[] | undefined>;
@@ -30,6 +31,7 @@ export function engineOptionsFromFlags(flags: Flags): Partial<EngineOptions> {
   if (str('state-dir')) o.stateDir = str('state-dir');
   if (str('run-dir')) o.runDir = str('run-dir');
   if (str('netns-dir')) o.netnsDir = str('netns-dir');
+  if (str('seccomp-profile-root')) o.seccompProfileRoot = str('seccomp-profile-root');
   const pref = str('ip-pref');
   if (pref !== undefined) {
     if (!(IP_PREFERENCES as readonly string[]).includes(pref)) throw new PodscopeError('InvalidArgument', `--ip-pref must be one of ${IP_PREFERENCES.join(', ')}, not ${JSON.stringify(pref)}`);
@@ -58,4 +60,5 @@ export const ENGINE_FLAGS_HELP = `Engine flags:
   --max-conf-num N       conf-dir networks to attach: eth0, eth1… (default 1, 0 = all)
   --ip-pref ipv4|ipv6|cni  primary pod IP preference (default ipv4)
   --plugin-timeout MS    timeout of one CNI plugin exec (default 60000)
+  --seccomp-profile-root DIR  where relative localhost/<profile> seccomp refs live (default <state-dir>/seccomp)
   --endpoint unix:///PATH  talk to a CRI runtime (podscope cri, containerd, CRI-O) instead of hosting an engine`;

@@ -5,6 +5,10 @@
 import { access, constants } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createCniManager } from './cni/cni-manager';
+import { HostCgroupReader } from './containers/cgroups';
+import { RuncContainerRuntime } from './containers/runtime';
+import { NO_IMAGES } from './containers/service';
+import type { ImageStore } from './images/types';
 import { LinuxNetnsManager } from './netns/linux-netns';
 import { LinuxLiveReader } from './netns/live-reader';
 import { DEFAULT_ENGINE_OPTIONS, type Engine, type EngineOptions } from './options';
@@ -23,6 +27,8 @@ export interface CreateEngineExtras {
   runner?: ProcessRunner;
   /** skip the state-dir lock (tests that deliberately open one dir twice) */
   noLock?: boolean;
+  /** where CreateContainer finds images (the image service's store); default: none */
+  images?: ImageStore;
 }
 
 export async function createEngine(partial: Partial<EngineOptions> = {}, extras: CreateEngineExtras = {}): Promise<SandboxEngine & Engine> {
@@ -43,6 +49,11 @@ export async function createEngine(partial: Partial<EngineOptions> = {}, extras:
       cleanupTimeoutMs: 60_000,
       lock,
       problems,
+      containers: {
+        images: extras.images ?? NO_IMAGES,
+        runtime: new RuncContainerRuntime({ runcPath: options.runcPath, root: join(options.runDir, 'containers', 'runc'), runner }),
+        cgroups: new HostCgroupReader(),
+      },
     });
     await engine.start();
     return engine;

@@ -1,5 +1,6 @@
 /** Engine settings: every directory is configurable so tests and users can run beside other runtimes. */
 import type { IpPreference } from '../../shared/domain/config';
+import type { ContainerApi, ContainerEvent } from '../../shared/domain/container';
 import type { SandboxApi, SandboxEvent } from '../../shared/domain/sandbox';
 
 export interface EngineOptions {
@@ -18,6 +19,8 @@ export interface EngineOptions {
   ipPreference: IpPreference;
   pluginTimeoutMs: number;
   runcPath: string;
+  /** where relative `localhost/<profile>` seccomp refs are looked up; "" ⇒ `<stateDir>/seccomp` */
+  seccompProfileRoot: string;
 }
 
 export const DEFAULT_ENGINE_OPTIONS: EngineOptions = {
@@ -31,12 +34,17 @@ export const DEFAULT_ENGINE_OPTIONS: EngineOptions = {
   ipPreference: 'ipv4',
   pluginTimeoutMs: 60_000,
   runcPath: 'runc',
+  seccompProfileRoot: '',
 };
 
-export type SandboxEventListener = (e: SandboxEvent) => void;
+export function seccompProfileRoot(o: EngineOptions): string {
+  return o.seccompProfileRoot || `${o.stateDir}/seccomp`;
+}
+
+export type SandboxEventListener = (e: SandboxEvent | ContainerEvent) => void;
 
 /** The engine as hosts (Electron main, browser-mode host, CLI, CRI server) see it. */
-export interface Engine extends SandboxApi {
+export interface Engine extends SandboxApi, ContainerApi {
   readonly options: EngineOptions;
   subscribe(listener: SandboxEventListener): () => void;
   /** releases the state-dir lock; sandboxes keep running */

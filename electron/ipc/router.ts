@@ -9,6 +9,8 @@ import { PodscopeError, serializeError } from '../../shared/domain/errors';
 import { formatIssues } from '../../shared/domain/config';
 import { CHANNELS, isChannelName, type ChannelName, type ParsedRequestOf } from '../../shared/ipc/channels';
 import type { PushedEvent } from '../../shared/ipc/events';
+import type { ContainerApi, ContainerEvent, ContainerFilter } from '../../shared/domain/container';
+import type { SandboxEvent } from '../../shared/domain/sandbox';
 import type { Reply } from '../../shared/ipc/wire';
 import type { Engine } from '../engine/options';
 import type { SenderInfo, SenderPolicy } from './sender';
@@ -46,6 +48,10 @@ export function createRouter(opts: RouterOptions): Router {
     'sandbox.runtimeConditions': (r) => api(r.endpointId).runtimeConditions(),
     'sandbox.info': (r) => api(r.endpointId).info(),
     'sandbox.live': (r) => api(r.endpointId).live(r.id),
+    'containers.list': async (r) => {
+      const a = api(r.endpointId) as Partial<ContainerApi>;
+      return a.listContainers ? a.listContainers(r.filter as ContainerFilter | undefined) : [];
+    },
     'endpoints.list': () => endpoints.list(),
     'endpoints.add': async (r) => {
       const view = await endpoints.add(r);
@@ -68,7 +74,9 @@ export function createRouter(opts: RouterOptions): Router {
       }
     }
   };
-  const unsubscribeEngine = opts.engine.subscribe((event) => emit({ kind: 'sandbox', endpointId: LOCAL_ENDPOINT_ID, event }));
+  const unsubscribeEngine = opts.engine.subscribe((event) =>
+    emit(event.type.startsWith('container.') ? { kind: 'container', endpointId: LOCAL_ENDPOINT_ID, event: event as ContainerEvent } : { kind: 'sandbox', endpointId: LOCAL_ENDPOINT_ID, event: event as SandboxEvent }),
+  );
   const unsubscribeEndpoints = endpoints.subscribe?.((endpointId, event) => emit({ kind: 'sandbox', endpointId, event }));
   async function broadcastEndpoints() {
     try {

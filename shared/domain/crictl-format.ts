@@ -9,7 +9,7 @@
  */
 import { parse as parseYaml, stringify as stringifyYaml } from 'yaml';
 import type { z } from 'zod';
-import { formatIssues, NamespaceMode, PodSandboxConfigSchema, Protocol, type PodSandboxConfig, type PodSandboxConfigInput } from './config';
+import { formatIssues, NamespaceMode, ProfileType, PodSandboxConfigSchema, Protocol, type PodSandboxConfig, type PodSandboxConfigInput } from './config';
 import { PodscopeError } from './errors';
 
 export interface ImportedPodConfig {
@@ -24,8 +24,7 @@ export interface ImportedPodConfig {
 
 /** Real CRI fields Podscope does not model: named as such rather than as typos. */
 const CRI_BUT_UNSUPPORTED = new Set([
-  'windows', 'linux.overhead', 'linux.resources', 'linux.security_context.selinux_options', 'linux.security_context.seccomp',
-  'linux.security_context.apparmor', 'linux.security_context.namespace_options.userns_options', 'linux.security_context.supplemental_groups_policy',
+  'windows', 'linux.overhead', 'linux.resources', 'linux.security_context.selinux_options', 'linux.security_context.namespace_options.userns_options', 'linux.security_context.supplemental_groups_policy',
 ]);
 
 const ENUM_PATHS: Record<string, Record<string, number>> = {
@@ -33,6 +32,8 @@ const ENUM_PATHS: Record<string, Record<string, number>> = {
   'linux.security_context.namespace_options.network': NamespaceMode,
   'linux.security_context.namespace_options.pid': NamespaceMode,
   'linux.security_context.namespace_options.ipc': NamespaceMode,
+  'linux.security_context.seccomp.profile_type': ProfileType,
+  'linux.security_context.apparmor.profile_type': ProfileType,
 };
 
 /** Never throws: the form shows errors and warnings next to each other. */

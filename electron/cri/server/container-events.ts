@@ -121,8 +121,9 @@ export async function serveContainerEvents(engine: CriEngine, call: EventStream,
   };
   // Subscribe before listing so nothing is lost in between; events that arrive meanwhile wait for the list.
   let pending: SandboxEvent[] | undefined = [];
-  unsubscribe = engine.subscribe((e) => {
-    if (done) return;
+  unsubscribe = engine.subscribe((event) => {
+    if (done || event.type.startsWith('container.')) return;
+    const e = event as SandboxEvent;
     if (!pending) return send(e);
     pending.push(e);
     // the list is slow and the engine busy: the same bound applies to what waits for it

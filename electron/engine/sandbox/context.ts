@@ -41,4 +41,6 @@ export interface EngineContext {
   processAlive(pid: number, startTicks?: number): Promise<boolean>;
   /** timeout for undo steps after a failure, and for stop/remove steps */
   cleanupTimeoutMs: number;
+  /** the pod's containers: stopped before the pause (StopPodSandbox), removed before the sandbox (RemovePodSandbox) */
+  podContainers?: { stopAll(sandboxId: string): Promise<void>; removeAll(sandboxId: string): Promise<void> };
 }

@@ -15,6 +15,8 @@ export async function removeSandbox(ctx: EngineContext, idOrPrefix: string): Pro
   await ctx.locks.run(id, async () => {
     const rec = ctx.store.get(id);
     if (!rec) return;
+    // containerd removes every container of the pod before the sandbox (sandbox_remove.go)
+    await ctx.podContainers?.removeAll(id);
     // containerd re-runs the whole stop here (a second CNI DEL, ~170 ms of portmap). After a stop that completed there
     // is nothing left to release, so only an incomplete or never-run stop is (re)done.
     if (!rec.stopCompleted) await stopLocked(ctx, rec, 'remove');

@@ -3,6 +3,12 @@
  * Verbs live in their own files; this class holds the state they share and the event fan-out.
  */
 import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { ContainerEvent, ContainerFilter, ContainerStats, ContainerStatusView, ContainerSummary, CreateContainerRequest, ExecSyncResult, LinuxContainerResourcesInput } from '../../../shared/domain/container';
+import { HostCgroupReader } from '../containers/cgroups';
+import { RuncContainerRuntime } from '../containers/runtime';
+import { ContainerService, NO_IMAGES, type ContainerDeps } from '../containers/service';
+import { NodeProcessRunner } from '../os/exec';
 import type { CniConfigView } from '../../../shared/domain/cni';
 import { isHostNetwork } from '../../../shared/domain/config';
 import { analyzeBandwidth } from '../../../shared/domain/bandwidth';
@@ -17,7 +23,7 @@ import { NameRegistrar } from './name-registrar';
 import { recoverSandboxes, type RecoveryReport } from './recover';
 import { removeSandbox } from './remove';
 import { parseRunConfig, runSandbox } from './run';
-import { isProcessAlive, listSandboxes, refreshLiveness, sandboxStatus } from './status';
+import { isProcessAlive, listSandboxes, processStartTicks, refreshLiveness, sandboxStatus } from './status';
 import { liveNetwork } from './live';
 import type { LiveNetworkView } from '../../../shared/domain/live';
 import { every, watchConfDir, type Stoppable } from './watchers';
@@ -28,9 +34,13 @@ import type { StateDirLock } from './state-lock';
 export const ENGINE_VERSION = '0.1.0';
 /** /proc reads only, so cheap enough to run every couple of seconds */
 const PAUSE_POLL_MS = 2000;
+/** container exits: a /proc read per running container, so a crashed container shows up within a second */
+const CONTAINER_POLL_MS = 1000;
 
-export type EngineDeps = Omit<EngineContext, 'store' | 'names' | 'locks' | 'emit' | 'processAlive'> & {
+export type EngineDeps = Omit<EngineContext, 'store' | 'names' | 'locks' | 'emit' | 'processAlive' | 'podContainers'> & {
   processAlive?: EngineContext['processAlive'];
+  /** images, the container runtime and cgroup reads; absent ⇒ no image store, every CreateContainer NotFound */
+  containers?: ContainerDeps;
   lock?: StateDirLock;
   /** problems found while setting up (missing runc, not root…), shown by info() */
   problems?: string[];
@@ -41,6 +51,7 @@ export class SandboxEngine implements Engine {
   private readonly ctx: EngineContext;
   private recovery: RecoveryReport = { loaded: 0, problems: [], orphanContainers: [] };
   private readonly background: Stoppable[] = [];
+  private readonly containers: ContainerService;
 
   constructor(private readonly deps: EngineDeps) {
     this.ctx = {
@@ -51,6 +62,20 @@ export class SandboxEngine implements Engine {
       emit: (e) => this.emit(e),
       processAlive: deps.processAlive ?? isProcessAlive,
     };
+    this.containers = new ContainerService(
+      {
+        options: deps.options,
+        sandboxes: this.ctx.store,
+        sandboxLocks: this.ctx.locks,
+        processAlive: this.ctx.processAlive,
+        processStartTicks,
+        engineOomScoreAdj: deps.engineOomScoreAdj,
+        cleanupTimeoutMs: deps.cleanupTimeoutMs,
+      },
+      deps.containers ?? { images: NO_IMAGES, runtime: new RuncContainerRuntime({ runcPath: deps.options.runcPath, root: join(deps.options.runDir, 'containers', 'runc'), runner: new NodeProcessRunner() }), cgroups: new HostCgroupReader() },
+      (e) => this.emit(e),
+    );
+    this.ctx.podContainers = this.containers;
   }
 
   get options(): EngineOptions {
@@ -61,7 +86,9 @@ export class SandboxEngine implements Engine {
   async start(): Promise<RecoveryReport> {
     await this.ctx.cni.load();
     this.recovery = await recoverSandboxes(this.ctx);
+    this.recovery.problems.push(...(await this.containers.recover()));
     this.background.push(
+      every(CONTAINER_POLL_MS, () => this.containers.poll()),
       watchConfDir(this.deps.options.cniConfDir, () => void this.reloadCniConfig()),
       every(PAUSE_POLL_MS, async () => {
         for (const rec of this.ctx.store.all()) await refreshLiveness(this.ctx, rec);
@@ -75,7 +102,7 @@ export class SandboxEngine implements Engine {
     return () => this.listeners.delete(listener);
   }
 
-  private emit(e: SandboxEvent): void {
+  private emit(e: SandboxEvent | ContainerEvent): void {
     for (const l of this.listeners) {
       try {
         l(e);
@@ -104,6 +131,40 @@ export class SandboxEngine implements Engine {
 
   list(filter?: SandboxFilter): Promise<SandboxSummary[]> {
     return listSandboxes(this.ctx, filter);
+  }
+
+  createContainer(req: CreateContainerRequest): Promise<{ id: string }> {
+    return this.containers.createContainer(req);
+  }
+  startContainer(id: string): Promise<void> {
+    return this.containers.startContainer(id);
+  }
+  stopContainer(id: string, timeoutSeconds: number): Promise<void> {
+    return this.containers.stopContainer(id, timeoutSeconds);
+  }
+  removeContainer(id: string): Promise<void> {
+    return this.containers.removeContainer(id);
+  }
+  containerStatus(id: string): Promise<ContainerStatusView> {
+    return this.containers.containerStatus(id);
+  }
+  listContainers(filter?: ContainerFilter): Promise<ContainerSummary[]> {
+    return this.containers.listContainers(filter);
+  }
+  execSync(id: string, cmd: string[], timeoutSeconds: number): Promise<ExecSyncResult> {
+    return this.containers.execSync(id, cmd, timeoutSeconds);
+  }
+  updateContainerResources(id: string, resources: LinuxContainerResourcesInput): Promise<void> {
+    return this.containers.updateContainerResources(id, resources);
+  }
+  containerStats(id: string): Promise<ContainerStats> {
+    return this.containers.containerStats(id);
+  }
+  listContainerStats(filter?: Omit<ContainerFilter, 'state'>): Promise<ContainerStats[]> {
+    return this.containers.listContainerStats(filter);
+  }
+  reopenContainerLog(id: string): Promise<void> {
+    return this.containers.reopenContainerLog(id);
   }
 
   async cniConfig(): Promise<CniConfigView> {

@@ -8,6 +8,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { ContainerEvent } from '../../../shared/domain/container';
 import type { SandboxEvent } from '../../../shared/domain/sandbox';
 import { DEFAULT_ENGINE_OPTIONS, type EngineOptions } from '../options';
 import { buildPauseSpec } from '../runtime/oci-spec';
@@ -39,7 +40,7 @@ export interface TestEngine {
   files: FakeSandboxFiles;
   live: FakeLiveReader;
   /** every event the engine emitted since it was built */
-  events: SandboxEvent[];
+  events: (SandboxEvent | ContainerEvent)[];
   recovery: RecoveryReport;
   /** the temp dir holding state, run, netns and CNI dirs */
   dir: string;
@@ -69,7 +70,7 @@ export async function createTestEngine(opts: TestEngineOptions = {}): Promise<Te
     problems: opts.problems,
   };
   const engine = new SandboxEngine(deps);
-  const events: SandboxEvent[] = [];
+  const events: (SandboxEvent | ContainerEvent)[] = [];
   engine.subscribe((e) => events.push(e));
   let recovery: RecoveryReport;
   try {
