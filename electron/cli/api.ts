@@ -1,8 +1,9 @@
 /** Gives a command the SandboxApi it needs: a CRI endpoint when --endpoint is set, else an engine in this process. */
+import type { ContainerApi } from '../../shared/domain/container';
 import type { SandboxApi } from '../../shared/domain/sandbox';
 import { engineOptionsFromFlags, type Flags } from './args';
 
-export async function withApi<T>(flags: Flags, fn: (api: SandboxApi) => Promise<T>): Promise<T> {
+export async function withApi<T>(flags: Flags, fn: (api: SandboxApi & ContainerApi) => Promise<T>): Promise<T> {
   if (typeof flags.endpoint === 'string') {
     const { createCriEndpointApi } = await import('../cri/client');
     const api = createCriEndpointApi(flags.endpoint);

@@ -11,6 +11,16 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   rmp: () => import('./commands/rmp'),
   pods: () => import('./commands/pods'),
   inspectp: () => import('./commands/inspectp'),
+  create: () => import('./commands/create'),
+  start: () => import('./commands/start'),
+  stop: () => import('./commands/stop'),
+  rm: () => import('./commands/rm'),
+  ps: () => import('./commands/ps'),
+  inspect: () => import('./commands/inspect'),
+  logs: () => import('./commands/logs'),
+  exec: () => import('./commands/exec'),
+  run: () => import('./commands/run'),
+  stats: () => import('./commands/stats'),
   serve: () => import('./commands/serve'),
   cri: () => import('./commands/cri'),
 };
@@ -24,6 +34,16 @@ Commands:
   rmp ID...       remove pod sandboxes
   pods            list pod sandboxes
   inspectp ID...  show a sandbox: IPs, ports, bandwidth, CNI trace
+  create POD_ID CONTAINER_CONFIG POD_CONFIG   create a container in a pod
+  start ID...     start containers
+  stop ID...      stop containers (--timeout SECONDS)
+  rm ID...        remove containers
+  ps              list containers (-a for all)
+  inspect ID...   show a container: state, exit reason, user, seccomp, log path
+  logs ID         print a container's log (-f to follow)
+  exec -s ID CMD  run a command in a container (ExecSync)
+  run CONTAINER_CONFIG POD_CONFIG   run a pod and a container in it
+  stats [ID...]   container CPU and memory from cgroups
   serve           browser mode: the Podscope UI on 127.0.0.1
   cri             serve the CRI runtime.v1 API on a unix socket
 
