@@ -212,7 +212,13 @@ export function createCriEndpointApi(address: string, opts: CriConnectionOptions
           ...(filter?.state && { state: { state: containerStateToProto(filter.state) } }),
         }),
       });
-      return res.containers.map(containerFromProto);
+      const items = res.containers.map(containerFromProto);
+      // Container has no exit code or reason: a (non-verbose) status per exited one fills them in, bounded
+      await forEachLimited(items.filter((c) => c.state === 'CONTAINER_EXITED'), LIST_STATUS_CONCURRENCY, async (c) => {
+        const st = (await conn.call((x) => x.containerStatus, { containerId: c.id, verbose: false }).catch(() => undefined))?.status;
+        if (st) Object.assign(c, { exitCode: st.exitCode, reason: st.reason });
+      });
+      return items;
     },
     async execSync(id, cmd, timeoutSeconds): Promise<ExecSyncResult> {
       const conn = await connected();

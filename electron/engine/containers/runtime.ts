@@ -78,7 +78,8 @@ export class RuncContainerRuntime implements ContainerRuntime {
       // its own session: a Ctrl-C to the CLI or the app's process group must not reach the container's output
       detached: true,
       stdio: ['ignore', 'ignore', 'ignore', 'ipc'],
-      env: { ...process.env, ELECTRON_RUN_AS_NODE: '1' },
+      // a minimal env: NODE_OPTIONS from a dev loader (tsx, vitest) would slow every start and tie the shim to them
+      env: { PATH: process.env.PATH ?? '/usr/sbin:/usr/bin:/sbin:/bin', ELECTRON_RUN_AS_NODE: '1' },
     });
     const timeoutMs = this.o.startTimeoutMs ?? 30_000;
     try {
