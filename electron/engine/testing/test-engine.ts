@@ -15,6 +15,8 @@ import { buildPauseSpec } from '../runtime/oci-spec';
 import type { RecoveryReport } from '../sandbox/recover';
 import { SandboxEngine, type EngineDeps } from '../sandbox/service';
 import { FakeCniManager, type FakeNetwork } from './fake-cni';
+import { FakeCgroups, FakeContainerHost, FakeContainerRuntime } from './fake-container-runtime';
+import { FakeImageStore } from './fake-images';
 import { FakeSandboxFiles } from './fake-files';
 import { fakeKernelView } from './fake-kernel';
 import { FakeLiveReader } from './fake-live';
@@ -39,6 +41,10 @@ export interface TestEngine {
   runtime: FakePauseRuntime;
   files: FakeSandboxFiles;
   live: FakeLiveReader;
+  images: FakeImageStore;
+  containerRuntime: FakeContainerRuntime;
+  cgroups: FakeCgroups;
+  host: FakeContainerHost;
   /** every event the engine emitted since it was built */
   events: (SandboxEvent | ContainerEvent)[];
   recovery: RecoveryReport;
@@ -64,9 +70,14 @@ export async function createTestEngine(opts: TestEngineOptions = {}): Promise<Te
   const runtime = new FakePauseRuntime();
   const files = new FakeSandboxFiles();
   const live = new FakeLiveReader((netnsPath, hostDevices) => fakeKernelView(cni, netnsPath, hostDevices));
+  const images = new FakeImageStore();
+  const containerRuntime = new FakeContainerRuntime();
+  const cgroups = new FakeCgroups();
+  const host = new FakeContainerHost();
   const deps: EngineDeps = {
     options, netns, cni, runtime, files, liveReader: live, buildPauseSpec, engineOomScoreAdj: 0, cleanupTimeoutMs: 5000,
-    processAlive: (pid) => runtime.processAlive(pid),
+    processAlive: async (pid) => containerRuntime.alive(pid) || (await runtime.processAlive(pid)),
+    containers: { images, runtime: containerRuntime, cgroups, host },
     problems: opts.problems,
   };
   const engine = new SandboxEngine(deps);
@@ -82,7 +93,7 @@ export async function createTestEngine(opts: TestEngineOptions = {}): Promise<Te
   }
   let closed = false;
   return {
-    engine, netns, cni, runtime, files, live, events, recovery, dir,
+    engine, netns, cni, runtime, files, live, images, containerRuntime, cgroups, host, events, recovery, dir,
     async close() {
       if (closed) return;
       closed = true;
