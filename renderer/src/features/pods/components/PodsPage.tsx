@@ -8,6 +8,7 @@ import { useNavigation } from '../../../lib/navigation';
 import { PodDetail } from '../detail/components/PodDetail';
 import { useCurrentEndpoint, useEndpointId } from '../../../lib/endpoint';
 import { podsQuery } from '../api/queries';
+import { useContainersByPod } from '../api/containers';
 import { filterPods } from '../filter';
 import { usePodsUi } from '../store';
 import { PodActions } from './PodActions';
@@ -30,6 +31,12 @@ export function PodsPage({ poll }: { poll: boolean }) {
   const shown = useMemo(() => filterPods(all, filters), [all, filters]);
   const checkedPods = all.filter((p) => checked.has(p.id));
   const selected = all.find((p) => p.id === selectedId);
+  const byPod = useContainersByPod(client, endpointId, poll);
+  const containerCounts = useMemo(() => {
+    const m = new Map<string, [number, number]>();
+    for (const [pod, list] of byPod) m.set(pod, [list.filter((c) => c.state === 'CONTAINER_RUNNING').length, list.length]);
+    return m;
+  }, [byPod]);
 
   return (
     <div className={all.length === 0 ? 'pods-page pods-page-empty' : 'pods-page'}>
@@ -73,12 +80,13 @@ export function PodsPage({ poll }: { poll: boolean }) {
             onSelect={select}
             onOpen={(id) => { select(id); setDetailTab('overview'); }}
             hostPortsListed={endpoint?.kind !== 'cri'}
+            containerCounts={containerCounts}
           />
         )}
       </div>
       <div className="pods-detail">
         {selected ? (
-          <PodDetail summary={selected} />
+          <PodDetail summary={selected} containers={byPod.get(selected.id) ?? []} />
         ) : (
           all.length > 0 && <div className="detail-placeholder muted">Select a sandbox to see its namespace, network, CNI trace and lifecycle. ↑/↓ move through the list.</div>
         )}

@@ -12,7 +12,7 @@ import { usePodsUi } from '../store';
 
 const ROW_HEIGHT = 30;
 
-export const COLUMNS = ['', 'Name', 'Namespace', 'State', 'Pod IP', 'Additional IPs', 'Host ports', 'Bandwidth', 'Age'] as const;
+export const COLUMNS = ['', 'Name', 'Namespace', 'State', 'Containers', 'Pod IP', 'Additional IPs', 'Host ports', 'Bandwidth', 'Age'] as const;
 
 function hostPorts(p: SandboxSummary): string {
   return p.hostPorts.map((h) => `${h.hostIP ? `${h.hostIP}:` : ''}${h.hostPort}→${h.containerPort}/${h.protocol}`).join(', ');
@@ -21,6 +21,11 @@ function hostPorts(p: SandboxSummary): string {
 function bandwidth(p: SandboxSummary): string {
   const parts = [p.bandwidth.ingress && `↓${p.bandwidth.ingress.replace('bit/s', '')}`, p.bandwidth.egress && `↑${p.bandwidth.egress.replace('bit/s', '')}`].filter(Boolean);
   return parts.join(' ');
+}
+
+function containerCount(c: [number, number] | undefined): React.ReactNode {
+  if (!c || c[1] === 0) return <span className="muted">0</span>;
+  return c[0] === c[1] ? String(c[1]) : `${c[0]}/${c[1]}`;
 }
 
 /** CRI's ListPodSandbox carries no port mappings: over CRI the list cannot know host ports, only the detail can. */
@@ -32,6 +37,7 @@ export function PodsTable({
   onSelect,
   onOpen,
   hostPortsListed = true,
+  containerCounts,
 }: {
   pods: SandboxSummary[];
   selectedId?: string;
@@ -39,6 +45,8 @@ export function PodsTable({
   onOpen: (id: string) => void;
   /** false for CRI endpoints, whose list has no port mappings */
   hostPortsListed?: boolean;
+  /** pod id ⇒ [running, all] containers; absent while unknown */
+  containerCounts?: Map<string, [number, number]>;
 }) {
   const scrollRef = useRef<HTMLDivElement>(null);
   const now = useNow(1000);
@@ -136,6 +144,9 @@ export function PodsTable({
                 <div role="gridcell" className="cell">{p.metadata.namespace}</div>
                 <div role="gridcell" className="cell">
                   <StatePill state={p.state} />
+                </div>
+                <div role="gridcell" className="cell mono" data-col="containers" title="running / all containers">
+                  {containerCounts ? containerCount(containerCounts.get(p.id)) : <span className="muted">…</span>}
                 </div>
                 <div role="gridcell" className="cell mono" data-col="ip">
                   {p.hostNetwork ? <span className="muted">host network</span> : p.ip || <span className="muted">—</span>}
