@@ -10,7 +10,7 @@ import type { ContainerRootfs, ImageRecord, ImageStore } from '../electron/engin
 
 export const BUSYBOX_IMAGE = 'podscope.test/busybox:1';
 export const INDEX_HTML = '<h1>hello from a podscope container</h1>\n';
-const APPLETS = ['sh', 'httpd', 'sleep', 'cat', 'echo', 'ls', 'id', 'grep', 'kill', 'hostname', 'ps', 'wget', 'true', 'false', 'head', 'dd', 'env'];
+const APPLETS = ['sh', 'httpd', 'sleep', 'cat', 'echo', 'ls', 'id', 'grep', 'kill', 'hostname', 'ps', 'wget', 'true', 'false', 'head', 'dd', 'env', 'mkdir'];
 
 export async function buildBusyboxTree(dir: string, busybox = '/bin/busybox'): Promise<void> {
   for (const d of ['bin', 'etc', 'proc', 'sys', 'dev', 'tmp', 'www']) await mkdir(join(dir, d), { recursive: true, mode: 0o755 });

@@ -4,7 +4,7 @@
  * temp dirs /tmp/podscope-c1-*. Everything is removed in afterAll, even when a test fails.
  */
 import { execFileSync } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { request } from 'node:http';
 import { tmpdir } from 'node:os';
@@ -148,6 +148,54 @@ describe('a busybox httpd container in a real pod', () => {
     // the allowlist bites: unshare(2) needs CAP_SYS_ADMIN, which the container lacks
     const r = await engine.execSync(webId, ['sh', '-c', 'cat /proc/self/status | grep Seccomp'], 5);
     expect(Buffer.from(r.stdout).toString()).toMatch(/Seccomp:\s+2/);
+  });
+
+  it('honours unconfined (Seccomp 0) and a localhost profile (Seccomp 2, its rules really apply)', async () => {
+    const free = await engine.createContainer({ podSandboxId: podId, config: container('free', ['sleep', '100'], { linux: { security_context: { seccomp: { profile_type: 1 } } } }) });
+    await engine.startContainer(free.id);
+    expect(seccompMode((await engine.containerStatus(free.id)).pid!)).toBe('0');
+    // allow everything but mkdir/mkdirat, which fail with EACCES (13)
+    const profile = join(logDir, 'no-mkdir.json');
+    writeFileSync(profile, JSON.stringify({ defaultAction: 'SCMP_ACT_ALLOW', syscalls: [{ names: ['mkdir', 'mkdirat'], action: 'SCMP_ACT_ERRNO', errnoRet: 13 }] }));
+    const custom = await engine.createContainer({ podSandboxId: podId, config: container('custom', ['sleep', '100'], { linux: { security_context: { seccomp: { profile_type: 2, localhost_ref: profile } } } }) });
+    await engine.startContainer(custom.id);
+    const st = await engine.containerStatus(custom.id);
+    expect(st.seccomp).toBe(`localhost/${profile}`);
+    expect(seccompMode(st.pid!)).toBe('2');
+    const r = await engine.execSync(custom.id, ['mkdir', '/tmp/x'], 5);
+    expect(r.exitCode).not.toBe(0);
+    expect(Buffer.from(r.stderr).toString()).toMatch(/Permission denied/);
+    expect((await engine.execSync(free.id, ['mkdir', '/tmp/x'], 5)).exitCode).toBe(0);
+    await engine.removeContainer(free.id);
+    await engine.removeContainer(custom.id);
+  });
+
+  it('ReopenContainerLog: after the log is renamed (rotation), new lines go to a fresh log_path', async () => {
+    const { id } = await engine.createContainer({ podSandboxId: podId, config: container('ticker', ['sh', '-c', 'i=0; while true; do echo tick$i; i=$((i+1)); sleep 0.1; done']) });
+    await engine.startContainer(id);
+    const { logPath } = await engine.containerStatus(id);
+    await until('a tick', async () => (readFileSync(logPath, 'utf8').includes('tick1') ? true : undefined));
+    renameSync(logPath, `${logPath}.1`);
+    await engine.reopenContainerLog(id);
+    const fresh = await until('the fresh log', async () => (existsSync(logPath) && readFileSync(logPath, 'utf8').includes('tick') ? readFileSync(logPath, 'utf8') : undefined));
+    for (const l of fresh.split('\n').filter(Boolean)) expect(l).toMatch(CRI_LOG_LINE);
+    expect(readFileSync(`${logPath}.1`, 'utf8')).toContain('stdout F tick0');
+    await engine.removeContainer(id);
+  });
+
+  it('a container killed by the OOM killer exits with 137 and reason OOMKilled', async () => {
+    const { id } = await engine.createContainer({
+      podSandboxId: podId,
+      // dd allocates its 64 MiB block in one go: far over the 16 MiB limit
+      config: container('hog', ['dd', 'if=/dev/zero', 'of=/dev/null', 'bs=64M', 'count=4'], { linux: { resources: { memory_limit_in_bytes: 16 << 20 } } }),
+    });
+    await engine.startContainer(id);
+    const st = await until('the exit', async () => {
+      const s = await engine.containerStatus(id);
+      return s.state === 'CONTAINER_EXITED' ? s : undefined;
+    });
+    expect(st).toMatchObject({ exitCode: 137, reason: 'OOMKilled' });
+    await engine.removeContainer(id);
   });
 
   it('stop sends SIGTERM, then SIGKILL after the timeout, and records the exit', async () => {
