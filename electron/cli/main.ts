@@ -23,6 +23,10 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   stats: () => import('./commands/stats'),
   serve: () => import('./commands/serve'),
   cri: () => import('./commands/cri'),
+  pull: () => import('./commands/pull'),
+  images: () => import('./commands/images'),
+  rmi: () => import('./commands/rmi'),
+  load: () => import('./commands/load'),
 };
 
 function usage(): string {
@@ -44,6 +48,9 @@ Commands:
   exec -s ID CMD  run a command in a container (ExecSync)
   run CONTAINER_CONFIG POD_CONFIG   run a pod and a container in it
   stats [ID...]   container CPU and memory from cgroups
+  pull IMAGE      pull an image from a registry (--creds USER:PASS)
+  images          list images (-q, -o json); images load FILE loads an OCI layout or docker save archive
+  rmi IMAGE...    remove images
   serve           browser mode: the Podscope UI on 127.0.0.1
   cri             serve the CRI runtime.v1 API on a unix socket
 

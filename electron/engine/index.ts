@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { createCniManager } from './cni/cni-manager';
 import { HostCgroupReader } from './containers/cgroups';
 import { RuncContainerRuntime } from './containers/runtime';
-import { NO_IMAGES } from './containers/service';
+import { LocalImageStore } from './images/store';
 import type { ImageStore } from './images/types';
 import { LinuxNetnsManager } from './netns/linux-netns';
 import { LinuxLiveReader } from './netns/live-reader';
@@ -27,7 +27,7 @@ export interface CreateEngineExtras {
   runner?: ProcessRunner;
   /** skip the state-dir lock (tests that deliberately open one dir twice) */
   noLock?: boolean;
-  /** where CreateContainer finds images (the image service's store); default: none */
+  /** an image store instead of the one under <stateDir>/images (tests) */
   images?: ImageStore;
 }
 
@@ -37,6 +37,7 @@ export async function createEngine(partial: Partial<EngineOptions> = {}, extras:
   const problems = await checkHost(options, runner);
   const lock = extras.noLock ? undefined : await StateDirLock.acquire(options.stateDir);
   try {
+    const images: ImageStore & { problems?: string[] } = extras.images ?? await LocalImageStore.open({ root: join(options.stateDir, 'images'), runner, insecureRegistries: options.insecureRegistries });
     const engine = new SandboxEngine({
       options,
       netns: new LinuxNetnsManager(options.netnsDir, runner),
@@ -44,13 +45,13 @@ export async function createEngine(partial: Partial<EngineOptions> = {}, extras:
       runtime: new RuncPauseRuntime({ runcPath: options.runcPath, root: join(options.runDir, 'runc'), runner, rootfsDir: join(options.stateDir, 'pause', 'rootfs') }),
       files: hostSandboxFiles(runner),
       liveReader: new LinuxLiveReader(runner),
+      images,
       buildPauseSpec,
       engineOomScoreAdj: await readEngineOomScoreAdj(),
       cleanupTimeoutMs: 60_000,
       lock,
-      problems,
+      problems: [...problems, ...(images.problems ?? [])],
       containers: {
-        images: extras.images ?? NO_IMAGES,
         runtime: new RuncContainerRuntime({ runcPath: options.runcPath, root: join(options.runDir, 'containers', 'runc'), runner }),
         cgroups: new HostCgroupReader(),
       },

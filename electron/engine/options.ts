@@ -2,6 +2,7 @@
 import type { IpPreference } from '../../shared/domain/config';
 import type { ContainerApi, ContainerEvent } from '../../shared/domain/container';
 import type { SandboxApi, SandboxEvent } from '../../shared/domain/sandbox';
+import type { ImageStore } from './images/types';
 
 export interface EngineOptions {
   /** persistent state: store, per-sandbox files (default /var/lib/podscope) */
@@ -21,6 +22,8 @@ export interface EngineOptions {
   runcPath: string;
   /** where relative `localhost/<profile>` seccomp refs are looked up; "" ⇒ `<stateDir>/seccomp` */
   seccompProfileRoot: string;
+  /** registries (host[:port]) pulled from over plain HTTP; localhost/127.0.0.1/::1 ones always are */
+  insecureRegistries: string[];
 }
 
 export const DEFAULT_ENGINE_OPTIONS: EngineOptions = {
@@ -35,6 +38,7 @@ export const DEFAULT_ENGINE_OPTIONS: EngineOptions = {
   pluginTimeoutMs: 60_000,
   runcPath: 'runc',
   seccompProfileRoot: '',
+  insecureRegistries: [],
 };
 
 export function seccompProfileRoot(o: EngineOptions): string {
@@ -46,6 +50,8 @@ export type SandboxEventListener = (e: SandboxEvent | ContainerEvent) => void;
 /** The engine as hosts (Electron main, browser-mode host, CLI, CRI server) see it. */
 export interface Engine extends SandboxApi, ContainerApi {
   readonly options: EngineOptions;
+  /** the image store (absent on an engine that could not start) */
+  readonly images?: ImageStore;
   subscribe(listener: SandboxEventListener): () => void;
   /** releases the state-dir lock; sandboxes keep running */
   close(): Promise<void>;

@@ -129,7 +129,8 @@ describe('ImageService (cri-client checks ImageFsInfo on connect)', () => {
     new Promise<Res>((resolve, reject) => { m(images).call(images, req, new Metadata(), { deadline: Date.now() + 5000 }, (e, r) => (e ? reject(e) : resolve(r))); });
 
   it('answers ImageFsInfo, ListImages and ImageStatus (a missing image is an empty response, not an error)', async () => {
-    expect(await call((c) => c.imageFsInfo, {})).toEqual({ imageFilesystems: [], containerFilesystems: [] });
+    const fs = await call<pb.ImageFsInfoRequest, pb.ImageFsInfoResponse>((c) => c.imageFsInfo, {});
+    expect(fs.imageFilesystems[0]?.fsId?.mountpoint).toBe(fakes.images.mountpoint);
     expect(await call((c) => c.listImages, { filter: undefined })).toEqual({ images: [] });
     const st = await call<pb.ImageStatusRequest, pb.ImageStatusResponse>((c) => c.imageStatus, { image: pb.ImageSpec.fromPartial({ image: 'busybox' }), verbose: false });
     expect(st.image).toBeUndefined();

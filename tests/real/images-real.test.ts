@@ -5,7 +5,7 @@
  */
 import { execFileSync } from 'node:child_process';
 import { lstat, mkdtemp, readdir, rm, stat } from 'node:fs/promises';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hasCode, PodscopeError } from '../../shared/domain/errors';
@@ -242,6 +242,22 @@ describe.skipIf(!isRoot)('image store (real overlayfs, test registry on 127.0.0.
     expect(existsSync(join(rootfs.path, WHITEOUT_EXPECTATIONS.addedFile))).toBe(true);
     expect(existsSync(join(rootfs.path, WHITEOUT_EXPECTATIONS.deletedFile))).toBe(false);
     await rootfs.release();
+
+    // a docker save whose layer is a symlink out of the archive must not make the store read a host file
+    const evilDir = join(base, 'evil');
+    execFileSync('mkdir', ['-p', join(evilDir, 'l')]);
+    // relative: node-tar (strict) already refuses absolute link targets
+    execFileSync('ln', ['-s', '../../../../../../../../etc/hostname', join(evilDir, 'l', 'layer.tar')]);
+    writeFileSync(join(evilDir, `${dockerImage.id.slice(7)}.json`), dockerImage.config.bytes);
+    writeFileSync(join(evilDir, 'manifest.json'), JSON.stringify([{ Config: `${dockerImage.id.slice(7)}.json`, RepoTags: ['evil:1'], Layers: ['l/layer.tar', 'l/layer.tar'] }]));
+    execFileSync('tar', ['-C', evilDir, '-cf', join(base, 'evil.tar'), '.']);
+    const evilTar = await store.load(join(base, 'evil.tar')).catch((e: unknown) => e);
+    expect(hasCode(evilTar, 'InvalidArgument')).toBe(true); // node-tar refuses to extract the escaping link
+    expect((evilTar as Error).message).toMatch(/linkpath escapes extraction directory/);
+    const evilDir2 = await store.load(evilDir).catch((e: unknown) => e); // an unpacked archive: the store's own check
+    expect(hasCode(evilDir2, 'InvalidArgument')).toBe(true);
+    expect((evilDir2 as Error).message).toMatch(/Layers\[0\] "l\/layer.tar" resolves outside the archive/);
+    expect(await store.resolve('evil:1')).toBeUndefined();
 
     const junk = join(base, 'junk.tar');
     execFileSync('tar', ['-C', join(base, 'layout'), '-cf', junk, 'oci-layout']);

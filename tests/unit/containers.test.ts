@@ -248,7 +248,8 @@ describe('the pod and its containers', () => {
       options: t.engine.options, netns: t.netns, cni: t.cni, runtime: t.runtime, files: t.files, liveReader: t.live,
       buildPauseSpec: (await import('../../electron/engine/runtime/oci-spec')).buildPauseSpec, engineOomScoreAdj: 0, cleanupTimeoutMs: 5000,
       processAlive: async (pid) => t.containerRuntime.alive(pid) || (await t.runtime.processAlive(pid)),
-      containers: { images: t.images, runtime: t.containerRuntime, cgroups: t.cgroups, host: t.host },
+      images: t.images,
+      containers: { runtime: t.containerRuntime, cgroups: t.cgroups, host: t.host },
     });
     await again.start();
     try {

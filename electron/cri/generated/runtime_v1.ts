@@ -746,6 +746,32 @@ export interface ImageStatusResponse_InfoEntry {
   value: string;
 }
 
+export interface AuthConfig {
+  username: string;
+  password: string;
+  auth: string;
+  serverAddress: string;
+  identityToken: string;
+  registryToken: string;
+}
+
+export interface PullImageRequest {
+  image: ImageSpec | undefined;
+  auth: AuthConfig | undefined;
+  sandboxConfig: PodSandboxConfig | undefined;
+}
+
+export interface PullImageResponse {
+  imageRef: string;
+}
+
+export interface RemoveImageRequest {
+  image: ImageSpec | undefined;
+}
+
+export interface RemoveImageResponse {
+}
+
 export interface ImageFsInfoRequest {
 }
 
@@ -7721,6 +7747,472 @@ export const ImageStatusResponse_InfoEntry: MessageFns<ImageStatusResponse_InfoE
     const message = createBaseImageStatusResponse_InfoEntry();
     message.key = object.key ?? "";
     message.value = object.value ?? "";
+    return message;
+  },
+};
+
+function createBaseAuthConfig(): AuthConfig {
+  return { username: "", password: "", auth: "", serverAddress: "", identityToken: "", registryToken: "" };
+}
+
+export const AuthConfig: MessageFns<AuthConfig> = {
+  encode(message: AuthConfig, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.username !== "") {
+      writer.uint32(10).string(message.username);
+    }
+    if (message.password !== "") {
+      writer.uint32(18).string(message.password);
+    }
+    if (message.auth !== "") {
+      writer.uint32(26).string(message.auth);
+    }
+    if (message.serverAddress !== "") {
+      writer.uint32(34).string(message.serverAddress);
+    }
+    if (message.identityToken !== "") {
+      writer.uint32(42).string(message.identityToken);
+    }
+    if (message.registryToken !== "") {
+      writer.uint32(50).string(message.registryToken);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): AuthConfig {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseAuthConfig();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.username = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.password = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.auth = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.serverAddress = reader.string();
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.identityToken = reader.string();
+            continue;
+          }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.registryToken = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): AuthConfig {
+    return {
+      username: isSet(object.username) ? globalThis.String(object.username) : "",
+      password: isSet(object.password) ? globalThis.String(object.password) : "",
+      auth: isSet(object.auth) ? globalThis.String(object.auth) : "",
+      serverAddress: isSet(object.serverAddress)
+        ? globalThis.String(object.serverAddress)
+        : isSet(object.server_address)
+        ? globalThis.String(object.server_address)
+        : "",
+      identityToken: isSet(object.identityToken)
+        ? globalThis.String(object.identityToken)
+        : isSet(object.identity_token)
+        ? globalThis.String(object.identity_token)
+        : "",
+      registryToken: isSet(object.registryToken)
+        ? globalThis.String(object.registryToken)
+        : isSet(object.registry_token)
+        ? globalThis.String(object.registry_token)
+        : "",
+    };
+  },
+
+  toJSON(message: AuthConfig): unknown {
+    const obj: any = {};
+    if (message.username !== "") {
+      obj.username = message.username;
+    }
+    if (message.password !== "") {
+      obj.password = message.password;
+    }
+    if (message.auth !== "") {
+      obj.auth = message.auth;
+    }
+    if (message.serverAddress !== "") {
+      obj.serverAddress = message.serverAddress;
+    }
+    if (message.identityToken !== "") {
+      obj.identityToken = message.identityToken;
+    }
+    if (message.registryToken !== "") {
+      obj.registryToken = message.registryToken;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<AuthConfig>, I>>(base?: I): AuthConfig {
+    return AuthConfig.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<AuthConfig>, I>>(object: I): AuthConfig {
+    const message = createBaseAuthConfig();
+    message.username = object.username ?? "";
+    message.password = object.password ?? "";
+    message.auth = object.auth ?? "";
+    message.serverAddress = object.serverAddress ?? "";
+    message.identityToken = object.identityToken ?? "";
+    message.registryToken = object.registryToken ?? "";
+    return message;
+  },
+};
+
+function createBasePullImageRequest(): PullImageRequest {
+  return { image: undefined, auth: undefined, sandboxConfig: undefined };
+}
+
+export const PullImageRequest: MessageFns<PullImageRequest> = {
+  encode(message: PullImageRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.image !== undefined) {
+      ImageSpec.encode(message.image, writer.uint32(10).fork()).join();
+    }
+    if (message.auth !== undefined) {
+      AuthConfig.encode(message.auth, writer.uint32(18).fork()).join();
+    }
+    if (message.sandboxConfig !== undefined) {
+      PodSandboxConfig.encode(message.sandboxConfig, writer.uint32(26).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): PullImageRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBasePullImageRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.image = ImageSpec.decode(reader, reader.uint32());
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.auth = AuthConfig.decode(reader, reader.uint32());
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.sandboxConfig = PodSandboxConfig.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): PullImageRequest {
+    return {
+      image: isSet(object.image) ? ImageSpec.fromJSON(object.image) : undefined,
+      auth: isSet(object.auth) ? AuthConfig.fromJSON(object.auth) : undefined,
+      sandboxConfig: isSet(object.sandboxConfig)
+        ? PodSandboxConfig.fromJSON(object.sandboxConfig)
+        : isSet(object.sandbox_config)
+        ? PodSandboxConfig.fromJSON(object.sandbox_config)
+        : undefined,
+    };
+  },
+
+  toJSON(message: PullImageRequest): unknown {
+    const obj: any = {};
+    if (message.image !== undefined) {
+      obj.image = ImageSpec.toJSON(message.image);
+    }
+    if (message.auth !== undefined) {
+      obj.auth = AuthConfig.toJSON(message.auth);
+    }
+    if (message.sandboxConfig !== undefined) {
+      obj.sandboxConfig = PodSandboxConfig.toJSON(message.sandboxConfig);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<PullImageRequest>, I>>(base?: I): PullImageRequest {
+    return PullImageRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<PullImageRequest>, I>>(object: I): PullImageRequest {
+    const message = createBasePullImageRequest();
+    message.image = (object.image !== undefined && object.image !== null)
+      ? ImageSpec.fromPartial(object.image)
+      : undefined;
+    message.auth = (object.auth !== undefined && object.auth !== null)
+      ? AuthConfig.fromPartial(object.auth)
+      : undefined;
+    message.sandboxConfig = (object.sandboxConfig !== undefined && object.sandboxConfig !== null)
+      ? PodSandboxConfig.fromPartial(object.sandboxConfig)
+      : undefined;
+    return message;
+  },
+};
+
+function createBasePullImageResponse(): PullImageResponse {
+  return { imageRef: "" };
+}
+
+export const PullImageResponse: MessageFns<PullImageResponse> = {
+  encode(message: PullImageResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.imageRef !== "") {
+      writer.uint32(10).string(message.imageRef);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): PullImageResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBasePullImageResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.imageRef = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): PullImageResponse {
+    return {
+      imageRef: isSet(object.imageRef)
+        ? globalThis.String(object.imageRef)
+        : isSet(object.image_ref)
+        ? globalThis.String(object.image_ref)
+        : "",
+    };
+  },
+
+  toJSON(message: PullImageResponse): unknown {
+    const obj: any = {};
+    if (message.imageRef !== "") {
+      obj.imageRef = message.imageRef;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<PullImageResponse>, I>>(base?: I): PullImageResponse {
+    return PullImageResponse.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<PullImageResponse>, I>>(object: I): PullImageResponse {
+    const message = createBasePullImageResponse();
+    message.imageRef = object.imageRef ?? "";
+    return message;
+  },
+};
+
+function createBaseRemoveImageRequest(): RemoveImageRequest {
+  return { image: undefined };
+}
+
+export const RemoveImageRequest: MessageFns<RemoveImageRequest> = {
+  encode(message: RemoveImageRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.image !== undefined) {
+      ImageSpec.encode(message.image, writer.uint32(10).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): RemoveImageRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseRemoveImageRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.image = ImageSpec.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): RemoveImageRequest {
+    return { image: isSet(object.image) ? ImageSpec.fromJSON(object.image) : undefined };
+  },
+
+  toJSON(message: RemoveImageRequest): unknown {
+    const obj: any = {};
+    if (message.image !== undefined) {
+      obj.image = ImageSpec.toJSON(message.image);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<RemoveImageRequest>, I>>(base?: I): RemoveImageRequest {
+    return RemoveImageRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<RemoveImageRequest>, I>>(object: I): RemoveImageRequest {
+    const message = createBaseRemoveImageRequest();
+    message.image = (object.image !== undefined && object.image !== null)
+      ? ImageSpec.fromPartial(object.image)
+      : undefined;
+    return message;
+  },
+};
+
+function createBaseRemoveImageResponse(): RemoveImageResponse {
+  return {};
+}
+
+export const RemoveImageResponse: MessageFns<RemoveImageResponse> = {
+  encode(_: RemoveImageResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): RemoveImageResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseRemoveImageResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(_: any): RemoveImageResponse {
+    return {};
+  },
+
+  toJSON(_: RemoveImageResponse): unknown {
+    const obj: any = {};
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<RemoveImageResponse>, I>>(base?: I): RemoveImageResponse {
+    return RemoveImageResponse.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<RemoveImageResponse>, I>>(_: I): RemoveImageResponse {
+    const message = createBaseRemoveImageResponse();
     return message;
   },
 };
@@ -15370,11 +15862,7 @@ export const RuntimeServiceClient = makeGenericClientConstructor(
   serviceName: string;
 };
 
-/**
- * Podscope keeps no images (the pause rootfs is built locally), but cri-client (crictl/critest/kubelet 1.26)
- * refuses an endpoint whose ImageService answers ImageFsInfo with UNIMPLEMENTED. PullImage and RemoveImage are
- * left undeclared, so they are UNIMPLEMENTED.
- */
+/** The ImageService over the engine's image store (electron/engine/images): pull, list, status, remove, fs info. */
 export type ImageServiceService = typeof ImageServiceService;
 export const ImageServiceService = {
   listImages: {
@@ -15395,6 +15883,24 @@ export const ImageServiceService = {
     responseSerialize: (value: ImageStatusResponse): Buffer => Buffer.from(ImageStatusResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): ImageStatusResponse => ImageStatusResponse.decode(value),
   },
+  pullImage: {
+    path: "/runtime.v1.ImageService/PullImage" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: PullImageRequest): Buffer => Buffer.from(PullImageRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): PullImageRequest => PullImageRequest.decode(value),
+    responseSerialize: (value: PullImageResponse): Buffer => Buffer.from(PullImageResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): PullImageResponse => PullImageResponse.decode(value),
+  },
+  removeImage: {
+    path: "/runtime.v1.ImageService/RemoveImage" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: RemoveImageRequest): Buffer => Buffer.from(RemoveImageRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): RemoveImageRequest => RemoveImageRequest.decode(value),
+    responseSerialize: (value: RemoveImageResponse): Buffer => Buffer.from(RemoveImageResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): RemoveImageResponse => RemoveImageResponse.decode(value),
+  },
   imageFsInfo: {
     path: "/runtime.v1.ImageService/ImageFsInfo" as const,
     requestStream: false as const,
@@ -15409,6 +15915,8 @@ export const ImageServiceService = {
 export interface ImageServiceServer extends UntypedServiceImplementation {
   listImages: handleUnaryCall<ListImagesRequest, ListImagesResponse>;
   imageStatus: handleUnaryCall<ImageStatusRequest, ImageStatusResponse>;
+  pullImage: handleUnaryCall<PullImageRequest, PullImageResponse>;
+  removeImage: handleUnaryCall<RemoveImageRequest, RemoveImageResponse>;
   imageFsInfo: handleUnaryCall<ImageFsInfoRequest, ImageFsInfoResponse>;
 }
 
@@ -15442,6 +15950,36 @@ export interface ImageServiceClient extends Client {
     metadata: Metadata,
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: ImageStatusResponse) => void,
+  ): ClientUnaryCall;
+  pullImage(
+    request: PullImageRequest,
+    callback: (error: ServiceError | null, response: PullImageResponse) => void,
+  ): ClientUnaryCall;
+  pullImage(
+    request: PullImageRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: PullImageResponse) => void,
+  ): ClientUnaryCall;
+  pullImage(
+    request: PullImageRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: PullImageResponse) => void,
+  ): ClientUnaryCall;
+  removeImage(
+    request: RemoveImageRequest,
+    callback: (error: ServiceError | null, response: RemoveImageResponse) => void,
+  ): ClientUnaryCall;
+  removeImage(
+    request: RemoveImageRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: RemoveImageResponse) => void,
+  ): ClientUnaryCall;
+  removeImage(
+    request: RemoveImageRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: RemoveImageResponse) => void,
   ): ClientUnaryCall;
   imageFsInfo(
     request: ImageFsInfoRequest,

@@ -1,7 +1,7 @@
 /**
  * The CRI runtime.v1 server: grpc-js on a unix socket, each RPC a small adapter over the engine. RPCs not in
  * runtime_v1.proto are answered UNIMPLEMENTED by grpc-js itself (unknown method path). The same socket serves the
- * read-only ImageService subset (image-service.ts), since cri-client 1.26 checks the image endpoint on connect.
+ * ImageService (image-service.ts) over the engine's image store.
  *
  * Socket access: the socket ends up with `mode` (default 0660) and, when `group` is given, that gid, so the GUI
  * running as a normal user in that group can drive a root daemon. How it gets there safely (socket-path.ts):
@@ -99,7 +99,7 @@ export async function startCriServer(options: CriServerOptions): Promise<CriServ
 
   const server = new Server();
   server.addService(RuntimeServiceService, impl);
-  server.addService(ImageServiceService, imageServiceImpl());
+  server.addService(ImageServiceService, imageServiceImpl(engine));
   // Not server.bindAsync: connections are accepted here and handed to grpc-js through a connection injector, each
   // wrapped so Go clients' socket-path `:authority` does not get their streams reset by nghttp2 (authority-shim.ts).
   const injector = server.createConnectionInjector(ServerCredentials.createInsecure());

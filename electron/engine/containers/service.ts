@@ -6,7 +6,7 @@
 import { access } from 'node:fs/promises';
 import { readFile } from 'node:fs/promises';
 import type { ContainerApi, ContainerEvent, ContainerFilter, CreateContainerRequest, LinuxContainerResourcesInput } from '../../../shared/domain/container';
-import { PodscopeError } from '../../../shared/domain/errors';
+import { noImageStore } from '../images/none';
 import type { ImageStore } from '../images/types';
 import { KeyedMutex } from '../sandbox/keyed-mutex';
 import { NameRegistrar } from '../sandbox/name-registrar';
@@ -28,7 +28,8 @@ import { ContainerStore } from './store';
 import { updateContainerResources } from './update-resources';
 
 export interface ContainerDeps {
-  images: ImageStore;
+  /** set by SandboxEngine from its own image store */
+  images?: ImageStore;
   runtime: ContainerRuntime;
   cgroups: CgroupReader;
   host?: ContainerHost;
@@ -39,24 +40,13 @@ export const hostChecks: ContainerHost = {
   apparmorEnabled: () => readFile('/sys/module/apparmor/parameters/enabled', 'utf8').then((t) => t.trim() === 'Y', () => false),
 };
 
-/** Stands in when the engine was built without an image store: every image is absent, and says why. */
-export const NO_IMAGES: ImageStore = {
-  pull: () => Promise.reject(new PodscopeError('Unavailable', 'this engine has no image store')),
-  load: () => Promise.reject(new PodscopeError('Unavailable', 'this engine has no image store')),
-  list: async () => [],
-  resolve: async () => undefined,
-  remove: async () => undefined,
-  fsInfo: async () => ({ mountpoint: '', usedBytes: 0, inodesUsed: 0, timestampNs: 0n }),
-  prepareRootfs: () => Promise.reject(new PodscopeError('Unavailable', 'this engine has no image store')),
-};
-
 export class ContainerService implements ContainerApi {
   readonly ctx: ContainerContext;
 
   constructor(base: Omit<ContainerContext, 'store' | 'names' | 'locks' | 'rootfs' | 'images' | 'runtime' | 'cgroups' | 'host' | 'emit'>, deps: ContainerDeps, emit: (e: ContainerEvent) => void) {
     this.ctx = {
       ...base,
-      images: deps.images,
+      images: deps.images ?? noImageStore(),
       runtime: deps.runtime,
       cgroups: deps.cgroups,
       host: deps.host ?? hostChecks,

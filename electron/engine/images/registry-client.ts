@@ -7,7 +7,7 @@
  * basic credentials. HTTPS unless the registry is insecure (loopback by default, plus the engine's
  * `insecureRegistries`), then plain HTTP, as containerd does for hosts configured with an http:// server.
  */
-import { Readable } from 'node:stream';
+import { Readable, Transform } from 'node:stream';
 import type { ReadableStream as WebReadableStream } from 'node:stream/web';
 import { PodscopeError } from '../../../shared/domain/errors';
 import type { RegistryAuth } from './types';
@@ -27,7 +27,7 @@ export interface RegistryClientOptions {
   insecureRegistries?: string[];
   auth?: RegistryAuth;
   signal?: AbortSignal;
-  /** per-request timeout before the body starts (ms), default 60 s */
+  /** how long a request may wait for its response headers (ms), default 60 s; bodies stream as long as they take */
   timeoutMs?: number;
 }
 
@@ -85,15 +85,19 @@ export class RegistryClient {
       const headers: Record<string, string> = {};
       if (init.accept) headers.Accept = init.accept;
       if (this.authorization) headers.Authorization = this.authorization;
-      const timeout = AbortSignal.timeout(this.opts.timeoutMs ?? 60_000);
-      const signal = this.opts.signal ? AbortSignal.any([this.opts.signal, timeout]) : timeout;
+      // the timeout covers the wait for the response headers only: a big layer may stream for longer than that
+      const timeout = new AbortController();
+      const timer = setTimeout(() => timeout.abort(), this.opts.timeoutMs ?? 60_000);
+      const signal = this.opts.signal ? AbortSignal.any([this.opts.signal, timeout.signal]) : timeout.signal;
       try {
         return await fetch(url, { method: init.method ?? 'GET', headers, signal, redirect: 'follow' });
       } catch (e) {
         if (this.opts.signal?.aborted) throw new PodscopeError('Canceled', `pull canceled: ${init.method ?? 'GET'} ${url}`, { cause: e });
-        if (timeout.aborted) throw new PodscopeError('DeadlineExceeded', `registry ${this.ref.registry} did not answer ${init.method ?? 'GET'} ${url} in time`, { cause: e });
+        if (timeout.signal.aborted) throw new PodscopeError('DeadlineExceeded', `registry ${this.ref.registry} did not answer ${init.method ?? 'GET'} ${url} in time`, { cause: e });
         const cause = (e as { cause?: { code?: string; message?: string } }).cause;
         throw new PodscopeError('Unavailable', `registry ${this.ref.registry} unreachable (${init.method ?? 'GET'} ${url}): ${cause?.code ?? cause?.message ?? (e as Error).message}`, { cause: e });
+      } finally {
+        clearTimeout(timer);
       }
     };
     let res = await send();
@@ -179,6 +183,26 @@ export class RegistryClient {
     const res = await this.request(`/v2/${this.ref.repository}/blobs/${digest}`);
     if (!res.ok || !res.body) throw await this.failure(res, `blob ${digest}`);
     const len = res.headers.get('content-length');
-    return { stream: Readable.fromWeb(res.body as unknown as WebReadableStream<Uint8Array>), ...(len && { size: Number(len) }) };
+    const src = Readable.fromWeb(res.body as unknown as WebReadableStream<Uint8Array>);
+    // a registry that stops sending mid-blob fails the pull after the same wait as for headers, instead of hanging it
+    const idleMs = this.opts.timeoutMs ?? 60_000;
+    const timer = setTimeout(() => {
+      const err = new PodscopeError('DeadlineExceeded', `blob ${digest}: no data from registry ${this.ref.registry} for ${Math.round(idleMs / 1000)} s`);
+      src.destroy(err);
+      watch.destroy(err);
+    }, idleMs);
+    const watch = new Transform({
+      transform(chunk: Buffer, _enc, cb) {
+        timer.refresh();
+        cb(null, chunk);
+      },
+    });
+    watch.once('close', () => {
+      clearTimeout(timer);
+      src.destroy(); // a consumer that stops early (config size limit, failure) must not leave the body open
+    });
+    src.once('error', (e) => watch.destroy(e));
+    src.pipe(watch);
+    return { stream: watch, ...(len && { size: Number(len) }) };
   }
 }

@@ -12,7 +12,7 @@
  * old store or the new image, plus at worst unreferenced blobs/layers that a later pull reuses or remove collects.
  */
 import { createReadStream } from 'node:fs';
-import { lstat, mkdir, mkdtemp, open, readdir, readFile, rename, rm, stat } from 'node:fs/promises';
+import { lstat, mkdir, mkdtemp, open, readdir, readFile, realpath, rename, rm, stat } from 'node:fs/promises';
 import { join, resolve, sep } from 'node:path';
 import type { Readable } from 'node:stream';
 import type { ZodError } from 'zod';
@@ -106,6 +106,21 @@ async function writeAtomic(file: string, data: string | Buffer): Promise<void> {
 }
 
 const exists = (p: string) => lstat(p).then(() => true, () => false);
+
+/**
+ * `rel` inside the archive dir, after following symlinks (docker save links shared layers with relative symlinks;
+ * one pointing out of the archive must not make the store read a host file). NotFound-ish problems ⇒ InvalidArgument.
+ */
+async function confined(dir: string, rel: string, what: string): Promise<string> {
+  const bad = (why: string) => new PodscopeError('InvalidArgument', `${what} ${JSON.stringify(rel)} ${why}`, { details: { field: what } });
+  const abs = resolve(dir, rel);
+  if (!abs.startsWith(dir + sep)) throw bad('points outside the archive');
+  const real = await realpath(abs).catch(() => {
+    throw bad('is missing from the archive');
+  });
+  if (!real.startsWith((await realpath(dir)) + sep)) throw bad('resolves outside the archive');
+  return real;
+}
 
 export class LocalImageStore implements ImageStore {
   private readonly images = new Map<string, StoredImage>();
@@ -268,11 +283,9 @@ export class LocalImageStore implements ImageStore {
   }
 
   private async loadOciLayout(dir: string, file: string, signal?: AbortSignal): Promise<ImageRecord[]> {
-    const blobPath = (d: string) => join(dir, 'blobs', 'sha256', hexOf(d));
+    const blobPath = (d: string, what: string) => confined(dir, join('blobs', 'sha256', hexOf(d)), `${file}: ${what} blob`);
     const readBlob = async (desc: Descriptor, what: string) => {
-      const bytes = await readFile(blobPath(desc.digest)).catch(() => {
-        throw new PodscopeError('InvalidArgument', `${file}: ${what} blob ${desc.digest} is missing from the layout`, { details: { field: `${what}.digest` } });
-      });
+      const bytes = await readFile(await blobPath(desc.digest, what));
       const d = sha256(bytes);
       if (d !== desc.digest) throw new PodscopeError('FailedPrecondition', `${file}: ${what} blob: content digest ${d} does not match ${desc.digest}`, { details: { field: `${what}.digest`, expected: desc.digest, actual: d } });
       return bytes;
@@ -295,9 +308,9 @@ export class LocalImageStore implements ImageStore {
       out.push(await this.ingest({
         label: `${file} manifests[${i}]`,
         config: { bytes: config, digest: manifest.config.digest },
-        layers: manifest.layers.map((l, j) => ({
-          label: `layer ${j} (${l.digest})`, digest: l.digest, size: l.size, compression: layerCompression(l.mediaType)!,
-          open: async () => createReadStream(blobPath(l.digest)),
+        layers: await Promise.all(manifest.layers.map(async (l, j) => {
+          const path = await blobPath(l.digest, `manifest.layers[${j}]`);
+          return { label: `layer ${j} (${l.digest})`, digest: l.digest, size: l.size, compression: layerCompression(l.mediaType)!, open: async () => createReadStream(path) };
         })),
         extraBlobs,
         manifestDigest: desc.digest,
@@ -310,26 +323,18 @@ export class LocalImageStore implements ImageStore {
   }
 
   private async loadDockerSave(dir: string, file: string, signal?: AbortSignal): Promise<ImageRecord[]> {
-    const inside = (rel: string, field: string) => {
-      const abs = resolve(dir, rel);
-      if (!abs.startsWith(dir + sep)) throw new PodscopeError('InvalidArgument', `${file}: manifest.json ${field} ${JSON.stringify(rel)} points outside the archive`, { details: { field } });
-      return abs;
-    };
     const entries = parseDoc('manifest.json', await readFile(join(dir, 'manifest.json')), DockerSaveManifestSchema);
     const out: ImageRecord[] = [];
     for (const [i, e] of entries.entries()) {
-      const configBytes = await readFile(inside(e.Config, `[${i}].Config`)).catch((err: unknown) => {
-        if (err instanceof PodscopeError) throw err;
-        throw new PodscopeError('InvalidArgument', `${file}: manifest.json [${i}].Config ${e.Config} is missing`, { details: { field: `[${i}].Config` } });
-      });
+      const configBytes = await readFile(await confined(dir, e.Config, `${file}: manifest.json [${i}].Config`));
       const tags = e.RepoTags.map((t) => parseReference(t).canonical);
       out.push(await this.ingest({
         label: `${file} [${i}]`,
         config: { bytes: configBytes, digest: sha256(configBytes) },
-        layers: e.Layers.map((rel, j) => {
-          const abs = inside(rel, `[${i}].Layers[${j}]`);
+        layers: await Promise.all(e.Layers.map(async (rel, j) => {
+          const abs = await confined(dir, rel, `${file}: manifest.json [${i}].Layers[${j}]`);
           return { label: `layer ${j} (${rel})`, compression: 'sniff' as const, open: async () => createReadStream(abs), path: abs };
-        }),
+        })),
         extraBlobs: [],
         repoTags: tags,
         repoDigests: [],
@@ -341,7 +346,7 @@ export class LocalImageStore implements ImageStore {
 
   // ---- the one way images come in ----
 
-  private async ingest(plan: IngestPlan): Promise<ImageRecord> {
+  private async ingest(plan: IngestPlan, attempt = 1): Promise<ImageRecord> {
     const configDoc: ImageConfigDoc = parseDoc('config', plan.config.bytes, ImageConfigSchema);
     const diffIds = configDoc.rootfs.diff_ids;
     if (diffIds.length !== plan.layers.length) {
@@ -377,7 +382,11 @@ export class LocalImageStore implements ImageStore {
         newLayers.push({ diffId, dir });
       }
       // everything verified: commit (renames, then the record) under the store lock
-      return await this.lock.run('store', async () => {
+      const committed = await this.lock.run('store', async (): Promise<ImageRecord | 'retry'> => {
+        // a layer this pull found present and skipped may have been collected by a remove since: start over
+        for (const d of diffIds) {
+          if (!newLayers.some((l) => l.diffId === d) && !(await exists(this.p('layers', hexOf(d), 'fs')))) return 'retry';
+        }
         plan.progress?.('committing', 0, 0);
         for (const b of [...plan.extraBlobs, plan.config]) {
           const target = this.p('blobs', 'sha256', hexOf(b.digest));
@@ -436,9 +445,12 @@ export class LocalImageStore implements ImageStore {
         this.images.set(id, stored);
         return structuredClone(record);
       });
+      if (committed !== 'retry') return committed;
+      if (attempt >= 3) throw new PodscopeError('Unavailable', `${plan.label}: layers kept being removed while pulling; try again`);
     } finally {
       await rm(work, { recursive: true, force: true });
     }
+    return this.ingest(plan, attempt + 1);
   }
 
   private async layerSize(diffId: string): Promise<number> {

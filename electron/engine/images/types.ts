@@ -75,4 +75,10 @@ export interface ImageStore {
    * the image until `release`.
    */
   prepareRootfs(imageId: string, containerId: string, dir: string): Promise<ContainerRootfs>;
+  /**
+   * Same as `release()` of the rootfs prepared for this container, for callers that no longer hold that object (an
+   * engine restarted since prepareRootfs: the store persists its users). Idempotent; unknown ids are a no-op.
+   * Optional so existing implementations stay valid; the real store, the fake and the empty store have it.
+   */
+  releaseRootfs?(containerId: string): Promise<void>;
 }

@@ -10,7 +10,7 @@
  * OverlayMarks touch point (mknod / setxattr need root and tools Node lacks).
  */
 import { createHash } from 'node:crypto';
-import { createReadStream } from 'node:fs';
+import { createReadStream, createWriteStream } from 'node:fs';
 import { lstat, mkdir, open, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { PassThrough, Transform, type TransformCallback, type Readable } from 'node:stream';
@@ -178,7 +178,6 @@ export async function unpackLayer(input: UnpackInput): Promise<{ size: number; w
 
 /** Streams a source into a file while hashing; throws naming the digest when it does not match. */
 export async function receiveBlob(input: { source: Readable; file: string; expectDigest: string; expectSize?: number; label: string; signal?: AbortSignal; onBytes?: (n: number) => void }): Promise<number> {
-  const { createWriteStream } = await import('node:fs');
   const hasher = new HashingStream(input.onBytes);
   try {
     await pipeline(input.source, hasher, createWriteStream(input.file, { mode: 0o644 }), { signal: input.signal });

@@ -5,6 +5,7 @@ import type { SandboxEvent } from '../../../shared/domain/sandbox';
 import type { CniManager } from '../cni/types';
 import type { LiveReader } from '../netns/live-reader';
 import type { NetnsManager } from '../netns/types';
+import type { ImageStore } from '../images/types';
 import type { EngineOptions } from '../options';
 import type { PauseRuntime } from '../runtime/types';
 import type { KeyedMutex } from './keyed-mutex';
@@ -29,6 +30,8 @@ export interface EngineContext {
   runtime: PauseRuntime;
   files: SandboxFiles;
   liveReader: LiveReader;
+  /** images for containers (prepareRootfs) and the CRI ImageService */
+  images: ImageStore;
   /** throws InvalidArgument for configs runc would refuse */
   buildPauseSpec(input: PauseSpecInput): unknown;
   /** the engine's own oom_score_adj: the pause container is never given a lower one (docs/semantics.md#machine-limits) */

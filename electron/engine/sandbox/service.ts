@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import type { ContainerEvent, ContainerFilter, ContainerStats, ContainerStatusView, ContainerSummary, CreateContainerRequest, ExecSyncResult, LinuxContainerResourcesInput } from '../../../shared/domain/container';
 import { HostCgroupReader } from '../containers/cgroups';
 import { RuncContainerRuntime } from '../containers/runtime';
-import { ContainerService, NO_IMAGES, type ContainerDeps } from '../containers/service';
+import { ContainerService, type ContainerDeps } from '../containers/service';
 import { NodeProcessRunner } from '../os/exec';
 import type { CniConfigView } from '../../../shared/domain/cni';
 import { isHostNetwork } from '../../../shared/domain/config';
@@ -15,6 +15,8 @@ import { analyzeBandwidth } from '../../../shared/domain/bandwidth';
 import { analyzePortMappings } from '../../../shared/domain/portmap';
 import { serializeError } from '../../../shared/domain/errors';
 import type { ConfigPreview, EngineInfo, RunSandboxRequest, RuntimeCondition, SandboxEvent, SandboxFilter, SandboxStatus, SandboxSummary } from '../../../shared/domain/sandbox';
+import { noImageStore } from '../images/none';
+import type { ImageStore } from '../images/types';
 import type { Engine, EngineOptions, SandboxEventListener } from '../options';
 import { buildCniOptions } from './cni-options';
 import type { EngineContext } from './context';
@@ -37,9 +39,11 @@ const PAUSE_POLL_MS = 2000;
 /** container exits: a /proc read per running container, so a crashed container shows up within a second */
 const CONTAINER_POLL_MS = 1000;
 
-export type EngineDeps = Omit<EngineContext, 'store' | 'names' | 'locks' | 'emit' | 'processAlive' | 'podContainers'> & {
+export type EngineDeps = Omit<EngineContext, 'store' | 'names' | 'locks' | 'emit' | 'processAlive' | 'images' | 'podContainers'> & {
   processAlive?: EngineContext['processAlive'];
-  /** images, the container runtime and cgroup reads; absent ⇒ no image store, every CreateContainer NotFound */
+  /** default: an empty store that pulls nothing (engines that only run sandboxes) */
+  images?: ImageStore;
+  /** the container runtime and cgroup reads (images come from `images`); default: runc under <runDir>/containers/runc */
   containers?: ContainerDeps;
   lock?: StateDirLock;
   /** problems found while setting up (missing runc, not root…), shown by info() */
@@ -61,6 +65,7 @@ export class SandboxEngine implements Engine {
       locks: new KeyedMutex(),
       emit: (e) => this.emit(e),
       processAlive: deps.processAlive ?? isProcessAlive,
+      images: deps.images ?? noImageStore(),
     };
     this.containers = new ContainerService(
       {
@@ -72,7 +77,7 @@ export class SandboxEngine implements Engine {
         engineOomScoreAdj: deps.engineOomScoreAdj,
         cleanupTimeoutMs: deps.cleanupTimeoutMs,
       },
-      deps.containers ?? { images: NO_IMAGES, runtime: new RuncContainerRuntime({ runcPath: deps.options.runcPath, root: join(deps.options.runDir, 'containers', 'runc'), runner: new NodeProcessRunner() }), cgroups: new HostCgroupReader() },
+      { images: this.ctx.images, ...(deps.containers ?? { runtime: new RuncContainerRuntime({ runcPath: deps.options.runcPath, root: join(deps.options.runDir, 'containers', 'runc'), runner: new NodeProcessRunner() }), cgroups: new HostCgroupReader() }) },
       (e) => this.emit(e),
     );
     this.ctx.podContainers = this.containers;
@@ -80,6 +85,10 @@ export class SandboxEngine implements Engine {
 
   get options(): EngineOptions {
     return this.deps.options;
+  }
+
+  get images(): ImageStore {
+    return this.ctx.images;
   }
 
   /** Loads the store and reconciles it with runc and the netns dir; call once before serving. */

@@ -52,6 +52,7 @@ export class FakeImageStore implements ImageStore {
   readonly registry = new Map<string, FakeImageInput>();
   /** container id ⇒ image id, for every prepared and not yet released rootfs */
   readonly users = new Map<string, string>();
+  private readonly paths = new Map<string, string>();
   readonly calls: { op: string; arg?: string }[] = [];
   /** the next pull() throws this (once) */
   pullError: Error | undefined;
@@ -149,17 +150,17 @@ export class FakeImageStore implements ImageStore {
     if (rec.rootfs !== undefined) await cp(rec.rootfs, path, { recursive: true, verbatimSymlinks: true });
     else await mkdir(path, { recursive: true });
     this.users.set(containerId, rec.id);
-    let released = false;
-    return {
-      path,
-      release: async () => {
-        this.calls.push({ op: 'release', arg: containerId });
-        if (released) return;
-        released = true;
-        await rm(path, { recursive: true, force: true });
-        this.users.delete(containerId);
-      },
-    };
+    this.paths.set(containerId, path);
+    return { path, release: () => this.releaseRootfs(containerId) };
+  }
+
+  async releaseRootfs(containerId: string): Promise<void> {
+    this.calls.push({ op: 'release', arg: containerId });
+    const path = this.paths.get(containerId);
+    if (path === undefined) return;
+    this.paths.delete(containerId);
+    await rm(path, { recursive: true, force: true });
+    this.users.delete(containerId);
   }
 }
 

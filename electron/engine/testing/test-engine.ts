@@ -17,6 +17,7 @@ import { SandboxEngine, type EngineDeps } from '../sandbox/service';
 import { FakeCniManager, type FakeNetwork } from './fake-cni';
 import { FakeCgroups, FakeContainerHost, FakeContainerRuntime } from './fake-container-runtime';
 import { FakeImageStore } from './fake-images';
+import type { ImageStore } from '../images/types';
 import { FakeSandboxFiles } from './fake-files';
 import { fakeKernelView } from './fake-kernel';
 import { FakeLiveReader } from './fake-live';
@@ -30,6 +31,8 @@ export interface TestEngineOptions {
   networks?: FakeNetwork[];
   /** engine set-up problems shown by info() and runtimeConditions() (e.g. "runtime: runc not found") */
   problems?: string[];
+  /** an image store instead of the FakeImageStore (e.g. the real one over a test registry); `images` is then the fake, unused */
+  imageStore?: ImageStore;
   /** temp dir name prefix (default "podscope-test-engine-") */
   tmpPrefix?: string;
 }
@@ -69,15 +72,15 @@ export async function createTestEngine(opts: TestEngineOptions = {}): Promise<Te
   const cni = new FakeCniManager(opts.networks, options.cniCacheDir, options.cniConfDir);
   const runtime = new FakePauseRuntime();
   const files = new FakeSandboxFiles();
-  const live = new FakeLiveReader((netnsPath, hostDevices) => fakeKernelView(cni, netnsPath, hostDevices));
   const images = new FakeImageStore();
+  const live = new FakeLiveReader((netnsPath, hostDevices) => fakeKernelView(cni, netnsPath, hostDevices));
   const containerRuntime = new FakeContainerRuntime();
   const cgroups = new FakeCgroups();
   const host = new FakeContainerHost();
   const deps: EngineDeps = {
-    options, netns, cni, runtime, files, liveReader: live, buildPauseSpec, engineOomScoreAdj: 0, cleanupTimeoutMs: 5000,
+    options, netns, cni, runtime, files, liveReader: live, images: opts.imageStore ?? images, buildPauseSpec, engineOomScoreAdj: 0, cleanupTimeoutMs: 5000,
     processAlive: async (pid) => containerRuntime.alive(pid) || (await runtime.processAlive(pid)),
-    containers: { images, runtime: containerRuntime, cgroups, host },
+    containers: { runtime: containerRuntime, cgroups, host },
     problems: opts.problems,
   };
   const engine = new SandboxEngine(deps);
