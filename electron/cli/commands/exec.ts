@@ -5,7 +5,8 @@ import { ENGINE_FLAGS, parseCommandArgs } from '../args';
 export const help = `podscope exec -s [flags] ID COMMAND [ARG...]
   Runs a command in a running container (ExecSync) and exits with its exit code.
   --sync, -s        required: streaming exec (Exec) is not served yet
-  --timeout N       seconds before the command is killed (default 0: none)`;
+  --timeout N       seconds before the command is killed (default 0: none)
+  Flags (engine flags too) go before ID: everything after ID is the command.`;
 
 export async function run(argv: string[]): Promise<number> {
   // everything after the container id belongs to the command, flags included
