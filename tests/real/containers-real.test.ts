@@ -138,6 +138,18 @@ describe('a busybox httpd container in a real pod', () => {
     expect(hasCode(err, 'DeadlineExceeded')).toBe(true);
   });
 
+  it('UpdateContainerResources reaches the running container cgroup (runc update); stats read it', async () => {
+    await engine.updateContainerResources(webId, { cpu_shares: 512, memory_limit_in_bytes: 96 << 20 });
+    const st = await engine.containerStatus(webId);
+    const path = (st.ociSpec as { linux: { cgroupsPath: string } }).linux.cgroupsPath;
+    expect(readFileSync(`/sys/fs/cgroup/cpu/${path}/cpu.shares`, 'utf8').trim()).toBe('512');
+    expect(readFileSync(`/sys/fs/cgroup/memory/${path}/memory.limit_in_bytes`, 'utf8').trim()).toBe(String(96 << 20));
+    expect(st.resources).toMatchObject({ cpu_shares: 512, memory_limit_in_bytes: 96 << 20 });
+    const stats = await engine.containerStats(webId);
+    expect(BigInt(stats.memoryWorkingSetBytes!)).toBeGreaterThan(0n);
+    expect(BigInt(stats.cpuUsageCoreNs!)).toBeGreaterThan(0n);
+  });
+
   it('runs the pause and the container under seccomp filter mode 2 for RuntimeDefault, and says so in the status', async () => {
     const c = await engine.containerStatus(webId);
     const p = await engine.status(podId);
