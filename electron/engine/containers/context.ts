@@ -20,8 +20,6 @@ export interface ContainerHost {
 export interface ContainerContext {
   options: EngineOptions;
   sandboxes: SandboxStore;
-  /** the sandbox engine's per-sandbox locks: create/start hold the pod's lock so the pod cannot stop meanwhile */
-  sandboxLocks: KeyedMutex;
   images: ImageStore;
   runtime: ContainerRuntime;
   cgroups: CgroupReader;

@@ -5,16 +5,16 @@
  */
 import { rm } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import { runChecked, NodeProcessRunner } from '../os/exec';
+import { PodscopeError } from '../../../shared/domain/errors';
 import { mountAt, readMountInfo } from '../netns/mountinfo';
 import type { ContainerContext } from './context';
 import type { ContainerRecord } from './record';
 import { stopLocked } from './stop';
 
 /**
- * After an engine restart the ImageStore's rootfs handle is gone: the image store is asked to release by container
- * id if it can, else an overlay still mounted there is unmounted before the directory is deleted (never delete
- * through a mount).
+ * After an engine restart the ImageStore's rootfs handle is gone: the store releases by container id then
+ * (ImageStore.releaseRootfs). A store that can do neither is refused rather than have the directory deleted
+ * through a rootfs that may still be mounted.
  */
 async function releaseRootfs(ctx: ContainerContext, rec: ContainerRecord): Promise<void> {
   const handle = ctx.rootfs.get(rec.id);
@@ -23,9 +23,10 @@ async function releaseRootfs(ctx: ContainerContext, rec: ContainerRecord): Promi
     ctx.rootfs.delete(rec.id);
     return;
   }
-  const store = ctx.images as { releaseRootfs?: (containerId: string, dir: string) => Promise<void> };
-  if (store.releaseRootfs) return store.releaseRootfs(rec.id, rec.rootDir);
-  if (mountAt(await readMountInfo(), rec.rootfsPath)) await runChecked(new NodeProcessRunner(), { file: 'umount', args: ['-l', rec.rootfsPath], timeoutMs: 10_000 });
+  if (ctx.images.releaseRootfs) return ctx.images.releaseRootfs(rec.id);
+  if (mountAt(await readMountInfo(), rec.rootfsPath)) {
+    throw new PodscopeError('FailedPrecondition', `the rootfs of container ${rec.id} is still mounted at ${rec.rootfsPath} and its image store cannot release it`);
+  }
 }
 
 export async function removeLocked(ctx: ContainerContext, rec: ContainerRecord): Promise<void> {

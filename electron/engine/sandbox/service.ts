@@ -71,7 +71,6 @@ export class SandboxEngine implements Engine {
       {
         options: deps.options,
         sandboxes: this.ctx.store,
-        sandboxLocks: this.ctx.locks,
         processAlive: this.ctx.processAlive,
         processStartTicks,
         engineOomScoreAdj: deps.engineOomScoreAdj,
