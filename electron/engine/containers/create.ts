@@ -92,6 +92,8 @@ export async function createContainer(ctx: ContainerContext, req: CreateContaine
   const paths = sandboxPaths(ctx.options.stateDir, ctx.options.runDir, sandbox.id);
   const specSandbox = { id: sandbox.id, config: sandbox.config, pausePid: sandbox.pause.pid!, hostnamePath: paths.hostname, hostsPath: paths.hosts, resolvConfPath: paths.resolvConf, shmPath: paths.shm };
 
+  // Node's start-up for the container's log shim overlaps the rest of create (kubelet starts right after)
+  ctx.runtime.warm?.();
   const cleanup = new CleanupStack();
   ctx.names.reserve(name, id);
   cleanup.push(`release container name ${name}`, async () => ctx.names.releaseByName(name));

@@ -3,7 +3,7 @@
  * They live under their own runc `--root` (`<runDir>/containers/runc`), apart from the pause containers, so the
  * sandbox recovery's orphan sweep never touches them.
  */
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { constants as osConstants } from 'node:os';
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
@@ -41,6 +41,10 @@ export interface ContainerRuntime {
   reopenLog(shimPid: number): Promise<void>;
   /** ids runc knows under this root */
   list(): Promise<string[]>;
+  /** a hint that start() is coming: get its slow part (a process start) going now; optional */
+  warm?(): void;
+  /** ends what warm() started and was not used; optional */
+  close?(): void;
 }
 
 export interface RuncContainerRuntimeOptions {
@@ -65,6 +69,36 @@ function runcError(what: string, stderr: string, exitCode: number | null): Podsc
 export class RuncContainerRuntime implements ContainerRuntime {
   constructor(private readonly o: RuncContainerRuntimeOptions) {}
 
+  private warmShim: ChildProcess | undefined;
+
+  private spawnShim(): ChildProcess {
+    const child = spawn(this.o.nodePath ?? process.execPath, ['-e', SHIM_SOURCE, '--', 'warm'], {
+      // its own session: a Ctrl-C to the CLI or the app's process group must not reach the container's output
+      detached: true,
+      stdio: ['ignore', 'ignore', 'ignore', 'ipc'],
+      // a minimal env: NODE_OPTIONS from a dev loader (tsx, vitest) would slow every start and tie the shim to them
+      env: { PATH: process.env.PATH ?? '/usr/sbin:/usr/bin:/sbin:/bin', ELECTRON_RUN_AS_NODE: '1' },
+    });
+    child.on('error', () => undefined);
+    return child;
+  }
+
+  /** Starts a shim that waits for its config, so StartContainer does not pay for Node's start-up. */
+  warm(): void {
+    if (this.warmShim && this.warmShim.connected && this.warmShim.exitCode === null) return;
+    const child = this.spawnShim();
+    // an idle shim must not keep the engine's process alive (a CLI command ends while it waits)
+    child.unref();
+    (child.channel as { unref?: () => void } | undefined)?.unref?.();
+    this.warmShim = child;
+  }
+
+  close(): void {
+    const child = this.warmShim;
+    this.warmShim = undefined;
+    if (child?.connected) child.disconnect(); // it exits when its engine goes away before being used
+  }
+
   async start(id: string, bundleDir: string, spec: unknown, io: { logPath: string }, signal?: AbortSignal): Promise<StartedContainer> {
     await mkdir(bundleDir, { recursive: true, mode: 0o755 });
     await writeFile(join(bundleDir, 'config.json'), JSON.stringify(spec, null, 2), { mode: 0o644 });
@@ -74,13 +108,12 @@ export class RuncContainerRuntime implements ContainerRuntime {
     await rm(exitFile, { force: true });
     await rm(pidFile, { force: true });
     const cfg = { runc: this.o.runcPath, root: this.o.root, bundle: bundleDir, id, pidFile, exitFile, runcLog, logPath: io.logPath };
-    const child = spawn(this.o.nodePath ?? process.execPath, ['-e', SHIM_SOURCE, '--', JSON.stringify(cfg)], {
-      // its own session: a Ctrl-C to the CLI or the app's process group must not reach the container's output
-      detached: true,
-      stdio: ['ignore', 'ignore', 'ignore', 'ipc'],
-      // a minimal env: NODE_OPTIONS from a dev loader (tsx, vitest) would slow every start and tie the shim to them
-      env: { PATH: process.env.PATH ?? '/usr/sbin:/usr/bin:/sbin:/bin', ELECTRON_RUN_AS_NODE: '1' },
-    });
+    const warm = this.warmShim;
+    this.warmShim = undefined;
+    const child = warm && warm.connected && warm.exitCode === null ? warm : this.spawnShim();
+    child.ref();
+    (child.channel as { ref?: () => void } | undefined)?.ref?.();
+    child.send({ cfg });
     const timeoutMs = this.o.startTimeoutMs ?? 30_000;
     try {
       return await new Promise<StartedContainer>((resolve, reject) => {

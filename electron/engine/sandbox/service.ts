@@ -254,6 +254,7 @@ export class SandboxEngine implements Engine {
 
   async close(): Promise<void> {
     for (const b of this.background.splice(0)) b.stop();
+    this.containers.ctx.runtime.close?.();
     this.listeners.clear();
     await this.deps.lock?.release();
   }
