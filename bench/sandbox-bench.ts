@@ -2,6 +2,7 @@
  * `npm run bench`: N sequential and M concurrent sandboxes on bridge + host-local (IPv4+IPv6) + portmap + bandwidth,
  * timing run/status/stop/remove and splitting each verb into its steps (from the engine's own trace), beside the floor.
  */
+import type { ContainerEvent } from '../shared/domain/container';
 import type { SandboxEvent } from '../shared/domain/sandbox';
 import { createRealEnv, conflist } from '../testkit/throwaway-env';
 import { measureFloorOnce } from './floor';
@@ -19,7 +20,7 @@ export async function runSandboxBench(opts: BenchOptions): Promise<void> {
     const engine = await env.engine();
     const verbs = new Samples();
     const steps = new Samples();
-    engine.subscribe((e: SandboxEvent) => {
+    engine.subscribe((e: SandboxEvent | ContainerEvent) => {
       if (e.type !== 'sandbox.progress') return;
       const t = e.entry;
       if (t.step === 'cni.network' || t.step === 'cni.setup' || t.step === 'cni.teardown') return; // aggregates of the plugin rows

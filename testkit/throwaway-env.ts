@@ -6,7 +6,7 @@
 import { mkdtemp, mkdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createEngine, type EngineOptions } from '../electron/engine/index';
+import { createEngine, type CreateEngineExtras, type EngineOptions } from '../electron/engine/index';
 import type { SandboxEngine } from '../electron/engine/sandbox/service';
 import { restoreHost, snapshotHost, type HostSnapshot } from './host-cleanup';
 
@@ -28,7 +28,7 @@ export interface RealEnv {
   network: string;
   options: Partial<EngineOptions>;
   ipamDir: string;
-  engine(extra?: Partial<EngineOptions>): Promise<SandboxEngine>;
+  engine(extra?: Partial<EngineOptions>, extras?: CreateEngineExtras): Promise<SandboxEngine>;
   teardown(): Promise<void>;
 }
 
@@ -79,8 +79,8 @@ export async function createRealEnv(spec: RealEnvSpec): Promise<RealEnv> {
     network: spec.bridge ?? `psc-${spec.tag}`,
     options,
     ipamDir,
-    async engine(extra = {}) {
-      const e = await createEngine({ ...options, ...extra });
+    async engine(extra = {}, extras = {}) {
+      const e = await createEngine({ ...options, ...extra }, extras);
       engines.push(e);
       return e;
     },

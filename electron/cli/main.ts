@@ -14,6 +14,16 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   probe: () => import('./commands/probe'),
   throughput: () => import('./commands/throughput'),
   cnicheck: () => import('./commands/cnicheck'),
+  create: () => import('./commands/create'),
+  start: () => import('./commands/start'),
+  stop: () => import('./commands/stop'),
+  rm: () => import('./commands/rm'),
+  ps: () => import('./commands/ps'),
+  inspect: () => import('./commands/inspect'),
+  logs: () => import('./commands/logs'),
+  exec: () => import('./commands/exec'),
+  run: () => import('./commands/run'),
+  stats: () => import('./commands/stats'),
   serve: () => import('./commands/serve'),
   cri: () => import('./commands/cri'),
   pull: () => import('./commands/pull'),
@@ -33,6 +43,16 @@ Commands:
   pods            list pod sandboxes
   inspectp ID...  show a sandbox: IPs, ports, bandwidth, CNI trace
   probe ID        measure reachability with real packets (host ports, pod ports, gateway, peers)
+  create POD_ID CONTAINER_CONFIG POD_CONFIG   create a container in a pod
+  start ID...     start containers
+  stop ID...      stop containers (--timeout SECONDS)
+  rm ID...        remove containers
+  ps              list containers (-a for all)
+  inspect ID...   show a container: state, exit reason, user, seccomp, log path
+  logs ID         print a container's log (-f to follow)
+  exec -s ID CMD  run a command in a container (ExecSync)
+  run CONTAINER_CONFIG POD_CONFIG   run a pod and a container in it
+  stats [ID...]   container CPU and memory from cgroups
   pull IMAGE      pull an image from a registry (--creds USER:PASS)
   images          list images (-q, -o json); images load FILE loads an OCI layout or docker save archive
   rmi IMAGE...    remove images

@@ -18,6 +18,7 @@ export const ENGINE_OPTION_FLAGS = {
   'ip-pref': { type: 'string' },
   'plugin-timeout': { type: 'string' },
   'no-probe-on-ready': { type: 'boolean' },
+  'seccomp-profile-root': { type: 'string' },
   'insecure-registry': { type: 'string', multiple: true },
 } as const satisfies ParseArgsConfig['options'];
 
@@ -32,6 +33,7 @@ export function engineOptionsFromFlags(flags: Flags): Partial<EngineOptions> {
   if (str('state-dir')) o.stateDir = str('state-dir');
   if (str('run-dir')) o.runDir = str('run-dir');
   if (str('netns-dir')) o.netnsDir = str('netns-dir');
+  if (str('seccomp-profile-root')) o.seccompProfileRoot = str('seccomp-profile-root');
   if (Array.isArray(flags['insecure-registry'])) o.insecureRegistries = flags['insecure-registry'];
   const pref = str('ip-pref');
   if (pref !== undefined) {
@@ -63,5 +65,6 @@ export const ENGINE_FLAGS_HELP = `Engine flags:
   --ip-pref ipv4|ipv6|cni  primary pod IP preference (default ipv4)
   --plugin-timeout MS    timeout of one CNI plugin exec (default 60000)
   --no-probe-on-ready    do not measure reachability right after each sandbox becomes ready
+  --seccomp-profile-root DIR  where relative localhost/<profile> seccomp refs live (default <state-dir>/seccomp)
   --insecure-registry HOST[:PORT]  pull from this registry over plain HTTP, repeatable (loopback ones always are)
   --endpoint unix:///PATH  talk to a CRI runtime (podscope cri, containerd, CRI-O) instead of hosting an engine`;

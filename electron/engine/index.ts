@@ -5,6 +5,8 @@
 import { access, constants } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createCniManager } from './cni/cni-manager';
+import { HostCgroupReader } from './containers/cgroups';
+import { RuncContainerRuntime } from './containers/runtime';
 import { LocalImageStore } from './images/store';
 import type { ImageStore } from './images/types';
 import { LinuxNetnsManager } from './netns/linux-netns';
@@ -65,6 +67,10 @@ export async function createEngine(partial: Partial<EngineOptions> = {}, extras:
       problems: [...problems, ...(images.problems ?? [])],
       readOnly,
       log: extras.log ?? ((line) => process.stderr.write(`podscope engine (pid ${process.pid}): ${line}\n`)),
+      containers: {
+        runtime: new RuncContainerRuntime({ runcPath: options.runcPath, root: join(options.runDir, 'containers', 'runc'), runner }),
+        cgroups: new HostCgroupReader(),
+      },
     });
     await engine.start();
     return engine;

@@ -1,5 +1,6 @@
 /** Engine settings: every directory is configurable so tests and users can run beside other runtimes. */
 import type { IpPreference } from '../../shared/domain/config';
+import type { ContainerApi, ContainerEvent } from '../../shared/domain/container';
 import type { SandboxApi, SandboxEvent } from '../../shared/domain/sandbox';
 import type { ImageStore } from './images/types';
 
@@ -21,6 +22,8 @@ export interface EngineOptions {
   runcPath: string;
   /** measure reachability once right after each sandbox becomes ready (docs/semantics.md#reachability-probe) */
   probeOnReady: boolean;
+  /** where relative `localhost/<profile>` seccomp refs are looked up; "" ⇒ `<stateDir>/seccomp` */
+  seccompProfileRoot: string;
   /** registries (host[:port]) pulled from over plain HTTP; localhost/127.0.0.1/::1 ones always are */
   insecureRegistries: string[];
 }
@@ -37,13 +40,18 @@ export const DEFAULT_ENGINE_OPTIONS: EngineOptions = {
   pluginTimeoutMs: 60_000,
   runcPath: 'runc',
   probeOnReady: true,
+  seccompProfileRoot: '',
   insecureRegistries: [],
 };
 
-export type SandboxEventListener = (e: SandboxEvent) => void;
+export function seccompProfileRoot(o: EngineOptions): string {
+  return o.seccompProfileRoot || `${o.stateDir}/seccomp`;
+}
+
+export type SandboxEventListener = (e: SandboxEvent | ContainerEvent) => void;
 
 /** The engine as hosts (Electron main, browser-mode host, CLI, CRI server) see it. */
-export interface Engine extends SandboxApi {
+export interface Engine extends SandboxApi, ContainerApi {
   readonly options: EngineOptions;
   /** the image store (absent on an engine that could not start) */
   readonly images?: ImageStore;

@@ -48,5 +48,16 @@ export function createUnavailableEngine(reason: unknown, overrides: Partial<Engi
       { type: 'NetworkReady', status: false, reason: 'EngineUnavailable', message: problem },
     ],
     info: async () => info,
+    createContainer: fail,
+    startContainer: fail,
+    stopContainer: fail,
+    removeContainer: fail,
+    containerStatus: fail,
+    listContainers: async () => [],
+    execSync: fail,
+    updateContainerResources: fail,
+    containerStats: fail,
+    listContainerStats: async () => [],
+    reopenContainerLog: fail,
   };
 }

@@ -9,6 +9,8 @@ import { PodscopeError, serializeError } from '../../shared/domain/errors';
 import { formatIssues } from '../../shared/domain/config';
 import { CHANNELS, isChannelName, type ChannelName, type ParsedRequestOf } from '../../shared/ipc/channels';
 import type { PushedEvent } from '../../shared/ipc/events';
+import type { ContainerApi, ContainerEvent, ContainerFilter } from '../../shared/domain/container';
+import type { SandboxEvent } from '../../shared/domain/sandbox';
 import type { Reply } from '../../shared/ipc/wire';
 import type { Engine } from '../engine/options';
 import type { SandboxApi } from '../../shared/domain/sandbox';
@@ -63,6 +65,10 @@ export function createRouter(opts: RouterOptions): Router {
     'network.topology': (r) => measurement(r.endpointId, 'networkTopology')(r.network),
     'sandbox.cniCheck': (r) => measurement(r.endpointId, 'cniCheck')(r.id),
     'network.cniStatus': (r) => measurement(r.endpointId, 'cniStatus')(),
+    'containers.list': async (r) => {
+      const a = api(r.endpointId) as Partial<ContainerApi>;
+      return a.listContainers ? a.listContainers(r.filter as ContainerFilter | undefined) : [];
+    },
     'endpoints.list': () => endpoints.list(),
     'endpoints.add': async (r) => {
       const view = await endpoints.add(r);
@@ -90,7 +96,9 @@ export function createRouter(opts: RouterOptions): Router {
       }
     }
   };
-  const unsubscribeEngine = opts.engine.subscribe((event) => emit({ kind: 'sandbox', endpointId: LOCAL_ENDPOINT_ID, event }));
+  const unsubscribeEngine = opts.engine.subscribe((event) =>
+    emit(event.type.startsWith('container.') ? { kind: 'container', endpointId: LOCAL_ENDPOINT_ID, event: event as ContainerEvent } : { kind: 'sandbox', endpointId: LOCAL_ENDPOINT_ID, event: event as SandboxEvent }),
+  );
   const unsubscribeEndpoints = endpoints.subscribe?.((endpointId, event) => emit({ kind: 'sandbox', endpointId, event }));
   // a daemon that died (or came back) is pushed at once, so every screen shows it without waiting for a poll
   const unwatchEndpoints = endpoints.onChange?.((list) => emit({ kind: 'endpoints.changed', endpoints: list }));

@@ -53,6 +53,16 @@ export const NamespaceOptionSchema = z.strictObject({
 
 const Int64ValueSchema = z.strictObject({ value: z.number().int() });
 
+/** SecurityProfile.ProfileType: RuntimeDefault=0, Unconfined=1, Localhost=2 */
+export const ProfileType = { RUNTIMEDEFAULT: 0, UNCONFINED: 1, LOCALHOST: 2 } as const;
+
+/** A seccomp or AppArmor profile choice (CRI SecurityProfile). A present but empty one means RuntimeDefault. */
+export const SecurityProfileSchema = z.strictObject({
+  profile_type: protoEnum(ProfileType, 'profile_type').default(0),
+  localhost_ref: z.string().default(''),
+});
+export type SecurityProfile = z.output<typeof SecurityProfileSchema>;
+
 export const LinuxSandboxSecurityContextSchema = z.strictObject({
   namespace_options: NamespaceOptionSchema.optional(),
   run_as_user: Int64ValueSchema.optional(),
@@ -61,6 +71,8 @@ export const LinuxSandboxSecurityContextSchema = z.strictObject({
   supplemental_groups: z.array(z.number().int()).default([]),
   privileged: z.boolean().default(false),
   seccomp_profile_path: z.string().default(''),
+  seccomp: SecurityProfileSchema.optional(),
+  apparmor: SecurityProfileSchema.optional(),
 });
 
 export const LinuxPodSandboxConfigSchema = z.strictObject({

@@ -9,7 +9,7 @@
  */
 import { parse as parseYaml, stringify as stringifyYaml } from 'yaml';
 import type { z } from 'zod';
-import { formatIssues, NamespaceMode, PodSandboxConfigSchema, Protocol, type PodSandboxConfig, type PodSandboxConfigInput } from './config';
+import { formatIssues, NamespaceMode, ProfileType, PodSandboxConfigSchema, Protocol, type PodSandboxConfig, type PodSandboxConfigInput } from './config';
 import { PodscopeError } from './errors';
 
 export interface ImportedPodConfig {
@@ -24,8 +24,7 @@ export interface ImportedPodConfig {
 
 /** Real CRI fields Podscope does not model: named as such rather than as typos. */
 const CRI_BUT_UNSUPPORTED = new Set([
-  'windows', 'linux.overhead', 'linux.resources', 'linux.security_context.selinux_options', 'linux.security_context.seccomp',
-  'linux.security_context.apparmor', 'linux.security_context.namespace_options.userns_options', 'linux.security_context.supplemental_groups_policy',
+  'windows', 'linux.overhead', 'linux.resources', 'linux.security_context.selinux_options', 'linux.security_context.namespace_options.userns_options', 'linux.security_context.supplemental_groups_policy',
 ]);
 
 const ENUM_PATHS: Record<string, Record<string, number>> = {
@@ -33,6 +32,8 @@ const ENUM_PATHS: Record<string, Record<string, number>> = {
   'linux.security_context.namespace_options.network': NamespaceMode,
   'linux.security_context.namespace_options.pid': NamespaceMode,
   'linux.security_context.namespace_options.ipc': NamespaceMode,
+  'linux.security_context.seccomp.profile_type': ProfileType,
+  'linux.security_context.apparmor.profile_type': ProfileType,
 };
 
 /** Never throws: the form shows errors and warnings next to each other. */
@@ -89,7 +90,7 @@ export function exportPodConfig(config: PodSandboxConfigInput, format: 'json' | 
 
 // --- the key walk follows the zod schema itself, so it cannot drift from what the engine accepts ----------------------
 
-type AnySchema = z.core.$ZodType;
+export type AnySchema = z.core.$ZodType;
 
 function def(schema: AnySchema): { type: string; [k: string]: unknown } {
   return (schema as unknown as { _zod: { def: { type: string; [k: string]: unknown } } })._zod.def;
@@ -109,7 +110,17 @@ function unwrap(schema: AnySchema): AnySchema {
 
 const toSnake = (k: string) => k.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
 
-function normalizeKeys(schema: AnySchema, value: unknown, path: string, warnings: string[]): unknown {
+export interface KeyRules {
+  /** real CRI fields Podscope does not model, by dotted path */
+  unsupported: ReadonlySet<string>;
+  /** enum fields by dotted path (arrays as `[]`) */
+  enums: Record<string, Record<string, number>>;
+}
+
+const POD_RULES: KeyRules = { unsupported: CRI_BUT_UNSUPPORTED, enums: ENUM_PATHS };
+
+/** Keys matched as crictl (Go encoding/json) matches them, unknown ones named; also used for container configs. */
+export function normalizeKeys(schema: AnySchema, value: unknown, path: string, warnings: string[], rules: KeyRules = POD_RULES): unknown {
   const d = def(unwrap(schema));
   if (d.type === 'object' && value && typeof value === 'object' && !Array.isArray(value)) {
     const shape = d.shape as Record<string, AnySchema>;
@@ -119,7 +130,7 @@ function normalizeKeys(schema: AnySchema, value: unknown, path: string, warnings
       const key = known.find((k) => k === rawKey) ?? known.find((k) => k.toLowerCase() === rawKey.toLowerCase());
       const full = path ? `${path}.${key ?? rawKey}` : (key ?? rawKey);
       if (!key) {
-        if (CRI_BUT_UNSUPPORTED.has(full.replace(/\[\d+\]/g, ''))) warnings.push(`${full}: a CRI field Podscope does not support; it was left out`);
+        if (rules.unsupported.has(full.replace(/\[\d+\]/g, ''))) warnings.push(`${full}: a CRI field Podscope does not support; it was left out`);
         else {
           const snake = toSnake(rawKey);
           const hint = snake !== rawKey && known.includes(snake) ? ` (did you mean "${snake}"? crictl uses snake_case proto names)` : '';
@@ -128,13 +139,13 @@ function normalizeKeys(schema: AnySchema, value: unknown, path: string, warnings
         continue;
       }
       if (key !== rawKey) warnings.push(`${full}: written "${rawKey}"; crictl matches keys case-insensitively, so it is read as "${key}"`);
-      const enumValues = ENUM_PATHS[full.replace(/\[\d+\]/g, '[]')];
+      const enumValues = rules.enums[full.replace(/\[\d+\]/g, '[]')];
       if (enumValues && typeof v === 'string') warnings.push(`${full}: "${v}" is an enum name; crictl needs the number (${enumValues[v.toUpperCase()] ?? '?'})`);
-      out[key] = normalizeKeys(shape[key]!, v, full, warnings);
+      out[key] = normalizeKeys(shape[key]!, v, full, warnings, rules);
     }
     return out;
   }
-  if (d.type === 'array' && Array.isArray(value)) return value.map((item, i) => normalizeKeys(d.element as AnySchema, item, `${path}[${i}]`, warnings));
+  if (d.type === 'array' && Array.isArray(value)) return value.map((item, i) => normalizeKeys(d.element as AnySchema, item, `${path}[${i}]`, warnings, rules));
   return value;
 }
 

@@ -150,6 +150,8 @@ export interface SandboxStatus extends SandboxSummary {
   routes: CniRoute[];
   dns: CniDns[];
   ociSpec?: unknown;
+  /** the pause container's seccomp: "unconfined", "runtime/default" or "localhost/<path>" */
+  seccomp?: string;
   trace: TraceEntry[];
   lastError?: SerializedError;
   stoppedAt?: string;

@@ -19,6 +19,7 @@ import type {
   SandboxStatus,
   SandboxSummary,
 } from '../domain/sandbox';
+import { CONTAINER_STATES, type ContainerSummary } from '../domain/container';
 
 const endpointId = z.string().min(1).max(200).default(LOCAL_ENDPOINT_ID);
 /** Sandbox ids are 64 hex chars from the engine, but CRI runtimes accept unique prefixes: keep it a bounded token. */
@@ -78,6 +79,18 @@ export const CHANNELS = {
   'sandbox.cniCheck': channel<CniCheckReport>()(onSandbox),
   /** CNI STATUS of every loaded network */
   'network.cniStatus': channel<CniStatusReport>()(onEndpoint),
+  /** the containers of every pod, or of one (podSandboxId); [] from endpoints that serve no containers */
+  'containers.list': channel<ContainerSummary[]>()(
+    z.strictObject({
+      endpointId,
+      filter: z
+        .strictObject({
+          podSandboxId: sandboxId.optional(),
+          state: z.enum(CONTAINER_STATES as [string, ...string[]]).optional(),
+        })
+        .optional(),
+    }),
+  ),
   'endpoints.list': channel<EndpointView[]>()(z.strictObject({})),
   'endpoints.add': channel<EndpointView>()(
     z.strictObject({

@@ -1,9 +1,11 @@
 /** Events pushed from the host to every renderer: engine events tagged with the endpoint they came from. */
+import type { ContainerEvent } from '../domain/container';
 import type { SandboxEvent } from '../domain/sandbox';
 import type { EndpointView } from '../domain/endpoints';
 
 export type PushedEvent =
   | { kind: 'sandbox'; endpointId: string; event: SandboxEvent }
+  | { kind: 'container'; endpointId: string; event: ContainerEvent }
   | { kind: 'endpoints.changed'; endpoints: EndpointView[] };
 
 /** The one Electron IPC channel name events travel on (main → renderer). */

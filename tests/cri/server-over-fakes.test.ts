@@ -80,8 +80,8 @@ describe('runtime info RPCs', () => {
   });
 
   it('undeclared RuntimeService RPCs are UNIMPLEMENTED; the ImageService is served', async () => {
-    expect(await rawUnary(client, '/runtime.v1.RuntimeService/CreateContainer')).toBe(Code.UNIMPLEMENTED);
-    expect(await rawUnary(client, '/runtime.v1.RuntimeService/ListContainers')).toBe(Code.UNIMPLEMENTED);
+    expect(await rawUnary(client, '/runtime.v1.RuntimeService/Exec')).toBe(Code.UNIMPLEMENTED);
+    expect(await rawUnary(client, '/runtime.v1.RuntimeService/Attach')).toBe(Code.UNIMPLEMENTED);
     // the ImageService is served (tests/cri/image-service.test.ts): an empty PullImage is refused as such
     expect(await rawUnary(client, '/runtime.v1.ImageService/PullImage')).toBe(Code.INVALID_ARGUMENT);
     expect(await rawUnary(client, '/runtime.v1.ImageService/ListImages')).toBe(0);
@@ -144,7 +144,10 @@ describe('sandbox lifecycle', () => {
     const noMeta = rpc(client, (c) => c.runPodSandbox, { config: pb.PodSandboxConfig.fromPartial({ hostname: 'x' }), runtimeHandler: '' });
     await expect(noMeta).rejects.toMatchObject({ code: Code.INVALID_ARGUMENT });
     const seccomp = podConfig('sec', { linux: pb.LinuxPodSandboxConfig.fromPartial({ securityContext: { seccomp: { profileType: pb.SecurityProfile_ProfileType.Localhost, localhostRef: '/x' } } }) });
-    await expect(rpc(client, (c) => c.runPodSandbox, { config: seccomp, runtimeHandler: '' })).rejects.toMatchObject({ code: Code.INVALID_ARGUMENT, details: expect.stringContaining('linux.security_context.seccomp') });
+    // seccomp is applied now (containerd's rules): a Localhost profile that does not exist is the error
+    await expect(rpc(client, (c) => c.runPodSandbox, { config: seccomp, runtimeHandler: '' })).rejects.toMatchObject({ code: Code.INVALID_ARGUMENT, details: expect.stringContaining('cannot load seccomp profile "/x"') });
+    const selinux = podConfig('sel', { linux: pb.LinuxPodSandboxConfig.fromPartial({ securityContext: { selinuxOptions: { user: 'u', role: '', type: '', level: '' } } }) });
+    await expect(rpc(client, (c) => c.runPodSandbox, { config: selinux, runtimeHandler: '' })).rejects.toMatchObject({ code: Code.INVALID_ARGUMENT, details: expect.stringContaining('linux.security_context.selinux_options') });
     const badPort = podConfig('badport', { portMappings: [{ protocol: 7 as pb.Protocol, containerPort: 1, hostPort: 1, hostIp: '' }] });
     await expect(rpc(client, (c) => c.runPodSandbox, { config: badPort, runtimeHandler: '' })).rejects.toMatchObject({ code: Code.INVALID_ARGUMENT });
   });

@@ -59,7 +59,7 @@ describe('run', () => {
     const engine = makeEngine();
     await engine.start();
     const events: SandboxEvent[] = [];
-    engine.subscribe((e) => events.push(e));
+    engine.subscribe((e) => { if (!e.type.startsWith('container.')) events.push(e as SandboxEvent); });
     const { id } = await engine.run({ ...pod(), requestId: 'r1' });
     const st = await engine.status(id);
     expect(st.state).toBe('SANDBOX_READY');

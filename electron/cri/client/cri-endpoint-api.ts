@@ -10,6 +10,8 @@ import type { EngineInfo, RuntimeCondition, SandboxApi, SandboxEvent, SandboxFil
 import type { ClientReadableStream } from '@grpc/grpc-js';
 import * as pb from '../generated/runtime_v1';
 import { configToProto } from '../convert/config';
+import { containerConfigToProto, containerFromProto, containerStateToProto, resourcesToProto, statsFromProto, statusFromProto } from '../convert/container';
+import { ContainerConfigSchema, type ContainerApi, type ContainerFilter, type ContainerStats, type ContainerStatusView, type ContainerSummary, type ExecSyncResult } from '../../../shared/domain/container';
 import { stateToProto } from '../convert/sandbox';
 import { RUNTIME_NAME } from '../server/version';
 import { CNI_LOAD_OK, STATUS_INFO_CNI_KEY, STATUS_INFO_CNI_LOAD_KEY, STATUS_INFO_CONFIG_KEY } from '../server/runtime-status';
@@ -20,7 +22,7 @@ import { CniConfigViewSchema, decodePeerJson, EngineInfoSchema } from './peer-sc
 import { decodeGoCniConfig } from './decode-cni-config';
 import { decodeSandboxStatus, podSandboxToSummary } from './decode-status';
 
-export interface CriEndpointApi extends SandboxApi {
+export interface CriEndpointApi extends SandboxApi, ContainerApi {
   /** unix:///abs/path */
   readonly address: string;
   readonly socketPath: string;
@@ -166,6 +168,86 @@ export function createCriEndpointApi(address: string, opts: CriConnectionOptions
       const raw = isPodscopeConn(conn) ? (await statusInfo(conn))[STATUS_INFO_CONFIG_KEY] : undefined;
       if (!raw) throw unimplemented('engine info', describe(conn));
       return decodePeerJson(EngineInfoSchema, raw, conn.socketPath, 'Podscope engine info');
+    },
+    async createContainer(req) {
+      const conn = await connected();
+      const parsed = ContainerConfigSchema.safeParse(req.config);
+      if (!parsed.success) throw invalidArgument(`invalid container config: ${formatIssues(parsed.error).join('; ')}`);
+      const sandboxConfig = req.sandboxConfig ? PodSandboxConfigSchema.safeParse(req.sandboxConfig) : undefined;
+      const res = await conn.call((c) => c.createContainer, {
+        podSandboxId: req.podSandboxId,
+        config: containerConfigToProto(parsed.data),
+        sandboxConfig: sandboxConfig?.success ? configToProto(sandboxConfig.data) : undefined,
+      });
+      return { id: res.containerId };
+    },
+    async startContainer(id) {
+      await (await connected()).call((c) => c.startContainer, { containerId: id });
+    },
+    async stopContainer(id, timeoutSeconds) {
+      // the client deadline must outlast the stop timeout (crictl adds its own timeout the same way)
+      await (await connected()).call((c) => c.stopContainer, { containerId: id, timeout: String(timeoutSeconds) }, (timeoutSeconds + 30) * 1000);
+    },
+    async removeContainer(id) {
+      await (await connected()).call((c) => c.removeContainer, { containerId: id });
+    },
+    async containerStatus(id): Promise<ContainerStatusView> {
+      const conn = await connected();
+      const res = await conn.call((c) => c.containerStatus, { containerId: id, verbose: true });
+      if (!res.status) throw new PodscopeError('Internal', `CRI endpoint ${conn.socketPath} sent a ContainerStatus without a status`);
+      let info: { sandboxID?: string; pid?: number; config?: ContainerStatusView['config']; runtimeSpec?: unknown; podscope?: Partial<ContainerStatusView> } = {};
+      try {
+        info = JSON.parse(res.info.info ?? '{}') as typeof info;
+      } catch {
+        // another runtime's info may not be JSON; the status alone still says a lot
+      }
+      const view = statusFromProto(res.status, info.sandboxID ?? '');
+      if (info.pid) view.pid = info.pid;
+      if (info.runtimeSpec !== undefined) view.ociSpec = info.runtimeSpec;
+      if (info.config && typeof info.config === 'object' && 'metadata' in info.config) view.config = info.config;
+      const p = info.podscope;
+      if (p) Object.assign(view, { seccomp: p.seccomp ?? '', apparmor: p.apparmor ?? '', stopSignal: p.stopSignal ?? '', ...(p.shimPid !== undefined && { shimPid: p.shimPid }), name: p.name ?? view.name });
+      return view;
+    },
+    async listContainers(filter?: ContainerFilter): Promise<ContainerSummary[]> {
+      const conn = await connected();
+      const res = await conn.call((c) => c.listContainers, {
+        filter: pb.ContainerFilter.fromPartial({
+          id: filter?.id ?? '',
+          podSandboxId: filter?.podSandboxId ?? '',
+          labelSelector: filter?.labelSelector ?? {},
+          ...(filter?.state && { state: { state: containerStateToProto(filter.state) } }),
+        }),
+      });
+      const items = res.containers.map(containerFromProto);
+      // Container has no exit code or reason: a (non-verbose) status per exited one fills them in, bounded
+      await forEachLimited(items.filter((c) => c.state === 'CONTAINER_EXITED'), LIST_STATUS_CONCURRENCY, async (c) => {
+        const st = (await conn.call((x) => x.containerStatus, { containerId: c.id, verbose: false }).catch(() => undefined))?.status;
+        if (st) Object.assign(c, { exitCode: st.exitCode, reason: st.reason });
+      });
+      return items;
+    },
+    async execSync(id, cmd, timeoutSeconds): Promise<ExecSyncResult> {
+      const conn = await connected();
+      const res = await conn.call((c) => c.execSync, { containerId: id, cmd, timeout: String(timeoutSeconds) }, timeoutSeconds > 0 ? (timeoutSeconds + 30) * 1000 : undefined);
+      return { stdout: new Uint8Array(res.stdout), stderr: new Uint8Array(res.stderr), exitCode: res.exitCode };
+    },
+    async updateContainerResources(id, resources) {
+      await (await connected()).call((c) => c.updateContainerResources, { containerId: id, linux: resourcesToProto(resources), annotations: {} });
+    },
+    async containerStats(id): Promise<ContainerStats> {
+      const res = await (await connected()).call((c) => c.containerStats, { containerId: id });
+      if (!res.stats) throw new PodscopeError('NotFound', `no stats for container ${id}`);
+      return statsFromProto(res.stats);
+    },
+    async listContainerStats(filter) {
+      const res = await (await connected()).call((c) => c.listContainerStats, {
+        filter: pb.ContainerStatsFilter.fromPartial({ id: filter?.id ?? '', podSandboxId: filter?.podSandboxId ?? '', labelSelector: filter?.labelSelector ?? {} }),
+      });
+      return res.stats.map((s) => statsFromProto(s));
+    },
+    async reopenContainerLog(id) {
+      await (await connected()).call((c) => c.reopenContainerLog, { containerId: id });
     },
     async ping(timeoutMs = 2000) {
       const conn = await connected();

@@ -2,8 +2,8 @@
  * PodSandboxConfig: CRI wire message (ts-proto, camelCase, int64 as strings) ⇄ Podscope's domain config
  * (CRI snake_case names, numeric enums, shared/domain/config.ts).
  *
- * The domain config has no place for SELinux, seccomp/AppArmor profiles, user namespaces or the supplemental
- * groups policy, and the pause container does not apply them. The server therefore refuses a request that sets
+ * The domain config has no place for SELinux, user namespaces or the supplemental groups policy, and the pause
+ * container does not apply them (seccomp is applied; AppArmor is carried but, as in containerd, unused for the pause). The server therefore refuses a request that sets
  * any of them to a non-default value instead of silently running a less-confined sandbox ("strict"); the client
  * decoding another runtime's stored config just drops them ("lenient").
  */
@@ -22,8 +22,6 @@ export function unsupportedSandboxFields(config: pb.PodSandboxConfig): string[] 
   if (!sc) return out;
   const se = sc.selinuxOptions;
   if (se && (se.user || se.role || se.type || se.level)) out.push('linux.security_context.selinux_options');
-  if (sc.seccomp && (sc.seccomp.profileType !== pb.SecurityProfile_ProfileType.RuntimeDefault || sc.seccomp.localhostRef)) out.push('linux.security_context.seccomp');
-  if (sc.apparmor && (sc.apparmor.profileType !== pb.SecurityProfile_ProfileType.RuntimeDefault || sc.apparmor.localhostRef)) out.push('linux.security_context.apparmor');
   if (sc.supplementalGroupsPolicy !== pb.SupplementalGroupsPolicy.Merge) out.push('linux.security_context.supplemental_groups_policy');
   const userns = sc.namespaceOptions?.usernsOptions;
   if (userns && (userns.mode !== pb.NamespaceMode.POD || userns.uids.length || userns.gids.length)) out.push('linux.security_context.namespace_options.userns_options');
@@ -61,6 +59,8 @@ export function configFromProto(config: pb.PodSandboxConfig | undefined, policy:
         supplemental_groups: sc.supplementalGroups.map(int64),
         privileged: sc.privileged,
         seccomp_profile_path: sc.seccompProfilePath,
+        ...(sc.seccomp && { seccomp: { profile_type: sc.seccomp.profileType, localhost_ref: sc.seccomp.localhostRef } }),
+        ...(sc.apparmor && { apparmor: { profile_type: sc.apparmor.profileType, localhost_ref: sc.apparmor.localhostRef } }),
       };
       const ns = sc.namespaceOptions;
       if (ns) out.linux.security_context.namespace_options = { network: ns.network, pid: ns.pid, ipc: ns.ipc, target_id: ns.targetId };
@@ -91,6 +91,8 @@ export function configToProto(config: DomainConfig): pb.PodSandboxConfig {
         supplementalGroups: sc.supplemental_groups.map(String),
         privileged: sc.privileged,
         seccompProfilePath: sc.seccomp_profile_path,
+        ...(sc.seccomp && { seccomp: { profileType: sc.seccomp.profile_type, localhostRef: sc.seccomp.localhost_ref } }),
+        ...(sc.apparmor && { apparmor: { profileType: sc.apparmor.profile_type, localhostRef: sc.apparmor.localhost_ref } }),
         ...(sc.namespace_options && { namespaceOptions: { network: sc.namespace_options.network, pid: sc.namespace_options.pid, ipc: sc.namespace_options.ipc, targetId: sc.namespace_options.target_id } }),
         ...(sc.run_as_user && { runAsUser: { value: String(sc.run_as_user.value) } }),
         ...(sc.run_as_group && { runAsGroup: { value: String(sc.run_as_group.value) } }),

@@ -30,7 +30,7 @@ export const protobufFileName = "runtime_v1.proto";
  *
  * Written for Podscope from the public field list of kubernetes/cri-api (pkg/apis/runtime/v1/api.proto):
  * package, service, message and field names, numbers and types match it so crictl, critest, containerd and
- * CRI-O interoperate on the wire. Only what Podscope serves (sandbox RPCs, Version, Status, RuntimeConfig,
+ * CRI-O interoperate on the wire. Only what Podscope serves (sandbox and container RPCs, Version, Status, RuntimeConfig,
  * GetContainerEvents, the read-only ImageService calls) and what its client reads is declared; unknown fields sent by a peer are skipped by the
  * decoder, and RPCs not declared here are answered UNIMPLEMENTED by grpc-js.
  *
@@ -260,6 +260,90 @@ export function cgroupDriverToJSON(object: CgroupDriver): string {
     case CgroupDriver.CGROUPFS:
       return "CGROUPFS";
     case CgroupDriver.UNRECOGNIZED:
+    default:
+      return "UNRECOGNIZED";
+  }
+}
+
+export enum MountPropagation {
+  PROPAGATION_PRIVATE = 0,
+  PROPAGATION_HOST_TO_CONTAINER = 1,
+  PROPAGATION_BIDIRECTIONAL = 2,
+  UNRECOGNIZED = -1,
+}
+
+export function mountPropagationFromJSON(object: any): MountPropagation {
+  switch (object) {
+    case 0:
+    case "PROPAGATION_PRIVATE":
+      return MountPropagation.PROPAGATION_PRIVATE;
+    case 1:
+    case "PROPAGATION_HOST_TO_CONTAINER":
+      return MountPropagation.PROPAGATION_HOST_TO_CONTAINER;
+    case 2:
+    case "PROPAGATION_BIDIRECTIONAL":
+      return MountPropagation.PROPAGATION_BIDIRECTIONAL;
+    case -1:
+    case "UNRECOGNIZED":
+    default:
+      return MountPropagation.UNRECOGNIZED;
+  }
+}
+
+export function mountPropagationToJSON(object: MountPropagation): string {
+  switch (object) {
+    case MountPropagation.PROPAGATION_PRIVATE:
+      return "PROPAGATION_PRIVATE";
+    case MountPropagation.PROPAGATION_HOST_TO_CONTAINER:
+      return "PROPAGATION_HOST_TO_CONTAINER";
+    case MountPropagation.PROPAGATION_BIDIRECTIONAL:
+      return "PROPAGATION_BIDIRECTIONAL";
+    case MountPropagation.UNRECOGNIZED:
+    default:
+      return "UNRECOGNIZED";
+  }
+}
+
+export enum ContainerState {
+  CONTAINER_CREATED = 0,
+  CONTAINER_RUNNING = 1,
+  CONTAINER_EXITED = 2,
+  CONTAINER_UNKNOWN = 3,
+  UNRECOGNIZED = -1,
+}
+
+export function containerStateFromJSON(object: any): ContainerState {
+  switch (object) {
+    case 0:
+    case "CONTAINER_CREATED":
+      return ContainerState.CONTAINER_CREATED;
+    case 1:
+    case "CONTAINER_RUNNING":
+      return ContainerState.CONTAINER_RUNNING;
+    case 2:
+    case "CONTAINER_EXITED":
+      return ContainerState.CONTAINER_EXITED;
+    case 3:
+    case "CONTAINER_UNKNOWN":
+      return ContainerState.CONTAINER_UNKNOWN;
+    case -1:
+    case "UNRECOGNIZED":
+    default:
+      return ContainerState.UNRECOGNIZED;
+  }
+}
+
+export function containerStateToJSON(object: ContainerState): string {
+  switch (object) {
+    case ContainerState.CONTAINER_CREATED:
+      return "CONTAINER_CREATED";
+    case ContainerState.CONTAINER_RUNNING:
+      return "CONTAINER_RUNNING";
+    case ContainerState.CONTAINER_EXITED:
+      return "CONTAINER_EXITED";
+    case ContainerState.CONTAINER_UNKNOWN:
+      return "CONTAINER_UNKNOWN";
+    case ContainerState.UNRECOGNIZED:
     default:
       return "UNRECOGNIZED";
   }
@@ -592,12 +676,12 @@ export interface StatusResponse_InfoEntry {
 export interface GetEventsRequest {
 }
 
-/** containers_statuses (5) is not declared (no containers in Podscope). */
 export interface ContainerEventResponse {
   containerId: string;
   containerEventType: ContainerEventType;
   createdAt: string;
   podSandboxStatus: PodSandboxStatus | undefined;
+  containersStatuses: ContainerStatus[];
 }
 
 export interface LinuxRuntimeConfiguration {
@@ -709,6 +793,352 @@ export interface FilesystemUsage {
 export interface ImageFsInfoResponse {
   imageFilesystems: FilesystemUsage[];
   containerFilesystems: FilesystemUsage[];
+}
+
+export interface ContainerMetadata {
+  name: string;
+  attempt: number;
+}
+
+export interface KeyValue {
+  key: string;
+  value: string;
+}
+
+/** uidMappings (6), gidMappings (7), image (9), image_sub_path (10) and mount_options (11) are not declared. */
+export interface Mount {
+  containerPath: string;
+  hostPath: string;
+  readonly: boolean;
+  selinuxRelabel: boolean;
+  propagation: MountPropagation;
+  recursiveReadOnly: boolean;
+}
+
+export interface Device {
+  containerPath: string;
+  hostPath: string;
+  permissions: string;
+}
+
+/** hugepage_limits (8) is not declared. */
+export interface LinuxContainerResources {
+  cpuPeriod: string;
+  cpuQuota: string;
+  cpuShares: string;
+  memoryLimitInBytes: string;
+  oomScoreAdj: string;
+  cpusetCpus: string;
+  cpusetMems: string;
+  unified: { [key: string]: string };
+  memorySwapLimitInBytes: string;
+}
+
+export interface LinuxContainerResources_UnifiedEntry {
+  key: string;
+  value: string;
+}
+
+export interface Capability {
+  addCapabilities: string[];
+  dropCapabilities: string[];
+  addAmbientCapabilities: string[];
+}
+
+export interface LinuxContainerSecurityContext {
+  capabilities: Capability | undefined;
+  privileged: boolean;
+  namespaceOptions: NamespaceOption | undefined;
+  selinuxOptions: SELinuxOption | undefined;
+  runAsUser: Int64Value | undefined;
+  runAsUsername: string;
+  readonlyRootfs: boolean;
+  supplementalGroups: string[];
+  apparmorProfile: string;
+  seccompProfilePath: string;
+  noNewPrivs: boolean;
+  runAsGroup: Int64Value | undefined;
+  maskedPaths: string[];
+  readonlyPaths: string[];
+  seccomp: SecurityProfile | undefined;
+  apparmor: SecurityProfile | undefined;
+  supplementalGroupsPolicy: SupplementalGroupsPolicy;
+}
+
+export interface LinuxContainerConfig {
+  resources: LinuxContainerResources | undefined;
+  securityContext: LinuxContainerSecurityContext | undefined;
+}
+
+/** windows (16) and CDI_devices (17) are not declared. stop_signal is CRI's Signal enum, carried as its number. */
+export interface ContainerConfig {
+  metadata: ContainerMetadata | undefined;
+  image: ImageSpec | undefined;
+  command: string[];
+  args: string[];
+  workingDir: string;
+  envs: KeyValue[];
+  mounts: Mount[];
+  devices: Device[];
+  labels: { [key: string]: string };
+  annotations: { [key: string]: string };
+  logPath: string;
+  stdin: boolean;
+  stdinOnce: boolean;
+  tty: boolean;
+  linux: LinuxContainerConfig | undefined;
+  stopSignal: number;
+}
+
+export interface ContainerConfig_LabelsEntry {
+  key: string;
+  value: string;
+}
+
+export interface ContainerConfig_AnnotationsEntry {
+  key: string;
+  value: string;
+}
+
+export interface CreateContainerRequest {
+  podSandboxId: string;
+  config: ContainerConfig | undefined;
+  sandboxConfig: PodSandboxConfig | undefined;
+}
+
+export interface CreateContainerResponse {
+  containerId: string;
+}
+
+export interface StartContainerRequest {
+  containerId: string;
+}
+
+export interface StartContainerResponse {
+}
+
+export interface StopContainerRequest {
+  containerId: string;
+  timeout: string;
+}
+
+export interface StopContainerResponse {
+}
+
+export interface RemoveContainerRequest {
+  containerId: string;
+}
+
+export interface RemoveContainerResponse {
+}
+
+export interface ContainerStateValue {
+  state: ContainerState;
+}
+
+export interface ContainerFilter {
+  id: string;
+  state: ContainerStateValue | undefined;
+  podSandboxId: string;
+  labelSelector: { [key: string]: string };
+}
+
+export interface ContainerFilter_LabelSelectorEntry {
+  key: string;
+  value: string;
+}
+
+export interface ListContainersRequest {
+  filter: ContainerFilter | undefined;
+}
+
+export interface Container {
+  id: string;
+  podSandboxId: string;
+  metadata: ContainerMetadata | undefined;
+  image: ImageSpec | undefined;
+  imageRef: string;
+  state: ContainerState;
+  createdAt: string;
+  labels: { [key: string]: string };
+  annotations: { [key: string]: string };
+  imageId: string;
+}
+
+export interface Container_LabelsEntry {
+  key: string;
+  value: string;
+}
+
+export interface Container_AnnotationsEntry {
+  key: string;
+  value: string;
+}
+
+export interface ListContainersResponse {
+  containers: Container[];
+}
+
+export interface ContainerStatusRequest {
+  containerId: string;
+  verbose: boolean;
+}
+
+export interface ContainerResources {
+  linux: LinuxContainerResources | undefined;
+}
+
+export interface LinuxContainerUser {
+  uid: string;
+  gid: string;
+  supplementalGroups: string[];
+}
+
+export interface ContainerUser {
+  linux: LinuxContainerUser | undefined;
+}
+
+export interface ContainerStatus {
+  id: string;
+  metadata: ContainerMetadata | undefined;
+  state: ContainerState;
+  createdAt: string;
+  startedAt: string;
+  finishedAt: string;
+  exitCode: number;
+  image: ImageSpec | undefined;
+  imageRef: string;
+  reason: string;
+  message: string;
+  labels: { [key: string]: string };
+  annotations: { [key: string]: string };
+  mounts: Mount[];
+  logPath: string;
+  resources: ContainerResources | undefined;
+  imageId: string;
+  user: ContainerUser | undefined;
+  stopSignal: number;
+}
+
+export interface ContainerStatus_LabelsEntry {
+  key: string;
+  value: string;
+}
+
+export interface ContainerStatus_AnnotationsEntry {
+  key: string;
+  value: string;
+}
+
+export interface ContainerStatusResponse {
+  status: ContainerStatus | undefined;
+  info: { [key: string]: string };
+}
+
+export interface ContainerStatusResponse_InfoEntry {
+  key: string;
+  value: string;
+}
+
+export interface UpdateContainerResourcesRequest {
+  containerId: string;
+  linux: LinuxContainerResources | undefined;
+  annotations: { [key: string]: string };
+}
+
+export interface UpdateContainerResourcesRequest_AnnotationsEntry {
+  key: string;
+  value: string;
+}
+
+export interface UpdateContainerResourcesResponse {
+}
+
+export interface ReopenContainerLogRequest {
+  containerId: string;
+}
+
+export interface ReopenContainerLogResponse {
+}
+
+export interface ExecSyncRequest {
+  containerId: string;
+  cmd: string[];
+  timeout: string;
+}
+
+export interface ExecSyncResponse {
+  stdout: Buffer;
+  stderr: Buffer;
+  exitCode: number;
+}
+
+export interface ContainerAttributes {
+  id: string;
+  metadata: ContainerMetadata | undefined;
+  labels: { [key: string]: string };
+  annotations: { [key: string]: string };
+}
+
+export interface ContainerAttributes_LabelsEntry {
+  key: string;
+  value: string;
+}
+
+export interface ContainerAttributes_AnnotationsEntry {
+  key: string;
+  value: string;
+}
+
+export interface CpuUsage {
+  timestamp: string;
+  usageCoreNanoSeconds: UInt64Value | undefined;
+  usageNanoCores: UInt64Value | undefined;
+}
+
+export interface MemoryUsage {
+  timestamp: string;
+  workingSetBytes: UInt64Value | undefined;
+  availableBytes: UInt64Value | undefined;
+  usageBytes: UInt64Value | undefined;
+  rssBytes: UInt64Value | undefined;
+  pageFaults: UInt64Value | undefined;
+  majorPageFaults: UInt64Value | undefined;
+}
+
+/** swap (5) is not declared. */
+export interface ContainerStats {
+  attributes: ContainerAttributes | undefined;
+  cpu: CpuUsage | undefined;
+  memory: MemoryUsage | undefined;
+  writableLayer: FilesystemUsage | undefined;
+}
+
+export interface ContainerStatsRequest {
+  containerId: string;
+}
+
+export interface ContainerStatsResponse {
+  stats: ContainerStats | undefined;
+}
+
+export interface ContainerStatsFilter {
+  id: string;
+  podSandboxId: string;
+  labelSelector: { [key: string]: string };
+}
+
+export interface ContainerStatsFilter_LabelSelectorEntry {
+  key: string;
+  value: string;
+}
+
+export interface ListContainerStatsRequest {
+  filter: ContainerStatsFilter | undefined;
+}
+
+export interface ListContainerStatsResponse {
+  stats: ContainerStats[];
 }
 
 function createBaseVersionRequest(): VersionRequest {
@@ -6015,7 +6445,13 @@ export const GetEventsRequest: MessageFns<GetEventsRequest> = {
 };
 
 function createBaseContainerEventResponse(): ContainerEventResponse {
-  return { containerId: "", containerEventType: 0, createdAt: "0", podSandboxStatus: undefined };
+  return {
+    containerId: "",
+    containerEventType: 0,
+    createdAt: "0",
+    podSandboxStatus: undefined,
+    containersStatuses: [],
+  };
 }
 
 export const ContainerEventResponse: MessageFns<ContainerEventResponse> = {
@@ -6031,6 +6467,9 @@ export const ContainerEventResponse: MessageFns<ContainerEventResponse> = {
     }
     if (message.podSandboxStatus !== undefined) {
       PodSandboxStatus.encode(message.podSandboxStatus, writer.uint32(34).fork()).join();
+    }
+    for (const v of message.containersStatuses) {
+      ContainerStatus.encode(v!, writer.uint32(42).fork()).join();
     }
     return writer;
   },
@@ -6080,6 +6519,14 @@ export const ContainerEventResponse: MessageFns<ContainerEventResponse> = {
             message.podSandboxStatus = PodSandboxStatus.decode(reader, reader.uint32());
             continue;
           }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.containersStatuses.push(ContainerStatus.decode(reader, reader.uint32()));
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -6114,6 +6561,11 @@ export const ContainerEventResponse: MessageFns<ContainerEventResponse> = {
         : isSet(object.pod_sandbox_status)
         ? PodSandboxStatus.fromJSON(object.pod_sandbox_status)
         : undefined,
+      containersStatuses: globalThis.Array.isArray(object?.containersStatuses)
+        ? object.containersStatuses.map((e: any) => ContainerStatus.fromJSON(e))
+        : globalThis.Array.isArray(object?.containers_statuses)
+        ? object.containers_statuses.map((e: any) => ContainerStatus.fromJSON(e))
+        : [],
     };
   },
 
@@ -6131,6 +6583,9 @@ export const ContainerEventResponse: MessageFns<ContainerEventResponse> = {
     if (message.podSandboxStatus !== undefined) {
       obj.podSandboxStatus = PodSandboxStatus.toJSON(message.podSandboxStatus);
     }
+    if (message.containersStatuses?.length) {
+      obj.containersStatuses = message.containersStatuses.map((e) => ContainerStatus.toJSON(e));
+    }
     return obj;
   },
 
@@ -6145,6 +6600,7 @@ export const ContainerEventResponse: MessageFns<ContainerEventResponse> = {
     message.podSandboxStatus = (object.podSandboxStatus !== undefined && object.podSandboxStatus !== null)
       ? PodSandboxStatus.fromPartial(object.podSandboxStatus)
       : undefined;
+    message.containersStatuses = object.containersStatuses?.map((e) => ContainerStatus.fromPartial(e)) || [];
     return message;
   },
 };
@@ -8175,6 +8631,6692 @@ export const ImageFsInfoResponse: MessageFns<ImageFsInfoResponse> = {
   },
 };
 
+function createBaseContainerMetadata(): ContainerMetadata {
+  return { name: "", attempt: 0 };
+}
+
+export const ContainerMetadata: MessageFns<ContainerMetadata> = {
+  encode(message: ContainerMetadata, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.name !== "") {
+      writer.uint32(10).string(message.name);
+    }
+    if (message.attempt !== 0) {
+      writer.uint32(16).uint32(message.attempt);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ContainerMetadata {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseContainerMetadata();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.name = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.attempt = reader.uint32();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ContainerMetadata {
+    return {
+      name: isSet(object.name) ? globalThis.String(object.name) : "",
+      attempt: isSet(object.attempt) ? globalThis.Number(object.attempt) : 0,
+    };
+  },
+
+  toJSON(message: ContainerMetadata): unknown {
+    const obj: any = {};
+    if (message.name !== "") {
+      obj.name = message.name;
+    }
+    if (message.attempt !== 0) {
+      obj.attempt = Math.round(message.attempt);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ContainerMetadata>, I>>(base?: I): ContainerMetadata {
+    return ContainerMetadata.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ContainerMetadata>, I>>(object: I): ContainerMetadata {
+    const message = createBaseContainerMetadata();
+    message.name = object.name ?? "";
+    message.attempt = object.attempt ?? 0;
+    return message;
+  },
+};
+
+function createBaseKeyValue(): KeyValue {
+  return { key: "", value: "" };
+}
+
+export const KeyValue: MessageFns<KeyValue> = {
+  encode(message: KeyValue, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.key !== "") {
+      writer.uint32(10).string(message.key);
+    }
+    if (message.value !== "") {
+      writer.uint32(18).string(message.value);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): KeyValue {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseKeyValue();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.key = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.value = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): KeyValue {
+    return {
+      key: isSet(object.key) ? globalThis.String(object.key) : "",
+      value: isSet(object.value) ? globalThis.String(object.value) : "",
+    };
+  },
+
+  toJSON(message: KeyValue): unknown {
+    const obj: any = {};
+    if (message.key !== "") {
+      obj.key = message.key;
+    }
+    if (message.value !== "") {
+      obj.value = message.value;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<KeyValue>, I>>(base?: I): KeyValue {
+    return KeyValue.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<KeyValue>, I>>(object: I): KeyValue {
+    const message = createBaseKeyValue();
+    message.key = object.key ?? "";
+    message.value = object.value ?? "";
+    return message;
+  },
+};
+
+function createBaseMount(): Mount {
+  return {
+    containerPath: "",
+    hostPath: "",
+    readonly: false,
+    selinuxRelabel: false,
+    propagation: 0,
+    recursiveReadOnly: false,
+  };
+}
+
+export const Mount: MessageFns<Mount> = {
+  encode(message: Mount, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.containerPath !== "") {
+      writer.uint32(10).string(message.containerPath);
+    }
+    if (message.hostPath !== "") {
+      writer.uint32(18).string(message.hostPath);
+    }
+    if (message.readonly !== false) {
+      writer.uint32(24).bool(message.readonly);
+    }
+    if (message.selinuxRelabel !== false) {
+      writer.uint32(32).bool(message.selinuxRelabel);
+    }
+    if (message.propagation !== 0) {
+      writer.uint32(40).int32(message.propagation);
+    }
+    if (message.recursiveReadOnly !== false) {
+      writer.uint32(64).bool(message.recursiveReadOnly);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): Mount {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseMount();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.containerPath = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.hostPath = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.readonly = reader.bool();
+            continue;
+          }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.selinuxRelabel = reader.bool();
+            continue;
+          }
+          case 5: {
+            if (tag !== 40) {
+              break;
+            }
+
+            message.propagation = reader.int32() as any;
+            continue;
+          }
+          case 8: {
+            if (tag !== 64) {
+              break;
+            }
+
+            message.recursiveReadOnly = reader.bool();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): Mount {
+    return {
+      containerPath: isSet(object.containerPath)
+        ? globalThis.String(object.containerPath)
+        : isSet(object.container_path)
+        ? globalThis.String(object.container_path)
+        : "",
+      hostPath: isSet(object.hostPath)
+        ? globalThis.String(object.hostPath)
+        : isSet(object.host_path)
+        ? globalThis.String(object.host_path)
+        : "",
+      readonly: isSet(object.readonly) ? globalThis.Boolean(object.readonly) : false,
+      selinuxRelabel: isSet(object.selinuxRelabel)
+        ? globalThis.Boolean(object.selinuxRelabel)
+        : isSet(object.selinux_relabel)
+        ? globalThis.Boolean(object.selinux_relabel)
+        : false,
+      propagation: isSet(object.propagation) ? mountPropagationFromJSON(object.propagation) : 0,
+      recursiveReadOnly: isSet(object.recursiveReadOnly)
+        ? globalThis.Boolean(object.recursiveReadOnly)
+        : isSet(object.recursive_read_only)
+        ? globalThis.Boolean(object.recursive_read_only)
+        : false,
+    };
+  },
+
+  toJSON(message: Mount): unknown {
+    const obj: any = {};
+    if (message.containerPath !== "") {
+      obj.containerPath = message.containerPath;
+    }
+    if (message.hostPath !== "") {
+      obj.hostPath = message.hostPath;
+    }
+    if (message.readonly !== false) {
+      obj.readonly = message.readonly;
+    }
+    if (message.selinuxRelabel !== false) {
+      obj.selinuxRelabel = message.selinuxRelabel;
+    }
+    if (message.propagation !== 0) {
+      obj.propagation = mountPropagationToJSON(message.propagation);
+    }
+    if (message.recursiveReadOnly !== false) {
+      obj.recursiveReadOnly = message.recursiveReadOnly;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<Mount>, I>>(base?: I): Mount {
+    return Mount.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<Mount>, I>>(object: I): Mount {
+    const message = createBaseMount();
+    message.containerPath = object.containerPath ?? "";
+    message.hostPath = object.hostPath ?? "";
+    message.readonly = object.readonly ?? false;
+    message.selinuxRelabel = object.selinuxRelabel ?? false;
+    message.propagation = object.propagation ?? 0;
+    message.recursiveReadOnly = object.recursiveReadOnly ?? false;
+    return message;
+  },
+};
+
+function createBaseDevice(): Device {
+  return { containerPath: "", hostPath: "", permissions: "" };
+}
+
+export const Device: MessageFns<Device> = {
+  encode(message: Device, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.containerPath !== "") {
+      writer.uint32(10).string(message.containerPath);
+    }
+    if (message.hostPath !== "") {
+      writer.uint32(18).string(message.hostPath);
+    }
+    if (message.permissions !== "") {
+      writer.uint32(26).string(message.permissions);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): Device {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseDevice();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.containerPath = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.hostPath = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.permissions = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): Device {
+    return {
+      containerPath: isSet(object.containerPath)
+        ? globalThis.String(object.containerPath)
+        : isSet(object.container_path)
+        ? globalThis.String(object.container_path)
+        : "",
+      hostPath: isSet(object.hostPath)
+        ? globalThis.String(object.hostPath)
+        : isSet(object.host_path)
+        ? globalThis.String(object.host_path)
+        : "",
+      permissions: isSet(object.permissions) ? globalThis.String(object.permissions) : "",
+    };
+  },
+
+  toJSON(message: Device): unknown {
+    const obj: any = {};
+    if (message.containerPath !== "") {
+      obj.containerPath = message.containerPath;
+    }
+    if (message.hostPath !== "") {
+      obj.hostPath = message.hostPath;
+    }
+    if (message.permissions !== "") {
+      obj.permissions = message.permissions;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<Device>, I>>(base?: I): Device {
+    return Device.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<Device>, I>>(object: I): Device {
+    const message = createBaseDevice();
+    message.containerPath = object.containerPath ?? "";
+    message.hostPath = object.hostPath ?? "";
+    message.permissions = object.permissions ?? "";
+    return message;
+  },
+};
+
+function createBaseLinuxContainerResources(): LinuxContainerResources {
+  return {
+    cpuPeriod: "0",
+    cpuQuota: "0",
+    cpuShares: "0",
+    memoryLimitInBytes: "0",
+    oomScoreAdj: "0",
+    cpusetCpus: "",
+    cpusetMems: "",
+    unified: {},
+    memorySwapLimitInBytes: "0",
+  };
+}
+
+export const LinuxContainerResources: MessageFns<LinuxContainerResources> = {
+  encode(message: LinuxContainerResources, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.cpuPeriod !== "0") {
+      writer.uint32(8).int64(message.cpuPeriod);
+    }
+    if (message.cpuQuota !== "0") {
+      writer.uint32(16).int64(message.cpuQuota);
+    }
+    if (message.cpuShares !== "0") {
+      writer.uint32(24).int64(message.cpuShares);
+    }
+    if (message.memoryLimitInBytes !== "0") {
+      writer.uint32(32).int64(message.memoryLimitInBytes);
+    }
+    if (message.oomScoreAdj !== "0") {
+      writer.uint32(40).int64(message.oomScoreAdj);
+    }
+    if (message.cpusetCpus !== "") {
+      writer.uint32(50).string(message.cpusetCpus);
+    }
+    if (message.cpusetMems !== "") {
+      writer.uint32(58).string(message.cpusetMems);
+    }
+    globalThis.Object.entries(message.unified).forEach(([key, value]: [string, string]) => {
+      LinuxContainerResources_UnifiedEntry.encode({ key: key as any, value }, writer.uint32(74).fork()).join();
+    });
+    if (message.memorySwapLimitInBytes !== "0") {
+      writer.uint32(80).int64(message.memorySwapLimitInBytes);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): LinuxContainerResources {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseLinuxContainerResources();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.cpuPeriod = reader.int64().toString();
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.cpuQuota = reader.int64().toString();
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.cpuShares = reader.int64().toString();
+            continue;
+          }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.memoryLimitInBytes = reader.int64().toString();
+            continue;
+          }
+          case 5: {
+            if (tag !== 40) {
+              break;
+            }
+
+            message.oomScoreAdj = reader.int64().toString();
+            continue;
+          }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.cpusetCpus = reader.string();
+            continue;
+          }
+          case 7: {
+            if (tag !== 58) {
+              break;
+            }
+
+            message.cpusetMems = reader.string();
+            continue;
+          }
+          case 9: {
+            if (tag !== 74) {
+              break;
+            }
+
+            const entry9 = LinuxContainerResources_UnifiedEntry.decode(reader, reader.uint32());
+            if (entry9.value !== undefined) {
+              message.unified[entry9.key] = entry9.value;
+            }
+            continue;
+          }
+          case 10: {
+            if (tag !== 80) {
+              break;
+            }
+
+            message.memorySwapLimitInBytes = reader.int64().toString();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): LinuxContainerResources {
+    return {
+      cpuPeriod: isSet(object.cpuPeriod)
+        ? globalThis.String(object.cpuPeriod)
+        : isSet(object.cpu_period)
+        ? globalThis.String(object.cpu_period)
+        : "0",
+      cpuQuota: isSet(object.cpuQuota)
+        ? globalThis.String(object.cpuQuota)
+        : isSet(object.cpu_quota)
+        ? globalThis.String(object.cpu_quota)
+        : "0",
+      cpuShares: isSet(object.cpuShares)
+        ? globalThis.String(object.cpuShares)
+        : isSet(object.cpu_shares)
+        ? globalThis.String(object.cpu_shares)
+        : "0",
+      memoryLimitInBytes: isSet(object.memoryLimitInBytes)
+        ? globalThis.String(object.memoryLimitInBytes)
+        : isSet(object.memory_limit_in_bytes)
+        ? globalThis.String(object.memory_limit_in_bytes)
+        : "0",
+      oomScoreAdj: isSet(object.oomScoreAdj)
+        ? globalThis.String(object.oomScoreAdj)
+        : isSet(object.oom_score_adj)
+        ? globalThis.String(object.oom_score_adj)
+        : "0",
+      cpusetCpus: isSet(object.cpusetCpus)
+        ? globalThis.String(object.cpusetCpus)
+        : isSet(object.cpuset_cpus)
+        ? globalThis.String(object.cpuset_cpus)
+        : "",
+      cpusetMems: isSet(object.cpusetMems)
+        ? globalThis.String(object.cpusetMems)
+        : isSet(object.cpuset_mems)
+        ? globalThis.String(object.cpuset_mems)
+        : "",
+      unified: isObject(object.unified)
+        ? (globalThis.Object.entries(object.unified) as [string, any][]).reduce(
+          (acc: { [key: string]: string }, [key, value]: [string, any]) => {
+            globalThis.Object.defineProperty(acc, key, {
+              value: globalThis.String(value),
+              enumerable: true,
+              configurable: true,
+              writable: true,
+            });
+            return acc;
+          },
+          {},
+        )
+        : {},
+      memorySwapLimitInBytes: isSet(object.memorySwapLimitInBytes)
+        ? globalThis.String(object.memorySwapLimitInBytes)
+        : isSet(object.memory_swap_limit_in_bytes)
+        ? globalThis.String(object.memory_swap_limit_in_bytes)
+        : "0",
+    };
+  },
+
+  toJSON(message: LinuxContainerResources): unknown {
+    const obj: any = {};
+    if (message.cpuPeriod !== "0") {
+      obj.cpuPeriod = message.cpuPeriod;
+    }
+    if (message.cpuQuota !== "0") {
+      obj.cpuQuota = message.cpuQuota;
+    }
+    if (message.cpuShares !== "0") {
+      obj.cpuShares = message.cpuShares;
+    }
+    if (message.memoryLimitInBytes !== "0") {
+      obj.memoryLimitInBytes = message.memoryLimitInBytes;
+    }
+    if (message.oomScoreAdj !== "0") {
+      obj.oomScoreAdj = message.oomScoreAdj;
+    }
+    if (message.cpusetCpus !== "") {
+      obj.cpusetCpus = message.cpusetCpus;
+    }
+    if (message.cpusetMems !== "") {
+      obj.cpusetMems = message.cpusetMems;
+    }
+    if (message.unified) {
+      const entries = globalThis.Object.entries(message.unified) as [string, string][];
+      if (entries.length > 0) {
+        obj.unified = {};
+        entries.forEach(([k, v]) => {
+          obj.unified[k] = v;
+        });
+      }
+    }
+    if (message.memorySwapLimitInBytes !== "0") {
+      obj.memorySwapLimitInBytes = message.memorySwapLimitInBytes;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<LinuxContainerResources>, I>>(base?: I): LinuxContainerResources {
+    return LinuxContainerResources.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<LinuxContainerResources>, I>>(object: I): LinuxContainerResources {
+    const message = createBaseLinuxContainerResources();
+    message.cpuPeriod = object.cpuPeriod ?? "0";
+    message.cpuQuota = object.cpuQuota ?? "0";
+    message.cpuShares = object.cpuShares ?? "0";
+    message.memoryLimitInBytes = object.memoryLimitInBytes ?? "0";
+    message.oomScoreAdj = object.oomScoreAdj ?? "0";
+    message.cpusetCpus = object.cpusetCpus ?? "";
+    message.cpusetMems = object.cpusetMems ?? "";
+    message.unified = (globalThis.Object.entries(object.unified ?? {}) as [string, string][]).reduce(
+      (acc: { [key: string]: string }, [key, value]: [string, string]) => {
+        if (value !== undefined) {
+          acc[key] = globalThis.String(value);
+        }
+        return acc;
+      },
+      {},
+    );
+    message.memorySwapLimitInBytes = object.memorySwapLimitInBytes ?? "0";
+    return message;
+  },
+};
+
+function createBaseLinuxContainerResources_UnifiedEntry(): LinuxContainerResources_UnifiedEntry {
+  return { key: "", value: "" };
+}
+
+export const LinuxContainerResources_UnifiedEntry: MessageFns<LinuxContainerResources_UnifiedEntry> = {
+  encode(message: LinuxContainerResources_UnifiedEntry, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.key !== "") {
+      writer.uint32(10).string(message.key);
+    }
+    if (message.value !== "") {
+      writer.uint32(18).string(message.value);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): LinuxContainerResources_UnifiedEntry {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseLinuxContainerResources_UnifiedEntry();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.key = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.value = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): LinuxContainerResources_UnifiedEntry {
+    return {
+      key: isSet(object.key) ? globalThis.String(object.key) : "",
+      value: isSet(object.value) ? globalThis.String(object.value) : "",
+    };
+  },
+
+  toJSON(message: LinuxContainerResources_UnifiedEntry): unknown {
+    const obj: any = {};
+    if (message.key !== "") {
+      obj.key = message.key;
+    }
+    if (message.value !== "") {
+      obj.value = message.value;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<LinuxContainerResources_UnifiedEntry>, I>>(
+    base?: I,
+  ): LinuxContainerResources_UnifiedEntry {
+    return LinuxContainerResources_UnifiedEntry.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<LinuxContainerResources_UnifiedEntry>, I>>(
+    object: I,
+  ): LinuxContainerResources_UnifiedEntry {
+    const message = createBaseLinuxContainerResources_UnifiedEntry();
+    message.key = object.key ?? "";
+    message.value = object.value ?? "";
+    return message;
+  },
+};
+
+function createBaseCapability(): Capability {
+  return { addCapabilities: [], dropCapabilities: [], addAmbientCapabilities: [] };
+}
+
+export const Capability: MessageFns<Capability> = {
+  encode(message: Capability, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    for (const v of message.addCapabilities) {
+      writer.uint32(10).string(v!);
+    }
+    for (const v of message.dropCapabilities) {
+      writer.uint32(18).string(v!);
+    }
+    for (const v of message.addAmbientCapabilities) {
+      writer.uint32(26).string(v!);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): Capability {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseCapability();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.addCapabilities.push(reader.string());
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.dropCapabilities.push(reader.string());
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.addAmbientCapabilities.push(reader.string());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): Capability {
+    return {
+      addCapabilities: globalThis.Array.isArray(object?.addCapabilities)
+        ? object.addCapabilities.map((e: any) => globalThis.String(e))
+        : globalThis.Array.isArray(object?.add_capabilities)
+        ? object.add_capabilities.map((e: any) => globalThis.String(e))
+        : [],
+      dropCapabilities: globalThis.Array.isArray(object?.dropCapabilities)
+        ? object.dropCapabilities.map((e: any) => globalThis.String(e))
+        : globalThis.Array.isArray(object?.drop_capabilities)
+        ? object.drop_capabilities.map((e: any) => globalThis.String(e))
+        : [],
+      addAmbientCapabilities: globalThis.Array.isArray(object?.addAmbientCapabilities)
+        ? object.addAmbientCapabilities.map((e: any) => globalThis.String(e))
+        : globalThis.Array.isArray(object?.add_ambient_capabilities)
+        ? object.add_ambient_capabilities.map((e: any) => globalThis.String(e))
+        : [],
+    };
+  },
+
+  toJSON(message: Capability): unknown {
+    const obj: any = {};
+    if (message.addCapabilities?.length) {
+      obj.addCapabilities = message.addCapabilities;
+    }
+    if (message.dropCapabilities?.length) {
+      obj.dropCapabilities = message.dropCapabilities;
+    }
+    if (message.addAmbientCapabilities?.length) {
+      obj.addAmbientCapabilities = message.addAmbientCapabilities;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<Capability>, I>>(base?: I): Capability {
+    return Capability.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<Capability>, I>>(object: I): Capability {
+    const message = createBaseCapability();
+    message.addCapabilities = object.addCapabilities?.map((e) => e) || [];
+    message.dropCapabilities = object.dropCapabilities?.map((e) => e) || [];
+    message.addAmbientCapabilities = object.addAmbientCapabilities?.map((e) => e) || [];
+    return message;
+  },
+};
+
+function createBaseLinuxContainerSecurityContext(): LinuxContainerSecurityContext {
+  return {
+    capabilities: undefined,
+    privileged: false,
+    namespaceOptions: undefined,
+    selinuxOptions: undefined,
+    runAsUser: undefined,
+    runAsUsername: "",
+    readonlyRootfs: false,
+    supplementalGroups: [],
+    apparmorProfile: "",
+    seccompProfilePath: "",
+    noNewPrivs: false,
+    runAsGroup: undefined,
+    maskedPaths: [],
+    readonlyPaths: [],
+    seccomp: undefined,
+    apparmor: undefined,
+    supplementalGroupsPolicy: 0,
+  };
+}
+
+export const LinuxContainerSecurityContext: MessageFns<LinuxContainerSecurityContext> = {
+  encode(message: LinuxContainerSecurityContext, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.capabilities !== undefined) {
+      Capability.encode(message.capabilities, writer.uint32(10).fork()).join();
+    }
+    if (message.privileged !== false) {
+      writer.uint32(16).bool(message.privileged);
+    }
+    if (message.namespaceOptions !== undefined) {
+      NamespaceOption.encode(message.namespaceOptions, writer.uint32(26).fork()).join();
+    }
+    if (message.selinuxOptions !== undefined) {
+      SELinuxOption.encode(message.selinuxOptions, writer.uint32(34).fork()).join();
+    }
+    if (message.runAsUser !== undefined) {
+      Int64Value.encode(message.runAsUser, writer.uint32(42).fork()).join();
+    }
+    if (message.runAsUsername !== "") {
+      writer.uint32(50).string(message.runAsUsername);
+    }
+    if (message.readonlyRootfs !== false) {
+      writer.uint32(56).bool(message.readonlyRootfs);
+    }
+    if (message.supplementalGroups.length !== 0) {
+      writer.uint32(66).fork();
+      for (const v of message.supplementalGroups) {
+        writer.int64(v);
+      }
+      writer.join();
+    }
+    if (message.apparmorProfile !== "") {
+      writer.uint32(74).string(message.apparmorProfile);
+    }
+    if (message.seccompProfilePath !== "") {
+      writer.uint32(82).string(message.seccompProfilePath);
+    }
+    if (message.noNewPrivs !== false) {
+      writer.uint32(88).bool(message.noNewPrivs);
+    }
+    if (message.runAsGroup !== undefined) {
+      Int64Value.encode(message.runAsGroup, writer.uint32(98).fork()).join();
+    }
+    for (const v of message.maskedPaths) {
+      writer.uint32(106).string(v!);
+    }
+    for (const v of message.readonlyPaths) {
+      writer.uint32(114).string(v!);
+    }
+    if (message.seccomp !== undefined) {
+      SecurityProfile.encode(message.seccomp, writer.uint32(122).fork()).join();
+    }
+    if (message.apparmor !== undefined) {
+      SecurityProfile.encode(message.apparmor, writer.uint32(130).fork()).join();
+    }
+    if (message.supplementalGroupsPolicy !== 0) {
+      writer.uint32(136).int32(message.supplementalGroupsPolicy);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): LinuxContainerSecurityContext {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseLinuxContainerSecurityContext();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.capabilities = Capability.decode(reader, reader.uint32());
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.privileged = reader.bool();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.namespaceOptions = NamespaceOption.decode(reader, reader.uint32());
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.selinuxOptions = SELinuxOption.decode(reader, reader.uint32());
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.runAsUser = Int64Value.decode(reader, reader.uint32());
+            continue;
+          }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.runAsUsername = reader.string();
+            continue;
+          }
+          case 7: {
+            if (tag !== 56) {
+              break;
+            }
+
+            message.readonlyRootfs = reader.bool();
+            continue;
+          }
+          case 8: {
+            if (tag === 64) {
+              message.supplementalGroups.push(reader.int64().toString());
+
+              continue;
+            }
+
+            if (tag === 66) {
+              const end2 = reader.uint32() + reader.pos;
+              while (reader.pos < end2) {
+                message.supplementalGroups.push(reader.int64().toString());
+              }
+
+              continue;
+            }
+
+            break;
+          }
+          case 9: {
+            if (tag !== 74) {
+              break;
+            }
+
+            message.apparmorProfile = reader.string();
+            continue;
+          }
+          case 10: {
+            if (tag !== 82) {
+              break;
+            }
+
+            message.seccompProfilePath = reader.string();
+            continue;
+          }
+          case 11: {
+            if (tag !== 88) {
+              break;
+            }
+
+            message.noNewPrivs = reader.bool();
+            continue;
+          }
+          case 12: {
+            if (tag !== 98) {
+              break;
+            }
+
+            message.runAsGroup = Int64Value.decode(reader, reader.uint32());
+            continue;
+          }
+          case 13: {
+            if (tag !== 106) {
+              break;
+            }
+
+            message.maskedPaths.push(reader.string());
+            continue;
+          }
+          case 14: {
+            if (tag !== 114) {
+              break;
+            }
+
+            message.readonlyPaths.push(reader.string());
+            continue;
+          }
+          case 15: {
+            if (tag !== 122) {
+              break;
+            }
+
+            message.seccomp = SecurityProfile.decode(reader, reader.uint32());
+            continue;
+          }
+          case 16: {
+            if (tag !== 130) {
+              break;
+            }
+
+            message.apparmor = SecurityProfile.decode(reader, reader.uint32());
+            continue;
+          }
+          case 17: {
+            if (tag !== 136) {
+              break;
+            }
+
+            message.supplementalGroupsPolicy = reader.int32() as any;
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): LinuxContainerSecurityContext {
+    return {
+      capabilities: isSet(object.capabilities) ? Capability.fromJSON(object.capabilities) : undefined,
+      privileged: isSet(object.privileged) ? globalThis.Boolean(object.privileged) : false,
+      namespaceOptions: isSet(object.namespaceOptions)
+        ? NamespaceOption.fromJSON(object.namespaceOptions)
+        : isSet(object.namespace_options)
+        ? NamespaceOption.fromJSON(object.namespace_options)
+        : undefined,
+      selinuxOptions: isSet(object.selinuxOptions)
+        ? SELinuxOption.fromJSON(object.selinuxOptions)
+        : isSet(object.selinux_options)
+        ? SELinuxOption.fromJSON(object.selinux_options)
+        : undefined,
+      runAsUser: isSet(object.runAsUser)
+        ? Int64Value.fromJSON(object.runAsUser)
+        : isSet(object.run_as_user)
+        ? Int64Value.fromJSON(object.run_as_user)
+        : undefined,
+      runAsUsername: isSet(object.runAsUsername)
+        ? globalThis.String(object.runAsUsername)
+        : isSet(object.run_as_username)
+        ? globalThis.String(object.run_as_username)
+        : "",
+      readonlyRootfs: isSet(object.readonlyRootfs)
+        ? globalThis.Boolean(object.readonlyRootfs)
+        : isSet(object.readonly_rootfs)
+        ? globalThis.Boolean(object.readonly_rootfs)
+        : false,
+      supplementalGroups: globalThis.Array.isArray(object?.supplementalGroups)
+        ? object.supplementalGroups.map((e: any) => globalThis.String(e))
+        : globalThis.Array.isArray(object?.supplemental_groups)
+        ? object.supplemental_groups.map((e: any) => globalThis.String(e))
+        : [],
+      apparmorProfile: isSet(object.apparmorProfile)
+        ? globalThis.String(object.apparmorProfile)
+        : isSet(object.apparmor_profile)
+        ? globalThis.String(object.apparmor_profile)
+        : "",
+      seccompProfilePath: isSet(object.seccompProfilePath)
+        ? globalThis.String(object.seccompProfilePath)
+        : isSet(object.seccomp_profile_path)
+        ? globalThis.String(object.seccomp_profile_path)
+        : "",
+      noNewPrivs: isSet(object.noNewPrivs)
+        ? globalThis.Boolean(object.noNewPrivs)
+        : isSet(object.no_new_privs)
+        ? globalThis.Boolean(object.no_new_privs)
+        : false,
+      runAsGroup: isSet(object.runAsGroup)
+        ? Int64Value.fromJSON(object.runAsGroup)
+        : isSet(object.run_as_group)
+        ? Int64Value.fromJSON(object.run_as_group)
+        : undefined,
+      maskedPaths: globalThis.Array.isArray(object?.maskedPaths)
+        ? object.maskedPaths.map((e: any) => globalThis.String(e))
+        : globalThis.Array.isArray(object?.masked_paths)
+        ? object.masked_paths.map((e: any) => globalThis.String(e))
+        : [],
+      readonlyPaths: globalThis.Array.isArray(object?.readonlyPaths)
+        ? object.readonlyPaths.map((e: any) => globalThis.String(e))
+        : globalThis.Array.isArray(object?.readonly_paths)
+        ? object.readonly_paths.map((e: any) => globalThis.String(e))
+        : [],
+      seccomp: isSet(object.seccomp) ? SecurityProfile.fromJSON(object.seccomp) : undefined,
+      apparmor: isSet(object.apparmor) ? SecurityProfile.fromJSON(object.apparmor) : undefined,
+      supplementalGroupsPolicy: isSet(object.supplementalGroupsPolicy)
+        ? supplementalGroupsPolicyFromJSON(object.supplementalGroupsPolicy)
+        : isSet(object.supplemental_groups_policy)
+        ? supplementalGroupsPolicyFromJSON(object.supplemental_groups_policy)
+        : 0,
+    };
+  },
+
+  toJSON(message: LinuxContainerSecurityContext): unknown {
+    const obj: any = {};
+    if (message.capabilities !== undefined) {
+      obj.capabilities = Capability.toJSON(message.capabilities);
+    }
+    if (message.privileged !== false) {
+      obj.privileged = message.privileged;
+    }
+    if (message.namespaceOptions !== undefined) {
+      obj.namespaceOptions = NamespaceOption.toJSON(message.namespaceOptions);
+    }
+    if (message.selinuxOptions !== undefined) {
+      obj.selinuxOptions = SELinuxOption.toJSON(message.selinuxOptions);
+    }
+    if (message.runAsUser !== undefined) {
+      obj.runAsUser = Int64Value.toJSON(message.runAsUser);
+    }
+    if (message.runAsUsername !== "") {
+      obj.runAsUsername = message.runAsUsername;
+    }
+    if (message.readonlyRootfs !== false) {
+      obj.readonlyRootfs = message.readonlyRootfs;
+    }
+    if (message.supplementalGroups?.length) {
+      obj.supplementalGroups = message.supplementalGroups;
+    }
+    if (message.apparmorProfile !== "") {
+      obj.apparmorProfile = message.apparmorProfile;
+    }
+    if (message.seccompProfilePath !== "") {
+      obj.seccompProfilePath = message.seccompProfilePath;
+    }
+    if (message.noNewPrivs !== false) {
+      obj.noNewPrivs = message.noNewPrivs;
+    }
+    if (message.runAsGroup !== undefined) {
+      obj.runAsGroup = Int64Value.toJSON(message.runAsGroup);
+    }
+    if (message.maskedPaths?.length) {
+      obj.maskedPaths = message.maskedPaths;
+    }
+    if (message.readonlyPaths?.length) {
+      obj.readonlyPaths = message.readonlyPaths;
+    }
+    if (message.seccomp !== undefined) {
+      obj.seccomp = SecurityProfile.toJSON(message.seccomp);
+    }
+    if (message.apparmor !== undefined) {
+      obj.apparmor = SecurityProfile.toJSON(message.apparmor);
+    }
+    if (message.supplementalGroupsPolicy !== 0) {
+      obj.supplementalGroupsPolicy = supplementalGroupsPolicyToJSON(message.supplementalGroupsPolicy);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<LinuxContainerSecurityContext>, I>>(base?: I): LinuxContainerSecurityContext {
+    return LinuxContainerSecurityContext.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<LinuxContainerSecurityContext>, I>>(
+    object: I,
+  ): LinuxContainerSecurityContext {
+    const message = createBaseLinuxContainerSecurityContext();
+    message.capabilities = (object.capabilities !== undefined && object.capabilities !== null)
+      ? Capability.fromPartial(object.capabilities)
+      : undefined;
+    message.privileged = object.privileged ?? false;
+    message.namespaceOptions = (object.namespaceOptions !== undefined && object.namespaceOptions !== null)
+      ? NamespaceOption.fromPartial(object.namespaceOptions)
+      : undefined;
+    message.selinuxOptions = (object.selinuxOptions !== undefined && object.selinuxOptions !== null)
+      ? SELinuxOption.fromPartial(object.selinuxOptions)
+      : undefined;
+    message.runAsUser = (object.runAsUser !== undefined && object.runAsUser !== null)
+      ? Int64Value.fromPartial(object.runAsUser)
+      : undefined;
+    message.runAsUsername = object.runAsUsername ?? "";
+    message.readonlyRootfs = object.readonlyRootfs ?? false;
+    message.supplementalGroups = object.supplementalGroups?.map((e) => e) || [];
+    message.apparmorProfile = object.apparmorProfile ?? "";
+    message.seccompProfilePath = object.seccompProfilePath ?? "";
+    message.noNewPrivs = object.noNewPrivs ?? false;
+    message.runAsGroup = (object.runAsGroup !== undefined && object.runAsGroup !== null)
+      ? Int64Value.fromPartial(object.runAsGroup)
+      : undefined;
+    message.maskedPaths = object.maskedPaths?.map((e) => e) || [];
+    message.readonlyPaths = object.readonlyPaths?.map((e) => e) || [];
+    message.seccomp = (object.seccomp !== undefined && object.seccomp !== null)
+      ? SecurityProfile.fromPartial(object.seccomp)
+      : undefined;
+    message.apparmor = (object.apparmor !== undefined && object.apparmor !== null)
+      ? SecurityProfile.fromPartial(object.apparmor)
+      : undefined;
+    message.supplementalGroupsPolicy = object.supplementalGroupsPolicy ?? 0;
+    return message;
+  },
+};
+
+function createBaseLinuxContainerConfig(): LinuxContainerConfig {
+  return { resources: undefined, securityContext: undefined };
+}
+
+export const LinuxContainerConfig: MessageFns<LinuxContainerConfig> = {
+  encode(message: LinuxContainerConfig, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.resources !== undefined) {
+      LinuxContainerResources.encode(message.resources, writer.uint32(10).fork()).join();
+    }
+    if (message.securityContext !== undefined) {
+      LinuxContainerSecurityContext.encode(message.securityContext, writer.uint32(18).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): LinuxContainerConfig {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseLinuxContainerConfig();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.resources = LinuxContainerResources.decode(reader, reader.uint32());
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.securityContext = LinuxContainerSecurityContext.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): LinuxContainerConfig {
+    return {
+      resources: isSet(object.resources) ? LinuxContainerResources.fromJSON(object.resources) : undefined,
+      securityContext: isSet(object.securityContext)
+        ? LinuxContainerSecurityContext.fromJSON(object.securityContext)
+        : isSet(object.security_context)
+        ? LinuxContainerSecurityContext.fromJSON(object.security_context)
+        : undefined,
+    };
+  },
+
+  toJSON(message: LinuxContainerConfig): unknown {
+    const obj: any = {};
+    if (message.resources !== undefined) {
+      obj.resources = LinuxContainerResources.toJSON(message.resources);
+    }
+    if (message.securityContext !== undefined) {
+      obj.securityContext = LinuxContainerSecurityContext.toJSON(message.securityContext);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<LinuxContainerConfig>, I>>(base?: I): LinuxContainerConfig {
+    return LinuxContainerConfig.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<LinuxContainerConfig>, I>>(object: I): LinuxContainerConfig {
+    const message = createBaseLinuxContainerConfig();
+    message.resources = (object.resources !== undefined && object.resources !== null)
+      ? LinuxContainerResources.fromPartial(object.resources)
+      : undefined;
+    message.securityContext = (object.securityContext !== undefined && object.securityContext !== null)
+      ? LinuxContainerSecurityContext.fromPartial(object.securityContext)
+      : undefined;
+    return message;
+  },
+};
+
+function createBaseContainerConfig(): ContainerConfig {
+  return {
+    metadata: undefined,
+    image: undefined,
+    command: [],
+    args: [],
+    workingDir: "",
+    envs: [],
+    mounts: [],
+    devices: [],
+    labels: {},
+    annotations: {},
+    logPath: "",
+    stdin: false,
+    stdinOnce: false,
+    tty: false,
+    linux: undefined,
+    stopSignal: 0,
+  };
+}
+
+export const ContainerConfig: MessageFns<ContainerConfig> = {
+  encode(message: ContainerConfig, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.metadata !== undefined) {
+      ContainerMetadata.encode(message.metadata, writer.uint32(10).fork()).join();
+    }
+    if (message.image !== undefined) {
+      ImageSpec.encode(message.image, writer.uint32(18).fork()).join();
+    }
+    for (const v of message.command) {
+      writer.uint32(26).string(v!);
+    }
+    for (const v of message.args) {
+      writer.uint32(34).string(v!);
+    }
+    if (message.workingDir !== "") {
+      writer.uint32(42).string(message.workingDir);
+    }
+    for (const v of message.envs) {
+      KeyValue.encode(v!, writer.uint32(50).fork()).join();
+    }
+    for (const v of message.mounts) {
+      Mount.encode(v!, writer.uint32(58).fork()).join();
+    }
+    for (const v of message.devices) {
+      Device.encode(v!, writer.uint32(66).fork()).join();
+    }
+    globalThis.Object.entries(message.labels).forEach(([key, value]: [string, string]) => {
+      ContainerConfig_LabelsEntry.encode({ key: key as any, value }, writer.uint32(74).fork()).join();
+    });
+    globalThis.Object.entries(message.annotations).forEach(([key, value]: [string, string]) => {
+      ContainerConfig_AnnotationsEntry.encode({ key: key as any, value }, writer.uint32(82).fork()).join();
+    });
+    if (message.logPath !== "") {
+      writer.uint32(90).string(message.logPath);
+    }
+    if (message.stdin !== false) {
+      writer.uint32(96).bool(message.stdin);
+    }
+    if (message.stdinOnce !== false) {
+      writer.uint32(104).bool(message.stdinOnce);
+    }
+    if (message.tty !== false) {
+      writer.uint32(112).bool(message.tty);
+    }
+    if (message.linux !== undefined) {
+      LinuxContainerConfig.encode(message.linux, writer.uint32(122).fork()).join();
+    }
+    if (message.stopSignal !== 0) {
+      writer.uint32(144).int32(message.stopSignal);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ContainerConfig {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseContainerConfig();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.metadata = ContainerMetadata.decode(reader, reader.uint32());
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.image = ImageSpec.decode(reader, reader.uint32());
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.command.push(reader.string());
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.args.push(reader.string());
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.workingDir = reader.string();
+            continue;
+          }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.envs.push(KeyValue.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 7: {
+            if (tag !== 58) {
+              break;
+            }
+
+            message.mounts.push(Mount.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 8: {
+            if (tag !== 66) {
+              break;
+            }
+
+            message.devices.push(Device.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 9: {
+            if (tag !== 74) {
+              break;
+            }
+
+            const entry9 = ContainerConfig_LabelsEntry.decode(reader, reader.uint32());
+            if (entry9.value !== undefined) {
+              message.labels[entry9.key] = entry9.value;
+            }
+            continue;
+          }
+          case 10: {
+            if (tag !== 82) {
+              break;
+            }
+
+            const entry10 = ContainerConfig_AnnotationsEntry.decode(reader, reader.uint32());
+            if (entry10.value !== undefined) {
+              message.annotations[entry10.key] = entry10.value;
+            }
+            continue;
+          }
+          case 11: {
+            if (tag !== 90) {
+              break;
+            }
+
+            message.logPath = reader.string();
+            continue;
+          }
+          case 12: {
+            if (tag !== 96) {
+              break;
+            }
+
+            message.stdin = reader.bool();
+            continue;
+          }
+          case 13: {
+            if (tag !== 104) {
+              break;
+            }
+
+            message.stdinOnce = reader.bool();
+            continue;
+          }
+          case 14: {
+            if (tag !== 112) {
+              break;
+            }
+
+            message.tty = reader.bool();
+            continue;
+          }
+          case 15: {
+            if (tag !== 122) {
+              break;
+            }
+
+            message.linux = LinuxContainerConfig.decode(reader, reader.uint32());
+            continue;
+          }
+          case 18: {
+            if (tag !== 144) {
+              break;
+            }
+
+            message.stopSignal = reader.int32();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ContainerConfig {
+    return {
+      metadata: isSet(object.metadata) ? ContainerMetadata.fromJSON(object.metadata) : undefined,
+      image: isSet(object.image) ? ImageSpec.fromJSON(object.image) : undefined,
+      command: globalThis.Array.isArray(object?.command) ? object.command.map((e: any) => globalThis.String(e)) : [],
+      args: globalThis.Array.isArray(object?.args) ? object.args.map((e: any) => globalThis.String(e)) : [],
+      workingDir: isSet(object.workingDir)
+        ? globalThis.String(object.workingDir)
+        : isSet(object.working_dir)
+        ? globalThis.String(object.working_dir)
+        : "",
+      envs: globalThis.Array.isArray(object?.envs) ? object.envs.map((e: any) => KeyValue.fromJSON(e)) : [],
+      mounts: globalThis.Array.isArray(object?.mounts) ? object.mounts.map((e: any) => Mount.fromJSON(e)) : [],
+      devices: globalThis.Array.isArray(object?.devices) ? object.devices.map((e: any) => Device.fromJSON(e)) : [],
+      labels: isObject(object.labels)
+        ? (globalThis.Object.entries(object.labels) as [string, any][]).reduce(
+          (acc: { [key: string]: string }, [key, value]: [string, any]) => {
+            globalThis.Object.defineProperty(acc, key, {
+              value: globalThis.String(value),
+              enumerable: true,
+              configurable: true,
+              writable: true,
+            });
+            return acc;
+          },
+          {},
+        )
+        : {},
+      annotations: isObject(object.annotations)
+        ? (globalThis.Object.entries(object.annotations) as [string, any][]).reduce(
+          (acc: { [key: string]: string }, [key, value]: [string, any]) => {
+            globalThis.Object.defineProperty(acc, key, {
+              value: globalThis.String(value),
+              enumerable: true,
+              configurable: true,
+              writable: true,
+            });
+            return acc;
+          },
+          {},
+        )
+        : {},
+      logPath: isSet(object.logPath)
+        ? globalThis.String(object.logPath)
+        : isSet(object.log_path)
+        ? globalThis.String(object.log_path)
+        : "",
+      stdin: isSet(object.stdin) ? globalThis.Boolean(object.stdin) : false,
+      stdinOnce: isSet(object.stdinOnce)
+        ? globalThis.Boolean(object.stdinOnce)
+        : isSet(object.stdin_once)
+        ? globalThis.Boolean(object.stdin_once)
+        : false,
+      tty: isSet(object.tty) ? globalThis.Boolean(object.tty) : false,
+      linux: isSet(object.linux) ? LinuxContainerConfig.fromJSON(object.linux) : undefined,
+      stopSignal: isSet(object.stopSignal)
+        ? globalThis.Number(object.stopSignal)
+        : isSet(object.stop_signal)
+        ? globalThis.Number(object.stop_signal)
+        : 0,
+    };
+  },
+
+  toJSON(message: ContainerConfig): unknown {
+    const obj: any = {};
+    if (message.metadata !== undefined) {
+      obj.metadata = ContainerMetadata.toJSON(message.metadata);
+    }
+    if (message.image !== undefined) {
+      obj.image = ImageSpec.toJSON(message.image);
+    }
+    if (message.command?.length) {
+      obj.command = message.command;
+    }
+    if (message.args?.length) {
+      obj.args = message.args;
+    }
+    if (message.workingDir !== "") {
+      obj.workingDir = message.workingDir;
+    }
+    if (message.envs?.length) {
+      obj.envs = message.envs.map((e) => KeyValue.toJSON(e));
+    }
+    if (message.mounts?.length) {
+      obj.mounts = message.mounts.map((e) => Mount.toJSON(e));
+    }
+    if (message.devices?.length) {
+      obj.devices = message.devices.map((e) => Device.toJSON(e));
+    }
+    if (message.labels) {
+      const entries = globalThis.Object.entries(message.labels) as [string, string][];
+      if (entries.length > 0) {
+        obj.labels = {};
+        entries.forEach(([k, v]) => {
+          obj.labels[k] = v;
+        });
+      }
+    }
+    if (message.annotations) {
+      const entries = globalThis.Object.entries(message.annotations) as [string, string][];
+      if (entries.length > 0) {
+        obj.annotations = {};
+        entries.forEach(([k, v]) => {
+          obj.annotations[k] = v;
+        });
+      }
+    }
+    if (message.logPath !== "") {
+      obj.logPath = message.logPath;
+    }
+    if (message.stdin !== false) {
+      obj.stdin = message.stdin;
+    }
+    if (message.stdinOnce !== false) {
+      obj.stdinOnce = message.stdinOnce;
+    }
+    if (message.tty !== false) {
+      obj.tty = message.tty;
+    }
+    if (message.linux !== undefined) {
+      obj.linux = LinuxContainerConfig.toJSON(message.linux);
+    }
+    if (message.stopSignal !== 0) {
+      obj.stopSignal = Math.round(message.stopSignal);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ContainerConfig>, I>>(base?: I): ContainerConfig {
+    return ContainerConfig.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ContainerConfig>, I>>(object: I): ContainerConfig {
+    const message = createBaseContainerConfig();
+    message.metadata = (object.metadata !== undefined && object.metadata !== null)
+      ? ContainerMetadata.fromPartial(object.metadata)
+      : undefined;
+    message.image = (object.image !== undefined && object.image !== null)
+      ? ImageSpec.fromPartial(object.image)
+      : undefined;
+    message.command = object.command?.map((e) => e) || [];
+    message.args = object.args?.map((e) => e) || [];
+    message.workingDir = object.workingDir ?? "";
+    message.envs = object.envs?.map((e) => KeyValue.fromPartial(e)) || [];
+    message.mounts = object.mounts?.map((e) => Mount.fromPartial(e)) || [];
+    message.devices = object.devices?.map((e) => Device.fromPartial(e)) || [];
+    message.labels = (globalThis.Object.entries(object.labels ?? {}) as [string, string][]).reduce(
+      (acc: { [key: string]: string }, [key, value]: [string, string]) => {
+        if (value !== undefined) {
+          acc[key] = globalThis.String(value);
+        }
+        return acc;
+      },
+      {},
+    );
+    message.annotations = (globalThis.Object.entries(object.annotations ?? {}) as [string, string][]).reduce(
+      (acc: { [key: string]: string }, [key, value]: [string, string]) => {
+        if (value !== undefined) {
+          acc[key] = globalThis.String(value);
+        }
+        return acc;
+      },
+      {},
+    );
+    message.logPath = object.logPath ?? "";
+    message.stdin = object.stdin ?? false;
+    message.stdinOnce = object.stdinOnce ?? false;
+    message.tty = object.tty ?? false;
+    message.linux = (object.linux !== undefined && object.linux !== null)
+      ? LinuxContainerConfig.fromPartial(object.linux)
+      : undefined;
+    message.stopSignal = object.stopSignal ?? 0;
+    return message;
+  },
+};
+
+function createBaseContainerConfig_LabelsEntry(): ContainerConfig_LabelsEntry {
+  return { key: "", value: "" };
+}
+
+export const ContainerConfig_LabelsEntry: MessageFns<ContainerConfig_LabelsEntry> = {
+  encode(message: ContainerConfig_LabelsEntry, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.key !== "") {
+      writer.uint32(10).string(message.key);
+    }
+    if (message.value !== "") {
+      writer.uint32(18).string(message.value);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ContainerConfig_LabelsEntry {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseContainerConfig_LabelsEntry();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.key = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.value = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ContainerConfig_LabelsEntry {
+    return {
+      key: isSet(object.key) ? globalThis.String(object.key) : "",
+      value: isSet(object.value) ? globalThis.String(object.value) : "",
+    };
+  },
+
+  toJSON(message: ContainerConfig_LabelsEntry): unknown {
+    const obj: any = {};
+    if (message.key !== "") {
+      obj.key = message.key;
+    }
+    if (message.value !== "") {
+      obj.value = message.value;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ContainerConfig_LabelsEntry>, I>>(base?: I): ContainerConfig_LabelsEntry {
+    return ContainerConfig_LabelsEntry.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ContainerConfig_LabelsEntry>, I>>(object: I): ContainerConfig_LabelsEntry {
+    const message = createBaseContainerConfig_LabelsEntry();
+    message.key = object.key ?? "";
+    message.value = object.value ?? "";
+    return message;
+  },
+};
+
+function createBaseContainerConfig_AnnotationsEntry(): ContainerConfig_AnnotationsEntry {
+  return { key: "", value: "" };
+}
+
+export const ContainerConfig_AnnotationsEntry: MessageFns<ContainerConfig_AnnotationsEntry> = {
+  encode(message: ContainerConfig_AnnotationsEntry, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.key !== "") {
+      writer.uint32(10).string(message.key);
+    }
+    if (message.value !== "") {
+      writer.uint32(18).string(message.value);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ContainerConfig_AnnotationsEntry {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseContainerConfig_AnnotationsEntry();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.key = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.value = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ContainerConfig_AnnotationsEntry {
+    return {
+      key: isSet(object.key) ? globalThis.String(object.key) : "",
+      value: isSet(object.value) ? globalThis.String(object.value) : "",
+    };
+  },
+
+  toJSON(message: ContainerConfig_AnnotationsEntry): unknown {
+    const obj: any = {};
+    if (message.key !== "") {
+      obj.key = message.key;
+    }
+    if (message.value !== "") {
+      obj.value = message.value;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ContainerConfig_AnnotationsEntry>, I>>(
+    base?: I,
+  ): ContainerConfig_AnnotationsEntry {
+    return ContainerConfig_AnnotationsEntry.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ContainerConfig_AnnotationsEntry>, I>>(
+    object: I,
+  ): ContainerConfig_AnnotationsEntry {
+    const message = createBaseContainerConfig_AnnotationsEntry();
+    message.key = object.key ?? "";
+    message.value = object.value ?? "";
+    return message;
+  },
+};
+
+function createBaseCreateContainerRequest(): CreateContainerRequest {
+  return { podSandboxId: "", config: undefined, sandboxConfig: undefined };
+}
+
+export const CreateContainerRequest: MessageFns<CreateContainerRequest> = {
+  encode(message: CreateContainerRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.podSandboxId !== "") {
+      writer.uint32(10).string(message.podSandboxId);
+    }
+    if (message.config !== undefined) {
+      ContainerConfig.encode(message.config, writer.uint32(18).fork()).join();
+    }
+    if (message.sandboxConfig !== undefined) {
+      PodSandboxConfig.encode(message.sandboxConfig, writer.uint32(26).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): CreateContainerRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseCreateContainerRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.podSandboxId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.config = ContainerConfig.decode(reader, reader.uint32());
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.sandboxConfig = PodSandboxConfig.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): CreateContainerRequest {
+    return {
+      podSandboxId: isSet(object.podSandboxId)
+        ? globalThis.String(object.podSandboxId)
+        : isSet(object.pod_sandbox_id)
+        ? globalThis.String(object.pod_sandbox_id)
+        : "",
+      config: isSet(object.config) ? ContainerConfig.fromJSON(object.config) : undefined,
+      sandboxConfig: isSet(object.sandboxConfig)
+        ? PodSandboxConfig.fromJSON(object.sandboxConfig)
+        : isSet(object.sandbox_config)
+        ? PodSandboxConfig.fromJSON(object.sandbox_config)
+        : undefined,
+    };
+  },
+
+  toJSON(message: CreateContainerRequest): unknown {
+    const obj: any = {};
+    if (message.podSandboxId !== "") {
+      obj.podSandboxId = message.podSandboxId;
+    }
+    if (message.config !== undefined) {
+      obj.config = ContainerConfig.toJSON(message.config);
+    }
+    if (message.sandboxConfig !== undefined) {
+      obj.sandboxConfig = PodSandboxConfig.toJSON(message.sandboxConfig);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<CreateContainerRequest>, I>>(base?: I): CreateContainerRequest {
+    return CreateContainerRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<CreateContainerRequest>, I>>(object: I): CreateContainerRequest {
+    const message = createBaseCreateContainerRequest();
+    message.podSandboxId = object.podSandboxId ?? "";
+    message.config = (object.config !== undefined && object.config !== null)
+      ? ContainerConfig.fromPartial(object.config)
+      : undefined;
+    message.sandboxConfig = (object.sandboxConfig !== undefined && object.sandboxConfig !== null)
+      ? PodSandboxConfig.fromPartial(object.sandboxConfig)
+      : undefined;
+    return message;
+  },
+};
+
+function createBaseCreateContainerResponse(): CreateContainerResponse {
+  return { containerId: "" };
+}
+
+export const CreateContainerResponse: MessageFns<CreateContainerResponse> = {
+  encode(message: CreateContainerResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.containerId !== "") {
+      writer.uint32(10).string(message.containerId);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): CreateContainerResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseCreateContainerResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.containerId = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): CreateContainerResponse {
+    return {
+      containerId: isSet(object.containerId)
+        ? globalThis.String(object.containerId)
+        : isSet(object.container_id)
+        ? globalThis.String(object.container_id)
+        : "",
+    };
+  },
+
+  toJSON(message: CreateContainerResponse): unknown {
+    const obj: any = {};
+    if (message.containerId !== "") {
+      obj.containerId = message.containerId;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<CreateContainerResponse>, I>>(base?: I): CreateContainerResponse {
+    return CreateContainerResponse.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<CreateContainerResponse>, I>>(object: I): CreateContainerResponse {
+    const message = createBaseCreateContainerResponse();
+    message.containerId = object.containerId ?? "";
+    return message;
+  },
+};
+
+function createBaseStartContainerRequest(): StartContainerRequest {
+  return { containerId: "" };
+}
+
+export const StartContainerRequest: MessageFns<StartContainerRequest> = {
+  encode(message: StartContainerRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.containerId !== "") {
+      writer.uint32(10).string(message.containerId);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): StartContainerRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseStartContainerRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.containerId = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): StartContainerRequest {
+    return {
+      containerId: isSet(object.containerId)
+        ? globalThis.String(object.containerId)
+        : isSet(object.container_id)
+        ? globalThis.String(object.container_id)
+        : "",
+    };
+  },
+
+  toJSON(message: StartContainerRequest): unknown {
+    const obj: any = {};
+    if (message.containerId !== "") {
+      obj.containerId = message.containerId;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<StartContainerRequest>, I>>(base?: I): StartContainerRequest {
+    return StartContainerRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<StartContainerRequest>, I>>(object: I): StartContainerRequest {
+    const message = createBaseStartContainerRequest();
+    message.containerId = object.containerId ?? "";
+    return message;
+  },
+};
+
+function createBaseStartContainerResponse(): StartContainerResponse {
+  return {};
+}
+
+export const StartContainerResponse: MessageFns<StartContainerResponse> = {
+  encode(_: StartContainerResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): StartContainerResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseStartContainerResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(_: any): StartContainerResponse {
+    return {};
+  },
+
+  toJSON(_: StartContainerResponse): unknown {
+    const obj: any = {};
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<StartContainerResponse>, I>>(base?: I): StartContainerResponse {
+    return StartContainerResponse.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<StartContainerResponse>, I>>(_: I): StartContainerResponse {
+    const message = createBaseStartContainerResponse();
+    return message;
+  },
+};
+
+function createBaseStopContainerRequest(): StopContainerRequest {
+  return { containerId: "", timeout: "0" };
+}
+
+export const StopContainerRequest: MessageFns<StopContainerRequest> = {
+  encode(message: StopContainerRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.containerId !== "") {
+      writer.uint32(10).string(message.containerId);
+    }
+    if (message.timeout !== "0") {
+      writer.uint32(16).int64(message.timeout);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): StopContainerRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseStopContainerRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.containerId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.timeout = reader.int64().toString();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): StopContainerRequest {
+    return {
+      containerId: isSet(object.containerId)
+        ? globalThis.String(object.containerId)
+        : isSet(object.container_id)
+        ? globalThis.String(object.container_id)
+        : "",
+      timeout: isSet(object.timeout) ? globalThis.String(object.timeout) : "0",
+    };
+  },
+
+  toJSON(message: StopContainerRequest): unknown {
+    const obj: any = {};
+    if (message.containerId !== "") {
+      obj.containerId = message.containerId;
+    }
+    if (message.timeout !== "0") {
+      obj.timeout = message.timeout;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<StopContainerRequest>, I>>(base?: I): StopContainerRequest {
+    return StopContainerRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<StopContainerRequest>, I>>(object: I): StopContainerRequest {
+    const message = createBaseStopContainerRequest();
+    message.containerId = object.containerId ?? "";
+    message.timeout = object.timeout ?? "0";
+    return message;
+  },
+};
+
+function createBaseStopContainerResponse(): StopContainerResponse {
+  return {};
+}
+
+export const StopContainerResponse: MessageFns<StopContainerResponse> = {
+  encode(_: StopContainerResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): StopContainerResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseStopContainerResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(_: any): StopContainerResponse {
+    return {};
+  },
+
+  toJSON(_: StopContainerResponse): unknown {
+    const obj: any = {};
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<StopContainerResponse>, I>>(base?: I): StopContainerResponse {
+    return StopContainerResponse.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<StopContainerResponse>, I>>(_: I): StopContainerResponse {
+    const message = createBaseStopContainerResponse();
+    return message;
+  },
+};
+
+function createBaseRemoveContainerRequest(): RemoveContainerRequest {
+  return { containerId: "" };
+}
+
+export const RemoveContainerRequest: MessageFns<RemoveContainerRequest> = {
+  encode(message: RemoveContainerRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.containerId !== "") {
+      writer.uint32(10).string(message.containerId);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): RemoveContainerRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseRemoveContainerRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.containerId = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): RemoveContainerRequest {
+    return {
+      containerId: isSet(object.containerId)
+        ? globalThis.String(object.containerId)
+        : isSet(object.container_id)
+        ? globalThis.String(object.container_id)
+        : "",
+    };
+  },
+
+  toJSON(message: RemoveContainerRequest): unknown {
+    const obj: any = {};
+    if (message.containerId !== "") {
+      obj.containerId = message.containerId;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<RemoveContainerRequest>, I>>(base?: I): RemoveContainerRequest {
+    return RemoveContainerRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<RemoveContainerRequest>, I>>(object: I): RemoveContainerRequest {
+    const message = createBaseRemoveContainerRequest();
+    message.containerId = object.containerId ?? "";
+    return message;
+  },
+};
+
+function createBaseRemoveContainerResponse(): RemoveContainerResponse {
+  return {};
+}
+
+export const RemoveContainerResponse: MessageFns<RemoveContainerResponse> = {
+  encode(_: RemoveContainerResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): RemoveContainerResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseRemoveContainerResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(_: any): RemoveContainerResponse {
+    return {};
+  },
+
+  toJSON(_: RemoveContainerResponse): unknown {
+    const obj: any = {};
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<RemoveContainerResponse>, I>>(base?: I): RemoveContainerResponse {
+    return RemoveContainerResponse.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<RemoveContainerResponse>, I>>(_: I): RemoveContainerResponse {
+    const message = createBaseRemoveContainerResponse();
+    return message;
+  },
+};
+
+function createBaseContainerStateValue(): ContainerStateValue {
+  return { state: 0 };
+}
+
+export const ContainerStateValue: MessageFns<ContainerStateValue> = {
+  encode(message: ContainerStateValue, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.state !== 0) {
+      writer.uint32(8).int32(message.state);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ContainerStateValue {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseContainerStateValue();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.state = reader.int32() as any;
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ContainerStateValue {
+    return { state: isSet(object.state) ? containerStateFromJSON(object.state) : 0 };
+  },
+
+  toJSON(message: ContainerStateValue): unknown {
+    const obj: any = {};
+    if (message.state !== 0) {
+      obj.state = containerStateToJSON(message.state);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ContainerStateValue>, I>>(base?: I): ContainerStateValue {
+    return ContainerStateValue.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ContainerStateValue>, I>>(object: I): ContainerStateValue {
+    const message = createBaseContainerStateValue();
+    message.state = object.state ?? 0;
+    return message;
+  },
+};
+
+function createBaseContainerFilter(): ContainerFilter {
+  return { id: "", state: undefined, podSandboxId: "", labelSelector: {} };
+}
+
+export const ContainerFilter: MessageFns<ContainerFilter> = {
+  encode(message: ContainerFilter, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.id !== "") {
+      writer.uint32(10).string(message.id);
+    }
+    if (message.state !== undefined) {
+      ContainerStateValue.encode(message.state, writer.uint32(18).fork()).join();
+    }
+    if (message.podSandboxId !== "") {
+      writer.uint32(26).string(message.podSandboxId);
+    }
+    globalThis.Object.entries(message.labelSelector).forEach(([key, value]: [string, string]) => {
+      ContainerFilter_LabelSelectorEntry.encode({ key: key as any, value }, writer.uint32(34).fork()).join();
+    });
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ContainerFilter {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseContainerFilter();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.id = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.state = ContainerStateValue.decode(reader, reader.uint32());
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.podSandboxId = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            const entry4 = ContainerFilter_LabelSelectorEntry.decode(reader, reader.uint32());
+            if (entry4.value !== undefined) {
+              message.labelSelector[entry4.key] = entry4.value;
+            }
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ContainerFilter {
+    return {
+      id: isSet(object.id) ? globalThis.String(object.id) : "",
+      state: isSet(object.state) ? ContainerStateValue.fromJSON(object.state) : undefined,
+      podSandboxId: isSet(object.podSandboxId)
+        ? globalThis.String(object.podSandboxId)
+        : isSet(object.pod_sandbox_id)
+        ? globalThis.String(object.pod_sandbox_id)
+        : "",
+      labelSelector: isObject(object.labelSelector)
+        ? (globalThis.Object.entries(object.labelSelector) as [string, any][]).reduce(
+          (acc: { [key: string]: string }, [key, value]: [string, any]) => {
+            globalThis.Object.defineProperty(acc, key, {
+              value: globalThis.String(value),
+              enumerable: true,
+              configurable: true,
+              writable: true,
+            });
+            return acc;
+          },
+          {},
+        )
+        : isObject(object.label_selector)
+        ? (globalThis.Object.entries(object.label_selector) as [string, any][]).reduce(
+          (acc: { [key: string]: string }, [key, value]: [string, any]) => {
+            globalThis.Object.defineProperty(acc, key, {
+              value: globalThis.String(value),
+              enumerable: true,
+              configurable: true,
+              writable: true,
+            });
+            return acc;
+          },
+          {},
+        )
+        : {},
+    };
+  },
+
+  toJSON(message: ContainerFilter): unknown {
+    const obj: any = {};
+    if (message.id !== "") {
+      obj.id = message.id;
+    }
+    if (message.state !== undefined) {
+      obj.state = ContainerStateValue.toJSON(message.state);
+    }
+    if (message.podSandboxId !== "") {
+      obj.podSandboxId = message.podSandboxId;
+    }
+    if (message.labelSelector) {
+      const entries = globalThis.Object.entries(message.labelSelector) as [string, string][];
+      if (entries.length > 0) {
+        obj.labelSelector = {};
+        entries.forEach(([k, v]) => {
+          obj.labelSelector[k] = v;
+        });
+      }
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ContainerFilter>, I>>(base?: I): ContainerFilter {
+    return ContainerFilter.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ContainerFilter>, I>>(object: I): ContainerFilter {
+    const message = createBaseContainerFilter();
+    message.id = object.id ?? "";
+    message.state = (object.state !== undefined && object.state !== null)
+      ? ContainerStateValue.fromPartial(object.state)
+      : undefined;
+    message.podSandboxId = object.podSandboxId ?? "";
+    message.labelSelector = (globalThis.Object.entries(object.labelSelector ?? {}) as [string, string][]).reduce(
+      (acc: { [key: string]: string }, [key, value]: [string, string]) => {
+        if (value !== undefined) {
+          acc[key] = globalThis.String(value);
+        }
+        return acc;
+      },
+      {},
+    );
+    return message;
+  },
+};
+
+function createBaseContainerFilter_LabelSelectorEntry(): ContainerFilter_LabelSelectorEntry {
+  return { key: "", value: "" };
+}
+
+export const ContainerFilter_LabelSelectorEntry: MessageFns<ContainerFilter_LabelSelectorEntry> = {
+  encode(message: ContainerFilter_LabelSelectorEntry, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.key !== "") {
+      writer.uint32(10).string(message.key);
+    }
+    if (message.value !== "") {
+      writer.uint32(18).string(message.value);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ContainerFilter_LabelSelectorEntry {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseContainerFilter_LabelSelectorEntry();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.key = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.value = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ContainerFilter_LabelSelectorEntry {
+    return {
+      key: isSet(object.key) ? globalThis.String(object.key) : "",
+      value: isSet(object.value) ? globalThis.String(object.value) : "",
+    };
+  },
+
+  toJSON(message: ContainerFilter_LabelSelectorEntry): unknown {
+    const obj: any = {};
+    if (message.key !== "") {
+      obj.key = message.key;
+    }
+    if (message.value !== "") {
+      obj.value = message.value;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ContainerFilter_LabelSelectorEntry>, I>>(
+    base?: I,
+  ): ContainerFilter_LabelSelectorEntry {
+    return ContainerFilter_LabelSelectorEntry.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ContainerFilter_LabelSelectorEntry>, I>>(
+    object: I,
+  ): ContainerFilter_LabelSelectorEntry {
+    const message = createBaseContainerFilter_LabelSelectorEntry();
+    message.key = object.key ?? "";
+    message.value = object.value ?? "";
+    return message;
+  },
+};
+
+function createBaseListContainersRequest(): ListContainersRequest {
+  return { filter: undefined };
+}
+
+export const ListContainersRequest: MessageFns<ListContainersRequest> = {
+  encode(message: ListContainersRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.filter !== undefined) {
+      ContainerFilter.encode(message.filter, writer.uint32(10).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ListContainersRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseListContainersRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.filter = ContainerFilter.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ListContainersRequest {
+    return { filter: isSet(object.filter) ? ContainerFilter.fromJSON(object.filter) : undefined };
+  },
+
+  toJSON(message: ListContainersRequest): unknown {
+    const obj: any = {};
+    if (message.filter !== undefined) {
+      obj.filter = ContainerFilter.toJSON(message.filter);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ListContainersRequest>, I>>(base?: I): ListContainersRequest {
+    return ListContainersRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ListContainersRequest>, I>>(object: I): ListContainersRequest {
+    const message = createBaseListContainersRequest();
+    message.filter = (object.filter !== undefined && object.filter !== null)
+      ? ContainerFilter.fromPartial(object.filter)
+      : undefined;
+    return message;
+  },
+};
+
+function createBaseContainer(): Container {
+  return {
+    id: "",
+    podSandboxId: "",
+    metadata: undefined,
+    image: undefined,
+    imageRef: "",
+    state: 0,
+    createdAt: "0",
+    labels: {},
+    annotations: {},
+    imageId: "",
+  };
+}
+
+export const Container: MessageFns<Container> = {
+  encode(message: Container, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.id !== "") {
+      writer.uint32(10).string(message.id);
+    }
+    if (message.podSandboxId !== "") {
+      writer.uint32(18).string(message.podSandboxId);
+    }
+    if (message.metadata !== undefined) {
+      ContainerMetadata.encode(message.metadata, writer.uint32(26).fork()).join();
+    }
+    if (message.image !== undefined) {
+      ImageSpec.encode(message.image, writer.uint32(34).fork()).join();
+    }
+    if (message.imageRef !== "") {
+      writer.uint32(42).string(message.imageRef);
+    }
+    if (message.state !== 0) {
+      writer.uint32(48).int32(message.state);
+    }
+    if (message.createdAt !== "0") {
+      writer.uint32(56).int64(message.createdAt);
+    }
+    globalThis.Object.entries(message.labels).forEach(([key, value]: [string, string]) => {
+      Container_LabelsEntry.encode({ key: key as any, value }, writer.uint32(66).fork()).join();
+    });
+    globalThis.Object.entries(message.annotations).forEach(([key, value]: [string, string]) => {
+      Container_AnnotationsEntry.encode({ key: key as any, value }, writer.uint32(74).fork()).join();
+    });
+    if (message.imageId !== "") {
+      writer.uint32(82).string(message.imageId);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): Container {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseContainer();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.id = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.podSandboxId = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.metadata = ContainerMetadata.decode(reader, reader.uint32());
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.image = ImageSpec.decode(reader, reader.uint32());
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.imageRef = reader.string();
+            continue;
+          }
+          case 6: {
+            if (tag !== 48) {
+              break;
+            }
+
+            message.state = reader.int32() as any;
+            continue;
+          }
+          case 7: {
+            if (tag !== 56) {
+              break;
+            }
+
+            message.createdAt = reader.int64().toString();
+            continue;
+          }
+          case 8: {
+            if (tag !== 66) {
+              break;
+            }
+
+            const entry8 = Container_LabelsEntry.decode(reader, reader.uint32());
+            if (entry8.value !== undefined) {
+              message.labels[entry8.key] = entry8.value;
+            }
+            continue;
+          }
+          case 9: {
+            if (tag !== 74) {
+              break;
+            }
+
+            const entry9 = Container_AnnotationsEntry.decode(reader, reader.uint32());
+            if (entry9.value !== undefined) {
+              message.annotations[entry9.key] = entry9.value;
+            }
+            continue;
+          }
+          case 10: {
+            if (tag !== 82) {
+              break;
+            }
+
+            message.imageId = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): Container {
+    return {
+      id: isSet(object.id) ? globalThis.String(object.id) : "",
+      podSandboxId: isSet(object.podSandboxId)
+        ? globalThis.String(object.podSandboxId)
+        : isSet(object.pod_sandbox_id)
+        ? globalThis.String(object.pod_sandbox_id)
+        : "",
+      metadata: isSet(object.metadata) ? ContainerMetadata.fromJSON(object.metadata) : undefined,
+      image: isSet(object.image) ? ImageSpec.fromJSON(object.image) : undefined,
+      imageRef: isSet(object.imageRef)
+        ? globalThis.String(object.imageRef)
+        : isSet(object.image_ref)
+        ? globalThis.String(object.image_ref)
+        : "",
+      state: isSet(object.state) ? containerStateFromJSON(object.state) : 0,
+      createdAt: isSet(object.createdAt)
+        ? globalThis.String(object.createdAt)
+        : isSet(object.created_at)
+        ? globalThis.String(object.created_at)
+        : "0",
+      labels: isObject(object.labels)
+        ? (globalThis.Object.entries(object.labels) as [string, any][]).reduce(
+          (acc: { [key: string]: string }, [key, value]: [string, any]) => {
+            globalThis.Object.defineProperty(acc, key, {
+              value: globalThis.String(value),
+              enumerable: true,
+              configurable: true,
+              writable: true,
+            });
+            return acc;
+          },
+          {},
+        )
+        : {},
+      annotations: isObject(object.annotations)
+        ? (globalThis.Object.entries(object.annotations) as [string, any][]).reduce(
+          (acc: { [key: string]: string }, [key, value]: [string, any]) => {
+            globalThis.Object.defineProperty(acc, key, {
+              value: globalThis.String(value),
+              enumerable: true,
+              configurable: true,
+              writable: true,
+            });
+            return acc;
+          },
+          {},
+        )
+        : {},
+      imageId: isSet(object.imageId)
+        ? globalThis.String(object.imageId)
+        : isSet(object.image_id)
+        ? globalThis.String(object.image_id)
+        : "",
+    };
+  },
+
+  toJSON(message: Container): unknown {
+    const obj: any = {};
+    if (message.id !== "") {
+      obj.id = message.id;
+    }
+    if (message.podSandboxId !== "") {
+      obj.podSandboxId = message.podSandboxId;
+    }
+    if (message.metadata !== undefined) {
+      obj.metadata = ContainerMetadata.toJSON(message.metadata);
+    }
+    if (message.image !== undefined) {
+      obj.image = ImageSpec.toJSON(message.image);
+    }
+    if (message.imageRef !== "") {
+      obj.imageRef = message.imageRef;
+    }
+    if (message.state !== 0) {
+      obj.state = containerStateToJSON(message.state);
+    }
+    if (message.createdAt !== "0") {
+      obj.createdAt = message.createdAt;
+    }
+    if (message.labels) {
+      const entries = globalThis.Object.entries(message.labels) as [string, string][];
+      if (entries.length > 0) {
+        obj.labels = {};
+        entries.forEach(([k, v]) => {
+          obj.labels[k] = v;
+        });
+      }
+    }
+    if (message.annotations) {
+      const entries = globalThis.Object.entries(message.annotations) as [string, string][];
+      if (entries.length > 0) {
+        obj.annotations = {};
+        entries.forEach(([k, v]) => {
+          obj.annotations[k] = v;
+        });
+      }
+    }
+    if (message.imageId !== "") {
+      obj.imageId = message.imageId;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<Container>, I>>(base?: I): Container {
+    return Container.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<Container>, I>>(object: I): Container {
+    const message = createBaseContainer();
+    message.id = object.id ?? "";
+    message.podSandboxId = object.podSandboxId ?? "";
+    message.metadata = (object.metadata !== undefined && object.metadata !== null)
+      ? ContainerMetadata.fromPartial(object.metadata)
+      : undefined;
+    message.image = (object.image !== undefined && object.image !== null)
+      ? ImageSpec.fromPartial(object.image)
+      : undefined;
+    message.imageRef = object.imageRef ?? "";
+    message.state = object.state ?? 0;
+    message.createdAt = object.createdAt ?? "0";
+    message.labels = (globalThis.Object.entries(object.labels ?? {}) as [string, string][]).reduce(
+      (acc: { [key: string]: string }, [key, value]: [string, string]) => {
+        if (value !== undefined) {
+          acc[key] = globalThis.String(value);
+        }
+        return acc;
+      },
+      {},
+    );
+    message.annotations = (globalThis.Object.entries(object.annotations ?? {}) as [string, string][]).reduce(
+      (acc: { [key: string]: string }, [key, value]: [string, string]) => {
+        if (value !== undefined) {
+          acc[key] = globalThis.String(value);
+        }
+        return acc;
+      },
+      {},
+    );
+    message.imageId = object.imageId ?? "";
+    return message;
+  },
+};
+
+function createBaseContainer_LabelsEntry(): Container_LabelsEntry {
+  return { key: "", value: "" };
+}
+
+export const Container_LabelsEntry: MessageFns<Container_LabelsEntry> = {
+  encode(message: Container_LabelsEntry, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.key !== "") {
+      writer.uint32(10).string(message.key);
+    }
+    if (message.value !== "") {
+      writer.uint32(18).string(message.value);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): Container_LabelsEntry {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseContainer_LabelsEntry();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.key = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.value = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): Container_LabelsEntry {
+    return {
+      key: isSet(object.key) ? globalThis.String(object.key) : "",
+      value: isSet(object.value) ? globalThis.String(object.value) : "",
+    };
+  },
+
+  toJSON(message: Container_LabelsEntry): unknown {
+    const obj: any = {};
+    if (message.key !== "") {
+      obj.key = message.key;
+    }
+    if (message.value !== "") {
+      obj.value = message.value;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<Container_LabelsEntry>, I>>(base?: I): Container_LabelsEntry {
+    return Container_LabelsEntry.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<Container_LabelsEntry>, I>>(object: I): Container_LabelsEntry {
+    const message = createBaseContainer_LabelsEntry();
+    message.key = object.key ?? "";
+    message.value = object.value ?? "";
+    return message;
+  },
+};
+
+function createBaseContainer_AnnotationsEntry(): Container_AnnotationsEntry {
+  return { key: "", value: "" };
+}
+
+export const Container_AnnotationsEntry: MessageFns<Container_AnnotationsEntry> = {
+  encode(message: Container_AnnotationsEntry, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.key !== "") {
+      writer.uint32(10).string(message.key);
+    }
+    if (message.value !== "") {
+      writer.uint32(18).string(message.value);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): Container_AnnotationsEntry {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseContainer_AnnotationsEntry();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.key = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.value = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): Container_AnnotationsEntry {
+    return {
+      key: isSet(object.key) ? globalThis.String(object.key) : "",
+      value: isSet(object.value) ? globalThis.String(object.value) : "",
+    };
+  },
+
+  toJSON(message: Container_AnnotationsEntry): unknown {
+    const obj: any = {};
+    if (message.key !== "") {
+      obj.key = message.key;
+    }
+    if (message.value !== "") {
+      obj.value = message.value;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<Container_AnnotationsEntry>, I>>(base?: I): Container_AnnotationsEntry {
+    return Container_AnnotationsEntry.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<Container_AnnotationsEntry>, I>>(object: I): Container_AnnotationsEntry {
+    const message = createBaseContainer_AnnotationsEntry();
+    message.key = object.key ?? "";
+    message.value = object.value ?? "";
+    return message;
+  },
+};
+
+function createBaseListContainersResponse(): ListContainersResponse {
+  return { containers: [] };
+}
+
+export const ListContainersResponse: MessageFns<ListContainersResponse> = {
+  encode(message: ListContainersResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    for (const v of message.containers) {
+      Container.encode(v!, writer.uint32(10).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ListContainersResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseListContainersResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.containers.push(Container.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ListContainersResponse {
+    return {
+      containers: globalThis.Array.isArray(object?.containers)
+        ? object.containers.map((e: any) => Container.fromJSON(e))
+        : [],
+    };
+  },
+
+  toJSON(message: ListContainersResponse): unknown {
+    const obj: any = {};
+    if (message.containers?.length) {
+      obj.containers = message.containers.map((e) => Container.toJSON(e));
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ListContainersResponse>, I>>(base?: I): ListContainersResponse {
+    return ListContainersResponse.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ListContainersResponse>, I>>(object: I): ListContainersResponse {
+    const message = createBaseListContainersResponse();
+    message.containers = object.containers?.map((e) => Container.fromPartial(e)) || [];
+    return message;
+  },
+};
+
+function createBaseContainerStatusRequest(): ContainerStatusRequest {
+  return { containerId: "", verbose: false };
+}
+
+export const ContainerStatusRequest: MessageFns<ContainerStatusRequest> = {
+  encode(message: ContainerStatusRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.containerId !== "") {
+      writer.uint32(10).string(message.containerId);
+    }
+    if (message.verbose !== false) {
+      writer.uint32(16).bool(message.verbose);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ContainerStatusRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseContainerStatusRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.containerId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.verbose = reader.bool();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ContainerStatusRequest {
+    return {
+      containerId: isSet(object.containerId)
+        ? globalThis.String(object.containerId)
+        : isSet(object.container_id)
+        ? globalThis.String(object.container_id)
+        : "",
+      verbose: isSet(object.verbose) ? globalThis.Boolean(object.verbose) : false,
+    };
+  },
+
+  toJSON(message: ContainerStatusRequest): unknown {
+    const obj: any = {};
+    if (message.containerId !== "") {
+      obj.containerId = message.containerId;
+    }
+    if (message.verbose !== false) {
+      obj.verbose = message.verbose;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ContainerStatusRequest>, I>>(base?: I): ContainerStatusRequest {
+    return ContainerStatusRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ContainerStatusRequest>, I>>(object: I): ContainerStatusRequest {
+    const message = createBaseContainerStatusRequest();
+    message.containerId = object.containerId ?? "";
+    message.verbose = object.verbose ?? false;
+    return message;
+  },
+};
+
+function createBaseContainerResources(): ContainerResources {
+  return { linux: undefined };
+}
+
+export const ContainerResources: MessageFns<ContainerResources> = {
+  encode(message: ContainerResources, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.linux !== undefined) {
+      LinuxContainerResources.encode(message.linux, writer.uint32(10).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ContainerResources {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseContainerResources();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.linux = LinuxContainerResources.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ContainerResources {
+    return { linux: isSet(object.linux) ? LinuxContainerResources.fromJSON(object.linux) : undefined };
+  },
+
+  toJSON(message: ContainerResources): unknown {
+    const obj: any = {};
+    if (message.linux !== undefined) {
+      obj.linux = LinuxContainerResources.toJSON(message.linux);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ContainerResources>, I>>(base?: I): ContainerResources {
+    return ContainerResources.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ContainerResources>, I>>(object: I): ContainerResources {
+    const message = createBaseContainerResources();
+    message.linux = (object.linux !== undefined && object.linux !== null)
+      ? LinuxContainerResources.fromPartial(object.linux)
+      : undefined;
+    return message;
+  },
+};
+
+function createBaseLinuxContainerUser(): LinuxContainerUser {
+  return { uid: "0", gid: "0", supplementalGroups: [] };
+}
+
+export const LinuxContainerUser: MessageFns<LinuxContainerUser> = {
+  encode(message: LinuxContainerUser, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.uid !== "0") {
+      writer.uint32(8).int64(message.uid);
+    }
+    if (message.gid !== "0") {
+      writer.uint32(16).int64(message.gid);
+    }
+    if (message.supplementalGroups.length !== 0) {
+      writer.uint32(26).fork();
+      for (const v of message.supplementalGroups) {
+        writer.int64(v);
+      }
+      writer.join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): LinuxContainerUser {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseLinuxContainerUser();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.uid = reader.int64().toString();
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.gid = reader.int64().toString();
+            continue;
+          }
+          case 3: {
+            if (tag === 24) {
+              message.supplementalGroups.push(reader.int64().toString());
+
+              continue;
+            }
+
+            if (tag === 26) {
+              const end2 = reader.uint32() + reader.pos;
+              while (reader.pos < end2) {
+                message.supplementalGroups.push(reader.int64().toString());
+              }
+
+              continue;
+            }
+
+            break;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): LinuxContainerUser {
+    return {
+      uid: isSet(object.uid) ? globalThis.String(object.uid) : "0",
+      gid: isSet(object.gid) ? globalThis.String(object.gid) : "0",
+      supplementalGroups: globalThis.Array.isArray(object?.supplementalGroups)
+        ? object.supplementalGroups.map((e: any) => globalThis.String(e))
+        : globalThis.Array.isArray(object?.supplemental_groups)
+        ? object.supplemental_groups.map((e: any) => globalThis.String(e))
+        : [],
+    };
+  },
+
+  toJSON(message: LinuxContainerUser): unknown {
+    const obj: any = {};
+    if (message.uid !== "0") {
+      obj.uid = message.uid;
+    }
+    if (message.gid !== "0") {
+      obj.gid = message.gid;
+    }
+    if (message.supplementalGroups?.length) {
+      obj.supplementalGroups = message.supplementalGroups;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<LinuxContainerUser>, I>>(base?: I): LinuxContainerUser {
+    return LinuxContainerUser.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<LinuxContainerUser>, I>>(object: I): LinuxContainerUser {
+    const message = createBaseLinuxContainerUser();
+    message.uid = object.uid ?? "0";
+    message.gid = object.gid ?? "0";
+    message.supplementalGroups = object.supplementalGroups?.map((e) => e) || [];
+    return message;
+  },
+};
+
+function createBaseContainerUser(): ContainerUser {
+  return { linux: undefined };
+}
+
+export const ContainerUser: MessageFns<ContainerUser> = {
+  encode(message: ContainerUser, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.linux !== undefined) {
+      LinuxContainerUser.encode(message.linux, writer.uint32(10).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ContainerUser {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseContainerUser();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.linux = LinuxContainerUser.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ContainerUser {
+    return { linux: isSet(object.linux) ? LinuxContainerUser.fromJSON(object.linux) : undefined };
+  },
+
+  toJSON(message: ContainerUser): unknown {
+    const obj: any = {};
+    if (message.linux !== undefined) {
+      obj.linux = LinuxContainerUser.toJSON(message.linux);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ContainerUser>, I>>(base?: I): ContainerUser {
+    return ContainerUser.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ContainerUser>, I>>(object: I): ContainerUser {
+    const message = createBaseContainerUser();
+    message.linux = (object.linux !== undefined && object.linux !== null)
+      ? LinuxContainerUser.fromPartial(object.linux)
+      : undefined;
+    return message;
+  },
+};
+
+function createBaseContainerStatus(): ContainerStatus {
+  return {
+    id: "",
+    metadata: undefined,
+    state: 0,
+    createdAt: "0",
+    startedAt: "0",
+    finishedAt: "0",
+    exitCode: 0,
+    image: undefined,
+    imageRef: "",
+    reason: "",
+    message: "",
+    labels: {},
+    annotations: {},
+    mounts: [],
+    logPath: "",
+    resources: undefined,
+    imageId: "",
+    user: undefined,
+    stopSignal: 0,
+  };
+}
+
+export const ContainerStatus: MessageFns<ContainerStatus> = {
+  encode(message: ContainerStatus, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.id !== "") {
+      writer.uint32(10).string(message.id);
+    }
+    if (message.metadata !== undefined) {
+      ContainerMetadata.encode(message.metadata, writer.uint32(18).fork()).join();
+    }
+    if (message.state !== 0) {
+      writer.uint32(24).int32(message.state);
+    }
+    if (message.createdAt !== "0") {
+      writer.uint32(32).int64(message.createdAt);
+    }
+    if (message.startedAt !== "0") {
+      writer.uint32(40).int64(message.startedAt);
+    }
+    if (message.finishedAt !== "0") {
+      writer.uint32(48).int64(message.finishedAt);
+    }
+    if (message.exitCode !== 0) {
+      writer.uint32(56).int32(message.exitCode);
+    }
+    if (message.image !== undefined) {
+      ImageSpec.encode(message.image, writer.uint32(66).fork()).join();
+    }
+    if (message.imageRef !== "") {
+      writer.uint32(74).string(message.imageRef);
+    }
+    if (message.reason !== "") {
+      writer.uint32(82).string(message.reason);
+    }
+    if (message.message !== "") {
+      writer.uint32(90).string(message.message);
+    }
+    globalThis.Object.entries(message.labels).forEach(([key, value]: [string, string]) => {
+      ContainerStatus_LabelsEntry.encode({ key: key as any, value }, writer.uint32(98).fork()).join();
+    });
+    globalThis.Object.entries(message.annotations).forEach(([key, value]: [string, string]) => {
+      ContainerStatus_AnnotationsEntry.encode({ key: key as any, value }, writer.uint32(106).fork()).join();
+    });
+    for (const v of message.mounts) {
+      Mount.encode(v!, writer.uint32(114).fork()).join();
+    }
+    if (message.logPath !== "") {
+      writer.uint32(122).string(message.logPath);
+    }
+    if (message.resources !== undefined) {
+      ContainerResources.encode(message.resources, writer.uint32(130).fork()).join();
+    }
+    if (message.imageId !== "") {
+      writer.uint32(138).string(message.imageId);
+    }
+    if (message.user !== undefined) {
+      ContainerUser.encode(message.user, writer.uint32(146).fork()).join();
+    }
+    if (message.stopSignal !== 0) {
+      writer.uint32(152).int32(message.stopSignal);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ContainerStatus {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseContainerStatus();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.id = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.metadata = ContainerMetadata.decode(reader, reader.uint32());
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.state = reader.int32() as any;
+            continue;
+          }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.createdAt = reader.int64().toString();
+            continue;
+          }
+          case 5: {
+            if (tag !== 40) {
+              break;
+            }
+
+            message.startedAt = reader.int64().toString();
+            continue;
+          }
+          case 6: {
+            if (tag !== 48) {
+              break;
+            }
+
+            message.finishedAt = reader.int64().toString();
+            continue;
+          }
+          case 7: {
+            if (tag !== 56) {
+              break;
+            }
+
+            message.exitCode = reader.int32();
+            continue;
+          }
+          case 8: {
+            if (tag !== 66) {
+              break;
+            }
+
+            message.image = ImageSpec.decode(reader, reader.uint32());
+            continue;
+          }
+          case 9: {
+            if (tag !== 74) {
+              break;
+            }
+
+            message.imageRef = reader.string();
+            continue;
+          }
+          case 10: {
+            if (tag !== 82) {
+              break;
+            }
+
+            message.reason = reader.string();
+            continue;
+          }
+          case 11: {
+            if (tag !== 90) {
+              break;
+            }
+
+            message.message = reader.string();
+            continue;
+          }
+          case 12: {
+            if (tag !== 98) {
+              break;
+            }
+
+            const entry12 = ContainerStatus_LabelsEntry.decode(reader, reader.uint32());
+            if (entry12.value !== undefined) {
+              message.labels[entry12.key] = entry12.value;
+            }
+            continue;
+          }
+          case 13: {
+            if (tag !== 106) {
+              break;
+            }
+
+            const entry13 = ContainerStatus_AnnotationsEntry.decode(reader, reader.uint32());
+            if (entry13.value !== undefined) {
+              message.annotations[entry13.key] = entry13.value;
+            }
+            continue;
+          }
+          case 14: {
+            if (tag !== 114) {
+              break;
+            }
+
+            message.mounts.push(Mount.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 15: {
+            if (tag !== 122) {
+              break;
+            }
+
+            message.logPath = reader.string();
+            continue;
+          }
+          case 16: {
+            if (tag !== 130) {
+              break;
+            }
+
+            message.resources = ContainerResources.decode(reader, reader.uint32());
+            continue;
+          }
+          case 17: {
+            if (tag !== 138) {
+              break;
+            }
+
+            message.imageId = reader.string();
+            continue;
+          }
+          case 18: {
+            if (tag !== 146) {
+              break;
+            }
+
+            message.user = ContainerUser.decode(reader, reader.uint32());
+            continue;
+          }
+          case 19: {
+            if (tag !== 152) {
+              break;
+            }
+
+            message.stopSignal = reader.int32();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ContainerStatus {
+    return {
+      id: isSet(object.id) ? globalThis.String(object.id) : "",
+      metadata: isSet(object.metadata) ? ContainerMetadata.fromJSON(object.metadata) : undefined,
+      state: isSet(object.state) ? containerStateFromJSON(object.state) : 0,
+      createdAt: isSet(object.createdAt)
+        ? globalThis.String(object.createdAt)
+        : isSet(object.created_at)
+        ? globalThis.String(object.created_at)
+        : "0",
+      startedAt: isSet(object.startedAt)
+        ? globalThis.String(object.startedAt)
+        : isSet(object.started_at)
+        ? globalThis.String(object.started_at)
+        : "0",
+      finishedAt: isSet(object.finishedAt)
+        ? globalThis.String(object.finishedAt)
+        : isSet(object.finished_at)
+        ? globalThis.String(object.finished_at)
+        : "0",
+      exitCode: isSet(object.exitCode)
+        ? globalThis.Number(object.exitCode)
+        : isSet(object.exit_code)
+        ? globalThis.Number(object.exit_code)
+        : 0,
+      image: isSet(object.image) ? ImageSpec.fromJSON(object.image) : undefined,
+      imageRef: isSet(object.imageRef)
+        ? globalThis.String(object.imageRef)
+        : isSet(object.image_ref)
+        ? globalThis.String(object.image_ref)
+        : "",
+      reason: isSet(object.reason) ? globalThis.String(object.reason) : "",
+      message: isSet(object.message) ? globalThis.String(object.message) : "",
+      labels: isObject(object.labels)
+        ? (globalThis.Object.entries(object.labels) as [string, any][]).reduce(
+          (acc: { [key: string]: string }, [key, value]: [string, any]) => {
+            globalThis.Object.defineProperty(acc, key, {
+              value: globalThis.String(value),
+              enumerable: true,
+              configurable: true,
+              writable: true,
+            });
+            return acc;
+          },
+          {},
+        )
+        : {},
+      annotations: isObject(object.annotations)
+        ? (globalThis.Object.entries(object.annotations) as [string, any][]).reduce(
+          (acc: { [key: string]: string }, [key, value]: [string, any]) => {
+            globalThis.Object.defineProperty(acc, key, {
+              value: globalThis.String(value),
+              enumerable: true,
+              configurable: true,
+              writable: true,
+            });
+            return acc;
+          },
+          {},
+        )
+        : {},
+      mounts: globalThis.Array.isArray(object?.mounts)
+        ? object.mounts.map((e: any) => Mount.fromJSON(e))
+        : [],
+      logPath: isSet(object.logPath)
+        ? globalThis.String(object.logPath)
+        : isSet(object.log_path)
+        ? globalThis.String(object.log_path)
+        : "",
+      resources: isSet(object.resources) ? ContainerResources.fromJSON(object.resources) : undefined,
+      imageId: isSet(object.imageId)
+        ? globalThis.String(object.imageId)
+        : isSet(object.image_id)
+        ? globalThis.String(object.image_id)
+        : "",
+      user: isSet(object.user) ? ContainerUser.fromJSON(object.user) : undefined,
+      stopSignal: isSet(object.stopSignal)
+        ? globalThis.Number(object.stopSignal)
+        : isSet(object.stop_signal)
+        ? globalThis.Number(object.stop_signal)
+        : 0,
+    };
+  },
+
+  toJSON(message: ContainerStatus): unknown {
+    const obj: any = {};
+    if (message.id !== "") {
+      obj.id = message.id;
+    }
+    if (message.metadata !== undefined) {
+      obj.metadata = ContainerMetadata.toJSON(message.metadata);
+    }
+    if (message.state !== 0) {
+      obj.state = containerStateToJSON(message.state);
+    }
+    if (message.createdAt !== "0") {
+      obj.createdAt = message.createdAt;
+    }
+    if (message.startedAt !== "0") {
+      obj.startedAt = message.startedAt;
+    }
+    if (message.finishedAt !== "0") {
+      obj.finishedAt = message.finishedAt;
+    }
+    if (message.exitCode !== 0) {
+      obj.exitCode = Math.round(message.exitCode);
+    }
+    if (message.image !== undefined) {
+      obj.image = ImageSpec.toJSON(message.image);
+    }
+    if (message.imageRef !== "") {
+      obj.imageRef = message.imageRef;
+    }
+    if (message.reason !== "") {
+      obj.reason = message.reason;
+    }
+    if (message.message !== "") {
+      obj.message = message.message;
+    }
+    if (message.labels) {
+      const entries = globalThis.Object.entries(message.labels) as [string, string][];
+      if (entries.length > 0) {
+        obj.labels = {};
+        entries.forEach(([k, v]) => {
+          obj.labels[k] = v;
+        });
+      }
+    }
+    if (message.annotations) {
+      const entries = globalThis.Object.entries(message.annotations) as [string, string][];
+      if (entries.length > 0) {
+        obj.annotations = {};
+        entries.forEach(([k, v]) => {
+          obj.annotations[k] = v;
+        });
+      }
+    }
+    if (message.mounts?.length) {
+      obj.mounts = message.mounts.map((e) => Mount.toJSON(e));
+    }
+    if (message.logPath !== "") {
+      obj.logPath = message.logPath;
+    }
+    if (message.resources !== undefined) {
+      obj.resources = ContainerResources.toJSON(message.resources);
+    }
+    if (message.imageId !== "") {
+      obj.imageId = message.imageId;
+    }
+    if (message.user !== undefined) {
+      obj.user = ContainerUser.toJSON(message.user);
+    }
+    if (message.stopSignal !== 0) {
+      obj.stopSignal = Math.round(message.stopSignal);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ContainerStatus>, I>>(base?: I): ContainerStatus {
+    return ContainerStatus.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ContainerStatus>, I>>(object: I): ContainerStatus {
+    const message = createBaseContainerStatus();
+    message.id = object.id ?? "";
+    message.metadata = (object.metadata !== undefined && object.metadata !== null)
+      ? ContainerMetadata.fromPartial(object.metadata)
+      : undefined;
+    message.state = object.state ?? 0;
+    message.createdAt = object.createdAt ?? "0";
+    message.startedAt = object.startedAt ?? "0";
+    message.finishedAt = object.finishedAt ?? "0";
+    message.exitCode = object.exitCode ?? 0;
+    message.image = (object.image !== undefined && object.image !== null)
+      ? ImageSpec.fromPartial(object.image)
+      : undefined;
+    message.imageRef = object.imageRef ?? "";
+    message.reason = object.reason ?? "";
+    message.message = object.message ?? "";
+    message.labels = (globalThis.Object.entries(object.labels ?? {}) as [string, string][]).reduce(
+      (acc: { [key: string]: string }, [key, value]: [string, string]) => {
+        if (value !== undefined) {
+          acc[key] = globalThis.String(value);
+        }
+        return acc;
+      },
+      {},
+    );
+    message.annotations = (globalThis.Object.entries(object.annotations ?? {}) as [string, string][]).reduce(
+      (acc: { [key: string]: string }, [key, value]: [string, string]) => {
+        if (value !== undefined) {
+          acc[key] = globalThis.String(value);
+        }
+        return acc;
+      },
+      {},
+    );
+    message.mounts = object.mounts?.map((e) => Mount.fromPartial(e)) || [];
+    message.logPath = object.logPath ?? "";
+    message.resources = (object.resources !== undefined && object.resources !== null)
+      ? ContainerResources.fromPartial(object.resources)
+      : undefined;
+    message.imageId = object.imageId ?? "";
+    message.user = (object.user !== undefined && object.user !== null)
+      ? ContainerUser.fromPartial(object.user)
+      : undefined;
+    message.stopSignal = object.stopSignal ?? 0;
+    return message;
+  },
+};
+
+function createBaseContainerStatus_LabelsEntry(): ContainerStatus_LabelsEntry {
+  return { key: "", value: "" };
+}
+
+export const ContainerStatus_LabelsEntry: MessageFns<ContainerStatus_LabelsEntry> = {
+  encode(message: ContainerStatus_LabelsEntry, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.key !== "") {
+      writer.uint32(10).string(message.key);
+    }
+    if (message.value !== "") {
+      writer.uint32(18).string(message.value);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ContainerStatus_LabelsEntry {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseContainerStatus_LabelsEntry();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.key = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.value = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ContainerStatus_LabelsEntry {
+    return {
+      key: isSet(object.key) ? globalThis.String(object.key) : "",
+      value: isSet(object.value) ? globalThis.String(object.value) : "",
+    };
+  },
+
+  toJSON(message: ContainerStatus_LabelsEntry): unknown {
+    const obj: any = {};
+    if (message.key !== "") {
+      obj.key = message.key;
+    }
+    if (message.value !== "") {
+      obj.value = message.value;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ContainerStatus_LabelsEntry>, I>>(base?: I): ContainerStatus_LabelsEntry {
+    return ContainerStatus_LabelsEntry.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ContainerStatus_LabelsEntry>, I>>(object: I): ContainerStatus_LabelsEntry {
+    const message = createBaseContainerStatus_LabelsEntry();
+    message.key = object.key ?? "";
+    message.value = object.value ?? "";
+    return message;
+  },
+};
+
+function createBaseContainerStatus_AnnotationsEntry(): ContainerStatus_AnnotationsEntry {
+  return { key: "", value: "" };
+}
+
+export const ContainerStatus_AnnotationsEntry: MessageFns<ContainerStatus_AnnotationsEntry> = {
+  encode(message: ContainerStatus_AnnotationsEntry, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.key !== "") {
+      writer.uint32(10).string(message.key);
+    }
+    if (message.value !== "") {
+      writer.uint32(18).string(message.value);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ContainerStatus_AnnotationsEntry {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseContainerStatus_AnnotationsEntry();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.key = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.value = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ContainerStatus_AnnotationsEntry {
+    return {
+      key: isSet(object.key) ? globalThis.String(object.key) : "",
+      value: isSet(object.value) ? globalThis.String(object.value) : "",
+    };
+  },
+
+  toJSON(message: ContainerStatus_AnnotationsEntry): unknown {
+    const obj: any = {};
+    if (message.key !== "") {
+      obj.key = message.key;
+    }
+    if (message.value !== "") {
+      obj.value = message.value;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ContainerStatus_AnnotationsEntry>, I>>(
+    base?: I,
+  ): ContainerStatus_AnnotationsEntry {
+    return ContainerStatus_AnnotationsEntry.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ContainerStatus_AnnotationsEntry>, I>>(
+    object: I,
+  ): ContainerStatus_AnnotationsEntry {
+    const message = createBaseContainerStatus_AnnotationsEntry();
+    message.key = object.key ?? "";
+    message.value = object.value ?? "";
+    return message;
+  },
+};
+
+function createBaseContainerStatusResponse(): ContainerStatusResponse {
+  return { status: undefined, info: {} };
+}
+
+export const ContainerStatusResponse: MessageFns<ContainerStatusResponse> = {
+  encode(message: ContainerStatusResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.status !== undefined) {
+      ContainerStatus.encode(message.status, writer.uint32(10).fork()).join();
+    }
+    globalThis.Object.entries(message.info).forEach(([key, value]: [string, string]) => {
+      ContainerStatusResponse_InfoEntry.encode({ key: key as any, value }, writer.uint32(18).fork()).join();
+    });
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ContainerStatusResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseContainerStatusResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.status = ContainerStatus.decode(reader, reader.uint32());
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            const entry2 = ContainerStatusResponse_InfoEntry.decode(reader, reader.uint32());
+            if (entry2.value !== undefined) {
+              message.info[entry2.key] = entry2.value;
+            }
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ContainerStatusResponse {
+    return {
+      status: isSet(object.status) ? ContainerStatus.fromJSON(object.status) : undefined,
+      info: isObject(object.info)
+        ? (globalThis.Object.entries(object.info) as [string, any][]).reduce(
+          (acc: { [key: string]: string }, [key, value]: [string, any]) => {
+            globalThis.Object.defineProperty(acc, key, {
+              value: globalThis.String(value),
+              enumerable: true,
+              configurable: true,
+              writable: true,
+            });
+            return acc;
+          },
+          {},
+        )
+        : {},
+    };
+  },
+
+  toJSON(message: ContainerStatusResponse): unknown {
+    const obj: any = {};
+    if (message.status !== undefined) {
+      obj.status = ContainerStatus.toJSON(message.status);
+    }
+    if (message.info) {
+      const entries = globalThis.Object.entries(message.info) as [string, string][];
+      if (entries.length > 0) {
+        obj.info = {};
+        entries.forEach(([k, v]) => {
+          obj.info[k] = v;
+        });
+      }
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ContainerStatusResponse>, I>>(base?: I): ContainerStatusResponse {
+    return ContainerStatusResponse.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ContainerStatusResponse>, I>>(object: I): ContainerStatusResponse {
+    const message = createBaseContainerStatusResponse();
+    message.status = (object.status !== undefined && object.status !== null)
+      ? ContainerStatus.fromPartial(object.status)
+      : undefined;
+    message.info = (globalThis.Object.entries(object.info ?? {}) as [string, string][]).reduce(
+      (acc: { [key: string]: string }, [key, value]: [string, string]) => {
+        if (value !== undefined) {
+          acc[key] = globalThis.String(value);
+        }
+        return acc;
+      },
+      {},
+    );
+    return message;
+  },
+};
+
+function createBaseContainerStatusResponse_InfoEntry(): ContainerStatusResponse_InfoEntry {
+  return { key: "", value: "" };
+}
+
+export const ContainerStatusResponse_InfoEntry: MessageFns<ContainerStatusResponse_InfoEntry> = {
+  encode(message: ContainerStatusResponse_InfoEntry, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.key !== "") {
+      writer.uint32(10).string(message.key);
+    }
+    if (message.value !== "") {
+      writer.uint32(18).string(message.value);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ContainerStatusResponse_InfoEntry {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseContainerStatusResponse_InfoEntry();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.key = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.value = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ContainerStatusResponse_InfoEntry {
+    return {
+      key: isSet(object.key) ? globalThis.String(object.key) : "",
+      value: isSet(object.value) ? globalThis.String(object.value) : "",
+    };
+  },
+
+  toJSON(message: ContainerStatusResponse_InfoEntry): unknown {
+    const obj: any = {};
+    if (message.key !== "") {
+      obj.key = message.key;
+    }
+    if (message.value !== "") {
+      obj.value = message.value;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ContainerStatusResponse_InfoEntry>, I>>(
+    base?: I,
+  ): ContainerStatusResponse_InfoEntry {
+    return ContainerStatusResponse_InfoEntry.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ContainerStatusResponse_InfoEntry>, I>>(
+    object: I,
+  ): ContainerStatusResponse_InfoEntry {
+    const message = createBaseContainerStatusResponse_InfoEntry();
+    message.key = object.key ?? "";
+    message.value = object.value ?? "";
+    return message;
+  },
+};
+
+function createBaseUpdateContainerResourcesRequest(): UpdateContainerResourcesRequest {
+  return { containerId: "", linux: undefined, annotations: {} };
+}
+
+export const UpdateContainerResourcesRequest: MessageFns<UpdateContainerResourcesRequest> = {
+  encode(message: UpdateContainerResourcesRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.containerId !== "") {
+      writer.uint32(10).string(message.containerId);
+    }
+    if (message.linux !== undefined) {
+      LinuxContainerResources.encode(message.linux, writer.uint32(18).fork()).join();
+    }
+    globalThis.Object.entries(message.annotations).forEach(([key, value]: [string, string]) => {
+      UpdateContainerResourcesRequest_AnnotationsEntry.encode({ key: key as any, value }, writer.uint32(34).fork())
+        .join();
+    });
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): UpdateContainerResourcesRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseUpdateContainerResourcesRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.containerId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.linux = LinuxContainerResources.decode(reader, reader.uint32());
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            const entry4 = UpdateContainerResourcesRequest_AnnotationsEntry.decode(reader, reader.uint32());
+            if (entry4.value !== undefined) {
+              message.annotations[entry4.key] = entry4.value;
+            }
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): UpdateContainerResourcesRequest {
+    return {
+      containerId: isSet(object.containerId)
+        ? globalThis.String(object.containerId)
+        : isSet(object.container_id)
+        ? globalThis.String(object.container_id)
+        : "",
+      linux: isSet(object.linux) ? LinuxContainerResources.fromJSON(object.linux) : undefined,
+      annotations: isObject(object.annotations)
+        ? (globalThis.Object.entries(object.annotations) as [string, any][]).reduce(
+          (acc: { [key: string]: string }, [key, value]: [string, any]) => {
+            globalThis.Object.defineProperty(acc, key, {
+              value: globalThis.String(value),
+              enumerable: true,
+              configurable: true,
+              writable: true,
+            });
+            return acc;
+          },
+          {},
+        )
+        : {},
+    };
+  },
+
+  toJSON(message: UpdateContainerResourcesRequest): unknown {
+    const obj: any = {};
+    if (message.containerId !== "") {
+      obj.containerId = message.containerId;
+    }
+    if (message.linux !== undefined) {
+      obj.linux = LinuxContainerResources.toJSON(message.linux);
+    }
+    if (message.annotations) {
+      const entries = globalThis.Object.entries(message.annotations) as [string, string][];
+      if (entries.length > 0) {
+        obj.annotations = {};
+        entries.forEach(([k, v]) => {
+          obj.annotations[k] = v;
+        });
+      }
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<UpdateContainerResourcesRequest>, I>>(base?: I): UpdateContainerResourcesRequest {
+    return UpdateContainerResourcesRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<UpdateContainerResourcesRequest>, I>>(
+    object: I,
+  ): UpdateContainerResourcesRequest {
+    const message = createBaseUpdateContainerResourcesRequest();
+    message.containerId = object.containerId ?? "";
+    message.linux = (object.linux !== undefined && object.linux !== null)
+      ? LinuxContainerResources.fromPartial(object.linux)
+      : undefined;
+    message.annotations = (globalThis.Object.entries(object.annotations ?? {}) as [string, string][]).reduce(
+      (acc: { [key: string]: string }, [key, value]: [string, string]) => {
+        if (value !== undefined) {
+          acc[key] = globalThis.String(value);
+        }
+        return acc;
+      },
+      {},
+    );
+    return message;
+  },
+};
+
+function createBaseUpdateContainerResourcesRequest_AnnotationsEntry(): UpdateContainerResourcesRequest_AnnotationsEntry {
+  return { key: "", value: "" };
+}
+
+export const UpdateContainerResourcesRequest_AnnotationsEntry: MessageFns<
+  UpdateContainerResourcesRequest_AnnotationsEntry
+> = {
+  encode(
+    message: UpdateContainerResourcesRequest_AnnotationsEntry,
+    writer: BinaryWriter = new BinaryWriter(),
+  ): BinaryWriter {
+    if (message.key !== "") {
+      writer.uint32(10).string(message.key);
+    }
+    if (message.value !== "") {
+      writer.uint32(18).string(message.value);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): UpdateContainerResourcesRequest_AnnotationsEntry {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseUpdateContainerResourcesRequest_AnnotationsEntry();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.key = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.value = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): UpdateContainerResourcesRequest_AnnotationsEntry {
+    return {
+      key: isSet(object.key) ? globalThis.String(object.key) : "",
+      value: isSet(object.value) ? globalThis.String(object.value) : "",
+    };
+  },
+
+  toJSON(message: UpdateContainerResourcesRequest_AnnotationsEntry): unknown {
+    const obj: any = {};
+    if (message.key !== "") {
+      obj.key = message.key;
+    }
+    if (message.value !== "") {
+      obj.value = message.value;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<UpdateContainerResourcesRequest_AnnotationsEntry>, I>>(
+    base?: I,
+  ): UpdateContainerResourcesRequest_AnnotationsEntry {
+    return UpdateContainerResourcesRequest_AnnotationsEntry.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<UpdateContainerResourcesRequest_AnnotationsEntry>, I>>(
+    object: I,
+  ): UpdateContainerResourcesRequest_AnnotationsEntry {
+    const message = createBaseUpdateContainerResourcesRequest_AnnotationsEntry();
+    message.key = object.key ?? "";
+    message.value = object.value ?? "";
+    return message;
+  },
+};
+
+function createBaseUpdateContainerResourcesResponse(): UpdateContainerResourcesResponse {
+  return {};
+}
+
+export const UpdateContainerResourcesResponse: MessageFns<UpdateContainerResourcesResponse> = {
+  encode(_: UpdateContainerResourcesResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): UpdateContainerResourcesResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseUpdateContainerResourcesResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(_: any): UpdateContainerResourcesResponse {
+    return {};
+  },
+
+  toJSON(_: UpdateContainerResourcesResponse): unknown {
+    const obj: any = {};
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<UpdateContainerResourcesResponse>, I>>(
+    base?: I,
+  ): UpdateContainerResourcesResponse {
+    return UpdateContainerResourcesResponse.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<UpdateContainerResourcesResponse>, I>>(
+    _: I,
+  ): UpdateContainerResourcesResponse {
+    const message = createBaseUpdateContainerResourcesResponse();
+    return message;
+  },
+};
+
+function createBaseReopenContainerLogRequest(): ReopenContainerLogRequest {
+  return { containerId: "" };
+}
+
+export const ReopenContainerLogRequest: MessageFns<ReopenContainerLogRequest> = {
+  encode(message: ReopenContainerLogRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.containerId !== "") {
+      writer.uint32(10).string(message.containerId);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ReopenContainerLogRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseReopenContainerLogRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.containerId = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ReopenContainerLogRequest {
+    return {
+      containerId: isSet(object.containerId)
+        ? globalThis.String(object.containerId)
+        : isSet(object.container_id)
+        ? globalThis.String(object.container_id)
+        : "",
+    };
+  },
+
+  toJSON(message: ReopenContainerLogRequest): unknown {
+    const obj: any = {};
+    if (message.containerId !== "") {
+      obj.containerId = message.containerId;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ReopenContainerLogRequest>, I>>(base?: I): ReopenContainerLogRequest {
+    return ReopenContainerLogRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ReopenContainerLogRequest>, I>>(object: I): ReopenContainerLogRequest {
+    const message = createBaseReopenContainerLogRequest();
+    message.containerId = object.containerId ?? "";
+    return message;
+  },
+};
+
+function createBaseReopenContainerLogResponse(): ReopenContainerLogResponse {
+  return {};
+}
+
+export const ReopenContainerLogResponse: MessageFns<ReopenContainerLogResponse> = {
+  encode(_: ReopenContainerLogResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ReopenContainerLogResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseReopenContainerLogResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(_: any): ReopenContainerLogResponse {
+    return {};
+  },
+
+  toJSON(_: ReopenContainerLogResponse): unknown {
+    const obj: any = {};
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ReopenContainerLogResponse>, I>>(base?: I): ReopenContainerLogResponse {
+    return ReopenContainerLogResponse.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ReopenContainerLogResponse>, I>>(_: I): ReopenContainerLogResponse {
+    const message = createBaseReopenContainerLogResponse();
+    return message;
+  },
+};
+
+function createBaseExecSyncRequest(): ExecSyncRequest {
+  return { containerId: "", cmd: [], timeout: "0" };
+}
+
+export const ExecSyncRequest: MessageFns<ExecSyncRequest> = {
+  encode(message: ExecSyncRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.containerId !== "") {
+      writer.uint32(10).string(message.containerId);
+    }
+    for (const v of message.cmd) {
+      writer.uint32(18).string(v!);
+    }
+    if (message.timeout !== "0") {
+      writer.uint32(24).int64(message.timeout);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ExecSyncRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseExecSyncRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.containerId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.cmd.push(reader.string());
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.timeout = reader.int64().toString();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ExecSyncRequest {
+    return {
+      containerId: isSet(object.containerId)
+        ? globalThis.String(object.containerId)
+        : isSet(object.container_id)
+        ? globalThis.String(object.container_id)
+        : "",
+      cmd: globalThis.Array.isArray(object?.cmd) ? object.cmd.map((e: any) => globalThis.String(e)) : [],
+      timeout: isSet(object.timeout) ? globalThis.String(object.timeout) : "0",
+    };
+  },
+
+  toJSON(message: ExecSyncRequest): unknown {
+    const obj: any = {};
+    if (message.containerId !== "") {
+      obj.containerId = message.containerId;
+    }
+    if (message.cmd?.length) {
+      obj.cmd = message.cmd;
+    }
+    if (message.timeout !== "0") {
+      obj.timeout = message.timeout;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ExecSyncRequest>, I>>(base?: I): ExecSyncRequest {
+    return ExecSyncRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ExecSyncRequest>, I>>(object: I): ExecSyncRequest {
+    const message = createBaseExecSyncRequest();
+    message.containerId = object.containerId ?? "";
+    message.cmd = object.cmd?.map((e) => e) || [];
+    message.timeout = object.timeout ?? "0";
+    return message;
+  },
+};
+
+function createBaseExecSyncResponse(): ExecSyncResponse {
+  return { stdout: Buffer.alloc(0), stderr: Buffer.alloc(0), exitCode: 0 };
+}
+
+export const ExecSyncResponse: MessageFns<ExecSyncResponse> = {
+  encode(message: ExecSyncResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.stdout.length !== 0) {
+      writer.uint32(10).bytes(message.stdout);
+    }
+    if (message.stderr.length !== 0) {
+      writer.uint32(18).bytes(message.stderr);
+    }
+    if (message.exitCode !== 0) {
+      writer.uint32(24).int32(message.exitCode);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ExecSyncResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseExecSyncResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.stdout = Buffer.from(reader.bytes());
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.stderr = Buffer.from(reader.bytes());
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.exitCode = reader.int32();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ExecSyncResponse {
+    return {
+      stdout: isSet(object.stdout) ? Buffer.from(bytesFromBase64(object.stdout)) : Buffer.alloc(0),
+      stderr: isSet(object.stderr) ? Buffer.from(bytesFromBase64(object.stderr)) : Buffer.alloc(0),
+      exitCode: isSet(object.exitCode)
+        ? globalThis.Number(object.exitCode)
+        : isSet(object.exit_code)
+        ? globalThis.Number(object.exit_code)
+        : 0,
+    };
+  },
+
+  toJSON(message: ExecSyncResponse): unknown {
+    const obj: any = {};
+    if (message.stdout.length !== 0) {
+      obj.stdout = base64FromBytes(message.stdout);
+    }
+    if (message.stderr.length !== 0) {
+      obj.stderr = base64FromBytes(message.stderr);
+    }
+    if (message.exitCode !== 0) {
+      obj.exitCode = Math.round(message.exitCode);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ExecSyncResponse>, I>>(base?: I): ExecSyncResponse {
+    return ExecSyncResponse.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ExecSyncResponse>, I>>(object: I): ExecSyncResponse {
+    const message = createBaseExecSyncResponse();
+    message.stdout = object.stdout ?? Buffer.alloc(0);
+    message.stderr = object.stderr ?? Buffer.alloc(0);
+    message.exitCode = object.exitCode ?? 0;
+    return message;
+  },
+};
+
+function createBaseContainerAttributes(): ContainerAttributes {
+  return { id: "", metadata: undefined, labels: {}, annotations: {} };
+}
+
+export const ContainerAttributes: MessageFns<ContainerAttributes> = {
+  encode(message: ContainerAttributes, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.id !== "") {
+      writer.uint32(10).string(message.id);
+    }
+    if (message.metadata !== undefined) {
+      ContainerMetadata.encode(message.metadata, writer.uint32(18).fork()).join();
+    }
+    globalThis.Object.entries(message.labels).forEach(([key, value]: [string, string]) => {
+      ContainerAttributes_LabelsEntry.encode({ key: key as any, value }, writer.uint32(26).fork()).join();
+    });
+    globalThis.Object.entries(message.annotations).forEach(([key, value]: [string, string]) => {
+      ContainerAttributes_AnnotationsEntry.encode({ key: key as any, value }, writer.uint32(34).fork()).join();
+    });
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ContainerAttributes {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseContainerAttributes();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.id = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.metadata = ContainerMetadata.decode(reader, reader.uint32());
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            const entry3 = ContainerAttributes_LabelsEntry.decode(reader, reader.uint32());
+            if (entry3.value !== undefined) {
+              message.labels[entry3.key] = entry3.value;
+            }
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            const entry4 = ContainerAttributes_AnnotationsEntry.decode(reader, reader.uint32());
+            if (entry4.value !== undefined) {
+              message.annotations[entry4.key] = entry4.value;
+            }
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ContainerAttributes {
+    return {
+      id: isSet(object.id) ? globalThis.String(object.id) : "",
+      metadata: isSet(object.metadata) ? ContainerMetadata.fromJSON(object.metadata) : undefined,
+      labels: isObject(object.labels)
+        ? (globalThis.Object.entries(object.labels) as [string, any][]).reduce(
+          (acc: { [key: string]: string }, [key, value]: [string, any]) => {
+            globalThis.Object.defineProperty(acc, key, {
+              value: globalThis.String(value),
+              enumerable: true,
+              configurable: true,
+              writable: true,
+            });
+            return acc;
+          },
+          {},
+        )
+        : {},
+      annotations: isObject(object.annotations)
+        ? (globalThis.Object.entries(object.annotations) as [string, any][]).reduce(
+          (acc: { [key: string]: string }, [key, value]: [string, any]) => {
+            globalThis.Object.defineProperty(acc, key, {
+              value: globalThis.String(value),
+              enumerable: true,
+              configurable: true,
+              writable: true,
+            });
+            return acc;
+          },
+          {},
+        )
+        : {},
+    };
+  },
+
+  toJSON(message: ContainerAttributes): unknown {
+    const obj: any = {};
+    if (message.id !== "") {
+      obj.id = message.id;
+    }
+    if (message.metadata !== undefined) {
+      obj.metadata = ContainerMetadata.toJSON(message.metadata);
+    }
+    if (message.labels) {
+      const entries = globalThis.Object.entries(message.labels) as [string, string][];
+      if (entries.length > 0) {
+        obj.labels = {};
+        entries.forEach(([k, v]) => {
+          obj.labels[k] = v;
+        });
+      }
+    }
+    if (message.annotations) {
+      const entries = globalThis.Object.entries(message.annotations) as [string, string][];
+      if (entries.length > 0) {
+        obj.annotations = {};
+        entries.forEach(([k, v]) => {
+          obj.annotations[k] = v;
+        });
+      }
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ContainerAttributes>, I>>(base?: I): ContainerAttributes {
+    return ContainerAttributes.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ContainerAttributes>, I>>(object: I): ContainerAttributes {
+    const message = createBaseContainerAttributes();
+    message.id = object.id ?? "";
+    message.metadata = (object.metadata !== undefined && object.metadata !== null)
+      ? ContainerMetadata.fromPartial(object.metadata)
+      : undefined;
+    message.labels = (globalThis.Object.entries(object.labels ?? {}) as [string, string][]).reduce(
+      (acc: { [key: string]: string }, [key, value]: [string, string]) => {
+        if (value !== undefined) {
+          acc[key] = globalThis.String(value);
+        }
+        return acc;
+      },
+      {},
+    );
+    message.annotations = (globalThis.Object.entries(object.annotations ?? {}) as [string, string][]).reduce(
+      (acc: { [key: string]: string }, [key, value]: [string, string]) => {
+        if (value !== undefined) {
+          acc[key] = globalThis.String(value);
+        }
+        return acc;
+      },
+      {},
+    );
+    return message;
+  },
+};
+
+function createBaseContainerAttributes_LabelsEntry(): ContainerAttributes_LabelsEntry {
+  return { key: "", value: "" };
+}
+
+export const ContainerAttributes_LabelsEntry: MessageFns<ContainerAttributes_LabelsEntry> = {
+  encode(message: ContainerAttributes_LabelsEntry, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.key !== "") {
+      writer.uint32(10).string(message.key);
+    }
+    if (message.value !== "") {
+      writer.uint32(18).string(message.value);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ContainerAttributes_LabelsEntry {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseContainerAttributes_LabelsEntry();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.key = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.value = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ContainerAttributes_LabelsEntry {
+    return {
+      key: isSet(object.key) ? globalThis.String(object.key) : "",
+      value: isSet(object.value) ? globalThis.String(object.value) : "",
+    };
+  },
+
+  toJSON(message: ContainerAttributes_LabelsEntry): unknown {
+    const obj: any = {};
+    if (message.key !== "") {
+      obj.key = message.key;
+    }
+    if (message.value !== "") {
+      obj.value = message.value;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ContainerAttributes_LabelsEntry>, I>>(base?: I): ContainerAttributes_LabelsEntry {
+    return ContainerAttributes_LabelsEntry.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ContainerAttributes_LabelsEntry>, I>>(
+    object: I,
+  ): ContainerAttributes_LabelsEntry {
+    const message = createBaseContainerAttributes_LabelsEntry();
+    message.key = object.key ?? "";
+    message.value = object.value ?? "";
+    return message;
+  },
+};
+
+function createBaseContainerAttributes_AnnotationsEntry(): ContainerAttributes_AnnotationsEntry {
+  return { key: "", value: "" };
+}
+
+export const ContainerAttributes_AnnotationsEntry: MessageFns<ContainerAttributes_AnnotationsEntry> = {
+  encode(message: ContainerAttributes_AnnotationsEntry, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.key !== "") {
+      writer.uint32(10).string(message.key);
+    }
+    if (message.value !== "") {
+      writer.uint32(18).string(message.value);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ContainerAttributes_AnnotationsEntry {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseContainerAttributes_AnnotationsEntry();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.key = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.value = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ContainerAttributes_AnnotationsEntry {
+    return {
+      key: isSet(object.key) ? globalThis.String(object.key) : "",
+      value: isSet(object.value) ? globalThis.String(object.value) : "",
+    };
+  },
+
+  toJSON(message: ContainerAttributes_AnnotationsEntry): unknown {
+    const obj: any = {};
+    if (message.key !== "") {
+      obj.key = message.key;
+    }
+    if (message.value !== "") {
+      obj.value = message.value;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ContainerAttributes_AnnotationsEntry>, I>>(
+    base?: I,
+  ): ContainerAttributes_AnnotationsEntry {
+    return ContainerAttributes_AnnotationsEntry.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ContainerAttributes_AnnotationsEntry>, I>>(
+    object: I,
+  ): ContainerAttributes_AnnotationsEntry {
+    const message = createBaseContainerAttributes_AnnotationsEntry();
+    message.key = object.key ?? "";
+    message.value = object.value ?? "";
+    return message;
+  },
+};
+
+function createBaseCpuUsage(): CpuUsage {
+  return { timestamp: "0", usageCoreNanoSeconds: undefined, usageNanoCores: undefined };
+}
+
+export const CpuUsage: MessageFns<CpuUsage> = {
+  encode(message: CpuUsage, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.timestamp !== "0") {
+      writer.uint32(8).int64(message.timestamp);
+    }
+    if (message.usageCoreNanoSeconds !== undefined) {
+      UInt64Value.encode(message.usageCoreNanoSeconds, writer.uint32(18).fork()).join();
+    }
+    if (message.usageNanoCores !== undefined) {
+      UInt64Value.encode(message.usageNanoCores, writer.uint32(26).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): CpuUsage {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseCpuUsage();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.timestamp = reader.int64().toString();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.usageCoreNanoSeconds = UInt64Value.decode(reader, reader.uint32());
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.usageNanoCores = UInt64Value.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): CpuUsage {
+    return {
+      timestamp: isSet(object.timestamp) ? globalThis.String(object.timestamp) : "0",
+      usageCoreNanoSeconds: isSet(object.usageCoreNanoSeconds)
+        ? UInt64Value.fromJSON(object.usageCoreNanoSeconds)
+        : isSet(object.usage_core_nano_seconds)
+        ? UInt64Value.fromJSON(object.usage_core_nano_seconds)
+        : undefined,
+      usageNanoCores: isSet(object.usageNanoCores)
+        ? UInt64Value.fromJSON(object.usageNanoCores)
+        : isSet(object.usage_nano_cores)
+        ? UInt64Value.fromJSON(object.usage_nano_cores)
+        : undefined,
+    };
+  },
+
+  toJSON(message: CpuUsage): unknown {
+    const obj: any = {};
+    if (message.timestamp !== "0") {
+      obj.timestamp = message.timestamp;
+    }
+    if (message.usageCoreNanoSeconds !== undefined) {
+      obj.usageCoreNanoSeconds = UInt64Value.toJSON(message.usageCoreNanoSeconds);
+    }
+    if (message.usageNanoCores !== undefined) {
+      obj.usageNanoCores = UInt64Value.toJSON(message.usageNanoCores);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<CpuUsage>, I>>(base?: I): CpuUsage {
+    return CpuUsage.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<CpuUsage>, I>>(object: I): CpuUsage {
+    const message = createBaseCpuUsage();
+    message.timestamp = object.timestamp ?? "0";
+    message.usageCoreNanoSeconds = (object.usageCoreNanoSeconds !== undefined && object.usageCoreNanoSeconds !== null)
+      ? UInt64Value.fromPartial(object.usageCoreNanoSeconds)
+      : undefined;
+    message.usageNanoCores = (object.usageNanoCores !== undefined && object.usageNanoCores !== null)
+      ? UInt64Value.fromPartial(object.usageNanoCores)
+      : undefined;
+    return message;
+  },
+};
+
+function createBaseMemoryUsage(): MemoryUsage {
+  return {
+    timestamp: "0",
+    workingSetBytes: undefined,
+    availableBytes: undefined,
+    usageBytes: undefined,
+    rssBytes: undefined,
+    pageFaults: undefined,
+    majorPageFaults: undefined,
+  };
+}
+
+export const MemoryUsage: MessageFns<MemoryUsage> = {
+  encode(message: MemoryUsage, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.timestamp !== "0") {
+      writer.uint32(8).int64(message.timestamp);
+    }
+    if (message.workingSetBytes !== undefined) {
+      UInt64Value.encode(message.workingSetBytes, writer.uint32(18).fork()).join();
+    }
+    if (message.availableBytes !== undefined) {
+      UInt64Value.encode(message.availableBytes, writer.uint32(26).fork()).join();
+    }
+    if (message.usageBytes !== undefined) {
+      UInt64Value.encode(message.usageBytes, writer.uint32(34).fork()).join();
+    }
+    if (message.rssBytes !== undefined) {
+      UInt64Value.encode(message.rssBytes, writer.uint32(42).fork()).join();
+    }
+    if (message.pageFaults !== undefined) {
+      UInt64Value.encode(message.pageFaults, writer.uint32(50).fork()).join();
+    }
+    if (message.majorPageFaults !== undefined) {
+      UInt64Value.encode(message.majorPageFaults, writer.uint32(58).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): MemoryUsage {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseMemoryUsage();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.timestamp = reader.int64().toString();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.workingSetBytes = UInt64Value.decode(reader, reader.uint32());
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.availableBytes = UInt64Value.decode(reader, reader.uint32());
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.usageBytes = UInt64Value.decode(reader, reader.uint32());
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.rssBytes = UInt64Value.decode(reader, reader.uint32());
+            continue;
+          }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.pageFaults = UInt64Value.decode(reader, reader.uint32());
+            continue;
+          }
+          case 7: {
+            if (tag !== 58) {
+              break;
+            }
+
+            message.majorPageFaults = UInt64Value.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): MemoryUsage {
+    return {
+      timestamp: isSet(object.timestamp) ? globalThis.String(object.timestamp) : "0",
+      workingSetBytes: isSet(object.workingSetBytes)
+        ? UInt64Value.fromJSON(object.workingSetBytes)
+        : isSet(object.working_set_bytes)
+        ? UInt64Value.fromJSON(object.working_set_bytes)
+        : undefined,
+      availableBytes: isSet(object.availableBytes)
+        ? UInt64Value.fromJSON(object.availableBytes)
+        : isSet(object.available_bytes)
+        ? UInt64Value.fromJSON(object.available_bytes)
+        : undefined,
+      usageBytes: isSet(object.usageBytes)
+        ? UInt64Value.fromJSON(object.usageBytes)
+        : isSet(object.usage_bytes)
+        ? UInt64Value.fromJSON(object.usage_bytes)
+        : undefined,
+      rssBytes: isSet(object.rssBytes)
+        ? UInt64Value.fromJSON(object.rssBytes)
+        : isSet(object.rss_bytes)
+        ? UInt64Value.fromJSON(object.rss_bytes)
+        : undefined,
+      pageFaults: isSet(object.pageFaults)
+        ? UInt64Value.fromJSON(object.pageFaults)
+        : isSet(object.page_faults)
+        ? UInt64Value.fromJSON(object.page_faults)
+        : undefined,
+      majorPageFaults: isSet(object.majorPageFaults)
+        ? UInt64Value.fromJSON(object.majorPageFaults)
+        : isSet(object.major_page_faults)
+        ? UInt64Value.fromJSON(object.major_page_faults)
+        : undefined,
+    };
+  },
+
+  toJSON(message: MemoryUsage): unknown {
+    const obj: any = {};
+    if (message.timestamp !== "0") {
+      obj.timestamp = message.timestamp;
+    }
+    if (message.workingSetBytes !== undefined) {
+      obj.workingSetBytes = UInt64Value.toJSON(message.workingSetBytes);
+    }
+    if (message.availableBytes !== undefined) {
+      obj.availableBytes = UInt64Value.toJSON(message.availableBytes);
+    }
+    if (message.usageBytes !== undefined) {
+      obj.usageBytes = UInt64Value.toJSON(message.usageBytes);
+    }
+    if (message.rssBytes !== undefined) {
+      obj.rssBytes = UInt64Value.toJSON(message.rssBytes);
+    }
+    if (message.pageFaults !== undefined) {
+      obj.pageFaults = UInt64Value.toJSON(message.pageFaults);
+    }
+    if (message.majorPageFaults !== undefined) {
+      obj.majorPageFaults = UInt64Value.toJSON(message.majorPageFaults);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<MemoryUsage>, I>>(base?: I): MemoryUsage {
+    return MemoryUsage.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<MemoryUsage>, I>>(object: I): MemoryUsage {
+    const message = createBaseMemoryUsage();
+    message.timestamp = object.timestamp ?? "0";
+    message.workingSetBytes = (object.workingSetBytes !== undefined && object.workingSetBytes !== null)
+      ? UInt64Value.fromPartial(object.workingSetBytes)
+      : undefined;
+    message.availableBytes = (object.availableBytes !== undefined && object.availableBytes !== null)
+      ? UInt64Value.fromPartial(object.availableBytes)
+      : undefined;
+    message.usageBytes = (object.usageBytes !== undefined && object.usageBytes !== null)
+      ? UInt64Value.fromPartial(object.usageBytes)
+      : undefined;
+    message.rssBytes = (object.rssBytes !== undefined && object.rssBytes !== null)
+      ? UInt64Value.fromPartial(object.rssBytes)
+      : undefined;
+    message.pageFaults = (object.pageFaults !== undefined && object.pageFaults !== null)
+      ? UInt64Value.fromPartial(object.pageFaults)
+      : undefined;
+    message.majorPageFaults = (object.majorPageFaults !== undefined && object.majorPageFaults !== null)
+      ? UInt64Value.fromPartial(object.majorPageFaults)
+      : undefined;
+    return message;
+  },
+};
+
+function createBaseContainerStats(): ContainerStats {
+  return { attributes: undefined, cpu: undefined, memory: undefined, writableLayer: undefined };
+}
+
+export const ContainerStats: MessageFns<ContainerStats> = {
+  encode(message: ContainerStats, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.attributes !== undefined) {
+      ContainerAttributes.encode(message.attributes, writer.uint32(10).fork()).join();
+    }
+    if (message.cpu !== undefined) {
+      CpuUsage.encode(message.cpu, writer.uint32(18).fork()).join();
+    }
+    if (message.memory !== undefined) {
+      MemoryUsage.encode(message.memory, writer.uint32(26).fork()).join();
+    }
+    if (message.writableLayer !== undefined) {
+      FilesystemUsage.encode(message.writableLayer, writer.uint32(34).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ContainerStats {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseContainerStats();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.attributes = ContainerAttributes.decode(reader, reader.uint32());
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.cpu = CpuUsage.decode(reader, reader.uint32());
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.memory = MemoryUsage.decode(reader, reader.uint32());
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.writableLayer = FilesystemUsage.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ContainerStats {
+    return {
+      attributes: isSet(object.attributes) ? ContainerAttributes.fromJSON(object.attributes) : undefined,
+      cpu: isSet(object.cpu) ? CpuUsage.fromJSON(object.cpu) : undefined,
+      memory: isSet(object.memory) ? MemoryUsage.fromJSON(object.memory) : undefined,
+      writableLayer: isSet(object.writableLayer)
+        ? FilesystemUsage.fromJSON(object.writableLayer)
+        : isSet(object.writable_layer)
+        ? FilesystemUsage.fromJSON(object.writable_layer)
+        : undefined,
+    };
+  },
+
+  toJSON(message: ContainerStats): unknown {
+    const obj: any = {};
+    if (message.attributes !== undefined) {
+      obj.attributes = ContainerAttributes.toJSON(message.attributes);
+    }
+    if (message.cpu !== undefined) {
+      obj.cpu = CpuUsage.toJSON(message.cpu);
+    }
+    if (message.memory !== undefined) {
+      obj.memory = MemoryUsage.toJSON(message.memory);
+    }
+    if (message.writableLayer !== undefined) {
+      obj.writableLayer = FilesystemUsage.toJSON(message.writableLayer);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ContainerStats>, I>>(base?: I): ContainerStats {
+    return ContainerStats.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ContainerStats>, I>>(object: I): ContainerStats {
+    const message = createBaseContainerStats();
+    message.attributes = (object.attributes !== undefined && object.attributes !== null)
+      ? ContainerAttributes.fromPartial(object.attributes)
+      : undefined;
+    message.cpu = (object.cpu !== undefined && object.cpu !== null) ? CpuUsage.fromPartial(object.cpu) : undefined;
+    message.memory = (object.memory !== undefined && object.memory !== null)
+      ? MemoryUsage.fromPartial(object.memory)
+      : undefined;
+    message.writableLayer = (object.writableLayer !== undefined && object.writableLayer !== null)
+      ? FilesystemUsage.fromPartial(object.writableLayer)
+      : undefined;
+    return message;
+  },
+};
+
+function createBaseContainerStatsRequest(): ContainerStatsRequest {
+  return { containerId: "" };
+}
+
+export const ContainerStatsRequest: MessageFns<ContainerStatsRequest> = {
+  encode(message: ContainerStatsRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.containerId !== "") {
+      writer.uint32(10).string(message.containerId);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ContainerStatsRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseContainerStatsRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.containerId = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ContainerStatsRequest {
+    return {
+      containerId: isSet(object.containerId)
+        ? globalThis.String(object.containerId)
+        : isSet(object.container_id)
+        ? globalThis.String(object.container_id)
+        : "",
+    };
+  },
+
+  toJSON(message: ContainerStatsRequest): unknown {
+    const obj: any = {};
+    if (message.containerId !== "") {
+      obj.containerId = message.containerId;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ContainerStatsRequest>, I>>(base?: I): ContainerStatsRequest {
+    return ContainerStatsRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ContainerStatsRequest>, I>>(object: I): ContainerStatsRequest {
+    const message = createBaseContainerStatsRequest();
+    message.containerId = object.containerId ?? "";
+    return message;
+  },
+};
+
+function createBaseContainerStatsResponse(): ContainerStatsResponse {
+  return { stats: undefined };
+}
+
+export const ContainerStatsResponse: MessageFns<ContainerStatsResponse> = {
+  encode(message: ContainerStatsResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.stats !== undefined) {
+      ContainerStats.encode(message.stats, writer.uint32(10).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ContainerStatsResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseContainerStatsResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.stats = ContainerStats.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ContainerStatsResponse {
+    return { stats: isSet(object.stats) ? ContainerStats.fromJSON(object.stats) : undefined };
+  },
+
+  toJSON(message: ContainerStatsResponse): unknown {
+    const obj: any = {};
+    if (message.stats !== undefined) {
+      obj.stats = ContainerStats.toJSON(message.stats);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ContainerStatsResponse>, I>>(base?: I): ContainerStatsResponse {
+    return ContainerStatsResponse.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ContainerStatsResponse>, I>>(object: I): ContainerStatsResponse {
+    const message = createBaseContainerStatsResponse();
+    message.stats = (object.stats !== undefined && object.stats !== null)
+      ? ContainerStats.fromPartial(object.stats)
+      : undefined;
+    return message;
+  },
+};
+
+function createBaseContainerStatsFilter(): ContainerStatsFilter {
+  return { id: "", podSandboxId: "", labelSelector: {} };
+}
+
+export const ContainerStatsFilter: MessageFns<ContainerStatsFilter> = {
+  encode(message: ContainerStatsFilter, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.id !== "") {
+      writer.uint32(10).string(message.id);
+    }
+    if (message.podSandboxId !== "") {
+      writer.uint32(18).string(message.podSandboxId);
+    }
+    globalThis.Object.entries(message.labelSelector).forEach(([key, value]: [string, string]) => {
+      ContainerStatsFilter_LabelSelectorEntry.encode({ key: key as any, value }, writer.uint32(26).fork()).join();
+    });
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ContainerStatsFilter {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseContainerStatsFilter();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.id = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.podSandboxId = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            const entry3 = ContainerStatsFilter_LabelSelectorEntry.decode(reader, reader.uint32());
+            if (entry3.value !== undefined) {
+              message.labelSelector[entry3.key] = entry3.value;
+            }
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ContainerStatsFilter {
+    return {
+      id: isSet(object.id) ? globalThis.String(object.id) : "",
+      podSandboxId: isSet(object.podSandboxId)
+        ? globalThis.String(object.podSandboxId)
+        : isSet(object.pod_sandbox_id)
+        ? globalThis.String(object.pod_sandbox_id)
+        : "",
+      labelSelector: isObject(object.labelSelector)
+        ? (globalThis.Object.entries(object.labelSelector) as [string, any][]).reduce(
+          (acc: { [key: string]: string }, [key, value]: [string, any]) => {
+            globalThis.Object.defineProperty(acc, key, {
+              value: globalThis.String(value),
+              enumerable: true,
+              configurable: true,
+              writable: true,
+            });
+            return acc;
+          },
+          {},
+        )
+        : isObject(object.label_selector)
+        ? (globalThis.Object.entries(object.label_selector) as [string, any][]).reduce(
+          (acc: { [key: string]: string }, [key, value]: [string, any]) => {
+            globalThis.Object.defineProperty(acc, key, {
+              value: globalThis.String(value),
+              enumerable: true,
+              configurable: true,
+              writable: true,
+            });
+            return acc;
+          },
+          {},
+        )
+        : {},
+    };
+  },
+
+  toJSON(message: ContainerStatsFilter): unknown {
+    const obj: any = {};
+    if (message.id !== "") {
+      obj.id = message.id;
+    }
+    if (message.podSandboxId !== "") {
+      obj.podSandboxId = message.podSandboxId;
+    }
+    if (message.labelSelector) {
+      const entries = globalThis.Object.entries(message.labelSelector) as [string, string][];
+      if (entries.length > 0) {
+        obj.labelSelector = {};
+        entries.forEach(([k, v]) => {
+          obj.labelSelector[k] = v;
+        });
+      }
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ContainerStatsFilter>, I>>(base?: I): ContainerStatsFilter {
+    return ContainerStatsFilter.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ContainerStatsFilter>, I>>(object: I): ContainerStatsFilter {
+    const message = createBaseContainerStatsFilter();
+    message.id = object.id ?? "";
+    message.podSandboxId = object.podSandboxId ?? "";
+    message.labelSelector = (globalThis.Object.entries(object.labelSelector ?? {}) as [string, string][]).reduce(
+      (acc: { [key: string]: string }, [key, value]: [string, string]) => {
+        if (value !== undefined) {
+          acc[key] = globalThis.String(value);
+        }
+        return acc;
+      },
+      {},
+    );
+    return message;
+  },
+};
+
+function createBaseContainerStatsFilter_LabelSelectorEntry(): ContainerStatsFilter_LabelSelectorEntry {
+  return { key: "", value: "" };
+}
+
+export const ContainerStatsFilter_LabelSelectorEntry: MessageFns<ContainerStatsFilter_LabelSelectorEntry> = {
+  encode(message: ContainerStatsFilter_LabelSelectorEntry, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.key !== "") {
+      writer.uint32(10).string(message.key);
+    }
+    if (message.value !== "") {
+      writer.uint32(18).string(message.value);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ContainerStatsFilter_LabelSelectorEntry {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseContainerStatsFilter_LabelSelectorEntry();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.key = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.value = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ContainerStatsFilter_LabelSelectorEntry {
+    return {
+      key: isSet(object.key) ? globalThis.String(object.key) : "",
+      value: isSet(object.value) ? globalThis.String(object.value) : "",
+    };
+  },
+
+  toJSON(message: ContainerStatsFilter_LabelSelectorEntry): unknown {
+    const obj: any = {};
+    if (message.key !== "") {
+      obj.key = message.key;
+    }
+    if (message.value !== "") {
+      obj.value = message.value;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ContainerStatsFilter_LabelSelectorEntry>, I>>(
+    base?: I,
+  ): ContainerStatsFilter_LabelSelectorEntry {
+    return ContainerStatsFilter_LabelSelectorEntry.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ContainerStatsFilter_LabelSelectorEntry>, I>>(
+    object: I,
+  ): ContainerStatsFilter_LabelSelectorEntry {
+    const message = createBaseContainerStatsFilter_LabelSelectorEntry();
+    message.key = object.key ?? "";
+    message.value = object.value ?? "";
+    return message;
+  },
+};
+
+function createBaseListContainerStatsRequest(): ListContainerStatsRequest {
+  return { filter: undefined };
+}
+
+export const ListContainerStatsRequest: MessageFns<ListContainerStatsRequest> = {
+  encode(message: ListContainerStatsRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.filter !== undefined) {
+      ContainerStatsFilter.encode(message.filter, writer.uint32(10).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ListContainerStatsRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseListContainerStatsRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.filter = ContainerStatsFilter.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ListContainerStatsRequest {
+    return { filter: isSet(object.filter) ? ContainerStatsFilter.fromJSON(object.filter) : undefined };
+  },
+
+  toJSON(message: ListContainerStatsRequest): unknown {
+    const obj: any = {};
+    if (message.filter !== undefined) {
+      obj.filter = ContainerStatsFilter.toJSON(message.filter);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ListContainerStatsRequest>, I>>(base?: I): ListContainerStatsRequest {
+    return ListContainerStatsRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ListContainerStatsRequest>, I>>(object: I): ListContainerStatsRequest {
+    const message = createBaseListContainerStatsRequest();
+    message.filter = (object.filter !== undefined && object.filter !== null)
+      ? ContainerStatsFilter.fromPartial(object.filter)
+      : undefined;
+    return message;
+  },
+};
+
+function createBaseListContainerStatsResponse(): ListContainerStatsResponse {
+  return { stats: [] };
+}
+
+export const ListContainerStatsResponse: MessageFns<ListContainerStatsResponse> = {
+  encode(message: ListContainerStatsResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    for (const v of message.stats) {
+      ContainerStats.encode(v!, writer.uint32(10).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ListContainerStatsResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseListContainerStatsResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.stats.push(ContainerStats.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ListContainerStatsResponse {
+    return {
+      stats: globalThis.Array.isArray(object?.stats) ? object.stats.map((e: any) => ContainerStats.fromJSON(e)) : [],
+    };
+  },
+
+  toJSON(message: ListContainerStatsResponse): unknown {
+    const obj: any = {};
+    if (message.stats?.length) {
+      obj.stats = message.stats.map((e) => ContainerStats.toJSON(e));
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ListContainerStatsResponse>, I>>(base?: I): ListContainerStatsResponse {
+    return ListContainerStatsResponse.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ListContainerStatsResponse>, I>>(object: I): ListContainerStatsResponse {
+    const message = createBaseListContainerStatsResponse();
+    message.stats = object.stats?.map((e) => ContainerStats.fromPartial(e)) || [];
+    return message;
+  },
+};
+
 export type RuntimeServiceService = typeof RuntimeServiceService;
 export const RuntimeServiceService = {
   version: {
@@ -8269,6 +15411,126 @@ export const RuntimeServiceService = {
       Buffer.from(RuntimeConfigResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): RuntimeConfigResponse => RuntimeConfigResponse.decode(value),
   },
+  createContainer: {
+    path: "/runtime.v1.RuntimeService/CreateContainer" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: CreateContainerRequest): Buffer =>
+      Buffer.from(CreateContainerRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): CreateContainerRequest => CreateContainerRequest.decode(value),
+    responseSerialize: (value: CreateContainerResponse): Buffer =>
+      Buffer.from(CreateContainerResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): CreateContainerResponse => CreateContainerResponse.decode(value),
+  },
+  startContainer: {
+    path: "/runtime.v1.RuntimeService/StartContainer" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: StartContainerRequest): Buffer =>
+      Buffer.from(StartContainerRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): StartContainerRequest => StartContainerRequest.decode(value),
+    responseSerialize: (value: StartContainerResponse): Buffer =>
+      Buffer.from(StartContainerResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): StartContainerResponse => StartContainerResponse.decode(value),
+  },
+  stopContainer: {
+    path: "/runtime.v1.RuntimeService/StopContainer" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: StopContainerRequest): Buffer => Buffer.from(StopContainerRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): StopContainerRequest => StopContainerRequest.decode(value),
+    responseSerialize: (value: StopContainerResponse): Buffer =>
+      Buffer.from(StopContainerResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): StopContainerResponse => StopContainerResponse.decode(value),
+  },
+  removeContainer: {
+    path: "/runtime.v1.RuntimeService/RemoveContainer" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: RemoveContainerRequest): Buffer =>
+      Buffer.from(RemoveContainerRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): RemoveContainerRequest => RemoveContainerRequest.decode(value),
+    responseSerialize: (value: RemoveContainerResponse): Buffer =>
+      Buffer.from(RemoveContainerResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): RemoveContainerResponse => RemoveContainerResponse.decode(value),
+  },
+  listContainers: {
+    path: "/runtime.v1.RuntimeService/ListContainers" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: ListContainersRequest): Buffer =>
+      Buffer.from(ListContainersRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): ListContainersRequest => ListContainersRequest.decode(value),
+    responseSerialize: (value: ListContainersResponse): Buffer =>
+      Buffer.from(ListContainersResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): ListContainersResponse => ListContainersResponse.decode(value),
+  },
+  containerStatus: {
+    path: "/runtime.v1.RuntimeService/ContainerStatus" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: ContainerStatusRequest): Buffer =>
+      Buffer.from(ContainerStatusRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): ContainerStatusRequest => ContainerStatusRequest.decode(value),
+    responseSerialize: (value: ContainerStatusResponse): Buffer =>
+      Buffer.from(ContainerStatusResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): ContainerStatusResponse => ContainerStatusResponse.decode(value),
+  },
+  updateContainerResources: {
+    path: "/runtime.v1.RuntimeService/UpdateContainerResources" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: UpdateContainerResourcesRequest): Buffer =>
+      Buffer.from(UpdateContainerResourcesRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): UpdateContainerResourcesRequest =>
+      UpdateContainerResourcesRequest.decode(value),
+    responseSerialize: (value: UpdateContainerResourcesResponse): Buffer =>
+      Buffer.from(UpdateContainerResourcesResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): UpdateContainerResourcesResponse =>
+      UpdateContainerResourcesResponse.decode(value),
+  },
+  reopenContainerLog: {
+    path: "/runtime.v1.RuntimeService/ReopenContainerLog" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: ReopenContainerLogRequest): Buffer =>
+      Buffer.from(ReopenContainerLogRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): ReopenContainerLogRequest => ReopenContainerLogRequest.decode(value),
+    responseSerialize: (value: ReopenContainerLogResponse): Buffer =>
+      Buffer.from(ReopenContainerLogResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): ReopenContainerLogResponse => ReopenContainerLogResponse.decode(value),
+  },
+  execSync: {
+    path: "/runtime.v1.RuntimeService/ExecSync" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: ExecSyncRequest): Buffer => Buffer.from(ExecSyncRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): ExecSyncRequest => ExecSyncRequest.decode(value),
+    responseSerialize: (value: ExecSyncResponse): Buffer => Buffer.from(ExecSyncResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): ExecSyncResponse => ExecSyncResponse.decode(value),
+  },
+  containerStats: {
+    path: "/runtime.v1.RuntimeService/ContainerStats" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: ContainerStatsRequest): Buffer =>
+      Buffer.from(ContainerStatsRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): ContainerStatsRequest => ContainerStatsRequest.decode(value),
+    responseSerialize: (value: ContainerStatsResponse): Buffer =>
+      Buffer.from(ContainerStatsResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): ContainerStatsResponse => ContainerStatsResponse.decode(value),
+  },
+  listContainerStats: {
+    path: "/runtime.v1.RuntimeService/ListContainerStats" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: ListContainerStatsRequest): Buffer =>
+      Buffer.from(ListContainerStatsRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): ListContainerStatsRequest => ListContainerStatsRequest.decode(value),
+    responseSerialize: (value: ListContainerStatsResponse): Buffer =>
+      Buffer.from(ListContainerStatsResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): ListContainerStatsResponse => ListContainerStatsResponse.decode(value),
+  },
 } as const;
 
 export interface RuntimeServiceServer extends UntypedServiceImplementation {
@@ -8281,6 +15543,17 @@ export interface RuntimeServiceServer extends UntypedServiceImplementation {
   status: handleUnaryCall<StatusRequest, StatusResponse>;
   getContainerEvents: handleServerStreamingCall<GetEventsRequest, ContainerEventResponse>;
   runtimeConfig: handleUnaryCall<RuntimeConfigRequest, RuntimeConfigResponse>;
+  createContainer: handleUnaryCall<CreateContainerRequest, CreateContainerResponse>;
+  startContainer: handleUnaryCall<StartContainerRequest, StartContainerResponse>;
+  stopContainer: handleUnaryCall<StopContainerRequest, StopContainerResponse>;
+  removeContainer: handleUnaryCall<RemoveContainerRequest, RemoveContainerResponse>;
+  listContainers: handleUnaryCall<ListContainersRequest, ListContainersResponse>;
+  containerStatus: handleUnaryCall<ContainerStatusRequest, ContainerStatusResponse>;
+  updateContainerResources: handleUnaryCall<UpdateContainerResourcesRequest, UpdateContainerResourcesResponse>;
+  reopenContainerLog: handleUnaryCall<ReopenContainerLogRequest, ReopenContainerLogResponse>;
+  execSync: handleUnaryCall<ExecSyncRequest, ExecSyncResponse>;
+  containerStats: handleUnaryCall<ContainerStatsRequest, ContainerStatsResponse>;
+  listContainerStats: handleUnaryCall<ListContainerStatsRequest, ListContainerStatsResponse>;
 }
 
 export interface RuntimeServiceClient extends Client {
@@ -8412,6 +15685,171 @@ export interface RuntimeServiceClient extends Client {
     metadata: Metadata,
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: RuntimeConfigResponse) => void,
+  ): ClientUnaryCall;
+  createContainer(
+    request: CreateContainerRequest,
+    callback: (error: ServiceError | null, response: CreateContainerResponse) => void,
+  ): ClientUnaryCall;
+  createContainer(
+    request: CreateContainerRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: CreateContainerResponse) => void,
+  ): ClientUnaryCall;
+  createContainer(
+    request: CreateContainerRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: CreateContainerResponse) => void,
+  ): ClientUnaryCall;
+  startContainer(
+    request: StartContainerRequest,
+    callback: (error: ServiceError | null, response: StartContainerResponse) => void,
+  ): ClientUnaryCall;
+  startContainer(
+    request: StartContainerRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: StartContainerResponse) => void,
+  ): ClientUnaryCall;
+  startContainer(
+    request: StartContainerRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: StartContainerResponse) => void,
+  ): ClientUnaryCall;
+  stopContainer(
+    request: StopContainerRequest,
+    callback: (error: ServiceError | null, response: StopContainerResponse) => void,
+  ): ClientUnaryCall;
+  stopContainer(
+    request: StopContainerRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: StopContainerResponse) => void,
+  ): ClientUnaryCall;
+  stopContainer(
+    request: StopContainerRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: StopContainerResponse) => void,
+  ): ClientUnaryCall;
+  removeContainer(
+    request: RemoveContainerRequest,
+    callback: (error: ServiceError | null, response: RemoveContainerResponse) => void,
+  ): ClientUnaryCall;
+  removeContainer(
+    request: RemoveContainerRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: RemoveContainerResponse) => void,
+  ): ClientUnaryCall;
+  removeContainer(
+    request: RemoveContainerRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: RemoveContainerResponse) => void,
+  ): ClientUnaryCall;
+  listContainers(
+    request: ListContainersRequest,
+    callback: (error: ServiceError | null, response: ListContainersResponse) => void,
+  ): ClientUnaryCall;
+  listContainers(
+    request: ListContainersRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: ListContainersResponse) => void,
+  ): ClientUnaryCall;
+  listContainers(
+    request: ListContainersRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: ListContainersResponse) => void,
+  ): ClientUnaryCall;
+  containerStatus(
+    request: ContainerStatusRequest,
+    callback: (error: ServiceError | null, response: ContainerStatusResponse) => void,
+  ): ClientUnaryCall;
+  containerStatus(
+    request: ContainerStatusRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: ContainerStatusResponse) => void,
+  ): ClientUnaryCall;
+  containerStatus(
+    request: ContainerStatusRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: ContainerStatusResponse) => void,
+  ): ClientUnaryCall;
+  updateContainerResources(
+    request: UpdateContainerResourcesRequest,
+    callback: (error: ServiceError | null, response: UpdateContainerResourcesResponse) => void,
+  ): ClientUnaryCall;
+  updateContainerResources(
+    request: UpdateContainerResourcesRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: UpdateContainerResourcesResponse) => void,
+  ): ClientUnaryCall;
+  updateContainerResources(
+    request: UpdateContainerResourcesRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: UpdateContainerResourcesResponse) => void,
+  ): ClientUnaryCall;
+  reopenContainerLog(
+    request: ReopenContainerLogRequest,
+    callback: (error: ServiceError | null, response: ReopenContainerLogResponse) => void,
+  ): ClientUnaryCall;
+  reopenContainerLog(
+    request: ReopenContainerLogRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: ReopenContainerLogResponse) => void,
+  ): ClientUnaryCall;
+  reopenContainerLog(
+    request: ReopenContainerLogRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: ReopenContainerLogResponse) => void,
+  ): ClientUnaryCall;
+  execSync(
+    request: ExecSyncRequest,
+    callback: (error: ServiceError | null, response: ExecSyncResponse) => void,
+  ): ClientUnaryCall;
+  execSync(
+    request: ExecSyncRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: ExecSyncResponse) => void,
+  ): ClientUnaryCall;
+  execSync(
+    request: ExecSyncRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: ExecSyncResponse) => void,
+  ): ClientUnaryCall;
+  containerStats(
+    request: ContainerStatsRequest,
+    callback: (error: ServiceError | null, response: ContainerStatsResponse) => void,
+  ): ClientUnaryCall;
+  containerStats(
+    request: ContainerStatsRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: ContainerStatsResponse) => void,
+  ): ClientUnaryCall;
+  containerStats(
+    request: ContainerStatsRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: ContainerStatsResponse) => void,
+  ): ClientUnaryCall;
+  listContainerStats(
+    request: ListContainerStatsRequest,
+    callback: (error: ServiceError | null, response: ListContainerStatsResponse) => void,
+  ): ClientUnaryCall;
+  listContainerStats(
+    request: ListContainerStatsRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: ListContainerStatsResponse) => void,
+  ): ClientUnaryCall;
+  listContainerStats(
+    request: ListContainerStatsRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: ListContainerStatsResponse) => void,
   ): ClientUnaryCall;
 }
 
@@ -8568,6 +16006,14 @@ export const ImageServiceClient = makeGenericClientConstructor(
   service: typeof ImageServiceService;
   serviceName: string;
 };
+
+function bytesFromBase64(b64: string): Uint8Array {
+  return Uint8Array.from(globalThis.Buffer.from(b64, "base64"));
+}
+
+function base64FromBytes(arr: Uint8Array): string {
+  return globalThis.Buffer.from(arr).toString("base64");
+}
 
 type Builtin = Date | Function | Uint8Array | string | number | boolean | undefined;
 

@@ -1,5 +1,6 @@
 /**
- * GetContainerEvents: the engine's sandbox events as CRI container events, with container id = sandbox id as
+ * GetContainerEvents: the engine's container events (each with its pod's status and its own) and its sandbox
+ * events as CRI container events, the latter with container id = sandbox id as
  * containerd does for sandboxes (docs/semantics.md#container-events): added ⇒ CREATED, the CRI state turning READY ⇒ STARTED,
  * READY ⇒ NOTREADY ⇒ STOPPED, removed ⇒ DELETED. Progress and CNI-config events have no CRI equivalent.
  * Each stream tracks the last state it saw per sandbox so it only reports transitions.
@@ -8,6 +9,8 @@ import { status as GrpcStatus, type ServerWritableStream, type StatusObject } fr
 import type { SandboxEvent, SandboxSummary } from '../../../shared/domain/sandbox';
 import * as pb from '../generated/runtime_v1';
 import { createdAtNs, stateToProto } from '../convert/sandbox';
+import { containerStateToProto } from '../convert/container';
+import type { ContainerEvent, ContainerSummary } from '../../../shared/domain/container';
 import type { CriEngine } from './handler';
 import { toGrpcStatus } from '../errors';
 
@@ -47,6 +50,39 @@ export function translateSandboxEvent(e: SandboxEvent, seen: Map<string, Sandbox
     return before ? [{ type: T.CONTAINER_DELETED_EVENT, summary: { ...before, state: 'SANDBOX_NOTREADY' } }] : [];
   }
   return [];
+}
+
+/** Container events ⇒ CRI events: added ⇒ CREATED, RUNNING ⇒ STARTED, EXITED ⇒ STOPPED, removed ⇒ DELETED. */
+export function translateContainerEvent(e: ContainerEvent, seen: Map<string, ContainerSummary>): Array<{ type: pb.ContainerEventType; summary: ContainerSummary }> {
+  const T = pb.ContainerEventType;
+  if (e.type === 'container.removed') {
+    const before = seen.get(e.id);
+    seen.delete(e.id);
+    return before ? [{ type: T.CONTAINER_DELETED_EVENT, summary: before }] : [];
+  }
+  const before = seen.get(e.id);
+  seen.set(e.id, e.summary);
+  const out: Array<{ type: pb.ContainerEventType; summary: ContainerSummary }> = [];
+  if (!before) out.push({ type: T.CONTAINER_CREATED_EVENT, summary: e.summary });
+  if (before?.state !== 'CONTAINER_RUNNING' && e.summary.state === 'CONTAINER_RUNNING') out.push({ type: T.CONTAINER_STARTED_EVENT, summary: e.summary });
+  if (before?.state !== 'CONTAINER_EXITED' && e.summary.state === 'CONTAINER_EXITED') out.push({ type: T.CONTAINER_STOPPED_EVENT, summary: e.summary });
+  return out;
+}
+
+function containerStatusOf(c: ContainerSummary): pb.ContainerStatus {
+  return pb.ContainerStatus.fromPartial({
+    id: c.id,
+    metadata: { ...c.metadata },
+    state: containerStateToProto(c.state),
+    createdAt: c.createdAtNs,
+    exitCode: c.exitCode,
+    image: { image: c.image },
+    imageRef: c.imageRef,
+    imageId: c.imageRef,
+    reason: c.reason,
+    labels: { ...c.labels },
+    annotations: { ...c.annotations },
+  });
 }
 
 /** Unflushed events a stream may hold before it is ended with RESOURCE_EXHAUSTED (a client that stopped reading). */
@@ -100,7 +136,31 @@ export async function serveContainerEvents(engine: CriEngine, call: EventStream,
 
   let unflushed = 0;
   const seen = new Map<string, SandboxSummary>();
-  const send = (e: SandboxEvent) => {
+  const seenContainers = new Map<string, ContainerSummary>();
+  const send = (event: SandboxEvent | ContainerEvent) => {
+    if (event.type.startsWith('container.')) {
+      for (const { type, summary } of translateContainerEvent(event as ContainerEvent, seenContainers)) {
+        if (done) return;
+        const pod = seen.get(summary.podSandboxId);
+        unflushed++;
+        const ok = call.write(
+          {
+            containerId: summary.id,
+            containerEventType: type,
+            createdAt: (BigInt(Date.now()) * 1_000_000n).toString(),
+            podSandboxStatus: pod ? summaryStatus(pod) : undefined,
+            containersStatuses: [containerStatusOf(summary)],
+          },
+          () => { unflushed--; },
+        );
+        if (!ok && unflushed > highWaterMark) {
+          fail({ code: GrpcStatus.RESOURCE_EXHAUSTED, details: `the client is not reading its container events (more than ${highWaterMark} unsent); the stream is ended, subscribe again` });
+          return;
+        }
+      }
+      return;
+    }
+    const e = event as SandboxEvent;
     for (const { type, summary } of translateSandboxEvent(e, seen)) {
       if (done) return;
       unflushed++;
@@ -110,6 +170,7 @@ export async function serveContainerEvents(engine: CriEngine, call: EventStream,
           containerEventType: type,
           createdAt: (BigInt(Date.now()) * 1_000_000n).toString(),
           podSandboxStatus: summaryStatus(summary),
+          containersStatuses: [],
         },
         () => { unflushed--; },
       );
@@ -120,7 +181,7 @@ export async function serveContainerEvents(engine: CriEngine, call: EventStream,
     }
   };
   // Subscribe before listing so nothing is lost in between; events that arrive meanwhile wait for the list.
-  let pending: SandboxEvent[] | undefined = [];
+  let pending: (SandboxEvent | ContainerEvent)[] | undefined = [];
   unsubscribe = engine.subscribe((e) => {
     if (done) return;
     if (!pending) return send(e);
@@ -129,8 +190,10 @@ export async function serveContainerEvents(engine: CriEngine, call: EventStream,
     if (pending.length > highWaterMark) fail({ code: GrpcStatus.RESOURCE_EXHAUSTED, details: `more than ${highWaterMark} container events queued before the stream could start` });
   });
   let existing: SandboxSummary[];
+  let existingContainers: ContainerSummary[];
   try {
     existing = await engine.list();
+    existingContainers = await engine.listContainers();
   } catch (e) {
     if (!done) fail(toGrpcStatus(e));
     return;
@@ -145,6 +208,8 @@ export async function serveContainerEvents(engine: CriEngine, call: EventStream,
   // one whose "added" is still queued is left to that event.
   const addedMeanwhile = new Set(queued.filter((e) => e.type === 'sandbox.added').map((e) => e.id));
   for (const s of existing) if (!addedMeanwhile.has(s.id)) seen.set(s.id, s);
+  const containersAddedMeanwhile = new Set(queued.filter((e) => e.type === 'container.added').map((e) => e.id));
+  for (const c of existingContainers) if (!containersAddedMeanwhile.has(c.id)) seenContainers.set(c.id, c);
   pending = undefined;
   for (const e of queued) send(e);
 }

@@ -26,6 +26,16 @@ import { removePodSandbox } from './sandbox-remove';
 import { podSandboxStatus } from './sandbox-status';
 import { listPodSandbox } from './sandbox-list';
 import { versionResponse } from './version';
+import { createContainer } from './container-create';
+import { startContainer } from './container-start';
+import { stopContainer } from './container-stop';
+import { removeContainer } from './container-remove';
+import { listContainers } from './container-list';
+import { containerStatus } from './container-status';
+import { updateContainerResources } from './container-update-resources';
+import { reopenContainerLog } from './container-reopen-log';
+import { execSync } from './container-exec-sync';
+import { containerStats, listContainerStats } from './container-stats';
 
 export const DEFAULT_CRI_SOCKET = '/run/podscope/podscope.sock';
 
@@ -70,6 +80,17 @@ export async function startCriServer(options: CriServerOptions): Promise<CriServ
     removePodSandbox: unary((req) => removePodSandbox(engine, req)),
     podSandboxStatus: unary((req) => podSandboxStatus(engine, req)),
     listPodSandbox: unary((req) => listPodSandbox(engine, req)),
+    createContainer: unary((req) => createContainer(engine, req)),
+    startContainer: unary((req) => startContainer(engine, req)),
+    stopContainer: unary((req) => stopContainer(engine, req)),
+    removeContainer: unary((req) => removeContainer(engine, req)),
+    listContainers: unary((req) => listContainers(engine, req)),
+    containerStatus: unary((req) => containerStatus(engine, req)),
+    updateContainerResources: unary((req) => updateContainerResources(engine, req)),
+    reopenContainerLog: unary((req) => reopenContainerLog(engine, req)),
+    execSync: unary((req) => execSync(engine, req)),
+    containerStats: unary((req) => containerStats(engine, req)),
+    listContainerStats: unary((req) => listContainerStats(engine, req)),
     getContainerEvents: (call) => {
       // registers itself in `streams` synchronously and reports its own failures on the call
       void serveContainerEvents(engine, call, streams, { highWaterMark: options.eventsHighWaterMark });

@@ -11,3 +11,8 @@ export function requireSandboxId(id: string): string {
   if (id === '') throw invalidArgument('pod_sandbox_id must not be empty');
   return id;
 }
+
+export function requireContainerId(id: string): string {
+  if (id === '') throw invalidArgument('container_id must not be empty');
+  return id;
+}

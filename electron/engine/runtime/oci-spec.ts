@@ -1,7 +1,7 @@
 /**
  * The pause container's OCI config.json, built the way containerd's CRI plugin builds it (its defaults, then the
  * sandbox modifications: docs/semantics.md#pause-oci-spec), adapted to this engine: cgroupfs driver, an oom score never below the engine's own
- * (no CAP_SYS_RESOURCE), no rlimits, no seccomp. Pure: everything it needs comes in through PauseSpecInput.
+ * (no CAP_SYS_RESOURCE), no rlimits; seccomp as the pod asks (runtime/seccomp.ts). Pure: everything it needs comes in through PauseSpecInput.
  * Settings that runc would reject are rejected here first, as InvalidArgument, with the reason.
  */
 import { posix } from 'node:path';
@@ -9,6 +9,7 @@ import { NamespaceMode, isHostNetwork, type PodSandboxConfig } from '../../../sh
 import { invalidArgument } from '../../../shared/domain/errors';
 import type { OciMount, OciNamespace, OciSpec } from './oci-types';
 import { PAUSE_ENTRYPOINT } from './pause-rootfs';
+import { checkSeccompRequest, type SeccompChoice } from './seccomp';
 import { checkSysctl, type PrivateNamespaces } from './sysctl-rules';
 
 export interface PauseSpecInput {
@@ -27,6 +28,10 @@ export interface PauseSpecInput {
   engineOomScoreAdj: number;
   /** value of the io.kubernetes.cri.podsandbox.image-name annotation */
   imageName?: string;
+  /** the seccomp profile loaded for the pod (runtime/seccomp.ts loadSeccomp); absent ⇒ only validated */
+  seccomp?: SeccompChoice;
+  /** where relative localhost seccomp refs live; default: no relative refs */
+  seccompProfileRoot?: string;
 }
 
 export const OCI_VERSION = '1.0.2';
@@ -170,11 +175,10 @@ export function buildPauseSpec(input: PauseSpecInput): OciSpec {
   }
   // sethostname(2) takes at most 64 bytes; past that runc fails with a bare EINVAL after the network is set up
   if (Buffer.byteLength(config.hostname) > 64) throw invalidArgument(`hostname "${config.hostname}" is longer than 64 bytes, the kernel's limit`);
-  if (config.linux?.security_context?.seccomp_profile_path) {
-    // containerd would apply it; the pause container here runs without seccomp, and saying so beats ignoring it
-    throw invalidArgument(`linux.security_context.seccomp_profile_path "${config.linux.security_context.seccomp_profile_path}": Podscope runs the pause container without a seccomp profile; leave it empty`);
-  }
-  const privileged = config.linux?.security_context?.privileged ?? false;
+  const sc = config.linux?.security_context;
+  // refused before anything is acquired: an unknown seccomp_profile_path or a localhost ref outside the root
+  checkSeccompRequest({ profile: sc?.seccomp, legacyPath: sc?.seccomp_profile_path ?? '', profileRoot: input.seccompProfileRoot ?? '/nonexistent-seccomp-root' });
+  const privileged = sc?.privileged ?? false;
   const caps = [...DEFAULT_CAPABILITIES];
   return {
     ociVersion: OCI_VERSION,
@@ -204,6 +208,7 @@ export function buildPauseSpec(input: PauseSpecInput): OciSpec {
       namespaces: namespaces(hostNetwork, hostPid, hostIpc, input.netnsPath),
       maskedPaths: [...MASKED_PATHS],
       readonlyPaths: [...READONLY_PATHS],
+      ...(input.seccomp?.spec && !privileged && { seccomp: input.seccomp.spec }),
     },
   };
 }

@@ -1,4 +1,6 @@
-/** The subset of the OCI runtime-spec config.json that the pause container uses (field names as in the spec). */
+/** The subset of the OCI runtime-spec config.json that the pause and app containers use (field names as in the spec). */
+import type { OciSeccomp } from './seccomp';
+
 export interface OciMount {
   destination: string;
   type: string;
@@ -34,5 +36,6 @@ export interface OciSpec {
     namespaces: OciNamespace[];
     maskedPaths: string[];
     readonlyPaths: string[];
+    seccomp?: OciSeccomp;
   };
 }

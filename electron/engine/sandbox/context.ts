@@ -57,4 +57,6 @@ export interface EngineContext {
   owner: EngineOwner;
   /** one line per notable start-up action (garbage collected items) */
   log?: (line: string) => void;
+  /** the pod's containers: stopped before the pause (StopPodSandbox), removed before the sandbox (RemovePodSandbox) */
+  podContainers?: { stopAll(sandboxId: string): Promise<void>; removeAll(sandboxId: string): Promise<void> };
 }

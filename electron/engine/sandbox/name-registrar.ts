@@ -8,16 +8,19 @@ export class NameRegistrar {
   private readonly byName = new Map<string, string>();
   private readonly byId = new Map<string, string>();
 
+  /** what the names belong to, for the error messages ("sandbox" or "container") */
+  constructor(private readonly kind: string = 'sandbox') {}
+
   reserve(name: string, id: string): void {
     const holder = this.byName.get(name);
     if (holder === id) return;
     if (holder !== undefined) {
-      throw new PodscopeError('AlreadyExists', `failed to reserve sandbox name ${JSON.stringify(name)}: name ${JSON.stringify(name)} is reserved for ${JSON.stringify(holder)}`, {
+      throw new PodscopeError('AlreadyExists', `failed to reserve ${this.kind} name ${JSON.stringify(name)}: name ${JSON.stringify(name)} is reserved for ${JSON.stringify(holder)}`, {
         details: { name, holder },
       });
     }
     const previous = this.byId.get(id);
-    if (previous !== undefined) throw new PodscopeError('AlreadyExists', `sandbox ${id} already holds name ${JSON.stringify(previous)}`);
+    if (previous !== undefined) throw new PodscopeError('AlreadyExists', `${this.kind} ${id} already holds name ${JSON.stringify(previous)}`);
     this.byName.set(name, id);
     this.byId.set(id, name);
   }

@@ -27,6 +27,8 @@ export interface SandboxRecord {
   ipSelection?: IpSelection & { eth0Ips: string[] };
   pause: PauseView;
   ociSpec?: unknown;
+  /** the pause container's seccomp: "unconfined", "runtime/default" or "localhost/<path>" */
+  seccomp?: string;
   /** <stateDir>/sandboxes/<id> and <runDir>/sandboxes/<id> */
   rootDir: string;
   runDir: string;

@@ -21,6 +21,8 @@ export async function removeSandbox(ctx: EngineContext, idOrPrefix: string, opts
   await ctx.locks.run(id, async () => {
     const rec = ctx.store.get(id);
     if (!rec) return;
+    // containerd removes every container of the pod before the sandbox (sandbox_remove.go)
+    await ctx.podContainers?.removeAll(id);
     try {
       await removeLocked(ctx, rec);
     } catch (error) {

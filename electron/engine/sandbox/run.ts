@@ -12,6 +12,9 @@ import { PodscopeError, serializeError } from '../../../shared/domain/errors';
 import { selectPodIPs } from '../../../shared/domain/ip-selection';
 import { hostIpFamilyProblems } from '../../../shared/domain/portmap';
 import type { RunSandboxRequest } from '../../../shared/domain/sandbox';
+import { seccompProfileRoot } from '../options';
+import { DEFAULT_CAPABILITIES } from '../runtime/oci-spec';
+import { loadSeccomp } from '../runtime/seccomp';
 import { CleanupStack } from './cleanup-stack';
 import { buildCniOptions } from './cni-options';
 import type { CniNamespaceOptions } from '../cni/types';
@@ -63,7 +66,7 @@ export async function runSandbox(ctx: EngineContext, req: RunSandboxRequest, sig
     const [problem] = hostIpFamilyIssues(ctx, config);
     if (problem) throw new PodscopeError('InvalidArgument', `invalid sandbox config: ${problem}`, { details: { issues: [problem] } });
   }
-  ctx.buildPauseSpec({ id, config, netnsPath: hostNetwork ? undefined : '/dev/null', rootfsPath: '/', resolvConfPath: '/dev/null', shmPath: '/dev/null', engineOomScoreAdj: ctx.engineOomScoreAdj });
+  ctx.buildPauseSpec({ id, config, netnsPath: hostNetwork ? undefined : '/dev/null', rootfsPath: '/', resolvConfPath: '/dev/null', shmPath: '/dev/null', engineOomScoreAdj: ctx.engineOomScoreAdj, seccompProfileRoot: seccompProfileRoot(ctx.options) });
 
   const name = makeSandboxName(config.metadata);
   ctx.names.reserve(name, id);
@@ -160,7 +163,14 @@ async function startPause(ctx: EngineContext, rec: SandboxRecord, cleanup: Clean
     ctx.files.prepare({ id, config, rootDir: rec.rootDir, runDir: rec.runDir, signal }),
   (f) => ({ ...f }));
   const rootfsPath = await trace.step('pause.rootfs', 'ensure pause rootfs', () => ctx.runtime.ensureRootfs(), (p) => ({ path: p }));
-  const spec = ctx.buildPauseSpec({ id, config, netnsPath: rec.netnsPath, rootfsPath, resolvConfPath: files.resolvConfPath, shmPath: files.shmPath, engineOomScoreAdj: ctx.engineOomScoreAdj });
+  const sc = config.linux?.security_context;
+  const profileRoot = seccompProfileRoot(ctx.options);
+  // containerd applies the pod's seccomp profile to the pause container too (docs/semantics.md#seccomp)
+  const seccomp = await trace.step('pause.seccomp', 'load the seccomp profile', () =>
+    loadSeccomp({ profile: sc?.seccomp, legacyPath: sc?.seccomp_profile_path ?? '', privileged: sc?.privileged ?? false, capabilities: DEFAULT_CAPABILITIES, profileRoot }),
+  (c) => ({ applied: c.applied }));
+  rec.seccomp = seccomp.applied;
+  const spec = ctx.buildPauseSpec({ id, config, netnsPath: rec.netnsPath, rootfsPath, resolvConfPath: files.resolvConfPath, shmPath: files.shmPath, engineOomScoreAdj: ctx.engineOomScoreAdj, seccomp, seccompProfileRoot: profileRoot });
   rec.ociSpec = spec;
   const report = runtimeReporter(trace);
   cleanup.push('kill and delete the pause container', async (s) => {

@@ -5,6 +5,12 @@
 import { readFile } from 'node:fs/promises';
 import { missingPluginText, type CniConfigView } from '../../../shared/domain/cni';
 import { formatIssues, isHostNetwork } from '../../../shared/domain/config';
+import { join } from 'node:path';
+import type { ContainerEvent, ContainerFilter, ContainerStats, ContainerStatusView, ContainerSummary, CreateContainerRequest, ExecSyncResult, LinuxContainerResourcesInput } from '../../../shared/domain/container';
+import { HostCgroupReader } from '../containers/cgroups';
+import { RuncContainerRuntime } from '../containers/runtime';
+import { ContainerService, type ContainerDeps } from '../containers/service';
+import { NodeProcessRunner } from '../os/exec';
 import { analyzeBandwidth } from '../../../shared/domain/bandwidth';
 import { analyzePortMappings } from '../../../shared/domain/portmap';
 import { PodscopeError, serializeError } from '../../../shared/domain/errors';
@@ -21,7 +27,7 @@ import { recoverSandboxes, type RecoveryReport } from './recover';
 import { removeSandbox } from './remove';
 import { hostIpFamilyIssues, parseRunConfig, runSandbox } from './run';
 import { RunPodSandboxConfigSchema } from '../../../shared/domain/config-checks';
-import { isProcessAlive, listSandboxes, refreshLiveness, sandboxStatus } from './status';
+import { isProcessAlive, listSandboxes, processStartTicks, refreshLiveness, sandboxStatus } from './status';
 import { liveNetwork } from './live';
 import type { LiveNetworkView } from '../../../shared/domain/live';
 import type { CniCheckReport, CniStatusReport, ThroughputOptions, ThroughputReport } from '../../../shared/domain/measure';
@@ -45,13 +51,17 @@ import type { SandboxRecord } from './record';
 export const ENGINE_VERSION = '0.1.0';
 /** /proc reads only, so cheap enough to run every couple of seconds */
 const PAUSE_POLL_MS = 2000;
+/** container exits: a /proc read per running container, so a crashed container shows up within a second */
+const CONTAINER_POLL_MS = 1000;
 
-export type EngineDeps = Omit<EngineContext, 'store' | 'names' | 'locks' | 'emit' | 'processAlive' | 'readOnly' | 'owner' | 'images'> & {
+export type EngineDeps = Omit<EngineContext, 'store' | 'names' | 'locks' | 'emit' | 'processAlive' | 'readOnly' | 'owner' | 'images' | 'podContainers'> & {
   processAlive?: EngineContext['processAlive'];
   /** CLI `pods`/`inspectp`: nothing on the host is changed (see EngineContext.readOnly) */
   readOnly?: boolean;
   /** default: an empty store that pulls nothing (engines that only run sandboxes) */
   images?: ImageStore;
+  /** the container runtime and cgroup reads (images come from `images`); default: runc under <runDir>/containers/runc */
+  containers?: ContainerDeps;
   lock?: StateDirLock;
   /** problems found while setting up (missing runc, not root…), shown by info() */
   problems?: string[];
@@ -72,6 +82,7 @@ export class SandboxEngine implements Engine {
   private probeQueue: Promise<unknown> = Promise.resolve();
   private readonly probeAbort = new AbortController();
   private readonly lastProbes = new Map<string, ProbeReport>();
+  private readonly containers: ContainerService;
 
   constructor(private readonly deps: EngineDeps) {
     const readOnly = deps.readOnly ?? false;
@@ -92,6 +103,19 @@ export class SandboxEngine implements Engine {
       images: deps.images ?? noImageStore(),
     };
     this.ownerTag = tag;
+    this.containers = new ContainerService(
+      {
+        options: deps.options,
+        sandboxes: this.ctx.store,
+        processAlive: this.ctx.processAlive,
+        processStartTicks,
+        engineOomScoreAdj: deps.engineOomScoreAdj,
+        cleanupTimeoutMs: deps.cleanupTimeoutMs,
+      },
+      { images: this.ctx.images, ...(deps.containers ?? { runtime: new RuncContainerRuntime({ runcPath: deps.options.runcPath, root: join(deps.options.runDir, 'containers', 'runc'), runner: new NodeProcessRunner() }), cgroups: new HostCgroupReader() }) },
+      (e) => this.emit(e),
+    );
+    this.ctx.podContainers = this.containers;
   }
 
   get options(): EngineOptions {
@@ -111,7 +135,9 @@ export class SandboxEngine implements Engine {
     this.ownerTag.value = stateDirId ? netnsTag(stateDirId) : undefined;
     this.recovery = await recoverSandboxes(this.ctx, { uncleanShutdown: (this.deps.lock?.uncleanPreviousHolders.length ?? 0) > 0 });
     this.recovery.startupGc.unshift(...idTemps.map((path) => gcItem('state-id-temp', { path }, 'deleted (an id write interrupted before its link)')));
+    this.recovery.problems.push(...(await this.containers.recover()));
     this.background.push(
+      every(CONTAINER_POLL_MS, () => this.containers.poll()),
       watchConfDir(this.deps.options.cniConfDir, () => void this.reloadCniConfig()),
       every(PAUSE_POLL_MS, async () => {
         for (const rec of this.ctx.store.all()) await refreshLiveness(this.ctx, rec);
@@ -125,7 +151,7 @@ export class SandboxEngine implements Engine {
     return () => this.listeners.delete(listener);
   }
 
-  private emit(e: SandboxEvent): void {
+  private emit(e: SandboxEvent | ContainerEvent): void {
     for (const l of this.listeners) {
       try {
         l(e);
@@ -224,6 +250,40 @@ export class SandboxEngine implements Engine {
 
   list(filter?: SandboxFilter): Promise<SandboxSummary[]> {
     return listSandboxes(this.ctx, filter);
+  }
+
+  createContainer(req: CreateContainerRequest): Promise<{ id: string }> {
+    return this.containers.createContainer(req);
+  }
+  startContainer(id: string): Promise<void> {
+    return this.containers.startContainer(id);
+  }
+  stopContainer(id: string, timeoutSeconds: number): Promise<void> {
+    return this.containers.stopContainer(id, timeoutSeconds);
+  }
+  removeContainer(id: string): Promise<void> {
+    return this.containers.removeContainer(id);
+  }
+  containerStatus(id: string): Promise<ContainerStatusView> {
+    return this.containers.containerStatus(id);
+  }
+  listContainers(filter?: ContainerFilter): Promise<ContainerSummary[]> {
+    return this.containers.listContainers(filter);
+  }
+  execSync(id: string, cmd: string[], timeoutSeconds: number): Promise<ExecSyncResult> {
+    return this.containers.execSync(id, cmd, timeoutSeconds);
+  }
+  updateContainerResources(id: string, resources: LinuxContainerResourcesInput): Promise<void> {
+    return this.containers.updateContainerResources(id, resources);
+  }
+  containerStats(id: string): Promise<ContainerStats> {
+    return this.containers.containerStats(id);
+  }
+  listContainerStats(filter?: Omit<ContainerFilter, 'state'>): Promise<ContainerStats[]> {
+    return this.containers.listContainerStats(filter);
+  }
+  reopenContainerLog(id: string): Promise<void> {
+    return this.containers.reopenContainerLog(id);
   }
 
   async cniConfig(): Promise<CniConfigView> {
@@ -355,6 +415,7 @@ export class SandboxEngine implements Engine {
     // a probe in flight stops and ends its agents before the engine lets go
     this.probeAbort.abort();
     await this.probeQueue.catch(() => undefined);
+    this.containers.ctx.runtime.close?.();
     this.listeners.clear();
     await this.deps.lock?.release();
   }

@@ -26,6 +26,8 @@ export async function stopLocked(ctx: EngineContext, rec: SandboxRecord, phase: 
   const trace = new TraceRecorder(rec, phase, (entry) => ctx.emit({ type: 'sandbox.progress', id: rec.id, entry }));
   const signal = AbortSignal.timeout(ctx.cleanupTimeoutMs);
   try {
+    // containerd stops every container of the pod first (timeout 0), then the sandbox (sandbox_stop.go)
+    if (ctx.podContainers) await trace.step('containers.stop', "stop the pod's containers", () => ctx.podContainers!.stopAll(rec.id));
     // The pause container and the network are independent until the netns goes (containerd stops the pause first,
     // CRI-O tears the network down first): both at once, then the netns once neither needs it.
     const stopPause = async () => {

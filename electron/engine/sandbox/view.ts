@@ -65,6 +65,7 @@ export function toStatus(rec: SandboxRecord, netnsClosed: boolean): SandboxStatu
   if (rec.netnsPath) status.netnsPath = rec.netnsPath;
   if (rec.ipSelection) status.ipSelection = { ...rec.ipSelection, alternatives: selectForEveryPreference(rec.ipSelection.eth0Ips) };
   if (rec.ociSpec !== undefined) status.ociSpec = rec.ociSpec;
+  if (rec.seccomp !== undefined) status.seccomp = rec.seccomp;
   if (rec.lastError) status.lastError = rec.lastError;
   if (rec.stoppedAt) status.stoppedAt = rec.stoppedAt;
   if (rec.pauseExit) status.pauseExit = rec.pauseExit;

@@ -8,12 +8,14 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { ContainerEvent } from '../../../shared/domain/container';
 import type { SandboxEvent } from '../../../shared/domain/sandbox';
 import { DEFAULT_ENGINE_OPTIONS, type EngineOptions } from '../options';
 import { buildPauseSpec } from '../runtime/oci-spec';
 import type { RecoveryReport } from '../sandbox/recover';
 import { SandboxEngine, type EngineDeps } from '../sandbox/service';
 import { FakeCniManager, type FakeNetwork } from './fake-cni';
+import { FakeCgroups, FakeContainerHost, FakeContainerRuntime } from './fake-container-runtime';
 import { FakeImageStore } from './fake-images';
 import type { ImageStore } from '../images/types';
 import { FakeSandboxFiles } from './fake-files';
@@ -49,8 +51,11 @@ export interface TestEngine {
   images: FakeImageStore;
   /** replays byte curves for throughput(); set `curves` per direction */
   throughput: FakeThroughputMeter;
+  containerRuntime: FakeContainerRuntime;
+  cgroups: FakeCgroups;
+  host: FakeContainerHost;
   /** every event the engine emitted since it was built */
-  events: SandboxEvent[];
+  events: (SandboxEvent | ContainerEvent)[];
   recovery: RecoveryReport;
   /** the temp dir holding state, run, netns and CNI dirs */
   dir: string;
@@ -81,13 +86,17 @@ export async function createTestEngine(opts: TestEngineOptions = {}): Promise<Te
     ingress: { lineBytesPerMs: 1e6, burstBytes: 536_870_911, shapedBytesPerMs: 1250 },
     egress: { lineBytesPerMs: 1e6, burstBytes: 536_870_911, shapedBytesPerMs: 1250 },
   });
+  const containerRuntime = new FakeContainerRuntime();
+  const cgroups = new FakeCgroups();
+  const host = new FakeContainerHost();
   const deps: EngineDeps = {
     options, netns, cni, runtime, files, liveReader: live, probeNet: probe, images: opts.imageStore ?? images, throughputMeter: throughput, buildPauseSpec, engineOomScoreAdj: 0, cleanupTimeoutMs: 5000,
-    processAlive: (pid) => runtime.processAlive(pid),
+    processAlive: async (pid) => containerRuntime.alive(pid) || (await runtime.processAlive(pid)),
+    containers: { runtime: containerRuntime, cgroups, host },
     problems: opts.problems,
   };
   const engine = new SandboxEngine(deps);
-  const events: SandboxEvent[] = [];
+  const events: (SandboxEvent | ContainerEvent)[] = [];
   engine.subscribe((e) => events.push(e));
   let recovery: RecoveryReport;
   try {
@@ -99,7 +108,7 @@ export async function createTestEngine(opts: TestEngineOptions = {}): Promise<Te
   }
   let closed = false;
   return {
-    engine, netns, cni, runtime, files, live, probe, images, throughput, events, recovery, dir,
+    engine, netns, cni, runtime, files, live, probe, images, throughput, containerRuntime, cgroups, host, events, recovery, dir,
     async close() {
       if (closed) return;
       closed = true;

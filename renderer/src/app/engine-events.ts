@@ -8,6 +8,7 @@ import { useQueryClient, type QueryClient } from '@tanstack/react-query';
 import type { SandboxSummary } from '../../../shared/domain/sandbox';
 import type { PushedEvent } from '../../../shared/ipc/events';
 import { podKeys } from '../features/pods/api/queries';
+import { containerKeys } from '../features/pods/api/containers';
 import { cniKey } from '../features/cni/api/queries';
 import { endpointsKey } from '../lib/endpoint';
 import { liveKey } from '../features/pods/detail/api/queries';
@@ -16,6 +17,10 @@ import { useClient } from '../lib/connection-context';
 export function applyEvent(qc: QueryClient, e: PushedEvent): void {
   if (e.kind === 'endpoints.changed') {
     qc.setQueryData(endpointsKey, e.endpoints);
+    return;
+  }
+  if (e.kind === 'container') {
+    void qc.invalidateQueries({ queryKey: containerKeys.all(e.endpointId) });
     return;
   }
   const { endpointId, event } = e;

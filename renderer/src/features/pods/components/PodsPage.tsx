@@ -15,6 +15,7 @@ import { useNow } from '../../../lib/use-now';
 import { PodDetail } from '../detail/components/PodDetail';
 import { useCurrentEndpoint, useEndpointId } from '../../../lib/endpoint';
 import { podsQuery } from '../api/queries';
+import { useContainersByPod } from '../api/containers';
 import { filterPods } from '../filter';
 import { usePodsUi } from '../store';
 import { usePodsLayout } from '../layout-store';
@@ -67,6 +68,12 @@ export function PodsPage({ poll }: { poll: boolean }) {
   const open = selected !== undefined;
   const pageClass = ['pods-page', open ? 'pods-page-split' : 'pods-page-full', stale ? 'pods-page-stale' : ''].filter(Boolean).join(' ');
   const style = open ? ({ gridTemplateRows: `minmax(0, ${listShare}fr) 6px minmax(0, ${1 - listShare}fr)` } as React.CSSProperties) : undefined;
+  const byPod = useContainersByPod(client, endpointId, poll);
+  const containerCounts = useMemo(() => {
+    const m = new Map<string, [number, number]>();
+    for (const [pod, list] of byPod) m.set(pod, [list.filter((c) => c.state === 'CONTAINER_RUNNING').length, list.length]);
+    return m;
+  }, [byPod]);
 
   return (
     <div className={pageClass} ref={pageRef} style={style}>
@@ -131,6 +138,7 @@ export function PodsPage({ poll }: { poll: boolean }) {
               onSelect={select}
               onOpen={(id) => { select(id); setDetailTab('overview'); }}
               hostPortsListed={endpoint?.kind !== 'cri'}
+              containerCounts={containerCounts}
             />
           </div>
         )}
@@ -141,7 +149,7 @@ export function PodsPage({ poll }: { poll: boolean }) {
       {open && <SplitHandle container={pageRef} />}
       {open && (
         <div className="pods-detail">
-          <PodDetail summary={selected} />
+          <PodDetail summary={selected} containers={byPod.get(selected.id) ?? []} />
         </div>
       )}
     </div>

@@ -13,7 +13,7 @@ import { HostPortClashMark, useHostPortClashes } from './HostPortClash';
 
 const ROW_HEIGHT = 30;
 
-export const COLUMNS = ['', 'Name', 'Namespace', 'State', 'Pod IP', 'Additional IPs', 'Host ports', 'Bandwidth', 'Age'] as const;
+export const COLUMNS = ['', 'Name', 'Namespace', 'State', 'Containers', 'Pod IP', 'Additional IPs', 'Host ports', 'Bandwidth', 'Age'] as const;
 
 function hostPorts(p: SandboxSummary): string {
   return p.hostPorts.map((h) => `${h.hostIP ? `${h.hostIP}:` : ''}${h.hostPort}→${h.containerPort}/${h.protocol}`).join(', ');
@@ -40,6 +40,11 @@ function Released({ text }: { text: string }) {
   );
 }
 
+function containerCount(c: [number, number] | undefined): React.ReactNode {
+  if (!c || c[1] === 0) return <span className="muted">0</span>;
+  return c[0] === c[1] ? String(c[1]) : `${c[0]}/${c[1]}`;
+}
+
 /** CRI's ListPodSandbox carries no port mappings: over CRI the list cannot know host ports, only the detail can. */
 const HOST_PORTS_UNLISTED = 'ListPodSandbox does not carry port mappings over CRI; open the sandbox to see them (read from its config)';
 
@@ -49,6 +54,7 @@ export function PodsTable({
   onSelect,
   onOpen,
   hostPortsListed = true,
+  containerCounts,
 }: {
   pods: SandboxSummary[];
   selectedId?: string;
@@ -56,6 +62,8 @@ export function PodsTable({
   onOpen: (id: string) => void;
   /** false for CRI endpoints, whose list has no port mappings */
   hostPortsListed?: boolean;
+  /** pod id ⇒ [running, all] containers; absent while unknown */
+  containerCounts?: Map<string, [number, number]>;
 }) {
   const scrollRef = useRef<HTMLDivElement>(null);
   const now = useNow(1000);
@@ -155,6 +163,9 @@ export function PodsTable({
                 <div role="gridcell" className="cell">{p.metadata.namespace}</div>
                 <div role="gridcell" className="cell">
                   <StatePill state={p.state} reason={p.notReadyReason} pending={!!p.cleanupPending?.length} />
+                </div>
+                <div role="gridcell" className="cell mono" data-col="containers" title="running / all containers">
+                  {containerCounts ? containerCount(containerCounts.get(p.id)) : <span className="muted">…</span>}
                 </div>
                 <div role="gridcell" className="cell mono" data-col="ip">
                   {p.hostNetwork ? <span className="muted">host network</span> : p.ip || <span className="muted">—</span>}

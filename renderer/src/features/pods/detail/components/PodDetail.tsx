@@ -18,8 +18,10 @@ import { BandwidthTab } from './BandwidthTab';
 import { TraceTab } from './TraceTab';
 import { LifecycleTab } from './LifecycleTab';
 import { RawTab } from './RawTab';
+import { PodContainers } from './PodContainers';
+import type { ContainerSummary } from '../../../../../../shared/domain/container';
 
-export function PodDetail({ summary }: { summary: SandboxSummary }) {
+export function PodDetail({ summary, containers = [] }: { summary: SandboxSummary; containers?: ContainerSummary[] }) {
   const client = useClient();
   const endpointId = useEndpointId();
   const tab = useNavigation((s) => s.detailTab);
@@ -82,7 +84,10 @@ export function PodDetail({ summary }: { summary: SandboxSummary }) {
         ) : !s ? (
           <div className="muted pad">Loading status…</div>
         ) : tab === 'overview' ? (
-          <OverviewTab s={s} />
+          <>
+            <PodContainers containers={containers} />
+            <OverviewTab s={s} />
+          </>
         ) : tab === 'network' ? (
           <NetworkTab s={s} />
         ) : tab === 'ports' ? (

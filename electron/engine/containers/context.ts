@@ -1,0 +1,37 @@
+/** What the container verbs share: OS touch points (each behind an interface) and the engine's state. */
+import type { ContainerEvent } from '../../../shared/domain/container';
+import type { ContainerRootfs, ImageStore } from '../images/types';
+import type { EngineOptions } from '../options';
+import type { KeyedMutex } from '../sandbox/keyed-mutex';
+import type { NameRegistrar } from '../sandbox/name-registrar';
+import type { SandboxStore } from '../sandbox/store';
+import type { CgroupReader } from './cgroups';
+import type { ContainerRuntime } from './runtime';
+import type { ContainerStore } from './store';
+
+/** Host checks CreateContainer makes (real: node:fs and /sys; fake in tests). */
+export interface ContainerHost {
+  /** whether a mount's host path exists */
+  pathExists(path: string): Promise<boolean>;
+  /** /sys/module/apparmor/parameters/enabled says Y */
+  apparmorEnabled(): Promise<boolean>;
+}
+
+export interface ContainerContext {
+  options: EngineOptions;
+  sandboxes: SandboxStore;
+  images: ImageStore;
+  runtime: ContainerRuntime;
+  cgroups: CgroupReader;
+  host: ContainerHost;
+  store: ContainerStore;
+  names: NameRegistrar;
+  locks: KeyedMutex;
+  /** rootfs handles from ImageStore.prepareRootfs, by container id (lost on restart: see remove.ts) */
+  rootfs: Map<string, ContainerRootfs>;
+  emit(e: ContainerEvent): void;
+  processAlive(pid: number, startTicks?: number): Promise<boolean>;
+  processStartTicks(pid: number): Promise<number | undefined>;
+  engineOomScoreAdj: number;
+  cleanupTimeoutMs: number;
+}

@@ -1,0 +1,52 @@
+/**
+ * Noticing a container's exit. containerd's shim reports task exits; here runc (inside the log shim) reaps the
+ * container and the shim writes exit.json, so the engine looks at the pid and then reads that file. Reason as
+ * containerd's: OOMKilled when the cgroup's OOM kill counter moved, Completed for exit 0, Error otherwise.
+ */
+import type { ContainerContext } from './context';
+import type { ContainerRecord } from './record';
+import { toContainerSummary } from './view';
+
+/** How long after the pid is gone a missing exit.json is waited for (the shim writes it right after runc exits). */
+const EXIT_FILE_GRACE_MS = 3000;
+
+/** Returns true when the container is (now) known to have exited. The caller holds the container's lock. */
+export async function observeExit(ctx: ContainerContext, rec: ContainerRecord): Promise<boolean> {
+  if (rec.state !== 'Running') return rec.state === 'Exited';
+  if (rec.pid !== undefined && (await ctx.processAlive(rec.pid, rec.startTicks))) return false;
+  let exit = await ctx.runtime.exitInfo(rec.bundleDir);
+  if (!exit) {
+    const shimAlive = rec.shimPid !== undefined && (await ctx.processAlive(rec.shimPid));
+    if (shimAlive) {
+      // the shim is still writing it; give it a moment, then fall back to "unknown exit"
+      const t0 = Date.now();
+      while (!exit && Date.now() - t0 < EXIT_FILE_GRACE_MS) {
+        await new Promise((r) => setTimeout(r, 20));
+        exit = await ctx.runtime.exitInfo(rec.bundleDir);
+      }
+    }
+  }
+  const usage = await ctx.cgroups.usage(rec.cgroupsPath).catch(() => undefined);
+  rec.state = 'Exited';
+  rec.exitCode = exit?.exitCode ?? 255;
+  rec.finishedAtNs = exit?.finishedAtNs ?? (BigInt(Date.now()) * 1_000_000n).toString();
+  if (!exit) {
+    rec.reason = 'Unknown';
+    rec.message = 'the container exited while no log shim was watching it (its exit code is lost)';
+  } else if ((usage?.oomKills ?? 0) > 0) {
+    rec.reason = 'OOMKilled';
+  } else {
+    rec.reason = rec.exitCode === 0 ? 'Completed' : 'Error';
+  }
+  await ctx.store.save(rec);
+  ctx.emit({ type: 'container.changed', id: rec.id, summary: toContainerSummary(rec) });
+  return true;
+}
+
+/** The background poll: every running container not busy with a verb. */
+export async function observeAllExits(ctx: ContainerContext): Promise<void> {
+  for (const rec of ctx.store.all()) {
+    if (rec.state !== 'Running') continue;
+    await ctx.locks.tryRun(rec.id, () => observeExit(ctx, rec)).catch(() => undefined);
+  }
+}

@@ -1,0 +1,50 @@
+/** What the engine persists for each container. Every view is derived from this. */
+import type { ContainerConfig } from '../../../shared/domain/container';
+import type { SerializedError } from '../../../shared/domain/errors';
+import type { ResolvedUser } from '../runtime/container-spec';
+
+export const CONTAINER_RECORD_VERSION = 1;
+
+/** containerd's internal states; CRI shows Created/Running/Exited/Unknown. */
+export type ContainerInternalState = 'Created' | 'Running' | 'Exited' | 'Unknown';
+
+export interface ContainerRecord {
+  version: typeof CONTAINER_RECORD_VERSION;
+  id: string;
+  name: string;
+  sandboxId: string;
+  config: ContainerConfig;
+  /** the image as the config named it, and what it resolved to */
+  imageName: string;
+  imageId: string;
+  createdAtNs: string;
+  createdAt: string;
+  startedAtNs?: string;
+  finishedAtNs?: string;
+  state: ContainerInternalState;
+  pid?: number;
+  startTicks?: number;
+  shimPid?: number;
+  exitCode?: number;
+  reason?: string;
+  message?: string;
+  /** `<stateDir>/containers/<id>`: the rootfs the image store prepared lives below it */
+  rootDir: string;
+  rootfsPath: string;
+  /** `<runDir>/containers/<id>/bundle`: config.json, runc.log, exit.json, container.pid */
+  bundleDir: string;
+  /** absolute; "" when the pod has no log_directory or the config no log_path */
+  logPath: string;
+  /** the log file did not exist before this container created it (so a failed create deletes it) */
+  logCreated?: boolean;
+  user: ResolvedUser;
+  seccomp: string;
+  apparmor: string;
+  stopSignal: string;
+  /** the cgroup runc put it in (OCI cgroupsPath) */
+  cgroupsPath: string;
+  ociSpec: unknown;
+  /** set once a stop was asked for, so the exit is not reported as a crash */
+  stopRequested?: boolean;
+  lastError?: SerializedError;
+}

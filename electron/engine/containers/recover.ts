@@ -1,0 +1,29 @@
+/**
+ * Start-up: rebuild the container store, re-reserve names, notice containers that exited while no engine ran,
+ * and delete runc containers under the containers root that no record owns.
+ */
+import type { ContainerContext } from './context';
+import { observeExit } from './exit';
+
+export async function recoverContainers(ctx: ContainerContext): Promise<string[]> {
+  const problems = await ctx.store.load();
+  for (const rec of ctx.store.all()) {
+    try {
+      ctx.names.reserve(rec.name, rec.id);
+    } catch (e) {
+      problems.push(`container ${rec.id}: ${(e as Error).message}`);
+    }
+  }
+  await Promise.all(ctx.store.all().map((rec) => observeExit(ctx, rec).catch((e: unknown) => problems.push(`container ${rec.id}: ${(e as Error).message}`))));
+  const known = new Set(ctx.store.all().map((r) => r.id));
+  for (const id of await ctx.runtime.list().catch(() => [] as string[])) {
+    if (known.has(id)) continue;
+    try {
+      await ctx.runtime.kill(id, 'SIGKILL', true);
+      await ctx.runtime.delete(id);
+    } catch (e) {
+      problems.push(`orphan runc container ${id}: ${(e as Error).message}`);
+    }
+  }
+  return problems;
+}

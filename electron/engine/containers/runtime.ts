@@ -1,0 +1,212 @@
+/**
+ * App containers under runc, behind a small interface (real: RuncContainerRuntime; fake: testing/fake-containers.ts).
+ * They live under their own runc `--root` (`<runDir>/containers/runc`), apart from the pause containers, so the
+ * sandbox recovery's orphan sweep never touches them.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { constants as osConstants } from 'node:os';
+import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { PodscopeError } from '../../../shared/domain/errors';
+import type { ProcessRunner } from '../os/exec';
+import { parseRuncLog, readLogFrom, runcErrors } from '../runtime/runc-log';
+import { SHIM_SOURCE } from './shim';
+
+export interface ContainerExit {
+  exitCode: number;
+  signal?: string | null;
+  finishedAtNs: string;
+}
+
+export interface StartedContainer {
+  pid: number;
+  shimPid: number;
+}
+
+export interface ContainerRuntime {
+  /** Writes config.json and starts the container under a detached log shim (`runc run --keep`). */
+  start(id: string, bundleDir: string, spec: unknown, io: { logPath: string }, signal?: AbortSignal): Promise<StartedContainer>;
+  /** `runc kill [--all] id SIG`; an unknown or stopped container is a success. */
+  kill(id: string, signal: string, all: boolean): Promise<void>;
+  /** `runc delete --force`; idempotent */
+  delete(id: string): Promise<void>;
+  /** what the shim recorded when runc exited; undefined while it runs (or if no shim ever ran) */
+  exitInfo(bundleDir: string): Promise<ContainerExit | undefined>;
+  /** `runc exec`; a timeout kills the exec'd process and is DeadlineExceeded */
+  exec(id: string, cmd: string[], timeoutMs: number): Promise<{ stdout: Buffer; stderr: Buffer; exitCode: number }>;
+  /** `runc update -r -` with an OCI LinuxResources document */
+  update(id: string, resources: unknown): Promise<void>;
+  /** asks the shim to reopen its log file */
+  reopenLog(shimPid: number): Promise<void>;
+  /** ids runc knows under this root */
+  list(): Promise<string[]>;
+  /** a hint that start() is coming: get its slow part (a process start) going now; optional */
+  warm?(): void;
+  /** ends what warm() started and was not used; optional */
+  close?(): void;
+}
+
+export interface RuncContainerRuntimeOptions {
+  runcPath: string;
+  /** `<runDir>/containers/runc` */
+  root: string;
+  runner: ProcessRunner;
+  /** how long start waits for runc to report the pid (default 30 s) */
+  startTimeoutMs?: number;
+  /** the Node binary that runs the shim (default process.execPath; Electron runs it as Node) */
+  nodePath?: string;
+}
+
+const DOES_NOT_EXIST = /container does not exist/;
+const NOT_RUNNING = /container not running|process already finished/;
+
+function runcError(what: string, stderr: string, exitCode: number | null): PodscopeError {
+  const messages = runcErrors(parseRuncLog(stderr));
+  return new PodscopeError('RuntimeError', `runc ${what} failed: ${messages.length ? messages.join('; ') : stderr.trim() || `exit code ${exitCode}`}`, { details: { stderr: stderr.slice(-4000), exitCode } });
+}
+
+export class RuncContainerRuntime implements ContainerRuntime {
+  constructor(private readonly o: RuncContainerRuntimeOptions) {}
+
+  private warmShim: ChildProcess | undefined;
+
+  private spawnShim(): ChildProcess {
+    const child = spawn(this.o.nodePath ?? process.execPath, ['-e', SHIM_SOURCE, '--', 'warm'], {
+      // its own session: a Ctrl-C to the CLI or the app's process group must not reach the container's output
+      detached: true,
+      stdio: ['ignore', 'ignore', 'ignore', 'ipc'],
+      // a minimal env: NODE_OPTIONS from a dev loader (tsx, vitest) would slow every start and tie the shim to them
+      env: { PATH: process.env.PATH ?? '/usr/sbin:/usr/bin:/sbin:/bin', ELECTRON_RUN_AS_NODE: '1' },
+    });
+    child.on('error', () => undefined);
+    return child;
+  }
+
+  /** Starts a shim that waits for its config, so StartContainer does not pay for Node's start-up. */
+  warm(): void {
+    if (this.warmShim && this.warmShim.connected && this.warmShim.exitCode === null) return;
+    const child = this.spawnShim();
+    // an idle shim must not keep the engine's process alive (a CLI command ends while it waits)
+    child.unref();
+    (child.channel as { unref?: () => void } | undefined)?.unref?.();
+    this.warmShim = child;
+  }
+
+  close(): void {
+    const child = this.warmShim;
+    this.warmShim = undefined;
+    if (child?.connected) child.disconnect(); // it exits when its engine goes away before being used
+  }
+
+  async start(id: string, bundleDir: string, spec: unknown, io: { logPath: string }, signal?: AbortSignal): Promise<StartedContainer> {
+    await mkdir(bundleDir, { recursive: true, mode: 0o755 });
+    await writeFile(join(bundleDir, 'config.json'), JSON.stringify(spec, null, 2), { mode: 0o644 });
+    const runcLog = join(bundleDir, 'runc.log');
+    const pidFile = join(bundleDir, 'container.pid');
+    const exitFile = join(bundleDir, 'exit.json');
+    await rm(exitFile, { force: true });
+    await rm(pidFile, { force: true });
+    const cfg = { runc: this.o.runcPath, root: this.o.root, bundle: bundleDir, id, pidFile, exitFile, runcLog, logPath: io.logPath };
+    const warm = this.warmShim;
+    this.warmShim = undefined;
+    const child = warm && warm.connected && warm.exitCode === null ? warm : this.spawnShim();
+    child.ref();
+    (child.channel as { ref?: () => void } | undefined)?.ref?.();
+    child.send({ cfg });
+    const timeoutMs = this.o.startTimeoutMs ?? 30_000;
+    try {
+      return await new Promise<StartedContainer>((resolve, reject) => {
+        const timer = setTimeout(() => reject(new PodscopeError('DeadlineExceeded', `runc did not start container ${id} within ${timeoutMs} ms`)), timeoutMs);
+        const onAbort = () => reject(new PodscopeError('Canceled', `starting container ${id} was canceled`));
+        signal?.addEventListener('abort', onAbort, { once: true });
+        const settle = () => { clearTimeout(timer); signal?.removeEventListener('abort', onAbort); };
+        child.once('message', (m: { pid?: number; shimPid?: number; error?: string; exitCode?: number }) => {
+          settle();
+          if (m.pid) resolve({ pid: m.pid, shimPid: m.shimPid ?? child.pid! });
+          else {
+            void readLogFrom(runcLog, 0).then((text) => {
+              const messages = runcErrors(parseRuncLog(text));
+              reject(new PodscopeError('RuntimeError', `runc run failed: ${messages.length ? messages.join('; ') : (m.error ?? 'unknown error')}`, { details: { exitCode: m.exitCode, runcErrors: messages } }));
+            }, reject);
+          }
+        });
+        child.once('error', (e) => { settle(); reject(new PodscopeError('RuntimeError', `cannot start the log shim: ${e.message}`)); });
+        child.once('exit', (code) => { settle(); reject(new PodscopeError('RuntimeError', `the log shim exited (code ${code}) before the container started`)); });
+      });
+    } finally {
+      // the engine keeps no tie to the shim: no channel, no ref, so neither keeps the other alive
+      if (child.connected) child.disconnect();
+      child.unref();
+    }
+  }
+
+  async kill(id: string, signal: string, all: boolean): Promise<void> {
+    const r = await this.runc(['kill', ...(all ? ['--all'] : []), id, signal.replace(/^SIG/, '')], 10_000);
+    if (r.exitCode !== 0 && !DOES_NOT_EXIST.test(r.stderr) && !NOT_RUNNING.test(r.stderr)) throw runcError('kill', r.stderr, r.exitCode);
+  }
+
+  async delete(id: string): Promise<void> {
+    const r = await this.runc(['delete', '--force', id], 30_000);
+    if (r.exitCode !== 0 && !DOES_NOT_EXIST.test(r.stderr)) throw runcError('delete', r.stderr, r.exitCode);
+  }
+
+  async exitInfo(bundleDir: string): Promise<ContainerExit | undefined> {
+    try {
+      return JSON.parse(await readFile(join(bundleDir, 'exit.json'), 'utf8')) as ContainerExit;
+    } catch {
+      return undefined;
+    }
+  }
+
+  async exec(id: string, cmd: string[], timeoutMs: number): Promise<{ stdout: Buffer; stderr: Buffer; exitCode: number }> {
+    // runc's own failures (unknown container, missing binary) go to --log, the process's output to the pipes
+    await mkdir(this.o.root, { recursive: true, mode: 0o700 });
+    const log = join(this.o.root, `exec-${randomBytes(8).toString('hex')}.log`);
+    try {
+      const r = await new Promise<{ stdout: Buffer; stderr: Buffer; code: number | null; sig: NodeJS.Signals | null }>((resolve, reject) => {
+        const child = spawn(this.o.runcPath, ['--root', this.o.root, '--log', log, '--log-format', 'json', 'exec', id, ...cmd], { stdio: ['ignore', 'pipe', 'pipe'] });
+        const out: Buffer[] = [];
+        const err: Buffer[] = [];
+        let timedOut = false;
+        const timer = timeoutMs > 0 ? setTimeout(() => { timedOut = true; child.kill('SIGKILL'); }, timeoutMs) : undefined;
+        child.stdout.on('data', (b: Buffer) => out.push(b));
+        child.stderr.on('data', (b: Buffer) => err.push(b));
+        child.on('error', (e) => { clearTimeout(timer); reject(new PodscopeError('RuntimeError', `cannot run runc exec: ${e.message}`)); });
+        child.on('close', (code, sig) => {
+          clearTimeout(timer);
+          if (timedOut) reject(new PodscopeError('DeadlineExceeded', `command ${JSON.stringify(cmd.join(' '))} timed out after ${timeoutMs / 1000}s`));
+          else resolve({ stdout: Buffer.concat(out), stderr: Buffer.concat(err), code, sig });
+        });
+      });
+      const messages = runcErrors(parseRuncLog(await readLogFrom(log, 0)));
+      if (messages.length > 0) throw new PodscopeError('RuntimeError', `runc exec failed: ${messages.join('; ')}`, { details: { exitCode: r.code } });
+      return { stdout: r.stdout, stderr: r.stderr, exitCode: r.code ?? 128 + (r.sig ? (osConstants.signals[r.sig] ?? 0) : 0) };
+    } finally {
+      await rm(log, { force: true });
+    }
+  }
+
+  async update(id: string, resources: unknown): Promise<void> {
+    const r = await this.o.runner.run({ file: this.o.runcPath, args: ['--root', this.o.root, 'update', '--resources', '-', id], input: JSON.stringify(resources), timeoutMs: 10_000 });
+    if (r.exitCode !== 0) throw runcError('update', r.stderr, r.exitCode);
+  }
+
+  async reopenLog(shimPid: number): Promise<void> {
+    try {
+      process.kill(shimPid, 'SIGUSR1');
+    } catch (e) {
+      throw new PodscopeError('FailedPrecondition', `the container's log shim (pid ${shimPid}) is gone: ${(e as NodeJS.ErrnoException).code}`);
+    }
+  }
+
+  async list(): Promise<string[]> {
+    const r = await this.runc(['list', '--format', 'json'], 10_000);
+    if (r.exitCode !== 0) throw runcError('list', r.stderr, r.exitCode);
+    return ((JSON.parse(r.stdout) as { id: string }[] | null) ?? []).map((c) => c.id);
+  }
+
+  private runc(args: string[], timeoutMs: number) {
+    return this.o.runner.run({ file: this.o.runcPath, args: ['--root', this.o.root, ...args], timeoutMs });
+  }
+}

@@ -1,0 +1,111 @@
+/**
+ * The container half of the engine: the verbs (one file each) over one ContainerContext. SandboxEngine owns it,
+ * hands it the sandbox store and locks, and calls stopSandboxContainers/removeSandboxContainers from StopPodSandbox
+ * and RemovePodSandbox.
+ */
+import { access } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
+import type { ContainerApi, ContainerEvent, ContainerFilter, CreateContainerRequest, LinuxContainerResourcesInput } from '../../../shared/domain/container';
+import { noImageStore } from '../images/none';
+import type { ImageStore } from '../images/types';
+import { KeyedMutex } from '../sandbox/keyed-mutex';
+import { NameRegistrar } from '../sandbox/name-registrar';
+import type { CgroupReader } from './cgroups';
+import type { ContainerContext, ContainerHost } from './context';
+import { createContainer } from './create';
+import { execSync } from './exec-sync';
+import { observeAllExits } from './exit';
+import { listContainers } from './list';
+import { recoverContainers } from './recover';
+import { removeContainer, removeSandboxContainers } from './remove';
+import { reopenContainerLog } from './reopen-log';
+import type { ContainerRuntime } from './runtime';
+import { startContainer } from './start';
+import { containerStats, listContainerStats } from './stats';
+import { containerStatus } from './status';
+import { stopContainer, stopSandboxContainers } from './stop';
+import { ContainerStore } from './store';
+import { updateContainerResources } from './update-resources';
+
+export interface ContainerDeps {
+  /** set by SandboxEngine from its own image store */
+  images?: ImageStore;
+  runtime: ContainerRuntime;
+  cgroups: CgroupReader;
+  host?: ContainerHost;
+}
+
+export const hostChecks: ContainerHost = {
+  pathExists: (path) => access(path).then(() => true, () => false),
+  apparmorEnabled: () => readFile('/sys/module/apparmor/parameters/enabled', 'utf8').then((t) => t.trim() === 'Y', () => false),
+};
+
+export class ContainerService implements ContainerApi {
+  readonly ctx: ContainerContext;
+
+  constructor(base: Omit<ContainerContext, 'store' | 'names' | 'locks' | 'rootfs' | 'images' | 'runtime' | 'cgroups' | 'host' | 'emit'>, deps: ContainerDeps, emit: (e: ContainerEvent) => void) {
+    this.ctx = {
+      ...base,
+      images: deps.images ?? noImageStore(),
+      runtime: deps.runtime,
+      cgroups: deps.cgroups,
+      host: deps.host ?? hostChecks,
+      store: new ContainerStore(base.options.stateDir),
+      names: new NameRegistrar('container'),
+      locks: new KeyedMutex(),
+      rootfs: new Map(),
+      emit,
+    };
+  }
+
+  recover(): Promise<string[]> {
+    return recoverContainers(this.ctx);
+  }
+
+  /** one round of the exit watcher */
+  poll(): Promise<void> {
+    return observeAllExits(this.ctx);
+  }
+
+  stopAll(sandboxId: string): Promise<void> {
+    return stopSandboxContainers(this.ctx, sandboxId);
+  }
+
+  removeAll(sandboxId: string): Promise<void> {
+    return removeSandboxContainers(this.ctx, sandboxId);
+  }
+
+  createContainer(req: CreateContainerRequest) {
+    return createContainer(this.ctx, req);
+  }
+  startContainer(id: string) {
+    return startContainer(this.ctx, id);
+  }
+  stopContainer(id: string, timeoutSeconds: number) {
+    return stopContainer(this.ctx, id, timeoutSeconds);
+  }
+  removeContainer(id: string) {
+    return removeContainer(this.ctx, id);
+  }
+  containerStatus(id: string) {
+    return containerStatus(this.ctx, id);
+  }
+  listContainers(filter?: ContainerFilter) {
+    return listContainers(this.ctx, filter);
+  }
+  execSync(id: string, cmd: string[], timeoutSeconds: number) {
+    return execSync(this.ctx, id, cmd, timeoutSeconds);
+  }
+  updateContainerResources(id: string, resources: LinuxContainerResourcesInput) {
+    return updateContainerResources(this.ctx, id, resources);
+  }
+  containerStats(id: string) {
+    return containerStats(this.ctx, id);
+  }
+  listContainerStats(filter?: Omit<ContainerFilter, 'state'>) {
+    return listContainerStats(this.ctx, filter);
+  }
+  reopenContainerLog(id: string) {
+    return reopenContainerLog(this.ctx, id);
+  }
+}

@@ -1,0 +1,114 @@
+/**
+ * The log shim: a small detached Node process per container that owns the container's stdout/stderr, so container
+ * output outlives the engine (a CLI command, an app restart). containerd has containerd-shim-runc-v2 and CRI-O has
+ * conmon for this; Podscope runs this script with the engine's own Node (or Electron as Node) via `-e`, which needs
+ * nothing built or installed. Why Node and not sh: the CRI log format needs nanosecond timestamps and a split of
+ * long lines into P(artial) records, which busybox/dash cannot do without a helper.
+ *
+ * What it does: runs `runc run --keep` in the foreground with its stdout/stderr as pipes (runc hands its stdio to
+ * the container when there is no terminal), so runc stays the container's parent and reaps it: runc's exit status
+ * is the container's (128+N for a signal), which a process that is not a subreaper could not learn otherwise.
+ * Each line becomes `<RFC3339Nano> <stdout|stderr> <F|P> <text>` in log_path; SIGUSR1 reopens log_path
+ * (ReopenContainerLog after a rotation). It tells the engine the container's pid (or why runc failed) over the
+ * IPC channel, then disconnects; when runc exits it writes exit.json atomically and exits.
+ *
+ * Plain JavaScript in a string: it must run without tsx or a bundle, from a checkout and from the packaged app.
+ * Node's start-up is most of a container start's cost here, so the runtime keeps one shim started ahead ("warm",
+ * spawned at CreateContainer) that gets its config over IPC at StartContainer.
+ */
+export const SHIM_SOURCE = String.raw`
+'use strict';
+const fs = require('fs');
+const { spawn } = require('child_process');
+let started = false;
+function main(cfg) {
+  started = true;
+  let connected = typeof process.send === 'function';
+  const MAX_LINE = 16 * 1024;
+  let logFd = -1;
+  function openLog() {
+    if (!cfg.logPath) return;
+    const fd = fs.openSync(cfg.logPath, 'a', 0o640);
+    const old = logFd;
+    logFd = fd;
+    if (old >= 0) fs.closeSync(old);
+  }
+  try { openLog(); } catch (e) { report({ error: 'cannot open log ' + cfg.logPath + ': ' + e.message }); process.exit(1); }
+  process.on('SIGUSR1', () => { try { openLog(); } catch { /* keep the old file */ } });
+  process.on('SIGTERM', () => { /* the engine never kills the shim; runc and the container decide when it ends */ });
+  process.on('SIGINT', () => {});
+  process.on('SIGHUP', () => {});
+
+  const base = process.hrtime.bigint();
+  const baseNs = BigInt(Date.now()) * 1000000n;
+  function timestamp() {
+    const ns = baseNs + (process.hrtime.bigint() - base);
+    const s = ns / 1000000000n;
+    const frac = (ns % 1000000000n).toString().padStart(9, '0');
+    return new Date(Number(s) * 1000).toISOString().slice(0, 19) + '.' + frac + 'Z';
+  }
+  function write(stream, tag, text) {
+    if (logFd < 0) return;
+    const line = timestamp() + ' ' + stream + ' ' + tag + ' ' + text + '\n';
+    try { fs.writeSync(logFd, line); } catch { /* a full disk must not kill the container's pipe reader */ }
+  }
+  function pump(readable, stream) {
+    let pending = Buffer.alloc(0);
+    readable.on('data', (chunk) => {
+      pending = pending.length ? Buffer.concat([pending, chunk]) : chunk;
+      let nl;
+      while ((nl = pending.indexOf(10)) >= 0) {
+        write(stream, 'F', pending.subarray(0, nl).toString('utf8'));
+        pending = pending.subarray(nl + 1);
+      }
+      while (pending.length >= MAX_LINE) {
+        write(stream, 'P', pending.subarray(0, MAX_LINE).toString('utf8'));
+        pending = pending.subarray(MAX_LINE);
+      }
+    });
+    return new Promise((resolve) => readable.on('close', () => {
+      if (pending.length) write(stream, 'F', pending.toString('utf8'));
+      resolve();
+    }));
+  }
+  function report(msg) {
+    if (!connected) return;
+    try { process.send(msg, () => { try { process.disconnect(); } catch {} }); } catch {}
+    connected = false;
+  }
+  const runc = spawn(cfg.runc, ['--root', cfg.root, '--log', cfg.runcLog, '--log-format', 'json', 'run', '--keep', '--bundle', cfg.bundle, '--pid-file', cfg.pidFile, cfg.id], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const done = Promise.all([pump(runc.stdout, 'stdout'), pump(runc.stderr, 'stderr')]);
+  let exited = null;
+  runc.on('error', (e) => { report({ error: 'cannot start ' + cfg.runc + ': ' + e.message }); exited = { code: 255 }; });
+  const poll = setInterval(() => {
+    let text = '';
+    try { text = fs.readFileSync(cfg.pidFile, 'utf8').trim(); } catch { return; }
+    const pid = Number.parseInt(text, 10);
+    if (pid > 0) { clearInterval(poll); report({ pid, shimPid: process.pid }); }
+  }, 3);
+  runc.on('exit', (code, signal) => {
+    exited = { code, signal };
+    const finishedAtNs = (BigInt(Date.now()) * 1000000n).toString();
+    clearInterval(poll);
+    report({ error: 'runc run exited before the container started', exitCode: code, signal });
+    // the pipes close when the last holder (the container or a child it left behind) is gone
+    const finish = () => {
+      const tmp = cfg.exitFile + '.tmp';
+      fs.writeFileSync(tmp, JSON.stringify({ exitCode: code === null ? 128 + (require('os').constants.signals[signal] || 0) : code, signal, finishedAtNs }));
+      fs.renameSync(tmp, cfg.exitFile);
+      process.exit(0);
+    };
+    Promise.race([done, new Promise((r) => setTimeout(r, 2000))]).then(finish, finish);
+  });
+}
+// Either the config is the last argument, or the shim was started ahead of time ("warm") and gets it as its first
+// IPC message; a warm shim whose engine goes away before that simply exits.
+const arg = process.argv[process.argv.length - 1];
+if (arg && arg.startsWith('{')) main(JSON.parse(arg));
+else {
+  process.once('message', (m) => main(m.cfg));
+  process.once('disconnect', () => { if (!started) process.exit(0); });
+}
+`;

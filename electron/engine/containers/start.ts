@@ -1,0 +1,37 @@
+/**
+ * StartContainer (containerd internal/cri/server/container_start.go): only a CREATED container in a READY pod starts.
+ * The runc container is made here (`runc run --keep` under the log shim), as containerd makes its task here. A failed
+ * start deletes what runc left and marks the container EXITED with reason StartError and exit code 128, as containerd.
+ */
+import { PodscopeError, serializeError } from '../../../shared/domain/errors';
+import type { ContainerContext } from './context';
+import { readySandbox } from './create';
+import { toContainerSummary, toCriContainerState } from './view';
+
+export async function startContainer(ctx: ContainerContext, idOrPrefix: string): Promise<void> {
+  const rec = ctx.store.get(idOrPrefix);
+  await ctx.locks.run(rec.id, async () => {
+    if (rec.state !== 'Created') throw new PodscopeError('FailedPrecondition', `container ${JSON.stringify(rec.id)} is in ${toCriContainerState(rec.state)} state`);
+    readySandbox(ctx, rec.sandboxId);
+    try {
+      const started = await ctx.runtime.start(rec.id, rec.bundleDir, rec.ociSpec, { logPath: rec.logPath });
+      rec.pid = started.pid;
+      rec.shimPid = started.shimPid;
+      rec.startTicks = await ctx.processStartTicks(started.pid);
+      rec.state = 'Running';
+      rec.startedAtNs = (BigInt(Date.now()) * 1_000_000n).toString();
+    } catch (error) {
+      await ctx.runtime.delete(rec.id).catch(() => undefined);
+      rec.state = 'Exited';
+      rec.exitCode = 128;
+      rec.reason = 'StartError';
+      rec.message = (error as Error).message;
+      rec.finishedAtNs = (BigInt(Date.now()) * 1_000_000n).toString();
+      rec.lastError = serializeError(error);
+      throw new PodscopeError(error instanceof PodscopeError ? error.code : 'RuntimeError', `failed to start container ${JSON.stringify(rec.id)}: ${(error as Error).message}`, { cause: error });
+    } finally {
+      await ctx.store.save(rec);
+      ctx.emit({ type: 'container.changed', id: rec.id, summary: toContainerSummary(rec) });
+    }
+  });
+}

@@ -1,0 +1,11 @@
+/** ContainerStatus (containerd internal/cri/server/container_status.go): the record, after a look at whether it exited. */
+import type { ContainerStatusView } from '../../../shared/domain/container';
+import type { ContainerContext } from './context';
+import { observeExit } from './exit';
+import { toContainerStatus } from './view';
+
+export async function containerStatus(ctx: ContainerContext, idOrPrefix: string): Promise<ContainerStatusView> {
+  const rec = ctx.store.get(idOrPrefix);
+  if (rec.state === 'Running') await ctx.locks.tryRun(rec.id, () => observeExit(ctx, rec));
+  return toContainerStatus(rec);
+}

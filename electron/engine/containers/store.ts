@@ -1,0 +1,97 @@
+/**
+ * The container store: an in-memory map backed by one versioned JSON file per container
+ * (`<stateDir>/containers-store/<id>.json`), written atomically (temp file + fsync + rename), rebuilt at start-up.
+ * Lookups take a full id or a unique prefix; a miss is a typed NotFound, a second record with one id AlreadyExists.
+ */
+import { mkdir, open, readdir, readFile, rename, rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import { PodscopeError } from '../../../shared/domain/errors';
+import { CONTAINER_RECORD_VERSION, type ContainerRecord } from './record';
+
+export function containerNotFound(id: string): PodscopeError {
+  return new PodscopeError('NotFound', `an error occurred when try to find container ${JSON.stringify(id)}: not found`);
+}
+
+export class ContainerStore {
+  private readonly records = new Map<string, ContainerRecord>();
+  private readonly deleted = new Set<string>();
+  private readonly dir: string;
+  private tmpSeq = 0;
+
+  constructor(stateDir: string) {
+    this.dir = join(stateDir, 'containers-store');
+  }
+
+  async load(): Promise<string[]> {
+    await mkdir(this.dir, { recursive: true, mode: 0o700 });
+    const problems: string[] = [];
+    for (const name of (await readdir(this.dir)).sort()) {
+      const file = join(this.dir, name);
+      if (name.endsWith('.tmp')) {
+        await rm(file, { force: true });
+        continue;
+      }
+      if (!name.endsWith('.json')) continue;
+      try {
+        const rec = JSON.parse(await readFile(file, 'utf8')) as ContainerRecord;
+        if (rec.version !== CONTAINER_RECORD_VERSION) throw new Error(`unsupported record version ${String(rec.version)}`);
+        if (`${rec.id}.json` !== name) throw new Error(`record id ${rec.id} does not match its file name`);
+        this.records.set(rec.id, rec);
+      } catch (e) {
+        problems.push(`cannot load ${file}: ${(e as Error).message}`);
+      }
+    }
+    return problems;
+  }
+
+  /** Full id or unique prefix; undefined when nothing matches; InvalidArgument when ambiguous or empty. */
+  resolve(idOrPrefix: string): ContainerRecord | undefined {
+    if (idOrPrefix === '') throw new PodscopeError('InvalidArgument', 'container id must not be empty');
+    const exact = this.records.get(idOrPrefix);
+    if (exact) return exact;
+    const matches = [...this.records.values()].filter((r) => r.id.startsWith(idOrPrefix));
+    if (matches.length > 1) throw new PodscopeError('InvalidArgument', `ambiguous container id prefix ${JSON.stringify(idOrPrefix)}: it matches ${matches.length} containers`);
+    return matches[0];
+  }
+
+  /** resolve, or NotFound */
+  get(idOrPrefix: string): ContainerRecord {
+    const rec = this.resolve(idOrPrefix);
+    if (!rec) throw containerNotFound(idOrPrefix);
+    return rec;
+  }
+
+  all(): ContainerRecord[] {
+    return [...this.records.values()];
+  }
+
+  ofSandbox(sandboxId: string): ContainerRecord[] {
+    return this.all().filter((r) => r.sandboxId === sandboxId);
+  }
+
+  async add(rec: ContainerRecord): Promise<void> {
+    if (this.records.has(rec.id)) throw new PodscopeError('AlreadyExists', `container ${rec.id} already exists`);
+    await this.save(rec);
+  }
+
+  async save(rec: ContainerRecord): Promise<void> {
+    if (this.deleted.has(rec.id)) return;
+    this.records.set(rec.id, rec);
+    const file = join(this.dir, `${rec.id}.json`);
+    const tmp = `${file}.${process.pid}.${this.tmpSeq++}.tmp`;
+    const fh = await open(tmp, 'w', 0o600);
+    try {
+      await fh.writeFile(JSON.stringify(rec));
+      await fh.sync();
+    } finally {
+      await fh.close();
+    }
+    await rename(tmp, file);
+  }
+
+  async delete(id: string): Promise<void> {
+    this.records.delete(id);
+    this.deleted.add(id);
+    await rm(join(this.dir, `${id}.json`), { force: true });
+  }
+}

@@ -1,0 +1,27 @@
+/** The containers of an endpoint's pods: one list query per endpoint, counted per pod for the table. */
+import { queryOptions, useQuery } from '@tanstack/react-query';
+import { useMemo } from 'react';
+import type { ContainerSummary } from '../../../../../shared/domain/container';
+import type { PodscopeClient } from '../../../../../shared/ipc/client';
+
+export const containerKeys = {
+  all: (endpointId: string) => ['ep', endpointId, 'containers'] as const,
+};
+
+export const containersQuery = (client: PodscopeClient, endpointId: string, poll: boolean) =>
+  queryOptions({
+    queryKey: containerKeys.all(endpointId),
+    queryFn: () => client.call('containers.list', { endpointId }),
+    // container events invalidate this for the local engine; CRI endpoints are polled like the pods list
+    refetchInterval: poll ? 3000 : false,
+  });
+
+/** pod id ⇒ its containers (newest first, as the engine lists them) */
+export function useContainersByPod(client: PodscopeClient, endpointId: string, poll: boolean): Map<string, ContainerSummary[]> {
+  const q = useQuery(containersQuery(client, endpointId, poll));
+  return useMemo(() => {
+    const m = new Map<string, ContainerSummary[]>();
+    for (const c of q.data ?? []) m.set(c.podSandboxId, [...(m.get(c.podSandboxId) ?? []), c]);
+    return m;
+  }, [q.data]);
+}

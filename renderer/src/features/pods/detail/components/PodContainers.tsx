@@ -1,0 +1,60 @@
+/**
+ * The pod's containers (state, image, exit code and reason), so nothing the engine holds is invisible. The full
+ * container screens (logs, exec) come with the streaming work.
+ */
+import type { ContainerSummary } from '../../../../../../shared/domain/container';
+import { shortId } from '../../../../lib/format';
+import { Section } from '../../../../lib/ui/KeyValues';
+import { Pill } from '../../../../lib/ui/StatusPill';
+
+const TONE: Record<ContainerSummary['state'], 'ok' | 'warn' | 'muted' | 'bad'> = {
+  CONTAINER_RUNNING: 'ok',
+  CONTAINER_CREATED: 'warn',
+  CONTAINER_EXITED: 'muted',
+  CONTAINER_UNKNOWN: 'bad',
+};
+
+export function exitText(c: ContainerSummary): string {
+  if (c.state !== 'CONTAINER_EXITED') return '';
+  return `exit ${c.exitCode}${c.reason ? ` · ${c.reason}` : ''}`;
+}
+
+export function PodContainers({ containers }: { containers: ContainerSummary[] }) {
+  return (
+    <Section title={`Containers (${containers.length})`}>
+      {containers.length === 0 ? (
+        <span className="muted">No containers in this pod.</span>
+      ) : (
+        <table className="table" aria-label="Containers">
+          <thead>
+            <tr>
+              <th>Name</th>
+              <th>State</th>
+              <th>Image</th>
+              <th>Exit</th>
+              <th>Id</th>
+            </tr>
+          </thead>
+          <tbody>
+            {containers.map((c) => (
+              <tr key={c.id} data-container-name={c.metadata.name}>
+                <td>
+                  {c.metadata.name}
+                  {c.metadata.attempt > 0 && <span className="muted"> #{c.metadata.attempt}</span>}
+                </td>
+                <td>
+                  <Pill tone={TONE[c.state]}>{c.state.replace('CONTAINER_', '').toLowerCase()}</Pill>
+                </td>
+                <td className="mono">{c.image}</td>
+                <td className={c.reason === 'Completed' ? 'mono' : 'mono bad'}>{exitText(c) || <span className="muted">—</span>}</td>
+                <td className="mono" title={c.id}>
+                  {shortId(c.id)}
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+    </Section>
+  );
+}

@@ -1,0 +1,68 @@
+/**
+ * `podscope` with an engine in each CLI process (no daemon): the container outlives the command that started it,
+ * its log shim keeps writing after that process exited, and the next commands find it in the store. Image loaded
+ * from a docker-save archive built offline. Bridge psc1-cl, subnet 10.229.0.0/24, temp dirs /tmp/podscope-c1-*.
+ */
+import { execFile } from 'node:child_process';
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildBusyboxImage, writeDockerSave } from '../../testkit/busybox-image';
+import { createRealEnv, type RealEnv } from '../../testkit/throwaway-env';
+
+const exec = promisify(execFile);
+let env: RealEnv;
+let flags: string[];
+
+async function podscope(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  // exec -s: what follows the container id is the command, so the engine flags go first
+  const argv = args[0] === 'exec' ? [...flags, ...args] : [...args, ...flags];
+  try {
+    const { stdout, stderr } = await exec(process.execPath, ['bin/podscope.mjs', ...argv], { cwd: join(__dirname, '../..') });
+    return { code: 0, stdout, stderr };
+  } catch (e) {
+    const err = e as { code: number; stdout: string; stderr: string };
+    return { code: err.code, stdout: err.stdout, stderr: err.stderr };
+  }
+}
+
+beforeAll(async () => {
+  env = await createRealEnv({ tag: 'c1', subnet: 229, bridge: 'psc1-cl' });
+  const o = env.options;
+  flags = ['--cni-conf-dir', o.cniConfDir!, '--cni-bin-dir', '/usr/lib/cni', '--cni-cache-dir', o.cniCacheDir!, '--state-dir', o.stateDir!, '--run-dir', o.runDir!];
+});
+
+afterAll(async () => {
+  await env?.teardown();
+});
+
+describe('containers across CLI processes', () => {
+  it('run in one process, then exec -s, logs, ps, stop, rm, stopp, rmp in others; output keeps flowing in between', async () => {
+    const tar = join(env.dir, 'busybox.tar');
+    writeDockerSave(tar, [{ image: buildBusyboxImage(), repoTags: ['podscope.test/busybox:1'] }]);
+    expect((await podscope('images', 'load', tar)).code).toBe(0);
+    await writeFile(join(env.dir, 'pod.json'), JSON.stringify({ metadata: { name: 'cli-ctr', namespace: 'default', uid: 'cli-ctr-uid' }, hostname: 'cli-ctr', log_directory: join(env.dir, 'logs') }));
+    await writeFile(join(env.dir, 'ctr.json'), JSON.stringify({ metadata: { name: 'ticker' }, image: { image: 'podscope.test/busybox:1' }, command: ['sh', '-c', 'i=0; while true; do echo tick$i; i=$((i+1)); sleep 0.2; done'], log_path: 'ticker.log' }));
+    const run = await podscope('run', join(env.dir, 'ctr.json'), join(env.dir, 'pod.json'));
+    expect(run.stderr).toBe('');
+    expect(run.code).toBe(0);
+    const id = run.stdout.trim();
+
+    // the process that started it is gone; the container runs and its shim keeps logging
+    const ex = await podscope('exec', '-s', id, 'cat', '/etc/hostname');
+    expect(ex).toMatchObject({ code: 0, stdout: 'cli-ctr\n' });
+    let logs = await podscope('logs', id);
+    for (let i = 0; i < 50 && !logs.stdout.includes('tick5'); i++) logs = await podscope('logs', id);
+    expect(logs.stdout).toContain('tick5\n');
+    expect((await podscope('ps', '-q')).stdout.trim()).toBe(id);
+
+    expect((await podscope('stop', '-t', '2', id)).code).toBe(0);
+    expect((await podscope('ps', '-a')).stdout).toMatch(/EXITED\s+ticker\s+0\s+\S+\s+143 Error/);
+    expect((await podscope('rm', id)).code).toBe(0);
+    const podId = (await podscope('pods', '-q')).stdout.trim();
+    expect((await podscope('stopp', podId)).code).toBe(0);
+    expect((await podscope('rmp', podId)).code).toBe(0);
+    expect((await podscope('ps', '-a', '-q')).stdout).toBe('');
+  });
+});
