@@ -48,7 +48,7 @@ export async function createEngine(partial: Partial<EngineOptions> = {}, extras:
   const readOnly = extras.readOnly ?? false;
   const lock = extras.noLock || readOnly ? undefined : await StateDirLock.acquireBoth(options.stateDir, options.runDir);
   try {
-    const images: ImageStore & { problems?: string[] } = extras.images ?? await LocalImageStore.open({ root: join(options.stateDir, 'images'), runner, insecureRegistries: options.insecureRegistries });
+    const images: ImageStore & { problems?: string[] } = extras.images ?? await LocalImageStore.open({ root: join(options.stateDir, 'images'), runner, insecureRegistries: options.insecureRegistries, readOnly });
     const engine = new SandboxEngine({
       options,
       netns: new LinuxNetnsManager(options.netnsDir, runner, { readOnly }),

@@ -151,7 +151,7 @@ describe('podscope CLI with a DEL that keeps failing (wrapped bridge)', () => {
     writeFileSync(config, JSON.stringify({ metadata: { name: 'cl', namespace: 'r1-unwind', uid: 'uid-cl' }, port_mappings: [{ container_port: 80, host_port: 21600 }] }));
     const runp = await podscope('runp', config);
     expect(runp.code).toBe(6);
-    expect(runp.stderr).toMatch(/injected portmap ADD failure; cleanup pending .*CNI DEL of bridge #0 on psr1-cl\/eth0 \(holds IPAM reservation 10\.203\.0\.\d+\/24, fd00:203::/);
+    expect(runp.stderr).toMatch(/injected portmap ADD failure \(network "psr1-cl", file [^)]*\); cleanup pending .*CNI DEL of bridge #0 on psr1-cl\/eth0 \(holds IPAM reservation 10\.203\.0\.\d+\/24, fd00:203::/);
     const id = /sandbox "([0-9a-f]{64})"/.exec(runp.stderr)![1]!;
     const netnsPath = (JSON.parse((await podscope('inspectp', '-o', 'json', id)).stdout) as { netnsPath: string }).netnsPath;
     const inspect = await podscope('inspectp', id);

@@ -5,8 +5,8 @@
 import type { ContainerContext } from './context';
 import { observeExit } from './exit';
 
-export async function recoverContainers(ctx: ContainerContext): Promise<string[]> {
-  const problems = await ctx.store.load();
+export async function recoverContainers(ctx: ContainerContext, opts: { readOnly?: boolean } = {}): Promise<string[]> {
+  const problems = await ctx.store.load(opts);
   for (const rec of ctx.store.all()) {
     try {
       ctx.names.reserve(rec.name, rec.id);
@@ -14,6 +14,8 @@ export async function recoverContainers(ctx: ContainerContext): Promise<string[]
       problems.push(`container ${rec.id}: ${(e as Error).message}`);
     }
   }
+  // a read-only engine (CLI listings beside a daemon) looks and changes nothing: no record saves, no kills
+  if (opts.readOnly) return problems;
   await Promise.all(ctx.store.all().map((rec) => observeExit(ctx, rec).catch((e: unknown) => problems.push(`container ${rec.id}: ${(e as Error).message}`))));
   const known = new Set(ctx.store.all().map((r) => r.id));
   for (const id of await ctx.runtime.list().catch(() => [] as string[])) {

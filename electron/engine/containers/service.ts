@@ -58,8 +58,8 @@ export class ContainerService implements ContainerApi {
     };
   }
 
-  recover(): Promise<string[]> {
-    return recoverContainers(this.ctx);
+  recover(opts: { readOnly?: boolean } = {}): Promise<string[]> {
+    return recoverContainers(this.ctx, opts);
   }
 
   /** one round of the exit watcher */

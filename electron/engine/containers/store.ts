@@ -22,13 +22,18 @@ export class ContainerStore {
     this.dir = join(stateDir, 'containers-store');
   }
 
-  async load(): Promise<string[]> {
-    await mkdir(this.dir, { recursive: true, mode: 0o700 });
+  /** readOnly: create nothing and delete no interrupted writes; a missing dir is an empty store */
+  async load(opts: { readOnly?: boolean } = {}): Promise<string[]> {
+    if (!opts.readOnly) await mkdir(this.dir, { recursive: true, mode: 0o700 });
     const problems: string[] = [];
-    for (const name of (await readdir(this.dir)).sort()) {
+    const names = await readdir(this.dir).catch((e: NodeJS.ErrnoException) => {
+      if (opts.readOnly && e.code === 'ENOENT') return [] as string[];
+      throw e;
+    });
+    for (const name of names.sort()) {
       const file = join(this.dir, name);
       if (name.endsWith('.tmp')) {
-        await rm(file, { force: true });
+        if (!opts.readOnly) await rm(file, { force: true });
         continue;
       }
       if (!name.endsWith('.json')) continue;

@@ -38,6 +38,8 @@ export interface ImageStoreOptions {
   insecureRegistries?: string[];
   marks?: OverlayMarks;
   mounter?: RootfsMounter;
+  /** look only (CLI listings beside a daemon): create no dirs, delete no leftovers; a missing store is empty */
+  readOnly?: boolean;
 }
 
 interface StoredImage {
@@ -150,12 +152,19 @@ export class LocalImageStore implements ImageStore {
   }
 
   private async loadState(): Promise<void> {
-    for (const d of ['blobs/sha256', 'layers', 'images', 'users', 'tmp']) await mkdir(this.p(d), { recursive: true, mode: 0o700 });
-    // work of pulls that a crash interrupted: never referenced by an image record
-    for (const name of await readdir(this.p('tmp'))) await rm(this.p('tmp', name), { recursive: true, force: true });
-    for (const name of await readdir(this.p('images'))) {
+    const readOnly = this.opts.readOnly === true;
+    if (!readOnly) {
+      for (const d of ['blobs/sha256', 'layers', 'images', 'users', 'tmp']) await mkdir(this.p(d), { recursive: true, mode: 0o700 });
+      // work of pulls that a crash interrupted: never referenced by an image record
+      for (const name of await readdir(this.p('tmp'))) await rm(this.p('tmp', name), { recursive: true, force: true });
+    }
+    const names = await readdir(this.p('images')).catch((e: NodeJS.ErrnoException) => {
+      if (readOnly && e.code === 'ENOENT') return [];
+      throw e;
+    });
+    for (const name of names) {
       if (!name.endsWith('.json')) {
-        await rm(this.p('images', name), { force: true });
+        if (!readOnly) await rm(this.p('images', name), { force: true });
         continue;
       }
       try {

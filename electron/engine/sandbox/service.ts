@@ -135,7 +135,7 @@ export class SandboxEngine implements Engine {
     this.ownerTag.value = stateDirId ? netnsTag(stateDirId) : undefined;
     this.recovery = await recoverSandboxes(this.ctx, { uncleanShutdown: (this.deps.lock?.uncleanPreviousHolders.length ?? 0) > 0 });
     this.recovery.startupGc.unshift(...idTemps.map((path) => gcItem('state-id-temp', { path }, 'deleted (an id write interrupted before its link)')));
-    this.recovery.problems.push(...(await this.containers.recover()));
+    this.recovery.problems.push(...(await this.containers.recover({ readOnly: this.ctx.readOnly })));
     this.background.push(
       every(CONTAINER_POLL_MS, () => this.containers.poll()),
       watchConfDir(this.deps.options.cniConfDir, () => void this.reloadCniConfig()),
