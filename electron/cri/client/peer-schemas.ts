@@ -100,6 +100,7 @@ export const PodscopeVerboseSectionSchema: z.ZodType<PodscopeVerboseSection> = z
   trace: z.array(TraceEntrySchema),
   lastError: SerializedErrorSchema.optional(),
   stoppedAt: str.optional(),
+  seccomp: str.optional(),
   pauseExit: z.object({ at: str, exitCode: num.optional(), signal: str.optional(), note: str.optional() }).optional(),
 });
 
