@@ -13,7 +13,9 @@ export type BenchOp = (typeof BENCH_OPS)[number];
 
 export interface BenchStats { n: number; p50: number; p95: number }
 export interface BenchRow { op: BenchOp; podscope: BenchStats; containerd: BenchStats; ratioP50: number }
-export interface BenchResult { n: number; rows: BenchRow[]; table: string }
+export interface ConcurrentStats { wall: number; p50: number; duplicateIps: string[] }
+export interface ConcurrentRow { op: 'RunPodSandbox x' | 'RemovePodSandbox x'; podscope: ConcurrentStats; containerd: ConcurrentStats }
+export interface BenchResult { n: number; rows: BenchRow[]; concurrent: ConcurrentRow[]; table: string }
 
 export interface BenchOptions {
   podscopeSocket: string;
@@ -22,6 +24,8 @@ export interface BenchOptions {
   n: number;
   /** pod config for iteration i (default: a plain pod, no ports, no bandwidth) */
   config?: (i: number, runtime: 'podscope' | 'containerd') => PodSandboxConfigInput;
+  /** sandboxes run (then removed) at once per runtime after the sequential lifecycles (default 0: none) */
+  concurrent?: number;
   /** where the table goes (default console.log); pass null to stay quiet */
   print?: ((line: string) => void) | null;
 }
@@ -59,12 +63,15 @@ export async function benchCriSideBySide(opts: BenchOptions): Promise<BenchResul
   const samples = { podscope: emptySamples(), containerd: emptySamples() };
   const tag = `${process.pid}-${Date.now().toString(36)}`;
   const config = opts.config ?? ((i: number, runtime: string) => ({ metadata: { name: `bench-${i}`, namespace: 'podscope-bench', uid: `${runtime}-${tag}-${i}` } }));
+  const m = opts.concurrent ?? 0;
+  const burst: Record<'podscope' | 'containerd', { run?: ConcurrentStats; remove?: ConcurrentStats }> = { podscope: {}, containerd: {} };
   try {
     for (let i = 0; i < opts.n; i++) {
       // alternate who goes first so neither always runs on a warmer host
       const order = i % 2 === 0 ? (['podscope', 'containerd'] as const) : (['containerd', 'podscope'] as const);
       for (const r of order) await lifecycle(runtimes[r], config(i, r), samples[r]);
     }
+    if (m > 0) for (const r of ['podscope', 'containerd'] as const) burst[r] = await concurrentRunRemove(runtimes[r], m, (i) => config(opts.n + 500 + i, r));
   } finally {
     runtimes.podscope.close();
     runtimes.containerd.close();
@@ -75,12 +82,56 @@ export async function benchCriSideBySide(opts: BenchOptions): Promise<BenchResul
     return { op, podscope: p, containerd: c, ratioP50: p.p50 / c.p50 };
   });
   const fmt = (x: number) => (Number.isFinite(x) ? x.toFixed(1) : '-');
+  const concurrent: ConcurrentRow[] = [];
+  if (m > 0) {
+    concurrent.push({ op: 'RunPodSandbox x', podscope: burst.podscope.run!, containerd: burst.containerd.run! });
+    concurrent.push({ op: 'RemovePodSandbox x', podscope: burst.podscope.remove!, containerd: burst.containerd.remove! });
+  }
   const lines = [
     `CRI side by side, n=${opts.n} lifecycles each (ms)  podscope=${runtimes.podscope.version.runtimeVersion}  containerd=${runtimes.containerd.version.runtimeVersion}`,
     `${'op'.padEnd(18)} ${'podscope p50'.padStart(13)} ${'p95'.padStart(8)} ${'containerd p50'.padStart(15)} ${'p95'.padStart(8)} ${'ratio p50'.padStart(10)}`,
     ...rows.map((r) => `${r.op.padEnd(18)} ${fmt(r.podscope.p50).padStart(13)} ${fmt(r.podscope.p95).padStart(8)} ${fmt(r.containerd.p50).padStart(15)} ${fmt(r.containerd.p95).padStart(8)} ${(Number.isFinite(r.ratioP50) ? `${r.ratioP50.toFixed(2)}x` : '-').padStart(10)}`),
   ];
+  if (m > 0) {
+    lines.push('', `${m} at once (ms)       ${'podscope wall'.padStart(13)} ${'p50'.padStart(8)} ${'containerd wall'.padStart(15)} ${'p50'.padStart(8)} ${'ratio wall'.padStart(10)}`);
+    for (const c of concurrent) {
+      lines.push(`${`${c.op}${m}`.padEnd(18)} ${fmt(c.podscope.wall).padStart(13)} ${fmt(c.podscope.p50).padStart(8)} ${fmt(c.containerd.wall).padStart(15)} ${fmt(c.containerd.p50).padStart(8)} ${`${(c.podscope.wall / c.containerd.wall).toFixed(2)}x`.padStart(10)}`);
+    }
+    const dups = [...burst.podscope.run!.duplicateIps, ...burst.containerd.run!.duplicateIps];
+    lines.push(dups.length === 0 ? `no duplicate pod IP among the ${m} concurrent sandboxes of either runtime` : `DUPLICATE pod IPs: ${dups.join(', ')}`);
+  }
   const table = lines.join('\n');
   if (opts.print !== null) (opts.print ?? console.log)(table);
-  return { n: opts.n, rows, table };
+  return { n: opts.n, rows, concurrent, table };
+}
+
+/** m RunPodSandbox at once (wall and p50), their IPs checked for duplicates, then m RemovePodSandbox at once. */
+async function concurrentRunRemove(conn: CriConnection, m: number, config: (i: number) => PodSandboxConfigInput): Promise<{ run: ConcurrentStats; remove: ConcurrentStats }> {
+  const runSamples: number[] = [];
+  const t0 = performance.now();
+  const settled = await Promise.allSettled(
+    Array.from({ length: m }, (_, i) => timed(runSamples, () => conn.call((c) => c.runPodSandbox, { config: configToProto(PodSandboxConfigSchema.parse(config(i))), runtimeHandler: '' }))),
+  );
+  const runWall = performance.now() - t0;
+  const ids = settled.flatMap((s) => (s.status === 'fulfilled' ? [s.value.podSandboxId] : []));
+  const removeSamples: number[] = [];
+  let removeWall = NaN;
+  const seen = new Map<string, string>();
+  const duplicateIps: string[] = [];
+  try {
+    const failed = settled.find((s): s is PromiseRejectedResult => s.status === 'rejected');
+    if (failed) throw failed.reason;
+    for (const id of ids) {
+      const st = await conn.call((c) => c.podSandboxStatus, { podSandboxId: id, verbose: false });
+      for (const ip of [st.status?.network?.ip ?? '', ...(st.status?.network?.additionalIps ?? []).map((a) => a.ip)].filter(Boolean)) {
+        if (seen.has(ip)) duplicateIps.push(`${ip} (${seen.get(ip)} and ${id})`);
+        seen.set(ip, id);
+      }
+    }
+  } finally {
+    const t1 = performance.now();
+    await Promise.all(ids.map((id) => timed(removeSamples, () => conn.call((c) => c.removePodSandbox, { podSandboxId: id }))));
+    removeWall = performance.now() - t1;
+  }
+  return { run: { wall: runWall, p50: stats(runSamples).p50, duplicateIps }, remove: { wall: removeWall, p50: stats(removeSamples).p50, duplicateIps: [] } };
 }

@@ -1,34 +1,60 @@
 /**
- * `npm run bench`: N sequential and M concurrent sandboxes on the real host (own temp dirs, bridge psc-bench,
- * 10.235.0.0/24 + fd00:235::/64), p50/p95 of run, status, stop and remove, the split per step, and the floor (the
- * same external commands back to back without the engine); with --side-by-side, the same lifecycle over CRI
- * against `podscope cri` and a containerd started for the run. Needs root. Prints figures; asserts nothing.
+ * `npm run bench`, in one run: (1) the engine in process, N sequential and M concurrent sandboxes on the real host
+ * (own temp dirs, bridge psc-bench, 10.235.0.0/24 + fd00:235::/64), p50/p95 per verb and per step beside the floor
+ * (the same external commands back to back without the engine); (2) the same lifecycle over CRI side by side with
+ * a containerd started for the run, plus M concurrent runs and removes; (3) Status and List at each --scale size on
+ * both runtimes, with RSS. Needs root. Prints figures; asserts nothing.
  * Lives outside the product: it uses the test kit (throwaway env, containerd fixture).
  */
 import { parseArgs } from 'node:util';
 
-const HELP = `npm run bench -- [--sequential N] [--concurrent M] [--side-by-side]`;
+const HELP = `npm run bench -- [--sequential N] [--concurrent M] [--scale 20,250,1000] [--samples K]
+                    [--skip-engine] [--skip-side-by-side] [--skip-scale]`;
 
 async function main(): Promise<number> {
   const { values } = parseArgs({
-    options: { sequential: { type: 'string', short: 'n' }, concurrent: { type: 'string', short: 'm' }, 'side-by-side': { type: 'boolean' }, help: { type: 'boolean', short: 'h' } },
+    options: {
+      sequential: { type: 'string', short: 'n' },
+      concurrent: { type: 'string', short: 'm' },
+      scale: { type: 'string' },
+      samples: { type: 'string' },
+      'skip-engine': { type: 'boolean' },
+      'skip-side-by-side': { type: 'boolean' },
+      'skip-scale': { type: 'boolean' },
+      // the default now; accepted so older invocations keep working
+      'side-by-side': { type: 'boolean' },
+      help: { type: 'boolean', short: 'h' },
+    },
   });
   if (values.help) {
     process.stdout.write(`${HELP}\n`);
     return 0;
   }
-  const int = (k: 'sequential' | 'concurrent', d: number) => {
+  const int = (k: 'sequential' | 'concurrent' | 'samples', d: number) => {
     const v = values[k] === undefined ? d : Number(values[k]);
     if (!Number.isInteger(v) || v < 1) throw new Error(`--${k} must be a positive integer, not ${JSON.stringify(values[k])}`);
     return v;
   };
-  const { runSandboxBench } = await import('./sandbox-bench');
-  await runSandboxBench({ sequential: int('sequential', 20), concurrent: int('concurrent', 10) });
-  if (values['side-by-side']) {
+  const sizes = (values.scale ?? '20,250,1000').split(',').map((x) => Number(x.trim()));
+  if (sizes.some((s) => !Number.isInteger(s) || s < 1)) throw new Error(`--scale must list positive integers, not ${JSON.stringify(values.scale)}`);
+  const load = async () => (await import('./daemon')).loadAverage();
+  process.stdout.write(`# podscope bench, load average ${await load()} (2 shared cores: compare ratios from one run, not absolute times)\n`);
+  if (!values['skip-engine']) {
+    const { runSandboxBench } = await import('./sandbox-bench');
+    await runSandboxBench({ sequential: int('sequential', 20), concurrent: int('concurrent', 10) });
+  }
+  if (!values['skip-side-by-side']) {
     const { runCriSideBySide } = await import('./cri-side-by-side');
     process.stdout.write('\n');
-    await runCriSideBySide({ n: int('sequential', 20) });
+    await runCriSideBySide({ n: int('sequential', 20), concurrent: int('concurrent', 10) });
   }
+  if (!values['skip-scale']) {
+    const { runCriScale } = await import('./cri-scale');
+    process.stdout.write('\n');
+    const r = await runCriScale({ sizes, samples: int('samples', 30) });
+    if (r.leftover.podscope !== 0 || r.leftover.containerd !== 0) throw new Error(`scale bench left pods behind: ${JSON.stringify(r.leftover)}`);
+  }
+  process.stdout.write(`\n# done, load average ${await load()}\n`);
   return 0;
 }
 

@@ -12,7 +12,7 @@
  */
 import { createServer as createNetServer, type Server as NetServer, type Socket } from 'node:net';
 import { Server, ServerCredentials } from '@grpc/grpc-js';
-import { ImageServiceService, RuntimeServiceService, type RuntimeServiceServer } from '../generated/runtime_v1';
+import { ImageServiceService, type RuntimeServiceServer } from '../generated/runtime_v1';
 import { authorityFixingStream } from './authority-shim';
 import { imageServiceImpl } from './image-service';
 import { serveContainerEvents } from './container-events';
@@ -36,6 +36,7 @@ import { updateContainerResources } from './container-update-resources';
 import { reopenContainerLog } from './container-reopen-log';
 import { execSync } from './container-exec-sync';
 import { containerStats, listContainerStats } from './container-stats';
+import { CachedRuntimeService } from './wire-cache';
 
 export const DEFAULT_CRI_SOCKET = '/run/podscope/podscope.sock';
 
@@ -53,6 +54,11 @@ export interface CriServerOptions {
   eventsHighWaterMark?: number;
   /** how long the startup probe of an existing socket waits for it to accept (ms), default 1000 */
   staleProbeTimeoutMs?: number;
+  /**
+   * Rewrite Go clients' socket-path `:authority` (authority-shim.ts); default true. Off only to measure what the
+   * shim costs (bench/cri-rpc-cost.ts): without it crictl/critest 1.26 get their streams reset.
+   */
+  authorityShim?: boolean;
 }
 
 export interface CriServer {
@@ -98,7 +104,7 @@ export async function startCriServer(options: CriServerOptions): Promise<CriServ
   };
 
   const server = new Server();
-  server.addService(RuntimeServiceService, impl);
+  server.addService(CachedRuntimeService, impl);
   server.addService(ImageServiceService, imageServiceImpl(engine));
   // Not server.bindAsync: connections are accepted here and handed to grpc-js through a connection injector, each
   // wrapped so Go clients' socket-path `:authority` does not get their streams reset by nghttp2 (authority-shim.ts).
@@ -107,7 +113,7 @@ export async function startCriServer(options: CriServerOptions): Promise<CriServ
   const listener: NetServer = createNetServer((socket) => {
     sockets.add(socket);
     socket.once('close', () => sockets.delete(socket));
-    injector.injectConnection(authorityFixingStream(socket));
+    injector.injectConnection(options.authorityShim === false ? socket : authorityFixingStream(socket));
   });
   let bound: BoundSocket;
   try {

@@ -205,25 +205,32 @@ class LibcniManager implements CniManager {
     const ctx = this.execContext(hooks);
     const att: Attachment = { containerId, netns: netnsPath, opts };
     let firstOther: unknown;
-    for (const net of all) {
+    const planned = all.flatMap((net) => {
       const k = key(net.list.name, net.ifName);
-      if (!plan.has(k)) continue;
+      if (!plan.has(k)) return [];
       const indices = plan.get(k);
       plan.delete(k);
-      try {
-        await delNetworkList(ctx, this.cache, net, att, indices);
-      } catch (e) {
-        const details = e instanceof PodscopeError && typeof e.details === 'object' ? (e.details as Record<string, unknown>) : {};
-        if (Array.isArray(details.pending)) {
-          pending.push(...(details.pending as PendingPluginDel[]));
-          continue;
-        }
-        if (isIgnorableDelError(e, netnsPath)) continue;
-        // not a plugin's failure (e.g. a bad identifier): every planned plugin of this network is left
-        const list = net.list.plugins.map((p, index) => ({ network: net.list.name, ifName: net.ifName, index, type: p.type }));
-        pending.push(...list.filter((p) => !indices || indices.has(p.index)).map((p) => ({ ...p, message: (e as Error).message })));
-        firstOther ??= e;
+      return [{ net, indices }];
+    });
+    // Networks are independent of one another (each DELs its own interface and what its plugins hold, with the same
+    // input either way), so they are released at once rather than one after the other as go-cni's Remove does: a
+    // stop waits for the slowest network, not the sum (the loopback DEL no longer sits in front of the bridge's).
+    // Within a network the plugins still run in reverse order. What is left is reported in network order.
+    const outcomes = await Promise.allSettled(planned.map(({ net, indices }) => delNetworkList(ctx, this.cache, net, att, indices)));
+    for (const [i, outcome] of outcomes.entries()) {
+      if (outcome.status === 'fulfilled') continue;
+      const e: unknown = outcome.reason;
+      const { net, indices } = planned[i]!;
+      const details = e instanceof PodscopeError && typeof e.details === 'object' ? (e.details as Record<string, unknown>) : {};
+      if (Array.isArray(details.pending)) {
+        pending.push(...(details.pending as PendingPluginDel[]));
+        continue;
       }
+      if (isIgnorableDelError(e, netnsPath)) continue;
+      // not a plugin's failure (e.g. a bad identifier): every planned plugin of this network is left
+      const list = net.list.plugins.map((p, index) => ({ network: net.list.name, ifName: net.ifName, index, type: p.type }));
+      pending.push(...list.filter((p) => !indices || indices.has(p.index)).map((p) => ({ ...p, message: (e as Error).message })));
+      firstOther ??= e;
     }
     // executed on ADD, but the network is gone from both the conf dir and the cache
     for (const k of plan.keys()) {

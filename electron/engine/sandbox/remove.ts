@@ -43,8 +43,14 @@ async function removeLocked(ctx: EngineContext, rec: SandboxRecord): Promise<voi
   const trace = new TraceRecorder(rec, 'remove', (entry) => ctx.emit({ type: 'sandbox.progress', id, entry }));
   const signal = AbortSignal.timeout(ctx.cleanupTimeoutMs);
   try {
-    await ctx.runtime.delete(id, { signal, report: runtimeReporter(trace) });
-    await trace.step('sandbox.files', 'delete sandbox files', () => ctx.files.cleanup({ rootDir: rec.rootDir, runDir: rec.runDir, signal }));
+    // The pause is stopped, so deleting its runc state and its files are independent (runc delete reads its own
+    // state dir, not the bundle): both at once, and both must succeed before the record goes.
+    const [deleted, cleaned] = await Promise.allSettled([
+      ctx.runtime.delete(id, { signal, report: runtimeReporter(trace) }),
+      trace.step('sandbox.files', 'delete sandbox files', () => ctx.files.cleanup({ rootDir: rec.rootDir, runDir: rec.runDir, signal })),
+    ]);
+    if (deleted.status === 'rejected') throw deleted.reason;
+    if (cleaned.status === 'rejected') throw cleaned.reason;
   } catch (error) {
     setPending(rec, 'files', [pendingStep('files', 'delete the pause container and sandbox files', [`runc container ${id}`, rec.rootDir, rec.runDir], error)]);
     rec.lastError = serializeError(error);

@@ -1,0 +1,68 @@
+/**
+ * The read RPCs' cached serialisers must put on the wire exactly the bytes the generated encoder would, for every
+ * shape of response (empty, one pod, many, a verbose status with UTF-8, a status without network), and must not
+ * serve stale bytes when the adapter hands out a new object for a changed sandbox.
+ */
+import { describe, expect, it } from 'vitest';
+import { ListPodSandboxResponse, PodSandboxState, PodSandboxStatusResponse, type PodSandbox, type PodSandboxStatus } from '../../electron/cri/generated/runtime_v1';
+import { serializeListPodSandboxResponse, serializePodSandboxStatusResponse } from '../../electron/cri/server/wire-cache';
+
+const pod = (i: number, extra = ''): PodSandbox => ({
+  id: `${i.toString(16).padStart(64, '0')}`,
+  metadata: { name: `pod-${i}${extra}`, uid: `uid-${i}`, namespace: 'ns-ü', attempt: i % 3 },
+  state: i % 2 ? PodSandboxState.SANDBOX_READY : PodSandboxState.SANDBOX_NOTREADY,
+  createdAt: `${1_700_000_000_000_000_000 + i}`,
+  labels: { app: `a${i}`, long: 'x'.repeat(200) },
+  annotations: { note: 'é'.repeat(i) },
+  runtimeHandler: '',
+});
+
+const status = (ip: string): PodSandboxStatus => ({
+  id: 'f'.repeat(64),
+  metadata: { name: 'n', uid: 'u', namespace: 'ns', attempt: 0 },
+  state: PodSandboxState.SANDBOX_READY,
+  createdAt: '1700000000000000000',
+  network: ip ? { ip, additionalIps: [{ ip: 'fd00::2' }] } : undefined,
+  linux: undefined,
+  labels: { a: 'b' },
+  annotations: {},
+  runtimeHandler: 'runc',
+  containersStatistics: undefined,
+  sandboxStatistics: undefined,
+} as unknown as PodSandboxStatus);
+
+describe('cached CRI read serialisers', () => {
+  it('ListPodSandbox bytes equal the generated encoder for 0, 1 and 300 pods (multi-byte lengths included)', () => {
+    for (const n of [0, 1, 300]) {
+      const res = { items: Array.from({ length: n }, (_, i) => pod(i)) };
+      expect(serializeListPodSandboxResponse(res).equals(Buffer.from(ListPodSandboxResponse.encode(res).finish()))).toBe(true);
+      // the second time comes from the cache and must still be the same bytes
+      expect(serializeListPodSandboxResponse(res).equals(Buffer.from(ListPodSandboxResponse.encode(res).finish()))).toBe(true);
+      expect(ListPodSandboxResponse.decode(serializeListPodSandboxResponse(res))).toEqual(res);
+    }
+  });
+
+  it('a new object for a changed pod is encoded afresh (the cache is keyed by object, not by id)', () => {
+    const before = pod(1);
+    serializeListPodSandboxResponse({ items: [before] });
+    const after = { ...before, state: PodSandboxState.SANDBOX_NOTREADY };
+    expect(ListPodSandboxResponse.decode(serializeListPodSandboxResponse({ items: [after] })).items[0]!.state).toBe(PodSandboxState.SANDBOX_NOTREADY);
+  });
+
+  it('PodSandboxStatus bytes equal the generated encoder, verbose or not, with and without a network', () => {
+    for (const ip of ['10.1.2.3', '']) {
+      const s = status(ip);
+      const infos: Array<Record<string, string>> = [{}, { info: JSON.stringify({ pid: 1, note: 'ünïcode', big: 'y'.repeat(5000) }) }];
+      for (const info of infos) {
+        for (const timestamp of ['0', '1700000000123456789']) {
+          const res = { status: s, info, timestamp };
+          const want = Buffer.from(PodSandboxStatusResponse.encode(res).finish());
+          expect(serializePodSandboxStatusResponse(res).equals(want)).toBe(true);
+          expect(serializePodSandboxStatusResponse(res).equals(want)).toBe(true);
+        }
+      }
+    }
+    const res = { status: undefined, info: {}, timestamp: '5' };
+    expect(serializePodSandboxStatusResponse(res).equals(Buffer.from(PodSandboxStatusResponse.encode(res).finish()))).toBe(true);
+  });
+});
