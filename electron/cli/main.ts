@@ -13,6 +13,7 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   inspectp: () => import('./commands/inspectp'),
   serve: () => import('./commands/serve'),
   cri: () => import('./commands/cri'),
+  lab: () => import('./commands/lab'),
 };
 
 function usage(): string {
@@ -26,6 +27,7 @@ Commands:
   inspectp ID...  show a sandbox: IPs, ports, bandwidth, CNI trace
   serve           browser mode: the Podscope UI on 127.0.0.1
   cri             serve the CRI runtime.v1 API on a unix socket
+  lab run|diff|ls the CNI lab: dry-run a conflist in a throwaway netns, diff runs
 
 ${ENGINE_FLAGS_HELP}
 `;

@@ -5,6 +5,9 @@
 import { access, constants } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createCniManager } from './cni/cni-manager';
+import { liveNetworkUses, recordedAddOf } from './lab/engine-links';
+import { LinuxKernelReader } from './lab/kernel';
+import { LabService } from './lab/service';
 import { LinuxNetnsManager } from './netns/linux-netns';
 import { LinuxLiveReader } from './netns/live-reader';
 import { DEFAULT_ENGINE_OPTIONS, type Engine, type EngineOptions } from './options';
@@ -55,6 +58,16 @@ export async function createEngine(partial: Partial<EngineOptions> = {}, extras:
       log: extras.log ?? ((line) => process.stderr.write(`podscope engine (pid ${process.pid}): ${line}\n`)),
     });
     await engine.start();
+    // The lab's namespaces are its own (podscope-lab-*, outside the engine's owned cni-* names), and it always may
+    // create them: `podscope lab run` beside a daemon uses a read-only engine only for the live-pod check.
+    engine.lab = new LabService({
+      options,
+      runner,
+      netns: new LinuxNetnsManager(options.netnsDir, runner),
+      kernel: new LinuxKernelReader(runner),
+      liveNetworks: () => liveNetworkUses(engine),
+      recordedAdd: (id) => recordedAddOf(engine, id),
+    });
     return engine;
   } catch (e) {
     await lock?.release();

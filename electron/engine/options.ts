@@ -1,5 +1,6 @@
 /** Engine settings: every directory is configurable so tests and users can run beside other runtimes. */
 import type { IpPreference } from '../../shared/domain/config';
+import type { LabApi } from '../../shared/domain/lab';
 import type { SandboxApi, SandboxEvent } from '../../shared/domain/sandbox';
 
 export interface EngineOptions {
@@ -39,6 +40,8 @@ export type SandboxEventListener = (e: SandboxEvent) => void;
 export interface Engine extends SandboxApi {
   readonly options: EngineOptions;
   subscribe(listener: SandboxEventListener): () => void;
+  /** the CNI lab (real engines only; the unavailable stand-in and CRI endpoints have none) */
+  lab?: LabApi;
   /** releases the state-dir lock; sandboxes keep running */
   close(): Promise<void>;
 }

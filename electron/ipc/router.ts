@@ -15,7 +15,7 @@ import type { SenderInfo, SenderPolicy } from './sender';
 
 export interface RouterOptions {
   /** the in-process engine (its events are pushed as endpoint "local") */
-  engine: Pick<Engine, 'subscribe'>;
+  engine: Pick<Engine, 'subscribe' | 'lab'>;
   /** every endpoint, "local" included (see electron/endpoints) */
   endpoints: EndpointRegistry;
   /** who may call; everyone else gets PermissionDenied-like FailedPrecondition */
@@ -33,6 +33,12 @@ type Handlers = { [C in ChannelName]: (req: ParsedRequestOf<C>) => Promise<unkno
 export function createRouter(opts: RouterOptions): Router {
   const endpoints = opts.endpoints;
   const api = (id: string) => endpoints.api(id);
+  // the lab runs plugins on this host: only the in-process engine has one
+  const lab = (id: string) => {
+    if (id !== LOCAL_ENDPOINT_ID) throw new PodscopeError('Unimplemented', `the CNI lab runs on the local engine only; endpoint ${JSON.stringify(id)} is a CRI runtime`);
+    if (!opts.engine.lab) throw new PodscopeError('Unavailable', 'the CNI lab needs the local engine, which is not running');
+    return opts.engine.lab;
+  };
 
   // One line per channel: the handler only forwards to the service.
   const handlers: Handlers = {
@@ -46,6 +52,12 @@ export function createRouter(opts: RouterOptions): Router {
     'sandbox.runtimeConditions': (r) => api(r.endpointId).runtimeConditions(),
     'sandbox.info': (r) => api(r.endpointId).info(),
     'sandbox.live': (r) => api(r.endpointId).live(r.id),
+    'lab.validate': (r) => lab(r.endpointId).validate(r.text),
+    'lab.run': (r) => lab(r.endpointId).run(r.request),
+    'lab.list': (r) => lab(r.endpointId).list(),
+    'lab.get': (r) => lab(r.endpointId).get(r.id),
+    'lab.diff': (r) => lab(r.endpointId).diff(r.a, r.b),
+    'lab.save': (r) => lab(r.endpointId).save(r.request),
     'endpoints.list': () => endpoints.list(),
     'endpoints.add': async (r) => {
       const view = await endpoints.add(r);
@@ -69,6 +81,7 @@ export function createRouter(opts: RouterOptions): Router {
     }
   };
   const unsubscribeEngine = opts.engine.subscribe((event) => emit({ kind: 'sandbox', endpointId: LOCAL_ENDPOINT_ID, event }));
+  const unsubscribeLab = opts.engine.lab?.subscribe((progress) => emit({ kind: 'lab.progress', endpointId: LOCAL_ENDPOINT_ID, progress }));
   const unsubscribeEndpoints = endpoints.subscribe?.((endpointId, event) => emit({ kind: 'sandbox', endpointId, event }));
   async function broadcastEndpoints() {
     try {
@@ -107,6 +120,7 @@ export function createRouter(opts: RouterOptions): Router {
     },
     dispose() {
       unsubscribeEngine();
+      unsubscribeLab?.();
       unsubscribeEndpoints?.();
       listeners.clear();
     },

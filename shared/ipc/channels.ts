@@ -9,6 +9,7 @@ import { IpPreferenceSchema, PodSandboxConfigSchema } from '../domain/config';
 import { LOCAL_ENDPOINT_ID, type EndpointView } from '../domain/endpoints';
 import type { CniConfigView } from '../domain/cni';
 import type { LiveNetworkView } from '../domain/live';
+import { LabDiffRequestSchema, LabRunIdSchema, LabRunRequestSchema, LabSaveRequestSchema, LabTextSchema, type LabDiff, type LabRun, type LabRunSummary, type LabSaveResult, type LabValidation } from '../domain/lab';
 import type {
   ConfigPreview,
   EngineInfo,
@@ -59,6 +60,13 @@ export const CHANNELS = {
   'sandbox.info': channel<EngineInfo>()(onEndpoint),
   /** the kernel's view of the sandbox's network now (netns interfaces/routes, tc qdiscs, DNAT rules) */
   'sandbox.live': channel<LiveNetworkView>()(onSandbox),
+  /** the CNI lab (local engine only; a CRI endpoint answers Unimplemented) */
+  'lab.validate': channel<LabValidation>()(z.strictObject({ endpointId, text: LabTextSchema })),
+  'lab.run': channel<LabRun>()(z.strictObject({ endpointId, request: LabRunRequestSchema })),
+  'lab.list': channel<LabRunSummary[]>()(onEndpoint),
+  'lab.get': channel<LabRun>()(z.strictObject({ endpointId, id: LabRunIdSchema })),
+  'lab.diff': channel<LabDiff>()(LabDiffRequestSchema.extend({ endpointId })),
+  'lab.save': channel<LabSaveResult>()(z.strictObject({ endpointId, request: LabSaveRequestSchema })),
   'endpoints.list': channel<EndpointView[]>()(z.strictObject({})),
   'endpoints.add': channel<EndpointView>()(
     z.strictObject({

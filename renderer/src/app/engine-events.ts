@@ -18,6 +18,11 @@ export function applyEvent(qc: QueryClient, e: PushedEvent): void {
     qc.setQueryData(endpointsKey, e.endpoints);
     return;
   }
+  if (e.kind === 'lab.progress') {
+    // the lab page follows its own run; a finished run refreshes the list
+    if (e.progress.step === 'done') void qc.invalidateQueries({ queryKey: ['lab', e.endpointId] });
+    return;
+  }
   const { endpointId, event } = e;
   const upsert = (summary: SandboxSummary) =>
     qc.setQueryData<SandboxSummary[]>(podKeys.all(endpointId), (old) => {
