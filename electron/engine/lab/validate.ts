@@ -13,19 +13,19 @@ import { overlaps } from './cidr';
 import { conflistFacts } from './conflist-facts';
 import { lineColumn, locate, parseJsonText } from './json-text';
 import { checkSchema, type JsonSchema } from './schema-check';
-import bandwidth from './schemas/bandwidth.json';
-import bridge from './schemas/bridge.json';
-import firewall from './schemas/firewall.json';
-import hostLocal from './schemas/host-local.json';
-import ipvlan from './schemas/ipvlan.json';
-import loopback from './schemas/loopback.json';
-import macvlan from './schemas/macvlan.json';
-import portmap from './schemas/portmap.json';
-import ptp from './schemas/ptp.json';
-import sbr from './schemas/sbr.json';
-import staticIpam from './schemas/static.json';
-import tuning from './schemas/tuning.json';
-import vlan from './schemas/vlan.json';
+import bandwidth from './schemas/bandwidth.json' with { type: 'json' };
+import bridge from './schemas/bridge.json' with { type: 'json' };
+import firewall from './schemas/firewall.json' with { type: 'json' };
+import hostLocal from './schemas/host-local.json' with { type: 'json' };
+import ipvlan from './schemas/ipvlan.json' with { type: 'json' };
+import loopback from './schemas/loopback.json' with { type: 'json' };
+import macvlan from './schemas/macvlan.json' with { type: 'json' };
+import portmap from './schemas/portmap.json' with { type: 'json' };
+import ptp from './schemas/ptp.json' with { type: 'json' };
+import sbr from './schemas/sbr.json' with { type: 'json' };
+import staticIpam from './schemas/static.json' with { type: 'json' };
+import tuning from './schemas/tuning.json' with { type: 'json' };
+import vlan from './schemas/vlan.json' with { type: 'json' };
 
 export const PLUGIN_SCHEMAS: Record<string, JsonSchema> = {
   bandwidth, bridge, firewall, 'host-local': hostLocal, ipvlan, loopback, macvlan, portmap, ptp, sbr, static: staticIpam, tuning, vlan,
