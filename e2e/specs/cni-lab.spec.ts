@@ -19,7 +19,7 @@ test('CNI lab: open a network from the CNI panel, an edit error shows at its lin
     await expect(app.page.getByTestId('lab-issues')).toContainText('line 4, column 36');
     await expect(app.page.getByRole('button', { name: 'Run', exact: true })).toBeDisabled();
 
-    const conflist = {
+    const conflist: { cniVersion: string; name: string; plugins: Array<Record<string, unknown>> } = {
       cniVersion: '1.0.0',
       name: 'psl1-e2e',
       plugins: [
@@ -46,6 +46,24 @@ test('CNI lab: open a network from the CNI panel, an edit error shows at its lin
     await expect(app.page.getByTestId('lab-runs').locator('tbody tr')).toHaveCount(1);
     await app.screenshot('30-cni-lab-run');
     expect((await env.engine.list()).length).toBe(0); // a lab run is not a sandbox
+
+    // one field changed, run again, compare the two runs side by side
+    const first = (await app.page.getByTestId('lab-runs').locator('tbody tr').first().locator('button.link').textContent())!;
+    conflist.plugins[0] = { ...conflist.plugins[0], mtu: 1400 };
+    await editor.fill(JSON.stringify(conflist, null, 2));
+    await expect(app.page.getByText('valid', { exact: true })).toBeVisible();
+    await app.page.getByRole('button', { name: 'Run', exact: true }).click();
+    await expect(app.page.getByTestId('lab-runs').locator('tbody tr')).toHaveCount(2);
+    const second = (await app.page.getByTestId('lab-runs').locator('tbody tr').first().locator('button.link').textContent())!;
+    expect(second).not.toBe(first);
+    await app.page.getByLabel(`a ${first}`).check();
+    await app.page.getByLabel(`b ${second}`).check();
+    const diff = app.page.getByTestId('lab-diff');
+    await expect(diff.locator('.card').first()).toContainText('differs');
+    await expect(diff.locator('.card').first()).toContainText('mtu');
+    await expect(diff).toContainText('eth0 veth mtu 1400');
+    await diff.scrollIntoViewIfNeeded();
+    await app.screenshot('31-cni-lab-diff');
   } finally {
     try {
       execFileSync('ip', ['link', 'del', BRIDGE], { stdio: 'ignore' });
