@@ -151,7 +151,7 @@ describe.skipIf(!canRun)('CNI lab with real plugins', () => {
     const a = await lab.run({ text: conflist(dir, { mtu: 1400 }), capabilities: { portMappings: [{ hostPort: HOST_PORT + 2, containerPort: 80, protocol: 'tcp' }] } });
     dropBridge(); // both runs start from the same host: the bridge plugin creates its bridge with the conf's MTU
     const b = await lab.run({ text: conflist(dir, { mtu: 1450 }), capabilities: { portMappings: [{ hostPort: HOST_PORT + 2, containerPort: 80, protocol: 'tcp' }] } });
-    for (const r of [a, b]) expect([r.addOk, r.delOk, r.leftAfterDel]).toEqual([true, true, []]);
+    for (const r of [a, b]) expect([r.addOk, r.delOk, r.leftAfterDel], JSON.stringify(r.leftAfterDel)).toEqual([true, true, []]);
     const d = await lab.diff(a.id, b.id);
     const changed = d.plugins.filter((p) => p.stdin.length > 0);
     expect(changed.map((p) => `${p.phase} ${p.type}`)).toEqual(['ADD bridge', 'CHECK bridge', 'DEL bridge']);
@@ -162,6 +162,15 @@ describe.skipIf(!canRun)('CNI lab with real plugins', () => {
     expect(d.kernel!.onlyB.map((i) => i.what).every((w) => w.includes('mtu 1450'))).toBe(true);
     expect(d.kernel!.onlyB.some((i) => i.kind === 'netns-link' && i.what.startsWith('eth0 veth mtu 1450'))).toBe(true);
     expect((await lab.list()).map((r) => r.id)).toEqual(expect.arrayContaining([a.id, b.id]));
+    // the same from the CLI, on the kept records
+    const o = options();
+    const flags = ['--state-dir', o.stateDir, '--run-dir', o.runDir, '--netns-dir', o.netnsDir, '--cni-conf-dir', o.cniConfDir, '--cni-bin-dir', '/usr/lib/cni', '--cni-cache-dir', o.cniCacheDir];
+    const cli = (...args: string[]) => execFileP(process.execPath, ['bin/podscope.mjs', 'lab', ...args, ...flags], { cwd: join(__dirname, '../..') });
+    const text = (await cli('diff', a.id, b.id)).stdout;
+    expect(text).toContain('ADD #0 bridge: differs');
+    expect(text).toContain('stdin  mtu: 1400 → 1450');
+    expect(text).toContain('ADD #1 portmap: same');
+    expect((await cli('ls')).stdout).toContain(b.id);
   });
 
   it('refuses an invalid conflist with the JSON position and executes nothing', async () => {

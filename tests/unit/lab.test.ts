@@ -98,10 +98,14 @@ describe('lab: verdict and diff', () => {
     const afterAdd = emptySnapshot();
     afterAdd.link = ['eth9 device mtu 1500', 'lab0 bridge mtu 1500', 'veth1 veth mtu 1500 master lab0', 'vethOTHER veth mtu 1500 master cni0'];
     afterAdd.iptables = ['nat -A CNI-DN-x -j DNAT --to-destination 10.99.0.2:80', 'nat -A OTHER -j DNAT --to-destination 10.99.0.23:80'];
+    // another pod's bridge appearing meanwhile, with its address and qdisc, is not this run's
+    afterAdd['host-address'] = ['other0 10.50.0.1/24'];
+    afterAdd.qdisc = ['dev other0 noqueue 0: root', 'dev veth1 tbf 1: root rate 125000'];
+    afterAdd.link.push('other0 bridge mtu 1500');
     const afterDel = emptySnapshot();
     afterDel.link = ['eth9 device mtu 1500', 'lab0 bridge mtu 1500', 'veth1 veth mtu 1500 master lab0'];
     const v = verdict(before, afterAdd, afterDel, n);
-    expect(v.created.map((i) => i.what)).toEqual(['lab0 bridge mtu 1500', 'veth1 veth mtu 1500 master lab0', 'nat -A CNI-DN-x -j DNAT --to-destination 10.99.0.2:80']);
+    expect(v.created.map((i) => i.what)).toEqual(['lab0 bridge mtu 1500', 'veth1 veth mtu 1500 master lab0', 'nat -A CNI-DN-x -j DNAT --to-destination 10.99.0.2:80', 'dev veth1 tbf 1: root rate 125000']);
     expect(v.kept.map((i) => i.what)).toEqual(['lab0 bridge mtu 1500']);
     expect(v.left.map((i) => i.what)).toEqual(['veth1 veth mtu 1500 master lab0']);
   });

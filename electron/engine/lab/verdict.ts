@@ -120,12 +120,15 @@ export interface Verdict {
 }
 
 export function verdict(before: KernelSnapshot, afterAdd: KernelSnapshot, afterDel: KernelSnapshot, n: RunNames): Verdict {
-  const newLinksAfter = (s: KernelSnapshot) => {
+  // links that appeared and are the run's (its devices, or enslaved to its bridge): other pods' new links on the
+  // same host must not make their addresses and qdiscs look like this run's
+  const ourNewLinks = (s: KernelSnapshot) => {
     const had = new Set(before.link.map(firstWord));
-    return new Set(s.link.map(firstWord).filter((name) => !had.has(name)));
+    const fresh = new Set(s.link.map(firstWord).filter((name) => !had.has(name)));
+    return new Set(s.link.filter((line) => fresh.has(firstWord(line)) && relates('link', line, n, fresh)).map(firstWord));
   };
   const diff = (s: KernelSnapshot): LabKernelItem[] => {
-    const links = newLinksAfter(s);
+    const links = ourNewLinks(s);
     const out: LabKernelItem[] = [];
     for (const kind of KERNEL_KINDS) {
       const had = new Set(before[kind]);

@@ -76,7 +76,7 @@ export function RunView({ run }: { run: LabRun }) {
   return (
     <div className="stack" data-testid="lab-run">
       <header className="section-head">
-        <h3 className="mono">{run.id}</h3>
+        <strong className="mono">{run.id}</strong>
         {run.success ? <Pill tone="ok">success</Pill> : <Pill tone="bad">failed</Pill>}
         <Pill tone={run.addOk ? 'ok' : 'bad'}>ADD {run.addOk ? 'ok' : 'failed'}</Pill>
         {run.checkOk !== undefined ? <Pill tone={run.checkOk ? 'ok' : 'bad'}>CHECK {run.checkOk ? 'ok' : 'failed'}</Pill> : <Pill tone="muted" title={run.checkSkipped}>CHECK skipped</Pill>}
