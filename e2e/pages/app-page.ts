@@ -20,7 +20,7 @@ export class AppPage {
     this.endpoints = new EndpointsPage(page);
   }
 
-  async goto(view: 'Sandboxes' | 'New sandbox' | 'CNI config' | 'Engine') {
+  async goto(view: 'Sandboxes' | 'New sandbox' | 'CNI config' | 'CNI lab' | 'Engine') {
     await this.page.getByRole('navigation', { name: 'Main' }).getByRole('button', { name: new RegExp(`^${view}`) }).click();
   }
 

@@ -31,6 +31,7 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   rmi: () => import('./commands/rmi'),
   inspecti: () => import('./commands/inspecti'),
   load: () => import('./commands/load'),
+  lab: () => import('./commands/lab'),
 };
 
 function usage(): string {
@@ -61,6 +62,7 @@ Commands:
   cnicheck ID     run CNI CHECK for the pod (and STATUS for the networks), recorded in its trace
   serve           browser mode: the Podscope UI on 127.0.0.1
   cri             serve the CRI runtime.v1 API on a unix socket
+  lab run|diff|ls the CNI lab: dry-run a conflist in a throwaway netns, diff runs
 
 ${ENGINE_FLAGS_HELP}
 `;

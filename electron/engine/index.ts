@@ -9,6 +9,9 @@ import { HostCgroupReader } from './containers/cgroups';
 import { RuncContainerRuntime } from './containers/runtime';
 import { LocalImageStore } from './images/store';
 import type { ImageStore } from './images/types';
+import { liveNetworkUses, recordedAddOf } from './lab/engine-links';
+import { LinuxKernelReader } from './lab/kernel';
+import { LabService } from './lab/service';
 import { LinuxNetnsManager } from './netns/linux-netns';
 import { LinuxLiveReader } from './netns/live-reader';
 import { LinuxProbeNet } from './probe/linux-probe-net';
@@ -73,6 +76,16 @@ export async function createEngine(partial: Partial<EngineOptions> = {}, extras:
       },
     });
     await engine.start();
+    // The lab's namespaces are its own (podscope-lab-*, outside the engine's owned cni-* names), and it always may
+    // create them: `podscope lab run` beside a daemon uses a read-only engine only for the live-pod check.
+    engine.lab = new LabService({
+      options,
+      runner,
+      netns: new LinuxNetnsManager(options.netnsDir, runner),
+      kernel: new LinuxKernelReader(runner),
+      liveNetworks: () => liveNetworkUses(engine),
+      recordedAdd: (id) => recordedAddOf(engine, id),
+    });
     return engine;
   } catch (e) {
     await lock?.release();

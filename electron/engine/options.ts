@@ -1,6 +1,7 @@
 /** Engine settings: every directory is configurable so tests and users can run beside other runtimes. */
 import type { IpPreference } from '../../shared/domain/config';
 import type { ContainerApi, ContainerEvent } from '../../shared/domain/container';
+import type { LabApi } from '../../shared/domain/lab';
 import type { SandboxApi, SandboxEvent } from '../../shared/domain/sandbox';
 import type { ImageStore } from './images/types';
 
@@ -56,6 +57,8 @@ export interface Engine extends SandboxApi, ContainerApi {
   /** the image store (absent on an engine that could not start) */
   readonly images?: ImageStore;
   subscribe(listener: SandboxEventListener): () => void;
+  /** the CNI lab (real engines only; the unavailable stand-in and CRI endpoints have none) */
+  lab?: LabApi;
   /** releases the state-dir lock; sandboxes keep running */
   close(): Promise<void>;
 }

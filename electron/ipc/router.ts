@@ -18,7 +18,7 @@ import type { SenderInfo, SenderPolicy } from './sender';
 
 export interface RouterOptions {
   /** the in-process engine (its events are pushed as endpoint "local") */
-  engine: Pick<Engine, 'subscribe'>;
+  engine: Pick<Engine, 'subscribe' | 'lab'>;
   /** every endpoint, "local" included (see electron/endpoints) */
   endpoints: EndpointRegistry;
   /** who may call; everyone else gets PermissionDenied-like FailedPrecondition */
@@ -37,6 +37,12 @@ type Handlers = { [C in ChannelName]: (req: ParsedRequestOf<C>) => Promise<unkno
 export function createRouter(opts: RouterOptions): Router {
   const endpoints = opts.endpoints;
   const api = (id: string) => endpoints.api(id);
+  // the lab runs plugins on this host: only the in-process engine has one
+  const lab = (id: string) => {
+    if (id !== LOCAL_ENDPOINT_ID) throw new PodscopeError('Unimplemented', `the CNI lab runs on the local engine only; endpoint ${JSON.stringify(id)} is a CRI runtime`);
+    if (!opts.engine.lab) throw new PodscopeError('Unavailable', 'the CNI lab needs the local engine, which is not running');
+    return opts.engine.lab;
+  };
 
   /** The measurements exist only where the engine runs in process; a CRI endpoint has no way to ask for them. */
   const measurement = <K extends MeasurementVerb>(endpointId: string, verb: K): NonNullable<SandboxApi[K]> => {
@@ -69,6 +75,12 @@ export function createRouter(opts: RouterOptions): Router {
       const a = api(r.endpointId) as Partial<ContainerApi>;
       return a.listContainers ? a.listContainers(r.filter as ContainerFilter | undefined) : [];
     },
+    'lab.validate': (r) => lab(r.endpointId).validate(r.text),
+    'lab.run': (r) => lab(r.endpointId).run(r.request),
+    'lab.list': (r) => lab(r.endpointId).list(),
+    'lab.get': (r) => lab(r.endpointId).get(r.id),
+    'lab.diff': (r) => lab(r.endpointId).diff(r.a, r.b),
+    'lab.save': (r) => lab(r.endpointId).save(r.request),
     'endpoints.list': () => endpoints.list(),
     'endpoints.add': async (r) => {
       const view = await endpoints.add(r);
@@ -99,6 +111,7 @@ export function createRouter(opts: RouterOptions): Router {
   const unsubscribeEngine = opts.engine.subscribe((event) =>
     emit(event.type.startsWith('container.') ? { kind: 'container', endpointId: LOCAL_ENDPOINT_ID, event: event as ContainerEvent } : { kind: 'sandbox', endpointId: LOCAL_ENDPOINT_ID, event: event as SandboxEvent }),
   );
+  const unsubscribeLab = opts.engine.lab?.subscribe((progress) => emit({ kind: 'lab.progress', endpointId: LOCAL_ENDPOINT_ID, progress }));
   const unsubscribeEndpoints = endpoints.subscribe?.((endpointId, event) => emit({ kind: 'sandbox', endpointId, event }));
   // a daemon that died (or came back) is pushed at once, so every screen shows it without waiting for a poll
   const unwatchEndpoints = endpoints.onChange?.((list) => emit({ kind: 'endpoints.changed', endpoints: list }));
@@ -139,6 +152,7 @@ export function createRouter(opts: RouterOptions): Router {
     },
     dispose() {
       unsubscribeEngine();
+      unsubscribeLab?.();
       unsubscribeEndpoints?.();
       unwatchEndpoints?.();
       listeners.clear();

@@ -12,6 +12,7 @@ import type { LiveNetworkView } from '../domain/live';
 import type { ProbeReport } from '../domain/probe';
 import type { CniCheckReport, CniStatusReport, ThroughputReport } from '../domain/measure';
 import type { NetworkTopology, PodTopology } from '../domain/topology';
+import { LabDiffRequestSchema, LabRunIdSchema, LabRunRequestSchema, LabSaveRequestSchema, LabTextSchema, type LabDiff, type LabRun, type LabRunSummary, type LabSaveResult, type LabValidation } from '../domain/lab';
 import type {
   ConfigPreview,
   EngineInfo,
@@ -91,6 +92,13 @@ export const CHANNELS = {
         .optional(),
     }),
   ),
+  /** the CNI lab (local engine only; a CRI endpoint answers Unimplemented) */
+  'lab.validate': channel<LabValidation>()(z.strictObject({ endpointId, text: LabTextSchema })),
+  'lab.run': channel<LabRun>()(z.strictObject({ endpointId, request: LabRunRequestSchema })),
+  'lab.list': channel<LabRunSummary[]>()(onEndpoint),
+  'lab.get': channel<LabRun>()(z.strictObject({ endpointId, id: LabRunIdSchema })),
+  'lab.diff': channel<LabDiff>()(LabDiffRequestSchema.extend({ endpointId })),
+  'lab.save': channel<LabSaveResult>()(z.strictObject({ endpointId, request: LabSaveRequestSchema })),
   'endpoints.list': channel<EndpointView[]>()(z.strictObject({})),
   'endpoints.add': channel<EndpointView>()(
     z.strictObject({

@@ -2,11 +2,14 @@
 import type { ContainerEvent } from '../domain/container';
 import type { SandboxEvent } from '../domain/sandbox';
 import type { EndpointView } from '../domain/endpoints';
+import type { LabProgress } from '../domain/lab';
 
 export type PushedEvent =
   | { kind: 'sandbox'; endpointId: string; event: SandboxEvent }
   | { kind: 'container'; endpointId: string; event: ContainerEvent }
-  | { kind: 'endpoints.changed'; endpoints: EndpointView[] };
+  | { kind: 'endpoints.changed'; endpoints: EndpointView[] }
+  /** a CNI lab run moved on (a plugin exec finished, a snapshot was taken) */
+  | { kind: 'lab.progress'; endpointId: string; progress: LabProgress };
 
 /** The one Electron IPC channel name events travel on (main → renderer). */
 export const EVENT_CHANNEL = 'podscope:event';

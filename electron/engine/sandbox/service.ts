@@ -17,6 +17,7 @@ import { PodscopeError, serializeError } from '../../../shared/domain/errors';
 import type { ConfigPreview, EngineInfo, RemoveOptions, RunSandboxRequest, RuntimeCondition, SandboxEvent, SandboxFilter, SandboxStatus, SandboxSummary } from '../../../shared/domain/sandbox';
 import { noImageStore } from '../images/none';
 import type { ImageStore } from '../images/types';
+import type { LabApi } from '../../../shared/domain/lab';
 import type { Engine, EngineOptions, SandboxEventListener } from '../options';
 import { buildCniOptions } from './cni-options';
 import { conflistSuffix } from '../cni/cni-error';
@@ -71,6 +72,8 @@ export type EngineDeps = Omit<EngineContext, 'store' | 'names' | 'locks' | 'emit
 
 export class SandboxEngine implements Engine {
   private readonly listeners = new Set<SandboxEventListener>();
+  /** set by createEngine (the lab runs beside the engine, not through it) */
+  lab?: LabApi;
   private readonly ctx: EngineContext;
   private recovery: RecoveryReport = { loaded: 0, problems: [], orphanContainers: [], startupGc: [] };
   private readonly background: Stoppable[] = [];

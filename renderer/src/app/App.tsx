@@ -5,6 +5,7 @@ import { useEngineEvents } from './engine-events';
 import { PodsPage } from '../features/pods/components/PodsPage';
 import { CreatePage } from '../features/create/components/CreatePage';
 import { CniPanel } from '../features/cni/components/CniPanel';
+import { LabPage } from '../features/lab/components/LabPage';
 import { EnginePage } from '../features/engine/components/EnginePage';
 import { EngineBanner } from '../features/engine/components/EngineBanner';
 import { EndpointSwitcher } from '../features/endpoints/components/EndpointSwitcher';
@@ -18,6 +19,7 @@ const NAV: Array<{ id: View; label: string; hint: string }> = [
   { id: 'pods', label: 'Sandboxes', hint: 'pods, detail, trace' },
   { id: 'create', label: 'New sandbox', hint: 'form, preview, import' },
   { id: 'cni', label: 'CNI config', hint: 'conflists, plugins' },
+  { id: 'lab', label: 'CNI lab', hint: 'dry-run, diff, save' },
   { id: 'engine', label: 'Engine', hint: 'conditions, dirs' },
 ];
 
@@ -67,6 +69,7 @@ export function App() {
         {view === 'pods' && <PodsPage poll={!caps.events} />}
         {view === 'create' && <CreatePage />}
         {view === 'cni' && <CniPanel />}
+        {view === 'lab' && <LabPage />}
         {view === 'engine' && <EnginePage />}
       </main>
     </div>

@@ -23,6 +23,11 @@ export function applyEvent(qc: QueryClient, e: PushedEvent): void {
     void qc.invalidateQueries({ queryKey: containerKeys.all(e.endpointId) });
     return;
   }
+  if (e.kind === 'lab.progress') {
+    // the lab page follows its own run; a finished run refreshes the list
+    if (e.progress.step === 'done') void qc.invalidateQueries({ queryKey: ['lab', e.endpointId] });
+    return;
+  }
   const { endpointId, event } = e;
   const upsert = (summary: SandboxSummary) =>
     qc.setQueryData<SandboxSummary[]>(podKeys.all(endpointId), (old) => {

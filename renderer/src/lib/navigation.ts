@@ -6,7 +6,7 @@
 import { create } from 'zustand';
 import type { PodSandboxConfigInput } from '../../../shared/domain/config';
 
-export type View = 'pods' | 'create' | 'cni' | 'engine';
+export type View = 'pods' | 'create' | 'cni' | 'lab' | 'engine';
 export type DetailTab = 'overview' | 'network' | 'ports' | 'bandwidth' | 'trace' | 'lifecycle' | 'raw';
 
 interface NavigationState {
@@ -16,6 +16,8 @@ interface NavigationState {
   detailTab: DetailTab;
   /** a config handed to the create form by "clone into form" or an import; consumed once */
   formSeed?: { config: PodSandboxConfigInput; source: string; nonce: number };
+  /** a conflist text handed to the CNI lab by "Open in lab" / "New"; consumed once */
+  labSeed?: { text: string; source: string; nonce: number };
   setView(v: View): void;
   select(id: string | undefined): void;
   setDetailTab(t: DetailTab): void;
@@ -23,6 +25,8 @@ interface NavigationState {
   openPod(id: string, tab?: DetailTab): void;
   cloneIntoForm(config: PodSandboxConfigInput, source: string): void;
   consumeFormSeed(): void;
+  openInLab(text: string, source: string): void;
+  consumeLabSeed(): void;
 }
 
 export const useNavigation = create<NavigationState>((set) => ({
@@ -34,4 +38,6 @@ export const useNavigation = create<NavigationState>((set) => ({
   openPod: (selectedId, tab) => set((s) => ({ view: 'pods', selectedId, detailTab: tab ?? s.detailTab })),
   cloneIntoForm: (config, source) => set({ view: 'create', formSeed: { config, source, nonce: Date.now() } }),
   consumeFormSeed: () => set({ formSeed: undefined }),
+  openInLab: (text, source) => set({ view: 'lab', labSeed: { text, source, nonce: Date.now() } }),
+  consumeLabSeed: () => set({ labSeed: undefined }),
 }));

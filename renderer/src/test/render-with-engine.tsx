@@ -13,16 +13,20 @@ import { createClient, type Transport } from '../../../shared/ipc/client';
 import { createEndpointRegistry } from '../../../electron/endpoints';
 import type { EndpointCapabilities } from '../../../shared/domain/endpoints';
 import { ConnectionProvider } from '../lib/connection-context';
+import type { LabApi } from '../../../shared/domain/lab';
 
 export interface RenderWithEngineOptions extends TestEngineOptions {
   /** what the local endpoint claims it can do (e.g. liveNetwork: false to see the "not available" path) */
   capabilities?: Partial<EndpointCapabilities>;
+  /** the CNI lab the local engine serves (the test engine has none by default) */
+  lab?: (dir: string) => LabApi;
 }
 
 export async function renderWithEngine(ui: React.ReactElement, opts: RenderWithEngineOptions = {}) {
   const fakes = await createTestEngine(opts);
   onTestFinished(() => fakes.close());
   const { engine } = fakes;
+  if (opts.lab) Object.assign(engine, { lab: opts.lab(engine.options.stateDir) });
   const local = createEndpointRegistry({ local: engine });
   const endpoints = opts.capabilities
     ? { ...local, list: async () => (await local.list()).map((e) => ({ ...e, capabilities: { ...e.capabilities, ...opts.capabilities } })) }

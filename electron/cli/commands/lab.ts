@@ -1,0 +1,150 @@
+/**
+ * `podscope lab run|diff|ls`: the CNI lab from a terminal. It opens a read-only engine (no lock, so it works beside a
+ * daemon on the same dirs) only to see which live pods a conflist would touch; the run itself uses its own netns.
+ */
+import { readFile } from 'node:fs/promises';
+import { PodscopeError } from '../../../shared/domain/errors';
+import { LabCapabilitiesSchema, type LabApi, type LabDiff, type LabKernelItem, type LabRun } from '../../../shared/domain/lab';
+import { formatIssues } from '../../../shared/domain/config';
+import { engineOptionsFromFlags, parseCommandArgs, type Flags } from '../args';
+import { table } from '../format';
+
+export const help = `podscope lab run FILE [--port-mapping HOST:CONTAINER[/tcp|udp|sctp]]... [--bandwidth IN,OUT] [--dns-server IP]...
+                 [--ip IP]... [--mac MAC] [--cgroup-path P] [--force] [--skip-check] [-o json]
+  Dry-runs a conflist in a throwaway netns: ADD, CHECK (cniVersion >= 0.4.0), DEL; prints each plugin's exec, the
+  kernel state the run created and what DEL left. Exit 0 when ADD, CHECK and DEL succeeded and nothing leaked.
+  Bandwidth rates are bits per second (0 = unshaped). --force runs even when live pods share the bridge/subnet.
+podscope lab diff RUN_A RUN_B|sandbox:ID [-o json]   per-plugin differences of two runs (or a run and a pod's ADD)
+podscope lab ls [-o json]                            the kept runs, newest first`;
+
+async function withLab<T>(flags: Flags, fn: (lab: LabApi) => Promise<T>): Promise<T> {
+  if (typeof flags.endpoint === 'string') throw new PodscopeError('Unimplemented', 'the CNI lab runs on the local engine only, not over a CRI endpoint');
+  const { createEngine } = await import('../../engine/index');
+  const engine = await createEngine(engineOptionsFromFlags(flags), { readOnly: true });
+  try {
+    if (!engine.lab) throw new PodscopeError('Unavailable', 'the engine has no lab');
+    return await fn(engine.lab);
+  } finally {
+    await engine.close();
+  }
+}
+
+function parsePortMapping(s: string): { hostPort: number; containerPort: number; protocol: string } {
+  const m = /^(\d+):(\d+)(?:\/(tcp|udp|sctp))?$/i.exec(s);
+  if (!m) throw new PodscopeError('InvalidArgument', `--port-mapping must be HOST:CONTAINER[/tcp|udp|sctp], not ${JSON.stringify(s)}`);
+  return { hostPort: Number(m[1]), containerPort: Number(m[2]), protocol: (m[3] ?? 'tcp').toLowerCase() };
+}
+
+function parseBandwidth(s: string): { ingressRate: number; egressRate: number } {
+  const m = /^(\d+),(\d+)$/.exec(s);
+  if (!m) throw new PodscopeError('InvalidArgument', `--bandwidth must be IN,OUT in bits per second, not ${JSON.stringify(s)}`);
+  return { ingressRate: Number(m[1]), egressRate: Number(m[2]) };
+}
+
+const items = (xs: LabKernelItem[]) => xs.map((i) => `    ${i.kind.padEnd(13)} ${i.what}`).join('\n');
+
+/** The JSON the issue promises: plugins[], result, kernelCreated, leftAfterDel (plus the rest of the record). */
+export function runJson(run: LabRun): Record<string, unknown> {
+  return {
+    id: run.id,
+    success: run.success,
+    plugins: run.plugins.map((p) => ({ type: p.type, verb: p.verb, index: p.index, exitCode: p.exitCode, durationMs: Math.round(p.durationMs * 10) / 10, stdin: p.stdin, stdout: p.stdout, stderr: p.stderr })),
+    result: run.rawResult ?? null,
+    kernelCreated: run.kernelCreated,
+    leftAfterDel: run.leftAfterDel,
+    keptByDesign: run.keptByDesign,
+    addOk: run.addOk,
+    checkOk: run.checkOk ?? null,
+    checkSkipped: run.checkSkipped ?? null,
+    delOk: run.delOk,
+    error: run.error ?? null,
+    versions: run.versions,
+    durationMs: Math.round(run.durationMs),
+  };
+}
+
+function printRun(run: LabRun): void {
+  const lines = [`lab run ${run.id}  ${run.name} (cniVersion ${run.cniVersion})`];
+  for (const p of run.plugins) lines.push(`  ${p.verb.padEnd(5)} ${p.type.padEnd(12)} exit ${String(p.exitCode ?? '-').padEnd(4)} ${p.durationMs.toFixed(1).padStart(7)} ms${p.ok ? '' : `  FAILED: ${p.error?.message ?? p.stderr.trim()}`}`);
+  if (run.checkSkipped) lines.push(`  CHECK skipped: ${run.checkSkipped}`);
+  if (run.error) lines.push(`  error: ${run.error.message}`);
+  lines.push(`  kernel state created (${run.kernelCreated.length}):`, items(run.kernelCreated));
+  if (run.keptByDesign.length) lines.push(`  kept after DEL by design (${run.keptByDesign.length}):`, ...run.keptByDesign.map((k) => `    ${k.kind.padEnd(13)} ${k.what}  (${k.why})`));
+  lines.push(run.leftAfterDel.length === 0 ? '  leak verdict: everything the run created is gone' : `  leak verdict: LEFT after DEL (${run.leftAfterDel.length}):\n${items(run.leftAfterDel)}`);
+  lines.push(`  ${run.success ? 'ok' : 'FAILED'} in ${Math.round(run.durationMs)} ms`);
+  process.stdout.write(`${lines.filter((l) => l !== '').join('\n')}\n`);
+}
+
+function printDiff(d: LabDiff): void {
+  const lines = [`a: ${d.a.label}`, `b: ${d.b.label}`];
+  for (const p of d.plugins) {
+    const head = `${p.phase} #${p.index} ${p.type}`;
+    if (p.present !== 'both') {
+      lines.push(`${head}: only in ${p.present}`);
+      continue;
+    }
+    lines.push(`${head}: ${p.same ? 'same' : 'differs'} (${p.durationMs.a?.toFixed(1)} ms vs ${p.durationMs.b?.toFixed(1)} ms)`);
+    for (const c of p.stdin) lines.push(`    stdin  ${c.path}: ${JSON.stringify(c.a)} → ${JSON.stringify(c.b)}`);
+    for (const c of p.result) lines.push(`    result ${c.path}: ${JSON.stringify(c.a)} → ${JSON.stringify(c.b)}`);
+    if (p.exitCode) lines.push(`    exit   ${p.exitCode.a} → ${p.exitCode.b}`);
+    if (p.stderr) lines.push(`    stderr ${JSON.stringify(p.stderr.a)} → ${JSON.stringify(p.stderr.b)}`);
+  }
+  if (d.kernel) {
+    for (const i of d.kernel.onlyA) lines.push(`kernel - ${i.kind} ${i.what}`);
+    for (const i of d.kernel.onlyB) lines.push(`kernel + ${i.kind} ${i.what}`);
+  }
+  for (const n of d.notes) lines.push(`note: ${n}`);
+  process.stdout.write(`${lines.join('\n')}\n`);
+}
+
+export async function run(argv: string[]): Promise<number> {
+  const [sub, ...rest] = argv;
+  const common = { output: { type: 'string', short: 'o' } } as const;
+  if (sub === 'run') {
+    const { flags, positionals } = parseCommandArgs(rest, {
+      ...common,
+      'port-mapping': { type: 'string', multiple: true },
+      bandwidth: { type: 'string' },
+      'dns-server': { type: 'string', multiple: true },
+      ip: { type: 'string', multiple: true },
+      mac: { type: 'string' },
+      'cgroup-path': { type: 'string' },
+      force: { type: 'boolean' },
+      'skip-check': { type: 'boolean' },
+    });
+    if (positionals.length !== 1) throw new PodscopeError('InvalidArgument', 'lab run takes exactly one conflist file');
+    const file = positionals[0]!;
+    const text = await readFile(file, 'utf8').catch((e: NodeJS.ErrnoException) => {
+      throw new PodscopeError('InvalidArgument', `cannot read ${file}: ${e.code ?? e.message}`);
+    });
+    const caps = LabCapabilitiesSchema.safeParse({
+      ...(flags['port-mapping'] ? { portMappings: (flags['port-mapping'] as string[]).map(parsePortMapping) } : {}),
+      ...(typeof flags.bandwidth === 'string' ? { bandwidth: parseBandwidth(flags.bandwidth) } : {}),
+      ...(flags['dns-server'] ? { dns: { servers: flags['dns-server'] } } : {}),
+      ...(flags.ip ? { ips: flags.ip } : {}),
+      ...(typeof flags.mac === 'string' ? { mac: flags.mac } : {}),
+      ...(typeof flags['cgroup-path'] === 'string' ? { cgroupPath: flags['cgroup-path'] } : {}),
+    });
+    if (!caps.success) throw new PodscopeError('InvalidArgument', formatIssues(caps.error).join('; '));
+    const result = await withLab(flags, (lab) => lab.run({ text, capabilities: caps.data, force: flags.force === true, skipCheck: flags['skip-check'] === true }));
+    if (flags.output === 'json') process.stdout.write(`${JSON.stringify(runJson(result), null, 2)}\n`);
+    else printRun(result);
+    return result.success ? 0 : 1;
+  }
+  if (sub === 'diff') {
+    const { flags, positionals } = parseCommandArgs(rest, common);
+    if (positionals.length !== 2) throw new PodscopeError('InvalidArgument', 'lab diff takes two run ids (or a run id and sandbox:ID)');
+    const d = await withLab(flags, (lab) => lab.diff(positionals[0]!, positionals[1]!));
+    if (flags.output === 'json') process.stdout.write(`${JSON.stringify(d, null, 2)}\n`);
+    else printDiff(d);
+    return 0;
+  }
+  if (sub === 'ls') {
+    const { flags } = parseCommandArgs(rest, common);
+    const runs = await withLab(flags, (lab) => lab.list());
+    if (flags.output === 'json') process.stdout.write(`${JSON.stringify(runs, null, 2)}\n`);
+    else process.stdout.write(`${table(['RUN', 'CREATED', 'NETWORK', 'PLUGINS', 'RESULT', 'LEAKED', 'MS'], runs.map((r) => [r.id, r.createdAt, r.name, r.pluginTypes.join(','), r.success ? 'ok' : r.addOk ? 'failed' : 'add failed', String(r.leaked), String(Math.round(r.durationMs))]))}\n`);
+    return 0;
+  }
+  throw new PodscopeError('InvalidArgument', `lab needs a subcommand: run, diff or ls\n\n${help}`);
+}

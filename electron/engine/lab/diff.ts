@@ -1,0 +1,123 @@
+/**
+ * Per-plugin diff of two runs (or a run and a live pod's recorded ADD): each side's run-specific names are replaced by
+ * placeholders first (container id, netns, veths, MACs, pod IPs, chain hashes), then stdin and result are compared as
+ * JSON (path by path), stderr and exit code as values, and the kernel facts each created as sets.
+ */
+import type { LabDiff, LabKernelItem, LabPluginDiff, LabPluginTrace, LabValueChange } from '../../../shared/domain/lab';
+import { normalize } from './verdict';
+
+type Obj = Record<string, unknown>;
+const isObj = (x: unknown): x is Obj => typeof x === 'object' && x !== null && !Array.isArray(x);
+
+/** A structural JSON diff: changed leaves (and whole added/removed subtrees) with dotted paths. */
+export function jsonDiff(a: unknown, b: unknown, path: string[] = [], out: LabValueChange[] = []): LabValueChange[] {
+  const at = path.join('.');
+  if (isObj(a) && isObj(b)) {
+    for (const k of new Set([...Object.keys(a), ...Object.keys(b)])) {
+      if (!(k in b)) out.push({ path: [...path, k].join('.'), a: a[k], change: 'removed' });
+      else if (!(k in a)) out.push({ path: [...path, k].join('.'), b: b[k], change: 'added' });
+      else jsonDiff(a[k], b[k], [...path, k], out);
+    }
+    return out;
+  }
+  if (Array.isArray(a) && Array.isArray(b)) {
+    for (let i = 0; i < Math.max(a.length, b.length); i++) {
+      if (i >= b.length) out.push({ path: [...path, String(i)].join('.'), a: a[i], change: 'removed' });
+      else if (i >= a.length) out.push({ path: [...path, String(i)].join('.'), b: b[i], change: 'added' });
+      else jsonDiff(a[i], b[i], [...path, String(i)], out);
+    }
+    return out;
+  }
+  if (JSON.stringify(a) !== JSON.stringify(b)) out.push({ path: at, a, b, change: 'changed' });
+  return out;
+}
+
+function parseOrText(text: string): unknown {
+  if (!text.trim()) return undefined;
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return text;
+  }
+}
+
+export interface DiffSide {
+  kind: 'run' | 'sandbox';
+  id: string;
+  label: string;
+  plugins: LabPluginTrace[];
+  tokens: Record<string, string>;
+  result?: unknown;
+  kernelCreated?: LabKernelItem[];
+  leftAfterDel?: LabKernelItem[];
+}
+
+function normalizedJson(text: string, tokens: Record<string, string>): unknown {
+  return parseOrText(normalize(text, tokens));
+}
+
+const key = (p: LabPluginTrace) => `${p.phase}#${p.index}`;
+
+export function diffPlugins(a: DiffSide, b: DiffSide, phases?: Set<string>): LabPluginDiff[] {
+  const pick = (s: DiffSide) => {
+    const m = new Map<string, LabPluginTrace>();
+    for (const p of s.plugins) if (!phases || phases.has(p.phase)) m.set(key(p), p); // a retried exec: the last one counts
+    return m;
+  };
+  const ma = pick(a);
+  const mb = pick(b);
+  const order = [...new Set([...ma.keys(), ...mb.keys()])];
+  return order.map((k) => {
+    const pa = ma.get(k);
+    const pb = mb.get(k);
+    const ref = (pa ?? pb)!;
+    const stdin = jsonDiff(pa ? normalizedJson(pa.stdin, a.tokens) : undefined, pb ? normalizedJson(pb.stdin, b.tokens) : undefined);
+    const result = jsonDiff(pa ? normalizedJson(pa.stdout, a.tokens) : undefined, pb ? normalizedJson(pb.stdout, b.tokens) : undefined);
+    const stderrA = pa ? normalize(pa.stderr, a.tokens) : '';
+    const stderrB = pb ? normalize(pb.stderr, b.tokens) : '';
+    const d: LabPluginDiff = {
+      phase: ref.phase,
+      index: ref.index,
+      type: pa && pb && pa.type !== pb.type ? `${pa.type} → ${pb.type}` : ref.type,
+      present: pa && pb ? 'both' : pa ? 'a' : 'b',
+      stdin,
+      result,
+      durationMs: { a: pa?.durationMs, b: pb?.durationMs },
+      same: false,
+    };
+    if (stderrA !== stderrB) d.stderr = { a: stderrA, b: stderrB };
+    if ((pa?.exitCode ?? null) !== (pb?.exitCode ?? null)) d.exitCode = { a: pa?.exitCode ?? null, b: pb?.exitCode ?? null };
+    d.same = d.present === 'both' && stdin.length === 0 && result.length === 0 && !d.stderr && !d.exitCode && pa!.type === pb!.type;
+    return d;
+  });
+}
+
+function setDiff(a: LabKernelItem[], ta: Record<string, string>, b: LabKernelItem[], tb: Record<string, string>) {
+  const na = a.map((i) => ({ kind: i.kind, what: normalize(i.what, ta) }));
+  const nb = b.map((i) => ({ kind: i.kind, what: normalize(i.what, tb) }));
+  const k = (i: LabKernelItem) => `${i.kind} ${i.what}`;
+  const sa = new Set(na.map(k));
+  const sb = new Set(nb.map(k));
+  return { onlyA: na.filter((i) => !sb.has(k(i))), onlyB: nb.filter((i) => !sa.has(k(i))) };
+}
+
+export function diffSides(a: DiffSide, b: DiffSide): LabDiff {
+  const notes: string[] = [];
+  const live = a.kind === 'sandbox' || b.kind === 'sandbox';
+  // a live pod has only its ADD recorded
+  const plugins = diffPlugins(a, b, live ? new Set(['ADD']) : undefined);
+  if (live) notes.push('a live pod keeps only its ADD trace: CHECK and DEL are compared between runs only, and its kernel state was not snapshotted');
+  const out: LabDiff = {
+    a: { kind: a.kind, id: a.id, label: a.label },
+    b: { kind: b.kind, id: b.id, label: b.label },
+    plugins,
+    result: jsonDiff(a.result === undefined ? undefined : parseOrText(normalize(JSON.stringify(a.result), a.tokens)), b.result === undefined ? undefined : parseOrText(normalize(JSON.stringify(b.result), b.tokens))),
+    notes,
+  };
+  if (a.kernelCreated && b.kernelCreated) out.kernel = setDiff(a.kernelCreated, a.tokens, b.kernelCreated, b.tokens);
+  if (a.leftAfterDel && b.leftAfterDel) out.leftAfterDel = setDiff(a.leftAfterDel, a.tokens, b.leftAfterDel, b.tokens);
+  const ipsA = Object.entries(a.tokens).filter(([, v]) => v.startsWith('<pod-ip')).map(([k]) => k);
+  const ipsB = Object.entries(b.tokens).filter(([, v]) => v.startsWith('<pod-ip')).map(([k]) => k);
+  if (ipsA.join() !== ipsB.join()) notes.push(`pod addresses are compared as placeholders: a got ${ipsA.join(', ') || 'none'}, b got ${ipsB.join(', ') || 'none'}`);
+  return out;
+}

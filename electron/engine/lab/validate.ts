@@ -1,0 +1,161 @@
+/**
+ * Lab validation of a conflist TEXT: JSON with the error's line/column, the CNI envelope (libcni conf.go's rules:
+ * name matching the network-name pattern, cniVersion, a non-empty plugins array whose entries have a `type`), the
+ * reference plugins' fields against the JSON Schemas in ./schemas, and the binary each type resolves to. Unknown
+ * plugin types are checked for the envelope only, as a runtime would pass their fields through untouched.
+ */
+import type { LabConflict, LabIssue, LabPluginInfo, LabValidation } from '../../../shared/domain/lab';
+import { confListFromBytes } from '../cni/conf-list';
+import { CNI_NAME_PATTERN } from '../cni/names';
+import { resolvePluginBinary } from '../cni/plugin-path';
+import { isValidSpecVersion, specAtLeast } from '../cni/spec-version';
+import { overlaps } from './cidr';
+import { conflistFacts } from './conflist-facts';
+import { lineColumn, locate, parseJsonText } from './json-text';
+import { checkSchema, type JsonSchema } from './schema-check';
+import bandwidth from './schemas/bandwidth.json' with { type: 'json' };
+import bridge from './schemas/bridge.json' with { type: 'json' };
+import firewall from './schemas/firewall.json' with { type: 'json' };
+import hostLocal from './schemas/host-local.json' with { type: 'json' };
+import ipvlan from './schemas/ipvlan.json' with { type: 'json' };
+import loopback from './schemas/loopback.json' with { type: 'json' };
+import macvlan from './schemas/macvlan.json' with { type: 'json' };
+import portmap from './schemas/portmap.json' with { type: 'json' };
+import ptp from './schemas/ptp.json' with { type: 'json' };
+import sbr from './schemas/sbr.json' with { type: 'json' };
+import staticIpam from './schemas/static.json' with { type: 'json' };
+import tuning from './schemas/tuning.json' with { type: 'json' };
+import vlan from './schemas/vlan.json' with { type: 'json' };
+
+export const PLUGIN_SCHEMAS: Record<string, JsonSchema> = {
+  bandwidth, bridge, firewall, 'host-local': hostLocal, ipvlan, loopback, macvlan, portmap, ptp, sbr, static: staticIpam, tuning, vlan,
+} as Record<string, JsonSchema>;
+
+/** A live sandbox's network as the conflict check needs it. */
+export interface LiveNetworkUse {
+  sandboxId: string;
+  sandboxName: string;
+  network: string;
+  bridges: string[];
+  subnets: string[];
+  /** the pod's addresses (no prefix) */
+  ips: string[];
+  ipamDirs: string[];
+}
+
+type Obj = Record<string, unknown>;
+const isObj = (x: unknown): x is Obj => typeof x === 'object' && x !== null && !Array.isArray(x);
+
+export interface ParsedConflist {
+  name: string;
+  cniVersion: string;
+  disableCheck: boolean;
+  plugins: Obj[];
+}
+
+export interface LabValidationResult extends LabValidation {
+  parsed?: ParsedConflist;
+}
+
+export async function validateConflistText(text: string, binDirs: string[], live: LiveNetworkUse[] = []): Promise<LabValidationResult> {
+  const errors: LabIssue[] = [];
+  const warnings: string[] = [];
+  const out: LabValidationResult = { ok: false, errors, warnings, plugins: [], conflicts: [], checkSupported: false };
+  const parsed = parseJsonText(text);
+  if ('issue' in parsed) {
+    errors.push(parsed.issue);
+    return out;
+  }
+  const issue = (path: Array<string | number>, message: string) => {
+    const offset = locate(text, path);
+    errors.push({ path: path.join('.'), message, ...(offset !== undefined ? { offset, ...lineColumn(text, offset) } : {}) });
+  };
+  const doc = parsed.value;
+  if (!isObj(doc)) {
+    issue([], 'a conflist must be a JSON object');
+    return out;
+  }
+  if (typeof doc.type === 'string' && !('plugins' in doc)) warnings.push('this is a single-plugin .conf: the lab runs conflists (a list with "plugins"); wrap it as {"cniVersion", "name", "plugins": [ … ]}');
+  if (!('name' in doc)) issue([], 'missing "name"');
+  else if (typeof doc.name !== 'string' || !CNI_NAME_PATTERN.test(doc.name)) issue(['name'], `"name" must match ${CNI_NAME_PATTERN.source}`);
+  if (typeof doc.cniVersion !== 'string') issue(doc.cniVersion === undefined ? [] : ['cniVersion'], doc.cniVersion === undefined ? 'missing "cniVersion"' : '"cniVersion" must be a string');
+  else if (!isValidSpecVersion(doc.cniVersion)) issue(['cniVersion'], `"cniVersion" ${JSON.stringify(doc.cniVersion)} is not a CNI spec version (e.g. 1.0.0)`);
+  if (!Array.isArray(doc.plugins)) issue(doc.plugins === undefined ? [] : ['plugins'], doc.plugins === undefined ? 'missing "plugins"' : '"plugins" must be an array');
+  else if (doc.plugins.length === 0) issue(['plugins'], '"plugins" must not be empty');
+  for (const key of ['disableCheck', 'disableGC', 'loadOnlyInlinedPlugins']) {
+    const v = doc[key];
+    if (v !== undefined && typeof v !== 'boolean' && !(typeof v === 'string' && /^(true|false)$/i.test(v))) issue([key], `"${key}" must be true or false`);
+  }
+  const plugins = Array.isArray(doc.plugins) ? doc.plugins : [];
+  for (const [index, p] of plugins.entries()) {
+    if (!isObj(p)) {
+      issue(['plugins', index], 'a plugin must be a JSON object');
+      continue;
+    }
+    if (typeof p.type !== 'string' || p.type === '') {
+      issue(p.type === undefined ? ['plugins', index] : ['plugins', index, 'type'], 'every plugin needs a "type" (the binary name)');
+      continue;
+    }
+    if (/[/\\]/.test(p.type)) issue(['plugins', index, 'type'], '"type" must not contain a path separator');
+    if (p.capabilities !== undefined && (!isObj(p.capabilities) || Object.values(p.capabilities).some((v) => typeof v !== 'boolean'))) {
+      issue(['plugins', index, 'capabilities'], '"capabilities" must map names to true/false');
+    }
+    const schema = PLUGIN_SCHEMAS[p.type];
+    for (const problem of schema ? checkSchema(schema, p) : []) issue(['plugins', index, ...problem.path], `${p.type}: ${problem.message}`);
+    // IPAM is a delegated plugin: check the known ones against their own schema too
+    if (isObj(p.ipam) && typeof p.ipam.type === 'string' && PLUGIN_SCHEMAS[p.ipam.type] && (p.ipam.type === 'host-local' || p.ipam.type === 'static')) {
+      for (const problem of checkSchema(PLUGIN_SCHEMAS[p.ipam.type]!, p.ipam)) issue(['plugins', index, 'ipam', ...problem.path], `${p.ipam.type}: ${problem.message}`);
+    }
+    const info: LabPluginInfo = {
+      index,
+      type: p.type,
+      binary: await resolvePluginBinary(p.type, binDirs),
+      ...(schema ? { schema: `${p.type}.json` } : {}),
+      capabilities: isObj(p.capabilities) ? Object.keys(p.capabilities).filter((c) => (p.capabilities as Obj)[c] === true) : [],
+    };
+    if (!info.binary) warnings.push(`plugin ${index} (${p.type}): no binary "${p.type}" in ${binDirs.join(', ')}; its ADD will fail`);
+    if (!schema) warnings.push(`plugin ${index} (${p.type}): not a reference plugin; only the envelope is checked`);
+    if (isObj(p.ipam) && typeof p.ipam.type === 'string' && !(await resolvePluginBinary(p.ipam.type, binDirs))) {
+      warnings.push(`plugin ${index} (${p.type}): IPAM plugin "${p.ipam.type}" not found in ${binDirs.join(', ')}`);
+    }
+    out.plugins.push(info);
+  }
+  if (errors.length > 0) return out;
+  // the engine's own parser must agree (it is what a saved file will be loaded with)
+  try {
+    confListFromBytes(Buffer.from(text));
+  } catch (e) {
+    issue([], (e as Error).message);
+    return out;
+  }
+  const list: ParsedConflist = {
+    name: doc.name as string,
+    cniVersion: doc.cniVersion as string,
+    disableCheck: doc.disableCheck === true || (typeof doc.disableCheck === 'string' && doc.disableCheck.toLowerCase() === 'true'),
+    plugins: plugins as Obj[],
+  };
+  out.ok = true;
+  out.parsed = list;
+  out.name = list.name;
+  out.cniVersion = list.cniVersion;
+  out.checkSupported = specAtLeast(list.cniVersion, '0.4.0') && !list.disableCheck;
+  out.conflicts = findConflicts(list, live);
+  return out;
+}
+
+/** Live sandboxes whose bridge, subnet, addresses or host-local dir the conflist would share. */
+export function findConflicts(list: ParsedConflist, live: LiveNetworkUse[]): LabConflict[] {
+  const facts = conflistFacts(list.name, list.plugins);
+  const out: LabConflict[] = [];
+  for (const use of live) {
+    const shares: string[] = [];
+    for (const b of facts.bridges) if (use.bridges.includes(b)) shares.push(`bridge ${b}`);
+    for (const s of facts.subnets) {
+      for (const t of use.subnets) if (overlaps(s, t)) shares.push(`subnet ${s} overlaps ${t}`);
+      for (const ip of use.ips) if (overlaps(s, ip) && !use.subnets.some((t) => overlaps(t, ip))) shares.push(`pod IP ${ip} in ${s}`);
+    }
+    for (const d of facts.ipamDirs) if (use.ipamDirs.includes(d)) shares.push(`host-local reservations in ${d}`);
+    if (shares.length > 0) out.push({ sandboxId: use.sandboxId, sandboxName: use.sandboxName, network: use.network, shares: [...new Set(shares)] });
+  }
+  return out;
+}

@@ -1,0 +1,125 @@
+/** One lab run: the per-plugin trace (live while it runs), the final result, the kernel state created, the verdict. */
+import type { LabKernelItem, LabPluginTrace, LabRun } from '../../../../../shared/domain/lab';
+import { ms, prettyJson } from '../../../lib/format';
+import { JsonView } from '../../../lib/ui/JsonView';
+import { Pill } from '../../../lib/ui/StatusPill';
+
+export function PluginTrace({ plugins }: { plugins: LabPluginTrace[] }) {
+  return (
+    <ol className="timeline" data-testid="lab-trace">
+      {plugins.map((p, n) => (
+        <li key={n} className={p.ok ? 'tl-item' : 'tl-item tl-fail'}>
+          <details>
+            <summary className="lab-trace-head">
+              <Pill tone={p.phase === 'ADD' ? 'info' : p.phase === 'CHECK' ? 'muted' : 'warn'}>{p.verb}</Pill>
+              <span className="mono tl-plugin">{p.type}</span>
+              <span className="mono muted small">#{p.index}</span>
+              <span className={p.ok ? 'mono small' : 'mono small text-bad'}>exit {p.exitCode ?? '—'}</span>
+              <span className="mono muted small">{ms(p.durationMs)}</span>
+              {!p.ok && <span className="text-bad small lab-trace-error">{p.error?.message ?? p.stderr}</span>}
+            </summary>
+            <div className="lab-trace-body">
+              <div className="muted small mono">{p.binary ?? 'binary not found'}</div>
+              <div className="lab-cols">
+                <div>
+                  <div className="small muted">stdin</div>
+                  <pre className="code">{prettyJson(p.stdin)}</pre>
+                </div>
+                <div>
+                  <div className="small muted">stdout</div>
+                  <pre className="code">{p.stdout ? prettyJson(p.stdout) : '(empty)'}</pre>
+                  {p.stderr && (
+                    <>
+                      <div className="small muted">stderr</div>
+                      <pre className="code">{p.stderr}</pre>
+                    </>
+                  )}
+                </div>
+              </div>
+            </div>
+          </details>
+        </li>
+      ))}
+    </ol>
+  );
+}
+
+export function KernelList({ items, empty }: { items: Array<LabKernelItem & { why?: string }>; empty: string }) {
+  if (items.length === 0) return <div className="muted small">{empty}</div>;
+  return (
+    <table className="table lab-kernel">
+      <tbody>
+        {items.map((i, n) => (
+          <tr key={n}>
+            <td className="mono muted small">{i.kind}</td>
+            <td className="mono small">{i.what}</td>
+            {i.why !== undefined && <td className="muted small">{i.why}</td>}
+          </tr>
+        ))}
+      </tbody>
+    </table>
+  );
+}
+
+export function Verdict({ run }: { run: LabRun }) {
+  const leaked = run.leftAfterDel.length;
+  return (
+    <div className={leaked === 0 ? 'callout callout-ok' : 'callout callout-bad'} data-testid="lab-verdict">
+      <div className="callout-title">{leaked === 0 ? 'No leak: everything the run created is gone after DEL' : `Leak: ${leaked} thing${leaked === 1 ? '' : 's'} left after DEL`}</div>
+      {leaked > 0 && <KernelList items={run.leftAfterDel} empty="" />}
+      {run.keptByDesign.length > 0 && <div className="small muted">{run.keptByDesign.length} kept by the plugins' design (below)</div>}
+    </div>
+  );
+}
+
+export function RunView({ run }: { run: LabRun }) {
+  return (
+    <div className="stack" data-testid="lab-run">
+      <header className="section-head">
+        <strong className="mono">{run.id}</strong>
+        {run.success ? <Pill tone="ok">success</Pill> : <Pill tone="bad">failed</Pill>}
+        <Pill tone={run.addOk ? 'ok' : 'bad'}>ADD {run.addOk ? 'ok' : 'failed'}</Pill>
+        {run.checkOk !== undefined ? <Pill tone={run.checkOk ? 'ok' : 'bad'}>CHECK {run.checkOk ? 'ok' : 'failed'}</Pill> : <Pill tone="muted" title={run.checkSkipped}>CHECK skipped</Pill>}
+        <Pill tone={run.delOk ? 'ok' : 'bad'}>DEL {run.delOk ? 'ok' : 'failed'}</Pill>
+        <span className="muted small">{ms(run.durationMs)}</span>
+      </header>
+      {run.error && <div className="callout callout-bad mono small">{run.error.message}</div>}
+      {run.forced.length > 0 && <div className="callout callout-warn small">Run with force over {run.forced.length} live sandbox(es) sharing this network.</div>}
+      <Verdict run={run} />
+      <section className="section">
+        <div className="section-head"><strong>Plugin trace</strong></div>
+        <PluginTrace plugins={run.plugins} />
+      </section>
+      <section className="section">
+        <div className="section-head"><strong>Final result</strong></div>
+        {run.rawResult !== undefined ? <JsonView value={run.rawResult} /> : <div className="muted small">no result (ADD did not complete)</div>}
+      </section>
+      <section className="section">
+        <div className="section-head"><strong>Kernel state created</strong><span className="muted small">{run.kernelCreated.length} facts</span></div>
+        <KernelList items={run.kernelCreated} empty="nothing" />
+      </section>
+      {run.keptByDesign.length > 0 && (
+        <section className="section">
+          <div className="section-head"><strong>Kept after DEL by design</strong></div>
+          <KernelList items={run.keptByDesign} empty="" />
+        </section>
+      )}
+      <details>
+        <summary className="small">plugin binaries</summary>
+        <table className="table">
+          <tbody>
+            {run.versions.map((v) => (
+              <tr key={v.path}>
+                <td className="mono small">{v.type}</td>
+                <td className="mono small">{v.path}</td>
+                <td className="mono small muted">{v.sha256.slice(0, 16)}…</td>
+                <td className="mono small muted">{v.size} B</td>
+                <td className="small muted">{v.mtime}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </details>
+    </div>
+  );
+}

@@ -1,0 +1,263 @@
+/**
+ * The CNI lab: a conflist text dry-run in a throwaway netns (ADD, CHECK, DEL), what each plugin did and what the
+ * kernel gained and kept, runs kept for diffing, and saving into the conf dir. Shapes shared by the engine, every
+ * door and the page.
+ */
+import { z } from 'zod';
+import type { SerializedError } from './errors';
+import type { CniResult } from './cni';
+import type { CniVerb } from './sandbox';
+
+/** Capability args the user picks for a run (the conventional camelCase forms, docs/semantics.md#capability-args). */
+export const LabCapabilitiesSchema = z.strictObject({
+  portMappings: z
+    .array(
+      z.strictObject({
+        hostPort: z.number().int().min(1).max(65535),
+        containerPort: z.number().int().min(1).max(65535),
+        protocol: z.enum(['tcp', 'udp', 'sctp']).default('tcp'),
+        hostIP: z.string().max(64).optional(),
+      }),
+    )
+    .max(64)
+    .optional(),
+  bandwidth: z
+    .strictObject({
+      ingressRate: z.number().int().min(0).optional(),
+      ingressBurst: z.number().int().min(0).optional(),
+      egressRate: z.number().int().min(0).optional(),
+      egressBurst: z.number().int().min(0).optional(),
+    })
+    .optional(),
+  dns: z.strictObject({ servers: z.array(z.string().max(64)).max(8).optional(), searches: z.array(z.string().max(256)).max(8).optional(), options: z.array(z.string().max(64)).max(8).optional() }).optional(),
+  ips: z.array(z.string().max(64)).max(16).optional(),
+  mac: z.string().regex(/^([0-9A-Fa-f]{2}:){5}[0-9A-Fa-f]{2}$/, 'not a MAC address').optional(),
+  cgroupPath: z.string().max(4096).optional(),
+});
+export type LabCapabilities = z.output<typeof LabCapabilitiesSchema>;
+
+/** the most a conflist text may weigh (a real one is a few KiB) */
+export const LAB_MAX_TEXT = 256 * 1024;
+export const LabTextSchema = z.string().max(LAB_MAX_TEXT, 'conflist text over 256 KiB');
+export const LabRunIdSchema = z.string().min(1).max(80).regex(/^[A-Za-z0-9][A-Za-z0-9_.-]*$/, 'not a lab run id');
+
+export const LabRunRequestSchema = z.strictObject({
+  text: LabTextSchema,
+  capabilities: LabCapabilitiesSchema.default({}),
+  /** run even though the conflist shares a bridge/subnet with live sandboxes */
+  force: z.boolean().default(false),
+  /** skip CHECK even when the version supports it */
+  skipCheck: z.boolean().default(false),
+  /** tags this run's progress events */
+  requestId: z.string().max(200).optional(),
+});
+export type LabRunRequest = z.input<typeof LabRunRequestSchema>;
+
+export const LabSaveRequestSchema = z.strictObject({
+  text: LabTextSchema,
+  /** a file name inside the conf dir (default `<network name>.conflist`) */
+  fileName: z.string().max(255).regex(/^[A-Za-z0-9][A-Za-z0-9_.-]*\.(conflist|conf|json)$/, 'a plain file name ending in .conflist, .conf or .json').optional(),
+});
+export type LabSaveRequest = z.input<typeof LabSaveRequestSchema>;
+
+export interface LabIssue {
+  /** JSON path of the offending value ("" for the document, e.g. "plugins.0.ipam.ranges") */
+  path: string;
+  message: string;
+  /** 1-based position in the text, when known (parse errors, and values the text locates) */
+  line?: number;
+  column?: number;
+  /** offset in the text */
+  offset?: number;
+}
+
+export interface LabPluginInfo {
+  index: number;
+  type: string;
+  /** the binary `type` resolves to in the bin dirs (first regular file), or undefined when missing */
+  binary?: string;
+  /** the schema it was checked with; undefined for unknown types (envelope only) */
+  schema?: string;
+  capabilities: string[];
+}
+
+/** What a live sandbox shares with the conflist: the run would touch its network. */
+export interface LabConflict {
+  sandboxId: string;
+  sandboxName: string;
+  network: string;
+  /** e.g. "bridge cni0", "subnet 10.88.0.0/16 overlaps 10.88.0.0/16", "pod IP 10.88.0.5 in 10.88.0.0/16" */
+  shares: string[];
+}
+
+export interface LabValidation {
+  ok: boolean;
+  errors: LabIssue[];
+  warnings: string[];
+  name?: string;
+  cniVersion?: string;
+  plugins: LabPluginInfo[];
+  /** live sandboxes whose network this conflist shares (a run needs `force`) */
+  conflicts: LabConflict[];
+  /** CHECK runs for cniVersion >= 0.4.0 unless disableCheck */
+  checkSupported: boolean;
+}
+
+export interface LabPluginVersion {
+  type: string;
+  path: string;
+  sha256: string;
+  size: number;
+  mtime: string;
+}
+
+export type LabPhase = 'ADD' | 'CHECK' | 'DEL';
+
+export interface LabPluginTrace {
+  phase: LabPhase;
+  verb: CniVerb;
+  index: number;
+  type: string;
+  binary?: string;
+  stdin: string;
+  stdout: string;
+  stderr: string;
+  exitCode: number | null;
+  durationMs: number;
+  ok: boolean;
+  error?: SerializedError;
+  startedAt: string;
+}
+
+export type LabKernelKind = 'netns-address' | 'netns-route' | 'netns-link' | 'link' | 'host-address' | 'iptables' | 'ip6tables' | 'qdisc' | 'ipam' | 'cache';
+
+export interface LabKernelItem {
+  kind: LabKernelKind;
+  /** a normalised one-line description (iptables rules as `-S` prints them, prefixed by the table) */
+  what: string;
+}
+
+export interface LabKept extends LabKernelItem {
+  /** why the plugins keep it on purpose (shared between attachments) */
+  why: string;
+}
+
+export interface LabRun {
+  id: string;
+  createdAt: string;
+  /** the conflist text as run (never saved to the conf dir by a run) */
+  text: string;
+  name: string;
+  cniVersion: string;
+  capabilities: LabCapabilities;
+  containerId: string;
+  netns: string;
+  ifName: string;
+  plugins: LabPluginTrace[];
+  versions: LabPluginVersion[];
+  /** the final ADD result (1.x view), when ADD succeeded */
+  result?: CniResult;
+  /** the final ADD result as the list's version prints it */
+  rawResult?: unknown;
+  addOk: boolean;
+  checkOk?: boolean;
+  /** CHECK was not run: why */
+  checkSkipped?: string;
+  delOk: boolean;
+  error?: SerializedError;
+  /** what the run added to the kernel and disk (netns, host links, iptables, qdiscs, host-local, libcni cache) */
+  kernelCreated: LabKernelItem[];
+  /** what ADD created that is still there after DEL (a leak), empty when everything is gone */
+  leftAfterDel: LabKernelItem[];
+  /** what stays after DEL by the plugins' design (the bridge device, portmap's shared chains, host-local's cursor) */
+  keptByDesign: LabKept[];
+  /** conflicts the user overrode with force */
+  forced: LabConflict[];
+  /** run-specific names replaced by placeholders when diffing (container id, veth name, MACs, IPs, chain hashes) */
+  tokens: Record<string, string>;
+  /** kernel reads that failed (the verdict may then be incomplete) */
+  snapshotErrors: string[];
+  durationMs: number;
+  /** true when ADD, CHECK (if run) and DEL succeeded and nothing leaked */
+  success: boolean;
+}
+
+export interface LabRunSummary {
+  id: string;
+  createdAt: string;
+  name: string;
+  cniVersion: string;
+  pluginTypes: string[];
+  success: boolean;
+  addOk: boolean;
+  leaked: number;
+  durationMs: number;
+}
+
+export interface LabProgress {
+  requestId?: string;
+  runId: string;
+  /** a plugin exec just finished, or the run moved on (e.g. "snapshot", "netns") */
+  step: string;
+  plugin?: LabPluginTrace;
+}
+
+/** one changed JSON value */
+export interface LabValueChange {
+  path: string;
+  a?: unknown;
+  b?: unknown;
+  change: 'added' | 'removed' | 'changed';
+}
+
+export interface LabPluginDiff {
+  phase: LabPhase;
+  index: number;
+  type: string;
+  /** "both", or the side that has it */
+  present: 'both' | 'a' | 'b';
+  stdin: LabValueChange[];
+  result: LabValueChange[];
+  stderr?: { a: string; b: string };
+  exitCode?: { a: number | null; b: number | null };
+  durationMs: { a?: number; b?: number };
+  /** nothing differs but the duration */
+  same: boolean;
+}
+
+export interface LabDiff {
+  a: { kind: 'run' | 'sandbox'; id: string; label: string };
+  b: { kind: 'run' | 'sandbox'; id: string; label: string };
+  plugins: LabPluginDiff[];
+  /** kernel items created only by a / only by b (after normalisation); undefined when a side has no kernel record */
+  kernel?: { onlyA: LabKernelItem[]; onlyB: LabKernelItem[] };
+  leftAfterDel?: { onlyA: LabKernelItem[]; onlyB: LabKernelItem[] };
+  result: LabValueChange[];
+  notes: string[];
+}
+
+export const LabDiffRequestSchema = z.strictObject({
+  a: LabRunIdSchema,
+  /** a run id, or `sandbox:<id>` for a live pod's recorded ADD */
+  b: z.string().min(1).max(200),
+});
+
+export interface LabSaveResult {
+  path: string;
+  backup?: string;
+  warning: string;
+}
+
+/** shown before a save and returned with it */
+export const LAB_SAVE_WARNING =
+  'The engine watches the conf dir and reloads at once: new pods use this network immediately. Any other runtime watching the same directory (containerd, CRI-O) picks it up at once too.';
+
+export interface LabApi {
+  validate(text: string): Promise<LabValidation>;
+  run(req: LabRunRequest, onProgress?: (p: LabProgress) => void): Promise<LabRun>;
+  list(): Promise<LabRunSummary[]>;
+  get(id: string): Promise<LabRun>;
+  diff(a: string, b: string): Promise<LabDiff>;
+  save(req: LabSaveRequest): Promise<LabSaveResult>;
+  subscribe(listener: (p: LabProgress) => void): () => void;
+}
