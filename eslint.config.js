@@ -30,16 +30,36 @@ const zones = [
     message: 'the engine must not import a front door (ipc/main/preload/host/cri/cli/endpoints/core)',
   },
   // cri/ is only CRI (server and client): the app's endpoints and composition sit above it
-  { target: './electron/cri', from: ['./electron/endpoints', './electron/core', './electron/ipc', './electron/host', './electron/main', './electron/cli'], message: 'cri/ holds only CRI' },
-  { target: './electron/endpoints', from: ['./electron/core', './electron/ipc', './electron/host', './electron/main', './electron/cli'], message: 'endpoints/ sits below the doors' },
-  { target: './electron/ipc', from: ['./electron/core', './electron/host', './electron/main', './electron/cli'], message: 'the router knows no door' },
+  {
+    target: './electron/cri',
+    from: ['./electron/endpoints', './electron/core', './electron/ipc', './electron/host', './electron/main', './electron/cli'],
+    message: 'cri/ holds only CRI',
+  },
+  {
+    target: './electron/endpoints',
+    from: ['./electron/core', './electron/ipc', './electron/host', './electron/main', './electron/cli'],
+    message: 'endpoints/ sits below the doors',
+  },
+  {
+    target: './electron/ipc',
+    from: ['./electron/core', './electron/host', './electron/main', './electron/cli'],
+    message: 'the router knows no door',
+  },
   // shared/ is the contract: neither side's code
   { target: './shared', from: ['./electron', './renderer', ...TOOLS.map((t) => `./${t}`)], message: 'shared/ imports only shared/' },
   // the renderer talks to the engine only through shared/ipc
   { target: './renderer', from: './electron', message: 'the renderer reaches the engine only through the typed channel map in shared/ipc' },
   // one way: app -> features -> lib -> shared
-  { target: './renderer/src/lib', from: ['./renderer/src/features', './renderer/src/app'], message: 'lib/ is below the features and the app shell' },
-  { target: './renderer/src/features', from: './renderer/src/app', message: 'features do not import the app shell; navigate through lib/navigation' },
+  {
+    target: './renderer/src/lib',
+    from: ['./renderer/src/features', './renderer/src/app'],
+    message: 'lib/ is below the features and the app shell',
+  },
+  {
+    target: './renderer/src/features',
+    from: './renderer/src/app',
+    message: 'features do not import the app shell; navigate through lib/navigation',
+  },
   ...FEATURES.map((f) => ({
     target: `./renderer/src/features/${f}`,
     from: './renderer/src/features',
@@ -47,29 +67,54 @@ const zones = [
     message: `feature "${f}" must not import another feature; move what both need to lib/ or shared/`,
   })),
   // the product never depends on tests, benchmarks or the test kit, nor on the engine's fakes
-  { target: ['./electron', './renderer', './shared', './bin'], from: TOOLS.map((t) => `./${t}`), message: 'product code must not import tests, e2e, bench or the test kit' },
+  {
+    target: ['./electron', './renderer', './shared', './bin'],
+    from: TOOLS.map((t) => `./${t}`),
+    message: 'product code must not import tests, e2e, bench or the test kit',
+  },
   { target: './electron', from: './electron/engine/testing', message: 'the touch-point fakes are for tests only' },
 ];
 
 /** The test kit sits below the tests and benchmarks that use it. */
-const testkitZones = [{ target: './testkit', from: ['./tests', './e2e', './bench'], message: 'the test kit must not import tests, e2e or bench' }];
+const testkitZones = [
+  { target: './testkit', from: ['./tests', './e2e', './bench'], message: 'the test kit must not import tests, e2e or bench' },
+];
 
 /** Tests next to product files are tools: the zones above apply to product files only. */
 const TEST_FILES = ['**/*.test.ts', '**/*.test.tsx', 'renderer/src/test/**'];
 
 export default tseslint.config(
-  { ignores: ['node_modules/', 'dist/', 'out/', 'test-results/', 'playwright-report/', 'e2e/artifacts/', 'electron/cri/generated/', '.vitest/'] },
+  {
+    ignores: [
+      'node_modules/',
+      'dist/',
+      'out/',
+      'test-results/',
+      'playwright-report/',
+      'e2e/artifacts/',
+      'electron/cri/generated/',
+      '.vitest/',
+    ],
+  },
   ...tseslint.configs.recommended,
   {
     files: ['**/*.{ts,tsx,mts,js,mjs,cjs}'],
     plugins: { 'import-x': importX },
     languageOptions: { globals: { ...globals.node } },
     settings: {
-      'import-x/resolver-next': [createTypeScriptImportResolver({ noWarnOnMultipleProjects: true, project: ['tsconfig.tools.json', 'electron/tsconfig.json', 'renderer/tsconfig.json', 'shared/tsconfig.json'] })],
+      'import-x/resolver-next': [
+        createTypeScriptImportResolver({
+          noWarnOnMultipleProjects: true,
+          project: ['tsconfig.tools.json', 'electron/tsconfig.json', 'renderer/tsconfig.json', 'shared/tsconfig.json'],
+        }),
+      ],
     },
     rules: {
       'import-x/no-unresolved': ['error', { ignore: ['^electron$'] }],
-      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_', destructuredArrayIgnorePattern: '^_', ignoreRestSiblings: true }],
+      '@typescript-eslint/no-unused-vars': [
+        'error',
+        { argsIgnorePattern: '^_', varsIgnorePattern: '^_', destructuredArrayIgnorePattern: '^_', ignoreRestSiblings: true },
+      ],
       '@typescript-eslint/consistent-type-imports': ['error', { fixStyle: 'inline-type-imports' }],
     },
   },
@@ -88,7 +133,10 @@ export default tseslint.config(
     files: ['electron/**/*.ts', 'shared/**/*.ts', 'renderer/**/*.{ts,tsx}'],
     ignores: ['electron/main/**', 'electron/preload/**'],
     rules: {
-      'no-restricted-imports': ['error', { paths: [{ name: 'electron', message: 'only electron/main and electron/preload may import electron' }] }],
+      'no-restricted-imports': [
+        'error',
+        { paths: [{ name: 'electron', message: 'only electron/main and electron/preload may import electron' }] },
+      ],
     },
   },
   // shared/ runs in both worlds: no Node built-ins, no React
@@ -98,8 +146,17 @@ export default tseslint.config(
       'no-restricted-imports': [
         'error',
         {
-          paths: [{ name: 'electron', message: 'shared/ runs in the renderer too' }, { name: 'react', message: 'shared/ is not UI' }],
-          patterns: [{ regex: '^node:', message: 'shared/ runs in the renderer too: no Node built-ins' }, { regex: '^(fs|path|os|child_process|net|http|crypto|util)(/|$)', message: 'shared/ runs in the renderer too: no Node built-ins' }],
+          paths: [
+            { name: 'electron', message: 'shared/ runs in the renderer too' },
+            { name: 'react', message: 'shared/ is not UI' },
+          ],
+          patterns: [
+            { regex: '^node:', message: 'shared/ runs in the renderer too: no Node built-ins' },
+            {
+              regex: '^(fs|path|os|child_process|net|http|crypto|util)(/|$)',
+              message: 'shared/ runs in the renderer too: no Node built-ins',
+            },
+          ],
         },
       ],
     },

@@ -11,11 +11,33 @@ import { connectCri, type CriConnection } from '../electron/cri/client/connectio
 export const BENCH_OPS = ['RunPodSandbox', 'PodSandboxStatus', 'ListPodSandbox', 'StopPodSandbox', 'RemovePodSandbox'] as const;
 export type BenchOp = (typeof BENCH_OPS)[number];
 
-export interface BenchStats { n: number; p50: number; p95: number }
-export interface BenchRow { op: BenchOp; podscope: BenchStats; containerd: BenchStats; ratioP50: number }
-export interface ConcurrentStats { wall: number; p50: number; duplicateIps: string[] }
-export interface ConcurrentRow { op: 'RunPodSandbox x' | 'RemovePodSandbox x'; podscope: ConcurrentStats; containerd: ConcurrentStats }
-export interface BenchResult { n: number; rows: BenchRow[]; concurrent: ConcurrentRow[]; table: string }
+export interface BenchStats {
+  n: number;
+  p50: number;
+  p95: number;
+}
+export interface BenchRow {
+  op: BenchOp;
+  podscope: BenchStats;
+  containerd: BenchStats;
+  ratioP50: number;
+}
+export interface ConcurrentStats {
+  wall: number;
+  p50: number;
+  duplicateIps: string[];
+}
+export interface ConcurrentRow {
+  op: 'RunPodSandbox x' | 'RemovePodSandbox x';
+  podscope: ConcurrentStats;
+  containerd: ConcurrentStats;
+}
+export interface BenchResult {
+  n: number;
+  rows: BenchRow[];
+  concurrent: ConcurrentRow[];
+  table: string;
+}
 
 export interface BenchOptions {
   podscopeSocket: string;
@@ -30,7 +52,8 @@ export interface BenchOptions {
   print?: ((line: string) => void) | null;
 }
 
-const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))] ?? NaN;
+const percentile = (sorted: number[], p: number) =>
+  sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))] ?? NaN;
 
 function stats(samples: number[]): BenchStats {
   const s = [...samples].sort((a, b) => a - b);
@@ -46,7 +69,9 @@ async function timed<T>(samples: number[], fn: () => Promise<T>): Promise<T> {
 
 async function lifecycle(conn: CriConnection, config: PodSandboxConfigInput, into: Record<BenchOp, number[]>): Promise<void> {
   const proto = configToProto(PodSandboxConfigSchema.parse(config));
-  const { podSandboxId: id } = await timed(into.RunPodSandbox, () => conn.call((c) => c.runPodSandbox, { config: proto, runtimeHandler: '' }));
+  const { podSandboxId: id } = await timed(into.RunPodSandbox, () =>
+    conn.call((c) => c.runPodSandbox, { config: proto, runtimeHandler: '' }),
+  );
   try {
     await timed(into.PodSandboxStatus, () => conn.call((c) => c.podSandboxStatus, { podSandboxId: id, verbose: false }));
     await timed(into.ListPodSandbox, () => conn.call((c) => c.listPodSandbox, { filter: undefined }));
@@ -56,13 +81,16 @@ async function lifecycle(conn: CriConnection, config: PodSandboxConfigInput, int
   }
 }
 
-const emptySamples = (): Record<BenchOp, number[]> => Object.fromEntries(BENCH_OPS.map((op) => [op, []])) as unknown as Record<BenchOp, number[]>;
+const emptySamples = (): Record<BenchOp, number[]> =>
+  Object.fromEntries(BENCH_OPS.map((op) => [op, []])) as unknown as Record<BenchOp, number[]>;
 
 export async function benchCriSideBySide(opts: BenchOptions): Promise<BenchResult> {
   const runtimes = { podscope: await connectCri(opts.podscopeSocket), containerd: await connectCri(opts.containerdSocket) };
   const samples = { podscope: emptySamples(), containerd: emptySamples() };
   const tag = `${process.pid}-${Date.now().toString(36)}`;
-  const config = opts.config ?? ((i: number, runtime: string) => ({ metadata: { name: `bench-${i}`, namespace: 'podscope-bench', uid: `${runtime}-${tag}-${i}` } }));
+  const config =
+    opts.config ??
+    ((i: number, runtime: string) => ({ metadata: { name: `bench-${i}`, namespace: 'podscope-bench', uid: `${runtime}-${tag}-${i}` } }));
   const m = opts.concurrent ?? 0;
   const burst: Record<'podscope' | 'containerd', { run?: ConcurrentStats; remove?: ConcurrentStats }> = { podscope: {}, containerd: {} };
   try {
@@ -71,7 +99,9 @@ export async function benchCriSideBySide(opts: BenchOptions): Promise<BenchResul
       const order = i % 2 === 0 ? (['podscope', 'containerd'] as const) : (['containerd', 'podscope'] as const);
       for (const r of order) await lifecycle(runtimes[r], config(i, r), samples[r]);
     }
-    if (m > 0) for (const r of ['podscope', 'containerd'] as const) burst[r] = await concurrentRunRemove(runtimes[r], m, (i) => config(opts.n + 500 + i, r));
+    if (m > 0)
+      for (const r of ['podscope', 'containerd'] as const)
+        burst[r] = await concurrentRunRemove(runtimes[r], m, (i) => config(opts.n + 500 + i, r));
   } finally {
     runtimes.podscope.close();
     runtimes.containerd.close();
@@ -90,15 +120,27 @@ export async function benchCriSideBySide(opts: BenchOptions): Promise<BenchResul
   const lines = [
     `CRI side by side, n=${opts.n} lifecycles each (ms)  podscope=${runtimes.podscope.version.runtimeVersion}  containerd=${runtimes.containerd.version.runtimeVersion}`,
     `${'op'.padEnd(18)} ${'podscope p50'.padStart(13)} ${'p95'.padStart(8)} ${'containerd p50'.padStart(15)} ${'p95'.padStart(8)} ${'ratio p50'.padStart(10)}`,
-    ...rows.map((r) => `${r.op.padEnd(18)} ${fmt(r.podscope.p50).padStart(13)} ${fmt(r.podscope.p95).padStart(8)} ${fmt(r.containerd.p50).padStart(15)} ${fmt(r.containerd.p95).padStart(8)} ${(Number.isFinite(r.ratioP50) ? `${r.ratioP50.toFixed(2)}x` : '-').padStart(10)}`),
+    ...rows.map(
+      (r) =>
+        `${r.op.padEnd(18)} ${fmt(r.podscope.p50).padStart(13)} ${fmt(r.podscope.p95).padStart(8)} ${fmt(r.containerd.p50).padStart(15)} ${fmt(r.containerd.p95).padStart(8)} ${(Number.isFinite(r.ratioP50) ? `${r.ratioP50.toFixed(2)}x` : '-').padStart(10)}`,
+    ),
   ];
   if (m > 0) {
-    lines.push('', `${m} at once (ms)       ${'podscope wall'.padStart(13)} ${'p50'.padStart(8)} ${'containerd wall'.padStart(15)} ${'p50'.padStart(8)} ${'ratio wall'.padStart(10)}`);
+    lines.push(
+      '',
+      `${m} at once (ms)       ${'podscope wall'.padStart(13)} ${'p50'.padStart(8)} ${'containerd wall'.padStart(15)} ${'p50'.padStart(8)} ${'ratio wall'.padStart(10)}`,
+    );
     for (const c of concurrent) {
-      lines.push(`${`${c.op}${m}`.padEnd(18)} ${fmt(c.podscope.wall).padStart(13)} ${fmt(c.podscope.p50).padStart(8)} ${fmt(c.containerd.wall).padStart(15)} ${fmt(c.containerd.p50).padStart(8)} ${`${(c.podscope.wall / c.containerd.wall).toFixed(2)}x`.padStart(10)}`);
+      lines.push(
+        `${`${c.op}${m}`.padEnd(18)} ${fmt(c.podscope.wall).padStart(13)} ${fmt(c.podscope.p50).padStart(8)} ${fmt(c.containerd.wall).padStart(15)} ${fmt(c.containerd.p50).padStart(8)} ${`${(c.podscope.wall / c.containerd.wall).toFixed(2)}x`.padStart(10)}`,
+      );
     }
     const dups = [...burst.podscope.run!.duplicateIps, ...burst.containerd.run!.duplicateIps];
-    lines.push(dups.length === 0 ? `no duplicate pod IP among the ${m} concurrent sandboxes of either runtime` : `DUPLICATE pod IPs: ${dups.join(', ')}`);
+    lines.push(
+      dups.length === 0
+        ? `no duplicate pod IP among the ${m} concurrent sandboxes of either runtime`
+        : `DUPLICATE pod IPs: ${dups.join(', ')}`,
+    );
   }
   const table = lines.join('\n');
   if (opts.print !== null) (opts.print ?? console.log)(table);
@@ -106,11 +148,19 @@ export async function benchCriSideBySide(opts: BenchOptions): Promise<BenchResul
 }
 
 /** m RunPodSandbox at once (wall and p50), their IPs checked for duplicates, then m RemovePodSandbox at once. */
-async function concurrentRunRemove(conn: CriConnection, m: number, config: (i: number) => PodSandboxConfigInput): Promise<{ run: ConcurrentStats; remove: ConcurrentStats }> {
+async function concurrentRunRemove(
+  conn: CriConnection,
+  m: number,
+  config: (i: number) => PodSandboxConfigInput,
+): Promise<{ run: ConcurrentStats; remove: ConcurrentStats }> {
   const runSamples: number[] = [];
   const t0 = performance.now();
   const settled = await Promise.allSettled(
-    Array.from({ length: m }, (_, i) => timed(runSamples, () => conn.call((c) => c.runPodSandbox, { config: configToProto(PodSandboxConfigSchema.parse(config(i))), runtimeHandler: '' }))),
+    Array.from({ length: m }, (_, i) =>
+      timed(runSamples, () =>
+        conn.call((c) => c.runPodSandbox, { config: configToProto(PodSandboxConfigSchema.parse(config(i))), runtimeHandler: '' }),
+      ),
+    ),
   );
   const runWall = performance.now() - t0;
   const ids = settled.flatMap((s) => (s.status === 'fulfilled' ? [s.value.podSandboxId] : []));
@@ -133,5 +183,8 @@ async function concurrentRunRemove(conn: CriConnection, m: number, config: (i: n
     await Promise.all(ids.map((id) => timed(removeSamples, () => conn.call((c) => c.removePodSandbox, { podSandboxId: id }))));
     removeWall = performance.now() - t1;
   }
-  return { run: { wall: runWall, p50: stats(runSamples).p50, duplicateIps }, remove: { wall: removeWall, p50: stats(removeSamples).p50, duplicateIps: [] } };
+  return {
+    run: { wall: runWall, p50: stats(runSamples).p50, duplicateIps },
+    remove: { wall: removeWall, p50: stats(removeSamples).p50, duplicateIps: [] },
+  };
 }

@@ -35,7 +35,9 @@ async function main(): Promise<void> {
   try {
     const ids: string[] = [];
     for (let i = 0; i < pods; i++) {
-      ids.push((await te.engine.run({ config: { metadata: { name: `p${i}`, namespace: 'cost', uid: `u${i}` }, labels: { pod: `p${i}` } } })).id);
+      ids.push(
+        (await te.engine.run({ config: { metadata: { name: `p${i}`, namespace: 'cost', uid: `u${i}` }, labels: { pod: `p${i}` } } })).id,
+      );
     }
     const id = ids[Math.floor(pods / 2)]!;
     const statusReq = { podSandboxId: id, verbose: false };
@@ -49,16 +51,61 @@ async function main(): Promise<void> {
     };
     const conn = { shim: await connectCri(servers.shim.socketPath), raw: await connectCri(servers.raw.socketPath) };
     const rows: Array<[string, number, number, number, number, number]> = [];
-    const add = async (name: string, engineFn: () => Promise<unknown>, adapter: () => Promise<unknown>, encode: () => unknown, rpc: (c: typeof conn.shim) => Promise<unknown>) => {
-      rows.push([name, await measure(calls, engineFn), await measure(calls, adapter), await measure(calls, encode), await measure(calls, () => rpc(conn.raw)), await measure(calls, () => rpc(conn.shim))]);
+    const add = async (
+      name: string,
+      engineFn: () => Promise<unknown>,
+      adapter: () => Promise<unknown>,
+      encode: () => unknown,
+      rpc: (c: typeof conn.shim) => Promise<unknown>,
+    ) => {
+      rows.push([
+        name,
+        await measure(calls, engineFn),
+        await measure(calls, adapter),
+        await measure(calls, encode),
+        await measure(calls, () => rpc(conn.raw)),
+        await measure(calls, () => rpc(conn.shim)),
+      ]);
     };
-    await add('Status', () => te.engine.status(id), () => podSandboxStatus(te.engine, statusReq), async () => serializePodSandboxStatusResponse(await podSandboxStatus(te.engine, statusReq)), (c) => c.call((x) => x.podSandboxStatus, statusReq));
-    await add('Status verbose', () => te.engine.status(id), () => podSandboxStatus(te.engine, verboseReq), async () => serializePodSandboxStatusResponse(await podSandboxStatus(te.engine, verboseReq)), (c) => c.call((x) => x.podSandboxStatus, verboseReq));
-    await add('List', () => te.engine.list(), () => listPodSandbox(te.engine, listAll), async () => serializeListPodSandboxResponse(await listPodSandbox(te.engine, listAll)), (c) => c.call((x) => x.listPodSandbox, listAll));
-    await add('List id=', () => te.engine.list({ id }), () => listPodSandbox(te.engine, listId), async () => serializeListPodSandboxResponse(await listPodSandbox(te.engine, listId)), (c) => c.call((x) => x.listPodSandbox, listId));
-    await add('List label=', () => te.engine.list({ labelSelector: { pod: `p${Math.floor(pods / 2)}` } }), () => listPodSandbox(te.engine, listLabel), async () => serializeListPodSandboxResponse(await listPodSandbox(te.engine, listLabel)), (c) => c.call((x) => x.listPodSandbox, listLabel));
+    await add(
+      'Status',
+      () => te.engine.status(id),
+      () => podSandboxStatus(te.engine, statusReq),
+      async () => serializePodSandboxStatusResponse(await podSandboxStatus(te.engine, statusReq)),
+      (c) => c.call((x) => x.podSandboxStatus, statusReq),
+    );
+    await add(
+      'Status verbose',
+      () => te.engine.status(id),
+      () => podSandboxStatus(te.engine, verboseReq),
+      async () => serializePodSandboxStatusResponse(await podSandboxStatus(te.engine, verboseReq)),
+      (c) => c.call((x) => x.podSandboxStatus, verboseReq),
+    );
+    await add(
+      'List',
+      () => te.engine.list(),
+      () => listPodSandbox(te.engine, listAll),
+      async () => serializeListPodSandboxResponse(await listPodSandbox(te.engine, listAll)),
+      (c) => c.call((x) => x.listPodSandbox, listAll),
+    );
+    await add(
+      'List id=',
+      () => te.engine.list({ id }),
+      () => listPodSandbox(te.engine, listId),
+      async () => serializeListPodSandboxResponse(await listPodSandbox(te.engine, listId)),
+      (c) => c.call((x) => x.listPodSandbox, listId),
+    );
+    await add(
+      'List label=',
+      () => te.engine.list({ labelSelector: { pod: `p${Math.floor(pods / 2)}` } }),
+      () => listPodSandbox(te.engine, listLabel),
+      async () => serializeListPodSandboxResponse(await listPodSandbox(te.engine, listLabel)),
+      (c) => c.call((x) => x.listPodSandbox, listLabel),
+    );
     const w = [16, 10, 10, 12, 12, 12];
-    process.stdout.write(`# one CRI call, ${pods} pods, p50 of ${calls} calls in µs (client and server in one process; load ${await loadAverage()})\n`);
+    process.stdout.write(
+      `# one CRI call, ${pods} pods, p50 of ${calls} calls in µs (client and server in one process; load ${await loadAverage()})\n`,
+    );
     process.stdout.write(`${row(['op', 'engine', 'adapter', '+encode', 'rpc no shim', 'rpc + shim'], w)}\n`);
     for (const r of rows) process.stdout.write(`${row([r[0], ...r.slice(1).map((x) => fmt(x as number))], w)}\n`);
     conn.shim.close();

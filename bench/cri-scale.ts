@@ -68,7 +68,9 @@ export async function runCriScale(opts: ScaleOptions): Promise<ScaleResult> {
     conns.podscope = await connectCri(daemon.socketPath);
     conns.containerd = await connectCri(containerd.socketPath);
     const c = conns as Record<Runtime, CriConnection>;
-    out(`# Status and List at scale: host-network pods (no CNI), ${samplesPerOp} samples per op; podscope=${c.podscope.version.runtimeVersion} containerd=${c.containerd.version.runtimeVersion}`);
+    out(
+      `# Status and List at scale: host-network pods (no CNI), ${samplesPerOp} samples per op; podscope=${c.podscope.version.runtimeVersion} containerd=${c.containerd.version.runtimeVersion}`,
+    );
     const p50s: Record<Runtime, Partial<Record<Op, number[]>>> = { podscope: {}, containerd: {} };
     const w = [16, 9, 8, 9, 8, 8];
     for (const size of sizes) {
@@ -76,8 +78,10 @@ export async function runCriScale(opts: ScaleOptions): Promise<ScaleResult> {
       for (const r of ['podscope', 'containerd'] as const) {
         const from = ids[r].length;
         const t0 = performance.now();
-        const made = await pool(Array.from({ length: Math.max(0, size - from) }, (_, k) => from + k), concurrency, async (i) =>
-          (await c[r].call((x) => x.runPodSandbox, { config: podConfig(i, r, tag), runtimeHandler: '' })).podSandboxId,
+        const made = await pool(
+          Array.from({ length: Math.max(0, size - from) }, (_, k) => from + k),
+          concurrency,
+          async (i) => (await c[r].call((x) => x.runPodSandbox, { config: podConfig(i, r, tag), runtimeHandler: '' })).podSandboxId,
         );
         ids[r].push(...made);
         created[r] = performance.now() - t0;
@@ -94,19 +98,25 @@ export async function runCriScale(opts: ScaleOptions): Promise<ScaleResult> {
           const s = samples[r];
           const calls: Record<Op, () => Promise<void>> = {
             Status: () => time(s.Status, () => c[r].call((x) => x.podSandboxStatus, { podSandboxId: id, verbose: false })),
-            'Status verbose': () => time(s['Status verbose'], () => c[r].call((x) => x.podSandboxStatus, { podSandboxId: id, verbose: true })),
-            List: () => time(s.List, async () => {
-              const res = await c[r].call((x) => x.listPodSandbox, { filter: undefined });
-              if (res.items.length < size) throw new Error(`${r}: ListPodSandbox returned ${res.items.length} of ${size} pods`);
-            }),
-            'List id=': () => time(s['List id='], async () => {
-              const res = await c[r].call((x) => x.listPodSandbox, { filter: { id, state: undefined, labelSelector: {} } });
-              if (res.items.length !== 1) throw new Error(`${r}: ListPodSandbox by id returned ${res.items.length} pods`);
-            }),
-            'List label=': () => time(s['List label='], async () => {
-              const res = await c[r].call((x) => x.listPodSandbox, { filter: { id: '', state: undefined, labelSelector: { 'bench/pod': `p${k}` } } });
-              if (res.items.length !== 1) throw new Error(`${r}: ListPodSandbox by label returned ${res.items.length} pods`);
-            }),
+            'Status verbose': () =>
+              time(s['Status verbose'], () => c[r].call((x) => x.podSandboxStatus, { podSandboxId: id, verbose: true })),
+            List: () =>
+              time(s.List, async () => {
+                const res = await c[r].call((x) => x.listPodSandbox, { filter: undefined });
+                if (res.items.length < size) throw new Error(`${r}: ListPodSandbox returned ${res.items.length} of ${size} pods`);
+              }),
+            'List id=': () =>
+              time(s['List id='], async () => {
+                const res = await c[r].call((x) => x.listPodSandbox, { filter: { id, state: undefined, labelSelector: {} } });
+                if (res.items.length !== 1) throw new Error(`${r}: ListPodSandbox by id returned ${res.items.length} pods`);
+              }),
+            'List label=': () =>
+              time(s['List label='], async () => {
+                const res = await c[r].call((x) => x.listPodSandbox, {
+                  filter: { id: '', state: undefined, labelSelector: { 'bench/pod': `p${k}` } },
+                });
+                if (res.items.length !== 1) throw new Error(`${r}: ListPodSandbox by label returned ${res.items.length} pods`);
+              }),
           };
           // The first call after the other runtime had the host pays for waking this server up; rotating the order
           // spreads that over every op instead of charging it all to the first one.
@@ -114,23 +124,41 @@ export async function runCriScale(opts: ScaleOptions): Promise<ScaleResult> {
         }
       }
       out('');
-      out(`${size} pods (created in ${fmt(created.podscope)} ms podscope, ${fmt(created.containerd)} ms containerd, ${concurrency} at a time; load ${await loadAverage()})`);
+      out(
+        `${size} pods (created in ${fmt(created.podscope)} ms podscope, ${fmt(created.containerd)} ms containerd, ${concurrency} at a time; load ${await loadAverage()})`,
+      );
       out(row(['op (ms)', 'podscope', 'p95', 'containerd', 'p95', 'ratio'], w));
       for (const op of OPS) {
         const p = samples.podscope[op];
         const d = samples.containerd[op];
         (p50s.podscope[op] ??= []).push(percentile(p, 50));
         (p50s.containerd[op] ??= []).push(percentile(d, 50));
-        out(row([op, fmt(percentile(p, 50)), fmt(percentile(p, 95)), fmt(percentile(d, 50)), fmt(percentile(d, 95)), `${(percentile(p, 50) / percentile(d, 50)).toFixed(2)}x`], w));
+        out(
+          row(
+            [
+              op,
+              fmt(percentile(p, 50)),
+              fmt(percentile(p, 95)),
+              fmt(percentile(d, 50)),
+              fmt(percentile(d, 95)),
+              `${(percentile(p, 50) / percentile(d, 50)).toFixed(2)}x`,
+            ],
+            w,
+          ),
+        );
       }
-      out(`RSS at ${size} pods: podscope cri ${fmt((await rssMiB(daemon.pid)) ?? NaN)} MiB, containerd ${fmt((await rssMiB(containerd.pid)) ?? NaN)} MiB (without its shims)`);
+      out(
+        `RSS at ${size} pods: podscope cri ${fmt((await rssMiB(daemon.pid)) ?? NaN)} MiB, containerd ${fmt((await rssMiB(containerd.pid)) ?? NaN)} MiB (without its shims)`,
+      );
     }
     if (sizes.length > 1) {
       out('');
       out(`p50 at each size / p50 at ${sizes[0]} pods (flat = 1.0)`);
       out(row(['op', ...sizes.slice(1).flatMap((s) => [`ps@${s}`, `ctd@${s}`])], [16, ...sizes.slice(1).flatMap(() => [9, 9])]));
       for (const op of OPS) {
-        const cells = sizes.slice(1).flatMap((_, i) => (['podscope', 'containerd'] as const).map((r) => `${(p50s[r][op]![i + 1]! / p50s[r][op]![0]!).toFixed(2)}x`));
+        const cells = sizes
+          .slice(1)
+          .flatMap((_, i) => (['podscope', 'containerd'] as const).map((r) => `${(p50s[r][op]![i + 1]! / p50s[r][op]![0]!).toFixed(2)}x`));
         out(row([op, ...cells], [16, ...sizes.slice(1).flatMap(() => [9, 9])]));
       }
     }
@@ -142,10 +170,18 @@ export async function runCriScale(opts: ScaleOptions): Promise<ScaleResult> {
       const t0 = performance.now();
       await pool(ids[r], concurrency, async (id) => {
         await conn.call((x) => x.stopPodSandbox, { podSandboxId: id }).catch(() => undefined);
-        await conn.call((x) => x.removePodSandbox, { podSandboxId: id }).catch((e: unknown) => out(`teardown ${r} ${id}: ${(e as Error).message}`));
+        await conn
+          .call((x) => x.removePodSandbox, { podSandboxId: id })
+          .catch((e: unknown) => out(`teardown ${r} ${id}: ${(e as Error).message}`));
       });
-      leftover[r] = await conn.call((x) => x.listPodSandbox, { filter: undefined }).then((res) => res.items.length, () => -1);
-      if (ids[r].length > 0) out(`teardown ${r}: stop+remove of ${ids[r].length} pods in ${fmt(performance.now() - t0)} ms; ${leftover[r]} left`);
+      leftover[r] = await conn
+        .call((x) => x.listPodSandbox, { filter: undefined })
+        .then(
+          (res) => res.items.length,
+          () => -1,
+        );
+      if (ids[r].length > 0)
+        out(`teardown ${r}: stop+remove of ${ids[r].length} pods in ${fmt(performance.now() - t0)} ms; ${leftover[r]} left`);
       conn.close();
     }
     await daemon?.stop();

@@ -16,7 +16,26 @@ export interface CriDaemon {
 export async function startCriDaemon(env: RealEnv): Promise<CriDaemon> {
   const o = env.options;
   const socketPath = join(env.dir, 'podscope.sock');
-  const child = spawn(process.execPath, [CLI, 'cri', '--socket', socketPath, '--cni-conf-dir', o.cniConfDir!, '--cni-bin-dir', '/usr/lib/cni', '--cni-cache-dir', o.cniCacheDir!, '--state-dir', o.stateDir!, '--run-dir', o.runDir!], { stdio: ['ignore', 'ignore', 'inherit'] });
+  const child = spawn(
+    process.execPath,
+    [
+      CLI,
+      'cri',
+      '--socket',
+      socketPath,
+      '--cni-conf-dir',
+      o.cniConfDir!,
+      '--cni-bin-dir',
+      '/usr/lib/cni',
+      '--cni-cache-dir',
+      o.cniCacheDir!,
+      '--state-dir',
+      o.stateDir!,
+      '--run-dir',
+      o.runDir!,
+    ],
+    { stdio: ['ignore', 'ignore', 'inherit'] },
+  );
   const stop = async () => {
     if (child.exitCode !== null || child.signalCode !== null || !child.pid) return;
     const exited = new Promise((r) => child.once('exit', r));
@@ -35,7 +54,13 @@ export async function startCriDaemon(env: RealEnv): Promise<CriDaemon> {
 async function waitForSocket(path: string, child: ChildProcess): Promise<void> {
   for (let i = 0; i < 600; i++) {
     if (child.exitCode !== null) throw new Error(`podscope cri exited with ${child.exitCode} before serving ${path}`);
-    if (await access(path).then(() => true, () => false)) return;
+    if (
+      await access(path).then(
+        () => true,
+        () => false,
+      )
+    )
+      return;
     await new Promise((r) => setTimeout(r, 50));
   }
   throw new Error(`podscope cri did not create ${path} within 30 s`);

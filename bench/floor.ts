@@ -19,7 +19,12 @@ export interface FloorSpec {
 
 const TIMEOUT = 60_000;
 
-export async function measureFloorOnce(spec: FloorSpec, i: number, samples: Samples, runner: ProcessRunner = new NodeProcessRunner()): Promise<void> {
+export async function measureFloorOnce(
+  spec: FloorSpec,
+  i: number,
+  samples: Samples,
+  runner: ProcessRunner = new NodeProcessRunner(),
+): Promise<void> {
   const id = `floor${process.pid}x${i}`.padEnd(64, '0');
   const netns = join('/var/run/netns', `psc-floor-${process.pid}-${i}`);
   const runcRoot = join(spec.dir, 'floor-runc');
@@ -33,7 +38,15 @@ export async function measureFloorOnce(spec: FloorSpec, i: number, samples: Samp
       file: join(spec.binDir, type),
       input: JSON.stringify(stdin),
       timeoutMs: TIMEOUT,
-      env: { ...process.env, CNI_COMMAND: command, CNI_CONTAINERID: id, CNI_NETNS: netnsPath, CNI_IFNAME: ifName, CNI_ARGS: 'IgnoreUnknown=1', CNI_PATH: spec.binDir },
+      env: {
+        ...process.env,
+        CNI_COMMAND: command,
+        CNI_CONTAINERID: id,
+        CNI_NETNS: netnsPath,
+        CNI_IFNAME: ifName,
+        CNI_ARGS: 'IgnoreUnknown=1',
+        CNI_PATH: spec.binDir,
+      },
     });
   const runtimeConfig: Record<string, unknown> = {
     portMappings: [{ hostPort: spec.hostPort + i, containerPort: 80, protocol: 'tcp' }],
@@ -53,7 +66,11 @@ export async function measureFloorOnce(spec: FloorSpec, i: number, samples: Samp
   };
 
   try {
-    await timed('netns create', () => mkdir('/var/run/netns', { recursive: true }).then(() => writeFile(netns, '', { flag: 'wx' })).then(() => runChecked(runner, { file: 'unshare', args: [`--net=${netns}`, 'true'], timeoutMs: TIMEOUT })));
+    await timed('netns create', () =>
+      mkdir('/var/run/netns', { recursive: true })
+        .then(() => writeFile(netns, '', { flag: 'wx' }))
+        .then(() => runChecked(runner, { file: 'unshare', args: [`--net=${netns}`, 'true'], timeoutMs: TIMEOUT })),
+    );
     await timed('ADD loopback', () => plugin('loopback', 'ADD', 'lo', lo));
     for (const p of spec.conflist.plugins) {
       await timed(`ADD ${String(p.type)}`, async () => {
@@ -64,11 +81,33 @@ export async function measureFloorOnce(spec: FloorSpec, i: number, samples: Samp
     await mkdir(bundle, { recursive: true });
     const rootfsPath = await ensurePauseRootfs({ rootfsDir: join(spec.dir, 'floor-rootfs') });
     const config = PodSandboxConfigSchema.parse({ metadata: { name: 'floor', namespace: 'bench', uid: String(i) } });
-    await writeFile(join(bundle, 'config.json'), JSON.stringify(buildPauseSpec({ id, config, netnsPath: netns, rootfsPath, resolvConfPath: '/etc/resolv.conf', shmPath: '/dev/shm', engineOomScoreAdj: 0 })));
-    await timed('runc run -d', () => runChecked(runner, { file: 'runc', args: ['--root', runcRoot, 'run', '--detach', '--bundle', bundle, id], timeoutMs: TIMEOUT, ignoreOutput: true }));
+    await writeFile(
+      join(bundle, 'config.json'),
+      JSON.stringify(
+        buildPauseSpec({
+          id,
+          config,
+          netnsPath: netns,
+          rootfsPath,
+          resolvConfPath: '/etc/resolv.conf',
+          shmPath: '/dev/shm',
+          engineOomScoreAdj: 0,
+        }),
+      ),
+    );
+    await timed('runc run -d', () =>
+      runChecked(runner, {
+        file: 'runc',
+        args: ['--root', runcRoot, 'run', '--detach', '--bundle', bundle, id],
+        timeoutMs: TIMEOUT,
+        ignoreOutput: true,
+      }),
+    );
   } catch (e) {
     // the same steps best-effort, so a failed measurement leaks no netns, container, IP or rule
-    const quiet = async (fn: () => Promise<unknown>) => { await fn().catch(() => undefined); };
+    const quiet = async (fn: () => Promise<unknown>) => {
+      await fn().catch(() => undefined);
+    };
     await quiet(() => runner.run({ file: 'runc', args: ['--root', runcRoot, 'delete', '--force', id], timeoutMs: TIMEOUT }));
     for (const p of [...spec.conflist.plugins].reverse()) await quiet(() => plugin(String(p.type), 'DEL', 'eth0', stdinFor(p, prev)));
     await quiet(() => plugin('loopback', 'DEL', 'lo', lo));
@@ -77,8 +116,13 @@ export async function measureFloorOnce(spec: FloorSpec, i: number, samples: Samp
   }
 
   await timed('runc kill', () => runChecked(runner, { file: 'runc', args: ['--root', runcRoot, 'kill', id, 'KILL'], timeoutMs: TIMEOUT }));
-  await timed('runc delete', () => runChecked(runner, { file: 'runc', args: ['--root', runcRoot, 'delete', '--force', id], timeoutMs: TIMEOUT }));
-  for (const p of [...spec.conflist.plugins].reverse()) await timed(`DEL ${String(p.type)}`, () => plugin(String(p.type), 'DEL', 'eth0', stdinFor(p, prev)));
+  await timed('runc delete', () =>
+    runChecked(runner, { file: 'runc', args: ['--root', runcRoot, 'delete', '--force', id], timeoutMs: TIMEOUT }),
+  );
+  for (const p of [...spec.conflist.plugins].reverse())
+    await timed(`DEL ${String(p.type)}`, () => plugin(String(p.type), 'DEL', 'eth0', stdinFor(p, prev)));
   await timed('DEL loopback', () => plugin('loopback', 'DEL', 'lo', lo));
-  await timed('netns remove', () => runChecked(runner, { file: 'umount', args: ['-l', netns], timeoutMs: TIMEOUT }).then(() => rm(netns, { force: true })));
+  await timed('netns remove', () =>
+    runChecked(runner, { file: 'umount', args: ['-l', netns], timeoutMs: TIMEOUT }).then(() => rm(netns, { force: true })),
+  );
 }

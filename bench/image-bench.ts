@@ -37,18 +37,27 @@ export async function runImageBench(n: number): Promise<void> {
     for (let i = 0; i < n; i++) {
       await time('pull gzip, cold', async () => (await fresh()).pull(`${plain.host}/bench/busybox:gzip`));
       await time('pull zstd, cold', async () => (await fresh()).pull(`${plain.host}/bench/busybox:zstd`));
-      await time('pull gzip, cold, token auth', async () => (await fresh()).pull(`${token.host}/bench/busybox:gzip`, { auth: { username: 'b', password: 'b' } }));
+      await time('pull gzip, cold, token auth', async () =>
+        (await fresh()).pull(`${token.host}/bench/busybox:gzip`, { auth: { username: 'b', password: 'b' } }),
+      );
       const s = await fresh();
       await s.pull(`${plain.host}/bench/busybox:gzip`);
       await time('pull zstd, layer present (warm)', () => s.pull(`${plain.host}/bench/busybox:zstd`));
       await time('load docker-save', async () => (await fresh()).load(saved));
       let rootfs: Awaited<ReturnType<typeof s.prepareRootfs>> | undefined;
-      await time('prepareRootfs (overlay mount)', async () => { rootfs = await s.prepareRootfs(gzip.id, `bench-${i}`, join(base, `c${i}`)); });
+      await time('prepareRootfs (overlay mount)', async () => {
+        rootfs = await s.prepareRootfs(gzip.id, `bench-${i}`, join(base, `c${i}`));
+      });
       await time('release rootfs', () => rootfs!.release());
     }
-    process.stdout.write(`image store, busybox ${gzip.layerTars[0]!.length} B layer (${gzip.layers[0]!.bytes.length} B gzip, ${zstd.layers[0]!.bytes.length} B zstd), n=${n}\n`);
+    process.stdout.write(
+      `image store, busybox ${gzip.layerTars[0]!.length} B layer (${gzip.layers[0]!.bytes.length} B gzip, ${zstd.layers[0]!.bytes.length} B zstd), n=${n}\n`,
+    );
     process.stdout.write(`${'step'.padEnd(36)}${'p50 ms'.padStart(10)}${'p95 ms'.padStart(10)}\n`);
-    for (const key of samples.keys()) process.stdout.write(`${key.padEnd(36)}${fmt(percentile(samples.get(key), 50)).padStart(10)}${fmt(percentile(samples.get(key), 95)).padStart(10)}\n`);
+    for (const key of samples.keys())
+      process.stdout.write(
+        `${key.padEnd(36)}${fmt(percentile(samples.get(key), 50)).padStart(10)}${fmt(percentile(samples.get(key), 95)).padStart(10)}\n`,
+      );
   } finally {
     await plain.close();
     await token.close();

@@ -36,9 +36,12 @@ async function main(): Promise<number> {
     return v;
   };
   const sizes = (values.scale ?? '20,250,1000').split(',').map((x) => Number(x.trim()));
-  if (sizes.some((s) => !Number.isInteger(s) || s < 1)) throw new Error(`--scale must list positive integers, not ${JSON.stringify(values.scale)}`);
+  if (sizes.some((s) => !Number.isInteger(s) || s < 1))
+    throw new Error(`--scale must list positive integers, not ${JSON.stringify(values.scale)}`);
   const load = async () => (await import('./daemon')).loadAverage();
-  process.stdout.write(`# podscope bench, load average ${await load()} (2 shared cores: compare ratios from one run, not absolute times)\n`);
+  process.stdout.write(
+    `# podscope bench, load average ${await load()} (2 shared cores: compare ratios from one run, not absolute times)\n`,
+  );
   if (!values['skip-engine']) {
     const { runSandboxBench } = await import('./sandbox-bench');
     await runSandboxBench({ sequential: int('sequential', 20), concurrent: int('concurrent', 10) });
@@ -52,7 +55,8 @@ async function main(): Promise<number> {
     const { runCriScale } = await import('./cri-scale');
     process.stdout.write('\n');
     const r = await runCriScale({ sizes, samples: int('samples', 30) });
-    if (r.leftover.podscope !== 0 || r.leftover.containerd !== 0) throw new Error(`scale bench left pods behind: ${JSON.stringify(r.leftover)}`);
+    if (r.leftover.podscope !== 0 || r.leftover.containerd !== 0)
+      throw new Error(`scale bench left pods behind: ${JSON.stringify(r.leftover)}`);
   }
   process.stdout.write(`\n# done, load average ${await load()}\n`);
   return 0;

@@ -8,7 +8,11 @@ import { createRealEnv, conflist } from '../testkit/throwaway-env';
 import { measureFloorOnce } from './floor';
 import { fmt, percentile, row, Samples } from './stats';
 
-export interface BenchOptions { sequential: number; concurrent: number; out?: (line: string) => void }
+export interface BenchOptions {
+  sequential: number;
+  concurrent: number;
+  out?: (line: string) => void;
+}
 
 const VERBS = ['run', 'status', 'stop', 'remove'] as const;
 
@@ -35,11 +39,16 @@ export async function runSandboxBench(opts: BenchOptions): Promise<void> {
     };
     const config = (i: number) => ({
       metadata: { name: `bench-${i}`, namespace: 'bench', uid: `bench-${i}` },
-      port_mappings: [{ container_port: 80, host_port: hostPortBase + i }, { container_port: 443, host_port: hostPortBase + 1000 + i }],
+      port_mappings: [
+        { container_port: 80, host_port: hostPortBase + i },
+        { container_port: 443, host_port: hostPortBase + 1000 + i },
+      ],
       annotations: { 'kubernetes.io/ingress-bandwidth': '10M', 'kubernetes.io/egress-bandwidth': '10M' },
     });
 
-    out(`# Podscope sandbox bench: ${opts.sequential} sequential, ${opts.concurrent} concurrent; conflist bridge + host-local(v4+v6) + portmap(2 mappings) + bandwidth`);
+    out(
+      `# Podscope sandbox bench: ${opts.sequential} sequential, ${opts.concurrent} concurrent; conflist bridge + host-local(v4+v6) + portmap(2 mappings) + bandwidth`,
+    );
     for (let i = 0; i < opts.sequential; i++) {
       const { id } = await timed('run', () => engine.run({ config: config(i) }));
       await timed('status', () => engine.status(id));
@@ -48,20 +57,30 @@ export async function runSandboxBench(opts: BenchOptions): Promise<void> {
     }
 
     const wall0 = performance.now();
-    const ids = await Promise.all(Array.from({ length: opts.concurrent }, (_, i) => timedInto(verbs, 'run (concurrent)', () => engine.run({ config: config(500 + i) }))));
+    const ids = await Promise.all(
+      Array.from({ length: opts.concurrent }, (_, i) =>
+        timedInto(verbs, 'run (concurrent)', () => engine.run({ config: config(500 + i) })),
+      ),
+    );
     const runWall = performance.now() - wall0;
     const wall1 = performance.now();
     await Promise.all(ids.map(({ id }) => timedInto(verbs, 'remove (concurrent)', () => engine.remove(id))));
     const removeWall = performance.now() - wall1;
 
     const floor = new Samples();
-    const spec = { dir: env.dir, conflist: conflist({ tag: 'bench', subnet: 235 }, env.ipamDir) as never, binDir: '/usr/lib/cni', hostPort: hostPortBase + 2000 };
+    const spec = {
+      dir: env.dir,
+      conflist: conflist({ tag: 'bench', subnet: 235 }, env.ipamDir) as never,
+      binDir: '/usr/lib/cni',
+      hostPort: hostPortBase + 2000,
+    };
     for (let i = 0; i < opts.sequential; i++) await measureFloorOnce(spec, i, floor);
 
     const w = [40, 9, 9];
     out('');
     out(row(['verb (ms)', 'p50', 'p95'], w));
-    for (const k of [...VERBS, 'run (concurrent)', 'remove (concurrent)']) out(row([k, fmt(percentile(verbs.get(k), 50)), fmt(percentile(verbs.get(k), 95))], w));
+    for (const k of [...VERBS, 'run (concurrent)', 'remove (concurrent)'])
+      out(row([k, fmt(percentile(verbs.get(k), 50)), fmt(percentile(verbs.get(k), 95))], w));
     out(row([`wall: ${opts.concurrent} concurrent runs`, fmt(runWall), ''], w));
     out(row([`wall: ${opts.concurrent} concurrent removes`, fmt(removeWall), ''], w));
 
@@ -82,7 +101,16 @@ export async function runSandboxBench(opts: BenchOptions): Promise<void> {
     out(row(['floor setup (sum of p50)', fmt(setup), ''], w));
     out(row(['floor teardown (sum of p50)', fmt(teardown), ''], w));
     out(row(['engine run p50 / floor setup', `${(percentile(verbs.get('run'), 50) / setup).toFixed(2)}x`, ''], w));
-    out(row(['engine stop+remove p50 / floor teardown', `${((percentile(verbs.get('stop'), 50) + percentile(verbs.get('remove'), 50)) / teardown).toFixed(2)}x`, ''], w));
+    out(
+      row(
+        [
+          'engine stop+remove p50 / floor teardown',
+          `${((percentile(verbs.get('stop'), 50) + percentile(verbs.get('remove'), 50)) / teardown).toFixed(2)}x`,
+          '',
+        ],
+        w,
+      ),
+    );
   } finally {
     await env.teardown();
   }

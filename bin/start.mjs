@@ -33,7 +33,9 @@ if (electron && display && !forceBrowser) {
   process.exit(await run(electron, [`${root}dist/electron/main.js`, ...passed]));
 } else {
   if (!forceBrowser) {
-    console.error(electron ? 'podscope: no display found; starting browser mode.' : 'podscope: no Electron binary installed; starting browser mode.');
+    console.error(
+      electron ? 'podscope: no display found; starting browser mode.' : 'podscope: no Electron binary installed; starting browser mode.',
+    );
   }
   await ensureRendererBuilt();
   const main = await loadCliMain();

@@ -5,7 +5,15 @@
  */
 import { defineConfig } from '@playwright/test';
 
-export const CHROMIUM_ARGS = ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+export const CHROMIUM_ARGS = [
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
 
 export default defineConfig({
   testDir: './specs',
@@ -23,7 +31,5 @@ export default defineConfig({
     trace: 'retain-on-failure',
     launchOptions: { executablePath: process.env.PODSCOPE_CHROMIUM ?? '/usr/bin/chromium', args: CHROMIUM_ARGS },
   },
-  projects: [
-    { name: process.env.PODSCOPE_E2E_TARGET === 'electron' ? 'electron' : 'browser-mode', use: { browserName: 'chromium' } },
-  ],
+  projects: [{ name: process.env.PODSCOPE_E2E_TARGET === 'electron' ? 'electron' : 'browser-mode', use: { browserName: 'chromium' } }],
 });

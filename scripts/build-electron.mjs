@@ -15,9 +15,18 @@ import { fileURLToPath } from 'node:url';
 const root = fileURLToPath(new URL('..', import.meta.url));
 const { values } = parseArgs({ options: { outdir: { type: 'string' }, quiet: { type: 'boolean' } } });
 const out = values.outdir ?? 'dist';
-const common = { bundle: true, platform: 'node', target: 'node20', sourcemap: true, logLevel: values.quiet ? 'warning' : 'info', absWorkingDir: root };
+const common = {
+  bundle: true,
+  platform: 'node',
+  target: 'node20',
+  sourcemap: true,
+  logLevel: values.quiet ? 'warning' : 'info',
+  absWorkingDir: root,
+};
 // bundled CommonJS dependencies (grpc-js, ws) call require(); give ESM output a real one
-const esmRequire = { js: "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);" };
+const esmRequire = {
+  js: "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);",
+};
 // ws's optional native helpers are not needed (it falls back to JavaScript)
 const optionalNatives = ['bufferutil', 'utf-8-validate'];
 

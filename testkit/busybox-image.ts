@@ -26,7 +26,44 @@ export const MT = {
   dockerLayerGzip: 'application/vnd.docker.image.rootfs.diff.tar.gzip',
 } as const;
 
-export const BUSYBOX_APPLETS = ['sh', 'httpd', 'sleep', 'echo', 'cat', 'ls', 'id', 'env', 'pwd', 'hostname', 'wget', 'nc', 'ps', 'mkdir', 'rm', 'touch', 'true', 'false', 'test', 'grep', 'ip', 'ifconfig', 'kill', 'mount', 'head', 'tail', 'wc', 'date', 'uname', 'whoami', 'stat', 'readlink', 'chmod', 'tee', 'seq', 'printf'];
+export const BUSYBOX_APPLETS = [
+  'sh',
+  'httpd',
+  'sleep',
+  'echo',
+  'cat',
+  'ls',
+  'id',
+  'env',
+  'pwd',
+  'hostname',
+  'wget',
+  'nc',
+  'ps',
+  'mkdir',
+  'rm',
+  'touch',
+  'true',
+  'false',
+  'test',
+  'grep',
+  'ip',
+  'ifconfig',
+  'kill',
+  'mount',
+  'head',
+  'tail',
+  'wc',
+  'date',
+  'uname',
+  'whoami',
+  'stat',
+  'readlink',
+  'chmod',
+  'tee',
+  'seq',
+  'printf',
+];
 export const BUSYBOX_PATH_ENV = 'PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
 
 export type Compression = 'gzip' | 'zstd' | 'none';
@@ -101,12 +138,24 @@ export const sha256Hex = (b: Buffer | string) => createHash('sha256').update(b).
 export const digestOf = (b: Buffer | string) => `sha256:${sha256Hex(b)}`;
 
 export function hostArchitecture(): string {
-  const map: Record<string, string> = { x64: 'amd64', arm64: 'arm64', arm: 'arm', ia32: '386', ppc64: 'ppc64le', s390x: 's390x', riscv64: 'riscv64' };
+  const map: Record<string, string> = {
+    x64: 'amd64',
+    arm64: 'arm64',
+    arm: 'arm',
+    ia32: '386',
+    ppc64: 'ppc64le',
+    s390x: 's390x',
+    riscv64: 'riscv64',
+  };
   return map[process.arch] ?? process.arch;
 }
 
 function tarDir(dir: string): Buffer {
-  return execFileSync('tar', ['--numeric-owner', '--owner=0', '--group=0', '--mtime=@0', '--sort=name', '--format=gnu', '-C', dir, '-cf', '-', '.'], { maxBuffer: 256 * 1024 * 1024 });
+  return execFileSync(
+    'tar',
+    ['--numeric-owner', '--owner=0', '--group=0', '--mtime=@0', '--sort=name', '--format=gnu', '-C', dir, '-cf', '-', '.'],
+    { maxBuffer: 256 * 1024 * 1024 },
+  );
 }
 
 /** zstd via the zstd tool when present, else a valid frame of raw (stored) blocks that any decoder reads. */
@@ -142,12 +191,17 @@ function writeFile(root: string, rel: string, content: string, mode = 0o644): vo
 
 function buildBaseLayer(work: string, opts: BusyboxImageOptions): Buffer {
   const root = join(work, 'layer1');
-  for (const d of ['bin', 'etc', 'tmp', 'root', 'var/opaque', 'srv/gone', 'proc', 'sys', 'dev', 'www', 'usr/bin']) mkdirSync(join(root, d), { recursive: true });
+  for (const d of ['bin', 'etc', 'tmp', 'root', 'var/opaque', 'srv/gone', 'proc', 'sys', 'dev', 'www', 'usr/bin'])
+    mkdirSync(join(root, d), { recursive: true });
   chmodSync(join(root, 'tmp'), 0o1777);
   copyFileSync(opts.busybox ?? '/bin/busybox', join(root, 'bin/busybox'));
   chmodSync(join(root, 'bin/busybox'), 0o755);
   for (const applet of BUSYBOX_APPLETS) symlinkSync('busybox', join(root, 'bin', applet));
-  writeFile(root, 'etc/passwd', 'root:x:0:0:root:/root:/bin/sh\nnobody:x:65534:65534:nobody:/nonexistent:/bin/false\nweb:x:1000:1000:web:/www:/bin/sh\n');
+  writeFile(
+    root,
+    'etc/passwd',
+    'root:x:0:0:root:/root:/bin/sh\nnobody:x:65534:65534:nobody:/nonexistent:/bin/false\nweb:x:1000:1000:web:/www:/bin/sh\n',
+  );
   writeFile(root, 'etc/group', 'root:x:0:\nnogroup:x:65534:\nweb:x:1000:\nextra:x:2000:web\n');
   writeFile(root, 'www/index.html', 'hello from podscope busybox\n');
   writeFile(root, WHITEOUT_EXPECTATIONS.deletedFile, 'layer 1\n');
@@ -180,7 +234,14 @@ export function buildBusyboxImage(opts: BusyboxImageOptions = {}): BuiltImage {
   try {
     const tars = [buildBaseLayer(work, opts)];
     if (opts.whiteoutLayer) tars.push(buildWhiteoutLayer(work));
-    const layerType = format === 'docker' ? MT.dockerLayerGzip : compression === 'gzip' ? MT.ociLayerGzip : compression === 'zstd' ? MT.ociLayerZstd : MT.ociLayer;
+    const layerType =
+      format === 'docker'
+        ? MT.dockerLayerGzip
+        : compression === 'gzip'
+          ? MT.ociLayerGzip
+          : compression === 'zstd'
+            ? MT.ociLayerZstd
+            : MT.ociLayer;
     const layers = tars.map((t) => {
       const bytes = compress(t, compression);
       return { digest: digestOf(bytes), mediaType: layerType, bytes };
@@ -206,19 +267,32 @@ export function buildBusyboxImage(opts: BusyboxImageOptions = {}): BuiltImage {
       history: tars.map((_, i) => ({ created: '1970-01-01T00:00:00Z', created_by: `podscope testkit layer ${i + 1}` })),
     };
     const configBytes = Buffer.from(JSON.stringify(configJson));
-    const config: Blob = { digest: digestOf(configBytes), mediaType: format === 'docker' ? MT.dockerConfig : MT.ociConfig, bytes: configBytes };
+    const config: Blob = {
+      digest: digestOf(configBytes),
+      mediaType: format === 'docker' ? MT.dockerConfig : MT.ociConfig,
+      bytes: configBytes,
+    };
     const manifestType = format === 'docker' ? MT.dockerManifest : MT.ociManifest;
-    const manifestBytes = Buffer.from(JSON.stringify({
-      schemaVersion: 2,
-      mediaType: manifestType,
-      config: { mediaType: config.mediaType, digest: config.digest, size: configBytes.length },
-      layers: layers.map((l) => ({ mediaType: l.mediaType, digest: l.digest, size: l.bytes.length })),
-    }));
+    const manifestBytes = Buffer.from(
+      JSON.stringify({
+        schemaVersion: 2,
+        mediaType: manifestType,
+        config: { mediaType: config.mediaType, digest: config.digest, size: configBytes.length },
+        layers: layers.map((l) => ({ mediaType: l.mediaType, digest: l.digest, size: l.bytes.length })),
+      }),
+    );
     const blobs = new Map<string, Buffer>([[config.digest, configBytes], ...layers.map((l) => [l.digest, l.bytes] as [string, Buffer])]);
     return {
-      id: config.digest, config, layers, layerTars: tars, diffIds,
+      id: config.digest,
+      config,
+      layers,
+      layerTars: tars,
+      diffIds,
       manifest: { digest: digestOf(manifestBytes), mediaType: manifestType, bytes: manifestBytes },
-      os: 'linux', architecture, ...(opts.variant && { variant: opts.variant }), blobs,
+      os: 'linux',
+      architecture,
+      ...(opts.variant && { variant: opts.variant }),
+      blobs,
     };
   } finally {
     rmSync(work, { recursive: true, force: true });
@@ -228,14 +302,18 @@ export function buildBusyboxImage(opts: BusyboxImageOptions = {}): BuiltImage {
 /** An OCI index (or Docker manifest list) over per-platform images. */
 export function buildIndex(images: BuiltImage[], format: 'oci' | 'docker' = 'oci'): Blob {
   const mediaType = format === 'docker' ? MT.dockerList : MT.ociIndex;
-  const bytes = Buffer.from(JSON.stringify({
-    schemaVersion: 2,
-    mediaType,
-    manifests: images.map((i) => ({
-      mediaType: i.manifest.mediaType, digest: i.manifest.digest, size: i.manifest.bytes.length,
-      platform: { os: i.os, architecture: i.architecture, ...(i.variant && { variant: i.variant }) },
-    })),
-  }));
+  const bytes = Buffer.from(
+    JSON.stringify({
+      schemaVersion: 2,
+      mediaType,
+      manifests: images.map((i) => ({
+        mediaType: i.manifest.mediaType,
+        digest: i.manifest.digest,
+        size: i.manifest.bytes.length,
+        platform: { os: i.os, architecture: i.architecture, ...(i.variant && { variant: i.variant }) },
+      })),
+    }),
+  );
   return { digest: digestOf(bytes), mediaType, bytes };
 }
 
@@ -264,14 +342,32 @@ export function writeOciLayout(target: { dir: string } | { tarFile: string }, en
       schemaVersion: 2,
       mediaType: MT.ociIndex,
       manifests: entries.map(({ image, ref }) => ({
-        mediaType: image.manifest.mediaType, digest: image.manifest.digest, size: image.manifest.bytes.length,
+        mediaType: image.manifest.mediaType,
+        digest: image.manifest.digest,
+        size: image.manifest.bytes.length,
         platform: { os: image.os, architecture: image.architecture },
-        ...(ref && { annotations: { 'org.opencontainers.image.ref.name': ref.includes('/') || ref.includes(':') ? ref.slice(ref.lastIndexOf(':') + 1) : ref, 'io.containerd.image.name': ref } }),
+        ...(ref && {
+          annotations: {
+            'org.opencontainers.image.ref.name': ref.includes('/') || ref.includes(':') ? ref.slice(ref.lastIndexOf(':') + 1) : ref,
+            'io.containerd.image.name': ref,
+          },
+        }),
       })),
     };
     writeFileSync(join(dir, 'index.json'), JSON.stringify(index));
     if ('tarFile' in target) {
-      execFileSync('tar', ['--numeric-owner', '--owner=0', '--group=0', '--mtime=@0', '--sort=name', '-C', dir, '-cf', target.tarFile, '.']);
+      execFileSync('tar', [
+        '--numeric-owner',
+        '--owner=0',
+        '--group=0',
+        '--mtime=@0',
+        '--sort=name',
+        '-C',
+        dir,
+        '-cf',
+        target.tarFile,
+        '.',
+      ]);
       return target.tarFile;
     }
     return dir;

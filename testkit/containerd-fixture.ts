@@ -44,8 +44,17 @@ export function testConflist(spec: ContainerdSpec, ipamDir: string): Record<stri
     name: spec.bridge,
     plugins: [
       {
-        type: 'bridge', bridge: spec.bridge, isGateway: true, ipMasq: false, hairpinMode: true,
-        ipam: { type: 'host-local', dataDir: ipamDir, ranges: [[{ subnet: `10.${spec.subnet}.0.0/24` }], [{ subnet: `fd00:${spec.subnet}::/64` }]], routes: [{ dst: `10.${spec.subnet}.0.0/16` }] },
+        type: 'bridge',
+        bridge: spec.bridge,
+        isGateway: true,
+        ipMasq: false,
+        hairpinMode: true,
+        ipam: {
+          type: 'host-local',
+          dataDir: ipamDir,
+          ranges: [[{ subnet: `10.${spec.subnet}.0.0/24` }], [{ subnet: `fd00:${spec.subnet}::/64` }]],
+          routes: [{ dst: `10.${spec.subnet}.0.0/16` }],
+        },
       },
       { type: 'portmap', capabilities: { portMappings: true } },
       { type: 'bandwidth', capabilities: { bandwidth: true } },
@@ -124,12 +133,25 @@ export async function startContainerd(spec: ContainerdSpec): Promise<ContainerdF
 
   // what exists before, so cleanup removes only what this containerd added
   const before = { host: snapshotHost(), netns: new Set(existsSync('/var/run/netns') ? readdirSync('/var/run/netns') : []) };
-  const hostDirs = ['/var/lib/cni/results', '/var/lib/cni', '/run/containerd/s', '/run/containerd/runc/k8s.io', '/run/containerd/runc', '/run/containerd'].filter((p) => !existsSync(p));
+  const hostDirs = [
+    '/var/lib/cni/results',
+    '/var/lib/cni',
+    '/run/containerd/s',
+    '/run/containerd/runc/k8s.io',
+    '/run/containerd/runc',
+    '/run/containerd',
+  ].filter((p) => !existsSync(p));
 
   const logFd = openSync(join(d, 'containerd.log'), 'a');
-  const child: ChildProcess = spawn('/usr/bin/containerd', ['--config', join(d, 'config.toml')], { stdio: ['ignore', logFd, logFd], detached: false });
+  const child: ChildProcess = spawn('/usr/bin/containerd', ['--config', join(d, 'config.toml')], {
+    stdio: ['ignore', logFd, logFd],
+    detached: false,
+  });
   const log = () => (existsSync(join(d, 'containerd.log')) ? readFileSync(join(d, 'containerd.log'), 'utf8') : '');
-  const isDead = () => (child.exitCode !== null || child.signalCode !== null ? `containerd exited (${child.exitCode ?? child.signalCode}); log tail:\n${log().slice(-3000)}` : undefined);
+  const isDead = () =>
+    child.exitCode !== null || child.signalCode !== null
+      ? `containerd exited (${child.exitCode ?? child.signalCode}); log tail:\n${log().slice(-3000)}`
+      : undefined;
   const api = createCriEndpointApi(socketPath, { connectTimeoutMs: 1000, callTimeoutMs: 120_000 });
 
   const sandboxIds = new Set<string>();
@@ -157,29 +179,62 @@ export async function startContainerd(spec: ContainerdSpec): Promise<ContainerdF
       // 2. stop only our containerd, by pid; then any shim it left (their parent is gone, they carry our socket in argv)
       if (!isDead()) {
         child.kill('SIGTERM');
-        const exited = await new Promise<boolean>((r) => { const t = setTimeout(() => r(false), 10_000); child.once('exit', () => { clearTimeout(t); r(true); }); });
+        const exited = await new Promise<boolean>((r) => {
+          const t = setTimeout(() => r(false), 10_000);
+          child.once('exit', () => {
+            clearTimeout(t);
+            r(true);
+          });
+        });
         if (!exited && child.pid) process.kill(child.pid, 'SIGKILL');
       }
-      for (const pid of shimPids(socketPath)) { try { process.kill(pid, 'SIGKILL'); } catch { /* gone */ } }
+      for (const pid of shimPids(socketPath)) {
+        try {
+          process.kill(pid, 'SIGKILL');
+        } catch {
+          /* gone */
+        }
+      }
       // 3. host leftovers
-      for (const m of sh('findmnt', ['-rn', '-o', 'TARGET']).split('\n').filter((t) => t.startsWith(d)).reverse()) sh('umount', ['-l', m]);
+      for (const m of sh('findmnt', ['-rn', '-o', 'TARGET'])
+        .split('\n')
+        .filter((t) => t.startsWith(d))
+        .reverse())
+        sh('umount', ['-l', m]);
       for (const ns of existsSync('/var/run/netns') ? readdirSync('/var/run/netns') : []) {
         if (!before.netns.has(ns) && ns.startsWith('cni-') && netnsIsOurs(ns, spec)) sh('ip', ['netns', 'delete', ns]);
       }
       sh('ip', ['link', 'del', spec.bridge]);
       restoreHost(before.host, []);
-      for (const id of sandboxIds) for (const f of existsSync('/var/lib/cni/results') ? readdirSync('/var/lib/cni/results') : []) if (f.includes(id)) rmSync(join('/var/lib/cni/results', f), { force: true });
-      for (const p of hostDirs) { try { rmdirSync(p); } catch { /* not empty: someone else uses it */ } }
+      for (const id of sandboxIds)
+        for (const f of existsSync('/var/lib/cni/results') ? readdirSync('/var/lib/cni/results') : [])
+          if (f.includes(id)) rmSync(join('/var/lib/cni/results', f), { force: true });
+      for (const p of hostDirs) {
+        try {
+          rmdirSync(p);
+        } catch {
+          /* not empty: someone else uses it */
+        }
+      }
       tmp.cleanup();
     },
   };
   try {
-    await waitFor('containerd CRI', async () => (await api.runtimeConditions()).find((c) => c.type === 'NetworkReady' && c.status), 30_000, isDead);
+    await waitFor(
+      'containerd CRI',
+      async () => (await api.runtimeConditions()).find((c) => c.type === 'NetworkReady' && c.status),
+      30_000,
+      isDead,
+    );
     const tar = buildPauseImageTar(d);
     execFileSync('/usr/bin/ctr', ['-a', socketPath, '-n', 'k8s.io', 'images', 'import', tar], { stdio: ['ignore', 'pipe', 'pipe'] });
     // remember ids as they appear so stop() can clean cache files even if containerd dies
     const origRun = api.run.bind(api);
-    api.run = async (req) => { const r = await origRun(req); sandboxIds.add(r.id); return r; };
+    api.run = async (req) => {
+      const r = await origRun(req);
+      sandboxIds.add(r.id);
+      return r;
+    };
     return fixture;
   } catch (e) {
     await fixture.stop();
@@ -194,7 +249,9 @@ function shimPids(socketPath: string): number[] {
     try {
       const argv = readFileSync(`/proc/${p}/cmdline`, 'utf8').split('\0');
       if (argv[0]?.endsWith('containerd-shim-runc-v2') && argv.includes(socketPath)) out.push(Number(p));
-    } catch { /* exited */ }
+    } catch {
+      /* exited */
+    }
   }
   return out;
 }
@@ -203,4 +260,3 @@ function shimPids(socketPath: string): number[] {
 function netnsIsOurs(ns: string, spec: ContainerdSpec): boolean {
   return sh('ip', ['-n', ns, '-o', 'addr']).includes(`10.${spec.subnet}.0.`);
 }
-

@@ -31,10 +31,14 @@ function readdirSafe(dir: string): string[] {
 const natRules = (table: Table) => sh(table, ['-t', 'nat', '-S']).split('\n').filter(Boolean);
 
 export function natChains(table: Table = 'iptables'): string[] {
-  return natRules(table).filter((l) => l.startsWith('-N ')).map((l) => l.slice(3));
+  return natRules(table)
+    .filter((l) => l.startsWith('-N '))
+    .map((l) => l.slice(3));
 }
 
-export interface HostSnapshot { chains: Record<Table, Set<string>> }
+export interface HostSnapshot {
+  chains: Record<Table, Set<string>>;
+}
 
 export function snapshotHost(): HostSnapshot {
   return { chains: { iptables: new Set(natChains('iptables')), ip6tables: new Set(natChains('ip6tables')) } };
@@ -45,7 +49,11 @@ export function restoreHost(before: HostSnapshot, bridges: string[]): void {
   for (const b of bridges) sh('ip', ['link', 'del', b]);
   // runc leaves cgroupfs parent directories behind; rmdir only succeeds on an empty one, so a live sandbox is safe
   for (const controller of readdirSafe('/sys/fs/cgroup')) {
-    try { rmdirSync(`/sys/fs/cgroup/${controller}/podscope`); } catch { /* absent or still in use */ }
+    try {
+      rmdirSync(`/sys/fs/cgroup/${controller}/podscope`);
+    } catch {
+      /* absent or still in use */
+    }
   }
   for (const table of TABLES) removeAddedSharedChains(table, before.chains[table]);
 }
@@ -57,7 +65,9 @@ function removeAddedSharedChains(table: Table, before: Set<string>): void {
   const added = SHARED_CHAINS.filter((c) => chains.includes(c) && !before.has(c));
   if (added.length === 0) return;
   // every rule elsewhere that jumps into an added chain, deleted by its own spec (iptables -S quotes comments)
-  for (const rule of rules.filter((l) => l.startsWith('-A ') && added.some((c) => l.endsWith(`-j ${c}`)) && !added.some((c) => l.startsWith(`-A ${c} `)))) {
+  for (const rule of rules.filter(
+    (l) => l.startsWith('-A ') && added.some((c) => l.endsWith(`-j ${c}`)) && !added.some((c) => l.startsWith(`-A ${c} `)),
+  )) {
     const argv = [...rule.matchAll(/"([^"]*)"|(\S+)/g)].map((m) => m[1] ?? m[2]!);
     sh(table, ['-t', 'nat', '-D', ...argv.slice(1)]);
   }

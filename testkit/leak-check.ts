@@ -37,7 +37,8 @@ export interface LeakScope {
   ownsDirs?: boolean;
 }
 
-export type LeftoverKind = 'netns' | 'mount' | 'interface' | 'qdisc' | 'ipam' | 'iptables' | 'ip6tables' | 'cache' | 'runc' | 'record' | 'dir';
+export type LeftoverKind =
+  'netns' | 'mount' | 'interface' | 'qdisc' | 'ipam' | 'iptables' | 'ip6tables' | 'cache' | 'runc' | 'record' | 'dir';
 
 export interface Leftover {
   kind: LeftoverKind;
@@ -47,7 +48,8 @@ export interface Leftover {
   table?: string;
 }
 
-const hash = (prefix: string, text: string, length: number) => `${prefix}${createHash('sha512').update(text).digest('hex')}`.slice(0, length);
+const hash = (prefix: string, text: string, length: number) =>
+  `${prefix}${createHash('sha512').update(text).digest('hex')}`.slice(0, length);
 /** the plugins' utils.FormatChainName: CNI-<sha512(network+id)>, 28 characters */
 export const ipMasqChain = (network: string, id: string) => hash('CNI-', network + id, 28);
 /** portmap's per-container DNAT chain */
@@ -93,7 +95,10 @@ export function subnetTextPrefix(cidr: string): string {
 }
 
 function mountPoints(): string[] {
-  return read('/proc/self/mountinfo').split('\n').filter(Boolean).map((l) => l.split(' ')[4]!.replace(/\\040/g, ' '));
+  return read('/proc/self/mountinfo')
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => l.split(' ')[4]!.replace(/\\040/g, ' '));
 }
 
 function under(path: string, dir: string | undefined): boolean {
@@ -101,7 +106,9 @@ function under(path: string, dir: string | undefined): boolean {
 }
 
 function qdiscsOf(dev: string): string[] {
-  return sh('tc', ['qdisc', 'show', 'dev', dev]).split('\n').filter((l) => l && !/qdisc (noqueue|pfifo_fast|fq_codel|mq) /.test(l));
+  return sh('tc', ['qdisc', 'show', 'dev', dev])
+    .split('\n')
+    .filter((l) => l && !/qdisc (noqueue|pfifo_fast|fq_codel|mq) /.test(l));
 }
 
 export function findLeftovers(scope: LeakScope): Leftover[] {
@@ -116,7 +123,11 @@ export function findLeftovers(scope: LeakScope): Leftover[] {
   for (const m of mounts) {
     // the netns dir itself is a (shared) mount point by design; what is below it is not
     const ours = scope.ownsDirs !== false || ids.some((id) => m.includes(id));
-    if ((under(m, scope.netnsDir) && m !== scope.netnsDir) || (scope.netnsPaths ?? []).includes(m) || (ours && (under(m, scope.runDir) || under(m, scope.stateDir)))) {
+    if (
+      (under(m, scope.netnsDir) && m !== scope.netnsDir) ||
+      (scope.netnsPaths ?? []).includes(m) ||
+      (ours && (under(m, scope.runDir) || under(m, scope.stateDir)))
+    ) {
       out.push({ kind: 'mount', what: m });
     }
   }
@@ -129,7 +140,8 @@ export function findLeftovers(scope: LeakScope): Leftover[] {
       if (dev) devices.push(dev);
     }
   }
-  for (const n of networks) for (const id of ids) if (sh('ip', ['-o', 'link', 'show', 'dev', ifbDevice(n, id)]).trim()) devices.push(ifbDevice(n, id));
+  for (const n of networks)
+    for (const id of ids) if (sh('ip', ['-o', 'link', 'show', 'dev', ifbDevice(n, id)]).trim()) devices.push(ifbDevice(n, id));
   for (const dev of devices) {
     out.push({ kind: 'interface', what: dev });
     for (const q of qdiscsOf(dev)) out.push({ kind: 'qdisc', what: `${dev}: ${q}` });
@@ -141,7 +153,8 @@ export function findLeftovers(scope: LeakScope): Leftover[] {
     for (const f of list(netDir)) {
       if (f === 'lock' || f.startsWith('last_reserved_ip')) continue;
       const content = read(join(netDir, f));
-      if (scope.ownsDirs !== false || ids.some((id) => content.includes(id))) out.push({ kind: 'ipam', what: `${join(netDir, f)} (${content.trim().replace(/\s+/g, ' ')})` });
+      if (scope.ownsDirs !== false || ids.some((id) => content.includes(id)))
+        out.push({ kind: 'ipam', what: `${join(netDir, f)} (${content.trim().replace(/\s+/g, ' ')})` });
     }
   }
 
@@ -175,7 +188,8 @@ export function findLeftovers(scope: LeakScope): Leftover[] {
 
   // the engine's records and per-sandbox dirs
   for (const f of list(scope.stateDir && join(scope.stateDir, 'store'))) {
-    if (scope.ownsDirs !== false || ids.some((id) => f.startsWith(id))) out.push({ kind: 'record', what: join(scope.stateDir!, 'store', f) });
+    if (scope.ownsDirs !== false || ids.some((id) => f.startsWith(id)))
+      out.push({ kind: 'record', what: join(scope.stateDir!, 'store', f) });
   }
   for (const base of [scope.stateDir, scope.runDir]) {
     for (const d of list(base && join(base, 'sandboxes'))) {

@@ -10,7 +10,26 @@ import type { ContainerRootfs, ImageRecord, ImageStore } from '../electron/engin
 
 export const BUSYBOX_IMAGE = 'podscope.test/busybox:1';
 export const INDEX_HTML = '<h1>hello from a podscope container</h1>\n';
-const APPLETS = ['sh', 'httpd', 'sleep', 'cat', 'echo', 'ls', 'id', 'grep', 'kill', 'hostname', 'ps', 'wget', 'true', 'false', 'head', 'dd', 'env', 'mkdir'];
+const APPLETS = [
+  'sh',
+  'httpd',
+  'sleep',
+  'cat',
+  'echo',
+  'ls',
+  'id',
+  'grep',
+  'kill',
+  'hostname',
+  'ps',
+  'wget',
+  'true',
+  'false',
+  'head',
+  'dd',
+  'env',
+  'mkdir',
+];
 
 export async function buildBusyboxTree(dir: string, busybox = '/bin/busybox'): Promise<void> {
   for (const d of ['bin', 'etc', 'proc', 'sys', 'dev', 'tmp', 'www']) await mkdir(join(dir, d), { recursive: true, mode: 0o755 });
@@ -28,7 +47,10 @@ export class LocalBusyboxStore implements ImageStore {
   readonly users = new Map<string, string>();
   readonly record: ImageRecord;
 
-  constructor(private readonly tree: string, config: ImageRecord['config'] = { Cmd: ['sh'], Env: ['PATH=/bin'], WorkingDir: '/' }) {
+  constructor(
+    private readonly tree: string,
+    config: ImageRecord['config'] = { Cmd: ['sh'], Env: ['PATH=/bin'], WorkingDir: '/' },
+  ) {
     this.record = {
       id: `sha256:${'b'.repeat(64)}`,
       repoTags: [BUSYBOX_IMAGE],

@@ -22,7 +22,18 @@ export function buildPauseImageTar(dir: string, busybox = '/bin/busybox'): strin
   const out = join(dir, 'pause-image');
   mkdirSync(out);
   // fixed owner and mtime so the layer digest does not depend on who built it when
-  execFileSync('tar', ['--numeric-owner', '--owner=0', '--group=0', '--mtime=@0', '--sort=name', '-C', rootfs, '-cf', join(out, 'layer.tar'), '.']);
+  execFileSync('tar', [
+    '--numeric-owner',
+    '--owner=0',
+    '--group=0',
+    '--mtime=@0',
+    '--sort=name',
+    '-C',
+    rootfs,
+    '-cf',
+    join(out, 'layer.tar'),
+    '.',
+  ]);
   const layerDigest = sha256(readFileSync(join(out, 'layer.tar')));
   const config = JSON.stringify({
     architecture: process.arch === 'arm64' ? 'arm64' : 'amd64',
@@ -34,6 +45,18 @@ export function buildPauseImageTar(dir: string, busybox = '/bin/busybox'): strin
   writeFileSync(join(out, configName), config);
   writeFileSync(join(out, 'manifest.json'), JSON.stringify([{ Config: configName, RepoTags: [PAUSE_IMAGE_REF], Layers: ['layer.tar'] }]));
   const tarPath = join(dir, 'pause-image.tar');
-  execFileSync('tar', ['--numeric-owner', '--owner=0', '--group=0', '--mtime=@0', '-C', out, '-cf', tarPath, 'manifest.json', configName, 'layer.tar']);
+  execFileSync('tar', [
+    '--numeric-owner',
+    '--owner=0',
+    '--group=0',
+    '--mtime=@0',
+    '-C',
+    out,
+    '-cf',
+    tarPath,
+    'manifest.json',
+    configName,
+    'layer.tar',
+  ]);
   return tarPath;
 }

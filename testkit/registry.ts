@@ -103,13 +103,18 @@ export async function startTestRegistry(opts: TestRegistryOptions = {}): Promise
     if (auth) {
       const scope = m[1] ? `repository:${m[1]}:pull` : '';
       const h = req.headers.authorization;
-      const ok = auth.kind === 'token'
-        ? h?.startsWith('Bearer ') === true && issuedTokens.includes(h.slice(7))
-        : (() => { const c = parseBasic(h); return c?.user === auth.username && c.pass === auth.password; })();
+      const ok =
+        auth.kind === 'token'
+          ? h?.startsWith('Bearer ') === true && issuedTokens.includes(h.slice(7))
+          : (() => {
+              const c = parseBasic(h);
+              return c?.user === auth.username && c.pass === auth.password;
+            })();
       if (!ok) {
-        const challenge = auth.kind === 'token'
-          ? `Bearer realm="http://${host}/token",service="podscope-testkit"${scope ? `,scope="${scope}"` : ''}`
-          : 'Basic realm="podscope-testkit"';
+        const challenge =
+          auth.kind === 'token'
+            ? `Bearer realm="http://${host}/token",service="podscope-testkit"${scope ? `,scope="${scope}"` : ''}`
+            : 'Basic realm="podscope-testkit"';
         return error(401, 'UNAUTHORIZED', 'authentication required', { 'WWW-Authenticate': challenge });
       }
     }
@@ -146,7 +151,10 @@ export async function startTestRegistry(opts: TestRegistryOptions = {}): Promise
     try {
       await new Promise<void>((resolve, reject) => {
         server.once('error', reject);
-        server.listen(want, '127.0.0.1', () => { server.off('error', reject); resolve(); });
+        server.listen(want, '127.0.0.1', () => {
+          server.off('error', reject);
+          resolve();
+        });
       });
       port = (server.address() as AddressInfo).port;
       break;

@@ -89,7 +89,8 @@ export async function createRealEnv(spec: RealEnvSpec): Promise<RealEnv> {
       // A fresh engine sees every sandbox any of them made; remove them all.
       const sweeper = await createEngine(options, { noLock: true }).catch(() => undefined);
       if (sweeper) {
-        for (const s of await sweeper.list()) await sweeper.remove(s.id).catch((e: unknown) => console.error(`teardown: remove ${s.id}: ${(e as Error).message}`));
+        for (const s of await sweeper.list())
+          await sweeper.remove(s.id).catch((e: unknown) => console.error(`teardown: remove ${s.id}: ${(e as Error).message}`));
         await sweeper.close();
       }
       restoreHost(before, [env.bridge]);

@@ -13,7 +13,10 @@ export class AppPage {
   readonly detail: PodDetailPage;
   readonly form: CreateFormPage;
   readonly endpoints: EndpointsPage;
-  constructor(readonly page: Page, private readonly testInfo: TestInfo) {
+  constructor(
+    readonly page: Page,
+    private readonly testInfo: TestInfo,
+  ) {
     this.pods = new PodsListPage(page);
     this.detail = new PodDetailPage(page);
     this.form = new CreateFormPage(page);
@@ -21,7 +24,10 @@ export class AppPage {
   }
 
   async goto(view: 'Sandboxes' | 'New sandbox' | 'CNI config' | 'CNI lab' | 'Engine') {
-    await this.page.getByRole('navigation', { name: 'Main' }).getByRole('button', { name: new RegExp(`^${view}`) }).click();
+    await this.page
+      .getByRole('navigation', { name: 'Main' })
+      .getByRole('button', { name: new RegExp(`^${view}`) })
+      .click();
   }
 
   /** Saves a named screenshot under e2e/artifacts/ and attaches it to the report. */

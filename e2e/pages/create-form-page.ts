@@ -1,6 +1,11 @@
 import { expect, type Locator, type Page } from '@playwright/test';
 
-export interface PortInput { protocol?: 'TCP' | 'UDP' | 'SCTP'; containerPort: number; hostPort: number; hostIp?: string }
+export interface PortInput {
+  protocol?: 'TCP' | 'UDP' | 'SCTP';
+  containerPort: number;
+  hostPort: number;
+  hostIp?: string;
+}
 
 export class CreateFormPage {
   readonly form: Locator;

@@ -5,7 +5,10 @@ import { test, expect } from '../support/fixtures';
 // the lab run's own bridge and subnet, apart from the e2e network (psc-e2e0) and any other test's
 const BRIDGE = 'psl1-e2e';
 
-test('CNI lab: open a network from the CNI panel, an edit error shows at its line, run, see the trace and the leak verdict', async ({ app, env }) => {
+test('CNI lab: open a network from the CNI panel, an edit error shows at its line, run, see the trace and the leak verdict', async ({
+  app,
+  env,
+}) => {
   const ipamDir = mkdtempSync('/tmp/podscope-l1-e2e-');
   try {
     await app.goto('CNI config');
@@ -23,7 +26,13 @@ test('CNI lab: open a network from the CNI panel, an edit error shows at its lin
       cniVersion: '1.0.0',
       name: 'psl1-e2e',
       plugins: [
-        { type: 'bridge', bridge: BRIDGE, isGateway: true, ipMasq: false, ipam: { type: 'host-local', dataDir: ipamDir, ranges: [[{ subnet: '10.241.0.0/24' }]] } },
+        {
+          type: 'bridge',
+          bridge: BRIDGE,
+          isGateway: true,
+          ipMasq: false,
+          ipam: { type: 'host-local', dataDir: ipamDir, ranges: [[{ subnet: '10.241.0.0/24' }]] },
+        },
         { type: 'portmap', capabilities: { portMappings: true }, snat: false },
         { type: 'bandwidth', capabilities: { bandwidth: true } },
       ],

@@ -100,10 +100,7 @@ test('add the containerd endpoint and inspect a containerd pod', async ({ app, e
     metadata: { name: 'ctd-web', namespace: 'e2e-ctd', uid: 'uid-ctd-web', attempt: 0 },
     hostname: 'ctd-web',
     labels: { suite: 'e2e', runtime: 'containerd' },
-    port_mappings: [
-      { container_port: 80, host_port: 24080 },
-      { container_port: 81 },
-    ],
+    port_mappings: [{ container_port: 80, host_port: 24080 }, { container_port: 81 }],
     annotations: { 'kubernetes.io/ingress-bandwidth': '10M' },
   });
   // the pod lives in containerd only
@@ -117,8 +114,13 @@ test('add the containerd endpoint and inspect a containerd pod', async ({ app, e
     expect(await app.endpoints.selectedLabel()).toBe('containerd (e2e)');
     // what answers there, and what it cannot give, is said next to the switcher
     await expect(app.endpoints.capabilityNote).toContainText('CRI · containerd 1.6.20');
-    await expect(app.endpoints.capabilityNote.locator('[title]').filter({ hasText: 'containerd.sock' })).toHaveAttribute('title', `unix://${containerd.socketPath}`);
-    await expect(app.endpoints.capabilityNote).toContainText(/not from this runtime: CNI plugin trace, runtimeConfig preview, live kernel view, live events \(list polled\)$/);
+    await expect(app.endpoints.capabilityNote.locator('[title]').filter({ hasText: 'containerd.sock' })).toHaveAttribute(
+      'title',
+      `unix://${containerd.socketPath}`,
+    );
+    await expect(app.endpoints.capabilityNote).toContainText(
+      /not from this runtime: CNI plugin trace, runtimeConfig preview, live kernel view, live events \(list polled\)$/,
+    );
     await expect(app.endpoints.capabilityNote).not.toContainText('CNI config');
   });
 
@@ -174,14 +176,14 @@ test('add the containerd endpoint and inspect a containerd pod', async ({ app, e
     await app.screenshot('24-containerd-ports');
   });
 
-  await test.step('bandwidth: the annotation re-derived from containerd\'s stored config', async () => {
+  await test.step("bandwidth: the annotation re-derived from containerd's stored config", async () => {
     await app.detail.tab('Bandwidth');
     await expect(app.detail.bandwidthRow('ingress')).toContainText('10000000');
     await expect(app.detail.bandwidthRow('ingress')).toContainText('10 Mbit/s');
     await expect(page.getByTestId('bw-received-unavailable')).toContainText('Not available from this runtime (containerd 1.6.20');
   });
 
-  await test.step('the kernel\'s live view: not available from this runtime, and never asked for', async () => {
+  await test.step("the kernel's live view: not available from this runtime, and never asked for", async () => {
     // still on the Bandwidth tab: CRI carries no netns, tc or nat state, so nothing is shown rather than a guess
     const live = app.detail.live('live-bandwidth');
     await expect(live).toHaveAttribute('data-live-state', 'unavailable');
@@ -201,7 +203,7 @@ test('add the containerd endpoint and inspect a containerd pod', async ({ app, e
     await expect(page.getByText('Lifecycle steps: not available from this runtime')).toBeVisible();
   });
 
-  await test.step('back to the built-in engine: its (empty) list, not containerd\'s', async () => {
+  await test.step("back to the built-in engine: its (empty) list, not containerd's", async () => {
     await app.endpoints.select('built-in engine');
     await app.pods.expectEmpty();
   });

@@ -10,7 +10,10 @@ import { test, expect } from '../support/fixtures';
 
 const MISSING = 'psc-no-such-plugin';
 
-test('a conflist with a missing plugin binary: NetworkReady false everywhere, skipped files shown, the run names plugin and file', async ({ app, env }) => {
+test('a conflist with a missing plugin binary: NetworkReady false everywhere, skipped files shown, the run names plugin and file', async ({
+  app,
+  env,
+}) => {
   const confDir = env.options.cniConfDir!;
   const broken = join(confDir, '05-broken.conflist');
   const good = join(confDir, '10-psc-e2e.conflist');
@@ -42,8 +45,12 @@ test('a conflist with a missing plugin binary: NetworkReady false everywhere, sk
       await expect(panel.locator('.page-head')).toContainText('not ready');
       await expect(app.page.getByTestId('cni-missing-plugins')).toContainText(reason);
       const skipped = app.page.getByTestId('cni-skipped');
-      await expect(skipped.locator(`[data-source="${good}"]`)).toContainText('skipped: only the first 1 network in the conf dir is used (max networks 1); network "psc-e2e" is not attached');
-      await expect(skipped.locator(`[data-source="${garbage}"]`)).toContainText('it would not load anyway: failed to load CNI config list file');
+      await expect(skipped.locator(`[data-source="${good}"]`)).toContainText(
+        'skipped: only the first 1 network in the conf dir is used (max networks 1); network "psc-e2e" is not attached',
+      );
+      await expect(skipped.locator(`[data-source="${garbage}"]`)).toContainText(
+        'it would not load anyway: failed to load CNI config list file',
+      );
       await app.screenshot('u1-03-cni-page-skipped-missing');
     });
 
@@ -59,7 +66,9 @@ test('a conflist with a missing plugin binary: NetworkReady false everywhere, sk
       await app.form.submit();
       const progress = app.page.getByTestId('run-progress');
       await expect(progress).toContainText('Creation failed', { timeout: 60_000 });
-      await expect(progress.locator('.error-msg')).toContainText(`plugin type="${MISSING}" failed (add): failed to find plugin "${MISSING}" in path [/usr/lib/cni] (network "psc-broken", file ${broken})`);
+      await expect(progress.locator('.error-msg')).toContainText(
+        `plugin type="${MISSING}" failed (add): failed to find plugin "${MISSING}" in path [/usr/lib/cni] (network "psc-broken", file ${broken})`,
+      );
       await app.screenshot('u1-05-run-error-names-file');
       expect(await env.engine.list()).toEqual([]);
     });

@@ -9,14 +9,22 @@ import { startPodscopeDaemon, type PodscopeDaemon } from '../support/podscope-da
 import { writeFileSync } from 'node:fs';
 import { join, dirname } from 'node:path';
 
-test('a dead CRI endpoint shows as lost within 2 s, keeps the last list greyed, reconnects by itself; rename and remove', async ({ app }) => {
+test('a dead CRI endpoint shows as lost within 2 s, keeps the last list greyed, reconnects by itself; rename and remove', async ({
+  app,
+}) => {
   const { page } = app;
   let daemon: PodscopeDaemon | undefined;
   try {
     daemon = await startPodscopeDaemon();
     const podFile = join(dirname(daemon.socketPath), 'pod.json');
     // host network: no CNI needed on the daemon's side
-    writeFileSync(podFile, JSON.stringify({ metadata: { name: 'e2e-remote', namespace: 'e2e', uid: 'u-remote' }, linux: { security_context: { namespace_options: { network: 2 } } } }));
+    writeFileSync(
+      podFile,
+      JSON.stringify({
+        metadata: { name: 'e2e-remote', namespace: 'e2e', uid: 'u-remote' },
+        linux: { security_context: { namespace_options: { network: 2 } } },
+      }),
+    );
     await daemon.cli(['runp', podFile]);
 
     const labelFits = () =>
@@ -29,14 +37,14 @@ test('a dead CRI endpoint shows as lost within 2 s, keeps the last list greyed, 
         const room = el.clientWidth - parseFloat(style.paddingLeft) - parseFloat(style.paddingRight) - 20;
         return { text, width: ctx.measureText(text).width, room };
       });
-    await test.step('the selector shows the built-in engine\'s label whole', async () => {
+    await test.step("the selector shows the built-in engine's label whole", async () => {
       const fits = await labelFits();
       expect(fits.text).toBe('This machine (built-in engine)');
       expect(fits.width).toBeLessThanOrEqual(fits.room);
     });
     await app.endpoints.add(daemon.socketPath);
     await expect(app.pods.row('e2e-remote')).toBeVisible();
-    await test.step('an added endpoint\'s default label fits too (runtime · socket name; the path is shown below)', async () => {
+    await test.step("an added endpoint's default label fits too (runtime · socket name; the path is shown below)", async () => {
       const fits = await labelFits();
       expect(fits.text).toBe('podscope · cri.sock');
       expect(fits.width).toBeLessThanOrEqual(fits.room);

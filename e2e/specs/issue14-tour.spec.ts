@@ -25,7 +25,12 @@ test('every page, the theme switch (persisted) and a favicon that is served', as
   expect(await page.locator('link[rel="icon"]').getAttribute('href')).toBe('./favicon.svg');
   expect(notFound, 'no 404 on load (favicon included)').toEqual([]);
 
-  for (const [view, shot] of [['Sandboxes', 'u1-10-page-sandboxes'], ['New sandbox', 'u1-11-page-new-sandbox'], ['CNI config', 'u1-12-page-cni'], ['Engine', 'u1-13-page-engine']] as const) {
+  for (const [view, shot] of [
+    ['Sandboxes', 'u1-10-page-sandboxes'],
+    ['New sandbox', 'u1-11-page-new-sandbox'],
+    ['CNI config', 'u1-12-page-cni'],
+    ['Engine', 'u1-13-page-engine'],
+  ] as const) {
     await app.goto(view);
     await expect(page.getByRole('navigation', { name: 'Main' }).locator('[aria-current="page"]')).toContainText(view);
     await app.screenshot(shot);
@@ -83,7 +88,9 @@ test('form errors say what to type, the bad field is scrolled into view, import 
   });
   await test.step('import warnings show where the user is looking', async () => {
     await app.form.form.evaluate((f) => f.scrollTo(0, f.scrollHeight));
-    await app.form.importCrictl(JSON.stringify({ metadata: { name: 'imp', namespace: 'e2e', uid: 'u-imp' }, portMappings: [], hostname: 'imp' }));
+    await app.form.importCrictl(
+      JSON.stringify({ metadata: { name: 'imp', namespace: 'e2e', uid: 'u-imp' }, portMappings: [], hostname: 'imp' }),
+    );
     const notice = page.getByTestId('import-notice');
     await expect(notice).toContainText('portMappings: unknown key');
     await app.form.form.evaluate((f) => f.scrollTo(0, f.scrollHeight));
@@ -119,7 +126,10 @@ test('a name/uid clash offers to open the existing sandbox or use a new uid', as
   expect((await env.engine.list()).map((p) => p.id)).toEqual([existing.id]);
 });
 
-test('label selectors, bulk actions on visible rows only, a hidden pod closes, the split is draggable and remembered, stopped pods release ports', async ({ app, env }) => {
+test('label selectors, bulk actions on visible rows only, a hidden pod closes, the split is draggable and remembered, stopped pods release ports', async ({
+  app,
+  env,
+}) => {
   const { page } = app;
   const web = await env.engine.run({
     config: pod('e2e-web', {
@@ -142,7 +152,8 @@ test('label selectors, bulk actions on visible rows only, a hidden pod closes, t
 
   await test.step('Kubernetes selector syntax, and syntax errors shown', async () => {
     const label = page.getByLabel('Label selector');
-    const names = async () => (await page.locator('[role="row"][data-pod-name]').evaluateAll((rows) => rows.map((r) => r.getAttribute('data-pod-name')))).sort();
+    const names = async () =>
+      (await page.locator('[role="row"][data-pod-name]').evaluateAll((rows) => rows.map((r) => r.getAttribute('data-pod-name')))).sort();
     await label.fill('app in (web,api)');
     await expect.poll(names).toEqual(['e2e-api', 'e2e-web']);
     await label.fill('!tier');

@@ -9,7 +9,12 @@ const HOST_PORT = 24000 + Math.floor(Math.random() * 900);
 
 test('probe: a contested host port is shadowed, the winner is reachable, and the form warns first', async ({ app, env }) => {
   const { page } = app;
-  const { id: first } = await env.engine.run({ config: { metadata: { name: 'probe-first', namespace: 'e2e', uid: 'u-probe-first' }, port_mappings: [{ container_port: 80, host_port: HOST_PORT }] } });
+  const { id: first } = await env.engine.run({
+    config: {
+      metadata: { name: 'probe-first', namespace: 'e2e', uid: 'u-probe-first' },
+      port_mappings: [{ container_port: 80, host_port: HOST_PORT }],
+    },
+  });
 
   await test.step('the form warns that the host port is already held, naming the holder', async () => {
     await app.goto('New sandbox');

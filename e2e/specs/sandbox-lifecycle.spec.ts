@@ -90,7 +90,9 @@ test('create a pod through the form, inspect it, stop it and remove it', async (
     await expect(first).toHaveAttribute('data-found', 'true');
     await expect(first).toContainText('DNAT rule found');
     const rule = first.getByTestId('dnat-rule');
-    await expect(rule).toContainText(new RegExp(`^-A CNI-DN-\\S+ .*-p tcp .*--dport 18080 -j DNAT --to-destination ${podIp!.replace(/\./g, '\\.')}:80$`));
+    await expect(rule).toContainText(
+      new RegExp(`^-A CNI-DN-\\S+ .*-p tcp .*--dport 18080 -j DNAT --to-destination ${podIp!.replace(/\./g, '\\.')}:80$`),
+    );
     const dropped = app.detail.livePortRow(1);
     await expect(dropped).toHaveAttribute('data-found', 'false');
     await expect(dropped).toContainText('none expected');
@@ -122,7 +124,10 @@ test('create a pod through the form, inspect it, stop it and remove it', async (
     await expect(egress.getByTestId('bw-verdict-egress')).toHaveText(/✓\s*applied/);
     // Refresh re-reads the kernel: the collected-at time moves on
     const before = await app.detail.live('live-bandwidth').getByTestId('live-collected-at').getAttribute('title');
-    await app.detail.live('live-bandwidth').getByRole('button', { name: /^Refresh/ }).click();
+    await app.detail
+      .live('live-bandwidth')
+      .getByRole('button', { name: /^Refresh/ })
+      .click();
     await expect(app.detail.live('live-bandwidth').getByTestId('live-collected-at')).not.toHaveAttribute('title', before!);
     await expect(ingress).toHaveAttribute('data-verdict', 'applied');
     await app.screenshot('07b-bandwidth-applied');
@@ -186,7 +191,8 @@ test('the CNI configuration panel shows the loaded conflist and capabilities', a
   await app.goto('CNI config');
   const panel = app.page.getByTestId('cni-panel');
   await expect(panel.getByRole('heading', { name: 'psc-e2e' })).toBeVisible();
-  for (const type of ['bridge', 'portmap', 'bandwidth']) await expect(panel.locator('td.mono > b').filter({ hasText: new RegExp(`^${type}$`) })).toHaveCount(1);
+  for (const type of ['bridge', 'portmap', 'bandwidth'])
+    await expect(panel.locator('td.mono > b').filter({ hasText: new RegExp(`^${type}$`) })).toHaveCount(1);
   await expect(panel).toContainText('portMappings');
   await app.screenshot('11-cni-config');
 });

@@ -29,10 +29,29 @@ export interface PodscopeDaemon {
 
 export async function startPodscopeDaemon(): Promise<PodscopeDaemon> {
   const root = mkdtempSync(join(tmpdir(), `${E2E_TMP_PREFIX}crid-`));
-  const dirs = { state: join(root, 'state'), run: join(root, 'run'), netns: join(root, 'netns'), conf: join(root, 'net.d'), cache: join(root, 'cache') };
+  const dirs = {
+    state: join(root, 'state'),
+    run: join(root, 'run'),
+    netns: join(root, 'netns'),
+    conf: join(root, 'net.d'),
+    cache: join(root, 'cache'),
+  };
   for (const d of Object.values(dirs)) mkdirSync(d, { recursive: true });
   const socketPath = join(root, 'cri.sock');
-  const engineFlags = ['--state-dir', dirs.state, '--run-dir', dirs.run, '--netns-dir', dirs.netns, '--cni-conf-dir', dirs.conf, '--cni-cache-dir', dirs.cache, '--cni-bin-dir', '/usr/lib/cni'];
+  const engineFlags = [
+    '--state-dir',
+    dirs.state,
+    '--run-dir',
+    dirs.run,
+    '--netns-dir',
+    dirs.netns,
+    '--cni-conf-dir',
+    dirs.conf,
+    '--cni-cache-dir',
+    dirs.cache,
+    '--cni-bin-dir',
+    '/usr/lib/cni',
+  ];
   let child: ChildProcess | undefined;
   let exited: Promise<void> = Promise.resolve();
 
@@ -68,7 +87,10 @@ export async function startPodscopeDaemon(): Promise<PodscopeDaemon> {
       const { attempt, problems } = teardownSteps();
       if (!child || child.exitCode !== null) await attempt('restart to clean up', start);
       await attempt('remove its sandboxes', async () => {
-        const ids = (await cli(['pods', '-q'])).split('\n').map((l) => l.trim()).filter(Boolean);
+        const ids = (await cli(['pods', '-q']))
+          .split('\n')
+          .map((l) => l.trim())
+          .filter(Boolean);
         for (const id of ids) {
           await cli(['stopp', id]);
           await cli(['rmp', id]);

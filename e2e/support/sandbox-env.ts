@@ -105,7 +105,10 @@ export async function createSandboxEnv(opts: { rendererDir?: string; port?: numb
     // The engine makes its netns dir a shared mount point (as iproute2 does); unmount before deleting.
     await attempt('unmount netns dir', async () => {
       const mounts = await readFile('/proc/self/mounts', 'utf8');
-      const ours = mounts.split('\n').map((l) => l.split(' ')[1] ?? '').filter((m) => m === root || m.startsWith(`${root}/`));
+      const ours = mounts
+        .split('\n')
+        .map((l) => l.split(' ')[1] ?? '')
+        .filter((m) => m === root || m.startsWith(`${root}/`));
       for (const m of ours.sort((a, b) => b.length - a.length)) await run('umount', ['-l', m]);
     });
     await attempt('remove temp dir', () => rm(root, { recursive: true, force: true }));

@@ -7,7 +7,11 @@ import { engineOptionsFromFlags, type Flags } from './args';
  * @param access "read" for verbs that only look (pods, inspectp): the engine is opened read-only, takes no lock and
  * changes nothing on the host, so it is safe beside a daemon on the same (or a shared) run dir.
  */
-export async function withApi<T>(flags: Flags, fn: (api: SandboxApi & ContainerApi) => Promise<T>, access: 'read' | 'write' = 'write'): Promise<T> {
+export async function withApi<T>(
+  flags: Flags,
+  fn: (api: SandboxApi & ContainerApi) => Promise<T>,
+  access: 'read' | 'write' = 'write',
+): Promise<T> {
   if (typeof flags.endpoint === 'string') {
     const { createCriEndpointApi } = await import('../cri/client');
     const api = createCriEndpointApi(flags.endpoint);

@@ -20,4 +20,3 @@ export function parseCommandArgs(argv: string[], extra: ParseArgsConfig['options
     throw new PodscopeError('InvalidArgument', (e as Error).message);
   }
 }
-

@@ -23,7 +23,11 @@ export interface CliImages {
 export function summaryOf(rec: ImageRecord): ImageSummary {
   const user = (rec.config.User ?? '').split(':')[0] ?? '';
   return {
-    id: rec.id, repoTags: rec.repoTags, repoDigests: rec.repoDigests, size: rec.size, pinned: rec.pinned,
+    id: rec.id,
+    repoTags: rec.repoTags,
+    repoDigests: rec.repoDigests,
+    size: rec.size,
+    pinned: rec.pinned,
     ...(/^\d+$/.test(user) ? { uid: Number(user), username: '' } : { username: user }),
   };
 }
@@ -40,7 +44,10 @@ export async function withImages<T>(flags: Flags, fn: (api: CliImages) => Promis
         status: (ref, verbose) => cri.status(ref, verbose),
         remove: (ref) => cri.remove(ref),
         load: async () => {
-          throw new PodscopeError('Unimplemented', `loading an image archive has no CRI call: load it into the runtime behind ${flags.endpoint} with its own tool (ctr images import, podman load), or run podscope images load without --endpoint`);
+          throw new PodscopeError(
+            'Unimplemented',
+            `loading an image archive has no CRI call: load it into the runtime behind ${flags.endpoint} with its own tool (ctr images import, podman load), or run podscope images load without --endpoint`,
+          );
         },
       });
     } finally {

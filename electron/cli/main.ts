@@ -3,7 +3,10 @@ import { isPodscopeError, serializeError } from '../../shared/domain/errors';
 import { ENGINE_FLAGS_HELP } from './args';
 import { EXIT_CODES } from './exit-codes';
 
-interface Command { help: string; run(argv: string[]): Promise<number> }
+interface Command {
+  help: string;
+  run(argv: string[]): Promise<number>;
+}
 
 const COMMANDS: Record<string, () => Promise<Command>> = {
   runp: () => import('./commands/runp'),
@@ -106,4 +109,3 @@ export async function main(argv: string[]): Promise<number> {
     return isPodscopeError(e) ? EXIT_CODES[e.code] : 1;
   }
 }
-

@@ -37,7 +37,8 @@ export function engineOptionsFromFlags(flags: Flags): Partial<EngineOptions> {
   if (Array.isArray(flags['insecure-registry'])) o.insecureRegistries = flags['insecure-registry'];
   const pref = str('ip-pref');
   if (pref !== undefined) {
-    if (!(IP_PREFERENCES as readonly string[]).includes(pref)) throw new PodscopeError('InvalidArgument', `--ip-pref must be one of ${IP_PREFERENCES.join(', ')}, not ${JSON.stringify(pref)}`);
+    if (!(IP_PREFERENCES as readonly string[]).includes(pref))
+      throw new PodscopeError('InvalidArgument', `--ip-pref must be one of ${IP_PREFERENCES.join(', ')}, not ${JSON.stringify(pref)}`);
     o.ipPreference = pref as IpPreference;
   }
   if (flags['no-probe-on-ready'] === true) o.probeOnReady = false;
@@ -50,7 +51,8 @@ export function engineOptionsFromFlags(flags: Flags): Partial<EngineOptions> {
 
 function nonNegativeInt(flag: string, text: string): number {
   const n = Number(text);
-  if (!Number.isInteger(n) || n < 0) throw new PodscopeError('InvalidArgument', `${flag} must be a non-negative integer, not ${JSON.stringify(text)}`);
+  if (!Number.isInteger(n) || n < 0)
+    throw new PodscopeError('InvalidArgument', `${flag} must be a non-negative integer, not ${JSON.stringify(text)}`);
   return n;
 }
 

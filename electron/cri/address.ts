@@ -20,8 +20,10 @@ export interface UnixAddress {
 export function normalizeAddress(address: string, opts: { baseDir?: string } = {}): UnixAddress {
   let path = address.replace(/^unix:\/\//, '');
   if (!path.startsWith('/') && opts.baseDir !== undefined && path !== '') path = posix.resolve(opts.baseDir, path);
-  if (!path.startsWith('/')) throw new PodscopeError('InvalidArgument', `CRI endpoint must be an absolute unix socket path, got "${address}"`);
+  if (!path.startsWith('/'))
+    throw new PodscopeError('InvalidArgument', `CRI endpoint must be an absolute unix socket path, got "${address}"`);
   const socketPath = posix.normalize(path);
-  if (socketPath === '/' || socketPath.endsWith('/')) throw new PodscopeError('InvalidArgument', `CRI endpoint must name a socket file, got "${address}"`);
+  if (socketPath === '/' || socketPath.endsWith('/'))
+    throw new PodscopeError('InvalidArgument', `CRI endpoint must name a socket file, got "${address}"`);
   return { address: `unix://${socketPath}`, socketPath };
 }

@@ -6,7 +6,14 @@
  */
 import { Metadata, status as GrpcStatus, type ServiceError, type StatusObject } from '@grpc/grpc-js';
 import { z } from 'zod';
-import { ERROR_CODES, PodscopeError, serializeError, deserializeError, type ErrorCode, type SerializedError } from '../../shared/domain/errors';
+import {
+  ERROR_CODES,
+  PodscopeError,
+  serializeError,
+  deserializeError,
+  type ErrorCode,
+  type SerializedError,
+} from '../../shared/domain/errors';
 
 export const PODSCOPE_ERROR_METADATA_KEY = 'podscope-error-bin';
 
@@ -64,7 +71,9 @@ export const MAX_GRPC_MESSAGE_BYTES = 2048;
 export function clipMessage(message: string, max = MAX_GRPC_MESSAGE_BYTES): string {
   if (Buffer.byteLength(message) <= max) return message;
   const marker = `… (${Buffer.byteLength(message)} bytes, cut)`;
-  let out = Buffer.from(message).subarray(0, max - Buffer.byteLength(marker)).toString('utf8');
+  let out = Buffer.from(message)
+    .subarray(0, max - Buffer.byteLength(marker))
+    .toString('utf8');
   if (out.endsWith('\ufffd')) out = out.slice(0, -1); // a character cut in half
   return out + marker;
 }
@@ -151,12 +160,15 @@ export function cleanGrpcDetails(details: string): string {
 }
 
 export function fromGrpcError(e: unknown, where: string): PodscopeError {
-  if (!isServiceError(e)) return e instanceof PodscopeError ? e : new PodscopeError('Internal', `${where}: ${String((e as Error)?.message ?? e)}`, { cause: e });
+  if (!isServiceError(e))
+    return e instanceof PodscopeError ? e : new PodscopeError('Internal', `${where}: ${String((e as Error)?.message ?? e)}`, { cause: e });
   const fromTrailer = trailerError(e);
   if (fromTrailer) return fromTrailer;
   const code = GRPC_TO_CODE[e.code] ?? 'Internal';
   if (code === 'Unavailable') {
-    return new PodscopeError('Unavailable', `CRI endpoint ${where} is unavailable: ${cleanGrpcDetails(e.details || e.message)}`, { details: { grpcCode: e.code } });
+    return new PodscopeError('Unavailable', `CRI endpoint ${where} is unavailable: ${cleanGrpcDetails(e.details || e.message)}`, {
+      details: { grpcCode: e.code },
+    });
   }
   return new PodscopeError(code, e.details || e.message, { details: { grpcCode: e.code, endpoint: where } });
 }

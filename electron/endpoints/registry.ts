@@ -5,7 +5,15 @@
  * plugin trace only from Podscope, CNI config only when Status verbose carries it, events only when
  * GetContainerEvents is served, preview never over CRI.
  */
-import { LOCAL_ENDPOINT_CAPABILITIES, LOCAL_ENDPOINT_ID, LOCAL_ENDPOINT_LABEL, type AddEndpointRequest, type EndpointCapabilities, type EndpointRegistry, type EndpointView } from '../../shared/domain/endpoints';
+import {
+  LOCAL_ENDPOINT_CAPABILITIES,
+  LOCAL_ENDPOINT_ID,
+  LOCAL_ENDPOINT_LABEL,
+  type AddEndpointRequest,
+  type EndpointCapabilities,
+  type EndpointRegistry,
+  type EndpointView,
+} from '../../shared/domain/endpoints';
 import { PodscopeError, notFound } from '../../shared/domain/errors';
 import type { SandboxApi, SandboxEvent } from '../../shared/domain/sandbox';
 import { normalizeAddress } from '../cri/address';
@@ -18,7 +26,13 @@ export function localEndpointView(label: string = LOCAL_ENDPOINT_LABEL): Endpoin
   return { id: LOCAL_ENDPOINT_ID, kind: 'podscope-engine', label, connected: true, capabilities: { ...LOCAL_ENDPOINT_CAPABILITIES } };
 }
 
-interface CriEntry { id: string; label: string; api: CriEndpointApi; view: EndpointView; stopEvents?: () => void }
+interface CriEntry {
+  id: string;
+  label: string;
+  api: CriEndpointApi;
+  view: EndpointView;
+  stopEvents?: () => void;
+}
 
 /** How long to wait before re-opening an endpoint's event stream that ended (runtime restarted, socket replaced). */
 const EVENTS_RETRY_MS = 3000;
@@ -48,7 +62,10 @@ export interface EndpointRegistryOptions extends CriConnectionOptions {
 async function probeCapabilities(api: CriEndpointApi): Promise<EndpointCapabilities> {
   const isPodscope = await api.isPodscope();
   const [cniConfig, events] = await Promise.all([
-    api.cniConfig().then(() => true, () => false),
+    api.cniConfig().then(
+      () => true,
+      () => false,
+    ),
     api.supportsEvents(),
   ]);
   return { pluginTrace: isPodscope, preview: false, cniConfig, events, liveNetwork: false };
@@ -68,7 +85,9 @@ export function createEndpointRegistry(options: EndpointRegistryOptions): CriEnd
     let stop = () => {};
     const open = () => {
       stop = e.api.subscribe(
-        (event) => { for (const l of eventListeners) l(e.id, event); },
+        (event) => {
+          for (const l of eventListeners) l(e.id, event);
+        },
         () => {
           if (entries.get(e.id) !== e) return;
           retry = setTimeout(open, EVENTS_RETRY_MS);
@@ -77,7 +96,10 @@ export function createEndpointRegistry(options: EndpointRegistryOptions): CriEnd
       );
     };
     open();
-    e.stopEvents = () => { clearTimeout(retry); stop(); };
+    e.stopEvents = () => {
+      clearTimeout(retry);
+      stop();
+    };
   };
   const localView = () => localEndpointView(options.localLabel);
 
@@ -157,7 +179,8 @@ export function createEndpointRegistry(options: EndpointRegistryOptions): CriEnd
       const e = entries.get(id);
       if (!e) throw notFound(`no endpoint "${id}"`);
       const trimmed = label.trim();
-      if (!trimmed) throw new PodscopeError('InvalidArgument', 'label: an endpoint needs a non-empty label', { details: { field: 'label' } });
+      if (!trimmed)
+        throw new PodscopeError('InvalidArgument', 'label: an endpoint needs a non-empty label', { details: { field: 'label' } });
       e.label = trimmed;
       e.view = { ...e.view, label: trimmed };
       notify();
@@ -165,7 +188,9 @@ export function createEndpointRegistry(options: EndpointRegistryOptions): CriEnd
     },
     async add(req: AddEndpointRequest) {
       const { address, socketPath } = normalizeAddress(req.address);
-      for (const e of entries.values()) if (e.api.socketPath === socketPath) throw new PodscopeError('AlreadyExists', `CRI endpoint ${socketPath} is already added as "${e.id}"`);
+      for (const e of entries.values())
+        if (e.api.socketPath === socketPath)
+          throw new PodscopeError('AlreadyExists', `CRI endpoint ${socketPath} is already added as "${e.id}"`);
       if (adding.has(socketPath)) throw new PodscopeError('AlreadyExists', `CRI endpoint ${socketPath} is being added already`);
       adding.add(socketPath);
       let api: CriEndpointApi | undefined;

@@ -51,12 +51,31 @@ export async function createEngine(partial: Partial<EngineOptions> = {}, extras:
   const readOnly = extras.readOnly ?? false;
   const lock = extras.noLock || readOnly ? undefined : await StateDirLock.acquireBoth(options.stateDir, options.runDir);
   try {
-    const images: ImageStore & { problems?: string[] } = extras.images ?? await LocalImageStore.open({ root: join(options.stateDir, 'images'), runner, insecureRegistries: options.insecureRegistries, readOnly });
+    const images: ImageStore & { problems?: string[] } =
+      extras.images ??
+      (await LocalImageStore.open({
+        root: join(options.stateDir, 'images'),
+        runner,
+        insecureRegistries: options.insecureRegistries,
+        readOnly,
+      }));
     const engine = new SandboxEngine({
       options,
       netns: new LinuxNetnsManager(options.netnsDir, runner, { readOnly }),
-      cni: createCniManager({ confDir: options.cniConfDir, binDirs: options.cniBinDirs, cacheDir: options.cniCacheDir, maxConfNum: options.maxConfNum, runner, defaultPluginTimeoutMs: options.pluginTimeoutMs }),
-      runtime: new RuncPauseRuntime({ runcPath: options.runcPath, root: join(options.runDir, 'runc'), runner, rootfsDir: join(options.stateDir, 'pause', 'rootfs') }),
+      cni: createCniManager({
+        confDir: options.cniConfDir,
+        binDirs: options.cniBinDirs,
+        cacheDir: options.cniCacheDir,
+        maxConfNum: options.maxConfNum,
+        runner,
+        defaultPluginTimeoutMs: options.pluginTimeoutMs,
+      }),
+      runtime: new RuncPauseRuntime({
+        runcPath: options.runcPath,
+        root: join(options.runDir, 'runc'),
+        runner,
+        rootfsDir: join(options.stateDir, 'pause', 'rootfs'),
+      }),
       files: hostSandboxFiles(runner),
       liveReader: new LinuxLiveReader(runner),
       probeNet: new LinuxProbeNet(runner),
@@ -96,10 +115,21 @@ export async function createEngine(partial: Partial<EngineOptions> = {}, extras:
 /** What keeps the engine from working here; the app shows these instead of failing to open. */
 async function checkHost(options: EngineOptions, runner: ProcessRunner): Promise<string[]> {
   const problems: string[] = [];
-  if (process.getuid?.() !== 0) problems.push('runtime: not running as root: creating network namespaces, running CNI plugins and runc need root (or CAP_SYS_ADMIN + CAP_NET_ADMIN)');
+  if (process.getuid?.() !== 0)
+    problems.push(
+      'runtime: not running as root: creating network namespaces, running CNI plugins and runc need root (or CAP_SYS_ADMIN + CAP_NET_ADMIN)',
+    );
   const runc = await runner.run({ file: options.runcPath, args: ['--version'], timeoutMs: 5000 }).catch(() => undefined);
   if (!runc || runc.exitCode !== 0) problems.push(`runtime: ${options.runcPath} not found or not working (install the runc package)`);
-  const binDirs = await Promise.all(options.cniBinDirs.map((d) => access(d, constants.R_OK).then(() => true, () => false)));
-  if (!binDirs.some(Boolean)) problems.push(`CNI: none of the plugin dirs exists: ${options.cniBinDirs.join(', ')} (install containernetworking-plugins)`);
+  const binDirs = await Promise.all(
+    options.cniBinDirs.map((d) =>
+      access(d, constants.R_OK).then(
+        () => true,
+        () => false,
+      ),
+    ),
+  );
+  if (!binDirs.some(Boolean))
+    problems.push(`CNI: none of the plugin dirs exists: ${options.cniBinDirs.join(', ')} (install containernetworking-plugins)`);
   return problems;
 }

@@ -44,7 +44,9 @@ export async function startBrowserHost(opts: BrowserHostOptions): Promise<Browse
   const rendererDir = opts.rendererDir ?? DEFAULT_RENDERER_DIR;
   const ctx: AuthContext = { token, allowedOrigins: [], allowedHosts: [], cookieName: '' };
   // The socket was authenticated at upgrade; the router still refuses anything not marked so.
-  const router = opts.core.createRouter((s) => s.transport === 'websocket' && s.authenticated === true && trustOrigins(ctx.allowedOrigins)(s));
+  const router = opts.core.createRouter(
+    (s) => s.transport === 'websocket' && s.authenticated === true && trustOrigins(ctx.allowedOrigins)(s),
+  );
   let headers: Record<string, string> = {};
 
   const server = createServer((req, res) => {
@@ -53,7 +55,9 @@ export async function startBrowserHost(opts: BrowserHostOptions): Promise<Browse
       if (!verdict.ok) return plain(res, verdict.status, `podscope: ${verdict.reason}`, headers);
       if (req.method !== 'GET' && req.method !== 'HEAD') return plain(res, 405, 'method not allowed', headers);
       const extra: Record<string, string> = verdict.via === 'query' ? { 'Set-Cookie': staticCookie(ctx) } : {};
-      void serveStatic(rendererDir, verdict.url.pathname, res, { ...headers, ...extra }).catch(() => plain(res, 500, 'internal error', headers));
+      void serveStatic(rendererDir, verdict.url.pathname, res, { ...headers, ...extra }).catch(() =>
+        plain(res, 500, 'internal error', headers),
+      );
     } catch {
       // the engine lives in this process: a request handler must never take it down
       if (!res.headersSent) plain(res, 500, 'internal error', headers);
@@ -96,7 +100,9 @@ export async function startBrowserHost(opts: BrowserHostOptions): Promise<Browse
       void router
         .handle(frame.channel, frame.payload, { transport: 'websocket', url: origin, authenticated: true })
         .then((reply) => send({ t: 'res', id: frame.id, reply }))
-        .catch(() => send({ t: 'res', id: frame.id, reply: { ok: false, error: { code: 'Internal', message: 'the reply could not be encoded' } } }));
+        .catch(() =>
+          send({ t: 'res', id: frame.id, reply: { ok: false, error: { code: 'Internal', message: 'the reply could not be encoded' } } }),
+        );
     });
     send({ t: 'hello', version: '1' });
   }

@@ -26,7 +26,11 @@ function checkRendererBuilt(dir: string): void {
   }
 }
 
-export async function startBrowserMode(opts: { engineOptions: Partial<EngineOptions>; port?: number; rendererDir?: string }): Promise<BrowserMode> {
+export async function startBrowserMode(opts: {
+  engineOptions: Partial<EngineOptions>;
+  port?: number;
+  rendererDir?: string;
+}): Promise<BrowserMode> {
   const rendererDir = opts.rendererDir ?? DEFAULT_RENDERER_DIR;
   checkRendererBuilt(rendererDir);
   const core = await createAppCore({ engineOptions: opts.engineOptions });

@@ -63,10 +63,15 @@ export async function serveStatic(rootDir: string, pathname: string, res: Server
     info = await stat(file).catch(() => undefined);
   }
   if (!info?.isFile()) {
-    const hint = rel === '/' || rel === '/index.html' ? `renderer not built: run "npm run build:renderer" (looked in ${root})` : 'not found';
+    const hint =
+      rel === '/' || rel === '/index.html' ? `renderer not built: run "npm run build:renderer" (looked in ${root})` : 'not found';
     return plain(res, 404, hint, headers);
   }
-  res.writeHead(200, { ...headers, 'Content-Type': TYPES[extname(file)] ?? 'application/octet-stream', 'Content-Length': String(info.size) });
+  res.writeHead(200, {
+    ...headers,
+    'Content-Type': TYPES[extname(file)] ?? 'application/octet-stream',
+    'Content-Length': String(info.size),
+  });
   // pipeline, not pipe: a file that vanished since stat (a rebuild) or a client that left must not throw or leak an fd
   pipeline(createReadStream(file), res, () => undefined);
 }

@@ -39,7 +39,11 @@ export function createRouter(opts: RouterOptions): Router {
   const api = (id: string) => endpoints.api(id);
   // the lab runs plugins on this host: only the in-process engine has one
   const lab = (id: string) => {
-    if (id !== LOCAL_ENDPOINT_ID) throw new PodscopeError('Unimplemented', `the CNI lab runs on the local engine only; endpoint ${JSON.stringify(id)} is a CRI runtime`);
+    if (id !== LOCAL_ENDPOINT_ID)
+      throw new PodscopeError(
+        'Unimplemented',
+        `the CNI lab runs on the local engine only; endpoint ${JSON.stringify(id)} is a CRI runtime`,
+      );
     if (!opts.engine.lab) throw new PodscopeError('Unavailable', 'the CNI lab needs the local engine, which is not running');
     return opts.engine.lab;
   };
@@ -48,7 +52,11 @@ export function createRouter(opts: RouterOptions): Router {
   const measurement = <K extends MeasurementVerb>(endpointId: string, verb: K): NonNullable<SandboxApi[K]> => {
     const target = api(endpointId);
     const fn = target[verb];
-    if (!fn) throw new PodscopeError('FailedPrecondition', `endpoint ${JSON.stringify(endpointId)} cannot run ${verb}: measurements need Podscope's own engine (the "local" endpoint)`);
+    if (!fn)
+      throw new PodscopeError(
+        'FailedPrecondition',
+        `endpoint ${JSON.stringify(endpointId)} cannot run ${verb}: measurements need Podscope's own engine (the "local" endpoint)`,
+      );
     return fn.bind(target) as NonNullable<SandboxApi[K]>;
   };
 
@@ -66,7 +74,8 @@ export function createRouter(opts: RouterOptions): Router {
     'sandbox.live': (r) => api(r.endpointId).live(r.id),
     'sandbox.probe': (r) => api(r.endpointId).probe(r.id),
     'sandbox.lastProbe': (r) => api(r.endpointId).lastProbe(r.id),
-    'sandbox.throughput': (r) => measurement(r.endpointId, 'throughput')(r.id, r.durationMs === undefined ? {} : { durationMs: r.durationMs }),
+    'sandbox.throughput': (r) =>
+      measurement(r.endpointId, 'throughput')(r.id, r.durationMs === undefined ? {} : { durationMs: r.durationMs }),
     'sandbox.topology': (r) => measurement(r.endpointId, 'topology')(r.id),
     'network.topology': (r) => measurement(r.endpointId, 'networkTopology')(r.network),
     'sandbox.cniCheck': (r) => measurement(r.endpointId, 'cniCheck')(r.id),
@@ -109,7 +118,11 @@ export function createRouter(opts: RouterOptions): Router {
     }
   };
   const unsubscribeEngine = opts.engine.subscribe((event) =>
-    emit(event.type.startsWith('container.') ? { kind: 'container', endpointId: LOCAL_ENDPOINT_ID, event: event as ContainerEvent } : { kind: 'sandbox', endpointId: LOCAL_ENDPOINT_ID, event: event as SandboxEvent }),
+    emit(
+      event.type.startsWith('container.')
+        ? { kind: 'container', endpointId: LOCAL_ENDPOINT_ID, event: event as ContainerEvent }
+        : { kind: 'sandbox', endpointId: LOCAL_ENDPOINT_ID, event: event as SandboxEvent },
+    ),
   );
   const unsubscribeLab = opts.engine.lab?.subscribe((progress) => emit({ kind: 'lab.progress', endpointId: LOCAL_ENDPOINT_ID, progress }));
   const unsubscribeEndpoints = endpoints.subscribe?.((endpointId, event) => emit({ kind: 'sandbox', endpointId, event }));

@@ -27,7 +27,9 @@ const ALLOWED_PERMISSION = 'clipboard-sanitized-write';
 
 export function denyAllPermissions(): void {
   const s = session.defaultSession;
-  s.setPermissionRequestHandler((wc, permission, callback) => callback(permission === ALLOWED_PERMISSION && sameOrigin(wc.getURL(), APP_ORIGIN)));
+  s.setPermissionRequestHandler((wc, permission, callback) =>
+    callback(permission === ALLOWED_PERMISSION && sameOrigin(wc.getURL(), APP_ORIGIN)),
+  );
   s.setPermissionCheckHandler((_wc, permission, origin) => permission === ALLOWED_PERMISSION && sameOrigin(origin, APP_ORIGIN));
   s.setDevicePermissionHandler(() => false);
 }

@@ -50,7 +50,11 @@ async function start(): Promise<void> {
   const unbridge = bridgeRouterToIpc(router);
 
   const open = () =>
-    createMainWindow({ preloadPath: distPath('./preload.cjs'), chromiumSandbox: decision.action !== 'no-sandbox', runningAsRoot: uid === 0 });
+    createMainWindow({
+      preloadPath: distPath('./preload.cjs'),
+      chromiumSandbox: decision.action !== 'no-sandbox',
+      runningAsRoot: uid === 0,
+    });
   open();
   app.on('second-instance', () => open());
   app.on('window-all-closed', () => app.quit());

@@ -11,6 +11,9 @@ describe('root policy for the Electron shell', () => {
     expect(d.action === 'refuse' && d.message).toContain('podscope serve');
   });
   it('disables the Chromium sandbox only when explicitly allowed, with a warning', () => {
-    expect(decideRootPolicy(0, ['--allow-root'])).toMatchObject({ action: 'no-sandbox', warning: expect.stringContaining('sandbox disabled') });
+    expect(decideRootPolicy(0, ['--allow-root'])).toMatchObject({
+      action: 'no-sandbox',
+      warning: expect.stringContaining('sandbox disabled'),
+    });
   });
 });

@@ -6,17 +6,17 @@
  * window shows a permanent warning (HostEnvironment.chromiumSandbox = false). Nothing here imports electron so the
  * decision is testable.
  */
-export type RootDecision =
-  | { action: 'normal' }
-  | { action: 'no-sandbox'; warning: string }
-  | { action: 'refuse'; message: string };
+export type RootDecision = { action: 'normal' } | { action: 'no-sandbox'; warning: string } | { action: 'refuse'; message: string };
 
 export const ALLOW_ROOT_FLAG = '--allow-root';
 
 export function decideRootPolicy(uid: number | undefined, argv: string[]): RootDecision {
   if (uid !== 0) return { action: 'normal' };
   if (argv.includes(ALLOW_ROOT_FLAG)) {
-    return { action: 'no-sandbox', warning: 'Running as root with the Chromium sandbox disabled (--allow-root). Only load Podscope itself in this window.' };
+    return {
+      action: 'no-sandbox',
+      warning: 'Running as root with the Chromium sandbox disabled (--allow-root). Only load Podscope itself in this window.',
+    };
   }
   return {
     action: 'refuse',

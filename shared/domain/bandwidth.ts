@@ -34,7 +34,10 @@ const BINARY_SUFFIX: Record<string, number> = { Ki: 10, Mi: 20, Gi: 30, Ti: 40, 
 export class QuantityError extends Error {}
 
 /** An exact rational value: numerator / denominator, denominator > 0. */
-interface Rational { num: bigint; den: bigint }
+interface Rational {
+  num: bigint;
+  den: bigint;
+}
 
 function parseRational(text: string): Rational {
   // apimachinery scans rather than matches: a bare sign or dot reads as zero ("unreasonably small", not a format error)
@@ -121,7 +124,10 @@ export function analyzeBandwidth(annotations: Record<string, string> | undefined
   const out: BandwidthAnalysis = {};
   const cap: CniBandwidth = { ingressRate: 0, ingressBurst: 0, egressRate: 0, egressBurst: 0 };
   let any = false;
-  for (const [dir, key] of [['ingress', INGRESS_ANNOTATION], ['egress', EGRESS_ANNOTATION]] as const) {
+  for (const [dir, key] of [
+    ['ingress', INGRESS_ANNOTATION],
+    ['egress', EGRESS_ANNOTATION],
+  ] as const) {
     const raw = annotations?.[key];
     if (raw === undefined) continue;
     any = true;
@@ -133,8 +139,13 @@ export function analyzeBandwidth(annotations: Record<string, string> | undefined
     } else {
       view.bitsPerSecond = parsed.bits.toString();
       view.human = formatBitsPerSecond(parsed.bits);
-      if (dir === 'ingress') { cap.ingressRate = Number(parsed.bits); cap.ingressBurst = DEFAULT_BURST_BITS; }
-      else { cap.egressRate = Number(parsed.bits); cap.egressBurst = DEFAULT_BURST_BITS; }
+      if (dir === 'ingress') {
+        cap.ingressRate = Number(parsed.bits);
+        cap.ingressBurst = DEFAULT_BURST_BITS;
+      } else {
+        cap.egressRate = Number(parsed.bits);
+        cap.egressBurst = DEFAULT_BURST_BITS;
+      }
     }
     out[dir] = view;
   }
@@ -142,7 +153,13 @@ export function analyzeBandwidth(annotations: Record<string, string> | undefined
   return out;
 }
 
-const UNITS: Array<[bigint, string]> = [[10n ** 15n, 'Pbit/s'], [10n ** 12n, 'Tbit/s'], [10n ** 9n, 'Gbit/s'], [10n ** 6n, 'Mbit/s'], [10n ** 3n, 'kbit/s']];
+const UNITS: Array<[bigint, string]> = [
+  [10n ** 15n, 'Pbit/s'],
+  [10n ** 12n, 'Tbit/s'],
+  [10n ** 9n, 'Gbit/s'],
+  [10n ** 6n, 'Mbit/s'],
+  [10n ** 3n, 'kbit/s'],
+];
 
 /** 10000000 ⇒ "10 Mbit/s", 1048576 ⇒ "1.049 Mbit/s" (decimal units, as tc reports rates). */
 export function formatBitsPerSecond(bits: bigint): string {

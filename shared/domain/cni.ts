@@ -1,10 +1,40 @@
 /** CNI shapes that cross into the UI and the CRI verbose info (CNI SPEC 1.x result, normalised). */
-export interface CniInterface { name: string; mac?: string; sandbox?: string; mtu?: number; socketPath?: string; pciID?: string }
-export interface CniIpConfig { address: string; gateway?: string; interface?: number }
-export interface CniRoute { dst: string; gw?: string; mtu?: number; advmss?: number; priority?: number; table?: number; scope?: number }
-export interface CniDns { nameservers?: string[]; domain?: string; search?: string[]; options?: string[] }
+export interface CniInterface {
+  name: string;
+  mac?: string;
+  sandbox?: string;
+  mtu?: number;
+  socketPath?: string;
+  pciID?: string;
+}
+export interface CniIpConfig {
+  address: string;
+  gateway?: string;
+  interface?: number;
+}
+export interface CniRoute {
+  dst: string;
+  gw?: string;
+  mtu?: number;
+  advmss?: number;
+  priority?: number;
+  table?: number;
+  scope?: number;
+}
+export interface CniDns {
+  nameservers?: string[];
+  domain?: string;
+  search?: string[];
+  options?: string[];
+}
 /** A result converted to 1.x shape whatever the plugin printed (0.3.x / 0.4.0 / 1.x). */
-export interface CniResult { cniVersion: string; interfaces?: CniInterface[]; ips?: CniIpConfig[]; routes?: CniRoute[]; dns?: CniDns }
+export interface CniResult {
+  cniVersion: string;
+  interfaces?: CniInterface[];
+  ips?: CniIpConfig[];
+  routes?: CniRoute[];
+  dns?: CniDns;
+}
 
 export interface CniPluginView {
   type: string;
@@ -62,8 +92,14 @@ export function missingPluginText(m: MissingPlugin, binDirs: string[]): string {
 
 /** the plugins of the loaded networks that have no binary, from a view */
 export function missingPluginsOf(view: Pick<CniConfigView, 'networks'>): MissingPlugin[] {
-  return view.networks.flatMap((n) => n.plugins.flatMap((p, index) => (p.binary ? [] : [{ network: n.name, source: n.source, type: p.type, index }])));
+  return view.networks.flatMap((n) =>
+    n.plugins.flatMap((p, index) => (p.binary ? [] : [{ network: n.name, source: n.source, type: p.type, index }])),
+  );
 }
 
 /** go-cni's per-interface view built from all network results (createResult, docs/semantics.md#cni-results). */
-export interface InterfaceConfig { mac?: string; sandbox?: string; ipConfigs: Array<{ ip: string; gateway?: string }> }
+export interface InterfaceConfig {
+  mac?: string;
+  sandbox?: string;
+  ipConfigs: Array<{ ip: string; gateway?: string }>;
+}

@@ -45,14 +45,16 @@ export function sysctlNameProblem(name: string): string | undefined {
 /** A sysctl value runc can write as one line: non-empty, no NUL, newline or other control character but tab. */
 export function sysctlValueProblem(value: string): string | undefined {
   if (value.trim() === '') return 'a sysctl value must not be empty';
-  if (CONTROL_EXCEPT_TAB.test(value)) return `a sysctl value must not contain NUL, newlines or other control characters (found ${describeControl(value, CONTROL_EXCEPT_TAB)})`;
+  if (CONTROL_EXCEPT_TAB.test(value))
+    return `a sysctl value must not contain NUL, newlines or other control characters (found ${describeControl(value, CONTROL_EXCEPT_TAB)})`;
   return undefined;
 }
 
 export function runConfigIssues(config: PodSandboxConfig): ConfigIssue[] {
   const issues: ConfigIssue[] = [];
   const noControl = (path: ConfigIssue['path'], value: string, why: string) => {
-    if (CONTROL.test(value)) issues.push({ path, message: `must not contain control characters (found ${describeControl(value, CONTROL)}): ${why}` });
+    if (CONTROL.test(value))
+      issues.push({ path, message: `must not contain control characters (found ${describeControl(value, CONTROL)}): ${why}` });
   };
   const noNul = (path: ConfigIssue['path'], value: string, why: string) => {
     if (value.includes('\u0000')) issues.push({ path, message: `must not contain NUL (U+0000): ${why}` });
@@ -61,12 +63,15 @@ export function runConfigIssues(config: PodSandboxConfig): ConfigIssue[] {
   for (const field of ['name', 'namespace', 'uid'] as const) {
     noControl(['metadata', field], config.metadata[field], 'it is passed to CNI plugins in CNI_ARGS and to runc in annotations');
   }
-  noControl(['hostname'], config.hostname, 'it is written to the pod\'s hostname and hosts files and set with sethostname(2)');
+  noControl(['hostname'], config.hostname, "it is written to the pod's hostname and hosts files and set with sethostname(2)");
   noControl(['log_directory'], config.log_directory, 'it is passed to runc as an annotation');
   for (const key of ['servers', 'searches', 'options'] as const) {
-    config.dns_config?.[key].forEach((v, i) => noControl(['dns_config', key, i], v, 'each entry is one line of the pod\'s resolv.conf'));
+    config.dns_config?.[key].forEach((v, i) => noControl(['dns_config', key, i], v, "each entry is one line of the pod's resolv.conf"));
   }
-  for (const [map, what] of [['labels', 'labels'], ['annotations', 'annotations']] as const) {
+  for (const [map, what] of [
+    ['labels', 'labels'],
+    ['annotations', 'annotations'],
+  ] as const) {
     for (const [k, v] of Object.entries(config[map])) {
       noControl([map, k], k, `${what} keys are stored and passed on as names`);
       noNul([map, k], v, `${what} are stored and passed to CNI plugins and runc, where a NUL ends the string`);
@@ -76,7 +81,10 @@ export function runConfigIssues(config: PodSandboxConfig): ConfigIssue[] {
     // containerd's toCNIPortMappings drops host_port <= 0 before CNI, so what such a mapping carries is never used.
     if (p.host_port <= 0 || p.host_ip === '') return;
     if (ipFamilyOf(p.host_ip) === 0) {
-      issues.push({ path: ['port_mappings', i, 'host_ip'], message: `${JSON.stringify(p.host_ip)} is not an IP address (IPv4 or IPv6, no zone or prefix); portmap would reject it after the pod got its IP` });
+      issues.push({
+        path: ['port_mappings', i, 'host_ip'],
+        message: `${JSON.stringify(p.host_ip)} is not an IP address (IPv4 or IPv6, no zone or prefix); portmap would reject it after the pod got its IP`,
+      });
     }
   });
   const linux = config.linux;
@@ -84,7 +92,8 @@ export function runConfigIssues(config: PodSandboxConfig): ConfigIssue[] {
     noControl(['linux', 'cgroup_parent'], linux.cgroup_parent, 'it is a cgroup path');
     for (const [name, value] of Object.entries(linux.sysctls)) {
       const problem = sysctlNameProblem(name) ?? sysctlValueProblem(value);
-      if (problem) issues.push({ path: ['linux', 'sysctls', name], message: `${problem}; runc would refuse it after the network is set up` });
+      if (problem)
+        issues.push({ path: ['linux', 'sysctls', name], message: `${problem}; runc would refuse it after the network is set up` });
     }
   }
   return issues;

@@ -14,9 +14,17 @@ function protoEnum<T extends Record<string, number>>(values: T, what: string) {
   return z.preprocess(
     (v) => (typeof v === 'string' && v.toUpperCase() in values ? values[v.toUpperCase() as keyof T] : v),
     z
-      .number({ error: `${what} must be one of ${Object.entries(values).map(([k, n]) => `${n} (${k})`).join(', ')}` })
+      .number({
+        error: `${what} must be one of ${Object.entries(values)
+          .map(([k, n]) => `${n} (${k})`)
+          .join(', ')}`,
+      })
       .int()
-      .refine((n) => numbers.includes(n), { message: `${what} must be one of ${Object.entries(values).map(([k, n]) => `${n} (${k})`).join(', ')}` }),
+      .refine((n) => numbers.includes(n), {
+        message: `${what} must be one of ${Object.entries(values)
+          .map(([k, n]) => `${n} (${k})`)
+          .join(', ')}`,
+      }),
   );
 }
 

@@ -17,7 +17,14 @@ function numberEnum(values: Record<string, number>, what: string) {
   const numbers = Object.values(values);
   return z.preprocess(
     (v) => (typeof v === 'string' && v.toUpperCase() in values ? values[v.toUpperCase()] : v),
-    z.number().int().refine((n) => numbers.includes(n), { message: `${what} must be one of ${Object.entries(values).map(([k, n]) => `${n} (${k})`).join(', ')}` }),
+    z
+      .number()
+      .int()
+      .refine((n) => numbers.includes(n), {
+        message: `${what} must be one of ${Object.entries(values)
+          .map(([k, n]) => `${n} (${k})`)
+          .join(', ')}`,
+      }),
   );
 }
 
@@ -130,7 +137,12 @@ export type LinuxContainerResourcesInput = z.input<typeof LinuxContainerResource
 
 /** CRI state names. */
 export type ContainerState = 'CONTAINER_CREATED' | 'CONTAINER_RUNNING' | 'CONTAINER_EXITED' | 'CONTAINER_UNKNOWN';
-export const CONTAINER_STATES: readonly ContainerState[] = ['CONTAINER_CREATED', 'CONTAINER_RUNNING', 'CONTAINER_EXITED', 'CONTAINER_UNKNOWN'];
+export const CONTAINER_STATES: readonly ContainerState[] = [
+  'CONTAINER_CREATED',
+  'CONTAINER_RUNNING',
+  'CONTAINER_EXITED',
+  'CONTAINER_UNKNOWN',
+];
 
 export interface ContainerSummary {
   id: string;
@@ -234,13 +246,72 @@ export interface ContainerApi {
 
 /** CRI's Signal enum (runtime.v1), index = enum number; 0 is RUNTIME_DEFAULT. */
 export const SIGNAL_NAMES = [
-  '', 'SIGABRT', 'SIGALRM', 'SIGBUS', 'SIGCHLD', 'SIGCLD', 'SIGCONT', 'SIGFPE', 'SIGHUP', 'SIGILL', 'SIGINT', 'SIGIO', 'SIGIOT', 'SIGKILL',
-  'SIGPIPE', 'SIGPOLL', 'SIGPROF', 'SIGPWR', 'SIGQUIT', 'SIGSEGV', 'SIGSTKFLT', 'SIGSTOP', 'SIGSYS', 'SIGTERM', 'SIGTRAP', 'SIGTSTP',
-  'SIGTTIN', 'SIGTTOU', 'SIGURG', 'SIGUSR1', 'SIGUSR2', 'SIGVTALRM', 'SIGWINCH', 'SIGXCPU', 'SIGXFSZ',
-  'SIGRTMIN', 'SIGRTMIN+1', 'SIGRTMIN+2', 'SIGRTMIN+3', 'SIGRTMIN+4', 'SIGRTMIN+5', 'SIGRTMIN+6', 'SIGRTMIN+7', 'SIGRTMIN+8', 'SIGRTMIN+9',
-  'SIGRTMIN+10', 'SIGRTMIN+11', 'SIGRTMIN+12', 'SIGRTMIN+13', 'SIGRTMIN+14', 'SIGRTMIN+15', 'SIGRTMAX-14', 'SIGRTMAX-13', 'SIGRTMAX-12',
-  'SIGRTMAX-11', 'SIGRTMAX-10', 'SIGRTMAX-9', 'SIGRTMAX-8', 'SIGRTMAX-7', 'SIGRTMAX-6', 'SIGRTMAX-5', 'SIGRTMAX-4', 'SIGRTMAX-3', 'SIGRTMAX-2',
-  'SIGRTMAX-1', 'SIGRTMAX',
+  '',
+  'SIGABRT',
+  'SIGALRM',
+  'SIGBUS',
+  'SIGCHLD',
+  'SIGCLD',
+  'SIGCONT',
+  'SIGFPE',
+  'SIGHUP',
+  'SIGILL',
+  'SIGINT',
+  'SIGIO',
+  'SIGIOT',
+  'SIGKILL',
+  'SIGPIPE',
+  'SIGPOLL',
+  'SIGPROF',
+  'SIGPWR',
+  'SIGQUIT',
+  'SIGSEGV',
+  'SIGSTKFLT',
+  'SIGSTOP',
+  'SIGSYS',
+  'SIGTERM',
+  'SIGTRAP',
+  'SIGTSTP',
+  'SIGTTIN',
+  'SIGTTOU',
+  'SIGURG',
+  'SIGUSR1',
+  'SIGUSR2',
+  'SIGVTALRM',
+  'SIGWINCH',
+  'SIGXCPU',
+  'SIGXFSZ',
+  'SIGRTMIN',
+  'SIGRTMIN+1',
+  'SIGRTMIN+2',
+  'SIGRTMIN+3',
+  'SIGRTMIN+4',
+  'SIGRTMIN+5',
+  'SIGRTMIN+6',
+  'SIGRTMIN+7',
+  'SIGRTMIN+8',
+  'SIGRTMIN+9',
+  'SIGRTMIN+10',
+  'SIGRTMIN+11',
+  'SIGRTMIN+12',
+  'SIGRTMIN+13',
+  'SIGRTMIN+14',
+  'SIGRTMIN+15',
+  'SIGRTMAX-14',
+  'SIGRTMAX-13',
+  'SIGRTMAX-12',
+  'SIGRTMAX-11',
+  'SIGRTMAX-10',
+  'SIGRTMAX-9',
+  'SIGRTMAX-8',
+  'SIGRTMAX-7',
+  'SIGRTMAX-6',
+  'SIGRTMAX-5',
+  'SIGRTMAX-4',
+  'SIGRTMAX-3',
+  'SIGRTMAX-2',
+  'SIGRTMAX-1',
+  'SIGRTMAX',
 ] as const;
 
 /** containerd's makeContainerName: name_podname_podnamespace_poduid_attempt. */

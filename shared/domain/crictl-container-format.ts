@@ -10,7 +10,18 @@ import { normalizeKeys, type AnySchema, type KeyRules } from './crictl-format';
 import { PodscopeError } from './errors';
 
 const RULES: KeyRules = {
-  unsupported: new Set(['windows', 'CDI_devices', 'linux.resources.hugepage_limits', 'linux.security_context.selinux_options', 'linux.security_context.supplemental_groups_policy', 'mounts.uidMappings', 'mounts.gidMappings', 'mounts.image', 'mounts.image_sub_path', 'mounts.mount_options']),
+  unsupported: new Set([
+    'windows',
+    'CDI_devices',
+    'linux.resources.hugepage_limits',
+    'linux.security_context.selinux_options',
+    'linux.security_context.supplemental_groups_policy',
+    'mounts.uidMappings',
+    'mounts.gidMappings',
+    'mounts.image',
+    'mounts.image_sub_path',
+    'mounts.mount_options',
+  ]),
   enums: {
     'mounts[].propagation': MountPropagation,
     'linux.security_context.namespace_options.network': NamespaceMode,
@@ -29,12 +40,14 @@ export function loadCrictlContainerConfig(text: string, source: string): { confi
   } catch (e) {
     throw new PodscopeError('InvalidArgument', `${source}: not valid JSON or YAML: ${(e as Error).message}`);
   }
-  if (!raw || typeof raw !== 'object' || Array.isArray(raw)) throw new PodscopeError('InvalidArgument', `${source}: a container config must be an object`);
+  if (!raw || typeof raw !== 'object' || Array.isArray(raw))
+    throw new PodscopeError('InvalidArgument', `${source}: a container config must be an object`);
   const warnings: string[] = [];
   const input = normalizeKeys(ContainerConfigSchema as unknown as AnySchema, raw, '', warnings, RULES) as Record<string, unknown>;
   if (!input.metadata) throw new PodscopeError('InvalidArgument', `${source}: metadata is required`);
   const parsed = ContainerConfigSchema.safeParse(input);
-  if (!parsed.success) throw new PodscopeError('InvalidArgument', `${source}: ${formatIssues(parsed.error).join('; ')}`, { details: { warnings } });
+  if (!parsed.success)
+    throw new PodscopeError('InvalidArgument', `${source}: ${formatIssues(parsed.error).join('; ')}`, { details: { warnings } });
   if (!parsed.data.metadata.name) throw new PodscopeError('InvalidArgument', `${source}: metadata.name must be set`);
   return { config: parsed.data, warnings };
 }

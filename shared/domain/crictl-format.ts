@@ -9,7 +9,15 @@
  */
 import { parse as parseYaml, stringify as stringifyYaml } from 'yaml';
 import type { z } from 'zod';
-import { formatIssues, NamespaceMode, ProfileType, PodSandboxConfigSchema, Protocol, type PodSandboxConfig, type PodSandboxConfigInput } from './config';
+import {
+  formatIssues,
+  NamespaceMode,
+  ProfileType,
+  PodSandboxConfigSchema,
+  Protocol,
+  type PodSandboxConfig,
+  type PodSandboxConfigInput,
+} from './config';
 import { PodscopeError } from './errors';
 
 export interface ImportedPodConfig {
@@ -24,7 +32,12 @@ export interface ImportedPodConfig {
 
 /** Real CRI fields Podscope does not model: named as such rather than as typos. */
 const CRI_BUT_UNSUPPORTED = new Set([
-  'windows', 'linux.overhead', 'linux.resources', 'linux.security_context.selinux_options', 'linux.security_context.namespace_options.userns_options', 'linux.security_context.supplemental_groups_policy',
+  'windows',
+  'linux.overhead',
+  'linux.resources',
+  'linux.security_context.selinux_options',
+  'linux.security_context.namespace_options.userns_options',
+  'linux.security_context.supplemental_groups_policy',
 ]);
 
 const ENUM_PATHS: Record<string, Record<string, number>> = {
@@ -49,7 +62,8 @@ export function importPodConfig(text: string): ImportedPodConfig {
 
 export function importPodConfigObject(raw: unknown): ImportedPodConfig {
   const warnings: string[] = [];
-  if (!raw || typeof raw !== 'object' || Array.isArray(raw)) return { warnings, errors: ['a pod config must be an object with at least "metadata"'] };
+  if (!raw || typeof raw !== 'object' || Array.isArray(raw))
+    return { warnings, errors: ['a pod config must be an object with at least "metadata"'] };
   const input = normalizeKeys(PodSandboxConfigSchema, raw, '', warnings) as PodSandboxConfigInput;
   if (!input.metadata) return { input, warnings, errors: ['metadata is required (crictl: "metadata" is required)'] };
   const parsed = PodSandboxConfigSchema.safeParse(input);
@@ -63,7 +77,10 @@ export function importPodConfigObject(raw: unknown): ImportedPodConfig {
  */
 export function loadCrictlPodConfig(text: string, source: string, fillUid: () => string): { config: PodSandboxConfig; warnings: string[] } {
   const r = importPodConfig(text);
-  if (!r.config) throw new PodscopeError('InvalidArgument', `${source}: ${r.errors.join('; ')}`, { details: { errors: r.errors, warnings: r.warnings } });
+  if (!r.config)
+    throw new PodscopeError('InvalidArgument', `${source}: ${r.errors.join('; ')}`, {
+      details: { errors: r.errors, warnings: r.warnings },
+    });
   const { config, warnings } = { config: r.config, warnings: r.warnings };
   if (!config.metadata.name) throw new PodscopeError('InvalidArgument', `${source}: metadata.name must be set`);
   if (!config.metadata.namespace) throw new PodscopeError('InvalidArgument', `${source}: metadata.namespace must be set`);
@@ -130,7 +147,8 @@ export function normalizeKeys(schema: AnySchema, value: unknown, path: string, w
       const key = known.find((k) => k === rawKey) ?? known.find((k) => k.toLowerCase() === rawKey.toLowerCase());
       const full = path ? `${path}.${key ?? rawKey}` : (key ?? rawKey);
       if (!key) {
-        if (rules.unsupported.has(full.replace(/\[\d+\]/g, ''))) warnings.push(`${full}: a CRI field Podscope does not support; it was left out`);
+        if (rules.unsupported.has(full.replace(/\[\d+\]/g, '')))
+          warnings.push(`${full}: a CRI field Podscope does not support; it was left out`);
         else {
           const snake = toSnake(rawKey);
           const hint = snake !== rawKey && known.includes(snake) ? ` (did you mean "${snake}"? crictl uses snake_case proto names)` : '';
@@ -140,12 +158,14 @@ export function normalizeKeys(schema: AnySchema, value: unknown, path: string, w
       }
       if (key !== rawKey) warnings.push(`${full}: written "${rawKey}"; crictl matches keys case-insensitively, so it is read as "${key}"`);
       const enumValues = rules.enums[full.replace(/\[\d+\]/g, '[]')];
-      if (enumValues && typeof v === 'string') warnings.push(`${full}: "${v}" is an enum name; crictl needs the number (${enumValues[v.toUpperCase()] ?? '?'})`);
+      if (enumValues && typeof v === 'string')
+        warnings.push(`${full}: "${v}" is an enum name; crictl needs the number (${enumValues[v.toUpperCase()] ?? '?'})`);
       out[key] = normalizeKeys(shape[key]!, v, full, warnings, rules);
     }
     return out;
   }
-  if (d.type === 'array' && Array.isArray(value)) return value.map((item, i) => normalizeKeys(d.element as AnySchema, item, `${path}[${i}]`, warnings, rules));
+  if (d.type === 'array' && Array.isArray(value))
+    return value.map((item, i) => normalizeKeys(d.element as AnySchema, item, `${path}[${i}]`, warnings, rules));
   return value;
 }
 

@@ -47,7 +47,13 @@ export function crictlInspectp(s: SandboxStatus): CrictlInspectp {
       state: s.state,
       createdAt: createdAtNs(s),
       network: { additionalIps: showIps ? s.additionalIps.map((ip) => ({ ip })) : [], ip: showIps ? s.ip : '' },
-      linux: { namespaces: { options: ns ? { ipc: mode(ns.ipc), network: mode(ns.network), pid: mode(ns.pid), targetId: ns.target_id ?? '', userNsOptions: null } : null } },
+      linux: {
+        namespaces: {
+          options: ns
+            ? { ipc: mode(ns.ipc), network: mode(ns.network), pid: mode(ns.pid), targetId: ns.target_id ?? '', userNsOptions: null }
+            : null,
+        },
+      },
       labels: { ...s.labels },
       annotations: { ...s.annotations },
       runtimeHandler: s.runtimeHandler,

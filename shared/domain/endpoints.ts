@@ -24,7 +24,13 @@ export interface EndpointCapabilities {
 }
 
 /** The built-in engine gives everything. */
-export const LOCAL_ENDPOINT_CAPABILITIES: EndpointCapabilities = { pluginTrace: true, preview: true, cniConfig: true, events: true, liveNetwork: true };
+export const LOCAL_ENDPOINT_CAPABILITIES: EndpointCapabilities = {
+  pluginTrace: true,
+  preview: true,
+  cniConfig: true,
+  events: true,
+  liveNetwork: true,
+};
 
 export interface EndpointView {
   id: string;

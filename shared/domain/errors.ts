@@ -64,7 +64,7 @@ export function serializeError(e: unknown, depth = 0): SerializedError {
     if (e.cause !== undefined && depth < 4) out.cause = serializeError(e.cause, depth + 1);
     return out;
   }
-  return { code: 'Internal', message: typeof e === 'string' ? e : JSON.stringify(e) ?? String(e) };
+  return { code: 'Internal', message: typeof e === 'string' ? e : (JSON.stringify(e) ?? String(e)) };
 }
 
 /** Rebuilds a typed error from the wire form; a malformed payload still yields an Internal error, never a crash. */

@@ -93,8 +93,14 @@ export function manifestMediaTypeProblem(m: ImageManifest): string | undefined {
 }
 export type ImageManifest = z.infer<typeof ManifestSchema>;
 
-const stringArray = z.array(z.string()).nullish().transform((v) => v ?? undefined);
-const objectMap = z.record(z.string(), z.object({}).loose()).nullish().transform((v) => v ?? undefined);
+const stringArray = z
+  .array(z.string())
+  .nullish()
+  .transform((v) => v ?? undefined);
+const objectMap = z
+  .record(z.string(), z.object({}).loose())
+  .nullish()
+  .transform((v) => v ?? undefined);
 
 const RuntimeConfigSchema = z.object({
   User: z.string().optional(),
@@ -104,7 +110,10 @@ const RuntimeConfigSchema = z.object({
   Cmd: stringArray,
   Volumes: objectMap,
   WorkingDir: z.string().optional(),
-  Labels: z.record(z.string(), z.string()).nullish().transform((v) => v ?? undefined),
+  Labels: z
+    .record(z.string(), z.string())
+    .nullish()
+    .transform((v) => v ?? undefined),
   StopSignal: z.string().optional(),
 });
 
@@ -125,7 +134,10 @@ export type ImageConfigDoc = z.infer<typeof ImageConfigSchema>;
 export const DockerSaveManifestSchema = z.array(
   z.object({
     Config: z.string(),
-    RepoTags: z.array(z.string()).nullish().transform((v) => v ?? []),
+    RepoTags: z
+      .array(z.string())
+      .nullish()
+      .transform((v) => v ?? []),
     Layers: z.array(z.string()),
   }),
 );

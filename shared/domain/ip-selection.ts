@@ -18,12 +18,19 @@ export function ipFamily(ip: string): 4 | 6 {
 
 export function selectPodIPs(ips: string[], preference: IpPreference): IpSelection {
   if (ips.length === 0) return { preference, primary: '', additional: [], reason: 'eth0 has no IP' };
-  if (ips.length === 1) return { preference, primary: ips[0]!, additional: [], reason: 'eth0 has exactly one IP: it is primary whatever the preference' };
-  if (preference === 'cni') return { preference, primary: ips[0]!, additional: ips.slice(1), reason: 'preference cni: the first IP in CNI result order' };
+  if (ips.length === 1)
+    return { preference, primary: ips[0]!, additional: [], reason: 'eth0 has exactly one IP: it is primary whatever the preference' };
+  if (preference === 'cni')
+    return { preference, primary: ips[0]!, additional: ips.slice(1), reason: 'preference cni: the first IP in CNI result order' };
   const want = preference === 'ipv6' ? 6 : 4;
   const idx = ips.findIndex((ip) => ipFamily(ip) === want);
   if (idx < 0) {
-    return { preference, primary: ips[0]!, additional: ips.slice(1), reason: `preference ${preference}: no IPv${want} address on eth0, so the first IP in CNI order` };
+    return {
+      preference,
+      primary: ips[0]!,
+      additional: ips.slice(1),
+      reason: `preference ${preference}: no IPv${want} address on eth0, so the first IP in CNI order`,
+    };
   }
   return {
     preference,

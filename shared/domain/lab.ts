@@ -29,9 +29,18 @@ export const LabCapabilitiesSchema = z.strictObject({
       egressBurst: z.number().int().min(0).optional(),
     })
     .optional(),
-  dns: z.strictObject({ servers: z.array(z.string().max(64)).max(8).optional(), searches: z.array(z.string().max(256)).max(8).optional(), options: z.array(z.string().max(64)).max(8).optional() }).optional(),
+  dns: z
+    .strictObject({
+      servers: z.array(z.string().max(64)).max(8).optional(),
+      searches: z.array(z.string().max(256)).max(8).optional(),
+      options: z.array(z.string().max(64)).max(8).optional(),
+    })
+    .optional(),
   ips: z.array(z.string().max(64)).max(16).optional(),
-  mac: z.string().regex(/^([0-9A-Fa-f]{2}:){5}[0-9A-Fa-f]{2}$/, 'not a MAC address').optional(),
+  mac: z
+    .string()
+    .regex(/^([0-9A-Fa-f]{2}:){5}[0-9A-Fa-f]{2}$/, 'not a MAC address')
+    .optional(),
   cgroupPath: z.string().max(4096).optional(),
 });
 export type LabCapabilities = z.output<typeof LabCapabilitiesSchema>;
@@ -39,7 +48,11 @@ export type LabCapabilities = z.output<typeof LabCapabilitiesSchema>;
 /** the most a conflist text may weigh (a real one is a few KiB) */
 export const LAB_MAX_TEXT = 256 * 1024;
 export const LabTextSchema = z.string().max(LAB_MAX_TEXT, 'conflist text over 256 KiB');
-export const LabRunIdSchema = z.string().min(1).max(80).regex(/^[A-Za-z0-9][A-Za-z0-9_.-]*$/, 'not a lab run id');
+export const LabRunIdSchema = z
+  .string()
+  .min(1)
+  .max(80)
+  .regex(/^[A-Za-z0-9][A-Za-z0-9_.-]*$/, 'not a lab run id');
 
 export const LabRunRequestSchema = z.strictObject({
   text: LabTextSchema,
@@ -56,7 +69,11 @@ export type LabRunRequest = z.input<typeof LabRunRequestSchema>;
 export const LabSaveRequestSchema = z.strictObject({
   text: LabTextSchema,
   /** a file name inside the conf dir (default `<network name>.conflist`) */
-  fileName: z.string().max(255).regex(/^[A-Za-z0-9][A-Za-z0-9_.-]*\.(conflist|conf|json)$/, 'a plain file name ending in .conflist, .conf or .json').optional(),
+  fileName: z
+    .string()
+    .max(255)
+    .regex(/^[A-Za-z0-9][A-Za-z0-9_.-]*\.(conflist|conf|json)$/, 'a plain file name ending in .conflist, .conf or .json')
+    .optional(),
 });
 export type LabSaveRequest = z.input<typeof LabSaveRequestSchema>;
 
@@ -129,7 +146,8 @@ export interface LabPluginTrace {
   startedAt: string;
 }
 
-export type LabKernelKind = 'netns-address' | 'netns-route' | 'netns-link' | 'link' | 'host-address' | 'iptables' | 'ip6tables' | 'qdisc' | 'ipam' | 'cache';
+export type LabKernelKind =
+  'netns-address' | 'netns-route' | 'netns-link' | 'link' | 'host-address' | 'iptables' | 'ip6tables' | 'qdisc' | 'ipam' | 'cache';
 
 export interface LabKernelItem {
   kind: LabKernelKind;

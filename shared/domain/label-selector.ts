@@ -62,7 +62,8 @@ export function labelKeyProblem(key: string): string | undefined {
   if (parts.length > 2) return `key "${key}" has more than one "/"`;
   const name = parts[parts.length - 1]!;
   const prefix = parts.length === 2 ? parts[0]! : undefined;
-  if (prefix !== undefined && (prefix.length === 0 || prefix.length > 253 || !DNS_SUBDOMAIN.test(prefix))) return `key prefix "${prefix}" must be a lowercase DNS subdomain (e.g. example.com)`;
+  if (prefix !== undefined && (prefix.length === 0 || prefix.length > 253 || !DNS_SUBDOMAIN.test(prefix)))
+    return `key prefix "${prefix}" must be a lowercase DNS subdomain (e.g. example.com)`;
   if (name.length === 0) return `key "${key}" has an empty name`;
   if (name.length > 63) return `key name "${name}" is longer than 63 characters`;
   if (!NAME.test(name)) return `key "${key}" may use only letters, digits, "-", "_" and "." and must start and end with a letter or digit`;
@@ -73,7 +74,8 @@ export function labelKeyProblem(key: string): string | undefined {
 export function labelValueProblem(value: string): string | undefined {
   if (value === '') return undefined;
   if (value.length > 63) return `value "${value}" is longer than 63 characters`;
-  if (!NAME.test(value)) return `value "${value}" may use only letters, digits, "-", "_" and "." and must start and end with a letter or digit`;
+  if (!NAME.test(value))
+    return `value "${value}" may use only letters, digits, "-", "_" and "." and must start and end with a letter or digit`;
   return undefined;
 }
 

@@ -2,9 +2,30 @@
  * What the kernel says now, read from inside the sandbox's netns and from the host: the check that the CNI result
  * and the annotations really took effect (addresses, routes, tc qdiscs for bandwidth, DNAT rules for host ports).
  */
-export interface LiveAddress { family: 4 | 6; address: string; prefixLen: number; scope?: string }
-export interface LiveInterface { name: string; ifindex: number; mac?: string; mtu?: number; state?: string; kind?: string; addresses: LiveAddress[] }
-export interface LiveRoute { family: 4 | 6; dst: string; gateway?: string; dev?: string; protocol?: string; scope?: string; metric?: number }
+export interface LiveAddress {
+  family: 4 | 6;
+  address: string;
+  prefixLen: number;
+  scope?: string;
+}
+export interface LiveInterface {
+  name: string;
+  ifindex: number;
+  mac?: string;
+  mtu?: number;
+  state?: string;
+  kind?: string;
+  addresses: LiveAddress[];
+}
+export interface LiveRoute {
+  family: 4 | 6;
+  dst: string;
+  gateway?: string;
+  dev?: string;
+  protocol?: string;
+  scope?: string;
+  metric?: number;
+}
 
 export interface LiveQdisc {
   dev: string;

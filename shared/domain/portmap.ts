@@ -33,7 +33,11 @@ export function analyzePortMappings(mappings: PortMapping[]): PortMappingDecisio
         reason: `host_port ${mapping.host_port} ≤ 0: a container-port-only mapping is not passed to CNI (containerd toCNIPortMappings); the port is reachable only on the pod IP`,
       };
     }
-    const cni: CniPortMapping = { hostPort: mapping.host_port, containerPort: mapping.container_port, protocol: protocolName(mapping.protocol).toLowerCase() };
+    const cni: CniPortMapping = {
+      hostPort: mapping.host_port,
+      containerPort: mapping.container_port,
+      protocol: protocolName(mapping.protocol).toLowerCase(),
+    };
     if (mapping.host_ip !== '') cni.hostIP = mapping.host_ip;
     return { index, mapping, passed: true, cni };
   });
@@ -57,7 +61,9 @@ export function networkFamilies(network: CniNetworkView): Set<4 | 6> | undefined
     ipams++;
     if (typeof ipam !== 'object' || ipam === null || ipam.type !== 'host-local') return undefined;
     const subnets: unknown[] = [];
-    if (Array.isArray(ipam.ranges)) for (const set of ipam.ranges) (Array.isArray(set) ? set : [undefined]).forEach((r) => subnets.push((r as { subnet?: unknown } | undefined)?.subnet));
+    if (Array.isArray(ipam.ranges))
+      for (const set of ipam.ranges)
+        (Array.isArray(set) ? set : [undefined]).forEach((r) => subnets.push((r as { subnet?: unknown } | undefined)?.subnet));
     if (ipam.subnet !== undefined) subnets.push(ipam.subnet);
     if (subnets.length === 0) return undefined;
     for (const s of subnets) {
@@ -86,7 +92,10 @@ export function hostIpFamilyProblems(mappings: PortMapping[], networks: CniNetwo
     if (!ip || ipFamilyOf(ip) === 0) return;
     const family = ipFamily(ip); // an IPv4-mapped IPv6 address counts as IPv4, as Go's To4() does
     if (!families.has(family)) {
-      out.push({ index: d.index, message: `${ip} is an IPv${family} address, but the pod's network${carrying.length > 1 ? 's' : ''} (${carrying.map((n) => n.name).join(', ')}) give${carrying.length > 1 ? '' : 's'} it only IPv${[...families].join(' and IPv')} addresses; portmap would skip the mapping without an error` });
+      out.push({
+        index: d.index,
+        message: `${ip} is an IPv${family} address, but the pod's network${carrying.length > 1 ? 's' : ''} (${carrying.map((n) => n.name).join(', ')}) give${carrying.length > 1 ? '' : 's'} it only IPv${[...families].join(' and IPv')} addresses; portmap would skip the mapping without an error`,
+      });
     }
   });
   return out;

@@ -94,11 +94,25 @@ export interface PendingHostPortConflict {
   holders: Array<{ id: string; name: string }>;
 }
 
-export function conflictsForNewMappings(mappings: Array<{ hostPort: number; protocol: string; hostIP?: string }>, holders: HostPortHolder[]): PendingHostPortConflict[] {
+export function conflictsForNewMappings(
+  mappings: Array<{ hostPort: number; protocol: string; hostIP?: string }>,
+  holders: HostPortHolder[],
+): PendingHostPortConflict[] {
   const out: PendingHostPortConflict[] = [];
   for (const m of mappings) {
-    const found = holders.filter((h) => h.ready && !h.hostNetwork && h.hostPorts.some((p) => p.hostPort === m.hostPort && p.protocol === m.protocol && hostIpsOverlap(p.hostIP, m.hostIP)));
-    if (found.length) out.push({ hostPort: m.hostPort, protocol: m.protocol, hostIP: m.hostIP ?? '', holders: found.map((h) => ({ id: h.id, name: h.name })) });
+    const found = holders.filter(
+      (h) =>
+        h.ready &&
+        !h.hostNetwork &&
+        h.hostPorts.some((p) => p.hostPort === m.hostPort && p.protocol === m.protocol && hostIpsOverlap(p.hostIP, m.hostIP)),
+    );
+    if (found.length)
+      out.push({
+        hostPort: m.hostPort,
+        protocol: m.protocol,
+        hostIP: m.hostIP ?? '',
+        holders: found.map((h) => ({ id: h.id, name: h.name })),
+      });
   }
   return out;
 }
@@ -121,7 +135,12 @@ export function hostPortConflictsFor(
     const key = `${m.hostPort}/${m.protocol}/${m.hostIP ?? ''}`;
     if (seen.has(key)) continue;
     seen.add(key);
-    const group = holders.filter((h) => h.ready && !h.hostNetwork && h.hostPorts.some((p) => p.hostPort === m.hostPort && p.protocol === m.protocol && hostIpsOverlap(p.hostIP, m.hostIP)));
+    const group = holders.filter(
+      (h) =>
+        h.ready &&
+        !h.hostNetwork &&
+        h.hostPorts.some((p) => p.hostPort === m.hostPort && p.protocol === m.protocol && hostIpsOverlap(p.hostIP, m.hostIP)),
+    );
     if (!group.some((h) => h.id === self.id) || group.length < 2) continue;
     const ids = group.map((h) => h.id);
     const order = chainOrder?.(m.hostPort, m.protocol)?.filter((id) => ids.includes(id));
@@ -131,7 +150,9 @@ export function hostPortConflictsFor(
       winner = order[0]!;
       winnerFrom = 'dnat-chain';
     } else {
-      winner = [...group].sort((a, b) => (BigInt(a.createdAtNs) < BigInt(b.createdAtNs) ? -1 : BigInt(a.createdAtNs) > BigInt(b.createdAtNs) ? 1 : a.id.localeCompare(b.id)))[0]!.id;
+      winner = [...group].sort((a, b) =>
+        BigInt(a.createdAtNs) < BigInt(b.createdAtNs) ? -1 : BigInt(a.createdAtNs) > BigInt(b.createdAtNs) ? 1 : a.id.localeCompare(b.id),
+      )[0]!.id;
       winnerFrom = 'creation-order';
     }
     out.push({

@@ -2,13 +2,19 @@
 import type { PauseExit, PendingCleanup, SandboxStatus } from './sandbox';
 
 export function describePauseExit(e: PauseExit): string {
-  const how = e.signal ? `with signal ${e.signal}` : e.exitCode !== undefined ? `with code ${e.exitCode}` : `(${e.note ?? 'exit status not observable'})`;
+  const how = e.signal
+    ? `with signal ${e.signal}`
+    : e.exitCode !== undefined
+      ? `with code ${e.exitCode}`
+      : `(${e.note ?? 'exit status not observable'})`;
   return `pause exited ${how} at ${e.at}`;
 }
 
 /** "CNI DEL of bridge #0 on net/eth0", or the step */
 export function pendingWhat(p: PendingCleanup): string {
-  return p.kind === 'cni' ? `CNI DEL of ${p.plugin || 'plugin'}${p.index !== undefined && p.index >= 0 ? ` #${p.index}` : ''}${p.network ? ` on ${p.network}/${p.ifName}` : ''}` : p.plugin;
+  return p.kind === 'cni'
+    ? `CNI DEL of ${p.plugin || 'plugin'}${p.index !== undefined && p.index >= 0 ? ` #${p.index}` : ''}${p.network ? ` on ${p.network}/${p.ifName}` : ''}`
+    : p.plugin;
 }
 
 export function describePendingEntry(p: PendingCleanup): string {
@@ -22,12 +28,14 @@ export function describePendingEntry(p: PendingCleanup): string {
 export function whatStopReleases(s: SandboxStatus): string[] {
   const out: string[] = [];
   if (s.cleanupPending?.length) out.push(...s.cleanupPending.filter((p) => p.kind !== 'netns').map((p) => `retry: ${pendingWhat(p)}`));
-  if (s.pause.status !== 'stopped' && s.pause.status !== 'deleted') out.push(`pause container ${s.pause.containerId} (kill) and its /dev/shm mount`);
+  if (s.pause.status !== 'stopped' && s.pause.status !== 'deleted')
+    out.push(`pause container ${s.pause.containerId} (kill) and its /dev/shm mount`);
   if (!s.hostNetwork && !s.netnsClosed) {
     const ips = s.ipSelection?.eth0Ips ?? [s.ip, ...s.additionalIps].filter(Boolean);
     if (!s.cleanupPending?.some((p) => p.kind === 'cni')) {
       out.push(`CNI DEL of every network${ips.length > 0 ? `: addresses ${ips.join(', ')}` : ''}`);
-      if (s.hostPorts.length > 0) out.push(`host port DNAT ${s.hostPorts.map((p) => `${p.hostPort}/${p.protocol}→${p.containerPort}`).join(', ')}`);
+      if (s.hostPorts.length > 0)
+        out.push(`host port DNAT ${s.hostPorts.map((p) => `${p.hostPort}/${p.protocol}→${p.containerPort}`).join(', ')}`);
       if (s.bandwidth.ingress || s.bandwidth.egress) out.push('bandwidth shaping (tbf/ifb)');
     }
     if (s.netnsPath) out.push(`network namespace ${s.netnsPath}`);

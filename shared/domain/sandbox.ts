@@ -161,7 +161,9 @@ export interface SandboxStatus extends SandboxSummary {
   hostPortConflicts?: HostPortConflict[];
 }
 
-export interface RemoveOptions { force?: boolean }
+export interface RemoveOptions {
+  force?: boolean;
+}
 
 export interface SandboxFilter {
   id?: string;
@@ -247,7 +249,12 @@ export interface StartupGcItem {
   at: string;
 }
 
-export interface RuntimeCondition { type: string; status: boolean; reason: string; message: string }
+export interface RuntimeCondition {
+  type: string;
+  status: boolean;
+  reason: string;
+  message: string;
+}
 
 export type SandboxEvent =
   | { type: 'sandbox.added'; id: string; summary: SandboxSummary }

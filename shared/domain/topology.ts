@@ -6,7 +6,12 @@
 
 export type TopologyNodeKind = 'pod-if' | 'host-veth' | 'bridge' | 'ifb' | 'host';
 
-export interface TopologyAddress { family: 4 | 6; address: string; prefixLen: number; scope?: string }
+export interface TopologyAddress {
+  family: 4 | 6;
+  address: string;
+  prefixLen: number;
+  scope?: string;
+}
 
 export interface TopologyNode {
   /** stable within one picture: "pod:<sandboxId>:<ifname>" or "host:<ifname>" */
@@ -35,7 +40,11 @@ export interface TopologyNode {
 
 export type TopologyEdgeKind = 'veth' | 'bridge-port' | 'ifb-redirect' | 'host-stack';
 
-export interface TopologyEdge { from: string; to: string; kind: TopologyEdgeKind }
+export interface TopologyEdge {
+  from: string;
+  to: string;
+  kind: TopologyEdgeKind;
+}
 
 export interface PodTopology {
   id: string;

@@ -13,10 +13,23 @@ import type { SandboxStatus } from './sandbox';
 export const VERBOSE_INFO_KEY = 'info';
 
 /** go-cni's IPConfig: net.IP values marshal as strings; a nil gateway marshals as "". */
-export interface GoCniIpConfig { IP: string; Gateway?: string | null }
-export interface GoCniConfig { IPConfigs?: GoCniIpConfig[] | null; Mac?: string; Sandbox?: string; PciID?: string; SocketPath?: string }
+export interface GoCniIpConfig {
+  IP: string;
+  Gateway?: string | null;
+}
+export interface GoCniConfig {
+  IPConfigs?: GoCniIpConfig[] | null;
+  Mac?: string;
+  Sandbox?: string;
+  PciID?: string;
+  SocketPath?: string;
+}
 /** go-cni's Result as encoding/json writes it (no JSON tags on the struct, so field names are PascalCase). */
-export interface GoCniResult { Interfaces?: Record<string, GoCniConfig> | null; DNS?: CniDns[] | null; Routes?: CniRoute[] | null }
+export interface GoCniResult {
+  Interfaces?: Record<string, GoCniConfig> | null;
+  DNS?: CniDns[] | null;
+  Routes?: CniRoute[] | null;
+}
 
 /** Everything in SandboxStatus except what already sits at the top level (config, runtimeSpec). */
 export type PodscopeVerboseSection = Omit<SandboxStatus, 'config' | 'ociSpec'> & { format: 'podscope.sandbox-status/v1' };
@@ -48,7 +61,11 @@ export function toGoCniResult(interfaces: Record<string, InterfaceConfig>, route
   return { Interfaces: out, DNS: dns, Routes: routes };
 }
 
-export function fromGoCniResult(r: GoCniResult | null | undefined): { interfaces: Record<string, InterfaceConfig>; routes: CniRoute[]; dns: CniDns[] } {
+export function fromGoCniResult(r: GoCniResult | null | undefined): {
+  interfaces: Record<string, InterfaceConfig>;
+  routes: CniRoute[];
+  dns: CniDns[];
+} {
   const interfaces: Record<string, InterfaceConfig> = {};
   for (const [name, cfg] of Object.entries(r?.Interfaces ?? {})) {
     const view: InterfaceConfig = {

@@ -12,19 +12,28 @@ import type { LiveNetworkView } from '../domain/live';
 import type { ProbeReport } from '../domain/probe';
 import type { CniCheckReport, CniStatusReport, ThroughputReport } from '../domain/measure';
 import type { NetworkTopology, PodTopology } from '../domain/topology';
-import { LabDiffRequestSchema, LabRunIdSchema, LabRunRequestSchema, LabSaveRequestSchema, LabTextSchema, type LabDiff, type LabRun, type LabRunSummary, type LabSaveResult, type LabValidation } from '../domain/lab';
-import type {
-  ConfigPreview,
-  EngineInfo,
-  RuntimeCondition,
-  SandboxStatus,
-  SandboxSummary,
-} from '../domain/sandbox';
+import {
+  LabDiffRequestSchema,
+  LabRunIdSchema,
+  LabRunRequestSchema,
+  LabSaveRequestSchema,
+  LabTextSchema,
+  type LabDiff,
+  type LabRun,
+  type LabRunSummary,
+  type LabSaveResult,
+  type LabValidation,
+} from '../domain/lab';
+import type { ConfigPreview, EngineInfo, RuntimeCondition, SandboxStatus, SandboxSummary } from '../domain/sandbox';
 import { CONTAINER_STATES, type ContainerSummary } from '../domain/container';
 
 const endpointId = z.string().min(1).max(200).default(LOCAL_ENDPOINT_ID);
 /** Sandbox ids are 64 hex chars from the engine, but CRI runtimes accept unique prefixes: keep it a bounded token. */
-const sandboxId = z.string().min(1).max(128).regex(/^[A-Za-z0-9][A-Za-z0-9_.-]*$/, 'not a sandbox id');
+const sandboxId = z
+  .string()
+  .min(1)
+  .max(128)
+  .regex(/^[A-Za-z0-9][A-Za-z0-9_.-]*$/, 'not a sandbox id');
 
 export const RunSandboxRequestSchema = z.strictObject({
   config: PodSandboxConfigSchema,
@@ -47,7 +56,9 @@ export interface ChannelDef<Req extends z.ZodType, Res> {
   /** never read at run time; carries the response type */
   response?: Res;
 }
-const channel = <Res>() => <Req extends z.ZodType>(request: Req): ChannelDef<Req, Res> => ({ request });
+const channel =
+  <Res>() =>
+  <Req extends z.ZodType>(request: Req): ChannelDef<Req, Res> => ({ request });
 
 const onEndpoint = z.strictObject({ endpointId });
 const onSandbox = z.strictObject({ endpointId, id: sandboxId });

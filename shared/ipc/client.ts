@@ -25,7 +25,8 @@ export function createClient(transport: Transport): PodscopeClient {
     transport: transport.kind,
     async call(channel, request) {
       const reply = await transport.invoke(channel, request);
-      if (!reply || typeof reply !== 'object' || !('ok' in reply)) throw deserializeError({ code: 'Internal', message: `malformed reply on ${channel}` });
+      if (!reply || typeof reply !== 'object' || !('ok' in reply))
+        throw deserializeError({ code: 'Internal', message: `malformed reply on ${channel}` });
       if (reply.ok) return reply.result as never;
       throw deserializeError(reply.error);
     },

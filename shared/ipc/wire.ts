@@ -10,10 +10,7 @@ export type Reply = { ok: true; result: unknown } | { ok: false; error: Serializ
 
 /** WebSocket frames. */
 export type ClientFrame = { t: 'req'; id: number; channel: string; payload: unknown };
-export type ServerFrame =
-  | { t: 'res'; id: number; reply: Reply }
-  | { t: 'event'; event: PushedEvent }
-  | { t: 'hello'; version: string };
+export type ServerFrame = { t: 'res'; id: number; reply: Reply } | { t: 'event'; event: PushedEvent } | { t: 'hello'; version: string };
 
 /** The query parameter and cookie that carry the browser-mode token. */
 export const TOKEN_PARAM = 'token';

@@ -31,7 +31,11 @@ describe('AuthorityRewriter limits', () => {
     let inBytes = 0;
     let outBytes = 0;
     let maxHeld = 0;
-    const feed = (b: Buffer) => { inBytes += b.length; outBytes += rw.push(b).length; maxHeld = Math.max(maxHeld, rw.heldBytes); };
+    const feed = (b: Buffer) => {
+      inBytes += b.length;
+      outBytes += rw.push(b).length;
+      maxHeld = Math.max(maxHeld, rw.heldBytes);
+    };
     feed(Buffer.concat([PREFACE, SETTINGS, openHeaders()]));
     for (let i = 0; i < 2000; i++) feed(continuation(4096)); // 8 MiB
     expect(rw.passingThrough).toBe(true);
@@ -90,12 +94,22 @@ describe('against the server', () => {
   const flood = async (first: Buffer, next: () => Buffer, limit: number) => {
     const sock: Socket = netConnect(server.socketPath);
     let closed = false;
-    const closedP = new Promise<void>((r) => sock.once('close', () => { closed = true; r(); }));
+    const closedP = new Promise<void>((r) =>
+      sock.once('close', () => {
+        closed = true;
+        r();
+      }),
+    );
     sock.on('error', () => undefined);
     sock.on('data', () => undefined);
     await new Promise<void>((r) => sock.once('connect', () => r()));
     let sent = 0;
-    const write = (b: Buffer) => new Promise<void>((r) => { sent += b.length; if (sock.write(b)) r(); else sock.once('drain', () => r()); });
+    const write = (b: Buffer) =>
+      new Promise<void>((r) => {
+        sent += b.length;
+        if (sock.write(b)) r();
+        else sock.once('drain', () => r());
+      });
     await write(first);
     const deadline = Date.now() + 20_000;
     while (!closed && sent < limit && Date.now() < deadline) {

@@ -51,7 +51,10 @@ describe('createCriEndpointApi against a Podscope daemon', () => {
     const { id } = await api.run({
       config: {
         metadata: { name: 'gui', namespace: 'default', uid: 'u-gui' },
-        port_mappings: [{ container_port: 80, host_port: 8080 }, { protocol: 1, container_port: 53 }],
+        port_mappings: [
+          { container_port: 80, host_port: 8080 },
+          { protocol: 1, container_port: 53 },
+        ],
         annotations: { 'kubernetes.io/egress-bandwidth': '1Mi' },
         dns_config: { servers: ['10.96.0.10'] },
       },
@@ -64,13 +67,24 @@ describe('createCriEndpointApi against a Podscope daemon', () => {
     expect(st).toEqual(direct);
     // the engine's trace comes through whole: every plugin exec under the engine's own labels
     expect(st.trace.filter((t) => t.step === 'cni.plugin').map((t) => [t.label, t.plugin?.exitCode])).toEqual([
-      ['ADD loopback (cni-loopback/lo)', 0], ['ADD bridge (containerd-net/eth0)', 0], ['ADD portmap (containerd-net/eth0)', 0], ['ADD bandwidth (containerd-net/eth0)', 0],
+      ['ADD loopback (cni-loopback/lo)', 0],
+      ['ADD bridge (containerd-net/eth0)', 0],
+      ['ADD portmap (containerd-net/eth0)', 0],
+      ['ADD bandwidth (containerd-net/eth0)', 0],
     ]);
     expect(st.ipSelection?.eth0Ips).toHaveLength(2);
     expect(st.portMappings.map((p) => p.passed)).toEqual([true, false]);
     expect(st.config.dns_config).toEqual({ servers: ['10.96.0.10'], searches: [], options: [] });
     const [item] = await api.list({ id });
-    expect(item).toMatchObject({ id, name: 'gui_default_u-gui_0', state: 'SANDBOX_READY', ip: st.ip, additionalIps: st.additionalIps, hostNetwork: false, createdAtNs: st.createdAtNs });
+    expect(item).toMatchObject({
+      id,
+      name: 'gui_default_u-gui_0',
+      state: 'SANDBOX_READY',
+      ip: st.ip,
+      additionalIps: st.additionalIps,
+      hostNetwork: false,
+      createdAtNs: st.createdAtNs,
+    });
     expect(await api.list({ name: 'gui', namespace: 'default' })).toHaveLength(1);
     expect(await api.list({ name: 'other' })).toHaveLength(0);
     await api.stop(id);
@@ -80,9 +94,16 @@ describe('createCriEndpointApi against a Podscope daemon', () => {
   });
 
   it('errors come back with their Podscope code; config validation happens before the wire', async () => {
-    await expect(api.run({ config: { metadata: { name: 'x' }, port_mappings: [{ protocol: 9 }] } })).rejects.toMatchObject({ code: 'InvalidArgument' });
+    await expect(api.run({ config: { metadata: { name: 'x' }, port_mappings: [{ protocol: 9 }] } })).rejects.toMatchObject({
+      code: 'InvalidArgument',
+    });
     fakes.cni.failures.push({ verb: 'ADD', network: 'containerd-net', index: 0, message: 'bridge said no', once: true });
-    await expect(api.run({ config: { metadata: { name: 'y' } } })).rejects.toMatchObject({ code: 'CniError', message: expect.stringMatching(/^failed to setup network for sandbox "[0-9a-f]{64}": plugin type="bridge" failed \(add\): bridge said no \(network "[^"]+", file \/\S+\.conflist\)$/) });
+    await expect(api.run({ config: { metadata: { name: 'y' } } })).rejects.toMatchObject({
+      code: 'CniError',
+      message: expect.stringMatching(
+        /^failed to setup network for sandbox "[0-9a-f]{64}": plugin type="bridge" failed \(add\): bridge said no \(network "[^"]+", file \/\S+\.conflist\)$/,
+      ),
+    });
     await expect(api.run({ config: { metadata: { name: 'z' } }, ipPreference: 'ipv6' })).rejects.toMatchObject({ code: 'Unimplemented' });
     await expect(api.preview({ config: { metadata: { name: 'z' } } })).rejects.toMatchObject({ code: 'Unimplemented' });
   });
@@ -164,11 +185,20 @@ describe('endpoint registry', () => {
     const reg = createEndpointRegistry({ local: engine });
     try {
       const view = await reg.add({ address: `unix://${server.socketPath}`, label: 'daemon' });
-      expect(view).toMatchObject({ kind: 'cri', label: 'daemon', runtimeName: 'podscope', connected: true, capabilities: { pluginTrace: true, preview: false, cniConfig: true, events: true } });
+      expect(view).toMatchObject({
+        kind: 'cri',
+        label: 'daemon',
+        runtimeName: 'podscope',
+        connected: true,
+        capabilities: { pluginTrace: true, preview: false, cniConfig: true, events: true },
+      });
       await expect(reg.add({ address: server.socketPath })).rejects.toMatchObject({ code: 'AlreadyExists' });
       await expect(reg.add({ address: join(tmp.dir, 'none.sock') })).rejects.toMatchObject({ code: 'Unavailable' });
       const list = await reg.list();
-      expect(list.map((e) => [e.id, e.kind, e.connected])).toEqual([['local', 'podscope-engine', true], [view.id, 'cri', true]]);
+      expect(list.map((e) => [e.id, e.kind, e.connected])).toEqual([
+        ['local', 'podscope-engine', true],
+        [view.id, 'cri', true],
+      ]);
       expect(reg.api('local')).toBe(engine);
       expect((await reg.api(view.id).runtimeConditions()).length).toBe(2);
       expect(() => reg.api('cri-999')).toThrow(/no endpoint/);
@@ -196,13 +226,26 @@ describe('GUI as a normal user against a root daemon', () => {
     writeFileSync(file, script(server.socketPath));
     chmodSync(file, 0o644);
     const r = await new Promise<{ stdout: string; stderr: string }>((resolve) => {
-      execFile(process.execPath, ['--import', 'tsx', file], {
-        uid: NOBODY, gid, cwd: process.cwd(), encoding: 'utf8', timeout: 60_000,
-        env: { PATH: process.env.PATH, HOME: '/tmp', TSX_DISABLE_CACHE: '1' },
-      }, (_e, stdout, stderr) => resolve({ stdout, stderr }));
+      execFile(
+        process.execPath,
+        ['--import', 'tsx', file],
+        {
+          uid: NOBODY,
+          gid,
+          cwd: process.cwd(),
+          encoding: 'utf8',
+          timeout: 60_000,
+          env: { PATH: process.env.PATH, HOME: '/tmp', TSX_DISABLE_CACHE: '1' },
+        },
+        (_e, stdout, stderr) => resolve({ stdout, stderr }),
+      );
     });
     const line = r.stdout.trim().split('\n').pop() ?? '';
-    try { return JSON.parse(line) as Record<string, unknown>; } catch { throw new Error(`child failed: ${r.stderr || r.stdout}`); }
+    try {
+      return JSON.parse(line) as Record<string, unknown>;
+    } catch {
+      throw new Error(`child failed: ${r.stderr || r.stdout}`);
+    }
   };
 
   it('uid 65534 in the socket group can list sandboxes', async () => {

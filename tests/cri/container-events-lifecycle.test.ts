@@ -25,7 +25,10 @@ async function instrumented(): Promise<{ engine: Engine; fakes: TestEngine; acti
   engine.subscribe = (l) => {
     listeners.add(l);
     const off = subscribe(l);
-    return () => { listeners.delete(l); off(); };
+    return () => {
+      listeners.delete(l);
+      off();
+    };
   };
   return { engine, fakes, active: () => listeners.size, listeners };
 }
@@ -35,11 +38,18 @@ afterEach(async () => {
   for (const c of cleanups.splice(0).reverse()) await c();
 });
 
-async function serve(engine: Engine, extra: { eventsHighWaterMark?: number } = {}): Promise<{ server: CriServer; client: pb.RuntimeServiceClient }> {
+async function serve(
+  engine: Engine,
+  extra: { eventsHighWaterMark?: number } = {},
+): Promise<{ server: CriServer; client: pb.RuntimeServiceClient }> {
   const tmp = tempDir('podscope-cri-events-');
   const server = await startCriServer({ engine, socketPath: join(tmp.dir, 'cri.sock'), ...extra });
   const client = rawClient(server.socketPath);
-  cleanups.push(() => tmp.cleanup(), () => server.close(), () => client.close());
+  cleanups.push(
+    () => tmp.cleanup(),
+    () => server.close(),
+    () => client.close(),
+  );
   return { server, client };
 }
 
@@ -50,7 +60,12 @@ describe('GetContainerEvents subscription lifecycle', () => {
     let listCalls = 0;
     // list() is held open by the test (replaced on this engine instance): the point is the CRI stream's timing, and
     // no touch point can hold it deterministically (the liveness probe is skipped while the background poll runs)
-    engine.list = () => { listCalls++; return new Promise<SandboxSummary[]>((r) => { release = () => r([]); }); };
+    engine.list = () => {
+      listCalls++;
+      return new Promise<SandboxSummary[]>((r) => {
+        release = () => r([]);
+      });
+    };
     const { client } = await serve(engine);
     const stream = client.getContainerEvents({});
     stream.on('data', () => undefined);
@@ -67,7 +82,10 @@ describe('GetContainerEvents subscription lifecycle', () => {
     const { engine, active } = await instrumented();
     let fail!: () => void;
     // held open, then failed, by the test (see above)
-    engine.list = () => new Promise<SandboxSummary[]>((_r, reject) => { fail = () => reject(new Error('list broke')); });
+    engine.list = () =>
+      new Promise<SandboxSummary[]>((_r, reject) => {
+        fail = () => reject(new Error('list broke'));
+      });
     const { client } = await serve(engine);
     const stream = client.getContainerEvents({});
     stream.on('error', () => undefined);
@@ -97,7 +115,9 @@ describe('GetContainerEvents subscription lifecycle', () => {
     const { client } = await serve(engine, { eventsHighWaterMark: 8 });
     const stream = client.getContainerEvents({});
     let received = 0;
-    stream.on('data', () => { received++; });
+    stream.on('data', () => {
+      received++;
+    });
     const failed = new Promise<ServiceError>((resolve) => stream.on('error', resolve));
     await expect.poll(() => active()).toBe(1);
     stream.pause(); // stop reading: HTTP/2 flow control fills up, then the server's own queue

@@ -43,7 +43,10 @@ function dnatRules(containerId: string): string[] {
   if (!chain) return [];
   return rules
     .filter((l) => l.startsWith(`-A ${chain} `) && l.includes('-j DNAT'))
-    .map((l) => `${l.match(/-p (\w+)/)?.[1]} ${l.match(/-d (\S+)/)?.[1] ?? '*'}:${l.match(/--dport (\d+)/)?.[1]} -> ${l.match(/--to-destination (\S+)/)?.[1]}`)
+    .map(
+      (l) =>
+        `${l.match(/-p (\w+)/)?.[1]} ${l.match(/-d (\S+)/)?.[1] ?? '*'}:${l.match(/--dport (\d+)/)?.[1]} -> ${l.match(/--to-destination (\S+)/)?.[1]}`,
+    )
     .sort();
 }
 
@@ -67,8 +70,12 @@ beforeAll(async () => {
   // Podscope's engine on the very same conflist file (same bridge, same host-local store), own state dirs.
   engineDir = mkdtempSync(join(tmpdir(), 'podscope-interop-'));
   engine = await createEngine({
-    stateDir: join(engineDir, 'state'), runDir: join(engineDir, 'run'), cniCacheDir: join(engineDir, 'cni-cache'),
-    cniConfDir: ctd.confDir, cniBinDirs: ['/usr/lib/cni'], pluginTimeoutMs: 30_000,
+    stateDir: join(engineDir, 'state'),
+    runDir: join(engineDir, 'run'),
+    cniCacheDir: join(engineDir, 'cni-cache'),
+    cniConfDir: ctd.confDir,
+    cniBinDirs: ['/usr/lib/cni'],
+    pluginTimeoutMs: 30_000,
   });
   podscopeServer = await startCriServer({ engine, socketPath: join(engineDir, 'podscope.sock') });
   podscope = createCriEndpointApi(podscopeServer.socketPath);
@@ -79,7 +86,8 @@ afterAll(async () => {
   podscope?.close();
   await podscopeServer?.close().catch(() => undefined);
   if (engine) {
-    for (const s of await engine.list().catch(() => [])) await engine.remove(s.id).catch((e: unknown) => console.error(`interop cleanup: ${(e as Error).message}`));
+    for (const s of await engine.list().catch(() => []))
+      await engine.remove(s.id).catch((e: unknown) => console.error(`interop cleanup: ${(e as Error).message}`));
     await engine.close().catch(() => undefined);
   }
   await ctd?.stop();
@@ -97,7 +105,10 @@ describe('Podscope client ⇄ containerd 1.6 CRI', () => {
     expect(cond).toMatchObject({ RuntimeReady: true, NetworkReady: true });
     const cni = await ctd!.api.cniConfig();
     expect(cni.confDir).toBe(ctd!.confDir);
-    expect(cni.networks.map((n) => [n.name, n.ifName])).toEqual([['cni-loopback', 'lo'], ['psc-ctd0', 'eth0']]);
+    expect(cni.networks.map((n) => [n.name, n.ifName])).toEqual([
+      ['cni-loopback', 'lo'],
+      ['psc-ctd0', 'eth0'],
+    ]);
     expect(cni.networks[1]!.plugins.map((p) => p.type)).toEqual(['bridge', 'portmap', 'bandwidth']);
     expect(cni.networks[1]!.plugins[1]!.capabilities).toEqual(['portMappings']);
     await expect(ctd!.api.info()).rejects.toMatchObject({ code: 'Unimplemented' });
@@ -143,7 +154,12 @@ describe('Podscope client ⇄ containerd 1.6 CRI', () => {
       null,
       { hostPort: portB, containerPort: 53, protocol: 'udp', hostIP: '127.0.0.1' },
     ]);
-    expect(st.bandwidthAnalysis.capability).toEqual({ ingressRate: 10_000_000, ingressBurst: 4294967295, egressRate: 1_048_576, egressBurst: 4294967295 });
+    expect(st.bandwidthAnalysis.capability).toEqual({
+      ingressRate: 10_000_000,
+      ingressBurst: 4294967295,
+      egressRate: 1_048_576,
+      egressBurst: 4294967295,
+    });
     expect((st.ociSpec as { process?: { args?: string[] } }).process?.args?.[0]).toBe('/bin/sh');
     expect(st.trace).toEqual([]); // not available from containerd; capability pluginTrace is false
     // host truth: portmap got exactly the passed mappings
@@ -186,15 +202,27 @@ describe('Podscope client ⇄ containerd 1.6 CRI', () => {
     expect(await ctd!.api.list({ labelSelector: { suite: 'interop' } })).toEqual([]);
     // containerd 1.6.20 predates idempotent StopPodSandbox (docs/semantics.md#stop-sandbox describes 2.x): stop on a removed id is
     // NotFound there, remove is a success. The client reports what the runtime says; Podscope's server says OK to both.
-    const outcome = async (p: Promise<void>) => p.then(() => 'ok', (e: { code: string }) => e.code);
-    expect({ stop: await outcome(ctd!.api.stop(id)), remove: await outcome(ctd!.api.remove(id)) }).toEqual({ stop: 'NotFound', remove: 'ok' });
+    const outcome = async (p: Promise<void>) =>
+      p.then(
+        () => 'ok',
+        (e: { code: string }) => e.code,
+      );
+    expect({ stop: await outcome(ctd!.api.stop(id)), remove: await outcome(ctd!.api.remove(id)) }).toEqual({
+      stop: 'NotFound',
+      remove: 'ok',
+    });
   });
 });
 
 describe('bench side by side', () => {
   it('times the lifecycle on both runtimes and prints p50/p95 and the ratio', async () => {
     const lines: string[] = [];
-    const r = await benchCriSideBySide({ podscopeSocket: podscopeServer!.socketPath, containerdSocket: ctd!.socketPath, n: 3, print: (l) => lines.push(l) });
+    const r = await benchCriSideBySide({
+      podscopeSocket: podscopeServer!.socketPath,
+      containerdSocket: ctd!.socketPath,
+      n: 3,
+      print: (l) => lines.push(l),
+    });
     console.log(r.table);
     expect(r.rows.map((x) => x.op)).toEqual(['RunPodSandbox', 'PodSandboxStatus', 'ListPodSandbox', 'StopPodSandbox', 'RemovePodSandbox']);
     for (const row of r.rows) {

@@ -33,14 +33,34 @@ afterAll(async () => {
 });
 
 const ctr = (name: string, extra: Partial<pb.ContainerConfig> = {}) =>
-  pb.ContainerConfig.fromPartial({ metadata: { name }, image: { image: IMAGE }, command: ['sleep', '100'], labels: { app: name }, ...extra });
+  pb.ContainerConfig.fromPartial({
+    metadata: { name },
+    image: { image: IMAGE },
+    command: ['sleep', '100'],
+    labels: { app: name },
+    ...extra,
+  });
 
 describe('container RPCs', () => {
   it('CreateContainer answers NOT_FOUND for an unknown pod or image and INVALID_ARGUMENT without metadata', async () => {
     const pod = (await rpc(client, (c) => c.runPodSandbox, { config: podConfig('codes'), runtimeHandler: '' })).podSandboxId;
-    expect(await codeOf(rpc(client, (c) => c.createContainer, { podSandboxId: 'ffffff', config: ctr('a'), sandboxConfig: undefined }))).toBe(Code.NOT_FOUND);
-    expect(await codeOf(rpc(client, (c) => c.createContainer, { podSandboxId: pod, config: ctr('a', { image: { image: 'nope', annotations: {}, userSpecifiedImage: '', runtimeHandler: '', imageRef: '' } }), sandboxConfig: undefined }))).toBe(Code.NOT_FOUND);
-    expect(await codeOf(rpc(client, (c) => c.createContainer, { podSandboxId: pod, config: pb.ContainerConfig.fromPartial({}), sandboxConfig: undefined }))).toBe(Code.INVALID_ARGUMENT);
+    expect(
+      await codeOf(rpc(client, (c) => c.createContainer, { podSandboxId: 'ffffff', config: ctr('a'), sandboxConfig: undefined })),
+    ).toBe(Code.NOT_FOUND);
+    expect(
+      await codeOf(
+        rpc(client, (c) => c.createContainer, {
+          podSandboxId: pod,
+          config: ctr('a', { image: { image: 'nope', annotations: {}, userSpecifiedImage: '', runtimeHandler: '', imageRef: '' } }),
+          sandboxConfig: undefined,
+        }),
+      ),
+    ).toBe(Code.NOT_FOUND);
+    expect(
+      await codeOf(
+        rpc(client, (c) => c.createContainer, { podSandboxId: pod, config: pb.ContainerConfig.fromPartial({}), sandboxConfig: undefined }),
+      ),
+    ).toBe(Code.INVALID_ARGUMENT);
     expect(await codeOf(rpc(client, (c) => c.stopContainer, { containerId: 'nope', timeout: '0' }))).toBe(Code.NOT_FOUND);
     expect(await codeOf(rpc(client, (c) => c.removeContainer, { containerId: 'nope' }))).toBe(Code.OK);
   });
@@ -52,17 +72,39 @@ describe('container RPCs', () => {
     stream.on('error', () => undefined);
     await new Promise((r) => setTimeout(r, 100));
     const pod = (await rpc(client, (c) => c.runPodSandbox, { config: podConfig('life'), runtimeHandler: '' })).podSandboxId;
-    const id = (await rpc(client, (c) => c.createContainer, { podSandboxId: pod.slice(0, 12), config: ctr('web'), sandboxConfig: undefined })).containerId;
+    const id = (
+      await rpc(client, (c) => c.createContainer, { podSandboxId: pod.slice(0, 12), config: ctr('web'), sandboxConfig: undefined })
+    ).containerId;
     await rpc(client, (c) => c.startContainer, { containerId: id.slice(0, 12) });
     expect(await codeOf(rpc(client, (c) => c.startContainer, { containerId: id }))).toBe(Code.FAILED_PRECONDITION);
 
-    const list = await rpc(client, (c) => c.listContainers, { filter: pb.ContainerFilter.fromPartial({ podSandboxId: pod, labelSelector: { app: 'web' }, state: { state: pb.ContainerState.CONTAINER_RUNNING } }) });
+    const list = await rpc(client, (c) => c.listContainers, {
+      filter: pb.ContainerFilter.fromPartial({
+        podSandboxId: pod,
+        labelSelector: { app: 'web' },
+        state: { state: pb.ContainerState.CONTAINER_RUNNING },
+      }),
+    });
     expect(list.containers.map((c) => [c.id, c.metadata?.name, c.state])).toEqual([[id, 'web', pb.ContainerState.CONTAINER_RUNNING]]);
 
     const st = await rpc(client, (c) => c.containerStatus, { containerId: id, verbose: true });
-    expect(st.status).toMatchObject({ id, state: pb.ContainerState.CONTAINER_RUNNING, exitCode: 0, user: { linux: { uid: '0', gid: '0' } } });
-    const info = JSON.parse(st.info.info!) as { sandboxID: string; pid: number; runtimeSpec: { process: { args: string[] } }; podscope: { stopSignal: string } };
-    expect(info).toMatchObject({ sandboxID: pod, runtimeSpec: { process: { args: ['sleep', '100'] } }, podscope: { stopSignal: 'SIGINT' } });
+    expect(st.status).toMatchObject({
+      id,
+      state: pb.ContainerState.CONTAINER_RUNNING,
+      exitCode: 0,
+      user: { linux: { uid: '0', gid: '0' } },
+    });
+    const info = JSON.parse(st.info.info!) as {
+      sandboxID: string;
+      pid: number;
+      runtimeSpec: { process: { args: string[] } };
+      podscope: { stopSignal: string };
+    };
+    expect(info).toMatchObject({
+      sandboxID: pod,
+      runtimeSpec: { process: { args: ['sleep', '100'] } },
+      podscope: { stopSignal: 'SIGINT' },
+    });
     expect(info.pid).toBeGreaterThan(0);
 
     fakes.containerRuntime.execResult = { stdout: Buffer.from([0, 1, 2, 255]), stderr: Buffer.from('e'), exitCode: 5 };
@@ -85,7 +127,12 @@ describe('container RPCs', () => {
     stream.cancel();
     const T = pb.ContainerEventType;
     const mine = events.filter((e) => e.containerId === id);
-    expect(mine.map((e) => e.containerEventType)).toEqual([T.CONTAINER_CREATED_EVENT, T.CONTAINER_STARTED_EVENT, T.CONTAINER_STOPPED_EVENT, T.CONTAINER_DELETED_EVENT]);
+    expect(mine.map((e) => e.containerEventType)).toEqual([
+      T.CONTAINER_CREATED_EVENT,
+      T.CONTAINER_STARTED_EVENT,
+      T.CONTAINER_STOPPED_EVENT,
+      T.CONTAINER_DELETED_EVENT,
+    ]);
     expect(mine[0]!.podSandboxStatus?.id).toBe(pod);
     expect(mine[2]!.containersStatuses[0]).toMatchObject({ id, state: pb.ContainerState.CONTAINER_EXITED, exitCode: 137 });
   });

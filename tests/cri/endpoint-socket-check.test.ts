@@ -26,7 +26,10 @@ const paths: Record<string, string> = {};
 beforeAll(async () => {
   fakes = await createTestEngine();
   cri = await startCriServer({ engine: fakes.engine, socketPath: join(tmp.dir, 'cri.sock') });
-  plain = createServer((s) => { plainConnections++; s.destroy(); });
+  plain = createServer((s) => {
+    plainConnections++;
+    s.destroy();
+  });
   await new Promise<void>((r) => plain.listen(join(tmp.dir, 'plain.sock'), r));
   paths.missing = join(tmp.dir, 'missing.sock');
   paths['a regular file'] = join(tmp.dir, 'file');
@@ -54,14 +57,22 @@ describe('checkEndpointSocket', () => {
     await expect(checkEndpointSocket(cri.socketPath)).resolves.toBeUndefined();
   });
 
-  it.each(['missing', 'a regular file', 'a directory', 'a FIFO', 'a symlink to a listening socket', 'a path below a regular file'])('refuses %s with the one message', async (kind) => {
-    const p = paths[kind]!;
-    const e = await checkEndpointSocket(p).then(() => undefined, (x: unknown) => x);
-    expect(e).toBeInstanceOf(PodscopeError);
-    expect((e as PodscopeError).code).toBe('Unavailable');
-    // identical text once the path is taken out: nothing reveals what (if anything) is there
-    expect((e as PodscopeError).message.replace(p, '<path>')).toBe(`cannot use CRI endpoint <path>: ${NOT_A_SOCKET} (give the runtime's socket path itself, not a link to it)`);
-  });
+  it.each(['missing', 'a regular file', 'a directory', 'a FIFO', 'a symlink to a listening socket', 'a path below a regular file'])(
+    'refuses %s with the one message',
+    async (kind) => {
+      const p = paths[kind]!;
+      const e = await checkEndpointSocket(p).then(
+        () => undefined,
+        (x: unknown) => x,
+      );
+      expect(e).toBeInstanceOf(PodscopeError);
+      expect((e as PodscopeError).code).toBe('Unavailable');
+      // identical text once the path is taken out: nothing reveals what (if anything) is there
+      expect((e as PodscopeError).message.replace(p, '<path>')).toBe(
+        `cannot use CRI endpoint <path>: ${NOT_A_SOCKET} (give the runtime's socket path itself, not a link to it)`,
+      );
+    },
+  );
 });
 
 describe('endpoints.add', () => {
@@ -70,12 +81,17 @@ describe('endpoints.add', () => {
     try {
       const messages = new Set<string>();
       for (const [kind, p] of Object.entries(paths)) {
-        const e = await reg.add({ address: p }).then(() => undefined, (x: unknown) => x);
+        const e = await reg.add({ address: p }).then(
+          () => undefined,
+          (x: unknown) => x,
+        );
         expect(e, kind).toBeInstanceOf(PodscopeError);
         expect((e as PodscopeError).code, kind).toBe('Unavailable');
         messages.add((e as PodscopeError).message.replace(p, '<path>'));
       }
-      expect([...messages]).toEqual([`cannot use CRI endpoint <path>: ${NOT_A_SOCKET} (give the runtime's socket path itself, not a link to it)`]);
+      expect([...messages]).toEqual([
+        `cannot use CRI endpoint <path>: ${NOT_A_SOCKET} (give the runtime's socket path itself, not a link to it)`,
+      ]);
       expect(plainConnections).toBe(0);
       expect((await reg.list()).map((v) => v.id)).toEqual(['local']);
       // the socket itself is accepted

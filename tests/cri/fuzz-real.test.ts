@@ -53,19 +53,38 @@ beforeAll(async () => {
   ipamDir = join(dir, 'ipam');
   const confDir = join(dir, 'net.d');
   await mkdir(confDir);
-  await writeFile(join(confDir, '10-fuzz.conflist'), JSON.stringify({
-    cniVersion: '1.0.0',
-    name: NETWORK,
-    plugins: [
-      {
-        type: 'bridge', bridge: BRIDGE, isGateway: true, ipMasq: false, hairpinMode: true,
-        ipam: { type: 'host-local', dataDir: ipamDir, ranges: [[{ subnet: `${V4}0/24` }], [{ subnet: `${V6}:/64` }]], routes: [{ dst: '10.210.0.0/16' }] },
-      },
-      { type: 'portmap', capabilities: { portMappings: true } },
-      { type: 'bandwidth', capabilities: { bandwidth: true } },
-    ],
-  }));
-  options = { stateDir: join(dir, 'state'), runDir: join(dir, 'run'), cniConfDir: confDir, cniBinDirs: ['/usr/lib/cni'], cniCacheDir: join(dir, 'cni-cache'), pluginTimeoutMs: 30_000 };
+  await writeFile(
+    join(confDir, '10-fuzz.conflist'),
+    JSON.stringify({
+      cniVersion: '1.0.0',
+      name: NETWORK,
+      plugins: [
+        {
+          type: 'bridge',
+          bridge: BRIDGE,
+          isGateway: true,
+          ipMasq: false,
+          hairpinMode: true,
+          ipam: {
+            type: 'host-local',
+            dataDir: ipamDir,
+            ranges: [[{ subnet: `${V4}0/24` }], [{ subnet: `${V6}:/64` }]],
+            routes: [{ dst: '10.210.0.0/16' }],
+          },
+        },
+        { type: 'portmap', capabilities: { portMappings: true } },
+        { type: 'bandwidth', capabilities: { bandwidth: true } },
+      ],
+    }),
+  );
+  options = {
+    stateDir: join(dir, 'state'),
+    runDir: join(dir, 'run'),
+    cniConfDir: confDir,
+    cniBinDirs: ['/usr/lib/cni'],
+    cniCacheDir: join(dir, 'cni-cache'),
+    pluginTimeoutMs: 30_000,
+  };
   before = snapshotHost();
   engine = await createEngine(options);
   server = await startCriServer({ engine, socketPath: join(dir, 'cri.sock') });
@@ -79,7 +98,8 @@ afterAll(async () => {
   // whatever a failed run left: a fresh engine on the same dirs removes it
   const sweeper = await createEngine(options, { noLock: true }).catch(() => undefined);
   if (sweeper) {
-    for (const s of await sweeper.list()) await sweeper.remove(s.id).catch((e: unknown) => console.error(`fuzz-real teardown: remove ${s.id}: ${(e as Error).message}`));
+    for (const s of await sweeper.list())
+      await sweeper.remove(s.id).catch((e: unknown) => console.error(`fuzz-real teardown: remove ${s.id}: ${(e as Error).message}`));
     await sweeper.close();
   }
   restoreHost(before, [BRIDGE]);
@@ -93,7 +113,12 @@ function ownHostPorts(req: pb.RunPodSandboxRequest): pb.RunPodSandboxRequest {
 }
 
 function leftovers(ids: string[]): Record<string, string[]> {
-  const nat = [...sh('iptables', ['-t', 'nat', '-S']).split('\n'), ...sh('ip6tables', ['-t', 'nat', '-S']).split('\n'), ...sh('iptables', ['-S']).split('\n'), ...sh('ip6tables', ['-S']).split('\n')];
+  const nat = [
+    ...sh('iptables', ['-t', 'nat', '-S']).split('\n'),
+    ...sh('ip6tables', ['-t', 'nat', '-S']).split('\n'),
+    ...sh('iptables', ['-S']).split('\n'),
+    ...sh('ip6tables', ['-S']).split('\n'),
+  ];
   const ipamFiles = (() => {
     try {
       return readdirSync(join(ipamDir, NETWORK)).filter((f) => f !== 'lock' && !f.startsWith('last_reserved_ip'));
@@ -101,49 +126,66 @@ function leftovers(ids: string[]): Record<string, string[]> {
       return [];
     }
   })();
-  const safeList = (d: string) => { try { return readdirSync(d); } catch { return []; } };
+  const safeList = (d: string) => {
+    try {
+      return readdirSync(d);
+    } catch {
+      return [];
+    }
+  };
   return {
     netns: [...created.values()].filter((p): p is string => !!p && existsSync(p)),
     veths: sh('ip', ['-o', 'link', 'show', 'master', BRIDGE]).split('\n').filter(Boolean),
     hostLocal: ipamFiles,
     iptables: nat.filter((l) => l.includes(V4) || l.includes(V6) || l.includes(NETWORK) || ids.some((id) => l.includes(id))),
     cniCache: safeList(join(dir, 'cni-cache', 'results')),
-    runc: sh('runc', ['--root', join(dir, 'run', 'runc'), 'list', '-q']).split('\n').filter(Boolean),
+    runc: sh('runc', ['--root', join(dir, 'run', 'runc'), 'list', '-q'])
+      .split('\n')
+      .filter(Boolean),
     records: safeList(join(dir, 'state', 'sandboxes')),
   };
 }
 
 describe('RunPodSandbox over arbitrary PodSandboxConfigs, real engine', () => {
-  it(`answers only OK / INVALID_ARGUMENT / NOT_FOUND / ALREADY_EXISTS, keeps serving, and stop+remove leaves nothing (${RUNS} runs)`, async () => {
-    const counts = new Map<string, number>();
-    await fc.assert(
-      fc.asyncProperty(runPodSandboxRequest({ realHost: true }).map(ownHostPorts), async (req) => {
-        let code: number = Code.OK;
-        let details = '';
-        try {
-          const { podSandboxId: id } = await rpc(client!, (c) => c.runPodSandbox, req, 120_000);
-          created.set(id, (await engine!.status(id)).netnsPath);
-        } catch (e) {
-          code = (e as ServiceError).code;
-          details = (e as ServiceError).details;
-        }
-        const name = Code[code] ?? String(code);
-        counts.set(name, (counts.get(name) ?? 0) + 1);
-        expect(ALLOWED.has(code), `${name}: ${details.slice(0, 500)}`).toBe(true);
-        expect((await rpc(client!, (c) => c.version, { version: '0.1.0' })).runtimeName).toBe('podscope');
-      }),
-      { numRuns: RUNS, ...(SEED !== undefined && { seed: SEED }), endOnFailure: true },
-    );
-    console.log(`CRI fuzz (real engine): ${RUNS} RunPodSandbox calls; by code: ${[...counts].sort().map(([k, n]) => `${k}=${n}`).join(', ')}`);
+  it(
+    `answers only OK / INVALID_ARGUMENT / NOT_FOUND / ALREADY_EXISTS, keeps serving, and stop+remove leaves nothing (${RUNS} runs)`,
+    async () => {
+      const counts = new Map<string, number>();
+      await fc.assert(
+        fc.asyncProperty(runPodSandboxRequest({ realHost: true }).map(ownHostPorts), async (req) => {
+          let code: number = Code.OK;
+          let details = '';
+          try {
+            const { podSandboxId: id } = await rpc(client!, (c) => c.runPodSandbox, req, 120_000);
+            created.set(id, (await engine!.status(id)).netnsPath);
+          } catch (e) {
+            code = (e as ServiceError).code;
+            details = (e as ServiceError).details;
+          }
+          const name = Code[code] ?? String(code);
+          counts.set(name, (counts.get(name) ?? 0) + 1);
+          expect(ALLOWED.has(code), `${name}: ${details.slice(0, 500)}`).toBe(true);
+          expect((await rpc(client!, (c) => c.version, { version: '0.1.0' })).runtimeName).toBe('podscope');
+        }),
+        { numRuns: RUNS, ...(SEED !== undefined && { seed: SEED }), endOnFailure: true },
+      );
+      console.log(
+        `CRI fuzz (real engine): ${RUNS} RunPodSandbox calls; by code: ${[...counts]
+          .sort()
+          .map(([k, n]) => `${k}=${n}`)
+          .join(', ')}`,
+      );
 
-    const ids = [...created.keys()];
-    const listed = await rpc(client!, (c) => c.listPodSandbox, { filter: undefined });
-    expect(listed.items.map((i) => i.id).sort()).toEqual([...ids].sort());
-    for (const id of ids) {
-      await rpc(client!, (c) => c.stopPodSandbox, { podSandboxId: id }, 60_000);
-      await rpc(client!, (c) => c.removePodSandbox, { podSandboxId: id }, 60_000);
-    }
-    expect((await rpc(client!, (c) => c.listPodSandbox, { filter: undefined })).items).toEqual([]);
-    expect(leftovers(ids)).toEqual({ netns: [], veths: [], hostLocal: [], iptables: [], cniCache: [], runc: [], records: [] });
-  }, 120_000 + RUNS * 4_000); // scales with PODSCOPE_FUZZ_REAL_RUNS
+      const ids = [...created.keys()];
+      const listed = await rpc(client!, (c) => c.listPodSandbox, { filter: undefined });
+      expect(listed.items.map((i) => i.id).sort()).toEqual([...ids].sort());
+      for (const id of ids) {
+        await rpc(client!, (c) => c.stopPodSandbox, { podSandboxId: id }, 60_000);
+        await rpc(client!, (c) => c.removePodSandbox, { podSandboxId: id }, 60_000);
+      }
+      expect((await rpc(client!, (c) => c.listPodSandbox, { filter: undefined })).items).toEqual([]);
+      expect(leftovers(ids)).toEqual({ netns: [], veths: [], hostLocal: [], iptables: [], cniCache: [], runc: [], records: [] });
+    },
+    120_000 + RUNS * 4_000,
+  ); // scales with PODSCOPE_FUZZ_REAL_RUNS
 });

@@ -49,50 +49,63 @@ afterAll(async () => {
 });
 
 describe('RunPodSandbox over arbitrary PodSandboxConfigs', () => {
-  it(`answers only OK / INVALID_ARGUMENT / NOT_FOUND / ALREADY_EXISTS, acquires nothing when refusing, keeps serving, leaks nothing (${RUNS} runs)`, async () => {
-    const counts = new Map<string, number>();
-    const unexpected: Array<{ code: string; details: string }> = [];
-    const ok: Array<{ id: string; hostNetwork: boolean }> = [];
-    let runs = 0;
-    await fc.assert(
-      fc.asyncProperty(request, async (req) => {
-        const before = host.acquisitions();
-        let code: number = Code.OK;
-        let details = '';
-        try {
-          const res = await rpc(client, (c) => c.runPodSandbox, req, 30_000);
-          ok.push({ id: res.podSandboxId, hostNetwork: req.config?.linux?.securityContext?.namespaceOptions?.network === pb.NamespaceMode.NODE });
-        } catch (e) {
-          code = (e as ServiceError).code;
-          details = (e as ServiceError).details;
-        }
-        const name = Code[code] ?? String(code);
-        counts.set(name, (counts.get(name) ?? 0) + 1);
-        if (++runs % BATCH === 0) expect((await rpc(client, (c) => c.version, { version: '0.1.0' }, 10_000)).runtimeName).toBe('podscope');
-        if (!ALLOWED.has(code)) unexpected.push({ code: name, details: details.slice(0, 300) });
-        expect(ALLOWED.has(code), `${name}: ${details.slice(0, 500)}`).toBe(true);
-        // refused before anything was acquired: no netns, no CNI ADD, no runc, no files
-        if (code !== Code.OK) expect(host.acquisitions(), `${name}: ${details.slice(0, 200)}`).toBe(before);
-      }),
-      { numRuns: RUNS, ...(SEED !== undefined && { seed: SEED }), endOnFailure: true },
-    );
-    console.log(`CRI fuzz: ${runs} RunPodSandbox calls; by code: ${[...counts].sort().map(([k, n]) => `${k}=${n}`).join(', ')}`);
-    expect(unexpected).toEqual([]);
-    expect((await rpc(client, (c) => c.version, { version: '0.1.0' })).runtimeName).toBe('podscope');
+  it(
+    `answers only OK / INVALID_ARGUMENT / NOT_FOUND / ALREADY_EXISTS, acquires nothing when refusing, keeps serving, leaks nothing (${RUNS} runs)`,
+    async () => {
+      const counts = new Map<string, number>();
+      const unexpected: Array<{ code: string; details: string }> = [];
+      const ok: Array<{ id: string; hostNetwork: boolean }> = [];
+      let runs = 0;
+      await fc.assert(
+        fc.asyncProperty(request, async (req) => {
+          const before = host.acquisitions();
+          let code: number = Code.OK;
+          let details = '';
+          try {
+            const res = await rpc(client, (c) => c.runPodSandbox, req, 30_000);
+            ok.push({
+              id: res.podSandboxId,
+              hostNetwork: req.config?.linux?.securityContext?.namespaceOptions?.network === pb.NamespaceMode.NODE,
+            });
+          } catch (e) {
+            code = (e as ServiceError).code;
+            details = (e as ServiceError).details;
+          }
+          const name = Code[code] ?? String(code);
+          counts.set(name, (counts.get(name) ?? 0) + 1);
+          if (++runs % BATCH === 0)
+            expect((await rpc(client, (c) => c.version, { version: '0.1.0' }, 10_000)).runtimeName).toBe('podscope');
+          if (!ALLOWED.has(code)) unexpected.push({ code: name, details: details.slice(0, 300) });
+          expect(ALLOWED.has(code), `${name}: ${details.slice(0, 500)}`).toBe(true);
+          // refused before anything was acquired: no netns, no CNI ADD, no runc, no files
+          if (code !== Code.OK) expect(host.acquisitions(), `${name}: ${details.slice(0, 200)}`).toBe(before);
+        }),
+        { numRuns: RUNS, ...(SEED !== undefined && { seed: SEED }), endOnFailure: true },
+      );
+      console.log(
+        `CRI fuzz: ${runs} RunPodSandbox calls; by code: ${[...counts]
+          .sort()
+          .map(([k, n]) => `${k}=${n}`)
+          .join(', ')}`,
+      );
+      expect(unexpected).toEqual([]);
+      expect((await rpc(client, (c) => c.version, { version: '0.1.0' })).runtimeName).toBe('podscope');
 
-    // exactly what the OK sandboxes hold: a container and files each; a netns and two CNI cache entries each
-    // (lo and eth0) unless host-network
-    const own = ok.filter((s) => !s.hostNetwork).length;
-    expect(host.held()).toEqual({ netns: own, containers: ok.length, files: ok.length, shm: ok.length, cniCache: 2 * own });
-    const listed = await rpc(client, (c) => c.listPodSandbox, { filter: undefined });
-    expect(listed.items.map((i) => i.id).sort()).toEqual(ok.map((s) => s.id).sort());
-    expect(listed.items.every((i) => i.state === pb.PodSandboxState.SANDBOX_READY)).toBe(true);
+      // exactly what the OK sandboxes hold: a container and files each; a netns and two CNI cache entries each
+      // (lo and eth0) unless host-network
+      const own = ok.filter((s) => !s.hostNetwork).length;
+      expect(host.held()).toEqual({ netns: own, containers: ok.length, files: ok.length, shm: ok.length, cniCache: 2 * own });
+      const listed = await rpc(client, (c) => c.listPodSandbox, { filter: undefined });
+      expect(listed.items.map((i) => i.id).sort()).toEqual(ok.map((s) => s.id).sort());
+      expect(listed.items.every((i) => i.state === pb.PodSandboxState.SANDBOX_READY)).toBe(true);
 
-    for (const { id } of ok) {
-      await rpc(client, (c) => c.stopPodSandbox, { podSandboxId: id });
-      await rpc(client, (c) => c.removePodSandbox, { podSandboxId: id });
-    }
-    expect(host.held()).toEqual({ netns: 0, containers: 0, files: 0, shm: 0, cniCache: 0 });
-    expect((await rpc(client, (c) => c.listPodSandbox, { filter: undefined })).items).toEqual([]);
-  }, 60_000 + RUNS * 100); // scales with PODSCOPE_FUZZ_RUNS
+      for (const { id } of ok) {
+        await rpc(client, (c) => c.stopPodSandbox, { podSandboxId: id });
+        await rpc(client, (c) => c.removePodSandbox, { podSandboxId: id });
+      }
+      expect(host.held()).toEqual({ netns: 0, containers: 0, files: 0, shm: 0, cniCache: 0 });
+      expect((await rpc(client, (c) => c.listPodSandbox, { filter: undefined })).items).toEqual([]);
+    },
+    60_000 + RUNS * 100,
+  ); // scales with PODSCOPE_FUZZ_RUNS
 });

@@ -31,7 +31,10 @@ beforeAll(async () => {
   const engine = fakes.engine;
   // counts list calls (a spy on the real engine): status/stop/remove must pass ids straight through
   const list = engine.list.bind(engine);
-  engine.list = (filter) => { listCalls++; return list(filter); };
+  engine.list = (filter) => {
+    listCalls++;
+    return list(filter);
+  };
   server = await startCriServer({ engine, socketPath: join(tmp.dir, 'cri.sock') });
   // what grpc-go 1.51 puts in :authority for a unix socket target: the path itself
   const opts = { 'grpc.default_authority': server.socketPath };
@@ -67,9 +70,17 @@ describe('a socket-path :authority (grpc-go ≤ 1.5x on unix sockets)', () => {
     try {
       const body = Buffer.from([0, 0, 0, 0, 2, 0x0a, 0x00]); // gRPC frame: VersionRequest{version: ""}
       const result = await new Promise<{ rst: number; grpcStatus?: string }>((resolve) => {
-        const req = session.request({ [h2.HTTP2_HEADER_METHOD]: 'POST', [h2.HTTP2_HEADER_PATH]: '/runtime.v1.RuntimeService/Version', [h2.HTTP2_HEADER_AUTHORITY]: '/run/podscope/podscope.sock', 'content-type': 'application/grpc', te: 'trailers' });
+        const req = session.request({
+          [h2.HTTP2_HEADER_METHOD]: 'POST',
+          [h2.HTTP2_HEADER_PATH]: '/runtime.v1.RuntimeService/Version',
+          [h2.HTTP2_HEADER_AUTHORITY]: '/run/podscope/podscope.sock',
+          'content-type': 'application/grpc',
+          te: 'trailers',
+        });
         let grpcStatus: string | undefined;
-        req.on('trailers', (t) => { grpcStatus = String(t['grpc-status']); });
+        req.on('trailers', (t) => {
+          grpcStatus = String(t['grpc-status']);
+        });
         req.on('error', () => undefined);
         req.on('close', () => resolve({ rst: req.rstCode ?? 0, grpcStatus }));
         req.resume();
@@ -88,26 +99,43 @@ describe('sanitizeAuthorityInHeaderBlock (HPACK)', () => {
     const out = sanitizeAuthorityInHeaderBlock(block);
     expect(out).toEqual(Buffer.concat([Buffer.from([0x83]), Buffer.from([0x41]), str('localhost'), Buffer.from([0x44]), str('/a/b')]));
     // shorter than "localhost": cut so the decoder's dynamic-table entry is never larger than the encoder's
-    expect(sanitizeAuthorityInHeaderBlock(Buffer.concat([Buffer.from([0x41]), str('/s')]))).toEqual(Buffer.concat([Buffer.from([0x41]), str('lo')]));
+    expect(sanitizeAuthorityInHeaderBlock(Buffer.concat([Buffer.from([0x41]), str('/s')]))).toEqual(
+      Buffer.concat([Buffer.from([0x41]), str('lo')]),
+    );
   });
 
   it('rewrites Huffman values (not decoded) and a literal ":authority" name; leaves valid raw values as they are', () => {
     const huff = Buffer.from([0x41, 0x80 | 12, ...Buffer.alloc(12, 0xaa)]);
     expect(sanitizeAuthorityInHeaderBlock(huff)).toEqual(Buffer.concat([Buffer.from([0x41]), str('localhost')]));
     const neverIndexedNewName = Buffer.concat([Buffer.from([0x10]), str(':authority'), str('/p/q.sock')]);
-    expect(sanitizeAuthorityInHeaderBlock(neverIndexedNewName)).toEqual(Buffer.concat([Buffer.from([0x10]), str(':authority'), str('localhost')]));
+    expect(sanitizeAuthorityInHeaderBlock(neverIndexedNewName)).toEqual(
+      Buffer.concat([Buffer.from([0x10]), str(':authority'), str('localhost')]),
+    );
     const valid = Buffer.concat([Buffer.from([0x41]), str('localhost:1234')]);
     expect(sanitizeAuthorityInHeaderBlock(valid)).toBe(valid);
   });
 
   it('AuthorityRewriter handles padded/priority HEADERS + CONTINUATION fed one byte at a time and forwards other frames verbatim', () => {
     const preface = Buffer.from('PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n', 'latin1');
-    const frame = (len: number, type: number, flags: number, stream: number) => { const h = Buffer.alloc(9); h.writeUIntBE(len, 0, 3); h[3] = type; h[4] = flags; h.writeUInt32BE(stream, 5); return h; };
+    const frame = (len: number, type: number, flags: number, stream: number) => {
+      const h = Buffer.alloc(9);
+      h.writeUIntBE(len, 0, 3);
+      h[3] = type;
+      h[4] = flags;
+      h.writeUInt32BE(stream, 5);
+      return h;
+    };
     const settings = Buffer.concat([frame(6, 0x4, 0, 0), Buffer.from([0, 3, 0, 0, 0, 100])]);
     const part1 = Buffer.concat([Buffer.from([0x83, 0x41]), str('/tmp/cri.sock').subarray(0, 4)]);
     const part2 = str('/tmp/cri.sock').subarray(4);
     const priority = Buffer.from([0, 0, 0, 0, 15]);
-    const headers = Buffer.concat([frame(1 + 5 + part1.length + 2, 0x1, 0x8 | 0x20 | 0x1, 1), Buffer.from([2]), priority, part1, Buffer.alloc(2)]);
+    const headers = Buffer.concat([
+      frame(1 + 5 + part1.length + 2, 0x1, 0x8 | 0x20 | 0x1, 1),
+      Buffer.from([2]),
+      priority,
+      part1,
+      Buffer.alloc(2),
+    ]);
     const continuation = Buffer.concat([frame(part2.length, 0x9, 0x4, 1), part2]);
     const data = Buffer.concat([frame(3, 0x0, 0x1, 3), Buffer.from('abc')]);
     const input = Buffer.concat([preface, settings, headers, continuation, data]);
@@ -125,14 +153,22 @@ describe('sanitizeAuthorityInHeaderBlock (HPACK)', () => {
 });
 
 describe('ImageService (cri-client checks ImageFsInfo on connect)', () => {
-  const call = <Req, Res>(m: (c: pb.ImageServiceClient) => (req: Req, md: Metadata, o: object, cb: (e: ServiceError | null, r: Res) => void) => unknown, req: Req) =>
-    new Promise<Res>((resolve, reject) => { m(images).call(images, req, new Metadata(), { deadline: Date.now() + 5000 }, (e, r) => (e ? reject(e) : resolve(r))); });
+  const call = <Req, Res>(
+    m: (c: pb.ImageServiceClient) => (req: Req, md: Metadata, o: object, cb: (e: ServiceError | null, r: Res) => void) => unknown,
+    req: Req,
+  ) =>
+    new Promise<Res>((resolve, reject) => {
+      m(images).call(images, req, new Metadata(), { deadline: Date.now() + 5000 }, (e, r) => (e ? reject(e) : resolve(r)));
+    });
 
   it('answers ImageFsInfo, ListImages and ImageStatus (a missing image is an empty response, not an error)', async () => {
     const fs = await call<pb.ImageFsInfoRequest, pb.ImageFsInfoResponse>((c) => c.imageFsInfo, {});
     expect(fs.imageFilesystems[0]?.fsId?.mountpoint).toBe(fakes.images.mountpoint);
     expect(await call((c) => c.listImages, { filter: undefined })).toEqual({ images: [] });
-    const st = await call<pb.ImageStatusRequest, pb.ImageStatusResponse>((c) => c.imageStatus, { image: pb.ImageSpec.fromPartial({ image: 'busybox' }), verbose: false });
+    const st = await call<pb.ImageStatusRequest, pb.ImageStatusResponse>((c) => c.imageStatus, {
+      image: pb.ImageSpec.fromPartial({ image: 'busybox' }),
+      verbose: false,
+    });
     expect(st.image).toBeUndefined();
   });
 });
@@ -140,18 +176,24 @@ describe('ImageService (cri-client checks ImageFsInfo on connect)', () => {
 describe('sandbox ids pass straight to the engine', () => {
   it('status/stop/remove by full id or prefix never list the sandboxes; unknown/empty/ambiguous keep their codes', async () => {
     const ids: string[] = [];
-    for (let i = 0; i < 17; i++) ids.push((await rpc(goLike, (c) => c.runPodSandbox, { config: podConfig(`pass-${i}`), runtimeHandler: '' })).podSandboxId);
+    for (let i = 0; i < 17; i++)
+      ids.push((await rpc(goLike, (c) => c.runPodSandbox, { config: podConfig(`pass-${i}`), runtimeHandler: '' })).podSandboxId);
     const id = ids[0]!;
     const before = listCalls;
     expect((await rpc(goLike, (c) => c.podSandboxStatus, { podSandboxId: id, verbose: false })).status?.id).toBe(id);
     expect((await rpc(goLike, (c) => c.podSandboxStatus, { podSandboxId: id.slice(0, 13), verbose: true })).status?.id).toBe(id);
     await rpc(goLike, (c) => c.stopPodSandbox, { podSandboxId: id.slice(0, 13) });
     await rpc(goLike, (c) => c.stopPodSandbox, { podSandboxId: id });
-    expect((await rpc(goLike, (c) => c.podSandboxStatus, { podSandboxId: id, verbose: false })).status?.state).toBe(pb.PodSandboxState.SANDBOX_NOTREADY);
+    expect((await rpc(goLike, (c) => c.podSandboxStatus, { podSandboxId: id, verbose: false })).status?.state).toBe(
+      pb.PodSandboxState.SANDBOX_NOTREADY,
+    );
     const unknown = 'deadbeef'.repeat(8);
     expect(await codeOf(rpc(goLike, (c) => c.stopPodSandbox, { podSandboxId: unknown }))).toBe(0);
     expect(await codeOf(rpc(goLike, (c) => c.removePodSandbox, { podSandboxId: unknown }))).toBe(0);
-    await expect(rpc(goLike, (c) => c.podSandboxStatus, { podSandboxId: unknown, verbose: false })).rejects.toMatchObject({ code: Code.NOT_FOUND, details: `an error occurred when try to find sandbox "${unknown}": not found` });
+    await expect(rpc(goLike, (c) => c.podSandboxStatus, { podSandboxId: unknown, verbose: false })).rejects.toMatchObject({
+      code: Code.NOT_FOUND,
+      details: `an error occurred when try to find sandbox "${unknown}": not found`,
+    });
     expect(await codeOf(rpc(goLike, (c) => c.podSandboxStatus, { podSandboxId: '', verbose: false }))).toBe(Code.INVALID_ARGUMENT);
     expect(await codeOf(rpc(goLike, (c) => c.removePodSandbox, { podSandboxId: '' }))).toBe(Code.INVALID_ARGUMENT);
     // 17 sandboxes ⇒ two share a first hex digit

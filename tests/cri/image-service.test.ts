@@ -32,8 +32,16 @@ let other: BuiltImage;
 
 type Unary<Req, Res> = (req: Req, md: Metadata, o: object, cb: (e: ServiceError | null, r: Res) => void) => unknown;
 const call = <Req, Res>(m: (c: pb.ImageServiceClient) => Unary<Req, Res>, req: Req) =>
-  new Promise<Res>((resolve, reject) => { (m(client).bind(client) as Unary<Req, Res>)(req, new Metadata(), { deadline: Date.now() + 60_000 }, (e, r) => (e ? reject(e) : resolve(r))); });
-const codeOf = (p: Promise<unknown>) => p.then(() => 0, (e: ServiceError) => e.code);
+  new Promise<Res>((resolve, reject) => {
+    (m(client).bind(client) as Unary<Req, Res>)(req, new Metadata(), { deadline: Date.now() + 60_000 }, (e, r) =>
+      e ? reject(e) : resolve(r),
+    );
+  });
+const codeOf = (p: Promise<unknown>) =>
+  p.then(
+    () => 0,
+    (e: ServiceError) => e.code,
+  );
 const spec = (image: string) => pb.ImageSpec.fromPartial({ image });
 
 describe.skipIf(!isRoot)('CRI ImageService over the real image store', () => {
@@ -58,44 +66,90 @@ describe.skipIf(!isRoot)('CRI ImageService over the real image store', () => {
     await fakes?.close();
     await registry?.close();
     if (base) {
-      for (const m of readFileSync('/proc/self/mountinfo', 'utf8').split('\n').map((l) => l.split(' ')[4]).filter((m): m is string => !!m && m.startsWith(base)).reverse()) execFileSync('umount', ['-l', m]);
+      for (const m of readFileSync('/proc/self/mountinfo', 'utf8')
+        .split('\n')
+        .map((l) => l.split(' ')[4])
+        .filter((m): m is string => !!m && m.startsWith(base))
+        .reverse())
+        execFileSync('umount', ['-l', m]);
       await rm(base, { recursive: true, force: true });
     }
   });
 
   it('PullImage with AuthConfig credentials returns the image id as image_ref; bad credentials fail FAILED_PRECONDITION', async () => {
     const ref = `${registry.host}/library/busybox:1.36`;
-    expect(await codeOf(call((c) => c.pullImage, pb.PullImageRequest.fromPartial({ image: spec(ref), auth: { username: 'kube', password: 'nope' } })))).toBe(Code.FAILED_PRECONDITION);
-    const res = await call<pb.PullImageRequest, pb.PullImageResponse>((c) => c.pullImage, pb.PullImageRequest.fromPartial({ image: spec(ref), auth: { username: 'kube', password: 'pw' } }));
+    expect(
+      await codeOf(
+        call((c) => c.pullImage, pb.PullImageRequest.fromPartial({ image: spec(ref), auth: { username: 'kube', password: 'nope' } })),
+      ),
+    ).toBe(Code.FAILED_PRECONDITION);
+    const res = await call<pb.PullImageRequest, pb.PullImageResponse>(
+      (c) => c.pullImage,
+      pb.PullImageRequest.fromPartial({ image: spec(ref), auth: { username: 'kube', password: 'pw' } }),
+    );
     expect(res.imageRef).toBe(image.id);
     // the base64 "auth" form crictl --creds sends is honoured too
-    const res2 = await call<pb.PullImageRequest, pb.PullImageResponse>((c) => c.pullImage, pb.PullImageRequest.fromPartial({ image: spec(`${registry.host}/other/busybox`), auth: { auth: Buffer.from('kube:pw').toString('base64') } }));
+    const res2 = await call<pb.PullImageRequest, pb.PullImageResponse>(
+      (c) => c.pullImage,
+      pb.PullImageRequest.fromPartial({
+        image: spec(`${registry.host}/other/busybox`),
+        auth: { auth: Buffer.from('kube:pw').toString('base64') },
+      }),
+    );
     expect(res2.imageRef).toBe(other.id);
     expect(await codeOf(call((c) => c.pullImage, pb.PullImageRequest.fromPartial({ image: spec('') })))).toBe(Code.INVALID_ARGUMENT);
-    expect(await codeOf(call((c) => c.pullImage, pb.PullImageRequest.fromPartial({ image: spec(`${registry.host}/missing/busybox:1`), auth: { username: 'kube', password: 'pw' } })))).toBe(Code.NOT_FOUND);
+    expect(
+      await codeOf(
+        call(
+          (c) => c.pullImage,
+          pb.PullImageRequest.fromPartial({
+            image: spec(`${registry.host}/missing/busybox:1`),
+            auth: { username: 'kube', password: 'pw' },
+          }),
+        ),
+      ),
+    ).toBe(Code.NOT_FOUND);
   });
 
   it('ListImages lists every image or the filtered one, with uid/username from the config User', async () => {
     const all = await call<pb.ListImagesRequest, pb.ListImagesResponse>((c) => c.listImages, { filter: undefined });
     expect(all.images.map((i) => i.id).sort()).toEqual([image.id, other.id].sort());
-    const one = await call<pb.ListImagesRequest, pb.ListImagesResponse>((c) => c.listImages, { filter: { image: spec(`${registry.host}/library/busybox:1.36`) } });
+    const one = await call<pb.ListImagesRequest, pb.ListImagesResponse>((c) => c.listImages, {
+      filter: { image: spec(`${registry.host}/library/busybox:1.36`) },
+    });
     expect(one.images).toHaveLength(1);
-    expect(one.images[0]).toMatchObject({ id: image.id, repoTags: [`${registry.host}/library/busybox:1.36`], uid: { value: '1000' }, username: '', size: String(image.layerTars.reduce((n, t) => n + t.length, 0)) });
+    expect(one.images[0]).toMatchObject({
+      id: image.id,
+      repoTags: [`${registry.host}/library/busybox:1.36`],
+      uid: { value: '1000' },
+      username: '',
+      size: String(image.layerTars.reduce((n, t) => n + t.length, 0)),
+    });
     expect(one.images[0]!.repoDigests[0]).toMatch(/@sha256:[a-f0-9]{64}$/);
     const named = await call<pb.ListImagesRequest, pb.ListImagesResponse>((c) => c.listImages, { filter: { image: spec(other.id) } });
     expect(named.images[0]).toMatchObject({ uid: undefined, username: 'web' });
-    expect((await call<pb.ListImagesRequest, pb.ListImagesResponse>((c) => c.listImages, { filter: { image: spec('nothing:here') } })).images).toEqual([]);
+    expect(
+      (await call<pb.ListImagesRequest, pb.ListImagesResponse>((c) => c.listImages, { filter: { image: spec('nothing:here') } })).images,
+    ).toEqual([]);
   });
 
   it('ImageStatus: a missing image is an empty response, not an error; verbose carries the image spec', async () => {
-    const missing = await call<pb.ImageStatusRequest, pb.ImageStatusResponse>((c) => c.imageStatus, { image: spec('busybox:nope'), verbose: true });
+    const missing = await call<pb.ImageStatusRequest, pb.ImageStatusResponse>((c) => c.imageStatus, {
+      image: spec('busybox:nope'),
+      verbose: true,
+    });
     expect(missing).toEqual({ image: undefined, info: {} });
-    const st = await call<pb.ImageStatusRequest, pb.ImageStatusResponse>((c) => c.imageStatus, { image: spec(image.id.slice(7, 20)), verbose: true });
+    const st = await call<pb.ImageStatusRequest, pb.ImageStatusResponse>((c) => c.imageStatus, {
+      image: spec(image.id.slice(7, 20)),
+      verbose: true,
+    });
     expect(st.image?.id).toBe(image.id);
     const info = JSON.parse(st.info.info!) as { imageSpec: { config: { Cmd: string[] }; rootfs: { diff_ids: string[] } } };
     expect(info.imageSpec.config.Cmd).toEqual(['sh']);
     expect(info.imageSpec.rootfs.diff_ids).toEqual(image.diffIds);
-    expect((await call<pb.ImageStatusRequest, pb.ImageStatusResponse>((c) => c.imageStatus, { image: spec(image.id), verbose: false })).info).toEqual({});
+    expect(
+      (await call<pb.ImageStatusRequest, pb.ImageStatusResponse>((c) => c.imageStatus, { image: spec(image.id), verbose: false })).info,
+    ).toEqual({});
   });
 
   it('ImageFsInfo reports the store directory with real, non-zero usage', async () => {
@@ -110,7 +164,9 @@ describe.skipIf(!isRoot)('CRI ImageService over the real image store', () => {
   it('RemoveImage is refused (FAILED_PRECONDITION) while a container uses the image, succeeds after, and is idempotent', async () => {
     const rootfs = await store.prepareRootfs(image.id, 'cri-user', join(base, 'cri-user'));
     try {
-      expect(await codeOf(call((c) => c.removeImage, { image: spec(`${registry.host}/library/busybox:1.36`) }))).toBe(Code.FAILED_PRECONDITION);
+      expect(await codeOf(call((c) => c.removeImage, { image: spec(`${registry.host}/library/busybox:1.36`) }))).toBe(
+        Code.FAILED_PRECONDITION,
+      );
       // the Podscope client gets the engine's exact error back
       const err = await api.remove(image.id).catch((e: unknown) => e);
       expect(hasCode(err, 'FailedPrecondition')).toBe(true);

@@ -46,7 +46,8 @@ const bulky: Record<string, (size: number, tag: string) => pb.PodSandboxConfig> 
   'a bandwidth annotation of digits with a bad suffix (refused)': (size, tag) =>
     podConfig(`bw-${tag}`, { annotations: { 'kubernetes.io/ingress-bandwidth': `${'1'.repeat(size)}x` } }),
   'a hostname (refused; the error text quotes it)': (size, tag) => podConfig(`host-${tag}`, { hostname: 'h'.repeat(size) }),
-  'a sysctl name (refused)': (size, tag) => podConfig(`sysctl-${tag}`, { linux: pb.LinuxPodSandboxConfig.fromPartial({ sysctls: { [`net.${'x'.repeat(size)}.`]: '1' } }) }),
+  'a sysctl name (refused)': (size, tag) =>
+    podConfig(`sysctl-${tag}`, { linux: pb.LinuxPodSandboxConfig.fromPartial({ sysctls: { [`net.${'x'.repeat(size)}.`]: '1' } }) }),
 };
 const expected: Record<string, number> = {
   'an annotation (accepted)': Code.OK,
@@ -87,7 +88,9 @@ describe('what the server holds afterwards', () => {
   it('only the accepted sandboxes; removing them releases everything', async () => {
     const list = await host.engine.list();
     expect(list.map((s) => s.metadata.name).sort()).toEqual(
-      Object.keys(clients).flatMap((c) => [110 * KiB, 1024 * KiB, NEAR_LIMIT].map((n) => `ann-${c.startsWith('Go') ? 'go' : 'js'}-${n}`)).sort(),
+      Object.keys(clients)
+        .flatMap((c) => [110 * KiB, 1024 * KiB, NEAR_LIMIT].map((n) => `ann-${c.startsWith('Go') ? 'go' : 'js'}-${n}`))
+        .sort(),
     );
     for (const s of list) {
       await host.engine.stop(s.id);

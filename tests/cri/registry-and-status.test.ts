@@ -44,9 +44,17 @@ describe('Status verbose when the CNI configuration cannot be loaded', () => {
       const source = join(engine.options.cniConfDir, '10-x.conflist');
       fakes.cni.loadErrors = [{ source, message: 'invalid character in 10-x.conflist' }];
       const res = await rpc(client, (c) => c.status, { verbose: true });
-      expect(res.status?.conditions[1]).toEqual({ type: 'NetworkReady', status: false, reason: 'NetworkPluginNotReady', message: 'Network plugin returns error: cni plugin not initialized' });
+      expect(res.status?.conditions[1]).toEqual({
+        type: 'NetworkReady',
+        status: false,
+        reason: 'NetworkPluginNotReady',
+        message: 'Network plugin returns error: cni plugin not initialized',
+      });
       expect(res.info.lastCNILoadStatus).toBe(`cni plugin not initialized; ${source}: invalid character in 10-x.conflist`);
-      expect(JSON.parse(res.info.cniconfig!)).toMatchObject({ ready: false, errors: [{ source, message: 'invalid character in 10-x.conflist' }] });
+      expect(JSON.parse(res.info.cniconfig!)).toMatchObject({
+        ready: false,
+        errors: [{ source, message: 'invalid character in 10-x.conflist' }],
+      });
       expect(JSON.parse(res.info.config!).problems).toEqual(['CNI: cni plugin not initialized']);
     } finally {
       fakes.cni.loadErrors = [];
@@ -58,7 +66,9 @@ describe('Status verbose when the CNI configuration cannot be loaded', () => {
     // The engine's own manager always has a view; this is the CRI server's path for an Engine whose cniConfig()
     // rejects (the Engine interface allows it), so the engine method itself is replaced, on this instance only.
     const e = await createTestEngine();
-    e.engine.cniConfig = async () => { throw new PodscopeError('CniError', 'failed to load cni config: invalid character in 10-x.conflist'); };
+    e.engine.cniConfig = async () => {
+      throw new PodscopeError('CniError', 'failed to load cni config: invalid character in 10-x.conflist');
+    };
     const t = tempDir('podscope-cri-noview-');
     const s = await startCriServer({ engine: e.engine, socketPath: join(t.dir, 'cri.sock') });
     const client = rawClient(s.socketPath);
@@ -71,7 +81,10 @@ describe('Status verbose when the CNI configuration cannot be loaded', () => {
       // the client turns it into a clear error, and the registry into "no CNI config capability"
       const api = createCriEndpointApi(s.socketPath);
       try {
-        await expect(api.cniConfig()).rejects.toMatchObject({ code: 'FailedPrecondition', message: expect.stringContaining('invalid character in 10-x.conflist') });
+        await expect(api.cniConfig()).rejects.toMatchObject({
+          code: 'FailedPrecondition',
+          message: expect.stringContaining('invalid character in 10-x.conflist'),
+        });
       } finally {
         api.close();
       }
@@ -94,7 +107,10 @@ describe('endpoint registry add', () => {
   it('two concurrent adds of one socket: one wins, the other is AlreadyExists', async () => {
     const reg = createEndpointRegistry({ local: engine });
     try {
-      const results = await Promise.allSettled([reg.add({ address: server.socketPath }), reg.add({ address: `unix://${server.socketPath}` })]);
+      const results = await Promise.allSettled([
+        reg.add({ address: server.socketPath }),
+        reg.add({ address: `unix://${server.socketPath}` }),
+      ]);
       expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(1);
       const rejected = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
       expect(rejected?.reason).toMatchObject({ code: 'AlreadyExists' });
@@ -133,7 +149,10 @@ describe('endpoint registry add', () => {
 
   it('one address normaliser: the server has no stripUnixScheme of its own', () => {
     expect('stripUnixScheme' in criServer).toBe(false);
-    expect(normalizeAddress('unix:///run//x/../podscope.sock')).toEqual({ address: 'unix:///run/podscope.sock', socketPath: '/run/podscope.sock' });
+    expect(normalizeAddress('unix:///run//x/../podscope.sock')).toEqual({
+      address: 'unix:///run/podscope.sock',
+      socketPath: '/run/podscope.sock',
+    });
     expect(() => normalizeAddress('x.sock')).toThrow(/absolute/);
     expect(normalizeAddress('x.sock', { baseDir: '/run' }).socketPath).toBe('/run/x.sock');
   });

@@ -63,15 +63,29 @@ describe('runtime info RPCs', () => {
       const s = await rpc(client, (c) => c.status, { verbose: true });
       expect(s.status?.conditions).toEqual([
         { type: 'RuntimeReady', status: true, reason: '', message: '' },
-        { type: 'NetworkReady', status: false, reason: 'NetworkPluginNotReady', message: 'Network plugin returns error: cni plugin not initialized' },
+        {
+          type: 'NetworkReady',
+          status: false,
+          reason: 'NetworkPluginNotReady',
+          message: 'Network plugin returns error: cni plugin not initialized',
+        },
       ]);
       expect(JSON.parse(s.info.config!)).toMatchObject({ version: ENGINE_VERSION, stateDir: engine.options.stateDir });
-      expect(JSON.parse(s.info.cniconfig!)).toMatchObject({ confDir: engine.options.cniConfDir, ready: false, notReadyReason: 'cni plugin not initialized' });
+      expect(JSON.parse(s.info.cniconfig!)).toMatchObject({
+        confDir: engine.options.cniConfDir,
+        ready: false,
+        notReadyReason: 'cni plugin not initialized',
+      });
       expect((await rpc(client, (c) => c.status, { verbose: false })).info).toEqual({});
     } finally {
       fakes.cni.ready = true;
     }
-    expect((await rpc(client, (c) => c.status, { verbose: false })).status?.conditions[1]).toEqual({ type: 'NetworkReady', status: true, reason: '', message: '' });
+    expect((await rpc(client, (c) => c.status, { verbose: false })).status?.conditions[1]).toEqual({
+      type: 'NetworkReady',
+      status: true,
+      reason: '',
+      message: '',
+    });
   });
 
   it('RuntimeConfig says CGROUPFS (critest picks a systemd parent otherwise)', async () => {
@@ -91,8 +105,15 @@ describe('runtime info RPCs', () => {
 describe('sandbox lifecycle', () => {
   it('run ⇒ status READY with created_at ns, IPs, namespace options echoed; non-verbose info empty', async () => {
     const id = await run('web', {
-      portMappings: [{ protocol: pb.Protocol.TCP, containerPort: 80, hostPort: 8080, hostIp: '' }, { protocol: pb.Protocol.UDP, containerPort: 53, hostPort: 0, hostIp: '' }],
-      linux: pb.LinuxPodSandboxConfig.fromPartial({ securityContext: { namespaceOptions: { network: pb.NamespaceMode.POD, pid: pb.NamespaceMode.CONTAINER, ipc: pb.NamespaceMode.POD, targetId: '' } } }),
+      portMappings: [
+        { protocol: pb.Protocol.TCP, containerPort: 80, hostPort: 8080, hostIp: '' },
+        { protocol: pb.Protocol.UDP, containerPort: 53, hostPort: 0, hostIp: '' },
+      ],
+      linux: pb.LinuxPodSandboxConfig.fromPartial({
+        securityContext: {
+          namespaceOptions: { network: pb.NamespaceMode.POD, pid: pb.NamespaceMode.CONTAINER, ipc: pb.NamespaceMode.POD, targetId: '' },
+        },
+      }),
     });
     expect(id).toMatch(/^[0-9a-f]{64}$/);
     const res = await rpc(client, (c) => c.podSandboxStatus, { podSandboxId: id, verbose: false });
@@ -114,7 +135,10 @@ describe('sandbox lifecycle', () => {
   });
 
   it('verbose info["info"] is containerd-shaped JSON plus the podscope section', async () => {
-    const id = await run('verbose', { portMappings: [{ protocol: pb.Protocol.TCP, containerPort: 80, hostPort: 8081, hostIp: '' }], annotations: { 'kubernetes.io/ingress-bandwidth': '10M' } });
+    const id = await run('verbose', {
+      portMappings: [{ protocol: pb.Protocol.TCP, containerPort: 80, hostPort: 8081, hostIp: '' }],
+      annotations: { 'kubernetes.io/ingress-bandwidth': '10M' },
+    });
     const res = await rpc(client, (c) => c.podSandboxStatus, { podSandboxId: id, verbose: true });
     expect(Object.keys(res.info)).toEqual(['info']);
     const info = JSON.parse(res.info.info!);
@@ -132,8 +156,15 @@ describe('sandbox lifecycle', () => {
     expect(info.podscope.ipSelection.reason).toContain('preference ipv4');
     // the trace the engine recorded: every plugin exec, in conflist order, under the engine's own labels
     const plugins = info.podscope.trace.filter((t: { step: string }) => t.step === 'cni.plugin');
-    expect(plugins.map((t: { label: string }) => t.label)).toEqual(['ADD loopback (cni-loopback/lo)', 'ADD bridge (containerd-net/eth0)', 'ADD portmap (containerd-net/eth0)', 'ADD bandwidth (containerd-net/eth0)']);
-    expect(JSON.parse(plugins[2].plugin.stdin).runtimeConfig.portMappings).toEqual([{ hostPort: 8081, containerPort: 80, protocol: 'tcp' }]);
+    expect(plugins.map((t: { label: string }) => t.label)).toEqual([
+      'ADD loopback (cni-loopback/lo)',
+      'ADD bridge (containerd-net/eth0)',
+      'ADD portmap (containerd-net/eth0)',
+      'ADD bandwidth (containerd-net/eth0)',
+    ]);
+    expect(JSON.parse(plugins[2].plugin.stdin).runtimeConfig.portMappings).toEqual([
+      { hostPort: 8081, containerPort: 80, protocol: 'tcp' },
+    ]);
     expect(info.podscope.portMappings[0].cni).toEqual({ hostPort: 8081, containerPort: 80, protocol: 'tcp' });
     expect(info.podscope.bandwidthAnalysis.capability.ingressRate).toBe(10_000_000);
   });
@@ -143,13 +174,27 @@ describe('sandbox lifecycle', () => {
     await expect(noConfig).rejects.toMatchObject({ code: Code.INVALID_ARGUMENT, details: 'sandbox config must include metadata' });
     const noMeta = rpc(client, (c) => c.runPodSandbox, { config: pb.PodSandboxConfig.fromPartial({ hostname: 'x' }), runtimeHandler: '' });
     await expect(noMeta).rejects.toMatchObject({ code: Code.INVALID_ARGUMENT });
-    const seccomp = podConfig('sec', { linux: pb.LinuxPodSandboxConfig.fromPartial({ securityContext: { seccomp: { profileType: pb.SecurityProfile_ProfileType.Localhost, localhostRef: '/x' } } }) });
+    const seccomp = podConfig('sec', {
+      linux: pb.LinuxPodSandboxConfig.fromPartial({
+        securityContext: { seccomp: { profileType: pb.SecurityProfile_ProfileType.Localhost, localhostRef: '/x' } },
+      }),
+    });
     // seccomp is applied now (containerd's rules): a Localhost profile that does not exist is the error
-    await expect(rpc(client, (c) => c.runPodSandbox, { config: seccomp, runtimeHandler: '' })).rejects.toMatchObject({ code: Code.INVALID_ARGUMENT, details: expect.stringContaining('cannot load seccomp profile "/x"') });
-    const selinux = podConfig('sel', { linux: pb.LinuxPodSandboxConfig.fromPartial({ securityContext: { selinuxOptions: { user: 'u', role: '', type: '', level: '' } } }) });
-    await expect(rpc(client, (c) => c.runPodSandbox, { config: selinux, runtimeHandler: '' })).rejects.toMatchObject({ code: Code.INVALID_ARGUMENT, details: expect.stringContaining('linux.security_context.selinux_options') });
+    await expect(rpc(client, (c) => c.runPodSandbox, { config: seccomp, runtimeHandler: '' })).rejects.toMatchObject({
+      code: Code.INVALID_ARGUMENT,
+      details: expect.stringContaining('cannot load seccomp profile "/x"'),
+    });
+    const selinux = podConfig('sel', {
+      linux: pb.LinuxPodSandboxConfig.fromPartial({ securityContext: { selinuxOptions: { user: 'u', role: '', type: '', level: '' } } }),
+    });
+    await expect(rpc(client, (c) => c.runPodSandbox, { config: selinux, runtimeHandler: '' })).rejects.toMatchObject({
+      code: Code.INVALID_ARGUMENT,
+      details: expect.stringContaining('linux.security_context.selinux_options'),
+    });
     const badPort = podConfig('badport', { portMappings: [{ protocol: 7 as pb.Protocol, containerPort: 1, hostPort: 1, hostIp: '' }] });
-    await expect(rpc(client, (c) => c.runPodSandbox, { config: badPort, runtimeHandler: '' })).rejects.toMatchObject({ code: Code.INVALID_ARGUMENT });
+    await expect(rpc(client, (c) => c.runPodSandbox, { config: badPort, runtimeHandler: '' })).rejects.toMatchObject({
+      code: Code.INVALID_ARGUMENT,
+    });
   });
 
   it('a name conflict is ALREADY_EXISTS (the engine code, not containerd FailedPrecondition)', async () => {
@@ -160,20 +205,37 @@ describe('sandbox lifecycle', () => {
   it('CNI/runtime failures are UNKNOWN with the message, and carry the exact Podscope error as trailer', async () => {
     // the bridge plugin's ADD fails with CNI error code 11 ("try again later")
     fakes.cni.failures.push({ verb: 'ADD', network: 'containerd-net', index: 0, message: 'boom', once: true });
-    const err = (await rpc(client, (c) => c.runPodSandbox, { config: podConfig('boom'), runtimeHandler: '' }).catch((e: ServiceError) => e)) as ServiceError;
+    const err = (await rpc(client, (c) => c.runPodSandbox, { config: podConfig('boom'), runtimeHandler: '' }).catch(
+      (e: ServiceError) => e,
+    )) as ServiceError;
     expect(err.code).toBe(Code.UNKNOWN);
-    expect(err.details).toMatch(/^failed to setup network for sandbox "[0-9a-f]{64}": plugin type="bridge" failed \(add\): boom \(network "[^"]+", file \/\S+\.conflist\)$/);
+    expect(err.details).toMatch(
+      /^failed to setup network for sandbox "[0-9a-f]{64}": plugin type="bridge" failed \(add\): boom \(network "[^"]+", file \/\S+\.conflist\)$/,
+    );
     const trailer = JSON.parse((err.metadata.get(PODSCOPE_ERROR_METADATA_KEY)[0] as Buffer).toString());
-    expect(trailer).toMatchObject({ code: 'CniError', message: err.details, details: { network: 'containerd-net', plugin: 'bridge', verb: 'ADD', cniMsg: 'boom' } });
+    expect(trailer).toMatchObject({
+      code: 'CniError',
+      message: err.details,
+      details: { network: 'containerd-net', plugin: 'bridge', verb: 'ADD', cniMsg: 'boom' },
+    });
     const id = await run('fails-later');
     fakes.runtime.probeError = new Error('disk on fire'); // status checks the pause pid; that read fails
     try {
-      const e = (await rpc(client, (c) => c.podSandboxStatus, { podSandboxId: id, verbose: false }).catch((x: ServiceError) => x)) as ServiceError;
+      const e = (await rpc(client, (c) => c.podSandboxStatus, { podSandboxId: id, verbose: false }).catch(
+        (x: ServiceError) => x,
+      )) as ServiceError;
       expect([e.code, e.details]).toEqual([Code.UNKNOWN, 'disk on fire']);
     } finally {
       fakes.runtime.probeError = undefined;
     }
-    for (const [code, grpc] of [['FailedPrecondition', Code.FAILED_PRECONDITION], ['Unavailable', Code.UNAVAILABLE], ['DeadlineExceeded', Code.DEADLINE_EXCEEDED], ['Canceled', Code.CANCELLED], ['RuntimeError', Code.UNKNOWN], ['Internal', Code.UNKNOWN]] as const) {
+    for (const [code, grpc] of [
+      ['FailedPrecondition', Code.FAILED_PRECONDITION],
+      ['Unavailable', Code.UNAVAILABLE],
+      ['DeadlineExceeded', Code.DEADLINE_EXCEEDED],
+      ['Canceled', Code.CANCELLED],
+      ['RuntimeError', Code.UNKNOWN],
+      ['Internal', Code.UNKNOWN],
+    ] as const) {
       fakes.runtime.stopError = new PodscopeError(code, `x ${code}`); // runc kill fails with this code
       const e = (await rpc(client, (c) => c.stopPodSandbox, { podSandboxId: id }).catch((x: ServiceError) => x)) as ServiceError;
       expect([code, e.code, e.details]).toEqual([code, grpc, `x ${code}`]);
@@ -184,7 +246,9 @@ describe('sandbox lifecycle', () => {
     const unknown = 'f'.repeat(64);
     await rpc(client, (c) => c.stopPodSandbox, { podSandboxId: unknown });
     await rpc(client, (c) => c.removePodSandbox, { podSandboxId: unknown });
-    await expect(rpc(client, (c) => c.podSandboxStatus, { podSandboxId: unknown, verbose: false })).rejects.toMatchObject({ code: Code.NOT_FOUND });
+    await expect(rpc(client, (c) => c.podSandboxStatus, { podSandboxId: unknown, verbose: false })).rejects.toMatchObject({
+      code: Code.NOT_FOUND,
+    });
     expect(await codeOf(rpc(client, (c) => c.podSandboxStatus, { podSandboxId: '', verbose: false }))).toBe(Code.INVALID_ARGUMENT);
     expect(await codeOf(rpc(client, (c) => c.stopPodSandbox, { podSandboxId: '' }))).toBe(Code.INVALID_ARGUMENT);
   });
@@ -193,9 +257,13 @@ describe('sandbox lifecycle', () => {
     const id = await run('prefixed');
     const short = id.slice(0, 13);
     expect((await rpc(client, (c) => c.podSandboxStatus, { podSandboxId: short, verbose: false })).status?.id).toBe(id);
-    expect((await rpc(client, (c) => c.listPodSandbox, { filter: pb.PodSandboxFilter.fromPartial({ id: short }) })).items.map((i) => i.id)).toEqual([id]);
+    expect(
+      (await rpc(client, (c) => c.listPodSandbox, { filter: pb.PodSandboxFilter.fromPartial({ id: short }) })).items.map((i) => i.id),
+    ).toEqual([id]);
     await rpc(client, (c) => c.stopPodSandbox, { podSandboxId: short });
-    expect((await rpc(client, (c) => c.podSandboxStatus, { podSandboxId: id, verbose: false })).status?.state).toBe(pb.PodSandboxState.SANDBOX_NOTREADY);
+    expect((await rpc(client, (c) => c.podSandboxStatus, { podSandboxId: id, verbose: false })).status?.state).toBe(
+      pb.PodSandboxState.SANDBOX_NOTREADY,
+    );
     // 17 sandboxes ⇒ at least two share a first hex digit (pigeonhole)
     for (let i = 0; i < 17; i++) await engine.run({ config: { metadata: { name: `many-${i}`, namespace: 'n', uid: `u${i}` } } });
     const firsts = (await engine.list()).map((s) => s.id[0]!);
@@ -203,14 +271,16 @@ describe('sandbox lifecycle', () => {
     expect(await codeOf(rpc(client, (c) => c.podSandboxStatus, { podSandboxId: shared, verbose: false }))).toBe(Code.INVALID_ARGUMENT);
     expect((await rpc(client, (c) => c.listPodSandbox, { filter: pb.PodSandboxFilter.fromPartial({ id: shared }) })).items).toEqual([]);
     await rpc(client, (c) => c.removePodSandbox, { podSandboxId: short });
-    await expect(rpc(client, (c) => c.podSandboxStatus, { podSandboxId: id, verbose: false })).rejects.toMatchObject({ code: Code.NOT_FOUND });
+    await expect(rpc(client, (c) => c.podSandboxStatus, { podSandboxId: id, verbose: false })).rejects.toMatchObject({
+      code: Code.NOT_FOUND,
+    });
   });
 
   it('stop ⇒ NOTREADY with no IP; remove ⇒ gone from list and NOT_FOUND; both idempotent', async () => {
     const id = await run('lifecycle');
     await rpc(client, (c) => c.stopPodSandbox, { podSandboxId: id });
     await rpc(client, (c) => c.stopPodSandbox, { podSandboxId: id });
-    const s = (await rpc(client, (c) => c.podSandboxStatus, { podSandboxId: id, verbose: true }));
+    const s = await rpc(client, (c) => c.podSandboxStatus, { podSandboxId: id, verbose: true });
     expect(s.status?.state).toBe(pb.PodSandboxState.SANDBOX_NOTREADY);
     expect(s.status?.network).toEqual({ ip: '', additionalIps: [] });
     expect(JSON.parse(s.info.info!).netNamespaceClosed).toBe(true);
@@ -224,14 +294,20 @@ describe('sandbox lifecycle', () => {
     const a = await run('list-a', { labels: { app: 'list', role: 'a' } });
     const b = await run('list-b', { labels: { app: 'list', role: 'b' } });
     await rpc(client, (c) => c.stopPodSandbox, { podSandboxId: b });
-    const list = async (f: Partial<pb.PodSandboxFilter>) => (await rpc(client, (c) => c.listPodSandbox, { filter: pb.PodSandboxFilter.fromPartial(f) })).items.map((i) => i.id).sort();
+    const list = async (f: Partial<pb.PodSandboxFilter>) =>
+      (await rpc(client, (c) => c.listPodSandbox, { filter: pb.PodSandboxFilter.fromPartial(f) })).items.map((i) => i.id).sort();
     expect(await list({ labelSelector: { app: 'list' } })).toEqual([a, b].sort());
     expect(await list({ labelSelector: { app: 'list', role: 'b' } })).toEqual([b]);
     expect(await list({ labelSelector: { app: 'list' }, state: { state: pb.PodSandboxState.SANDBOX_READY } })).toEqual([a]);
     expect(await list({ labelSelector: { app: 'list' }, state: { state: pb.PodSandboxState.SANDBOX_NOTREADY } })).toEqual([b]);
     expect(await list({ labelSelector: { app: 'nope' } })).toEqual([]);
     const item = (await rpc(client, (c) => c.listPodSandbox, { filter: pb.PodSandboxFilter.fromPartial({ id: a }) })).items[0]!;
-    expect(item).toMatchObject({ id: a, metadata: { name: 'list-a', namespace: 'cri-test', uid: 'uid-list-a', attempt: 1 }, state: 0, runtimeHandler: '' });
+    expect(item).toMatchObject({
+      id: a,
+      metadata: { name: 'list-a', namespace: 'cri-test', uid: 'uid-list-a', attempt: 1 },
+      state: 0,
+      runtimeHandler: '',
+    });
     expect(BigInt(item.createdAt)).toBeGreaterThan(0n);
   });
 });
@@ -249,7 +325,12 @@ describe('GetContainerEvents', () => {
     await expect.poll(() => events.length).toBe(4);
     stream.cancel();
     const T = pb.ContainerEventType;
-    expect(events.map((e) => e.containerEventType)).toEqual([T.CONTAINER_CREATED_EVENT, T.CONTAINER_STARTED_EVENT, T.CONTAINER_STOPPED_EVENT, T.CONTAINER_DELETED_EVENT]);
+    expect(events.map((e) => e.containerEventType)).toEqual([
+      T.CONTAINER_CREATED_EVENT,
+      T.CONTAINER_STARTED_EVENT,
+      T.CONTAINER_STOPPED_EVENT,
+      T.CONTAINER_DELETED_EVENT,
+    ]);
     expect(events.every((e) => e.containerId === id && e.podSandboxStatus?.id === id && BigInt(e.createdAt) > 0n)).toBe(true);
     expect(events[1]!.podSandboxStatus?.state).toBe(pb.PodSandboxState.SANDBOX_READY);
     expect(events[2]!.podSandboxStatus?.state).toBe(pb.PodSandboxState.SANDBOX_NOTREADY);
@@ -261,7 +342,10 @@ describe('GetContainerEvents', () => {
     const s = await startCriServer({ engine: other.engine, socketPath: join(t.dir, 'c.sock') });
     const c = rawClient(s.socketPath);
     const stream = c.getContainerEvents({});
-    const ended = new Promise<string>((resolve) => { stream.on('end', () => resolve('end')); stream.on('error', (e: ServiceError) => resolve(`error ${e.code}`)); });
+    const ended = new Promise<string>((resolve) => {
+      stream.on('end', () => resolve('end'));
+      stream.on('error', (e: ServiceError) => resolve(`error ${e.code}`));
+    });
     stream.on('data', () => undefined);
     await new Promise((r) => setTimeout(r, 200));
     await s.close();

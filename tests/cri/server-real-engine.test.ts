@@ -52,7 +52,10 @@ describe('CRI over the real engine', () => {
     await new Promise((r) => setTimeout(r, 200));
 
     const config = podConfig('real', {
-      portMappings: [{ protocol: pb.Protocol.TCP, containerPort: 80, hostPort, hostIp: '' }, { protocol: pb.Protocol.TCP, containerPort: 81, hostPort: 0, hostIp: '' }],
+      portMappings: [
+        { protocol: pb.Protocol.TCP, containerPort: 80, hostPort, hostIp: '' },
+        { protocol: pb.Protocol.TCP, containerPort: 81, hostPort: 0, hostIp: '' },
+      ],
       annotations: { 'kubernetes.io/ingress-bandwidth': '10M', 'kubernetes.io/egress-bandwidth': '2M' },
     });
     const { podSandboxId: id } = await rpc(client!, (c) => c.runPodSandbox, { config, runtimeHandler: '' }, 60_000);
@@ -69,9 +72,15 @@ describe('CRI over the real engine', () => {
     expect(info.processStatus).toBe('running');
     expect(info.config.port_mappings).toHaveLength(2);
     expect(info.runtimeSpec.linux.namespaces).toEqual(expect.arrayContaining([expect.objectContaining({ type: 'network' })]));
-    expect(info.cniResult.Interfaces.eth0.IPConfigs.map((c: { IP: string }) => c.IP)).toEqual([st.network!.ip, st.network!.additionalIps[0]!.ip]);
+    expect(info.cniResult.Interfaces.eth0.IPConfigs.map((c: { IP: string }) => c.IP)).toEqual([
+      st.network!.ip,
+      st.network!.additionalIps[0]!.ip,
+    ]);
     expect(info.podscope.ipSelection.reason).toMatch(/ipv4/);
-    const pluginTypes = info.podscope.trace.filter((t: { plugin?: { verb: string } }) => t.plugin?.verb === 'ADD').map((t: { plugin: { type: string } }) => t.plugin.type).sort();
+    const pluginTypes = info.podscope.trace
+      .filter((t: { plugin?: { verb: string } }) => t.plugin?.verb === 'ADD')
+      .map((t: { plugin: { type: string } }) => t.plugin.type)
+      .sort();
     expect(pluginTypes).toEqual(['bandwidth', 'bridge', 'loopback', 'portmap']);
 
     // the client view equals the engine's own
@@ -79,9 +88,16 @@ describe('CRI over the real engine', () => {
     expect(view.ip).toBe(st.network!.ip);
     expect(view.trace.length).toBe(info.podscope.trace.length);
     expect(view.portMappings.map((p) => p.passed)).toEqual([true, false]);
-    expect(view.bandwidthAnalysis.capability).toEqual({ ingressRate: 10_000_000, ingressBurst: 4294967295, egressRate: 2_000_000, egressBurst: 4294967295 });
+    expect(view.bandwidthAnalysis.capability).toEqual({
+      ingressRate: 10_000_000,
+      ingressBurst: 4294967295,
+      egressRate: 2_000_000,
+      egressBurst: 4294967295,
+    });
 
-    const items = (await rpc(client!, (c) => c.listPodSandbox, { filter: pb.PodSandboxFilter.fromPartial({ labelSelector: { app: 'real' } }) })).items;
+    const items = (
+      await rpc(client!, (c) => c.listPodSandbox, { filter: pb.PodSandboxFilter.fromPartial({ labelSelector: { app: 'real' } }) })
+    ).items;
     expect(items.map((i) => i.id)).toEqual([id]);
 
     await rpc(client!, (c) => c.stopPodSandbox, { podSandboxId: id }, 60_000);
@@ -94,17 +110,23 @@ describe('CRI over the real engine', () => {
     await rpc(client!, (c) => c.removePodSandbox, { podSandboxId: id });
 
     const T = pb.ContainerEventType;
-    await expect.poll(() => events.filter((e) => e.containerId === id).map((e) => e.containerEventType)).toEqual([
-      T.CONTAINER_CREATED_EVENT, T.CONTAINER_STARTED_EVENT, T.CONTAINER_STOPPED_EVENT, T.CONTAINER_DELETED_EVENT,
-    ]);
+    await expect
+      .poll(() => events.filter((e) => e.containerId === id).map((e) => e.containerEventType))
+      .toEqual([T.CONTAINER_CREATED_EVENT, T.CONTAINER_STARTED_EVENT, T.CONTAINER_STOPPED_EVENT, T.CONTAINER_DELETED_EVENT]);
     stream.cancel();
   });
 
   it('a bad bandwidth annotation fails RunPodSandbox with the engine message and leaves nothing behind', async () => {
     const config = podConfig('badbw', { annotations: { 'kubernetes.io/ingress-bandwidth': '10' } });
-    const e = await rpc(client!, (c) => c.runPodSandbox, { config, runtimeHandler: '' }, 60_000).catch((x: { code: number; details: string }) => x);
+    const e = await rpc(client!, (c) => c.runPodSandbox, { config, runtimeHandler: '' }, 60_000).catch(
+      (x: { code: number; details: string }) => x,
+    );
     expect((e as { code: number }).code).not.toBe(0);
     expect((e as { details: string }).details).toContain('unreasonably small');
-    expect((await rpc(client!, (c) => c.listPodSandbox, { filter: pb.PodSandboxFilter.fromPartial({ labelSelector: { app: 'badbw' } }) })).items.filter((i) => i.state === 0)).toEqual([]);
+    expect(
+      (
+        await rpc(client!, (c) => c.listPodSandbox, { filter: pb.PodSandboxFilter.fromPartial({ labelSelector: { app: 'badbw' } }) })
+      ).items.filter((i) => i.state === 0),
+    ).toEqual([]);
   });
 });

@@ -72,7 +72,8 @@ describe('the socket directory', () => {
     mkdirSync(parent, { mode: 0o755 });
     chownSync(parent, 65534, 65534);
     await expect(startCriServer({ engine: fakes.engine, socketPath: join(parent, 'cri.sock') })).rejects.toMatchObject({
-      code: 'FailedPrecondition', message: expect.stringContaining('owned by uid 65534'),
+      code: 'FailedPrecondition',
+      message: expect.stringContaining('owned by uid 65534'),
     });
   });
 
@@ -82,7 +83,8 @@ describe('the socket directory', () => {
     mkdirSync(join(open, 'mine'), { recursive: true });
     chmodSync(open, 0o777);
     await expect(startCriServer({ engine: fakes.engine, socketPath: join(open, 'mine', 'cri.sock') })).rejects.toMatchObject({
-      code: 'FailedPrecondition', message: expect.stringContaining(`${open} (above`),
+      code: 'FailedPrecondition',
+      message: expect.stringContaining(`${open} (above`),
     });
   });
 
@@ -91,7 +93,9 @@ describe('the socket directory', () => {
     const target = join(dir, 'precious');
     writeFileSync(target, 'x', { mode: 0o600 });
     symlinkSync(target, join(dir, 'cri.sock'));
-    await expect(startCriServer({ engine: fakes.engine, socketPath: join(dir, 'cri.sock'), mode: 0o666 })).rejects.toMatchObject({ code: 'FailedPrecondition' });
+    await expect(startCriServer({ engine: fakes.engine, socketPath: join(dir, 'cri.sock'), mode: 0o666 })).rejects.toMatchObject({
+      code: 'FailedPrecondition',
+    });
     expect(statSync(target).mode & 0o777).toBe(0o600);
   });
 
@@ -107,7 +111,11 @@ describe('an existing socket at the path', () => {
   it('a stale one (its server was killed) is replaced', async () => {
     const dir = dirFor('podscope-sock-stale-');
     const path = join(dir, 'cri.sock');
-    const child = spawn(process.execPath, ['-e', `require('net').createServer().listen(${JSON.stringify(path)}, () => console.log('up'))`], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawn(
+      process.execPath,
+      ['-e', `require('net').createServer().listen(${JSON.stringify(path)}, () => console.log('up'))`],
+      { stdio: ['ignore', 'pipe', 'inherit'] },
+    );
     await new Promise<void>((r) => child.stdout!.once('data', () => r()));
     process.kill(child.pid!, 'SIGKILL');
     await new Promise((r) => child.once('exit', r));
@@ -121,16 +129,34 @@ describe('an existing socket at the path', () => {
     const dir = dirFor('podscope-sock-backlog-');
     const path = join(dir, 'busy.sock');
     // a listener that never accepts, backlog 0
-    const py = spawn('python3', ['-c', `import socket,sys,time\ns=socket.socket(socket.AF_UNIX)\ns.bind(sys.argv[1])\ns.listen(0)\nprint('up',flush=True)\ntime.sleep(120)`, path], { stdio: ['ignore', 'pipe', 'inherit'] });
-    cleanups.push(() => { py.kill('SIGKILL'); });
+    const py = spawn(
+      'python3',
+      [
+        '-c',
+        `import socket,sys,time\ns=socket.socket(socket.AF_UNIX)\ns.bind(sys.argv[1])\ns.listen(0)\nprint('up',flush=True)\ntime.sleep(120)`,
+        path,
+      ],
+      { stdio: ['ignore', 'pipe', 'inherit'] },
+    );
+    cleanups.push(() => {
+      py.kill('SIGKILL');
+    });
     await new Promise<void>((r) => py.stdout!.once('data', () => r()));
     // fill the backlog
     const fillers: Socket[] = [];
-    for (let i = 0; i < 4; i++) { const s = connect(path); s.on('error', () => undefined); fillers.push(s); }
-    cleanups.push(() => { for (const s of fillers) s.destroy(); });
+    for (let i = 0; i < 4; i++) {
+      const s = connect(path);
+      s.on('error', () => undefined);
+      fillers.push(s);
+    }
+    cleanups.push(() => {
+      for (const s of fillers) s.destroy();
+    });
     await new Promise((r) => setTimeout(r, 200));
     const t0 = Date.now();
-    await expect(startCriServer({ engine: fakes.engine, socketPath: path, staleProbeTimeoutMs: 500 })).rejects.toMatchObject({ code: 'AlreadyExists' });
+    await expect(startCriServer({ engine: fakes.engine, socketPath: path, staleProbeTimeoutMs: 500 })).rejects.toMatchObject({
+      code: 'AlreadyExists',
+    });
     expect(Date.now() - t0).toBeLessThan(5000);
     expect(lstatSync(path).isSocket()).toBe(true);
   });

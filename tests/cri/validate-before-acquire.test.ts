@@ -36,17 +36,28 @@ const cases: Array<[string, pb.PodSandboxConfig, string]> = [
   ['NUL in metadata.name', podConfig('a\u0000b'), 'metadata.name'],
   ['NUL in a label', podConfig('lbl', { labels: { app: '\u0000' } }), 'labels.app'],
   ['NUL in an annotation', podConfig('ann', { annotations: { 'example.com/x': 'a\u0000' } }), 'annotations["example.com/x"]'],
-  ['a host_ip that is not an IP', podConfig('hip', { portMappings: [pb.PortMapping.fromPartial({ containerPort: 80, hostPort: 8080, hostIp: 'not-an-ip' })] }), 'port_mappings[0].host_ip'],
+  [
+    'a host_ip that is not an IP',
+    podConfig('hip', { portMappings: [pb.PortMapping.fromPartial({ containerPort: 80, hostPort: 8080, hostIp: 'not-an-ip' })] }),
+    'port_mappings[0].host_ip',
+  ],
   ['sysctl "net"', podConfig('s1', { linux: linux({ net: '1' }) }), 'linux.sysctls.net'],
   ['sysctl "net."', podConfig('s2', { linux: linux({ 'net.': '1' }) }), 'linux.sysctls["net."]'],
   ['an empty sysctl value', podConfig('s3', { linux: linux({ 'net.ipv4.ip_forward': '' }) }), 'linux.sysctls["net.ipv4.ip_forward"]'],
-  ['a sysctl value with a newline', podConfig('s4', { linux: linux({ 'net.ipv4.ip_forward': '1\n1' }) }), 'linux.sysctls["net.ipv4.ip_forward"]'],
+  [
+    'a sysctl value with a newline',
+    podConfig('s4', { linux: linux({ 'net.ipv4.ip_forward': '1\n1' }) }),
+    'linux.sysctls["net.ipv4.ip_forward"]',
+  ],
 ];
 
 describe('RunPodSandbox over CRI', () => {
   it.each(cases)('%s: INVALID_ARGUMENT naming the field, nothing acquired', async (_what, config, field) => {
     const before = host.acquisitions();
-    const e = (await rpc(client, (c) => c.runPodSandbox, { config, runtimeHandler: '' }).then(() => undefined, (x: unknown) => x)) as ServiceError;
+    const e = (await rpc(client, (c) => c.runPodSandbox, { config, runtimeHandler: '' }).then(
+      () => undefined,
+      (x: unknown) => x,
+    )) as ServiceError;
     expect(e?.code).toBe(Code.INVALID_ARGUMENT);
     expect(e.details).toContain(`${field}:`);
     // a Podscope client gets the engine's code back through the trailer

@@ -5,10 +5,19 @@ import { FakeCniSandbox } from './fake-cni-sandbox';
 
 const ID = 'c0ffee00c0ffee00c0ffee00c0ffee00c0ffee00c0ffee00c0ffee00c0ffee00';
 const NETNS = '/var/run/netns/cni-fake-1234';
-const ARGS: Array<[string, string]> = [['K8S_POD_NAMESPACE', 'default'], ['K8S_POD_NAME', 'web'], ['IgnoreUnknown', '1']];
+const ARGS: Array<[string, string]> = [
+  ['K8S_POD_NAMESPACE', 'default'],
+  ['K8S_POD_NAME', 'web'],
+  ['IgnoreUnknown', '1'],
+];
 const PORTS = [{ hostPort: 8080, containerPort: 80, protocol: 'tcp' }];
 const BANDWIDTH = { ingressRate: 1_000_000, ingressBurst: 4294967295, egressRate: 0, egressBurst: 0 };
-const FIRST_RESULT = { cniVersion: '1.0.0', interfaces: [{ name: 'br0', mac: '02:00:00:00:00:01' }], ips: [{ address: '10.1.0.5/24', gateway: '10.1.0.1', interface: 0 }], routes: [{ dst: '0.0.0.0/0' }] };
+const FIRST_RESULT = {
+  cniVersion: '1.0.0',
+  interfaces: [{ name: 'br0', mac: '02:00:00:00:00:01' }],
+  ips: [{ address: '10.1.0.5/24', gateway: '10.1.0.1', interface: 0 }],
+  routes: [{ dst: '0.0.0.0/0' }],
+};
 
 describe('CNI ADD/DEL against fake plugins', () => {
   let box: FakeCniSandbox;
@@ -18,7 +27,12 @@ describe('CNI ADD/DEL against fake plugins', () => {
     box = await FakeCniSandbox.create(['first', 'middle', 'last']);
     conflistPath = await box.writeConflist('10-net.conflist', 'testnet', '1.0.0', [
       { type: 'first', capabilities: { portMappings: true, bandwidth: false }, fake: { add: { result: FIRST_RESULT } } },
-      { type: 'middle', capabilities: { bandwidth: true, mac: true }, custom: { keep: ['me'] }, fake: { add: { chain: { iface: 'veth1' } } } },
+      {
+        type: 'middle',
+        capabilities: { bandwidth: true, mac: true },
+        custom: { keep: ['me'] },
+        fake: { add: { chain: { iface: 'veth1' } } },
+      },
       { type: 'last', fake: { add: { chain: { iface: 'eth0', ip: 'fd00::5/64' } } } },
     ]);
   });
@@ -75,15 +89,30 @@ describe('CNI ADD/DEL against fake plugins', () => {
       const rec = pluginRecords.find((r) => r.plugin!.type === e.type)!;
       expect(rec.plugin!.stdin).toBe(e.stdin);
       expect(rec.plugin!.env).toEqual(Object.fromEntries(Object.entries(e.env).filter(([k]) => k.startsWith('CNI_'))));
-      expect(rec.plugin).toMatchObject({ verb: 'ADD', network: 'testnet', ifName: 'eth0', exitCode: 0, timedOut: false, binary: path.join(box.binDir, e.type) });
+      expect(rec.plugin).toMatchObject({
+        verb: 'ADD',
+        network: 'testnet',
+        ifName: 'eth0',
+        exitCode: 0,
+        timedOut: false,
+        binary: path.join(box.binDir, e.type),
+      });
     }
     expect(pluginRecords.find((r) => r.plugin!.type === 'last')!.plugin!.stdout).toContain('fd00::5/64');
-    expect(box.records.filter((r) => r.step === 'cni.network').map((r) => r.label).sort()).toEqual(['ADD cni-loopback (lo)', 'ADD testnet (eth0)']);
+    expect(
+      box.records
+        .filter((r) => r.step === 'cni.network')
+        .map((r) => r.label)
+        .sort(),
+    ).toEqual(['ADD cni-loopback (lo)', 'ADD testnet (eth0)']);
   });
 
   it('returns go-cni createResult over lo and eth0', async () => {
     const { result } = await setup();
-    expect(result.networks.map((n) => [n.network, n.ifName])).toEqual([['cni-loopback', 'lo'], ['testnet', 'eth0']]);
+    expect(result.networks.map((n) => [n.network, n.ifName])).toEqual([
+      ['cni-loopback', 'lo'],
+      ['testnet', 'eth0'],
+    ]);
     expect(result.interfaces.eth0!.ipConfigs).toEqual([{ ip: 'fd00::5' }]);
     expect(result.interfaces.br0!.ipConfigs).toEqual([{ ip: '10.1.0.5', gateway: '10.1.0.1' }]);
     expect(result.dns).toHaveLength(2);
@@ -96,8 +125,26 @@ describe('CNI ADD/DEL against fake plugins', () => {
     expect((await stat(file)).mode & 0o777).toBe(0o600);
     expect((await stat(path.dirname(file))).mode & 0o777).toBe(0o700);
     const doc = JSON.parse(await readFile(file, 'utf8')) as Record<string, unknown>;
-    expect(Object.keys(doc)).toEqual(['kind', 'containerId', 'config', 'ifName', 'networkName', 'netns', 'cniArgs', 'capabilityArgs', 'result']);
-    expect(doc).toMatchObject({ kind: 'cniCacheV1', containerId: ID, ifName: 'eth0', networkName: 'testnet', netns: NETNS, cniArgs: ARGS, capabilityArgs: { portMappings: PORTS, bandwidth: BANDWIDTH } });
+    expect(Object.keys(doc)).toEqual([
+      'kind',
+      'containerId',
+      'config',
+      'ifName',
+      'networkName',
+      'netns',
+      'cniArgs',
+      'capabilityArgs',
+      'result',
+    ]);
+    expect(doc).toMatchObject({
+      kind: 'cniCacheV1',
+      containerId: ID,
+      ifName: 'eth0',
+      networkName: 'testnet',
+      netns: NETNS,
+      cniArgs: ARGS,
+      capabilityArgs: { portMappings: PORTS, bandwidth: BANDWIDTH },
+    });
     expect(Buffer.from(doc.config as string, 'base64').toString()).toBe(await readFile(conflistPath, 'utf8'));
     const printed = JSON.parse(box.records.find((r) => r.plugin?.type === 'last')!.plugin!.stdout) as Record<string, unknown>;
     expect(doc.result).toEqual({ ...printed, dns: {} });
@@ -122,8 +169,18 @@ describe('CNI ADD/DEL against fake plugins', () => {
   // Beyond go-cni, which DELs only the networks loaded now: an edited or emptied conf dir must not leak the IP an
   // earlier ADD took, so attachments whose network is gone are deleted with the conflist bytes the cache kept.
   it.each([
-    ['renamed to another network', async () => { await box.writeConflist('10-net.conflist', 'othernet', '1.0.0', [{ type: 'first' }]); }],
-    ['removed (CNI no longer ready)', async () => { await rm(conflistPath); }],
+    [
+      'renamed to another network',
+      async () => {
+        await box.writeConflist('10-net.conflist', 'othernet', '1.0.0', [{ type: 'first' }]);
+      },
+    ],
+    [
+      'removed (CNI no longer ready)',
+      async () => {
+        await rm(conflistPath);
+      },
+    ],
   ])('DEL still reaches an attachment whose conflist was %s since ADD', async (_what, edit) => {
     const { mgr } = await setup();
     await edit();
@@ -159,14 +216,26 @@ describe('CNI version handling against fake plugins', () => {
 
   it('converts a 1.0.0 result to the 0.4.0 list version before injecting it', async () => {
     await box.writeConflist('10-old.conflist', 'old', '0.4.0', [
-      { type: 'a', fake: { add: { result: { cniVersion: '1.0.0', interfaces: [{ name: 'eth0', mtu: 1400 }], ips: [{ address: '10.2.0.9/16', interface: 0 }] } } } },
+      {
+        type: 'a',
+        fake: {
+          add: {
+            result: { cniVersion: '1.0.0', interfaces: [{ name: 'eth0', mtu: 1400 }], ips: [{ address: '10.2.0.9/16', interface: 0 }] },
+          },
+        },
+      },
       { type: 'b' },
     ]);
     const mgr = box.manager();
     await mgr.load();
     await mgr.setup(ID, NETNS, { args: [], capabilities: {} }, box.hooks());
     const b = (await box.log()).find((e) => e.type === 'b')!;
-    expect(b.conf.prevResult).toEqual({ cniVersion: '0.4.0', interfaces: [{ name: 'eth0' }], ips: [{ version: '4', address: '10.2.0.9/16', interface: 0 }], dns: {} });
+    expect(b.conf.prevResult).toEqual({
+      cniVersion: '0.4.0',
+      interfaces: [{ name: 'eth0' }],
+      ips: [{ version: '4', address: '10.2.0.9/16', interface: 0 }],
+      dns: {},
+    });
   });
 
   it('takes a result without cniVersion to be in the list version', async () => {
@@ -203,14 +272,27 @@ describe('CNI version handling against fake plugins', () => {
     await mgr.status(box.hooks());
     const log = await box.log();
     expect(log.map((e) => `${e.verb} ${e.type} ${e.conf.name as string}`)).toEqual(['STATUS a new', 'STATUS b new']);
-    expect(log[0]!.env).toMatchObject({ CNI_COMMAND: 'STATUS', CNI_CONTAINERID: '', CNI_NETNS: '', CNI_IFNAME: '', CNI_ARGS: '', CNI_PATH: box.binDir });
+    expect(log[0]!.env).toMatchObject({
+      CNI_COMMAND: 'STATUS',
+      CNI_CONTAINERID: '',
+      CNI_NETNS: '',
+      CNI_IFNAME: '',
+      CNI_ARGS: '',
+      CNI_PATH: box.binDir,
+    });
     expect(log[0]!.conf).not.toHaveProperty('runtimeConfig');
   });
 
   it('STATUS failure is a CniError naming the plugin', async () => {
-    await box.writeConflist('10-new.conflist', 'new', '1.1.0', [{ type: 'a', fake: { status: { stdout: '{"code":50,"msg":"plugin not available"}', exit: 1 } } }]);
+    await box.writeConflist('10-new.conflist', 'new', '1.1.0', [
+      { type: 'a', fake: { status: { stdout: '{"code":50,"msg":"plugin not available"}', exit: 1 } } },
+    ]);
     const mgr = box.manager();
     await mgr.load();
-    await expect(mgr.status(box.hooks())).rejects.toMatchObject({ code: 'CniError', message: 'plugin type="a" failed (status): plugin not available', details: { cniCode: 50 } });
+    await expect(mgr.status(box.hooks())).rejects.toMatchObject({
+      code: 'CniError',
+      message: 'plugin type="a" failed (status): plugin not available',
+      details: { cniCode: 50 },
+    });
   });
 });

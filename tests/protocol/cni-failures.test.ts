@@ -10,7 +10,10 @@ const OPTS = { args: [] as Array<[string, string]>, capabilities: {} };
 const TYPES = ['p0', 'p1', 'p2'];
 
 async function exists(file: string): Promise<boolean> {
-  return access(file).then(() => true, () => false);
+  return access(file).then(
+    () => true,
+    () => false,
+  );
 }
 
 describe('CNI plugin failures against fake plugins', () => {
@@ -22,7 +25,12 @@ describe('CNI plugin failures against fake plugins', () => {
 
   /** a three-plugin list where plugin `at` does `add` (and every plugin may get a `del` behaviour) */
   async function managerWith(at: number, add: Record<string, unknown>, del?: Record<string, unknown>) {
-    await box.writeConflist('10-f.conflist', 'failnet', '1.0.0', TYPES.map((type, i) => ({ type, fake: { ...(i === at ? { add } : {}), ...(del ? { del } : {}) } })));
+    await box.writeConflist(
+      '10-f.conflist',
+      'failnet',
+      '1.0.0',
+      TYPES.map((type, i) => ({ type, fake: { ...(i === at ? { add } : {}), ...(del ? { del } : {}) } })),
+    );
     const mgr = box.manager();
     await mgr.load();
     return mgr;
@@ -32,29 +40,59 @@ describe('CNI plugin failures against fake plugins', () => {
 
   async function addError(at: number, add: Record<string, unknown>, hooks = box.hooks()): Promise<PodscopeError> {
     const mgr = await managerWith(at, add);
-    const err = (await mgr.setup(ID, NETNS, OPTS, hooks).then(() => undefined, (e: unknown) => e)) as PodscopeError;
+    const err = (await mgr.setup(ID, NETNS, OPTS, hooks).then(
+      () => undefined,
+      (e: unknown) => e,
+    )) as PodscopeError;
     expect(err).toBeDefined();
     expect(err.code).toBe('CniError');
     return err;
   }
 
   it.each([
-    ['CNI error JSON without cniVersion', { stdout: '{"code":7,"msg":"invalid config","details":"bridge name too long"}', stderr: 'log line', exit: 1 },
-      'plugin type="p1" failed (add): invalid config; bridge name too long', { cniCode: 7, cniMsg: 'invalid config', cniDetails: 'bridge name too long', exitCode: 1, stderr: 'log line' }],
-    ['CNI error JSON with cniVersion', { stdout: '{"cniVersion":"1.1.0","code":11,"msg":"try again"}', exit: 1 },
-      'plugin type="p1" failed (add): try again', { cniCode: 11, cniMsg: 'try again' }],
-    ['a bare non-zero exit with stderr', { stderr: 'boom: no bridge\n', exit: 3 },
-      'plugin type="p1" failed (add): netplugin failed: "boom: no bridge\\n": exit status 3', { exitCode: 3, stderr: 'boom: no bridge\n' }],
-    ['a bare non-zero exit without output', { exit: 2 },
-      'plugin type="p1" failed (add): netplugin failed with no error message: exit status 2', { exitCode: 2 }],
-    ['an unparseable diagnostic', { stdout: 'oops', exit: 1 },
-      'plugin type="p1" failed (add): netplugin failed but error parsing its diagnostic message "oops"', { exitCode: 1 }],
-    ['a result that is not JSON', { stdout: 'garbage{' },
-      'plugin type="p1" failed (add): failed to unmarshal raw result', { exitCode: 0 }],
-    ['a result with a bad address', { result: { cniVersion: '1.0.0', ips: [{ address: '10.0.0.300/24' }] } },
-      'plugin type="p1" failed (add): ips[0].address: invalid CIDR address: 10.0.0.300/24', { exitCode: 0 }],
-    ['a result of an unknown version', { result: { cniVersion: '9.9.9' } },
-      'plugin type="p1" failed (add): unsupported CNI result version "9.9.9"', {}],
+    [
+      'CNI error JSON without cniVersion',
+      { stdout: '{"code":7,"msg":"invalid config","details":"bridge name too long"}', stderr: 'log line', exit: 1 },
+      'plugin type="p1" failed (add): invalid config; bridge name too long',
+      { cniCode: 7, cniMsg: 'invalid config', cniDetails: 'bridge name too long', exitCode: 1, stderr: 'log line' },
+    ],
+    [
+      'CNI error JSON with cniVersion',
+      { stdout: '{"cniVersion":"1.1.0","code":11,"msg":"try again"}', exit: 1 },
+      'plugin type="p1" failed (add): try again',
+      { cniCode: 11, cniMsg: 'try again' },
+    ],
+    [
+      'a bare non-zero exit with stderr',
+      { stderr: 'boom: no bridge\n', exit: 3 },
+      'plugin type="p1" failed (add): netplugin failed: "boom: no bridge\\n": exit status 3',
+      { exitCode: 3, stderr: 'boom: no bridge\n' },
+    ],
+    [
+      'a bare non-zero exit without output',
+      { exit: 2 },
+      'plugin type="p1" failed (add): netplugin failed with no error message: exit status 2',
+      { exitCode: 2 },
+    ],
+    [
+      'an unparseable diagnostic',
+      { stdout: 'oops', exit: 1 },
+      'plugin type="p1" failed (add): netplugin failed but error parsing its diagnostic message "oops"',
+      { exitCode: 1 },
+    ],
+    ['a result that is not JSON', { stdout: 'garbage{' }, 'plugin type="p1" failed (add): failed to unmarshal raw result', { exitCode: 0 }],
+    [
+      'a result with a bad address',
+      { result: { cniVersion: '1.0.0', ips: [{ address: '10.0.0.300/24' }] } },
+      'plugin type="p1" failed (add): ips[0].address: invalid CIDR address: 10.0.0.300/24',
+      { exitCode: 0 },
+    ],
+    [
+      'a result of an unknown version',
+      { result: { cniVersion: '9.9.9' } },
+      'plugin type="p1" failed (add): unsupported CNI result version "9.9.9"',
+      {},
+    ],
   ])('%s becomes a CniError with the plugin facts', async (_name, add, message, details) => {
     const err = await addError(1, add);
     expect(err.message.slice(0, message.length)).toBe(message);
@@ -108,13 +146,18 @@ describe('CNI plugin failures against fake plugins', () => {
     const mgr = box.manager();
     const view = await mgr.load();
     expect(view.networks[1]!.plugins.map((p) => p.binary)).toEqual([path.join(box.binDir, 'p0'), undefined]);
-    await expect(mgr.setup(ID, NETNS, OPTS, box.hooks())).rejects.toThrow(`plugin type="absent" failed (add): failed to find plugin "absent" in path [${box.binDir}]`);
+    await expect(mgr.setup(ID, NETNS, OPTS, box.hooks())).rejects.toThrow(
+      `plugin type="absent" failed (add): failed to find plugin "absent" in path [${box.binDir}]`,
+    );
     expect(box.records.find((r) => r.plugin?.type === 'absent')!.plugin).toMatchObject({ binary: undefined, exitCode: null });
   });
 
   it('an invalid container id is refused before any plugin runs', async () => {
     const mgr = await managerWith(-1, {});
-    await expect(mgr.setup('../etc', NETNS, OPTS, box.hooks())).rejects.toMatchObject({ code: 'CniError', message: expect.stringContaining('invalid characters in containerID; ../etc') });
+    await expect(mgr.setup('../etc', NETNS, OPTS, box.hooks())).rejects.toMatchObject({
+      code: 'CniError',
+      message: expect.stringContaining('invalid characters in containerID; ../etc'),
+    });
     await expect(mgr.remove('', NETNS, OPTS, box.hooks())).rejects.toThrow('missing containerID');
     expect(await box.log()).toEqual([]);
   });
@@ -122,7 +165,12 @@ describe('CNI plugin failures against fake plugins', () => {
   it('remove tolerates "not found" errors and keeps going', async () => {
     // two networks (eth0, eth1); every plugin of the first answers DEL with "not found" (it already cleaned up)
     const notFound = { del: { stdout: '{"code":3,"msg":"container not found"}', exit: 1 } };
-    await box.writeConflist('10-f.conflist', 'failnet', '1.0.0', TYPES.map((type) => ({ type, fake: notFound })));
+    await box.writeConflist(
+      '10-f.conflist',
+      'failnet',
+      '1.0.0',
+      TYPES.map((type) => ({ type, fake: notFound })),
+    );
     await box.writeConflist('20-s.conflist', 'second', '1.0.0', [{ type: 'p0' }, { type: 'p1' }]);
     const mgr = box.manager({ maxConfNum: 2 });
     await mgr.load();
@@ -150,12 +198,21 @@ describe('CNI plugin failures against fake plugins', () => {
   it('remove keeps going past a failing plugin (libcni stops; Podscope continues so the others release what they hold) and names what is left', async () => {
     const mgr = await managerWith(-1, {});
     await mgr.setup(ID, NETNS, OPTS, box.hooks());
-    await box.writeConflist('10-f.conflist', 'failnet', '1.0.0', TYPES.map((type, i) => ({ type, fake: i === 1 ? { del: { stdout: '{"code":999,"msg":"iptables busy"}', exit: 1 } } : {} })));
+    await box.writeConflist(
+      '10-f.conflist',
+      'failnet',
+      '1.0.0',
+      TYPES.map((type, i) => ({ type, fake: i === 1 ? { del: { stdout: '{"code":999,"msg":"iptables busy"}', exit: 1 } } : {} })),
+    );
     await mgr.load();
     await box.clearLog();
     const err = (await mgr.remove(ID, NETNS, OPTS, box.hooks()).catch((e: unknown) => e)) as PodscopeError;
     expect(err.message).toBe('failed to remove network "failnet" (eth0): plugin type="p1" failed (delete): iptables busy');
-    expect(err.details).toMatchObject({ network: 'failnet', ifName: 'eth0', pending: [{ network: 'failnet', ifName: 'eth0', index: 1, type: 'p1' }] });
+    expect(err.details).toMatchObject({
+      network: 'failnet',
+      ifName: 'eth0',
+      pending: [{ network: 'failnet', ifName: 'eth0', index: 1, type: 'p1' }],
+    });
     expect((await box.log()).map((e) => e.type)).toEqual(['p2', 'p1', 'p0']);
     // the DEL did not complete, so its cache entry stays for the next attempt
     expect(await exists(cacheFile())).toBe(true);
@@ -179,7 +236,9 @@ describe('CNI plugin failures against fake plugins', () => {
     await box.clearLog();
     // 2 s: far above what a fake plugin takes even on a loaded host, so only the hanging one times out
     const err = (await mgr.remove(ID, NETNS, OPTS, box.hooks({ pluginTimeoutMs: 2000 })).catch((e: unknown) => e)) as PodscopeError;
-    expect(err.message).toMatch(/^failed to remove network "failnet" \(eth0\): plugin type="hang" failed \(delete\): netplugin timed out after 2000 ms/);
+    expect(err.message).toMatch(
+      /^failed to remove network "failnet" \(eth0\): plugin type="hang" failed \(delete\): netplugin timed out after 2000 ms/,
+    );
     expect(err.details).toMatchObject({ pending: [{ network: 'failnet', ifName: 'eth0', index: 1, type: 'hang', timedOut: true }] });
     expect((await box.log()).map((e) => e.type)).toEqual(['p2', 'p0']);
   });

@@ -33,10 +33,18 @@ export class FakeCniSandbox {
     return box;
   }
 
-  get confDir(): string { return path.join(this.root, 'net.d'); }
-  get binDir(): string { return path.join(this.root, 'bin'); }
-  get cacheDir(): string { return path.join(this.root, 'cache'); }
-  get logFile(): string { return path.join(this.root, 'calls.jsonl'); }
+  get confDir(): string {
+    return path.join(this.root, 'net.d');
+  }
+  get binDir(): string {
+    return path.join(this.root, 'bin');
+  }
+  get cacheDir(): string {
+    return path.join(this.root, 'cache');
+  }
+  get logFile(): string {
+    return path.join(this.root, 'calls.jsonl');
+  }
 
   async installPlugin(type: string): Promise<void> {
     const target = path.join(this.binDir, type);
@@ -54,7 +62,13 @@ export class FakeCniSandbox {
   }
 
   manager(extra: { env?: NodeJS.ProcessEnv; maxConfNum?: number } = {}): CniManager {
-    return createCniManager({ confDir: this.confDir, binDirs: [this.binDir], cacheDir: this.cacheDir, maxConfNum: extra.maxConfNum ?? 1, env: extra.env });
+    return createCniManager({
+      confDir: this.confDir,
+      binDirs: [this.binDir],
+      cacheDir: this.cacheDir,
+      maxConfNum: extra.maxConfNum ?? 1,
+      env: extra.env,
+    });
   }
 
   hooks(extra: { pluginTimeoutMs?: number; signal?: AbortSignal } = {}) {
@@ -68,10 +82,14 @@ export class FakeCniSandbox {
     } catch {
       return [];
     }
-    return text.trim().split('\n').filter(Boolean).map((line) => {
-      const entry = JSON.parse(line) as Omit<LoggedExec, 'conf'>;
-      return { ...entry, conf: JSON.parse(entry.stdin) as Record<string, unknown> };
-    });
+    return text
+      .trim()
+      .split('\n')
+      .filter(Boolean)
+      .map((line) => {
+        const entry = JSON.parse(line) as Omit<LoggedExec, 'conf'>;
+        return { ...entry, conf: JSON.parse(entry.stdin) as Record<string, unknown> };
+      });
   }
 
   async clearLog(): Promise<void> {

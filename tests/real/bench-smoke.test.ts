@@ -25,7 +25,8 @@ describe.skipIf(!isRoot || !hasContainerd)('scale bench smoke', () => {
     const lines: string[] = [];
     const r = await runCriScale({ sizes: [5], samples: 3, out: (l) => lines.push(l) });
     const text = lines.join('\n');
-    for (const op of ['Status', 'Status verbose', 'List', 'List id=', 'List label=']) expect(text).toMatch(new RegExp(`^${op}\\s+\\d`, 'm'));
+    for (const op of ['Status', 'Status verbose', 'List', 'List id=', 'List label='])
+      expect(text).toMatch(new RegExp(`^${op}\\s+\\d`, 'm'));
     expect(text).toContain('RSS at 5 pods');
     expect(r.leftover).toEqual({ podscope: 0, containerd: 0 });
     expect(text).toMatch(/teardown podscope: stop\+remove of 5 pods .*; 0 left/);

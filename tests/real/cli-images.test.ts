@@ -33,7 +33,18 @@ describe.skipIf(!isRoot)('podscope image commands', () => {
   beforeAll(async () => {
     base = await mkdtemp('/tmp/podscope-i1-cli-images-');
     await mkdir(join(base, 'net.d'));
-    flags = ['--state-dir', join(base, 'state'), '--run-dir', join(base, 'run'), '--cni-conf-dir', join(base, 'net.d'), '--cni-cache-dir', join(base, 'cni-cache'), '--netns-dir', join(base, 'netns')];
+    flags = [
+      '--state-dir',
+      join(base, 'state'),
+      '--run-dir',
+      join(base, 'run'),
+      '--cni-conf-dir',
+      join(base, 'net.d'),
+      '--cni-cache-dir',
+      join(base, 'cni-cache'),
+      '--netns-dir',
+      join(base, 'netns'),
+    ];
     image = buildBusyboxImage({ compression: 'gzip' });
     registry = await startTestRegistry({ port: 27300, portAttempts: 100, auth: { kind: 'basic', username: 'cli', password: 'pw' } });
     registry.putImage('tools/busybox', '1.36', image);
@@ -42,7 +53,12 @@ describe.skipIf(!isRoot)('podscope image commands', () => {
   afterAll(async () => {
     await registry?.close();
     if (base) {
-      for (const m of readFileSync('/proc/self/mountinfo', 'utf8').split('\n').map((l) => l.split(' ')[4]).filter((m): m is string => !!m && m.startsWith(base)).reverse()) execFileSync('umount', ['-l', m]);
+      for (const m of readFileSync('/proc/self/mountinfo', 'utf8')
+        .split('\n')
+        .map((l) => l.split(' ')[4])
+        .filter((m): m is string => !!m && m.startsWith(base))
+        .reverse())
+        execFileSync('umount', ['-l', m]);
       await rm(base, { recursive: true, force: true });
     }
   });
@@ -60,10 +76,15 @@ describe.skipIf(!isRoot)('podscope image commands', () => {
     expect(table.stdout).toMatch(/^IMAGE\s+TAG\s+IMAGE ID\s+SIZE\n/);
     expect(table.stdout).toMatch(new RegExp(`${registry.host}/tools/busybox\\s+1\\.36\\s+${image.id.slice(7, 20)}\\s+\\d+(\\.\\d+)?MB`));
     expect((await podscope('images', '-q', ...flags)).stdout).toBe(`${image.id}\n`);
-    const json = JSON.parse((await podscope('images', '-o', 'json', ...flags)).stdout) as { images: { id: string; repoTags: string[]; size: string }[] };
+    const json = JSON.parse((await podscope('images', '-o', 'json', ...flags)).stdout) as {
+      images: { id: string; repoTags: string[]; size: string }[];
+    };
     expect(json.images).toEqual([expect.objectContaining({ id: image.id, repoTags: [ref], size: String(image.layerTars[0]!.length) })]);
 
-    const inspected = JSON.parse((await podscope('inspecti', image.id.slice(7, 19), ...flags)).stdout) as { status: { id: string }; info: { imageSpec: { config: { Cmd: string[] } }; diffIds: string[] } };
+    const inspected = JSON.parse((await podscope('inspecti', image.id.slice(7, 19), ...flags)).stdout) as {
+      status: { id: string };
+      info: { imageSpec: { config: { Cmd: string[] } }; diffIds: string[] };
+    };
     expect(inspected.status.id).toBe(image.id);
     expect(inspected.info.imageSpec.config.Cmd).toEqual(['sh']);
     expect(inspected.info.diffIds).toEqual(image.diffIds);
@@ -92,7 +113,13 @@ describe.skipIf(!isRoot)('podscope image commands', () => {
   it('drives a CRI endpoint with --endpoint (a `podscope cri` server): pull, images, rmi; load is refused as Unimplemented', async () => {
     const { createEngine } = await import('../../electron/engine/index');
     const { startCriServer } = await import('../../electron/cri/server');
-    const engine = await createEngine({ stateDir: join(base, 'cri-state'), runDir: join(base, 'cri-run'), cniConfDir: join(base, 'net.d'), cniCacheDir: join(base, 'cni-cache'), netnsDir: join(base, 'netns') });
+    const engine = await createEngine({
+      stateDir: join(base, 'cri-state'),
+      runDir: join(base, 'cri-run'),
+      cniConfDir: join(base, 'net.d'),
+      cniCacheDir: join(base, 'cni-cache'),
+      netnsDir: join(base, 'netns'),
+    });
     const server = await startCriServer({ engine, socketPath: join(base, 'cri.sock') });
     const endpoint = `unix://${server.socketPath}`;
     try {
@@ -100,7 +127,10 @@ describe.skipIf(!isRoot)('podscope image commands', () => {
       const pulled = await podscope('--endpoint', endpoint, 'pull', '--creds', 'cli:pw', ref);
       expect(pulled.stdout).toBe(`Image is up to date for ${image.id}\n`);
       expect((await podscope('--endpoint', endpoint, 'images', '-q')).stdout).toBe(`${image.id}\n`);
-      const inspected = JSON.parse((await podscope('--endpoint', endpoint, 'inspecti', ref)).stdout) as { status: { id: string }; info: { imageSpec: { rootfs: { diff_ids: string[] } } } };
+      const inspected = JSON.parse((await podscope('--endpoint', endpoint, 'inspecti', ref)).stdout) as {
+        status: { id: string };
+        info: { imageSpec: { rootfs: { diff_ids: string[] } } };
+      };
       expect(inspected.info.imageSpec.rootfs.diff_ids).toEqual(image.diffIds);
       expect((await engine.images.list()).map((i) => i.id)).toEqual([image.id]);
       expect((await podscope('--endpoint', endpoint, 'rmi', image.id.slice(7, 19))).stdout).toBe(`Deleted: ${ref}\n`);

@@ -27,7 +27,18 @@ async function podscopeRaw(...args: string[]): Promise<{ code: number; stdout: s
 beforeAll(async () => {
   env = await createRealEnv({ tag: 'cli', subnet: 236 });
   const o = env.options;
-  flags = ['--cni-conf-dir', o.cniConfDir!, '--cni-bin-dir', '/usr/lib/cni', '--cni-cache-dir', o.cniCacheDir!, '--state-dir', o.stateDir!, '--run-dir', o.runDir!];
+  flags = [
+    '--cni-conf-dir',
+    o.cniConfDir!,
+    '--cni-bin-dir',
+    '/usr/lib/cni',
+    '--cni-cache-dir',
+    o.cniCacheDir!,
+    '--state-dir',
+    o.stateDir!,
+    '--run-dir',
+    o.runDir!,
+  ];
 });
 
 afterAll(async () => {
@@ -37,7 +48,9 @@ afterAll(async () => {
 describe('podscope CLI', () => {
   it('runs a crictl YAML pod config, lists, inspects, stops and removes it', async () => {
     const file = join(env.dir, 'pod.yaml');
-    await writeFile(file, `metadata:
+    await writeFile(
+      file,
+      `metadata:
   name: cli-web
   namespace: default
   attempt: 1
@@ -48,7 +61,8 @@ port_mappings:
 annotations:
   kubernetes.io/ingress-bandwidth: 10M
 portMappings: []
-`);
+`,
+    );
     const runp = await podscope('runp', file);
     expect(runp.code).toBe(0);
     const id = runp.stdout.trim();
@@ -104,13 +118,21 @@ portMappings: []
     const endpoint = `unix://${server.socketPath}`;
     try {
       const file = join(env.dir, 'cri-pod.json');
-      await writeFile(file, JSON.stringify({ metadata: { name: 'via-cri', namespace: 'default', uid: 'u-cri' }, port_mappings: [{ container_port: 80, host_port: 23457 }] }));
+      await writeFile(
+        file,
+        JSON.stringify({
+          metadata: { name: 'via-cri', namespace: 'default', uid: 'u-cri' },
+          port_mappings: [{ container_port: 80, host_port: 23457 }],
+        }),
+      );
       const runp = await podscopeRaw('--endpoint', endpoint, 'runp', file);
       expect(runp.stderr).toBe('');
       const id = runp.stdout.trim();
       expect(id).toMatch(/^[0-9a-f]{64}$/);
       expect((await podscopeRaw('--endpoint', endpoint, 'pods')).stdout).toMatch(/READY\s+via-cri\s+default/);
-      expect(JSON.parse((await podscopeRaw('--endpoint', endpoint, 'inspectp', '-o', 'json', id.slice(0, 10))).stdout).ip).toMatch(/^10\.236\./);
+      expect(JSON.parse((await podscopeRaw('--endpoint', endpoint, 'inspectp', '-o', 'json', id.slice(0, 10))).stdout).ip).toMatch(
+        /^10\.236\./,
+      );
       expect((await podscopeRaw('--endpoint', endpoint, 'stopp', id)).code).toBe(0);
       expect((await podscopeRaw('--endpoint', endpoint, 'rmp', id)).code).toBe(0);
       expect((await podscopeRaw('--endpoint', endpoint, 'pods', '-q')).stdout).toBe('');
@@ -123,7 +145,13 @@ portMappings: []
 
   it('refuses a config with an invalid bandwidth and creates nothing', async () => {
     const file = join(env.dir, 'bad.json');
-    await writeFile(file, JSON.stringify({ metadata: { name: 'bad', namespace: 'default', uid: 'u' }, annotations: { 'kubernetes.io/egress-bandwidth': '10X' } }));
+    await writeFile(
+      file,
+      JSON.stringify({
+        metadata: { name: 'bad', namespace: 'default', uid: 'u' },
+        annotations: { 'kubernetes.io/egress-bandwidth': '10X' },
+      }),
+    );
     const r = await podscope('runp', file);
     expect(r.code).toBe(2);
     expect(r.stderr).toContain('kubernetes.io/egress-bandwidth "10X": quantities must match the regular expression');

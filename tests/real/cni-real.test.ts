@@ -22,7 +22,12 @@ const sh = (file: string, ...args: string[]) => runChecked(runner, { file, args,
 const shQuiet = (file: string, ...args: string[]) => runner.run({ file, args, timeoutMs: 30_000 }).catch(() => undefined);
 const natRules = async (tool: string) => (await sh(tool, '-t', 'nat', '-S')).stdout.split('\n').filter(Boolean);
 
-const canRun = process.getuid?.() === 0 && (await access(path.join(PLUGIN_DIR, 'bridge')).then(() => true, () => false));
+const canRun =
+  process.getuid?.() === 0 &&
+  (await access(path.join(PLUGIN_DIR, 'bridge')).then(
+    () => true,
+    () => false,
+  ));
 
 /** bandwidth's ifb name: "bwp" + sha512 hex, 15 chars (newer plugins hash network name + id, older ones the id alone). */
 function ifbCandidates(containerId: string): string[] {
@@ -35,7 +40,13 @@ describe.skipIf(!canRun)('CNI with real plugins', () => {
   const containerId = randomBytes(32).toString('hex');
   const hostPort = 30_000 + (randomBytes(2).readUInt16BE() % 10_000);
   const opts: CniNamespaceOptions = {
-    args: [['K8S_POD_NAMESPACE', 'default'], ['K8S_POD_NAME', 'cni-real'], ['K8S_POD_INFRA_CONTAINER_ID', containerId], ['K8S_POD_UID', 'uid-1'], ['IgnoreUnknown', '1']],
+    args: [
+      ['K8S_POD_NAMESPACE', 'default'],
+      ['K8S_POD_NAME', 'cni-real'],
+      ['K8S_POD_INFRA_CONTAINER_ID', containerId],
+      ['K8S_POD_UID', 'uid-1'],
+      ['IgnoreUnknown', '1'],
+    ],
     capabilities: {
       portMappings: [{ hostPort, containerPort: 80, protocol: 'tcp' }],
       bandwidth: { ingressRate: 1_000_000, ingressBurst: 4294967295, egressRate: 2_000_000, egressBurst: 4294967295 },
@@ -57,21 +68,24 @@ describe.skipIf(!canRun)('CNI with real plugins', () => {
     cacheDir = path.join(root, 'cache');
     await mkdir(confDir);
     hostBefore = snapshotHost();
-    await writeFile(path.join(confDir, '10-psc.conflist'), JSON.stringify({
-      cniVersion: '1.0.0',
-      name: NETWORK,
-      plugins: [
-        {
-          type: 'bridge',
-          bridge: BRIDGE,
-          isGateway: false,
-          ipMasq: false,
-          ipam: { type: 'host-local', dataDir, ranges: [[{ subnet: '10.231.0.0/24' }], [{ subnet: 'fd00:231::/64' }]] },
-        },
-        { type: 'portmap', capabilities: { portMappings: true }, snat: false },
-        { type: 'bandwidth', capabilities: { bandwidth: true } },
-      ],
-    }));
+    await writeFile(
+      path.join(confDir, '10-psc.conflist'),
+      JSON.stringify({
+        cniVersion: '1.0.0',
+        name: NETWORK,
+        plugins: [
+          {
+            type: 'bridge',
+            bridge: BRIDGE,
+            isGateway: false,
+            ipMasq: false,
+            ipam: { type: 'host-local', dataDir, ranges: [[{ subnet: '10.231.0.0/24' }], [{ subnet: 'fd00:231::/64' }]] },
+          },
+          { type: 'portmap', capabilities: { portMappings: true }, snat: false },
+          { type: 'bandwidth', capabilities: { bandwidth: true } },
+        ],
+      }),
+    );
     await sh('ip', 'netns', 'add', nsName);
     mgr = createCniManager({ confDir, binDirs: [PLUGIN_DIR], cacheDir, maxConfNum: 1 });
     const view = await mgr.load();
@@ -120,8 +134,18 @@ describe.skipIf(!canRun)('CNI with real plugins', () => {
     const files = await mgr.cachedAttachments(containerId);
     expect(files.map((f) => path.basename(f))).toEqual([`cni-loopback-${containerId}-lo`, `${NETWORK}-${containerId}-eth0`]);
     const doc = JSON.parse(await readFile(files[1]!, 'utf8'));
-    expect(doc).toMatchObject({ kind: 'cniCacheV1', containerId, ifName: 'eth0', networkName: NETWORK, netns: netnsPath, cniArgs: opts.args, capabilityArgs: opts.capabilities });
-    expect(doc.result.ips.map((i: { address: string }) => i.address.split('/')[0])).toEqual(setupResult!.interfaces.eth0!.ipConfigs.map((c) => c.ip));
+    expect(doc).toMatchObject({
+      kind: 'cniCacheV1',
+      containerId,
+      ifName: 'eth0',
+      networkName: NETWORK,
+      netns: netnsPath,
+      cniArgs: opts.args,
+      capabilityArgs: opts.capabilities,
+    });
+    expect(doc.result.ips.map((i: { address: string }) => i.address.split('/')[0])).toEqual(
+      setupResult!.interfaces.eth0!.ipConfigs.map((c) => c.ip),
+    );
     const leases = await readdir(path.join(dataDir, NETWORK));
     expect(leases).toContain(setupResult!.interfaces.eth0!.ipConfigs[0]!.ip);
     expect((await natRules('iptables')).some((l) => l.includes(`--dport ${hostPort}`))).toBe(true);
@@ -136,7 +160,8 @@ describe.skipIf(!canRun)('CNI with real plugins', () => {
     const eth0 = await runner.run({ file: 'ip', args: ['-n', nsName, 'link', 'show', 'eth0'], timeoutMs: 10_000 });
     expect(eth0.exitCode).not.toBe(0);
     expect((await natRules('iptables')).some((l) => l.includes(`--dport ${hostPort}`))).toBe(false);
-    for (const ifb of ifbCandidates(containerId)) expect((await runner.run({ file: 'ip', args: ['link', 'show', ifb], timeoutMs: 10_000 })).exitCode).not.toBe(0);
+    for (const ifb of ifbCandidates(containerId))
+      expect((await runner.run({ file: 'ip', args: ['link', 'show', ifb], timeoutMs: 10_000 })).exitCode).not.toBe(0);
     // a second DEL (containerd's Stop then Remove) must be harmless
     await mgr.remove(containerId, '', opts);
   });

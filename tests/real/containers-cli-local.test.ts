@@ -30,7 +30,18 @@ async function podscope(...args: string[]): Promise<{ code: number; stdout: stri
 beforeAll(async () => {
   env = await createRealEnv({ tag: 'c1', subnet: 229, bridge: 'psc1-cl' });
   const o = env.options;
-  flags = ['--cni-conf-dir', o.cniConfDir!, '--cni-bin-dir', '/usr/lib/cni', '--cni-cache-dir', o.cniCacheDir!, '--state-dir', o.stateDir!, '--run-dir', o.runDir!];
+  flags = [
+    '--cni-conf-dir',
+    o.cniConfDir!,
+    '--cni-bin-dir',
+    '/usr/lib/cni',
+    '--cni-cache-dir',
+    o.cniCacheDir!,
+    '--state-dir',
+    o.stateDir!,
+    '--run-dir',
+    o.runDir!,
+  ];
 });
 
 afterAll(async () => {
@@ -42,8 +53,23 @@ describe('containers across CLI processes', () => {
     const tar = join(env.dir, 'busybox.tar');
     writeDockerSave(tar, [{ image: buildBusyboxImage(), repoTags: ['podscope.test/busybox:1'] }]);
     expect((await podscope('images', 'load', tar)).code).toBe(0);
-    await writeFile(join(env.dir, 'pod.json'), JSON.stringify({ metadata: { name: 'cli-ctr', namespace: 'default', uid: 'cli-ctr-uid' }, hostname: 'cli-ctr', log_directory: join(env.dir, 'logs') }));
-    await writeFile(join(env.dir, 'ctr.json'), JSON.stringify({ metadata: { name: 'ticker' }, image: { image: 'podscope.test/busybox:1' }, command: ['sh', '-c', 'i=0; while true; do echo tick$i; i=$((i+1)); sleep 0.2; done'], log_path: 'ticker.log' }));
+    await writeFile(
+      join(env.dir, 'pod.json'),
+      JSON.stringify({
+        metadata: { name: 'cli-ctr', namespace: 'default', uid: 'cli-ctr-uid' },
+        hostname: 'cli-ctr',
+        log_directory: join(env.dir, 'logs'),
+      }),
+    );
+    await writeFile(
+      join(env.dir, 'ctr.json'),
+      JSON.stringify({
+        metadata: { name: 'ticker' },
+        image: { image: 'podscope.test/busybox:1' },
+        command: ['sh', '-c', 'i=0; while true; do echo tick$i; i=$((i+1)); sleep 0.2; done'],
+        log_path: 'ticker.log',
+      }),
+    );
     const run = await podscope('run', join(env.dir, 'ctr.json'), join(env.dir, 'pod.json'));
     expect(run.stderr).toBe('');
     expect(run.code).toBe(0);

@@ -25,7 +25,9 @@ let endpoint: string;
 
 async function podscope(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   try {
-    const { stdout, stderr } = await exec(process.execPath, ['bin/podscope.mjs', '--endpoint', endpoint, ...args], { cwd: join(__dirname, '../..') });
+    const { stdout, stderr } = await exec(process.execPath, ['bin/podscope.mjs', '--endpoint', endpoint, ...args], {
+      cwd: join(__dirname, '../..'),
+    });
     return { code: 0, stdout, stderr };
   } catch (e) {
     const err = e as { code: number; stdout: string; stderr: string };
@@ -54,21 +56,27 @@ describe('crictl flows through podscope cri', () => {
   it('run, ps, exec -s, logs, inspect, stats, stop, rm, then stopp/rmp', async () => {
     const podFile = join(dir, 'pod.yaml');
     const ctrFile = join(dir, 'ctr.yaml');
-    await writeFile(podFile, `metadata: {name: cri-web, namespace: default, uid: cri-web-uid}
+    await writeFile(
+      podFile,
+      `metadata: {name: cri-web, namespace: default, uid: cri-web-uid}
 hostname: cri-web
 log_directory: ${join(dir, 'logs')}
 linux:
   security_context:
     seccomp: {profile_type: 0}
-`);
-    await writeFile(ctrFile, `metadata: {name: web}
+`,
+    );
+    await writeFile(
+      ctrFile,
+      `metadata: {name: web}
 image: {image: ${BUSYBOX_IMAGE}}
 command: [sh, -c, 'echo started; exec httpd -f -p 8080 -h /www']
 log_path: web.log
 linux:
   security_context:
     seccomp: {profile_type: RuntimeDefault}
-`);
+`,
+    );
     const run = await podscope('run', ctrFile, podFile);
     expect(run.stderr).toContain('profile_type: "RuntimeDefault" is an enum name');
     expect(run.code).toBe(0);
@@ -85,7 +93,12 @@ linux:
     for (let i = 0; i < 50 && !logs.stdout.includes('started'); i++) logs = await podscope('logs', id);
     expect(logs.stdout).toBe('started\n');
 
-    const inspect = JSON.parse((await podscope('inspect', '-o', 'json', id)).stdout) as { seccomp: string; state: string; pid: number; logPath: string };
+    const inspect = JSON.parse((await podscope('inspect', '-o', 'json', id)).stdout) as {
+      seccomp: string;
+      state: string;
+      pid: number;
+      logPath: string;
+    };
     expect(inspect).toMatchObject({ seccomp: 'runtime/default', state: 'CONTAINER_RUNNING', logPath: join(dir, 'logs', 'web.log') });
     expect(inspect.pid).toBeGreaterThan(0);
 
@@ -106,11 +119,16 @@ linux:
   });
 
   it('CreateContainer+StartContainer over CRI: p50 (printed)', async () => {
-    const { id: podId } = await client.run({ config: { metadata: { name: 'cri-bench', namespace: 'default', uid: 'cri-bench-uid' }, hostname: 'bench' } });
+    const { id: podId } = await client.run({
+      config: { metadata: { name: 'cri-bench', namespace: 'default', uid: 'cri-bench-uid' }, hostname: 'bench' },
+    });
     const times: number[] = [];
     for (let i = 0; i < 10; i++) {
       const t0 = performance.now();
-      const { id } = await client.createContainer({ podSandboxId: podId, config: { metadata: { name: `b${i}` }, image: { image: BUSYBOX_IMAGE }, command: ['sleep', '100'] } });
+      const { id } = await client.createContainer({
+        podSandboxId: podId,
+        config: { metadata: { name: `b${i}` }, image: { image: BUSYBOX_IMAGE }, command: ['sleep', '100'] },
+      });
       await client.startContainer(id);
       times.push(performance.now() - t0);
       const st = await client.containerStatus(id);
@@ -118,7 +136,9 @@ linux:
       await client.removeContainer(id);
     }
     times.sort((a, b) => a - b);
-    console.log(`CreateContainer+StartContainer over CRI (busybox, copied rootfs): p50 ${times[5]!.toFixed(1)} ms, min ${times[0]!.toFixed(1)}, max ${times[9]!.toFixed(1)}`);
+    console.log(
+      `CreateContainer+StartContainer over CRI (busybox, copied rootfs): p50 ${times[5]!.toFixed(1)} ms, min ${times[0]!.toFixed(1)}, max ${times[9]!.toFixed(1)}`,
+    );
     expect(times).toHaveLength(10);
     await client.stop(podId);
     await client.remove(podId);

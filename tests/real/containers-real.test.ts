@@ -57,7 +57,9 @@ beforeAll(async () => {
   await buildBusyboxTree(join(treeDir, 'busybox'));
   logDir = await mkdtemp(join(tmpdir(), 'podscope-c1-logs-'));
   engine = await env.engine({}, { images: new LocalBusyboxStore(join(treeDir, 'busybox')) });
-  engine.subscribe((e) => { if (e.type.startsWith('container.')) events.push(e as ContainerEvent); });
+  engine.subscribe((e) => {
+    if (e.type.startsWith('container.')) events.push(e as ContainerEvent);
+  });
 });
 
 afterAll(async () => {
@@ -103,7 +105,12 @@ describe('a busybox httpd container in a real pod', () => {
     const st = await engine.containerStatus(webId);
     expect(st.state).toBe('CONTAINER_RUNNING');
     expect(st.name).toBe('httpd_web_podscope-c1_uid-web_0');
-    const page = await until('the page', () => httpGet(hostPort).then((b) => b, () => undefined));
+    const page = await until('the page', () =>
+      httpGet(hostPort).then(
+        (b) => b,
+        () => undefined,
+      ),
+    );
     expect(page).toBe(INDEX_HTML);
   });
 
@@ -111,7 +118,9 @@ describe('a busybox httpd container in a real pod', () => {
     const c = await engine.containerStatus(webId);
     const p = await engine.status(podId);
     for (const ns of ['net', 'ipc', 'uts', 'pid']) {
-      expect(execFileSync('readlink', [`/proc/${c.pid}/ns/${ns}`]).toString()).toBe(execFileSync('readlink', [`/proc/${p.pause.pid}/ns/${ns}`]).toString());
+      expect(execFileSync('readlink', [`/proc/${c.pid}/ns/${ns}`]).toString()).toBe(
+        execFileSync('readlink', [`/proc/${p.pause.pid}/ns/${ns}`]).toString(),
+      );
     }
     const r = await engine.execSync(webId, ['cat', '/etc/hostname'], 5);
     expect(Buffer.from(r.stdout).toString()).toBe('web\n');
@@ -163,13 +172,27 @@ describe('a busybox httpd container in a real pod', () => {
   });
 
   it('honours unconfined (Seccomp 0) and a localhost profile (Seccomp 2, its rules really apply)', async () => {
-    const free = await engine.createContainer({ podSandboxId: podId, config: container('free', ['sleep', '100'], { linux: { security_context: { seccomp: { profile_type: 1 } } } }) });
+    const free = await engine.createContainer({
+      podSandboxId: podId,
+      config: container('free', ['sleep', '100'], { linux: { security_context: { seccomp: { profile_type: 1 } } } }),
+    });
     await engine.startContainer(free.id);
     expect(seccompMode((await engine.containerStatus(free.id)).pid!)).toBe('0');
     // allow everything but mkdir/mkdirat, which fail with EACCES (13)
     const profile = join(logDir, 'no-mkdir.json');
-    writeFileSync(profile, JSON.stringify({ defaultAction: 'SCMP_ACT_ALLOW', syscalls: [{ names: ['mkdir', 'mkdirat'], action: 'SCMP_ACT_ERRNO', errnoRet: 13 }] }));
-    const custom = await engine.createContainer({ podSandboxId: podId, config: container('custom', ['sleep', '100'], { linux: { security_context: { seccomp: { profile_type: 2, localhost_ref: profile } } } }) });
+    writeFileSync(
+      profile,
+      JSON.stringify({
+        defaultAction: 'SCMP_ACT_ALLOW',
+        syscalls: [{ names: ['mkdir', 'mkdirat'], action: 'SCMP_ACT_ERRNO', errnoRet: 13 }],
+      }),
+    );
+    const custom = await engine.createContainer({
+      podSandboxId: podId,
+      config: container('custom', ['sleep', '100'], {
+        linux: { security_context: { seccomp: { profile_type: 2, localhost_ref: profile } } },
+      }),
+    });
     await engine.startContainer(custom.id);
     const st = await engine.containerStatus(custom.id);
     expect(st.seccomp).toBe(`localhost/${profile}`);
@@ -183,13 +206,18 @@ describe('a busybox httpd container in a real pod', () => {
   });
 
   it('ReopenContainerLog: after the log is renamed (rotation), new lines go to a fresh log_path', async () => {
-    const { id } = await engine.createContainer({ podSandboxId: podId, config: container('ticker', ['sh', '-c', 'i=0; while true; do echo tick$i; i=$((i+1)); sleep 0.1; done']) });
+    const { id } = await engine.createContainer({
+      podSandboxId: podId,
+      config: container('ticker', ['sh', '-c', 'i=0; while true; do echo tick$i; i=$((i+1)); sleep 0.1; done']),
+    });
     await engine.startContainer(id);
     const { logPath } = await engine.containerStatus(id);
     await until('a tick', async () => (readFileSync(logPath, 'utf8').includes('tick1') ? true : undefined));
     renameSync(logPath, `${logPath}.1`);
     await engine.reopenContainerLog(id);
-    const fresh = await until('the fresh log', async () => (existsSync(logPath) && readFileSync(logPath, 'utf8').includes('tick') ? readFileSync(logPath, 'utf8') : undefined));
+    const fresh = await until('the fresh log', async () =>
+      existsSync(logPath) && readFileSync(logPath, 'utf8').includes('tick') ? readFileSync(logPath, 'utf8') : undefined,
+    );
     for (const l of fresh.split('\n').filter(Boolean)) expect(l).toMatch(CRI_LOG_LINE);
     expect(readFileSync(`${logPath}.1`, 'utf8')).toContain('stdout F tick0');
     await engine.removeContainer(id);
@@ -199,7 +227,9 @@ describe('a busybox httpd container in a real pod', () => {
     const { id } = await engine.createContainer({
       podSandboxId: podId,
       // dd allocates its 64 MiB block in one go: far over the 16 MiB limit
-      config: container('hog', ['dd', 'if=/dev/zero', 'of=/dev/null', 'bs=64M', 'count=4'], { linux: { resources: { memory_limit_in_bytes: 16 << 20 } } }),
+      config: container('hog', ['dd', 'if=/dev/zero', 'of=/dev/null', 'bs=64M', 'count=4'], {
+        linux: { resources: { memory_limit_in_bytes: 16 << 20 } },
+      }),
     });
     await engine.startContainer(id);
     const st = await until('the exit', async () => {
@@ -237,7 +267,9 @@ describe('a busybox httpd container in a real pod', () => {
     });
     expect(st.exitCode).toBe(7);
     expect(st.reason).toBe('Error');
-    await until('the event', async () => (events.some((e) => e.type === 'container.changed' && e.id === id && e.summary.state === 'CONTAINER_EXITED') ? true : undefined));
+    await until('the event', async () =>
+      events.some((e) => e.type === 'container.changed' && e.id === id && e.summary.state === 'CONTAINER_EXITED') ? true : undefined,
+    );
     const done = await engine.createContainer({ podSandboxId: podId, config: container('done', ['true']) });
     await engine.startContainer(done.id);
     const st2 = await until('the exit', async () => {
@@ -274,6 +306,10 @@ describe('a busybox httpd container in a real pod', () => {
     expect(st.state).toBe('CONTAINER_EXITED');
     await engine.remove(podId);
     expect(await engine.listContainers({ podSandboxId: podId })).toEqual([]);
-    expect(execFileSync('runc', ['--root', join(env.options.runDir!, 'containers', 'runc'), 'list', '-q']).toString().trim()).toBe('');
+    expect(
+      execFileSync('runc', ['--root', join(env.options.runDir!, 'containers', 'runc'), 'list', '-q'])
+        .toString()
+        .trim(),
+    ).toBe('');
   });
 });

@@ -49,13 +49,21 @@ afterAll(async () => {
 });
 
 async function measure(api: CriEndpointApi, name: string): Promise<number[]> {
-  const pod = { metadata: { name, namespace: 'default', uid: `${name}-uid` }, hostname: '', linux: { security_context: { namespace_options: { network: 2 } } } };
+  const pod = {
+    metadata: { name, namespace: 'default', uid: `${name}-uid` },
+    hostname: '',
+    linux: { security_context: { namespace_options: { network: 2 } } },
+  };
   const { id: podId } = await api.run({ config: pod });
   const times: number[] = [];
   try {
     for (let i = 0; i < N; i++) {
       const t0 = performance.now();
-      const { id } = await api.createContainer({ podSandboxId: podId, config: { metadata: { name: `c${i}` }, image: { image: REF }, command: ['sleep', '100'] }, sandboxConfig: pod });
+      const { id } = await api.createContainer({
+        podSandboxId: podId,
+        config: { metadata: { name: `c${i}` }, image: { image: REF }, command: ['sleep', '100'] },
+        sandboxConfig: pod,
+      });
       await api.startContainer(id);
       times.push(performance.now() - t0);
       expect((await api.containerStatus(id)).state).toBe('CONTAINER_RUNNING');
@@ -74,7 +82,9 @@ describe('CreateContainer+StartContainer, Podscope next to containerd', () => {
     const mine = await measure(podscope, 'vs-podscope');
     const theirs = await measure(ctd!.api, 'vs-containerd');
     const p50 = (t: number[]) => t[Math.floor(t.length / 2)]!.toFixed(1);
-    console.log(`CreateContainer+StartContainer p50 over CRI (busybox, overlay rootfs, host-network pod, load ${execFileSync('cat', ['/proc/loadavg']).toString().split(' ')[0]}): podscope ${p50(mine)} ms (min ${mine[0]!.toFixed(1)}), containerd 1.6.20 ${p50(theirs)} ms (min ${theirs[0]!.toFixed(1)})`);
+    console.log(
+      `CreateContainer+StartContainer p50 over CRI (busybox, overlay rootfs, host-network pod, load ${execFileSync('cat', ['/proc/loadavg']).toString().split(' ')[0]}): podscope ${p50(mine)} ms (min ${mine[0]!.toFixed(1)}), containerd 1.6.20 ${p50(theirs)} ms (min ${theirs[0]!.toFixed(1)})`,
+    );
     expect(mine).toHaveLength(N);
     expect(theirs).toHaveLength(N);
   }, 300_000);

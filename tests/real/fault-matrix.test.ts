@@ -13,17 +13,31 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SandboxEngine } from '../../electron/engine/sandbox/service';
-import { dnatChain, findLeftovers, formatLeftovers, ifbDevice, ipMasqChain, sweepLeftovers, type LeakScope } from '../../testkit/leak-check';
+import {
+  dnatChain,
+  findLeftovers,
+  formatLeftovers,
+  ifbDevice,
+  ipMasqChain,
+  sweepLeftovers,
+  type LeakScope,
+} from '../../testkit/leak-check';
 import { createRealEnv, type RealEnv } from '../../testkit/throwaway-env';
 
 const TYPES = ['bridge', 'portmap', 'bandwidth'] as const;
 type AddFault = 'fail-before' | 'fail-after';
 type DelFault = 'ok' | 'fail' | 'hang';
-interface Case { pos: 0 | 1 | 2; add: AddFault; delOf: 'same' | 'other'; del: DelFault }
+interface Case {
+  pos: 0 | 1 | 2;
+  add: AddFault;
+  delOf: 'same' | 'other';
+  del: DelFault;
+}
 
 /** the DEL that misbehaves: the failing plugin itself, or another one (bridge, or portmap when bridge is the one) */
 const delTarget = (c: Case) => (c.delOf === 'same' ? c.pos : c.pos === 0 ? 1 : 0);
-const caseName = (c: Case) => `${TYPES[c.pos]} ADD ${c.add}, DEL of ${c.del === 'ok' ? 'every plugin ok' : `${TYPES[delTarget(c)]} (${c.delOf}) ${c.del}s`}`;
+const caseName = (c: Case) =>
+  `${TYPES[c.pos]} ADD ${c.add}, DEL of ${c.del === 'ok' ? 'every plugin ok' : `${TYPES[delTarget(c)]} (${c.delOf}) ${c.del}s`}`;
 
 function allCases(): Case[] {
   const out: Case[] = [];
@@ -81,7 +95,13 @@ exit $rc
 `;
 }
 
-interface Outcome { name: string; listedPending: boolean; expectedPending: boolean; leftovers: number; ms: number }
+interface Outcome {
+  name: string;
+  listedPending: boolean;
+  expectedPending: boolean;
+  leftovers: number;
+  ms: number;
+}
 const outcomes: Outcome[] = [];
 
 beforeAll(async () => {
@@ -105,26 +125,43 @@ function scope(extra: Partial<LeakScope> = {}): LeakScope {
 
 afterAll(async () => {
   if (outcomes.length > 0) {
-    console.log(`fault matrix: ${outcomes.length} cases, ${outcomes.filter((o) => o.leftovers > 0).length} with leftovers, ${outcomes.reduce((n, o) => n + o.leftovers, 0)} leftovers in all\n${outcomes.map((o) => `  ${o.leftovers === 0 ? 'ok  ' : 'LEAK'} ${o.name}: pending ${o.listedPending ? 'listed' : 'none'}${o.expectedPending ? ' (expected)' : ''}, leftovers ${o.leftovers}, ${Math.round(o.ms)} ms`).join('\n')}`);
+    console.log(
+      `fault matrix: ${outcomes.length} cases, ${outcomes.filter((o) => o.leftovers > 0).length} with leftovers, ${outcomes.reduce((n, o) => n + o.leftovers, 0)} leftovers in all\n${outcomes.map((o) => `  ${o.leftovers === 0 ? 'ok  ' : 'LEAK'} ${o.name}: pending ${o.listedPending ? 'listed' : 'none'}${o.expectedPending ? ' (expected)' : ''}, leftovers ${o.leftovers}, ${Math.round(o.ms)} ms`).join('\n')}`,
+    );
   }
   if (!env) return;
   await env.teardown();
   // whatever a failing case left: removed by scope, so the host ends as it started
   sweepLeftovers({ ...scope(), bridge: env.bridge, subnets: ['10.200.0.0/24', 'fd00:200::/64'], netnsDir });
-  try { execFileSync('umount', ['-l', netnsDir], { stdio: 'ignore' }); } catch { /* not a mount point */ }
+  try {
+    execFileSync('umount', ['-l', netnsDir], { stdio: 'ignore' });
+  } catch {
+    /* not a mount point */
+  }
   rmSync(netnsDir, { recursive: true, force: true });
 }, 120_000);
 
 describe('the leak checker', () => {
   // It must be able to fail: a running sandbox holds one of every kind it looks for.
   it('sees every kind of resource a running sandbox holds (netns, veth, tbf/ifb, reservations, ipMasq and DNAT rules v4+v6, cache, runc, record)', async () => {
-    const { id } = await engine.run({ config: { metadata: { name: 'fm-live', namespace: 'r1-matrix', uid: 'uid-live' }, port_mappings: [{ container_port: 80, host_port: 21998 }], annotations: { 'kubernetes.io/ingress-bandwidth': '10M', 'kubernetes.io/egress-bandwidth': '5M' } } });
+    const { id } = await engine.run({
+      config: {
+        metadata: { name: 'fm-live', namespace: 'r1-matrix', uid: 'uid-live' },
+        port_mappings: [{ container_port: 80, host_port: 21998 }],
+        annotations: { 'kubernetes.io/ingress-bandwidth': '10M', 'kubernetes.io/egress-bandwidth': '5M' },
+      },
+    });
     const st = await engine.status(id);
     try {
       const left = findLeftovers(scope({ ids: [id], netnsPaths: [st.netnsPath!], ownsDirs: false }));
       const kinds = new Set(left.map((l) => l.kind));
-      expect([...kinds].sort()).toEqual(['cache', 'dir', 'interface', 'ip6tables', 'iptables', 'ipam', 'mount', 'netns', 'qdisc', 'record', 'runc'].sort());
-      const rules = left.filter((l) => l.kind === 'iptables' || l.kind === 'ip6tables').map((l) => l.what).join('\n');
+      expect([...kinds].sort()).toEqual(
+        ['cache', 'dir', 'interface', 'ip6tables', 'iptables', 'ipam', 'mount', 'netns', 'qdisc', 'record', 'runc'].sort(),
+      );
+      const rules = left
+        .filter((l) => l.kind === 'iptables' || l.kind === 'ip6tables')
+        .map((l) => l.what)
+        .join('\n');
       expect(rules).toContain(`-N ${ipMasqChain(env.network, id)}`);
       expect(rules).toContain(`-N ${dnatChain(env.network, id)}`);
       expect(rules).toMatch(/CNI-HOSTPORT-DNAT .*--dports 21998/);
@@ -139,51 +176,63 @@ describe('the leak checker', () => {
 
 describe('fault matrix: plugin position × fail before/after ADD × DEL (same/other plugin) ok/fails/hangs', () => {
   CASES.forEach((c, i) => {
-    it.concurrent(`#${i} ${caseName(c)}: no leftovers after run, stop, remove; pending listed while left`, async ({ expect }) => {
-      const t0 = performance.now();
-      const name = `fm-${i}`;
-      const faults = join(ctlDir, name);
-      mkdirSync(faults);
-      writeFileSync(join(faults, `${TYPES[c.pos]}.ADD`), c.add);
-      if (c.del !== 'ok') writeFileSync(join(faults, `${TYPES[delTarget(c)]}.DEL`), c.del);
+    it.concurrent(
+      `#${i} ${caseName(c)}: no leftovers after run, stop, remove; pending listed while left`,
+      async ({ expect }) => {
+        const t0 = performance.now();
+        const name = `fm-${i}`;
+        const faults = join(ctlDir, name);
+        mkdirSync(faults);
+        writeFileSync(join(faults, `${TYPES[c.pos]}.ADD`), c.add);
+        if (c.del !== 'ok') writeFileSync(join(faults, `${TYPES[delTarget(c)]}.DEL`), c.del);
 
-      const err = await engine.run({ config: { metadata: { name, namespace: 'r1-matrix', uid: `uid-${name}` }, port_mappings: [{ container_port: 80, host_port: 21000 + i }], annotations: { 'kubernetes.io/ingress-bandwidth': '10M', 'kubernetes.io/egress-bandwidth': '5M' } } }).then(
-        () => undefined,
-        (e: unknown) => e as Error,
-      );
-      expect(err?.message).toMatch(new RegExp(`injected ${TYPES[c.pos]} ADD failure`));
-      const id = /sandbox "([0-9a-f]{64})"/.exec(err!.message)?.[1];
-      expect(id).toBeDefined();
+        const err = await engine
+          .run({
+            config: {
+              metadata: { name, namespace: 'r1-matrix', uid: `uid-${name}` },
+              port_mappings: [{ container_port: 80, host_port: 21000 + i }],
+              annotations: { 'kubernetes.io/ingress-bandwidth': '10M', 'kubernetes.io/egress-bandwidth': '5M' },
+            },
+          })
+          .then(
+            () => undefined,
+            (e: unknown) => e as Error,
+          );
+        expect(err?.message).toMatch(new RegExp(`injected ${TYPES[c.pos]} ADD failure`));
+        const id = /sandbox "([0-9a-f]{64})"/.exec(err!.message)?.[1];
+        expect(id).toBeDefined();
 
-      // A DEL that did not succeed for a plugin that ran leaves work: the sandbox must be listed with it.
-      const expectedPending = c.del !== 'ok' && delTarget(c) <= c.pos;
-      const listed = (await engine.list({ id })).find((s) => s.id === id);
-      const netnsPaths: string[] = [];
-      if (listed) netnsPaths.push(...[(await engine.status(id!)).netnsPath ?? ''].filter(Boolean));
-      const pending = listed?.cleanupPending?.find((p) => p.kind === 'cni' && p.plugin === TYPES[delTarget(c)]);
-      outcomes.push({ name: `#${i} ${caseName(c)}`, listedPending: !!pending, expectedPending, leftovers: -1, ms: 0 });
-      const outcome = outcomes[outcomes.length - 1]!;
+        // A DEL that did not succeed for a plugin that ran leaves work: the sandbox must be listed with it.
+        const expectedPending = c.del !== 'ok' && delTarget(c) <= c.pos;
+        const listed = (await engine.list({ id })).find((s) => s.id === id);
+        const netnsPaths: string[] = [];
+        if (listed) netnsPaths.push(...[(await engine.status(id!)).netnsPath ?? ''].filter(Boolean));
+        const pending = listed?.cleanupPending?.find((p) => p.kind === 'cni' && p.plugin === TYPES[delTarget(c)]);
+        outcomes.push({ name: `#${i} ${caseName(c)}`, listedPending: !!pending, expectedPending, leftovers: -1, ms: 0 });
+        const outcome = outcomes[outcomes.length - 1]!;
 
-      // the fault was transient: switch it off, then stop and remove as a user would
-      rmSync(faults, { recursive: true, force: true });
-      await engine.stop(id!);
-      await engine.remove(id!);
+        // the fault was transient: switch it off, then stop and remove as a user would
+        rmSync(faults, { recursive: true, force: true });
+        await engine.stop(id!);
+        await engine.remove(id!);
 
-      const left = findLeftovers(scope({ ids: [id!], netnsPaths, ownsDirs: false }));
-      outcome.leftovers = left.length;
-      outcome.ms = performance.now() - t0;
-      if (left.length > 0) sweepLeftovers(scope({ ids: [id!], netnsPaths, ownsDirs: false }));
-      expect(formatLeftovers(left)).toBe('');
-      if (expectedPending) {
-        expect(listed?.state).toBe('SANDBOX_NOTREADY');
-        expect(pending).toBeDefined();
-        expect(listed?.notReadyReason).toMatch(new RegExp(`^cleanup pending: .*CNI DEL of ${TYPES[delTarget(c)]} #${delTarget(c)}`));
-        expect(err!.message).toMatch(/cleanup pending/);
-      } else {
-        expect(listed).toBeUndefined(); // a clean unwind forgets the sandbox
-      }
-      expect((await engine.list({ id })).find((s) => s.id === id)).toBeUndefined();
-    }, 60_000);
+        const left = findLeftovers(scope({ ids: [id!], netnsPaths, ownsDirs: false }));
+        outcome.leftovers = left.length;
+        outcome.ms = performance.now() - t0;
+        if (left.length > 0) sweepLeftovers(scope({ ids: [id!], netnsPaths, ownsDirs: false }));
+        expect(formatLeftovers(left)).toBe('');
+        if (expectedPending) {
+          expect(listed?.state).toBe('SANDBOX_NOTREADY');
+          expect(pending).toBeDefined();
+          expect(listed?.notReadyReason).toMatch(new RegExp(`^cleanup pending: .*CNI DEL of ${TYPES[delTarget(c)]} #${delTarget(c)}`));
+          expect(err!.message).toMatch(/cleanup pending/);
+        } else {
+          expect(listed).toBeUndefined(); // a clean unwind forgets the sandbox
+        }
+        expect((await engine.list({ id })).find((s) => s.id === id)).toBeUndefined();
+      },
+      60_000,
+    );
   });
 });
 
@@ -199,7 +248,11 @@ describe('after the matrix', () => {
     mkdirSync(faults, { recursive: true });
     writeFileSync(join(faults, 'portmap.ADD'), 'fail-after');
     writeFileSync(join(faults, 'bridge.DEL'), 'fail');
-    const err = (await engine.run({ config: { metadata: { name, namespace: 'r1-matrix', uid: 'uid-perm' }, port_mappings: [{ container_port: 80, host_port: 21999 }] } }).catch((e: unknown) => e)) as Error;
+    const err = (await engine
+      .run({
+        config: { metadata: { name, namespace: 'r1-matrix', uid: 'uid-perm' }, port_mappings: [{ container_port: 80, host_port: 21999 }] },
+      })
+      .catch((e: unknown) => e)) as Error;
     const id = /sandbox "([0-9a-f]{64})"/.exec(err.message)![1]!;
     const netnsPath = (await engine.status(id)).netnsPath!;
     try {
@@ -207,9 +260,13 @@ describe('after the matrix', () => {
       const [s] = await engine.list({ id });
       expect(s?.cleanupPending?.map((p) => `${p.kind}:${p.plugin}`)).toEqual(expect.arrayContaining(['cni:bridge']));
       // what the bridge still holds is named: the reservation from its ADD result
-      expect(s?.cleanupPending?.find((p) => p.plugin === 'bridge')?.holds.join(' ')).toMatch(/IPAM reservation 10\.200\.0\.\d+\/24, fd00:200::[0-9a-f]+\/64/);
+      expect(s?.cleanupPending?.find((p) => p.plugin === 'bridge')?.holds.join(' ')).toMatch(
+        /IPAM reservation 10\.200\.0\.\d+\/24, fd00:200::[0-9a-f]+\/64/,
+      );
       const forced = (await engine.remove(id, { force: true }).catch((e: unknown) => e)) as Error;
-      expect(forced.message).toMatch(/removed by force, but its cleanup did not finish; left behind on the host .*CNI DEL of bridge #0 on psr1-fm\/eth0 \(holds IPAM reservation 10\.200\./);
+      expect(forced.message).toMatch(
+        /removed by force, but its cleanup did not finish; left behind on the host .*CNI DEL of bridge #0 on psr1-fm\/eth0 \(holds IPAM reservation 10\.200\./,
+      );
       expect(await engine.list({ id })).toEqual([]);
       // and it told the truth: the reservation and the netns really are still there
       const left = findLeftovers(scope({ ids: [id], netnsPaths: [netnsPath], ownsDirs: false }));

@@ -12,7 +12,17 @@ import { hasCode, PodscopeError } from '../../shared/domain/errors';
 import { NodeProcessRunner } from '../../electron/engine/os/exec';
 import { LocalImageStore } from '../../electron/engine/images/store';
 import type { ContainerRootfs, PullProgress } from '../../electron/engine/images/types';
-import { buildBusyboxImage, digestOf, foreignArchitecture, MT, SYMLINK_EXPECTATIONS, WHITEOUT_EXPECTATIONS, writeDockerSave, writeOciLayout, type BuiltImage } from '../../testkit/busybox-image';
+import {
+  buildBusyboxImage,
+  digestOf,
+  foreignArchitecture,
+  MT,
+  SYMLINK_EXPECTATIONS,
+  WHITEOUT_EXPECTATIONS,
+  writeDockerSave,
+  writeOciLayout,
+  type BuiltImage,
+} from '../../testkit/busybox-image';
 import { startTestRegistry, type TestRegistry } from '../../testkit/registry';
 
 const isRoot = process.getuid?.() === 0;
@@ -55,8 +65,16 @@ describe.skipIf(!isRoot)('image store (real overlayfs, test registry on 127.0.0.
     foreignImage = buildBusyboxImage({ compression: 'gzip', architecture: foreignArchitecture(), cmd: ['echo', 'foreign'] });
     dockerImage = buildBusyboxImage({ format: 'docker', whiteoutLayer: true, cmd: ['echo', 'docker'] });
     plain = await startTestRegistry({ port: 27000, portAttempts: 100 });
-    token = await startTestRegistry({ port: plain.port + 1, portAttempts: 100, auth: { kind: 'token', username: 'alice', password: 's3cret' } });
-    basic = await startTestRegistry({ port: token.port + 1, portAttempts: 100, auth: { kind: 'basic', username: 'bob', password: 'hunter2' } });
+    token = await startTestRegistry({
+      port: plain.port + 1,
+      portAttempts: 100,
+      auth: { kind: 'token', username: 'alice', password: 's3cret' },
+    });
+    basic = await startTestRegistry({
+      port: token.port + 1,
+      portAttempts: 100,
+      auth: { kind: 'basic', username: 'bob', password: 'hunter2' },
+    });
     for (const r of [plain, token, basic]) {
       r.putIndex('library/busybox', '1', [foreignImage, gzipImage]);
       r.putImage('zstd/busybox', 'whiteouts', zstdImage);
@@ -70,7 +88,10 @@ describe.skipIf(!isRoot)('image store (real overlayfs, test registry on 127.0.0.
     await Promise.all([plain, token, basic].map((r) => r?.close()));
     if (base) {
       // anything still mounted under our dir (a failed test) goes first
-      const mounts = readFileSync('/proc/self/mountinfo', 'utf8').split('\n').map((l) => l.split(' ')[4]).filter((m): m is string => !!m && m.startsWith(base));
+      const mounts = readFileSync('/proc/self/mountinfo', 'utf8')
+        .split('\n')
+        .map((l) => l.split(' ')[4])
+        .filter((m): m is string => !!m && m.startsWith(base));
       for (const m of mounts.reverse()) execFileSync('umount', ['-l', m]);
       await rm(base, { recursive: true, force: true });
     }
@@ -80,9 +101,14 @@ describe.skipIf(!isRoot)('image store (real overlayfs, test registry on 127.0.0.
     const store = await newStore('token');
     const progress: PullProgress[] = [];
     const started = performance.now();
-    const rec = await store.pull(`${token.host}/library/busybox:1`, { auth: { username: 'alice', password: 's3cret' }, onProgress: (p) => progress.push(p) });
+    const rec = await store.pull(`${token.host}/library/busybox:1`, {
+      auth: { username: 'alice', password: 's3cret' },
+      onProgress: (p) => progress.push(p),
+    });
     const ms = performance.now() - started;
-    console.log(`pull busybox (${gzipImage.layers[0]!.bytes.length} B gzip layer) from the test registry with token auth: ${ms.toFixed(0)} ms`);
+    console.log(
+      `pull busybox (${gzipImage.layers[0]!.bytes.length} B gzip layer) from the test registry with token auth: ${ms.toFixed(0)} ms`,
+    );
     expect(rec.id).toBe(gzipImage.id);
     expect(rec.repoTags).toEqual([`${token.host}/library/busybox:1`]);
     expect(rec.repoDigests[0]).toMatch(new RegExp(`^${token.host}/library/busybox@sha256:[a-f0-9]{64}$`));
@@ -91,8 +117,14 @@ describe.skipIf(!isRoot)('image store (real overlayfs, test registry on 127.0.0.
     expect(rec.architecture).toBe(gzipImage.architecture);
     expect(rec.size).toBe(gzipImage.layerTars[0]!.length);
     // the foreign platform's manifest and config were never fetched
-    expect(token.requests.some((r) => r.path.includes(foreignImage.manifest.digest) || r.path.includes(foreignImage.config.digest))).toBe(false);
-    expect(token.requests.filter((r) => r.path.includes('/manifests/')).every((r) => String(r.headers.accept).includes(MT.ociIndex) && String(r.headers.accept).includes(MT.dockerManifest))).toBe(true);
+    expect(token.requests.some((r) => r.path.includes(foreignImage.manifest.digest) || r.path.includes(foreignImage.config.digest))).toBe(
+      false,
+    );
+    expect(
+      token.requests
+        .filter((r) => r.path.includes('/manifests/'))
+        .every((r) => String(r.headers.accept).includes(MT.ociIndex) && String(r.headers.accept).includes(MT.dockerManifest)),
+    ).toBe(true);
     expect(token.issuedTokens.length).toBeGreaterThan(0);
     expect(progress.at(-1)).toMatchObject({ phase: 'done' });
     expect(progress.some((p) => p.phase.includes('downloading') && p.doneBytes > 0)).toBe(true);
@@ -104,7 +136,11 @@ describe.skipIf(!isRoot)('image store (real overlayfs, test registry on 127.0.0.
     // symlink targets are kept verbatim (absolute, and climbing above the root), and resolve inside the container
     for (const l of Object.values(SYMLINK_EXPECTATIONS)) {
       expect(readlinkSync(join(rootfs.path, l.path))).toBe(l.target);
-      expect(execFileSync('chroot', [rootfs.path, `/${l.path}`, '-c', 'echo via link']).toString().trim()).toBe('via link');
+      expect(
+        execFileSync('chroot', [rootfs.path, `/${l.path}`, '-c', 'echo via link'])
+          .toString()
+          .trim(),
+      ).toBe('via link');
     }
     expect(readFileSync('/proc/self/mountinfo', 'utf8')).toContain(` ${rootfs.path} `);
     await rootfs.release();
@@ -123,7 +159,9 @@ describe.skipIf(!isRoot)('image store (real overlayfs, test registry on 127.0.0.
 
   it('pulls with basic auth, and refuses wrong basic credentials', async () => {
     const store = await newStore('basic');
-    const wrong = await store.pull(`${basic.host}/plain/busybox:v1`, { auth: { auth: Buffer.from('bob:wrong').toString('base64') } }).catch((e: unknown) => e);
+    const wrong = await store
+      .pull(`${basic.host}/plain/busybox:v1`, { auth: { auth: Buffer.from('bob:wrong').toString('base64') } })
+      .catch((e: unknown) => e);
     expect(hasCode(wrong, 'FailedPrecondition')).toBe(true);
     expect((wrong as Error).message).toMatch(/unauthorized.*as bob/);
     const rec = await store.pull(`${basic.host}/plain/busybox:v1`, { auth: { auth: Buffer.from('bob:hunter2').toString('base64') } });
@@ -190,10 +228,14 @@ describe.skipIf(!isRoot)('image store (real overlayfs, test registry on 127.0.0.
     plain.putImage('cancel/busybox', 'v1', big);
     const before = await storeTree(store.root);
     const ac = new AbortController();
-    const err = await store.pull(`${plain.host}/cancel/busybox:v1`, {
-      signal: ac.signal,
-      onProgress: (p) => { if (p.phase.includes('downloading')) ac.abort(); },
-    }).catch((e: unknown) => e);
+    const err = await store
+      .pull(`${plain.host}/cancel/busybox:v1`, {
+        signal: ac.signal,
+        onProgress: (p) => {
+          if (p.phase.includes('downloading')) ac.abort();
+        },
+      })
+      .catch((e: unknown) => e);
     expect(hasCode(err, 'Canceled')).toBe(true);
     expect(await storeTree(store.root)).toEqual(before);
     expect(await readdir(join(store.root, 'tmp'))).toEqual([]);
@@ -205,11 +247,14 @@ describe.skipIf(!isRoot)('image store (real overlayfs, test registry on 127.0.0.
     const good = buildBusyboxImage({ compression: 'gzip', cmd: ['echo', 'diffid'] });
     const other = buildBusyboxImage({ compression: 'gzip', files: { 'etc/other': 'x' } });
     // a manifest whose layer is a valid blob, but not the layer the config promises
-    const manifest = Buffer.from(JSON.stringify({
-      schemaVersion: 2, mediaType: MT.ociManifest,
-      config: { mediaType: MT.ociConfig, digest: good.config.digest, size: good.config.bytes.length },
-      layers: [{ mediaType: MT.ociLayerGzip, digest: other.layers[0]!.digest, size: other.layers[0]!.bytes.length }],
-    }));
+    const manifest = Buffer.from(
+      JSON.stringify({
+        schemaVersion: 2,
+        mediaType: MT.ociManifest,
+        config: { mediaType: MT.ociConfig, digest: good.config.digest, size: good.config.bytes.length },
+        layers: [{ mediaType: MT.ociLayerGzip, digest: other.layers[0]!.digest, size: other.layers[0]!.bytes.length }],
+      }),
+    );
     plain.putBlob('diffid/busybox', good.config.digest, good.config.bytes);
     plain.putBlob('diffid/busybox', other.layers[0]!.digest, other.layers[0]!.bytes);
     plain.putRawManifest('diffid/busybox', 'v1', MT.ociManifest, manifest);
@@ -270,7 +315,10 @@ describe.skipIf(!isRoot)('image store (real overlayfs, test registry on 127.0.0.
     // relative: node-tar (strict) already refuses absolute link targets
     execFileSync('ln', ['-s', '../../../../../../../../etc/hostname', join(evilDir, 'l', 'layer.tar')]);
     writeFileSync(join(evilDir, `${dockerImage.id.slice(7)}.json`), dockerImage.config.bytes);
-    writeFileSync(join(evilDir, 'manifest.json'), JSON.stringify([{ Config: `${dockerImage.id.slice(7)}.json`, RepoTags: ['evil:1'], Layers: ['l/layer.tar', 'l/layer.tar'] }]));
+    writeFileSync(
+      join(evilDir, 'manifest.json'),
+      JSON.stringify([{ Config: `${dockerImage.id.slice(7)}.json`, RepoTags: ['evil:1'], Layers: ['l/layer.tar', 'l/layer.tar'] }]),
+    );
     execFileSync('tar', ['-C', evilDir, '-cf', join(base, 'evil.tar'), '.']);
     const evilTar = await store.load(join(base, 'evil.tar')).catch((e: unknown) => e);
     expect(hasCode(evilTar, 'InvalidArgument')).toBe(true); // node-tar refuses to extract the escaping link
@@ -301,7 +349,9 @@ describe.skipIf(!isRoot)('image store (real overlayfs, test registry on 127.0.0.
 
     const rootfs = await store.prepareRootfs(a.id, 'c-busy', join(base, 'remove', 'c-busy'));
     rootfsToRelease.push(rootfs);
-    expect(hasCode(await store.prepareRootfs(a.id, 'c-busy', join(base, 'remove', 'c-busy2')).catch((e: unknown) => e), 'AlreadyExists')).toBe(true);
+    expect(
+      hasCode(await store.prepareRootfs(a.id, 'c-busy', join(base, 'remove', 'c-busy2')).catch((e: unknown) => e), 'AlreadyExists'),
+    ).toBe(true);
     const refused = await store.remove(`${plain.host}/library/busybox:1`).catch((e: unknown) => e);
     expect(hasCode(refused, 'FailedPrecondition')).toBe(true);
     expect((refused as Error).message).toContain('c-busy');

@@ -32,9 +32,22 @@ class CountingRunner implements ProcessRunner {
   }
 }
 
-function conflist(dir: string, bridgeExtra: Record<string, unknown> = {}, middle?: Record<string, unknown>, listExtra: Record<string, unknown> = {}): string {
+function conflist(
+  dir: string,
+  bridgeExtra: Record<string, unknown> = {},
+  middle?: Record<string, unknown>,
+  listExtra: Record<string, unknown> = {},
+): string {
   const plugins: Array<Record<string, unknown>> = [
-    { type: 'bridge', bridge: BRIDGE, isGateway: true, ipMasq: false, hairpinMode: true, ...bridgeExtra, ipam: { type: 'host-local', dataDir: join(dir, 'ipam'), ranges: [[{ subnet: SUBNET }]] } },
+    {
+      type: 'bridge',
+      bridge: BRIDGE,
+      isGateway: true,
+      ipMasq: false,
+      hairpinMode: true,
+      ...bridgeExtra,
+      ipam: { type: 'host-local', dataDir: join(dir, 'ipam'), ranges: [[{ subnet: SUBNET }]] },
+    },
     ...(middle ? [middle] : []),
     { type: 'portmap', capabilities: { portMappings: true }, snat: false },
     { type: 'bandwidth', capabilities: { bandwidth: true } },
@@ -47,8 +60,24 @@ describe.skipIf(!canRun)('CNI lab with real plugins', () => {
   let engine: SandboxEngine;
   let lab: LabApi;
   const runner = new CountingRunner();
-  const scope = (): LeakScope => ({ bridge: BRIDGE, subnets: [SUBNET], networks: [NETWORK], ipamDir: join(dir, 'ipam'), cacheDir: join(dir, 'state', 'lab', 'cni-cache'), netnsDir: join(dir, 'netns'), ownsDirs: true });
-  const options = () => ({ stateDir: join(dir, 'state'), runDir: join(dir, 'run'), netnsDir: join(dir, 'netns'), cniConfDir: join(dir, 'net.d'), cniBinDirs: ['/usr/lib/cni'], cniCacheDir: join(dir, 'cache'), pluginTimeoutMs: 30_000 });
+  const scope = (): LeakScope => ({
+    bridge: BRIDGE,
+    subnets: [SUBNET],
+    networks: [NETWORK],
+    ipamDir: join(dir, 'ipam'),
+    cacheDir: join(dir, 'state', 'lab', 'cni-cache'),
+    netnsDir: join(dir, 'netns'),
+    ownsDirs: true,
+  });
+  const options = () => ({
+    stateDir: join(dir, 'state'),
+    runDir: join(dir, 'run'),
+    netnsDir: join(dir, 'netns'),
+    cniConfDir: join(dir, 'net.d'),
+    cniBinDirs: ['/usr/lib/cni'],
+    cniCacheDir: join(dir, 'cache'),
+    pluginTimeoutMs: 30_000,
+  });
   const dropBridge = () => {
     try {
       execFileSync('ip', ['link', 'del', BRIDGE], { stdio: 'ignore' });
@@ -86,30 +115,77 @@ describe.skipIf(!canRun)('CNI lab with real plugins', () => {
     const file = join(dir, `run-${port}.conflist`);
     await writeFile(file, text);
     const o = options();
-    const flags = ['--state-dir', o.stateDir, '--run-dir', o.runDir, '--netns-dir', o.netnsDir, '--cni-conf-dir', o.cniConfDir, '--cni-bin-dir', '/usr/lib/cni', '--cni-cache-dir', o.cniCacheDir];
+    const flags = [
+      '--state-dir',
+      o.stateDir,
+      '--run-dir',
+      o.runDir,
+      '--netns-dir',
+      o.netnsDir,
+      '--cni-conf-dir',
+      o.cniConfDir,
+      '--cni-bin-dir',
+      '/usr/lib/cni',
+      '--cni-cache-dir',
+      o.cniCacheDir,
+    ];
     let code = 0;
     let stdout = '';
     try {
-      ({ stdout } = await execFileP(process.execPath, ['bin/podscope.mjs', 'lab', 'run', file, '--port-mapping', `${port}:80/tcp`, '--bandwidth', '1000000,2000000', '-o', 'json', ...flags], { cwd: join(__dirname, '../..') }));
+      ({ stdout } = await execFileP(
+        process.execPath,
+        [
+          'bin/podscope.mjs',
+          'lab',
+          'run',
+          file,
+          '--port-mapping',
+          `${port}:80/tcp`,
+          '--bandwidth',
+          '1000000,2000000',
+          '-o',
+          'json',
+          ...flags,
+        ],
+        { cwd: join(__dirname, '../..') },
+      ));
     } catch (e) {
       ({ code, stdout } = e as { code: number; stdout: string });
     }
-    type Out = { plugins: Array<{ type: string; verb: string; exitCode: number; durationMs: number; stdin: string; stdout: string; stderr: string }>; result: { ips: Array<{ address: string }> }; kernelCreated: Array<{ kind: string; what: string }>; leftAfterDel: unknown[]; durationMs: number };
+    type Out = {
+      plugins: Array<{ type: string; verb: string; exitCode: number; durationMs: number; stdin: string; stdout: string; stderr: string }>;
+      result: { ips: Array<{ address: string }> };
+      kernelCreated: Array<{ kind: string; what: string }>;
+      leftAfterDel: unknown[];
+      durationMs: number;
+    };
     return { code, out: JSON.parse(stdout) as Out };
   }
 
   it('runs bridge+host-local+portmap+bandwidth: every plugin stdin and result, the rules and qdiscs created, nothing left after DEL (CLI, -o json, exit 0)', async () => {
     const { code, out } = await cliRun(conflist(dir, {}, undefined, { disableCheck: true }), HOST_PORT);
-    expect(out.plugins.map((p) => `${p.verb} ${p.type}`)).toEqual(['ADD bridge', 'ADD portmap', 'ADD bandwidth', 'DEL bandwidth', 'DEL portmap', 'DEL bridge']);
+    expect(out.plugins.map((p) => `${p.verb} ${p.type}`)).toEqual([
+      'ADD bridge',
+      'ADD portmap',
+      'ADD bandwidth',
+      'DEL bandwidth',
+      'DEL portmap',
+      'DEL bridge',
+    ]);
     expect(out.plugins.every((p) => p.exitCode === 0 && p.durationMs > 0)).toBe(true);
     const add = (type: string) => out.plugins.find((p) => p.verb === 'ADD' && p.type === type)!;
-    expect(JSON.parse(add('portmap').stdin).runtimeConfig.portMappings).toEqual([{ hostPort: HOST_PORT, containerPort: 80, protocol: 'tcp' }]);
+    expect(JSON.parse(add('portmap').stdin).runtimeConfig.portMappings).toEqual([
+      { hostPort: HOST_PORT, containerPort: 80, protocol: 'tcp' },
+    ]);
     expect(JSON.parse(add('bandwidth').stdin).runtimeConfig.bandwidth).toMatchObject({ ingressRate: 1000000, egressRate: 2000000 });
     expect(JSON.parse(add('bridge').stdin).runtimeConfig).toBeUndefined(); // it declares no capability
-    for (const type of ['bridge', 'portmap', 'bandwidth']) expect(JSON.parse(add(type).stdout).ips[0].address).toMatch(/^10\.240\.5\.\d+\/24$/);
+    for (const type of ['bridge', 'portmap', 'bandwidth'])
+      expect(JSON.parse(add(type).stdout).ips[0].address).toMatch(/^10\.240\.5\.\d+\/24$/);
     expect(out.result.ips[0]!.address).toMatch(/^10\.240\.5\./);
     const created = out.kernelCreated.map((i) => `${i.kind} ${i.what}`);
-    expect(created.some((l) => l.startsWith('iptables nat -A CNI-DN-') && l.includes(`--dport ${HOST_PORT} -j DNAT --to-destination 10.240.5.`))).toBe(true);
+    expect(
+      created.some((l) => l.startsWith('iptables nat -A CNI-DN-') && l.includes(`--dport ${HOST_PORT} -j DNAT --to-destination 10.240.5.`)),
+    ).toBe(true);
     expect(created.filter((l) => /^qdisc dev \S+ tbf /.test(l))).toHaveLength(2); // the veth (ingress) and the ifb (egress)
     expect(created.some((l) => l.startsWith('netns-address eth0 10.240.5.'))).toBe(true);
     expect(out.leftAfterDel).toEqual([]);
@@ -123,16 +199,34 @@ describe.skipIf(!canRun)('CNI lab with real plugins', () => {
   it('CHECK runs for 1.0.0 lists: Debian portmap 1.1.1 fails it on an IPv4-only pod (containernetworking/plugins#819), exit 1, DEL still cleans up', async () => {
     const { code, out } = await cliRun(conflist(dir), HOST_PORT + 3);
     // libcni's CHECK stops at the first failing plugin
-    expect(out.plugins.map((p) => `${p.verb} ${p.type} ${p.exitCode}`)).toEqual(['ADD bridge 0', 'ADD portmap 0', 'ADD bandwidth 0', 'CHECK bridge 0', 'CHECK portmap 1', 'DEL bandwidth 0', 'DEL portmap 0', 'DEL bridge 0']);
+    expect(out.plugins.map((p) => `${p.verb} ${p.type} ${p.exitCode}`)).toEqual([
+      'ADD bridge 0',
+      'ADD portmap 0',
+      'ADD bandwidth 0',
+      'CHECK bridge 0',
+      'CHECK portmap 1',
+      'DEL bandwidth 0',
+      'DEL portmap 0',
+      'DEL bridge 0',
+    ]);
     expect(out.plugins.find((p) => p.verb === 'CHECK' && p.type === 'portmap')!.stdout).toContain('could not check ipv6 dnat');
-    expect(JSON.parse(out.plugins.find((p) => p.verb === 'CHECK' && p.type === 'bridge')!.stdin).prevResult.ips[0].address).toMatch(/^10\.240\.5\./);
+    expect(JSON.parse(out.plugins.find((p) => p.verb === 'CHECK' && p.type === 'bridge')!.stdin).prevResult.ips[0].address).toMatch(
+      /^10\.240\.5\./,
+    );
     expect(out.leftAfterDel).toEqual([]);
     expect(code).toBe(1);
   });
 
   it('a plugin that fails ADD: the trace shows the failure and the DEL unwind of what ran, and nothing is left', async () => {
-    const run: LabRun = await lab.run({ text: conflist(dir, {}, { type: 'psl1-no-such-plugin' }), capabilities: { portMappings: [{ hostPort: HOST_PORT + 1, containerPort: 80, protocol: 'tcp' }] } });
-    expect(run.plugins.map((p) => `${p.verb} ${p.type} ${p.ok ? 'ok' : 'failed'}`)).toEqual(['ADD bridge ok', 'ADD psl1-no-such-plugin failed', 'DEL bridge ok']);
+    const run: LabRun = await lab.run({
+      text: conflist(dir, {}, { type: 'psl1-no-such-plugin' }),
+      capabilities: { portMappings: [{ hostPort: HOST_PORT + 1, containerPort: 80, protocol: 'tcp' }] },
+    });
+    expect(run.plugins.map((p) => `${p.verb} ${p.type} ${p.ok ? 'ok' : 'failed'}`)).toEqual([
+      'ADD bridge ok',
+      'ADD psl1-no-such-plugin failed',
+      'DEL bridge ok',
+    ]);
     const failed = run.plugins[1]!;
     expect(failed.binary).toBeUndefined();
     expect(failed.error?.message).toContain('failed to find plugin "psl1-no-such-plugin"');
@@ -148,9 +242,15 @@ describe.skipIf(!canRun)('CNI lab with real plugins', () => {
   });
 
   it('two runs differing in the bridge mtu: the diff names exactly bridge.mtu in stdin and only MTU lines in the kernel state', async () => {
-    const a = await lab.run({ text: conflist(dir, { mtu: 1400 }), capabilities: { portMappings: [{ hostPort: HOST_PORT + 2, containerPort: 80, protocol: 'tcp' }] } });
+    const a = await lab.run({
+      text: conflist(dir, { mtu: 1400 }),
+      capabilities: { portMappings: [{ hostPort: HOST_PORT + 2, containerPort: 80, protocol: 'tcp' }] },
+    });
     dropBridge(); // both runs start from the same host: the bridge plugin creates its bridge with the conf's MTU
-    const b = await lab.run({ text: conflist(dir, { mtu: 1450 }), capabilities: { portMappings: [{ hostPort: HOST_PORT + 2, containerPort: 80, protocol: 'tcp' }] } });
+    const b = await lab.run({
+      text: conflist(dir, { mtu: 1450 }),
+      capabilities: { portMappings: [{ hostPort: HOST_PORT + 2, containerPort: 80, protocol: 'tcp' }] },
+    });
     for (const r of [a, b]) expect([r.addOk, r.delOk, r.leftAfterDel], JSON.stringify(r.leftAfterDel)).toEqual([true, true, []]);
     const d = await lab.diff(a.id, b.id);
     const changed = d.plugins.filter((p) => p.stdin.length > 0);
@@ -164,8 +264,22 @@ describe.skipIf(!canRun)('CNI lab with real plugins', () => {
     expect((await lab.list()).map((r) => r.id)).toEqual(expect.arrayContaining([a.id, b.id]));
     // the same from the CLI, on the kept records
     const o = options();
-    const flags = ['--state-dir', o.stateDir, '--run-dir', o.runDir, '--netns-dir', o.netnsDir, '--cni-conf-dir', o.cniConfDir, '--cni-bin-dir', '/usr/lib/cni', '--cni-cache-dir', o.cniCacheDir];
-    const cli = (...args: string[]) => execFileP(process.execPath, ['bin/podscope.mjs', 'lab', ...args, ...flags], { cwd: join(__dirname, '../..') });
+    const flags = [
+      '--state-dir',
+      o.stateDir,
+      '--run-dir',
+      o.runDir,
+      '--netns-dir',
+      o.netnsDir,
+      '--cni-conf-dir',
+      o.cniConfDir,
+      '--cni-bin-dir',
+      '/usr/lib/cni',
+      '--cni-cache-dir',
+      o.cniCacheDir,
+    ];
+    const cli = (...args: string[]) =>
+      execFileP(process.execPath, ['bin/podscope.mjs', 'lab', ...args, ...flags], { cwd: join(__dirname, '../..') });
     const text = (await cli('diff', a.id, b.id)).stdout;
     expect(text).toContain('ADD #0 bridge: differs');
     expect(text).toContain('stdin  mtu: 1400 → 1450');
@@ -177,7 +291,10 @@ describe.skipIf(!canRun)('CNI lab with real plugins', () => {
     const text = '{\n  "cniVersion": "1.0.0",\n  "name": "psl1-lab",\n  "plugins": [ { "type": "bridge", } ]\n}\n';
     const before = runner.files.length;
     const runsBefore = (await lab.list()).length;
-    const err = await lab.run({ text }).then(() => undefined, (e: unknown) => e as { code: string; message: string; details: { errors: Array<{ line: number; column: number }> } });
+    const err = await lab.run({ text }).then(
+      () => undefined,
+      (e: unknown) => e as { code: string; message: string; details: { errors: Array<{ line: number; column: number }> } },
+    );
     expect(err?.code).toBe('InvalidArgument');
     expect(err?.details.errors[0]).toMatchObject({ line: 4, column: 36 });
     expect(err?.message).toContain('line 4, column 36');

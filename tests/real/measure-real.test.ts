@@ -71,13 +71,17 @@ describe('a pod with kubernetes.io/ingress-bandwidth and egress-bandwidth 10M', 
     const off = engine.subscribe((e) => e.type === 'sandbox.measureProgress' && progress.push(e));
     const report = await engine.throughput(id);
     off();
-    console.log(`throughput: ingress ${report.ingress.measuredBps} bit/s, egress ${report.egress.measuredBps} bit/s, burst ${report.ingress.burstBytes}/${report.egress.burstBytes} B`);
+    console.log(
+      `throughput: ingress ${report.ingress.measuredBps} bit/s, egress ${report.egress.measuredBps} bit/s, burst ${report.ingress.burstBytes}/${report.egress.burstBytes} B`,
+    );
     for (const d of [report.ingress, report.egress]) {
       expect(d.requestedBps).toBe(RATE);
       expect(d.appliedBps).toBe(RATE);
       // the burst as tc reads it back from the qdisc, not containerd's MaxUint32 bits
       const dev = d.device!;
-      const tbf = (JSON.parse(sh('tc', ['-j', 'qdisc', 'show', 'dev', dev])) as Array<{ kind: string; options?: { burst?: number } }>).find((q) => q.kind === 'tbf');
+      const tbf = (JSON.parse(sh('tc', ['-j', 'qdisc', 'show', 'dev', dev])) as Array<{ kind: string; options?: { burst?: number } }>).find(
+        (q) => q.kind === 'tbf',
+      );
       expect(d.burstBytes).toBe(tbf!.options!.burst);
       expect(d.burstBytes).toBeGreaterThan(RATE / 8);
       expect(d.unshapedBelowBytes).toBe(d.burstBytes);
@@ -101,14 +105,32 @@ describe('a pod with kubernetes.io/ingress-bandwidth and egress-bandwidth 10M', 
     // the CLI opens its own engine on the same state dir: release ours (and its lock) meanwhile
     await engine.close();
     const o = env.options;
-    const flags = ['--cni-conf-dir', o.cniConfDir!, '--cni-bin-dir', '/usr/lib/cni', '--cni-cache-dir', o.cniCacheDir!, '--state-dir', o.stateDir!, '--run-dir', o.runDir!];
+    const flags = [
+      '--cni-conf-dir',
+      o.cniConfDir!,
+      '--cni-bin-dir',
+      '/usr/lib/cni',
+      '--cni-cache-dir',
+      o.cniCacheDir!,
+      '--state-dir',
+      o.stateDir!,
+      '--run-dir',
+      o.runDir!,
+    ];
     const cli = await new Promise<{ code: number | null; stdout: string }>((resolve) => {
-      execFile(process.execPath, ['bin/podscope.mjs', 'throughput', id, '-o', 'json', '--duration', '4000', ...flags], { cwd: join(__dirname, '../..') }, (err, stdout) =>
-        resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout }));
+      execFile(
+        process.execPath,
+        ['bin/podscope.mjs', 'throughput', id, '-o', 'json', '--duration', '4000', ...flags],
+        { cwd: join(__dirname, '../..') },
+        (err, stdout) => resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout }),
+      );
     });
     engine = await env.engine();
     expect(cli.code).toBe(0);
-    const doc = JSON.parse(cli.stdout) as { id: string; throughput: Record<'ingress' | 'egress', { requestedBps: number; measuredBps: number; burstBytes: number }> };
+    const doc = JSON.parse(cli.stdout) as {
+      id: string;
+      throughput: Record<'ingress' | 'egress', { requestedBps: number; measuredBps: number; burstBytes: number }>;
+    };
     expect(doc.id).toBe(id);
     for (const d of [doc.throughput.ingress, doc.throughput.egress]) {
       expect(d.requestedBps).toBe(RATE);
@@ -125,7 +147,11 @@ describe('a pod with kubernetes.io/ingress-bandwidth and egress-bandwidth 10M', 
     expect(Date.parse(topo.measuredAt)).not.toBeNaN();
     const eth0 = topo.nodes.find((n) => n.key === `pod:${id}:eth0`)!;
     expect(eth0.addresses.map((a) => `${a.address}/${a.prefixLen}`)).toContain(`${st.ip}/24`);
-    const inside = JSON.parse(sh('ip', ['-n', basename(netnsPath), '-j', 'link', 'show', 'eth0']))[0] as { mtu: number; address: string; link_index: number };
+    const inside = JSON.parse(sh('ip', ['-n', basename(netnsPath), '-j', 'link', 'show', 'eth0']))[0] as {
+      mtu: number;
+      address: string;
+      link_index: number;
+    };
     expect(eth0.mtu).toBe(inside.mtu);
     expect(eth0.mac).toBe(inside.address);
     const vethEdge = topo.edges.find((e) => e.from === eth0.key && e.kind === 'veth')!;
@@ -193,7 +219,7 @@ describe('STATUS on a 1.1.0 conflist', () => {
     await env11?.teardown();
   });
 
-  it('runs STATUS (recorded), and Debian\'s plugins, which speak spec versions up to 1.0.0, are reported as not supporting it', async () => {
+  it("runs STATUS (recorded), and Debian's plugins, which speak spec versions up to 1.0.0, are reported as not supporting it", async () => {
     env11 = await createRealEnv({ tag: 't2', subnet: 224, bridge: 'pst2-s', cniVersion: '1.1.0' });
     const e = await env11.engine();
     const report = await e.cniStatus();
@@ -209,4 +235,3 @@ describe('STATUS on a 1.1.0 conflist', () => {
     expect(report.ok).toBe(true);
   });
 });
-

@@ -55,8 +55,12 @@ async function expectPodUntouched(records: Record<string, string>): Promise<void
   expect(st.state).toBe('SANDBOX_READY');
   expect(st.pause.pid).toBe(pausePid);
   // the netns is still pinned (an nsfs mount on its file) and is the pause process's namespace
-  expect(readFileSync('/proc/self/mountinfo', 'utf8')).toMatch(new RegExp(` ${st.netnsPath!.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} .* nsfs `));
-  expect(sh('readlink', [`/proc/${pausePid}/ns/net`]).trim()).toBe(sh('nsenter', [`--net=${st.netnsPath!}`, 'readlink', '/proc/self/ns/net']).trim());
+  expect(readFileSync('/proc/self/mountinfo', 'utf8')).toMatch(
+    new RegExp(` ${st.netnsPath!.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} .* nsfs `),
+  );
+  expect(sh('readlink', [`/proc/${pausePid}/ns/net`]).trim()).toBe(
+    sh('nsenter', [`--net=${st.netnsPath!}`, 'readlink', '/proc/self/ns/net']).trim(),
+  );
   expect(storeSnapshot()).toEqual(records);
 }
 
@@ -64,7 +68,9 @@ beforeAll(async () => {
   env = await createScopedEnv('own', 206);
   other = await mkdtemp('/tmp/podscope-r2-own-other-');
   daemon = await createEngine(env.options);
-  ({ id: podId } = await daemon.run({ config: { metadata: { name: 'daemon-pod', namespace: 'own', uid: 'u-own' }, port_mappings: [{ container_port: 80, host_port: 22601 }] } }));
+  ({ id: podId } = await daemon.run({
+    config: { metadata: { name: 'daemon-pod', namespace: 'own', uid: 'u-own' }, port_mappings: [{ container_port: 80, host_port: 22601 }] },
+  }));
   pausePid = (await daemon.status(podId)).pause.pid!;
 });
 
@@ -82,15 +88,28 @@ describe('ownership by identity', () => {
   });
 
   it('the lock is held by the daemon alone: the pause process did not inherit the lock file (it would outlive the daemon)', () => {
-    const open = (pid: number | string) => readdirSync(`/proc/${pid}/fd`).map((fd) => { try { return readlinkSync(`/proc/${pid}/fd/${fd}`); } catch { return ''; } });
-    expect(open(process.pid).filter((f) => f.endsWith('/engine.lock')).sort()).toEqual([join(env.options.runDir, 'engine.lock'), join(env.options.stateDir, 'engine.lock')].sort());
+    const open = (pid: number | string) =>
+      readdirSync(`/proc/${pid}/fd`).map((fd) => {
+        try {
+          return readlinkSync(`/proc/${pid}/fd/${fd}`);
+        } catch {
+          return '';
+        }
+      });
+    expect(
+      open(process.pid)
+        .filter((f) => f.endsWith('/engine.lock'))
+        .sort(),
+    ).toEqual([join(env.options.runDir, 'engine.lock'), join(env.options.stateDir, 'engine.lock')].sort());
     expect(open(pausePid).filter((f) => f.endsWith('/engine.lock'))).toEqual([]);
   });
 
   it('a second engine with its own state dir but the same run dir is refused, naming the holder; the pod stays READY', async () => {
     const records = storeSnapshot();
-    await expect(createEngine({ ...env.options, stateDir: join(other, 'state-2') })).rejects.toSatisfy((e) =>
-      hasCode(e, 'FailedPrecondition') && (e as Error).message.includes(`run dir ${env.options.runDir} is in use by another Podscope engine (pid ${process.pid})`),
+    await expect(createEngine({ ...env.options, stateDir: join(other, 'state-2') })).rejects.toSatisfy(
+      (e) =>
+        hasCode(e, 'FailedPrecondition') &&
+        (e as Error).message.includes(`run dir ${env.options.runDir} is in use by another Podscope engine (pid ${process.pid})`),
     );
     await expectPodUntouched(records);
   });
@@ -101,7 +120,9 @@ describe('ownership by identity', () => {
     try {
       const info = await intruder.info();
       expect(info.startupGc).toEqual([]);
-      expect(info.problems.join('\n')).toContain(`runc container ${podId} (running) under this engine's runc root has no record here and is not ours (owned by state dir id ${(await daemon.info()).stateDirId})`);
+      expect(info.problems.join('\n')).toContain(
+        `runc container ${podId} (running) under this engine's runc root has no record here and is not ours (owned by state dir id ${(await daemon.info()).stateDirId})`,
+      );
     } finally {
       await intruder.close();
     }
@@ -116,14 +137,16 @@ describe('ownership by identity', () => {
     expect(r.stdout.trim().split('\n')).toHaveLength(1); // the header: OTHER has no pods
     expect(existsSync(otherState)).toBe(false);
     // nor does a look at dirs nobody has used create them (runc would create its --root on `runc list`)
-    const fresh = Object.fromEntries(['--state-dir', '--run-dir', '--netns-dir', '--cni-cache-dir'].map((f) => [f, join(other, `fresh${f}`)]));
+    const fresh = Object.fromEntries(
+      ['--state-dir', '--run-dir', '--netns-dir', '--cni-cache-dir'].map((f) => [f, join(other, `fresh${f}`)]),
+    );
     const look = await podscope('pods', ...flagsWith(fresh));
     expect(look.code).toBe(0);
     expect(Object.values(fresh).filter((d) => existsSync(d))).toEqual([]);
     await expectPodUntouched(records);
   });
 
-  it("read-only verbs work beside the daemon on its own dirs (no lock taken) and change nothing", async () => {
+  it('read-only verbs work beside the daemon on its own dirs (no lock taken) and change nothing', async () => {
     const records = storeSnapshot();
     const pods = await podscope('pods', '--no-trunc', ...env.flags);
     expect(pods.code).toBe(0);
@@ -148,11 +171,15 @@ describe('ownership by identity', () => {
     sh('mount', ['--bind', env.options.runDir, boundRun]);
     try {
       expect(readFileSync('/proc/self/mountinfo', 'utf8')).toContain(` ${boundState} `);
-      await expect(createEngine({ ...env.options, stateDir: boundState, runDir: join(other, 'run-4') })).rejects.toSatisfy((e) =>
-        hasCode(e, 'FailedPrecondition') && (e as Error).message.includes(`state dir ${boundState} is in use by another Podscope engine (pid ${process.pid})`),
+      await expect(createEngine({ ...env.options, stateDir: boundState, runDir: join(other, 'run-4') })).rejects.toSatisfy(
+        (e) =>
+          hasCode(e, 'FailedPrecondition') &&
+          (e as Error).message.includes(`state dir ${boundState} is in use by another Podscope engine (pid ${process.pid})`),
       );
-      await expect(createEngine({ ...env.options, stateDir: join(other, 'state-5'), runDir: boundRun })).rejects.toSatisfy((e) =>
-        hasCode(e, 'FailedPrecondition') && (e as Error).message.includes(`run dir ${boundRun} is in use by another Podscope engine (pid ${process.pid})`),
+      await expect(createEngine({ ...env.options, stateDir: join(other, 'state-5'), runDir: boundRun })).rejects.toSatisfy(
+        (e) =>
+          hasCode(e, 'FailedPrecondition') &&
+          (e as Error).message.includes(`run dir ${boundRun} is in use by another Podscope engine (pid ${process.pid})`),
       );
     } finally {
       sh('umount', [boundState]);

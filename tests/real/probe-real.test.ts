@@ -27,13 +27,15 @@ function pod(name: string, extra: Partial<PodSandboxConfigInput> = {}): PodSandb
 /** pids whose network namespace is the one pinned at path */
 function pidsInNetns(path: string): number[] {
   const ino = statSync(path).ino;
-  return readdirSync('/proc').filter((d) => /^\d+$/.test(d)).flatMap((d) => {
-    try {
-      return readlinkSync(`/proc/${d}/ns/net`) === `net:[${ino}]` ? [Number(d)] : [];
-    } catch {
-      return [];
-    }
-  });
+  return readdirSync('/proc')
+    .filter((d) => /^\d+$/.test(d))
+    .flatMap((d) => {
+      try {
+        return readlinkSync(`/proc/${d}/ns/net`) === `net:[${ino}]` ? [Number(d)] : [];
+      } catch {
+        return [];
+      }
+    });
 }
 
 function ppid(pid: number): number | undefined {
@@ -44,8 +46,16 @@ function ppid(pid: number): number | undefined {
   }
 }
 
-const natLinesFor = (ids: string[]) => ['iptables', 'ip6tables'].flatMap((t) => sh(t, ['-t', 'nat', '-S']).split('\n').filter((l) => ids.some((id) => l.includes(id)) || l.includes('10.220.') || l.includes('fd00:220:')));
-const bridgeListeners = () => sh('ss', ['-Htln']).split('\n').filter((l) => l.includes(GW4) || l.includes('fd00:220::1'));
+const natLinesFor = (ids: string[]) =>
+  ['iptables', 'ip6tables'].flatMap((t) =>
+    sh(t, ['-t', 'nat', '-S'])
+      .split('\n')
+      .filter((l) => ids.some((id) => l.includes(id)) || l.includes('10.220.') || l.includes('fd00:220:')),
+  );
+const bridgeListeners = () =>
+  sh('ss', ['-Htln'])
+    .split('\n')
+    .filter((l) => l.includes(GW4) || l.includes('fd00:220::1'));
 
 let env: RealEnv;
 let engine: SandboxEngine;
@@ -61,7 +71,13 @@ async function probeAndCheckLeaks(id: string): Promise<ProbeReport> {
     const st = await engine.status(sid);
     // the pause container is the pause process and what it runs (busybox sleep); anything else came from the probe
     const left = pidsInNetns(path).filter((p) => p !== st.pause.pid && ppid(p) !== st.pause.pid);
-    const cmd = (pid: number) => { try { return readFileSync(`/proc/${pid}/cmdline`, 'utf8').replace(/\0/g, ' ').slice(0, 80); } catch { return '?'; } };
+    const cmd = (pid: number) => {
+      try {
+        return readFileSync(`/proc/${pid}/cmdline`, 'utf8').replace(/\0/g, ' ').slice(0, 80);
+      } catch {
+        return '?';
+      }
+    };
     expect(left.map(cmd), `processes left in ${sid.slice(0, 12)}'s netns`).toEqual([]);
   }
   expect(bridgeListeners()).toEqual([]);
@@ -83,9 +99,16 @@ describe('reachability probe on a real bridge (v4 + v6) with portmap', () => {
   it('warns before creation when the host port is already held by a ready sandbox', async () => {
     ({ id: a } = await engine.run({ config: pod('first', { port_mappings: [{ container_port: 8080, host_port: hostPort }] }) }));
     netnsOf.set(a, (await engine.status(a)).netnsPath!);
-    const second = pod('second', { port_mappings: [{ container_port: 9090, host_port: hostPort }, { container_port: 7070, host_port: 0 }] });
+    const second = pod('second', {
+      port_mappings: [
+        { container_port: 9090, host_port: hostPort },
+        { container_port: 7070, host_port: 0 },
+      ],
+    });
     const preview = await engine.preview({ config: second });
-    expect(preview.hostPortConflicts).toEqual([{ hostPort, protocol: 'tcp', hostIP: '', holders: [{ id: a, name: expect.stringContaining('first') }] }]);
+    expect(preview.hostPortConflicts).toEqual([
+      { hostPort, protocol: 'tcp', hostIP: '', holders: [{ id: a, name: expect.stringContaining('first') }] },
+    ]);
     ({ id: b } = await engine.run({ config: second }));
     netnsOf.set(b, (await engine.status(b)).netnsPath!);
   });
@@ -115,7 +138,17 @@ describe('reachability probe on a real bridge (v4 + v6) with portmap', () => {
     expect(pp.map((p) => p.family).sort()).toEqual([4, 6]);
     for (const p of pp) expect(p, p.to).toMatchObject({ verdict: 'reachable', answeredBy: b, listener: 'responder' });
     const st = await engine.status(b);
-    expect(st.hostPortConflicts).toEqual([{ hostPort, protocol: 'tcp', hostIP: '', winner: a, winnerName: expect.stringContaining('first'), shadowed: [b], winnerFrom: 'dnat-chain' }]);
+    expect(st.hostPortConflicts).toEqual([
+      {
+        hostPort,
+        protocol: 'tcp',
+        hostIP: '',
+        winner: a,
+        winnerName: expect.stringContaining('first'),
+        shadowed: [b],
+        winnerFrom: 'dnat-chain',
+      },
+    ]);
   });
 
   it('pod ↔ peer on one bridge in both families, and pod → gateway, are reachable', async () => {
@@ -123,19 +156,27 @@ describe('reachability probe on a real bridge (v4 + v6) with portmap', () => {
     const peers = report.paths.filter((p) => p.kind === 'peer');
     expect(peers).toHaveLength(4);
     expect(new Set(peers.map((p) => p.family))).toEqual(new Set([4, 6]));
-    for (const p of peers) expect(p, `${p.from} → ${p.to}`).toMatchObject({ verdict: 'reachable', measured: true, answeredBy: p.from === 'pod' ? b : a });
+    for (const p of peers)
+      expect(p, `${p.from} → ${p.to}`).toMatchObject({ verdict: 'reachable', measured: true, answeredBy: p.from === 'pod' ? b : a });
     const gw = report.paths.filter((p) => p.kind === 'gateway');
     expect(gw.map((p) => p.family).sort()).toEqual([4, 6]);
     for (const p of gw) expect(p, p.to).toMatchObject({ verdict: 'reachable', measured: true });
   });
 
   it('a port that already has a listener in the pod is connected to as it is and keeps running', async () => {
-    const listener = execFile('nsenter', [`--net=${netnsOf.get(a)!}`, process.execPath, '-e', "require('net').createServer((s) => s.end('mine\\n')).listen(8080)"]);
+    const listener = execFile('nsenter', [
+      `--net=${netnsOf.get(a)!}`,
+      process.execPath,
+      '-e',
+      "require('net').createServer((s) => s.end('mine\\n')).listen(8080)",
+    ]);
     try {
       // wait for the listener to be up
-      for (let i = 0; i < 50 && !sh('nsenter', [`--net=${netnsOf.get(a)!}`, 'ss', '-Htln']).includes(':8080'); i++) await new Promise((r) => setTimeout(r, 100));
+      for (let i = 0; i < 50 && !sh('nsenter', [`--net=${netnsOf.get(a)!}`, 'ss', '-Htln']).includes(':8080'); i++)
+        await new Promise((r) => setTimeout(r, 100));
       const report = await engine.probe(a);
-      for (const p of report.paths.filter((x) => x.kind === 'hostPort')) expect(p, p.to).toMatchObject({ verdict: 'reachable', listener: 'existing', answeredBy: a });
+      for (const p of report.paths.filter((x) => x.kind === 'hostPort'))
+        expect(p, p.to).toMatchObject({ verdict: 'reachable', listener: 'existing', answeredBy: a });
       expect(listener.exitCode).toBeNull();
     } finally {
       listener.kill('SIGKILL');
@@ -157,14 +198,32 @@ describe('reachability probe on a real bridge (v4 + v6) with portmap', () => {
 
   it('podscope probe: exit 0 when every path is reachable, JSON paths as documented', async () => {
     await engine.close();
-    const flags = ['--state-dir', env.options.stateDir!, '--run-dir', env.options.runDir!, '--cni-conf-dir', env.options.cniConfDir!, '--cni-bin-dir', '/usr/lib/cni', '--cni-cache-dir', env.options.cniCacheDir!];
-    const { stdout } = await run(process.execPath, ['bin/podscope.mjs', 'probe', a, '-o', 'json', ...flags], { cwd: join(__dirname, '../..') });
+    const flags = [
+      '--state-dir',
+      env.options.stateDir!,
+      '--run-dir',
+      env.options.runDir!,
+      '--cni-conf-dir',
+      env.options.cniConfDir!,
+      '--cni-bin-dir',
+      '/usr/lib/cni',
+      '--cni-cache-dir',
+      env.options.cniCacheDir!,
+    ];
+    const { stdout } = await run(process.execPath, ['bin/podscope.mjs', 'probe', a, '-o', 'json', ...flags], {
+      cwd: join(__dirname, '../..'),
+    });
     const doc = JSON.parse(stdout) as ProbeReport;
     expect(doc.paths.length).toBeGreaterThan(0);
     for (const p of doc.paths) expect(Object.keys(p)).toEqual(expect.arrayContaining(['kind', 'from', 'to', 'proto', 'verdict']));
-    const inspect = JSON.parse((await run(process.execPath, ['bin/podscope.mjs', 'inspectp', b, '-o', 'json', ...flags], { cwd: join(__dirname, '../..') })).stdout) as { hostPortConflicts: unknown };
+    const inspect = JSON.parse(
+      (await run(process.execPath, ['bin/podscope.mjs', 'inspectp', b, '-o', 'json', ...flags], { cwd: join(__dirname, '../..') })).stdout,
+    ) as { hostPortConflicts: unknown };
     expect(inspect.hostPortConflicts).toEqual([]); // b's pause is dead by now: NOTREADY holds nothing
-    const failed = await run(process.execPath, ['bin/podscope.mjs', 'probe', b, ...flags], { cwd: join(__dirname, '../..') }).then(() => ({ code: 0, stdout: '' }), (e: { code: number; stdout: string }) => e);
+    const failed = await run(process.execPath, ['bin/podscope.mjs', 'probe', b, ...flags], { cwd: join(__dirname, '../..') }).then(
+      () => ({ code: 0, stdout: '' }),
+      (e: { code: number; stdout: string }) => e,
+    );
     expect(failed.code).toBe(5);
     engine = await env.engine({ probeOnReady: false });
   });

@@ -20,7 +20,22 @@ let app: string;
 const children: ChildProcess[] = [];
 
 function engineFlags(): string[] {
-  return ['--state-dir', join(dir, 'state'), '--run-dir', join(dir, 'run'), '--cni-conf-dir', join(dir, 'net.d'), '--cni-cache-dir', join(dir, 'cache'), '--netns-dir', join(dir, 'netns'), '--ip-pref', 'ipv6', '--max-conf-num', '2'];
+  return [
+    '--state-dir',
+    join(dir, 'state'),
+    '--run-dir',
+    join(dir, 'run'),
+    '--cni-conf-dir',
+    join(dir, 'net.d'),
+    '--cni-cache-dir',
+    join(dir, 'cache'),
+    '--netns-dir',
+    join(dir, 'netns'),
+    '--ip-pref',
+    'ipv6',
+    '--max-conf-num',
+    '2',
+  ];
 }
 
 async function podscope(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
@@ -35,7 +50,11 @@ async function podscope(args: string[]): Promise<{ code: number; stdout: string;
 
 /** Starts a browser-mode launcher and resolves with the URL it prints. */
 function startServer(script: string, args: string[]): Promise<string> {
-  const child = spawn(process.execPath, [join(app, script), ...args], { cwd: app, env: { ...process.env, DISPLAY: '' }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [join(app, script), ...args], {
+    cwd: app,
+    env: { ...process.env, DISPLAY: '' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   children.push(child);
   return new Promise((resolve, reject) => {
     let out = '';
@@ -73,7 +92,21 @@ beforeAll(async () => {
   app = join(dir, 'app');
   await mkdir(join(dir, 'net.d'), { recursive: true });
   await exec(process.execPath, [join(ROOT, 'scripts/build-electron.mjs'), '--outdir', join(app, 'dist'), '--quiet'], { cwd: ROOT });
-  await exec(process.execPath, [join(ROOT, 'node_modules/vite/bin/vite.js'), 'build', '--config', join(ROOT, 'renderer/vite.config.ts'), '--outDir', join(app, 'dist/renderer'), '--emptyOutDir', '--logLevel', 'warn'], { cwd: ROOT });
+  await exec(
+    process.execPath,
+    [
+      join(ROOT, 'node_modules/vite/bin/vite.js'),
+      'build',
+      '--config',
+      join(ROOT, 'renderer/vite.config.ts'),
+      '--outDir',
+      join(app, 'dist/renderer'),
+      '--emptyOutDir',
+      '--logLevel',
+      'warn',
+    ],
+    { cwd: ROOT },
+  );
   await cp(join(ROOT, 'bin'), join(app, 'bin'), { recursive: true });
   await cp(join(ROOT, 'package.json'), join(app, 'package.json'));
 }, 180_000);

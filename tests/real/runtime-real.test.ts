@@ -17,7 +17,13 @@ import { buildPauseSpec } from '../../electron/engine/runtime/oci-spec';
 import { readEngineOomScoreAdj } from '../../electron/engine/runtime/oom-score';
 import { ensurePauseRootfs } from '../../electron/engine/runtime/pause-rootfs';
 import { RuncPauseRuntime } from '../../electron/engine/runtime/runc';
-import { mountShm, removeSandboxFiles, sandboxPaths, writeSandboxFiles, type SandboxPaths } from '../../electron/engine/runtime/sandbox-files';
+import {
+  mountShm,
+  removeSandboxFiles,
+  sandboxPaths,
+  writeSandboxFiles,
+  type SandboxPaths,
+} from '../../electron/engine/runtime/sandbox-files';
 import type { RuntimeStepReporter } from '../../electron/engine/runtime/types';
 
 const isRoot = process.getuid?.() === 0;
@@ -33,7 +39,11 @@ const foreground: ChildProcess[] = [];
 
 const newId = () => randomBytes(32).toString('hex');
 const podConfig = (c: Omit<PodSandboxConfigInput, 'metadata'> = {}) =>
-  PodSandboxConfigSchema.parse({ metadata: { name: 'rt', namespace: 'test', uid: 'u1' }, ...c, linux: { cgroup_parent: cgroupParent, ...c.linux } });
+  PodSandboxConfigSchema.parse({
+    metadata: { name: 'rt', namespace: 'test', uid: 'u1' },
+    ...c,
+    linux: { cgroup_parent: cgroupParent, ...c.linux },
+  });
 
 async function runc(args: string[]) {
   return runChecked(runner, { file: 'runc', args: ['--root', runcRoot, ...args], timeoutMs: 20_000 });
@@ -79,7 +89,11 @@ async function mountsUnder(dir: string): Promise<string[]> {
 }
 
 /** Everything a pause container needs, in the order the sandbox service uses it. */
-async function preparePod(id: string, config: ReturnType<typeof podConfig>, netnsPath?: string): Promise<{ paths: SandboxPaths; spec: ReturnType<typeof buildPauseSpec> }> {
+async function preparePod(
+  id: string,
+  config: ReturnType<typeof podConfig>,
+  netnsPath?: string,
+): Promise<{ paths: SandboxPaths; spec: ReturnType<typeof buildPauseSpec> }> {
   const paths = sandboxPaths(join(base, 'state'), join(base, 'run'), id);
   await writeSandboxFiles(paths, config);
   await mountShm(runner, paths.shm);
@@ -126,10 +140,19 @@ describe.skipIf(!isRoot)('real netns + runc pause runtime', () => {
       const [own, host] = await Promise.all([stat(path), stat('/proc/self/ns/net')]);
       expect(own.dev).toBe(host.dev); // both on nsfs
       expect(own.ino).not.toBe(host.ino); // but a different namespace
-      const inside = await runChecked(runner, { file: 'nsenter', args: [`--net=${path}`, 'readlink', '/proc/self/ns/net'], timeoutMs: 5000 });
+      const inside = await runChecked(runner, {
+        file: 'nsenter',
+        args: [`--net=${path}`, 'readlink', '/proc/self/ns/net'],
+        timeoutMs: 5000,
+      });
       expect(inside.stdout.trim()).toBe(`net:[${own.ino}]`);
       const links = await runChecked(runner, { file: 'nsenter', args: [`--net=${path}`, 'ip', '-o', 'link'], timeoutMs: 5000 });
-      expect(links.stdout.trim().split('\n').map((l) => l.split(': ')[1])).toEqual(['lo']);
+      expect(
+        links.stdout
+          .trim()
+          .split('\n')
+          .map((l) => l.split(': ')[1]),
+      ).toEqual(['lo']);
 
       await netns.remove(path);
       await netns.remove(path);
@@ -183,7 +206,14 @@ describe.skipIf(!isRoot)('real netns + runc pause runtime', () => {
       expect(a).toMatch(new RegExp(`^${dir}/[0-9a-f]{16}$`));
       expect(await readdir(dir)).toEqual([a.split('/').pop()]); // no temp trees left
       for (const p of ['pause', 'bin/busybox', 'bin/sh', 'bin/sleep', 'proc', 'sys', 'dev', 'etc/resolv.conf']) await stat(join(a, p));
-      for (const [p, mode] of [['', 0o755], ['bin', 0o755], ['etc', 0o755], ['pause', 0o755], ['bin/busybox', 0o755], ['etc/resolv.conf', 0o644]] as const) {
+      for (const [p, mode] of [
+        ['', 0o755],
+        ['bin', 0o755],
+        ['etc', 0o755],
+        ['pause', 0o755],
+        ['bin/busybox', 0o755],
+        ['etc/resolv.conf', 0o644],
+      ] as const) {
         expect(((await stat(join(a, p))).mode & 0o777).toString(8)).toBe(mode.toString(8));
       }
       const version = await runChecked(runner, { file: join(a, 'bin/busybox'), args: ['sh', join(a, 'pause'), '-v'], timeoutMs: 5000 });
@@ -227,18 +257,38 @@ describe.skipIf(!isRoot)('real netns + runc pause runtime', () => {
       expect((await stat(`/proc/${pid}/ns/net`)).ino).toBe((await stat(netnsPath)).ino);
       expect(await readFile(`/proc/${pid}/status`, 'utf8')).toMatch(/^Uid:\s+65535\s/m);
       expect(Number(await readFile(`/proc/${pid}/oom_score_adj`, 'utf8'))).toBe(Math.max(-998, await readEngineOomScoreAdj()));
-      expect(await readFile(`/proc/${pid}/root/etc/resolv.conf`, 'utf8')).toBe('search google.com\nnameserver 10.10.10.10\noptions ndots:8\n');
-      const sysctl = await runChecked(runner, { file: 'nsenter', args: [`--net=${netnsPath}`, 'cat', '/proc/sys/net/ipv4/ip_unprivileged_port_start'], timeoutMs: 5000 });
+      expect(await readFile(`/proc/${pid}/root/etc/resolv.conf`, 'utf8')).toBe(
+        'search google.com\nnameserver 10.10.10.10\noptions ndots:8\n',
+      );
+      const sysctl = await runChecked(runner, {
+        file: 'nsenter',
+        args: [`--net=${netnsPath}`, 'cat', '/proc/sys/net/ipv4/ip_unprivileged_port_start'],
+        timeoutMs: 5000,
+      });
       expect(sysctl.stdout.trim()).toBe('0');
       expect((await runc(['exec', id, '/bin/busybox', 'hostname'])).stdout.trim()).toBe('rt-host');
-      const sysctls = await runc(['exec', id, '/bin/busybox', 'cat', '/proc/sys/kernel/shm_rmid_forced', '/proc/sys/kernel/domainname', '/proc/sys/net/core/somaxconn']);
+      const sysctls = await runc([
+        'exec',
+        id,
+        '/bin/busybox',
+        'cat',
+        '/proc/sys/kernel/shm_rmid_forced',
+        '/proc/sys/kernel/domainname',
+        '/proc/sys/net/core/somaxconn',
+      ]);
       expect(sysctls.stdout.split('\n').slice(0, 3)).toEqual(['1', 'podscope.test', '999']);
       expect((await runc(['exec', id, '/bin/busybox', 'df', '-k', '/dev/shm'])).stdout).toMatch(/\s65536\s/);
 
       // an orphan reparented to the pause process is reaped, not left a zombie
       await runc(['exec', id, '/bin/sh', '-c', 'sleep 1 </dev/null >/dev/null 2>&1 & exit 0']);
-      const orphan = await waitFor('the orphan to be reparented to pause', async () => (await childrenOf(pid)).find((c) => c.cmdline === 'sleep 1'));
-      await waitFor('the orphan to be reaped', async () => ((await childrenOf(pid)).some((c) => c.pid === orphan.pid) ? undefined : true), 5000);
+      const orphan = await waitFor('the orphan to be reparented to pause', async () =>
+        (await childrenOf(pid)).find((c) => c.cmdline === 'sleep 1'),
+      );
+      await waitFor(
+        'the orphan to be reaped',
+        async () => ((await childrenOf(pid)).some((c) => c.pid === orphan.pid) ? undefined : true),
+        5000,
+      );
       expect((await childrenOf(pid)).filter((c) => c.state === 'Z')).toEqual([]);
 
       // SIGTERM: pid 1 only gets signals it handles, so reaching "stopped" proves the trap ran
@@ -291,15 +341,18 @@ describe.skipIf(!isRoot)('real netns + runc pause runtime', () => {
       const config = podConfig({ linux: { security_context: { namespace_options: { network: 2, pid: 2 } } } });
       const { paths, spec } = await preparePod(id, config);
       const { pid } = await runtime.start(id, paths.bundle, spec, {});
-      const children = () => readdirSync('/proc').filter((d) => /^\d+$/.test(d)).filter((d) => {
-        try {
-          const st = readFileSync(`/proc/${d}/stat`, 'utf8');
-          const f = st.slice(st.lastIndexOf(')') + 2).split(' ');
-          return Number(f[1]) === pid && f[0] !== 'Z';
-        } catch {
-          return false;
-        }
-      });
+      const children = () =>
+        readdirSync('/proc')
+          .filter((d) => /^\d+$/.test(d))
+          .filter((d) => {
+            try {
+              const st = readFileSync(`/proc/${d}/stat`, 'utf8');
+              const f = st.slice(st.lastIndexOf(')') + 2).split(' ');
+              return Number(f[1]) === pid && f[0] !== 'Z';
+            } catch {
+              return false;
+            }
+          });
       await waitFor('the pause to start its sleep', async () => (children().length > 0 ? true : undefined));
       const sleeper = Number(children()[0]);
       await runtime.stop(id);
@@ -324,7 +377,10 @@ describe.skipIf(!isRoot)('real netns + runc pause runtime', () => {
       const error = await runtime.start(id, paths.bundle, broken, { report: (s) => steps.push(s) }).catch((e: unknown) => e);
       expect(error).toMatchObject({ code: 'RuntimeError', message: expect.stringMatching(/^runc run failed: .*no-such-entrypoint/) });
       expect((error as { details: { runcErrors: string[] } }).details.runcErrors.length).toBeGreaterThan(0);
-      expect(steps.map((s) => [s.step, s.ok])).toEqual([['runc.run', false], ['runc.delete', true]]);
+      expect(steps.map((s) => [s.step, s.ok])).toEqual([
+        ['runc.run', false],
+        ['runc.delete', true],
+      ]);
       expect(await runtime.list()).toEqual([]);
       await netns.remove(netnsPath);
       await removeSandboxFiles(runner, paths);

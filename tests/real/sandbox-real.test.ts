@@ -24,7 +24,10 @@ function tcpRequest(host: string, port: number): Promise<string> {
   return new Promise((resolve, reject) => {
     const s = connect({ host, port }, () => s.write('ping\n'));
     let data = '';
-    s.setTimeout(5000, () => { s.destroy(); reject(new Error(`timeout talking to ${host}:${port}`)); });
+    s.setTimeout(5000, () => {
+      s.destroy();
+      reject(new Error(`timeout talking to ${host}:${port}`));
+    });
     s.on('data', (b) => (data += b.toString()));
     s.on('end', () => resolve(data));
     s.on('error', reject);
@@ -54,7 +57,10 @@ describe('a sandbox on bridge + host-local (v4+v6) + portmap + bandwidth with ru
   it('runs: eth0 has both addresses inside the netns and the primary IP is the IPv4 one (default preference)', async () => {
     ({ id } = await engine.run({
       config: pod('web', {
-        port_mappings: [{ container_port: 8080, host_port: hostPort }, { container_port: 81, host_port: 0 }],
+        port_mappings: [
+          { container_port: 8080, host_port: hostPort },
+          { container_port: 81, host_port: 0 },
+        ],
         annotations: { 'kubernetes.io/ingress-bandwidth': '10M', 'kubernetes.io/egress-bandwidth': '2M' },
       }),
     }));
@@ -67,7 +73,9 @@ describe('a sandbox on bridge + host-local (v4+v6) + portmap + bandwidth with ru
     expect(inside).toContain(`inet ${st.ip}/24`);
     expect(inside).toContain(`inet6 ${st.additionalIps[0]}/64`);
     // the pause process lives in that netns
-    expect(sh('readlink', [`/proc/${st.pause.pid}/ns/net`]).trim()).toBe(sh('ip', ['netns', 'exec', basename(st.netnsPath!), 'readlink', '/proc/self/ns/net']).trim());
+    expect(sh('readlink', [`/proc/${st.pause.pid}/ns/net`]).trim()).toBe(
+      sh('ip', ['netns', 'exec', basename(st.netnsPath!), 'readlink', '/proc/self/ns/net']).trim(),
+    );
     // one trace entry per plugin exec, with the runtimeConfig each one got
     const adds = st.trace.filter((t) => t.step === 'cni.plugin' && t.plugin?.verb === 'ADD').map((t) => t.plugin!.type);
     expect(adds.sort()).toEqual(['bandwidth', 'bridge', 'loopback', 'portmap']);
@@ -78,7 +86,9 @@ describe('a sandbox on bridge + host-local (v4+v6) + portmap + bandwidth with ru
   it('reaches a TCP listener inside the netns through the mapped host port', async () => {
     const st = await engine.status(id);
     const server = "require('net').createServer((s) => s.end('pong-from-pod\\n')).listen(8080, () => console.log('listening'))";
-    listener = spawn('ip', ['netns', 'exec', basename(st.netnsPath!), process.execPath, '-e', server], { stdio: ['ignore', 'pipe', 'inherit'] });
+    listener = spawn('ip', ['netns', 'exec', basename(st.netnsPath!), process.execPath, '-e', server], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
     await new Promise((resolve) => listener!.stdout!.once('data', resolve));
     const hostIp = sh('ip', ['-4', '-o', 'addr', 'show', 'dev', env.bridge]).match(/inet (\S+)\//)![1]!;
     // through the host port on the host's address (DNAT in PREROUTING/OUTPUT for local destinations)
@@ -102,7 +112,10 @@ describe('a sandbox on bridge + host-local (v4+v6) + portmap + bandwidth with ru
     expect(live.errors).toEqual([]);
     const eth0 = live.interfaces.find((i) => i.name === 'eth0')!;
     expect(eth0.addresses.filter((a) => a.scope === 'global').map((a) => a.address)).toEqual([st.ip, ...st.additionalIps]);
-    expect(live.bandwidth.map((b) => [b.direction, b.appliedBitsPerSecond, b.matches])).toEqual([['ingress', 10_000_000, true], ['egress', 2_000_000, true]]);
+    expect(live.bandwidth.map((b) => [b.direction, b.appliedBitsPerSecond, b.matches])).toEqual([
+      ['ingress', 10_000_000, true],
+      ['egress', 2_000_000, true],
+    ]);
     expect(live.ports.map((p) => p.found)).toEqual([true, false]); // the host_port 0 mapping never reaches CNI
     expect(live.ports[0]!.note).toBe(`DNAT *:${hostPort}/tcp → ${st.ip}:8080`);
     expect(live.routes.some((r) => r.dev === 'eth0')).toBe(true);
@@ -130,7 +143,9 @@ describe('a sandbox on bridge + host-local (v4+v6) + portmap + bandwidth with ru
     const unsubscribe = engine.subscribe((e) => {
       if (e.type === 'sandbox.progress' && e.entry.plugin?.verb === 'DEL') delsDuring.push(`${e.entry.phase} ${e.entry.plugin.type}`);
     });
-    await expect(engine.live(id)).rejects.toSatisfy((e) => hasCode(e, 'FailedPrecondition') && /is stopped: its network namespace/.test((e as Error).message));
+    await expect(engine.live(id)).rejects.toSatisfy(
+      (e) => hasCode(e, 'FailedPrecondition') && /is stopped: its network namespace/.test((e as Error).message),
+    );
     await engine.stop(id); // a second stop repeats DEL (as containerd) and succeeds
     expect(delsDuring.filter((d) => d.startsWith('stop'))).toHaveLength(4);
     await engine.remove(id);
@@ -142,7 +157,11 @@ describe('a sandbox on bridge + host-local (v4+v6) + portmap + bandwidth with ru
     await engine.remove(id);
     expect(existsSync(netns)).toBe(false);
     expect(sh('ip', ['link', 'show']).includes(hostVeth)).toBe(false);
-    expect(readdirSync(join(env.ipamDir, env.network)).filter((f) => /^[0-9a-f.:]+$/.test(f) && f.includes(':') || /^\d+\.\d+\.\d+\.\d+$/.test(f))).toEqual([]);
+    expect(
+      readdirSync(join(env.ipamDir, env.network)).filter(
+        (f) => (/^[0-9a-f.:]+$/.test(f) && f.includes(':')) || /^\d+\.\d+\.\d+\.\d+$/.test(f),
+      ),
+    ).toEqual([]);
     const rulesAfter = sh('iptables', ['-t', 'nat', '-S']);
     expect(rulesAfter).not.toContain(`-N ${dnChain}`);
     expect(rulesAfter).not.toContain(`--dport ${hostPort} `);
@@ -220,7 +239,10 @@ describe('live view (no one has to ask)', () => {
       const off = engine.subscribe((e) => {
         if (e.type !== 'sandbox.changed' || e.id !== id) return;
         changes.push(e.summary);
-        if (e.summary.state === 'SANDBOX_NOTREADY') { off(); resolve(e.summary); }
+        if (e.summary.state === 'SANDBOX_NOTREADY') {
+          off();
+          resolve(e.summary);
+        }
       });
     });
     process.kill(st.pause.pid!, 'SIGKILL');
@@ -237,7 +259,10 @@ describe('live view (no one has to ask)', () => {
   it('a conflist written into the conf dir is reloaded and announced, as containerd watches its conf dir', async () => {
     const announced = new Promise<string[]>((resolve) => {
       const off = engine.subscribe((e) => {
-        if (e.type === 'cni.config' && e.config.errors.length > 0) { off(); resolve(e.config.errors.map((x) => x.source)); }
+        if (e.type === 'cni.config' && e.config.errors.length > 0) {
+          off();
+          resolve(e.config.errors.map((x) => x.source));
+        }
       });
     });
     const bad = join(env.options.cniConfDir!, '05-broken.conflist');
@@ -255,7 +280,9 @@ describe('live view (no one has to ask)', () => {
 
 describe('state', () => {
   it('a second engine on the same state dir is refused with the owner named', async () => {
-    await expect(env.engine()).rejects.toSatisfy((e) => hasCode(e, 'FailedPrecondition') && /in use by another Podscope engine \(pid \d+/.test((e as Error).message));
+    await expect(env.engine()).rejects.toSatisfy(
+      (e) => hasCode(e, 'FailedPrecondition') && /in use by another Podscope engine \(pid \d+/.test((e as Error).message),
+    );
   });
 
   it('a new engine sees every sandbox an earlier one made, reconciled with runc', async () => {

@@ -38,7 +38,9 @@ function rng(seed: number): () => number {
 
 /** the ifb device the bandwidth plugin creates for a container (plugins' utils.MustFormatHashWithPrefix: "bwp" + sha512 hex, 15 chars) */
 function ifbName(network: string, id: string): string {
-  return `bwp${createHash('sha512').update(network + id).digest('hex')}`.slice(0, 15);
+  return `bwp${createHash('sha512')
+    .update(network + id)
+    .digest('hex')}`.slice(0, 15);
 }
 
 let env: ScopedEnv;
@@ -49,12 +51,22 @@ afterAll(async () => {
   await env?.cleanup();
 });
 
-interface Round { round: number; delayMs: number; phase: string; secondKill?: { delayMs: number; phase: string }; gc: string[]; leaks: string[] }
+interface Round {
+  round: number;
+  delayMs: number;
+  phase: string;
+  secondKill?: { delayMs: number; phase: string };
+  gc: string[];
+  leaks: string[];
+}
 
 /** @returns the last step the child reported before it was killed, and what its start-up collected */
 async function killedRun(round: number, delayMs: number, finish = false): Promise<{ phase: string; gc: string[] }> {
-  const input = { options: env.options, name: `sk-${round}`, hostPort: 22700 + round % 200, finish };
-  const child = spawn(process.execPath, ['--import', 'tsx', 'tests/real/helpers/sigkill-driver.ts', JSON.stringify(input)], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+  const input = { options: env.options, name: `sk-${round}`, hostPort: 22700 + (round % 200), finish };
+  const child = spawn(process.execPath, ['--import', 'tsx', 'tests/real/helpers/sigkill-driver.ts', JSON.stringify(input)], {
+    cwd: ROOT,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let out = '';
   let err = '';
   child.stderr!.on('data', (b: Buffer) => (err += b.toString()));
@@ -72,7 +84,10 @@ async function killedRun(round: number, delayMs: number, finish = false): Promis
   await exited;
   const all = out.trim().split('\n');
   const steps = all.filter((l) => !l.startsWith('gc '));
-  return { phase: (steps.at(-1) ?? '').split(' ')[0]!, gc: all.filter((l) => l.startsWith('gc ')).map((l) => `(killed restart) ${l.slice(3)}`) };
+  return {
+    phase: (steps.at(-1) ?? '').split(' ')[0]!,
+    gc: all.filter((l) => l.startsWith('gc ')).map((l) => `(killed restart) ${l.slice(3)}`),
+  };
 }
 
 it('the leak check sees every kind of resource a live sandbox holds (so a leak cannot go unnoticed)', async () => {
@@ -86,7 +101,19 @@ it('the leak check sees every kind of resource a live sandbox holds (so a leak c
       },
     });
     const leaks = scopedLeaks(env, [id]).join('\n');
-    for (const kind of ['netns file', `veth on ${env.bridge}`, 'host-local reservation', 'iptables -t nat', 'ip6tables -t nat', 'runc container', 'cni cache file', 'state record', 'sandbox dir', 'sandbox run dir', 'mount ']) {
+    for (const kind of [
+      'netns file',
+      `veth on ${env.bridge}`,
+      'host-local reservation',
+      'iptables -t nat',
+      'ip6tables -t nat',
+      'runc container',
+      'cni cache file',
+      'state record',
+      'sandbox dir',
+      'sandbox run dir',
+      'mount ',
+    ]) {
       expect(leaks).toContain(kind);
     }
     expect(sh('ip', ['-o', 'link', 'show', ifbName(env.bridge, id)])).toContain(ifbName(env.bridge, id));
@@ -110,7 +137,13 @@ describe('helpers a dead engine left running', () => {
     const again = await createEngine(env.options, { log: (l) => gc.push(l) });
     try {
       expect(plugin.exitCode ?? plugin.signalCode).not.toBeNull(); // start-up returned only after it was done
-      expect((await again.info()).startupGc).toEqual([expect.objectContaining({ kind: 'process', id: String(plugin.pid), action: expect.stringMatching(new RegExp(`^waited \\d+ ms for it to finish .*CNI plugin sleep ADD for sandbox ${id}$`)) })]);
+      expect((await again.info()).startupGc).toEqual([
+        expect.objectContaining({
+          kind: 'process',
+          id: String(plugin.pid),
+          action: expect.stringMatching(new RegExp(`^waited \\d+ ms for it to finish .*CNI plugin sleep ADD for sandbox ${id}$`)),
+        }),
+      ]);
       expect(gc.join('\n')).toContain(`start-up GC: process ${plugin.pid}: waited`);
       await again.remove(id);
     } finally {
@@ -121,7 +154,10 @@ describe('helpers a dead engine left running', () => {
 
   it('one that does not finish in time is killed; processes of other sandboxes are not looked at', async () => {
     const ours = spawn('sleep', ['30'], { env: { ...process.env, CNI_CONTAINERID: 'a'.repeat(64), CNI_COMMAND: 'DEL' }, stdio: 'ignore' });
-    const theirs = spawn('sleep', ['30'], { env: { ...process.env, CNI_CONTAINERID: 'b'.repeat(64), CNI_COMMAND: 'ADD' }, stdio: 'ignore' });
+    const theirs = spawn('sleep', ['30'], {
+      env: { ...process.env, CNI_CONTAINERID: 'b'.repeat(64), CNI_COMMAND: 'ADD' },
+      stdio: 'ignore',
+    });
     try {
       await new Promise((r) => setTimeout(r, 50));
       const outcomes = await waitForOrphanHelpers(new Set(['a'.repeat(64)]), join(env.options.runDir, 'runc'), 200);
@@ -136,51 +172,62 @@ describe('helpers a dead engine left running', () => {
   });
 });
 
-it(`survives ${ROUNDS} SIGKILLs at random points of run/stop/remove with nothing leaked (seed printed)`, async () => {
-  console.log(`sigkill-loop: seed ${SEED} (replay with PODSCOPE_SIGKILL_SEED=${SEED}), ${ROUNDS} rounds`);
-  const random = rng(SEED);
-  const results: Round[] = [];
-  const ids = new Set<string>();
-  const t0 = performance.now();
-  for (let round = 0; round < ROUNDS; round++) {
-    const delayMs = Math.floor(random() * MAX_DELAY_MS);
-    const first = await killedRun(round, delayMs);
-    const phase = first.phase;
-    const gc: string[] = [...first.gc];
-    // in some rounds the restart is killed too, somewhere in its recovery, garbage collection or stop/remove
-    let secondKill: Round['secondKill'];
-    if (random() < SECOND_KILL_SHARE) {
-      const d = Math.floor(random() * MAX_DELAY_MS / 2);
-      const second = await killedRun(round, d, true);
-      secondKill = { delayMs: d, phase: second.phase };
-      gc.push(...second.gc);
-    }
-    // restart: a new engine on the same dirs recovers, collects, and finishes what the killed one left
-    const engine = await createEngine(env.options, { log: (l) => gc.push(l) }).catch((e: unknown) => {
-      throw new Error(`round ${round} (+${delayMs} ms after ${phase}${secondKill ? `; restart killed +${secondKill.delayMs} ms after ${secondKill.phase}` : ''}): restart failed: ${(e as Error).message}`, { cause: e });
-    });
-    try {
-      for (const s of await engine.list()) {
-        ids.add(s.id);
-        await engine.stop(s.id);
-        await engine.remove(s.id);
+it(
+  `survives ${ROUNDS} SIGKILLs at random points of run/stop/remove with nothing leaked (seed printed)`,
+  async () => {
+    console.log(`sigkill-loop: seed ${SEED} (replay with PODSCOPE_SIGKILL_SEED=${SEED}), ${ROUNDS} rounds`);
+    const random = rng(SEED);
+    const results: Round[] = [];
+    const ids = new Set<string>();
+    const t0 = performance.now();
+    for (let round = 0; round < ROUNDS; round++) {
+      const delayMs = Math.floor(random() * MAX_DELAY_MS);
+      const first = await killedRun(round, delayMs);
+      const phase = first.phase;
+      const gc: string[] = [...first.gc];
+      // in some rounds the restart is killed too, somewhere in its recovery, garbage collection or stop/remove
+      let secondKill: Round['secondKill'];
+      if (random() < SECOND_KILL_SHARE) {
+        const d = Math.floor((random() * MAX_DELAY_MS) / 2);
+        const second = await killedRun(round, d, true);
+        secondKill = { delayMs: d, phase: second.phase };
+        gc.push(...second.gc);
       }
-      expect(await engine.list()).toEqual([]);
-    } finally {
-      await engine.close();
+      // restart: a new engine on the same dirs recovers, collects, and finishes what the killed one left
+      const engine = await createEngine(env.options, { log: (l) => gc.push(l) }).catch((e: unknown) => {
+        throw new Error(
+          `round ${round} (+${delayMs} ms after ${phase}${secondKill ? `; restart killed +${secondKill.delayMs} ms after ${secondKill.phase}` : ''}): restart failed: ${(e as Error).message}`,
+          { cause: e },
+        );
+      });
+      try {
+        for (const s of await engine.list()) {
+          ids.add(s.id);
+          await engine.stop(s.id);
+          await engine.remove(s.id);
+        }
+        expect(await engine.list()).toEqual([]);
+      } finally {
+        await engine.close();
+      }
+      const leaks = scopedLeaks(env, ids);
+      for (const id of ids)
+        if (sh('ip', ['-o', 'link', 'show', ifbName(env.bridge, id)]).trim()) leaks.push(`ifb ${ifbName(env.bridge, id)} of ${id}`);
+      results.push({ round, delayMs, phase, secondKill, gc, leaks });
     }
-    const leaks = scopedLeaks(env, ids);
-    for (const id of ids) if (sh('ip', ['-o', 'link', 'show', ifbName(env.bridge, id)]).trim()) leaks.push(`ifb ${ifbName(env.bridge, id)} of ${id}`);
-    results.push({ round, delayMs, phase, secondKill, gc, leaks });
-  }
-  const seconds = ((performance.now() - t0) / 1000).toFixed(1);
-  const phases = results.reduce<Record<string, number>>((acc, r) => ({ ...acc, [r.phase]: (acc[r.phase] ?? 0) + 1 }), {});
-  const gcCount = results.reduce((n, r) => n + r.gc.length, 0);
-  const leaky = results.filter((r) => r.leaks.length > 0);
-  const doubles = results.filter((r) => r.secondKill).length;
-  console.log(`sigkill-loop: seed ${SEED}: ${ROUNDS} rounds in ${seconds} s; killed after ${JSON.stringify(phases)}; ${doubles} restart(s) killed too; start-up GC collected ${gcCount} item(s); ${leaky.length} round(s) leaked`);
-  const at = (r: Round) => `+${r.delayMs} ms, after ${r.phase}${r.secondKill ? `; restart killed +${r.secondKill.delayMs} ms after ${r.secondKill.phase}` : ''}`;
-  for (const r of results.filter((x) => x.gc.length)) console.log(`  round ${r.round} (${at(r)}): ${r.gc.join(' | ')}`);
-  for (const r of leaky) console.log(`  LEAK round ${r.round} (${at(r)}): ${r.leaks.join(' | ')}`);
-  expect(leaky.map((r) => ({ round: r.round, at: at(r), leaks: r.leaks }))).toEqual([]);
-}, Math.max(300_000, ROUNDS * 8_000));
+    const seconds = ((performance.now() - t0) / 1000).toFixed(1);
+    const phases = results.reduce<Record<string, number>>((acc, r) => ({ ...acc, [r.phase]: (acc[r.phase] ?? 0) + 1 }), {});
+    const gcCount = results.reduce((n, r) => n + r.gc.length, 0);
+    const leaky = results.filter((r) => r.leaks.length > 0);
+    const doubles = results.filter((r) => r.secondKill).length;
+    console.log(
+      `sigkill-loop: seed ${SEED}: ${ROUNDS} rounds in ${seconds} s; killed after ${JSON.stringify(phases)}; ${doubles} restart(s) killed too; start-up GC collected ${gcCount} item(s); ${leaky.length} round(s) leaked`,
+    );
+    const at = (r: Round) =>
+      `+${r.delayMs} ms, after ${r.phase}${r.secondKill ? `; restart killed +${r.secondKill.delayMs} ms after ${r.secondKill.phase}` : ''}`;
+    for (const r of results.filter((x) => x.gc.length)) console.log(`  round ${r.round} (${at(r)}): ${r.gc.join(' | ')}`);
+    for (const r of leaky) console.log(`  LEAK round ${r.round} (${at(r)}): ${r.leaks.join(' | ')}`);
+    expect(leaky.map((r) => ({ round: r.round, at: at(r), leaks: r.leaks }))).toEqual([]);
+  },
+  Math.max(300_000, ROUNDS * 8_000),
+);

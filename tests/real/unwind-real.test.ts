@@ -16,7 +16,16 @@ import { whatStopReleases } from '../../shared/domain/sandbox-release';
 
 function scopeOf(env: RealEnv, subnet: number, extra: Partial<LeakScope> = {}): LeakScope {
   const o = env.options;
-  return { networks: [env.network], ipamDir: env.ipamDir, cacheDir: o.cniCacheDir, stateDir: o.stateDir, runDir: o.runDir, bridge: env.bridge, subnets: [`10.${subnet}.0.0/24`, `fd00:${subnet}::/64`], ...extra };
+  return {
+    networks: [env.network],
+    ipamDir: env.ipamDir,
+    cacheDir: o.cniCacheDir,
+    stateDir: o.stateDir,
+    runDir: o.runDir,
+    bridge: env.bridge,
+    subnets: [`10.${subnet}.0.0/24`, `fd00:${subnet}::/64`],
+    ...extra,
+  };
 }
 
 describe('a conflist with a "nonexistent" plugin after bridge (host-local v4+v6, ipMasq)', () => {
@@ -42,15 +51,22 @@ describe('a conflist with a "nonexistent" plugin after bridge (host-local v4+v6,
   // executed holds nothing, so Podscope skips it and the bridge releases its addresses, veth and ipMasq chains.
   it('the failed run DELs the bridge (the plugin that ran) and skips the one never executed: nothing is reserved or left, nothing is kept', async () => {
     const trace: TraceEntry[] = [];
-    const unsubscribe = engine.subscribe((e) => { if (e.type === 'sandbox.progress') trace.push(e.entry); });
-    const err = (await engine.run({ config: { metadata: { name: 'nx', namespace: 'r1-unwind', uid: 'uid-nx' } } }).catch((e: unknown) => e)) as Error;
+    const unsubscribe = engine.subscribe((e) => {
+      if (e.type === 'sandbox.progress') trace.push(e.entry);
+    });
+    const err = (await engine
+      .run({ config: { metadata: { name: 'nx', namespace: 'r1-unwind', uid: 'uid-nx' } } })
+      .catch((e: unknown) => e)) as Error;
     unsubscribe();
     expect(err.message).toMatch(/failed to find plugin "nonexistent"/);
     const id = /sandbox "([0-9a-f]{64})"/.exec(err.message)![1]!;
     // the bridge really did acquire v4 + v6 before the failure, and its DEL ran; the missing plugin's DEL did not
     const adds = trace.filter((t) => t.plugin?.verb === 'ADD' && t.plugin.type === 'bridge');
     expect(adds).toHaveLength(1);
-    expect(JSON.parse(adds[0]!.plugin!.stdout).ips.map((ip: { address: string }) => ip.address)).toEqual([expect.stringMatching(/^10\.201\.0\.\d+\/24$/), expect.stringMatching(/^fd00:201::[0-9a-f]+\/64$/)]);
+    expect(JSON.parse(adds[0]!.plugin!.stdout).ips.map((ip: { address: string }) => ip.address)).toEqual([
+      expect.stringMatching(/^10\.201\.0\.\d+\/24$/),
+      expect.stringMatching(/^fd00:201::[0-9a-f]+\/64$/),
+    ]);
     const dels = trace.filter((t) => t.plugin?.verb === 'DEL' && t.plugin.network === env.network).map((t) => `${t.plugin!.type}:${t.ok}`);
     expect(dels).toEqual(['bridge:true']);
     expect(await engine.list()).toEqual([]);
@@ -77,7 +93,11 @@ describe('a pause container that dies', () => {
 
   it('is recorded (exit, time, trace), the pod says why it is NOTREADY, and Stop releases netns, IPs, DNAT and tbf as containerd does', async () => {
     const { id } = await engine.run({
-      config: { metadata: { name: 'px', namespace: 'r1-unwind', uid: 'uid-px' }, port_mappings: [{ container_port: 80, host_port: 21500 }], annotations: { 'kubernetes.io/ingress-bandwidth': '10M', 'kubernetes.io/egress-bandwidth': '5M' } },
+      config: {
+        metadata: { name: 'px', namespace: 'r1-unwind', uid: 'uid-px' },
+        port_mappings: [{ container_port: 80, host_port: 21500 }],
+        annotations: { 'kubernetes.io/ingress-bandwidth': '10M', 'kubernetes.io/egress-bandwidth': '5M' },
+      },
     });
     const before = await engine.status(id);
     process.kill(before.pause.pid!, 'SIGKILL');
@@ -104,7 +124,9 @@ describe('a pause container that dies', () => {
 
     await engine.stop(id);
     // after the stop only the record, the runc container entry and the files are left: remove's part
-    const afterStop = findLeftovers(scopeOf(env, 202, { ids: [id], netnsPaths: [before.netnsPath!] })).filter((l) => !['record', 'runc', 'dir'].includes(l.kind));
+    const afterStop = findLeftovers(scopeOf(env, 202, { ids: [id], netnsPaths: [before.netnsPath!] })).filter(
+      (l) => !['record', 'runc', 'dir'].includes(l.kind),
+    );
     expect(formatLeftovers(afterStop)).toBe('');
     await engine.remove(id);
     expect(formatLeftovers(findLeftovers(scopeOf(env, 202, { ids: [id], netnsPaths: [before.netnsPath!] })))).toBe('');
@@ -131,12 +153,33 @@ describe('podscope CLI with a DEL that keeps failing (wrapped bridge)', () => {
     wrapDir = join(env.dir, 'wrap-bin');
     mkdirSync(wrapDir);
     // portmap fails after its real ADD; bridge's DEL always fails (the fake at the OS boundary): cleanup stays pending
-    writeFileSync(join(wrapDir, 'portmap'), '#!/bin/sh\nif [ "$CNI_COMMAND" = ADD ]; then /usr/lib/cni/portmap >/dev/null; printf \'{"cniVersion":"1.0.0","code":999,"msg":"injected portmap ADD failure"}\'; exit 1; fi\nexec /usr/lib/cni/portmap\n');
-    writeFileSync(join(wrapDir, 'bridge'), '#!/bin/sh\nif [ "$CNI_COMMAND" = DEL ]; then cat >/dev/null; printf \'{"cniVersion":"1.0.0","code":999,"msg":"injected bridge DEL failure"}\'; exit 1; fi\nexec /usr/lib/cni/bridge\n');
+    writeFileSync(
+      join(wrapDir, 'portmap'),
+      '#!/bin/sh\nif [ "$CNI_COMMAND" = ADD ]; then /usr/lib/cni/portmap >/dev/null; printf \'{"cniVersion":"1.0.0","code":999,"msg":"injected portmap ADD failure"}\'; exit 1; fi\nexec /usr/lib/cni/portmap\n',
+    );
+    writeFileSync(
+      join(wrapDir, 'bridge'),
+      '#!/bin/sh\nif [ "$CNI_COMMAND" = DEL ]; then cat >/dev/null; printf \'{"cniVersion":"1.0.0","code":999,"msg":"injected bridge DEL failure"}\'; exit 1; fi\nexec /usr/lib/cni/bridge\n',
+    );
     chmodSync(join(wrapDir, 'portmap'), 0o755);
     chmodSync(join(wrapDir, 'bridge'), 0o755);
     const o = env.options;
-    flags = ['--cni-conf-dir', o.cniConfDir!, '--cni-bin-dir', wrapDir, '--cni-bin-dir', '/usr/lib/cni', '--cni-cache-dir', o.cniCacheDir!, '--state-dir', o.stateDir!, '--run-dir', o.runDir!, '--plugin-timeout', '10000'];
+    flags = [
+      '--cni-conf-dir',
+      o.cniConfDir!,
+      '--cni-bin-dir',
+      wrapDir,
+      '--cni-bin-dir',
+      '/usr/lib/cni',
+      '--cni-cache-dir',
+      o.cniCacheDir!,
+      '--state-dir',
+      o.stateDir!,
+      '--run-dir',
+      o.runDir!,
+      '--plugin-timeout',
+      '10000',
+    ];
   }, 60_000);
 
   afterAll(async () => {
@@ -148,10 +191,18 @@ describe('podscope CLI with a DEL that keeps failing (wrapped bridge)', () => {
 
   it('inspectp names the pending cleanup; rmp refuses; rmp -f removes it only after printing what it leaves on the host', async () => {
     const config = join(env.dir, 'pod.json');
-    writeFileSync(config, JSON.stringify({ metadata: { name: 'cl', namespace: 'r1-unwind', uid: 'uid-cl' }, port_mappings: [{ container_port: 80, host_port: 21600 }] }));
+    writeFileSync(
+      config,
+      JSON.stringify({
+        metadata: { name: 'cl', namespace: 'r1-unwind', uid: 'uid-cl' },
+        port_mappings: [{ container_port: 80, host_port: 21600 }],
+      }),
+    );
     const runp = await podscope('runp', config);
     expect(runp.code).toBe(6);
-    expect(runp.stderr).toMatch(/injected portmap ADD failure \(network "psr1-cl", file [^)]*\); cleanup pending .*CNI DEL of bridge #0 on psr1-cl\/eth0 \(holds IPAM reservation 10\.203\.0\.\d+\/24, fd00:203::/);
+    expect(runp.stderr).toMatch(
+      /injected portmap ADD failure \(network "psr1-cl", file [^)]*\); cleanup pending .*CNI DEL of bridge #0 on psr1-cl\/eth0 \(holds IPAM reservation 10\.203\.0\.\d+\/24, fd00:203::/,
+    );
     const id = /sandbox "([0-9a-f]{64})"/.exec(runp.stderr)![1]!;
     const netnsPath = (JSON.parse((await podscope('inspectp', '-o', 'json', id)).stdout) as { netnsPath: string }).netnsPath;
     const inspect = await podscope('inspectp', id);
@@ -163,7 +214,9 @@ describe('podscope CLI with a DEL that keeps failing (wrapped bridge)', () => {
     expect((await podscope('pods', '-q')).stdout.trim()).toBe(id);
     const forced = await podscope('rmp', '-f', id);
     expect(forced.code).toBe(6);
-    expect(forced.stderr).toMatch(/removed by force, but its cleanup did not finish; left behind on the host \(remove by hand\): CNI DEL of bridge #0 on psr1-cl\/eth0 \(holds IPAM reservation 10\.203\.0\.\d+\/24/);
+    expect(forced.stderr).toMatch(
+      /removed by force, but its cleanup did not finish; left behind on the host \(remove by hand\): CNI DEL of bridge #0 on psr1-cl\/eth0 \(holds IPAM reservation 10\.203\.0\.\d+\/24/,
+    );
     expect((await podscope('pods', '-q')).stdout.trim()).toBe('');
     // it told the truth: the bridge's reservations (v4 + v6) are still on the host, as said
     const scope = scopeOf(env, 203, { ids: [id], netnsPaths: [netnsPath] });

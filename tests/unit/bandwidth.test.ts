@@ -1,6 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { analyzeBandwidth, formatBitsPerSecond, parseBandwidthValue, parseQuantity, QUANTITY_REGEX_TEXT, splitQuantity } from '../../shared/domain/bandwidth';
+import {
+  analyzeBandwidth,
+  formatBitsPerSecond,
+  parseBandwidthValue,
+  parseQuantity,
+  QUANTITY_REGEX_TEXT,
+  splitQuantity,
+} from '../../shared/domain/bandwidth';
 
 // Kubernetes quantity grammar (apimachinery) as containerd reads bandwidth annotations: bits per second, rounded up.
 describe('parseQuantity', () => {
@@ -73,7 +80,9 @@ describe('analyzeBandwidth', () => {
   it('names the annotation and the value in the error and gives no capability', () => {
     const a = analyzeBandwidth({ 'kubernetes.io/ingress-bandwidth': '1M', 'kubernetes.io/egress-bandwidth': '10X' });
     expect(a.capability).toBeUndefined();
-    expect(a.error).toBe(`kubernetes.io/egress-bandwidth "10X": quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'`);
+    expect(a.error).toBe(
+      `kubernetes.io/egress-bandwidth "10X": quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'`,
+    );
     expect(a.ingress?.bitsPerSecond).toBe('1000000');
   });
 });

@@ -27,7 +27,14 @@ let files: FakeSandboxFiles;
 function makeEngine(): SandboxEngine {
   return new SandboxEngine({
     options: { ...DEFAULT_ENGINE_OPTIONS, stateDir: join(dir, 'state'), runDir: join(dir, 'run') },
-    netns, cni, runtime, files, liveReader: new FakeLiveReader(), buildPauseSpec, engineOomScoreAdj: 0, cleanupTimeoutMs: 5000,
+    netns,
+    cni,
+    runtime,
+    files,
+    liveReader: new FakeLiveReader(),
+    buildPauseSpec,
+    engineOomScoreAdj: 0,
+    cleanupTimeoutMs: 5000,
     processAlive: async (pid) => [...runtime.containers.values()].some((c) => c.pid === pid && c.status === 'running'),
   });
 }
@@ -59,7 +66,10 @@ describe('the unwind of a failed run', () => {
   it('CNI spec stops a list DEL at the first error; Podscope keeps going so a failing portmap DEL does not strand the bridge', async () => {
     const engine = makeEngine();
     await engine.start();
-    cni.failures = [{ verb: 'ADD', network: 'containerd-net', index: 2 }, { verb: 'DEL', network: 'containerd-net', index: 1 }];
+    cni.failures = [
+      { verb: 'ADD', network: 'containerd-net', index: 2 },
+      { verb: 'DEL', network: 'containerd-net', index: 1 },
+    ];
     const err = await engine.run(pod()).catch((e: unknown) => e);
     expect(hasCode(err, 'CniError')).toBe(true);
     // every plugin the ADD executed, in reverse, past portmap's failure
@@ -79,7 +89,10 @@ describe('the unwind of a failed run', () => {
   it('stop retries exactly what is left (only the plugin whose DEL failed), then remove forgets the sandbox', async () => {
     const engine = makeEngine();
     await engine.start();
-    cni.failures = [{ verb: 'ADD', network: 'containerd-net', index: 2 }, { verb: 'DEL', network: 'containerd-net', index: 1, once: true }];
+    cni.failures = [
+      { verb: 'ADD', network: 'containerd-net', index: 2 },
+      { verb: 'DEL', network: 'containerd-net', index: 1, once: true },
+    ];
     await engine.run(pod()).catch(() => undefined);
     const [kept] = await engine.list();
     cni.pluginCalls.length = 0;
@@ -95,11 +108,18 @@ describe('the unwind of a failed run', () => {
   it('a failed retry keeps the sandbox, with the new error; a later retry that works releases it', async () => {
     const engine = makeEngine();
     await engine.start();
-    cni.failures = [{ verb: 'ADD', network: 'containerd-net', index: 0 }, { verb: 'DEL', network: 'containerd-net', index: 0, message: 'iptables busy' }];
+    cni.failures = [
+      { verb: 'ADD', network: 'containerd-net', index: 0 },
+      { verb: 'DEL', network: 'containerd-net', index: 0, message: 'iptables busy' },
+    ];
     await engine.run(pod()).catch(() => undefined);
     const [kept] = await engine.list();
     await expect(engine.remove(kept!.id)).rejects.toThrow(/iptables busy/);
-    expect((await engine.list())[0]?.cleanupPending?.[0]).toMatchObject({ plugin: 'bridge', index: 0, error: expect.stringContaining('iptables busy') });
+    expect((await engine.list())[0]?.cleanupPending?.[0]).toMatchObject({
+      plugin: 'bridge',
+      index: 0,
+      error: expect.stringContaining('iptables busy'),
+    });
     cni.failures = [];
     await engine.remove(kept!.id);
     nothingLeft(await engine.list());
@@ -108,7 +128,10 @@ describe('the unwind of a failed run', () => {
   it('a plugin whose binary was not found never ran and holds nothing: it is not DELed and the unwind is clean', async () => {
     const engine = makeEngine();
     await engine.start();
-    cni.failures = [{ verb: 'ADD', network: 'containerd-net', index: 1, missingBinary: true }, { verb: 'DEL', network: 'containerd-net', index: 1, missingBinary: true }];
+    cni.failures = [
+      { verb: 'ADD', network: 'containerd-net', index: 1, missingBinary: true },
+      { verb: 'DEL', network: 'containerd-net', index: 1, missingBinary: true },
+    ];
     await expect(engine.run(pod())).rejects.toThrow(/failed to find plugin "portmap"/);
     expect(dels()).toEqual(['bridge#0']);
     nothingLeft(await engine.list());
@@ -117,7 +140,10 @@ describe('the unwind of a failed run', () => {
   it('plugins after the failing one never ran: their DEL is not run, so a broken one cannot pin the sandbox', async () => {
     const engine = makeEngine();
     await engine.start();
-    cni.failures = [{ verb: 'ADD', network: 'containerd-net', index: 0 }, { verb: 'DEL', network: 'containerd-net', index: 2 }];
+    cni.failures = [
+      { verb: 'ADD', network: 'containerd-net', index: 0 },
+      { verb: 'DEL', network: 'containerd-net', index: 2 },
+    ];
     await engine.run(pod()).catch(() => undefined);
     expect(dels()).toEqual(['bridge#0']);
     nothingLeft(await engine.list());
@@ -134,7 +160,10 @@ describe('the unwind of a failed run', () => {
   it('the pending cleanup survives an engine restart (it is in the record) and is retried from there', async () => {
     const first = makeEngine();
     await first.start();
-    cni.failures = [{ verb: 'ADD', network: 'containerd-net', index: 1 }, { verb: 'DEL', network: 'containerd-net', index: 0 }];
+    cni.failures = [
+      { verb: 'ADD', network: 'containerd-net', index: 1 },
+      { verb: 'DEL', network: 'containerd-net', index: 0 },
+    ];
     await first.run(pod()).catch(() => undefined);
     await first.close();
     const second = makeEngine();
@@ -154,14 +183,21 @@ describe('remove --force', () => {
     const engine = makeEngine();
     await engine.start();
     const events: string[] = [];
-    engine.subscribe((e) => { if (e.type === 'sandbox.progress' && e.entry.step === 'remove.forced') events.push(e.entry.label); });
-    cni.failures = [{ verb: 'ADD', network: 'containerd-net', index: 0 }, { verb: 'DEL', network: 'containerd-net', index: 0, message: 'broken for good' }];
+    engine.subscribe((e) => {
+      if (e.type === 'sandbox.progress' && e.entry.step === 'remove.forced') events.push(e.entry.label);
+    });
+    cni.failures = [
+      { verb: 'ADD', network: 'containerd-net', index: 0 },
+      { verb: 'DEL', network: 'containerd-net', index: 0, message: 'broken for good' },
+    ];
     await engine.run(pod()).catch(() => undefined);
     const [kept] = await engine.list();
     await expect(engine.remove(kept!.id)).rejects.toThrow(/broken for good/);
     expect(await engine.list()).toHaveLength(1); // without force, still kept
     const err = await engine.remove(kept!.id, { force: true }).catch((e: unknown) => e);
-    expect((err as Error).message).toMatch(/removed by force, but its cleanup did not finish; left behind on the host .*CNI DEL of bridge #0 on containerd-net\/eth0.*broken for good/);
+    expect((err as Error).message).toMatch(
+      /removed by force, but its cleanup did not finish; left behind on the host .*CNI DEL of bridge #0 on containerd-net\/eth0.*broken for good/,
+    );
     expect(events).toHaveLength(1);
     expect(events[0]).toMatch(/left behind on the host: CNI DEL of bridge #0/);
     expect(await engine.list()).toEqual([]);

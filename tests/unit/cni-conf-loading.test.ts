@@ -7,7 +7,12 @@ import { loadNetworks, LOOPBACK_CONFLIST } from '../../electron/engine/cni/conf-
 /** file name → JSON value, raw text, or null for a directory */
 type Tree = Record<string, unknown>;
 
-const list = (name: string, types: string[], extra: Record<string, unknown> = {}) => ({ cniVersion: '1.0.0', name, plugins: types.map((type) => ({ type })), ...extra });
+const list = (name: string, types: string[], extra: Record<string, unknown> = {}) => ({
+  cniVersion: '1.0.0',
+  name,
+  plugins: types.map((type) => ({ type })),
+  ...extra,
+});
 
 interface Case {
   name: string;
@@ -24,15 +29,28 @@ interface Case {
 const CASES: Case[] = [
   {
     name: 'sorts .conf/.conflist/.json lexicographically, skips other files and directories',
-    files: { '20-b.conflist': list('b', ['bridge']), '10-a.conf': { cniVersion: '0.4.0', name: 'a', type: 'ptp' }, '05-z.json': { cniVersion: '0.3.1', name: 'z', type: 'macvlan' }, 'notes.txt': 'x', '01-dir.conflist': null },
+    files: {
+      '20-b.conflist': list('b', ['bridge']),
+      '10-a.conf': { cniVersion: '0.4.0', name: 'a', type: 'ptp' },
+      '05-z.json': { cniVersion: '0.3.1', name: 'z', type: 'macvlan' },
+      'notes.txt': 'x',
+      '01-dir.conflist': null,
+    },
     maxConfNum: 0,
-    networks: [['z', 'eth0', ['macvlan'], '0.3.1'], ['a', 'eth1', ['ptp'], '0.4.0'], ['b', 'eth2', ['bridge'], '1.0.0']],
+    networks: [
+      ['z', 'eth0', ['macvlan'], '0.3.1'],
+      ['a', 'eth1', ['ptp'], '0.4.0'],
+      ['b', 'eth2', ['bridge'], '1.0.0'],
+    ],
   },
   {
     name: 'stops after maxConfNum networks (go-cni default 1)',
     files: { '10-a.conflist': list('a', ['x']), '20-b.conflist': list('b', ['y']), '30-c.conflist': list('c', ['z']) },
     maxConfNum: 2,
-    networks: [['a', 'eth0', ['x']], ['b', 'eth1', ['y']]],
+    networks: [
+      ['a', 'eth0', ['x']],
+      ['b', 'eth1', ['y']],
+    ],
   },
   {
     name: 'an invalid file after the window does not matter',
@@ -42,7 +60,13 @@ const CASES: Case[] = [
   },
   {
     name: 'appends <confdir>/<name>/*.conf plugins after the inline ones',
-    files: { '10-a.conflist': list('mynet', ['bridge']), mynet: null, 'mynet/2-second.conf': { type: 'bandwidth' }, 'mynet/1-first.conf': { type: 'portmap' }, 'mynet/ignored.json': { type: 'nope' } },
+    files: {
+      '10-a.conflist': list('mynet', ['bridge']),
+      mynet: null,
+      'mynet/2-second.conf': { type: 'bandwidth' },
+      'mynet/1-first.conf': { type: 'portmap' },
+      'mynet/ignored.json': { type: 'nope' },
+    },
     networks: [['mynet', 'eth0', ['bridge', 'portmap', 'bandwidth']]],
   },
   {
@@ -52,7 +76,11 @@ const CASES: Case[] = [
   },
   {
     name: 'loadOnlyInlinedPlugins (string booleans allowed) ignores the sibling dir',
-    files: { '10-a.conflist': list('mynet', ['bridge'], { loadOnlyInlinedPlugins: 'TRUE' }), mynet: null, 'mynet/1.conf': { type: 'portmap' } },
+    files: {
+      '10-a.conflist': list('mynet', ['bridge'], { loadOnlyInlinedPlugins: 'TRUE' }),
+      mynet: null,
+      'mynet/1.conf': { type: 'portmap' },
+    },
     networks: [['mynet', 'eth0', ['bridge']]],
   },
   {
@@ -65,17 +93,64 @@ const CASES: Case[] = [
     files: { '10-a.conflist': list('v', ['x'], { cniVersion: '0.3.1', cniVersions: ['2.0.0'] }) },
     networks: [['v', 'eth0', ['x'], '0.3.1']],
   },
-  { name: 'a conflist without a name', files: { '10-a.conflist': { cniVersion: '1.0.0', plugins: [{ type: 'x' }] } }, error: /^failed to load CNI config list file .*10-a\.conflist: error parsing configuration list: no name: invalid cni config$/, errorSource: '10-a.conflist' },
-  { name: 'a network name with bad characters', files: { '10-a.conflist': list('bad name', ['x']) }, error: /invalid network name "bad name"/ },
-  { name: 'an empty plugins array', files: { '10-a.conflist': list('a', []) }, error: /error parsing configuration list: no plugins in list/ },
-  { name: 'a plugin without type', files: { '10-a.conflist': { cniVersion: '1.0.0', name: 'a', plugins: [{ bridge: 'x' }] } }, error: /failed to parse plugin config 0: error parsing configuration: missing 'type'/ },
-  { name: 'a plugin type with a path separator', files: { '10-a.conflist': list('a', ['../../bin/sh']) }, error: /invalid plugin type "\.\.\/\.\.\/bin\/sh"/ },
-  { name: 'a bad boolean string', files: { '10-a.conflist': list('a', ['x'], { disableCheck: 'yes' }) }, error: /invalid value "yes" for disableCheck/ },
-  { name: 'a .conf without type', files: { '10-a.conf': { cniVersion: '0.4.0', name: 'a' } }, error: /^failed to load CNI config file .*10-a\.conf: error parsing configuration: missing 'type': invalid cni config$/ },
-  { name: 'a .conf whose name breaks the rule', files: { '10-a.conf': { cniVersion: '0.4.0', type: 'bridge' } }, error: /^failed to convert CNI config file .*10-a\.conf to CNI config list: .*invalid network name ""/ },
-  { name: 'a sibling plugin without type', files: { '10-a.conflist': list('n', ['x']), n: null, 'n/1.conf': { foo: 1 } }, error: /10-a\.conflist: error parsing configuration: missing 'type'/ },
-  { name: 'an invalid file inside the window fails the whole load', files: { '10-a.conflist': list('a', ['x']), '20-b.conflist': '[]' }, maxConfNum: 0, error: /20-b\.conflist: error parsing configuration list: expected a JSON object/ },
-  { name: 'zero files', files: { 'readme.md': '#' }, error: /^no network config found in .*: cni plugin not initialized$/, notReadyReason: 'no network config found in <dir>: cni plugin not initialized' },
+  {
+    name: 'a conflist without a name',
+    files: { '10-a.conflist': { cniVersion: '1.0.0', plugins: [{ type: 'x' }] } },
+    error: /^failed to load CNI config list file .*10-a\.conflist: error parsing configuration list: no name: invalid cni config$/,
+    errorSource: '10-a.conflist',
+  },
+  {
+    name: 'a network name with bad characters',
+    files: { '10-a.conflist': list('bad name', ['x']) },
+    error: /invalid network name "bad name"/,
+  },
+  {
+    name: 'an empty plugins array',
+    files: { '10-a.conflist': list('a', []) },
+    error: /error parsing configuration list: no plugins in list/,
+  },
+  {
+    name: 'a plugin without type',
+    files: { '10-a.conflist': { cniVersion: '1.0.0', name: 'a', plugins: [{ bridge: 'x' }] } },
+    error: /failed to parse plugin config 0: error parsing configuration: missing 'type'/,
+  },
+  {
+    name: 'a plugin type with a path separator',
+    files: { '10-a.conflist': list('a', ['../../bin/sh']) },
+    error: /invalid plugin type "\.\.\/\.\.\/bin\/sh"/,
+  },
+  {
+    name: 'a bad boolean string',
+    files: { '10-a.conflist': list('a', ['x'], { disableCheck: 'yes' }) },
+    error: /invalid value "yes" for disableCheck/,
+  },
+  {
+    name: 'a .conf without type',
+    files: { '10-a.conf': { cniVersion: '0.4.0', name: 'a' } },
+    error: /^failed to load CNI config file .*10-a\.conf: error parsing configuration: missing 'type': invalid cni config$/,
+  },
+  {
+    name: 'a .conf whose name breaks the rule',
+    files: { '10-a.conf': { cniVersion: '0.4.0', type: 'bridge' } },
+    error: /^failed to convert CNI config file .*10-a\.conf to CNI config list: .*invalid network name ""/,
+  },
+  {
+    name: 'a sibling plugin without type',
+    files: { '10-a.conflist': list('n', ['x']), n: null, 'n/1.conf': { foo: 1 } },
+    error: /10-a\.conflist: error parsing configuration: missing 'type'/,
+  },
+  {
+    name: 'an invalid file inside the window fails the whole load',
+    files: { '10-a.conflist': list('a', ['x']), '20-b.conflist': '[]' },
+    maxConfNum: 0,
+    error: /20-b\.conflist: error parsing configuration list: expected a JSON object/,
+  },
+  {
+    name: 'zero files',
+    files: { 'readme.md': '#' },
+    error: /^no network config found in .*: cni plugin not initialized$/,
+    notReadyReason: 'no network config found in <dir>: cni plugin not initialized',
+  },
 ];
 
 describe('conf dir loading (go-cni Load + libcni conf.go)', () => {
@@ -145,14 +220,26 @@ describe('conf dir loading (go-cni Load + libcni conf.go)', () => {
     await mkdir(d3!);
     await writeFile(path.join(d2!, 'bridge'), '');
     await writeFile(path.join(d3!, 'bridge'), '');
-    await writeTree({ '10-a.conflist': { cniVersion: '1.0.0', name: 'a', plugins: [{ type: 'bridge', capabilities: { portMappings: true, mac: false, ips: true } }, { type: 'missing' }] } });
+    await writeTree({
+      '10-a.conflist': {
+        cniVersion: '1.0.0',
+        name: 'a',
+        plugins: [{ type: 'bridge', capabilities: { portMappings: true, mac: false, ips: true } }, { type: 'missing' }],
+      },
+    });
     const { view } = await loadNetworks({ confDir, binDirs: [d1!, d2!, d3!], maxConfNum: 1 });
-    expect(view.networks[1]!.plugins.map((p) => [p.capabilities, p.binary])).toEqual([[['portMappings', 'ips'], path.join(d2!, 'bridge')], [[], undefined]]);
+    expect(view.networks[1]!.plugins.map((p) => [p.capabilities, p.binary])).toEqual([
+      [['portMappings', 'ips'], path.join(d2!, 'bridge')],
+      [[], undefined],
+    ]);
     expect(view.networks[0]!.plugins[0]!.binary).toBeUndefined();
   });
 
   it('disableCheck accepts real and string booleans', async () => {
-    await writeTree({ '10-a.conflist': list('a', ['x'], { disableCheck: 'True' }), '20-b.conflist': list('b', ['x'], { disableCheck: false }) });
+    await writeTree({
+      '10-a.conflist': list('a', ['x'], { disableCheck: 'True' }),
+      '20-b.conflist': list('b', ['x'], { disableCheck: false }),
+    });
     const { view } = await loadNetworks({ confDir, binDirs: [], maxConfNum: 0 });
     expect(view.networks.map((n) => n.disableCheck)).toEqual([false, true, false]);
   });

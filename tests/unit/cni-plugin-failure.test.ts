@@ -8,7 +8,17 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 
-const exit = (over: Partial<ExecResult>): ExecResult => ({ command: 'x', exitCode: 1, signal: null, stdout: '', stderr: '', durationMs: 1, timedOut: false, canceled: false, ...over });
+const exit = (over: Partial<ExecResult>): ExecResult => ({
+  command: 'x',
+  exitCode: 1,
+  signal: null,
+  stdout: '',
+  stderr: '',
+  durationMs: 1,
+  timedOut: false,
+  canceled: false,
+  ...over,
+});
 
 describe('plugin failure text (libcni RawExec.pluginErr)', () => {
   it.each<[string, Partial<ExecResult>, { code?: number; msg: string; details?: string; text?: string }]>([
@@ -18,8 +28,16 @@ describe('plugin failure text (libcni RawExec.pluginErr)', () => {
     ['stderr only', { stderr: 'kaput\n', exitCode: 2 }, { msg: 'netplugin failed: "kaput\\n": exit status 2' }],
     ['nothing at all', { exitCode: 5 }, { msg: 'netplugin failed with no error message: exit status 5' }],
     ['killed by a signal', { exitCode: null, signal: 'SIGKILL' }, { msg: 'netplugin failed with no error message: signal: killed' }],
-    ['garbage stdout', { stdout: 'panic: oh no' }, { msg: 'netplugin failed but error parsing its diagnostic message "panic: oh no": not a CNI error object' }],
-    ['stdout with a wrongly typed code', { stdout: '{"code":"7","msg":"x"}' }, { msg: 'netplugin failed but error parsing its diagnostic message "{\\"code\\":\\"7\\",\\"msg\\":\\"x\\"}": not a CNI error object' }],
+    [
+      'garbage stdout',
+      { stdout: 'panic: oh no' },
+      { msg: 'netplugin failed but error parsing its diagnostic message "panic: oh no": not a CNI error object' },
+    ],
+    [
+      'stdout with a wrongly typed code',
+      { stdout: '{"code":"7","msg":"x"}' },
+      { msg: 'netplugin failed but error parsing its diagnostic message "{\\"code\\":\\"7\\",\\"msg\\":\\"x\\"}": not a CNI error object' },
+    ],
     ['timeout', { exitCode: null, signal: 'SIGKILL', timedOut: true }, { msg: 'netplugin timed out after 250 ms and was killed' }],
     ['cancel', { exitCode: null, signal: 'SIGKILL', canceled: true }, { msg: 'netplugin was canceled and killed' }],
   ])('%s', (_n, r, want) => {
@@ -57,12 +75,26 @@ describe('execPlugin through an injected ProcessRunner', () => {
     const dir = await mkdtemp(path.join(tmpdir(), 'psc-cni-exec-'));
     try {
       await writeFile(path.join(dir, 'fake'), '');
-      return await fn((runner, records) => ({ runner, binDirs: [dir], baseEnv: { PATH: '/bin' }, timeoutMs: 1234, record: (r) => records.push(r) }));
+      return await fn((runner, records) => ({
+        runner,
+        binDirs: [dir],
+        baseEnv: { PATH: '/bin' },
+        timeoutMs: 1234,
+        record: (r) => records.push(r),
+      }));
     } finally {
       await rm(dir, { recursive: true, force: true });
     }
   }
-  const inv = { network: 'n', ifName: 'eth0', verb: 'ADD' as const, index: 0, type: 'fake', stdin: '{"a":1}', cniEnv: { CNI_COMMAND: 'ADD' } };
+  const inv = {
+    network: 'n',
+    ifName: 'eth0',
+    verb: 'ADD' as const,
+    index: 0,
+    type: 'fake',
+    stdin: '{"a":1}',
+    cniEnv: { CNI_COMMAND: 'ADD' },
+  };
 
   it('passes stdin, env and timeout to the runner and records the call', async () => {
     await withBinary(async (mk) => {
@@ -72,7 +104,12 @@ describe('execPlugin through an injected ProcessRunner', () => {
       const out = await execPlugin(mk(runner, records), inv, (s) => s.toUpperCase());
       expect(out).toBe('OK');
       expect(seen[0]).toMatchObject({ input: '{"a":1}', env: { PATH: '/bin', CNI_COMMAND: 'ADD' }, timeoutMs: 1234 });
-      expect(records[0]).toMatchObject({ step: 'cni.plugin', ok: true, label: 'ADD fake (n/eth0)', plugin: { stdin: '{"a":1}', stdout: 'ok', exitCode: 0, env: { CNI_COMMAND: 'ADD' } } });
+      expect(records[0]).toMatchObject({
+        step: 'cni.plugin',
+        ok: true,
+        label: 'ADD fake (n/eth0)',
+        plugin: { stdin: '{"a":1}', stdout: 'ok', exitCode: 0, env: { CNI_COMMAND: 'ADD' } },
+      });
     });
   });
 
@@ -80,8 +117,13 @@ describe('execPlugin through an injected ProcessRunner', () => {
     await withBinary(async (mk) => {
       const records: CniCallRecord[] = [];
       const runner: ProcessRunner = { run: async () => exit({ exitCode: 0, stdout: '{' }) };
-      const p = execPlugin(mk(runner, records), inv, () => { throw new Error('failed to unmarshal raw result: x'); });
-      await expect(p).rejects.toMatchObject({ code: 'CniError', message: 'plugin type="fake" failed (add): failed to unmarshal raw result: x' });
+      const p = execPlugin(mk(runner, records), inv, () => {
+        throw new Error('failed to unmarshal raw result: x');
+      });
+      await expect(p).rejects.toMatchObject({
+        code: 'CniError',
+        message: 'plugin type="fake" failed (add): failed to unmarshal raw result: x',
+      });
       expect(records[0]!.ok).toBe(false);
     });
   });
@@ -90,8 +132,14 @@ describe('execPlugin through an injected ProcessRunner', () => {
     await withBinary(async (mk) => {
       const records: CniCallRecord[] = [];
       const spawnError = Object.assign(new Error('cannot start'), { cause: Object.assign(new Error('EACCES'), { code: 'EACCES' }) });
-      const runner: ProcessRunner = { run: async () => { throw spawnError; } };
-      await expect(execPlugin(mk(runner, records), { ...inv, pluginName: 'own' }, () => 0)).rejects.toThrow(/^plugin type="fake" name="own" failed \(add\): netplugin failed with no error message: fork\/exec .*fake: EACCES$/);
+      const runner: ProcessRunner = {
+        run: async () => {
+          throw spawnError;
+        },
+      };
+      await expect(execPlugin(mk(runner, records), { ...inv, pluginName: 'own' }, () => 0)).rejects.toThrow(
+        /^plugin type="fake" name="own" failed \(add\): netplugin failed with no error message: fork\/exec .*fake: EACCES$/,
+      );
       expect(records[0]!.plugin!.exitCode).toBeNull();
     });
   });

@@ -40,8 +40,16 @@ describe('conf dir: what was skipped and why', () => {
     expect(view.ready).toBe(true);
     expect(view.networks.map((n) => n.name)).toEqual(['cni-loopback', 'a']);
     expect(view.skipped).toEqual([
-      { source: path.join(confDir, '20-b.conflist'), reason: 'skipped: only the first 1 network in the conf dir is used (max networks 1); network "b" is not attached' },
-      { source: path.join(confDir, '30-bad.conflist'), reason: expect.stringMatching(/^skipped: only the first 1 network in the conf dir is used \(max networks 1\); it would not load anyway: failed to load CNI config list file .*30-bad\.conflist/) },
+      {
+        source: path.join(confDir, '20-b.conflist'),
+        reason: 'skipped: only the first 1 network in the conf dir is used (max networks 1); network "b" is not attached',
+      },
+      {
+        source: path.join(confDir, '30-bad.conflist'),
+        reason: expect.stringMatching(
+          /^skipped: only the first 1 network in the conf dir is used \(max networks 1\); it would not load anyway: failed to load CNI config list file .*30-bad\.conflist/,
+        ),
+      },
     ]);
     // go-cni never read them, so they are not load errors
     expect(view.errors).toEqual([]);
@@ -81,6 +89,8 @@ describe('a plugin binary that does not exist', () => {
     await mgr.load();
     const nope = mgr.preview({ args: [], capabilities: {} }).find((p) => p.type === 'nope')!;
     expect(nope).toMatchObject({ binaryFound: false, source: file, network: 'a' });
-    expect(missingPluginText({ ...nope }, [binDir, '/opt/cni/bin'])).toBe(`plugin "nope" (network "a", file ${file}): not found in bin dirs [${binDir} /opt/cni/bin]`);
+    expect(missingPluginText({ ...nope }, [binDir, '/opt/cni/bin'])).toBe(
+      `plugin "nope" (network "a", file ${file}): not found in bin dirs [${binDir} /opt/cni/bin]`,
+    );
   });
 });

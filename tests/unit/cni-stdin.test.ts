@@ -15,19 +15,39 @@ describe('capability filtering (libcni injectRuntimeConfig)', () => {
     ['declared and supplied', { portMappings: true }, { portMappings: CAPS.portMappings }],
     ['declared false is not given', { portMappings: false, bandwidth: true }, { bandwidth: CAPS.bandwidth }],
     ['declared but not supplied', { mac: true, ips: true }, undefined],
-    ['a supplied null value still counts as supplied', { 'io.kubernetes.cri.pod-annotations': true }, { 'io.kubernetes.cri.pod-annotations': null }],
+    [
+      'a supplied null value still counts as supplied',
+      { 'io.kubernetes.cri.pod-annotations': true },
+      { 'io.kubernetes.cri.pod-annotations': null },
+    ],
   ])('%s', (_n, capabilities, want) => {
     expect(runtimeConfigFor(pluginConfFromObject({ type: 'x', capabilities }), CAPS)).toEqual(want);
   });
 });
 
 describe('per-plugin stdin (libcni buildOneConfig)', () => {
-  const plugin = pluginConfFromObject({ type: 'portmap', name: 'own', cniVersion: '0.1.0', capabilities: { portMappings: true }, snat: true, 'cni.dev/x': 1 });
+  const plugin = pluginConfFromObject({
+    type: 'portmap',
+    name: 'own',
+    cniVersion: '0.1.0',
+    capabilities: { portMappings: true },
+    snat: true,
+    'cni.dev/x': 1,
+  });
 
   it('overwrites name/cniVersion, keeps every other key, adds prevResult and runtimeConfig', () => {
     const prev = { cniVersion: '1.0.0', ips: [{ address: '10.0.0.2/8' }], dns: {} };
     const stdin = JSON.parse(buildPluginStdin({ networkName: 'net', cniVersion: '1.0.0', plugin, prevResult: prev, capabilityArgs: CAPS }));
-    expect(stdin).toEqual({ type: 'portmap', name: 'net', cniVersion: '1.0.0', capabilities: { portMappings: true }, snat: true, 'cni.dev/x': 1, prevResult: prev, runtimeConfig: { portMappings: CAPS.portMappings } });
+    expect(stdin).toEqual({
+      type: 'portmap',
+      name: 'net',
+      cniVersion: '1.0.0',
+      capabilities: { portMappings: true },
+      snat: true,
+      'cni.dev/x': 1,
+      prevResult: prev,
+      runtimeConfig: { portMappings: CAPS.portMappings },
+    });
   });
 
   it('omits prevResult and runtimeConfig when there is nothing to send', () => {
@@ -48,13 +68,26 @@ describe('per-plugin stdin (libcni buildOneConfig)', () => {
 
 describe('plugin environment (libcni invoke.Args)', () => {
   it('formats CNI_ARGS as k=v;k=v in the given order', () => {
-    expect(formatCniArgs([['K8S_POD_NAMESPACE', 'ns'], ['K8S_POD_NAME', 'p'], ['IgnoreUnknown', '1']])).toBe('K8S_POD_NAMESPACE=ns;K8S_POD_NAME=p;IgnoreUnknown=1');
+    expect(
+      formatCniArgs([
+        ['K8S_POD_NAMESPACE', 'ns'],
+        ['K8S_POD_NAME', 'p'],
+        ['IgnoreUnknown', '1'],
+      ]),
+    ).toBe('K8S_POD_NAMESPACE=ns;K8S_POD_NAME=p;IgnoreUnknown=1');
     expect(formatCniArgs([])).toBe('');
   });
 
   it('always sets all six CNI_* variables and they win over the engine env', () => {
     const cni = cniEnv({ verb: 'DEL', containerId: 'abc', netns: '', ifName: 'eth0', args: [], binDirs: ['/opt/cni/bin', '/usr/lib/cni'] });
-    expect(cni).toEqual({ CNI_COMMAND: 'DEL', CNI_CONTAINERID: 'abc', CNI_NETNS: '', CNI_IFNAME: 'eth0', CNI_ARGS: '', CNI_PATH: '/opt/cni/bin:/usr/lib/cni' });
+    expect(cni).toEqual({
+      CNI_COMMAND: 'DEL',
+      CNI_CONTAINERID: 'abc',
+      CNI_NETNS: '',
+      CNI_IFNAME: 'eth0',
+      CNI_ARGS: '',
+      CNI_PATH: '/opt/cni/bin:/usr/lib/cni',
+    });
     expect(pluginEnv({ PATH: '/bin', CNI_NETNS: '/stale', CNI_PATH: '/old' }, cni)).toEqual({ PATH: '/bin', ...cni });
   });
 });

@@ -29,7 +29,9 @@ beforeEach(async () => {
   await writeFile(join(rootfs, 'etc/passwd'), 'root:x:0:0::/:/bin/sh\nweb:x:1000:1001::/:/bin/sh\n');
   await writeFile(join(rootfs, 'etc/group'), 'web:x:1001:\nstaff:x:50:web\n');
   t.images.add({ repoTags: [IMAGE], rootfs, config: { Cmd: ['sh'], Env: ['PATH=/bin', 'A=image'], StopSignal: 'SIGQUIT' } });
-  ({ id: podId } = await t.engine.run({ config: { metadata: { name: 'p', namespace: 'ns', uid: 'u1' }, hostname: 'p', log_directory: join(t.dir, 'logs') } }));
+  ({ id: podId } = await t.engine.run({
+    config: { metadata: { name: 'p', namespace: 'ns', uid: 'u1' }, hostname: 'p', log_directory: join(t.dir, 'logs') },
+  }));
 });
 
 afterEach(async () => {
@@ -52,7 +54,13 @@ describe('CreateContainer', () => {
     const { id } = await t.engine.createContainer({ podSandboxId: podId.slice(0, 8), config: ctr('web') });
     expect(id).toMatch(/^[0-9a-f]{64}$/);
     const st = await t.engine.containerStatus(id.slice(0, 10));
-    expect(st).toMatchObject({ state: 'CONTAINER_CREATED', name: 'web_p_ns_u1_0', podSandboxId: podId, image: IMAGE, stopSignal: 'SIGQUIT' });
+    expect(st).toMatchObject({
+      state: 'CONTAINER_CREATED',
+      name: 'web_p_ns_u1_0',
+      podSandboxId: podId,
+      image: IMAGE,
+      stopSignal: 'SIGQUIT',
+    });
     expect(st.logPath).toBe(join(t.dir, 'logs', 'web.log'));
     expect(t.events.some((e) => e.type === 'container.added' && e.id === id)).toBe(true);
   });
@@ -65,18 +73,33 @@ describe('CreateContainer', () => {
 
   it('is NotFound for an unknown sandbox or image (naming the image), FailedPrecondition for a stopped sandbox', async () => {
     await expect(t.engine.createContainer({ podSandboxId: 'ffff', config: ctr('web') })).rejects.toMatchObject({ code: 'NotFound' });
-    const err = await t.engine.createContainer({ podSandboxId: podId, config: ctr('web', { image: { image: 'nope:1' } }) }).catch((e: unknown) => e);
+    const err = await t.engine
+      .createContainer({ podSandboxId: podId, config: ctr('web', { image: { image: 'nope:1' } }) })
+      .catch((e: unknown) => e);
     expect(err).toMatchObject({ code: 'NotFound' });
     expect((err as Error).message).toContain('"nope:1"');
     expectNothingLeft('web');
     await t.engine.stop(podId);
-    await expect(t.engine.createContainer({ podSandboxId: podId, config: ctr('web') })).rejects.toMatchObject({ code: 'FailedPrecondition' });
+    await expect(t.engine.createContainer({ podSandboxId: podId, config: ctr('web') })).rejects.toMatchObject({
+      code: 'FailedPrecondition',
+    });
   });
 
   const failures: [string, () => Partial<ContainerConfigInput> | void][] = [
-    ['the rootfs cannot be prepared', () => { t.images.prepareError = new PodscopeError('RuntimeError', 'overlay mount failed'); }],
-    ['run_as_username is not in the image /etc/passwd (after the rootfs exists)', () => ({ linux: { security_context: { run_as_username: 'ghost' } } })],
-    ['the localhost seccomp profile does not exist (after the rootfs exists)', () => ({ linux: { security_context: { seccomp: { profile_type: 2, localhost_ref: 'missing.json' } } } })],
+    [
+      'the rootfs cannot be prepared',
+      () => {
+        t.images.prepareError = new PodscopeError('RuntimeError', 'overlay mount failed');
+      },
+    ],
+    [
+      'run_as_username is not in the image /etc/passwd (after the rootfs exists)',
+      () => ({ linux: { security_context: { run_as_username: 'ghost' } } }),
+    ],
+    [
+      'the localhost seccomp profile does not exist (after the rootfs exists)',
+      () => ({ linux: { security_context: { seccomp: { profile_type: 2, localhost_ref: 'missing.json' } } } }),
+    ],
     ['the log file cannot be created (its directory is a file)', () => ({ log_path: 'x/web.log' })],
   ];
   for (const [why, arrange] of failures) {
@@ -95,7 +118,9 @@ describe('CreateContainer', () => {
   }
 
   it('refuses a mount whose host path does not exist (InvalidArgument) before acquiring anything', async () => {
-    const err = await t.engine.createContainer({ podSandboxId: podId, config: ctr('web', { mounts: [{ container_path: '/data', host_path: '/no/such' }] }) }).catch((e: unknown) => e);
+    const err = await t.engine
+      .createContainer({ podSandboxId: podId, config: ctr('web', { mounts: [{ container_path: '/data', host_path: '/no/such' }] }) })
+      .catch((e: unknown) => e);
     expect(err).toMatchObject({ code: 'InvalidArgument' });
     expect(t.images.calls.filter((c) => c.op === 'prepareRootfs')).toEqual([]);
     expectNothingLeft('web');
@@ -108,7 +133,15 @@ describe('CreateContainer', () => {
         command: [],
         args: ['-c', 'echo'],
         envs: [{ key: 'A', value: 'config' }],
-        linux: { security_context: { run_as_username: 'web', supplemental_groups: [7], capabilities: { add_capabilities: ['NET_ADMIN'], drop_capabilities: ['KILL'] }, seccomp: { profile_type: 0 } }, resources: { oom_score_adj: -500, memory_limit_in_bytes: 64 << 20 } },
+        linux: {
+          security_context: {
+            run_as_username: 'web',
+            supplemental_groups: [7],
+            capabilities: { add_capabilities: ['NET_ADMIN'], drop_capabilities: ['KILL'] },
+            seccomp: { profile_type: 0 },
+          },
+          resources: { oom_score_adj: -500, memory_limit_in_bytes: 64 << 20 },
+        },
       }),
     });
     const st = await t.engine.containerStatus(id);
@@ -132,15 +165,22 @@ describe('CreateContainer', () => {
     ]);
     expect(spec.linux.seccomp?.defaultAction).toBe('SCMP_ACT_ERRNO');
     expect(st.seccomp).toBe('runtime/default');
-    expect(spec.mounts.map((m) => m.destination)).toEqual(expect.arrayContaining(['/etc/hostname', '/etc/hosts', '/etc/resolv.conf', '/dev/shm']));
+    expect(spec.mounts.map((m) => m.destination)).toEqual(
+      expect.arrayContaining(['/etc/hostname', '/etc/hosts', '/etc/resolv.conf', '/dev/shm']),
+    );
   });
 
   it('honours unconfined seccomp and refuses a privileged container in a non-privileged pod', async () => {
-    const { id } = await t.engine.createContainer({ podSandboxId: podId, config: ctr('u', { linux: { security_context: { seccomp: { profile_type: 1 } } } }) });
+    const { id } = await t.engine.createContainer({
+      podSandboxId: podId,
+      config: ctr('u', { linux: { security_context: { seccomp: { profile_type: 1 } } } }),
+    });
     const st = await t.engine.containerStatus(id);
     expect((st.ociSpec as ContainerOciSpec).linux.seccomp).toBeUndefined();
     expect(st.seccomp).toBe('unconfined');
-    await expect(t.engine.createContainer({ podSandboxId: podId, config: ctr('priv', { linux: { security_context: { privileged: true } } }) })).rejects.toMatchObject({ code: 'InvalidArgument' });
+    await expect(
+      t.engine.createContainer({ podSandboxId: podId, config: ctr('priv', { linux: { security_context: { privileged: true } } }) }),
+    ).rejects.toMatchObject({ code: 'InvalidArgument' });
   });
 });
 
@@ -165,7 +205,10 @@ describe('StartContainer, StopContainer, exits', () => {
     const { id } = await t.engine.createContainer({ podSandboxId: podId, config: ctr('web') });
     await t.engine.startContainer(id);
     await t.engine.stopContainer(id, 1);
-    expect(t.containerRuntime.kills).toEqual([[id, 'SIGQUIT', false], [id, 'SIGKILL', true]]);
+    expect(t.containerRuntime.kills).toEqual([
+      [id, 'SIGQUIT', false],
+      [id, 'SIGKILL', true],
+    ]);
     expect(await t.engine.containerStatus(id)).toMatchObject({ state: 'CONTAINER_EXITED', exitCode: 137, reason: 'Error' });
     // stopping again is a no-op success
     await t.engine.stopContainer(id, 1);
@@ -245,8 +288,15 @@ describe('the pod and its containers', () => {
     const { id } = await t.engine.createContainer({ podSandboxId: podId, config: ctr('web') });
     await t.engine.close();
     const again = new SandboxEngine({
-      options: t.engine.options, netns: t.netns, cni: t.cni, runtime: t.runtime, files: t.files, liveReader: t.live,
-      buildPauseSpec: (await import('../../electron/engine/runtime/oci-spec')).buildPauseSpec, engineOomScoreAdj: 0, cleanupTimeoutMs: 5000,
+      options: t.engine.options,
+      netns: t.netns,
+      cni: t.cni,
+      runtime: t.runtime,
+      files: t.files,
+      liveReader: t.live,
+      buildPauseSpec: (await import('../../electron/engine/runtime/oci-spec')).buildPauseSpec,
+      engineOomScoreAdj: 0,
+      cleanupTimeoutMs: 5000,
       processAlive: async (pid) => t.containerRuntime.alive(pid) || (await t.runtime.processAlive(pid)),
       images: t.images,
       containers: { runtime: t.containerRuntime, cgroups: t.cgroups, host: t.host },

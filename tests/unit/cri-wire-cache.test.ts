@@ -4,7 +4,13 @@
  * serve stale bytes when the adapter hands out a new object for a changed sandbox.
  */
 import { describe, expect, it } from 'vitest';
-import { ListPodSandboxResponse, PodSandboxState, PodSandboxStatusResponse, type PodSandbox, type PodSandboxStatus } from '../../electron/cri/generated/runtime_v1';
+import {
+  ListPodSandboxResponse,
+  PodSandboxState,
+  PodSandboxStatusResponse,
+  type PodSandbox,
+  type PodSandboxStatus,
+} from '../../electron/cri/generated/runtime_v1';
 import { serializeListPodSandboxResponse, serializePodSandboxStatusResponse } from '../../electron/cri/server/wire-cache';
 
 const pod = (i: number, extra = ''): PodSandbox => ({
@@ -17,19 +23,20 @@ const pod = (i: number, extra = ''): PodSandbox => ({
   runtimeHandler: '',
 });
 
-const status = (ip: string): PodSandboxStatus => ({
-  id: 'f'.repeat(64),
-  metadata: { name: 'n', uid: 'u', namespace: 'ns', attempt: 0 },
-  state: PodSandboxState.SANDBOX_READY,
-  createdAt: '1700000000000000000',
-  network: ip ? { ip, additionalIps: [{ ip: 'fd00::2' }] } : undefined,
-  linux: undefined,
-  labels: { a: 'b' },
-  annotations: {},
-  runtimeHandler: 'runc',
-  containersStatistics: undefined,
-  sandboxStatistics: undefined,
-} as unknown as PodSandboxStatus);
+const status = (ip: string): PodSandboxStatus =>
+  ({
+    id: 'f'.repeat(64),
+    metadata: { name: 'n', uid: 'u', namespace: 'ns', attempt: 0 },
+    state: PodSandboxState.SANDBOX_READY,
+    createdAt: '1700000000000000000',
+    network: ip ? { ip, additionalIps: [{ ip: 'fd00::2' }] } : undefined,
+    linux: undefined,
+    labels: { a: 'b' },
+    annotations: {},
+    runtimeHandler: 'runc',
+    containersStatistics: undefined,
+    sandboxStatistics: undefined,
+  }) as unknown as PodSandboxStatus;
 
 describe('cached CRI read serialisers', () => {
   it('ListPodSandbox bytes equal the generated encoder for 0, 1 and 300 pods (multi-byte lengths included)', () => {
@@ -46,7 +53,9 @@ describe('cached CRI read serialisers', () => {
     const before = pod(1);
     serializeListPodSandboxResponse({ items: [before] });
     const after = { ...before, state: PodSandboxState.SANDBOX_NOTREADY };
-    expect(ListPodSandboxResponse.decode(serializeListPodSandboxResponse({ items: [after] })).items[0]!.state).toBe(PodSandboxState.SANDBOX_NOTREADY);
+    expect(ListPodSandboxResponse.decode(serializeListPodSandboxResponse({ items: [after] })).items[0]!.state).toBe(
+      PodSandboxState.SANDBOX_NOTREADY,
+    );
   });
 
   it('PodSandboxStatus bytes equal the generated encoder, verbose or not, with and without a network', () => {

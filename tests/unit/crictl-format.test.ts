@@ -6,21 +6,25 @@ const load = (text: string) => loadCrictlPodConfig(text, 'pod.json', () => 'gene
 
 describe('crictl pod-config files', () => {
   it('reads the JSON form with snake_case keys and numeric enums', () => {
-    const { config, warnings } = load(JSON.stringify({
-      metadata: { name: 'web', namespace: 'default', uid: 'c0ffee-1', attempt: 0 },
-      hostname: 'web',
-      dns_config: { servers: ['10.96.0.10'], searches: ['svc.cluster.local'], options: ['ndots:5'] },
-      port_mappings: [{ protocol: 0, container_port: 80, host_port: 8080, host_ip: '' }],
-      annotations: { 'kubernetes.io/ingress-bandwidth': '10M' },
-      linux: { cgroup_parent: '', security_context: { namespace_options: { network: 0, pid: 0, ipc: 0 } } },
-    }));
+    const { config, warnings } = load(
+      JSON.stringify({
+        metadata: { name: 'web', namespace: 'default', uid: 'c0ffee-1', attempt: 0 },
+        hostname: 'web',
+        dns_config: { servers: ['10.96.0.10'], searches: ['svc.cluster.local'], options: ['ndots:5'] },
+        port_mappings: [{ protocol: 0, container_port: 80, host_port: 8080, host_ip: '' }],
+        annotations: { 'kubernetes.io/ingress-bandwidth': '10M' },
+        linux: { cgroup_parent: '', security_context: { namespace_options: { network: 0, pid: 0, ipc: 0 } } },
+      }),
+    );
     expect(warnings).toEqual([]);
     expect(config.port_mappings[0]).toEqual({ protocol: 0, container_port: 80, host_port: 8080, host_ip: '' });
     expect(config.dns_config?.servers).toEqual(['10.96.0.10']);
   });
 
   it('reads YAML; accepts enum names and other-case keys as Go does, but says so', () => {
-    const { config, warnings } = load('metadata: {name: a, namespace: b, uid: u}\nPort_Mappings: [{protocol: UDP, container_port: 53, host_port: 5353}]\nlinux: {security_context: {namespace_options: {network: NODE}}}\n');
+    const { config, warnings } = load(
+      'metadata: {name: a, namespace: b, uid: u}\nPort_Mappings: [{protocol: UDP, container_port: 53, host_port: 5353}]\nlinux: {security_context: {namespace_options: {network: NODE}}}\n',
+    );
     expect(config.port_mappings[0]?.protocol).toBe(1);
     expect(config.linux?.security_context?.namespace_options?.network).toBe(2);
     expect(warnings).toEqual([
@@ -31,7 +35,9 @@ describe('crictl pod-config files', () => {
   });
 
   it('names unknown keys (with a hint for camelCase) and CRI fields Podscope does not model', () => {
-    const { warnings } = load('{"metadata":{"name":"a","namespace":"b","uid":"u"},"logDirectory":"/x","linux":{"namespaces":{"options":{}},"resources":{}}}');
+    const { warnings } = load(
+      '{"metadata":{"name":"a","namespace":"b","uid":"u"},"logDirectory":"/x","linux":{"namespaces":{"options":{}},"resources":{}}}',
+    );
     expect(warnings).toEqual([
       'logDirectory: unknown key, ignored as crictl would ignore it (did you mean "log_directory"? crictl uses snake_case proto names)',
       'linux.namespaces: unknown key, ignored as crictl would ignore it',

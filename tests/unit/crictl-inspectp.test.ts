@@ -10,13 +10,24 @@ describe('the crictl inspectp shape the Raw tab offers', () => {
   it('is {status, info}: status is the PodSandboxStatus the CRI server sends, info the verbose document', async () => {
     const { engine, close } = await createTestEngine({ tmpPrefix: 'podscope-u1-inspectp-' });
     try {
-      const { id } = await engine.run({ config: { metadata: { name: 'web', namespace: 'ns', uid: 'u1', attempt: 1 }, labels: { app: 'web' }, linux: { security_context: { namespace_options: { pid: 1 } } } } });
+      const { id } = await engine.run({
+        config: {
+          metadata: { name: 'web', namespace: 'ns', uid: 'u1', attempt: 1 },
+          labels: { app: 'web' },
+          linux: { security_context: { namespace_options: { pid: 1 } } },
+        },
+      });
       const s = await engine.status(id);
       const doc = crictlInspectp(s);
       expect(Object.keys(doc)).toEqual(['status', 'info']);
       // every field protobuf JSON would print (ts-proto's toJSON omits defaults; crictl prints them too)
       expect(doc.status).toMatchObject(pb.PodSandboxStatus.toJSON(statusToProto(s)) as object);
-      expect(doc.status).toMatchObject({ id, state: 'SANDBOX_READY', metadata: { name: 'web', namespace: 'ns', uid: 'u1', attempt: 1 }, labels: { app: 'web' } });
+      expect(doc.status).toMatchObject({
+        id,
+        state: 'SANDBOX_READY',
+        metadata: { name: 'web', namespace: 'ns', uid: 'u1', attempt: 1 },
+        labels: { app: 'web' },
+      });
       expect(doc.status.linux.namespaces.options).toMatchObject({ network: 'POD', pid: 'CONTAINER', ipc: 'POD' });
       expect(doc.status.createdAt).toMatch(/^[1-9]\d+$/);
       // info is what the server puts in info["info"], which crictl prints parsed under its key

@@ -31,7 +31,10 @@ afterAll(async () => {
   await rm(parent, { recursive: true, force: true });
 });
 
-function get(path: string, headers: Record<string, string> = {}): Promise<{ status: number; headers: Record<string, unknown>; body: string }> {
+function get(
+  path: string,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; headers: Record<string, unknown>; body: string }> {
   return new Promise((resolve, reject) => {
     const req = request({ host: '127.0.0.1', port: host.port, path, headers }, (res) => {
       let body = '';
@@ -118,7 +121,14 @@ describe('browser host auth (real HTTP + WS on 127.0.0.1)', () => {
       for (let i = 0; i < 100 && !frames.some(pred); i++) await new Promise((r) => setTimeout(r, 20));
       return frames.find(pred);
     };
-    ws!.send(JSON.stringify({ t: 'req', id: 1, channel: 'sandbox.run', payload: { request: { config: { metadata: { name: 'a', namespace: 'b', uid: 'c' } } } } }));
+    ws!.send(
+      JSON.stringify({
+        t: 'req',
+        id: 1,
+        channel: 'sandbox.run',
+        payload: { request: { config: { metadata: { name: 'a', namespace: 'b', uid: 'c' } } } },
+      }),
+    );
     const res = await waitFor((f) => f.t === 'res' && f.id === 1);
     expect(res).toMatchObject({ reply: { ok: true, result: { id: expect.any(String) } } });
     expect(await waitFor((f) => f.t === 'event' && f.event.kind === 'sandbox' && f.event.event.type === 'sandbox.added')).toBeDefined();

@@ -24,15 +24,29 @@ describe('image references', () => {
     expect(parseReference('user/app:1.0').canonical).toBe('docker.io/user/app:1.0');
     expect(parseReference('127.0.0.1:5000/busybox:1').canonical).toBe('127.0.0.1:5000/busybox:1');
     expect(parseReference('localhost/a/b').canonical).toBe('localhost/a/b:latest');
-    expect(parseReference('quay.io/x/y@sha256:' + 'a'.repeat(64))).toMatchObject({ registry: 'quay.io', repository: 'x/y', digest: `sha256:${'a'.repeat(64)}`, tag: undefined });
+    expect(parseReference('quay.io/x/y@sha256:' + 'a'.repeat(64))).toMatchObject({
+      registry: 'quay.io',
+      repository: 'x/y',
+      digest: `sha256:${'a'.repeat(64)}`,
+      tag: undefined,
+    });
     expect(parseReference('index.docker.io/library/busybox').name).toBe('docker.io/library/busybox');
     expect(registryEndpointHost('docker.io')).toBe('registry-1.docker.io');
   });
 
   it('refuses bad references naming what is wrong', () => {
-    for (const [ref, why] of [['Busybox', 'lowercase'], ['busybox:', 'tag'], ['a@sha256:12', 'digest'], ['', 'empty']] as const) {
+    for (const [ref, why] of [
+      ['Busybox', 'lowercase'],
+      ['busybox:', 'tag'],
+      ['a@sha256:12', 'digest'],
+      ['', 'empty'],
+    ] as const) {
       let err: unknown;
-      try { parseReference(ref); } catch (e) { err = e; }
+      try {
+        parseReference(ref);
+      } catch (e) {
+        err = e;
+      }
       expect(hasCode(err, 'InvalidArgument')).toBe(true);
       expect((err as Error).message).toContain(why);
     }
@@ -45,31 +59,49 @@ describe('image references', () => {
     expect(isLoopbackRegistry('registry.example:5000')).toBe(false);
     expect(new RegistryClient(parseReference('127.0.0.1:5000/a')).baseUrl).toBe('http://127.0.0.1:5000');
     expect(new RegistryClient(parseReference('busybox')).baseUrl).toBe('https://registry-1.docker.io');
-    expect(new RegistryClient(parseReference('reg.lan:5000/a'), { insecureRegistries: ['reg.lan:5000'] }).baseUrl).toBe('http://reg.lan:5000');
+    expect(new RegistryClient(parseReference('reg.lan:5000/a'), { insecureRegistries: ['reg.lan:5000'] }).baseUrl).toBe(
+      'http://reg.lan:5000',
+    );
   });
 });
 
 describe('WWW-Authenticate challenges (Docker token spec)', () => {
   it('parses Bearer realm/service/scope with quoted commas', () => {
-    const c = parseChallenge('Bearer realm="https://auth.docker.io/token",service="registry.docker.io",scope="repository:library/busybox:pull,push"');
-    expect(c).toEqual({ scheme: 'bearer', params: { realm: 'https://auth.docker.io/token', service: 'registry.docker.io', scope: 'repository:library/busybox:pull,push' } });
+    const c = parseChallenge(
+      'Bearer realm="https://auth.docker.io/token",service="registry.docker.io",scope="repository:library/busybox:pull,push"',
+    );
+    expect(c).toEqual({
+      scheme: 'bearer',
+      params: { realm: 'https://auth.docker.io/token', service: 'registry.docker.io', scope: 'repository:library/busybox:pull,push' },
+    });
     expect(parseChallenge('Basic realm="Registry Realm"')).toEqual({ scheme: 'basic', params: { realm: 'Registry Realm' } });
   });
 });
 
 describe('platform selection', () => {
-  const d = (architecture: string, variant?: string) => ({ mediaType: 'application/vnd.oci.image.manifest.v1+json', digest: `sha256:${(architecture + (variant ?? '')).padEnd(64, '0').replace(/[^a-f0-9]/g, '0')}`, size: 1, platform: { os: 'linux', architecture, ...(variant && { variant }) } });
-  it('picks this machine\'s os/arch and names what the index has when nothing matches', () => {
+  const d = (architecture: string, variant?: string) => ({
+    mediaType: 'application/vnd.oci.image.manifest.v1+json',
+    digest: `sha256:${(architecture + (variant ?? '')).padEnd(64, '0').replace(/[^a-f0-9]/g, '0')}`,
+    size: 1,
+    platform: { os: 'linux', architecture, ...(variant && { variant }) },
+  });
+  it("picks this machine's os/arch and names what the index has when nothing matches", () => {
     const me = hostPlatform();
     const hit = pickManifest([d('s390x'), d(me.architecture, me.variant)]);
     expect(hit.platform?.architecture).toBe(me.architecture);
     let err: unknown;
-    try { pickManifest([d('s390x'), d('mips64le')]); } catch (e) { err = e; }
+    try {
+      pickManifest([d('s390x'), d('mips64le')]);
+    } catch (e) {
+      err = e;
+    }
     expect(hasCode(err, 'NotFound')).toBe(true);
     expect((err as Error).message).toContain('linux/s390x, linux/mips64le');
   });
   it('accepts an arm64 entry without a variant for arm64/v8', () => {
-    expect(pickManifest([d('amd64'), d('arm64')], { os: 'linux', architecture: 'arm64', variant: 'v8' }).platform?.architecture).toBe('arm64');
+    expect(pickManifest([d('amd64'), d('arm64')], { os: 'linux', architecture: 'arm64', variant: 'v8' }).platform?.architecture).toBe(
+      'arm64',
+    );
   });
 });
 
@@ -78,12 +110,23 @@ describe('image documents', () => {
     const r = ManifestSchema.safeParse({ schemaVersion: 2, config: { mediaType: 'x', digest: 'sha256:zz', size: 1 }, layers: [] });
     expect(r.success).toBe(false);
     expect(describeZodError('manifest', r.error!)).toContain('manifest.config.digest');
-    const ok = ManifestSchema.parse({ schemaVersion: 2, config: { mediaType: 'application/vnd.oci.image.config.v1+json', digest: `sha256:${'a'.repeat(64)}`, size: 1 }, layers: [{ mediaType: 'text/plain', digest: `sha256:${'b'.repeat(64)}`, size: 2 }] });
+    const ok = ManifestSchema.parse({
+      schemaVersion: 2,
+      config: { mediaType: 'application/vnd.oci.image.config.v1+json', digest: `sha256:${'a'.repeat(64)}`, size: 1 },
+      layers: [{ mediaType: 'text/plain', digest: `sha256:${'b'.repeat(64)}`, size: 2 }],
+    });
     expect(manifestMediaTypeProblem(ok)).toBe('manifest.layers[0].mediaType: unsupported layer media type "text/plain"');
     const c = ImageConfigSchema.safeParse({ architecture: 'amd64', os: 'linux', rootfs: { type: 'layers', diff_ids: ['nope'] } });
     expect(describeZodError('config', c.error!)).toContain('config.rootfs.diff_ids[0]');
     // Docker writes null for empty lists; that is not an error
-    expect(ImageConfigSchema.parse({ architecture: 'amd64', os: 'linux', config: { Env: null, Cmd: ['sh'] }, rootfs: { type: 'layers', diff_ids: [] } }).config).toMatchObject({ Cmd: ['sh'] });
+    expect(
+      ImageConfigSchema.parse({
+        architecture: 'amd64',
+        os: 'linux',
+        config: { Env: null, Cmd: ['sh'] },
+        rootfs: { type: 'layers', diff_ids: [] },
+      }).config,
+    ).toMatchObject({ Cmd: ['sh'] });
   });
 });
 
@@ -134,4 +177,3 @@ describe('FakeImageStore (for tests above the image boundary)', () => {
     }
   });
 });
-

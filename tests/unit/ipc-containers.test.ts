@@ -20,12 +20,23 @@ describe('containers over IPC', () => {
     const pushed: PushedEvent[] = [];
     router.subscribe((e) => pushed.push(e));
     const { id: pod } = await t.engine.run({ config: { metadata: { name: 'p', namespace: 'n', uid: 'u' } } });
-    const { id } = await t.engine.createContainer({ podSandboxId: pod, config: { metadata: { name: 'c' }, image: { image: 'podscope.test/busybox:1' }, command: ['true'] } });
+    const { id } = await t.engine.createContainer({
+      podSandboxId: pod,
+      config: { metadata: { name: 'c' }, image: { image: 'podscope.test/busybox:1' }, command: ['true'] },
+    });
     const all = await router.handle('containers.list', { endpointId: 'local' }, { transport: 'memory', url: 'test://' });
     expect(all).toMatchObject({ ok: true, result: [{ id, podSandboxId: pod, state: 'CONTAINER_CREATED', name: 'c_p_n_u_0' }] });
-    const other = await router.handle('containers.list', { endpointId: 'local', filter: { podSandboxId: 'ffff' } }, { transport: 'memory', url: 'test://' });
+    const other = await router.handle(
+      'containers.list',
+      { endpointId: 'local', filter: { podSandboxId: 'ffff' } },
+      { transport: 'memory', url: 'test://' },
+    );
     expect(other).toEqual({ ok: true, result: [] });
-    const bad = await router.handle('containers.list', { endpointId: 'local', filter: { state: 'RUNNING' } }, { transport: 'memory', url: 'test://' });
+    const bad = await router.handle(
+      'containers.list',
+      { endpointId: 'local', filter: { state: 'RUNNING' } },
+      { transport: 'memory', url: 'test://' },
+    );
     expect(bad).toMatchObject({ ok: false, error: { code: 'InvalidArgument' } });
     expect(pushed.filter((e) => e.kind === 'container').map((e) => e.kind === 'container' && e.event.type)).toEqual(['container.added']);
     expect(pushed.some((e) => e.kind === 'sandbox' && e.event.type.startsWith('container.'))).toBe(false);

@@ -15,7 +15,11 @@ describe('errors across IPC', () => {
   it('turns a malformed reply into an Internal error rather than a crash', async () => {
     const client = createClient({ kind: 'memory', invoke: async () => 'garbage' as never, onEvent: () => () => {} });
     await expect(client.call('endpoints.list', {})).rejects.toMatchObject({ code: 'Internal' });
-    const weird = createClient({ kind: 'memory', invoke: async () => ({ ok: false, error: { code: 'Bogus', message: 1 } as never }), onEvent: () => () => {} });
+    const weird = createClient({
+      kind: 'memory',
+      invoke: async () => ({ ok: false, error: { code: 'Bogus', message: 1 } as never }),
+      onEvent: () => () => {},
+    });
     await expect(weird.call('endpoints.list', {})).rejects.toMatchObject({ code: 'Internal', message: 'unknown error' });
   });
 });

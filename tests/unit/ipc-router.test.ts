@@ -27,7 +27,10 @@ async function setup() {
   return { engine, fakes, router, events, client: createClient(transport) };
 }
 
-const config = { metadata: { name: 'web', namespace: 'default', uid: 'u1' }, port_mappings: [{ protocol: 'TCP', container_port: 80, host_port: 8080 }] };
+const config = {
+  metadata: { name: 'web', namespace: 'default', uid: 'u1' },
+  port_mappings: [{ protocol: 'TCP', container_port: 80, host_port: 8080 }],
+};
 
 describe('IPC router', () => {
   it('routes a valid request to the service and defaults endpointId to local', async () => {
@@ -46,8 +49,12 @@ describe('IPC router', () => {
     const live = await client.call('sandbox.live', { id });
     expect(live.ports[0]).toMatchObject({ hostPort: 8080, found: true });
     await client.call('sandbox.stop', { id });
-    await expect(client.call('sandbox.live', { id })).rejects.toSatisfy((e) => e instanceof PodscopeError && e.code === 'FailedPrecondition');
-    await expect(client.call('sandbox.live', { id: 42 } as never)).rejects.toSatisfy((e) => e instanceof PodscopeError && e.code === 'InvalidArgument');
+    await expect(client.call('sandbox.live', { id })).rejects.toSatisfy(
+      (e) => e instanceof PodscopeError && e.code === 'FailedPrecondition',
+    );
+    await expect(client.call('sandbox.live', { id: 42 } as never)).rejects.toSatisfy(
+      (e) => e instanceof PodscopeError && e.code === 'InvalidArgument',
+    );
   });
 
   it('rejects a bad payload with InvalidArgument naming the zod path', async () => {
@@ -74,7 +81,14 @@ describe('IPC router', () => {
 
   it('refuses a foreign sender before validating or calling anything', async () => {
     const { router, engine } = await setup();
-    for (const url of ['https://evil.example/', 'file:///tmp/other.html', 'devtools://devtools/bundled/inspector.html', 'app://evil/index.html', 'app:podscope', 'other://podscope/']) {
+    for (const url of [
+      'https://evil.example/',
+      'file:///tmp/other.html',
+      'devtools://devtools/bundled/inspector.html',
+      'app://evil/index.html',
+      'app:podscope',
+      'other://podscope/',
+    ]) {
       const reply = await router.handle('sandbox.run', { request: { config } }, { transport: 'electron', url });
       expect(reply).toMatchObject({ ok: false, error: { code: 'FailedPrecondition', message: expect.stringContaining('not a trusted') } });
     }
@@ -99,7 +113,9 @@ describe('IPC router', () => {
   it('reports an unknown endpoint as NotFound, and a CRI endpoint that cannot be reached is not added', async () => {
     const { client } = await setup();
     await expect(client.call('sandbox.list', { endpointId: 'containerd' })).rejects.toMatchObject({ code: 'NotFound' });
-    await expect(client.call('endpoints.add', { address: '/nonexistent/podscope-test/containerd.sock' })).rejects.toThrow(/\/nonexistent\/podscope-test\/containerd\.sock/);
+    await expect(client.call('endpoints.add', { address: '/nonexistent/podscope-test/containerd.sock' })).rejects.toThrow(
+      /\/nonexistent\/podscope-test\/containerd\.sock/,
+    );
     expect((await client.call('endpoints.list', {})).map((e) => e.id)).toEqual(['local']);
   });
 
@@ -107,7 +123,10 @@ describe('IPC router', () => {
     const { router, engine, fakes, events } = await setup();
     // creating the netns fails with a plain Error (not a PodscopeError); the engine passes it on as it is
     fakes.netns.createError = new Error('boom');
-    expect(await router.handle('sandbox.run', { request: { config } }, trusted)).toMatchObject({ ok: false, error: { code: 'Internal', message: 'boom' } });
+    expect(await router.handle('sandbox.run', { request: { config } }, trusted)).toMatchObject({
+      ok: false,
+      error: { code: 'Internal', message: 'boom' },
+    });
     router.dispose();
     const before = events.length;
     await engine.run({ config });

@@ -25,7 +25,18 @@ import { PodscopeError } from '../../shared/domain/errors';
 
 const BIN = ['/usr/lib/cni'];
 const good = (extra: Record<string, unknown> = {}) =>
-  JSON.stringify({ cniVersion: '1.0.0', name: 'lab-net', plugins: [{ type: 'bridge', bridge: 'lab0', ipam: { type: 'host-local', ranges: [[{ subnet: '10.99.0.0/24' }]] }, ...extra }, { type: 'portmap', capabilities: { portMappings: true } }] }, null, 2);
+  JSON.stringify(
+    {
+      cniVersion: '1.0.0',
+      name: 'lab-net',
+      plugins: [
+        { type: 'bridge', bridge: 'lab0', ipam: { type: 'host-local', ranges: [[{ subnet: '10.99.0.0/24' }]] }, ...extra },
+        { type: 'portmap', capabilities: { portMappings: true } },
+      ],
+    },
+    null,
+    2,
+  );
 
 describe('lab: JSON positions', () => {
   it('a parse error carries line and column of where the parser stopped', () => {
@@ -49,7 +60,10 @@ describe('lab: validation', () => {
     const v = await validateConflistText(JSON.stringify({ cniVersion: '1.0.0', name: 'bad name', plugins: [] }), BIN);
     expect(v.ok).toBe(false);
     expect(v.errors.map((e) => e.path)).toEqual(['name', 'plugins']);
-    const unknown = await validateConflistText(JSON.stringify({ cniVersion: '1.0.0', name: 'n', plugins: [{ type: 'my-plugin', anything: { goes: 1 } }] }), BIN);
+    const unknown = await validateConflistText(
+      JSON.stringify({ cniVersion: '1.0.0', name: 'n', plugins: [{ type: 'my-plugin', anything: { goes: 1 } }] }),
+      BIN,
+    );
     expect(unknown.ok).toBe(true);
     expect(unknown.plugins[0]!.type).toBe('my-plugin');
     expect(unknown.plugins[0]!.schema).toBeUndefined();
@@ -58,7 +72,10 @@ describe('lab: validation', () => {
   });
 
   it("checks reference plugins' fields (and their host-local IPAM) against the schemas", async () => {
-    const v = await validateConflistText(good({ mtu: 'big', hairpinMode: 'yes', ipam: { type: 'host-local', ranges: [[{ gateway: '10.99.0.1' }]] } }), BIN);
+    const v = await validateConflistText(
+      good({ mtu: 'big', hairpinMode: 'yes', ipam: { type: 'host-local', ranges: [[{ gateway: '10.99.0.1' }]] } }),
+      BIN,
+    );
     expect(v.errors.map((e) => `${e.path}: ${e.message}`)).toEqual([
       'plugins.0.mtu: bridge: expected integer, got string',
       'plugins.0.hairpinMode: bridge: expected boolean, got string',
@@ -76,27 +93,73 @@ describe('lab: validation', () => {
   });
 
   it('names the live sandboxes that share the bridge, the subnet or the reservations', () => {
-    const list = { name: 'lab-net', cniVersion: '1.0.0', disableCheck: false, plugins: JSON.parse(good()).plugins as Array<Record<string, unknown>> };
+    const list = {
+      name: 'lab-net',
+      cniVersion: '1.0.0',
+      disableCheck: false,
+      plugins: JSON.parse(good()).plugins as Array<Record<string, unknown>>,
+    };
     const live = [
-      { sandboxId: 'a'.repeat(64), sandboxName: 'web', network: 'containerd-net', bridges: ['lab0'], subnets: ['10.88.0.0/16'], ips: ['10.88.0.5'], ipamDirs: [] },
-      { sandboxId: 'b'.repeat(64), sandboxName: 'db', network: 'other', bridges: ['cni1'], subnets: ['10.99.0.128/25'], ips: [], ipamDirs: [] },
-      { sandboxId: 'c'.repeat(64), sandboxName: 'far', network: 'far', bridges: ['cni2'], subnets: ['10.100.0.0/24'], ips: [], ipamDirs: [] },
+      {
+        sandboxId: 'a'.repeat(64),
+        sandboxName: 'web',
+        network: 'containerd-net',
+        bridges: ['lab0'],
+        subnets: ['10.88.0.0/16'],
+        ips: ['10.88.0.5'],
+        ipamDirs: [],
+      },
+      {
+        sandboxId: 'b'.repeat(64),
+        sandboxName: 'db',
+        network: 'other',
+        bridges: ['cni1'],
+        subnets: ['10.99.0.128/25'],
+        ips: [],
+        ipamDirs: [],
+      },
+      {
+        sandboxId: 'c'.repeat(64),
+        sandboxName: 'far',
+        network: 'far',
+        bridges: ['cni2'],
+        subnets: ['10.100.0.0/24'],
+        ips: [],
+        ipamDirs: [],
+      },
     ];
-    expect(findConflicts(list, live).map((c) => `${c.sandboxName}: ${c.shares.join(', ')}`)).toEqual(['web: bridge lab0', 'db: subnet 10.99.0.0/24 overlaps 10.99.0.128/25']);
+    expect(findConflicts(list, live).map((c) => `${c.sandboxName}: ${c.shares.join(', ')}`)).toEqual([
+      'web: bridge lab0',
+      'db: subnet 10.99.0.0/24 overlaps 10.99.0.128/25',
+    ]);
     expect(overlaps('fd00:1::/64', 'fd00:1::5')).toBe(true);
     expect(overlaps('fd00:1::/64', 'fd00:2::5')).toBe(false);
   });
 });
 
 describe('lab: verdict and diff', () => {
-  const names = (id: string, veth: string, ip: string): RunNames => ({ containerId: id, network: 'n', netns: `/run/netns/${id}`, bridges: ['lab0'], hostVeths: [veth], macs: [], podIps: [ip], derived: derivedNames('n', id) });
+  const names = (id: string, veth: string, ip: string): RunNames => ({
+    containerId: id,
+    network: 'n',
+    netns: `/run/netns/${id}`,
+    bridges: ['lab0'],
+    hostVeths: [veth],
+    macs: [],
+    podIps: [ip],
+    derived: derivedNames('n', id),
+  });
 
   it('counts only what names the run, and splits what the plugins keep by design from leaks', () => {
     const n = names('c1', 'veth1', '10.99.0.2');
     const before = emptySnapshot();
     before.link = ['eth9 device mtu 1500'];
     const afterAdd = emptySnapshot();
-    afterAdd.link = ['eth9 device mtu 1500', 'lab0 bridge mtu 1500', 'veth1 veth mtu 1500 master lab0', 'vethOTHER veth mtu 1500 master cni0'];
+    afterAdd.link = [
+      'eth9 device mtu 1500',
+      'lab0 bridge mtu 1500',
+      'veth1 veth mtu 1500 master lab0',
+      'vethOTHER veth mtu 1500 master cni0',
+    ];
     afterAdd.iptables = ['nat -A CNI-DN-x -j DNAT --to-destination 10.99.0.2:80', 'nat -A OTHER -j DNAT --to-destination 10.99.0.23:80'];
     // another pod's bridge appearing meanwhile, with its address and qdisc, is not this run's
     afterAdd['host-address'] = ['other0 10.50.0.1/24'];
@@ -105,32 +168,85 @@ describe('lab: verdict and diff', () => {
     const afterDel = emptySnapshot();
     afterDel.link = ['eth9 device mtu 1500', 'lab0 bridge mtu 1500', 'veth1 veth mtu 1500 master lab0'];
     const v = verdict(before, afterAdd, afterDel, n);
-    expect(v.created.map((i) => i.what)).toEqual(['lab0 bridge mtu 1500', 'veth1 veth mtu 1500 master lab0', 'nat -A CNI-DN-x -j DNAT --to-destination 10.99.0.2:80', 'dev veth1 tbf 1: root rate 125000']);
+    expect(v.created.map((i) => i.what)).toEqual([
+      'lab0 bridge mtu 1500',
+      'veth1 veth mtu 1500 master lab0',
+      'nat -A CNI-DN-x -j DNAT --to-destination 10.99.0.2:80',
+      'dev veth1 tbf 1: root rate 125000',
+    ]);
     expect(v.kept.map((i) => i.what)).toEqual(['lab0 bridge mtu 1500']);
     expect(v.left.map((i) => i.what)).toEqual(['veth1 veth mtu 1500 master lab0']);
   });
 
   it('diffs per plugin after replacing run-specific names, so only what the config changed shows', () => {
     const trace = (id: string, ip: string, mtu: number): LabPluginTrace[] => [
-      { phase: 'ADD', verb: 'ADD', index: 0, type: 'bridge', stdin: JSON.stringify({ type: 'bridge', mtu }), stdout: JSON.stringify({ ips: [{ address: `${ip}/24` }] }), stderr: '', exitCode: 0, durationMs: 10, ok: true, startedAt: '' },
-      { phase: 'ADD', verb: 'ADD', index: 1, type: 'portmap', stdin: JSON.stringify({ type: 'portmap', prevResult: { ips: [{ address: `${ip}/24` }] }, id }), stdout: '{}', stderr: '', exitCode: 0, durationMs: 20, ok: true, startedAt: '' },
+      {
+        phase: 'ADD',
+        verb: 'ADD',
+        index: 0,
+        type: 'bridge',
+        stdin: JSON.stringify({ type: 'bridge', mtu }),
+        stdout: JSON.stringify({ ips: [{ address: `${ip}/24` }] }),
+        stderr: '',
+        exitCode: 0,
+        durationMs: 10,
+        ok: true,
+        startedAt: '',
+      },
+      {
+        phase: 'ADD',
+        verb: 'ADD',
+        index: 1,
+        type: 'portmap',
+        stdin: JSON.stringify({ type: 'portmap', prevResult: { ips: [{ address: `${ip}/24` }] }, id }),
+        stdout: '{}',
+        stderr: '',
+        exitCode: 0,
+        durationMs: 20,
+        ok: true,
+        startedAt: '',
+      },
     ];
     const side = (id: string, ip: string, mtu: number): DiffSide => {
       const tokens = { [id]: '<container-id>', [ip]: '<pod-ip-0>' };
-      return { kind: 'run', id, label: id, plugins: trace(id, ip, mtu), tokens, kernelCreated: [{ kind: 'netns-link', what: `eth0 veth mtu ${mtu}` }, { kind: 'netns-address', what: `eth0 ${ip}/24` }], leftAfterDel: [] };
+      return {
+        kind: 'run',
+        id,
+        label: id,
+        plugins: trace(id, ip, mtu),
+        tokens,
+        kernelCreated: [
+          { kind: 'netns-link', what: `eth0 veth mtu ${mtu}` },
+          { kind: 'netns-address', what: `eth0 ${ip}/24` },
+        ],
+        leftAfterDel: [],
+      };
     };
     const d = diffSides(side('c1', '10.99.0.2', 1400), side('c2', '10.99.0.3', 1450));
     expect(d.plugins.map((p) => [p.type, p.same, p.stdin])).toEqual([
       ['bridge', false, [{ path: 'mtu', a: 1400, b: 1450, change: 'changed' }]],
       ['portmap', true, []],
     ]);
-    expect(d.kernel).toEqual({ onlyA: [{ kind: 'netns-link', what: 'eth0 veth mtu 1400' }], onlyB: [{ kind: 'netns-link', what: 'eth0 veth mtu 1450' }] });
+    expect(d.kernel).toEqual({
+      onlyA: [{ kind: 'netns-link', what: 'eth0 veth mtu 1400' }],
+      onlyB: [{ kind: 'netns-link', what: 'eth0 veth mtu 1450' }],
+    });
     expect(normalize('to 10.99.0.2:80 not 10.99.0.23', { '10.99.0.2': '<ip>' })).toBe('to <ip>:80 not 10.99.0.23');
-    expect(jsonDiff({ a: [1, 2] }, { a: [1], b: true })).toEqual([{ path: 'a.1', a: 2, change: 'removed' }, { path: 'b', b: true, change: 'added' }]);
+    expect(jsonDiff({ a: [1, 2] }, { a: [1], b: true })).toEqual([
+      { path: 'a.1', a: 2, change: 'removed' },
+      { path: 'b', b: true, change: 'added' },
+    ]);
   });
 
   it('capability args use the conventional camelCase shapes; an unset burst is 2^32-1 when a rate is set', () => {
-    expect(capabilityArgs({ portMappings: [{ hostPort: 8080, containerPort: 80, protocol: 'tcp' }], bandwidth: { ingressRate: 1000 }, mac: 'c2:11:22:33:44:55', cgroupPath: '/kubepods' })).toEqual({
+    expect(
+      capabilityArgs({
+        portMappings: [{ hostPort: 8080, containerPort: 80, protocol: 'tcp' }],
+        bandwidth: { ingressRate: 1000 },
+        mac: 'c2:11:22:33:44:55',
+        cgroupPath: '/kubepods',
+      }),
+    ).toEqual({
       portMappings: [{ hostPort: 8080, containerPort: 80, protocol: 'tcp' }],
       bandwidth: { ingressRate: 1000, ingressBurst: 4294967295, egressRate: 0, egressBurst: 0 },
       mac: 'c2:11:22:33:44:55',
@@ -145,7 +261,13 @@ describe('lab: save and the door', () => {
     onTestFinished(() => rm(dir, { recursive: true, force: true }));
     const kernel: KernelReader = { read: async () => ({ snapshot: emptySnapshot(), errors: [] }) };
     const service = new LabService({
-      options: { stateDir: join(dir, 'state'), netnsDir: join(dir, 'netns'), cniConfDir: join(dir, 'net.d'), cniBinDirs: BIN, pluginTimeoutMs: 5000 },
+      options: {
+        stateDir: join(dir, 'state'),
+        netnsDir: join(dir, 'netns'),
+        cniConfDir: join(dir, 'net.d'),
+        cniBinDirs: BIN,
+        pluginTimeoutMs: 5000,
+      },
       runner: new NodeProcessRunner(),
       netns: new FakeNetnsManager(join(dir, 'netns')),
       kernel,
@@ -170,7 +292,9 @@ describe('lab: save and the door', () => {
     expect(JSON.parse(await readFile(second.path, 'utf8')).plugins[0].mtu).toBe(1500);
     // no temp file left behind; nothing with a conf extension but the target
     expect((await readdir(join(dir, 'net.d'))).sort()).toEqual(['10-lab.conflist', expect.stringMatching(/^10-lab\.conflist\.bak-/)]);
-    await expect(service.save({ text: '{', fileName: '10-lab.conflist' })).rejects.toSatisfy((e) => e instanceof PodscopeError && e.code === 'InvalidArgument' && /line 1/.test(e.message));
+    await expect(service.save({ text: '{', fileName: '10-lab.conflist' })).rejects.toSatisfy(
+      (e) => e instanceof PodscopeError && e.code === 'InvalidArgument' && /line 1/.test(e.message),
+    );
   });
 
   it('the router serves the lab on the local engine only: a CRI endpoint answers Unimplemented', async () => {
@@ -178,7 +302,11 @@ describe('lab: save and the door', () => {
     onTestFinished(() => fakes.close());
     const { service } = await lab();
     const engine = Object.assign(fakes.engine, { lab: service });
-    const router = createRouter({ engine, endpoints: createEndpointRegistry({ local: engine }), isTrustedSender: trustOrigins(['app://podscope']) });
+    const router = createRouter({
+      engine,
+      endpoints: createEndpointRegistry({ local: engine }),
+      isTrustedSender: trustOrigins(['app://podscope']),
+    });
     const sender = { transport: 'electron' as const, url: 'app://podscope/index.html' };
     const ok = await router.handle('lab.validate', { text: good() }, sender);
     expect(ok).toMatchObject({ ok: true, result: { ok: true, name: 'lab-net' } });

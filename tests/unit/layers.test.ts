@@ -22,31 +22,43 @@ describe('layer rules', () => {
   });
 
   it('an engine file may not import a front door', async () => {
-    const hits = await ruleHits('electron/engine/sandbox/zz.ts', "import { createRouter } from '../../ipc/router';\nexport const r = createRouter;\n");
+    const hits = await ruleHits(
+      'electron/engine/sandbox/zz.ts',
+      "import { createRouter } from '../../ipc/router';\nexport const r = createRouter;\n",
+    );
     expect(hits).toEqual([expect.stringMatching(/^import-x\/no-restricted-paths: .*the engine must not import a front door/)]);
   });
 
   it('the renderer may not import from electron/', async () => {
-    const hits = await ruleHits('renderer/src/lib/zz.ts', "import { createEngine } from '../../../electron/engine/index';\nexport const c = createEngine;\n");
+    const hits = await ruleHits(
+      'renderer/src/lib/zz.ts',
+      "import { createEngine } from '../../../electron/engine/index';\nexport const c = createEngine;\n",
+    );
     expect(hits).toEqual([expect.stringMatching(/^import-x\/no-restricted-paths: .*typed channel map/)]);
   });
 
   it('a feature may not import another feature', async () => {
-    const hits = await ruleHits('renderer/src/features/cni/zz.ts', "import { podsQuery } from '../pods/api/queries';\nexport const q = podsQuery;\n");
+    const hits = await ruleHits(
+      'renderer/src/features/cni/zz.ts',
+      "import { podsQuery } from '../pods/api/queries';\nexport const q = podsQuery;\n",
+    );
     expect(hits).toEqual([expect.stringMatching(/^import-x\/no-restricted-paths: .*feature "cni" must not import another feature/)]);
   });
 
   it('lib may not import a feature, and features may not import the app shell', async () => {
-    expect(await ruleHits('renderer/src/lib/zz.ts', "import { podsQuery } from '../features/pods/api/queries';\nexport const q = podsQuery;\n")).toEqual([
-      expect.stringMatching(/lib\/ is below the features/),
-    ]);
+    expect(
+      await ruleHits('renderer/src/lib/zz.ts', "import { podsQuery } from '../features/pods/api/queries';\nexport const q = podsQuery;\n"),
+    ).toEqual([expect.stringMatching(/lib\/ is below the features/)]);
     expect(await ruleHits('renderer/src/features/pods/zz.ts', "import { App } from '../../app/App';\nexport const a = App;\n")).toEqual([
       expect.stringMatching(/features do not import the app shell/),
     ]);
   });
 
   it('shared/ may use neither Node nor the other layers', async () => {
-    const hits = await ruleHits('shared/domain/zz.ts', "import { readFileSync } from 'node:fs';\nimport { createEngine } from '../../electron/engine/index';\nexport const x = [readFileSync, createEngine];\n");
+    const hits = await ruleHits(
+      'shared/domain/zz.ts',
+      "import { readFileSync } from 'node:fs';\nimport { createEngine } from '../../electron/engine/index';\nexport const x = [readFileSync, createEngine];\n",
+    );
     expect(hits).toEqual([expect.stringMatching(/no Node built-ins/), expect.stringMatching(/shared\/ imports only shared\//)]);
   });
 
@@ -57,6 +69,8 @@ describe('layer rules', () => {
   });
 
   it('an import that does not resolve is an error (so no import escapes the boundary rules)', async () => {
-    expect(await ruleHits('electron/engine/zz.ts', "import { x } from './nowhere';\nexport const y = x;\n")).toEqual([expect.stringMatching(/^import-x\/no-unresolved/)]);
+    expect(await ruleHits('electron/engine/zz.ts', "import { x } from './nowhere';\nexport const y = x;\n")).toEqual([
+      expect.stringMatching(/^import-x\/no-unresolved/),
+    ]);
   });
 });

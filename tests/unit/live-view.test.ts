@@ -9,19 +9,38 @@ const OTHER = 'cd'.repeat(32);
 
 function record(config: object): SandboxRecord {
   return {
-    version: 1, id: ID, name: 'n', config: PodSandboxConfigSchema.parse({ metadata: { name: 'p', namespace: 'ns', uid: 'u' }, ...config }),
-    runtimeHandler: '', ipPreference: 'ipv4', createdAt: '', createdAtNs: '1', state: 'Ready', netnsPath: '/var/run/netns/cni-x',
-    ip: '10.1.0.2', additionalIps: ['fd00:1::2'], ipSelection: { preference: 'ipv4', primary: '10.1.0.2', additional: ['fd00:1::2'], reason: '', eth0Ips: ['10.1.0.2', 'fd00:1::2'] },
-    pause: { containerId: ID, status: 'running' }, rootDir: '', runDir: '', trace: [],
+    version: 1,
+    id: ID,
+    name: 'n',
+    config: PodSandboxConfigSchema.parse({ metadata: { name: 'p', namespace: 'ns', uid: 'u' }, ...config }),
+    runtimeHandler: '',
+    ipPreference: 'ipv4',
+    createdAt: '',
+    createdAtNs: '1',
+    state: 'Ready',
+    netnsPath: '/var/run/netns/cni-x',
+    ip: '10.1.0.2',
+    additionalIps: ['fd00:1::2'],
+    ipSelection: { preference: 'ipv4', primary: '10.1.0.2', additional: ['fd00:1::2'], reason: '', eth0Ips: ['10.1.0.2', 'fd00:1::2'] },
+    pause: { containerId: ID, status: 'running' },
+    rootDir: '',
+    runDir: '',
+    trace: [],
   };
 }
 
 // shapes as `tc -j qdisc` and `iptables -t nat -S` print them (tc rates are bytes per second)
 function raw(over: Partial<RawLiveNetwork> = {}): RawLiveNetwork {
   return {
-    interfaces: [], routes: [], errors: [],
+    interfaces: [],
+    routes: [],
+    errors: [],
     hostLinkKinds: { vethaaaa: 'veth', bwpbbbb: 'ifb', cni0: 'bridge' },
-    qdiscs: { vethaaaa: [{ kind: 'tbf', rate: 1_250_000, burst: 193273526 }], bwpbbbb: [{ kind: 'tbf', rate: 64_000 }], cni0: [{ kind: 'noqueue' }] },
+    qdiscs: {
+      vethaaaa: [{ kind: 'tbf', rate: 1_250_000, burst: 193273526 }],
+      bwpbbbb: [{ kind: 'tbf', rate: 64_000 }],
+      cni0: [{ kind: 'noqueue' }],
+    },
     nat: {
       v4: [
         `-A CNI-HOSTPORT-DNAT -p tcp -m comment --comment "dnat name: \\"net\\" id: \\"${ID}\\"" -m multiport --dports 18080 -j CNI-DN-mine`,
@@ -43,7 +62,10 @@ describe('buildLiveView', () => {
 
   it('finds the annotated rates as tbf qdiscs: ingress on the host veth, egress on the ifb', () => {
     const v = buildLiveView(record({ annotations: bw }), raw(), new Date(0));
-    expect(v.qdiscs.map((q) => [q.dev, q.role, q.rateBitsPerSecond])).toEqual([['vethaaaa', 'host-veth', 10_000_000], ['bwpbbbb', 'ifb', 512_000]]);
+    expect(v.qdiscs.map((q) => [q.dev, q.role, q.rateBitsPerSecond])).toEqual([
+      ['vethaaaa', 'host-veth', 10_000_000],
+      ['bwpbbbb', 'ifb', 512_000],
+    ]);
     expect(v.bandwidth.map((b) => [b.direction, b.matches, b.note])).toEqual([
       ['ingress', true, 'tbf at 10 Mbit/s on vethaaaa, as annotated'],
       ['egress', true, 'tbf at 512 kbit/s on bwpbbbb, as annotated'],
@@ -51,7 +73,12 @@ describe('buildLiveView', () => {
   });
 
   it.each([
-    [{ 'kubernetes.io/ingress-bandwidth': '20M' }, 'ingress', false, /tbf at 10 Mbit\/s on vethaaaa, but the annotation asks for 20 Mbit\/s/],
+    [
+      { 'kubernetes.io/ingress-bandwidth': '20M' },
+      'ingress',
+      false,
+      /tbf at 10 Mbit\/s on vethaaaa, but the annotation asks for 20 Mbit\/s/,
+    ],
     [{}, 'ingress', false, /although no annotation asks for it/],
   ])('%o: %s matches=%s', (annotations, direction, matches, note) => {
     const c = buildLiveView(record({ annotations }), raw(), new Date(0)).bandwidth.find((b) => b.direction === direction)!;
@@ -67,12 +94,18 @@ describe('buildLiveView', () => {
   });
 
   it("matches each host port to this pod's DNAT rule only (by the id portmap tags its chain with), v4 and v6", () => {
-    const v = buildLiveView(record({ port_mappings: [
-      { container_port: 80, host_port: 18080 },
-      { protocol: 1, container_port: 53, host_port: 5353 },
-      { container_port: 90, host_port: 19090 }, // another pod's rule exists for this port, not ours
-      { container_port: 81, host_port: 0 },
-    ] }), raw(), new Date(0));
+    const v = buildLiveView(
+      record({
+        port_mappings: [
+          { container_port: 80, host_port: 18080 },
+          { protocol: 1, container_port: 53, host_port: 5353 },
+          { container_port: 90, host_port: 19090 }, // another pod's rule exists for this port, not ours
+          { container_port: 81, host_port: 0 },
+        ],
+      }),
+      raw(),
+      new Date(0),
+    );
     expect(v.ports.map((p) => [p.found, p.note])).toEqual([
       [true, 'DNAT *:18080/tcp → 10.1.0.2:80'],
       [true, 'DNAT *:5353/udp → [fd00:1::2]:53'],

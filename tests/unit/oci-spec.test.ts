@@ -59,20 +59,35 @@ describe('buildPauseSpec: a plain pod (docs/semantics.md#pause-oci-spec)', () =>
     expect(spec.process.terminal).toBe(false);
     expect(spec.process.user).toEqual({ uid: 65535, gid: 65535, additionalGids: [65535] });
     expect(DEFAULT_CAPABILITIES).toHaveLength(14);
-    expect(spec.process.capabilities).toEqual({ bounding: DEFAULT_CAPABILITIES, effective: DEFAULT_CAPABILITIES, permitted: DEFAULT_CAPABILITIES });
+    expect(spec.process.capabilities).toEqual({
+      bounding: DEFAULT_CAPABILITIES,
+      effective: DEFAULT_CAPABILITIES,
+      permitted: DEFAULT_CAPABILITIES,
+    });
     expect(spec.process.noNewPrivileges).toBe(true);
     expect(spec.hostname).toBe('web-0');
   });
 
   it('has every namespace of its own, joining the pinned netns', () => {
-    expect(spec.linux.namespaces).toEqual([{ type: 'pid' }, { type: 'ipc' }, { type: 'uts' }, { type: 'mount' }, { type: 'network', path: NETNS }]);
+    expect(spec.linux.namespaces).toEqual([
+      { type: 'pid' },
+      { type: 'ipc' },
+      { type: 'uts' },
+      { type: 'mount' },
+      { type: 'network', path: NETNS },
+    ]);
   });
 
   it('mounts the defaults without /run, then binds shm and resolv.conf read-only', () => {
     expect(spec.mounts).toEqual([
       { destination: '/proc', type: 'proc', source: 'proc', options: ['nosuid', 'noexec', 'nodev'] },
       { destination: '/dev', type: 'tmpfs', source: 'tmpfs', options: ['nosuid', 'strictatime', 'mode=755', 'size=65536k'] },
-      { destination: '/dev/pts', type: 'devpts', source: 'devpts', options: ['nosuid', 'noexec', 'newinstance', 'ptmxmode=0666', 'mode=0620', 'gid=5'] },
+      {
+        destination: '/dev/pts',
+        type: 'devpts',
+        source: 'devpts',
+        options: ['nosuid', 'noexec', 'newinstance', 'ptmxmode=0666', 'mode=0620', 'gid=5'],
+      },
       { destination: '/dev/mqueue', type: 'mqueue', source: 'mqueue', options: ['nosuid', 'noexec', 'nodev'] },
       { destination: '/sys', type: 'sysfs', source: 'sysfs', options: ['nosuid', 'noexec', 'nodev', 'ro'] },
       { destination: '/dev/shm', type: 'bind', source: SHM, options: BIND },
@@ -102,7 +117,10 @@ describe('buildPauseSpec: a plain pod (docs/semantics.md#pause-oci-spec)', () =>
   });
 
   it('has no rlimits, seccomp, apparmor or hooks (runc must not need CAP_SYS_RESOURCE or raise hard limits)', () => {
-    const json = JSON.parse(JSON.stringify(spec)) as { process: Record<string, unknown>; linux: Record<string, unknown> } & Record<string, unknown>;
+    const json = JSON.parse(JSON.stringify(spec)) as { process: Record<string, unknown>; linux: Record<string, unknown> } & Record<
+      string,
+      unknown
+    >;
     expect(json.process.rlimits).toBeUndefined();
     expect(json.process.apparmorProfile).toBeUndefined();
     expect(json.linux.seccomp).toBeUndefined();
@@ -148,12 +166,21 @@ describe('buildPauseSpec: variations', () => {
     {
       name: 'dns_config does not change the spec: resolv.conf is always the per-sandbox bind',
       config: { dns_config: { servers: ['10.10.10.10'], searches: ['google.com'], options: ['ndots:8'] } },
-      check: (s: Spec) =>
-        expect(s.mounts.at(-1)).toEqual({ destination: '/etc/resolv.conf', type: 'bind', source: RESOLV, options: BIND }),
+      check: (s: Spec) => expect(s.mounts.at(-1)).toEqual({ destination: '/etc/resolv.conf', type: 'bind', source: RESOLV, options: BIND }),
     },
     {
       name: 'user sysctls are added and override the unprivileged defaults',
-      config: { linux: { sysctls: { 'net.core.somaxconn': '1024', 'net.ipv4.ip_unprivileged_port_start': '80', 'kernel.shm_rmid_forced': '1', 'fs.mqueue.msg_max': '100', 'kernel.domainname': 'example' } } },
+      config: {
+        linux: {
+          sysctls: {
+            'net.core.somaxconn': '1024',
+            'net.ipv4.ip_unprivileged_port_start': '80',
+            'kernel.shm_rmid_forced': '1',
+            'fs.mqueue.msg_max': '100',
+            'kernel.domainname': 'example',
+          },
+        },
+      },
       check: (s: Spec) =>
         expect(s.linux.sysctl).toEqual({
           'net.ipv4.ip_unprivileged_port_start': '80',
@@ -182,7 +209,9 @@ describe('buildPauseSpec: variations', () => {
     },
     {
       name: 'run_as_user + run_as_group + supplemental groups',
-      config: { linux: { security_context: { run_as_user: { value: 0 }, run_as_group: { value: 2000 }, supplemental_groups: [3000, 2000] } } },
+      config: {
+        linux: { security_context: { run_as_user: { value: 0 }, run_as_group: { value: 2000 }, supplemental_groups: [3000, 2000] } },
+      },
       check: (s: Spec) => expect(s.process.user).toEqual({ uid: 0, gid: 2000, additionalGids: [2000, 3000] }),
     },
   ])('$name', ({ config, over, check }) => {
@@ -202,15 +231,28 @@ describe('buildPauseSpec: variations', () => {
 
 describe('buildPauseSpec: configurations runc would reject are InvalidArgument', () => {
   it.each<RejectionCase>([
-    { name: 'hostname with host network', config: { ...hostNetwork, hostname: 'h' }, over: { netnsPath: undefined }, message: /hostname "h".*host-network.*UTS/ },
+    {
+      name: 'hostname with host network',
+      config: { ...hostNetwork, hostname: 'h' },
+      over: { netnsPath: undefined },
+      message: /hostname "h".*host-network.*UTS/,
+    },
     {
       name: 'net.* sysctl with host network',
       config: { linux: { security_context: { namespace_options: { network: 2 } }, sysctls: { 'net.core.somaxconn': '1' } } },
       over: { netnsPath: undefined },
       message: /net\.core\.somaxconn.*host network/,
     },
-    { name: 'IPC sysctl with host IPC', config: { linux: { ...hostIpc.linux, sysctls: { 'kernel.msgmax': '1' } } }, message: /kernel\.msgmax.*host IPC/ },
-    { name: 'fs.mqueue.* with host IPC', config: { linux: { ...hostIpc.linux, sysctls: { 'fs.mqueue.msg_max': '1' } } }, message: /fs\.mqueue\.msg_max.*host IPC/ },
+    {
+      name: 'IPC sysctl with host IPC',
+      config: { linux: { ...hostIpc.linux, sysctls: { 'kernel.msgmax': '1' } } },
+      message: /kernel\.msgmax.*host IPC/,
+    },
+    {
+      name: 'fs.mqueue.* with host IPC',
+      config: { linux: { ...hostIpc.linux, sysctls: { 'fs.mqueue.msg_max': '1' } } },
+      message: /fs\.mqueue\.msg_max.*host IPC/,
+    },
     { name: 'kernel.hostname', config: { linux: { sysctls: { 'kernel.hostname': 'x' } } }, message: /kernel\.hostname.*hostname field/ },
     {
       name: 'kernel.domainname with host network',
@@ -218,12 +260,24 @@ describe('buildPauseSpec: configurations runc would reject are InvalidArgument',
       over: { netnsPath: undefined },
       message: /kernel\.domainname.*UTS/,
     },
-    { name: 'a non-namespaced sysctl', config: { linux: { sysctls: { 'kernel.panic': '1' } } }, message: /kernel\.panic.*not in a separate kernel namespace/ },
-    { name: 'run_as_group without run_as_user', config: { linux: { security_context: { run_as_group: { value: 5 } } } }, message: /user group "5" is specified without user/ },
+    {
+      name: 'a non-namespaced sysctl',
+      config: { linux: { sysctls: { 'kernel.panic': '1' } } },
+      message: /kernel\.panic.*not in a separate kernel namespace/,
+    },
+    {
+      name: 'run_as_group without run_as_user',
+      config: { linux: { security_context: { run_as_group: { value: 5 } } } },
+      message: /user group "5" is specified without user/,
+    },
     { name: 'a negative run_as_user', config: { linux: { security_context: { run_as_user: { value: -1 } } } }, message: /run_as_user/ },
     { name: 'no netns for a pod network', config: {}, over: { netnsPath: undefined }, message: /netnsPath/ },
     { name: 'a hostname over 64 bytes (sethostname EINVAL)', config: { hostname: 'h'.repeat(65) }, message: /longer than 64 bytes/ },
-    { name: 'a seccomp profile path containerd would not understand', config: { linux: { security_context: { seccomp_profile_path: 'bogus' } } }, message: /seccomp_profile_path "bogus": expected/ },
+    {
+      name: 'a seccomp profile path containerd would not understand',
+      config: { linux: { security_context: { seccomp_profile_path: 'bogus' } } },
+      message: /seccomp_profile_path "bogus": expected/,
+    },
   ])('$name', ({ config, over, message }) => {
     let error: unknown;
     try {

@@ -26,8 +26,20 @@ let log: string[];
 
 function makeEngine(opts: { stateDir?: string; readOnly?: boolean } = {}): SandboxEngine {
   return new SandboxEngine({
-    options: { ...DEFAULT_ENGINE_OPTIONS, stateDir: opts.stateDir ?? join(dir, 'state'), runDir: join(dir, 'run'), cniCacheDir: join(dir, 'cache') },
-    netns, cni: new FakeCniManager(), runtime, files: new FakeSandboxFiles(), liveReader: new FakeLiveReader(), buildPauseSpec, engineOomScoreAdj: 0, cleanupTimeoutMs: 5000,
+    options: {
+      ...DEFAULT_ENGINE_OPTIONS,
+      stateDir: opts.stateDir ?? join(dir, 'state'),
+      runDir: join(dir, 'run'),
+      cniCacheDir: join(dir, 'cache'),
+    },
+    netns,
+    cni: new FakeCniManager(),
+    runtime,
+    files: new FakeSandboxFiles(),
+    liveReader: new FakeLiveReader(),
+    buildPauseSpec,
+    engineOomScoreAdj: 0,
+    cleanupTimeoutMs: 5000,
     processAlive: async (pid) => [...runtime.containers.values()].some((c) => c.pid === pid && c.status === 'running'),
     readOnly: opts.readOnly,
     log: (l) => log.push(l),
@@ -68,7 +80,7 @@ describe('ownership marks', () => {
 });
 
 describe('start-up garbage collection', () => {
-  it('kills and deletes only containers carrying our id; another engine\'s and unmarked ones are reported and left alone', async () => {
+  it("kills and deletes only containers carrying our id; another engine's and unmarked ones are reported and left alone", async () => {
     const first = makeEngine();
     await first.start();
     const { id: ours } = await first.run(pod('ours'));
@@ -88,9 +100,15 @@ describe('start-up garbage collection', () => {
     const info = await second.info();
     // its netns lost its record too, and goes the same way
     expect(info.startupGc!.map((g) => g.kind).sort()).toEqual(['netns', 'runc-container']);
-    expect(info.startupGc!.filter((g) => g.kind === 'runc-container')).toEqual([expect.objectContaining({ kind: 'runc-container', id: ours, action: expect.stringContaining('killed and deleted') })]);
-    expect(info.problems.join('\n')).toContain(`runc container ${foreign} (running) under this engine's runc root has no record here and is not ours (owned by state dir id ${'0'.repeat(32)}): left alone`);
-    expect(info.problems.join('\n')).toContain(`${unmarked} (running) under this engine's runc root has no record here and is not ours (no owner annotation)`);
+    expect(info.startupGc!.filter((g) => g.kind === 'runc-container')).toEqual([
+      expect.objectContaining({ kind: 'runc-container', id: ours, action: expect.stringContaining('killed and deleted') }),
+    ]);
+    expect(info.problems.join('\n')).toContain(
+      `runc container ${foreign} (running) under this engine's runc root has no record here and is not ours (owned by state dir id ${'0'.repeat(32)}): left alone`,
+    );
+    expect(info.problems.join('\n')).toContain(
+      `${unmarked} (running) under this engine's runc root has no record here and is not ours (no owner annotation)`,
+    );
     expect(log.join('\n')).toContain(`start-up GC: runc-container ${ours}: killed and deleted`);
   });
 
@@ -111,10 +129,12 @@ describe('start-up garbage collection', () => {
     const second = makeEngine();
     await second.start();
     expect([...netns.pinned].sort()).toEqual([keptPath, brokenPath, containerds].sort());
-    expect((await second.info()).startupGc!.filter((g) => g.kind === 'netns')).toEqual([expect.objectContaining({ path: lostPath, action: expect.stringContaining('unmounted and deleted') })]);
+    expect((await second.info()).startupGc!.filter((g) => g.kind === 'netns')).toEqual([
+      expect.objectContaining({ path: lostPath, action: expect.stringContaining('unmounted and deleted') }),
+    ]);
   });
 
-  it('deletes half-written records and cache temps of our sandboxes, never another runtime\'s temps', async () => {
+  it("deletes half-written records and cache temps of our sandboxes, never another runtime's temps", async () => {
     const first = makeEngine();
     await first.start();
     const { id } = await first.run(pod());
@@ -132,7 +152,12 @@ describe('start-up garbage collection', () => {
     expect((await readdir(results)).sort()).toEqual([basename(otherTemp)]);
     expect(await readdir(join(dir, 'state', 'store'))).toEqual([`${id}.json`]);
     const gc = (await second.info()).startupGc!;
-    expect(gc.map((g) => [g.kind, g.path])).toEqual(expect.arrayContaining([['record-temp', halfRecord], ['cni-cache-temp', ourTemp]]));
+    expect(gc.map((g) => [g.kind, g.path])).toEqual(
+      expect.arrayContaining([
+        ['record-temp', halfRecord],
+        ['cni-cache-temp', ourTemp],
+      ]),
+    );
     expect(gc).toHaveLength(2);
   });
 

@@ -8,10 +8,22 @@ const pm = (x: object) => PortMappingSchema.parse(x);
 // containerd toCNIPortMappings: host_port <= 0 never reaches CNI; protocol lower-cased; host_ip verbatim.
 describe('port mappings', () => {
   it.each([
-    [{ container_port: 80, host_port: 8080 }, { hostPort: 8080, containerPort: 80, protocol: 'tcp' }],
-    [{ protocol: 1, container_port: 53, host_port: 5353, host_ip: '127.0.0.1' }, { hostPort: 5353, containerPort: 53, protocol: 'udp', hostIP: '127.0.0.1' }],
-    [{ protocol: 2, container_port: 9, host_port: 9 }, { hostPort: 9, containerPort: 9, protocol: 'sctp' }],
-    [{ container_port: 0, host_port: 1 }, { hostPort: 1, containerPort: 0, protocol: 'tcp' }], // container_port is not validated (portmap rejects it)
+    [
+      { container_port: 80, host_port: 8080 },
+      { hostPort: 8080, containerPort: 80, protocol: 'tcp' },
+    ],
+    [
+      { protocol: 1, container_port: 53, host_port: 5353, host_ip: '127.0.0.1' },
+      { hostPort: 5353, containerPort: 53, protocol: 'udp', hostIP: '127.0.0.1' },
+    ],
+    [
+      { protocol: 2, container_port: 9, host_port: 9 },
+      { hostPort: 9, containerPort: 9, protocol: 'sctp' },
+    ],
+    [
+      { container_port: 0, host_port: 1 },
+      { hostPort: 1, containerPort: 0, protocol: 'tcp' },
+    ], // container_port is not validated (portmap rejects it)
   ])('%o ⇒ %o', (input, cni) => {
     expect(toCniPortMappings([pm(input)])).toEqual([cni]);
   });

@@ -6,7 +6,14 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { createTestEngine, type TestEngine } from '../../electron/engine/testing/test-engine';
 import type { PodSandboxConfigInput } from '../../shared/domain/config';
-import { conflictsForNewMappings, dnatChainOrder, failingPaths, hostPortConflictsFor, probeSucceeded, type ProbeReport } from '../../shared/domain/probe';
+import {
+  conflictsForNewMappings,
+  dnatChainOrder,
+  failingPaths,
+  hostPortConflictsFor,
+  probeSucceeded,
+  type ProbeReport,
+} from '../../shared/domain/probe';
 
 const ID_A = 'a'.repeat(64);
 const ID_B = 'b'.repeat(64);
@@ -45,14 +52,19 @@ describe('probe verdicts (simulated network)', () => {
     const { id: first } = await e.run({ config: pod('first', { port_mappings: [{ container_port: 80, host_port: 8080 }] }) });
     const second = pod('second', { port_mappings: [{ container_port: 81, host_port: 8080 }] });
     const preview = await e.preview({ config: second });
-    expect(preview.hostPortConflicts).toEqual([{ hostPort: 8080, protocol: 'tcp', hostIP: '', holders: [{ id: first, name: expect.stringContaining('first') }] }]);
+    expect(preview.hostPortConflicts).toEqual([
+      { hostPort: 8080, protocol: 'tcp', hostIP: '', holders: [{ id: first, name: expect.stringContaining('first') }] },
+    ]);
     const { id } = await e.run({ config: second });
     const r = await e.probe(id);
-    for (const p of r.paths.filter((x) => x.kind === 'hostPort')) expect(p).toMatchObject({ verdict: 'shadowed', answeredBy: first, measured: true });
+    for (const p of r.paths.filter((x) => x.kind === 'hostPort'))
+      expect(p).toMatchObject({ verdict: 'shadowed', answeredBy: first, measured: true });
     expect(probeSucceeded(r)).toBe(false);
     expect(failingPaths(r).every((p) => p.verdict === 'shadowed')).toBe(true);
     const st = await e.status(id);
-    expect(st.hostPortConflicts).toEqual([expect.objectContaining({ hostPort: 8080, winner: first, shadowed: [id], winnerFrom: 'dnat-chain' })]);
+    expect(st.hostPortConflicts).toEqual([
+      expect.objectContaining({ hostPort: 8080, winner: first, shadowed: [id], winnerFrom: 'dnat-chain' }),
+    ]);
     expect(probe.openAgents()).toBe(0);
   });
 
@@ -63,14 +75,22 @@ describe('probe verdicts (simulated network)', () => {
     probe.listen((await e.status(first)).netnsPath!, 80);
     probe.listen((await e.status(second)).netnsPath!, 80);
     const r1 = await e.probe(first);
-    for (const p of r1.paths.filter((x) => x.kind === 'hostPort')) expect(p).toMatchObject({ verdict: 'reachable', listener: 'existing', answeredBy: first });
+    for (const p of r1.paths.filter((x) => x.kind === 'hostPort'))
+      expect(p).toMatchObject({ verdict: 'reachable', listener: 'existing', answeredBy: first });
     const r2 = await e.probe(second);
     for (const p of r2.paths.filter((x) => x.kind === 'hostPort')) expect(p).toMatchObject({ verdict: 'shadowed', answeredBy: first });
   });
 
   it('a NOTREADY pod (pause exited) is never measured and never reachable', async () => {
     const { engine: e, runtime, probe } = await engine();
-    const { id } = await e.run({ config: pod('dead', { port_mappings: [{ container_port: 80, host_port: 8080 }, { container_port: 81, host_port: 0 }] }) });
+    const { id } = await e.run({
+      config: pod('dead', {
+        port_mappings: [
+          { container_port: 80, host_port: 8080 },
+          { container_port: 81, host_port: 0 },
+        ],
+      }),
+    });
     runtime.exit(id);
     const r = await e.probe(id);
     expect(r.paths.length).toBeGreaterThan(0);
@@ -128,7 +148,13 @@ describe('probe verdicts (simulated network)', () => {
 });
 
 describe('host-port conflicts (pure)', () => {
-  const holder = (id: string, createdAtNs: string, hostIP?: string) => ({ id, name: id.slice(0, 1), createdAtNs, ready: true, hostPorts: [{ hostPort: 80, containerPort: 80, protocol: 'tcp', hostIP }] });
+  const holder = (id: string, createdAtNs: string, hostIP?: string) => ({
+    id,
+    name: id.slice(0, 1),
+    createdAtNs,
+    ready: true,
+    hostPorts: [{ hostPort: 80, containerPort: 80, protocol: 'tcp', hostIP }],
+  });
 
   it('the winner comes from the DNAT chain order when there is one, else from creation order (portmap appends)', () => {
     const holders = [holder(ID_A, '2'), holder(ID_B, '1')];
@@ -139,7 +165,11 @@ describe('host-port conflicts (pure)', () => {
     ];
     expect(dnatChainOrder(lines)(80, 'tcp')).toEqual([ID_A, ID_B]);
     expect(dnatChainOrder(lines)(80, 'udp')).toEqual([]);
-    expect(hostPortConflictsFor(ID_B, holders, dnatChainOrder(lines))[0]).toMatchObject({ winner: ID_A, shadowed: [ID_B], winnerFrom: 'dnat-chain' });
+    expect(hostPortConflictsFor(ID_B, holders, dnatChainOrder(lines))[0]).toMatchObject({
+      winner: ID_A,
+      shadowed: [ID_B],
+      winnerFrom: 'dnat-chain',
+    });
   });
 
   it('different host_ips do not collide; a wildcard collides with any; a NOTREADY holder does not count', () => {
@@ -156,7 +186,11 @@ describe('sandbox.probe over the IPC router', () => {
     const { createEndpointRegistry } = await import('../../electron/endpoints');
     const { trustOrigins } = await import('../../electron/ipc/sender');
     const { engine: e } = await engine();
-    const router = createRouter({ engine: e, endpoints: createEndpointRegistry({ local: e }), isTrustedSender: trustOrigins(['app://podscope']) });
+    const router = createRouter({
+      engine: e,
+      endpoints: createEndpointRegistry({ local: e }),
+      isTrustedSender: trustOrigins(['app://podscope']),
+    });
     const sender = { transport: 'electron' as const, url: 'app://podscope/index.html' };
     const { id } = await e.run({ config: pod('web', { port_mappings: [{ container_port: 80, host_port: 8080 }] }) });
     expect(await router.handle('sandbox.lastProbe', { id }, sender)).toEqual({ ok: true, result: null });

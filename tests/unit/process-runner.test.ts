@@ -5,15 +5,17 @@ import { MAX_STDERR_BYTES, MAX_STDOUT_BYTES, NodeProcessRunner } from '../../ele
 const runner = new NodeProcessRunner();
 /** Live (not zombie) members of a process group: a killed orphan stays a zombie until init gets round to it. */
 const groupAlive = (pgid: number) =>
-  readdirSync('/proc').filter((d) => /^\d+$/.test(d)).some((d) => {
-    try {
-      const stat = readFileSync(`/proc/${d}/stat`, 'utf8');
-      const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      return Number(f[2]) === pgid && f[0] !== 'Z';
-    } catch {
-      return false;
-    }
-  });
+  readdirSync('/proc')
+    .filter((d) => /^\d+$/.test(d))
+    .some((d) => {
+      try {
+        const stat = readFileSync(`/proc/${d}/stat`, 'utf8');
+        const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+        return Number(f[2]) === pgid && f[0] !== 'Z';
+      } catch {
+        return false;
+      }
+    });
 
 /** A process that exists and is not a zombie. */
 const liveProcess = (pid: number) => {
@@ -47,7 +49,11 @@ describe('NodeProcessRunner', () => {
   });
 
   it('keeps at most 16 MiB of stdout and the last 64 KiB of stderr, and says what it dropped', async () => {
-    const r = await runner.run({ file: 'sh', args: ['-c', 'head -c 20000000 /dev/zero | tr "\\\\0" a; head -c 100000 /dev/zero | tr "\\\\0" b >&2; echo END >&2'], timeoutMs: 30_000 });
+    const r = await runner.run({
+      file: 'sh',
+      args: ['-c', 'head -c 20000000 /dev/zero | tr "\\\\0" a; head -c 100000 /dev/zero | tr "\\\\0" b >&2; echo END >&2'],
+      timeoutMs: 30_000,
+    });
     expect(r.exitCode).toBe(0);
     expect(r.stdout.startsWith('a'.repeat(1000))).toBe(true);
     expect(r.stdout.length).toBeLessThan(MAX_STDOUT_BYTES + 100);

@@ -10,9 +10,21 @@ import { RECORD_VERSION, type SandboxRecord } from '../../electron/engine/sandbo
 
 function rec(id: string, createdAtNs: string, state: InternalState, labels: Record<string, string>): SandboxRecord {
   return {
-    version: RECORD_VERSION, id, name: `n-${id}`, runtimeHandler: '', ipPreference: 'ipv4', createdAt: '2026-01-01T00:00:00Z', createdAtNs, state,
+    version: RECORD_VERSION,
+    id,
+    name: `n-${id}`,
+    runtimeHandler: '',
+    ipPreference: 'ipv4',
+    createdAt: '2026-01-01T00:00:00Z',
+    createdAtNs,
+    state,
     config: { metadata: { name: `n-${id}`, namespace: 'ns', uid: id, attempt: 0 }, labels, annotations: {}, port_mappings: [] } as never,
-    ip: '', additionalIps: [], pause: { status: 'running' } as never, rootDir: '/x', runDir: '/y', trace: [],
+    ip: '',
+    additionalIps: [],
+    pause: { status: 'running' } as never,
+    rootDir: '/x',
+    runDir: '/y',
+    trace: [],
   };
 }
 
@@ -50,28 +62,37 @@ describe('sandbox read index', () => {
     const labels = fc.dictionary(fc.constantFrom('app', 'tier'), fc.constantFrom('web', 'db'), { maxKeys: 2 });
     const record = fc.record({ id, ns: fc.integer({ min: 1, max: 5 }), ready: fc.boolean(), labels });
     fc.assert(
-      fc.property(fc.uniqueArray(record, { selector: (r) => r.id, maxLength: 25 }), fc.option(fc.stringMatching(/^[0-9a-f]{0,2}$/)), fc.option(fc.boolean()), fc.option(labels), fc.array(fc.nat(), { maxLength: 5 }), (recs, prefix, ready, sel, deletions) => {
-        const ix = new SandboxReadIndex();
-        const live = new Map(recs.map((r) => [r.id, rec(r.id, String(r.ns), r.ready ? 'Ready' : 'NotReady', r.labels)]));
-        for (const r of live.values()) ix.upsert(r);
-        for (const d of deletions) {
-          const victim = [...live.keys()][d % Math.max(1, live.size)];
-          if (victim !== undefined) {
-            live.delete(victim);
-            ix.delete(victim);
+      fc.property(
+        fc.uniqueArray(record, { selector: (r) => r.id, maxLength: 25 }),
+        fc.option(fc.stringMatching(/^[0-9a-f]{0,2}$/)),
+        fc.option(fc.boolean()),
+        fc.option(labels),
+        fc.array(fc.nat(), { maxLength: 5 }),
+        (recs, prefix, ready, sel, deletions) => {
+          const ix = new SandboxReadIndex();
+          const live = new Map(recs.map((r) => [r.id, rec(r.id, String(r.ns), r.ready ? 'Ready' : 'NotReady', r.labels)]));
+          for (const r of live.values()) ix.upsert(r);
+          for (const d of deletions) {
+            const victim = [...live.keys()][d % Math.max(1, live.size)];
+            if (victim !== undefined) {
+              live.delete(victim);
+              ix.delete(victim);
+            }
           }
-        }
-        const state = ready === null ? undefined : ready ? 'SANDBOX_READY' : 'SANDBOX_NOTREADY';
-        const filter = { idPrefix: prefix ?? undefined, state: state as never, labels: sel ?? undefined };
-        const expected = [...live.values()]
-          .filter((r) => !filter.idPrefix || r.id.startsWith(filter.idPrefix))
-          .filter((r) => !filter.state || toCriState(r.state) === filter.state)
-          .filter((r) => Object.entries(filter.labels ?? {}).every(([k, v]) => r.config.labels[k] === v))
-          .sort((a, b) => (a.createdAtNs === b.createdAtNs ? (a.id < b.id ? -1 : 1) : BigInt(b.createdAtNs) > BigInt(a.createdAtNs) ? 1 : -1))
-          .map((r) => r.id);
-        expect(ix.candidates(filter)).toEqual(expected);
-        expect(ix.size).toBe(live.size);
-      }),
+          const state = ready === null ? undefined : ready ? 'SANDBOX_READY' : 'SANDBOX_NOTREADY';
+          const filter = { idPrefix: prefix ?? undefined, state: state as never, labels: sel ?? undefined };
+          const expected = [...live.values()]
+            .filter((r) => !filter.idPrefix || r.id.startsWith(filter.idPrefix))
+            .filter((r) => !filter.state || toCriState(r.state) === filter.state)
+            .filter((r) => Object.entries(filter.labels ?? {}).every(([k, v]) => r.config.labels[k] === v))
+            .sort((a, b) =>
+              a.createdAtNs === b.createdAtNs ? (a.id < b.id ? -1 : 1) : BigInt(b.createdAtNs) > BigInt(a.createdAtNs) ? 1 : -1,
+            )
+            .map((r) => r.id);
+          expect(ix.candidates(filter)).toEqual(expected);
+          expect(ix.size).toBe(live.size);
+        },
+      ),
       { numRuns: 300 },
     );
   });

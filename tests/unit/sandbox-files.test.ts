@@ -20,7 +20,16 @@ class RecordingRunner implements ProcessRunner {
   readonly requests: ExecRequest[] = [];
   async run(req: ExecRequest): Promise<ExecResult> {
     this.requests.push(req);
-    return { command: [req.file, ...(req.args ?? [])].join(' '), exitCode: 0, signal: null, stdout: '', stderr: '', durationMs: 0, timedOut: false, canceled: false };
+    return {
+      command: [req.file, ...(req.args ?? [])].join(' '),
+      exitCode: 0,
+      signal: null,
+      stdout: '',
+      stderr: '',
+      durationMs: 0,
+      timedOut: false,
+      canceled: false,
+    };
   }
 }
 
@@ -32,7 +41,11 @@ describe('renderResolvConf (docs/semantics.md#sandbox-files)', () => {
       expected: 'search google.com svc.local\nnameserver 10.10.10.10\nnameserver 8.8.8.8\noptions ndots:8 edns0\n',
     },
     { name: 'servers only', dns: { servers: ['1.1.1.1'], searches: [], options: [] }, expected: 'nameserver 1.1.1.1\n' },
-    { name: 'searches and options without servers', dns: { servers: [], searches: ['a'], options: ['ndots:2'] }, expected: 'search a\noptions ndots:2\n' },
+    {
+      name: 'searches and options without servers',
+      dns: { servers: [], searches: ['a'], options: ['ndots:2'] },
+      expected: 'search a\noptions ndots:2\n',
+    },
     { name: 'an empty DNSConfig gives an empty file', dns: { servers: [], searches: [], options: [] }, expected: '' },
   ])('$name', ({ dns, expected }) => {
     expect(renderResolvConf(dns)).toBe(expected);
@@ -89,7 +102,10 @@ describe('writeSandboxFiles', () => {
 
   it('fails as RuntimeError naming the directory when a host file is missing', async () => {
     const paths = sandboxPaths(join(dir, 'state'), join(dir, 'run'), 'id3');
-    await expect(writeSandboxFiles(paths, config(), { ...host, hostsPath: join(dir, 'missing') })).rejects.toMatchObject({ code: 'RuntimeError', message: expect.stringContaining(paths.filesDir) });
+    await expect(writeSandboxFiles(paths, config(), { ...host, hostsPath: join(dir, 'missing') })).rejects.toMatchObject({
+      code: 'RuntimeError',
+      message: expect.stringContaining(paths.filesDir),
+    });
   });
 });
 

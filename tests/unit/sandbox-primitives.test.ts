@@ -40,7 +40,11 @@ describe('NameRegistrar', () => {
     r.reserve('a', 'id1');
     r.reserve('a', 'id1'); // same pair again is a no-op
     let err: unknown;
-    try { r.reserve('a', 'id2'); } catch (e) { err = e; }
+    try {
+      r.reserve('a', 'id2');
+    } catch (e) {
+      err = e;
+    }
     expect(hasCode(err, 'AlreadyExists')).toBe(true);
     expect((err as Error).message).toContain('is reserved for "id1"');
     r.releaseByName('a');
@@ -53,9 +57,16 @@ describe('CleanupStack', () => {
   it('unwinds in reverse, keeps going after a failure and reports it', async () => {
     const order: string[] = [];
     const s = new CleanupStack();
-    s.push('one', async () => { order.push('one'); });
-    s.push('two', async () => { order.push('two'); throw new Error('boom'); });
-    s.push('three', async () => { order.push('three'); });
+    s.push('one', async () => {
+      order.push('one');
+    });
+    s.push('two', async () => {
+      order.push('two');
+      throw new Error('boom');
+    });
+    s.push('three', async () => {
+      order.push('three');
+    });
     const failures = await s.unwind(1000);
     expect(order).toEqual(['three', 'two', 'one']);
     expect(failures.map((f) => f.step)).toEqual(['two']);
@@ -66,11 +77,24 @@ describe('CleanupStack', () => {
     const s = new CleanupStack();
     let abortedAtStart: boolean | undefined;
     // an undo that hangs until its signal fires, then fails with the signal's reason (as ProcessRunner does)
-    s.push('hangs', (signal) => new Promise<void>((resolve, reject) => {
-      const guard = setTimeout(() => resolve(), 10_000); // a signal that never fires lets the step pass: the test then fails below
-      signal.addEventListener('abort', () => { clearTimeout(guard); reject(signal.reason); }, { once: true });
-    }));
-    s.push('first', async (signal) => { abortedAtStart = signal.aborted; });
+    s.push(
+      'hangs',
+      (signal) =>
+        new Promise<void>((resolve, reject) => {
+          const guard = setTimeout(() => resolve(), 10_000); // a signal that never fires lets the step pass: the test then fails below
+          signal.addEventListener(
+            'abort',
+            () => {
+              clearTimeout(guard);
+              reject(signal.reason);
+            },
+            { once: true },
+          );
+        }),
+    );
+    s.push('first', async (signal) => {
+      abortedAtStart = signal.aborted;
+    });
     const failures = await s.unwind(50);
     expect(abortedAtStart).toBe(false); // fresh: not the caller's (possibly expired) deadline
     // its own timeout fired and was delivered to the hanging step, which is reported as failed with it
@@ -84,7 +108,12 @@ describe('KeyedMutex', () => {
   it('serialises per key and not across keys', async () => {
     const m = new KeyedMutex();
     const log: string[] = [];
-    const slow = (k: string, tag: string, ms: number) => m.run(k, async () => { log.push(`${tag}+`); await new Promise((r) => setTimeout(r, ms)); log.push(`${tag}-`); });
+    const slow = (k: string, tag: string, ms: number) =>
+      m.run(k, async () => {
+        log.push(`${tag}+`);
+        await new Promise((r) => setTimeout(r, ms));
+        log.push(`${tag}-`);
+      });
     await Promise.all([slow('a', 'a1', 30), slow('a', 'a2', 1), slow('b', 'b1', 1)]);
     expect(log.indexOf('a1-')).toBeLessThan(log.indexOf('a2+'));
     expect(log.indexOf('b1+')).toBeLessThan(log.indexOf('a1-'));

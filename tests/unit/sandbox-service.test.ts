@@ -26,7 +26,14 @@ let files: FakeSandboxFiles;
 function makeEngine(): SandboxEngine {
   return new SandboxEngine({
     options: { ...DEFAULT_ENGINE_OPTIONS, stateDir: join(dir, 'state'), runDir: join(dir, 'run') },
-    netns, cni, runtime, files, liveReader: new FakeLiveReader(), buildPauseSpec, engineOomScoreAdj: 0, cleanupTimeoutMs: 5000,
+    netns,
+    cni,
+    runtime,
+    files,
+    liveReader: new FakeLiveReader(),
+    buildPauseSpec,
+    engineOomScoreAdj: 0,
+    cleanupTimeoutMs: 5000,
     processAlive: async (pid) => [...runtime.containers.values()].some((c) => c.pid === pid && c.status === 'running'),
   });
 }
@@ -59,19 +66,29 @@ describe('run', () => {
     const engine = makeEngine();
     await engine.start();
     const events: SandboxEvent[] = [];
-    engine.subscribe((e) => { if (!e.type.startsWith('container.')) events.push(e as SandboxEvent); });
+    engine.subscribe((e) => {
+      if (!e.type.startsWith('container.')) events.push(e as SandboxEvent);
+    });
     const { id } = await engine.run({ ...pod(), requestId: 'r1' });
     const st = await engine.status(id);
     expect(st.state).toBe('SANDBOX_READY');
     expect(st.ip).toMatch(/^10\.88\.0\./);
     expect(st.additionalIps[0]).toMatch(/^2001:4860:4860::/);
-    expect(st.trace.map((t) => t.step)).toEqual(expect.arrayContaining(['netns.create', 'cni.plugin', 'cni.setup', 'sandbox.files', 'pause.rootfs', 'runc.run']));
+    expect(st.trace.map((t) => t.step)).toEqual(
+      expect.arrayContaining(['netns.create', 'cni.plugin', 'cni.setup', 'sandbox.files', 'pause.rootfs', 'runc.run']),
+    );
     expect(events[0]?.type).toBe('sandbox.added');
     expect(events.at(-1)?.type).toBe('sandbox.changed');
-    expect(events.filter((e) => e.type === 'sandbox.progress').every((e) => e.type === 'sandbox.progress' && e.requestId === 'r1')).toBe(true);
+    expect(events.filter((e) => e.type === 'sandbox.progress').every((e) => e.type === 'sandbox.progress' && e.requestId === 'r1')).toBe(
+      true,
+    );
     // CNI_ARGS as containerd sends them
     expect(cni.calls.find((c) => c.op === 'setup')?.opts?.args).toEqual([
-      ['K8S_POD_NAMESPACE', 'ns'], ['K8S_POD_NAME', 'web'], ['K8S_POD_INFRA_CONTAINER_ID', id], ['K8S_POD_UID', 'u'], ['IgnoreUnknown', '1'],
+      ['K8S_POD_NAMESPACE', 'ns'],
+      ['K8S_POD_NAME', 'web'],
+      ['K8S_POD_INFRA_CONTAINER_ID', id],
+      ['K8S_POD_UID', 'u'],
+      ['IgnoreUnknown', '1'],
     ]);
   });
 
@@ -144,7 +161,10 @@ describe('run', () => {
     [{ config: { metadata: { name: 'a' }, port_mappings: [{ container_port: 'x' }] } }, /port_mappings\[0\]\.container_port/],
     [{ config: { metadata: { name: 'a' }, bogus: 1 } }, /Unrecognized key: "bogus"/],
     [{ config: { metadata: { name: 'a' } }, runtimeHandler: 'kata' }, /no runtime for "kata" is configured/],
-    [{ config: { metadata: { name: 'a' }, hostname: 'h', linux: { security_context: { namespace_options: { network: 2 } } } } }, /hostname/],
+    [
+      { config: { metadata: { name: 'a' }, hostname: 'h', linux: { security_context: { namespace_options: { network: 2 } } } } },
+      /hostname/,
+    ],
   ])('refuses bad input before acquiring anything: %o', async (req, message) => {
     const engine = makeEngine();
     await engine.start();
@@ -162,11 +182,19 @@ describe('failure paths found in review', () => {
   it('ADD and DEL both failing, with no CNI result ever stored, keeps the sandbox NOTREADY with the bridge DEL pending until a retry succeeds', async () => {
     const engine = makeEngine();
     await engine.start();
-    cni.failures = [{ verb: 'ADD', network: 'containerd-net', index: 0 }, { verb: 'DEL', network: 'containerd-net', index: 0 }];
+    cni.failures = [
+      { verb: 'ADD', network: 'containerd-net', index: 0 },
+      { verb: 'DEL', network: 'containerd-net', index: 0 },
+    ];
     await expect(engine.run(pod())).rejects.toSatisfy((e) => hasCode(e, 'CniError'));
     const [kept] = await engine.list();
     expect(kept?.state).toBe('SANDBOX_NOTREADY');
-    expect(kept?.cleanupPending?.find((p) => p.kind === 'cni')).toMatchObject({ network: 'containerd-net', ifName: 'eth0', plugin: 'bridge', index: 0 });
+    expect(kept?.cleanupPending?.find((p) => p.kind === 'cni')).toMatchObject({
+      network: 'containerd-net',
+      ifName: 'eth0',
+      plugin: 'bridge',
+      index: 0,
+    });
     cni.failures = [];
     await engine.remove(kept!.id);
     nothingLeft(await engine.list());
@@ -177,7 +205,9 @@ describe('failure paths found in review', () => {
     const engine = makeEngine();
     await engine.start();
     const { id } = await engine.run(pod('bw', { annotations: { 'kubernetes.io/ingress-bandwidth': '10M' } }));
-    const rec = (engine as unknown as { ctx: { store: { get(id: string): { config: { annotations: Record<string, string> } } } } }).ctx.store.get(id);
+    const rec = (
+      engine as unknown as { ctx: { store: { get(id: string): { config: { annotations: Record<string, string> } } } } }
+    ).ctx.store.get(id);
     rec.config.annotations['kubernetes.io/ingress-bandwidth'] = '10'; // as if a newer engine's rules were stricter
     await engine.stop(id);
     await engine.remove(id);
@@ -185,10 +215,21 @@ describe('failure paths found in review', () => {
   });
 
   it('a liveness check racing remove does not bring the sandbox back', async () => {
-    const slowDead = async () => { await new Promise((r) => setTimeout(r, 30)); return false; };
+    const slowDead = async () => {
+      await new Promise((r) => setTimeout(r, 30));
+      return false;
+    };
     const engine = new SandboxEngine({
       options: { ...DEFAULT_ENGINE_OPTIONS, stateDir: join(dir, 'state'), runDir: join(dir, 'run') },
-      netns, cni, runtime, files, liveReader: new FakeLiveReader(), buildPauseSpec, engineOomScoreAdj: 0, cleanupTimeoutMs: 5000, processAlive: slowDead,
+      netns,
+      cni,
+      runtime,
+      files,
+      liveReader: new FakeLiveReader(),
+      buildPauseSpec,
+      engineOomScoreAdj: 0,
+      cleanupTimeoutMs: 5000,
+      processAlive: slowDead,
     });
     await engine.start();
     const { id } = await engine.run(pod());
@@ -214,8 +255,14 @@ describe('failure paths found in review', () => {
   it.each([
     [{ metadata: { name: 'a;b', namespace: 'ns', uid: 'u' } }, /metadata.name "a;b" must not contain ';' or '='/],
     [{ metadata: { name: 'a', namespace: 'ns', uid: 'u=1' } }, /metadata.uid "u=1" must not contain/],
-    [{ metadata: { name: 'a', namespace: 'ns', uid: 'u' }, port_mappings: [{ container_port: 80, host_port: 70000 }] }, /port_mappings\[0\].host_port 70000 is not a port/],
-    [{ metadata: { name: 'a', namespace: 'ns', uid: 'u' }, port_mappings: [{ container_port: 0, host_port: 8080 }] }, /port_mappings\[0\].container_port 0 is not a port/],
+    [
+      { metadata: { name: 'a', namespace: 'ns', uid: 'u' }, port_mappings: [{ container_port: 80, host_port: 70000 }] },
+      /port_mappings\[0\].host_port 70000 is not a port/,
+    ],
+    [
+      { metadata: { name: 'a', namespace: 'ns', uid: 'u' }, port_mappings: [{ container_port: 0, host_port: 8080 }] },
+      /port_mappings\[0\].container_port 0 is not a port/,
+    ],
   ])('input a plugin would reject after allocating is refused up front: %o', async (config, message) => {
     const engine = makeEngine();
     await engine.start();
@@ -226,7 +273,15 @@ describe('failure paths found in review', () => {
   it('a container-port-only mapping with container_port 0 is fine: it never reaches CNI', async () => {
     const engine = makeEngine();
     await engine.start();
-    const { id } = await engine.run({ config: { metadata: { name: 'a', namespace: 'ns', uid: 'u' }, port_mappings: [{ container_port: 0, host_port: 0 }, { container_port: 80, host_port: 8080 }] } });
+    const { id } = await engine.run({
+      config: {
+        metadata: { name: 'a', namespace: 'ns', uid: 'u' },
+        port_mappings: [
+          { container_port: 0, host_port: 0 },
+          { container_port: 80, host_port: 8080 },
+        ],
+      },
+    });
     const st = await engine.status(id);
     expect(st.state).toBe('SANDBOX_READY');
     expect(st.portMappings.map((p) => p.passed)).toEqual([false, true]);
@@ -247,7 +302,10 @@ describe('stop, remove, status, list', () => {
     await engine.remove('f'.repeat(64));
     await expect(engine.status('f'.repeat(64))).rejects.toSatisfy((e) => hasCode(e, 'NotFound'));
     const ids = [(await engine.run(pod('a'))).id, (await engine.run(pod('b'))).id];
-    const common = ids[0]!.slice(0, [...ids[0]!].findIndex((c, i) => ids[1]![i] !== c));
+    const common = ids[0]!.slice(
+      0,
+      [...ids[0]!].findIndex((c, i) => ids[1]![i] !== c),
+    );
     if (common.length > 0) await expect(engine.status(common)).rejects.toSatisfy((e) => hasCode(e, 'InvalidArgument'));
     expect((await engine.status(ids[0]!.slice(0, 13))).id).toBe(ids[0]);
   });
@@ -299,7 +357,10 @@ describe('state across restarts', () => {
     let releaseSetup!: () => void;
     const hang = new Promise<void>((r) => (releaseSetup = r));
     const realSetup = cni.setup.bind(cni);
-    cni.setup = async (...args) => { await hang; return realSetup(...args); };
+    cni.setup = async (...args) => {
+      await hang;
+      return realSetup(...args);
+    };
     const abandoned = first.run(pod()).catch(() => undefined); // "crashes" while ADD is in flight
     await new Promise((r) => setTimeout(r, 50));
     expect(netns.pinned.size).toBe(1);
@@ -323,7 +384,12 @@ describe('preview and conditions', () => {
   it('previews what runtimeConfig each plugin would receive, only for declared capabilities', async () => {
     const engine = makeEngine();
     await engine.start();
-    const p = await engine.preview(pod('p', { port_mappings: [{ container_port: 80, host_port: 8080 }, { container_port: 81 }], annotations: { 'kubernetes.io/ingress-bandwidth': '1M' } }));
+    const p = await engine.preview(
+      pod('p', {
+        port_mappings: [{ container_port: 80, host_port: 8080 }, { container_port: 81 }],
+        annotations: { 'kubernetes.io/ingress-bandwidth': '1M' },
+      }),
+    );
     const byType = Object.fromEntries(p.plugins.map((x) => [x.type, x.runtimeConfig]));
     expect(byType.portmap).toEqual({ portMappings: [{ hostPort: 8080, containerPort: 80, protocol: 'tcp' }] });
     expect(byType.bandwidth).toEqual({ bandwidth: { ingressRate: 1_000_000, ingressBurst: 4294967295, egressRate: 0, egressBurst: 0 } });
@@ -331,12 +397,16 @@ describe('preview and conditions', () => {
     expect(p.portMappings[1]?.passed).toBe(false);
   });
 
-  it('reports NetworkReady=false with containerd\'s reason when CNI is not ready', async () => {
+  it("reports NetworkReady=false with containerd's reason when CNI is not ready", async () => {
     const engine = makeEngine();
     await engine.start();
     cni.ready = false;
     const conditions = await engine.runtimeConditions();
-    expect(conditions.find((c) => c.type === 'NetworkReady')).toMatchObject({ status: false, reason: 'NetworkPluginNotReady', message: expect.stringMatching(/^Network plugin returns error: .*cni plugin not initialized/) });
+    expect(conditions.find((c) => c.type === 'NetworkReady')).toMatchObject({
+      status: false,
+      reason: 'NetworkPluginNotReady',
+      message: expect.stringMatching(/^Network plugin returns error: .*cni plugin not initialized/),
+    });
     expect(conditions.find((c) => c.type === 'RuntimeReady')?.status).toBe(true);
   });
 });

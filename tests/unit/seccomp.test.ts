@@ -19,7 +19,10 @@ afterAll(async () => {
   await rm(root, { recursive: true, force: true });
 });
 
-const allowed = (caps: readonly string[]) => runtimeDefaultSeccomp(caps).syscalls!.filter((r) => r.action === 'SCMP_ACT_ALLOW').flatMap((r) => r.names);
+const allowed = (caps: readonly string[]) =>
+  runtimeDefaultSeccomp(caps)
+    .syscalls!.filter((r) => r.action === 'SCMP_ACT_ALLOW')
+    .flatMap((r) => r.names);
 
 describe('which profile the CRI fields ask for', () => {
   it('reads the SecurityProfile first: RuntimeDefault (also an empty one), Unconfined, Localhost', () => {
@@ -42,7 +45,11 @@ describe('which profile the CRI fields ask for', () => {
 describe('the built-in RuntimeDefault profile', () => {
   it('denies by default with EPERM and allows the ordinary syscalls', () => {
     const p = runtimeDefaultSeccomp(DEFAULT_CAPABILITIES, 'x64');
-    expect(p).toMatchObject({ defaultAction: 'SCMP_ACT_ERRNO', defaultErrnoRet: 1, architectures: ['SCMP_ARCH_X86_64', 'SCMP_ARCH_X86', 'SCMP_ARCH_X32'] });
+    expect(p).toMatchObject({
+      defaultAction: 'SCMP_ACT_ERRNO',
+      defaultErrnoRet: 1,
+      architectures: ['SCMP_ARCH_X86_64', 'SCMP_ARCH_X86', 'SCMP_ARCH_X32'],
+    });
     expect(allowed(DEFAULT_CAPABILITIES)).toEqual(expect.arrayContaining(['read', 'write', 'execve', 'futex', 'chroot', 'socket']));
   });
 
@@ -52,27 +59,79 @@ describe('the built-in RuntimeDefault profile', () => {
     expect(allowed([...DEFAULT_CAPABILITIES, 'CAP_SYS_ADMIN'])).toEqual(expect.arrayContaining(['mount', 'unshare', 'setns', 'clone3']));
     expect(allowed([...DEFAULT_CAPABILITIES, 'CAP_SYS_PTRACE'])).toContain('ptrace');
     // clone3 answers ENOSYS without CAP_SYS_ADMIN so libc falls back to clone, whose flags the filter can check
-    expect(runtimeDefaultSeccomp(DEFAULT_CAPABILITIES).syscalls!.find((r) => r.names.includes('clone3'))).toMatchObject({ action: 'SCMP_ACT_ERRNO', errnoRet: 38 });
+    expect(runtimeDefaultSeccomp(DEFAULT_CAPABILITIES).syscalls!.find((r) => r.names.includes('clone3'))).toMatchObject({
+      action: 'SCMP_ACT_ERRNO',
+      errnoRet: 38,
+    });
   });
 });
 
 describe('loading', () => {
   it('gives privileged processes no seccomp whatever was asked', async () => {
-    expect(await loadSeccomp({ profile: { profile_type: 0, localhost_ref: '' }, legacyPath: '', privileged: true, capabilities: [], profileRoot: root })).toEqual({ applied: 'unconfined' });
+    expect(
+      await loadSeccomp({
+        profile: { profile_type: 0, localhost_ref: '' },
+        legacyPath: '',
+        privileged: true,
+        capabilities: [],
+        profileRoot: root,
+      }),
+    ).toEqual({ applied: 'unconfined' });
   });
 
   it('loads a localhost profile from the root and refuses refs that leave it or files that are not profiles', async () => {
-    const c = await loadSeccomp({ profile: { profile_type: 2, localhost_ref: 'audit.json' }, legacyPath: '', privileged: false, capabilities: [], profileRoot: root });
+    const c = await loadSeccomp({
+      profile: { profile_type: 2, localhost_ref: 'audit.json' },
+      legacyPath: '',
+      privileged: false,
+      capabilities: [],
+      profileRoot: root,
+    });
     expect(c).toEqual({ applied: `localhost/${join(root, 'audit.json')}`, spec: { defaultAction: 'SCMP_ACT_LOG' } });
     expect(() => localhostProfilePath('../etc/passwd', root)).toThrow(/leaves the profile root/);
-    await expect(loadSeccomp({ profile: { profile_type: 2, localhost_ref: 'broken.json' }, legacyPath: '', privileged: false, capabilities: [], profileRoot: root })).rejects.toMatchObject({ code: 'InvalidArgument' });
-    await expect(loadSeccomp({ profile: { profile_type: 2, localhost_ref: 'none.json' }, legacyPath: '', privileged: false, capabilities: [], profileRoot: root })).rejects.toMatchObject({ code: 'InvalidArgument' });
+    await expect(
+      loadSeccomp({
+        profile: { profile_type: 2, localhost_ref: 'broken.json' },
+        legacyPath: '',
+        privileged: false,
+        capabilities: [],
+        profileRoot: root,
+      }),
+    ).rejects.toMatchObject({ code: 'InvalidArgument' });
+    await expect(
+      loadSeccomp({
+        profile: { profile_type: 2, localhost_ref: 'none.json' },
+        legacyPath: '',
+        privileged: false,
+        capabilities: [],
+        profileRoot: root,
+      }),
+    ).rejects.toMatchObject({ code: 'InvalidArgument' });
   });
 
   it('puts the loaded profile into the pause spec (containerd gives the pause seccomp too)', async () => {
-    const config = PodSandboxConfigSchema.parse({ metadata: { name: 'p', namespace: 'n', uid: 'u' }, hostname: 'p', linux: { security_context: { seccomp: { profile_type: 0 } } } });
-    const seccomp = await loadSeccomp({ profile: config.linux?.security_context?.seccomp, legacyPath: '', privileged: false, capabilities: DEFAULT_CAPABILITIES, profileRoot: root });
-    const spec = buildPauseSpec({ id: 'x', config, netnsPath: '/n', rootfsPath: '/r', resolvConfPath: '/c', shmPath: '/s', engineOomScoreAdj: 0, seccomp });
+    const config = PodSandboxConfigSchema.parse({
+      metadata: { name: 'p', namespace: 'n', uid: 'u' },
+      hostname: 'p',
+      linux: { security_context: { seccomp: { profile_type: 0 } } },
+    });
+    const seccomp = await loadSeccomp({
+      profile: config.linux?.security_context?.seccomp,
+      legacyPath: '',
+      privileged: false,
+      capabilities: DEFAULT_CAPABILITIES,
+      profileRoot: root,
+    });
+    const spec = buildPauseSpec({
+      id: 'x',
+      config,
+      netnsPath: '/n',
+      rootfsPath: '/r',
+      resolvConfPath: '/c',
+      shmPath: '/s',
+      engineOomScoreAdj: 0,
+      seccomp,
+    });
     expect(spec.linux.seccomp?.defaultAction).toBe('SCMP_ACT_ERRNO');
   });
 });
@@ -90,7 +149,12 @@ workingDir: /x
 `,
       'ctr.yaml',
     );
-    expect(config).toMatchObject({ metadata: { name: 'web', attempt: 0 }, image: { image: 'busybox' }, command: ['httpd', '-f'], log_path: 'web.log' });
+    expect(config).toMatchObject({
+      metadata: { name: 'web', attempt: 0 },
+      image: { image: 'busybox' },
+      command: ['httpd', '-f'],
+      log_path: 'web.log',
+    });
     expect(config.mounts[0]).toMatchObject({ propagation: 1, readonly: false });
     expect(config.linux?.security_context).toMatchObject({ seccomp: { profile_type: 0 }, run_as_user: { value: 1000 } });
     expect(warnings.join('\n')).toMatch(/profile_type: "RuntimeDefault" is an enum name/);

@@ -7,12 +7,18 @@ import { StateDirLock } from '../../electron/engine/sandbox/state-lock';
 import { hasCode } from '../../shared/domain/errors';
 
 let dir: string;
-beforeEach(async () => { dir = await mkdtemp(join(tmpdir(), 'podscope-lock-')); });
-afterEach(async () => { await rm(dir, { recursive: true, force: true }); });
+beforeEach(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'podscope-lock-'));
+});
+afterEach(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
 
 it('refuses a second holder in the same process and frees the dir on release', async () => {
   const first = await StateDirLock.acquire(dir);
-  await expect(StateDirLock.acquire(dir)).rejects.toSatisfy((e) => hasCode(e, 'FailedPrecondition') && (e as Error).message.includes(`(pid ${process.pid})`));
+  await expect(StateDirLock.acquire(dir)).rejects.toSatisfy(
+    (e) => hasCode(e, 'FailedPrecondition') && (e as Error).message.includes(`(pid ${process.pid})`),
+  );
   await first.release();
   await (await StateDirLock.acquire(dir)).release();
 });
@@ -49,8 +55,10 @@ it('another spelling of the same dir (a symlink, a trailing "/.") is the same lo
 
 it('locks the run dir too: a second engine with its own state dir but the same run dir is refused, naming the holder', async () => {
   const first = await StateDirLock.acquireBoth(join(dir, 'state-a'), join(dir, 'run'));
-  await expect(StateDirLock.acquireBoth(join(dir, 'state-b'), join(dir, 'run'))).rejects.toSatisfy((e) =>
-    hasCode(e, 'FailedPrecondition') && (e as Error).message.includes(`run dir ${join(dir, 'run')} is in use by another Podscope engine (pid ${process.pid})`),
+  await expect(StateDirLock.acquireBoth(join(dir, 'state-b'), join(dir, 'run'))).rejects.toSatisfy(
+    (e) =>
+      hasCode(e, 'FailedPrecondition') &&
+      (e as Error).message.includes(`run dir ${join(dir, 'run')} is in use by another Podscope engine (pid ${process.pid})`),
   );
   // the refused engine let go of the state dir it had locked first
   await (await StateDirLock.acquire(join(dir, 'state-b'))).release();
@@ -64,14 +72,15 @@ it('one dir used as both state and run dir is locked once', async () => {
   await lock.release();
 });
 
-it('a lock left held by a dead engine\'s child is waited for briefly; one held longer is refused, naming the process that holds it', async () => {
+it("a lock left held by a dead engine's child is waited for briefly; one held longer is refused, naming the process that holds it", async () => {
   const { writeFile } = await import('node:fs/promises');
   const file = join(dir, 'engine.lock');
   // flock(1) with a command: the command inherits the locked descriptor, as a child forked by a dying engine would
   const holdFor = async (seconds: number) => {
     const child = spawn('flock', [file, 'sleep', String(seconds)], { stdio: 'ignore', detached: true });
     // until it holds the lock (a non-blocking attempt then fails)
-    for (let i = 0; i < 200 && spawnSync('flock', ['--nonblock', file, 'true']).status === 0; i++) await new Promise((r) => setTimeout(r, 10));
+    for (let i = 0; i < 200 && spawnSync('flock', ['--nonblock', file, 'true']).status === 0; i++)
+      await new Promise((r) => setTimeout(r, 10));
     await writeFile(file, '999999999\n'); // the engine that wrote its pid is gone
     return child;
   };
@@ -84,7 +93,9 @@ it('a lock left held by a dead engine\'s child is waited for briefly; one held l
 
   const long = await holdFor(30);
   try {
-    await expect(StateDirLock.acquire(dir)).rejects.toSatisfy((e) => hasCode(e, 'FailedPrecondition') && /in use by another Podscope engine \(pid \d+ (sleep|flock)/.test((e as Error).message));
+    await expect(StateDirLock.acquire(dir)).rejects.toSatisfy(
+      (e) => hasCode(e, 'FailedPrecondition') && /in use by another Podscope engine \(pid \d+ (sleep|flock)/.test((e as Error).message),
+    );
   } finally {
     process.kill(-long.pid!, 'SIGKILL'); // flock(1) and the sleep holding its descriptor
   }

@@ -11,7 +11,8 @@ import { hasCode } from '../../shared/domain/errors';
 function curve(lineBytesPerMs: number, burst: number, shapedBytesPerMs: number, ms: number): ByteSample[] {
   const knee = burst / lineBytesPerMs;
   const out: ByteSample[] = [];
-  for (let t = 50; t <= ms; t += 50) out.push({ tMs: t, bytes: Math.round(t <= knee ? lineBytesPerMs * t : burst + shapedBytesPerMs * (t - knee)) });
+  for (let t = 50; t <= ms; t += 50)
+    out.push({ tMs: t, bytes: Math.round(t <= knee ? lineBytesPerMs * t : burst + shapedBytesPerMs * (t - knee)) });
   return out;
 }
 
@@ -82,7 +83,14 @@ describe('SandboxEngine.throughput over the fakes', () => {
       ['egress', st.networks[1]!.result!.ips!.find((i) => i.address.startsWith(st.ip))!.gateway],
     ]);
     for (const d of [r.ingress, r.egress]) {
-      expect(d).toMatchObject({ requestedBps: 10e6, appliedBps: 10e6, burstBytes: 536_870_911, pastBurst: true, verdict: 'shaped', unshapedBelowBytes: 536_870_911 });
+      expect(d).toMatchObject({
+        requestedBps: 10e6,
+        appliedBps: 10e6,
+        burstBytes: 536_870_911,
+        pastBurst: true,
+        verdict: 'shaped',
+        unshapedBelowBytes: 536_870_911,
+      });
       expect(d.measuredBps!).toBeCloseTo(10e6, -3);
     }
     expect(te.throughput.calls[0]!.maxBytes).toBeGreaterThan(536_870_911);
@@ -119,9 +127,15 @@ describe('CLI pieces for `podscope throughput` and `probe --throughput`', () => 
   afterEach(async () => te?.close());
 
   it('gives {ingress, egress: {requestedBps, measuredBps, burstBytes}} and exit 0 when both directions are shaped', async () => {
-    const { measureThroughputVia, throughputJson, throughputExitCode, describeThroughput } = await import('../../electron/cli/commands/throughput');
+    const { measureThroughputVia, throughputJson, throughputExitCode, describeThroughput } =
+      await import('../../electron/cli/commands/throughput');
     te = await createTestEngine();
-    const { id } = await te.engine.run({ config: { metadata: { name: 'bw', namespace: 'default', uid: 'u' }, annotations: { 'kubernetes.io/ingress-bandwidth': '10M', 'kubernetes.io/egress-bandwidth': '10M' } } });
+    const { id } = await te.engine.run({
+      config: {
+        metadata: { name: 'bw', namespace: 'default', uid: 'u' },
+        annotations: { 'kubernetes.io/ingress-bandwidth': '10M', 'kubernetes.io/egress-bandwidth': '10M' },
+      },
+    });
     const lines: string[] = [];
     const report = await measureThroughputVia(te.engine, id, { durationMs: 2000, onProgress: (l) => lines.push(l) });
     const json = throughputJson(report);

@@ -15,9 +15,11 @@ export async function run(argv: string[]): Promise<number> {
   const { flags, positionals } = parseCommandArgs(argv, { output: { type: 'string', short: 'o' } });
   if (positionals.length !== 1) throw new PodscopeError('InvalidArgument', 'cnicheck needs exactly one sandbox id');
   const output = (flags.output as string | undefined) ?? 'text';
-  if (output !== 'text' && output !== 'json') throw new PodscopeError('InvalidArgument', `-o must be text or json, not ${JSON.stringify(output)}`);
+  if (output !== 'text' && output !== 'json')
+    throw new PodscopeError('InvalidArgument', `-o must be text or json, not ${JSON.stringify(output)}`);
   const { check, status } = await withApi(flags, async (api) => {
-    if (!api.cniCheck || !api.cniStatus) throw new PodscopeError('FailedPrecondition', 'CNI CHECK/STATUS need Podscope\'s own engine, not a CRI endpoint');
+    if (!api.cniCheck || !api.cniStatus)
+      throw new PodscopeError('FailedPrecondition', "CNI CHECK/STATUS need Podscope's own engine, not a CRI endpoint");
     return { check: await api.cniCheck(positionals[0]!), status: await api.cniStatus() };
   });
   if (output === 'json') process.stdout.write(`${JSON.stringify({ check, status }, null, 2)}\n`);

@@ -15,10 +15,14 @@ podscope images load FILE
 export async function run(argv: string[]): Promise<number> {
   if (argv[0] === 'load') return (await import('./load')).run(argv.slice(1));
   const { flags, positionals } = parseCommandArgs(argv, {
-    quiet: { type: 'boolean', short: 'q' }, output: { type: 'string', short: 'o' }, digests: { type: 'boolean' }, 'no-trunc': { type: 'boolean' },
+    quiet: { type: 'boolean', short: 'q' },
+    output: { type: 'string', short: 'o' },
+    digests: { type: 'boolean' },
+    'no-trunc': { type: 'boolean' },
   });
   const output = (flags.output as string | undefined) ?? 'table';
-  if (output !== 'table' && output !== 'json') throw new PodscopeError('InvalidArgument', `-o must be table or json, not ${JSON.stringify(output)}`);
+  if (output !== 'table' && output !== 'json')
+    throw new PodscopeError('InvalidArgument', `-o must be table or json, not ${JSON.stringify(output)}`);
   if (positionals.length > 1) throw new PodscopeError('InvalidArgument', 'images takes at most one image reference');
   const images = await withImages(flags, (api) => api.list(positionals[0]));
   if (flags.quiet) {
@@ -43,5 +47,13 @@ export async function run(argv: string[]): Promise<number> {
 
 /** crictl -o json's shape (sizes as strings, like the proto's uint64 in JSON). */
 function toJson(i: ImageSummary) {
-  return { id: i.id, repoTags: i.repoTags, repoDigests: i.repoDigests, size: String(i.size), uid: i.uid !== undefined ? { value: String(i.uid) } : null, username: i.username, pinned: i.pinned };
+  return {
+    id: i.id,
+    repoTags: i.repoTags,
+    repoDigests: i.repoDigests,
+    size: String(i.size),
+    uid: i.uid !== undefined ? { value: String(i.uid) } : null,
+    username: i.username,
+    pinned: i.pinned,
+  };
 }

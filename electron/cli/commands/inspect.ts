@@ -30,7 +30,8 @@ export async function run(argv: string[]): Promise<number> {
   const { flags, positionals } = parseCommandArgs(argv, { output: { type: 'string', short: 'o' } });
   if (positionals.length === 0) throw new PodscopeError('InvalidArgument', 'inspect needs at least one container id');
   const output = (flags.output as string | undefined) ?? 'text';
-  if (output !== 'text' && output !== 'json') throw new PodscopeError('InvalidArgument', `-o must be text or json, not ${JSON.stringify(output)}`);
+  if (output !== 'text' && output !== 'json')
+    throw new PodscopeError('InvalidArgument', `-o must be text or json, not ${JSON.stringify(output)}`);
   const views = await withApi(flags, (api) => Promise.all(positionals.map((id) => api.containerStatus(id))));
   if (output === 'json') process.stdout.write(`${JSON.stringify(views.length === 1 ? views[0] : views, null, 2)}\n`);
   else process.stdout.write(views.map(describe).join('\n'));

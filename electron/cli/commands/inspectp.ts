@@ -14,15 +14,21 @@ export async function run(argv: string[]): Promise<number> {
   const { flags, positionals } = parseCommandArgs(argv, { output: { type: 'string', short: 'o' }, live: { type: 'boolean' } });
   if (positionals.length === 0) throw new PodscopeError('InvalidArgument', 'inspectp needs at least one sandbox id');
   const output = (flags.output as string | undefined) ?? 'text';
-  if (output !== 'text' && output !== 'json') throw new PodscopeError('InvalidArgument', `-o must be text or json, not ${JSON.stringify(output)}`);
-  const views = await withApi(flags, (api) =>
-    Promise.all(positionals.map(async (id) => {
-      const status = await api.status(id);
-      // a stopped or host-network sandbox has no netns to read: say so instead of failing the whole command
-      const live = flags.live ? await api.live(status.id).catch((e: unknown) => ({ unavailable: (e as Error).message })) : undefined;
-      return { status, live };
-    })),
-  'read');
+  if (output !== 'text' && output !== 'json')
+    throw new PodscopeError('InvalidArgument', `-o must be text or json, not ${JSON.stringify(output)}`);
+  const views = await withApi(
+    flags,
+    (api) =>
+      Promise.all(
+        positionals.map(async (id) => {
+          const status = await api.status(id);
+          // a stopped or host-network sandbox has no netns to read: say so instead of failing the whole command
+          const live = flags.live ? await api.live(status.id).catch((e: unknown) => ({ unavailable: (e as Error).message })) : undefined;
+          return { status, live };
+        }),
+      ),
+    'read',
+  );
   if (output === 'json') {
     const docs = views.map((v) => (v.live ? { ...v.status, live: v.live } : v.status));
     process.stdout.write(`${JSON.stringify(docs.length === 1 ? docs[0] : docs, null, 2)}\n`);
@@ -33,7 +39,8 @@ export async function run(argv: string[]): Promise<number> {
 function describeLive(live: LiveNetworkView | { unavailable: string }): string {
   if ('unavailable' in live) return `Live:           ${live.unavailable}\n`;
   const lines = [`Live (kernel, ${live.collectedAt}):`];
-  for (const i of live.interfaces) lines.push(`  ${i.name.padEnd(8)} ${i.state ?? ''} ${i.addresses.map((a) => `${a.address}/${a.prefixLen}`).join(', ')}`);
+  for (const i of live.interfaces)
+    lines.push(`  ${i.name.padEnd(8)} ${i.state ?? ''} ${i.addresses.map((a) => `${a.address}/${a.prefixLen}`).join(', ')}`);
   for (const b of live.bandwidth) lines.push(`  ${b.matches ? 'ok ' : 'BAD'} ${b.direction.padEnd(8)} ${b.note}`);
   for (const p of live.ports) lines.push(`  ${p.found || p.hostPort <= 0 ? 'ok ' : 'BAD'} port ${p.index}  ${p.note}`);
   for (const e of live.errors) lines.push(`  !   ${e}`);
@@ -61,10 +68,16 @@ function describe(s: SandboxStatus): string {
   if (s.ipSelection) kv('IP selection', `${s.ipSelection.reason}; eth0 had ${s.ipSelection.eth0Ips.join(', ')}`);
   for (const d of s.portMappings) {
     const m = d.mapping;
-    kv(`Port ${d.index}`, `${m.host_ip ? `${m.host_ip}:` : ''}${m.host_port} -> ${m.container_port}/${['tcp', 'udp', 'sctp'][m.protocol] ?? m.protocol}${d.passed ? '' : `  DROPPED: ${d.reason}`}`);
+    kv(
+      `Port ${d.index}`,
+      `${m.host_ip ? `${m.host_ip}:` : ''}${m.host_port} -> ${m.container_port}/${['tcp', 'udp', 'sctp'][m.protocol] ?? m.protocol}${d.passed ? '' : `  DROPPED: ${d.reason}`}`,
+    );
   }
   for (const c of s.hostPortConflicts ?? []) {
-    kv(`Host port ${c.hostPort}`, `${c.protocol}${c.hostIP ? ` on ${c.hostIP}` : ''} contested: ${c.winner === s.id ? 'this sandbox' : c.winner} wins (${c.winnerFrom}); shadowed: ${c.shadowed.join(', ')}`);
+    kv(
+      `Host port ${c.hostPort}`,
+      `${c.protocol}${c.hostIP ? ` on ${c.hostIP}` : ''} contested: ${c.winner === s.id ? 'this sandbox' : c.winner} wins (${c.winnerFrom}); shadowed: ${c.shadowed.join(', ')}`,
+    );
   }
   for (const dir of ['ingress', 'egress'] as const) {
     const b = s.bandwidthAnalysis[dir];
@@ -78,7 +91,9 @@ function describe(s: SandboxStatus): string {
   for (const t of s.trace) {
     const mark = t.ok ? ' ' : '!';
     const plugin = t.plugin ? ` exit=${t.plugin.exitCode}` : '';
-    lines.push(`  ${mark} ${t.phase.padEnd(7)} ${t.durationMs.toFixed(1).padStart(8)} ms  ${t.label}${plugin}${t.error ? `  — ${t.error.message}` : ''}`);
+    lines.push(
+      `  ${mark} ${t.phase.padEnd(7)} ${t.durationMs.toFixed(1).padStart(8)} ms  ${t.label}${plugin}${t.error ? `  — ${t.error.message}` : ''}`,
+    );
   }
   if (s.lastError) lines.push(`Last error: ${s.lastError.code}: ${s.lastError.message}`);
   return `${lines.join('\n')}\n`;

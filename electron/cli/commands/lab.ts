@@ -18,7 +18,8 @@ podscope lab diff RUN_A RUN_B|sandbox:ID [-o json]   per-plugin differences of t
 podscope lab ls [-o json]                            the kept runs, newest first`;
 
 async function withLab<T>(flags: Flags, fn: (lab: LabApi) => Promise<T>): Promise<T> {
-  if (typeof flags.endpoint === 'string') throw new PodscopeError('Unimplemented', 'the CNI lab runs on the local engine only, not over a CRI endpoint');
+  if (typeof flags.endpoint === 'string')
+    throw new PodscopeError('Unimplemented', 'the CNI lab runs on the local engine only, not over a CRI endpoint');
   const { createEngine } = await import('../../engine/index');
   const engine = await createEngine(engineOptionsFromFlags(flags), { readOnly: true });
   try {
@@ -48,7 +49,16 @@ export function runJson(run: LabRun): Record<string, unknown> {
   return {
     id: run.id,
     success: run.success,
-    plugins: run.plugins.map((p) => ({ type: p.type, verb: p.verb, index: p.index, exitCode: p.exitCode, durationMs: Math.round(p.durationMs * 10) / 10, stdin: p.stdin, stdout: p.stdout, stderr: p.stderr })),
+    plugins: run.plugins.map((p) => ({
+      type: p.type,
+      verb: p.verb,
+      index: p.index,
+      exitCode: p.exitCode,
+      durationMs: Math.round(p.durationMs * 10) / 10,
+      stdin: p.stdin,
+      stdout: p.stdout,
+      stderr: p.stderr,
+    })),
     result: run.rawResult ?? null,
     kernelCreated: run.kernelCreated,
     leftAfterDel: run.leftAfterDel,
@@ -65,12 +75,23 @@ export function runJson(run: LabRun): Record<string, unknown> {
 
 function printRun(run: LabRun): void {
   const lines = [`lab run ${run.id}  ${run.name} (cniVersion ${run.cniVersion})`];
-  for (const p of run.plugins) lines.push(`  ${p.verb.padEnd(5)} ${p.type.padEnd(12)} exit ${String(p.exitCode ?? '-').padEnd(4)} ${p.durationMs.toFixed(1).padStart(7)} ms${p.ok ? '' : `  FAILED: ${p.error?.message ?? p.stderr.trim()}`}`);
+  for (const p of run.plugins)
+    lines.push(
+      `  ${p.verb.padEnd(5)} ${p.type.padEnd(12)} exit ${String(p.exitCode ?? '-').padEnd(4)} ${p.durationMs.toFixed(1).padStart(7)} ms${p.ok ? '' : `  FAILED: ${p.error?.message ?? p.stderr.trim()}`}`,
+    );
   if (run.checkSkipped) lines.push(`  CHECK skipped: ${run.checkSkipped}`);
   if (run.error) lines.push(`  error: ${run.error.message}`);
   lines.push(`  kernel state created (${run.kernelCreated.length}):`, items(run.kernelCreated));
-  if (run.keptByDesign.length) lines.push(`  kept after DEL by design (${run.keptByDesign.length}):`, ...run.keptByDesign.map((k) => `    ${k.kind.padEnd(13)} ${k.what}  (${k.why})`));
-  lines.push(run.leftAfterDel.length === 0 ? '  leak verdict: everything the run created is gone' : `  leak verdict: LEFT after DEL (${run.leftAfterDel.length}):\n${items(run.leftAfterDel)}`);
+  if (run.keptByDesign.length)
+    lines.push(
+      `  kept after DEL by design (${run.keptByDesign.length}):`,
+      ...run.keptByDesign.map((k) => `    ${k.kind.padEnd(13)} ${k.what}  (${k.why})`),
+    );
+  lines.push(
+    run.leftAfterDel.length === 0
+      ? '  leak verdict: everything the run created is gone'
+      : `  leak verdict: LEFT after DEL (${run.leftAfterDel.length}):\n${items(run.leftAfterDel)}`,
+  );
   lines.push(`  ${run.success ? 'ok' : 'FAILED'} in ${Math.round(run.durationMs)} ms`);
   process.stdout.write(`${lines.filter((l) => l !== '').join('\n')}\n`);
 }
@@ -126,7 +147,9 @@ export async function run(argv: string[]): Promise<number> {
       ...(typeof flags['cgroup-path'] === 'string' ? { cgroupPath: flags['cgroup-path'] } : {}),
     });
     if (!caps.success) throw new PodscopeError('InvalidArgument', formatIssues(caps.error).join('; '));
-    const result = await withLab(flags, (lab) => lab.run({ text, capabilities: caps.data, force: flags.force === true, skipCheck: flags['skip-check'] === true }));
+    const result = await withLab(flags, (lab) =>
+      lab.run({ text, capabilities: caps.data, force: flags.force === true, skipCheck: flags['skip-check'] === true }),
+    );
     if (flags.output === 'json') process.stdout.write(`${JSON.stringify(runJson(result), null, 2)}\n`);
     else printRun(result);
     return result.success ? 0 : 1;
@@ -143,7 +166,21 @@ export async function run(argv: string[]): Promise<number> {
     const { flags } = parseCommandArgs(rest, common);
     const runs = await withLab(flags, (lab) => lab.list());
     if (flags.output === 'json') process.stdout.write(`${JSON.stringify(runs, null, 2)}\n`);
-    else process.stdout.write(`${table(['RUN', 'CREATED', 'NETWORK', 'PLUGINS', 'RESULT', 'LEAKED', 'MS'], runs.map((r) => [r.id, r.createdAt, r.name, r.pluginTypes.join(','), r.success ? 'ok' : r.addOk ? 'failed' : 'add failed', String(r.leaked), String(Math.round(r.durationMs))]))}\n`);
+    else
+      process.stdout.write(
+        `${table(
+          ['RUN', 'CREATED', 'NETWORK', 'PLUGINS', 'RESULT', 'LEAKED', 'MS'],
+          runs.map((r) => [
+            r.id,
+            r.createdAt,
+            r.name,
+            r.pluginTypes.join(','),
+            r.success ? 'ok' : r.addOk ? 'failed' : 'add failed',
+            String(r.leaked),
+            String(Math.round(r.durationMs)),
+          ]),
+        )}\n`,
+      );
     return 0;
   }
   throw new PodscopeError('InvalidArgument', `lab needs a subcommand: run, diff or ls\n\n${help}`);

@@ -12,13 +12,22 @@ export const help = `podscope logs [flags] ID
 const LINE = /^(\S+) (stdout|stderr) ([FP]) (.*)$/;
 
 export async function run(argv: string[]): Promise<number> {
-  const { flags, positionals } = parseCommandArgs(argv, { follow: { type: 'boolean', short: 'f' }, tail: { type: 'string' }, timestamps: { type: 'boolean', short: 't' } });
+  const { flags, positionals } = parseCommandArgs(argv, {
+    follow: { type: 'boolean', short: 'f' },
+    tail: { type: 'string' },
+    timestamps: { type: 'boolean', short: 't' },
+  });
   if (positionals.length !== 1) throw new PodscopeError('InvalidArgument', 'logs takes exactly one container id');
   const tail = flags.tail === undefined ? undefined : Number(flags.tail);
-  if (tail !== undefined && (!Number.isInteger(tail) || tail < 0)) throw new PodscopeError('InvalidArgument', '--tail must be a non-negative integer');
+  if (tail !== undefined && (!Number.isInteger(tail) || tail < 0))
+    throw new PodscopeError('InvalidArgument', '--tail must be a non-negative integer');
   await withApi(flags, async (api) => {
     const st = await api.containerStatus(positionals[0]!);
-    if (!st.logPath) throw new PodscopeError('FailedPrecondition', `container ${st.id} has no log file (its pod has no log_directory or its config no log_path)`);
+    if (!st.logPath)
+      throw new PodscopeError(
+        'FailedPrecondition',
+        `container ${st.id} has no log file (its pod has no log_directory or its config no log_path)`,
+      );
     const fh = await open(st.logPath, 'r').catch((e: NodeJS.ErrnoException) => {
       throw new PodscopeError('NotFound', `cannot open ${st.logPath}: ${e.code ?? e.message}`);
     });
@@ -30,7 +39,10 @@ export async function run(argv: string[]): Promise<number> {
         const m = LINE.exec(raw);
         if (!m) continue;
         const [, time, stream, tag, text] = m as unknown as [string, string, 'stdout' | 'stderr', string, string];
-        if (tag === 'P') { partial[stream] += text; continue; }
+        if (tag === 'P') {
+          partial[stream] += text;
+          continue;
+        }
         const out = `${flags.timestamps ? `${time} ` : ''}${partial[stream]}${text}\n`;
         partial[stream] = '';
         (stream === 'stdout' ? process.stdout : process.stderr).write(out);

@@ -9,12 +9,23 @@ export const help = `podscope pods [flags]
   --id PREFIX  --name REGEX  --namespace REGEX  --state ready|notready  --label K=V (repeatable)
   -o table|json   --no-trunc   -q (ids only)`;
 
-const STATES: Record<string, SandboxState> = { ready: 'SANDBOX_READY', notready: 'SANDBOX_NOTREADY', sandbox_ready: 'SANDBOX_READY', sandbox_notready: 'SANDBOX_NOTREADY' };
+const STATES: Record<string, SandboxState> = {
+  ready: 'SANDBOX_READY',
+  notready: 'SANDBOX_NOTREADY',
+  sandbox_ready: 'SANDBOX_READY',
+  sandbox_notready: 'SANDBOX_NOTREADY',
+};
 
 export async function run(argv: string[]): Promise<number> {
   const { flags } = parseCommandArgs(argv, {
-    id: { type: 'string' }, name: { type: 'string' }, namespace: { type: 'string' }, state: { type: 'string', short: 's' },
-    label: { type: 'string', multiple: true }, output: { type: 'string', short: 'o' }, 'no-trunc': { type: 'boolean' }, quiet: { type: 'boolean', short: 'q' },
+    id: { type: 'string' },
+    name: { type: 'string' },
+    namespace: { type: 'string' },
+    state: { type: 'string', short: 's' },
+    label: { type: 'string', multiple: true },
+    output: { type: 'string', short: 'o' },
+    'no-trunc': { type: 'boolean' },
+    quiet: { type: 'boolean', short: 'q' },
   });
   const filter: SandboxFilter = {};
   if (typeof flags.id === 'string') filter.id = flags.id;
@@ -31,16 +42,28 @@ export async function run(argv: string[]): Promise<number> {
     (filter.labelSelector ??= {})[l.slice(0, i)] = l.slice(i + 1);
   }
   const output = (flags.output as string | undefined) ?? 'table';
-  if (output !== 'table' && output !== 'json') throw new PodscopeError('InvalidArgument', `-o must be table or json, not ${JSON.stringify(output)}`);
+  if (output !== 'table' && output !== 'json')
+    throw new PodscopeError('InvalidArgument', `-o must be table or json, not ${JSON.stringify(output)}`);
   const pods = await withApi(flags, (api) => api.list(filter), 'read');
   if (flags.quiet) process.stdout.write(pods.map((p) => `${p.id}\n`).join(''));
   else if (output === 'json') process.stdout.write(`${JSON.stringify({ items: pods }, null, 2)}\n`);
   else {
     const id = flags['no-trunc'] ? (x: string) => x : shortId;
-    process.stdout.write(`${table(
-      ['POD ID', 'CREATED', 'STATE', 'NAME', 'NAMESPACE', 'ATTEMPT', 'IP', 'HOST PORTS'],
-      pods.map((p) => [id(p.id), age(p.createdAt), p.state.replace('SANDBOX_', ''), p.metadata.name, p.metadata.namespace, String(p.metadata.attempt), [p.ip, ...p.additionalIps].filter(Boolean).join(',') || '-', p.hostPorts.map((h) => `${h.hostIP ? `${h.hostIP}:` : ''}${h.hostPort}->${h.containerPort}/${h.protocol}`).join(',') || '-']),
-    )}\n`);
+    process.stdout.write(
+      `${table(
+        ['POD ID', 'CREATED', 'STATE', 'NAME', 'NAMESPACE', 'ATTEMPT', 'IP', 'HOST PORTS'],
+        pods.map((p) => [
+          id(p.id),
+          age(p.createdAt),
+          p.state.replace('SANDBOX_', ''),
+          p.metadata.name,
+          p.metadata.namespace,
+          String(p.metadata.attempt),
+          [p.ip, ...p.additionalIps].filter(Boolean).join(',') || '-',
+          p.hostPorts.map((h) => `${h.hostIP ? `${h.hostIP}:` : ''}${h.hostPort}->${h.containerPort}/${h.protocol}`).join(',') || '-',
+        ]),
+      )}\n`,
+    );
   }
   return 0;
 }

@@ -17,20 +17,25 @@ export async function run(argv: string[]): Promise<number> {
   const { flags, positionals } = parseCommandArgs(argv, { output: { type: 'string', short: 'o' }, throughput: { type: 'boolean' } });
   if (positionals.length !== 1) throw new PodscopeError('InvalidArgument', 'probe takes exactly one sandbox id');
   const output = (flags.output as string | undefined) ?? 'text';
-  if (output !== 'text' && output !== 'json') throw new PodscopeError('InvalidArgument', `-o must be text or json, not ${JSON.stringify(output)}`);
+  if (output !== 'text' && output !== 'json')
+    throw new PodscopeError('InvalidArgument', `-o must be text or json, not ${JSON.stringify(output)}`);
   const { report, throughput } = await withApi(flags, async (api) => {
     const probe = await api.probe(positionals[0]!);
     return { report: probe, throughput: flags.throughput ? await measureThroughputVia(api, probe.sandboxId) : undefined };
   });
-  if (output === 'json') process.stdout.write(`${JSON.stringify(throughput ? { ...report, throughput: throughputJson(throughput) } : report, null, 2)}\n`);
+  if (output === 'json')
+    process.stdout.write(`${JSON.stringify(throughput ? { ...report, throughput: throughputJson(throughput) } : report, null, 2)}\n`);
   else process.stdout.write(describe(report) + (throughput ? describeThroughput(throughput) : ''));
   const throughputCode = throughput ? throughputExitCode(throughput) : 0;
   if (probeSucceeded(report)) {
-    if (throughputCode !== 0) process.stderr.write('podscope probe: FailedPrecondition: a throughput transfer failed or a requested limit did not hold\n');
+    if (throughputCode !== 0)
+      process.stderr.write('podscope probe: FailedPrecondition: a throughput transfer failed or a requested limit did not hold\n');
     return throughputCode;
   }
   const failing = failingPaths(report);
-  const what = failing.length ? failing.map((p) => `${p.kind} ${p.from} → ${p.to}: ${p.verdict}${p.answeredBy ? ` (answered by ${p.answeredBy})` : ''}`).join('; ') : report.errors.join('; ') || 'no applicable path';
+  const what = failing.length
+    ? failing.map((p) => `${p.kind} ${p.from} → ${p.to}: ${p.verdict}${p.answeredBy ? ` (answered by ${p.answeredBy})` : ''}`).join('; ')
+    : report.errors.join('; ') || 'no applicable path';
   process.stderr.write(`podscope probe: FailedPrecondition: not every path is reachable: ${what}\n`);
   return 5;
 }
@@ -40,7 +45,9 @@ function describe(r: ProbeReport): string {
   for (const p of r.paths) {
     const rtt = p.rttMs !== undefined ? ` ${p.rttMs.toFixed(2)} ms` : '';
     const by = p.answeredBy ? ` by ${p.answeredBy.slice(0, 12)}` : '';
-    lines.push(`  ${p.verdict.padEnd(13)} ${p.kind.padEnd(8)} ${p.from} → ${p.to}/${p.proto}${rtt}${by}${p.measured ? '' : ' (not measured)'}  ${p.note}`);
+    lines.push(
+      `  ${p.verdict.padEnd(13)} ${p.kind.padEnd(8)} ${p.from} → ${p.to}/${p.proto}${rtt}${by}${p.measured ? '' : ' (not measured)'}  ${p.note}`,
+    );
   }
   for (const e of r.errors) lines.push(`  !  ${e}`);
   return `${lines.join('\n')}\n`;

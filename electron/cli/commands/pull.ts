@@ -10,17 +10,23 @@ export const help = `podscope pull [flags] IMAGE
   -q, --quiet         print only the image id`;
 
 export async function run(argv: string[]): Promise<number> {
-  const { flags, positionals } = parseCommandArgs(argv, { creds: { type: 'string' }, auth: { type: 'string' }, quiet: { type: 'boolean', short: 'q' } });
+  const { flags, positionals } = parseCommandArgs(argv, {
+    creds: { type: 'string' },
+    auth: { type: 'string' },
+    quiet: { type: 'boolean', short: 'q' },
+  });
   if (positionals.length !== 1) throw new PodscopeError('InvalidArgument', 'pull needs exactly one image reference');
   const auth = credsToAuth(flags.creds as string | undefined, flags.auth as string | undefined);
   const ref = positionals[0]!;
   let last = '';
-  const id = await withImages(flags, (api) => api.pull(ref, auth, (p) => {
-    // progress on stderr, one line per phase change, so stdout stays the result
-    const phase = p.phase;
-    if (!flags.quiet && phase !== last && process.stderr.isTTY) process.stderr.write(`${phase}\n`);
-    last = phase;
-  }));
+  const id = await withImages(flags, (api) =>
+    api.pull(ref, auth, (p) => {
+      // progress on stderr, one line per phase change, so stdout stays the result
+      const phase = p.phase;
+      if (!flags.quiet && phase !== last && process.stderr.isTTY) process.stderr.write(`${phase}\n`);
+      last = phase;
+    }),
+  );
   process.stdout.write(flags.quiet ? `${id}\n` : `Image is up to date for ${id}\n`);
   return 0;
 }

@@ -27,6 +27,7 @@ export async function run(argv: string[]): Promise<number> {
     return errors;
   });
   if (failures.length === 1) throw failures[0];
-  if (failures.length > 1) throw new PodscopeError(failures[0]!.code, `${failures.length} images were not removed: ${failures.map((f) => f.message).join('; ')}`);
+  if (failures.length > 1)
+    throw new PodscopeError(failures[0]!.code, `${failures.length} images were not removed: ${failures.map((f) => f.message).join('; ')}`);
   return 0;
 }

@@ -23,7 +23,8 @@ export async function run(argv: string[]): Promise<number> {
             if (e instanceof PodscopeError && e.code === 'NotFound') return undefined;
             throw e;
           });
-          if (st?.state === 'SANDBOX_READY') throw new PodscopeError('FailedPrecondition', `pod sandbox ${id} is running, please use --force to remove it or stop it first`);
+          if (st?.state === 'SANDBOX_READY')
+            throw new PodscopeError('FailedPrecondition', `pod sandbox ${id} is running, please use --force to remove it or stop it first`);
         }
         await api.remove(id, { force: flags.force === true });
         process.stdout.write(`Removed sandbox ${id}\n`);
@@ -34,6 +35,10 @@ export async function run(argv: string[]): Promise<number> {
     return errors;
   });
   if (failures.length === 1) throw failures[0];
-  if (failures.length > 1) throw new PodscopeError(failures[0]!.code, `${failures.length} sandboxes were not removed: ${failures.map((f) => f.message).join('; ')}`);
+  if (failures.length > 1)
+    throw new PodscopeError(
+      failures[0]!.code,
+      `${failures.length} sandboxes were not removed: ${failures.map((f) => f.message).join('; ')}`,
+    );
   return 0;
 }

@@ -29,7 +29,9 @@ export async function run(argv: string[]): Promise<number> {
     const preview = await api.preview({ config }).catch(() => undefined);
     for (const c of preview?.hostPortConflicts ?? []) {
       const holders = c.holders.map((h) => `${h.name} (${h.id})`).join(', ');
-      process.stderr.write(`warning: host port ${c.hostIP ? `${c.hostIP}:` : ''}${c.hostPort}/${c.protocol} is already mapped by ready sandbox ${holders}: its DNAT rule matches first, so connections will not reach the new pod\n`);
+      process.stderr.write(
+        `warning: host port ${c.hostIP ? `${c.hostIP}:` : ''}${c.hostPort}/${c.protocol} is already mapped by ready sandbox ${holders}: its DNAT rule matches first, so connections will not reach the new pod\n`,
+      );
     }
     return api.run({ config, runtimeHandler: (flags.runtime as string | undefined) ?? '', ipPreference: pref as IpPreference | undefined });
   });

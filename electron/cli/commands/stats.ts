@@ -18,6 +18,12 @@ export async function run(argv: string[]): Promise<number> {
       : api.listContainerStats({ ...(typeof flags.pod === 'string' && { podSandboxId: flags.pod }) }),
   );
   if (flags.output === 'json') process.stdout.write(`${JSON.stringify({ stats }, null, 2)}\n`);
-  else process.stdout.write(`${table(['CONTAINER', 'NAME', 'CPU TIME', 'MEM (WORKING SET)', 'MEM (USAGE)'], stats.map((s) => [shortId(s.id), s.metadata.name, cpu(s.cpuUsageCoreNs), mib(s.memoryWorkingSetBytes), mib(s.memoryUsageBytes)]))}\n`);
+  else
+    process.stdout.write(
+      `${table(
+        ['CONTAINER', 'NAME', 'CPU TIME', 'MEM (WORKING SET)', 'MEM (USAGE)'],
+        stats.map((s) => [shortId(s.id), s.metadata.name, cpu(s.cpuUsageCoreNs), mib(s.memoryWorkingSetBytes), mib(s.memoryUsageBytes)]),
+      )}\n`,
+    );
   return 0;
 }

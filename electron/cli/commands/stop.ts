@@ -10,7 +10,8 @@ export async function run(argv: string[]): Promise<number> {
   const { flags, positionals } = parseCommandArgs(argv, { timeout: { type: 'string', short: 't' } });
   if (positionals.length === 0) throw new PodscopeError('InvalidArgument', 'stop needs at least one container id');
   const timeout = Number((flags.timeout as string | undefined) ?? '10');
-  if (!Number.isInteger(timeout) || timeout < 0) throw new PodscopeError('InvalidArgument', `--timeout must be a non-negative integer, not ${JSON.stringify(flags.timeout)}`);
+  if (!Number.isInteger(timeout) || timeout < 0)
+    throw new PodscopeError('InvalidArgument', `--timeout must be a non-negative integer, not ${JSON.stringify(flags.timeout)}`);
   await withApi(flags, async (api) => {
     for (const id of positionals) {
       await api.stopContainer(id, timeout);

@@ -23,7 +23,21 @@ export interface ThroughputJson {
   ingress: ThroughputDirectionJson;
   egress: ThroughputDirectionJson;
 }
-export type ThroughputDirectionJson = Pick<ThroughputDirectionReport, 'requestedBps' | 'measuredBps' | 'burstBytes' | 'appliedBps' | 'overallBps' | 'totalBytes' | 'elapsedMs' | 'pastBurst' | 'unshapedBelowBytes' | 'verdict' | 'note' | 'device'>;
+export type ThroughputDirectionJson = Pick<
+  ThroughputDirectionReport,
+  | 'requestedBps'
+  | 'measuredBps'
+  | 'burstBytes'
+  | 'appliedBps'
+  | 'overallBps'
+  | 'totalBytes'
+  | 'elapsedMs'
+  | 'pastBurst'
+  | 'unshapedBelowBytes'
+  | 'verdict'
+  | 'note'
+  | 'device'
+>;
 
 export function throughputJson(r: ThroughputReport): ThroughputJson {
   const one = (d: ThroughputDirectionReport): ThroughputDirectionJson => ({
@@ -53,21 +67,36 @@ const bps = (n: number | undefined) => (n === undefined ? '-' : formatBitsPerSec
 export function describeThroughput(r: ThroughputReport): string {
   const lines = [`Throughput (measured ${r.measuredAt}, ≤ ${r.durationMs} ms per direction):`];
   for (const d of [r.ingress, r.egress]) {
-    lines.push(`  ${d.direction.padEnd(8)} requested ${bps(d.requestedBps)}, tbf ${bps(d.appliedBps)}, measured ${bps(d.measuredBps)} past the burst (${bps(d.overallBps)} overall, ${formatMegabytes(d.totalBytes)})  [${d.verdict}]`);
+    lines.push(
+      `  ${d.direction.padEnd(8)} requested ${bps(d.requestedBps)}, tbf ${bps(d.appliedBps)}, measured ${bps(d.measuredBps)} past the burst (${bps(d.overallBps)} overall, ${formatMegabytes(d.totalBytes)})  [${d.verdict}]`,
+    );
     if (d.burstBytes !== undefined) lines.push(`           burst ${d.burstBytes} bytes on ${d.device ?? '?'}`);
-    if (d.unshapedBelowBytes !== undefined) lines.push(`           WARNING: transfers smaller than ${formatMegabytes(d.unshapedBelowBytes)} are not shaped (the tbf bucket starts full)`);
+    if (d.unshapedBelowBytes !== undefined)
+      lines.push(
+        `           WARNING: transfers smaller than ${formatMegabytes(d.unshapedBelowBytes)} are not shaped (the tbf bucket starts full)`,
+      );
     lines.push(`           ${d.note}`);
   }
   return `${lines.join('\n')}\n`;
 }
 
 /** Runs the measurement; progress goes to `onProgress` when the api is an in-process engine that emits it. */
-export async function measureThroughputVia(api: SandboxApi, id: string, opts: { durationMs?: number; onProgress?: (line: string) => void } = {}): Promise<ThroughputReport> {
-  if (!api.throughput) throw new PodscopeError('FailedPrecondition', 'throughput needs Podscope\'s own engine: it cannot be measured through a CRI endpoint');
+export async function measureThroughputVia(
+  api: SandboxApi,
+  id: string,
+  opts: { durationMs?: number; onProgress?: (line: string) => void } = {},
+): Promise<ThroughputReport> {
+  if (!api.throughput)
+    throw new PodscopeError('FailedPrecondition', "throughput needs Podscope's own engine: it cannot be measured through a CRI endpoint");
   const events = api as { subscribe?: (l: (e: SandboxEvent) => void) => () => void };
-  const off = opts.onProgress && events.subscribe?.((e) => {
-    if (e.type === 'sandbox.measureProgress') opts.onProgress!(`${e.progress.direction}: ${(e.progress.elapsedMs / 1000).toFixed(1)}/${e.progress.durationMs / 1000} s, ${formatMegabytes(e.progress.bytes)}`);
-  });
+  const off =
+    opts.onProgress &&
+    events.subscribe?.((e) => {
+      if (e.type === 'sandbox.measureProgress')
+        opts.onProgress!(
+          `${e.progress.direction}: ${(e.progress.elapsedMs / 1000).toFixed(1)}/${e.progress.durationMs / 1000} s, ${formatMegabytes(e.progress.bytes)}`,
+        );
+    });
   try {
     return await api.throughput(id, opts.durationMs === undefined ? {} : { durationMs: opts.durationMs });
   } finally {
@@ -79,12 +108,21 @@ export async function run(argv: string[]): Promise<number> {
   const { flags, positionals } = parseCommandArgs(argv, { output: { type: 'string', short: 'o' }, duration: { type: 'string' } });
   if (positionals.length !== 1) throw new PodscopeError('InvalidArgument', 'throughput needs exactly one sandbox id');
   const output = (flags.output as string | undefined) ?? 'text';
-  if (output !== 'text' && output !== 'json') throw new PodscopeError('InvalidArgument', `-o must be text or json, not ${JSON.stringify(output)}`);
+  if (output !== 'text' && output !== 'json')
+    throw new PodscopeError('InvalidArgument', `-o must be text or json, not ${JSON.stringify(output)}`);
   const durationMs = flags.duration === undefined ? undefined : Number(flags.duration);
-  if (durationMs !== undefined && (!Number.isInteger(durationMs) || durationMs < 500 || durationMs > 20_000)) throw new PodscopeError('InvalidArgument', '--duration must be an integer number of ms within [500, 20000]');
+  if (durationMs !== undefined && (!Number.isInteger(durationMs) || durationMs < 500 || durationMs > 20_000))
+    throw new PodscopeError('InvalidArgument', '--duration must be an integer number of ms within [500, 20000]');
   const tty = process.stderr.isTTY;
-  const report = await withApi(flags, (api) => measureThroughputVia(api, positionals[0]!, { durationMs, ...(tty ? { onProgress: (l: string) => process.stderr.write(`\r${l}    `) } : {}) }));
+  const report = await withApi(flags, (api) =>
+    measureThroughputVia(api, positionals[0]!, {
+      durationMs,
+      ...(tty ? { onProgress: (l: string) => process.stderr.write(`\r${l}    `) } : {}),
+    }),
+  );
   if (tty) process.stderr.write('\n');
-  process.stdout.write(output === 'json' ? `${JSON.stringify({ id: report.id, throughput: throughputJson(report) }, null, 2)}\n` : describeThroughput(report));
+  process.stdout.write(
+    output === 'json' ? `${JSON.stringify({ id: report.id, throughput: throughputJson(report) }, null, 2)}\n` : describeThroughput(report),
+  );
   return throughputExitCode(report);
 }

@@ -19,7 +19,12 @@ export interface CriConnectionOptions {
   callTimeoutMs?: number;
 }
 
-type UnaryMethod<Req, Res> = (req: Req, metadata: Metadata, options: Partial<CallOptions>, cb: (e: ServiceError | null, res: Res) => void) => unknown;
+type UnaryMethod<Req, Res> = (
+  req: Req,
+  metadata: Metadata,
+  options: Partial<CallOptions>,
+  cb: (e: ServiceError | null, res: Res) => void,
+) => unknown;
 
 export interface CriConnection {
   /** unix:///abs/path */
@@ -43,7 +48,11 @@ export async function connectCri(address: string, opts: CriConnectionOptions = {
   });
   const callTimeoutMs = opts.callTimeoutMs ?? 120_000;
 
-  const call = <Req, Res>(method: (c: pb.RuntimeServiceClient) => UnaryMethod<Req, Res>, req: Req, timeoutMs = callTimeoutMs): Promise<Res> =>
+  const call = <Req, Res>(
+    method: (c: pb.RuntimeServiceClient) => UnaryMethod<Req, Res>,
+    req: Req,
+    timeoutMs = callTimeoutMs,
+  ): Promise<Res> =>
     new Promise<Res>((resolve, reject) => {
       const fn = method(client).bind(client) as UnaryMethod<Req, Res>;
       fn(req, new Metadata(), { deadline: Date.now() + timeoutMs }, (e, res) => (e ? reject(fromGrpcError(e, addr)) : resolve(res)));
@@ -52,7 +61,9 @@ export async function connectCri(address: string, opts: CriConnectionOptions = {
   let version: pb.VersionResponse;
   try {
     version = await new Promise<pb.VersionResponse>((resolve, reject) => {
-      client.version({ version: '0.1.0' }, new Metadata(), { deadline: Date.now() + (opts.connectTimeoutMs ?? 5000) }, (e, res) => (e ? reject(e) : resolve(res)));
+      client.version({ version: '0.1.0' }, new Metadata(), { deadline: Date.now() + (opts.connectTimeoutMs ?? 5000) }, (e, res) =>
+        e ? reject(e) : resolve(res),
+      );
     });
   } catch (e) {
     client.close();
@@ -76,13 +87,19 @@ export async function connectCri(address: string, opts: CriConnectionOptions = {
 
 /** Every way the first call can fail becomes Unavailable, with the path and the underlying reason. */
 function connectError(e: unknown, socketPath: string): PodscopeError {
-  if (!isServiceError(e)) return new PodscopeError('Unavailable', `cannot connect to CRI endpoint ${socketPath}: ${String(e)}`, { cause: e });
+  if (!isServiceError(e))
+    return new PodscopeError('Unavailable', `cannot connect to CRI endpoint ${socketPath}: ${String(e)}`, { cause: e });
   const why =
-    e.code === GrpcStatus.UNIMPLEMENTED ? 'it speaks gRPC but does not serve runtime.v1.RuntimeService'
-    : e.code === GrpcStatus.DEADLINE_EXCEEDED ? 'no gRPC answer before the deadline (is it a CRI socket?)'
-    : e.code === GrpcStatus.UNAVAILABLE ? (unreachableReason(e.details, socketPath) ?? cleanGrpcDetails(e.details))
-    : `${GrpcStatus[e.code] ?? e.code}: ${e.details}`;
-  return new PodscopeError('Unavailable', `cannot use CRI endpoint ${socketPath}: ${why}`, { details: { grpcCode: e.code, socketPath, grpcDetails: e.details } });
+    e.code === GrpcStatus.UNIMPLEMENTED
+      ? 'it speaks gRPC but does not serve runtime.v1.RuntimeService'
+      : e.code === GrpcStatus.DEADLINE_EXCEEDED
+        ? 'no gRPC answer before the deadline (is it a CRI socket?)'
+        : e.code === GrpcStatus.UNAVAILABLE
+          ? (unreachableReason(e.details, socketPath) ?? cleanGrpcDetails(e.details))
+          : `${GrpcStatus[e.code] ?? e.code}: ${e.details}`;
+  return new PodscopeError('Unavailable', `cannot use CRI endpoint ${socketPath}: ${why}`, {
+    details: { grpcCode: e.code, socketPath, grpcDetails: e.details },
+  });
 }
 
 /** grpc-js's "No connection established. Last error: connect ENOENT …" said plainly, from what is at the path. */
@@ -91,7 +108,8 @@ function unreachableReason(details: string, socketPath: string): string | undefi
   if (/Protocol error/.test(details)) return 'something listens on this socket but does not speak gRPC (HTTP/2): it is not a CRI socket';
   const errno = /\b(ENOENT|ECONNREFUSED|EACCES|EPERM|ENOTSOCK|ENOTDIR)\b/.exec(details)?.[1];
   if (!errno) return undefined;
-  const denied = 'permission denied: this user may not connect to the socket (its owner, group or mode; containerd\'s [grpc] gid or the podscope group gives access)';
+  const denied =
+    "permission denied: this user may not connect to the socket (its owner, group or mode; containerd's [grpc] gid or the podscope group gives access)";
   let st: Stats | undefined;
   try {
     // lstat: describe the path itself; a symlink is named as such, never followed to describe whatever it points at
@@ -104,12 +122,16 @@ function unreachableReason(details: string, socketPath: string): string | undefi
   if (!st) return 'nothing exists at this path (is the runtime running, and is this its socket path?)';
   if (st.isSymbolicLink()) {
     let target = '';
-    try { target = ` to ${readlinkSync(socketPath)}`; } catch { /* unreadable */ }
+    try {
+      target = ` to ${readlinkSync(socketPath)}`;
+    } catch {
+      /* unreadable */
+    }
     return `it is a symbolic link${target}, and connecting through it failed (${errno}); give the socket's own path`;
   }
-  if (!st.isSocket()) return `it is ${st.isDirectory() ? 'a directory' : st.isFile() ? 'a regular file' : 'a special file'}, not a unix socket`;
+  if (!st.isSocket())
+    return `it is ${st.isDirectory() ? 'a directory' : st.isFile() ? 'a regular file' : 'a special file'}, not a unix socket`;
   if (errno === 'EACCES' || errno === 'EPERM') return denied;
   if (errno === 'ECONNREFUSED') return 'nothing accepts connections on this socket (a stale socket left by a runtime that stopped?)';
   return undefined;
 }
-

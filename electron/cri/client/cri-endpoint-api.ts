@@ -6,12 +6,35 @@
 import { PodSandboxConfigSchema, formatIssues, NamespaceMode } from '../../../shared/domain/config';
 import { PodscopeError, invalidArgument } from '../../../shared/domain/errors';
 import type { CniConfigView } from '../../../shared/domain/cni';
-import type { EngineInfo, RuntimeCondition, SandboxApi, SandboxEvent, SandboxFilter, SandboxStatus, SandboxSummary } from '../../../shared/domain/sandbox';
+import type {
+  EngineInfo,
+  RuntimeCondition,
+  SandboxApi,
+  SandboxEvent,
+  SandboxFilter,
+  SandboxStatus,
+  SandboxSummary,
+} from '../../../shared/domain/sandbox';
 import type { ClientReadableStream } from '@grpc/grpc-js';
 import * as pb from '../generated/runtime_v1';
 import { configToProto } from '../convert/config';
-import { containerConfigToProto, containerFromProto, containerStateToProto, resourcesToProto, statsFromProto, statusFromProto } from '../convert/container';
-import { ContainerConfigSchema, type ContainerApi, type ContainerFilter, type ContainerStats, type ContainerStatusView, type ContainerSummary, type ExecSyncResult } from '../../../shared/domain/container';
+import {
+  containerConfigToProto,
+  containerFromProto,
+  containerStateToProto,
+  resourcesToProto,
+  statsFromProto,
+  statusFromProto,
+} from '../convert/container';
+import {
+  ContainerConfigSchema,
+  type ContainerApi,
+  type ContainerFilter,
+  type ContainerStats,
+  type ContainerStatusView,
+  type ContainerSummary,
+  type ExecSyncResult,
+} from '../../../shared/domain/container';
 import { stateToProto } from '../convert/sandbox';
 import { RUNTIME_NAME } from '../server/version';
 import { CNI_LOAD_OK, STATUS_INFO_CNI_KEY, STATUS_INFO_CNI_LOAD_KEY, STATUS_INFO_CONFIG_KEY } from '../server/runtime-status';
@@ -50,7 +73,8 @@ async function forEachLimited<T>(items: T[], limit: number, fn: (item: T) => Pro
   await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
 }
 
-const unimplemented = (what: string, runtime: string) => new PodscopeError('Unimplemented', `${what} is not available from ${runtime} over CRI`);
+const unimplemented = (what: string, runtime: string) =>
+  new PodscopeError('Unimplemented', `${what} is not available from ${runtime} over CRI`);
 
 /**
  * Synchronous so callers (CLI, registry) can hold it at once; the connection and the Version check happen on
@@ -63,13 +87,18 @@ export function createCriEndpointApi(address: string, opts: CriConnectionOptions
   const connected = (): Promise<CriConnection> => {
     if (closed) return Promise.reject(new PodscopeError('Unavailable', `CRI endpoint ${target.socketPath} was closed`));
     // a failed attempt is forgotten so the next call retries (the runtime may start later)
-    connecting ??= connectCri(target.address, opts).catch((e: unknown) => { connecting = undefined; throw e; });
+    connecting ??= connectCri(target.address, opts).catch((e: unknown) => {
+      connecting = undefined;
+      throw e;
+    });
     return connecting;
   };
   const describe = (conn: CriConnection) => `${conn.version.runtimeName} ${conn.version.runtimeVersion}`;
   const isPodscopeConn = (conn: CriConnection) => conn.version.runtimeName === RUNTIME_NAME;
-  const statusInfo = async (conn: CriConnection): Promise<Record<string, string>> => (await conn.call((c) => c.status, { verbose: true })).info;
-  const statusOf = (conn: CriConnection, id: string, verbose: boolean) => conn.call((c) => c.podSandboxStatus, { podSandboxId: id, verbose });
+  const statusInfo = async (conn: CriConnection): Promise<Record<string, string>> =>
+    (await conn.call((c) => c.status, { verbose: true })).info;
+  const statusOf = (conn: CriConnection, id: string, verbose: boolean) =>
+    conn.call((c) => c.podSandboxStatus, { podSandboxId: id, verbose });
 
   const api: CriEndpointApi = {
     address: target.address,
@@ -134,14 +163,21 @@ export function createCriEndpointApi(address: string, opts: CriConnectionOptions
       const raw = info[STATUS_INFO_CNI_KEY];
       const loadStatus = info[STATUS_INFO_CNI_LOAD_KEY];
       if (!raw && loadStatus !== undefined && loadStatus !== CNI_LOAD_OK) {
-        throw new PodscopeError('FailedPrecondition', `${describe(conn)} at ${conn.socketPath} could not load its CNI configuration: ${loadStatus.slice(0, 4096)}`);
+        throw new PodscopeError(
+          'FailedPrecondition',
+          `${describe(conn)} at ${conn.socketPath} could not load its CNI configuration: ${loadStatus.slice(0, 4096)}`,
+        );
       }
       if (!raw) throw unimplemented('the CNI configuration', describe(conn));
       if (isPodscopeConn(conn)) return decodePeerJson(CniConfigViewSchema, raw, conn.socketPath, 'a Podscope CNI configuration');
       try {
         return decodeGoCniConfig(raw);
       } catch (e) {
-        throw new PodscopeError('Internal', `CRI endpoint ${conn.socketPath} sent a CNI configuration that cannot be read: ${(e as Error).message}`, { details: { endpoint: conn.socketPath } });
+        throw new PodscopeError(
+          'Internal',
+          `CRI endpoint ${conn.socketPath} sent a CNI configuration that cannot be read: ${(e as Error).message}`,
+          { details: { endpoint: conn.socketPath } },
+        );
       }
     },
     async live() {
@@ -186,7 +222,9 @@ export function createCriEndpointApi(address: string, opts: CriConnectionOptions
     },
     async stopContainer(id, timeoutSeconds) {
       // the client deadline must outlast the stop timeout (crictl adds its own timeout the same way)
-      await (await connected()).call((c) => c.stopContainer, { containerId: id, timeout: String(timeoutSeconds) }, (timeoutSeconds + 30) * 1000);
+      await (
+        await connected()
+      ).call((c) => c.stopContainer, { containerId: id, timeout: String(timeoutSeconds) }, (timeoutSeconds + 30) * 1000);
     },
     async removeContainer(id) {
       await (await connected()).call((c) => c.removeContainer, { containerId: id });
@@ -195,7 +233,13 @@ export function createCriEndpointApi(address: string, opts: CriConnectionOptions
       const conn = await connected();
       const res = await conn.call((c) => c.containerStatus, { containerId: id, verbose: true });
       if (!res.status) throw new PodscopeError('Internal', `CRI endpoint ${conn.socketPath} sent a ContainerStatus without a status`);
-      let info: { sandboxID?: string; pid?: number; config?: ContainerStatusView['config']; runtimeSpec?: unknown; podscope?: Partial<ContainerStatusView> } = {};
+      let info: {
+        sandboxID?: string;
+        pid?: number;
+        config?: ContainerStatusView['config'];
+        runtimeSpec?: unknown;
+        podscope?: Partial<ContainerStatusView>;
+      } = {};
       try {
         info = JSON.parse(res.info.info ?? '{}') as typeof info;
       } catch {
@@ -206,7 +250,14 @@ export function createCriEndpointApi(address: string, opts: CriConnectionOptions
       if (info.runtimeSpec !== undefined) view.ociSpec = info.runtimeSpec;
       if (info.config && typeof info.config === 'object' && 'metadata' in info.config) view.config = info.config;
       const p = info.podscope;
-      if (p) Object.assign(view, { seccomp: p.seccomp ?? '', apparmor: p.apparmor ?? '', stopSignal: p.stopSignal ?? '', ...(p.shimPid !== undefined && { shimPid: p.shimPid }), name: p.name ?? view.name });
+      if (p)
+        Object.assign(view, {
+          seccomp: p.seccomp ?? '',
+          apparmor: p.apparmor ?? '',
+          stopSignal: p.stopSignal ?? '',
+          ...(p.shimPid !== undefined && { shimPid: p.shimPid }),
+          name: p.name ?? view.name,
+        });
       return view;
     },
     async listContainers(filter?: ContainerFilter): Promise<ContainerSummary[]> {
@@ -221,19 +272,29 @@ export function createCriEndpointApi(address: string, opts: CriConnectionOptions
       });
       const items = res.containers.map(containerFromProto);
       // Container has no exit code or reason: a (non-verbose) status per exited one fills them in, bounded
-      await forEachLimited(items.filter((c) => c.state === 'CONTAINER_EXITED'), LIST_STATUS_CONCURRENCY, async (c) => {
-        const st = (await conn.call((x) => x.containerStatus, { containerId: c.id, verbose: false }).catch(() => undefined))?.status;
-        if (st) Object.assign(c, { exitCode: st.exitCode, reason: st.reason });
-      });
+      await forEachLimited(
+        items.filter((c) => c.state === 'CONTAINER_EXITED'),
+        LIST_STATUS_CONCURRENCY,
+        async (c) => {
+          const st = (await conn.call((x) => x.containerStatus, { containerId: c.id, verbose: false }).catch(() => undefined))?.status;
+          if (st) Object.assign(c, { exitCode: st.exitCode, reason: st.reason });
+        },
+      );
       return items;
     },
     async execSync(id, cmd, timeoutSeconds): Promise<ExecSyncResult> {
       const conn = await connected();
-      const res = await conn.call((c) => c.execSync, { containerId: id, cmd, timeout: String(timeoutSeconds) }, timeoutSeconds > 0 ? (timeoutSeconds + 30) * 1000 : undefined);
+      const res = await conn.call(
+        (c) => c.execSync,
+        { containerId: id, cmd, timeout: String(timeoutSeconds) },
+        timeoutSeconds > 0 ? (timeoutSeconds + 30) * 1000 : undefined,
+      );
       return { stdout: new Uint8Array(res.stdout), stderr: new Uint8Array(res.stderr), exitCode: res.exitCode };
     },
     async updateContainerResources(id, resources) {
-      await (await connected()).call((c) => c.updateContainerResources, { containerId: id, linux: resourcesToProto(resources), annotations: {} });
+      await (
+        await connected()
+      ).call((c) => c.updateContainerResources, { containerId: id, linux: resourcesToProto(resources), annotations: {} });
     },
     async containerStats(id): Promise<ContainerStats> {
       const res = await (await connected()).call((c) => c.containerStats, { containerId: id });
@@ -241,8 +302,14 @@ export function createCriEndpointApi(address: string, opts: CriConnectionOptions
       return statsFromProto(res.stats);
     },
     async listContainerStats(filter) {
-      const res = await (await connected()).call((c) => c.listContainerStats, {
-        filter: pb.ContainerStatsFilter.fromPartial({ id: filter?.id ?? '', podSandboxId: filter?.podSandboxId ?? '', labelSelector: filter?.labelSelector ?? {} }),
+      const res = await (
+        await connected()
+      ).call((c) => c.listContainerStats, {
+        filter: pb.ContainerStatsFilter.fromPartial({
+          id: filter?.id ?? '',
+          podSandboxId: filter?.podSandboxId ?? '',
+          labelSelector: filter?.labelSelector ?? {},
+        }),
       });
       return res.stats.map((s) => statsFromProto(s));
     },
@@ -258,8 +325,14 @@ export function createCriEndpointApi(address: string, opts: CriConnectionOptions
       return new Promise<boolean>((resolve) => {
         const stream = conn.events();
         // An unserved method fails at once; a served one just stays open, so a quiet stream after a short wait is "yes".
-        const timer = setTimeout(() => { stream.cancel(); resolve(true); }, 500);
-        stream.on('error', (e: { code?: number }) => { clearTimeout(timer); resolve(e.code === 1 /* CANCELLED by us */); });
+        const timer = setTimeout(() => {
+          stream.cancel();
+          resolve(true);
+        }, 500);
+        stream.on('error', (e: { code?: number }) => {
+          clearTimeout(timer);
+          resolve(e.code === 1 /* CANCELLED by us */);
+        });
         stream.on('data', () => undefined);
       });
     },
@@ -284,7 +357,10 @@ export function createCriEndpointApi(address: string, opts: CriConnectionOptions
     },
     close() {
       closed = true;
-      connecting?.then((c) => c.close(), () => undefined);
+      connecting?.then(
+        (c) => c.close(),
+        () => undefined,
+      );
     },
   };
   return api;

@@ -42,33 +42,58 @@ export function fromCriImage(i: pb.Image): ImageSummary {
   };
 }
 
-type UnaryMethod<Req, Res> = (req: Req, metadata: Metadata, options: Partial<CallOptions>, cb: (e: ServiceError | null, res: Res) => void) => unknown;
+type UnaryMethod<Req, Res> = (
+  req: Req,
+  metadata: Metadata,
+  options: Partial<CallOptions>,
+  cb: (e: ServiceError | null, res: Res) => void,
+) => unknown;
 
-export async function connectCriImages(address: string, opts: CriConnectionOptions & { pullTimeoutMs?: number } = {}): Promise<CriImageApi> {
+export async function connectCriImages(
+  address: string,
+  opts: CriConnectionOptions & { pullTimeoutMs?: number } = {},
+): Promise<CriImageApi> {
   const conn = await connectCri(address, opts);
   conn.close();
   const client = new pb.ImageServiceClient(conn.address, credentials.createInsecure(), {
     'grpc.max_receive_message_length': 16 * 1024 * 1024,
     'grpc.default_authority': 'localhost',
   });
-  const call = <Req, Res>(method: (c: pb.ImageServiceClient) => UnaryMethod<Req, Res>, req: Req, timeoutMs = opts.callTimeoutMs ?? 120_000): Promise<Res> =>
+  const call = <Req, Res>(
+    method: (c: pb.ImageServiceClient) => UnaryMethod<Req, Res>,
+    req: Req,
+    timeoutMs = opts.callTimeoutMs ?? 120_000,
+  ): Promise<Res> =>
     new Promise<Res>((resolve, reject) => {
       const fn = method(client).bind(client) as UnaryMethod<Req, Res>;
-      fn(req, new Metadata(), { deadline: Date.now() + timeoutMs }, (e, res) => (e ? reject(fromGrpcError(e, conn.address)) : resolve(res)));
+      fn(req, new Metadata(), { deadline: Date.now() + timeoutMs }, (e, res) =>
+        e ? reject(fromGrpcError(e, conn.address)) : resolve(res),
+      );
     });
   const spec = (image: string) => pb.ImageSpec.fromPartial({ image });
   return {
     async pull(ref, auth) {
       const req = pb.PullImageRequest.fromPartial({
         image: spec(ref),
-        ...(auth && { auth: { username: auth.username ?? '', password: auth.password ?? '', auth: auth.auth ?? '', identityToken: auth.identityToken ?? '', registryToken: auth.registryToken ?? '', serverAddress: '' } }),
+        ...(auth && {
+          auth: {
+            username: auth.username ?? '',
+            password: auth.password ?? '',
+            auth: auth.auth ?? '',
+            identityToken: auth.identityToken ?? '',
+            registryToken: auth.registryToken ?? '',
+            serverAddress: '',
+          },
+        }),
       });
       // crictl waits as long as a pull takes (no deadline by default); ours is generous
       const res = await call<pb.PullImageRequest, pb.PullImageResponse>((c) => c.pullImage, req, opts.pullTimeoutMs ?? 30 * 60_000);
       return { imageRef: res.imageRef };
     },
     async list(ref) {
-      const res = await call<pb.ListImagesRequest, pb.ListImagesResponse>((c) => c.listImages, { filter: ref ? { image: spec(ref) } : undefined });
+      const res = await call<pb.ListImagesRequest, pb.ListImagesResponse>((c) => c.listImages, {
+        filter: ref ? { image: spec(ref) } : undefined,
+      });
       return res.images.map(fromCriImage);
     },
     async status(ref, verbose = false) {

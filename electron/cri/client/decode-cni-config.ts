@@ -5,14 +5,33 @@
  */
 import type { CniConfigView, CniNetworkView, CniPluginView } from '../../../shared/domain/cni';
 
-interface GoNetConf { Network?: Record<string, unknown> | null; Source?: string }
-interface GoConfList { Name?: string; CNIVersion?: string; DisableCheck?: boolean; Plugins?: GoNetConf[] | null; Source?: string }
-interface GoConfigResult { PluginDirs?: string[] | null; PluginConfDir?: string; PluginMaxConfNum?: number; Prefix?: string; Networks?: Array<{ Config?: GoConfList | null; IFName?: string }> | null }
+interface GoNetConf {
+  Network?: Record<string, unknown> | null;
+  Source?: string;
+}
+interface GoConfList {
+  Name?: string;
+  CNIVersion?: string;
+  DisableCheck?: boolean;
+  Plugins?: GoNetConf[] | null;
+  Source?: string;
+}
+interface GoConfigResult {
+  PluginDirs?: string[] | null;
+  PluginConfDir?: string;
+  PluginMaxConfNum?: number;
+  Prefix?: string;
+  Networks?: Array<{ Config?: GoConfList | null; IFName?: string }> | null;
+}
 
 function pluginView(p: GoNetConf): CniPluginView {
   let raw: Record<string, unknown> = p.Network ?? {};
   if (p.Source) {
-    try { raw = JSON.parse(p.Source) as Record<string, unknown>; } catch { /* keep the parsed NetConf */ }
+    try {
+      raw = JSON.parse(p.Source) as Record<string, unknown>;
+    } catch {
+      /* keep the parsed NetConf */
+    }
   }
   const caps = (raw.capabilities ?? {}) as Record<string, unknown>;
   return { type: String(raw.type ?? p.Network?.type ?? ''), capabilities: Object.keys(caps).filter((k) => caps[k] === true), raw };

@@ -8,7 +8,13 @@
  * bandwidth are re-derived from the config with the shared containerd rules. What a foreign runtime does not
  * expose (trace, per-network raw results) stays empty — capabilities say so, nothing is invented.
  */
-import { IP_PREFERENCES, PodSandboxConfigSchema, isHostNetwork, type IpPreference, type PodSandboxConfig } from '../../../shared/domain/config';
+import {
+  IP_PREFERENCES,
+  PodSandboxConfigSchema,
+  isHostNetwork,
+  type IpPreference,
+  type PodSandboxConfig,
+} from '../../../shared/domain/config';
 import { analyzeBandwidth } from '../../../shared/domain/bandwidth';
 import { selectForEveryPreference, type IpSelection } from '../../../shared/domain/ip-selection';
 import { analyzePortMappings } from '../../../shared/domain/portmap';
@@ -91,13 +97,16 @@ function configOf(p: pb.PodSandboxStatus, verbose: Partial<SandboxVerboseInfo> |
     metadata: metadataOf(p.metadata),
     labels: { ...p.labels },
     annotations: { ...p.annotations },
-    ...(ns && { linux: { security_context: { namespace_options: { network: ns.network, pid: ns.pid, ipc: ns.ipc, target_id: ns.targetId } } } }),
+    ...(ns && {
+      linux: { security_context: { namespace_options: { network: ns.network, pid: ns.pid, ipc: ns.ipc, target_id: ns.targetId } } },
+    }),
   });
 }
 
 /** Which preference explains the runtime's primary IP (ipv4 first: containerd's default). */
 function inferPreference(primary: string, alternatives: Record<IpPreference, IpSelection>): { preference: IpPreference; matched: boolean } {
-  for (const p of ['ipv4', 'ipv6', 'cni'] as const satisfies readonly IpPreference[]) if (alternatives[p].primary === primary) return { preference: p, matched: true };
+  for (const p of ['ipv4', 'ipv6', 'cni'] as const satisfies readonly IpPreference[])
+    if (alternatives[p].primary === primary) return { preference: p, matched: true };
   return { preference: IP_PREFERENCES[0], matched: false };
 }
 
@@ -107,7 +116,8 @@ function inferPreference(primary: string, alternatives: Record<IpPreference, IpS
  */
 export function decodeSandboxStatus(res: pb.PodSandboxStatusResponse, runtimeName: string, endpoint = 'the CRI endpoint'): SandboxStatus {
   const p = res.status;
-  if (!p) throw new PodscopeError('Internal', `CRI endpoint ${endpoint}: PodSandboxStatus response has no status`, { details: { endpoint } });
+  if (!p)
+    throw new PodscopeError('Internal', `CRI endpoint ${endpoint}: PodSandboxStatus response has no status`, { details: { endpoint } });
   const verbose = parseInfo(res.info, endpoint);
   const config = configOf(p, verbose);
   const state = stateFromProto(p.state);
@@ -160,7 +170,11 @@ export function decodeSandboxStatus(res: pb.PodSandboxStatusResponse, runtimeNam
     config,
     ipPreference: inferred.preference,
     netnsClosed,
-    pause: { containerId: p.id, status: verbose?.processStatus ?? 'unknown', ...(typeof verbose?.pid === 'number' && verbose.pid > 0 && { pid: verbose.pid }) },
+    pause: {
+      containerId: p.id,
+      status: verbose?.processStatus ?? 'unknown',
+      ...(typeof verbose?.pid === 'number' && verbose.pid > 0 && { pid: verbose.pid }),
+    },
     portMappings,
     bandwidthAnalysis: analyzeBandwidth(config.annotations),
     networks: [],

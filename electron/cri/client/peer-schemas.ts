@@ -31,27 +31,76 @@ const IpPreference = z.enum(IP_PREFERENCES);
 const IpSelectionSchema = z.object({ preference: IpPreference, primary: str, additional: z.array(str), reason: str });
 const CniPortMappingSchema = z.object({ hostPort: num, containerPort: num, protocol: str, hostIP: str.optional() });
 const CniRouteSchema: z.ZodType<CniRoute> = z.object({
-  dst: str, gw: str.optional(), mtu: num.optional(), advmss: num.optional(), priority: num.optional(), table: num.optional(), scope: num.optional(),
+  dst: str,
+  gw: str.optional(),
+  mtu: num.optional(),
+  advmss: num.optional(),
+  priority: num.optional(),
+  table: num.optional(),
+  scope: num.optional(),
 });
-const CniDnsSchema: z.ZodType<CniDns> = z.object({ nameservers: z.array(str).optional(), domain: str.optional(), search: z.array(str).optional(), options: z.array(str).optional() });
+const CniDnsSchema: z.ZodType<CniDns> = z.object({
+  nameservers: z.array(str).optional(),
+  domain: str.optional(),
+  search: z.array(str).optional(),
+  options: z.array(str).optional(),
+});
 const InterfaceConfigSchema: z.ZodType<InterfaceConfig> = z.object({
-  mac: str.optional(), sandbox: str.optional(), ipConfigs: z.array(z.object({ ip: str, gateway: str.optional() })),
+  mac: str.optional(),
+  sandbox: str.optional(),
+  ipConfigs: z.array(z.object({ ip: str, gateway: str.optional() })),
 });
 const CniResultSchema: z.ZodType<CniResult> = z.object({
   cniVersion: str,
-  interfaces: z.array(z.object({ name: str, mac: str.optional(), sandbox: str.optional(), mtu: num.optional(), socketPath: str.optional(), pciID: str.optional() })).optional(),
+  interfaces: z
+    .array(
+      z.object({
+        name: str,
+        mac: str.optional(),
+        sandbox: str.optional(),
+        mtu: num.optional(),
+        socketPath: str.optional(),
+        pciID: str.optional(),
+      }),
+    )
+    .optional(),
   ips: z.array(z.object({ address: str, gateway: str.optional(), interface: num.optional() })).optional(),
   routes: z.array(CniRouteSchema).optional(),
   dns: CniDnsSchema.optional(),
 });
-const ParsedBandwidthValueSchema = z.object({ annotation: str, raw: str, bitsPerSecond: str.optional(), human: str.optional(), error: str.optional() });
+const ParsedBandwidthValueSchema = z.object({
+  annotation: str,
+  raw: str,
+  bitsPerSecond: str.optional(),
+  human: str.optional(),
+  error: str.optional(),
+});
 const PluginCallSchema = z.object({
-  network: str, ifName: str, type: str, verb: z.enum(['ADD', 'DEL', 'CHECK', 'STATUS', 'VERSION', 'GC']), index: num, binary: str.optional(),
-  env: stringMap, stdin: str, stdout: str, stderr: str, exitCode: num.nullable(), signal: str.nullable().optional(), timedOut: z.boolean().optional(),
+  network: str,
+  ifName: str,
+  type: str,
+  verb: z.enum(['ADD', 'DEL', 'CHECK', 'STATUS', 'VERSION', 'GC']),
+  index: num,
+  binary: str.optional(),
+  env: stringMap,
+  stdin: str,
+  stdout: str,
+  stderr: str,
+  exitCode: num.nullable(),
+  signal: str.nullable().optional(),
+  timedOut: z.boolean().optional(),
 });
 const TraceEntrySchema = z.object({
-  seq: num, phase: z.enum(['run', 'stop', 'remove', 'cleanup', 'recover', 'watch']), step: str, label: str, startedAt: str, durationMs: num, ok: z.boolean(),
-  error: SerializedErrorSchema.optional(), plugin: PluginCallSchema.optional(), detail: unknownMap.optional(),
+  seq: num,
+  phase: z.enum(['run', 'stop', 'remove', 'cleanup', 'recover', 'watch']),
+  step: str,
+  label: str,
+  startedAt: str,
+  durationMs: num,
+  ok: z.boolean(),
+  error: SerializedErrorSchema.optional(),
+  plugin: PluginCallSchema.optional(),
+  detail: unknownMap.optional(),
 });
 
 export const PodscopeVerboseSectionSchema: z.ZodType<PodscopeVerboseSection> = z.object({
@@ -72,10 +121,20 @@ export const PodscopeVerboseSectionSchema: z.ZodType<PodscopeVerboseSection> = z
   additionalIps: z.array(str),
   hostPorts: z.array(CniPortMappingSchema),
   bandwidth: z.object({ ingress: str.optional(), egress: str.optional() }),
-  cleanupPending: z.array(z.object({
-    kind: z.enum(['cni', 'netns', 'pause', 'files', 'other']), network: str, ifName: str, plugin: str, index: num.optional(),
-    holds: z.array(str), error: str, since: str,
-  })).optional(),
+  cleanupPending: z
+    .array(
+      z.object({
+        kind: z.enum(['cni', 'netns', 'pause', 'files', 'other']),
+        network: str,
+        ifName: str,
+        plugin: str,
+        index: num.optional(),
+        holds: z.array(str),
+        error: str,
+        since: str,
+      }),
+    )
+    .optional(),
   notReadyReason: str.optional(),
   // SandboxStatus
   ipPreference: IpPreference,
@@ -83,17 +142,27 @@ export const PodscopeVerboseSectionSchema: z.ZodType<PodscopeVerboseSection> = z
   netnsClosed: z.boolean(),
   pause: z.object({ containerId: str, pid: num.optional(), startTicks: num.optional(), status: str, bundle: str.optional() }),
   ipSelection: IpSelectionSchema.extend({ eth0Ips: z.array(str), alternatives: z.record(IpPreference, IpSelectionSchema) }).optional(),
-  portMappings: z.array(z.object({ index: num, mapping: PortMappingSchema, passed: z.boolean(), reason: str.optional(), cni: CniPortMappingSchema.optional() })),
+  portMappings: z.array(
+    z.object({ index: num, mapping: PortMappingSchema, passed: z.boolean(), reason: str.optional(), cni: CniPortMappingSchema.optional() }),
+  ),
   bandwidthAnalysis: z.object({
     ingress: ParsedBandwidthValueSchema.optional(),
     egress: ParsedBandwidthValueSchema.optional(),
     capability: z.object({ ingressRate: num, ingressBurst: num, egressRate: num, egressBurst: num }).optional(),
     error: str.optional(),
   }),
-  networks: z.array(z.object({
-    network: str, ifName: str, source: str.optional(), cniVersion: str, result: CniResultSchema.optional(),
-    capabilityArgs: unknownMap, cniArgs: z.array(z.tuple([str, str])), cacheFile: str.optional(),
-  })),
+  networks: z.array(
+    z.object({
+      network: str,
+      ifName: str,
+      source: str.optional(),
+      cniVersion: str,
+      result: CniResultSchema.optional(),
+      capabilityArgs: unknownMap,
+      cniArgs: z.array(z.tuple([str, str])),
+      cacheFile: str.optional(),
+    }),
+  ),
   interfaces: z.record(z.string(), InterfaceConfigSchema),
   routes: z.array(CniRouteSchema),
   dns: z.array(CniDnsSchema),
@@ -108,10 +177,17 @@ export const CniConfigViewSchema: z.ZodType<CniConfigView> = z.object({
   confDir: str,
   binDirs: z.array(str),
   maxConfNum: num,
-  networks: z.array(z.object({
-    name: str, cniVersion: str, ifName: str, source: str.optional(), builtin: z.boolean(), disableCheck: z.boolean(),
-    plugins: z.array(z.object({ type: str, capabilities: z.array(str), raw: unknownMap, binary: str.optional() })),
-  })),
+  networks: z.array(
+    z.object({
+      name: str,
+      cniVersion: str,
+      ifName: str,
+      source: str.optional(),
+      builtin: z.boolean(),
+      disableCheck: z.boolean(),
+      plugins: z.array(z.object({ type: str, capabilities: z.array(str), raw: unknownMap, binary: str.optional() })),
+    }),
+  ),
   errors: z.array(z.object({ source: str, message: str })),
   ready: z.boolean(),
   notReadyReason: str.optional(),
@@ -121,14 +197,33 @@ export const CniConfigViewSchema: z.ZodType<CniConfigView> = z.object({
 });
 
 export const EngineInfoSchema: z.ZodType<EngineInfo> = z.object({
-  version: str, pid: num, uid: num, stateDir: str, runDir: str, netnsDir: str, cniConfDir: str, cniBinDirs: z.array(str), cniCacheDir: str,
-  ipPreference: IpPreference, maxConfNum: z.number().optional(), pluginTimeoutMs: z.number().optional(), problems: z.array(str),
+  version: str,
+  pid: num,
+  uid: num,
+  stateDir: str,
+  runDir: str,
+  netnsDir: str,
+  cniConfDir: str,
+  cniBinDirs: z.array(str),
+  cniCacheDir: str,
+  ipPreference: IpPreference,
+  maxConfNum: z.number().optional(),
+  pluginTimeoutMs: z.number().optional(),
+  problems: z.array(str),
   stateDirId: str.optional(),
   readOnly: z.boolean().optional(),
-  startupGc: z.array(z.object({
-    kind: z.enum(['cni-cache-temp', 'record-temp', 'state-id-temp', 'netns', 'runc-container', 'process']),
-    path: str.optional(), id: str.optional(), action: str, error: str.optional(), at: str,
-  })).optional(),
+  startupGc: z
+    .array(
+      z.object({
+        kind: z.enum(['cni-cache-temp', 'record-temp', 'state-id-temp', 'netns', 'runc-container', 'process']),
+        path: str.optional(),
+        id: str.optional(),
+        action: str,
+        error: str.optional(),
+        at: str,
+      }),
+    )
+    .optional(),
 });
 
 /**
@@ -136,11 +231,20 @@ export const EngineInfoSchema: z.ZodType<EngineInfo> = z.object({
  * reads it; everything else a runtime adds is ignored, `config` and `runtimeSpec` are validated where they are used.
  */
 const GoCniResultSchema = z.looseObject({
-  Interfaces: z.record(z.string(), z.looseObject({
-    IPConfigs: z.array(z.looseObject({ IP: str, Gateway: str.nullable().optional() })).nullable().optional(),
-    Mac: str.optional(),
-    Sandbox: str.optional(),
-  })).nullable().optional(),
+  Interfaces: z
+    .record(
+      z.string(),
+      z.looseObject({
+        IPConfigs: z
+          .array(z.looseObject({ IP: str, Gateway: str.nullable().optional() }))
+          .nullable()
+          .optional(),
+        Mac: str.optional(),
+        Sandbox: str.optional(),
+      }),
+    )
+    .nullable()
+    .optional(),
   DNS: z.array(CniDnsSchema).nullable().optional(),
   Routes: z.array(CniRouteSchema).nullable().optional(),
 });
@@ -170,10 +274,15 @@ export function decodePeerJson<T>(schema: z.ZodType<T>, raw: unknown, endpoint: 
     try {
       value = JSON.parse(raw);
     } catch (e) {
-      throw new PodscopeError('Internal', `CRI endpoint ${endpoint} sent ${what} that is not JSON: ${(e as Error).message}`, { details: { endpoint } });
+      throw new PodscopeError('Internal', `CRI endpoint ${endpoint} sent ${what} that is not JSON: ${(e as Error).message}`, {
+        details: { endpoint },
+      });
     }
   }
   const r = schema.safeParse(value);
-  if (!r.success) throw new PodscopeError('Internal', `CRI endpoint ${endpoint} sent ${what} that is malformed: ${issues(r.error)}`, { details: { endpoint } });
+  if (!r.success)
+    throw new PodscopeError('Internal', `CRI endpoint ${endpoint} sent ${what} that is malformed: ${issues(r.error)}`, {
+      details: { endpoint },
+    });
   return r.data;
 }

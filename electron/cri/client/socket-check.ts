@@ -11,10 +11,17 @@ import { PodscopeError } from '../../../shared/domain/errors';
 export const NOT_A_SOCKET = 'not found or not a unix socket';
 
 export async function checkEndpointSocket(socketPath: string): Promise<void> {
-  const isSocket = await lstat(socketPath).then((st) => st.isSocket(), () => false);
+  const isSocket = await lstat(socketPath).then(
+    (st) => st.isSocket(),
+    () => false,
+  );
   if (!isSocket) {
-    throw new PodscopeError('Unavailable', `cannot use CRI endpoint ${socketPath}: ${NOT_A_SOCKET} (give the runtime's socket path itself, not a link to it)`, {
-      details: { socketPath, check: 'unix-socket' },
-    });
+    throw new PodscopeError(
+      'Unavailable',
+      `cannot use CRI endpoint ${socketPath}: ${NOT_A_SOCKET} (give the runtime's socket path itself, not a link to it)`,
+      {
+        details: { socketPath, check: 'unix-socket' },
+      },
+    );
   }
 }

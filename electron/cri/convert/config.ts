@@ -24,7 +24,8 @@ export function unsupportedSandboxFields(config: pb.PodSandboxConfig): string[] 
   if (se && (se.user || se.role || se.type || se.level)) out.push('linux.security_context.selinux_options');
   if (sc.supplementalGroupsPolicy !== pb.SupplementalGroupsPolicy.Merge) out.push('linux.security_context.supplemental_groups_policy');
   const userns = sc.namespaceOptions?.usernsOptions;
-  if (userns && (userns.mode !== pb.NamespaceMode.POD || userns.uids.length || userns.gids.length)) out.push('linux.security_context.namespace_options.userns_options');
+  if (userns && (userns.mode !== pb.NamespaceMode.POD || userns.uids.length || userns.gids.length))
+    out.push('linux.security_context.namespace_options.userns_options');
   return out;
 }
 
@@ -36,19 +37,30 @@ export function configFromProto(config: pb.PodSandboxConfig | undefined, policy:
   if (!config || !config.metadata) throw invalidArgument('sandbox config must include metadata');
   if (policy === 'strict') {
     const unsupported = unsupportedSandboxFields(config);
-    if (unsupported.length) throw invalidArgument(`podscope cannot apply ${unsupported.join(', ')}: not supported for a pod sandbox`, { fields: unsupported });
+    if (unsupported.length)
+      throw invalidArgument(`podscope cannot apply ${unsupported.join(', ')}: not supported for a pod sandbox`, { fields: unsupported });
   }
   const m = config.metadata;
   const out: PodSandboxConfigInput = {
     metadata: { name: m.name, uid: m.uid, namespace: m.namespace, attempt: m.attempt },
     hostname: config.hostname,
     log_directory: config.logDirectory,
-    port_mappings: config.portMappings.map((p) => ({ protocol: p.protocol, container_port: p.containerPort, host_port: p.hostPort, host_ip: p.hostIp })),
+    port_mappings: config.portMappings.map((p) => ({
+      protocol: p.protocol,
+      container_port: p.containerPort,
+      host_port: p.hostPort,
+      host_ip: p.hostIp,
+    })),
     labels: { ...config.labels },
     annotations: { ...config.annotations },
   };
   // dns_config presence matters (an empty DNSConfig writes an empty resolv.conf, a missing one copies the host's).
-  if (config.dnsConfig) out.dns_config = { servers: [...config.dnsConfig.servers], searches: [...config.dnsConfig.searches], options: [...config.dnsConfig.options] };
+  if (config.dnsConfig)
+    out.dns_config = {
+      servers: [...config.dnsConfig.servers],
+      searches: [...config.dnsConfig.searches],
+      options: [...config.dnsConfig.options],
+    };
   const linux = config.linux;
   if (linux) {
     const sc = linux.securityContext;
@@ -77,7 +89,12 @@ export function configToProto(config: DomainConfig): pb.PodSandboxConfig {
     metadata: { ...config.metadata },
     hostname: config.hostname,
     logDirectory: config.log_directory,
-    portMappings: config.port_mappings.map((p) => ({ protocol: p.protocol, containerPort: p.container_port, hostPort: p.host_port, hostIp: p.host_ip })),
+    portMappings: config.port_mappings.map((p) => ({
+      protocol: p.protocol,
+      containerPort: p.container_port,
+      hostPort: p.host_port,
+      hostIp: p.host_ip,
+    })),
     labels: config.labels,
     annotations: config.annotations,
   });
@@ -93,7 +110,14 @@ export function configToProto(config: DomainConfig): pb.PodSandboxConfig {
         seccompProfilePath: sc.seccomp_profile_path,
         ...(sc.seccomp && { seccomp: { profileType: sc.seccomp.profile_type, localhostRef: sc.seccomp.localhost_ref } }),
         ...(sc.apparmor && { apparmor: { profileType: sc.apparmor.profile_type, localhostRef: sc.apparmor.localhost_ref } }),
-        ...(sc.namespace_options && { namespaceOptions: { network: sc.namespace_options.network, pid: sc.namespace_options.pid, ipc: sc.namespace_options.ipc, targetId: sc.namespace_options.target_id } }),
+        ...(sc.namespace_options && {
+          namespaceOptions: {
+            network: sc.namespace_options.network,
+            pid: sc.namespace_options.pid,
+            ipc: sc.namespace_options.ipc,
+            targetId: sc.namespace_options.target_id,
+          },
+        }),
         ...(sc.run_as_user && { runAsUser: { value: String(sc.run_as_user.value) } }),
         ...(sc.run_as_group && { runAsGroup: { value: String(sc.run_as_group.value) } }),
       });

@@ -23,7 +23,13 @@ export function containerStateToProto(s: ContainerState): pb.ContainerState {
 }
 
 export function containerStateFromProto(s: pb.ContainerState): ContainerState {
-  return s === pb.ContainerState.CONTAINER_CREATED ? 'CONTAINER_CREATED' : s === pb.ContainerState.CONTAINER_RUNNING ? 'CONTAINER_RUNNING' : s === pb.ContainerState.CONTAINER_EXITED ? 'CONTAINER_EXITED' : 'CONTAINER_UNKNOWN';
+  return s === pb.ContainerState.CONTAINER_CREATED
+    ? 'CONTAINER_CREATED'
+    : s === pb.ContainerState.CONTAINER_RUNNING
+      ? 'CONTAINER_RUNNING'
+      : s === pb.ContainerState.CONTAINER_EXITED
+        ? 'CONTAINER_EXITED'
+        : 'CONTAINER_UNKNOWN';
 }
 
 export function resourcesFromProto(r: pb.LinuxContainerResources): LinuxContainerResourcesInput {
@@ -61,16 +67,29 @@ export function containerConfigFromProto(c: pb.ContainerConfig | undefined): Con
   if (!c || !c.metadata) throw invalidArgument('container config must include metadata');
   const sc = c.linux?.securityContext;
   const se = sc?.selinuxOptions;
-  if (se && (se.user || se.role || se.type || se.level)) throw invalidArgument('podscope cannot apply linux.security_context.selinux_options (SELinux is not supported)');
-  if (sc && sc.supplementalGroupsPolicy !== pb.SupplementalGroupsPolicy.Merge) throw invalidArgument('podscope cannot apply linux.security_context.supplemental_groups_policy Strict');
+  if (se && (se.user || se.role || se.type || se.level))
+    throw invalidArgument('podscope cannot apply linux.security_context.selinux_options (SELinux is not supported)');
+  if (sc && sc.supplementalGroupsPolicy !== pb.SupplementalGroupsPolicy.Merge)
+    throw invalidArgument('podscope cannot apply linux.security_context.supplemental_groups_policy Strict');
   const out: ContainerConfigInput = {
     metadata: { name: c.metadata.name, attempt: c.metadata.attempt },
-    image: { image: c.image?.image ?? '', annotations: { ...c.image?.annotations }, user_specified_image: c.image?.userSpecifiedImage ?? '' },
+    image: {
+      image: c.image?.image ?? '',
+      annotations: { ...c.image?.annotations },
+      user_specified_image: c.image?.userSpecifiedImage ?? '',
+    },
     command: [...c.command],
     args: [...c.args],
     working_dir: c.workingDir,
     envs: c.envs.map((e) => ({ key: e.key, value: e.value })),
-    mounts: c.mounts.map((m) => ({ container_path: m.containerPath, host_path: m.hostPath, readonly: m.readonly, selinux_relabel: m.selinuxRelabel, propagation: m.propagation, recursive_read_only: m.recursiveReadOnly })),
+    mounts: c.mounts.map((m) => ({
+      container_path: m.containerPath,
+      host_path: m.hostPath,
+      readonly: m.readonly,
+      selinux_relabel: m.selinuxRelabel,
+      propagation: m.propagation,
+      recursive_read_only: m.recursiveReadOnly,
+    })),
     devices: c.devices.map((d) => ({ container_path: d.containerPath, host_path: d.hostPath, permissions: d.permissions })),
     labels: { ...c.labels },
     annotations: { ...c.annotations },
@@ -95,7 +114,13 @@ export function containerConfigFromProto(c: pb.ContainerConfig | undefined): Con
         no_new_privs: sc.noNewPrivs,
         masked_paths: [...sc.maskedPaths],
         readonly_paths: [...sc.readonlyPaths],
-        ...(sc.capabilities && { capabilities: { add_capabilities: [...sc.capabilities.addCapabilities], drop_capabilities: [...sc.capabilities.dropCapabilities], add_ambient_capabilities: [...sc.capabilities.addAmbientCapabilities] } }),
+        ...(sc.capabilities && {
+          capabilities: {
+            add_capabilities: [...sc.capabilities.addCapabilities],
+            drop_capabilities: [...sc.capabilities.dropCapabilities],
+            add_ambient_capabilities: [...sc.capabilities.addAmbientCapabilities],
+          },
+        }),
         ...(ns && { namespace_options: { network: ns.network, pid: ns.pid, ipc: ns.ipc, target_id: ns.targetId } }),
         ...(sc.runAsUser && { run_as_user: { value: int64(sc.runAsUser.value) } }),
         ...(sc.runAsGroup && { run_as_group: { value: int64(sc.runAsGroup.value) } }),
@@ -110,7 +135,8 @@ export function containerConfigFromProto(c: pb.ContainerConfig | undefined): Con
 /** Domain (defaulted) ⇒ wire, for the client's CreateContainer. */
 export function containerConfigToProto(c: ContainerConfig): pb.ContainerConfig {
   const sc = c.linux?.security_context;
-  const prof = (p: { profile_type: number; localhost_ref: string } | undefined) => (p ? { profileType: p.profile_type, localhostRef: p.localhost_ref } : undefined);
+  const prof = (p: { profile_type: number; localhost_ref: string } | undefined) =>
+    p ? { profileType: p.profile_type, localhostRef: p.localhost_ref } : undefined;
   return pb.ContainerConfig.fromPartial({
     metadata: { ...c.metadata },
     image: { image: c.image.image, annotations: c.image.annotations, userSpecifiedImage: c.image.user_specified_image },
@@ -118,7 +144,14 @@ export function containerConfigToProto(c: ContainerConfig): pb.ContainerConfig {
     args: c.args,
     workingDir: c.working_dir,
     envs: c.envs,
-    mounts: c.mounts.map((m) => ({ containerPath: m.container_path, hostPath: m.host_path, readonly: m.readonly, selinuxRelabel: m.selinux_relabel, propagation: m.propagation, recursiveReadOnly: m.recursive_read_only })),
+    mounts: c.mounts.map((m) => ({
+      containerPath: m.container_path,
+      hostPath: m.host_path,
+      readonly: m.readonly,
+      selinuxRelabel: m.selinux_relabel,
+      propagation: m.propagation,
+      recursiveReadOnly: m.recursive_read_only,
+    })),
     devices: c.devices.map((d) => ({ containerPath: d.container_path, hostPath: d.host_path, permissions: d.permissions })),
     labels: c.labels,
     annotations: c.annotations,
@@ -141,8 +174,21 @@ export function containerConfigToProto(c: ContainerConfig): pb.ContainerConfig {
             noNewPrivs: sc.no_new_privs,
             maskedPaths: sc.masked_paths,
             readonlyPaths: sc.readonly_paths,
-            ...(sc.capabilities && { capabilities: { addCapabilities: sc.capabilities.add_capabilities, dropCapabilities: sc.capabilities.drop_capabilities, addAmbientCapabilities: sc.capabilities.add_ambient_capabilities } }),
-            ...(sc.namespace_options && { namespaceOptions: { network: sc.namespace_options.network, pid: sc.namespace_options.pid, ipc: sc.namespace_options.ipc, targetId: sc.namespace_options.target_id } }),
+            ...(sc.capabilities && {
+              capabilities: {
+                addCapabilities: sc.capabilities.add_capabilities,
+                dropCapabilities: sc.capabilities.drop_capabilities,
+                addAmbientCapabilities: sc.capabilities.add_ambient_capabilities,
+              },
+            }),
+            ...(sc.namespace_options && {
+              namespaceOptions: {
+                network: sc.namespace_options.network,
+                pid: sc.namespace_options.pid,
+                ipc: sc.namespace_options.ipc,
+                targetId: sc.namespace_options.target_id,
+              },
+            }),
             ...(sc.run_as_user && { runAsUser: { value: String(sc.run_as_user.value) } }),
             ...(sc.run_as_group && { runAsGroup: { value: String(sc.run_as_group.value) } }),
             ...(sc.seccomp && { seccomp: prof(sc.seccomp) }),
@@ -202,7 +248,14 @@ export function statusToProto(s: ContainerStatusView): pb.ContainerStatus {
     message: s.message,
     labels: { ...s.labels },
     annotations: { ...s.annotations },
-    mounts: s.mounts.map((m) => ({ containerPath: m.container_path, hostPath: m.host_path, readonly: m.readonly, selinuxRelabel: m.selinux_relabel, propagation: m.propagation, recursiveReadOnly: m.recursive_read_only })),
+    mounts: s.mounts.map((m) => ({
+      containerPath: m.container_path,
+      hostPath: m.host_path,
+      readonly: m.readonly,
+      selinuxRelabel: m.selinux_relabel,
+      propagation: m.propagation,
+      recursiveReadOnly: m.recursive_read_only,
+    })),
     logPath: s.logPath,
     resources: s.resources ? { linux: resourcesToProto(s.resources) } : undefined,
     imageId: s.imageRef,
@@ -231,13 +284,40 @@ export function statusFromProto(s: pb.ContainerStatus, podSandboxId: string): Co
     startedAtNs: s.startedAt,
     finishedAtNs: s.finishedAt,
     message: s.message,
-    mounts: s.mounts.map((m) => ({ container_path: m.containerPath, host_path: m.hostPath, readonly: m.readonly, selinux_relabel: m.selinuxRelabel, propagation: m.propagation, recursive_read_only: m.recursiveReadOnly })),
+    mounts: s.mounts.map((m) => ({
+      container_path: m.containerPath,
+      host_path: m.hostPath,
+      readonly: m.readonly,
+      selinux_relabel: m.selinuxRelabel,
+      propagation: m.propagation,
+      recursive_read_only: m.recursiveReadOnly,
+    })),
     logPath: s.logPath,
-    user: { uid: int64(s.user?.linux?.uid), gid: int64(s.user?.linux?.gid), supplementalGroups: (s.user?.linux?.supplementalGroups ?? []).map(int64) },
+    user: {
+      uid: int64(s.user?.linux?.uid),
+      gid: int64(s.user?.linux?.gid),
+      supplementalGroups: (s.user?.linux?.supplementalGroups ?? []).map(int64),
+    },
     seccomp: '',
     apparmor: '',
     stopSignal: '',
-    config: { metadata, image: { image: s.image?.image ?? '', annotations: {}, user_specified_image: '', runtime_handler: '', image_ref: '' }, command: [], args: [], working_dir: '', envs: [], mounts: [], devices: [], labels: { ...s.labels }, annotations: { ...s.annotations }, log_path: '', stdin: false, stdin_once: false, tty: false, stop_signal: s.stopSignal },
+    config: {
+      metadata,
+      image: { image: s.image?.image ?? '', annotations: {}, user_specified_image: '', runtime_handler: '', image_ref: '' },
+      command: [],
+      args: [],
+      working_dir: '',
+      envs: [],
+      mounts: [],
+      devices: [],
+      labels: { ...s.labels },
+      annotations: { ...s.annotations },
+      log_path: '',
+      stdin: false,
+      stdin_once: false,
+      tty: false,
+      stop_signal: s.stopSignal,
+    },
   };
 }
 
@@ -245,7 +325,12 @@ export function statsToProto(s: ContainerStats): pb.ContainerStats {
   return {
     attributes: { id: s.id, metadata: { ...s.metadata }, labels: { ...s.labels }, annotations: { ...s.annotations } },
     cpu: { timestamp: s.timestampNs, usageCoreNanoSeconds: u64(s.cpuUsageCoreNs), usageNanoCores: undefined },
-    memory: pb.MemoryUsage.fromPartial({ timestamp: s.timestampNs, workingSetBytes: u64(s.memoryWorkingSetBytes), usageBytes: u64(s.memoryUsageBytes), rssBytes: u64(s.memoryRssBytes) }),
+    memory: pb.MemoryUsage.fromPartial({
+      timestamp: s.timestampNs,
+      workingSetBytes: u64(s.memoryWorkingSetBytes),
+      usageBytes: u64(s.memoryUsageBytes),
+      rssBytes: u64(s.memoryRssBytes),
+    }),
     writableLayer: undefined,
   };
 }

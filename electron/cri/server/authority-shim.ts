@@ -77,7 +77,11 @@ function writeInt(value: number, prefixBits: number, firstByteFlags: number): Bu
   return Buffer.from(out);
 }
 
-interface HpackString { huffman: boolean; raw: Buffer; end: number }
+interface HpackString {
+  huffman: boolean;
+  raw: Buffer;
+  end: number;
+}
 
 function readString(b: Buffer, pos: number): HpackString {
   if (pos >= b.length) throw new HpackError('truncated string');
@@ -163,7 +167,14 @@ function encodeHeaderFrames(streamId: number, flags: number, priority: Buffer | 
   return out;
 }
 
-interface PendingHeaders { streamId: number; flags: number; priority: Buffer | undefined; fragments: Buffer[]; rawFrames: Buffer[]; blockBytes: number }
+interface PendingHeaders {
+  streamId: number;
+  flags: number;
+  priority: Buffer | undefined;
+  fragments: Buffer[];
+  rawFrames: Buffer[];
+  blockBytes: number;
+}
 
 /** Largest HEADERS/CONTINUATION frame held for rewriting: the default SETTINGS_MAX_FRAME_SIZE, which the server keeps. */
 export const MAX_HEADER_FRAME = MAX_FRAME;
@@ -312,7 +323,8 @@ export class AuthorityRewriter {
       const flags = header[4]!;
       const streamId = header.readUInt32BE(5) & 0x7fffffff;
       const isHeaderFrame = type === TYPE_HEADERS || (type === TYPE_CONTINUATION && this.pending !== undefined);
-      if (this.pending && !(type === TYPE_CONTINUATION && streamId === this.pending.streamId)) throw new HpackError('header block interrupted');
+      if (this.pending && !(type === TYPE_CONTINUATION && streamId === this.pending.streamId))
+        throw new HpackError('header block interrupted');
       if (!isHeaderFrame) {
         this.queue.takeInto(FRAME_HEADER, out);
         this.forwardRemaining = length;

@@ -31,7 +31,10 @@ function summaryStatus(s: SandboxSummary): pb.PodSandboxStatus {
 }
 
 /** Pure translation, one engine event ⇒ zero or more CRI events; `seen` is the stream's memory. */
-export function translateSandboxEvent(e: SandboxEvent, seen: Map<string, SandboxSummary>): Array<{ type: pb.ContainerEventType; summary: SandboxSummary }> {
+export function translateSandboxEvent(
+  e: SandboxEvent,
+  seen: Map<string, SandboxSummary>,
+): Array<{ type: pb.ContainerEventType; summary: SandboxSummary }> {
   const T = pb.ContainerEventType;
   if (e.type === 'sandbox.added' || e.type === 'sandbox.changed') {
     const before = seen.get(e.id);
@@ -53,7 +56,10 @@ export function translateSandboxEvent(e: SandboxEvent, seen: Map<string, Sandbox
 }
 
 /** Container events ⇒ CRI events: added ⇒ CREATED, RUNNING ⇒ STARTED, EXITED ⇒ STOPPED, removed ⇒ DELETED. */
-export function translateContainerEvent(e: ContainerEvent, seen: Map<string, ContainerSummary>): Array<{ type: pb.ContainerEventType; summary: ContainerSummary }> {
+export function translateContainerEvent(
+  e: ContainerEvent,
+  seen: Map<string, ContainerSummary>,
+): Array<{ type: pb.ContainerEventType; summary: ContainerSummary }> {
   const T = pb.ContainerEventType;
   if (e.type === 'container.removed') {
     const before = seen.get(e.id);
@@ -64,8 +70,10 @@ export function translateContainerEvent(e: ContainerEvent, seen: Map<string, Con
   seen.set(e.id, e.summary);
   const out: Array<{ type: pb.ContainerEventType; summary: ContainerSummary }> = [];
   if (!before) out.push({ type: T.CONTAINER_CREATED_EVENT, summary: e.summary });
-  if (before?.state !== 'CONTAINER_RUNNING' && e.summary.state === 'CONTAINER_RUNNING') out.push({ type: T.CONTAINER_STARTED_EVENT, summary: e.summary });
-  if (before?.state !== 'CONTAINER_EXITED' && e.summary.state === 'CONTAINER_EXITED') out.push({ type: T.CONTAINER_STOPPED_EVENT, summary: e.summary });
+  if (before?.state !== 'CONTAINER_RUNNING' && e.summary.state === 'CONTAINER_RUNNING')
+    out.push({ type: T.CONTAINER_STARTED_EVENT, summary: e.summary });
+  if (before?.state !== 'CONTAINER_EXITED' && e.summary.state === 'CONTAINER_EXITED')
+    out.push({ type: T.CONTAINER_STOPPED_EVENT, summary: e.summary });
   return out;
 }
 
@@ -103,7 +111,12 @@ export interface ContainerEventsOptions {
  * more than `highWaterMark` events are unflushed, the stream unsubscribes and ends with RESOURCE_EXHAUSTED (the
  * client gets what was already queued, then the status) instead of queueing without limit.
  */
-export async function serveContainerEvents(engine: CriEngine, call: EventStream, streams: Set<() => void>, opts: ContainerEventsOptions = {}): Promise<void> {
+export async function serveContainerEvents(
+  engine: CriEngine,
+  call: EventStream,
+  streams: Set<() => void>,
+  opts: ContainerEventsOptions = {},
+): Promise<void> {
   const highWaterMark = opts.highWaterMark ?? DEFAULT_EVENTS_HIGH_WATER_MARK;
   let done = false;
   let unsubscribe: (() => void) | undefined;
@@ -151,10 +164,15 @@ export async function serveContainerEvents(engine: CriEngine, call: EventStream,
             podSandboxStatus: pod ? summaryStatus(pod) : undefined,
             containersStatuses: [containerStatusOf(summary)],
           },
-          () => { unflushed--; },
+          () => {
+            unflushed--;
+          },
         );
         if (!ok && unflushed > highWaterMark) {
-          fail({ code: GrpcStatus.RESOURCE_EXHAUSTED, details: `the client is not reading its container events (more than ${highWaterMark} unsent); the stream is ended, subscribe again` });
+          fail({
+            code: GrpcStatus.RESOURCE_EXHAUSTED,
+            details: `the client is not reading its container events (more than ${highWaterMark} unsent); the stream is ended, subscribe again`,
+          });
           return;
         }
       }
@@ -172,10 +190,15 @@ export async function serveContainerEvents(engine: CriEngine, call: EventStream,
           podSandboxStatus: summaryStatus(summary),
           containersStatuses: [],
         },
-        () => { unflushed--; },
+        () => {
+          unflushed--;
+        },
       );
       if (!ok && unflushed > highWaterMark) {
-        fail({ code: GrpcStatus.RESOURCE_EXHAUSTED, details: `the client is not reading its container events (more than ${highWaterMark} unsent); the stream is ended, subscribe again` });
+        fail({
+          code: GrpcStatus.RESOURCE_EXHAUSTED,
+          details: `the client is not reading its container events (more than ${highWaterMark} unsent); the stream is ended, subscribe again`,
+        });
         return;
       }
     }
@@ -187,7 +210,11 @@ export async function serveContainerEvents(engine: CriEngine, call: EventStream,
     if (!pending) return send(e);
     pending.push(e);
     // the list is slow and the engine busy: the same bound applies to what waits for it
-    if (pending.length > highWaterMark) fail({ code: GrpcStatus.RESOURCE_EXHAUSTED, details: `more than ${highWaterMark} container events queued before the stream could start` });
+    if (pending.length > highWaterMark)
+      fail({
+        code: GrpcStatus.RESOURCE_EXHAUSTED,
+        details: `more than ${highWaterMark} container events queued before the stream could start`,
+      });
   });
   let existing: SandboxSummary[];
   let existingContainers: ContainerSummary[];

@@ -5,7 +5,10 @@ import { invalidArgument } from '../../../shared/domain/errors';
 import type { CriEngine } from './handler';
 import { requireContainerId } from './resolve-id';
 
-export async function updateContainerResources(engine: CriEngine, req: pb.UpdateContainerResourcesRequest): Promise<pb.UpdateContainerResourcesResponse> {
+export async function updateContainerResources(
+  engine: CriEngine,
+  req: pb.UpdateContainerResourcesRequest,
+): Promise<pb.UpdateContainerResourcesResponse> {
   if (!req.linux) throw invalidArgument('linux resources must be set');
   await engine.updateContainerResources(requireContainerId(req.containerId), resourcesFromProto(req.linux));
   return {};

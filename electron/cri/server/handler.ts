@@ -9,7 +9,10 @@ import { toGrpcStatus } from '../errors';
  * status/stop/remove take a full id or a unique prefix; an ambiguous prefix is InvalidArgument; stop/remove of an
  * unknown id succeed (NotFound is tolerated too); status of an unknown id is NotFound.
  */
-export type CriEngine = Pick<Engine, 'run' | 'stop' | 'remove' | 'status' | 'list' | 'cniConfig' | 'runtimeConditions' | 'info' | 'subscribe' | 'images' | keyof ContainerApi>;
+export type CriEngine = Pick<
+  Engine,
+  'run' | 'stop' | 'remove' | 'status' | 'list' | 'cniConfig' | 'runtimeConditions' | 'info' | 'subscribe' | 'images' | keyof ContainerApi
+>;
 
 export function unary<Req, Res>(fn: (req: Req, call: ServerUnaryCall<Req, Res>) => Promise<Res>): handleUnaryCall<Req, Res> {
   return (call: ServerUnaryCall<Req, Res>, callback: sendUnaryData<Res>) => {

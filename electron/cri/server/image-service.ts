@@ -94,7 +94,14 @@ export function imageServiceImpl(engine: CriEngine): ImageServiceServer {
       if (!engine.images) return { imageFilesystems: [], containerFilesystems: [] };
       const u = await engine.images.fsInfo();
       return {
-        imageFilesystems: [{ timestamp: String(u.timestampNs), fsId: { mountpoint: u.mountpoint }, usedBytes: { value: String(u.usedBytes) }, inodesUsed: { value: String(u.inodesUsed) } }],
+        imageFilesystems: [
+          {
+            timestamp: String(u.timestampNs),
+            fsId: { mountpoint: u.mountpoint },
+            usedBytes: { value: String(u.usedBytes) },
+            inodesUsed: { value: String(u.inodesUsed) },
+          },
+        ],
         containerFilesystems: [],
       };
     }),

@@ -71,7 +71,12 @@ export async function startCriServer(options: CriServerOptions): Promise<CriServ
   const { engine } = options;
   const { socketPath } = normalizeAddress(options.socketPath ?? DEFAULT_CRI_SOCKET, { baseDir: process.cwd() });
   const mode = options.mode ?? 0o660;
-  const runtimeVersion = options.runtimeVersion ?? (await engine.info().then((i) => i.version, () => ''));
+  const runtimeVersion =
+    options.runtimeVersion ??
+    (await engine.info().then(
+      (i) => i.version,
+      () => '',
+    ));
 
   await prepareSocketDir(socketPath);
   await clearStaleSocket(socketPath, options.staleProbeTimeoutMs ?? 1000);
@@ -134,12 +139,21 @@ export async function startCriServer(options: CriServerOptions): Promise<CriServ
       closing ??= (async () => {
         for (const end of [...streams]) end();
         const listenerClosed = new Promise<void>((resolve) => listener.close(() => resolve()));
-        const dropSockets = () => { for (const socket of sockets) socket.destroy(); };
+        const dropSockets = () => {
+          for (const socket of sockets) socket.destroy();
+        };
         await new Promise<void>((resolve) => {
           // Unary calls get a moment to finish; then anything left is cut. tryShutdown also closes the sessions
           // that came in through the injector.
-          const timer = setTimeout(() => { server.forceShutdown(); dropSockets(); resolve(); }, 2000);
-          server.tryShutdown(() => { clearTimeout(timer); resolve(); });
+          const timer = setTimeout(() => {
+            server.forceShutdown();
+            dropSockets();
+            resolve();
+          }, 2000);
+          server.tryShutdown(() => {
+            clearTimeout(timer);
+            resolve();
+          });
         });
         // Sessions are closed; their sockets close once flushed. A peer that keeps one open is cut after a second.
         const straggler = setTimeout(dropSockets, 1000);

@@ -20,7 +20,10 @@ export async function statusResponse(engine: CriEngine, req: pb.StatusRequest): 
     // As in containerd, a CNI load problem never fails Status: it is reported in the info instead.
     const [engineInfo, cni] = await Promise.all([
       engine.info(),
-      engine.cniConfig().then((view) => ({ view }), (e: unknown) => ({ error: e instanceof Error ? e.message || e.name : String(e) })),
+      engine.cniConfig().then(
+        (view) => ({ view }),
+        (e: unknown) => ({ error: e instanceof Error ? e.message || e.name : String(e) }),
+      ),
     ]);
     info[STATUS_INFO_CONFIG_KEY] = JSON.stringify(engineInfo);
     if ('view' in cni) {

@@ -27,6 +27,9 @@ export async function podSandboxStatus(engine: CriEngine, req: pb.PodSandboxStat
   const status = await engine.status(requireSandboxId(req.podSandboxId));
   const w = wire(status);
   const info: Record<string, string> = {};
-  if (req.verbose) info[VERBOSE_INFO_KEY] = w.verbose ??= JSON.stringify(buildSandboxVerboseInfo(status), (_k, v) => (typeof v === 'bigint' ? v.toString() : v));
+  if (req.verbose)
+    info[VERBOSE_INFO_KEY] = w.verbose ??= JSON.stringify(buildSandboxVerboseInfo(status), (_k, v) =>
+      typeof v === 'bigint' ? v.toString() : v,
+    );
   return { status: w.proto, info, timestamp: (BigInt(Date.now()) * 1_000_000n).toString() };
 }

@@ -58,7 +58,11 @@ type Probe = { kind: 'alive' } | { kind: 'refused' } | { kind: 'gone' } | { kind
 function probe(path: string, timeoutMs: number): Promise<Probe> {
   return new Promise((resolve) => {
     const s = connect(path);
-    const done = (r: Probe) => { clearTimeout(timer); s.destroy(); resolve(r); };
+    const done = (r: Probe) => {
+      clearTimeout(timer);
+      s.destroy();
+      resolve(r);
+    };
     const timer = setTimeout(() => done({ kind: 'timeout' }), timeoutMs);
     s.once('connect', () => done({ kind: 'alive' }));
     s.once('error', (e: NodeJS.ErrnoException) => {
@@ -77,14 +81,25 @@ export async function clearStaleSocket(path: string, timeoutMs: number): Promise
   const r = await probe(path, timeoutMs);
   if (r.kind === 'gone') return;
   if (r.kind === 'alive') throw new PodscopeError('AlreadyExists', `another process is already serving ${path}`);
-  if (r.kind === 'timeout') throw new PodscopeError('AlreadyExists', `${path} is held by another process (it did not accept a connection within ${timeoutMs} ms); refusing to replace it`);
+  if (r.kind === 'timeout')
+    throw new PodscopeError(
+      'AlreadyExists',
+      `${path} is held by another process (it did not accept a connection within ${timeoutMs} ms); refusing to replace it`,
+    );
   // EAGAIN: its listen backlog is full, so something listens there
-  if (r.kind === 'error') throw new PodscopeError('AlreadyExists', `${path} is held by another process (connecting failed with ${r.code}); refusing to replace it`);
+  if (r.kind === 'error')
+    throw new PodscopeError(
+      'AlreadyExists',
+      `${path} is held by another process (connecting failed with ${r.code}); refusing to replace it`,
+    );
   await unlink(path);
 }
 
 /** Identity of the socket file this server created, so close() removes that file and nothing else. */
-export interface BoundSocket { dev: number; ino: number }
+export interface BoundSocket {
+  dev: number;
+  ino: number;
+}
 
 function listen(listener: NetServer, path: string, shown: string): Promise<void> {
   return new Promise<void>((resolve, reject) => {
@@ -100,7 +115,11 @@ function listen(listener: NetServer, path: string, shown: string): Promise<void>
 /** Our socket at `path` (lstat: a symlink or someone else's file fails) ⇒ its identity. */
 async function ownSocket(path: string): Promise<BoundSocket> {
   const st = await lstat(path);
-  if (!st.isSocket() || st.uid !== euid()) throw new PodscopeError('Internal', `${path} is not the socket this server just bound (${st.isSocket() ? `owned by uid ${st.uid}` : 'not a socket'})`);
+  if (!st.isSocket() || st.uid !== euid())
+    throw new PodscopeError(
+      'Internal',
+      `${path} is not the socket this server just bound (${st.isSocket() ? `owned by uid ${st.uid}` : 'not a socket'})`,
+    );
   return { dev: st.dev, ino: st.ino };
 }
 
@@ -111,7 +130,11 @@ async function setAccess(path: string, access: { mode: number; group?: number })
 }
 
 /** Binds `listener` to `socketPath` with owner/mode already set when the path appears (see the module comment). */
-export async function bindPrivately(listener: NetServer, socketPath: string, access: { mode: number; group?: number }): Promise<BoundSocket> {
+export async function bindPrivately(
+  listener: NetServer,
+  socketPath: string,
+  access: { mode: number; group?: number },
+): Promise<BoundSocket> {
   const dir = dirname(socketPath);
   const privateDir = await mkdtemp(join(dir, '.cri-'));
   const tmpSock = join(privateDir, 's');
@@ -132,11 +155,13 @@ export async function bindPrivately(listener: NetServer, socketPath: string, acc
       await link(tmpSock, socketPath);
     } catch (e) {
       const code = (e as NodeJS.ErrnoException).code;
-      if (code === 'EEXIST') throw new PodscopeError('AlreadyExists', `${socketPath} was created by another process while this server started`);
+      if (code === 'EEXIST')
+        throw new PodscopeError('AlreadyExists', `${socketPath} was created by another process while this server started`);
       throw new PodscopeError('Unavailable', `cannot put the CRI socket at ${socketPath}: ${(e as Error).message}`, { cause: e });
     }
     const placed = await ownSocket(socketPath);
-    if (placed.ino !== id.ino || placed.dev !== id.dev) throw new PodscopeError('Internal', `${socketPath} is not the socket this server bound`);
+    if (placed.ino !== id.ino || placed.dev !== id.dev)
+      throw new PodscopeError('Internal', `${socketPath} is not the socket this server bound`);
     return id;
   } finally {
     await unlink(tmpSock).catch(() => undefined);

@@ -7,5 +7,10 @@ export const RUNTIME_NAME = 'podscope';
 export const RUNTIME_API_VERSION = 'v1';
 
 export function versionResponse(runtimeVersion: string): pb.VersionResponse {
-  return { version: CRI_VERSION, runtimeName: RUNTIME_NAME, runtimeVersion: runtimeVersion || 'unknown', runtimeApiVersion: RUNTIME_API_VERSION };
+  return {
+    version: CRI_VERSION,
+    runtimeName: RUNTIME_NAME,
+    runtimeVersion: runtimeVersion || 'unknown',
+    runtimeApiVersion: RUNTIME_API_VERSION,
+  };
 }

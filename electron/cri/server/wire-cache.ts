@@ -7,7 +7,13 @@
  * (checked in tests/unit/cri-wire-cache.test.ts).
  */
 import type { BinaryWriter } from '@bufbuild/protobuf/wire';
-import { PodSandbox, PodSandboxStatus, PodSandboxStatusResponse, RuntimeServiceService, type ListPodSandboxResponse } from '../generated/runtime_v1';
+import {
+  PodSandbox,
+  PodSandboxStatus,
+  PodSandboxStatusResponse,
+  RuntimeServiceService,
+  type ListPodSandboxResponse,
+} from '../generated/runtime_v1';
 
 const encoded = new WeakMap<object, Uint8Array>();
 

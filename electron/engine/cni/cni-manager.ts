@@ -35,7 +35,6 @@ export interface CniManagerOptions {
 
 const DEFAULT_PLUGIN_TIMEOUT_MS = 60_000;
 
-
 class LibcniManager implements CniManager {
   private networks: LoadedNetwork[] = [];
   private view: CniConfigView;
@@ -74,7 +73,14 @@ class LibcniManager implements CniManager {
     } catch (e) {
       // load() promises never to throw; an unexpected failure still leaves a not-ready view behind
       this.networks = [];
-      this.view = { ...this.view, networks: [], ready: false, notReadyReason: NOT_INITIALIZED, errors: [{ source: this.opts.confDir, message: (e as Error).message }], loadedAt: new Date().toISOString() };
+      this.view = {
+        ...this.view,
+        networks: [],
+        ready: false,
+        notReadyReason: NOT_INITIALIZED,
+        errors: [{ source: this.opts.confDir, message: (e as Error).message }],
+        loadedAt: new Date().toISOString(),
+      };
     }
     return this.view;
   }
@@ -111,10 +117,19 @@ class LibcniManager implements CniManager {
       const base = { network: net.list.name, ifName: net.ifName, cniVersion: net.list.cniVersion };
       try {
         const r = await checkNetworkList(ctx, this.cache, net, att);
-        out.push({ ...base, outcome: r, message: r === 'disabled' ? 'disableCheck is set in the conflist: CHECK skipped' : 'every plugin passed CHECK' });
+        out.push({
+          ...base,
+          outcome: r,
+          message: r === 'disabled' ? 'disableCheck is set in the conflist: CHECK skipped' : 'every plugin passed CHECK',
+        });
       } catch (e) {
         const notSupported = e instanceof PodscopeError && (e.details as Record<string, unknown> | undefined)?.notSupported === true;
-        out.push({ ...base, outcome: notSupported ? 'notSupported' : 'failed', message: (e as Error).message, ...(notSupported ? {} : { error: e }) });
+        out.push({
+          ...base,
+          outcome: notSupported ? 'notSupported' : 'failed',
+          message: (e as Error).message,
+          ...(notSupported ? {} : { error: e }),
+        });
       }
     }
     return out;
@@ -127,7 +142,11 @@ class LibcniManager implements CniManager {
     for (const net of networks) {
       const base = { network: net.list.name, ifName: net.ifName, cniVersion: net.list.cniVersion };
       if (!specAtLeast(net.list.cniVersion, '1.1.0')) {
-        out.push({ ...base, outcome: 'notSupported', message: `STATUS is not supported by version ${net.list.cniVersion} (it exists from 1.1.0)` });
+        out.push({
+          ...base,
+          outcome: 'notSupported',
+          message: `STATUS is not supported by version ${net.list.cniVersion} (it exists from 1.1.0)`,
+        });
         continue;
       }
       try {
@@ -139,7 +158,11 @@ class LibcniManager implements CniManager {
         const type = e instanceof PodscopeError ? (e.details as { plugin?: string } | undefined)?.plugin : undefined;
         const supported = type ? await this.supportedVersions(ctx, net.list.name, type) : undefined;
         if (supported && !supported.includes(net.list.cniVersion)) {
-          out.push({ ...base, outcome: 'notSupported', message: `plugin ${type} supports spec versions ${supported.join(', ')}: it has no STATUS for this ${net.list.cniVersion} list (libcni, and so containerd, would report the network not ready: ${(e as Error).message})` });
+          out.push({
+            ...base,
+            outcome: 'notSupported',
+            message: `plugin ${type} supports spec versions ${supported.join(', ')}: it has no STATUS for this ${net.list.cniVersion} list (libcni, and so containerd, would report the network not ready: ${(e as Error).message})`,
+          });
         } else {
           out.push({ ...base, outcome: 'failed', message: (e as Error).message, error: e });
         }
@@ -151,10 +174,14 @@ class LibcniManager implements CniManager {
   /** CNI VERSION of one plugin (recorded like every exec); undefined when it cannot say. */
   private async supportedVersions(ctx: ExecContext, network: string, type: string): Promise<string[] | undefined> {
     const env = { CNI_COMMAND: 'VERSION', CNI_PATH: ctx.binDirs.join(':') };
-    return execPlugin(ctx, { network, ifName: '', verb: 'VERSION', index: 0, type, stdin: JSON.stringify({ cniVersion: CURRENT_SPEC_VERSION }), cniEnv: env }, (stdout) => {
-      const doc = JSON.parse(stdout) as { supportedVersions?: unknown };
-      return Array.isArray(doc.supportedVersions) ? doc.supportedVersions.map(String) : undefined;
-    }).catch(() => undefined);
+    return execPlugin(
+      ctx,
+      { network, ifName: '', verb: 'VERSION', index: 0, type, stdin: JSON.stringify({ cniVersion: CURRENT_SPEC_VERSION }), cniEnv: env },
+      (stdout) => {
+        const doc = JSON.parse(stdout) as { supportedVersions?: unknown };
+        return Array.isArray(doc.supportedVersions) ? doc.supportedVersions.map(String) : undefined;
+      },
+    ).catch(() => undefined);
   }
 
   async setup(containerId: string, netnsPath: string, opts: CniNamespaceOptions, hooks?: CniHooks): Promise<CniSetupResult> {
@@ -164,7 +191,12 @@ class LibcniManager implements CniManager {
     // go-cni attaches all networks concurrently, waits for every one, and reports the first error to arrive
     const failures: unknown[] = [];
     const attached = await Promise.all(
-      networks.map((net) => addNetworkList(ctx, this.cache, net, att).catch((e: unknown) => { failures.push(e); return undefined; })),
+      networks.map((net) =>
+        addNetworkList(ctx, this.cache, net, att).catch((e: unknown) => {
+          failures.push(e);
+          return undefined;
+        }),
+      ),
     );
     if (failures.length > 0) throw failures[0];
     const done = attached as NetworkAttachment[];
@@ -175,7 +207,13 @@ class LibcniManager implements CniManager {
     }
   }
 
-  async remove(containerId: string, netnsPath: string, opts: CniNamespaceOptions, hooks?: CniHooks, scope: CniRemoveScope = {}): Promise<void> {
+  async remove(
+    containerId: string,
+    netnsPath: string,
+    opts: CniNamespaceOptions,
+    hooks?: CniHooks,
+    scope: CniRemoveScope = {},
+  ): Promise<void> {
     const loaded = this.view.ready ? this.networks : [];
     // Attachments whose network is no longer loaded (conf dir edited or emptied since ADD) are deleted with the
     // conflist they were added with, which the cache keeps — as libcni's GC does — so an edit never leaks an IP.
@@ -189,7 +227,10 @@ class LibcniManager implements CniManager {
       for (const ref of scope.only) {
         const k = key(ref.network, ref.ifName);
         if (!all.some((n) => key(n.list.name, n.ifName) === k)) {
-          pending.push({ ...ref, message: `network ${JSON.stringify(ref.network)} (${ref.ifName}) is neither loaded from the conf dir nor in the CNI cache: restore its conflist to release what ${ref.type} holds` });
+          pending.push({
+            ...ref,
+            message: `network ${JSON.stringify(ref.network)} (${ref.ifName}) is neither loaded from the conf dir nor in the CNI cache: restore its conflist to release what ${ref.type} holds`,
+          });
           continue;
         }
         const set = plan.get(k) ?? new Set<number>();
@@ -234,7 +275,13 @@ class LibcniManager implements CniManager {
     }
     // executed on ADD, but the network is gone from both the conf dir and the cache
     for (const k of plan.keys()) {
-      pending.push({ network: k.slice(0, k.lastIndexOf('/')), ifName: k.slice(k.lastIndexOf('/') + 1), index: -1, type: '', message: `network ${k} is neither loaded from the conf dir nor in the CNI cache` });
+      pending.push({
+        network: k.slice(0, k.lastIndexOf('/')),
+        ifName: k.slice(k.lastIndexOf('/') + 1),
+        index: -1,
+        type: '',
+        message: `network ${k} is neither loaded from the conf dir nor in the CNI cache`,
+      });
     }
     if (pending.length > 0) {
       const networks = new Set(pending.map((p) => `${p.network}/${p.ifName}`));
@@ -261,7 +308,10 @@ class LibcniManager implements CniManager {
       if (!list.loadOnlyInlinedPlugins) list.plugins.push(...(await siblingPlugins(this.opts.confDir, list.name).catch(() => [])));
       if (list.plugins.length === 0) {
         // a DEL that runs nothing would still drop the cache file and so leak what the plugins hold: refuse
-        throw cniError(`cannot release ${doc.networkName}/${doc.ifName} of ${containerId}: its conflist left the conf dir and the cached copy (${file}) names no plugin; restore the conflist and stop again`, { cacheFile: file });
+        throw cniError(
+          `cannot release ${doc.networkName}/${doc.ifName} of ${containerId}: its conflist left the conf dir and the cached copy (${file}) names no plugin; restore the conflist and stop again`,
+          { cacheFile: file },
+        );
       }
       out.push({ list, ifName: doc.ifName, source: file, builtin: false, binaries: [] });
     }

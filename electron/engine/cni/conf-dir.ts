@@ -40,7 +40,10 @@ const IFNAME_PREFIX = 'eth';
 const MIN_NETWORK_COUNT = 2;
 
 class ConfLoadError extends Error {
-  constructor(message: string, readonly source: string) {
+  constructor(
+    message: string,
+    readonly source: string,
+  ) {
     super(message);
   }
 }
@@ -95,7 +98,10 @@ async function loadSingleConfFile(file: string): Promise<NetworkConfList> {
   try {
     return confListFromConf(conf);
   } catch (e) {
-    throw new ConfLoadError(`failed to convert CNI config file ${file} to CNI config list: ${(e as Error).message}: invalid cni config`, file);
+    throw new ConfLoadError(
+      `failed to convert CNI config file ${file} to CNI config list: ${(e as Error).message}: invalid cni config`,
+      file,
+    );
   }
 }
 

@@ -47,9 +47,11 @@ export function pluginConfFromObject(raw: unknown): PluginConf {
   const type = raw.type;
   if (type !== undefined && typeof type !== 'string') throw new Error(`error parsing configuration: invalid 'type' type ${typeof type}`);
   if (!type) throw new Error("error parsing configuration: missing 'type'");
-  if (type.includes('/') || type.includes('\\')) throw new Error(`error parsing configuration: invalid plugin type "${type}" (contains a path separator)`);
+  if (type.includes('/') || type.includes('\\'))
+    throw new Error(`error parsing configuration: invalid plugin type "${type}" (contains a path separator)`);
   for (const key of ['name', 'cniVersion'] as const) {
-    if (raw[key] !== undefined && typeof raw[key] !== 'string') throw new Error(`error parsing configuration: invalid '${key}' type ${typeof raw[key]}`);
+    if (raw[key] !== undefined && typeof raw[key] !== 'string')
+      throw new Error(`error parsing configuration: invalid '${key}' type ${typeof raw[key]}`);
   }
   const capabilities: Record<string, boolean> = {};
   if (raw.capabilities !== undefined && raw.capabilities !== null) {
@@ -81,7 +83,8 @@ function readBool(list: JsonObject, key: string): boolean {
 /** `cniVersions` lets a file offer several versions; the highest one not newer than ours wins (cniVersion joins the vote). */
 function pickCniVersion(list: JsonObject): string {
   const single = list.cniVersion;
-  if (single !== undefined && typeof single !== 'string') throw new Error(`error parsing configuration list: invalid cniVersion type ${typeof single}`);
+  if (single !== undefined && typeof single !== 'string')
+    throw new Error(`error parsing configuration list: invalid cniVersion type ${typeof single}`);
   const chosen = single ?? '';
   const offered = list.cniVersions;
   if (offered === undefined) return chosen;
@@ -108,7 +111,8 @@ export function confListFromBytes(bytes: Buffer): NetworkConfList {
   if (!('name' in list)) throw new Error('error parsing configuration list: no name');
   const name = list.name;
   if (typeof name !== 'string') throw new Error(`error parsing configuration list: invalid name type ${typeof name}`);
-  if (!CNI_NAME_PATTERN.test(name)) throw new Error(`error parsing configuration list: invalid network name "${name}" (must match ${CNI_NAME_PATTERN.source})`);
+  if (!CNI_NAME_PATTERN.test(name))
+    throw new Error(`error parsing configuration list: invalid network name "${name}" (must match ${CNI_NAME_PATTERN.source})`);
   const cniVersion = pickCniVersion(list);
   const loadOnlyInlinedPlugins = readBool(list, 'loadOnlyInlinedPlugins');
   const out: NetworkConfList = {

@@ -28,7 +28,9 @@ export function createResult(results: CniResult[]): CombinedResult {
     for (const ip of result.ips ?? []) {
       // go-cni's bound check is off by one and would then panic; an out-of-range index is an invalid result here
       if (ip.interface !== undefined && ip.interface >= ifs.length) {
-        throw new Error(`invalid interface config: invalid IP configuration (interface number ${ip.interface} is out of range for ${ifs.length} interfaces): invalid result`);
+        throw new Error(
+          `invalid interface config: invalid IP configuration (interface number ${ip.interface} is out of range for ${ifs.length} interfaces): invalid result`,
+        );
       }
       const name = ip.interface !== undefined ? ifs[ip.interface]!.name : DEFAULT_INTERFACE;
       const target = (interfaces[name] ??= { ipConfigs: [] });

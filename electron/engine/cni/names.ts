@@ -22,14 +22,16 @@ export function validateContainerId(id: string): CniErrorTriple | undefined {
 
 export function validateNetworkName(name: string): CniErrorTriple | undefined {
   if (name === '') return { code: CNI_CODE.invalidNetworkConfig, msg: 'missing network name:' };
-  if (!CNI_NAME_PATTERN.test(name)) return { code: CNI_CODE.invalidNetworkConfig, msg: 'invalid characters found in network name', details: name };
+  if (!CNI_NAME_PATTERN.test(name))
+    return { code: CNI_CODE.invalidNetworkConfig, msg: 'invalid characters found in network name', details: name };
   return undefined;
 }
 
 export function validateIfName(ifName: string): CniErrorTriple | undefined {
   const invalid = (msg: string, details?: string): CniErrorTriple => ({ code: CNI_CODE.invalidEnvironment, msg, details });
   if (ifName.length === 0) return invalid('interface name is empty');
-  if (ifName.length > MAX_IFNAME_LENGTH) return invalid('interface name is too long', `interface name should be less than ${MAX_IFNAME_LENGTH + 1} characters`);
+  if (ifName.length > MAX_IFNAME_LENGTH)
+    return invalid('interface name is too long', `interface name should be less than ${MAX_IFNAME_LENGTH + 1} characters`);
   if (ifName === '.' || ifName === '..') return invalid('interface name is . or ..');
   if (/[/:\s]/u.test(ifName)) return invalid('interface name contains / or : or whitespace characters');
   return undefined;

@@ -26,7 +26,15 @@ export interface Attachment {
 /** Where DEL's prevResult came from, for the trace. */
 type PrevResultSource = 'cache' | 'none' | 'too-old-for-cache' | 'cache-discarded';
 
-function networkRecord(ctx: ExecContext, verb: CniVerb, net: LoadedNetwork, t0: number, startedAt: Date, error: unknown, detail: Record<string, unknown>): void {
+function networkRecord(
+  ctx: ExecContext,
+  verb: CniVerb,
+  net: LoadedNetwork,
+  t0: number,
+  startedAt: Date,
+  error: unknown,
+  detail: Record<string, unknown>,
+): void {
   ctx.record({
     step: 'cni.network',
     label: `${verb} ${net.list.name} (${net.ifName})`,
@@ -40,7 +48,8 @@ function networkRecord(ctx: ExecContext, verb: CniVerb, net: LoadedNetwork, t0: 
 
 /** libcni validates these before every ADD exec; a bad id must never reach a plugin or a cache path. */
 function checkIdentifiers(net: LoadedNetwork, containerId: string, verb: CniVerb): void {
-  const problem: CniErrorTriple | undefined = validateContainerId(containerId) ?? validateNetworkName(net.list.name) ?? validateIfName(net.ifName);
+  const problem: CniErrorTriple | undefined =
+    validateContainerId(containerId) ?? validateNetworkName(net.list.name) ?? validateIfName(net.ifName);
   if (problem) {
     throw cniError(`network ${JSON.stringify(net.list.name)} (${net.ifName}) ${verb}: ${formatCniError(problem)}`, {
       network: net.list.name,
@@ -54,7 +63,13 @@ function checkIdentifiers(net: LoadedNetwork, containerId: string, verb: CniVerb
   }
 }
 
-async function timed<T>(ctx: ExecContext, verb: CniVerb, net: LoadedNetwork, detail: Record<string, unknown>, body: () => Promise<T>): Promise<T> {
+async function timed<T>(
+  ctx: ExecContext,
+  verb: CniVerb,
+  net: LoadedNetwork,
+  detail: Record<string, unknown>,
+  body: () => Promise<T>,
+): Promise<T> {
   const startedAt = new Date();
   const t0 = performance.now();
   try {
@@ -67,7 +82,12 @@ async function timed<T>(ctx: ExecContext, verb: CniVerb, net: LoadedNetwork, det
   }
 }
 
-export async function addNetworkList(ctx: ExecContext, cache: ResultCache, net: LoadedNetwork, att: Attachment): Promise<NetworkAttachment> {
+export async function addNetworkList(
+  ctx: ExecContext,
+  cache: ResultCache,
+  net: LoadedNetwork,
+  att: Attachment,
+): Promise<NetworkAttachment> {
   const { list, ifName } = net;
   const detail: Record<string, unknown> = {};
   return timed(ctx, 'ADD', net, detail, async () => {
@@ -76,14 +96,24 @@ export async function addNetworkList(ctx: ExecContext, cache: ResultCache, net: 
     let prevResult: Record<string, unknown> | undefined;
     let final: ParsedResult | undefined;
     for (const [index, plugin] of list.plugins.entries()) {
-      const stdin = buildPluginStdin({ networkName: list.name, cniVersion: list.cniVersion, plugin, prevResult, capabilityArgs: att.opts.capabilities });
+      const stdin = buildPluginStdin({
+        networkName: list.name,
+        cniVersion: list.cniVersion,
+        plugin,
+        prevResult,
+        capabilityArgs: att.opts.capabilities,
+      });
       const isLast = index === list.plugins.length - 1;
       const pluginName = typeof plugin.raw.name === 'string' ? plugin.raw.name : undefined;
       // converting inside the read step makes a result the list's version cannot carry fail at the plugin that printed it
-      ({ parsed: final, prevResult } = await execPlugin(ctx, { network: list.name, source: net.source, ifName, verb: 'ADD', index, type: plugin.type, pluginName, stdin, cniEnv: env }, (stdout) => {
-        const parsed = parsePluginResult(stdout, list.cniVersion);
-        return { parsed, prevResult: isLast ? undefined : resultAsVersion(parsed.result, list.cniVersion || parsed.version) };
-      }));
+      ({ parsed: final, prevResult } = await execPlugin(
+        ctx,
+        { network: list.name, source: net.source, ifName, verb: 'ADD', index, type: plugin.type, pluginName, stdin, cniEnv: env },
+        (stdout) => {
+          const parsed = parsePluginResult(stdout, list.cniVersion);
+          return { parsed, prevResult: isLast ? undefined : resultAsVersion(parsed.result, list.cniVersion || parsed.version) };
+        },
+      ));
     }
     if (!final) throw cniError(`network ${JSON.stringify(list.name)} has no plugins`, { network: list.name });
     const key = { networkName: list.name, containerId: att.containerId, ifName };
@@ -98,7 +128,11 @@ export async function addNetworkList(ctx: ExecContext, cache: ResultCache, net: 
         result: resultAsVersion(final.result, final.version),
       });
     } catch (e) {
-      throw cniError(`failed to set network ${JSON.stringify(list.name)} cached result: ${(e as Error).message}`, { network: list.name, ifName }, e);
+      throw cniError(
+        `failed to set network ${JSON.stringify(list.name)} cached result: ${(e as Error).message}`,
+        { network: list.name, ifName },
+        e,
+      );
     }
     detail.cacheFile = cacheFile;
     const result: CniResult = toV1View(final);
@@ -116,7 +150,11 @@ export async function addNetworkList(ctx: ExecContext, cache: ResultCache, net: 
 }
 
 /** The cached final ADD result in the list's version; a cache that cannot be used is deleted (libcni does the same). */
-async function cachedPrevResult(cache: ResultCache, net: LoadedNetwork, containerId: string): Promise<{ prev?: Record<string, unknown>; source: PrevResultSource; reason?: string }> {
+async function cachedPrevResult(
+  cache: ResultCache,
+  net: LoadedNetwork,
+  containerId: string,
+): Promise<{ prev?: Record<string, unknown>; source: PrevResultSource; reason?: string }> {
   if (!specAtLeast(net.list.cniVersion, '0.4.0')) return { source: 'too-old-for-cache' };
   const key = { networkName: net.list.name, containerId, ifName: net.ifName };
   const cached = await cache.readResult(key);
@@ -144,7 +182,13 @@ export function isIgnorableDelError(e: unknown, netnsPath: string): boolean {
  * while anything is pending: it is the prevResult a retry needs.
  * @param indices the plugins to DEL (default all): after an incomplete ADD, the ones it executed; on a retry, the ones left
  */
-export async function delNetworkList(ctx: ExecContext, cache: ResultCache, net: LoadedNetwork, att: Attachment, indices?: ReadonlySet<number>): Promise<void> {
+export async function delNetworkList(
+  ctx: ExecContext,
+  cache: ResultCache,
+  net: LoadedNetwork,
+  att: Attachment,
+  indices?: ReadonlySet<number>,
+): Promise<void> {
   const { list, ifName } = net;
   const detail: Record<string, unknown> = {};
   await timed(ctx, 'DEL', net, detail, async () => {
@@ -157,14 +201,31 @@ export async function delNetworkList(ctx: ExecContext, cache: ResultCache, net: 
     for (let index = list.plugins.length - 1; index >= 0; index--) {
       if (indices && !indices.has(index)) continue;
       const plugin = list.plugins[index]!;
-      const stdin = buildPluginStdin({ networkName: list.name, cniVersion: list.cniVersion, plugin, prevResult: prev, capabilityArgs: att.opts.capabilities });
+      const stdin = buildPluginStdin({
+        networkName: list.name,
+        cniVersion: list.cniVersion,
+        plugin,
+        prevResult: prev,
+        capabilityArgs: att.opts.capabilities,
+      });
       const pluginName = typeof plugin.raw.name === 'string' ? plugin.raw.name : undefined;
       try {
-        await execPlugin(ctx, { network: list.name, source: net.source, ifName, verb: 'DEL', index, type: plugin.type, pluginName, stdin, cniEnv: env }, () => undefined);
+        await execPlugin(
+          ctx,
+          { network: list.name, source: net.source, ifName, verb: 'DEL', index, type: plugin.type, pluginName, stdin, cniEnv: env },
+          () => undefined,
+        );
       } catch (e) {
         if (isIgnorableDelError(e, att.netns)) continue;
         const d = e instanceof PodscopeError && typeof e.details === 'object' ? (e.details as Record<string, unknown>) : {};
-        pending.push({ network: list.name, ifName, index, type: plugin.type, message: (e as Error).message, ...(d.timedOut === true ? { timedOut: true } : {}) });
+        pending.push({
+          network: list.name,
+          ifName,
+          index,
+          type: plugin.type,
+          message: (e as Error).message,
+          ...(d.timedOut === true ? { timedOut: true } : {}),
+        });
       }
     }
     if (pending.length > 0) {
@@ -185,7 +246,11 @@ export async function statusNetworkList(ctx: ExecContext, net: LoadedNetwork): P
   const env = cniEnv({ verb: 'STATUS', containerId: '', netns: '', ifName: '', args: [], binDirs: ctx.binDirs });
   for (const [index, plugin] of list.plugins.entries()) {
     const stdin = buildPluginStdin({ networkName: list.name, cniVersion: list.cniVersion, plugin });
-    await execPlugin(ctx, { network: list.name, source: net.source, ifName: '', verb: 'STATUS', index, type: plugin.type, stdin, cniEnv: env }, () => undefined);
+    await execPlugin(
+      ctx,
+      { network: list.name, source: net.source, ifName: '', verb: 'STATUS', index, type: plugin.type, stdin, cniEnv: env },
+      () => undefined,
+    );
   }
 }
 
@@ -194,10 +259,20 @@ export async function statusNetworkList(ctx: ExecContext, net: LoadedNetwork): P
  * with disableCheck skips it; otherwise every plugin runs in order with the cached final ADD result as prevResult
  * (not chained: CHECK prints nothing) and the same env, CNI_ARGS and runtimeConfig as ADD.
  */
-export async function checkNetworkList(ctx: ExecContext, cache: ResultCache, net: LoadedNetwork, att: Attachment): Promise<'passed' | 'disabled'> {
+export async function checkNetworkList(
+  ctx: ExecContext,
+  cache: ResultCache,
+  net: LoadedNetwork,
+  att: Attachment,
+): Promise<'passed' | 'disabled'> {
   const { list, ifName } = net;
   if (!specAtLeast(list.cniVersion, '0.4.0')) {
-    throw cniError(`configuration version ${JSON.stringify(list.cniVersion)} does not support the CHECK command`, { network: list.name, ifName, verb: 'CHECK', notSupported: true });
+    throw cniError(`configuration version ${JSON.stringify(list.cniVersion)} does not support the CHECK command`, {
+      network: list.name,
+      ifName,
+      verb: 'CHECK',
+      notSupported: true,
+    });
   }
   if (list.disableCheck) return 'disabled';
   const detail: Record<string, unknown> = {};
@@ -205,11 +280,28 @@ export async function checkNetworkList(ctx: ExecContext, cache: ResultCache, net
     checkIdentifiers(net, att.containerId, 'CHECK');
     const { prev, source, reason } = await cachedPrevResult(cache, net, att.containerId);
     Object.assign(detail, { prevResult: source, ...(reason ? { cacheProblem: reason } : {}) });
-    const env = cniEnv({ verb: 'CHECK', containerId: att.containerId, netns: att.netns, ifName, args: att.opts.args, binDirs: ctx.binDirs });
+    const env = cniEnv({
+      verb: 'CHECK',
+      containerId: att.containerId,
+      netns: att.netns,
+      ifName,
+      args: att.opts.args,
+      binDirs: ctx.binDirs,
+    });
     for (const [index, plugin] of list.plugins.entries()) {
-      const stdin = buildPluginStdin({ networkName: list.name, cniVersion: list.cniVersion, plugin, prevResult: prev, capabilityArgs: att.opts.capabilities });
+      const stdin = buildPluginStdin({
+        networkName: list.name,
+        cniVersion: list.cniVersion,
+        plugin,
+        prevResult: prev,
+        capabilityArgs: att.opts.capabilities,
+      });
       const pluginName = typeof plugin.raw.name === 'string' ? plugin.raw.name : undefined;
-      await execPlugin(ctx, { network: list.name, ifName, verb: 'CHECK', index, type: plugin.type, pluginName, stdin, cniEnv: env }, () => undefined);
+      await execPlugin(
+        ctx,
+        { network: list.name, ifName, verb: 'CHECK', index, type: plugin.type, pluginName, stdin, cniEnv: env },
+        () => undefined,
+      );
     }
   });
   return 'passed';

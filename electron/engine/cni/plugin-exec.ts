@@ -77,7 +77,13 @@ export async function execPlugin<T>(ctx: ExecContext, inv: PluginInvocation, rea
   const plain = (e: unknown): PluginFailure => ({ msg: (e as Error).message, text: (e as Error).message });
   try {
     binary = await findPluginInPath(inv.type, ctx.binDirs);
-    r = await ctx.runner.run({ file: binary, input: inv.stdin, env: pluginEnv(ctx.baseEnv, inv.cniEnv), timeoutMs: ctx.timeoutMs, signal: ctx.signal });
+    r = await ctx.runner.run({
+      file: binary,
+      input: inv.stdin,
+      env: pluginEnv(ctx.baseEnv, inv.cniEnv),
+      timeoutMs: ctx.timeoutMs,
+      signal: ctx.signal,
+    });
   } catch (e) {
     failure = binary ? describeSpawnFailure(binary, e) : plain(e);
   }

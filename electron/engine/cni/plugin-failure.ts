@@ -51,7 +51,10 @@ export function describeFailure(r: ExecResult, timeoutMs: number): PluginFailure
       ? failure(`netplugin failed with no error message: ${exitStatus(r)}`)
       : failure(`netplugin failed: ${JSON.stringify(r.stderr)}: ${exitStatus(r)}`);
   }
-  return parseErrorJson(r.stdout) ?? failure(`netplugin failed but error parsing its diagnostic message ${JSON.stringify(r.stdout)}: not a CNI error object`);
+  return (
+    parseErrorJson(r.stdout) ??
+    failure(`netplugin failed but error parsing its diagnostic message ${JSON.stringify(r.stdout)}: not a CNI error object`)
+  );
 }
 
 /** A plugin that could not even be started (Go reports fork/exec errors through the same path). */

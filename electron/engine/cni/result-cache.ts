@@ -101,7 +101,9 @@ export class ResultCache {
     await rm(this.filePath(k), { force: true });
     const prefix = `${path.basename(this.filePath(k))}.tmp-`;
     const names = await readdir(this.dir).catch(() => [] as string[]);
-    await Promise.all(names.filter((n) => n.startsWith(prefix) && isCacheTempName(n)).map((n) => rm(path.join(this.dir, n), { force: true })));
+    await Promise.all(
+      names.filter((n) => n.startsWith(prefix) && isCacheTempName(n)).map((n) => rm(path.join(this.dir, n), { force: true })),
+    );
   }
 
   /** libcni GetCachedAttachments: names containing `-<id>-` whose content names the same container. */

@@ -8,9 +8,13 @@ import type { CniDns, CniInterface, CniIpConfig, CniResult, CniRoute } from '../
 
 type Family = 'v02' | 'v04' | 'v1';
 const FAMILY_OF: Record<string, Family> = {
-  '0.1.0': 'v02', '0.2.0': 'v02',
-  '0.3.0': 'v04', '0.3.1': 'v04', '0.4.0': 'v04',
-  '1.0.0': 'v1', '1.1.0': 'v1',
+  '0.1.0': 'v02',
+  '0.2.0': 'v02',
+  '0.3.0': 'v04',
+  '0.3.1': 'v04',
+  '0.4.0': 'v04',
+  '1.0.0': 'v1',
+  '1.1.0': 'v1',
 };
 
 /** A result as a plugin printed it: its spec version plus the content in 1.x shape. */
@@ -65,7 +69,8 @@ function checkCidr(cidr: string, where: string): string {
   const [ip = '', bits, extra] = cidr.split('/');
   const family = isIP(ip);
   const max = family === 4 ? 32 : 128;
-  if (family === 0 || extra !== undefined || bits === undefined || !/^\d+$/.test(bits) || Number(bits) > max) throw new Error(`${where}: invalid CIDR address: ${cidr}`);
+  if (family === 0 || extra !== undefined || bits === undefined || !/^\d+$/.test(bits) || Number(bits) > max)
+    throw new Error(`${where}: invalid CIDR address: ${cidr}`);
   return cidr;
 }
 
@@ -197,7 +202,12 @@ const familyOfIp = (cidr: string): '4' | '6' => (isIP(cidr.split('/')[0] ?? '') 
 
 function toV04(r: CniResult, version: string): Json {
   const out: Json = { cniVersion: version };
-  if (r.interfaces) out.interfaces = r.interfaces.map((i) => ({ name: i.name, ...(i.mac ? { mac: i.mac } : {}), ...(i.sandbox ? { sandbox: i.sandbox } : {}) }));
+  if (r.interfaces)
+    out.interfaces = r.interfaces.map((i) => ({
+      name: i.name,
+      ...(i.mac ? { mac: i.mac } : {}),
+      ...(i.sandbox ? { sandbox: i.sandbox } : {}),
+    }));
   if (r.ips) out.ips = r.ips.map((ip) => ({ version: familyOfIp(ip.address), ...ip }));
   if (r.routes) out.routes = r.routes;
   out.dns = r.dns ?? {};
@@ -210,7 +220,9 @@ function toV02(r: CniResult, version: string): Json {
   for (const fam of ['4', '6'] as const) {
     const ip = r.ips?.find((i) => familyOfIp(i.address) === fam);
     if (!ip) continue;
-    const routes = (r.routes ?? []).filter((rt) => familyOfIp(rt.dst) === fam).map((rt) => ({ dst: rt.dst, ...(rt.gw ? { gw: rt.gw } : {}) }));
+    const routes = (r.routes ?? [])
+      .filter((rt) => familyOfIp(rt.dst) === fam)
+      .map((rt) => ({ dst: rt.dst, ...(rt.gw ? { gw: rt.gw } : {}) }));
     out[`ip${fam}`] = { ip: ip.address, ...(ip.gateway ? { gateway: ip.gateway } : {}), ...(routes.length ? { routes } : {}) };
   }
   if (!out.ip4 && !out.ip6) throw new Error('cannot convert: no valid IP addresses');

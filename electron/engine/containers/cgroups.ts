@@ -36,7 +36,10 @@ export class HostCgroupReader implements CgroupReader {
   constructor(private readonly root = '/sys/fs/cgroup') {}
 
   async usage(cgroupsPath: string): Promise<CgroupUsage> {
-    const v1 = await access(join(this.root, 'memory')).then(() => true, () => false);
+    const v1 = await access(join(this.root, 'memory')).then(
+      () => true,
+      () => false,
+    );
     if (!v1) return this.usageV2(cgroupsPath);
     const mem = join(this.root, 'memory', cgroupsPath);
     const usage = await read(join(mem, 'memory.usage_in_bytes'));

@@ -8,7 +8,13 @@
  */
 import { mkdir, open, rm } from 'node:fs/promises';
 import { dirname, isAbsolute, join } from 'node:path';
-import { ContainerConfigSchema, makeContainerName, SIGNAL_NAMES, type ContainerConfig, type CreateContainerRequest } from '../../../shared/domain/container';
+import {
+  ContainerConfigSchema,
+  makeContainerName,
+  SIGNAL_NAMES,
+  type ContainerConfig,
+  type CreateContainerRequest,
+} from '../../../shared/domain/container';
 import { formatIssues } from '../../../shared/domain/config';
 import { PodscopeError, serializeError } from '../../../shared/domain/errors';
 import type { ImageRecord } from '../images/types';
@@ -47,7 +53,10 @@ export function readySandbox(ctx: ContainerContext, idOrPrefix: string): Sandbox
   const sandbox = id === undefined ? undefined : ctx.sandboxes.get(id);
   if (!sandbox) throw notFoundError(idOrPrefix);
   if (sandbox.state !== 'Ready' || sandbox.pause.pid === undefined) {
-    throw new PodscopeError('FailedPrecondition', `sandbox ${JSON.stringify(sandbox.id)} is not ready (state ${sandbox.state}): containers join its pause process's namespaces`);
+    throw new PodscopeError(
+      'FailedPrecondition',
+      `sandbox ${JSON.stringify(sandbox.id)} is not ready (state ${sandbox.state}): containers join its pause process's namespaces`,
+    );
   }
   return sandbox;
 }
@@ -67,9 +76,11 @@ function stopSignal(config: ContainerConfig, image: ImageRecord): string {
 /** containerd: log_directory + log_path, only when both are set. */
 function logPathOf(sandbox: SandboxRecord, config: ContainerConfig): string {
   if (!sandbox.config.log_directory || !config.log_path) return '';
-  if (isAbsolute(config.log_path)) throw new PodscopeError('InvalidArgument', `log_path ${JSON.stringify(config.log_path)} must be relative to the pod's log_directory`);
+  if (isAbsolute(config.log_path))
+    throw new PodscopeError('InvalidArgument', `log_path ${JSON.stringify(config.log_path)} must be relative to the pod's log_directory`);
   const path = join(sandbox.config.log_directory, config.log_path);
-  if (!path.startsWith(join(sandbox.config.log_directory, '/'))) throw new PodscopeError('InvalidArgument', `log_path ${JSON.stringify(config.log_path)} leaves the pod's log_directory`);
+  if (!path.startsWith(join(sandbox.config.log_directory, '/')))
+    throw new PodscopeError('InvalidArgument', `log_path ${JSON.stringify(config.log_path)} leaves the pod's log_directory`);
   return path;
 }
 
@@ -85,12 +96,25 @@ export async function createContainer(ctx: ContainerContext, req: CreateContaine
   checkSeccompRequest({ profile: sc?.seccomp, legacyPath: sc?.seccomp_profile_path ?? '', profileRoot });
   const logPath = logPathOf(sandbox, config);
   for (const m of config.mounts) {
-    if (!isAbsolute(m.host_path)) throw new PodscopeError('InvalidArgument', `mount host_path ${JSON.stringify(m.host_path)} must be absolute`);
+    if (!isAbsolute(m.host_path))
+      throw new PodscopeError('InvalidArgument', `mount host_path ${JSON.stringify(m.host_path)} must be absolute`);
     // containerd: a missing host path is an error (kubelet creates the directories it wants created)
-    if (!(await ctx.host.pathExists(m.host_path))) throw new PodscopeError('InvalidArgument', `failed to mount ${JSON.stringify(m.host_path)} at ${JSON.stringify(m.container_path)}: host path does not exist`);
+    if (!(await ctx.host.pathExists(m.host_path)))
+      throw new PodscopeError(
+        'InvalidArgument',
+        `failed to mount ${JSON.stringify(m.host_path)} at ${JSON.stringify(m.container_path)}: host path does not exist`,
+      );
   }
   const paths = sandboxPaths(ctx.options.stateDir, ctx.options.runDir, sandbox.id);
-  const specSandbox = { id: sandbox.id, config: sandbox.config, pausePid: sandbox.pause.pid!, hostnamePath: paths.hostname, hostsPath: paths.hosts, resolvConfPath: paths.resolvConf, shmPath: paths.shm };
+  const specSandbox = {
+    id: sandbox.id,
+    config: sandbox.config,
+    pausePid: sandbox.pause.pid!,
+    hostnamePath: paths.hostname,
+    hostsPath: paths.hosts,
+    resolvConfPath: paths.resolvConf,
+    shmPath: paths.shm,
+  };
 
   // Node's start-up for the container's log shim overlaps the rest of create (kubelet starts right after)
   ctx.runtime.warm?.();
@@ -101,7 +125,15 @@ export async function createContainer(ctx: ContainerContext, req: CreateContaine
     const image = await ctx.images.resolve(config.image.image);
     if (!image) throw new PodscopeError('NotFound', `failed to resolve image ${JSON.stringify(config.image.image)}: not found`);
     const imageView = { name: config.image.image, config: image.config };
-    buildContainerSpec({ id, config, image: imageView, sandbox: specSandbox, rootfsPath: '/', user: { uid: 0, gid: 0, additionalGids: [0] }, engineOomScoreAdj: ctx.engineOomScoreAdj });
+    buildContainerSpec({
+      id,
+      config,
+      image: imageView,
+      sandbox: specSandbox,
+      rootfsPath: '/',
+      user: { uid: 0, gid: 0, additionalGids: [0] },
+      engineOomScoreAdj: ctx.engineOomScoreAdj,
+    });
     const signalName = stopSignal(config, image);
 
     const rootDir = join(ctx.options.stateDir, 'containers', id);
@@ -116,10 +148,24 @@ export async function createContainer(ctx: ContainerContext, req: CreateContaine
     const user = await resolveUser(config, image.config, rootfs.path);
     const caps = capabilities(config);
     const privileged = sc?.privileged ?? false;
-    const seccomp = await loadSeccomp({ profile: sc?.seccomp, legacyPath: sc?.seccomp_profile_path ?? '', privileged, capabilities: caps, profileRoot });
+    const seccomp = await loadSeccomp({
+      profile: sc?.seccomp,
+      legacyPath: sc?.seccomp_profile_path ?? '',
+      privileged,
+      capabilities: caps,
+      profileRoot,
+    });
     const apparmor = await apparmorProfile(ctx, config, privileged);
     const spec: ContainerOciSpec = buildContainerSpec({
-      id, config, image: imageView, sandbox: specSandbox, rootfsPath: rootfs.path, user, seccomp: seccomp.spec, apparmorProfile: apparmor || undefined, engineOomScoreAdj: ctx.engineOomScoreAdj,
+      id,
+      config,
+      image: imageView,
+      sandbox: specSandbox,
+      rootfsPath: rootfs.path,
+      user,
+      seccomp: seccomp.spec,
+      apparmorProfile: apparmor || undefined,
+      engineOomScoreAdj: ctx.engineOomScoreAdj,
     });
 
     cleanup.push(`delete bundle ${dirname(bundleDir)}`, () => rm(dirname(bundleDir), { recursive: true, force: true }));
@@ -129,7 +175,13 @@ export async function createContainer(ctx: ContainerContext, req: CreateContaine
     if (logPath) {
       await mkdir(dirname(logPath), { recursive: true, mode: 0o755 });
       // 'wx' tells whether this container created it: only then does a failed create delete it
-      const fh = await open(logPath, 'wx', 0o640).then((h) => { logCreated = true; return h; }, (e: NodeJS.ErrnoException) => (e.code === 'EEXIST' ? undefined : Promise.reject(e)));
+      const fh = await open(logPath, 'wx', 0o640).then(
+        (h) => {
+          logCreated = true;
+          return h;
+        },
+        (e: NodeJS.ErrnoException) => (e.code === 'EEXIST' ? undefined : Promise.reject(e)),
+      );
       await fh?.close();
       if (logCreated) cleanup.push(`delete log file ${logPath}`, () => rm(logPath, { force: true }));
     }
@@ -166,10 +218,14 @@ export async function createContainer(ctx: ContainerContext, req: CreateContaine
   } catch (error) {
     const failures = await cleanup.unwind(ctx.cleanupTimeoutMs);
     if (failures.length === 0 || !(error instanceof PodscopeError)) throw error;
-    throw new PodscopeError(error.code, `${error.message}; cleanup failed: ${failures.map((f) => `${f.step}: ${(f.error as Error)?.message ?? String(f.error)}`).join('; ')}`, {
-      cause: error,
-      details: { cleanupFailures: failures.map((f) => ({ step: f.step, error: serializeError(f.error) })) },
-    });
+    throw new PodscopeError(
+      error.code,
+      `${error.message}; cleanup failed: ${failures.map((f) => `${f.step}: ${(f.error as Error)?.message ?? String(f.error)}`).join('; ')}`,
+      {
+        cause: error,
+        details: { cleanupFailures: failures.map((f) => ({ step: f.step, error: serializeError(f.error) })) },
+      },
+    );
   }
 }
 
@@ -186,7 +242,11 @@ async function apparmorProfile(ctx: ContainerContext, config: ContainerConfig, p
   const unconfined = p ? p.profile_type === 1 : legacy === 'unconfined';
   const enabled = await ctx.host.apparmorEnabled();
   if (!enabled) {
-    if (wantsLocalhost) throw new PodscopeError('InvalidArgument', 'apparmor is not supported on this host (the kernel has no AppArmor), but a Localhost profile was asked for');
+    if (wantsLocalhost)
+      throw new PodscopeError(
+        'InvalidArgument',
+        'apparmor is not supported on this host (the kernel has no AppArmor), but a Localhost profile was asked for',
+      );
     return '';
   }
   if (privileged || unconfined || (!p && !legacy)) return '';

@@ -15,7 +15,8 @@ export async function execSync(ctx: ContainerContext, idOrPrefix: string, cmd: s
   const rec = ctx.store.get(idOrPrefix);
   if (cmd.length === 0) throw new PodscopeError('InvalidArgument', 'cmd must not be empty');
   if (rec.state === 'Running') await ctx.locks.tryRun(rec.id, () => observeExit(ctx, rec));
-  if (rec.state !== 'Running') throw new PodscopeError('FailedPrecondition', `container ${JSON.stringify(rec.id)} is in ${toCriContainerState(rec.state)} state`);
+  if (rec.state !== 'Running')
+    throw new PodscopeError('FailedPrecondition', `container ${JSON.stringify(rec.id)} is in ${toCriContainerState(rec.state)} state`);
   const r = await ctx.runtime.exec(rec.id, cmd, Math.max(0, timeoutSeconds) * 1000);
   return { stdout: r.stdout.subarray(0, MAX_OUTPUT), stderr: r.stderr.subarray(0, MAX_OUTPUT), exitCode: r.exitCode };
 }

@@ -9,7 +9,14 @@ export async function listContainers(ctx: ContainerContext, filter: ContainerFil
   await observeAllExits(ctx);
   // a sandbox filter is a prefix too (crictl ps -p <13 chars>); an unknown one matches nothing
   let sandboxId = filter.podSandboxId;
-  if (sandboxId) sandboxId = (() => { try { return resolveIdPrefix(ctx.sandboxes.ids(), sandboxId) ?? sandboxId; } catch { return sandboxId; } })();
+  if (sandboxId)
+    sandboxId = (() => {
+      try {
+        return resolveIdPrefix(ctx.sandboxes.ids(), sandboxId) ?? sandboxId;
+      } catch {
+        return sandboxId;
+      }
+    })();
   return ctx.store
     .all()
     .map(toContainerSummary)

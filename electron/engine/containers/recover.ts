@@ -16,7 +16,11 @@ export async function recoverContainers(ctx: ContainerContext, opts: { readOnly?
   }
   // a read-only engine (CLI listings beside a daemon) looks and changes nothing: no record saves, no kills
   if (opts.readOnly) return problems;
-  await Promise.all(ctx.store.all().map((rec) => observeExit(ctx, rec).catch((e: unknown) => problems.push(`container ${rec.id}: ${(e as Error).message}`))));
+  await Promise.all(
+    ctx.store
+      .all()
+      .map((rec) => observeExit(ctx, rec).catch((e: unknown) => problems.push(`container ${rec.id}: ${(e as Error).message}`))),
+  );
   const known = new Set(ctx.store.all().map((r) => r.id));
   for (const id of await ctx.runtime.list().catch(() => [] as string[])) {
     if (known.has(id)) continue;

@@ -25,7 +25,10 @@ async function releaseRootfs(ctx: ContainerContext, rec: ContainerRecord): Promi
   }
   if (ctx.images.releaseRootfs) return ctx.images.releaseRootfs(rec.id);
   if (mountAt(await readMountInfo(), rec.rootfsPath)) {
-    throw new PodscopeError('FailedPrecondition', `the rootfs of container ${rec.id} is still mounted at ${rec.rootfsPath} and its image store cannot release it`);
+    throw new PodscopeError(
+      'FailedPrecondition',
+      `the rootfs of container ${rec.id} is still mounted at ${rec.rootfsPath} and its image store cannot release it`,
+    );
   }
 }
 

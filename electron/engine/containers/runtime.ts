@@ -63,7 +63,11 @@ const NOT_RUNNING = /container not running|process already finished/;
 
 function runcError(what: string, stderr: string, exitCode: number | null): PodscopeError {
   const messages = runcErrors(parseRuncLog(stderr));
-  return new PodscopeError('RuntimeError', `runc ${what} failed: ${messages.length ? messages.join('; ') : stderr.trim() || `exit code ${exitCode}`}`, { details: { stderr: stderr.slice(-4000), exitCode } });
+  return new PodscopeError(
+    'RuntimeError',
+    `runc ${what} failed: ${messages.length ? messages.join('; ') : stderr.trim() || `exit code ${exitCode}`}`,
+    { details: { stderr: stderr.slice(-4000), exitCode } },
+  );
 }
 
 export class RuncContainerRuntime implements ContainerRuntime {
@@ -117,22 +121,40 @@ export class RuncContainerRuntime implements ContainerRuntime {
     const timeoutMs = this.o.startTimeoutMs ?? 30_000;
     try {
       return await new Promise<StartedContainer>((resolve, reject) => {
-        const timer = setTimeout(() => reject(new PodscopeError('DeadlineExceeded', `runc did not start container ${id} within ${timeoutMs} ms`)), timeoutMs);
+        const timer = setTimeout(
+          () => reject(new PodscopeError('DeadlineExceeded', `runc did not start container ${id} within ${timeoutMs} ms`)),
+          timeoutMs,
+        );
         const onAbort = () => reject(new PodscopeError('Canceled', `starting container ${id} was canceled`));
         signal?.addEventListener('abort', onAbort, { once: true });
-        const settle = () => { clearTimeout(timer); signal?.removeEventListener('abort', onAbort); };
+        const settle = () => {
+          clearTimeout(timer);
+          signal?.removeEventListener('abort', onAbort);
+        };
         child.once('message', (m: { pid?: number; shimPid?: number; error?: string; exitCode?: number }) => {
           settle();
           if (m.pid) resolve({ pid: m.pid, shimPid: m.shimPid ?? child.pid! });
           else {
             void readLogFrom(runcLog, 0).then((text) => {
               const messages = runcErrors(parseRuncLog(text));
-              reject(new PodscopeError('RuntimeError', `runc run failed: ${messages.length ? messages.join('; ') : (m.error ?? 'unknown error')}`, { details: { exitCode: m.exitCode, runcErrors: messages } }));
+              reject(
+                new PodscopeError(
+                  'RuntimeError',
+                  `runc run failed: ${messages.length ? messages.join('; ') : (m.error ?? 'unknown error')}`,
+                  { details: { exitCode: m.exitCode, runcErrors: messages } },
+                ),
+              );
             }, reject);
           }
         });
-        child.once('error', (e) => { settle(); reject(new PodscopeError('RuntimeError', `cannot start the log shim: ${e.message}`)); });
-        child.once('exit', (code) => { settle(); reject(new PodscopeError('RuntimeError', `the log shim exited (code ${code}) before the container started`)); });
+        child.once('error', (e) => {
+          settle();
+          reject(new PodscopeError('RuntimeError', `cannot start the log shim: ${e.message}`));
+        });
+        child.once('exit', (code) => {
+          settle();
+          reject(new PodscopeError('RuntimeError', `the log shim exited (code ${code}) before the container started`));
+        });
       });
     } finally {
       // the engine keeps no tie to the shim: no channel, no ref, so neither keeps the other alive
@@ -164,23 +186,40 @@ export class RuncContainerRuntime implements ContainerRuntime {
     await mkdir(this.o.root, { recursive: true, mode: 0o700 });
     const log = join(this.o.root, `exec-${randomBytes(8).toString('hex')}.log`);
     try {
-      const r = await new Promise<{ stdout: Buffer; stderr: Buffer; code: number | null; sig: NodeJS.Signals | null }>((resolve, reject) => {
-        const child = spawn(this.o.runcPath, ['--root', this.o.root, '--log', log, '--log-format', 'json', 'exec', id, ...cmd], { stdio: ['ignore', 'pipe', 'pipe'] });
-        const out: Buffer[] = [];
-        const err: Buffer[] = [];
-        let timedOut = false;
-        const timer = timeoutMs > 0 ? setTimeout(() => { timedOut = true; child.kill('SIGKILL'); }, timeoutMs) : undefined;
-        child.stdout.on('data', (b: Buffer) => out.push(b));
-        child.stderr.on('data', (b: Buffer) => err.push(b));
-        child.on('error', (e) => { clearTimeout(timer); reject(new PodscopeError('RuntimeError', `cannot run runc exec: ${e.message}`)); });
-        child.on('close', (code, sig) => {
-          clearTimeout(timer);
-          if (timedOut) reject(new PodscopeError('DeadlineExceeded', `command ${JSON.stringify(cmd.join(' '))} timed out after ${timeoutMs / 1000}s`));
-          else resolve({ stdout: Buffer.concat(out), stderr: Buffer.concat(err), code, sig });
-        });
-      });
+      const r = await new Promise<{ stdout: Buffer; stderr: Buffer; code: number | null; sig: NodeJS.Signals | null }>(
+        (resolve, reject) => {
+          const child = spawn(this.o.runcPath, ['--root', this.o.root, '--log', log, '--log-format', 'json', 'exec', id, ...cmd], {
+            stdio: ['ignore', 'pipe', 'pipe'],
+          });
+          const out: Buffer[] = [];
+          const err: Buffer[] = [];
+          let timedOut = false;
+          const timer =
+            timeoutMs > 0
+              ? setTimeout(() => {
+                  timedOut = true;
+                  child.kill('SIGKILL');
+                }, timeoutMs)
+              : undefined;
+          child.stdout.on('data', (b: Buffer) => out.push(b));
+          child.stderr.on('data', (b: Buffer) => err.push(b));
+          child.on('error', (e) => {
+            clearTimeout(timer);
+            reject(new PodscopeError('RuntimeError', `cannot run runc exec: ${e.message}`));
+          });
+          child.on('close', (code, sig) => {
+            clearTimeout(timer);
+            if (timedOut)
+              reject(
+                new PodscopeError('DeadlineExceeded', `command ${JSON.stringify(cmd.join(' '))} timed out after ${timeoutMs / 1000}s`),
+              );
+            else resolve({ stdout: Buffer.concat(out), stderr: Buffer.concat(err), code, sig });
+          });
+        },
+      );
       const messages = runcErrors(parseRuncLog(await readLogFrom(log, 0)));
-      if (messages.length > 0) throw new PodscopeError('RuntimeError', `runc exec failed: ${messages.join('; ')}`, { details: { exitCode: r.code } });
+      if (messages.length > 0)
+        throw new PodscopeError('RuntimeError', `runc exec failed: ${messages.join('; ')}`, { details: { exitCode: r.code } });
       return { stdout: r.stdout, stderr: r.stderr, exitCode: r.code ?? 128 + (r.sig ? (osConstants.signals[r.sig] ?? 0) : 0) };
     } finally {
       await rm(log, { force: true });
@@ -188,7 +227,12 @@ export class RuncContainerRuntime implements ContainerRuntime {
   }
 
   async update(id: string, resources: unknown): Promise<void> {
-    const r = await this.o.runner.run({ file: this.o.runcPath, args: ['--root', this.o.root, 'update', '--resources', '-', id], input: JSON.stringify(resources), timeoutMs: 10_000 });
+    const r = await this.o.runner.run({
+      file: this.o.runcPath,
+      args: ['--root', this.o.root, 'update', '--resources', '-', id],
+      input: JSON.stringify(resources),
+      timeoutMs: 10_000,
+    });
     if (r.exitCode !== 0) throw runcError('update', r.stderr, r.exitCode);
   }
 
@@ -196,7 +240,10 @@ export class RuncContainerRuntime implements ContainerRuntime {
     try {
       process.kill(shimPid, 'SIGUSR1');
     } catch (e) {
-      throw new PodscopeError('FailedPrecondition', `the container's log shim (pid ${shimPid}) is gone: ${(e as NodeJS.ErrnoException).code}`);
+      throw new PodscopeError(
+        'FailedPrecondition',
+        `the container's log shim (pid ${shimPid}) is gone: ${(e as NodeJS.ErrnoException).code}`,
+      );
     }
   }
 

@@ -5,7 +5,13 @@
  */
 import { access } from 'node:fs/promises';
 import { readFile } from 'node:fs/promises';
-import type { ContainerApi, ContainerEvent, ContainerFilter, CreateContainerRequest, LinuxContainerResourcesInput } from '../../../shared/domain/container';
+import type {
+  ContainerApi,
+  ContainerEvent,
+  ContainerFilter,
+  CreateContainerRequest,
+  LinuxContainerResourcesInput,
+} from '../../../shared/domain/container';
 import { noImageStore } from '../images/none';
 import type { ImageStore } from '../images/types';
 import { KeyedMutex } from '../sandbox/keyed-mutex';
@@ -36,14 +42,26 @@ export interface ContainerDeps {
 }
 
 export const hostChecks: ContainerHost = {
-  pathExists: (path) => access(path).then(() => true, () => false),
-  apparmorEnabled: () => readFile('/sys/module/apparmor/parameters/enabled', 'utf8').then((t) => t.trim() === 'Y', () => false),
+  pathExists: (path) =>
+    access(path).then(
+      () => true,
+      () => false,
+    ),
+  apparmorEnabled: () =>
+    readFile('/sys/module/apparmor/parameters/enabled', 'utf8').then(
+      (t) => t.trim() === 'Y',
+      () => false,
+    ),
 };
 
 export class ContainerService implements ContainerApi {
   readonly ctx: ContainerContext;
 
-  constructor(base: Omit<ContainerContext, 'store' | 'names' | 'locks' | 'rootfs' | 'images' | 'runtime' | 'cgroups' | 'host' | 'emit'>, deps: ContainerDeps, emit: (e: ContainerEvent) => void) {
+  constructor(
+    base: Omit<ContainerContext, 'store' | 'names' | 'locks' | 'rootfs' | 'images' | 'runtime' | 'cgroups' | 'host' | 'emit'>,
+    deps: ContainerDeps,
+    emit: (e: ContainerEvent) => void,
+  ) {
     this.ctx = {
       ...base,
       images: deps.images ?? noImageStore(),

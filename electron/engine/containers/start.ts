@@ -11,7 +11,8 @@ import { toContainerSummary, toCriContainerState } from './view';
 export async function startContainer(ctx: ContainerContext, idOrPrefix: string): Promise<void> {
   const rec = ctx.store.get(idOrPrefix);
   await ctx.locks.run(rec.id, async () => {
-    if (rec.state !== 'Created') throw new PodscopeError('FailedPrecondition', `container ${JSON.stringify(rec.id)} is in ${toCriContainerState(rec.state)} state`);
+    if (rec.state !== 'Created')
+      throw new PodscopeError('FailedPrecondition', `container ${JSON.stringify(rec.id)} is in ${toCriContainerState(rec.state)} state`);
     readySandbox(ctx, rec.sandboxId);
     try {
       const started = await ctx.runtime.start(rec.id, rec.bundleDir, rec.ociSpec, { logPath: rec.logPath });
@@ -28,7 +29,11 @@ export async function startContainer(ctx: ContainerContext, idOrPrefix: string):
       rec.message = (error as Error).message;
       rec.finishedAtNs = (BigInt(Date.now()) * 1_000_000n).toString();
       rec.lastError = serializeError(error);
-      throw new PodscopeError(error instanceof PodscopeError ? error.code : 'RuntimeError', `failed to start container ${JSON.stringify(rec.id)}: ${(error as Error).message}`, { cause: error });
+      throw new PodscopeError(
+        error instanceof PodscopeError ? error.code : 'RuntimeError',
+        `failed to start container ${JSON.stringify(rec.id)}: ${(error as Error).message}`,
+        { cause: error },
+      );
     } finally {
       await ctx.store.save(rec);
       ctx.emit({ type: 'container.changed', id: rec.id, summary: toContainerSummary(rec) });

@@ -41,7 +41,9 @@ export async function stopContainer(ctx: ContainerContext, idOrPrefix: string, t
 
 /** StopPodSandbox's first step: every container of the pod, killed at once (containerd stops them with timeout 0). */
 export async function stopSandboxContainers(ctx: ContainerContext, sandboxId: string): Promise<void> {
-  const results = await Promise.allSettled(ctx.store.ofSandbox(sandboxId).map((rec) => ctx.locks.run(rec.id, () => stopLocked(ctx, rec, 0))));
+  const results = await Promise.allSettled(
+    ctx.store.ofSandbox(sandboxId).map((rec) => ctx.locks.run(rec.id, () => stopLocked(ctx, rec, 0))),
+  );
   const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
   if (failed) throw failed.reason;
 }

@@ -55,7 +55,11 @@ export class ContainerStore {
     const exact = this.records.get(idOrPrefix);
     if (exact) return exact;
     const matches = [...this.records.values()].filter((r) => r.id.startsWith(idOrPrefix));
-    if (matches.length > 1) throw new PodscopeError('InvalidArgument', `ambiguous container id prefix ${JSON.stringify(idOrPrefix)}: it matches ${matches.length} containers`);
+    if (matches.length > 1)
+      throw new PodscopeError(
+        'InvalidArgument',
+        `ambiguous container id prefix ${JSON.stringify(idOrPrefix)}: it matches ${matches.length} containers`,
+      );
     return matches[0];
   }
 

@@ -13,8 +13,16 @@ import type { ResolvedUser } from '../runtime/container-spec';
 
 const MAX_ID = 4294967295;
 
-interface PasswdEntry { name: string; uid: number; gid: number }
-interface GroupEntry { name: string; gid: number; members: string[] }
+interface PasswdEntry {
+  name: string;
+  uid: number;
+  gid: number;
+}
+interface GroupEntry {
+  name: string;
+  gid: number;
+  members: string[];
+}
 
 /** Reads a file of the image's rootfs; a symlink (which could point out of the rootfs) counts as absent. */
 async function rootfsFile(rootfs: string, path: string): Promise<string | undefined> {

@@ -3,7 +3,13 @@ import type { ContainerState, ContainerStatusView, ContainerSummary } from '../.
 import type { ContainerInternalState, ContainerRecord } from './record';
 
 export function toCriContainerState(s: ContainerInternalState): ContainerState {
-  return s === 'Created' ? 'CONTAINER_CREATED' : s === 'Running' ? 'CONTAINER_RUNNING' : s === 'Exited' ? 'CONTAINER_EXITED' : 'CONTAINER_UNKNOWN';
+  return s === 'Created'
+    ? 'CONTAINER_CREATED'
+    : s === 'Running'
+      ? 'CONTAINER_RUNNING'
+      : s === 'Exited'
+        ? 'CONTAINER_EXITED'
+        : 'CONTAINER_UNKNOWN';
 }
 
 export function toContainerSummary(rec: ContainerRecord): ContainerSummary {

@@ -33,13 +33,20 @@ export class HostOverlayMarks implements OverlayMarks {
   }
 
   async opaque(dir: string): Promise<void> {
-    this.setfattr ??= this.runner.run({ file: 'setfattr', args: ['--version'], timeoutMs: 5000 }).then((r) => r.exitCode === 0, () => false);
+    this.setfattr ??= this.runner.run({ file: 'setfattr', args: ['--version'], timeoutMs: 5000 }).then(
+      (r) => r.exitCode === 0,
+      () => false,
+    );
     if (await this.setfattr) {
       await runChecked(this.runner, { file: 'setfattr', args: ['-n', 'trusted.overlay.opaque', '-v', 'y', dir], timeoutMs: 10_000 });
       return;
     }
     const nr = SETXATTR_SYSCALL[process.arch];
-    if (nr === undefined) throw new PodscopeError('FailedPrecondition', `opaque whiteout in a layer needs setfattr (install the attr package) on ${process.arch}`);
+    if (nr === undefined)
+      throw new PodscopeError(
+        'FailedPrecondition',
+        `opaque whiteout in a layer needs setfattr (install the attr package) on ${process.arch}`,
+      );
     // the arguments are copied into variables: perl's syscall() wants writable scalars
     const script = `my ($p, $n, $v) = ($ARGV[0], "trusted.overlay.opaque", "y"); syscall(${nr}, $p, $n, $v, 1, 0) == 0 or die "setxattr $p: $!\\n";`;
     await runChecked(this.runner, { file: 'perl', args: ['-e', script, dir], timeoutMs: 10_000 });
@@ -52,9 +59,19 @@ export class HostRootfsMounter implements RootfsMounter {
   async mount(input: { lowers: string[]; upper: string; work: string; target: string; signal?: AbortSignal }): Promise<void> {
     const options = `lowerdir=${input.lowers.join(':')},upperdir=${input.upper},workdir=${input.work}`;
     // mount(2) takes one page of options; longer lowerdir lists need the new mount API, which mount(8) here lacks
-    if (options.length > 4000) throw new PodscopeError('FailedPrecondition', `overlay mount options for ${input.lowers.length} layers exceed one page (${options.length} bytes)`);
-    if (input.lowers.some((l) => /[:,]/.test(l))) throw new PodscopeError('InvalidArgument', 'overlay lower dir paths may not contain ":" or ","');
-    await runChecked(this.runner, { file: 'mount', args: ['-t', 'overlay', 'overlay', '-o', options, input.target], timeoutMs: 30_000, signal: input.signal });
+    if (options.length > 4000)
+      throw new PodscopeError(
+        'FailedPrecondition',
+        `overlay mount options for ${input.lowers.length} layers exceed one page (${options.length} bytes)`,
+      );
+    if (input.lowers.some((l) => /[:,]/.test(l)))
+      throw new PodscopeError('InvalidArgument', 'overlay lower dir paths may not contain ":" or ","');
+    await runChecked(this.runner, {
+      file: 'mount',
+      args: ['-t', 'overlay', 'overlay', '-o', options, input.target],
+      timeoutMs: 30_000,
+      signal: input.signal,
+    });
   }
 
   async unmount(target: string): Promise<void> {

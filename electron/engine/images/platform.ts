@@ -2,7 +2,16 @@
 import { PodscopeError } from '../../../shared/domain/errors';
 import type { Descriptor } from '../../../shared/domain/image-spec';
 
-const ARCH: Record<string, string> = { x64: 'amd64', arm64: 'arm64', arm: 'arm', ia32: '386', ppc64: 'ppc64le', s390x: 's390x', riscv64: 'riscv64', mips64el: 'mips64le' };
+const ARCH: Record<string, string> = {
+  x64: 'amd64',
+  arm64: 'arm64',
+  arm: 'arm',
+  ia32: '386',
+  ppc64: 'ppc64le',
+  s390x: 's390x',
+  riscv64: 'riscv64',
+  mips64el: 'mips64le',
+};
 
 export interface Platform {
   os: string;
@@ -12,10 +21,16 @@ export interface Platform {
 
 export function hostPlatform(): Platform {
   const architecture = ARCH[process.arch] ?? process.arch;
-  return { os: 'linux', architecture, ...(architecture === 'arm64' && { variant: 'v8' }), ...(architecture === 'arm' && { variant: 'v7' }) };
+  return {
+    os: 'linux',
+    architecture,
+    ...(architecture === 'arm64' && { variant: 'v8' }),
+    ...(architecture === 'arm' && { variant: 'v7' }),
+  };
 }
 
-const fmt = (p: { os?: string; architecture?: string; variant?: string }) => `${p.os ?? '?'}/${p.architecture ?? '?'}${p.variant ? `/${p.variant}` : ''}`;
+const fmt = (p: { os?: string; architecture?: string; variant?: string }) =>
+  `${p.os ?? '?'}/${p.architecture ?? '?'}${p.variant ? `/${p.variant}` : ''}`;
 
 /**
  * The index entry for `want`: same os and architecture; among those an exact variant first, then one without a
@@ -28,7 +43,9 @@ export function pickManifest(manifests: Descriptor[], want: Platform = hostPlatf
   const hit = exact ?? loose ?? (want.architecture === 'arm64' ? same[0] : undefined);
   if (!hit) {
     const has = manifests.map((m) => (m.platform ? fmt(m.platform) : 'no platform')).join(', ');
-    throw new PodscopeError('NotFound', `no manifest for platform ${fmt(want)} in the index (it has: ${has || 'nothing'})`, { details: { field: 'manifests[].platform', want } });
+    throw new PodscopeError('NotFound', `no manifest for platform ${fmt(want)} in the index (it has: ${has || 'nothing'})`, {
+      details: { field: 'manifests[].platform', want },
+    });
   }
   return hit;
 }

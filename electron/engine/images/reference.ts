@@ -24,7 +24,8 @@ const DIGEST = /^sha256:[a-f0-9]{64}$/;
 const HOST = /^(?:[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?(?:\.[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?)*|\[[0-9a-fA-F:.]+\])(?::\d+)?$/;
 
 export function parseReference(ref: string): ImageReference {
-  const bad = (why: string) => new PodscopeError('InvalidArgument', `image reference ${JSON.stringify(ref)}: ${why}`, { details: { field: 'image', ref } });
+  const bad = (why: string) =>
+    new PodscopeError('InvalidArgument', `image reference ${JSON.stringify(ref)}: ${why}`, { details: { field: 'image', ref } });
   if (!ref || ref.length > 4096) throw bad('empty or too long');
   let rest = ref;
   let digest: string | undefined;
@@ -56,7 +57,8 @@ export function parseReference(ref: string): ImageReference {
   if (registry === 'index.docker.io' || registry === 'registry-1.docker.io') registry = 'docker.io';
   if (registry === 'docker.io' && !repository.includes('/')) repository = `library/${repository}`;
   if (!repository) throw bad('repository name is empty');
-  for (const c of repository.split('/')) if (!COMPONENT.test(c)) throw bad(`repository component ${JSON.stringify(c)} must be lowercase letters, digits and separators`);
+  for (const c of repository.split('/'))
+    if (!COMPONENT.test(c)) throw bad(`repository component ${JSON.stringify(c)} must be lowercase letters, digits and separators`);
   if (!tag && !digest) tag = 'latest';
   const name = `${registry}/${repository}`;
   return { registry, repository, tag, digest, name, canonical: digest ? `${name}@${digest}` : `${name}:${tag}` };

@@ -66,9 +66,15 @@ export class RegistryClient {
   private authorization: string | undefined;
   private readonly creds: { user: string; pass: string } | undefined;
 
-  constructor(private readonly ref: ImageReference, private readonly opts: RegistryClientOptions = {}) {
+  constructor(
+    private readonly ref: ImageReference,
+    private readonly opts: RegistryClientOptions = {},
+  ) {
     const host = registryEndpointHost(ref.registry);
-    const insecure = isLoopbackRegistry(ref.registry) || (opts.insecureRegistries ?? []).includes(ref.registry) || (opts.insecureRegistries ?? []).includes(host);
+    const insecure =
+      isLoopbackRegistry(ref.registry) ||
+      (opts.insecureRegistries ?? []).includes(ref.registry) ||
+      (opts.insecureRegistries ?? []).includes(host);
     this.baseUrl = `${insecure ? 'http' : 'https'}://${host}`;
     this.creds = credentials(opts.auth);
     if (opts.auth?.registryToken) this.authorization = `Bearer ${opts.auth.registryToken}`;
@@ -93,9 +99,18 @@ export class RegistryClient {
         return await fetch(url, { method: init.method ?? 'GET', headers, signal, redirect: 'follow' });
       } catch (e) {
         if (this.opts.signal?.aborted) throw new PodscopeError('Canceled', `pull canceled: ${init.method ?? 'GET'} ${url}`, { cause: e });
-        if (timeout.signal.aborted) throw new PodscopeError('DeadlineExceeded', `registry ${this.ref.registry} did not answer ${init.method ?? 'GET'} ${url} in time`, { cause: e });
+        if (timeout.signal.aborted)
+          throw new PodscopeError(
+            'DeadlineExceeded',
+            `registry ${this.ref.registry} did not answer ${init.method ?? 'GET'} ${url} in time`,
+            { cause: e },
+          );
         const cause = (e as { cause?: { code?: string; message?: string } }).cause;
-        throw new PodscopeError('Unavailable', `registry ${this.ref.registry} unreachable (${init.method ?? 'GET'} ${url}): ${cause?.code ?? cause?.message ?? (e as Error).message}`, { cause: e });
+        throw new PodscopeError(
+          'Unavailable',
+          `registry ${this.ref.registry} unreachable (${init.method ?? 'GET'} ${url}): ${cause?.code ?? cause?.message ?? (e as Error).message}`,
+          { cause: e },
+        );
       } finally {
         clearTimeout(timer);
       }
@@ -105,12 +120,20 @@ export class RegistryClient {
       const header = res.headers.get('www-authenticate') ?? '';
       await res.body?.cancel().catch(() => undefined);
       const challenge = parseChallenge(header);
-      if (!challenge) throw new PodscopeError('FailedPrecondition', `registry ${this.ref.registry}: 401 without a usable WWW-Authenticate challenge for ${url}`);
+      if (!challenge)
+        throw new PodscopeError(
+          'FailedPrecondition',
+          `registry ${this.ref.registry}: 401 without a usable WWW-Authenticate challenge for ${url}`,
+        );
       await this.answer(challenge);
       res = await send();
       if (res.status === 401) {
         await res.body?.cancel().catch(() => undefined);
-        throw new PodscopeError('FailedPrecondition', `registry ${this.ref.registry}: unauthorized for ${this.ref.repository}${this.creds ? ` as ${this.creds.user}` : ' (no credentials given)'}`, { details: { url, status: 401 } });
+        throw new PodscopeError(
+          'FailedPrecondition',
+          `registry ${this.ref.registry}: unauthorized for ${this.ref.repository}${this.creds ? ` as ${this.creds.user}` : ' (no credentials given)'}`,
+          { details: { url, status: 401 } },
+        );
       }
     }
     return res;
@@ -118,11 +141,13 @@ export class RegistryClient {
 
   private async answer(c: Challenge): Promise<void> {
     if (c.scheme === 'basic') {
-      if (!this.creds) throw new PodscopeError('FailedPrecondition', `registry ${this.ref.registry} requires basic auth and no credentials were given`);
+      if (!this.creds)
+        throw new PodscopeError('FailedPrecondition', `registry ${this.ref.registry} requires basic auth and no credentials were given`);
       this.authorization = basic(this.creds);
       return;
     }
-    if (c.scheme !== 'bearer') throw new PodscopeError('FailedPrecondition', `registry ${this.ref.registry}: unsupported auth scheme ${c.scheme}`);
+    if (c.scheme !== 'bearer')
+      throw new PodscopeError('FailedPrecondition', `registry ${this.ref.registry}: unsupported auth scheme ${c.scheme}`);
     const realm = c.params.realm;
     if (!realm) throw new PodscopeError('FailedPrecondition', `registry ${this.ref.registry}: Bearer challenge without a realm`);
     let tokenUrl: URL;
@@ -135,7 +160,9 @@ export class RegistryClient {
     tokenUrl.searchParams.set('scope', c.params.scope ?? `repository:${this.ref.repository}:pull`);
     const headers: Record<string, string> = {};
     if (this.creds) headers.Authorization = basic(this.creds);
-    const signal = this.opts.signal ? AbortSignal.any([this.opts.signal, AbortSignal.timeout(this.opts.timeoutMs ?? 60_000)]) : AbortSignal.timeout(this.opts.timeoutMs ?? 60_000);
+    const signal = this.opts.signal
+      ? AbortSignal.any([this.opts.signal, AbortSignal.timeout(this.opts.timeoutMs ?? 60_000)])
+      : AbortSignal.timeout(this.opts.timeoutMs ?? 60_000);
     let res: Response;
     try {
       res = await fetch(tokenUrl, { headers, signal });
@@ -144,10 +171,15 @@ export class RegistryClient {
     }
     if (!res.ok) {
       await res.body?.cancel().catch(() => undefined);
-      throw new PodscopeError('FailedPrecondition', `registry ${this.ref.registry}: token service answered ${res.status}${this.creds ? ` for user ${this.creds.user}` : ' (no credentials given)'}`, { details: { realm, status: res.status } });
+      throw new PodscopeError(
+        'FailedPrecondition',
+        `registry ${this.ref.registry}: token service answered ${res.status}${this.creds ? ` for user ${this.creds.user}` : ' (no credentials given)'}`,
+        { details: { realm, status: res.status } },
+      );
     }
     const body = (await res.json().catch(() => ({}))) as { token?: unknown; access_token?: unknown };
-    const token = typeof body.token === 'string' && body.token ? body.token : typeof body.access_token === 'string' ? body.access_token : '';
+    const token =
+      typeof body.token === 'string' && body.token ? body.token : typeof body.access_token === 'string' ? body.access_token : '';
     if (!token) throw new PodscopeError('FailedPrecondition', `registry ${this.ref.registry}: token service returned no token`);
     this.authorization = `Bearer ${token}`;
   }
@@ -162,7 +194,9 @@ export class RegistryClient {
       // not JSON: keep the text
     }
     const code = res.status === 404 ? 'NotFound' : res.status === 429 || res.status >= 500 ? 'Unavailable' : 'FailedPrecondition';
-    return new PodscopeError(code, `${what}: registry ${this.ref.registry} answered ${res.status}${detail ? ` (${detail})` : ''}`, { details: { status: res.status } });
+    return new PodscopeError(code, `${what}: registry ${this.ref.registry} answered ${res.status}${detail ? ` (${detail})` : ''}`, {
+      details: { status: res.status },
+    });
   }
 
   /** The manifest (or index) bytes and media type for a tag or digest. */
@@ -171,9 +205,11 @@ export class RegistryClient {
     const res = await this.request(path, { accept: MANIFEST_ACCEPT });
     if (!res.ok) throw await this.failure(res, `manifest ${this.ref.name}:${reference}`);
     const length = Number(res.headers.get('content-length') ?? '0');
-    if (length > MAX_MANIFEST_BYTES) throw new PodscopeError('FailedPrecondition', `manifest ${reference} is ${length} bytes, over the ${MAX_MANIFEST_BYTES} limit`);
+    if (length > MAX_MANIFEST_BYTES)
+      throw new PodscopeError('FailedPrecondition', `manifest ${reference} is ${length} bytes, over the ${MAX_MANIFEST_BYTES} limit`);
     const bytes = Buffer.from(await res.arrayBuffer());
-    if (bytes.length > MAX_MANIFEST_BYTES) throw new PodscopeError('FailedPrecondition', `manifest ${reference} is over the ${MAX_MANIFEST_BYTES} byte limit`);
+    if (bytes.length > MAX_MANIFEST_BYTES)
+      throw new PodscopeError('FailedPrecondition', `manifest ${reference} is over the ${MAX_MANIFEST_BYTES} byte limit`);
     const mediaType = (res.headers.get('content-type') ?? '').split(';')[0]!.trim();
     return { bytes, mediaType, digestHeader: res.headers.get('docker-content-digest') ?? undefined };
   }
@@ -187,7 +223,10 @@ export class RegistryClient {
     // a registry that stops sending mid-blob fails the pull after the same wait as for headers, instead of hanging it
     const idleMs = this.opts.timeoutMs ?? 60_000;
     const timer = setTimeout(() => {
-      const err = new PodscopeError('DeadlineExceeded', `blob ${digest}: no data from registry ${this.ref.registry} for ${Math.round(idleMs / 1000)} s`);
+      const err = new PodscopeError(
+        'DeadlineExceeded',
+        `blob ${digest}: no data from registry ${this.ref.registry} for ${Math.round(idleMs / 1000)} s`,
+      );
       src.destroy(err);
       watch.destroy(err);
     }, idleMs);

@@ -18,8 +18,18 @@ import type { Readable } from 'node:stream';
 import type { ZodError } from 'zod';
 import { PodscopeError } from '../../../shared/domain/errors';
 import {
-  describeZodError, DockerSaveManifestSchema, ImageConfigSchema, IndexSchema, INDEX_MEDIA_TYPES, layerCompression, manifestMediaTypeProblem, ManifestSchema,
-  type Descriptor, type ImageConfigDoc, type ImageManifest, type LayerCompression,
+  describeZodError,
+  DockerSaveManifestSchema,
+  ImageConfigSchema,
+  IndexSchema,
+  INDEX_MEDIA_TYPES,
+  layerCompression,
+  manifestMediaTypeProblem,
+  ManifestSchema,
+  type Descriptor,
+  type ImageConfigDoc,
+  type ImageManifest,
+  type LayerCompression,
 } from '../../../shared/domain/image-spec';
 import { KeyedMutex } from '../sandbox/keyed-mutex';
 import type { ProcessRunner } from '../os/exec';
@@ -81,9 +91,17 @@ interface IngestPlan {
 }
 
 const hexOf = (digest: string) => digest.slice('sha256:'.length);
-const sha256 = (b: Buffer) => { const h = new HashingStream(); h.hash.update(b); return `sha256:${h.hash.digest('hex')}`; };
+const sha256 = (b: Buffer) => {
+  const h = new HashingStream();
+  h.hash.update(b);
+  return `sha256:${h.hash.digest('hex')}`;
+};
 
-function parseDoc<T>(what: string, bytes: Buffer, schema: { safeParse(v: unknown): { success: true; data: T } | { success: false; error: ZodError } }): T {
+function parseDoc<T>(
+  what: string,
+  bytes: Buffer,
+  schema: { safeParse(v: unknown): { success: true; data: T } | { success: false; error: ZodError } },
+): T {
   let json: unknown;
   try {
     json = JSON.parse(bytes.toString('utf8'));
@@ -107,7 +125,11 @@ async function writeAtomic(file: string, data: string | Buffer): Promise<void> {
   await rename(tmp, file);
 }
 
-const exists = (p: string) => lstat(p).then(() => true, () => false);
+const exists = (p: string) =>
+  lstat(p).then(
+    () => true,
+    () => false,
+  );
 
 /**
  * `rel` inside the archive dir, after following symlinks (docker save links shared layers with relative symlinks;
@@ -209,7 +231,10 @@ export class LocalImageStore implements ImageStore {
 
   // ---- pull ----
 
-  async pull(ref: string, opts: { auth?: RegistryAuth; signal?: AbortSignal; onProgress?: (p: PullProgress) => void } = {}): Promise<ImageRecord> {
+  async pull(
+    ref: string,
+    opts: { auth?: RegistryAuth; signal?: AbortSignal; onProgress?: (p: PullProgress) => void } = {},
+  ): Promise<ImageRecord> {
     const parsed = parseReference(ref);
     const report = (phase: string, doneBytes = 0, totalBytes = 0) => opts.onProgress?.({ ref, phase, doneBytes, totalBytes });
     report('resolving');
@@ -217,7 +242,11 @@ export class LocalImageStore implements ImageStore {
     const top = await client.getManifest(parsed.digest ?? parsed.tag!);
     const topDigest = sha256(top.bytes);
     if (parsed.digest && topDigest !== parsed.digest) {
-      throw new PodscopeError('FailedPrecondition', `manifest for ${parsed.canonical}: content digest ${topDigest} does not match the requested ${parsed.digest}`, { details: { field: 'digest', expected: parsed.digest, actual: topDigest } });
+      throw new PodscopeError(
+        'FailedPrecondition',
+        `manifest for ${parsed.canonical}: content digest ${topDigest} does not match the requested ${parsed.digest}`,
+        { details: { field: 'digest', expected: parsed.digest, actual: topDigest } },
+      );
     }
     const extraBlobs = [{ digest: topDigest, bytes: top.bytes }];
     let manifestBytes = top.bytes;
@@ -228,7 +257,10 @@ export class LocalImageStore implements ImageStore {
       report('manifest');
       const m = await client.getManifest(desc.digest);
       const d = sha256(m.bytes);
-      if (d !== desc.digest) throw new PodscopeError('FailedPrecondition', `manifest ${desc.digest} (from the index): content digest ${d} does not match`, { details: { field: 'index.manifests[].digest', expected: desc.digest, actual: d } });
+      if (d !== desc.digest)
+        throw new PodscopeError('FailedPrecondition', `manifest ${desc.digest} (from the index): content digest ${d} does not match`, {
+          details: { field: 'index.manifests[].digest', expected: desc.digest, actual: d },
+        });
       manifestBytes = m.bytes;
       manifestDigest = d;
       extraBlobs.push({ digest: d, bytes: m.bytes });
@@ -285,7 +317,11 @@ export class LocalImageStore implements ImageStore {
       }
       if (await exists(join(dir, 'manifest.json'))) return await this.loadDockerSave(dir, file, opts.signal);
       if (await exists(join(dir, 'index.json'))) return await this.loadOciLayout(dir, file, opts.signal);
-      throw new PodscopeError('InvalidArgument', `${file}: neither an OCI image layout (oci-layout + index.json) nor a docker save archive (manifest.json)`, { details: { field: 'file' } });
+      throw new PodscopeError(
+        'InvalidArgument',
+        `${file}: neither an OCI image layout (oci-layout + index.json) nor a docker save archive (manifest.json)`,
+        { details: { field: 'file' } },
+      );
     } finally {
       await rm(work, { recursive: true, force: true });
     }
@@ -296,7 +332,10 @@ export class LocalImageStore implements ImageStore {
     const readBlob = async (desc: Descriptor, what: string) => {
       const bytes = await readFile(await blobPath(desc.digest, what));
       const d = sha256(bytes);
-      if (d !== desc.digest) throw new PodscopeError('FailedPrecondition', `${file}: ${what} blob: content digest ${d} does not match ${desc.digest}`, { details: { field: `${what}.digest`, expected: desc.digest, actual: d } });
+      if (d !== desc.digest)
+        throw new PodscopeError('FailedPrecondition', `${file}: ${what} blob: content digest ${d} does not match ${desc.digest}`, {
+          details: { field: `${what}.digest`, expected: desc.digest, actual: d },
+        });
       return bytes;
     };
     const index = parseDoc('index.json', await readFile(join(dir, 'index.json')), IndexSchema);
@@ -314,19 +353,29 @@ export class LocalImageStore implements ImageStore {
       const config = await readBlob(manifest.config, 'manifest.config');
       const name = top.annotations?.['io.containerd.image.name'] ?? top.annotations?.['org.opencontainers.image.ref.name'];
       const ref = name && /[:/]/.test(name) ? tryParseReference(name) : undefined;
-      out.push(await this.ingest({
-        label: `${file} manifests[${i}]`,
-        config: { bytes: config, digest: manifest.config.digest },
-        layers: await Promise.all(manifest.layers.map(async (l, j) => {
-          const path = await blobPath(l.digest, `manifest.layers[${j}]`);
-          return { label: `layer ${j} (${l.digest})`, digest: l.digest, size: l.size, compression: layerCompression(l.mediaType)!, open: async () => createReadStream(path) };
-        })),
-        extraBlobs,
-        manifestDigest: desc.digest,
-        repoTags: ref?.tag && !ref.digest ? [ref.canonical] : [],
-        repoDigests: ref ? [`${ref.name}@${top.digest}`] : [],
-        signal,
-      }));
+      out.push(
+        await this.ingest({
+          label: `${file} manifests[${i}]`,
+          config: { bytes: config, digest: manifest.config.digest },
+          layers: await Promise.all(
+            manifest.layers.map(async (l, j) => {
+              const path = await blobPath(l.digest, `manifest.layers[${j}]`);
+              return {
+                label: `layer ${j} (${l.digest})`,
+                digest: l.digest,
+                size: l.size,
+                compression: layerCompression(l.mediaType)!,
+                open: async () => createReadStream(path),
+              };
+            }),
+          ),
+          extraBlobs,
+          manifestDigest: desc.digest,
+          repoTags: ref?.tag && !ref.digest ? [ref.canonical] : [],
+          repoDigests: ref ? [`${ref.name}@${top.digest}`] : [],
+          signal,
+        }),
+      );
     }
     return out;
   }
@@ -337,18 +386,22 @@ export class LocalImageStore implements ImageStore {
     for (const [i, e] of entries.entries()) {
       const configBytes = await readFile(await confined(dir, e.Config, `${file}: manifest.json [${i}].Config`));
       const tags = e.RepoTags.map((t) => parseReference(t).canonical);
-      out.push(await this.ingest({
-        label: `${file} [${i}]`,
-        config: { bytes: configBytes, digest: sha256(configBytes) },
-        layers: await Promise.all(e.Layers.map(async (rel, j) => {
-          const abs = await confined(dir, rel, `${file}: manifest.json [${i}].Layers[${j}]`);
-          return { label: `layer ${j} (${rel})`, compression: 'sniff' as const, open: async () => createReadStream(abs), path: abs };
-        })),
-        extraBlobs: [],
-        repoTags: tags,
-        repoDigests: [],
-        signal,
-      }));
+      out.push(
+        await this.ingest({
+          label: `${file} [${i}]`,
+          config: { bytes: configBytes, digest: sha256(configBytes) },
+          layers: await Promise.all(
+            e.Layers.map(async (rel, j) => {
+              const abs = await confined(dir, rel, `${file}: manifest.json [${i}].Layers[${j}]`);
+              return { label: `layer ${j} (${rel})`, compression: 'sniff' as const, open: async () => createReadStream(abs), path: abs };
+            }),
+          ),
+          extraBlobs: [],
+          repoTags: tags,
+          repoDigests: [],
+          signal,
+        }),
+      );
     }
     return out;
   }
@@ -359,7 +412,11 @@ export class LocalImageStore implements ImageStore {
     const configDoc: ImageConfigDoc = parseDoc('config', plan.config.bytes, ImageConfigSchema);
     const diffIds = configDoc.rootfs.diff_ids;
     if (diffIds.length !== plan.layers.length) {
-      throw new PodscopeError('InvalidArgument', `${plan.label}: config rootfs.diff_ids has ${diffIds.length} entries but the manifest has ${plan.layers.length} layers`, { details: { field: 'rootfs.diff_ids' } });
+      throw new PodscopeError(
+        'InvalidArgument',
+        `${plan.label}: config rootfs.diff_ids has ${diffIds.length} entries but the manifest has ${plan.layers.length} layers`,
+        { details: { field: 'rootfs.diff_ids' } },
+      );
     }
     const work = await mkdtemp(this.p('tmp', 'ingest-'));
     try {
@@ -368,7 +425,7 @@ export class LocalImageStore implements ImageStore {
       for (const [i, layer] of plan.layers.entries()) {
         const diffId = diffIds[i]!;
         plan.signal?.throwIfAborted();
-        if (await exists(this.p('layers', hexOf(diffId), 'fs')) || newLayers.some((l) => l.diffId === diffId)) {
+        if ((await exists(this.p('layers', hexOf(diffId), 'fs'))) || newLayers.some((l) => l.diffId === diffId)) {
           plan.progress?.(`layer ${i} ${diffId.slice(0, 19)} already present`, layer.size ?? 0, 0);
           continue;
         }
@@ -376,7 +433,15 @@ export class LocalImageStore implements ImageStore {
         const label = `${plan.label}: ${layer.label}`;
         const digest = layer.digest;
         if (digest) {
-          await receiveBlob({ source: await layer.open(), file: blobFile, expectDigest: digest, expectSize: layer.size, label, signal: plan.signal, onBytes: (n) => plan.progress?.(`layer ${i} downloading`, n, 0) });
+          await receiveBlob({
+            source: await layer.open(),
+            file: blobFile,
+            expectDigest: digest,
+            expectSize: layer.size,
+            label,
+            signal: plan.signal,
+            onBytes: (n) => plan.progress?.(`layer ${i} downloading`, n, 0),
+          });
           newBlobs.push({ digest, file: blobFile });
         }
         // docker-save layers have no compressed digest to check: the diffID check below covers their content
@@ -386,7 +451,15 @@ export class LocalImageStore implements ImageStore {
         const dir = join(work, `layer-${i}`);
         await mkdir(join(dir, 'fs'), { recursive: true, mode: 0o755 });
         plan.progress?.(`layer ${i} unpacking`, 0, 0);
-        const { size } = await unpackLayer({ blobPath: source, compression, expectDiffId: diffId, label, target: join(dir, 'fs'), marks: this.marks, signal: plan.signal });
+        const { size } = await unpackLayer({
+          blobPath: source,
+          compression,
+          expectDiffId: diffId,
+          label,
+          target: join(dir, 'fs'),
+          marks: this.marks,
+          signal: plan.signal,
+        });
         await writeAtomic(join(dir, 'layer.json'), JSON.stringify({ diffId, size, ...(digest && { blob: digest, compression }) }));
         newLayers.push({ diffId, dir });
       }
@@ -438,7 +511,15 @@ export class LocalImageStore implements ImageStore {
           pinned: previous?.record.pinned ?? false,
           createdAt: previous?.record.createdAt ?? new Date().toISOString(),
         };
-        const blobs = [...new Set([...(previous?.blobs ?? []), plan.config.digest, ...plan.extraBlobs.map((b) => b.digest), ...newBlobs.map((b) => b.digest), ...plan.layers.flatMap((l) => (l.digest ? [l.digest] : []))])];
+        const blobs = [
+          ...new Set([
+            ...(previous?.blobs ?? []),
+            plan.config.digest,
+            ...plan.extraBlobs.map((b) => b.digest),
+            ...newBlobs.map((b) => b.digest),
+            ...plan.layers.flatMap((l) => (l.digest ? [l.digest] : [])),
+          ]),
+        ];
         const stored: StoredImage = { record, blobs, ...(plan.manifestDigest && { manifestDigest: plan.manifestDigest }) };
         // a tag names one image: it moves off whatever image had it (that image stays, by id)
         for (const other of this.images.values()) {
@@ -477,7 +558,10 @@ export class LocalImageStore implements ImageStore {
     const out: string[] = [];
     for (const name of await readdir(this.p('users')).catch(() => [] as string[])) {
       if (!name.endsWith('.json')) continue;
-      const u = await readFile(this.p('users', name), 'utf8').then((t) => JSON.parse(t) as UserFile, () => undefined);
+      const u = await readFile(this.p('users', name), 'utf8').then(
+        (t) => JSON.parse(t) as UserFile,
+        () => undefined,
+      );
       if (u?.imageId === imageId) out.push(name.slice(0, -'.json'.length));
     }
     return out;
@@ -490,7 +574,9 @@ export class LocalImageStore implements ImageStore {
       if (!s) return;
       const users = await this.usersOf(s.record.id);
       if (users.length > 0) {
-        throw new PodscopeError('FailedPrecondition', `image ${ref} (${s.record.id}) is in use by container(s) ${users.join(', ')}`, { details: { imageId: s.record.id, containers: users } });
+        throw new PodscopeError('FailedPrecondition', `image ${ref} (${s.record.id}) is in use by container(s) ${users.join(', ')}`, {
+          details: { imageId: s.record.id, containers: users },
+        });
       }
       await rm(this.p('images', `${hexOf(s.record.id)}.json`), { force: true });
       this.images.delete(s.record.id);
@@ -506,8 +592,10 @@ export class LocalImageStore implements ImageStore {
       for (const d of s.record.diffIds) liveLayers.add(hexOf(d));
       for (const b of s.blobs) liveBlobs.add(hexOf(b));
     }
-    for (const name of await readdir(this.p('layers'))) if (!liveLayers.has(name)) await rm(this.p('layers', name), { recursive: true, force: true });
-    for (const name of await readdir(this.p('blobs', 'sha256'))) if (!liveBlobs.has(name)) await rm(this.p('blobs', 'sha256', name), { force: true });
+    for (const name of await readdir(this.p('layers')))
+      if (!liveLayers.has(name)) await rm(this.p('layers', name), { recursive: true, force: true });
+    for (const name of await readdir(this.p('blobs', 'sha256')))
+      if (!liveBlobs.has(name)) await rm(this.p('blobs', 'sha256', name), { force: true });
   }
 
   // ---- usage ----
@@ -538,12 +626,18 @@ export class LocalImageStore implements ImageStore {
   // ---- container rootfs ----
 
   async prepareRootfs(imageId: string, containerId: string, dir: string): Promise<ContainerRootfs> {
-    if (!/^[\w.-]{1,128}$/.test(containerId)) throw new PodscopeError('InvalidArgument', `container id ${JSON.stringify(containerId)} is not a valid name`, { details: { field: 'containerId' } });
+    if (!/^[\w.-]{1,128}$/.test(containerId))
+      throw new PodscopeError('InvalidArgument', `container id ${JSON.stringify(containerId)} is not a valid name`, {
+        details: { field: 'containerId' },
+      });
     const s = await this.lock.run('store', async () => {
       const found = this.find(imageId);
       if (!found) throw new PodscopeError('NotFound', `image ${imageId} not found`, { details: { field: 'image' } });
       // a second mount for the same container would stack on the first and leak it
-      if (await exists(this.p('users', `${containerId}.json`))) throw new PodscopeError('AlreadyExists', `a rootfs for container ${containerId} is already prepared (release it first)`, { details: { field: 'containerId' } });
+      if (await exists(this.p('users', `${containerId}.json`)))
+        throw new PodscopeError('AlreadyExists', `a rootfs for container ${containerId} is already prepared (release it first)`, {
+          details: { field: 'containerId' },
+        });
       const user: UserFile = { imageId: found.record.id, dir };
       await writeAtomic(this.p('users', `${containerId}.json`), JSON.stringify(user));
       return found;
@@ -576,7 +670,10 @@ export class LocalImageStore implements ImageStore {
    */
   async releaseRootfs(containerId: string): Promise<void> {
     const file = this.p('users', `${containerId}.json`);
-    const user = await readFile(file, 'utf8').then((t) => JSON.parse(t) as UserFile, () => undefined);
+    const user = await readFile(file, 'utf8').then(
+      (t) => JSON.parse(t) as UserFile,
+      () => undefined,
+    );
     if (!user) return;
     await this.mounter.unmount(join(user.dir, 'rootfs'));
     for (const d of ['rootfs', 'upper', 'work']) await rm(join(user.dir, d), { recursive: true, force: true });
@@ -604,7 +701,10 @@ function parseManifest(bytes: Buffer): ImageManifest {
 
 /** Reads a small blob (config) into memory, with its size and digest checked. */
 async function readSmallBlob(blob: { stream: Readable }, desc: Descriptor, what: string): Promise<Buffer> {
-  if (desc.size > 8 * 1024 * 1024) throw new PodscopeError('FailedPrecondition', `${what}.size ${desc.size} is over the 8 MiB config limit`, { details: { field: `${what}.size` } });
+  if (desc.size > 8 * 1024 * 1024)
+    throw new PodscopeError('FailedPrecondition', `${what}.size ${desc.size} is over the 8 MiB config limit`, {
+      details: { field: `${what}.size` },
+    });
   const chunks: Buffer[] = [];
   let n = 0;
   for await (const c of blob.stream) {
@@ -615,7 +715,10 @@ async function readSmallBlob(blob: { stream: Readable }, desc: Descriptor, what:
   blob.stream.destroy();
   const bytes = Buffer.concat(chunks);
   const d = sha256(bytes);
-  if (d !== desc.digest) throw new PodscopeError('FailedPrecondition', `${what}: content digest ${d} does not match ${desc.digest}; nothing was stored`, { details: { field: `${what}.digest`, expected: desc.digest, actual: d } });
+  if (d !== desc.digest)
+    throw new PodscopeError('FailedPrecondition', `${what}: content digest ${d} does not match ${desc.digest}; nothing was stored`, {
+      details: { field: `${what}.digest`, expected: desc.digest, actual: d },
+    });
   return bytes;
 }
 

@@ -26,8 +26,12 @@ import type { OverlayMarks } from './overlay';
 export function zstdDecompressStream(): Transform {
   const out: Buffer[] = [];
   // copy: fzstd may hand out views of a window it reuses
-  const decoder = new Decompress((data) => { if (data.length) out.push(Buffer.from(data)); });
-  const drain = (t: Transform) => { for (const b of out.splice(0)) t.push(b); };
+  const decoder = new Decompress((data) => {
+    if (data.length) out.push(Buffer.from(data));
+  });
+  const drain = (t: Transform) => {
+    for (const b of out.splice(0)) t.push(b);
+  };
   const t: Transform = new Transform({
     transform(chunk: Buffer, _enc, cb: TransformCallback) {
       try {
@@ -92,7 +96,8 @@ export class HashingStream extends Transform {
 /** `./a/b/.wh.c` ⇒ ['a','b','.wh.c']; refuses `..` (node-tar refuses those entries too, but whiteouts are ours). */
 function safeParts(path: string): string[] {
   const parts = path.split('/').filter((p) => p !== '' && p !== '.');
-  if (parts.some((p) => p === '..')) throw new PodscopeError('InvalidArgument', `layer entry ${JSON.stringify(path)} escapes the layer root`);
+  if (parts.some((p) => p === '..'))
+    throw new PodscopeError('InvalidArgument', `layer entry ${JSON.stringify(path)} escapes the layer root`);
   return parts;
 }
 
@@ -103,7 +108,8 @@ async function ensureRealDir(root: string, parts: string[]): Promise<string> {
     dir = join(dir, p);
     const st = await lstat(dir).catch(() => undefined);
     if (!st) await mkdir(dir, { mode: 0o755 });
-    else if (!st.isDirectory()) throw new PodscopeError('InvalidArgument', `layer whiteout under ${JSON.stringify(parts.join('/'))}: ${p} is not a directory`);
+    else if (!st.isDirectory())
+      throw new PodscopeError('InvalidArgument', `layer whiteout under ${JSON.stringify(parts.join('/'))}: ${p} is not a directory`);
   }
   return dir;
 }
@@ -186,15 +192,27 @@ export async function unpackLayer(input: UnpackInput): Promise<{ size: number; w
     unpack.on('error', (e: Error) => reject(e));
   });
   try {
-    await pipeline(createReadStream(input.blobPath), decompressStream(input.compression), hasher, unpack as unknown as NodeJS.WritableStream, { signal: input.signal });
+    await pipeline(
+      createReadStream(input.blobPath),
+      decompressStream(input.compression),
+      hasher,
+      unpack as unknown as NodeJS.WritableStream,
+      { signal: input.signal },
+    );
     await done;
   } catch (e) {
     if (input.signal?.aborted) throw new PodscopeError('Canceled', `unpacking ${input.label} canceled`, { cause: e });
-    throw new PodscopeError('InvalidArgument', `${input.label}: cannot unpack (${input.compression}): ${(e as Error).message}`, { cause: e });
+    throw new PodscopeError('InvalidArgument', `${input.label}: cannot unpack (${input.compression}): ${(e as Error).message}`, {
+      cause: e,
+    });
   }
   const diffId = hasher.digest();
   if (diffId !== input.expectDiffId) {
-    throw new PodscopeError('FailedPrecondition', `${input.label}: uncompressed digest ${diffId} does not match config rootfs.diff_ids entry ${input.expectDiffId}`, { details: { field: 'rootfs.diff_ids', expected: input.expectDiffId, actual: diffId } });
+    throw new PodscopeError(
+      'FailedPrecondition',
+      `${input.label}: uncompressed digest ${diffId} does not match config rootfs.diff_ids entry ${input.expectDiffId}`,
+      { details: { field: 'rootfs.diff_ids', expected: input.expectDiffId, actual: diffId } },
+    );
   }
   for (const path of whiteouts) {
     const parts = safeParts(path);
@@ -212,7 +230,15 @@ export async function unpackLayer(input: UnpackInput): Promise<{ size: number; w
 }
 
 /** Streams a source into a file while hashing; throws naming the digest when it does not match. */
-export async function receiveBlob(input: { source: Readable; file: string; expectDigest: string; expectSize?: number; label: string; signal?: AbortSignal; onBytes?: (n: number) => void }): Promise<number> {
+export async function receiveBlob(input: {
+  source: Readable;
+  file: string;
+  expectDigest: string;
+  expectSize?: number;
+  label: string;
+  signal?: AbortSignal;
+  onBytes?: (n: number) => void;
+}): Promise<number> {
   const hasher = new HashingStream(input.onBytes);
   try {
     await pipeline(input.source, hasher, createWriteStream(input.file, { mode: 0o644 }), { signal: input.signal });
@@ -222,10 +248,18 @@ export async function receiveBlob(input: { source: Readable; file: string; expec
   }
   const actual = hasher.digest();
   if (actual !== input.expectDigest) {
-    throw new PodscopeError('FailedPrecondition', `${input.label}: content digest ${actual} does not match the expected ${input.expectDigest}; nothing was stored`, { details: { field: 'digest', expected: input.expectDigest, actual } });
+    throw new PodscopeError(
+      'FailedPrecondition',
+      `${input.label}: content digest ${actual} does not match the expected ${input.expectDigest}; nothing was stored`,
+      { details: { field: 'digest', expected: input.expectDigest, actual } },
+    );
   }
   if (input.expectSize !== undefined && hasher.bytes !== input.expectSize) {
-    throw new PodscopeError('FailedPrecondition', `${input.label}: size ${hasher.bytes} does not match the descriptor size ${input.expectSize}`, { details: { field: 'size', expected: input.expectSize, actual: hasher.bytes } });
+    throw new PodscopeError(
+      'FailedPrecondition',
+      `${input.label}: size ${hasher.bytes} does not match the descriptor size ${input.expectSize}`,
+      { details: { field: 'size', expected: input.expectSize, actual: hasher.bytes } },
+    );
   }
   return hasher.bytes;
 }

@@ -1,7 +1,11 @@
 /** CIDR arithmetic for the lab's "does this conflist share a subnet with a live pod" check (IPv4 and IPv6). */
 import { isIP } from 'node:net';
 
-interface Net { family: 4 | 6; base: bigint; bits: number }
+interface Net {
+  family: 4 | 6;
+  base: bigint;
+  bits: number;
+}
 
 function toBig(ip: string): bigint | undefined {
   const family = isIP(ip);
@@ -11,7 +15,10 @@ function toBig(ip: string): bigint | undefined {
   const h = head ? head.split(':') : [];
   const t = tail ? tail.split(':') : [];
   // an embedded IPv4 tail (::ffff:1.2.3.4) counts as two groups
-  const expand = (groups: string[]) => groups.flatMap((g) => (g.includes('.') ? [((Number(toBig(g)) >>> 16) & 0xffff).toString(16), (Number(toBig(g)) & 0xffff).toString(16)] : [g]));
+  const expand = (groups: string[]) =>
+    groups.flatMap((g) =>
+      g.includes('.') ? [((Number(toBig(g)) >>> 16) & 0xffff).toString(16), (Number(toBig(g)) & 0xffff).toString(16)] : [g],
+    );
   const hh = expand(h);
   const tt = expand(t);
   const groups = tail === undefined ? hh : [...hh, ...Array(8 - hh.length - tt.length).fill('0'), ...tt];

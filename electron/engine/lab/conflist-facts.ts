@@ -18,7 +18,8 @@ function ipamSubnets(ipam: Obj): string[] {
   const out: string[] = [];
   if (typeof ipam.subnet === 'string') out.push(ipam.subnet);
   if (Array.isArray(ipam.ranges)) {
-    for (const set of ipam.ranges) if (Array.isArray(set)) for (const r of set) if (isObj(r) && typeof r.subnet === 'string') out.push(r.subnet);
+    for (const set of ipam.ranges)
+      if (Array.isArray(set)) for (const r of set) if (isObj(r) && typeof r.subnet === 'string') out.push(r.subnet);
   }
   if (Array.isArray(ipam.addresses)) for (const a of ipam.addresses) if (isObj(a) && typeof a.address === 'string') out.push(a.address);
   return out;
@@ -30,7 +31,8 @@ export function conflistFacts(name: string, plugins: Obj[]): ConflistFacts {
     if (p.type === 'bridge') facts.bridges.push(typeof p.bridge === 'string' && p.bridge ? p.bridge : DEFAULT_BRIDGE);
     if (isObj(p.ipam)) {
       facts.subnets.push(...ipamSubnets(p.ipam));
-      if (p.ipam.type === 'host-local') facts.ipamDirs.push(`${typeof p.ipam.dataDir === 'string' && p.ipam.dataDir ? p.ipam.dataDir : DEFAULT_HOST_LOCAL_DIR}/${name}`);
+      if (p.ipam.type === 'host-local')
+        facts.ipamDirs.push(`${typeof p.ipam.dataDir === 'string' && p.ipam.dataDir ? p.ipam.dataDir : DEFAULT_HOST_LOCAL_DIR}/${name}`);
     }
   }
   return facts;

@@ -106,18 +106,29 @@ export function diffSides(a: DiffSide, b: DiffSide): LabDiff {
   const live = a.kind === 'sandbox' || b.kind === 'sandbox';
   // a live pod has only its ADD recorded
   const plugins = diffPlugins(a, b, live ? new Set(['ADD']) : undefined);
-  if (live) notes.push('a live pod keeps only its ADD trace: CHECK and DEL are compared between runs only, and its kernel state was not snapshotted');
+  if (live)
+    notes.push(
+      'a live pod keeps only its ADD trace: CHECK and DEL are compared between runs only, and its kernel state was not snapshotted',
+    );
   const out: LabDiff = {
     a: { kind: a.kind, id: a.id, label: a.label },
     b: { kind: b.kind, id: b.id, label: b.label },
     plugins,
-    result: jsonDiff(a.result === undefined ? undefined : parseOrText(normalize(JSON.stringify(a.result), a.tokens)), b.result === undefined ? undefined : parseOrText(normalize(JSON.stringify(b.result), b.tokens))),
+    result: jsonDiff(
+      a.result === undefined ? undefined : parseOrText(normalize(JSON.stringify(a.result), a.tokens)),
+      b.result === undefined ? undefined : parseOrText(normalize(JSON.stringify(b.result), b.tokens)),
+    ),
     notes,
   };
   if (a.kernelCreated && b.kernelCreated) out.kernel = setDiff(a.kernelCreated, a.tokens, b.kernelCreated, b.tokens);
   if (a.leftAfterDel && b.leftAfterDel) out.leftAfterDel = setDiff(a.leftAfterDel, a.tokens, b.leftAfterDel, b.tokens);
-  const ipsA = Object.entries(a.tokens).filter(([, v]) => v.startsWith('<pod-ip')).map(([k]) => k);
-  const ipsB = Object.entries(b.tokens).filter(([, v]) => v.startsWith('<pod-ip')).map(([k]) => k);
-  if (ipsA.join() !== ipsB.join()) notes.push(`pod addresses are compared as placeholders: a got ${ipsA.join(', ') || 'none'}, b got ${ipsB.join(', ') || 'none'}`);
+  const ipsA = Object.entries(a.tokens)
+    .filter(([, v]) => v.startsWith('<pod-ip'))
+    .map(([k]) => k);
+  const ipsB = Object.entries(b.tokens)
+    .filter(([, v]) => v.startsWith('<pod-ip'))
+    .map(([k]) => k);
+  if (ipsA.join() !== ipsB.join())
+    notes.push(`pod addresses are compared as placeholders: a got ${ipsA.join(', ') || 'none'}, b got ${ipsB.join(', ') || 'none'}`);
   return out;
 }

@@ -21,9 +21,20 @@ export async function liveNetworkUses(api: Pick<SandboxApi, 'list' | 'status' | 
     for (const att of st.networks) {
       if (att.network === 'cni-loopback') continue;
       const view = config.networks.find((n) => n.name === att.network);
-      const facts = conflistFacts(att.network, (view?.plugins ?? []).map((p) => p.raw as Obj));
+      const facts = conflistFacts(
+        att.network,
+        (view?.plugins ?? []).map((p) => p.raw as Obj),
+      );
       const ips = (att.result?.ips ?? []).map((ip) => ip.address.split('/')[0]!);
-      out.push({ sandboxId: s.id, sandboxName: s.name, network: att.network, bridges: facts.bridges, subnets: facts.subnets, ips, ipamDirs: facts.ipamDirs });
+      out.push({
+        sandboxId: s.id,
+        sandboxName: s.name,
+        network: att.network,
+        bridges: facts.bridges,
+        subnets: facts.subnets,
+        ips,
+        ipamDirs: facts.ipamDirs,
+      });
     }
   }
   return out;
@@ -47,7 +58,11 @@ export async function recordedAddOf(api: Pick<SandboxApi, 'status'>, id: string)
       ok: t.ok,
       startedAt: t.startedAt,
     }));
-  if (plugins.length === 0) throw new PodscopeError('FailedPrecondition', `sandbox ${id} has no recorded CNI ADD to compare with (host network, or its trace was not kept)`);
+  if (plugins.length === 0)
+    throw new PodscopeError(
+      'FailedPrecondition',
+      `sandbox ${id} has no recorded CNI ADD to compare with (host network, or its trace was not kept)`,
+    );
   const eth = st.networks.find((n) => n.network !== 'cni-loopback');
   return { id: st.id, name: st.metadata.name, plugins, netns: st.netnsPath, result: eth?.result };
 }

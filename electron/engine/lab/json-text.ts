@@ -25,7 +25,9 @@ export function parseJsonText(text: string): { value: unknown } | { issue: LabIs
     const message = (e as Error).message;
     const at = /at position (\d+)/.exec(message);
     const offset = at ? Number(at[1]) : text.trimEnd().length;
-    return { issue: { path: '', message: `JSON: ${message.replace(/ in JSON at position \d+.*$/, '')}`, offset, ...lineColumn(text, offset) } };
+    return {
+      issue: { path: '', message: `JSON: ${message.replace(/ in JSON at position \d+.*$/, '')}`, offset, ...lineColumn(text, offset) },
+    };
   }
 }
 

@@ -24,7 +24,18 @@ export interface KernelReader {
   read(scope: KernelScope, signal?: AbortSignal): Promise<{ snapshot: KernelSnapshot; errors: string[] }>;
 }
 
-export const KERNEL_KINDS: LabKernelKind[] = ['netns-link', 'netns-address', 'netns-route', 'link', 'host-address', 'iptables', 'ip6tables', 'qdisc', 'ipam', 'cache'];
+export const KERNEL_KINDS: LabKernelKind[] = [
+  'netns-link',
+  'netns-address',
+  'netns-route',
+  'link',
+  'host-address',
+  'iptables',
+  'ip6tables',
+  'qdisc',
+  'ipam',
+  'cache',
+];
 
 export function emptySnapshot(): KernelSnapshot {
   return Object.fromEntries(KERNEL_KINDS.map((k) => [k, []])) as unknown as KernelSnapshot;
@@ -37,8 +48,21 @@ interface IpAddr {
   linkinfo?: { info_kind?: string; info_slave_kind?: string; info_slave_data?: { hairpin?: boolean } };
   addr_info?: Array<{ family: string; local: string; prefixlen: number; scope?: string }>;
 }
-interface IpRoute { dst: string; gateway?: string; dev?: string; protocol?: string; scope?: string }
-interface Qdisc { kind: string; handle?: string; dev: string; root?: boolean; parent?: string; options?: { rate?: number; burst?: number; lat?: number } }
+interface IpRoute {
+  dst: string;
+  gateway?: string;
+  dev?: string;
+  protocol?: string;
+  scope?: string;
+}
+interface Qdisc {
+  kind: string;
+  handle?: string;
+  dev: string;
+  root?: boolean;
+  parent?: string;
+  options?: { rate?: number; burst?: number; lat?: number };
+}
 
 const TIMEOUT_MS = 15_000;
 
@@ -60,8 +84,13 @@ export function routeLine(r: IpRoute, family: 4 | 6): string {
 
 export function qdiscLine(q: Qdisc): string {
   const opts = q.options ?? {};
-  const shape = [opts.rate !== undefined ? `rate ${opts.rate}` : '', opts.burst !== undefined ? `burst ${opts.burst}` : ''].filter(Boolean).join(' ');
-  return `dev ${q.dev} ${q.kind} ${q.handle ?? ''} ${q.root ? 'root' : `parent ${q.parent ?? '?'}`}${shape ? ` ${shape}` : ''}`.replace(/ +/g, ' ');
+  const shape = [opts.rate !== undefined ? `rate ${opts.rate}` : '', opts.burst !== undefined ? `burst ${opts.burst}` : '']
+    .filter(Boolean)
+    .join(' ');
+  return `dev ${q.dev} ${q.kind} ${q.handle ?? ''} ${q.root ? 'root' : `parent ${q.parent ?? '?'}`}${shape ? ` ${shape}` : ''}`.replace(
+    / +/g,
+    ' ',
+  );
 }
 
 export class LinuxKernelReader implements KernelReader {
@@ -70,7 +99,9 @@ export class LinuxKernelReader implements KernelReader {
   async read(scope: KernelScope, signal?: AbortSignal): Promise<{ snapshot: KernelSnapshot; errors: string[] }> {
     const errors: string[] = [];
     const run = async (file: string, args: string[]): Promise<string | undefined> => {
-      const r = await this.runner.run({ file, args, timeoutMs: TIMEOUT_MS, signal }).catch((e: unknown) => ({ exitCode: -1, stdout: '', stderr: (e as Error).message }));
+      const r = await this.runner
+        .run({ file, args, timeoutMs: TIMEOUT_MS, signal })
+        .catch((e: unknown) => ({ exitCode: -1, stdout: '', stderr: (e as Error).message }));
       if (r.exitCode !== 0) {
         errors.push(`${describeCommand(file, args)}: ${r.stderr.trim() || `exit ${r.exitCode}`}`);
         return undefined;
@@ -89,7 +120,13 @@ export class LinuxKernelReader implements KernelReader {
     };
     const ns = scope.netns;
     const inNs = (args: string[]) => ['--net=' + ns, 'ip', ...args];
-    const rules = (tool: string, table: string) => run(tool, ['-w', '5', '-t', table, '-S']).then((t) => (t ?? '').split('\n').filter(Boolean).map((l) => `${table} ${l}`));
+    const rules = (tool: string, table: string) =>
+      run(tool, ['-w', '5', '-t', table, '-S']).then((t) =>
+        (t ?? '')
+          .split('\n')
+          .filter(Boolean)
+          .map((l) => `${table} ${l}`),
+      );
     const [nsLinks, nsRoutes4, nsRoutes6, hostLinks, qdiscs, nat4, filter4, nat6, filter6, ipam, cache] = await Promise.all([
       ns ? json<IpAddr>('nsenter', inNs(['-d', '-j', 'addr', 'show'])) : Promise.resolve([]),
       ns ? json<IpRoute>('nsenter', inNs(['-j', '-4', 'route', 'show'])) : Promise.resolve([]),
@@ -139,7 +176,10 @@ export class LinuxKernelReader implements KernelReader {
 
   private async cacheFiles(scope: KernelScope, errors: string[]): Promise<string[]> {
     try {
-      return (await readdir(scope.cacheResultsDir)).filter((n) => n.includes(scope.containerId)).sort().map((n) => path.join(scope.cacheResultsDir, n));
+      return (await readdir(scope.cacheResultsDir))
+        .filter((n) => n.includes(scope.containerId))
+        .sort()
+        .map((n) => path.join(scope.cacheResultsDir, n));
     } catch (e) {
       if ((e as NodeJS.ErrnoException).code !== 'ENOENT') errors.push(`${scope.cacheResultsDir}: ${(e as Error).message}`);
       return [];

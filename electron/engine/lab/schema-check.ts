@@ -37,7 +37,12 @@ function typeMatches(actual: string, wanted: string): boolean {
   return actual === wanted || (wanted === 'number' && actual === 'integer');
 }
 
-export function checkSchema(schema: JsonSchema, value: unknown, path: Array<string | number> = [], out: SchemaProblem[] = []): SchemaProblem[] {
+export function checkSchema(
+  schema: JsonSchema,
+  value: unknown,
+  path: Array<string | number> = [],
+  out: SchemaProblem[] = [],
+): SchemaProblem[] {
   const problem = (message: string) => out.push({ path, message });
   const actual = typeOf(value);
   if (schema.type !== undefined) {
@@ -54,17 +59,21 @@ export function checkSchema(schema: JsonSchema, value: unknown, path: Array<stri
     if (schema.maximum !== undefined && value > schema.maximum) problem(`must be <= ${schema.maximum}`);
   }
   if (typeof value === 'string') {
-    if (schema.minLength !== undefined && value.length < schema.minLength) problem(schema.minLength === 1 ? 'must not be empty' : `must be at least ${schema.minLength} characters`);
+    if (schema.minLength !== undefined && value.length < schema.minLength)
+      problem(schema.minLength === 1 ? 'must not be empty' : `must be at least ${schema.minLength} characters`);
     if (schema.maxLength !== undefined && value.length > schema.maxLength) problem(`must be at most ${schema.maxLength} characters`);
-    if (schema.pattern !== undefined && !new RegExp(schema.pattern).test(value)) problem(`${JSON.stringify(value)} does not match ${schema.pattern}`);
+    if (schema.pattern !== undefined && !new RegExp(schema.pattern).test(value))
+      problem(`${JSON.stringify(value)} does not match ${schema.pattern}`);
   }
   if (Array.isArray(value)) {
-    if (schema.minItems !== undefined && value.length < schema.minItems) problem(`needs at least ${schema.minItems} item${schema.minItems === 1 ? '' : 's'}`);
+    if (schema.minItems !== undefined && value.length < schema.minItems)
+      problem(`needs at least ${schema.minItems} item${schema.minItems === 1 ? '' : 's'}`);
     if (schema.items) value.forEach((v, i) => checkSchema(schema.items!, v, [...path, i], out));
   }
   if (actual === 'object') {
     const obj = value as Record<string, unknown>;
-    for (const key of schema.required ?? []) if (!(key in obj)) out.push({ path, message: `missing required field ${JSON.stringify(key)}` });
+    for (const key of schema.required ?? [])
+      if (!(key in obj)) out.push({ path, message: `missing required field ${JSON.stringify(key)}` });
     for (const [key, v] of Object.entries(obj)) {
       const sub = schema.properties?.[key] ?? (typeof schema.additionalProperties === 'object' ? schema.additionalProperties : undefined);
       if (sub) checkSchema(sub, v, [...path, key], out);

@@ -78,7 +78,10 @@ const IFNAME = 'eth0';
 const RUN_FILE = /^[A-Za-z0-9][A-Za-z0-9_.-]*\.json$/;
 
 function newRunId(now = new Date()): string {
-  const t = now.toISOString().replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z');
+  const t = now
+    .toISOString()
+    .replace(/[-:]/g, '')
+    .replace(/\.\d+Z$/, 'Z');
   return `${t}-${randomBytes(3).toString('hex')}`;
 }
 
@@ -149,13 +152,23 @@ export class LabService implements LabApi {
     if (!validation.ok || !validation.parsed) {
       const first = validation.errors[0];
       const where = first?.line !== undefined ? ` (line ${first.line}, column ${first.column})` : '';
-      throw new PodscopeError('InvalidArgument', `conflist refused, nothing was run: ${first?.path ? `${first.path}: ` : ''}${first?.message ?? 'invalid'}${where}`, { details: { errors: validation.errors } });
+      throw new PodscopeError(
+        'InvalidArgument',
+        `conflist refused, nothing was run: ${first?.path ? `${first.path}: ` : ''}${first?.message ?? 'invalid'}${where}`,
+        { details: { errors: validation.errors } },
+      );
     }
     if (validation.conflicts.length > 0 && !req.force) {
-      const list = validation.conflicts.map((c) => `${c.sandboxName || c.sandboxId.slice(0, 13)} (${c.network}): ${c.shares.join(', ')}`).join('; ');
-      throw new PodscopeError('FailedPrecondition', `this conflist shares host networking with live sandboxes, so a run would touch them: ${list}. Run with force to proceed anyway.`, {
-        details: { conflicts: validation.conflicts },
-      });
+      const list = validation.conflicts
+        .map((c) => `${c.sandboxName || c.sandboxId.slice(0, 13)} (${c.network}): ${c.shares.join(', ')}`)
+        .join('; ');
+      throw new PodscopeError(
+        'FailedPrecondition',
+        `this conflist shares host networking with live sandboxes, so a run would touch them: ${list}. Run with force to proceed anyway.`,
+        {
+          details: { conflicts: validation.conflicts },
+        },
+      );
     }
     const parsed: ParsedConflist = validation.parsed;
     const t0 = performance.now();
@@ -165,7 +178,8 @@ export class LabService implements LabApi {
     const facts = conflistFacts(parsed.name, parsed.plugins);
     const cache = new ResultCache(this.cacheDir);
     const scope: KernelScope = { ipamDirs: facts.ipamDirs, cacheResultsDir: cache.dir, containerId };
-    const progress = (step: string, plugin?: LabPluginTrace) => this.emit({ requestId: req.requestId, runId: id, step, ...(plugin ? { plugin } : {}) }, onProgress);
+    const progress = (step: string, plugin?: LabPluginTrace) =>
+      this.emit({ requestId: req.requestId, runId: id, step, ...(plugin ? { plugin } : {}) }, onProgress);
 
     const run: LabRun = {
       id,
@@ -198,7 +212,8 @@ export class LabService implements LabApi {
     }
     for (const type of types) {
       const binary = await resolvePluginBinary(type, options.cniBinDirs);
-      if (binary) run.versions.push(await pluginVersion(type, binary).catch(() => ({ type, path: binary, sha256: '', size: 0, mtime: '' })));
+      if (binary)
+        run.versions.push(await pluginVersion(type, binary).catch(() => ({ type, path: binary, sha256: '', size: 0, mtime: '' })));
     }
 
     let phase: 'ADD' | 'CHECK' | 'DEL' = 'ADD';
@@ -222,12 +237,23 @@ export class LabService implements LabApi {
       run.plugins.push(trace);
       progress(`${trace.verb} ${trace.type}`, trace);
     };
-    const ctx: ExecContext = { runner: this.deps.runner, binDirs: options.cniBinDirs, baseEnv: this.deps.env ?? process.env, timeoutMs: options.pluginTimeoutMs, record };
+    const ctx: ExecContext = {
+      runner: this.deps.runner,
+      binDirs: options.cniBinDirs,
+      baseEnv: this.deps.env ?? process.env,
+      timeoutMs: options.pluginTimeoutMs,
+      record,
+    };
     const list = confListFromBytes(Buffer.from(req.text));
     // only the text is run: plugins from <confdir>/<network>/*.conf are not added
     const net: LoadedNetwork = { list, ifName: IFNAME, builtin: false, binaries: [] };
     const opts: CniNamespaceOptions = {
-      args: [['IgnoreUnknown', '1'], ['K8S_POD_NAMESPACE', 'podscope-lab'], ['K8S_POD_NAME', id], ['K8S_POD_INFRA_CONTAINER_ID', containerId]],
+      args: [
+        ['IgnoreUnknown', '1'],
+        ['K8S_POD_NAMESPACE', 'podscope-lab'],
+        ['K8S_POD_NAME', id],
+        ['K8S_POD_INFRA_CONTAINER_ID', containerId],
+      ],
       capabilities: capabilityArgs(req.capabilities),
     };
     const att: Attachment = { containerId, netns: netnsPath, opts };
@@ -257,7 +283,8 @@ export class LabService implements LabApi {
         const cached = await cache.readResult({ networkName: list.name, containerId, ifName: IFNAME });
         if (cached.state === 'found') run.rawResult = cached.result;
         if (req.skipCheck) run.checkSkipped = 'skipped on request';
-        else if (!validation.checkSupported) run.checkSkipped = parsed.disableCheck ? 'disableCheck is set' : `cniVersion ${parsed.cniVersion} has no CHECK (0.4.0 and later)`;
+        else if (!validation.checkSupported)
+          run.checkSkipped = parsed.disableCheck ? 'disableCheck is set' : `cniVersion ${parsed.cniVersion} has no CHECK (0.4.0 and later)`;
         else {
           phase = 'CHECK';
           try {
@@ -283,7 +310,8 @@ export class LabService implements LabApi {
     } catch (e) {
       run.error ??= serializeError(e);
     } finally {
-      if (netnsMade) await this.deps.netns.remove(netnsPath).catch((e: unknown) => run.snapshotErrors.push(`netns remove: ${(e as Error).message}`));
+      if (netnsMade)
+        await this.deps.netns.remove(netnsPath).catch((e: unknown) => run.snapshotErrors.push(`netns remove: ${(e as Error).message}`));
     }
     const names = namesFromTraces(run.plugins, { containerId, network: list.name, netns: netnsPath, bridges: facts.bridges });
     const v = verdict(before.snapshot, afterAdd.snapshot, afterDel.snapshot, names);
@@ -332,7 +360,10 @@ export class LabService implements LabApi {
       // a unique prefix works, as sandbox ids do
       const matches = (await this.list()).filter((r) => r.id.startsWith(id));
       if (matches.length === 1) return readFile(path.join(this.dir, `${matches[0]!.id}.json`), 'utf8');
-      throw new PodscopeError('NotFound', matches.length > 1 ? `lab run prefix ${id} is ambiguous (${matches.length} runs)` : `no lab run ${id}`);
+      throw new PodscopeError(
+        'NotFound',
+        matches.length > 1 ? `lab run prefix ${id} is ambiguous (${matches.length} runs)` : `no lab run ${id}`,
+      );
     });
     return JSON.parse(text) as LabRun;
   }
@@ -345,10 +376,26 @@ export class LabService implements LabApi {
         const tokens = tokensOf(names);
         // a pod's network name is part of its chain hashes, not of anything the config sets: leave the derived names out
         for (const k of Object.keys(tokens)) if (/^<(masq-chain|dnat-chain|ifb)>$/.test(tokens[k]!)) delete tokens[k];
-        return { kind: 'sandbox', id: rec.id, label: `pod ${rec.name || rec.id.slice(0, 13)}`, plugins: rec.plugins, tokens, result: rec.result };
+        return {
+          kind: 'sandbox',
+          id: rec.id,
+          label: `pod ${rec.name || rec.id.slice(0, 13)}`,
+          plugins: rec.plugins,
+          tokens,
+          result: rec.result,
+        };
       }
       const run = await this.get(ref);
-      return { kind: 'run', id: run.id, label: `run ${run.id} (${run.name})`, plugins: run.plugins, tokens: run.tokens, result: run.result, kernelCreated: run.kernelCreated, leftAfterDel: run.leftAfterDel };
+      return {
+        kind: 'run',
+        id: run.id,
+        label: `run ${run.id} (${run.name})`,
+        plugins: run.plugins,
+        tokens: run.tokens,
+        result: run.result,
+        kernelCreated: run.kernelCreated,
+        leftAfterDel: run.leftAfterDel,
+      };
     };
     return diffSides(await side(a), await side(b));
   }
@@ -359,7 +406,11 @@ export class LabService implements LabApi {
     const v = await validateConflistText(req.text, this.deps.options.cniBinDirs);
     if (!v.ok || !v.parsed) {
       const first = v.errors[0];
-      throw new PodscopeError('InvalidArgument', `conflist refused, nothing was written: ${first?.path ? `${first.path}: ` : ''}${first?.message ?? 'invalid'}${first?.line !== undefined ? ` (line ${first.line}, column ${first.column})` : ''}`, { details: { errors: v.errors } });
+      throw new PodscopeError(
+        'InvalidArgument',
+        `conflist refused, nothing was written: ${first?.path ? `${first.path}: ` : ''}${first?.message ?? 'invalid'}${first?.line !== undefined ? ` (line ${first.line}, column ${first.column})` : ''}`,
+        { details: { errors: v.errors } },
+      );
     }
     const dir = this.deps.options.cniConfDir;
     const fileName = req.fileName ?? `${v.parsed.name}.conflist`;
@@ -368,7 +419,10 @@ export class LabService implements LabApi {
     let backup: string | undefined;
     const existing = await stat(target).catch(() => undefined);
     if (existing) {
-      backup = `${target}.bak-${new Date().toISOString().replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z')}`;
+      backup = `${target}.bak-${new Date()
+        .toISOString()
+        .replace(/[-:]/g, '')
+        .replace(/\.\d+Z$/, 'Z')}`;
       await copyFile(target, backup);
     }
     // the temp name has no conf extension, so a watcher's reload in between never loads half a file
@@ -393,7 +447,13 @@ export async function checkNetworkList(ctx: ExecContext, cache: ResultCache, net
   const verb: CniVerb = 'CHECK';
   const env = cniEnv({ verb, containerId: att.containerId, netns: att.netns, ifName, args: att.opts.args, binDirs: ctx.binDirs });
   for (const [index, plugin] of list.plugins.entries()) {
-    const stdin = buildPluginStdin({ networkName: list.name, cniVersion: list.cniVersion, plugin, prevResult, capabilityArgs: att.opts.capabilities });
+    const stdin = buildPluginStdin({
+      networkName: list.name,
+      cniVersion: list.cniVersion,
+      plugin,
+      prevResult,
+      capabilityArgs: att.opts.capabilities,
+    });
     await execPlugin(ctx, { network: list.name, ifName, verb, index, type: plugin.type, stdin, cniEnv: env }, () => undefined);
   }
 }
@@ -401,7 +461,13 @@ export async function checkNetworkList(ctx: ExecContext, cache: ResultCache, net
 /** The user's capability args as plugins read them in runtimeConfig; bandwidth's unset burst is containerd's 2^32-1. */
 export function capabilityArgs(c: LabRun['capabilities']): Record<string, unknown> {
   const out: Record<string, unknown> = {};
-  if (c.portMappings?.length) out.portMappings = c.portMappings.map((m) => ({ hostPort: m.hostPort, containerPort: m.containerPort, protocol: m.protocol, ...(m.hostIP ? { hostIP: m.hostIP } : {}) }));
+  if (c.portMappings?.length)
+    out.portMappings = c.portMappings.map((m) => ({
+      hostPort: m.hostPort,
+      containerPort: m.containerPort,
+      protocol: m.protocol,
+      ...(m.hostIP ? { hostIP: m.hostIP } : {}),
+    }));
   if (c.bandwidth) {
     const MAX_BURST = 4294967295;
     const b = c.bandwidth;

@@ -28,7 +28,19 @@ import tuning from './schemas/tuning.json' with { type: 'json' };
 import vlan from './schemas/vlan.json' with { type: 'json' };
 
 export const PLUGIN_SCHEMAS: Record<string, JsonSchema> = {
-  bandwidth, bridge, firewall, 'host-local': hostLocal, ipvlan, loopback, macvlan, portmap, ptp, sbr, static: staticIpam, tuning, vlan,
+  bandwidth,
+  bridge,
+  firewall,
+  'host-local': hostLocal,
+  ipvlan,
+  loopback,
+  macvlan,
+  portmap,
+  ptp,
+  sbr,
+  static: staticIpam,
+  tuning,
+  vlan,
 } as Record<string, JsonSchema>;
 
 /** A live sandbox's network as the conflict check needs it. */
@@ -75,16 +87,27 @@ export async function validateConflistText(text: string, binDirs: string[], live
     issue([], 'a conflist must be a JSON object');
     return out;
   }
-  if (typeof doc.type === 'string' && !('plugins' in doc)) warnings.push('this is a single-plugin .conf: the lab runs conflists (a list with "plugins"); wrap it as {"cniVersion", "name", "plugins": [ … ]}');
+  if (typeof doc.type === 'string' && !('plugins' in doc))
+    warnings.push(
+      'this is a single-plugin .conf: the lab runs conflists (a list with "plugins"); wrap it as {"cniVersion", "name", "plugins": [ … ]}',
+    );
   if (!('name' in doc)) issue([], 'missing "name"');
-  else if (typeof doc.name !== 'string' || !CNI_NAME_PATTERN.test(doc.name)) issue(['name'], `"name" must match ${CNI_NAME_PATTERN.source}`);
-  if (typeof doc.cniVersion !== 'string') issue(doc.cniVersion === undefined ? [] : ['cniVersion'], doc.cniVersion === undefined ? 'missing "cniVersion"' : '"cniVersion" must be a string');
-  else if (!isValidSpecVersion(doc.cniVersion)) issue(['cniVersion'], `"cniVersion" ${JSON.stringify(doc.cniVersion)} is not a CNI spec version (e.g. 1.0.0)`);
-  if (!Array.isArray(doc.plugins)) issue(doc.plugins === undefined ? [] : ['plugins'], doc.plugins === undefined ? 'missing "plugins"' : '"plugins" must be an array');
+  else if (typeof doc.name !== 'string' || !CNI_NAME_PATTERN.test(doc.name))
+    issue(['name'], `"name" must match ${CNI_NAME_PATTERN.source}`);
+  if (typeof doc.cniVersion !== 'string')
+    issue(
+      doc.cniVersion === undefined ? [] : ['cniVersion'],
+      doc.cniVersion === undefined ? 'missing "cniVersion"' : '"cniVersion" must be a string',
+    );
+  else if (!isValidSpecVersion(doc.cniVersion))
+    issue(['cniVersion'], `"cniVersion" ${JSON.stringify(doc.cniVersion)} is not a CNI spec version (e.g. 1.0.0)`);
+  if (!Array.isArray(doc.plugins))
+    issue(doc.plugins === undefined ? [] : ['plugins'], doc.plugins === undefined ? 'missing "plugins"' : '"plugins" must be an array');
   else if (doc.plugins.length === 0) issue(['plugins'], '"plugins" must not be empty');
   for (const key of ['disableCheck', 'disableGC', 'loadOnlyInlinedPlugins']) {
     const v = doc[key];
-    if (v !== undefined && typeof v !== 'boolean' && !(typeof v === 'string' && /^(true|false)$/i.test(v))) issue([key], `"${key}" must be true or false`);
+    if (v !== undefined && typeof v !== 'boolean' && !(typeof v === 'string' && /^(true|false)$/i.test(v)))
+      issue([key], `"${key}" must be true or false`);
   }
   const plugins = Array.isArray(doc.plugins) ? doc.plugins : [];
   for (const [index, p] of plugins.entries()) {
@@ -103,8 +126,14 @@ export async function validateConflistText(text: string, binDirs: string[], live
     const schema = PLUGIN_SCHEMAS[p.type];
     for (const problem of schema ? checkSchema(schema, p) : []) issue(['plugins', index, ...problem.path], `${p.type}: ${problem.message}`);
     // IPAM is a delegated plugin: check the known ones against their own schema too
-    if (isObj(p.ipam) && typeof p.ipam.type === 'string' && PLUGIN_SCHEMAS[p.ipam.type] && (p.ipam.type === 'host-local' || p.ipam.type === 'static')) {
-      for (const problem of checkSchema(PLUGIN_SCHEMAS[p.ipam.type]!, p.ipam)) issue(['plugins', index, 'ipam', ...problem.path], `${p.ipam.type}: ${problem.message}`);
+    if (
+      isObj(p.ipam) &&
+      typeof p.ipam.type === 'string' &&
+      PLUGIN_SCHEMAS[p.ipam.type] &&
+      (p.ipam.type === 'host-local' || p.ipam.type === 'static')
+    ) {
+      for (const problem of checkSchema(PLUGIN_SCHEMAS[p.ipam.type]!, p.ipam))
+        issue(['plugins', index, 'ipam', ...problem.path], `${p.ipam.type}: ${problem.message}`);
     }
     const info: LabPluginInfo = {
       index,
@@ -155,7 +184,8 @@ export function findConflicts(list: ParsedConflist, live: LiveNetworkUse[]): Lab
       for (const ip of use.ips) if (overlaps(s, ip) && !use.subnets.some((t) => overlaps(t, ip))) shares.push(`pod IP ${ip} in ${s}`);
     }
     for (const d of facts.ipamDirs) if (use.ipamDirs.includes(d)) shares.push(`host-local reservations in ${d}`);
-    if (shares.length > 0) out.push({ sandboxId: use.sandboxId, sandboxName: use.sandboxName, network: use.network, shares: [...new Set(shares)] });
+    if (shares.length > 0)
+      out.push({ sandboxId: use.sandboxId, sandboxName: use.sandboxName, network: use.network, shares: [...new Set(shares)] });
   }
   return out;
 }

@@ -8,7 +8,8 @@ import { createHash } from 'node:crypto';
 import type { LabKept, LabKernelItem, LabPluginTrace } from '../../../shared/domain/lab';
 import { KERNEL_KINDS, type KernelSnapshot } from './kernel';
 
-const sha = (prefix: string, text: string, length: number) => `${prefix}${createHash('sha512').update(text).digest('hex')}`.slice(0, length);
+const sha = (prefix: string, text: string, length: number) =>
+  `${prefix}${createHash('sha512').update(text).digest('hex')}`.slice(0, length);
 
 export interface RunNames {
   containerId: string;
@@ -53,11 +54,19 @@ export function namesFromTraces(plugins: LabPluginTrace[], base: Omit<RunNames, 
       if (typeof i.mac === 'string' && i.mac) macs.add(i.mac.toLowerCase());
       if (typeof i.name === 'string' && !i.sandbox && !base.bridges.includes(i.name)) hostVeths.add(i.name);
     }
-    for (const ip of Array.isArray(r.ips) ? r.ips : []) if (isObj(ip) && typeof ip.address === 'string') podIps.add(ip.address.split('/')[0]!);
+    for (const ip of Array.isArray(r.ips) ? r.ips : [])
+      if (isObj(ip) && typeof ip.address === 'string') podIps.add(ip.address.split('/')[0]!);
     // 0.3.x results still say ip4/ip6 in 0.2.0 form sometimes
-    for (const k of ['ip4', 'ip6']) if (isObj(r[k]) && typeof (r[k] as Obj).ip === 'string') podIps.add(((r[k] as Obj).ip as string).split('/')[0]!);
+    for (const k of ['ip4', 'ip6'])
+      if (isObj(r[k]) && typeof (r[k] as Obj).ip === 'string') podIps.add(((r[k] as Obj).ip as string).split('/')[0]!);
   }
-  return { ...base, hostVeths: [...hostVeths], macs: [...macs], podIps: [...podIps], derived: derivedNames(base.network, base.containerId) };
+  return {
+    ...base,
+    hostVeths: [...hostVeths],
+    macs: [...macs],
+    podIps: [...podIps],
+    derived: derivedNames(base.network, base.containerId),
+  };
 }
 
 const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
@@ -106,10 +115,14 @@ export function relates(kind: string, line: string, n: RunNames, newLinks: Set<s
 }
 
 function keptWhy(kind: string, line: string, n: RunNames): string | undefined {
-  if ((kind === 'link' || kind === 'host-address' || kind === 'qdisc') && n.bridges.some((b) => firstWord(line) === b || line.startsWith(`dev ${b} `))) {
+  if (
+    (kind === 'link' || kind === 'host-address' || kind === 'qdisc') &&
+    n.bridges.some((b) => firstWord(line) === b || line.startsWith(`dev ${b} `))
+  ) {
     return 'the bridge plugin keeps its bridge (with the gateway address and MTU it set) for other attachments';
   }
-  if (kind === 'ipam' && /\/last_reserved_ip\.\d+ /.test(line)) return "host-local's allocation cursor: it remembers the last address it handed out";
+  if (kind === 'ipam' && /\/last_reserved_ip\.\d+ /.test(line))
+    return "host-local's allocation cursor: it remembers the last address it handed out";
   return undefined;
 }
 

@@ -33,7 +33,14 @@ interface IpAddrJson {
   addr_info?: Array<{ family: string; local: string; prefixlen: number; scope?: string }>;
 }
 
-interface IpRouteJson { dst: string; gateway?: string; dev?: string; protocol?: string; scope?: string; metric?: number }
+interface IpRouteJson {
+  dst: string;
+  gateway?: string;
+  dev?: string;
+  protocol?: string;
+  scope?: string;
+  metric?: number;
+}
 
 export class LinuxLiveReader implements LiveReader {
   constructor(private readonly runner: ProcessRunner) {}
@@ -41,7 +48,9 @@ export class LinuxLiveReader implements LiveReader {
   async read(netnsPath: string, hostDevices: string[], signal?: AbortSignal): Promise<RawLiveNetwork> {
     const errors: string[] = [];
     const json = async <T>(file: string, args: string[], fallback: T): Promise<T> => {
-      const r = await this.runner.run({ file, args, timeoutMs: TIMEOUT_MS, signal }).catch((e: unknown) => ({ exitCode: -1, stdout: '', stderr: (e as Error).message }));
+      const r = await this.runner
+        .run({ file, args, timeoutMs: TIMEOUT_MS, signal })
+        .catch((e: unknown) => ({ exitCode: -1, stdout: '', stderr: (e as Error).message }));
       if (r.exitCode !== 0) {
         errors.push(`${describeCommand(file, args)}: ${r.stderr.trim() || `exit ${r.exitCode}`}`);
         return fallback;
@@ -68,7 +77,15 @@ export class LinuxLiveReader implements LiveReader {
       json<IpRouteJson[]>('nsenter', inNetns(['-j', '-4', 'route', 'show']), []),
       json<IpRouteJson[]>('nsenter', inNetns(['-j', '-6', 'route', 'show']), []),
       json<IpAddrJson[]>('ip', ['-d', '-j', 'link', 'show'], []),
-      Promise.all(hostDevices.map((dev) => json<Array<{ kind: string; root?: boolean; options?: { rate?: number; burst?: number } }>>('tc', ['-j', 'qdisc', 'show', 'dev', dev], []))),
+      Promise.all(
+        hostDevices.map((dev) =>
+          json<Array<{ kind: string; root?: boolean; options?: { rate?: number; burst?: number } }>>(
+            'tc',
+            ['-j', 'qdisc', 'show', 'dev', dev],
+            [],
+          ),
+        ),
+      ),
       lines('iptables', ['-t', 'nat', '-S']),
       lines('ip6tables', ['-t', 'nat', '-S']),
     ]);
@@ -81,12 +98,24 @@ export class LinuxLiveReader implements LiveReader {
         mtu: a.mtu,
         state: a.operstate,
         kind: a.linkinfo?.info_kind,
-        addresses: (a.addr_info ?? []).map((x) => ({ family: x.family === 'inet6' ? 6 : 4, address: x.local, prefixLen: x.prefixlen, scope: x.scope })),
+        addresses: (a.addr_info ?? []).map((x) => ({
+          family: x.family === 'inet6' ? 6 : 4,
+          address: x.local,
+          prefixLen: x.prefixlen,
+          scope: x.scope,
+        })),
       })),
       routes: [...routes4.map((r) => toRoute(r, 4)), ...routes6.map((r) => toRoute(r, 6))],
-      hostLinkKinds: Object.fromEntries(links.filter((l) => wanted.has(l.ifname)).map((l) => [l.ifname, l.linkinfo?.info_kind ?? 'unknown'])),
+      hostLinkKinds: Object.fromEntries(
+        links.filter((l) => wanted.has(l.ifname)).map((l) => [l.ifname, l.linkinfo?.info_kind ?? 'unknown']),
+      ),
       // tc prints tbf rates in bytes per second
-      qdiscs: Object.fromEntries(hostDevices.map((dev, i) => [dev, (qdiscLists[i] ?? []).filter((q) => q.root).map((q) => ({ kind: q.kind, rate: q.options?.rate, burst: q.options?.burst }))])),
+      qdiscs: Object.fromEntries(
+        hostDevices.map((dev, i) => [
+          dev,
+          (qdiscLists[i] ?? []).filter((q) => q.root).map((q) => ({ kind: q.kind, rate: q.options?.rate, burst: q.options?.burst })),
+        ]),
+      ),
       nat: { v4, v6 },
       errors,
     };

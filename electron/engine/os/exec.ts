@@ -36,7 +36,14 @@ export class ProcessError extends PodscopeError {
     const code = result.timedOut ? 'DeadlineExceeded' : result.canceled ? 'Canceled' : 'RuntimeError';
     super(code, message, {
       cause,
-      details: { command: result.command, exitCode: result.exitCode, signal: result.signal, stderr: result.stderr.slice(-4000), timedOut: result.timedOut, canceled: result.canceled },
+      details: {
+        command: result.command,
+        exitCode: result.exitCode,
+        signal: result.signal,
+        stderr: result.stderr.slice(-4000),
+        timedOut: result.timedOut,
+        canceled: result.canceled,
+      },
     });
     this.result = result;
   }
@@ -88,11 +95,21 @@ export class NodeProcessRunner implements ProcessRunner {
         try {
           if (child.pid !== undefined) process.kill(-child.pid, 'SIGKILL');
         } catch {
-          try { child.kill('SIGKILL'); } catch { /* already gone */ }
+          try {
+            child.kill('SIGKILL');
+          } catch {
+            /* already gone */
+          }
         }
       };
-      const timer = setTimeout(() => { timedOut = true; kill(); }, req.timeoutMs);
-      const onAbort = () => { canceled = true; kill(); };
+      const timer = setTimeout(() => {
+        timedOut = true;
+        kill();
+      }, req.timeoutMs);
+      const onAbort = () => {
+        canceled = true;
+        kill();
+      };
       req.signal?.addEventListener('abort', onAbort, { once: true });
       const finish = () => {
         if (settled || !exited) return;
@@ -117,7 +134,16 @@ export class NodeProcessRunner implements ProcessRunner {
         settled = true;
         clearTimeout(timer);
         req.signal?.removeEventListener('abort', onAbort);
-        const result: ExecResult = { command, exitCode: null, signal: null, stdout: '', stderr: '', durationMs: performance.now() - started, timedOut, canceled };
+        const result: ExecResult = {
+          command,
+          exitCode: null,
+          signal: null,
+          stdout: '',
+          stderr: '',
+          durationMs: performance.now() - started,
+          timedOut,
+          canceled,
+        };
         reject(new ProcessError(`cannot start ${req.file}: ${(e as NodeJS.ErrnoException).code ?? e.message}`, result, e));
       });
       child.on('exit', (code, signal) => {
@@ -133,7 +159,9 @@ export class NodeProcessRunner implements ProcessRunner {
       });
       child.on('close', finish);
       if (child.stdin) {
-        child.stdin.on('error', () => { /* the child may exit without reading stdin (EPIPE) */ });
+        child.stdin.on('error', () => {
+          /* the child may exit without reading stdin (EPIPE) */
+        });
         child.stdin.end(req.input);
       }
     });
@@ -146,7 +174,10 @@ class BoundedCapture {
   private size = 0;
   private dropped = 0;
 
-  constructor(private readonly limit: number, private readonly keep: 'head' | 'tail') {}
+  constructor(
+    private readonly limit: number,
+    private readonly keep: 'head' | 'tail',
+  ) {}
 
   push(b: Buffer): void {
     this.chunks.push(b);
@@ -177,7 +208,9 @@ class BoundedCapture {
   text(): string {
     const body = Buffer.concat(this.chunks).toString('utf8');
     if (this.dropped === 0) return body;
-    return this.keep === 'head' ? `${body}\n[… ${this.dropped} more bytes not kept]` : `[… ${this.dropped} earlier bytes not kept]\n${body}`;
+    return this.keep === 'head'
+      ? `${body}\n[… ${this.dropped} more bytes not kept]`
+      : `[… ${this.dropped} earlier bytes not kept]\n${body}`;
   }
 }
 
@@ -185,7 +218,13 @@ class BoundedCapture {
 export async function runChecked(runner: ProcessRunner, req: ExecRequest): Promise<ExecResult> {
   const r = await runner.run(req);
   if (r.exitCode !== 0) {
-    const why = r.timedOut ? `timed out after ${req.timeoutMs} ms` : r.canceled ? 'was canceled' : r.signal ? `was killed by ${r.signal}` : `exited with code ${r.exitCode}`;
+    const why = r.timedOut
+      ? `timed out after ${req.timeoutMs} ms`
+      : r.canceled
+        ? 'was canceled'
+        : r.signal
+          ? `was killed by ${r.signal}`
+          : `exited with code ${r.exitCode}`;
     const tail = r.stderr.trim().split('\n').slice(-3).join(' | ');
     throw new ProcessError(`${r.command} ${why}${tail ? `: ${tail}` : ''}`, r);
   }

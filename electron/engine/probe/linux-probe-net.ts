@@ -15,12 +15,22 @@ const REQUEST_TIMEOUT_MS = 15_000;
 const EXIT_GRACE_MS = 1000;
 
 export class LinuxProbeNet implements ProbeNet {
-  constructor(private readonly runner: ProcessRunner, private readonly nodePath = process.execPath) {}
+  constructor(
+    private readonly runner: ProcessRunner,
+    private readonly nodePath = process.execPath,
+  ) {}
 
   async open(netnsPath: string | undefined, signal?: AbortSignal): Promise<ProbeAgent> {
-    const [file, args] = netnsPath === undefined ? [this.nodePath, ['-e', AGENT_SCRIPT]] : ['nsenter', [`--net=${netnsPath}`, '--', this.nodePath, '-e', AGENT_SCRIPT]];
+    const [file, args] =
+      netnsPath === undefined
+        ? [this.nodePath, ['-e', AGENT_SCRIPT]]
+        : ['nsenter', [`--net=${netnsPath}`, '--', this.nodePath, '-e', AGENT_SCRIPT]];
     // ELECTRON_RUN_AS_NODE: inside the Electron main, execPath is the Electron binary
-    const child = spawn(file, args, { stdio: ['pipe', 'pipe', 'pipe'], detached: true, env: { ...process.env, ELECTRON_RUN_AS_NODE: '1' } });
+    const child = spawn(file, args, {
+      stdio: ['pipe', 'pipe', 'pipe'],
+      detached: true,
+      env: { ...process.env, ELECTRON_RUN_AS_NODE: '1' },
+    });
     const agent = new ChildAgent(child, netnsPath ?? 'host');
     try {
       await agent.ready(signal);
@@ -33,7 +43,9 @@ export class LinuxProbeNet implements ProbeNet {
 
   async hostportDnatRules(signal?: AbortSignal): Promise<{ v4: string[]; v6: string[] }> {
     const read = async (file: string) => {
-      const r = await this.runner.run({ file, args: ['-t', 'nat', '-S', 'CNI-HOSTPORT-DNAT'], timeoutMs: 10_000, signal }).catch(() => undefined);
+      const r = await this.runner
+        .run({ file, args: ['-t', 'nat', '-S', 'CNI-HOSTPORT-DNAT'], timeoutMs: 10_000, signal })
+        .catch(() => undefined);
       // exit 1 "No chain/target/match by that name": no pod ever mapped a host port; nothing conflicts
       return r?.exitCode === 0 ? r.stdout.split('\n').filter(Boolean) : [];
     };
@@ -54,21 +66,30 @@ class ChildAgent implements ProbeAgent {
   private exited = false;
   private readonly exitPromise: Promise<void>;
 
-  constructor(private readonly child: ChildProcess, private readonly where: string) {
+  constructor(
+    private readonly child: ChildProcess,
+    private readonly where: string,
+  ) {
     this.exitPromise = new Promise((resolve) => {
       const gone = () => {
         if (this.exited) return;
         this.exited = true;
-        for (const [, done] of this.pending) done({ ok: false, error: `probe agent in ${where} exited${this.stderr ? `: ${this.stderr.trim().slice(-500)}` : ''}` });
+        for (const [, done] of this.pending)
+          done({ ok: false, error: `probe agent in ${where} exited${this.stderr ? `: ${this.stderr.trim().slice(-500)}` : ''}` });
         this.pending.clear();
         resolve();
       };
       child.once('exit', gone);
       // spawn failure (nsenter or node missing): no 'exit' follows
-      child.once('error', (e) => { this.stderr += e.message; gone(); });
+      child.once('error', (e) => {
+        this.stderr += e.message;
+        gone();
+      });
     });
     child.stdin!.on('error', () => undefined);
-    child.stderr!.on('data', (b: Buffer) => { this.stderr = (this.stderr + b.toString()).slice(-4000); });
+    child.stderr!.on('data', (b: Buffer) => {
+      this.stderr = (this.stderr + b.toString()).slice(-4000);
+    });
     child.stdout!.on('data', (b: Buffer) => {
       this.buffer += b.toString('utf8');
       let nl: number;
@@ -99,10 +120,21 @@ class ChildAgent implements ProbeAgent {
   private wait(id: number, timeoutMs: number, signal?: AbortSignal): Promise<Record<string, unknown>> {
     return new Promise((resolve) => {
       if (this.exited) return resolve({ ok: false, error: `probe agent in ${this.where} has exited` });
-      const timer = setTimeout(() => { this.pending.delete(id); resolve({ ok: false, error: 'probe agent did not answer in time' }); }, timeoutMs);
-      const onAbort = () => { this.pending.delete(id); clearTimeout(timer); resolve({ ok: false, error: 'canceled' }); };
+      const timer = setTimeout(() => {
+        this.pending.delete(id);
+        resolve({ ok: false, error: 'probe agent did not answer in time' });
+      }, timeoutMs);
+      const onAbort = () => {
+        this.pending.delete(id);
+        clearTimeout(timer);
+        resolve({ ok: false, error: 'canceled' });
+      };
       signal?.addEventListener('abort', onAbort, { once: true });
-      this.pending.set(id, (r) => { clearTimeout(timer); signal?.removeEventListener('abort', onAbort); resolve(r); });
+      this.pending.set(id, (r) => {
+        clearTimeout(timer);
+        signal?.removeEventListener('abort', onAbort);
+        resolve(r);
+      });
     });
   }
 
@@ -121,7 +153,8 @@ class ChildAgent implements ProbeAgent {
 
   async respond(port: number, banner: string, address?: string): Promise<number> {
     const r = await this.request({ op: 'respond', port, banner, address });
-    if (!r.ok) throw new PodscopeError('RuntimeError', `cannot open a responder on ${address ?? '*'}:${port} in ${this.where}: ${String(r.error)}`);
+    if (!r.ok)
+      throw new PodscopeError('RuntimeError', `cannot open a responder on ${address ?? '*'}:${port} in ${this.where}: ${String(r.error)}`);
     return r.port as number;
   }
 

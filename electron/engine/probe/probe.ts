@@ -53,7 +53,15 @@ export async function probeSandbox(ctx: EngineContext, net: ProbeNet, idOrPrefix
   if (!rec) throw notFoundError(idOrPrefix);
   const started = new Date();
   const t0 = performance.now();
-  const report: ProbeReport = { sandboxId: rec.id, measuredAt: started.toISOString(), measuredBy: PROBE_MEASURED_BY, durationMs: 0, trigger: opts.trigger ?? 'onDemand', paths: [], errors: [] };
+  const report: ProbeReport = {
+    sandboxId: rec.id,
+    measuredAt: started.toISOString(),
+    measuredBy: PROBE_MEASURED_BY,
+    durationMs: 0,
+    trigger: opts.trigger ?? 'onDemand',
+    paths: [],
+    errors: [],
+  };
   // a pause that died since the last poll must not be probed as ready
   await refreshLiveness(ctx, rec);
   const reason = await notApplicableReason(ctx, rec);
@@ -94,7 +102,9 @@ export async function probeSandbox(ctx: EngineContext, net: ProbeNet, idOrPrefix
     const others = await readyOthers(ctx, rec);
     const network = eth0Network(rec);
     const sharesHostPort = (o: SandboxRecord) =>
-      o.config.port_mappings.some((om) => om.host_port > 0 && rec.config.port_mappings.some((m) => m.host_port === om.host_port && m.protocol === om.protocol));
+      o.config.port_mappings.some(
+        (om) => om.host_port > 0 && rec.config.port_mappings.some((m) => m.host_port === om.host_port && m.protocol === om.protocol),
+      );
     // every agent starts at once: a node start-up is most of a probe's time
     const involved = others.filter((o) => (network !== undefined && eth0Network(o) === network) || sharesHostPort(o));
     await Promise.all([open('host', undefined), open(rec.id, rec.netnsPath), ...involved.map((o) => open(o.id, o.netnsPath))]);
@@ -111,7 +121,18 @@ export async function probeSandbox(ctx: EngineContext, net: ProbeNet, idOrPrefix
         const targets: Array<{ ip: string; why: string }> = [];
         if (m.host_ip) {
           if (hostAddrs.has(m.host_ip)) targets.push({ ip: m.host_ip, why: 'host_ip' });
-          else report.paths.push(base('hostPort', 'host', fmt(m.host_ip, m.host_port), proto, index, 'notApplicable', `host_ip ${m.host_ip} is not an address of this host: not probed (traffic never leaves the host)`));
+          else
+            report.paths.push(
+              base(
+                'hostPort',
+                'host',
+                fmt(m.host_ip, m.host_port),
+                proto,
+                index,
+                'notApplicable',
+                `host_ip ${m.host_ip} is not an address of this host: not probed (traffic never leaves the host)`,
+              ),
+            );
         } else {
           if (podIps.some((ip) => familyOf(ip) === 4)) targets.push({ ip: '127.0.0.1', why: 'loopback' });
           for (const gw of gateways) targets.push({ ip: gw, why: 'bridge gateway address' });
@@ -133,8 +154,16 @@ export async function probeSandbox(ctx: EngineContext, net: ProbeNet, idOrPrefix
           }
           // every other ready pod holding this host port answers too, so a connection that lands there is named
           for (const o of others) {
-            if (o.config.port_mappings.some((om) => om.host_port === m.host_port && protocolName(om.protocol).toLowerCase() === proto && hostIpsOverlap(om.host_ip, m.host_ip))) {
-              for (const om of o.config.port_mappings.filter((x) => x.host_port === m.host_port)) await ensurePort(o.id, o.netnsPath!, om.container_port).catch((e: unknown) => report.errors.push((e as Error).message));
+            if (
+              o.config.port_mappings.some(
+                (om) =>
+                  om.host_port === m.host_port &&
+                  protocolName(om.protocol).toLowerCase() === proto &&
+                  hostIpsOverlap(om.host_ip, m.host_ip),
+              )
+            ) {
+              for (const om of o.config.port_mappings.filter((x) => x.host_port === m.host_port))
+                await ensurePort(o.id, o.netnsPath!, om.container_port).catch((e: unknown) => report.errors.push((e as Error).message));
             }
           }
           plans.push({ path, fromAgent: 'host', host: t.ip, port: m.host_port, expect: rec.id, existing });
@@ -167,7 +196,10 @@ export async function probeSandbox(ctx: EngineContext, net: ProbeNet, idOrPrefix
         path.family = familyOf(gw);
         plans.push({ path, fromAgent: rec.id, host: gw, port, expect: 'host', existing: false });
       } catch (e) {
-        report.paths.push({ ...base('gateway', 'pod', gw, 'tcp', undefined, 'timeout', `not measured: ${(e as Error).message}`), family: familyOf(gw) });
+        report.paths.push({
+          ...base('gateway', 'pod', gw, 'tcp', undefined, 'timeout', `not measured: ${(e as Error).message}`),
+          family: familyOf(gw),
+        });
       }
     }
 
@@ -191,9 +223,14 @@ export async function probeSandbox(ctx: EngineContext, net: ProbeNet, idOrPrefix
     }
 
     const order = { v4: dnatChainOrder(dnat.v4), v6: dnatChainOrder(dnat.v6) };
-    const outcomes = await Promise.all(plans.map((p) => agents.get(p.fromAgent)!.connect(p.host, p.port, connectTimeoutMs, p.existing ? bannerMs : connectTimeoutMs)));
+    const outcomes = await Promise.all(
+      plans.map((p) => agents.get(p.fromAgent)!.connect(p.host, p.port, connectTimeoutMs, p.existing ? bannerMs : connectTimeoutMs)),
+    );
     plans.forEach((p, i) => {
-      const winner = p.path.kind === 'hostPort' ? (p.path.family === 6 ? order.v6 : order.v4)(rec.config.port_mappings[p.path.mappingIndex!]!.host_port, p.path.proto)[0] : undefined;
+      const winner =
+        p.path.kind === 'hostPort'
+          ? (p.path.family === 6 ? order.v6 : order.v4)(rec.config.port_mappings[p.path.mappingIndex!]!.host_port, p.path.proto)[0]
+          : undefined;
       report.paths.push(judge(p, outcomes[i]!, nonce, others, winner));
     });
   } catch (e) {
@@ -206,13 +243,27 @@ export async function probeSandbox(ctx: EngineContext, net: ProbeNet, idOrPrefix
   return report;
 }
 
-function base(kind: ProbePath['kind'], from: string, to: string, proto: string, mappingIndex: number | undefined, verdict: ProbePath['verdict'], note: string): ProbePath {
+function base(
+  kind: ProbePath['kind'],
+  from: string,
+  to: string,
+  proto: string,
+  mappingIndex: number | undefined,
+  verdict: ProbePath['verdict'],
+  note: string,
+): ProbePath {
   const p: ProbePath = { kind, from, to, proto, verdict, measured: false, note };
   if (mappingIndex !== undefined) p.mappingIndex = mappingIndex;
   return p;
 }
 
-function judge(p: PlannedConnect, outcome: ConnectOutcome, nonce: string, others: SandboxRecord[], dnatWinner: string | undefined): ProbePath {
+function judge(
+  p: PlannedConnect,
+  outcome: ConnectOutcome,
+  nonce: string,
+  others: SandboxRecord[],
+  dnatWinner: string | undefined,
+): ProbePath {
   const path: ProbePath = { ...p.path, measured: true, listener: p.expect === 'host' ? undefined : p.existing ? 'existing' : 'responder' };
   if (path.listener === undefined) delete path.listener;
   switch (outcome.kind) {
@@ -227,26 +278,52 @@ function judge(p: PlannedConnect, outcome: ConnectOutcome, nonce: string, others
       const m = outcome.banner ? new RegExp(`^${BANNER} ([0-9a-f]+) (\\S+)$`).exec(outcome.banner.trim()) : null;
       if (m && m[1] === nonce) {
         const who = m[2]!;
-        if (who === p.expect) return { ...path, verdict: 'reachable', answeredBy: who === 'host' ? undefined : who, note: p.existing ? 'the listener answered' : 'nonce matched' };
+        if (who === p.expect)
+          return {
+            ...path,
+            verdict: 'reachable',
+            answeredBy: who === 'host' ? undefined : who,
+            note: p.existing ? 'the listener answered' : 'nonce matched',
+          };
         const name = podName(others.find((o) => o.id === who)) ?? who;
-        return { ...path, verdict: 'shadowed', answeredBy: who, note: `the connection landed in sandbox ${name} (${who.slice(0, 12)}): its DNAT rule matches first` };
+        return {
+          ...path,
+          verdict: 'shadowed',
+          answeredBy: who,
+          note: `the connection landed in sandbox ${name} (${who.slice(0, 12)}): its DNAT rule matches first`,
+        };
       }
       if (p.existing) {
         // an existing listener sends no banner, so the DNAT chain order names who got the connection
         if (dnatWinner && dnatWinner !== p.expect) {
           const name = podName(others.find((o) => o.id === dnatWinner)) ?? dnatWinner;
-          return { ...path, verdict: 'shadowed', answeredBy: dnatWinner, note: `connected, but sandbox ${name}'s DNAT rule comes first in CNI-HOSTPORT-DNAT` };
+          return {
+            ...path,
+            verdict: 'shadowed',
+            answeredBy: dnatWinner,
+            note: `connected, but sandbox ${name}'s DNAT rule comes first in CNI-HOSTPORT-DNAT`,
+          };
         }
-        return { ...path, verdict: 'reachable', answeredBy: p.expect, note: 'connected to the listener already in the pod (not identified by a nonce)' };
+        return {
+          ...path,
+          verdict: 'reachable',
+          answeredBy: p.expect,
+          note: 'connected to the listener already in the pod (not identified by a nonce)',
+        };
       }
-      return { ...path, verdict: 'shadowed', note: `connected, but not to this probe's responder${outcome.banner ? ` (answer: ${JSON.stringify(outcome.banner.slice(0, 80))})` : ''}` };
+      return {
+        ...path,
+        verdict: 'shadowed',
+        note: `connected, but not to this probe's responder${outcome.banner ? ` (answer: ${JSON.stringify(outcome.banner.slice(0, 80))})` : ''}`,
+      };
     }
   }
 }
 
 async function notApplicableReason(ctx: EngineContext, rec: SandboxRecord): Promise<string | undefined> {
   if (isHostNetwork(rec.config)) return 'host network: the sandbox has no network namespace of its own';
-  if (rec.state !== 'Ready') return `sandbox is ${rec.state === 'NotReady' ? 'NOTREADY (its pause process is gone)' : 'not ready'}: nothing is measured`;
+  if (rec.state !== 'Ready')
+    return `sandbox is ${rec.state === 'NotReady' ? 'NOTREADY (its pause process is gone)' : 'not ready'}: nothing is measured`;
   if (!rec.netnsPath || rec.netnsClosed || (await ctx.netns.isClosed(rec.netnsPath))) return 'stopped: its network namespace was removed';
   return undefined;
 }
@@ -270,7 +347,8 @@ function plannedPaths(rec: SandboxRecord): Array<Omit<ProbePath, 'verdict' | 'me
   const out: Array<Omit<ProbePath, 'verdict' | 'measured' | 'note'>> = [];
   for (const [index, m] of rec.config.port_mappings.entries()) {
     const proto = protocolName(m.protocol).toLowerCase();
-    if (m.host_port > 0) out.push({ kind: 'hostPort', from: 'host', to: fmt(m.host_ip || '127.0.0.1', m.host_port), proto, mappingIndex: index });
+    if (m.host_port > 0)
+      out.push({ kind: 'hostPort', from: 'host', to: fmt(m.host_ip || '127.0.0.1', m.host_port), proto, mappingIndex: index });
     else out.push({ kind: 'podPort', from: 'host', to: fmt(rec.ip || 'pod', m.container_port), proto, mappingIndex: index });
   }
   if (!isHostNetwork(rec.config)) out.push({ kind: 'gateway', from: 'pod', to: 'gateway', proto: 'tcp' });

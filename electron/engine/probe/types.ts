@@ -4,10 +4,7 @@
  * Real: electron/engine/probe/linux-probe-net.ts. Fake (a simulated network): electron/engine/testing/fake-probe-net.ts.
  */
 export type ConnectOutcome =
-  | { kind: 'connected'; rttMs: number; banner?: string }
-  | { kind: 'refused' }
-  | { kind: 'timeout' }
-  | { kind: 'error'; error: string };
+  { kind: 'connected'; rttMs: number; banner?: string } | { kind: 'refused' } | { kind: 'timeout' } | { kind: 'error'; error: string };
 
 export interface ProbeAgent {
   /** the agent's process id (undefined for in-memory fakes), so tests can check it is gone after the probe */

@@ -14,11 +14,46 @@ import type { OciSeccomp } from './seccomp';
 
 /** Every capability runc 1.1 knows (privileged containers and `ALL`). */
 export const ALL_CAPABILITIES = [
-  'CAP_CHOWN', 'CAP_DAC_OVERRIDE', 'CAP_DAC_READ_SEARCH', 'CAP_FOWNER', 'CAP_FSETID', 'CAP_KILL', 'CAP_SETGID', 'CAP_SETUID', 'CAP_SETPCAP',
-  'CAP_LINUX_IMMUTABLE', 'CAP_NET_BIND_SERVICE', 'CAP_NET_BROADCAST', 'CAP_NET_ADMIN', 'CAP_NET_RAW', 'CAP_IPC_LOCK', 'CAP_IPC_OWNER',
-  'CAP_SYS_MODULE', 'CAP_SYS_RAWIO', 'CAP_SYS_CHROOT', 'CAP_SYS_PTRACE', 'CAP_SYS_PACCT', 'CAP_SYS_ADMIN', 'CAP_SYS_BOOT', 'CAP_SYS_NICE',
-  'CAP_SYS_RESOURCE', 'CAP_SYS_TIME', 'CAP_SYS_TTY_CONFIG', 'CAP_MKNOD', 'CAP_LEASE', 'CAP_AUDIT_WRITE', 'CAP_AUDIT_CONTROL', 'CAP_SETFCAP',
-  'CAP_MAC_OVERRIDE', 'CAP_MAC_ADMIN', 'CAP_SYSLOG', 'CAP_WAKE_ALARM', 'CAP_BLOCK_SUSPEND', 'CAP_AUDIT_READ', 'CAP_PERFMON', 'CAP_BPF',
+  'CAP_CHOWN',
+  'CAP_DAC_OVERRIDE',
+  'CAP_DAC_READ_SEARCH',
+  'CAP_FOWNER',
+  'CAP_FSETID',
+  'CAP_KILL',
+  'CAP_SETGID',
+  'CAP_SETUID',
+  'CAP_SETPCAP',
+  'CAP_LINUX_IMMUTABLE',
+  'CAP_NET_BIND_SERVICE',
+  'CAP_NET_BROADCAST',
+  'CAP_NET_ADMIN',
+  'CAP_NET_RAW',
+  'CAP_IPC_LOCK',
+  'CAP_IPC_OWNER',
+  'CAP_SYS_MODULE',
+  'CAP_SYS_RAWIO',
+  'CAP_SYS_CHROOT',
+  'CAP_SYS_PTRACE',
+  'CAP_SYS_PACCT',
+  'CAP_SYS_ADMIN',
+  'CAP_SYS_BOOT',
+  'CAP_SYS_NICE',
+  'CAP_SYS_RESOURCE',
+  'CAP_SYS_TIME',
+  'CAP_SYS_TTY_CONFIG',
+  'CAP_MKNOD',
+  'CAP_LEASE',
+  'CAP_AUDIT_WRITE',
+  'CAP_AUDIT_CONTROL',
+  'CAP_SETFCAP',
+  'CAP_MAC_OVERRIDE',
+  'CAP_MAC_ADMIN',
+  'CAP_SYSLOG',
+  'CAP_WAKE_ALARM',
+  'CAP_BLOCK_SUSPEND',
+  'CAP_AUDIT_READ',
+  'CAP_PERFMON',
+  'CAP_BPF',
   'CAP_CHECKPOINT_RESTORE',
 ];
 
@@ -119,7 +154,8 @@ export function capabilities(config: ContainerConfig): string[] {
   if (sc?.privileged) return [...ALL_CAPABILITIES];
   const add = (sc?.capabilities?.add_capabilities ?? []).map(normalizeCap);
   const drop = (sc?.capabilities?.drop_capabilities ?? []).map(normalizeCap);
-  for (const c of [...add, ...drop]) if (c !== 'ALL' && !ALL_CAPABILITIES.includes(c)) throw invalidArgument(`unknown capability ${JSON.stringify(c)}`);
+  for (const c of [...add, ...drop])
+    if (c !== 'ALL' && !ALL_CAPABILITIES.includes(c)) throw invalidArgument(`unknown capability ${JSON.stringify(c)}`);
   let caps = drop.includes('ALL') ? [] : [...DEFAULT_CAPABILITIES];
   if (add.includes('ALL')) caps = [...ALL_CAPABILITIES];
   for (const c of add) if (c !== 'ALL' && !caps.includes(c)) caps.push(c);
@@ -129,8 +165,14 @@ export function capabilities(config: ContainerConfig): string[] {
 const PROPAGATION = ['rprivate', 'rslave', 'rshared'];
 
 function userMount(m: ContainerMount): ContainerOciSpec['mounts'][number] {
-  if (!posix.isAbsolute(m.container_path)) throw invalidArgument(`mount container_path ${JSON.stringify(m.container_path)} must be absolute`);
-  return { destination: m.container_path, type: 'bind', source: m.host_path, options: ['rbind', PROPAGATION[m.propagation] ?? 'rprivate', m.readonly ? 'ro' : 'rw'] };
+  if (!posix.isAbsolute(m.container_path))
+    throw invalidArgument(`mount container_path ${JSON.stringify(m.container_path)} must be absolute`);
+  return {
+    destination: m.container_path,
+    type: 'bind',
+    source: m.host_path,
+    options: ['rbind', PROPAGATION[m.propagation] ?? 'rprivate', m.readonly ? 'ro' : 'rw'],
+  };
 }
 
 function namespaces(input: ContainerSpecInput): ContainerOciSpec['linux']['namespaces'] {
@@ -176,15 +218,29 @@ export function buildContainerSpec(input: ContainerSpecInput): ContainerOciSpec 
   // /etc/hostname, /etc/hosts, /etc/resolv.conf: read-only when the rootfs is (containerd), else writable
   const fileOpts = ['rbind', 'rprivate', readonlyRoot ? 'ro' : 'rw'];
   const podMounts: ContainerOciSpec['mounts'] = [];
-  if (!taken.has('/etc/hostname')) podMounts.push({ destination: '/etc/hostname', type: 'bind', source: sandbox.hostnamePath, options: [...fileOpts] });
-  if (!taken.has('/etc/hosts')) podMounts.push({ destination: '/etc/hosts', type: 'bind', source: sandbox.hostsPath, options: [...fileOpts] });
-  if (!taken.has('/etc/resolv.conf')) podMounts.push({ destination: '/etc/resolv.conf', type: 'bind', source: sandbox.resolvConfPath, options: [...fileOpts] });
-  if (!taken.has('/dev/shm')) podMounts.push({ destination: '/dev/shm', type: 'bind', source: hostIpc ? '/dev/shm' : sandbox.shmPath, options: ['rbind', 'rprivate', 'rw'] });
+  if (!taken.has('/etc/hostname'))
+    podMounts.push({ destination: '/etc/hostname', type: 'bind', source: sandbox.hostnamePath, options: [...fileOpts] });
+  if (!taken.has('/etc/hosts'))
+    podMounts.push({ destination: '/etc/hosts', type: 'bind', source: sandbox.hostsPath, options: [...fileOpts] });
+  if (!taken.has('/etc/resolv.conf'))
+    podMounts.push({ destination: '/etc/resolv.conf', type: 'bind', source: sandbox.resolvConfPath, options: [...fileOpts] });
+  if (!taken.has('/dev/shm'))
+    podMounts.push({
+      destination: '/dev/shm',
+      type: 'bind',
+      source: hostIpc ? '/dev/shm' : sandbox.shmPath,
+      options: ['rbind', 'rprivate', 'rw'],
+    });
 
   const baseMounts: ContainerOciSpec['mounts'] = [
     { destination: '/proc', type: 'proc', source: 'proc', options: ['nosuid', 'noexec', 'nodev'] },
     { destination: '/dev', type: 'tmpfs', source: 'tmpfs', options: ['nosuid', 'strictatime', 'mode=755', 'size=65536k'] },
-    { destination: '/dev/pts', type: 'devpts', source: 'devpts', options: ['nosuid', 'noexec', 'newinstance', 'ptmxmode=0666', 'mode=0620', 'gid=5'] },
+    {
+      destination: '/dev/pts',
+      type: 'devpts',
+      source: 'devpts',
+      options: ['nosuid', 'noexec', 'newinstance', 'ptmxmode=0666', 'mode=0620', 'gid=5'],
+    },
     { destination: '/dev/mqueue', type: 'mqueue', source: 'mqueue', options: ['nosuid', 'noexec', 'nodev'] },
     { destination: '/sys', type: 'sysfs', source: 'sysfs', options: ['nosuid', 'noexec', 'nodev', privileged ? 'rw' : 'ro'] },
   ].filter((m) => !taken.has(m.destination));

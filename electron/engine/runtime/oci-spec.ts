@@ -91,7 +91,12 @@ function baseMounts(privileged: boolean): OciMount[] {
   return [
     { destination: '/proc', type: 'proc', source: 'proc', options: ['nosuid', 'noexec', 'nodev'] },
     { destination: '/dev', type: 'tmpfs', source: 'tmpfs', options: ['nosuid', 'strictatime', 'mode=755', 'size=65536k'] },
-    { destination: '/dev/pts', type: 'devpts', source: 'devpts', options: ['nosuid', 'noexec', 'newinstance', 'ptmxmode=0666', 'mode=0620', 'gid=5'] },
+    {
+      destination: '/dev/pts',
+      type: 'devpts',
+      source: 'devpts',
+      options: ['nosuid', 'noexec', 'newinstance', 'ptmxmode=0666', 'mode=0620', 'gid=5'],
+    },
     { destination: '/dev/mqueue', type: 'mqueue', source: 'mqueue', options: ['nosuid', 'noexec', 'nodev'] },
     // A privileged sandbox gets a writable /sys.
     { destination: '/sys', type: 'sysfs', source: 'sysfs', options: ['nosuid', 'noexec', 'nodev', privileged ? 'rw' : 'ro'] },
@@ -104,7 +109,8 @@ function namespaceModes(config: PodSandboxConfig) {
 }
 
 function checkId(what: string, value: number): number {
-  if (!Number.isInteger(value) || value < 0 || value > MAX_ID) throw invalidArgument(`${what} must be between 0 and ${MAX_ID}, got ${value}`);
+  if (!Number.isInteger(value) || value < 0 || value > MAX_ID)
+    throw invalidArgument(`${what} must be between 0 and ${MAX_ID}, got ${value}`);
   return value;
 }
 
@@ -174,10 +180,15 @@ export function buildPauseSpec(input: PauseSpecInput): OciSpec {
     );
   }
   // sethostname(2) takes at most 64 bytes; past that runc fails with a bare EINVAL after the network is set up
-  if (Buffer.byteLength(config.hostname) > 64) throw invalidArgument(`hostname "${config.hostname}" is longer than 64 bytes, the kernel's limit`);
+  if (Buffer.byteLength(config.hostname) > 64)
+    throw invalidArgument(`hostname "${config.hostname}" is longer than 64 bytes, the kernel's limit`);
   const sc = config.linux?.security_context;
   // refused before anything is acquired: an unknown seccomp_profile_path or a localhost ref outside the root
-  checkSeccompRequest({ profile: sc?.seccomp, legacyPath: sc?.seccomp_profile_path ?? '', profileRoot: input.seccompProfileRoot ?? '/nonexistent-seccomp-root' });
+  checkSeccompRequest({
+    profile: sc?.seccomp,
+    legacyPath: sc?.seccomp_profile_path ?? '',
+    profileRoot: input.seccompProfileRoot ?? '/nonexistent-seccomp-root',
+  });
   const privileged = sc?.privileged ?? false;
   const caps = [...DEFAULT_CAPABILITIES];
   return {

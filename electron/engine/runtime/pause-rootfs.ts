@@ -74,8 +74,14 @@ async function wantedMarker(busyboxPath: string): Promise<string> {
 async function buildTree(dir: string, busyboxPath: string, marker: string): Promise<void> {
   // Every mode is set with chmod: mkdir/writeFile modes pass through the process umask, and a umask like 027 would
   // leave a tree the pause user (65535) cannot traverse — runc then "starts" a container that dies at once.
-  const mkdirExact = async (p: string) => { await mkdir(p, { mode: 0o755 }); await chmod(p, 0o755); };
-  const writeExact = async (p: string, content: string, mode: number) => { await writeFile(p, content); await chmod(p, mode); };
+  const mkdirExact = async (p: string) => {
+    await mkdir(p, { mode: 0o755 });
+    await chmod(p, 0o755);
+  };
+  const writeExact = async (p: string, content: string, mode: number) => {
+    await writeFile(p, content);
+    await chmod(p, mode);
+  };
   await mkdirExact(dir);
   for (const d of MOUNT_POINT_DIRS) await mkdirExact(join(dir, d));
   for (const f of MOUNT_POINT_FILES) await writeExact(join(dir, f), '', 0o644);
@@ -122,6 +128,8 @@ export async function ensurePauseRootfs(options: PauseRootfsOptions): Promise<st
     }
     return target;
   } catch (e) {
-    throw new PodscopeError('RuntimeError', `cannot build the pause rootfs in ${rootfsDir} from ${busyboxPath}: ${(e as Error).message}`, { cause: e });
+    throw new PodscopeError('RuntimeError', `cannot build the pause rootfs in ${rootfsDir} from ${busyboxPath}: ${(e as Error).message}`, {
+      cause: e,
+    });
   }
 }

@@ -44,9 +44,25 @@ function errorCode(r: ExecResult): ErrorCode {
 
 function runcFailure(subcommand: string, r: ExecResult, messages: string[]): PodscopeError {
   const why =
-    messages.length > 0 ? messages.join('; ') : r.timedOut ? 'timed out' : r.canceled ? 'was canceled' : r.signal ? `killed by ${r.signal}` : `exit code ${r.exitCode}`;
+    messages.length > 0
+      ? messages.join('; ')
+      : r.timedOut
+        ? 'timed out'
+        : r.canceled
+          ? 'was canceled'
+          : r.signal
+            ? `killed by ${r.signal}`
+            : `exit code ${r.exitCode}`;
   return new PodscopeError(errorCode(r), `runc ${subcommand} failed: ${why}`, {
-    details: { command: r.command, exitCode: r.exitCode, signal: r.signal, runcErrors: messages, stderr: r.stderr.slice(-4000), timedOut: r.timedOut, canceled: r.canceled },
+    details: {
+      command: r.command,
+      exitCode: r.exitCode,
+      signal: r.signal,
+      runcErrors: messages,
+      stderr: r.stderr.slice(-4000),
+      timedOut: r.timedOut,
+      canceled: r.canceled,
+    },
   });
 }
 
@@ -55,7 +71,10 @@ function stderrErrors(r: ExecResult): string[] {
 }
 
 async function fileSize(path: string): Promise<number> {
-  return stat(path).then((s) => s.size, () => 0);
+  return stat(path).then(
+    (s) => s.size,
+    () => 0,
+  );
 }
 
 export class RuncPauseRuntime implements PauseRuntime {
@@ -157,7 +176,10 @@ export class RuncPauseRuntime implements PauseRuntime {
         status = (await this.state(id, opts.signal))?.status;
         if (status === undefined || status === 'stopped') break;
         if (performance.now() - t0 > this.stopTimeoutMs) {
-          throw new PodscopeError('DeadlineExceeded', `runc still reports container ${id} ${status} ${this.stopTimeoutMs} ms after SIGKILL`);
+          throw new PodscopeError(
+            'DeadlineExceeded',
+            `runc still reports container ${id} ${status} ${this.stopTimeoutMs} ms after SIGKILL`,
+          );
         }
         await sleep(delayMs, undefined, { signal: opts.signal });
         delayMs = Math.min(delayMs * 2, 100);
@@ -208,7 +230,10 @@ export class RuncPauseRuntime implements PauseRuntime {
       durationMs: performance.now() - t0,
       ok: error === undefined,
       ...(error !== undefined ? { error } : {}),
-      detail: { command: r?.command ?? describeCommand(this.options.runcPath, ['--root', this.options.root, ...args]), exitCode: r?.exitCode },
+      detail: {
+        command: r?.command ?? describeCommand(this.options.runcPath, ['--root', this.options.root, ...args]),
+        exitCode: r?.exitCode,
+      },
     });
     if (error !== undefined) throw error;
   }

@@ -65,7 +65,11 @@ export function renderHostname(config: PodSandboxConfig, hostHostname: string): 
 const SHM_SIZE_BYTES = 64 * 1024 * 1024;
 const TIMEOUT_MS = 10_000;
 
-export async function writeSandboxFiles(paths: SandboxPaths, config: PodSandboxConfig, host: HostFiles = defaultHostFiles()): Promise<void> {
+export async function writeSandboxFiles(
+  paths: SandboxPaths,
+  config: PodSandboxConfig,
+  host: HostFiles = defaultHostFiles(),
+): Promise<void> {
   try {
     await mkdir(paths.filesDir, { recursive: true, mode: 0o755 });
     await writeFile(paths.hostname, renderHostname(config, host.hostname), { mode: 0o644 });

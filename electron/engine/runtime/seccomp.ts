@@ -58,7 +58,12 @@ export function runtimeDefaultSeccomp(capabilities: readonly string[], arch: str
   const rules = (defaultProfile.syscalls as ProfileRule[])
     .filter((r) => (r.includes?.caps ?? []).every((c) => caps.has(c)))
     .filter((r) => !(r.excludes?.caps ?? []).some((c) => caps.has(c)))
-    .map(({ names, action, errnoRet, args }) => ({ names: [...names], action, ...(errnoRet !== undefined && { errnoRet }), ...(args && { args: args.map((a) => ({ ...a })) }) }));
+    .map(({ names, action, errnoRet, args }) => ({
+      names: [...names],
+      action,
+      ...(errnoRet !== undefined && { errnoRet }),
+      ...(args && { args: args.map((a) => ({ ...a })) }),
+    }));
   const archMap = defaultProfile.archMap as Record<string, string[]>;
   return {
     defaultAction: defaultProfile.defaultAction,
@@ -69,7 +74,10 @@ export function runtimeDefaultSeccomp(capabilities: readonly string[], arch: str
 }
 
 /** The profile the CRI fields ask for, before any file is read. */
-export function seccompRequest(profile: SecurityProfile | undefined, legacyPath: string): { kind: 'unconfined' } | { kind: 'default' } | { kind: 'localhost'; ref: string } {
+export function seccompRequest(
+  profile: SecurityProfile | undefined,
+  legacyPath: string,
+): { kind: 'unconfined' } | { kind: 'default' } | { kind: 'localhost'; ref: string } {
   if (profile) {
     if (profile.profile_type === 1) return { kind: 'unconfined' };
     if (profile.profile_type === 2) {
@@ -81,7 +89,9 @@ export function seccompRequest(profile: SecurityProfile | undefined, legacyPath:
   if (legacyPath === '' || legacyPath === 'unconfined') return { kind: 'unconfined' };
   if (legacyPath === 'runtime/default' || legacyPath === 'docker/default') return { kind: 'default' };
   if (legacyPath.startsWith('localhost/')) return { kind: 'localhost', ref: legacyPath.slice('localhost/'.length) };
-  throw invalidArgument(`seccomp_profile_path ${JSON.stringify(legacyPath)}: expected "", "unconfined", "runtime/default", "docker/default" or "localhost/<path>"`);
+  throw invalidArgument(
+    `seccomp_profile_path ${JSON.stringify(legacyPath)}: expected "", "unconfined", "runtime/default", "docker/default" or "localhost/<path>"`,
+  );
 }
 
 /** Resolves a localhost ref: absolute paths as given (kubelet sends them), relative ones under `root` only. */
@@ -89,7 +99,8 @@ export function localhostProfilePath(ref: string, root: string): string {
   if (isAbsolute(ref)) return ref;
   const path = resolve(root, ref);
   const rel = relative(root, path);
-  if (rel === '' || rel.startsWith('..') || isAbsolute(rel)) throw invalidArgument(`seccomp localhost profile ${JSON.stringify(ref)} leaves the profile root ${root}`);
+  if (rel === '' || rel.startsWith('..') || isAbsolute(rel))
+    throw invalidArgument(`seccomp localhost profile ${JSON.stringify(ref)} leaves the profile root ${root}`);
   return path;
 }
 
@@ -99,7 +110,12 @@ function checkProfile(path: string, value: unknown): OciSeccomp {
     throw invalidArgument(`seccomp profile ${path}: not an OCI seccomp profile (defaultAction must be an SCMP_ACT_* string)`);
   }
   if (p.syscalls !== undefined && !Array.isArray(p.syscalls)) throw invalidArgument(`seccomp profile ${path}: syscalls must be an array`);
-  return { defaultAction: p.defaultAction, ...(p.defaultErrnoRet !== undefined && { defaultErrnoRet: p.defaultErrnoRet }), ...(p.architectures && { architectures: p.architectures }), ...(p.syscalls && { syscalls: p.syscalls }) };
+  return {
+    defaultAction: p.defaultAction,
+    ...(p.defaultErrnoRet !== undefined && { defaultErrnoRet: p.defaultErrnoRet }),
+    ...(p.architectures && { architectures: p.architectures }),
+    ...(p.syscalls && { syscalls: p.syscalls }),
+  };
 }
 
 export interface SeccompInput {
@@ -128,7 +144,10 @@ export async function loadSeccomp(input: SeccompInput): Promise<SeccompChoice> {
   try {
     text = await readFile(path, 'utf8');
   } catch (e) {
-    throw new PodscopeError('InvalidArgument', `cannot load seccomp profile ${JSON.stringify(path)}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
+    throw new PodscopeError(
+      'InvalidArgument',
+      `cannot load seccomp profile ${JSON.stringify(path)}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`,
+    );
   }
   let parsed: unknown;
   try {

@@ -32,19 +32,32 @@ export function checkSysctl(name: string, own: PrivateNamespaces): void {
   const problem = sysctlNameProblem(name);
   if (problem) throw invalidArgument(problem);
   if (IPC_SYSCTLS.has(name) || name.startsWith('fs.mqueue.')) {
-    if (!own.ipc) throw invalidArgument(`sysctl "${name}" is an IPC-namespace setting, but the pod uses the host IPC namespace (namespace_options.ipc = NODE); runc refuses it`);
+    if (!own.ipc)
+      throw invalidArgument(
+        `sysctl "${name}" is an IPC-namespace setting, but the pod uses the host IPC namespace (namespace_options.ipc = NODE); runc refuses it`,
+      );
     return;
   }
   if (name.startsWith('net.')) {
-    if (!own.network) throw invalidArgument(`sysctl "${name}" is a network-namespace setting, but the pod uses the host network (namespace_options.network = NODE); runc refuses it`);
+    if (!own.network)
+      throw invalidArgument(
+        `sysctl "${name}" is a network-namespace setting, but the pod uses the host network (namespace_options.network = NODE); runc refuses it`,
+      );
     return;
   }
   if (name === 'kernel.hostname') {
-    throw invalidArgument(`sysctl "kernel.hostname" is not allowed: set the pod's hostname field instead (runc refuses the sysctl because it conflicts with the OCI hostname)`);
+    throw invalidArgument(
+      `sysctl "kernel.hostname" is not allowed: set the pod's hostname field instead (runc refuses the sysctl because it conflicts with the OCI hostname)`,
+    );
   }
   if (name === 'kernel.domainname') {
-    if (!own.uts) throw invalidArgument(`sysctl "kernel.domainname" needs the pod's own UTS namespace, which a host-network pod does not have; runc refuses it`);
+    if (!own.uts)
+      throw invalidArgument(
+        `sysctl "kernel.domainname" needs the pod's own UTS namespace, which a host-network pod does not have; runc refuses it`,
+      );
     return;
   }
-  throw invalidArgument(`sysctl "${name}" is not in a separate kernel namespace (only net.*, IPC and kernel.domainname sysctls can be set per pod); runc refuses it`);
+  throw invalidArgument(
+    `sysctl "${name}" is not in a separate kernel namespace (only net.*, IPC and kernel.domainname sysctls can be set per pod); runc refuses it`,
+  );
 }

@@ -22,7 +22,12 @@ export interface PauseRuntime {
   /** Builds (once) the pause rootfs from the host's static busybox; returns its absolute path. */
   ensureRootfs(): Promise<string>;
   /** Writes config.json into bundleDir, then starts it detached (`runc run --detach`). Returns the pause pid. */
-  start(id: string, bundleDir: string, spec: unknown, opts: { signal?: AbortSignal; report?: RuntimeStepReporter }): Promise<{ pid: number }>;
+  start(
+    id: string,
+    bundleDir: string,
+    spec: unknown,
+    opts: { signal?: AbortSignal; report?: RuntimeStepReporter },
+  ): Promise<{ pid: number }>;
   /** SIGKILL then wait until runc reports it stopped. Idempotent: an unknown container is a success. */
   stop(id: string, opts?: { signal?: AbortSignal; report?: RuntimeStepReporter }): Promise<void>;
   /** `runc delete --force`. Idempotent. */

@@ -36,7 +36,10 @@ export class CleanupStack {
   }
 
   /** Runs every undo in reverse; keeps going after a failure and returns all failures. */
-  async unwind(timeoutMs: number, onStep?: (description: string, ok: boolean, error?: unknown, durationMs?: number) => void): Promise<CleanupFailure[]> {
+  async unwind(
+    timeoutMs: number,
+    onStep?: (description: string, ok: boolean, error?: unknown, durationMs?: number) => void,
+  ): Promise<CleanupFailure[]> {
     const signal = AbortSignal.timeout(timeoutMs);
     const failures: CleanupFailure[] = [];
     while (this.steps.length > 0) {

@@ -26,10 +26,13 @@ export function buildCniOptions(id: string, config: PodSandboxConfig, opts: { le
   if (portMappings.length > 0) capabilities.portMappings = portMappings;
   const bw = analyzeBandwidth(config.annotations);
   if (bw.error && !opts.lenient) {
-    throw new PodscopeError('InvalidArgument', `reading pod bandwidth annotations: ${bw.error}`, { details: { ingress: bw.ingress, egress: bw.egress } });
+    throw new PodscopeError('InvalidArgument', `reading pod bandwidth annotations: ${bw.error}`, {
+      details: { ingress: bw.ingress, egress: bw.egress },
+    });
   }
   if (bw.capability) capabilities.bandwidth = bw.capability;
-  if (config.dns_config) capabilities.dns = { servers: config.dns_config.servers, searches: config.dns_config.searches, options: config.dns_config.options };
+  if (config.dns_config)
+    capabilities.dns = { servers: config.dns_config.servers, searches: config.dns_config.searches, options: config.dns_config.options };
   const cgroupParent = config.linux?.cgroup_parent ?? '';
   if (cgroupParent !== '') capabilities.cgroupPath = cgroupParent;
   return { args, capabilities };
@@ -40,14 +43,21 @@ function validateForCni(config: PodSandboxConfig): void {
   for (const field of ['name', 'namespace', 'uid'] as const) {
     const v = config.metadata[field];
     if (/[;=]/.test(v)) {
-      throw new PodscopeError('InvalidArgument', `metadata.${field} ${JSON.stringify(v)} must not contain ';' or '=': it is passed to CNI plugins in CNI_ARGS (K8S_POD_*), which they split on those characters`);
+      throw new PodscopeError(
+        'InvalidArgument',
+        `metadata.${field} ${JSON.stringify(v)} must not contain ';' or '=': it is passed to CNI plugins in CNI_ARGS (K8S_POD_*), which they split on those characters`,
+      );
     }
   }
   config.port_mappings.forEach((p, i) => {
     if (p.host_port <= 0) return; // never reaches CNI
-    if (p.host_port > 65535) throw new PodscopeError('InvalidArgument', `port_mappings[${i}].host_port ${p.host_port} is not a port (1-65535)`);
+    if (p.host_port > 65535)
+      throw new PodscopeError('InvalidArgument', `port_mappings[${i}].host_port ${p.host_port} is not a port (1-65535)`);
     if (p.container_port <= 0 || p.container_port > 65535) {
-      throw new PodscopeError('InvalidArgument', `port_mappings[${i}].container_port ${p.container_port} is not a port (1-65535); portmap would reject it after the pod got its IP`);
+      throw new PodscopeError(
+        'InvalidArgument',
+        `port_mappings[${i}].container_port ${p.container_port} is not a port (1-65535); portmap would reject it after the pod got its IP`,
+      );
     }
   });
 }

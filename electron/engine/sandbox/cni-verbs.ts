@@ -23,7 +23,10 @@ export async function cniCheck(ctx: EngineContext, idOrPrefix: string): Promise<
     const entries: TraceEntry[] = [];
     const record = (r: CniCallRecord) => entries.push(trace.add(r));
     try {
-      const outcomes = await check(rec.id, rec.netnsPath, buildCniOptions(rec.id, rec.config), { record, pluginTimeoutMs: ctx.options.pluginTimeoutMs });
+      const outcomes = await check(rec.id, rec.netnsPath, buildCniOptions(rec.id, rec.config), {
+        record,
+        pluginTimeoutMs: ctx.options.pluginTimeoutMs,
+      });
       const networks = outcomes.map((o) => ({
         network: o.network,
         ifName: o.ifName,
@@ -46,7 +49,18 @@ export async function cniStatus(ctx: EngineContext): Promise<CniStatusReport> {
   const measuredAt = new Date().toISOString();
   const entries: TraceEntry[] = [];
   const record = (r: CniCallRecord) =>
-    entries.push({ seq: entries.length, phase: 'check', step: r.step, label: r.label, startedAt: r.startedAt, durationMs: Math.round(r.durationMs * 1000) / 1000, ok: r.ok, ...(r.error !== undefined ? { error: serializeError(r.error) } : {}), ...(r.plugin ? { plugin: r.plugin } : {}), ...(r.detail ? { detail: r.detail } : {}) });
+    entries.push({
+      seq: entries.length,
+      phase: 'check',
+      step: r.step,
+      label: r.label,
+      startedAt: r.startedAt,
+      durationMs: Math.round(r.durationMs * 1000) / 1000,
+      ok: r.ok,
+      ...(r.error !== undefined ? { error: serializeError(r.error) } : {}),
+      ...(r.plugin ? { plugin: r.plugin } : {}),
+      ...(r.detail ? { detail: r.detail } : {}),
+    });
   const outcomes = await statusEach({ record, pluginTimeoutMs: ctx.options.pluginTimeoutMs });
   const networks = outcomes.map((o) => ({
     network: o.network,

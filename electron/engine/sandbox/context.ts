@@ -15,11 +15,16 @@ import type { EngineOwner } from './ownership';
 import type { ThroughputMeter } from '../throughput/types';
 import type { TopologyReader } from '../topology/reader';
 
-
 /** Per-sandbox host files (hostname, hosts, resolv.conf) and the /dev/shm tmpfs. */
 export interface SandboxFiles {
   /** Writes the files and mounts shm; returns the paths the OCI spec binds. Undo with `cleanup`. */
-  prepare(input: { id: string; config: PodSandboxConfig; rootDir: string; runDir: string; signal?: AbortSignal }): Promise<{ resolvConfPath: string; shmPath: string }>;
+  prepare(input: {
+    id: string;
+    config: PodSandboxConfig;
+    rootDir: string;
+    runDir: string;
+    signal?: AbortSignal;
+  }): Promise<{ resolvConfPath: string; shmPath: string }>;
   /** Unmounts shm and deletes both directories. Idempotent. */
   cleanup(input: { rootDir: string; runDir: string; signal?: AbortSignal }): Promise<void>;
   /** Unmounts shm only (stop), keeping the files. Idempotent. */

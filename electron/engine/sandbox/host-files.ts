@@ -23,7 +23,8 @@ export function hostSandboxFiles(runner: ProcessRunner): SandboxFiles {
       const p = paths(rootDir, runDir);
       await writeSandboxFiles(p, config);
       // a host-IPC pod binds the host's /dev/shm (containerd does the same), so its own tmpfs would go unused
-      if (config.linux?.security_context?.namespace_options?.ipc === NamespaceMode.NODE) return { resolvConfPath: p.resolvConf, shmPath: '/dev/shm' };
+      if (config.linux?.security_context?.namespace_options?.ipc === NamespaceMode.NODE)
+        return { resolvConfPath: p.resolvConf, shmPath: '/dev/shm' };
       try {
         await mountShm(runner, p.shm, signal);
       } catch (e) {

@@ -12,7 +12,11 @@ export function resolveIdPrefix(ids: Iterable<string>, prefix: string): string |
     if (id.startsWith(prefix)) matches.push(id);
   }
   if (matches.length > 1) {
-    throw new PodscopeError('InvalidArgument', `ambiguous sandbox id prefix ${JSON.stringify(prefix)}: it matches ${matches.length} sandboxes`, { details: { matches } });
+    throw new PodscopeError(
+      'InvalidArgument',
+      `ambiguous sandbox id prefix ${JSON.stringify(prefix)}: it matches ${matches.length} sandboxes`,
+      { details: { matches } },
+    );
   }
   return matches[0];
 }

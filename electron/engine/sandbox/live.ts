@@ -17,12 +17,20 @@ export async function liveNetwork(ctx: EngineContext, idOrPrefix: string): Promi
   const rec = id === undefined ? undefined : ctx.store.get(id);
   if (!rec) throw notFoundError(idOrPrefix);
   if (isHostNetwork(rec.config)) {
-    throw new PodscopeError('FailedPrecondition', `sandbox ${rec.id} uses the host network: it has no network namespace of its own to look into`);
+    throw new PodscopeError(
+      'FailedPrecondition',
+      `sandbox ${rec.id} uses the host network: it has no network namespace of its own to look into`,
+    );
   }
   if (!rec.netnsPath || rec.netnsClosed || (await ctx.netns.isClosed(rec.netnsPath))) {
-    throw new PodscopeError('FailedPrecondition', `sandbox ${rec.id} is stopped: its network namespace ${rec.netnsPath ?? ''} was removed`.trimEnd());
+    throw new PodscopeError(
+      'FailedPrecondition',
+      `sandbox ${rec.id} is stopped: its network namespace ${rec.netnsPath ?? ''} was removed`.trimEnd(),
+    );
   }
-  const hostDevices = [...new Set((rec.network?.networks ?? []).flatMap((n) => (n.result?.interfaces ?? []).filter((i) => !i.sandbox).map((i) => i.name)))];
+  const hostDevices = [
+    ...new Set((rec.network?.networks ?? []).flatMap((n) => (n.result?.interfaces ?? []).filter((i) => !i.sandbox).map((i) => i.name))),
+  ];
   return buildLiveView(rec, await ctx.liveReader.read(rec.netnsPath, hostDevices), new Date());
 }
 
@@ -32,7 +40,13 @@ export function buildLiveView(rec: SandboxRecord, raw: RawLiveNetwork, now: Date
     // the bandwidth plugin shapes ingress on the host end of the pod's veth and egress on an ifb it creates
     const role = kind === 'ifb' ? 'ifb' : kind === 'veth' ? 'host-veth' : undefined;
     if (!role) return [];
-    return list.map((q) => ({ dev, role, kind: q.kind, rateBitsPerSecond: q.rate === undefined ? undefined : q.rate * 8, burstBytes: q.burst }));
+    return list.map((q) => ({
+      dev,
+      role,
+      kind: q.kind,
+      rateBitsPerSecond: q.rate === undefined ? undefined : q.rate * 8,
+      burstBytes: q.burst,
+    }));
   });
   return {
     collectedAt: now.toISOString(),
@@ -55,11 +69,20 @@ function checkBandwidth(rec: SandboxRecord, qdiscs: LiveQdisc[]): LiveBandwidthC
     const tbf = qdiscs.find((q) => q.role === role && q.kind === 'tbf');
     const applied = tbf?.rateBitsPerSecond;
     const human = (b: number) => formatBitsPerSecond(BigInt(Math.round(b)));
-    const check: LiveBandwidthCheck = { direction, requestedBitsPerSecond: requested, appliedBitsPerSecond: applied, device: tbf?.dev, matches: false, note: '' };
+    const check: LiveBandwidthCheck = {
+      direction,
+      requestedBitsPerSecond: requested,
+      appliedBitsPerSecond: applied,
+      device: tbf?.dev,
+      matches: false,
+      note: '',
+    };
     if (requested !== undefined && applied !== undefined) {
       // tc stores rates in bytes per second, so a rate that is not a multiple of 8 bits comes back rounded
       check.matches = Math.abs(applied - requested) <= Math.max(8, requested * 0.01);
-      check.note = check.matches ? `tbf at ${human(applied)} on ${tbf!.dev}, as annotated` : `tbf at ${human(applied)} on ${tbf!.dev}, but the annotation asks for ${human(requested)}`;
+      check.note = check.matches
+        ? `tbf at ${human(applied)} on ${tbf!.dev}, as annotated`
+        : `tbf at ${human(applied)} on ${tbf!.dev}, but the annotation asks for ${human(requested)}`;
     } else if (requested !== undefined) {
       check.note = `no tbf qdisc on ${where}: the annotation did not take effect (is the bandwidth plugin in the conflist, with capabilities.bandwidth?)`;
     } else if (applied !== undefined) {
@@ -76,21 +99,43 @@ function checkPorts(rec: SandboxRecord, nat: RawLiveNetwork['nat']): LivePortChe
   const rules = [...nat.v4, ...nat.v6];
   // portmap tags the jump into each pod's CNI-DN chain with the container id; only those chains are the pod's
   const chains = new Set(
-    rules.filter((l) => l.startsWith('-A CNI-HOSTPORT-DNAT ') && l.includes(`id: \\"${rec.id}\\"`)).flatMap((l) => /-j (CNI-DN-\S+)/.exec(l)?.[1] ?? []),
+    rules
+      .filter((l) => l.startsWith('-A CNI-HOSTPORT-DNAT ') && l.includes(`id: \\"${rec.id}\\"`))
+      .flatMap((l) => /-j (CNI-DN-\S+)/.exec(l)?.[1] ?? []),
   );
   const podIps = rec.ipSelection?.eth0Ips ?? [];
   return rec.config.port_mappings.map((m, index) => {
     const protocol = protocolName(m.protocol).toLowerCase();
     const base = { index, protocol, hostPort: m.host_port, containerPort: m.container_port };
-    if (m.host_port <= 0) return { ...base, found: false, note: 'container-port-only: never passed to CNI, so no DNAT rule is expected; reach it on the pod IP' };
+    if (m.host_port <= 0)
+      return {
+        ...base,
+        found: false,
+        note: 'container-port-only: never passed to CNI, so no DNAT rule is expected; reach it on the pod IP',
+      };
     const rule = rules.find((l) => {
       const chain = /^-A (\S+) /.exec(l)?.[1];
-      return chain !== undefined && chains.has(chain) && l.includes('-j DNAT') && l.includes(`-p ${protocol} `) && l.includes(`--dport ${m.host_port} `) &&
+      return (
+        chain !== undefined &&
+        chains.has(chain) &&
+        l.includes('-j DNAT') &&
+        l.includes(`-p ${protocol} `) &&
+        l.includes(`--dport ${m.host_port} `) &&
         podIps.some((ip) => l.includes(`--to-destination ${ip.includes(':') ? `[${ip}]` : ip}:${m.container_port}`)) &&
-        (m.host_ip === '' || l.includes(`-d ${m.host_ip}/`));
+        (m.host_ip === '' || l.includes(`-d ${m.host_ip}/`))
+      );
     });
     return rule
-      ? { ...base, found: true, rule, note: `DNAT ${m.host_ip || '*'}:${m.host_port}/${protocol} → ${/--to-destination (\S+)/.exec(rule)?.[1] ?? '?'}` }
-      : { ...base, found: false, note: 'no DNAT rule for this mapping in the nat table (is portmap in the conflist, with capabilities.portMappings?)' };
+      ? {
+          ...base,
+          found: true,
+          rule,
+          note: `DNAT ${m.host_ip || '*'}:${m.host_port}/${protocol} → ${/--to-destination (\S+)/.exec(rule)?.[1] ?? '?'}`,
+        }
+      : {
+          ...base,
+          found: false,
+          note: 'no DNAT rule for this mapping in the nat table (is portmap in the conflist, with capabilities.portMappings?)',
+        };
   });
 }

@@ -15,12 +15,17 @@ export class NameRegistrar {
     const holder = this.byName.get(name);
     if (holder === id) return;
     if (holder !== undefined) {
-      throw new PodscopeError('AlreadyExists', `failed to reserve ${this.kind} name ${JSON.stringify(name)}: name ${JSON.stringify(name)} is reserved for ${JSON.stringify(holder)}`, {
-        details: { name, holder },
-      });
+      throw new PodscopeError(
+        'AlreadyExists',
+        `failed to reserve ${this.kind} name ${JSON.stringify(name)}: name ${JSON.stringify(name)} is reserved for ${JSON.stringify(holder)}`,
+        {
+          details: { name, holder },
+        },
+      );
     }
     const previous = this.byId.get(id);
-    if (previous !== undefined) throw new PodscopeError('AlreadyExists', `${this.kind} ${id} already holds name ${JSON.stringify(previous)}`);
+    if (previous !== undefined)
+      throw new PodscopeError('AlreadyExists', `${this.kind} ${id} already holds name ${JSON.stringify(previous)}`);
     this.byName.set(name, id);
     this.byId.set(id, name);
   }

@@ -31,14 +31,21 @@ export interface EngineOwner {
  * into place, so a crash leaves either no id or a whole one, and two writers cannot both win.
  * @param onTempRemoved told about a temp file a crashed writer left (start-up garbage collection)
  */
-export async function loadStateDirId(stateDir: string, readOnly: boolean, onTempRemoved?: (file: string) => void): Promise<string | undefined> {
+export async function loadStateDirId(
+  stateDir: string,
+  readOnly: boolean,
+  onTempRemoved?: (file: string) => void,
+): Promise<string | undefined> {
   const file = join(stateDir, STATE_DIR_ID_FILE);
   const read = async () => {
     const text = await readFile(file, 'utf8').catch((e: NodeJS.ErrnoException) => (e.code === 'ENOENT' ? undefined : Promise.reject(e)));
     if (text === undefined) return undefined;
     const id = text.trim();
     if (!ID_RE.test(id)) {
-      throw new PodscopeError('FailedPrecondition', `${file} does not hold a state dir id (32 hex digits): it says which containers and namespaces this state dir owns, so it is never replaced silently; restore it or remove it (the engine then owns nothing it made before)`);
+      throw new PodscopeError(
+        'FailedPrecondition',
+        `${file} does not hold a state dir id (32 hex digits): it says which containers and namespaces this state dir owns, so it is never replaced silently; restore it or remove it (the engine then owns nothing it made before)`,
+      );
     }
     return id;
   };

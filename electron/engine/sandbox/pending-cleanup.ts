@@ -77,12 +77,20 @@ export function holdsOf(rec: SandboxRecord, ref: PluginRef): string[] {
   const ipam = conf?.ipam as { type?: string } | undefined;
   if (ipam?.type || type === 'host-local' || type === 'static' || type === 'dhcp') {
     const ips = addressesOf(rec, ref);
-    holds.push(ips.length > 0 ? `IPAM reservation ${ips.join(', ')}${ipam?.type ? ` (${ipam.type})` : ''}` : `IPAM reservation${ipam?.type ? ` (${ipam.type})` : ''}`);
+    holds.push(
+      ips.length > 0
+        ? `IPAM reservation ${ips.join(', ')}${ipam?.type ? ` (${ipam.type})` : ''}`
+        : `IPAM reservation${ipam?.type ? ` (${ipam.type})` : ''}`,
+    );
   }
-  if (['bridge', 'ptp', 'macvlan', 'ipvlan', 'vlan', 'host-device'].includes(type)) holds.push(`interface ${ref.ifName} in the pod netns${type === 'bridge' || type === 'ptp' ? ' and its host-side veth' : ''}`);
-  if ((type === 'bridge' || type === 'ptp') && conf?.ipMasq === true) holds.push('ipMasq chain in iptables/ip6tables nat (CNI-…, commented with the sandbox id)');
+  if (['bridge', 'ptp', 'macvlan', 'ipvlan', 'vlan', 'host-device'].includes(type))
+    holds.push(`interface ${ref.ifName} in the pod netns${type === 'bridge' || type === 'ptp' ? ' and its host-side veth' : ''}`);
+  if ((type === 'bridge' || type === 'ptp') && conf?.ipMasq === true)
+    holds.push('ipMasq chain in iptables/ip6tables nat (CNI-…, commented with the sandbox id)');
   if (type === 'portmap') {
-    const ports = analyzePortMappings(rec.config.port_mappings).flatMap((d) => (d.cni ? [`${d.cni.hostPort}/${d.cni.protocol}→${d.cni.containerPort}`] : []));
+    const ports = analyzePortMappings(rec.config.port_mappings).flatMap((d) =>
+      d.cni ? [`${d.cni.hostPort}/${d.cni.protocol}→${d.cni.containerPort}`] : [],
+    );
     if (ports.length > 0) holds.push(`DNAT for host ports ${ports.join(', ')} (CNI-DN-… chain, CNI-HOSTPORT-* rules)`);
   }
   if (type === 'bandwidth') holds.push('tc qdiscs (tbf on the host veth, ifb device for ingress)');
@@ -96,14 +104,33 @@ export function pendingFromCniError(rec: SandboxRecord, error: unknown, now: str
   if (plugins && plugins.length > 0) {
     return plugins.map((p) => {
       const type = p.type || (typeof pluginConf(rec, p)?.type === 'string' ? (pluginConf(rec, p)!.type as string) : '');
-      return { kind: 'cni', network: p.network, ifName: p.ifName, plugin: type, index: p.index, holds: holdsOf(rec, { ...p, type }), error: p.message, since: now };
+      return {
+        kind: 'cni',
+        network: p.network,
+        ifName: p.ifName,
+        plugin: type,
+        index: p.index,
+        holds: holdsOf(rec, { ...p, type }),
+        error: p.message,
+        since: now,
+      };
     });
   }
   const message = error instanceof Error ? error.message : String(error);
   const previous = (rec.cleanupPending ?? []).filter((p) => p.kind === 'cni');
   if (previous.length > 0) return previous.map((p) => ({ ...p, error: message, since: now }));
   const ips = (rec.network?.networks ?? []).flatMap((n) => n.result?.ips?.map((ip) => ip.address) ?? []);
-  return [{ kind: 'cni', network: '', ifName: '', plugin: 'CNI DEL', holds: ips.length > 0 ? [`addresses ${ips.join(', ')}`] : [], error: message, since: now }];
+  return [
+    {
+      kind: 'cni',
+      network: '',
+      ifName: '',
+      plugin: 'CNI DEL',
+      holds: ips.length > 0 ? [`addresses ${ips.join(', ')}`] : [],
+      error: message,
+      since: now,
+    },
+  ];
 }
 
 /** Replaces the entries of one kind (the latest attempt at that step says what is left of it). */
@@ -115,7 +142,15 @@ export function setPending(rec: SandboxRecord, kind: PendingCleanup['kind'], ent
 }
 
 export function pendingStep(kind: PendingCleanup['kind'], what: string, holds: string[], error: unknown): PendingCleanup {
-  return { kind, network: '', ifName: '', plugin: what, holds, error: error instanceof Error ? error.message : String(error), since: new Date().toISOString() };
+  return {
+    kind,
+    network: '',
+    ifName: '',
+    plugin: what,
+    holds,
+    error: error instanceof Error ? error.message : String(error),
+    since: new Date().toISOString(),
+  };
 }
 
 /** One line per entry, for error messages, the CLI and the trace. */

@@ -67,13 +67,26 @@ export class SandboxReadIndex {
     const old = this.entries.get(rec.id);
     if (old) this.unindex(rec.id, old);
     else {
-      this.sortedIds.splice(lowerBound(this.sortedIds, (x) => x < rec.id), 0, rec.id);
+      this.sortedIds.splice(
+        lowerBound(this.sortedIds, (x) => x < rec.id),
+        0,
+        rec.id,
+      );
     }
-    const entry: Entry = { rec, state: toCriState(rec.state), labelKeys: Object.entries(rec.config.labels ?? {}).map(([k, v]) => labelKey(k, v)), order: createdKey(rec) };
+    const entry: Entry = {
+      rec,
+      state: toCriState(rec.state),
+      labelKeys: Object.entries(rec.config.labels ?? {}).map(([k, v]) => labelKey(k, v)),
+      order: createdKey(rec),
+    };
     this.entries.set(rec.id, entry);
     add(this.byState, entry.state, rec.id);
     for (const k of entry.labelKeys) add(this.byLabel, k, rec.id);
-    this.listOrder.splice(lowerBound(this.listOrder, (x) => before(x.key, entry.order)), 0, { key: entry.order, id: rec.id });
+    this.listOrder.splice(
+      lowerBound(this.listOrder, (x) => before(x.key, entry.order)),
+      0,
+      { key: entry.order, id: rec.id },
+    );
   }
 
   delete(id: string): void {
@@ -115,7 +128,8 @@ export class SandboxReadIndex {
   /** Every id starting with `prefix`, in id order. */
   idsWithPrefix(prefix: string): string[] {
     const out: string[] = [];
-    for (let i = lowerBound(this.sortedIds, (x) => x < prefix); i < this.sortedIds.length && this.sortedIds[i]!.startsWith(prefix); i++) out.push(this.sortedIds[i]!);
+    for (let i = lowerBound(this.sortedIds, (x) => x < prefix); i < this.sortedIds.length && this.sortedIds[i]!.startsWith(prefix); i++)
+      out.push(this.sortedIds[i]!);
     return out;
   }
 
@@ -128,7 +142,11 @@ export class SandboxReadIndex {
     if (this.entries.has(prefix)) return prefix;
     const matches = this.idsWithPrefix(prefix);
     if (matches.length > 1) {
-      throw new PodscopeError('InvalidArgument', `ambiguous sandbox id prefix ${JSON.stringify(prefix)}: it matches ${matches.length} sandboxes`, { details: { matches } });
+      throw new PodscopeError(
+        'InvalidArgument',
+        `ambiguous sandbox id prefix ${JSON.stringify(prefix)}: it matches ${matches.length} sandboxes`,
+        { details: { matches } },
+      );
     }
     return matches[0];
   }
@@ -146,7 +164,10 @@ export class SandboxReadIndex {
     sets.sort((a, b) => a.size - b.size);
     const [smallest, ...rest] = sets;
     const ids = [...smallest!].filter((id) => rest.every((s) => s.has(id)));
-    return ids.map((id) => this.entries.get(id)!).sort((a, b) => (before(a.order, b.order) ? -1 : 1)).map((e) => e.rec.id);
+    return ids
+      .map((id) => this.entries.get(id)!)
+      .sort((a, b) => (before(a.order, b.order) ? -1 : 1))
+      .map((e) => e.rec.id);
   }
 }
 

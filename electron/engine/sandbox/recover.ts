@@ -40,15 +40,23 @@ export interface RecoveryOptions {
 
 export async function recoverSandboxes(ctx: EngineContext, opts: RecoveryOptions = {}): Promise<RecoveryReport> {
   const startupGc: StartupGcItem[] = [];
-  const loadProblems = await ctx.store.load((file) => startupGc.push(gcItem('record-temp', { path: file }, 'deleted (a record write interrupted before its rename)')));
+  const loadProblems = await ctx.store.load((file) =>
+    startupGc.push(gcItem('record-temp', { path: file }, 'deleted (a record write interrupted before its rename)')),
+  );
   const problems = loadProblems.map((p) => `cannot load ${p.file}: ${p.message} (its sandbox is left alone: fix or remove the file)`);
   const records = ctx.store.all();
   if (opts.uncleanShutdown && !ctx.readOnly) {
     const ids = new Set([...records.map((r) => r.id), ...loadProblems.map((p) => p.id)]);
     for (const h of await waitForOrphanHelpers(ids, join(ctx.options.runDir, 'runc'), opts.orphanWaitMs ?? 10_000)) {
-      startupGc.push(gcItem('process', { id: String(h.pid) }, h.outcome === 'exited'
-        ? `waited ${h.waitedMs} ms for it to finish (left running by the engine that died): ${h.what}`
-        : `killed after ${h.waitedMs} ms (left running by the engine that died, still not done): ${h.what}`));
+      startupGc.push(
+        gcItem(
+          'process',
+          { id: String(h.pid) },
+          h.outcome === 'exited'
+            ? `waited ${h.waitedMs} ms for it to finish (left running by the engine that died): ${h.what}`
+            : `killed after ${h.waitedMs} ms (left running by the engine that died, still not done): ${h.what}`,
+        ),
+      );
     }
   }
   for (const rec of records) {
@@ -59,10 +67,14 @@ export async function recoverSandboxes(ctx: EngineContext, opts: RecoveryOptions
     }
   }
   // one runc exec per sandbox, all at once: every CLI command pays for this
-  await Promise.all(records.map((rec) => reconcile(ctx, rec).catch((e: unknown) => {
-    // runc failing is not runc saying "no such container": keep what the record says
-    problems.push(`sandbox ${rec.id}: state kept as recorded, ${(e as Error).message}`);
-  })));
+  await Promise.all(
+    records.map((rec) =>
+      reconcile(ctx, rec).catch((e: unknown) => {
+        // runc failing is not runc saying "no such container": keep what the record says
+        problems.push(`sandbox ${rec.id}: state kept as recorded, ${(e as Error).message}`);
+      }),
+    ),
+  );
 
   // a record that exists but cannot be read still owns its container (the id is its file name) and whatever its text names
   const known = new Set([...records.map((r) => r.id), ...loadProblems.map((p) => p.id)]);
@@ -79,7 +91,9 @@ export async function recoverSandboxes(ctx: EngineContext, opts: RecoveryOptions
     if (!ownerId || owner !== ownerId) {
       // Another engine's (a shared run dir), or made before containers were stamped: not ours to kill.
       if (!ctx.readOnly) {
-        problems.push(`runc container ${c.id} (${c.status}) under this engine's runc root has no record here and is not ours (${owner ? `owned by state dir id ${owner}` : 'no owner annotation'}): left alone`);
+        problems.push(
+          `runc container ${c.id} (${c.status}) under this engine's runc root has no record here and is not ours (${owner ? `owned by state dir id ${owner}` : 'no owner annotation'}): left alone`,
+        );
       }
       continue;
     }

@@ -52,7 +52,9 @@ async function removeLocked(ctx: EngineContext, rec: SandboxRecord): Promise<voi
     if (deleted.status === 'rejected') throw deleted.reason;
     if (cleaned.status === 'rejected') throw cleaned.reason;
   } catch (error) {
-    setPending(rec, 'files', [pendingStep('files', 'delete the pause container and sandbox files', [`runc container ${id}`, rec.rootDir, rec.runDir], error)]);
+    setPending(rec, 'files', [
+      pendingStep('files', 'delete the pause container and sandbox files', [`runc container ${id}`, rec.rootDir, rec.runDir], error),
+    ]);
     rec.lastError = serializeError(error);
     await ctx.store.save(rec);
     ctx.emit({ type: 'sandbox.changed', id, summary: toSummary(rec) });
@@ -69,16 +71,29 @@ async function giveUp(ctx: EngineContext, rec: SandboxRecord, error: unknown): P
   // best effort for what does not depend on the failed part; each is idempotent
   const signal = AbortSignal.timeout(ctx.cleanupTimeoutMs);
   const trace = new TraceRecorder(rec, 'remove', (entry) => ctx.emit({ type: 'sandbox.progress', id, entry }));
-  if (!rec.cleanupPending?.some((p) => p.kind === 'pause')) await ctx.runtime.delete(id, { signal, report: runtimeReporter(trace) }).catch(() => undefined);
+  if (!rec.cleanupPending?.some((p) => p.kind === 'pause'))
+    await ctx.runtime.delete(id, { signal, report: runtimeReporter(trace) }).catch(() => undefined);
   await ctx.files.cleanup({ rootDir: rec.rootDir, runDir: rec.runDir, signal }).catch(() => undefined);
   const left = rec.cleanupPending?.length ? rec.cleanupPending : [pendingStep('other', 'remove', [], error)];
   const text = describePending(left);
-  trace.add({ step: 'remove.forced', label: `forced remove gave up; left behind on the host: ${text}`, startedAt: new Date().toISOString(), durationMs: 0, ok: false, error, detail: { leftBehind: left } });
+  trace.add({
+    step: 'remove.forced',
+    label: `forced remove gave up; left behind on the host: ${text}`,
+    startedAt: new Date().toISOString(),
+    durationMs: 0,
+    ok: false,
+    error,
+    detail: { leftBehind: left },
+  });
   await ctx.store.delete(id);
   ctx.names.releaseByName(rec.name);
   ctx.emit({ type: 'sandbox.removed', id });
-  throw new PodscopeError(error instanceof PodscopeError ? error.code : 'Internal', `sandbox ${id} was removed by force, but its cleanup did not finish; left behind on the host (remove by hand): ${text}`, {
-    cause: error,
-    details: { sandboxId: id, leftBehind: left, trace: rec.trace.slice(-1) },
-  });
+  throw new PodscopeError(
+    error instanceof PodscopeError ? error.code : 'Internal',
+    `sandbox ${id} was removed by force, but its cleanup did not finish; left behind on the host (remove by hand): ${text}`,
+    {
+      cause: error,
+      details: { sandboxId: id, leftBehind: left, trace: rec.trace.slice(-1) },
+    },
+  );
 }

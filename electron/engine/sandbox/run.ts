@@ -49,7 +49,9 @@ export function parseRunConfig(input: unknown, opts: { checks?: boolean } = {}):
 
 /** `port_mappings[i].host_ip: …` for each host_ip of a family the pod's networks cannot give (shared/domain/portmap.ts). */
 export function hostIpFamilyIssues(ctx: Pick<EngineContext, 'cni'>, config: PodSandboxConfig): string[] {
-  return hostIpFamilyProblems(config.port_mappings, ctx.cni.config().networks).map((p) => `port_mappings[${p.index}].host_ip: ${p.message}`);
+  return hostIpFamilyProblems(config.port_mappings, ctx.cni.config().networks).map(
+    (p) => `port_mappings[${p.index}].host_ip: ${p.message}`,
+  );
 }
 
 export async function runSandbox(ctx: EngineContext, req: RunSandboxRequest, signal?: AbortSignal): Promise<{ id: string }> {
@@ -57,7 +59,10 @@ export async function runSandbox(ctx: EngineContext, req: RunSandboxRequest, sig
   const runtimeHandler = req.runtimeHandler ?? '';
   const id = generateSandboxId();
   if (!SUPPORTED_HANDLERS.has(runtimeHandler)) {
-    throw new PodscopeError('InvalidArgument', `unable to get OCI runtime for sandbox ${JSON.stringify(id)}: no runtime for ${JSON.stringify(runtimeHandler)} is configured`);
+    throw new PodscopeError(
+      'InvalidArgument',
+      `unable to get OCI runtime for sandbox ${JSON.stringify(id)}: no runtime for ${JSON.stringify(runtimeHandler)} is configured`,
+    );
   }
   const hostNetwork = isHostNetwork(config);
   // Bad input is refused before anything is acquired: bandwidth annotations and what runc would reject.
@@ -66,7 +71,16 @@ export async function runSandbox(ctx: EngineContext, req: RunSandboxRequest, sig
     const [problem] = hostIpFamilyIssues(ctx, config);
     if (problem) throw new PodscopeError('InvalidArgument', `invalid sandbox config: ${problem}`, { details: { issues: [problem] } });
   }
-  ctx.buildPauseSpec({ id, config, netnsPath: hostNetwork ? undefined : '/dev/null', rootfsPath: '/', resolvConfPath: '/dev/null', shmPath: '/dev/null', engineOomScoreAdj: ctx.engineOomScoreAdj, seccompProfileRoot: seccompProfileRoot(ctx.options) });
+  ctx.buildPauseSpec({
+    id,
+    config,
+    netnsPath: hostNetwork ? undefined : '/dev/null',
+    rootfsPath: '/',
+    resolvConfPath: '/dev/null',
+    shmPath: '/dev/null',
+    engineOomScoreAdj: ctx.engineOomScoreAdj,
+    seccompProfileRoot: seccompProfileRoot(ctx.options),
+  });
 
   const name = makeSandboxName(config.metadata);
   ctx.names.reserve(name, id);
@@ -100,15 +114,27 @@ export async function runSandbox(ctx: EngineContext, req: RunSandboxRequest, sig
       ctx.emit({ type: 'sandbox.added', id, summary: toSummary(rec) });
       if (rec.netnsPath) {
         const netnsPath = rec.netnsPath;
-        cleanup.push(`remove network namespace ${netnsPath}`, async () => {
-          // Kept while a plugin's DEL is pending: the bridge plugin finds the pod's addresses (and so its ipMasq
-          // rules) through eth0 in this namespace, and a DEL without it releases only the IPAM part.
-          if (rec.cleanupPending?.some((p) => p.kind === 'cni')) {
-            throw new PodscopeError('FailedPrecondition', "kept for the pending CNI DEL (the bridge plugin reads the pod's addresses from it)");
-          }
-          await ctx.netns.remove(netnsPath);
-        }, { kind: 'netns', holds: [] });
-        await trace.step('netns.create', 'create network namespace', () => ctx.netns.create(signal, netnsPath), (p) => ({ path: p }));
+        cleanup.push(
+          `remove network namespace ${netnsPath}`,
+          async () => {
+            // Kept while a plugin's DEL is pending: the bridge plugin finds the pod's addresses (and so its ipMasq
+            // rules) through eth0 in this namespace, and a DEL without it releases only the IPAM part.
+            if (rec.cleanupPending?.some((p) => p.kind === 'cni')) {
+              throw new PodscopeError(
+                'FailedPrecondition',
+                "kept for the pending CNI DEL (the bridge plugin reads the pod's addresses from it)",
+              );
+            }
+            await ctx.netns.remove(netnsPath);
+          },
+          { kind: 'netns', holds: [] },
+        );
+        await trace.step(
+          'netns.create',
+          'create network namespace',
+          () => ctx.netns.create(signal, netnsPath),
+          (p) => ({ path: p }),
+        );
         // Registered before ADD: a failing ADD may already have allocated (an IP, a veth), and CNI requires a DEL anyway.
         cleanup.push('CNI DEL of every network', (s) => teardownNetwork(ctx, rec, trace, netnsPath, s), { kind: 'cni', holds: [] });
       }
@@ -133,12 +159,23 @@ export async function runSandbox(ctx: EngineContext, req: RunSandboxRequest, sig
   });
 }
 
-async function attachNetwork(ctx: EngineContext, rec: SandboxRecord, options: CniNamespaceOptions, trace: TraceRecorder, signal?: AbortSignal): Promise<void> {
+async function attachNetwork(
+  ctx: EngineContext,
+  rec: SandboxRecord,
+  options: CniNamespaceOptions,
+  trace: TraceRecorder,
+  signal?: AbortSignal,
+): Promise<void> {
   let network;
   try {
-    network = await trace.step('cni.setup', 'CNI ADD of every network', () => ctx.cni.setup(rec.id, rec.netnsPath!, options, cniHooks(ctx, trace, signal)), (r) => ({
-      networks: r.networks.map((n) => `${n.network}/${n.ifName}`),
-    }));
+    network = await trace.step(
+      'cni.setup',
+      'CNI ADD of every network',
+      () => ctx.cni.setup(rec.id, rec.netnsPath!, options, cniHooks(ctx, trace, signal)),
+      (r) => ({
+        networks: r.networks.map((n) => `${n.network}/${n.ifName}`),
+      }),
+    );
   } catch (error) {
     // the unwind DELs only what this ADD executed: a plugin never started (not reached, binary missing) holds nothing
     rec.cniExecutedOnAdd = executedOnAdd(rec.trace);
@@ -147,7 +184,11 @@ async function attachNetwork(ctx: EngineContext, rec: SandboxRecord, options: Cn
   rec.network = network;
   const eth0Ips = network.interfaces.eth0?.ipConfigs.map((c) => c.ip) ?? [];
   if (eth0Ips.length === 0) {
-    throw new PodscopeError('CniError', `failed to find network info for sandbox ${JSON.stringify(rec.id)}: the CNI result gives eth0 no IP`, { details: { interfaces: network.interfaces } });
+    throw new PodscopeError(
+      'CniError',
+      `failed to find network info for sandbox ${JSON.stringify(rec.id)}: the CNI result gives eth0 no IP`,
+      { details: { interfaces: network.interfaces } },
+    );
   }
   const selection = selectPodIPs(eth0Ips, rec.ipPreference);
   rec.ip = selection.primary;
@@ -155,29 +196,71 @@ async function attachNetwork(ctx: EngineContext, rec: SandboxRecord, options: Cn
   rec.ipSelection = { ...selection, eth0Ips };
 }
 
-async function startPause(ctx: EngineContext, rec: SandboxRecord, cleanup: CleanupStack, trace: TraceRecorder, signal?: AbortSignal): Promise<void> {
+async function startPause(
+  ctx: EngineContext,
+  rec: SandboxRecord,
+  cleanup: CleanupStack,
+  trace: TraceRecorder,
+  signal?: AbortSignal,
+): Promise<void> {
   const { id, config } = rec;
   // pushed first: a prepare that fails half-way has already written files
-  cleanup.push('unmount /dev/shm and delete sandbox files', (s) => ctx.files.cleanup({ rootDir: rec.rootDir, runDir: rec.runDir, signal: s }), { kind: 'files', holds: [rec.rootDir, rec.runDir] });
-  const files = await trace.step('sandbox.files', 'write hostname, hosts, resolv.conf; mount 64 MiB /dev/shm', () =>
-    ctx.files.prepare({ id, config, rootDir: rec.rootDir, runDir: rec.runDir, signal }),
-  (f) => ({ ...f }));
-  const rootfsPath = await trace.step('pause.rootfs', 'ensure pause rootfs', () => ctx.runtime.ensureRootfs(), (p) => ({ path: p }));
+  cleanup.push(
+    'unmount /dev/shm and delete sandbox files',
+    (s) => ctx.files.cleanup({ rootDir: rec.rootDir, runDir: rec.runDir, signal: s }),
+    { kind: 'files', holds: [rec.rootDir, rec.runDir] },
+  );
+  const files = await trace.step(
+    'sandbox.files',
+    'write hostname, hosts, resolv.conf; mount 64 MiB /dev/shm',
+    () => ctx.files.prepare({ id, config, rootDir: rec.rootDir, runDir: rec.runDir, signal }),
+    (f) => ({ ...f }),
+  );
+  const rootfsPath = await trace.step(
+    'pause.rootfs',
+    'ensure pause rootfs',
+    () => ctx.runtime.ensureRootfs(),
+    (p) => ({ path: p }),
+  );
   const sc = config.linux?.security_context;
   const profileRoot = seccompProfileRoot(ctx.options);
   // containerd applies the pod's seccomp profile to the pause container too (docs/semantics.md#seccomp)
-  const seccomp = await trace.step('pause.seccomp', 'load the seccomp profile', () =>
-    loadSeccomp({ profile: sc?.seccomp, legacyPath: sc?.seccomp_profile_path ?? '', privileged: sc?.privileged ?? false, capabilities: DEFAULT_CAPABILITIES, profileRoot }),
-  (c) => ({ applied: c.applied }));
+  const seccomp = await trace.step(
+    'pause.seccomp',
+    'load the seccomp profile',
+    () =>
+      loadSeccomp({
+        profile: sc?.seccomp,
+        legacyPath: sc?.seccomp_profile_path ?? '',
+        privileged: sc?.privileged ?? false,
+        capabilities: DEFAULT_CAPABILITIES,
+        profileRoot,
+      }),
+    (c) => ({ applied: c.applied }),
+  );
   rec.seccomp = seccomp.applied;
-  const spec = ctx.buildPauseSpec({ id, config, netnsPath: rec.netnsPath, rootfsPath, resolvConfPath: files.resolvConfPath, shmPath: files.shmPath, engineOomScoreAdj: ctx.engineOomScoreAdj, seccomp, seccompProfileRoot: profileRoot });
+  const spec = ctx.buildPauseSpec({
+    id,
+    config,
+    netnsPath: rec.netnsPath,
+    rootfsPath,
+    resolvConfPath: files.resolvConfPath,
+    shmPath: files.shmPath,
+    engineOomScoreAdj: ctx.engineOomScoreAdj,
+    seccomp,
+    seccompProfileRoot: profileRoot,
+  });
   rec.ociSpec = spec;
   const report = runtimeReporter(trace);
-  cleanup.push('kill and delete the pause container', async (s) => {
-    await ctx.runtime.stop(id, { signal: s, report });
-    await ctx.runtime.delete(id, { signal: s, report });
-    rec.pause = { ...rec.pause, status: 'deleted' }; // a kept sandbox must not show a pause that no longer runs
-  }, { kind: 'pause', holds: [`runc container ${id}`] });
+  cleanup.push(
+    'kill and delete the pause container',
+    async (s) => {
+      await ctx.runtime.stop(id, { signal: s, report });
+      await ctx.runtime.delete(id, { signal: s, report });
+      rec.pause = { ...rec.pause, status: 'deleted' }; // a kept sandbox must not show a pause that no longer runs
+    },
+    { kind: 'pause', holds: [`runc container ${id}`] },
+  );
   const bundle = rec.pause.bundle!;
   const { pid } = await ctx.runtime.start(id, bundle, spec, { signal, report });
   rec.pause = { containerId: id, pid, startTicks: await processStartTicks(pid), status: 'running', bundle };
@@ -187,7 +270,14 @@ async function startPause(ctx: EngineContext, rec: SandboxRecord, cleanup: Clean
 async function failRun(ctx: EngineContext, rec: SandboxRecord, cleanup: CleanupStack, error: unknown): Promise<unknown> {
   const cleanupTrace = new TraceRecorder(rec, 'cleanup', (entry) => ctx.emit({ type: 'sandbox.progress', id: rec.id, entry }));
   const failures = await cleanup.unwind(ctx.cleanupTimeoutMs, (description, ok, err, durationMs = 0) =>
-    cleanupTrace.add({ step: 'cleanup', label: description, startedAt: new Date(Date.now() - durationMs).toISOString(), durationMs, ok, error: err }),
+    cleanupTrace.add({
+      step: 'cleanup',
+      label: description,
+      startedAt: new Date(Date.now() - durationMs).toISOString(),
+      durationMs,
+      ok,
+      error: err,
+    }),
   );
   const wrapped = wrapRunError(rec.id, error);
   if (failures.length === 0) {
@@ -200,28 +290,55 @@ async function failRun(ctx: EngineContext, rec: SandboxRecord, cleanup: CleanupS
   // what is left in the record (the CNI DEL step already wrote its per-plugin entries).
   for (const kind of ['netns', 'pause', 'files', 'other'] as const) {
     const of = failures.filter((f) => (f.kind ?? 'other') === kind);
-    if (of.length > 0) setPending(rec, kind, of.map((f) => pendingStep(kind, f.step, f.holds ?? [], f.error)));
+    if (of.length > 0)
+      setPending(
+        rec,
+        kind,
+        of.map((f) => pendingStep(kind, f.step, f.holds ?? [], f.error)),
+      );
   }
   if (failures.some((f) => f.kind === 'cni') && !rec.cleanupPending?.some((p) => p.kind === 'cni')) {
-    setPending(rec, 'cni', failures.filter((f) => f.kind === 'cni').map((f) => pendingStep('cni', f.step, [], f.error)));
+    setPending(
+      rec,
+      'cni',
+      failures.filter((f) => f.kind === 'cni').map((f) => pendingStep('cni', f.step, [], f.error)),
+    );
   }
   rec.state = 'Unknown';
   rec.ip = '';
   rec.additionalIps = [];
   rec.lastError = serializeError(wrapped);
   const left = rec.cleanupPending ?? [];
-  cleanupTrace.add({ step: 'cleanup.pending', label: `cleanup pending, kept for stop/remove: ${describePending(left)}`, startedAt: new Date().toISOString(), durationMs: 0, ok: false, detail: { cleanupPending: left } });
+  cleanupTrace.add({
+    step: 'cleanup.pending',
+    label: `cleanup pending, kept for stop/remove: ${describePending(left)}`,
+    startedAt: new Date().toISOString(),
+    durationMs: 0,
+    ok: false,
+    detail: { cleanupPending: left },
+  });
   await ctx.store.save(rec).catch(() => undefined);
   ctx.emit({ type: 'sandbox.changed', id: rec.id, summary: toSummary(rec) });
-  return new PodscopeError(wrapped instanceof PodscopeError ? wrapped.code : 'Internal', `${(wrapped as Error).message}; cleanup pending (the sandbox is kept NOTREADY; stop/remove retry it): ${describePending(left)}`, {
-    cause: wrapped,
-    details: { sandboxId: rec.id, cleanupPending: left, cleanupFailures: failures.map((f) => ({ step: f.step, error: serializeError(f.error) })) },
-  });
+  return new PodscopeError(
+    wrapped instanceof PodscopeError ? wrapped.code : 'Internal',
+    `${(wrapped as Error).message}; cleanup pending (the sandbox is kept NOTREADY; stop/remove retry it): ${describePending(left)}`,
+    {
+      cause: wrapped,
+      details: {
+        sandboxId: rec.id,
+        cleanupPending: left,
+        cleanupFailures: failures.map((f) => ({ step: f.step, error: serializeError(f.error) })),
+      },
+    },
+  );
 }
 
 function wrapRunError(id: string, error: unknown): unknown {
   if (!(error instanceof PodscopeError)) return error;
   if (error.code === 'InvalidArgument') return error;
-  const prefix = error.code === 'CniError' && !error.message.startsWith('failed to find network info') ? `failed to setup network for sandbox ${JSON.stringify(id)}` : `failed to run sandbox ${JSON.stringify(id)}`;
+  const prefix =
+    error.code === 'CniError' && !error.message.startsWith('failed to find network info')
+      ? `failed to setup network for sandbox ${JSON.stringify(id)}`
+      : `failed to run sandbox ${JSON.stringify(id)}`;
   return new PodscopeError(error.code, `${prefix}: ${error.message}${conflistSuffix(error)}`, { cause: error, details: error.details });
 }

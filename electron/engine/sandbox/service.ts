@@ -6,7 +6,16 @@ import { readFile } from 'node:fs/promises';
 import { missingPluginText, type CniConfigView } from '../../../shared/domain/cni';
 import { formatIssues, isHostNetwork } from '../../../shared/domain/config';
 import { join } from 'node:path';
-import type { ContainerEvent, ContainerFilter, ContainerStats, ContainerStatusView, ContainerSummary, CreateContainerRequest, ExecSyncResult, LinuxContainerResourcesInput } from '../../../shared/domain/container';
+import type {
+  ContainerEvent,
+  ContainerFilter,
+  ContainerStats,
+  ContainerStatusView,
+  ContainerSummary,
+  CreateContainerRequest,
+  ExecSyncResult,
+  LinuxContainerResourcesInput,
+} from '../../../shared/domain/container';
 import { HostCgroupReader } from '../containers/cgroups';
 import { RuncContainerRuntime } from '../containers/runtime';
 import { ContainerService, type ContainerDeps } from '../containers/service';
@@ -14,7 +23,17 @@ import { NodeProcessRunner } from '../os/exec';
 import { analyzeBandwidth } from '../../../shared/domain/bandwidth';
 import { analyzePortMappings } from '../../../shared/domain/portmap';
 import { PodscopeError, serializeError } from '../../../shared/domain/errors';
-import type { ConfigPreview, EngineInfo, RemoveOptions, RunSandboxRequest, RuntimeCondition, SandboxEvent, SandboxFilter, SandboxStatus, SandboxSummary } from '../../../shared/domain/sandbox';
+import type {
+  ConfigPreview,
+  EngineInfo,
+  RemoveOptions,
+  RunSandboxRequest,
+  RuntimeCondition,
+  SandboxEvent,
+  SandboxFilter,
+  SandboxStatus,
+  SandboxSummary,
+} from '../../../shared/domain/sandbox';
 import { noImageStore } from '../images/none';
 import type { ImageStore } from '../images/types';
 import type { LabApi } from '../../../shared/domain/lab';
@@ -44,7 +63,14 @@ import { loadStateDirId, netnsTag, stampOwner, withOwnedNetnsNames } from './own
 import { gcItem } from './startup-gc';
 import type { ProbeNet } from '../probe/types';
 import { probeSandbox } from '../probe/probe';
-import { conflictsForNewMappings, dnatChainOrder, hostPortConflictsFor, type HostPortConflict, type HostPortHolder, type ProbeReport } from '../../../shared/domain/probe';
+import {
+  conflictsForNewMappings,
+  dnatChainOrder,
+  hostPortConflictsFor,
+  type HostPortConflict,
+  type HostPortHolder,
+  type ProbeReport,
+} from '../../../shared/domain/probe';
 import { toCniPortMappings } from '../../../shared/domain/portmap';
 import { resolveIdPrefix } from './id-index';
 import type { SandboxRecord } from './record';
@@ -55,7 +81,10 @@ const PAUSE_POLL_MS = 2000;
 /** container exits: a /proc read per running container, so a crashed container shows up within a second */
 const CONTAINER_POLL_MS = 1000;
 
-export type EngineDeps = Omit<EngineContext, 'store' | 'names' | 'locks' | 'emit' | 'processAlive' | 'readOnly' | 'owner' | 'images' | 'podContainers'> & {
+export type EngineDeps = Omit<
+  EngineContext,
+  'store' | 'names' | 'locks' | 'emit' | 'processAlive' | 'readOnly' | 'owner' | 'images' | 'podContainers'
+> & {
   processAlive?: EngineContext['processAlive'];
   /** CLI `pods`/`inspectp`: nothing on the host is changed (see EngineContext.readOnly) */
   readOnly?: boolean;
@@ -115,7 +144,17 @@ export class SandboxEngine implements Engine {
         engineOomScoreAdj: deps.engineOomScoreAdj,
         cleanupTimeoutMs: deps.cleanupTimeoutMs,
       },
-      { images: this.ctx.images, ...(deps.containers ?? { runtime: new RuncContainerRuntime({ runcPath: deps.options.runcPath, root: join(deps.options.runDir, 'containers', 'runc'), runner: new NodeProcessRunner() }), cgroups: new HostCgroupReader() }) },
+      {
+        images: this.ctx.images,
+        ...(deps.containers ?? {
+          runtime: new RuncContainerRuntime({
+            runcPath: deps.options.runcPath,
+            root: join(deps.options.runDir, 'containers', 'runc'),
+            runner: new NodeProcessRunner(),
+          }),
+          cgroups: new HostCgroupReader(),
+        }),
+      },
       (e) => this.emit(e),
     );
     this.ctx.podContainers = this.containers;
@@ -137,7 +176,9 @@ export class SandboxEngine implements Engine {
     this.ctx.owner.stateDirId = stateDirId;
     this.ownerTag.value = stateDirId ? netnsTag(stateDirId) : undefined;
     this.recovery = await recoverSandboxes(this.ctx, { uncleanShutdown: (this.deps.lock?.uncleanPreviousHolders.length ?? 0) > 0 });
-    this.recovery.startupGc.unshift(...idTemps.map((path) => gcItem('state-id-temp', { path }, 'deleted (an id write interrupted before its link)')));
+    this.recovery.startupGc.unshift(
+      ...idTemps.map((path) => gcItem('state-id-temp', { path }, 'deleted (an id write interrupted before its link)')),
+    );
     this.recovery.problems.push(...(await this.containers.recover({ readOnly: this.ctx.readOnly })));
     this.background.push(
       every(CONTAINER_POLL_MS, () => this.containers.poll()),
@@ -188,12 +229,14 @@ export class SandboxEngine implements Engine {
   private enqueueProbe(id: string, trigger: ProbeReport['trigger']): Promise<ProbeReport> {
     const net = this.deps.probeNet;
     if (!net) return Promise.reject(new PodscopeError('Unimplemented', 'this engine has no reachability probe'));
-    const next = this.probeQueue.catch(() => undefined).then(async () => {
-      if (this.probeAbort.signal.aborted) throw new PodscopeError('Canceled', 'the engine is closing');
-      const report = await probeSandbox(this.ctx, net, id, { trigger, signal: this.probeAbort.signal });
-      if (this.ctx.store.get(report.sandboxId)) this.lastProbes.set(report.sandboxId, report);
-      return report;
-    });
+    const next = this.probeQueue
+      .catch(() => undefined)
+      .then(async () => {
+        if (this.probeAbort.signal.aborted) throw new PodscopeError('Canceled', 'the engine is closing');
+        const report = await probeSandbox(this.ctx, net, id, { trigger, signal: this.probeAbort.signal });
+        if (this.ctx.store.get(report.sandboxId)) this.lastProbes.set(report.sandboxId, report);
+        return report;
+      });
     this.probeQueue = next;
     return next;
   }
@@ -325,7 +368,9 @@ export class SandboxEngine implements Engine {
       // the first plugin without a binary is where ADD would stop (plugins run in order, networks all at once)
       const missing = preview.plugins.find((p) => p.binaryFound === false);
       if (missing) {
-        preview.errors.push(`this run would fail at ${missingPluginText({ network: missing.network, source: missing.source, type: missing.type, index: missing.index }, this.deps.options.cniBinDirs)}`);
+        preview.errors.push(
+          `this run would fail at ${missingPluginText({ network: missing.network, source: missing.source, type: missing.type, index: missing.index }, this.deps.options.cniBinDirs)}`,
+        );
       }
     } catch (e) {
       preview.errors.push((e as Error).message);
@@ -344,7 +389,12 @@ export class SandboxEngine implements Engine {
       await this.ctx.cni.status();
       conditions.push({ type: 'NetworkReady', status: true, reason: '', message: '' });
     } catch (e) {
-      conditions.push({ type: 'NetworkReady', status: false, reason: 'NetworkPluginNotReady', message: `Network plugin returns error: ${serializeError(e).message}${conflistSuffix(e)}` });
+      conditions.push({
+        type: 'NetworkReady',
+        status: false,
+        reason: 'NetworkPluginNotReady',
+        message: `Network plugin returns error: ${serializeError(e).message}${conflistSuffix(e)}`,
+      });
     }
     return conditions;
   }
@@ -360,10 +410,15 @@ export class SandboxEngine implements Engine {
     const meter = this.ctx.throughputMeter;
     if (!meter) throw new PodscopeError('FailedPrecondition', 'this engine has no throughput meter');
     const key = resolveIdPrefix(this.ctx.store.ids(), id) ?? id;
-    if (this.measuring.has(key)) throw new PodscopeError('FailedPrecondition', `a throughput measurement of sandbox ${key} is already running`);
+    if (this.measuring.has(key))
+      throw new PodscopeError('FailedPrecondition', `a throughput measurement of sandbox ${key} is already running`);
     this.measuring.add(key);
     try {
-      return await measureThroughput({ ctx: this.ctx, meter, signal, onProgress: (progress) => this.emit({ type: 'sandbox.measureProgress', id: key, progress }) }, id, opts);
+      return await measureThroughput(
+        { ctx: this.ctx, meter, signal, onProgress: (progress) => this.emit({ type: 'sandbox.measureProgress', id: key, progress }) },
+        id,
+        opts,
+      );
     } finally {
       this.measuring.delete(key);
     }
@@ -428,4 +483,3 @@ export async function readOwnOomScoreAdj(): Promise<number> {
   const text = await readFile('/proc/self/oom_score_adj', 'utf8').catch(() => '0');
   return Number.parseInt(text.trim(), 10) || 0;
 }
-

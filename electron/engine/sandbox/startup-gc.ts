@@ -12,7 +12,13 @@ import type { EngineContext } from './context';
 import { isOwnedNetnsPath, netnsTag } from './ownership';
 
 export function gcItem(kind: StartupGcKind, target: { path?: string; id?: string }, action: string, error?: unknown): StartupGcItem {
-  return { kind, ...target, action, ...(error !== undefined ? { error: serializeError(error).message } : {}), at: new Date().toISOString() };
+  return {
+    kind,
+    ...target,
+    action,
+    ...(error !== undefined ? { error: serializeError(error).message } : {}),
+    at: new Date().toISOString(),
+  };
 }
 
 /**

@@ -34,10 +34,16 @@ export type LockedDirKind = 'state' | 'run';
 /** Runs `flock -n -E 75 3` on fd; true when it took the lock, false when someone else holds it. */
 function flockNonBlocking(fd: number): Promise<boolean> {
   return new Promise((resolve, reject) => {
-    const child = spawn('flock', ['--nonblock', '--conflict-exit-code', String(CONFLICT_EXIT), '3'], { stdio: ['ignore', 'ignore', 'pipe', fd] });
+    const child = spawn('flock', ['--nonblock', '--conflict-exit-code', String(CONFLICT_EXIT), '3'], {
+      stdio: ['ignore', 'ignore', 'pipe', fd],
+    });
     let stderr = '';
     child.stderr!.on('data', (b: Buffer) => (stderr += b.toString()));
-    child.once('error', (e) => reject(new PodscopeError('Internal', `cannot run flock(1) from util-linux to lock the engine's directories: ${e.message}`, { cause: e })));
+    child.once('error', (e) =>
+      reject(
+        new PodscopeError('Internal', `cannot run flock(1) from util-linux to lock the engine's directories: ${e.message}`, { cause: e }),
+      ),
+    );
     child.once('close', (code) => {
       if (code === 0) resolve(true);
       else if (code === CONFLICT_EXIT) resolve(false);
@@ -132,11 +138,16 @@ export class DirLock {
       closeSync(fd);
       // the pid written in the file names the engine; /proc names whoever really has the file open right now
       const written = (await readFile(file, 'utf8').catch(() => '')).trim();
-      const owner = (holders.length ? holders.map((h) => (h.pid === written ? h.pid : `${h.pid} ${h.comm}`)).join(', ') : written) || 'unknown';
+      const owner =
+        (holders.length ? holders.map((h) => (h.pid === written ? h.pid : `${h.pid} ${h.comm}`)).join(', ') : written) || 'unknown';
       const flag = kind === 'state' ? '--state-dir' : '--run-dir';
-      throw new PodscopeError('FailedPrecondition', `${kind} dir ${dir} is in use by another Podscope engine (pid ${owner}); stop it, talk to it through its CRI socket (--endpoint), or use another ${flag}`, {
-        details: { [kind === 'state' ? 'stateDir' : 'runDir']: dir, lockFile: file, ownerPid: owner },
-      });
+      throw new PodscopeError(
+        'FailedPrecondition',
+        `${kind} dir ${dir} is in use by another Podscope engine (pid ${owner}); stop it, talk to it through its CRI socket (--endpoint), or use another ${flag}`,
+        {
+          details: { [kind === 'state' ? 'stateDir' : 'runDir']: dir, lockFile: file, ownerPid: owner },
+        },
+      );
     }
     const previous = (await readFile(file, 'utf8').catch(() => '')).trim() || undefined;
     ftruncateSync(fd, 0);

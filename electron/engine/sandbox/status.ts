@@ -15,7 +15,9 @@ export async function sandboxStatus(ctx: EngineContext, idOrPrefix: string): Pro
   await refreshLiveness(ctx, rec);
   // A verb in flight changes the record between saves (trace entries, network): read it live then; otherwise the
   // view built at the last save is the truth.
-  return ctx.locks.isHeld(rec.id) ? toStatus(rec, rec.netnsPath === undefined || rec.netnsClosed === true) : ctx.store.index.status(rec.id)!;
+  return ctx.locks.isHeld(rec.id)
+    ? toStatus(rec, rec.netnsPath === undefined || rec.netnsClosed === true)
+    : ctx.store.index.status(rec.id)!;
 }
 
 /**
@@ -103,7 +105,20 @@ function readProcStat(pid: number): string[] | undefined {
   }
 }
 
-const SIGNALS: Record<number, string> = { 1: 'SIGHUP', 2: 'SIGINT', 3: 'SIGQUIT', 4: 'SIGILL', 6: 'SIGABRT', 7: 'SIGBUS', 8: 'SIGFPE', 9: 'SIGKILL', 11: 'SIGSEGV', 13: 'SIGPIPE', 14: 'SIGALRM', 15: 'SIGTERM' };
+const SIGNALS: Record<number, string> = {
+  1: 'SIGHUP',
+  2: 'SIGINT',
+  3: 'SIGQUIT',
+  4: 'SIGILL',
+  6: 'SIGABRT',
+  7: 'SIGBUS',
+  8: 'SIGFPE',
+  9: 'SIGKILL',
+  11: 'SIGSEGV',
+  13: 'SIGPIPE',
+  14: 'SIGALRM',
+  15: 'SIGTERM',
+};
 
 /**
  * The wait status of a zombie (stat field 52, exit_code, Linux >= 3.5). The engine is not the pause's parent and

@@ -41,11 +41,28 @@ export async function stopLocked(ctx: EngineContext, rec: SandboxRecord, phase: 
       const closed = await ctx.netns.isClosed(netnsPath);
       await teardownNetwork(ctx, rec, trace, closed ? '' : netnsPath, signal);
     };
-    const [pauseOutcome, networkOutcome] = await Promise.allSettled([stopPause(), rec.netnsPath ? releaseNetwork(rec.netnsPath) : Promise.resolve()]);
-    setPending(rec, 'pause', pauseOutcome.status === 'rejected' ? [pendingStep('pause', 'kill the pause container and unmount /dev/shm', [`runc container ${rec.id}`], pauseOutcome.reason)] : []);
+    const [pauseOutcome, networkOutcome] = await Promise.allSettled([
+      stopPause(),
+      rec.netnsPath ? releaseNetwork(rec.netnsPath) : Promise.resolve(),
+    ]);
+    setPending(
+      rec,
+      'pause',
+      pauseOutcome.status === 'rejected'
+        ? [pendingStep('pause', 'kill the pause container and unmount /dev/shm', [`runc container ${rec.id}`], pauseOutcome.reason)]
+        : [],
+    );
     if (networkOutcome.status === 'rejected') {
       // the netns stays while a plugin's DEL is pending: the bridge plugin finds the pod's addresses through it
-      if (rec.netnsPath) setPending(rec, 'netns', [pendingStep('netns', `remove network namespace ${rec.netnsPath}`, [], "kept for the pending CNI DEL (the bridge plugin reads the pod's addresses from it)")]);
+      if (rec.netnsPath)
+        setPending(rec, 'netns', [
+          pendingStep(
+            'netns',
+            `remove network namespace ${rec.netnsPath}`,
+            [],
+            "kept for the pending CNI DEL (the bridge plugin reads the pod's addresses from it)",
+          ),
+        ]);
       throw networkOutcome.reason;
     }
     if (pauseOutcome.status === 'rejected') throw pauseOutcome.reason;

@@ -66,7 +66,8 @@ export class SandboxStore {
       try {
         raw = await readFile(file, 'utf8');
         const rec = JSON.parse(raw) as SandboxRecord;
-        if (rec.version !== RECORD_VERSION) throw new Error(`unsupported record version ${String(rec.version)} (this engine reads ${RECORD_VERSION})`);
+        if (rec.version !== RECORD_VERSION)
+          throw new Error(`unsupported record version ${String(rec.version)} (this engine reads ${RECORD_VERSION})`);
         if (`${rec.id}.json` !== name) throw new Error(`record id ${rec.id} does not match its file name`);
         this.records.set(rec.id, rec);
         this.index.upsert(rec);

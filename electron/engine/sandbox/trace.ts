@@ -4,7 +4,6 @@ import type { TraceEntry, TracePhase } from '../../../shared/domain/sandbox';
 import type { StepReport } from '../step-report';
 import type { SandboxRecord } from './record';
 
-
 export class TraceRecorder {
   constructor(
     private readonly rec: SandboxRecord,

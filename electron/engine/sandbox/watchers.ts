@@ -5,7 +5,9 @@
  */
 import { watch, type FSWatcher } from 'node:fs';
 
-export interface Stoppable { stop(): void }
+export interface Stoppable {
+  stop(): void;
+}
 
 /** Calls onChange (debounced) when a file in dir is written, renamed or removed. A missing dir is not watched. */
 export function watchConfDir(dir: string, onChange: () => void, debounceMs = 150): Stoppable {
@@ -35,7 +37,9 @@ export function every(ms: number, fn: () => Promise<void>): Stoppable {
   const timer = setInterval(() => {
     if (running) return; // a slow round is never stacked on top of another
     running = true;
-    fn().catch(() => undefined).finally(() => (running = false));
+    fn()
+      .catch(() => undefined)
+      .finally(() => (running = false));
   }, ms);
   timer.unref();
   return { stop: () => clearInterval(timer) };

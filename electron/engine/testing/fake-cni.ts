@@ -7,7 +7,16 @@ import { createHash } from 'node:crypto';
 import path from 'node:path';
 import type { CniConfigView, CniResult } from '../../../shared/domain/cni';
 import type { CniVerb, NetworkAttachment, PluginCall, PluginRuntimeConfigPreview } from '../../../shared/domain/sandbox';
-import type { CniCallRecord, CniHooks, CniManager, CniNamespaceOptions, CniRemoveScope, CniSetupResult, CniVerbOutcome, PendingPluginDel } from '../cni/types';
+import type {
+  CniCallRecord,
+  CniHooks,
+  CniManager,
+  CniNamespaceOptions,
+  CniRemoveScope,
+  CniSetupResult,
+  CniVerbOutcome,
+  PendingPluginDel,
+} from '../cni/types';
 import { describePendingDels } from '../cni/cni-manager';
 import { cniError, NOT_INITIALIZED } from '../cni/cni-error';
 import { pluginConfFromObject, type PluginConf } from '../cni/conf-list';
@@ -64,7 +73,15 @@ const BIN_DIR = '/opt/cni/bin';
 /** A loopback result for lo and a bridge-like dual-stack result (pod IP on interface 2) for everything else. */
 export function defaultFakeResult(network: FakeNetwork, netnsPath: string, seq: number): CniResult {
   if (network.ifName === 'lo') {
-    return { cniVersion: network.cniVersion, interfaces: [{ name: 'lo', mac: '00:00:00:00:00:00', sandbox: netnsPath }], ips: [{ address: '127.0.0.1/8', interface: 0 }, { address: '::1/128', interface: 0 }], dns: {} };
+    return {
+      cniVersion: network.cniVersion,
+      interfaces: [{ name: 'lo', mac: '00:00:00:00:00:00', sandbox: netnsPath }],
+      ips: [
+        { address: '127.0.0.1/8', interface: 0 },
+        { address: '::1/128', interface: 0 },
+      ],
+      dns: {},
+    };
   }
   const host = (seq % 250) + 2;
   return {
@@ -152,24 +169,49 @@ export class FakeCniManager implements CniManager {
     const seq = this.seq++;
     const attachments: NetworkAttachment[] = [];
     for (const net of this.networks) {
-      attachments.push(this.network(hooks, 'ADD', net, () => {
-        const final = this.results[net.name]?.(containerId, netnsPath) ?? withEgressIfb(net, containerId, opts, defaultFakeResult(net, netnsPath, seq));
-        net.plugins.forEach((raw, index) => this.exec(hooks, 'ADD', net, index, pluginConfFromObject(raw), containerId, netnsPath, opts, index > 0 ? final : undefined));
-        const cacheFile = this.cacheFile(net, containerId);
-        const attachment: NetworkAttachment = { network: net.name, ifName: net.ifName, source: this.configView().networks.find((v) => v.name === net.name)?.source, cniVersion: net.cniVersion, result: final, capabilityArgs: opts.capabilities, cniArgs: opts.args, cacheFile };
-        this.cache.set(cacheFile, attachment);
-        return attachment;
-      }));
+      attachments.push(
+        this.network(hooks, 'ADD', net, () => {
+          const final =
+            this.results[net.name]?.(containerId, netnsPath) ??
+            withEgressIfb(net, containerId, opts, defaultFakeResult(net, netnsPath, seq));
+          net.plugins.forEach((raw, index) =>
+            this.exec(hooks, 'ADD', net, index, pluginConfFromObject(raw), containerId, netnsPath, opts, index > 0 ? final : undefined),
+          );
+          const cacheFile = this.cacheFile(net, containerId);
+          const attachment: NetworkAttachment = {
+            network: net.name,
+            ifName: net.ifName,
+            source: this.configView().networks.find((v) => v.name === net.name)?.source,
+            cniVersion: net.cniVersion,
+            result: final,
+            capabilityArgs: opts.capabilities,
+            cniArgs: opts.args,
+            cacheFile,
+          };
+          this.cache.set(cacheFile, attachment);
+          return attachment;
+        }),
+      );
     }
     return { networks: attachments, ...createResult(attachments.map((a) => a.result!)) };
   }
 
-  async remove(containerId: string, netnsPath: string, opts: CniNamespaceOptions, hooks?: CniHooks, scope: CniRemoveScope = {}): Promise<void> {
+  async remove(
+    containerId: string,
+    netnsPath: string,
+    opts: CniNamespaceOptions,
+    hooks?: CniHooks,
+    scope: CniRemoveScope = {},
+  ): Promise<void> {
     this.calls.push({ op: 'remove', containerId, netnsPath, opts, scope });
     // the same plan as the real manager: a retry DELs only what is left, an incomplete ADD only what it executed
     const plan = new Map<string, Set<number> | undefined>();
-    if (scope.only) for (const r of scope.only) plan.set(`${r.network}/${r.ifName}`, new Set([...(plan.get(`${r.network}/${r.ifName}`) ?? []), r.index]));
-    else if (scope.executedOnAdd) for (const [k, v] of Object.entries(scope.executedOnAdd)) { if (v.length) plan.set(k, new Set(v)); }
+    if (scope.only)
+      for (const r of scope.only) plan.set(`${r.network}/${r.ifName}`, new Set([...(plan.get(`${r.network}/${r.ifName}`) ?? []), r.index]));
+    else if (scope.executedOnAdd)
+      for (const [k, v] of Object.entries(scope.executedOnAdd)) {
+        if (v.length) plan.set(k, new Set(v));
+      }
     else {
       this.checkReady();
       for (const n of this.networks) plan.set(`${n.name}/${n.ifName}`, undefined);
@@ -212,12 +254,20 @@ export class FakeCniManager implements CniManager {
     for (const net of this.networks) {
       const base = { network: net.name, ifName: net.ifName, cniVersion: net.cniVersion };
       if (!specAtLeast(net.cniVersion, '0.4.0')) {
-        out.push({ ...base, outcome: 'notSupported', message: `configuration version ${JSON.stringify(net.cniVersion)} does not support the CHECK command` });
+        out.push({
+          ...base,
+          outcome: 'notSupported',
+          message: `configuration version ${JSON.stringify(net.cniVersion)} does not support the CHECK command`,
+        });
         continue;
       }
       try {
         const cached = this.cache.get(this.cacheFile(net, containerId))?.result;
-        this.network(hooks, 'CHECK', net, () => net.plugins.forEach((raw, index) => this.exec(hooks, 'CHECK', net, index, pluginConfFromObject(raw), containerId, netnsPath, opts, cached)));
+        this.network(hooks, 'CHECK', net, () =>
+          net.plugins.forEach((raw, index) =>
+            this.exec(hooks, 'CHECK', net, index, pluginConfFromObject(raw), containerId, netnsPath, opts, cached),
+          ),
+        );
         out.push({ ...base, outcome: 'passed', message: 'every plugin passed CHECK' });
       } catch (e) {
         out.push({ ...base, outcome: 'failed', message: (e as Error).message, error: e });
@@ -230,7 +280,14 @@ export class FakeCniManager implements CniManager {
     return this.networks.flatMap((net) =>
       net.plugins.map((raw, index) => {
         const p = pluginConfFromObject(raw);
-        return { network: net.name, ifName: net.ifName, type: p.type, index, capabilities: declared(p), runtimeConfig: runtimeConfigFor(p, opts.capabilities) };
+        return {
+          network: net.name,
+          ifName: net.ifName,
+          type: p.type,
+          index,
+          capabilities: declared(p),
+          runtimeConfig: runtimeConfigFor(p, opts.capabilities),
+        };
       }),
     );
   }
@@ -250,7 +307,15 @@ export class FakeCniManager implements CniManager {
   private network<T>(hooks: CniHooks | undefined, verb: CniVerb, net: FakeNetwork, body: () => T): T {
     const startedAt = new Date().toISOString();
     const record = (ok: boolean, error?: unknown) =>
-      emit(hooks, { step: 'cni.network', label: `${verb} ${net.name} (${net.ifName})`, startedAt, durationMs: 0, ok, ...(error ? { error } : {}), detail: { network: net.name, ifName: net.ifName, cniVersion: net.cniVersion, verb } });
+      emit(hooks, {
+        step: 'cni.network',
+        label: `${verb} ${net.name} (${net.ifName})`,
+        startedAt,
+        durationMs: 0,
+        ok,
+        ...(error ? { error } : {}),
+        detail: { network: net.name, ifName: net.ifName, cniVersion: net.cniVersion, verb },
+      });
     try {
       const out = body();
       record(true);
@@ -261,16 +326,78 @@ export class FakeCniManager implements CniManager {
     }
   }
 
-  private exec(hooks: CniHooks | undefined, verb: CniVerb, net: FakeNetwork, index: number, plugin: PluginConf, containerId: string, netnsPath: string, opts: CniNamespaceOptions | undefined, prevResult: CniResult | undefined): void {
+  private exec(
+    hooks: CniHooks | undefined,
+    verb: CniVerb,
+    net: FakeNetwork,
+    index: number,
+    plugin: PluginConf,
+    containerId: string,
+    netnsPath: string,
+    opts: CniNamespaceOptions | undefined,
+    prevResult: CniResult | undefined,
+  ): void {
     hooks?.signal?.throwIfAborted();
-    const env = cniEnv({ verb, containerId, netns: netnsPath, ifName: verb === 'STATUS' ? '' : net.ifName, args: opts?.args ?? [], binDirs: [BIN_DIR] });
-    const stdin = buildPluginStdin({ networkName: net.name, cniVersion: net.cniVersion, plugin, prevResult: prevResult as Record<string, unknown> | undefined, capabilityArgs: opts?.capabilities });
+    const env = cniEnv({
+      verb,
+      containerId,
+      netns: netnsPath,
+      ifName: verb === 'STATUS' ? '' : net.ifName,
+      args: opts?.args ?? [],
+      binDirs: [BIN_DIR],
+    });
+    const stdin = buildPluginStdin({
+      networkName: net.name,
+      cniVersion: net.cniVersion,
+      plugin,
+      prevResult: prevResult as Record<string, unknown> | undefined,
+      capabilityArgs: opts?.capabilities,
+    });
     const f = this.takeFailure(verb, net.name, index);
-    const failure = f?.missingBinary ? `failed to find plugin "${plugin.type}" in path [${BIN_DIR}]` : f ? (f.message ?? `fake ${verb} failure at ${net.name}[${index}]`) : undefined;
-    const call: PluginCall = { network: net.name, ifName: env.CNI_IFNAME!, type: plugin.type, verb, index, ...(f?.missingBinary ? {} : { binary: path.join(BIN_DIR, plugin.type) }), env, stdin, stdout: failure && !f?.missingBinary ? JSON.stringify({ code: 999, msg: failure }) : '', stderr: '', exitCode: failure ? (f?.missingBinary ? null : 1) : 0, timedOut: false };
+    const failure = f?.missingBinary
+      ? `failed to find plugin "${plugin.type}" in path [${BIN_DIR}]`
+      : f
+        ? (f.message ?? `fake ${verb} failure at ${net.name}[${index}]`)
+        : undefined;
+    const call: PluginCall = {
+      network: net.name,
+      ifName: env.CNI_IFNAME!,
+      type: plugin.type,
+      verb,
+      index,
+      ...(f?.missingBinary ? {} : { binary: path.join(BIN_DIR, plugin.type) }),
+      env,
+      stdin,
+      stdout: failure && !f?.missingBinary ? JSON.stringify({ code: 999, msg: failure }) : '',
+      stderr: '',
+      exitCode: failure ? (f?.missingBinary ? null : 1) : 0,
+      timedOut: false,
+    };
     this.pluginCalls.push(call);
-    const error = failure ? cniError(`plugin type="${plugin.type}" failed (${verb === 'ADD' ? 'add' : verb === 'DEL' ? 'delete' : verb.toLowerCase()}): ${failure}`, { network: net.name, ...(net.ifName === 'lo' ? {} : { conflist: `${this.confDir}/10-${net.name}.conflist` }), ifName: net.ifName, plugin: plugin.type, verb, index, cniCode: 999, cniMsg: failure }) : undefined;
-    emit(hooks, { step: 'cni.plugin', label: `${verb} ${plugin.type} (${net.name}/${net.ifName})`, startedAt: new Date().toISOString(), durationMs: 0, ok: !error, ...(error ? { error } : {}), plugin: call });
+    const error = failure
+      ? cniError(
+          `plugin type="${plugin.type}" failed (${verb === 'ADD' ? 'add' : verb === 'DEL' ? 'delete' : verb.toLowerCase()}): ${failure}`,
+          {
+            network: net.name,
+            ...(net.ifName === 'lo' ? {} : { conflist: `${this.confDir}/10-${net.name}.conflist` }),
+            ifName: net.ifName,
+            plugin: plugin.type,
+            verb,
+            index,
+            cniCode: 999,
+            cniMsg: failure,
+          },
+        )
+      : undefined;
+    emit(hooks, {
+      step: 'cni.plugin',
+      label: `${verb} ${plugin.type} (${net.name}/${net.ifName})`,
+      startedAt: new Date().toISOString(),
+      durationMs: 0,
+      ok: !error,
+      ...(error ? { error } : {}),
+      plugin: call,
+    });
     if (error) throw error;
   }
 

@@ -37,7 +37,16 @@ export class FakeContainerRuntime implements ContainerRuntime {
   private nextPid = 60_000;
 
   async start(id: string, bundleDir: string, spec: unknown, io: { logPath: string }): Promise<StartedContainer> {
-    const c: FakeContainer = { id, bundleDir, spec, logPath: io.logPath, pid: this.nextPid++, shimPid: this.nextPid++, running: true, ignores: new Set(this.ignoreSignals) };
+    const c: FakeContainer = {
+      id,
+      bundleDir,
+      spec,
+      logPath: io.logPath,
+      pid: this.nextPid++,
+      shimPid: this.nextPid++,
+      running: true,
+      ignores: new Set(this.ignoreSignals),
+    };
     this.containers.set(id, c);
     const error = this.startError;
     this.startError = undefined;

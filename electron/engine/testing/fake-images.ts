@@ -83,14 +83,21 @@ export class FakeImageStore implements ImageStore {
     return strip(rec);
   }
 
-  async pull(ref: string, opts: { auth?: RegistryAuth; signal?: AbortSignal; onProgress?: (p: PullProgress) => void } = {}): Promise<ImageRecord> {
+  async pull(
+    ref: string,
+    opts: { auth?: RegistryAuth; signal?: AbortSignal; onProgress?: (p: PullProgress) => void } = {},
+  ): Promise<ImageRecord> {
     this.calls.push({ op: 'pull', arg: ref });
     opts.signal?.throwIfAborted();
     const error = this.pullError;
     this.pullError = undefined;
     if (error) throw error;
     const input = this.registry.get(ref) ?? this.registry.get(normalizeFakeRef(ref));
-    if (!input) throw new PodscopeError('NotFound', `pull ${ref}: manifest unknown (fake registry has ${[...this.registry.keys()].join(', ') || 'nothing'})`);
+    if (!input)
+      throw new PodscopeError(
+        'NotFound',
+        `pull ${ref}: manifest unknown (fake registry has ${[...this.registry.keys()].join(', ') || 'nothing'})`,
+      );
     opts.onProgress?.({ ref, phase: 'done', doneBytes: input.size ?? 1024, totalBytes: input.size ?? 1024 });
     return this.add({ ...input, repoTags: [...(input.repoTags ?? []), normalizeFakeRef(ref)] });
   }
@@ -129,7 +136,10 @@ export class FakeImageStore implements ImageStore {
     const rec = this.find(ref);
     if (!rec) return;
     const users = [...this.users].filter(([, img]) => img === rec.id).map(([c]) => c);
-    if (users.length > 0) throw new PodscopeError('FailedPrecondition', `image ${ref} is in use by container(s) ${users.join(', ')}`, { details: { imageId: rec.id, containers: users } });
+    if (users.length > 0)
+      throw new PodscopeError('FailedPrecondition', `image ${ref} is in use by container(s) ${users.join(', ')}`, {
+        details: { imageId: rec.id, containers: users },
+      });
     this.images.delete(rec.id);
   }
 

@@ -34,16 +34,37 @@ export function fakeKernelView(cni: FakeCniManager, netnsPath: string, hostDevic
     });
     const isLo = iface.name === 'lo';
     if (!isLo && iface.mac) addresses.push({ family: 6, address: linkLocal(iface.mac), prefixLen: 64, scope: 'link' });
-    interfaces.push({ name: iface.name, ifindex: interfaces.length + 1, mac: iface.mac, mtu: isLo ? 65536 : 1500, state: isLo ? 'UNKNOWN' : 'UP', kind: isLo ? undefined : 'veth', addresses });
+    interfaces.push({
+      name: iface.name,
+      ifindex: interfaces.length + 1,
+      mac: iface.mac,
+      mtu: isLo ? 65536 : 1500,
+      state: isLo ? 'UNKNOWN' : 'UP',
+      kind: isLo ? undefined : 'veth',
+      addresses,
+    });
     if (isLo) continue;
     for (const ip of ips) {
       const [address, prefix] = ip.address.split('/') as [string, string];
-      if (!address.includes(':')) routes.push({ family: 4, dst: `${v4Network(address, Number(prefix))}/${prefix}`, dev: iface.name, protocol: 'kernel', scope: 'link' });
+      if (!address.includes(':'))
+        routes.push({
+          family: 4,
+          dst: `${v4Network(address, Number(prefix))}/${prefix}`,
+          dev: iface.name,
+          protocol: 'kernel',
+          scope: 'link',
+        });
     }
     for (const r of result.routes ?? []) {
       const v6 = r.dst.includes(':');
       const gateway = r.gw ?? ips.find((ip) => ip.address.includes(':') === v6)?.gateway;
-      routes.push({ family: v6 ? 6 : 4, dst: /^(0\.0\.0\.0|::)\/0$/.test(r.dst) ? 'default' : r.dst, gateway, dev: iface.name, ...(v6 ? { metric: 1024 } : {}) });
+      routes.push({
+        family: v6 ? 6 : 4,
+        dst: /^(0\.0\.0\.0|::)\/0$/.test(r.dst) ? 'default' : r.dst,
+        gateway,
+        dev: iface.name,
+        ...(v6 ? { metric: 1024 } : {}),
+      });
     }
 
     const bridge = net?.plugins.find((p) => p.type === 'bridge')?.bridge;
@@ -53,11 +74,19 @@ export function fakeKernelView(cni: FakeCniManager, netnsPath: string, hostDevic
       const kind = host.name === bridge ? 'bridge' : host.name.startsWith('bwp') ? 'ifb' : 'veth';
       hostLinkKinds[host.name] = kind;
       // tc reports rates in bytes per second and bursts in bytes
-      const tbf = (rate: number | undefined, burst: number | undefined) => (rate ? [{ kind: 'tbf', rate: rate / 8, burst: Math.floor((burst ?? 0) / 8) }] : [{ kind: 'noqueue' }]);
-      qdiscs[host.name] = kind === 'veth' ? tbf(bandwidth?.ingressRate, bandwidth?.ingressBurst) : kind === 'ifb' ? tbf(bandwidth?.egressRate, bandwidth?.egressBurst) : [{ kind: 'noqueue' }];
+      const tbf = (rate: number | undefined, burst: number | undefined) =>
+        rate ? [{ kind: 'tbf', rate: rate / 8, burst: Math.floor((burst ?? 0) / 8) }] : [{ kind: 'noqueue' }];
+      qdiscs[host.name] =
+        kind === 'veth'
+          ? tbf(bandwidth?.ingressRate, bandwidth?.ingressBurst)
+          : kind === 'ifb'
+            ? tbf(bandwidth?.egressRate, bandwidth?.egressBurst)
+            : [{ kind: 'noqueue' }];
     }
 
-    const mappings = hasCapability(net, 'portmap', 'portMappings') ? ((a.capabilityArgs?.portMappings as CniPortMapping[] | undefined) ?? []) : [];
+    const mappings = hasCapability(net, 'portmap', 'portMappings')
+      ? ((a.capabilityArgs?.portMappings as CniPortMapping[] | undefined) ?? [])
+      : [];
     if (mappings.length > 0) {
       const chain = `CNI-DN-${createHash('sha512').update(`${a.network}${containerId}`).digest('hex').slice(0, 17)}`;
       for (const family of [4, 6] as const) {
@@ -67,8 +96,13 @@ export function fakeKernelView(cni: FakeCniManager, netnsPath: string, hostDevic
         const own = mappings.filter((m) => !m.hostIP || m.hostIP.includes(':') === (family === 6));
         if (own.length === 0) continue;
         for (const proto of [...new Set(own.map((m) => m.protocol))]) {
-          const ports = own.filter((m) => m.protocol === proto).map((m) => m.hostPort).join(',');
-          lines.push(`-A CNI-HOSTPORT-DNAT -p ${proto} -m comment --comment "dnat name: \\"${a.network}\\" id: \\"${containerId}\\"" -m multiport --dports ${ports} -j ${chain}`);
+          const ports = own
+            .filter((m) => m.protocol === proto)
+            .map((m) => m.hostPort)
+            .join(',');
+          lines.push(
+            `-A CNI-HOSTPORT-DNAT -p ${proto} -m comment --comment "dnat name: \\"${a.network}\\" id: \\"${containerId}\\"" -m multiport --dports ${ports} -j ${chain}`,
+          );
         }
         for (const m of own) {
           const dest = family === 6 ? `[${podIp}]:${m.containerPort}` : `${podIp}:${m.containerPort}`;

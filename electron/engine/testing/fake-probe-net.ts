@@ -110,7 +110,10 @@ export class FakeProbeNet implements ProbeNet {
 
   async hostportDnatRules(): Promise<{ v4: string[]; v6: string[] }> {
     const { nat } = this.world();
-    return { v4: nat.v4.filter((l) => l.startsWith('-A CNI-HOSTPORT-DNAT ')), v6: nat.v6.filter((l) => l.startsWith('-A CNI-HOSTPORT-DNAT ')) };
+    return {
+      v4: nat.v4.filter((l) => l.startsWith('-A CNI-HOSTPORT-DNAT ')),
+      v6: nat.v6.filter((l) => l.startsWith('-A CNI-HOSTPORT-DNAT ')),
+    };
   }
 
   hostAddresses(): string[] {

@@ -22,10 +22,17 @@ export class FakePauseRuntime implements PauseRuntime {
     return this.rootfsPath;
   }
 
-  async start(id: string, bundleDir: string, spec: unknown, opts: { signal?: AbortSignal; report?: RuntimeStepReporter }): Promise<{ pid: number }> {
+  async start(
+    id: string,
+    bundleDir: string,
+    spec: unknown,
+    opts: { signal?: AbortSignal; report?: RuntimeStepReporter },
+  ): Promise<{ pid: number }> {
     this.calls.push({ op: 'start', id });
     opts.signal?.throwIfAborted();
-    const error = this.startError ?? (this.containers.has(id) ? new PodscopeError('RuntimeError', `runc run failed: container with id exists: ${id}`) : undefined);
+    const error =
+      this.startError ??
+      (this.containers.has(id) ? new PodscopeError('RuntimeError', `runc run failed: container with id exists: ${id}`) : undefined);
     this.startError = undefined;
     this.report(opts.report, 'runc.run', !error, error, { command: `runc run --detach --bundle ${bundleDir} ${id}` });
     if (error) throw error;
@@ -84,7 +91,11 @@ export class FakePauseRuntime implements PauseRuntime {
 
   async listContainers(): Promise<RuntimeContainer[]> {
     this.calls.push({ op: 'list' });
-    return [...this.containers.values()].map((c) => ({ id: c.id, status: c.status, annotations: { ...(c.spec as { annotations?: Record<string, string> } | undefined)?.annotations } }));
+    return [...this.containers.values()].map((c) => ({
+      id: c.id,
+      status: c.status,
+      annotations: { ...(c.spec as { annotations?: Record<string, string> } | undefined)?.annotations },
+    }));
   }
 
   /** Simulates the pause process dying on its own (OOM kill, someone's `kill -9`). */
@@ -93,7 +104,21 @@ export class FakePauseRuntime implements PauseRuntime {
     if (c) c.status = 'stopped';
   }
 
-  private report(report: RuntimeStepReporter | undefined, step: string, ok: boolean, error: unknown, detail: Record<string, unknown>): void {
-    report?.({ step, label: step.replace('.', ' '), startedAt: new Date().toISOString(), durationMs: 0, ok, ...(error ? { error } : {}), detail });
+  private report(
+    report: RuntimeStepReporter | undefined,
+    step: string,
+    ok: boolean,
+    error: unknown,
+    detail: Record<string, unknown>,
+  ): void {
+    report?.({
+      step,
+      label: step.replace('.', ' '),
+      startedAt: new Date().toISOString(),
+      durationMs: 0,
+      ok,
+      ...(error ? { error } : {}),
+      detail,
+    });
   }
 }

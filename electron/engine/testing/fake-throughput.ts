@@ -13,7 +13,10 @@ export interface FakeCurve {
 export class FakeThroughputMeter implements ThroughputMeter {
   readonly calls: TransferSpec[] = [];
   /** per direction; tests change them (and failWith) between runs */
-  constructor(public curves: Partial<Record<'ingress' | 'egress', FakeCurve>> = {}, public failWith?: Error) {}
+  constructor(
+    public curves: Partial<Record<'ingress' | 'egress', FakeCurve>> = {},
+    public failWith?: Error,
+  ) {}
 
   async transfer(spec: TransferSpec): Promise<TransferOutcome> {
     this.calls.push(spec);
@@ -22,7 +25,10 @@ export class FakeThroughputMeter implements ThroughputMeter {
     const samples: ByteSample[] = [];
     const kneeMs = c.burstBytes / Math.max(1e-9, c.lineBytesPerMs - c.shapedBytesPerMs);
     for (let t = 50; t <= spec.durationMs; t += 50) {
-      const bytes = Math.min(spec.maxBytes, t <= kneeMs ? c.lineBytesPerMs * t : c.lineBytesPerMs * kneeMs + c.shapedBytesPerMs * (t - kneeMs));
+      const bytes = Math.min(
+        spec.maxBytes,
+        t <= kneeMs ? c.lineBytesPerMs * t : c.lineBytesPerMs * kneeMs + c.shapedBytesPerMs * (t - kneeMs),
+      );
       const s = { tMs: t, bytes: Math.round(bytes) };
       // the real sender stops at maxBytes and the receiver ends with it
       if (samples.length > 0 && s.bytes === samples[samples.length - 1]!.bytes) break;

@@ -90,7 +90,18 @@ export async function createTestEngine(opts: TestEngineOptions = {}): Promise<Te
   const cgroups = new FakeCgroups();
   const host = new FakeContainerHost();
   const deps: EngineDeps = {
-    options, netns, cni, runtime, files, liveReader: live, probeNet: probe, images: opts.imageStore ?? images, throughputMeter: throughput, buildPauseSpec, engineOomScoreAdj: 0, cleanupTimeoutMs: 5000,
+    options,
+    netns,
+    cni,
+    runtime,
+    files,
+    liveReader: live,
+    probeNet: probe,
+    images: opts.imageStore ?? images,
+    throughputMeter: throughput,
+    buildPauseSpec,
+    engineOomScoreAdj: 0,
+    cleanupTimeoutMs: 5000,
     processAlive: async (pid) => containerRuntime.alive(pid) || (await runtime.processAlive(pid)),
     containers: { runtime: containerRuntime, cgroups, host },
     problems: opts.problems,
@@ -108,7 +119,21 @@ export async function createTestEngine(opts: TestEngineOptions = {}): Promise<Te
   }
   let closed = false;
   return {
-    engine, netns, cni, runtime, files, live, probe, images, throughput, containerRuntime, cgroups, host, events, recovery, dir,
+    engine,
+    netns,
+    cni,
+    runtime,
+    files,
+    live,
+    probe,
+    images,
+    throughput,
+    containerRuntime,
+    cgroups,
+    host,
+    events,
+    recovery,
+    dir,
     async close() {
       if (closed) return;
       closed = true;

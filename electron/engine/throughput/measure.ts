@@ -8,7 +8,14 @@ import { analyzeBandwidth } from '../../../shared/domain/bandwidth';
 import { isHostNetwork } from '../../../shared/domain/config';
 import { PodscopeError, serializeError } from '../../../shared/domain/errors';
 import { formatBitsPerSecond } from '../../../shared/domain/bandwidth';
-import { formatMegabytes, type ThroughputDirection, type ThroughputDirectionReport, type ThroughputOptions, type ThroughputProgress, type ThroughputReport } from '../../../shared/domain/measure';
+import {
+  formatMegabytes,
+  type ThroughputDirection,
+  type ThroughputDirectionReport,
+  type ThroughputOptions,
+  type ThroughputProgress,
+  type ThroughputReport,
+} from '../../../shared/domain/measure';
 import type { EngineContext } from '../sandbox/context';
 import { resolveIdPrefix } from '../sandbox/id-index';
 import { buildLiveView } from '../sandbox/live';
@@ -33,9 +40,13 @@ export function readySandbox(ctx: EngineContext, idOrPrefix: string, what: strin
   const id = resolveIdPrefix(ctx.store.ids(), idOrPrefix);
   const rec = id === undefined ? undefined : ctx.store.get(id);
   if (!rec) throw notFoundError(idOrPrefix);
-  if (isHostNetwork(rec.config)) throw new PodscopeError('FailedPrecondition', `sandbox ${rec.id} uses the host network: there is no pod veth to ${what}`);
+  if (isHostNetwork(rec.config))
+    throw new PodscopeError('FailedPrecondition', `sandbox ${rec.id} uses the host network: there is no pod veth to ${what}`);
   if (rec.state !== 'Ready' || !rec.netnsPath || rec.netnsClosed) {
-    throw new PodscopeError('FailedPrecondition', `sandbox ${rec.id} is not ready (${rec.state}${rec.netnsClosed ? ', network namespace removed' : ''}): nothing to ${what}`);
+    throw new PodscopeError(
+      'FailedPrecondition',
+      `sandbox ${rec.id} is not ready (${rec.state}${rec.netnsClosed ? ', network namespace removed' : ''}): nothing to ${what}`,
+    );
   }
   return rec as SandboxRecord & { netnsPath: string };
 }
@@ -54,10 +65,13 @@ function addresses(rec: SandboxRecord): { podIp: string; gateway?: string } {
 export async function measureThroughput(deps: MeasureDeps, idOrPrefix: string, opts: ThroughputOptions = {}): Promise<ThroughputReport> {
   const { ctx } = deps;
   const rec = readySandbox(ctx, idOrPrefix, 'measure');
-  if (await ctx.netns.isClosed(rec.netnsPath)) throw new PodscopeError('FailedPrecondition', `sandbox ${rec.id}: its network namespace ${rec.netnsPath} is gone`);
+  if (await ctx.netns.isClosed(rec.netnsPath))
+    throw new PodscopeError('FailedPrecondition', `sandbox ${rec.id}: its network namespace ${rec.netnsPath} is gone`);
   const durationMs = Math.min(MAX_THROUGHPUT_MS, Math.max(500, opts.durationMs ?? DEFAULT_THROUGHPUT_MS));
   const measuredAt = new Date();
-  const hostDevices = [...new Set((rec.network?.networks ?? []).flatMap((n) => (n.result?.interfaces ?? []).filter((i) => !i.sandbox).map((i) => i.name)))];
+  const hostDevices = [
+    ...new Set((rec.network?.networks ?? []).flatMap((n) => (n.result?.interfaces ?? []).filter((i) => !i.sandbox).map((i) => i.name))),
+  ];
   const live = buildLiveView(rec, await ctx.liveReader.read(rec.netnsPath, hostDevices, deps.signal), measuredAt);
   const requested = analyzeBandwidth(rec.config.annotations);
   const { podIp, gateway } = addresses(rec);
@@ -71,14 +85,34 @@ export async function measureThroughput(deps: MeasureDeps, idOrPrefix: string, o
     const appliedBps = tbf?.rateBitsPerSecond;
     const burstBytes = tbf?.burstBytes;
     const limitBps = appliedBps ?? requestedBps;
-    const base = { direction, requestedBps, appliedBps, burstBytes, device: tbf?.dev, unshapedBelowBytes: unshapedBelow(burstBytes, limitBps) };
-    const fail = (note: string, error?: unknown): ThroughputDirectionReport => ({ ...base, overallBps: 0, totalBytes: 0, elapsedMs: 0, pastBurst: false, verdict: 'failed', note, path: '', ...(error ? { error: serializeError(error) } : {}) });
+    const base = {
+      direction,
+      requestedBps,
+      appliedBps,
+      burstBytes,
+      device: tbf?.dev,
+      unshapedBelowBytes: unshapedBelow(burstBytes, limitBps),
+    };
+    const fail = (note: string, error?: unknown): ThroughputDirectionReport => ({
+      ...base,
+      overallBps: 0,
+      totalBytes: 0,
+      elapsedMs: 0,
+      pastBurst: false,
+      verdict: 'failed',
+      note,
+      path: '',
+      ...(error ? { error: serializeError(error) } : {}),
+    });
     if (!wanted.includes(direction)) return fail('not measured (not asked for)');
     const listenAddress = direction === 'ingress' ? podIp : gateway;
     if (!listenAddress) return fail('no gateway address in the CNI result: there is no host address on the bridge for the pod to send to');
     // enough bytes to empty the bucket and then run the rest of the time at the limit, or for about a second at
     // line speed past the burst when the limit does not hold (so that case is seen, not cut off by the byte bound)
-    const maxBytes = limitBps === undefined ? UNSHAPED_MAX_BYTES : Math.min(UNSHAPED_MAX_BYTES, Math.ceil((burstBytes ?? 0) + Math.max((limitBps / 8) * (durationMs / 1000) * 2, 512 * 1024 ** 2)));
+    const maxBytes =
+      limitBps === undefined
+        ? UNSHAPED_MAX_BYTES
+        : Math.min(UNSHAPED_MAX_BYTES, Math.ceil((burstBytes ?? 0) + Math.max((limitBps / 8) * (durationMs / 1000) * 2, 512 * 1024 ** 2)));
     try {
       const out = await deps.meter.transfer({
         direction,
@@ -92,7 +126,13 @@ export async function measureThroughput(deps: MeasureDeps, idOrPrefix: string, o
       if (out.samples.length === 0) return { ...fail('the receiver got no bytes'), path: out.path };
       const rate = computeRate({ samples: out.samples, burstBytes, limitBps });
       const verdict = verdictFor(rate, limitBps);
-      return { ...base, ...rate, verdict, note: describe(verdict, rate.measuredBps, limitBps, burstBytes, rate.totalBytes), path: out.path };
+      return {
+        ...base,
+        ...rate,
+        verdict,
+        note: describe(verdict, rate.measuredBps, limitBps, burstBytes, rate.totalBytes),
+        path: out.path,
+      };
     } catch (e) {
       return fail(`transfer failed: ${(e as Error).message}`, e);
     }
@@ -105,7 +145,13 @@ export async function measureThroughput(deps: MeasureDeps, idOrPrefix: string, o
 
 const human = (bps: number) => formatBitsPerSecond(BigInt(Math.round(bps)));
 
-function describe(verdict: string, measured: number | undefined, limit: number | undefined, burst: number | undefined, total: number): string {
+function describe(
+  verdict: string,
+  measured: number | undefined,
+  limit: number | undefined,
+  burst: number | undefined,
+  total: number,
+): string {
   switch (verdict) {
     case 'shaped':
       return `measured ${human(measured!)} past the burst against a limit of ${human(limit!)}`;

@@ -48,7 +48,11 @@ if (mode === 'sink') {
 /** extra time a process may take past the transfer's own bound before it is killed */
 const GRACE_MS = 5000;
 
-interface Child { proc: ChildProcess; lines: AsyncIterableIterator<string>; exited: Promise<void> }
+interface Child {
+  proc: ChildProcess;
+  lines: AsyncIterableIterator<string>;
+  exited: Promise<void>;
+}
 
 function start(args: string[], netnsPath: string | undefined): Child {
   const node = [process.execPath, '-e', SCRIPT, ...args];
@@ -87,14 +91,26 @@ export class ProcessThroughputMeter implements ThroughputMeter {
     const sinkInPod = spec.direction === 'ingress';
     let sink: Child | undefined;
     let source: Child | undefined;
-    const hardStop = setTimeout(() => { kill(sink); kill(source); }, spec.durationMs + 2 * GRACE_MS);
-    const onAbort = () => { kill(sink); kill(source); };
+    const hardStop = setTimeout(
+      () => {
+        kill(sink);
+        kill(source);
+      },
+      spec.durationMs + 2 * GRACE_MS,
+    );
+    const onAbort = () => {
+      kill(sink);
+      kill(source);
+    };
     spec.signal?.addEventListener('abort', onAbort);
     try {
       sink = start(['sink', spec.listenAddress, '0', String(spec.durationMs), '0'], sinkInPod ? spec.netnsPath : undefined);
       const { port } = await firstJson(sink, 'receiver');
       const target = `${spec.listenAddress.includes(':') ? `[${spec.listenAddress}]` : spec.listenAddress}:${String(port)}`;
-      source = start(['source', spec.listenAddress, String(port), String(spec.durationMs), String(spec.maxBytes)], sinkInPod ? undefined : spec.netnsPath);
+      source = start(
+        ['source', spec.listenAddress, String(port), String(spec.durationMs), String(spec.maxBytes)],
+        sinkInPod ? undefined : spec.netnsPath,
+      );
       const samples: ByteSample[] = [];
       for await (const line of sink.lines) {
         const doc = JSON.parse(line) as { t?: number; b?: number; error?: string };

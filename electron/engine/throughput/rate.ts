@@ -50,7 +50,12 @@ export function computeRate(input: RateInput): RateResult {
   if (input.burstBytes === undefined) {
     // nothing to get past: the second half is the steady state (slow start is over)
     const w = windowFrom(last.tMs / 2);
-    return { ...overall, measuredBps: w?.rate ?? overall.overallBps, window: w && { startMs: w.start.tMs, endMs: last.tMs }, pastBurst: true };
+    return {
+      ...overall,
+      measuredBps: w?.rate ?? overall.overallBps,
+      window: w && { startMs: w.start.tMs, endMs: last.tMs },
+      pastBurst: true,
+    };
   }
   // The knee is the first sample from which the receiver's rate has fallen to the limit and stays there on average.
   // Not "once `burst` bytes arrived": tbf charges whole frames (headers too) while the receiver counts payload, so
@@ -60,11 +65,15 @@ export function computeRate(input: RateInput): RateResult {
   const limit = input.limitBps ?? 0;
   const perMs = limit / 8 / 1000;
   const rateBetween = (a: ByteSample, b: ByteSample) => bps(b.bytes - a.bytes, b.tMs - a.tMs);
-  const kneeIndex = samples.findIndex((s, i) => s.tMs >= 100 && i + 1 < samples.length && rateBetween(s, samples[i + 1]!) <= limit * 1.5 && rateBetween(s, last) <= limit * 1.5);
+  const kneeIndex = samples.findIndex(
+    (s, i) =>
+      s.tMs >= 100 && i + 1 < samples.length && rateBetween(s, samples[i + 1]!) <= limit * 1.5 && rateBetween(s, last) <= limit * 1.5,
+  );
   const knee = kneeIndex >= 0 ? samples[kneeIndex] : samples.find((s) => s.bytes > input.burstBytes! + perMs * s.tMs);
   if (!knee) return { ...overall, pastBurst: false };
   const w = windowFrom(knee.tMs + settle);
-  if (!w || w.len < minWindow) return { ...overall, pastBurst: false, ...(w ? { measuredBps: w.rate, window: { startMs: w.start.tMs, endMs: last.tMs } } : {}) };
+  if (!w || w.len < minWindow)
+    return { ...overall, pastBurst: false, ...(w ? { measuredBps: w.rate, window: { startMs: w.start.tMs, endMs: last.tMs } } : {}) };
   return { ...overall, measuredBps: w.rate, window: { startMs: w.start.tMs, endMs: last.tMs }, pastBurst: true };
 }
 

@@ -25,7 +25,12 @@ function node(l: IpLinkJson, kind: TopologyNodeKind, key: string, extra: Partial
     state: l.operstate,
     adminUp: l.flags?.includes('UP'),
     linkKind: l.linkinfo?.info_kind,
-    addresses: (l.addr_info ?? []).map((a): TopologyAddress => ({ family: a.family === 'inet6' ? 6 : 4, address: a.local, prefixLen: a.prefixlen, scope: a.scope })),
+    addresses: (l.addr_info ?? []).map((a): TopologyAddress => ({
+      family: a.family === 'inet6' ? 6 : 4,
+      address: a.local,
+      prefixLen: a.prefixlen,
+      scope: a.scope,
+    })),
     ...(l.master ? { master: l.master } : {}),
     ...extra,
   };

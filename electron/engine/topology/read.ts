@@ -27,10 +27,19 @@ export async function podTopology(ctx: EngineContext, idOrPrefix: string): Promi
 }
 
 export async function networkTopology(ctx: EngineContext, network: string): Promise<NetworkTopology> {
-  const recs = ctx.store.all().filter(
-    (r): r is SandboxRecord & { netnsPath: string } => r.state === 'Ready' && !!r.netnsPath && !r.netnsClosed && (r.network?.networks ?? []).some((n) => n.network === network),
-  );
+  const recs = ctx.store
+    .all()
+    .filter(
+      (r): r is SandboxRecord & { netnsPath: string } =>
+        r.state === 'Ready' && !!r.netnsPath && !r.netnsClosed && (r.network?.networks ?? []).some((n) => n.network === network),
+    );
   const measuredAt = new Date().toISOString();
   const raw = await reader(ctx).read(recs.map((r) => r.netnsPath));
-  return { network, measuredAt, sandboxes: recs.map((r) => ({ id: r.id, name: r.name })), ...buildTopology(raw, recs.map(wiring)), errors: raw.errors };
+  return {
+    network,
+    measuredAt,
+    sandboxes: recs.map((r) => ({ id: r.id, name: r.name })),
+    ...buildTopology(raw, recs.map(wiring)),
+    errors: raw.errors,
+  };
 }

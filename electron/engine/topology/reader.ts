@@ -20,7 +20,13 @@ export interface IpLinkJson {
   addr_info?: Array<{ family: string; local: string; prefixlen: number; scope?: string }>;
 }
 
-export interface BridgeLinkJson { ifindex: number; ifname: string; master?: string; state?: string; hairpin?: boolean }
+export interface BridgeLinkJson {
+  ifindex: number;
+  ifname: string;
+  master?: string;
+  state?: string;
+  hairpin?: boolean;
+}
 
 export interface RawTopology {
   host: IpLinkJson[];
@@ -42,7 +48,9 @@ export class LinuxTopologyReader implements TopologyReader {
   async read(netnsPaths: string[], signal?: AbortSignal): Promise<RawTopology> {
     const errors: string[] = [];
     const json = async <T>(file: string, args: string[]): Promise<T[]> => {
-      const r = await this.runner.run({ file, args, timeoutMs: TIMEOUT_MS, signal }).catch((e: unknown) => ({ exitCode: -1, stdout: '', stderr: (e as Error).message }));
+      const r = await this.runner
+        .run({ file, args, timeoutMs: TIMEOUT_MS, signal })
+        .catch((e: unknown) => ({ exitCode: -1, stdout: '', stderr: (e as Error).message }));
       if (r.exitCode !== 0) {
         errors.push(`${describeCommand(file, args)}: ${r.stderr.trim() || `exit ${String(r.exitCode)}`}`);
         return [];
@@ -60,6 +68,11 @@ export class LinuxTopologyReader implements TopologyReader {
       json<BridgeLinkJson>('bridge', ['-d', '-j', 'link', 'show']),
       ...netnsPaths.map((p) => json<IpLinkJson>('nsenter', [`--net=${p}`, 'ip', '-d', '-j', 'addr', 'show'])),
     ]);
-    return { host: host as IpLinkJson[], bridgePorts: bridgePorts as BridgeLinkJson[], pods: Object.fromEntries(netnsPaths.map((p, i) => [p, pods[i] as IpLinkJson[]])), errors };
+    return {
+      host: host as IpLinkJson[],
+      bridgePorts: bridgePorts as BridgeLinkJson[],
+      pods: Object.fromEntries(netnsPaths.map((p, i) => [p, pods[i] as IpLinkJson[]])),
+      errors,
+    };
   }
 }

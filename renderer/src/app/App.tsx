@@ -46,7 +46,12 @@ export function App() {
         <ul className="nav">
           {NAV.map((n) => (
             <li key={n.id}>
-              <button type="button" className={view === n.id ? 'nav-item nav-on' : 'nav-item'} aria-current={view === n.id ? 'page' : undefined} onClick={() => setView(n.id)}>
+              <button
+                type="button"
+                className={view === n.id ? 'nav-item nav-on' : 'nav-item'}
+                aria-current={view === n.id ? 'page' : undefined}
+                onClick={() => setView(n.id)}
+              >
                 <span className="nav-label">{n.label}</span>
                 {n.id === 'pods' && pods.data && (
                   <span className="nav-count" title={`${ready} ready of ${pods.data.length}`}>

@@ -5,9 +5,22 @@ import { podKeys } from '../features/pods/api/queries';
 import { applyEvent } from './engine-events';
 
 const pod = (name: string, ns: string, extra: Partial<SandboxSummary> = {}): SandboxSummary => ({
-  id: `${name}-id`, name, metadata: { name, namespace: ns, uid: 'u', attempt: 0 }, state: 'SANDBOX_READY', internalState: 'Ready',
-  createdAt: '2026-01-01T00:00:00Z', createdAtNs: '1', labels: {}, annotations: {}, runtimeHandler: '', hostNetwork: false,
-  ip: '10.0.0.1', additionalIps: [], hostPorts: [], bandwidth: {}, ...extra,
+  id: `${name}-id`,
+  name,
+  metadata: { name, namespace: ns, uid: 'u', attempt: 0 },
+  state: 'SANDBOX_READY',
+  internalState: 'Ready',
+  createdAt: '2026-01-01T00:00:00Z',
+  createdAtNs: '1',
+  labels: {},
+  annotations: {},
+  runtimeHandler: '',
+  hostNetwork: false,
+  ip: '10.0.0.1',
+  additionalIps: [],
+  hostPorts: [],
+  bandwidth: {},
+  ...extra,
 });
 
 describe('pushed events update the query cache', () => {
@@ -16,8 +29,15 @@ describe('pushed events update the query cache', () => {
     qc.setQueryData(podKeys.all('local'), [pod('web', 'prod')]);
     qc.setQueryData(podKeys.detail('local', 'web-id'), { stale: true });
     applyEvent(qc, { kind: 'sandbox', endpointId: 'local', event: { type: 'sandbox.added', id: 'db-id', summary: pod('db', 'prod') } });
-    applyEvent(qc, { kind: 'sandbox', endpointId: 'local', event: { type: 'sandbox.changed', id: 'web-id', summary: pod('web', 'prod', { ip: '' }) } });
-    expect(qc.getQueryData<SandboxSummary[]>(podKeys.all('local'))!.map((p) => [p.id, p.ip])).toEqual([['db-id', '10.0.0.1'], ['web-id', '']]);
+    applyEvent(qc, {
+      kind: 'sandbox',
+      endpointId: 'local',
+      event: { type: 'sandbox.changed', id: 'web-id', summary: pod('web', 'prod', { ip: '' }) },
+    });
+    expect(qc.getQueryData<SandboxSummary[]>(podKeys.all('local'))!.map((p) => [p.id, p.ip])).toEqual([
+      ['db-id', '10.0.0.1'],
+      ['web-id', ''],
+    ]);
     applyEvent(qc, { kind: 'sandbox', endpointId: 'local', event: { type: 'sandbox.removed', id: 'web-id' } });
     expect(qc.getQueryData<SandboxSummary[]>(podKeys.all('local'))!.map((p) => p.id)).toEqual(['db-id']);
     expect(qc.getQueryData(podKeys.detail('local', 'web-id'))).toBeUndefined();

@@ -13,7 +13,10 @@ export interface Connection {
 
 export function connect(): Connection {
   if (window.podscope) {
-    return { client: createClient(createElectronTransport(window.podscope)), environment: { ...window.podscope.environment, mode: 'electron' } };
+    return {
+      client: createClient(createElectronTransport(window.podscope)),
+      environment: { ...window.podscope.environment, mode: 'electron' },
+    };
   }
   const token = takeToken(window.location, window.sessionStorage, window.history);
   const socket = createWebSocketTransport(webSocketUrl(window.location, token));

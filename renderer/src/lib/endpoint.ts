@@ -4,7 +4,12 @@
  */
 import { queryOptions, useQuery } from '@tanstack/react-query';
 import { create } from 'zustand';
-import { LOCAL_ENDPOINT_CAPABILITIES, LOCAL_ENDPOINT_ID, type EndpointCapabilities, type EndpointView } from '../../../shared/domain/endpoints';
+import {
+  LOCAL_ENDPOINT_CAPABILITIES,
+  LOCAL_ENDPOINT_ID,
+  type EndpointCapabilities,
+  type EndpointView,
+} from '../../../shared/domain/endpoints';
 import type { PodscopeClient } from '../../../shared/ipc/client';
 import { useClient } from './connection-context';
 import { useNavigation } from './navigation';

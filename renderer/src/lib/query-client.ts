@@ -9,7 +9,9 @@ export function createQueryClient(): QueryClient {
         staleTime: 30_000,
         refetchOnWindowFocus: false,
         // Retrying NotFound or InvalidArgument cannot help.
-        retry: (count, e) => count < 2 && !(e instanceof PodscopeError && ['NotFound', 'InvalidArgument', 'Unimplemented', 'FailedPrecondition'].includes(e.code)),
+        retry: (count, e) =>
+          count < 2 &&
+          !(e instanceof PodscopeError && ['NotFound', 'InvalidArgument', 'Unimplemented', 'FailedPrecondition'].includes(e.code)),
       },
     },
   });

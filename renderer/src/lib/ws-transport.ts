@@ -48,7 +48,10 @@ export function createWebSocketTransport(url: string): WebSocketTransport {
     };
     ws.onclose = () => {
       for (const [id, resolve] of pending) {
-        resolve({ ok: false, error: { code: 'Unavailable', message: 'connection to the Podscope host was lost; the request may or may not have completed' } });
+        resolve({
+          ok: false,
+          error: { code: 'Unavailable', message: 'connection to the Podscope host was lost; the request may or may not have completed' },
+        });
         pending.delete(id);
       }
       setState('closed');

@@ -44,16 +44,23 @@ class HostLikeCni extends FakeCniManager {
  * not a file (empty segment, trailing dot) or a value with NUL/newline; a hostname sethostname(2) refuses.
  */
 class HostLikeRuntime extends FakePauseRuntime {
-  override async start(id: string, bundleDir: string, spec: unknown, opts: Parameters<FakePauseRuntime['start']>[3]): Promise<{ pid: number }> {
+  override async start(
+    id: string,
+    bundleDir: string,
+    spec: unknown,
+    opts: Parameters<FakePauseRuntime['start']>[3],
+  ): Promise<{ pid: number }> {
     const s = spec as { hostname?: string; linux?: { sysctl?: Record<string, string> } };
     for (const [name, value] of Object.entries(s.linux?.sysctl ?? {})) {
       const path = name.replace(/\./g, '/');
       if (path.split('/').some((seg) => seg === '' || seg === '..') || /[\u0000\n]/.test(path)) {
         throw new PodscopeError('RuntimeError', `runc run failed: open /proc/sys/${path}: no such file or directory`);
       }
-      if (value === '' || /[\u0000\n]/.test(value)) throw new PodscopeError('RuntimeError', `runc run failed: write /proc/sys/${path}: invalid argument`);
+      if (value === '' || /[\u0000\n]/.test(value))
+        throw new PodscopeError('RuntimeError', `runc run failed: write /proc/sys/${path}: invalid argument`);
     }
-    if (Buffer.byteLength(s.hostname ?? '') > 64 || (s.hostname ?? '').includes('\u0000')) throw new PodscopeError('RuntimeError', 'runc run failed: sethostname: invalid argument');
+    if (Buffer.byteLength(s.hostname ?? '') > 64 || (s.hostname ?? '').includes('\u0000'))
+      throw new PodscopeError('RuntimeError', 'runc run failed: sethostname: invalid argument');
     return super.start(id, bundleDir, spec, opts);
   }
 }
@@ -88,13 +95,30 @@ export async function createFakeHostEngine(prefix = 'podscope-r3-fakehost-'): Pr
   const files = new CountingFiles();
   const engine = new SandboxEngine({
     options: { ...DEFAULT_ENGINE_OPTIONS, stateDir: join(dir, 'state'), runDir: join(dir, 'run') },
-    netns, cni, runtime, files, liveReader: new FakeLiveReader(), buildPauseSpec, engineOomScoreAdj: 0, cleanupTimeoutMs: 5000,
+    netns,
+    cni,
+    runtime,
+    files,
+    liveReader: new FakeLiveReader(),
+    buildPauseSpec,
+    engineOomScoreAdj: 0,
+    cleanupTimeoutMs: 5000,
     processAlive: async (pid) => [...runtime.containers.values()].some((c) => c.pid === pid && c.status === 'running'),
   });
   await engine.start();
   return {
-    engine, netns, cni, runtime, files,
-    held: () => ({ netns: netns.pinned.size, containers: runtime.containers.size, files: files.prepared.size, shm: files.shmMounted.size, cniCache: cni.cache.size }),
+    engine,
+    netns,
+    cni,
+    runtime,
+    files,
+    held: () => ({
+      netns: netns.pinned.size,
+      containers: runtime.containers.size,
+      files: files.prepared.size,
+      shm: files.shmMounted.size,
+      cniCache: cni.cache.size,
+    }),
     acquisitions: () =>
       netns.calls.filter((c) => c.op === 'create').length +
       cni.calls.filter((c) => c.op === 'setup').length +

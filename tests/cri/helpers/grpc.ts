@@ -11,9 +11,16 @@ export function rawClient(socketPath: string): pb.RuntimeServiceClient {
 type Unary<Req, Res> = (req: Req, md: Metadata, opts: { deadline: number }, cb: (e: ServiceError | null, r: Res) => void) => unknown;
 
 /** Resolves with the response, rejects with the ServiceError (code, details, metadata intact). */
-export function rpc<Req, Res>(client: pb.RuntimeServiceClient, method: (c: pb.RuntimeServiceClient) => Unary<Req, Res>, req: Req, timeoutMs = 10_000): Promise<Res> {
+export function rpc<Req, Res>(
+  client: pb.RuntimeServiceClient,
+  method: (c: pb.RuntimeServiceClient) => Unary<Req, Res>,
+  req: Req,
+  timeoutMs = 10_000,
+): Promise<Res> {
   return new Promise((resolve, reject) => {
-    (method(client).bind(client) as Unary<Req, Res>)(req, new Metadata(), { deadline: Date.now() + timeoutMs }, (e, r) => (e ? reject(e) : resolve(r)));
+    (method(client).bind(client) as Unary<Req, Res>)(req, new Metadata(), { deadline: Date.now() + timeoutMs }, (e, r) =>
+      e ? reject(e) : resolve(r),
+    );
   });
 }
 
@@ -30,7 +37,15 @@ export async function codeOf(p: Promise<unknown>): Promise<number> {
 /** Calls a method path with raw bytes (for RPCs Podscope does not declare). */
 export function rawUnary(client: pb.RuntimeServiceClient, path: string): Promise<number> {
   return new Promise((resolve) => {
-    client.makeUnaryRequest(path, (b: Buffer) => b, (b: Buffer) => b, Buffer.alloc(0), new Metadata(), { deadline: Date.now() + 5000 }, (e) => resolve(e ? e.code : 0));
+    client.makeUnaryRequest(
+      path,
+      (b: Buffer) => b,
+      (b: Buffer) => b,
+      Buffer.alloc(0),
+      new Metadata(),
+      { deadline: Date.now() + 5000 },
+      (e) => resolve(e ? e.code : 0),
+    );
   });
 }
 

@@ -47,18 +47,33 @@ export async function createScopedEnv(tag: string, subnet: number): Promise<Scop
   const confDir = join(dir, 'net.d');
   const ipamDir = join(dir, 'ipam');
   await mkdir(confDir);
-  await writeFile(join(confDir, '10-r2.conflist'), JSON.stringify({
-    cniVersion: '1.0.0',
-    name: bridge,
-    plugins: [
+  await writeFile(
+    join(confDir, '10-r2.conflist'),
+    JSON.stringify(
       {
-        type: 'bridge', bridge, isGateway: true, ipMasq: false, hairpinMode: true,
-        ipam: { type: 'host-local', dataDir: ipamDir, ranges: [[{ subnet: `10.${subnet}.0.0/24` }], [{ subnet: `fd00:${subnet}::/64` }]] },
+        cniVersion: '1.0.0',
+        name: bridge,
+        plugins: [
+          {
+            type: 'bridge',
+            bridge,
+            isGateway: true,
+            ipMasq: false,
+            hairpinMode: true,
+            ipam: {
+              type: 'host-local',
+              dataDir: ipamDir,
+              ranges: [[{ subnet: `10.${subnet}.0.0/24` }], [{ subnet: `fd00:${subnet}::/64` }]],
+            },
+          },
+          { type: 'portmap', capabilities: { portMappings: true } },
+          { type: 'bandwidth', capabilities: { bandwidth: true } },
+        ],
       },
-      { type: 'portmap', capabilities: { portMappings: true } },
-      { type: 'bandwidth', capabilities: { bandwidth: true } },
-    ],
-  }, null, 2));
+      null,
+      2,
+    ),
+  );
   const before: HostSnapshot = snapshotHost();
   const options = {
     stateDir: join(dir, 'state'),
@@ -69,9 +84,27 @@ export async function createScopedEnv(tag: string, subnet: number): Promise<Scop
     cniCacheDir: join(dir, 'cni-cache'),
     pluginTimeoutMs: 30_000,
   };
-  const flags = ['--cni-conf-dir', confDir, '--cni-bin-dir', '/usr/lib/cni', '--cni-cache-dir', options.cniCacheDir, '--state-dir', options.stateDir, '--run-dir', options.runDir, '--netns-dir', options.netnsDir];
+  const flags = [
+    '--cni-conf-dir',
+    confDir,
+    '--cni-bin-dir',
+    '/usr/lib/cni',
+    '--cni-cache-dir',
+    options.cniCacheDir,
+    '--state-dir',
+    options.stateDir,
+    '--run-dir',
+    options.runDir,
+    '--netns-dir',
+    options.netnsDir,
+  ];
   return {
-    dir, bridge, subnet, ipamDir, options, flags,
+    dir,
+    bridge,
+    subnet,
+    ipamDir,
+    options,
+    flags,
     async cleanup() {
       // a sweeper on the same dirs removes whatever sandbox is left (ours only: it is our state dir)
       const sweeper = await createEngine(options, { noLock: true, log: () => undefined }).catch(() => undefined);
@@ -84,7 +117,10 @@ export async function createScopedEnv(tag: string, subnet: number): Promise<Scop
       for (const n of ls(options.netnsDir)) sh('umount', ['-l', join(options.netnsDir, n)]);
       // the engine made the netns dir a shared mount point (see linux-netns.ts)
       sh('umount', ['-l', options.netnsDir]);
-      for (const line of readFileSync('/proc/self/mountinfo', 'utf8').split('\n').filter((l) => l.includes(dir)).reverse()) {
+      for (const line of readFileSync('/proc/self/mountinfo', 'utf8')
+        .split('\n')
+        .filter((l) => l.includes(dir))
+        .reverse()) {
         sh('umount', ['-l', line.split(' ')[4]!]);
       }
       restoreHost(before, [bridge]);
@@ -107,9 +143,11 @@ export function scopedLeaks(env: ScopedEnv, ids: Iterable<string>): string[] {
   const leaks: string[] = [];
   const o = env.options;
   for (const n of ls(o.netnsDir)) leaks.push(`netns file ${join(o.netnsDir, n)}`);
-  for (const l of sh('ip', ['-o', 'link', 'show', 'master', env.bridge]).split('\n').filter(Boolean)) leaks.push(`veth on ${env.bridge}: ${l.split(':')[1]?.trim()}`);
+  for (const l of sh('ip', ['-o', 'link', 'show', 'master', env.bridge]).split('\n').filter(Boolean))
+    leaks.push(`veth on ${env.bridge}: ${l.split(':')[1]?.trim()}`);
   for (const d of ls(env.ipamDir)) {
-    for (const f of ls(join(env.ipamDir, d))) if (!f.startsWith('last_reserved_ip') && f !== 'lock') leaks.push(`host-local reservation ${join(env.ipamDir, d, f)}`);
+    for (const f of ls(join(env.ipamDir, d)))
+      if (!f.startsWith('last_reserved_ip') && f !== 'lock') leaks.push(`host-local reservation ${join(env.ipamDir, d, f)}`);
   }
   const idList = [...ids];
   const subnet4 = `10.${env.subnet}.0.`;

@@ -24,7 +24,14 @@ export function filterPods(pods: SandboxSummary[], f: PodFilters): SandboxSummar
     .filter((p) => selector.ok && matchesSelector(p.labels, selector.requirements))
     .filter((p) => {
       if (!text) return true;
-      const hay = [p.id, p.metadata.name, p.metadata.namespace, p.ip, ...p.additionalIps, ...Object.entries(p.labels).map(([k, v]) => `${k}=${v}`)];
+      const hay = [
+        p.id,
+        p.metadata.name,
+        p.metadata.namespace,
+        p.ip,
+        ...p.additionalIps,
+        ...Object.entries(p.labels).map(([k, v]) => `${k}=${v}`),
+      ];
       return hay.some((h) => h.toLowerCase().includes(text));
     })
     .sort((a, b) => (BigInt(b.createdAtNs || '0') > BigInt(a.createdAtNs || '0') ? 1 : -1));

@@ -15,7 +15,8 @@ interface PodsLayout {
   setListShare(share: number): void;
 }
 
-export const clampShare = (share: number): number => Math.min(MAX_LIST_SHARE, Math.max(MIN_LIST_SHARE, Number.isFinite(share) ? share : DEFAULT_LIST_SHARE));
+export const clampShare = (share: number): number =>
+  Math.min(MAX_LIST_SHARE, Math.max(MIN_LIST_SHARE, Number.isFinite(share) ? share : DEFAULT_LIST_SHARE));
 
 export const usePodsLayout = create<PodsLayout>()(
   persist(

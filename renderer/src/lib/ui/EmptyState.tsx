@@ -11,8 +11,8 @@ export function EmptyState({ title, children, action }: { title: string; childre
 export function NotAvailable({ what, runtime }: { what: string; runtime?: string }) {
   return (
     <EmptyState title={`${what}: not available from this runtime`}>
-      This endpoint{runtime ? ` (${runtime})` : ''} speaks CRI only, and CRI does not carry it. Podscope records this information for sandboxes run
-      by its own engine; nothing is reconstructed or guessed here.
+      This endpoint{runtime ? ` (${runtime})` : ''} speaks CRI only, and CRI does not carry it. Podscope records this information for
+      sandboxes run by its own engine; nothing is reconstructed or guessed here.
     </EmptyState>
   );
 }

@@ -11,9 +11,25 @@ function colour(line: string): React.ReactNode[] {
   let last = 0;
   for (const m of line.matchAll(TOKEN)) {
     if (m.index > last) out.push(line.slice(last, m.index));
-    if (m[1]) out.push(<span key={m.index} className={m[2] ? 'j-key' : 'j-str'}>{m[1]}</span>, m[2] ?? '');
-    else if (m[3]) out.push(<span key={m.index} className="j-lit">{m[3]}</span>);
-    else out.push(<span key={m.index} className="j-num">{m[4]}</span>);
+    if (m[1])
+      out.push(
+        <span key={m.index} className={m[2] ? 'j-key' : 'j-str'}>
+          {m[1]}
+        </span>,
+        m[2] ?? '',
+      );
+    else if (m[3])
+      out.push(
+        <span key={m.index} className="j-lit">
+          {m[3]}
+        </span>,
+      );
+    else
+      out.push(
+        <span key={m.index} className="j-num">
+          {m[4]}
+        </span>,
+      );
     last = m.index + m[0].length;
   }
   out.push(line.slice(last));
@@ -34,7 +50,7 @@ function keyRange(lines: string[], key: string): [number, number] | undefined {
 }
 
 export function JsonView({ value, highlightKey, className }: { value: unknown; highlightKey?: string; className?: string }) {
-  const text = typeof value === 'string' ? value : JSON.stringify(value, null, 2) ?? 'undefined';
+  const text = typeof value === 'string' ? value : (JSON.stringify(value, null, 2) ?? 'undefined');
   const lines = useMemo(() => text.split('\n'), [text]);
   const range = highlightKey ? keyRange(lines, highlightKey) : undefined;
   return (

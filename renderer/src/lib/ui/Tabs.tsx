@@ -7,7 +7,17 @@ export interface TabDef<K extends string> {
   badge?: React.ReactNode;
 }
 
-export function Tabs<K extends string>({ tabs, active, onChange, label }: { tabs: TabDef<K>[]; active: K; onChange: (k: K) => void; label: string }) {
+export function Tabs<K extends string>({
+  tabs,
+  active,
+  onChange,
+  label,
+}: {
+  tabs: TabDef<K>[];
+  active: K;
+  onChange: (k: K) => void;
+  label: string;
+}) {
   const refs = useRef<Record<string, HTMLButtonElement | null>>({});
   const move = (delta: number) => {
     const i = tabs.findIndex((t) => t.id === active);

@@ -13,7 +13,14 @@ export function ThemeSwitch() {
   return (
     <div className="theme-switch" role="radiogroup" aria-label="Theme">
       {CHOICES.map(([value, label]) => (
-        <button key={value} type="button" role="radio" aria-checked={choice === value} className={choice === value ? 'theme-opt theme-on' : 'theme-opt'} onClick={() => setChoice(value)}>
+        <button
+          key={value}
+          type="button"
+          role="radio"
+          aria-checked={choice === value}
+          className={choice === value ? 'theme-opt theme-on' : 'theme-opt'}
+          onClick={() => setChoice(value)}
+        >
           {label}
         </button>
       ))}

@@ -21,22 +21,31 @@ export function NetworkTopology({ network }: { network: string }) {
   return (
     <div className="stack-s" data-testid={`network-topology-${network}`}>
       <div className="toolbar">
-        <button type="button" className="btn btn-small" onClick={() => m.mutate()} disabled={m.isPending}>{m.isPending ? 'Reading…' : t ? 'Read again' : 'Draw from the kernel'}</button>
+        <button type="button" className="btn btn-small" onClick={() => m.mutate()} disabled={m.isPending}>
+          {m.isPending ? 'Reading…' : t ? 'Read again' : 'Draw from the kernel'}
+        </button>
         {t && (
           <span className="small muted">
-            read from the kernel at <b className="mono">{new Date(t.measuredAt).toLocaleTimeString(undefined, { hour12: false })}</b> · {t.sandboxes.length} ready pod{t.sandboxes.length === 1 ? '' : 's'}
+            read from the kernel at <b className="mono">{new Date(t.measuredAt).toLocaleTimeString(undefined, { hour12: false })}</b> ·{' '}
+            {t.sandboxes.length} ready pod{t.sandboxes.length === 1 ? '' : 's'}
           </span>
         )}
       </div>
       {m.isError && <ErrorView error={m.error} title="Could not read the topology" />}
       {t && t.errors.length > 0 && <div className="callout callout-warn small">{t.errors.join('; ')}</div>}
-      {t && (t.sandboxes.length === 0 ? (
-        <div className="muted small">No ready pod on this network: nothing is wired to draw.</div>
-      ) : (
-        <div className="topo-scroll">
-          <TopologyDiagram nodes={t.nodes} edges={t.edges} label={`topology of network ${network}`} onOpen={(n) => n.sandboxId && openPod(n.sandboxId, 'network')} />
-        </div>
-      ))}
+      {t &&
+        (t.sandboxes.length === 0 ? (
+          <div className="muted small">No ready pod on this network: nothing is wired to draw.</div>
+        ) : (
+          <div className="topo-scroll">
+            <TopologyDiagram
+              nodes={t.nodes}
+              edges={t.edges}
+              label={`topology of network ${network}`}
+              onOpen={(n) => n.sandboxId && openPod(n.sandboxId, 'network')}
+            />
+          </div>
+        ))}
     </div>
   );
 }

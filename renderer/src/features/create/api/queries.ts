@@ -3,7 +3,13 @@ import { keepPreviousData, queryOptions, useMutation, useQueryClient } from '@ta
 import type { IpPreference, PodSandboxConfigInput } from '../../../../../shared/domain/config';
 import type { PodscopeClient } from '../../../../../shared/ipc/client';
 
-export const previewQuery = (client: PodscopeClient, endpointId: string, config: PodSandboxConfigInput, ipPreference: IpPreference | undefined, enabled: boolean) =>
+export const previewQuery = (
+  client: PodscopeClient,
+  endpointId: string,
+  config: PodSandboxConfigInput,
+  ipPreference: IpPreference | undefined,
+  enabled: boolean,
+) =>
   queryOptions({
     queryKey: ['ep', endpointId, 'preview', config, ipPreference ?? null],
     queryFn: () => client.call('sandbox.preview', { endpointId, request: { config, ...(ipPreference ? { ipPreference } : {}) } }),
@@ -13,7 +19,11 @@ export const previewQuery = (client: PodscopeClient, endpointId: string, config:
     retry: false,
   });
 
-export interface RunVariables { config: PodSandboxConfigInput; ipPreference?: IpPreference; requestId: string }
+export interface RunVariables {
+  config: PodSandboxConfigInput;
+  ipPreference?: IpPreference;
+  requestId: string;
+}
 
 export function useRunSandbox(client: PodscopeClient, endpointId: string) {
   const qc = useQueryClient();

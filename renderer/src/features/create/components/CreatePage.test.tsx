@@ -72,7 +72,11 @@ describe('CreatePage', () => {
     await user.type(screen.getByLabelText('Name'), 'web');
     await user.click(screen.getByRole('button', { name: 'Create sandbox' }));
     // containerd's wording (sandbox_run.go), as the engine really produces it
-    const alert = await screen.findByText(/^failed to setup network for sandbox "[0-9a-f]{64}": plugin type="bridge" failed \(add\): no space left \(network "[^"]+", file \/\S+\.conflist\)$/, undefined, { timeout: 10_000 });
+    const alert = await screen.findByText(
+      /^failed to setup network for sandbox "[0-9a-f]{64}": plugin type="bridge" failed \(add\): no space left \(network "[^"]+", file \/\S+\.conflist\)$/,
+      undefined,
+      { timeout: 10_000 },
+    );
     expect(alert.closest('.error-box')?.textContent).toContain('CniError');
     // and the engine undid what it had acquired
     expect(await engine.list()).toEqual([]);

@@ -45,7 +45,9 @@ export function CreatePage() {
   const [form, setForm] = useState<FormState>(() => (seed ? fromConfig(seed.config) : emptyForm()));
   const [touched, setTouched] = useState<Set<string>>(new Set());
   const [submitted, setSubmitted] = useState(false);
-  const [notice, setNotice] = useState<{ title: string; warnings: string[] } | undefined>(seed ? { title: `Cloned from ${seed.source}: new uid, attempt 0`, warnings: [] } : undefined);
+  const [notice, setNotice] = useState<{ title: string; warnings: string[] } | undefined>(
+    seed ? { title: `Cloned from ${seed.source}: new uid, attempt 0`, warnings: [] } : undefined,
+  );
   const [importOpen, setImportOpen] = useState(false);
   const [requestId, setRequestId] = useState<string>();
   const run = useRunSandbox(client, endpointId);
@@ -72,7 +74,10 @@ export function CreatePage() {
   const visible = Object.fromEntries(Object.entries(errors).filter(([k]) => submitted || !REQUIRED_FIELDS.has(k) || touched.has(k)));
   const config = useMemo(() => toConfig(form), [form]);
   const ipPreference = form.ipPreference || undefined;
-  const debounced = useDebounced({ config, ipPreference, ok: Object.keys(errors).filter((k) => !REQUIRED_FIELDS.has(k)).length === 0 }, 250);
+  const debounced = useDebounced(
+    { config, ipPreference, ok: Object.keys(errors).filter((k) => !REQUIRED_FIELDS.has(k)).length === 0 },
+    250,
+  );
   const preview = useQuery(previewQuery(client, endpointId, debounced.config, debounced.ipPreference, caps.preview && debounced.ok));
   const crictlJson = useMemo(() => exportCrictl(config, 'json'), [config]);
   const crictlYaml = useMemo(() => exportCrictl(config, 'yaml'), [config]);
@@ -94,7 +99,9 @@ export function CreatePage() {
     const id = globalThis.crypto.randomUUID();
     setRequestId(id);
     run.mutate({ config, ipPreference, requestId: id });
-    requestAnimationFrame(() => document.querySelector('[data-testid="run-progress"]')?.scrollIntoView?.({ block: 'nearest', behavior: 'smooth' }));
+    requestAnimationFrame(() =>
+      document.querySelector('[data-testid="run-progress"]')?.scrollIntoView?.({ block: 'nearest', behavior: 'smooth' }),
+    );
   };
   const reset = () => {
     setForm(emptyForm());
@@ -133,14 +140,21 @@ export function CreatePage() {
           <div className={`callout form-notice${notice.warnings.length ? ' callout-warn' : ''}`} data-testid="import-notice" role="status">
             <div className="callout-title">
               {notice.title}
-              <button type="button" className="btn btn-ghost btn-small notice-close" aria-label="Dismiss" onClick={() => setNotice(undefined)}>
+              <button
+                type="button"
+                className="btn btn-ghost btn-small notice-close"
+                aria-label="Dismiss"
+                onClick={() => setNotice(undefined)}
+              >
                 ×
               </button>
             </div>
             {notice.warnings.length > 0 && (
               <ul className="warn-list">
                 {notice.warnings.map((w) => (
-                  <li key={w} className="mono">{w}</li>
+                  <li key={w} className="mono">
+                    {w}
+                  </li>
                 ))}
               </ul>
             )}
@@ -150,12 +164,37 @@ export function CreatePage() {
         <fieldset className="form-section" disabled={locked}>
           <legend>Metadata</legend>
           <div className="form-grid">
-            <Field label="Name" error={visible.name}>{(p) => <input {...p} className="input mono" value={form.name} placeholder="web" onChange={(e) => set('name', e.target.value)} />}</Field>
-            <Field label="Namespace" error={visible.namespace}>{(p) => <input {...p} className="input mono" value={form.namespace} onChange={(e) => set('namespace', e.target.value)} />}</Field>
-            <Field label="UID" error={visible.uid} hint={<button type="button" className="link" onClick={() => set('uid', newUid())}>generate another</button>} wide>
+            <Field label="Name" error={visible.name}>
+              {(p) => (
+                <input {...p} className="input mono" value={form.name} placeholder="web" onChange={(e) => set('name', e.target.value)} />
+              )}
+            </Field>
+            <Field label="Namespace" error={visible.namespace}>
+              {(p) => <input {...p} className="input mono" value={form.namespace} onChange={(e) => set('namespace', e.target.value)} />}
+            </Field>
+            <Field
+              label="UID"
+              error={visible.uid}
+              hint={
+                <button type="button" className="link" onClick={() => set('uid', newUid())}>
+                  generate another
+                </button>
+              }
+              wide
+            >
               {(p) => <input {...p} className="input mono" value={form.uid} onChange={(e) => set('uid', e.target.value)} />}
             </Field>
-            <Field label="Attempt" error={visible.attempt}>{(p) => <input {...p} className="input mono" inputMode="numeric" value={form.attempt} onChange={(e) => set('attempt', e.target.value)} />}</Field>
+            <Field label="Attempt" error={visible.attempt}>
+              {(p) => (
+                <input
+                  {...p}
+                  className="input mono"
+                  inputMode="numeric"
+                  value={form.attempt}
+                  onChange={(e) => set('attempt', e.target.value)}
+                />
+              )}
+            </Field>
           </div>
         </fieldset>
 
@@ -167,24 +206,57 @@ export function CreatePage() {
               <div className="seg" role="radiogroup" aria-label="Network mode">
                 {(['pod', 'host'] as const).map((m) => (
                   <label key={m} className={form.network === m ? 'seg-btn seg-on' : 'seg-btn'}>
-                    <input type="radio" name="network" className="offscreen" checked={form.network === m} onChange={() => set('network', m)} />
+                    <input
+                      type="radio"
+                      name="network"
+                      className="offscreen"
+                      checked={form.network === m}
+                      onChange={() => set('network', m)}
+                    />
                     {m === 'pod' ? 'Pod (CNI)' : 'Host'}
                   </label>
                 ))}
               </div>
             </div>
-            <Field label="Hostname" error={visible.hostname}>{(p) => <input {...p} className="input mono" value={form.hostname} placeholder={form.name || 'pod name'} onChange={(e) => set('hostname', e.target.value)} />}</Field>
+            <Field label="Hostname" error={visible.hostname}>
+              {(p) => (
+                <input
+                  {...p}
+                  className="input mono"
+                  value={form.hostname}
+                  placeholder={form.name || 'pod name'}
+                  onChange={(e) => set('hostname', e.target.value)}
+                />
+              )}
+            </Field>
             <Field label="IP preference" hint="which eth0 address becomes the pod IP">
               {(p) => (
-                <select {...p} className="input" value={form.ipPreference} onChange={(e) => set('ipPreference', e.target.value as IpPreference | '')}>
+                <select
+                  {...p}
+                  className="input"
+                  value={form.ipPreference}
+                  onChange={(e) => set('ipPreference', e.target.value as IpPreference | '')}
+                >
                   <option value="">engine default</option>
                   {IP_PREFERENCES.map((x) => (
-                    <option key={x} value={x}>{x}</option>
+                    <option key={x} value={x}>
+                      {x}
+                    </option>
                   ))}
                 </select>
               )}
             </Field>
-            <Field label="Cgroup parent">{(p) => <input {...p} className="input mono" value={form.cgroupParent} placeholder="(none)" onChange={(e) => set('cgroupParent', e.target.value)} />}</Field>
+            <Field label="Cgroup parent">
+              {(p) => (
+                <input
+                  {...p}
+                  className="input mono"
+                  value={form.cgroupParent}
+                  placeholder="(none)"
+                  onChange={(e) => set('cgroupParent', e.target.value)}
+                />
+              )}
+            </Field>
           </div>
         </fieldset>
 
@@ -196,18 +268,65 @@ export function CreatePage() {
         <fieldset className="form-section" disabled={locked || form.network === 'host'}>
           <legend>Bandwidth</legend>
           <div className="form-grid form-grid-2">
-            <BandwidthField dir="ingress" annotation={INGRESS_ANNOTATION} value={form.ingress} error={visible.ingress} onChange={(v) => set('ingress', v)} />
-            <BandwidthField dir="egress" annotation={EGRESS_ANNOTATION} value={form.egress} error={visible.egress} onChange={(v) => set('egress', v)} />
+            <BandwidthField
+              dir="ingress"
+              annotation={INGRESS_ANNOTATION}
+              value={form.ingress}
+              error={visible.ingress}
+              onChange={(v) => set('ingress', v)}
+            />
+            <BandwidthField
+              dir="egress"
+              annotation={EGRESS_ANNOTATION}
+              value={form.egress}
+              error={visible.egress}
+              onChange={(v) => set('egress', v)}
+            />
           </div>
-          <div className="field-hint">Kubernetes quantities in bits per second, rounded up; allowed range 1k to 1P (containerd's limits).</div>
+          <div className="field-hint">
+            Kubernetes quantities in bits per second, rounded up; allowed range 1k to 1P (containerd's limits).
+          </div>
         </fieldset>
 
         <fieldset className="form-section" disabled={locked}>
           <legend>DNS</legend>
           <div className="form-grid form-grid-3">
-            <Field label="Servers" error={visible.dnsServers}>{(p) => <textarea {...p} className="input mono" rows={2} value={form.dnsServers} placeholder="10.96.0.10" onChange={(e) => set('dnsServers', e.target.value)} />}</Field>
-            <Field label="Searches">{(p) => <textarea {...p} className="input mono" rows={2} value={form.dnsSearches} placeholder="svc.cluster.local" onChange={(e) => set('dnsSearches', e.target.value)} />}</Field>
-            <Field label="Options">{(p) => <textarea {...p} className="input mono" rows={2} value={form.dnsOptions} placeholder="ndots:5" onChange={(e) => set('dnsOptions', e.target.value)} />}</Field>
+            <Field label="Servers" error={visible.dnsServers}>
+              {(p) => (
+                <textarea
+                  {...p}
+                  className="input mono"
+                  rows={2}
+                  value={form.dnsServers}
+                  placeholder="10.96.0.10"
+                  onChange={(e) => set('dnsServers', e.target.value)}
+                />
+              )}
+            </Field>
+            <Field label="Searches">
+              {(p) => (
+                <textarea
+                  {...p}
+                  className="input mono"
+                  rows={2}
+                  value={form.dnsSearches}
+                  placeholder="svc.cluster.local"
+                  onChange={(e) => set('dnsSearches', e.target.value)}
+                />
+              )}
+            </Field>
+            <Field label="Options">
+              {(p) => (
+                <textarea
+                  {...p}
+                  className="input mono"
+                  rows={2}
+                  value={form.dnsOptions}
+                  placeholder="ndots:5"
+                  onChange={(e) => set('dnsOptions', e.target.value)}
+                />
+              )}
+            </Field>
           </div>
         </fieldset>
 
@@ -216,16 +335,32 @@ export function CreatePage() {
           <div className="form-grid form-grid-2">
             <div>
               <div className="label">Labels</div>
-              <KeyValueEditor name="labels" rows={form.labels} errors={visible} keyPlaceholder="app" onChange={(rows) => set('labels', rows)} />
+              <KeyValueEditor
+                name="labels"
+                rows={form.labels}
+                errors={visible}
+                keyPlaceholder="app"
+                onChange={(rows) => set('labels', rows)}
+              />
             </div>
             <div>
               <div className="label">Annotations</div>
-              <KeyValueEditor name="annotations" rows={form.annotations} errors={visible} keyPlaceholder="example.com/key" onChange={(rows) => set('annotations', rows)} />
+              <KeyValueEditor
+                name="annotations"
+                rows={form.annotations}
+                errors={visible}
+                keyPlaceholder="example.com/key"
+                onChange={(rows) => set('annotations', rows)}
+              />
             </div>
           </div>
         </fieldset>
 
-        {visible.form && <div className="callout callout-bad" role="alert">{visible.form}</div>}
+        {visible.form && (
+          <div className="callout callout-bad" role="alert">
+            {visible.form}
+          </div>
+        )}
 
         <div className="form-submit">
           <button type="submit" className="btn btn-primary btn-large" disabled={locked}>
@@ -237,7 +372,9 @@ export function CreatePage() {
             </span>
           )}
           <span className="toolbar-spacer" />
-          <span className="muted small">endpoint <span className="mono">{endpointId}</span></span>
+          <span className="muted small">
+            endpoint <span className="mono">{endpointId}</span>
+          </span>
         </div>
 
         {requestId && (
@@ -291,7 +428,12 @@ export function CreatePage() {
           setForm(fromConfig(r.config));
           setTouched(new Set());
           setSubmitted(false);
-          setNotice({ title: r.warnings.length ? `Imported with ${r.warnings.length} warning${r.warnings.length > 1 ? 's' : ''}` : 'Imported crictl pod config', warnings: r.warnings });
+          setNotice({
+            title: r.warnings.length
+              ? `Imported with ${r.warnings.length} warning${r.warnings.length > 1 ? 's' : ''}`
+              : 'Imported crictl pod config',
+            warnings: r.warnings,
+          });
           setImportOpen(false);
         }}
       />

@@ -1,7 +1,19 @@
 /** A labelled input with its inline error; the error is linked with aria-describedby for screen readers. */
 import { useId } from 'react';
 
-export function Field({ label, error, hint, children, wide }: { label: string; error?: string; hint?: React.ReactNode; children: (p: { id: string; 'aria-invalid': boolean; 'aria-describedby'?: string }) => React.ReactNode; wide?: boolean }) {
+export function Field({
+  label,
+  error,
+  hint,
+  children,
+  wide,
+}: {
+  label: string;
+  error?: string;
+  hint?: React.ReactNode;
+  children: (p: { id: string; 'aria-invalid': boolean; 'aria-describedby'?: string }) => React.ReactNode;
+  wide?: boolean;
+}) {
   const id = useId();
   const errId = `${id}-err`;
   return (

@@ -11,7 +11,11 @@ export function HostPortConflictWarning({ conflicts }: { conflicts?: PendingHost
       <div className="callout-title">Host port already taken</div>
       {conflicts.map((c) => (
         <div key={`${c.hostPort}/${c.protocol}/${c.hostIP}`} className="small">
-          <b className="mono">{c.hostIP ? `${c.hostIP}:` : ''}{c.hostPort}/{c.protocol}</b> is mapped by ready sandbox{' '}
+          <b className="mono">
+            {c.hostIP ? `${c.hostIP}:` : ''}
+            {c.hostPort}/{c.protocol}
+          </b>{' '}
+          is mapped by ready sandbox{' '}
           {c.holders.map((h) => (
             <span key={h.id} className="mono">
               {h.name} ({h.id.slice(0, 12)}){' '}

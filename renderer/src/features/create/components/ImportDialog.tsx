@@ -2,7 +2,15 @@ import { useState } from 'react';
 import { Dialog } from '../../../lib/ui/Dialog';
 import { importCrictl, type ImportResult } from '../model/crictl-io';
 
-export function ImportDialog({ open, onClose, onImport }: { open: boolean; onClose: () => void; onImport: (r: ImportResult & { config: NonNullable<ImportResult['config']> }) => void }) {
+export function ImportDialog({
+  open,
+  onClose,
+  onImport,
+}: {
+  open: boolean;
+  onClose: () => void;
+  onImport: (r: ImportResult & { config: NonNullable<ImportResult['config']> }) => void;
+}) {
   const [text, setText] = useState('');
   const [result, setResult] = useState<ImportResult>();
   const submit = () => {
@@ -47,7 +55,16 @@ export function ImportDialog({ open, onClose, onImport }: { open: boolean; onClo
         JSON or YAML as given to <span className="mono">crictl runp</span>: snake_case keys (<span className="mono">port_mappings</span>,{' '}
         <span className="mono">dns_config</span>), enums as numbers.
       </p>
-      <textarea className="input mono import-text" aria-label="crictl pod config" spellCheck={false} value={text} placeholder={'{\n  "metadata": {"name": "web", "namespace": "default"},\n  "port_mappings": [{"protocol": 0, "container_port": 80, "host_port": 8080}]\n}'} onChange={(e) => setText(e.target.value)} />
+      <textarea
+        className="input mono import-text"
+        aria-label="crictl pod config"
+        spellCheck={false}
+        value={text}
+        placeholder={
+          '{\n  "metadata": {"name": "web", "namespace": "default"},\n  "port_mappings": [{"protocol": 0, "container_port": 80, "host_port": 8080}]\n}'
+        }
+        onChange={(e) => setText(e.target.value)}
+      />
       {result?.errors.length ? (
         <div className="callout callout-bad" role="alert">
           {result.errors.map((e) => (

@@ -11,19 +11,53 @@ import { NotAvailable } from '../../../lib/ui/EmptyState';
 import { Pill } from '../../../lib/ui/StatusPill';
 import { HostPortConflictWarning } from './HostPortConflictWarning';
 
-export function PreviewPanel({ crictlJson, crictlYaml, preview, previewError, fetching, available, localErrors }: { crictlJson: string; crictlYaml: string; preview?: ConfigPreview; previewError: unknown; fetching: boolean; available: boolean; localErrors: number }) {
+export function PreviewPanel({
+  crictlJson,
+  crictlYaml,
+  preview,
+  previewError,
+  fetching,
+  available,
+  localErrors,
+}: {
+  crictlJson: string;
+  crictlYaml: string;
+  preview?: ConfigPreview;
+  previewError: unknown;
+  fetching: boolean;
+  available: boolean;
+  localErrors: number;
+}) {
   const [tab, setTab] = useState<'plugins' | 'json' | 'yaml'>('plugins');
   return (
     <aside className="preview" aria-label="Preview">
       <div className="preview-head">
         <div className="seg" role="tablist" aria-label="Preview">
-          <button type="button" role="tab" aria-selected={tab === 'plugins'} className={tab === 'plugins' ? 'seg-btn seg-on' : 'seg-btn'} onClick={() => setTab('plugins')}>
+          <button
+            type="button"
+            role="tab"
+            aria-selected={tab === 'plugins'}
+            className={tab === 'plugins' ? 'seg-btn seg-on' : 'seg-btn'}
+            onClick={() => setTab('plugins')}
+          >
             Plugin runtimeConfig
           </button>
-          <button type="button" role="tab" aria-selected={tab === 'json'} className={tab === 'json' ? 'seg-btn seg-on' : 'seg-btn'} onClick={() => setTab('json')}>
+          <button
+            type="button"
+            role="tab"
+            aria-selected={tab === 'json'}
+            className={tab === 'json' ? 'seg-btn seg-on' : 'seg-btn'}
+            onClick={() => setTab('json')}
+          >
             crictl JSON
           </button>
-          <button type="button" role="tab" aria-selected={tab === 'yaml'} className={tab === 'yaml' ? 'seg-btn seg-on' : 'seg-btn'} onClick={() => setTab('yaml')}>
+          <button
+            type="button"
+            role="tab"
+            aria-selected={tab === 'yaml'}
+            className={tab === 'yaml' ? 'seg-btn seg-on' : 'seg-btn'}
+            onClick={() => setTab('yaml')}
+          >
             YAML
           </button>
         </div>
@@ -32,13 +66,19 @@ export function PreviewPanel({ crictlJson, crictlYaml, preview, previewError, fe
       {available && <HostPortConflictWarning conflicts={preview?.hostPortConflicts} />}
       {tab === 'json' && (
         <div data-testid="preview-json">
-          <div className="preview-tools"><span className="muted small">crictl runp pod.json</span><CopyButton text={crictlJson} /></div>
+          <div className="preview-tools">
+            <span className="muted small">crictl runp pod.json</span>
+            <CopyButton text={crictlJson} />
+          </div>
           <JsonView value={crictlJson} />
         </div>
       )}
       {tab === 'yaml' && (
         <div>
-          <div className="preview-tools"><span className="muted small">crictl runp pod.yaml</span><CopyButton text={crictlYaml} /></div>
+          <div className="preview-tools">
+            <span className="muted small">crictl runp pod.yaml</span>
+            <CopyButton text={crictlYaml} />
+          </div>
           <pre className="code">{crictlYaml}</pre>
         </div>
       )}
@@ -46,7 +86,9 @@ export function PreviewPanel({ crictlJson, crictlYaml, preview, previewError, fe
         (!available ? (
           <NotAvailable what="runtimeConfig preview" />
         ) : localErrors > 0 ? (
-          <div className="muted pad">Fix the {localErrors} highlighted field{localErrors > 1 ? 's' : ''} to see what each plugin would receive.</div>
+          <div className="muted pad">
+            Fix the {localErrors} highlighted field{localErrors > 1 ? 's' : ''} to see what each plugin would receive.
+          </div>
         ) : previewError ? (
           <ErrorView error={previewError} title="Preview failed" />
         ) : !preview ? (
@@ -54,7 +96,9 @@ export function PreviewPanel({ crictlJson, crictlYaml, preview, previewError, fe
         ) : (
           <div className="stack-s" data-testid="preview-plugins">
             {preview.errors.map((e) => (
-              <div key={e} className="callout callout-bad" data-testid="preview-error">{e}</div>
+              <div key={e} className="callout callout-bad" data-testid="preview-error">
+                {e}
+              </div>
             ))}
             {preview.hostNetwork ? (
               <div className="callout">Host network: no CNI plugin is called, no port mapping or bandwidth applies.</div>
@@ -62,23 +106,45 @@ export function PreviewPanel({ crictlJson, crictlYaml, preview, previewError, fe
               <div className="callout callout-warn">No CNI network is loaded: the run would fail with "cni plugin not initialized".</div>
             ) : (
               preview.plugins.map((p) => (
-                <div key={`${p.network}-${p.index}`} className={p.binaryFound === false ? 'plugin-preview plugin-preview-missing' : 'plugin-preview'} data-plugin={p.type}>
+                <div
+                  key={`${p.network}-${p.index}`}
+                  className={p.binaryFound === false ? 'plugin-preview plugin-preview-missing' : 'plugin-preview'}
+                  data-plugin={p.type}
+                >
                   <div className="plugin-preview-head">
                     <span className="mono tl-plugin">{p.type}</span>
                     {p.binaryFound === false && <Pill tone="bad">binary not found</Pill>}
-                    <span className="mono muted">{p.network}/{p.ifName} #{p.index}</span>
+                    <span className="mono muted">
+                      {p.network}/{p.ifName} #{p.index}
+                    </span>
                     <span className="toolbar-spacer" />
-                    {p.capabilities.length ? p.capabilities.map((c) => <Pill key={c} tone="info">{c}</Pill>) : <span className="muted small">no capabilities</span>}
+                    {p.capabilities.length ? (
+                      p.capabilities.map((c) => (
+                        <Pill key={c} tone="info">
+                          {c}
+                        </Pill>
+                      ))
+                    ) : (
+                      <span className="muted small">no capabilities</span>
+                    )}
                   </div>
-                  {p.runtimeConfig ? <JsonView value={{ runtimeConfig: p.runtimeConfig }} highlightKey="runtimeConfig" /> : <div className="muted small pad-s">receives no runtimeConfig</div>}
+                  {p.runtimeConfig ? (
+                    <JsonView value={{ runtimeConfig: p.runtimeConfig }} highlightKey="runtimeConfig" />
+                  ) : (
+                    <div className="muted small pad-s">receives no runtimeConfig</div>
+                  )}
                 </div>
               ))
             )}
             {preview.portMappings.some((d) => !d.passed) && (
               <div className="callout callout-warn">
-                {preview.portMappings.filter((d) => !d.passed).map((d) => (
-                  <div key={d.index}>port mapping #{d.index} ({d.mapping.container_port}): {d.reason}</div>
-                ))}
+                {preview.portMappings
+                  .filter((d) => !d.passed)
+                  .map((d) => (
+                    <div key={d.index}>
+                      port mapping #{d.index} ({d.mapping.container_port}): {d.reason}
+                    </div>
+                  ))}
               </div>
             )}
             <div className="small muted">

@@ -4,7 +4,23 @@ import type { TraceEntry } from '../../../../../shared/domain/sandbox';
 import { ms } from '../../../lib/format';
 import { ErrorView } from '../../../lib/ui/ErrorView';
 
-export function RunProgress({ steps, pending, error, createdId, onOpen, onAnother, clash }: { steps: TraceEntry[]; pending: boolean; error: unknown; createdId?: string; onOpen: () => void; onAnother: () => void; clash?: { existingId: string; onOpenExisting: () => void; onNewUid: () => void } }) {
+export function RunProgress({
+  steps,
+  pending,
+  error,
+  createdId,
+  onOpen,
+  onAnother,
+  clash,
+}: {
+  steps: TraceEntry[];
+  pending: boolean;
+  error: unknown;
+  createdId?: string;
+  onOpen: () => void;
+  onAnother: () => void;
+  clash?: { existingId: string; onOpenExisting: () => void; onNewUid: () => void };
+}) {
   // the outcome arrives after the submit scrolled to the steps: bring the error (and what to do about it) into view
   const outcome = useRef<HTMLDivElement>(null);
   const failed = !!error;
@@ -48,8 +64,9 @@ export function RunProgress({ steps, pending, error, createdId, onOpen, onAnothe
       {clash && (
         <div className="callout callout-warn clash" data-testid="name-clash">
           <div>
-            A sandbox with this name, namespace, uid and attempt already exists (<span className="mono">{clash.existingId.slice(0, 13)}</span>). CRI names a
-            sandbox by all four, so either look at that one or run another with a new uid.
+            A sandbox with this name, namespace, uid and attempt already exists (
+            <span className="mono">{clash.existingId.slice(0, 13)}</span>). CRI names a sandbox by all four, so either look at that one or
+            run another with a new uid.
           </div>
           <div className="clash-actions">
             <button type="button" className="btn btn-primary" onClick={clash.onOpenExisting}>

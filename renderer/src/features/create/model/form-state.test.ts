@@ -1,13 +1,31 @@
 import { describe, expect, it } from 'vitest';
 import { PodSandboxConfigSchema } from '../../../../../shared/domain/config';
-import { bandwidthQuantity, clashingSandboxId, emptyForm, fromConfig, hostnameError, newKvRow, newPortRow, splitQuantity, splitTypedUnit, toConfig, validateForm } from './form-state';
+import {
+  bandwidthQuantity,
+  clashingSandboxId,
+  emptyForm,
+  fromConfig,
+  hostnameError,
+  newKvRow,
+  newPortRow,
+  splitQuantity,
+  splitTypedUnit,
+  toConfig,
+  validateForm,
+} from './form-state';
 import { exportCrictl, importCrictl } from './crictl-io';
 
 const base = () => ({ ...emptyForm(), name: 'web', namespace: 'default' });
 
 describe('create form model', () => {
   it('builds a crictl-shaped config: numeric enums, bandwidth annotations, host network', () => {
-    const f = { ...base(), network: 'host' as const, ports: [{ ...newPortRow(), protocol: 'UDP' as const, containerPort: '53', hostPort: '0' }], ingress: { value: '10', unit: 'M' as const }, cgroupParent: '/pods' };
+    const f = {
+      ...base(),
+      network: 'host' as const,
+      ports: [{ ...newPortRow(), protocol: 'UDP' as const, containerPort: '53', hostPort: '0' }],
+      ingress: { value: '10', unit: 'M' as const },
+      cgroupParent: '/pods',
+    };
     const c = toConfig(f);
     expect(c.port_mappings).toEqual([{ protocol: 1, container_port: 53, host_port: 0, host_ip: '' }]);
     expect(c.annotations).toEqual({ 'kubernetes.io/ingress-bandwidth': '10M' });
@@ -18,11 +36,19 @@ describe('create form model', () => {
   it('validates with the shared rules: bandwidth grammar and limits, ports, duplicates', () => {
     const port = { ...newPortRow(), containerPort: '', hostPort: '70000' };
     const dup = newKvRow('app', 'x');
-    const e = validateForm({ ...base(), ports: [port], labels: [newKvRow('app', 'y'), dup], ingress: { value: '10X', unit: '' }, egress: { value: '1', unit: '' } });
+    const e = validateForm({
+      ...base(),
+      ports: [port],
+      labels: [newKvRow('app', 'y'), dup],
+      ingress: { value: '10X', unit: '' },
+      egress: { value: '1', unit: '' },
+    });
     expect(e[`ports.${port.key}.containerPort`]).toMatch(/required/);
     expect(e[`ports.${port.key}.hostPort`]).toMatch(/between 0 and 65535/);
     expect(e[`labels.${dup.key}`]).toMatch(/duplicate/);
-    expect(e.ingress).toBe('"10X" is not a bandwidth. Accepted: bits per second from 1k to 1P: a number with an optional suffix k, M, G, T (×1000) or Ki, Mi, Gi, Ti (×1024), e.g. 10M, 512k, 1.5G, 100Mi');
+    expect(e.ingress).toBe(
+      '"10X" is not a bandwidth. Accepted: bits per second from 1k to 1P: a number with an optional suffix k, M, G, T (×1000) or Ki, Mi, Gi, Ti (×1024), e.g. 10M, 512k, 1.5G, 100Mi',
+    );
     expect(e.egress).toMatch(/^"1": resource is unreasonably small \(< 1kbit\)\. Accepted: .*e\.g\. 10M/);
     // a number box holding letters never combines with the unit into nonsense ("10Q" + "M" is not "10QM")
     const combined = validateForm({ ...base(), ingress: { value: '10Q', unit: 'M' } });
@@ -46,11 +72,16 @@ describe('create form model', () => {
     expect(validateForm({ ...base(), hostname: 'my host' }).hostname).toMatch(/^hostname contains a space/);
   });
 
-  it('finds the sandbox that holds a clashing name: from the engine\'s details or containerd\'s text', () => {
+  it("finds the sandbox that holds a clashing name: from the engine's details or containerd's text", () => {
     const holder = 'ab'.repeat(32);
     expect(clashingSandboxId({ code: 'AlreadyExists', message: 'x', details: { holder } })).toBe(holder);
     expect(clashingSandboxId({ code: 'AlreadyExists', message: 'failed to run sandbox: y', cause: { details: { holder } } })).toBe(holder);
-    expect(clashingSandboxId({ code: 'AlreadyExists', message: `failed to reserve sandbox name "a_b_c_0": name "a_b_c_0" is reserved for "${holder}"` })).toBe(holder);
+    expect(
+      clashingSandboxId({
+        code: 'AlreadyExists',
+        message: `failed to reserve sandbox name "a_b_c_0": name "a_b_c_0" is reserved for "${holder}"`,
+      }),
+    ).toBe(holder);
     expect(clashingSandboxId({ code: 'CniError', message: `is reserved for "${holder}"` })).toBeUndefined();
     expect(clashingSandboxId(undefined)).toBeUndefined();
   });
@@ -80,13 +111,18 @@ describe('create form model', () => {
     expect(out.linux.sysctls).toEqual({ 'net.ipv4.ip_forward': '1' });
     expect(out.linux.security_context.namespace_options).toMatchObject({ network: 2, pid: 1 });
     const yaml = exportCrictl(toConfig(form), 'yaml');
-    expect(importCrictl(yaml).config).toMatchObject({ metadata: { name: 'a' }, annotations: { 'kubernetes.io/egress-bandwidth': '512Ki' } });
+    expect(importCrictl(yaml).config).toMatchObject({
+      metadata: { name: 'a' },
+      annotations: { 'kubernetes.io/egress-bandwidth': '512Ki' },
+    });
   });
 
   it('reports unparseable input and a missing metadata as errors', () => {
     expect(importCrictl('{ nope').errors[0]).toMatch(/not valid JSON or YAML/);
     expect(importCrictl('{"hostname": "x"}').errors[0]).toMatch(/metadata is required/);
-    expect(importCrictl('{"metadata": {"name": "x"}, "port_mappings": [{"host_port": "eighty"}]}').errors[0]).toMatch(/port_mappings\[0\]\.host_port/);
+    expect(importCrictl('{"metadata": {"name": "x"}, "port_mappings": [{"host_port": "eighty"}]}').errors[0]).toMatch(
+      /port_mappings\[0\]\.host_port/,
+    );
   });
 
   it('splits quantities into value and unit for the bandwidth helpers', () => {

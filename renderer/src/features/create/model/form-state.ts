@@ -13,11 +13,31 @@ import {
   type PodSandboxConfigInput,
   type ProtocolName,
 } from '../../../../../shared/domain/config';
-import { BANDWIDTH_UNITS, EGRESS_ANNOTATION, INGRESS_ANNOTATION, parseBandwidthValue, toQuantity, type BandwidthUnit } from '../../../../../shared/domain/bandwidth';
+import {
+  BANDWIDTH_UNITS,
+  EGRESS_ANNOTATION,
+  INGRESS_ANNOTATION,
+  parseBandwidthValue,
+  toQuantity,
+  type BandwidthUnit,
+} from '../../../../../shared/domain/bandwidth';
 
-export interface PortRow { key: string; protocol: ProtocolName; containerPort: string; hostPort: string; hostIp: string }
-export interface KvRow { key: string; k: string; v: string }
-export interface BandwidthInput { value: string; unit: BandwidthUnit | '' }
+export interface PortRow {
+  key: string;
+  protocol: ProtocolName;
+  containerPort: string;
+  hostPort: string;
+  hostIp: string;
+}
+export interface KvRow {
+  key: string;
+  k: string;
+  v: string;
+}
+export interface BandwidthInput {
+  value: string;
+  unit: BandwidthUnit | '';
+}
 
 export interface FormState {
   name: string;
@@ -71,12 +91,17 @@ export const newPortRow = (): PortRow => ({ key: rowKey(), protocol: 'TCP', cont
 export const newKvRow = (k = '', v = ''): KvRow => ({ key: rowKey(), k, v });
 
 /** Splits lists typed one per line, or separated by commas or spaces. */
-export const splitList = (text: string) => text.split(/[\s,]+/).map((s) => s.trim()).filter(Boolean);
+export const splitList = (text: string) =>
+  text
+    .split(/[\s,]+/)
+    .map((s) => s.trim())
+    .filter(Boolean);
 
 /** what the number box may hold while a unit is picked: digits with an optional decimal part */
 const PLAIN_NUMBER = /^(\d+(\.\d*)?|\.\d+)$/;
 /** what a bandwidth may be, said with examples instead of apimachinery's regular expression */
-export const BANDWIDTH_ACCEPTED = 'bits per second from 1k to 1P: a number with an optional suffix k, M, G, T (×1000) or Ki, Mi, Gi, Ti (×1024), e.g. 10M, 512k, 1.5G, 100Mi';
+export const BANDWIDTH_ACCEPTED =
+  'bits per second from 1k to 1P: a number with an optional suffix k, M, G, T (×1000) or Ki, Mi, Gi, Ti (×1024), e.g. 10M, 512k, 1.5G, 100Mi';
 
 /** The annotation text, or undefined when the box is empty or the number and the unit cannot make one ("10Q" + M). */
 export function bandwidthQuantity(b: BandwidthInput): string | undefined {
@@ -110,12 +135,17 @@ export function bandwidthError(b: BandwidthInput): string | undefined {
 export function hostnameError(raw: string): string | undefined {
   const h = raw.trim();
   if (h === '') return undefined;
-  if (/\s/.test(raw.replace(/^\s+|\s+$/g, ''))) return `contains a space: a hostname is one word of letters, digits, "-" and "." (e.g. web-1.example)`;
-  if (h.length > 64) return `is ${h.length} characters long: at most 64 fit (the kernel's limit for a host name, which the pod's UTS namespace gets)`;
+  if (/\s/.test(raw.replace(/^\s+|\s+$/g, '')))
+    return `contains a space: a hostname is one word of letters, digits, "-" and "." (e.g. web-1.example)`;
+  if (h.length > 64)
+    return `is ${h.length} characters long: at most 64 fit (the kernel's limit for a host name, which the pod's UTS namespace gets)`;
   const bad = [...new Set(h.replace(/[a-zA-Z0-9.-]/g, ''))];
   if (bad.length) return `contains ${bad.map((c) => JSON.stringify(c)).join(', ')}: only letters, digits, "-" and "." are allowed`;
   const label = h.split('.').find((l) => l === '' || l.startsWith('-') || l.endsWith('-'));
-  if (label !== undefined) return label === '' ? 'has an empty part (".." or a leading/trailing "."): each dot-separated part needs at least one letter or digit' : `part "${label}" starts or ends with "-": each part must start and end with a letter or digit`;
+  if (label !== undefined)
+    return label === ''
+      ? 'has an empty part (".." or a leading/trailing "."): each dot-separated part needs at least one letter or digit'
+      : `part "${label}" starts or ends with "-": each part must start and end with a letter or digit`;
   return undefined;
 }
 
@@ -255,13 +285,17 @@ export function validateForm(f: FormState): FieldErrors {
     }
   }
   for (const server of splitList(f.dnsServers)) if (!looksLikeIp(server)) e.dnsServers = `"${server}" is not an IP address`;
-  for (const [list, rows] of [['labels', f.labels], ['annotations', f.annotations]] as const) {
+  for (const [list, rows] of [
+    ['labels', f.labels],
+    ['annotations', f.annotations],
+  ] as const) {
     const keys = new Set<string>();
     for (const r of rows) {
       const k = r.k.trim();
       if (!k && r.v) e[`${list}.${r.key}`] = 'key is empty';
       else if (k && keys.has(k)) e[`${list}.${r.key}`] = `duplicate key "${k}"`;
-      else if (list === 'annotations' && (k === INGRESS_ANNOTATION || k === EGRESS_ANNOTATION)) e[`${list}.${r.key}`] = 'use the bandwidth fields for this annotation';
+      else if (list === 'annotations' && (k === INGRESS_ANNOTATION || k === EGRESS_ANNOTATION))
+        e[`${list}.${r.key}`] = 'use the bandwidth fields for this annotation';
       keys.add(k);
     }
   }

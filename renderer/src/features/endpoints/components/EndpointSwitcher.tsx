@@ -133,7 +133,12 @@ export function AddEndpointDialog({ open, onClose }: { open: boolean; onClose: (
       <div className="stack-s">
         <label className="field">
           <span className="label">Socket path</span>
-          <input className="input mono" value={address} onChange={(e) => setAddress(e.target.value)} placeholder="unix:///run/containerd/containerd.sock" />
+          <input
+            className="input mono"
+            value={address}
+            onChange={(e) => setAddress(e.target.value)}
+            placeholder="unix:///run/containerd/containerd.sock"
+          />
         </label>
         <label className="field">
           <span className="label">Label (optional)</span>
@@ -164,7 +169,14 @@ function EndpointManage({ endpoint }: { endpoint: EndpointView }) {
   };
   return (
     <div className="endpoint-manage">
-      <button type="button" className="btn btn-ghost btn-small" onClick={() => { setLabel(endpoint.label); setRenaming(true); }}>
+      <button
+        type="button"
+        className="btn btn-ghost btn-small"
+        onClick={() => {
+          setLabel(endpoint.label);
+          setRenaming(true);
+        }}
+      >
         Rename…
       </button>
       <button type="button" className="btn btn-ghost btn-small" onClick={() => setConfirmRemove(true)}>
@@ -203,7 +215,11 @@ function EndpointManage({ endpoint }: { endpoint: EndpointView }) {
         title={`Remove ${endpoint.label}?`}
         danger
         confirmLabel="Remove"
-        body={<p>Podscope closes its connection to {endpoint.address ?? 'this endpoint'}. Nothing on the runtime changes; you can add it again.</p>}
+        body={
+          <p>
+            Podscope closes its connection to {endpoint.address ?? 'this endpoint'}. Nothing on the runtime changes; you can add it again.
+          </p>
+        }
         onConfirm={() => {
           setConfirmRemove(false);
           remove.mutate(endpoint.id, { onSuccess: () => setEndpoint(LOCAL_ENDPOINT_ID) });

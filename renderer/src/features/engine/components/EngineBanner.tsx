@@ -19,7 +19,8 @@ export function EngineBanner() {
     <>
       {!environment.chromiumSandbox && (
         <div className="banner banner-bad" role="alert">
-          Chromium sandbox disabled: Podscope was started as root with --allow-root. Prefer <span className="mono">podscope serve</span> and a normal browser.
+          Chromium sandbox disabled: Podscope was started as root with --allow-root. Prefer <span className="mono">podscope serve</span> and
+          a normal browser.
         </div>
       )}
       {socket === 'closed' && (

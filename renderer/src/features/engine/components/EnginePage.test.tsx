@@ -14,8 +14,19 @@ describe('EnginePage start-up garbage collection', () => {
       ...base,
       stateDirId: '0123456789abcdef0123456789abcdef',
       startupGc: [
-        { kind: 'cni-cache-temp', path: '/var/lib/cni/results/net-abc-eth0.tmp-42-0a0b0c0d', action: 'deleted (a cache write interrupted before its rename)', at: '2026-11-23T14:00:00.000Z' },
-        { kind: 'runc-container', id: 'f'.repeat(64), action: 'kill and delete', error: 'runc kill failed: exit code 1', at: '2026-11-23T14:00:00.000Z' },
+        {
+          kind: 'cni-cache-temp',
+          path: '/var/lib/cni/results/net-abc-eth0.tmp-42-0a0b0c0d',
+          action: 'deleted (a cache write interrupted before its rename)',
+          at: '2026-11-23T14:00:00.000Z',
+        },
+        {
+          kind: 'runc-container',
+          id: 'f'.repeat(64),
+          action: 'kill and delete',
+          error: 'runc kill failed: exit code 1',
+          at: '2026-11-23T14:00:00.000Z',
+        },
       ],
     });
     await queryClient.resetQueries();

@@ -21,17 +21,26 @@ function StartupGcTable({ items }: { items: StartupGcItem[] }) {
   return (
     <Section title="Start-up garbage collection">
       {items.length === 0 ? (
-        <p className="small muted" data-testid="startup-gc-empty">Nothing was left behind: start-up collected nothing.</p>
+        <p className="small muted" data-testid="startup-gc-empty">
+          Nothing was left behind: start-up collected nothing.
+        </p>
       ) : (
         <table className="table" data-testid="startup-gc">
           <thead>
-            <tr><th>kind</th><th>path / id</th><th>action</th><th>at</th></tr>
+            <tr>
+              <th>kind</th>
+              <th>path / id</th>
+              <th>action</th>
+              <th>at</th>
+            </tr>
           </thead>
           <tbody>
             {items.map((g) => (
               <tr key={`${g.kind}:${g.path ?? g.id ?? ''}`} data-kind={g.kind}>
                 <td>{GC_KIND_LABEL[g.kind] ?? g.kind}</td>
-                <td className="small" style={{ fontFamily: 'var(--mono)', wordBreak: 'break-all' }}>{g.path ?? g.id}</td>
+                <td className="small" style={{ fontFamily: 'var(--mono)', wordBreak: 'break-all' }}>
+                  {g.path ?? g.id}
+                </td>
                 <td className="small">{g.error ? <Pill tone="bad">{`${g.action} failed: ${g.error}`}</Pill> : g.action}</td>
                 <td className="small">{new Date(g.at).toLocaleTimeString()}</td>
               </tr>
@@ -49,7 +58,12 @@ export function EnginePage() {
   const endpointId = useEndpointId();
   const info = useQuery(engineInfoQuery(client, endpointId));
   const conditions = useQuery(runtimeConditionsQuery(client, endpointId));
-  if (info.isError) return <div className="page"><ErrorView error={info.error} title="Engine info unavailable" /></div>;
+  if (info.isError)
+    return (
+      <div className="page">
+        <ErrorView error={info.error} title="Engine info unavailable" />
+      </div>
+    );
   const i = info.data;
   // a false condition (NetworkReady with a missing plugin…) is a problem as much as the engine's own list
   const failing = (conditions.data ?? []).filter((c) => !c.status);
@@ -58,7 +72,15 @@ export function EnginePage() {
     <div className="page stack">
       <header className="page-head">
         <h2>Engine</h2>
-        {i && conditions.data && (problemCount ? <Pill tone="warn">{problemCount} problem{problemCount > 1 ? 's' : ''}</Pill> : <Pill tone="ok">healthy</Pill>)}
+        {i &&
+          conditions.data &&
+          (problemCount ? (
+            <Pill tone="warn">
+              {problemCount} problem{problemCount > 1 ? 's' : ''}
+            </Pill>
+          ) : (
+            <Pill tone="ok">healthy</Pill>
+          ))}
       </header>
       <div className="cols">
         <div className="col">
@@ -101,7 +123,10 @@ export function EnginePage() {
                   ['CNI cache dir', i.cniCacheDir],
                   ['IP preference', i.ipPreference],
                   ...(i.stateDirId ? [['state dir id', i.stateDirId] as [string, string]] : []),
-                  ['front end', `${environment.mode}${environment.mode === 'electron' ? (environment.chromiumSandbox ? ' (sandboxed)' : ' (NO Chromium sandbox)') : ''}`],
+                  [
+                    'front end',
+                    `${environment.mode}${environment.mode === 'electron' ? (environment.chromiumSandbox ? ' (sandboxed)' : ' (NO Chromium sandbox)') : ''}`,
+                  ],
                 ]}
               />
             )}

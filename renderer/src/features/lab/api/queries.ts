@@ -16,7 +16,15 @@ export const labRunQuery = (client: PodscopeClient, endpointId: string, id: stri
   queryOptions({ queryKey: labKeys.run(endpointId, id), queryFn: () => client.call('lab.get', { endpointId, id }), staleTime: Infinity });
 
 export const labDiffQuery = (client: PodscopeClient, endpointId: string, a: string, b: string) =>
-  queryOptions({ queryKey: labKeys.diff(endpointId, a, b), queryFn: () => client.call('lab.diff', { endpointId, a, b }), staleTime: Infinity });
+  queryOptions({
+    queryKey: labKeys.diff(endpointId, a, b),
+    queryFn: () => client.call('lab.diff', { endpointId, a, b }),
+    staleTime: Infinity,
+  });
 
 export const labValidateQuery = (client: PodscopeClient, endpointId: string, text: string) =>
-  queryOptions({ queryKey: labKeys.validate(endpointId, text), queryFn: () => client.call('lab.validate', { endpointId, text }), staleTime: 30_000 });
+  queryOptions({
+    queryKey: labKeys.validate(endpointId, text),
+    queryFn: () => client.call('lab.validate', { endpointId, text }),
+    staleTime: 30_000,
+  });

@@ -11,7 +11,11 @@ function Changes({ title, changes }: { title: string; changes: LabValueChange[] 
   return (
     <table className="table lab-diff-table">
       <thead>
-        <tr><th>{title}</th><th>a</th><th>b</th></tr>
+        <tr>
+          <th>{title}</th>
+          <th>a</th>
+          <th>b</th>
+        </tr>
       </thead>
       <tbody>
         {changes.map((c, n) => (
@@ -30,22 +34,40 @@ export function DiffView({ diff }: { diff: LabDiff }) {
   return (
     <div className="stack" data-testid="lab-diff">
       <div className="lab-cols">
-        <div><Pill tone="bad">a</Pill> <span className="mono small">{diff.a.label}</span></div>
-        <div><Pill tone="ok">b</Pill> <span className="mono small">{diff.b.label}</span></div>
+        <div>
+          <Pill tone="bad">a</Pill> <span className="mono small">{diff.a.label}</span>
+        </div>
+        <div>
+          <Pill tone="ok">b</Pill> <span className="mono small">{diff.b.label}</span>
+        </div>
       </div>
       {diff.plugins.map((p, n) => (
         <section key={n} className="card">
           <header className="card-head">
             <Pill tone="info">{p.phase}</Pill>
-            <span className="mono"><b>{p.type}</b></span>
+            <span className="mono">
+              <b>{p.type}</b>
+            </span>
             <span className="mono muted small">#{p.index}</span>
-            {p.present !== 'both' ? <Pill tone="warn">only in {p.present}</Pill> : p.same ? <Pill tone="muted">same</Pill> : <Pill tone="warn">differs</Pill>}
+            {p.present !== 'both' ? (
+              <Pill tone="warn">only in {p.present}</Pill>
+            ) : p.same ? (
+              <Pill tone="muted">same</Pill>
+            ) : (
+              <Pill tone="warn">differs</Pill>
+            )}
             <span className="toolbar-spacer" />
-            <span className="mono muted small">{p.durationMs.a !== undefined ? ms(p.durationMs.a) : '—'} vs {p.durationMs.b !== undefined ? ms(p.durationMs.b) : '—'}</span>
+            <span className="mono muted small">
+              {p.durationMs.a !== undefined ? ms(p.durationMs.a) : '—'} vs {p.durationMs.b !== undefined ? ms(p.durationMs.b) : '—'}
+            </span>
           </header>
           <Changes title="stdin" changes={p.stdin} />
           <Changes title="result" changes={p.result} />
-          {p.exitCode && <div className="small mono">exit {p.exitCode.a ?? '—'} → {p.exitCode.b ?? '—'}</div>}
+          {p.exitCode && (
+            <div className="small mono">
+              exit {p.exitCode.a ?? '—'} → {p.exitCode.b ?? '—'}
+            </div>
+          )}
           {p.stderr && (
             <div className="lab-cols">
               <pre className="code lab-diff-a">{p.stderr.a || '(empty)'}</pre>
@@ -57,23 +79,37 @@ export function DiffView({ diff }: { diff: LabDiff }) {
       <Changes title="final result" changes={diff.result} />
       {diff.kernel && (
         <section className="section">
-          <div className="section-head"><strong>Kernel state created</strong></div>
+          <div className="section-head">
+            <strong>Kernel state created</strong>
+          </div>
           <div className="lab-cols">
-            <div><div className="small muted">only in a</div><KernelList items={diff.kernel.onlyA} empty="nothing" /></div>
-            <div><div className="small muted">only in b</div><KernelList items={diff.kernel.onlyB} empty="nothing" /></div>
+            <div>
+              <div className="small muted">only in a</div>
+              <KernelList items={diff.kernel.onlyA} empty="nothing" />
+            </div>
+            <div>
+              <div className="small muted">only in b</div>
+              <KernelList items={diff.kernel.onlyB} empty="nothing" />
+            </div>
           </div>
         </section>
       )}
       {diff.leftAfterDel && (diff.leftAfterDel.onlyA.length > 0 || diff.leftAfterDel.onlyB.length > 0) && (
         <section className="section">
-          <div className="section-head"><strong>Left after DEL</strong></div>
+          <div className="section-head">
+            <strong>Left after DEL</strong>
+          </div>
           <div className="lab-cols">
             <KernelList items={diff.leftAfterDel.onlyA} empty="nothing" />
             <KernelList items={diff.leftAfterDel.onlyB} empty="nothing" />
           </div>
         </section>
       )}
-      {diff.notes.map((n) => <div key={n} className="muted small">{n}</div>)}
+      {diff.notes.map((n) => (
+        <div key={n} className="muted small">
+          {n}
+        </div>
+      ))}
     </div>
   );
 }

@@ -13,7 +13,13 @@ import { capabilitiesFrom, LabPage } from './LabPage';
 /** the real lab service (validation, list, save) with the kernel and namespaces faked: nothing here runs a plugin */
 const lab = (dir: string) =>
   new LabService({
-    options: { stateDir: dir, netnsDir: join(dir, 'netns'), cniConfDir: join(dir, 'lab-net.d'), cniBinDirs: ['/usr/lib/cni'], pluginTimeoutMs: 5000 },
+    options: {
+      stateDir: dir,
+      netnsDir: join(dir, 'netns'),
+      cniConfDir: join(dir, 'lab-net.d'),
+      cniBinDirs: ['/usr/lib/cni'],
+      pluginTimeoutMs: 5000,
+    },
     runner: new NodeProcessRunner(),
     netns: new FakeNetnsManager(join(dir, 'netns')),
     kernel: { read: async () => ({ snapshot: emptySnapshot(), errors: [] }) },
@@ -30,14 +36,21 @@ afterEach(() => {
 
 describe('LabPage', () => {
   it('opens the conflist handed over by the CNI panel, and shows a JSON error at its line with Run disabled', async () => {
-    useNavigation.getState().openInLab('{\n  "cniVersion": "1.0.0",\n  "name": "from-panel",\n  "plugins": [ { "type": "loopback" } ]\n}', '/etc/cni/net.d/10-x.conflist');
+    useNavigation
+      .getState()
+      .openInLab(
+        '{\n  "cniVersion": "1.0.0",\n  "name": "from-panel",\n  "plugins": [ { "type": "loopback" } ]\n}',
+        '/etc/cni/net.d/10-x.conflist',
+      );
     await renderWithEngine(<LabPage />, { lab });
     const editor = screen.getByLabelText<HTMLTextAreaElement>('Conflist');
     expect(editor.value).toContain('"from-panel"');
     expect(screen.getByText('from /etc/cni/net.d/10-x.conflist')).toBeTruthy();
     expect(await screen.findByText('valid')).toBeTruthy();
     expect(useNavigation.getState().labSeed).toBeUndefined();
-    fireEvent.change(editor, { target: { value: '{\n  "cniVersion": "1.0.0",\n  "name": "x",\n  "plugins": [ { "type": "bridge", } ]\n}' } });
+    fireEvent.change(editor, {
+      target: { value: '{\n  "cniVersion": "1.0.0",\n  "name": "x",\n  "plugins": [ { "type": "bridge", } ]\n}' },
+    });
     expect((await screen.findByTestId('lab-issues')).textContent).toContain('line 4, column 36');
     expect(document.querySelector('.lab-gutter-bad')?.textContent).toBe('4');
     expect((screen.getByRole('button', { name: 'Run' }) as HTMLButtonElement).disabled).toBe(true);
@@ -46,7 +59,10 @@ describe('LabPage', () => {
   it('reads capability args from the form, naming the field that is wrong', () => {
     const base = { ports: '', ingress: '', egress: '', dns: '', ips: '', mac: '', cgroupPath: '' };
     expect(capabilitiesFrom({ ...base, ports: '8080:80, 5353:53/udp', ingress: '1000000', dns: '10.0.0.10' }).caps).toEqual({
-      portMappings: [{ hostPort: 8080, containerPort: 80, protocol: 'tcp' }, { hostPort: 5353, containerPort: 53, protocol: 'udp' }],
+      portMappings: [
+        { hostPort: 8080, containerPort: 80, protocol: 'tcp' },
+        { hostPort: 5353, containerPort: 53, protocol: 'udp' },
+      ],
       bandwidth: { ingressRate: 1000000, egressRate: undefined },
       dns: { servers: ['10.0.0.10'] },
     });

@@ -27,7 +27,14 @@ const STARTER = JSON.stringify(
     cniVersion: '1.0.0',
     name: 'lab-net',
     plugins: [
-      { type: 'bridge', bridge: 'lab0', isGateway: true, ipMasq: false, hairpinMode: true, ipam: { type: 'host-local', ranges: [[{ subnet: '10.99.0.0/24' }]] } },
+      {
+        type: 'bridge',
+        bridge: 'lab0',
+        isGateway: true,
+        ipMasq: false,
+        hairpinMode: true,
+        ipam: { type: 'host-local', ranges: [[{ subnet: '10.99.0.0/24' }]] },
+      },
       { type: 'portmap', capabilities: { portMappings: true } },
       { type: 'bandwidth', capabilities: { bandwidth: true } },
     ],
@@ -46,7 +53,11 @@ interface CapsForm {
   cgroupPath: string;
 }
 
-const list = (s: string) => s.split(/[\s,]+/).map((x) => x.trim()).filter(Boolean);
+const list = (s: string) =>
+  s
+    .split(/[\s,]+/)
+    .map((x) => x.trim())
+    .filter(Boolean);
 
 /** the form's text fields as capability args; a problem names the field */
 export function capabilitiesFrom(f: CapsForm): { caps: LabCapabilities; problem?: string } {
@@ -57,7 +68,11 @@ export function capabilitiesFrom(f: CapsForm): { caps: LabCapabilities; problem?
     for (const p of ports) {
       const m = /^(\d+):(\d+)(?:\/(tcp|udp|sctp))?$/i.exec(p);
       if (!m) return { caps, problem: `port mapping ${JSON.stringify(p)}: write HOST:CONTAINER[/tcp|udp|sctp]` };
-      mapped.push({ hostPort: Number(m[1]), containerPort: Number(m[2]), protocol: (m[3]?.toLowerCase() ?? 'tcp') as 'tcp' | 'udp' | 'sctp' });
+      mapped.push({
+        hostPort: Number(m[1]),
+        containerPort: Number(m[2]),
+        protocol: (m[3]?.toLowerCase() ?? 'tcp') as 'tcp' | 'udp' | 'sctp',
+      });
     }
     caps.portMappings = mapped;
   }
@@ -90,7 +105,12 @@ function useLabProgress(requestId: string | undefined): LabPluginTrace[] {
 
 export function LabPage() {
   const endpointId = useEndpointId();
-  if (endpointId !== LOCAL_ENDPOINT_ID) return <div className="page"><NotAvailable what="The CNI lab (it runs plugins on this host, with the local engine)" /></div>;
+  if (endpointId !== LOCAL_ENDPOINT_ID)
+    return (
+      <div className="page">
+        <NotAvailable what="The CNI lab (it runs plugins on this host, with the local engine)" />
+      </div>
+    );
   return <Lab endpointId={endpointId} />;
 }
 
@@ -133,7 +153,9 @@ function Lab({ endpointId }: { endpointId: string }) {
 
   const [fileName, setFileName] = useState('');
   const [confirmSave, setConfirmSave] = useState(false);
-  const save = useMutation({ mutationFn: () => client.call('lab.save', { endpointId, request: { text, ...(fileName ? { fileName } : {}) } }) });
+  const save = useMutation({
+    mutationFn: () => client.call('lab.save', { endpointId, request: { text, ...(fileName ? { fileName } : {}) } }),
+  });
 
   const conflicts = v?.conflicts ?? [];
   const canRun = v?.ok === true && !problem && !run.isPending && (conflicts.length === 0 || force);
@@ -145,8 +167,19 @@ function Lab({ endpointId }: { endpointId: string }) {
         <h2>CNI lab</h2>
         <span className="muted small">from {source}</span>
         <span className="toolbar-spacer" />
-        {v && (v.ok ? <Pill tone="ok">valid</Pill> : <Pill tone="bad">{issues.length} error{issues.length === 1 ? '' : 's'}</Pill>)}
-        {v?.ok && <span className="mono muted small">{v.name} · cniVersion {v.cniVersion} · CHECK {v.checkSupported ? 'runs' : 'skipped'}</span>}
+        {v &&
+          (v.ok ? (
+            <Pill tone="ok">valid</Pill>
+          ) : (
+            <Pill tone="bad">
+              {issues.length} error{issues.length === 1 ? '' : 's'}
+            </Pill>
+          ))}
+        {v?.ok && (
+          <span className="mono muted small">
+            {v.name} · cniVersion {v.cniVersion} · CHECK {v.checkSupported ? 'runs' : 'skipped'}
+          </span>
+        )}
       </header>
       <div className="lab-top">
         <div className="stack-s">
@@ -154,13 +187,20 @@ function Lab({ endpointId }: { endpointId: string }) {
           {v && v.plugins.length > 0 && (
             <table className="table" data-testid="lab-plugins">
               <thead>
-                <tr><th>#</th><th>type</th><th>binary</th><th>checked with</th></tr>
+                <tr>
+                  <th>#</th>
+                  <th>type</th>
+                  <th>binary</th>
+                  <th>checked with</th>
+                </tr>
               </thead>
               <tbody>
                 {[...pluginsById.values()].map((p) => (
                   <tr key={p.index}>
                     <td className="mono muted">{p.index}</td>
-                    <td className="mono"><b>{p.type}</b></td>
+                    <td className="mono">
+                      <b>{p.type}</b>
+                    </td>
                     <td className="mono small">{p.binary ?? <span className="text-bad">not found in bin dirs</span>}</td>
                     <td className="mono small muted">{p.schema ?? 'envelope only'}</td>
                   </tr>
@@ -168,17 +208,62 @@ function Lab({ endpointId }: { endpointId: string }) {
               </tbody>
             </table>
           )}
-          {v?.warnings.map((w) => <div key={w} className="small muted">⚠ {w}</div>)}
+          {v?.warnings.map((w) => (
+            <div key={w} className="small muted">
+              ⚠ {w}
+            </div>
+          ))}
         </div>
         <div className="stack-s lab-side">
-          <div className="section-head"><strong>Capability args</strong></div>
-          <label className="lab-field">port mappings <input className="input mono" placeholder="28080:80/tcp, …" value={form.ports} onChange={(e) => setForm({ ...form, ports: e.target.value })} /></label>
-          <label className="lab-field">ingress bit/s <input className="input mono" placeholder="1000000" value={form.ingress} onChange={(e) => setForm({ ...form, ingress: e.target.value })} /></label>
-          <label className="lab-field">egress bit/s <input className="input mono" placeholder="2000000" value={form.egress} onChange={(e) => setForm({ ...form, egress: e.target.value })} /></label>
-          <label className="lab-field">dns servers <input className="input mono" value={form.dns} onChange={(e) => setForm({ ...form, dns: e.target.value })} /></label>
-          <label className="lab-field">ips <input className="input mono" placeholder="10.99.0.9/24" value={form.ips} onChange={(e) => setForm({ ...form, ips: e.target.value })} /></label>
-          <label className="lab-field">mac <input className="input mono" value={form.mac} onChange={(e) => setForm({ ...form, mac: e.target.value })} /></label>
-          <label className="lab-field">cgroupPath <input className="input mono" value={form.cgroupPath} onChange={(e) => setForm({ ...form, cgroupPath: e.target.value })} /></label>
+          <div className="section-head">
+            <strong>Capability args</strong>
+          </div>
+          <label className="lab-field">
+            port mappings{' '}
+            <input
+              className="input mono"
+              placeholder="28080:80/tcp, …"
+              value={form.ports}
+              onChange={(e) => setForm({ ...form, ports: e.target.value })}
+            />
+          </label>
+          <label className="lab-field">
+            ingress bit/s{' '}
+            <input
+              className="input mono"
+              placeholder="1000000"
+              value={form.ingress}
+              onChange={(e) => setForm({ ...form, ingress: e.target.value })}
+            />
+          </label>
+          <label className="lab-field">
+            egress bit/s{' '}
+            <input
+              className="input mono"
+              placeholder="2000000"
+              value={form.egress}
+              onChange={(e) => setForm({ ...form, egress: e.target.value })}
+            />
+          </label>
+          <label className="lab-field">
+            dns servers <input className="input mono" value={form.dns} onChange={(e) => setForm({ ...form, dns: e.target.value })} />
+          </label>
+          <label className="lab-field">
+            ips{' '}
+            <input
+              className="input mono"
+              placeholder="10.99.0.9/24"
+              value={form.ips}
+              onChange={(e) => setForm({ ...form, ips: e.target.value })}
+            />
+          </label>
+          <label className="lab-field">
+            mac <input className="input mono" value={form.mac} onChange={(e) => setForm({ ...form, mac: e.target.value })} />
+          </label>
+          <label className="lab-field">
+            cgroupPath{' '}
+            <input className="input mono" value={form.cgroupPath} onChange={(e) => setForm({ ...form, cgroupPath: e.target.value })} />
+          </label>
           {problem && <div className="small text-bad">{problem}</div>}
           {conflicts.length > 0 && (
             <div className="callout callout-warn small" data-testid="lab-conflicts">
@@ -188,39 +273,88 @@ function Lab({ endpointId }: { endpointId: string }) {
                   <span className="mono">{c.sandboxName || c.sandboxId.slice(0, 13)}</span> ({c.network}): {c.shares.join(', ')}
                 </div>
               ))}
-              <label><input type="checkbox" checked={force} onChange={(e) => setForce(e.target.checked)} /> run anyway (force)</label>
+              <label>
+                <input type="checkbox" checked={force} onChange={(e) => setForce(e.target.checked)} /> run anyway (force)
+              </label>
             </div>
           )}
           <div className="toolbar toolbar-plain">
-            <button type="button" className="btn btn-primary" disabled={!canRun} onClick={() => { const rid = `lab-${Date.now()}`; setRequestId(rid); run.mutate(rid); }}>
+            <button
+              type="button"
+              className="btn btn-primary"
+              disabled={!canRun}
+              onClick={() => {
+                const rid = `lab-${Date.now()}`;
+                setRequestId(rid);
+                run.mutate(rid);
+              }}
+            >
               {run.isPending ? 'Running…' : 'Run'}
             </button>
-            <button type="button" className="btn" disabled={v?.ok !== true} onClick={() => setConfirmSave(true)}>Save…</button>
+            <button type="button" className="btn" disabled={v?.ok !== true} onClick={() => setConfirmSave(true)}>
+              Save…
+            </button>
           </div>
-          {save.data && <div className="callout callout-ok small" data-testid="lab-saved">Saved {save.data.path}{save.data.backup ? ` (previous kept as ${save.data.backup})` : ''}</div>}
+          {save.data && (
+            <div className="callout callout-ok small" data-testid="lab-saved">
+              Saved {save.data.path}
+              {save.data.backup ? ` (previous kept as ${save.data.backup})` : ''}
+            </div>
+          )}
           {save.error && <ErrorView error={save.error} title="Save failed" />}
         </div>
       </div>
       {run.isPending && (
         <section className="section">
-          <div className="section-head"><strong>Running…</strong><span className="muted small">{live.length} plugin exec{live.length === 1 ? '' : 's'} so far</span></div>
+          <div className="section-head">
+            <strong>Running…</strong>
+            <span className="muted small">
+              {live.length} plugin exec{live.length === 1 ? '' : 's'} so far
+            </span>
+          </div>
           <PluginTrace plugins={live} />
         </section>
       )}
-      {run.error && <ErrorView error={run.error} title={run.error instanceof PodscopeError && run.error.code === 'InvalidArgument' ? 'Refused: nothing was run' : 'Run failed'} />}
+      {run.error && (
+        <ErrorView
+          error={run.error}
+          title={run.error instanceof PodscopeError && run.error.code === 'InvalidArgument' ? 'Refused: nothing was run' : 'Run failed'}
+        />
+      )}
       {shownRun.data && <RunView run={shownRun.data as LabRun} />}
       <section className="section">
-        <div className="section-head"><strong>Runs</strong><span className="muted small">kept under the state dir; pick a and b to compare</span></div>
+        <div className="section-head">
+          <strong>Runs</strong>
+          <span className="muted small">kept under the state dir; pick a and b to compare</span>
+        </div>
         <table className="table" data-testid="lab-runs">
           <thead>
-            <tr><th>a</th><th>b</th><th>run</th><th>created</th><th>network</th><th>plugins</th><th>result</th><th>left</th><th>time</th></tr>
+            <tr>
+              <th>a</th>
+              <th>b</th>
+              <th>run</th>
+              <th>created</th>
+              <th>network</th>
+              <th>plugins</th>
+              <th>result</th>
+              <th>left</th>
+              <th>time</th>
+            </tr>
           </thead>
           <tbody>
             {(runs.data ?? []).map((r) => (
               <tr key={r.id}>
-                <td><input type="radio" name="lab-a" aria-label={`a ${r.id}`} checked={a === r.id} onChange={() => setA(r.id)} /></td>
-                <td><input type="radio" name="lab-b" aria-label={`b ${r.id}`} checked={b === r.id} onChange={() => setB(r.id)} /></td>
-                <td><button type="button" className="link mono" onClick={() => setShown(r.id)}>{r.id}</button></td>
+                <td>
+                  <input type="radio" name="lab-a" aria-label={`a ${r.id}`} checked={a === r.id} onChange={() => setA(r.id)} />
+                </td>
+                <td>
+                  <input type="radio" name="lab-b" aria-label={`b ${r.id}`} checked={b === r.id} onChange={() => setB(r.id)} />
+                </td>
+                <td>
+                  <button type="button" className="link mono" onClick={() => setShown(r.id)}>
+                    {r.id}
+                  </button>
+                </td>
                 <td className="small muted">{dateTime(r.createdAt)}</td>
                 <td className="mono small">{r.name}</td>
                 <td className="mono small">{r.pluginTypes.join(', ')}</td>
@@ -236,7 +370,11 @@ function Lab({ endpointId }: { endpointId: string }) {
             or compare run a with a live pod&apos;s ADD as b:{' '}
             <select className="input" value={b.startsWith('sandbox:') ? b : ''} onChange={(e) => setB(e.target.value)}>
               <option value="">—</option>
-              {(pods.data ?? []).map((p) => <option key={p.id} value={`sandbox:${p.id}`}>{p.name || p.id.slice(0, 13)}</option>)}
+              {(pods.data ?? []).map((p) => (
+                <option key={p.id} value={`sandbox:${p.id}`}>
+                  {p.name || p.id.slice(0, 13)}
+                </option>
+              ))}
             </select>
           </label>
         )}
@@ -251,11 +389,24 @@ function Lab({ endpointId }: { endpointId: string }) {
         body={
           <div className="stack-s">
             <div className="callout callout-warn small">{LAB_SAVE_WARNING}</div>
-            <label className="lab-field">file name <input className="input mono" placeholder={`${v?.name ?? 'network'}.conflist`} value={fileName} onChange={(e) => setFileName(e.target.value)} /></label>
-            <div className="small muted">Written atomically (temp file + rename); an existing file is kept as &lt;file&gt;.bak-&lt;time&gt;.</div>
+            <label className="lab-field">
+              file name{' '}
+              <input
+                className="input mono"
+                placeholder={`${v?.name ?? 'network'}.conflist`}
+                value={fileName}
+                onChange={(e) => setFileName(e.target.value)}
+              />
+            </label>
+            <div className="small muted">
+              Written atomically (temp file + rename); an existing file is kept as &lt;file&gt;.bak-&lt;time&gt;.
+            </div>
           </div>
         }
-        onConfirm={() => { setConfirmSave(false); save.mutate(); }}
+        onConfirm={() => {
+          setConfirmSave(false);
+          save.mutate();
+        }}
         onClose={() => setConfirmSave(false)}
       />
     </div>

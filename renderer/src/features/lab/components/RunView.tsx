@@ -65,7 +65,11 @@ export function Verdict({ run }: { run: LabRun }) {
   const leaked = run.leftAfterDel.length;
   return (
     <div className={leaked === 0 ? 'callout callout-ok' : 'callout callout-bad'} data-testid="lab-verdict">
-      <div className="callout-title">{leaked === 0 ? 'No leak: everything the run created is gone after DEL' : `Leak: ${leaked} thing${leaked === 1 ? '' : 's'} left after DEL`}</div>
+      <div className="callout-title">
+        {leaked === 0
+          ? 'No leak: everything the run created is gone after DEL'
+          : `Leak: ${leaked} thing${leaked === 1 ? '' : 's'} left after DEL`}
+      </div>
       {leaked > 0 && <KernelList items={run.leftAfterDel} empty="" />}
       {run.keptByDesign.length > 0 && <div className="small muted">{run.keptByDesign.length} kept by the plugins' design (below)</div>}
     </div>
@@ -79,28 +83,49 @@ export function RunView({ run }: { run: LabRun }) {
         <strong className="mono">{run.id}</strong>
         {run.success ? <Pill tone="ok">success</Pill> : <Pill tone="bad">failed</Pill>}
         <Pill tone={run.addOk ? 'ok' : 'bad'}>ADD {run.addOk ? 'ok' : 'failed'}</Pill>
-        {run.checkOk !== undefined ? <Pill tone={run.checkOk ? 'ok' : 'bad'}>CHECK {run.checkOk ? 'ok' : 'failed'}</Pill> : <Pill tone="muted" title={run.checkSkipped}>CHECK skipped</Pill>}
+        {run.checkOk !== undefined ? (
+          <Pill tone={run.checkOk ? 'ok' : 'bad'}>CHECK {run.checkOk ? 'ok' : 'failed'}</Pill>
+        ) : (
+          <Pill tone="muted" title={run.checkSkipped}>
+            CHECK skipped
+          </Pill>
+        )}
         <Pill tone={run.delOk ? 'ok' : 'bad'}>DEL {run.delOk ? 'ok' : 'failed'}</Pill>
         <span className="muted small">{ms(run.durationMs)}</span>
       </header>
       {run.error && <div className="callout callout-bad mono small">{run.error.message}</div>}
-      {run.forced.length > 0 && <div className="callout callout-warn small">Run with force over {run.forced.length} live sandbox(es) sharing this network.</div>}
+      {run.forced.length > 0 && (
+        <div className="callout callout-warn small">Run with force over {run.forced.length} live sandbox(es) sharing this network.</div>
+      )}
       <Verdict run={run} />
       <section className="section">
-        <div className="section-head"><strong>Plugin trace</strong></div>
+        <div className="section-head">
+          <strong>Plugin trace</strong>
+        </div>
         <PluginTrace plugins={run.plugins} />
       </section>
       <section className="section">
-        <div className="section-head"><strong>Final result</strong></div>
-        {run.rawResult !== undefined ? <JsonView value={run.rawResult} /> : <div className="muted small">no result (ADD did not complete)</div>}
+        <div className="section-head">
+          <strong>Final result</strong>
+        </div>
+        {run.rawResult !== undefined ? (
+          <JsonView value={run.rawResult} />
+        ) : (
+          <div className="muted small">no result (ADD did not complete)</div>
+        )}
       </section>
       <section className="section">
-        <div className="section-head"><strong>Kernel state created</strong><span className="muted small">{run.kernelCreated.length} facts</span></div>
+        <div className="section-head">
+          <strong>Kernel state created</strong>
+          <span className="muted small">{run.kernelCreated.length} facts</span>
+        </div>
         <KernelList items={run.kernelCreated} empty="nothing" />
       </section>
       {run.keptByDesign.length > 0 && (
         <section className="section">
-          <div className="section-head"><strong>Kept after DEL by design</strong></div>
+          <div className="section-head">
+            <strong>Kept after DEL by design</strong>
+          </div>
           <KernelList items={run.keptByDesign} empty="" />
         </section>
       )}

@@ -11,7 +11,14 @@ export function useHostPortClashes(pods: SandboxSummary[]): Set<string> {
   return useMemo(
     () =>
       conflictingSandboxIds(
-        pods.map((p) => ({ id: p.id, name: p.name, createdAtNs: p.createdAtNs, ready: p.state === 'SANDBOX_READY', hostNetwork: p.hostNetwork, hostPorts: p.hostPorts })),
+        pods.map((p) => ({
+          id: p.id,
+          name: p.name,
+          createdAtNs: p.createdAtNs,
+          ready: p.state === 'SANDBOX_READY',
+          hostNetwork: p.hostNetwork,
+          hostPorts: p.hostPorts,
+        })),
       ),
     [pods],
   );
@@ -19,7 +26,10 @@ export function useHostPortClashes(pods: SandboxSummary[]): Set<string> {
 
 export function HostPortClashMark() {
   return (
-    <Pill tone="warn" title="Another ready sandbox maps the same host port: only the first DNAT rule is reached (see the detail's Ports tab)">
+    <Pill
+      tone="warn"
+      title="Another ready sandbox maps the same host port: only the first DNAT rule is reached (see the detail's Ports tab)"
+    >
       <span data-testid="host-port-clash">clash</span>
     </Pill>
   );

@@ -23,7 +23,13 @@ export function PodActions({ pods, compact, onRemoved }: { pods: SandboxSummary[
     <>
       {/* NOTREADY pods too: a dead pause keeps its netns, IPs, DNAT and shaping until a stop releases them (containerd
           does the same), and a pending cleanup is retried by stop. Stop is idempotent, so it is never harmful. */}
-      <button type="button" className="btn" disabled={!pods.length || busy} title={anyReady ? undefined : 'releases what a NOTREADY pod still holds (network, pending cleanup)'} onClick={() => (pods.length > 1 ? setConfirm('stop') : stop.mutate(ids))}>
+      <button
+        type="button"
+        className="btn"
+        disabled={!pods.length || busy}
+        title={anyReady ? undefined : 'releases what a NOTREADY pod still holds (network, pending cleanup)'}
+        onClick={() => (pods.length > 1 ? setConfirm('stop') : stop.mutate(ids))}
+      >
         {stop.isPending ? 'Stopping…' : compact ? 'Stop' : `Stop${pods.length > 1 ? ` ${pods.length}` : ''}`}
       </button>
       <button type="button" className="btn btn-danger-outline" disabled={!pods.length || busy} onClick={() => setConfirm('remove')}>
@@ -45,13 +51,15 @@ export function PodActions({ pods, compact, onRemoved }: { pods: SandboxSummary[
             {confirm === 'remove' ? (
               <p>
                 {anyReady ? 'Ready sandboxes are stopped first (CNI DEL, pause container killed). ' : ''}
-                {anyPending ? 'Pending cleanup is retried first; if it still fails the sandbox is kept and the error says what is left. ' : ''}
+                {anyPending
+                  ? 'Pending cleanup is retried first; if it still fails the sandbox is kept and the error says what is left. '
+                  : ''}
                 The network namespace, the CNI cache and the sandbox record are deleted. This cannot be undone.
               </p>
             ) : (
               <p>
-                CNI DEL runs for every network (NOTREADY pods too: their IPs, host ports and shaping are released) and the
-                pause container is killed. {anyPending ? 'Pending cleanup is retried. ' : ''}The record stays until removed.
+                CNI DEL runs for every network (NOTREADY pods too: their IPs, host ports and shaping are released) and the pause container
+                is killed. {anyPending ? 'Pending cleanup is retried. ' : ''}The record stays until removed.
               </p>
             )}
             {pods.length > 1 && (

@@ -31,7 +31,9 @@ describe('containers in the pods view', () => {
     const { engine, fakes } = await renderWithEngine(<Live />);
     fakes.images.add({ repoTags: ['podscope.test/busybox:1'] });
     const image = { image: 'podscope.test/busybox:1' };
-    const { id: podId } = await act(() => engine.run({ config: { metadata: { name: 'web', namespace: 'default', uid: 'u' }, hostname: 'web' } }));
+    const { id: podId } = await act(() =>
+      engine.run({ config: { metadata: { name: 'web', namespace: 'default', uid: 'u' }, hostname: 'web' } }),
+    );
     act(() => useNavigation.setState({ selectedId: podId, detailTab: 'overview' }));
     act(() => gate.open());
     await screen.findByText('No containers in this pod.');

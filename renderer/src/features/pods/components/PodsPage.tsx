@@ -67,7 +67,9 @@ export function PodsPage({ poll }: { poll: boolean }) {
 
   const open = selected !== undefined;
   const pageClass = ['pods-page', open ? 'pods-page-split' : 'pods-page-full', stale ? 'pods-page-stale' : ''].filter(Boolean).join(' ');
-  const style = open ? ({ gridTemplateRows: `minmax(0, ${listShare}fr) 6px minmax(0, ${1 - listShare}fr)` } as React.CSSProperties) : undefined;
+  const style = open
+    ? ({ gridTemplateRows: `minmax(0, ${listShare}fr) 6px minmax(0, ${1 - listShare}fr)` } as React.CSSProperties)
+    : undefined;
   const byPod = useContainersByPod(client, endpointId, poll);
   const containerCounts = useMemo(() => {
     const m = new Map<string, [number, number]>();
@@ -86,7 +88,11 @@ export function PodsPage({ poll }: { poll: boolean }) {
               <div className="bulk" data-testid="bulk">
                 <span className="bulk-count">{checkedShown.length} selected</span>
                 {checkedHidden > 0 && (
-                  <span className="bulk-hidden" data-testid="bulk-hidden" title="checked rows the filter hides are left out of bulk actions">
+                  <span
+                    className="bulk-hidden"
+                    data-testid="bulk-hidden"
+                    title="checked rows the filter hides are left out of bulk actions"
+                  >
                     {checkedHidden} hidden by the filter
                     <button type="button" className="btn btn-ghost btn-small" onClick={() => setChecked(checkedShown.map((p) => p.id))}>
                       Uncheck
@@ -102,7 +108,8 @@ export function PodsPage({ poll }: { poll: boolean }) {
           <div className="unreachable" role="alert" data-testid="pods-unreachable">
             <strong>cannot reach {endpointName}</strong>: {reason}
             <span className="muted small">
-              {stale ? ` · showing the list from ${age(new Date(pods.dataUpdatedAt).toISOString(), now)} ago, greyed` : ''} · retrying by itself
+              {stale ? ` · showing the list from ${age(new Date(pods.dataUpdatedAt).toISOString(), now)} ago, greyed` : ''} · retrying by
+              itself
             </span>
           </div>
         )}
@@ -125,25 +132,37 @@ export function PodsPage({ poll }: { poll: boolean }) {
               </button>
             }
           >
-            A sandbox is a network namespace, the CNI plugins' work on it and a pause container. Create one to see every plugin call,
-            the IP it got and why, its host ports and its bandwidth limits. You can also import a crictl pod config.
+            A sandbox is a network namespace, the CNI plugins' work on it and a pause container. Create one to see every plugin call, the IP
+            it got and why, its host ports and its bandwidth limits. You can also import a crictl pod config.
           </EmptyState>
         ) : shown.length === 0 ? (
-          <EmptyState title="No sandbox matches these filters" action={<button type="button" className="btn" onClick={() => usePodsUi.getState().clearFilters()}>Clear filters</button>} />
+          <EmptyState
+            title="No sandbox matches these filters"
+            action={
+              <button type="button" className="btn" onClick={() => usePodsUi.getState().clearFilters()}>
+                Clear filters
+              </button>
+            }
+          />
         ) : (
           <div className={stale ? 'pods-stale' : 'pods-live'} data-testid="pods-list" data-stale={stale ? 'true' : 'false'}>
             <PodsTable
               pods={shown}
               selectedId={selectedId}
               onSelect={select}
-              onOpen={(id) => { select(id); setDetailTab('overview'); }}
+              onOpen={(id) => {
+                select(id);
+                setDetailTab('overview');
+              }}
               hostPortsListed={endpoint?.kind !== 'cri'}
               containerCounts={containerCounts}
             />
           </div>
         )}
         {!open && all.length > 0 && shown.length > 0 && (
-          <div className="detail-hint muted small">Select a sandbox to see its namespace, network, CNI trace and lifecycle. ↑/↓ move through the list.</div>
+          <div className="detail-hint muted small">
+            Select a sandbox to see its namespace, network, CNI trace and lifecycle. ↑/↓ move through the list.
+          </div>
         )}
       </div>
       {open && <SplitHandle container={pageRef} />}

@@ -13,14 +13,28 @@ import { HostPortClashMark, useHostPortClashes } from './HostPortClash';
 
 const ROW_HEIGHT = 30;
 
-export const COLUMNS = ['', 'Name', 'Namespace', 'State', 'Containers', 'Pod IP', 'Additional IPs', 'Host ports', 'Bandwidth', 'Age'] as const;
+export const COLUMNS = [
+  '',
+  'Name',
+  'Namespace',
+  'State',
+  'Containers',
+  'Pod IP',
+  'Additional IPs',
+  'Host ports',
+  'Bandwidth',
+  'Age',
+] as const;
 
 function hostPorts(p: SandboxSummary): string {
   return p.hostPorts.map((h) => `${h.hostIP ? `${h.hostIP}:` : ''}${h.hostPort}→${h.containerPort}/${h.protocol}`).join(', ');
 }
 
 function bandwidth(p: SandboxSummary): string {
-  const parts = [p.bandwidth.ingress && `↓${p.bandwidth.ingress.replace('bit/s', '')}`, p.bandwidth.egress && `↑${p.bandwidth.egress.replace('bit/s', '')}`].filter(Boolean);
+  const parts = [
+    p.bandwidth.ingress && `↓${p.bandwidth.ingress.replace('bit/s', '')}`,
+    p.bandwidth.egress && `↑${p.bandwidth.egress.replace('bit/s', '')}`,
+  ].filter(Boolean);
   return parts.join(' ');
 }
 
@@ -29,7 +43,8 @@ function bandwidth(p: SandboxSummary): string {
  * ports and limits are only what its config asked for (docs/semantics.md#stop-sandbox).
  */
 const RELEASED = 'released at stop';
-const RELEASED_TITLE = 'The sandbox is not ready: CNI DEL at stop removed these host ports and bandwidth limits; this is what its config asked for.';
+const RELEASED_TITLE =
+  'The sandbox is not ready: CNI DEL at stop removed these host ports and bandwidth limits; this is what its config asked for.';
 
 function Released({ text }: { text: string }) {
   return (
@@ -154,13 +169,20 @@ export function PodsTable({
                 onDoubleClick={() => onOpen(p.id)}
               >
                 <div role="gridcell" className="cell cell-check" onClick={(e) => e.stopPropagation()}>
-                  <input type="checkbox" aria-label={`Select ${p.metadata.name}`} checked={checked.has(p.id)} onChange={() => toggle(p.id)} />
+                  <input
+                    type="checkbox"
+                    aria-label={`Select ${p.metadata.name}`}
+                    checked={checked.has(p.id)}
+                    onChange={() => toggle(p.id)}
+                  />
                 </div>
                 <div role="gridcell" className="cell cell-name" title={p.id}>
                   <span className="name">{p.metadata.name}</span>
                   <span className="id mono">{shortId(p.id)}</span>
                 </div>
-                <div role="gridcell" className="cell">{p.metadata.namespace}</div>
+                <div role="gridcell" className="cell">
+                  {p.metadata.namespace}
+                </div>
                 <div role="gridcell" className="cell">
                   <StatePill state={p.state} reason={p.notReadyReason} pending={!!p.cleanupPending?.length} />
                 </div>
@@ -170,7 +192,9 @@ export function PodsTable({
                 <div role="gridcell" className="cell mono" data-col="ip">
                   {p.hostNetwork ? <span className="muted">host network</span> : p.ip || <span className="muted">—</span>}
                 </div>
-                <div role="gridcell" className="cell mono">{p.additionalIps.join(', ') || <span className="muted">—</span>}</div>
+                <div role="gridcell" className="cell mono">
+                  {p.additionalIps.join(', ') || <span className="muted">—</span>}
+                </div>
                 <div role="gridcell" className="cell mono" data-col="host-ports" data-released={!live && hostPorts(p) ? 'true' : undefined}>
                   {clashes.has(p.id) && <HostPortClashMark />}
                   {(hostPorts(p) && !live ? <Released text={hostPorts(p)} /> : hostPorts(p)) ||

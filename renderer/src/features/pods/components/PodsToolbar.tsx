@@ -26,7 +26,12 @@ export function PodsToolbar({ pods, shown, actions }: { pods: SandboxSummary[]; 
           </option>
         ))}
       </select>
-      <select className="input" aria-label="State" value={filters.state} onChange={(e) => setFilter('state', e.target.value as typeof filters.state)}>
+      <select
+        className="input"
+        aria-label="State"
+        value={filters.state}
+        onChange={(e) => setFilter('state', e.target.value as typeof filters.state)}
+      >
         <option value="">Any state</option>
         <option value="SANDBOX_READY">Ready</option>
         <option value="SANDBOX_NOTREADY">NotReady</option>

@@ -20,7 +20,9 @@ function Row({ dir, v }: { dir: 'ingress' | 'egress'; v?: ParsedBandwidthValue }
     return (
       <tr>
         <th>{dir}</th>
-        <td colSpan={4} className="muted">no annotation: unlimited</td>
+        <td colSpan={4} className="muted">
+          no annotation: unlimited
+        </td>
       </tr>
     );
   }
@@ -60,8 +62,8 @@ export function BandwidthTab({ s, traced = true, runtime }: { s: SandboxStatus; 
     return (
       <div className="stack">
         <EmptyState title="No bandwidth annotations">
-          Set <span className="mono">kubernetes.io/ingress-bandwidth</span> or <span className="mono">kubernetes.io/egress-bandwidth</span> to have the
-          bandwidth plugin shape traffic with tc.
+          Set <span className="mono">kubernetes.io/ingress-bandwidth</span> or <span className="mono">kubernetes.io/egress-bandwidth</span>{' '}
+          to have the bandwidth plugin shape traffic with tc.
         </EmptyState>
         {live}
       </div>
@@ -72,7 +74,13 @@ export function BandwidthTab({ s, traced = true, runtime }: { s: SandboxStatus; 
       {live}
       <table className="table">
         <thead>
-          <tr><th>direction</th><th>annotation value</th><th>bits/s (rounded up)</th><th>human</th><th>validation</th></tr>
+          <tr>
+            <th>direction</th>
+            <th>annotation value</th>
+            <th>bits/s (rounded up)</th>
+            <th>human</th>
+            <th>validation</th>
+          </tr>
         </thead>
         <tbody>
           <Row dir="ingress" v={a.ingress} />
@@ -84,15 +92,17 @@ export function BandwidthTab({ s, traced = true, runtime }: { s: SandboxStatus; 
         <div className="col">
           <Section title="Capability computed from the annotations">
             {a.capability ? <JsonView value={a.capability} /> : <div className="muted">none (no valid annotation)</div>}
-            <p className="small muted">An unset direction is 0; each set direction gets the largest uint32 as burst, as containerd sends it.</p>
+            <p className="small muted">
+              An unset direction is 0; each set direction gets the largest uint32 as burst, as containerd sends it.
+            </p>
           </Section>
         </div>
         <div className="col">
           <Section title="runtimeConfig.bandwidth the plugin received">
             {!traced ? (
               <div className="muted" data-testid="bw-received-unavailable">
-                Not available from this runtime{runtime ? ` (${runtime})` : ''}: CRI does not carry the plugin's stdin. The capability on the left is
-                what containerd's rules compute from these annotations.
+                Not available from this runtime{runtime ? ` (${runtime})` : ''}: CRI does not carry the plugin's stdin. The capability on
+                the left is what containerd's rules compute from these annotations.
               </div>
             ) : received === undefined ? (
               <div className="muted">No bandwidth plugin ADD in the trace (not in the conflist, or CNI did not run).</div>

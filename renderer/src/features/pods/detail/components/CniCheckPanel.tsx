@@ -10,14 +10,23 @@ import { ErrorView } from '../../../../lib/ui/ErrorView';
 const TONE: Record<CniVerbOutcome, string> = { passed: 'ok', failed: 'bad', notSupported: 'muted', disabled: 'muted' };
 const LABEL: Record<CniVerbOutcome, string> = { passed: 'passed', failed: 'failed', notSupported: 'not supported', disabled: 'disabled' };
 
-function Rows({ rows }: { rows: Array<{ network: string; ifName?: string; cniVersion: string; outcome: CniVerbOutcome; message: string }> }) {
+function Rows({
+  rows,
+}: {
+  rows: Array<{ network: string; ifName?: string; cniVersion: string; outcome: CniVerbOutcome; message: string }>;
+}) {
   return (
     <table className="table small">
       <tbody>
         {rows.map((n) => (
           <tr key={`${n.network}-${n.ifName ?? ''}`} data-outcome={n.outcome}>
-            <td><span className={`pill pill-${TONE[n.outcome]}`}>{LABEL[n.outcome]}</span></td>
-            <td className="mono">{n.network}{n.ifName ? `/${n.ifName}` : ''} v{n.cniVersion}</td>
+            <td>
+              <span className={`pill pill-${TONE[n.outcome]}`}>{LABEL[n.outcome]}</span>
+            </td>
+            <td className="mono">
+              {n.network}
+              {n.ifName ? `/${n.ifName}` : ''} v{n.cniVersion}
+            </td>
             <td>{n.message}</td>
           </tr>
         ))}
@@ -44,10 +53,29 @@ export function CniCheckPanel({ s }: { s: SandboxStatus }) {
       <header className="live-head">
         <h3>CNI CHECK / STATUS</h3>
         <span className="toolbar-spacer" />
-        <button type="button" className="btn btn-small" data-testid="cni-check-run" disabled={!ready || check.isPending} onClick={() => check.mutate()}>{check.isPending ? 'Checking…' : 'Run CHECK'}</button>
-        <button type="button" className="btn btn-small" data-testid="cni-status-run" disabled={status.isPending} onClick={() => status.mutate()}>{status.isPending ? 'Asking…' : 'Run STATUS'}</button>
+        <button
+          type="button"
+          className="btn btn-small"
+          data-testid="cni-check-run"
+          disabled={!ready || check.isPending}
+          onClick={() => check.mutate()}
+        >
+          {check.isPending ? 'Checking…' : 'Run CHECK'}
+        </button>
+        <button
+          type="button"
+          className="btn btn-small"
+          data-testid="cni-status-run"
+          disabled={status.isPending}
+          onClick={() => status.mutate()}
+        >
+          {status.isPending ? 'Asking…' : 'Run STATUS'}
+        </button>
       </header>
-      <div className="live-sub small muted">CHECK runs each plugin with the cached ADD result (lists ≥ 0.4.0); STATUS exists from spec 1.1.0. A verb a version lacks is “not supported”, not a failure.</div>
+      <div className="live-sub small muted">
+        CHECK runs each plugin with the cached ADD result (lists ≥ 0.4.0); STATUS exists from spec 1.1.0. A verb a version lacks is “not
+        supported”, not a failure.
+      </div>
       {!ready && <div className="live-note">The pod is not ready: CHECK has nothing to check.</div>}
       {check.isError && <ErrorView error={check.error} title="CHECK could not run" />}
       {check.data && (

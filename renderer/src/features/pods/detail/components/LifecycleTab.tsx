@@ -25,7 +25,15 @@ function Phase({ phase, entries }: { phase: string; entries: TraceEntry[] }) {
               <span className="wf-step mono">{e.step}</span>
               <span className="wf-label" title={e.detail ? JSON.stringify(e.detail) : undefined}>
                 {e.label}
-                {e.detail && <span className="wf-detail mono muted"> {Object.entries(e.detail).slice(0, 3).map(([k, v]) => `${k}=${typeof v === 'string' ? v : JSON.stringify(v)}`).join(' ')}</span>}
+                {e.detail && (
+                  <span className="wf-detail mono muted">
+                    {' '}
+                    {Object.entries(e.detail)
+                      .slice(0, 3)
+                      .map(([k, v]) => `${k}=${typeof v === 'string' ? v : JSON.stringify(v)}`)
+                      .join(' ')}
+                  </span>
+                )}
               </span>
               <span className="wf-track">
                 <span className="wf-bar" style={{ left: `${left}%`, width: `${Math.min(width, 100 - left)}%` }} />

@@ -8,7 +8,10 @@ import { bandwidthVerdict, bps, type BandwidthVerdict } from '../model/live-diff
 import { LivePanel } from './LivePanel';
 
 /** runtimeConfig.bandwidth as recorded from the plugin's stdin: undefined when not traced / no call */
-export interface ReceivedBandwidth { ingressRate?: number; egressRate?: number }
+export interface ReceivedBandwidth {
+  ingressRate?: number;
+  egressRate?: number;
+}
 
 const VERDICT: Record<BandwidthVerdict, { icon: string; label: string; tone: 'ok' | 'bad' | 'warn' | 'muted' }> = {
   applied: { icon: '✓', label: 'applied', tone: 'ok' },
@@ -27,10 +30,15 @@ function summary(checks: LiveBandwidthCheck[], ready: boolean): { tone: 'ok' | '
   const bad = verdicts.filter((v) => v === 'mismatch' || v === 'missing').length;
   const odd = verdicts.filter((v) => v === 'unexpected').length;
   const applied = verdicts.filter((v) => v === 'applied').length;
-  if (bad) return { tone: 'bad', text: `No — ${bad} of ${checks.length} direction${checks.length > 1 ? 's are' : ' is'} not shaped as annotated` };
+  if (bad)
+    return { tone: 'bad', text: `No — ${bad} of ${checks.length} direction${checks.length > 1 ? 's are' : ' is'} not shaped as annotated` };
   if (odd) return { tone: 'warn', text: 'Shaped, but without an annotation asking for it' };
   // this is a configuration read (tc's qdisc settings), not a measurement: the tbf burst can let whole flows through
-  if (applied) return { tone: 'ok', text: `${applied === 1 ? 'The annotated rate is' : 'Every annotated rate is'} configured in the kernel (tc settings read, not measured — measure below)` };
+  if (applied)
+    return {
+      tone: 'ok',
+      text: `${applied === 1 ? 'The annotated rate is' : 'Every annotated rate is'} configured in the kernel (tc settings read, not measured — measure below)`,
+    };
   return { tone: 'muted', text: 'Nothing to apply: no annotation, and the kernel shapes nothing' };
 }
 
@@ -44,7 +52,17 @@ function Step({ label, value, sub, testId }: { label: string; value?: React.Reac
   );
 }
 
-function FlowRow({ c, analysis, received, qdiscs }: { c: LiveBandwidthCheck; analysis: BandwidthAnalysis; received?: ReceivedBandwidth; qdiscs: LiveNetworkView['qdiscs'] }) {
+function FlowRow({
+  c,
+  analysis,
+  received,
+  qdiscs,
+}: {
+  c: LiveBandwidthCheck;
+  analysis: BandwidthAnalysis;
+  received?: ReceivedBandwidth;
+  qdiscs: LiveNetworkView['qdiscs'];
+}) {
   const verdict = bandwidthVerdict(c);
   const v = VERDICT[verdict];
   const annotation = analysis[c.direction];
@@ -59,18 +77,43 @@ function FlowRow({ c, analysis, received, qdiscs }: { c: LiveBandwidthCheck; ana
         value={c.requestedBitsPerSecond !== undefined ? bps(c.requestedBitsPerSecond) : annotation ? undefined : 'no annotation'}
         sub={annotation ? `${annotation.annotation.replace('kubernetes.io/', '')}: "${annotation.raw}"` : undefined}
       />
-      <span className="bwf-arrow" aria-hidden>→</span>
+      <span className="bwf-arrow" aria-hidden>
+        →
+      </span>
       <Step
         label="passed to the plugin"
         value={received === undefined ? undefined : got === undefined ? 'none' : got === 0 ? '0 (unset)' : bps(got)}
-        sub={received === undefined ? 'not recorded' : <span className="mono">runtimeConfig.<wbr />bandwidth.<wbr />{c.direction}Rate</span>}
+        sub={
+          received === undefined ? (
+            'not recorded'
+          ) : (
+            <span className="mono">
+              runtimeConfig.
+              <wbr />
+              bandwidth.
+              <wbr />
+              {c.direction}Rate
+            </span>
+          )
+        }
       />
-      <span className="bwf-arrow" aria-hidden>→</span>
+      <span className="bwf-arrow" aria-hidden>
+        →
+      </span>
       <Step
         label="applied in the kernel"
         testId={`bw-applied-${c.direction}`}
         value={c.appliedBitsPerSecond !== undefined ? `tbf ${bps(c.appliedBitsPerSecond)}` : 'no tbf'}
-        sub={c.device ? <>on <span className="mono">{c.device}</span> · {role}{qdisc?.kind && qdisc.kind !== 'tbf' ? ` · root qdisc ${qdisc.kind}` : ''}</> : role}
+        sub={
+          c.device ? (
+            <>
+              on <span className="mono">{c.device}</span> · {role}
+              {qdisc?.kind && qdisc.kind !== 'tbf' ? ` · root qdisc ${qdisc.kind}` : ''}
+            </>
+          ) : (
+            role
+          )
+        }
       />
       <div className="bwf-verdict">
         <span className={`verdict verdict-${v.tone}`} data-testid={`bw-verdict-${c.direction}`}>
@@ -82,7 +125,17 @@ function FlowRow({ c, analysis, received, qdiscs }: { c: LiveBandwidthCheck; ana
   );
 }
 
-export function LiveBandwidth({ id, analysis, received, ready = true }: { id: string; analysis: BandwidthAnalysis; received?: ReceivedBandwidth; ready?: boolean }) {
+export function LiveBandwidth({
+  id,
+  analysis,
+  received,
+  ready = true,
+}: {
+  id: string;
+  analysis: BandwidthAnalysis;
+  received?: ReceivedBandwidth;
+  ready?: boolean;
+}) {
   return (
     <LivePanel
       id={id}
@@ -112,7 +165,13 @@ export function LiveBandwidth({ id, analysis, received, ready = true }: { id: st
                 <summary className="muted">root qdiscs read ({view.qdiscs.length})</summary>
                 <table className="table" data-testid="live-qdiscs">
                   <thead>
-                    <tr><th>device</th><th>role</th><th>kind</th><th>rate</th><th>burst</th></tr>
+                    <tr>
+                      <th>device</th>
+                      <th>role</th>
+                      <th>kind</th>
+                      <th>rate</th>
+                      <th>burst</th>
+                    </tr>
                   </thead>
                   <tbody>
                     {view.qdiscs.map((q) => (

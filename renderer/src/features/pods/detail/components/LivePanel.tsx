@@ -67,7 +67,13 @@ export function LivePanel({ id, title, subtitle, testId, emphasis, children }: L
         <span className="toolbar-spacer" />
         {state === 'ok' && q.data && <CollectedAt iso={q.data.collectedAt} />}
         {known && available && (
-          <button type="button" className="btn btn-small" onClick={() => void q.refetch()} disabled={q.isFetching} aria-label={`Refresh ${title}`}>
+          <button
+            type="button"
+            className="btn btn-small"
+            onClick={() => void q.refetch()}
+            disabled={q.isFetching}
+            aria-label={`Refresh ${title}`}
+          >
             {q.isFetching ? 'Reading…' : 'Refresh'}
           </button>
         )}
@@ -75,8 +81,8 @@ export function LivePanel({ id, title, subtitle, testId, emphasis, children }: L
       {subtitle && state !== 'unavailable' && <div className="live-sub small muted">{subtitle}</div>}
       {state === 'unavailable' ? (
         <div className="live-note" data-testid="live-unavailable">
-          Not available from this runtime{runtime ? ` (${runtime})` : ''}: reading the pod's netns, tc qdiscs and nat rules needs Podscope's own
-          engine on this host. Nothing is shown rather than a guess.
+          Not available from this runtime{runtime ? ` (${runtime})` : ''}: reading the pod's netns, tc qdiscs and nat rules needs Podscope's
+          own engine on this host. Nothing is shown rather than a guess.
         </div>
       ) : state === 'absent' ? (
         <div className="live-note" data-testid="live-absent" role="status">
@@ -93,7 +99,9 @@ export function LivePanel({ id, title, subtitle, testId, emphasis, children }: L
               <div className="callout-title">Part of the view could not be read</div>
               <ul className="warn-list">
                 {q.data!.errors.map((e) => (
-                  <li key={e} className="mono">{e}</li>
+                  <li key={e} className="mono">
+                    {e}
+                  </li>
                 ))}
               </ul>
             </div>

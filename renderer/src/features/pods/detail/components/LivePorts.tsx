@@ -8,8 +8,19 @@ import { LivePanel } from './LivePanel';
  * `conflicts` and `ready` keep a rule that is present from reading as "works": a rule shadowed by another pod's
  * earlier jump, or one that DNATs to a pod whose pause is gone, is never marked green.
  */
-export function LivePorts({ id, decisions, conflicts = [], ready = true }: { id: string; decisions: PortMappingDecision[]; conflicts?: HostPortConflict[]; ready?: boolean }) {
-  const shadowedBy = (hostPort: number, proto: string) => conflicts.find((x) => x.hostPort === hostPort && x.protocol === proto && x.winner !== id)?.winner;
+export function LivePorts({
+  id,
+  decisions,
+  conflicts = [],
+  ready = true,
+}: {
+  id: string;
+  decisions: PortMappingDecision[];
+  conflicts?: HostPortConflict[];
+  ready?: boolean;
+}) {
+  const shadowedBy = (hostPort: number, proto: string) =>
+    conflicts.find((x) => x.hostPort === hostPort && x.protocol === proto && x.winner !== id)?.winner;
   return (
     <LivePanel
       id={id}
@@ -20,7 +31,12 @@ export function LivePorts({ id, decisions, conflicts = [], ready = true }: { id:
       {(view) => (
         <table className="table live-ports" data-testid="live-port-rows">
           <thead>
-            <tr><th>#</th><th>mapping</th><th>in the kernel</th><th>DNAT rule (verbatim)</th></tr>
+            <tr>
+              <th>#</th>
+              <th>mapping</th>
+              <th>in the kernel</th>
+              <th>DNAT rule (verbatim)</th>
+            </tr>
           </thead>
           <tbody>
             {decisions.map((d) => {
@@ -36,7 +52,11 @@ export function LivePorts({ id, decisions, conflicts = [], ready = true }: { id:
                     {!d.passed ? (
                       <span className="addr-mark mark-muted">none expected</span>
                     ) : c?.found && shadowedBy(d.mapping.host_port, proto) ? (
-                      <span className="addr-mark mark-bad" data-testid="dnat-shadowed" title={`the DNAT jump of sandbox ${shadowedBy(d.mapping.host_port, proto)} comes first in CNI-HOSTPORT-DNAT`}>
+                      <span
+                        className="addr-mark mark-bad"
+                        data-testid="dnat-shadowed"
+                        title={`the DNAT jump of sandbox ${shadowedBy(d.mapping.host_port, proto)} comes first in CNI-HOSTPORT-DNAT`}
+                      >
                         ✗ rule found, shadowed by {shadowedBy(d.mapping.host_port, proto)!.slice(0, 12)}
                       </span>
                     ) : c?.found && !ready ? (
@@ -49,7 +69,9 @@ export function LivePorts({ id, decisions, conflicts = [], ready = true }: { id:
                   </td>
                   <td>
                     {c?.rule ? (
-                      <code className="rule" data-testid="dnat-rule">{c.rule}</code>
+                      <code className="rule" data-testid="dnat-rule">
+                        {c.rule}
+                      </code>
                     ) : !d.passed ? (
                       <span className="muted small">
                         host_port {d.mapping.host_port}: never passed to portmap, so no DNAT rule is expected; reach it on the pod IP, port{' '}

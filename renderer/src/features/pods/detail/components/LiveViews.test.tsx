@@ -47,9 +47,22 @@ const hostDevice = (st: SandboxStatus, prefix: 'veth' | 'bwp') =>
  * Runs a pod on a fresh engine, then selects it with `tab` open. `tamper` edits what the fake kernel reports for
  * the pod's netns before anything is read, so the engine's own checks see the mismatch.
  */
-async function open(tab: DetailTab, opts: { annotations?: Record<string, string>; tamper?: (raw: RawLiveNetwork, st: SandboxStatus) => RawLiveNetwork; capabilities?: { liveNetwork: boolean } } = {}) {
+async function open(
+  tab: DetailTab,
+  opts: {
+    annotations?: Record<string, string>;
+    tamper?: (raw: RawLiveNetwork, st: SandboxStatus) => RawLiveNetwork;
+    capabilities?: { liveNetwork: boolean };
+  } = {},
+) {
   const r = await renderWithEngine(<Selected />, { capabilities: opts.capabilities });
-  const { id } = await r.engine.run({ config: { metadata: { name: 'web', namespace: 'default', uid: 'u1', attempt: 0 }, annotations: opts.annotations ?? BW, port_mappings: PORTS } });
+  const { id } = await r.engine.run({
+    config: {
+      metadata: { name: 'web', namespace: 'default', uid: 'u1', attempt: 0 },
+      annotations: opts.annotations ?? BW,
+      port_mappings: PORTS,
+    },
+  });
   const st = await r.engine.status(id);
   const tamper = opts.tamper;
   if (tamper) r.fakes.live.tamper(st.netnsPath!, (raw) => tamper(raw, st));
@@ -78,7 +91,9 @@ describe('Bandwidth tab: was the annotation applied?', () => {
 
   it('shows ✗ mismatch when the kernel has another rate', async () => {
     // the host veth's tbf runs at 1 Mbit/s (tc reports bytes per second)
-    const { st } = await open('bandwidth', { tamper: (raw, s) => ({ ...raw, qdiscs: { ...raw.qdiscs, [hostDevice(s, 'veth')]: [{ kind: 'tbf', rate: 125_000, burst: 1000 }] } }) });
+    const { st } = await open('bandwidth', {
+      tamper: (raw, s) => ({ ...raw, qdiscs: { ...raw.qdiscs, [hostDevice(s, 'veth')]: [{ kind: 'tbf', rate: 125_000, burst: 1000 }] } }),
+    });
     const ingress = await screen.findByTestId('bw-live-ingress');
     expect(ingress.dataset.verdict).toBe('mismatch');
     expect(within(ingress).getByTestId('bw-verdict-ingress').textContent).toContain('✗');
@@ -138,7 +153,9 @@ describe('Port mappings tab: live DNAT rules', () => {
     const rows = table.querySelectorAll('tbody tr');
     expect(rows).toHaveLength(2);
     expect(rows[0]!.getAttribute('data-found')).toBe('true');
-    expect(within(rows[0] as HTMLElement).getByTestId('dnat-rule').textContent).toMatch(/--dport 18080 -j DNAT --to-destination 10\.88\.0\.\d+:80$/);
+    expect(within(rows[0] as HTMLElement).getByTestId('dnat-rule').textContent).toMatch(
+      /--dport 18080 -j DNAT --to-destination 10\.88\.0\.\d+:80$/,
+    );
     expect(rows[1]!.textContent).toContain('none expected');
     expect(rows[1]!.textContent).toContain('no DNAT rule is expected');
   });
@@ -160,7 +177,14 @@ describe('Network tab: live in the netns', () => {
         ...raw,
         interfaces: raw.interfaces.map((i) =>
           i.name === 'eth0'
-            ? { ...i, addresses: [...i.addresses.filter((a) => a.family === 4), { family: 4, address: '192.0.2.9', prefixLen: 24, scope: 'global' }, { family: 6, address: 'fe80::1', prefixLen: 64, scope: 'link' }] }
+            ? {
+                ...i,
+                addresses: [
+                  ...i.addresses.filter((a) => a.family === 4),
+                  { family: 4, address: '192.0.2.9', prefixLen: 24, scope: 'global' },
+                  { family: 6, address: 'fe80::1', prefixLen: 64, scope: 'link' },
+                ],
+              }
             : i,
         ),
       }),

@@ -30,7 +30,12 @@ function Selected() {
 
 async function open() {
   const r = await renderWithEngine(<Selected />);
-  const { id } = await r.engine.run({ config: { metadata: { name: 'web', namespace: 'default', uid: 'u1', attempt: 0 }, annotations: { 'kubernetes.io/ingress-bandwidth': '10M', 'kubernetes.io/egress-bandwidth': '10M' } } });
+  const { id } = await r.engine.run({
+    config: {
+      metadata: { name: 'web', namespace: 'default', uid: 'u1', attempt: 0 },
+      annotations: { 'kubernetes.io/ingress-bandwidth': '10M', 'kubernetes.io/egress-bandwidth': '10M' },
+    },
+  });
   act(() => useNavigation.setState({ detailTab: 'bandwidth', selectedId: id }));
   return { ...r, id, user: userEvent.setup() };
 }

@@ -8,7 +8,15 @@ import { Pill } from '../../../../lib/ui/StatusPill';
 import { LiveNetwork } from './LiveNetwork';
 import { TopologyView } from './TopologyView';
 
-interface IfaceRow { network?: string; name: string; side: 'host' | 'sandbox'; mac?: string; mtu?: number; ips: string[]; gateways: string[] }
+interface IfaceRow {
+  network?: string;
+  name: string;
+  side: 'host' | 'sandbox';
+  mac?: string;
+  mtu?: number;
+  ips: string[];
+  gateways: string[];
+}
 
 /**
  * Podscope's engine keeps every network's CNI result, so each interface is shown under its network. A foreign
@@ -31,15 +39,13 @@ function interfaceRows(s: SandboxStatus): { rows: IfaceRow[]; perNetwork: boolea
     }),
   );
   if (fromNetworks.length > 0 || s.networks.length > 0) return { rows: fromNetworks, perNetwork: true };
-  const merged = Object.entries(s.interfaces).map(
-    ([name, c]): IfaceRow => ({
-      name,
-      side: c.sandbox ? 'sandbox' : 'host',
-      mac: c.mac,
-      ips: c.ipConfigs.map((i) => i.ip),
-      gateways: [...new Set(c.ipConfigs.flatMap((i) => (i.gateway ? [i.gateway] : [])))],
-    }),
-  );
+  const merged = Object.entries(s.interfaces).map(([name, c]): IfaceRow => ({
+    name,
+    side: c.sandbox ? 'sandbox' : 'host',
+    mac: c.mac,
+    ips: c.ipConfigs.map((i) => i.ip),
+    gateways: [...new Set(c.ipConfigs.flatMap((i) => (i.gateway ? [i.gateway] : [])))],
+  }));
   // the pod's own interfaces first, like `ip addr` inside the netns, then the host side
   merged.sort((a, b) => (a.side === b.side ? a.name.localeCompare(b.name) : a.side === 'sandbox' ? -1 : 1));
   return { rows: merged, perNetwork: false };
@@ -50,8 +56,8 @@ export function NetworkTab({ s }: { s: SandboxStatus }) {
     return (
       <div className="stack">
         <EmptyState title="Host network">
-          This sandbox shares the host's network namespace (namespace_options.network = NODE). No CNI plugin ran, so there is no pod IP,
-          no port mapping and no bandwidth shaping.
+          This sandbox shares the host's network namespace (namespace_options.network = NODE). No CNI plugin ran, so there is no pod IP, no
+          port mapping and no bandwidth shaping.
         </EmptyState>
         <LiveNetwork s={s} />
       </div>
@@ -60,14 +66,18 @@ export function NetworkTab({ s }: { s: SandboxStatus }) {
   const sel = s.ipSelection;
   const { rows, perNetwork } = interfaceRows(s);
   // one entry per network, most of them empty: only the ones that say something
-  const cniDns = s.dns.map((d) => [d.nameservers?.join(', '), d.domain, d.search?.join(' '), d.options?.join(' ')].filter(Boolean).join(' · ')).filter(Boolean);
+  const cniDns = s.dns
+    .map((d) => [d.nameservers?.join(', '), d.domain, d.search?.join(' '), d.options?.join(' ')].filter(Boolean).join(' · '))
+    .filter(Boolean);
   return (
     <div className="stack">
       <div className="ip-cards">
         <div className="ip-card ip-card-primary" data-testid="primary-ip">
           <div className="ip-card-label">Pod IP (primary)</div>
           <div className="ip-card-value mono">{s.ip || '—'}</div>
-          <div className="ip-card-note">preference <b className="mono">{s.ipPreference}</b></div>
+          <div className="ip-card-note">
+            preference <b className="mono">{s.ipPreference}</b>
+          </div>
         </div>
         <div className="ip-card" data-testid="additional-ips">
           <div className="ip-card-label">Additional IPs</div>
@@ -75,14 +85,17 @@ export function NetworkTab({ s }: { s: SandboxStatus }) {
         </div>
         <div className="ip-card ip-card-wide">
           <div className="ip-card-label">Why</div>
-          <div className="ip-card-reason">{sel?.reason ?? (s.state === 'SANDBOX_READY' ? 'no CNI result recorded' : 'the sandbox is not ready: its IPs were released by CNI DEL')}</div>
+          <div className="ip-card-reason">
+            {sel?.reason ??
+              (s.state === 'SANDBOX_READY' ? 'no CNI result recorded' : 'the sandbox is not ready: its IPs were released by CNI DEL')}
+          </div>
         </div>
       </div>
 
       {s.netnsClosed && !s.hostNetwork && s.networks.length > 0 && (
         <div className="small muted" data-testid="cni-result-released">
-          Below is the last CNI result, kept for inspection: the addresses were released by CNI DEL when the sandbox
-          stopped{s.stoppedAt ? ` (${new Date(s.stoppedAt).toLocaleTimeString()})` : ''}, and the namespace is gone.
+          Below is the last CNI result, kept for inspection: the addresses were released by CNI DEL when the sandbox stopped
+          {s.stoppedAt ? ` (${new Date(s.stoppedAt).toLocaleTimeString()})` : ''}, and the namespace is gone.
         </div>
       )}
 
@@ -92,7 +105,12 @@ export function NetworkTab({ s }: { s: SandboxStatus }) {
             <Section title="eth0 addresses in CNI result order">
               <table className="table" data-testid="eth0-ips">
                 <thead>
-                  <tr><th>#</th><th>address</th><th>family</th><th /></tr>
+                  <tr>
+                    <th>#</th>
+                    <th>address</th>
+                    <th>family</th>
+                    <th />
+                  </tr>
                 </thead>
                 <tbody>
                   {sel.eth0Ips.map((ip, i) => (
@@ -111,14 +129,21 @@ export function NetworkTab({ s }: { s: SandboxStatus }) {
             <Section title="What each preference would choose">
               <table className="table">
                 <thead>
-                  <tr><th>preference</th><th>primary</th><th>additional</th></tr>
+                  <tr>
+                    <th>preference</th>
+                    <th>primary</th>
+                    <th>additional</th>
+                  </tr>
                 </thead>
                 <tbody>
                   {IP_PREFERENCES.map((p) => {
                     const alt = sel.alternatives[p];
                     return (
                       <tr key={p} className={p === s.ipPreference ? 'row-current' : undefined} title={alt.reason}>
-                        <td className="mono">{p}{p === s.ipPreference && <span className="tag">used</span>}</td>
+                        <td className="mono">
+                          {p}
+                          {p === s.ipPreference && <span className="tag">used</span>}
+                        </td>
                         <td className="mono">{alt.primary || '—'}</td>
                         <td className="mono">{alt.additional.join(', ') || '—'}</td>
                       </tr>
@@ -143,14 +168,24 @@ export function NetworkTab({ s }: { s: SandboxStatus }) {
             )}
             <table className="table" data-testid="interfaces">
               <thead>
-                <tr>{perNetwork && <th>network</th>}<th>interface</th><th>side</th><th>MAC</th><th>addresses</th><th>gateway</th>{perNetwork && <th>MTU</th>}</tr>
+                <tr>
+                  {perNetwork && <th>network</th>}
+                  <th>interface</th>
+                  <th>side</th>
+                  <th>MAC</th>
+                  <th>addresses</th>
+                  <th>gateway</th>
+                  {perNetwork && <th>MTU</th>}
+                </tr>
               </thead>
               <tbody>
                 {rows.map((r, i) => (
                   <tr key={`${r.network ?? ''}-${r.name}-${i}`} data-iface={r.name} data-side={r.side}>
                     {perNetwork && <td className="mono">{r.network}</td>}
                     <td className="mono">{r.name}</td>
-                    <td><Pill tone={r.side === 'sandbox' ? 'info' : 'muted'}>{r.side}</Pill></td>
+                    <td>
+                      <Pill tone={r.side === 'sandbox' ? 'info' : 'muted'}>{r.side}</Pill>
+                    </td>
                     <td className="mono">{r.mac ?? '—'}</td>
                     <td className="mono">{r.ips.join(', ') || '—'}</td>
                     <td className="mono">{r.gateways.join(', ') || '—'}</td>
@@ -173,7 +208,13 @@ export function NetworkTab({ s }: { s: SandboxStatus }) {
               <div className="muted">none</div>
             ) : (
               <table className="table">
-                <thead><tr><th>destination</th><th>via</th><th>metric / table</th></tr></thead>
+                <thead>
+                  <tr>
+                    <th>destination</th>
+                    <th>via</th>
+                    <th>metric / table</th>
+                  </tr>
+                </thead>
                 <tbody>
                   {s.routes.map((r, i) => (
                     <tr key={i}>
@@ -181,7 +222,10 @@ export function NetworkTab({ s }: { s: SandboxStatus }) {
                       <td className="mono">
                         {r.gw ?? (
                           // CNI spec: an omitted gw means "a default gateway, as determined by the plugin" — not on-link
-                          <span className="muted" title="no gw in the CNI result: the plugin's default gateway for this family (the bridge plugin uses its gateway IP)">
+                          <span
+                            className="muted"
+                            title="no gw in the CNI result: the plugin's default gateway for this family (the bridge plugin uses its gateway IP)"
+                          >
                             default gateway
                           </span>
                         )}
@@ -198,14 +242,29 @@ export function NetworkTab({ s }: { s: SandboxStatus }) {
           <Section title="DNS">
             <table className="table">
               <tbody>
-                <tr><th>pod config servers</th><td className="mono">{s.config.dns_config?.servers.join(', ') || '—'}</td></tr>
-                <tr><th>pod config searches</th><td className="mono">{s.config.dns_config?.searches.join(', ') || '—'}</td></tr>
-                <tr><th>pod config options</th><td className="mono">{s.config.dns_config?.options.join(', ') || '—'}</td></tr>
+                <tr>
+                  <th>pod config servers</th>
+                  <td className="mono">{s.config.dns_config?.servers.join(', ') || '—'}</td>
+                </tr>
+                <tr>
+                  <th>pod config searches</th>
+                  <td className="mono">{s.config.dns_config?.searches.join(', ') || '—'}</td>
+                </tr>
+                <tr>
+                  <th>pod config options</th>
+                  <td className="mono">{s.config.dns_config?.options.join(', ') || '—'}</td>
+                </tr>
                 {cniDns.map((d, i) => (
-                  <tr key={i}><th>CNI result DNS{cniDns.length > 1 ? ` ${i + 1}` : ''}</th><td className="mono">{d}</td></tr>
+                  <tr key={i}>
+                    <th>CNI result DNS{cniDns.length > 1 ? ` ${i + 1}` : ''}</th>
+                    <td className="mono">{d}</td>
+                  </tr>
                 ))}
                 {cniDns.length === 0 && (
-                  <tr><th>CNI result DNS</th><td className="mono">—</td></tr>
+                  <tr>
+                    <th>CNI result DNS</th>
+                    <td className="mono">—</td>
+                  </tr>
                 )}
               </tbody>
             </table>

@@ -14,7 +14,12 @@ afterEach(cleanup);
 
 async function notReadyStatus(patch: Partial<SandboxStatus>): Promise<SandboxStatus> {
   const { engine } = await renderWithEngine(<div />);
-  const { id } = await engine.run({ config: { metadata: { name: 'web', namespace: 'default', uid: 'u1', attempt: 0 }, port_mappings: [{ protocol: 'TCP', container_port: 80, host_port: 18080 }] } });
+  const { id } = await engine.run({
+    config: {
+      metadata: { name: 'web', namespace: 'default', uid: 'u1', attempt: 0 },
+      port_mappings: [{ protocol: 'TCP', container_port: 80, host_port: 18080 }],
+    },
+  });
   const st = await engine.status(id);
   cleanup();
   return { ...st, state: 'SANDBOX_NOTREADY', internalState: 'NotReady', pause: { ...st.pause, status: 'stopped' }, ...patch };
@@ -34,10 +39,23 @@ describe('a NOTREADY pod', () => {
   it('shows the pending cleanup with the plugin, network and what it holds', async () => {
     const s = await notReadyStatus({
       notReadyReason: 'cleanup pending: …',
-      cleanupPending: [{ kind: 'cni', network: 'net', ifName: 'eth0', plugin: 'bridge', index: 0, holds: ['IPAM reservation 10.1.0.5/24'], error: 'iptables busy', since: '2026-01-01T00:00:00.000Z' }],
+      cleanupPending: [
+        {
+          kind: 'cni',
+          network: 'net',
+          ifName: 'eth0',
+          plugin: 'bridge',
+          index: 0,
+          holds: ['IPAM reservation 10.1.0.5/24'],
+          error: 'iptables busy',
+          since: '2026-01-01T00:00:00.000Z',
+        },
+      ],
     });
     render(<NotReadySection s={s} />);
-    expect(screen.getByTestId('cleanup-pending').textContent).toBe('CNI DEL of bridge #0 on net/eth0 (holds IPAM reservation 10.1.0.5/24): iptables busy');
+    expect(screen.getByTestId('cleanup-pending').textContent).toBe(
+      'CNI DEL of bridge #0 on net/eth0 (holds IPAM reservation 10.1.0.5/24): iptables busy',
+    );
     expect(screen.getByTestId('stop-releases').textContent).toContain('retry: CNI DEL of bridge #0 on net/eth0');
   });
 

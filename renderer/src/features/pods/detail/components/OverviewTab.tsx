@@ -16,7 +16,7 @@ export function NotReadySection({ s }: { s: SandboxStatus }) {
           ? 'Cleanup pending: a failed cleanup left the items below; the sandbox is kept until stop or remove releases them.'
           : s.pauseExit
             ? describePauseExit(s.pauseExit)
-            : s.notReadyReason ?? 'not ready'}
+            : (s.notReadyReason ?? 'not ready')}
       </div>
       {s.cleanupPending?.length ? (
         <>
@@ -76,12 +76,22 @@ export function OverviewTab({ s }: { s: SandboxStatus }) {
         <Section title="Namespace and pause container">
           <KeyValues
             rows={[
-              ['state', <span key="st">{s.state} <span className="muted">(internal: {s.internalState})</span></span>],
+              [
+                'state',
+                <span key="st">
+                  {s.state} <span className="muted">(internal: {s.internalState})</span>
+                </span>,
+              ],
               ['netns path', s.hostNetwork ? <span className="muted">host network: no pod netns</span> : s.netnsPath],
               ['netns', s.hostNetwork ? undefined : s.netnsClosed ? <Pill tone="muted">closed</Pill> : <Pill tone="ok">open</Pill>],
               ['pause container', s.pause.containerId],
               ['pause pid', s.pause.pid !== undefined ? String(s.pause.pid) : undefined],
-              ['pause state', <Pill key="ps" tone={pauseTone}>{s.pause.status}</Pill>],
+              [
+                'pause state',
+                <Pill key="ps" tone={pauseTone}>
+                  {s.pause.status}
+                </Pill>,
+              ],
               ['bundle', s.pause.bundle],
             ]}
           />

@@ -30,7 +30,8 @@ export function PodDetail({ summary, containers = [] }: { summary: SandboxSummar
   const cloneIntoForm = useNavigation((s) => s.cloneIntoForm);
   const caps = useEndpointCapabilities();
   const endpoint = useCurrentEndpoint();
-  const runtime = endpoint?.kind === 'cri' ? [endpoint.runtimeName, endpoint.runtimeVersion].filter(Boolean).join(' ') || undefined : undefined;
+  const runtime =
+    endpoint?.kind === 'cri' ? [endpoint.runtimeName, endpoint.runtimeVersion].filter(Boolean).join(' ') || undefined : undefined;
   // without a recorded trace (foreign runtimes) a count of 0 calls would be a claim; say n/a instead
   const traced = caps.pluginTrace;
   const status = useQuery(podStatusQuery(client, endpointId, summary.id));
@@ -44,7 +45,11 @@ export function PodDetail({ summary, containers = [] }: { summary: SandboxSummar
     { id: 'network', label: 'Network' },
     { id: 'ports', label: 'Port mappings', badge: s ? `${s.portMappings.length}${dropped ? ` · ${dropped} dropped` : ''}` : undefined },
     { id: 'bandwidth', label: 'Bandwidth', badge: s?.bandwidthAnalysis.error ? '!' : undefined },
-    { id: 'trace', label: 'CNI trace', badge: !traced ? 'n/a' : s ? (failures ? `${plugins.length} · ${failures} failed` : plugins.length) : undefined },
+    {
+      id: 'trace',
+      label: 'CNI trace',
+      badge: !traced ? 'n/a' : s ? (failures ? `${plugins.length} · ${failures} failed` : plugins.length) : undefined,
+    },
     { id: 'lifecycle', label: 'Lifecycle' },
     { id: 'raw', label: 'Raw status' },
   ];
@@ -59,7 +64,11 @@ export function PodDetail({ summary, containers = [] }: { summary: SandboxSummar
           </h2>
           <StatePill state={summary.state} reason={summary.notReadyReason} pending={!!summary.cleanupPending?.length} />
           {summary.hostNetwork && <Pill tone="info">host network</Pill>}
-          {s?.lastError && <Pill tone="bad" title={s.lastError.message}>last error: {s.lastError.code}</Pill>}
+          {s?.lastError && (
+            <Pill tone="bad" title={s.lastError.message}>
+              last error: {s.lastError.code}
+            </Pill>
+          )}
           <span className="mono id-long" title="sandbox id">
             {summary.id}
           </span>
@@ -70,7 +79,9 @@ export function PodDetail({ summary, containers = [] }: { summary: SandboxSummar
             type="button"
             className="btn"
             disabled={!s}
-            onClick={() => s && cloneIntoForm(asNewPodConfig(s.config, crypto.randomUUID()), `${summary.metadata.namespace}/${summary.metadata.name}`)}
+            onClick={() =>
+              s && cloneIntoForm(asNewPodConfig(s.config, crypto.randomUUID()), `${summary.metadata.namespace}/${summary.metadata.name}`)
+            }
           >
             Clone into form
           </button>

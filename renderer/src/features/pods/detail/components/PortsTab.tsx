@@ -12,7 +12,9 @@ export function PortsTab({ s, traced = true, runtime }: { s: SandboxStatus; trac
   if (s.portMappings.length === 0) {
     return (
       <div className="stack">
-        <EmptyState title="No port mappings requested">port_mappings is empty in this sandbox's config, so portmap received no runtimeConfig.</EmptyState>
+        <EmptyState title="No port mappings requested">
+          port_mappings is empty in this sandbox's config, so portmap received no runtimeConfig.
+        </EmptyState>
         {!s.hostNetwork && <ReachabilityPanel s={s} />}
       </div>
     );
@@ -20,20 +22,31 @@ export function PortsTab({ s, traced = true, runtime }: { s: SandboxStatus; trac
   // What portmap really received: its recorded stdin, not a recomputation.
   const sent = s.trace
     .filter((t) => t.plugin?.type === 'portmap' && t.plugin.verb === 'ADD')
-    .map((t) => ({ network: `${t.plugin!.network}/${t.plugin!.ifName}`, pm: (parseMaybeJson(t.plugin!.stdin) as { runtimeConfig?: { portMappings?: unknown } })?.runtimeConfig?.portMappings }))
+    .map((t) => ({
+      network: `${t.plugin!.network}/${t.plugin!.ifName}`,
+      pm: (parseMaybeJson(t.plugin!.stdin) as { runtimeConfig?: { portMappings?: unknown } })?.runtimeConfig?.portMappings,
+    }))
     .filter((x) => x.pm !== undefined);
   return (
     <div className="stack">
       <HostPortConflicts s={s} />
       {!traced && (
         <div className="small muted" data-testid="ports-derived">
-          Outcomes are derived from the sandbox's stored config with containerd's rules; {runtime ?? 'this runtime'} does not expose what the
-          portmap plugin actually received.
+          Outcomes are derived from the sandbox's stored config with containerd's rules; {runtime ?? 'this runtime'} does not expose what
+          the portmap plugin actually received.
         </div>
       )}
       <table className="table" data-testid="port-mappings">
         <thead>
-          <tr><th>#</th><th>protocol</th><th>container port</th><th>host port</th><th>host IP</th><th>outcome</th><th>{traced ? 'sent to CNI' : 'would be sent to CNI'}</th></tr>
+          <tr>
+            <th>#</th>
+            <th>protocol</th>
+            <th>container port</th>
+            <th>host port</th>
+            <th>host IP</th>
+            <th>outcome</th>
+            <th>{traced ? 'sent to CNI' : 'would be sent to CNI'}</th>
+          </tr>
         </thead>
         <tbody>
           {s.portMappings.map((d) => (

@@ -20,10 +20,22 @@ export function RawTab({ s }: { s: SandboxStatus }) {
     <div className="stack">
       <div className="toolbar toolbar-plain">
         <div className="seg" role="tablist" aria-label="Raw status shape">
-          <button type="button" role="tab" aria-selected={shape === 'podscope'} className={shape === 'podscope' ? 'seg-btn seg-on' : 'seg-btn'} onClick={() => setShape('podscope')}>
+          <button
+            type="button"
+            role="tab"
+            aria-selected={shape === 'podscope'}
+            className={shape === 'podscope' ? 'seg-btn seg-on' : 'seg-btn'}
+            onClick={() => setShape('podscope')}
+          >
             Podscope view
           </button>
-          <button type="button" role="tab" aria-selected={shape === 'crictl'} className={shape === 'crictl' ? 'seg-btn seg-on' : 'seg-btn'} onClick={() => setShape('crictl')}>
+          <button
+            type="button"
+            role="tab"
+            aria-selected={shape === 'crictl'}
+            className={shape === 'crictl' ? 'seg-btn seg-on' : 'seg-btn'}
+            onClick={() => setShape('crictl')}
+          >
             crictl inspectp
           </button>
         </div>

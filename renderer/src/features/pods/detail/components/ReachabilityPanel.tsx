@@ -28,7 +28,13 @@ export function hhmmss(iso: string): string {
   return Number.isNaN(d.getTime()) ? iso : d.toLocaleTimeString(undefined, { hour12: false });
 }
 
-const LABEL: Record<ProbeVerdict, string> = { reachable: 'reachable', refused: 'refused', timeout: 'timed out', shadowed: 'shadowed', notApplicable: 'not applicable' };
+const LABEL: Record<ProbeVerdict, string> = {
+  reachable: 'reachable',
+  refused: 'refused',
+  timeout: 'timed out',
+  shadowed: 'shadowed',
+  notApplicable: 'not applicable',
+};
 
 export function verdictTone(p: ProbePath, podReady: boolean): Tone {
   if (!p.measured || !podReady) return 'muted';
@@ -71,15 +77,21 @@ export function ReachabilityPanel({ s }: { s: SandboxStatus }) {
           </span>
         )}
         {known && available && (
-          <button type="button" className="btn btn-small" data-testid="probe-button" onClick={() => probe.mutate()} disabled={probe.isPending}>
+          <button
+            type="button"
+            className="btn btn-small"
+            data-testid="probe-button"
+            onClick={() => probe.mutate()}
+            disabled={probe.isPending}
+          >
             {probe.isPending ? 'Probing…' : 'Probe'}
           </button>
         )}
       </header>
       <div className="live-sub small muted">
-        TCP connects from the host to each mapped port (127.0.0.1, the bridge gateway, host_ip) and to container-port-only ports on the pod IP;
-        from the pod to its gateway; to and from every ready peer on the same network. A port with no listener gets a short-lived responder that
-        answers with a per-probe nonce, so a connection that lands in another pod shows as shadowed.
+        TCP connects from the host to each mapped port (127.0.0.1, the bridge gateway, host_ip) and to container-port-only ports on the pod
+        IP; from the pod to its gateway; to and from every ready peer on the same network. A port with no listener gets a short-lived
+        responder that answers with a per-probe nonce, so a connection that lands in another pod shows as shadowed.
       </div>
       {!known ? null : !available ? (
         <div className="live-note" data-testid="reach-unavailable">
@@ -103,25 +115,46 @@ export function ReachabilityPanel({ s }: { s: SandboxStatus }) {
           {report.errors.length > 0 && (
             <div className="callout callout-warn small" data-testid="reach-errors">
               {report.errors.map((e) => (
-                <div key={e} className="mono">{e}</div>
+                <div key={e} className="mono">
+                  {e}
+                </div>
               ))}
             </div>
           )}
           <table className="table" data-testid="reach-paths">
             <thead>
-              <tr><th>path</th><th>from</th><th>to</th><th>verdict</th><th>RTT</th><th>answered by / note</th></tr>
+              <tr>
+                <th>path</th>
+                <th>from</th>
+                <th>to</th>
+                <th>verdict</th>
+                <th>RTT</th>
+                <th>answered by / note</th>
+              </tr>
             </thead>
             <tbody>
               {report.paths.map((p, i) => (
                 <tr key={i} data-kind={p.kind} data-verdict={p.verdict} data-measured={p.measured}>
-                  <td className="nowrap">{KIND[p.kind]}{p.family ? <span className="muted small"> IPv{p.family}</span> : null}</td>
-                  <td className="mono nowrap">{p.from}</td>
-                  <td className="mono nowrap">{p.to}/{p.proto}</td>
                   <td className="nowrap">
-                    <Pill tone={verdictTone(p, ready)} title={p.measured ? `measured at ${hhmmss(report.measuredAt)} by ${report.measuredBy}` : unmeasuredLabel(p)}>
+                    {KIND[p.kind]}
+                    {p.family ? <span className="muted small"> IPv{p.family}</span> : null}
+                  </td>
+                  <td className="mono nowrap">{p.from}</td>
+                  <td className="mono nowrap">
+                    {p.to}/{p.proto}
+                  </td>
+                  <td className="nowrap">
+                    <Pill
+                      tone={verdictTone(p, ready)}
+                      title={p.measured ? `measured at ${hhmmss(report.measuredAt)} by ${report.measuredBy}` : unmeasuredLabel(p)}
+                    >
                       {LABEL[p.verdict]}
                     </Pill>
-                    {!p.measured && <div className="small muted" data-testid="reach-derived">{unmeasuredLabel(p)}</div>}
+                    {!p.measured && (
+                      <div className="small muted" data-testid="reach-derived">
+                        {unmeasuredLabel(p)}
+                      </div>
+                    )}
                   </td>
                   <td className="mono nowrap">{p.rttMs !== undefined ? `${p.rttMs.toFixed(2)} ms` : '—'}</td>
                   <td className="small">
@@ -130,7 +163,9 @@ export function ReachabilityPanel({ s }: { s: SandboxStatus }) {
                         answered by {p.answeredBy.slice(0, 12)}
                       </div>
                     )}
-                    {p.listener && <span className="muted">{p.listener === 'existing' ? 'existing listener · ' : "probe's responder · "}</span>}
+                    {p.listener && (
+                      <span className="muted">{p.listener === 'existing' ? 'existing listener · ' : "probe's responder · "}</span>
+                    )}
                     <span className="muted">{p.note}</span>
                   </td>
                 </tr>
@@ -154,11 +189,26 @@ export function HostPortConflicts({ s, nameOf }: { s: SandboxStatus; nameOf?: (i
         const mine = c.winner === s.id;
         return (
           <div key={`${c.hostPort}/${c.protocol}/${c.hostIP}`} className="small" data-winner={c.winner}>
-            <b className="mono">{c.hostIP ? `${c.hostIP}:` : ''}{c.hostPort}/{c.protocol}</b>:{' '}
-            {mine ? 'this pod wins' : <>sandbox <span className="mono">{c.winnerName ?? nameOf?.(c.winner) ?? c.winner.slice(0, 12)}</span> ({c.winner.slice(0, 12)}) wins</>}
+            <b className="mono">
+              {c.hostIP ? `${c.hostIP}:` : ''}
+              {c.hostPort}/{c.protocol}
+            </b>
+            :{' '}
+            {mine ? (
+              'this pod wins'
+            ) : (
+              <>
+                sandbox <span className="mono">{c.winnerName ?? nameOf?.(c.winner) ?? c.winner.slice(0, 12)}</span> ({c.winner.slice(0, 12)}
+                ) wins
+              </>
+            )}
             ; shadowed: {c.shadowed.map((id) => (id === s.id ? 'this pod' : id.slice(0, 12))).join(', ')}{' '}
             <span className="muted">
-              ({c.winnerFrom === 'dnat-chain' ? 'first matching jump in iptables -t nat -S CNI-HOSTPORT-DNAT' : 'derived from creation order: portmap appends each jump'})
+              (
+              {c.winnerFrom === 'dnat-chain'
+                ? 'first matching jump in iptables -t nat -S CNI-HOSTPORT-DNAT'
+                : 'derived from creation order: portmap appends each jump'}
+              )
             </span>
           </div>
         );

@@ -5,7 +5,12 @@
  */
 import { useEffect, useState } from 'react';
 import { useMutation } from '@tanstack/react-query';
-import { formatMegabytes, type ThroughputDirectionReport, type ThroughputProgress, type ThroughputReport } from '../../../../../../shared/domain/measure';
+import {
+  formatMegabytes,
+  type ThroughputDirectionReport,
+  type ThroughputProgress,
+  type ThroughputReport,
+} from '../../../../../../shared/domain/measure';
 import type { SandboxStatus } from '../../../../../../shared/domain/sandbox';
 import { useClient } from '../../../../lib/connection-context';
 import { useEndpointId } from '../../../../lib/endpoint';
@@ -31,13 +36,36 @@ function Direction({ d }: { d: ThroughputDirectionReport }) {
     <div className={`tp-dir bwf-${v.tone}`} data-testid={`tp-${d.direction}`} data-verdict={d.verdict}>
       <div className="bwf-dir">{d.direction}</div>
       <div className="tp-figures">
-        <div><span className="muted small">requested (annotation)</span> <b className="mono" data-testid={`tp-requested-${d.direction}`}>{bps(d.requestedBps) ?? 'none'}</b></div>
-        <div><span className="muted small">measured past the burst</span> <b className="mono" data-testid={`tp-measured-${d.direction}`}>{bps(d.measuredBps) ?? '—'}</b></div>
-        <div><span className="muted small">whole transfer</span> <span className="mono">{bps(d.overallBps) ?? '—'} · {formatMegabytes(d.totalBytes)}</span></div>
-        <div><span className="muted small">tbf burst (kernel)</span> <span className="mono" data-testid={`tp-burst-${d.direction}`}>{d.burstBytes !== undefined ? `${d.burstBytes.toLocaleString('en-US')} B` : '—'}</span>{d.device && <span className="muted small"> on {d.device}</span>}</div>
+        <div>
+          <span className="muted small">requested (annotation)</span>{' '}
+          <b className="mono" data-testid={`tp-requested-${d.direction}`}>
+            {bps(d.requestedBps) ?? 'none'}
+          </b>
+        </div>
+        <div>
+          <span className="muted small">measured past the burst</span>{' '}
+          <b className="mono" data-testid={`tp-measured-${d.direction}`}>
+            {bps(d.measuredBps) ?? '—'}
+          </b>
+        </div>
+        <div>
+          <span className="muted small">whole transfer</span>{' '}
+          <span className="mono">
+            {bps(d.overallBps) ?? '—'} · {formatMegabytes(d.totalBytes)}
+          </span>
+        </div>
+        <div>
+          <span className="muted small">tbf burst (kernel)</span>{' '}
+          <span className="mono" data-testid={`tp-burst-${d.direction}`}>
+            {d.burstBytes !== undefined ? `${d.burstBytes.toLocaleString('en-US')} B` : '—'}
+          </span>
+          {d.device && <span className="muted small"> on {d.device}</span>}
+        </div>
       </div>
       <div className="bwf-verdict">
-        <span className={`verdict verdict-${v.tone}`} data-testid={`tp-verdict-${d.direction}`}>{v.label}</span>
+        <span className={`verdict verdict-${v.tone}`} data-testid={`tp-verdict-${d.direction}`}>
+          {v.label}
+        </span>
         <div className="bwf-note small">{d.note}</div>
       </div>
     </div>
@@ -50,9 +78,11 @@ export function ThroughputPanel({ s }: { s: SandboxStatus }) {
   const [progress, setProgress] = useState<ThroughputProgress | undefined>();
   const m = useMutation({ mutationFn: (): Promise<ThroughputReport> => client.call('sandbox.throughput', { endpointId, id: s.id }) });
   useEffect(
-    () => client.onEvent((e) => {
-      if (e.kind === 'sandbox' && e.endpointId === endpointId && e.event.type === 'sandbox.measureProgress' && e.event.id === s.id) setProgress(e.event.progress);
-    }),
+    () =>
+      client.onEvent((e) => {
+        if (e.kind === 'sandbox' && e.endpointId === endpointId && e.event.type === 'sandbox.measureProgress' && e.event.id === s.id)
+          setProgress(e.event.progress);
+      }),
     [client, endpointId, s.id],
   );
   const ready = s.state === 'SANDBOX_READY' && !s.hostNetwork && !s.netnsClosed;
@@ -61,21 +91,44 @@ export function ThroughputPanel({ s }: { s: SandboxStatus }) {
   return (
     <section className="live live-emphasis" data-testid="throughput" aria-label="Measured throughput">
       <header className="live-head">
-        <span className="live-badge" aria-hidden>measured</span>
+        <span className="live-badge" aria-hidden>
+          measured
+        </span>
         <h3>Does it really shape? Bulk TCP through the veth</h3>
         <span className="toolbar-spacer" />
-        {report && <span className="live-when small muted" data-testid="tp-measured-at" title={report.measuredAt}>measured at <b className="mono">{time(report.measuredAt)}</b></span>}
-        <button type="button" className="btn btn-small" data-testid="tp-run" disabled={!ready || m.isPending} onClick={() => { setProgress(undefined); m.mutate(); }}>
+        {report && (
+          <span className="live-when small muted" data-testid="tp-measured-at" title={report.measuredAt}>
+            measured at <b className="mono">{time(report.measuredAt)}</b>
+          </span>
+        )}
+        <button
+          type="button"
+          className="btn btn-small"
+          data-testid="tp-run"
+          disabled={!ready || m.isPending}
+          onClick={() => {
+            setProgress(undefined);
+            m.mutate();
+          }}
+        >
           {m.isPending ? 'Measuring…' : report ? 'Measure again' : 'Measure throughput'}
         </button>
       </header>
       <div className="live-sub small muted">
-        Host → pod IP (ingress), then pod → its gateway on the host (egress), up to 5 s each. The rate is taken after the tbf burst is used up.
+        Host → pod IP (ingress), then pod → its gateway on the host (egress), up to 5 s each. The rate is taken after the tbf burst is used
+        up.
       </div>
-      {!ready && <div className="live-note" data-testid="tp-not-ready">The pod is not ready{s.netnsClosed ? ' (its network namespace is gone)' : ''}: there is nothing to measure, and no verdict is shown.</div>}
+      {!ready && (
+        <div className="live-note" data-testid="tp-not-ready">
+          The pod is not ready{s.netnsClosed ? ' (its network namespace is gone)' : ''}: there is nothing to measure, and no verdict is
+          shown.
+        </div>
+      )}
       {m.isPending && (
         <div className="tp-progress" data-testid="tp-progress" role="status">
-          {progress ? `${progress.direction}: ${(progress.elapsedMs / 1000).toFixed(1)} of ${progress.durationMs / 1000} s, ${formatMegabytes(progress.bytes)} received` : 'starting…'}
+          {progress
+            ? `${progress.direction}: ${(progress.elapsedMs / 1000).toFixed(1)} of ${progress.durationMs / 1000} s, ${formatMegabytes(progress.bytes)} received`
+            : 'starting…'}
           <progress max={progress?.durationMs ?? 1} value={progress?.elapsedMs ?? 0} />
         </div>
       )}
@@ -84,8 +137,11 @@ export function ThroughputPanel({ s }: { s: SandboxStatus }) {
         <div className="stack-s">
           {warnings.map((d) => (
             <div key={d.direction} className="callout callout-warn tp-warning" data-testid={`tp-unshaped-${d.direction}`} role="alert">
-              <b>{d.direction}: transfers smaller than {formatMegabytes(d.unshapedBelowBytes!)} are not shaped.</b> The tbf bucket holds {d.burstBytes!.toLocaleString('en-US')} bytes
-              and starts full, so a shorter flow never meets the {bps(d.appliedBps ?? d.requestedBps)} limit.
+              <b>
+                {d.direction}: transfers smaller than {formatMegabytes(d.unshapedBelowBytes!)} are not shaped.
+              </b>{' '}
+              The tbf bucket holds {d.burstBytes!.toLocaleString('en-US')} bytes and starts full, so a shorter flow never meets the{' '}
+              {bps(d.appliedBps ?? d.requestedBps)} limit.
             </div>
           ))}
           <div className="bwf">

@@ -15,7 +15,10 @@ import { TopologyDiagram } from '../../../../lib/ui/TopologyDiagram';
 function showRow(n: TopologyNode, setTab: (t: 'network') => void) {
   setTab('network');
   window.setTimeout(() => {
-    const sel = [`[data-testid="interfaces"] tr[data-iface="${CSS.escape(n.name)}"]`, `[data-testid="live-interfaces"] tr[data-iface="${CSS.escape(n.name)}"]`];
+    const sel = [
+      `[data-testid="interfaces"] tr[data-iface="${CSS.escape(n.name)}"]`,
+      `[data-testid="live-interfaces"] tr[data-iface="${CSS.escape(n.name)}"]`,
+    ];
     const row = sel.map((s) => document.querySelector<HTMLElement>(s)).find(Boolean);
     if (!row) return;
     row.scrollIntoView({ block: 'center', behavior: 'smooth' });
@@ -40,17 +43,32 @@ export function TopologyView({ s }: { s: SandboxStatus }) {
   return (
     <section className="live" data-testid="topology" aria-label="Topology">
       <header className="live-head">
-        <span className="live-badge" aria-hidden>kernel</span>
+        <span className="live-badge" aria-hidden>
+          kernel
+        </span>
         <h3>How the pod is wired</h3>
         <span className="toolbar-spacer" />
-        {t && <span className="live-when small muted" data-testid="topo-measured-at" title={t.measuredAt}>read from the kernel at <b className="mono">{new Date(t.measuredAt).toLocaleTimeString(undefined, { hour12: false })}</b></span>}
-        {ready && caps.liveNetwork && <button type="button" className="btn btn-small" onClick={() => void q.refetch()} disabled={q.isFetching}>{q.isFetching ? 'Reading…' : 'Refresh'}</button>}
+        {t && (
+          <span className="live-when small muted" data-testid="topo-measured-at" title={t.measuredAt}>
+            read from the kernel at <b className="mono">{new Date(t.measuredAt).toLocaleTimeString(undefined, { hour12: false })}</b>
+          </span>
+        )}
+        {ready && caps.liveNetwork && (
+          <button type="button" className="btn btn-small" onClick={() => void q.refetch()} disabled={q.isFetching}>
+            {q.isFetching ? 'Reading…' : 'Refresh'}
+          </button>
+        )}
       </header>
-      <div className="live-sub small muted"><span className="mono">ip -j -d addr</span> in the netns and on the host, <span className="mono">bridge -j link</span>; the veth peer is matched by ifindex. Click a node for its row below.</div>
+      <div className="live-sub small muted">
+        <span className="mono">ip -j -d addr</span> in the netns and on the host, <span className="mono">bridge -j link</span>; the veth
+        peer is matched by ifindex. Click a node for its row below.
+      </div>
       {!caps.liveNetwork ? (
         <div className="live-note">Not available from this runtime: reading the kernel needs Podscope's own engine.</div>
       ) : !ready ? (
-        <div className="live-note" data-testid="topo-not-ready">The pod is not ready: nothing is wired to draw.</div>
+        <div className="live-note" data-testid="topo-not-ready">
+          The pod is not ready: nothing is wired to draw.
+        </div>
       ) : q.isError ? (
         <ErrorView error={q.error} title="Could not read the topology" />
       ) : !t ? (

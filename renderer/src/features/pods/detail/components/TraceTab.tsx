@@ -17,14 +17,23 @@ import { CniCheckPanel } from './CniCheckPanel';
 function PluginCallView({ t }: { t: TraceEntry }) {
   const p = t.plugin!;
   const [pane, setPane] = useState<'stdin' | 'stdout' | 'stderr' | 'env'>(t.ok ? 'stdin' : p.stdout ? 'stdout' : 'stderr');
-  const body = pane === 'stdin' ? prettyJson(p.stdin) : pane === 'stdout' ? prettyJson(p.stdout) : pane === 'stderr' ? p.stderr : JSON.stringify(p.env, null, 2);
+  const body =
+    pane === 'stdin'
+      ? prettyJson(p.stdin)
+      : pane === 'stdout'
+        ? prettyJson(p.stdout)
+        : pane === 'stderr'
+          ? p.stderr
+          : JSON.stringify(p.env, null, 2);
   // Copy gives the exact bytes the plugin saw or printed; the view is pretty-printed for reading.
   const exact = pane === 'stdin' ? p.stdin : pane === 'stdout' ? p.stdout : body;
   const runtimeConfig = (parseMaybeJson(p.stdin) as { runtimeConfig?: unknown } | undefined)?.runtimeConfig;
   return (
     <div className="call">
       <div className="call-meta">
-        <span>exit code <b className={`mono ${p.exitCode === 0 ? '' : 'text-bad'}`}>{p.exitCode ?? (p.signal ? `signal ${p.signal}` : '—')}</b></span>
+        <span>
+          exit code <b className={`mono ${p.exitCode === 0 ? '' : 'text-bad'}`}>{p.exitCode ?? (p.signal ? `signal ${p.signal}` : '—')}</b>
+        </span>
         {p.timedOut && <Pill tone="bad">timed out</Pill>}
         <span className="mono muted">{p.binary ?? p.type}</span>
         <span className="toolbar-spacer" />
@@ -47,7 +56,11 @@ function PluginCallView({ t }: { t: TraceEntry }) {
             <JsonView value={{ runtimeConfig }} highlightKey="runtimeConfig" />
           </div>
         ))}
-      {body.trim() === '' ? <div className="muted small pad-s">(empty)</div> : <JsonView value={body} highlightKey={pane === 'stdin' ? 'runtimeConfig' : undefined} />}
+      {body.trim() === '' ? (
+        <div className="muted small pad-s">(empty)</div>
+      ) : (
+        <JsonView value={body} highlightKey={pane === 'stdin' ? 'runtimeConfig' : undefined} />
+      )}
       {t.error && <ErrorView error={deserializeError(t.error)} />}
     </div>
   );
@@ -58,7 +71,11 @@ export function TraceTab({ s, available, runtime }: { s: SandboxStatus; availabl
   const [open, setOpen] = useState<Set<number>>(() => new Set(calls.filter((c) => !c.ok).map((c) => c.seq)));
   if (!available) return <NotAvailable what="CNI plugin trace" runtime={runtime} />;
   if (calls.length === 0) {
-    return <EmptyState title="No plugin calls recorded">{s.hostNetwork ? 'Host-network sandboxes do not run CNI.' : 'CNI has not run for this sandbox yet.'}</EmptyState>;
+    return (
+      <EmptyState title="No plugin calls recorded">
+        {s.hostNetwork ? 'Host-network sandboxes do not run CNI.' : 'CNI has not run for this sandbox yet.'}
+      </EmptyState>
+    );
   }
   const max = Math.max(...calls.map((c) => c.durationMs), 1);
   const toggle = (seq: number) =>
@@ -70,32 +87,36 @@ export function TraceTab({ s, available, runtime }: { s: SandboxStatus; availabl
     });
   return (
     <div className="stack">
-    <CniCheckPanel s={s} />
-    <ol className="timeline" data-testid="cni-trace">
-      {calls.map((t) => {
-        const p = t.plugin!;
-        const isOpen = open.has(t.seq);
-        return (
-          <li key={t.seq} className={`tl-item${t.ok ? '' : ' tl-fail'}`} data-plugin={p.type} data-verb={p.verb} data-phase={t.phase}>
-            <button type="button" className="tl-head" aria-expanded={isOpen} onClick={() => toggle(t.seq)}>
-              <span className="tl-caret">{isOpen ? '▾' : '▸'}</span>
-              <span className={`verb verb-${p.verb.toLowerCase()}`}>{p.verb}</span>
-              <span className="tl-plugin mono">{p.type}</span>
-              <span className="tl-net mono muted">
-                {p.network}/{p.ifName} #{p.index}
-              </span>
-              <span className="tl-phase muted">{t.phase}</span>
-              <span className="tl-bar">
-                <span className="tl-bar-fill" style={{ width: `${Math.max(2, (t.durationMs / max) * 100)}%` }} />
-              </span>
-              <span className="tl-dur mono">{ms(t.durationMs)}</span>
-              {t.ok ? <Pill tone="ok">exit {p.exitCode ?? 0}</Pill> : <Pill tone="bad">failed{p.exitCode !== null ? ` · exit ${p.exitCode}` : ''}</Pill>}
-            </button>
-            {isOpen && <PluginCallView t={t} />}
-          </li>
-        );
-      })}
-    </ol>
+      <CniCheckPanel s={s} />
+      <ol className="timeline" data-testid="cni-trace">
+        {calls.map((t) => {
+          const p = t.plugin!;
+          const isOpen = open.has(t.seq);
+          return (
+            <li key={t.seq} className={`tl-item${t.ok ? '' : ' tl-fail'}`} data-plugin={p.type} data-verb={p.verb} data-phase={t.phase}>
+              <button type="button" className="tl-head" aria-expanded={isOpen} onClick={() => toggle(t.seq)}>
+                <span className="tl-caret">{isOpen ? '▾' : '▸'}</span>
+                <span className={`verb verb-${p.verb.toLowerCase()}`}>{p.verb}</span>
+                <span className="tl-plugin mono">{p.type}</span>
+                <span className="tl-net mono muted">
+                  {p.network}/{p.ifName} #{p.index}
+                </span>
+                <span className="tl-phase muted">{t.phase}</span>
+                <span className="tl-bar">
+                  <span className="tl-bar-fill" style={{ width: `${Math.max(2, (t.durationMs / max) * 100)}%` }} />
+                </span>
+                <span className="tl-dur mono">{ms(t.durationMs)}</span>
+                {t.ok ? (
+                  <Pill tone="ok">exit {p.exitCode ?? 0}</Pill>
+                ) : (
+                  <Pill tone="bad">failed{p.exitCode !== null ? ` · exit ${p.exitCode}` : ''}</Pill>
+                )}
+              </button>
+              {isOpen && <PluginCallView t={t} />}
+            </li>
+          );
+        })}
+      </ol>
     </div>
   );
 }

@@ -2,7 +2,16 @@ import { describe, expect, it } from 'vitest';
 import type { ProbePath } from '../../../../../../shared/domain/probe';
 import { verdictTone } from './ReachabilityPanel';
 
-const path = (over: Partial<ProbePath>): ProbePath => ({ kind: 'hostPort', from: 'host', to: '127.0.0.1:80', proto: 'tcp', verdict: 'reachable', measured: true, note: '', ...over });
+const path = (over: Partial<ProbePath>): ProbePath => ({
+  kind: 'hostPort',
+  from: 'host',
+  to: '127.0.0.1:80',
+  proto: 'tcp',
+  verdict: 'reachable',
+  measured: true,
+  note: '',
+  ...over,
+});
 
 describe('reachability verdict pills', () => {
   it('green only for a path measured reachable while the pod is ready', () => {

@@ -10,7 +10,11 @@ export function bareAddress(a: string): string {
   return a.split('/')[0]!.trim().toLowerCase();
 }
 
-export interface ClaimedAddress { address: string; prefixLen?: number; network?: string }
+export interface ClaimedAddress {
+  address: string;
+  prefixLen?: number;
+  network?: string;
+}
 
 /** Addresses the CNI result put on each interface inside the sandbox, keyed by interface name. */
 export function cniClaims(s: SandboxStatus): Map<string, ClaimedAddress[]> {
@@ -58,7 +62,13 @@ export type AddressMark =
   /** in the CNI result, not in the kernel */
   | 'cni-only';
 
-export interface AddressDiffRow { address: string; prefixLen?: number; family?: 4 | 6; scope?: string; mark: AddressMark }
+export interface AddressDiffRow {
+  address: string;
+  prefixLen?: number;
+  family?: 4 | 6;
+  scope?: string;
+  mark: AddressMark;
+}
 
 export interface InterfaceDiff {
   name: string;
@@ -98,10 +108,11 @@ export function diffInterfaces(live: LiveInterface[], claims: Map<string, Claime
 export function diffCounts(diffs: InterfaceDiff[]): { missing: number; extra: number } {
   let missing = 0;
   let extra = 0;
-  for (const d of diffs) for (const a of d.addresses) {
-    if (a.mark === 'cni-only') missing++;
-    if (a.mark === 'kernel-only') extra++;
-  }
+  for (const d of diffs)
+    for (const a of d.addresses) {
+      if (a.mark === 'cni-only') missing++;
+      if (a.mark === 'kernel-only') extra++;
+    }
   return { missing, extra };
 }
 
@@ -147,4 +158,5 @@ export function bandwidthVerdict(c: LiveBandwidthCheck): BandwidthVerdict {
   return c.matches ? 'applied' : 'mismatch';
 }
 
-export const bps = (n: number | undefined): string | undefined => (n === undefined ? undefined : formatBitsPerSecond(BigInt(Math.round(n))));
+export const bps = (n: number | undefined): string | undefined =>
+  n === undefined ? undefined : formatBitsPerSecond(BigInt(Math.round(n)));
