@@ -7,6 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { _electron, type ElectronApplication, type Page } from '@playwright/test';
 import type { EngineOptions } from '../../electron/engine/options';
 import { electronBinary } from '../../bin/electron-binary.mjs';
+import { engineFlagsFor } from '../../testkit/engine-flags';
 
 export { electronBinary };
 
@@ -16,22 +17,7 @@ export async function launchElectron(options: Partial<EngineOptions>): Promise<{
   const main = fileURLToPath(new URL('../../dist/electron/main.js', import.meta.url));
   const app = await _electron.launch({
     executablePath: electronBinary(),
-    args: [main, '--allow-root', ...engineFlags(options)],
+    args: [main, '--allow-root', ...engineFlagsFor(options)],
   });
   return { app, page: await app.firstWindow() };
-}
-
-/** The CLI's engine flags for these options (the inverse of electron/core/engine-flags.ts). */
-export function engineFlags(o: Partial<EngineOptions>): string[] {
-  const f: string[] = [];
-  if (o.cniConfDir) f.push('--cni-conf-dir', o.cniConfDir);
-  for (const d of o.cniBinDirs ?? []) f.push('--cni-bin-dir', d);
-  if (o.cniCacheDir) f.push('--cni-cache-dir', o.cniCacheDir);
-  if (o.stateDir) f.push('--state-dir', o.stateDir);
-  if (o.runDir) f.push('--run-dir', o.runDir);
-  if (o.netnsDir) f.push('--netns-dir', o.netnsDir);
-  if (o.maxConfNum !== undefined) f.push('--max-conf-num', String(o.maxConfNum));
-  if (o.ipPreference) f.push('--ip-pref', o.ipPreference);
-  if (o.pluginTimeoutMs !== undefined) f.push('--plugin-timeout', String(o.pluginTimeoutMs));
-  return f;
 }

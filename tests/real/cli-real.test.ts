@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createRealEnv, type RealEnv } from '../../testkit/throwaway-env';
+import { engineFlagsFor } from '../../testkit/engine-flags';
 
 const run = promisify(execFile);
 let env: RealEnv;
@@ -27,18 +28,7 @@ async function podscopeRaw(...args: string[]): Promise<{ code: number; stdout: s
 beforeAll(async () => {
   env = await createRealEnv({ tag: 'cli', subnet: 236 });
   const o = env.options;
-  flags = [
-    '--cni-conf-dir',
-    o.cniConfDir!,
-    '--cni-bin-dir',
-    '/usr/lib/cni',
-    '--cni-cache-dir',
-    o.cniCacheDir!,
-    '--state-dir',
-    o.stateDir!,
-    '--run-dir',
-    o.runDir!,
-  ];
+  flags = engineFlagsFor({ ...o, cniBinDirs: ['/usr/lib/cni'] });
 });
 
 afterAll(async () => {

@@ -10,6 +10,7 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildBusyboxImage, writeDockerSave } from '../../testkit/busybox-image';
 import { createRealEnv, type RealEnv } from '../../testkit/throwaway-env';
+import { engineFlagsFor } from '../../testkit/engine-flags';
 
 const exec = promisify(execFile);
 let env: RealEnv;
@@ -30,18 +31,7 @@ async function podscope(...args: string[]): Promise<{ code: number; stdout: stri
 beforeAll(async () => {
   env = await createRealEnv({ tag: 'c1', subnet: 229, bridge: 'psc1-cl' });
   const o = env.options;
-  flags = [
-    '--cni-conf-dir',
-    o.cniConfDir!,
-    '--cni-bin-dir',
-    '/usr/lib/cni',
-    '--cni-cache-dir',
-    o.cniCacheDir!,
-    '--state-dir',
-    o.stateDir!,
-    '--run-dir',
-    o.runDir!,
-  ];
+  flags = engineFlagsFor({ ...o, cniBinDirs: ['/usr/lib/cni'] });
 });
 
 afterAll(async () => {

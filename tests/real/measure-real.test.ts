@@ -11,6 +11,7 @@ import type { SandboxEngine } from '../../electron/engine/sandbox/service';
 import type { SandboxEvent } from '../../shared/domain/sandbox';
 import { hasCode } from '../../shared/domain/errors';
 import { createRealEnv, type RealEnv } from '../../testkit/throwaway-env';
+import { engineFlagsFor } from '../../testkit/engine-flags';
 
 const sh = (file: string, args: string[]) => execFileSync(file, args, { encoding: 'utf8' });
 const RATE = 10_000_000;
@@ -105,18 +106,7 @@ describe('a pod with kubernetes.io/ingress-bandwidth and egress-bandwidth 10M', 
     // the CLI opens its own engine on the same state dir: release ours (and its lock) meanwhile
     await engine.close();
     const o = env.options;
-    const flags = [
-      '--cni-conf-dir',
-      o.cniConfDir!,
-      '--cni-bin-dir',
-      '/usr/lib/cni',
-      '--cni-cache-dir',
-      o.cniCacheDir!,
-      '--state-dir',
-      o.stateDir!,
-      '--run-dir',
-      o.runDir!,
-    ];
+    const flags = engineFlagsFor({ ...o, cniBinDirs: ['/usr/lib/cni'] });
     const cli = await new Promise<{ code: number | null; stdout: string }>((resolve) => {
       execFile(
         process.execPath,
