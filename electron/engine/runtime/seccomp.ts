@@ -15,7 +15,7 @@ import { readFile } from 'node:fs/promises';
 import { isAbsolute, relative, resolve } from 'node:path';
 import type { SecurityProfile } from '../../../shared/domain/config';
 import { PodscopeError, invalidArgument } from '../../../shared/domain/errors';
-import defaultProfile from './seccomp-default.json';
+import defaultProfile from './seccomp-default.json' with { type: 'json' };
 
 export interface OciSeccompArg {
   index: number;
