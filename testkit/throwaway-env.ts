@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { createEngine, type CreateEngineExtras, type EngineOptions } from '../electron/engine/index';
 import type { SandboxEngine } from '../electron/engine/sandbox/service';
 import { restoreHost, snapshotHost, type HostSnapshot } from './host-cleanup';
+import { findLeftovers, formatLeftovers, sweepLeftovers } from './leak-check';
 
 export interface RealEnvSpec {
   /** short tag used in names, e.g. "t0" ⇒ bridge psc-t0 */
@@ -93,8 +94,23 @@ export async function createRealEnv(spec: RealEnvSpec): Promise<RealEnv> {
           await sweeper.remove(s.id).catch((e: unknown) => console.error(`teardown: remove ${s.id}: ${(e as Error).message}`));
         await sweeper.close();
       }
+      // Once every sandbox is removed, the shared leak checker must find nothing of this env's: a remove that
+      // "succeeded" but left a veth, a reservation, a rule or a record fails the test file here.
+      const scope = {
+        bridge: env.bridge,
+        networks: [env.network],
+        subnets: [`10.${spec.subnet}.0.0/24`, `fd00:${spec.subnet}::/64`],
+        ipamDir,
+        cacheDir: options.cniCacheDir,
+        stateDir: options.stateDir,
+        runDir: options.runDir,
+        ownsDirs: true,
+      };
+      const left = findLeftovers(scope);
+      if (left.length > 0) sweepLeftovers(scope);
       restoreHost(before, [env.bridge]);
       await rm(dir, { recursive: true, force: true });
+      if (left.length > 0) throw new Error(`teardown: removing every sandbox left this behind:\n${formatLeftovers(left)}`);
     },
   };
   return env;

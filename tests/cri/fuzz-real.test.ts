@@ -21,6 +21,7 @@ import { startCriServer, type CriServer } from '../../electron/cri/server';
 import type * as pb from '../../electron/cri/generated/runtime_v1';
 import { runPodSandboxRequest } from './helpers/pod-config-arbitraries';
 import { rawClient, rpc } from './helpers/grpc';
+import { findLeftovers, formatLeftovers } from '../../testkit/leak-check';
 
 const RUNS = Number(process.env.PODSCOPE_FUZZ_REAL_RUNS ?? 30);
 const SEED = process.env.PODSCOPE_FUZZ_SEED ? Number(process.env.PODSCOPE_FUZZ_SEED) : undefined;
@@ -185,6 +186,20 @@ describe('RunPodSandbox over arbitrary PodSandboxConfigs, real engine', () => {
       }
       expect((await rpc(client!, (c) => c.listPodSandbox, { filter: undefined })).items).toEqual([]);
       expect(leftovers(ids)).toEqual({ netns: [], veths: [], hostLocal: [], iptables: [], cniCache: [], runc: [], records: [] });
+      // and the checker every real test shares, over the same scope
+      const shared = findLeftovers({
+        bridge: BRIDGE,
+        networks: [NETWORK],
+        subnets: ['10.210.0.0/24', 'fd00:210::/64'],
+        ids,
+        ipamDir,
+        cacheDir: options!.cniCacheDir,
+        stateDir: options!.stateDir,
+        runDir: options!.runDir,
+        netnsPaths: [...created.values()].filter((p): p is string => !!p),
+        ownsDirs: true,
+      });
+      expect(formatLeftovers(shared)).toBe(formatLeftovers([]));
     },
     120_000 + RUNS * 4_000,
   ); // scales with PODSCOPE_FUZZ_REAL_RUNS

@@ -301,7 +301,10 @@ export class SandboxEngine implements Engine {
   createContainer(req: CreateContainerRequest): Promise<{ id: string }> {
     return this.containers.createContainer(req);
   }
-  startContainer(id: string): Promise<void> {
+  async startContainer(id: string): Promise<void> {
+    // A probe in flight may hold a responder on a container port inside the pod (docs/semantics.md#reachability-probe):
+    // a container started meanwhile could not bind that port, so it starts once the probe has let go.
+    await this.probeQueue.catch(() => undefined);
     return this.containers.startContainer(id);
   }
   stopContainer(id: string, timeoutSeconds: number): Promise<void> {

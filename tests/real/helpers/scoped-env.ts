@@ -12,6 +12,7 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createEngine, type EngineOptions } from '../../../electron/engine/index';
 import { restoreHost, snapshotHost, type HostSnapshot } from '../../../testkit/host-cleanup';
+import { findLeftovers } from '../../../testkit/leak-check';
 
 export interface ScopedEnv {
   dir: string;
@@ -168,5 +169,19 @@ export function scopedLeaks(env: ScopedEnv, ids: Iterable<string>): string[] {
     const mountPoint = l.split(' ')[4] ?? '';
     if (mountPoint.startsWith(env.dir) && mountPoint !== o.netnsDir) leaks.push(`mount ${mountPoint}`);
   }
-  return leaks;
+  // and whatever the shared checker sees in the same scope (ifbs and their qdiscs, hashed chains, …)
+  const shared = findLeftovers({
+    bridge: env.bridge,
+    networks: [env.bridge],
+    subnets: [`10.${env.subnet}.0.0/24`, `fd00:${env.subnet}::/64`],
+    ids: idList,
+    ipamDir: env.ipamDir,
+    cacheDir: o.cniCacheDir,
+    stateDir: o.stateDir,
+    runDir: o.runDir,
+    netnsDir: o.netnsDir,
+    ownsDirs: true,
+  });
+  for (const l of shared) leaks.push(`${l.kind}${l.table ? ` -t ${l.table}` : ''}: ${l.what}`);
+  return [...new Set(leaks)];
 }
