@@ -23,7 +23,6 @@ import { buildContainerSpec, capabilities, type ContainerOciSpec } from '../runt
 import { checkSeccompRequest, loadSeccomp } from '../runtime/seccomp';
 import { sandboxPaths } from '../runtime/sandbox-files';
 import { CleanupStack } from '../sandbox/cleanup-stack';
-import { resolveIdPrefix } from '../sandbox/id-index';
 import type { SandboxRecord } from '../sandbox/record';
 import { notFoundError } from '../sandbox/store';
 import type { ContainerContext } from './context';
@@ -49,7 +48,7 @@ export function parseContainerConfig(input: unknown): ContainerConfig {
 /** The sandbox a container goes into: full id or unique prefix, and READY (its pause process is what it joins). */
 export function readySandbox(ctx: ContainerContext, idOrPrefix: string): SandboxRecord {
   if (idOrPrefix === '') throw new PodscopeError('InvalidArgument', 'pod_sandbox_id must not be empty');
-  const id = resolveIdPrefix(ctx.sandboxes.ids(), idOrPrefix);
+  const id = ctx.sandboxes.index.resolve(idOrPrefix);
   const sandbox = id === undefined ? undefined : ctx.sandboxes.get(id);
   if (!sandbox) throw notFoundError(idOrPrefix);
   if (sandbox.state !== 'Ready' || sandbox.pause.pid === undefined) {

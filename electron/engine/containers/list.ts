@@ -1,6 +1,5 @@
 /** ListContainers (containerd internal/cri/server/container_list.go): filters by id prefix, state, sandbox and labels. */
 import type { ContainerFilter, ContainerSummary } from '../../../shared/domain/container';
-import { resolveIdPrefix } from '../sandbox/id-index';
 import type { ContainerContext } from './context';
 import { observeAllExits } from './exit';
 import { toContainerSummary } from './view';
@@ -12,7 +11,7 @@ export async function listContainers(ctx: ContainerContext, filter: ContainerFil
   if (sandboxId)
     sandboxId = (() => {
       try {
-        return resolveIdPrefix(ctx.sandboxes.ids(), sandboxId) ?? sandboxId;
+        return ctx.sandboxes.index.resolve(sandboxId) ?? sandboxId;
       } catch {
         return sandboxId;
       }

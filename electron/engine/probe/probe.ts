@@ -16,7 +16,6 @@ import { isHostNetwork, protocolName } from '../../../shared/domain/config';
 import { PodscopeError } from '../../../shared/domain/errors';
 import { dnatChainOrder, PROBE_MEASURED_BY, type ProbePath, type ProbeReport, hostIpsOverlap } from '../../../shared/domain/probe';
 import type { EngineContext } from '../sandbox/context';
-import { resolveIdPrefix } from '../sandbox/id-index';
 import type { SandboxRecord } from '../sandbox/record';
 import { refreshLiveness } from '../sandbox/status';
 import { notFoundError } from '../sandbox/store';
@@ -48,7 +47,7 @@ interface PlannedConnect {
 }
 
 export async function probeSandbox(ctx: EngineContext, net: ProbeNet, idOrPrefix: string, opts: ProbeOptions = {}): Promise<ProbeReport> {
-  const id = resolveIdPrefix(ctx.store.ids(), idOrPrefix);
+  const id = ctx.store.index.resolve(idOrPrefix);
   const rec = id === undefined ? undefined : ctx.store.get(id);
   if (!rec) throw notFoundError(idOrPrefix);
   const started = new Date();

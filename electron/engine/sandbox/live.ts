@@ -8,12 +8,11 @@ import { PodscopeError } from '../../../shared/domain/errors';
 import type { LiveBandwidthCheck, LiveNetworkView, LivePortCheck, LiveQdisc } from '../../../shared/domain/live';
 import type { RawLiveNetwork } from '../netns/live-reader';
 import type { EngineContext } from './context';
-import { resolveIdPrefix } from './id-index';
 import type { SandboxRecord } from './record';
 import { notFoundError } from './store';
 
 export async function liveNetwork(ctx: EngineContext, idOrPrefix: string): Promise<LiveNetworkView> {
-  const id = resolveIdPrefix(ctx.store.ids(), idOrPrefix);
+  const id = ctx.store.index.resolve(idOrPrefix);
   const rec = id === undefined ? undefined : ctx.store.get(id);
   if (!rec) throw notFoundError(idOrPrefix);
   if (isHostNetwork(rec.config)) {

@@ -8,7 +8,7 @@
  * Views are shared, frozen-by-convention objects: callers copy before changing anything.
  */
 import { toCriState, type SandboxState, type SandboxStatus, type SandboxSummary } from '../../../shared/domain/sandbox';
-import { PodscopeError } from '../../../shared/domain/errors';
+import { resolveIdPrefix } from './id-index';
 import type { SandboxRecord } from './record';
 import { toStatus, toSummary } from './view';
 
@@ -138,17 +138,8 @@ export class SandboxReadIndex {
    * when nothing matches; an empty or ambiguous prefix is InvalidArgument.
    */
   resolve(prefix: string): string | undefined {
-    if (prefix === '') throw new PodscopeError('InvalidArgument', "sandbox id prefix can't be empty");
-    if (this.entries.has(prefix)) return prefix;
-    const matches = this.idsWithPrefix(prefix);
-    if (matches.length > 1) {
-      throw new PodscopeError(
-        'InvalidArgument',
-        `ambiguous sandbox id prefix ${JSON.stringify(prefix)}: it matches ${matches.length} sandboxes`,
-        { details: { matches } },
-      );
-    }
-    return matches[0];
+    // the same rule and wording as every other id lookup, over only the ids that share the prefix
+    return resolveIdPrefix(this.idsWithPrefix(prefix), prefix);
   }
 
   /**

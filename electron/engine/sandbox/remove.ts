@@ -8,7 +8,6 @@ import { PodscopeError, serializeError } from '../../../shared/domain/errors';
 import type { RemoveOptions } from '../../../shared/domain/sandbox';
 import type { EngineContext } from './context';
 import { runtimeReporter } from './hooks';
-import { resolveIdPrefix } from './id-index';
 import { describePending, pendingStep, setPending } from './pending-cleanup';
 import type { SandboxRecord } from './record';
 import { stopLocked } from './stop';
@@ -16,7 +15,7 @@ import { TraceRecorder } from './trace';
 import { toSummary } from './view';
 
 export async function removeSandbox(ctx: EngineContext, idOrPrefix: string, opts: RemoveOptions = {}): Promise<void> {
-  const id = resolveIdPrefix(ctx.store.ids(), idOrPrefix);
+  const id = ctx.store.index.resolve(idOrPrefix);
   if (id === undefined) return;
   await ctx.locks.run(id, async () => {
     const rec = ctx.store.get(id);

@@ -72,7 +72,6 @@ import {
   type ProbeReport,
 } from '../../../shared/domain/probe';
 import { toCniPortMappings } from '../../../shared/domain/portmap';
-import { resolveIdPrefix } from './id-index';
 import type { SandboxRecord } from './record';
 
 export const ENGINE_VERSION = '0.1.0';
@@ -221,7 +220,7 @@ export class SandboxEngine implements Engine {
   }
 
   async lastProbe(idOrPrefix: string): Promise<ProbeReport | null> {
-    const id = resolveIdPrefix(this.ctx.store.ids(), idOrPrefix);
+    const id = this.ctx.store.index.resolve(idOrPrefix);
     if (id === undefined || !this.ctx.store.get(id)) throw notFoundError(idOrPrefix);
     return this.lastProbes.get(id) ?? null;
   }
@@ -412,7 +411,7 @@ export class SandboxEngine implements Engine {
   async throughput(id: string, opts: ThroughputOptions = {}, signal?: AbortSignal): Promise<ThroughputReport> {
     const meter = this.ctx.throughputMeter;
     if (!meter) throw new PodscopeError('FailedPrecondition', 'this engine has no throughput meter');
-    const key = resolveIdPrefix(this.ctx.store.ids(), id) ?? id;
+    const key = this.ctx.store.index.resolve(id) ?? id;
     if (this.measuring.has(key))
       throw new PodscopeError('FailedPrecondition', `a throughput measurement of sandbox ${key} is already running`);
     this.measuring.add(key);

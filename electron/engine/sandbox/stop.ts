@@ -5,7 +5,6 @@
 import { serializeError } from '../../../shared/domain/errors';
 import type { EngineContext } from './context';
 import { runtimeReporter } from './hooks';
-import { resolveIdPrefix } from './id-index';
 import type { SandboxRecord } from './record';
 import { teardownNetwork } from './teardown';
 import { pendingStep, setPending } from './pending-cleanup';
@@ -13,7 +12,7 @@ import { TraceRecorder } from './trace';
 import { toSummary } from './view';
 
 export async function stopSandbox(ctx: EngineContext, idOrPrefix: string): Promise<void> {
-  const id = resolveIdPrefix(ctx.store.ids(), idOrPrefix);
+  const id = ctx.store.index.resolve(idOrPrefix);
   if (id === undefined) return;
   await ctx.locks.run(id, async () => {
     const rec = ctx.store.get(id);

@@ -17,7 +17,6 @@ import {
   type ThroughputReport,
 } from '../../../shared/domain/measure';
 import type { EngineContext } from '../sandbox/context';
-import { resolveIdPrefix } from '../sandbox/id-index';
 import { buildLiveView } from '../sandbox/live';
 import type { SandboxRecord } from '../sandbox/record';
 import { notFoundError } from '../sandbox/store';
@@ -37,7 +36,7 @@ export interface MeasureDeps {
 }
 
 export function readySandbox(ctx: EngineContext, idOrPrefix: string, what: string): SandboxRecord & { netnsPath: string } {
-  const id = resolveIdPrefix(ctx.store.ids(), idOrPrefix);
+  const id = ctx.store.index.resolve(idOrPrefix);
   const rec = id === undefined ? undefined : ctx.store.get(id);
   if (!rec) throw notFoundError(idOrPrefix);
   if (isHostNetwork(rec.config))

@@ -3,25 +3,7 @@ import { QueryClient } from '@tanstack/react-query';
 import type { SandboxSummary } from '../../../shared/domain/sandbox';
 import { podKeys } from '../features/pods/api/queries';
 import { applyEvent } from './engine-events';
-
-const pod = (name: string, ns: string, extra: Partial<SandboxSummary> = {}): SandboxSummary => ({
-  id: `${name}-id`,
-  name,
-  metadata: { name, namespace: ns, uid: 'u', attempt: 0 },
-  state: 'SANDBOX_READY',
-  internalState: 'Ready',
-  createdAt: '2026-01-01T00:00:00Z',
-  createdAtNs: '1',
-  labels: {},
-  annotations: {},
-  runtimeHandler: '',
-  hostNetwork: false,
-  ip: '10.0.0.1',
-  additionalIps: [],
-  hostPorts: [],
-  bandwidth: {},
-  ...extra,
-});
+import { pod } from '../test/pod-summary';
 
 describe('pushed events update the query cache', () => {
   it('upserts summaries, removes removed pods and drops their status', () => {
