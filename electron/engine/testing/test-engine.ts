@@ -25,6 +25,7 @@ import { FakeNetnsManager } from './fake-netns';
 import { FakeProbeNet, type FakeProbeWorld } from './fake-probe-net';
 import { FakePauseRuntime } from './fake-runtime';
 import { FakeThroughputMeter } from './fake-throughput';
+import { FakeTopologyReader } from './fake-topology';
 
 export interface TestEngineOptions {
   /** engine options over the temp-dir defaults (dirs you pass are used as given) */
@@ -51,6 +52,8 @@ export interface TestEngine {
   images: FakeImageStore;
   /** replays byte curves for throughput(); set `curves` per direction */
   throughput: FakeThroughputMeter;
+  /** the kernel's wiring as the fake CNI results left it (pod side only) */
+  topology: FakeTopologyReader;
   containerRuntime: FakeContainerRuntime;
   cgroups: FakeCgroups;
   host: FakeContainerHost;
@@ -86,6 +89,7 @@ export async function createTestEngine(opts: TestEngineOptions = {}): Promise<Te
     ingress: { lineBytesPerMs: 1e6, burstBytes: 536_870_911, shapedBytesPerMs: 1250 },
     egress: { lineBytesPerMs: 1e6, burstBytes: 536_870_911, shapedBytesPerMs: 1250 },
   });
+  const topology = new FakeTopologyReader(cni);
   const containerRuntime = new FakeContainerRuntime();
   const cgroups = new FakeCgroups();
   const host = new FakeContainerHost();
@@ -99,6 +103,7 @@ export async function createTestEngine(opts: TestEngineOptions = {}): Promise<Te
     probeNet: probe,
     images: opts.imageStore ?? images,
     throughputMeter: throughput,
+    topologyReader: topology,
     buildPauseSpec,
     engineOomScoreAdj: 0,
     cleanupTimeoutMs: 5000,
@@ -128,6 +133,7 @@ export async function createTestEngine(opts: TestEngineOptions = {}): Promise<Te
     probe,
     images,
     throughput,
+    topology,
     containerRuntime,
     cgroups,
     host,

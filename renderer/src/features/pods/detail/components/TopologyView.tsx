@@ -39,7 +39,9 @@ export function TopologyView({ s }: { s: SandboxStatus }) {
     enabled: ready && caps.liveNetwork,
     refetchInterval: false,
   });
-  const t = q.data;
+  // A reading taken while the pod was ready stays in the query cache after it stops: it is history, not the kernel now,
+  // so it is neither drawn nor stamped with its time once the pod is not ready.
+  const t = ready ? q.data : undefined;
   return (
     <section className="live" data-testid="topology" aria-label="Topology">
       <header className="live-head">
