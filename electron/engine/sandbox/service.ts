@@ -73,6 +73,7 @@ import {
 } from '../../../shared/domain/probe';
 import { toCniPortMappings } from '../../../shared/domain/portmap';
 import type { SandboxRecord } from './record';
+import { PortGate } from './port-gate';
 
 export const ENGINE_VERSION = '0.1.0';
 /** /proc reads only, so cheap enough to run every couple of seconds */
@@ -109,8 +110,8 @@ export class SandboxEngine implements Engine {
   private readonly forcedLeftovers: string[] = [];
   /** the netns name tag, known once start() has read the state dir id */
   private readonly ownerTag: { value: Buffer | undefined };
-  /** probes run one at a time: two at once would fight over the same container ports for their responders */
-  private probeQueue: Promise<unknown> = Promise.resolve();
+  /** probes run one at a time and never beside a container start: both want the pod's container ports (port-gate.ts) */
+  private readonly portGate = new PortGate();
   private readonly probeAbort = new AbortController();
   private readonly lastProbes = new Map<string, ProbeReport>();
   private readonly containers: ContainerService;
@@ -228,16 +229,12 @@ export class SandboxEngine implements Engine {
   private enqueueProbe(id: string, trigger: ProbeReport['trigger']): Promise<ProbeReport> {
     const net = this.deps.probeNet;
     if (!net) return Promise.reject(new PodscopeError('Unimplemented', 'this engine has no reachability probe'));
-    const next = this.probeQueue
-      .catch(() => undefined)
-      .then(async () => {
-        if (this.probeAbort.signal.aborted) throw new PodscopeError('Canceled', 'the engine is closing');
-        const report = await probeSandbox(this.ctx, net, id, { trigger, signal: this.probeAbort.signal });
-        if (this.ctx.store.get(report.sandboxId)) this.lastProbes.set(report.sandboxId, report);
-        return report;
-      });
-    this.probeQueue = next;
-    return next;
+    return this.portGate.withExclusive(async () => {
+      if (this.probeAbort.signal.aborted) throw new PodscopeError('Canceled', 'the engine is closing');
+      const report = await probeSandbox(this.ctx, net, id, { trigger, signal: this.probeAbort.signal });
+      if (this.ctx.store.get(report.sandboxId)) this.lastProbes.set(report.sandboxId, report);
+      return report;
+    });
   }
 
   /** Other ready sandboxes mapping one of this one's host ports; the winner read from the real chain when there is a clash. */
@@ -301,10 +298,9 @@ export class SandboxEngine implements Engine {
     return this.containers.createContainer(req);
   }
   async startContainer(id: string): Promise<void> {
-    // A probe in flight may hold a responder on a container port inside the pod (docs/semantics.md#reachability-probe):
-    // a container started meanwhile could not bind that port, so it starts once the probe has let go.
-    await this.probeQueue.catch(() => undefined);
-    return this.containers.startContainer(id);
+    // A probe may hold a responder on a container port inside the pod: the start waits for it, and a probe asked for
+    // during the start waits for the start (port-gate.ts).
+    return this.portGate.withShared(() => this.containers.startContainer(id));
   }
   stopContainer(id: string, timeoutSeconds: number): Promise<void> {
     return this.containers.stopContainer(id, timeoutSeconds);
@@ -474,7 +470,7 @@ export class SandboxEngine implements Engine {
     for (const b of this.background.splice(0)) b.stop();
     // a probe in flight stops and ends its agents before the engine lets go
     this.probeAbort.abort();
-    await this.probeQueue.catch(() => undefined);
+    await this.portGate.idle();
     this.containers.ctx.runtime.close?.();
     this.listeners.clear();
     await this.deps.lock?.release();
