@@ -1,6 +1,6 @@
 /**
  * The CNI lab's probe step and its start-up GC of runs a crash interrupted, with Debian's real plugins in real
- * namespaces (root only). Everything is named after this file: bridge psl-lab, subnet 10.88.252.0/24, dirs under
+ * namespaces (root only). Everything is named after this file: bridge psl-lab, subnet 10.88.252.0/25 (the e2e lab spec has the upper half), dirs under
  * /tmp/psl-*; the leak checks and the sweep in afterAll look only at those.
  */
 import { execFile, execFileSync, spawn } from 'node:child_process';
@@ -16,7 +16,7 @@ import { findLeftovers, formatLeftovers, sweepLeftovers, type LeakScope } from '
 
 const BRIDGE = 'psl-lab';
 const NETWORK = 'psl-lab';
-const SUBNET = '10.88.252.0/24';
+const SUBNET = '10.88.252.0/25';
 const GATEWAY = '10.88.252.1';
 const HOST_PORT = 25200 + Math.floor(Math.random() * 300);
 const ROOT = join(__dirname, '../..');

@@ -49,7 +49,18 @@ const theme = EditorView.theme({
   '&.cm-focused .cm-selectionBackground, .cm-selectionBackground': {
     backgroundColor: 'color-mix(in srgb, var(--accent) 25%, transparent) !important',
   },
-  '.cm-lintRange-error': { backgroundColor: 'var(--bad-soft)' },
+  // the lint package draws its underline and gutter marker as data: SVGs, whose inline styles the CSP refuses:
+  // a CSS wavy underline and a plain dot instead
+  '.cm-lintRange-error': {
+    backgroundImage: 'none',
+    backgroundColor: 'var(--bad-soft)',
+    textDecoration: 'underline wavy var(--bad)',
+    textDecorationThickness: '1.5px',
+    textDecorationSkipInk: 'none',
+    textUnderlineOffset: '3px',
+  },
+  '.cm-lint-marker': { width: '10px', height: '10px', marginTop: '4px' },
+  '.cm-lint-marker-error': { content: 'none', borderRadius: '50%', backgroundColor: 'var(--bad)' },
   '.cm-tooltip': { backgroundColor: 'var(--bg-sunken)', color: 'var(--text)', border: '1px solid var(--border-strong)' },
   '.cm-matchingBracket': { backgroundColor: 'color-mix(in srgb, var(--ok) 25%, transparent)' },
 });

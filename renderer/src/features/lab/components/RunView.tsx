@@ -32,6 +32,7 @@ export function ProbeTraceItem({ probe, skipped }: { probe?: LabProbe; skipped?:
           </span>
           <span className="mono muted small">{ms(probe.durationMs)}</span>
         </summary>
+        <div className="lab-trace-body">
         <table className="table lab-probe-paths">
           <tbody>
             {probe.paths.map((p, n) => (
@@ -54,6 +55,7 @@ export function ProbeTraceItem({ probe, skipped }: { probe?: LabProbe; skipped?:
             {e}
           </div>
         ))}
+        </div>
       </details>
     </li>
   );
