@@ -419,7 +419,11 @@ export class LabService implements LabApi {
     const actions: string[] = [];
     const errors: string[] = [];
     const traces: LabPluginTrace[] = [];
-    const saved = await this.get(rec.id).catch(() => undefined);
+    // a record saved by an earlier recovery whose DEL failed does not count as a finished run: DEL is tried again
+    const saved = await this.get(rec.id).then(
+      (r) => (r.recovered ? undefined : r),
+      () => undefined,
+    );
     const netnsThere = !(await this.deps.netns.isClosed(rec.netns).catch(() => false));
     if (!saved) {
       let list: ReturnType<typeof confListFromBytes> | undefined;
