@@ -1,9 +1,12 @@
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { test, expect } from '../support/fixtures';
+import { E2E_NETWORK } from '../support/sandbox-env';
 
-// the lab run's own bridge and subnet, apart from the e2e network (psc-e2e0) and any other test's
-const BRIDGE = 'psl1-e2e';
+// the lab run's own bridge and subnet, apart from the e2e network (psc-e2e0) and any other test's (overridable so
+// runs sharing a host each use their own)
+const BRIDGE = process.env.PODSCOPE_E2E_LAB_BRIDGE ?? 'psl1-e2e';
+const SUBNET = process.env.PODSCOPE_E2E_LAB_SUBNET ?? '10.241.0.0/24';
 
 test('CNI lab: open a network from the CNI panel, an edit error shows at its line, run, see the trace and the leak verdict', async ({
   app,
@@ -13,8 +16,9 @@ test('CNI lab: open a network from the CNI panel, an edit error shows at its lin
   try {
     await app.goto('CNI config');
     await app.page.getByRole('button', { name: 'Open in lab' }).last().click();
+    // the CodeMirror editor's content element (a labelled textbox; fill replaces its text as typing would)
     const editor = app.page.getByLabel('Conflist');
-    await expect(editor).toHaveValue(/"name": "psc-e2e"/);
+    await expect(editor).toContainText(`"name": "${E2E_NETWORK}"`);
     await expect(app.page.getByTestId('lab-plugins')).toContainText('/usr/lib/cni/bridge');
 
     // a stray comma: refused with its position, Run disabled
@@ -24,14 +28,14 @@ test('CNI lab: open a network from the CNI panel, an edit error shows at its lin
 
     const conflist: { cniVersion: string; name: string; plugins: Array<Record<string, unknown>> } = {
       cniVersion: '1.0.0',
-      name: 'psl1-e2e',
+      name: BRIDGE,
       plugins: [
         {
           type: 'bridge',
           bridge: BRIDGE,
           isGateway: true,
           ipMasq: false,
-          ipam: { type: 'host-local', dataDir: ipamDir, ranges: [[{ subnet: '10.241.0.0/24' }]] },
+          ipam: { type: 'host-local', dataDir: ipamDir, ranges: [[{ subnet: SUBNET }]] },
         },
         { type: 'portmap', capabilities: { portMappings: true }, snat: false },
         { type: 'bandwidth', capabilities: { bandwidth: true } },
@@ -41,18 +45,21 @@ test('CNI lab: open a network from the CNI panel, an edit error shows at its lin
     await app.page.getByLabel('port mappings').fill('28777:80/tcp');
     await app.page.getByLabel('ingress bit/s').fill('1000000');
     await expect(app.page.getByText('valid', { exact: true })).toBeVisible();
+    // runs are kept in the state dir the specs share: count from what earlier specs left
+    const rows = app.page.getByTestId('lab-runs').locator('tbody tr');
+    const before = await rows.count();
     await app.page.getByRole('button', { name: 'Run', exact: true }).click();
 
     const run = app.page.getByTestId('lab-run');
     await expect(run).toBeVisible();
     const trace = run.getByTestId('lab-trace');
-    await expect(trace.locator('li')).toHaveCount(8); // ADD ×3, CHECK bridge + portmap (Debian's portmap fails CHECK), DEL ×3
+    await expect(trace.locator(':scope > li')).toHaveCount(8); // ADD ×3, CHECK bridge + portmap (Debian's portmap fails CHECK), DEL ×3
     await expect(trace).toContainText('portmap');
     await expect(run.getByTestId('lab-verdict')).toContainText('No leak');
     await expect(run).toContainText('--dport 28777 -j DNAT');
     await trace.locator('li').first().locator('summary').click();
-    await expect(trace.locator('li').first()).toContainText('"bridge": "psl1-e2e"');
-    await expect(app.page.getByTestId('lab-runs').locator('tbody tr')).toHaveCount(1);
+    await expect(trace.locator('li').first()).toContainText(`"bridge": "${BRIDGE}"`);
+    await expect(rows).toHaveCount(before + 1);
     await app.screenshot('30-cni-lab-run');
     expect((await env.engine.list()).length).toBe(0); // a lab run is not a sandbox
 
@@ -62,7 +69,7 @@ test('CNI lab: open a network from the CNI panel, an edit error shows at its lin
     await editor.fill(JSON.stringify(conflist, null, 2));
     await expect(app.page.getByText('valid', { exact: true })).toBeVisible();
     await app.page.getByRole('button', { name: 'Run', exact: true }).click();
-    await expect(app.page.getByTestId('lab-runs').locator('tbody tr')).toHaveCount(2);
+    await expect(rows).toHaveCount(before + 2);
     const second = (await app.page.getByTestId('lab-runs').locator('tbody tr').first().locator('button.link').textContent())!;
     expect(second).not.toBe(first);
     await app.page.getByLabel(`a ${first}`).check();

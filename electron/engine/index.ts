@@ -11,7 +11,8 @@ import { LocalImageStore } from './images/store';
 import type { ImageStore } from './images/types';
 import { liveNetworkUses, recordedAddOf } from './lab/engine-links';
 import { LinuxKernelReader } from './lab/kernel';
-import { LabService } from './lab/service';
+import { LabService, type LabRecoveryItem } from './lab/service';
+import type { StartupGcItem } from '../../shared/domain/sandbox';
 import { LinuxNetnsManager } from './netns/linux-netns';
 import { LinuxLiveReader } from './netns/live-reader';
 import { LinuxProbeNet } from './probe/linux-probe-net';
@@ -97,14 +98,23 @@ export async function createEngine(partial: Partial<EngineOptions> = {}, extras:
     await engine.start();
     // The lab's namespaces are its own (podscope-lab-*, outside the engine's owned cni-* names), and it always may
     // create them: `podscope lab run` beside a daemon uses a read-only engine only for the live-pod check.
-    engine.lab = new LabService({
+    const lab = new LabService({
       options,
       runner,
       netns: new LinuxNetnsManager(options.netnsDir, runner),
       kernel: new LinuxKernelReader(runner),
       liveNetworks: () => liveNetworkUses(engine),
       recordedAdd: (id) => recordedAddOf(engine, id),
+      probeNet: new LinuxProbeNet(runner),
     });
+    engine.lab = lab;
+    // a read-only engine (the CLI beside a daemon) changes nothing: the daemon's own start-up collects
+    if (!readOnly) {
+      const recovered = await lab.recoverInterrupted().catch((e: unknown) => [
+        { runId: '', netns: join(options.stateDir, 'lab', 'inflight'), action: 'read the lab in-flight records', error: (e as Error).message },
+      ]);
+      engine.noteStartupGc(labStartupGc(recovered));
+    }
     return engine;
   } catch (e) {
     await lock?.release();
@@ -132,4 +142,17 @@ async function checkHost(options: EngineOptions, runner: ProcessRunner): Promise
   if (!binDirs.some(Boolean))
     problems.push(`CNI: none of the plugin dirs exists: ${options.cniBinDirs.join(', ')} (install containernetworking-plugins)`);
   return problems;
+}
+
+/** The lab's interrupted runs as start-up GC items (kind netns: the CRI peers' schema knows no other kinds). */
+function labStartupGc(items: LabRecoveryItem[]): StartupGcItem[] {
+  const at = new Date().toISOString();
+  return items.map((i) => ({
+    kind: 'netns',
+    path: i.netns,
+    ...(i.runId ? { id: i.runId } : {}),
+    action: i.runId ? `lab run ${i.runId} interrupted: ${i.action}` : i.action,
+    ...(i.error ? { error: i.error } : {}),
+    at,
+  }));
 }

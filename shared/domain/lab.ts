@@ -7,6 +7,7 @@ import { z } from 'zod';
 import type { SerializedError } from './errors';
 import type { CniResult } from './cni';
 import type { CniVerb } from './sandbox';
+import type { ProbePath } from './probe';
 
 /** Capability args the user picks for a run (the conventional camelCase forms, docs/semantics.md#capability-args). */
 export const LabCapabilitiesSchema = z.strictObject({
@@ -61,6 +62,8 @@ export const LabRunRequestSchema = z.strictObject({
   force: z.boolean().default(false),
   /** skip CHECK even when the version supports it */
   skipCheck: z.boolean().default(false),
+  /** after ADD (and CHECK), measure reachability from the host into the throwaway netns before DEL */
+  probe: z.boolean().default(false),
   /** tags this run's progress events */
   requestId: z.string().max(200).optional(),
 });
@@ -196,8 +199,40 @@ export interface LabRun {
   /** kernel reads that failed (the verdict may then be incomplete) */
   snapshotErrors: string[];
   durationMs: number;
-  /** true when ADD, CHECK (if run) and DEL succeeded and nothing leaked */
+  /** the probe step's measurement, when the run asked for one and ADD succeeded */
+  probe?: LabProbe;
+  /** the probe was asked for but not run: why (e.g. ADD failed) */
+  probeSkipped?: string;
+  /** set on a run the engine was interrupted in and a later start-up tore down */
+  recovered?: LabRecovery;
+  /** true when ADD, CHECK (if run), the probe (if asked for) and DEL succeeded and nothing leaked */
   success: boolean;
+}
+
+/**
+ * The optional probe step: TCP connects from the host to the netns's addresses (podPort paths, a responder inside
+ * the netns answers with the run's nonce) and to each TCP port mapping's host port (hostPort paths, through portmap's
+ * DNAT), measured after ADD and CHECK and before DEL.
+ */
+export interface LabProbe {
+  /** RFC 3339: when the measurement started */
+  measuredAt: string;
+  measuredBy: string;
+  durationMs: number;
+  paths: ProbePath[];
+  /** problems that kept paths from being measured */
+  errors: string[];
+  /** at least one path was measured and every applicable one was reachable */
+  ok: boolean;
+}
+
+/** An interrupted run (the engine ended mid-run) that a later engine's start-up tore down. */
+export interface LabRecovery {
+  at: string;
+  /** what start-up did, in order (e.g. "CNI DEL with the recorded conflist: ok", "netns unmounted and deleted") */
+  actions: string[];
+  /** the pid of the engine that was running it */
+  interruptedPid: number;
 }
 
 export interface LabRunSummary {
@@ -218,6 +253,8 @@ export interface LabProgress {
   /** a plugin exec just finished, or the run moved on (e.g. "snapshot", "netns") */
   step: string;
   plugin?: LabPluginTrace;
+  /** the probe step just finished */
+  probe?: LabProbe;
 }
 
 /** one changed JSON value */

@@ -10,9 +10,11 @@ import { engineOptionsFromFlags, parseCommandArgs, type Flags } from '../args';
 import { table } from '../format';
 
 export const help = `podscope lab run FILE [--port-mapping HOST:CONTAINER[/tcp|udp|sctp]]... [--bandwidth IN,OUT] [--dns-server IP]...
-                 [--ip IP]... [--mac MAC] [--cgroup-path P] [--force] [--skip-check] [-o json]
+                 [--ip IP]... [--mac MAC] [--cgroup-path P] [--force] [--skip-check] [--probe] [-o json]
   Dry-runs a conflist in a throwaway netns: ADD, CHECK (cniVersion >= 0.4.0), DEL; prints each plugin's exec, the
   kernel state the run created and what DEL left. Exit 0 when ADD, CHECK and DEL succeeded and nothing leaked.
+  --probe: after ADD and CHECK, TCP connects from the host to the netns's addresses and to each TCP port mapping's
+  host port (a responder in the netns answers); every path must be reachable for exit 0. DEL runs either way.
   Bandwidth rates are bits per second (0 = unshaped). --force runs even when live pods share the bridge/subnet.
 podscope lab diff RUN_A RUN_B|sandbox:ID [-o json]   per-plugin differences of two runs (or a run and a pod's ADD)
 podscope lab ls [-o json]                            the kept runs, newest first`;
@@ -69,6 +71,8 @@ export function runJson(run: LabRun): Record<string, unknown> {
     delOk: run.delOk,
     error: run.error ?? null,
     versions: run.versions,
+    ...(run.probe ? { probe: run.probe } : {}),
+    ...(run.probeSkipped ? { probe: { skipped: run.probeSkipped } } : {}),
     durationMs: Math.round(run.durationMs),
   };
 }
@@ -80,6 +84,16 @@ function printRun(run: LabRun): void {
       `  ${p.verb.padEnd(5)} ${p.type.padEnd(12)} exit ${String(p.exitCode ?? '-').padEnd(4)} ${p.durationMs.toFixed(1).padStart(7)} ms${p.ok ? '' : `  FAILED: ${p.error?.message ?? p.stderr.trim()}`}`,
     );
   if (run.checkSkipped) lines.push(`  CHECK skipped: ${run.checkSkipped}`);
+  if (run.probe) {
+    lines.push(`  PROBE ${run.probe.ok ? 'ok' : 'FAILED'} at ${run.probe.measuredAt} (${run.probe.measuredBy}, ${Math.round(run.probe.durationMs)} ms):`);
+    for (const p of run.probe.paths)
+      lines.push(
+        `    ${p.kind.padEnd(8)} ${p.from} → ${p.to}/${p.proto}  ${p.verdict}${p.rttMs !== undefined ? ` (${p.rttMs} ms)` : ''}${p.measured ? '' : ' (not measured)'}  ${p.note}`,
+      );
+    for (const e of run.probe.errors) lines.push(`    probe error: ${e}`);
+  }
+  if (run.probeSkipped) lines.push(`  PROBE skipped: ${run.probeSkipped}`);
+  if (run.recovered) lines.push(`  recovered at start-up ${run.recovered.at}: ${run.recovered.actions.join('; ')}`);
   if (run.error) lines.push(`  error: ${run.error.message}`);
   lines.push(`  kernel state created (${run.kernelCreated.length}):`, items(run.kernelCreated));
   if (run.keptByDesign.length)
@@ -132,6 +146,7 @@ export async function run(argv: string[]): Promise<number> {
       'cgroup-path': { type: 'string' },
       force: { type: 'boolean' },
       'skip-check': { type: 'boolean' },
+      probe: { type: 'boolean' },
     });
     if (positionals.length !== 1) throw new PodscopeError('InvalidArgument', 'lab run takes exactly one conflist file');
     const file = positionals[0]!;
@@ -148,7 +163,9 @@ export async function run(argv: string[]): Promise<number> {
     });
     if (!caps.success) throw new PodscopeError('InvalidArgument', formatIssues(caps.error).join('; '));
     const result = await withLab(flags, (lab) =>
-      lab.run({ text, capabilities: caps.data, force: flags.force === true, skipCheck: flags['skip-check'] === true }),
+      lab.run({ text, capabilities: caps.data, force: flags.force === true, skipCheck: flags['skip-check'] === true,
+        probe: flags.probe === true,
+      }),
     );
     if (flags.output === 'json') process.stdout.write(`${JSON.stringify(runJson(result), null, 2)}\n`);
     else printRun(result);

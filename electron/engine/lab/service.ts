@@ -38,7 +38,10 @@ import { parseVersionedResult, resultAsVersion, toV1View } from '../cni/result-c
 import type { CniCallRecord, CniNamespaceOptions } from '../cni/types';
 import type { NetnsManager } from '../netns/types';
 import type { ProcessRunner } from '../os/exec';
+import type { ProbeNet } from '../probe/types';
 import { conflistFacts } from './conflist-facts';
+import { isInflightOwnerAlive, processIdentity, type InflightRecord } from './inflight';
+import { probeLabNetns } from './probe';
 import { diffSides, type DiffSide } from './diff';
 import { emptySnapshot, type KernelReader, type KernelScope } from './kernel';
 import { validateConflistText, type LiveNetworkUse, type ParsedConflist } from './validate';
@@ -71,7 +74,21 @@ export interface LabDeps {
   liveNetworks(): Promise<LiveNetworkUse[]>;
   /** a sandbox's recorded ADD (NotFound when there is no such sandbox) */
   recordedAdd(id: string): Promise<RecordedAdd>;
+  /** probe agents for the optional probe step (runs asking for a probe fail it without one) */
+  probeNet?: ProbeNet;
+  /** per connect of the probe step (default 1500 ms) */
+  probeConnectTimeoutMs?: number;
   env?: NodeJS.ProcessEnv;
+}
+
+/** what start-up did about one interrupted run */
+export interface LabRecoveryItem {
+  runId: string;
+  netns: string;
+  /** what was done, in one line */
+  action: string;
+  /** set when a step failed (what failed stays on the host) */
+  error?: string;
 }
 
 const IFNAME = 'eth0';
@@ -116,6 +133,11 @@ export class LabService implements LabApi {
 
   private get cacheDir(): string {
     return path.join(this.dir, 'cni-cache');
+  }
+
+  /** runs in progress: written before the netns exists, removed after the run's record is saved */
+  private get inflightDir(): string {
+    return path.join(this.dir, 'inflight');
   }
 
   subscribe(listener: (p: LabProgress) => void): () => void {
@@ -247,18 +269,21 @@ export class LabService implements LabApi {
     const list = confListFromBytes(Buffer.from(req.text));
     // only the text is run: plugins from <confdir>/<network>/*.conf are not added
     const net: LoadedNetwork = { list, ifName: IFNAME, builtin: false, binaries: [] };
-    const opts: CniNamespaceOptions = {
-      args: [
-        ['IgnoreUnknown', '1'],
-        ['K8S_POD_NAMESPACE', 'podscope-lab'],
-        ['K8S_POD_NAME', id],
-        ['K8S_POD_INFRA_CONTAINER_ID', containerId],
-      ],
-      capabilities: capabilityArgs(req.capabilities),
-    };
+    const opts: CniNamespaceOptions = { args: labCniArgs(id, containerId), capabilities: capabilityArgs(req.capabilities) };
     const att: Attachment = { containerId, netns: netnsPath, opts };
 
     await mkdir(this.dir, { recursive: true });
+    // the in-flight record goes down before the netns exists: a later start-up finds every namespace a crash left
+    const inflightFile = await this.writeInflight({
+      id,
+      owner: await processIdentity(process.pid),
+      createdAt: run.createdAt,
+      text: req.text,
+      capabilities: req.capabilities,
+      containerId,
+      netns: netnsPath,
+      ifName: IFNAME,
+    });
     let before = { snapshot: emptySnapshot(), errors: [] as string[] };
     let afterAdd = { snapshot: emptySnapshot(), errors: [] as string[] };
     let afterDel = { snapshot: emptySnapshot(), errors: [] as string[] };
@@ -296,6 +321,27 @@ export class LabService implements LabApi {
           }
         }
       }
+      if (req.probe) {
+        if (!run.addOk) run.probeSkipped = 'ADD failed: nothing to probe';
+        else if (!this.deps.probeNet) run.probeSkipped = 'this engine has no probe agents';
+        else {
+          progress('probe');
+          // a failing probe is recorded, never thrown: DEL always follows
+          run.probe = await probeLabNetns(
+            this.deps.probeNet,
+            { netns: netnsPath, result: run.result, portMappings: req.capabilities.portMappings },
+            { connectTimeoutMs: this.deps.probeConnectTimeoutMs },
+          ).catch((e: unknown) => ({
+            measuredAt: new Date().toISOString(),
+            measuredBy: 'TCP connect',
+            durationMs: 0,
+            paths: [],
+            errors: [(e as Error).message],
+            ok: false,
+          }));
+          this.emit({ requestId: req.requestId, runId: id, step: 'probe done', probe: run.probe }, onProgress);
+        }
+      }
       phase = 'DEL';
       // after a failed ADD only the plugins that really ran hold anything (the engine's unwind does the same)
       const executed = new Set(run.plugins.filter((p) => p.phase === 'ADD' && p.binary !== undefined).map((p) => p.index));
@@ -321,10 +367,155 @@ export class LabService implements LabApi {
     run.tokens = tokensOf(names);
     run.snapshotErrors.push(...before.errors, ...afterAdd.errors, ...afterDel.errors);
     run.durationMs = performance.now() - t0;
-    run.success = run.addOk && run.checkOk !== false && run.delOk && run.leftAfterDel.length === 0;
+    run.success =
+      run.addOk && run.checkOk !== false && (!req.probe || run.probe?.ok === true) && run.delOk && run.leftAfterDel.length === 0;
     await this.save_(run);
+    await rm(inflightFile, { force: true });
     progress('done');
     return run;
+  }
+
+  private async writeInflight(rec: InflightRecord): Promise<string> {
+    await mkdir(this.inflightDir, { recursive: true });
+    const file = path.join(this.inflightDir, `${rec.id}.json`);
+    const tmp = `${file}.tmp-${randomBytes(4).toString('hex')}`;
+    await writeFile(tmp, JSON.stringify(rec));
+    await rename(tmp, file);
+    return file;
+  }
+
+  /**
+   * Start-up GC of runs an engine was killed in: for every in-flight record whose owner process is gone, CNI DEL
+   * with the recorded conflist and capability args (so portmap, bandwidth and host-local release what ADD made, as
+   * the run's own DEL would have), then the netns is removed and the run is kept as a record marked `recovered`.
+   * Only namespaces named by this state dir's records are touched: a podscope-lab-* namespace without one belongs
+   * to another engine (the record is always written before the namespace is created).
+   */
+  async recoverInterrupted(): Promise<LabRecoveryItem[]> {
+    let names: string[];
+    try {
+      names = (await readdir(this.inflightDir)).filter((n) => RUN_FILE.test(n));
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code === 'ENOENT') return [];
+      throw e;
+    }
+    const items: LabRecoveryItem[] = [];
+    for (const n of names) {
+      const file = path.join(this.inflightDir, n);
+      let rec: InflightRecord;
+      try {
+        rec = JSON.parse(await readFile(file, 'utf8')) as InflightRecord;
+      } catch {
+        continue; // a half-written record (its rename never happened) is skipped: the .tmp name does not match
+      }
+      if (await isInflightOwnerAlive(rec.owner)) continue;
+      items.push(await this.recoverOne(rec, file));
+    }
+    return items;
+  }
+
+  private async recoverOne(rec: InflightRecord, file: string): Promise<LabRecoveryItem> {
+    const { options } = this.deps;
+    const actions: string[] = [];
+    const errors: string[] = [];
+    const traces: LabPluginTrace[] = [];
+    // a record saved by an earlier recovery whose DEL failed does not count as a finished run: DEL is tried again
+    const saved = await this.get(rec.id).then(
+      (r) => (r.recovered ? undefined : r),
+      () => undefined,
+    );
+    const netnsThere = !(await this.deps.netns.isClosed(rec.netns).catch(() => false));
+    if (!saved) {
+      let list: ReturnType<typeof confListFromBytes> | undefined;
+      try {
+        list = confListFromBytes(Buffer.from(rec.text));
+      } catch (e) {
+        errors.push(`recorded conflist unreadable: ${(e as Error).message}`);
+      }
+      if (list) {
+        const ctx: ExecContext = {
+          runner: this.deps.runner,
+          binDirs: options.cniBinDirs,
+          baseEnv: this.deps.env ?? process.env,
+          timeoutMs: options.pluginTimeoutMs,
+          record: (r) => {
+            if (r.step !== 'cni.plugin' || !r.plugin) return;
+            traces.push({
+              phase: 'DEL',
+              verb: r.plugin.verb,
+              index: r.plugin.index,
+              type: r.plugin.type,
+              binary: r.plugin.binary,
+              stdin: r.plugin.stdin,
+              stdout: r.plugin.stdout,
+              stderr: r.plugin.stderr,
+              exitCode: r.plugin.exitCode,
+              durationMs: r.durationMs,
+              ok: r.ok,
+              startedAt: r.startedAt,
+              ...(r.error ? { error: serializeError(r.error) } : {}),
+            });
+          },
+        };
+        const net: LoadedNetwork = { list, ifName: rec.ifName, builtin: false, binaries: [] };
+        const att: Attachment = {
+          containerId: rec.containerId,
+          netns: rec.netns,
+          opts: { args: labCniArgs(rec.id, rec.containerId), capabilities: capabilityArgs(rec.capabilities) },
+        };
+        try {
+          // DEL of every plugin: which ones ADD reached is unknown, and DEL of what was never added is a no-op
+          await delNetworkList(ctx, new ResultCache(this.cacheDir), net, att);
+          actions.push(`CNI DEL with the recorded conflist (${traces.length} plugin execs): ok`);
+        } catch (e) {
+          errors.push(`CNI DEL: ${(e as Error).message}`);
+        }
+      }
+    } else actions.push('the run had finished (its record was saved); only the in-flight marker was left');
+    if (netnsThere) {
+      try {
+        await this.deps.netns.remove(rec.netns);
+        actions.push(`netns ${path.basename(rec.netns)} unmounted and deleted`);
+      } catch (e) {
+        errors.push(`netns remove: ${(e as Error).message}`);
+      }
+    }
+    if (!saved) {
+      const recovered: LabRun = {
+        id: rec.id,
+        createdAt: rec.createdAt,
+        text: rec.text,
+        name: safeName(rec.text),
+        cniVersion: safeVersion(rec.text),
+        capabilities: rec.capabilities,
+        containerId: rec.containerId,
+        netns: rec.netns,
+        ifName: rec.ifName,
+        plugins: traces,
+        versions: [],
+        addOk: false,
+        delOk: errors.length === 0,
+        error: { code: 'Canceled', message: `interrupted: the engine (pid ${rec.owner.pid}) ended mid-run; a later start-up tore it down` },
+        kernelCreated: [],
+        leftAfterDel: [],
+        keptByDesign: [],
+        forced: [],
+        tokens: {},
+        snapshotErrors: errors,
+        durationMs: 0,
+        recovered: { at: new Date().toISOString(), actions: [...actions, ...errors.map((e) => `FAILED ${e}`)], interruptedPid: rec.owner.pid },
+        success: false,
+      };
+      await this.save_(recovered).catch((e: unknown) => errors.push(`record save: ${(e as Error).message}`));
+    }
+    // with a failed step the marker stays, so the next start-up tries again
+    if (errors.length === 0) await rm(file, { force: true });
+    return {
+      runId: rec.id,
+      netns: rec.netns,
+      action: actions.join('; ') || 'nothing to do',
+      ...(errors.length ? { error: errors.join('; ') } : {}),
+    };
   }
 
   private async save_(run: LabRun): Promise<void> {
@@ -455,6 +646,33 @@ export async function checkNetworkList(ctx: ExecContext, cache: ResultCache, net
       capabilityArgs: att.opts.capabilities,
     });
     await execPlugin(ctx, { network: list.name, ifName, verb, index, type: plugin.type, stdin, cniEnv: env }, () => undefined);
+  }
+}
+
+function labCniArgs(id: string, containerId: string): Array<[string, string]> {
+  return [
+    ['IgnoreUnknown', '1'],
+    ['K8S_POD_NAMESPACE', 'podscope-lab'],
+    ['K8S_POD_NAME', id],
+    ['K8S_POD_INFRA_CONTAINER_ID', containerId],
+  ];
+}
+
+function safeName(text: string): string {
+  try {
+    const v = (JSON.parse(text) as { name?: unknown }).name;
+    return typeof v === 'string' ? v : '';
+  } catch {
+    return '';
+  }
+}
+
+function safeVersion(text: string): string {
+  try {
+    const v = (JSON.parse(text) as { cniVersion?: unknown }).cniVersion;
+    return typeof v === 'string' ? v : '';
+  } catch {
+    return '';
   }
 }
 

@@ -37,6 +37,7 @@ import type {
 import { noImageStore } from '../images/none';
 import type { ImageStore } from '../images/types';
 import type { LabApi } from '../../../shared/domain/lab';
+import type { StartupGcItem } from '../../../shared/domain/sandbox';
 import type { Engine, EngineOptions, SandboxEventListener } from '../options';
 import { buildCniOptions } from './cni-options';
 import { conflistSuffix } from '../cni/cni-error';
@@ -188,6 +189,16 @@ export class SandboxEngine implements Engine {
       }),
     );
     return this.recovery;
+  }
+
+  /** Start-up GC done outside the sandbox store (the lab's interrupted runs): logged and shown with the rest. */
+  noteStartupGc(items: StartupGcItem[]): void {
+    for (const item of items) {
+      const what = item.path ?? item.id ?? '';
+      this.ctx.log?.(`start-up GC: ${item.kind} ${what}: ${item.error ? `${item.action} failed: ${item.error}` : item.action}`);
+      if (item.error) this.recovery.problems.push(`start-up GC could not ${item.action} ${item.kind} ${what}: ${item.error}`);
+    }
+    this.recovery.startupGc.push(...items);
   }
 
   subscribe(listener: SandboxEventListener): () => void {

@@ -1,6 +1,8 @@
 // @vitest-environment jsdom
 import { afterEach, describe, expect, it } from 'vitest';
 import { cleanup, fireEvent, screen, waitFor } from '@testing-library/react';
+import { EditorView } from '@codemirror/view';
+import { forEachDiagnostic } from '@codemirror/lint';
 import { join } from 'node:path';
 import { renderWithEngine } from '../../../test/render-with-engine';
 import { useNavigation } from '../../../lib/navigation';
@@ -29,6 +31,33 @@ const lab = (dir: string) =>
     },
   });
 
+// jsdom has no shadow-root selection: CodeMirror then reads it through execCommand, which jsdom lacks too
+if (typeof document.execCommand !== 'function') document.execCommand = () => false;
+// nor layout: CodeMirror measures text ranges; an empty rect list keeps its measuring quiet
+const noRect = { x: 0, y: 0, width: 0, height: 0, top: 0, left: 0, right: 0, bottom: 0, toJSON: () => ({}) } as DOMRect;
+if (typeof Range.prototype.getClientRects !== 'function') {
+  Range.prototype.getClientRects = () => Object.assign([], { item: () => null }) as unknown as DOMRectList;
+  Range.prototype.getBoundingClientRect = () => noRect;
+}
+
+/** the CodeMirror view behind the lab's editor (it lives in a shadow root, loaded lazily) */
+async function editorView(): Promise<EditorView> {
+  const host = await screen.findByTestId('lab-editor');
+  await waitFor(() => expect(host.shadowRoot?.querySelector('.cm-editor')).toBeTruthy());
+  return EditorView.findFromDOM(host.shadowRoot!.querySelector<HTMLElement>('.cm-editor')!)!;
+}
+
+/** replaces the document as a user edit would (userEvent input), so the page sees it as typed */
+function typeInto(view: EditorView, text: string): void {
+  view.dispatch({ changes: { from: 0, to: view.state.doc.length, insert: text }, userEvent: 'input.type' });
+}
+
+function diagnosticsOf(view: EditorView): Array<{ from: number; to: number; message: string }> {
+  const out: Array<{ from: number; to: number; message: string }> = [];
+  forEachDiagnostic(view.state, (d, from, to) => out.push({ from, to, message: d.message }));
+  return out;
+}
+
 afterEach(() => {
   cleanup();
   useNavigation.setState({ labSeed: undefined, view: 'lab' });
@@ -43,17 +72,48 @@ describe('LabPage', () => {
         '/etc/cni/net.d/10-x.conflist',
       );
     await renderWithEngine(<LabPage />, { lab });
-    const editor = screen.getByLabelText<HTMLTextAreaElement>('Conflist');
-    expect(editor.value).toContain('"from-panel"');
+    const view = await editorView();
+    const content = view.contentDOM;
+    // keyboard reachable and named: a focusable multi-line textbox labelled Conflist
+    expect(content.getAttribute('aria-label')).toBe('Conflist');
+    expect(content.getAttribute('role')).toBe('textbox');
+    expect(content.getAttribute('contenteditable')).toBe('true');
+    expect(view.state.doc.toString()).toContain('"from-panel"');
     expect(screen.getByText('from /etc/cni/net.d/10-x.conflist')).toBeTruthy();
     expect(await screen.findByText('valid')).toBeTruthy();
     expect(useNavigation.getState().labSeed).toBeUndefined();
-    fireEvent.change(editor, {
-      target: { value: '{\n  "cniVersion": "1.0.0",\n  "name": "x",\n  "plugins": [ { "type": "bridge", } ]\n}' },
-    });
+    const bad = '{\n  "cniVersion": "1.0.0",\n  "name": "x",\n  "plugins": [ { "type": "bridge", } ]\n}';
+    typeInto(view, bad);
     expect((await screen.findByTestId('lab-issues')).textContent).toContain('line 4, column 36');
-    expect(document.querySelector('.lab-gutter-bad')?.textContent).toBe('4');
+    // the engine's parse position is underlined in the editor: the character the parser stopped at
+    await waitFor(() => expect(diagnosticsOf(view).length).toBe(1));
+    const [d] = diagnosticsOf(view);
+    expect(bad.slice(d!.from, d!.to)).toBe('}');
+    expect(view.state.doc.lineAt(d!.from).number).toBe(4);
+    expect(d!.from - view.state.doc.line(4).from + 1).toBe(36);
+    expect(content.querySelector('.cm-lintRange-error')?.textContent).toBe('}');
+    // the button selects that range in the editor
+    fireEvent.click(screen.getByRole('button', { name: 'line 4, column 36' }));
+    expect(view.state.selection.main.from).toBe(d!.from);
+    expect(view.state.selection.main.to).toBe(d!.to);
     expect((screen.getByRole('button', { name: 'Run' }) as HTMLButtonElement).disabled).toBe(true);
+  });
+
+  it('underlines a schema error on the offending value (envelope field), not only at a parse position', async () => {
+    await renderWithEngine(<LabPage />, { lab });
+    const view = await editorView();
+    const text = '{\n  "cniVersion": "1.0.0",\n  "name": 42,\n  "plugins": [ { "type": "loopback" } ]\n}';
+    typeInto(view, text);
+    expect((await screen.findByTestId('lab-issues')).textContent).toMatch(/line 3, column 11.*name/);
+    await waitFor(() => expect(diagnosticsOf(view).length).toBe(1));
+    const [d] = diagnosticsOf(view);
+    expect(text.slice(d!.from, d!.to)).toBe('42');
+    expect(d!.message).toMatch(/^name: /);
+    // fixing it clears the underline and enables Run
+    typeInto(view, text.replace('42', '"ok"'));
+    expect(await screen.findByText('valid')).toBeTruthy();
+    await waitFor(() => expect(diagnosticsOf(view)).toEqual([]));
+    expect((screen.getByRole('button', { name: 'Run' }) as HTMLButtonElement).disabled).toBe(false);
   });
 
   it('reads capability args from the form, naming the field that is wrong', () => {

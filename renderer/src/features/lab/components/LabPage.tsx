@@ -7,7 +7,7 @@ import { useEffect, useMemo, useState } from 'react';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { LOCAL_ENDPOINT_ID } from '../../../../../shared/domain/endpoints';
 import { PodscopeError } from '../../../../../shared/domain/errors';
-import { LAB_SAVE_WARNING, type LabCapabilities, type LabIssue, type LabPluginTrace, type LabRun } from '../../../../../shared/domain/lab';
+import { LAB_SAVE_WARNING, type LabCapabilities, type LabIssue, type LabPluginTrace, type LabProbe, type LabRun } from '../../../../../shared/domain/lab';
 import { useClient } from '../../../lib/connection-context';
 import { useEndpointId } from '../../../lib/endpoint';
 import { dateTime, ms } from '../../../lib/format';
@@ -88,19 +88,19 @@ export function capabilitiesFrom(f: CapsForm): { caps: LabCapabilities; problem?
   return { caps };
 }
 
-function useLabProgress(requestId: string | undefined): LabPluginTrace[] {
+function useLabProgress(requestId: string | undefined): { plugins: LabPluginTrace[]; probe?: LabProbe } {
   const client = useClient();
-  const [state, setState] = useState<{ requestId?: string; plugins: LabPluginTrace[] }>({ plugins: [] });
+  const [state, setState] = useState<{ requestId?: string; plugins: LabPluginTrace[]; probe?: LabProbe }>({ plugins: [] });
   useEffect(() => {
     if (!requestId) return;
     return client.onEvent((e) => {
-      if (e.kind === 'lab.progress' && e.progress.requestId === requestId && e.progress.plugin) {
-        const p = e.progress.plugin;
-        setState((s) => (s.requestId === requestId ? { requestId, plugins: [...s.plugins, p] } : { requestId, plugins: [p] }));
-      }
+      if (e.kind !== 'lab.progress' || e.progress.requestId !== requestId) return;
+      const { plugin: p, probe } = e.progress;
+      if (p) setState((s) => (s.requestId === requestId ? { ...s, plugins: [...s.plugins, p] } : { requestId, plugins: [p] }));
+      if (probe) setState((s) => (s.requestId === requestId ? { ...s, probe } : { requestId, plugins: [], probe }));
     });
   }, [client, requestId]);
-  return requestId !== undefined && state.requestId === requestId ? state.plugins : [];
+  return requestId !== undefined && state.requestId === requestId ? state : { plugins: [] };
 }
 
 export function LabPage() {
@@ -127,6 +127,7 @@ function Lab({ endpointId }: { endpointId: string }) {
   }, [seed, consumeLabSeed]);
   const [form, setForm] = useState<CapsForm>({ ports: '', ingress: '', egress: '', dns: '', ips: '', mac: '', cgroupPath: '' });
   const [force, setForce] = useState(false);
+  const [probe, setProbe] = useState(false);
   const debounced = useDebounced(text, 250);
   const validation = useQuery(labValidateQuery(client, endpointId, debounced));
   const v = debounced === text ? validation.data : undefined;
@@ -136,7 +137,7 @@ function Lab({ endpointId }: { endpointId: string }) {
   const [requestId, setRequestId] = useState<string>();
   const live = useLabProgress(requestId);
   const run = useMutation({
-    mutationFn: (rid: string) => client.call('lab.run', { endpointId, request: { text, capabilities: caps, force, requestId: rid } }),
+    mutationFn: (rid: string) => client.call('lab.run', { endpointId, request: { text, capabilities: caps, force, probe, requestId: rid } }),
     onSuccess: (r) => {
       qc.setQueryData(labKeys.run(endpointId, r.id), r);
       void qc.invalidateQueries({ queryKey: labKeys.runs(endpointId) });
@@ -278,6 +279,10 @@ function Lab({ endpointId }: { endpointId: string }) {
               </label>
             </div>
           )}
+          <label className="small">
+            <input type="checkbox" checked={probe} onChange={(e) => setProbe(e.target.checked)} /> probe reachability after ADD
+            (host → netns address{caps.portMappings?.length ? ', host ports' : ''}), before DEL
+          </label>
           <div className="toolbar toolbar-plain">
             <button
               type="button"
@@ -309,10 +314,10 @@ function Lab({ endpointId }: { endpointId: string }) {
           <div className="section-head">
             <strong>Running…</strong>
             <span className="muted small">
-              {live.length} plugin exec{live.length === 1 ? '' : 's'} so far
+              {live.plugins.length} plugin exec{live.plugins.length === 1 ? '' : 's'} so far
             </span>
           </div>
-          <PluginTrace plugins={live} />
+          <PluginTrace plugins={live.plugins} probe={live.probe} />
         </section>
       )}
       {run.error && (

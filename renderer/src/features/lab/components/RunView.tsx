@@ -1,14 +1,77 @@
 /** One lab run: the per-plugin trace (live while it runs), the final result, the kernel state created, the verdict. */
-import type { LabKernelItem, LabPluginTrace, LabRun } from '../../../../../shared/domain/lab';
+import { Fragment } from 'react';
+import type { LabKernelItem, LabPluginTrace, LabProbe, LabRun } from '../../../../../shared/domain/lab';
 import { ms, prettyJson } from '../../../lib/format';
 import { JsonView } from '../../../lib/ui/JsonView';
 import { Pill } from '../../../lib/ui/StatusPill';
 
-export function PluginTrace({ plugins }: { plugins: LabPluginTrace[] }) {
+/** the probe step in the trace: after ADD and CHECK, before DEL; each path with its verdict and round trip */
+export function ProbeTraceItem({ probe, skipped }: { probe?: LabProbe; skipped?: string }) {
+  if (!probe)
+    return (
+      <li className="tl-item" data-testid="lab-probe">
+        <div className="lab-trace-head">
+          <Pill tone="muted">PROBE</Pill>
+          <span className="muted small">skipped: {skipped}</span>
+        </div>
+      </li>
+    );
+  const failing = probe.paths.filter((p) => p.verdict !== 'reachable' && p.verdict !== 'notApplicable').length;
+  return (
+    <li className={probe.ok ? 'tl-item' : 'tl-item tl-fail'} data-testid="lab-probe">
+      <details open>
+        <summary className="lab-trace-head">
+          <Pill tone={probe.ok ? 'ok' : 'bad'}>PROBE</Pill>
+          <span className={probe.ok ? 'small' : 'small text-bad'} data-testid="lab-probe-verdict">
+            {probe.ok
+              ? `reachable: ${probe.paths.filter((p) => p.verdict === 'reachable').length} path${probe.paths.length === 1 ? '' : 's'}`
+              : `${failing || probe.errors.length} failing`}
+          </span>
+          <span className="muted small">
+            measured {new Date(probe.measuredAt).toLocaleTimeString()} by {probe.measuredBy}
+          </span>
+          <span className="mono muted small">{ms(probe.durationMs)}</span>
+        </summary>
+        <div className="lab-trace-body">
+        <table className="table lab-probe-paths">
+          <tbody>
+            {probe.paths.map((p, n) => (
+              <tr key={n}>
+                <td className="mono small muted">{p.kind}</td>
+                <td className="mono small">
+                  {p.from} → {p.to}/{p.proto}
+                </td>
+                <td>
+                  <Pill tone={p.verdict === 'reachable' ? 'ok' : p.verdict === 'notApplicable' ? 'muted' : 'bad'}>{p.verdict}</Pill>
+                </td>
+                <td className="mono small muted">{p.rttMs !== undefined ? ms(p.rttMs) : p.measured ? '' : 'not measured'}</td>
+                <td className="small muted">{p.note}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+        {probe.errors.map((e) => (
+          <div key={e} className="small text-bad">
+            {e}
+          </div>
+        ))}
+        </div>
+      </details>
+    </li>
+  );
+}
+
+export function PluginTrace({ plugins, probe, probeSkipped }: { plugins: LabPluginTrace[]; probe?: LabProbe; probeSkipped?: string }) {
+  const showProbe = probe !== undefined || probeSkipped !== undefined;
+  // the probe ran after ADD and CHECK, so it goes before the first DEL (or at the end while DEL has not started)
+  const firstDel = plugins.findIndex((p) => p.phase === 'DEL');
+  const probeAt = firstDel === -1 ? plugins.length : firstDel;
   return (
     <ol className="timeline" data-testid="lab-trace">
       {plugins.map((p, n) => (
-        <li key={n} className={p.ok ? 'tl-item' : 'tl-item tl-fail'}>
+        <Fragment key={n}>
+        {showProbe && n === probeAt && <ProbeTraceItem probe={probe} skipped={probeSkipped} />}
+        <li className={p.ok ? 'tl-item' : 'tl-item tl-fail'}>
           <details>
             <summary className="lab-trace-head">
               <Pill tone={p.phase === 'ADD' ? 'info' : p.phase === 'CHECK' ? 'muted' : 'warn'}>{p.verb}</Pill>
@@ -39,7 +102,9 @@ export function PluginTrace({ plugins }: { plugins: LabPluginTrace[] }) {
             </div>
           </details>
         </li>
+        </Fragment>
       ))}
+      {showProbe && probeAt === plugins.length && <ProbeTraceItem probe={probe} skipped={probeSkipped} />}
     </ol>
   );
 }
@@ -90,9 +155,16 @@ export function RunView({ run }: { run: LabRun }) {
             CHECK skipped
           </Pill>
         )}
+        {run.probe && <Pill tone={run.probe.ok ? 'ok' : 'bad'}>PROBE {run.probe.ok ? 'reachable' : 'failed'}</Pill>}
         <Pill tone={run.delOk ? 'ok' : 'bad'}>DEL {run.delOk ? 'ok' : 'failed'}</Pill>
         <span className="muted small">{ms(run.durationMs)}</span>
       </header>
+      {run.recovered && (
+        <div className="callout callout-warn small" data-testid="lab-recovered">
+          <div className="callout-title">Interrupted run, torn down at start-up {run.recovered.at}</div>
+          {run.recovered.actions.join('; ')}
+        </div>
+      )}
       {run.error && <div className="callout callout-bad mono small">{run.error.message}</div>}
       {run.forced.length > 0 && (
         <div className="callout callout-warn small">Run with force over {run.forced.length} live sandbox(es) sharing this network.</div>
@@ -102,7 +174,7 @@ export function RunView({ run }: { run: LabRun }) {
         <div className="section-head">
           <strong>Plugin trace</strong>
         </div>
-        <PluginTrace plugins={run.plugins} />
+        <PluginTrace plugins={run.plugins} probe={run.probe} probeSkipped={run.probeSkipped} />
       </section>
       <section className="section">
         <div className="section-head">
