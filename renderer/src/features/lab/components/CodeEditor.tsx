@@ -3,13 +3,15 @@
  * line numbers, bracket matching, and the engine's validation issues as lint diagnostics at their positions (wavy
  * underline, gutter marker, message on hover). The editor lives in a shadow root: CodeMirror injects its styles as
  * a <style> element, which the app's CSP (style-src 'self') refuses in the document, while a shadow root takes them
- * as a constructed stylesheet. Tab is left to the browser (focus moves on, no keyboard trap); Escape then Tab too.
+ * as a constructed stylesheet. Tab is left to the browser (focus moves on, no keyboard trap). History and keys are
+ * @codemirror/commands'.
  */
 import { useEffect, useRef } from 'react';
 import { json } from '@codemirror/lang-json';
 import { bracketMatching, HighlightStyle, syntaxHighlighting } from '@codemirror/language';
 import { lintGutter, setDiagnostics, type Diagnostic } from '@codemirror/lint';
-import { Annotation, EditorSelection, EditorState, type Extension, type Transaction } from '@codemirror/state';
+import { defaultKeymap, history, historyKeymap } from '@codemirror/commands';
+import { Annotation, EditorState, Transaction } from '@codemirror/state';
 import { drawSelection, EditorView, highlightActiveLine, highlightSpecialChars, keymap, lineNumbers } from '@codemirror/view';
 import { tags as t } from '@lezer/highlight';
 import type { LabIssue } from '../../../../../shared/domain/lab';
@@ -26,8 +28,6 @@ export interface CodeEditorProps {
 
 /** marks transactions that carry the parent's value in, so they are not echoed back as edits */
 const external = Annotation.define<boolean>();
-/** marks undo/redo transactions, so they are not recorded as new steps */
-const historyAnnotation = Annotation.define<boolean>();
 
 const highlight = HighlightStyle.define([
   { tag: t.propertyName, color: 'var(--accent)' },
@@ -64,63 +64,6 @@ const theme = EditorView.theme({
   '.cm-tooltip': { backgroundColor: 'var(--bg-sunken)', color: 'var(--text)', border: '1px solid var(--border-strong)' },
   '.cm-matchingBracket': { backgroundColor: 'color-mix(in srgb, var(--ok) 25%, transparent)' },
 });
-
-/** Enter keeps the current line's indentation (and adds a level after an opening bracket) */
-function newlineKeepIndent(view: EditorView): boolean {
-  const { state } = view;
-  view.dispatch(
-    state.changeByRange((r) => {
-      const line = state.doc.lineAt(r.from);
-      const indent = /^\s*/.exec(line.text)![0];
-      const before = state.sliceDoc(r.from - 1, r.from);
-      const insert = `\n${indent}${before === '{' || before === '[' ? '  ' : ''}`;
-      return { changes: { from: r.from, to: r.to, insert }, range: EditorSelection.cursor(r.from + insert.length) };
-    }),
-    { scrollIntoView: true, userEvent: 'input' },
-  );
-  return true;
-}
-
-/**
- * Undo/redo of the editor's own edits (@codemirror/commands, which has the full history, is not installed): whole
- * documents with their selection, at most 200 steps, typing within a second grouped into one step.
- */
-function simpleHistory(): Extension {
-  type Step = { doc: string; sel: EditorSelection };
-  const undo: Step[] = [];
-  const redo: Step[] = [];
-  let last = 0;
-  const restore = (view: EditorView, from: Step[], to: Step[]) => {
-    const step = from.pop();
-    if (!step) return false;
-    to.push({ doc: view.state.doc.toString(), sel: view.state.selection });
-    view.dispatch({
-      changes: { from: 0, to: view.state.doc.length, insert: step.doc },
-      selection: step.sel,
-      annotations: historyAnnotation.of(true),
-      userEvent: 'undo',
-    });
-    return true;
-  };
-  const listener = EditorView.updateListener.of((u) => {
-    if (!u.docChanged || u.transactions.some((tr: Transaction) => tr.annotation(historyAnnotation) || tr.annotation(external))) return;
-    const now = Date.now();
-    if (now - last > 1000 || undo.length === 0) {
-      undo.push({ doc: u.startState.doc.toString(), sel: u.startState.selection });
-      if (undo.length > 200) undo.shift();
-    }
-    last = now;
-    redo.length = 0;
-  });
-  return [
-    keymap.of([
-      { key: 'Mod-z', run: (v) => restore(v, undo, redo), preventDefault: true },
-      { key: 'Mod-y', run: (v) => restore(v, redo, undo), preventDefault: true },
-      { key: 'Mod-Shift-z', run: (v) => restore(v, redo, undo), preventDefault: true },
-    ]),
-    listener,
-  ];
-}
 
 function diagnostics(text: string, issues: LabIssue[]): Diagnostic[] {
   const out: Diagnostic[] = [];
@@ -161,8 +104,10 @@ export default function CodeEditor({ value, onChange, issues, focusAt, label }: 
           json(),
           syntaxHighlighting(highlight),
           lintGutter(),
-          simpleHistory(),
-          keymap.of([{ key: 'Enter', run: newlineKeepIndent }]),
+          history(),
+          // the standard keys (Enter indents per the JSON grammar, undo/redo, selection moves); Tab is not bound, so
+          // focus can always leave the editor
+          keymap.of([...defaultKeymap, ...historyKeymap]),
           theme,
           EditorView.contentAttributes.of({ 'aria-label': label, spellcheck: 'false', 'data-testid': 'lab-editor-content' }),
           EditorView.updateListener.of((u) => {
@@ -185,7 +130,11 @@ export default function CodeEditor({ value, onChange, issues, focusAt, label }: 
   useEffect(() => {
     const v = view.current;
     if (!v || v.state.doc.toString() === value) return;
-    v.dispatch({ changes: { from: 0, to: v.state.doc.length, insert: value }, annotations: external.of(true) });
+    // not an edit of the user's: it is neither echoed back nor undoable
+    v.dispatch({
+      changes: { from: 0, to: v.state.doc.length, insert: value },
+      annotations: [external.of(true), Transaction.addToHistory.of(false)],
+    });
   }, [value]);
 
   useEffect(() => {
