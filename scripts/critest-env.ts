@@ -29,17 +29,33 @@ const PASSWD = [
 const GROUP = ['root:x:0:', 'www-data:x:33:', 'default-user:x:1000:', 'group-defined-in-image:x:50000:default-user', 'nogroup:x:65534:', ''].join('\n');
 
 /** path in the registry ⇒ tags ⇒ image options (every applet, the passwd/group above) */
-function imageSpecs(nnpBinary: string | undefined): { repo: string; tags: string[]; opts: BusyboxImageOptions }[] {
+function imageSpecs(dir: string, nnpBinary: string | undefined): { repo: string; tags: string[]; opts: BusyboxImageOptions }[] {
   const applets = execFileSync('/bin/busybox', ['--list'], { encoding: 'utf8' }).split('\n').filter(Boolean);
+  const extra = hostBinaries(['ipcs', 'pgrep']);
   const base = (o: BusyboxImageOptions = {}): BusyboxImageOptions => ({
     applets,
     ...o,
-    hostFiles: { ...hostIpcs(), ...o.hostFiles },
+    hostFiles: { ...extra, ...o.hostFiles },
     files: { 'etc/passwd': PASSWD, 'etc/group': GROUP, 'var/run/.keep': '', 'var/www/index.html': 'ok\n', ...o.files },
   });
+  const script = (name: string, lines: string[]) => {
+    writeFileSync(join(dir, name), lines.join('\n'));
+    return join(dir, name);
+  };
+  // nginx's stand-in: a process named nginx (pidof nginx) whose argv says "master process" (/proc/1/cmdline), its pid
+  // in /var/run/nginx.pid, serving /var/www on the port; SIGTERM ends it at once
   const web = (port: number, logLine?: string): BusyboxImageOptions =>
     base({
-      cmd: ['sh', '-c', `${logLine ? `echo "${logLine}" >&2; ` : ''}echo $$ > /var/run/nginx.pid; exec httpd -f -p ${port} -h /var/www`],
+      hostFiles: { 'usr/sbin/nginx': { from: script(`nginx-${port}${logLine ? '-log' : ''}`, [
+          '#!/bin/sh',
+          ...(logLine ? [`echo "${logLine}" >&2`] : []),
+          'echo $$ > /var/run/nginx.pid',
+          "trap 'kill $child 2>/dev/null; exit 0' TERM INT",
+          `httpd -f -p ${port} -h /var/www & child=$!`,
+          'wait',
+          '',
+        ]), mode: 0o755 } },
+      cmd: ['/usr/sbin/nginx', 'master process'],
       exposedPorts: [`${port}/tcp`],
     });
   const specs = [
@@ -67,19 +83,25 @@ function imageSpecs(nnpBinary: string | undefined): { repo: string; tags: string
   return specs;
 }
 
-/** util-linux's ipcs and the libc it links (busybox has no ipcs; critest's IPC-namespace specs run it). */
-function hostIpcs(): Record<string, { from: string; mode: number }> {
+/**
+ * Host programs busybox lacks (util-linux's ipcs for the IPC-namespace specs, procps' pgrep for the ExecSync-timeout
+ * spec) with the shared libraries ldd lists, at the same paths in the image.
+ */
+function hostBinaries(names: string[]): Record<string, { from: string; mode: number }> {
   const files: Record<string, { from: string; mode: number }> = {};
-  let ipcs: string;
-  try {
-    ipcs = execFileSync('sh', ['-c', 'command -v ipcs'], { encoding: 'utf8' }).trim();
-  } catch {
-    return files;
-  }
-  files['usr/bin/ipcs'] = { from: ipcs, mode: 0o755 };
-  for (const line of execFileSync('ldd', [ipcs], { encoding: 'utf8' }).split('\n')) {
-    const m = /(?:=>\s*)?(\/\S+)\s+\(/.exec(line);
-    if (m) files[m[1]!.slice(1)] = { from: m[1]!, mode: 0o755 };
+  for (const name of names) {
+    let path: string;
+    try {
+      path = execFileSync('sh', ['-c', `command -v ${name}`], { encoding: 'utf8' }).trim();
+    } catch {
+      process.stderr.write(`no ${name} on this machine: specs that run it will fail\n`);
+      continue;
+    }
+    files[`usr/bin/${name}`] = { from: path, mode: 0o755 };
+    for (const line of execFileSync('ldd', [path], { encoding: 'utf8' }).split('\n')) {
+      const m = /(?:=>\s*)?(\/\S+)\s+\(/.exec(line);
+      if (m) files[m[1]!.slice(1)] = { from: m[1]!, mode: 0o755 };
+    }
   }
   return files;
 }
@@ -115,7 +137,7 @@ async function main(): Promise<number> {
   mkdirSync(dir, { recursive: true });
   const registry = await startTestRegistry({ port: Number(values['registry-port'] ?? 0) });
   const nnp = buildNnp(dir);
-  for (const spec of imageSpecs(nnp)) {
+  for (const spec of imageSpecs(dir, nnp)) {
     const image = buildBusyboxImage(spec.opts);
     for (const tag of spec.tags) registry.putImage(spec.repo, tag, image);
   }

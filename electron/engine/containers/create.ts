@@ -145,7 +145,8 @@ export async function createContainer(ctx: ContainerContext, req: CreateContaine
     cleanup.push('forget rootfs handle', async () => void ctx.rootfs.delete(id));
 
     const user = await resolveUser(config, image.config, rootfs.path);
-    const caps = capabilities(config);
+    const held = (await ctx.host.heldCapabilities?.()) ?? undefined;
+    const caps = capabilities(config, held);
     const privileged = sc?.privileged ?? false;
     const seccomp = await loadSeccomp({
       profile: sc?.seccomp,
@@ -165,6 +166,7 @@ export async function createContainer(ctx: ContainerContext, req: CreateContaine
       seccomp: seccomp.spec,
       apparmorProfile: apparmor || undefined,
       engineOomScoreAdj: ctx.engineOomScoreAdj,
+      heldCapabilities: held,
     });
 
     cleanup.push(`delete bundle ${dirname(bundleDir)}`, () => rm(dirname(bundleDir), { recursive: true, force: true }));

@@ -151,7 +151,9 @@ export class RuncContainerRuntime implements ContainerRuntime {
           settle();
           reject(new PodscopeError('RuntimeError', `cannot start the log shim: ${e.message}`));
         });
-        child.once('exit', (code) => {
+        // 'close', not 'exit': 'exit' can come before the shim's last IPC message has been read (a container that
+        // exits at once), and that message says whether runc started it; 'close' waits for the channel too
+        child.once('close', (code) => {
           settle();
           reject(new PodscopeError('RuntimeError', `the log shim exited (code ${code}) before the container started`));
         });
@@ -184,11 +186,13 @@ export class RuncContainerRuntime implements ContainerRuntime {
   async exec(id: string, cmd: string[], timeoutMs: number): Promise<{ stdout: Buffer; stderr: Buffer; exitCode: number }> {
     // runc's own failures (unknown container, missing binary) go to --log, the process's output to the pipes
     await mkdir(this.o.root, { recursive: true, mode: 0o700 });
-    const log = join(this.o.root, `exec-${randomBytes(8).toString('hex')}.log`);
+    const tag = randomBytes(8).toString('hex');
+    const log = join(this.o.root, `exec-${tag}.log`);
+    const pidFile = join(this.o.root, `exec-${tag}.pid`);
     try {
       const r = await new Promise<{ stdout: Buffer; stderr: Buffer; code: number | null; sig: NodeJS.Signals | null }>(
         (resolve, reject) => {
-          const child = spawn(this.o.runcPath, ['--root', this.o.root, '--log', log, '--log-format', 'json', 'exec', id, ...cmd], {
+          const child = spawn(this.o.runcPath, ['--root', this.o.root, '--log', log, '--log-format', 'json', 'exec', '--pid-file', pidFile, id, ...cmd], {
             stdio: ['ignore', 'pipe', 'pipe'],
           });
           const out: Buffer[] = [];
@@ -198,7 +202,15 @@ export class RuncContainerRuntime implements ContainerRuntime {
             timeoutMs > 0
               ? setTimeout(() => {
                   timedOut = true;
-                  child.kill('SIGKILL');
+                  // the exec'd process, not only runc: killing runc alone leaves it running in the container, and
+                  // containerd's ExecSync kills the exec process on timeout (internal/cri/server/container_execsync.go)
+                  void readFile(pidFile, 'utf8')
+                    .then((t) => {
+                      const pid = Number.parseInt(t.trim(), 10);
+                      if (pid > 0) process.kill(pid, 'SIGKILL');
+                    })
+                    .catch(() => undefined)
+                    .finally(() => child.kill('SIGKILL'));
                 }, timeoutMs)
               : undefined;
           child.stdout.on('data', (b: Buffer) => out.push(b));
@@ -223,6 +235,7 @@ export class RuncContainerRuntime implements ContainerRuntime {
       return { stdout: r.stdout, stderr: r.stderr, exitCode: r.code ?? 128 + (r.sig ? (osConstants.signals[r.sig] ?? 0) : 0) };
     } finally {
       await rm(log, { force: true });
+      await rm(pidFile, { force: true });
     }
   }
 

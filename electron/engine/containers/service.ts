@@ -13,6 +13,7 @@ import type {
   LinuxContainerResourcesInput,
 } from '../../../shared/domain/container';
 import { noImageStore } from '../images/none';
+import { capabilitiesFromStatus } from '../runtime/container-spec';
 import type { ImageStore } from '../images/types';
 import { KeyedMutex } from '../sandbox/keyed-mutex';
 import { NameRegistrar } from '../sandbox/name-registrar';
@@ -41,6 +42,8 @@ export interface ContainerDeps {
   host?: ContainerHost;
 }
 
+let heldCaps: Promise<string[] | undefined> | undefined;
+
 export const hostChecks: ContainerHost = {
   pathExists: (path) =>
     access(path).then(
@@ -52,6 +55,11 @@ export const hostChecks: ContainerHost = {
       (t) => t.trim() === 'Y',
       () => false,
     ),
+  heldCapabilities: () => {
+    // read once, as containerd does at start-up: an engine's capabilities do not change while it runs
+    heldCaps ??= readFile('/proc/self/status', 'utf8').then(capabilitiesFromStatus, () => undefined);
+    return heldCaps;
+  },
 };
 
 export class ContainerService implements ContainerApi {
