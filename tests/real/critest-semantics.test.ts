@@ -64,10 +64,11 @@ describe('critest container specs on a real pod', () => {
   it('a privileged container starts with the capabilities the engine holds, not every capability the kernel knows (containerd WithAllCurrentCapabilities)', async () => {
     const { id: podId } = await engine.run({ config: pod('priv', true) });
     // privileged, and add ALL: both must start even where the engine lacks a capability (here: no CAP_SYS_RESOURCE)
-    for (const [name, sc] of [
+    const cases: [string, NonNullable<NonNullable<ContainerConfigInput['linux']>['security_context']>][] = [
       ['privileged', { privileged: true }],
       ['add-all', { capabilities: { add_capabilities: ['ALL'], drop_capabilities: [] } }],
-    ] as const) {
+    ];
+    for (const [name, sc] of cases) {
       const { id } = await engine.createContainer({
         podSandboxId: podId,
         config: container(name, ['sleep', '3600'], { linux: { security_context: sc } }),
