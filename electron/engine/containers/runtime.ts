@@ -131,7 +131,9 @@ export class RuncContainerRuntime implements ContainerRuntime {
           clearTimeout(timer);
           signal?.removeEventListener('abort', onAbort);
         };
+        let answered = false;
         child.once('message', (m: { pid?: number; shimPid?: number; error?: string; exitCode?: number }) => {
+          answered = true;
           settle();
           if (m.pid) resolve({ pid: m.pid, shimPid: m.shimPid ?? child.pid! });
           else {
@@ -154,6 +156,8 @@ export class RuncContainerRuntime implements ContainerRuntime {
         // 'close', not 'exit': 'exit' can come before the shim's last IPC message has been read (a container that
         // exits at once), and that message says whether runc started it; 'close' waits for the channel too
         child.once('close', (code) => {
+          // the answer is in (its runc log may still be being read): that, not the shim's exit, says what happened
+          if (answered) return;
           settle();
           reject(new PodscopeError('RuntimeError', `the log shim exited (code ${code}) before the container started`));
         });
@@ -198,19 +202,23 @@ export class RuncContainerRuntime implements ContainerRuntime {
           const out: Buffer[] = [];
           const err: Buffer[] = [];
           let timedOut = false;
+          let fallback: NodeJS.Timeout | undefined;
           const timer =
             timeoutMs > 0
               ? setTimeout(() => {
                   timedOut = true;
-                  // the exec'd process, not only runc: killing runc alone leaves it running in the container, and
-                  // containerd's ExecSync kills the exec process on timeout (internal/cri/server/container_execsync.go)
+                  // kill the exec'd process, not runc: killing runc alone leaves it running in the container, and
+                  // containerd's ExecSync kills the exec process on timeout (internal/cri/server/container_execsync.go).
+                  // runc, its parent, then reaps it and exits, so no zombie is left when the call returns; runc is
+                  // killed only when there is no pid to kill or it does not exit.
                   void readFile(pidFile, 'utf8')
                     .then((t) => {
                       const pid = Number.parseInt(t.trim(), 10);
-                      if (pid > 0) process.kill(pid, 'SIGKILL');
+                      if (!(pid > 0)) throw new Error('no pid');
+                      process.kill(pid, 'SIGKILL');
+                      fallback = setTimeout(() => child.kill('SIGKILL'), 5_000);
                     })
-                    .catch(() => undefined)
-                    .finally(() => child.kill('SIGKILL'));
+                    .catch(() => child.kill('SIGKILL'));
                 }, timeoutMs)
               : undefined;
           child.stdout.on('data', (b: Buffer) => out.push(b));
@@ -221,6 +229,7 @@ export class RuncContainerRuntime implements ContainerRuntime {
           });
           child.on('close', (code, sig) => {
             clearTimeout(timer);
+            clearTimeout(fallback);
             if (timedOut)
               reject(
                 new PodscopeError('DeadlineExceeded', `command ${JSON.stringify(cmd.join(' '))} timed out after ${timeoutMs / 1000}s`),
