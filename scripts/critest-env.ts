@@ -34,6 +34,7 @@ function imageSpecs(dir: string, nnpBinary: string | undefined): { repo: string;
   const extra = hostBinaries(['ipcs', 'pgrep']);
   const base = (o: BusyboxImageOptions = {}): BusyboxImageOptions => ({
     applets,
+    hardlinkApplets: true,
     ...o,
     hostFiles: { ...extra, ...o.hostFiles },
     files: { 'etc/passwd': PASSWD, 'etc/group': GROUP, 'var/run/.keep': '', 'var/www/index.html': 'ok\n', ...o.files },

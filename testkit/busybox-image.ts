@@ -8,7 +8,7 @@
  */
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, copyFileSync, linkSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { gzipSync } from 'node:zlib';
@@ -103,6 +103,8 @@ export interface BusyboxImageOptions {
   busybox?: string;
   /** applet links in /bin (default BUSYBOX_APPLETS; critest's images want every applet: `busybox --list`) */
   applets?: string[];
+  /** hard links for the applets, as the Docker Hub busybox image has (masking /bin/ls then masks only ls); default symlinks */
+  hardlinkApplets?: boolean;
   cmd?: string[];
   entrypoint?: string[];
   env?: string[];
@@ -200,7 +202,11 @@ function buildBaseLayer(work: string, opts: BusyboxImageOptions): Buffer {
   chmodSync(join(root, 'tmp'), 0o1777);
   copyFileSync(opts.busybox ?? '/bin/busybox', join(root, 'bin/busybox'));
   chmodSync(join(root, 'bin/busybox'), 0o755);
-  for (const applet of opts.applets ?? BUSYBOX_APPLETS) if (applet !== 'busybox') symlinkSync('busybox', join(root, 'bin', applet));
+  for (const applet of opts.applets ?? BUSYBOX_APPLETS) {
+    if (applet === 'busybox') continue;
+    if (opts.hardlinkApplets) linkSync(join(root, 'bin/busybox'), join(root, 'bin', applet));
+    else symlinkSync('busybox', join(root, 'bin', applet));
+  }
   writeFile(
     root,
     'etc/passwd',

@@ -127,7 +127,20 @@ export interface ContainerOciSpec {
     maskedPaths: string[];
     readonlyPaths: string[];
     seccomp?: OciSeccomp;
+    /** set only when a mount needs it (see rootfsPropagation) */
+    rootfsPropagation?: 'rshared' | 'rslave';
   };
+}
+
+/**
+ * containerd's WithMounts: a Bidirectional mount makes the container's root `rshared`, a HostToContainer one `rslave`
+ * (unless already shared). runc's default root is rslave for the whole container, so without `rshared` a mount made
+ * inside a Bidirectional volume never reaches the host (critest "mount with 'rshared' … vice versa").
+ */
+export function rootfsPropagation(mounts: readonly ContainerMount[]): 'rshared' | 'rslave' | undefined {
+  if (mounts.some((m) => PROPAGATION[m.propagation] === 'rshared')) return 'rshared';
+  if (mounts.some((m) => PROPAGATION[m.propagation] === 'rslave')) return 'rslave';
+  return undefined;
 }
 
 /** Kubernetes' rules (containerd's WithProcessArgs): command replaces Entrypoint, args replace Cmd. */
@@ -310,6 +323,7 @@ export function buildContainerSpec(input: ContainerSpecInput): ContainerOciSpec 
       maskedPaths: privileged ? [] : sc?.masked_paths.length ? [...sc.masked_paths] : [...MASKED_PATHS],
       readonlyPaths: privileged ? [] : sc?.readonly_paths.length ? [...sc.readonly_paths] : [...READONLY_PATHS],
       ...(input.seccomp && !privileged && { seccomp: input.seccomp }),
+      ...(rootfsPropagation(config.mounts) && { rootfsPropagation: rootfsPropagation(config.mounts) }),
     },
   };
 }

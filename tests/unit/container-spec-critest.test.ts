@@ -1,11 +1,11 @@
 /**
- * Which capabilities a container gets (containerd's WithCapabilities and WithAllCurrentCapabilities): "all" means what
+ * Container OCI spec details critest (cri-tools 1.26) caught. Which capabilities a container gets (containerd's WithCapabilities and WithAllCurrentCapabilities): "all" means what
  * the runtime itself holds, because runc cannot hand out a capability its caller lacks; critest's "Privileged is true"
  * and "adding ALL capabilities" specs failed on a host without CAP_SYS_RESOURCE when "all" meant every known one.
  */
 import { describe, expect, it } from 'vitest';
 import { ContainerConfigSchema } from '../../shared/domain/container';
-import { ALL_CAPABILITIES, capabilities, capabilitiesFromStatus } from '../../electron/engine/runtime/container-spec';
+import { ALL_CAPABILITIES, capabilities, capabilitiesFromStatus, rootfsPropagation } from '../../electron/engine/runtime/container-spec';
 import { DEFAULT_CAPABILITIES } from '../../electron/engine/runtime/oci-spec';
 
 const config = (security_context: object) =>
@@ -35,5 +35,15 @@ describe('container capabilities', () => {
       'CAP_NET_ADMIN',
     ]);
     expect(capabilities(config({}), HELD)).toEqual([...DEFAULT_CAPABILITIES]);
+  });
+});
+
+describe('rootfs propagation (containerd WithMounts)', () => {
+  const mount = (propagation: number) => ({ container_path: '/m', host_path: '/h', readonly: false, selinux_relabel: false, recursive_read_only: false, propagation });
+  it('Bidirectional makes the root rshared, HostToContainer rslave, private mounts leave runc its default', () => {
+    expect(rootfsPropagation([mount(0), mount(2), mount(1)])).toBe('rshared');
+    expect(rootfsPropagation([mount(0), mount(1)])).toBe('rslave');
+    expect(rootfsPropagation([mount(0)])).toBeUndefined();
+    expect(rootfsPropagation([])).toBeUndefined();
   });
 });
