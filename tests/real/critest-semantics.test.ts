@@ -3,7 +3,8 @@
  * log shim) against the containerd behaviour critest expects. Needs root. Bridge pscr1, subnet 10.88.254.0/24, temp
  * dirs /tmp/pscr-*. Everything is removed in afterAll, even when a test fails.
  */
-import { existsSync, readFileSync, renameSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -120,6 +121,41 @@ describe('critest container specs on a real pod', () => {
     await until('new lines in the fresh log', async () => (readFileSync(logPath, 'utf8').includes('stdout F tick') ? true : undefined));
     await engine.removeContainer(id);
     await engine.remove(podId);
+  });
+
+  it('a mount made inside a Bidirectional volume reaches the host: the container root is rshared (containerd WithMounts)', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'pscr-prop-'));
+    const inner = join(dir, 'inner');
+    mkdirSync(inner);
+    const sh = (...args: string[]) => execFileSync(args[0]!, args.slice(1), { stdio: 'pipe' });
+    // the volume's source must itself be a shared mount for anything to propagate (containerd refuses otherwise)
+    sh('mount', '--bind', dir, dir);
+    try {
+      sh('mount', '--make-rshared', dir);
+      const { id: podId } = await engine.run({ config: pod('prop', true) });
+      const { id } = await engine.createContainer({
+        podSandboxId: podId,
+        config: container('prop', ['sleep', '3600'], {
+          linux: { security_context: { privileged: true } },
+          mounts: [{ container_path: '/vol', host_path: dir, propagation: 2 }],
+        }),
+      });
+      await engine.startContainer(id);
+      const r = await engine.execSync(id, ['/bin/busybox', 'mount', '--bind', '/etc', '/vol/inner'], 10);
+      expect(r.exitCode).toBe(0);
+      expect(readdirSync(inner)).toContain('passwd');
+      await engine.removeContainer(id);
+      await engine.remove(podId);
+    } finally {
+      for (const target of [inner, dir]) {
+        try {
+          sh('umount', '-l', target);
+        } catch {
+          /* not mounted (the container's mount never propagated) */
+        }
+      }
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 
   it('an ExecSync that times out kills the exec process in the container, not only runc, and leaves no zombie (containerd container_execsync.go)', async () => {
