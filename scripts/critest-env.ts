@@ -5,6 +5,9 @@
  * stay as written: RepoTags keep `registry.k8s.io/…`), prints the critest command, and cleans up on Ctrl-C.
  *
  *   npx tsx scripts/critest-env.ts --dir /tmp/x --bridge cni-crit0 --subnet 10.88.253.0/24 [--registry-port 0]
+ *   … --containerd   the same images through Debian's containerd 1.6 instead (hosts.toml mirrors), for comparison
+ *
+ * Use a fresh --dir per run (pulled images stay in its state dir). Ctrl-C removes the pods left behind and the bridge.
  *
  * The images are equivalents, not copies: what critest checks of them is their name, their USER, their /etc/passwd
  * and /etc/group, a web server on the expected port, a pid file, a setuid `Effective uid` printer (needs gcc -static).
@@ -14,6 +17,7 @@ import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
+import { createCriEndpointApi } from '../electron/cri/client';
 import { buildBusyboxImage, type BusyboxImageOptions } from '../testkit/busybox-image';
 import { startTestRegistry } from '../testkit/registry';
 
@@ -120,6 +124,34 @@ function buildNnp(dir: string): string | undefined {
   }
 }
 
+const MIRRORED = ['registry.k8s.io', 'gcr.io', 'docker.io'];
+
+const untilSignal = () =>
+  new Promise<void>((resolve) => {
+    process.once('SIGINT', resolve);
+    process.once('SIGTERM', resolve);
+  });
+
+/** The same images through Debian's containerd 1.6 (hosts.toml mirrors), for a side-by-side critest run. */
+async function serveContainerd(bridge: string, subnet: string, mirror: string, registry: { host: string; close(): Promise<void> }): Promise<number> {
+  const { startContainerd } = await import('../testkit/containerd-fixture');
+  const ctd = await startContainerd({
+    bridge,
+    subnet: 0,
+    ipv4Cidr: subnet,
+    registryMirrors: Object.fromEntries(MIRRORED.map((h) => [h, mirror])),
+    tempPrefix: 'pscr-ctd-',
+  });
+  process.stdout.write(
+    `registry ${registry.host} (mirror of ${MIRRORED.join(', ')})\ncontainerd pid ${ctd.pid}, dir ${ctd.dir}\n\n` +
+      `critest --runtime-endpoint unix://${ctd.socketPath} --image-endpoint unix://${ctd.socketPath}\n\nCtrl-C stops it.\n`,
+  );
+  await untilSignal();
+  await ctd.stop();
+  await registry.close();
+  return 0;
+}
+
 async function main(): Promise<number> {
   const { values } = parseArgs({
     options: {
@@ -127,14 +159,18 @@ async function main(): Promise<number> {
       bridge: { type: 'string' },
       subnet: { type: 'string' },
       'registry-port': { type: 'string' },
+      containerd: { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
     },
   });
   if (values.help || !values.dir || !values.bridge || !values.subnet) {
-    process.stdout.write('npx tsx scripts/critest-env.ts --dir DIR --bridge NAME --subnet A.B.C.0/24 [--registry-port N]\n');
+    process.stdout.write('npx tsx scripts/critest-env.ts --dir DIR --bridge NAME --subnet A.B.C.0/24 [--registry-port N] [--containerd]\n');
     return values.help ? 0 : 2;
   }
   const dir = values.dir;
+  // images pulled by an earlier run stay in the state dir and would be used instead of this run's (ImageStatus hits)
+  if (existsSync(join(dir, 'state', 'images')))
+    process.stderr.write(`warning: ${dir}/state holds images from an earlier run; use a fresh --dir for this run's images\n`);
   mkdirSync(dir, { recursive: true });
   const registry = await startTestRegistry({ port: Number(values['registry-port'] ?? 0) });
   const nnp = buildNnp(dir);
@@ -142,6 +178,7 @@ async function main(): Promise<number> {
     const image = buildBusyboxImage(spec.opts);
     for (const tag of spec.tags) registry.putImage(spec.repo, tag, image);
   }
+  if (values.containerd) return serveContainerd(values.bridge, values.subnet, `http://${registry.host}`, registry);
   const confDir = join(dir, 'net.d');
   mkdirSync(confDir, { recursive: true });
   writeFileSync(
@@ -178,7 +215,7 @@ async function main(): Promise<number> {
     '--cni-cache-dir',
     join(dir, 'cni-cache'),
     '--no-probe-on-ready',
-    ...['registry.k8s.io', 'gcr.io', 'docker.io'].flatMap((h) => ['--registry-mirror', `${h}=${mirror}`]),
+    ...MIRRORED.flatMap((h) => ['--registry-mirror', `${h}=${mirror}`]),
   ];
   const child = spawn(process.execPath, args, { stdio: ['ignore', 'inherit', 'inherit'] });
   process.stdout.write(
@@ -192,10 +229,23 @@ async function main(): Promise<number> {
     child.once('exit', () => resolve());
   });
   if (child.exitCode === null && child.signalCode === null) {
+    // what critest left (a spec killed midway): pods go through CRI, so CNI DEL and runc delete run
+    const api = createCriEndpointApi(socket, { connectTimeoutMs: 2000, callTimeoutMs: 60_000 });
+    try {
+      for (const s of await api.list()) await api.remove(s.id).catch((e: unknown) => process.stderr.write(`remove ${s.id}: ${String(e)}\n`));
+    } catch (e) {
+      process.stderr.write(`listing pods: ${String(e)}\n`);
+    }
+    api.close();
     child.kill('SIGTERM');
     await new Promise((r) => child.once('exit', r));
   }
   await registry.close();
+  try {
+    execFileSync('ip', ['link', 'del', values.bridge], { stdio: 'ignore' });
+  } catch {
+    /* no bridge: no pod ever ran */
+  }
   if (existsSync(join(dir, 'nnp.c'))) rmSync(join(dir, 'nnp.c'));
   return 0;
 }
