@@ -158,6 +158,43 @@ describe('critest container specs on a real pod', () => {
     }
   });
 
+  it('a Bidirectional or HostToContainer volume on a private mount is refused at create, naming the mount (containerd ensureShared)', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'pscr-priv-'));
+    const sh = (...args: string[]) => execFileSync(args[0]!, args.slice(1), { stdio: 'pipe' });
+    sh('mount', '--bind', dir, dir);
+    try {
+      sh('mount', '--make-rprivate', dir);
+      const { id: podId } = await engine.run({ config: pod('privmnt') });
+      for (const [propagation, want] of [
+        [2, 'is not a shared mount'],
+        [1, 'is not a shared or slave mount'],
+      ] as const) {
+        const err = await engine
+          .createContainer({
+            podSandboxId: podId,
+            config: container(`m${propagation}`, ['sleep', '3600'], { mounts: [{ container_path: '/vol', host_path: dir, propagation }] }),
+          })
+          .catch((e: unknown) => e);
+        expect(hasCode(err, 'InvalidArgument')).toBe(true);
+        expect((err as Error).message).toContain(`is mounted on "${dir}" but it ${want}`);
+      }
+      // private propagation on the same mount is fine
+      const { id } = await engine.createContainer({
+        podSandboxId: podId,
+        config: container('m0', ['sleep', '3600'], { mounts: [{ container_path: '/vol', host_path: dir, propagation: 0 }] }),
+      });
+      await engine.removeContainer(id);
+      await engine.remove(podId);
+    } finally {
+      try {
+        sh('umount', '-l', dir);
+      } catch {
+        /* not mounted */
+      }
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
   it('an ExecSync that times out kills the exec process in the container, not only runc, and leaves no zombie (containerd container_execsync.go)', async () => {
     const { id: podId } = await engine.run({ config: pod('exec') });
     const { id } = await engine.createContainer({ podSandboxId: podId, config: container('sleeper', ['sleep', '3600']) });

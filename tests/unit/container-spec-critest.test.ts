@@ -7,6 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { ContainerConfigSchema } from '../../shared/domain/container';
 import { ALL_CAPABILITIES, capabilities, capabilitiesFromStatus, rootfsPropagation } from '../../electron/engine/runtime/container-spec';
 import { DEFAULT_CAPABILITIES } from '../../electron/engine/runtime/oci-spec';
+import { mountContaining, parseMountInfo, propagationOf } from '../../electron/engine/netns/mountinfo';
 
 const config = (security_context: object) =>
   ContainerConfigSchema.parse({ metadata: { name: 'c' }, image: { image: 'busybox' }, linux: { security_context } });
@@ -45,5 +46,26 @@ describe('rootfs propagation (containerd WithMounts)', () => {
     expect(rootfsPropagation([mount(0), mount(1)])).toBe('rslave');
     expect(rootfsPropagation([mount(0)])).toBeUndefined();
     expect(rootfsPropagation([])).toBeUndefined();
+  });
+});
+
+describe('the mount a volume source lives on (containerd ensureShared / ensureSharedOrSlave)', () => {
+  const info = parseMountInfo(
+    [
+      '27 1 254:0 / / rw,relatime - ext4 /dev/vda rw',
+      '40 27 0:50 / /data rw shared:7 - tmpfs tmpfs rw',
+      '41 40 0:51 / /data/sub rw master:7 - tmpfs tmpfs rw',
+      '42 27 0:52 / /database rw - tmpfs tmpfs rw',
+      '',
+    ].join('\n'),
+  );
+  it('is the longest mount point that is the path or a parent, by path components', () => {
+    expect(mountContaining(info, '/data/x/y')?.mountPoint).toBe('/data');
+    expect(mountContaining(info, '/data/sub')?.mountPoint).toBe('/data/sub');
+    expect(mountContaining(info, '/database/x')?.mountPoint).toBe('/database');
+    expect(mountContaining(info, '/etc')?.mountPoint).toBe('/');
+  });
+  it('reads shared, slave and private from the optional fields', () => {
+    expect(info.map(propagationOf)).toEqual(['private', 'shared', 'slave', 'private']);
   });
 });
