@@ -8,7 +8,7 @@
  */
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, copyFileSync, linkSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { gzipSync } from 'node:zlib';
@@ -101,6 +101,10 @@ export interface BusyboxImageOptions {
   architecture?: string;
   variant?: string;
   busybox?: string;
+  /** applet links in /bin (default BUSYBOX_APPLETS; critest's images want every applet: `busybox --list`) */
+  applets?: string[];
+  /** hard links for the applets, as the Docker Hub busybox image has (masking /bin/ls then masks only ls); default symlinks */
+  hardlinkApplets?: boolean;
   cmd?: string[];
   entrypoint?: string[];
   env?: string[];
@@ -111,6 +115,8 @@ export interface BusyboxImageOptions {
   labels?: Record<string, string>;
   /** extra files in the base layer: path (no leading /) ⇒ content */
   files?: Record<string, string>;
+  /** host files copied into the base layer: path (no leading /) ⇒ host path and mode (e.g. 0o4755 for a setuid test binary) */
+  hostFiles?: Record<string, { from: string; mode: number }>;
 }
 
 /** What a rootfs with the whiteout layer applied must (not) contain. */
@@ -196,7 +202,11 @@ function buildBaseLayer(work: string, opts: BusyboxImageOptions): Buffer {
   chmodSync(join(root, 'tmp'), 0o1777);
   copyFileSync(opts.busybox ?? '/bin/busybox', join(root, 'bin/busybox'));
   chmodSync(join(root, 'bin/busybox'), 0o755);
-  for (const applet of BUSYBOX_APPLETS) symlinkSync('busybox', join(root, 'bin', applet));
+  for (const applet of opts.applets ?? BUSYBOX_APPLETS) {
+    if (applet === 'busybox') continue;
+    if (opts.hardlinkApplets) linkSync(join(root, 'bin/busybox'), join(root, 'bin', applet));
+    else symlinkSync('busybox', join(root, 'bin', applet));
+  }
   writeFile(
     root,
     'etc/passwd',
@@ -208,6 +218,11 @@ function buildBaseLayer(work: string, opts: BusyboxImageOptions): Buffer {
   for (const f of WHITEOUT_EXPECTATIONS.hiddenByOpaque) writeFile(root, f, 'layer 1\n');
   writeFile(root, `${WHITEOUT_EXPECTATIONS.deletedDir}/inside`, 'layer 1\n');
   for (const [path, content] of Object.entries(opts.files ?? {})) writeFile(root, path, content);
+  for (const [path, f] of Object.entries(opts.hostFiles ?? {})) {
+    mkdirSync(dirname(join(root, path)), { recursive: true });
+    copyFileSync(f.from, join(root, path));
+    chmodSync(join(root, path), f.mode);
+  }
   // links real images have: an absolute target, and a relative one that climbs above the root (both fine in a container)
   mkdirSync(join(root, 'usr/local/bin'), { recursive: true }); // also makes usr/bin's parent
   symlinkSync(SYMLINK_EXPECTATIONS.absolute.target, join(root, SYMLINK_EXPECTATIONS.absolute.path));

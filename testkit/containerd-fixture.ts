@@ -17,6 +17,12 @@ export interface ContainerdSpec {
   bridge: string;
   /** 10.<n>.0.0/24 and fd00:<n>::/64 */
   subnet: number;
+  /** an IPv4-only /24 given in full (e.g. 10.88.254.0/24) instead of the subnet number's two ranges */
+  ipv4Cidr?: string;
+  /** registry host ⇒ http(s) origin to pull its images from, names kept (hosts.toml `server` under config_path) */
+  registryMirrors?: Record<string, string>;
+  /** temp dir prefix (default podscope-ctd-) */
+  tempPrefix?: string;
 }
 
 export interface ContainerdFixture {
@@ -52,8 +58,10 @@ export function testConflist(spec: ContainerdSpec, ipamDir: string): Record<stri
         ipam: {
           type: 'host-local',
           dataDir: ipamDir,
-          ranges: [[{ subnet: `10.${spec.subnet}.0.0/24` }], [{ subnet: `fd00:${spec.subnet}::/64` }]],
-          routes: [{ dst: `10.${spec.subnet}.0.0/16` }],
+          ranges: spec.ipv4Cidr
+            ? [[{ subnet: spec.ipv4Cidr }]]
+            : [[{ subnet: `10.${spec.subnet}.0.0/24` }], [{ subnet: `fd00:${spec.subnet}::/64` }]],
+          routes: [{ dst: spec.ipv4Cidr ?? `10.${spec.subnet}.0.0/16` }],
         },
       },
       { type: 'portmap', capabilities: { portMappings: true } },
@@ -62,7 +70,7 @@ export function testConflist(spec: ContainerdSpec, ipamDir: string): Record<stri
   };
 }
 
-function configToml(d: string, socket: string, confDir: string): string {
+function configToml(d: string, socket: string, confDir: string, registryConfigPath?: string): string {
   return `version = 2
 root = "${d}/root"
 state = "${d}/state"
@@ -100,7 +108,7 @@ disabled_plugins = ["io.containerd.snapshotter.v1.btrfs", "io.containerd.snapsho
     bin_dir = "/usr/lib/cni"
     conf_dir = "${confDir}"
     max_conf_num = 1
-`;
+${registryConfigPath ? `  [plugins."io.containerd.grpc.v1.cri".registry]\n    config_path = "${registryConfigPath}"\n` : ''}`;
 }
 
 async function waitFor<T>(what: string, fn: () => Promise<T | undefined>, timeoutMs: number, isDead: () => string | undefined): Promise<T> {
@@ -121,7 +129,7 @@ async function waitFor<T>(what: string, fn: () => Promise<T | undefined>, timeou
 }
 
 export async function startContainerd(spec: ContainerdSpec): Promise<ContainerdFixture> {
-  const tmp = tempDir('podscope-ctd-');
+  const tmp = tempDir(spec.tempPrefix ?? 'podscope-ctd-');
   const d = tmp.dir;
   const socketPath = join(d, 'containerd.sock');
   const confDir = join(d, 'net.d');
@@ -129,7 +137,18 @@ export async function startContainerd(spec: ContainerdSpec): Promise<ContainerdF
   mkdirSync(confDir);
   const conflist = testConflist(spec, ipamDir);
   writeFileSync(join(confDir, `10-${spec.bridge}.conflist`), JSON.stringify(conflist, null, 2));
-  writeFileSync(join(d, 'config.toml'), configToml(d, socketPath, confDir));
+  let registryConfigPath: string | undefined;
+  if (spec.registryMirrors) {
+    registryConfigPath = join(d, 'certs.d');
+    for (const [host, origin] of Object.entries(spec.registryMirrors)) {
+      mkdirSync(join(registryConfigPath, host), { recursive: true });
+      writeFileSync(
+        join(registryConfigPath, host, 'hosts.toml'),
+        `server = "${origin}"\n\n[host."${origin}"]\n  capabilities = ["pull", "resolve"]\n`,
+      );
+    }
+  }
+  writeFileSync(join(d, 'config.toml'), configToml(d, socketPath, confDir, registryConfigPath));
 
   // what exists before, so cleanup removes only what this containerd added
   const before = { host: snapshotHost(), netns: new Set(existsSync('/var/run/netns') ? readdirSync('/var/run/netns') : []) };
@@ -258,5 +277,5 @@ function shimPids(socketPath: string): number[] {
 
 /** A leftover netns is ours if an address of our subnet lives in it. */
 function netnsIsOurs(ns: string, spec: ContainerdSpec): boolean {
-  return sh('ip', ['-n', ns, '-o', 'addr']).includes(`10.${spec.subnet}.0.`);
+  return sh('ip', ['-n', ns, '-o', 'addr']).includes(spec.ipv4Cidr ? `${spec.ipv4Cidr.split('.').slice(0, 3).join('.')}.` : `10.${spec.subnet}.0.`);
 }

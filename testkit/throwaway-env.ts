@@ -21,6 +21,14 @@ export interface RealEnvSpec {
   bridge?: string;
   /** the bridge plugin's ipMasq (its CNI-<hash> chains in iptables and ip6tables); default off */
   ipMasq?: boolean;
+  /** an IPv4-only range given in full (e.g. 10.88.254.0/24) instead of 10.<subnet>.0.0/24 + fd00:<subnet>::/64 */
+  ipv4Cidr?: string;
+  /** temp dir prefix under the OS temp dir (default podscope-<tag>-) */
+  tempPrefix?: string;
+}
+
+function envSubnets(spec: RealEnvSpec): string[] {
+  return spec.ipv4Cidr ? [spec.ipv4Cidr] : [`10.${spec.subnet}.0.0/24`, `fd00:${spec.subnet}::/64`];
 }
 
 export interface RealEnv {
@@ -48,8 +56,8 @@ export function conflist(spec: RealEnvSpec, ipamDir: string): object {
         ipam: {
           type: 'host-local',
           dataDir: ipamDir,
-          ranges: [[{ subnet: `10.${spec.subnet}.0.0/24` }], [{ subnet: `fd00:${spec.subnet}::/64` }]],
-          routes: [{ dst: `10.${spec.subnet}.0.0/16` }],
+          ranges: envSubnets(spec).map((subnet) => [{ subnet }]),
+          routes: [{ dst: spec.ipv4Cidr ?? `10.${spec.subnet}.0.0/16` }],
         },
       },
       { type: 'portmap', capabilities: { portMappings: true } },
@@ -59,7 +67,7 @@ export function conflist(spec: RealEnvSpec, ipamDir: string): object {
 }
 
 export async function createRealEnv(spec: RealEnvSpec): Promise<RealEnv> {
-  const dir = await mkdtemp(join(tmpdir(), `podscope-${spec.tag}-`));
+  const dir = await mkdtemp(join(tmpdir(), spec.tempPrefix ?? `podscope-${spec.tag}-`));
   const confDir = join(dir, 'net.d');
   const ipamDir = join(dir, 'ipam');
   await mkdir(confDir);
@@ -99,7 +107,7 @@ export async function createRealEnv(spec: RealEnvSpec): Promise<RealEnv> {
       const scope = {
         bridge: env.bridge,
         networks: [env.network],
-        subnets: [`10.${spec.subnet}.0.0/24`, `fd00:${spec.subnet}::/64`],
+        subnets: envSubnets(spec),
         ipamDir,
         cacheDir: options.cniCacheDir,
         stateDir: options.stateDir,

@@ -6,6 +6,7 @@ import type { ParseArgsConfig } from 'node:util';
 import { IP_PREFERENCES, type IpPreference } from '../../shared/domain/config';
 import { PodscopeError } from '../../shared/domain/errors';
 import type { EngineOptions } from '../engine/options';
+import { parseRegistryMirror } from '../engine/images/registry-client';
 
 export const ENGINE_OPTION_FLAGS = {
   'cni-conf-dir': { type: 'string' },
@@ -20,6 +21,7 @@ export const ENGINE_OPTION_FLAGS = {
   'no-probe-on-ready': { type: 'boolean' },
   'seccomp-profile-root': { type: 'string' },
   'insecure-registry': { type: 'string', multiple: true },
+  'registry-mirror': { type: 'string', multiple: true },
 } as const satisfies ParseArgsConfig['options'];
 
 export type Flags = Record<string, string | boolean | string[] | undefined>;
@@ -35,6 +37,7 @@ export function engineOptionsFromFlags(flags: Flags): Partial<EngineOptions> {
   if (str('netns-dir')) o.netnsDir = str('netns-dir');
   if (str('seccomp-profile-root')) o.seccompProfileRoot = str('seccomp-profile-root');
   if (Array.isArray(flags['insecure-registry'])) o.insecureRegistries = flags['insecure-registry'];
+  if (Array.isArray(flags['registry-mirror'])) o.registryMirrors = Object.fromEntries(flags['registry-mirror'].map(parseRegistryMirror));
   const pref = str('ip-pref');
   if (pref !== undefined) {
     if (!(IP_PREFERENCES as readonly string[]).includes(pref))
@@ -69,4 +72,5 @@ export const ENGINE_FLAGS_HELP = `Engine flags:
   --no-probe-on-ready    do not measure reachability right after each sandbox becomes ready
   --seccomp-profile-root DIR  where relative localhost/<profile> seccomp refs live (default <state-dir>/seccomp)
   --insecure-registry HOST[:PORT]  pull from this registry over plain HTTP, repeatable (loopback ones always are)
+  --registry-mirror HOST=URL  pull HOST's images from URL instead (names kept), repeatable: docker.io=http://127.0.0.1:5000
   --endpoint unix:///PATH  talk to a CRI runtime (podscope cri, containerd, CRI-O) instead of hosting an engine`;

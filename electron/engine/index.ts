@@ -58,6 +58,7 @@ export async function createEngine(partial: Partial<EngineOptions> = {}, extras:
         root: join(options.stateDir, 'images'),
         runner,
         insecureRegistries: options.insecureRegistries,
+        registryMirrors: options.registryMirrors,
         readOnly,
       }));
     const engine = new SandboxEngine({

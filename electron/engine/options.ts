@@ -27,6 +27,8 @@ export interface EngineOptions {
   seccompProfileRoot: string;
   /** registries (host[:port]) pulled from over plain HTTP; localhost/127.0.0.1/::1 ones always are */
   insecureRegistries: string[];
+  /** registry host ⇒ endpoint origin to pull its images from, names kept (`docker.io` ⇒ `http://127.0.0.1:5000`) */
+  registryMirrors: Record<string, string>;
 }
 
 export const DEFAULT_ENGINE_OPTIONS: EngineOptions = {
@@ -43,6 +45,7 @@ export const DEFAULT_ENGINE_OPTIONS: EngineOptions = {
   probeOnReady: true,
   seccompProfileRoot: '',
   insecureRegistries: [],
+  registryMirrors: {},
 };
 
 export function seccompProfileRoot(o: EngineOptions): string {

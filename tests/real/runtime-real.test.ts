@@ -227,7 +227,7 @@ describe.skipIf(!isRoot)('real netns + runc pause runtime', () => {
       await writeFile(join(a, 'etc/podscope-pause-version'), 'layout=0\n');
       const c = await ensurePauseRootfs({ rootfsDir: dir });
       expect((await stat(c)).ino).not.toBe(inode);
-      expect(await readFile(join(c, 'etc/podscope-pause-version'), 'utf8')).toMatch(/^layout=1 /);
+      expect(await readFile(join(c, 'etc/podscope-pause-version'), 'utf8')).toMatch(/^layout=2 /);
     });
   });
 

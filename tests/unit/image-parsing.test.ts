@@ -8,7 +8,8 @@ import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { parseReference, isLoopbackRegistry, registryEndpointHost } from '../../electron/engine/images/reference';
-import { parseChallenge, RegistryClient } from '../../electron/engine/images/registry-client';
+import { parseChallenge, parseRegistryMirror, RegistryClient } from '../../electron/engine/images/registry-client';
+import { engineOptionsFromFlags } from '../../electron/core/engine-flags';
 import { hostPlatform, pickManifest } from '../../electron/engine/images/platform';
 import { zstdDecompressStream } from '../../electron/engine/images/unpack';
 import { FakeImageStore } from '../../electron/engine/testing/fake-images';
@@ -62,6 +63,45 @@ describe('image references', () => {
     expect(new RegistryClient(parseReference('reg.lan:5000/a'), { insecureRegistries: ['reg.lan:5000'] }).baseUrl).toBe(
       'http://reg.lan:5000',
     );
+  });
+
+  it('a registry mirror replaces the endpoint but not the name (containerd hosts.toml server), so critest images resolve offline', () => {
+    const mirrors = { 'registry.k8s.io': 'http://127.0.0.1:5000', 'docker.io': 'https://mirror.lan' };
+    const k8s = parseReference('registry.k8s.io/e2e-test-images/busybox:1.29-2');
+    expect(new RegistryClient(k8s, { registryMirrors: mirrors }).baseUrl).toBe('http://127.0.0.1:5000');
+    expect(k8s.canonical).toBe('registry.k8s.io/e2e-test-images/busybox:1.29-2');
+    expect(new RegistryClient(parseReference('busybox'), { registryMirrors: mirrors }).baseUrl).toBe('https://mirror.lan');
+    expect(new RegistryClient(parseReference('gcr.io/a/b'), { registryMirrors: mirrors }).baseUrl).toBe('https://gcr.io');
+  });
+
+  it('--registry-mirror takes HOST=origin and refuses what would mean something else, naming the flag', () => {
+    expect(parseRegistryMirror('docker.io=http://127.0.0.1:5000/')).toEqual(['docker.io', 'http://127.0.0.1:5000']);
+    expect(parseRegistryMirror('index.docker.io=https://m.lan')).toEqual(['docker.io', 'https://m.lan']);
+    expect(engineOptionsFromFlags({ 'registry-mirror': ['gcr.io=http://127.0.0.1:1', 'localhost:5000=http://[::1]:2'] }).registryMirrors).toEqual({
+      'gcr.io': 'http://127.0.0.1:1',
+      'localhost:5000': 'http://[::1]:2',
+    });
+    for (const [text, why] of [
+      ['docker.io', 'HOST=URL'],
+      ['=http://x', 'HOST=URL'],
+      ['Bad_Host!=http://x', 'not a registry host'],
+      ['docker.io/library=http://x', 'not a registry host'],
+      ['docker.io=127.0.0.1:5000', 'http:// or https://'], // no scheme: a bare host:port is not taken as a URL
+      ['docker.io=ftp://x', 'http:// or https://'],
+      ['docker.io=http://u:p@x', 'credentials'],
+      ['docker.io=http://x/v2', 'without a path'],
+      ['docker.io=not a url', 'not a URL'],
+    ]) {
+      let err: unknown;
+      try {
+        parseRegistryMirror(text!);
+      } catch (e) {
+        err = e;
+      }
+      expect(hasCode(err, 'InvalidArgument'), text).toBe(true);
+      expect((err as Error).message).toContain('--registry-mirror');
+      expect((err as Error).message).toContain(why);
+    }
   });
 });
 

@@ -15,6 +15,10 @@ export interface ContainerHost {
   pathExists(path: string): Promise<boolean>;
   /** /sys/module/apparmor/parameters/enabled says Y */
   apparmorEnabled(): Promise<boolean>;
+  /** the propagation of the mount a host path lives on (undefined: cannot tell, so no check) */
+  mountPropagation?(path: string): Promise<{ mountPoint: string; propagation: 'shared' | 'slave' | 'private' } | undefined>;
+  /** the engine process's effective capabilities (what a privileged container can get); undefined ⇒ all */
+  heldCapabilities?(): Promise<readonly string[] | undefined>;
 }
 
 export interface ContainerContext {

@@ -10,6 +10,7 @@ import { mkdir, open, rm } from 'node:fs/promises';
 import { dirname, isAbsolute, join } from 'node:path';
 import {
   ContainerConfigSchema,
+  MountPropagation,
   makeContainerName,
   SIGNAL_NAMES,
   type ContainerConfig,
@@ -103,6 +104,18 @@ export async function createContainer(ctx: ContainerContext, req: CreateContaine
         'InvalidArgument',
         `failed to mount ${JSON.stringify(m.host_path)} at ${JSON.stringify(m.container_path)}: host path does not exist`,
       );
+    // containerd WithMounts (ensureShared / ensureSharedOrSlave): propagation needs the source's mount to take part;
+    // otherwise the container would silently get none, so the create is refused
+    if (m.propagation === MountPropagation.PROPAGATION_BIDIRECTIONAL || m.propagation === MountPropagation.PROPAGATION_HOST_TO_CONTAINER) {
+      const on = await ctx.host.mountPropagation?.(m.host_path);
+      const bidi = m.propagation === MountPropagation.PROPAGATION_BIDIRECTIONAL;
+      if (on && (bidi ? on.propagation !== 'shared' : on.propagation === 'private'))
+        throw new PodscopeError(
+          'InvalidArgument',
+          `path ${JSON.stringify(m.host_path)} is mounted on ${JSON.stringify(on.mountPoint)} but it is not a shared${bidi ? '' : ' or slave'} mount`,
+          { details: { field: 'mounts.propagation', hostPath: m.host_path, mountPoint: on.mountPoint } },
+        );
+    }
   }
   const paths = sandboxPaths(ctx.options.stateDir, ctx.options.runDir, sandbox.id);
   const specSandbox = {
@@ -145,7 +158,8 @@ export async function createContainer(ctx: ContainerContext, req: CreateContaine
     cleanup.push('forget rootfs handle', async () => void ctx.rootfs.delete(id));
 
     const user = await resolveUser(config, image.config, rootfs.path);
-    const caps = capabilities(config);
+    const held = (await ctx.host.heldCapabilities?.()) ?? undefined;
+    const caps = capabilities(config, held);
     const privileged = sc?.privileged ?? false;
     const seccomp = await loadSeccomp({
       profile: sc?.seccomp,
@@ -165,6 +179,7 @@ export async function createContainer(ctx: ContainerContext, req: CreateContaine
       seccomp: seccomp.spec,
       apparmorProfile: apparmor || undefined,
       engineOomScoreAdj: ctx.engineOomScoreAdj,
+      heldCapabilities: held,
     });
 
     cleanup.push(`delete bundle ${dirname(bundleDir)}`, () => rm(dirname(bundleDir), { recursive: true, force: true }));

@@ -131,7 +131,9 @@ export class RuncContainerRuntime implements ContainerRuntime {
           clearTimeout(timer);
           signal?.removeEventListener('abort', onAbort);
         };
+        let answered = false;
         child.once('message', (m: { pid?: number; shimPid?: number; error?: string; exitCode?: number }) => {
+          answered = true;
           settle();
           if (m.pid) resolve({ pid: m.pid, shimPid: m.shimPid ?? child.pid! });
           else {
@@ -151,7 +153,11 @@ export class RuncContainerRuntime implements ContainerRuntime {
           settle();
           reject(new PodscopeError('RuntimeError', `cannot start the log shim: ${e.message}`));
         });
-        child.once('exit', (code) => {
+        // 'close', not 'exit': 'exit' can come before the shim's last IPC message has been read (a container that
+        // exits at once), and that message says whether runc started it; 'close' waits for the channel too
+        child.once('close', (code) => {
+          // the answer is in (its runc log may still be being read): that, not the shim's exit, says what happened
+          if (answered) return;
           settle();
           reject(new PodscopeError('RuntimeError', `the log shim exited (code ${code}) before the container started`));
         });
@@ -184,21 +190,35 @@ export class RuncContainerRuntime implements ContainerRuntime {
   async exec(id: string, cmd: string[], timeoutMs: number): Promise<{ stdout: Buffer; stderr: Buffer; exitCode: number }> {
     // runc's own failures (unknown container, missing binary) go to --log, the process's output to the pipes
     await mkdir(this.o.root, { recursive: true, mode: 0o700 });
-    const log = join(this.o.root, `exec-${randomBytes(8).toString('hex')}.log`);
+    const tag = randomBytes(8).toString('hex');
+    const log = join(this.o.root, `exec-${tag}.log`);
+    const pidFile = join(this.o.root, `exec-${tag}.pid`);
     try {
       const r = await new Promise<{ stdout: Buffer; stderr: Buffer; code: number | null; sig: NodeJS.Signals | null }>(
         (resolve, reject) => {
-          const child = spawn(this.o.runcPath, ['--root', this.o.root, '--log', log, '--log-format', 'json', 'exec', id, ...cmd], {
+          const child = spawn(this.o.runcPath, ['--root', this.o.root, '--log', log, '--log-format', 'json', 'exec', '--pid-file', pidFile, id, ...cmd], {
             stdio: ['ignore', 'pipe', 'pipe'],
           });
           const out: Buffer[] = [];
           const err: Buffer[] = [];
           let timedOut = false;
+          let fallback: NodeJS.Timeout | undefined;
           const timer =
             timeoutMs > 0
               ? setTimeout(() => {
                   timedOut = true;
-                  child.kill('SIGKILL');
+                  // kill the exec'd process, not runc: killing runc alone leaves it running in the container, and
+                  // containerd's ExecSync kills the exec process on timeout (internal/cri/server/container_execsync.go).
+                  // runc, its parent, then reaps it and exits, so no zombie is left when the call returns; runc is
+                  // killed only when there is no pid to kill or it does not exit.
+                  void readFile(pidFile, 'utf8')
+                    .then((t) => {
+                      const pid = Number.parseInt(t.trim(), 10);
+                      if (!(pid > 0)) throw new Error('no pid');
+                      process.kill(pid, 'SIGKILL');
+                      fallback = setTimeout(() => child.kill('SIGKILL'), 5_000);
+                    })
+                    .catch(() => child.kill('SIGKILL'));
                 }, timeoutMs)
               : undefined;
           child.stdout.on('data', (b: Buffer) => out.push(b));
@@ -209,6 +229,7 @@ export class RuncContainerRuntime implements ContainerRuntime {
           });
           child.on('close', (code, sig) => {
             clearTimeout(timer);
+            clearTimeout(fallback);
             if (timedOut)
               reject(
                 new PodscopeError('DeadlineExceeded', `command ${JSON.stringify(cmd.join(' '))} timed out after ${timeoutMs / 1000}s`),
@@ -223,6 +244,7 @@ export class RuncContainerRuntime implements ContainerRuntime {
       return { stdout: r.stdout, stderr: r.stderr, exitCode: r.code ?? 128 + (r.sig ? (osConstants.signals[r.sig] ?? 0) : 0) };
     } finally {
       await rm(log, { force: true });
+      await rm(pidFile, { force: true });
     }
   }
 

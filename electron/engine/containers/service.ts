@@ -4,7 +4,7 @@
  * and RemovePodSandbox.
  */
 import { access } from 'node:fs/promises';
-import { readFile } from 'node:fs/promises';
+import { readFile, realpath } from 'node:fs/promises';
 import type {
   ContainerApi,
   ContainerEvent,
@@ -13,6 +13,8 @@ import type {
   LinuxContainerResourcesInput,
 } from '../../../shared/domain/container';
 import { noImageStore } from '../images/none';
+import { mountContaining, propagationOf, readMountInfo } from '../netns/mountinfo';
+import { capabilitiesFromStatus } from '../runtime/container-spec';
 import type { ImageStore } from '../images/types';
 import { KeyedMutex } from '../sandbox/keyed-mutex';
 import { NameRegistrar } from '../sandbox/name-registrar';
@@ -41,6 +43,8 @@ export interface ContainerDeps {
   host?: ContainerHost;
 }
 
+let heldCaps: Promise<string[] | undefined> | undefined;
+
 export const hostChecks: ContainerHost = {
   pathExists: (path) =>
     access(path).then(
@@ -52,6 +56,19 @@ export const hostChecks: ContainerHost = {
       (t) => t.trim() === 'Y',
       () => false,
     ),
+  mountPropagation: async (path) => {
+    try {
+      const m = mountContaining(await readMountInfo(), await realpath(path));
+      return m && { mountPoint: m.mountPoint, propagation: propagationOf(m) };
+    } catch {
+      return undefined;
+    }
+  },
+  heldCapabilities: () => {
+    // read once, as containerd does at start-up: an engine's capabilities do not change while it runs
+    heldCaps ??= readFile('/proc/self/status', 'utf8').then(capabilitiesFromStatus, () => undefined);
+    return heldCaps;
+  },
 };
 
 export class ContainerService implements ContainerApi {

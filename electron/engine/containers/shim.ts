@@ -71,9 +71,13 @@ function main(cfg) {
       resolve();
     }));
   }
+  // settles once the engine has the report (or it cannot be sent): the shim must not exit before, or the message is lost
+  let sent = Promise.resolve();
   function report(msg) {
     if (!connected) return;
-    try { process.send(msg, () => { try { process.disconnect(); } catch {} }); } catch {}
+    sent = new Promise((resolve) => {
+      try { process.send(msg, () => { try { process.disconnect(); } catch {} resolve(); }); } catch { resolve(); }
+    });
     connected = false;
   }
   const runc = spawn(cfg.runc, ['--root', cfg.root, '--log', cfg.runcLog, '--log-format', 'json', 'run', '--keep', '--bundle', cfg.bundle, '--pid-file', cfg.pidFile, cfg.id], {
@@ -92,7 +96,12 @@ function main(cfg) {
     exited = { code, signal };
     const finishedAtNs = (BigInt(Date.now()) * 1000000n).toString();
     clearInterval(poll);
-    report({ error: 'runc run exited before the container started', exitCode: code, signal });
+    // a pid file means runc started the process, which then exited before the poll saw it: the start succeeded and
+    // the container is simply done (containerd's StartContainer succeeds for a plain "true"; the exit comes as an event)
+    let pid = 0;
+    try { pid = Number.parseInt(fs.readFileSync(cfg.pidFile, 'utf8').trim(), 10) || 0; } catch {}
+    if (pid > 0) report({ pid, shimPid: process.pid });
+    else report({ error: 'runc run exited before the container started', exitCode: code, signal });
     // the pipes close when the last holder (the container or a child it left behind) is gone
     const finish = () => {
       const tmp = cfg.exitFile + '.tmp';
@@ -100,7 +109,8 @@ function main(cfg) {
       fs.renameSync(tmp, cfg.exitFile);
       process.exit(0);
     };
-    Promise.race([done, new Promise((r) => setTimeout(r, 2000))]).then(finish, finish);
+    const bounded = (p) => Promise.race([p, new Promise((r) => setTimeout(r, 2000))]);
+    Promise.all([bounded(done), bounded(sent)]).then(finish, finish);
   });
 }
 // Either the config is the last argument, or the shim was started ahead of time ("warm") and gets it as its first

@@ -11,7 +11,7 @@ import { Readable, Transform } from 'node:stream';
 import type { ReadableStream as WebReadableStream } from 'node:stream/web';
 import { PodscopeError } from '../../../shared/domain/errors';
 import type { RegistryAuth } from './types';
-import { isLoopbackRegistry, registryEndpointHost, type ImageReference } from './reference';
+import { isLoopbackRegistry, registryEndpointHost, tryParseReference, type ImageReference } from './reference';
 
 export const MANIFEST_ACCEPT = [
   'application/vnd.oci.image.index.v1+json',
@@ -25,6 +25,8 @@ export const MAX_MANIFEST_BYTES = 4 * 1024 * 1024;
 
 export interface RegistryClientOptions {
   insecureRegistries?: string[];
+  /** registry host ⇒ endpoint origin (`http://127.0.0.1:5000`) to pull that host's images from (see parseRegistryMirror) */
+  registryMirrors?: Record<string, string>;
   auth?: RegistryAuth;
   signal?: AbortSignal;
   /** how long a request may wait for its response headers (ms), default 60 s; bodies stream as long as they take */
@@ -59,6 +61,31 @@ function credentials(auth: RegistryAuth | undefined): { user: string; pass: stri
   return undefined;
 }
 
+/**
+ * `HOST=URL` (`--registry-mirror docker.io=http://127.0.0.1:5000`) ⇒ [host, origin]. The URL must be http(s) with no
+ * path, query or credentials: it stands for the registry's `/v2/` root, so only an origin means one thing.
+ */
+export function parseRegistryMirror(text: string): [string, string] {
+  const bad = (why: string) =>
+    new PodscopeError('InvalidArgument', `--registry-mirror ${JSON.stringify(text)}: ${why}`, { details: { field: 'registryMirrors' } });
+  const eq = text.indexOf('=');
+  if (eq <= 0) throw bad('must be HOST=URL (docker.io=http://127.0.0.1:5000)');
+  const host = text.slice(0, eq);
+  const parsedHost = tryParseReference(`${host}/x/y`);
+  if (!parsedHost || parsedHost.registry !== (host === 'index.docker.io' || host === 'registry-1.docker.io' ? 'docker.io' : host))
+    throw bad(`${JSON.stringify(host)} is not a registry host`);
+  let url: URL;
+  try {
+    url = new URL(text.slice(eq + 1));
+  } catch {
+    throw bad('the mirror is not a URL (an http:// or https:// origin)');
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw bad('the mirror must be an http:// or https:// URL');
+  if (url.username || url.password) throw bad('credentials do not belong in the mirror URL');
+  if ((url.pathname !== '/' && url.pathname !== '') || url.search || url.hash) throw bad('the mirror URL must be an origin, without a path');
+  return [parsedHost.registry, url.origin];
+}
+
 const basic = (c: { user: string; pass: string }) => `Basic ${Buffer.from(`${c.user}:${c.pass}`).toString('base64')}`;
 
 export class RegistryClient {
@@ -75,7 +102,10 @@ export class RegistryClient {
       isLoopbackRegistry(ref.registry) ||
       (opts.insecureRegistries ?? []).includes(ref.registry) ||
       (opts.insecureRegistries ?? []).includes(host);
-    this.baseUrl = `${insecure ? 'http' : 'https'}://${host}`;
+    // a mirror replaces the endpoint, not the name: the image keeps `registry.k8s.io/…` in its RepoTags, as with
+    // containerd's hosts.toml `server` (docs/semantics.md#registry-mirrors)
+    const mirror = opts.registryMirrors?.[ref.registry];
+    this.baseUrl = mirror ?? `${insecure ? 'http' : 'https'}://${host}`;
     this.creds = credentials(opts.auth);
     if (opts.auth?.registryToken) this.authorization = `Bearer ${opts.auth.registryToken}`;
   }

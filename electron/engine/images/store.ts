@@ -46,6 +46,8 @@ export interface ImageStoreOptions {
   runner: ProcessRunner;
   /** registries (host[:port]) spoken to over plain HTTP; loopback ones always are */
   insecureRegistries?: string[];
+  /** registry host ⇒ endpoint origin its images are pulled from */
+  registryMirrors?: Record<string, string>;
   marks?: OverlayMarks;
   mounter?: RootfsMounter;
   /** look only (CLI listings beside a daemon): create no dirs, delete no leftovers; a missing store is empty */
@@ -238,7 +240,10 @@ export class LocalImageStore implements ImageStore {
     const parsed = parseReference(ref);
     const report = (phase: string, doneBytes = 0, totalBytes = 0) => opts.onProgress?.({ ref, phase, doneBytes, totalBytes });
     report('resolving');
-    const client = new RegistryClient(parsed, { insecureRegistries: this.opts.insecureRegistries, auth: opts.auth, signal: opts.signal });
+    const client = new RegistryClient(parsed, {
+      insecureRegistries: this.opts.insecureRegistries,
+      registryMirrors: this.opts.registryMirrors,
+      auth: opts.auth, signal: opts.signal });
     const top = await client.getManifest(parsed.digest ?? parsed.tag!);
     const topDigest = sha256(top.bytes);
     if (parsed.digest && topDigest !== parsed.digest) {

@@ -31,6 +31,26 @@ export async function readMountInfo(file = '/proc/self/mountinfo'): Promise<Moun
   return parseMountInfo(await readFile(file, 'utf8'));
 }
 
+/**
+ * The mount a (real, resolved) path lives on: the longest mount point that is the path or one of its parents; the
+ * last listed one when several share it (the topmost). What containerd's mount lookup answers for a host path.
+ */
+export function mountContaining(entries: MountEntry[], realPath: string): MountEntry | undefined {
+  let found: MountEntry | undefined;
+  for (const e of entries) {
+    const inside = e.mountPoint === '/' || realPath === e.mountPoint || realPath.startsWith(`${e.mountPoint}/`);
+    if (inside && (!found || e.mountPoint.length >= found.mountPoint.length)) found = e;
+  }
+  return found;
+}
+
+/** shared (a peer group), slave (receives from a master) or private, from a mount's optional fields. */
+export function propagationOf(e: MountEntry): 'shared' | 'slave' | 'private' {
+  if (e.optionalFields.some((f) => f.startsWith('shared:'))) return 'shared';
+  if (e.optionalFields.some((f) => f.startsWith('master:'))) return 'slave';
+  return 'private';
+}
+
 /** The topmost (last listed) mount on a path, which is the one a lookup of that path sees. */
 export function mountAt(entries: MountEntry[], realPath: string): MountEntry | undefined {
   let found: MountEntry | undefined;

@@ -87,6 +87,16 @@ export interface ContainerSpecInput {
   /** an AppArmor profile name, only when the kernel has AppArmor */
   apparmorProfile?: string;
   engineOomScoreAdj: number;
+  /** capabilities the engine holds (privileged and `ALL` get these); default ALL_CAPABILITIES */
+  heldCapabilities?: readonly string[];
+}
+
+/** `CapEff:\t000001fffeffffff` (a /proc/<pid>/status line) ⇒ capability names, by bit (CAP_CHOWN = 0 …). */
+export function capabilitiesFromStatus(status: string): string[] | undefined {
+  const m = /^CapEff:\s*([0-9a-fA-F]+)\s*$/m.exec(status);
+  if (!m) return undefined;
+  const mask = BigInt(`0x${m[1]}`);
+  return ALL_CAPABILITIES.filter((_, bit) => (mask >> BigInt(bit)) & 1n);
 }
 
 export interface ContainerOciSpec {
@@ -117,7 +127,20 @@ export interface ContainerOciSpec {
     maskedPaths: string[];
     readonlyPaths: string[];
     seccomp?: OciSeccomp;
+    /** set only when a mount needs it (see rootfsPropagation) */
+    rootfsPropagation?: 'rshared' | 'rslave';
   };
+}
+
+/**
+ * containerd's WithMounts: a Bidirectional mount makes the container's root `rshared`, a HostToContainer one `rslave`
+ * (unless already shared). runc's default root is rslave for the whole container, so without `rshared` a mount made
+ * inside a Bidirectional volume never reaches the host (critest "mount with 'rshared' … vice versa").
+ */
+export function rootfsPropagation(mounts: readonly ContainerMount[]): 'rshared' | 'rslave' | undefined {
+  if (mounts.some((m) => PROPAGATION[m.propagation] === 'rshared')) return 'rshared';
+  if (mounts.some((m) => PROPAGATION[m.propagation] === 'rslave')) return 'rslave';
+  return undefined;
 }
 
 /** Kubernetes' rules (containerd's WithProcessArgs): command replaces Entrypoint, args replace Cmd. */
@@ -148,16 +171,22 @@ function normalizeCap(c: string): string {
   return up === 'ALL' ? 'ALL' : up.startsWith('CAP_') ? up : `CAP_${up}`;
 }
 
-/** containerd's WithCapabilities: drop ALL first, then add (ALL adds everything), then drop the named ones. */
-export function capabilities(config: ContainerConfig): string[] {
+/**
+ * containerd's WithCapabilities: drop ALL first, then add (ALL adds everything), then drop the named ones.
+ * "Everything" (privileged, add ALL) is what the engine itself holds, not every capability the kernel knows: containerd
+ * takes it from its own process (pkg/cap Current(): CapEff of /proc/self/status, read once in NewCRIService; oci
+ * WithAllCurrentCapabilities for privileged), because runc cannot grant a capability its caller lacks ("unable to
+ * apply caps: operation not permitted"). `held` defaults to ALL_CAPABILITIES for callers that do not know.
+ */
+export function capabilities(config: ContainerConfig, held: readonly string[] = ALL_CAPABILITIES): string[] {
   const sc = config.linux?.security_context;
-  if (sc?.privileged) return [...ALL_CAPABILITIES];
+  if (sc?.privileged) return [...held];
   const add = (sc?.capabilities?.add_capabilities ?? []).map(normalizeCap);
   const drop = (sc?.capabilities?.drop_capabilities ?? []).map(normalizeCap);
   for (const c of [...add, ...drop])
     if (c !== 'ALL' && !ALL_CAPABILITIES.includes(c)) throw invalidArgument(`unknown capability ${JSON.stringify(c)}`);
   let caps = drop.includes('ALL') ? [] : [...DEFAULT_CAPABILITIES];
-  if (add.includes('ALL')) caps = [...ALL_CAPABILITIES];
+  if (add.includes('ALL')) caps = [...held];
   for (const c of add) if (c !== 'ALL' && !caps.includes(c)) caps.push(c);
   return caps.filter((c) => !drop.includes(c));
 }
@@ -209,7 +238,7 @@ export function buildContainerSpec(input: ContainerSpecInput): ContainerOciSpec 
   if (config.tty) throw invalidArgument('tty: a terminal needs Attach (streaming), which Podscope does not serve yet');
   if (config.devices.length > 0) throw invalidArgument('devices: device passthrough is not supported');
   const readonlyRoot = sc?.readonly_rootfs ?? false;
-  const caps = capabilities(config);
+  const caps = capabilities(config, input.heldCapabilities);
   const resources = config.linux?.resources;
   const hostIpc = podSc?.namespace_options?.ipc === NamespaceMode.NODE;
 
@@ -294,6 +323,7 @@ export function buildContainerSpec(input: ContainerSpecInput): ContainerOciSpec 
       maskedPaths: privileged ? [] : sc?.masked_paths.length ? [...sc.masked_paths] : [...MASKED_PATHS],
       readonlyPaths: privileged ? [] : sc?.readonly_paths.length ? [...sc.readonly_paths] : [...READONLY_PATHS],
       ...(input.seccomp && !privileged && { seccomp: input.seccomp }),
+      ...(rootfsPropagation(config.mounts) && { rootfsPropagation: rootfsPropagation(config.mounts) }),
     },
   };
 }

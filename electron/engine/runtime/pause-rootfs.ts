@@ -6,27 +6,36 @@
  * One tree is shared by every sandbox (runc bind-mounts it read-only per container), so it is built once, into a
  * temporary sibling directory that is renamed into place: a concurrent engine sees either no tree or a whole one.
  */
+import { execFile } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
+import { promisify } from 'node:util';
 import { chmod, copyFile, mkdir, open, readFile, rename, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { PodscopeError } from '../../../shared/domain/errors';
 
 export const PAUSE_ENTRYPOINT = '/pause';
+/** the FIFO the pause's sleeper blocks on (see PAUSE_SCRIPT) */
+const PAUSE_FIFO = '/pause.wait';
 /** bump when the tree below changes, so existing installations are rebuilt */
-const LAYOUT_VERSION = 1;
+const LAYOUT_VERSION = 2;
 const MARKER = 'etc/podscope-pause-version';
 
 /**
  * `wait` in busybox ash reaps any child (waitpid(-1)), so orphans are collected while it waits for the sleeper.
  * A trapped signal interrupts `wait`, which is how TERM/INT get handled promptly. Killing the sleeper matters only
  * with the host PID namespace; in the pod's own one the kernel kills everything when PID 1 exits.
+ * The sleeper is `cat` on a FIFO in the tree that nobody writes to (opening it blocks), not `sleep`: the containers
+ * share this PID namespace and should not see a process named like theirs (critest's ExecSync-timeout spec checks that
+ * `pgrep sleep` is empty after its `sleep` timed out). Made at build time: the pause runs as 65535 on a read-only root.
+ * `sleep inf` remains the fallback if the FIFO is missing.
  */
 const PAUSE_SCRIPT = `#!/bin/sh
 # podscope pause (layout ${LAYOUT_VERSION})
 if [ "$1" = "-v" ]; then echo "podscope-pause ${LAYOUT_VERSION} (busybox sh)"; exit 0; fi
 trap 'kill "$sleeper" 2>/dev/null; exit 0' TERM INT
+fifo=${PAUSE_FIFO}
 while :; do
-  sleep inf &
+  if [ -p "$fifo" ]; then cat "$fifo" & else sleep inf & fi
   sleeper=$!
   wait "$sleeper"
 done
@@ -35,7 +44,7 @@ done
 /** Directories and files runc mounts over; present in advance because the root is read-only and shared. */
 const MOUNT_POINT_DIRS = ['proc', 'sys', 'dev', 'etc', 'bin'];
 const MOUNT_POINT_FILES = ['etc/resolv.conf'];
-const BUSYBOX_APPLETS = ['sh', 'sleep'];
+const BUSYBOX_APPLETS = ['sh', 'sleep', 'cat'];
 
 export interface PauseRootfsOptions {
   /** where the tree lives, e.g. `<stateDir>/pause/rootfs` */
@@ -89,6 +98,9 @@ async function buildTree(dir: string, busyboxPath: string, marker: string): Prom
   await chmod(join(dir, 'bin/busybox'), 0o755);
   for (const applet of BUSYBOX_APPLETS) await symlink('busybox', join(dir, 'bin', applet));
   await writeExact(join(dir, PAUSE_ENTRYPOINT), PAUSE_SCRIPT, 0o755);
+  // Node has no mkfifo; the busybox being copied has one
+  await promisify(execFile)(busyboxPath, ['mkfifo', '-m', '0644', join(dir, PAUSE_FIFO)]);
+  await chmod(join(dir, PAUSE_FIFO), 0o644);
   await writeExact(join(dir, MARKER), marker, 0o644);
 }
 
