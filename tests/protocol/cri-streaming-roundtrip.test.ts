@@ -1,0 +1,193 @@
+/**
+ * The CRI streaming server and client end to end over real loopback sockets, once over SPDY/3.1 (crictl's transport)
+ * and once over WebSocket, with an in-test ContainerStreaming behind the server: stdin reaches the process, stdout
+ * and stderr stay apart, a non-zero exit code comes back, terminal resizes arrive, port-forward carries bytes both
+ * ways, and tokens are single-use, expire after a minute and are 404 when unknown.
+ */
+import { request } from 'node:http';
+import { connect, createServer, type Server } from 'node:net';
+import { PassThrough, Readable } from 'node:stream';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startStreamingServer, type StreamingServer } from '../../electron/cri/streaming/server';
+import { runPortForward, runRemoteCommand, type StreamingTransport } from '../../electron/cri/streaming/client';
+import type { ResizeSource, TerminalSize } from '../../electron/engine/containers/streaming';
+import { fakeStreaming, upperCaseServer, type FakeStreaming } from './streaming-fake';
+
+let fake: FakeStreaming;
+let server: StreamingServer;
+let clock = 0;
+let pod: { port: number; server: Server };
+
+beforeAll(async () => {
+  fake = fakeStreaming();
+  pod = await upperCaseServer();
+  fake.ports.set(8080, pod.port);
+  clock = Date.now();
+  server = await startStreamingServer({ streaming: fake, tokens: { now: () => clock } });
+});
+
+afterAll(async () => {
+  await server?.close();
+  pod?.server.close();
+});
+
+function sink(): { stream: PassThrough; text: () => string } {
+  const stream = new PassThrough();
+  const chunks: Buffer[] = [];
+  stream.on('data', (c: Buffer) => chunks.push(c));
+  return { stream, text: () => Buffer.concat(chunks).toString() };
+}
+
+const base = { containerId: 'c1', stdin: false, stdout: true, stderr: false, tty: false };
+
+describe.each<StreamingTransport>(['spdy', 'websocket'])('remotecommand over %s', (transport) => {
+  it('exec: stdin reaches the process and its echo comes back on stdout, exit code 0', async () => {
+    const url = server.getExec({ ...base, stdin: true, cmd: ['cat'] });
+    const out = sink();
+    // v4 WebSocket has no stdin EOF: only v5 (which this server and client speak) can end the process's stdin
+    const r = await runRemoteCommand(url, { stdin: Readable.from([Buffer.from('hello '), Buffer.from('world')]), stdout: out.stream, stderr: null, tty: false }, { transport });
+    expect(r.exitCode).toBe(0);
+    expect(out.text()).toBe('hello world');
+  });
+
+  it('exec: stdout and stderr arrive apart, and exit code 3 is reported on the error stream', async () => {
+    const url = server.getExec({ ...base, stderr: true, cmd: ['split', '3'] });
+    const out = sink();
+    const err = sink();
+    const r = await runRemoteCommand(url, { stdin: null, stdout: out.stream, stderr: err.stream, tty: false }, { transport });
+    expect(r.exitCode).toBe(3);
+    expect(out.text()).toBe('to stdout\n');
+    expect(err.text()).toBe('to stderr\n');
+  });
+
+  it('exec with tty: terminal resizes reach the process in order', async () => {
+    const url = server.getExec({ ...base, stderr: false, tty: true, cmd: ['resize', '2'] });
+    const out = sink();
+    const listeners = new Set<(s: TerminalSize) => void>();
+    const resize: ResizeSource = {
+      subscribe(l) {
+        listeners.add(l);
+        // like a terminal: the current size at once, then a change
+        l({ width: 80, height: 24 });
+        setTimeout(() => listeners.forEach((x) => x({ width: 132, height: 43 })), 20);
+        return () => listeners.delete(l);
+      },
+    };
+    const r = await runRemoteCommand(url, { stdin: null, stdout: out.stream, stderr: null, tty: true, resize }, { transport });
+    expect(r.exitCode).toBe(0);
+    expect(out.text()).toBe('size 80x24\r\nsize 132x43\r\n');
+    expect(fake.calls.at(-1)?.sizes).toEqual([
+      { width: 80, height: 24 },
+      { width: 132, height: 43 },
+    ]);
+  });
+
+  it('exec: a runtime failure before the process starts is an error, not an exit code', async () => {
+    const url = server.getExec({ ...base, containerId: 'missing', cmd: ['cat'] });
+    await expect(runRemoteCommand(url, { stdin: null, stdout: sink().stream, stderr: null, tty: false }, { transport })).rejects.toThrow(
+      /container missing not found/,
+    );
+  });
+
+  it('exec: 2 MiB of stdout arrives whole (no flow-control stall)', async () => {
+    const url = server.getExec({ ...base, stderr: false, cmd: ['big', String(2 * 1024 * 1024)] });
+    let n = 0;
+    const out = new PassThrough();
+    out.on('data', (c: Buffer) => (n += c.length));
+    const r = await runRemoteCommand(url, { stdin: null, stdout: out, stderr: null, tty: false }, { transport });
+    expect(r.exitCode).toBe(0);
+    expect(n).toBe(2 * 1024 * 1024);
+  });
+
+  it('attach: stdin goes to the container and its output comes back', async () => {
+    const url = server.getAttach({ ...base, stdin: true, stderr: false });
+    const out = sink();
+    const r = await runRemoteCommand(url, { stdin: Readable.from([Buffer.from('attached')]), stdout: out.stream, stderr: null, tty: false }, { transport });
+    expect(r.exitCode).toBe(0);
+    expect(out.text()).toBe('attached');
+  });
+
+  it('port-forward: bytes go to the pod port and its answer comes back', async () => {
+    const url = server.getPortForward({ sandboxId: 'p1', ports: [8080] });
+    const { text, done } = await forwardOnce(url, 8080, 'ping through the tunnel', transport);
+    expect(text).toBe('PING THROUGH THE TUNNEL');
+    await done;
+  });
+
+  it('a token is single-use: the second session on the same URL is NotFound', async () => {
+    const url = server.getExec({ ...base, cmd: ['split', '0'] });
+    await runRemoteCommand(url, { stdin: null, stdout: sink().stream, stderr: null, tty: false }, { transport });
+    await expect(runRemoteCommand(url, { stdin: null, stdout: sink().stream, stderr: null, tty: false }, { transport })).rejects.toMatchObject({
+      code: 'NotFound',
+    });
+  });
+
+  it('a token expires after one minute (kubelet cacheTTL)', async () => {
+    const url = server.getExec({ ...base, cmd: ['split', '0'] });
+    clock += 61_000;
+    await expect(runRemoteCommand(url, { stdin: null, stdout: sink().stream, stderr: null, tty: false }, { transport })).rejects.toMatchObject({
+      code: 'NotFound',
+    });
+  });
+});
+
+/** a local listener like `port-forward`'s: each accepted connection is forwarded through its own session */
+async function forwardOnce(url: string, port: number, payload: string, transport: StreamingTransport) {
+  let done!: Promise<void>;
+  const local = createServer({ allowHalfOpen: true }, (sock) => {
+    done = runPortForward(url, port, sock, { transport });
+  });
+  await new Promise<void>((r) => local.listen(0, '127.0.0.1', r));
+  const c = connect({ port: (local.address() as { port: number }).port, host: '127.0.0.1', allowHalfOpen: true });
+  const chunks: Buffer[] = [];
+  c.on('data', (d: Buffer) => chunks.push(d));
+  await new Promise<void>((r) => c.once('connect', r));
+  c.write(payload);
+  // SPDY half-closes and the pod answers before closing; WebSocket (no half-close) gets its answer before we end
+  if (transport === 'spdy') c.end();
+  else await waitFor(() => Buffer.concat(chunks).length >= payload.length);
+  if (transport !== 'spdy') c.end();
+  await new Promise<void>((r) => c.once('close', () => r()));
+  local.close();
+  return { text: Buffer.concat(chunks).toString(), done };
+}
+
+async function waitFor(cond: () => boolean): Promise<void> {
+  while (!cond()) await new Promise((r) => setTimeout(r, 5));
+}
+
+describe('HTTP surface', () => {
+  const get = (path: string, headers: Record<string, string> = {}) =>
+    new Promise<number>((resolve, reject) => {
+      const u = new URL(server.url);
+      const req = request({ host: u.hostname, port: u.port, path, headers }, (res) => {
+        res.resume();
+        resolve(res.statusCode ?? 0);
+      });
+      req.on('upgrade', (res, socket) => {
+        socket.destroy();
+        resolve(res.statusCode ?? 0);
+      });
+      req.on('error', reject);
+      req.end();
+    });
+
+  it('an unknown token is 404, with and without an upgrade', async () => {
+    expect(await get('/exec/AAAAAAAA')).toBe(404);
+    expect(await get('/exec/AAAAAAAA', { Connection: 'Upgrade', Upgrade: 'SPDY/3.1', 'X-Stream-Protocol-Version': 'v4.channel.k8s.io' })).toBe(404);
+    expect(await get('/nothing/here')).toBe(404);
+  });
+
+  it('a token used on the wrong verb is 404 and consumed', async () => {
+    const url = new URL(server.getExec({ ...base, cmd: ['split', '0'] }));
+    const token = url.pathname.split('/')[2]!;
+    const h = { Connection: 'Upgrade', Upgrade: 'SPDY/3.1', 'X-Stream-Protocol-Version': 'v4.channel.k8s.io' };
+    expect(await get(`/attach/${token}`, h)).toBe(404);
+    expect(await get(`/exec/${token}`, h)).toBe(404);
+  });
+
+  it('SPDY without a common protocol version is 403 (httpstream.Handshake)', async () => {
+    const url = new URL(server.getExec({ ...base, cmd: ['split', '0'] }));
+    expect(await get(url.pathname, { Connection: 'Upgrade', Upgrade: 'SPDY/3.1', 'X-Stream-Protocol-Version': 'v9.channel.k8s.io' })).toBe(403);
+  });
+});
