@@ -267,6 +267,11 @@ export class SpdyConnection extends EventEmitter<SpdyConnectionEvents> {
     this.streams.clear();
     this.encoder.close();
     this.decoder.close();
+    // our side of the socket ends too (a peer that half-closed is waiting for it); one that never closes is cut
+    if (!this.socket.destroyed) {
+      this.socket.end();
+      setTimeout(() => this.socket.destroy(), 5000).unref();
+    }
     this.emit('close');
   }
 }
