@@ -12,6 +12,8 @@ import { startStreamingServer, type StreamingServer } from '../../electron/cri/s
 import { runPortForward, runRemoteCommand, type StreamingTransport } from '../../electron/cri/streaming/client';
 import type { ResizeSource, TerminalSize } from '../../electron/engine/containers/streaming';
 import { fakeStreaming, upperCaseServer, type FakeStreaming } from './streaming-fake';
+import WebSocket from 'ws';
+import { WS_BASE64_CHANNEL, WS_V4_CHANNEL } from '../../electron/cri/streaming/protocol';
 
 let fake: FakeStreaming;
 let server: StreamingServer;
@@ -189,5 +191,69 @@ describe('HTTP surface', () => {
   it('SPDY without a common protocol version is 403 (httpstream.Handshake)', async () => {
     const url = new URL(server.getExec({ ...base, cmd: ['split', '0'] }));
     expect(await get(url.pathname, { Connection: 'Upgrade', Upgrade: 'SPDY/3.1', 'X-Stream-Protocol-Version': 'v9.channel.k8s.io' })).toBe(403);
+  });
+});
+
+describe('WebSocket wire details (wsstream)', () => {
+  const wsUrl = (u: string) => u.replace(/^http/, 'ws');
+  const open = (url: string, protocols: string[], onMessage: (d: Buffer, binary: boolean) => void) => {
+    const ws = new WebSocket(wsUrl(url), protocols);
+    ws.on('message', onMessage);
+    return ws;
+  };
+
+  it('exec: an empty frame on the lowest writable channel first, then channel-prefixed output and the v4 Status on channel 3', async () => {
+    const url = server.getExec({ ...base, stderr: true, cmd: ['split', '5'] });
+    const frames: Buffer[] = [];
+    const ws = open(url, [WS_V4_CHANNEL], (d) => frames.push(Buffer.from(d)));
+    await new Promise((r) => ws.once('close', r));
+    expect(ws.protocol).toBe(WS_V4_CHANNEL);
+    expect(frames[0]).toEqual(Buffer.from([1]));
+    expect(frames.slice(1, 3).map((f) => [f[0], f.subarray(1).toString()])).toEqual([
+      [1, 'to stdout\n'],
+      [2, 'to stderr\n'],
+    ]);
+    const status = JSON.parse(frames[3]!.subarray(1).toString()) as { reason: string; details: { causes: { message: string }[] } };
+    expect(frames[3]![0]).toBe(3);
+    expect(status.reason).toBe('NonZeroExitCode');
+    expect(status.details.causes[0]!.message).toBe('5');
+  });
+
+  it('base64.channel.k8s.io: text frames with an ASCII channel digit and base64 payload; pre-v4 error is plain text', async () => {
+    const url = server.getExec({ ...base, cmd: ['split', '4'] });
+    const frames: string[] = [];
+    const ws = open(url, [WS_BASE64_CHANNEL], (d, binary) => {
+      expect(binary).toBe(false);
+      frames.push(d.toString());
+    });
+    await new Promise((r) => ws.once('close', r));
+    expect(frames[0]).toBe('1');
+    expect(frames[1]).toBe(`1${Buffer.from('to stdout\n').toString('base64')}`);
+    expect(frames[2]![0]).toBe('3');
+    expect(Buffer.from(frames[2]!.slice(1), 'base64').toString()).toMatch(/exit code 4$/);
+  });
+
+  it('port-forward: each channel of the pair starts with the port, 2 bytes little-endian; then data flows', async () => {
+    const url = `${server.getPortForward({ sandboxId: 'p1', ports: [] })}?port=8080`;
+    const frames: Buffer[] = [];
+    const ws = open(url, [WS_V4_CHANNEL], (d) => frames.push(Buffer.from(d)));
+    await new Promise((r) => ws.once('open', r));
+    await waitFor(() => frames.length >= 2);
+    expect(frames.slice(0, 2)).toEqual([Buffer.from([0, 0x90, 0x1f]), Buffer.from([1, 0x90, 0x1f])]);
+    ws.send(Buffer.concat([Buffer.from([0]), Buffer.from('abc')]));
+    await waitFor(() => frames.length >= 3);
+    expect(frames[2]).toEqual(Buffer.concat([Buffer.from([0]), Buffer.from('ABC')]));
+    ws.close();
+  });
+
+  it('a subprotocol the server does not speak is refused at the handshake', async () => {
+    const url = server.getExec({ ...base, cmd: ['split', '0'] });
+    const before = fake.calls.length;
+    const ws = new WebSocket(wsUrl(url), ['v9.channel.k8s.io']);
+    ws.on('error', () => undefined);
+    const code = await new Promise<number | undefined>((r) => ws.once('unexpected-response', (_req, res) => r(res.statusCode)));
+    expect(code).toBe(400);
+    // and nothing ran for a client that could not have read the session
+    expect(fake.calls.length).toBe(before);
   });
 });

@@ -133,7 +133,17 @@ export async function startStreamingServer(options: StreamingServerOptions): Pro
   }
 
   function onWebSocket(req: IncomingMessage, socket: Duplex, head: Buffer, cached: Cached, query: URLSearchParams): void {
-    (req as TaggedRequest).podscopeWsProtocols = cached.kind === 'portforward' ? WS_PORTFORWARD_PROTOCOLS : WS_REMOTECOMMAND_PROTOCOLS;
+    const supported = cached.kind === 'portforward' ? WS_PORTFORWARD_PROTOCOLS : WS_REMOTECOMMAND_PROTOCOLS;
+    (req as TaggedRequest).podscopeWsProtocols = supported;
+    // wsstream refuses the handshake when the client offers subprotocols and none is supported (no offer at all
+    // means the binary v1 protocol); the session must not start for a client that will not understand it
+    const offered = String(req.headers['sec-websocket-protocol'] ?? '')
+      .split(',')
+      .map((p) => p.trim())
+      .filter(Boolean);
+    if (offered.length > 0 && !offered.some((p) => (supported as readonly string[]).includes(p))) {
+      return rawReply(socket, 400, `requested protocol(s) are not supported: ${offered.join(', ')}; supports ${supported.join(', ')}`);
+    }
     let ports: number[] = [];
     if (cached.kind === 'portforward') {
       const parsed = parsePorts(query.getAll('port'));
