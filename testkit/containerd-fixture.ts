@@ -17,6 +17,8 @@ export interface ContainerdSpec {
   bridge: string;
   /** 10.<n>.0.0/24 and fd00:<n>::/64 */
   subnet: number;
+  /** other pod ranges instead (a test given e.g. 10.88.248.0/24 by its task) */
+  ranges?: { ipv4: string; ipv6: string };
 }
 
 export interface ContainerdFixture {
@@ -52,8 +54,10 @@ export function testConflist(spec: ContainerdSpec, ipamDir: string): Record<stri
         ipam: {
           type: 'host-local',
           dataDir: ipamDir,
-          ranges: [[{ subnet: `10.${spec.subnet}.0.0/24` }], [{ subnet: `fd00:${spec.subnet}::/64` }]],
-          routes: [{ dst: `10.${spec.subnet}.0.0/16` }],
+          ranges: spec.ranges
+            ? [[{ subnet: spec.ranges.ipv4 }], [{ subnet: spec.ranges.ipv6 }]]
+            : [[{ subnet: `10.${spec.subnet}.0.0/24` }], [{ subnet: `fd00:${spec.subnet}::/64` }]],
+          routes: [{ dst: spec.ranges?.ipv4 ?? `10.${spec.subnet}.0.0/16` }],
         },
       },
       { type: 'portmap', capabilities: { portMappings: true } },
@@ -258,5 +262,6 @@ function shimPids(socketPath: string): number[] {
 
 /** A leftover netns is ours if an address of our subnet lives in it. */
 function netnsIsOurs(ns: string, spec: ContainerdSpec): boolean {
-  return sh('ip', ['-n', ns, '-o', 'addr']).includes(`10.${spec.subnet}.0.`);
+  const prefix = spec.ranges ? spec.ranges.ipv4.split('.').slice(0, 3).join('.') + '.' : `10.${spec.subnet}.0.`;
+  return sh('ip', ['-n', ns, '-o', 'addr']).includes(prefix);
 }

@@ -37,7 +37,10 @@ export function criStreaming(connected: () => Promise<CriConnection>, options: S
         stdout: req.stdout !== null,
         stderr: stderr !== null,
       });
-      await runRemoteCommand(url, { ...req, stderr }, options);
+      await runRemoteCommand(url, { ...req, stderr }, options).catch((e: unknown) => {
+        // aborting is how a client detaches: the session ending that way is attach's normal end
+        if (!req.signal?.aborted) throw e;
+      });
     },
     async portForward(req) {
       const conn = await connected();
