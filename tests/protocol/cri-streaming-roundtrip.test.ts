@@ -6,7 +6,7 @@
  */
 import { request } from 'node:http';
 import { connect, createServer, type Server } from 'node:net';
-import { PassThrough, Readable } from 'node:stream';
+import { PassThrough, Readable, Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startStreamingServer, type StreamingServer } from '../../electron/cri/streaming/server';
 import { runPortForward, runRemoteCommand, type StreamingTransport } from '../../electron/cri/streaming/client';
@@ -99,6 +99,27 @@ describe.each<StreamingTransport>(['spdy', 'websocket'])('remotecommand over %s'
     const r = await runRemoteCommand(url, { stdin: null, stdout: out, stderr: null, tty: false }, { transport });
     expect(r.exitCode).toBe(0);
     expect(n).toBe(2 * 1024 * 1024);
+  });
+
+  it('exec: 4 MiB of stdin is echoed back whole to a slow reader, every byte written before the session ends', async () => {
+    const url = server.getExec({ ...base, stdin: true, cmd: ['cat'] });
+    const input = Buffer.alloc(4 * 1024 * 1024);
+    for (let i = 0; i < input.length; i++) input[i] = (i * 7) & 0xff;
+    const chunks: Buffer[] = [];
+    // a reader with a small buffer that drains slowly: output is held back (not dropped, not stalled for good)
+    const out = new Writable({
+      highWaterMark: 1024,
+      write(chunk: Buffer, _enc, cb) {
+        chunks.push(chunk);
+        setImmediate(cb);
+      },
+    });
+    const stdin = Readable.from((function* () {
+      for (let off = 0; off < input.length; off += 256 * 1024) yield input.subarray(off, off + 256 * 1024);
+    })());
+    const r = await runRemoteCommand(url, { stdin, stdout: out, stderr: null, tty: false }, { transport });
+    expect(r.exitCode).toBe(0);
+    expect(Buffer.concat(chunks).equals(input)).toBe(true);
   });
 
   it('attach: stdin goes to the container and its output comes back', async () => {

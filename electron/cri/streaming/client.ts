@@ -163,10 +163,39 @@ function feed(from: Readable, to: SpdyStream): () => void {
   };
 }
 
+/**
+ * Copies a stream's output into the caller's Writable with backpressure (a slow terminal or file holds the SPDY
+ * stream back, which stops the socket: spdy-connection.ts), and resolves once every byte has been written out.
+ */
 function copyOut(from: SpdyStream | undefined, to: Writable | null): Promise<void> {
   if (!from || !to) return Promise.resolve();
-  from.on('data', (c: Buffer) => to.write(c));
-  return ended(from);
+  const writes = new WriteTracker(to, () => from.pause(), () => from.resume());
+  from.on('data', (c: Buffer) => writes.write(c));
+  return ended(from).then(() => writes.flushed());
+}
+
+/** counts writes still in flight to a Writable and pauses the source while it asks for it */
+class WriteTracker {
+  private pending = 0;
+  private idle: (() => void)[] = [];
+  constructor(
+    private readonly to: Writable,
+    private readonly pause: () => void,
+    private readonly resume: () => void,
+  ) {}
+  write(chunk: Buffer): void {
+    this.pending++;
+    const ok = this.to.write(chunk, () => {
+      if (--this.pending === 0) for (const f of this.idle.splice(0)) f();
+    });
+    if (!ok) {
+      this.pause();
+      this.to.once('drain', this.resume);
+    }
+  }
+  flushed(): Promise<void> {
+    return this.pending === 0 ? Promise.resolve() : new Promise((r) => this.idle.push(r));
+  }
 }
 
 function ended(s: Readable): Promise<void> {
@@ -213,21 +242,28 @@ const frame = (channel: number, data: Buffer | string) => Buffer.concat([Buffer.
 
 async function remoteCommandWs(url: string, io: RemoteCommandIO, options: StreamingClientOptions): Promise<SessionOutcome> {
   const errorChunks: Buffer[] = [];
+  // the socket is paused while stdout or stderr asks for it (ws.pause), and the session ends once both are written
+  let socket: WebSocket | undefined;
+  const pause = () => socket?.pause();
+  const resume = () => socket?.resume();
+  const outWrites = io.stdout ? new WriteTracker(io.stdout, pause, resume) : undefined;
+  const errWrites = io.stderr ? new WriteTracker(io.stderr, pause, resume) : undefined;
   const ws = await openWs(url, [WS_V5_CHANNEL, WS_V4_CHANNEL, WS_CHANNEL], options, (data, isBinary) => {
     if (!isBinary || data.length === 0) return;
     const payload = data.subarray(1);
     switch (data.readUInt8(0)) {
       case CHANNEL_STDOUT:
-        if (payload.length > 0) io.stdout?.write(payload);
+        if (payload.length > 0) outWrites?.write(payload);
         break;
       case CHANNEL_STDERR:
-        if (payload.length > 0) io.stderr?.write(payload);
+        if (payload.length > 0) errWrites?.write(payload);
         break;
       case CHANNEL_ERROR:
         errorChunks.push(payload);
         break;
     }
   });
+  socket = ws;
   const protocol = ws.protocol;
   const cleanups: (() => void)[] = [];
   const abort = () => ws.terminate();
@@ -255,6 +291,7 @@ async function remoteCommandWs(url: string, io: RemoteCommandIO, options: Stream
       }
       if (io.tty && io.resize) cleanups.push(io.resize.subscribe((size) => send(frame(CHANNEL_RESIZE, encodeResize(size)))));
     });
+    await Promise.all([outWrites?.flushed(), errWrites?.flushed()]);
     const text = Buffer.concat(errorChunks).toString('utf8');
     if (text === '' && io.signal?.aborted) return { error: 'session aborted' };
     return protocol === WS_CHANNEL ? outcomeOfLegacy(text) : outcomeOfV4(text);

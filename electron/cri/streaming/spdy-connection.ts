@@ -32,7 +32,8 @@ export class SpdyStream extends Duplex {
   }
 
   override _read(): void {
-    // no flow control on the wire (see the module comment): data is pushed as it arrives
+    // the reader wants more: if this stream had stopped the socket, let it flow again
+    this.conn.unstall(this);
   }
 
   override _write(chunk: Buffer, _enc: BufferEncoding, cb: (e?: Error | null) => void): void {
@@ -71,7 +72,9 @@ export class SpdyStream extends Duplex {
   /** @internal */
   onData(data: Buffer, fin: boolean): void {
     if (this.remoteFin) return;
-    if (data.length > 0) this.push(data);
+    // No window on the wire (see the module comment), so a reader that falls behind stops the whole socket until it
+    // catches up — what spdystream does too (its frame workers block on an unread stream), and TCP pushes back.
+    if (data.length > 0 && !this.push(data)) this.conn.stall(this);
     if (fin) this.onRemoteFin();
   }
 
@@ -186,7 +189,22 @@ export class SpdyConnection extends EventEmitter<SpdyConnectionEvents> {
 
   /** @internal */
   forget(id: number): void {
+    const s = this.streams.get(id);
     this.streams.delete(id);
+    if (s) this.unstall(s);
+  }
+
+  private readonly stalled = new Set<SpdyStream>();
+
+  /** @internal a stream's reader is behind: stop reading the socket */
+  stall(stream: SpdyStream): void {
+    this.stalled.add(stream);
+    this.socket.pause();
+  }
+
+  /** @internal */
+  unstall(stream: SpdyStream): void {
+    if (this.stalled.delete(stream) && this.stalled.size === 0 && !this.closed) this.socket.resume();
   }
 
   private onBytes(chunk: Buffer): void {
