@@ -243,9 +243,9 @@ const frame = (channel: number, data: Buffer | string) => Buffer.concat([Buffer.
 async function remoteCommandWs(url: string, io: RemoteCommandIO, options: StreamingClientOptions): Promise<SessionOutcome> {
   const errorChunks: Buffer[] = [];
   // the socket is paused while stdout or stderr asks for it (ws.pause), and the session ends once both are written
-  let socket: WebSocket | undefined;
-  const pause = () => socket?.pause();
-  const resume = () => socket?.resume();
+  const opened: { ws?: WebSocket } = {};
+  const pause = () => opened.ws?.pause();
+  const resume = () => opened.ws?.resume();
   const outWrites = io.stdout ? new WriteTracker(io.stdout, pause, resume) : undefined;
   const errWrites = io.stderr ? new WriteTracker(io.stderr, pause, resume) : undefined;
   const ws = await openWs(url, [WS_V5_CHANNEL, WS_V4_CHANNEL, WS_CHANNEL], options, (data, isBinary) => {
@@ -263,7 +263,7 @@ async function remoteCommandWs(url: string, io: RemoteCommandIO, options: Stream
         break;
     }
   });
-  socket = ws;
+  opened.ws = ws;
   const protocol = ws.protocol;
   const cleanups: (() => void)[] = [];
   const abort = () => ws.terminate();
