@@ -13,7 +13,12 @@ import { runPortForward, runRemoteCommand, type StreamingTransport } from '../..
 import type { ResizeSource, TerminalSize } from '../../electron/engine/containers/streaming';
 import { fakeStreaming, upperCaseServer, type FakeStreaming } from './streaming-fake';
 import WebSocket from 'ws';
-import { WS_BASE64_CHANNEL, WS_V4_CHANNEL } from '../../electron/cri/streaming/protocol';
+import { REMOTECOMMAND_V1, REMOTECOMMAND_V2, REMOTECOMMAND_V3, WS_BASE64_CHANNEL, WS_V4_CHANNEL } from '../../electron/cri/streaming/protocol';
+import { MAX_IN_FLIGHT, TOKEN_TTL_MS, TokenCache } from '../../electron/cri/streaming/token-cache';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 
 let fake: FakeStreaming;
 let server: StreamingServer;
@@ -276,5 +281,76 @@ describe('WebSocket wire details (wsstream)', () => {
     expect(code).toBe(400);
     // and nothing ran for a client that could not have read the session
     expect(fake.calls.length).toBe(before);
+  });
+});
+
+describe('older remotecommand versions over SPDY (kubelet serves v1–v4)', () => {
+  it.each([REMOTECOMMAND_V3, REMOTECOMMAND_V2, REMOTECOMMAND_V1])('%s: output arrives and the exit code comes back as text', async (version) => {
+    const url = server.getExec({ ...base, stderr: true, cmd: ['split', '6'] });
+    const out = sink();
+    const err = sink();
+    const r = await runRemoteCommand(url, { stdin: null, stdout: out.stream, stderr: err.stream, tty: false }, { protocols: [version] });
+    expect(r.exitCode).toBe(6);
+    expect([out.text(), err.text()]).toEqual(['to stdout\n', 'to stderr\n']);
+  });
+
+  it('v3 has the resize stream; v2 has none (the server does not wait for one)', async () => {
+    const resize = { subscribe: (l: (s: TerminalSize) => void) => (l({ width: 10, height: 5 }), () => undefined) };
+    const v3 = server.getExec({ ...base, tty: true, cmd: ['resize', '1'] });
+    const out = sink();
+    expect((await runRemoteCommand(v3, { stdin: null, stdout: out.stream, stderr: null, tty: true, resize }, { protocols: [REMOTECOMMAND_V3] })).exitCode).toBe(0);
+    expect(out.text()).toBe('size 10x5\r\n');
+    const v2 = server.getExec({ ...base, tty: true, cmd: ['split', '0'] });
+    expect((await runRemoteCommand(v2, { stdin: null, stdout: sink().stream, stderr: null, tty: true, resize }, { protocols: [REMOTECOMMAND_V2] })).exitCode).toBe(0);
+  });
+});
+
+describe('TLS (kubelet streaming server with a certificate)', () => {
+  let tls: StreamingServer;
+  let ca: Buffer;
+  const dir = mkdtempSync(join(tmpdir(), 'pss2-tls-'));
+
+  beforeAll(async () => {
+    execFileSync('openssl', [
+      'req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-days', '1',
+      '-subj', '/CN=127.0.0.1', '-addext', 'subjectAltName=IP:127.0.0.1',
+      '-keyout', join(dir, 'key.pem'), '-out', join(dir, 'cert.pem'),
+    ], { stdio: 'ignore' });
+    ca = readFileSync(join(dir, 'cert.pem'));
+    tls = await startStreamingServer({ streaming: fake, tls: { cert: ca, key: readFileSync(join(dir, 'key.pem')) } });
+  });
+
+  afterAll(async () => {
+    await tls?.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it.each<StreamingTransport>(['spdy', 'websocket'])('%s over TLS: https URL, verified against its CA, exit code back', async (transport) => {
+    const url = tls.getExec({ ...base, cmd: ['split', '2'] });
+    expect(url).toMatch(/^https:\/\/127\.0\.0\.1:\d+\/exec\//);
+    const out = sink();
+    const r = await runRemoteCommand(url, { stdin: null, stdout: out.stream, stderr: null, tty: false }, { transport, ca });
+    expect(r.exitCode).toBe(2);
+    expect(out.text()).toBe('to stdout\n');
+  });
+
+  it('a client that does not trust the certificate gets no session', async () => {
+    const url = tls.getExec({ ...base, cmd: ['split', '0'] });
+    await expect(runRemoteCommand(url, { stdin: null, stdout: sink().stream, stderr: null, tty: false })).rejects.toMatchObject({ code: 'Unavailable' });
+  });
+});
+
+describe('token cache limits', () => {
+  it('at most 1000 tokens are outstanding (then Unavailable); expired ones free their place', () => {
+    let now = 0;
+    const cache = new TokenCache<number>({ now: () => now });
+    for (let i = 0; i < MAX_IN_FLIGHT; i++) cache.insert(i);
+    expect(() => cache.insert(-1)).toThrow(/in-flight/);
+    now += TOKEN_TTL_MS + 1;
+    expect(cache.size).toBe(0);
+    const t = cache.insert(7);
+    expect(t).toMatch(/^[A-Za-z0-9_-]{8}$/);
+    expect(cache.consume(t)).toBe(7);
+    expect(cache.consume(t)).toBeUndefined();
   });
 });

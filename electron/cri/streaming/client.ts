@@ -45,6 +45,8 @@ export interface StreamingClientOptions {
   /** for https URLs: CA to trust, or false to accept any certificate (a runtime's self-signed one) */
   ca?: string | Buffer;
   rejectUnauthorized?: boolean;
+  /** remotecommand versions offered over SPDY, preferred first (default v4, v3, v2, v1) */
+  protocols?: string[];
 }
 
 export type RemoteCommandIO = StreamIO;
@@ -117,7 +119,7 @@ async function upgradeSpdy(url: string, protocols: string[], options: StreamingC
 }
 
 async function remoteCommandSpdy(url: string, io: RemoteCommandIO, options: StreamingClientOptions): Promise<SessionOutcome> {
-  const { conn, protocol } = await upgradeSpdy(url, [...SPDY_REMOTECOMMAND_PROTOCOLS], options);
+  const { conn, protocol } = await upgradeSpdy(url, options.protocols ?? [...SPDY_REMOTECOMMAND_PROTOCOLS], options);
   const cleanups: (() => void)[] = [];
   const abort = () => conn.destroy();
   io.signal?.addEventListener('abort', abort, { once: true });
