@@ -184,6 +184,14 @@ async function waitFor(cond: () => boolean): Promise<void> {
   while (!cond()) await new Promise((r) => setTimeout(r, 5));
 }
 
+describe('nothing left behind', () => {
+  it('every session above has closed its connection on the server', async () => {
+    // sessions end asynchronously after the client has its result; a leaked socket would keep this above 0
+    await waitFor(() => server.openConnections === 0);
+    expect(server.openConnections).toBe(0);
+  });
+});
+
 describe('HTTP surface', () => {
   const get = (path: string, headers: Record<string, string> = {}) =>
     new Promise<number>((resolve, reject) => {

@@ -62,6 +62,8 @@ export interface StreamingServer {
   getExec(req: ExecStreamingRequest): string;
   getAttach(req: AttachStreamingRequest): string;
   getPortForward(req: PortForwardStreamingRequest): string;
+  /** TCP connections open now (sessions and handshakes): 0 once every session has ended and its socket closed */
+  readonly openConnections: number;
   /** stops listening and ends every session */
   close(): Promise<void>;
 }
@@ -192,6 +194,9 @@ export async function startStreamingServer(options: StreamingServerOptions): Pro
     getExec: (req) => `${url}/exec/${cache.insert({ kind: 'exec', req })}`,
     getAttach: (req) => `${url}/attach/${cache.insert({ kind: 'attach', req })}`,
     getPortForward: (req) => `${url}/portforward/${cache.insert({ kind: 'portforward', req })}`,
+    get openConnections() {
+      return sockets.size;
+    },
     close() {
       closing ??= new Promise<void>((resolve) => {
         server.close(() => resolve());
