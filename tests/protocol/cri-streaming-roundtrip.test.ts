@@ -348,6 +348,20 @@ describe('TLS (kubelet streaming server with a certificate)', () => {
   });
 });
 
+describe('idle sessions', () => {
+  it.each<StreamingTransport>(['spdy', 'websocket'])('%s: a session without traffic past the idle timeout is closed and its process aborted', async (transport) => {
+    const idle = await startStreamingServer({ streaming: fake, idleTimeoutMs: 300 });
+    try {
+      const url = idle.getExec({ ...base, cmd: ['wait-abort'] });
+      await expect(runRemoteCommand(url, { stdin: null, stdout: sink().stream, stderr: null, tty: false }, { transport })).rejects.toThrow();
+      // the fake's "wait-abort" only returns once the session's signal fired
+      await waitFor(() => idle.openConnections === 0);
+    } finally {
+      await idle.close();
+    }
+  });
+});
+
 describe('token cache limits', () => {
   it('at most 1000 tokens are outstanding (then Unavailable); expired ones free their place', () => {
     let now = 0;

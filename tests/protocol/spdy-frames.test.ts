@@ -198,6 +198,8 @@ describe('remotecommand payloads', () => {
 
   it('the v4 error stream: Success is exit 0, NonZeroExitCode carries the code, anything else is an error', () => {
     expect(outcomeOfV4(JSON.stringify(successStatus()))).toEqual({ exitCode: 0 });
+    // kubelet always writes a v4 Status, Success included: an empty error stream is a lost connection, not exit 0
+    expect(outcomeOfV4('')).toMatchObject({ error: expect.stringMatching(/connection lost/) });
     const s = exitCodeStatus(3, ['sh']);
     expect(s).toMatchObject({ status: 'Failure', reason: 'NonZeroExitCode', details: { causes: [{ reason: 'ExitCode', message: '3' }] } });
     expect(outcomeOfV4(JSON.stringify(s))).toEqual({ exitCode: 3 });

@@ -92,7 +92,8 @@ export function statusText(status: StreamStatus): string {
 export type SessionOutcome = { exitCode: number } | { error: string };
 
 export function outcomeOfV4(text: string): SessionOutcome {
-  if (text.trim() === '') return { exitCode: 0 };
+  // a v4 server always ends with a Status (kubelet writes Success too): none means the connection was lost
+  if (text.trim() === '') return { error: 'the session ended without a status (connection lost)' };
   let status: StreamStatus;
   try {
     status = JSON.parse(text) as StreamStatus;

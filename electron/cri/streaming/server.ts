@@ -54,7 +54,11 @@ export interface StreamingServerOptions {
   /** base of the returned URLs when it differs from the listen address (e.g. a proxy) */
   baseUrl?: string;
   tokens?: TokenCacheOptions;
+  /** a session with no traffic either way for this long is closed (containerd's stream_idle_timeout), default 4 h */
+  idleTimeoutMs?: number;
 }
+
+export const DEFAULT_STREAM_IDLE_TIMEOUT_MS = 4 * 60 * 60 * 1000;
 
 export interface StreamingServer {
   /** base URL, e.g. http://127.0.0.1:40123 */
@@ -96,8 +100,11 @@ export async function startStreamingServer(options: StreamingServerOptions): Pro
     sockets.add(s);
     s.once('close', () => sockets.delete(s));
   });
+  const idleMs = options.idleTimeoutMs ?? DEFAULT_STREAM_IDLE_TIMEOUT_MS;
   server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
     socket.on('error', () => undefined);
+    // no bytes either way for idleMs: the session is abandoned; closing it aborts the process's session too
+    (socket as Socket).setTimeout?.(idleMs, () => socket.destroy());
     void onUpgrade(req, socket, head).catch(() => socket.destroy());
   });
   server.on('clientError', (_e, socket: Duplex) => socket.destroy());
@@ -154,6 +161,8 @@ export async function startStreamingServer(options: StreamingServerOptions): Pro
       if (ports.length === 0) return rawReply(socket, 400, 'query parameter "port" is required');
     }
     wss.handleUpgrade(req, socket, head, (ws: WebSocket) => {
+      // ws clears the socket's timeout when it takes the socket over: set the idle limit again
+      (socket as Socket).setTimeout?.(idleMs, () => socket.destroy());
       if (cached.kind === 'portforward') void servePortForwardWs(ws, ws.protocol, options.streaming, cached.req.sandboxId, ports);
       else void runRemoteCommand(cached, wsRemoteCommandChannels(ws, ws.protocol, cached.req));
     });
