@@ -19,6 +19,8 @@ export interface ContainerdSpec {
   subnet: number;
   /** an IPv4-only /24 given in full (e.g. 10.88.254.0/24) instead of the subnet number's two ranges */
   ipv4Cidr?: string;
+  /** other dual-stack pod ranges instead (a test given e.g. 10.88.248.0/24 by its task) */
+  ranges?: { ipv4: string; ipv6: string };
   /** registry host ⇒ http(s) origin to pull its images from, names kept (hosts.toml `server` under config_path) */
   registryMirrors?: Record<string, string>;
   /** temp dir prefix (default podscope-ctd-) */
@@ -58,10 +60,12 @@ export function testConflist(spec: ContainerdSpec, ipamDir: string): Record<stri
         ipam: {
           type: 'host-local',
           dataDir: ipamDir,
-          ranges: spec.ipv4Cidr
-            ? [[{ subnet: spec.ipv4Cidr }]]
-            : [[{ subnet: `10.${spec.subnet}.0.0/24` }], [{ subnet: `fd00:${spec.subnet}::/64` }]],
-          routes: [{ dst: spec.ipv4Cidr ?? `10.${spec.subnet}.0.0/16` }],
+          ranges: spec.ranges
+            ? [[{ subnet: spec.ranges.ipv4 }], [{ subnet: spec.ranges.ipv6 }]]
+            : spec.ipv4Cidr
+              ? [[{ subnet: spec.ipv4Cidr }]]
+              : [[{ subnet: `10.${spec.subnet}.0.0/24` }], [{ subnet: `fd00:${spec.subnet}::/64` }]],
+          routes: [{ dst: spec.ranges?.ipv4 ?? spec.ipv4Cidr ?? `10.${spec.subnet}.0.0/16` }],
         },
       },
       { type: 'portmap', capabilities: { portMappings: true } },
@@ -277,5 +281,7 @@ function shimPids(socketPath: string): number[] {
 
 /** A leftover netns is ours if an address of our subnet lives in it. */
 function netnsIsOurs(ns: string, spec: ContainerdSpec): boolean {
-  return sh('ip', ['-n', ns, '-o', 'addr']).includes(spec.ipv4Cidr ? `${spec.ipv4Cidr.split('.').slice(0, 3).join('.')}.` : `10.${spec.subnet}.0.`);
+  const cidr = spec.ranges?.ipv4 ?? spec.ipv4Cidr;
+  const prefix = cidr ? cidr.split('.').slice(0, 3).join('.') + '.' : `10.${spec.subnet}.0.`;
+  return sh('ip', ['-n', ns, '-o', 'addr']).includes(prefix);
 }

@@ -25,6 +25,8 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   inspect: () => import('./commands/inspect'),
   logs: () => import('./commands/logs'),
   exec: () => import('./commands/exec'),
+  attach: () => import('./commands/attach'),
+  'port-forward': () => import('./commands/port-forward'),
   run: () => import('./commands/run'),
   stats: () => import('./commands/stats'),
   serve: () => import('./commands/serve'),
@@ -54,7 +56,9 @@ Commands:
   ps              list containers (-a for all)
   inspect ID...   show a container: state, exit reason, user, seccomp, log path
   logs ID         print a container's log (-f to follow)
-  exec -s ID CMD  run a command in a container (ExecSync)
+  exec ID CMD     run a command in a container (-it: interactive terminal; -s: ExecSync)
+  attach ID       attach to a container's stdio (-i, -t)
+  port-forward POD [LOCAL:]REMOTE   forward a local port into the pod's network namespace
   run CONTAINER_CONFIG POD_CONFIG   run a pod and a container in it
   stats [ID...]   container CPU and memory from cgroups
   pull IMAGE      pull an image from a registry (--creds USER:PASS)

@@ -44,6 +44,8 @@ import { normalizeAddress } from '../address';
 import { CniConfigViewSchema, decodePeerJson, EngineInfoSchema } from './peer-schemas';
 import { decodeGoCniConfig } from './decode-cni-config';
 import { decodeSandboxStatus, podSandboxToSummary } from './decode-status';
+import type { ContainerStreaming } from '../../engine/containers/streaming';
+import { criStreaming } from './cri-streaming';
 
 export interface CriEndpointApi extends SandboxApi, ContainerApi {
   /** unix:///abs/path */
@@ -59,6 +61,8 @@ export interface CriEndpointApi extends SandboxApi, ContainerApi {
   supportsEvents(): Promise<boolean>;
   /** GetContainerEvents as SandboxEvents (sandbox events only); onError gets stream failures */
   subscribe(listener: (e: SandboxEvent) => void, onError?: (e: PodscopeError) => void): () => void;
+  /** exec, attach and port-forward through the endpoint's Exec/Attach/PortForward URLs (cri-streaming.ts) */
+  readonly streaming: ContainerStreaming;
   close(): void;
 }
 
@@ -103,6 +107,7 @@ export function createCriEndpointApi(address: string, opts: CriConnectionOptions
   const api: CriEndpointApi = {
     address: target.address,
     socketPath: target.socketPath,
+    streaming: criStreaming(connected),
     async connect() {
       return (await connected()).version;
     },

@@ -37,6 +37,11 @@ import { reopenContainerLog } from './container-reopen-log';
 import { execSync } from './container-exec-sync';
 import { containerStats, listContainerStats } from './container-stats';
 import { CachedRuntimeService } from './wire-cache';
+import { exec } from './container-exec';
+import { attach } from './container-attach';
+import { portForward } from './sandbox-port-forward';
+import { startStreamingServer, type StreamingServer, type StreamingServerOptions } from '../streaming/server';
+import type { ContainerStreaming } from '../../engine/containers/streaming';
 
 export const DEFAULT_CRI_SOCKET = '/run/podscope/podscope.sock';
 
@@ -59,10 +64,18 @@ export interface CriServerOptions {
    * shim costs (bench/cri-rpc-cost.ts): without it crictl/critest 1.26 get their streams reset.
    */
   authorityShim?: boolean;
+  /**
+   * The streaming server behind Exec/Attach/PortForward (containerd's stream_server_address/port, default
+   * 127.0.0.1:0; TLS optional). Its sessions run on `streaming.streaming`, else on the engine's own `streaming`;
+   * with neither, the three RPCs are UNIMPLEMENTED.
+   */
+  streaming?: Partial<Omit<StreamingServerOptions, 'streaming'>> & { streaming?: ContainerStreaming };
 }
 
 export interface CriServer {
   readonly socketPath: string;
+  /** base URL of the streaming server, when there is one */
+  readonly streamingUrl?: string;
   /** stops accepting calls, ends event streams, removes the socket file */
   close(): Promise<void>;
 }
@@ -80,6 +93,13 @@ export async function startCriServer(options: CriServerOptions): Promise<CriServ
 
   await prepareSocketDir(socketPath);
   await clearStaleSocket(socketPath, options.staleProbeTimeoutMs ?? 1000);
+
+  // engine.streaming is the engine's own ContainerStreaming (runc exec, attach, netns port-forward) when it has one
+  const { streaming: givenStreaming, ...streamingListen } = options.streaming ?? {};
+  const containerStreaming = givenStreaming ?? (engine as { streaming?: ContainerStreaming }).streaming;
+  const streamServer: StreamingServer | undefined = containerStreaming
+    ? await startStreamingServer({ ...streamingListen, streaming: containerStreaming })
+    : undefined;
 
   const streams = new Set<() => void>();
   const impl: RuntimeServiceServer = {
@@ -100,6 +120,9 @@ export async function startCriServer(options: CriServerOptions): Promise<CriServ
     updateContainerResources: unary((req) => updateContainerResources(engine, req)),
     reopenContainerLog: unary((req) => reopenContainerLog(engine, req)),
     execSync: unary((req) => execSync(engine, req)),
+    exec: unary((req) => exec(engine, streamServer, req)),
+    attach: unary((req) => attach(engine, streamServer, req)),
+    portForward: unary((req) => portForward(engine, streamServer, req)),
     containerStats: unary((req) => containerStats(engine, req)),
     listContainerStats: unary((req) => listContainerStats(engine, req)),
     getContainerEvents: (call) => {
@@ -127,6 +150,7 @@ export async function startCriServer(options: CriServerOptions): Promise<CriServ
     listener.close();
     injector.destroy();
     server.forceShutdown();
+    await streamServer?.close();
     throw e;
   }
   // A failed accept (e.g. EMFILE) affects one client only; it must not take the daemon down as an unhandled 'error'.
@@ -135,9 +159,11 @@ export async function startCriServer(options: CriServerOptions): Promise<CriServ
   let closing: Promise<void> | undefined;
   return {
     socketPath,
+    ...(streamServer && { streamingUrl: streamServer.url }),
     close() {
       closing ??= (async () => {
         for (const end of [...streams]) end();
+        const streamingClosed = streamServer?.close();
         const listenerClosed = new Promise<void>((resolve) => listener.close(() => resolve()));
         const dropSockets = () => {
           for (const socket of sockets) socket.destroy();
@@ -160,6 +186,7 @@ export async function startCriServer(options: CriServerOptions): Promise<CriServ
         await listenerClosed;
         clearTimeout(straggler);
         await removeOwnSocket(socketPath, bound);
+        await streamingClosed;
       })();
       return closing;
     },
