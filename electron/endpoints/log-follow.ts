@@ -111,7 +111,6 @@ export async function followCriLog(opts: LogFollowOptions): Promise<void> {
     while (opts.follow && !signal.aborted) {
       await sleep(pollMs, signal);
       if (signal.aborted) break;
-      const st = await stat(opts.path).catch(() => undefined);
       if (fh) {
         // whatever the old file still holds comes first
         const own = await fh.stat();
@@ -121,6 +120,8 @@ export async function followCriLog(opts: LogFollowOptions): Promise<void> {
           await emitBatched(parser.push(text), opts.onLines, signal);
         }
       }
+      // the path is looked at only after the open file was read to its end: a size below what was read is a truncation
+      const st = await stat(opts.path).catch(() => undefined);
       if (!st) continue;
       if (!fh || st.ino !== ino || st.size < offset) {
         await fh?.close();

@@ -15,7 +15,8 @@ import { splitWords } from '../model/container-form';
 
 const SHELLS = ['/bin/sh', '/bin/bash', '/bin/ash'];
 
-export function ExecTerminal({ containerId }: { containerId: string }) {
+/** `onTerminal` hands out the xterm instance (tests type through its input() and read its buffer) */
+export function ExecTerminal({ containerId, onTerminal }: { containerId: string; onTerminal?: (t: Terminal) => void }) {
   const client = useClient();
   const endpointId = useEndpointId();
   const box = useRef<HTMLDivElement>(null);
@@ -43,6 +44,7 @@ export function ExecTerminal({ containerId }: { containerId: string }) {
     const fit = new FitAddon();
     term.loadAddon(fit);
     term.open(el);
+    onTerminal?.(term);
     try {
       fit.fit();
     } catch {
