@@ -119,7 +119,7 @@ export class ToyStreaming implements ContainerStreaming {
       const run = (line: string) => {
         const cmd = line.trim();
         if (cmd.startsWith('echo ')) req.stdout?.write(`${cmd.slice(5)}${nl}`);
-        else if (cmd === 'stty size') req.stdout?.write(`${size.height} ${size.width}${nl}`);
+        else if (cmd === 'stty size' || cmd === 'busybox stty size') req.stdout?.write(`${size.height} ${size.width}${nl}`);
         else if (cmd.startsWith('exit')) finish(Number(cmd.slice(4).trim() || 0));
         else if (cmd) (req.tty ? req.stdout : req.stderr)?.write(`sh: ${cmd.split(' ')[0]}: not found${nl}`);
         if (!done) req.stdout?.write('$ ');

@@ -64,7 +64,8 @@ export function ContainerDetails({ s }: { s: ContainerStatusView }) {
           <KeyValues
             rows={[
               ['state', s.state],
-              ['restarts', `${s.metadata.attempt} (attempt ${s.metadata.attempt})`],
+              // kubelet's restart count is the CRI attempt number of the newest container with this name
+              ['restarts', String(s.metadata.attempt)],
               ['created', dateTime(s.createdAt)],
               ['started', started ? dateTime(started) : ''],
               ['finished', finished ? dateTime(finished) : ''],

@@ -112,6 +112,15 @@ export function ContainersTab({ pod }: { pod: SandboxStatus }) {
           </tbody>
         </table>
       )}
+      <Section title="Forward a port">
+        {streaming ? (
+          <PortForwardPanel podId={pod.id} />
+        ) : (
+          <p className="muted" role="note">
+            This endpoint does not support port-forward ({runtime} offers no streaming here).
+          </p>
+        )}
+      </Section>
       {current && (
         <ContainerPane
           key={current.id}
@@ -123,15 +132,6 @@ export function ContainersTab({ pod }: { pod: SandboxStatus }) {
           onRemoved={() => setSelected(undefined)}
         />
       )}
-      <Section title="Forward a port">
-        {streaming ? (
-          <PortForwardPanel podId={pod.id} />
-        ) : (
-          <p className="muted" role="note">
-            This endpoint does not support port-forward ({runtime} offers no streaming here).
-          </p>
-        )}
-      </Section>
     </div>
   );
 }

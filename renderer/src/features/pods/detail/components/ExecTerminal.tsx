@@ -12,6 +12,7 @@ import { useEndpointId } from '../../../../lib/endpoint';
 import { openSession } from '../../../../lib/streams';
 import { ErrorView } from '../../../../lib/ui/ErrorView';
 import { splitWords } from '../model/container-form';
+import { mirrorInjectedStyles } from '../../../../lib/mirror-styles';
 
 const SHELLS = ['/bin/sh', '/bin/bash', '/bin/ash'];
 
@@ -44,6 +45,7 @@ export function ExecTerminal({ containerId, onTerminal }: { containerId: string;
     const fit = new FitAddon();
     term.loadAddon(fit);
     term.open(el);
+    const unmirror = mirrorInjectedStyles(el);
     onTerminal?.(term);
     try {
       fit.fit();
@@ -100,6 +102,7 @@ export function ExecTerminal({ containerId, onTerminal }: { containerId: string;
       resized.dispose();
       void session.close();
       term.dispose();
+      unmirror();
     };
     // the command is read when the terminal (re)starts only
     // eslint-disable-next-line react-hooks/exhaustive-deps

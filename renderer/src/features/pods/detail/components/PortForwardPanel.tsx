@@ -17,7 +17,12 @@ export function PortForwardPanel({ podId }: { podId: string }) {
   const qc = useQueryClient();
   const [port, setPort] = useState('80');
   const [hostPort, setHostPort] = useState('');
-  const forwards = useQuery({ queryKey: forwardsKey, queryFn: () => client.call('portForward.list', {}) });
+  // while forwards are open their connection counts are re-read; with none there is nothing to poll
+  const forwards = useQuery({
+    queryKey: forwardsKey,
+    queryFn: () => client.call('portForward.list', {}),
+    refetchInterval: (q) => (q.state.data?.length ? 2000 : false),
+  });
   const mine = (forwards.data ?? []).filter((f) => f.podSandboxId === podId && f.endpointId === endpointId);
   const portNum = Number(port);
   const hostNum = hostPort.trim() === '' ? 0 : Number(hostPort);
