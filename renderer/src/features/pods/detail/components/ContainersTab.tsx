@@ -225,7 +225,7 @@ function ContainerPane({
           <EmptyState title="The container is not running">A terminal runs a process inside a running container; start it first.</EmptyState>
         ) : (
           <Suspense fallback={<div className="muted pad">Loading the terminal…</div>}>
-            <ExecTerminal containerId={c.id} />
+            <ExecTerminal containerId={c.id} {...(status.data?.config.stdin && { attach: { tty: status.data.config.tty } })} />
           </Suspense>
         ))}
     </section>

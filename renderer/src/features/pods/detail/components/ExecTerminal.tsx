@@ -16,12 +16,25 @@ import { mirrorInjectedStyles } from '../../../../lib/mirror-styles';
 
 const SHELLS = ['/bin/sh', '/bin/bash', '/bin/ash'];
 
-/** `onTerminal` hands out the xterm instance (tests type through its input() and read its buffer) */
-export function ExecTerminal({ containerId, onTerminal }: { containerId: string; onTerminal?: (t: Terminal) => void }) {
+/**
+ * `attach`: the container keeps stdin open (created with stdin), so its own process can be attached to; `tty` says
+ * whether it has a terminal. `onTerminal` hands out the xterm instance (tests type through its input() and read its
+ * buffer).
+ */
+export function ExecTerminal({
+  containerId,
+  attach,
+  onTerminal,
+}: {
+  containerId: string;
+  attach?: { tty: boolean };
+  onTerminal?: (t: Terminal) => void;
+}) {
   const client = useClient();
   const endpointId = useEndpointId();
   const box = useRef<HTMLDivElement>(null);
   const [command, setCommand] = useState('/bin/sh');
+  const [mode, setMode] = useState<'exec' | 'attach'>('exec');
   const [run, setRun] = useState(0);
   const [state, setState] = useState<{ phase: 'connecting' | 'open' | 'exited'; exitCode?: number; size?: string }>({ phase: 'connecting' });
   const [error, setError] = useState<unknown>();
@@ -56,16 +69,19 @@ export function ExecTerminal({ containerId, onTerminal }: { containerId: string;
     const session = openSession(
       client,
       () =>
-        client.call('stream.exec', {
-          endpointId,
-          containerId,
-          cmd: cmd.length ? cmd : ['/bin/sh'],
-          tty: true,
-          stdin: true,
-          size: { cols: term.cols, rows: term.rows },
-        }),
+        mode === 'attach'
+          ? client.call('stream.attach', { endpointId, containerId, tty: attach?.tty ?? false, stdin: true, size: { cols: term.cols, rows: term.rows } })
+          : client.call('stream.exec', {
+              endpointId,
+              containerId,
+              cmd: cmd.length ? cmd : ['/bin/sh'],
+              tty: true,
+              stdin: true,
+              size: { cols: term.cols, rows: term.rows },
+            }),
       {
-        onData: (bytes) => term.write(bytes),
+        // without a tty the process's bare "\n" would not return the cursor
+        onData: (bytes) => term.write(mode === 'attach' && !attach?.tty ? new TextDecoder().decode(bytes).replace(/\r?\n/g, '\r\n') : bytes),
         onExit: (e) => {
           if (e.error) setError(Object.assign(new Error(e.error.message), { code: e.error.code }));
           term.write(`\r\n\x1b[2m[process ended${e.exitCode !== undefined ? ` with exit code ${e.exitCode}` : ''}]\x1b[0m\r\n`);
@@ -106,11 +122,34 @@ export function ExecTerminal({ containerId, onTerminal }: { containerId: string;
     };
     // the command is read when the terminal (re)starts only
     // eslint-disable-next-line react-hooks/exhaustive-deps
-  }, [client, endpointId, containerId, run]);
+  }, [client, endpointId, containerId, run, mode]);
 
   return (
     <div className="exec-terminal">
       <div className="toolbar toolbar-plain">
+        {attach && (
+          <div className="seg" role="tablist" aria-label="Terminal mode">
+            {(['exec', 'attach'] as const).map((m) => (
+              <button
+                key={m}
+                type="button"
+                role="tab"
+                aria-selected={mode === m}
+                className={mode === m ? 'seg-btn seg-on' : 'seg-btn'}
+                title={m === 'exec' ? 'run a new process in the container' : "connect to the container's own process (its stdin and output)"}
+                onClick={() => {
+                  setError(undefined);
+                  setState({ phase: 'connecting' });
+                  setMode(m);
+                }}
+              >
+                {m === 'exec' ? 'Exec' : 'Attach'}
+              </button>
+            ))}
+          </div>
+        )}
+        {mode === 'exec' && (
+          <>
         <label className="check" htmlFor={`cmd-${containerId}`}>
           Command
         </label>
@@ -127,8 +166,10 @@ export function ExecTerminal({ containerId, onTerminal }: { containerId: string;
             <option key={s} value={s} />
           ))}
         </datalist>
+          </>
+        )}
         <button type="button" className="btn" onClick={restart}>
-          {state.phase === 'exited' ? 'Run again' : 'Restart'}
+          {state.phase === 'exited' ? (mode === 'attach' ? 'Attach again' : 'Run again') : mode === 'attach' ? 'Reattach' : 'Restart'}
         </button>
         <span className="toolbar-spacer" />
         <span className="muted small" data-testid="terminal-state">

@@ -92,6 +92,29 @@ describe('terminal', () => {
   });
 });
 
+describe('attach', () => {
+  it('attaches to the container’s own process when it keeps stdin open; leaving detaches', async () => {
+    const toy = new ToyStreaming();
+    let term: Terminal | undefined;
+    const attach = vi.spyOn(toy, 'attach');
+    await renderWithEngine(<ExecTerminal containerId="c1" attach={{ tty: false }} onTerminal={(t) => (term = t)} />, { streaming: toy });
+    await waitFor(() => expect(toy.running).toBe(1));
+    fireEvent.click(screen.getByRole('tab', { name: 'Attach' }));
+    await waitFor(() => expect(attach).toHaveBeenCalledTimes(1));
+    expect(attach.mock.calls[0]![0]).toMatchObject({ containerId: 'c1', tty: false });
+    await waitFor(() => expect(toy.running).toBe(1)); // the exec ended, the attach holds
+    act(() => term!.input('echo attached\r', true));
+    const text = () => {
+      const b = term!.buffer.active;
+      return Array.from({ length: b.length }, (_, i) => b.getLine(i)?.translateToString(true) ?? '').join('\n');
+    };
+    // no tty: nothing echoes the typed line; the prompt is followed by the output
+    await waitFor(() => expect(text()).toMatch(/^\$ attached$/m));
+    cleanup();
+    await waitFor(() => expect(toy.running).toBe(0));
+  });
+});
+
 describe('forward port', () => {
   it('opens a loopback port that reaches the pod side, shows it with copy and close, and close frees it', async () => {
     const toy = new ToyStreaming();
