@@ -134,7 +134,11 @@ export function createEndpointRegistry(options: EndpointRegistryOptions): CriEnd
   const localStreaming = () => options.localStreaming?.() ?? (options.local as { streaming?: ContainerStreaming }).streaming;
   const localView = (): EndpointView => {
     const v = localEndpointView(options.localLabel);
-    return { ...v, capabilities: { ...v.capabilities, streaming: !!localStreaming(), images: !!localStore() } };
+    // an engine without streaming (or without a store, when it could not start) says so instead of claiming it
+    return {
+      ...v,
+      capabilities: { ...v.capabilities, ...(!localStreaming() && { streaming: false }), ...(!localStore() && { images: false }) },
+    };
   };
 
   const refresh = async (e: CriEntry): Promise<EndpointView> => {

@@ -34,6 +34,8 @@ export const LOCAL_ENDPOINT_CAPABILITIES: EndpointCapabilities = {
   cniConfig: true,
   events: true,
   liveNetwork: true,
+  streaming: true,
+  images: true,
 };
 
 export interface EndpointView {
