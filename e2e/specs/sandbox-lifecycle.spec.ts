@@ -3,10 +3,11 @@
  * the detail, stop, remove.
  */
 import { test, expect } from '../support/fixtures';
-import { E2E_SUBNET_N } from '../support/sandbox-env';
+import { E2E_SUBNET_N, E2E_V4_PREFIX } from '../support/sandbox-env';
 
-const V4 = new RegExp(`^10\\.${E2E_SUBNET_N}\\.0\\.\\d+$`);
-const V4_IN = new RegExp(`10\\.${E2E_SUBNET_N}\\.0\\.\\d+`);
+const V4_PREFIX = E2E_V4_PREFIX.replace(/\./g, '\\.');
+const V4 = new RegExp(`^${V4_PREFIX}\\.\\d+$`);
+const V4_IN = new RegExp(`${V4_PREFIX}\\.\\d+`);
 const V6_IN = new RegExp(`fd00:${E2E_SUBNET_N}::[0-9a-f]+`);
 
 test('create a pod through the form, inspect it, stop it and remove it', async ({ app, env }) => {

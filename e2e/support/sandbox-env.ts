@@ -25,7 +25,9 @@ export const E2E_BRIDGE = process.env.PODSCOPE_E2E_BRIDGE ?? 'psc-e2e0';
 export const E2E_NETWORK = process.env.PODSCOPE_E2E_BRIDGE ? `${process.env.PODSCOPE_E2E_BRIDGE}-net` : 'psc-e2e';
 /** second octet of the v4 /24 and the v6 prefix (10.<n>.0.0/24, fd00:<n>::/64) */
 export const E2E_SUBNET_N = Number(process.env.PODSCOPE_E2E_SUBNET ?? process.env.PODSCOPE_E2E_NET ?? '232');
-export const E2E_V4_SUBNET = `10.${E2E_SUBNET_N}.0.0/24`;
+/** the v4 /24 without its last octet: 10.<n>.0 unless PODSCOPE_E2E_V4_PREFIX names another (e.g. 10.88.249) */
+export const E2E_V4_PREFIX = process.env.PODSCOPE_E2E_V4_PREFIX ?? `10.${E2E_SUBNET_N}.0`;
+export const E2E_V4_SUBNET = `${E2E_V4_PREFIX}.0/24`;
 export const E2E_V6_SUBNET = `fd00:${E2E_SUBNET_N}::/64`;
 export const E2E_TMP_PREFIX = process.env.PODSCOPE_E2E_TMP_PREFIX ?? 'psc-e2e-';
 

@@ -20,6 +20,10 @@ import { normalizeAddress } from '../cri/address';
 import type { CriConnectionOptions } from '../cri/client/connection';
 import { createCriEndpointApi, type CriEndpointApi } from '../cri/client/cri-endpoint-api';
 import { checkEndpointSocket } from '../cri/client/socket-check';
+import { connectCriImages, type CriImageApi } from '../cri/client/cri-image-api';
+import type { ContainerStreaming } from '../engine/containers/streaming';
+import type { ImageStore } from '../engine/images/types';
+import { criImages, localImages, type EndpointImages } from './images';
 
 /** The built-in engine as an endpoint: always connected, every capability. */
 export function localEndpointView(label: string = LOCAL_ENDPOINT_LABEL): EndpointView {
@@ -32,6 +36,9 @@ interface CriEntry {
   api: CriEndpointApi;
   view: EndpointView;
   stopEvents?: () => void;
+  /** the ImageService client, opened on first use */
+  images?: Promise<CriImageApi>;
+  streaming?: ContainerStreaming;
 }
 
 /** How long to wait before re-opening an endpoint's event stream that ended (runtime restarted, socket replaced). */
@@ -40,6 +47,13 @@ const EVENTS_RETRY_MS = 3000;
 export interface CriEndpointRegistry extends EndpointRegistry {
   /** the CRI client of an added endpoint (for subscribe/ping); undefined for "local" or unknown ids */
   criApi(id: string): CriEndpointApi | undefined;
+  /** the endpoint's images (the local store, or the CRI ImageService); NotFound for an unknown id */
+  images(id: string): EndpointImages;
+  /**
+   * exec/attach/port-forward for an endpoint; undefined when it has none (an engine built without streaming, a CRI
+   * endpoint whose streaming client is not wired): callers say "this endpoint does not support exec"
+   */
+  streaming(id: string): ContainerStreaming | undefined;
   /** closes every CRI connection */
   close(): void;
   /**
@@ -53,6 +67,12 @@ export interface EndpointRegistryOptions extends CriConnectionOptions {
   /** the in-process engine */
   local: SandboxApi;
   localLabel?: string;
+  /** the local engine's image store (default: the `images` property of `local` when it has one) */
+  localImages?: () => ImageStore | undefined;
+  /** the local engine's streaming (default: the `streaming` property of `local` when it has one) */
+  localStreaming?: () => ContainerStreaming | undefined;
+  /** makes the ContainerStreaming of an added CRI endpoint (the CRI streaming client); absent: no streaming there */
+  criStreaming?: (api: CriEndpointApi, address: string) => ContainerStreaming | undefined;
   /** how long list() and the watch wait for each endpoint's Version before calling it disconnected (ms), default 900 */
   pingTimeoutMs?: number;
   /** how often the watch pings the added endpoints (ms), default 1000; a lost daemon shows within about two of these */
@@ -68,7 +88,16 @@ async function probeCapabilities(api: CriEndpointApi): Promise<EndpointCapabilit
     ),
     api.supportsEvents(),
   ]);
-  return { pluginTrace: isPodscope, preview: false, cniConfig, events, liveNetwork: false };
+  return { pluginTrace: isPodscope, preview: false, cniConfig, events, liveNetwork: false, images: true };
+}
+
+function closeImages(e: CriEntry) {
+  const pending = e.images;
+  e.images = undefined;
+  void pending?.then(
+    (c) => c.close(),
+    () => {},
+  );
 }
 
 export function createEndpointRegistry(options: EndpointRegistryOptions): CriEndpointRegistry {
@@ -101,7 +130,16 @@ export function createEndpointRegistry(options: EndpointRegistryOptions): CriEnd
       stop();
     };
   };
-  const localView = () => localEndpointView(options.localLabel);
+  const localStore = () => options.localImages?.() ?? (options.local as { images?: ImageStore }).images;
+  const localStreaming = () => options.localStreaming?.() ?? (options.local as { streaming?: ContainerStreaming }).streaming;
+  const localView = (): EndpointView => {
+    const v = localEndpointView(options.localLabel);
+    // an engine without streaming (or without a store, when it could not start) says so instead of claiming it
+    return {
+      ...v,
+      capabilities: { ...v.capabilities, ...(!localStreaming() && { streaming: false }), ...(!localStore() && { images: false }) },
+    };
+  };
 
   const refresh = async (e: CriEntry): Promise<EndpointView> => {
     try {
@@ -222,6 +260,8 @@ export function createEndpointRegistry(options: EndpointRegistryOptions): CriEnd
         capabilities,
       };
       const entry: CriEntry = { id, label: view.label, api, view };
+      entry.streaming = options.criStreaming?.(api, address);
+      view.capabilities = { ...view.capabilities, streaming: !!entry.streaming };
       entries.set(id, entry);
       notify();
       // without this the UI, told the endpoint streams events, would neither poll nor hear anything
@@ -235,6 +275,7 @@ export function createEndpointRegistry(options: EndpointRegistryOptions): CriEnd
       entries.delete(id);
       e.stopEvents?.();
       e.api.close();
+      closeImages(e);
       notify();
     },
     subscribe(listener) {
@@ -250,6 +291,29 @@ export function createEndpointRegistry(options: EndpointRegistryOptions): CriEnd
     criApi(id) {
       return entries.get(id)?.api;
     },
+    images(id) {
+      if (id === LOCAL_ENDPOINT_ID) {
+        const store = localStore();
+        if (!store) throw new PodscopeError('Unavailable', 'the local engine is not running, so it has no image store');
+        return localImages(store);
+      }
+      const e = entries.get(id);
+      if (!e) throw notFound(`no endpoint "${id}"`);
+      return criImages(() => {
+        e.images ??= connectCriImages(e.view.address ?? e.api.socketPath, options);
+        // a failed connect is not cached: the next call tries again
+        e.images.catch(() => {
+          if (entries.get(id) === e) e.images = undefined;
+        });
+        return e.images;
+      });
+    },
+    streaming(id) {
+      if (id === LOCAL_ENDPOINT_ID) return localStreaming();
+      const e = entries.get(id);
+      if (!e) throw notFound(`no endpoint "${id}"`);
+      return e.streaming;
+    },
     close() {
       closed = true;
       clearTimeout(watchTimer);
@@ -257,6 +321,7 @@ export function createEndpointRegistry(options: EndpointRegistryOptions): CriEnd
       for (const e of entries.values()) {
         e.stopEvents?.();
         e.api.close();
+        closeImages(e);
       }
       entries.clear();
     },

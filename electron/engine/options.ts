@@ -4,6 +4,7 @@ import type { ContainerApi, ContainerEvent } from '../../shared/domain/container
 import type { LabApi } from '../../shared/domain/lab';
 import type { SandboxApi, SandboxEvent } from '../../shared/domain/sandbox';
 import type { ImageStore } from './images/types';
+import type { ContainerStreaming } from './containers/streaming';
 
 export interface EngineOptions {
   /** persistent state: store, per-sandbox files (default /var/lib/podscope) */
@@ -59,6 +60,8 @@ export interface Engine extends SandboxApi, ContainerApi {
   readonly options: EngineOptions;
   /** the image store (absent on an engine that could not start) */
   readonly images?: ImageStore;
+  /** exec/attach/port-forward into its containers (absent: this engine has no streaming; the app says so) */
+  readonly streaming?: ContainerStreaming;
   subscribe(listener: SandboxEventListener): () => void;
   /** the CNI lab (real engines only; the unavailable stand-in and CRI endpoints have none) */
   lab?: LabApi;

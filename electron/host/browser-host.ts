@@ -2,6 +2,7 @@
  * Browser mode: the renderer and the IPC router served to a normal browser. HTTP on 127.0.0.1 serves the Vite
  * build; a WebSocket at /ipc carries the same channel map as Electron IPC, through the same router.
  */
+import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
@@ -84,8 +85,15 @@ export async function startBrowserHost(opts: BrowserHostOptions): Promise<Browse
     const send = (f: ServerFrame) => {
       if (ws.readyState === ws.OPEN) ws.send(JSON.stringify(f));
     };
-    const unsubscribe = router.subscribe((event) => send({ t: 'event', event }));
-    ws.on('close', unsubscribe);
+    // this socket owns the sessions it opens: they end when it closes (tab closed, reloaded, network gone)
+    const connectionId = `ws-${randomUUID()}`;
+    const unsubscribe = router.subscribe((event, target) => {
+      if (target === undefined || target === connectionId) send({ t: 'event', event });
+    });
+    ws.on('close', () => {
+      unsubscribe();
+      void router.closeConnection(connectionId);
+    });
     // ws reports an oversized or invalid frame as an 'error' event; unhandled, it would end the whole process
     ws.on('error', () => ws.terminate());
     ws.on('message', (data, isBinary) => {
@@ -98,7 +106,7 @@ export async function startBrowserHost(opts: BrowserHostOptions): Promise<Browse
       }
       if (frame?.t !== 'req' || typeof frame.id !== 'number') return ws.close(1008, 'unexpected frame');
       void router
-        .handle(frame.channel, frame.payload, { transport: 'websocket', url: origin, authenticated: true })
+        .handle(frame.channel, frame.payload, { transport: 'websocket', url: origin, authenticated: true, connectionId })
         .then((reply) => send({ t: 'res', id: frame.id, reply }))
         .catch(() =>
           send({ t: 'res', id: frame.id, reply: { ok: false, error: { code: 'Internal', message: 'the reply could not be encoded' } } }),

@@ -15,24 +15,41 @@ import type { Reply } from '../../shared/ipc/wire';
 import type { Engine } from '../engine/options';
 import type { SandboxApi } from '../../shared/domain/sandbox';
 import type { SenderInfo, SenderPolicy } from './sender';
+import type { CriEndpointRegistry } from '../endpoints/registry';
+import { StreamSessions } from './stream-sessions';
 
 export interface RouterOptions {
   /** the in-process engine (its events are pushed as endpoint "local") */
   engine: Pick<Engine, 'subscribe' | 'lab'>;
-  /** every endpoint, "local" included (see electron/endpoints) */
-  endpoints: EndpointRegistry;
+  /** every endpoint, "local" included (see electron/endpoints); images and streaming come from the registry when it has them */
+  endpoints: EndpointRegistry & Partial<Pick<CriEndpointRegistry, 'images' | 'streaming'>>;
+  /** log follow poll interval (ms) */
+  logPollMs?: number;
   /** who may call; everyone else gets PermissionDenied-like FailedPrecondition */
   isTrustedSender: SenderPolicy;
 }
 
+/**
+ * An event listener. `target` is set on events meant for one connection only (a session's output): a front door
+ * delivers those to that connection alone and everything else to all.
+ */
+export type RouterListener = (e: PushedEvent, target?: string) => void;
+
 export interface Router {
   handle(channel: string, payload: unknown, sender: SenderInfo): Promise<Reply>;
-  subscribe(listener: (e: PushedEvent) => void): () => void;
+  subscribe(listener: RouterListener): () => void;
+  /** the window or socket with this connection id went away: its sessions end and its forwards close */
+  closeConnection(connectionId: string): Promise<void>;
+  /** the stream sessions (tests look at what is left open) */
+  readonly sessions: StreamSessions;
   dispose(): void;
 }
 
+/** who owns a session: the connection, or (a transport without one) the sender itself */
+export const ownerOf = (sender: SenderInfo): string => sender.connectionId ?? `${sender.transport}:${sender.url}`;
+
 type MeasurementVerb = 'throughput' | 'topology' | 'networkTopology' | 'cniCheck' | 'cniStatus';
-type Handlers = { [C in ChannelName]: (req: ParsedRequestOf<C>) => Promise<unknown> };
+type Handlers = { [C in ChannelName]: (req: ParsedRequestOf<C>, sender: SenderInfo) => Promise<unknown> };
 
 export function createRouter(opts: RouterOptions): Router {
   const endpoints = opts.endpoints;
@@ -60,6 +77,26 @@ export function createRouter(opts: RouterOptions): Router {
     return fn.bind(target) as NonNullable<SandboxApi[K]>;
   };
 
+  const images = (id: string) => {
+    if (!endpoints.images) throw new PodscopeError('Unimplemented', 'this host serves no images');
+    return endpoints.images(id);
+  };
+  const containers = (id: string): ContainerApi => {
+    const a = api(id) as Partial<ContainerApi>;
+    if (!a.containerStatus || !a.createContainer)
+      throw new PodscopeError('Unimplemented', `endpoint ${JSON.stringify(id)} serves no containers`);
+    return a as ContainerApi;
+  };
+  const sessions = new StreamSessions({
+    streaming: (id) => {
+      api(id); // NotFound for an unknown endpoint before "no streaming"
+      return endpoints.streaming?.(id);
+    },
+    containers: (id) => api(id) as Partial<ContainerApi>,
+    emit: (e, owner) => emit(e, owner),
+    ...(opts.logPollMs !== undefined && { logPollMs: opts.logPollMs }),
+  });
+
   // One line per channel: the handler only forwards to the service.
   const handlers: Handlers = {
     'sandbox.run': (r) => api(r.endpointId).run(r.request),
@@ -84,6 +121,38 @@ export function createRouter(opts: RouterOptions): Router {
       const a = api(r.endpointId) as Partial<ContainerApi>;
       return a.listContainers ? a.listContainers(r.filter as ContainerFilter | undefined) : [];
     },
+    'containers.status': (r) => containers(r.endpointId).containerStatus(r.id),
+    'containers.create': async (r) => {
+      const c = containers(r.endpointId);
+      const { id } = await c.createContainer({ podSandboxId: r.podSandboxId, config: r.config });
+      if (!r.start) return { id, started: false };
+      await c.startContainer(id);
+      return { id, started: true };
+    },
+    'containers.start': (r) => containers(r.endpointId).startContainer(r.id),
+    'containers.stop': (r) => containers(r.endpointId).stopContainer(r.id, r.timeoutSeconds),
+    'containers.remove': (r) => containers(r.endpointId).removeContainer(r.id),
+    'images.list': (r) => images(r.endpointId).list(),
+    'images.inspect': (r) => images(r.endpointId).inspect(r.ref),
+    'images.pull': (r, s) =>
+      images(r.endpointId).pull(
+        r.ref,
+        r.requestId === undefined
+          ? undefined
+          : (progress) => emit({ kind: 'image.pull', endpointId: r.endpointId, requestId: r.requestId!, progress }, ownerOf(s)),
+      ),
+    'images.remove': (r) => images(r.endpointId).remove(r.ref),
+    'stream.exec': async (r, s) => sessions.open(ownerOf(s), r),
+    'stream.attach': async (r, s) => sessions.open(ownerOf(s), { ...r, containerId: r.containerId }),
+    'stream.write': async (r, s) => sessions.write(ownerOf(s), r.sessionId, Buffer.from(r.data, r.encoding)),
+    'stream.closeStdin': async (r, s) => sessions.closeStdin(ownerOf(s), r.sessionId),
+    'stream.resize': async (r, s) => sessions.resize(ownerOf(s), r.sessionId, r.size),
+    'stream.ack': async (r, s) => sessions.ack(ownerOf(s), r.sessionId, r.bytes),
+    'stream.close': (r, s) => sessions.close(ownerOf(s), r.sessionId),
+    'logs.follow': (r, s) => sessions.followLogs(ownerOf(s), r),
+    'portForward.open': (r, s) => sessions.openForward(ownerOf(s), r),
+    'portForward.close': (r, s) => sessions.closeForward(ownerOf(s), r.id),
+    'portForward.list': async (_r, s) => sessions.listForwards(ownerOf(s)),
     'lab.validate': (r) => lab(r.endpointId).validate(r.text),
     'lab.run': (r) => lab(r.endpointId).run(r.request),
     'lab.list': (r) => lab(r.endpointId).list(),
@@ -107,16 +176,16 @@ export function createRouter(opts: RouterOptions): Router {
     },
   };
 
-  const listeners = new Set<(e: PushedEvent) => void>();
-  const emit = (e: PushedEvent) => {
+  const listeners = new Set<RouterListener>();
+  function emit(e: PushedEvent, target?: string) {
     for (const l of listeners) {
       try {
-        l(e);
+        l(e, target);
       } catch {
         // one broken subscriber (a closed socket) must not starve the others
       }
     }
-  };
+  }
   const unsubscribeEngine = opts.engine.subscribe((event) =>
     emit(
       event.type.startsWith('container.')
@@ -152,8 +221,8 @@ export function createRouter(opts: RouterOptions): Router {
             details: { channel, issues: parsed.error.issues.map((i) => ({ path: i.path.map(String), message: i.message })) },
           });
         }
-        const handler = handlers[channel] as (r: unknown) => Promise<unknown>;
-        const result = await handler(parsed.data);
+        const handler = handlers[channel] as (r: unknown, s: SenderInfo) => Promise<unknown>;
+        const result = await handler(parsed.data, sender);
         return { ok: true, result: result ?? null };
       } catch (e) {
         return { ok: false, error: serializeError(e) };
@@ -163,7 +232,10 @@ export function createRouter(opts: RouterOptions): Router {
       listeners.add(listener);
       return () => listeners.delete(listener);
     },
+    closeConnection: (connectionId) => sessions.closeOwner(connectionId),
+    sessions,
     dispose() {
+      void sessions.closeAll();
       unsubscribeEngine();
       unsubscribeLab?.();
       unsubscribeEndpoints?.();

@@ -8,6 +8,11 @@ export interface SenderInfo {
   url: string;
   /** true only when the transport has authenticated the caller (browser-mode token) */
   authenticated?: boolean;
+  /**
+   * one window (Electron webContents) or one WebSocket: the owner of the stream sessions it opens, which end when the
+   * front door calls router.closeConnection with it
+   */
+  connectionId?: string;
 }
 
 /** A policy: which senders may call at all. */

@@ -10,6 +10,7 @@ import './styles/theme.css';
 import './styles/layout.css';
 import './styles/components.css';
 import './styles/measure.css';
+import './styles/containers.css';
 
 // before the first paint, so a dark choice never flashes light
 applyTheme(useTheme.getState().choice);

@@ -21,6 +21,10 @@ export interface EndpointCapabilities {
   events: boolean;
   /** the kernel's view of a pod's network (needs the engine on this host: only the built-in engine) */
   liveNetwork: boolean;
+  /** exec, attach and port-forward (absent: not known, treated as unsupported) */
+  streaming?: boolean;
+  /** an image service the Images page can list, pull into and remove from */
+  images?: boolean;
 }
 
 /** The built-in engine gives everything. */
@@ -30,6 +34,8 @@ export const LOCAL_ENDPOINT_CAPABILITIES: EndpointCapabilities = {
   cniConfig: true,
   events: true,
   liveNetwork: true,
+  streaming: true,
+  images: true,
 };
 
 export interface EndpointView {

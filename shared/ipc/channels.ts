@@ -25,7 +25,19 @@ import {
   type LabValidation,
 } from '../domain/lab';
 import type { ConfigPreview, EngineInfo, RuntimeCondition, SandboxStatus, SandboxSummary } from '../domain/sandbox';
-import { CONTAINER_STATES, type ContainerSummary } from '../domain/container';
+import {
+  CONTAINER_STATES,
+  ContainerConfigSchema,
+  type ContainerStatusView,
+  type ContainerSummary,
+} from '../domain/container';
+import {
+  SessionIdSchema,
+  TerminalSizeSchema,
+  type ImageDetail,
+  type ImageView,
+  type PortForwardView,
+} from '../domain/streams';
 
 const endpointId = z.string().min(1).max(200).default(LOCAL_ENDPOINT_ID);
 /** Sandbox ids are 64 hex chars from the engine, but CRI runtimes accept unique prefixes: keep it a bounded token. */
@@ -62,6 +74,17 @@ const channel =
 
 const onEndpoint = z.strictObject({ endpointId });
 const onSandbox = z.strictObject({ endpointId, id: sandboxId });
+/** container ids: 64 hex from the engine, unique prefixes accepted like sandbox ids */
+const containerId = sandboxId;
+const onContainer = z.strictObject({ endpointId, id: containerId });
+/** an image reference, id or id prefix as crictl takes it */
+const imageRef = z
+  .string()
+  .trim()
+  .min(1, 'an image reference is required')
+  .max(1024)
+  .regex(/^[^\s]+$/, 'an image reference has no spaces');
+const onSession = z.strictObject({ sessionId: SessionIdSchema });
 
 export const CHANNELS = {
   'sandbox.run': channel<{ id: string }>()(z.strictObject({ endpointId, request: RunSandboxRequestSchema })),
@@ -103,6 +126,74 @@ export const CHANNELS = {
         .optional(),
     }),
   ),
+  /** one container's CRI status (mounts, resources, the seccomp/AppArmor profile applied, the config it was made from) */
+  'containers.status': channel<ContainerStatusView>()(onContainer),
+  /** CreateContainer in a pod (its own config is used as sandbox config), then StartContainer unless start is false */
+  'containers.create': channel<{ id: string; started: boolean }>()(
+    z.strictObject({ endpointId, podSandboxId: sandboxId, config: ContainerConfigSchema, start: z.boolean().default(true) }),
+  ),
+  'containers.start': channel<void>()(onContainer),
+  /** timeout in seconds before SIGKILL (CRI StopContainer) */
+  'containers.stop': channel<void>()(z.strictObject({ endpointId, id: containerId, timeoutSeconds: z.number().int().min(0).max(3600).default(10) })),
+  'containers.remove': channel<void>()(onContainer),
+  /** the endpoint's images (the local store, or CRI ListImages) */
+  'images.list': channel<ImageView[]>()(onEndpoint),
+  /** layers and config; null when the endpoint does not have the image */
+  'images.inspect': channel<ImageDetail | null>()(z.strictObject({ endpointId, ref: imageRef })),
+  /** pulls; progress is pushed as `image.pull` events carrying requestId (the local store reports it, CRI does not) */
+  'images.pull': channel<ImageView>()(z.strictObject({ endpointId, ref: imageRef, requestId: z.string().max(200).optional() })),
+  /** FailedPrecondition (the engine's own message) while a container uses it */
+  'images.remove': channel<void>()(z.strictObject({ endpointId, ref: imageRef })),
+  /**
+   * A streaming exec in a container: returns the session id at once; output comes as `stream.data` events for that
+   * id (acknowledge with stream.ack), then one `stream.exit`. The session is the caller's: it ends when its window
+   * or socket goes away.
+   */
+  'stream.exec': channel<{ sessionId: string }>()(
+    z.strictObject({
+      endpointId,
+      containerId,
+      cmd: z.array(z.string().max(4096)).min(1, 'a command is required').max(256),
+      tty: z.boolean().default(true),
+      stdin: z.boolean().default(true),
+      size: TerminalSizeSchema.optional(),
+    }),
+  ),
+  /** attach to the container's own stdio (containers created with stdin/tty) */
+  'stream.attach': channel<{ sessionId: string }>()(
+    z.strictObject({ endpointId, containerId, tty: z.boolean().default(true), stdin: z.boolean().default(true), size: TerminalSizeSchema.optional() }),
+  ),
+  /** bytes for the session's stdin: text as is, or base64 */
+  'stream.write': channel<void>()(
+    z.strictObject({ sessionId: SessionIdSchema, data: z.string().max(1024 * 1024), encoding: z.enum(['utf8', 'base64']).default('utf8') }),
+  ),
+  /** ends the session's stdin (EOF) without ending the session */
+  'stream.closeStdin': channel<void>()(onSession),
+  /** the terminal's new size, handed to the process as a resize (SIGWINCH) */
+  'stream.resize': channel<void>()(z.strictObject({ sessionId: SessionIdSchema, size: TerminalSizeSchema })),
+  /** tells the host the renderer has consumed this many bytes (or log lines) of the session's output */
+  'stream.ack': channel<void>()(z.strictObject({ sessionId: SessionIdSchema, bytes: z.number().int().min(0) })),
+  /** ends an exec (kills the process), attach (detaches) or log follow; idempotent */
+  'stream.close': channel<void>()(onSession),
+  /**
+   * A container's log (the CRI log file its status names): the last `tail` lines, then, with follow, every new one,
+   * as `logs.lines` events for the returned session id; close with stream.close.
+   */
+  'logs.follow': channel<{ sessionId: string; logPath: string }>()(
+    z.strictObject({ endpointId, containerId, tail: z.number().int().min(0).max(100_000).default(1000), follow: z.boolean().default(true) }),
+  ),
+  /** listens on 127.0.0.1 (an ephemeral port unless hostPort is given) and forwards each connection to the pod's port */
+  'portForward.open': channel<PortForwardView>()(
+    z.strictObject({
+      endpointId,
+      podSandboxId: sandboxId,
+      port: z.number().int().min(1).max(65535),
+      hostPort: z.number().int().min(0).max(65535).default(0),
+    }),
+  ),
+  'portForward.close': channel<void>()(z.strictObject({ id: SessionIdSchema })),
+  /** the caller's own forwards */
+  'portForward.list': channel<PortForwardView[]>()(z.strictObject({})),
   /** the CNI lab (local engine only; a CRI endpoint answers Unimplemented) */
   'lab.validate': channel<LabValidation>()(z.strictObject({ endpointId, text: LabTextSchema })),
   'lab.run': channel<LabRun>()(z.strictObject({ endpointId, request: LabRunRequestSchema })),

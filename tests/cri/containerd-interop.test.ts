@@ -119,7 +119,16 @@ describe('Podscope client ⇄ containerd 1.6 CRI', () => {
     try {
       const view = await reg.add({ address: `unix://${ctd!.socketPath}` });
       // containerd 1.6 has no GetContainerEvents; its trace is not recorded; preview needs Podscope's engine
-      expect(view.capabilities).toEqual({ pluginTrace: false, preview: false, cniConfig: true, events: false, liveNetwork: false });
+      // images through its ImageService; exec/port-forward only with a CRI streaming client (none given here)
+      expect(view.capabilities).toEqual({
+        pluginTrace: false,
+        preview: false,
+        cniConfig: true,
+        events: false,
+        liveNetwork: false,
+        images: true,
+        streaming: false,
+      });
       expect(view.runtimeVersion).toBe('1.6.20~ds1');
     } finally {
       reg.close();

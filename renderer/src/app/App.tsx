@@ -4,6 +4,7 @@ import { useClient, useConnection } from '../lib/connection-context';
 import { useEngineEvents } from './engine-events';
 import { PodsPage } from '../features/pods/components/PodsPage';
 import { CreatePage } from '../features/create/components/CreatePage';
+import { ImagesPage } from '../features/images/components/ImagesPage';
 import { CniPanel } from '../features/cni/components/CniPanel';
 import { LabPage } from '../features/lab/components/LabPage';
 import { EnginePage } from '../features/engine/components/EnginePage';
@@ -18,6 +19,7 @@ import { ThemeSwitch } from '../lib/ui/ThemeSwitch';
 const NAV: Array<{ id: View; label: string; hint: string }> = [
   { id: 'pods', label: 'Sandboxes', hint: 'pods, detail, trace' },
   { id: 'create', label: 'New sandbox', hint: 'form, preview, import' },
+  { id: 'images', label: 'Images', hint: 'pull, inspect, remove' },
   { id: 'cni', label: 'CNI config', hint: 'conflists, plugins' },
   { id: 'lab', label: 'CNI lab', hint: 'dry-run, diff, save' },
   { id: 'engine', label: 'Engine', hint: 'conditions, dirs' },
@@ -73,6 +75,7 @@ export function App() {
         <EngineBanner />
         {view === 'pods' && <PodsPage poll={!caps.events} />}
         {view === 'create' && <CreatePage />}
+        {view === 'images' && <ImagesPage />}
         {view === 'cni' && <CniPanel />}
         {view === 'lab' && <LabPage />}
         {view === 'engine' && <EnginePage />}

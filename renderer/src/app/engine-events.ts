@@ -28,6 +28,8 @@ export function applyEvent(qc: QueryClient, e: PushedEvent): void {
     if (e.progress.step === 'done') void qc.invalidateQueries({ queryKey: ['lab', e.endpointId] });
     return;
   }
+  // session output and pull progress are followed by the screens that asked for them
+  if (e.kind !== 'sandbox') return;
   const { endpointId, event } = e;
   const upsert = (summary: SandboxSummary) =>
     qc.setQueryData<SandboxSummary[]>(podKeys.all(endpointId), (old) => {

@@ -14,12 +14,15 @@ import { createEndpointRegistry } from '../../../electron/endpoints';
 import type { EndpointCapabilities } from '../../../shared/domain/endpoints';
 import { ConnectionProvider } from '../lib/connection-context';
 import type { LabApi } from '../../../shared/domain/lab';
+import type { ContainerStreaming } from '../../../electron/engine/containers/streaming';
 
 export interface RenderWithEngineOptions extends TestEngineOptions {
   /** what the local endpoint claims it can do (e.g. liveNetwork: false to see the "not available" path) */
   capabilities?: Partial<EndpointCapabilities>;
   /** the CNI lab the local engine serves (the test engine has none by default) */
   lab?: (dir: string) => LabApi;
+  /** exec/attach/port-forward for the local endpoint (the fake container runtime has none) */
+  streaming?: ContainerStreaming;
 }
 
 export async function renderWithEngine(ui: React.ReactElement, opts: RenderWithEngineOptions = {}) {
@@ -27,11 +30,13 @@ export async function renderWithEngine(ui: React.ReactElement, opts: RenderWithE
   onTestFinished(() => fakes.close());
   const { engine } = fakes;
   if (opts.lab) Object.assign(engine, { lab: opts.lab(engine.options.stateDir) });
-  const local = createEndpointRegistry({ local: engine });
+  const local = createEndpointRegistry({ local: engine, ...(opts.streaming && { localStreaming: () => opts.streaming }) });
   const endpoints = opts.capabilities
     ? { ...local, list: async () => (await local.list()).map((e) => ({ ...e, capabilities: { ...e.capabilities, ...opts.capabilities } })) }
     : local;
-  const router = createRouter({ engine, endpoints, isTrustedSender: () => true });
+  // a short log poll: follow tests wait for a line, not for a timer
+  const router = createRouter({ engine, endpoints, isTrustedSender: () => true, logPollMs: 20 });
+  onTestFinished(() => router.dispose());
   const calls: string[] = [];
   const transport: Transport = {
     kind: 'memory',
@@ -48,5 +53,5 @@ export async function renderWithEngine(ui: React.ReactElement, opts: RenderWithE
       <QueryClientProvider client={queryClient}>{ui}</QueryClientProvider>
     </ConnectionProvider>,
   );
-  return { ...result, engine, fakes, calls, client, queryClient };
+  return { ...result, engine, fakes, calls, client, queryClient, router };
 }

@@ -19,6 +19,7 @@ import { TraceTab } from './TraceTab';
 import { LifecycleTab } from './LifecycleTab';
 import { RawTab } from './RawTab';
 import { PodContainers } from './PodContainers';
+import { ContainersTab } from './ContainersTab';
 import type { ContainerSummary } from '../../../../../../shared/domain/container';
 
 export function PodDetail({ summary, containers = [] }: { summary: SandboxSummary; containers?: ContainerSummary[] }) {
@@ -42,6 +43,7 @@ export function PodDetail({ summary, containers = [] }: { summary: SandboxSummar
 
   const tabs: TabDef<DetailTab>[] = [
     { id: 'overview', label: 'Overview' },
+    { id: 'containers', label: 'Containers', badge: containers.length || undefined },
     { id: 'network', label: 'Network' },
     { id: 'ports', label: 'Port mappings', badge: s ? `${s.portMappings.length}${dropped ? ` · ${dropped} dropped` : ''}` : undefined },
     { id: 'bandwidth', label: 'Bandwidth', badge: s?.bandwidthAnalysis.error ? '!' : undefined },
@@ -99,6 +101,8 @@ export function PodDetail({ summary, containers = [] }: { summary: SandboxSummar
             <PodContainers containers={containers} />
             <OverviewTab s={s} />
           </>
+        ) : tab === 'containers' ? (
+          <ContainersTab pod={s} />
         ) : tab === 'network' ? (
           <NetworkTab s={s} />
         ) : tab === 'ports' ? (

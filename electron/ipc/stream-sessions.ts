@@ -1,0 +1,335 @@
+/**
+ * The host half of the app's interactive sessions: streaming exec/attach, log follow and port-forwards, each owned
+ * by the window or socket that opened it (its connection id) and ended when that connection goes away, so no
+ * process, file handle or listening port outlives the screen that asked for it.
+ * Output goes out as events addressed to the owner. Flow control: a session may have STREAM_WINDOW_BYTES of output
+ * sent and not yet acknowledged (stream.ack); past that the write callback is held, so the pipe from the process
+ * fills and the process blocks, as it would behind a slow terminal. Chunks are at most STREAM_CHUNK_BYTES.
+ */
+import { randomUUID } from 'node:crypto';
+import { createServer, type AddressInfo, type Server, type Socket } from 'node:net';
+import { PassThrough, Writable } from 'node:stream';
+import { PodscopeError, notFound, serializeError } from '../../shared/domain/errors';
+import type { ContainerApi } from '../../shared/domain/container';
+import type { PushedEvent } from '../../shared/ipc/events';
+import {
+  MAX_SESSIONS_PER_CONNECTION,
+  STREAM_CHUNK_BYTES,
+  STREAM_WINDOW_BYTES,
+  type LogLine,
+  type PortForwardView,
+} from '../../shared/domain/streams';
+import type { ContainerStreaming, TerminalSize } from '../engine/containers/streaming';
+import { followCriLog } from '../endpoints/log-follow';
+
+/** log lines in flight before the follower waits for an ack */
+const LOG_WINDOW_LINES = 5000;
+
+export interface StreamSessionDeps {
+  /** the endpoint's streaming, undefined when it has none */
+  streaming(endpointId: string): ContainerStreaming | undefined;
+  containers(endpointId: string): Partial<ContainerApi>;
+  /** sends an event to one connection */
+  emit(event: PushedEvent, owner: string): void;
+  /** log poll interval (ms), tests shorten it */
+  logPollMs?: number;
+}
+
+interface Window {
+  inflight: number;
+  limit: number;
+  waiters: Array<() => void>;
+}
+
+interface Session {
+  id: string;
+  owner: string;
+  kind: 'exec' | 'attach' | 'logs';
+  abort: AbortController;
+  window: Window;
+  stdin?: PassThrough;
+  resize?: Set<(s: TerminalSize) => void>;
+  size?: TerminalSize;
+  done: Promise<void>;
+}
+
+interface Forward {
+  view: PortForwardView;
+  owner: string;
+  server: Server;
+  sockets: Set<Socket>;
+  abort: AbortController;
+}
+
+export interface OpenExecRequest {
+  endpointId: string;
+  containerId: string;
+  cmd?: string[];
+  tty: boolean;
+  stdin: boolean;
+  size?: { cols: number; rows: number };
+}
+
+export class StreamSessions {
+  private readonly sessions = new Map<string, Session>();
+  private readonly forwards = new Map<string, Forward>();
+  constructor(private readonly deps: StreamSessionDeps) {}
+
+  private need(endpointId: string, what: string): ContainerStreaming {
+    const s = this.deps.streaming(endpointId);
+    if (!s)
+      throw new PodscopeError(
+        'Unimplemented',
+        `this endpoint does not support ${what}: endpoint ${JSON.stringify(endpointId)} has no streaming (exec, attach, port-forward)`,
+      );
+    return s;
+  }
+
+  private checkQuota(owner: string) {
+    const n = [...this.sessions.values()].filter((s) => s.owner === owner).length + [...this.forwards.values()].filter((f) => f.owner === owner).length;
+    if (n >= MAX_SESSIONS_PER_CONNECTION)
+      throw new PodscopeError('FailedPrecondition', `this window already holds ${n} sessions and forwards; close some first`);
+  }
+
+  private own(owner: string, sessionId: string): Session {
+    const s = this.sessions.get(sessionId);
+    // another connection's session is reported as absent: ids are not a capability to be guessed across windows
+    if (!s || s.owner !== owner) throw notFound(`no open session ${sessionId}`);
+    return s;
+  }
+
+  private static waitWindow(w: Window): Promise<void> {
+    if (w.inflight <= w.limit) return Promise.resolve();
+    return new Promise((r) => w.waiters.push(r));
+  }
+
+  private output(session: Session, stream: 'stdout' | 'stderr'): Writable {
+    return new Writable({
+      write: (chunk: Buffer, _enc, cb) => {
+        if (session.abort.signal.aborted) return cb();
+        for (let i = 0; i < chunk.length; i += STREAM_CHUNK_BYTES) {
+          const piece = chunk.subarray(i, i + STREAM_CHUNK_BYTES);
+          session.window.inflight += piece.length;
+          this.deps.emit({ kind: 'stream.data', sessionId: session.id, stream, data: piece.toString('base64') }, session.owner);
+        }
+        void StreamSessions.waitWindow(session.window).then(() => cb());
+      },
+    });
+  }
+
+  private start(owner: string, kind: Session['kind']): Session {
+    this.checkQuota(owner);
+    const s: Session = {
+      id: randomUUID(),
+      owner,
+      kind,
+      abort: new AbortController(),
+      window: { inflight: 0, limit: kind === 'logs' ? LOG_WINDOW_LINES : STREAM_WINDOW_BYTES, waiters: [] },
+      done: Promise.resolve(),
+    };
+    this.sessions.set(s.id, s);
+    return s;
+  }
+
+  private finish(s: Session, result: { exitCode?: number; error?: unknown }) {
+    if (!this.sessions.has(s.id)) return;
+    this.sessions.delete(s.id);
+    s.stdin?.destroy();
+    s.resize?.clear();
+    this.release(s.window, true);
+    const err = result.error === undefined ? undefined : serializeError(result.error);
+    this.deps.emit(
+      {
+        kind: 'stream.exit',
+        sessionId: s.id,
+        ...(result.exitCode !== undefined && { exitCode: result.exitCode }),
+        ...(err && { error: { code: err.code, message: err.message } }),
+      },
+      s.owner,
+    );
+  }
+
+  private release(w: Window, all = false) {
+    if (!all && w.inflight > w.limit) return;
+    const waiters = w.waiters.splice(0);
+    for (const r of waiters) r();
+  }
+
+  /** exec (cmd given) or attach (no cmd) */
+  open(owner: string, req: OpenExecRequest): { sessionId: string } {
+    const streaming = this.need(req.endpointId, req.cmd ? 'exec' : 'attach');
+    const s = this.start(owner, req.cmd ? 'exec' : 'attach');
+    s.stdin = req.stdin ? new PassThrough() : undefined;
+    s.resize = new Set();
+    if (req.size) s.size = { width: req.size.cols, height: req.size.rows };
+    const io = {
+      stdin: s.stdin ?? null,
+      stdout: this.output(s, 'stdout'),
+      stderr: req.tty ? null : this.output(s, 'stderr'),
+      tty: req.tty,
+      signal: s.abort.signal,
+      ...(req.tty && {
+        resize: {
+          subscribe: (l: (size: TerminalSize) => void) => {
+            s.resize?.add(l);
+            // the size the terminal has now, as remotecommand's first resize message
+            if (s.size) l(s.size);
+            return () => s.resize?.delete(l);
+          },
+        },
+      }),
+    };
+    const run = req.cmd
+      ? streaming.exec({ ...io, containerId: req.containerId, cmd: req.cmd }).then((r) => ({ exitCode: r.exitCode }))
+      : streaming.attach({ ...io, containerId: req.containerId }).then(() => ({}));
+    s.done = run.then(
+      (r) => this.finish(s, r),
+      (error) => this.finish(s, { error }),
+    );
+    return { sessionId: s.id };
+  }
+
+  write(owner: string, sessionId: string, data: Buffer) {
+    const s = this.own(owner, sessionId);
+    if (!s.stdin) throw new PodscopeError('FailedPrecondition', 'this session was opened without stdin');
+    if (!s.stdin.writableEnded) s.stdin.write(data);
+  }
+
+  closeStdin(owner: string, sessionId: string) {
+    const s = this.own(owner, sessionId);
+    s.stdin?.end();
+  }
+
+  resize(owner: string, sessionId: string, size: { cols: number; rows: number }) {
+    const s = this.own(owner, sessionId);
+    s.size = { width: size.cols, height: size.rows };
+    for (const l of s.resize ?? []) l(s.size);
+  }
+
+  ack(owner: string, sessionId: string, n: number) {
+    const s = this.sessions.get(sessionId);
+    // acks may arrive after the session ended: not an error
+    if (!s || s.owner !== owner) return;
+    s.window.inflight = Math.max(0, s.window.inflight - n);
+    this.release(s.window);
+  }
+
+  async close(owner: string, sessionId: string) {
+    const s = this.sessions.get(sessionId);
+    if (!s || s.owner !== owner) return;
+    s.abort.abort();
+    this.release(s.window, true);
+    await s.done;
+  }
+
+  async followLogs(
+    owner: string,
+    req: { endpointId: string; containerId: string; tail: number; follow: boolean },
+  ): Promise<{ sessionId: string; logPath: string }> {
+    const api = this.deps.containers(req.endpointId);
+    if (!api.containerStatus) throw new PodscopeError('Unimplemented', `endpoint ${JSON.stringify(req.endpointId)} serves no containers`);
+    const status = await api.containerStatus(req.containerId);
+    if (!status.logPath)
+      throw new PodscopeError(
+        'FailedPrecondition',
+        `container ${status.metadata.name} has no log file: its pod has no log_directory or the container no log_path`,
+      );
+    const s = this.start(owner, 'logs');
+    const onLines = async (lines: LogLine[]) => {
+      if (s.abort.signal.aborted) return;
+      s.window.inflight += lines.length;
+      this.deps.emit({ kind: 'logs.lines', sessionId: s.id, lines }, s.owner);
+      await StreamSessions.waitWindow(s.window);
+    };
+    s.done = followCriLog({
+      path: status.logPath,
+      tail: req.tail,
+      follow: req.follow,
+      signal: s.abort.signal,
+      onLines,
+      ...(this.deps.logPollMs !== undefined && { pollMs: this.deps.logPollMs }),
+    }).then(
+      () => this.finish(s, {}),
+      (error) => this.finish(s, { error }),
+    );
+    return { sessionId: s.id, logPath: status.logPath };
+  }
+
+  async openForward(owner: string, req: { endpointId: string; podSandboxId: string; port: number; hostPort: number }): Promise<PortForwardView> {
+    const streaming = this.need(req.endpointId, 'port-forward');
+    this.checkQuota(owner);
+    const abort = new AbortController();
+    const sockets = new Set<Socket>();
+    const server = createServer();
+    const id = randomUUID();
+    const view: PortForwardView = {
+      id,
+      endpointId: req.endpointId,
+      podSandboxId: req.podSandboxId,
+      port: req.port,
+      hostAddress: '127.0.0.1',
+      hostPort: 0,
+      connections: 0,
+    };
+    server.on('connection', (socket) => {
+      sockets.add(socket);
+      view.connections++;
+      socket.on('error', () => socket.destroy());
+      streaming
+        .portForward({ sandboxId: req.podSandboxId, port: req.port, stream: socket, signal: abort.signal })
+        .catch(() => {
+          // the pod's port refused or the pod is gone: the client sees its connection closed, like kubectl's
+        })
+        .finally(() => {
+          socket.destroy();
+          sockets.delete(socket);
+        });
+    });
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', (e: NodeJS.ErrnoException) =>
+        reject(
+          e.code === 'EADDRINUSE'
+            ? new PodscopeError('AlreadyExists', `host port ${req.hostPort} is in use on 127.0.0.1`, { details: { field: 'hostPort' } })
+            : e,
+        ),
+      );
+      // loopback only: a forward must not open the pod to the network
+      server.listen(req.hostPort, '127.0.0.1', () => resolve());
+    });
+    view.hostPort = (server.address() as AddressInfo).port;
+    this.forwards.set(id, { view, owner, server, sockets, abort });
+    return { ...view };
+  }
+
+  async closeForward(owner: string, id: string) {
+    const f = this.forwards.get(id);
+    if (!f || f.owner !== owner) return;
+    this.forwards.delete(id);
+    f.abort.abort();
+    for (const s of f.sockets) s.destroy();
+    await new Promise<void>((r) => f.server.close(() => r()));
+  }
+
+  listForwards(owner: string): PortForwardView[] {
+    return [...this.forwards.values()].filter((f) => f.owner === owner).map((f) => ({ ...f.view }));
+  }
+
+  /** the window or socket went away: end everything it held */
+  async closeOwner(owner: string) {
+    await Promise.all([
+      ...[...this.sessions.values()].filter((s) => s.owner === owner).map((s) => this.close(owner, s.id)),
+      ...[...this.forwards.values()].filter((f) => f.owner === owner).map((f) => this.closeForward(owner, f.view.id)),
+    ]);
+  }
+
+  async closeAll() {
+    const owners = new Set([...[...this.sessions.values()].map((s) => s.owner), ...[...this.forwards.values()].map((f) => f.owner)]);
+    await Promise.all([...owners].map((o) => this.closeOwner(o)));
+  }
+
+  /** open sessions and forwards (tests check nothing is left) */
+  counts(owner?: string): { sessions: number; forwards: number } {
+    const mine = <T extends { owner: string }>(x: T) => owner === undefined || x.owner === owner;
+    return { sessions: [...this.sessions.values()].filter(mine).length, forwards: [...this.forwards.values()].filter(mine).length };
+  }
+}

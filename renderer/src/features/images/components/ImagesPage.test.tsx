@@ -1,0 +1,80 @@
+// @vitest-environment jsdom
+/**
+ * The Images page over the real engine's image channels (the fake image store stands in for the registry): pull
+ * shows progress and lands in the list, inspect shows layers and config, and a removal the engine refuses (a
+ * container still uses the image) shows the engine's own error.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import { act, cleanup, fireEvent, screen, waitFor, within } from '@testing-library/react';
+import { renderWithEngine } from '../../../test/render-with-engine';
+import { ImagesPage } from './ImagesPage';
+
+afterEach(cleanup);
+
+describe('Images page', () => {
+  it('pulls with progress, lists, and inspects layers and config', async () => {
+    const { fakes } = await renderWithEngine(<ImagesPage />);
+    fakes.images.registry.set('podscope.test/web:2', {
+      size: 5 * 1024 * 1024,
+      diffIds: ['sha256:' + 'a'.repeat(64), 'sha256:' + 'b'.repeat(64)],
+      config: { Entrypoint: ['/bin/httpd'], Cmd: ['-f'], Env: ['PATH=/bin'], WorkingDir: '/www', ExposedPorts: { '80/tcp': {} } },
+    });
+    await screen.findByText('No images yet');
+    fireEvent.change(screen.getByLabelText('Image to pull'), { target: { value: 'podscope.test/web:2' } });
+    fireEvent.click(screen.getByRole('button', { name: 'Pull' }));
+    await screen.findByText(/Pulled podscope.test\/web:2/);
+    const table = await screen.findByRole('table', { name: 'Images' });
+    const row = within(table).getByText('podscope.test/web').closest('tr')!;
+    expect(row.textContent).toContain('5.0 MB');
+    expect(row.textContent).toContain('2');
+    fireEvent.click(within(row).getByRole('button', { name: 'podscope.test/web' }));
+    const inspect = await screen.findByRole('complementary', { name: 'Image podscope.test/web:2' });
+    const layers = await within(inspect).findByRole('list', { name: 'Layers' });
+    expect(within(layers).getAllByRole('listitem').map((li) => li.textContent)).toEqual(['sha256:' + 'a'.repeat(64), 'sha256:' + 'b'.repeat(64)]);
+    expect(inspect.textContent).toContain('/bin/httpd');
+    expect(inspect.textContent).toContain('/www');
+    expect(inspect.textContent).toContain('80/tcp');
+  });
+
+  it('shows the progress the store reports while a pull runs', async () => {
+    const { fakes, client } = await renderWithEngine(<ImagesPage />);
+    let release!: () => void;
+    const store = fakes.images;
+    const pull = store.pull.bind(store);
+    store.pull = async (ref, opts) => {
+      opts?.onProgress?.({ ref, phase: 'layer sha256:aaaa', doneBytes: 512, totalBytes: 2048 });
+      await new Promise<void>((r) => (release = r));
+      return pull(ref, opts);
+    };
+    fakes.images.registry.set('podscope.test/slow:1', {});
+    fireEvent.change(await screen.findByLabelText('Image to pull'), { target: { value: 'podscope.test/slow:1' } });
+    fireEvent.click(screen.getByRole('button', { name: 'Pull' }));
+    const status = await screen.findByRole('status', { name: 'Pull progress' });
+    await waitFor(() => expect(status.textContent).toContain('layer sha256:aaaa 25%'));
+    act(() => release());
+    await screen.findByText(/Pulled podscope.test\/slow:1/);
+    expect((await client.call('images.list', {})).map((i) => i.repoTags[0])).toEqual(['podscope.test/slow:1']);
+  });
+
+  it('a removal the engine refuses shows its error; an unused image goes', async () => {
+    const { fakes, engine } = await renderWithEngine(<ImagesPage />);
+    fakes.images.add({ repoTags: ['podscope.test/used:1'] });
+    fakes.images.add({ repoTags: ['podscope.test/free:1'] });
+    const { id: podId } = await engine.run({ config: { metadata: { name: 'p', namespace: 'default', uid: 'u' } } });
+    await engine.createContainer({ podSandboxId: podId, config: { metadata: { name: 'c' }, image: { image: 'podscope.test/used:1' } } });
+    fireEvent.click(await screen.findByRole('button', { name: 'Refresh' }));
+    const table = await screen.findByRole('table', { name: 'Images' });
+    await within(table).findByText('podscope.test/used');
+
+    fireEvent.click(within(table).getByRole('button', { name: 'Remove podscope.test/used:1' }));
+    fireEvent.click(within(screen.getByRole('dialog', { name: 'Remove image' })).getByRole('button', { name: 'Remove' }));
+    const alert = await screen.findByRole('alert');
+    expect(alert.textContent).toContain('FailedPrecondition');
+    expect(alert.textContent).toContain('in use by container');
+    expect(within(table).getByText('podscope.test/used')).toBeTruthy();
+
+    fireEvent.click(within(table).getByRole('button', { name: 'Remove podscope.test/free:1' }));
+    fireEvent.click(within(screen.getByRole('dialog', { name: 'Remove image' })).getByRole('button', { name: 'Remove' }));
+    await waitFor(() => expect(within(table).queryByText('podscope.test/free')).toBeNull());
+  });
+});

@@ -1,0 +1,27 @@
+/** Container status and actions of the pod detail's Containers tab; keys sit under the containers list key so a container event refreshes both. */
+import { queryOptions } from '@tanstack/react-query';
+import type { PodscopeClient } from '../../../../../../shared/ipc/client';
+
+export const containerStatusKey = (endpointId: string, id: string) => ['ep', endpointId, 'containers', 'status', id] as const;
+
+export const containerStatusQuery = (client: PodscopeClient, endpointId: string, id: string) =>
+  queryOptions({
+    queryKey: containerStatusKey(endpointId, id),
+    queryFn: () => client.call('containers.status', { endpointId, id }),
+  });
+
+export const podContainersKey = (endpointId: string, podId: string) => ['ep', endpointId, 'containers', 'pod', podId] as const;
+
+export const podContainersQuery = (client: PodscopeClient, endpointId: string, podId: string, poll: boolean) =>
+  queryOptions({
+    queryKey: podContainersKey(endpointId, podId),
+    queryFn: () => client.call('containers.list', { endpointId, filter: { podSandboxId: podId } }),
+    refetchInterval: poll ? 3000 : false,
+  });
+
+/** CRI timestamps are nanoseconds since the epoch as decimal strings; "0" means never. */
+export function nsToIso(ns: string | undefined): string | undefined {
+  if (!ns || ns === '0') return undefined;
+  const ms = Number(BigInt(ns) / 1_000_000n);
+  return new Date(ms).toISOString();
+}
