@@ -71,7 +71,8 @@ export interface EndpointRegistryOptions extends CriConnectionOptions {
   localImages?: () => ImageStore | undefined;
   /** the local engine's streaming (default: the `streaming` property of `local` when it has one) */
   localStreaming?: () => ContainerStreaming | undefined;
-  /** makes the ContainerStreaming of an added CRI endpoint (the CRI streaming client); absent: no streaming there */
+  /** the ContainerStreaming of an added CRI endpoint; default: the CRI client's own (Exec/Attach/PortForward URLs,
+   * then SPDY to the runtime's streaming server); return undefined to offer no streaming there */
   criStreaming?: (api: CriEndpointApi, address: string) => ContainerStreaming | undefined;
   /** how long list() and the watch wait for each endpoint's Version before calling it disconnected (ms), default 900 */
   pingTimeoutMs?: number;
@@ -260,7 +261,7 @@ export function createEndpointRegistry(options: EndpointRegistryOptions): CriEnd
         capabilities,
       };
       const entry: CriEntry = { id, label: view.label, api, view };
-      entry.streaming = options.criStreaming?.(api, address);
+      entry.streaming = options.criStreaming ? options.criStreaming(api, address) : api.streaming;
       view.capabilities = { ...view.capabilities, streaming: !!entry.streaming };
       entries.set(id, entry);
       notify();

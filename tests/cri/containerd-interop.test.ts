@@ -119,7 +119,7 @@ describe('Podscope client ⇄ containerd 1.6 CRI', () => {
     try {
       const view = await reg.add({ address: `unix://${ctd!.socketPath}` });
       // containerd 1.6 has no GetContainerEvents; its trace is not recorded; preview needs Podscope's engine
-      // images through its ImageService; exec/port-forward only with a CRI streaming client (none given here)
+      // images through its ImageService; exec/attach/port-forward through its streaming server (Podscope's SPDY client)
       expect(view.capabilities).toEqual({
         pluginTrace: false,
         preview: false,
@@ -127,7 +127,7 @@ describe('Podscope client ⇄ containerd 1.6 CRI', () => {
         events: false,
         liveNetwork: false,
         images: true,
-        streaming: false,
+        streaming: true,
       });
       expect(view.runtimeVersion).toBe('1.6.20~ds1');
     } finally {
