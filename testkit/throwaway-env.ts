@@ -17,6 +17,10 @@ export interface RealEnvSpec {
   /** third octet / hex group of the test subnets: 10.<n>.0.0/24 and fd00:<n>::/64 */
   subnet: number;
   cniVersion?: string;
+  /** an IPv4 /24 of the test's own instead of 10.<subnet>.0.0/24 (also the route's dst then) */
+  subnet4?: string;
+  /** temp dir name prefix under the OS temp dir; default podscope-<tag>- */
+  dirPrefix?: string;
   /** bridge (and network) name when the test's resources follow another naming scheme; default psc-<tag> */
   bridge?: string;
   /** the bridge plugin's ipMasq (its CNI-<hash> chains in iptables and ip6tables); default off */
@@ -48,8 +52,8 @@ export function conflist(spec: RealEnvSpec, ipamDir: string): object {
         ipam: {
           type: 'host-local',
           dataDir: ipamDir,
-          ranges: [[{ subnet: `10.${spec.subnet}.0.0/24` }], [{ subnet: `fd00:${spec.subnet}::/64` }]],
-          routes: [{ dst: `10.${spec.subnet}.0.0/16` }],
+          ranges: [[{ subnet: spec.subnet4 ?? `10.${spec.subnet}.0.0/24` }], [{ subnet: `fd00:${spec.subnet}::/64` }]],
+          routes: [{ dst: spec.subnet4 ?? `10.${spec.subnet}.0.0/16` }],
         },
       },
       { type: 'portmap', capabilities: { portMappings: true } },
@@ -59,7 +63,7 @@ export function conflist(spec: RealEnvSpec, ipamDir: string): object {
 }
 
 export async function createRealEnv(spec: RealEnvSpec): Promise<RealEnv> {
-  const dir = await mkdtemp(join(tmpdir(), `podscope-${spec.tag}-`));
+  const dir = await mkdtemp(join(tmpdir(), spec.dirPrefix ?? `podscope-${spec.tag}-`));
   const confDir = join(dir, 'net.d');
   const ipamDir = join(dir, 'ipam');
   await mkdir(confDir);
@@ -99,7 +103,7 @@ export async function createRealEnv(spec: RealEnvSpec): Promise<RealEnv> {
       const scope = {
         bridge: env.bridge,
         networks: [env.network],
-        subnets: [`10.${spec.subnet}.0.0/24`, `fd00:${spec.subnet}::/64`],
+        subnets: [spec.subnet4 ?? `10.${spec.subnet}.0.0/24`, `fd00:${spec.subnet}::/64`],
         ipamDir,
         cacheDir: options.cniCacheDir,
         stateDir: options.stateDir,
