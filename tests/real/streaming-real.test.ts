@@ -3,12 +3,14 @@
  * containers under runc in a real pod (netns, Debian's CNI plugins, runc pause). Needs root. Bridge pss1-st, subnets
  * 10.88.246.0/24 and fd00:246::/64, temp dirs /tmp/pss1-*. Everything is removed in afterAll, and the shared leak checker runs on the env's teardown.
  */
+import { execFile } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { createServer, type Server } from 'node:net';
 import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { PassThrough, Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ResizeSource, TerminalSize } from '../../electron/engine/containers/streaming';
@@ -17,8 +19,12 @@ import type { ContainerConfigInput } from '../../shared/domain/container';
 import type { PodSandboxConfigInput } from '../../shared/domain/config';
 import type { LogEntry } from '../../shared/domain/cri-log';
 import { hasCode } from '../../shared/domain/errors';
+import { measureExecLatency } from '../../bench/exec-latency';
 import { BUSYBOX_IMAGE, INDEX_HTML, LocalBusyboxStore, buildBusyboxTree } from '../../testkit/local-busybox-store';
 import { createRealEnv, type RealEnv } from '../../testkit/throwaway-env';
+import { engineFlagsFor } from '../../testkit/engine-flags';
+
+const execFileP = promisify(execFile);
 
 class Sink extends Writable {
   text = '';
@@ -205,6 +211,21 @@ describe('exec with live streams', () => {
     });
   }
 
+  it('prints the echo exec round-trip latency (p50 of 20; a figure, not asserted)', async () => {
+    const r = await measureExecLatency(engine.streaming, id, 20, (c, cmd) => engine.execSync(c, cmd, 10));
+    console.log(
+      `exec echo round trip: pipes p50 ${r.pipes.p50.toFixed(1)} ms p95 ${r.pipes.p95.toFixed(1)} ms; ` +
+        `tty p50 ${r.tty.p50.toFixed(1)} ms p95 ${r.tty.p95.toFixed(1)} ms; ` +
+        `ExecSync p50 ${r.execSync!.p50.toFixed(1)} ms (n=${r.pipes.n})`,
+    );
+    expect(r.pipes.n).toBe(20);
+  });
+
+  it('leaves no exec files in the runc root (process json, log, pid file, tty name)', () => {
+    const root = join(env.options.runDir!, 'containers', 'runc');
+    expect(readdirSync(root).filter((f) => f.startsWith('exec-'))).toEqual([]);
+  });
+
   it('refuses before starting: NotFound for an unknown id, FailedPrecondition for a stopped container', async () => {
     const io = { stdin: null, stdout: null, stderr: null, tty: false };
     await expect(engine.streaming.exec({ containerId: 'f'.repeat(64), cmd: ['true'], ...io })).rejects.toSatisfy((e: unknown) =>
@@ -350,5 +371,35 @@ describe('logs', () => {
     const since: string[] = [];
     for await (const e of await engine.containerLogs(id, { sinceNs: rfc3339ToNs(got[3]!.time) })) since.push(e.text);
     expect(since).toEqual(['late line']);
+  });
+});
+
+describe('podscope logs (the CLI, an engine of its own in another process)', () => {
+  const cli = async (...args: string[]) => {
+    const flags = engineFlagsFor({ ...env.options, cniBinDirs: ['/usr/lib/cni'] });
+    try {
+      const { stdout, stderr } = await execFileP(process.execPath, ['bin/podscope.mjs', ...args, ...flags], { cwd: join(__dirname, '../..') });
+      return { code: 0, stdout, stderr };
+    } catch (e) {
+      const err = e as { code: number; stdout: string; stderr: string };
+      return { code: err.code, stdout: err.stdout, stderr: err.stderr };
+    }
+  };
+
+  it('-f follows until the container exits; --tail with -t prints times; --since filters; stderr lines go to stderr', async () => {
+    const id = await startContainer(['sh', '-c', 'echo a; echo b >&2; echo c; sleep 1.5; echo late']);
+    // the CLI takes the state dir's lock: this file's engine lets go of it (the container's shim keeps running)
+    await engine.close();
+    const follow = await cli('logs', '-f', id);
+    expect(follow.code).toBe(0);
+    expect(follow.stdout).toBe('a\nc\nlate\n');
+    expect(follow.stderr).toBe('b\n');
+    const tail = await cli('logs', '--tail', '1', '-t', id);
+    expect(tail.stdout).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{9}Z late\n$/);
+    expect((await cli('logs', '--since', '1h', '--stream', 'stdout', id)).stdout).toBe('a\nc\nlate\n');
+    expect((await cli('logs', '--since', '2999-01-01T00:00:00Z', id)).stdout).toBe('');
+    const bad = await cli('logs', '--since', 'yesterday', id);
+    expect(bad.code).not.toBe(0);
+    expect(bad.stderr).toContain('--since');
   });
 });

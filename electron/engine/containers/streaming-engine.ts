@@ -1,5 +1,5 @@
 /**
- * The engine's ContainerStreaming (streaming.ts) and its log reader: the checks containerd makes before a session
+ * The engine's ContainerStreaming (streaming.ts; docs/semantics.md#streaming) and its log reader: the checks made before a session
  * (internal/cri/server/container_exec.go, container_attach.go, sandbox_portforward.go), then the runtime does the OS
  * part (runc-stream.ts for runc, the fake in tests).
  */
