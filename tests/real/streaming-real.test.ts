@@ -23,6 +23,7 @@ import { measureExecLatency } from '../../bench/exec-latency';
 import { BUSYBOX_IMAGE, INDEX_HTML, LocalBusyboxStore, buildBusyboxTree } from '../../testkit/local-busybox-store';
 import { createRealEnv, type RealEnv } from '../../testkit/throwaway-env';
 import { engineFlagsFor } from '../../testkit/engine-flags';
+import { processesMentioning } from '../../testkit/leak-check';
 
 const execFileP = promisify(execFile);
 
@@ -86,9 +87,29 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  await env?.teardown();
-  if (treeDir) await rm(treeDir, { recursive: true, force: true });
-  if (logDir) await rm(logDir, { recursive: true, force: true });
+  // every session's process (runc exec, the script pty wrapper, the nsenter dialer) and every log shim is gone once
+  // the pod is removed; the env's teardown then runs the shared leak checker (app containers, records, exec files)
+  const netns = podId ? (await engine.status(podId).catch(() => undefined))?.netnsPath : undefined;
+  if (podId) {
+    const sweeper = await env.engine({}, { noLock: true });
+    await sweeper.remove(podId).catch(() => undefined);
+    await sweeper.close();
+  }
+  const needles = [env.dir, ...(netns ? [netns] : [])];
+  const t0 = Date.now();
+  let left = processesMentioning(needles);
+  while (left.length > 0 && Date.now() - t0 < 5000) {
+    await new Promise((r) => setTimeout(r, 50));
+    left = processesMentioning(needles);
+  }
+  for (const p of left) process.kill(p.pid, 'SIGKILL');
+  try {
+    await env?.teardown();
+  } finally {
+    if (treeDir) await rm(treeDir, { recursive: true, force: true });
+    if (logDir) await rm(logDir, { recursive: true, force: true });
+  }
+  expect(left).toEqual([]);
 });
 
 function pod(name: string): PodSandboxConfigInput {

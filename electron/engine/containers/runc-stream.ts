@@ -18,14 +18,24 @@ import type { ResizeSource, StreamIO } from './streaming';
 /** the io of one streaming session as the runtime sees it */
 export type RuntimeStreamIO = StreamIO;
 
-/** a writable we must not end (the caller may share it, e.g. the CLI's process.stdout) that swallows late errors */
+/**
+ * Copies into a writable we must not end (the caller may share it, e.g. the CLI's process.stdout), with
+ * backpressure: a slow reader pauses the source (the process then blocks on its pipe) instead of buffering without
+ * bound. Once the writable is gone, the rest is read and dropped, so the process never hangs on a dead client.
+ */
 function forward(from: Readable, to: Writable | null): void {
   if (!to) {
     from.resume();
     return;
   }
+  const gone = () => to.destroyed || to.writableEnded;
+  to.once('close', () => from.resume());
   from.on('data', (b: Buffer) => {
-    if (!to.destroyed && !to.writableEnded) to.write(b);
+    if (gone()) return;
+    if (!to.write(b)) {
+      from.pause();
+      to.once('drain', () => from.resume());
+    }
   });
 }
 
@@ -39,8 +49,13 @@ function feed(stdin: Readable | null, to: Writable | null, onEnd?: () => void): 
     return () => undefined;
   }
   const onData = (b: Buffer) => {
-    if (!to.destroyed && !to.writableEnded) to.write(b);
+    if (to.destroyed || to.writableEnded) return;
+    if (!to.write(b)) {
+      stdin.pause();
+      to.once('drain', () => stdin.resume());
+    }
   };
+  to.once('close', () => stdin.resume());
   const end = () => {
     if (onEnd) onEnd();
     else if (!to.destroyed) to.end();
@@ -106,20 +121,30 @@ export async function runcExecStream(o: RuncStreamOptions, id: string, proc: unk
     else forward(child.stderr!, io.stderr);
     const unresize = subscribeResize(io.tty ? io.resize : undefined, (s) => resize?.(s));
     let aborted = false;
+    let closed = false;
     const onAbort = () => {
       aborted = true;
-      void readFile(files.pid, 'utf8').then(
-        (t) => {
-          const pid = Number.parseInt(t, 10);
-          if (pid > 0) {
+      // runc writes the pid file just after the process started: an abort in between waits for it, since ending
+      // only the wrapper (script, in its own session) would leave runc and the process to a SIGHUP
+      const t0 = Date.now();
+      const tryKill = () => {
+        if (closed) return;
+        void readFile(files.pid, 'utf8').then(
+          (t) => {
+            const pid = Number.parseInt(t, 10);
+            if (!(pid > 0)) return void setTimeout(tryKill, 10);
             signalKill(pid, true);
             signalKill(pid, false);
-          }
-          // runc exits once it has reaped the process; if it does not within a moment, end it and its group
-          setTimeout(() => signalKill(child.pid, true), 2000).unref();
-        },
-        () => signalKill(child.pid, true),
-      );
+            // runc exits once it has reaped the process; if it does not within a moment, end it and its group
+            setTimeout(() => !closed && signalKill(child.pid, true), 2000).unref();
+          },
+          () => {
+            if (Date.now() - t0 < 2000) setTimeout(tryKill, 10);
+            else signalKill(child.pid, true);
+          },
+        );
+      };
+      tryKill();
     };
     io.signal?.addEventListener('abort', onAbort, { once: true });
     const r = await new Promise<{ code: number | null; sig: NodeJS.Signals | null }>((resolve, reject) => {
@@ -128,6 +153,7 @@ export async function runcExecStream(o: RuncStreamOptions, id: string, proc: unk
       );
       child.once('close', (code, sig) => resolve({ code, sig }));
     }).finally(() => {
+      closed = true;
       io.signal?.removeEventListener('abort', onAbort);
       unfeed();
       unresize();
@@ -198,7 +224,9 @@ export async function attachToShim(bundleDir: string, io: RuntimeStreamIO): Prom
       reject(
         new PodscopeError(
           'FailedPrecondition',
-          `cannot attach: the container's log shim has no attach socket (${e.code}); containers started before attach existed cannot be attached to`,
+          e.code === 'ENOENT'
+            ? "cannot attach: the container's log shim has no attach socket (it was started before attach existed)"
+            : `cannot attach: the container's log shim does not answer (${e.code}); the container has exited`,
         ),
       ),
     );
@@ -315,10 +343,14 @@ export async function dialInNetns(
       throw e;
     }
     stream.on('error', () => child.kill('SIGKILL'));
-    const unfeed = feed(stream, child.stdin);
-    child.stdout.on('data', (b: Buffer) => {
-      if (!stream.destroyed && !stream.writableEnded) stream.write(b);
+    // a client stream destroyed without an end: the pod side gets its FIN, and a second to finish (as on an end)
+    stream.once('close', () => {
+      if (child.exitCode !== null) return;
+      if (!child.stdin.destroyed) child.stdin.end();
+      setTimeout(() => child.kill('SIGKILL'), 1000).unref();
     });
+    const unfeed = feed(stream, child.stdin);
+    forward(child.stdout, stream);
     await new Promise<void>((resolve) => {
       child.stdout.once('end', () => {
         if (!stream.destroyed && !stream.writableEnded) stream.end();

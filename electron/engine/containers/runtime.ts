@@ -98,7 +98,8 @@ export class RuncContainerRuntime implements ContainerRuntime {
   private warmShim: ChildProcess | undefined;
 
   private spawnShim(): ChildProcess {
-    const child = spawn(this.o.nodePath ?? process.execPath, ['-e', SHIM_SOURCE, '--', 'warm'], {
+    // the runc root in argv names the engine a shim belongs to (ps, leak checks); the config comes over IPC
+    const child = spawn(this.o.nodePath ?? process.execPath, ['-e', SHIM_SOURCE, '--', 'warm', this.o.root], {
       // its own session: a Ctrl-C to the CLI or the app's process group must not reach the container's output
       detached: true,
       stdio: ['ignore', 'ignore', 'ignore', 'ipc'],
