@@ -11,7 +11,7 @@ import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { PassThrough, Writable } from 'node:stream';
+import { Duplex, PassThrough, Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ResizeSource, TerminalSize } from '../../electron/engine/containers/streaming';
 import type { SandboxEngine } from '../../electron/engine/sandbox/service';
@@ -315,6 +315,21 @@ describe('attach', () => {
     await engine.stopContainer(id, 0);
   });
 
+  it('a tty container without stdin: its terminal gets no stray input, output streams', async () => {
+    const id = await startContainer(['sh', '-c', 'busybox tty; while true; do echo tock; sleep 0.1; done'], { tty: true });
+    const out = new Sink();
+    const ac = new AbortController();
+    const session = engine.streaming.attach({ containerId: id, stdin: null, stdout: out, stderr: null, tty: true, signal: ac.signal });
+    await until('output', () => out.text.includes('tock\r\n') || undefined);
+    ac.abort();
+    await session;
+    const log = readFileSync((await engine.containerStatus(id)).logPath, 'utf8');
+    expect(log).toMatch(/ stdout F \/dev\/pts\/\d+\r?\n/);
+    expect(log).not.toContain('\0');
+    expect(log).not.toContain('^@');
+    await engine.stopContainer(id, 0);
+  });
+
   it('a container without stdin: output streams, nothing is written to it', async () => {
     const id = await startContainer(['sh', '-c', 'while true; do echo tick; sleep 0.1; done']);
     const out = new Sink();
@@ -353,6 +368,27 @@ describe('port-forward', () => {
     );
     expect(body).toBe(INDEX_HTML);
     await Promise.allSettled(forwards);
+  });
+
+  it('falls back to ::1 when nothing listens on 127.0.0.1 (as containerd: IPv4 first, then IPv6)', async () => {
+    await startContainer(['httpd', '-f', '-p', '[::1]:8081', '-h', '/www']);
+    const fromClient = new PassThrough();
+    const toClient = new Sink();
+    const stream = Duplex.from({ readable: fromClient, writable: toClient });
+    await until('httpd on ::1', async () => {
+      const a = new PassThrough();
+      const b = new Sink();
+      const ok = await engine.streaming.portForward({ sandboxId: podId, port: 8081, stream: Duplex.from({ readable: a, writable: b }) }).then(
+        () => true,
+        () => undefined,
+      );
+      return ok;
+    });
+    const fwd = engine.streaming.portForward({ sandboxId: podId, port: 8081, stream });
+    fromClient.end('GET /index.html HTTP/1.0\r\n\r\n');
+    await fwd;
+    expect(toClient.text).toMatch(/^HTTP\/1\.[01] 200/);
+    expect(toClient.text.endsWith(INDEX_HTML)).toBe(true);
   });
 
   it('a port nothing listens on is Unavailable, and the client stream is ended', async () => {

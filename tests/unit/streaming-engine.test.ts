@@ -105,6 +105,15 @@ describe('exec', () => {
   });
 });
 
+describe('tty containers', () => {
+  it('CreateContainer accepts tty and the spec asks runc for a terminal (Attach reaches it)', async () => {
+    const id = await running('t', { tty: true, stdin: true });
+    const spec = t.containerRuntime.containers.get(id)!.spec as { process: { terminal: boolean } };
+    expect(spec.process.terminal).toBe(true);
+    expect(t.containerRuntime.containers.get(id)!.stdio).toMatchObject({ tty: true, stdin: true, stdinOnce: false });
+  });
+});
+
 describe('attach', () => {
   it("uses the container's tty, not the request's; input reaches a container with stdin; the session ends with the container", async () => {
     const id = await running('c', { stdin: true, tty: true });
