@@ -110,6 +110,39 @@ describe('the reader', () => {
     await expect(openContainerLog(path, { tail: -2 }, never)).rejects.toMatchObject({ code: 'InvalidArgument' });
   });
 
+  it('tail on a large file reads from the end: a long P…F line across the window edge stays whole; a rare stream is found far back', async () => {
+    const parts: string[] = [rec(T(0), 'stderr', 'F', 'the only stderr line')];
+    for (let i = 0; i < 4000; i++) parts.push(rec(T(1, i), 'stdout', 'F', `line-${i}`));
+    const chunk = 'x'.repeat(16 * 1024);
+    // a 80 KiB line in five records: longer than the first 64 KiB window
+    for (let i = 0; i < 4; i++) parts.push(rec(T(2, i), 'stdout', 'P', chunk));
+    parts.push(rec(T(2, 9), 'stdout', 'F', 'end'));
+    parts.push(rec(T(3), 'stdout', 'F', 'last'));
+    await writeFile(path, parts.join(''));
+    const never = async () => false;
+    const got = await all(await openContainerLog(path, { tail: 2 }, never));
+    expect(got.map((e) => e.text.length)).toEqual([4 * chunk.length + 3, 4]);
+    expect(got[0]!.time).toBe(T(2, 0));
+    expect((await all(await openContainerLog(path, { tail: 1, stream: 'stderr' }, never))).map((e) => e.text)).toEqual(['the only stderr line']);
+    expect((await all(await openContainerLog(path, { tail: 3, sinceNs: rfc3339ToNs(T(3)) }, never))).map((e) => e.text)).toEqual(['last']);
+    expect((await all(await openContainerLog(path, { tail: 10_000 }, never))).length).toBe(4003);
+  });
+
+  it('tail then follow: lines after the tail arrive once, a P record pending at the end is joined with its F', async () => {
+    await writeFile(path, rec(T(1), 'stdout', 'F', 'a') + rec(T(2), 'stdout', 'F', 'b') + rec(T(3), 'stdout', 'P', 'c1-'));
+    let running = true;
+    const got: string[] = [];
+    const reader = (async () => {
+      for await (const e of await openContainerLog(path, { follow: true, tail: 1, pollMs: 10 }, async () => running)) got.push(e.text);
+    })();
+    for (let i = 0; i < 500 && got.length < 1; i++) await new Promise((r) => setTimeout(r, 10));
+    await appendFile(path, rec(T(4), 'stdout', 'F', 'c2'));
+    for (let i = 0; i < 500 && got.length < 2; i++) await new Promise((r) => setTimeout(r, 10));
+    running = false;
+    await reader;
+    expect(got).toEqual(['b', 'c1-c2']);
+  });
+
   it('follow: new lines appear, a rotation (rename, new file at log_path) loses and repeats nothing, the end comes after the exit', async () => {
     await writeFile(path, rec(T(1), 'stdout', 'F', 'before'));
     let running = true;

@@ -9,7 +9,7 @@
  * read twice. A file truncated in place (copytruncate) is read again from its start.
  */
 import { open, stat, type FileHandle } from 'node:fs/promises';
-import { CriLogJoiner, matchesLogFilter, parseCriLog, type LogEntry, type LogFilter } from '../../../shared/domain/cri-log';
+import { CriLogJoiner, matchesLogFilter, parseCriLog, rfc3339ToNs, type LogEntry, type LogFilter } from '../../../shared/domain/cri-log';
 import { PodscopeError } from '../../../shared/domain/errors';
 
 export interface ContainerLogOptions extends LogFilter {
@@ -63,6 +63,55 @@ class LogFile {
     return all.slice(0, nl + 1);
   }
 
+  /**
+   * The last `tail` lines the filter keeps, read from the end in growing windows (a log the runtime never rotates can
+   * be large; kubelet's tail reads backwards too). A window starts at a line boundary; each stream's first line in it
+   * may be the cut-off end of a longer P…F line, so it only counts when the window reaches the file's start. The
+   * file is then positioned at its end, and the returned joiner holds a P record still waiting for its F.
+   */
+  async readTail(
+    tail: number,
+    keep: (e: LogEntry[]) => LogEntry[],
+    sinceNs: bigint | undefined,
+  ): Promise<{ entries: LogEntry[]; joiner: CriLogJoiner }> {
+    const { size } = await this.fh.stat();
+    for (let span = 64 * 1024; ; span *= 4) {
+      const start = Math.max(0, size - span);
+      const buf = Buffer.alloc(size - start);
+      const { bytesRead } = await this.fh.read(buf, 0, buf.length, start);
+      let text = buf.subarray(0, bytesRead).toString('utf8');
+      if (start > 0) {
+        const nl = text.indexOf('\n');
+        if (nl < 0) continue;
+        text = text.slice(nl + 1);
+      }
+      const joiner = new CriLogJoiner();
+      const { entries, rest } = parseCriLog(text, joiner);
+      const seen = new Set<string>();
+      const whole =
+        start === 0
+          ? entries
+          : entries.filter((e) => {
+              if (seen.has(e.stream)) return true;
+              seen.add(e.stream);
+              return false;
+            });
+      const matching = keep(whole);
+      // with since, a window whose oldest record is before it holds every line that can match
+      const oldest = entries.reduce<bigint | undefined>((m, e) => {
+        const t = rfc3339ToNs(e.time);
+        return t !== undefined && (m === undefined || t < m) ? t : m;
+      }, undefined);
+      const sinceCovered = sinceNs !== undefined && oldest !== undefined && oldest < sinceNs;
+      if (start === 0 || matching.length >= tail || sinceCovered) {
+        this.offset = start + bytesRead;
+        this.rest = rest;
+        // rest was counted in bytesRead; readNew re-reads nothing and prepends it to what comes next
+        return { entries: tail === 0 ? [] : matching.slice(-tail), joiner };
+      }
+    }
+  }
+
   close(): Promise<void> {
     return this.fh.close();
   }
@@ -92,13 +141,16 @@ async function* readLog(
   isRunning: () => Promise<boolean>,
 ): AsyncGenerator<LogEntry> {
   let file = opened;
-  const joiner = new CriLogJoiner();
+  let joiner = new CriLogJoiner();
   const keep = (entries: LogEntry[]) => entries.filter((e) => matchesLogFilter(e, opts));
   try {
-    const first = keep(parseCriLog(await file.readNew(), joiner).entries);
-    if (opts.tail === 0) first.length = 0;
-    else if (opts.tail !== undefined) first.splice(0, Math.max(0, first.length - opts.tail));
-    yield* first;
+    if (opts.tail !== undefined) {
+      const t = await file.readTail(opts.tail, keep, opts.sinceNs);
+      joiner = t.joiner;
+      yield* t.entries;
+    } else {
+      yield* keep(parseCriLog(await file.readNew(), joiner).entries);
+    }
     if (!opts.follow) return;
 
     const pollMs = opts.pollMs ?? 100;
