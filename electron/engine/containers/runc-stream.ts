@@ -89,9 +89,11 @@ export interface RuncStreamOptions {
 }
 
 /**
- * `runc exec --process <json>` with the caller's streams. The process's host pid comes from `--pid-file`, so an abort
- * can SIGKILL it (and its process group) directly: killing only runc would leave the process running in the
- * container, since runc merely forwards signals it can catch. Returns the exit code (128+N for signal N).
+ * `runc exec --process <json>` with the caller's streams. Returns the exit code (128+N for signal N). As with kubectl
+ * exec on containerd, the session lasts until the output pipes close: runc copies them until EOF, so a background
+ * child holding them keeps the session open (an abort ends it). The process's host pid comes from `--pid-file`, so an
+ * abort can SIGKILL it (and its process group) directly: killing only runc would leave the process running in the
+ * container, since runc merely forwards the signals it can catch.
  */
 export async function runcExecStream(o: RuncStreamOptions, id: string, proc: unknown, io: RuntimeStreamIO): Promise<number> {
   await mkdir(o.root, { recursive: true, mode: 0o700 });
@@ -162,7 +164,7 @@ export async function runcExecStream(o: RuncStreamOptions, id: string, proc: unk
     if (messages.length > 0)
       throw new PodscopeError('RuntimeError', `runc exec failed: ${messages.join('; ')}`, { details: { exitCode: r.code } });
     if (aborted) throw new PodscopeError('Canceled', `exec in container ${id} was canceled; its process was killed`);
-    if (io.tty && r.code === 125)
+    if (io.tty && r.code === 125 && !(await readFile(files.tty, 'utf8').catch(() => '')).trim())
       throw new PodscopeError('RuntimeError', `cannot get a terminal: ${Buffer.concat(scriptErr).toString().trim() || 'tty failed'}`);
     return r.code ?? 128 + (r.sig ? (osConstants.signals[r.sig] ?? 0) : 0);
   } finally {
