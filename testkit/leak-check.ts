@@ -180,10 +180,21 @@ export function findLeftovers(scope: LeakScope): Leftover[] {
     if (scope.ownsDirs !== false || ids.some((id) => f.includes(id))) out.push({ kind: 'cache', what: join(resultsDir!, f) });
   }
 
-  // runc containers under the engine's root
+  // runc containers under the engine's root, and app containers under theirs (<runDir>/containers/runc, where runc
+  // also keeps exec-* files of sessions in flight: those are leftovers too, as the session's process is)
   const runcRoot = scope.runDir ? join(scope.runDir, 'runc') : undefined;
   for (const c of list(runcRoot)) {
     if (scope.ownsDirs !== false || ids.includes(c)) out.push({ kind: 'runc', what: `${c} (root ${runcRoot})` });
+  }
+  const appRoot = scope.runDir ? join(scope.runDir, 'containers', 'runc') : undefined;
+  for (const c of list(appRoot)) {
+    if (scope.ownsDirs === false && !ids.includes(c)) continue;
+    if (c.startsWith('exec-')) out.push({ kind: 'record', what: join(appRoot!, c) });
+    else out.push({ kind: 'runc', what: `${c} (root ${appRoot})` });
+  }
+  for (const f of list(scope.stateDir && join(scope.stateDir, 'containers-store'))) {
+    if (scope.ownsDirs !== false || ids.some((id) => f.startsWith(id)))
+      out.push({ kind: 'record', what: join(scope.stateDir!, 'containers-store', f) });
   }
 
   // the engine's records and per-sandbox dirs
@@ -214,11 +225,10 @@ function ruleArgv(rule: string): string[] {
  */
 export function sweepLeftovers(scope: LeakScope, runcPath = 'runc'): void {
   const found = findLeftovers(scope);
-  const runcRoot = scope.runDir ? join(scope.runDir, 'runc') : undefined;
   for (const l of found.filter((x) => x.kind === 'runc')) {
-    const id = l.what.split(' ')[0]!;
-    sh(runcPath, ['--root', runcRoot!, 'kill', id, 'KILL']);
-    sh(runcPath, ['--root', runcRoot!, 'delete', '--force', id]);
+    const m = /^(\S+) \(root (.*)\)$/.exec(l.what)!;
+    sh(runcPath, ['--root', m[2]!, 'kill', m[1]!, 'KILL']);
+    sh(runcPath, ['--root', m[2]!, 'delete', '--force', m[1]!]);
   }
   // rules first (they reference the chains), then the chains
   for (const tool of ['iptables', 'ip6tables'] as const) {
@@ -254,4 +264,20 @@ export function sweepLeftovers(scope: LeakScope, runcPath = 'runc'): void {
       }
     }
   }
+}
+
+/**
+ * Host processes whose command line mentions one of `needles` (a test's own temp dir, netns path or container id):
+ * a runc exec/run, a `script` pty wrapper or an nsenter dialer left running. Not part of findLeftovers: a log shim
+ * lingers a moment after its container is removed, so callers poll this until it is empty.
+ */
+export function processesMentioning(needles: string[]): { pid: number; cmdline: string }[] {
+  const out: { pid: number; cmdline: string }[] = [];
+  if (needles.length === 0) return out;
+  for (const d of list('/proc')) {
+    if (!/^\d+$/.test(d) || Number(d) === process.pid) continue;
+    const cmdline = read(`/proc/${d}/cmdline`).replace(/\0/g, ' ').trim();
+    if (cmdline && needles.some((n) => cmdline.includes(n))) out.push({ pid: Number(d), cmdline });
+  }
+  return out;
 }

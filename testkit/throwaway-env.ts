@@ -17,6 +17,8 @@ export interface RealEnvSpec {
   /** third octet / hex group of the test subnets: 10.<n>.0.0/24 and fd00:<n>::/64 */
   subnet: number;
   cniVersion?: string;
+  /** an IPv4 /24 of the test's own instead of 10.<subnet>.0.0/24, beside fd00:<subnet>::/64 (also the route's dst then) */
+  subnet4?: string;
   /** bridge (and network) name when the test's resources follow another naming scheme; default psc-<tag> */
   bridge?: string;
   /** the bridge plugin's ipMasq (its CNI-<hash> chains in iptables and ip6tables); default off */
@@ -28,7 +30,7 @@ export interface RealEnvSpec {
 }
 
 function envSubnets(spec: RealEnvSpec): string[] {
-  return spec.ipv4Cidr ? [spec.ipv4Cidr] : [`10.${spec.subnet}.0.0/24`, `fd00:${spec.subnet}::/64`];
+  return spec.ipv4Cidr ? [spec.ipv4Cidr] : [spec.subnet4 ?? `10.${spec.subnet}.0.0/24`, `fd00:${spec.subnet}::/64`];
 }
 
 export interface RealEnv {
@@ -57,7 +59,7 @@ export function conflist(spec: RealEnvSpec, ipamDir: string): object {
           type: 'host-local',
           dataDir: ipamDir,
           ranges: envSubnets(spec).map((subnet) => [{ subnet }]),
-          routes: [{ dst: spec.ipv4Cidr ?? `10.${spec.subnet}.0.0/16` }],
+          routes: [{ dst: spec.ipv4Cidr ?? spec.subnet4 ?? `10.${spec.subnet}.0.0/16` }],
         },
       },
       { type: 'portmap', capabilities: { portMappings: true } },

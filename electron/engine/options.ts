@@ -4,6 +4,8 @@ import type { ContainerApi, ContainerEvent } from '../../shared/domain/container
 import type { LabApi } from '../../shared/domain/lab';
 import type { SandboxApi, SandboxEvent } from '../../shared/domain/sandbox';
 import type { ImageStore } from './images/types';
+import type { LogEntry } from '../../shared/domain/cri-log';
+import type { ContainerLogOptions } from './containers/log-reader';
 import type { ContainerStreaming } from './containers/streaming';
 
 export interface EngineOptions {
@@ -65,6 +67,10 @@ export interface Engine extends SandboxApi, ContainerApi {
   subscribe(listener: SandboxEventListener): () => void;
   /** the CNI lab (real engines only; the unavailable stand-in and CRI endpoints have none) */
   lab?: LabApi;
+  /** exec/attach/port-forward with live streams (containers/streaming.ts; absent on the unavailable stand-in) */
+  readonly streaming?: ContainerStreaming;
+  /** a container's CRI log lines (containers/log-reader.ts; absent on the unavailable stand-in) */
+  containerLogs?(id: string, opts?: ContainerLogOptions): Promise<AsyncIterable<LogEntry>>;
   /** releases the state-dir lock; sandboxes keep running */
   close(): Promise<void>;
 }

@@ -1,26 +1,38 @@
-import { open } from 'node:fs/promises';
+import { formatLogEntry, parseSince } from '../../../shared/domain/cri-log';
 import { PodscopeError } from '../../../shared/domain/errors';
+import { openContainerLog } from '../../engine/containers/log-reader';
 import { withApi } from '../api';
 import { parseCommandArgs } from '../args';
 
 export const help = `podscope logs [flags] ID
   Prints a container's log (the CRI log file on this host), stdout lines to stdout and stderr lines to stderr.
-  --follow, -f   keep printing until the container exits
-  --tail N       only the last N lines
-  --timestamps, -t   show each line's time`;
-
-const LINE = /^(\S+) (stdout|stderr) ([FP]) (.*)$/;
+  Lines the runtime cut into partial records are printed whole.
+  --follow, -f       keep printing until the container exits (across log rotation)
+  --since T          only lines since T: an RFC3339 time (2026-01-02T13:23:37Z) or a duration back from now (42m, 1h30m)
+  --tail N           only the last N lines
+  --timestamps, -t   show each line's time
+  --stream S         stdout or stderr only`;
 
 export async function run(argv: string[]): Promise<number> {
   const { flags, positionals } = parseCommandArgs(argv, {
     follow: { type: 'boolean', short: 'f' },
+    since: { type: 'string' },
     tail: { type: 'string' },
     timestamps: { type: 'boolean', short: 't' },
+    stream: { type: 'string' },
   });
   if (positionals.length !== 1) throw new PodscopeError('InvalidArgument', 'logs takes exactly one container id');
   const tail = flags.tail === undefined ? undefined : Number(flags.tail);
-  if (tail !== undefined && (!Number.isInteger(tail) || tail < 0))
+  // crictl's --tail -1 means all
+  if (tail !== undefined && (!Number.isInteger(tail) || tail < -1))
     throw new PodscopeError('InvalidArgument', '--tail must be a non-negative integer');
+  const sinceNs = typeof flags.since === 'string' ? parseSince(flags.since, Date.now()) : undefined;
+  if (typeof flags.since === 'string' && sinceNs === undefined)
+    throw new PodscopeError('InvalidArgument', `--since ${JSON.stringify(flags.since)} is neither an RFC3339 time nor a duration (e.g. 5m)`);
+  const stream = flags.stream;
+  if (stream !== undefined && stream !== 'stdout' && stream !== 'stderr')
+    throw new PodscopeError('InvalidArgument', '--stream must be stdout or stderr');
+  const timestamps = flags.timestamps === true;
   await withApi(flags, async (api) => {
     const st = await api.containerStatus(positionals[0]!);
     if (!st.logPath)
@@ -28,51 +40,16 @@ export async function run(argv: string[]): Promise<number> {
         'FailedPrecondition',
         `container ${st.id} has no log file (its pod has no log_directory or its config no log_path)`,
       );
-    const fh = await open(st.logPath, 'r').catch((e: NodeJS.ErrnoException) => {
-      throw new PodscopeError('NotFound', `cannot open ${st.logPath}: ${e.code ?? e.message}`);
-    });
-    let offset = 0;
-    let rest = '';
-    const partial: Record<string, string> = { stdout: '', stderr: '' };
-    const emit = (lines: string[]) => {
-      for (const raw of lines) {
-        const m = LINE.exec(raw);
-        if (!m) continue;
-        const [, time, stream, tag, text] = m as unknown as [string, string, 'stdout' | 'stderr', string, string];
-        if (tag === 'P') {
-          partial[stream] += text;
-          continue;
-        }
-        const out = `${flags.timestamps ? `${time} ` : ''}${partial[stream]}${text}\n`;
-        partial[stream] = '';
-        (stream === 'stdout' ? process.stdout : process.stderr).write(out);
-      }
-    };
-    const readMore = async (): Promise<string[]> => {
-      const { size } = await fh.stat();
-      if (size < offset) offset = 0; // rotated and reopened
-      if (size === offset) return [];
-      const buf = Buffer.alloc(size - offset);
-      await fh.read(buf, 0, buf.length, offset);
-      offset = size;
-      const lines = (rest + buf.toString('utf8')).split('\n');
-      rest = lines.pop() ?? '';
-      return lines;
-    };
-    try {
-      const first = await readMore();
-      emit(tail === undefined ? first : first.slice(Math.max(0, first.length - tail)));
-      while (flags.follow) {
-        await new Promise((r) => setTimeout(r, 200));
-        emit(await readMore());
-        const now = await api.containerStatus(st.id).catch(() => undefined);
-        if (!now || now.state !== 'CONTAINER_RUNNING') {
-          emit(await readMore());
-          break;
-        }
-      }
-    } finally {
-      await fh.close();
+    // the file is on this host whichever runtime wrote it; "still running?" is the runtime's answer
+    const isRunning = async () => (await api.containerStatus(st.id).catch(() => undefined))?.state === 'CONTAINER_RUNNING';
+    const lines = await openContainerLog(
+      st.logPath,
+      { follow: flags.follow === true, sinceNs, tail: tail === -1 ? undefined : tail, stream: stream as 'stdout' | 'stderr' | undefined, pollMs: 200 },
+      isRunning,
+    );
+    for await (const e of lines) {
+      const out = e.stream === 'stdout' ? process.stdout : process.stderr;
+      if (!out.write(formatLogEntry(e, timestamps))) await new Promise((r) => out.once('drain', r));
     }
   });
   return 0;

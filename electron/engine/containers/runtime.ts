@@ -11,7 +11,9 @@ import { join } from 'node:path';
 import { PodscopeError } from '../../../shared/domain/errors';
 import type { ProcessRunner } from '../os/exec';
 import { parseRuncLog, readLogFrom, runcErrors } from '../runtime/runc-log';
+import { attachToShim, dialInNetns, runcExecStream, type RuntimeStreamIO } from './runc-stream';
 import { SHIM_SOURCE } from './shim';
+import type { Duplex } from 'node:stream';
 
 export interface ContainerExit {
   exitCode: number;
@@ -24,9 +26,29 @@ export interface StartedContainer {
   shimPid: number;
 }
 
+/** the container's own stdio, from its CRI config */
+export interface ContainerStdio {
+  logPath: string;
+  /** keep a stdin the attach socket can write to (else the container reads /dev/null) */
+  stdin?: boolean;
+  /** the first attached client's end of input closes the container's stdin (without tty) */
+  stdinOnce?: boolean;
+  /** the container runs with a terminal (spec process.terminal) */
+  tty?: boolean;
+}
+
 export interface ContainerRuntime {
   /** Writes config.json and starts the container under a detached log shim (`runc run --keep`). */
-  start(id: string, bundleDir: string, spec: unknown, io: { logPath: string }, signal?: AbortSignal): Promise<StartedContainer>;
+  start(id: string, bundleDir: string, spec: unknown, io: ContainerStdio, signal?: AbortSignal): Promise<StartedContainer>;
+  /**
+   * `runc exec` of an OCI process (the container's, with args and terminal replaced) with live streams; resolves with
+   * its exit code (128+N for a signal); an abort kills it and rejects with Canceled.
+   */
+  execStream(id: string, process: unknown, io: RuntimeStreamIO): Promise<number>;
+  /** a session on the container's stdio through its shim's attach socket; resolves when either side ends it */
+  attach(id: string, bundleDir: string, io: RuntimeStreamIO): Promise<void>;
+  /** one TCP connection to localhost:port inside a netns (undefined: the host's), piped both ways to `stream` */
+  dial(netnsPath: string | undefined, port: number, stream: Duplex, signal?: AbortSignal): Promise<void>;
   /** `runc kill [--all] id SIG`; an unknown or stopped container is a success. */
   kill(id: string, signal: string, all: boolean): Promise<void>;
   /** `runc delete --force`; idempotent */
@@ -76,7 +98,8 @@ export class RuncContainerRuntime implements ContainerRuntime {
   private warmShim: ChildProcess | undefined;
 
   private spawnShim(): ChildProcess {
-    const child = spawn(this.o.nodePath ?? process.execPath, ['-e', SHIM_SOURCE, '--', 'warm'], {
+    // the runc root in argv names the engine a shim belongs to (ps, leak checks); the config comes over IPC
+    const child = spawn(this.o.nodePath ?? process.execPath, ['-e', SHIM_SOURCE, '--', 'warm', this.o.root], {
       // its own session: a Ctrl-C to the CLI or the app's process group must not reach the container's output
       detached: true,
       stdio: ['ignore', 'ignore', 'ignore', 'ipc'],
@@ -103,7 +126,7 @@ export class RuncContainerRuntime implements ContainerRuntime {
     if (child?.connected) child.disconnect(); // it exits when its engine goes away before being used
   }
 
-  async start(id: string, bundleDir: string, spec: unknown, io: { logPath: string }, signal?: AbortSignal): Promise<StartedContainer> {
+  async start(id: string, bundleDir: string, spec: unknown, io: ContainerStdio, signal?: AbortSignal): Promise<StartedContainer> {
     await mkdir(bundleDir, { recursive: true, mode: 0o755 });
     await writeFile(join(bundleDir, 'config.json'), JSON.stringify(spec, null, 2), { mode: 0o644 });
     const runcLog = join(bundleDir, 'runc.log');
@@ -111,7 +134,21 @@ export class RuncContainerRuntime implements ContainerRuntime {
     const exitFile = join(bundleDir, 'exit.json');
     await rm(exitFile, { force: true });
     await rm(pidFile, { force: true });
-    const cfg = { runc: this.o.runcPath, root: this.o.root, bundle: bundleDir, id, pidFile, exitFile, runcLog, logPath: io.logPath };
+    const cfg = {
+      runc: this.o.runcPath,
+      root: this.o.root,
+      bundle: bundleDir,
+      id,
+      pidFile,
+      exitFile,
+      runcLog,
+      logPath: io.logPath,
+      attach: true,
+      stdin: io.stdin ?? false,
+      stdinOnce: io.stdinOnce ?? false,
+      tty: io.tty ?? false,
+      ttyFile: join(bundleDir, 'tty'),
+    };
     const warm = this.warmShim;
     this.warmShim = undefined;
     const child = warm && warm.connected && warm.exitCode === null ? warm : this.spawnShim();
@@ -246,6 +283,22 @@ export class RuncContainerRuntime implements ContainerRuntime {
       await rm(log, { force: true });
       await rm(pidFile, { force: true });
     }
+  }
+
+  execStream(id: string, process: unknown, io: RuntimeStreamIO): Promise<number> {
+    return runcExecStream(this.streamOptions(), id, process, io);
+  }
+
+  attach(_id: string, bundleDir: string, io: RuntimeStreamIO): Promise<void> {
+    return attachToShim(bundleDir, io);
+  }
+
+  dial(netnsPath: string | undefined, port: number, stream: Duplex, signal?: AbortSignal): Promise<void> {
+    return dialInNetns(this.streamOptions(), netnsPath, port, stream, signal);
+  }
+
+  private streamOptions() {
+    return { runcPath: this.o.runcPath, root: this.o.root, nodePath: this.o.nodePath };
   }
 
   async update(id: string, resources: unknown): Promise<void> {

@@ -34,6 +34,9 @@ import { containerStatus } from './status';
 import { stopContainer, stopSandboxContainers } from './stop';
 import { ContainerStore } from './store';
 import { updateContainerResources } from './update-resources';
+import type { ContainerLogOptions } from './log-reader';
+import type { ContainerStreaming } from './streaming';
+import { containerLogs, EngineStreaming } from './streaming-engine';
 
 export interface ContainerDeps {
   /** set by SandboxEngine from its own image store */
@@ -73,6 +76,8 @@ export const hostChecks: ContainerHost = {
 
 export class ContainerService implements ContainerApi {
   readonly ctx: ContainerContext;
+  /** exec/attach/port-forward with live streams (streaming.ts) */
+  readonly streaming: ContainerStreaming;
 
   constructor(
     base: Omit<ContainerContext, 'store' | 'names' | 'locks' | 'rootfs' | 'images' | 'runtime' | 'cgroups' | 'host' | 'emit'>,
@@ -91,6 +96,12 @@ export class ContainerService implements ContainerApi {
       rootfs: new Map(),
       emit,
     };
+    this.streaming = new EngineStreaming(this.ctx);
+  }
+
+  /** the container's log lines (crictl logs: follow, since, tail, stream) */
+  logs(id: string, opts: ContainerLogOptions = {}) {
+    return containerLogs(this.ctx, id, opts);
   }
 
   recover(opts: { readOnly?: boolean } = {}): Promise<string[]> {

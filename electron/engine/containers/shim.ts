@@ -12,6 +12,15 @@
  * (ReopenContainerLog after a rotation). It tells the engine the container's pid (or why runc failed) over the
  * IPC channel, then disconnects; when runc exits it writes exit.json atomically and exits.
  *
+ * Attach (containerd's cio attach, conmon's attach socket): every container's shim also listens on `attach` in the
+ * bundle dir (bound through /proc/self/fd/<dirfd>/attach, since the dir's path can exceed sun_path) and speaks the
+ * framed protocol of runc-stream.ts: output is copied to every attached client as well as to the log (no history, as
+ * containerd: "TODO: historical output"), client input goes to the container's stdin when it was created with stdin
+ * (a pipe the shim holds; without stdin the container reads /dev/null and client input is dropped, as containerd's
+ * attach ignores it). A client's end of input closes the container's stdin when the container is stdin_once without a
+ * tty; otherwise it detaches that client (containerd internal/cri/io/container_io.go). With tty, runc runs under
+ * `script` for a terminal (why: pty.ts); its output is one stream, logged as stdout; resizes go to that pty.
+ *
  * Plain JavaScript in a string: it must run without tsx or a bundle, from a checkout and from the packaged app.
  * Node's start-up is most of a container start's cost here, so the runtime keeps one shim started ahead ("warm",
  * spawned at CreateContainer) that gets its config over IPC at StartContainer.
@@ -47,6 +56,70 @@ function main(cfg) {
     const frac = (ns % 1000000000n).toString().padStart(9, '0');
     return new Date(Number(s) * 1000).toISOString().slice(0, 19) + '.' + frac + 'Z';
   }
+  function frame(type, payload) {
+    const body = Buffer.isBuffer(payload) ? payload : Buffer.from(payload || '');
+    const head = Buffer.alloc(5);
+    head.writeUInt8(type, 0);
+    head.writeUInt32BE(body.length, 1);
+    return Buffer.concat([head, body]);
+  }
+  const attached = new Set();
+  function broadcast(stream, chunk) {
+    if (attached.size === 0) return;
+    const f = frame(stream === 'stderr' ? 2 : 1, chunk);
+    for (const c of attached) { try { c.write(f); } catch {} }
+  }
+  let ttyDevice = '';
+  let wantedSize = null;
+  let resizing = false;
+  function resize(size) {
+    if (!cfg.tty || !(size && size.width > 0 && size.height > 0)) return;
+    wantedSize = size;
+    if (resizing) return;
+    resizing = true;
+    const next = () => {
+      if (!ttyDevice) { try { ttyDevice = fs.readFileSync(cfg.ttyFile, 'utf8').trim(); } catch {} }
+      if (!ttyDevice || !wantedSize) { resizing = false; if (wantedSize) setTimeout(() => resize(wantedSize), 20); return; }
+      const s = wantedSize;
+      wantedSize = null;
+      require('child_process').execFile('stty', ['-F', ttyDevice, 'rows', String(Math.floor(s.height)), 'cols', String(Math.floor(s.width))], next);
+    };
+    next();
+  }
+  function attachServer(child) {
+    if (!cfg.attach) return attached;
+    let stdinClosed = !cfg.stdin || !child.stdin;
+    const closeStdin = () => { if (!stdinClosed) { stdinClosed = true; try { child.stdin.end(); } catch {} } };
+    let dirFd = -1;
+    try {
+      dirFd = fs.openSync(cfg.bundle, 'r');
+      try { fs.unlinkSync(cfg.bundle + '/attach'); } catch {}
+      const server = require('net').createServer((c) => {
+        attached.add(c);
+        c.on('error', () => {});
+        c.on('close', () => attached.delete(c));
+        let buf = Buffer.alloc(0);
+        c.on('data', (chunk) => {
+          buf = buf.length ? Buffer.concat([buf, chunk]) : chunk;
+          while (buf.length >= 5) {
+            const len = buf.readUInt32BE(1);
+            if (buf.length < 5 + len) break;
+            const type = buf.readUInt8(0);
+            const payload = buf.subarray(5, 5 + len);
+            buf = buf.subarray(5 + len);
+            if (type === 0) { if (!stdinClosed) child.stdin.write(payload); }
+            else if (type === 4) {
+              if (cfg.stdinOnce && !cfg.tty) closeStdin();
+              else { attached.delete(c); c.end(); }
+            } else if (type === 5) { try { resize(JSON.parse(payload.toString())); } catch {} }
+          }
+        });
+      });
+      server.on('error', () => {});
+      server.listen('/proc/self/fd/' + dirFd + '/attach', () => { try { fs.closeSync(dirFd); } catch {} });
+    } catch { if (dirFd >= 0) try { fs.closeSync(dirFd); } catch {} }
+    return attached;
+  }
   function write(stream, tag, text) {
     if (logFd < 0) return;
     const line = timestamp() + ' ' + stream + ' ' + tag + ' ' + text + '\n';
@@ -55,6 +128,7 @@ function main(cfg) {
   function pump(readable, stream) {
     let pending = Buffer.alloc(0);
     readable.on('data', (chunk) => {
+      broadcast(stream, chunk);
       pending = pending.length ? Buffer.concat([pending, chunk]) : chunk;
       let nl;
       while ((nl = pending.indexOf(10)) >= 0) {
@@ -80,10 +154,19 @@ function main(cfg) {
     });
     connected = false;
   }
-  const runc = spawn(cfg.runc, ['--root', cfg.root, '--log', cfg.runcLog, '--log-format', 'json', 'run', '--keep', '--bundle', cfg.bundle, '--pid-file', cfg.pidFile, cfg.id], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  const done = Promise.all([pump(runc.stdout, 'stdout'), pump(runc.stderr, 'stderr')]);
+  const runcArgs = ['--root', cfg.root, '--log', cfg.runcLog, '--log-format', 'json', 'run', '--keep', '--bundle', cfg.bundle, '--pid-file', cfg.pidFile, cfg.id];
+  const q = (w) => "'" + String(w).replace(/'/g, "'\\''") + "'";
+  // script gets a pipe even without stdin: at EOF on its stdin it would type an EOF character into the terminal
+  const stdinMode = cfg.stdin || cfg.tty ? 'pipe' : 'ignore';
+  const runc = cfg.tty
+    ? spawn(cfg.script || 'script', ['-q', '-f', '-e', '-E', 'never', '-c', 'tty > ' + q(cfg.ttyFile) + ' || exit 125; exec ' + [cfg.runc].concat(runcArgs).map(q).join(' '), '/dev/null'], {
+        stdio: [stdinMode, 'pipe', 'pipe'],
+        env: Object.assign({}, process.env, { SHELL: '/bin/sh' }),
+      })
+    : spawn(cfg.runc, runcArgs, { stdio: [stdinMode, 'pipe', 'pipe'] });
+  if (runc.stdin) runc.stdin.on('error', () => {});
+  const done = Promise.all([pump(runc.stdout, 'stdout'), pump(runc.stderr, cfg.tty ? 'stdout' : 'stderr')]);
+  const clients = attachServer(runc);
   let exited = null;
   runc.on('error', (e) => { report({ error: 'cannot start ' + cfg.runc + ': ' + e.message }); exited = { code: 255 }; });
   const poll = setInterval(() => {
@@ -104,10 +187,19 @@ function main(cfg) {
     else report({ error: 'runc run exited before the container started', exitCode: code, signal });
     // the pipes close when the last holder (the container or a child it left behind) is gone
     const finish = () => {
+      const exitCode = code === null ? 128 + (require('os').constants.signals[signal] || 0) : code;
       const tmp = cfg.exitFile + '.tmp';
-      fs.writeFileSync(tmp, JSON.stringify({ exitCode: code === null ? 128 + (require('os').constants.signals[signal] || 0) : code, signal, finishedAtNs }));
+      fs.writeFileSync(tmp, JSON.stringify({ exitCode, signal, finishedAtNs }));
       fs.renameSync(tmp, cfg.exitFile);
-      process.exit(0);
+      // attached clients learn the exit, then the shim goes once they have their last bytes (or after a second)
+      const open = [...clients];
+      if (open.length === 0) process.exit(0);
+      let left = open.length;
+      for (const c of open) {
+        c.once('close', () => { if (--left === 0) process.exit(0); });
+        try { c.end(frame(3, JSON.stringify({ exitCode }))); } catch { c.destroy(); }
+      }
+      setTimeout(() => process.exit(0), 1000);
     };
     const bounded = (p) => Promise.race([p, new Promise((r) => setTimeout(r, 2000))]);
     Promise.all([bounded(done), bounded(sent)]).then(finish, finish);

@@ -15,7 +15,12 @@ export async function startContainer(ctx: ContainerContext, idOrPrefix: string):
       throw new PodscopeError('FailedPrecondition', `container ${JSON.stringify(rec.id)} is in ${toCriContainerState(rec.state)} state`);
     readySandbox(ctx, rec.sandboxId);
     try {
-      const started = await ctx.runtime.start(rec.id, rec.bundleDir, rec.ociSpec, { logPath: rec.logPath });
+      const started = await ctx.runtime.start(rec.id, rec.bundleDir, rec.ociSpec, {
+        logPath: rec.logPath,
+        stdin: rec.config.stdin,
+        stdinOnce: rec.config.stdin_once,
+        tty: rec.config.tty,
+      });
       rec.pid = started.pid;
       rec.shimPid = started.shimPid;
       rec.startTicks = await ctx.processStartTicks(started.pid);

@@ -235,7 +235,6 @@ export function buildContainerSpec(input: ContainerSpecInput): ContainerOciSpec 
   const privileged = sc?.privileged ?? false;
   // containerd: "no privileged container allowed in sandbox"
   if (privileged && !podSc?.privileged) throw invalidArgument('no privileged container allowed in sandbox: the pod is not privileged');
-  if (config.tty) throw invalidArgument('tty: a terminal needs Attach (streaming), which Podscope does not serve yet');
   if (config.devices.length > 0) throw invalidArgument('devices: device passthrough is not supported');
   const readonlyRoot = sc?.readonly_rootfs ?? false;
   const caps = capabilities(config, input.heldCapabilities);
@@ -288,7 +287,8 @@ export function buildContainerSpec(input: ContainerSpecInput): ContainerOciSpec 
   return {
     ociVersion: OCI_VERSION,
     process: {
-      terminal: false,
+      // a terminal container is reached through Attach (the log shim runs runc with a pty: containers/pty.ts)
+      terminal: config.tty,
       user: { ...input.user, additionalGids: [...input.user.additionalGids] },
       args: processArgs(config, image.config),
       env: processEnv(config, image.config, sandbox.config.hostname),

@@ -19,6 +19,9 @@ import type {
 import { HostCgroupReader } from '../containers/cgroups';
 import { RuncContainerRuntime } from '../containers/runtime';
 import { ContainerService, type ContainerDeps } from '../containers/service';
+import type { ContainerLogOptions } from '../containers/log-reader';
+import type { ContainerStreaming } from '../containers/streaming';
+import type { LogEntry } from '../../../shared/domain/cri-log';
 import { NodeProcessRunner } from '../os/exec';
 import { analyzeBandwidth } from '../../../shared/domain/bandwidth';
 import { analyzePortMappings } from '../../../shared/domain/portmap';
@@ -339,6 +342,14 @@ export class SandboxEngine implements Engine {
   }
   reopenContainerLog(id: string): Promise<void> {
     return this.containers.reopenContainerLog(id);
+  }
+  /** exec, attach and port-forward with live streams (containers/streaming.ts), for the CRI streaming server, IPC and CLI */
+  get streaming(): ContainerStreaming {
+    return this.containers.streaming;
+  }
+  /** a container's log lines (containers/log-reader.ts); follow ends once the container exited and the file is drained */
+  containerLogs(id: string, opts: ContainerLogOptions = {}): Promise<AsyncIterable<LogEntry>> {
+    return this.containers.logs(id, opts);
   }
 
   async cniConfig(): Promise<CniConfigView> {

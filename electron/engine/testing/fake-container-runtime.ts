@@ -6,7 +6,39 @@
 import { PodscopeError } from '../../../shared/domain/errors';
 import type { CgroupReader, CgroupUsage } from '../containers/cgroups';
 import type { ContainerHost } from '../containers/context';
-import type { ContainerExit, ContainerRuntime, StartedContainer } from '../containers/runtime';
+import type { ContainerExit, ContainerRuntime, ContainerStdio, StartedContainer } from '../containers/runtime';
+import type { RuntimeStreamIO } from '../containers/runc-stream';
+import type { TerminalSize } from '../containers/streaming';
+import type { Duplex } from 'node:stream';
+
+/** what a streamed exec in the fake does; the default echoes (see FakeContainerRuntime.execStream) */
+export type FakeExecScript = (cmd: string[], io: RuntimeStreamIO) => Promise<number>;
+
+function canceled(what: string): PodscopeError {
+  return new PodscopeError('Canceled', `${what} was canceled`);
+}
+
+/** runs until stdin ends (or right away without stdin), the signal aborts, or `stop` resolves */
+function echoSession(io: RuntimeStreamIO, stop?: Promise<void>): Promise<'ended' | 'aborted' | 'stopped'> {
+  return new Promise((resolve) => {
+    const done = (why: 'ended' | 'aborted' | 'stopped') => {
+      io.stdin?.off('data', onData);
+      io.signal?.removeEventListener('abort', onAbort);
+      resolve(why);
+    };
+    const onData = (b: Buffer) => io.stdout?.write(b);
+    const onAbort = () => done('aborted');
+    if (io.signal?.aborted) return done('aborted');
+    io.signal?.addEventListener('abort', onAbort, { once: true });
+    void stop?.then(() => done('stopped'));
+    if (!io.stdin) {
+      if (!stop) done('ended');
+      return;
+    }
+    io.stdin.on('data', onData);
+    io.stdin.once('end', () => done('ended'));
+  });
+}
 
 interface FakeContainer {
   id: string;
@@ -17,6 +49,10 @@ interface FakeContainer {
   shimPid: number;
   running: boolean;
   exit?: ContainerExit;
+  stdio: ContainerStdio;
+  /** resolves the attach sessions when the container exits */
+  exited: Promise<void>;
+  markExited: () => void;
   /** signals this container shrugs off (e.g. SIGTERM with a trap) */
   ignores: Set<string>;
 }
@@ -34,10 +70,79 @@ export class FakeContainerRuntime implements ContainerRuntime {
   ignoreSignals = new Set<string>();
   /** what exec() answers */
   execResult = { stdout: Buffer.from('out\n'), stderr: Buffer.alloc(0), exitCode: 0 };
+  /** every streamed exec, attach and dial, with the sizes its resize source gave */
+  readonly streamExecs: { id: string; process: unknown; tty: boolean; resizes: TerminalSize[] }[] = [];
+  readonly attaches: { id: string; tty: boolean; resizes: TerminalSize[] }[] = [];
+  readonly dials: { netnsPath: string | undefined; port: number }[] = [];
+  /**
+   * What a streamed exec does. Default: `echo a b` prints "a b\n"; otherwise stdin is echoed to stdout until it
+   * ends; the exit code is `execStreamExitCode`. An abort rejects with Canceled, as the real one.
+   */
+  execScript: FakeExecScript | undefined;
+  execStreamExitCode = 0;
+  /** dials to these ports fail as nothing listened (Unavailable); other dials are an echo server */
+  closedPorts = new Set<number>();
   private nextPid = 60_000;
 
-  async start(id: string, bundleDir: string, spec: unknown, io: { logPath: string }): Promise<StartedContainer> {
+  async execStream(id: string, process: unknown, io: RuntimeStreamIO): Promise<number> {
+    const rec = { id, process, tty: io.tty, resizes: [] as TerminalSize[] };
+    this.streamExecs.push(rec);
+    if (!this.containers.get(id)?.running) throw new PodscopeError('RuntimeError', 'runc exec failed: container not running');
+    const unsub = io.resize?.subscribe((s) => rec.resizes.push(s)) ?? (() => undefined);
+    try {
+      const cmd = (process as { args?: string[] }).args ?? [];
+      if (this.execScript) return await this.execScript(cmd, io);
+      if (cmd[0] === 'echo') io.stdout?.write(`${cmd.slice(1).join(' ')}\n`);
+      else if ((await echoSession(io)) === 'aborted') throw canceled(`exec in container ${id}`);
+      return this.execStreamExitCode;
+    } finally {
+      unsub();
+    }
+  }
+
+  /** the container echoes what an attached client types; the session ends with stdin, an abort, or the exit */
+  async attach(id: string, _bundleDir: string, io: RuntimeStreamIO): Promise<void> {
+    const c = this.containers.get(id);
+    const rec = { id, tty: io.tty, resizes: [] as TerminalSize[] };
+    this.attaches.push(rec);
+    if (!c?.running) throw new PodscopeError('FailedPrecondition', 'cannot attach: the container is not running');
+    const unsub = io.resize?.subscribe((s) => rec.resizes.push(s)) ?? (() => undefined);
+    try {
+      await echoSession({ ...io, stdin: c.stdio.stdin ? io.stdin : null }, c.exited);
+    } finally {
+      unsub();
+    }
+  }
+
+  /** an echo server at every port but closedPorts */
+  async dial(netnsPath: string | undefined, port: number, stream: Duplex, signal?: AbortSignal): Promise<void> {
+    this.dials.push({ netnsPath, port });
+    if (this.closedPorts.has(port)) {
+      stream.end();
+      throw new PodscopeError('Unavailable', `failed to connect to localhost:${port} inside the pod network namespace`);
+    }
+    await new Promise<void>((resolve) => {
+      const done = () => {
+        signal?.removeEventListener('abort', done);
+        if (!stream.writableEnded) stream.end();
+        resolve();
+      };
+      signal?.addEventListener('abort', done, { once: true });
+      stream.on('data', (b: Buffer) => {
+        if (!stream.writableEnded) stream.write(b);
+      });
+      stream.once('end', done);
+      stream.once('error', done);
+    });
+  }
+
+  async start(id: string, bundleDir: string, spec: unknown, io: ContainerStdio): Promise<StartedContainer> {
+    let markExited = () => undefined as void;
+    const exited = new Promise<void>((r) => (markExited = r));
     const c: FakeContainer = {
+      stdio: io,
+      exited,
+      markExited,
       id,
       bundleDir,
       spec,
@@ -96,6 +201,7 @@ export class FakeContainerRuntime implements ContainerRuntime {
     if (!c) return;
     c.running = false;
     c.exit = { exitCode, finishedAtNs: (BigInt(Date.now()) * 1_000_000n).toString() };
+    c.markExited();
   }
 
   alive(pid: number): boolean {
