@@ -62,12 +62,11 @@ export interface Engine extends SandboxApi, ContainerApi {
   readonly options: EngineOptions;
   /** the image store (absent on an engine that could not start) */
   readonly images?: ImageStore;
-  /** exec/attach/port-forward into its containers (absent: this engine has no streaming; the app says so) */
-  readonly streaming?: ContainerStreaming;
   subscribe(listener: SandboxEventListener): () => void;
   /** the CNI lab (real engines only; the unavailable stand-in and CRI endpoints have none) */
   lab?: LabApi;
-  /** exec/attach/port-forward with live streams (containers/streaming.ts; absent on the unavailable stand-in) */
+  /** exec/attach/port-forward with live streams (containers/streaming.ts; absent on the unavailable stand-in: the app
+   * then says this endpoint has no streaming) */
   readonly streaming?: ContainerStreaming;
   /** a container's CRI log lines (containers/log-reader.ts; absent on the unavailable stand-in) */
   containerLogs?(id: string, opts?: ContainerLogOptions): Promise<AsyncIterable<LogEntry>>;
