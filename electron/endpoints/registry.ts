@@ -69,7 +69,7 @@ export interface EndpointRegistryOptions extends CriConnectionOptions {
   localLabel?: string;
   /** the local engine's image store (default: the `images` property of `local` when it has one) */
   localImages?: () => ImageStore | undefined;
-  /** the local engine's streaming (default: the `streaming` property of `local` when it has one) */
+  /** the local engine's streaming (default: the `streaming` property of `local`); returning undefined offers none */
   localStreaming?: () => ContainerStreaming | undefined;
   /** the ContainerStreaming of an added CRI endpoint; default: the CRI client's own (Exec/Attach/PortForward URLs,
    * then SPDY to the runtime's streaming server); return undefined to offer no streaming there */
@@ -132,7 +132,8 @@ export function createEndpointRegistry(options: EndpointRegistryOptions): CriEnd
     };
   };
   const localStore = () => options.localImages?.() ?? (options.local as { images?: ImageStore }).images;
-  const localStreaming = () => options.localStreaming?.() ?? (options.local as { streaming?: ContainerStreaming }).streaming;
+  const localStreaming = () =>
+    options.localStreaming ? options.localStreaming() : (options.local as { streaming?: ContainerStreaming }).streaming;
   const localView = (): EndpointView => {
     const v = localEndpointView(options.localLabel);
     // an engine without streaming (or without a store, when it could not start) says so instead of claiming it

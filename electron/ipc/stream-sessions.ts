@@ -16,11 +16,12 @@ import {
   MAX_SESSIONS_PER_CONNECTION,
   STREAM_CHUNK_BYTES,
   STREAM_WINDOW_BYTES,
+  LOG_BATCH_LINES,
   type LogLine,
   type PortForwardView,
 } from '../../shared/domain/streams';
 import type { ContainerStreaming, TerminalSize } from '../engine/containers/streaming';
-import { followCriLog } from '../endpoints/log-follow';
+import { openContainerLog } from '../engine/containers/log-reader';
 
 /** log lines in flight before the follower waits for an ack */
 const LOG_WINDOW_LINES = 5000;
@@ -241,14 +242,24 @@ export class StreamSessions {
       this.deps.emit({ kind: 'logs.lines', sessionId: s.id, lines }, s.owner);
       await StreamSessions.waitWindow(s.window);
     };
-    s.done = followCriLog({
-      path: status.logPath,
-      tail: req.tail,
-      follow: req.follow,
-      signal: s.abort.signal,
-      onLines,
-      ...(this.deps.logPollMs !== undefined && { pollMs: this.deps.logPollMs }),
-    }).then(
+    const containerId = status.id;
+    // the engine's CRI log reader (rotation, P records, tail from the end) works on any runtime's file on this host;
+    // a follow ends once the container has exited and its file is drained, like crictl logs -f
+    const live = async () => {
+      const st = await api.containerStatus!(containerId);
+      return st.state === 'CONTAINER_CREATED' || st.state === 'CONTAINER_RUNNING';
+    };
+    const entries = await openContainerLog(
+      status.logPath,
+      {
+        tail: req.tail,
+        follow: req.follow,
+        signal: s.abort.signal,
+        ...(this.deps.logPollMs !== undefined && { pollMs: this.deps.logPollMs }),
+      },
+      live,
+    );
+    s.done = sendInBatches(entries, onLines, s.abort.signal).then(
       () => this.finish(s, {}),
       (error) => this.finish(s, { error }),
     );
@@ -331,5 +342,37 @@ export class StreamSessions {
   counts(owner?: string): { sessions: number; forwards: number } {
     const mine = <T extends { owner: string }>(x: T) => owner === undefined || x.owner === owner;
     return { sessions: [...this.sessions.values()].filter(mine).length, forwards: [...this.forwards.values()].filter(mine).length };
+  }
+}
+
+const TICK = Symbol('tick');
+
+/**
+ * Sends log lines in batches of at most LOG_BATCH_LINES: a batch goes out when it is full or when the reader has
+ * nothing more at hand (its next line is not ready by the next macrotask, i.e. it is waiting for the file to grow).
+ */
+async function sendInBatches(entries: AsyncGenerator<LogLine>, onLines: (lines: LogLine[]) => Promise<void>, signal: AbortSignal) {
+  let batch: LogLine[] = [];
+  const flush = async () => {
+    if (batch.length === 0) return;
+    const out = batch;
+    batch = [];
+    await onLines(out);
+  };
+  try {
+    for (;;) {
+      const next = entries.next();
+      let r = batch.length ? await Promise.race([next, new Promise<typeof TICK>((res) => setImmediate(() => res(TICK)))]) : await next;
+      if (r === TICK) {
+        await flush();
+        r = await next;
+      }
+      if (r.done || signal.aborted) break;
+      batch.push(r.value);
+      if (batch.length >= LOG_BATCH_LINES) await flush();
+    }
+    if (!signal.aborted) await flush();
+  } finally {
+    await entries.return(undefined);
   }
 }

@@ -15,7 +15,6 @@ import { createRouter } from '../../electron/ipc/router';
 import type { SenderInfo } from '../../electron/ipc/sender';
 import { createTestEngine } from '../../electron/engine/testing/test-engine';
 import { ToyStreaming } from '../../electron/engine/testing/toy-streaming';
-import { CriLogParser } from '../../electron/endpoints/log-follow';
 import { createClient, type Transport } from '../../shared/ipc/client';
 import type { PushedEvent } from '../../shared/ipc/events';
 import { STREAM_CHUNK_BYTES, STREAM_WINDOW_BYTES } from '../../shared/domain/streams';
@@ -24,7 +23,8 @@ async function setup(opts: { streaming?: boolean } = {}) {
   const fakes = await createTestEngine();
   onTestFinished(() => fakes.close());
   const toy = new ToyStreaming();
-  const endpoints = createEndpointRegistry({ local: fakes.engine, ...(opts.streaming !== false && { localStreaming: () => toy }) });
+  // the real engine over fakes streams too; the toy here is the OS boundary the session tests script (false: none at all)
+  const endpoints = createEndpointRegistry({ local: fakes.engine, localStreaming: () => (opts.streaming === false ? undefined : toy) });
   const router = createRouter({ engine: fakes.engine, endpoints, isTrustedSender: () => true, logPollMs: 10 });
   onTestFinished(() => router.dispose());
   /** one client per connection id, with the events the front door would deliver to it */
@@ -219,15 +219,6 @@ describe('stream sessions over IPC', () => {
       code: 'FailedPrecondition',
       message: expect.stringContaining('no log file'),
     });
-  });
-
-  it('the CRI log parser keeps a record cut between two reads', () => {
-    const p = new CriLogParser();
-    expect(p.push('2026-11-23T10:00:00Z stdout F hel')).toEqual([]);
-    expect(p.push('lo\nnot a record\n')).toEqual([
-      { time: '2026-11-23T10:00:00Z', stream: 'stdout', text: 'hello' },
-      { time: '', stream: 'stdout', text: 'not a record' },
-    ]);
   });
 });
 

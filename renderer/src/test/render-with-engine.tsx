@@ -21,8 +21,9 @@ export interface RenderWithEngineOptions extends TestEngineOptions {
   capabilities?: Partial<EndpointCapabilities>;
   /** the CNI lab the local engine serves (the test engine has none by default) */
   lab?: (dir: string) => LabApi;
-  /** exec/attach/port-forward for the local endpoint (the fake container runtime has none) */
-  streaming?: ContainerStreaming;
+  /** exec/attach/port-forward for the local endpoint instead of the engine's own (over the fake container runtime);
+   * null: none at all, as an engine without streaming */
+  streaming?: ContainerStreaming | null;
 }
 
 export async function renderWithEngine(ui: React.ReactElement, opts: RenderWithEngineOptions = {}) {
@@ -30,7 +31,10 @@ export async function renderWithEngine(ui: React.ReactElement, opts: RenderWithE
   onTestFinished(() => fakes.close());
   const { engine } = fakes;
   if (opts.lab) Object.assign(engine, { lab: opts.lab(engine.options.stateDir) });
-  const local = createEndpointRegistry({ local: engine, ...(opts.streaming && { localStreaming: () => opts.streaming }) });
+  const local = createEndpointRegistry({
+    local: engine,
+    ...(opts.streaming !== undefined && { localStreaming: () => opts.streaming ?? undefined }),
+  });
   const endpoints = opts.capabilities
     ? { ...local, list: async () => (await local.list()).map((e) => ({ ...e, capabilities: { ...e.capabilities, ...opts.capabilities } })) }
     : local;

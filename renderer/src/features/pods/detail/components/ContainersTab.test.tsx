@@ -27,8 +27,8 @@ function Detail() {
   return summary ? <PodDetail summary={summary} /> : null;
 }
 
-async function podWithContainer() {
-  const r = await renderWithEngine(<Detail />);
+async function podWithContainer(opts: { streaming?: null } = {}) {
+  const r = await renderWithEngine(<Detail />, opts);
   r.fakes.images.add({ repoTags: ['podscope.test/busybox:1'], config: { Cmd: ['sh'] } });
   r.fakes.host.paths.add('/srv/data');
   const { id: podId } = await r.engine.run({
@@ -85,13 +85,14 @@ describe('pod detail · Containers tab', () => {
   });
 
   it('says the endpoint does not support exec or port-forward when it has no streaming', async () => {
-    const r = await podWithContainer();
+    const r = await podWithContainer({ streaming: null });
     act(() => useNavigation.setState({ selectedId: r.podId, detailTab: 'containers' }));
     act(() => shown.set!(r.summary));
     const pane = await screen.findByRole('region', { name: 'Container httpd' });
+    // the endpoint's capabilities have arrived once the forward row says so; only then is the Terminal tab's answer known
+    await waitFor(() => expect(screen.getByRole('note').textContent).toContain('does not support port-forward'));
     fireEvent.click(within(pane).getByRole('tab', { name: 'Terminal' }));
     await screen.findByText('This endpoint does not support exec');
-    expect(screen.getByRole('note').textContent).toContain('does not support port-forward');
     // and the channel itself refuses with the same words
     await expect(r.client.call('stream.exec', { containerId: r.id, cmd: ['sh'] })).rejects.toMatchObject({
       code: 'Unimplemented',
