@@ -11,6 +11,7 @@ import {
   LOCAL_ENDPOINT_LABEL,
   type AddEndpointRequest,
   type EndpointCapabilities,
+  type EndpointDelta,
   type EndpointRegistry,
   type EndpointView,
 } from '../../shared/domain/endpoints';
@@ -20,6 +21,9 @@ import { normalizeAddress } from '../cri/address';
 import type { CriConnectionOptions } from '../cri/client/connection';
 import { createCriEndpointApi, type CriEndpointApi } from '../cri/client/cri-endpoint-api';
 import { checkEndpointSocket } from '../cri/client/socket-check';
+import type { ContainerFilter } from '../../shared/domain/container';
+import type { SandboxFilter } from '../../shared/domain/sandbox';
+import { createPodFollower, type PodFollower } from './pod-follower';
 
 /** The built-in engine as an endpoint: always connected, every capability. */
 export function localEndpointView(label: string = LOCAL_ENDPOINT_LABEL): EndpointView {
@@ -30,12 +34,27 @@ interface CriEntry {
   id: string;
   label: string;
   api: CriEndpointApi;
+  /** what the router gets: the client, with its unfiltered lists answered from the follower */
+  routed: CriEndpointApi;
   view: EndpointView;
-  stopEvents?: () => void;
+  follower: PodFollower;
 }
 
 /** How long to wait before re-opening an endpoint's event stream that ended (runtime restarted, socket replaced). */
 const EVENTS_RETRY_MS = 3000;
+
+/**
+ * The client as the router sees it: an unfiltered pod or container list is the follower's (no RPC at all); a
+ * filtered one (the CLI, a pod's own containers) still asks the runtime.
+ */
+function routedApi(api: CriEndpointApi, follower: PodFollower): CriEndpointApi {
+  return {
+    ...api,
+    list: (filter?: SandboxFilter) => (filter && Object.keys(filter).length > 0 ? api.list(filter) : follower.pods()),
+    listContainers: (filter?: ContainerFilter) =>
+      filter && Object.values(filter).some((v) => v !== undefined && v !== '') ? api.listContainers(filter) : follower.containers(),
+  };
+}
 
 export interface CriEndpointRegistry extends EndpointRegistry {
   /** the CRI client of an added endpoint (for subscribe/ping); undefined for "local" or unknown ids */
@@ -57,6 +76,13 @@ export interface EndpointRegistryOptions extends CriConnectionOptions {
   pingTimeoutMs?: number;
   /** how often the watch pings the added endpoints (ms), default 1000; a lost daemon shows within about two of these */
   watchIntervalMs?: number;
+  /**
+   * An endpoint whose follower heard from it within this long (or whose event stream is open) is not pinged:
+   * the answers prove it alive, and a failed list or a stream that ends triggers a check at once. Default 6000.
+   */
+  livenessMs?: number;
+  /** the follower's re-list period for runtimes without GetContainerEvents (ms), default 5000 */
+  relistMs?: number;
 }
 
 async function probeCapabilities(api: CriEndpointApi): Promise<EndpointCapabilities> {
@@ -79,28 +105,43 @@ export function createEndpointRegistry(options: EndpointRegistryOptions): CriEnd
   let next = 1;
   const eventListeners = new Set<(endpointId: string, event: SandboxEvent) => void>();
 
-  /** GetContainerEvents of one endpoint, fanned out to subscribers and re-opened while the endpoint stays added. */
-  const followEvents = (e: CriEntry) => {
-    let retry: NodeJS.Timeout | undefined;
-    let stop = () => {};
-    const open = () => {
-      stop = e.api.subscribe(
-        (event) => {
-          for (const l of eventListeners) l(e.id, event);
-        },
-        () => {
-          if (entries.get(e.id) !== e) return;
-          retry = setTimeout(open, EVENTS_RETRY_MS);
-          retry.unref();
-        },
-      );
-    };
-    open();
-    e.stopEvents = () => {
-      clearTimeout(retry);
-      stop();
-    };
-  };
+  const deltaListeners = new Set<(endpointId: string, delta: EndpointDelta) => void>();
+
+  /** The endpoint's follower: GetContainerEvents where served, else one ListPodSandbox every few seconds. */
+  const follow = (id: string, api: CriEndpointApi, events: boolean): PodFollower =>
+    createPodFollower({
+      source: {
+        listOnce: () => api.listOnce(),
+        listContainersOnce: () => api.listContainersOnce(),
+        networkOf: (podId) => api.networkOf(podId),
+        subscribe: (listener, onError, onContainerEvent) =>
+          api.subscribe(
+            (event) => {
+              listener(event);
+              for (const l of eventListeners) l(id, event);
+            },
+            onError,
+            onContainerEvent,
+          ),
+      },
+      events,
+      eventsRetryMs: EVENTS_RETRY_MS,
+      ...(options.relistMs !== undefined && { relistMs: options.relistMs }),
+      onDelta: (delta) => {
+        for (const l of deltaListeners) {
+          try {
+            l(id, delta);
+          } catch {
+            // one broken listener must not starve the others
+          }
+        }
+      },
+      // a failed list or an ended stream may mean the runtime is gone: check now, not at the next watch tick
+      onFailure: () => {
+        const e = entries.get(id);
+        if (e) void checkNow(e);
+      },
+    });
   const localView = () => localEndpointView(options.localLabel);
 
   const refresh = async (e: CriEntry): Promise<EndpointView> => {
@@ -132,11 +173,23 @@ export function createEndpointRegistry(options: EndpointRegistryOptions): CriEnd
    */
   let watchTimer: NodeJS.Timeout | undefined;
   let watching = false;
+  const stateOf = (e: CriEntry) => `${e.view.connected}|${e.view.error ?? ''}`;
+  /** a connected endpoint whose follower hears from it needs no ping (idle endpoints cost almost no RPCs) */
+  const provenAlive = (e: CriEntry) =>
+    e.view.connected && e.follower.healthy && (e.follower.streaming || Date.now() - e.follower.lastAnswerAt < (options.livenessMs ?? 6000));
   const watchOnce = async () => {
-    const before = new Map([...entries.values()].map((e) => [e.id, `${e.view.connected}|${e.view.error ?? ''}`]));
-    await Promise.all([...entries.values()].map(refresh));
-    const changed = [...entries.values()].some((e) => before.get(e.id) !== `${e.view.connected}|${e.view.error ?? ''}`);
+    const due = [...entries.values()].filter((e) => !provenAlive(e));
+    const before = new Map(due.map((e) => [e.id, stateOf(e)]));
+    await Promise.all(due.map(refresh));
+    const changed = due.some((e) => before.get(e.id) !== stateOf(e));
+    // back: re-sync its rows now rather than at the next re-list or stream retry
+    for (const e of due) if (e.view.connected && before.get(e.id)?.startsWith('false')) void e.follower.resync().catch(() => undefined);
     if (changed && !closed) notify();
+  };
+  const checkNow = async (e: CriEntry) => {
+    const before = stateOf(e);
+    await refresh(e);
+    if (!closed && entries.get(e.id) === e && stateOf(e) !== before) notify();
   };
   const scheduleWatch = () => {
     if (closed || changeListeners.size === 0 || watching) return;
@@ -161,7 +214,8 @@ export function createEndpointRegistry(options: EndpointRegistryOptions): CriEnd
 
   return {
     async list() {
-      return [localView(), ...(await Promise.all([...entries.values()].map(refresh)))];
+      // an endpoint its follower hears from is connected without asking again (the UI lists this every second)
+      return [localView(), ...(await Promise.all([...entries.values()].map((e) => (provenAlive(e) ? e.view : refresh(e)))))];
     },
     onChange(listener) {
       changeListeners.add(listener);
@@ -221,11 +275,11 @@ export function createEndpointRegistry(options: EndpointRegistryOptions): CriEnd
         connected: true,
         capabilities,
       };
-      const entry: CriEntry = { id, label: view.label, api, view };
+      // the UI never polls: the follower pushes what changes, by events where served, else by re-listing
+      const follower = follow(id, api, capabilities.events);
+      const entry: CriEntry = { id, label: view.label, api, routed: routedApi(api, follower), view, follower };
       entries.set(id, entry);
       notify();
-      // without this the UI, told the endpoint streams events, would neither poll nor hear anything
-      if (capabilities.events) followEvents(entry);
       return view;
     },
     async remove(id) {
@@ -233,7 +287,7 @@ export function createEndpointRegistry(options: EndpointRegistryOptions): CriEnd
       const e = entries.get(id);
       if (!e) throw notFound(`no endpoint "${id}"`);
       entries.delete(id);
-      e.stopEvents?.();
+      e.follower.close();
       e.api.close();
       notify();
     },
@@ -241,11 +295,15 @@ export function createEndpointRegistry(options: EndpointRegistryOptions): CriEnd
       eventListeners.add(listener);
       return () => eventListeners.delete(listener);
     },
+    subscribeDeltas(listener) {
+      deltaListeners.add(listener);
+      return () => deltaListeners.delete(listener);
+    },
     api(id) {
       if (id === LOCAL_ENDPOINT_ID) return options.local;
       const e = entries.get(id);
       if (!e) throw notFound(`no endpoint "${id}"`);
-      return e.api;
+      return e.routed;
     },
     criApi(id) {
       return entries.get(id)?.api;
@@ -255,7 +313,7 @@ export function createEndpointRegistry(options: EndpointRegistryOptions): CriEnd
       clearTimeout(watchTimer);
       changeListeners.clear();
       for (const e of entries.values()) {
-        e.stopEvents?.();
+        e.follower.close();
         e.api.close();
       }
       entries.clear();

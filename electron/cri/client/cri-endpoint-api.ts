@@ -58,7 +58,16 @@ export interface CriEndpointApi extends SandboxApi, ContainerApi {
   /** true when GetContainerEvents is served (containerd ≥ 1.7, Podscope); probed, not assumed */
   supportsEvents(): Promise<boolean>;
   /** GetContainerEvents as SandboxEvents (sandbox events only); onError gets stream failures */
-  subscribe(listener: (e: SandboxEvent) => void, onError?: (e: PodscopeError) => void): () => void;
+  subscribe(listener: (e: SandboxEvent) => void, onError?: (e: PodscopeError) => void, onContainerEvent?: () => void): () => void;
+  /**
+   * One ListPodSandbox and nothing else: the summaries without the network facts (ip, host network) that only
+   * PodSandboxStatus carries. The endpoint follower lists this way so a list costs one RPC whatever the pod count.
+   */
+  listOnce(): Promise<SandboxSummary[]>;
+  /** One ListContainers and nothing else (no per-container status for exit codes). */
+  listContainersOnce(): Promise<ContainerSummary[]>;
+  /** One non-verbose PodSandboxStatus: the facts a list row needs that ListPodSandbox lacks. */
+  networkOf(id: string): Promise<Pick<SandboxSummary, 'ip' | 'additionalIps' | 'hostNetwork'>>;
   close(): void;
 }
 
@@ -156,6 +165,25 @@ export function createCriEndpointApi(address: string, opts: CriConnectionOptions
         }
       });
       return items;
+    },
+    async listOnce() {
+      const conn = await connected();
+      const res = await conn.call((c) => c.listPodSandbox, { filter: undefined });
+      return res.items.map(podSandboxToSummary);
+    },
+    async listContainersOnce() {
+      const conn = await connected();
+      const res = await conn.call((c) => c.listContainers, { filter: undefined });
+      return res.containers.map(containerFromProto);
+    },
+    async networkOf(id) {
+      const conn = await connected();
+      const st = (await statusOf(conn, id, false)).status;
+      return {
+        ip: st?.network?.ip ?? '',
+        additionalIps: (st?.network?.additionalIps ?? []).map((a) => a.ip),
+        hostNetwork: st?.linux?.namespaces?.options?.network === NamespaceMode.NODE,
+      };
     },
     async cniConfig(): Promise<CniConfigView> {
       const conn = await connected();
@@ -336,14 +364,14 @@ export function createCriEndpointApi(address: string, opts: CriConnectionOptions
         stream.on('data', () => undefined);
       });
     },
-    subscribe(listener, onError) {
+    subscribe(listener, onError, onContainerEvent) {
       let cancelled = false;
       let stream: ClientReadableStream<pb.ContainerEventResponse> | undefined;
       connected().then(
         (conn) => {
           if (cancelled) return;
           stream = conn.events();
-          forwardSandboxEvents(stream, listener);
+          forwardSandboxEvents(stream, listener, onContainerEvent);
           stream.on('error', (e) => {
             if (!cancelled) onError?.(fromGrpcError(e, conn.address));
           });
@@ -367,14 +395,21 @@ export function createCriEndpointApi(address: string, opts: CriConnectionOptions
 }
 
 /** CRI container events ⇒ SandboxEvents. containerd also reports app containers; a sandbox's own events have container id = sandbox id. */
-function forwardSandboxEvents(stream: ClientReadableStream<pb.ContainerEventResponse>, listener: (e: SandboxEvent) => void): void {
+function forwardSandboxEvents(
+  stream: ClientReadableStream<pb.ContainerEventResponse>,
+  listener: (e: SandboxEvent) => void,
+  onContainerEvent?: () => void,
+): void {
   const T = pb.ContainerEventType;
   stream.on('data', (ev: pb.ContainerEventResponse) => {
     const st = ev.podSandboxStatus;
+    // an app container's event (its id is not the sandbox's): the caller re-lists containers if it cares
+    if (st && st.id !== ev.containerId) onContainerEvent?.();
     if (!st || st.id !== ev.containerId) return;
     const summary = podSandboxToSummary(st);
     summary.ip = st.network?.ip ?? '';
     summary.additionalIps = (st.network?.additionalIps ?? []).map((a) => a.ip);
+    summary.hostNetwork = st.linux?.namespaces?.options?.network === NamespaceMode.NODE;
     if (ev.containerEventType === T.CONTAINER_CREATED_EVENT) listener({ type: 'sandbox.added', id: st.id, summary });
     else if (ev.containerEventType === T.CONTAINER_DELETED_EVENT) listener({ type: 'sandbox.removed', id: st.id });
     else listener({ type: 'sandbox.changed', id: st.id, summary });

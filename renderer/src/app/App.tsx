@@ -9,7 +9,7 @@ import { LabPage } from '../features/lab/components/LabPage';
 import { EnginePage } from '../features/engine/components/EnginePage';
 import { EngineBanner } from '../features/engine/components/EngineBanner';
 import { EndpointSwitcher } from '../features/endpoints/components/EndpointSwitcher';
-import { useEndpointCapabilities, useEndpointId } from '../lib/endpoint';
+import { useEndpointId } from '../lib/endpoint';
 import { podsQuery } from '../features/pods/api/queries';
 import { useNavigation, type View } from '../lib/navigation';
 import { useApplyTheme } from '../lib/theme';
@@ -31,8 +31,7 @@ export function App() {
   const view = useNavigation((s) => s.view);
   const setView = useNavigation((s) => s.setView);
   const endpointId = useEndpointId();
-  const caps = useEndpointCapabilities();
-  const pods = useQuery(podsQuery(client, endpointId, !caps.events));
+  const pods = useQuery(podsQuery(client, endpointId));
   const ready = pods.data?.filter((p) => p.state === 'SANDBOX_READY').length ?? 0;
   return (
     <div className="app">
@@ -71,7 +70,7 @@ export function App() {
       </nav>
       <main className="main">
         <EngineBanner />
-        {view === 'pods' && <PodsPage poll={!caps.events} />}
+        {view === 'pods' && <PodsPage />}
         {view === 'create' && <CreatePage />}
         {view === 'cni' && <CniPanel />}
         {view === 'lab' && <LabPage />}
