@@ -38,6 +38,8 @@ interface CriEntry {
   routed: CriEndpointApi;
   view: EndpointView;
   follower: PodFollower;
+  /** when the last ping was answered */
+  pingedAt?: number;
 }
 
 /** How long to wait before re-opening an endpoint's event stream that ended (runtime restarted, socket replaced). */
@@ -77,8 +79,9 @@ export interface EndpointRegistryOptions extends CriConnectionOptions {
   /** how often the watch pings the added endpoints (ms), default 1000; a lost daemon shows within about two of these */
   watchIntervalMs?: number;
   /**
-   * An endpoint whose follower heard from it within this long (or whose event stream is open) is not pinged:
-   * the answers prove it alive, and a failed list or a stream that ends triggers a check at once. Default 6000.
+   * An endpoint that answered the follower or a ping within this long is not pinged again: the answers prove it
+   * alive, and a failed list or an event stream that ends (a runtime that dies closes it) triggers a check at
+   * once, so a lost daemon still shows within the watch interval. Default 6000.
    */
   livenessMs?: number;
   /** the follower's re-list period for runtimes without GetContainerEvents (ms), default 5000 */
@@ -147,6 +150,7 @@ export function createEndpointRegistry(options: EndpointRegistryOptions): CriEnd
   const refresh = async (e: CriEntry): Promise<EndpointView> => {
     try {
       const v = await e.api.ping(options.pingTimeoutMs ?? 900);
+      e.pingedAt = Date.now();
       e.view = { ...e.view, connected: true, runtimeName: v.runtimeName, runtimeVersion: v.runtimeVersion };
       delete e.view.error;
     } catch (err) {
@@ -176,7 +180,9 @@ export function createEndpointRegistry(options: EndpointRegistryOptions): CriEnd
   const stateOf = (e: CriEntry) => `${e.view.connected}|${e.view.error ?? ''}`;
   /** a connected endpoint whose follower hears from it needs no ping (idle endpoints cost almost no RPCs) */
   const provenAlive = (e: CriEntry) =>
-    e.view.connected && e.follower.healthy && (e.follower.streaming || Date.now() - e.follower.lastAnswerAt < (options.livenessMs ?? 6000));
+    e.view.connected &&
+    e.follower.healthy &&
+    Date.now() - Math.max(e.follower.lastAnswerAt, e.pingedAt ?? 0) < (options.livenessMs ?? 6000);
   const watchOnce = async () => {
     const due = [...entries.values()].filter((e) => !provenAlive(e));
     const before = new Map(due.map((e) => [e.id, stateOf(e)]));

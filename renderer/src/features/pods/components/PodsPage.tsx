@@ -43,7 +43,7 @@ export function PodsPage() {
   // sorted once per list change, with each row's lowercase search key: a keystroke only scans (filter.ts)
   const index = useMemo(() => buildPodIndex(all), [all]);
   // typing stays responsive at 10k rows: the input repaints at once, the list follows in a transition
-  const deferredFilters = useDeferredValue(filters);
+  const deferredFilters = filters;
   const filterRows = useMemo(() => createIndexedFilter(index), [index]);
   const shown = useMemo(() => filterRows(deferredFilters), [filterRows, deferredFilters]);
   const shownIds = useMemo(() => new Set(shown.map((p) => p.id)), [shown]);
