@@ -22,7 +22,7 @@ import { assembleAppCore } from '../../electron/core/app-core';
 import { startBrowserHost } from '../../electron/host/browser-host';
 import { startSyntheticCri, type SyntheticPod } from './synthetic-cri';
 
-const HELP = `npm run bench:ui -- [--pods N] [--mode relist|events|both] [--idle-ms MS] [--screenshot FILE] [--profile FILE] [--headed]`;
+const HELP = `npm run bench:ui -- [--pods N] [--mode relist|events|both] [--idle-ms MS] [--settle-max-ms MS] [--screenshot FILE] [--profile FILE] [--headed]`;
 
 /** the flags e2e/playwright.config.ts gives the system Chromium */
 const CHROMIUM_ARGS = [
@@ -75,7 +75,7 @@ interface RunResult {
   totals: Record<string, number>;
 }
 
-async function runOnce(opts: { pods: number; events: boolean; idleMs: number; screenshot?: string; headed: boolean; profile?: string }): Promise<RunResult> {
+async function runOnce(opts: { pods: number; events: boolean; idleMs: number; settleMaxMs: number; screenshot?: string; headed: boolean; profile?: string }): Promise<RunResult> {
   const dir = mkdtempSync(join(tmpdir(), 'psp-bench-ui-'));
   const te = await createTestEngine({ tmpPrefix: 'psp-bench-ui-engine-' });
   const core = assembleAppCore(te.engine);
@@ -124,7 +124,7 @@ async function runOnce(opts: { pods: number; events: boolean; idleMs: number; sc
     for (let last = cri.total(); ; ) {
       await new Promise((r) => setTimeout(r, 2000));
       const now = cri.total();
-      if (now - last <= 2 || Date.now() - settleStart > 120_000) break;
+      if (now - last <= 2 || Date.now() - settleStart > opts.settleMaxMs) break;
       last = now;
     }
     const settleMs = Date.now() - settleStart;
@@ -238,6 +238,8 @@ async function main(): Promise<number> {
       pods: { type: 'string' },
       mode: { type: 'string' },
       'idle-ms': { type: 'string' },
+      /** longest wait for background work to stop before the idle count (an app that polls never stops) */
+      'settle-max-ms': { type: 'string' },
       screenshot: { type: 'string' },
       /** a CPU profile of the renderer while typing (Chrome DevTools .cpuprofile) */
       profile: { type: 'string' },
@@ -266,6 +268,7 @@ async function main(): Promise<number> {
       pods,
       events,
       idleMs,
+      settleMaxMs: Number(values['settle-max-ms'] ?? 60_000),
       headed: !!values.headed,
       ...(values.profile && { profile: values.profile.replace(/(\.cpuprofile)?$/, events ? '-events.cpuprofile' : '-relist.cpuprofile') }),
       ...(values.screenshot && { screenshot: values.screenshot.replace(/(\.png)?$/, events ? '-events.png' : '-relist.png') }),

@@ -113,7 +113,7 @@ export async function startSyntheticCri(opts: { socketPath: string; pods: number
     },
     status: (_call: unknown, cb: Cb<pb.StatusResponse>) => {
       count('Status');
-      cb(null, { status: { conditions: [] }, info: {} });
+      cb(null, { status: { conditions: [] }, info: {}, runtimeHandlers: [], features: undefined });
     },
     listPodSandbox: (call: { request: pb.ListPodSandboxRequest }, cb: Cb<pb.ListPodSandboxResponse>) => {
       count('ListPodSandbox');
@@ -125,7 +125,7 @@ export async function startSyntheticCri(opts: { socketPath: string; pods: number
       count('PodSandboxStatus');
       const p = byId.get(call.request.podSandboxId);
       if (!p) return cb({ code: GrpcStatus.NOT_FOUND, details: `no sandbox ${call.request.podSandboxId}` });
-      cb(null, { status: toStatus(p), info: {}, containersStatuses: [], timestamp: '0' });
+      cb(null, { status: toStatus(p), info: {}, timestamp: '0' });
     },
     listContainers: (_call: unknown, cb: Cb<pb.ListContainersResponse>) => {
       count('ListContainers');

@@ -68,6 +68,8 @@ export interface CriEndpointRegistry extends EndpointRegistry {
    * While a listener is registered the registry pings the added endpoints every watchIntervalMs.
    */
   onChange(listener: (endpoints: EndpointView[]) => void): () => void;
+  /** the rows each added endpoint's follower found changed (see pod-follower.ts) */
+  subscribeDeltas(listener: (endpointId: string, delta: EndpointDelta) => void): () => void;
 }
 
 export interface EndpointRegistryOptions extends CriConnectionOptions {

@@ -59,6 +59,8 @@ export interface CriServerOptions {
    * shim costs (bench/cri-rpc-cost.ts): without it crictl/critest 1.26 get their streams reset.
    */
   authorityShim?: boolean;
+  /** told the method name (e.g. "listPodSandbox") of every RuntimeService call as it arrives: tests count RPCs */
+  onCall?: (method: string) => void;
 }
 
 export interface CriServer {
@@ -107,6 +109,14 @@ export async function startCriServer(options: CriServerOptions): Promise<CriServ
       void serveContainerEvents(engine, call, streams, { highWaterMark: options.eventsHighWaterMark });
     },
   };
+
+  const { onCall } = options;
+  if (onCall)
+    for (const [name, fn] of Object.entries(impl) as Array<[string, (...a: unknown[]) => unknown]>)
+      (impl as unknown as Record<string, unknown>)[name] = (...a: unknown[]) => {
+        onCall(name);
+        return fn(...a);
+      };
 
   const server = new Server();
   server.addService(CachedRuntimeService, impl);
