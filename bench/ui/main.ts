@@ -1,6 +1,6 @@
 /**
  * `npm run bench:ui`: the app's pods list at 10,000 pods in Debian's Chromium, against a synthetic CRI endpoint
- * (bench/ui/synthetic-cri.ts, a real gRPC runtime.v1 server that counts RPCs). Browser mode is started over the real
+ * (testkit/synthetic-cri.ts, a real gRPC runtime.v1 server that counts RPCs). Browser mode is started over the real
  * SandboxEngine on touch-point fakes (the local endpoint, no host network), the synthetic endpoint is added, and the
  * page switches to it. Printed, never asserted:
  *   - time to first rows and to all rows (the toolbar shows "10000 sandboxes") after the switch;
@@ -20,7 +20,7 @@ import { chromium, type Page } from 'playwright-core';
 import { createTestEngine } from '../../electron/engine/testing/test-engine';
 import { assembleAppCore } from '../../electron/core/app-core';
 import { startBrowserHost } from '../../electron/host/browser-host';
-import { startSyntheticCri, type SyntheticPod } from './synthetic-cri';
+import { startSyntheticCri, type SyntheticPod } from '../../testkit/synthetic-cri';
 
 const HELP = `npm run bench:ui -- [--pods N] [--mode relist|events|both] [--idle-ms MS] [--settle-max-ms MS] [--screenshot FILE] [--profile FILE] [--headed]`;
 

@@ -6,7 +6,7 @@
  * pod IPs are only strings.
  */
 import { Server, ServerCredentials, status as GrpcStatus, type ServerWritableStream, type UntypedServiceImplementation } from '@grpc/grpc-js';
-import * as pb from '../../electron/cri/generated/runtime_v1';
+import * as pb from '../electron/cri/generated/runtime_v1';
 
 export interface SyntheticPod {
   id: string;
