@@ -98,7 +98,7 @@ export function PodsTable({
     count: pods.length,
     getScrollElement: () => scrollRef.current,
     estimateSize: () => ROW_HEIGHT,
-    overscan: 12,
+    overscan: 6,
     // jsdom and the first paint have no layout; assume a viewport so rows render at once
     initialRect: { width: 1200, height: 600 },
   });
