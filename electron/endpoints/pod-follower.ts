@@ -10,7 +10,8 @@
  *
  * ListPodSandbox carries no network facts (pod IP, host network): those come from one non-verbose PodSandboxStatus
  * per row that is new or whose state changed, fetched in the background a few at a time after the list is already
- * shown. Unchanged rows are never asked about again, so an idle endpoint costs one or two RPCs per re-list.
+ * shown; likewise one ContainerStatus for an exited container's exit code. Unchanged rows are never asked about
+ * again, so an idle endpoint costs one or two RPCs per re-list.
  */
 import type { ContainerSummary } from '../../shared/domain/container';
 import type { EndpointDelta, ListDelta } from '../../shared/domain/endpoints';
@@ -21,6 +22,8 @@ export interface FollowerSource {
   listOnce(): Promise<SandboxSummary[]>;
   listContainersOnce(): Promise<ContainerSummary[]>;
   networkOf(id: string): Promise<Pick<SandboxSummary, 'ip' | 'additionalIps' | 'hostNetwork'>>;
+  /** absent: exited containers are listed without their exit code */
+  exitOf?(id: string): Promise<Pick<ContainerSummary, 'exitCode' | 'reason'>>;
   subscribe(listener: (e: SandboxEvent) => void, onError?: (e: Error) => void, onContainerEvent?: () => void): () => void;
 }
 
@@ -123,24 +126,31 @@ export function diffSandboxes(
   return { next, delta: { upserts, removed }, needNet };
 }
 
+/**
+ * Like diffSandboxes for containers: ListContainers has no exit code or reason, so `needExit` names the containers
+ * that are exited and new or just exited (one ContainerStatus each); others keep what they had.
+ */
 export function diffContainers(
   prev: ReadonlyMap<string, ContainerSummary>,
   listed: ContainerSummary[],
-): { next: Map<string, ContainerSummary>; delta: ListDelta<ContainerSummary> } {
+): { next: Map<string, ContainerSummary>; delta: ListDelta<ContainerSummary>; needExit: string[] } {
   const next = new Map<string, ContainerSummary>();
   const upserts: ContainerSummary[] = [];
+  const needExit: string[] = [];
   for (const c of listed) {
     const old = prev.get(c.id);
     if (old && sameContainer(old, c)) {
       next.set(c.id, old);
       continue;
     }
-    next.set(c.id, c);
-    upserts.push(c);
+    const merged = old ? { ...c, exitCode: old.exitCode, reason: old.reason } : c;
+    next.set(c.id, merged);
+    upserts.push(merged);
+    if (c.state === 'CONTAINER_EXITED' && old?.state !== 'CONTAINER_EXITED') needExit.push(c.id);
   }
   const removed: string[] = [];
   for (const id of prev.keys()) if (!next.has(id)) removed.push(id);
-  return { next, delta: { upserts, removed } };
+  return { next, delta: { upserts, removed }, needExit };
 }
 
 const nonEmpty = <T>(d: ListDelta<T> | undefined): d is ListDelta<T> => !!d && (d.upserts.length > 0 || d.removed.length > 0);
@@ -180,17 +190,37 @@ export function createPodFollower(opts: PodFollowerOptions): PodFollower {
     if (!closed && (out.pods || out.containers)) opts.onDelta(out);
   };
 
-  // ---- network facts, filled a few at a time, pushed in batches ----
+  // ---- network facts (pods) and exit facts (containers), filled a few at a time, pushed in batches ----
+  /** "p:<pod id>" or "c:<container id>" */
   const netQueue = new Set<string>();
   let netWorkers = 0;
   const netReady = new Map<string, SandboxSummary>();
+  const exitReady = new Map<string, ContainerSummary>();
   let flushTimer: NodeJS.Timeout | undefined;
   const flushNet = () => {
     flushTimer = undefined;
-    if (netReady.size === 0) return;
+    if (netReady.size === 0 && exitReady.size === 0) return;
     const upserts = [...netReady.values()];
+    const cUpserts = [...exitReady.values()];
     netReady.clear();
-    push({ pods: { upserts, removed: [] } });
+    exitReady.clear();
+    push({ pods: { upserts, removed: [] }, containers: { upserts: cUpserts, removed: [] } });
+  };
+  const fillExit = async (id: string) => {
+    if (!source.exitOf || !containers?.has(id)) return;
+    let facts: Pick<ContainerSummary, 'exitCode' | 'reason'>;
+    try {
+      facts = await source.exitOf(id);
+      answered();
+    } catch {
+      return; // removed meanwhile
+    }
+    const c = containers?.get(id);
+    if (!c || (c.exitCode === facts.exitCode && c.reason === facts.reason)) return;
+    const updated = { ...c, ...facts };
+    containers!.set(id, updated);
+    exitReady.set(id, updated);
+    scheduleFlush();
   };
   const scheduleFlush = () => {
     if (flushTimer || closed) return;
@@ -201,8 +231,13 @@ export function createPodFollower(opts: PodFollowerOptions): PodFollower {
     netWorkers++;
     try {
       while (!closed && netQueue.size > 0) {
-        const id = netQueue.values().next().value as string;
-        netQueue.delete(id);
+        const key = netQueue.values().next().value as string;
+        netQueue.delete(key);
+        if (key.startsWith('c:')) {
+          await fillExit(key.slice(2));
+          continue;
+        }
+        const id = key.slice(2);
         if (!pods?.has(id)) continue;
         let facts: NetFacts;
         try {
@@ -224,8 +259,8 @@ export function createPodFollower(opts: PodFollowerOptions): PodFollower {
       if (netWorkers === 0 && netQueue.size === 0) flushNet();
     }
   };
-  const wantNet = (ids: string[]) => {
-    for (const id of ids) netQueue.add(id);
+  const wantNet = (ids: string[], kind: 'p' | 'c' = 'p') => {
+    for (const id of ids) netQueue.add(`${kind}:${id}`);
     while (netWorkers < concurrency && netQueue.size > netWorkers) void netWorker();
   };
 
@@ -257,6 +292,7 @@ export function createPodFollower(opts: PodFollowerOptions): PodFollower {
         containers = c.next;
         push({ pods: p.delta, containers: c.delta });
         wantNet(p.needNet);
+        wantNet(c.needExit, 'c');
       } catch (e) {
         fail(e);
         throw e;
@@ -278,6 +314,7 @@ export function createPodFollower(opts: PodFollowerOptions): PodFollower {
       answered();
       containers = c.next;
       push({ containers: c.delta });
+      wantNet(c.needExit, 'c');
     } catch (e) {
       fail(e);
     }

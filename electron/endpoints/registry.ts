@@ -119,6 +119,7 @@ export function createEndpointRegistry(options: EndpointRegistryOptions): CriEnd
         listOnce: () => api.listOnce(),
         listContainersOnce: () => api.listContainersOnce(),
         networkOf: (podId) => api.networkOf(podId),
+        exitOf: (containerId) => api.exitOf(containerId),
         subscribe: (listener, onError, onContainerEvent) =>
           api.subscribe(
             (event) => {

@@ -102,6 +102,24 @@ describe('re-list mode (a runtime without GetContainerEvents)', () => {
     expect(r.pods).toEqual({ upserts: [], removed: [victim!.id] });
     expect((await follower.pods()).some((p) => p.id === victim!.id)).toBe(false);
   });
+
+  it('pushes a container that exited with its exit code (one ContainerStatus), which ListContainers does not carry', async () => {
+    const [host] = (await fakes.engine.list()).filter((p) => p.state === 'SANDBOX_READY');
+    fakes.images.add({ repoTags: ['podscope.test/busybox:1'] });
+    const { id } = await fakes.engine.createContainer({
+      podSandboxId: host!.id,
+      config: { metadata: { name: 'job' }, image: { image: 'podscope.test/busybox:1' }, command: ['false'] },
+    });
+    await fakes.engine.startContainer(id);
+    const mark = calls.length;
+    const from = deltas.length;
+    fakes.containerRuntime.exit(id, 3);
+    await fakes.engine.listContainers(); // the engine notices the exit
+    const d = await deltaWhere(deltas, (x) => !!x.containers?.upserts.some((c) => c.id === id && c.exitCode === 3), from);
+    expect(d.containers!.upserts.find((c) => c.id === id)!.state).toBe('CONTAINER_EXITED');
+    expect((await follower.containers()).find((c) => c.id === id)!.exitCode).toBe(3);
+    expect(calls.slice(mark).filter((m) => m === 'containerStatus')).toHaveLength(1);
+  });
 });
 
 describe('event mode, through the registry (the server streams GetContainerEvents)', () => {

@@ -46,7 +46,7 @@ describe('list follower diff', () => {
     expect(r2.needNet).toEqual([db.id]);
   });
 
-  it('containers: only changed, new and removed ones', () => {
+  it('containers: only changed, new and removed ones; an exit code is read once, when a container exits', () => {
     const c = (id: string, state: ContainerSummary['state']): ContainerSummary => ({
       id,
       podSandboxId: 'web-id',
@@ -64,13 +64,15 @@ describe('list follower diff', () => {
     });
     const a = c('a', 'CONTAINER_RUNNING');
     const b = c('b', 'CONTAINER_RUNNING');
-    const { next, delta } = diffContainers(
+    const { next, delta, needExit } = diffContainers(
       new Map([
         [a.id, a],
         [b.id, b],
       ]),
       [{ ...a }, c('b', 'CONTAINER_EXITED'), c('n', 'CONTAINER_CREATED')],
     );
+    // the list has no exit code: only the container that just exited is asked for it
+    expect(needExit).toEqual(['b']);
     expect(delta.upserts.map((x) => [x.id, x.state])).toEqual([
       ['b', 'CONTAINER_EXITED'],
       ['n', 'CONTAINER_CREATED'],

@@ -68,6 +68,8 @@ export interface CriEndpointApi extends SandboxApi, ContainerApi {
   listContainersOnce(): Promise<ContainerSummary[]>;
   /** One non-verbose PodSandboxStatus: the facts a list row needs that ListPodSandbox lacks. */
   networkOf(id: string): Promise<Pick<SandboxSummary, 'ip' | 'additionalIps' | 'hostNetwork'>>;
+  /** One non-verbose ContainerStatus: the exit code and reason an exited container's list entry lacks. */
+  exitOf(id: string): Promise<Pick<ContainerSummary, 'exitCode' | 'reason'>>;
   close(): void;
 }
 
@@ -184,6 +186,11 @@ export function createCriEndpointApi(address: string, opts: CriConnectionOptions
         additionalIps: (st?.network?.additionalIps ?? []).map((a) => a.ip),
         hostNetwork: st?.linux?.namespaces?.options?.network === NamespaceMode.NODE,
       };
+    },
+    async exitOf(id) {
+      const conn = await connected();
+      const st = (await conn.call((c) => c.containerStatus, { containerId: id, verbose: false })).status;
+      return { exitCode: st?.exitCode ?? 0, reason: st?.reason ?? '' };
     },
     async cniConfig(): Promise<CniConfigView> {
       const conn = await connected();
