@@ -40,6 +40,7 @@ interface CriEntry {
   follower: PodFollower;
   /** when the last ping was answered */
   pingedAt?: number;
+  stopConnectionWatch?: () => void;
 }
 
 /** How long to wait before re-opening an endpoint's event stream that ended (runtime restarted, socket replaced). */
@@ -82,8 +83,8 @@ export interface EndpointRegistryOptions extends CriConnectionOptions {
   watchIntervalMs?: number;
   /**
    * An endpoint that answered the follower or a ping within this long is not pinged again: the answers prove it
-   * alive, and a failed list or an event stream that ends (a runtime that dies closes it) triggers a check at
-   * once, so a lost daemon still shows within the watch interval. Default 6000.
+   * alive, and a dropped connection, a failed list or an event stream that ends (a runtime that dies closes its
+   * socket) triggers a check at once, so a lost daemon still shows within the watch interval. Default 6000.
    */
   livenessMs?: number;
   /** the follower's re-list period for runtimes without GetContainerEvents (ms), default 5000 */
@@ -287,6 +288,8 @@ export function createEndpointRegistry(options: EndpointRegistryOptions): CriEnd
       // the UI never polls: the follower pushes what changes, by events where served, else by re-listing
       const follower = follow(id, api, capabilities.events);
       const entry: CriEntry = { id, label: view.label, api, routed: routedApi(api, follower), view, follower };
+      // a dropped connection (the daemon exited) is checked at once: no ping is needed to notice it
+      entry.stopConnectionWatch = api.onConnectionLost(() => void checkNow(entry));
       entries.set(id, entry);
       notify();
       return view;
@@ -296,6 +299,7 @@ export function createEndpointRegistry(options: EndpointRegistryOptions): CriEnd
       const e = entries.get(id);
       if (!e) throw notFound(`no endpoint "${id}"`);
       entries.delete(id);
+      e.stopConnectionWatch?.();
       e.follower.close();
       e.api.close();
       notify();
@@ -322,6 +326,7 @@ export function createEndpointRegistry(options: EndpointRegistryOptions): CriEnd
       clearTimeout(watchTimer);
       changeListeners.clear();
       for (const e of entries.values()) {
+        e.stopConnectionWatch?.();
         e.follower.close();
         e.api.close();
       }

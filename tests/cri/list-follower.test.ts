@@ -14,6 +14,7 @@ import { createPodFollower, type PodFollower } from '../../electron/endpoints/po
 import type { EndpointDelta } from '../../shared/domain/endpoints';
 import { createTestEngine, type TestEngine } from '../../electron/engine/testing/test-engine';
 import { tempDir } from './helpers/grpc';
+import { startSyntheticCri } from '../../testkit/synthetic-cri';
 
 let fakes: TestEngine;
 let server: CriServer;
@@ -148,5 +149,30 @@ describe('event mode, through the registry (the server streams GetContainerEvent
     expect(by.listPodSandbox ?? 0).toBe(0);
     expect(by.podSandboxStatus ?? 0).toBe(0);
     expect(Object.keys(by).filter((m) => m !== 'version' && m !== 'runPodSandbox')).toEqual([]);
+  });
+});
+
+describe('a runtime without events that exits', () => {
+  it('is pushed as lost from the dropped connection, with no re-list or ping due for a minute', async () => {
+    const dir = tempDir('psp-follower-synth-');
+    const synth = await startSyntheticCri({ socketPath: join(dir.dir, 'cri.sock'), pods: 5, events: false });
+    // nothing timer-driven can notice within the test: only the connection watch can
+    const registry = createEndpointRegistry({ local: fakes.engine, relistMs: 60_000, livenessMs: 60_000, watchIntervalMs: 60_000 });
+    try {
+      const ep = await registry.add({ address: synth.socketPath });
+      expect(ep.capabilities.events).toBe(false);
+      expect(await registry.api(ep.id).list()).toHaveLength(5);
+      const lost = new Promise<void>((resolve) => {
+        registry.onChange((list) => {
+          if (list.some((e) => e.id === ep.id && !e.connected)) resolve();
+        });
+      });
+      await synth.close();
+      await lost;
+    } finally {
+      registry.close();
+      await synth.close();
+      dir.cleanup();
+    }
   });
 });

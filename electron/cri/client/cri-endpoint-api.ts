@@ -15,7 +15,7 @@ import type {
   SandboxStatus,
   SandboxSummary,
 } from '../../../shared/domain/sandbox';
-import type { ClientReadableStream } from '@grpc/grpc-js';
+import { connectivityState, type ClientReadableStream } from '@grpc/grpc-js';
 import * as pb from '../generated/runtime_v1';
 import { configToProto } from '../convert/config';
 import {
@@ -68,6 +68,11 @@ export interface CriEndpointApi extends SandboxApi, ContainerApi {
   listContainersOnce(): Promise<ContainerSummary[]>;
   /** One non-verbose PodSandboxStatus: the facts a list row needs that ListPodSandbox lacks. */
   networkOf(id: string): Promise<Pick<SandboxSummary, 'ip' | 'additionalIps' | 'hostNetwork'>>;
+  /**
+   * Called when the connection to the runtime drops (the channel leaves READY: a daemon that exits closes its
+   * socket). Costs no RPC, so a lost endpoint is noticed at once without pinging it.
+   */
+  onConnectionLost(listener: () => void): () => void;
   /** One non-verbose ContainerStatus: the exit code and reason an exited container's list entry lacks. */
   exitOf(id: string): Promise<Pick<ContainerSummary, 'exitCode' | 'reason'>>;
   close(): void;
@@ -185,6 +190,32 @@ export function createCriEndpointApi(address: string, opts: CriConnectionOptions
         ip: st?.network?.ip ?? '',
         additionalIps: (st?.network?.additionalIps ?? []).map((a) => a.ip),
         hostNetwork: st?.linux?.namespaces?.options?.network === NamespaceMode.NODE,
+      };
+    },
+    onConnectionLost(listener) {
+      let stopped = false;
+      connected().then(
+        (conn) => {
+          const channel = conn.client.getChannel();
+          const watch = () => {
+            if (stopped) return;
+            try {
+              const state = channel.getConnectivityState(false);
+              channel.watchConnectivityState(state, Infinity, () => {
+                if (stopped) return;
+                if (state === connectivityState.READY && channel.getConnectivityState(false) !== connectivityState.READY) listener();
+                watch();
+              });
+            } catch {
+              // the channel was shut down (the endpoint was closed): nothing left to watch
+            }
+          };
+          watch();
+        },
+        () => undefined,
+      );
+      return () => {
+        stopped = true;
       };
     },
     async exitOf(id) {
