@@ -11,6 +11,7 @@ import {
   LOCAL_ENDPOINT_LABEL,
   type AddEndpointRequest,
   type EndpointCapabilities,
+  type EndpointDelta,
   type EndpointRegistry,
   type EndpointView,
 } from '../../shared/domain/endpoints';
@@ -24,6 +25,9 @@ import { connectCriImages, type CriImageApi } from '../cri/client/cri-image-api'
 import type { ContainerStreaming } from '../engine/containers/streaming';
 import type { ImageStore } from '../engine/images/types';
 import { criImages, localImages, type EndpointImages } from './images';
+import type { ContainerFilter } from '../../shared/domain/container';
+import type { SandboxFilter } from '../../shared/domain/sandbox';
+import { createPodFollower, type PodFollower } from './pod-follower';
 
 /** The built-in engine as an endpoint: always connected, every capability. */
 export function localEndpointView(label: string = LOCAL_ENDPOINT_LABEL): EndpointView {
@@ -34,15 +38,33 @@ interface CriEntry {
   id: string;
   label: string;
   api: CriEndpointApi;
+  /** what the router gets: the client, with its unfiltered lists answered from the follower */
+  routed: CriEndpointApi;
   view: EndpointView;
-  stopEvents?: () => void;
   /** the ImageService client, opened on first use */
   images?: Promise<CriImageApi>;
   streaming?: ContainerStreaming;
+  follower: PodFollower;
+  /** when the last ping was answered */
+  pingedAt?: number;
+  stopConnectionWatch?: () => void;
 }
 
 /** How long to wait before re-opening an endpoint's event stream that ended (runtime restarted, socket replaced). */
 const EVENTS_RETRY_MS = 3000;
+
+/**
+ * The client as the router sees it: an unfiltered pod or container list is the follower's (no RPC at all); a
+ * filtered one (the CLI, a pod's own containers) still asks the runtime.
+ */
+function routedApi(api: CriEndpointApi, follower: PodFollower): CriEndpointApi {
+  return {
+    ...api,
+    list: (filter?: SandboxFilter) => (filter && Object.keys(filter).length > 0 ? api.list(filter) : follower.pods()),
+    listContainers: (filter?: ContainerFilter) =>
+      filter && Object.values(filter).some((v) => v !== undefined && v !== '') ? api.listContainers(filter) : follower.containers(),
+  };
+}
 
 export interface CriEndpointRegistry extends EndpointRegistry {
   /** the CRI client of an added endpoint (for subscribe/ping); undefined for "local" or unknown ids */
@@ -61,6 +83,8 @@ export interface CriEndpointRegistry extends EndpointRegistry {
    * While a listener is registered the registry pings the added endpoints every watchIntervalMs.
    */
   onChange(listener: (endpoints: EndpointView[]) => void): () => void;
+  /** the rows each added endpoint's follower found changed (see pod-follower.ts) */
+  subscribeDeltas(listener: (endpointId: string, delta: EndpointDelta) => void): () => void;
 }
 
 export interface EndpointRegistryOptions extends CriConnectionOptions {
@@ -78,6 +102,14 @@ export interface EndpointRegistryOptions extends CriConnectionOptions {
   pingTimeoutMs?: number;
   /** how often the watch pings the added endpoints (ms), default 1000; a lost daemon shows within about two of these */
   watchIntervalMs?: number;
+  /**
+   * An endpoint that answered the follower or a ping within this long is not pinged again: the answers prove it
+   * alive, and a dropped connection, a failed list or an event stream that ends (a runtime that dies closes its
+   * socket) triggers a check at once, so a lost daemon still shows within the watch interval. Default 6000.
+   */
+  livenessMs?: number;
+  /** the follower's re-list period for runtimes without GetContainerEvents (ms), default 5000 */
+  relistMs?: number;
 }
 
 async function probeCapabilities(api: CriEndpointApi): Promise<EndpointCapabilities> {
@@ -109,28 +141,44 @@ export function createEndpointRegistry(options: EndpointRegistryOptions): CriEnd
   let next = 1;
   const eventListeners = new Set<(endpointId: string, event: SandboxEvent) => void>();
 
-  /** GetContainerEvents of one endpoint, fanned out to subscribers and re-opened while the endpoint stays added. */
-  const followEvents = (e: CriEntry) => {
-    let retry: NodeJS.Timeout | undefined;
-    let stop = () => {};
-    const open = () => {
-      stop = e.api.subscribe(
-        (event) => {
-          for (const l of eventListeners) l(e.id, event);
-        },
-        () => {
-          if (entries.get(e.id) !== e) return;
-          retry = setTimeout(open, EVENTS_RETRY_MS);
-          retry.unref();
-        },
-      );
-    };
-    open();
-    e.stopEvents = () => {
-      clearTimeout(retry);
-      stop();
-    };
-  };
+  const deltaListeners = new Set<(endpointId: string, delta: EndpointDelta) => void>();
+
+  /** The endpoint's follower: GetContainerEvents where served, else one ListPodSandbox every few seconds. */
+  const follow = (id: string, api: CriEndpointApi, events: boolean): PodFollower =>
+    createPodFollower({
+      source: {
+        listOnce: () => api.listOnce(),
+        listContainersOnce: () => api.listContainersOnce(),
+        networkOf: (podId) => api.networkOf(podId),
+        exitOf: (containerId) => api.exitOf(containerId),
+        subscribe: (listener, onError, onContainerEvent) =>
+          api.subscribe(
+            (event) => {
+              listener(event);
+              for (const l of eventListeners) l(id, event);
+            },
+            onError,
+            onContainerEvent,
+          ),
+      },
+      events,
+      eventsRetryMs: EVENTS_RETRY_MS,
+      ...(options.relistMs !== undefined && { relistMs: options.relistMs }),
+      onDelta: (delta) => {
+        for (const l of deltaListeners) {
+          try {
+            l(id, delta);
+          } catch {
+            // one broken listener must not starve the others
+          }
+        }
+      },
+      // a failed list or an ended stream may mean the runtime is gone: check now, not at the next watch tick
+      onFailure: () => {
+        const e = entries.get(id);
+        if (e) void checkNow(e);
+      },
+    });
   const localStore = () => options.localImages?.() ?? (options.local as { images?: ImageStore }).images;
   const localStreaming = () =>
     options.localStreaming ? options.localStreaming() : (options.local as { streaming?: ContainerStreaming }).streaming;
@@ -146,6 +194,7 @@ export function createEndpointRegistry(options: EndpointRegistryOptions): CriEnd
   const refresh = async (e: CriEntry): Promise<EndpointView> => {
     try {
       const v = await e.api.ping(options.pingTimeoutMs ?? 900);
+      e.pingedAt = Date.now();
       e.view = { ...e.view, connected: true, runtimeName: v.runtimeName, runtimeVersion: v.runtimeVersion };
       delete e.view.error;
     } catch (err) {
@@ -172,11 +221,25 @@ export function createEndpointRegistry(options: EndpointRegistryOptions): CriEnd
    */
   let watchTimer: NodeJS.Timeout | undefined;
   let watching = false;
+  const stateOf = (e: CriEntry) => `${e.view.connected}|${e.view.error ?? ''}`;
+  /** a connected endpoint whose follower hears from it needs no ping (idle endpoints cost almost no RPCs) */
+  const provenAlive = (e: CriEntry) =>
+    e.view.connected &&
+    e.follower.healthy &&
+    Date.now() - Math.max(e.follower.lastAnswerAt, e.pingedAt ?? 0) < (options.livenessMs ?? 6000);
   const watchOnce = async () => {
-    const before = new Map([...entries.values()].map((e) => [e.id, `${e.view.connected}|${e.view.error ?? ''}`]));
-    await Promise.all([...entries.values()].map(refresh));
-    const changed = [...entries.values()].some((e) => before.get(e.id) !== `${e.view.connected}|${e.view.error ?? ''}`);
+    const due = [...entries.values()].filter((e) => !provenAlive(e));
+    const before = new Map(due.map((e) => [e.id, stateOf(e)]));
+    await Promise.all(due.map(refresh));
+    const changed = due.some((e) => before.get(e.id) !== stateOf(e));
+    // back: re-sync its rows now rather than at the next re-list or stream retry
+    for (const e of due) if (e.view.connected && before.get(e.id)?.startsWith('false')) void e.follower.resync().catch(() => undefined);
     if (changed && !closed) notify();
+  };
+  const checkNow = async (e: CriEntry) => {
+    const before = stateOf(e);
+    await refresh(e);
+    if (!closed && entries.get(e.id) === e && stateOf(e) !== before) notify();
   };
   const scheduleWatch = () => {
     if (closed || changeListeners.size === 0 || watching) return;
@@ -201,7 +264,8 @@ export function createEndpointRegistry(options: EndpointRegistryOptions): CriEnd
 
   return {
     async list() {
-      return [localView(), ...(await Promise.all([...entries.values()].map(refresh)))];
+      // an endpoint its follower hears from is connected without asking again (the UI lists this every second)
+      return [localView(), ...(await Promise.all([...entries.values()].map((e) => (provenAlive(e) ? e.view : refresh(e)))))];
     },
     onChange(listener) {
       changeListeners.add(listener);
@@ -261,13 +325,15 @@ export function createEndpointRegistry(options: EndpointRegistryOptions): CriEnd
         connected: true,
         capabilities,
       };
-      const entry: CriEntry = { id, label: view.label, api, view };
+      // the UI never polls: the follower pushes what changes, by events where served, else by re-listing
+      const follower = follow(id, api, capabilities.events);
+      const entry: CriEntry = { id, label: view.label, api, routed: routedApi(api, follower), view, follower };
+      // a dropped connection (the daemon exited) is checked at once: no ping is needed to notice it
+      entry.stopConnectionWatch = api.onConnectionLost(() => void checkNow(entry));
       entry.streaming = options.criStreaming ? options.criStreaming(api, address) : api.streaming;
       view.capabilities = { ...view.capabilities, streaming: !!entry.streaming };
       entries.set(id, entry);
       notify();
-      // without this the UI, told the endpoint streams events, would neither poll nor hear anything
-      if (capabilities.events) followEvents(entry);
       return view;
     },
     async remove(id) {
@@ -275,7 +341,8 @@ export function createEndpointRegistry(options: EndpointRegistryOptions): CriEnd
       const e = entries.get(id);
       if (!e) throw notFound(`no endpoint "${id}"`);
       entries.delete(id);
-      e.stopEvents?.();
+      e.stopConnectionWatch?.();
+      e.follower.close();
       e.api.close();
       closeImages(e);
       notify();
@@ -284,11 +351,15 @@ export function createEndpointRegistry(options: EndpointRegistryOptions): CriEnd
       eventListeners.add(listener);
       return () => eventListeners.delete(listener);
     },
+    subscribeDeltas(listener) {
+      deltaListeners.add(listener);
+      return () => deltaListeners.delete(listener);
+    },
     api(id) {
       if (id === LOCAL_ENDPOINT_ID) return options.local;
       const e = entries.get(id);
       if (!e) throw notFound(`no endpoint "${id}"`);
-      return e.api;
+      return e.routed;
     },
     criApi(id) {
       return entries.get(id)?.api;
@@ -321,7 +392,8 @@ export function createEndpointRegistry(options: EndpointRegistryOptions): CriEnd
       clearTimeout(watchTimer);
       changeListeners.clear();
       for (const e of entries.values()) {
-        e.stopEvents?.();
+        e.stopConnectionWatch?.();
+        e.follower.close();
         e.api.close();
         closeImages(e);
       }

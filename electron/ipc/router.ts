@@ -194,7 +194,10 @@ export function createRouter(opts: RouterOptions): Router {
     ),
   );
   const unsubscribeLab = opts.engine.lab?.subscribe((progress) => emit({ kind: 'lab.progress', endpointId: LOCAL_ENDPOINT_ID, progress }));
-  const unsubscribeEndpoints = endpoints.subscribe?.((endpointId, event) => emit({ kind: 'sandbox', endpointId, event }));
+  // added endpoints: their followers push the rows that changed (batched), so the renderer never polls them
+  const unsubscribeEndpoints = endpoints.subscribeDeltas
+    ? endpoints.subscribeDeltas((endpointId, delta) => emit({ kind: 'delta', endpointId, ...delta }))
+    : endpoints.subscribe?.((endpointId, event) => emit({ kind: 'sandbox', endpointId, event }));
   // a daemon that died (or came back) is pushed at once, so every screen shows it without waiting for a poll
   const unwatchEndpoints = endpoints.onChange?.((list) => emit({ kind: 'endpoints.changed', endpoints: list }));
   async function broadcastEndpoints() {

@@ -2,7 +2,20 @@
  * Where sandboxes live: the in-process engine, or any CRI runtime.v1 endpoint (containerd, CRI-O, a Podscope daemon).
  * Every screen works against an endpoint id; "local" is the built-in engine.
  */
-import type { SandboxApi, SandboxEvent } from './sandbox';
+import type { SandboxApi, SandboxEvent, SandboxSummary } from './sandbox';
+import type { ContainerSummary } from './container';
+
+/** Changes of one list since the last push: whole rows added or changed, ids removed. */
+export interface ListDelta<T> {
+  upserts: T[];
+  removed: string[];
+}
+
+/** What an endpoint's list follower pushes after a re-list or an event: only the rows that changed. */
+export interface EndpointDelta {
+  pods?: ListDelta<SandboxSummary>;
+  containers?: ListDelta<ContainerSummary>;
+}
 
 export const LOCAL_ENDPOINT_ID = 'local';
 export const LOCAL_ENDPOINT_LABEL = 'This machine (built-in engine)';
@@ -69,6 +82,8 @@ export interface EndpointRegistry {
   api(id: string): SandboxApi;
   /** sandbox events of the added endpoints that stream them (the built-in engine's come from the engine itself) */
   subscribe?(listener: (endpointId: string, event: SandboxEvent) => void): () => void;
+  /** batched row changes of the added endpoints (their followers re-list or follow events; the UI never polls) */
+  subscribeDeltas?(listener: (endpointId: string, delta: EndpointDelta) => void): () => void;
   /** the whole list whenever an endpoint is lost, comes back, is added, removed or renamed */
   onChange?(listener: (endpoints: EndpointView[]) => void): () => void;
 }

@@ -1,7 +1,7 @@
 /** Events pushed from the host to every renderer: engine events tagged with the endpoint they came from. */
 import type { ContainerEvent } from '../domain/container';
 import type { SandboxEvent } from '../domain/sandbox';
-import type { EndpointView } from '../domain/endpoints';
+import type { EndpointDelta, EndpointView } from '../domain/endpoints';
 import type { LabProgress } from '../domain/lab';
 import type { ImagePullProgress, LogLine } from '../domain/streams';
 
@@ -9,6 +9,8 @@ export type PushedEvent =
   | { kind: 'sandbox'; endpointId: string; event: SandboxEvent }
   | { kind: 'container'; endpointId: string; event: ContainerEvent }
   | { kind: 'endpoints.changed'; endpoints: EndpointView[] }
+  /** a CRI endpoint's rows that changed (one push per re-list or event burst, however many rows) */
+  | ({ kind: 'delta'; endpointId: string } & EndpointDelta)
   /** a CNI lab run moved on (a plugin exec finished, a snapshot was taken) */
   | { kind: 'lab.progress'; endpointId: string; progress: LabProgress }
   /** an image pull moved on (requestId is the caller's, from images.pull) */

@@ -15,7 +15,7 @@ import type {
   SandboxStatus,
   SandboxSummary,
 } from '../../../shared/domain/sandbox';
-import type { ClientReadableStream } from '@grpc/grpc-js';
+import { connectivityState, type ClientReadableStream } from '@grpc/grpc-js';
 import * as pb from '../generated/runtime_v1';
 import { configToProto } from '../convert/config';
 import {
@@ -60,7 +60,23 @@ export interface CriEndpointApi extends SandboxApi, ContainerApi {
   /** true when GetContainerEvents is served (containerd ≥ 1.7, Podscope); probed, not assumed */
   supportsEvents(): Promise<boolean>;
   /** GetContainerEvents as SandboxEvents (sandbox events only); onError gets stream failures */
-  subscribe(listener: (e: SandboxEvent) => void, onError?: (e: PodscopeError) => void): () => void;
+  subscribe(listener: (e: SandboxEvent) => void, onError?: (e: PodscopeError) => void, onContainerEvent?: () => void): () => void;
+  /**
+   * One ListPodSandbox and nothing else: the summaries without the network facts (ip, host network) that only
+   * PodSandboxStatus carries. The endpoint follower lists this way so a list costs one RPC whatever the pod count.
+   */
+  listOnce(): Promise<SandboxSummary[]>;
+  /** One ListContainers and nothing else (no per-container status for exit codes). */
+  listContainersOnce(): Promise<ContainerSummary[]>;
+  /** One non-verbose PodSandboxStatus: the facts a list row needs that ListPodSandbox lacks. */
+  networkOf(id: string): Promise<Pick<SandboxSummary, 'ip' | 'additionalIps' | 'hostNetwork'>>;
+  /**
+   * Called when the connection to the runtime drops (the channel leaves READY: a daemon that exits closes its
+   * socket). Costs no RPC, so a lost endpoint is noticed at once without pinging it.
+   */
+  onConnectionLost(listener: () => void): () => void;
+  /** One non-verbose ContainerStatus: the exit code and reason an exited container's list entry lacks. */
+  exitOf(id: string): Promise<Pick<ContainerSummary, 'exitCode' | 'reason'>>;
   /** exec, attach and port-forward through the endpoint's Exec/Attach/PortForward URLs (cri-streaming.ts) */
   readonly streaming: ContainerStreaming;
   close(): void;
@@ -161,6 +177,56 @@ export function createCriEndpointApi(address: string, opts: CriConnectionOptions
         }
       });
       return items;
+    },
+    async listOnce() {
+      const conn = await connected();
+      const res = await conn.call((c) => c.listPodSandbox, { filter: undefined });
+      return res.items.map(podSandboxToSummary);
+    },
+    async listContainersOnce() {
+      const conn = await connected();
+      const res = await conn.call((c) => c.listContainers, { filter: undefined });
+      return res.containers.map(containerFromProto);
+    },
+    async networkOf(id) {
+      const conn = await connected();
+      const st = (await statusOf(conn, id, false)).status;
+      return {
+        ip: st?.network?.ip ?? '',
+        additionalIps: (st?.network?.additionalIps ?? []).map((a) => a.ip),
+        hostNetwork: st?.linux?.namespaces?.options?.network === NamespaceMode.NODE,
+      };
+    },
+    onConnectionLost(listener) {
+      let stopped = false;
+      connected().then(
+        (conn) => {
+          const channel = conn.client.getChannel();
+          const watch = () => {
+            if (stopped) return;
+            try {
+              const state = channel.getConnectivityState(false);
+              channel.watchConnectivityState(state, Infinity, () => {
+                if (stopped) return;
+                if (state === connectivityState.READY && channel.getConnectivityState(false) !== connectivityState.READY) listener();
+                watch();
+              });
+            } catch {
+              // the channel was shut down (the endpoint was closed): nothing left to watch
+            }
+          };
+          watch();
+        },
+        () => undefined,
+      );
+      return () => {
+        stopped = true;
+      };
+    },
+    async exitOf(id) {
+      const conn = await connected();
+      const st = (await conn.call((c) => c.containerStatus, { containerId: id, verbose: false })).status;
+      return { exitCode: st?.exitCode ?? 0, reason: st?.reason ?? '' };
     },
     async cniConfig(): Promise<CniConfigView> {
       const conn = await connected();
@@ -341,14 +407,14 @@ export function createCriEndpointApi(address: string, opts: CriConnectionOptions
         stream.on('data', () => undefined);
       });
     },
-    subscribe(listener, onError) {
+    subscribe(listener, onError, onContainerEvent) {
       let cancelled = false;
       let stream: ClientReadableStream<pb.ContainerEventResponse> | undefined;
       connected().then(
         (conn) => {
           if (cancelled) return;
           stream = conn.events();
-          forwardSandboxEvents(stream, listener);
+          forwardSandboxEvents(stream, listener, onContainerEvent);
           stream.on('error', (e) => {
             if (!cancelled) onError?.(fromGrpcError(e, conn.address));
           });
@@ -372,14 +438,21 @@ export function createCriEndpointApi(address: string, opts: CriConnectionOptions
 }
 
 /** CRI container events ⇒ SandboxEvents. containerd also reports app containers; a sandbox's own events have container id = sandbox id. */
-function forwardSandboxEvents(stream: ClientReadableStream<pb.ContainerEventResponse>, listener: (e: SandboxEvent) => void): void {
+function forwardSandboxEvents(
+  stream: ClientReadableStream<pb.ContainerEventResponse>,
+  listener: (e: SandboxEvent) => void,
+  onContainerEvent?: () => void,
+): void {
   const T = pb.ContainerEventType;
   stream.on('data', (ev: pb.ContainerEventResponse) => {
     const st = ev.podSandboxStatus;
+    // an app container's event (its id is not the sandbox's): the caller re-lists containers if it cares
+    if (st && st.id !== ev.containerId) onContainerEvent?.();
     if (!st || st.id !== ev.containerId) return;
     const summary = podSandboxToSummary(st);
     summary.ip = st.network?.ip ?? '';
     summary.additionalIps = (st.network?.additionalIps ?? []).map((a) => a.ip);
+    summary.hostNetwork = st.linux?.namespaces?.options?.network === NamespaceMode.NODE;
     if (ev.containerEventType === T.CONTAINER_CREATED_EVENT) listener({ type: 'sandbox.added', id: st.id, summary });
     else if (ev.containerEventType === T.CONTAINER_DELETED_EVENT) listener({ type: 'sandbox.removed', id: st.id });
     else listener({ type: 'sandbox.changed', id: st.id, summary });

@@ -70,6 +70,8 @@ export interface CriServerOptions {
    * with neither, the three RPCs are UNIMPLEMENTED.
    */
   streaming?: Partial<Omit<StreamingServerOptions, 'streaming'>> & { streaming?: ContainerStreaming };
+  /** told the method name (e.g. "listPodSandbox") of every RuntimeService call as it arrives: tests count RPCs */
+  onCall?: (method: string) => void;
 }
 
 export interface CriServer {
@@ -130,6 +132,14 @@ export async function startCriServer(options: CriServerOptions): Promise<CriServ
       void serveContainerEvents(engine, call, streams, { highWaterMark: options.eventsHighWaterMark });
     },
   };
+
+  const { onCall } = options;
+  if (onCall)
+    for (const [name, fn] of Object.entries(impl) as Array<[string, (...a: unknown[]) => unknown]>)
+      (impl as unknown as Record<string, unknown>)[name] = (...a: unknown[]) => {
+        onCall(name);
+        return fn(...a);
+      };
 
   const server = new Server();
   server.addService(CachedRuntimeService, impl);

@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { PodscopeError } from '../../../shared/domain/errors';
 import { runChecked, type ProcessRunner } from '../os/exec';
 import type { NetnsManager } from './types';
-import { mountAt, readMountInfo, type MountEntry } from './mountinfo';
+import { mountAt, readMountAt, readMountInfo, type MountEntry } from './mountinfo';
 
 export interface LinuxNetnsOptions {
   /** per-command timeout (unshare, mount, umount) */
@@ -98,11 +98,11 @@ export class LinuxNetnsManager implements NetnsManager {
     this.refuseIfReadOnly(`remove the network namespace ${path}`);
     const real = await realpathOrUndefined(path);
     if (real === undefined) return;
-    if (isNamespaceMount(mountAt(await readMountInfo(), real))) {
+    if (isNamespaceMount(await readMountAt(real))) {
       // Lazy: a process that still has the file open (e.g. a CNI plugin being cancelled) must not make removal fail.
       const r = await this.runner.run({ file: 'umount', args: ['-l', path], timeoutMs: this.timeoutMs });
       // A concurrent remove may have unmounted it first; only a mount that is still there is a failure.
-      if (r.exitCode !== 0 && isNamespaceMount(mountAt(await readMountInfo(), real))) {
+      if (r.exitCode !== 0 && isNamespaceMount(await readMountAt(real))) {
         throw new PodscopeError('RuntimeError', `cannot unmount network namespace ${path}: ${r.stderr.trim() || `exit ${r.exitCode}`}`, {
           details: { command: r.command, stderr: r.stderr },
         });
@@ -115,7 +115,7 @@ export class LinuxNetnsManager implements NetnsManager {
   async isClosed(path: string): Promise<boolean> {
     const real = await realpathOrUndefined(path);
     if (real === undefined) return true;
-    if (isNamespaceMount(mountAt(await readMountInfo(), real))) return false;
+    if (isNamespaceMount(await readMountAt(real))) return false;
     if (!this.readOnly) await unlinkIfPresent(path);
     return true;
   }
@@ -154,7 +154,7 @@ export class LinuxNetnsManager implements NetnsManager {
   private async makeSharedMountPoint(): Promise<void> {
     await mkdir(this.dir, { recursive: true, mode: 0o755 });
     const real = await realpath(this.dir);
-    const mount = mountAt(await readMountInfo(), real);
+    const mount = await readMountAt(real);
     if (mount?.optionalFields.some((f) => f.startsWith('shared:'))) return;
     const run = (args: string[]) => runChecked(this.runner, { file: 'mount', args, timeoutMs: this.timeoutMs });
     if (!mount) {

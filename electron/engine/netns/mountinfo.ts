@@ -57,3 +57,31 @@ export function mountAt(entries: MountEntry[], realPath: string): MountEntry | u
   for (const e of entries) if (e.mountPoint === realPath) found = e;
   return found;
 }
+
+/** the mountinfo spelling of a path (the octal escapes the kernel writes) */
+function escapeOctal(path: string): string {
+  return path.replace(/[\\ \t\n]/g, (c) => `\\${c.charCodeAt(0).toString(8).padStart(3, '0')}`);
+}
+
+/**
+ * mountAt over the raw text, parsing only the lines that mention the path: what a stop asks (is this netns or
+ * /dev/shm still mounted?) costs one scan of the text instead of an object per mount, which matters at 1,000 pods
+ * (two mounts each) and several questions per stop. Same answer as mountAt(parseMountInfo(text), realPath).
+ */
+export function findMount(text: string, realPath: string): MountEntry | undefined {
+  const needle = ` ${escapeOctal(realPath)} `;
+  let found: MountEntry | undefined;
+  for (let i = text.indexOf(needle); i >= 0; i = text.indexOf(needle, i + 1)) {
+    const start = text.lastIndexOf('\n', i) + 1;
+    const end = text.indexOf('\n', i);
+    // the path may also be another line's root field: only a line whose mount point it is counts
+    const [entry] = parseMountInfo(text.slice(start, end < 0 ? undefined : end));
+    if (entry?.mountPoint === realPath) found = entry;
+  }
+  return found;
+}
+
+/** the topmost mount on realPath now, or undefined (one read of mountinfo, no full parse) */
+export async function readMountAt(realPath: string, file = '/proc/self/mountinfo'): Promise<MountEntry | undefined> {
+  return findMount(await readFile(file, 'utf8'), realPath);
+}

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import type { DNSConfig, PodSandboxConfig } from '../../../shared/domain/config';
 import { PodscopeError } from '../../../shared/domain/errors';
 import { runChecked, type ProcessRunner } from '../os/exec';
-import { mountAt, readMountInfo } from '../netns/mountinfo';
+import { readMountAt } from '../netns/mountinfo';
 
 export interface SandboxPaths {
   /** `<stateDir>/sandboxes/<id>` */
@@ -89,7 +89,7 @@ async function isMountPoint(path: string): Promise<boolean> {
     if ((e as NodeJS.ErrnoException).code === 'ENOENT') return false;
     throw e;
   }
-  return mountAt(await readMountInfo(), real) !== undefined;
+  return (await readMountAt(real)) !== undefined;
 }
 
 /** Mounts the sandbox's own /dev/shm tmpfs (noexec,nosuid,nodev, mode 1777, 64 MiB). Idempotent. */
@@ -106,10 +106,13 @@ export async function mountShm(runner: ProcessRunner, shmDir: string, signal?: A
 
 /** Lazy-unmounts the shm tmpfs (every stacked mount, in case of a repeated mount). Idempotent. */
 export async function unmountShm(runner: ProcessRunner, shmDir: string): Promise<void> {
-  for (let i = 0; i < 4 && (await isMountPoint(shmDir)); i++) {
+  // one look before and one after each unmount (the last look is also the final answer): two reads for one mount
+  let mounted = await isMountPoint(shmDir);
+  for (let i = 0; i < 4 && mounted; i++) {
     await runChecked(runner, { file: 'umount', args: ['-l', shmDir], timeoutMs: TIMEOUT_MS });
+    mounted = await isMountPoint(shmDir);
   }
-  if (await isMountPoint(shmDir)) throw new PodscopeError('RuntimeError', `${shmDir} is still mounted after unmounting it 4 times`);
+  if (mounted) throw new PodscopeError('RuntimeError', `${shmDir} is still mounted after unmounting it 4 times`);
 }
 
 /** Unmounts shm, then deletes both per-sandbox directories. Idempotent. */

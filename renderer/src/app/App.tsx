@@ -10,7 +10,7 @@ import { LabPage } from '../features/lab/components/LabPage';
 import { EnginePage } from '../features/engine/components/EnginePage';
 import { EngineBanner } from '../features/engine/components/EngineBanner';
 import { EndpointSwitcher } from '../features/endpoints/components/EndpointSwitcher';
-import { useEndpointCapabilities, useEndpointId } from '../lib/endpoint';
+import { useEndpointId } from '../lib/endpoint';
 import { podsQuery } from '../features/pods/api/queries';
 import { useNavigation, type View } from '../lib/navigation';
 import { useApplyTheme } from '../lib/theme';
@@ -33,8 +33,7 @@ export function App() {
   const view = useNavigation((s) => s.view);
   const setView = useNavigation((s) => s.setView);
   const endpointId = useEndpointId();
-  const caps = useEndpointCapabilities();
-  const pods = useQuery(podsQuery(client, endpointId, !caps.events));
+  const pods = useQuery(podsQuery(client, endpointId));
   const ready = pods.data?.filter((p) => p.state === 'SANDBOX_READY').length ?? 0;
   return (
     <div className="app">
@@ -73,7 +72,7 @@ export function App() {
       </nav>
       <main className="main">
         <EngineBanner />
-        {view === 'pods' && <PodsPage poll={!caps.events} />}
+        {view === 'pods' && <PodsPage />}
         {view === 'create' && <CreatePage />}
         {view === 'images' && <ImagesPage />}
         {view === 'cni' && <CniPanel />}

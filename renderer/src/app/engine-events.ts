@@ -6,6 +6,8 @@
 import { useEffect } from 'react';
 import { useQueryClient, type QueryClient } from '@tanstack/react-query';
 import type { SandboxSummary } from '../../../shared/domain/sandbox';
+import type { ContainerSummary } from '../../../shared/domain/container';
+import type { ListDelta } from '../../../shared/domain/endpoints';
 import type { PushedEvent } from '../../../shared/ipc/events';
 import { podKeys } from '../features/pods/api/queries';
 import { containerKeys } from '../features/pods/api/containers';
@@ -14,7 +16,44 @@ import { endpointsKey } from '../lib/endpoint';
 import { liveKey } from '../features/pods/detail/api/queries';
 import { useClient } from '../lib/connection-context';
 
+/**
+ * One pass over the cached list however many rows changed (a re-list of a 10k-pod endpoint can change thousands):
+ * changed rows are replaced in place, unchanged ones keep their object (so memoised rows and the filter index stay),
+ * new rows go first (newest first is the table's order anyway).
+ */
+export function mergeDelta<T extends { id: string }>(old: T[] | undefined, delta: ListDelta<T>): T[] | undefined {
+  if (!old) return old;
+  if (delta.upserts.length === 0 && delta.removed.length === 0) return old;
+  const up = new Map(delta.upserts.map((r) => [r.id, r]));
+  const gone = new Set(delta.removed);
+  const out: T[] = [];
+  for (const r of old) {
+    if (gone.has(r.id)) continue;
+    const u = up.get(r.id);
+    if (u) up.delete(r.id);
+    out.push(u ?? r);
+  }
+  return up.size > 0 ? [...up.values(), ...out] : out;
+}
+
 export function applyEvent(qc: QueryClient, e: PushedEvent): void {
+  if (e.kind === 'delta') {
+    const { endpointId } = e;
+    if (e.pods) {
+      const pods = e.pods;
+      qc.setQueryData<SandboxSummary[]>(podKeys.all(endpointId), (old) => mergeDelta(old, pods));
+      // only an open pod's status is cached: refresh it when its row changed, drop it when it is gone
+      const touched = new Set([...pods.upserts.map((p) => p.id), ...pods.removed]);
+      void qc.invalidateQueries({
+        predicate: (q) => q.queryKey[0] === 'ep' && q.queryKey[1] === endpointId && q.queryKey[2] === 'pod' && touched.has(String(q.queryKey[3])),
+      });
+    }
+    if (e.containers) {
+      const containers = e.containers;
+      qc.setQueryData<ContainerSummary[]>(containerKeys.all(endpointId), (old) => mergeDelta(old, containers));
+    }
+    return;
+  }
   if (e.kind === 'endpoints.changed') {
     qc.setQueryData(endpointsKey, e.endpoints);
     return;

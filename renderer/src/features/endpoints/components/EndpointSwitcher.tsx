@@ -78,7 +78,7 @@ function CapabilityNote({ endpoint }: { endpoint: EndpointView }) {
           {missing.map(([k, label], i) => (
             <span key={k} className="endpoint-missing-item">
               {label}
-              {k === 'events' ? ' (list polled)' : ''}
+              {k === 'events' ? ' (list re-read every few seconds)' : ''}
               {i < missing.length - 1 ? ', ' : ''}
             </span>
           ))}

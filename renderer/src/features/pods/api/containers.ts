@@ -8,17 +8,17 @@ export const containerKeys = {
   all: (endpointId: string) => ['ep', endpointId, 'containers'] as const,
 };
 
-export const containersQuery = (client: PodscopeClient, endpointId: string, poll: boolean) =>
+export const containersQuery = (client: PodscopeClient, endpointId: string) =>
   queryOptions({
     queryKey: containerKeys.all(endpointId),
     queryFn: () => client.call('containers.list', { endpointId }),
-    // container events invalidate this for the local engine; CRI endpoints are polled like the pods list
-    refetchInterval: poll ? 3000 : false,
+    // never polled: container events invalidate this for the local engine, pushed deltas patch it for CRI endpoints
+    refetchInterval: false,
   });
 
 /** pod id ⇒ its containers (newest first, as the engine lists them) */
-export function useContainersByPod(client: PodscopeClient, endpointId: string, poll: boolean): Map<string, ContainerSummary[]> {
-  const q = useQuery(containersQuery(client, endpointId, poll));
+export function useContainersByPod(client: PodscopeClient, endpointId: string): Map<string, ContainerSummary[]> {
+  const q = useQuery(containersQuery(client, endpointId));
   return useMemo(() => {
     const m = new Map<string, ContainerSummary[]>();
     for (const c of q.data ?? []) m.set(c.podSandboxId, [...(m.get(c.podSandboxId) ?? []), c]);

@@ -7,12 +7,15 @@ export const podKeys = {
   detail: (endpointId: string, id: string) => ['ep', endpointId, 'pod', id] as const,
 };
 
-export const podsQuery = (client: PodscopeClient, endpointId: string, poll: boolean) =>
+/**
+ * Never polled: the local engine pushes every change, and the main process follows each CRI endpoint (events or
+ * one re-list every few seconds) and pushes the rows that changed (app/engine-events.ts applies both).
+ */
+export const podsQuery = (client: PodscopeClient, endpointId: string) =>
   queryOptions({
     queryKey: podKeys.all(endpointId),
     queryFn: () => client.call('sandbox.list', { endpointId }),
-    // endpoints without events (CRI) are polled; the local engine pushes changes
-    refetchInterval: poll ? 3000 : false,
+    refetchInterval: false,
   });
 
 export function usePodActions(client: PodscopeClient, endpointId: string) {

@@ -23,7 +23,7 @@ function Live() {
   const [on, setOn] = useState(false);
   gate.open = () => setOn(true);
   useEngineEvents();
-  return on ? <PodsPage poll={false} /> : null;
+  return on ? <PodsPage /> : null;
 }
 
 describe('containers in the pods view', () => {

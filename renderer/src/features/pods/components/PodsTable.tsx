@@ -12,6 +12,7 @@ import { usePodsUi } from '../store';
 import { HostPortClashMark, useHostPortClashes } from './HostPortClash';
 
 const ROW_HEIGHT = 30;
+const EMPTY: SandboxSummary[] = [];
 
 export const COLUMNS = [
   '',
@@ -70,6 +71,7 @@ export function PodsTable({
   onOpen,
   hostPortsListed = true,
   containerCounts,
+  clashes: clashesOverAll,
 }: {
   pods: SandboxSummary[];
   selectedId?: string;
@@ -79,10 +81,16 @@ export function PodsTable({
   hostPortsListed?: boolean;
   /** pod id ⇒ [running, all] containers; absent while unknown */
   containerCounts?: Map<string, [number, number]>;
+  /**
+   * ids of ready pods sharing a host port with another one, worked out over the whole list by the caller (once per
+   * list change, not per filter keystroke; a clash exists whether or not the filter shows both); default: over `pods`
+   */
+  clashes?: Set<string>;
 }) {
   const scrollRef = useRef<HTMLDivElement>(null);
   const now = useNow(1000);
-  const clashes = useHostPortClashes(pods);
+  const clashesOverShown = useHostPortClashes(clashesOverAll ? EMPTY : pods);
+  const clashes = clashesOverAll ?? clashesOverShown;
   const checked = usePodsUi((s) => s.checked);
   const toggle = usePodsUi((s) => s.toggle);
   const setChecked = usePodsUi((s) => s.setChecked);
@@ -90,7 +98,7 @@ export function PodsTable({
     count: pods.length,
     getScrollElement: () => scrollRef.current,
     estimateSize: () => ROW_HEIGHT,
-    overscan: 12,
+    overscan: 6,
     // jsdom and the first paint have no layout; assume a viewport so rows render at once
     initialRect: { width: 1200, height: 600 },
   });

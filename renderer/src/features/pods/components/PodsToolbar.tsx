@@ -1,3 +1,4 @@
+import { useMemo } from 'react';
 import type { SandboxSummary } from '../../../../../shared/domain/sandbox';
 import { labelSelectorError, namespacesOf } from '../filter';
 import { usePodsUi } from '../store';
@@ -8,6 +9,8 @@ export function PodsToolbar({ pods, shown, actions }: { pods: SandboxSummary[]; 
   const clear = usePodsUi((s) => s.clearFilters);
   const active = filters.text || filters.namespace || filters.state || filters.label;
   const labelError = labelSelectorError(filters.label);
+  // once per list change, not per keystroke (a 10k-pod list)
+  const namespaces = useMemo(() => namespacesOf(pods), [pods]);
   return (
     <div className="toolbar">
       <input
@@ -20,7 +23,7 @@ export function PodsToolbar({ pods, shown, actions }: { pods: SandboxSummary[]; 
       />
       <select className="input" aria-label="Namespace" value={filters.namespace} onChange={(e) => setFilter('namespace', e.target.value)}>
         <option value="">All namespaces</option>
-        {namespacesOf(pods).map((n) => (
+        {namespaces.map((n) => (
           <option key={n} value={n}>
             {n}
           </option>
