@@ -39,7 +39,9 @@ async function main(): Promise<void> {
         if (i >= 50) times.push(Number(process.hrtime.bigint() - t0) / 1e6);
       }
       times.sort((a, b) => a - b);
-      console.log(`exec session (${transport}): p50 ${fmt(percentile(times, 50))} ms, p99 ${fmt(percentile(times, 99))} ms over ${sessions}`);
+      console.log(
+        `exec session (${transport}): p50 ${fmt(percentile(times, 50))} ms, p99 ${fmt(percentile(times, 99))} ms over ${sessions}`,
+      );
 
       // keystroke latency: one byte in, the same byte out, inside an open session
       const url = server.getExec({ containerId: 'c', cmd: ['echo'], stdin: true, stdout: true, stderr: false, tty: false });
@@ -57,7 +59,9 @@ async function main(): Promise<void> {
       stdin.end();
       await done;
       echoes.sort((a, b) => a - b);
-      console.log(`keystroke echo (${transport}): p50 ${fmt(percentile(echoes, 50))} ms, p99 ${fmt(percentile(echoes, 99))} ms over ${sessions}`);
+      console.log(
+        `keystroke echo (${transport}): p50 ${fmt(percentile(echoes, 50))} ms, p99 ${fmt(percentile(echoes, 99))} ms over ${sessions}`,
+      );
     }
   } finally {
     await server.close();

@@ -30,7 +30,14 @@ const PASSWD = [
   'nobody:x:65534:65534:nobody:/nonexistent:/bin/false',
   '',
 ].join('\n');
-const GROUP = ['root:x:0:', 'www-data:x:33:', 'default-user:x:1000:', 'group-defined-in-image:x:50000:default-user', 'nogroup:x:65534:', ''].join('\n');
+const GROUP = [
+  'root:x:0:',
+  'www-data:x:33:',
+  'default-user:x:1000:',
+  'group-defined-in-image:x:50000:default-user',
+  'nogroup:x:65534:',
+  '',
+].join('\n');
 
 /** path in the registry ⇒ tags ⇒ image options (every applet, the passwd/group above) */
 function imageSpecs(dir: string, nnpBinary: string | undefined): { repo: string; tags: string[]; opts: BusyboxImageOptions }[] {
@@ -51,15 +58,20 @@ function imageSpecs(dir: string, nnpBinary: string | undefined): { repo: string;
   // in /var/run/nginx.pid, serving /var/www on the port; SIGTERM ends it at once
   const web = (port: number, logLine?: string): BusyboxImageOptions =>
     base({
-      hostFiles: { 'usr/sbin/nginx': { from: script(`nginx-${port}${logLine ? '-log' : ''}`, [
-          '#!/bin/sh',
-          ...(logLine ? [`echo "${logLine}" >&2`] : []),
-          'echo $$ > /var/run/nginx.pid',
-          "trap 'kill $child 2>/dev/null; exit 0' TERM INT",
-          `httpd -f -p ${port} -h /var/www & child=$!`,
-          'wait',
-          '',
-        ]), mode: 0o755 } },
+      hostFiles: {
+        'usr/sbin/nginx': {
+          from: script(`nginx-${port}${logLine ? '-log' : ''}`, [
+            '#!/bin/sh',
+            ...(logLine ? [`echo "${logLine}" >&2`] : []),
+            'echo $$ > /var/run/nginx.pid',
+            "trap 'kill $child 2>/dev/null; exit 0' TERM INT",
+            `httpd -f -p ${port} -h /var/www & child=$!`,
+            'wait',
+            '',
+          ]),
+          mode: 0o755,
+        },
+      },
       cmd: ['/usr/sbin/nginx', 'master process'],
       exposedPorts: [`${port}/tcp`],
     });
@@ -133,7 +145,12 @@ const untilSignal = () =>
   });
 
 /** The same images through Debian's containerd 1.6 (hosts.toml mirrors), for a side-by-side critest run. */
-async function serveContainerd(bridge: string, subnet: string, mirror: string, registry: { host: string; close(): Promise<void> }): Promise<number> {
+async function serveContainerd(
+  bridge: string,
+  subnet: string,
+  mirror: string,
+  registry: { host: string; close(): Promise<void> },
+): Promise<number> {
   const { startContainerd } = await import('../testkit/containerd-fixture');
   const ctd = await startContainerd({
     bridge,
@@ -232,7 +249,8 @@ async function main(): Promise<number> {
     // what critest left (a spec killed midway): pods go through CRI, so CNI DEL and runc delete run
     const api = createCriEndpointApi(socket, { connectTimeoutMs: 2000, callTimeoutMs: 60_000 });
     try {
-      for (const s of await api.list()) await api.remove(s.id).catch((e: unknown) => process.stderr.write(`remove ${s.id}: ${String(e)}\n`));
+      for (const s of await api.list())
+        await api.remove(s.id).catch((e: unknown) => process.stderr.write(`remove ${s.id}: ${String(e)}\n`));
     } catch (e) {
       process.stderr.write(`listing pods: ${String(e)}\n`);
     }

@@ -5,7 +5,13 @@
  * left unimplemented, as containerd 1.6 does, so a client must re-list. Nothing here touches the host network: the
  * pod IPs are only strings.
  */
-import { Server, ServerCredentials, status as GrpcStatus, type ServerWritableStream, type UntypedServiceImplementation } from '@grpc/grpc-js';
+import {
+  Server,
+  ServerCredentials,
+  status as GrpcStatus,
+  type ServerWritableStream,
+  type UntypedServiceImplementation,
+} from '@grpc/grpc-js';
 import * as pb from '../electron/cri/generated/runtime_v1';
 
 export interface SyntheticPod {
@@ -93,7 +99,11 @@ function toStatus(p: SyntheticPod): pb.PodSandboxStatus {
   };
 }
 
-export async function startSyntheticCri(opts: { socketPath: string; pods: number | SyntheticPod[]; events: boolean }): Promise<SyntheticCri> {
+export async function startSyntheticCri(opts: {
+  socketPath: string;
+  pods: number | SyntheticPod[];
+  events: boolean;
+}): Promise<SyntheticCri> {
   const pods = typeof opts.pods === 'number' ? generatePods(opts.pods) : [...opts.pods];
   const byId = new Map(pods.map((p) => [p.id, p]));
   const counts: Record<string, number> = {};
@@ -103,7 +113,13 @@ export async function startSyntheticCri(opts: { socketPath: string; pods: number
   const streams = new Set<ServerWritableStream<pb.GetEventsRequest, pb.ContainerEventResponse>>();
   const emit = (p: SyntheticPod, type: pb.ContainerEventType) => {
     for (const s of streams)
-      s.write({ containerId: p.id, containerEventType: type, createdAt: String(Date.now() * 1e6), podSandboxStatus: toStatus(p), containersStatuses: [] });
+      s.write({
+        containerId: p.id,
+        containerEventType: type,
+        createdAt: String(Date.now() * 1e6),
+        podSandboxStatus: toStatus(p),
+        containersStatuses: [],
+      });
   };
   type Cb<T> = (e: { code: number; details: string } | null, r?: T) => void;
   const impl: UntypedServiceImplementation = {

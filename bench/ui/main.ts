@@ -57,7 +57,37 @@ const bs = (n: number) => Array<string>(n).fill(BS);
  * Keystrokes typed one at a time: narrowing, widening (Backspace) and fresh words. Only keys that change the shown
  * count are measured (a key that leaves the count as it was cannot be told apart from no repaint).
  */
-const KEYS: string[] = [...'12', BS, ...'34', ...bs(3), ...'ns-7', ...bs(4), ...'pod-99', ...bs(6), ...'9f', BS, 'e', ...bs(2), ...'tier=b', ...bs(6), ...'app-4', ...bs(5), '5', BS, '6', BS, '7', BS, '8', BS, ...'ns-1', '1', BS, '2', ...bs(5)];
+const KEYS: string[] = [
+  ...'12',
+  BS,
+  ...'34',
+  ...bs(3),
+  ...'ns-7',
+  ...bs(4),
+  ...'pod-99',
+  ...bs(6),
+  ...'9f',
+  BS,
+  'e',
+  ...bs(2),
+  ...'tier=b',
+  ...bs(6),
+  ...'app-4',
+  ...bs(5),
+  '5',
+  BS,
+  '6',
+  BS,
+  '7',
+  BS,
+  '8',
+  BS,
+  ...'ns-1',
+  '1',
+  BS,
+  '2',
+  ...bs(5),
+];
 
 interface RunResult {
   mode: string;
@@ -75,13 +105,25 @@ interface RunResult {
   totals: Record<string, number>;
 }
 
-async function runOnce(opts: { pods: number; events: boolean; idleMs: number; settleMaxMs: number; screenshot?: string; headed: boolean; profile?: string }): Promise<RunResult> {
+async function runOnce(opts: {
+  pods: number;
+  events: boolean;
+  idleMs: number;
+  settleMaxMs: number;
+  screenshot?: string;
+  headed: boolean;
+  profile?: string;
+}): Promise<RunResult> {
   const dir = mkdtempSync(join(tmpdir(), 'psp-bench-ui-'));
   const te = await createTestEngine({ tmpPrefix: 'psp-bench-ui-engine-' });
   const core = assembleAppCore(te.engine);
   const cri = await startSyntheticCri({ socketPath: join(dir, 'cri.sock'), pods: opts.pods, events: opts.events });
   const host = await startBrowserHost({ core, port: 0 });
-  const browser = await chromium.launch({ executablePath: process.env.PODSCOPE_CHROMIUM ?? '/usr/bin/chromium', args: CHROMIUM_ARGS, headless: !opts.headed });
+  const browser = await chromium.launch({
+    executablePath: process.env.PODSCOPE_CHROMIUM ?? '/usr/bin/chromium',
+    args: CHROMIUM_ARGS,
+    headless: !opts.headed,
+  });
   try {
     const ep = await core.endpoints.add({ address: cri.socketPath, label: 'synthetic 10k' });
     const page = await browser.newPage({ viewport: { width: 1440, height: 900 } });
@@ -108,7 +150,8 @@ async function runOnce(opts: { pods: number; events: boolean; idleMs: number; se
           const tick = () => {
             const now = performance.now();
             if (first < 0 && document.querySelector('[role="row"][data-pod-name]')) first = now - t0;
-            if (document.querySelector('.toolbar-count')?.textContent === expectedAll && first >= 0) return resolve({ first, all: now - t0 });
+            if (document.querySelector('.toolbar-count')?.textContent === expectedAll && first >= 0)
+              return resolve({ first, all: now - t0 });
             if (now > deadline) return reject(new Error('the list did not appear within 120 s'));
             requestAnimationFrame(tick);
           };
@@ -121,7 +164,7 @@ async function runOnce(opts: { pods: number; events: boolean; idleMs: number; se
     // ---- let background work settle (network facts of new rows), then count idle RPCs ----
     const settleStart = Date.now();
     // quiet: no more than 2 RPCs over a 2 s window (the re-list itself is 2)
-    for (let last = cri.total(); ; ) {
+    for (let last = cri.total(); ;) {
       await new Promise((r) => setTimeout(r, 2000));
       const now = cri.total();
       if (now - last <= 2 || Date.now() - settleStart > opts.settleMaxMs) break;
@@ -223,7 +266,9 @@ async function typeAndMeasure(page: Page, pods: SyntheticPod[], all: number): Pr
     }, expected);
     const n = samples.length;
     await page.keyboard.press(key);
-    await page.waitForFunction((k) => (window as unknown as { __bench: { done: number[] } }).__bench.done.length > k, n, { timeout: 30_000 });
+    await page.waitForFunction((k) => (window as unknown as { __bench: { done: number[] } }).__bench.done.length > k, n, {
+      timeout: 30_000,
+    });
     samples.push(await page.evaluate((k) => (window as unknown as { __bench: { done: number[] } }).__bench.done[k]!, n));
     if (process.env.BENCH_UI_DEBUG) process.stdout.write(`  ${JSON.stringify(text)} → ${expected}: ${samples.at(-1)!.toFixed(0)} ms\n`);
     // a person types a key every ~100 ms or more; each key is measured on its own
@@ -261,7 +306,9 @@ async function main(): Promise<number> {
     process.stdout.write('# building the renderer (dist/renderer is missing)\n');
     execFileSync('npm', ['run', 'build:renderer'], { stdio: 'inherit' });
   }
-  process.stdout.write(`# podscope bench:ui, ${pods} pods on a synthetic CRI endpoint, Chromium 1440x900 (2 shared cores: figures vary with load)\n`);
+  process.stdout.write(
+    `# podscope bench:ui, ${pods} pods on a synthetic CRI endpoint, Chromium 1440x900 (2 shared cores: figures vary with load)\n`,
+  );
   const modes = mode === 'both' ? [false, true] : [mode === 'events'];
   for (const events of modes) {
     const r = await runOnce({

@@ -12,7 +12,10 @@ export class ContainersPage {
   }
 
   async open() {
-    await this.page.getByRole('tablist', { name: 'Sandbox detail' }).getByRole('tab', { name: /^Containers/ }).click();
+    await this.page
+      .getByRole('tablist', { name: 'Sandbox detail' })
+      .getByRole('tab', { name: /^Containers/ })
+      .click();
   }
 
   row(name: string): Locator {

@@ -83,9 +83,12 @@ test('CNI lab: a run with probe shows the probe verdict (host → netns and host
     await expect(probe).toContainText(`127.0.0.1:${HOST_PORT}/tcp`);
     await expect(probe).toContainText('measured');
     // in the trace the probe comes after CHECK and before the first DEL
-    const heads = await run.getByTestId('lab-trace').locator(':scope > li').evaluateAll((lis) =>
-      lis.map((li) => (li.getAttribute('data-testid') === 'lab-probe' ? 'PROBE' : (li.querySelector('.pill')?.textContent ?? ''))),
-    );
+    const heads = await run
+      .getByTestId('lab-trace')
+      .locator(':scope > li')
+      .evaluateAll((lis) =>
+        lis.map((li) => (li.getAttribute('data-testid') === 'lab-probe' ? 'PROBE' : (li.querySelector('.pill')?.textContent ?? ''))),
+      );
     expect(heads.indexOf('PROBE')).toBe(heads.indexOf('DEL') - 1);
     expect(heads.lastIndexOf('CHECK')).toBeLessThan(heads.indexOf('PROBE'));
     await expect(run.getByTestId('lab-verdict')).toContainText('No leak');

@@ -16,12 +16,19 @@ test('Images page, Add container, Containers tab and log viewer on a real pod', 
   const registry = await startTestRegistry();
   let podId: string | undefined;
   try {
-    registry.putImage('library/busybox', '1', buildBusyboxImage({ cmd: ['sh'], workingDir: '/www', exposedPorts: ['8080/tcp'], labels: { suite: 'e2e' } }));
+    registry.putImage(
+      'library/busybox',
+      '1',
+      buildBusyboxImage({ cmd: ['sh'], workingDir: '/www', exposedPorts: ['8080/tcp'], labels: { suite: 'e2e' } }),
+    );
     const ref = `${registry.host}/library/busybox:1`;
     const images = page.getByRole('table', { name: 'Images' });
 
     await test.step('pull on the Images page; inspect shows layers and config', async () => {
-      await page.getByRole('navigation', { name: 'Main' }).getByRole('button', { name: /^Images/ }).click();
+      await page
+        .getByRole('navigation', { name: 'Main' })
+        .getByRole('button', { name: /^Images/ })
+        .click();
       await page.getByLabel('Image to pull').fill(ref);
       await page.getByRole('button', { name: 'Pull', exact: true }).click();
       await expect(page.getByText(`Pulled ${ref}`)).toBeVisible();
@@ -38,15 +45,20 @@ test('Images page, Add container, Containers tab and log viewer on a real pod', 
 
     const logDir = join(env.root, 'pod-logs', 'screens');
     podId = (
-      await env.engine.run({ config: { metadata: { name: 'screens', namespace: 'e2e', uid: 'uid-screens' }, hostname: 'screens', log_directory: logDir } })
+      await env.engine.run({
+        config: { metadata: { name: 'screens', namespace: 'e2e', uid: 'uid-screens' }, hostname: 'screens', log_directory: logDir },
+      })
     ).id;
     const containers = new ContainersPage(page);
 
     await test.step('Add container: the form, its crictl preview, create and start', async () => {
-      await page.getByRole('navigation', { name: 'Main' }).getByRole('button', { name: /^Sandboxes/ }).click();
+      await page
+        .getByRole('navigation', { name: 'Main' })
+        .getByRole('button', { name: /^Sandboxes/ })
+        .click();
       await app.pods.open('screens');
       await containers.roomForDetail();
-    await containers.open();
+      await containers.open();
       await page.getByRole('button', { name: 'Add container' }).click();
       const form = page.getByRole('form', { name: 'Add container' });
       await form.getByLabel('Name').fill('ticker');
@@ -98,7 +110,10 @@ test('Images page, Add container, Containers tab and log viewer on a real pod', 
     });
 
     await test.step('the engine refuses to remove an image a container uses, and the page says why', async () => {
-      await page.getByRole('navigation', { name: 'Main' }).getByRole('button', { name: /^Images/ }).click();
+      await page
+        .getByRole('navigation', { name: 'Main' })
+        .getByRole('button', { name: /^Images/ })
+        .click();
       await images.getByRole('button', { name: `Remove ${ref}` }).click();
       await page.getByRole('dialog', { name: 'Remove image' }).getByRole('button', { name: 'Remove' }).click();
       const alert = page.getByRole('alert').filter({ hasText: 'The image was not removed' });

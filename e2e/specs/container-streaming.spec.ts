@@ -111,7 +111,10 @@ test('terminal: a typed command’s output appears, resize reaches the process, 
     await expect
       .poll(async () => {
         const ps = await env.engine.execSync(pod.containerId, ['ps'], 10);
-        return Buffer.from(ps.stdout).toString('utf8').split('\n').filter((l) => /\s\/bin\/sh$/.test(l.trimEnd())).length;
+        return Buffer.from(ps.stdout)
+          .toString('utf8')
+          .split('\n')
+          .filter((l) => /\s\/bin\/sh$/.test(l.trimEnd())).length;
       })
       .toBe(0);
     await expect.poll(() => hostExecsOf(pod.containerId)).toEqual([]);

@@ -10,7 +10,10 @@ import type { ContainerStreaming, ResizeSource, TerminalSize } from '../engine/c
 import { withApi } from './api';
 import type { Flags } from './args';
 
-export async function withStreaming<T>(flags: Flags, fn: (streaming: ContainerStreaming, api: SandboxApi & ContainerApi) => Promise<T>): Promise<T> {
+export async function withStreaming<T>(
+  flags: Flags,
+  fn: (streaming: ContainerStreaming, api: SandboxApi & ContainerApi) => Promise<T>,
+): Promise<T> {
   return withApi(flags, (api) => {
     // the CRI client always has it; the built-in engine has it once its streaming half is wired in
     const streaming = (api as { streaming?: ContainerStreaming }).streaming;

@@ -38,8 +38,18 @@ export function detailFromInfo(image: ImageView, info: Record<string, string>): 
   } catch {
     // not JSON: shown raw under "info"
   }
-  const spec = (parsed.imageSpec ?? {}) as { os?: string; architecture?: string; created?: string; config?: unknown; rootfs?: { diff_ids?: unknown } };
-  const layers = Array.isArray(spec.rootfs?.diff_ids) ? (spec.rootfs.diff_ids as unknown[]).map(String) : Array.isArray(parsed.diffIds) ? (parsed.diffIds as unknown[]).map(String) : [];
+  const spec = (parsed.imageSpec ?? {}) as {
+    os?: string;
+    architecture?: string;
+    created?: string;
+    config?: unknown;
+    rootfs?: { diff_ids?: unknown };
+  };
+  const layers = Array.isArray(spec.rootfs?.diff_ids)
+    ? (spec.rootfs.diff_ids as unknown[]).map(String)
+    : Array.isArray(parsed.diffIds)
+      ? (parsed.diffIds as unknown[]).map(String)
+      : [];
   const detail: ImageDetail = { image, layers, info };
   const os = spec.os ?? (parsed.os as string | undefined);
   const arch = spec.architecture ?? (parsed.architecture as string | undefined);

@@ -248,7 +248,8 @@ export function createPodFollower(opts: PodFollowerOptions): PodFollower {
         }
         const row = pods?.get(id);
         if (!row) continue;
-        if (row.ip === facts.ip && row.hostNetwork === facts.hostNetwork && row.additionalIps.join() === facts.additionalIps.join()) continue;
+        if (row.ip === facts.ip && row.hostNetwork === facts.hostNetwork && row.additionalIps.join() === facts.additionalIps.join())
+          continue;
         const updated = { ...row, ...facts };
         pods!.set(id, updated);
         netReady.set(id, updated);

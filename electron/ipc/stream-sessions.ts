@@ -87,7 +87,9 @@ export class StreamSessions {
   }
 
   private checkQuota(owner: string) {
-    const n = [...this.sessions.values()].filter((s) => s.owner === owner).length + [...this.forwards.values()].filter((f) => f.owner === owner).length;
+    const n =
+      [...this.sessions.values()].filter((s) => s.owner === owner).length +
+      [...this.forwards.values()].filter((f) => f.owner === owner).length;
     if (n >= MAX_SESSIONS_PER_CONNECTION)
       throw new PodscopeError('FailedPrecondition', `this window already holds ${n} sessions and forwards; close some first`);
   }
@@ -266,7 +268,10 @@ export class StreamSessions {
     return { sessionId: s.id, logPath: status.logPath };
   }
 
-  async openForward(owner: string, req: { endpointId: string; podSandboxId: string; port: number; hostPort: number }): Promise<PortForwardView> {
+  async openForward(
+    owner: string,
+    req: { endpointId: string; podSandboxId: string; port: number; hostPort: number },
+  ): Promise<PortForwardView> {
     const streaming = this.need(req.endpointId, 'port-forward');
     this.checkQuota(owner);
     const abort = new AbortController();

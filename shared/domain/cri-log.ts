@@ -59,7 +59,9 @@ export class CriLogJoiner {
       return undefined;
     }
     delete this.pending[rec.stream];
-    return p ? { time: p.time, stream: rec.stream, text: p.parts.join('') + rec.text } : { time: rec.time, stream: rec.stream, text: rec.text };
+    return p
+      ? { time: p.time, stream: rec.stream, text: p.parts.join('') + rec.text }
+      : { time: rec.time, stream: rec.stream, text: rec.text };
   }
 
   /** partial lines left over, oldest first */
@@ -116,7 +118,15 @@ export function formatLogEntry(e: LogEntry, timestamps: boolean): string {
 export function parseSince(text: string, nowMs: number): bigint | undefined {
   const abs = rfc3339ToNs(text);
   if (abs !== undefined) return abs;
-  const units: Record<string, bigint> = { h: 3_600_000_000_000n, m: 60_000_000_000n, s: 1_000_000_000n, ms: 1_000_000n, us: 1000n, µs: 1000n, ns: 1n };
+  const units: Record<string, bigint> = {
+    h: 3_600_000_000_000n,
+    m: 60_000_000_000n,
+    s: 1_000_000_000n,
+    ms: 1_000_000n,
+    us: 1000n,
+    µs: 1000n,
+    ns: 1n,
+  };
   const parts = [...text.matchAll(/(\d+(?:\.\d+)?)(h|ms|m|s|us|µs|ns)/g)];
   if (parts.length === 0 || parts.map((p) => p[0]).join('') !== text) return undefined;
   let ns = 0n;

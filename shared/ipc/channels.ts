@@ -25,19 +25,8 @@ import {
   type LabValidation,
 } from '../domain/lab';
 import type { ConfigPreview, EngineInfo, RuntimeCondition, SandboxStatus, SandboxSummary } from '../domain/sandbox';
-import {
-  CONTAINER_STATES,
-  ContainerConfigSchema,
-  type ContainerStatusView,
-  type ContainerSummary,
-} from '../domain/container';
-import {
-  SessionIdSchema,
-  TerminalSizeSchema,
-  type ImageDetail,
-  type ImageView,
-  type PortForwardView,
-} from '../domain/streams';
+import { CONTAINER_STATES, ContainerConfigSchema, type ContainerStatusView, type ContainerSummary } from '../domain/container';
+import { SessionIdSchema, TerminalSizeSchema, type ImageDetail, type ImageView, type PortForwardView } from '../domain/streams';
 
 const endpointId = z.string().min(1).max(200).default(LOCAL_ENDPOINT_ID);
 /** Sandbox ids are 64 hex chars from the engine, but CRI runtimes accept unique prefixes: keep it a bounded token. */
@@ -134,7 +123,9 @@ export const CHANNELS = {
   ),
   'containers.start': channel<void>()(onContainer),
   /** timeout in seconds before SIGKILL (CRI StopContainer) */
-  'containers.stop': channel<void>()(z.strictObject({ endpointId, id: containerId, timeoutSeconds: z.number().int().min(0).max(3600).default(10) })),
+  'containers.stop': channel<void>()(
+    z.strictObject({ endpointId, id: containerId, timeoutSeconds: z.number().int().min(0).max(3600).default(10) }),
+  ),
   'containers.remove': channel<void>()(onContainer),
   /** the endpoint's images (the local store, or CRI ListImages) */
   'images.list': channel<ImageView[]>()(onEndpoint),
@@ -161,7 +152,13 @@ export const CHANNELS = {
   ),
   /** attach to the container's own stdio (containers created with stdin/tty) */
   'stream.attach': channel<{ sessionId: string }>()(
-    z.strictObject({ endpointId, containerId, tty: z.boolean().default(true), stdin: z.boolean().default(true), size: TerminalSizeSchema.optional() }),
+    z.strictObject({
+      endpointId,
+      containerId,
+      tty: z.boolean().default(true),
+      stdin: z.boolean().default(true),
+      size: TerminalSizeSchema.optional(),
+    }),
   ),
   /** bytes for the session's stdin: text as is, or base64 */
   'stream.write': channel<void>()(
@@ -180,7 +177,12 @@ export const CHANNELS = {
    * as `logs.lines` events for the returned session id; close with stream.close.
    */
   'logs.follow': channel<{ sessionId: string; logPath: string }>()(
-    z.strictObject({ endpointId, containerId, tail: z.number().int().min(0).max(100_000).default(1000), follow: z.boolean().default(true) }),
+    z.strictObject({
+      endpointId,
+      containerId,
+      tail: z.number().int().min(0).max(100_000).default(1000),
+      follow: z.boolean().default(true),
+    }),
   ),
   /** listens on 127.0.0.1 (an ephemeral port unless hostPort is given) and forwards each connection to the pod's port */
   'portForward.open': channel<PortForwardView>()(

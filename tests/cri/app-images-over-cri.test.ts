@@ -60,7 +60,10 @@ describe('image channels over a CRI endpoint', () => {
       expect(pulled.repoTags).toContain('podscope.test/new:2');
 
       const { id: podId } = await fakes.engine.run({ config: { metadata: { name: 'p', namespace: 'default', uid: 'u' } } });
-      await fakes.engine.createContainer({ podSandboxId: podId, config: { metadata: { name: 'c' }, image: { image: 'podscope.test/web:1' } } });
+      await fakes.engine.createContainer({
+        podSandboxId: podId,
+        config: { metadata: { name: 'c' }, image: { image: 'podscope.test/web:1' } },
+      });
       await expect(client.call('images.remove', { endpointId: ep.id, ref: 'podscope.test/web:1' })).rejects.toMatchObject({
         code: 'FailedPrecondition',
       });

@@ -26,7 +26,11 @@ const since = (mark: number) => {
   return by;
 };
 const pods = (n: number, prefix: string) =>
-  Promise.all(Array.from({ length: n }, (_, i) => fakes.engine.run({ config: { metadata: { name: `${prefix}${i}`, namespace: 'f', uid: `${prefix}u${i}` } } })));
+  Promise.all(
+    Array.from({ length: n }, (_, i) =>
+      fakes.engine.run({ config: { metadata: { name: `${prefix}${i}`, namespace: 'f', uid: `${prefix}u${i}` } } }),
+    ),
+  );
 
 beforeAll(async () => {
   tmp = tempDir('psp-follower-');
@@ -70,7 +74,12 @@ describe('re-list mode (a runtime without GetContainerEvents)', () => {
     expect(first).toHaveLength(40);
     // the network facts come in after the list, in batches
     const ips = new Map((await fakes.engine.list()).map((p) => [p.id, p.ip]));
-    await deltaWhere(deltas, () => follower.healthy && [...ips.keys()].every((id) => deltas.some((d) => d.pods?.upserts.some((p) => p.id === id && p.ip === ips.get(id)))));
+    await deltaWhere(
+      deltas,
+      () =>
+        follower.healthy &&
+        [...ips.keys()].every((id) => deltas.some((d) => d.pods?.upserts.some((p) => p.id === id && p.ip === ips.get(id)))),
+    );
     expect((await follower.pods()).every((p) => p.ip !== '' && p.ip === ips.get(p.id))).toBe(true);
     expect(since(start).podSandboxStatus).toBe(40);
 

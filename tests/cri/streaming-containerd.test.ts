@@ -72,7 +72,14 @@ describe('streaming into containerd 1.6 through its streaming server (SPDY)', ()
   it('exec -i: stdin reaches the process and EOF ends it', async () => {
     const out = collect();
     const stdin = new PassThrough();
-    const done = ctd!.api.streaming.exec({ containerId: shell, cmd: ['/bin/busybox', 'cat'], stdin, stdout: out.stream, stderr: null, tty: false });
+    const done = ctd!.api.streaming.exec({
+      containerId: shell,
+      cmd: ['/bin/busybox', 'cat'],
+      stdin,
+      stdout: out.stream,
+      stderr: null,
+      tty: false,
+    });
     stdin.end('through containerd\n');
     expect((await done).exitCode).toBe(0);
     expect(out.text()).toBe('through containerd\n');

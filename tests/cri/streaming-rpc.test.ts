@@ -39,8 +39,7 @@ beforeAll(async () => {
   client = rawClient(server.socketPath);
   endpoint = createCriEndpointApi(`unix://${server.socketPath}`);
   pod = (await rpc(client, (c) => c.runPodSandbox, { config: podConfig('stream'), runtimeHandler: '' })).podSandboxId;
-  const ctr = (name: string) =>
-    pb.ContainerConfig.fromPartial({ metadata: { name }, image: { image: IMAGE }, command: ['sleep', '100'] });
+  const ctr = (name: string) => pb.ContainerConfig.fromPartial({ metadata: { name }, image: { image: IMAGE }, command: ['sleep', '100'] });
   running = (await rpc(client, (c) => c.createContainer, { podSandboxId: pod, config: ctr('run'), sandboxConfig: undefined })).containerId;
   await rpc(client, (c) => c.startContainer, { containerId: running });
   created = (await rpc(client, (c) => c.createContainer, { podSandboxId: pod, config: ctr('made'), sandboxConfig: undefined })).containerId;
@@ -100,7 +99,14 @@ describe('Exec / Attach / PortForward RPCs', () => {
 
   it('a prefix id is resolved before the URL is made: the session sees the full container id', async () => {
     const out = new PassThrough();
-    const r = await endpoint.streaming.exec({ containerId: running.slice(0, 12), cmd: ['split', '0'], stdin: null, stdout: out, stderr: null, tty: false });
+    const r = await endpoint.streaming.exec({
+      containerId: running.slice(0, 12),
+      cmd: ['split', '0'],
+      stdin: null,
+      stdout: out,
+      stderr: null,
+      tty: false,
+    });
     expect(r.exitCode).toBe(0);
     expect(streaming.calls.at(-1)?.containerId).toBe(running);
   });
@@ -121,7 +127,14 @@ describe("the CRI client's ContainerStreaming (RPC + SPDY session)", () => {
   it('exec: stdin is echoed back', async () => {
     const out: Buffer[] = [];
     const o = new PassThrough().on('data', (c: Buffer) => out.push(c));
-    const r = await endpoint.streaming.exec({ containerId: running, cmd: ['cat'], stdin: Readable.from([Buffer.from('over cri')]), stdout: o, stderr: null, tty: false });
+    const r = await endpoint.streaming.exec({
+      containerId: running,
+      cmd: ['cat'],
+      stdin: Readable.from([Buffer.from('over cri')]),
+      stdout: o,
+      stderr: null,
+      tty: false,
+    });
     expect(r.exitCode).toBe(0);
     expect(Buffer.concat(out).toString()).toBe('over cri');
   });

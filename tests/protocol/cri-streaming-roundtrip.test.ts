@@ -13,7 +13,13 @@ import { runPortForward, runRemoteCommand, type StreamingTransport } from '../..
 import type { ResizeSource, TerminalSize } from '../../electron/engine/containers/streaming';
 import { fakeStreaming, upperCaseServer, type FakeStreaming } from './streaming-fake';
 import WebSocket from 'ws';
-import { REMOTECOMMAND_V1, REMOTECOMMAND_V2, REMOTECOMMAND_V3, WS_BASE64_CHANNEL, WS_V4_CHANNEL } from '../../electron/cri/streaming/protocol';
+import {
+  REMOTECOMMAND_V1,
+  REMOTECOMMAND_V2,
+  REMOTECOMMAND_V3,
+  WS_BASE64_CHANNEL,
+  WS_V4_CHANNEL,
+} from '../../electron/cri/streaming/protocol';
 import { MAX_IN_FLIGHT, TOKEN_TTL_MS, TokenCache } from '../../electron/cri/streaming/token-cache';
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -52,7 +58,11 @@ describe.each<StreamingTransport>(['spdy', 'websocket'])('remotecommand over %s'
     const url = server.getExec({ ...base, stdin: true, cmd: ['cat'] });
     const out = sink();
     // v4 WebSocket has no stdin EOF: only v5 (which this server and client speak) can end the process's stdin
-    const r = await runRemoteCommand(url, { stdin: Readable.from([Buffer.from('hello '), Buffer.from('world')]), stdout: out.stream, stderr: null, tty: false }, { transport });
+    const r = await runRemoteCommand(
+      url,
+      { stdin: Readable.from([Buffer.from('hello '), Buffer.from('world')]), stdout: out.stream, stderr: null, tty: false },
+      { transport },
+    );
     expect(r.exitCode).toBe(0);
     expect(out.text()).toBe('hello world');
   });
@@ -119,9 +129,11 @@ describe.each<StreamingTransport>(['spdy', 'websocket'])('remotecommand over %s'
         setImmediate(cb);
       },
     });
-    const stdin = Readable.from((function* () {
-      for (let off = 0; off < input.length; off += 256 * 1024) yield input.subarray(off, off + 256 * 1024);
-    })());
+    const stdin = Readable.from(
+      (function* () {
+        for (let off = 0; off < input.length; off += 256 * 1024) yield input.subarray(off, off + 256 * 1024);
+      })(),
+    );
     const r = await runRemoteCommand(url, { stdin, stdout: out, stderr: null, tty: false }, { transport });
     expect(r.exitCode).toBe(0);
     expect(Buffer.concat(chunks).equals(input)).toBe(true);
@@ -130,7 +142,11 @@ describe.each<StreamingTransport>(['spdy', 'websocket'])('remotecommand over %s'
   it('attach: stdin goes to the container and its output comes back', async () => {
     const url = server.getAttach({ ...base, stdin: true, stderr: false });
     const out = sink();
-    const r = await runRemoteCommand(url, { stdin: Readable.from([Buffer.from('attached')]), stdout: out.stream, stderr: null, tty: false }, { transport });
+    const r = await runRemoteCommand(
+      url,
+      { stdin: Readable.from([Buffer.from('attached')]), stdout: out.stream, stderr: null, tty: false },
+      { transport },
+    );
     expect(r.exitCode).toBe(0);
     expect(out.text()).toBe('attached');
   });
@@ -145,7 +161,9 @@ describe.each<StreamingTransport>(['spdy', 'websocket'])('remotecommand over %s'
   it('a token is single-use: the second session on the same URL is NotFound', async () => {
     const url = server.getExec({ ...base, cmd: ['split', '0'] });
     await runRemoteCommand(url, { stdin: null, stdout: sink().stream, stderr: null, tty: false }, { transport });
-    await expect(runRemoteCommand(url, { stdin: null, stdout: sink().stream, stderr: null, tty: false }, { transport })).rejects.toMatchObject({
+    await expect(
+      runRemoteCommand(url, { stdin: null, stdout: sink().stream, stderr: null, tty: false }, { transport }),
+    ).rejects.toMatchObject({
       code: 'NotFound',
     });
   });
@@ -153,7 +171,9 @@ describe.each<StreamingTransport>(['spdy', 'websocket'])('remotecommand over %s'
   it('a token expires after one minute (kubelet cacheTTL)', async () => {
     const url = server.getExec({ ...base, cmd: ['split', '0'] });
     clock += 61_000;
-    await expect(runRemoteCommand(url, { stdin: null, stdout: sink().stream, stderr: null, tty: false }, { transport })).rejects.toMatchObject({
+    await expect(
+      runRemoteCommand(url, { stdin: null, stdout: sink().stream, stderr: null, tty: false }, { transport }),
+    ).rejects.toMatchObject({
       code: 'NotFound',
     });
   });
@@ -210,7 +230,9 @@ describe('HTTP surface', () => {
 
   it('an unknown token is 404, with and without an upgrade', async () => {
     expect(await get('/exec/AAAAAAAA')).toBe(404);
-    expect(await get('/exec/AAAAAAAA', { Connection: 'Upgrade', Upgrade: 'SPDY/3.1', 'X-Stream-Protocol-Version': 'v4.channel.k8s.io' })).toBe(404);
+    expect(
+      await get('/exec/AAAAAAAA', { Connection: 'Upgrade', Upgrade: 'SPDY/3.1', 'X-Stream-Protocol-Version': 'v4.channel.k8s.io' }),
+    ).toBe(404);
     expect(await get('/nothing/here')).toBe(404);
   });
 
@@ -224,7 +246,9 @@ describe('HTTP surface', () => {
 
   it('SPDY without a common protocol version is 403 (httpstream.Handshake)', async () => {
     const url = new URL(server.getExec({ ...base, cmd: ['split', '0'] }));
-    expect(await get(url.pathname, { Connection: 'Upgrade', Upgrade: 'SPDY/3.1', 'X-Stream-Protocol-Version': 'v9.channel.k8s.io' })).toBe(403);
+    expect(await get(url.pathname, { Connection: 'Upgrade', Upgrade: 'SPDY/3.1', 'X-Stream-Protocol-Version': 'v9.channel.k8s.io' })).toBe(
+      403,
+    );
   });
 });
 
@@ -293,23 +317,37 @@ describe('WebSocket wire details (wsstream)', () => {
 });
 
 describe('older remotecommand versions over SPDY (kubelet serves v1–v4)', () => {
-  it.each([REMOTECOMMAND_V3, REMOTECOMMAND_V2, REMOTECOMMAND_V1])('%s: output arrives and the exit code comes back as text', async (version) => {
-    const url = server.getExec({ ...base, stderr: true, cmd: ['split', '6'] });
-    const out = sink();
-    const err = sink();
-    const r = await runRemoteCommand(url, { stdin: null, stdout: out.stream, stderr: err.stream, tty: false }, { protocols: [version] });
-    expect(r.exitCode).toBe(6);
-    expect([out.text(), err.text()]).toEqual(['to stdout\n', 'to stderr\n']);
-  });
+  it.each([REMOTECOMMAND_V3, REMOTECOMMAND_V2, REMOTECOMMAND_V1])(
+    '%s: output arrives and the exit code comes back as text',
+    async (version) => {
+      const url = server.getExec({ ...base, stderr: true, cmd: ['split', '6'] });
+      const out = sink();
+      const err = sink();
+      const r = await runRemoteCommand(url, { stdin: null, stdout: out.stream, stderr: err.stream, tty: false }, { protocols: [version] });
+      expect(r.exitCode).toBe(6);
+      expect([out.text(), err.text()]).toEqual(['to stdout\n', 'to stderr\n']);
+    },
+  );
 
   it('v3 has the resize stream; v2 has none (the server does not wait for one)', async () => {
     const resize = { subscribe: (l: (s: TerminalSize) => void) => (l({ width: 10, height: 5 }), () => undefined) };
     const v3 = server.getExec({ ...base, tty: true, cmd: ['resize', '1'] });
     const out = sink();
-    expect((await runRemoteCommand(v3, { stdin: null, stdout: out.stream, stderr: null, tty: true, resize }, { protocols: [REMOTECOMMAND_V3] })).exitCode).toBe(0);
+    expect(
+      (await runRemoteCommand(v3, { stdin: null, stdout: out.stream, stderr: null, tty: true, resize }, { protocols: [REMOTECOMMAND_V3] }))
+        .exitCode,
+    ).toBe(0);
     expect(out.text()).toBe('size 10x5\r\n');
     const v2 = server.getExec({ ...base, tty: true, cmd: ['split', '0'] });
-    expect((await runRemoteCommand(v2, { stdin: null, stdout: sink().stream, stderr: null, tty: true, resize }, { protocols: [REMOTECOMMAND_V2] })).exitCode).toBe(0);
+    expect(
+      (
+        await runRemoteCommand(
+          v2,
+          { stdin: null, stdout: sink().stream, stderr: null, tty: true, resize },
+          { protocols: [REMOTECOMMAND_V2] },
+        )
+      ).exitCode,
+    ).toBe(0);
   });
 });
 
@@ -319,11 +357,29 @@ describe('TLS (kubelet streaming server with a certificate)', () => {
   const dir = mkdtempSync(join(tmpdir(), 'pss2-tls-'));
 
   beforeAll(async () => {
-    execFileSync('openssl', [
-      'req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-days', '1',
-      '-subj', '/CN=127.0.0.1', '-addext', 'subjectAltName=IP:127.0.0.1',
-      '-keyout', join(dir, 'key.pem'), '-out', join(dir, 'cert.pem'),
-    ], { stdio: 'ignore' });
+    execFileSync(
+      'openssl',
+      [
+        'req',
+        '-x509',
+        '-newkey',
+        'ec',
+        '-pkeyopt',
+        'ec_paramgen_curve:prime256v1',
+        '-nodes',
+        '-days',
+        '1',
+        '-subj',
+        '/CN=127.0.0.1',
+        '-addext',
+        'subjectAltName=IP:127.0.0.1',
+        '-keyout',
+        join(dir, 'key.pem'),
+        '-out',
+        join(dir, 'cert.pem'),
+      ],
+      { stdio: 'ignore' },
+    );
     ca = readFileSync(join(dir, 'cert.pem'));
     tls = await startStreamingServer({ streaming: fake, tls: { cert: ca, key: readFileSync(join(dir, 'key.pem')) } });
   });
@@ -333,33 +389,43 @@ describe('TLS (kubelet streaming server with a certificate)', () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
-  it.each<StreamingTransport>(['spdy', 'websocket'])('%s over TLS: https URL, verified against its CA, exit code back', async (transport) => {
-    const url = tls.getExec({ ...base, cmd: ['split', '2'] });
-    expect(url).toMatch(/^https:\/\/127\.0\.0\.1:\d+\/exec\//);
-    const out = sink();
-    const r = await runRemoteCommand(url, { stdin: null, stdout: out.stream, stderr: null, tty: false }, { transport, ca });
-    expect(r.exitCode).toBe(2);
-    expect(out.text()).toBe('to stdout\n');
-  });
+  it.each<StreamingTransport>(['spdy', 'websocket'])(
+    '%s over TLS: https URL, verified against its CA, exit code back',
+    async (transport) => {
+      const url = tls.getExec({ ...base, cmd: ['split', '2'] });
+      expect(url).toMatch(/^https:\/\/127\.0\.0\.1:\d+\/exec\//);
+      const out = sink();
+      const r = await runRemoteCommand(url, { stdin: null, stdout: out.stream, stderr: null, tty: false }, { transport, ca });
+      expect(r.exitCode).toBe(2);
+      expect(out.text()).toBe('to stdout\n');
+    },
+  );
 
   it('a client that does not trust the certificate gets no session', async () => {
     const url = tls.getExec({ ...base, cmd: ['split', '0'] });
-    await expect(runRemoteCommand(url, { stdin: null, stdout: sink().stream, stderr: null, tty: false })).rejects.toMatchObject({ code: 'Unavailable' });
+    await expect(runRemoteCommand(url, { stdin: null, stdout: sink().stream, stderr: null, tty: false })).rejects.toMatchObject({
+      code: 'Unavailable',
+    });
   });
 });
 
 describe('idle sessions', () => {
-  it.each<StreamingTransport>(['spdy', 'websocket'])('%s: a session without traffic past the idle timeout is closed and its process aborted', async (transport) => {
-    const idle = await startStreamingServer({ streaming: fake, idleTimeoutMs: 300 });
-    try {
-      const url = idle.getExec({ ...base, cmd: ['wait-abort'] });
-      await expect(runRemoteCommand(url, { stdin: null, stdout: sink().stream, stderr: null, tty: false }, { transport })).rejects.toThrow();
-      // the fake's "wait-abort" only returns once the session's signal fired
-      await waitFor(() => idle.openConnections === 0);
-    } finally {
-      await idle.close();
-    }
-  });
+  it.each<StreamingTransport>(['spdy', 'websocket'])(
+    '%s: a session without traffic past the idle timeout is closed and its process aborted',
+    async (transport) => {
+      const idle = await startStreamingServer({ streaming: fake, idleTimeoutMs: 300 });
+      try {
+        const url = idle.getExec({ ...base, cmd: ['wait-abort'] });
+        await expect(
+          runRemoteCommand(url, { stdin: null, stdout: sink().stream, stderr: null, tty: false }, { transport }),
+        ).rejects.toThrow();
+        // the fake's "wait-abort" only returns once the session's signal fired
+        await waitFor(() => idle.openConnections === 0);
+      } finally {
+        await idle.close();
+      }
+    },
+  );
 });
 
 describe('token cache limits', () => {

@@ -35,9 +35,25 @@ async function roundTrip(frames: SpdyFrame[], chunk = Infinity): Promise<SpdyFra
 
 describe('SPDY/3 frames', () => {
   const frames: SpdyFrame[] = [
-    { type: 'syn_stream', streamId: 1, associatedTo: 0, priority: 0, fin: false, unidirectional: false, headers: { streamtype: ['error'] } },
+    {
+      type: 'syn_stream',
+      streamId: 1,
+      associatedTo: 0,
+      priority: 0,
+      fin: false,
+      unidirectional: false,
+      headers: { streamtype: ['error'] },
+    },
     { type: 'syn_reply', streamId: 1, fin: false, headers: {} },
-    { type: 'syn_stream', streamId: 3, associatedTo: 0, priority: 7, fin: true, unidirectional: false, headers: { streamtype: ['data'], port: ['80'], requestid: ['0'] } },
+    {
+      type: 'syn_stream',
+      streamId: 3,
+      associatedTo: 0,
+      priority: 7,
+      fin: true,
+      unidirectional: false,
+      headers: { streamtype: ['data'], port: ['80'], requestid: ['0'] },
+    },
     { type: 'data', streamId: 3, fin: false, data: Buffer.from('hello') },
     { type: 'data', streamId: 3, fin: true, data: Buffer.alloc(0) },
     { type: 'headers', streamId: 3, fin: true, headers: { a: ['1', '2'] } },
@@ -55,7 +71,15 @@ describe('SPDY/3 frames', () => {
 
   it('a control frame is C=1, version 3, type, then flags and a 24-bit length (SYN_STREAM: ids, priority in the top 3 bits)', async () => {
     const enc = new FrameEncoder();
-    const b = await enc.encode({ type: 'syn_stream', streamId: 5, associatedTo: 0, priority: 3, fin: true, unidirectional: false, headers: {} });
+    const b = await enc.encode({
+      type: 'syn_stream',
+      streamId: 5,
+      associatedTo: 0,
+      priority: 3,
+      fin: true,
+      unidirectional: false,
+      headers: {},
+    });
     expect(b.readUInt16BE(0)).toBe(0x8003);
     expect(b.readUInt16BE(2)).toBe(1);
     expect(b.readUInt8(4)).toBe(0x01);
@@ -168,7 +192,9 @@ describe('SPDY connection rules', () => {
     const frames: SpdyFrame[] = [];
     cs.on('data', (c: Buffer) => dec.push(c));
     cs.write(await enc.encode({ type: 'ping', id: 1 }));
-    cs.write(await enc.encode({ type: 'syn_stream', streamId: 2, associatedTo: 0, priority: 0, fin: false, unidirectional: false, headers: {} }));
+    cs.write(
+      await enc.encode({ type: 'syn_stream', streamId: 2, associatedTo: 0, priority: 0, fin: false, unidirectional: false, headers: {} }),
+    );
     while (frames.length < 2) {
       await new Promise((r) => setTimeout(r, 5));
       for (let f = await dec.next(); f; f = await dec.next()) frames.push(f);
@@ -203,9 +229,13 @@ describe('remotecommand payloads', () => {
     const s = exitCodeStatus(3, ['sh']);
     expect(s).toMatchObject({ status: 'Failure', reason: 'NonZeroExitCode', details: { causes: [{ reason: 'ExitCode', message: '3' }] } });
     expect(outcomeOfV4(JSON.stringify(s))).toEqual({ exitCode: 3 });
-    expect(outcomeOfV4('{"metadata":{},"status":"Failure","message":"boom","reason":"InternalError","code":500}')).toEqual({ error: 'boom' });
+    expect(outcomeOfV4('{"metadata":{},"status":"Failure","message":"boom","reason":"InternalError","code":500}')).toEqual({
+      error: 'boom',
+    });
     expect(outcomeOfLegacy('')).toEqual({ exitCode: 0 });
-    expect(outcomeOfLegacy('command terminated with non-zero exit code: error executing command [sh], exit code 7')).toEqual({ exitCode: 7 });
+    expect(outcomeOfLegacy('command terminated with non-zero exit code: error executing command [sh], exit code 7')).toEqual({
+      exitCode: 7,
+    });
   });
 });
 

@@ -49,7 +49,8 @@ export function fakeStreaming(): FakeStreaming {
         const n = Number(args[0]);
         const block = Buffer.alloc(64 * 1024, 'x');
         for (let sent = 0; sent < n; sent += block.length) {
-          if (!req.stdout?.write(block.subarray(0, Math.min(block.length, n - sent)))) await new Promise((r) => req.stdout?.once('drain', r));
+          if (!req.stdout?.write(block.subarray(0, Math.min(block.length, n - sent))))
+            await new Promise((r) => req.stdout?.once('drain', r));
         }
         return { exitCode: 0 };
       }

@@ -106,7 +106,19 @@ describe.skipIf(!canRun)('CNI lab: the probe step and start-up GC of interrupted
     try {
       ({ stdout } = await execFileP(
         process.execPath,
-        ['bin/podscope.mjs', 'lab', 'run', file, '--probe', '--skip-check', '--port-mapping', `${HOST_PORT}:8080/tcp`, '-o', 'json', ...flags],
+        [
+          'bin/podscope.mjs',
+          'lab',
+          'run',
+          file,
+          '--probe',
+          '--skip-check',
+          '--port-mapping',
+          `${HOST_PORT}:8080/tcp`,
+          '-o',
+          'json',
+          ...flags,
+        ],
         { cwd: ROOT },
       ));
     } catch (e) {
@@ -181,7 +193,12 @@ describe.skipIf(!canRun)('CNI lab: the probe step and start-up GC of interrupted
     const caps: LabCapabilities = { portMappings: [{ hostPort: HOST_PORT + 2, containerPort: 80, protocol: 'tcp' }] };
     const child = spawn(
       process.execPath,
-      ['--import', 'tsx', 'tests/real/helpers/lab-crash-driver.ts', JSON.stringify({ options: options(), text: conflist(dir), capabilities: caps })],
+      [
+        '--import',
+        'tsx',
+        'tests/real/helpers/lab-crash-driver.ts',
+        JSON.stringify({ options: options(), text: conflist(dir), capabilities: caps }),
+      ],
       { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] },
     );
     let out = '';
@@ -216,7 +233,9 @@ describe.skipIf(!canRun)('CNI lab: the probe step and start-up GC of interrupted
       const gc = (await engine.info()).startupGc ?? [];
       const item = gc.find((g) => g.path === join(dir, 'netns', containerId));
       expect(item?.error).toBeUndefined();
-      expect(item?.action).toMatch(/interrupted: CNI DEL with the recorded conflist \(2 plugin execs\): ok; netns .* unmounted and deleted/);
+      expect(item?.action).toMatch(
+        /interrupted: CNI DEL with the recorded conflist \(2 plugin execs\): ok; netns .* unmounted and deleted/,
+      );
       expect(logs.some((l) => l.startsWith('start-up GC: netns') && l.includes(containerId))).toBe(true);
       const run = await engine.lab!.get(runId);
       expect(run.recovered?.actions.length).toBe(2);

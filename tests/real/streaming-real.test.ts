@@ -173,12 +173,26 @@ describe('exec with live streams', () => {
 
   it("runs with the container's env and working dir (its spec's process, args replaced)", async () => {
     const out = new Sink();
-    await engine.streaming.exec({ containerId: id, cmd: ['sh', '-c', 'pwd; echo $GREETING'], stdin: null, stdout: out, stderr: null, tty: false });
+    await engine.streaming.exec({
+      containerId: id,
+      cmd: ['sh', '-c', 'pwd; echo $GREETING'],
+      stdin: null,
+      stdout: out,
+      stderr: null,
+      tty: false,
+    });
     expect(out.text).toBe('/tmp\nfrom-spec\n');
   });
 
   it('reports a signal death as 128+N', async () => {
-    const r = await engine.streaming.exec({ containerId: id, cmd: ['sh', '-c', 'kill -9 $$'], stdin: null, stdout: null, stderr: null, tty: false });
+    const r = await engine.streaming.exec({
+      containerId: id,
+      cmd: ['sh', '-c', 'kill -9 $$'],
+      stdin: null,
+      stdout: null,
+      stderr: null,
+      tty: false,
+    });
     expect(r.exitCode).toBe(137);
   });
 
@@ -220,7 +234,15 @@ describe('exec with live streams', () => {
     it(`an abort kills the exec'd process (${tty ? 'tty' : 'pipes'}): no process is left`, async () => {
       const marker = tty ? '31338' : '31337';
       const ac = new AbortController();
-      const run = engine.streaming.exec({ containerId: id, cmd: ['sleep', marker], stdin: null, stdout: null, stderr: null, tty, signal: ac.signal });
+      const run = engine.streaming.exec({
+        containerId: id,
+        cmd: ['sleep', marker],
+        stdin: null,
+        stdout: null,
+        stderr: null,
+        tty,
+        signal: ac.signal,
+      });
       const [pid] = await until('the exec to start', () => {
         const p = pidsWithArgv(['sleep', marker]);
         return p.length ? p : undefined;
@@ -253,7 +275,9 @@ describe('exec with live streams', () => {
       hasCode(e, 'NotFound'),
     );
     const done = await startContainer(['true']);
-    await until('the container to exit', async () => ((await engine.containerStatus(done)).state === 'CONTAINER_EXITED' ? true : undefined));
+    await until('the container to exit', async () =>
+      (await engine.containerStatus(done)).state === 'CONTAINER_EXITED' ? true : undefined,
+    );
     await expect(engine.streaming.exec({ containerId: done, cmd: ['true'], ...io })).rejects.toSatisfy(
       (e: unknown) => hasCode(e, 'FailedPrecondition') && (e as Error).message.includes(done),
     );
@@ -355,16 +379,18 @@ describe('port-forward', () => {
     });
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
     port = (server.address() as { port: number }).port;
-    const body = await until('the page', () =>
-      new Promise<string | undefined>((resolve) => {
-        const req = request({ host: '127.0.0.1', port, path: '/index.html', timeout: 5000 }, (res) => {
-          let b = '';
-          res.on('data', (c: Buffer) => (b += c.toString()));
-          res.on('end', () => resolve(b));
-        });
-        req.on('error', () => resolve(undefined));
-        req.end();
-      }),
+    const body = await until(
+      'the page',
+      () =>
+        new Promise<string | undefined>((resolve) => {
+          const req = request({ host: '127.0.0.1', port, path: '/index.html', timeout: 5000 }, (res) => {
+            let b = '';
+            res.on('data', (c: Buffer) => (b += c.toString()));
+            res.on('end', () => resolve(b));
+          });
+          req.on('error', () => resolve(undefined));
+          req.end();
+        }),
     );
     expect(body).toBe(INDEX_HTML);
     await Promise.allSettled(forwards);
@@ -378,10 +404,12 @@ describe('port-forward', () => {
     await until('httpd on ::1', async () => {
       const a = new PassThrough();
       const b = new Sink();
-      const ok = await engine.streaming.portForward({ sandboxId: podId, port: 8081, stream: Duplex.from({ readable: a, writable: b }) }).then(
-        () => true,
-        () => undefined,
-      );
+      const ok = await engine.streaming
+        .portForward({ sandboxId: podId, port: 8081, stream: Duplex.from({ readable: a, writable: b }) })
+        .then(
+          () => true,
+          () => undefined,
+        );
       return ok;
     });
     const fwd = engine.streaming.portForward({ sandboxId: podId, port: 8081, stream });
@@ -402,7 +430,10 @@ describe('port-forward', () => {
 
 describe('logs', () => {
   it('follow prints what is there, then a line written later, and ends when the container exits; --tail and --since', async () => {
-    const id = await startContainer(['sh', '-c', 'echo one; echo two >&2; echo three; read x; echo "late $x"'], { stdin: true, stdin_once: true });
+    const id = await startContainer(['sh', '-c', 'echo one; echo two >&2; echo three; read x; echo "late $x"'], {
+      stdin: true,
+      stdin_once: true,
+    });
     const got: LogEntry[] = [];
     const follow = (async () => {
       for await (const e of await engine.containerLogs(id, { follow: true })) got.push(e);
@@ -435,7 +466,9 @@ describe('podscope logs (the CLI, an engine of its own in another process)', () 
   const cli = async (...args: string[]) => {
     const flags = engineFlagsFor({ ...env.options, cniBinDirs: ['/usr/lib/cni'] });
     try {
-      const { stdout, stderr } = await execFileP(process.execPath, ['bin/podscope.mjs', ...args, ...flags], { cwd: join(__dirname, '../..') });
+      const { stdout, stderr } = await execFileP(process.execPath, ['bin/podscope.mjs', ...args, ...flags], {
+        cwd: join(__dirname, '../..'),
+      });
       return { code: 0, stdout, stderr };
     } catch (e) {
       const err = e as { code: number; stdout: string; stderr: string };

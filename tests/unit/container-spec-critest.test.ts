@@ -40,7 +40,14 @@ describe('container capabilities', () => {
 });
 
 describe('rootfs propagation (containerd WithMounts)', () => {
-  const mount = (propagation: number) => ({ container_path: '/m', host_path: '/h', readonly: false, selinux_relabel: false, recursive_read_only: false, propagation });
+  const mount = (propagation: number) => ({
+    container_path: '/m',
+    host_path: '/h',
+    readonly: false,
+    selinux_relabel: false,
+    recursive_read_only: false,
+    propagation,
+  });
   it('Bidirectional makes the root rshared, HostToContainer rslave, private mounts leave runc its default', () => {
     expect(rootfsPropagation([mount(0), mount(2), mount(1)])).toBe('rshared');
     expect(rootfsPropagation([mount(0), mount(1)])).toBe('rslave');

@@ -23,7 +23,12 @@ const rec = (t: string, stream: string, tag: string, text: string) => `${t} ${st
 
 describe('parsing', () => {
   it('reads a record; the text keeps its spaces; an empty F record is an empty line; junk is skipped', () => {
-    expect(parseCriLogLine(`${T(1)} stdout F  two  spaces `)).toEqual({ time: T(1), stream: 'stdout', partial: false, text: ' two  spaces ' });
+    expect(parseCriLogLine(`${T(1)} stdout F  two  spaces `)).toEqual({
+      time: T(1),
+      stream: 'stdout',
+      partial: false,
+      text: ' two  spaces ',
+    });
     expect(parseCriLogLine(`${T(1)} stderr F`)).toEqual({ time: T(1), stream: 'stderr', partial: false, text: '' });
     expect(parseCriLogLine(`${T(1)} stdout X text`)).toBeUndefined();
     expect(parseCriLogLine(`yesterday stdout F text`)).toBeUndefined();
@@ -32,7 +37,10 @@ describe('parsing', () => {
 
   it('joins P records with the F that ends them, per stream: a stderr line in between stays whole', () => {
     const text =
-      rec(T(1), 'stdout', 'P', 'aaa') + rec(T(2), 'stderr', 'F', 'err line') + rec(T(3), 'stdout', 'P', 'bbb') + rec(T(4), 'stdout', 'F', 'ccc');
+      rec(T(1), 'stdout', 'P', 'aaa') +
+      rec(T(2), 'stderr', 'F', 'err line') +
+      rec(T(3), 'stdout', 'P', 'bbb') +
+      rec(T(4), 'stdout', 'F', 'ccc');
     const { entries, rest } = parseCriLog(text);
     expect(rest).toBe('');
     expect(entries).toEqual([
@@ -98,7 +106,8 @@ describe('the reader', () => {
         rec(T(5), 'stdout', 'F', 'four'),
     );
     const never = async () => false;
-    const texts = async (o: Parameters<typeof openContainerLog>[1]) => (await all(await openContainerLog(path, o, never))).map((e) => e.text);
+    const texts = async (o: Parameters<typeof openContainerLog>[1]) =>
+      (await all(await openContainerLog(path, o, never))).map((e) => e.text);
     expect(await texts({})).toEqual(['one', 'two', 'three', 'four']);
     expect(await texts({ tail: 2 })).toEqual(['three', 'four']);
     expect(await texts({ tail: 0 })).toEqual([]);
@@ -123,7 +132,9 @@ describe('the reader', () => {
     const got = await all(await openContainerLog(path, { tail: 2 }, never));
     expect(got.map((e) => e.text.length)).toEqual([4 * chunk.length + 3, 4]);
     expect(got[0]!.time).toBe(T(2, 0));
-    expect((await all(await openContainerLog(path, { tail: 1, stream: 'stderr' }, never))).map((e) => e.text)).toEqual(['the only stderr line']);
+    expect((await all(await openContainerLog(path, { tail: 1, stream: 'stderr' }, never))).map((e) => e.text)).toEqual([
+      'the only stderr line',
+    ]);
     expect((await all(await openContainerLog(path, { tail: 3, sinceNs: rfc3339ToNs(T(3)) }, never))).map((e) => e.text)).toEqual(['last']);
     expect((await all(await openContainerLog(path, { tail: 10_000 }, never))).length).toBe(4003);
   });
@@ -189,7 +200,8 @@ describe('the reader', () => {
     const ac = new AbortController();
     const got: string[] = [];
     const reader = (async () => {
-      for await (const e of await openContainerLog(path, { follow: true, pollMs: 10_000, signal: ac.signal }, async () => true)) got.push(e.text);
+      for await (const e of await openContainerLog(path, { follow: true, pollMs: 10_000, signal: ac.signal }, async () => true))
+        got.push(e.text);
     })();
     for (let i = 0; i < 500 && got.length < 1; i++) await new Promise((r) => setTimeout(r, 10));
     ac.abort();

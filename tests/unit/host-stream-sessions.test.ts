@@ -36,7 +36,9 @@ interface Conn {
 }
 
 async function open(port: number, token: string): Promise<Conn> {
-  const ws = new WebSocket(`ws://127.0.0.1:${port}/ipc?token=${encodeURIComponent(token)}`, { headers: { Origin: `http://127.0.0.1:${port}` } });
+  const ws = new WebSocket(`ws://127.0.0.1:${port}/ipc?token=${encodeURIComponent(token)}`, {
+    headers: { Origin: `http://127.0.0.1:${port}` },
+  });
   await new Promise((r, j) => ws.once('open', r).once('error', j));
   const frames: ServerFrame[] = [];
   const waiting = new Map<number, (r: Reply) => void>();

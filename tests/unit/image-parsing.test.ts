@@ -77,7 +77,9 @@ describe('image references', () => {
   it('--registry-mirror takes HOST=origin and refuses what would mean something else, naming the flag', () => {
     expect(parseRegistryMirror('docker.io=http://127.0.0.1:5000/')).toEqual(['docker.io', 'http://127.0.0.1:5000']);
     expect(parseRegistryMirror('index.docker.io=https://m.lan')).toEqual(['docker.io', 'https://m.lan']);
-    expect(engineOptionsFromFlags({ 'registry-mirror': ['gcr.io=http://127.0.0.1:1', 'localhost:5000=http://[::1]:2'] }).registryMirrors).toEqual({
+    expect(
+      engineOptionsFromFlags({ 'registry-mirror': ['gcr.io=http://127.0.0.1:1', 'localhost:5000=http://[::1]:2'] }).registryMirrors,
+    ).toEqual({
       'gcr.io': 'http://127.0.0.1:1',
       'localhost:5000': 'http://[::1]:2',
     });

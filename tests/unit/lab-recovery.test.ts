@@ -105,7 +105,9 @@ describe('lab start-up teardown of interrupted runs', () => {
       `DEL portmap ${rec.containerId}`,
       `DEL bridge ${rec.containerId}`,
     ]);
-    expect(JSON.parse(runner.execs[0]!.stdin!).runtimeConfig).toEqual({ portMappings: [{ hostPort: 28123, containerPort: 80, protocol: 'tcp' }] });
+    expect(JSON.parse(runner.execs[0]!.stdin!).runtimeConfig).toEqual({
+      portMappings: [{ hostPort: 28123, containerPort: 80, protocol: 'tcp' }],
+    });
     expect(netns.pinned.has(rec.netns)).toBe(false);
     expect(await readdir(join(dir, 'lab', 'inflight'))).toEqual([]);
     const run = await lab.get(rec.id);

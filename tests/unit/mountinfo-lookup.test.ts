@@ -30,7 +30,9 @@ describe('findMount', () => {
     const path = fc.array(seg, { minLength: 1, maxLength: 3 }).map((s) => `/${s.join('/')}`);
     fc.assert(
       fc.property(
-        fc.array(fc.tuple(path, path, fc.constantFrom('nsfs', 'tmpfs', 'ext4'), fc.constantFrom('', 'shared:3', 'master:2')), { maxLength: 12 }),
+        fc.array(fc.tuple(path, path, fc.constantFrom('nsfs', 'tmpfs', 'ext4'), fc.constantFrom('', 'shared:3', 'master:2')), {
+          maxLength: 12,
+        }),
         path,
         (rows, probe) => {
           const text = rows.map(([root, mp, fs, opt], i) => line(i + 10, root, mp, fs, opt)).join('\n');

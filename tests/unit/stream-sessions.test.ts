@@ -94,15 +94,22 @@ describe('stream sessions over IPC', () => {
     const { connection, toy, router } = await setup();
     const a = connection('win-a');
     const total = STREAM_WINDOW_BYTES * 4;
-    const { sessionId } = await a.client.call('stream.exec', { containerId: 'c1', cmd: ['flood', String(total)], tty: false, stdin: false });
-    const sent = () => a.events.filter((e) => e.kind === 'stream.data').reduce((n, e) => n + Buffer.from((e as { data: string }).data, 'base64').length, 0);
+    const { sessionId } = await a.client.call('stream.exec', {
+      containerId: 'c1',
+      cmd: ['flood', String(total)],
+      tty: false,
+      stdin: false,
+    });
+    const sent = () =>
+      a.events.filter((e) => e.kind === 'stream.data').reduce((n, e) => n + Buffer.from((e as { data: string }).data, 'base64').length, 0);
     await until(() => sent() > STREAM_WINDOW_BYTES, 'the first window');
     // the process is blocked: nothing more is produced however long we wait for it
     const before = toy.flooded;
     await new Promise((r) => setTimeout(r, 100));
     expect(toy.flooded).toBe(before);
     expect(sent()).toBeLessThan(STREAM_WINDOW_BYTES + 4 * 16 * 1024 + 64 * 1024);
-    for (const e of a.events) if (e.kind === 'stream.data') expect(Buffer.from(e.data, 'base64').length).toBeLessThanOrEqual(STREAM_CHUNK_BYTES);
+    for (const e of a.events)
+      if (e.kind === 'stream.data') expect(Buffer.from(e.data, 'base64').length).toBeLessThanOrEqual(STREAM_CHUNK_BYTES);
     // acknowledging everything sent lets it go on, to the end
     let acked = 0;
     while (!exitOf(a.events, sessionId)) {
@@ -181,7 +188,9 @@ describe('stream sessions over IPC', () => {
     const a = connection('win-a');
     fakes.images.add({ repoTags: ['podscope.test/busybox:1'] });
     const logDir = join(fakes.dir, 'logs');
-    const { id: podId } = await fakes.engine.run({ config: { metadata: { name: 'p', namespace: 'default', uid: 'u' }, log_directory: logDir } });
+    const { id: podId } = await fakes.engine.run({
+      config: { metadata: { name: 'p', namespace: 'default', uid: 'u' }, log_directory: logDir },
+    });
     const { id } = await fakes.engine.createContainer({
       podSandboxId: podId,
       config: { metadata: { name: 'c' }, image: { image: 'podscope.test/busybox:1' }, log_path: 'c_0.log' },
@@ -214,7 +223,10 @@ describe('stream sessions over IPC', () => {
     const a = connection('win-a');
     fakes.images.add({ repoTags: ['podscope.test/busybox:1'] });
     const { id: podId } = await fakes.engine.run({ config: { metadata: { name: 'p', namespace: 'default', uid: 'u' } } });
-    const { id } = await fakes.engine.createContainer({ podSandboxId: podId, config: { metadata: { name: 'c' }, image: { image: 'podscope.test/busybox:1' } } });
+    const { id } = await fakes.engine.createContainer({
+      podSandboxId: podId,
+      config: { metadata: { name: 'c' }, image: { image: 'podscope.test/busybox:1' } },
+    });
     await expect(a.client.call('logs.follow', { containerId: id })).rejects.toMatchObject({
       code: 'FailedPrecondition',
       message: expect.stringContaining('no log file'),

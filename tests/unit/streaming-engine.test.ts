@@ -50,7 +50,14 @@ describe('exec', () => {
   it("runs the container's process (env, cwd, user) with the given args and terminal", async () => {
     const id = await running('c', { envs: [{ key: 'B', value: 'cfg' }] });
     const out = new Sink();
-    const r = await t.engine.streaming.exec({ containerId: id.slice(0, 8), cmd: ['echo', 'hi'], stdin: null, stdout: out, stderr: null, tty: true });
+    const r = await t.engine.streaming.exec({
+      containerId: id.slice(0, 8),
+      cmd: ['echo', 'hi'],
+      stdin: null,
+      stdout: out,
+      stderr: null,
+      tty: true,
+    });
     expect(r).toEqual({ exitCode: 0 });
     expect(out.text).toBe('hi\n');
     const proc = t.containerRuntime.streamExecs[0]!.process as { args: string[]; terminal: boolean; env: string[]; cwd: string };
@@ -98,7 +105,15 @@ describe('exec', () => {
   it('an abort ends the session with Canceled', async () => {
     const id = await running('c');
     const ac = new AbortController();
-    const run = t.engine.streaming.exec({ containerId: id, cmd: ['cat'], stdin: new PassThrough(), stdout: null, stderr: null, tty: false, signal: ac.signal });
+    const run = t.engine.streaming.exec({
+      containerId: id,
+      cmd: ['cat'],
+      stdin: new PassThrough(),
+      stdout: null,
+      stderr: null,
+      tty: false,
+      signal: ac.signal,
+    });
     await new Promise((r) => setTimeout(r, 5));
     ac.abort();
     await expect(run).rejects.toMatchObject({ code: 'Canceled' });
@@ -172,11 +187,15 @@ describe('port-forward', () => {
 
   it('refuses a bad port, an unknown pod and a stopped pod', async () => {
     const s = () => new PassThrough();
-    await expect(t.engine.streaming.portForward({ sandboxId: podId, port: 0, stream: s() })).rejects.toMatchObject({ code: 'InvalidArgument' });
+    await expect(t.engine.streaming.portForward({ sandboxId: podId, port: 0, stream: s() })).rejects.toMatchObject({
+      code: 'InvalidArgument',
+    });
     await expect(t.engine.streaming.portForward({ sandboxId: podId, port: 70000, stream: s() })).rejects.toMatchObject({
       code: 'InvalidArgument',
     });
-    await expect(t.engine.streaming.portForward({ sandboxId: 'f'.repeat(64), port: 80, stream: s() })).rejects.toMatchObject({ code: 'NotFound' });
+    await expect(t.engine.streaming.portForward({ sandboxId: 'f'.repeat(64), port: 80, stream: s() })).rejects.toMatchObject({
+      code: 'NotFound',
+    });
     await t.engine.stop(podId);
     await expect(t.engine.streaming.portForward({ sandboxId: podId, port: 80, stream: s() })).rejects.toMatchObject({
       code: 'FailedPrecondition',

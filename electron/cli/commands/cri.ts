@@ -34,7 +34,9 @@ export async function run(argv: string[]): Promise<number> {
   });
   process.stderr.write(`serving CRI runtime.v1 on ${server.socketPath}${group !== undefined ? ` (group ${group})` : ''}\n`);
   process.stderr.write(
-    server.streamingUrl ? `streaming (exec, attach, port-forward) on ${server.streamingUrl}\n` : 'streaming: not available from this engine\n',
+    server.streamingUrl
+      ? `streaming (exec, attach, port-forward) on ${server.streamingUrl}\n`
+      : 'streaming: not available from this engine\n',
   );
   await untilSignal();
   await server.close();

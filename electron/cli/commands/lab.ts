@@ -85,7 +85,9 @@ function printRun(run: LabRun): void {
     );
   if (run.checkSkipped) lines.push(`  CHECK skipped: ${run.checkSkipped}`);
   if (run.probe) {
-    lines.push(`  PROBE ${run.probe.ok ? 'ok' : 'FAILED'} at ${run.probe.measuredAt} (${run.probe.measuredBy}, ${Math.round(run.probe.durationMs)} ms):`);
+    lines.push(
+      `  PROBE ${run.probe.ok ? 'ok' : 'FAILED'} at ${run.probe.measuredAt} (${run.probe.measuredBy}, ${Math.round(run.probe.durationMs)} ms):`,
+    );
     for (const p of run.probe.paths)
       lines.push(
         `    ${p.kind.padEnd(8)} ${p.from} → ${p.to}/${p.proto}  ${p.verdict}${p.rttMs !== undefined ? ` (${p.rttMs} ms)` : ''}${p.measured ? '' : ' (not measured)'}  ${p.note}`,
@@ -163,7 +165,11 @@ export async function run(argv: string[]): Promise<number> {
     });
     if (!caps.success) throw new PodscopeError('InvalidArgument', formatIssues(caps.error).join('; '));
     const result = await withLab(flags, (lab) =>
-      lab.run({ text, capabilities: caps.data, force: flags.force === true, skipCheck: flags['skip-check'] === true,
+      lab.run({
+        text,
+        capabilities: caps.data,
+        force: flags.force === true,
+        skipCheck: flags['skip-check'] === true,
         probe: flags.probe === true,
       }),
     );

@@ -28,7 +28,10 @@ export async function run(argv: string[]): Promise<number> {
     throw new PodscopeError('InvalidArgument', '--tail must be a non-negative integer');
   const sinceNs = typeof flags.since === 'string' ? parseSince(flags.since, Date.now()) : undefined;
   if (typeof flags.since === 'string' && sinceNs === undefined)
-    throw new PodscopeError('InvalidArgument', `--since ${JSON.stringify(flags.since)} is neither an RFC3339 time nor a duration (e.g. 5m)`);
+    throw new PodscopeError(
+      'InvalidArgument',
+      `--since ${JSON.stringify(flags.since)} is neither an RFC3339 time nor a duration (e.g. 5m)`,
+    );
   const stream = flags.stream;
   if (stream !== undefined && stream !== 'stdout' && stream !== 'stderr')
     throw new PodscopeError('InvalidArgument', '--stream must be stdout or stderr');
@@ -44,7 +47,13 @@ export async function run(argv: string[]): Promise<number> {
     const isRunning = async () => (await api.containerStatus(st.id).catch(() => undefined))?.state === 'CONTAINER_RUNNING';
     const lines = await openContainerLog(
       st.logPath,
-      { follow: flags.follow === true, sinceNs, tail: tail === -1 ? undefined : tail, stream: stream as 'stdout' | 'stderr' | undefined, pollMs: 200 },
+      {
+        follow: flags.follow === true,
+        sinceNs,
+        tail: tail === -1 ? undefined : tail,
+        stream: stream as 'stdout' | 'stderr' | undefined,
+        pollMs: 200,
+      },
       isRunning,
     );
     for await (const e of lines) {

@@ -21,7 +21,8 @@ export function parsePortPair(text: string): PortPair {
   const local = m?.[1] === '' ? (text.includes(':') ? 0 : Number(m[2])) : Number(m?.[1]);
   const remote = Number(m?.[2]);
   const ok = (n: number, min: number) => Number.isInteger(n) && n >= min && n <= 65535;
-  if (!m || !ok(remote, 1) || !ok(local, 0)) throw new PodscopeError('InvalidArgument', `port ${JSON.stringify(text)}: want [LOCAL:]REMOTE with ports 1-65535`);
+  if (!m || !ok(remote, 1) || !ok(local, 0))
+    throw new PodscopeError('InvalidArgument', `port ${JSON.stringify(text)}: want [LOCAL:]REMOTE with ports 1-65535`);
   return { local, remote };
 }
 

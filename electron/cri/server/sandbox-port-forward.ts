@@ -10,7 +10,11 @@ import type { CriEngine } from './handler';
 import { requireSandboxId } from './resolve-id';
 import { requireStreaming } from './container-exec';
 
-export async function portForward(engine: CriEngine, server: StreamingServer | undefined, req: pb.PortForwardRequest): Promise<pb.PortForwardResponse> {
+export async function portForward(
+  engine: CriEngine,
+  server: StreamingServer | undefined,
+  req: pb.PortForwardRequest,
+): Promise<pb.PortForwardResponse> {
   requireSandboxId(req.podSandboxId);
   for (const p of req.port) if (!Number.isInteger(p) || p < 1 || p > 65535) throw invalidArgument(`port ${p} is out of range 1-65535`);
   const streaming = requireStreaming(server);

@@ -62,7 +62,10 @@ class Resizes implements ResizeSource {
 function sink(send: (chunk: Buffer) => Promise<void>): Writable {
   return new Writable({
     write(chunk: Buffer, _enc, cb) {
-      send(chunk).then(() => cb(), () => cb());
+      send(chunk).then(
+        () => cb(),
+        () => cb(),
+      );
     },
   });
 }
@@ -196,9 +199,7 @@ export class WsChannels {
 
   send(channel: number, data: Buffer): Promise<void> {
     if (this.ws.readyState !== this.ws.OPEN) return Promise.resolve();
-    const frame = this.base64
-      ? String.fromCharCode(48 + channel) + data.toString('base64')
-      : Buffer.concat([Buffer.from([channel]), data]);
+    const frame = this.base64 ? String.fromCharCode(48 + channel) + data.toString('base64') : Buffer.concat([Buffer.from([channel]), data]);
     return new Promise<void>((resolve) => this.ws.send(frame, { binary: !this.base64 }, () => resolve()));
   }
 }
@@ -246,4 +247,3 @@ export function wsRemoteCommandChannels(ws: WebSocket, protocol: string, opts: S
     },
   };
 }
-

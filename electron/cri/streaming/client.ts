@@ -52,14 +52,23 @@ export interface StreamingClientOptions {
 export type RemoteCommandIO = StreamIO;
 
 /** Runs exec or attach at `url`; resolves with the exit code (0 for attach), rejects when the session fails. */
-export async function runRemoteCommand(url: string, io: RemoteCommandIO, options: StreamingClientOptions = {}): Promise<{ exitCode: number }> {
+export async function runRemoteCommand(
+  url: string,
+  io: RemoteCommandIO,
+  options: StreamingClientOptions = {},
+): Promise<{ exitCode: number }> {
   const outcome = options.transport === 'websocket' ? await remoteCommandWs(url, io, options) : await remoteCommandSpdy(url, io, options);
   if ('error' in outcome) throw new PodscopeError('RuntimeError', outcome.error);
   return outcome;
 }
 
 /** Forwards one connection (`stream`) to `port` through the portforward URL; resolves when both sides are done. */
-export async function runPortForward(url: string, port: number, stream: Duplex, options: StreamingClientOptions & { signal?: AbortSignal } = {}): Promise<void> {
+export async function runPortForward(
+  url: string,
+  port: number,
+  stream: Duplex,
+  options: StreamingClientOptions & { signal?: AbortSignal } = {},
+): Promise<void> {
   if (options.transport === 'websocket') return portForwardWs(url, port, stream, options);
   const { conn } = await upgradeSpdy(url, [PORTFORWARD_PROTOCOL], options);
   const abort = () => conn.destroy();
@@ -85,7 +94,11 @@ export async function runPortForward(url: string, port: number, stream: Duplex, 
 
 // ---------------------------------------------------------------------------------------------------------------- SPDY
 
-async function upgradeSpdy(url: string, protocols: string[], options: StreamingClientOptions): Promise<{ conn: SpdyConnection; protocol: string }> {
+async function upgradeSpdy(
+  url: string,
+  protocols: string[],
+  options: StreamingClientOptions,
+): Promise<{ conn: SpdyConnection; protocol: string }> {
   const u = new URL(url);
   const req: ClientRequest = (u.protocol === 'https:' ? httpsRequest : httpRequest)(u, {
     method: 'POST',
@@ -100,15 +113,22 @@ async function upgradeSpdy(url: string, protocols: string[], options: StreamingC
       res.setEncoding('utf8');
       res.on('data', (c: string) => (body = (body + c).slice(0, 4096)));
       res.on('end', () => {
-        const code = res.statusCode === 404 ? 'NotFound' : res.statusCode === 403 || res.statusCode === 400 ? 'FailedPrecondition' : 'RuntimeError';
+        const code =
+          res.statusCode === 404 ? 'NotFound' : res.statusCode === 403 || res.statusCode === 400 ? 'FailedPrecondition' : 'RuntimeError';
         reject(new PodscopeError(code, `streaming server answered ${res.statusCode}: ${body.trim()}`));
       });
     });
     req.on('upgrade', (res: IncomingMessage, socket, head: Buffer) => {
       const protocol = String(res.headers[HEADER_PROTOCOL_VERSION.toLowerCase()] ?? '');
-      if (!String(res.headers.upgrade ?? '').toLowerCase().includes(SPDY_UPGRADE.toLowerCase())) {
+      if (
+        !String(res.headers.upgrade ?? '')
+          .toLowerCase()
+          .includes(SPDY_UPGRADE.toLowerCase())
+      ) {
         socket.destroy();
-        return reject(new PodscopeError('RuntimeError', `streaming server upgraded to ${String(res.headers.upgrade)}, not ${SPDY_UPGRADE}`));
+        return reject(
+          new PodscopeError('RuntimeError', `streaming server upgraded to ${String(res.headers.upgrade)}, not ${SPDY_UPGRADE}`),
+        );
       }
       const conn = new SpdyConnection(socket, 'client', head);
       conn.on('error', () => undefined);
@@ -171,7 +191,11 @@ function feed(from: Readable, to: SpdyStream): () => void {
  */
 function copyOut(from: SpdyStream | undefined, to: Writable | null): Promise<void> {
   if (!from || !to) return Promise.resolve();
-  const writes = new WriteTracker(to, () => from.pause(), () => from.resume());
+  const writes = new WriteTracker(
+    to,
+    () => from.pause(),
+    () => from.resume(),
+  );
   from.on('data', (c: Buffer) => writes.write(c));
   return ended(from).then(() => writes.flushed());
 }
@@ -223,7 +247,12 @@ function collect(s: Readable): Promise<string> {
 const wsUrl = (url: string) => url.replace(/^http/, 'ws');
 
 /** `onMessage` is attached before the handshake completes: the server's first messages can arrive with the 101 */
-function openWs(url: string, protocols: string[], options: StreamingClientOptions, onMessage: (data: Buffer, isBinary: boolean) => void): Promise<WebSocket> {
+function openWs(
+  url: string,
+  protocols: string[],
+  options: StreamingClientOptions,
+  onMessage: (data: Buffer, isBinary: boolean) => void,
+): Promise<WebSocket> {
   const ws = new WebSocket(wsUrl(url), protocols, {
     ...(options.ca !== undefined && { ca: options.ca }),
     ...(options.rejectUnauthorized !== undefined && { rejectUnauthorized: options.rejectUnauthorized }),
@@ -303,7 +332,12 @@ async function remoteCommandWs(url: string, io: RemoteCommandIO, options: Stream
   }
 }
 
-async function portForwardWs(url: string, port: number, stream: Duplex, options: StreamingClientOptions & { signal?: AbortSignal }): Promise<void> {
+async function portForwardWs(
+  url: string,
+  port: number,
+  stream: Duplex,
+  options: StreamingClientOptions & { signal?: AbortSignal },
+): Promise<void> {
   const u = new URL(url);
   u.searchParams.set('port', String(port));
   // the first message on each channel starts with the port (2 bytes, little endian): it is not payload

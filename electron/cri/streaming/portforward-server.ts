@@ -71,7 +71,13 @@ async function forward(streaming: ContainerStreaming, sandboxId: string, port: n
   }
 }
 
-export async function servePortForwardWs(ws: WebSocket, protocol: string, streaming: ContainerStreaming, sandboxId: string, ports: number[]): Promise<void> {
+export async function servePortForwardWs(
+  ws: WebSocket,
+  protocol: string,
+  streaming: ContainerStreaming,
+  sandboxId: string,
+  ports: number[],
+): Promise<void> {
   const ch = new WsChannels(ws, protocol);
   ws.on('error', () => undefined);
   const sessions = ports.map(async (port, i) => {

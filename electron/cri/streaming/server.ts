@@ -95,7 +95,9 @@ export async function startStreamingServer(options: StreamingServerOptions): Pro
     // a plain request with a valid token is not a stream: kubelet answers 400 from its upgrade handshake
     plain(res, 400, 'unable to upgrade: missing upgrade headers in request\n');
   };
-  const server: HttpServer = options.tls ? createHttpsServer({ cert: options.tls.cert, key: options.tls.key }, handler) : createHttpServer(handler);
+  const server: HttpServer = options.tls
+    ? createHttpsServer({ cert: options.tls.cert, key: options.tls.key }, handler)
+    : createHttpServer(handler);
   server.on('connection', (s: Socket) => {
     sockets.add(s);
     s.once('close', () => sockets.delete(s));
@@ -116,7 +118,8 @@ export async function startStreamingServer(options: StreamingServerOptions): Pro
     if (!cached || cached.kind !== route.kind) return rawReply(socket, 404, 'not found');
     const upgrade = String(req.headers.upgrade ?? '').toLowerCase();
     if (upgrade === 'websocket') return onWebSocket(req, socket, head, cached, route.query);
-    if (!upgrade.includes(SPDY_UPGRADE.toLowerCase())) return rawReply(socket, 400, 'unable to upgrade: missing upgrade headers in request');
+    if (!upgrade.includes(SPDY_UPGRADE.toLowerCase()))
+      return rawReply(socket, 400, 'unable to upgrade: missing upgrade headers in request');
     const server = cached.kind === 'portforward' ? [PORTFORWARD_PROTOCOL] : [...SPDY_REMOTECOMMAND_PROTOCOLS];
     const offered = String(req.headers[HEADER_PROTOCOL_VERSION.toLowerCase()] ?? '')
       .split(',')
@@ -126,7 +129,12 @@ export async function startStreamingServer(options: StreamingServerOptions): Pro
     const protocol = offered.find((p) => server.includes(p));
     if (!protocol) {
       const accepted = server.map((p) => `${HEADER_ACCEPTED_PROTOCOL_VERSIONS}: ${p}\r\n`).join('');
-      return rawReply(socket, 403, `unable to upgrade: unable to negotiate protocol: client supports ${offered.join(',')}, server accepts ${server.join(',')}`, accepted);
+      return rawReply(
+        socket,
+        403,
+        `unable to upgrade: unable to negotiate protocol: client supports ${offered.join(',')}, server accepts ${server.join(',')}`,
+        accepted,
+      );
     }
     socket.write(
       `HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: ${SPDY_UPGRADE}\r\n${HEADER_PROTOCOL_VERSION}: ${protocol}\r\n\r\n`,
@@ -170,7 +178,14 @@ export async function startStreamingServer(options: StreamingServerOptions): Pro
 
   async function runRemoteCommand(cached: Exclude<Cached, { kind: 'portforward' }>, ch: RemoteCommandChannels): Promise<void> {
     let status: StreamStatus;
-    const io = { stdin: ch.stdin, stdout: ch.stdout, stderr: ch.stderr, tty: cached.req.tty, resize: ch.resize, signal: ch.signal } as const;
+    const io = {
+      stdin: ch.stdin,
+      stdout: ch.stdout,
+      stderr: ch.stderr,
+      tty: cached.req.tty,
+      resize: ch.resize,
+      signal: ch.signal,
+    } as const;
     try {
       if (cached.kind === 'exec') {
         const { exitCode } = await options.streaming.exec({ ...io, containerId: cached.req.containerId, cmd: cached.req.cmd });

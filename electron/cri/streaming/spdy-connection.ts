@@ -49,13 +49,10 @@ export class SpdyStream extends Duplex {
   override _final(cb: (e?: Error | null) => void): void {
     if (this.wasReset) return cb();
     this.localFin = true;
-    this.conn.send({ type: 'data', streamId: this.id, fin: true, data: Buffer.alloc(0) }).then(
-      () => {
-        this.maybeDone();
-        cb();
-      },
-      cb,
-    );
+    this.conn.send({ type: 'data', streamId: this.id, fin: true, data: Buffer.alloc(0) }).then(() => {
+      this.maybeDone();
+      cb();
+    }, cb);
   }
 
   override _destroy(err: Error | null, cb: (e?: Error | null) => void): void {
@@ -153,7 +150,15 @@ export class SpdyConnection extends EventEmitter<SpdyConnectionEvents> {
     const stream = new SpdyStream(this, id, headers);
     this.streams.set(id, stream);
     const replied = new Promise<void>((resolve, reject) => this.pendingReplies.set(id, { resolve, reject }));
-    await this.send({ type: 'syn_stream', streamId: id, associatedTo: 0, priority: 0, fin: options.fin ?? false, unidirectional: false, headers });
+    await this.send({
+      type: 'syn_stream',
+      streamId: id,
+      associatedTo: 0,
+      priority: 0,
+      fin: options.fin ?? false,
+      unidirectional: false,
+      headers,
+    });
     if (options.fin) stream.end();
     await replied;
     return stream;

@@ -55,7 +55,15 @@ export type SpdyHeaders = Record<string, string[]>;
 
 export type SpdyFrame =
   | { type: 'data'; streamId: number; fin: boolean; data: Buffer }
-  | { type: 'syn_stream'; streamId: number; associatedTo: number; priority: number; fin: boolean; unidirectional: boolean; headers: SpdyHeaders }
+  | {
+      type: 'syn_stream';
+      streamId: number;
+      associatedTo: number;
+      priority: number;
+      fin: boolean;
+      unidirectional: boolean;
+      headers: SpdyHeaders;
+    }
   | { type: 'syn_reply'; streamId: number; fin: boolean; headers: SpdyHeaders }
   | { type: 'headers'; streamId: number; fin: boolean; headers: SpdyHeaders }
   | { type: 'rst_stream'; streamId: number; status: number }
@@ -172,7 +180,11 @@ export class FrameEncoder {
       case 'syn_reply':
       case 'headers': {
         const block = await this.deflate.run(encodeHeaderBlock(frame.headers));
-        return control(frame.type === 'syn_reply' ? ControlType.SynReply : ControlType.Headers, frame.fin ? FLAG_FIN : 0, Buffer.concat([u32(frame.streamId & 0x7fffffff), block]));
+        return control(
+          frame.type === 'syn_reply' ? ControlType.SynReply : ControlType.Headers,
+          frame.fin ? FLAG_FIN : 0,
+          Buffer.concat([u32(frame.streamId & 0x7fffffff), block]),
+        );
       }
       case 'rst_stream':
         return control(ControlType.RstStream, 0, Buffer.concat([u32(frame.streamId & 0x7fffffff), u32(frame.status)]));
@@ -272,7 +284,11 @@ export class FrameDecoder {
         return { type: 'ping', id: payload.readUInt32BE(0) };
       case ControlType.GoAway:
         need(4);
-        return { type: 'goaway', lastGoodStreamId: payload.readUInt32BE(0) & 0x7fffffff, status: payload.length >= 8 ? payload.readUInt32BE(4) : 0 };
+        return {
+          type: 'goaway',
+          lastGoodStreamId: payload.readUInt32BE(0) & 0x7fffffff,
+          status: payload.length >= 8 ? payload.readUInt32BE(4) : 0,
+        };
       case ControlType.WindowUpdate:
         need(8);
         return { type: 'window_update', streamId: payload.readUInt32BE(0) & 0x7fffffff, delta: payload.readUInt32BE(4) & 0x7fffffff };
@@ -296,6 +312,6 @@ function control(type: ControlType, flags: number, payload: Buffer): Buffer {
   if (payload.length > MAX_FRAME_PAYLOAD) throw new SpdyProtocolError('control frame too large');
   const h = Buffer.alloc(8);
   h.writeUInt32BE((0x8000 | SPDY_VERSION) * 0x10000 + type, 0);
-  h.writeUInt32BE(((flags & 0xff) << 24 >>> 0) + payload.length, 4);
+  h.writeUInt32BE((((flags & 0xff) << 24) >>> 0) + payload.length, 4);
   return Buffer.concat([h, payload]);
 }

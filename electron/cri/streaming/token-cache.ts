@@ -36,7 +36,10 @@ export class TokenCache<T> {
       throw new PodscopeError('Unavailable', `maximum number of in-flight streaming requests exceeded (${this.maxInFlight})`);
     }
     let token: string;
-    do token = randomBytes(Math.ceil((TOKEN_LEN * 6) / 8)).toString('base64url').slice(0, TOKEN_LEN);
+    do
+      token = randomBytes(Math.ceil((TOKEN_LEN * 6) / 8))
+        .toString('base64url')
+        .slice(0, TOKEN_LEN);
     while (this.entries.has(token));
     this.entries.set(token, { value, expiresAt: this.now() + this.ttlMs });
     return token;

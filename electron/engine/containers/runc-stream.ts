@@ -100,7 +100,20 @@ export async function runcExecStream(o: RuncStreamOptions, id: string, proc: unk
   const base = join(o.root, `exec-${randomBytes(8).toString('hex')}`);
   const files = { process: `${base}.json`, log: `${base}.log`, pid: `${base}.pid`, tty: `${base}.tty` };
   await writeFile(files.process, JSON.stringify(proc), { mode: 0o600 });
-  const args = ['--root', o.root, '--log', files.log, '--log-format', 'json', 'exec', '--process', files.process, '--pid-file', files.pid, id];
+  const args = [
+    '--root',
+    o.root,
+    '--log',
+    files.log,
+    '--log-format',
+    'json',
+    'exec',
+    '--process',
+    files.process,
+    '--pid-file',
+    files.pid,
+    id,
+  ];
   const env = { PATH: process.env.PATH ?? '/usr/sbin:/usr/bin:/sbin:/bin' };
   try {
     if (io.signal?.aborted) throw new PodscopeError('Canceled', `exec in container ${id} was canceled`);
@@ -151,7 +164,9 @@ export async function runcExecStream(o: RuncStreamOptions, id: string, proc: unk
     io.signal?.addEventListener('abort', onAbort, { once: true });
     const r = await new Promise<{ code: number | null; sig: NodeJS.Signals | null }>((resolve, reject) => {
       child.once('error', (e) =>
-        reject(new PodscopeError('RuntimeError', `cannot run ${io.tty ? 'script (util-linux) for a terminal' : 'runc exec'}: ${e.message}`)),
+        reject(
+          new PodscopeError('RuntimeError', `cannot run ${io.tty ? 'script (util-linux) for a terminal' : 'runc exec'}: ${e.message}`),
+        ),
       );
       child.once('close', (code, sig) => resolve({ code, sig }));
     }).finally(() => {

@@ -233,9 +233,13 @@ export class RuncContainerRuntime implements ContainerRuntime {
     try {
       const r = await new Promise<{ stdout: Buffer; stderr: Buffer; code: number | null; sig: NodeJS.Signals | null }>(
         (resolve, reject) => {
-          const child = spawn(this.o.runcPath, ['--root', this.o.root, '--log', log, '--log-format', 'json', 'exec', '--pid-file', pidFile, id, ...cmd], {
-            stdio: ['ignore', 'pipe', 'pipe'],
-          });
+          const child = spawn(
+            this.o.runcPath,
+            ['--root', this.o.root, '--log', log, '--log-format', 'json', 'exec', '--pid-file', pidFile, id, ...cmd],
+            {
+              stdio: ['ignore', 'pipe', 'pipe'],
+            },
+          );
           const out: Buffer[] = [];
           const err: Buffer[] = [];
           let timedOut = false;

@@ -118,10 +118,17 @@ export class EngineStreaming implements ContainerStreaming {
 }
 
 /** `crictl logs`: the container's CRI log file, read (and followed until the container exits) by log-reader.ts */
-export async function containerLogs(ctx: ContainerContext, idOrPrefix: string, opts: ContainerLogOptions): Promise<AsyncIterable<LogEntry>> {
+export async function containerLogs(
+  ctx: ContainerContext,
+  idOrPrefix: string,
+  opts: ContainerLogOptions,
+): Promise<AsyncIterable<LogEntry>> {
   const rec = ctx.store.get(idOrPrefix);
   if (!rec.logPath)
-    throw new PodscopeError('FailedPrecondition', `container ${rec.id} has no log file (its pod has no log_directory or its config no log_path)`);
+    throw new PodscopeError(
+      'FailedPrecondition',
+      `container ${rec.id} has no log file (its pod has no log_directory or its config no log_path)`,
+    );
   const isRunning = async () => {
     if (rec.state === 'Running') await ctx.locks.tryRun(rec.id, () => observeExit(ctx, rec));
     return rec.state === 'Running';

@@ -82,7 +82,8 @@ export function parseRegistryMirror(text: string): [string, string] {
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') throw bad('the mirror must be an http:// or https:// URL');
   if (url.username || url.password) throw bad('credentials do not belong in the mirror URL');
-  if ((url.pathname !== '/' && url.pathname !== '') || url.search || url.hash) throw bad('the mirror URL must be an origin, without a path');
+  if ((url.pathname !== '/' && url.pathname !== '') || url.search || url.hash)
+    throw bad('the mirror URL must be an origin, without a path');
   return [parsedHost.registry, url.origin];
 }
 

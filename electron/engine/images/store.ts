@@ -243,7 +243,9 @@ export class LocalImageStore implements ImageStore {
     const client = new RegistryClient(parsed, {
       insecureRegistries: this.opts.insecureRegistries,
       registryMirrors: this.opts.registryMirrors,
-      auth: opts.auth, signal: opts.signal });
+      auth: opts.auth,
+      signal: opts.signal,
+    });
     const top = await client.getManifest(parsed.digest ?? parsed.tag!);
     const topDigest = sha256(top.bytes);
     if (parsed.digest && topDigest !== parsed.digest) {

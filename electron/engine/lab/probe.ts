@@ -41,11 +41,7 @@ export function probeAddresses(result: CniResult | undefined): { podIps: string[
   return { podIps, gateways };
 }
 
-export async function probeLabNetns(
-  net: ProbeNet,
-  target: LabProbeTarget,
-  opts: LabProbeOptions = {},
-): Promise<LabProbe> {
+export async function probeLabNetns(net: ProbeNet, target: LabProbeTarget, opts: LabProbeOptions = {}): Promise<LabProbe> {
   const t0 = performance.now();
   const report: LabProbe = {
     measuredAt: new Date().toISOString(),
@@ -107,7 +103,15 @@ export async function probeLabNetns(
     for (const pp of podPorts) {
       const port = await ensure(pp.port);
       for (const ip of podIps) {
-        const path: ProbePath = { kind: 'podPort', from: 'host', to: fmt(ip, port), proto: 'tcp', verdict: 'timeout', measured: false, note: '' };
+        const path: ProbePath = {
+          kind: 'podPort',
+          from: 'host',
+          to: fmt(ip, port),
+          proto: 'tcp',
+          verdict: 'timeout',
+          measured: false,
+          note: '',
+        };
         path.family = familyOf(ip);
         if (pp.index !== undefined) path.mappingIndex = pp.index;
         plans.push({ path, host: ip, port, existing: ports.get(port) ?? false });
@@ -180,7 +184,8 @@ function judge(path: ProbePath, outcome: ConnectOutcome, nonce: string, existing
       p.rttMs = Math.round(outcome.rttMs * 1000) / 1000;
       const m = outcome.banner ? new RegExp(`^${BANNER} ([0-9a-f]+) (\\S+)$`).exec(outcome.banner.trim()) : null;
       if (m && m[1] === nonce) return { ...p, verdict: 'reachable', note: "the run's responder answered (nonce matched)" };
-      if (existing) return { ...p, verdict: 'reachable', note: 'connected to the listener already in the netns (not identified by a nonce)' };
+      if (existing)
+        return { ...p, verdict: 'reachable', note: 'connected to the listener already in the netns (not identified by a nonce)' };
       return {
         ...p,
         verdict: 'shadowed',

@@ -503,7 +503,11 @@ export class LabService implements LabApi {
         tokens: {},
         snapshotErrors: errors,
         durationMs: 0,
-        recovered: { at: new Date().toISOString(), actions: [...actions, ...errors.map((e) => `FAILED ${e}`)], interruptedPid: rec.owner.pid },
+        recovered: {
+          at: new Date().toISOString(),
+          actions: [...actions, ...errors.map((e) => `FAILED ${e}`)],
+          interruptedPid: rec.owner.pid,
+        },
         success: false,
       };
       await this.save_(recovered).catch((e: unknown) => errors.push(`record save: ${(e as Error).message}`));

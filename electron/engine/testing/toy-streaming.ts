@@ -33,7 +33,8 @@ export class ToyStreaming implements ContainerStreaming {
   readonly containers = new Set<string>();
 
   async exec(req: ExecStreamRequest): Promise<ExecStreamResult> {
-    if (this.containers.size && !this.containers.has(req.containerId)) throw new PodscopeError('NotFound', `container ${req.containerId} not found`);
+    if (this.containers.size && !this.containers.has(req.containerId))
+      throw new PodscopeError('NotFound', `container ${req.containerId} not found`);
     this.execs.push(req.cmd);
     this.running++;
     try {
@@ -99,7 +100,14 @@ export class ToyStreaming implements ContainerStreaming {
     return { exitCode: 0 };
   }
 
-  private shell(req: { stdin: Readable | null; stdout: Writable | null; stderr: Writable | null; tty: boolean; resize?: { subscribe(l: (s: TerminalSize) => void): () => void }; signal?: AbortSignal }): Promise<number> {
+  private shell(req: {
+    stdin: Readable | null;
+    stdout: Writable | null;
+    stderr: Writable | null;
+    tty: boolean;
+    resize?: { subscribe(l: (s: TerminalSize) => void): () => void };
+    signal?: AbortSignal;
+  }): Promise<number> {
     const nl = req.tty ? '\r\n' : '\n';
     let size: TerminalSize = { width: 80, height: 24 };
     const unsubscribe = req.resize?.subscribe((s) => {

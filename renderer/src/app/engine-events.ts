@@ -45,7 +45,8 @@ export function applyEvent(qc: QueryClient, e: PushedEvent): void {
       // only an open pod's status is cached: refresh it when its row changed, drop it when it is gone
       const touched = new Set([...pods.upserts.map((p) => p.id), ...pods.removed]);
       void qc.invalidateQueries({
-        predicate: (q) => q.queryKey[0] === 'ep' && q.queryKey[1] === endpointId && q.queryKey[2] === 'pod' && touched.has(String(q.queryKey[3])),
+        predicate: (q) =>
+          q.queryKey[0] === 'ep' && q.queryKey[1] === endpointId && q.queryKey[2] === 'pod' && touched.has(String(q.queryKey[3])),
       });
     }
     if (e.containers) {

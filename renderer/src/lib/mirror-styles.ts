@@ -6,7 +6,8 @@
  */
 export function mirrorInjectedStyles(root: HTMLElement): () => void {
   const doc = root.ownerDocument;
-  if (typeof CSSStyleSheet === 'undefined' || !('adoptedStyleSheets' in doc) || !('replaceSync' in CSSStyleSheet.prototype)) return () => {};
+  if (typeof CSSStyleSheet === 'undefined' || !('adoptedStyleSheets' in doc) || !('replaceSync' in CSSStyleSheet.prototype))
+    return () => {};
   const sheet = new CSSStyleSheet();
   doc.adoptedStyleSheets = [...doc.adoptedStyleSheets, sheet];
   let last = '';

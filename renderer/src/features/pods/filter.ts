@@ -67,7 +67,11 @@ export function buildPodIndex(pods: SandboxSummary[]): PodIndex {
  * The rows of the index that match, in index order. `narrowing` (the previous result, when the new filters only
  * add to the old text filter) lets a keystroke scan what is left instead of every row.
  */
-export function filterIndex(index: PodIndex, f: PodFilters, narrowing?: { filters: PodFilters; shown: SandboxSummary[] }): SandboxSummary[] {
+export function filterIndex(
+  index: PodIndex,
+  f: PodFilters,
+  narrowing?: { filters: PodFilters; shown: SandboxSummary[] },
+): SandboxSummary[] {
   const text = f.text.trim().toLowerCase();
   const selector = f.label ? parseLabelSelector(f.label) : undefined;
   if (selector && !selector.ok) return [];

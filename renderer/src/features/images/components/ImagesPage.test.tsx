@@ -30,7 +30,11 @@ describe('Images page', () => {
     fireEvent.click(within(row).getByRole('button', { name: 'podscope.test/web' }));
     const inspect = await screen.findByRole('complementary', { name: 'Image podscope.test/web:2' });
     const layers = await within(inspect).findByRole('list', { name: 'Layers' });
-    expect(within(layers).getAllByRole('listitem').map((li) => li.textContent)).toEqual(['sha256:' + 'a'.repeat(64), 'sha256:' + 'b'.repeat(64)]);
+    expect(
+      within(layers)
+        .getAllByRole('listitem')
+        .map((li) => li.textContent),
+    ).toEqual(['sha256:' + 'a'.repeat(64), 'sha256:' + 'b'.repeat(64)]);
     expect(inspect.textContent).toContain('/bin/httpd');
     expect(inspect.textContent).toContain('/www');
     expect(inspect.textContent).toContain('80/tcp');

@@ -182,7 +182,8 @@ export function ImagesPage() {
         confirmLabel="Remove"
         body={
           <p>
-            Remove <span className="mono">{confirm?.repoTags.join(', ') || confirm?.id}</span>? The runtime refuses while a container uses it.
+            Remove <span className="mono">{confirm?.repoTags.join(', ') || confirm?.id}</span>? The runtime refuses while a container uses
+            it.
           </p>
         }
         onClose={() => setConfirm(undefined)}

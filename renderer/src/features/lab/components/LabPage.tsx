@@ -7,7 +7,14 @@ import { useEffect, useMemo, useState } from 'react';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { LOCAL_ENDPOINT_ID } from '../../../../../shared/domain/endpoints';
 import { PodscopeError } from '../../../../../shared/domain/errors';
-import { LAB_SAVE_WARNING, type LabCapabilities, type LabIssue, type LabPluginTrace, type LabProbe, type LabRun } from '../../../../../shared/domain/lab';
+import {
+  LAB_SAVE_WARNING,
+  type LabCapabilities,
+  type LabIssue,
+  type LabPluginTrace,
+  type LabProbe,
+  type LabRun,
+} from '../../../../../shared/domain/lab';
 import { useClient } from '../../../lib/connection-context';
 import { useEndpointId } from '../../../lib/endpoint';
 import { dateTime, ms } from '../../../lib/format';
@@ -137,7 +144,8 @@ function Lab({ endpointId }: { endpointId: string }) {
   const [requestId, setRequestId] = useState<string>();
   const live = useLabProgress(requestId);
   const run = useMutation({
-    mutationFn: (rid: string) => client.call('lab.run', { endpointId, request: { text, capabilities: caps, force, probe, requestId: rid } }),
+    mutationFn: (rid: string) =>
+      client.call('lab.run', { endpointId, request: { text, capabilities: caps, force, probe, requestId: rid } }),
     onSuccess: (r) => {
       qc.setQueryData(labKeys.run(endpointId, r.id), r);
       void qc.invalidateQueries({ queryKey: labKeys.runs(endpointId) });
@@ -280,8 +288,8 @@ function Lab({ endpointId }: { endpointId: string }) {
             </div>
           )}
           <label className="small">
-            <input type="checkbox" checked={probe} onChange={(e) => setProbe(e.target.checked)} /> probe reachability after ADD
-            (host → netns address{caps.portMappings?.length ? ', host ports' : ''}), before DEL
+            <input type="checkbox" checked={probe} onChange={(e) => setProbe(e.target.checked)} /> probe reachability after ADD (host →
+            netns address{caps.portMappings?.length ? ', host ports' : ''}), before DEL
           </label>
           <div className="toolbar toolbar-plain">
             <button

@@ -33,28 +33,28 @@ export function ProbeTraceItem({ probe, skipped }: { probe?: LabProbe; skipped?:
           <span className="mono muted small">{ms(probe.durationMs)}</span>
         </summary>
         <div className="lab-trace-body">
-        <table className="table lab-probe-paths">
-          <tbody>
-            {probe.paths.map((p, n) => (
-              <tr key={n}>
-                <td className="mono small muted">{p.kind}</td>
-                <td className="mono small">
-                  {p.from} → {p.to}/{p.proto}
-                </td>
-                <td>
-                  <Pill tone={p.verdict === 'reachable' ? 'ok' : p.verdict === 'notApplicable' ? 'muted' : 'bad'}>{p.verdict}</Pill>
-                </td>
-                <td className="mono small muted">{p.rttMs !== undefined ? ms(p.rttMs) : p.measured ? '' : 'not measured'}</td>
-                <td className="small muted">{p.note}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-        {probe.errors.map((e) => (
-          <div key={e} className="small text-bad">
-            {e}
-          </div>
-        ))}
+          <table className="table lab-probe-paths">
+            <tbody>
+              {probe.paths.map((p, n) => (
+                <tr key={n}>
+                  <td className="mono small muted">{p.kind}</td>
+                  <td className="mono small">
+                    {p.from} → {p.to}/{p.proto}
+                  </td>
+                  <td>
+                    <Pill tone={p.verdict === 'reachable' ? 'ok' : p.verdict === 'notApplicable' ? 'muted' : 'bad'}>{p.verdict}</Pill>
+                  </td>
+                  <td className="mono small muted">{p.rttMs !== undefined ? ms(p.rttMs) : p.measured ? '' : 'not measured'}</td>
+                  <td className="small muted">{p.note}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+          {probe.errors.map((e) => (
+            <div key={e} className="small text-bad">
+              {e}
+            </div>
+          ))}
         </div>
       </details>
     </li>
@@ -70,38 +70,38 @@ export function PluginTrace({ plugins, probe, probeSkipped }: { plugins: LabPlug
     <ol className="timeline" data-testid="lab-trace">
       {plugins.map((p, n) => (
         <Fragment key={n}>
-        {showProbe && n === probeAt && <ProbeTraceItem probe={probe} skipped={probeSkipped} />}
-        <li className={p.ok ? 'tl-item' : 'tl-item tl-fail'}>
-          <details>
-            <summary className="lab-trace-head">
-              <Pill tone={p.phase === 'ADD' ? 'info' : p.phase === 'CHECK' ? 'muted' : 'warn'}>{p.verb}</Pill>
-              <span className="mono tl-plugin">{p.type}</span>
-              <span className="mono muted small">#{p.index}</span>
-              <span className={p.ok ? 'mono small' : 'mono small text-bad'}>exit {p.exitCode ?? '—'}</span>
-              <span className="mono muted small">{ms(p.durationMs)}</span>
-              {!p.ok && <span className="text-bad small lab-trace-error">{p.error?.message ?? p.stderr}</span>}
-            </summary>
-            <div className="lab-trace-body">
-              <div className="muted small mono">{p.binary ?? 'binary not found'}</div>
-              <div className="lab-cols">
-                <div>
-                  <div className="small muted">stdin</div>
-                  <pre className="code">{prettyJson(p.stdin)}</pre>
-                </div>
-                <div>
-                  <div className="small muted">stdout</div>
-                  <pre className="code">{p.stdout ? prettyJson(p.stdout) : '(empty)'}</pre>
-                  {p.stderr && (
-                    <>
-                      <div className="small muted">stderr</div>
-                      <pre className="code">{p.stderr}</pre>
-                    </>
-                  )}
+          {showProbe && n === probeAt && <ProbeTraceItem probe={probe} skipped={probeSkipped} />}
+          <li className={p.ok ? 'tl-item' : 'tl-item tl-fail'}>
+            <details>
+              <summary className="lab-trace-head">
+                <Pill tone={p.phase === 'ADD' ? 'info' : p.phase === 'CHECK' ? 'muted' : 'warn'}>{p.verb}</Pill>
+                <span className="mono tl-plugin">{p.type}</span>
+                <span className="mono muted small">#{p.index}</span>
+                <span className={p.ok ? 'mono small' : 'mono small text-bad'}>exit {p.exitCode ?? '—'}</span>
+                <span className="mono muted small">{ms(p.durationMs)}</span>
+                {!p.ok && <span className="text-bad small lab-trace-error">{p.error?.message ?? p.stderr}</span>}
+              </summary>
+              <div className="lab-trace-body">
+                <div className="muted small mono">{p.binary ?? 'binary not found'}</div>
+                <div className="lab-cols">
+                  <div>
+                    <div className="small muted">stdin</div>
+                    <pre className="code">{prettyJson(p.stdin)}</pre>
+                  </div>
+                  <div>
+                    <div className="small muted">stdout</div>
+                    <pre className="code">{p.stdout ? prettyJson(p.stdout) : '(empty)'}</pre>
+                    {p.stderr && (
+                      <>
+                        <div className="small muted">stderr</div>
+                        <pre className="code">{p.stderr}</pre>
+                      </>
+                    )}
+                  </div>
                 </div>
               </div>
-            </div>
-          </details>
-        </li>
+            </details>
+          </li>
         </Fragment>
       ))}
       {showProbe && probeAt === plugins.length && <ProbeTraceItem probe={probe} skipped={probeSkipped} />}

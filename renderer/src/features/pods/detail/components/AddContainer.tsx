@@ -16,18 +16,51 @@ import { ErrorView } from '../../../../lib/ui/ErrorView';
 import { Field } from '../../../../lib/ui/Field';
 import { JsonView } from '../../../../lib/ui/JsonView';
 import { PullProgress, useImagePull } from '../../../../lib/use-image-pull';
-import { emptyContainerForm, fromContainerConfig, newEnvRow, toContainerConfig, type ContainerForm, type EnvRow } from '../model/container-form';
+import {
+  emptyContainerForm,
+  fromContainerConfig,
+  newEnvRow,
+  toContainerConfig,
+  type ContainerForm,
+  type EnvRow,
+} from '../model/container-form';
 
-function EnvEditor({ rows, errors, onChange }: { rows: EnvRow[]; errors: Partial<Record<string, string>>; onChange: (rows: EnvRow[]) => void }) {
+function EnvEditor({
+  rows,
+  errors,
+  onChange,
+}: {
+  rows: EnvRow[];
+  errors: Partial<Record<string, string>>;
+  onChange: (rows: EnvRow[]) => void;
+}) {
   const update = (key: string, patch: Partial<EnvRow>) => onChange(rows.map((r) => (r.key === key ? { ...r, ...patch } : r)));
   return (
     <div className="rows" data-testid="env-rows">
       {rows.map((r, i) => (
         <div key={r.key} className="row-block">
           <div className="kv-grid">
-            <input className="input mono" aria-label={`env ${i + 1} name`} aria-invalid={!!errors[`env.${r.key}`]} placeholder="NAME" value={r.k} onChange={(e) => update(r.key, { k: e.target.value })} />
-            <input className="input mono" aria-label={`env ${i + 1} value`} placeholder="value" value={r.v} onChange={(e) => update(r.key, { v: e.target.value })} />
-            <button type="button" className="btn btn-icon" aria-label={`Remove env ${i + 1}`} onClick={() => onChange(rows.filter((x) => x.key !== r.key))}>
+            <input
+              className="input mono"
+              aria-label={`env ${i + 1} name`}
+              aria-invalid={!!errors[`env.${r.key}`]}
+              placeholder="NAME"
+              value={r.k}
+              onChange={(e) => update(r.key, { k: e.target.value })}
+            />
+            <input
+              className="input mono"
+              aria-label={`env ${i + 1} value`}
+              placeholder="value"
+              value={r.v}
+              onChange={(e) => update(r.key, { v: e.target.value })}
+            />
+            <button
+              type="button"
+              className="btn btn-icon"
+              aria-label={`Remove env ${i + 1}`}
+              onClick={() => onChange(rows.filter((x) => x.key !== r.key))}
+            >
               ×
             </button>
           </div>
@@ -59,11 +92,17 @@ export function AddContainer({ pod, onDone }: { pod: SandboxStatus; onDone: (cre
   const [notice, setNotice] = useState<string[]>();
   const set = <K extends keyof ContainerForm>(k: K, v: ContainerForm[K]) => setForm((f) => ({ ...f, [k]: v }));
 
-  const images = useQuery({ queryKey: ['ep', endpointId, 'images'], queryFn: () => client.call('images.list', { endpointId }), enabled: caps.images !== false });
+  const images = useQuery({
+    queryKey: ['ep', endpointId, 'images'],
+    queryFn: () => client.call('images.list', { endpointId }),
+    enabled: caps.images !== false,
+  });
   const known = useMemo(() => new Set((images.data ?? []).flatMap((i) => [...i.repoTags, i.id])), [images.data]);
   const { pull, progress } = useImagePull(endpointId, () => void qc.invalidateQueries({ queryKey: ['ep', endpointId, 'images'] }));
   const image = form.image.trim();
-  const haveImage = image !== '' && (known.has(image) || [...known].some((t) => t.endsWith(`/${image}`) || t.endsWith(`/${image}:latest`) || t === `${image}:latest`));
+  const haveImage =
+    image !== '' &&
+    (known.has(image) || [...known].some((t) => t.endsWith(`/${image}`) || t.endsWith(`/${image}:latest`) || t === `${image}:latest`));
 
   const { config, errors } = useMemo(() => toContainerConfig(form), [form]);
   const shown = touched ? errors : {};
@@ -98,10 +137,18 @@ export function AddContainer({ pod, onDone }: { pod: SandboxStatus; onDone: (cre
           <button type="button" className="btn" onClick={() => setImportOpen(true)}>
             Import…
           </button>
-          <button type="button" className="btn" onClick={() => download(`${form.name || 'container'}.json`, exportContainerConfig(config, 'json'), 'application/json')}>
+          <button
+            type="button"
+            className="btn"
+            onClick={() => download(`${form.name || 'container'}.json`, exportContainerConfig(config, 'json'), 'application/json')}
+          >
             Export JSON
           </button>
-          <button type="button" className="btn" onClick={() => download(`${form.name || 'container'}.yaml`, exportContainerConfig(config, 'yaml'), 'text/yaml')}>
+          <button
+            type="button"
+            className="btn"
+            onClick={() => download(`${form.name || 'container'}.yaml`, exportContainerConfig(config, 'yaml'), 'text/yaml')}
+          >
             Export YAML
           </button>
           <button type="button" className="btn btn-ghost" onClick={() => onDone()}>
@@ -124,7 +171,9 @@ export function AddContainer({ pod, onDone }: { pod: SandboxStatus; onDone: (cre
           <legend>Container</legend>
           <div className="form-grid form-grid-2">
             <Field label="Name" error={shown.name}>
-              {(p) => <input {...p} className="input mono" placeholder="web" value={form.name} onChange={(e) => set('name', e.target.value)} />}
+              {(p) => (
+                <input {...p} className="input mono" placeholder="web" value={form.name} onChange={(e) => set('name', e.target.value)} />
+              )}
             </Field>
             <Field
               label="Image"
@@ -141,11 +190,20 @@ export function AddContainer({ pod, onDone }: { pod: SandboxStatus; onDone: (cre
             >
               {(p) => (
                 <div className="input-row">
-                  <input {...p} className="input mono" list="known-images" placeholder="busybox" value={form.image} onChange={(e) => set('image', e.target.value)} />
+                  <input
+                    {...p}
+                    className="input mono"
+                    list="known-images"
+                    placeholder="busybox"
+                    value={form.image}
+                    onChange={(e) => set('image', e.target.value)}
+                  />
                   <datalist id="known-images">
-                    {[...known].filter((t) => !t.startsWith('sha256:')).map((t) => (
-                      <option key={t} value={t} />
-                    ))}
+                    {[...known]
+                      .filter((t) => !t.startsWith('sha256:'))
+                      .map((t) => (
+                        <option key={t} value={t} />
+                      ))}
                   </datalist>
                   <button type="button" className="btn" disabled={!image || pull.isPending} onClick={() => pull.mutate(image)}>
                     Pull
@@ -156,23 +214,60 @@ export function AddContainer({ pod, onDone }: { pod: SandboxStatus; onDone: (cre
           </div>
           <PullProgress progress={progress} pending={pull.isPending} />
           {pull.isError && <ErrorView error={pull.error} title={`Could not pull ${image}`} />}
-          {pull.isSuccess && !pull.isPending && <div className="small text-ok" role="status">Pulled {pull.data.repoTags[0] ?? pull.data.id}</div>}
+          {pull.isSuccess && !pull.isPending && (
+            <div className="small text-ok" role="status">
+              Pulled {pull.data.repoTags[0] ?? pull.data.id}
+            </div>
+          )}
         </fieldset>
         <fieldset className="form-section">
           <legend>Process</legend>
           <div className="form-grid form-grid-2">
             <Field label="Command" hint="replaces the image's ENTRYPOINT; empty: the image's">
-              {(p) => <input {...p} className="input mono" placeholder="/bin/sh -c" value={form.command} onChange={(e) => set('command', e.target.value)} />}
+              {(p) => (
+                <input
+                  {...p}
+                  className="input mono"
+                  placeholder="/bin/sh -c"
+                  value={form.command}
+                  onChange={(e) => set('command', e.target.value)}
+                />
+              )}
             </Field>
             <Field label="Arguments" hint="replaces the image's CMD; quote words with spaces">
-              {(p) => <input {...p} className="input mono" placeholder={'"while true; do date; sleep 1; done"'} value={form.args} onChange={(e) => set('args', e.target.value)} />}
+              {(p) => (
+                <input
+                  {...p}
+                  className="input mono"
+                  placeholder={'"while true; do date; sleep 1; done"'}
+                  value={form.args}
+                  onChange={(e) => set('args', e.target.value)}
+                />
+              )}
             </Field>
             <Field label="Working directory">
-              {(p) => <input {...p} className="input mono" placeholder="image default" value={form.workingDir} onChange={(e) => set('workingDir', e.target.value)} />}
-            </Field>
-            <Field label="Log path" hint={`relative to the pod's log directory${pod.config.log_directory ? ` (${pod.config.log_directory})` : ' — this pod has none, so no log is kept'}`}>
               {(p) => (
-                <input {...p} className="input mono" placeholder={form.name ? `${form.name.trim()}_0.log` : 'name_0.log'} value={form.logPath} onChange={(e) => set('logPath', e.target.value)} />
+                <input
+                  {...p}
+                  className="input mono"
+                  placeholder="image default"
+                  value={form.workingDir}
+                  onChange={(e) => set('workingDir', e.target.value)}
+                />
+              )}
+            </Field>
+            <Field
+              label="Log path"
+              hint={`relative to the pod's log directory${pod.config.log_directory ? ` (${pod.config.log_directory})` : ' — this pod has none, so no log is kept'}`}
+            >
+              {(p) => (
+                <input
+                  {...p}
+                  className="input mono"
+                  placeholder={form.name ? `${form.name.trim()}_0.log` : 'name_0.log'}
+                  value={form.logPath}
+                  onChange={(e) => set('logPath', e.target.value)}
+                />
               )}
             </Field>
           </div>
@@ -190,17 +285,56 @@ export function AddContainer({ pod, onDone }: { pod: SandboxStatus; onDone: (cre
         <fieldset className="form-section">
           <legend>Ports and resources</legend>
           <div className="form-grid form-grid-2">
-            <Field label="Container ports" error={shown.ports} hint="declared, as kubelet records them (annotation io.kubernetes.container.ports); host ports are the pod's">
-              {(p) => <input {...p} className="input mono" placeholder="80, 53/udp" value={form.ports} onChange={(e) => set('ports', e.target.value)} />}
+            <Field
+              label="Container ports"
+              error={shown.ports}
+              hint="declared, as kubelet records them (annotation io.kubernetes.container.ports); host ports are the pod's"
+            >
+              {(p) => (
+                <input
+                  {...p}
+                  className="input mono"
+                  placeholder="80, 53/udp"
+                  value={form.ports}
+                  onChange={(e) => set('ports', e.target.value)}
+                />
+              )}
             </Field>
             <Field label="CPU limit (cores)" error={shown.cpus} hint="quota over a 100 ms CFS period">
-              {(p) => <input {...p} className="input mono" inputMode="decimal" placeholder="unlimited" value={form.cpus} onChange={(e) => set('cpus', e.target.value)} />}
+              {(p) => (
+                <input
+                  {...p}
+                  className="input mono"
+                  inputMode="decimal"
+                  placeholder="unlimited"
+                  value={form.cpus}
+                  onChange={(e) => set('cpus', e.target.value)}
+                />
+              )}
             </Field>
             <Field label="Memory limit (MiB)" error={shown.memoryMiB}>
-              {(p) => <input {...p} className="input mono" inputMode="decimal" placeholder="unlimited" value={form.memoryMiB} onChange={(e) => set('memoryMiB', e.target.value)} />}
+              {(p) => (
+                <input
+                  {...p}
+                  className="input mono"
+                  inputMode="decimal"
+                  placeholder="unlimited"
+                  value={form.memoryMiB}
+                  onChange={(e) => set('memoryMiB', e.target.value)}
+                />
+              )}
             </Field>
             <Field label="CPU shares" error={shown.cpuShares} hint="relative weight, 2-262144">
-              {(p) => <input {...p} className="input mono" inputMode="numeric" placeholder="runtime default" value={form.cpuShares} onChange={(e) => set('cpuShares', e.target.value)} />}
+              {(p) => (
+                <input
+                  {...p}
+                  className="input mono"
+                  inputMode="numeric"
+                  placeholder="runtime default"
+                  value={form.cpuShares}
+                  onChange={(e) => set('cpuShares', e.target.value)}
+                />
+              )}
             </Field>
           </div>
         </fieldset>
@@ -225,7 +359,14 @@ export function AddContainer({ pod, onDone }: { pod: SandboxStatus; onDone: (cre
         <div className="preview-head">
           <div className="seg" role="tablist" aria-label="Preview format">
             {(['json', 'yaml'] as const).map((f) => (
-              <button key={f} type="button" role="tab" aria-selected={previewFormat === f} className={previewFormat === f ? 'seg-btn seg-on' : 'seg-btn'} onClick={() => setPreviewFormat(f)}>
+              <button
+                key={f}
+                type="button"
+                role="tab"
+                aria-selected={previewFormat === f}
+                className={previewFormat === f ? 'seg-btn seg-on' : 'seg-btn'}
+                onClick={() => setPreviewFormat(f)}
+              >
                 crictl {f.toUpperCase()}
               </button>
             ))}

@@ -27,7 +27,10 @@ export function commandLine(s: ContainerStatusView): string {
 function resourcesRows(s: ContainerStatusView): Array<[string, React.ReactNode]> {
   const r = s.resources ?? s.config.linux?.resources;
   if (!r) return [['resources', <span className="muted">none set (runtime defaults)</span>]];
-  const cpus = r.cpu_quota > 0 && r.cpu_period > 0 ? `${(r.cpu_quota / r.cpu_period).toFixed(2)} CPU (quota ${r.cpu_quota} / period ${r.cpu_period} µs)` : 'unlimited';
+  const cpus =
+    r.cpu_quota > 0 && r.cpu_period > 0
+      ? `${(r.cpu_quota / r.cpu_period).toFixed(2)} CPU (quota ${r.cpu_quota} / period ${r.cpu_period} µs)`
+      : 'unlimited';
   return [
     ['CPU limit', cpus],
     ['CPU shares', r.cpu_shares ? String(r.cpu_shares) : ''],
@@ -52,7 +55,10 @@ export function ContainerDetails({ s }: { s: ContainerStatusView }) {
               ['image id', s.imageRef],
               ['command', commandLine(s) || <span className="muted">image default (ENTRYPOINT + CMD)</span>],
               ['working dir', s.config.working_dir],
-              ['user', `uid ${s.user.uid} · gid ${s.user.gid}${s.user.supplementalGroups.length ? ` · groups ${s.user.supplementalGroups.join(',')}` : ''}`],
+              [
+                'user',
+                `uid ${s.user.uid} · gid ${s.user.gid}${s.user.supplementalGroups.length ? ` · groups ${s.user.supplementalGroups.join(',')}` : ''}`,
+              ],
               ['env', s.config.envs.length ? s.config.envs.map((e) => `${e.key}=${e.value}`).join('\n') : ''],
               ['tty / stdin', `${s.config.tty ? 'tty' : 'no tty'} · ${s.config.stdin ? 'stdin open' : 'no stdin'}`],
               ['pid', s.pid ? String(s.pid) : ''],
@@ -122,7 +128,13 @@ export function ContainerDetails({ s }: { s: ContainerStatusView }) {
         )}
       </Section>
       <Section title="Labels and annotations">
-        <KeyValues mono={false} rows={[['labels', <LabelChips map={s.labels} />], ['annotations', <LabelChips map={s.annotations} />]]} />
+        <KeyValues
+          mono={false}
+          rows={[
+            ['labels', <LabelChips map={s.labels} />],
+            ['annotations', <LabelChips map={s.annotations} />],
+          ]}
+        />
       </Section>
       {s.lastError && (
         <Section title="Last error">

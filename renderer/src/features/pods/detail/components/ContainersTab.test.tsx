@@ -148,7 +148,10 @@ describe('pod detail · Containers tab', () => {
 
     fireEvent.click(within(form).getByRole('button', { name: 'Import…' }));
     fireEvent.change(screen.getByLabelText('crictl container config'), {
-      target: { value: 'metadata: {name: imported}\nimage: {image: podscope.test/busybox:1}\ncommand: [top]\nmounts: [{container_path: /x, host_path: /tmp}]\n' },
+      target: {
+        value:
+          'metadata: {name: imported}\nimage: {image: podscope.test/busybox:1}\ncommand: [top]\nmounts: [{container_path: /x, host_path: /tmp}]\n',
+      },
     });
     fireEvent.click(screen.getByRole('button', { name: 'Import' }));
     expect((within(form).getByLabelText('Name') as HTMLInputElement).value).toBe('imported');

@@ -49,7 +49,8 @@ export function ContainersTab({ pod }: { pod: SandboxStatus }) {
   const containers = list.data ?? [];
   const current = containers.find((c) => c.id === selected) ?? containers[0];
   const streaming = !!caps.streaming;
-  const runtime = endpoint?.kind === 'cri' ? [endpoint.runtimeName, endpoint.runtimeVersion].filter(Boolean).join(' ') : 'the built-in engine';
+  const runtime =
+    endpoint?.kind === 'cri' ? [endpoint.runtimeName, endpoint.runtimeVersion].filter(Boolean).join(' ') : 'the built-in engine';
 
   if (adding) return <AddContainer pod={pod} onDone={(id) => (setAdding(false), id && (setSelected(id), setPane('details')))} />;
 
@@ -60,7 +61,13 @@ export function ContainersTab({ pod }: { pod: SandboxStatus }) {
           {containers.length} container{containers.length === 1 ? '' : 's'} in {pod.metadata.namespace}/{pod.metadata.name}
         </span>
         <span className="toolbar-spacer" />
-        <button type="button" className="btn btn-primary" disabled={pod.state !== 'SANDBOX_READY'} onClick={() => setAdding(true)} title={pod.state !== 'SANDBOX_READY' ? 'the pod is not ready' : undefined}>
+        <button
+          type="button"
+          className="btn btn-primary"
+          disabled={pod.state !== 'SANDBOX_READY'}
+          onClick={() => setAdding(true)}
+          title={pod.state !== 'SANDBOX_READY' ? 'the pod is not ready' : undefined}
+        >
           Add container
         </button>
       </div>
@@ -68,7 +75,9 @@ export function ContainersTab({ pod }: { pod: SandboxStatus }) {
         <ErrorView error={list.error} title="Could not list the containers" />
       ) : containers.length === 0 ? (
         <EmptyState title="No containers in this pod">
-          {list.isLoading ? 'Loading…' : 'Add one: pick an image, a command and resources; the crictl container config is previewed as you type.'}
+          {list.isLoading
+            ? 'Loading…'
+            : 'Add one: pick an image, a command and resources; the crictl container config is previewed as you type.'}
         </EmptyState>
       ) : (
         <table className="table containers-table" aria-label="Containers">
@@ -102,7 +111,9 @@ export function ContainersTab({ pod }: { pod: SandboxStatus }) {
                 </td>
                 <td className="mono">{c.image}</td>
                 <td className="mono">{c.metadata.attempt}</td>
-                <td className={c.reason === 'Completed' || !exitText(c) ? 'mono' : 'mono text-bad'}>{exitText(c) || <span className="muted">—</span>}</td>
+                <td className={c.reason === 'Completed' || !exitText(c) ? 'mono' : 'mono text-bad'}>
+                  {exitText(c) || <span className="muted">—</span>}
+                </td>
                 <td className="mono">{age(c.createdAt)}</td>
                 <td className="mono" title={c.id}>
                   {shortId(c.id)}
@@ -222,7 +233,9 @@ function ContainerPane({
             {runtime} offers no streaming (exec, attach, port-forward) to Podscope here, so a terminal cannot be opened.
           </EmptyState>
         ) : !running ? (
-          <EmptyState title="The container is not running">A terminal runs a process inside a running container; start it first.</EmptyState>
+          <EmptyState title="The container is not running">
+            A terminal runs a process inside a running container; start it first.
+          </EmptyState>
         ) : (
           <Suspense fallback={<div className="muted pad">Loading the terminal…</div>}>
             <ExecTerminal containerId={c.id} {...(status.data?.config.stdin && { attach: { tty: status.data.config.tty } })} />

@@ -36,7 +36,9 @@ export function ExecTerminal({
   const [command, setCommand] = useState('/bin/sh');
   const [mode, setMode] = useState<'exec' | 'attach'>('exec');
   const [run, setRun] = useState(0);
-  const [state, setState] = useState<{ phase: 'connecting' | 'open' | 'exited'; exitCode?: number; size?: string }>({ phase: 'connecting' });
+  const [state, setState] = useState<{ phase: 'connecting' | 'open' | 'exited'; exitCode?: number; size?: string }>({
+    phase: 'connecting',
+  });
   const [error, setError] = useState<unknown>();
   const restart = () => {
     setError(undefined);
@@ -70,7 +72,13 @@ export function ExecTerminal({
       client,
       () =>
         mode === 'attach'
-          ? client.call('stream.attach', { endpointId, containerId, tty: attach?.tty ?? false, stdin: true, size: { cols: term.cols, rows: term.rows } })
+          ? client.call('stream.attach', {
+              endpointId,
+              containerId,
+              tty: attach?.tty ?? false,
+              stdin: true,
+              size: { cols: term.cols, rows: term.rows },
+            })
           : client.call('stream.exec', {
               endpointId,
               containerId,
@@ -81,7 +89,8 @@ export function ExecTerminal({
             }),
       {
         // without a tty the process's bare "\n" would not return the cursor
-        onData: (bytes) => term.write(mode === 'attach' && !attach?.tty ? new TextDecoder().decode(bytes).replace(/\r?\n/g, '\r\n') : bytes),
+        onData: (bytes) =>
+          term.write(mode === 'attach' && !attach?.tty ? new TextDecoder().decode(bytes).replace(/\r?\n/g, '\r\n') : bytes),
         onExit: (e) => {
           if (e.error) setError(Object.assign(new Error(e.error.message), { code: e.error.code }));
           term.write(`\r\n\x1b[2m[process ended${e.exitCode !== undefined ? ` with exit code ${e.exitCode}` : ''}]\x1b[0m\r\n`);
@@ -103,13 +112,16 @@ export function ExecTerminal({
       setState((s) => ({ ...s, size: `${cols}×${rows}` }));
       void session.id.then((sessionId) => client.call('stream.resize', { sessionId, size: { cols, rows } })).catch(() => {});
     });
-    const observer = typeof ResizeObserver === 'undefined' ? undefined : new ResizeObserver(() => {
-      try {
-        fit.fit();
-      } catch {
-        // not laid out
-      }
-    });
+    const observer =
+      typeof ResizeObserver === 'undefined'
+        ? undefined
+        : new ResizeObserver(() => {
+            try {
+              fit.fit();
+            } catch {
+              // not laid out
+            }
+          });
     observer?.observe(el);
     term.focus();
     return () => {
@@ -136,7 +148,9 @@ export function ExecTerminal({
                 role="tab"
                 aria-selected={mode === m}
                 className={mode === m ? 'seg-btn seg-on' : 'seg-btn'}
-                title={m === 'exec' ? 'run a new process in the container' : "connect to the container's own process (its stdin and output)"}
+                title={
+                  m === 'exec' ? 'run a new process in the container' : "connect to the container's own process (its stdin and output)"
+                }
                 onClick={() => {
                   setError(undefined);
                   setState({ phase: 'connecting' });
@@ -150,22 +164,22 @@ export function ExecTerminal({
         )}
         {mode === 'exec' && (
           <>
-        <label className="check" htmlFor={`cmd-${containerId}`}>
-          Command
-        </label>
-        <input
-          id={`cmd-${containerId}`}
-          className="input mono exec-command"
-          list={`shells-${containerId}`}
-          value={command}
-          onChange={(e) => setCommand(e.target.value)}
-          onKeyDown={(e) => e.key === 'Enter' && restart()}
-        />
-        <datalist id={`shells-${containerId}`}>
-          {SHELLS.map((s) => (
-            <option key={s} value={s} />
-          ))}
-        </datalist>
+            <label className="check" htmlFor={`cmd-${containerId}`}>
+              Command
+            </label>
+            <input
+              id={`cmd-${containerId}`}
+              className="input mono exec-command"
+              list={`shells-${containerId}`}
+              value={command}
+              onChange={(e) => setCommand(e.target.value)}
+              onKeyDown={(e) => e.key === 'Enter' && restart()}
+            />
+            <datalist id={`shells-${containerId}`}>
+              {SHELLS.map((s) => (
+                <option key={s} value={s} />
+              ))}
+            </datalist>
           </>
         )}
         <button type="button" className="btn" onClick={restart}>
@@ -173,7 +187,11 @@ export function ExecTerminal({
         </button>
         <span className="toolbar-spacer" />
         <span className="muted small" data-testid="terminal-state">
-          {state.phase === 'connecting' ? 'connecting…' : state.phase === 'open' ? `connected · ${state.size ?? ''}` : `ended${state.exitCode !== undefined ? ` (exit ${state.exitCode})` : ''}`}
+          {state.phase === 'connecting'
+            ? 'connecting…'
+            : state.phase === 'open'
+              ? `connected · ${state.size ?? ''}`
+              : `ended${state.exitCode !== undefined ? ` (exit ${state.exitCode})` : ''}`}
         </span>
       </div>
       {error !== undefined && <ErrorView error={error} title="The terminal could not run" />}

@@ -59,7 +59,8 @@ export function LogViewer({ containerId, name }: { containerId: string; name: st
         return r;
       },
       {
-        onLines: (batch) => setLines((old) => (old.length + batch.length > MAX_LINES ? [...old, ...batch].slice(-MAX_LINES) : [...old, ...batch])),
+        onLines: (batch) =>
+          setLines((old) => (old.length + batch.length > MAX_LINES ? [...old, ...batch].slice(-MAX_LINES) : [...old, ...batch])),
         onExit: (e) => {
           setEnded(true);
           if (e.error) setError(Object.assign(new Error(e.error.message), { code: e.error.code }));
@@ -127,7 +128,9 @@ export function LogViewer({ containerId, name }: { containerId: string; name: st
         tabIndex={0}
       >
         {visible.length === 0 ? (
-          <div className="muted pad">{q ? 'No line matches the search.' : ended || !follow ? 'The log is empty.' : 'Waiting for output…'}</div>
+          <div className="muted pad">
+            {q ? 'No line matches the search.' : ended || !follow ? 'The log is empty.' : 'Waiting for output…'}
+          </div>
         ) : (
           visible.map((l, i) => (
             <div key={i} className={`log-line log-${l.stream}`} data-stream={l.stream}>

@@ -26,7 +26,12 @@ export function PortForwardPanel({ podId }: { podId: string }) {
   const mine = (forwards.data ?? []).filter((f) => f.podSandboxId === podId && f.endpointId === endpointId);
   const portNum = Number(port);
   const hostNum = hostPort.trim() === '' ? 0 : Number(hostPort);
-  const invalid = !Number.isInteger(portNum) || portNum < 1 || portNum > 65535 ? 'a pod port is 1-65535' : !Number.isInteger(hostNum) || hostNum < 0 || hostNum > 65535 ? 'a host port is 0-65535 (empty: any free one)' : undefined;
+  const invalid =
+    !Number.isInteger(portNum) || portNum < 1 || portNum > 65535
+      ? 'a pod port is 1-65535'
+      : !Number.isInteger(hostNum) || hostNum < 0 || hostNum > 65535
+        ? 'a host port is 0-65535 (empty: any free one)'
+        : undefined;
   const open = useMutation({
     mutationFn: () => client.call('portForward.open', { endpointId, podSandboxId: podId, port: portNum, hostPort: hostNum }),
     onSettled: () => qc.invalidateQueries({ queryKey: forwardsKey }),
@@ -47,7 +52,13 @@ export function PortForwardPanel({ podId }: { podId: string }) {
       >
         <label className="check">
           Pod port
-          <input className="input mono input-port" inputMode="numeric" aria-label="Pod port" value={port} onChange={(e) => setPort(e.target.value)} />
+          <input
+            className="input mono input-port"
+            inputMode="numeric"
+            aria-label="Pod port"
+            value={port}
+            onChange={(e) => setPort(e.target.value)}
+          />
         </label>
         <label className="check">
           Host port

@@ -23,7 +23,14 @@ vi.hoisted(() => {
   // jsdom has no canvas (xterm.js probes one when it loads, then measures with the DOM)
   HTMLCanvasElement.prototype.getContext = (() => null) as never;
   // nor matchMedia, which xterm.js uses to follow the device pixel ratio
-  window.matchMedia ??= ((q: string) => ({ matches: false, media: q, addListener() {}, removeListener() {}, addEventListener() {}, removeEventListener() {} })) as never;
+  window.matchMedia ??= ((q: string) => ({
+    matches: false,
+    media: q,
+    addListener() {},
+    removeListener() {},
+    addEventListener() {},
+    removeEventListener() {},
+  })) as never;
 });
 afterEach(cleanup);
 
@@ -34,7 +41,9 @@ describe('log viewer', () => {
     const r = await renderWithEngine(<Later />);
     r.fakes.images.add({ repoTags: ['podscope.test/busybox:1'] });
     const logDir = join(r.fakes.dir, 'logs');
-    const { id: podId } = await r.engine.run({ config: { metadata: { name: 'p', namespace: 'default', uid: 'u' }, log_directory: logDir } });
+    const { id: podId } = await r.engine.run({
+      config: { metadata: { name: 'p', namespace: 'default', uid: 'u' }, log_directory: logDir },
+    });
     const { id } = await r.engine.createContainer({
       podSandboxId: podId,
       config: { metadata: { name: 'c' }, image: { image: 'podscope.test/busybox:1' }, log_path: 'c_0.log' },

@@ -62,7 +62,8 @@ export function emptyContainerForm(): ContainerForm {
 /** split a command line on spaces; "double" and 'single' quotes keep spaces */
 export function splitWords(line: string): string[] {
   const out: string[] = [];
-  for (const m of line.matchAll(/"((?:\\.|[^"\\])*)"|'([^']*)'|(\S+)/g)) out.push(m[1] !== undefined ? m[1].replace(/\\(.)/g, '$1') : (m[2] ?? m[3]!));
+  for (const m of line.matchAll(/"((?:\\.|[^"\\])*)"|'([^']*)'|(\S+)/g))
+    out.push(m[1] !== undefined ? m[1].replace(/\\(.)/g, '$1') : (m[2] ?? m[3]!));
   return out;
 }
 
@@ -94,7 +95,8 @@ export function toContainerConfig(f: ContainerForm): { config: ContainerConfigIn
   const errors: FormErrors = {};
   const name = f.name.trim();
   if (!name) errors.name = 'a container needs a name';
-  else if (name.length > 63 || !DNS_LABEL.test(name)) errors.name = 'lower-case letters, digits and "-", at most 63 (a DNS label, as kubelet requires)';
+  else if (name.length > 63 || !DNS_LABEL.test(name))
+    errors.name = 'lower-case letters, digits and "-", at most 63 (a DNS label, as kubelet requires)';
   const image = f.image.trim();
   if (!image) errors.image = 'an image is required';
   else if (/\s/.test(image)) errors.image = 'an image reference has no spaces';
@@ -149,7 +151,9 @@ export function fromContainerConfig(c: ContainerConfig): { form: ContainerForm; 
   let ports = '';
   try {
     const declared = c.annotations[PORTS_ANNOTATION] ? (JSON.parse(c.annotations[PORTS_ANNOTATION]) as DeclaredPort[]) : [];
-    ports = declared.map((p) => (p.protocol && p.protocol !== 'TCP' ? `${p.containerPort}/${p.protocol.toLowerCase()}` : String(p.containerPort))).join(', ');
+    ports = declared
+      .map((p) => (p.protocol && p.protocol !== 'TCP' ? `${p.containerPort}/${p.protocol.toLowerCase()}` : String(p.containerPort)))
+      .join(', ');
   } catch {
     dropped.push(`annotations.${PORTS_ANNOTATION} (not JSON)`);
   }
