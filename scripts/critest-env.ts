@@ -237,7 +237,7 @@ async function main(): Promise<number> {
   const child = spawn(process.execPath, args, { stdio: ['ignore', 'inherit', 'inherit'] });
   process.stdout.write(
     `registry ${registry.host} (mirror of registry.k8s.io, gcr.io, docker.io)\npodscope cri pid ${child.pid}: node ${args.join(' ')}\n\n` +
-      `critest --runtime-endpoint unix://${socket} --image-endpoint unix://${socket} --ginkgo.skip 'Streaming|runtime should support (exec|attach|portforward)'\n` +
+      `critest --runtime-endpoint unix://${socket} --image-endpoint unix://${socket}\n` +
       `crictl --runtime-endpoint unix://${socket} --image-endpoint unix://${socket} ps -a\n\nCtrl-C stops it.\n`,
   );
   await new Promise<void>((resolve) => {

@@ -3,10 +3,8 @@
  * followed in the log viewer, a shell in the terminal, one of its ports forwarded to 127.0.0.1. After each, no
  * process, socket or forwarded port is left.
  *
- * NEEDS THE ENGINE'S STREAMING: the terminal and port-forward specs run over the engine's ContainerStreaming
- * (`engine.streaming`, electron/engine/containers/streaming.ts, built in the engine half of issue 12). Until that
- * lands they are skipped with that reason; the log viewer spec needs no streaming (it reads the CRI log file the
- * container's status names) and runs now.
+ * The terminal and port-forward specs run over the engine's ContainerStreaming (runc exec under a pty, a dial inside
+ * the pod's netns); the log viewer reads the CRI log file the container's status names.
  */
 import { execFileSync } from 'node:child_process';
 import { connect } from 'node:net';
@@ -16,7 +14,6 @@ import { startBusyboxPod, type BusyboxPod } from '../support/busybox-pod';
 import { ContainersPage } from '../pages/containers-page';
 import type { SandboxEnv } from '../support/sandbox-env';
 
-const NEEDS_STREAMING = "needs the engine's ContainerStreaming (engine.streaming, issue 12 engine side), not in this build yet";
 
 async function withPod(env: SandboxEnv, name: string, command: string[], body: (pod: BusyboxPod) => Promise<void>) {
   const pod = await startBusyboxPod(env, { name, command });
@@ -82,7 +79,7 @@ test('log viewer: follows the container log, a new line appears, stderr apart', 
 });
 
 test('terminal: a typed command’s output appears, resize reaches the process, nothing is left after', async ({ app, env }) => {
-  test.skip(!env.engine.streaming, NEEDS_STREAMING);
+  expect(env.engine.streaming, 'the engine streams (exec, attach, port-forward)').toBeDefined();
   const containers = new ContainersPage(app.page);
   await withPod(env, 'term-e2e', ['/bin/sh', '-c', 'exec sleep 3600'], async (pod) => {
     await app.pods.open(pod.podName);
@@ -129,7 +126,7 @@ test('terminal: a typed command’s output appears, resize reaches the process, 
 });
 
 test('forward port: an HTTP request through the forwarded port reaches busybox httpd in the container', async ({ app, env }) => {
-  test.skip(!env.engine.streaming, NEEDS_STREAMING);
+  expect(env.engine.streaming, 'the engine streams (exec, attach, port-forward)').toBeDefined();
   const containers = new ContainersPage(app.page);
   await withPod(env, 'fwd-e2e', ['httpd', '-f', '-p', '8080', '-h', '/www'], async (pod) => {
     await app.pods.open(pod.podName);
