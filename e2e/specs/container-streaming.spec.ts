@@ -14,7 +14,6 @@ import { startBusyboxPod, type BusyboxPod } from '../support/busybox-pod';
 import { ContainersPage } from '../pages/containers-page';
 import type { SandboxEnv } from '../support/sandbox-env';
 
-
 async function withPod(env: SandboxEnv, name: string, command: string[], body: (pod: BusyboxPod) => Promise<void>) {
   const pod = await startBusyboxPod(env, { name, command });
   try {
