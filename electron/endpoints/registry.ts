@@ -114,14 +114,15 @@ export interface EndpointRegistryOptions extends CriConnectionOptions {
 
 async function probeCapabilities(api: CriEndpointApi): Promise<EndpointCapabilities> {
   const isPodscope = await api.isPodscope();
-  const [cniConfig, events] = await Promise.all([
+  const [cniConfig, events, streaming] = await Promise.all([
     api.cniConfig().then(
       () => true,
       () => false,
     ),
     api.supportsEvents(),
+    api.supportsStreaming(),
   ]);
-  return { pluginTrace: isPodscope, preview: false, cniConfig, events, liveNetwork: false, images: true };
+  return { pluginTrace: isPodscope, preview: false, cniConfig, events, liveNetwork: false, images: true, streaming };
 }
 
 function closeImages(e: CriEntry) {
@@ -331,7 +332,8 @@ export function createEndpointRegistry(options: EndpointRegistryOptions): CriEnd
       // a dropped connection (the daemon exited) is checked at once: no ping is needed to notice it
       entry.stopConnectionWatch = api.onConnectionLost(() => void checkNow(entry));
       entry.streaming = options.criStreaming ? options.criStreaming(api, address) : api.streaming;
-      view.capabilities = { ...view.capabilities, streaming: !!entry.streaming };
+      // claimed only when the runtime serves Exec and a client for its streaming server is at hand
+      view.capabilities = { ...view.capabilities, streaming: capabilities.streaming === true && !!entry.streaming };
       entries.set(id, entry);
       notify();
       return view;

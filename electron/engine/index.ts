@@ -111,16 +111,14 @@ export async function createEngine(partial: Partial<EngineOptions> = {}, extras:
     engine.lab = lab;
     // a read-only engine (the CLI beside a daemon) changes nothing: the daemon's own start-up collects
     if (!readOnly) {
-      const recovered = await lab
-        .recoverInterrupted()
-        .catch((e: unknown) => [
-          {
-            runId: '',
-            netns: join(options.stateDir, 'lab', 'inflight'),
-            action: 'read the lab in-flight records',
-            error: (e as Error).message,
-          },
-        ]);
+      const recovered = await lab.recoverInterrupted().catch((e: unknown) => [
+        {
+          runId: '',
+          netns: join(options.stateDir, 'lab', 'inflight'),
+          action: 'read the lab in-flight records',
+          error: (e as Error).message,
+        },
+      ]);
       engine.noteStartupGc(labStartupGc(recovered));
     }
     return engine;

@@ -114,6 +114,20 @@ describe('createCriEndpointApi against a Podscope daemon', () => {
     expect(await api.info()).toMatchObject({ version: ENGINE_VERSION, stateDir: engine.options.stateDir });
   });
 
+  it('streaming is claimed only where Exec is served: a runtime without it answers UNIMPLEMENTED and is not offered exec', async () => {
+    expect(await api.supportsStreaming()).toBe(true);
+    // the same engine served without any ContainerStreaming: Exec/Attach/PortForward are UNIMPLEMENTED there
+    const bare = new Proxy(engine, { get: (t, k) => (k === 'streaming' ? undefined : Reflect.get(t, k, t)) });
+    const plain = await startCriServer({ engine: bare, socketPath: join(tmp.dir, 'no-streaming.sock') });
+    const plainApi = createCriEndpointApi(`unix://${plain.socketPath}`);
+    try {
+      expect(await plainApi.supportsStreaming()).toBe(false);
+    } finally {
+      plainApi.close();
+      await plain.close();
+    }
+  });
+
   it('subscribe turns GetContainerEvents into sandbox events', async () => {
     const seen: SandboxEvent[] = [];
     const stop = api.subscribe((e) => seen.push(e));

@@ -142,8 +142,8 @@ describe('endpoint registry add', () => {
 
   it('local capabilities are the shared LOCAL_ENDPOINT_CAPABILITIES (no alias exported)', async () => {
     const reg = createEndpointRegistry({ local: engine });
-    // all of them, except streaming, which the engine over fakes does not have (the view says so rather than claim it)
-    expect((await reg.list())[0]!.capabilities).toEqual({ ...LOCAL_ENDPOINT_CAPABILITIES, streaming: false });
+    // all of them: the engine over fakes streams too (through the fake container runtime)
+    expect((await reg.list())[0]!.capabilities).toEqual(LOCAL_ENDPOINT_CAPABILITIES);
     expect('LOCAL_CAPABILITIES' in cri).toBe(false);
     reg.close();
   });

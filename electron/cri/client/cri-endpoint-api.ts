@@ -4,7 +4,7 @@
  * info from runtimes other than Podscope.
  */
 import { PodSandboxConfigSchema, formatIssues, NamespaceMode } from '../../../shared/domain/config';
-import { PodscopeError, invalidArgument } from '../../../shared/domain/errors';
+import { PodscopeError, hasCode, invalidArgument } from '../../../shared/domain/errors';
 import type { CniConfigView } from '../../../shared/domain/cni';
 import type {
   EngineInfo,
@@ -59,6 +59,8 @@ export interface CriEndpointApi extends SandboxApi, ContainerApi {
   ping(timeoutMs?: number): Promise<pb.VersionResponse>;
   /** true when GetContainerEvents is served (containerd ≥ 1.7, Podscope); probed, not assumed */
   supportsEvents(): Promise<boolean>;
+  /** true when the Exec RPC is served (an Exec for no container is refused by name, not UNIMPLEMENTED); probed */
+  supportsStreaming(): Promise<boolean>;
   /** GetContainerEvents as SandboxEvents (sandbox events only); onError gets stream failures */
   subscribe(listener: (e: SandboxEvent) => void, onError?: (e: PodscopeError) => void, onContainerEvent?: () => void): () => void;
   /**
@@ -406,6 +408,17 @@ export function createCriEndpointApi(address: string, opts: CriConnectionOptions
         });
         stream.on('data', () => undefined);
       });
+    },
+    async supportsStreaming() {
+      const conn = await connected();
+      // nothing runs: no container has the empty id, so a runtime that serves Exec refuses it (NotFound or
+      // InvalidArgument) before any URL is made
+      return conn
+        .call((c) => c.exec, { containerId: '', cmd: ['true'], tty: false, stdin: false, stdout: true, stderr: false })
+        .then(
+          () => true,
+          (e: unknown) => !hasCode(e, 'Unimplemented'),
+        );
     },
     subscribe(listener, onError, onContainerEvent) {
       let cancelled = false;

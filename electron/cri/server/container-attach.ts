@@ -9,9 +9,10 @@ import { requireContainerId } from './resolve-id';
 import { requireRunningContainer, requireStreaming, validateStreamFlags } from './container-exec';
 
 export async function attach(engine: CriEngine, server: StreamingServer | undefined, req: pb.AttachRequest): Promise<pb.AttachResponse> {
+  // a runtime without streaming does not serve the RPC at all, whatever the request (clients probe with an empty one)
+  const streaming = requireStreaming(server);
   requireContainerId(req.containerId);
   validateStreamFlags(req);
-  const streaming = requireStreaming(server);
   const containerId = await requireRunningContainer(engine, req.containerId);
   return { url: streaming.getAttach({ containerId, tty: req.tty, stdin: req.stdin, stdout: req.stdout, stderr: req.stderr }) };
 }

@@ -32,10 +32,11 @@ export function requireStreaming(server: StreamingServer | undefined): Streaming
 }
 
 export async function exec(engine: CriEngine, server: StreamingServer | undefined, req: pb.ExecRequest): Promise<pb.ExecResponse> {
+  // a runtime without streaming does not serve the RPC at all, whatever the request (clients probe with an empty one)
+  const streaming = requireStreaming(server);
   requireContainerId(req.containerId);
   validateStreamFlags(req);
   if (req.cmd.length === 0 || req.cmd[0] === '') throw invalidArgument('cmd must not be empty');
-  const streaming = requireStreaming(server);
   const containerId = await requireRunningContainer(engine, req.containerId);
   return {
     url: streaming.getExec({ containerId, cmd: req.cmd, tty: req.tty, stdin: req.stdin, stdout: req.stdout, stderr: req.stderr }),

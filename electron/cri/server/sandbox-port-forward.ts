@@ -15,9 +15,10 @@ export async function portForward(
   server: StreamingServer | undefined,
   req: pb.PortForwardRequest,
 ): Promise<pb.PortForwardResponse> {
+  // a runtime without streaming does not serve the RPC at all, whatever the request (clients probe with an empty one)
+  const streaming = requireStreaming(server);
   requireSandboxId(req.podSandboxId);
   for (const p of req.port) if (!Number.isInteger(p) || p < 1 || p > 65535) throw invalidArgument(`port ${p} is out of range 1-65535`);
-  const streaming = requireStreaming(server);
   const status = await engine.status(req.podSandboxId);
   if (status.state !== 'SANDBOX_READY') throw new PodscopeError('FailedPrecondition', `pod sandbox ${status.id} is not ready`);
   return { url: streaming.getPortForward({ sandboxId: status.id, ports: req.port }) };

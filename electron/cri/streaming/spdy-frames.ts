@@ -17,11 +17,9 @@
  *                the SPDY/3 dictionary, one compression context per direction for the whole connection, each frame's
  *                block ending in a sync flush.
  */
-import { createRequire } from 'node:module';
 import { constants as zc, createDeflate, createInflate, type Deflate, type Inflate } from 'node:zlib';
-
-const require = createRequire(import.meta.url);
-const dictionaries = require('spdy-transport/lib/spdy-transport/protocol/spdy/dictionary.js') as Record<number, Buffer>;
+// a static import, so the production bundle (scripts/build-electron.mjs) carries it: there is no node_modules there
+import dictionaries from 'spdy-transport/lib/spdy-transport/protocol/spdy/dictionary.js';
 export const SPDY3_DICTIONARY: Buffer = dictionaries[3]!;
 
 export const SPDY_VERSION = 3;
