@@ -119,7 +119,7 @@ test('add the containerd endpoint and inspect a containerd pod', async ({ app, e
       `unix://${containerd.socketPath}`,
     );
     await expect(app.endpoints.capabilityNote).toContainText(
-      /not from this runtime: CNI plugin trace, runtimeConfig preview, live kernel view, live events \(list polled\)$/,
+      /not from this runtime: CNI plugin trace, runtimeConfig preview, live kernel view, live events \(list re-read every few seconds\)$/,
     );
     await expect(app.endpoints.capabilityNote).not.toContainText('CNI config');
   });
