@@ -1,6 +1,6 @@
 /**
- * The pod's containers (state, image, exit code and reason), so nothing the engine holds is invisible. The full
- * container screens (logs, exec) come with the streaming work.
+ * The pod's containers at a glance on the Overview (state, image, exit code and reason), so nothing the engine holds
+ * is invisible; the Containers tab has the rest (logs, terminal, forward port).
  */
 import type { ContainerSummary } from '../../../../../../shared/domain/container';
 import { shortId } from '../../../../lib/format';
@@ -21,40 +21,42 @@ export function exitText(c: ContainerSummary): string {
 
 export function PodContainers({ containers }: { containers: ContainerSummary[] }) {
   return (
-    <Section title={`Containers (${containers.length})`}>
-      {containers.length === 0 ? (
-        <span className="muted">No containers in this pod.</span>
-      ) : (
-        <table className="table" aria-label="Containers">
-          <thead>
-            <tr>
-              <th>Name</th>
-              <th>State</th>
-              <th>Image</th>
-              <th>Exit</th>
-              <th>Id</th>
-            </tr>
-          </thead>
-          <tbody>
-            {containers.map((c) => (
-              <tr key={c.id} data-container-name={c.metadata.name}>
-                <td>
-                  {c.metadata.name}
-                  {c.metadata.attempt > 0 && <span className="muted"> #{c.metadata.attempt}</span>}
-                </td>
-                <td>
-                  <Pill tone={TONE[c.state]}>{c.state.replace('CONTAINER_', '').toLowerCase()}</Pill>
-                </td>
-                <td className="mono">{c.image}</td>
-                <td className={c.reason === 'Completed' ? 'mono' : 'mono bad'}>{exitText(c) || <span className="muted">—</span>}</td>
-                <td className="mono" title={c.id}>
-                  {shortId(c.id)}
-                </td>
+    <div className="overview-containers">
+      <Section title={`Containers (${containers.length})`}>
+        {containers.length === 0 ? (
+          <span className="muted">No containers in this pod.</span>
+        ) : (
+          <table className="table" aria-label="Containers">
+            <thead>
+              <tr>
+                <th>Name</th>
+                <th>State</th>
+                <th>Image</th>
+                <th>Exit</th>
+                <th>Id</th>
               </tr>
-            ))}
-          </tbody>
-        </table>
-      )}
-    </Section>
+            </thead>
+            <tbody>
+              {containers.map((c) => (
+                <tr key={c.id} data-container-name={c.metadata.name}>
+                  <td>
+                    {c.metadata.name}
+                    {c.metadata.attempt > 0 && <span className="muted"> #{c.metadata.attempt}</span>}
+                  </td>
+                  <td>
+                    <Pill tone={TONE[c.state]}>{c.state.replace('CONTAINER_', '').toLowerCase()}</Pill>
+                  </td>
+                  <td className="mono">{c.image}</td>
+                  <td className={c.reason === 'Completed' ? 'mono' : 'mono bad'}>{exitText(c) || <span className="muted">—</span>}</td>
+                  <td className="mono" title={c.id}>
+                    {shortId(c.id)}
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        )}
+      </Section>
+    </div>
   );
 }
