@@ -354,6 +354,29 @@ describe('attach', () => {
     await engine.stopContainer(id, 0);
   });
 
+  it('a client that stops reading is detached once 8 MiB behind, and the container is never held back', async () => {
+    // 12 MB without a newline, then a marker: a stalled client must neither block the writer nor make the engine
+    // buffer it all
+    const id = await startContainer(['sh', '-c', 'sleep 1; head -c 12000000 /dev/zero; echo; echo done-writing; sleep 3600']);
+    let received = 0;
+    const stalled = new Writable({
+      highWaterMark: 64 * 1024,
+      write(chunk: Buffer) {
+        received += chunk.length; // the callback is never called: this reader has stopped
+      },
+    });
+    const session = engine.streaming.attach({ containerId: id, stdin: null, stdout: stalled, stderr: null, tty: false });
+    await session; // ends by itself: the client fell too far behind
+    const { logPath, state } = await engine.containerStatus(id);
+    expect(state).toBe('CONTAINER_RUNNING');
+    await until(
+      'the writer to finish (not held back by the stalled client)',
+      () => readFileSync(logPath, 'utf8').includes(' stdout F done-writing') || undefined,
+    );
+    expect(received).toBeLessThan(12_000_000);
+    await engine.stopContainer(id, 0);
+  });
+
   it('a container without stdin: output streams, nothing is written to it', async () => {
     const id = await startContainer(['sh', '-c', 'while true; do echo tick; sleep 0.1; done']);
     const out = new Sink();

@@ -253,11 +253,18 @@ export async function attachToShim(bundleDir: string, io: RuntimeStreamIO): Prom
     return;
   }
   await new Promise<void>((resolve) => {
+    // A consumer that cannot keep up is detached once ATTACH_MAX_BEHIND behind: the container is never held back (the
+    // shim keeps reading it), and pausing this socket instead would also hide the shim's close from us.
+    const deliver = (w: NodeJS.WritableStream | null | undefined, payload: Buffer) => {
+      if (!w) return;
+      if ((w as { writableLength?: number }).writableLength! > ATTACH_MAX_BEHIND) sock.destroy();
+      else w.write(payload);
+    };
     sock.on(
       'data',
       frameReader((type, payload) => {
-        if (type === ATTACH_FRAME.STDOUT) io.stdout?.write(payload);
-        else if (type === ATTACH_FRAME.STDERR) (io.tty ? io.stdout : io.stderr)?.write(payload);
+        if (type === ATTACH_FRAME.STDOUT) deliver(io.stdout, payload);
+        else if (type === ATTACH_FRAME.STDERR) deliver(io.tty ? io.stdout : io.stderr, payload);
       }),
     );
     const send = (b: Buffer) => {
@@ -286,6 +293,9 @@ export async function attachToShim(bundleDir: string, io: RuntimeStreamIO): Prom
  * internal/cri/server/sandbox_portforward_linux.go), say "ok" or the error on stderr, then copy both ways. When one
  * direction is done the other gets a second to finish before everything closes (containerd waits the same).
  */
+/** how far an attach client may fall behind the container's output before it is detached */
+export const ATTACH_MAX_BEHIND = 8 * 1024 * 1024;
+
 const DIAL_SOURCE = String.raw`
 'use strict';
 const net = require('net');

@@ -64,10 +64,16 @@ function main(cfg) {
     return Buffer.concat([head, body]);
   }
   const attached = new Set();
+  const MAX_BEHIND = 8 * 1024 * 1024;
   function broadcast(stream, chunk) {
     if (attached.size === 0) return;
     const f = frame(stream === 'stderr' ? 2 : 1, chunk);
-    for (const c of attached) { try { c.write(f); } catch {} }
+    // the container is never held back for an attached client; one that has fallen MAX_BEHIND behind is cut off
+    // (its socket would otherwise buffer the container's output in this process without bound)
+    for (const c of attached) {
+      if (c.writableLength > MAX_BEHIND) { attached.delete(c); c.destroy(); continue; }
+      try { c.write(f); } catch {}
+    }
   }
   let ttyDevice = '';
   let wantedSize = null;
