@@ -3,16 +3,17 @@
  * namespaces (root only). Everything is named after this file: bridge psl-lab, subnet 10.88.252.0/25 (the e2e lab spec has the upper half), dirs under
  * /tmp/psl-*; the leak checks and the sweep in afterAll look only at those.
  */
-import { execFile, execFileSync, spawn } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
+import { readdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { createEngine, type EngineOptions } from '../../electron/engine/index';
+import { createEngine } from '../../electron/engine/index';
 import type { LabCapabilities } from '../../shared/domain/lab';
 import type { ProbePath } from '../../shared/domain/probe';
-import { findLeftovers, formatLeftovers, sweepLeftovers, type LeakScope } from '../../testkit/leak-check';
+import { labDirs } from './helpers/lab-dirs';
+import { findLeftovers, formatLeftovers, sweepLeftovers } from '../../testkit/leak-check';
 
 const BRIDGE = 'psl-lab';
 const NETWORK = 'psl-lab';
@@ -47,34 +48,12 @@ function conflist(dir: string): string {
 
 describe.skipIf(!canRun)('CNI lab: the probe step and start-up GC of interrupted runs (real plugins)', () => {
   let dir = '';
-  const scope = (): LeakScope => ({
-    bridge: BRIDGE,
-    subnets: [SUBNET],
-    networks: [NETWORK],
-    ipamDir: join(dir, 'ipam'),
-    cacheDir: join(dir, 'state', 'lab', 'cni-cache'),
-    netnsDir: join(dir, 'netns'),
-    ownsDirs: true,
-  });
-  const options = (): Partial<EngineOptions> => ({
-    stateDir: join(dir, 'state'),
-    runDir: join(dir, 'run'),
-    netnsDir: join(dir, 'netns'),
-    cniConfDir: join(dir, 'net.d'),
-    cniBinDirs: ['/usr/lib/cni'],
-    cniCacheDir: join(dir, 'cache'),
-    pluginTimeoutMs: 30_000,
-  });
-  const dropBridge = () => {
-    try {
-      execFileSync('ip', ['link', 'del', BRIDGE], { stdio: 'ignore' });
-    } catch {
-      // not there
-    }
-  };
+  const dirs = labDirs({ bridge: BRIDGE, subnet: SUBNET, network: NETWORK });
+  const { scope, options, dropBridge } = dirs;
 
   beforeAll(async () => {
-    dir = await mkdtemp('/tmp/psl-lab-');
+    await dirs.create('/tmp/psl-lab-');
+    dir = dirs.dir;
   });
 
   afterEach(() => {
@@ -82,18 +61,7 @@ describe.skipIf(!canRun)('CNI lab: the probe step and start-up GC of interrupted
     dropBridge();
   });
 
-  afterAll(async () => {
-    if (dir) sweepLeftovers(scope());
-    dropBridge();
-    if (dir) {
-      try {
-        execFileSync('umount', ['-l', join(dir, 'netns')], { stdio: 'ignore' });
-      } catch {
-        // never mounted
-      }
-      await rm(dir, { recursive: true, force: true });
-    }
-  });
+  afterAll(() => dirs.destroy());
 
   it('--probe measures host → netns address and host → host port (loopback and gateway) as reachable before DEL, records it with its time, and DEL still leaves nothing (CLI -o json, exit 0)', async () => {
     const file = join(dir, 'probe.conflist');

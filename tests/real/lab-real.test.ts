@@ -3,9 +3,9 @@
  * file: bridge psl1-lab, subnet 10.240.5.0/24, host ports 28xxx, dirs under /tmp/podscope-l1-*. Between runs and in
  * afterAll the bridge is deleted and a scoped leak sweep removes whatever a failing test left.
  */
-import { execFile, execFileSync } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { existsSync, readdirSync } from 'node:fs';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -13,7 +13,8 @@ import { createEngine } from '../../electron/engine/index';
 import type { SandboxEngine } from '../../electron/engine/sandbox/service';
 import { NodeProcessRunner, type ExecRequest, type ExecResult, type ProcessRunner } from '../../electron/engine/os/exec';
 import type { LabApi, LabRun } from '../../shared/domain/lab';
-import { findLeftovers, formatLeftovers, sweepLeftovers, type LeakScope } from '../../testkit/leak-check';
+import { labDirs } from './helpers/lab-dirs';
+import { findLeftovers, formatLeftovers } from '../../testkit/leak-check';
 
 const BRIDGE = 'psl1-lab';
 const NETWORK = 'psl1-lab';
@@ -60,34 +61,12 @@ describe.skipIf(!canRun)('CNI lab with real plugins', () => {
   let engine: SandboxEngine;
   let lab: LabApi;
   const runner = new CountingRunner();
-  const scope = (): LeakScope => ({
-    bridge: BRIDGE,
-    subnets: [SUBNET],
-    networks: [NETWORK],
-    ipamDir: join(dir, 'ipam'),
-    cacheDir: join(dir, 'state', 'lab', 'cni-cache'),
-    netnsDir: join(dir, 'netns'),
-    ownsDirs: true,
-  });
-  const options = () => ({
-    stateDir: join(dir, 'state'),
-    runDir: join(dir, 'run'),
-    netnsDir: join(dir, 'netns'),
-    cniConfDir: join(dir, 'net.d'),
-    cniBinDirs: ['/usr/lib/cni'],
-    cniCacheDir: join(dir, 'cache'),
-    pluginTimeoutMs: 30_000,
-  });
-  const dropBridge = () => {
-    try {
-      execFileSync('ip', ['link', 'del', BRIDGE], { stdio: 'ignore' });
-    } catch {
-      // not there
-    }
-  };
+  const dirs = labDirs({ bridge: BRIDGE, subnet: SUBNET, network: NETWORK });
+  const { scope, options, dropBridge } = dirs;
 
   beforeAll(async () => {
-    dir = await mkdtemp('/tmp/podscope-l1-lab-');
+    await dirs.create('/tmp/podscope-l1-lab-');
+    dir = dirs.dir;
     engine = await createEngine(options(), { runner });
     lab = engine.lab!;
   });
@@ -98,17 +77,7 @@ describe.skipIf(!canRun)('CNI lab with real plugins', () => {
 
   afterAll(async () => {
     await engine?.close();
-    if (dir) sweepLeftovers(scope());
-    dropBridge();
-    if (dir) {
-      // the netns manager made the dir a shared mount point (as iproute2 does for /var/run/netns)
-      try {
-        execFileSync('umount', ['-l', join(dir, 'netns')], { stdio: 'ignore' });
-      } catch {
-        // never mounted
-      }
-      await rm(dir, { recursive: true, force: true });
-    }
+    await dirs.destroy();
   });
 
   async function cliRun(text: string, port: number) {

@@ -240,22 +240,8 @@ export class LabService implements LabApi {
 
     let phase: 'ADD' | 'CHECK' | 'DEL' = 'ADD';
     const record = (r: CniCallRecord) => {
-      if (r.step !== 'cni.plugin' || !r.plugin) return;
-      const trace: LabPluginTrace = {
-        phase,
-        verb: r.plugin.verb,
-        index: r.plugin.index,
-        type: r.plugin.type,
-        binary: r.plugin.binary,
-        stdin: r.plugin.stdin,
-        stdout: r.plugin.stdout,
-        stderr: r.plugin.stderr,
-        exitCode: r.plugin.exitCode,
-        durationMs: r.durationMs,
-        ok: r.ok,
-        startedAt: r.startedAt,
-        ...(r.error ? { error: serializeError(r.error) } : {}),
-      };
+      const trace = pluginTrace(r, phase);
+      if (!trace) return;
       run.plugins.push(trace);
       progress(`${trace.verb} ${trace.type}`, trace);
     };
@@ -439,22 +425,8 @@ export class LabService implements LabApi {
           baseEnv: this.deps.env ?? process.env,
           timeoutMs: options.pluginTimeoutMs,
           record: (r) => {
-            if (r.step !== 'cni.plugin' || !r.plugin) return;
-            traces.push({
-              phase: 'DEL',
-              verb: r.plugin.verb,
-              index: r.plugin.index,
-              type: r.plugin.type,
-              binary: r.plugin.binary,
-              stdin: r.plugin.stdin,
-              stdout: r.plugin.stdout,
-              stderr: r.plugin.stderr,
-              exitCode: r.plugin.exitCode,
-              durationMs: r.durationMs,
-              ok: r.ok,
-              startedAt: r.startedAt,
-              ...(r.error ? { error: serializeError(r.error) } : {}),
-            });
+            const trace = pluginTrace(r, 'DEL');
+            if (trace) traces.push(trace);
           },
         };
         const net: LoadedNetwork = { list, ifName: rec.ifName, builtin: false, binaries: [] };
@@ -705,4 +677,24 @@ export function capabilityArgs(c: LabRun['capabilities']): Record<string, unknow
   if (c.mac) out.mac = c.mac;
   if (c.cgroupPath) out.cgroupPath = c.cgroupPath;
   return out;
+}
+
+/** a plugin exec as the lab records it (other trace steps are not plugin execs: undefined) */
+function pluginTrace(r: CniCallRecord, phase: LabPluginTrace['phase']): LabPluginTrace | undefined {
+  if (r.step !== 'cni.plugin' || !r.plugin) return undefined;
+  return {
+    phase,
+    verb: r.plugin.verb,
+    index: r.plugin.index,
+    type: r.plugin.type,
+    binary: r.plugin.binary,
+    stdin: r.plugin.stdin,
+    stdout: r.plugin.stdout,
+    stderr: r.plugin.stderr,
+    exitCode: r.plugin.exitCode,
+    durationMs: r.durationMs,
+    ok: r.ok,
+    startedAt: r.startedAt,
+    ...(r.error ? { error: serializeError(r.error) } : {}),
+  };
 }
