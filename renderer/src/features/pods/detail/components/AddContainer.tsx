@@ -25,6 +25,38 @@ import {
   type EnvRow,
 } from '../model/container-form';
 
+/** a one-line monospace input in a labelled Field (most of this form) */
+function TextField({
+  value,
+  onChange,
+  placeholder,
+  inputMode,
+  ...field
+}: {
+  label: string;
+  hint?: React.ReactNode;
+  error?: string;
+  value: string;
+  onChange: (value: string) => void;
+  placeholder?: string;
+  inputMode?: 'decimal' | 'numeric';
+}) {
+  return (
+    <Field {...field}>
+      {(p) => (
+        <input
+          {...p}
+          className="input mono"
+          inputMode={inputMode}
+          placeholder={placeholder}
+          value={value}
+          onChange={(e) => onChange(e.target.value)}
+        />
+      )}
+    </Field>
+  );
+}
+
 function EnvEditor({
   rows,
   errors,
@@ -223,53 +255,33 @@ export function AddContainer({ pod, onDone }: { pod: SandboxStatus; onDone: (cre
         <fieldset className="form-section">
           <legend>Process</legend>
           <div className="form-grid form-grid-2">
-            <Field label="Command" hint="replaces the image's ENTRYPOINT; empty: the image's">
-              {(p) => (
-                <input
-                  {...p}
-                  className="input mono"
-                  placeholder="/bin/sh -c"
-                  value={form.command}
-                  onChange={(e) => set('command', e.target.value)}
-                />
-              )}
-            </Field>
-            <Field label="Arguments" hint="replaces the image's CMD; quote words with spaces">
-              {(p) => (
-                <input
-                  {...p}
-                  className="input mono"
-                  placeholder={'"while true; do date; sleep 1; done"'}
-                  value={form.args}
-                  onChange={(e) => set('args', e.target.value)}
-                />
-              )}
-            </Field>
-            <Field label="Working directory">
-              {(p) => (
-                <input
-                  {...p}
-                  className="input mono"
-                  placeholder="image default"
-                  value={form.workingDir}
-                  onChange={(e) => set('workingDir', e.target.value)}
-                />
-              )}
-            </Field>
-            <Field
+            <TextField
+              label="Command"
+              hint="replaces the image's ENTRYPOINT; empty: the image's"
+              placeholder="/bin/sh -c"
+              value={form.command}
+              onChange={(v) => set('command', v)}
+            />
+            <TextField
+              label="Arguments"
+              hint="replaces the image's CMD; quote words with spaces"
+              placeholder={'"while true; do date; sleep 1; done"'}
+              value={form.args}
+              onChange={(v) => set('args', v)}
+            />
+            <TextField
+              label="Working directory"
+              placeholder="image default"
+              value={form.workingDir}
+              onChange={(v) => set('workingDir', v)}
+            />
+            <TextField
               label="Log path"
               hint={`relative to the pod's log directory${pod.config.log_directory ? ` (${pod.config.log_directory})` : ' — this pod has none, so no log is kept'}`}
-            >
-              {(p) => (
-                <input
-                  {...p}
-                  className="input mono"
-                  placeholder={form.name ? `${form.name.trim()}_0.log` : 'name_0.log'}
-                  value={form.logPath}
-                  onChange={(e) => set('logPath', e.target.value)}
-                />
-              )}
-            </Field>
+              placeholder={form.name ? `${form.name.trim()}_0.log` : 'name_0.log'}
+              value={form.logPath}
+              onChange={(v) => set('logPath', v)}
+            />
           </div>
           <div className="form-row">
             <label className="check">
@@ -285,57 +297,40 @@ export function AddContainer({ pod, onDone }: { pod: SandboxStatus; onDone: (cre
         <fieldset className="form-section">
           <legend>Ports and resources</legend>
           <div className="form-grid form-grid-2">
-            <Field
+            <TextField
               label="Container ports"
               error={shown.ports}
               hint="declared, as kubelet records them (annotation io.kubernetes.container.ports); host ports are the pod's"
-            >
-              {(p) => (
-                <input
-                  {...p}
-                  className="input mono"
-                  placeholder="80, 53/udp"
-                  value={form.ports}
-                  onChange={(e) => set('ports', e.target.value)}
-                />
-              )}
-            </Field>
-            <Field label="CPU limit (cores)" error={shown.cpus} hint="quota over a 100 ms CFS period">
-              {(p) => (
-                <input
-                  {...p}
-                  className="input mono"
-                  inputMode="decimal"
-                  placeholder="unlimited"
-                  value={form.cpus}
-                  onChange={(e) => set('cpus', e.target.value)}
-                />
-              )}
-            </Field>
-            <Field label="Memory limit (MiB)" error={shown.memoryMiB}>
-              {(p) => (
-                <input
-                  {...p}
-                  className="input mono"
-                  inputMode="decimal"
-                  placeholder="unlimited"
-                  value={form.memoryMiB}
-                  onChange={(e) => set('memoryMiB', e.target.value)}
-                />
-              )}
-            </Field>
-            <Field label="CPU shares" error={shown.cpuShares} hint="relative weight, 2-262144">
-              {(p) => (
-                <input
-                  {...p}
-                  className="input mono"
-                  inputMode="numeric"
-                  placeholder="runtime default"
-                  value={form.cpuShares}
-                  onChange={(e) => set('cpuShares', e.target.value)}
-                />
-              )}
-            </Field>
+              placeholder="80, 53/udp"
+              value={form.ports}
+              onChange={(v) => set('ports', v)}
+            />
+            <TextField
+              label="CPU limit (cores)"
+              error={shown.cpus}
+              hint="quota over a 100 ms CFS period"
+              inputMode="decimal"
+              placeholder="unlimited"
+              value={form.cpus}
+              onChange={(v) => set('cpus', v)}
+            />
+            <TextField
+              label="Memory limit (MiB)"
+              error={shown.memoryMiB}
+              inputMode="decimal"
+              placeholder="unlimited"
+              value={form.memoryMiB}
+              onChange={(v) => set('memoryMiB', v)}
+            />
+            <TextField
+              label="CPU shares"
+              error={shown.cpuShares}
+              hint="relative weight, 2-262144"
+              inputMode="numeric"
+              placeholder="runtime default"
+              value={form.cpuShares}
+              onChange={(v) => set('cpuShares', v)}
+            />
           </div>
         </fieldset>
         {shown.form && (
