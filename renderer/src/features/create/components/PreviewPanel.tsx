@@ -10,6 +10,7 @@ import { JsonView } from '../../../lib/ui/JsonView';
 import { NotAvailable } from '../../../lib/ui/EmptyState';
 import { Pill } from '../../../lib/ui/StatusPill';
 import { HostPortConflictWarning } from './HostPortConflictWarning';
+import { Segmented } from '../../../lib/ui/Segmented';
 
 export function PreviewPanel({
   crictlJson,
@@ -32,35 +33,16 @@ export function PreviewPanel({
   return (
     <aside className="preview" aria-label="Preview">
       <div className="preview-head">
-        <div className="seg" role="tablist" aria-label="Preview">
-          <button
-            type="button"
-            role="tab"
-            aria-selected={tab === 'plugins'}
-            className={tab === 'plugins' ? 'seg-btn seg-on' : 'seg-btn'}
-            onClick={() => setTab('plugins')}
-          >
-            Plugin runtimeConfig
-          </button>
-          <button
-            type="button"
-            role="tab"
-            aria-selected={tab === 'json'}
-            className={tab === 'json' ? 'seg-btn seg-on' : 'seg-btn'}
-            onClick={() => setTab('json')}
-          >
-            crictl JSON
-          </button>
-          <button
-            type="button"
-            role="tab"
-            aria-selected={tab === 'yaml'}
-            className={tab === 'yaml' ? 'seg-btn seg-on' : 'seg-btn'}
-            onClick={() => setTab('yaml')}
-          >
-            YAML
-          </button>
-        </div>
+        <Segmented
+          label="Preview"
+          segments={[
+            { id: 'plugins', label: 'Plugin runtimeConfig' },
+            { id: 'json', label: 'crictl JSON' },
+            { id: 'yaml', label: 'YAML' },
+          ]}
+          value={tab}
+          onChange={setTab}
+        />
         {fetching && <span className="muted small">updating…</span>}
       </div>
       {available && <HostPortConflictWarning conflicts={preview?.hostPortConflicts} />}

@@ -15,6 +15,7 @@ import { Dialog } from '../../../../lib/ui/Dialog';
 import { ErrorView } from '../../../../lib/ui/ErrorView';
 import { Field } from '../../../../lib/ui/Field';
 import { JsonView } from '../../../../lib/ui/JsonView';
+import { Segmented } from '../../../../lib/ui/Segmented';
 import { PullProgress, useImagePull } from '../../../../lib/use-image-pull';
 import {
   emptyContainerForm,
@@ -352,20 +353,15 @@ export function AddContainer({ pod, onDone }: { pod: SandboxStatus; onDone: (cre
       </form>
       <aside className="preview" aria-label="Preview">
         <div className="preview-head">
-          <div className="seg" role="tablist" aria-label="Preview format">
-            {(['json', 'yaml'] as const).map((f) => (
-              <button
-                key={f}
-                type="button"
-                role="tab"
-                aria-selected={previewFormat === f}
-                className={previewFormat === f ? 'seg-btn seg-on' : 'seg-btn'}
-                onClick={() => setPreviewFormat(f)}
-              >
-                crictl {f.toUpperCase()}
-              </button>
-            ))}
-          </div>
+          <Segmented
+            label="Preview format"
+            segments={[
+              { id: 'json', label: 'crictl JSON' },
+              { id: 'yaml', label: 'crictl YAML' },
+            ]}
+            value={previewFormat}
+            onChange={setPreviewFormat}
+          />
           <span className="toolbar-spacer" />
           <CopyButton text={text} />
         </div>

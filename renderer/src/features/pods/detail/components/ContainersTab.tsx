@@ -15,6 +15,7 @@ import { EmptyState } from '../../../../lib/ui/EmptyState';
 import { Section } from '../../../../lib/ui/KeyValues';
 import { Pill } from '../../../../lib/ui/StatusPill';
 import { CopyButton } from '../../../../lib/ui/CopyButton';
+import { Segmented } from '../../../../lib/ui/Segmented';
 import { containerStatusQuery, podContainersQuery } from '../api/containers';
 import { ContainerDetails, commandLine } from './ContainerDetails';
 import { AddContainer } from './AddContainer';
@@ -189,20 +190,16 @@ function ContainerPane({
         <span className="mono small muted">{status.data ? commandLine(status.data) : ''}</span>
         <CopyButton text={c.id} label="Copy id" />
         <span className="toolbar-spacer" />
-        <div className="seg" role="tablist" aria-label="Container view">
-          {(['details', 'logs', 'terminal'] as const).map((p) => (
-            <button
-              key={p}
-              type="button"
-              role="tab"
-              aria-selected={pane === p}
-              className={pane === p ? 'seg-btn seg-on' : 'seg-btn'}
-              onClick={() => setPane(p)}
-            >
-              {p === 'details' ? 'Details' : p === 'logs' ? 'Logs' : 'Terminal'}
-            </button>
-          ))}
-        </div>
+        <Segmented
+          label="Container view"
+          segments={[
+            { id: 'details', label: 'Details' },
+            { id: 'logs', label: 'Logs' },
+            { id: 'terminal', label: 'Terminal' },
+          ]}
+          value={pane}
+          onChange={setPane}
+        />
         {c.state === 'CONTAINER_CREATED' && (
           <button type="button" className="btn" disabled={act.isPending} onClick={() => act.mutate('start')}>
             Start

@@ -11,6 +11,7 @@ import { useClient } from '../../../../lib/connection-context';
 import { useEndpointId } from '../../../../lib/endpoint';
 import { openSession } from '../../../../lib/streams';
 import { ErrorView } from '../../../../lib/ui/ErrorView';
+import { Segmented } from '../../../../lib/ui/Segmented';
 import { splitWords } from '../model/container-form';
 import { mirrorInjectedStyles } from '../../../../lib/mirror-styles';
 
@@ -140,27 +141,19 @@ export function ExecTerminal({
     <div className="exec-terminal">
       <div className="toolbar toolbar-plain">
         {attach && (
-          <div className="seg" role="tablist" aria-label="Terminal mode">
-            {(['exec', 'attach'] as const).map((m) => (
-              <button
-                key={m}
-                type="button"
-                role="tab"
-                aria-selected={mode === m}
-                className={mode === m ? 'seg-btn seg-on' : 'seg-btn'}
-                title={
-                  m === 'exec' ? 'run a new process in the container' : "connect to the container's own process (its stdin and output)"
-                }
-                onClick={() => {
-                  setError(undefined);
-                  setState({ phase: 'connecting' });
-                  setMode(m);
-                }}
-              >
-                {m === 'exec' ? 'Exec' : 'Attach'}
-              </button>
-            ))}
-          </div>
+          <Segmented
+            label="Terminal mode"
+            segments={[
+              { id: 'exec', label: 'Exec', title: 'run a new process in the container' },
+              { id: 'attach', label: 'Attach', title: "connect to the container's own process (its stdin and output)" },
+            ]}
+            value={mode}
+            onChange={(m) => {
+              setError(undefined);
+              setState({ phase: 'connecting' });
+              setMode(m);
+            }}
+          />
         )}
         {mode === 'exec' && (
           <>

@@ -4,6 +4,7 @@ import { crictlInspectpText } from '../../../../../../shared/domain/crictl-inspe
 import { useCurrentEndpoint } from '../../../../lib/endpoint';
 import { CopyButton } from '../../../../lib/ui/CopyButton';
 import { JsonView } from '../../../../lib/ui/JsonView';
+import { Segmented } from '../../../../lib/ui/Segmented';
 
 type Shape = 'podscope' | 'crictl';
 
@@ -19,26 +20,15 @@ export function RawTab({ s }: { s: SandboxStatus }) {
   return (
     <div className="stack">
       <div className="toolbar toolbar-plain">
-        <div className="seg" role="tablist" aria-label="Raw status shape">
-          <button
-            type="button"
-            role="tab"
-            aria-selected={shape === 'podscope'}
-            className={shape === 'podscope' ? 'seg-btn seg-on' : 'seg-btn'}
-            onClick={() => setShape('podscope')}
-          >
-            Podscope view
-          </button>
-          <button
-            type="button"
-            role="tab"
-            aria-selected={shape === 'crictl'}
-            className={shape === 'crictl' ? 'seg-btn seg-on' : 'seg-btn'}
-            onClick={() => setShape('crictl')}
-          >
-            crictl inspectp
-          </button>
-        </div>
+        <Segmented
+          label="Raw status shape"
+          segments={[
+            { id: 'podscope', label: 'Podscope view' },
+            { id: 'crictl', label: 'crictl inspectp' },
+          ]}
+          value={shape}
+          onChange={setShape}
+        />
         <span className="muted small" data-testid="raw-caption">
           {shape === 'crictl'
             ? `as \`crictl inspectp ${s.id.slice(0, 13)}\` prints it: status + info${rebuilt ? ` (rebuilt from what ${endpoint?.runtimeName ?? 'the runtime'} returned; its own info may hold more)` : ''}`
