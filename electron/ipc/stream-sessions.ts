@@ -21,7 +21,7 @@ import {
   type PortForwardView,
 } from '../../shared/domain/streams';
 import type { ContainerStreaming, TerminalSize } from '../engine/containers/streaming';
-import { openContainerLog } from '../engine/containers/log-reader';
+import { openContainerLogReads } from '../engine/containers/log-reader';
 
 /** log lines in flight before the follower waits for an ack */
 const LOG_WINDOW_LINES = 5000;
@@ -251,7 +251,7 @@ export class StreamSessions {
       const st = await api.containerStatus!(containerId);
       return st.state === 'CONTAINER_CREATED' || st.state === 'CONTAINER_RUNNING';
     };
-    const entries = await openContainerLog(
+    const reads = await openContainerLogReads(
       status.logPath,
       {
         tail: req.tail,
@@ -261,7 +261,7 @@ export class StreamSessions {
       },
       live,
     );
-    s.done = sendInBatches(entries, onLines, s.abort.signal).then(
+    s.done = sendInBatches(reads, onLines, s.abort.signal).then(
       () => this.finish(s, {}),
       (error) => this.finish(s, { error }),
     );
@@ -350,34 +350,14 @@ export class StreamSessions {
   }
 }
 
-const TICK = Symbol('tick');
-
-/**
- * Sends log lines in batches of at most LOG_BATCH_LINES: a batch goes out when it is full or when the reader has
- * nothing more at hand (its next line is not ready by the next macrotask, i.e. it is waiting for the file to grow).
- */
-async function sendInBatches(entries: AsyncGenerator<LogLine>, onLines: (lines: LogLine[]) => Promise<void>, signal: AbortSignal) {
-  let batch: LogLine[] = [];
-  const flush = async () => {
-    if (batch.length === 0) return;
-    const out = batch;
-    batch = [];
-    await onLines(out);
-  };
+/** Sends each read's lines in batches of at most LOG_BATCH_LINES, waiting for the receiver between batches. */
+async function sendInBatches(reads: AsyncGenerator<LogLine[]>, onLines: (lines: LogLine[]) => Promise<void>, signal: AbortSignal) {
   try {
-    for (;;) {
-      const next = entries.next();
-      let r = batch.length ? await Promise.race([next, new Promise<typeof TICK>((res) => setImmediate(() => res(TICK)))]) : await next;
-      if (r === TICK) {
-        await flush();
-        r = await next;
-      }
-      if (r.done || signal.aborted) break;
-      batch.push(r.value);
-      if (batch.length >= LOG_BATCH_LINES) await flush();
+    for await (const lines of reads) {
+      for (let i = 0; i < lines.length && !signal.aborted; i += LOG_BATCH_LINES) await onLines(lines.slice(i, i + LOG_BATCH_LINES));
+      if (signal.aborted) break;
     }
-    if (!signal.aborted) await flush();
   } finally {
-    await entries.return(undefined);
+    await reads.return(undefined);
   }
 }

@@ -127,6 +127,18 @@ export async function openContainerLog(
   opts: ContainerLogOptions,
   isRunning: () => Promise<boolean>,
 ): Promise<AsyncGenerator<LogEntry>> {
+  return flatten(await openContainerLogReads(path, opts, isRunning));
+}
+
+/**
+ * The same lines, one array per read of the file (never empty): for a sender that ships what one read found
+ * together (the app's log viewer) instead of line by line.
+ */
+export async function openContainerLogReads(
+  path: string,
+  opts: ContainerLogOptions,
+  isRunning: () => Promise<boolean>,
+): Promise<AsyncGenerator<LogEntry[]>> {
   if (opts.tail !== undefined && (!Number.isInteger(opts.tail) || opts.tail < 0))
     throw new PodscopeError('InvalidArgument', 'tail must be a non-negative integer');
   const file = await LogFile.open(path);
@@ -134,22 +146,35 @@ export async function openContainerLog(
   return readLog(file, path, opts, isRunning);
 }
 
+async function* flatten(reads: AsyncGenerator<LogEntry[]>): AsyncGenerator<LogEntry> {
+  try {
+    for await (const entries of reads) yield* entries;
+  } finally {
+    await reads.return(undefined);
+  }
+}
+
 async function* readLog(
   opened: LogFile,
   path: string,
   opts: ContainerLogOptions,
   isRunning: () => Promise<boolean>,
-): AsyncGenerator<LogEntry> {
+): AsyncGenerator<LogEntry[]> {
   let file = opened;
   let joiner = new CriLogJoiner();
   const keep = (entries: LogEntry[]) => entries.filter((e) => matchesLogFilter(e, opts));
+  // one read's lines at a time; a read the filter empties yields nothing
+  async function* kept(entries: LogEntry[]) {
+    const k = keep(entries);
+    if (k.length > 0) yield k;
+  }
   try {
     if (opts.tail !== undefined) {
       const t = await file.readTail(opts.tail, keep, opts.sinceNs);
       joiner = t.joiner;
-      yield* t.entries;
+      if (t.entries.length > 0) yield t.entries;
     } else {
-      yield* keep(parseCriLog(await file.readNew(), joiner).entries);
+      yield* kept(parseCriLog(await file.readNew(), joiner).entries);
     }
     if (!opts.follow) return;
 
@@ -161,7 +186,7 @@ async function* readLog(
         const text = await file.readNew();
         if (text) {
           got = true;
-          yield* keep(parseCriLog(text, joiner).entries);
+          yield* kept(parseCriLog(text, joiner).entries);
           continue;
         }
         // drained; has log_path become another file (rotated, then reopened by the shim)?
@@ -177,7 +202,7 @@ async function* readLog(
       if (!got) await sleep(pollMs, opts.signal);
     }
     // the writer is gone: a P record without its F is still a line
-    if (!opts.signal?.aborted) yield* keep(joiner.flush());
+    if (!opts.signal?.aborted) yield* kept(joiner.flush());
   } finally {
     await file.close();
   }
