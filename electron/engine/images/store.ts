@@ -127,6 +127,14 @@ async function writeAtomic(file: string, data: string | Buffer): Promise<void> {
   await rename(tmp, file);
 }
 
+/** Promise.all whose error is the first failing entry's in list order, not whichever failed first in time. */
+async function firstFailureInOrder<T>(promises: Promise<T>[]): Promise<T[]> {
+  const settled = await Promise.allSettled(promises);
+  const failed = settled.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+  if (failed) throw failed.reason;
+  return settled.map((r) => (r as PromiseFulfilledResult<T>).value);
+}
+
 const exists = (p: string) =>
   lstat(p).then(
     () => true,
@@ -397,7 +405,7 @@ export class LocalImageStore implements ImageStore {
         await this.ingest({
           label: `${file} [${i}]`,
           config: { bytes: configBytes, digest: sha256(configBytes) },
-          layers: await Promise.all(
+          layers: await firstFailureInOrder(
             e.Layers.map(async (rel, j) => {
               const abs = await confined(dir, rel, `${file}: manifest.json [${i}].Layers[${j}]`);
               return { label: `layer ${j} (${rel})`, compression: 'sniff' as const, open: async () => createReadStream(abs), path: abs };
