@@ -28,7 +28,8 @@ export interface ScaleResult {
   sizes: number[];
 }
 
-const OPS = ['Status', 'Status verbose', 'List', 'List id=', 'List label='] as const;
+/** Version asks nothing of the engine: its ratio is the transport's (grpc-js against grpc-go), the floor of the rest */
+const OPS = ['Version', 'Status', 'Status verbose', 'List', 'List id=', 'List label='] as const;
 type Op = (typeof OPS)[number];
 type Runtime = 'podscope' | 'containerd';
 
@@ -97,6 +98,7 @@ export async function runCriScale(opts: ScaleOptions): Promise<ScaleResult> {
           const id = ids[r][k]!;
           const s = samples[r];
           const calls: Record<Op, () => Promise<void>> = {
+            Version: () => time(s.Version, () => c[r].call((x) => x.version, { version: '' })),
             Status: () => time(s.Status, () => c[r].call((x) => x.podSandboxStatus, { podSandboxId: id, verbose: false })),
             'Status verbose': () =>
               time(s['Status verbose'], () => c[r].call((x) => x.podSandboxStatus, { podSandboxId: id, verbose: true })),

@@ -5,13 +5,13 @@
  * removes (wall and p50, pod IPs checked for duplicates).
  * Both servers run in processes of their own, so neither shares an event loop with the client doing the timing.
  */
-import { benchCriSideBySide } from './cri-bench';
+import { benchCriSideBySide, type BenchResult } from './cri-bench';
 import { loadAverage, startCriDaemon } from './daemon';
 import { createRealEnv } from '../testkit/throwaway-env';
 // The containerd fixture is shared with the interop tests, which own it.
 import { startContainerd } from '../testkit/containerd-fixture';
 
-export async function runCriSideBySide(opts: { n: number; concurrent?: number; out?: (line: string) => void }): Promise<void> {
+export async function runCriSideBySide(opts: { n: number; concurrent?: number; out?: (line: string) => void }): Promise<BenchResult> {
   const out = opts.out ?? ((l: string) => process.stdout.write(`${l}\n`));
   const env = await createRealEnv({ tag: 'sbs', subnet: 238 });
   let daemon: Awaited<ReturnType<typeof startCriDaemon>> | undefined;
@@ -20,7 +20,7 @@ export async function runCriSideBySide(opts: { n: number; concurrent?: number; o
     daemon = await startCriDaemon(env);
     containerd = await startContainerd({ bridge: 'psc-ctdb', subnet: 239 });
     const load0 = await loadAverage();
-    await benchCriSideBySide({
+    const result = await benchCriSideBySide({
       podscopeSocket: daemon.socketPath,
       containerdSocket: containerd.socketPath,
       n: opts.n,
@@ -33,6 +33,7 @@ export async function runCriSideBySide(opts: { n: number; concurrent?: number; o
       print: out,
     });
     out(`load average: ${load0} before, ${await loadAverage()} after`);
+    return result;
   } finally {
     await daemon?.stop();
     await containerd?.stop();

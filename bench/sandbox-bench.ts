@@ -16,7 +16,21 @@ export interface BenchOptions {
 
 const VERBS = ['run', 'status', 'stop', 'remove'] as const;
 
-export async function runSandboxBench(opts: BenchOptions): Promise<void> {
+/**
+ * The plugins' share of a run and a stop, measured alone (no engine): the steps that must follow one another
+ * whatever a runtime overlaps. A run cannot end before the netns exists and the main network's chain has run ADD
+ * plugin after plugin (each gets the previous one's result); the loopback network and the pause container can run
+ * beside it. A stop cannot end before the chain has run DEL in reverse order and the netns is gone.
+ */
+export interface CriticalFloor {
+  run: number;
+  stop: number;
+}
+
+const RUN_CRITICAL = ['netns create', 'ADD bridge', 'ADD portmap', 'ADD bandwidth'];
+const STOP_CRITICAL = ['DEL bandwidth', 'DEL portmap', 'DEL bridge', 'netns remove'];
+
+export async function runSandboxBench(opts: BenchOptions): Promise<CriticalFloor> {
   const out = opts.out ?? ((l: string) => process.stdout.write(`${l}\n`));
   const env = await createRealEnv({ tag: 'bench', subnet: 235 });
   const hostPortBase = 31000;
@@ -101,6 +115,12 @@ export async function runSandboxBench(opts: BenchOptions): Promise<void> {
     out(row(['floor setup (sum of p50)', fmt(setup), ''], w));
     out(row(['floor teardown (sum of p50)', fmt(teardown), ''], w));
     out(row(['engine run p50 / floor setup', `${(percentile(verbs.get('run'), 50) / setup).toFixed(2)}x`, ''], w));
+    const critical = {
+      run: RUN_CRITICAL.reduce((n, k) => n + percentile(floor.get(k), 50), 0),
+      stop: STOP_CRITICAL.reduce((n, k) => n + percentile(floor.get(k), 50), 0),
+    };
+    out(row(['critical path of a run (netns + ADD chain)', fmt(critical.run), ''], w));
+    out(row(['critical path of a stop (DEL chain + netns)', fmt(critical.stop), ''], w));
     out(
       row(
         [
@@ -111,6 +131,7 @@ export async function runSandboxBench(opts: BenchOptions): Promise<void> {
         w,
       ),
     );
+    return critical;
   } finally {
     await env.teardown();
   }

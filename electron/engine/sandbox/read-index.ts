@@ -8,6 +8,7 @@
  * Views are shared, frozen-by-convention objects: callers copy before changing anything.
  */
 import { toCriState, type SandboxState, type SandboxStatus, type SandboxSummary } from '../../../shared/domain/sandbox';
+import { toCniPortMappings } from '../../../shared/domain/portmap';
 import { resolveIdPrefix } from './id-index';
 import type { SandboxRecord } from './record';
 import { toStatus, toSummary } from './view';
@@ -57,6 +58,8 @@ export class SandboxReadIndex {
   private readonly listOrder: Array<{ key: readonly [bigint, string]; id: string }> = [];
   private readonly byState = new Map<SandboxState, Set<string>>();
   private readonly byLabel = new Map<string, Set<string>>();
+  /** sandboxes whose config maps a host port: the only ones a host-port clash can involve */
+  private readonly withHostPorts = new Set<string>();
 
   get size(): number {
     return this.entries.size;
@@ -80,6 +83,8 @@ export class SandboxReadIndex {
       order: createdKey(rec),
     };
     this.entries.set(rec.id, entry);
+    if (mapsHostPort(rec)) this.withHostPorts.add(rec.id);
+    else this.withHostPorts.delete(rec.id);
     add(this.byState, entry.state, rec.id);
     for (const k of entry.labelKeys) add(this.byLabel, k, rec.id);
     this.listOrder.splice(
@@ -94,6 +99,7 @@ export class SandboxReadIndex {
     if (!old) return;
     this.unindex(id, old);
     this.entries.delete(id);
+    this.withHostPorts.delete(id);
     const i = lowerBound(this.sortedIds, (x) => x < id);
     if (this.sortedIds[i] === id) this.sortedIds.splice(i, 1);
   }
@@ -109,6 +115,15 @@ export class SandboxReadIndex {
       }
       if (before(e.order, this.listOrder[j]!.key)) break;
     }
+  }
+
+  holdsHostPorts(id: string): boolean {
+    return this.withHostPorts.has(id);
+  }
+
+  /** the records of every sandbox that maps a host port, whatever its state */
+  hostPortHolders(): SandboxRecord[] {
+    return [...this.withHostPorts].map((id) => this.entries.get(id)!.rec);
   }
 
   summary(id: string): SandboxSummary | undefined {
@@ -160,6 +175,11 @@ export class SandboxReadIndex {
       .sort((a, b) => (before(a.order, b.order) ? -1 : 1))
       .map((e) => e.rec.id);
   }
+}
+
+/** a mapping portmap would install (the same conversion the clash check uses) */
+function mapsHostPort(rec: SandboxRecord): boolean {
+  return toCniPortMappings(rec.config.port_mappings ?? []).length > 0;
 }
 
 function add(m: Map<string, Set<string>>, k: string, id: string): void {

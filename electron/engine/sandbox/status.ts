@@ -63,12 +63,15 @@ function safeRegExp(text: string): RegExp {
  */
 export async function refreshLiveness(ctx: EngineContext, rec: SandboxRecord): Promise<void> {
   if (rec.state !== 'Ready' || rec.pause.pid === undefined) return;
-  // Under the sandbox's lock, and skipped while a verb holds it: a verb in flight owns the record, and a save that
-  // raced a stop or remove could otherwise write an older state over it.
+  // The common answer (alive) costs one /proc read and no lock: status and short lists ask on every call.
+  // A verb in flight owns the record, so it is left alone then, as below.
+  if (ctx.locks.isHeld(rec.id) || (await ctx.processAlive(rec.pause.pid, rec.pause.startTicks))) return;
+  // Dead: under the sandbox's lock, and skipped while a verb holds it, since a save that raced a stop or remove
+  // could otherwise write an older state over it.
   await ctx.locks.tryRun(rec.id, async () => {
     if (ctx.store.get(rec.id) !== rec || rec.state !== 'Ready' || rec.pause.pid === undefined) return;
     const pid = rec.pause.pid;
-    // read before the liveness check can miss it: a zombie still carries its wait status until it is reaped
+    // read before the check below: a zombie still carries its wait status until it is reaped
     const exit = observeExit(pid, rec.pause.startTicks);
     if (await ctx.processAlive(pid, rec.pause.startTicks)) return;
     rec.state = 'NotReady';

@@ -61,6 +61,8 @@ export function toStatus(rec: SandboxRecord, netnsClosed: boolean): SandboxStatu
     routes: rec.network?.routes ?? [],
     dns: rec.network?.dns ?? [],
     trace: rec.trace,
+    // the engine fills in clashes for a ready pod with host ports (service.ts); every other view has none
+    hostPortConflicts: [],
   };
   if (rec.netnsPath) status.netnsPath = rec.netnsPath;
   if (rec.ipSelection) status.ipSelection = { ...rec.ipSelection, alternatives: selectForEveryPreference(rec.ipSelection.eth0Ips) };
