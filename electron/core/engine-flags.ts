@@ -19,6 +19,7 @@ export const ENGINE_OPTION_FLAGS = {
   'ip-pref': { type: 'string' },
   'plugin-timeout': { type: 'string' },
   'no-probe-on-ready': { type: 'boolean' },
+  'probe-on-ready': { type: 'boolean' },
   'seccomp-profile-root': { type: 'string' },
   'insecure-registry': { type: 'string', multiple: true },
   'registry-mirror': { type: 'string', multiple: true },
@@ -44,6 +45,9 @@ export function engineOptionsFromFlags(flags: Flags): Partial<EngineOptions> {
       throw new PodscopeError('InvalidArgument', `--ip-pref must be one of ${IP_PREFERENCES.join(', ')}, not ${JSON.stringify(pref)}`);
     o.ipPreference = pref as IpPreference;
   }
+  if (flags['probe-on-ready'] === true && flags['no-probe-on-ready'] === true)
+    throw new PodscopeError('InvalidArgument', '--probe-on-ready and --no-probe-on-ready contradict each other');
+  if (flags['probe-on-ready'] === true) o.probeOnReady = true;
   if (flags['no-probe-on-ready'] === true) o.probeOnReady = false;
   const max = str('max-conf-num');
   if (max !== undefined) o.maxConfNum = nonNegativeInt('--max-conf-num', max);
@@ -70,6 +74,7 @@ export const ENGINE_FLAGS_HELP = `Engine flags:
   --ip-pref ipv4|ipv6|cni  primary pod IP preference (default ipv4)
   --plugin-timeout MS    timeout of one CNI plugin exec (default 60000)
   --no-probe-on-ready    do not measure reachability right after each sandbox becomes ready
+  --probe-on-ready       do measure it (the default, except under podscope cri, where no client could read it)
   --seccomp-profile-root DIR  where relative localhost/<profile> seccomp refs live (default <state-dir>/seccomp)
   --insecure-registry HOST[:PORT]  pull from this registry over plain HTTP, repeatable (loopback ones always are)
   --registry-mirror HOST=URL  pull HOST's images from URL instead (names kept), repeatable: docker.io=http://127.0.0.1:5000

@@ -40,7 +40,15 @@ export interface ProbeReport {
   paths: ProbePath[];
   /** problems that kept some paths from being measured; the paths say which */
   errors: string[];
+  /**
+   * Ready peers on the pod's network, and how many of them were measured (the newest, up to PROBE_PEERS_MAX):
+   * each one measured is a Node agent in its namespace, so the probe's cost stays flat on a crowded network.
+   */
+  peers?: { ready: number; measured: number };
 }
+
+/** Most peers a probe connects to and from (the newest ready ones on the same network). */
+export const PROBE_PEERS_MAX = 4;
 
 export const PROBE_MEASURED_BY = 'TCP connect';
 

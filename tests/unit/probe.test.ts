@@ -12,6 +12,7 @@ import {
   failingPaths,
   hostPortConflictsFor,
   probeSucceeded,
+  PROBE_PEERS_MAX,
   type ProbeReport,
 } from '../../shared/domain/probe';
 
@@ -130,6 +131,21 @@ describe('probe verdicts (simulated network)', () => {
     expect(peers.filter((p) => p.from === 'pod').map((p) => p.answeredBy)).toEqual([b, b]);
     expect(peers.filter((p) => p.from !== 'pod').map((p) => p.answeredBy)).toEqual([a, a]);
     expect(new Set(peers.map((p) => p.family))).toEqual(new Set([4, 6]));
+  });
+
+  it('on a crowded network only the newest PROBE_PEERS_MAX peers get an agent, and the report says how many of how many', async () => {
+    const { engine: e, probe } = await engine();
+    const { id: a } = await e.run({ config: pod('a') });
+    const others: string[] = [];
+    for (let i = 0; i < PROBE_PEERS_MAX + 3; i++) others.push((await e.run({ config: pod(`peer-${i}`) })).id);
+    const opened = probe.opened.length;
+    const r = await e.probe(a);
+    // one agent on the host, one in the pod, one per measured peer: not one per pod on the network
+    expect(probe.opened.length - opened).toBe(2 + PROBE_PEERS_MAX);
+    expect(r.peers).toEqual({ ready: PROBE_PEERS_MAX + 3, measured: PROBE_PEERS_MAX });
+    const answered = new Set(r.paths.filter((p) => p.kind === 'peer' && p.from === 'pod').map((p) => p.answeredBy));
+    expect(answered).toEqual(new Set(others.slice(-PROBE_PEERS_MAX)));
+    expect(probe.openAgents()).toBe(0);
   });
 
   it('probe-on-ready leaves a report for lastProbe; a stopped pod gets notApplicable', async () => {

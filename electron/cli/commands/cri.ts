@@ -2,6 +2,8 @@ import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { PodscopeError } from '../../../shared/domain/errors';
 import { engineOptionsFromFlags, parseCommandArgs } from '../args';
+import type { Flags } from '../../core/engine-flags';
+import type { EngineOptions } from '../../engine/options';
 import { untilSignal } from '../../host/serve';
 
 export const help = `podscope cri [flags]
@@ -10,7 +12,8 @@ export const help = `podscope cri [flags]
   --group GROUP    group (name or gid) that owns the socket, so a non-root GUI user in it can connect
   --stream-address ADDR   address of the streaming server behind Exec/Attach/PortForward (default 127.0.0.1)
   --stream-port N         its port (default 0: any free port)
-  --stream-tls-cert FILE, --stream-tls-key FILE   serve the streaming URLs over https (PEM)`;
+  --stream-tls-cert FILE, --stream-tls-key FILE   serve the streaming URLs over https (PEM)
+  --probe-on-ready  measure each sandbox's reachability once it is ready (off here: CRI clients cannot read it)`;
 
 export async function run(argv: string[]): Promise<number> {
   const { flags } = parseCommandArgs(argv, {
@@ -25,7 +28,7 @@ export async function run(argv: string[]): Promise<number> {
   const { createEngine } = await import('../../engine/index');
   const { startCriServer, DEFAULT_CRI_SOCKET } = await import('../../cri/server');
   const group = typeof flags.group === 'string' ? resolveGroup(flags.group) : undefined;
-  const engine = await createEngine(engineOptionsFromFlags(flags));
+  const engine = await createEngine(criEngineOptions(flags));
   const server = await startCriServer({
     engine,
     socketPath: (flags.socket as string | undefined) ?? DEFAULT_CRI_SOCKET,
@@ -42,6 +45,15 @@ export async function run(argv: string[]): Promise<number> {
   await server.close();
   await engine.close();
   return 0;
+}
+
+/**
+ * The engine options of `podscope cri`: probe-on-ready is off unless asked for. A probe's report is read over IPC
+ * (the app's own engine), never over CRI, so here it would be work nobody sees, done after every RunPodSandbox:
+ * a Node agent in the pod and in each ready peer on its network, competing with the next CRI call for the CPU.
+ */
+export function criEngineOptions(flags: Record<string, unknown>): Partial<EngineOptions> {
+  return { probeOnReady: false, ...engineOptionsFromFlags(flags as Flags) };
 }
 
 function resolveGroup(text: string): number {

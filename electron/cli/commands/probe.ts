@@ -49,6 +49,8 @@ function describe(r: ProbeReport): string {
       `  ${p.verdict.padEnd(13)} ${p.kind.padEnd(8)} ${p.from} → ${p.to}/${p.proto}${rtt}${by}${p.measured ? '' : ' (not measured)'}  ${p.note}`,
     );
   }
+  if (r.peers && r.peers.measured < r.peers.ready)
+    lines.push(`  peers: the newest ${r.peers.measured} of ${r.peers.ready} ready peers on the network were measured`);
   for (const e of r.errors) lines.push(`  !  ${e}`);
   return `${lines.join('\n')}\n`;
 }

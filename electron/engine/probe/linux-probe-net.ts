@@ -122,6 +122,7 @@ class ChildAgent implements ProbeAgent {
       if (this.exited) return resolve({ ok: false, error: `probe agent in ${this.where} has exited` });
       const timer = setTimeout(() => {
         this.pending.delete(id);
+        signal?.removeEventListener('abort', onAbort);
         resolve({ ok: false, error: 'probe agent did not answer in time' });
       }, timeoutMs);
       const onAbort = () => {

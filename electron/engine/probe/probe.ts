@@ -4,7 +4,8 @@
  *    to host_ip when one was given;
  *  - podPort: every mapping with host_port <= 0 (never passed to CNI), from the host to podIP:containerPort;
  *  - gateway: from the pod to a listener the probe opens on the gateway address on the host side;
- *  - peer: to and from every other ready sandbox on the same network, in both families.
+ *  - peer: to and from the newest other ready sandboxes on the same network (PROBE_PEERS_MAX; the report says how
+ *    many of how many), in both families.
  * A port with a listener in the pod is connected to as it is (never taken over); a port without one gets a responder
  * that answers "PODSCOPE-PROBE <nonce> <sandbox id>". Every other ready sandbox mapping the same host port gets one
  * too, with the same nonce, so a connection that lands in another pod is recognised: shadowed, not reachable.
@@ -14,7 +15,14 @@
 import { randomBytes } from 'node:crypto';
 import { isHostNetwork, protocolName } from '../../../shared/domain/config';
 import { PodscopeError } from '../../../shared/domain/errors';
-import { dnatChainOrder, PROBE_MEASURED_BY, type ProbePath, type ProbeReport, hostIpsOverlap } from '../../../shared/domain/probe';
+import {
+  dnatChainOrder,
+  PROBE_MEASURED_BY,
+  PROBE_PEERS_MAX,
+  type ProbePath,
+  type ProbeReport,
+  hostIpsOverlap,
+} from '../../../shared/domain/probe';
 import type { EngineContext } from '../sandbox/context';
 import type { SandboxRecord } from '../sandbox/record';
 import { refreshLiveness } from '../sandbox/status';
@@ -105,7 +113,12 @@ export async function probeSandbox(ctx: EngineContext, net: ProbeNet, idOrPrefix
         (om) => om.host_port > 0 && rec.config.port_mappings.some((m) => m.host_port === om.host_port && m.protocol === om.protocol),
       );
     // every agent starts at once: a node start-up is most of a probe's time
-    const involved = others.filter((o) => (network !== undefined && eth0Network(o) === network) || sharesHostPort(o));
+    // Peers are bounded (each is a Node agent started in its namespace), newest first; every pod sharing a host port
+    // is kept, since a connection DNATed to it must be recognised as shadowed.
+    const onNetwork = others.filter((o) => network !== undefined && eth0Network(o) === network);
+    const peers = [...onNetwork].sort(newestFirst).slice(0, PROBE_PEERS_MAX);
+    if (onNetwork.length > 0) report.peers = { ready: onNetwork.length, measured: peers.length };
+    const involved = others.filter((o) => peers.includes(o) || sharesHostPort(o));
     await Promise.all([open('host', undefined), open(rec.id, rec.netnsPath), ...involved.map((o) => open(o.id, o.netnsPath))]);
     const host = agents.get('host')!;
     const plans: PlannedConnect[] = [];
@@ -203,7 +216,7 @@ export async function probeSandbox(ctx: EngineContext, net: ProbeNet, idOrPrefix
     }
 
     // pod ↔ every ready peer on the same network, each family both have
-    for (const o of others.filter((x) => network !== undefined && eth0Network(x) === network)) {
+    for (const o of peers) {
       const peerIps = o.ipSelection?.eth0Ips ?? [o.ip, ...o.additionalIps].filter(Boolean);
       await open(o.id, o.netnsPath);
       for (const fam of [4, 6] as const) {
@@ -325,6 +338,12 @@ async function notApplicableReason(ctx: EngineContext, rec: SandboxRecord): Prom
     return `sandbox is ${rec.state === 'NotReady' ? 'NOTREADY (its pause process is gone)' : 'not ready'}: nothing is measured`;
   if (!rec.netnsPath || rec.netnsClosed || (await ctx.netns.isClosed(rec.netnsPath))) return 'stopped: its network namespace was removed';
   return undefined;
+}
+
+/** createdAtNs is a decimal string: padded, it compares as text (and an odd one cannot throw, as BigInt would) */
+function newestFirst(a: SandboxRecord, b: SandboxRecord): number {
+  const [x, y] = [a.createdAtNs.padStart(24, '0'), b.createdAtNs.padStart(24, '0')];
+  return x === y ? a.id.localeCompare(b.id) : x > y ? -1 : 1;
 }
 
 async function readyOthers(ctx: EngineContext, rec: SandboxRecord): Promise<SandboxRecord[]> {

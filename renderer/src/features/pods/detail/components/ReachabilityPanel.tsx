@@ -74,6 +74,12 @@ export function ReachabilityPanel({ s }: { s: SandboxStatus }) {
           <span className="small muted" data-testid="reach-measured-at" title={report.measuredAt}>
             measured at <b className="mono">{hhmmss(report.measuredAt)}</b> by {report.measuredBy} · {Math.round(report.durationMs)} ms
             {report.trigger === 'onReady' ? ' · on ready' : ''}
+            {report.peers && report.peers.measured < report.peers.ready && (
+              <span data-testid="reach-peers">
+                {' '}
+                · peers: newest {report.peers.measured} of {report.peers.ready}
+              </span>
+            )}
           </span>
         )}
         {known && available && (
