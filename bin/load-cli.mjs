@@ -21,8 +21,7 @@ function hasTsx() {
  * checkout too (`npm run build:electron` first): the benches measure what ships, since tsx's loader roughly doubles
  * the process's memory, and every fork of a plugin or runc copies it.
  */
-export const cliMode =
-  process.env.PODSCOPE_CLI !== 'bundle' && existsSync(`${root}electron/cli/main.ts`) && hasTsx() ? 'source' : 'bundle';
+export const cliMode = process.env.PODSCOPE_CLI !== 'bundle' && existsSync(`${root}electron/cli/main.ts`) && hasTsx() ? 'source' : 'bundle';
 
 /** In a checkout the UI is built on first use (Vite is a dev dependency); a production install ships it built. */
 export async function ensureRendererBuilt() {
