@@ -65,3 +65,24 @@ test('probe: a contested host port is shadowed, the winner is reachable, and the
     await app.screenshot('probe-03-first-reachable');
   });
 });
+
+test('probe: on a crowded network only the newest peers are measured, and the panel says how many of how many', async ({ app, env }) => {
+  const { page } = app;
+  // five peers and the pod itself on the bridge: the probe starts a Node agent per measured peer, so it takes 4
+  const made: string[] = [];
+  for (let i = 0; i < 6; i++)
+    made.push((await env.engine.run({ config: { metadata: { name: `crowd-${i}`, namespace: 'e2e', uid: `u-crowd-${i}` } } })).id);
+
+  await app.goto('Sandboxes');
+  await app.pods.open('crowd-0');
+  await app.detail.tab('Port mappings');
+  await page.getByTestId('probe-button').click();
+  const reach = page.getByTestId('reachability');
+  await expect(page.getByTestId('reach-peers')).toContainText('peers: newest 4 of 5');
+  // the pod's connects to peers were answered by the four newest peers, never by the oldest one
+  const answered = await reach.locator('tbody tr[data-kind="peer"] [data-testid="reach-answered-by"]').allInnerTexts();
+  const seen = new Set(answered.map((text) => made.find((id) => text.includes(id.slice(0, 12)))));
+  expect(seen).toEqual(new Set(made.slice(2)));
+  await reach.scrollIntoViewIfNeeded();
+  await app.screenshot('probe-04-crowded-network');
+});

@@ -4,7 +4,7 @@
  * per stdin line and answers one JSON line each:
  *   {id, op: 'listeners'}                          → TCP ports in LISTEN state in its netns (/proc/self/net/tcp{,6})
  *   {id, op: 'respond', port, address?, banner}    → listens (port 0 = any) and answers every connection with banner
- *   {id, op: 'connect', host, port, timeoutMs, bannerMs} → {outcome: connected(rttMs, banner?) | refused | timeout | error}
+ *   {id, op: 'connect', host, port, timeoutMs, bannerMs, resetIfBanner?} → {outcome: connected(rttMs, banner?) | refused | timeout | error}
  * It exits when stdin closes (the engine died or is done) and after a hard lifetime, so no responder outlives a probe.
  * Kept as a string so the bundled CLI, the Electron main and tsx all run the same bytes without a file on disk.
  */
@@ -53,7 +53,11 @@ function connect(req, reply) {
   const started = process.hrtime.bigint();
   let rttMs; let banner = ''; let done = false;
   const s = net.connect({ host: req.host, port: req.port });
-  const finish = (o) => { if (done) return; done = true; clearTimeout(t1); clearTimeout(t2); s.destroy(); reply({ ok: true, outcome: o }); };
+  // answered by one of the probe's own responders: a RST leaves no TIME-WAIT behind in either namespace (FINs crossing
+  // would leave one in each for a minute); anything else gets a normal close
+  const ours = () => typeof req.resetIfBanner === 'string' && req.resetIfBanner !== '' && banner.startsWith(req.resetIfBanner);
+  const close = () => { if (ours()) { try { s.resetAndDestroy(); return; } catch {} } s.destroy(); };
+  const finish = (o) => { if (done) return; done = true; clearTimeout(t1); clearTimeout(t2); close(); reply({ ok: true, outcome: o }); };
   const t1 = setTimeout(() => finish({ kind: 'timeout' }), req.timeoutMs);
   let t2;
   s.on('connect', () => {

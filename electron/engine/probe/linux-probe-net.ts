@@ -159,8 +159,14 @@ class ChildAgent implements ProbeAgent {
     return r.port as number;
   }
 
-  async connect(host: string, port: number, timeoutMs: number, bannerMs: number): Promise<ConnectOutcome> {
-    const r = await this.request({ op: 'connect', host, port, timeoutMs, bannerMs });
+  async connect(
+    host: string,
+    port: number,
+    timeoutMs: number,
+    bannerMs: number,
+    opts: { resetIfBanner?: string } = {},
+  ): Promise<ConnectOutcome> {
+    const r = await this.request({ op: 'connect', host, port, timeoutMs, bannerMs, resetIfBanner: opts.resetIfBanner });
     if (!r.ok) return { kind: 'error', error: String(r.error) };
     return r.outcome as ConnectOutcome;
   }

@@ -236,7 +236,11 @@ export async function probeSandbox(ctx: EngineContext, net: ProbeNet, idOrPrefix
 
     const order = { v4: dnatChainOrder(dnat.v4), v6: dnatChainOrder(dnat.v6) };
     const outcomes = await Promise.all(
-      plans.map((p) => agents.get(p.fromAgent)!.connect(p.host, p.port, connectTimeoutMs, p.existing ? bannerMs : connectTimeoutMs)),
+      plans.map((p) =>
+        agents
+          .get(p.fromAgent)!
+          .connect(p.host, p.port, connectTimeoutMs, p.existing ? bannerMs : connectTimeoutMs, { resetIfBanner: `${BANNER} ${nonce}` }),
+      ),
     );
     plans.forEach((p, i) => {
       const winner =

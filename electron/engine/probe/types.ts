@@ -13,7 +13,12 @@ export interface ProbeAgent {
   listeners(): Promise<number[]>;
   /** listens on address:port (port 0 = any free one; no address = every address, both families) and answers each connection with `banner` */
   respond(port: number, banner: string, address?: string): Promise<number>;
-  connect(host: string, port: number, timeoutMs: number, bannerMs: number): Promise<ConnectOutcome>;
+  /**
+   * @param opts.resetIfBanner close with a reset instead of a FIN when what answered began with this text: one of the
+   *   probe's own responders, so the measurement leaves no TIME-WAIT entry in the pod's netns (or the host's) for the
+   *   next minute; a listener of the pod's own always gets a normal close
+   */
+  connect(host: string, port: number, timeoutMs: number, bannerMs: number, opts?: { resetIfBanner?: string }): Promise<ConnectOutcome>;
   /** closes every responder and ends the agent (by its pid); idempotent */
   close(): Promise<void>;
 }

@@ -5,7 +5,7 @@
  * configuration". The probe runs once on ready (engine option) and again when the user presses Probe.
  */
 import { queryOptions, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import type { ProbePath, ProbeReport, ProbeVerdict } from '../../../../../../shared/domain/probe';
+import { PROBE_PEERS_MAX, type ProbePath, type ProbeReport, type ProbeVerdict } from '../../../../../../shared/domain/probe';
 import type { SandboxStatus } from '../../../../../../shared/domain/sandbox';
 import type { PodscopeClient } from '../../../../../../shared/ipc/client';
 import { useClient } from '../../../../lib/connection-context';
@@ -96,8 +96,8 @@ export function ReachabilityPanel({ s }: { s: SandboxStatus }) {
       </header>
       <div className="live-sub small muted">
         TCP connects from the host to each mapped port (127.0.0.1, the bridge gateway, host_ip) and to container-port-only ports on the pod
-        IP; from the pod to its gateway; to and from every ready peer on the same network. A port with no listener gets a short-lived
-        responder that answers with a per-probe nonce, so a connection that lands in another pod shows as shadowed.
+        IP; from the pod to its gateway; to and from the newest {PROBE_PEERS_MAX} ready peers on the same network. A port with no listener
+        gets a short-lived responder that answers with a per-probe nonce, so a connection that lands in another pod shows as shadowed.
       </div>
       {!known ? null : !available ? (
         <div className="live-note" data-testid="reach-unavailable">
