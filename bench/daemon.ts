@@ -19,9 +19,12 @@ let bundleBuilt: Promise<void> | undefined;
 /** The CLI bundle (dist/cli), built once per bench run: the daemon runs what a production install runs. */
 function buildBundle(): Promise<void> {
   bundleBuilt ??= new Promise<void>((resolve, reject) => {
-    const build = spawn(process.execPath, [BUILD], { stdio: ['ignore', 'ignore', 'inherit'] });
+    // esbuild's size report would land in the middle of the tables: shown only when the build fails
+    const build = spawn(process.execPath, [BUILD], { stdio: ['ignore', 'ignore', 'pipe'] });
+    let stderr = '';
+    build.stderr.on('data', (b: Buffer) => (stderr += b.toString()));
     build.once('error', reject);
-    build.once('exit', (code) => (code === 0 ? resolve() : reject(new Error(`${BUILD} exited with ${code}`))));
+    build.once('exit', (code) => (code === 0 ? resolve() : reject(new Error(`${BUILD} exited with ${code}: ${stderr.trim()}`))));
   });
   return bundleBuilt;
 }
