@@ -45,6 +45,35 @@ function podConfig(i: number, runtime: Runtime, tag: string): pb.PodSandboxConfi
   );
 }
 
+const range = (from: number, to: number) => Array.from({ length: Math.max(0, to - from) }, (_, k) => from + k);
+
+/** Batches of each runtime's pods created (or removed) at a time, runtimes taking turns. */
+const TURN = 50;
+
+/**
+ * Runs fn over each runtime's items TURN at a time, the runtimes taking turns, and returns each one's own time.
+ * A runtime working while the other holds 1,000 pods pays for them: one runtime after the other, Podscope created
+ * 1,000 pods in 38 s and containerd in 85 s (it went second), and tore them down in 137 s against 62 s (it went
+ * first); taking turns, 59 s against 72 s and 83 s against 75 s.
+ */
+async function alternating<T>(
+  items: Record<Runtime, T[]>,
+  fn: (r: Runtime, batch: T[]) => Promise<void>,
+): Promise<Record<Runtime, number>> {
+  const took: Record<Runtime, number> = { podscope: 0, containerd: 0 };
+  const rounds = Math.ceil(Math.max(items.podscope.length, items.containerd.length) / TURN);
+  for (let k = 0; k < rounds; k++) {
+    for (const r of k % 2 === 0 ? (['podscope', 'containerd'] as const) : (['containerd', 'podscope'] as const)) {
+      const batch = items[r].slice(k * TURN, (k + 1) * TURN);
+      if (batch.length === 0) continue;
+      const t0 = performance.now();
+      await fn(r, batch);
+      took[r] += performance.now() - t0;
+    }
+  }
+  return took;
+}
+
 async function time(samples: number[], fn: () => Promise<unknown>): Promise<void> {
   const t0 = performance.now();
   await fn();
@@ -75,18 +104,19 @@ export async function runCriScale(opts: ScaleOptions): Promise<ScaleResult> {
     const p50s: Record<Runtime, Partial<Record<Op, number[]>>> = { podscope: {}, containerd: {} };
     const w = [16, 9, 8, 9, 8, 8];
     for (const size of sizes) {
-      const created: Record<Runtime, number> = { podscope: 0, containerd: 0 };
-      for (const r of ['podscope', 'containerd'] as const) {
-        const from = ids[r].length;
-        const t0 = performance.now();
-        const made = await pool(
-          Array.from({ length: Math.max(0, size - from) }, (_, k) => from + k),
-          concurrency,
-          async (i) => (await c[r].call((x) => x.runPodSandbox, { config: podConfig(i, r, tag), runtimeHandler: '' })).podSandboxId,
-        );
-        ids[r].push(...made);
-        created[r] = performance.now() - t0;
-      }
+      const from = ids.podscope.length;
+      const created = await alternating(
+        { podscope: range(from, size), containerd: range(ids.containerd.length, size) },
+        async (r, batch) => {
+          ids[r].push(
+            ...(await pool(
+              batch,
+              concurrency,
+              async (i) => (await c[r].call((x) => x.runPodSandbox, { config: podConfig(i, r, tag), runtimeHandler: '' })).podSandboxId,
+            )),
+          );
+        },
+      );
       const samples: Record<Runtime, Record<Op, number[]>> = {
         podscope: Object.fromEntries(OPS.map((o) => [o, []])) as unknown as Record<Op, number[]>,
         containerd: Object.fromEntries(OPS.map((o) => [o, []])) as unknown as Record<Op, number[]>,
@@ -165,25 +195,27 @@ export async function runCriScale(opts: ScaleOptions): Promise<ScaleResult> {
       }
     }
   } finally {
-    // Tear down every pod either side made, 10 at a time, and say what is left.
-    for (const r of ['podscope', 'containerd'] as const) {
-      const conn = conns[r];
-      if (!conn) continue;
-      const t0 = performance.now();
-      await pool(ids[r], concurrency, async (id) => {
+    // Tear down every pod either side made, 10 at a time, alternating as at creation, and say what is left.
+    const live = { podscope: conns.podscope ? ids.podscope : [], containerd: conns.containerd ? ids.containerd : [] };
+    const took = await alternating(live, async (r, batch) => {
+      const conn = conns[r]!;
+      await pool(batch, concurrency, async (id) => {
         await conn.call((x) => x.stopPodSandbox, { podSandboxId: id }).catch(() => undefined);
         await conn
           .call((x) => x.removePodSandbox, { podSandboxId: id })
           .catch((e: unknown) => out(`teardown ${r} ${id}: ${(e as Error).message}`));
       });
+    });
+    for (const r of ['podscope', 'containerd'] as const) {
+      const conn = conns[r];
+      if (!conn) continue;
       leftover[r] = await conn
         .call((x) => x.listPodSandbox, { filter: undefined })
         .then(
           (res) => res.items.length,
           () => -1,
         );
-      if (ids[r].length > 0)
-        out(`teardown ${r}: stop+remove of ${ids[r].length} pods in ${fmt(performance.now() - t0)} ms; ${leftover[r]} left`);
+      if (live[r].length > 0) out(`teardown ${r}: stop+remove of ${live[r].length} pods in ${fmt(took[r])} ms; ${leftover[r]} left`);
       conn.close();
     }
     await daemon?.stop();
