@@ -3,9 +3,9 @@
  * (--endpoint). Loading an archive exists only locally: CRI has no call for it.
  */
 import { PodscopeError } from '../../shared/domain/errors';
-import type { ImageRecord, PullProgress, RegistryAuth } from '../engine/images/types';
+import type { PullProgress, RegistryAuth } from '../engine/images/types';
 import type { ImageSummary } from '../cri/client/cri-image-api';
-import { imageVerboseInfo } from '../engine/images/verbose-info';
+import { imageVerboseInfo, imageViewOf } from '../engine/images/verbose-info';
 import { engineOptionsFromFlags, type Flags } from './args';
 
 export type { ImageSummary };
@@ -18,18 +18,6 @@ export interface CliImages {
   status(ref: string, verbose?: boolean): Promise<{ image: ImageSummary; info: Record<string, string> } | undefined>;
   remove(ref: string): Promise<void>;
   load(file: string): Promise<ImageSummary[]>;
-}
-
-export function summaryOf(rec: ImageRecord): ImageSummary {
-  const user = (rec.config.User ?? '').split(':')[0] ?? '';
-  return {
-    id: rec.id,
-    repoTags: rec.repoTags,
-    repoDigests: rec.repoDigests,
-    size: rec.size,
-    pinned: rec.pinned,
-    ...(/^\d+$/.test(user) ? { uid: Number(user), username: '' } : { username: user }),
-  };
 }
 
 export async function withImages<T>(flags: Flags, fn: (api: CliImages) => Promise<T>): Promise<T> {
@@ -62,18 +50,18 @@ export async function withImages<T>(flags: Flags, fn: (api: CliImages) => Promis
       where: 'the local image store',
       pull: async (ref, auth, onProgress) => (await store.pull(ref, { ...(auth && { auth }), ...(onProgress && { onProgress }) })).id,
       list: async (ref) => {
-        if (!ref) return (await store.list()).map(summaryOf);
+        if (!ref) return (await store.list()).map(imageViewOf);
         const rec = await store.resolve(ref);
-        return rec ? [summaryOf(rec)] : [];
+        return rec ? [imageViewOf(rec)] : [];
       },
       status: async (ref, verbose) => {
         const rec = await store.resolve(ref);
         if (!rec) return undefined;
         const info: Record<string, string> = verbose ? { info: imageVerboseInfo(rec) } : {};
-        return { image: summaryOf(rec), info };
+        return { image: imageViewOf(rec), info };
       },
       remove: (ref) => store.remove(ref),
-      load: async (file) => (await store.load(file)).map(summaryOf),
+      load: async (file) => (await store.load(file)).map(imageViewOf),
     });
   } finally {
     await engine.close();

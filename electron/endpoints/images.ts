@@ -5,8 +5,8 @@
  */
 import type { ImageDetail, ImagePullProgress, ImageView } from '../../shared/domain/streams';
 import type { CriImageApi, ImageSummary } from '../cri/client/cri-image-api';
-import { imageVerboseInfo } from '../engine/images/verbose-info';
-import type { ImageRecord, ImageStore } from '../engine/images/types';
+import { imageVerboseInfo, imageViewOf } from '../engine/images/verbose-info';
+import type { ImageStore } from '../engine/images/types';
 
 export interface EndpointImages {
   list(): Promise<ImageView[]>;
@@ -14,18 +14,6 @@ export interface EndpointImages {
   /** onProgress is called only where the runtime reports progress (the local store; CRI PullImage has none) */
   pull(ref: string, onProgress?: (p: ImagePullProgress) => void): Promise<ImageView>;
   remove(ref: string): Promise<void>;
-}
-
-export function imageViewOf(rec: ImageRecord): ImageView {
-  const user = (rec.config.User ?? '').split(':')[0] ?? '';
-  return {
-    id: rec.id,
-    repoTags: rec.repoTags,
-    repoDigests: rec.repoDigests,
-    size: rec.size,
-    pinned: rec.pinned,
-    ...(/^\d+$/.test(user) ? { uid: Number(user), username: '' } : { username: user }),
-  };
 }
 
 const fromSummary = (s: ImageSummary): ImageView => ({ ...s });

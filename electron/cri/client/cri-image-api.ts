@@ -4,21 +4,14 @@
  * Loading an archive has no CRI call (containerd does it with `ctr import`), so it is not offered here.
  */
 import { credentials, Metadata, type CallOptions, type ServiceError } from '@grpc/grpc-js';
+import type { ImageView } from '../../../shared/domain/streams';
 import type { RegistryAuth } from '../../engine/images/types';
 import * as pb from '../generated/runtime_v1';
 import { fromGrpcError } from '../errors';
 import { connectCri, type CriConnectionOptions } from './connection';
 
-/** An image as both the local store and a CRI endpoint can describe it. */
-export interface ImageSummary {
-  id: string;
-  repoTags: string[];
-  repoDigests: string[];
-  size: number;
-  uid?: number;
-  username: string;
-  pinned: boolean;
-}
+/** An image as both the local store and a CRI endpoint can describe it (the app's ImageView). */
+export type ImageSummary = ImageView;
 
 export interface CriImageApi {
   pull(ref: string, auth?: RegistryAuth): Promise<{ imageRef: string }>;

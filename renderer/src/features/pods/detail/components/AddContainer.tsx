@@ -11,7 +11,7 @@ import { useClient } from '../../../../lib/connection-context';
 import { download } from '../../../../lib/download';
 import { useEndpointCapabilities, useEndpointId } from '../../../../lib/endpoint';
 import { CopyButton } from '../../../../lib/ui/CopyButton';
-import { Dialog } from '../../../../lib/ui/Dialog';
+import { TextImportDialog } from '../../../../lib/ui/TextImportDialog';
 import { ErrorView } from '../../../../lib/ui/ErrorView';
 import { Field } from '../../../../lib/ui/Field';
 import { JsonView } from '../../../../lib/ui/JsonView';
@@ -120,8 +120,6 @@ export function AddContainer({ pod, onDone }: { pod: SandboxStatus; onDone: (cre
   const [touched, setTouched] = useState(false);
   const [previewFormat, setPreviewFormat] = useState<'json' | 'yaml'>('json');
   const [importOpen, setImportOpen] = useState(false);
-  const [importText, setImportText] = useState('');
-  const [importErrors, setImportErrors] = useState<string[]>([]);
   const [notice, setNotice] = useState<string[]>();
   const set = <K extends keyof ContainerForm>(k: K, v: ContainerForm[K]) => setForm((f) => ({ ...f, [k]: v }));
 
@@ -378,65 +376,22 @@ export function AddContainer({ pod, onDone }: { pod: SandboxStatus; onDone: (cre
           </pre>
         )}
       </aside>
-      <Dialog
+      <TextImportDialog
         open={importOpen}
         onClose={() => setImportOpen(false)}
         title="Import a crictl container config"
-        footer={
-          <>
-            <label className="btn">
-              Choose file…
-              <input
-                type="file"
-                accept=".json,.yaml,.yml,application/json,text/yaml"
-                className="offscreen"
-                onChange={(e) => {
-                  const f = e.target.files?.[0];
-                  if (f) void f.text().then(setImportText);
-                }}
-              />
-            </label>
-            <span className="toolbar-spacer" />
-            <button type="button" className="btn" onClick={() => setImportOpen(false)}>
-              Cancel
-            </button>
-            <button
-              type="button"
-              className="btn btn-primary"
-              disabled={!importText.trim()}
-              onClick={() => {
-                const r = importContainerConfig(importText);
-                setImportErrors(r.errors);
-                if (!r.config) return;
-                const { form: next, dropped } = fromContainerConfig(r.config);
-                setForm(next);
-                setNotice(dropped.length || r.warnings.length ? [...r.warnings, ...dropped] : undefined);
-                setImportOpen(false);
-                setImportText('');
-              }}
-            >
-              Import
-            </button>
-          </>
-        }
-      >
-        <p className="small muted">JSON or YAML as given to crictl create: snake_case keys, enums as numbers.</p>
-        <textarea
-          className="input mono import-text"
-          aria-label="crictl container config"
-          spellCheck={false}
-          value={importText}
-          placeholder={'{\n  "metadata": {"name": "web"},\n  "image": {"image": "busybox"},\n  "command": ["httpd", "-f", "-p", "80"]\n}'}
-          onChange={(e) => setImportText(e.target.value)}
-        />
-        {importErrors.length > 0 && (
-          <div className="callout callout-bad" role="alert">
-            {importErrors.map((e) => (
-              <div key={e}>{e}</div>
-            ))}
-          </div>
-        )}
-      </Dialog>
+        label="crictl container config"
+        hint="JSON or YAML as given to crictl create: snake_case keys, enums as numbers."
+        placeholder={'{\n  "metadata": {"name": "web"},\n  "image": {"image": "busybox"},\n  "command": ["httpd", "-f", "-p", "80"]\n}'}
+        onImport={(text) => {
+          const r = importContainerConfig(text);
+          if (!r.config) return r.errors;
+          const { form: next, dropped } = fromContainerConfig(r.config);
+          setForm(next);
+          setNotice(dropped.length || r.warnings.length ? [...r.warnings, ...dropped] : undefined);
+          return [];
+        }}
+      />
     </div>
   );
 }

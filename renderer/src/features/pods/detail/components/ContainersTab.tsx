@@ -13,7 +13,6 @@ import { age, shortId } from '../../../../lib/format';
 import { ErrorView } from '../../../../lib/ui/ErrorView';
 import { EmptyState } from '../../../../lib/ui/EmptyState';
 import { Section } from '../../../../lib/ui/KeyValues';
-import { Pill } from '../../../../lib/ui/StatusPill';
 import { CopyButton } from '../../../../lib/ui/CopyButton';
 import { Segmented } from '../../../../lib/ui/Segmented';
 import { containerStatusQuery, podContainersQuery } from '../api/containers';
@@ -23,20 +22,9 @@ import { LogViewer } from './LogViewer';
 // xterm.js is loaded when a terminal is first opened, not with the app
 const ExecTerminal = lazy(() => import('./ExecTerminal').then((m) => ({ default: m.ExecTerminal })));
 import { PortForwardPanel } from './PortForwardPanel';
-import { exitText } from './PodContainers';
-
-const TONE: Record<ContainerSummary['state'], 'ok' | 'warn' | 'muted' | 'bad'> = {
-  CONTAINER_RUNNING: 'ok',
-  CONTAINER_CREATED: 'warn',
-  CONTAINER_EXITED: 'muted',
-  CONTAINER_UNKNOWN: 'bad',
-};
+import { ContainerStatePill, ExitCell } from './PodContainers';
 
 type Pane = 'details' | 'logs' | 'terminal';
-
-export function stateLabel(state: ContainerSummary['state']): string {
-  return state.replace('CONTAINER_', '').toLowerCase();
-}
 
 export function ContainersTab({ pod }: { pod: SandboxStatus }) {
   const client = useClient();
@@ -108,13 +96,11 @@ export function ContainersTab({ pod }: { pod: SandboxStatus }) {
                   </button>
                 </td>
                 <td>
-                  <Pill tone={TONE[c.state]}>{stateLabel(c.state)}</Pill>
+                  <ContainerStatePill state={c.state} />
                 </td>
                 <td className="mono">{c.image}</td>
                 <td className="mono">{c.metadata.attempt}</td>
-                <td className={c.reason === 'Completed' || !exitText(c) ? 'mono' : 'mono text-bad'}>
-                  {exitText(c) || <span className="muted">—</span>}
-                </td>
+                <ExitCell container={c} />
                 <td className="mono">{age(c.createdAt)}</td>
                 <td className="mono" title={c.id}>
                   {shortId(c.id)}
@@ -185,7 +171,7 @@ function ContainerPane({
     <section className="container-pane" aria-label={`Container ${c.metadata.name}`}>
       <header className="container-pane-head">
         <h3>
-          {c.metadata.name} <Pill tone={TONE[c.state]}>{stateLabel(c.state)}</Pill>
+          {c.metadata.name} <ContainerStatePill state={c.state} />
         </h3>
         <span className="mono small muted">{status.data ? commandLine(status.data) : ''}</span>
         <CopyButton text={c.id} label="Copy id" />

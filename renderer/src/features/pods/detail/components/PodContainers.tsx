@@ -14,9 +14,20 @@ const TONE: Record<ContainerSummary['state'], 'ok' | 'warn' | 'muted' | 'bad'> =
   CONTAINER_UNKNOWN: 'bad',
 };
 
+/** The runtime's state of a container (green only while it runs), here and in the Containers tab */
+export function ContainerStatePill({ state }: { state: ContainerSummary['state'] }) {
+  return <Pill tone={TONE[state]}>{state.replace('CONTAINER_', '').toLowerCase()}</Pill>;
+}
+
 export function exitText(c: ContainerSummary): string {
   if (c.state !== 'CONTAINER_EXITED') return '';
   return `exit ${c.exitCode}${c.reason ? ` · ${c.reason}` : ''}`;
+}
+
+/** The exit code and reason of an exited container, red unless it completed; a dash otherwise */
+export function ExitCell({ container: c }: { container: ContainerSummary }) {
+  const text = exitText(c);
+  return <td className={c.reason === 'Completed' || !text ? 'mono' : 'mono text-bad'}>{text || <span className="muted">—</span>}</td>;
 }
 
 export function PodContainers({ containers }: { containers: ContainerSummary[] }) {
@@ -44,10 +55,10 @@ export function PodContainers({ containers }: { containers: ContainerSummary[] }
                     {c.metadata.attempt > 0 && <span className="muted"> #{c.metadata.attempt}</span>}
                   </td>
                   <td>
-                    <Pill tone={TONE[c.state]}>{c.state.replace('CONTAINER_', '').toLowerCase()}</Pill>
+                    <ContainerStatePill state={c.state} />
                   </td>
                   <td className="mono">{c.image}</td>
-                  <td className={c.reason === 'Completed' ? 'mono' : 'mono bad'}>{exitText(c) || <span className="muted">—</span>}</td>
+                  <ExitCell container={c} />
                   <td className="mono" title={c.id}>
                     {shortId(c.id)}
                   </td>
