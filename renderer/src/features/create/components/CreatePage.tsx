@@ -21,18 +21,10 @@ import { PortMappingsEditor } from './PortMappingsEditor';
 import { PreviewPanel } from './PreviewPanel';
 import { RunProgress } from './RunProgress';
 import { useRunProgress } from './use-run-progress';
+import { download } from '../../../lib/download';
 
 /** Errors shown before the user touched anything would be noise; these appear only once touched or submitted. */
 const REQUIRED_FIELDS = new Set(['name', 'namespace', 'uid']);
-
-function download(name: string, text: string, type: string) {
-  const url = URL.createObjectURL(new Blob([text], { type }));
-  const a = document.createElement('a');
-  a.href = url;
-  a.download = name;
-  a.click();
-  setTimeout(() => URL.revokeObjectURL(url), 1000);
-}
 
 export function CreatePage() {
   const client = useClient();
