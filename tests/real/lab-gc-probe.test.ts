@@ -24,7 +24,8 @@ const ROOT = join(__dirname, '../..');
 const canRun = process.getuid?.() === 0 && existsSync('/usr/lib/cni/bridge') && existsSync('/usr/lib/cni/portmap');
 const execFileP = promisify(execFile);
 
-function conflist(dir: string): string {
+/** bridge + host-local, and portmap unless `portmap: false` (a host port then reaches nothing) */
+function conflist(dir: string, opts: { portmap?: boolean } = {}): string {
   return JSON.stringify(
     {
       cniVersion: '1.0.0',
@@ -38,7 +39,7 @@ function conflist(dir: string): string {
           ipam: { type: 'host-local', dataDir: join(dir, 'ipam'), ranges: [[{ subnet: SUBNET }]] },
         },
         // snat: the host's own 127.0.0.1 → pod path needs portmap's localhost masquerade (route_localnet)
-        { type: 'portmap', capabilities: { portMappings: true }, snat: true },
+        ...(opts.portmap === false ? [] : [{ type: 'portmap', capabilities: { portMappings: true }, snat: true }]),
       ],
     },
     null,
@@ -122,19 +123,7 @@ describe.skipIf(!canRun)('CNI lab: the probe step and start-up GC of interrupted
   it('a probe that fails (the mapped host port answers nothing: portmap left out) is recorded as failed, the run fails, and DEL still runs and leaves nothing', async () => {
     const engine = await createEngine(options(), { log: () => undefined });
     try {
-      const text = JSON.stringify({
-        cniVersion: '1.0.0',
-        name: NETWORK,
-        plugins: [
-          {
-            type: 'bridge',
-            bridge: BRIDGE,
-            isGateway: true,
-            ipMasq: false,
-            ipam: { type: 'host-local', dataDir: join(dir, 'ipam'), ranges: [[{ subnet: SUBNET }]] },
-          },
-        ],
-      });
+      const text = conflist(dir, { portmap: false });
       const run = await engine.lab!.run({
         text,
         capabilities: { portMappings: [{ hostPort: HOST_PORT + 1, containerPort: 8080, protocol: 'tcp' }] },
