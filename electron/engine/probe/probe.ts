@@ -1,5 +1,5 @@
 /**
- * Reachability measured with real packets (issue 10). For one sandbox:
+ * Reachability measured with real packets. For one sandbox:
  *  - hostPort: every mapping that reached portmap, from the host to 127.0.0.1, to the bridge gateway address, and
  *    to host_ip when one was given;
  *  - podPort: every mapping with host_port <= 0 (never passed to CNI), from the host to podIP:containerPort;
@@ -15,19 +15,15 @@
 import { randomBytes } from 'node:crypto';
 import { isHostNetwork, protocolName } from '../../../shared/domain/config';
 import { PodscopeError } from '../../../shared/domain/errors';
-import {
-  dnatChainOrder,
-  PROBE_MEASURED_BY,
-  PROBE_PEERS_MAX,
-  type ProbePath,
-  type ProbeReport,
-  hostIpsOverlap,
-} from '../../../shared/domain/probe';
+import { dnatChainOrder, PROBE_MEASURED_BY, PROBE_PEERS_MAX, type ProbePath, type ProbeReport } from '../../../shared/domain/probe';
 import type { EngineContext } from '../sandbox/context';
 import type { SandboxRecord } from '../sandbox/record';
 import { refreshLiveness } from '../sandbox/status';
 import { notFoundError } from '../sandbox/store';
-import type { ConnectOutcome, ProbeAgent, ProbeNet } from './types';
+import { judge } from './judge';
+import { eth0Ips, fmtAddr, planGateways, planPeers, planPortMappings, type PlanInput, type ProbePlan } from './plan';
+import { ProbeSession } from './session';
+import type { ProbeNet } from './types';
 
 export interface ProbeOptions {
   trigger?: ProbeReport['trigger'];
@@ -38,31 +34,14 @@ export interface ProbeOptions {
   bannerMs?: number;
 }
 
-const BANNER = 'PODSCOPE-PROBE';
-const fmt = (ip: string, port: number) => (ip.includes(':') ? `[${ip}]:${port}` : `${ip}:${port}`);
-const familyOf = (ip: string): 4 | 6 => (ip.includes(':') ? 6 : 4);
-
-interface PlannedConnect {
-  path: ProbePath;
-  /** who connects: the host agent, this pod's, or a peer's */
-  fromAgent: 'host' | string;
-  host: string;
-  port: number;
-  /** the sandbox whose answer means "reachable" */
-  expect: string;
-  /** the port in `expect` has an existing listener (no banner expected) */
-  existing: boolean;
-}
-
 export async function probeSandbox(ctx: EngineContext, net: ProbeNet, idOrPrefix: string, opts: ProbeOptions = {}): Promise<ProbeReport> {
   const id = ctx.store.index.resolve(idOrPrefix);
   const rec = id === undefined ? undefined : ctx.store.get(id);
   if (!rec) throw notFoundError(idOrPrefix);
-  const started = new Date();
   const t0 = performance.now();
   const report: ProbeReport = {
     sandboxId: rec.id,
-    measuredAt: started.toISOString(),
+    measuredAt: new Date().toISOString(),
     measuredBy: PROBE_MEASURED_BY,
     durationMs: 0,
     trigger: opts.trigger ?? 'onDemand',
@@ -77,263 +56,76 @@ export async function probeSandbox(ctx: EngineContext, net: ProbeNet, idOrPrefix
     report.durationMs = performance.now() - t0;
     return report;
   }
-  const connectTimeoutMs = opts.connectTimeoutMs ?? 1500;
-  const bannerMs = opts.bannerMs ?? 400;
-  const nonce = randomBytes(8).toString('hex');
-  const banner = (sid: string) => `${BANNER} ${nonce} ${sid}\n`;
-  const agents = new Map<string, ProbeAgent>();
-  const listenersOf = new Map<string, Set<number>>();
-  const open = async (key: string, netnsPath: string | undefined) => {
-    let a = agents.get(key);
-    if (!a) {
-      a = await net.open(netnsPath, opts.signal);
-      agents.set(key, a);
-      if (netnsPath !== undefined) listenersOf.set(key, new Set(await a.listeners()));
-    }
-    return a;
-  };
-  /** a responder on `port` in sandbox `sid` unless something listens there already; returns whether one existed */
-  const responders = new Map<string, boolean>();
-  const ensurePort = async (sid: string, netnsPath: string, port: number): Promise<boolean> => {
-    const key = `${sid}/${port}`;
-    const known = responders.get(key);
-    if (known !== undefined) return known;
-    const agent = await open(sid, netnsPath);
-    const existing = listenersOf.get(sid)!.has(port);
-    if (!existing) await agent.respond(port, banner(sid));
-    responders.set(key, existing);
-    return existing;
-  };
-
+  const session = new ProbeSession(net, randomBytes(8).toString('hex'), opts.signal);
   try {
-    const others = await readyOthers(ctx, rec);
-    const network = eth0Network(rec);
-    const sharesHostPort = (o: SandboxRecord) =>
-      o.config.port_mappings.some(
-        (om) => om.host_port > 0 && rec.config.port_mappings.some((m) => m.host_port === om.host_port && m.protocol === om.protocol),
-      );
-    // every agent starts at once: a node start-up is most of a probe's time
-    // Peers are bounded (each is a Node agent started in its namespace), newest first; every pod sharing a host port
-    // is kept, since a connection DNATed to it must be recognised as shadowed.
-    const onNetwork = others.filter((o) => network !== undefined && eth0Network(o) === network);
-    const peers = [...onNetwork].sort(newestFirst).slice(0, PROBE_PEERS_MAX);
-    if (onNetwork.length > 0) report.peers = { ready: onNetwork.length, measured: peers.length };
-    const involved = others.filter((o) => peers.includes(o) || sharesHostPort(o));
-    await Promise.all([open('host', undefined), open(rec.id, rec.netnsPath), ...involved.map((o) => open(o.id, o.netnsPath))]);
-    const host = agents.get('host')!;
-    const plans: PlannedConnect[] = [];
-    const podIps = rec.ipSelection?.eth0Ips ?? [rec.ip, ...rec.additionalIps].filter(Boolean);
-    const gateways = (rec.network?.interfaces.eth0?.ipConfigs ?? []).flatMap((c) => (c.gateway ? [c.gateway] : []));
-    const hostAddrs = new Set(net.hostAddresses());
-    const dnat = await net.hostportDnatRules(opts.signal);
-
-    for (const [index, m] of rec.config.port_mappings.entries()) {
-      const proto = protocolName(m.protocol).toLowerCase();
-      if (m.host_port > 0) {
-        const targets: Array<{ ip: string; why: string }> = [];
-        if (m.host_ip) {
-          if (hostAddrs.has(m.host_ip)) targets.push({ ip: m.host_ip, why: 'host_ip' });
-          else
-            report.paths.push(
-              base(
-                'hostPort',
-                'host',
-                fmt(m.host_ip, m.host_port),
-                proto,
-                index,
-                'notApplicable',
-                `host_ip ${m.host_ip} is not an address of this host: not probed (traffic never leaves the host)`,
-              ),
-            );
-        } else {
-          if (podIps.some((ip) => familyOf(ip) === 4)) targets.push({ ip: '127.0.0.1', why: 'loopback' });
-          for (const gw of gateways) targets.push({ ip: gw, why: 'bridge gateway address' });
-        }
-        for (const t of targets) {
-          const path = base('hostPort', 'host', fmt(t.ip, m.host_port), proto, index, 'timeout', '');
-          path.family = familyOf(t.ip);
-          if (proto !== 'tcp') {
-            report.paths.push({ ...path, verdict: 'notApplicable', note: `only TCP is measured; ${proto} derived from configuration` });
-            continue;
-          }
-          if (t.ip !== '127.0.0.1' && podIps.every((ip) => familyOf(ip) !== familyOf(t.ip))) continue;
-          let existing: boolean;
-          try {
-            existing = await ensurePort(rec.id, rec.netnsPath!, m.container_port);
-          } catch (e) {
-            report.paths.push({ ...path, note: `not measured: ${(e as Error).message}` });
-            continue;
-          }
-          // every other ready pod holding this host port answers too, so a connection that lands there is named
-          for (const o of others) {
-            if (
-              o.config.port_mappings.some(
-                (om) =>
-                  om.host_port === m.host_port &&
-                  protocolName(om.protocol).toLowerCase() === proto &&
-                  hostIpsOverlap(om.host_ip, m.host_ip),
-              )
-            ) {
-              for (const om of o.config.port_mappings.filter((x) => x.host_port === m.host_port))
-                await ensurePort(o.id, o.netnsPath!, om.container_port).catch((e: unknown) => report.errors.push((e as Error).message));
-            }
-          }
-          plans.push({ path, fromAgent: 'host', host: t.ip, port: m.host_port, expect: rec.id, existing });
-        }
-      } else {
-        for (const ip of podIps) {
-          const path = base('podPort', 'host', fmt(ip, m.container_port), proto, index, 'timeout', '');
-          path.family = familyOf(ip);
-          if (proto !== 'tcp') {
-            report.paths.push({ ...path, verdict: 'notApplicable', note: `only TCP is measured; ${proto} derived from configuration` });
-            continue;
-          }
-          let existing: boolean;
-          try {
-            existing = await ensurePort(rec.id, rec.netnsPath!, m.container_port);
-          } catch (e) {
-            report.paths.push({ ...path, note: `not measured: ${(e as Error).message}` });
-            continue;
-          }
-          plans.push({ path, fromAgent: 'host', host: ip, port: m.container_port, expect: rec.id, existing });
-        }
-      }
-    }
-
-    // pod → gateway: a listener on the host side, on the gateway address itself
-    for (const gw of gateways) {
-      try {
-        const port = await host.respond(0, banner('host'), gw);
-        const path = base('gateway', 'pod', fmt(gw, port), 'tcp', undefined, 'timeout', '');
-        path.family = familyOf(gw);
-        plans.push({ path, fromAgent: rec.id, host: gw, port, expect: 'host', existing: false });
-      } catch (e) {
-        report.paths.push({
-          ...base('gateway', 'pod', gw, 'tcp', undefined, 'timeout', `not measured: ${(e as Error).message}`),
-          family: familyOf(gw),
-        });
-      }
-    }
-
-    // pod ↔ every ready peer on the same network, each family both have
-    for (const o of peers) {
-      const peerIps = o.ipSelection?.eth0Ips ?? [o.ip, ...o.additionalIps].filter(Boolean);
-      await open(o.id, o.netnsPath);
-      for (const fam of [4, 6] as const) {
-        const mine = podIps.find((ip) => familyOf(ip) === fam);
-        const theirs = peerIps.find((ip) => familyOf(ip) === fam);
-        if (!mine || !theirs) continue;
-        const theirPort = await agents.get(o.id)!.respond(0, banner(o.id));
-        const myPort = await agents.get(rec.id)!.respond(0, banner(rec.id));
-        const out = base('peer', 'pod', fmt(theirs, theirPort), 'tcp', undefined, 'timeout', '');
-        out.family = fam;
-        const back = base('peer', `peer ${o.config.metadata.name}`, fmt(mine, myPort), 'tcp', undefined, 'timeout', '');
-        back.family = fam;
-        plans.push({ path: out, fromAgent: rec.id, host: theirs, port: theirPort, expect: o.id, existing: false });
-        plans.push({ path: back, fromAgent: o.id, host: mine, port: myPort, expect: rec.id, existing: false });
-      }
-    }
-
-    const order = { v4: dnatChainOrder(dnat.v4), v6: dnatChainOrder(dnat.v6) };
-    const outcomes = await Promise.all(
-      plans.map((p) =>
-        agents
-          .get(p.fromAgent)!
-          .connect(p.host, p.port, connectTimeoutMs, p.existing ? bannerMs : connectTimeoutMs, { resetIfBanner: `${BANNER} ${nonce}` }),
-      ),
-    );
-    plans.forEach((p, i) => {
-      const winner =
-        p.path.kind === 'hostPort'
-          ? (p.path.family === 6 ? order.v6 : order.v4)(rec.config.port_mappings[p.path.mappingIndex!]!.host_port, p.path.proto)[0]
-          : undefined;
-      report.paths.push(judge(p, outcomes[i]!, nonce, others, winner));
-    });
+    await measure(ctx, net, rec, session, report, opts);
   } catch (e) {
     if (opts.signal?.aborted) throw new PodscopeError('Canceled', `probe of sandbox ${rec.id} canceled`);
     report.errors.push((e as Error).message);
   } finally {
-    await Promise.all([...agents.values()].map((a) => a.close().catch(() => undefined)));
+    await session.close();
   }
   report.durationMs = performance.now() - t0;
   return report;
 }
 
-function base(
-  kind: ProbePath['kind'],
-  from: string,
-  to: string,
-  proto: string,
-  mappingIndex: number | undefined,
-  verdict: ProbePath['verdict'],
-  note: string,
-): ProbePath {
-  const p: ProbePath = { kind, from, to, proto, verdict, measured: false, note };
-  if (mappingIndex !== undefined) p.mappingIndex = mappingIndex;
-  return p;
-}
+/** plans every path, makes every planned connect at once, and judges each; fills `report` */
+async function measure(
+  ctx: EngineContext,
+  net: ProbeNet,
+  rec: SandboxRecord,
+  session: ProbeSession,
+  report: ProbeReport,
+  opts: ProbeOptions,
+) {
+  const connectTimeoutMs = opts.connectTimeoutMs ?? 1500;
+  const bannerMs = opts.bannerMs ?? 400;
+  const others = await readyOthers(ctx, rec);
+  const network = eth0Network(rec);
+  const sharesHostPort = (o: SandboxRecord) =>
+    o.config.port_mappings.some(
+      (om) => om.host_port > 0 && rec.config.port_mappings.some((m) => m.host_port === om.host_port && m.protocol === om.protocol),
+    );
+  // Peers are bounded (each is a Node agent started in its namespace), newest first; every pod sharing a host port
+  // is kept, since a connection DNATed to it must be recognised as shadowed.
+  const onNetwork = others.filter((o) => network !== undefined && eth0Network(o) === network);
+  const peers = [...onNetwork].sort(newestFirst).slice(0, PROBE_PEERS_MAX);
+  if (onNetwork.length > 0) report.peers = { ready: onNetwork.length, measured: peers.length };
+  const involved = others.filter((o) => peers.includes(o) || sharesHostPort(o));
+  // every agent starts at once: a node start-up is most of a probe's time
+  await Promise.all([
+    session.open('host', undefined),
+    session.open(rec.id, rec.netnsPath),
+    ...involved.map((o) => session.open(o.id, o.netnsPath)),
+  ]);
+  const input: PlanInput = {
+    rec,
+    session,
+    others,
+    podIps: eth0Ips(rec),
+    gateways: (rec.network?.interfaces.eth0?.ipConfigs ?? []).flatMap((c) => (c.gateway ? [c.gateway] : [])),
+    hostAddresses: new Set(net.hostAddresses()),
+  };
+  const dnat = await net.hostportDnatRules(opts.signal);
+  const plan: ProbePlan = { connects: [], decided: report.paths, errors: report.errors };
+  await planPortMappings(input, plan);
+  await planGateways(input, plan);
+  await planPeers(input, plan, peers);
 
-function judge(
-  p: PlannedConnect,
-  outcome: ConnectOutcome,
-  nonce: string,
-  others: SandboxRecord[],
-  dnatWinner: string | undefined,
-): ProbePath {
-  const path: ProbePath = { ...p.path, measured: true, listener: p.expect === 'host' ? undefined : p.existing ? 'existing' : 'responder' };
-  if (path.listener === undefined) delete path.listener;
-  switch (outcome.kind) {
-    case 'refused':
-      return { ...path, verdict: 'refused', note: 'connection refused (RST)' };
-    case 'timeout':
-      return { ...path, verdict: 'timeout', note: 'no answer to the SYN in time' };
-    case 'error':
-      return { ...path, verdict: 'timeout', note: `not connected: ${outcome.error}` };
-    case 'connected': {
-      path.rttMs = Math.round(outcome.rttMs * 1000) / 1000;
-      const m = outcome.banner ? new RegExp(`^${BANNER} ([0-9a-f]+) (\\S+)$`).exec(outcome.banner.trim()) : null;
-      if (m && m[1] === nonce) {
-        const who = m[2]!;
-        if (who === p.expect)
-          return {
-            ...path,
-            verdict: 'reachable',
-            answeredBy: who === 'host' ? undefined : who,
-            note: p.existing ? 'the listener answered' : 'nonce matched',
-          };
-        const name = podName(others.find((o) => o.id === who)) ?? who;
-        return {
-          ...path,
-          verdict: 'shadowed',
-          answeredBy: who,
-          note: `the connection landed in sandbox ${name} (${who.slice(0, 12)}): its DNAT rule matches first`,
-        };
-      }
-      if (p.existing) {
-        // an existing listener sends no banner, so the DNAT chain order names who got the connection
-        if (dnatWinner && dnatWinner !== p.expect) {
-          const name = podName(others.find((o) => o.id === dnatWinner)) ?? dnatWinner;
-          return {
-            ...path,
-            verdict: 'shadowed',
-            answeredBy: dnatWinner,
-            note: `connected, but sandbox ${name}'s DNAT rule comes first in CNI-HOSTPORT-DNAT`,
-          };
-        }
-        return {
-          ...path,
-          verdict: 'reachable',
-          answeredBy: p.expect,
-          note: 'connected to the listener already in the pod (not identified by a nonce)',
-        };
-      }
-      return {
-        ...path,
-        verdict: 'shadowed',
-        note: `connected, but not to this probe's responder${outcome.banner ? ` (answer: ${JSON.stringify(outcome.banner.slice(0, 80))})` : ''}`,
-      };
-    }
-  }
+  const order = { v4: dnatChainOrder(dnat.v4), v6: dnatChainOrder(dnat.v6) };
+  const resetIfBanner = session.answerPrefix;
+  const outcomes = await Promise.all(
+    plan.connects.map((p) =>
+      session.agent(p.fromAgent).connect(p.host, p.port, connectTimeoutMs, p.existing ? bannerMs : connectTimeoutMs, { resetIfBanner }),
+    ),
+  );
+  plan.connects.forEach((p, i) => {
+    const winner =
+      p.path.kind === 'hostPort'
+        ? (p.path.family === 6 ? order.v6 : order.v4)(rec.config.port_mappings[p.path.mappingIndex!]!.host_port, p.path.proto)[0]
+        : undefined;
+    report.paths.push(judge(p, outcomes[i]!, session.nonce, others, winner));
+  });
 }
 
 async function notApplicableReason(ctx: EngineContext, rec: SandboxRecord): Promise<string | undefined> {
@@ -370,11 +162,9 @@ function plannedPaths(rec: SandboxRecord): Array<Omit<ProbePath, 'verdict' | 'me
   for (const [index, m] of rec.config.port_mappings.entries()) {
     const proto = protocolName(m.protocol).toLowerCase();
     if (m.host_port > 0)
-      out.push({ kind: 'hostPort', from: 'host', to: fmt(m.host_ip || '127.0.0.1', m.host_port), proto, mappingIndex: index });
-    else out.push({ kind: 'podPort', from: 'host', to: fmt(rec.ip || 'pod', m.container_port), proto, mappingIndex: index });
+      out.push({ kind: 'hostPort', from: 'host', to: fmtAddr(m.host_ip || '127.0.0.1', m.host_port), proto, mappingIndex: index });
+    else out.push({ kind: 'podPort', from: 'host', to: fmtAddr(rec.ip || 'pod', m.container_port), proto, mappingIndex: index });
   }
   if (!isHostNetwork(rec.config)) out.push({ kind: 'gateway', from: 'pod', to: 'gateway', proto: 'tcp' });
   return out;
 }
-
-const podName = (rec: SandboxRecord | undefined) => (rec ? `${rec.config.metadata.namespace}/${rec.config.metadata.name}` : undefined);
