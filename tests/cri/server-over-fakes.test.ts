@@ -12,7 +12,7 @@ import * as pb from '../../electron/cri/generated/runtime_v1';
 import { PODSCOPE_ERROR_METADATA_KEY } from '../../electron/cri/errors';
 import { PodscopeError } from '../../shared/domain/errors';
 import { ENGINE_VERSION } from '../../electron/engine/sandbox/service';
-import { createTestEngine, type TestEngine } from '../../electron/engine/testing/test-engine';
+import { createTestEngine, type TestEngine } from '../../testkit/fakes/test-engine';
 import { codeOf, podConfig, rawClient, rawUnary, rpc, tempDir } from './helpers/grpc';
 
 let fakes: TestEngine;

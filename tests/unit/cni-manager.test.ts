@@ -4,7 +4,7 @@ import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { ExecRequest, ExecResult, ProcessRunner } from '../../electron/engine/os/exec';
 import { createCniManager } from '../../electron/engine/cni/cni-manager';
-import { FAKE_NETWORKS, FakeCniManager } from '../../electron/engine/testing/fake-cni';
+import { FAKE_NETWORKS, FakeCniManager } from '../../testkit/fakes/fake-cni';
 import type { CniCallRecord } from '../../electron/engine/cni/types';
 
 const ID = 'abc123';

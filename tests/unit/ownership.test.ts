@@ -12,11 +12,11 @@ import { SandboxEngine } from '../../electron/engine/sandbox/service';
 import { isOwnedNetnsPath, netnsTag, OWNER_ANNOTATION } from '../../electron/engine/sandbox/ownership';
 import { ResultCache } from '../../electron/engine/cni/result-cache';
 import { newNetnsName } from '../../electron/engine/netns/linux-netns';
-import { FakeCniManager } from '../../electron/engine/testing/fake-cni';
-import { FakeSandboxFiles } from '../../electron/engine/testing/fake-files';
-import { FakeLiveReader } from '../../electron/engine/testing/fake-live';
-import { FakeNetnsManager } from '../../electron/engine/testing/fake-netns';
-import { FakePauseRuntime } from '../../electron/engine/testing/fake-runtime';
+import { FakeCniManager } from '../../testkit/fakes/fake-cni';
+import { FakeSandboxFiles } from '../../testkit/fakes/fake-files';
+import { FakeLiveReader } from '../../testkit/fakes/fake-live';
+import { FakeNetnsManager } from '../../testkit/fakes/fake-netns';
+import { FakePauseRuntime } from '../../testkit/fakes/fake-runtime';
 import { hasCode } from '../../shared/domain/errors';
 
 let dir: string;

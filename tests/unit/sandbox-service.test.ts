@@ -9,11 +9,11 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { DEFAULT_ENGINE_OPTIONS } from '../../electron/engine/options';
 import { buildPauseSpec } from '../../electron/engine/runtime/oci-spec';
 import { SandboxEngine } from '../../electron/engine/sandbox/service';
-import { FakeCniManager } from '../../electron/engine/testing/fake-cni';
-import { FakeSandboxFiles } from '../../electron/engine/testing/fake-files';
-import { FakeLiveReader } from '../../electron/engine/testing/fake-live';
-import { FakeNetnsManager } from '../../electron/engine/testing/fake-netns';
-import { FakePauseRuntime } from '../../electron/engine/testing/fake-runtime';
+import { FakeCniManager } from '../../testkit/fakes/fake-cni';
+import { FakeSandboxFiles } from '../../testkit/fakes/fake-files';
+import { FakeLiveReader } from '../../testkit/fakes/fake-live';
+import { FakeNetnsManager } from '../../testkit/fakes/fake-netns';
+import { FakePauseRuntime } from '../../testkit/fakes/fake-runtime';
 import { hasCode, PodscopeError } from '../../shared/domain/errors';
 import type { SandboxEvent } from '../../shared/domain/sandbox';
 

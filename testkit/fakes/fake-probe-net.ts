@@ -5,7 +5,7 @@
  * listeners (`listen`), black-hole addresses (`blackhole`) and check that every agent was closed (`openAgents`).
  * The builder (test-engine.ts) wires `world` to the FakeCniManager's results and the fake kernel's nat lines.
  */
-import type { ConnectOutcome, ProbeAgent, ProbeNet } from '../probe/types';
+import type { ConnectOutcome, ProbeAgent, ProbeNet } from '../../electron/engine/probe/types';
 
 export interface FakeProbeWorld {
   /** address → namespace ("host" or a netns path) */

@@ -5,7 +5,7 @@
  */
 import type { FakeCniManager } from './fake-cni';
 import { fakeKernelView } from './fake-kernel';
-import type { RawTopology, TopologyReader } from '../topology/reader';
+import type { RawTopology, TopologyReader } from '../../electron/engine/topology/reader';
 
 export class FakeTopologyReader implements TopologyReader {
   reads = 0;

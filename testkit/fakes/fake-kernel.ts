@@ -5,10 +5,10 @@
  * CNI result applied faithfully; tests that need a kernel that disagrees use FakeLiveReader.tamper.
  */
 import { createHash } from 'node:crypto';
-import type { CniBandwidth } from '../../../shared/domain/bandwidth';
-import type { LiveAddress, LiveInterface, LiveRoute } from '../../../shared/domain/live';
-import type { CniPortMapping } from '../../../shared/domain/portmap';
-import type { RawLiveNetwork } from '../netns/live-reader';
+import type { CniBandwidth } from '../../shared/domain/bandwidth';
+import type { LiveAddress, LiveInterface, LiveRoute } from '../../shared/domain/live';
+import type { CniPortMapping } from '../../shared/domain/portmap';
+import type { RawLiveNetwork } from '../../electron/engine/netns/live-reader';
 import type { FakeCniManager, FakeNetwork } from './fake-cni';
 
 export function fakeKernelView(cni: FakeCniManager, netnsPath: string, hostDevices: string[]): RawLiveNetwork {

@@ -5,8 +5,8 @@
  */
 import { createHash } from 'node:crypto';
 import path from 'node:path';
-import type { CniConfigView, CniResult } from '../../../shared/domain/cni';
-import type { CniVerb, NetworkAttachment, PluginCall, PluginRuntimeConfigPreview } from '../../../shared/domain/sandbox';
+import type { CniConfigView, CniResult } from '../../shared/domain/cni';
+import type { CniVerb, NetworkAttachment, PluginCall, PluginRuntimeConfigPreview } from '../../shared/domain/sandbox';
 import type {
   CniCallRecord,
   CniHooks,
@@ -16,14 +16,14 @@ import type {
   CniSetupResult,
   CniVerbOutcome,
   PendingPluginDel,
-} from '../cni/types';
-import { describePendingDels } from '../cni/cni-manager';
-import { cniError, NOT_INITIALIZED } from '../cni/cni-error';
-import { pluginConfFromObject, type PluginConf } from '../cni/conf-list';
-import { createResult } from '../cni/create-result';
-import { cniEnv } from '../cni/plugin-env';
-import { buildPluginStdin, runtimeConfigFor } from '../cni/plugin-stdin';
-import { specAtLeast } from '../cni/spec-version';
+} from '../../electron/engine/cni/types';
+import { describePendingDels } from '../../electron/engine/cni/cni-manager';
+import { cniError, NOT_INITIALIZED } from '../../electron/engine/cni/cni-error';
+import { pluginConfFromObject, type PluginConf } from '../../electron/engine/cni/conf-list';
+import { createResult } from '../../electron/engine/cni/create-result';
+import { cniEnv } from '../../electron/engine/cni/plugin-env';
+import { buildPluginStdin, runtimeConfigFor } from '../../electron/engine/cni/plugin-stdin';
+import { specAtLeast } from '../../electron/engine/cni/spec-version';
 
 export interface FakeNetwork {
   name: string;

@@ -4,7 +4,7 @@
  * edits what "the kernel" says for one netns (a tbf the plugin never set, a flushed DNAT rule), so the engine's own
  * checks see a mismatch the fakes would otherwise never produce.
  */
-import type { LiveReader, RawLiveNetwork } from '../netns/live-reader';
+import type { LiveReader, RawLiveNetwork } from '../../electron/engine/netns/live-reader';
 
 export type LiveSource = (netnsPath: string, hostDevices: string[]) => RawLiveNetwork;
 

@@ -7,8 +7,15 @@
  */
 import { cp, mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { PodscopeError } from '../../../shared/domain/errors';
-import type { ContainerRootfs, ImageRecord, ImageRuntimeConfig, ImageStore, PullProgress, RegistryAuth } from '../images/types';
+import { PodscopeError } from '../../shared/domain/errors';
+import type {
+  ContainerRootfs,
+  ImageRecord,
+  ImageRuntimeConfig,
+  ImageStore,
+  PullProgress,
+  RegistryAuth,
+} from '../../electron/engine/images/types';
 
 export interface FakeImageInput {
   /** default: a sha256 of the first tag */
