@@ -1,122 +1,141 @@
 /**
- * What a kernel would report after the FakeCniManager's plugins ran, in the shape LinuxLiveReader returns: the
- * result's addresses on lo/eth0 (plus the link-local address the kernel adds by itself), connected and default
- * routes, tbf qdiscs where the bandwidth plugin got a rate, and portmap's DNAT rules in its chain layout. It is the
- * CNI result applied faithfully; tests that need a kernel that disagrees use FakeLiveReader.tamper.
+ * The host's network state as the fake CNI plugins (fake-cni-plugins.ts) leave it: links and addresses per netns,
+ * host links (bridge, host veths, ifbs) with their tbf qdiscs, and portmap's nat rules. The fake live and topology
+ * readers answer from it the way `ip`/`tc`/`iptables` would, so the engine's own read-back code runs over what the
+ * plugins did, not over the CNI result. Tests that need a kernel that disagrees use FakeLiveReader.tamper.
  */
-import { createHash } from 'node:crypto';
-import type { CniBandwidth } from '../../shared/domain/bandwidth';
 import type { LiveAddress, LiveInterface, LiveRoute } from '../../shared/domain/live';
-import type { CniPortMapping } from '../../shared/domain/portmap';
 import type { RawLiveNetwork } from '../../electron/engine/netns/live-reader';
-import type { FakeCniManager, FakeNetwork } from './fake-cni';
 
-export function fakeKernelView(cni: FakeCniManager, netnsPath: string, hostDevices: string[]): RawLiveNetwork {
-  const containerId = cni.calls.findLast((c) => c.op === 'setup' && c.netnsPath === netnsPath)?.containerId ?? '';
-  const attached = [...cni.cache.values()]
-    .filter((a) => a.result?.interfaces?.some((i) => i.sandbox === netnsPath))
-    .map((a) => ({ a, net: cni.networks.find((n) => n.name === a.network) }));
-  const interfaces: LiveInterface[] = [];
-  const routes: LiveRoute[] = [];
-  const hostLinkKinds: Record<string, string> = {};
-  const qdiscs: RawLiveNetwork['qdiscs'] = {};
-  const nat: RawLiveNetwork['nat'] = { v4: [], v6: [] };
-
-  for (const { a, net } of attached) {
-    const result = a.result!;
-    const ifIndex = result.interfaces!.findIndex((i) => i.sandbox === netnsPath);
-    const iface = result.interfaces![ifIndex]!;
-    const ips = (result.ips ?? []).filter((ip) => ip.interface === ifIndex);
-    const addresses: LiveAddress[] = ips.map((ip) => {
-      const [address, prefix] = ip.address.split('/') as [string, string];
-      const v6 = address.includes(':');
-      return { family: v6 ? 6 : 4, address, prefixLen: Number(prefix), scope: iface.name === 'lo' ? 'host' : 'global' };
-    });
-    const isLo = iface.name === 'lo';
-    if (!isLo && iface.mac) addresses.push({ family: 6, address: linkLocal(iface.mac), prefixLen: 64, scope: 'link' });
-    interfaces.push({
-      name: iface.name,
-      ifindex: interfaces.length + 1,
-      mac: iface.mac,
-      mtu: isLo ? 65536 : 1500,
-      state: isLo ? 'UNKNOWN' : 'UP',
-      kind: isLo ? undefined : 'veth',
-      addresses,
-    });
-    if (isLo) continue;
-    for (const ip of ips) {
-      const [address, prefix] = ip.address.split('/') as [string, string];
-      if (!address.includes(':'))
-        routes.push({
-          family: 4,
-          dst: `${v4Network(address, Number(prefix))}/${prefix}`,
-          dev: iface.name,
-          protocol: 'kernel',
-          scope: 'link',
-        });
-    }
-    for (const r of result.routes ?? []) {
-      const v6 = r.dst.includes(':');
-      const gateway = r.gw ?? ips.find((ip) => ip.address.includes(':') === v6)?.gateway;
-      routes.push({
-        family: v6 ? 6 : 4,
-        dst: /^(0\.0\.0\.0|::)\/0$/.test(r.dst) ? 'default' : r.dst,
-        gateway,
-        dev: iface.name,
-        ...(v6 ? { metric: 1024 } : {}),
-      });
-    }
-
-    const bridge = net?.plugins.find((p) => p.type === 'bridge')?.bridge;
-    const bandwidth = hasCapability(net, 'bandwidth', 'bandwidth') ? (a.capabilityArgs?.bandwidth as CniBandwidth | undefined) : undefined;
-    for (const host of (result.interfaces ?? []).filter((i) => !i.sandbox)) {
-      if (!hostDevices.includes(host.name)) continue;
-      const kind = host.name === bridge ? 'bridge' : host.name.startsWith('bwp') ? 'ifb' : 'veth';
-      hostLinkKinds[host.name] = kind;
-      // tc reports rates in bytes per second and bursts in bytes
-      const tbf = (rate: number | undefined, burst: number | undefined) =>
-        rate ? [{ kind: 'tbf', rate: rate / 8, burst: Math.floor((burst ?? 0) / 8) }] : [{ kind: 'noqueue' }];
-      qdiscs[host.name] =
-        kind === 'veth'
-          ? tbf(bandwidth?.ingressRate, bandwidth?.ingressBurst)
-          : kind === 'ifb'
-            ? tbf(bandwidth?.egressRate, bandwidth?.egressBurst)
-            : [{ kind: 'noqueue' }];
-    }
-
-    const mappings = hasCapability(net, 'portmap', 'portMappings')
-      ? ((a.capabilityArgs?.portMappings as CniPortMapping[] | undefined) ?? [])
-      : [];
-    if (mappings.length > 0) {
-      const chain = `CNI-DN-${createHash('sha512').update(`${a.network}${containerId}`).digest('hex').slice(0, 17)}`;
-      for (const family of [4, 6] as const) {
-        const podIp = ips.map((ip) => ip.address.split('/')[0]!).find((ip) => ip.includes(':') === (family === 6));
-        if (!podIp) continue;
-        const lines = family === 4 ? nat.v4 : nat.v6;
-        const own = mappings.filter((m) => !m.hostIP || m.hostIP.includes(':') === (family === 6));
-        if (own.length === 0) continue;
-        for (const proto of [...new Set(own.map((m) => m.protocol))]) {
-          const ports = own
-            .filter((m) => m.protocol === proto)
-            .map((m) => m.hostPort)
-            .join(',');
-          lines.push(
-            `-A CNI-HOSTPORT-DNAT -p ${proto} -m comment --comment "dnat name: \\"${a.network}\\" id: \\"${containerId}\\"" -m multiport --dports ${ports} -j ${chain}`,
-          );
-        }
-        for (const m of own) {
-          const dest = family === 6 ? `[${podIp}]:${m.containerPort}` : `${podIp}:${m.containerPort}`;
-          const d = m.hostIP ? `-d ${m.hostIP}/${family === 6 ? 128 : 32} ` : '';
-          lines.push(`-A ${chain} ${d}-p ${m.protocol} -m ${m.protocol} --dport ${m.hostPort} -j DNAT --to-destination ${dest}`);
-        }
-      }
-    }
-  }
-  return { interfaces, routes, hostLinkKinds, qdiscs, nat, errors: [] };
+export interface KernelOwner {
+  containerId: string;
+  network: string;
+  ifName: string;
 }
 
-function hasCapability(net: FakeNetwork | undefined, type: string, capability: string): boolean {
-  return !!net?.plugins.some((p) => p.type === type && (p.capabilities as Record<string, boolean> | undefined)?.[capability]);
+export interface FakePodLink {
+  name: string;
+  mac: string;
+  kind: 'loopback' | 'veth';
+  /** CIDR addresses, as `ip addr add` was given them */
+  addresses: string[];
+  routes: Array<{ dst: string; gw?: string }>;
+  /** the host end of a veth */
+  peer?: string;
+  owner: KernelOwner;
+}
+
+export interface FakeHostLink {
+  name: string;
+  mac: string;
+  kind: 'bridge' | 'veth' | 'ifb';
+  addresses: string[];
+  /** the bridge a veth is enslaved to */
+  master?: string;
+  /** tc's view of a tbf: bytes per second and bytes */
+  tbf?: { rate: number; burst: number };
+  owner?: KernelOwner;
+}
+
+/** The namespace name the probe and topology readers use for the host. */
+export const HOST_NS = 'host';
+
+export class FakeKernel {
+  /** netns path → links by name, in creation order */
+  readonly netns = new Map<string, Map<string, FakePodLink>>();
+  readonly host = new Map<string, FakeHostLink>();
+  /** `iptables -t nat -S` lines per family, in the order they were added */
+  readonly nat: { v4: string[]; v6: string[] } = { v4: [], v6: [] };
+
+  podLinks(netnsPath: string): FakePodLink[] {
+    return [...(this.netns.get(netnsPath)?.values() ?? [])];
+  }
+
+  addPodLink(netnsPath: string, link: FakePodLink): void {
+    const links = this.netns.get(netnsPath) ?? new Map<string, FakePodLink>();
+    this.netns.set(netnsPath, links);
+    links.set(link.name, link);
+  }
+
+  removePodLink(netnsPath: string, name: string): FakePodLink | undefined {
+    const links = this.netns.get(netnsPath);
+    const link = links?.get(name);
+    links?.delete(name);
+    if (links?.size === 0) this.netns.delete(netnsPath);
+    return link;
+  }
+
+  /** Removes every nat line that mentions `chain` (its rules and the jumps to it). */
+  flushChain(chain: string): void {
+    for (const family of ['v4', 'v6'] as const) {
+      const keep = this.nat[family].filter((l) => !l.split(' ').includes(chain));
+      this.nat[family].splice(0, this.nat[family].length, ...keep);
+    }
+  }
+
+  /** What address lives in which namespace (pod addresses in their netns, host addresses on the host). */
+  addressOwners(): Map<string, string> {
+    const out = new Map<string, string>();
+    for (const [path, links] of this.netns)
+      for (const l of links.values()) if (l.kind !== 'loopback') for (const a of l.addresses) out.set(a.split('/')[0]!, path);
+    for (const l of this.host.values()) for (const a of l.addresses) out.set(a.split('/')[0]!, HOST_NS);
+    return out;
+  }
+
+  /** What LinuxLiveReader would report for this netns and these host devices. */
+  liveView(netnsPath: string, hostDevices: string[]): RawLiveNetwork {
+    const interfaces: LiveInterface[] = [];
+    const routes: LiveRoute[] = [];
+    for (const link of this.podLinks(netnsPath)) {
+      const isLo = link.kind === 'loopback';
+      const addresses: LiveAddress[] = link.addresses.map((cidr) => {
+        const [address, prefix] = cidr.split('/') as [string, string];
+        return { family: address.includes(':') ? 6 : 4, address, prefixLen: Number(prefix), scope: isLo ? 'host' : 'global' };
+      });
+      // the kernel adds an EUI-64 link-local address to every link with a MAC
+      if (!isLo) addresses.push({ family: 6, address: linkLocal(link.mac), prefixLen: 64, scope: 'link' });
+      interfaces.push({
+        name: link.name,
+        ifindex: interfaces.length + 1,
+        mac: link.mac,
+        mtu: isLo ? 65536 : 1500,
+        state: isLo ? 'UNKNOWN' : 'UP',
+        kind: isLo ? undefined : 'veth',
+        addresses,
+      });
+      if (isLo) continue;
+      for (const cidr of link.addresses) {
+        const [address, prefix] = cidr.split('/') as [string, string];
+        if (!address.includes(':'))
+          routes.push({
+            family: 4,
+            dst: `${v4Network(address, Number(prefix))}/${prefix}`,
+            dev: link.name,
+            protocol: 'kernel',
+            scope: 'link',
+          });
+      }
+      for (const r of link.routes) {
+        const v6 = r.dst.includes(':');
+        routes.push({
+          family: v6 ? 6 : 4,
+          dst: /^(0\.0\.0\.0|::)\/0$/.test(r.dst) ? 'default' : r.dst,
+          gateway: r.gw,
+          dev: link.name,
+          ...(v6 ? { metric: 1024 } : {}),
+        });
+      }
+    }
+    const hostLinkKinds: Record<string, string> = {};
+    const qdiscs: RawLiveNetwork['qdiscs'] = {};
+    for (const name of hostDevices) {
+      const link = this.host.get(name);
+      if (!link) continue;
+      hostLinkKinds[name] = link.kind;
+      qdiscs[name] = link.tbf ? [{ kind: 'tbf', ...link.tbf }] : [{ kind: 'noqueue' }];
+    }
+    return { interfaces, routes, hostLinkKinds, qdiscs, nat: structuredClone(this.nat), errors: [] };
+  }
 }
 
 /** The EUI-64 link-local address the kernel derives from a MAC. */
