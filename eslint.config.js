@@ -66,18 +66,31 @@ const zones = [
     except: [`./${f}`],
     message: `feature "${f}" must not import another feature; move what both need to lib/ or shared/`,
   })),
-  // the product never depends on tests, benchmarks or the test kit, nor on the engine's fakes
+  // the product never depends on tests, benchmarks or the test kit (the fakes live in testkit/fakes)
   {
     target: ['./electron', './renderer', './shared', './bin'],
     from: TOOLS.map((t) => `./${t}`),
     message: 'product code must not import tests, e2e, bench or the test kit',
   },
-  { target: './electron', from: './electron/engine/testing', message: 'the touch-point fakes are for tests only' },
 ];
 
 /** The test kit sits below the tests and benchmarks that use it. */
 const testkitZones = [
   { target: './testkit', from: ['./tests', './e2e', './bench'], message: 'the test kit must not import tests, e2e or bench' },
+];
+
+/**
+ * Renderer tests drive the UI over the real engine built on the test kit's fakes: of the tools they may import
+ * testkit/fakes only.
+ */
+const rendererTestZones = [
+  { target: './renderer', from: ['./tests', './e2e', './bench'], message: 'renderer tests must not import tests, e2e or bench' },
+  {
+    target: './renderer',
+    from: './testkit',
+    except: ['./fakes'],
+    message: "renderer tests may import the test kit's fakes (testkit/fakes), nothing else of it",
+  },
 ];
 
 /** Tests next to product files are tools: the zones above apply to product files only. */
@@ -120,9 +133,12 @@ export default tseslint.config(
   },
   {
     files: ['electron/**/*.ts', 'renderer/**/*.{ts,tsx}', 'shared/**/*.ts', 'bin/**/*.mjs'],
-    // the touch-point fakes are test code kept next to the interfaces they fake
-    ignores: [...TEST_FILES, 'electron/engine/testing/**'],
+    ignores: TEST_FILES,
     rules: { 'import-x/no-restricted-paths': ['error', { basePath: ROOT, zones }] },
+  },
+  {
+    files: ['renderer/src/**/*.test.{ts,tsx}', 'renderer/src/test/**'],
+    rules: { 'import-x/no-restricted-paths': ['error', { basePath: ROOT, zones: rendererTestZones }] },
   },
   {
     files: ['testkit/**/*.ts'],

@@ -7,7 +7,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createTestEngine } from '../electron/engine/testing/test-engine';
+import { createTestEngine } from '../testkit/fakes/test-engine';
 import { startCriServer } from '../electron/cri/server';
 import { podSandboxStatus } from '../electron/cri/server/sandbox-status';
 import { listPodSandbox } from '../electron/cri/server/sandbox-list';

@@ -17,7 +17,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { execFileSync } from 'node:child_process';
 import { chromium, type Page } from 'playwright-core';
-import { createTestEngine } from '../../electron/engine/testing/test-engine';
+import { createTestEngine } from '../../testkit/fakes/test-engine';
 import { assembleAppCore } from '../../electron/core/app-core';
 import { startBrowserHost } from '../../electron/host/browser-host';
 import { startSyntheticCri, type SyntheticPod } from '../../testkit/synthetic-cri';

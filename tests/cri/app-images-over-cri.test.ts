@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startCriServer, type CriServer } from '../../electron/cri/server';
 import { createEndpointRegistry } from '../../electron/endpoints';
 import { createRouter } from '../../electron/ipc/router';
-import { createTestEngine, type TestEngine } from '../../electron/engine/testing/test-engine';
+import { createTestEngine, type TestEngine } from '../../testkit/fakes/test-engine';
 import { createClient } from '../../shared/ipc/client';
 import { tempDir } from './helpers/grpc';
 

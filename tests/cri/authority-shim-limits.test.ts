@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startCriServer, type CriServer } from '../../electron/cri/server';
 import { AuthorityRewriter, MAX_HEADER_BLOCK, MAX_HEADER_FRAME } from '../../electron/cri/server/authority-shim';
-import { createTestEngine, type TestEngine } from '../../electron/engine/testing/test-engine';
+import { createTestEngine, type TestEngine } from '../../testkit/fakes/test-engine';
 import { rawClient, rpc, tempDir } from './helpers/grpc';
 
 const PREFACE = Buffer.from('PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n', 'latin1');

@@ -14,7 +14,7 @@ import { createCriEndpointApi, type CriEndpointApi } from '../../electron/cri/cl
 import { createEndpointRegistry } from '../../electron/endpoints';
 import type { SandboxEvent } from '../../shared/domain/sandbox';
 import { ENGINE_VERSION } from '../../electron/engine/sandbox/service';
-import { createTestEngine, type TestEngine } from '../../electron/engine/testing/test-engine';
+import { createTestEngine, type TestEngine } from '../../testkit/fakes/test-engine';
 import { tempDir } from './helpers/grpc';
 
 let fakes: TestEngine;

@@ -10,7 +10,7 @@ import type { SandboxSummary } from '../../shared/domain/sandbox';
 import type { SandboxEventListener } from '../../electron/engine/options';
 import { startCriServer, type CriServer } from '../../electron/cri/server';
 import type * as pb from '../../electron/cri/generated/runtime_v1';
-import { createTestEngine, type TestEngine } from '../../electron/engine/testing/test-engine';
+import { createTestEngine, type TestEngine } from '../../testkit/fakes/test-engine';
 import { rawClient, tempDir } from './helpers/grpc';
 
 type Engine = TestEngine['engine'];

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { status as Code } from '@grpc/grpc-js';
 import { startCriServer, type CriServer } from '../../electron/cri/server';
 import * as pb from '../../electron/cri/generated/runtime_v1';
-import { createTestEngine, type TestEngine } from '../../electron/engine/testing/test-engine';
+import { createTestEngine, type TestEngine } from '../../testkit/fakes/test-engine';
 import { codeOf, podConfig, rawClient, rpc, tempDir } from './helpers/grpc';
 
 let fakes: TestEngine;

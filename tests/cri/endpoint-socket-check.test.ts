@@ -12,7 +12,7 @@ import { startCriServer, type CriServer } from '../../electron/cri/server';
 import { checkEndpointSocket, NOT_A_SOCKET } from '../../electron/cri/client/socket-check';
 import { createEndpointRegistry } from '../../electron/endpoints';
 import { PodscopeError } from '../../shared/domain/errors';
-import { createTestEngine, type TestEngine } from '../../electron/engine/testing/test-engine';
+import { createTestEngine, type TestEngine } from '../../testkit/fakes/test-engine';
 import { tempDir } from './helpers/grpc';
 
 const tmp = tempDir('podscope-r3-sockcheck-');

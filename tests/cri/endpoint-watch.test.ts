@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startCriServer, type CriServer } from '../../electron/cri/server';
 import { createEndpointRegistry, type CriEndpointRegistry } from '../../electron/endpoints';
 import type { EndpointView } from '../../shared/domain/endpoints';
-import { createTestEngine, type TestEngine } from '../../electron/engine/testing/test-engine';
+import { createTestEngine, type TestEngine } from '../../testkit/fakes/test-engine';
 import { tempDir } from './helpers/grpc';
 
 let fakes: TestEngine;

@@ -16,7 +16,7 @@ import { credentials, Metadata, status as Code, type ServiceError } from '@grpc/
 import { startCriServer, type CriServer } from '../../electron/cri/server';
 import { AuthorityRewriter, sanitizeAuthorityInHeaderBlock } from '../../electron/cri/server/authority-shim';
 import * as pb from '../../electron/cri/generated/runtime_v1';
-import { createTestEngine, type TestEngine } from '../../electron/engine/testing/test-engine';
+import { createTestEngine, type TestEngine } from '../../testkit/fakes/test-engine';
 import { codeOf, podConfig, rpc, tempDir } from './helpers/grpc';
 
 const tmp = tempDir('podscope-cri-go-');

@@ -14,7 +14,7 @@ import * as pb from '../../electron/cri/generated/runtime_v1';
 import { connectCriImages, type CriImageApi } from '../../electron/cri/client/cri-image-api';
 import { LocalImageStore } from '../../electron/engine/images/store';
 import { NodeProcessRunner } from '../../electron/engine/os/exec';
-import { createTestEngine, type TestEngine } from '../../electron/engine/testing/test-engine';
+import { createTestEngine, type TestEngine } from '../../testkit/fakes/test-engine';
 import { buildBusyboxImage, foreignArchitecture, type BuiltImage } from '../../testkit/busybox-image';
 import { startTestRegistry, type TestRegistry } from '../../testkit/registry';
 import { hasCode } from '../../shared/domain/errors';

@@ -12,7 +12,7 @@ import { createCriEndpointApi, type CriEndpointApi } from '../../electron/cri/cl
 import { createEndpointRegistry, type CriEndpointRegistry } from '../../electron/endpoints';
 import { createPodFollower, type PodFollower } from '../../electron/endpoints/pod-follower';
 import type { EndpointDelta } from '../../shared/domain/endpoints';
-import { createTestEngine, type TestEngine } from '../../electron/engine/testing/test-engine';
+import { createTestEngine, type TestEngine } from '../../testkit/fakes/test-engine';
 import { tempDir } from './helpers/grpc';
 import { startSyntheticCri } from '../../testkit/synthetic-cri';
 

@@ -14,7 +14,7 @@ import * as criServer from '../../electron/cri/server';
 import { LOCAL_ENDPOINT_CAPABILITIES } from '../../shared/domain/endpoints';
 import { PodscopeError } from '../../shared/domain/errors';
 import { ENGINE_VERSION } from '../../electron/engine/sandbox/service';
-import { createTestEngine, type TestEngine } from '../../electron/engine/testing/test-engine';
+import { createTestEngine, type TestEngine } from '../../testkit/fakes/test-engine';
 import { rawClient, rpc, tempDir } from './helpers/grpc';
 
 let fakes: TestEngine;
@@ -41,8 +41,9 @@ describe('Status verbose when the CNI configuration cannot be loaded', () => {
       const ok = await rpc(client, (c) => c.status, { verbose: true });
       expect(ok.info.lastCNILoadStatus).toBe('OK');
       // the conf dir holds a conflist the CNI manager cannot parse: it keeps a not-ready view with the error
-      const source = join(engine.options.cniConfDir, '10-x.conflist');
-      fakes.cni.loadErrors = [{ source, message: 'invalid character in 10-x.conflist' }];
+      const source = join(engine.options.cniConfDir, '00-x.conflist');
+      await fakes.cni.writeConfFile('00-x.conflist', '{ invalid character');
+      const message = expect.stringMatching(/^failed to load CNI config list file .*\/00-x\.conflist: .*: invalid cni config$/);
       const res = await rpc(client, (c) => c.status, { verbose: true });
       expect(res.status?.conditions[1]).toEqual({
         type: 'NetworkReady',
@@ -50,14 +51,17 @@ describe('Status verbose when the CNI configuration cannot be loaded', () => {
         reason: 'NetworkPluginNotReady',
         message: 'Network plugin returns error: cni plugin not initialized',
       });
-      expect(res.info.lastCNILoadStatus).toBe(`cni plugin not initialized; ${source}: invalid character in 10-x.conflist`);
+      expect(res.info.lastCNILoadStatus).toEqual(
+        expect.stringMatching(/^cni plugin not initialized; .*00-x\.conflist: failed to load CNI config list file /),
+      );
+      expect(res.info.lastCNILoadStatus?.startsWith(`cni plugin not initialized; ${source}: `)).toBe(true);
       expect(JSON.parse(res.info.cniconfig!)).toMatchObject({
         ready: false,
-        errors: [{ source, message: 'invalid character in 10-x.conflist' }],
+        errors: [{ source, message }],
       });
       expect(JSON.parse(res.info.config!).problems).toEqual(['CNI: cni plugin not initialized']);
     } finally {
-      fakes.cni.loadErrors = [];
+      await fakes.cni.removeConfFile('00-x.conflist');
       client.close();
     }
   });

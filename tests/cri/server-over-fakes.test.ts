@@ -12,7 +12,7 @@ import * as pb from '../../electron/cri/generated/runtime_v1';
 import { PODSCOPE_ERROR_METADATA_KEY } from '../../electron/cri/errors';
 import { PodscopeError } from '../../shared/domain/errors';
 import { ENGINE_VERSION } from '../../electron/engine/sandbox/service';
-import { createTestEngine, type TestEngine } from '../../electron/engine/testing/test-engine';
+import { createTestEngine, type TestEngine } from '../../testkit/fakes/test-engine';
 import { codeOf, podConfig, rawClient, rawUnary, rpc, tempDir } from './helpers/grpc';
 
 let fakes: TestEngine;
@@ -58,7 +58,7 @@ describe('runtime info RPCs', () => {
   });
 
   it('Status reports the engine conditions with reason and message; verbose info is JSON', async () => {
-    fakes.cni.ready = false; // no network config loaded yet: the CNI manager's status() fails as go-cni's does
+    await fakes.cni.setReady(false); // an empty conf dir: the CNI manager's status() fails as go-cni's does
     try {
       const s = await rpc(client, (c) => c.status, { verbose: true });
       expect(s.status?.conditions).toEqual([
@@ -67,18 +67,18 @@ describe('runtime info RPCs', () => {
           type: 'NetworkReady',
           status: false,
           reason: 'NetworkPluginNotReady',
-          message: 'Network plugin returns error: cni plugin not initialized',
+          message: `Network plugin returns error: no network config found in ${engine.options.cniConfDir}: cni plugin not initialized`,
         },
       ]);
       expect(JSON.parse(s.info.config!)).toMatchObject({ version: ENGINE_VERSION, stateDir: engine.options.stateDir });
       expect(JSON.parse(s.info.cniconfig!)).toMatchObject({
         confDir: engine.options.cniConfDir,
         ready: false,
-        notReadyReason: 'cni plugin not initialized',
+        notReadyReason: `no network config found in ${engine.options.cniConfDir}: cni plugin not initialized`,
       });
       expect((await rpc(client, (c) => c.status, { verbose: false })).info).toEqual({});
     } finally {
-      fakes.cni.ready = true;
+      await fakes.cni.setReady(true);
     }
     expect((await rpc(client, (c) => c.status, { verbose: false })).status?.conditions[1]).toEqual({
       type: 'NetworkReady',

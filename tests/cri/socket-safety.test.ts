@@ -9,7 +9,7 @@ import { connect, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startCriServer } from '../../electron/cri/server';
-import { createTestEngine, type TestEngine } from '../../electron/engine/testing/test-engine';
+import { createTestEngine, type TestEngine } from '../../testkit/fakes/test-engine';
 import { rawClient, rpc, tempDir } from './helpers/grpc';
 
 // one real engine (touch points faked) behind every server here: these tests are about the socket, not the engine

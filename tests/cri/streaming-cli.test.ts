@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Server } from 'node:net';
 import { startCriServer, type CriServer } from '../../electron/cri/server';
 import * as pb from '../../electron/cri/generated/runtime_v1';
-import { createTestEngine, type TestEngine } from '../../electron/engine/testing/test-engine';
+import { createTestEngine, type TestEngine } from '../../testkit/fakes/test-engine';
 import { podConfig, rawClient, rpc, tempDir } from './helpers/grpc';
 import { fakeStreaming, upperCaseServer } from '../protocol/streaming-fake';
 import { parsePortPair } from '../../electron/cli/commands/port-forward';

@@ -12,7 +12,7 @@ import { status as Code } from '@grpc/grpc-js';
 import { startCriServer, type CriServer } from '../../electron/cri/server';
 import { createCriEndpointApi, type CriEndpointApi } from '../../electron/cri/client';
 import * as pb from '../../electron/cri/generated/runtime_v1';
-import { createTestEngine, type TestEngine } from '../../electron/engine/testing/test-engine';
+import { createTestEngine, type TestEngine } from '../../testkit/fakes/test-engine';
 import { codeOf, podConfig, rawClient, rpc, tempDir } from './helpers/grpc';
 import { fakeStreaming, upperCaseServer, type FakeStreaming } from '../protocol/streaming-fake';
 

@@ -10,17 +10,17 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { DEFAULT_ENGINE_OPTIONS } from '../../electron/engine/options';
 import { buildPauseSpec } from '../../electron/engine/runtime/oci-spec';
 import { SandboxEngine } from '../../electron/engine/sandbox/service';
-import { FakeCniManager } from '../../electron/engine/testing/fake-cni';
-import { FakeSandboxFiles } from '../../electron/engine/testing/fake-files';
-import { FakeLiveReader } from '../../electron/engine/testing/fake-live';
-import { FakeNetnsManager } from '../../electron/engine/testing/fake-netns';
-import { FakePauseRuntime } from '../../electron/engine/testing/fake-runtime';
+import { createFakeCni, type FakeCni } from '../../testkit/fakes/fake-cni';
+import { FakeSandboxFiles } from '../../testkit/fakes/fake-files';
+import { FakeLiveReader } from '../../testkit/fakes/fake-live';
+import { FakeNetnsManager } from '../../testkit/fakes/fake-netns';
+import { FakePauseRuntime } from '../../testkit/fakes/fake-runtime';
 import { hasCode } from '../../shared/domain/errors';
 import { whatStopReleases } from '../../shared/domain/sandbox-release';
 
 let dir: string;
 let netns: FakeNetnsManager;
-let cni: FakeCniManager;
+let cni: FakeCni;
 let runtime: FakePauseRuntime;
 let files: FakeSandboxFiles;
 
@@ -45,7 +45,7 @@ const dels = () => cni.pluginCalls.filter((c) => c.verb === 'DEL' && c.network =
 beforeEach(async () => {
   dir = await mkdtemp(join(tmpdir(), 'podscope-unit-'));
   netns = new FakeNetnsManager();
-  cni = new FakeCniManager();
+  cni = await createFakeCni({ dir });
   runtime = new FakePauseRuntime();
   files = new FakeSandboxFiles();
 });
@@ -128,10 +128,7 @@ describe('the unwind of a failed run', () => {
   it('a plugin whose binary was not found never ran and holds nothing: it is not DELed and the unwind is clean', async () => {
     const engine = makeEngine();
     await engine.start();
-    cni.failures = [
-      { verb: 'ADD', network: 'containerd-net', index: 1, missingBinary: true },
-      { verb: 'DEL', network: 'containerd-net', index: 1, missingBinary: true },
-    ];
+    await cni.plugins.removeBinary('portmap');
     await expect(engine.run(pod())).rejects.toThrow(/failed to find plugin "portmap"/);
     expect(dels()).toEqual(['bridge#0']);
     nothingLeft(await engine.list());
@@ -152,7 +149,7 @@ describe('the unwind of a failed run', () => {
   it('a run whose CNI ADD never executed anything (not ready) has nothing to DEL', async () => {
     const engine = makeEngine();
     await engine.start();
-    cni.ready = false;
+    await cni.setReady(false);
     await expect(engine.run(pod())).rejects.toSatisfy((e) => hasCode(e, 'CniError'));
     nothingLeft(await engine.list());
   });

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { ExecRequest, ExecResult, ProcessRunner } from '../../electron/engine/os/exec';
 import { createCniManager } from '../../electron/engine/cni/cni-manager';
-import { FAKE_NETWORKS, FakeCniManager } from '../../electron/engine/testing/fake-cni';
+import { createFakeCni } from '../../testkit/fakes/fake-cni';
 import type { CniCallRecord } from '../../electron/engine/cni/types';
 
 const ID = 'abc123';
@@ -125,89 +125,84 @@ describe('CniManager over an injected runner', () => {
   });
 });
 
-/**
- * The real manager over a scripted runner for FAKE_NETWORKS' conflist: its ADD records, and its DEL records and error
- * when portmap's DEL fails.
- */
-async function realManagerRecords(): Promise<{ add: CniCallRecord[]; del: CniCallRecord[]; delError: Error }> {
-  const root = await mkdtemp(path.join(tmpdir(), 'psc-cni-real-'));
-  try {
-    const confDir = path.join(root, 'net.d');
-    const binDir = path.join(root, 'bin');
-    await mkdir(confDir);
-    await mkdir(binDir);
-    const net = FAKE_NETWORKS.find((n) => n.ifName === 'eth0')!;
-    for (const t of ['loopback', ...net.plugins.map((p) => p.type as string)]) await writeFile(path.join(binDir, t), '');
-    await writeFile(
-      path.join(confDir, `10-${net.name}.conflist`),
-      JSON.stringify({ cniVersion: net.cniVersion, name: net.name, plugins: net.plugins }),
-    );
-    const scripted = new ScriptedRunner();
-    const runner: ProcessRunner = {
-      run: async (req) =>
-        req.env?.CNI_COMMAND === 'DEL' && req.file.endsWith('/portmap')
-          ? {
-              command: req.file,
-              exitCode: 1,
-              signal: null,
-              stdout: '{"code":999,"msg":"iptables busy"}',
-              stderr: '',
-              durationMs: 0,
-              timedOut: false,
-              canceled: false,
-            }
-          : scripted.run(req),
-    };
-    const mgr = createCniManager({ confDir, binDirs: [binDir], cacheDir: path.join(root, 'cache'), maxConfNum: 1, runner });
-    await mgr.load();
-    const add: CniCallRecord[] = [];
-    const del: CniCallRecord[] = [];
-    await mgr.setup(ID, '/n', OPTS, { record: (r) => add.push(r) });
-    const delError = (await mgr.remove(ID, '/n', OPTS, { record: (r) => del.push(r) }).catch((e: unknown) => e)) as Error;
-    return { add, del, delError };
-  } finally {
+describe('the real manager over the fake plugins (testkit)', () => {
+  let root: string;
+  beforeEach(async () => {
+    root = await mkdtemp(path.join(tmpdir(), 'psc-cni-fakeplugins-'));
+  });
+  afterEach(async () => {
     await rm(root, { recursive: true, force: true });
-  }
-}
+  });
 
-describe('FakeCniManager', () => {
-  it('walks ADD in order and DEL in reverse, records like the real one and fails where told', async () => {
-    const fake = new FakeCniManager();
+  it('allocates dual-stack addresses with host-local, walks ADD in order and DEL in reverse past a failure, and fails where told', async () => {
+    const cni = await createFakeCni({ dir: root });
+    await cni.load();
     const records: CniCallRecord[] = [];
-    const out = await fake.setup(ID, '/n', OPTS, { record: (r) => records.push(r) });
+    const out = await cni.setup(ID, '/n', OPTS, { record: (r) => records.push(r) });
     expect(out.interfaces.eth0!.ipConfigs.map((c) => c.ip)).toEqual(['10.88.0.2', '2001:4860:4860::2']);
-    expect(records.filter((r) => r.step === 'cni.plugin').map((r) => r.label)).toEqual([
-      'ADD loopback (cni-loopback/lo)',
+    expect(records.filter((r) => r.step === 'cni.plugin' && r.label.includes('containerd-net')).map((r) => r.label)).toEqual([
       'ADD bridge (containerd-net/eth0)',
       'ADD portmap (containerd-net/eth0)',
       'ADD bandwidth (containerd-net/eth0)',
     ]);
-    expect(await fake.cachedAttachments(ID)).toHaveLength(2);
+    expect(await cni.cachedAttachments(ID)).toHaveLength(2);
+    // what the plugins did to the host: the pod's addresses in its netns, portmap's DNAT rules
+    expect(cni.plugins.kernel.podLinks('/n').map((l) => [l.name, l.addresses])).toEqual([
+      ['lo', ['127.0.0.1/8', '::1/128']],
+      ['eth0', ['10.88.0.2/16', '2001:4860:4860::2/64']],
+    ]);
+    expect(cni.plugins.kernel.nat.v4.some((l) => l.includes('--to-destination 10.88.0.2:80'))).toBe(true);
 
-    // records and errors as the real manager writes them, for the same networks (not strings kept in the fake)
-    const real = await realManagerRecords();
-    const fakeDel: CniCallRecord[] = [];
-    fake.failures.push({ verb: 'DEL', network: 'containerd-net', index: 1, once: true });
-    const fakeErr = (await fake.remove(ID, '/n', OPTS, { record: (r) => fakeDel.push(r) }).catch((e: unknown) => e)) as Error;
-    const labels = (rs: CniCallRecord[]) =>
-      rs
-        .filter((r) => r.step === 'cni.plugin' || r.step === 'cni.network')
-        .map((r) => `${r.step} ${r.label} ${r.ok}`)
-        .sort();
-    expect(labels(records)).toEqual(labels(real.add));
-    expect(labels(fakeDel)).toEqual(labels(real.del));
-    // the same wording up to the plugin's own message
-    const withoutPluginMessage = (e: Error) => e.message.replace(/: [^:]*$/, '');
-    expect(withoutPluginMessage(real.delError)).toBe(
-      'failed to remove network "containerd-net" (eth0): plugin type="portmap" failed (delete)',
-    );
-    expect(withoutPluginMessage(fakeErr)).toBe(withoutPluginMessage(real.delError));
-    expect(fake.pluginCalls.filter((c) => c.verb === 'DEL').map((c) => c.type)).toEqual(['loopback', 'bandwidth', 'portmap', 'bridge']); // past the failure, as the real one
-    await fake.remove(ID, '/n', OPTS);
-    expect(await fake.cachedAttachments(ID)).toEqual([]);
+    cni.failures.push({ verb: 'DEL', network: 'containerd-net', index: 1, message: 'iptables busy', once: true });
+    const delErr = (await cni.remove(ID, '/n', OPTS).catch((e: unknown) => e)) as Error;
+    expect(delErr.message).toBe('failed to remove network "containerd-net" (eth0): plugin type="portmap" failed (delete): iptables busy');
+    expect(cni.pluginCalls.filter((c) => c.verb === 'DEL' && c.network === 'containerd-net').map((c) => c.type)).toEqual([
+      'bandwidth',
+      'portmap',
+      'bridge',
+    ]);
+    await cni.remove(ID, '/n', OPTS);
+    expect(await cni.cachedAttachments(ID)).toEqual([]);
+    expect(cni.plugins.kernel.podLinks('/n')).toEqual([]);
+    expect(cni.plugins.kernel.nat.v4).toEqual([]);
 
-    fake.failures.push({ verb: 'ADD', network: 'containerd-net', index: 0 });
-    await expect(fake.setup('x2', '/n', OPTS)).rejects.toMatchObject({ code: 'CniError', details: { plugin: 'bridge', index: 0 } });
-    expect(fake.preview(OPTS).find((p) => p.type === 'portmap')!.runtimeConfig).toEqual({ portMappings: OPTS.capabilities.portMappings });
+    cni.failures.push({ verb: 'ADD', network: 'containerd-net', index: 0 });
+    await expect(cni.setup('x2', '/n2', OPTS)).rejects.toMatchObject({ code: 'CniError', details: { plugin: 'bridge', index: 0 } });
+    expect(cni.preview(OPTS).find((p) => p.type === 'portmap')!.runtimeConfig).toEqual({ portMappings: OPTS.capabilities.portMappings });
+  });
+
+  it('a released address is not handed out again at once (host-local continues after the last one)', async () => {
+    const cni = await createFakeCni({ dir: root });
+    await cni.load();
+    await cni.setup('a1', '/a', OPTS);
+    await cni.remove('a1', '/a', OPTS);
+    const b = await cni.setup('b1', '/b', OPTS);
+    expect(b.interfaces.eth0!.ipConfigs.map((c) => c.ip)).toEqual(['10.88.0.3', '2001:4860:4860::3']);
+  });
+
+  it('a plugin that hangs is killed at the timeout; one that prints no result fails at that plugin', async () => {
+    const cni = await createFakeCni({ dir: root, defaultPluginTimeoutMs: 50 });
+    await cni.load();
+    cni.failures.push({ verb: 'ADD', network: 'containerd-net', index: 2, kind: 'hang', once: true });
+    await expect(cni.setup('h1', '/h', OPTS)).rejects.toThrow(/plugin type="bandwidth" failed \(add\): netplugin timed out after 50 ms/);
+    cni.failures.push({ verb: 'ADD', network: 'containerd-net', index: 1, kind: 'badOutput', once: true });
+    await expect(cni.setup('h2', '/h2', OPTS)).rejects.toMatchObject({ code: 'CniError', details: { plugin: 'portmap', index: 1 } });
+  });
+
+  it('disableCheck skips CHECK; a CHECK fault fails that network only', async () => {
+    const cni = await createFakeCni({ dir: root });
+    await cni.load();
+    await cni.setup(ID, '/n', OPTS);
+    cni.failures.push({ verb: 'CHECK', network: 'containerd-net', index: 0, message: 'Expected IP 10.88.0.2 not found', once: true });
+    const failed = await cni.check(ID, '/n', OPTS);
+    expect(failed.map((o) => [o.network, o.outcome])).toEqual([
+      ['cni-loopback', 'notSupported'],
+      ['containerd-net', 'failed'],
+    ]);
+    expect((await cni.check(ID, '/n', OPTS)).map((o) => o.outcome)).toEqual(['notSupported', 'passed']);
+    cni.networks[1]!.extra = { disableCheck: true };
+    await cni.writeNetworks();
+    await cni.load();
+    expect((await cni.check(ID, '/n', OPTS)).map((o) => o.outcome)).toEqual(['notSupported', 'disabled']);
   });
 });

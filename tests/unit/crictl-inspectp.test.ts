@@ -4,7 +4,7 @@ import { buildSandboxVerboseInfo } from '../../shared/domain/verbose-info';
 import { statusToProto } from '../../electron/cri/convert/sandbox';
 import { podSandboxStatus } from '../../electron/cri/server/sandbox-status';
 import * as pb from '../../electron/cri/generated/runtime_v1';
-import { createTestEngine } from '../../electron/engine/testing/test-engine';
+import { createTestEngine } from '../../testkit/fakes/test-engine';
 
 describe('the crictl inspectp shape the Raw tab offers', () => {
   it('is {status, info}: status is the PodSandboxStatus the CRI server sends, info the verbose document', async () => {

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { assembleAppCore } from '../../electron/core/app-core';
 import { startBrowserHost, type BrowserHost } from '../../electron/host/browser-host';
-import { createTestEngine, type TestEngine } from '../../electron/engine/testing/test-engine';
+import { createTestEngine, type TestEngine } from '../../testkit/fakes/test-engine';
 import type { ServerFrame } from '../../shared/ipc/wire';
 
 let host: BrowserHost;

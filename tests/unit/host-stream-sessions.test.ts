@@ -1,7 +1,7 @@
 /**
  * Browser mode's front door and the stream sessions: output goes only to the socket that opened the session, and a
  * socket that closes (tab closed, reloaded) ends its sessions and forwards. The real HTTP/WS host and the real
- * engine over fakes; streaming is the tiny in-test ContainerStreaming (electron/engine/testing/toy-streaming.ts),
+ * engine over fakes; streaming is the tiny in-test ContainerStreaming (testkit/fakes/toy-streaming.ts),
  * because the fake container runtime cannot exec.
  */
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -12,8 +12,8 @@ import { describe, expect, it, onTestFinished } from 'vitest';
 import WebSocket from 'ws';
 import { assembleAppCore } from '../../electron/core/app-core';
 import { startBrowserHost } from '../../electron/host/browser-host';
-import { createTestEngine } from '../../electron/engine/testing/test-engine';
-import { ToyStreaming } from '../../electron/engine/testing/toy-streaming';
+import { createTestEngine } from '../../testkit/fakes/test-engine';
+import { ToyStreaming } from '../../testkit/fakes/toy-streaming';
 import type { Reply, ServerFrame } from '../../shared/ipc/wire';
 
 async function setup() {

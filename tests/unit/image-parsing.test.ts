@@ -12,7 +12,7 @@ import { parseChallenge, parseRegistryMirror, RegistryClient } from '../../elect
 import { engineOptionsFromFlags } from '../../electron/core/engine-flags';
 import { hostPlatform, pickManifest } from '../../electron/engine/images/platform';
 import { zstdDecompressStream } from '../../electron/engine/images/unpack';
-import { FakeImageStore } from '../../electron/engine/testing/fake-images';
+import { FakeImageStore } from '../../testkit/fakes/fake-images';
 import { describeZodError, ImageConfigSchema, manifestMediaTypeProblem, ManifestSchema } from '../../shared/domain/image-spec';
 import { hasCode } from '../../shared/domain/errors';
 import { humanSize, repoAndTag } from '../../electron/cli/images-api';

@@ -2,7 +2,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createEndpointRegistry } from '../../electron/endpoints';
 import { createRouter } from '../../electron/ipc/router';
-import { createTestEngine, type TestEngine } from '../../electron/engine/testing/test-engine';
+import { createTestEngine, type TestEngine } from '../../testkit/fakes/test-engine';
 import type { PushedEvent } from '../../shared/ipc/events';
 
 let t: TestEngine;

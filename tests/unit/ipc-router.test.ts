@@ -2,7 +2,7 @@ import { describe, expect, it, onTestFinished } from 'vitest';
 import { createEndpointRegistry } from '../../electron/endpoints';
 import { createRouter } from '../../electron/ipc/router';
 import { trustOrigins, type SenderInfo } from '../../electron/ipc/sender';
-import { createTestEngine } from '../../electron/engine/testing/test-engine';
+import { createTestEngine } from '../../testkit/fakes/test-engine';
 import { createClient, type Transport } from '../../shared/ipc/client';
 import type { PushedEvent } from '../../shared/ipc/events';
 import { PodscopeError } from '../../shared/domain/errors';

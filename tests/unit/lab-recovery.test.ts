@@ -12,7 +12,7 @@ import { processIdentity, type InflightRecord } from '../../electron/engine/lab/
 import { emptySnapshot } from '../../electron/engine/lab/kernel';
 import { LabService } from '../../electron/engine/lab/service';
 import type { ExecRequest, ExecResult, ProcessRunner } from '../../electron/engine/os/exec';
-import { FakeNetnsManager } from '../../electron/engine/testing/fake-netns';
+import { FakeNetnsManager } from '../../testkit/fakes/fake-netns';
 
 class RecordingRunner implements ProcessRunner {
   readonly execs: Array<{ verb?: string; file: string; containerId?: string; stdin?: string }> = [];

@@ -12,16 +12,17 @@ import { SandboxEngine } from '../../electron/engine/sandbox/service';
 import { isOwnedNetnsPath, netnsTag, OWNER_ANNOTATION } from '../../electron/engine/sandbox/ownership';
 import { ResultCache } from '../../electron/engine/cni/result-cache';
 import { newNetnsName } from '../../electron/engine/netns/linux-netns';
-import { FakeCniManager } from '../../electron/engine/testing/fake-cni';
-import { FakeSandboxFiles } from '../../electron/engine/testing/fake-files';
-import { FakeLiveReader } from '../../electron/engine/testing/fake-live';
-import { FakeNetnsManager } from '../../electron/engine/testing/fake-netns';
-import { FakePauseRuntime } from '../../electron/engine/testing/fake-runtime';
+import { createFakeCni, type FakeCni } from '../../testkit/fakes/fake-cni';
+import { FakeSandboxFiles } from '../../testkit/fakes/fake-files';
+import { FakeLiveReader } from '../../testkit/fakes/fake-live';
+import { FakeNetnsManager } from '../../testkit/fakes/fake-netns';
+import { FakePauseRuntime } from '../../testkit/fakes/fake-runtime';
 import { hasCode } from '../../shared/domain/errors';
 
 let dir: string;
 let netns: FakeNetnsManager;
 let runtime: FakePauseRuntime;
+let cni: FakeCni;
 let log: string[];
 
 function makeEngine(opts: { stateDir?: string; readOnly?: boolean } = {}): SandboxEngine {
@@ -33,7 +34,7 @@ function makeEngine(opts: { stateDir?: string; readOnly?: boolean } = {}): Sandb
       cniCacheDir: join(dir, 'cache'),
     },
     netns,
-    cni: new FakeCniManager(),
+    cni,
     runtime,
     files: new FakeSandboxFiles(),
     liveReader: new FakeLiveReader(),
@@ -51,6 +52,7 @@ const annotations = (id: string) => (runtime.containers.get(id)!.spec as { annot
 
 beforeEach(async () => {
   dir = await mkdtemp(join(tmpdir(), 'podscope-own-'));
+  cni = await createFakeCni({ dir });
   netns = new FakeNetnsManager();
   runtime = new FakePauseRuntime();
   log = [];

@@ -4,7 +4,7 @@
  * demand. The same behaviour with real packets is in tests/real/probe-real.test.ts.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { createTestEngine, type TestEngine } from '../../electron/engine/testing/test-engine';
+import { createTestEngine, type TestEngine } from '../../testkit/fakes/test-engine';
 import type { PodSandboxConfigInput } from '../../shared/domain/config';
 import {
   conflictsForNewMappings,

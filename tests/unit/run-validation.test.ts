@@ -11,11 +11,11 @@ import { DEFAULT_ENGINE_OPTIONS } from '../../electron/engine/options';
 import { buildPauseSpec } from '../../electron/engine/runtime/oci-spec';
 import { checkSysctl } from '../../electron/engine/runtime/sysctl-rules';
 import { SandboxEngine } from '../../electron/engine/sandbox/service';
-import { FAKE_NETWORKS, FakeCniManager, type FakeNetwork } from '../../electron/engine/testing/fake-cni';
-import { FakeSandboxFiles } from '../../electron/engine/testing/fake-files';
-import { FakeLiveReader } from '../../electron/engine/testing/fake-live';
-import { FakeNetnsManager } from '../../electron/engine/testing/fake-netns';
-import { FakePauseRuntime } from '../../electron/engine/testing/fake-runtime';
+import { createFakeCni, FAKE_NETWORKS, type FakeCni, type FakeNetwork } from '../../testkit/fakes/fake-cni';
+import { FakeSandboxFiles } from '../../testkit/fakes/fake-files';
+import { FakeLiveReader } from '../../testkit/fakes/fake-live';
+import { FakeNetnsManager } from '../../testkit/fakes/fake-netns';
+import { FakePauseRuntime } from '../../testkit/fakes/fake-runtime';
 import { runConfigIssues, sysctlNameProblem } from '../../shared/domain/config-checks';
 import { PodSandboxConfigSchema, type PodSandboxConfigInput } from '../../shared/domain/config';
 import { ipFamilyOf } from '../../shared/domain/ip';
@@ -24,7 +24,7 @@ import { PodscopeError } from '../../shared/domain/errors';
 
 let dir: string;
 let netns: FakeNetnsManager;
-let cni: FakeCniManager;
+let cni: FakeCni;
 let runtime: FakePauseRuntime;
 let files: FakeSandboxFiles;
 let engine: SandboxEngine;
@@ -32,7 +32,7 @@ let engine: SandboxEngine;
 beforeEach(async () => {
   dir = await mkdtemp(join(tmpdir(), 'podscope-r3-unit-'));
   netns = new FakeNetnsManager();
-  cni = new FakeCniManager();
+  cni = await createFakeCni({ dir });
   runtime = new FakePauseRuntime();
   files = new FakeSandboxFiles();
   engine = new SandboxEngine({
@@ -228,11 +228,21 @@ describe('host_ip of a family the pod network cannot give', () => {
       ],
     },
   ];
-  const v4onlyView = () => new FakeCniManager(v4only).config().networks;
+  /** the views the real manager loads from these networks' conflists */
+  const viewsOf = async (networks: FakeNetwork[]) => {
+    const d = await mkdtemp(join(tmpdir(), 'podscope-r3-views-'));
+    try {
+      const c = await createFakeCni({ dir: d, networks });
+      return (await c.load()).networks;
+    } finally {
+      await rm(d, { recursive: true, force: true });
+    }
+  };
+  const v4onlyView = () => viewsOf(v4only);
 
   it('is refused before anything is acquired when the conflist says for certain (host-local ranges)', async () => {
     await engine.close();
-    cni = new FakeCniManager(v4only);
+    cni = await createFakeCni({ dir: join(dir, 'v4only'), networks: v4only });
     engine = new SandboxEngine({
       options: { ...DEFAULT_ENGINE_OPTIONS, stateDir: join(dir, 'state2'), runDir: join(dir, 'run2') },
       netns,
@@ -270,11 +280,14 @@ describe('host_ip of a family the pod network cannot give', () => {
     expect((await engine.run({ config: ok })).id).toMatch(/^[0-9a-f]{64}$/);
   });
 
-  it('is not judged when the families are not known for certain', () => {
+  it('is not judged when the families are not known for certain', async () => {
     const m = [{ protocol: 0, container_port: 80, host_port: 8080, host_ip: '::1' }];
-    expect(hostIpFamilyProblems(m, v4onlyView())).toHaveLength(1);
-    // the default fake bridge has host-local without ranges; dhcp; no portmap at all
-    expect(hostIpFamilyProblems(m, new FakeCniManager().config().networks)).toEqual([]);
+    expect(hostIpFamilyProblems(m, await v4onlyView())).toHaveLength(1);
+    // host-local without ranges; dhcp; no portmap at all
+    const noRanges = v4only.map((n) =>
+      n.ifName === 'lo' ? n : { ...n, plugins: n.plugins.map((p) => (p.type === 'bridge' ? { ...p, ipam: { type: 'host-local' } } : p)) },
+    );
+    expect(hostIpFamilyProblems(m, await viewsOf(noRanges))).toEqual([]);
     const dhcp = v4only.map((n) =>
       n.ifName === 'lo'
         ? n
@@ -286,15 +299,15 @@ describe('host_ip of a family the pod network cannot give', () => {
             ],
           },
     );
-    expect(hostIpFamilyProblems(m, new FakeCniManager(dhcp).config().networks)).toEqual([]);
+    expect(hostIpFamilyProblems(m, await viewsOf(dhcp))).toEqual([]);
     const noPortmap = v4only.map((n) => ({ ...n, plugins: n.plugins.filter((p) => p.type !== 'portmap') }));
-    expect(hostIpFamilyProblems(m, new FakeCniManager(noPortmap).config().networks)).toEqual([]);
-    expect(networkFamilies(v4onlyView()[1]!)).toEqual(new Set([4]));
+    expect(hostIpFamilyProblems(m, await viewsOf(noPortmap))).toEqual([]);
+    expect(networkFamilies((await v4onlyView())[1]!)).toEqual(new Set([4]));
     const dual = {
       ...v4only[1]!,
       plugins: [{ type: 'bridge', ipam: { type: 'host-local', ranges: [[{ subnet: '10.1.0.0/24' }], [{ subnet: 'fd00:1::/64' }]] } }],
     };
-    expect(networkFamilies(new FakeCniManager([dual]).config().networks[0]!)).toEqual(new Set([4, 6]));
+    expect(networkFamilies((await viewsOf([v4only[0]!, dual]))[1]!)).toEqual(new Set([4, 6]));
   });
 });
 

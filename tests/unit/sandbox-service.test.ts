@@ -9,17 +9,17 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { DEFAULT_ENGINE_OPTIONS } from '../../electron/engine/options';
 import { buildPauseSpec } from '../../electron/engine/runtime/oci-spec';
 import { SandboxEngine } from '../../electron/engine/sandbox/service';
-import { FakeCniManager } from '../../electron/engine/testing/fake-cni';
-import { FakeSandboxFiles } from '../../electron/engine/testing/fake-files';
-import { FakeLiveReader } from '../../electron/engine/testing/fake-live';
-import { FakeNetnsManager } from '../../electron/engine/testing/fake-netns';
-import { FakePauseRuntime } from '../../electron/engine/testing/fake-runtime';
+import { createFakeCni, type FakeCni } from '../../testkit/fakes/fake-cni';
+import { FakeSandboxFiles } from '../../testkit/fakes/fake-files';
+import { FakeLiveReader } from '../../testkit/fakes/fake-live';
+import { FakeNetnsManager } from '../../testkit/fakes/fake-netns';
+import { FakePauseRuntime } from '../../testkit/fakes/fake-runtime';
 import { hasCode, PodscopeError } from '../../shared/domain/errors';
 import type { SandboxEvent } from '../../shared/domain/sandbox';
 
 let dir: string;
 let netns: FakeNetnsManager;
-let cni: FakeCniManager;
+let cni: FakeCni;
 let runtime: FakePauseRuntime;
 let files: FakeSandboxFiles;
 
@@ -43,7 +43,7 @@ const pod = (name = 'web', extra: object = {}) => ({ config: { metadata: { name,
 beforeEach(async () => {
   dir = await mkdtemp(join(tmpdir(), 'podscope-unit-'));
   netns = new FakeNetnsManager();
-  cni = new FakeCniManager();
+  cni = await createFakeCni({ dir });
   runtime = new FakePauseRuntime();
   files = new FakeSandboxFiles();
 });
@@ -400,7 +400,7 @@ describe('preview and conditions', () => {
   it("reports NetworkReady=false with containerd's reason when CNI is not ready", async () => {
     const engine = makeEngine();
     await engine.start();
-    cni.ready = false;
+    await cni.setReady(false);
     const conditions = await engine.runtimeConditions();
     expect(conditions.find((c) => c.type === 'NetworkReady')).toMatchObject({
       status: false,

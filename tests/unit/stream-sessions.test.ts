@@ -1,6 +1,6 @@
 /**
  * The IPC router's stream sessions (exec, attach, log follow, port-forward) over the REAL engine and endpoint
- * registry. Streaming itself comes from a tiny in-test ContainerStreaming (electron/engine/testing/toy-streaming.ts)
+ * registry. Streaming itself comes from a tiny in-test ContainerStreaming (testkit/fakes/toy-streaming.ts)
  * at the interface boundary, because the fake container runtime cannot exec; the engine's own streaming is covered
  * by its tests and by the e2e specs. What is asserted here is the router's part: ownership, flow control, clean-up
  * when a window or socket goes away, and the log file reading (real files in a temp dir).
@@ -13,8 +13,8 @@ import { describe, expect, it, onTestFinished } from 'vitest';
 import { createEndpointRegistry } from '../../electron/endpoints';
 import { createRouter } from '../../electron/ipc/router';
 import type { SenderInfo } from '../../electron/ipc/sender';
-import { createTestEngine } from '../../electron/engine/testing/test-engine';
-import { ToyStreaming } from '../../electron/engine/testing/toy-streaming';
+import { createTestEngine } from '../../testkit/fakes/test-engine';
+import { ToyStreaming } from '../../testkit/fakes/toy-streaming';
 import { createClient, type Transport } from '../../shared/ipc/client';
 import type { PushedEvent } from '../../shared/ipc/events';
 import { STREAM_CHUNK_BYTES, STREAM_WINDOW_BYTES } from '../../shared/domain/streams';

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { Duplex, PassThrough, Writable } from 'node:stream';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { ResizeSource, TerminalSize } from '../../electron/engine/containers/streaming';
-import { createTestEngine, type TestEngine } from '../../electron/engine/testing/test-engine';
+import { createTestEngine, type TestEngine } from '../../testkit/fakes/test-engine';
 import type { ContainerConfigInput } from '../../shared/domain/container';
 
 const IMAGE = 'podscope.test/busybox:1';

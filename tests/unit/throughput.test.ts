@@ -4,7 +4,7 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { computeRate, unshapedBelow, verdictFor, type ByteSample } from '../../electron/engine/throughput/rate';
-import { createTestEngine, type TestEngine } from '../../electron/engine/testing/test-engine';
+import { createTestEngine, type TestEngine } from '../../testkit/fakes/test-engine';
 import { hasCode } from '../../shared/domain/errors';
 
 /** line speed until `burst` bytes, then `shaped` bytes/ms; one sample every 50 ms */

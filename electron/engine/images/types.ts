@@ -2,7 +2,7 @@
  * The image store: what CreateContainer needs from images, and what the CRI ImageService serves. Content-addressed
  * under <stateDir>/images (blobs by digest, layers unpacked once by diffID, shared through overlayfs).
  * The real implementation pulls from OCI distribution registries and loads OCI layouts / `docker save` archives;
- * electron/engine/testing has a fake for tests above this boundary.
+ * testkit/fakes/fake-images.ts has a fake for tests above this boundary.
  */
 
 /** The parts of an OCI image config (image-spec config.md) the runtime uses. */

@@ -1,6 +1,6 @@
 /**
  * Renders a component tree against the real IPC router and the real sandbox engine over the OS touch-point fakes
- * (electron/engine/testing/test-engine.ts), through a memory transport: the same path (zod validation, error
+ * (testkit/fakes/test-engine.ts), through a memory transport: the same path (zod validation, error
  * serialisation, event fan-out, the engine's own trace labels and checks) the app uses, without a host process.
  * The engine and its temp dir are closed when the test finishes.
  */
@@ -8,7 +8,7 @@ import { render } from '@testing-library/react';
 import { QueryClient, QueryClientProvider } from '@tanstack/react-query';
 import { onTestFinished } from 'vitest';
 import { createRouter } from '../../../electron/ipc/router';
-import { createTestEngine, type TestEngineOptions } from '../../../electron/engine/testing/test-engine';
+import { createTestEngine, type TestEngineOptions } from '../../../testkit/fakes/test-engine';
 import { createClient, type Transport } from '../../../shared/ipc/client';
 import { createEndpointRegistry } from '../../../electron/endpoints';
 import type { EndpointCapabilities } from '../../../shared/domain/endpoints';

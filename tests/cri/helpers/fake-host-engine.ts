@@ -5,39 +5,16 @@
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { isIP } from 'node:net';
 import { join } from 'node:path';
 import { DEFAULT_ENGINE_OPTIONS } from '../../../electron/engine/options';
 import { buildPauseSpec } from '../../../electron/engine/runtime/oci-spec';
 import { SandboxEngine } from '../../../electron/engine/sandbox/service';
-import { FakeCniManager } from '../../../electron/engine/testing/fake-cni';
-import { FakeSandboxFiles } from '../../../electron/engine/testing/fake-files';
-import { FakeLiveReader } from '../../../electron/engine/testing/fake-live';
-import { FakeNetnsManager } from '../../../electron/engine/testing/fake-netns';
-import { FakePauseRuntime } from '../../../electron/engine/testing/fake-runtime';
-import { formatCniArgs } from '../../../electron/engine/cni/plugin-env';
-import type { CniHooks, CniNamespaceOptions, CniSetupResult } from '../../../electron/engine/cni/types';
+import { createFakeCni, type FakeCni } from '../../../testkit/fakes/fake-cni';
+import { FakeSandboxFiles } from '../../../testkit/fakes/fake-files';
+import { FakeLiveReader } from '../../../testkit/fakes/fake-live';
+import { FakeNetnsManager } from '../../../testkit/fakes/fake-netns';
+import { FakePauseRuntime } from '../../../testkit/fakes/fake-runtime';
 import { PodscopeError } from '../../../shared/domain/errors';
-
-/**
- * The fake CNI, failing where the real host fails on bad input, so that input the engine lets through shows up as
- * the UNKNOWN it would be on a real host: Node's spawn refuses a NUL anywhere in a plugin's environment (CNI_ARGS)
- * before the first plugin runs; portmap parses hostIP with Go's net.ParseIP after bridge has allocated the IP.
- */
-class HostLikeCni extends FakeCniManager {
-  override async setup(containerId: string, netnsPath: string, opts: CniNamespaceOptions, hooks?: CniHooks): Promise<CniSetupResult> {
-    const cniArgs = formatCniArgs(opts.args);
-    if (cniArgs.includes('\u0000')) {
-      this.calls.push({ op: 'setup', containerId, netnsPath, opts });
-      throw new TypeError("The argument 'options.env['CNI_ARGS']' must be a string without null bytes");
-    }
-    const result = await super.setup(containerId, netnsPath, opts, hooks);
-    const mappings = (opts.capabilities.portMappings ?? []) as Array<{ hostIP?: string }>;
-    const bad = mappings.find((m) => m.hostIP !== undefined && (isIP(m.hostIP) === 0 || m.hostIP.includes('%')));
-    if (bad) throw new PodscopeError('CniError', `plugin type="portmap" failed (add): invalid host IP "${bad.hostIP}"`);
-    return result;
-  }
-}
 
 /**
  * The fake runtime, failing where runc and the kernel fail late: a sysctl runc turns into a /proc/sys path that is
@@ -77,7 +54,8 @@ class CountingFiles extends FakeSandboxFiles {
 export interface FakeHostEngine {
   engine: SandboxEngine;
   netns: FakeNetnsManager;
-  cni: FakeCniManager;
+  /** the real CNI manager over the fake plugins, which fail where the host's do (spawn refuses a NUL in CNI_ARGS; portmap's net.ParseIP) */
+  cni: FakeCni;
   runtime: FakePauseRuntime;
   files: CountingFiles;
   /** what the fakes hold right now */
@@ -90,7 +68,7 @@ export interface FakeHostEngine {
 export async function createFakeHostEngine(prefix = 'podscope-r3-fakehost-'): Promise<FakeHostEngine> {
   const dir = await mkdtemp(join(tmpdir(), prefix));
   const netns = new FakeNetnsManager();
-  const cni = new HostLikeCni();
+  const cni = await createFakeCni({ dir });
   const runtime = new HostLikeRuntime();
   const files = new CountingFiles();
   const engine = new SandboxEngine({

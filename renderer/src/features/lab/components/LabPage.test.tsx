@@ -8,7 +8,7 @@ import { renderWithEngine } from '../../../test/render-with-engine';
 import { useNavigation } from '../../../lib/navigation';
 import { LabService } from '../../../../../electron/engine/lab/service';
 import { emptySnapshot } from '../../../../../electron/engine/lab/kernel';
-import { FakeNetnsManager } from '../../../../../electron/engine/testing/fake-netns';
+import { FakeNetnsManager } from '../../../../../testkit/fakes/fake-netns';
 import { NodeProcessRunner } from '../../../../../electron/engine/os/exec';
 import { capabilitiesFrom, LabPage } from './LabPage';
 

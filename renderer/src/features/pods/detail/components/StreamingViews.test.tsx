@@ -3,7 +3,7 @@
  * The log viewer, the terminal and port-forward through the real router and engine. The log viewer reads a real CRI
  * log file (what the log shim writes is the OS boundary, written here by the test). Exec and port-forward need the
  * endpoint's ContainerStreaming, which the fake container runtime does not have: they run over a tiny in-test
- * implementation at that interface (electron/engine/testing/toy-streaming.ts); the real one is exercised by the
+ * implementation at that interface (testkit/fakes/toy-streaming.ts); the real one is exercised by the
  * e2e specs (e2e/specs/container-streaming.spec.ts).
  */
 import { appendFile, mkdir, writeFile } from 'node:fs/promises';
@@ -14,7 +14,7 @@ import type { Terminal } from '@xterm/xterm';
 import { afterEach, describe, expect, it, onTestFinished, vi } from 'vitest';
 import { act, cleanup, fireEvent, screen, waitFor, within } from '@testing-library/react';
 import { renderWithEngine } from '../../../../test/render-with-engine';
-import { ToyStreaming } from '../../../../../../electron/engine/testing/toy-streaming';
+import { ToyStreaming } from '../../../../../../testkit/fakes/toy-streaming';
 import { LogViewer } from './LogViewer';
 import { ExecTerminal } from './ExecTerminal';
 import { PortForwardPanel } from './PortForwardPanel';

@@ -1,10 +1,10 @@
 /**
  * A LiveReader for tests. By default it returns what a test puts in `next`; given a `source` (the builder wires the
- * fake kernel behind the FakeCniManager, see fake-kernel.ts) it reports what the fake plugins set up. `tamper` then
+ * FakeKernel the fake CNI plugins wrote to, see fake-kernel.ts) it reports what those plugins set up. `tamper` then
  * edits what "the kernel" says for one netns (a tbf the plugin never set, a flushed DNAT rule), so the engine's own
  * checks see a mismatch the fakes would otherwise never produce.
  */
-import type { LiveReader, RawLiveNetwork } from '../netns/live-reader';
+import type { LiveReader, RawLiveNetwork } from '../../electron/engine/netns/live-reader';
 
 export type LiveSource = (netnsPath: string, hostDevices: string[]) => RawLiveNetwork;
 

@@ -3,9 +3,9 @@
  * path), host-port connects follow portmap's DNAT rules in chain order (first match wins, as the kernel does), and a
  * connect lands on a responder (which sends its banner), on an existing listener (silent), or is refused. Tests add
  * listeners (`listen`), black-hole addresses (`blackhole`) and check that every agent was closed (`openAgents`).
- * The builder (test-engine.ts) wires `world` to the FakeCniManager's results and the fake kernel's nat lines.
+ * The builder (test-engine.ts) wires `world` to the FakeKernel the fake CNI plugins wrote to.
  */
-import type { ConnectOutcome, ProbeAgent, ProbeNet } from '../probe/types';
+import type { ConnectOutcome, ProbeAgent, ProbeNet } from '../../electron/engine/probe/types';
 
 export interface FakeProbeWorld {
   /** address → namespace ("host" or a netns path) */

@@ -1,7 +1,7 @@
 /** In-memory NetnsManager for unit tests: records calls, can fail on demand, never touches the host. */
 import { join } from 'node:path';
-import { newNetnsName } from '../netns/linux-netns';
-import type { NetnsManager } from '../netns/types';
+import { newNetnsName } from '../../electron/engine/netns/linux-netns';
+import type { NetnsManager } from '../../electron/engine/netns/types';
 
 export class FakeNetnsManager implements NetnsManager {
   readonly pinned = new Set<string>();

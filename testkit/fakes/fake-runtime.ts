@@ -1,6 +1,6 @@
 /** In-memory PauseRuntime for unit tests: keeps containers and their specs, reports steps, fails on demand. */
-import { PodscopeError } from '../../../shared/domain/errors';
-import type { PauseRuntime, PauseState, RuntimeContainer, RuntimeStepReporter } from '../runtime/types';
+import { PodscopeError } from '../../shared/domain/errors';
+import type { PauseRuntime, PauseState, RuntimeContainer, RuntimeStepReporter } from '../../electron/engine/runtime/types';
 
 interface FakeContainer extends PauseState {
   spec: unknown;

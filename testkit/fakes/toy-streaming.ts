@@ -11,7 +11,7 @@
  */
 import { connect } from 'node:net';
 import type { Readable, Writable } from 'node:stream';
-import { PodscopeError } from '../../../shared/domain/errors';
+import { PodscopeError } from '../../shared/domain/errors';
 import type {
   AttachRequest,
   ContainerStreaming,
@@ -19,7 +19,7 @@ import type {
   ExecStreamResult,
   PortForwardRequest,
   TerminalSize,
-} from '../containers/streaming';
+} from '../../electron/engine/containers/streaming';
 
 export class ToyStreaming implements ContainerStreaming {
   running = 0;

@@ -1,25 +1,26 @@
 /**
  * The real SandboxEngine over the OS touch-point fakes, for every test above the OS boundary (UI, IPC, CRI): name
- * reservation, ids, IP selection, trace labels and events are the engine's own; only netns, CNI plugins, runc, the
- * per-sandbox files and the kernel read-back are simulated. The fakes are returned so tests can inject failures
+ * reservation, ids, IP selection, trace labels, events and the CNI manager (conf dir, plugin chaining, cache, CHECK,
+ * DEL) are the engine's own; only netns, the CNI plugins' execs, runc, the per-sandbox files and the kernel
+ * read-back are simulated. The fakes are returned so tests can inject failures
  * (cni.failures, runtime.stopError, netns.createError, live.tamper, …) and look at host-side effects.
  * State and run dirs are a fresh temp dir, removed by close(). For tests only: product code never imports this.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { ContainerEvent } from '../../../shared/domain/container';
-import type { SandboxEvent } from '../../../shared/domain/sandbox';
-import { DEFAULT_ENGINE_OPTIONS, type EngineOptions } from '../options';
-import { buildPauseSpec } from '../runtime/oci-spec';
-import type { RecoveryReport } from '../sandbox/recover';
-import { SandboxEngine, type EngineDeps } from '../sandbox/service';
-import { FakeCniManager, type FakeNetwork } from './fake-cni';
+import type { ContainerEvent } from '../../shared/domain/container';
+import type { SandboxEvent } from '../../shared/domain/sandbox';
+import { DEFAULT_ENGINE_OPTIONS, type EngineOptions } from '../../electron/engine/options';
+import { buildPauseSpec } from '../../electron/engine/runtime/oci-spec';
+import type { RecoveryReport } from '../../electron/engine/sandbox/recover';
+import { SandboxEngine, type EngineDeps } from '../../electron/engine/sandbox/service';
+import { createFakeCni, type FakeCni, type FakeNetwork } from './fake-cni';
 import { FakeCgroups, FakeContainerHost, FakeContainerRuntime } from './fake-container-runtime';
 import { FakeImageStore } from './fake-images';
-import type { ImageStore } from '../images/types';
+import type { ImageStore } from '../../electron/engine/images/types';
 import { FakeSandboxFiles } from './fake-files';
-import { fakeKernelView } from './fake-kernel';
+import type { FakeKernel } from './fake-kernel';
 import { FakeLiveReader } from './fake-live';
 import { FakeNetnsManager } from './fake-netns';
 import { FakeProbeNet, type FakeProbeWorld } from './fake-probe-net';
@@ -30,7 +31,7 @@ import { FakeTopologyReader } from './fake-topology';
 export interface TestEngineOptions {
   /** engine options over the temp-dir defaults (dirs you pass are used as given) */
   options?: Partial<EngineOptions>;
-  /** the fake conf dir's networks (default FAKE_NETWORKS: loopback + bridge/portmap/bandwidth) */
+  /** the conf dir's networks, written as conflists (default FAKE_NETWORKS: loopback + bridge/portmap/bandwidth) */
   networks?: FakeNetwork[];
   /** engine set-up problems shown by info() and runtimeConditions() (e.g. "runtime: runc not found") */
   problems?: string[];
@@ -43,7 +44,8 @@ export interface TestEngineOptions {
 export interface TestEngine {
   engine: SandboxEngine;
   netns: FakeNetnsManager;
-  cni: FakeCniManager;
+  /** the real CNI manager over the fake plugins (`cni.plugins`, whose `kernel` is what they set up) */
+  cni: FakeCni;
   runtime: FakePauseRuntime;
   files: FakeSandboxFiles;
   live: FakeLiveReader;
@@ -52,7 +54,7 @@ export interface TestEngine {
   images: FakeImageStore;
   /** replays byte curves for throughput(); set `curves` per direction */
   throughput: FakeThroughputMeter;
-  /** the kernel's wiring as the fake CNI results left it (pod side only) */
+  /** the kernel's wiring as the fake CNI plugins left it (pod side only) */
   topology: FakeTopologyReader;
   containerRuntime: FakeContainerRuntime;
   cgroups: FakeCgroups;
@@ -78,18 +80,26 @@ export async function createTestEngine(opts: TestEngineOptions = {}): Promise<Te
     ...opts.options,
   };
   const netns = new FakeNetnsManager(options.netnsDir);
-  const cni = new FakeCniManager(opts.networks, options.cniCacheDir, options.cniConfDir);
+  const cni = await createFakeCni({
+    dir,
+    networks: opts.networks,
+    confDir: options.cniConfDir,
+    cacheDir: options.cniCacheDir,
+    maxConfNum: options.maxConfNum,
+    defaultPluginTimeoutMs: options.pluginTimeoutMs,
+  });
+  const kernel = cni.plugins.kernel;
   const runtime = new FakePauseRuntime();
   const files = new FakeSandboxFiles();
   const images = new FakeImageStore();
-  const live = new FakeLiveReader((netnsPath, hostDevices) => fakeKernelView(cni, netnsPath, hostDevices));
-  const probe = new FakeProbeNet(() => fakeProbeWorld(cni));
+  const live = new FakeLiveReader((netnsPath, hostDevices) => kernel.liveView(netnsPath, hostDevices));
+  const probe = new FakeProbeNet(() => fakeProbeWorld(kernel));
   // default: 8 Gbit/s line speed through containerd's 512 MiB burst, then 10 Mbit/s
   const throughput = new FakeThroughputMeter({
     ingress: { lineBytesPerMs: 1e6, burstBytes: 536_870_911, shapedBytesPerMs: 1250 },
     egress: { lineBytesPerMs: 1e6, burstBytes: 536_870_911, shapedBytesPerMs: 1250 },
   });
-  const topology = new FakeTopologyReader(cni);
+  const topology = new FakeTopologyReader(kernel);
   const containerRuntime = new FakeContainerRuntime();
   const cgroups = new FakeCgroups();
   const host = new FakeContainerHost();
@@ -149,25 +159,7 @@ export async function createTestEngine(opts: TestEngineOptions = {}): Promise<Te
   };
 }
 
-/** Where the fake CNI results put every address (pod IPs in their netns, gateways on the host) and portmap's rules in setup order. */
-export function fakeProbeWorld(cni: FakeCniManager): FakeProbeWorld {
-  const addresses = new Map<string, string>();
-  const nat: FakeProbeWorld['nat'] = { v4: [], v6: [] };
-  const seen = new Set<string>();
-  for (const a of cni.cache.values()) {
-    const ifaces = a.result?.interfaces ?? [];
-    for (const ip of a.result?.ips ?? []) {
-      const iface = ip.interface === undefined ? undefined : ifaces[ip.interface];
-      if (iface?.sandbox && iface.name !== 'lo') addresses.set(ip.address.split('/')[0]!, iface.sandbox);
-      if (ip.gateway) addresses.set(ip.gateway, 'host');
-    }
-    const netnsPath = ifaces.find((i) => i.sandbox && i.name !== 'lo')?.sandbox;
-    if (netnsPath && !seen.has(netnsPath)) {
-      seen.add(netnsPath);
-      const raw = fakeKernelView(cni, netnsPath, []);
-      nat.v4.push(...raw.nat.v4);
-      nat.v6.push(...raw.nat.v6);
-    }
-  }
-  return { addresses, nat };
+/** Where the fake CNI plugins put every address (pod IPs in their netns, gateways on the host) and portmap's rules. */
+export function fakeProbeWorld(kernel: FakeKernel): FakeProbeWorld {
+  return { addresses: kernel.addressOwners(), nat: structuredClone(kernel.nat) };
 }

@@ -3,12 +3,12 @@
  * killed or told to exit; a container can ignore its stop signal (so StopContainer must escalate to SIGKILL); failures
  * are injected once. For tests only: product code never imports this.
  */
-import { PodscopeError } from '../../../shared/domain/errors';
-import type { CgroupReader, CgroupUsage } from '../containers/cgroups';
-import type { ContainerHost } from '../containers/context';
-import type { ContainerExit, ContainerRuntime, ContainerStdio, StartedContainer } from '../containers/runtime';
-import type { RuntimeStreamIO } from '../containers/runc-stream';
-import type { TerminalSize } from '../containers/streaming';
+import { PodscopeError } from '../../shared/domain/errors';
+import type { CgroupReader, CgroupUsage } from '../../electron/engine/containers/cgroups';
+import type { ContainerHost } from '../../electron/engine/containers/context';
+import type { ContainerExit, ContainerRuntime, ContainerStdio, StartedContainer } from '../../electron/engine/containers/runtime';
+import type { RuntimeStreamIO } from '../../electron/engine/containers/runc-stream';
+import type { TerminalSize } from '../../electron/engine/containers/streaming';
 import type { Duplex } from 'node:stream';
 
 /** what a streamed exec in the fake does; the default echoes (see FakeContainerRuntime.execStream) */

@@ -1,6 +1,6 @@
 /** A meter that replays a byte curve: line speed until the burst is used, then the tbf rate (unit/UI tests). */
-import type { ByteSample } from '../throughput/rate';
-import type { ThroughputMeter, TransferOutcome, TransferSpec } from '../throughput/types';
+import type { ByteSample } from '../../electron/engine/throughput/rate';
+import type { ThroughputMeter, TransferOutcome, TransferSpec } from '../../electron/engine/throughput/types';
 
 export interface FakeCurve {
   /** bytes/ms before the burst is used up */

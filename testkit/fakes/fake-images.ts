@@ -7,8 +7,16 @@
  */
 import { cp, mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { PodscopeError } from '../../../shared/domain/errors';
-import type { ContainerRootfs, ImageRecord, ImageRuntimeConfig, ImageStore, PullProgress, RegistryAuth } from '../images/types';
+import { PodscopeError } from '../../shared/domain/errors';
+import { tryParseReference } from '../../electron/engine/images/reference';
+import type {
+  ContainerRootfs,
+  ImageRecord,
+  ImageRuntimeConfig,
+  ImageStore,
+  PullProgress,
+  RegistryAuth,
+} from '../../electron/engine/images/types';
 
 export interface FakeImageInput {
   /** default: a sha256 of the first tag */
@@ -34,16 +42,9 @@ function fakeDigest(seed: string): string {
   return `sha256:${out.slice(0, 64)}`;
 }
 
-/** `busybox` ⇒ `docker.io/library/busybox:latest`, as the real store normalizes tags (simplified). */
+/** `busybox` ⇒ `docker.io/library/busybox:latest`: the engine's own normalization; a ref it refuses is kept as written. */
 export function normalizeFakeRef(ref: string): string {
-  if (ref.includes('@')) return ref;
-  const slash = ref.indexOf('/');
-  const first = slash < 0 ? '' : ref.slice(0, slash);
-  const hasHost = slash >= 0 && (first.includes('.') || first.includes(':') || first === 'localhost');
-  let name = hasHost ? ref : `docker.io/${slash < 0 ? `library/${ref}` : ref}`;
-  const lastPart = name.slice(name.lastIndexOf('/') + 1);
-  if (!lastPart.includes(':')) name += ':latest';
-  return name;
+  return tryParseReference(ref)?.canonical ?? ref;
 }
 
 export class FakeImageStore implements ImageStore {
