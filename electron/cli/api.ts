@@ -21,7 +21,7 @@ export async function withApi<T>(
       (api as { close?: () => void }).close?.();
     }
   }
-  const { createEngine } = await import('../engine/index');
+  const { createEngine } = await import('../engine/api');
   // a one-shot command's engine closes right after the verb: a probe-on-ready would only be started to be canceled
   const engine = await createEngine({ ...engineOptionsFromFlags(flags), probeOnReady: false }, { readOnly: access === 'read' });
   try {

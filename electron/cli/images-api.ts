@@ -3,9 +3,9 @@
  * (--endpoint). Loading an archive exists only locally: CRI has no call for it.
  */
 import { PodscopeError } from '../../shared/domain/errors';
-import type { PullProgress, RegistryAuth } from '../engine/images/types';
+import type { PullProgress, RegistryAuth } from '../engine/api';
 import type { ImageSummary } from '../cri/client/cri-image-api';
-import { imageVerboseInfo, imageViewOf } from '../engine/images/verbose-info';
+import { imageVerboseInfo, imageViewOf } from '../engine/api';
 import { engineOptionsFromFlags, type Flags } from './args';
 
 export type { ImageSummary };
@@ -42,7 +42,7 @@ export async function withImages<T>(flags: Flags, fn: (api: CliImages) => Promis
       cri.close();
     }
   }
-  const { createEngine } = await import('../engine/index');
+  const { createEngine } = await import('../engine/api');
   const engine = await createEngine(engineOptionsFromFlags(flags));
   const store = engine.images;
   try {

@@ -6,7 +6,7 @@ import type { ReadStream, WriteStream } from 'node:tty';
 import { PodscopeError } from '../../shared/domain/errors';
 import type { ContainerApi } from '../../shared/domain/container';
 import type { SandboxApi } from '../../shared/domain/sandbox';
-import type { ContainerStreaming, ResizeSource, TerminalSize } from '../engine/containers/streaming';
+import type { ContainerStreaming, ResizeSource, TerminalSize } from '../engine/api';
 import { withApi } from './api';
 import type { Flags } from './args';
 

@@ -5,8 +5,7 @@
  */
 import type { ImageDetail, ImagePullProgress, ImageView } from '../../shared/domain/streams';
 import type { CriImageApi, ImageSummary } from '../cri/client/cri-image-api';
-import { imageVerboseInfo, imageViewOf } from '../engine/images/verbose-info';
-import type { ImageStore } from '../engine/images/types';
+import { imageVerboseInfo, imageViewOf, type ImageStore } from '../engine/api';
 
 export interface EndpointImages {
   list(): Promise<ImageView[]>;

@@ -12,7 +12,7 @@ import type { PushedEvent } from '../../shared/ipc/events';
 import type { ContainerApi, ContainerEvent, ContainerFilter } from '../../shared/domain/container';
 import type { SandboxEvent } from '../../shared/domain/sandbox';
 import type { Reply } from '../../shared/ipc/wire';
-import type { Engine } from '../engine/options';
+import type { Engine } from '../engine/api';
 import type { SandboxApi } from '../../shared/domain/sandbox';
 import type { SenderInfo, SenderPolicy } from './sender';
 import type { CriEndpointRegistry } from '../endpoints/registry';

@@ -20,8 +20,7 @@ import {
   type LogLine,
   type PortForwardView,
 } from '../../shared/domain/streams';
-import type { ContainerStreaming, TerminalSize } from '../engine/containers/streaming';
-import { openContainerLogReads } from '../engine/containers/log-reader';
+import { openContainerLogReads, type ContainerStreaming, type TerminalSize } from '../engine/api';
 
 /** log lines in flight before the follower waits for an ack */
 const LOG_WINDOW_LINES = 5000;

@@ -22,7 +22,7 @@ podscope lab ls [-o json]                            the kept runs, newest first
 async function withLab<T>(flags: Flags, fn: (lab: LabApi) => Promise<T>): Promise<T> {
   if (typeof flags.endpoint === 'string')
     throw new PodscopeError('Unimplemented', 'the CNI lab runs on the local engine only, not over a CRI endpoint');
-  const { createEngine } = await import('../../engine/index');
+  const { createEngine } = await import('../../engine/api');
   const engine = await createEngine(engineOptionsFromFlags(flags), { readOnly: true });
   try {
     if (!engine.lab) throw new PodscopeError('Unavailable', 'the engine has no lab');

@@ -44,7 +44,7 @@ import { normalizeAddress } from '../address';
 import { CniConfigViewSchema, decodePeerJson, EngineInfoSchema } from './peer-schemas';
 import { decodeGoCniConfig } from './decode-cni-config';
 import { decodeSandboxStatus, podSandboxToSummary } from './decode-status';
-import type { ContainerStreaming } from '../../engine/containers/streaming';
+import type { ContainerStreaming } from '../../engine/api';
 import { criStreaming } from './cri-streaming';
 
 export interface CriEndpointApi extends SandboxApi, ContainerApi {
