@@ -1,5 +1,5 @@
 /**
- * Reachability measured with real packets (issue 10). For one sandbox:
+ * Reachability measured with real packets. For one sandbox:
  *  - hostPort: every mapping that reached portmap, from the host to 127.0.0.1, to the bridge gateway address, and
  *    to host_ip when one was given;
  *  - podPort: every mapping with host_port <= 0 (never passed to CNI), from the host to podIP:containerPort;
