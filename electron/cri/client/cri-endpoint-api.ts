@@ -4,7 +4,7 @@
  * info from runtimes other than Podscope.
  */
 import { PodSandboxConfigSchema, formatIssues, NamespaceMode } from '../../../shared/domain/config';
-import { PodscopeError, hasCode, invalidArgument, notSupported } from '../../../shared/domain/errors';
+import { PodscopeError, invalidArgument, isNotSupported, notSupported } from '../../../shared/domain/errors';
 import type { CniConfigView } from '../../../shared/domain/cni';
 import type {
   EngineInfo,
@@ -418,7 +418,7 @@ export function createCriEndpointApi(address: string, opts: CriConnectionOptions
         .call((c) => c.exec, { containerId: '', cmd: ['true'], tty: false, stdin: false, stdout: true, stderr: false })
         .then(
           () => true,
-          (e: unknown) => !hasCode(e, 'Unimplemented'),
+          (e: unknown) => !isNotSupported(e),
         );
     },
     subscribe(listener, onError, onContainerEvent) {
