@@ -20,6 +20,8 @@ const FEATURES = readdirSync(new URL('./renderer/src/features', import.meta.url)
 /** Test and tool code: may import anything, never imported by the product. */
 const TOOLS = ['tests', 'e2e', 'bench', 'testkit'];
 const ENGINE_SIBLINGS = ['ipc', 'main', 'preload', 'host', 'cri', 'cli', 'endpoints', 'core'];
+/** The engine's public surface: the one engine module the front doors may import. */
+const ENGINE_SURFACE = 'electron/engine/api.ts';
 
 /** @type {Array<{target: string | string[], from: string | string[], except?: string[], message: string}>} */
 const zones = [
@@ -29,6 +31,15 @@ const zones = [
     from: ENGINE_SIBLINGS.map((d) => `./electron/${d}`),
     message: 'the engine must not import a front door (ipc/main/preload/host/cri/cli/endpoints/core)',
   },
+  // the front doors reach the engine through its public surface only, never its internals
+  {
+    target: ENGINE_SIBLINGS.map((d) => `./electron/${d}`),
+    from: './electron/engine',
+    except: ['./api.ts'],
+    message: `a front door imports the engine only through its public surface, ${ENGINE_SURFACE}`,
+  },
+  // the main process never depends on the page's code; what both need lives in shared/
+  { target: './electron', from: './renderer', message: 'electron/ must not import renderer/: move what both need to shared/' },
   // cri/ is only CRI (server and client): the app's endpoints and composition sit above it
   {
     target: './electron/cri',

@@ -1,5 +1,5 @@
 /**
- * Into a real container from the app (issue 12): a busybox container in a real pod on the e2e network, its log
+ * Into a real container from the app: a busybox container in a real pod on the e2e network, its log
  * followed in the log viewer, a shell in the terminal, one of its ports forwarded to 127.0.0.1. After each, no
  * process, socket or forwarded port is left.
  *

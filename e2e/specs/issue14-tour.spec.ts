@@ -1,5 +1,5 @@
 /**
- * Issue 14's hands-on tour, fix by fix, in browser mode: form errors the user can act on, bulk actions on what the
+ * A hands-on tour of the usability fixes, one by one, in browser mode: form errors the user can act on, bulk actions on what the
  * user sees, the list/detail split, released host ports of stopped pods, Kubernetes label selectors, the crictl
  * inspectp shape, the theme switch and the favicon — and a screenshot of every page.
  */

@@ -1,5 +1,5 @@
 /**
- * Issue 10 in the app with the real engine and Debian's plugins: the Bandwidth tab measures throughput through the
+ * The measurements in the app with the real engine and Debian's plugins: the Bandwidth tab measures throughput through the
  * pod's veth (10 Mbit/s each way, past containerd's burst) and warns that shorter flows are not shaped; the Network
  * tab draws the pod's wiring read from the kernel, and a node leads to its row.
  */

@@ -1,31 +1,74 @@
-/** Gives a command the SandboxApi it needs: a CRI endpoint when --endpoint is set, else an engine in this process. */
-import type { ContainerApi } from '../../shared/domain/container';
-import type { SandboxApi } from '../../shared/domain/sandbox';
+/**
+ * Gives a command what it needs from where it runs: a CRI endpoint when --endpoint is set, else an engine in this
+ * process. What only one of them has (streaming, measurements) is declared by each side's type, never probed; a
+ * command that needs a part the endpoint lacks refuses with the one NotSupportedError.
+ */
+import type { ContainerEvent } from '../../shared/domain/container';
+import type { EndpointApi } from '../../shared/domain/endpoints';
+import type { MeasurementApi, SandboxEvent } from '../../shared/domain/sandbox';
+import type { ContainerStreaming } from '../engine/api';
+import type { EndpointImages } from '../endpoints/images';
 import { engineOptionsFromFlags, type Flags } from './args';
 
-/**
- * @param access "read" for verbs that only look (pods, inspectp): the engine is opened read-only, takes no lock and
- * changes nothing on the host, so it is safe beside a daemon on the same (or a shared) run dir.
- */
-export async function withApi<T>(
+/** One command's endpoint: the verbs every endpoint serves, plus the parts this one has. */
+export interface CliEndpoint {
+  api: EndpointApi;
+  streaming?: ContainerStreaming;
+  /** only an engine in this process measures */
+  measurements?: CliMeasurements;
+}
+
+/** The measurements and the events that carry their progress (an in-process engine's). */
+export type CliMeasurements = MeasurementApi & { subscribe(listener: (e: SandboxEvent | ContainerEvent) => void): () => void };
+
+export async function withEndpoint<T>(
   flags: Flags,
-  fn: (api: SandboxApi & ContainerApi) => Promise<T>,
+  fn: (endpoint: CliEndpoint) => Promise<T>,
   access: 'read' | 'write' = 'write',
 ): Promise<T> {
   if (typeof flags.endpoint === 'string') {
     const { createCriEndpointApi } = await import('../cri/client');
     const api = createCriEndpointApi(flags.endpoint);
     try {
-      return await fn(api);
+      return await fn({ api, streaming: api.streaming });
     } finally {
-      (api as { close?: () => void }).close?.();
+      api.close();
     }
   }
-  const { createEngine } = await import('../engine/index');
+  const { createEngine } = await import('../engine/api');
   // a one-shot command's engine closes right after the verb: a probe-on-ready would only be started to be canceled
   const engine = await createEngine({ ...engineOptionsFromFlags(flags), probeOnReady: false }, { readOnly: access === 'read' });
   try {
-    return await fn(engine);
+    return await fn({ api: engine, ...(engine.streaming && { streaming: engine.streaming }), measurements: engine });
+  } finally {
+    await engine.close();
+  }
+}
+
+/**
+ * @param access "read" for verbs that only look (pods, inspectp): the engine is opened read-only, takes no lock and
+ * changes nothing on the host, so it is safe beside a daemon on the same (or a shared) run dir.
+ */
+export function withApi<T>(flags: Flags, fn: (api: EndpointApi) => Promise<T>, access: 'read' | 'write' = 'write'): Promise<T> {
+  return withEndpoint(flags, ({ api }) => fn(api), access);
+}
+
+/** The image commands: the local store (no --endpoint) or any CRI runtime's ImageService, through the one adapter. */
+export async function withImages<T>(flags: Flags, fn: (images: EndpointImages) => Promise<T>): Promise<T> {
+  const { criImages, localImages } = await import('../endpoints/images');
+  if (typeof flags.endpoint === 'string') {
+    const { connectCriImages } = await import('../cri/client/cri-image-api');
+    const cri = await connectCriImages(flags.endpoint);
+    try {
+      return await fn(criImages(async () => cri, flags.endpoint));
+    } finally {
+      cri.close();
+    }
+  }
+  const { createEngine } = await import('../engine/api');
+  const engine = await createEngine(engineOptionsFromFlags(flags));
+  try {
+    return await fn(localImages(engine.images));
   } finally {
     await engine.close();
   }

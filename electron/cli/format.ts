@@ -22,3 +22,21 @@ export function table(header: string[], rows: string[][]): string {
       .trimEnd();
   return [line(header), ...rows.map(line)].join('\n');
 }
+
+/** docker/go-units HumanSize as crictl prints sizes: decimal units, 4 significant digits ("1.05MB"). */
+export function humanSize(bytes: number): string {
+  const units = ['B', 'kB', 'MB', 'GB', 'TB', 'PB'];
+  let n = bytes;
+  let i = 0;
+  while (n >= 1000 && i < units.length - 1) {
+    n /= 1000;
+    i++;
+  }
+  return `${Number(n.toPrecision(4))}${units[i]}`;
+}
+
+/** `127.0.0.1:5000/busybox:1` ⇒ ['127.0.0.1:5000/busybox', '1'] (the split crictl images prints). */
+export function repoAndTag(tag: string): [string, string] {
+  const i = tag.lastIndexOf(':');
+  return i > tag.lastIndexOf('/') ? [tag.slice(0, i), tag.slice(i + 1)] : [tag, '<none>'];
+}

@@ -3,21 +3,16 @@
  * engine's `streaming`) and, for -t, this process's terminal in raw mode with its size changes forwarded.
  */
 import type { ReadStream, WriteStream } from 'node:tty';
-import { PodscopeError } from '../../shared/domain/errors';
-import type { ContainerApi } from '../../shared/domain/container';
-import type { SandboxApi } from '../../shared/domain/sandbox';
-import type { ContainerStreaming, ResizeSource, TerminalSize } from '../engine/containers/streaming';
-import { withApi } from './api';
+import { notSupported } from '../../shared/domain/errors';
+import type { EndpointApi } from '../../shared/domain/endpoints';
+import type { ContainerStreaming, ResizeSource, TerminalSize } from '../engine/api';
+import { withEndpoint } from './api';
 import type { Flags } from './args';
 
-export async function withStreaming<T>(
-  flags: Flags,
-  fn: (streaming: ContainerStreaming, api: SandboxApi & ContainerApi) => Promise<T>,
-): Promise<T> {
-  return withApi(flags, (api) => {
+export async function withStreaming<T>(flags: Flags, fn: (streaming: ContainerStreaming, api: EndpointApi) => Promise<T>): Promise<T> {
+  return withEndpoint(flags, ({ api, streaming }) => {
     // the CRI client always has it; the built-in engine has it once its streaming half is wired in
-    const streaming = (api as { streaming?: ContainerStreaming }).streaming;
-    if (!streaming) throw new PodscopeError('Unimplemented', 'this engine does not support exec, attach or port-forward streams');
+    if (!streaming) throw notSupported('streaming', 'this engine does not support exec, attach or port-forward streams');
     return fn(streaming, api);
   });
 }

@@ -5,9 +5,7 @@
  * what they host cannot drift apart.
  */
 import { createEndpointRegistry, type CriEndpointRegistry } from '../endpoints';
-import { createEngine } from '../engine/index';
-import type { Engine, EngineOptions } from '../engine/options';
-import { createUnavailableEngine } from '../engine/unavailable';
+import { createEngine, createUnavailableEngine, type Engine, type EngineOptions } from '../engine/api';
 import { createRouter, type Router } from '../ipc/router';
 import type { SenderPolicy } from '../ipc/sender';
 

@@ -5,8 +5,7 @@
 import type { ParseArgsConfig } from 'node:util';
 import { IP_PREFERENCES, type IpPreference } from '../../shared/domain/config';
 import { PodscopeError } from '../../shared/domain/errors';
-import type { EngineOptions } from '../engine/options';
-import { parseRegistryMirror } from '../engine/images/registry-client';
+import { parseRegistryMirror, type EngineOptions } from '../engine/api';
 
 export const ENGINE_OPTION_FLAGS = {
   'cni-conf-dir': { type: 'string' },

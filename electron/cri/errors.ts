@@ -11,6 +11,7 @@ import {
   PodscopeError,
   serializeError,
   deserializeError,
+  errorOf,
   type ErrorCode,
   type SerializedError,
 } from '../../shared/domain/errors';
@@ -170,5 +171,5 @@ export function fromGrpcError(e: unknown, where: string): PodscopeError {
       details: { grpcCode: e.code },
     });
   }
-  return new PodscopeError(code, e.details || e.message, { details: { grpcCode: e.code, endpoint: where } });
+  return errorOf(code, e.details || e.message, { details: { grpcCode: e.code, endpoint: where } });
 }

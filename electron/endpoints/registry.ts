@@ -15,15 +15,15 @@ import {
   type EndpointRegistry,
   type EndpointView,
 } from '../../shared/domain/endpoints';
-import { PodscopeError, notFound } from '../../shared/domain/errors';
-import type { SandboxApi, SandboxEvent } from '../../shared/domain/sandbox';
+import { PodscopeError, notFound, notSupported } from '../../shared/domain/errors';
+import type { LabApi } from '../../shared/domain/lab';
+import type { MeasurementApi, SandboxApi, SandboxEvent } from '../../shared/domain/sandbox';
 import { normalizeAddress } from '../cri/address';
 import type { CriConnectionOptions } from '../cri/client/connection';
 import { createCriEndpointApi, type CriEndpointApi } from '../cri/client/cri-endpoint-api';
 import { checkEndpointSocket } from '../cri/client/socket-check';
 import { connectCriImages, type CriImageApi } from '../cri/client/cri-image-api';
-import type { ContainerStreaming } from '../engine/containers/streaming';
-import type { ImageStore } from '../engine/images/types';
+import type { ContainerStreaming, Engine, ImageStore } from '../engine/api';
 import { criImages, localImages, type EndpointImages } from './images';
 import type { ContainerFilter } from '../../shared/domain/container';
 import type { SandboxFilter } from '../../shared/domain/sandbox';
@@ -71,6 +71,10 @@ export interface CriEndpointRegistry extends EndpointRegistry {
   criApi(id: string): CriEndpointApi | undefined;
   /** the endpoint's images (the local store, or the CRI ImageService); NotFound for an unknown id */
   images(id: string): EndpointImages;
+  /** the CNI lab: the built-in engine's; NotSupportedError for a CRI endpoint */
+  lab(id: string): LabApi;
+  /** throughput, topology, CNI CHECK/STATUS: the built-in engine's; NotSupportedError for a CRI endpoint */
+  measurements(id: string): MeasurementApi;
   /**
    * exec/attach/port-forward for an endpoint; undefined when it has none (an engine built without streaming, a CRI
    * endpoint whose streaming client is not wired): callers say "this endpoint does not support exec"
@@ -88,8 +92,8 @@ export interface CriEndpointRegistry extends EndpointRegistry {
 }
 
 export interface EndpointRegistryOptions extends CriConnectionOptions {
-  /** the in-process engine */
-  local: SandboxApi;
+  /** the in-process engine (or the stand-in that explains why it could not start) */
+  local: Engine;
   localLabel?: string;
   /** the local engine's image store (default: the `images` property of `local` when it has one) */
   localImages?: () => ImageStore | undefined;
@@ -122,7 +126,30 @@ async function probeCapabilities(api: CriEndpointApi): Promise<EndpointCapabilit
     api.supportsEvents(),
     api.supportsStreaming(),
   ]);
-  return { pluginTrace: isPodscope, preview: false, cniConfig, events, liveNetwork: false, images: true, streaming };
+  return {
+    pluginTrace: isPodscope,
+    preview: false,
+    cniConfig,
+    events,
+    liveNetwork: false,
+    images: true,
+    streaming,
+    measurements: false,
+    lab: false,
+  };
+}
+
+/** The engine's measurement verbs, when it has them all (the stand-in for an engine that could not start has none). */
+function measurementsOf(api: SandboxApi): MeasurementApi | undefined {
+  const { throughput, topology, networkTopology, cniCheck, cniStatus } = api;
+  if (!throughput || !topology || !networkTopology || !cniCheck || !cniStatus) return undefined;
+  return {
+    throughput: throughput.bind(api),
+    topology: topology.bind(api),
+    networkTopology: networkTopology.bind(api),
+    cniCheck: cniCheck.bind(api),
+    cniStatus: cniStatus.bind(api),
+  };
 }
 
 function closeImages(e: CriEntry) {
@@ -180,17 +207,30 @@ export function createEndpointRegistry(options: EndpointRegistryOptions): CriEnd
         if (e) void checkNow(e);
       },
     });
-  const localStore = () => options.localImages?.() ?? (options.local as { images?: ImageStore }).images;
-  const localStreaming = () =>
-    options.localStreaming ? options.localStreaming() : (options.local as { streaming?: ContainerStreaming }).streaming;
+  const localStore = () => options.localImages?.() ?? options.local.images;
+  const localStreaming = () => (options.localStreaming ? options.localStreaming() : options.local.streaming);
   const localView = (): EndpointView => {
     const v = localEndpointView(options.localLabel);
-    // an engine without streaming (or without a store, when it could not start) says so instead of claiming it
+    // an engine without streaming, measurements or a lab (or without a store, when it could not start) says so
+    // instead of claiming it
     return {
       ...v,
-      capabilities: { ...v.capabilities, ...(!localStreaming() && { streaming: false }), ...(!localStore() && { images: false }) },
+      capabilities: {
+        ...v.capabilities,
+        streaming: !!localStreaming(),
+        images: !!localStore(),
+        measurements: !!measurementsOf(options.local),
+        lab: !!options.local.lab,
+      },
     };
   };
+  const entryOf = (id: string): CriEntry => {
+    const e = entries.get(id);
+    if (!e) throw notFound(`no endpoint "${id}"`);
+    return e;
+  };
+  const notLocal = (id: string, feature: string, what: string) =>
+    notSupported(feature, `${what} runs on the local engine only; endpoint ${JSON.stringify(id)} is a CRI runtime`, { endpointId: id });
 
   const refresh = async (e: CriEntry): Promise<EndpointView> => {
     try {
@@ -366,6 +406,23 @@ export function createEndpointRegistry(options: EndpointRegistryOptions): CriEnd
     criApi(id) {
       return entries.get(id)?.api;
     },
+    capabilities(id) {
+      return id === LOCAL_ENDPOINT_ID ? localView().capabilities : entryOf(id).view.capabilities;
+    },
+    lab(id) {
+      if (id !== LOCAL_ENDPOINT_ID) throw notLocal(id, 'lab', 'the CNI lab');
+      if (!options.local.lab) throw new PodscopeError('Unavailable', 'the CNI lab needs the local engine, which is not running');
+      return options.local.lab;
+    },
+    measurements(id) {
+      if (id !== LOCAL_ENDPOINT_ID) {
+        entryOf(id); // NotFound for an unknown id before "not supported"
+        throw notLocal(id, 'measurements', 'measuring (throughput, topology, CNI CHECK/STATUS)');
+      }
+      const m = measurementsOf(options.local);
+      if (!m) throw new PodscopeError('Unavailable', 'measurements need the local engine, which is not running');
+      return m;
+    },
     images(id) {
       if (id === LOCAL_ENDPOINT_ID) {
         const store = localStore();
@@ -381,7 +438,7 @@ export function createEndpointRegistry(options: EndpointRegistryOptions): CriEnd
           if (entries.get(id) === e) e.images = undefined;
         });
         return e.images;
-      });
+      }, e.view.address ?? e.api.socketPath);
     },
     streaming(id) {
       if (id === LOCAL_ENDPOINT_ID) return localStreaming();

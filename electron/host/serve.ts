@@ -6,7 +6,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { PodscopeError } from '../../shared/domain/errors';
 import { createAppCore } from '../core/app-core';
-import type { EngineOptions } from '../engine/options';
+import type { EngineOptions } from '../engine/api';
 import { DEFAULT_RENDERER_DIR, startBrowserHost } from './browser-host';
 
 export interface BrowserMode {

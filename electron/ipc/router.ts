@@ -9,11 +9,10 @@ import { PodscopeError, serializeError } from '../../shared/domain/errors';
 import { formatIssues } from '../../shared/domain/config';
 import { CHANNELS, isChannelName, type ChannelName, type ParsedRequestOf } from '../../shared/ipc/channels';
 import type { PushedEvent } from '../../shared/ipc/events';
-import type { ContainerApi, ContainerEvent, ContainerFilter } from '../../shared/domain/container';
+import type { ContainerEvent, ContainerFilter } from '../../shared/domain/container';
 import type { SandboxEvent } from '../../shared/domain/sandbox';
 import type { Reply } from '../../shared/ipc/wire';
-import type { Engine } from '../engine/options';
-import type { SandboxApi } from '../../shared/domain/sandbox';
+import type { Engine } from '../engine/api';
 import type { SenderInfo, SenderPolicy } from './sender';
 import type { CriEndpointRegistry } from '../endpoints/registry';
 import { StreamSessions } from './stream-sessions';
@@ -21,8 +20,8 @@ import { StreamSessions } from './stream-sessions';
 export interface RouterOptions {
   /** the in-process engine (its events are pushed as endpoint "local") */
   engine: Pick<Engine, 'subscribe' | 'lab'>;
-  /** every endpoint, "local" included (see electron/endpoints); images and streaming come from the registry when it has them */
-  endpoints: EndpointRegistry & Partial<Pick<CriEndpointRegistry, 'images' | 'streaming'>>;
+  /** every endpoint, "local" included (see electron/endpoints), with the parts only some endpoints have */
+  endpoints: EndpointRegistry & Pick<CriEndpointRegistry, 'images' | 'streaming' | 'lab' | 'measurements'>;
   /** log follow poll interval (ms) */
   logPollMs?: number;
   /** who may call; everyone else gets PermissionDenied-like FailedPrecondition */
@@ -48,51 +47,21 @@ export interface Router {
 /** who owns a session: the connection, or (a transport without one) the sender itself */
 export const ownerOf = (sender: SenderInfo): string => sender.connectionId ?? `${sender.transport}:${sender.url}`;
 
-type MeasurementVerb = 'throughput' | 'topology' | 'networkTopology' | 'cniCheck' | 'cniStatus';
 type Handlers = { [C in ChannelName]: (req: ParsedRequestOf<C>, sender: SenderInfo) => Promise<unknown> };
 
 export function createRouter(opts: RouterOptions): Router {
   const endpoints = opts.endpoints;
   const api = (id: string) => endpoints.api(id);
-  // the lab runs plugins on this host: only the in-process engine has one
-  const lab = (id: string) => {
-    if (id !== LOCAL_ENDPOINT_ID)
-      throw new PodscopeError(
-        'Unimplemented',
-        `the CNI lab runs on the local engine only; endpoint ${JSON.stringify(id)} is a CRI runtime`,
-      );
-    if (!opts.engine.lab) throw new PodscopeError('Unavailable', 'the CNI lab needs the local engine, which is not running');
-    return opts.engine.lab;
-  };
-
-  /** The measurements exist only where the engine runs in process; a CRI endpoint has no way to ask for them. */
-  const measurement = <K extends MeasurementVerb>(endpointId: string, verb: K): NonNullable<SandboxApi[K]> => {
-    const target = api(endpointId);
-    const fn = target[verb];
-    if (!fn)
-      throw new PodscopeError(
-        'FailedPrecondition',
-        `endpoint ${JSON.stringify(endpointId)} cannot run ${verb}: measurements need Podscope's own engine (the "local" endpoint)`,
-      );
-    return fn.bind(target) as NonNullable<SandboxApi[K]>;
-  };
-
-  const images = (id: string) => {
-    if (!endpoints.images) throw new PodscopeError('Unimplemented', 'this host serves no images');
-    return endpoints.images(id);
-  };
-  const containers = (id: string): ContainerApi => {
-    const a = api(id) as Partial<ContainerApi>;
-    if (!a.containerStatus || !a.createContainer)
-      throw new PodscopeError('Unimplemented', `endpoint ${JSON.stringify(id)} serves no containers`);
-    return a as ContainerApi;
-  };
+  // what only some endpoints have comes from the registry, which refuses it with the one NotSupportedError
+  const lab = (id: string) => endpoints.lab(id);
+  const measurements = (id: string) => endpoints.measurements(id);
+  const images = (id: string) => endpoints.images(id);
   const sessions = new StreamSessions({
     streaming: (id) => {
       api(id); // NotFound for an unknown endpoint before "no streaming"
-      return endpoints.streaming?.(id);
+      return endpoints.streaming(id);
     },
-    containers: (id) => api(id) as Partial<ContainerApi>,
+    containers: (id) => api(id),
     emit: (e, owner) => emit(e, owner),
     ...(opts.logPollMs !== undefined && { logPollMs: opts.logPollMs }),
   });
@@ -112,34 +81,34 @@ export function createRouter(opts: RouterOptions): Router {
     'sandbox.probe': (r) => api(r.endpointId).probe(r.id),
     'sandbox.lastProbe': (r) => api(r.endpointId).lastProbe(r.id),
     'sandbox.throughput': (r) =>
-      measurement(r.endpointId, 'throughput')(r.id, r.durationMs === undefined ? {} : { durationMs: r.durationMs }),
-    'sandbox.topology': (r) => measurement(r.endpointId, 'topology')(r.id),
-    'network.topology': (r) => measurement(r.endpointId, 'networkTopology')(r.network),
-    'sandbox.cniCheck': (r) => measurement(r.endpointId, 'cniCheck')(r.id),
-    'network.cniStatus': (r) => measurement(r.endpointId, 'cniStatus')(),
-    'containers.list': async (r) => {
-      const a = api(r.endpointId) as Partial<ContainerApi>;
-      return a.listContainers ? a.listContainers(r.filter as ContainerFilter | undefined) : [];
-    },
-    'containers.status': (r) => containers(r.endpointId).containerStatus(r.id),
+      measurements(r.endpointId).throughput(r.id, r.durationMs === undefined ? {} : { durationMs: r.durationMs }),
+    'sandbox.topology': (r) => measurements(r.endpointId).topology(r.id),
+    'network.topology': (r) => measurements(r.endpointId).networkTopology(r.network),
+    'sandbox.cniCheck': (r) => measurements(r.endpointId).cniCheck(r.id),
+    'network.cniStatus': (r) => measurements(r.endpointId).cniStatus(),
+    'containers.list': (r) => api(r.endpointId).listContainers(r.filter as ContainerFilter | undefined),
+    'containers.status': (r) => api(r.endpointId).containerStatus(r.id),
     'containers.create': async (r) => {
-      const c = containers(r.endpointId);
+      const c = api(r.endpointId);
       const { id } = await c.createContainer({ podSandboxId: r.podSandboxId, config: r.config });
       if (!r.start) return { id, started: false };
       await c.startContainer(id);
       return { id, started: true };
     },
-    'containers.start': (r) => containers(r.endpointId).startContainer(r.id),
-    'containers.stop': (r) => containers(r.endpointId).stopContainer(r.id, r.timeoutSeconds),
-    'containers.remove': (r) => containers(r.endpointId).removeContainer(r.id),
+    'containers.start': (r) => api(r.endpointId).startContainer(r.id),
+    'containers.stop': (r) => api(r.endpointId).stopContainer(r.id, r.timeoutSeconds),
+    'containers.remove': (r) => api(r.endpointId).removeContainer(r.id),
     'images.list': (r) => images(r.endpointId).list(),
     'images.inspect': (r) => images(r.endpointId).inspect(r.ref),
     'images.pull': (r, s) =>
       images(r.endpointId).pull(
         r.ref,
         r.requestId === undefined
-          ? undefined
-          : (progress) => emit({ kind: 'image.pull', endpointId: r.endpointId, requestId: r.requestId!, progress }, ownerOf(s)),
+          ? {}
+          : {
+              onProgress: (progress) =>
+                emit({ kind: 'image.pull', endpointId: r.endpointId, requestId: r.requestId!, progress }, ownerOf(s)),
+            },
       ),
     'images.remove': (r) => images(r.endpointId).remove(r.ref),
     'stream.exec': async (r, s) => sessions.open(ownerOf(s), r),

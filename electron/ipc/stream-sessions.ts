@@ -9,8 +9,8 @@
 import { randomUUID } from 'node:crypto';
 import { createServer, type AddressInfo, type Server, type Socket } from 'node:net';
 import { PassThrough, Writable } from 'node:stream';
-import { PodscopeError, notFound, serializeError } from '../../shared/domain/errors';
-import type { ContainerApi } from '../../shared/domain/container';
+import { PodscopeError, notFound, notSupported, serializeError } from '../../shared/domain/errors';
+import type { EndpointApi } from '../../shared/domain/endpoints';
 import type { PushedEvent } from '../../shared/ipc/events';
 import {
   MAX_SESSIONS_PER_CONNECTION,
@@ -20,8 +20,7 @@ import {
   type LogLine,
   type PortForwardView,
 } from '../../shared/domain/streams';
-import type { ContainerStreaming, TerminalSize } from '../engine/containers/streaming';
-import { openContainerLogReads } from '../engine/containers/log-reader';
+import { openContainerLogReads, type ContainerStreaming, type TerminalSize } from '../engine/api';
 
 /** log lines in flight before the follower waits for an ack */
 const LOG_WINDOW_LINES = 5000;
@@ -29,7 +28,7 @@ const LOG_WINDOW_LINES = 5000;
 export interface StreamSessionDeps {
   /** the endpoint's streaming, undefined when it has none */
   streaming(endpointId: string): ContainerStreaming | undefined;
-  containers(endpointId: string): Partial<ContainerApi>;
+  containers(endpointId: string): EndpointApi;
   /** sends an event to one connection */
   emit(event: PushedEvent, owner: string): void;
   /** log poll interval (ms), tests shorten it */
@@ -79,9 +78,10 @@ export class StreamSessions {
   private need(endpointId: string, what: string): ContainerStreaming {
     const s = this.deps.streaming(endpointId);
     if (!s)
-      throw new PodscopeError(
-        'Unimplemented',
+      throw notSupported(
+        'streaming',
         `this endpoint does not support ${what}: endpoint ${JSON.stringify(endpointId)} has no streaming (exec, attach, port-forward)`,
+        { endpointId },
       );
     return s;
   }
@@ -230,7 +230,6 @@ export class StreamSessions {
     req: { endpointId: string; containerId: string; tail: number; follow: boolean },
   ): Promise<{ sessionId: string; logPath: string }> {
     const api = this.deps.containers(req.endpointId);
-    if (!api.containerStatus) throw new PodscopeError('Unimplemented', `endpoint ${JSON.stringify(req.endpointId)} serves no containers`);
     const status = await api.containerStatus(req.containerId);
     if (!status.logPath)
       throw new PodscopeError(

@@ -6,7 +6,7 @@ import { app, dialog } from 'electron';
 import { parseArgs } from 'node:util';
 import { createAppCore } from '../core/app-core';
 import { ENGINE_OPTION_FLAGS, engineOptionsFromFlags, type Flags } from '../core/engine-flags';
-import type { EngineOptions } from '../engine/options';
+import type { EngineOptions } from '../engine/api';
 import { trustOrigins } from '../ipc/sender';
 import { APP_ORIGIN, registerAppScheme, serveRenderer } from './app-protocol';
 import { denyAllPermissions, hardenApp } from './hardening';

@@ -3,7 +3,7 @@
  * Every screen works against an endpoint id; "local" is the built-in engine.
  */
 import type { SandboxApi, SandboxEvent, SandboxSummary } from './sandbox';
-import type { ContainerSummary } from './container';
+import type { ContainerApi, ContainerSummary } from './container';
 
 /** Changes of one list since the last push: whole rows added or changed, ids removed. */
 export interface ListDelta<T> {
@@ -34,11 +34,18 @@ export interface EndpointCapabilities {
   events: boolean;
   /** the kernel's view of a pod's network (needs the engine on this host: only the built-in engine) */
   liveNetwork: boolean;
-  /** exec, attach and port-forward (absent: not known, treated as unsupported) */
-  streaming?: boolean;
+  /** exec, attach and port-forward */
+  streaming: boolean;
   /** an image service the Images page can list, pull into and remove from */
-  images?: boolean;
+  images: boolean;
+  /** throughput, topology, CNI CHECK/STATUS: measured by Podscope's own engine in this process only */
+  measurements: boolean;
+  /** the CNI lab (dry-runs of a conflist on this host): the built-in engine only */
+  lab: boolean;
 }
+
+/** Every endpoint serves the sandbox and container verbs; the rest is in its capabilities. */
+export type EndpointApi = SandboxApi & ContainerApi;
 
 /** The built-in engine gives everything. */
 export const LOCAL_ENDPOINT_CAPABILITIES: EndpointCapabilities = {
@@ -49,6 +56,8 @@ export const LOCAL_ENDPOINT_CAPABILITIES: EndpointCapabilities = {
   liveNetwork: true,
   streaming: true,
   images: true,
+  measurements: true,
+  lab: true,
 };
 
 export interface EndpointView {
@@ -79,7 +88,9 @@ export interface EndpointRegistry {
   /** gives an added endpoint a new label (the id stays) */
   rename(id: string, label: string): Promise<EndpointView>;
   /** the API for an endpoint id; NotFound for an unknown id */
-  api(id: string): SandboxApi;
+  api(id: string): EndpointApi;
+  /** what the endpoint can do now (the same flags its view carries); NotFound for an unknown id */
+  capabilities(id: string): EndpointCapabilities;
   /** sandbox events of the added endpoints that stream them (the built-in engine's come from the engine itself) */
   subscribe?(listener: (endpointId: string, event: SandboxEvent) => void): () => void;
   /** batched row changes of the added endpoints (their followers re-list or follow events; the UI never polls) */

@@ -36,6 +36,42 @@ export class PodscopeError extends Error {
   }
 }
 
+/**
+ * The one "not supported by this endpoint" error: what was asked for exists, but not where it was asked (a CRI
+ * runtime has no call for it, an engine was built without that part). Its code is Unimplemented, so it is mapped
+ * once with every other code (gRPC UNIMPLEMENTED in electron/cri/errors.ts, the CLI's exit code in
+ * electron/cli/exit-codes.ts); `feature` names what was asked for and travels in details, so it survives IPC and
+ * the CRI trailer. Where a flag of EndpointCapabilities says the same, the doors and the renderer read the flag
+ * first and this error is what a caller that did not gets.
+ */
+export class NotSupportedError extends PodscopeError {
+  declare readonly code: 'Unimplemented';
+  /** what was asked for, e.g. "streaming", "images.load", "measurements", "lab" */
+  readonly feature: string;
+  constructor(feature: string, message: string, options?: { details?: Record<string, unknown>; cause?: unknown }) {
+    super('Unimplemented', message, { details: { ...options?.details, feature }, cause: options?.cause });
+    this.feature = feature;
+  }
+}
+
+export const notSupported = (feature: string, message: string, details?: Record<string, unknown>) =>
+  new NotSupportedError(feature, message, details ? { details } : undefined);
+
+export function isNotSupported(e: unknown): e is PodscopeError {
+  return hasCode(e, 'Unimplemented');
+}
+
+/**
+ * A typed error from a code and a message, as the wire forms (IPC reply, gRPC status) are turned back: an
+ * Unimplemented one comes back as a NotSupportedError.
+ */
+export function errorOf(code: ErrorCode, message: string, options?: { details?: unknown; cause?: unknown }): PodscopeError {
+  if (code !== 'Unimplemented') return new PodscopeError(code, message, options);
+  const details = options?.details && typeof options.details === 'object' ? (options.details as Record<string, unknown>) : {};
+  const { feature, ...rest } = details;
+  return new NotSupportedError(typeof feature === 'string' ? feature : 'unknown', message, { details: rest, cause: options?.cause });
+}
+
 export const invalidArgument = (message: string, details?: unknown) => new PodscopeError('InvalidArgument', message, { details });
 export const notFound = (message: string, details?: unknown) => new PodscopeError('NotFound', message, { details });
 
@@ -74,7 +110,7 @@ export function deserializeError(raw: unknown): PodscopeError {
     const code = isErrorCode(r.code) ? r.code : 'Internal';
     const message = typeof r.message === 'string' ? r.message : 'unknown error';
     const cause = r.cause !== undefined ? deserializeError(r.cause) : undefined;
-    return new PodscopeError(code, message, { details: r.details, cause });
+    return errorOf(code, message, { details: r.details, cause });
   }
   return new PodscopeError('Internal', typeof raw === 'string' ? raw : 'unknown error');
 }

@@ -1,9 +1,9 @@
 /**
- * Measurements the engine takes on demand (issue 10): throughput through the pod's real veth and the CNI CHECK /
+ * Measurements the engine takes on demand: throughput through the pod's real veth and the CNI CHECK /
  * STATUS verbs. Every report carries when it was measured, so a view never shows a verdict without its time.
  */
 import type { SerializedError } from './errors';
-import type { TraceEntry } from './sandbox';
+import type { TraceEntry } from './trace';
 
 export type ThroughputDirection = 'ingress' | 'egress';
 

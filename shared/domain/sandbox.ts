@@ -9,51 +9,15 @@ import type { LiveNetworkView } from './live';
 import type { HostPortConflict, PendingHostPortConflict, ProbeReport } from './probe';
 import type { CniCheckReport, CniStatusReport, ThroughputOptions, ThroughputProgress, ThroughputReport } from './measure';
 import type { NetworkTopology, PodTopology } from './topology';
+import type { TraceEntry } from './trace';
 
 /** CRI state. */
 export type SandboxState = 'SANDBOX_READY' | 'SANDBOX_NOTREADY';
 /** containerd's internal state: new sandboxes are Unknown until the pause task starts. */
 export type InternalState = 'Unknown' | 'Ready' | 'NotReady';
 
-export type CniVerb = 'ADD' | 'DEL' | 'CHECK' | 'STATUS' | 'VERSION' | 'GC';
-
-export interface PluginCall {
-  network: string;
-  ifName: string;
-  type: string;
-  verb: CniVerb;
-  /** index of the plugin in its conflist */
-  index: number;
-  binary?: string;
-  /** the CNI_* environment exactly as sent */
-  env: Record<string, string>;
-  /** the exact bytes written to the plugin's stdin */
-  stdin: string;
-  stdout: string;
-  stderr: string;
-  exitCode: number | null;
-  signal?: string | null;
-  timedOut?: boolean;
-}
-
-/** watch: what the engine noticed on its own (the pause process exiting); check: CNI CHECK on demand */
-export type TracePhase = 'run' | 'stop' | 'remove' | 'cleanup' | 'recover' | 'watch' | 'check';
-
-export interface TraceEntry {
-  seq: number;
-  phase: TracePhase;
-  /** e.g. "netns.create", "cni.add", "cni.plugin", "runc.create", "runc.start" */
-  step: string;
-  /** a short human label, e.g. "ADD bridge (containerd-net/eth0)" */
-  label: string;
-  startedAt: string;
-  durationMs: number;
-  ok: boolean;
-  error?: SerializedError;
-  plugin?: PluginCall;
-  /** free-form facts about the step (netns path, pid, command line…) */
-  detail?: Record<string, unknown>;
-}
+// the trace types live in trace.ts (measure.ts needs them too, without depending on the sandbox views)
+export type { CniVerb, PluginCall, TraceEntry, TracePhase } from './trace';
 
 export interface NetworkAttachment {
   network: string;
@@ -289,7 +253,7 @@ export interface SandboxApi {
   probe(id: string): Promise<ProbeReport>;
   /** the last probe report of this sandbox (on demand or on ready), or null */
   lastProbe(id: string): Promise<ProbeReport | null>;
-  /* Measurements (issue 10). Optional: a CRI endpoint cannot run them; the router says so. */
+  /* Measurements. Optional: a CRI endpoint cannot run them (EndpointCapabilities.measurements says which can). */
   /** bulk TCP each way through the pod's veth, against the tbf read from the kernel */
   throughput?(id: string, opts?: ThroughputOptions): Promise<ThroughputReport>;
   /** the pod's wiring (netns interfaces → veth → bridge → host) read from the kernel now */
@@ -301,5 +265,9 @@ export interface SandboxApi {
   /** CNI STATUS of every loaded network (1.1.0 lists; older ones are reported as not supporting it) */
   cniStatus?(): Promise<CniStatusReport>;
 }
+
+/** The measurements: only an engine in this process can run them (EndpointCapabilities.measurements). */
+export type MeasurementVerb = 'throughput' | 'topology' | 'networkTopology' | 'cniCheck' | 'cniStatus';
+export type MeasurementApi = Required<Pick<SandboxApi, MeasurementVerb>>;
 
 export const toCriState = (s: InternalState): SandboxState => (s === 'Ready' ? 'SANDBOX_READY' : 'SANDBOX_NOTREADY');

@@ -1,5 +1,5 @@
 /**
- * How a pod is wired to the host, as the kernel has it (issue 10): the netns interfaces, the veth peer on the host,
+ * How a pod is wired to the host, as the kernel has it: the netns interfaces, the veth peer on the host,
  * the bridge it is a port of, the ifb the bandwidth plugin adds, and the host. Everything here is read live with
  * `ip -j -d link/addr` (host and netns) and `bridge -j link`; nothing comes from the CNI result.
  */

@@ -103,7 +103,7 @@ export const CHANNELS = {
   'sandbox.cniCheck': channel<CniCheckReport>()(onSandbox),
   /** CNI STATUS of every loaded network */
   'network.cniStatus': channel<CniStatusReport>()(onEndpoint),
-  /** the containers of every pod, or of one (podSandboxId); [] from endpoints that serve no containers */
+  /** the containers of every pod, or of one (podSandboxId) */
   'containers.list': channel<ContainerSummary[]>()(
     z.strictObject({
       endpointId,

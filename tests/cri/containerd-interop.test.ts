@@ -128,6 +128,8 @@ describe('Podscope client ⇄ containerd 1.6 CRI', () => {
         liveNetwork: false,
         images: true,
         streaming: true,
+        measurements: false,
+        lab: false,
       });
       expect(view.runtimeVersion).toBe('1.6.20~ds1');
     } finally {

@@ -1,5 +1,5 @@
 /**
- * Fault-injection matrix (issue 9): bridge + portmap + bandwidth with host-local v4+v6 and ipMasq, the real Debian
+ * Fault-injection matrix: bridge + portmap + bandwidth with host-local v4+v6 and ipMasq, the real Debian
  * plugins doing the real work, each wrapped by a small shell script (the fake at the OS boundary) that fails before
  * or after the real ADD, and fails or hangs before the real DEL, as a per-pod control file says.
  * For each case: run (fails), then stop and remove (the injected DEL failure switched off first: a transient failure),

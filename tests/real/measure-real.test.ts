@@ -1,5 +1,5 @@
 /**
- * Issue 10 measurements on the real host: throughput through a pod's veth against the tbf Debian's bandwidth plugin
+ * The measurements on the real host: throughput through a pod's veth against the tbf Debian's bandwidth plugin
  * installs, the topology read from the kernel, CNI CHECK/STATUS with the real plugins. Needs root. Everything is on
  * bridge pst2-m / 10.223.0.0/24 (and pst2-s / 10.224.0.0/24 for the 1.1.0 list) and removed in afterAll.
  */

@@ -1,5 +1,5 @@
 /**
- * Real cases of issue 9 with Debian's plugins and runc: a conflist whose second plugin does not exist (the bridge's
+ * Real unwind cases with Debian's plugins and runc: a conflist whose second plugin does not exist (the bridge's
  * DEL must still run), and a pause container that dies (recorded; Stop on NOTREADY releases the whole network).
  * Every check goes through the shared leak checker. Needs root.
  */

@@ -1,5 +1,5 @@
 /**
- * The unwind never forgets (issue 9), over fakes: which plugins a failed run DELs, that one failing DEL does not stop
+ * The unwind never forgets, over fakes: which plugins a failed run DELs, that one failing DEL does not stop
  * the others, that what is left stays visible and is retried exactly, that `remove --force` says what it leaves
  * behind, and that a pause exit is recorded and Stop still releases the network.
  */

@@ -15,7 +15,7 @@ import { zstdDecompressStream } from '../../electron/engine/images/unpack';
 import { FakeImageStore } from '../../testkit/fakes/fake-images';
 import { describeZodError, ImageConfigSchema, manifestMediaTypeProblem, ManifestSchema } from '../../shared/domain/image-spec';
 import { hasCode } from '../../shared/domain/errors';
-import { humanSize, repoAndTag } from '../../electron/cli/images-api';
+import { humanSize, repoAndTag } from '../../electron/cli/format';
 import { userFromImage } from '../../electron/cri/server/image-service';
 import { zstdCompress } from '../../testkit/busybox-image';
 

@@ -1,7 +1,7 @@
 /** `podscope cnicheck ID [-o json]`: CNI CHECK of the pod's attachments and STATUS of the loaded networks. */
-import { PodscopeError } from '../../../shared/domain/errors';
+import { PodscopeError, notSupported } from '../../../shared/domain/errors';
 import type { CniCheckReport, CniStatusReport } from '../../../shared/domain/measure';
-import { withApi } from '../api';
+import { withEndpoint } from '../api';
 import { parseCommandArgs } from '../args';
 import { EXIT_CODES } from '../exit-codes';
 
@@ -17,10 +17,9 @@ export async function run(argv: string[]): Promise<number> {
   const output = (flags.output as string | undefined) ?? 'text';
   if (output !== 'text' && output !== 'json')
     throw new PodscopeError('InvalidArgument', `-o must be text or json, not ${JSON.stringify(output)}`);
-  const { check, status } = await withApi(flags, async (api) => {
-    if (!api.cniCheck || !api.cniStatus)
-      throw new PodscopeError('FailedPrecondition', "CNI CHECK/STATUS need Podscope's own engine, not a CRI endpoint");
-    return { check: await api.cniCheck(positionals[0]!), status: await api.cniStatus() };
+  const { check, status } = await withEndpoint(flags, async ({ measurements }) => {
+    if (!measurements) throw notSupported('measurements', "CNI CHECK/STATUS need Podscope's own engine, not a CRI endpoint");
+    return { check: await measurements.cniCheck(positionals[0]!), status: await measurements.cniStatus() };
   });
   if (output === 'json') process.stdout.write(`${JSON.stringify({ check, status }, null, 2)}\n`);
   else process.stdout.write(describe(check, status));

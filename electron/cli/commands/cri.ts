@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { PodscopeError } from '../../../shared/domain/errors';
 import { engineOptionsFromFlags, parseCommandArgs } from '../args';
 import type { Flags } from '../../core/engine-flags';
-import type { EngineOptions } from '../../engine/options';
+import type { EngineOptions } from '../../engine/api';
 import { untilSignal } from '../../host/serve';
 
 export const help = `podscope cri [flags]
@@ -25,7 +25,7 @@ export async function run(argv: string[]): Promise<number> {
     'stream-tls-key': { type: 'string' },
   });
   const streaming = streamingFlags(flags);
-  const { createEngine } = await import('../../engine/index');
+  const { createEngine } = await import('../../engine/api');
   const { startCriServer, DEFAULT_CRI_SOCKET } = await import('../../cri/server');
   const group = typeof flags.group === 'string' ? resolveGroup(flags.group) : undefined;
   const engine = await createEngine(criEngineOptions(flags));

@@ -1,7 +1,8 @@
 import { PodscopeError } from '../../../shared/domain/errors';
 import { parseCommandArgs } from '../args';
-import { table } from '../format';
-import { humanSize, repoAndTag, withImages, type ImageSummary } from '../images-api';
+import { humanSize, repoAndTag, table } from '../format';
+import type { ImageView } from '../../../shared/domain/streams';
+import { withImages } from '../api';
 
 export const help = `podscope images [flags] [REF]
 podscope images load FILE
@@ -46,7 +47,7 @@ export async function run(argv: string[]): Promise<number> {
 }
 
 /** crictl -o json's shape (sizes as strings, like the proto's uint64 in JSON). */
-function toJson(i: ImageSummary) {
+function toJson(i: ImageView) {
   return {
     id: i.id,
     repoTags: i.repoTags,

@@ -1,6 +1,6 @@
 import { PodscopeError } from '../../../shared/domain/errors';
 import { parseCommandArgs } from '../args';
-import { withImages } from '../images-api';
+import { withImages } from '../api';
 
 export const help = `podscope inspecti [flags] IMAGE...
   Shows images as JSON (ImageStatus with verbose info), like crictl inspecti. A missing image is an error.`;

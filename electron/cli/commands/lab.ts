@@ -3,7 +3,7 @@
  * daemon on the same dirs) only to see which live pods a conflist would touch; the run itself uses its own netns.
  */
 import { readFile } from 'node:fs/promises';
-import { PodscopeError } from '../../../shared/domain/errors';
+import { PodscopeError, notSupported } from '../../../shared/domain/errors';
 import { LabCapabilitiesSchema, type LabApi, type LabDiff, type LabKernelItem, type LabRun } from '../../../shared/domain/lab';
 import { formatIssues } from '../../../shared/domain/config';
 import { engineOptionsFromFlags, parseCommandArgs, type Flags } from '../args';
@@ -20,9 +20,8 @@ podscope lab diff RUN_A RUN_B|sandbox:ID [-o json]   per-plugin differences of t
 podscope lab ls [-o json]                            the kept runs, newest first`;
 
 async function withLab<T>(flags: Flags, fn: (lab: LabApi) => Promise<T>): Promise<T> {
-  if (typeof flags.endpoint === 'string')
-    throw new PodscopeError('Unimplemented', 'the CNI lab runs on the local engine only, not over a CRI endpoint');
-  const { createEngine } = await import('../../engine/index');
+  if (typeof flags.endpoint === 'string') throw notSupported('lab', 'the CNI lab runs on the local engine only, not over a CRI endpoint');
+  const { createEngine } = await import('../../engine/api');
   const engine = await createEngine(engineOptionsFromFlags(flags), { readOnly: true });
   try {
     if (!engine.lab) throw new PodscopeError('Unavailable', 'the engine has no lab');

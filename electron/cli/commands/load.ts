@@ -1,7 +1,7 @@
 import { resolve } from 'node:path';
 import { PodscopeError } from '../../../shared/domain/errors';
 import { parseCommandArgs } from '../args';
-import { withImages } from '../images-api';
+import { withImages } from '../api';
 
 export const help = `podscope load [flags] FILE   (also: podscope images load FILE)
   Loads an OCI image layout (a directory or a tar of one) or a \`docker save\` archive into the local image store,

@@ -1,6 +1,6 @@
 import { formatLogEntry, parseSince } from '../../../shared/domain/cri-log';
 import { PodscopeError } from '../../../shared/domain/errors';
-import { openContainerLog } from '../../engine/containers/log-reader';
+import { openContainerLog } from '../../engine/api';
 import { withApi } from '../api';
 import { parseCommandArgs } from '../args';
 

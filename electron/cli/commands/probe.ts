@@ -1,6 +1,6 @@
 import { PodscopeError } from '../../../shared/domain/errors';
 import { failingPaths, probeSucceeded, type ProbeReport } from '../../../shared/domain/probe';
-import { withApi } from '../api';
+import { withEndpoint } from '../api';
 import { parseCommandArgs } from '../args';
 import { describeThroughput, measureThroughputVia, throughputExitCode, throughputJson } from './throughput';
 
@@ -19,9 +19,9 @@ export async function run(argv: string[]): Promise<number> {
   const output = (flags.output as string | undefined) ?? 'text';
   if (output !== 'text' && output !== 'json')
     throw new PodscopeError('InvalidArgument', `-o must be text or json, not ${JSON.stringify(output)}`);
-  const { report, throughput } = await withApi(flags, async (api) => {
+  const { report, throughput } = await withEndpoint(flags, async ({ api, measurements }) => {
     const probe = await api.probe(positionals[0]!);
-    return { report: probe, throughput: flags.throughput ? await measureThroughputVia(api, probe.sandboxId) : undefined };
+    return { report: probe, throughput: flags.throughput ? await measureThroughputVia(measurements, probe.sandboxId) : undefined };
   });
   if (output === 'json')
     process.stdout.write(`${JSON.stringify(throughput ? { ...report, throughput: throughputJson(throughput) } : report, null, 2)}\n`);

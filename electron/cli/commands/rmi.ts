@@ -1,6 +1,6 @@
 import { PodscopeError } from '../../../shared/domain/errors';
 import { parseCommandArgs } from '../args';
-import { withImages } from '../images-api';
+import { withImages } from '../api';
 
 export const help = `podscope rmi [flags] IMAGE...
   Removes images (by tag, digest reference, id or id prefix) with all their tags, as crictl rmi does. An image a

@@ -2,11 +2,10 @@
  * `podscope throughput ID [-o json] [--duration MS]`: bulk TCP each way through the pod's veth, measured past the
  * tbf burst. The pieces are exported for `podscope probe ID --throughput`, which adds the same `throughput` object.
  */
-import { PodscopeError } from '../../../shared/domain/errors';
+import { PodscopeError, notSupported } from '../../../shared/domain/errors';
 import { formatBitsPerSecond } from '../../../shared/domain/bandwidth';
 import { formatMegabytes, type ThroughputDirectionReport, type ThroughputReport } from '../../../shared/domain/measure';
-import type { SandboxApi, SandboxEvent } from '../../../shared/domain/sandbox';
-import { withApi } from '../api';
+import { withEndpoint, type CliMeasurements } from '../api';
 import { parseCommandArgs } from '../args';
 import { EXIT_CODES } from '../exit-codes';
 
@@ -80,18 +79,16 @@ export function describeThroughput(r: ThroughputReport): string {
   return `${lines.join('\n')}\n`;
 }
 
-/** Runs the measurement; progress goes to `onProgress` when the api is an in-process engine that emits it. */
+/** Runs the measurement (an in-process engine's; undefined over CRI), its progress going to `onProgress`. */
 export async function measureThroughputVia(
-  api: SandboxApi,
+  api: CliMeasurements | undefined,
   id: string,
   opts: { durationMs?: number; onProgress?: (line: string) => void } = {},
 ): Promise<ThroughputReport> {
-  if (!api.throughput)
-    throw new PodscopeError('FailedPrecondition', "throughput needs Podscope's own engine: it cannot be measured through a CRI endpoint");
-  const events = api as { subscribe?: (l: (e: SandboxEvent) => void) => () => void };
+  if (!api) throw notSupported('measurements', "throughput needs Podscope's own engine: it cannot be measured through a CRI endpoint");
   const off =
     opts.onProgress &&
-    events.subscribe?.((e) => {
+    api.subscribe((e) => {
       if (e.type === 'sandbox.measureProgress')
         opts.onProgress!(
           `${e.progress.direction}: ${(e.progress.elapsedMs / 1000).toFixed(1)}/${e.progress.durationMs / 1000} s, ${formatMegabytes(e.progress.bytes)}`,
@@ -114,8 +111,8 @@ export async function run(argv: string[]): Promise<number> {
   if (durationMs !== undefined && (!Number.isInteger(durationMs) || durationMs < 500 || durationMs > 20_000))
     throw new PodscopeError('InvalidArgument', '--duration must be an integer number of ms within [500, 20000]');
   const tty = process.stderr.isTTY;
-  const report = await withApi(flags, (api) =>
-    measureThroughputVia(api, positionals[0]!, {
+  const report = await withEndpoint(flags, ({ measurements }) =>
+    measureThroughputVia(measurements, positionals[0]!, {
       durationMs,
       ...(tty ? { onProgress: (l: string) => process.stderr.write(`\r${l}    `) } : {}),
     }),

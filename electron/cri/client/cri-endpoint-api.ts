@@ -4,7 +4,7 @@
  * info from runtimes other than Podscope.
  */
 import { PodSandboxConfigSchema, formatIssues, NamespaceMode } from '../../../shared/domain/config';
-import { PodscopeError, hasCode, invalidArgument } from '../../../shared/domain/errors';
+import { PodscopeError, invalidArgument, isNotSupported, notSupported } from '../../../shared/domain/errors';
 import type { CniConfigView } from '../../../shared/domain/cni';
 import type {
   EngineInfo,
@@ -44,7 +44,7 @@ import { normalizeAddress } from '../address';
 import { CniConfigViewSchema, decodePeerJson, EngineInfoSchema } from './peer-schemas';
 import { decodeGoCniConfig } from './decode-cni-config';
 import { decodeSandboxStatus, podSandboxToSummary } from './decode-status';
-import type { ContainerStreaming } from '../../engine/containers/streaming';
+import type { ContainerStreaming } from '../../engine/api';
 import { criStreaming } from './cri-streaming';
 
 export interface CriEndpointApi extends SandboxApi, ContainerApi {
@@ -95,8 +95,9 @@ async function forEachLimited<T>(items: T[], limit: number, fn: (item: T) => Pro
   await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
 }
 
-const unimplemented = (what: string, runtime: string) =>
-  new PodscopeError('Unimplemented', `${what} is not available from ${runtime} over CRI`);
+/** What CRI cannot carry: `feature` names it for the one NotSupportedError, `what` for the person. */
+const unimplemented = (feature: string, what: string, runtime: string) =>
+  notSupported(feature, `${what} is not available from ${runtime} over CRI`);
 
 /**
  * Synchronous so callers (CLI, registry) can hold it at once; the connection and the Version check happen on
@@ -135,7 +136,7 @@ export function createCriEndpointApi(address: string, opts: CriConnectionOptions
 
     async run(req) {
       const conn = await connected();
-      if (req.ipPreference !== undefined) throw unimplemented('a per-sandbox IP preference', describe(conn));
+      if (req.ipPreference !== undefined) throw unimplemented('ipPreference', 'a per-sandbox IP preference', describe(conn));
       const parsed = PodSandboxConfigSchema.safeParse(req.config);
       if (!parsed.success) throw invalidArgument(`invalid sandbox config: ${formatIssues(parsed.error).join('; ')}`);
       const res = await conn.call((c) => c.runPodSandbox, { config: configToProto(parsed.data), runtimeHandler: req.runtimeHandler ?? '' });
@@ -241,7 +242,7 @@ export function createCriEndpointApi(address: string, opts: CriConnectionOptions
           `${describe(conn)} at ${conn.socketPath} could not load its CNI configuration: ${loadStatus.slice(0, 4096)}`,
         );
       }
-      if (!raw) throw unimplemented('the CNI configuration', describe(conn));
+      if (!raw) throw unimplemented('cniConfig', 'the CNI configuration', describe(conn));
       if (isPodscopeConn(conn)) return decodePeerJson(CniConfigViewSchema, raw, conn.socketPath, 'a Podscope CNI configuration');
       try {
         return decodeGoCniConfig(raw);
@@ -255,17 +256,17 @@ export function createCriEndpointApi(address: string, opts: CriConnectionOptions
     },
     async live() {
       // the kernel view needs the netns on this host and the engine's own records; CRI carries neither
-      throw unimplemented("the kernel's live view of a pod network", describe(await connected()));
+      throw unimplemented('liveNetwork', "the kernel's live view of a pod network", describe(await connected()));
     },
     async probe() {
       // the probe enters the pod's netns on this host, which CRI does not expose
-      throw unimplemented('a reachability probe', describe(await connected()));
+      throw unimplemented('probe', 'a reachability probe', describe(await connected()));
     },
     async lastProbe() {
       return null;
     },
     async preview() {
-      throw unimplemented('a config preview', describe(await connected()));
+      throw unimplemented('preview', 'a config preview', describe(await connected()));
     },
     async runtimeConditions(): Promise<RuntimeCondition[]> {
       const conn = await connected();
@@ -275,7 +276,7 @@ export function createCriEndpointApi(address: string, opts: CriConnectionOptions
     async info(): Promise<EngineInfo> {
       const conn = await connected();
       const raw = isPodscopeConn(conn) ? (await statusInfo(conn))[STATUS_INFO_CONFIG_KEY] : undefined;
-      if (!raw) throw unimplemented('engine info', describe(conn));
+      if (!raw) throw unimplemented('engineInfo', 'engine info', describe(conn));
       return decodePeerJson(EngineInfoSchema, raw, conn.socketPath, 'Podscope engine info');
     },
     async createContainer(req) {
@@ -417,7 +418,7 @@ export function createCriEndpointApi(address: string, opts: CriConnectionOptions
         .call((c) => c.exec, { containerId: '', cmd: ['true'], tty: false, stdin: false, stdout: true, stderr: false })
         .then(
           () => true,
-          (e: unknown) => !hasCode(e, 'Unimplemented'),
+          (e: unknown) => !isNotSupported(e),
         );
     },
     subscribe(listener, onError, onContainerEvent) {

@@ -5,7 +5,7 @@
  */
 import { credentials, Metadata, type CallOptions, type ServiceError } from '@grpc/grpc-js';
 import type { ImageView } from '../../../shared/domain/streams';
-import type { RegistryAuth } from '../../engine/images/types';
+import type { RegistryAuth } from '../../engine/api';
 import * as pb from '../generated/runtime_v1';
 import { fromGrpcError } from '../errors';
 import { connectCri, type CriConnectionOptions } from './connection';

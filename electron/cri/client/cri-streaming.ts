@@ -4,7 +4,7 @@
  * what containerd 1.6/1.7 and CRI-O serve, and what a Podscope daemon serves too. So the app and the CLI exec into a
  * containerd pod exactly as into a built-in one.
  */
-import type { ContainerStreaming } from '../../engine/containers/streaming';
+import type { ContainerStreaming } from '../../engine/api';
 import { runPortForward, runRemoteCommand, type StreamingClientOptions } from '../streaming/client';
 import type { CriConnection } from './connection';
 

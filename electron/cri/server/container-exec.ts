@@ -6,7 +6,7 @@
  * cmd up front, which containerd lets fail later in runc; docs/semantics.md#cri-streaming.
  */
 import type * as pb from '../generated/runtime_v1';
-import { invalidArgument, PodscopeError } from '../../../shared/domain/errors';
+import { invalidArgument, notSupported, PodscopeError } from '../../../shared/domain/errors';
 import type { StreamingServer } from '../streaming/server';
 import type { CriEngine } from './handler';
 import { requireContainerId } from './resolve-id';
@@ -27,7 +27,7 @@ export async function requireRunningContainer(engine: CriEngine, id: string): Pr
 }
 
 export function requireStreaming(server: StreamingServer | undefined): StreamingServer {
-  if (!server) throw new PodscopeError('Unimplemented', 'this runtime has no streaming support (no ContainerStreaming configured)');
+  if (!server) throw notSupported('streaming', 'this runtime has no streaming support (no ContainerStreaming configured)');
   return server;
 }
 

@@ -1,7 +1,7 @@
 /** Glue between async adapters and grpc-js callbacks: every failure goes through the one error mapping. */
 import type { handleUnaryCall, sendUnaryData, ServerUnaryCall } from '@grpc/grpc-js';
 import type { ContainerApi } from '../../../shared/domain/container';
-import type { Engine } from '../../engine/options';
+import type { Engine } from '../../engine/api';
 import { toGrpcStatus } from '../errors';
 
 /**

@@ -12,8 +12,7 @@
  * (before any ':group') is the uid, anything else the username.
  */
 import { PodscopeError } from '../../../shared/domain/errors';
-import type { ImageRecord, ImageStore } from '../../engine/images/types';
-import { imageVerboseInfo } from '../../engine/images/verbose-info';
+import { imageVerboseInfo, type ImageRecord, type ImageStore } from '../../engine/api';
 import type { Image, ImageServiceServer } from '../generated/runtime_v1';
 import { unary, type CriEngine } from './handler';
 

@@ -41,7 +41,7 @@ import { exec } from './container-exec';
 import { attach } from './container-attach';
 import { portForward } from './sandbox-port-forward';
 import { startStreamingServer, type StreamingServer, type StreamingServerOptions } from '../streaming/server';
-import type { ContainerStreaming } from '../../engine/containers/streaming';
+import type { ContainerStreaming } from '../../engine/api';
 
 export const DEFAULT_CRI_SOCKET = '/run/podscope/podscope.sock';
 

@@ -3,7 +3,7 @@
  * process's stdio as Node streams, terminal resizes, and the error stream for the final status.
  */
 import { PassThrough, Writable, type Readable } from 'node:stream';
-import type { ResizeSource, TerminalSize } from '../../engine/containers/streaming';
+import type { ResizeSource, TerminalSize } from '../../engine/api';
 import type WebSocket from 'ws';
 import type { SpdyConnection, SpdyStream } from './spdy-connection';
 import {

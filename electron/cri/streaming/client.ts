@@ -10,7 +10,7 @@ import { request as httpsRequest } from 'node:https';
 import type { Duplex, Readable, Writable } from 'node:stream';
 import WebSocket from 'ws';
 import { PodscopeError } from '../../../shared/domain/errors';
-import type { StreamIO } from '../../engine/containers/streaming';
+import type { StreamIO } from '../../engine/api';
 import { SpdyConnection, type SpdyStream } from './spdy-connection';
 import {
   CHANNEL_CLOSE,

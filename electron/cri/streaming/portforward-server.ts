@@ -9,7 +9,7 @@
  */
 import { Duplex } from 'node:stream';
 import type WebSocket from 'ws';
-import type { ContainerStreaming } from '../../engine/containers/streaming';
+import type { ContainerStreaming } from '../../engine/api';
 import type { SpdyConnection, SpdyStream } from './spdy-connection';
 import { WsChannels } from './channels';
 import { HEADER_PORT, HEADER_REQUEST_ID, HEADER_STREAM_TYPE } from './protocol';

@@ -13,7 +13,7 @@ import { createServer as createHttpsServer } from 'node:https';
 import type { Duplex } from 'node:stream';
 import type { AddressInfo, Socket } from 'node:net';
 import { WebSocketServer, type WebSocket } from 'ws';
-import type { ContainerStreaming } from '../../engine/containers/streaming';
+import type { ContainerStreaming } from '../../engine/api';
 import { TokenCache, type TokenCacheOptions } from './token-cache';
 import { SpdyConnection } from './spdy-connection';
 import { spdyRemoteCommandChannels, wsRemoteCommandChannels, type RemoteCommandChannels, type SessionOptions } from './channels';

@@ -25,7 +25,7 @@ import type { LogEntry } from '../../../shared/domain/cri-log';
 import { NodeProcessRunner } from '../os/exec';
 import { analyzeBandwidth } from '../../../shared/domain/bandwidth';
 import { analyzePortMappings } from '../../../shared/domain/portmap';
-import { PodscopeError, serializeError } from '../../../shared/domain/errors';
+import { notSupported, PodscopeError, serializeError } from '../../../shared/domain/errors';
 import type {
   ConfigPreview,
   EngineInfo,
@@ -242,7 +242,7 @@ export class SandboxEngine implements Engine {
 
   private enqueueProbe(id: string, trigger: ProbeReport['trigger']): Promise<ProbeReport> {
     const net = this.deps.probeNet;
-    if (!net) return Promise.reject(new PodscopeError('Unimplemented', 'this engine has no reachability probe'));
+    if (!net) return Promise.reject(notSupported('probe', 'this engine has no reachability probe'));
     return this.portGate.withExclusive(async () => {
       if (this.probeAbort.signal.aborted) throw new PodscopeError('Canceled', 'the engine is closing');
       const report = await probeSandbox(this.ctx, net, id, { trigger, signal: this.probeAbort.signal });

@@ -3,8 +3,8 @@
  * dir, netns dir, runc root, CNI cache and IPAM dir), plus a leak check scoped to exactly those, so tests of others
  * running at the same time never show up as leaks and are never touched by the cleanup.
  *
- * TODO(integrator): merge the leak check with the shared one in electron/engine/testing/leak-check.ts (written in
- * parallel) — this one adds the own-netns-dir, runc root, cache temp and state record checks used by the SIGKILL loop.
+ * The host-wide part of the leak check is testkit/leak-check.ts's; this adds what only a scoped environment has: its
+ * own netns dir, runc root, CNI cache temp files and state records (the SIGKILL loop checks them).
  */
 import { execFileSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';

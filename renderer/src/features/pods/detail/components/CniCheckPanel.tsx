@@ -46,7 +46,8 @@ export function CniCheckPanel({ s }: { s: SandboxStatus }) {
     onSettled: () => qc.invalidateQueries({ queryKey: podKeys.detail(endpointId, s.id) }),
   });
   const status = useMutation({ mutationFn: (): Promise<CniStatusReport> => client.call('network.cniStatus', { endpointId }) });
-  if (!caps.pluginTrace) return null;
+  // CHECK and STATUS run in the engine of this process: a CRI endpoint (even a Podscope daemon) cannot be asked
+  if (!caps.measurements) return null;
   const ready = s.state === 'SANDBOX_READY' && !s.hostNetwork && !s.netnsClosed;
   return (
     <section className="live" data-testid="cni-check" aria-label="CNI CHECK and STATUS">

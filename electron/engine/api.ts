@@ -1,0 +1,33 @@
+/**
+ * The engine's public surface: the one module the front doors (cli, cri, ipc, endpoints, core, host, main) import
+ * from electron/engine (eslint.config.js enforces it). What a door needs is named here, so the engine's folders can
+ * be split or moved without touching a door, and a door cannot reach past the engine's verbs into its internals.
+ *
+ * `createEngine` is loaded on first call: the CLI's look-only verbs and `--endpoint` runs never load the engine's
+ * OS code at all, and a door that only needs a type or a small helper stays light.
+ */
+import type { createEngine as buildEngine, CreateEngineExtras } from './index';
+import type { EngineOptions } from './options';
+
+export type { Engine, EngineOptions } from './options';
+export { DEFAULT_ENGINE_OPTIONS } from './options';
+export type { CreateEngineExtras } from './index';
+export { createUnavailableEngine } from './unavailable';
+
+/** The in-process engine as createEngine builds it: every verb of the SandboxApi and ContainerApi, lab, images. */
+export type LocalEngine = Awaited<ReturnType<typeof buildEngine>>;
+
+/** Builds the real engine (Linux netns, libcni-style CNI, runc); see index.ts. */
+export async function createEngine(options: Partial<EngineOptions> = {}, extras: CreateEngineExtras = {}): Promise<LocalEngine> {
+  const { createEngine: build } = await import('./index');
+  return build(options, extras);
+}
+
+// containers: streaming sessions and log files
+export type { AttachRequest, ContainerStreaming, ExecStreamRequest, ResizeSource, StreamIO, TerminalSize } from './containers/streaming';
+export { openContainerLog, openContainerLogReads, type ContainerLogOptions } from './containers/log-reader';
+
+// images: the store's types and the two views every door shows of a record
+export type { ImageRecord, ImageStore, PullProgress, RegistryAuth } from './images/types';
+export { imageVerboseInfo, imageViewOf } from './images/verbose-info';
+export { parseRegistryMirror } from './images/registry-client';
