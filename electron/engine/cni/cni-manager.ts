@@ -1,6 +1,6 @@
 /**
  * The CniManager behind createCniManager: go-cni's libcni struct in TypeScript. It owns the loaded networks, the
- * result cache and the exec context; the per-list protocol lives in network-ops.ts.
+ * result cache and the exec context; the per-list protocol (shared with the CNI lab) lives in network-ops.ts.
  */
 import { readFile } from 'node:fs/promises';
 import { missingPluginText, type CniConfigView } from '../../../shared/domain/cni';
@@ -13,9 +13,18 @@ import { cniError, NOT_INITIALIZED } from './cni-error';
 import { loadNetworks, siblingPlugins, type LoadedNetwork } from './conf-dir';
 import { confListFromBytes, type NetworkConfList } from './conf-list';
 import { createResult } from './create-result';
-import { addNetworkList, checkNetworkList, delNetworkList, isIgnorableDelError, statusNetworkList, type Attachment } from './network-ops';
-import { CURRENT_SPEC_VERSION, specAtLeast } from './spec-version';
-import { execPlugin, type ExecContext } from './plugin-exec';
+import {
+  addNetworkList,
+  checkNetworkList,
+  delNetworkList,
+  isCheckNotSupported,
+  isIgnorableDelError,
+  statusNetworkList,
+  statusSupported,
+  type Attachment,
+} from './network-ops';
+import { CURRENT_SPEC_VERSION } from './spec-version';
+import { execContextFor, execPlugin, type ExecContext } from './plugin-exec';
 import { runtimeConfigFor } from './plugin-stdin';
 import { ResultCache } from './result-cache';
 
@@ -123,7 +132,7 @@ class LibcniManager implements CniManager {
           message: r === 'disabled' ? 'disableCheck is set in the conflist: CHECK skipped' : 'every plugin passed CHECK',
         });
       } catch (e) {
-        const notSupported = e instanceof PodscopeError && (e.details as Record<string, unknown> | undefined)?.notSupported === true;
+        const notSupported = isCheckNotSupported(e);
         out.push({
           ...base,
           outcome: notSupported ? 'notSupported' : 'failed',
@@ -141,7 +150,7 @@ class LibcniManager implements CniManager {
     const out: CniVerbOutcome[] = [];
     for (const net of networks) {
       const base = { network: net.list.name, ifName: net.ifName, cniVersion: net.list.cniVersion };
-      if (!specAtLeast(net.list.cniVersion, '1.1.0')) {
+      if (!statusSupported(net.list.cniVersion)) {
         out.push({
           ...base,
           outcome: 'notSupported',
@@ -344,14 +353,11 @@ class LibcniManager implements CniManager {
   }
 
   private execContext(hooks?: CniHooks): ExecContext {
-    return {
-      runner: this.runner,
-      binDirs: this.opts.binDirs,
-      baseEnv: this.opts.env ?? process.env,
-      timeoutMs: hooks?.pluginTimeoutMs ?? this.opts.defaultPluginTimeoutMs ?? DEFAULT_PLUGIN_TIMEOUT_MS,
-      signal: hooks?.signal,
-      record: hooks?.record ?? (() => {}),
-    };
+    const defaultTimeoutMs = this.opts.defaultPluginTimeoutMs ?? DEFAULT_PLUGIN_TIMEOUT_MS;
+    return execContextFor(
+      { runner: this.runner, binDirs: this.opts.binDirs, baseEnv: this.opts.env ?? process.env, defaultTimeoutMs },
+      hooks,
+    );
   }
 }
 
