@@ -3,8 +3,8 @@
  * placeholders first (container id, netns, veths, MACs, pod IPs, chain hashes), then stdin and result are compared as
  * JSON (path by path), stderr and exit code as values, and the kernel facts each created as sets.
  */
-import type { LabDiff, LabKernelItem, LabPluginDiff, LabPluginTrace, LabValueChange } from '../../../shared/domain/lab';
-import { normalize } from './verdict';
+import type { LabDiff, LabKernelItem, LabPluginDiff, LabPluginTrace, LabRun, LabValueChange } from '../../../shared/domain/lab';
+import { namesFromTraces, normalize, tokensOf } from './verdict';
 
 type Obj = Record<string, unknown>;
 const isObj = (x: unknown): x is Obj => typeof x === 'object' && x !== null && !Array.isArray(x);
@@ -50,6 +50,43 @@ export interface DiffSide {
   result?: unknown;
   kernelCreated?: LabKernelItem[];
   leftAfterDel?: LabKernelItem[];
+}
+
+/** A live pod's recorded ADD, for diffing a run against it. */
+export interface RecordedAdd {
+  id: string;
+  name: string;
+  plugins: LabPluginTrace[];
+  netns?: string;
+  result?: unknown;
+}
+
+export function runSide(run: LabRun): DiffSide {
+  return {
+    kind: 'run',
+    id: run.id,
+    label: `run ${run.id} (${run.name})`,
+    plugins: run.plugins,
+    tokens: run.tokens,
+    result: run.result,
+    kernelCreated: run.kernelCreated,
+    leftAfterDel: run.leftAfterDel,
+  };
+}
+
+export function sandboxSide(rec: RecordedAdd): DiffSide {
+  const names = namesFromTraces(rec.plugins, { containerId: rec.id, network: '', netns: rec.netns ?? '', bridges: [] });
+  const tokens = tokensOf(names);
+  // a pod's network name is part of its chain hashes, not of anything the config sets: leave the derived names out
+  for (const k of Object.keys(tokens)) if (/^<(masq-chain|dnat-chain|ifb)>$/.test(tokens[k]!)) delete tokens[k];
+  return {
+    kind: 'sandbox',
+    id: rec.id,
+    label: `pod ${rec.name || rec.id.slice(0, 13)}`,
+    plugins: rec.plugins,
+    tokens,
+    result: rec.result,
+  };
 }
 
 function normalizedJson(text: string, tokens: Record<string, string>): unknown {
