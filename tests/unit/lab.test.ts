@@ -19,7 +19,8 @@ import { emptySnapshot, type KernelReader } from '../../electron/engine/lab/kern
 import { LabService } from '../../electron/engine/lab/service';
 import { buildCapabilityArgs } from '../../electron/engine/cni/capability-args';
 import { findConflicts, validateConflistText } from '../../electron/engine/lab/validate';
-import { normalize, verdict, derivedNames, type RunNames } from '../../electron/engine/lab/verdict';
+import { verdict } from '../../electron/engine/lab/verdict';
+import { normalize, derivedNames, type RunNames } from '../../electron/engine/lab/names';
 import { NodeProcessRunner } from '../../electron/engine/os/exec';
 import type { LabPluginTrace } from '../../shared/domain/lab';
 import { PodscopeError } from '../../shared/domain/errors';

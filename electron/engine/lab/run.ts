@@ -32,7 +32,8 @@ import { emptySnapshot, type KernelReader, type KernelScope, type KernelSnapshot
 import { probeLabNetns } from './probe';
 import type { LabRecords } from './record';
 import type { ParsedConflist } from './validate';
-import { namesFromTraces, tokensOf, verdict } from './verdict';
+import { namesFromTraces, placeholderTokens } from './names';
+import { verdict } from './verdict';
 
 export type ParsedRunRequest = z.output<typeof LabRunRequestSchema>;
 
@@ -264,7 +265,8 @@ function conclude(s: RunState, [before, afterAdd, afterDel]: [Snapshot, Snapshot
   run.kernelCreated = v.created;
   run.leftAfterDel = v.left;
   run.keptByDesign = v.kept;
-  run.tokens = tokensOf(names);
+  run.existedBefore = v.existedBefore;
+  run.tokens = placeholderTokens(run.plugins, run);
   run.snapshotErrors.push(...before.errors, ...afterAdd.errors, ...afterDel.errors);
   run.durationMs = durationMs;
   run.success = run.addOk && run.checkOk !== false && (!req.probe || run.probe?.ok === true) && run.delOk && run.leftAfterDel.length === 0;
