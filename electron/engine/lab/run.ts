@@ -64,7 +64,8 @@ interface RunState {
   cache: ResultCache;
   scope: KernelScope;
   ctx: ExecContext;
-  phase: LabPhase;
+  /** what the plugin execs recorded now belong to */
+  phase: { current: LabPhase };
   emit: (p: LabProgress) => void;
   progress: (step: string, plugin?: LabPluginTrace) => void;
 }
@@ -138,19 +139,19 @@ function runState(
   const cache = new ResultCache(records.cacheDir);
   const progress = (step: string, plugin?: LabPluginTrace) =>
     emit({ requestId: req.requestId, runId: run.id, step, ...(plugin ? { plugin } : {}) });
-  const state = { deps, req, run, facts, cache, emit, progress, phase: 'ADD' } as RunState;
-  state.net = labNetwork(req.text, LAB_IFNAME);
-  state.att = labAttachment(run, req.capabilities);
-  state.scope = { ipamDirs: facts.ipamDirs, cacheResultsDir: cache.dir, containerId: run.containerId };
-  state.ctx = labExecContext(
+  const phase: RunState['phase'] = { current: 'ADD' };
+  const ctx = labExecContext(
     deps,
-    () => state.phase,
+    () => phase.current,
     (trace) => {
       run.plugins.push(trace);
       progress(`${trace.verb} ${trace.type}`, trace);
     },
   );
-  return state;
+  const net = labNetwork(req.text, LAB_IFNAME);
+  const att = labAttachment(run, req.capabilities);
+  const scope = { ipamDirs: facts.ipamDirs, cacheResultsDir: cache.dir, containerId: run.containerId };
+  return { deps, req, run, facts, net, att, cache, scope, ctx, phase, emit, progress };
 }
 
 async function addStep(s: RunState): Promise<void> {
@@ -172,7 +173,7 @@ async function checkStep(s: RunState): Promise<void> {
     run.checkSkipped = 'skipped on request';
     return;
   }
-  s.phase = 'CHECK';
+  s.phase.current = 'CHECK';
   try {
     if ((await checkNetworkList(s.ctx, s.cache, s.net, s.att)) === 'disabled') run.checkSkipped = 'disableCheck is set';
     else run.checkOk = true;
@@ -210,7 +211,7 @@ async function probeStep(s: RunState): Promise<void> {
 
 async function delStep(s: RunState): Promise<void> {
   const { run } = s;
-  s.phase = 'DEL';
+  s.phase.current = 'DEL';
   // after a failed ADD only the plugins that really ran hold anything (the engine's unwind does the same)
   const executed = new Set(run.plugins.filter((p) => p.phase === 'ADD' && p.binary !== undefined).map((p) => p.index));
   try {

@@ -29,7 +29,6 @@ import { validateConflistText, type LiveNetworkUse } from './validate';
 export type { LabOptions } from './cni-calls';
 export type { RecordedAdd } from './diff';
 export type { LabRecoveryItem } from './recover';
-export { summarize } from './record';
 
 export interface LabDeps extends LabRunDeps {
   options: LabOptions;
