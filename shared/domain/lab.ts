@@ -192,6 +192,11 @@ export interface LabRun {
   leftAfterDel: LabKernelItem[];
   /** what stays after DEL by the plugins' design (the bridge device, portmap's shared chains, host-local's cursor) */
   keptByDesign: LabKept[];
+  /**
+   * the conflist's bridges (with their addresses and qdiscs) as they were before ADD: the run used them but did not
+   * create them (e.g. an earlier run left them, as the bridge plugin does by design). Absent on older records.
+   */
+  existedBefore?: LabKernelItem[];
   /** conflicts the user overrode with force */
   forced: LabConflict[];
   /** run-specific names replaced by placeholders when diffing (container id, veth name, MACs, IPs, chain hashes) */
@@ -280,12 +285,18 @@ export interface LabPluginDiff {
   same: boolean;
 }
 
+/** a kernel fact one side created and the other found already there (a bridge an earlier run left): not a difference */
+export interface LabExistedBefore extends LabKernelItem {
+  createdBy: 'a' | 'b';
+  why: string;
+}
+
 export interface LabDiff {
   a: { kind: 'run' | 'sandbox'; id: string; label: string };
   b: { kind: 'run' | 'sandbox'; id: string; label: string };
   plugins: LabPluginDiff[];
   /** kernel items created only by a / only by b (after normalisation); undefined when a side has no kernel record */
-  kernel?: { onlyA: LabKernelItem[]; onlyB: LabKernelItem[] };
+  kernel?: { onlyA: LabKernelItem[]; onlyB: LabKernelItem[]; existedBefore?: LabExistedBefore[] };
   leftAfterDel?: { onlyA: LabKernelItem[]; onlyB: LabKernelItem[] };
   result: LabValueChange[];
   notes: string[];

@@ -256,6 +256,27 @@ describe.skipIf(!canRun)('CNI lab with real plugins', () => {
     expect((await cli('ls')).stdout).toContain(b.id);
   });
 
+  it('two runs of the same conflist, the second finding the bridge the first left: no plugin differs, and the bridge shows as existing before the second run, not as a kernel difference', async () => {
+    const req = {
+      text: conflist(dir, {}, undefined, { disableCheck: true }),
+      capabilities: { portMappings: [{ hostPort: HOST_PORT + 4, containerPort: 80, protocol: 'tcp' as const }] },
+    };
+    const a = await lab.run(req);
+    const b = await lab.run(req); // the bridge plugin kept psl1-lab after a's DEL
+    for (const r of [a, b]) expect([r.addOk, r.delOk, r.leftAfterDel], JSON.stringify(r.leftAfterDel)).toEqual([true, true, []]);
+    expect(a.kernelCreated.some((i) => i.kind === 'link' && i.what.startsWith(`${BRIDGE} bridge`))).toBe(true);
+    expect(b.existedBefore?.some((i) => i.kind === 'link' && i.what.startsWith(`${BRIDGE} bridge`))).toBe(true);
+    const d = await lab.diff(a.id, b.id);
+    expect(d.plugins.filter((p) => !p.same).map((p) => ({ p: `${p.phase} ${p.type}`, stdin: p.stdin, result: p.result }))).toEqual([]);
+    expect(d.kernel?.onlyA).toEqual([]);
+    expect(d.kernel?.onlyB).toEqual([]);
+    expect(d.kernel?.existedBefore?.find((i) => i.kind === 'link')).toMatchObject({
+      createdBy: 'a',
+      what: expect.stringMatching(/^psl1-lab bridge /),
+    });
+    expect(d.kernel?.existedBefore?.every((i) => i.why.startsWith(`existed before run ${b.id}`))).toBe(true);
+  });
+
   it('refuses an invalid conflist with the JSON position and executes nothing', async () => {
     const text = '{\n  "cniVersion": "1.0.0",\n  "name": "psl1-lab",\n  "plugins": [ { "type": "bridge", } ]\n}\n';
     const before = runner.files.length;

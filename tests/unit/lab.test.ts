@@ -16,9 +16,11 @@ import { overlaps } from '../../electron/engine/lab/cidr';
 import { diffSides, jsonDiff, type DiffSide } from '../../electron/engine/lab/diff';
 import { lineColumn, locate, parseJsonText } from '../../electron/engine/lab/json-text';
 import { emptySnapshot, type KernelReader } from '../../electron/engine/lab/kernel';
-import { capabilityArgs, LabService } from '../../electron/engine/lab/service';
+import { LabService } from '../../electron/engine/lab/service';
+import { buildCapabilityArgs } from '../../electron/engine/cni/capability-args';
 import { findConflicts, validateConflistText } from '../../electron/engine/lab/validate';
-import { normalize, verdict, derivedNames, type RunNames } from '../../electron/engine/lab/verdict';
+import { verdict } from '../../electron/engine/lab/verdict';
+import { normalize, derivedNames, type RunNames } from '../../electron/engine/lab/names';
 import { NodeProcessRunner } from '../../electron/engine/os/exec';
 import type { LabPluginTrace } from '../../shared/domain/lab';
 import { PodscopeError } from '../../shared/domain/errors';
@@ -240,7 +242,7 @@ describe('lab: verdict and diff', () => {
 
   it('capability args use the conventional camelCase shapes; an unset burst is 2^32-1 when a rate is set', () => {
     expect(
-      capabilityArgs({
+      buildCapabilityArgs({
         portMappings: [{ hostPort: 8080, containerPort: 80, protocol: 'tcp' }],
         bandwidth: { ingressRate: 1000 },
         mac: 'c2:11:22:33:44:55',

@@ -128,6 +128,7 @@ function printDiff(d: LabDiff): void {
   if (d.kernel) {
     for (const i of d.kernel.onlyA) lines.push(`kernel - ${i.kind} ${i.what}`);
     for (const i of d.kernel.onlyB) lines.push(`kernel + ${i.kind} ${i.what}`);
+    for (const i of d.kernel.existedBefore ?? []) lines.push(`kernel = ${i.kind} ${i.what}  (${i.why})`);
   }
   for (const n of d.notes) lines.push(`note: ${n}`);
   process.stdout.write(`${lines.join('\n')}\n`);

@@ -1,6 +1,6 @@
 /**
  * The CniManager behind createCniManager: go-cni's libcni struct in TypeScript. It owns the loaded networks, the
- * result cache and the exec context; the per-list protocol lives in network-ops.ts.
+ * result cache and the exec context; the per-list protocol (shared with the CNI lab) lives in network-ops.ts.
  */
 import { readFile } from 'node:fs/promises';
 import { missingPluginText, type CniConfigView } from '../../../shared/domain/cni';
@@ -13,9 +13,18 @@ import { cniError, NOT_INITIALIZED } from './cni-error';
 import { loadNetworks, siblingPlugins, type LoadedNetwork } from './conf-dir';
 import { confListFromBytes, type NetworkConfList } from './conf-list';
 import { createResult } from './create-result';
-import { addNetworkList, checkNetworkList, delNetworkList, isIgnorableDelError, statusNetworkList, type Attachment } from './network-ops';
-import { CURRENT_SPEC_VERSION, specAtLeast } from './spec-version';
-import { execPlugin, type ExecContext } from './plugin-exec';
+import {
+  addNetworkList,
+  checkNetworkList,
+  delNetworkList,
+  isCheckNotSupported,
+  isIgnorableDelError,
+  statusNetworkList,
+  statusSupported,
+  type Attachment,
+} from './network-ops';
+import { CURRENT_SPEC_VERSION } from './spec-version';
+import { execContextFor, execPlugin, type ExecContext } from './plugin-exec';
 import { runtimeConfigFor } from './plugin-stdin';
 import { ResultCache } from './result-cache';
 
@@ -123,7 +132,7 @@ class LibcniManager implements CniManager {
           message: r === 'disabled' ? 'disableCheck is set in the conflist: CHECK skipped' : 'every plugin passed CHECK',
         });
       } catch (e) {
-        const notSupported = e instanceof PodscopeError && (e.details as Record<string, unknown> | undefined)?.notSupported === true;
+        const notSupported = isCheckNotSupported(e);
         out.push({
           ...base,
           outcome: notSupported ? 'notSupported' : 'failed',
@@ -141,7 +150,7 @@ class LibcniManager implements CniManager {
     const out: CniVerbOutcome[] = [];
     for (const net of networks) {
       const base = { network: net.list.name, ifName: net.ifName, cniVersion: net.list.cniVersion };
-      if (!specAtLeast(net.list.cniVersion, '1.1.0')) {
+      if (!statusSupported(net.list.cniVersion)) {
         out.push({
           ...base,
           outcome: 'notSupported',
@@ -218,63 +227,18 @@ class LibcniManager implements CniManager {
     // Attachments whose network is no longer loaded (conf dir edited or emptied since ADD) are deleted with the
     // conflist they were added with, which the cache keeps — as libcni's GC does — so an edit never leaks an IP.
     const orphaned = await this.cachedNetworksMissingFrom(containerId, loaded);
-    const all = [...loaded, ...orphaned];
-    const key = (network: string, ifName: string) => `${network}/${ifName}`;
-    // which plugins of which network to DEL; a network absent from the plan is skipped
-    const plan = new Map<string, Set<number> | undefined>();
-    const pending: PendingPluginDel[] = [];
-    if (scope.only) {
-      for (const ref of scope.only) {
-        const k = key(ref.network, ref.ifName);
-        if (!all.some((n) => key(n.list.name, n.ifName) === k)) {
-          pending.push({
-            ...ref,
-            message: `network ${JSON.stringify(ref.network)} (${ref.ifName}) is neither loaded from the conf dir nor in the CNI cache: restore its conflist to release what ${ref.type} holds`,
-          });
-          continue;
-        }
-        const set = plan.get(k) ?? new Set<number>();
-        set.add(ref.index);
-        plan.set(k, set);
-      }
-    } else if (scope.executedOnAdd) {
-      for (const [k, indices] of Object.entries(scope.executedOnAdd)) if (indices.length > 0) plan.set(k, new Set(indices));
-    } else {
-      if (loaded.length === 0 && orphaned.length === 0) this.readyNetworks(); // throws go-cni's not-ready error
-      for (const n of all) plan.set(key(n.list.name, n.ifName), undefined);
-    }
+    if (!scope.only && !scope.executedOnAdd && loaded.length === 0 && orphaned.length === 0) this.readyNetworks(); // throws go-cni's not-ready error
+    const { planned, pending, unknown } = planDels([...loaded, ...orphaned], scope);
     const ctx = this.execContext(hooks);
     const att: Attachment = { containerId, netns: netnsPath, opts };
-    let firstOther: unknown;
-    const planned = all.flatMap((net) => {
-      const k = key(net.list.name, net.ifName);
-      if (!plan.has(k)) return [];
-      const indices = plan.get(k);
-      plan.delete(k);
-      return [{ net, indices }];
-    });
     // Networks are independent of one another (each DELs its own interface and what its plugins hold, with the same
     // input either way), so they are released at once rather than one after the other as go-cni's Remove does: a
     // stop waits for the slowest network, not the sum (the loopback DEL no longer sits in front of the bridge's).
     // Within a network the plugins still run in reverse order. What is left is reported in network order.
     const outcomes = await Promise.allSettled(planned.map(({ net, indices }) => delNetworkList(ctx, this.cache, net, att, indices)));
-    for (const [i, outcome] of outcomes.entries()) {
-      if (outcome.status === 'fulfilled') continue;
-      const e: unknown = outcome.reason;
-      const { net, indices } = planned[i]!;
-      const details = e instanceof PodscopeError && typeof e.details === 'object' ? (e.details as Record<string, unknown>) : {};
-      if (Array.isArray(details.pending)) {
-        pending.push(...(details.pending as PendingPluginDel[]));
-        continue;
-      }
-      if (isIgnorableDelError(e, netnsPath)) continue;
-      // not a plugin's failure (e.g. a bad identifier): every planned plugin of this network is left
-      const list = net.list.plugins.map((p, index) => ({ network: net.list.name, ifName: net.ifName, index, type: p.type }));
-      pending.push(...list.filter((p) => !indices || indices.has(p.index)).map((p) => ({ ...p, message: (e as Error).message })));
-      firstOther ??= e;
-    }
+    const firstOther = collectPending(planned, outcomes, netnsPath, pending);
     // executed on ADD, but the network is gone from both the conf dir and the cache
-    for (const k of plan.keys()) {
+    for (const k of unknown) {
       pending.push({
         network: k.slice(0, k.lastIndexOf('/')),
         ifName: k.slice(k.lastIndexOf('/') + 1),
@@ -344,15 +308,81 @@ class LibcniManager implements CniManager {
   }
 
   private execContext(hooks?: CniHooks): ExecContext {
-    return {
-      runner: this.runner,
-      binDirs: this.opts.binDirs,
-      baseEnv: this.opts.env ?? process.env,
-      timeoutMs: hooks?.pluginTimeoutMs ?? this.opts.defaultPluginTimeoutMs ?? DEFAULT_PLUGIN_TIMEOUT_MS,
-      signal: hooks?.signal,
-      record: hooks?.record ?? (() => {}),
-    };
+    const defaultTimeoutMs = this.opts.defaultPluginTimeoutMs ?? DEFAULT_PLUGIN_TIMEOUT_MS;
+    return execContextFor(
+      { runner: this.runner, binDirs: this.opts.binDirs, baseEnv: this.opts.env ?? process.env, defaultTimeoutMs },
+      hooks,
+    );
   }
+}
+
+const networkKey = (network: string, ifName: string) => `${network}/${ifName}`;
+
+interface PlannedDel {
+  net: LoadedNetwork;
+  /** the plugins to DEL; undefined = all */
+  indices?: Set<number>;
+}
+
+/**
+ * Which plugins of which network a DEL runs (in network order), what the scope names that no network here has
+ * (pending at once), and the `executedOnAdd` keys that match no network (reported after the DELs).
+ */
+function planDels(all: LoadedNetwork[], scope: CniRemoveScope): { planned: PlannedDel[]; pending: PendingPluginDel[]; unknown: string[] } {
+  // a network absent from the plan is skipped
+  const plan = new Map<string, Set<number> | undefined>();
+  const pending: PendingPluginDel[] = [];
+  if (scope.only) {
+    for (const ref of scope.only) {
+      const k = networkKey(ref.network, ref.ifName);
+      if (!all.some((n) => networkKey(n.list.name, n.ifName) === k)) {
+        pending.push({
+          ...ref,
+          message: `network ${JSON.stringify(ref.network)} (${ref.ifName}) is neither loaded from the conf dir nor in the CNI cache: restore its conflist to release what ${ref.type} holds`,
+        });
+        continue;
+      }
+      plan.set(k, (plan.get(k) ?? new Set<number>()).add(ref.index));
+    }
+  } else if (scope.executedOnAdd) {
+    for (const [k, indices] of Object.entries(scope.executedOnAdd)) if (indices.length > 0) plan.set(k, new Set(indices));
+  } else {
+    for (const n of all) plan.set(networkKey(n.list.name, n.ifName), undefined);
+  }
+  const planned = all.flatMap((net) => {
+    const k = networkKey(net.list.name, net.ifName);
+    if (!plan.has(k)) return [];
+    const indices = plan.get(k);
+    plan.delete(k);
+    return [{ net, indices }];
+  });
+  return { planned, pending, unknown: [...plan.keys()] };
+}
+
+/** Adds what each network's DEL left to `pending`; returns the first failure that was not a plugin's (e.g. a bad identifier). */
+function collectPending(
+  planned: PlannedDel[],
+  outcomes: PromiseSettledResult<void>[],
+  netnsPath: string,
+  pending: PendingPluginDel[],
+): unknown {
+  let firstOther: unknown;
+  for (const [i, outcome] of outcomes.entries()) {
+    if (outcome.status === 'fulfilled') continue;
+    const e: unknown = outcome.reason;
+    const { net, indices } = planned[i]!;
+    const details = e instanceof PodscopeError && typeof e.details === 'object' ? (e.details as Record<string, unknown>) : {};
+    if (Array.isArray(details.pending)) {
+      pending.push(...(details.pending as PendingPluginDel[]));
+      continue;
+    }
+    if (isIgnorableDelError(e, netnsPath)) continue;
+    // not a plugin's failure: every planned plugin of this network is left
+    const list = net.list.plugins.map((p, index) => ({ network: net.list.name, ifName: net.ifName, index, type: p.type }));
+    pending.push(...list.filter((p) => !indices || indices.has(p.index)).map((p) => ({ ...p, message: (e as Error).message })));
+    firstOther ??= e;
+  }
+  return firstOther;
 }
 
 /** go-cni's wording per network ("failed to remove network "n" (eth0): …"), every network that has plugins left. */

@@ -1,7 +1,10 @@
 /**
- * One network list at a time, as libcni's AddNetworkList / DelNetworkList / GetStatusNetworkList:
- * ADD runs the plugins in order chaining prevResult and caches the final result; DEL runs them in reverse, each with
- * the cached final result (lists >= 0.4.0) and the capability args the caller passes now.
+ * The one way a network list is invoked, for the sandbox runtime (cni-manager.ts) and the CNI lab alike, as libcni's
+ * AddNetworkList / CheckNetworkList / DelNetworkList / GetStatusNetworkList: ADD runs the plugins in order chaining
+ * prevResult and caches the final result; CHECK runs them in order with the cached final result (lists >= 0.4.0,
+ * unless disableCheck); DEL runs them in reverse, each with the cached final result (lists >= 0.4.0) and the
+ * capability args the caller passes now; STATUS (lists >= 1.1.0) gets only name and cniVersion. Every plugin's stdin
+ * is built by one function (pluginCall), so capability filtering and injection cannot differ between verbs or callers.
  */
 import type { CniResult } from '../../../shared/domain/cni';
 import type { CniVerb, NetworkAttachment } from '../../../shared/domain/sandbox';
@@ -82,6 +85,72 @@ async function timed<T>(
   }
 }
 
+/** What one plugin exec of a list needs beyond the list itself. */
+interface PluginCallInput {
+  verb: CniVerb;
+  index: number;
+  cniEnv: Record<string, string>;
+  prevResult?: Record<string, unknown>;
+  /** undefined for STATUS, which gets no runtimeConfig */
+  capabilityArgs?: Record<string, unknown>;
+}
+
+/** One plugin of the list: its stdin (libcni buildOneConfig + injectRuntimeConfig), then the exec, recorded. */
+function pluginCall<T>(ctx: ExecContext, net: LoadedNetwork, input: PluginCallInput, read: (stdout: string) => T): Promise<T> {
+  const { list } = net;
+  const plugin = list.plugins[input.index]!;
+  const stdin = buildPluginStdin({
+    networkName: list.name,
+    cniVersion: list.cniVersion,
+    plugin,
+    prevResult: input.prevResult,
+    capabilityArgs: input.capabilityArgs,
+  });
+  const pluginName = typeof plugin.raw.name === 'string' ? plugin.raw.name : undefined;
+  return execPlugin(
+    ctx,
+    {
+      network: list.name,
+      source: net.source,
+      ifName: input.verb === 'STATUS' ? '' : net.ifName,
+      verb: input.verb,
+      index: input.index,
+      type: plugin.type,
+      pluginName,
+      stdin,
+      cniEnv: input.cniEnv,
+    },
+    read,
+  );
+}
+
+function attachmentEnv(ctx: ExecContext, verb: CniVerb, net: LoadedNetwork, att: Attachment): Record<string, string> {
+  return cniEnv({ verb, containerId: att.containerId, netns: att.netns, ifName: net.ifName, args: att.opts.args, binDirs: ctx.binDirs });
+}
+
+/** ADD of every plugin in order, each result converted to the list's version and chained into the next as prevResult. */
+async function addPlugins(ctx: ExecContext, net: LoadedNetwork, att: Attachment): Promise<ParsedResult> {
+  const { list } = net;
+  const env = attachmentEnv(ctx, 'ADD', net, att);
+  let prevResult: Record<string, unknown> | undefined;
+  let final: ParsedResult | undefined;
+  for (const index of list.plugins.keys()) {
+    const isLast = index === list.plugins.length - 1;
+    // converting inside the read step makes a result the list's version cannot carry fail at the plugin that printed it
+    ({ parsed: final, prevResult } = await pluginCall(
+      ctx,
+      net,
+      { verb: 'ADD', index, cniEnv: env, prevResult, capabilityArgs: att.opts.capabilities },
+      (stdout) => {
+        const parsed = parsePluginResult(stdout, list.cniVersion);
+        return { parsed, prevResult: isLast ? undefined : resultAsVersion(parsed.result, list.cniVersion || parsed.version) };
+      },
+    ));
+  }
+  if (!final) throw cniError(`network ${JSON.stringify(list.name)} has no plugins`, { network: list.name });
+  return final;
+}
+
 export async function addNetworkList(
   ctx: ExecContext,
   cache: ResultCache,
@@ -92,30 +161,7 @@ export async function addNetworkList(
   const detail: Record<string, unknown> = {};
   return timed(ctx, 'ADD', net, detail, async () => {
     checkIdentifiers(net, att.containerId, 'ADD');
-    const env = cniEnv({ verb: 'ADD', containerId: att.containerId, netns: att.netns, ifName, args: att.opts.args, binDirs: ctx.binDirs });
-    let prevResult: Record<string, unknown> | undefined;
-    let final: ParsedResult | undefined;
-    for (const [index, plugin] of list.plugins.entries()) {
-      const stdin = buildPluginStdin({
-        networkName: list.name,
-        cniVersion: list.cniVersion,
-        plugin,
-        prevResult,
-        capabilityArgs: att.opts.capabilities,
-      });
-      const isLast = index === list.plugins.length - 1;
-      const pluginName = typeof plugin.raw.name === 'string' ? plugin.raw.name : undefined;
-      // converting inside the read step makes a result the list's version cannot carry fail at the plugin that printed it
-      ({ parsed: final, prevResult } = await execPlugin(
-        ctx,
-        { network: list.name, source: net.source, ifName, verb: 'ADD', index, type: plugin.type, pluginName, stdin, cniEnv: env },
-        (stdout) => {
-          const parsed = parsePluginResult(stdout, list.cniVersion);
-          return { parsed, prevResult: isLast ? undefined : resultAsVersion(parsed.result, list.cniVersion || parsed.version) };
-        },
-      ));
-    }
-    if (!final) throw cniError(`network ${JSON.stringify(list.name)} has no plugins`, { network: list.name });
+    const final = await addPlugins(ctx, net, att);
     const key = { networkName: list.name, containerId: att.containerId, ifName };
     let cacheFile: string;
     try {
@@ -175,6 +221,44 @@ export function isIgnorableDelError(e: unknown, netnsPath: string): boolean {
   return message.includes('not found') || (netnsPath === '' && message.includes('no such file or directory'));
 }
 
+function pendingOf(net: LoadedNetwork, index: number, e: unknown): PendingPluginDel {
+  const d = e instanceof PodscopeError && typeof e.details === 'object' ? (e.details as Record<string, unknown>) : {};
+  return {
+    network: net.list.name,
+    ifName: net.ifName,
+    index,
+    type: net.list.plugins[index]!.type,
+    message: (e as Error).message,
+    ...(d.timedOut === true ? { timedOut: true } : {}),
+  };
+}
+
+/** DEL of the chosen plugins in reverse order, every one tried; what did not succeed is returned. */
+async function delPlugins(
+  ctx: ExecContext,
+  net: LoadedNetwork,
+  att: Attachment,
+  prev: Record<string, unknown> | undefined,
+  indices?: ReadonlySet<number>,
+): Promise<PendingPluginDel[]> {
+  const env = attachmentEnv(ctx, 'DEL', net, att);
+  const pending: PendingPluginDel[] = [];
+  for (let index = net.list.plugins.length - 1; index >= 0; index--) {
+    if (indices && !indices.has(index)) continue;
+    try {
+      await pluginCall(
+        ctx,
+        net,
+        { verb: 'DEL', index, cniEnv: env, prevResult: prev, capabilityArgs: att.opts.capabilities },
+        () => undefined,
+      );
+    } catch (e) {
+      if (!isIgnorableDelError(e, att.netns)) pending.push(pendingOf(net, index, e));
+    }
+  }
+  return pending;
+}
+
 /**
  * DEL of one list, in reverse. libcni stops at the first failing plugin; this one tries every plugin and throws one
  * CniError at the end whose details.pending names each plugin left, because a DEL that stops at (say) a broken
@@ -196,38 +280,7 @@ export async function delNetworkList(
     const { prev, source, reason } = await cachedPrevResult(cache, net, att.containerId);
     Object.assign(detail, { prevResult: source, ...(reason ? { cacheProblem: reason } : {}) });
     if (indices) detail.plugins = [...indices].sort((a, b) => b - a);
-    const env = cniEnv({ verb: 'DEL', containerId: att.containerId, netns: att.netns, ifName, args: att.opts.args, binDirs: ctx.binDirs });
-    const pending: PendingPluginDel[] = [];
-    for (let index = list.plugins.length - 1; index >= 0; index--) {
-      if (indices && !indices.has(index)) continue;
-      const plugin = list.plugins[index]!;
-      const stdin = buildPluginStdin({
-        networkName: list.name,
-        cniVersion: list.cniVersion,
-        plugin,
-        prevResult: prev,
-        capabilityArgs: att.opts.capabilities,
-      });
-      const pluginName = typeof plugin.raw.name === 'string' ? plugin.raw.name : undefined;
-      try {
-        await execPlugin(
-          ctx,
-          { network: list.name, source: net.source, ifName, verb: 'DEL', index, type: plugin.type, pluginName, stdin, cniEnv: env },
-          () => undefined,
-        );
-      } catch (e) {
-        if (isIgnorableDelError(e, att.netns)) continue;
-        const d = e instanceof PodscopeError && typeof e.details === 'object' ? (e.details as Record<string, unknown>) : {};
-        pending.push({
-          network: list.name,
-          ifName,
-          index,
-          type: plugin.type,
-          message: (e as Error).message,
-          ...(d.timedOut === true ? { timedOut: true } : {}),
-        });
-      }
-    }
+    const pending = await delPlugins(ctx, net, att, prev, indices);
     if (pending.length > 0) {
       detail.pending = pending.map((p) => `${p.type}#${p.index}`);
       throw cniError(pending.map((p) => p.message).join('; '), { network: list.name, ifName, pending });
@@ -239,25 +292,28 @@ export async function delNetworkList(
   });
 }
 
+/** STATUS exists from spec 1.1.0 (libcni sends it to nothing older). */
+export function statusSupported(cniVersion: string): boolean {
+  return specAtLeast(cniVersion, '1.1.0');
+}
+
 /** STATUS exists from spec 1.1.0; older lists are ready by definition. Only name and cniVersion are injected. */
 export async function statusNetworkList(ctx: ExecContext, net: LoadedNetwork): Promise<void> {
-  const { list } = net;
-  if (!specAtLeast(list.cniVersion, '1.1.0')) return;
+  if (!statusSupported(net.list.cniVersion)) return;
   const env = cniEnv({ verb: 'STATUS', containerId: '', netns: '', ifName: '', args: [], binDirs: ctx.binDirs });
-  for (const [index, plugin] of list.plugins.entries()) {
-    const stdin = buildPluginStdin({ networkName: list.name, cniVersion: list.cniVersion, plugin });
-    await execPlugin(
-      ctx,
-      { network: list.name, source: net.source, ifName: '', verb: 'STATUS', index, type: plugin.type, stdin, cniEnv: env },
-      () => undefined,
-    );
-  }
+  for (const index of net.list.plugins.keys()) await pluginCall(ctx, net, { verb: 'STATUS', index, cniEnv: env }, () => undefined);
+}
+
+/** true for the error checkNetworkList throws for a list older than 0.4.0 (a gate, not a plugin's failure) */
+export function isCheckNotSupported(e: unknown): boolean {
+  return e instanceof PodscopeError && (e.details as Record<string, unknown> | undefined)?.notSupported === true;
 }
 
 /**
  * libcni CheckNetworkList: lists older than 0.4.0 have no CHECK (libcni refuses with this very message); a list
  * with disableCheck skips it; otherwise every plugin runs in order with the cached final ADD result as prevResult
- * (not chained: CHECK prints nothing) and the same env, CNI_ARGS and runtimeConfig as ADD.
+ * (not chained: CHECK prints nothing) and the same env, CNI_ARGS and runtimeConfig as ADD. The first failing plugin
+ * ends it, as in libcni.
  */
 export async function checkNetworkList(
   ctx: ExecContext,
@@ -280,26 +336,12 @@ export async function checkNetworkList(
     checkIdentifiers(net, att.containerId, 'CHECK');
     const { prev, source, reason } = await cachedPrevResult(cache, net, att.containerId);
     Object.assign(detail, { prevResult: source, ...(reason ? { cacheProblem: reason } : {}) });
-    const env = cniEnv({
-      verb: 'CHECK',
-      containerId: att.containerId,
-      netns: att.netns,
-      ifName,
-      args: att.opts.args,
-      binDirs: ctx.binDirs,
-    });
-    for (const [index, plugin] of list.plugins.entries()) {
-      const stdin = buildPluginStdin({
-        networkName: list.name,
-        cniVersion: list.cniVersion,
-        plugin,
-        prevResult: prev,
-        capabilityArgs: att.opts.capabilities,
-      });
-      const pluginName = typeof plugin.raw.name === 'string' ? plugin.raw.name : undefined;
-      await execPlugin(
+    const env = attachmentEnv(ctx, 'CHECK', net, att);
+    for (const index of list.plugins.keys()) {
+      await pluginCall(
         ctx,
-        { network: list.name, ifName, verb: 'CHECK', index, type: plugin.type, pluginName, stdin, cniEnv: env },
+        net,
+        { verb: 'CHECK', index, cniEnv: env, prevResult: prev, capabilityArgs: att.opts.capabilities },
         () => undefined,
       );
     }

@@ -6,7 +6,7 @@
 import type { PodscopeError } from '../../../shared/domain/errors';
 import type { PluginCall, CniVerb } from '../../../shared/domain/sandbox';
 import type { ExecResult, ProcessRunner } from '../os/exec';
-import type { CniCallRecord } from './types';
+import type { CniCallRecord, CniHooks } from './types';
 import { cniError } from './cni-error';
 import { findPluginInPath } from './plugin-path';
 import { pluginEnv } from './plugin-env';
@@ -20,6 +20,26 @@ export interface ExecContext {
   timeoutMs: number;
   signal?: AbortSignal;
   record: (r: CniCallRecord) => void;
+}
+
+/** What every caller of the CNI module (the runtime's manager, the lab) has; the hooks add a call's own. */
+export interface ExecBase {
+  runner: ProcessRunner;
+  binDirs: string[];
+  baseEnv: NodeJS.ProcessEnv;
+  /** per-exec timeout when the hooks give none */
+  defaultTimeoutMs: number;
+}
+
+export function execContextFor(base: ExecBase, hooks?: CniHooks): ExecContext {
+  return {
+    runner: base.runner,
+    binDirs: base.binDirs,
+    baseEnv: base.baseEnv,
+    timeoutMs: hooks?.pluginTimeoutMs ?? base.defaultTimeoutMs,
+    signal: hooks?.signal,
+    record: hooks?.record ?? (() => {}),
+  };
 }
 
 export interface PluginInvocation {

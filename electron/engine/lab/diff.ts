@@ -1,10 +1,21 @@
 /**
  * Per-plugin diff of two runs (or a run and a live pod's recorded ADD): each side's run-specific names are replaced by
- * placeholders first (container id, netns, veths, MACs, pod IPs, chain hashes), then stdin and result are compared as
- * JSON (path by path), stderr and exit code as values, and the kernel facts each created as sets.
+ * placeholders first (container id, netns, veths, MACs, pod IPs, chain hashes; names.ts, the same way for both
+ * sides), then stdin and result are compared as JSON (path by path), stderr and exit code as values, and the kernel
+ * facts each created as sets. A fact one side created and the other found already there (a bridge an earlier run
+ * left, as the bridge plugin does by design) is not a difference: it is listed as having existed before that run.
  */
-import type { LabDiff, LabKernelItem, LabPluginDiff, LabPluginTrace, LabValueChange } from '../../../shared/domain/lab';
-import { normalize } from './verdict';
+import type {
+  LabDiff,
+  LabExistedBefore,
+  LabKernelItem,
+  LabPluginDiff,
+  LabPluginTrace,
+  LabRun,
+  LabValueChange,
+} from '../../../shared/domain/lab';
+import { listNamesFromTraces, normalize, placeholderTokens } from './names';
+import { onBridge } from './verdict';
 
 type Obj = Record<string, unknown>;
 const isObj = (x: unknown): x is Obj => typeof x === 'object' && x !== null && !Array.isArray(x);
@@ -50,6 +61,43 @@ export interface DiffSide {
   result?: unknown;
   kernelCreated?: LabKernelItem[];
   leftAfterDel?: LabKernelItem[];
+  /** a run's bridges as they were before its ADD (undefined on records from before it was kept) */
+  existedBefore?: LabKernelItem[];
+}
+
+/** A live pod's recorded ADD, for diffing a run against it. */
+export interface RecordedAdd {
+  id: string;
+  name: string;
+  plugins: LabPluginTrace[];
+  netns?: string;
+  result?: unknown;
+}
+
+export function runSide(run: LabRun): DiffSide {
+  return {
+    kind: 'run',
+    id: run.id,
+    label: `run ${run.id} (${run.name})`,
+    plugins: run.plugins,
+    // from the traces, as for a pod, so records written before the naming changed compare the same way
+    tokens: placeholderTokens(run.plugins, run),
+    result: run.result,
+    kernelCreated: run.kernelCreated,
+    leftAfterDel: run.leftAfterDel,
+    ...(run.existedBefore ? { existedBefore: run.existedBefore } : {}),
+  };
+}
+
+export function sandboxSide(rec: RecordedAdd): DiffSide {
+  return {
+    kind: 'sandbox',
+    id: rec.id,
+    label: `pod ${rec.name || rec.id.slice(0, 13)}`,
+    plugins: rec.plugins,
+    tokens: placeholderTokens(rec.plugins, { containerId: rec.id, netns: rec.netns ?? '' }),
+    result: rec.result,
+  };
 }
 
 function normalizedJson(text: string, tokens: Record<string, string>): unknown {
@@ -92,13 +140,45 @@ export function diffPlugins(a: DiffSide, b: DiffSide, phases?: Set<string>): Lab
   });
 }
 
+const itemKey = (i: LabKernelItem) => `${i.kind} ${i.what}`;
+const normalizeItems = (items: LabKernelItem[], tokens: Record<string, string>) =>
+  items.map((i) => ({ kind: i.kind, what: normalize(i.what, tokens) }));
+
 function setDiff(a: LabKernelItem[], ta: Record<string, string>, b: LabKernelItem[], tb: Record<string, string>) {
-  const na = a.map((i) => ({ kind: i.kind, what: normalize(i.what, ta) }));
-  const nb = b.map((i) => ({ kind: i.kind, what: normalize(i.what, tb) }));
-  const k = (i: LabKernelItem) => `${i.kind} ${i.what}`;
-  const sa = new Set(na.map(k));
-  const sb = new Set(nb.map(k));
-  return { onlyA: na.filter((i) => !sb.has(k(i))), onlyB: nb.filter((i) => !sa.has(k(i))) };
+  const na = normalizeItems(a, ta);
+  const nb = normalizeItems(b, tb);
+  const sa = new Set(na.map(itemKey));
+  const sb = new Set(nb.map(itemKey));
+  return { onlyA: na.filter((i) => !sb.has(itemKey(i))), onlyB: nb.filter((i) => !sa.has(itemKey(i))) };
+}
+
+/** which (normalised) facts were on the host before this side's ADD */
+function foundBefore(side: DiffSide): (i: LabKernelItem) => boolean {
+  if (side.existedBefore) {
+    const keys = new Set(normalizeItems(side.existedBefore, side.tokens).map(itemKey));
+    return (i) => keys.has(itemKey(i));
+  }
+  // an older record: a bridge the run attached to without creating it was there before the run
+  const created = new Set((side.kernelCreated ?? []).filter((i) => i.kind === 'link').map((i) => i.what.split(' ')[0]));
+  const found = listNamesFromTraces(side.plugins).bridges.filter((b) => !created.has(b));
+  return (i) => onBridge(i.kind, i.what, found);
+}
+
+/** kernel facts created by one side only, less those the other side found already there */
+function kernelDiff(a: DiffSide, b: DiffSide): NonNullable<LabDiff['kernel']> {
+  const { onlyA, onlyB } = setDiff(a.kernelCreated!, a.tokens, b.kernelCreated!, b.tokens);
+  const existedBefore: LabExistedBefore[] = [];
+  const split = (items: LabKernelItem[], creator: DiffSide, other: DiffSide, createdBy: 'a' | 'b') => {
+    const found = foundBefore(other);
+    return items.filter((i) => {
+      if (!found(i)) return true;
+      const why = `existed before ${other.label}: ${creator.label} created it, and the bridge plugin keeps its bridge for other attachments`;
+      existedBefore.push({ ...i, createdBy, why });
+      return false;
+    });
+  };
+  const out = { onlyA: split(onlyA, a, b, 'a'), onlyB: split(onlyB, b, a, 'b') };
+  return existedBefore.length > 0 ? { ...out, existedBefore } : out;
 }
 
 export function diffSides(a: DiffSide, b: DiffSide): LabDiff {
@@ -120,7 +200,7 @@ export function diffSides(a: DiffSide, b: DiffSide): LabDiff {
     ),
     notes,
   };
-  if (a.kernelCreated && b.kernelCreated) out.kernel = setDiff(a.kernelCreated, a.tokens, b.kernelCreated, b.tokens);
+  if (a.kernelCreated && b.kernelCreated) out.kernel = kernelDiff(a, b);
   if (a.leftAfterDel && b.leftAfterDel) out.leftAfterDel = setDiff(a.leftAfterDel, a.tokens, b.leftAfterDel, b.tokens);
   const ipsA = Object.entries(a.tokens)
     .filter(([, v]) => v.startsWith('<pod-ip'))

@@ -3,7 +3,7 @@ import { hasCode, PodscopeError } from '../../../shared/domain/errors';
 import type { LabPluginTrace } from '../../../shared/domain/lab';
 import type { SandboxApi } from '../../../shared/domain/sandbox';
 import { conflistFacts } from './conflist-facts';
-import type { RecordedAdd } from './service';
+import type { RecordedAdd } from './diff';
 import type { LiveNetworkUse } from './validate';
 
 type Obj = Record<string, unknown>;

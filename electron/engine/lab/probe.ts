@@ -41,6 +41,148 @@ export function probeAddresses(result: CniResult | undefined): { podIps: string[
   return { podIps, gateways };
 }
 
+type Mapping = NonNullable<LabCapabilities['portMappings']>[number];
+
+/** one connect to make, and the path it is reported as */
+interface Plan {
+  path: ProbePath;
+  host: string;
+  port: number;
+  existing: boolean;
+}
+
+/** the responders inside the netns, one per container port */
+class Responders {
+  /** container port → true when something already listened there (connected to as it is, no banner) */
+  readonly ports = new Map<number, boolean>();
+  constructor(
+    private readonly pod: ProbeAgent,
+    private readonly listening: Set<number>,
+    private readonly banner: string,
+  ) {}
+
+  /** a listener on this port (0: any free port), the run's responder unless one was already there */
+  async ensure(port: number): Promise<number> {
+    if (port === 0) {
+      const p = await this.pod.respond(0, this.banner);
+      this.ports.set(p, false);
+      return p;
+    }
+    if (!this.ports.has(port)) {
+      const existing = this.listening.has(port);
+      if (!existing) await this.pod.respond(port, this.banner);
+      this.ports.set(port, existing);
+    }
+    return port;
+  }
+}
+
+function notProbed(m: Mapping, index: number, to: string, note: string): ProbePath {
+  return { kind: 'hostPort', from: 'host', to, proto: m.protocol, mappingIndex: index, verdict: 'notApplicable', measured: false, note };
+}
+
+/** host → the netns's own addresses, on each TCP mapping's container port (or a port the responder picks) */
+async function podPortPlans(r: Responders, tcp: Array<{ m: Mapping; index: number }>, podIps: string[]): Promise<Plan[]> {
+  const plans: Plan[] = [];
+  const podPorts = tcp.length > 0 ? tcp.map(({ m, index }) => ({ port: m.containerPort, index })) : [{ port: 0, index: undefined }];
+  for (const pp of podPorts) {
+    const port = await r.ensure(pp.port);
+    for (const ip of podIps) {
+      const path: ProbePath = {
+        kind: 'podPort',
+        from: 'host',
+        to: fmt(ip, port),
+        proto: 'tcp',
+        verdict: 'timeout',
+        measured: false,
+        note: '',
+      };
+      path.family = familyOf(ip);
+      if (pp.index !== undefined) path.mappingIndex = pp.index;
+      plans.push({ path, host: ip, port, existing: r.ports.get(port) ?? false });
+    }
+  }
+  return plans;
+}
+
+/** host → each TCP mapping's host port, through portmap's DNAT; a hostIP not of this host is reported, not probed */
+async function hostPortPlans(
+  r: Responders,
+  tcp: Array<{ m: Mapping; index: number }>,
+  addrs: { podIps: string[]; gateways: string[]; host: Set<string> },
+  report: LabProbe,
+): Promise<Plan[]> {
+  const plans: Plan[] = [];
+  for (const { m, index } of tcp) {
+    await r.ensure(m.containerPort);
+    const targets: string[] = [];
+    if (m.hostIP) {
+      if (addrs.host.has(m.hostIP)) targets.push(m.hostIP);
+      else
+        report.paths.push(
+          notProbed(
+            m,
+            index,
+            fmt(m.hostIP, m.hostPort),
+            `hostIP ${m.hostIP} is not an address of this host: not probed (traffic never leaves the host)`,
+          ),
+        );
+    } else {
+      if (addrs.podIps.some((ip) => familyOf(ip) === 4)) targets.push('127.0.0.1');
+      for (const gw of addrs.gateways) if (addrs.podIps.some((ip) => familyOf(ip) === familyOf(gw))) targets.push(gw);
+    }
+    for (const ip of targets) {
+      const path: ProbePath = {
+        kind: 'hostPort',
+        from: 'host',
+        to: fmt(ip, m.hostPort),
+        proto: 'tcp',
+        mappingIndex: index,
+        family: familyOf(ip),
+        verdict: 'timeout',
+        measured: false,
+        note: '',
+      };
+      plans.push({ path, host: ip, port: m.hostPort, existing: r.ports.get(m.containerPort) ?? false });
+    }
+  }
+  return plans;
+}
+
+/** opens the agents, plans every path, connects them all at once and judges each answer */
+async function measure(
+  net: ProbeNet,
+  target: LabProbeTarget,
+  opts: LabProbeOptions,
+  report: LabProbe,
+  agents: ProbeAgent[],
+): Promise<void> {
+  const connectTimeoutMs = opts.connectTimeoutMs ?? 1500;
+  const bannerMs = opts.bannerMs ?? 400;
+  const nonce = randomBytes(8).toString('hex');
+  const { podIps, gateways } = probeAddresses(target.result);
+  const mappings = target.portMappings ?? [];
+  if (podIps.length === 0) {
+    report.errors.push('the ADD result has no address inside the netns: nothing to connect to');
+    return;
+  }
+  const [host, pod] = await Promise.all([net.open(undefined, opts.signal), net.open(target.netns, opts.signal)]);
+  agents.push(host, pod);
+  const responders = new Responders(pod, new Set(await pod.listeners()), `${BANNER} ${nonce} lab\n`);
+  const tcp = mappings.map((m, index) => ({ m, index })).filter(({ m }) => m.protocol === 'tcp');
+  for (const [index, m] of mappings.entries())
+    if (m.protocol !== 'tcp')
+      report.paths.push(notProbed(m, index, fmt(m.hostIP || '127.0.0.1', m.hostPort), `only TCP is measured; ${m.protocol} not probed`));
+  const plans = [
+    ...(await podPortPlans(responders, tcp, podIps)),
+    ...(await hostPortPlans(responders, tcp, { podIps, gateways, host: new Set(net.hostAddresses()) }, report)),
+  ];
+  const outcomes = await Promise.all(
+    plans.map((p) => host.connect(p.host, p.port, connectTimeoutMs, p.existing ? bannerMs : connectTimeoutMs)),
+  );
+  plans.forEach((p, i) => report.paths.push(judge(p.path, outcomes[i]!, nonce, p.existing)));
+}
+
 export async function probeLabNetns(net: ProbeNet, target: LabProbeTarget, opts: LabProbeOptions = {}): Promise<LabProbe> {
   const t0 = performance.now();
   const report: LabProbe = {
@@ -51,114 +193,9 @@ export async function probeLabNetns(net: ProbeNet, target: LabProbeTarget, opts:
     errors: [],
     ok: false,
   };
-  const connectTimeoutMs = opts.connectTimeoutMs ?? 1500;
-  const bannerMs = opts.bannerMs ?? 400;
-  const nonce = randomBytes(8).toString('hex');
-  const banner = `${BANNER} ${nonce} lab\n`;
-  const { podIps, gateways } = probeAddresses(target.result);
-  const mappings = target.portMappings ?? [];
   const agents: ProbeAgent[] = [];
   try {
-    if (podIps.length === 0) {
-      report.errors.push('the ADD result has no address inside the netns: nothing to connect to');
-      return report;
-    }
-    const [host, pod] = await Promise.all([net.open(undefined, opts.signal), net.open(target.netns, opts.signal)]);
-    agents.push(host, pod);
-    const listening = new Set(await pod.listeners());
-    const hostAddrs = new Set(net.hostAddresses());
-    /** container port → true when something already listened there (connected to as it is, no banner) */
-    const ports = new Map<number, boolean>();
-    const ensure = async (port: number): Promise<number> => {
-      if (port === 0) {
-        const p = await pod.respond(0, banner);
-        ports.set(p, false);
-        return p;
-      }
-      if (!ports.has(port)) {
-        const existing = listening.has(port);
-        if (!existing) await pod.respond(port, banner);
-        ports.set(port, existing);
-      }
-      return port;
-    };
-    const plans: Array<{ path: ProbePath; host: string; port: number; existing: boolean }> = [];
-    const tcp = mappings.map((m, index) => ({ m, index })).filter(({ m }) => m.protocol === 'tcp');
-    for (const [index, m] of mappings.entries()) {
-      if (m.protocol !== 'tcp')
-        report.paths.push({
-          kind: 'hostPort',
-          from: 'host',
-          to: fmt(m.hostIP || '127.0.0.1', m.hostPort),
-          proto: m.protocol,
-          mappingIndex: index,
-          verdict: 'notApplicable',
-          measured: false,
-          note: `only TCP is measured; ${m.protocol} not probed`,
-        });
-    }
-
-    // host → the netns's own addresses
-    const podPorts = tcp.length > 0 ? tcp.map(({ m, index }) => ({ port: m.containerPort, index })) : [{ port: 0, index: undefined }];
-    for (const pp of podPorts) {
-      const port = await ensure(pp.port);
-      for (const ip of podIps) {
-        const path: ProbePath = {
-          kind: 'podPort',
-          from: 'host',
-          to: fmt(ip, port),
-          proto: 'tcp',
-          verdict: 'timeout',
-          measured: false,
-          note: '',
-        };
-        path.family = familyOf(ip);
-        if (pp.index !== undefined) path.mappingIndex = pp.index;
-        plans.push({ path, host: ip, port, existing: ports.get(port) ?? false });
-      }
-    }
-
-    // host → each TCP mapping's host port, through portmap's DNAT
-    for (const { m, index } of tcp) {
-      await ensure(m.containerPort);
-      const targets: string[] = [];
-      if (m.hostIP) {
-        if (hostAddrs.has(m.hostIP)) targets.push(m.hostIP);
-        else
-          report.paths.push({
-            kind: 'hostPort',
-            from: 'host',
-            to: fmt(m.hostIP, m.hostPort),
-            proto: 'tcp',
-            mappingIndex: index,
-            verdict: 'notApplicable',
-            measured: false,
-            note: `hostIP ${m.hostIP} is not an address of this host: not probed (traffic never leaves the host)`,
-          });
-      } else {
-        if (podIps.some((ip) => familyOf(ip) === 4)) targets.push('127.0.0.1');
-        for (const gw of gateways) if (podIps.some((ip) => familyOf(ip) === familyOf(gw))) targets.push(gw);
-      }
-      for (const ip of targets) {
-        const path: ProbePath = {
-          kind: 'hostPort',
-          from: 'host',
-          to: fmt(ip, m.hostPort),
-          proto: 'tcp',
-          mappingIndex: index,
-          family: familyOf(ip),
-          verdict: 'timeout',
-          measured: false,
-          note: '',
-        };
-        plans.push({ path, host: ip, port: m.hostPort, existing: ports.get(m.containerPort) ?? false });
-      }
-    }
-
-    const outcomes = await Promise.all(
-      plans.map((p) => host.connect(p.host, p.port, connectTimeoutMs, p.existing ? bannerMs : connectTimeoutMs)),
-    );
-    plans.forEach((p, i) => report.paths.push(judge(p.path, outcomes[i]!, nonce, p.existing)));
+    await measure(net, target, opts, report, agents);
   } catch (e) {
     if (opts.signal?.aborted) report.errors.push('probe canceled');
     else report.errors.push((e as Error).message);

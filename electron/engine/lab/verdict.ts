@@ -4,76 +4,10 @@
  * its container id, the chains and ifb the plugins derive from (network, id), its host veths, its conflist's bridges
  * and its pod addresses. Bridges, portmap's shared chains and host-local's cursor file stay on purpose.
  */
-import { createHash } from 'node:crypto';
-import type { LabKept, LabKernelItem, LabPluginTrace } from '../../../shared/domain/lab';
+import type { LabKept, LabKernelItem } from '../../../shared/domain/lab';
 import { KERNEL_KINDS, type KernelSnapshot } from './kernel';
+import { addrPattern, type RunNames } from './names';
 
-const sha = (prefix: string, text: string, length: number) =>
-  `${prefix}${createHash('sha512').update(text).digest('hex')}`.slice(0, length);
-
-export interface RunNames {
-  containerId: string;
-  network: string;
-  netns: string;
-  bridges: string[];
-  hostVeths: string[];
-  macs: string[];
-  podIps: string[];
-  /** chains and devices the plugins name after (network, container id) */
-  derived: { masqChain: string; dnatChain: string; ifb: string[] };
-}
-
-/** the plugins' utils.FormatChainName and bandwidth's ifb name (newer plugins hash network + id, older ones id only) */
-export function derivedNames(network: string, containerId: string): RunNames['derived'] {
-  return {
-    masqChain: sha('CNI-', network + containerId, 28),
-    dnatChain: sha('CNI-DN-', network + containerId, 28),
-    ifb: [sha('bwp', network + containerId, 15), sha('bwp', containerId, 15)],
-  };
-}
-
-type Obj = Record<string, unknown>;
-const isObj = (x: unknown): x is Obj => typeof x === 'object' && x !== null && !Array.isArray(x);
-
-/** host veths, MACs and IPs every ADD stdout reported (a failed list still tells what its first plugins made) */
-export function namesFromTraces(plugins: LabPluginTrace[], base: Omit<RunNames, 'hostVeths' | 'macs' | 'podIps' | 'derived'>): RunNames {
-  const hostVeths = new Set<string>();
-  const macs = new Set<string>();
-  const podIps = new Set<string>();
-  for (const p of plugins) {
-    if (p.verb !== 'ADD' || !p.stdout.trim()) continue;
-    let r: unknown;
-    try {
-      r = JSON.parse(p.stdout);
-    } catch {
-      continue;
-    }
-    if (!isObj(r)) continue;
-    for (const i of Array.isArray(r.interfaces) ? r.interfaces : []) {
-      if (!isObj(i)) continue;
-      if (typeof i.mac === 'string' && i.mac) macs.add(i.mac.toLowerCase());
-      if (typeof i.name === 'string' && !i.sandbox && !base.bridges.includes(i.name)) hostVeths.add(i.name);
-    }
-    for (const ip of Array.isArray(r.ips) ? r.ips : [])
-      if (isObj(ip) && typeof ip.address === 'string') podIps.add(ip.address.split('/')[0]!);
-    // 0.3.x results still say ip4/ip6 in 0.2.0 form sometimes
-    for (const k of ['ip4', 'ip6'])
-      if (isObj(r[k]) && typeof (r[k] as Obj).ip === 'string') podIps.add(((r[k] as Obj).ip as string).split('/')[0]!);
-  }
-  return {
-    ...base,
-    hostVeths: [...hostVeths],
-    macs: [...macs],
-    podIps: [...podIps],
-    derived: derivedNames(base.network, base.containerId),
-  };
-}
-
-const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-/** the characters an address continues with: 10.0.0.2 must not match 10.0.0.23, but may be followed by ":80" */
-const wordChars = (addr: string) => (addr.includes(':') ? '0-9a-fA-F:' : '0-9.');
-/** an address (or MAC) as a whole token */
-const addrPattern = (addr: string, flags = '') => new RegExp(`(^|[^${wordChars(addr)}])${escape(addr)}(?![${wordChars(addr)}])`, flags);
 const ipToken = (ip: string) => addrPattern(ip);
 
 function firstWord(line: string): string {
@@ -114,11 +48,16 @@ export function relates(kind: string, line: string, n: RunNames, newLinks: Set<s
   }
 }
 
-function keptWhy(kind: string, line: string, n: RunNames): string | undefined {
-  if (
+/** true for a fact about one of these bridges: the device itself, its addresses, its qdiscs */
+export function onBridge(kind: string, line: string, bridges: string[]): boolean {
+  return (
     (kind === 'link' || kind === 'host-address' || kind === 'qdisc') &&
-    n.bridges.some((b) => firstWord(line) === b || line.startsWith(`dev ${b} `))
-  ) {
+    bridges.some((b) => firstWord(line) === b || line.startsWith(`dev ${b} `))
+  );
+}
+
+function keptWhy(kind: string, line: string, n: RunNames): string | undefined {
+  if (onBridge(kind, line, n.bridges)) {
     return 'the bridge plugin keeps its bridge (with the gateway address and MTU it set) for other attachments';
   }
   if (kind === 'ipam' && /\/last_reserved_ip\.\d+ /.test(line))
@@ -130,6 +69,8 @@ export interface Verdict {
   created: LabKernelItem[];
   left: LabKernelItem[];
   kept: LabKept[];
+  /** the run's bridges (with their addresses and qdiscs) as they were before ADD: used by the run, not created by it */
+  existedBefore: LabKernelItem[];
 }
 
 export function verdict(before: KernelSnapshot, afterAdd: KernelSnapshot, afterDel: KernelSnapshot, n: RunNames): Verdict {
@@ -157,29 +98,8 @@ export function verdict(before: KernelSnapshot, afterAdd: KernelSnapshot, afterD
     if (why) kept.push({ ...item, why });
     else left.push(item);
   }
-  return { created, left, kept };
-}
-
-/** run-specific names → placeholders, so two runs (or a run and a pod) compare on what the config changed */
-export function tokensOf(n: RunNames): Record<string, string> {
-  const t: Record<string, string> = {};
-  t[n.containerId] = '<container-id>';
-  t[n.netns] = '<netns>';
-  t[n.derived.masqChain] = '<masq-chain>';
-  t[n.derived.dnatChain] = '<dnat-chain>';
-  n.derived.ifb.forEach((x) => (t[x] = '<ifb>'));
-  n.hostVeths.forEach((x, i) => (t[x] = `<host-veth-${i}>`));
-  n.macs.forEach((x, i) => (t[x] = `<mac-${i}>`));
-  n.podIps.forEach((x, i) => (t[x] = `<pod-ip-${i}>`));
-  return t;
-}
-
-export function normalize(text: string, tokens: Record<string, string>): string {
-  let out = text;
-  for (const actual of Object.keys(tokens).sort((a, b) => b.length - a.length)) {
-    if (!actual) continue;
-    const re = /^[0-9a-fA-F:.]+$/.test(actual) && /[.:]/.test(actual) ? addrPattern(actual, 'gi') : new RegExp(escape(actual), 'gi');
-    out = out.replace(re, (m, pre?: string) => `${typeof pre === 'string' ? pre : ''}${tokens[actual]}`);
-  }
-  return out;
+  const existedBefore = KERNEL_KINDS.flatMap((kind) =>
+    before[kind].filter((line) => onBridge(kind, line, n.bridges)).map((what) => ({ kind, what })),
+  );
+  return { created, left, kept, existedBefore };
 }

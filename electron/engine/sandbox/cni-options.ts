@@ -4,8 +4,9 @@ import { analyzeBandwidth } from '../../../shared/domain/bandwidth';
 import { toCniPortMappings } from '../../../shared/domain/portmap';
 import { PodscopeError } from '../../../shared/domain/errors';
 import type { CniNamespaceOptions } from '../cni/types';
+import { buildCapabilityArgs } from '../cni/capability-args';
 
-export const POD_ANNOTATIONS_CAPABILITY = 'io.kubernetes.cri.pod-annotations';
+export { POD_ANNOTATIONS_CAPABILITY } from '../cni/capability-args';
 
 /**
  * @param opts.lenient for release paths (DEL): never refuse, leave out what does not validate. Otherwise input a
@@ -21,20 +22,19 @@ export function buildCniOptions(id: string, config: PodSandboxConfig, opts: { le
     ['K8S_POD_UID', m.uid],
     ['IgnoreUnknown', '1'],
   ];
-  const capabilities: Record<string, unknown> = { [POD_ANNOTATIONS_CAPABILITY]: config.annotations };
-  const portMappings = toCniPortMappings(config.port_mappings);
-  if (portMappings.length > 0) capabilities.portMappings = portMappings;
   const bw = analyzeBandwidth(config.annotations);
   if (bw.error && !opts.lenient) {
     throw new PodscopeError('InvalidArgument', `reading pod bandwidth annotations: ${bw.error}`, {
       details: { ingress: bw.ingress, egress: bw.egress },
     });
   }
-  if (bw.capability) capabilities.bandwidth = bw.capability;
-  if (config.dns_config)
-    capabilities.dns = { servers: config.dns_config.servers, searches: config.dns_config.searches, options: config.dns_config.options };
-  const cgroupParent = config.linux?.cgroup_parent ?? '';
-  if (cgroupParent !== '') capabilities.cgroupPath = cgroupParent;
+  const capabilities = buildCapabilityArgs({
+    podAnnotations: config.annotations,
+    portMappings: toCniPortMappings(config.port_mappings),
+    bandwidth: bw.capability,
+    dns: config.dns_config,
+    cgroupPath: config.linux?.cgroup_parent,
+  });
   return { args, capabilities };
 }
 

@@ -92,6 +92,12 @@ export function DiffView({ diff }: { diff: LabDiff }) {
               <KernelList items={diff.kernel.onlyB} empty="nothing" />
             </div>
           </div>
+          {diff.kernel.existedBefore && (
+            <div data-testid="lab-diff-existed-before">
+              <div className="small muted">created by one run, found already there by the other: not a difference</div>
+              <KernelList items={diff.kernel.existedBefore} empty="" />
+            </div>
+          )}
         </section>
       )}
       {diff.leftAfterDel && (diff.leftAfterDel.onlyA.length > 0 || diff.leftAfterDel.onlyB.length > 0) && (
