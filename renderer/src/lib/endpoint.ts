@@ -13,6 +13,7 @@ import {
 import type { PodscopeClient } from '../../../shared/ipc/client';
 import { useClient } from './connection-context';
 import { useNavigation } from './navigation';
+import { queryKeys } from './query-keys';
 
 interface EndpointSelection {
   endpointId: string;
@@ -30,10 +31,8 @@ export const useEndpointSelection = create<EndpointSelection>((set) => ({
 
 export const useEndpointId = (): string => useEndpointSelection((s) => s.endpointId);
 
-export const endpointsKey = ['endpoints'] as const;
-
 export const endpointsQuery = (client: PodscopeClient) =>
-  queryOptions({ queryKey: endpointsKey, queryFn: () => client.call('endpoints.list', {}) });
+  queryOptions({ queryKey: queryKeys.endpoints, queryFn: () => client.call('endpoints.list', {}) });
 
 /**
  * While a CRI endpoint is selected its state is re-read every second (each read pings it with a short deadline), on

@@ -16,7 +16,8 @@ import { ErrorView } from '../../../lib/ui/ErrorView';
 import { JsonView } from '../../../lib/ui/JsonView';
 import { KeyValues, LabelChips, Section } from '../../../lib/ui/KeyValues';
 import { Pill } from '../../../lib/ui/StatusPill';
-import { imageDetailQuery, imagesKey, imagesQuery } from '../api/queries';
+import { imageDetailQuery, imagesQuery } from '../api/queries';
+import { queryKeys } from '../../../lib/query-keys';
 
 export function imageSize(n: number): string {
   if (n >= 1024 ** 3) return `${(n / 1024 ** 3).toFixed(2)} GB`;
@@ -43,7 +44,7 @@ export function ImagesPage() {
   const [filter, setFilter] = useState('');
   const [selected, setSelected] = useState<string>();
   const [confirm, setConfirm] = useState<ImageView>();
-  const refresh = () => qc.invalidateQueries({ queryKey: imagesKey(endpointId) });
+  const refresh = () => qc.invalidateQueries({ queryKey: queryKeys.images(endpointId) });
   const { pull, progress } = useImagePull(endpointId, () => void refresh());
   const remove = useMutation({
     mutationFn: (id: string) => client.call('images.remove', { endpointId, ref: id }),
