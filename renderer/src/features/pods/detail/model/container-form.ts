@@ -4,13 +4,11 @@
  * Ports: CRI's ContainerConfig has none (host ports are the pod's port_mappings); kubelet records a container's
  * declared ports in the annotation io.kubernetes.container.ports, and so does this form.
  */
+import type { KeyValueRow } from '../../../../lib/ui/KeyValueEditor';
 import { ContainerConfigSchema, type ContainerConfig, type ContainerConfigInput } from '../../../../../../shared/domain/container';
 
-export interface EnvRow {
-  key: string;
-  k: string;
-  v: string;
-}
+/** an environment variable row (the shared key = value editor's row) */
+export type EnvRow = KeyValueRow;
 
 export interface ContainerForm {
   name: string;
