@@ -38,7 +38,8 @@ export function PodDetail({ summary, containers = [] }: { summary: SandboxSummar
   const status = useQuery(podStatusQuery(client, endpointId, summary.id));
   const s = status.data;
   const plugins = s?.trace.filter((t) => t.plugin) ?? [];
-  const failures = s?.trace.filter((t) => !t.ok).length ?? 0;
+  // counted over the rows the tab shows: a failed CHECK or ADD also records its failed network step, which is no row
+  const failures = plugins.filter((t) => !t.ok).length;
   const dropped = s?.portMappings.filter((d) => !d.passed).length ?? 0;
 
   const tabs: TabDef<DetailTab>[] = [
