@@ -64,6 +64,10 @@ export function applyEvent(qc: QueryClient, e: PushedEvent): void {
     return;
   }
   if (e.kind === 'endpoints.changed') {
+    // a removed endpoint's cache goes with it: its last error or list must not greet a later endpoint of that id
+    const kept = new Set(e.endpoints.map((x) => x.id));
+    for (const old of qc.getQueryData<Array<{ id: string }>>(queryKeys.endpoints) ?? [])
+      if (!kept.has(old.id)) qc.removeQueries({ queryKey: queryKeys.endpoint(old.id) });
     qc.setQueryData(queryKeys.endpoints, e.endpoints);
     return;
   }

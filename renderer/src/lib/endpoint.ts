@@ -2,6 +2,7 @@
  * The endpoint every screen works against (the built-in engine or an added CRI runtime) and what it can do.
  * Shared by every feature, so it lives below them; adding and removing endpoints is the endpoints feature's.
  */
+import { useEffect } from 'react';
 import { queryOptions, useQuery } from '@tanstack/react-query';
 import { create } from 'zustand';
 import {
@@ -47,11 +48,20 @@ export function useCurrentEndpoint(): EndpointView | undefined {
   return data?.find((e) => e.id === endpointId);
 }
 
-/** the one observer that polls (the always-mounted endpoint switcher): every other reader shares its cache entry */
+/**
+ * The one observer that polls (the always-mounted endpoint switcher): every other reader shares its cache entry.
+ * When the selected endpoint is no longer in the list (removed here, in another window or by the CLI) the screens
+ * go back to the local engine instead of showing that endpoint's last error forever.
+ */
 export function useEndpointsPolled() {
   const client = useClient();
   const endpointId = useEndpointId();
-  return useQuery({ ...endpointsQuery(client), refetchInterval: endpointId === LOCAL_ENDPOINT_ID ? false : ENDPOINT_POLL_MS });
+  const q = useQuery({ ...endpointsQuery(client), refetchInterval: endpointId === LOCAL_ENDPOINT_ID ? false : ENDPOINT_POLL_MS });
+  const gone = q.data !== undefined && endpointId !== LOCAL_ENDPOINT_ID && !q.data.some((e) => e.id === endpointId);
+  useEffect(() => {
+    if (gone) useEndpointSelection.getState().setEndpoint(LOCAL_ENDPOINT_ID);
+  }, [gone]);
+  return q;
 }
 
 export function useEndpointCapabilities(): EndpointCapabilities {
