@@ -82,11 +82,11 @@ export function CreatePage() {
         />
         {m.notice && <NoticeCallout notice={m.notice} onDismiss={m.dismissNotice} />}
         <MetadataSection {...section} />
+        <LogsSection {...section} />
         <NetworkSection {...section} />
         <PortsAndBandwidthSections {...section} />
         <DnsSection {...section} />
         <LabelsSection {...section} />
-        <LogsSection {...section} />
         {visible.form && (
           <div className="callout callout-bad" role="alert">
             {visible.form}
