@@ -143,7 +143,7 @@ export function PreviewPanel({
               </div>
             )}
             <div className="small muted">
-              CNI_ARGS <span className="mono">{preview.cniArgs.map(([k, v]) => `${k}=${v}`).join(';')}</span>
+              CNI_ARGS <span className="mono wrap-anywhere">{preview.cniArgs.map(([k, v]) => `${k}=${v}`).join(';')}</span>
             </div>
           </div>
         ))}
