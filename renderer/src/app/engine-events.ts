@@ -9,11 +9,7 @@ import type { SandboxSummary } from '../../../shared/domain/sandbox';
 import type { ContainerSummary } from '../../../shared/domain/container';
 import type { ListDelta } from '../../../shared/domain/endpoints';
 import type { PushedEvent } from '../../../shared/ipc/events';
-import { podKeys } from '../features/pods/api/queries';
-import { containerKeys } from '../features/pods/api/containers';
-import { cniKey } from '../features/cni/api/queries';
-import { endpointsKey } from '../lib/endpoint';
-import { liveKey } from '../features/pods/detail/api/queries';
+import { podOfStatusKey, queryKeys } from '../lib/query-keys';
 import { useClient } from '../lib/connection-context';
 
 /**
@@ -36,67 +32,75 @@ export function mergeDelta<T extends { id: string }>(old: T[] | undefined, delta
   return up.size > 0 ? [...up.values(), ...out] : out;
 }
 
+/**
+ * The one way a change to an endpoint's pods reaches the cache, whether the main process pushed a delta (a CRI
+ * endpoint's re-list or events) or the local engine an event: rows merged into the list, the status of a changed
+ * pod re-read if it is open, everything cached about a removed pod dropped.
+ */
+export function applyPodsDelta(qc: QueryClient, endpointId: string, delta: ListDelta<SandboxSummary>): void {
+  qc.setQueryData<SandboxSummary[]>(queryKeys.pods(endpointId), (old) => mergeDelta(old, delta));
+  for (const id of delta.removed) {
+    qc.removeQueries({ queryKey: queryKeys.pod(endpointId, id) });
+    qc.removeQueries({ queryKey: queryKeys.podLive(endpointId, id) });
+  }
+  if (delta.upserts.length === 0) return;
+  // only an open pod's status is cached: one pass over the cache however many rows changed
+  const changed = new Set(delta.upserts.map((p) => p.id));
+  void qc.invalidateQueries({
+    predicate: (q) => {
+      const id = podOfStatusKey(q.queryKey, endpointId);
+      return id !== undefined && changed.has(id);
+    },
+  });
+}
+
 export function applyEvent(qc: QueryClient, e: PushedEvent): void {
   if (e.kind === 'delta') {
-    const { endpointId } = e;
-    if (e.pods) {
-      const pods = e.pods;
-      qc.setQueryData<SandboxSummary[]>(podKeys.all(endpointId), (old) => mergeDelta(old, pods));
-      // only an open pod's status is cached: refresh it when its row changed, drop it when it is gone
-      const touched = new Set([...pods.upserts.map((p) => p.id), ...pods.removed]);
-      void qc.invalidateQueries({
-        predicate: (q) =>
-          q.queryKey[0] === 'ep' && q.queryKey[1] === endpointId && q.queryKey[2] === 'pod' && touched.has(String(q.queryKey[3])),
-      });
-    }
+    if (e.pods) applyPodsDelta(qc, e.endpointId, e.pods);
     if (e.containers) {
       const containers = e.containers;
-      qc.setQueryData<ContainerSummary[]>(containerKeys.all(endpointId), (old) => mergeDelta(old, containers));
+      qc.setQueryData<ContainerSummary[]>(queryKeys.containers(e.endpointId), (old) => mergeDelta(old, containers));
     }
     return;
   }
   if (e.kind === 'endpoints.changed') {
-    qc.setQueryData(endpointsKey, e.endpoints);
+    // a removed endpoint's cache goes with it: its last error or list must not greet a later endpoint of that id
+    const kept = new Set(e.endpoints.map((x) => x.id));
+    for (const old of qc.getQueryData<Array<{ id: string }>>(queryKeys.endpoints) ?? [])
+      if (!kept.has(old.id)) qc.removeQueries({ queryKey: queryKeys.endpoint(old.id) });
+    qc.setQueryData(queryKeys.endpoints, e.endpoints);
     return;
   }
   if (e.kind === 'container') {
-    void qc.invalidateQueries({ queryKey: containerKeys.all(e.endpointId) });
+    void qc.invalidateQueries({ queryKey: queryKeys.containers(e.endpointId) });
     return;
   }
   if (e.kind === 'lab.progress') {
     // the lab page follows its own run; a finished run refreshes the list
-    if (e.progress.step === 'done') void qc.invalidateQueries({ queryKey: ['lab', e.endpointId] });
+    if (e.progress.step === 'done') void qc.invalidateQueries({ queryKey: queryKeys.lab(e.endpointId) });
     return;
   }
   // session output and pull progress are followed by the screens that asked for them
   if (e.kind !== 'sandbox') return;
   const { endpointId, event } = e;
-  const upsert = (summary: SandboxSummary) =>
-    qc.setQueryData<SandboxSummary[]>(podKeys.all(endpointId), (old) => {
-      if (!old) return old;
-      const i = old.findIndex((p) => p.id === summary.id);
-      return i < 0 ? [summary, ...old] : old.map((p, j) => (j === i ? summary : p));
-    });
   switch (event.type) {
     case 'sandbox.added':
     case 'sandbox.changed':
-      upsert(event.summary);
-      void qc.invalidateQueries({ queryKey: podKeys.detail(endpointId, event.id) });
-      if (event.type === 'sandbox.changed') void qc.invalidateQueries({ queryKey: liveKey(endpointId, event.id) });
+      applyPodsDelta(qc, endpointId, { upserts: [event.summary], removed: [] });
+      // the kernel's view changes with the pod's state, not with each progress step
+      if (event.type === 'sandbox.changed') void qc.invalidateQueries({ queryKey: queryKeys.podLive(endpointId, event.id) });
       break;
     case 'sandbox.removed':
-      qc.setQueryData<SandboxSummary[]>(podKeys.all(endpointId), (old) => old?.filter((p) => p.id !== event.id));
-      qc.removeQueries({ queryKey: podKeys.detail(endpointId, event.id) });
-      qc.removeQueries({ queryKey: liveKey(endpointId, event.id) });
+      applyPodsDelta(qc, endpointId, { upserts: [], removed: [event.id] });
       break;
     case 'sandbox.progress':
-      void qc.invalidateQueries({ queryKey: podKeys.detail(endpointId, event.id) });
+      void qc.invalidateQueries({ queryKey: queryKeys.pod(endpointId, event.id) });
       break;
     case 'cni.config':
-      qc.setQueryData(cniKey(endpointId), event.config);
+      qc.setQueryData(queryKeys.cniConfig(endpointId), event.config);
       // NetworkReady follows the conf dir: a new conflist can make it true or false
-      void qc.invalidateQueries({ queryKey: ['ep', endpointId, 'conditions'] });
-      void qc.invalidateQueries({ queryKey: ['ep', endpointId, 'preview'] });
+      void qc.invalidateQueries({ queryKey: queryKeys.runtimeConditions(endpointId) });
+      void qc.invalidateQueries({ queryKey: queryKeys.previews(endpointId) });
       break;
   }
 }

@@ -2,6 +2,7 @@
  * The endpoint every screen works against (the built-in engine or an added CRI runtime) and what it can do.
  * Shared by every feature, so it lives below them; adding and removing endpoints is the endpoints feature's.
  */
+import { useEffect } from 'react';
 import { queryOptions, useQuery } from '@tanstack/react-query';
 import { create } from 'zustand';
 import {
@@ -13,6 +14,7 @@ import {
 import type { PodscopeClient } from '../../../shared/ipc/client';
 import { useClient } from './connection-context';
 import { useNavigation } from './navigation';
+import { queryKeys } from './query-keys';
 
 interface EndpointSelection {
   endpointId: string;
@@ -30,10 +32,8 @@ export const useEndpointSelection = create<EndpointSelection>((set) => ({
 
 export const useEndpointId = (): string => useEndpointSelection((s) => s.endpointId);
 
-export const endpointsKey = ['endpoints'] as const;
-
 export const endpointsQuery = (client: PodscopeClient) =>
-  queryOptions({ queryKey: endpointsKey, queryFn: () => client.call('endpoints.list', {}) });
+  queryOptions({ queryKey: queryKeys.endpoints, queryFn: () => client.call('endpoints.list', {}) });
 
 /**
  * While a CRI endpoint is selected its state is re-read every second (each read pings it with a short deadline), on
@@ -48,11 +48,20 @@ export function useCurrentEndpoint(): EndpointView | undefined {
   return data?.find((e) => e.id === endpointId);
 }
 
-/** the one observer that polls (the always-mounted endpoint switcher): every other reader shares its cache entry */
+/**
+ * The one observer that polls (the always-mounted endpoint switcher): every other reader shares its cache entry.
+ * When the selected endpoint is no longer in the list (removed here, in another window or by the CLI) the screens
+ * go back to the local engine instead of showing that endpoint's last error forever.
+ */
 export function useEndpointsPolled() {
   const client = useClient();
   const endpointId = useEndpointId();
-  return useQuery({ ...endpointsQuery(client), refetchInterval: endpointId === LOCAL_ENDPOINT_ID ? false : ENDPOINT_POLL_MS });
+  const q = useQuery({ ...endpointsQuery(client), refetchInterval: endpointId === LOCAL_ENDPOINT_ID ? false : ENDPOINT_POLL_MS });
+  const gone = q.data !== undefined && endpointId !== LOCAL_ENDPOINT_ID && !q.data.some((e) => e.id === endpointId);
+  useEffect(() => {
+    if (gone) useEndpointSelection.getState().setEndpoint(LOCAL_ENDPOINT_ID);
+  }, [gone]);
+  return q;
 }
 
 export function useEndpointCapabilities(): EndpointCapabilities {

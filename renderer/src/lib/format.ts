@@ -1,3 +1,5 @@
+import { formatBitsPerSecond } from '../../../shared/domain/bandwidth';
+
 /** Small display helpers: ages like kubectl, short ids like crictl. */
 export function age(fromIso: string, now = Date.now()): string {
   const s = Math.max(0, Math.floor((now - Date.parse(fromIso)) / 1000));
@@ -32,4 +34,32 @@ export function prettyJson(text: string): string {
   } catch {
     return text;
   }
+}
+
+/**
+ * Units, one way everywhere: rates in bit/s with SI prefixes (as tc and the bandwidth annotations mean them),
+ * sizes in bytes with SI prefixes. A rate the kernel reports in bytes per second (tc's JSON) goes through
+ * byteRateAsBits, never shown as bytes/s.
+ */
+export function bitRate(bitsPerSecond: number | bigint | undefined): string | undefined {
+  if (bitsPerSecond === undefined) return undefined;
+  const n = typeof bitsPerSecond === 'bigint' ? bitsPerSecond : BigInt(Math.round(bitsPerSecond));
+  return formatBitsPerSecond(n);
+}
+
+export const byteRateAsBits = (bytesPerSecond: number): string => bitRate(bytesPerSecond * 8)!;
+
+const BYTE_UNITS: Array<[number, string]> = [
+  [1e12, 'TB'],
+  [1e9, 'GB'],
+  [1e6, 'MB'],
+  [1e3, 'kB'],
+];
+
+/** 512 ⇒ "512 B", 12500 ⇒ "12.5 kB", 193_000_000 ⇒ "193 MB" (three significant digits) */
+export function byteSize(bytes: number): string {
+  for (const [scale, unit] of BYTE_UNITS) {
+    if (bytes >= scale) return `${Number((bytes / scale).toPrecision(3))} ${unit}`;
+  }
+  return `${bytes} B`;
 }

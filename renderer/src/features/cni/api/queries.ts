@@ -1,7 +1,6 @@
 import { queryOptions } from '@tanstack/react-query';
 import type { PodscopeClient } from '../../../../../shared/ipc/client';
-
-export const cniKey = (endpointId: string) => ['ep', endpointId, 'cni'] as const;
+import { queryKeys } from '../../../lib/query-keys';
 
 export const cniConfigQuery = (client: PodscopeClient, endpointId: string) =>
-  queryOptions({ queryKey: cniKey(endpointId), queryFn: () => client.call('sandbox.cniConfig', { endpointId }) });
+  queryOptions({ queryKey: queryKeys.cniConfig(endpointId), queryFn: () => client.call('sandbox.cniConfig', { endpointId }) });

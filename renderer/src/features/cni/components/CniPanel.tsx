@@ -13,6 +13,7 @@ import { LOCAL_ENDPOINT_ID } from '../../../../../shared/domain/endpoints';
 import { cniConfigQuery } from '../api/queries';
 import { missingPluginText } from '../../../../../shared/domain/cni';
 import { NetworkTopology } from './NetworkTopology';
+import { STARTER_CONFLIST } from '../../../lib/starter-conflist';
 
 /** The network as a conflist text again (what the lab edits): the plugins exactly as written in the file. */
 export function conflistText(n: CniNetworkView): string {
@@ -22,28 +23,6 @@ export function conflistText(n: CniNetworkView): string {
     2,
   );
 }
-
-/** the starting point of "New": a bridge network with its own bridge and subnet, nothing shared with a live pod */
-const NEW_CONFLIST = JSON.stringify(
-  {
-    cniVersion: '1.0.0',
-    name: 'lab-net',
-    plugins: [
-      {
-        type: 'bridge',
-        bridge: 'lab0',
-        isGateway: true,
-        ipMasq: false,
-        hairpinMode: true,
-        ipam: { type: 'host-local', ranges: [[{ subnet: '10.99.0.0/24' }]], routes: [{ dst: '0.0.0.0/0' }] },
-      },
-      { type: 'portmap', capabilities: { portMappings: true } },
-      { type: 'bandwidth', capabilities: { bandwidth: true } },
-    ],
-  },
-  null,
-  2,
-);
 
 export function CniPanel() {
   const client = useClient();
@@ -84,7 +63,7 @@ export function CniPanel() {
         <span className="muted small">loaded {dateTime(c.loadedAt)}</span>
         <span className="toolbar-spacer" />
         {labAvailable && (
-          <button type="button" className="btn" onClick={() => openInLab(NEW_CONFLIST, 'new conflist')}>
+          <button type="button" className="btn" onClick={() => openInLab(STARTER_CONFLIST, 'new conflist')}>
             New
           </button>
         )}

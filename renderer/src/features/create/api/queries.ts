@@ -2,6 +2,7 @@
 import { keepPreviousData, queryOptions, useMutation, useQueryClient } from '@tanstack/react-query';
 import type { IpPreference, PodSandboxConfigInput } from '../../../../../shared/domain/config';
 import type { PodscopeClient } from '../../../../../shared/ipc/client';
+import { queryKeys } from '../../../lib/query-keys';
 
 export const previewQuery = (
   client: PodscopeClient,
@@ -11,7 +12,7 @@ export const previewQuery = (
   enabled: boolean,
 ) =>
   queryOptions({
-    queryKey: ['ep', endpointId, 'preview', config, ipPreference ?? null],
+    queryKey: queryKeys.preview(endpointId, config, ipPreference),
     queryFn: () => client.call('sandbox.preview', { endpointId, request: { config, ...(ipPreference ? { ipPreference } : {}) } }),
     enabled,
     placeholderData: keepPreviousData,
@@ -30,6 +31,6 @@ export function useRunSandbox(client: PodscopeClient, endpointId: string) {
   return useMutation({
     mutationFn: ({ config, ipPreference, requestId }: RunVariables) =>
       client.call('sandbox.run', { endpointId, request: { config, requestId, ...(ipPreference ? { ipPreference } : {}) } }),
-    onSettled: () => qc.invalidateQueries({ queryKey: ['ep', endpointId, 'pods'] }),
+    onSettled: () => qc.invalidateQueries({ queryKey: queryKeys.pods(endpointId) }),
   });
 }

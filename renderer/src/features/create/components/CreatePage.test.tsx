@@ -82,4 +82,39 @@ describe('CreatePage', () => {
     expect(await engine.list()).toEqual([]);
     expect(fakes.netns.pinned.size).toBe(0);
   });
+
+  it("says an empty hostname leaves the pod the host's hostname, not the pod name (no hostname is set for it)", async () => {
+    const user = userEvent.setup();
+    await renderWithEngine(<CreatePage />);
+    await user.type(screen.getByLabelText('Name'), 'web');
+    const hostname = screen.getByLabelText('Hostname') as HTMLInputElement;
+    expect(hostname.placeholder).not.toBe('web');
+    expect(hostname.placeholder).toMatch(/host's hostname/);
+    expect(hostname.closest('.field')!.textContent).toMatch(/keeps the host's hostname \(kubelet would set "web"/);
+    // host network: the host's UTS namespace, so a hostname cannot be set at all
+    await user.click(screen.getByText('Host'));
+    expect(hostname.closest('.field')!.textContent).toMatch(/shares the host's UTS namespace/);
+    await user.type(hostname, 'web-1');
+    expect(hostname.getAttribute('aria-invalid')).toBe('true');
+  });
+
+  it("defaults the log directory to kubelet's and says so in the preview; the run gets it", async () => {
+    const user = userEvent.setup();
+    const { engine } = await renderWithEngine(<CreatePage />);
+    await user.type(screen.getByLabelText('Name'), 'web');
+    const uid = (screen.getByLabelText('UID') as HTMLInputElement).value;
+    const dir = screen.getByLabelText('Log directory') as HTMLInputElement;
+    expect(dir.value).toBe(`/var/log/pods/default_web_${uid}`);
+    expect(screen.getByTestId('preview-logs').textContent).toContain(`container logs: /var/log/pods/default_web_${uid}/`);
+    await user.click(screen.getByRole('tab', { name: 'crictl JSON' }));
+    expect(screen.getByTestId('preview-json').textContent).toContain(`"log_directory": "/var/log/pods/default_web_${uid}"`);
+    // editable: cleared, the preview says containers keep no log
+    await user.clear(dir);
+    expect(screen.getByTestId('preview-logs').textContent).toMatch(/no log_directory: containers of this pod keep no log/);
+    await user.click(screen.getByRole('button', { name: "use kubelet's default" }));
+    await user.click(screen.getByRole('button', { name: 'Create sandbox' }));
+    await within(await screen.findByTestId('run-progress')).findByText('Sandbox created');
+    const [created] = await engine.list();
+    expect((await engine.status(created!.id)).config.log_directory).toBe(`/var/log/pods/default_web_${uid}`);
+  });
 });

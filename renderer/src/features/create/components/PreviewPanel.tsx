@@ -20,6 +20,7 @@ export function PreviewPanel({
   fetching,
   available,
   localErrors,
+  logDirectory,
 }: {
   crictlJson: string;
   crictlYaml: string;
@@ -28,6 +29,8 @@ export function PreviewPanel({
   fetching: boolean;
   available: boolean;
   localErrors: number;
+  /** the pod's log_directory ('' when none) */
+  logDirectory: string;
 }) {
   const [tab, setTab] = useState<'plugins' | 'json' | 'yaml'>('plugins');
   return (
@@ -44,6 +47,16 @@ export function PreviewPanel({
           onChange={setTab}
         />
         {fetching && <span className="muted small">updating…</span>}
+      </div>
+      <div className={logDirectory ? 'small muted' : 'small text-warn'} data-testid="preview-logs">
+        {logDirectory ? (
+          <>
+            container logs: <span className="mono">{logDirectory}/</span>
+            <span className="mono">&lt;log_path&gt;</span>
+          </>
+        ) : (
+          'no log_directory: containers of this pod keep no log'
+        )}
       </div>
       {available && <HostPortConflictWarning conflicts={preview?.hostPortConflicts} />}
       {tab === 'json' && (
@@ -130,7 +143,7 @@ export function PreviewPanel({
               </div>
             )}
             <div className="small muted">
-              CNI_ARGS <span className="mono">{preview.cniArgs.map(([k, v]) => `${k}=${v}`).join(';')}</span>
+              CNI_ARGS <span className="mono wrap-anywhere">{preview.cniArgs.map(([k, v]) => `${k}=${v}`).join(';')}</span>
             </div>
           </div>
         ))}

@@ -3,6 +3,7 @@ import { PodSandboxConfigSchema } from '../../../../../shared/domain/config';
 import {
   bandwidthQuantity,
   clashingSandboxId,
+  defaultLogDirectory,
   emptyForm,
   fromConfig,
   hostnameError,
@@ -14,6 +15,7 @@ import {
   validateForm,
 } from './form-state';
 import { exportCrictl, importCrictl } from './crictl-io';
+import { asNewPodConfig } from '../../../../../shared/domain/crictl-format';
 
 const base = () => ({ ...emptyForm(), name: 'web', namespace: 'default' });
 
@@ -130,5 +132,27 @@ describe('create form model', () => {
     expect(splitQuantity('1.5Gi')).toEqual({ value: '1.5', unit: 'Gi' });
     expect(splitQuantity('100000')).toEqual({ value: '100000', unit: '' });
     expect(splitQuantity('1e6')).toEqual({ value: '1e6', unit: '' });
+  });
+
+  it("gives a pod made in the form kubelet's log directory, following namespace, name and uid until edited", () => {
+    const f = { ...base(), uid: 'u-1' };
+    expect(toConfig(f).log_directory).toBe('/var/log/pods/default_web_u-1');
+    expect(toConfig({ ...f, namespace: 'prod', uid: 'u-2' }).log_directory).toBe('/var/log/pods/prod_web_u-2');
+    // typed: kept as typed, whatever the name becomes; emptied: no log directory at all
+    expect(toConfig({ ...f, name: 'api', logDirectory: '/srv/logs/web' }).log_directory).toBe('/srv/logs/web');
+    expect('log_directory' in toConfig({ ...f, logDirectory: '' })).toBe(false);
+    expect(validateForm({ ...f, logDirectory: 'logs/web' }).logDirectory).toMatch(/absolute path/);
+    // a clone gets a new uid: its log directory follows it instead of naming the source pod's
+    const source = toConfig(f);
+    const clone = fromConfig(asNewPodConfig(PodSandboxConfigSchema.parse(source), 'u-new'));
+    expect(toConfig(clone).log_directory).toBe(defaultLogDirectory({ namespace: 'default', name: 'web', uid: 'u-new' }));
+    // an imported file's own log directory is kept
+    expect(toConfig(fromConfig({ metadata: { name: 'a', namespace: 'b', uid: 'u' }, log_directory: '/logs' })).log_directory).toBe('/logs');
+  });
+
+  it("refuses a hostname for a host-network pod, which keeps the host's (the engine would refuse it after the submit)", () => {
+    expect(validateForm({ ...base(), hostname: 'web-1' }).hostname).toBeUndefined();
+    expect(validateForm({ ...base(), network: 'host', hostname: 'web-1' }).hostname).toMatch(/keeps the host's hostname/);
+    expect(validateForm({ ...base(), network: 'host' }).hostname).toBeUndefined();
   });
 });

@@ -21,6 +21,7 @@ import {
   toQuantity,
   type BandwidthUnit,
 } from '../../../../../shared/domain/bandwidth';
+import type { KeyValueRow } from '../../../lib/ui/KeyValueEditor';
 
 export interface PortRow {
   key: string;
@@ -29,11 +30,8 @@ export interface PortRow {
   hostPort: string;
   hostIp: string;
 }
-export interface KvRow {
-  key: string;
-  k: string;
-  v: string;
-}
+/** a label or annotation row (the shared key = value editor's row) */
+export type KvRow = KeyValueRow;
 export interface BandwidthInput {
   value: string;
   unit: BandwidthUnit | '';
@@ -57,9 +55,22 @@ export interface FormState {
   egress: BandwidthInput;
   cgroupParent: string;
   ipPreference: IpPreference | '';
+  /**
+   * The pod's log_directory: undefined follows the kubelet's default for the namespace, name and uid as they are
+   * typed; a string is what the user typed (empty: no log directory, so containers keep no log).
+   */
+  logDirectory?: string;
   /** fields the form does not edit but an imported config had; kept so export round-trips */
-  extra: { log_directory?: string; linux?: Record<string, unknown> };
+  extra: { linux?: Record<string, unknown> };
 }
+
+/** where kubelet puts a pod's logs: /var/log/pods/<namespace>_<name>_<uid> (containers log to <name>/<restart>.log under it) */
+export const KUBELET_POD_LOGS = '/var/log/pods';
+export const defaultLogDirectory = (m: { namespace: string; name: string; uid: string }) =>
+  `${KUBELET_POD_LOGS}/${m.namespace.trim()}_${m.name.trim()}_${m.uid.trim()}`;
+
+/** the log directory the pod will get ('' when none) */
+export const logDirectoryOf = (f: FormState): string => (f.logDirectory ?? defaultLogDirectory(f)).trim();
 
 let counter = 0;
 export const rowKey = () => `r${++counter}`;
@@ -180,7 +191,8 @@ export function toConfig(f: FormState): PodSandboxConfigInput {
     labels: toMap(f.labels),
     annotations,
   };
-  if (f.extra.log_directory) config.log_directory = f.extra.log_directory;
+  const logDirectory = logDirectoryOf(f);
+  if (logDirectory) config.log_directory = logDirectory;
   const dns = { servers: splitList(f.dnsServers), searches: splitList(f.dnsSearches), options: splitList(f.dnsOptions) };
   if (dns.servers.length || dns.searches.length || dns.options.length) config.dns_config = dns;
   const linux: Record<string, unknown> = { ...(f.extra.linux ?? {}) };
@@ -240,11 +252,18 @@ export function fromConfig(c: PodSandboxConfigInput): FormState {
     ingress: ingress !== undefined ? splitQuantity(ingress) : base.ingress,
     egress: egress !== undefined ? splitQuantity(egress) : base.egress,
     cgroupParent,
-    extra: {
-      ...(c.log_directory ? { log_directory: c.log_directory } : {}),
-      ...(Object.keys(linux).length ? { linux } : {}),
-    },
+    logDirectory: followsKubeletDefault(c) ? undefined : (c.log_directory ?? ''),
+    extra: Object.keys(linux).length ? { linux } : {},
   };
+}
+
+/**
+ * A config whose log directory is the kubelet's for its own namespace and name (an exported form, a clone whose uid
+ * was just renewed): the form keeps deriving it, so it follows the new uid instead of naming the old one.
+ */
+function followsKubeletDefault(c: PodSandboxConfigInput): boolean {
+  const prefix = `${KUBELET_POD_LOGS}/${c.metadata.namespace ?? ''}_${c.metadata.name ?? ''}_`;
+  return !!c.log_directory?.startsWith(prefix) && !c.log_directory.slice(prefix.length).includes('/');
 }
 
 export type FieldErrors = Record<string, string>;
@@ -270,6 +289,12 @@ export function validateForm(f: FormState): FieldErrors {
   if (!/^\d+$/.test(f.attempt.trim() || '0')) e.attempt = 'attempt must be a non-negative whole number';
   const host = hostnameError(f.hostname);
   if (host) e.hostname = `hostname ${host}`;
+  // the engine refuses it (runc cannot set a hostname without a private UTS namespace): said here, before a run
+  else if (f.network === 'host' && f.hostname.trim())
+    e.hostname = "a host-network pod shares the host's UTS namespace, so it keeps the host's hostname: leave this empty";
+  const logDirectory = logDirectoryOf(f);
+  if (logDirectory && !logDirectory.startsWith('/'))
+    e.logDirectory = 'the log directory is an absolute path (kubelet uses /var/log/pods/…)';
   const seen = new Set<string>();
   for (const p of f.ports) {
     const c = portError(p.containerPort, 1, 'container port');

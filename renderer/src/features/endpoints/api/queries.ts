@@ -1,20 +1,20 @@
 import { useMutation, useQueryClient } from '@tanstack/react-query';
 import type { PodscopeClient } from '../../../../../shared/ipc/client';
-import { endpointsKey } from '../../../lib/endpoint';
+import { queryKeys } from '../../../lib/query-keys';
 
 export function useEndpointMutations(client: PodscopeClient) {
   const qc = useQueryClient();
   const add = useMutation({
     mutationFn: (req: { address: string; label?: string }) => client.call('endpoints.add', req),
-    onSuccess: () => qc.invalidateQueries({ queryKey: endpointsKey }),
+    onSuccess: () => qc.invalidateQueries({ queryKey: queryKeys.endpoints }),
   });
   const remove = useMutation({
     mutationFn: (id: string) => client.call('endpoints.remove', { id }),
-    onSuccess: () => qc.invalidateQueries({ queryKey: endpointsKey }),
+    onSuccess: () => qc.invalidateQueries({ queryKey: queryKeys.endpoints }),
   });
   const rename = useMutation({
     mutationFn: (req: { id: string; label: string }) => client.call('endpoints.rename', req),
-    onSuccess: () => qc.invalidateQueries({ queryKey: endpointsKey }),
+    onSuccess: () => qc.invalidateQueries({ queryKey: queryKeys.endpoints }),
   });
   return { add, remove, rename };
 }

@@ -25,7 +25,8 @@ describe('Images page', () => {
     await screen.findByText(/Pulled podscope.test\/web:2/);
     const table = await screen.findByRole('table', { name: 'Images' });
     const row = within(table).getByText('podscope.test/web').closest('tr')!;
-    expect(row.textContent).toContain('5.0 MB');
+    // SI bytes, as crictl images prints them (5 MiB is 5.24 MB; it was shown as "5.0 MB", a MiB under an MB label)
+    expect(row.textContent).toContain('5.24 MB');
     expect(row.textContent).toContain('2');
     fireEvent.click(within(row).getByRole('button', { name: 'podscope.test/web' }));
     const inspect = await screen.findByRole('complementary', { name: 'Image podscope.test/web:2' });

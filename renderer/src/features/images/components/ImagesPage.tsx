@@ -7,7 +7,7 @@ import { useMemo, useState } from 'react';
 import type { ImageView } from '../../../../../shared/domain/streams';
 import { useClient } from '../../../lib/connection-context';
 import { useCurrentEndpoint, useEndpointCapabilities, useEndpointId } from '../../../lib/endpoint';
-import { shortId } from '../../../lib/format';
+import { byteSize, shortId } from '../../../lib/format';
 import { PullProgress, useImagePull } from '../../../lib/use-image-pull';
 import { ConfirmDialog } from '../../../lib/ui/Dialog';
 import { CopyButton } from '../../../lib/ui/CopyButton';
@@ -16,14 +16,8 @@ import { ErrorView } from '../../../lib/ui/ErrorView';
 import { JsonView } from '../../../lib/ui/JsonView';
 import { KeyValues, LabelChips, Section } from '../../../lib/ui/KeyValues';
 import { Pill } from '../../../lib/ui/StatusPill';
-import { imageDetailQuery, imagesKey, imagesQuery } from '../api/queries';
-
-export function imageSize(n: number): string {
-  if (n >= 1024 ** 3) return `${(n / 1024 ** 3).toFixed(2)} GB`;
-  if (n >= 1024 ** 2) return `${(n / 1024 ** 2).toFixed(1)} MB`;
-  if (n >= 1024) return `${(n / 1024).toFixed(1)} kB`;
-  return `${n} B`;
-}
+import { imageDetailQuery, imagesQuery } from '../api/queries';
+import { queryKeys } from '../../../lib/query-keys';
 
 /** crictl images shows repository and tag apart; untagged images show <none> */
 export function repoAndTag(tag: string | undefined): [string, string] {
@@ -43,7 +37,7 @@ export function ImagesPage() {
   const [filter, setFilter] = useState('');
   const [selected, setSelected] = useState<string>();
   const [confirm, setConfirm] = useState<ImageView>();
-  const refresh = () => qc.invalidateQueries({ queryKey: imagesKey(endpointId) });
+  const refresh = () => qc.invalidateQueries({ queryKey: queryKeys.images(endpointId) });
   const { pull, progress } = useImagePull(endpointId, () => void refresh());
   const remove = useMutation({
     mutationFn: (id: string) => client.call('images.remove', { endpointId, ref: id }),
@@ -149,7 +143,7 @@ export function ImagesPage() {
                       <td className="mono" title={img.id}>
                         {shortId(img.id.replace(/^sha256:/, ''))}
                       </td>
-                      <td className="mono">{imageSize(img.size)}</td>
+                      <td className="mono">{byteSize(img.size)}</td>
                       <td>
                         {i === 0 && (
                           <button
@@ -230,7 +224,7 @@ function ImageInspect({ image }: { image: ImageView }) {
                 ['tags', image.repoTags.join('\n')],
                 ['digests', image.repoDigests.join('\n')],
                 ['platform', [d!.os, d!.architecture].filter(Boolean).join('/')],
-                ['size', imageSize(image.size)],
+                ['size', byteSize(image.size)],
                 ['created', d!.createdAt ?? ''],
               ]}
             />

@@ -10,7 +10,8 @@ import { LabService } from '../../../../../electron/engine/lab/service';
 import { emptySnapshot } from '../../../../../electron/engine/lab/kernel';
 import { FakeNetnsManager } from '../../../../../testkit/fakes/fake-netns';
 import { NodeProcessRunner } from '../../../../../electron/engine/os/exec';
-import { capabilitiesFrom, LabPage } from './LabPage';
+import { LabPage } from './LabPage';
+import { capabilitiesFrom } from '../model/capabilities';
 
 /** the real lab service (validation, list, save) with the kernel and namespaces faked: nothing here runs a plugin */
 const lab = (dir: string) =>
@@ -127,6 +128,15 @@ describe('LabPage', () => {
       dns: { servers: ['10.0.0.10'] },
     });
     expect(capabilitiesFrom({ ...base, ports: '80' }).problem).toMatch(/HOST:CONTAINER/);
+  });
+
+  it('takes a rate as a Kubernetes quantity, as the pod form does (5M is 5 000 000 bit/s)', () => {
+    const base = { ports: '', ingress: '', egress: '', dns: '', ips: '', mac: '', cgroupPath: '' };
+    expect(capabilitiesFrom({ ...base, ingress: '5M', egress: '512Ki' }).caps.bandwidth).toEqual({
+      ingressRate: 5_000_000,
+      egressRate: 524_288,
+    });
+    expect(capabilitiesFrom({ ...base, ingress: '5X' }).problem).toMatch(/^ingress bandwidth "5X": .*5M/);
   });
 
   it('lists no runs on a fresh state dir', async () => {

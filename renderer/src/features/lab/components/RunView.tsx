@@ -1,7 +1,8 @@
 /** One lab run: the per-plugin trace (live while it runs), the final result, the kernel state created, the verdict. */
 import { Fragment } from 'react';
 import type { LabKernelItem, LabPluginTrace, LabProbe, LabRun } from '../../../../../shared/domain/lab';
-import { ms, prettyJson } from '../../../lib/format';
+import { byteSize, ms, prettyJson } from '../../../lib/format';
+import { kernelFactText } from '../model/kernel-text';
 import { JsonView } from '../../../lib/ui/JsonView';
 import { Pill } from '../../../lib/ui/StatusPill';
 
@@ -117,7 +118,7 @@ export function KernelList({ items, empty }: { items: Array<LabKernelItem & { wh
         {items.map((i, n) => (
           <tr key={n}>
             <td className="mono muted small">{i.kind}</td>
-            <td className="mono small">{i.what}</td>
+            <td className="mono small">{kernelFactText(i.kind, i.what)}</td>
             {i.why !== undefined && <td className="muted small">{i.why}</td>}
           </tr>
         ))}
@@ -210,7 +211,7 @@ export function RunView({ run }: { run: LabRun }) {
                 <td className="mono small">{v.type}</td>
                 <td className="mono small">{v.path}</td>
                 <td className="mono small muted">{v.sha256.slice(0, 16)}…</td>
-                <td className="mono small muted">{v.size} B</td>
+                <td className="mono small muted">{byteSize(v.size)}</td>
                 <td className="small muted">{v.mtime}</td>
               </tr>
             ))}

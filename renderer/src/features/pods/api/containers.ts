@@ -3,14 +3,11 @@ import { queryOptions, useQuery } from '@tanstack/react-query';
 import { useMemo } from 'react';
 import type { ContainerSummary } from '../../../../../shared/domain/container';
 import type { PodscopeClient } from '../../../../../shared/ipc/client';
-
-export const containerKeys = {
-  all: (endpointId: string) => ['ep', endpointId, 'containers'] as const,
-};
+import { queryKeys } from '../../../lib/query-keys';
 
 export const containersQuery = (client: PodscopeClient, endpointId: string) =>
   queryOptions({
-    queryKey: containerKeys.all(endpointId),
+    queryKey: queryKeys.containers(endpointId),
     queryFn: () => client.call('containers.list', { endpointId }),
     // never polled: container events invalidate this for the local engine, pushed deltas patch it for CRI endpoints
     refetchInterval: false,

@@ -1,11 +1,10 @@
 /** Pods list and the actions on pods, all addressed to one endpoint. */
 import { queryOptions, useMutation, useQueryClient } from '@tanstack/react-query';
 import type { PodscopeClient } from '../../../../../shared/ipc/client';
+import { queryKeys } from '../../../lib/query-keys';
 
-export const podKeys = {
-  all: (endpointId: string) => ['ep', endpointId, 'pods'] as const,
-  detail: (endpointId: string, id: string) => ['ep', endpointId, 'pod', id] as const,
-};
+/** the pods feature's names for its keys in lib/query-keys */
+export const podKeys = { all: queryKeys.pods, detail: queryKeys.pod };
 
 /**
  * Never polled: the local engine pushes every change, and the main process follows each CRI endpoint (events or
@@ -20,7 +19,7 @@ export const podsQuery = (client: PodscopeClient, endpointId: string) =>
 
 export function usePodActions(client: PodscopeClient, endpointId: string) {
   const qc = useQueryClient();
-  const settle = () => qc.invalidateQueries({ queryKey: ['ep', endpointId] });
+  const settle = () => qc.invalidateQueries({ queryKey: queryKeys.endpoint(endpointId) });
   const stop = useMutation({
     mutationFn: async (ids: string[]) => {
       for (const id of ids) await client.call('sandbox.stop', { endpointId, id });

@@ -5,6 +5,7 @@ import { useClient } from '../../../lib/connection-context';
 import { ConfirmDialog } from '../../../lib/ui/Dialog';
 import { ErrorView } from '../../../lib/ui/ErrorView';
 import { usePodActions } from '../api/queries';
+import { useContainersByPod } from '../api/containers';
 import { useEndpointId } from '../../../lib/endpoint';
 
 export function PodActions({ pods, compact, onRemoved }: { pods: SandboxSummary[]; compact?: boolean; onRemoved?: () => void }) {
@@ -17,6 +18,13 @@ export function PodActions({ pods, compact, onRemoved }: { pods: SandboxSummary[
   const what = pods.length === 1 ? names[0] : `${pods.length} sandboxes`;
   const anyReady = pods.some((p) => p.state === 'SANDBOX_READY');
   const anyPending = pods.some((p) => (p.cleanupPending?.length ?? 0) > 0);
+  const byPod = useContainersByPod(client, endpointId);
+  // what a stop or remove kills besides the pause: said in the dialog, by name
+  const running = pods.flatMap((p) =>
+    (byPod.get(p.id) ?? [])
+      .filter((c) => c.state === 'CONTAINER_RUNNING')
+      .map((c) => `${pods.length > 1 ? `${p.metadata.name}/` : ''}${c.metadata.name}`),
+  );
   const busy = stop.isPending || remove.isPending;
   const error = stop.error ?? remove.error;
   return (
@@ -62,6 +70,7 @@ export function PodActions({ pods, compact, onRemoved }: { pods: SandboxSummary[
                 is killed. {anyPending ? 'Pending cleanup is retried. ' : ''}The record stays until removed.
               </p>
             )}
+            <RunningContainers names={running} several={pods.length > 1} />
             {pods.length > 1 && (
               <ul className="confirm-list mono">
                 {names.slice(0, 8).map((n) => (
@@ -80,5 +89,20 @@ export function PodActions({ pods, compact, onRemoved }: { pods: SandboxSummary[
         }}
       />
     </>
+  );
+}
+
+/** the running containers a stop or remove will kill, named (the first few) and counted */
+function RunningContainers({ names, several }: { names: string[]; several: boolean }) {
+  if (names.length === 0) return <p data-testid="confirm-running">No container is running in {several ? 'them' : 'it'}.</p>;
+  const shown = names.slice(0, 6);
+  return (
+    <p data-testid="confirm-running">
+      <b>
+        Kills {names.length} running container{names.length === 1 ? '' : 's'}:
+      </b>{' '}
+      <span className="mono">{shown.join(', ')}</span>
+      {names.length > shown.length ? ` and ${names.length - shown.length} more` : ''}.
+    </p>
   );
 }

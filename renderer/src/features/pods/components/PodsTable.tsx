@@ -2,7 +2,7 @@
  * The pods list: a virtualized grid (thousands of sandboxes stay smooth), keyboard-driven like a file manager:
  * ↑/↓ (or j/k) move, Home/End jump, Space toggles the row's checkbox, Enter opens the detail.
  */
-import { useRef } from 'react';
+import { useEffect, useRef } from 'react';
 import { useVirtualizer } from '@tanstack/react-virtual';
 import type { SandboxSummary } from '../../../../../shared/domain/sandbox';
 import { age, shortId } from '../../../lib/format';
@@ -88,6 +88,10 @@ export function PodsTable({
   clashes?: Set<string>;
 }) {
   const scrollRef = useRef<HTMLDivElement>(null);
+  // ↑/↓ work without a click first: the list takes the focus when it appears, unless something else has it
+  useEffect(() => {
+    if (!document.activeElement || document.activeElement === document.body) scrollRef.current?.focus({ preventScroll: true });
+  }, []);
   const now = useNow(1000);
   const clashesOverShown = useHostPortClashes(clashesOverAll ? EMPTY : pods);
   const clashes = clashesOverAll ?? clashesOverShown;

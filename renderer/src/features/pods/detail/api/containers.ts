@@ -1,20 +1,17 @@
 /** Container status and actions of the pod detail's Containers tab; keys sit under the containers list key so a container event refreshes both. */
 import { queryOptions } from '@tanstack/react-query';
 import type { PodscopeClient } from '../../../../../../shared/ipc/client';
-
-export const containerStatusKey = (endpointId: string, id: string) => ['ep', endpointId, 'containers', 'status', id] as const;
+import { queryKeys } from '../../../../lib/query-keys';
 
 export const containerStatusQuery = (client: PodscopeClient, endpointId: string, id: string) =>
   queryOptions({
-    queryKey: containerStatusKey(endpointId, id),
+    queryKey: queryKeys.containerStatus(endpointId, id),
     queryFn: () => client.call('containers.status', { endpointId, id }),
   });
 
-export const podContainersKey = (endpointId: string, podId: string) => ['ep', endpointId, 'containers', 'pod', podId] as const;
-
 export const podContainersQuery = (client: PodscopeClient, endpointId: string, podId: string, poll: boolean) =>
   queryOptions({
-    queryKey: podContainersKey(endpointId, podId),
+    queryKey: queryKeys.podContainers(endpointId, podId),
     queryFn: () => client.call('containers.list', { endpointId, filter: { podSandboxId: podId } }),
     refetchInterval: poll ? 3000 : false,
   });

@@ -1,4 +1,4 @@
-/** Annotation text → bits/s → human form → what the bandwidth plugin actually got (from its recorded stdin). */
+/** Annotation text → bit/s → human form → what the bandwidth plugin actually got (from its recorded stdin). */
 import type { SandboxStatus, TraceEntry } from '../../../../../../shared/domain/sandbox';
 import type { ParsedBandwidthValue } from '../../../../../../shared/domain/bandwidth';
 import { EmptyState } from '../../../../lib/ui/EmptyState';
@@ -77,7 +77,7 @@ export function BandwidthTab({ s, traced = true, runtime }: { s: SandboxStatus; 
           <tr>
             <th>direction</th>
             <th>annotation value</th>
-            <th>bits/s (rounded up)</th>
+            <th>bit/s (rounded up)</th>
             <th>human</th>
             <th>validation</th>
           </tr>

@@ -1,6 +1,6 @@
 /** CNI CHECK for this pod and STATUS for the networks, on demand; each plugin exec also lands in the trace below. */
 import { useMutation, useQueryClient } from '@tanstack/react-query';
-import { podKeys } from '../../api/queries';
+import { queryKeys } from '../../../../lib/query-keys';
 import type { CniCheckReport, CniStatusReport, CniVerbOutcome } from '../../../../../../shared/domain/measure';
 import type { SandboxStatus } from '../../../../../../shared/domain/sandbox';
 import { useClient } from '../../../../lib/connection-context';
@@ -43,7 +43,7 @@ export function CniCheckPanel({ s }: { s: SandboxStatus }) {
   const check = useMutation({
     mutationFn: (): Promise<CniCheckReport> => client.call('sandbox.cniCheck', { endpointId, id: s.id }),
     // the CHECK execs are now in the pod's trace: show them without waiting for an event
-    onSettled: () => qc.invalidateQueries({ queryKey: podKeys.detail(endpointId, s.id) }),
+    onSettled: () => qc.invalidateQueries({ queryKey: queryKeys.pod(endpointId, s.id) }),
   });
   const status = useMutation({ mutationFn: (): Promise<CniStatusReport> => client.call('network.cniStatus', { endpointId }) });
   // CHECK and STATUS run in the engine of this process: a CRI endpoint (even a Podscope daemon) cannot be asked

@@ -159,4 +159,30 @@ describe('pod detail · Containers tab', () => {
     // what the form cannot carry is named, not dropped silently
     expect(screen.getByTestId('import-notice').textContent).toContain('mounts');
   });
+
+  it('Add container: each field is validated as it is typed, like the pod form, before any submit', async () => {
+    const r = await podWithContainer();
+    act(() => useNavigation.setState({ selectedId: r.podId, detailTab: 'containers' }));
+    act(() => shown.set!(r.summary));
+    fireEvent.click(await screen.findByRole('button', { name: 'Add container' }));
+    const form = await screen.findByRole('form', { name: 'Add container' });
+    // untouched required fields say nothing yet
+    expect(within(form).queryByText('a container needs a name')).toBeNull();
+    fireEvent.change(within(form).getByLabelText('CPU limit (cores)'), { target: { value: 'lots' } });
+    expect(within(form).getByText('cores as a number, e.g. 0.5')).toBeTruthy();
+    expect(within(form).getByLabelText('CPU limit (cores)').getAttribute('aria-invalid')).toBe('true');
+    fireEvent.change(within(form).getByLabelText('Name'), { target: { value: 'Web_1' } });
+    expect(within(form).getByText(/a DNS label, as kubelet requires/)).toBeTruthy();
+    fireEvent.change(within(form).getByLabelText('Log path'), { target: { value: '../escape.log' } });
+    expect(within(form).getByText(/relative to the pod's log directory, without/)).toBeTruthy();
+    fireEvent.click(within(form).getByRole('button', { name: '+ Add variable' }));
+    fireEvent.change(within(form).getByLabelText('env 1 name'), { target: { value: '1BAD' } });
+    expect(within(form).getByText('"1BAD" is not a variable name')).toBeTruthy();
+    // fixing one clears its error at once
+    fireEvent.change(within(form).getByLabelText('CPU limit (cores)'), { target: { value: '0.5' } });
+    expect(within(form).queryByText('cores as a number, e.g. 0.5')).toBeNull();
+    // the required image still waits for a touch or a submit; nothing was sent
+    expect(within(form).queryByText('an image is required')).toBeNull();
+    expect((await r.engine.listContainers({ podSandboxId: r.podId })).map((c) => c.metadata.name)).not.toContain('Web_1');
+  });
 });

@@ -7,6 +7,7 @@ import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { lazy, Suspense, useState } from 'react';
 import type { ContainerSummary } from '../../../../../../shared/domain/container';
 import type { SandboxStatus } from '../../../../../../shared/domain/sandbox';
+import { queryKeys } from '../../../../lib/query-keys';
 import { useClient } from '../../../../lib/connection-context';
 import { useCurrentEndpoint, useEndpointCapabilities, useEndpointId } from '../../../../lib/endpoint';
 import { age, shortId } from '../../../../lib/format';
@@ -153,7 +154,7 @@ function ContainerPane({
   const endpointId = useEndpointId();
   const qc = useQueryClient();
   const status = useQuery(containerStatusQuery(client, endpointId, c.id));
-  const refresh = () => qc.invalidateQueries({ queryKey: ['ep', endpointId, 'containers'] });
+  const refresh = () => qc.invalidateQueries({ queryKey: queryKeys.containers(endpointId) });
   const act = useMutation({
     mutationFn: async (verb: 'start' | 'stop' | 'remove') => {
       if (verb === 'start') await client.call('containers.start', { endpointId, id: c.id });

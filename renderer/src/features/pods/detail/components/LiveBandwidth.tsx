@@ -4,7 +4,8 @@
  */
 import type { LiveBandwidthCheck, LiveNetworkView } from '../../../../../../shared/domain/live';
 import type { BandwidthAnalysis } from '../../../../../../shared/domain/bandwidth';
-import { bandwidthVerdict, bps, type BandwidthVerdict } from '../model/live-diff';
+import { bandwidthVerdict, type BandwidthVerdict } from '../model/live-diff';
+import { bitRate, byteSize } from '../../../../lib/format';
 import { LivePanel } from './LivePanel';
 
 /** runtimeConfig.bandwidth as recorded from the plugin's stdin: undefined when not traced / no call */
@@ -74,7 +75,7 @@ function FlowRow({
       <div className="bwf-dir">{c.direction}</div>
       <Step
         label="requested"
-        value={c.requestedBitsPerSecond !== undefined ? bps(c.requestedBitsPerSecond) : annotation ? undefined : 'no annotation'}
+        value={c.requestedBitsPerSecond !== undefined ? bitRate(c.requestedBitsPerSecond) : annotation ? undefined : 'no annotation'}
         sub={annotation ? `${annotation.annotation.replace('kubernetes.io/', '')}: "${annotation.raw}"` : undefined}
       />
       <span className="bwf-arrow" aria-hidden>
@@ -82,7 +83,7 @@ function FlowRow({
       </span>
       <Step
         label="passed to the plugin"
-        value={received === undefined ? undefined : got === undefined ? 'none' : got === 0 ? '0 (unset)' : bps(got)}
+        value={received === undefined ? undefined : got === undefined ? 'none' : got === 0 ? '0 (unset)' : bitRate(got)}
         sub={
           received === undefined ? (
             'not recorded'
@@ -103,7 +104,7 @@ function FlowRow({
       <Step
         label="applied in the kernel"
         testId={`bw-applied-${c.direction}`}
-        value={c.appliedBitsPerSecond !== undefined ? `tbf ${bps(c.appliedBitsPerSecond)}` : 'no tbf'}
+        value={c.appliedBitsPerSecond !== undefined ? `tbf ${bitRate(c.appliedBitsPerSecond)}` : 'no tbf'}
         sub={
           c.device ? (
             <>
@@ -179,8 +180,8 @@ export function LiveBandwidth({
                         <td className="mono">{q.dev}</td>
                         <td>{ROLE[q.role] ?? q.role}</td>
                         <td className="mono">{q.kind}</td>
-                        <td className="mono">{bps(q.rateBitsPerSecond) ?? '—'}</td>
-                        <td className="mono">{q.burstBytes !== undefined ? `${q.burstBytes} B` : '—'}</td>
+                        <td className="mono">{bitRate(q.rateBitsPerSecond) ?? '—'}</td>
+                        <td className="mono">{q.burstBytes !== undefined ? byteSize(q.burstBytes) : '—'}</td>
                       </tr>
                     ))}
                   </tbody>

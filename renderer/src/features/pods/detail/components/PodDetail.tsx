@@ -5,6 +5,7 @@ import { useClient } from '../../../../lib/connection-context';
 import { ErrorView } from '../../../../lib/ui/ErrorView';
 import { StatePill, Pill } from '../../../../lib/ui/StatusPill';
 import { Tabs, type TabDef } from '../../../../lib/ui/Tabs';
+import { useKeptScroll } from '../../../../lib/use-kept-scroll';
 import { CopyButton } from '../../../../lib/ui/CopyButton';
 import { useNavigation, type DetailTab } from '../../../../lib/navigation';
 import { useCurrentEndpoint, useEndpointCapabilities, useEndpointId } from '../../../../lib/endpoint';
@@ -36,9 +37,12 @@ export function PodDetail({ summary, containers = [] }: { summary: SandboxSummar
   // without a recorded trace (foreign runtimes) a count of 0 calls would be a claim; say n/a instead
   const traced = caps.pluginTrace;
   const status = useQuery(podStatusQuery(client, endpointId, summary.id));
+  // each tab (of each pod) gets back the scroll position it was left at
+  const [scrollRef, onScroll] = useKeptScroll<HTMLDivElement>(`${summary.id}/${tab}`);
   const s = status.data;
   const plugins = s?.trace.filter((t) => t.plugin) ?? [];
-  const failures = s?.trace.filter((t) => !t.ok).length ?? 0;
+  // counted over the rows the tab shows: a failed CHECK or ADD also records its failed network step, which is no row
+  const failures = plugins.filter((t) => !t.ok).length;
   const dropped = s?.portMappings.filter((d) => !d.passed).length ?? 0;
 
   const tabs: TabDef<DetailTab>[] = [
@@ -91,7 +95,7 @@ export function PodDetail({ summary, containers = [] }: { summary: SandboxSummar
         </div>
       </header>
       <Tabs tabs={tabs} active={tab} onChange={setTab} label="Sandbox detail" />
-      <div className="detail-body" role="tabpanel" aria-labelledby={`tab-${tab}`}>
+      <div className="detail-body" role="tabpanel" aria-labelledby={`tab-${tab}`} ref={scrollRef} onScroll={onScroll}>
         {status.isError ? (
           <ErrorView error={status.error} title="Could not read the sandbox status" />
         ) : !s ? (

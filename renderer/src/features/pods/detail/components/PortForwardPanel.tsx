@@ -4,12 +4,13 @@
  */
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
+import { queryKeys } from '../../../../lib/query-keys';
 import { useClient } from '../../../../lib/connection-context';
 import { useEndpointId } from '../../../../lib/endpoint';
 import { CopyButton } from '../../../../lib/ui/CopyButton';
 import { ErrorView } from '../../../../lib/ui/ErrorView';
 
-const forwardsKey = ['portForwards'] as const;
+const forwardsKey = queryKeys.portForwards;
 
 export function PortForwardPanel({ podId }: { podId: string }) {
   const client = useClient();

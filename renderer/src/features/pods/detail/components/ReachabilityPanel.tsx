@@ -11,13 +11,12 @@ import type { PodscopeClient } from '../../../../../../shared/ipc/client';
 import { useClient } from '../../../../lib/connection-context';
 import { useCurrentEndpoint, useEndpointCapabilities, useEndpointId } from '../../../../lib/endpoint';
 import { ErrorView } from '../../../../lib/ui/ErrorView';
+import { queryKeys } from '../../../../lib/query-keys';
 import { Pill, type Tone } from '../../../../lib/ui/StatusPill';
-
-export const probeKey = (endpointId: string, id: string) => ['ep', endpointId, 'probe', id] as const;
 
 const lastProbeQuery = (client: PodscopeClient, endpointId: string, id: string) =>
   queryOptions({
-    queryKey: probeKey(endpointId, id),
+    queryKey: queryKeys.podProbe(endpointId, id),
     queryFn: () => client.call('sandbox.lastProbe', { endpointId, id }),
     // the probe-on-ready may still be running when the detail opens: look again until a report exists
     refetchInterval: (q) => (q.state.data === null ? 2000 : false),
@@ -58,7 +57,7 @@ export function ReachabilityPanel({ s }: { s: SandboxStatus }) {
   const last = useQuery({ ...lastProbeQuery(client, endpointId, s.id), enabled: known && available });
   const probe = useMutation({
     mutationFn: () => client.call('sandbox.probe', { endpointId, id: s.id }),
-    onSuccess: (report) => qc.setQueryData(probeKey(endpointId, s.id), report),
+    onSuccess: (report) => qc.setQueryData(queryKeys.podProbe(endpointId, s.id), report),
   });
   const report: ProbeReport | null | undefined = last.data;
   const ready = s.state === 'SANDBOX_READY';

@@ -5,17 +5,12 @@
  */
 import { useEffect, useState } from 'react';
 import { useMutation } from '@tanstack/react-query';
-import {
-  formatMegabytes,
-  type ThroughputDirectionReport,
-  type ThroughputProgress,
-  type ThroughputReport,
-} from '../../../../../../shared/domain/measure';
+import { type ThroughputDirectionReport, type ThroughputProgress, type ThroughputReport } from '../../../../../../shared/domain/measure';
 import type { SandboxStatus } from '../../../../../../shared/domain/sandbox';
 import { useClient } from '../../../../lib/connection-context';
 import { useEndpointId } from '../../../../lib/endpoint';
 import { ErrorView } from '../../../../lib/ui/ErrorView';
-import { bps } from '../model/live-diff';
+import { bitRate, byteSize } from '../../../../lib/format';
 
 const VERDICT: Record<ThroughputDirectionReport['verdict'], { label: string; tone: 'ok' | 'bad' | 'warn' | 'muted' }> = {
   shaped: { label: 'shaped (measured)', tone: 'ok' },
@@ -39,19 +34,19 @@ function Direction({ d }: { d: ThroughputDirectionReport }) {
         <div>
           <span className="muted small">requested (annotation)</span>{' '}
           <b className="mono" data-testid={`tp-requested-${d.direction}`}>
-            {bps(d.requestedBps) ?? 'none'}
+            {bitRate(d.requestedBps) ?? 'none'}
           </b>
         </div>
         <div>
           <span className="muted small">measured past the burst</span>{' '}
           <b className="mono" data-testid={`tp-measured-${d.direction}`}>
-            {bps(d.measuredBps) ?? '—'}
+            {bitRate(d.measuredBps) ?? '—'}
           </b>
         </div>
         <div>
           <span className="muted small">whole transfer</span>{' '}
           <span className="mono">
-            {bps(d.overallBps) ?? '—'} · {formatMegabytes(d.totalBytes)}
+            {bitRate(d.overallBps) ?? '—'} · {byteSize(d.totalBytes)}
           </span>
         </div>
         <div>
@@ -127,7 +122,7 @@ export function ThroughputPanel({ s }: { s: SandboxStatus }) {
       {m.isPending && (
         <div className="tp-progress" data-testid="tp-progress" role="status">
           {progress
-            ? `${progress.direction}: ${(progress.elapsedMs / 1000).toFixed(1)} of ${progress.durationMs / 1000} s, ${formatMegabytes(progress.bytes)} received`
+            ? `${progress.direction}: ${(progress.elapsedMs / 1000).toFixed(1)} of ${progress.durationMs / 1000} s, ${byteSize(progress.bytes)} received`
             : 'starting…'}
           <progress max={progress?.durationMs ?? 1} value={progress?.elapsedMs ?? 0} />
         </div>
@@ -138,10 +133,10 @@ export function ThroughputPanel({ s }: { s: SandboxStatus }) {
           {warnings.map((d) => (
             <div key={d.direction} className="callout callout-warn tp-warning" data-testid={`tp-unshaped-${d.direction}`} role="alert">
               <b>
-                {d.direction}: transfers smaller than {formatMegabytes(d.unshapedBelowBytes!)} are not shaped.
+                {d.direction}: transfers smaller than {byteSize(d.unshapedBelowBytes!)} are not shaped.
               </b>{' '}
               The tbf bucket holds {d.burstBytes!.toLocaleString('en-US')} bytes and starts full, so a shorter flow never meets the{' '}
-              {bps(d.appliedBps ?? d.requestedBps)} limit.
+              {bitRate(d.appliedBps ?? d.requestedBps)} limit.
             </div>
           ))}
           <div className="bwf">

@@ -5,6 +5,7 @@
 import { useQuery } from '@tanstack/react-query';
 import type { SandboxStatus } from '../../../../../../shared/domain/sandbox';
 import type { TopologyNode } from '../../../../../../shared/domain/topology';
+import { queryKeys } from '../../../../lib/query-keys';
 import { useClient } from '../../../../lib/connection-context';
 import { useEndpointCapabilities, useEndpointId } from '../../../../lib/endpoint';
 import { useNavigation } from '../../../../lib/navigation';
@@ -34,7 +35,7 @@ export function TopologyView({ s }: { s: SandboxStatus }) {
   const setTab = useNavigation((st) => st.setDetailTab);
   const ready = s.state === 'SANDBOX_READY' && !s.hostNetwork && !s.netnsClosed;
   const q = useQuery({
-    queryKey: ['ep', endpointId, 'topology', s.id],
+    queryKey: queryKeys.podTopology(endpointId, s.id),
     queryFn: () => client.call('sandbox.topology', { endpointId, id: s.id }),
     enabled: ready && caps.liveNetwork,
     refetchInterval: false,

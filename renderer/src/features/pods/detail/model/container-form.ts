@@ -4,13 +4,11 @@
  * Ports: CRI's ContainerConfig has none (host ports are the pod's port_mappings); kubelet records a container's
  * declared ports in the annotation io.kubernetes.container.ports, and so does this form.
  */
+import type { KeyValueRow } from '../../../../lib/ui/KeyValueEditor';
 import { ContainerConfigSchema, type ContainerConfig, type ContainerConfigInput } from '../../../../../../shared/domain/container';
 
-export interface EnvRow {
-  key: string;
-  k: string;
-  v: string;
-}
+/** an environment variable row (the shared key = value editor's row) */
+export type EnvRow = KeyValueRow;
 
 export interface ContainerForm {
   name: string;
@@ -104,6 +102,10 @@ export function toContainerConfig(f: ContainerForm): { config: ContainerConfigIn
   for (const r of envs) {
     if (!/^[A-Za-z_][A-Za-z0-9_.-]*$/.test(r.k.trim())) errors[`env.${r.key}`] = `"${r.k}" is not a variable name`;
   }
+  const logPath = f.logPath.trim();
+  // the engine joins it under the pod's log directory and refuses one that leaves it
+  if (logPath.startsWith('/') || logPath.split('/').includes('..'))
+    errors.logPath = 'a path relative to the pod\'s log directory, without ".." (e.g. web_0.log)';
   const { ports, error: portError } = parsePorts(f.ports);
   if (portError) errors.ports = portError;
   const cpus = f.cpus.trim() === '' ? 0 : Number(f.cpus);

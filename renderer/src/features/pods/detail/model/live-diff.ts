@@ -3,7 +3,6 @@
  */
 import type { LiveAddress, LiveBandwidthCheck, LiveInterface, LiveRoute } from '../../../../../../shared/domain/live';
 import type { SandboxStatus } from '../../../../../../shared/domain/sandbox';
-import { formatBitsPerSecond } from '../../../../../../shared/domain/bandwidth';
 
 /** "10.0.0.2/16" → "10.0.0.2"; IPv6 lower-cased (the kernel prints it lower-case and compressed). */
 export function bareAddress(a: string): string {
@@ -157,6 +156,3 @@ export function bandwidthVerdict(c: LiveBandwidthCheck): BandwidthVerdict {
   if (req === undefined) return 'unexpected';
   return c.matches ? 'applied' : 'mismatch';
 }
-
-export const bps = (n: number | undefined): string | undefined =>
-  n === undefined ? undefined : formatBitsPerSecond(BigInt(Math.round(n)));
