@@ -43,7 +43,7 @@ import { conflistFacts } from './conflist-facts';
 import { isInflightOwnerAlive, processIdentity, type InflightRecord } from './inflight';
 import { probeLabNetns } from './probe';
 import { diffSides, type DiffSide } from './diff';
-import { emptySnapshot, type KernelReader, type KernelScope } from './kernel';
+import { emptySnapshot, type KernelScope, type LabSnapshotReader } from './kernel';
 import { validateConflistText, type LiveNetworkUse, type ParsedConflist } from './validate';
 import { namesFromTraces, tokensOf, verdict } from './verdict';
 
@@ -69,7 +69,7 @@ export interface LabDeps {
   runner: ProcessRunner;
   /** namespaces of the lab's own (never the engine's ownership-stamped cni-* ones) */
   netns: NetnsManager;
-  kernel: KernelReader;
+  kernel: LabSnapshotReader;
   /** live sandboxes' networks, for the "this run would touch a pod" check */
   liveNetworks(): Promise<LiveNetworkUse[]>;
   /** a sandbox's recorded ADD (NotFound when there is no such sandbox) */
