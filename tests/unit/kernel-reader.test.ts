@@ -82,6 +82,13 @@ describe('parse: links, routes, rules, qdiscs, bridge ports, sysctls', () => {
     expect(q.find((x) => x.kind === 'ingress')).toEqual({ dev: 'd0', kind: 'ingress', handle: 'ffff:', root: false, parent: 'ffff:fff1' });
   });
 
+  it('qdiscs of one device: tc leaves the device out of each entry, the parse puts it back', () => {
+    expect(parseQdiscs(fixture('tc-qdisc-dev.json'), 'kt-h0').map((q) => [q.dev, q.kind, q.root])).toEqual([
+      ['kt-h0', 'tbf', true],
+      ['kt-h0', 'ingress', false],
+    ]);
+  });
+
   it('bridge ports: master, state and hairpin', () => {
     expect(parseBridgePorts(fixture('bridge-link.json'))).toEqual([
       { ifindex: 2, name: 'd1', master: 'ktbr0', state: 'forwarding', hairpin: true },
@@ -194,14 +201,17 @@ describe('LinuxKernelReader', () => {
     const runner = scripted({
       'ip -d -j addr show': { stdout: 'not json' },
       'tc -j qdisc show dev gone0': { exitCode: 1, stderr: 'Cannot find device "gone0"\n' },
-      'tc -j qdisc show dev d0': { stdout: fixture('tc-qdisc.json') },
+      'tc -j qdisc show dev kt-h0': { stdout: fixture('tc-qdisc-dev.json') },
     });
-    const s = await new LinuxKernelReader(runner).read(undefined, { links: true, qdiscs: { devices: ['gone0', 'd0'] } });
+    const s = await new LinuxKernelReader(runner).read(undefined, { links: true, qdiscs: { devices: ['gone0', 'kt-h0'] } });
     expect(s.errors).toHaveLength(2);
     expect(s.errors).toContain('tc -j qdisc show dev gone0: Cannot find device "gone0"');
     expect(s.errors.some((e) => e.startsWith('ip -d -j addr show: unparseable output: '))).toBe(true);
     expect(s.links).toEqual([]);
-    expect(s.qdiscs.map((q) => q.kind)).toContain('tbf');
+    expect(s.qdiscs.map((q) => [q.dev, q.kind])).toEqual([
+      ['kt-h0', 'tbf'],
+      ['kt-h0', 'ingress'],
+    ]);
   });
 
   it('sysctls: a name the kernel lacks is an error and left out; a name that is no sysctl is refused before anything runs', async () => {

@@ -63,7 +63,7 @@ export class LinuxKernelReader implements KernelReader {
     if (query.qdiscs) {
       const devices = query.qdiscs === true ? [undefined] : query.qdiscs.devices;
       jobs.push(
-        Promise.all(devices.map((dev) => parsed(kernelCommands.qdiscs(netns, dev), parseQdiscs))).then(
+        Promise.all(devices.map((dev) => parsed(kernelCommands.qdiscs(netns, dev), (t) => parseQdiscs(t, dev)))).then(
           (v) => void (state.qdiscs = v.flat()),
         ),
       );

@@ -99,12 +99,12 @@ export function parseRules(text: string, family: IpFamily): KernelRule[] {
   );
 }
 
-/** `tc -j qdisc show [dev <dev>]`. */
-export function parseQdiscs(text: string): KernelQdisc[] {
+/** `tc -j qdisc show [dev <dev>]`: asked for one device, tc leaves the device out of each entry. */
+export function parseQdiscs(text: string, dev?: string): KernelQdisc[] {
   return jsonArray(text).map((q) => {
     const o = obj(q.options);
     return defined<KernelQdisc>({
-      dev: str(q.dev) ?? '',
+      dev: str(q.dev) ?? dev ?? '',
       kind: str(q.kind) ?? '',
       handle: str(q.handle),
       root: q.root === true,
