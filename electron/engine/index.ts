@@ -82,7 +82,7 @@ export async function createEngine(partial: Partial<EngineOptions> = {}, extras:
       }),
       files: hostSandboxFiles(runner),
       liveReader: new KernelLiveReader(kernel),
-      probeNet: new LinuxProbeNet(runner),
+      probeNet: new LinuxProbeNet(runner, undefined, kernel),
       images,
       throughputMeter: new ProcessThroughputMeter(),
       topologyReader: new KernelTopologyReader(kernel),
@@ -108,7 +108,7 @@ export async function createEngine(partial: Partial<EngineOptions> = {}, extras:
       kernel: new KernelLabSnapshotReader(kernel),
       liveNetworks: () => liveNetworkUses(engine),
       recordedAdd: (id) => recordedAddOf(engine, id),
-      probeNet: new LinuxProbeNet(runner),
+      probeNet: new LinuxProbeNet(runner, undefined, kernel),
     });
     engine.lab = lab;
     // a read-only engine (the CLI beside a daemon) changes nothing: the daemon's own start-up collects
