@@ -21,7 +21,11 @@ import {
   parseSysctlLines,
   sysctlPath,
 } from '../../electron/engine/kernel/parse';
+import { KernelLabSnapshotReader } from '../../electron/engine/lab/kernel';
 import type { ExecRequest, ExecResult, ProcessRunner } from '../../electron/engine/os/exec';
+import { LinuxProbeNet } from '../../electron/engine/probe/linux-probe-net';
+import { buildTopology } from '../../electron/engine/topology/build';
+import { KernelTopologyReader } from '../../electron/engine/topology/reader';
 
 const fixture = (name: string) => readFileSync(join(__dirname, '../fixtures/kernel', name), 'utf8');
 const lines = (name: string) => fixture(name).split('\n').filter(Boolean);
@@ -236,5 +240,88 @@ describe('LinuxKernelReader', () => {
     });
     const s = await new LinuxKernelReader(runner).read(NS, { sysctls: ['net.ipv4.ip_forward'] });
     expect(s.errors).toEqual([expect.stringContaining('nsenter: cannot open /run/netns/pod')]);
+  });
+});
+
+describe('the readers over it keep their own shapes', () => {
+  const RECORDED: Record<string, string> = {
+    'ip -d -j addr show': 'ip-addr.json',
+    'ip -j -4 route show table all': 'ip-route-4.json',
+    'ip -j -6 route show table all': 'ip-route-6.json',
+    'bridge -d -j link show': 'bridge-link.json',
+    'tc -j qdisc show': 'tc-qdisc.json',
+    'iptables-save': 'portmap-dual-iptables-save.txt',
+    'iptables-save -t nat': 'portmap-dual-iptables-save.txt',
+    'ip6tables-save': 'portmap-dual-ip6tables-save.txt',
+    'ip6tables-save -t nat': 'portmap-dual-ip6tables-save.txt',
+  };
+  /** answers every command of the host from the recorded files; a pod netns (through nsenter) from the peer netns' */
+  const recorded: ProcessRunner = {
+    async run(req: ExecRequest): Promise<ExecResult> {
+      const args = req.args ?? [];
+      const inPod = req.file === 'nsenter';
+      const [file, ...rest] = inPod ? args.slice(1) : [req.file, ...args];
+      const line = [file, ...rest].join(' ');
+      const recordedFile = line === 'ip -d -j addr show' && inPod ? 'ip-addr-peer-netns.json' : RECORDED[line];
+      const stdout = recordedFile ? fixture(recordedFile) : '[]';
+      return { command: line, exitCode: 0, signal: null, stdout, stderr: '', durationMs: 1, timedOut: false, canceled: false };
+    },
+  };
+  const kernel = new LinuxKernelReader(recorded);
+
+  it("topology: iproute2's field names back, so the builder finds the veth's peer by ifindex and the bridge port", async () => {
+    const raw = await new KernelTopologyReader(kernel).read(['/run/netns/peer']);
+    expect(raw.errors).toEqual([]);
+    expect(raw.host.find((l) => l.ifname === 'p0')).toMatchObject({
+      ifindex: 5,
+      link_index: 2,
+      link_netnsid: 0,
+      linkinfo: { info_kind: 'veth' },
+    });
+    expect(raw.host.find((l) => l.ifname === 'd1')).toMatchObject({
+      master: 'ktbr0',
+      linkinfo: { info_kind: 'veth', info_slave_kind: 'bridge' },
+    });
+    expect(raw.bridgePorts).toEqual([{ ifindex: 2, ifname: 'd1', master: 'ktbr0', state: 'forwarding', hairpin: true }]);
+    const { edges } = buildTopology(raw, [{ sandboxId: 's', netnsPath: '/run/netns/peer', hostInterfaces: [] }]);
+    expect(edges).toContainEqual({ from: 'pod:s:p1', to: 'host:p0', kind: 'veth' });
+  });
+
+  it('lab snapshot: one line per fact, the nat and filter tables of each family as -S lists them, prefixed by table', async () => {
+    const { snapshot, errors } = await new KernelLabSnapshotReader(kernel).read({
+      netns: '/run/netns/peer',
+      ipamDirs: [],
+      cacheResultsDir: '/nonexistent',
+      containerId: 'x',
+    });
+    expect(errors).toEqual([]);
+    expect(snapshot.link).toContain('d1 veth mtu 1500 master ktbr0 hairpin on');
+    expect(snapshot['host-address']).toContain('d0 10.150.9.1/24');
+    expect(snapshot.qdisc).toContain('dev d0 tbf 8001: root rate 1250000 burst 32767');
+    expect(snapshot['netns-route']).toEqual([
+      'ipv4 default via 10.150.9.254 dev d0',
+      'ipv4 10.150.9.0/24 dev d0 proto kernel scope link',
+      'ipv4 10.150.10.0/24 dev ktbr0 proto kernel scope link',
+      'ipv6 fd00:150:9::/64 dev d0 proto kernel',
+      'ipv6 fe80::/64 dev d1 proto kernel',
+      'ipv6 fe80::/64 dev d0 proto kernel',
+      'ipv6 fe80::/64 dev ktbr0 proto kernel',
+    ]);
+    expect(snapshot.ip6tables).toContain(
+      'nat -A CNI-DN-d2efcb24d383b390721b1 -p tcp -m tcp --dport 18080 -j DNAT --to-destination [fd00:150:20::2]:80',
+    );
+    // no filter table in the save: listed with its default policies, as -S does
+    expect(snapshot.iptables.filter((l) => l.startsWith('filter '))).toEqual([
+      'filter -P INPUT ACCEPT',
+      'filter -P FORWARD ACCEPT',
+      'filter -P OUTPUT ACCEPT',
+    ]);
+  });
+
+  it("probe: portmap's CNI-HOSTPORT-DNAT jumps of both families, in chain order", async () => {
+    const rules = await new LinuxProbeNet(recorded, undefined, kernel).hostportDnatRules();
+    expect(rules.v4).toHaveLength(1);
+    expect(rules.v6).toHaveLength(1);
+    expect(rules.v6[0]).toMatch(/^-A CNI-HOSTPORT-DNAT -p tcp .*--dports 18080 -j CNI-DN-d2efcb24d383b390721b1$/);
   });
 });
