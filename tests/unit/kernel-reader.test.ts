@@ -1,8 +1,8 @@
 /**
  * The one kernel reader: its parsers over output recorded on a Debian 12 host (iproute2 6.1, iptables 1.8.9 with
- * nf_tables) in a throwaway netns holding a bridge with a hairpin port, a veth whose peer is in another netns, a
- * tbf + ingress qdisc, policy rules of both families and nat/filter rules of both families; and the reader itself
- * over a scripted ProcessRunner.
+ * nf_tables; the JSON re-indented by prettier) in a throwaway netns holding a bridge with a hairpin port, a veth
+ * whose peer is in another netns, a tbf + ingress qdisc, policy rules of both families and nat/filter rules of both
+ * families; and the reader itself over a scripted ProcessRunner.
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
