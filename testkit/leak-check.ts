@@ -11,6 +11,10 @@ import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
+import { kernelCommands, type KernelCommand } from '../electron/engine/kernel/commands';
+import { parseSave, ruleSpecLines, ruleWords } from '../electron/engine/kernel/netfilter';
+import { parseLinks, parseQdiscs } from '../electron/engine/kernel/parse';
+import type { KernelLink, KernelQdisc, NetfilterTable } from '../electron/engine/kernel/types';
 
 export interface LeakScope {
   /** the test's bridge: every interface enslaved to it is a leftover */
@@ -65,6 +69,18 @@ function sh(file: string, args: string[]): string {
   }
 }
 
+/**
+ * The engine's kernel reader is asynchronous; the leak checker is called synchronously from every real test, so it
+ * runs the reader's own commands with execFileSync and parses them with the reader's own parsers.
+ */
+function readKernel<T>(cmd: KernelCommand, parse: (text: string) => T[]): T[] {
+  try {
+    return parse(sh(cmd.file, cmd.args));
+  } catch {
+    return [];
+  }
+}
+
 function list(dir: string | undefined): string[] {
   if (!dir) return [];
   try {
@@ -105,10 +121,12 @@ function under(path: string, dir: string | undefined): boolean {
   return !!dir && (path === dir || path.startsWith(`${dir.replace(/\/$/, '')}/`));
 }
 
-function qdiscsOf(dev: string): string[] {
-  return sh('tc', ['qdisc', 'show', 'dev', dev])
-    .split('\n')
-    .filter((l) => l && !/qdisc (noqueue|pfifo_fast|fq_codel|mq) /.test(l));
+/** the qdiscs a device gets by itself are not leftovers; a plugin's (tbf, ingress) are */
+const DEFAULT_QDISCS = new Set(['noqueue', 'pfifo_fast', 'fq_codel', 'mq']);
+
+function qdiscText(q: KernelQdisc): string {
+  const shape = q.rateBytesPerSecond !== undefined ? ` rate ${q.rateBytesPerSecond * 8}bit` : '';
+  return `qdisc ${q.kind} ${q.handle ?? ''} ${q.root ? 'root' : `parent ${q.parent ?? '?'}`}${shape}`.replace(/ +/g, ' ');
 }
 
 export function findLeftovers(scope: LeakScope): Leftover[] {
@@ -133,18 +151,14 @@ export function findLeftovers(scope: LeakScope): Leftover[] {
   }
 
   // interfaces on the bridge, the ifb devices, and their qdiscs
-  const devices: string[] = [];
-  if (scope.bridge) {
-    for (const line of sh('ip', ['-o', 'link', 'show', 'master', scope.bridge]).split('\n').filter(Boolean)) {
-      const dev = line.split(': ')[1]?.split('@')[0];
-      if (dev) devices.push(dev);
-    }
-  }
-  for (const n of networks)
-    for (const id of ids) if (sh('ip', ['-o', 'link', 'show', 'dev', ifbDevice(n, id)]).trim()) devices.push(ifbDevice(n, id));
+  const links: KernelLink[] = readKernel(kernelCommands.links(), parseLinks);
+  const devices: string[] = scope.bridge ? links.filter((l) => l.master === scope.bridge).map((l) => l.name) : [];
+  for (const n of networks) for (const id of ids) if (links.some((l) => l.name === ifbDevice(n, id))) devices.push(ifbDevice(n, id));
+  const qdiscs = devices.length > 0 ? readKernel(kernelCommands.qdiscs(), parseQdiscs) : [];
   for (const dev of devices) {
     out.push({ kind: 'interface', what: dev });
-    for (const q of qdiscsOf(dev)) out.push({ kind: 'qdisc', what: `${dev}: ${q}` });
+    for (const q of qdiscs.filter((x) => x.dev === dev && !DEFAULT_QDISCS.has(x.kind)))
+      out.push({ kind: 'qdisc', what: `${dev}: ${qdiscText(q)}` });
   }
 
   // host-local: every reservation file (named by the IP) in the test's dataDir, or naming one of the ids
@@ -165,9 +179,13 @@ export function findLeftovers(scope: LeakScope): Leftover[] {
   const networkComments = scope.ownsDirs !== false ? networks.map((n) => `name: \\"${n}\\"`) : [];
   const needles = [...ids, ...chainNames, ...networkComments, ...(scope.subnets ?? []).map(subnetTextPrefix)];
   if (needles.length > 0) {
-    for (const tool of ['iptables', 'ip6tables'] as const) {
+    for (const [tool, family] of [
+      ['iptables', 4],
+      ['ip6tables', 6],
+    ] as const) {
+      const tables: NetfilterTable[] = readKernel(kernelCommands.netfilter(family), (text) => parseSave(text, family));
       for (const table of ['nat', 'filter']) {
-        for (const rule of sh(tool, ['-t', table, '-S']).split('\n')) {
+        for (const rule of ruleSpecLines(tables, table)) {
           if (rule && needles.some((n) => rule.includes(n))) out.push({ kind: tool, table, what: rule });
         }
       }
@@ -214,11 +232,6 @@ export function formatLeftovers(l: Leftover[]): string {
   return l.map((x) => `${x.kind}${x.table ? `/${x.table}` : ''}: ${x.what}`).join('\n');
 }
 
-/** iptables -S prints a rule as `-A CHAIN args…` with quoted comments: split it back into argv. */
-function ruleArgv(rule: string): string[] {
-  return [...rule.matchAll(/"((?:[^"\\]|\\.)*)"|(\S+)/g)].map((m) => (m[1] !== undefined ? m[1].replace(/\\"/g, '"') : m[2]!));
-}
-
 /**
  * Removes what findLeftovers reports for the scope (best effort, idempotent): for a test's afterAll/afterEach, so a
  * failing test still leaves the host as it found it. Never touches anything outside the scope.
@@ -233,7 +246,7 @@ export function sweepLeftovers(scope: LeakScope, runcPath = 'runc'): void {
   // rules first (they reference the chains), then the chains
   for (const tool of ['iptables', 'ip6tables'] as const) {
     const rules = found.filter((x) => x.kind === tool);
-    for (const r of rules.filter((x) => x.what.startsWith('-A '))) sh(tool, ['-t', r.table!, '-D', ...ruleArgv(r.what).slice(1)]);
+    for (const r of rules.filter((x) => x.what.startsWith('-A '))) sh(tool, ['-t', r.table!, '-D', ...ruleWords(r.what).slice(1)]);
     // the chains found by name, and the per-container chains (CNI-<hash>, CNI-DN-<hash>) whose rules were ours
     const chains = new Set(rules.filter((x) => x.what.startsWith('-N ')).map((x) => `${x.table} ${x.what.slice(3).trim()}`));
     for (const r of rules.filter((x) => x.what.startsWith('-A '))) {

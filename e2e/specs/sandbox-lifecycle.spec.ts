@@ -90,9 +90,14 @@ test('create a pod through the form, inspect it, stop it and remove it', async (
     const first = app.detail.livePortRow(0);
     await expect(first).toHaveAttribute('data-found', 'true');
     await expect(first).toContainText('DNAT rule found');
-    const rule = first.getByTestId('dnat-rule');
-    await expect(rule).toContainText(
+    // the pod is dual-stack: one DNAT per family, the IPv4 one first
+    const rules = first.getByTestId('dnat-rule');
+    await expect(rules).toHaveCount(2);
+    await expect(rules.nth(0)).toContainText(
       new RegExp(`^-A CNI-DN-\\S+ .*-p tcp .*--dport 18080 -j DNAT --to-destination ${podIp!.replace(/\./g, '\\.')}:80$`),
+    );
+    await expect(rules.nth(1)).toContainText(
+      new RegExp(`^-A CNI-DN-\\S+ .*-p tcp .*--dport 18080 -j DNAT --to-destination \\[fd00:${E2E_SUBNET_N}::[0-9a-f]+\\]:80$`),
     );
     const dropped = app.detail.livePortRow(1);
     await expect(dropped).toHaveAttribute('data-found', 'false');

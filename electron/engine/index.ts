@@ -10,14 +10,15 @@ import { RuncContainerRuntime } from './containers/runtime';
 import { LocalImageStore } from './images/store';
 import type { ImageStore } from './images/types';
 import { liveNetworkUses, recordedAddOf } from './lab/engine-links';
-import { LinuxKernelReader } from './lab/kernel';
+import { LinuxKernelReader } from './kernel/linux-reader';
+import { KernelLabSnapshotReader } from './lab/kernel';
 import { LabService, type LabRecoveryItem } from './lab/service';
 import type { StartupGcItem } from '../../shared/domain/sandbox';
 import { LinuxNetnsManager } from './netns/linux-netns';
-import { LinuxLiveReader } from './netns/live-reader';
+import { KernelLiveReader } from './netns/live-reader';
 import { LinuxProbeNet } from './probe/linux-probe-net';
 import { ProcessThroughputMeter } from './throughput/process-meter';
-import { LinuxTopologyReader } from './topology/reader';
+import { KernelTopologyReader } from './topology/reader';
 import { DEFAULT_ENGINE_OPTIONS, type Engine, type EngineOptions } from './options';
 import { NodeProcessRunner, type ProcessRunner } from './os/exec';
 import { buildPauseSpec } from './runtime/oci-spec';
@@ -61,6 +62,7 @@ export async function createEngine(partial: Partial<EngineOptions> = {}, extras:
         registryMirrors: options.registryMirrors,
         readOnly,
       }));
+    const kernel = new LinuxKernelReader(runner);
     const engine = new SandboxEngine({
       options,
       netns: new LinuxNetnsManager(options.netnsDir, runner, { readOnly }),
@@ -79,11 +81,11 @@ export async function createEngine(partial: Partial<EngineOptions> = {}, extras:
         rootfsDir: join(options.stateDir, 'pause', 'rootfs'),
       }),
       files: hostSandboxFiles(runner),
-      liveReader: new LinuxLiveReader(runner),
-      probeNet: new LinuxProbeNet(runner),
+      liveReader: new KernelLiveReader(kernel),
+      probeNet: new LinuxProbeNet(runner, undefined, kernel),
       images,
       throughputMeter: new ProcessThroughputMeter(),
-      topologyReader: new LinuxTopologyReader(runner),
+      topologyReader: new KernelTopologyReader(kernel),
       buildPauseSpec,
       engineOomScoreAdj: await readEngineOomScoreAdj(),
       cleanupTimeoutMs: 60_000,
@@ -103,10 +105,10 @@ export async function createEngine(partial: Partial<EngineOptions> = {}, extras:
       options,
       runner,
       netns: new LinuxNetnsManager(options.netnsDir, runner),
-      kernel: new LinuxKernelReader(runner),
+      kernel: new KernelLabSnapshotReader(kernel),
       liveNetworks: () => liveNetworkUses(engine),
       recordedAdd: (id) => recordedAddOf(engine, id),
-      probeNet: new LinuxProbeNet(runner),
+      probeNet: new LinuxProbeNet(runner, undefined, kernel),
     });
     engine.lab = lab;
     // a read-only engine (the CLI beside a daemon) changes nothing: the daemon's own start-up collects

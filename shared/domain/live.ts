@@ -55,8 +55,10 @@ export interface LivePortCheck {
   protocol: string;
   hostPort: number;
   containerPort: number;
-  /** the DNAT rule found in the nat table that sends this host port to the pod, verbatim */
+  /** the DNAT rule found in the nat table that sends this host port to the pod, verbatim (IPv4 first) */
   rule?: string;
+  /** every such rule, verbatim: a dual-stack pod has one in iptables and one in ip6tables */
+  rules: string[];
   found: boolean;
   note: string;
 }

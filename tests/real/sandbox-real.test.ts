@@ -121,6 +121,14 @@ describe('a sandbox on bridge + host-local (v4+v6) + portmap + bandwidth with ru
     expect(live.routes.some((r) => r.dev === 'eth0')).toBe(true);
   });
 
+  it("live view: a dual-stack pod's host port has its DNAT rule in both families, iptables and ip6tables", async () => {
+    const st = await engine.status(id);
+    const [mapped] = (await engine.live(id)).ports;
+    expect(mapped!.rules).toHaveLength(2);
+    expect(mapped!.rules[0]).toMatch(new RegExp(`--dport ${hostPort} -j DNAT --to-destination ${st.ip.replace(/\./g, '\\.')}:8080$`));
+    expect(mapped!.rules[1]).toMatch(new RegExp(`--dport ${hostPort} -j DNAT --to-destination \\[${st.additionalIps[0]}\\]:8080$`));
+  });
+
   let dnChain: string | undefined;
   it('programs the pod CNI-DN chain for the mapped port', () => {
     const rules = sh('iptables', ['-t', 'nat', '-S']).split('\n');

@@ -50,4 +50,15 @@ describe('writeFileDurable', () => {
     expect([a, b]).toContain(await readFile(file, 'utf8'));
     expect(await readdir(dir)).toEqual(['f']);
   });
+
+  it('writes through the temp path the caller names, and removes it when the rename fails', async () => {
+    dir = await mkdtemp(join(tmpdir(), 'podscope-durable-'));
+    // a temp path in a missing directory cannot be opened: proof the named path is the one used
+    await expect(writeFileDurable(join(dir, 'f'), 'x', { tempPath: join(dir, 'missing', 't') })).rejects.toThrow(/ENOENT/);
+    await writeFileDurable(join(dir, 'd', 'keep'), 'x', { mkdirMode: 0o700 });
+    await expect(writeFileDurable(join(dir, 'd'), 'y', { tempPath: join(dir, 'd.tmp-1-ab') })).rejects.toThrow();
+    await writeFileDurable(join(dir, 'f'), 'z', { tempPath: join(dir, 'f.tmp-1-cd') });
+    expect(await readFile(join(dir, 'f'), 'utf8')).toBe('z');
+    expect((await readdir(dir)).sort()).toEqual(['d', 'f']);
+  });
 });

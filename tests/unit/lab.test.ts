@@ -15,7 +15,7 @@ import { FakeNetnsManager } from '../../testkit/fakes/fake-netns';
 import { overlaps } from '../../electron/engine/lab/cidr';
 import { diffSides, jsonDiff, type DiffSide } from '../../electron/engine/lab/diff';
 import { lineColumn, locate, parseJsonText } from '../../electron/engine/lab/json-text';
-import { emptySnapshot, type KernelReader } from '../../electron/engine/lab/kernel';
+import { emptySnapshot, type LabSnapshotReader } from '../../electron/engine/lab/kernel';
 import { LabService } from '../../electron/engine/lab/service';
 import { buildCapabilityArgs } from '../../electron/engine/cni/capability-args';
 import { findConflicts, validateConflistText } from '../../electron/engine/lab/validate';
@@ -261,7 +261,7 @@ describe('lab: save and the door', () => {
   async function lab() {
     const dir = await mkdtemp(join(tmpdir(), 'podscope-l1-unit-'));
     onTestFinished(() => rm(dir, { recursive: true, force: true }));
-    const kernel: KernelReader = { read: async () => ({ snapshot: emptySnapshot(), errors: [] }) };
+    const kernel: LabSnapshotReader = { read: async () => ({ snapshot: emptySnapshot(), errors: [] }) };
     const service = new LabService({
       options: {
         stateDir: join(dir, 'state'),

@@ -1,6 +1,11 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { PodSandboxConfigSchema } from '../../shared/domain/config';
-import type { RawLiveNetwork } from '../../electron/engine/netns/live-reader';
+import { kernelCommands } from '../../electron/engine/kernel/commands';
+import { LinuxKernelReader } from '../../electron/engine/kernel/linux-reader';
+import { KernelLiveReader, type RawLiveNetwork } from '../../electron/engine/netns/live-reader';
+import type { ExecRequest, ExecResult } from '../../electron/engine/os/exec';
 import { buildLiveView } from '../../electron/engine/sandbox/live';
 import type { SandboxRecord } from '../../electron/engine/sandbox/record';
 
@@ -113,5 +118,42 @@ describe('buildLiveView', () => {
       [false, expect.stringMatching(/container-port-only: never passed to CNI/)],
     ]);
     expect(v.ports[0]!.rule).toBe('-A CNI-DN-mine -p tcp -m tcp --dport 18080 -j DNAT --to-destination 10.1.0.2:80');
+  });
+
+  it("lists a dual-stack pod's DNAT rule of each family, read from iptables-save and ip6tables-save", async () => {
+    // recorded: Debian's portmap 1.1.1 ADD for 18080→80 of a pod with 10.150.20.2 and fd00:150:20::2
+    const save = (name: string) => readFileSync(join(__dirname, '../fixtures/kernel', name), 'utf8');
+    const answers: Record<string, string> = {
+      [[kernelCommands.netfilter(4, undefined, 'nat').file, ...kernelCommands.netfilter(4, undefined, 'nat').args].join(' ')]:
+        save('portmap-dual-iptables-save.txt'),
+      [[kernelCommands.netfilter(6, undefined, 'nat').file, ...kernelCommands.netfilter(6, undefined, 'nat').args].join(' ')]:
+        save('portmap-dual-ip6tables-save.txt'),
+    };
+    const runner = {
+      run: async (req: ExecRequest): Promise<ExecResult> => {
+        const line = [req.file, ...(req.args ?? [])].join(' ');
+        return {
+          command: line,
+          exitCode: 0,
+          signal: null,
+          stdout: answers[line] ?? '[]',
+          stderr: '',
+          durationMs: 1,
+          timedOut: false,
+          canceled: false,
+        };
+      },
+    };
+    const live = await new KernelLiveReader(new LinuxKernelReader(runner)).read('/run/netns/pod', []);
+    expect(live.errors).toEqual([]);
+    const rec = record({ port_mappings: [{ container_port: 80, host_port: 18080 }] });
+    rec.ipSelection = { ...rec.ipSelection!, eth0Ips: ['10.150.20.2', 'fd00:150:20::2'] };
+    const [port] = buildLiveView(rec, live, new Date(0)).ports;
+    expect(port!.found).toBe(true);
+    expect(port!.rules).toEqual([
+      '-A CNI-DN-d2efcb24d383b390721b1 -p tcp -m tcp --dport 18080 -j DNAT --to-destination 10.150.20.2:80',
+      '-A CNI-DN-d2efcb24d383b390721b1 -p tcp -m tcp --dport 18080 -j DNAT --to-destination [fd00:150:20::2]:80',
+    ]);
+    expect(port!.rule).toBe(port!.rules[0]);
   });
 });

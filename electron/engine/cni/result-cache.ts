@@ -1,11 +1,13 @@
 /**
  * libcni's on-disk result cache (`cniCacheV1`): `<cacheDir>/results/<network>-<containerId>-<ifName>`, dir 0700,
  * file 0600. The final ADD result is written only after a whole list succeeded; DEL reads it back as prevResult.
- * Writes go through a temp file + rename so a crash never leaves half a cache file.
+ * Writes go through os/durable-write (temp file, fsync, rename, fsync of the directory) so a crash never leaves half
+ * a cache file, and the result a later DEL needs survives a power loss.
  */
 import { randomBytes } from 'node:crypto';
-import { mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { readdir, readFile, rm } from 'node:fs/promises';
 import path from 'node:path';
+import { writeFileDurable } from '../os/durable-write';
 
 export const CACHE_KIND = 'cniCacheV1';
 
@@ -66,15 +68,13 @@ export class ResultCache {
     if (Object.keys(e.capabilityArgs).length) doc.capabilityArgs = e.capabilityArgs;
     doc.result = e.result;
     const file = this.filePath(e);
-    await mkdir(this.dir, { recursive: true, mode: 0o700 });
-    const tmp = `${file}.tmp-${process.pid}-${randomBytes(4).toString('hex')}`;
-    try {
-      await writeFile(tmp, JSON.stringify(doc), { mode: 0o600 });
-      await rename(tmp, file);
-    } catch (err) {
-      await rm(tmp, { force: true });
-      throw err;
-    }
+    // the temp keeps the cache's own name (`<entry>.tmp-<pid>-<rand>`): attachments() skips it and the start-up
+    // sweep knows it as ours
+    await writeFileDurable(file, JSON.stringify(doc), {
+      mode: 0o600,
+      mkdirMode: 0o700,
+      tempPath: `${file}.tmp-${process.pid}-${randomBytes(4).toString('hex')}`,
+    });
     return file;
   }
 

@@ -1,11 +1,13 @@
 /**
  * The container store: an in-memory map backed by one versioned JSON file per container
- * (`<stateDir>/containers-store/<id>.json`), written atomically (temp file + fsync + rename), rebuilt at start-up.
+ * (`<stateDir>/containers-store/<id>.json`), written atomically and durably (os/durable-write: temp file, fsync,
+ * rename, fsync of the directory), rebuilt at start-up.
  * Lookups take a full id or a unique prefix; a miss is a typed NotFound, a second record with one id AlreadyExists.
  */
-import { mkdir, open, readdir, readFile, rename, rm } from 'node:fs/promises';
+import { mkdir, readdir, readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { PodscopeError } from '../../../shared/domain/errors';
+import { writeFileDurable } from '../os/durable-write';
 import { CONTAINER_RECORD_VERSION, type ContainerRecord } from './record';
 
 export function containerNotFound(id: string): PodscopeError {
@@ -16,7 +18,6 @@ export class ContainerStore {
   private readonly records = new Map<string, ContainerRecord>();
   private readonly deleted = new Set<string>();
   private readonly dir: string;
-  private tmpSeq = 0;
 
   constructor(stateDir: string) {
     this.dir = join(stateDir, 'containers-store');
@@ -87,15 +88,8 @@ export class ContainerStore {
     if (this.deleted.has(rec.id)) return;
     this.records.set(rec.id, rec);
     const file = join(this.dir, `${rec.id}.json`);
-    const tmp = `${file}.${process.pid}.${this.tmpSeq++}.tmp`;
-    const fh = await open(tmp, 'w', 0o600);
-    try {
-      await fh.writeFile(JSON.stringify(rec));
-      await fh.sync();
-    } finally {
-      await fh.close();
-    }
-    await rename(tmp, file);
+    // each save renames its own temp file (named `<id>.json.<pid>.<random>.tmp`: load() sweeps `.tmp` leftovers)
+    await writeFileDurable(file, JSON.stringify(rec), { mode: 0o600 });
   }
 
   async delete(id: string): Promise<void> {

@@ -28,7 +28,7 @@ import type { ProbeNet } from '../probe/types';
 import { LAB_IFNAME, labAttachment, labExecContext, labNetwork, type LabExecDeps } from './cni-calls';
 import { conflistFacts, type ConflistFacts } from './conflist-facts';
 import { processIdentity } from './inflight';
-import { emptySnapshot, type KernelReader, type KernelScope, type KernelSnapshot } from './kernel';
+import { emptySnapshot, type LabSnapshotReader, type KernelScope, type KernelSnapshot } from './kernel';
 import { probeLabNetns } from './probe';
 import type { LabRecords } from './record';
 import type { ParsedConflist } from './validate';
@@ -40,7 +40,7 @@ export type ParsedRunRequest = z.output<typeof LabRunRequestSchema>;
 export interface LabRunDeps extends LabExecDeps {
   /** namespaces of the lab's own (never the engine's ownership-stamped cni-* ones) */
   netns: NetnsManager;
-  kernel: KernelReader;
+  kernel: LabSnapshotReader;
   probeNet?: ProbeNet;
   probeConnectTimeoutMs?: number;
 }

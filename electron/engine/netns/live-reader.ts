@@ -1,9 +1,10 @@
 /**
- * Reads a sandbox's network as the kernel has it: `ip` inside the netns (via nsenter, so any netns dir works),
- * `tc` and the nat tables on the host. Every command runs at once; one that fails only adds an error to the result.
+ * Reads a sandbox's network as the kernel has it, through the engine's one kernel reader: inside the netns and on
+ * the host at once; a command that fails only adds an error to the result.
  */
 import type { LiveInterface, LiveRoute } from '../../../shared/domain/live';
-import { describeCommand, type ProcessRunner } from '../os/exec';
+import { ruleSpecLines, tablesOf } from '../kernel/netfilter';
+import type { KernelReader, KernelRoute } from '../kernel/types';
 
 export interface RawLiveNetwork {
   interfaces: LiveInterface[];
@@ -12,7 +13,7 @@ export interface RawLiveNetwork {
   hostLinkKinds: Record<string, string>;
   /** root qdisc per host device asked about */
   qdiscs: Record<string, Array<{ kind: string; rate?: number; burst?: number }>>;
-  /** `iptables -t nat -S` / `ip6tables -t nat -S` lines */
+  /** the nat table of each family as `iptables -t nat -S` / `ip6tables -t nat -S` list it */
   nat: { v4: string[]; v6: string[] };
   errors: string[];
 }
@@ -21,107 +22,50 @@ export interface LiveReader {
   read(netnsPath: string, hostDevices: string[], signal?: AbortSignal): Promise<RawLiveNetwork>;
 }
 
-const TIMEOUT_MS = 10_000;
-
-interface IpAddrJson {
-  ifindex: number;
-  ifname: string;
-  mtu?: number;
-  operstate?: string;
-  address?: string;
-  linkinfo?: { info_kind?: string };
-  addr_info?: Array<{ family: string; local: string; prefixlen: number; scope?: string }>;
-}
-
-interface IpRouteJson {
-  dst: string;
-  gateway?: string;
-  dev?: string;
-  protocol?: string;
-  scope?: string;
-  metric?: number;
-}
-
-export class LinuxLiveReader implements LiveReader {
-  constructor(private readonly runner: ProcessRunner) {}
+/**
+ * The live view's read over the kernel reader: addresses and main-table routes inside the netns; the kinds and root
+ * qdiscs of the host devices asked about, and the nat table of both families, on the host.
+ */
+export class KernelLiveReader implements LiveReader {
+  constructor(private readonly kernel: KernelReader) {}
 
   async read(netnsPath: string, hostDevices: string[], signal?: AbortSignal): Promise<RawLiveNetwork> {
-    const errors: string[] = [];
-    const json = async <T>(file: string, args: string[], fallback: T): Promise<T> => {
-      const r = await this.runner
-        .run({ file, args, timeoutMs: TIMEOUT_MS, signal })
-        .catch((e: unknown) => ({ exitCode: -1, stdout: '', stderr: (e as Error).message }));
-      if (r.exitCode !== 0) {
-        errors.push(`${describeCommand(file, args)}: ${r.stderr.trim() || `exit ${r.exitCode}`}`);
-        return fallback;
-      }
-      try {
-        return (r.stdout.trim() ? JSON.parse(r.stdout) : fallback) as T;
-      } catch (e) {
-        errors.push(`${describeCommand(file, args)}: unparseable output: ${(e as Error).message}`);
-        return fallback;
-      }
-    };
-    const lines = async (file: string, args: string[]) => {
-      const r = await this.runner.run({ file, args, timeoutMs: TIMEOUT_MS, signal }).catch(() => undefined);
-      if (!r || r.exitCode !== 0) {
-        errors.push(`${describeCommand(file, args)}: ${r?.stderr.trim() || 'failed'}`);
-        return [];
-      }
-      return r.stdout.split('\n').filter(Boolean);
-    };
-    const inNetns = (args: string[]) => ['--net=' + netnsPath, 'ip', ...args];
-
-    const [addrs, routes4, routes6, links, qdiscLists, v4, v6] = await Promise.all([
-      json<IpAddrJson[]>('nsenter', inNetns(['-d', '-j', 'addr', 'show']), []),
-      json<IpRouteJson[]>('nsenter', inNetns(['-j', '-4', 'route', 'show']), []),
-      json<IpRouteJson[]>('nsenter', inNetns(['-j', '-6', 'route', 'show']), []),
-      json<IpAddrJson[]>('ip', ['-d', '-j', 'link', 'show'], []),
-      Promise.all(
-        hostDevices.map((dev) =>
-          json<Array<{ kind: string; root?: boolean; options?: { rate?: number; burst?: number } }>>(
-            'tc',
-            ['-j', 'qdisc', 'show', 'dev', dev],
-            [],
-          ),
-        ),
-      ),
-      lines('iptables', ['-t', 'nat', '-S']),
-      lines('ip6tables', ['-t', 'nat', '-S']),
+    const [pod, host] = await Promise.all([
+      this.kernel.read(netnsPath, { links: true, routes: true }, { signal }),
+      this.kernel.read(undefined, { links: true, qdiscs: { devices: hostDevices }, netfilter: { tables: ['nat'] } }, { signal }),
     ]);
     const wanted = new Set(hostDevices);
     return {
-      interfaces: addrs.map((a) => ({
-        name: a.ifname,
-        ifindex: a.ifindex,
-        mac: a.address,
-        mtu: a.mtu,
-        state: a.operstate,
-        kind: a.linkinfo?.info_kind,
-        addresses: (a.addr_info ?? []).map((x) => ({
-          family: x.family === 'inet6' ? 6 : 4,
-          address: x.local,
-          prefixLen: x.prefixlen,
-          scope: x.scope,
-        })),
+      interfaces: pod.links.map((l) => ({
+        name: l.name,
+        ifindex: l.ifindex,
+        mac: l.mac,
+        mtu: l.mtu,
+        state: l.state,
+        kind: l.kind,
+        addresses: l.addresses.map((a) => ({ family: a.family, address: a.address, prefixLen: a.prefixLen, scope: a.scope })),
       })),
-      routes: [...routes4.map((r) => toRoute(r, 4)), ...routes6.map((r) => toRoute(r, 6))],
-      hostLinkKinds: Object.fromEntries(
-        links.filter((l) => wanted.has(l.ifname)).map((l) => [l.ifname, l.linkinfo?.info_kind ?? 'unknown']),
-      ),
+      // the main table, v4 then v6: what `ip route` shows
+      routes: pod.routes.filter((r) => r.table === 'main').map(toRoute),
+      hostLinkKinds: Object.fromEntries(host.links.filter((l) => wanted.has(l.name)).map((l) => [l.name, l.kind ?? 'unknown'])),
       // tc prints tbf rates in bytes per second
       qdiscs: Object.fromEntries(
-        hostDevices.map((dev, i) => [
+        hostDevices.map((dev) => [
           dev,
-          (qdiscLists[i] ?? []).filter((q) => q.root).map((q) => ({ kind: q.kind, rate: q.options?.rate, burst: q.options?.burst })),
+          host.qdiscs
+            .filter((q) => q.dev === dev && q.root)
+            .map((q) => ({ kind: q.kind, rate: q.rateBytesPerSecond, burst: q.burstBytes })),
         ]),
       ),
-      nat: { v4, v6 },
-      errors,
+      nat: {
+        v4: ruleSpecLines(tablesOf(host.netfilter, 4), 'nat'),
+        v6: ruleSpecLines(tablesOf(host.netfilter, 6), 'nat'),
+      },
+      errors: [...pod.errors, ...host.errors],
     };
   }
 }
 
-function toRoute(r: IpRouteJson, family: 4 | 6): LiveRoute {
-  return { family, dst: r.dst, gateway: r.gateway, dev: r.dev, protocol: r.protocol, scope: r.scope, metric: r.metric };
+function toRoute(r: KernelRoute): LiveRoute {
+  return { family: r.family, dst: r.dst, gateway: r.gateway, dev: r.dev, protocol: r.protocol, scope: r.scope, metric: r.metric };
 }

@@ -16,6 +16,11 @@ export interface DurableWriteOptions {
   mode?: number;
   /** create the parent directory (with this mode) when it is missing */
   mkdirMode?: number;
+  /**
+   * the temp file's path, for a store whose readers and start-up sweep recognise its own temp names (it must be
+   * unique per call and in the target's directory); default `<file>.<pid>.<random>.tmp`
+   */
+  tempPath?: string;
 }
 
 /** Writes `data` to `file` atomically and durably (see the file comment). The temp file never survives a failure. */
@@ -23,7 +28,7 @@ export async function writeFileDurable(file: string, data: string | Uint8Array, 
   const dir = dirname(file);
   if (opts.mkdirMode !== undefined) await mkdir(dir, { recursive: true, mode: opts.mkdirMode });
   // unique per call: two writes of one file may overlap, and each must rename its own complete temp file
-  const tmp = `${file}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`;
+  const tmp = opts.tempPath ?? `${file}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`;
   try {
     const fh = await open(tmp, 'w', opts.mode ?? 0o600);
     try {

@@ -6,6 +6,9 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { networkInterfaces } from 'node:os';
 import { PodscopeError } from '../../../shared/domain/errors';
+import { LinuxKernelReader } from '../kernel/linux-reader';
+import { tablesOf } from '../kernel/netfilter';
+import type { KernelReader } from '../kernel/types';
 import type { ProcessRunner } from '../os/exec';
 import { AGENT_SCRIPT } from './agent-script';
 import type { ConnectOutcome, ProbeAgent, ProbeNet } from './types';
@@ -16,8 +19,9 @@ const EXIT_GRACE_MS = 1000;
 
 export class LinuxProbeNet implements ProbeNet {
   constructor(
-    private readonly runner: ProcessRunner,
+    runner: ProcessRunner,
     private readonly nodePath = process.execPath,
+    private readonly kernel: KernelReader = new LinuxKernelReader(runner),
   ) {}
 
   async open(netnsPath: string | undefined, signal?: AbortSignal): Promise<ProbeAgent> {
@@ -42,15 +46,14 @@ export class LinuxProbeNet implements ProbeNet {
   }
 
   async hostportDnatRules(signal?: AbortSignal): Promise<{ v4: string[]; v6: string[] }> {
-    const read = async (file: string) => {
-      const r = await this.runner
-        .run({ file, args: ['-t', 'nat', '-S', 'CNI-HOSTPORT-DNAT'], timeoutMs: 10_000, signal })
-        .catch(() => undefined);
-      // exit 1 "No chain/target/match by that name": no pod ever mapped a host port; nothing conflicts
-      return r?.exitCode === 0 ? r.stdout.split('\n').filter(Boolean) : [];
-    };
-    const [v4, v6] = await Promise.all([read('iptables'), read('ip6tables')]);
-    return { v4, v6 };
+    const { netfilter } = await this.kernel.read(undefined, { netfilter: { tables: ['nat'] } }, { signal });
+    // no chain (no pod ever mapped a host port, or a family's read failed): nothing conflicts there
+    const chain = (family: 4 | 6) =>
+      tablesOf(netfilter, family)
+        .flatMap((t) => t.rules)
+        .filter((r) => r.chain === 'CNI-HOSTPORT-DNAT')
+        .map((r) => r.spec);
+    return { v4: chain(4), v6: chain(6) };
   }
 
   hostAddresses(): string[] {

@@ -26,7 +26,7 @@ export interface ProbeAgent {
 export interface ProbeNet {
   /** an agent in the netns pinned at netnsPath, or in the host's netns when undefined */
   open(netnsPath: string | undefined, signal?: AbortSignal): Promise<ProbeAgent>;
-  /** `iptables -t nat -S CNI-HOSTPORT-DNAT` and the ip6tables one, lines in chain order (empty when the chain is absent) */
+  /** the rules of CNI-HOSTPORT-DNAT in the nat table of each family, `-A …` lines in chain order (empty when absent) */
   hostportDnatRules(signal?: AbortSignal): Promise<{ v4: string[]; v6: string[] }>;
   /** the host's own addresses (to refuse probing a host_ip that would send packets off the host) */
   hostAddresses(): string[];

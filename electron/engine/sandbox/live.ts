@@ -110,9 +110,12 @@ function checkPorts(rec: SandboxRecord, nat: RawLiveNetwork['nat']): LivePortChe
       return {
         ...base,
         found: false,
+        rules: [],
         note: 'container-port-only: never passed to CNI, so no DNAT rule is expected; reach it on the pod IP',
       };
-    const rule = rules.find((l) => {
+    // portmap writes one DNAT per pod IP of the mapping's family (iptables for IPv4, ip6tables for IPv6): a
+    // dual-stack pod has one of each, and every one of them is the mapping's
+    const found = rules.filter((l) => {
       const chain = /^-A (\S+) /.exec(l)?.[1];
       return (
         chain !== undefined &&
@@ -124,16 +127,19 @@ function checkPorts(rec: SandboxRecord, nat: RawLiveNetwork['nat']): LivePortChe
         (m.host_ip === '' || l.includes(`-d ${m.host_ip}/`))
       );
     });
+    const rule = found[0];
     return rule
       ? {
           ...base,
           found: true,
           rule,
+          rules: found,
           note: `DNAT ${m.host_ip || '*'}:${m.host_port}/${protocol} → ${/--to-destination (\S+)/.exec(rule)?.[1] ?? '?'}`,
         }
       : {
           ...base,
           found: false,
+          rules: [],
           note: 'no DNAT rule for this mapping in the nat table (is portmap in the conflist, with capabilities.portMappings?)',
         };
   });

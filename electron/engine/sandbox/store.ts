@@ -1,12 +1,14 @@
 /**
  * The sandbox store: an in-memory map backed by one versioned JSON file per sandbox (`<stateDir>/store/<id>.json`),
- * written atomically (temp file + fsync + rename) so a crash never leaves a half-written record. Rebuilt at start-up.
+ * written atomically and durably (os/durable-write: temp file, fsync, rename, fsync of the directory) so a crash
+ * never leaves a half-written record. Rebuilt at start-up.
  * Sandbox files (hostname, resolv.conf…) live apart, in `<stateDir>/sandboxes/<id>`, so deleting them never
  * deletes the record that says they existed.
  */
-import { mkdir, open, readdir, readFile, rename, rm } from 'node:fs/promises';
+import { mkdir, readdir, readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { PodscopeError } from '../../../shared/domain/errors';
+import { writeFileDurable } from '../os/durable-write';
 import { SandboxReadIndex } from './read-index';
 import { RECORD_VERSION, type SandboxRecord } from './record';
 
@@ -32,7 +34,6 @@ export class SandboxStore {
   /** the views and indexes status and list read, kept current by save and delete */
   readonly index = new SandboxReadIndex();
   private readonly dir: string;
-  private tmpSeq = 0;
   /** ids removed in this process: a late save (e.g. a liveness check that raced remove) must not bring them back */
   private readonly deleted = new Set<string>();
 
@@ -96,15 +97,8 @@ export class SandboxStore {
     this.index.upsert(rec);
     if (this.readOnly) return;
     const file = join(this.dir, `${rec.id}.json`);
-    const tmp = `${file}.${process.pid}.${this.tmpSeq++}.tmp`; // unique: two saves of one record may overlap
-    const fh = await open(tmp, 'w', 0o600);
-    try {
-      await fh.writeFile(JSON.stringify(rec));
-      await fh.sync();
-    } finally {
-      await fh.close();
-    }
-    await rename(tmp, file);
+    // each save renames its own temp file (named `<id>.json.<pid>.<random>.tmp`: load() sweeps `.tmp` leftovers)
+    await writeFileDurable(file, JSON.stringify(rec), { mode: 0o600 });
   }
 
   async delete(id: string): Promise<void> {

@@ -1,8 +1,8 @@
 /**
- * The topology touch point: `ip -j -d link show` + `ip -j addr show` on the host and inside a netns (through
- * nsenter, so any netns path works) and `bridge -j -d link show` on the host. Raw JSON out; build.ts interprets it.
+ * The topology's raw read: links with addresses on the host and inside each netns, and the host's bridge ports, in
+ * iproute2's JSON shapes (`ip -d -j addr`, `bridge -d -j link`). build.ts interprets it.
  */
-import { describeCommand, type ProcessRunner } from '../os/exec';
+import type { KernelLink, KernelReader } from '../kernel/types';
 
 export interface IpLinkJson {
   ifindex: number;
@@ -40,39 +40,50 @@ export interface TopologyReader {
   read(netnsPaths: string[], signal?: AbortSignal): Promise<RawTopology>;
 }
 
-const TIMEOUT_MS = 10_000;
-
-export class LinuxTopologyReader implements TopologyReader {
-  constructor(private readonly runner: ProcessRunner) {}
+/** The topology's read over the kernel reader: links and bridge ports on the host, links in each netns, at once. */
+export class KernelTopologyReader implements TopologyReader {
+  constructor(private readonly kernel: KernelReader) {}
 
   async read(netnsPaths: string[], signal?: AbortSignal): Promise<RawTopology> {
-    const errors: string[] = [];
-    const json = async <T>(file: string, args: string[]): Promise<T[]> => {
-      const r = await this.runner
-        .run({ file, args, timeoutMs: TIMEOUT_MS, signal })
-        .catch((e: unknown) => ({ exitCode: -1, stdout: '', stderr: (e as Error).message }));
-      if (r.exitCode !== 0) {
-        errors.push(`${describeCommand(file, args)}: ${r.stderr.trim() || `exit ${String(r.exitCode)}`}`);
-        return [];
-      }
-      try {
-        return (r.stdout.trim() ? JSON.parse(r.stdout) : []) as T[];
-      } catch (e) {
-        errors.push(`${describeCommand(file, args)}: unparseable output: ${(e as Error).message}`);
-        return [];
-      }
-    };
-    // `ip -d addr` carries link details (kind, master, link_index) and addresses in one read
-    const [host, bridgePorts, ...pods] = await Promise.all([
-      json<IpLinkJson>('ip', ['-d', '-j', 'addr', 'show']),
-      json<BridgeLinkJson>('bridge', ['-d', '-j', 'link', 'show']),
-      ...netnsPaths.map((p) => json<IpLinkJson>('nsenter', [`--net=${p}`, 'ip', '-d', '-j', 'addr', 'show'])),
+    const [host, ...pods] = await Promise.all([
+      this.kernel.read(undefined, { links: true, bridgePorts: true }, { signal }),
+      ...netnsPaths.map((p) => this.kernel.read(p, { links: true }, { signal })),
     ]);
     return {
-      host: host as IpLinkJson[],
-      bridgePorts: bridgePorts as BridgeLinkJson[],
-      pods: Object.fromEntries(netnsPaths.map((p, i) => [p, pods[i] as IpLinkJson[]])),
-      errors,
+      host: host.links.map(ipLinkJson),
+      bridgePorts: host.bridgePorts.map((p) => ({
+        ifindex: p.ifindex,
+        ifname: p.name,
+        master: p.master,
+        state: p.state,
+        hairpin: p.hairpin,
+      })),
+      pods: Object.fromEntries(netnsPaths.map((p, i) => [p, pods[i]!.links.map(ipLinkJson)])),
+      errors: [host, ...pods].flatMap((s) => s.errors),
     };
   }
+}
+
+/** back to iproute2's field names, which build.ts (and the captured output its tests use) speak */
+function ipLinkJson(l: KernelLink): IpLinkJson {
+  const linkinfo = l.kind !== undefined || l.slaveKind !== undefined ? { info_kind: l.kind, info_slave_kind: l.slaveKind } : undefined;
+  return {
+    ifindex: l.ifindex,
+    ifname: l.name,
+    flags: l.flags,
+    mtu: l.mtu,
+    operstate: l.state,
+    address: l.mac,
+    master: l.master,
+    link_index: l.peerIfindex,
+    link: l.peerName,
+    link_netnsid: l.peerNetnsId,
+    linkinfo,
+    addr_info: l.addresses.map((a) => ({
+      family: a.family === 6 ? 'inet6' : 'inet',
+      local: a.address,
+      prefixlen: a.prefixLen,
+      scope: a.scope,
+    })),
+  };
 }

@@ -68,10 +68,13 @@ export function LivePorts({
                     )}
                   </td>
                   <td>
-                    {c?.rule ? (
-                      <code className="rule" data-testid="dnat-rule">
-                        {c.rule}
-                      </code>
+                    {c?.rules.length ? (
+                      // one per family: a dual-stack pod's mapping has an iptables and an ip6tables DNAT
+                      c.rules.map((rule) => (
+                        <code key={rule} className="rule" data-testid="dnat-rule">
+                          {rule}
+                        </code>
+                      ))
                     ) : !d.passed ? (
                       <span className="muted small">
                         host_port {d.mapping.host_port}: never passed to portmap, so no DNAT rule is expected; reach it on the pod IP, port{' '}

@@ -147,15 +147,18 @@ describe('Bandwidth tab: was the annotation applied?', () => {
 });
 
 describe('Port mappings tab: live DNAT rules', () => {
-  it('shows the DNAT rule verbatim, and explains that a host_port 0 mapping expects none', async () => {
+  it('shows the DNAT rule of each family verbatim (the pod is dual-stack), and explains that a host_port 0 mapping expects none', async () => {
     await open('ports', {});
     const table = await screen.findByTestId('live-port-rows');
     const rows = table.querySelectorAll('tbody tr');
     expect(rows).toHaveLength(2);
     expect(rows[0]!.getAttribute('data-found')).toBe('true');
-    expect(within(rows[0] as HTMLElement).getByTestId('dnat-rule').textContent).toMatch(
-      /--dport 18080 -j DNAT --to-destination 10\.88\.0\.\d+:80$/,
-    );
+    const rules = within(rows[0] as HTMLElement)
+      .getAllByTestId('dnat-rule')
+      .map((r) => r.textContent);
+    expect(rules).toHaveLength(2);
+    expect(rules[0]).toMatch(/--dport 18080 -j DNAT --to-destination 10\.88\.0\.\d+:80$/);
+    expect(rules[1]).toMatch(/--dport 18080 -j DNAT --to-destination \[2001:4860:4860::\w+\]:80$/);
     expect(rows[1]!.textContent).toContain('none expected');
     expect(rows[1]!.textContent).toContain('no DNAT rule is expected');
   });
