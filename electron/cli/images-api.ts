@@ -2,6 +2,7 @@
  * What the image commands need, from the engine's own store (no --endpoint) or from any CRI runtime's ImageService
  * (--endpoint). Loading an archive exists only locally: CRI has no call for it.
  */
+import { join } from 'node:path';
 import { PodscopeError } from '../../shared/domain/errors';
 import type { PullProgress, RegistryAuth } from '../engine/images/types';
 import type { ImageSummary } from '../cri/client/cri-image-api';
@@ -42,30 +43,35 @@ export async function withImages<T>(flags: Flags, fn: (api: CliImages) => Promis
       cri.close();
     }
   }
-  const { createEngine } = await import('../engine/index');
-  const engine = await createEngine(engineOptionsFromFlags(flags));
-  const store = engine.images;
-  try {
-    return await fn({
-      where: 'the local image store',
-      pull: async (ref, auth, onProgress) => (await store.pull(ref, { ...(auth && { auth }), ...(onProgress && { onProgress }) })).id,
-      list: async (ref) => {
-        if (!ref) return (await store.list()).map(imageViewOf);
-        const rec = await store.resolve(ref);
-        return rec ? [imageViewOf(rec)] : [];
-      },
-      status: async (ref, verbose) => {
-        const rec = await store.resolve(ref);
-        if (!rec) return undefined;
-        const info: Record<string, string> = verbose ? { info: imageVerboseInfo(rec) } : {};
-        return { image: imageViewOf(rec), info };
-      },
-      remove: (ref) => store.remove(ref),
-      load: async (file) => (await store.load(file)).map(imageViewOf),
-    });
-  } finally {
-    await engine.close();
-  }
+  // The image store alone, under its own lock (engine/images/store-lock.ts), not an engine: the app, `serve` or
+  // `cri` may hold the state dir, and listing, inspecting or loading images beside them is safe.
+  const { LocalImageStore } = await import('../engine/images/store');
+  const { NodeProcessRunner } = await import('../engine/os/exec');
+  const { DEFAULT_ENGINE_OPTIONS } = await import('../engine/options');
+  const options = { ...DEFAULT_ENGINE_OPTIONS, ...engineOptionsFromFlags(flags) };
+  const store = await LocalImageStore.open({
+    root: join(options.stateDir, 'images'),
+    runner: new NodeProcessRunner(),
+    insecureRegistries: options.insecureRegistries,
+    registryMirrors: options.registryMirrors,
+  });
+  return fn({
+    where: 'the local image store',
+    pull: async (ref, auth, onProgress) => (await store.pull(ref, { ...(auth && { auth }), ...(onProgress && { onProgress }) })).id,
+    list: async (ref) => {
+      if (!ref) return (await store.list()).map(imageViewOf);
+      const rec = await store.resolve(ref);
+      return rec ? [imageViewOf(rec)] : [];
+    },
+    status: async (ref, verbose) => {
+      const rec = await store.resolve(ref);
+      if (!rec) return undefined;
+      const info: Record<string, string> = verbose ? { info: imageVerboseInfo(rec) } : {};
+      return { image: imageViewOf(rec), info };
+    },
+    remove: (ref) => store.remove(ref),
+    load: async (file) => (await store.load(file)).map(imageViewOf),
+  });
 }
 
 /** crictl's --creds USER[:PASS] (a missing password is an error here: there is no terminal prompt). */
