@@ -2,7 +2,8 @@
  * A synthetic CRI runtime.v1 endpoint for the UI benchmark and the list-follower tests: a real grpc-js server on a
  * unix socket that answers Version, Status, ListPodSandbox, PodSandboxStatus, ListContainers and (optionally)
  * GetContainerEvents from N generated pods, counting every RPC by method. Without `events` GetContainerEvents is
- * left unimplemented, as containerd 1.6 does, so a client must re-list. Nothing here touches the host network: the
+ * left unimplemented, as containerd 1.6 does, so a client must re-list; `listContainers: false` answers ListContainers
+ * with UNIMPLEMENTED, as an old or partial runtime does. Nothing here touches the host network: the
  * pod IPs are only strings.
  */
 import {
@@ -103,6 +104,8 @@ export async function startSyntheticCri(opts: {
   socketPath: string;
   pods: number | SyntheticPod[];
   events: boolean;
+  /** false: ListContainers is left unimplemented, as an old or partial runtime might (default: served, empty) */
+  listContainers?: boolean;
 }): Promise<SyntheticCri> {
   const pods = typeof opts.pods === 'number' ? generatePods(opts.pods) : [...opts.pods];
   const byId = new Map(pods.map((p) => [p.id, p]));
@@ -143,10 +146,12 @@ export async function startSyntheticCri(opts: {
       if (!p) return cb({ code: GrpcStatus.NOT_FOUND, details: `no sandbox ${call.request.podSandboxId}` });
       cb(null, { status: toStatus(p), info: {}, timestamp: '0' });
     },
-    listContainers: (_call: unknown, cb: Cb<pb.ListContainersResponse>) => {
-      count('ListContainers');
-      cb(null, { containers: [] });
-    },
+  };
+  impl.listContainers = (_call: unknown, cb: Cb<pb.ListContainersResponse>) => {
+    count('ListContainers');
+    // what grpc-js answers for a method a server does not implement, but counted
+    if (opts.listContainers === false) return cb({ code: GrpcStatus.UNIMPLEMENTED, details: 'unknown method ListContainers' });
+    cb(null, { containers: [] });
   };
   if (opts.events)
     impl.getContainerEvents = (stream: ServerWritableStream<pb.GetEventsRequest, pb.ContainerEventResponse>) => {

@@ -22,7 +22,7 @@ export interface RouterOptions {
   /** the in-process engine (its events are pushed as endpoint "local") */
   engine: Pick<Engine, 'subscribe' | 'lab'>;
   /** every endpoint, "local" included (see electron/endpoints); images and streaming come from the registry when it has them */
-  endpoints: EndpointRegistry & Partial<Pick<CriEndpointRegistry, 'images' | 'streaming'>>;
+  endpoints: EndpointRegistry & Partial<Pick<CriEndpointRegistry, 'images' | 'streaming' | 'showing' | 'forgetViewer'>>;
   /** log follow poll interval (ms) */
   logPollMs?: number;
   /** who may call; everyone else gets PermissionDenied-like FailedPrecondition */
@@ -174,6 +174,7 @@ export function createRouter(opts: RouterOptions): Router {
       void broadcastEndpoints();
       return view;
     },
+    'endpoints.showing': async (r, s) => endpoints.showing?.(r.endpointId, ownerOf(s), r.ids),
   };
 
   const listeners = new Set<RouterListener>();
@@ -235,7 +236,10 @@ export function createRouter(opts: RouterOptions): Router {
       listeners.add(listener);
       return () => listeners.delete(listener);
     },
-    closeConnection: (connectionId) => sessions.closeOwner(connectionId),
+    closeConnection: (connectionId) => {
+      endpoints.forgetViewer?.(connectionId);
+      return sessions.closeOwner(connectionId);
+    },
     sessions,
     dispose() {
       void sessions.closeAll();

@@ -38,6 +38,8 @@ export interface EndpointCapabilities {
   streaming?: boolean;
   /** an image service the Images page can list, pull into and remove from */
   images?: boolean;
+  /** ListContainers is served (absent: assumed; false: an old or partial runtime, whose pods are listed without containers) */
+  containers?: boolean;
 }
 
 /** The built-in engine gives everything. */
