@@ -6,7 +6,8 @@
  *   - time to first rows and to all rows (the toolbar shows "10000 sandboxes") after the switch;
  *   - keystroke-to-paint p50/p90 over ~30 keystrokes in the filter box: from the key event to the first frame after
  *     the list shows the count the filter must give (computed here from the same pods);
- *   - RPCs the endpoint receives during 10 s idle, and the whole RPC count per method;
+ *   - RPCs the endpoint receives during 10 s idle (and PodSandboxStatus calls among them: the app reads pod IPs only for
+ *     the rows on screen), and the whole RPC count per method;
  *   - the renderer's JS heap (CDP, after a GC).
  * Runs once without GetContainerEvents (a containerd 1.6-like runtime: the app must re-list) and once with it.
  * Needs the renderer build (`npm run build:renderer`; done here when dist/renderer is missing).
@@ -96,6 +97,7 @@ interface RunResult {
   statusCallsDuringLoad: number;
   settleMs: number;
   idleRpcs: number;
+  idleStatusCalls: number;
   idleByMethod: Record<string, number>;
   keyP50: number;
   keyP90: number;
@@ -177,6 +179,7 @@ async function runOnce(opts: {
     const idleByMethod: Record<string, number> = {};
     for (const [k, v] of Object.entries(after)) if (v - (before[k] ?? 0) > 0) idleByMethod[k] = v - (before[k] ?? 0);
     const idleRpcs = (Object.values(idleByMethod).reduce((a, b) => a + b, 0) * 10_000) / opts.idleMs;
+    const idleStatusCalls = ((idleByMethod.PodSandboxStatus ?? 0) * 10_000) / opts.idleMs;
 
     if (opts.screenshot) await page.screenshot({ path: opts.screenshot });
 
@@ -205,6 +208,7 @@ async function runOnce(opts: {
       statusCallsDuringLoad,
       settleMs,
       idleRpcs,
+      idleStatusCalls,
       idleByMethod,
       keyP50: pct(samples, 50),
       keyP90: pct(samples, 90),
@@ -330,6 +334,7 @@ async function main(): Promise<number> {
         `| PodSandboxStatus calls before all rows showed | ${r.statusCallsDuringLoad} |`,
         `| background settle after the list showed | ${ms(r.settleMs)} |`,
         `| idle RPCs per 10 s | ${r.idleRpcs.toFixed(1)} ${JSON.stringify(r.idleByMethod)} |`,
+        `| idle PodSandboxStatus calls per 10 s | ${r.idleStatusCalls.toFixed(1)} |`,
         `| keystroke to paint p50 / p90 / max (n=${r.keyN}) | ${ms(r.keyP50)} / ${ms(r.keyP90)} / ${ms(r.keyMax)} |`,
         `| renderer JS heap after GC | ${r.heapMb.toFixed(1)} MB |`,
         `| RPCs in the whole run | ${JSON.stringify(r.totals)} |`,
