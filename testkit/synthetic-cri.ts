@@ -63,6 +63,8 @@ export interface SyntheticCri {
   readonly pods: SyntheticPod[];
   /** RPCs answered (or streams opened) per method since start */
   counts(): Record<string, number>;
+  /** the pods a PodSandboxStatus was asked for (their IPs are all a client can know) */
+  statusedIds(): ReadonlySet<string>;
   total(): number;
   /** change a pod (state flip) and tell open event streams */
   flip(id: string): void;
@@ -110,6 +112,7 @@ export async function startSyntheticCri(opts: {
   const pods = typeof opts.pods === 'number' ? generatePods(opts.pods) : [...opts.pods];
   const byId = new Map(pods.map((p) => [p.id, p]));
   const counts: Record<string, number> = {};
+  const statused = new Set<string>();
   const count = (m: string) => {
     counts[m] = (counts[m] ?? 0) + 1;
   };
@@ -142,6 +145,7 @@ export async function startSyntheticCri(opts: {
     },
     podSandboxStatus: (call: { request: pb.PodSandboxStatusRequest }, cb: Cb<pb.PodSandboxStatusResponse>) => {
       count('PodSandboxStatus');
+      statused.add(call.request.podSandboxId);
       const p = byId.get(call.request.podSandboxId);
       if (!p) return cb({ code: GrpcStatus.NOT_FOUND, details: `no sandbox ${call.request.podSandboxId}` });
       cb(null, { status: toStatus(p), info: {}, timestamp: '0' });
@@ -170,6 +174,7 @@ export async function startSyntheticCri(opts: {
     socketPath: opts.socketPath,
     pods,
     counts: () => ({ ...counts }),
+    statusedIds: () => statused,
     total: () => Object.values(counts).reduce((a, b) => a + b, 0),
     flip(id) {
       const p = byId.get(id);

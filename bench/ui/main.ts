@@ -21,7 +21,7 @@ import { chromium, type Page } from 'playwright-core';
 import { createTestEngine } from '../../electron/engine/testing/test-engine';
 import { assembleAppCore } from '../../electron/core/app-core';
 import { startBrowserHost } from '../../electron/host/browser-host';
-import { startSyntheticCri, type SyntheticPod } from '../../testkit/synthetic-cri';
+import { startSyntheticCri, type SyntheticCri, type SyntheticPod } from '../../testkit/synthetic-cri';
 
 const HELP = `npm run bench:ui -- [--pods N] [--mode relist|events|both] [--idle-ms MS] [--settle-max-ms MS] [--screenshot FILE] [--profile FILE] [--headed]`;
 
@@ -42,13 +42,28 @@ const pct = (xs: number[], p: number) => {
 };
 const ms = (x: number) => (Number.isFinite(x) ? `${x.toFixed(0)} ms` : 'n/a');
 
-/** what the pods filter matches (renderer/src/features/pods/filter.ts): id, name, namespace, IPs, labels k=v */
-function shownFor(pods: SyntheticPod[], text: string): number {
+/**
+ * what the pods filter matches (renderer/src/features/pods/filter.ts): id, name, namespace, IPs, labels k=v. The app
+ * knows a pod's IP only once it asked for the pod's status (rows it showed), so only those IPs can match.
+ */
+function shownFor(pods: SyntheticPod[], text: string, ipKnown: ReadonlySet<string>): number {
   const t = text.trim().toLowerCase();
   if (!t) return pods.length;
   return pods.filter((p) =>
-    [p.id, p.name, p.namespace, p.ip, ...Object.entries(p.labels).map(([k, v]) => `${k}=${v}`)].some((h) => h.toLowerCase().includes(t)),
+    [p.id, p.name, p.namespace, ipKnown.has(p.id) ? p.ip : '', ...Object.entries(p.labels).map(([k, v]) => `${k}=${v}`)].some(
+      (h) => h && h.toLowerCase().includes(t),
+    ),
   ).length;
+}
+
+/** Waits until no PodSandboxStatus was asked for over 600 ms (the rows a filter shows get their IPs read, then pushed). */
+async function statusesSettled(cri: SyntheticCri): Promise<void> {
+  for (let last = -1; ;) {
+    const now = cri.counts().PodSandboxStatus ?? 0;
+    if (now === last) return;
+    last = now;
+    await new Promise((r) => setTimeout(r, 600));
+  }
 }
 const countText = (shown: number, all: number) => (shown === all ? `${all} sandbox${all === 1 ? '' : 'es'}` : `${shown} of ${all}`);
 
@@ -190,7 +205,7 @@ async function runOnce(opts: {
       await prof.send('Profiler.setSamplingInterval', { interval: 200 });
       await prof.send('Profiler.start');
     }
-    const samples = await typeAndMeasure(page, cri.pods, opts.pods);
+    const samples = await typeAndMeasure(page, cri, opts.pods);
     if (prof && opts.profile) {
       const { profile } = (await prof.send('Profiler.stop')) as { profile: unknown };
       writeFileSync(opts.profile, JSON.stringify(profile));
@@ -228,7 +243,8 @@ async function runOnce(opts: {
 }
 
 /** each key: from its keydown (event time) to the first frame after the count shows the filter's answer */
-async function typeAndMeasure(page: Page, pods: SyntheticPod[], all: number): Promise<number[]> {
+async function typeAndMeasure(page: Page, cri: SyntheticCri, all: number): Promise<number[]> {
+  const pods = cri.pods;
   const input = page.getByRole('textbox', { name: 'Filter pods' }).or(page.getByRole('searchbox', { name: 'Filter pods' }));
   await input.click();
   await page.evaluate(() => {
@@ -257,7 +273,8 @@ async function typeAndMeasure(page: Page, pods: SyntheticPod[], all: number): Pr
   const samples: number[] = [];
   for (const key of KEYS) {
     text = key === BS ? text.slice(0, -1) : text + key;
-    const expected = countText(shownFor(pods, text), all);
+    await statusesSettled(cri);
+    const expected = countText(shownFor(pods, text, cri.statusedIds()), all);
     if (expected === shown) {
       // not measurable (see KEYS): typed, then the next key waits for its own answer
       await page.keyboard.press(key);
