@@ -92,8 +92,25 @@ export interface EndpointRegistryOptions extends CriConnectionOptions {
   relistMs?: number;
 }
 
+/** A plain object (callers and tests spread it to replace a method), over the Registry below. */
 export function createEndpointRegistry(options: EndpointRegistryOptions): CriEndpointRegistry {
-  return new Registry(options);
+  const r = new Registry(options);
+  return {
+    list: () => r.list(),
+    add: (req) => r.add(req),
+    remove: (id) => r.remove(id),
+    rename: (id, label) => r.rename(id, label),
+    api: (id) => r.api(id),
+    criApi: (id) => r.criApi(id),
+    images: (id) => r.images(id),
+    streaming: (id) => r.streaming(id),
+    subscribe: (listener) => r.subscribe(listener),
+    subscribeDeltas: (listener) => r.subscribeDeltas(listener),
+    onChange: (listener) => r.onChange(listener),
+    showing: (endpointId, viewer, ids) => r.showing(endpointId, viewer, ids),
+    forgetViewer: (viewer) => r.forgetViewer(viewer),
+    close: () => r.close(),
+  };
 }
 
 class Registry implements CriEndpointRegistry {
