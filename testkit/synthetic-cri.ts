@@ -2,7 +2,8 @@
  * A synthetic CRI runtime.v1 endpoint for the UI benchmark and the list-follower tests: a real grpc-js server on a
  * unix socket that answers Version, Status, ListPodSandbox, PodSandboxStatus, ListContainers and (optionally)
  * GetContainerEvents from N generated pods, counting every RPC by method. Without `events` GetContainerEvents is
- * left unimplemented, as containerd 1.6 does, so a client must re-list. Nothing here touches the host network: the
+ * left unimplemented, as containerd 1.6 does, so a client must re-list; `listContainers: false` answers ListContainers
+ * with UNIMPLEMENTED, as an old or partial runtime does. Nothing here touches the host network: the
  * pod IPs are only strings.
  */
 import {
@@ -62,6 +63,8 @@ export interface SyntheticCri {
   readonly pods: SyntheticPod[];
   /** RPCs answered (or streams opened) per method since start */
   counts(): Record<string, number>;
+  /** the pods a PodSandboxStatus was asked for (their IPs are all a client can know) */
+  statusedIds(): ReadonlySet<string>;
   total(): number;
   /** change a pod (state flip) and tell open event streams */
   flip(id: string): void;
@@ -103,10 +106,13 @@ export async function startSyntheticCri(opts: {
   socketPath: string;
   pods: number | SyntheticPod[];
   events: boolean;
+  /** false: ListContainers is left unimplemented, as an old or partial runtime might (default: served, empty) */
+  listContainers?: boolean;
 }): Promise<SyntheticCri> {
   const pods = typeof opts.pods === 'number' ? generatePods(opts.pods) : [...opts.pods];
   const byId = new Map(pods.map((p) => [p.id, p]));
   const counts: Record<string, number> = {};
+  const statused = new Set<string>();
   const count = (m: string) => {
     counts[m] = (counts[m] ?? 0) + 1;
   };
@@ -139,14 +145,17 @@ export async function startSyntheticCri(opts: {
     },
     podSandboxStatus: (call: { request: pb.PodSandboxStatusRequest }, cb: Cb<pb.PodSandboxStatusResponse>) => {
       count('PodSandboxStatus');
+      statused.add(call.request.podSandboxId);
       const p = byId.get(call.request.podSandboxId);
       if (!p) return cb({ code: GrpcStatus.NOT_FOUND, details: `no sandbox ${call.request.podSandboxId}` });
       cb(null, { status: toStatus(p), info: {}, timestamp: '0' });
     },
-    listContainers: (_call: unknown, cb: Cb<pb.ListContainersResponse>) => {
-      count('ListContainers');
-      cb(null, { containers: [] });
-    },
+  };
+  impl.listContainers = (_call: unknown, cb: Cb<pb.ListContainersResponse>) => {
+    count('ListContainers');
+    // what grpc-js answers for a method a server does not implement, but counted
+    if (opts.listContainers === false) return cb({ code: GrpcStatus.UNIMPLEMENTED, details: 'unknown method ListContainers' });
+    cb(null, { containers: [] });
   };
   if (opts.events)
     impl.getContainerEvents = (stream: ServerWritableStream<pb.GetEventsRequest, pb.ContainerEventResponse>) => {
@@ -165,6 +174,7 @@ export async function startSyntheticCri(opts: {
     socketPath: opts.socketPath,
     pods,
     counts: () => ({ ...counts }),
+    statusedIds: () => statused,
     total: () => Object.values(counts).reduce((a, b) => a + b, 0),
     flip(id) {
       const p = byId.get(id);

@@ -6,7 +6,8 @@
  *   - time to first rows and to all rows (the toolbar shows "10000 sandboxes") after the switch;
  *   - keystroke-to-paint p50/p90 over ~30 keystrokes in the filter box: from the key event to the first frame after
  *     the list shows the count the filter must give (computed here from the same pods);
- *   - RPCs the endpoint receives during 10 s idle, and the whole RPC count per method;
+ *   - RPCs the endpoint receives during 10 s idle (and PodSandboxStatus calls among them: the app reads pod IPs only for
+ *     the rows on screen), and the whole RPC count per method;
  *   - the renderer's JS heap (CDP, after a GC).
  * Runs once without GetContainerEvents (a containerd 1.6-like runtime: the app must re-list) and once with it.
  * Needs the renderer build (`npm run build:renderer`; done here when dist/renderer is missing).
@@ -20,7 +21,7 @@ import { chromium, type Page } from 'playwright-core';
 import { createTestEngine } from '../../testkit/fakes/test-engine';
 import { assembleAppCore } from '../../electron/core/app-core';
 import { startBrowserHost } from '../../electron/host/browser-host';
-import { startSyntheticCri, type SyntheticPod } from '../../testkit/synthetic-cri';
+import { startSyntheticCri, type SyntheticCri, type SyntheticPod } from '../../testkit/synthetic-cri';
 
 const HELP = `npm run bench:ui -- [--pods N] [--mode relist|events|both] [--idle-ms MS] [--settle-max-ms MS] [--screenshot FILE] [--profile FILE] [--headed]`;
 
@@ -41,13 +42,28 @@ const pct = (xs: number[], p: number) => {
 };
 const ms = (x: number) => (Number.isFinite(x) ? `${x.toFixed(0)} ms` : 'n/a');
 
-/** what the pods filter matches (renderer/src/features/pods/filter.ts): id, name, namespace, IPs, labels k=v */
-function shownFor(pods: SyntheticPod[], text: string): number {
+/**
+ * what the pods filter matches (renderer/src/features/pods/filter.ts): id, name, namespace, IPs, labels k=v. The app
+ * knows a pod's IP only once it asked for the pod's status (rows it showed), so only those IPs can match.
+ */
+function shownFor(pods: SyntheticPod[], text: string, ipKnown: ReadonlySet<string>): number {
   const t = text.trim().toLowerCase();
   if (!t) return pods.length;
   return pods.filter((p) =>
-    [p.id, p.name, p.namespace, p.ip, ...Object.entries(p.labels).map(([k, v]) => `${k}=${v}`)].some((h) => h.toLowerCase().includes(t)),
+    [p.id, p.name, p.namespace, ipKnown.has(p.id) ? p.ip : '', ...Object.entries(p.labels).map(([k, v]) => `${k}=${v}`)].some(
+      (h) => h && h.toLowerCase().includes(t),
+    ),
   ).length;
+}
+
+/** Waits until no PodSandboxStatus was asked for over 600 ms (the rows a filter shows get their IPs read, then pushed). */
+async function statusesSettled(cri: SyntheticCri): Promise<void> {
+  for (let last = -1; ;) {
+    const now = cri.counts().PodSandboxStatus ?? 0;
+    if (now === last) return;
+    last = now;
+    await new Promise((r) => setTimeout(r, 600));
+  }
 }
 const countText = (shown: number, all: number) => (shown === all ? `${all} sandbox${all === 1 ? '' : 'es'}` : `${shown} of ${all}`);
 
@@ -96,6 +112,7 @@ interface RunResult {
   statusCallsDuringLoad: number;
   settleMs: number;
   idleRpcs: number;
+  idleStatusCalls: number;
   idleByMethod: Record<string, number>;
   keyP50: number;
   keyP90: number;
@@ -177,6 +194,7 @@ async function runOnce(opts: {
     const idleByMethod: Record<string, number> = {};
     for (const [k, v] of Object.entries(after)) if (v - (before[k] ?? 0) > 0) idleByMethod[k] = v - (before[k] ?? 0);
     const idleRpcs = (Object.values(idleByMethod).reduce((a, b) => a + b, 0) * 10_000) / opts.idleMs;
+    const idleStatusCalls = ((idleByMethod.PodSandboxStatus ?? 0) * 10_000) / opts.idleMs;
 
     if (opts.screenshot) await page.screenshot({ path: opts.screenshot });
 
@@ -187,7 +205,7 @@ async function runOnce(opts: {
       await prof.send('Profiler.setSamplingInterval', { interval: 200 });
       await prof.send('Profiler.start');
     }
-    const samples = await typeAndMeasure(page, cri.pods, opts.pods);
+    const samples = await typeAndMeasure(page, cri, opts.pods);
     if (prof && opts.profile) {
       const { profile } = (await prof.send('Profiler.stop')) as { profile: unknown };
       writeFileSync(opts.profile, JSON.stringify(profile));
@@ -205,6 +223,7 @@ async function runOnce(opts: {
       statusCallsDuringLoad,
       settleMs,
       idleRpcs,
+      idleStatusCalls,
       idleByMethod,
       keyP50: pct(samples, 50),
       keyP90: pct(samples, 90),
@@ -224,7 +243,8 @@ async function runOnce(opts: {
 }
 
 /** each key: from its keydown (event time) to the first frame after the count shows the filter's answer */
-async function typeAndMeasure(page: Page, pods: SyntheticPod[], all: number): Promise<number[]> {
+async function typeAndMeasure(page: Page, cri: SyntheticCri, all: number): Promise<number[]> {
+  const pods = cri.pods;
   const input = page.getByRole('textbox', { name: 'Filter pods' }).or(page.getByRole('searchbox', { name: 'Filter pods' }));
   await input.click();
   await page.evaluate(() => {
@@ -253,7 +273,8 @@ async function typeAndMeasure(page: Page, pods: SyntheticPod[], all: number): Pr
   const samples: number[] = [];
   for (const key of KEYS) {
     text = key === BS ? text.slice(0, -1) : text + key;
-    const expected = countText(shownFor(pods, text), all);
+    await statusesSettled(cri);
+    const expected = countText(shownFor(pods, text, cri.statusedIds()), all);
     if (expected === shown) {
       // not measurable (see KEYS): typed, then the next key waits for its own answer
       await page.keyboard.press(key);
@@ -330,6 +351,7 @@ async function main(): Promise<number> {
         `| PodSandboxStatus calls before all rows showed | ${r.statusCallsDuringLoad} |`,
         `| background settle after the list showed | ${ms(r.settleMs)} |`,
         `| idle RPCs per 10 s | ${r.idleRpcs.toFixed(1)} ${JSON.stringify(r.idleByMethod)} |`,
+        `| idle PodSandboxStatus calls per 10 s | ${r.idleStatusCalls.toFixed(1)} |`,
         `| keystroke to paint p50 / p90 / max (n=${r.keyN}) | ${ms(r.keyP50)} / ${ms(r.keyP90)} / ${ms(r.keyMax)} |`,
         `| renderer JS heap after GC | ${r.heapMb.toFixed(1)} MB |`,
         `| RPCs in the whole run | ${JSON.stringify(r.totals)} |`,

@@ -65,11 +65,7 @@ export async function withImages<T>(flags: Flags, fn: (images: EndpointImages) =
       cri.close();
     }
   }
-  const { createEngine } = await import('../engine/api');
-  const engine = await createEngine(engineOptionsFromFlags(flags));
-  try {
-    return await fn(localImages(engine.images));
-  } finally {
-    await engine.close();
-  }
+  // the image store alone, not an engine: the app, `serve` or `cri` may hold the state dir (see openImageStore)
+  const { openImageStore } = await import('../engine/api');
+  return fn(localImages(await openImageStore(engineOptionsFromFlags(flags))));
 }

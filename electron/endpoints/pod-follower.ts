@@ -6,16 +6,24 @@
  *   event stream; a sandbox event carries the pod's status, so a changed row costs no extra RPC. An app container's
  *   event re-lists containers (one ListContainers, debounced). A stream that ends is re-opened and the list re-synced.
  * - Any other runtime is re-listed at most every `relistMs` with ONE ListPodSandbox and ONE ListContainers, diffed
- *   against the last list.
+ *   against the last list (list-diff.ts).
  *
  * ListPodSandbox carries no network facts (pod IP, host network): those come from one non-verbose PodSandboxStatus
- * per row that is new or whose state changed, fetched in the background a few at a time after the list is already
- * shown; likewise one ContainerStatus for an exited container's exit code. Unchanged rows are never asked about
- * again, so an idle endpoint costs one or two RPCs per re-list.
+ * per row, read only for the rows a viewer shows (`showing`), cached by id until the row's state changes
+ * (row-facts.ts). At 10,000 pods a window shows a few dozen: an idle endpoint costs one or two RPCs per re-list,
+ * whatever its size. Likewise one ContainerStatus for an exited container's exit code.
+ *
+ * A runtime that does not serve ListContainers (an old or partial CRI implementation) still has its pods listed:
+ * its containers are unavailable, said so by `containersAvailable` and by containers() failing Unimplemented.
  */
 import type { ContainerSummary } from '../../shared/domain/container';
 import type { EndpointDelta, ListDelta } from '../../shared/domain/endpoints';
+import { isNotSupported, PodscopeError } from '../../shared/domain/errors';
 import type { SandboxEvent, SandboxSummary } from '../../shared/domain/sandbox';
+import { diffContainers, diffSandboxes, sameSandboxListFacts } from './list-diff';
+import { RowFacts } from './row-facts';
+
+export { diffContainers, diffSandboxes, sameContainer, sameSandboxListFacts } from './list-diff';
 
 /** What the follower needs of a CRI client (CriEndpointApi has all of it). */
 export interface FollowerSource {
@@ -31,6 +39,8 @@ export interface PodFollowerOptions {
   source: FollowerSource;
   /** the runtime serves GetContainerEvents (probed by the registry) */
   events: boolean;
+  /** false: the runtime is known not to serve ListContainers (never asked); default: asked, and an Unimplemented answer stops asking */
+  containers?: boolean;
   /** re-list period without events (ms), default 5000 */
   relistMs?: number;
   /** wait before re-opening an event stream that ended (ms), default 3000 */
@@ -43,12 +53,24 @@ export interface PodFollowerOptions {
   onDelta(delta: EndpointDelta): void;
   /** a list or the event stream failed: the endpoint may be gone (the registry checks it at once) */
   onFailure?(e: Error): void;
+  /** the runtime answered ListContainers with Unimplemented: its containers are unavailable from now on */
+  onContainersUnavailable?(): void;
 }
 
 export interface PodFollower {
   /** the current rows; the first call waits for the first list, and a follower whose last list failed lists again */
   pods(): Promise<SandboxSummary[]>;
+  /** Unimplemented when the runtime does not serve ListContainers */
   containers(): Promise<ContainerSummary[]>;
+  /** false once the runtime is known not to serve ListContainers */
+  readonly containersAvailable: boolean;
+  /**
+   * The rows one viewer (a window, a browser tab) shows now, replacing what it showed before: their network facts
+   * are read unless known. Rows no viewer shows are never asked about.
+   */
+  showing(viewer: string, ids: string[]): void;
+  /** the viewer went away (its window closed) */
+  forgetViewer(viewer: string): void;
   /** when the endpoint last answered one of the follower's calls (ms since epoch; 0 when never) */
   readonly lastAnswerAt: number;
   /** the event stream is open (a runtime that dies ends it, so no ping is needed to notice) */
@@ -60,339 +82,227 @@ export interface PodFollower {
   close(): void;
 }
 
-type NetFacts = Pick<SandboxSummary, 'ip' | 'additionalIps' | 'hostNetwork'>;
-
-function sameRecord(a: Record<string, string>, b: Record<string, string>): boolean {
-  const ka = Object.keys(a);
-  if (ka.length !== Object.keys(b).length) return false;
-  for (const k of ka) if (a[k] !== b[k]) return false;
-  return true;
-}
-
-/** the list facts of a sandbox row are the same (network facts are compared separately: the list lacks them) */
-export function sameSandboxListFacts(a: SandboxSummary, b: SandboxSummary): boolean {
-  return (
-    a.state === b.state &&
-    a.createdAtNs === b.createdAtNs &&
-    a.runtimeHandler === b.runtimeHandler &&
-    a.metadata.name === b.metadata.name &&
-    a.metadata.namespace === b.metadata.namespace &&
-    a.metadata.uid === b.metadata.uid &&
-    a.metadata.attempt === b.metadata.attempt &&
-    sameRecord(a.labels, b.labels) &&
-    sameRecord(a.annotations, b.annotations)
-  );
-}
-
-export function sameContainer(a: ContainerSummary, b: ContainerSummary): boolean {
-  return (
-    a.state === b.state &&
-    a.podSandboxId === b.podSandboxId &&
-    a.createdAtNs === b.createdAtNs &&
-    a.image === b.image &&
-    a.imageRef === b.imageRef &&
-    a.name === b.name &&
-    a.metadata.attempt === b.metadata.attempt &&
-    sameRecord(a.labels, b.labels) &&
-    sameRecord(a.annotations, b.annotations)
-  );
-}
-
-/**
- * The delta from the last list to a new one, and the new map. `changed` rows keep the network facts the previous
- * row had (the list does not carry them); `needNet` names the rows whose facts must be (re)read: new rows and rows
- * whose state changed (a stopped pod's network is torn down).
- */
-export function diffSandboxes(
-  prev: ReadonlyMap<string, SandboxSummary>,
-  listed: SandboxSummary[],
-): { next: Map<string, SandboxSummary>; delta: ListDelta<SandboxSummary>; needNet: string[] } {
-  const next = new Map<string, SandboxSummary>();
-  const upserts: SandboxSummary[] = [];
-  const needNet: string[] = [];
-  for (const row of listed) {
-    const old = prev.get(row.id);
-    if (old && sameSandboxListFacts(old, row)) {
-      next.set(row.id, old); // unchanged: the same object, so the renderer keeps the row's identity
-      continue;
-    }
-    const merged = old ? { ...row, ip: old.ip, additionalIps: old.additionalIps, hostNetwork: old.hostNetwork } : row;
-    next.set(row.id, merged);
-    upserts.push(merged);
-    if (!old || old.state !== row.state) needNet.push(row.id);
-  }
-  const removed: string[] = [];
-  for (const id of prev.keys()) if (!next.has(id)) removed.push(id);
-  return { next, delta: { upserts, removed }, needNet };
-}
-
-/**
- * Like diffSandboxes for containers: ListContainers has no exit code or reason, so `needExit` names the containers
- * that are exited and new or just exited (one ContainerStatus each); others keep what they had.
- */
-export function diffContainers(
-  prev: ReadonlyMap<string, ContainerSummary>,
-  listed: ContainerSummary[],
-): { next: Map<string, ContainerSummary>; delta: ListDelta<ContainerSummary>; needExit: string[] } {
-  const next = new Map<string, ContainerSummary>();
-  const upserts: ContainerSummary[] = [];
-  const needExit: string[] = [];
-  for (const c of listed) {
-    const old = prev.get(c.id);
-    if (old && sameContainer(old, c)) {
-      next.set(c.id, old);
-      continue;
-    }
-    const merged = old ? { ...c, exitCode: old.exitCode, reason: old.reason } : c;
-    next.set(c.id, merged);
-    upserts.push(merged);
-    if (c.state === 'CONTAINER_EXITED' && old?.state !== 'CONTAINER_EXITED') needExit.push(c.id);
-  }
-  const removed: string[] = [];
-  for (const id of prev.keys()) if (!next.has(id)) removed.push(id);
-  return { next, delta: { upserts, removed }, needExit };
-}
-
 const nonEmpty = <T>(d: ListDelta<T> | undefined): d is ListDelta<T> => !!d && (d.upserts.length > 0 || d.removed.length > 0);
 
-export function createPodFollower(opts: PodFollowerOptions): PodFollower {
-  const { source } = opts;
-  const relistMs = opts.relistMs ?? 5000;
-  const eventsRetryMs = opts.eventsRetryMs ?? 3000;
-  const concurrency = opts.statusConcurrency ?? 4;
-  const flushMs = opts.flushMs ?? 250;
-
-  let pods: Map<string, SandboxSummary> | undefined;
-  let containers: Map<string, ContainerSummary> | undefined;
-  let lastAnswerAt = 0;
-  let healthy = false;
-  let streaming = false;
-  let closed = false;
-  let listing: Promise<void> | undefined;
-  let relistTimer: NodeJS.Timeout | undefined;
-  let retryTimer: NodeJS.Timeout | undefined;
-  let containersTimer: NodeJS.Timeout | undefined;
-  let stopStream: (() => void) | undefined;
+class Follower implements PodFollower {
+  private podRows: Map<string, SandboxSummary> | undefined;
+  private containerRows: Map<string, ContainerSummary> | undefined;
+  lastAnswerAt = 0;
+  healthy = false;
+  streaming = false;
+  containersAvailable: boolean;
+  private closed = false;
+  private listing: Promise<void> | undefined;
+  private relistTimer: NodeJS.Timeout | undefined;
+  private retryTimer: NodeJS.Timeout | undefined;
+  private containersTimer: NodeJS.Timeout | undefined;
+  private stopStream: (() => void) | undefined;
   /** events that arrived while a list was in flight: applied after it, so the older list cannot undo them */
-  let heldEvents: SandboxEvent[] | undefined;
+  private heldEvents: SandboxEvent[] | undefined;
+  private readonly viewers = new Map<string, Set<string>>();
+  private readonly facts: RowFacts;
 
-  const answered = () => {
-    lastAnswerAt = Date.now();
-  };
-  const fail = (e: unknown) => {
-    healthy = false;
-    if (!closed) opts.onFailure?.(e as Error);
-  };
-  const push = (delta: EndpointDelta) => {
+  constructor(private readonly opts: PodFollowerOptions) {
+    this.containersAvailable = opts.containers !== false;
+    this.facts = new RowFacts({
+      networkOf: (id) => opts.source.networkOf(id),
+      ...(opts.source.exitOf && { exitOf: (id: string) => opts.source.exitOf!(id) }),
+      pods: () => this.podRows,
+      containers: () => this.containerRows,
+      answered: () => this.answered(),
+      push: (d) => this.push(d),
+      concurrency: opts.statusConcurrency ?? 4,
+      flushMs: opts.flushMs ?? 250,
+    });
+    // start: the event stream first (so nothing between the list and the stream is lost), then the first list
+    if (opts.events) this.openStream();
+    this.relist().then(
+      () => this.scheduleRelist(),
+      () => this.scheduleRelist(),
+    );
+  }
+
+  async pods(): Promise<SandboxSummary[]> {
+    if (!this.podRows || !this.healthy) await this.relist();
+    return [...this.podRows!.values()];
+  }
+
+  async containers(): Promise<ContainerSummary[]> {
+    if (!this.containerRows || !this.healthy) await this.relist();
+    if (!this.containersAvailable)
+      throw new PodscopeError('Unimplemented', 'this runtime does not serve ListContainers: its containers are unavailable');
+    return [...this.containerRows!.values()];
+  }
+
+  showing(viewer: string, ids: string[]): void {
+    this.viewers.set(viewer, new Set(ids));
+    this.facts.wantNetwork(ids.filter((id) => this.podRows?.has(id)));
+  }
+
+  forgetViewer(viewer: string): void {
+    this.viewers.delete(viewer);
+  }
+
+  async resync(): Promise<void> {
+    await this.relist();
+  }
+
+  close(): void {
+    this.closed = true;
+    clearTimeout(this.relistTimer);
+    clearTimeout(this.retryTimer);
+    clearTimeout(this.containersTimer);
+    this.facts.close();
+    this.stopStream?.();
+  }
+
+  private shown(id: string): boolean {
+    for (const ids of this.viewers.values()) if (ids.has(id)) return true;
+    return false;
+  }
+
+  private answered(): void {
+    this.lastAnswerAt = Date.now();
+  }
+
+  private fail(e: unknown): void {
+    this.healthy = false;
+    if (!this.closed) this.opts.onFailure?.(e as Error);
+  }
+
+  private push(delta: EndpointDelta): void {
     const out: EndpointDelta = {};
     if (nonEmpty(delta.pods)) out.pods = delta.pods;
     if (nonEmpty(delta.containers)) out.containers = delta.containers;
-    if (!closed && (out.pods || out.containers)) opts.onDelta(out);
-  };
-
-  // ---- network facts (pods) and exit facts (containers), filled a few at a time, pushed in batches ----
-  /** "p:<pod id>" or "c:<container id>" */
-  const netQueue = new Set<string>();
-  let netWorkers = 0;
-  const netReady = new Map<string, SandboxSummary>();
-  const exitReady = new Map<string, ContainerSummary>();
-  let flushTimer: NodeJS.Timeout | undefined;
-  const flushNet = () => {
-    flushTimer = undefined;
-    if (netReady.size === 0 && exitReady.size === 0) return;
-    const upserts = [...netReady.values()];
-    const cUpserts = [...exitReady.values()];
-    netReady.clear();
-    exitReady.clear();
-    push({ pods: { upserts, removed: [] }, containers: { upserts: cUpserts, removed: [] } });
-  };
-  const fillExit = async (id: string) => {
-    if (!source.exitOf || !containers?.has(id)) return;
-    let facts: Pick<ContainerSummary, 'exitCode' | 'reason'>;
-    try {
-      facts = await source.exitOf(id);
-      answered();
-    } catch {
-      return; // removed meanwhile
-    }
-    const c = containers?.get(id);
-    if (!c || (c.exitCode === facts.exitCode && c.reason === facts.reason)) return;
-    const updated = { ...c, ...facts };
-    containers!.set(id, updated);
-    exitReady.set(id, updated);
-    scheduleFlush();
-  };
-  const scheduleFlush = () => {
-    if (flushTimer || closed) return;
-    flushTimer = setTimeout(flushNet, flushMs);
-    flushTimer.unref();
-  };
-  const netWorker = async () => {
-    netWorkers++;
-    try {
-      while (!closed && netQueue.size > 0) {
-        const key = netQueue.values().next().value as string;
-        netQueue.delete(key);
-        if (key.startsWith('c:')) {
-          await fillExit(key.slice(2));
-          continue;
-        }
-        const id = key.slice(2);
-        if (!pods?.has(id)) continue;
-        let facts: NetFacts;
-        try {
-          facts = await source.networkOf(id);
-          answered();
-        } catch {
-          continue; // removed between list and status: the next list drops it
-        }
-        const row = pods?.get(id);
-        if (!row) continue;
-        if (row.ip === facts.ip && row.hostNetwork === facts.hostNetwork && row.additionalIps.join() === facts.additionalIps.join())
-          continue;
-        const updated = { ...row, ...facts };
-        pods!.set(id, updated);
-        netReady.set(id, updated);
-        scheduleFlush();
-      }
-    } finally {
-      netWorkers--;
-      if (netWorkers === 0 && netQueue.size === 0) flushNet();
-    }
-  };
-  const wantNet = (ids: string[], kind: 'p' | 'c' = 'p') => {
-    for (const id of ids) netQueue.add(`${kind}:${id}`);
-    while (netWorkers < concurrency && netQueue.size > netWorkers) void netWorker();
-  };
+    if (!this.closed && (out.pods || out.containers)) this.opts.onDelta(out);
+  }
 
   // ---- lists ----
-  const applyEvent = (e: SandboxEvent) => {
+
+  private relist(): Promise<void> {
+    this.listing ??= (async () => {
+      this.heldEvents = [];
+      try {
+        const [listedPods, listedContainers] = await Promise.all([this.opts.source.listOnce(), this.listContainers()]);
+        this.answered();
+        this.healthy = true;
+        const p = diffSandboxes(this.podRows ?? new Map(), listedPods);
+        const c = listedContainers && diffContainers(this.containerRows ?? new Map(), listedContainers);
+        this.podRows = p.next;
+        this.containerRows = c ? c.next : (this.containerRows ?? new Map());
+        this.facts.forget([...p.needNet, ...p.delta.removed]);
+        this.push({ pods: p.delta, ...(c && { containers: c.delta }) });
+        this.facts.wantNetwork(p.needNet.filter((id) => this.shown(id)));
+        if (c) this.facts.wantExit(c.needExit);
+      } catch (e) {
+        this.fail(e);
+        throw e;
+      } finally {
+        const held = this.heldEvents ?? [];
+        this.heldEvents = undefined;
+        this.listing = undefined;
+        for (const e of held) this.applyEvent(e);
+      }
+    })();
+    return this.listing;
+  }
+
+  /** undefined when the runtime does not serve ListContainers (asked once; an Unimplemented answer is remembered) */
+  private async listContainers(): Promise<ContainerSummary[] | undefined> {
+    if (!this.containersAvailable) return undefined;
+    try {
+      return await this.opts.source.listContainersOnce();
+    } catch (e) {
+      if (!isNotSupported(e)) throw e;
+      this.containersAvailable = false;
+      this.opts.onContainersUnavailable?.();
+      return undefined;
+    }
+  }
+
+  private applyContainers(listed: ContainerSummary[]): void {
+    const c = diffContainers(this.containerRows ?? new Map(), listed);
+    this.containerRows = c.next;
+    this.push({ containers: c.delta });
+    this.facts.wantExit(c.needExit);
+  }
+
+  private async relistContainers(): Promise<void> {
+    this.containersTimer = undefined;
+    if (this.closed || !this.containerRows) return;
+    try {
+      const listed = await this.listContainers();
+      this.answered();
+      if (listed) this.applyContainers(listed);
+    } catch (e) {
+      this.fail(e);
+    }
+  }
+
+  private scheduleRelist(): void {
+    if (this.closed || this.opts.events) return;
+    clearTimeout(this.relistTimer);
+    this.relistTimer = setTimeout(() => {
+      this.relist().then(
+        () => this.scheduleRelist(),
+        () => this.scheduleRelist(),
+      );
+    }, this.opts.relistMs ?? 5000);
+    this.relistTimer.unref();
+  }
+
+  // ---- events ----
+
+  private applyEvent(e: SandboxEvent): void {
+    const pods = this.podRows;
     if (!pods) return;
     if (e.type === 'sandbox.removed') {
-      if (pods.delete(e.id)) push({ pods: { upserts: [], removed: [e.id] } });
+      this.facts.forget([e.id]);
+      if (pods.delete(e.id)) this.push({ pods: { upserts: [], removed: [e.id] } });
     } else if (e.type === 'sandbox.added' || e.type === 'sandbox.changed') {
       const old = pods.get(e.id);
       // an event's status has the network facts already; a stop event without them keeps none
       const row = { ...e.summary };
+      this.facts.markKnown(e.id);
       if (old && sameSandboxListFacts(old, row) && old.ip === row.ip && old.hostNetwork === row.hostNetwork) return;
       pods.set(e.id, row);
-      push({ pods: { upserts: [row], removed: [] } });
+      this.push({ pods: { upserts: [row], removed: [] } });
     }
-  };
+  }
 
-  const relist = (): Promise<void> => {
-    listing ??= (async () => {
-      heldEvents = [];
-      try {
-        const [listedPods, listedContainers] = await Promise.all([source.listOnce(), source.listContainersOnce()]);
-        answered();
-        healthy = true;
-        const p = diffSandboxes(pods ?? new Map(), listedPods);
-        const c = diffContainers(containers ?? new Map(), listedContainers);
-        pods = p.next;
-        containers = c.next;
-        push({ pods: p.delta, containers: c.delta });
-        wantNet(p.needNet);
-        wantNet(c.needExit, 'c');
-      } catch (e) {
-        fail(e);
-        throw e;
-      } finally {
-        const held = heldEvents ?? [];
-        heldEvents = undefined;
-        listing = undefined;
-        for (const e of held) applyEvent(e);
-      }
-    })();
-    return listing;
-  };
-
-  const relistContainers = async () => {
-    containersTimer = undefined;
-    if (closed || !containers) return;
-    try {
-      const c = diffContainers(containers, await source.listContainersOnce());
-      answered();
-      containers = c.next;
-      push({ containers: c.delta });
-      wantNet(c.needExit, 'c');
-    } catch (e) {
-      fail(e);
-    }
-  };
-
-  const scheduleRelist = () => {
-    if (closed || opts.events) return;
-    clearTimeout(relistTimer);
-    relistTimer = setTimeout(() => {
-      relist().then(scheduleRelist, scheduleRelist);
-    }, relistMs);
-    relistTimer.unref();
-  };
-
-  const openStream = () => {
-    if (closed) return;
-    streaming = true;
-    stopStream = source.subscribe(
+  private openStream(): void {
+    if (this.closed) return;
+    this.streaming = true;
+    this.stopStream = this.opts.source.subscribe(
       (e) => {
-        answered();
-        if (heldEvents) heldEvents.push(e);
-        else applyEvent(e);
+        this.answered();
+        if (this.heldEvents) this.heldEvents.push(e);
+        else this.applyEvent(e);
       },
-      (e) => {
-        streaming = false;
-        stopStream = undefined;
-        fail(e);
-        if (closed) return;
-        retryTimer = setTimeout(() => {
-          openStream();
-          // events may have been missed while the stream was down
-          relist().catch(() => undefined);
-        }, eventsRetryMs);
-        retryTimer.unref();
-      },
+      (e) => this.streamEnded(e),
       () => {
-        if (containersTimer || closed) return;
+        if (this.containersTimer || this.closed) return;
         // a burst of container events costs one ListContainers
-        containersTimer = setTimeout(() => void relistContainers(), 200);
-        containersTimer.unref();
+        this.containersTimer = setTimeout(() => void this.relistContainers(), 200);
+        this.containersTimer.unref();
       },
     );
-  };
+  }
 
-  // start: the event stream first (so nothing between the list and the stream is lost), then the first list
-  if (opts.events) openStream();
-  relist().then(scheduleRelist, scheduleRelist);
+  private streamEnded(e: Error): void {
+    this.streaming = false;
+    this.stopStream = undefined;
+    this.fail(e);
+    if (this.closed) return;
+    this.retryTimer = setTimeout(() => {
+      this.openStream();
+      // events may have been missed while the stream was down
+      this.relist().catch(() => undefined);
+    }, this.opts.eventsRetryMs ?? 3000);
+    this.retryTimer.unref();
+  }
+}
 
-  return {
-    async pods() {
-      if (!pods || !healthy) await relist();
-      return [...pods!.values()];
-    },
-    async containers() {
-      if (!containers || !healthy) await relist();
-      return [...containers!.values()];
-    },
-    get lastAnswerAt() {
-      return lastAnswerAt;
-    },
-    get streaming() {
-      return streaming;
-    },
-    get healthy() {
-      return healthy;
-    },
-    async resync() {
-      await relist();
-    },
-    close() {
-      closed = true;
-      clearTimeout(relistTimer);
-      clearTimeout(retryTimer);
-      clearTimeout(containersTimer);
-      clearTimeout(flushTimer);
-      netQueue.clear();
-      stopStream?.();
-    },
-  };
+export function createPodFollower(opts: PodFollowerOptions): PodFollower {
+  return new Follower(opts);
 }

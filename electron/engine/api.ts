@@ -7,6 +7,7 @@
  * OS code at all, and a door that only needs a type or a small helper stays light.
  */
 import type { createEngine as buildEngine, CreateEngineExtras } from './index';
+import type { ImageStore } from './images/types';
 import type { EngineOptions } from './options';
 
 export type { Engine, EngineOptions } from './options';
@@ -31,3 +32,23 @@ export { openContainerLog, openContainerLogReads, type ContainerLogOptions } fro
 export type { ImageRecord, ImageStore, PullProgress, RegistryAuth } from './images/types';
 export { imageVerboseInfo, imageViewOf } from './images/verbose-info';
 export { parseRegistryMirror } from './images/registry-client';
+
+/**
+ * The image store alone, without an engine: it has its own lock (images/store-lock.ts), taken only while a pull, load
+ * or remove commits, so the CLI lists, inspects and loads images beside an app, `serve` or `cri` holding the state dir.
+ */
+export async function openImageStore(options: Partial<EngineOptions> = {}): Promise<ImageStore> {
+  const [{ LocalImageStore }, { NodeProcessRunner }, { DEFAULT_ENGINE_OPTIONS: defaults }, { join }] = await Promise.all([
+    import('./images/store'),
+    import('./os/exec'),
+    import('./options'),
+    import('node:path'),
+  ]);
+  const o = { ...defaults, ...options };
+  return LocalImageStore.open({
+    root: join(o.stateDir, 'images'),
+    runner: new NodeProcessRunner(),
+    insecureRegistries: o.insecureRegistries,
+    registryMirrors: o.registryMirrors,
+  });
+}

@@ -21,7 +21,9 @@ export interface RouterOptions {
   /** the in-process engine (its events are pushed as endpoint "local") */
   engine: Pick<Engine, 'subscribe' | 'lab'>;
   /** every endpoint, "local" included (see electron/endpoints), with the parts only some endpoints have */
-  endpoints: EndpointRegistry & Pick<CriEndpointRegistry, 'images' | 'streaming' | 'lab' | 'measurements'>;
+  endpoints: EndpointRegistry &
+    Pick<CriEndpointRegistry, 'images' | 'streaming' | 'lab' | 'measurements'> &
+    Partial<Pick<CriEndpointRegistry, 'showing' | 'forgetViewer'>>;
   /** log follow poll interval (ms) */
   logPollMs?: number;
   /** who may call; everyone else gets PermissionDenied-like FailedPrecondition */
@@ -143,6 +145,7 @@ export function createRouter(opts: RouterOptions): Router {
       void broadcastEndpoints();
       return view;
     },
+    'endpoints.showing': async (r, s) => endpoints.showing?.(r.endpointId, ownerOf(s), r.ids),
   };
 
   const listeners = new Set<RouterListener>();
@@ -204,7 +207,10 @@ export function createRouter(opts: RouterOptions): Router {
       listeners.add(listener);
       return () => listeners.delete(listener);
     },
-    closeConnection: (connectionId) => sessions.closeOwner(connectionId),
+    closeConnection: (connectionId) => {
+      endpoints.forgetViewer?.(connectionId);
+      return sessions.closeOwner(connectionId);
+    },
     sessions,
     dispose() {
       void sessions.closeAll();

@@ -42,6 +42,8 @@ export interface EndpointCapabilities {
   measurements: boolean;
   /** the CNI lab (dry-runs of a conflist on this host): the built-in engine only */
   lab: boolean;
+  /** ListContainers is served (absent: assumed; false: an old or partial runtime, whose pods are listed without containers) */
+  containers?: boolean;
 }
 
 /** Every endpoint serves the sandbox and container verbs; the rest is in its capabilities. */

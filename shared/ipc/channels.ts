@@ -214,6 +214,8 @@ export const CHANNELS = {
   'endpoints.rename': channel<EndpointView>()(
     z.strictObject({ id: z.string().min(1).max(200), label: z.string().trim().min(1, 'a label is required').max(200) }),
   ),
+  /** the pod rows this window shows now: only those get their network facts read from a CRI endpoint */
+  'endpoints.showing': channel<void>()(z.strictObject({ endpointId, ids: z.array(sandboxId).max(1000) })),
 } as const;
 
 export type ChannelMap = typeof CHANNELS;

@@ -3,7 +3,8 @@
  * every RPC the server receives: re-list mode costs one ListPodSandbox and one ListContainers per period and no
  * PodSandboxStatus while nothing changes; a change is pushed as a delta holding only that row, with one status for
  * its network facts. Event mode (the registry, since the server streams GetContainerEvents) pushes changes with no
- * list and no status at all, and the router's list is answered from the follower without an RPC.
+ * list and no status at all, and the router's list is answered from the follower without an RPC. Network facts are
+ * read only for the rows a viewer shows, once each; a runtime without ListContainers still has its pods listed.
  */
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -65,13 +66,18 @@ describe('re-list mode (a runtime without GetContainerEvents)', () => {
     api?.close();
   });
 
-  it('lists once, fills every pod IP with one status each, then idles at one ListPodSandbox + one ListContainers per period', async () => {
+  it('lists once, fills the IP of every pod a viewer shows with one status each, then idles at one ListPodSandbox + one ListContainers per period', async () => {
     api = createCriEndpointApi(server.socketPath);
     await api.connect();
     const start = calls.length;
     follower = createPodFollower({ source: api, events: false, relistMs: 150, onDelta: (d) => deltas.push(d) });
     const first = await follower.pods();
     expect(first).toHaveLength(40);
+    // a window showing all 40 rows
+    follower.showing(
+      'window-1',
+      first.map((p) => p.id),
+    );
     // the network facts come in after the list, in batches
     const ips = new Map((await fakes.engine.list()).map((p) => [p.id, p.ip]));
     await deltaWhere(
@@ -178,6 +184,84 @@ describe('a runtime without events that exits', () => {
       });
       await synth.close();
       await lost;
+    } finally {
+      registry.close();
+      await synth.close();
+      dir.cleanup();
+    }
+  });
+});
+
+describe('a big runtime: statuses only for the rows a viewer shows', () => {
+  it('reads no status for a list nobody shows, one per shown row, none again for rows already read, none while idle', async () => {
+    const dir = tempDir('psp-follower-big-');
+    const synth = await startSyntheticCri({ socketPath: join(dir.dir, 'cri.sock'), pods: 3000, events: false });
+    const big = createCriEndpointApi(synth.socketPath);
+    const deltas: EndpointDelta[] = [];
+    const f = createPodFollower({ source: big, events: false, relistMs: 150, onDelta: (d) => deltas.push(d) });
+    const statuses = () => synth.counts().PodSandboxStatus ?? 0;
+    try {
+      const rows = await f.pods();
+      expect(rows).toHaveLength(3000);
+      await new Promise((r) => setTimeout(r, 500));
+      expect(statuses()).toBe(0);
+
+      const screen = rows.slice(100, 140).map((p) => p.id);
+      f.showing('window-1', screen);
+      const ipOf = new Map(synth.pods.map((p) => [p.id, p.ip]));
+      await deltaWhere(deltas, () =>
+        screen.every((id) => deltas.some((d) => d.pods?.upserts.some((p) => p.id === id && p.ip === ipOf.get(id)))),
+      );
+      expect(statuses()).toBe(40);
+
+      // the same rows again, then a scroll by half a screen: only the 20 new rows are asked about
+      f.showing('window-1', screen);
+      f.showing(
+        'window-1',
+        rows.slice(120, 160).map((p) => p.id),
+      );
+      await new Promise((r) => setTimeout(r, 500));
+      expect(statuses()).toBe(60);
+
+      // idle with rows shown: re-lists only
+      const before = synth.counts();
+      await new Promise((r) => setTimeout(r, 1000));
+      const after = synth.counts();
+      expect(after.PodSandboxStatus ?? 0).toBe(before.PodSandboxStatus ?? 0);
+      expect(after.ListPodSandbox! - before.ListPodSandbox!).toBeGreaterThan(0);
+
+      // a shown row whose state changes is read again (a stopped pod's network is gone); a hidden one is not
+      synth.flip(rows[130]!.id);
+      synth.flip(rows[2000]!.id);
+      await new Promise((r) => setTimeout(r, 800));
+      expect(statuses()).toBe(61);
+    } finally {
+      f.close();
+      big.close();
+      await synth.close();
+      dir.cleanup();
+    }
+  });
+});
+
+describe('a runtime without ListContainers', () => {
+  it('lists its pods, marks its containers unavailable, and stops asking for them', async () => {
+    const dir = tempDir('psp-follower-nocontainers-');
+    const synth = await startSyntheticCri({ socketPath: join(dir.dir, 'cri.sock'), pods: 5, events: false, listContainers: false });
+    const registry = createEndpointRegistry({ local: fakes.engine, relistMs: 150 });
+    try {
+      const ep = await registry.add({ address: synth.socketPath });
+      const api = registry.api(ep.id) as CriEndpointApi;
+      expect(await api.list()).toHaveLength(5);
+      await expect(api.listContainers()).rejects.toMatchObject({ code: 'Unimplemented' });
+      const view = (await registry.list()).find((e) => e.id === ep.id)!;
+      expect(view.capabilities.containers).toBe(false);
+      // several re-list periods: pods are listed each time, ListContainers was asked once
+      const asked = synth.counts().ListContainers;
+      await new Promise((r) => setTimeout(r, 800));
+      expect(synth.counts().ListPodSandbox).toBeGreaterThan(2);
+      expect(synth.counts().ListContainers).toBe(asked);
+      expect(asked).toBe(1);
     } finally {
       registry.close();
       await synth.close();

@@ -4,7 +4,7 @@
  * re-read only for new rows and rows whose state changed. The renderer's merge keeps unchanged rows' identity too.
  */
 import { describe, expect, it } from 'vitest';
-import { diffContainers, diffSandboxes } from '../../electron/endpoints/pod-follower';
+import { diffContainers, diffSandboxes } from '../../electron/endpoints/list-diff';
 import { mergeDelta } from '../../renderer/src/app/engine-events';
 import { pod } from '../../renderer/src/test/pod-summary';
 import type { SandboxSummary } from '../../shared/domain/sandbox';

@@ -152,13 +152,13 @@ export interface UnpackInput {
   onBytes?: (n: number) => void;
 }
 
-/** Extracts the layer; returns the uncompressed size. Throws (leaving `target` for the caller to delete) on mismatch. */
-export async function unpackLayer(input: UnpackInput): Promise<{ size: number; whiteouts: number; warnings: string[] }> {
-  const whiteouts: string[] = [];
-  const warnings: string[] = [];
-  const hasher = new HashingStream(input.onBytes);
-  const unpack = new Unpack({
-    cwd: input.target,
+/**
+ * node-tar's extractor for one layer: whiteout entries are collected (not extracted), symlinks are placed verbatim,
+ * warnings are kept (at most 20).
+ */
+function layerExtractor(target: string, whiteouts: string[], warnings: string[]): Unpack {
+  return new Unpack({
+    cwd: target,
     preserveOwner: true,
     chmod: true,
     processUmask: 0,
@@ -175,7 +175,7 @@ export async function unpackLayer(input: UnpackInput): Promise<{ size: number; w
         // container both are ordinary (/etc/localtime -> /usr/share/zoneinfo/…), since a symlink's target is only
         // resolved inside the container's root. So symlinks are created verbatim here, never followed.
         try {
-          placeSymlink(input.target, path, e.linkpath ?? '', e.uid, e.gid);
+          placeSymlink(target, path, e.linkpath ?? '', e.uid, e.gid);
         } catch (err) {
           if (warnings.length < 20) warnings.push(`symlink ${path}: ${(err as Error).message}`);
         }
@@ -187,6 +187,30 @@ export async function unpackLayer(input: UnpackInput): Promise<{ size: number; w
       if (warnings.length < 20) warnings.push(`${code}: ${message}`);
     },
   });
+}
+
+/** Turns the layer's whiteout entries into overlayfs marks (an opaque dir, or a whiteout in place of a deleted path). */
+async function applyWhiteouts(target: string, whiteouts: string[], marks: OverlayMarks): Promise<void> {
+  for (const path of whiteouts) {
+    const parts = safeParts(path);
+    const name = parts.pop()!;
+    const dir = await ensureRealDir(target, parts);
+    if (name === '.wh..wh..opq') {
+      await marks.opaque(dir);
+    } else {
+      const victim = join(dir, name.slice(4));
+      await rm(victim, { recursive: true, force: true });
+      await marks.whiteout(victim);
+    }
+  }
+}
+
+/** Extracts the layer; returns the uncompressed size. Throws (leaving `target` for the caller to delete) on mismatch. */
+export async function unpackLayer(input: UnpackInput): Promise<{ size: number; whiteouts: number; warnings: string[] }> {
+  const whiteouts: string[] = [];
+  const warnings: string[] = [];
+  const hasher = new HashingStream(input.onBytes);
+  const unpack = layerExtractor(input.target, whiteouts, warnings);
   const done = new Promise<void>((resolve, reject) => {
     unpack.on('close', () => resolve());
     unpack.on('error', (e: Error) => reject(e));
@@ -214,18 +238,7 @@ export async function unpackLayer(input: UnpackInput): Promise<{ size: number; w
       { details: { field: 'rootfs.diff_ids', expected: input.expectDiffId, actual: diffId } },
     );
   }
-  for (const path of whiteouts) {
-    const parts = safeParts(path);
-    const name = parts.pop()!;
-    const dir = await ensureRealDir(input.target, parts);
-    if (name === '.wh..wh..opq') {
-      await input.marks.opaque(dir);
-    } else {
-      const victim = join(dir, name.slice(4));
-      await rm(victim, { recursive: true, force: true });
-      await input.marks.whiteout(victim);
-    }
-  }
+  await applyWhiteouts(input.target, whiteouts, input.marks);
   return { size: hasher.bytes, whiteouts: whiteouts.length, warnings };
 }
 

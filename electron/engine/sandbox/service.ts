@@ -1,11 +1,12 @@
 /**
  * The sandbox engine: one object behind every front door (Electron IPC, browser mode, CLI, CRI socket).
- * Verbs live in their own files; this class holds the state they share and the event fan-out.
+ * Each verb lives in its own file, as containerd's CRI server has one per RPC (run.ts, stop.ts, remove.ts,
+ * status.ts, preview.ts, runtime-status.ts, probe-queue.ts, throughput.ts, cni-verbs.ts; containers in
+ * ../containers); this class composes them and holds the state they share and the event fan-out.
  */
 import { readFile } from 'node:fs/promises';
-import { missingPluginText, type CniConfigView } from '../../../shared/domain/cni';
-import { formatIssues, isHostNetwork } from '../../../shared/domain/config';
 import { join } from 'node:path';
+import type { CniConfigView } from '../../../shared/domain/cni';
 import type {
   ContainerEvent,
   ContainerFilter,
@@ -16,16 +17,12 @@ import type {
   ExecSyncResult,
   LinuxContainerResourcesInput,
 } from '../../../shared/domain/container';
-import { HostCgroupReader } from '../containers/cgroups';
-import { RuncContainerRuntime } from '../containers/runtime';
-import { ContainerService, type ContainerDeps } from '../containers/service';
-import type { ContainerLogOptions } from '../containers/log-reader';
-import type { ContainerStreaming } from '../containers/streaming';
 import type { LogEntry } from '../../../shared/domain/cri-log';
-import { NodeProcessRunner } from '../os/exec';
-import { analyzeBandwidth } from '../../../shared/domain/bandwidth';
-import { analyzePortMappings } from '../../../shared/domain/portmap';
-import { notSupported, PodscopeError, serializeError } from '../../../shared/domain/errors';
+import { PodscopeError } from '../../../shared/domain/errors';
+import type { LabApi } from '../../../shared/domain/lab';
+import type { LiveNetworkView } from '../../../shared/domain/live';
+import type { CniCheckReport, CniStatusReport, ThroughputOptions, ThroughputReport } from '../../../shared/domain/measure';
+import type { ProbeReport } from '../../../shared/domain/probe';
 import type {
   ConfigPreview,
   EngineInfo,
@@ -36,50 +33,42 @@ import type {
   SandboxFilter,
   SandboxStatus,
   SandboxSummary,
+  StartupGcItem,
 } from '../../../shared/domain/sandbox';
+import type { NetworkTopology, PodTopology } from '../../../shared/domain/topology';
+import { HostCgroupReader } from '../containers/cgroups';
+import type { ContainerLogOptions } from '../containers/log-reader';
+import { RuncContainerRuntime } from '../containers/runtime';
+import { ContainerService, type ContainerDeps } from '../containers/service';
+import type { ContainerStreaming } from '../containers/streaming';
 import { noImageStore } from '../images/none';
 import type { ImageStore } from '../images/types';
-import type { LabApi } from '../../../shared/domain/lab';
-import type { StartupGcItem } from '../../../shared/domain/sandbox';
 import type { Engine, EngineOptions, SandboxEventListener } from '../options';
-import { buildCniOptions } from './cni-options';
-import { conflistSuffix } from '../cni/cni-error';
-import type { EngineContext } from './context';
-import { KeyedMutex } from './keyed-mutex';
-import { NameRegistrar } from './name-registrar';
-import { recoverSandboxes, type RecoveryReport } from './recover';
-import { removeSandbox } from './remove';
-import { hostIpFamilyIssues, parseRunConfig, runSandbox } from './run';
-import { RunPodSandboxConfigSchema } from '../../../shared/domain/config-checks';
-import { isProcessAlive, listSandboxes, processStartTicks, refreshLiveness, sandboxStatus } from './status';
-import { liveNetwork } from './live';
-import type { LiveNetworkView } from '../../../shared/domain/live';
-import type { CniCheckReport, CniStatusReport, ThroughputOptions, ThroughputReport } from '../../../shared/domain/measure';
-import type { NetworkTopology, PodTopology } from '../../../shared/domain/topology';
-import { measureThroughput } from '../throughput/measure';
+import { NodeProcessRunner } from '../os/exec';
+import type { ProbeNet } from '../probe/types';
 import { networkTopology, podTopology } from '../topology/read';
 import { cniCheck, cniStatus } from './cni-verbs';
-import { every, watchConfDir, type Stoppable } from './watchers';
-import { stopSandbox } from './stop';
-import { notFoundError, SandboxStore } from './store';
-import type { StateDirLock } from './state-lock';
+import type { EngineContext } from './context';
+import { KeyedMutex } from './keyed-mutex';
+import { liveNetwork } from './live';
+import { NameRegistrar } from './name-registrar';
 import { loadStateDirId, netnsTag, stampOwner, withOwnedNetnsNames } from './ownership';
-import { gcItem } from './startup-gc';
-import type { ProbeNet } from '../probe/types';
-import { probeSandbox } from '../probe/probe';
-import {
-  conflictsForNewMappings,
-  dnatChainOrder,
-  hostPortConflictsFor,
-  type HostPortConflict,
-  type HostPortHolder,
-  type ProbeReport,
-} from '../../../shared/domain/probe';
-import { toCniPortMappings } from '../../../shared/domain/portmap';
-import type { SandboxRecord } from './record';
 import { PortGate } from './port-gate';
+import { previewSandbox } from './preview';
+import { ProbeQueue } from './probe-queue';
+import { recoverSandboxes, type RecoveryReport } from './recover';
+import { removeSandbox } from './remove';
+import { runSandbox } from './run';
+import { engineInfo, runtimeConditions } from './runtime-status';
+import { gcItem } from './startup-gc';
+import type { StateDirLock } from './state-lock';
+import { isProcessAlive, listSandboxes, processStartTicks, refreshLiveness, sandboxStatusWithClashes } from './status';
+import { stopSandbox } from './stop';
+import { SandboxStore } from './store';
+import { ThroughputRuns } from './throughput';
+import { every, watchConfDir, type Stoppable } from './watchers';
 
-export const ENGINE_VERSION = '0.1.0';
+export { ENGINE_VERSION } from './runtime-status';
 /** /proc reads only, so cheap enough to run every couple of seconds */
 const PAUSE_POLL_MS = 2000;
 /** container exits: a /proc read per running container, so a crashed container shows up within a second */
@@ -116,8 +105,8 @@ export class SandboxEngine implements Engine {
   private readonly ownerTag: { value: Buffer | undefined };
   /** probes run one at a time and never beside a container start: both want the pod's container ports (port-gate.ts) */
   private readonly portGate = new PortGate();
-  private readonly probeAbort = new AbortController();
-  private readonly lastProbes = new Map<string, ProbeReport>();
+  private readonly probes: ProbeQueue;
+  private readonly throughputRuns: ThroughputRuns;
   private readonly containers: ContainerService;
 
   constructor(private readonly deps: EngineDeps) {
@@ -162,6 +151,8 @@ export class SandboxEngine implements Engine {
       (e) => this.emit(e),
     );
     this.ctx.podContainers = this.containers;
+    this.probes = new ProbeQueue(this.ctx, deps.probeNet, this.portGate);
+    this.throughputRuns = new ThroughputRuns(this.ctx, (e) => this.emit(e));
   }
 
   get options(): EngineOptions {
@@ -223,59 +214,19 @@ export class SandboxEngine implements Engine {
   async run(req: RunSandboxRequest, signal?: AbortSignal): Promise<{ id: string }> {
     if (this.ctx.readOnly) return this.refuseReadOnly('run a sandbox');
     const result = await runSandbox(this.ctx, req, signal);
-    if (this.deps.options.probeOnReady && this.deps.probeNet) {
+    if (this.deps.options.probeOnReady && this.probes.available) {
       // in the background: the run's reply never waits for it; close() cancels it
-      this.enqueueProbe(result.id, 'onReady').catch(() => undefined);
+      this.probes.enqueue(result.id, 'onReady').catch(() => undefined);
     }
     return result;
   }
 
   probe(id: string): Promise<ProbeReport> {
-    return this.enqueueProbe(id, 'onDemand');
+    return this.probes.enqueue(id, 'onDemand');
   }
 
-  async lastProbe(idOrPrefix: string): Promise<ProbeReport | null> {
-    const id = this.ctx.store.index.resolve(idOrPrefix);
-    if (id === undefined || !this.ctx.store.get(id)) throw notFoundError(idOrPrefix);
-    return this.lastProbes.get(id) ?? null;
-  }
-
-  private enqueueProbe(id: string, trigger: ProbeReport['trigger']): Promise<ProbeReport> {
-    const net = this.deps.probeNet;
-    if (!net) return Promise.reject(notSupported('probe', 'this engine has no reachability probe'));
-    return this.portGate.withExclusive(async () => {
-      if (this.probeAbort.signal.aborted) throw new PodscopeError('Canceled', 'the engine is closing');
-      const report = await probeSandbox(this.ctx, net, id, { trigger, signal: this.probeAbort.signal });
-      if (this.ctx.store.get(report.sandboxId)) this.lastProbes.set(report.sandboxId, report);
-      return report;
-    });
-  }
-
-  /** Other ready sandboxes mapping one of this one's host ports; the winner read from the real chain when there is a clash. */
-  private async hostPortConflicts(rec: SandboxRecord): Promise<HostPortConflict[]> {
-    const holders = this.holders();
-    const derived = hostPortConflictsFor(rec.id, holders);
-    if (derived.length === 0 || !this.deps.probeNet) return derived;
-    const rules = await this.deps.probeNet.hostportDnatRules().catch(() => undefined);
-    if (!rules) return derived;
-    const v4 = dnatChainOrder(rules.v4);
-    const v6 = dnatChainOrder(rules.v6);
-    return hostPortConflictsFor(rec.id, holders, (port, proto) => {
-      const order = v4(port, proto);
-      return order.length ? order : v6(port, proto);
-    });
-  }
-
-  /** the sandboxes that map a host port (hostNetwork ones included: they are reported as such) */
-  private holders(): HostPortHolder[] {
-    return this.ctx.store.index.hostPortHolders().map((r) => ({
-      id: r.id,
-      name: r.name,
-      createdAtNs: r.createdAtNs,
-      ready: r.state === 'Ready',
-      hostNetwork: isHostNetwork(r.config),
-      hostPorts: toCniPortMappings(r.config.port_mappings),
-    }));
+  lastProbe(idOrPrefix: string): Promise<ProbeReport | null> {
+    return this.probes.lastOf(idOrPrefix);
   }
 
   stop(id: string): Promise<void> {
@@ -298,15 +249,8 @@ export class SandboxEngine implements Engine {
     throw new PodscopeError('FailedPrecondition', `this engine was opened read-only (for a listing or an inspection) and does not ${what}`);
   }
 
-  async status(id: string): Promise<SandboxStatus> {
-    const status = await sandboxStatus(this.ctx, id);
-    const rec = this.ctx.store.get(status.id);
-    // Only a ready pod with host ports can clash, and only with the other such pods (the read index keeps them):
-    // a Status costs the same at 1,000 pods as at 20. The view is shared until the next save, so a clash goes on
-    // a copy.
-    if (!rec || rec.state !== 'Ready' || !this.ctx.store.index.holdsHostPorts(rec.id)) return status;
-    const conflicts = await this.hostPortConflicts(rec);
-    return conflicts.length === 0 ? status : { ...status, hostPortConflicts: conflicts };
+  status(id: string): Promise<SandboxStatus> {
+    return sandboxStatusWithClashes(this.ctx, this.deps.probeNet, id);
   }
 
   list(filter?: SandboxFilter): Promise<SandboxSummary[]> {
@@ -369,84 +313,19 @@ export class SandboxEngine implements Engine {
   }
 
   async preview(req: RunSandboxRequest): Promise<ConfigPreview> {
-    const config = parseRunConfig(req.config, { checks: false });
-    const hostNetwork = isHostNetwork(config);
-    const preview: ConfigPreview = {
-      hostNetwork,
-      plugins: [],
-      portMappings: analyzePortMappings(config.port_mappings),
-      bandwidth: analyzeBandwidth(config.annotations),
-      cniArgs: [],
-      errors: [],
-      hostPortConflicts: [],
-    };
-    // what run would refuse before acquiring anything (NUL bytes, a host_ip that is no IP, malformed sysctls, …)
-    const checked = RunPodSandboxConfigSchema.safeParse(config);
-    if (!checked.success) preview.errors.push(...formatIssues(checked.error));
-    if (!hostNetwork) preview.errors.push(...hostIpFamilyIssues(this.ctx, config));
-    if (hostNetwork) return preview;
-    preview.hostPortConflicts = conflictsForNewMappings(toCniPortMappings(config.port_mappings), this.holders());
-    try {
-      const opts = buildCniOptions('<sandbox-id>', config);
-      preview.cniArgs = opts.args;
-      preview.plugins = this.ctx.cni.preview(opts);
-      // the first plugin without a binary is where ADD would stop (plugins run in order, networks all at once)
-      const missing = preview.plugins.find((p) => p.binaryFound === false);
-      if (missing) {
-        preview.errors.push(
-          `this run would fail at ${missingPluginText({ network: missing.network, source: missing.source, type: missing.type, index: missing.index }, this.deps.options.cniBinDirs)}`,
-        );
-      }
-    } catch (e) {
-      preview.errors.push((e as Error).message);
-    }
-    return preview;
+    return previewSandbox(this.ctx, req);
   }
 
-  async runtimeConditions(): Promise<RuntimeCondition[]> {
-    const runtimeProblems = (this.deps.problems ?? []).filter((p) => p.startsWith('runtime:'));
-    const conditions: RuntimeCondition[] = [
-      runtimeProblems.length === 0
-        ? { type: 'RuntimeReady', status: true, reason: '', message: '' }
-        : { type: 'RuntimeReady', status: false, reason: 'RuntimeNotReady', message: runtimeProblems.join('; ') },
-    ];
-    try {
-      await this.ctx.cni.status();
-      conditions.push({ type: 'NetworkReady', status: true, reason: '', message: '' });
-    } catch (e) {
-      conditions.push({
-        type: 'NetworkReady',
-        status: false,
-        reason: 'NetworkPluginNotReady',
-        message: `Network plugin returns error: ${serializeError(e).message}${conflistSuffix(e)}`,
-      });
-    }
-    return conditions;
+  runtimeConditions(): Promise<RuntimeCondition[]> {
+    return runtimeConditions(this.ctx, this.deps.problems ?? []);
   }
 
   live(id: string): Promise<LiveNetworkView> {
     return liveNetwork(this.ctx, id);
   }
 
-  /** One measurement per sandbox at a time: two transfers through one veth would halve each other. */
-  private readonly measuring = new Set<string>();
-
-  async throughput(id: string, opts: ThroughputOptions = {}, signal?: AbortSignal): Promise<ThroughputReport> {
-    const meter = this.ctx.throughputMeter;
-    if (!meter) throw new PodscopeError('FailedPrecondition', 'this engine has no throughput meter');
-    const key = this.ctx.store.index.resolve(id) ?? id;
-    if (this.measuring.has(key))
-      throw new PodscopeError('FailedPrecondition', `a throughput measurement of sandbox ${key} is already running`);
-    this.measuring.add(key);
-    try {
-      return await measureThroughput(
-        { ctx: this.ctx, meter, signal, onProgress: (progress) => this.emit({ type: 'sandbox.measureProgress', id: key, progress }) },
-        id,
-        opts,
-      );
-    } finally {
-      this.measuring.delete(key);
-    }
+  throughput(id: string, opts: ThroughputOptions = {}, signal?: AbortSignal): Promise<ThroughputReport> {
+    return this.throughputRuns.run(id, opts, signal);
   }
 
   topology(id: string): Promise<PodTopology> {
@@ -466,37 +345,13 @@ export class SandboxEngine implements Engine {
   }
 
   async info(): Promise<EngineInfo> {
-    const o = this.deps.options;
-    const cni = this.ctx.cni.config();
-    return {
-      version: ENGINE_VERSION,
-      pid: process.pid,
-      uid: process.getuid?.() ?? -1,
-      stateDir: o.stateDir,
-      runDir: o.runDir,
-      netnsDir: o.netnsDir,
-      cniConfDir: o.cniConfDir,
-      cniBinDirs: o.cniBinDirs,
-      cniCacheDir: o.cniCacheDir,
-      ipPreference: o.ipPreference,
-      maxConfNum: o.maxConfNum,
-      pluginTimeoutMs: o.pluginTimeoutMs,
-      problems: [
-        ...(this.deps.problems ?? []).map((p) => p.replace(/^runtime: /, '')),
-        ...(cni.ready ? [] : [`CNI: ${cni.notReadyReason ?? 'not ready'}`]),
-        ...this.recovery.problems,
-        ...this.forcedLeftovers,
-      ],
-      ...(this.ctx.owner.stateDirId ? { stateDirId: this.ctx.owner.stateDirId } : {}),
-      readOnly: this.ctx.readOnly,
-      startupGc: this.recovery.startupGc,
-    };
+    return engineInfo(this.ctx, { problems: this.deps.problems ?? [], recovery: this.recovery, forcedLeftovers: this.forcedLeftovers });
   }
 
   async close(): Promise<void> {
     for (const b of this.background.splice(0)) b.stop();
     // a probe in flight stops and ends its agents before the engine lets go
-    this.probeAbort.abort();
+    this.probes.close();
     await this.portGate.idle();
     this.containers.ctx.runtime.close?.();
     this.listeners.clear();

@@ -33,8 +33,20 @@ export type LockedDirKind = 'state' | 'run';
 
 /** Runs `flock -n -E 75 3` on fd; true when it took the lock, false when someone else holds it. */
 function flockNonBlocking(fd: number): Promise<boolean> {
+  return runFlock(fd, ['--nonblock']);
+}
+
+/**
+ * Takes an exclusive flock on fd, waiting up to `waitSeconds` for another holder to let go; true when taken, false
+ * when the wait ran out. The lock lives as long as fd stays open (see the file comment).
+ */
+export function flockWaiting(fd: number, waitSeconds: number): Promise<boolean> {
+  return runFlock(fd, ['--timeout', String(waitSeconds)]);
+}
+
+function runFlock(fd: number, mode: string[]): Promise<boolean> {
   return new Promise((resolve, reject) => {
-    const child = spawn('flock', ['--nonblock', '--conflict-exit-code', String(CONFLICT_EXIT), '3'], {
+    const child = spawn('flock', [...mode, '--conflict-exit-code', String(CONFLICT_EXIT), '3'], {
       stdio: ['ignore', 'ignore', 'pipe', fd],
     });
     let stderr = '';

@@ -16,6 +16,7 @@ import { PodDetail } from '../detail/components/PodDetail';
 import { useCurrentEndpoint, useEndpointId } from '../../../lib/endpoint';
 import { podsQuery } from '../api/queries';
 import { useContainersByPod } from '../api/containers';
+import { useReportShownRows } from '../api/shown-rows';
 import { buildPodIndex, createIndexedFilter } from '../filter';
 import { usePodsUi } from '../store';
 import { usePodsLayout } from '../layout-store';
@@ -80,6 +81,7 @@ export function PodsPage() {
     ? ({ gridTemplateRows: `minmax(0, ${listShare}fr) 6px minmax(0, ${1 - listShare}fr)` } as React.CSSProperties)
     : undefined;
   const byPod = useContainersByPod(client, endpointId);
+  const reportShownRows = useReportShownRows(client, endpointId, endpoint?.kind === 'cri');
   const containerCounts = useMemo(() => {
     const m = new Map<string, [number, number]>();
     for (const [pod, list] of byPod) m.set(pod, [list.filter((c) => c.state === 'CONTAINER_RUNNING').length, list.length]);
@@ -165,7 +167,9 @@ export function PodsPage() {
               }}
               hostPortsListed={endpoint?.kind !== 'cri'}
               containerCounts={containerCounts}
+              containersUnavailable={endpoint?.capabilities.containers === false}
               clashes={clashes}
+              onShownRows={reportShownRows}
             />
           </div>
         )}

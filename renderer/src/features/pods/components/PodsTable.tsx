@@ -61,6 +61,9 @@ function containerCount(c: [number, number] | undefined): React.ReactNode {
   return c[0] === c[1] ? String(c[1]) : `${c[0]}/${c[1]}`;
 }
 
+/** An old or partial CRI runtime answers ListContainers with Unimplemented: its pods are listed without containers. */
+const CONTAINERS_UNAVAILABLE = 'this runtime does not serve ListContainers: its containers are unavailable';
+
 /** CRI's ListPodSandbox carries no port mappings: over CRI the list cannot know host ports, only the detail can. */
 const HOST_PORTS_UNLISTED = 'ListPodSandbox does not carry port mappings over CRI; open the sandbox to see them (read from its config)';
 
@@ -71,7 +74,9 @@ export function PodsTable({
   onOpen,
   hostPortsListed = true,
   containerCounts,
+  containersUnavailable = false,
   clashes: clashesOverAll,
+  onShownRows,
 }: {
   pods: SandboxSummary[];
   selectedId?: string;
@@ -81,6 +86,10 @@ export function PodsTable({
   hostPortsListed?: boolean;
   /** pod id ⇒ [running, all] containers; absent while unknown */
   containerCounts?: Map<string, [number, number]>;
+  /** the runtime does not serve ListContainers: the column says so instead of waiting */
+  containersUnavailable?: boolean;
+  /** the ids of the rows rendered now (the viewport and its overscan), whenever they change */
+  onShownRows?: (ids: string[]) => void;
   /**
    * ids of ready pods sharing a host port with another one, worked out over the whole list by the caller (once per
    * list change, not per filter keystroke; a clash exists whether or not the filter shows both); default: over `pods`
@@ -106,6 +115,11 @@ export function PodsTable({
     // jsdom and the first paint have no layout; assume a viewport so rows render at once
     initialRect: { width: 1200, height: 600 },
   });
+  const rendered = virtualizer.getVirtualItems();
+  const renderedIds = rendered.map((v) => pods[v.index]?.id ?? '').join(',');
+  useEffect(() => {
+    onShownRows?.(renderedIds ? renderedIds.split(',') : []);
+  }, [renderedIds, onShownRows]);
   const index = pods.findIndex((p) => p.id === selectedId);
   const allChecked = pods.length > 0 && pods.every((p) => checked.has(p.id));
 
@@ -163,7 +177,7 @@ export function PodsTable({
         data-testid="pods-grid-body"
       >
         <div style={{ height: virtualizer.getTotalSize(), position: 'relative' }}>
-          {virtualizer.getVirtualItems().map((v) => {
+          {rendered.map((v) => {
             const p = pods[v.index]!;
             const selected = p.id === selectedId;
             const live = p.state === 'SANDBOX_READY';
@@ -199,7 +213,15 @@ export function PodsTable({
                   <StatePill state={p.state} reason={p.notReadyReason} pending={!!p.cleanupPending?.length} />
                 </div>
                 <div role="gridcell" className="cell mono" data-col="containers" title="running / all containers">
-                  {containerCounts ? containerCount(containerCounts.get(p.id)) : <span className="muted">…</span>}
+                  {containersUnavailable ? (
+                    <span className="muted small" title={CONTAINERS_UNAVAILABLE}>
+                      n/a
+                    </span>
+                  ) : containerCounts ? (
+                    containerCount(containerCounts.get(p.id))
+                  ) : (
+                    <span className="muted">…</span>
+                  )}
                 </div>
                 <div role="gridcell" className="cell mono" data-col="ip">
                   {p.hostNetwork ? <span className="muted">host network</span> : p.ip || <span className="muted">—</span>}

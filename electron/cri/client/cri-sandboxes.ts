@@ -1,0 +1,103 @@
+/**
+ * The pod sandbox verbs over CRI (RunPodSandbox, Stop, Remove, PodSandboxStatus, ListPodSandbox), and what CRI cannot
+ * carry refused as Unimplemented rather than approximated: a per-request IP preference, config previews, the kernel's
+ * live view and the reachability probe (both need the pod's netns on this host).
+ */
+import { PodSandboxConfigSchema, formatIssues, NamespaceMode } from '../../../shared/domain/config';
+import { invalidArgument } from '../../../shared/domain/errors';
+import type { SandboxFilter, SandboxStatus, SandboxSummary } from '../../../shared/domain/sandbox';
+import * as pb from '../generated/runtime_v1';
+import { configToProto } from '../convert/config';
+import { stateToProto } from '../convert/sandbox';
+import type { CriConnection } from './connection';
+import { decodeSandboxStatus, podSandboxToSummary } from './decode-status';
+import type { CriEndpointApi } from './endpoint-api-types';
+import { describeRuntime, forEachLimited, LIST_STATUS_CONCURRENCY, unimplemented, type EndpointLink } from './endpoint-link';
+
+type SandboxVerbs = Pick<
+  CriEndpointApi,
+  'run' | 'stop' | 'remove' | 'status' | 'list' | 'listOnce' | 'networkOf' | 'live' | 'probe' | 'lastProbe' | 'preview'
+>;
+
+const statusOf = (conn: CriConnection, id: string, verbose: boolean) => conn.call((c) => c.podSandboxStatus, { podSandboxId: id, verbose });
+
+/** the network facts ListPodSandbox lacks, from a (non-verbose) status */
+function networkFacts(st: pb.PodSandboxStatus | undefined): Pick<SandboxSummary, 'ip' | 'additionalIps' | 'hostNetwork'> {
+  return {
+    ip: st?.network?.ip ?? '',
+    additionalIps: (st?.network?.additionalIps ?? []).map((a) => a.ip),
+    hostNetwork: st?.linux?.namespaces?.options?.network === NamespaceMode.NODE,
+  };
+}
+
+async function listFiltered(conn: CriConnection, filter?: SandboxFilter): Promise<SandboxSummary[]> {
+  const res = await conn.call((c) => c.listPodSandbox, {
+    filter: pb.PodSandboxFilter.fromPartial({
+      id: filter?.id ?? '',
+      labelSelector: filter?.labelSelector ?? {},
+      ...(filter?.state && { state: { state: stateToProto(filter.state) } }),
+    }),
+  });
+  const items = res.items
+    .filter((p) => filter?.name === undefined || p.metadata?.name === filter.name)
+    .filter((p) => filter?.namespace === undefined || p.metadata?.namespace === filter.namespace)
+    .map(podSandboxToSummary);
+  // ListPodSandbox carries no network facts: fill ip / host network from a (cheap, non-verbose) status each,
+  // at most LIST_STATUS_CONCURRENCY at a time (a runtime with hundreds of pods is not sent hundreds at once).
+  await forEachLimited(items, LIST_STATUS_CONCURRENCY, async (s) => {
+    try {
+      Object.assign(s, networkFacts((await statusOf(conn, s.id, false)).status));
+    } catch {
+      // removed between list and status: keep the list facts
+    }
+  });
+  return items;
+}
+
+export function sandboxVerbs(link: EndpointLink): SandboxVerbs {
+  const { connected } = link;
+  return {
+    async run(req) {
+      const conn = await connected();
+      if (req.ipPreference !== undefined) throw unimplemented('ipPreference', 'a per-sandbox IP preference', describeRuntime(conn));
+      const parsed = PodSandboxConfigSchema.safeParse(req.config);
+      if (!parsed.success) throw invalidArgument(`invalid sandbox config: ${formatIssues(parsed.error).join('; ')}`);
+      const res = await conn.call((c) => c.runPodSandbox, { config: configToProto(parsed.data), runtimeHandler: req.runtimeHandler ?? '' });
+      return { id: res.podSandboxId };
+    },
+    async stop(id) {
+      await (await connected()).call((c) => c.stopPodSandbox, { podSandboxId: id });
+    },
+    async remove(id) {
+      await (await connected()).call((c) => c.removePodSandbox, { podSandboxId: id });
+    },
+    async status(id): Promise<SandboxStatus> {
+      const conn = await connected();
+      return decodeSandboxStatus(await statusOf(conn, id, true), conn.version.runtimeName, conn.socketPath);
+    },
+    async list(filter?: SandboxFilter) {
+      return listFiltered(await connected(), filter);
+    },
+    async listOnce() {
+      const res = await (await connected()).call((c) => c.listPodSandbox, { filter: undefined });
+      return res.items.map(podSandboxToSummary);
+    },
+    async networkOf(id) {
+      return networkFacts((await statusOf(await connected(), id, false)).status);
+    },
+    async live() {
+      // the kernel view needs the netns on this host and the engine's own records; CRI carries neither
+      throw unimplemented('liveNetwork', "the kernel's live view of a pod network", describeRuntime(await connected()));
+    },
+    async probe() {
+      // the probe enters the pod's netns on this host, which CRI does not expose
+      throw unimplemented('probe', 'a reachability probe', describeRuntime(await connected()));
+    },
+    async lastProbe() {
+      return null;
+    },
+    async preview() {
+      throw unimplemented('preview', 'a config preview', describeRuntime(await connected()));
+    },
+  };
+}
