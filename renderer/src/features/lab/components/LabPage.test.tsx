@@ -129,6 +129,17 @@ describe('LabPage', () => {
     expect(capabilitiesFrom({ ...base, ports: '80' }).problem).toMatch(/HOST:CONTAINER/);
   });
 
+  it('takes bandwidth rates as Kubernetes quantities, like the create form and the CLI', () => {
+    const base = { ports: '', ingress: '', egress: '', dns: '', ips: '', mac: '', cgroupPath: '' };
+    expect(capabilitiesFrom({ ...base, ingress: '10M', egress: '1Gi' }).caps.bandwidth).toEqual({
+      ingressRate: 10_000_000,
+      egressRate: 2 ** 30,
+    });
+    expect(capabilitiesFrom({ ...base, ingress: '500k', egress: '0' }).caps.bandwidth).toEqual({ ingressRate: 500_000, egressRate: 0 });
+    expect(capabilitiesFrom({ ...base, egress: '5 M' }).problem).toMatch(/^egress bandwidth "5 M": quantities must match/);
+    expect(capabilitiesFrom({ ...base, ingress: '10' }).problem).toContain('unreasonably small');
+  });
+
   it('lists no runs on a fresh state dir', async () => {
     await renderWithEngine(<LabPage />, { lab });
     await waitFor(() => expect(screen.getByTestId('lab-runs').querySelectorAll('tbody tr').length).toBe(0));

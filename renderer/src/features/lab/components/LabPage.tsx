@@ -7,6 +7,7 @@ import { useEffect, useMemo, useState } from 'react';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { LOCAL_ENDPOINT_ID } from '../../../../../shared/domain/endpoints';
 import { PodscopeError } from '../../../../../shared/domain/errors';
+import { parseRateInput } from '../../../../../shared/domain/bandwidth';
 import {
   LAB_SAVE_WARNING,
   type LabCapabilities,
@@ -84,9 +85,16 @@ export function capabilitiesFrom(f: CapsForm): { caps: LabCapabilities; problem?
     caps.portMappings = mapped;
   }
   if (f.ingress || f.egress) {
-    const num = (s: string) => (s ? Number(s) : undefined);
-    if ([f.ingress, f.egress].some((s) => s && !/^\d+$/.test(s))) return { caps, problem: 'bandwidth: bits per second as a whole number' };
-    caps.bandwidth = { ingressRate: num(f.ingress), egressRate: num(f.egress) };
+    const rates: Array<number | undefined> = [];
+    for (const [dir, text] of [
+      ['ingress', f.ingress],
+      ['egress', f.egress],
+    ] as const) {
+      const r = text.trim() ? parseRateInput(text) : undefined;
+      if (r && 'error' in r) return { caps, problem: `${dir} bandwidth ${r.error} (bit/s as a quantity: 10M, 1Gi, 500k)` };
+      rates.push(r?.bitsPerSecond);
+    }
+    caps.bandwidth = { ingressRate: rates[0], egressRate: rates[1] };
   }
   if (list(f.dns).length) caps.dns = { servers: list(f.dns) };
   if (list(f.ips).length) caps.ips = list(f.ips);
@@ -240,7 +248,7 @@ function Lab({ endpointId }: { endpointId: string }) {
             ingress bit/s{' '}
             <input
               className="input mono"
-              placeholder="1000000"
+              placeholder="10M"
               value={form.ingress}
               onChange={(e) => setForm({ ...form, ingress: e.target.value })}
             />
@@ -249,7 +257,7 @@ function Lab({ endpointId }: { endpointId: string }) {
             egress bit/s{' '}
             <input
               className="input mono"
-              placeholder="2000000"
+              placeholder="5M"
               value={form.egress}
               onChange={(e) => setForm({ ...form, egress: e.target.value })}
             />
