@@ -5,7 +5,14 @@
 import { readFile } from 'node:fs/promises';
 import { PodscopeError } from '../../../shared/domain/errors';
 import { parseRateInput } from '../../../shared/domain/bandwidth';
-import { LabCapabilitiesSchema, type LabApi, type LabDiff, type LabKernelItem, type LabRun } from '../../../shared/domain/lab';
+import {
+  LabCapabilitiesSchema,
+  type LabApi,
+  type LabDiff,
+  type LabIssue,
+  type LabKernelItem,
+  type LabRun,
+} from '../../../shared/domain/lab';
 import { formatIssues } from '../../../shared/domain/config';
 import { engineOptionsFromFlags, parseCommandArgs, type Flags } from '../args';
 import { table } from '../format';
@@ -142,6 +149,18 @@ function printDiff(d: LabDiff): void {
   process.stdout.write(`${lines.join('\n')}\n`);
 }
 
+/** A refused conflist names its first problem; the terminal gets every one, each at FILE:LINE:COLUMN. */
+function withEveryIssue(e: unknown, file: string): unknown {
+  const issues = e instanceof PodscopeError && (e.details as { errors?: LabIssue[] } | undefined)?.errors;
+  if (!issues || issues.length < 2) return e;
+  const lines = issues.map(
+    (i) => `  ${file}${i.line !== undefined ? `:${i.line}:${i.column}` : ''}: ${i.path ? `${i.path}: ` : ''}${i.message}`,
+  );
+  return new PodscopeError((e as PodscopeError).code, `${(e as PodscopeError).message}\n${lines.join('\n')}`, {
+    details: (e as PodscopeError).details,
+  });
+}
+
 export async function run(argv: string[]): Promise<number> {
   const [sub, ...rest] = argv;
   const common = { output: { type: 'string', short: 'o' } } as const;
@@ -180,7 +199,9 @@ export async function run(argv: string[]): Promise<number> {
         skipCheck: flags['skip-check'] === true,
         probe: flags.probe === true,
       }),
-    );
+    ).catch((e: unknown) => {
+      throw withEveryIssue(e, file);
+    });
     if (flags.output === 'json') process.stdout.write(`${JSON.stringify(runJson(result), null, 2)}\n`);
     else printRun(result);
     return result.success ? 0 : 1;
