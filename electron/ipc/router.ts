@@ -64,6 +64,7 @@ export function createRouter(opts: RouterOptions): Router {
       return endpoints.streaming(id);
     },
     containers: (id) => api(id),
+    sandboxName: async (id, podSandboxId) => (await api(id).status(podSandboxId)).metadata.name,
     emit: (e, owner) => emit(e, owner),
     ...(opts.logPollMs !== undefined && { logPollMs: opts.logPollMs }),
   });
@@ -158,18 +159,25 @@ export function createRouter(opts: RouterOptions): Router {
       }
     }
   }
-  const unsubscribeEngine = opts.engine.subscribe((event) =>
+  const unsubscribeEngine = opts.engine.subscribe((event) => {
+    sessions.notify(LOCAL_ENDPOINT_ID, event as SandboxEvent | ContainerEvent);
     emit(
       event.type.startsWith('container.')
         ? { kind: 'container', endpointId: LOCAL_ENDPOINT_ID, event: event as ContainerEvent }
         : { kind: 'sandbox', endpointId: LOCAL_ENDPOINT_ID, event: event as SandboxEvent },
-    ),
-  );
+    );
+  });
   const unsubscribeLab = opts.engine.lab?.subscribe((progress) => emit({ kind: 'lab.progress', endpointId: LOCAL_ENDPOINT_ID, progress }));
   // added endpoints: their followers push the rows that changed (batched), so the renderer never polls them
   const unsubscribeEndpoints = endpoints.subscribeDeltas
-    ? endpoints.subscribeDeltas((endpointId, delta) => emit({ kind: 'delta', endpointId, ...delta }))
-    : endpoints.subscribe?.((endpointId, event) => emit({ kind: 'sandbox', endpointId, event }));
+    ? endpoints.subscribeDeltas((endpointId, delta) => {
+        sessions.notifyDelta(endpointId, delta);
+        emit({ kind: 'delta', endpointId, ...delta });
+      })
+    : endpoints.subscribe?.((endpointId, event) => {
+        sessions.notify(endpointId, event);
+        emit({ kind: 'sandbox', endpointId, event });
+      });
   // a daemon that died (or came back) is pushed at once, so every screen shows it without waiting for a poll
   const unwatchEndpoints = endpoints.onChange?.((list) => emit({ kind: 'endpoints.changed', endpoints: list }));
   async function broadcastEndpoints() {

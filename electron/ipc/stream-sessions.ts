@@ -1,7 +1,9 @@
 /**
  * The host half of the app's interactive sessions: streaming exec/attach, log follow and port-forwards, each owned
  * by the window or socket that opened it (its connection id) and ended when that connection goes away, so no
- * process, file handle or listening port outlives the screen that asked for it.
+ * process, file handle or listening port outlives the screen that asked for it. They also end with what they reach:
+ * a forward when its pod is stopped or removed (its port would only refuse), an exec or attach when its container
+ * exits or is removed, each saying why (stream.exit / portForward.closed carry the reason).
  * Output goes out as events addressed to the owner. Flow control: a session may have STREAM_WINDOW_BYTES of output
  * sent and not yet acknowledged (stream.ack); past that the write callback is held, so the pipe from the process
  * fills and the process blocks, as it would behind a slow terminal. Chunks are at most STREAM_CHUNK_BYTES.
@@ -10,7 +12,9 @@ import { randomUUID } from 'node:crypto';
 import { createServer, type AddressInfo, type Server, type Socket } from 'node:net';
 import { PassThrough, Writable } from 'node:stream';
 import { PodscopeError, notFound, notSupported, serializeError } from '../../shared/domain/errors';
-import type { EndpointApi } from '../../shared/domain/endpoints';
+import type { ContainerEvent } from '../../shared/domain/container';
+import type { EndpointApi, EndpointDelta } from '../../shared/domain/endpoints';
+import type { SandboxEvent } from '../../shared/domain/sandbox';
 import type { PushedEvent } from '../../shared/ipc/events';
 import {
   MAX_SESSIONS_PER_CONNECTION,
@@ -31,8 +35,15 @@ export interface StreamSessionDeps {
   containers(endpointId: string): EndpointApi;
   /** sends an event to one connection */
   emit(event: PushedEvent, owner: string): void;
+  /** the pod's name, for the reason a forward ended (undefined when the endpoint cannot say) */
+  sandboxName?(endpointId: string, podSandboxId: string): Promise<string | undefined>;
   /** log poll interval (ms), tests shorten it */
   logPollMs?: number;
+  /**
+   * how long an exec/attach may go on ending by itself after its container exited before it is ended, and how long a
+   * forward to a stopped pod waits for the pod's removal to say that instead (ms)
+   */
+  exitGraceMs?: number;
 }
 
 interface Window {
@@ -51,6 +62,14 @@ interface Session {
   resize?: Set<(s: TerminalSize) => void>;
   size?: TerminalSize;
   done: Promise<void>;
+  endpointId?: string;
+  containerId?: string;
+  /** filled in after open, from the container's status */
+  podSandboxId?: string;
+  containerName?: string;
+  podName?: string;
+  /** why the session is ending, when it is not the process's own doing */
+  endReason?: string;
 }
 
 interface Forward {
@@ -59,6 +78,7 @@ interface Forward {
   server: Server;
   sockets: Set<Socket>;
   abort: AbortController;
+  podName?: string;
 }
 
 export interface OpenExecRequest {
@@ -134,7 +154,7 @@ export class StreamSessions {
     return s;
   }
 
-  private finish(s: Session, result: { exitCode?: number; error?: unknown }) {
+  private finish(s: Session, result: { exitCode?: number; error?: unknown; reason?: string }) {
     if (!this.sessions.has(s.id)) return;
     this.sessions.delete(s.id);
     s.stdin?.destroy();
@@ -147,9 +167,104 @@ export class StreamSessions {
         sessionId: s.id,
         ...(result.exitCode !== undefined && { exitCode: result.exitCode }),
         ...(err && { error: { code: err.code, message: err.message } }),
+        ...(result.reason !== undefined && { reason: result.reason }),
       },
       s.owner,
     );
+  }
+
+  /**
+   * Why an exec/attach ended, when its container went: the reason an event already gave, else the container's
+   * state now (a session can end before the event arrives). Undefined while the container runs.
+   */
+  private async endReason(s: Session): Promise<string | undefined> {
+    if (s.endReason !== undefined || !s.endpointId || !s.containerId) return s.endReason;
+    const api = this.deps.containers(s.endpointId);
+    if (!api.containerStatus) return undefined;
+    const name = () => s.containerName ?? s.containerId!.slice(0, 13);
+    const timeout = new Promise<undefined>((r) => setTimeout(() => r(undefined), 1000).unref());
+    const now = Promise.resolve()
+      .then(() => api.containerStatus!(s.containerId!))
+      .then(
+        (st) => (st.state === 'CONTAINER_EXITED' ? `container ${st.metadata.name} exited` : undefined),
+        (e: unknown) => (e instanceof PodscopeError && e.code === 'NotFound' ? `container ${name()} was removed` : undefined),
+      );
+    return Promise.race([now, timeout]);
+  }
+
+  /** Marks the sessions on a container (or on every container of a pod) as ending for `reason` and ends them. */
+  private endContainerSessions(match: (s: Session) => boolean, reason: string | ((s: Session) => string), graceMs: number) {
+    for (const s of this.sessions.values()) {
+      if (s.kind === 'logs' || !match(s) || s.endReason !== undefined) continue;
+      s.endReason = typeof reason === 'string' ? reason : reason(s);
+      // an exec'd process dies with its container and an attach ends with its stdio: let them say so themselves
+      // (an exec's exit code), and end what is still open after the grace
+      const timer = setTimeout(() => {
+        if (this.sessions.has(s.id)) s.abort.abort();
+      }, graceMs);
+      timer.unref();
+    }
+  }
+
+  private async endForward(f: Forward, reason: string) {
+    if (!this.forwards.has(f.view.id)) return;
+    await this.closeForward(f.owner, f.view.id);
+    this.deps.emit({ kind: 'portForward.closed', id: f.view.id, reason }, f.owner);
+  }
+
+  /**
+   * An endpoint's pod or container changed: forwards to a pod that is stopped or removed end (nothing could connect
+   * through them any more, and a listening port would say otherwise); exec/attach sessions end with their container.
+   */
+  notify(endpointId: string, event: SandboxEvent | ContainerEvent) {
+    const grace = this.deps.exitGraceMs ?? 1000;
+    const pod = (id: string) => (f: Forward) => f.view.endpointId === endpointId && f.view.podSandboxId === id;
+    const podName = (f: Forward, id: string) => f.podName ?? id.slice(0, 13);
+    switch (event.type) {
+      case 'sandbox.removed':
+        for (const f of [...this.forwards.values()].filter(pod(event.id)))
+          void this.endForward(f, `pod ${podName(f, event.id)} was removed`);
+        this.endContainerSessions(
+          (s) => s.endpointId === endpointId && s.podSandboxId === event.id,
+          (s) => `pod ${s.podName ?? event.id.slice(0, 13)} was removed`,
+          0,
+        );
+        break;
+      case 'sandbox.changed':
+        if (event.summary.state !== 'SANDBOX_NOTREADY') break;
+        // a remove stops a running pod first: wait a moment so that one says "removed", not "stopped"
+        for (const f of [...this.forwards.values()].filter(pod(event.id)))
+          setTimeout(
+            () => void this.endForward(f, `pod ${event.summary.metadata.name} was stopped`),
+            this.deps.exitGraceMs ?? 1000,
+          ).unref();
+        break;
+      case 'container.removed':
+        this.endContainerSessions(
+          (s) => s.endpointId === endpointId && s.containerId === event.id,
+          (s) => `container ${s.containerName ?? event.id.slice(0, 13)} was removed`,
+          0,
+        );
+        break;
+      case 'container.changed':
+        if (event.summary.state === 'CONTAINER_EXITED')
+          this.endContainerSessions(
+            (s) => s.endpointId === endpointId && s.containerId === event.id,
+            `container ${event.summary.metadata.name} exited`,
+            grace,
+          );
+        break;
+      default:
+        break;
+    }
+  }
+
+  /** The same for an endpoint that reports its rows as deltas (a CRI runtime's list follower). */
+  notifyDelta(endpointId: string, delta: EndpointDelta) {
+    for (const id of delta.pods?.removed ?? []) this.notify(endpointId, { type: 'sandbox.removed', id });
+    for (const summary of delta.pods?.upserts ?? []) this.notify(endpointId, { type: 'sandbox.changed', id: summary.id, summary });
+    for (const id of delta.containers?.removed ?? []) this.notify(endpointId, { type: 'container.removed', id, podSandboxId: '' });
+    for (const summary of delta.containers?.upserts ?? []) this.notify(endpointId, { type: 'container.changed', id: summary.id, summary });
   }
 
   private release(w: Window, all = false) {
@@ -162,6 +277,20 @@ export class StreamSessions {
   open(owner: string, req: OpenExecRequest): { sessionId: string } {
     const streaming = this.need(req.endpointId, req.cmd ? 'exec' : 'attach');
     const s = this.start(owner, req.cmd ? 'exec' : 'attach');
+    s.endpointId = req.endpointId;
+    s.containerId = req.containerId;
+    // the pod and the name, so the pod's removal ends this session and the reason names the container
+    void this.deps
+      .containers(req.endpointId)
+      .containerStatus?.(req.containerId)
+      .then(
+        async (st) => {
+          s.podSandboxId = st.podSandboxId;
+          s.containerName = st.metadata.name;
+          s.podName = await this.deps.sandboxName?.(req.endpointId, st.podSandboxId);
+        },
+        () => undefined,
+      );
     s.stdin = req.stdin ? new PassThrough() : undefined;
     s.resize = new Set();
     if (req.size) s.size = { width: req.size.cols, height: req.size.rows };
@@ -186,8 +315,8 @@ export class StreamSessions {
       ? streaming.exec({ ...io, containerId: req.containerId, cmd: req.cmd }).then((r) => ({ exitCode: r.exitCode }))
       : streaming.attach({ ...io, containerId: req.containerId }).then(() => ({}));
     s.done = run.then(
-      (r) => this.finish(s, r),
-      (error) => this.finish(s, { error }),
+      async (r) => this.finish(s, { ...r, reason: await this.endReason(s) }),
+      async (error) => this.finish(s, { error, reason: await this.endReason(s) }),
     );
     return { sessionId: s.id };
   }
@@ -312,7 +441,12 @@ export class StreamSessions {
       server.listen(req.hostPort, '127.0.0.1', () => resolve());
     });
     view.hostPort = (server.address() as AddressInfo).port;
-    this.forwards.set(id, { view, owner, server, sockets, abort });
+    const forward: Forward = { view, owner, server, sockets, abort };
+    this.forwards.set(id, forward);
+    void this.deps.sandboxName?.(req.endpointId, req.podSandboxId).then(
+      (name) => (forward.podName = name),
+      () => undefined,
+    );
     return { ...view };
   }
 

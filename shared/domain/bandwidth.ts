@@ -180,3 +180,16 @@ export type BandwidthUnit = (typeof BANDWIDTH_UNITS)[number];
 export function toQuantity(value: string, unit: BandwidthUnit | ''): string {
   return `${value.trim()}${unit}`;
 }
+
+/**
+ * A rate a user types (a CLI flag, the lab's capability form): the same Kubernetes quantity in bit/s as the
+ * annotations ("10M", "1Gi", "500k", "2000000"), within the same bounds, or 0 for "no limit" (the bandwidth plugin's
+ * meaning of a zero rate). One parser, so a value accepted in one place is accepted in every other.
+ */
+export function parseRateInput(raw: string): { bitsPerSecond: number } | { error: string } {
+  const text = raw.trim();
+  if (/^0+$/.test(text)) return { bitsPerSecond: 0 };
+  const parsed = parseBandwidthValue(text);
+  if ('error' in parsed) return { error: `${JSON.stringify(raw)}: ${parsed.error}` };
+  return { bitsPerSecond: Number(parsed.bits) };
+}

@@ -11,6 +11,7 @@
  */
 import { PodSandboxConfigSchema, type PodSandboxConfig } from './config';
 import { ipFamilyOf } from './ip';
+import { sysctlValueFormProblem } from './sysctl-values';
 
 /** C0 controls and DEL. */
 const CONTROL = /[\u0000-\u001f\u007f]/;
@@ -92,8 +93,10 @@ export function runConfigIssues(config: PodSandboxConfig): ConfigIssue[] {
     noControl(['linux', 'cgroup_parent'], linux.cgroup_parent, 'it is a cgroup path');
     for (const [name, value] of Object.entries(linux.sysctls)) {
       const problem = sysctlNameProblem(name) ?? sysctlValueProblem(value);
+      const formProblem = problem ? undefined : sysctlValueFormProblem(name, value);
       if (problem)
         issues.push({ path: ['linux', 'sysctls', name], message: `${problem}; runc would refuse it after the network is set up` });
+      else if (formProblem) issues.push({ path: ['linux', 'sysctls', name], message: `${formProblem}, after the network is set up` });
     }
   }
   return issues;

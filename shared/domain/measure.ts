@@ -34,6 +34,11 @@ export interface ThroughputDirectionReport {
   elapsedMs: number;
   /** the part of the transfer the measured rate is computed on, in ms since the first byte */
   window?: { startMs: number; endMs: number };
+  /**
+   * how well measuredBps is known: the relative half-width of its 95% interval (0.03 = ±3%), from the spread of the
+   * rate over parts of the window. The transfer stops once this is within ±5% (it may run to its bound otherwise).
+   */
+  precision?: number;
   pastBurst: boolean;
   /** set when the burst lets short flows through unshaped: flows smaller than this many bytes never see the limit */
   unshapedBelowBytes?: number;

@@ -17,11 +17,14 @@ export type PushedEvent =
   | { kind: 'image.pull'; endpointId: string; requestId: string; progress: ImagePullProgress }
   /** output of an exec/attach session, base64 (at most STREAM_CHUNK_BYTES decoded); acknowledge with stream.ack */
   | { kind: 'stream.data'; sessionId: string; stream: 'stdout' | 'stderr'; data: string }
-  /** the session ended: the exit code of an exec, or the error that ended it */
-  | { kind: 'stream.exit'; sessionId: string; exitCode?: number; error?: { code: string; message: string } }
+  /**
+   * the session ended: the exit code of an exec, or the error that ended it; reason when its container or pod went
+   * ("container web exited", "pod web was removed")
+   */
+  | { kind: 'stream.exit'; sessionId: string; exitCode?: number; error?: { code: string; message: string }; reason?: string }
   /** log records of a logs.follow session (acknowledge with stream.ack, bytes = lines.length) */
   | { kind: 'logs.lines'; sessionId: string; lines: LogLine[] }
-  /** a forward stopped on its own (its endpoint went away) */
+  /** a forward stopped on its own: its endpoint went away, or its pod was stopped or removed (reason says which) */
   | { kind: 'portForward.closed'; id: string; reason?: string };
 
 /** The one Electron IPC channel name events travel on (main → renderer). */

@@ -49,6 +49,16 @@ const cases: Array<[string, pb.PodSandboxConfig, string]> = [
     podConfig('s4', { linux: linux({ 'net.ipv4.ip_forward': '1\n1' }) }),
     'linux.sysctls["net.ipv4.ip_forward"]',
   ],
+  [
+    'a kernel.shmmax value that is not an unsigned integer',
+    podConfig('s5', { linux: linux({ 'kernel.shmmax': 'lots' }) }),
+    'linux.sysctls["kernel.shmmax"]',
+  ],
+  [
+    'a kernel.sem SEMMNI above the limit',
+    podConfig('s6', { linux: linux({ 'kernel.sem': '250 32000 32 40000' }) }),
+    'linux.sysctls["kernel.sem"]',
+  ],
 ];
 
 describe('RunPodSandbox over CRI', () => {

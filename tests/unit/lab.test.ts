@@ -86,6 +86,101 @@ describe('lab: validation', () => {
     expect(v.errors.every((e) => e.line !== undefined)).toBe(true);
   });
 
+  it('a misspelt key of a reference plugin is an error at the key, with the key it most likely meant', async () => {
+    const text = good({ hairpin: true });
+    const v = await validateConflistText(text, BIN);
+    expect(v.ok).toBe(false);
+    expect(v.errors).toHaveLength(1);
+    const e = v.errors[0]!;
+    expect(`${e.path}: ${e.message}`).toBe(
+      'plugins.0.hairpin: bridge: unknown key "hairpin" (did you mean hairpinMode?); the plugin ignores it',
+    );
+    expect(text.slice(e.offset, e.offset! + '"hairpin"'.length)).toBe('"hairpin"');
+    expect(e.line).toBe(text.slice(0, e.offset).split('\n').length);
+    // nested objects are as strict: a range, a route, the host-local block itself
+    const nested = await validateConflistText(
+      good({
+        ipam: {
+          type: 'host-local',
+          ranges: [[{ subnet: '10.99.0.0/24', gatway: '10.99.0.1' }]],
+          routes: [{ dst: '0.0.0.0/0', via: '10.99.0.1' }],
+          datadir: '/x',
+        },
+      }),
+      BIN,
+    );
+    expect(nested.errors.map((x) => `${x.path}: ${x.message}`)).toEqual([
+      'plugins.0.ipam.ranges.0.0.gatway: host-local: unknown key "gatway" (did you mean gateway?); the plugin ignores it',
+      'plugins.0.ipam.routes.0.via: host-local: unknown key "via"; the plugin ignores it',
+    ]);
+    // Go decodes keys case-insensitively: a case variant takes effect, so it is only a warning
+    const cased = await validateConflistText(good({ HairpinMode: true }), BIN);
+    expect(cased.ok).toBe(true);
+    expect(cased.warnings.join('\n')).toContain('plugins.0.HairpinMode (line ');
+    expect(cased.warnings.join('\n')).toContain('"HairpinMode" is read as "hairpinMode"');
+  });
+
+  it('keys every plugin decodes or a runtime injects, and keys only some releases read, are not errors', async () => {
+    const v = await validateConflistText(
+      JSON.stringify({
+        cniVersion: '1.0.0',
+        name: 'n',
+        plugins: [
+          {
+            type: 'bridge',
+            bridge: 'lab0',
+            dns: { nameservers: ['10.0.0.10'] },
+            args: { cni: {} },
+            'cni.dev/x': 1,
+            ipam: { type: 'host-local', subnet: '10.99.0.0/24' },
+          },
+          { type: 'bandwidth', ingressRate: 1000, ingressBurst: 1000, unshapedSubnets: ['10.0.0.0/8'], runtimeConfig: {} },
+          { type: 'macvlan', master: 'eth0', mac: '02:00:00:00:00:01', bcqueuelen: 100 },
+          { type: 'tuning', dataDir: '/run/cni/tuning' },
+        ],
+      }),
+      BIN,
+    );
+    expect(v.errors).toEqual([]);
+    const ifname = await validateConflistText(
+      JSON.stringify({ cniVersion: '1.0.0', name: 'n', plugins: [{ type: 'tuning', ifname: 'eth0' }] }),
+      BIN,
+    );
+    expect(ifname.errors.map((e) => e.path)).toEqual(['plugins.0.ifname']);
+  });
+
+  it('an impossible CIDR, a subnet host-local cannot allocate from and a range outside its subnet are errors', async () => {
+    const sub = (subnet: string, extra: Record<string, unknown> = {}) =>
+      validateConflistText(good({ ipam: { type: 'host-local', ranges: [[{ subnet, ...extra }]] } }), BIN).then((v) =>
+        v.errors.map((e) => `${e.path}: ${e.message}`),
+      );
+    expect(await sub('10.1.0.0/33')).toEqual([
+      'plugins.0.ipam.ranges.0.0.subnet: host-local: "10.1.0.0/33": the prefix length must be 0-32 for an IPv4 address',
+    ]);
+    expect(await sub('10.1.0.0/24')).toEqual([]);
+    expect(await sub('fd00::/129')).toEqual([
+      'plugins.0.ipam.ranges.0.0.subnet: host-local: "fd00::/129": the prefix length must be 0-128 for an IPv6 address',
+    ]);
+    expect(await sub('10.1.300.0/24')).toEqual([
+      'plugins.0.ipam.ranges.0.0.subnet: host-local: "10.1.300.0/24": "10.1.300.0" is not an IP address',
+    ]);
+    expect(await sub('10.1.0.0/31')).toEqual([
+      'plugins.0.ipam.ranges.0.0.subnet: host-local: 10.1.0.0/31 is too small to allocate from (host-local needs a prefix of /30 or shorter)',
+    ]);
+    expect(await sub('10.1.0.5/24')).toEqual([
+      'plugins.0.ipam.ranges.0.0.subnet: host-local: 10.1.0.5/24 has host bits set; the network address for /24 is 10.1.0.0',
+    ]);
+    expect(await sub('10.1.0.0/24', { rangeStart: '10.2.0.10', gateway: '10.1.0.1x' })).toEqual([
+      'plugins.0.ipam.ranges.0.0.gateway: host-local: "10.1.0.1x" is not an IP address',
+      'plugins.0.ipam.ranges.0.0.rangeStart: host-local: rangeStart 10.2.0.10 is not in 10.1.0.0/24',
+    ]);
+    const route = await validateConflistText(
+      good({ ipam: { type: 'host-local', subnet: '10.1.0.0/24', routes: [{ dst: '0.0.0.0/40' }] } }),
+      BIN,
+    );
+    expect(route.errors.map((e) => e.path)).toEqual(['plugins.0.ipam.routes.0.dst']);
+  });
+
   it('CHECK is supported from 0.4.0 and not with disableCheck', async () => {
     expect((await validateConflistText(good(), BIN)).checkSupported).toBe(true);
     expect((await validateConflistText(good().replace('"1.0.0"', '"0.3.1"'), BIN)).checkSupported).toBe(false);

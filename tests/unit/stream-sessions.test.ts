@@ -169,6 +169,46 @@ describe('stream sessions over IPC', () => {
     expect(router.sessions.counts()).toEqual({ sessions: 0, forwards: 0 });
   });
 
+  it('a forward ends with its pod: stopping says so (after a moment, in case a removal follows), removing says so at once; the port refuses', async () => {
+    const { connection, toy, fakes } = await setup();
+    const a = connection('win-a');
+    toy.targets.set(8080, await httpServer());
+    const closedEvent = (id: string) =>
+      a.events.find((e): e is Extract<PushedEvent, { kind: 'portForward.closed' }> => e.kind === 'portForward.closed' && e.id === id);
+    const { id: removed } = await fakes.engine.run({ config: { metadata: { name: 'gone', namespace: 'default', uid: 'u1' } } });
+    const f1 = await a.client.call('portForward.open', { podSandboxId: removed, port: 8080 });
+    expect(await get(f1.hostPort, '/x')).toBe('you asked for /x');
+    await fakes.engine.remove(removed);
+    await until(() => closedEvent(f1.id) !== undefined, 'the forward to the removed pod to close');
+    expect(closedEvent(f1.id)!.reason).toBe('pod gone was removed');
+    expect(await portRefused(f1.hostPort)).toBe(true);
+
+    const { id: stopped } = await fakes.engine.run({ config: { metadata: { name: 'halted', namespace: 'default', uid: 'u2' } } });
+    const f2 = await a.client.call('portForward.open', { podSandboxId: stopped, port: 8080 });
+    await fakes.engine.stop(stopped);
+    await until(() => closedEvent(f2.id) !== undefined, 'the forward to the stopped pod to close');
+    expect(closedEvent(f2.id)!.reason).toBe('pod halted was stopped');
+    expect(await portRefused(f2.hostPort)).toBe(true);
+    expect(await a.client.call('portForward.list', {})).toEqual([]);
+  });
+
+  it('an exec session ends with its container, saying so', async () => {
+    const { connection, fakes } = await setup();
+    const a = connection('win-a');
+    const { id: podId } = await fakes.engine.run({ config: { metadata: { name: 'p', namespace: 'default', uid: 'u' } } });
+    fakes.images.add({ repoTags: ['podscope.test/busybox:1'], config: { Cmd: ['sh'] } });
+    const { id: containerId } = await fakes.engine.createContainer({
+      podSandboxId: podId,
+      config: { metadata: { name: 'app' }, image: { image: 'podscope.test/busybox:1' } },
+    });
+    await fakes.engine.startContainer(containerId);
+    const { sessionId } = await a.client.call('stream.exec', { containerId, cmd: ['sh'] });
+    await new Promise((r) => setTimeout(r, 50)); // the session learns its container's name
+    await fakes.engine.removeContainer(containerId);
+    await until(() => exitOf(a.events, sessionId) !== undefined, 'the session to end');
+    expect(exitOf(a.events, sessionId)!.reason).toMatch(/^container app (exited|was removed)$/);
+  });
+
   it('says "this endpoint does not support exec" (and port-forward) when the endpoint has no streaming', async () => {
     const { connection } = await setup({ streaming: false });
     const a = connection('win-a');

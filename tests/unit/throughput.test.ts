@@ -3,7 +3,14 @@
  * it reads from the kernel view, what it sends the meter, the verdicts, and that stopped pods are never measured.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { computeRate, unshapedBelow, verdictFor, type ByteSample } from '../../electron/engine/throughput/rate';
+import {
+  computeRate,
+  measuredEnough,
+  TARGET_PRECISION,
+  unshapedBelow,
+  verdictFor,
+  type ByteSample,
+} from '../../electron/engine/throughput/rate';
 import { createTestEngine, type TestEngine } from '../../testkit/fakes/test-engine';
 import { hasCode } from '../../shared/domain/errors';
 
@@ -55,6 +62,40 @@ describe('computeRate', () => {
     const r = computeRate({ samples: curve(1000, 0, 1000, 4000) });
     expect(r.measuredBps!).toBeCloseTo(8e6, -3);
     expect(verdictFor(r, undefined)).toBe('noLimit');
+  });
+
+  it('stops as soon as the rate past the burst is known to the stated precision, and says how precise it is', () => {
+    const all = curve(250_000, 193_273_526, 1250, 5000);
+    const input = (samples: ByteSample[]) => ({ samples, burstBytes: 193_273_526, limitBps: 10e6 });
+    // the first prefix of the transfer that is enough: a little past the knee (773 ms) + settling + half a second
+    const n = all.findIndex((_, i) => measuredEnough(input(all.slice(0, i + 1)))) + 1;
+    expect(n).toBeGreaterThan(0);
+    const stopAt = all[n - 1]!.tMs;
+    expect(stopAt).toBeGreaterThan(773 + 300 + 500);
+    expect(stopAt).toBeLessThan(2000);
+    const r = computeRate(input(all.slice(0, n)));
+    expect(r.pastBurst).toBe(true);
+    expect(r.precision!).toBeLessThanOrEqual(TARGET_PRECISION);
+    expect(r.measuredBps!).toBeCloseTo(10e6, -4);
+    // inside the burst it is never enough
+    expect(measuredEnough(input(all.filter((s) => s.tMs < 770)))).toBe(false);
+  });
+
+  it('a saw-toothing flow (TCP pausing behind the tbf) is not called precise on a short window', () => {
+    // 1250 B/ms, but every third 50 ms step delivers nothing and the next twice as much
+    const samples: ByteSample[] = [];
+    let bytes = 0;
+    for (let t = 50, i = 0; t <= 3000; t += 50, i++) {
+      bytes += i % 3 === 0 ? 0 : i % 3 === 1 ? 125_000 : 62_500;
+      samples.push({ tMs: t, bytes });
+    }
+    // nothing shapes it: the second half (500 ms, ten samples) is the window
+    const r = computeRate({ samples: samples.slice(0, 20) });
+    expect(r.precision!).toBeGreaterThan(TARGET_PRECISION);
+    expect(measuredEnough({ samples: samples.slice(0, 20) })).toBe(false);
+    // the same mean rate without the pauses is precise on the same window
+    const even = samples.map((s, i) => ({ tMs: s.tMs, bytes: 62_500 * (i + 1) }));
+    expect(computeRate({ samples: even.slice(0, 20) }).precision!).toBeLessThanOrEqual(TARGET_PRECISION);
   });
 
   it('warns about short flows only when the burst holds more than a second at the limit', () => {

@@ -4,18 +4,26 @@
  */
 import { readFile } from 'node:fs/promises';
 import { PodscopeError, notSupported } from '../../../shared/domain/errors';
-import { LabCapabilitiesSchema, type LabApi, type LabDiff, type LabKernelItem, type LabRun } from '../../../shared/domain/lab';
+import { parseRateInput } from '../../../shared/domain/bandwidth';
+import {
+  LabCapabilitiesSchema,
+  type LabApi,
+  type LabDiff,
+  type LabIssue,
+  type LabKernelItem,
+  type LabRun,
+} from '../../../shared/domain/lab';
 import { formatIssues } from '../../../shared/domain/config';
 import { engineOptionsFromFlags, parseCommandArgs, type Flags } from '../args';
 import { table } from '../format';
 
-export const help = `podscope lab run FILE [--port-mapping HOST:CONTAINER[/tcp|udp|sctp]]... [--bandwidth IN,OUT] [--dns-server IP]...
+export const help = `podscope lab run FILE [--port-mapping HOST:CONTAINER[/tcp|udp|sctp]]... [--bandwidth RATE|IN,OUT] [--dns-server IP]...
                  [--ip IP]... [--mac MAC] [--cgroup-path P] [--force] [--skip-check] [--probe] [-o json]
   Dry-runs a conflist in a throwaway netns: ADD, CHECK (cniVersion >= 0.4.0), DEL; prints each plugin's exec, the
   kernel state the run created and what DEL left. Exit 0 when ADD, CHECK and DEL succeeded and nothing leaked.
   --probe: after ADD and CHECK, TCP connects from the host to the netns's addresses and to each TCP port mapping's
   host port (a responder in the netns answers); every path must be reachable for exit 0. DEL runs either way.
-  Bandwidth rates are bits per second (0 = unshaped). --force runs even when live pods share the bridge/subnet.
+  Bandwidth rates are bits per second as Kubernetes quantities (10M, 1Gi, 500k; 0 = unshaped). --force runs even when live pods share the bridge/subnet.
 podscope lab diff RUN_A RUN_B|sandbox:ID [-o json]   per-plugin differences of two runs (or a run and a pod's ADD)
 podscope lab ls [-o json]                            the kept runs, newest first`;
 
@@ -37,10 +45,17 @@ function parsePortMapping(s: string): { hostPort: number; containerPort: number;
   return { hostPort: Number(m[1]), containerPort: Number(m[2]), protocol: (m[3] ?? 'tcp').toLowerCase() };
 }
 
-function parseBandwidth(s: string): { ingressRate: number; egressRate: number } {
-  const m = /^(\d+),(\d+)$/.exec(s);
-  if (!m) throw new PodscopeError('InvalidArgument', `--bandwidth must be IN,OUT in bits per second, not ${JSON.stringify(s)}`);
-  return { ingressRate: Number(m[1]), egressRate: Number(m[2]) };
+/** RATE (both directions) or IN,OUT, each a quantity in bit/s as the annotations take it (10M, 1Gi, 500k, 0 = unshaped). */
+export function parseBandwidth(s: string): { ingressRate: number; egressRate: number } {
+  const parts = s.split(',');
+  if (parts.length > 2 || parts.some((p) => p.trim() === ''))
+    throw new PodscopeError('InvalidArgument', `--bandwidth must be RATE or IN,OUT (e.g. 10M or 10M,5M), not ${JSON.stringify(s)}`);
+  const [ingress, egress] = parts.map((p) => {
+    const r = parseRateInput(p);
+    if ('error' in r) throw new PodscopeError('InvalidArgument', `--bandwidth ${r.error}`);
+    return r.bitsPerSecond;
+  });
+  return { ingressRate: ingress!, egressRate: egress ?? ingress! };
 }
 
 const items = (xs: LabKernelItem[]) => xs.map((i) => `    ${i.kind.padEnd(13)} ${i.what}`).join('\n');
@@ -134,6 +149,18 @@ function printDiff(d: LabDiff): void {
   process.stdout.write(`${lines.join('\n')}\n`);
 }
 
+/** A refused conflist names its first problem; the terminal gets every one, each at FILE:LINE:COLUMN. */
+function withEveryIssue(e: unknown, file: string): unknown {
+  const issues = e instanceof PodscopeError && (e.details as { errors?: LabIssue[] } | undefined)?.errors;
+  if (!issues || issues.length < 2) return e;
+  const lines = issues.map(
+    (i) => `  ${file}${i.line !== undefined ? `:${i.line}:${i.column}` : ''}: ${i.path ? `${i.path}: ` : ''}${i.message}`,
+  );
+  return new PodscopeError((e as PodscopeError).code, `${(e as PodscopeError).message}\n${lines.join('\n')}`, {
+    details: (e as PodscopeError).details,
+  });
+}
+
 export async function run(argv: string[]): Promise<number> {
   const [sub, ...rest] = argv;
   const common = { output: { type: 'string', short: 'o' } } as const;
@@ -172,7 +199,9 @@ export async function run(argv: string[]): Promise<number> {
         skipCheck: flags['skip-check'] === true,
         probe: flags.probe === true,
       }),
-    );
+    ).catch((e: unknown) => {
+      throw withEveryIssue(e, file);
+    });
     if (flags.output === 'json') process.stdout.write(`${JSON.stringify(runJson(result), null, 2)}\n`);
     else printRun(result);
     return result.success ? 0 : 1;

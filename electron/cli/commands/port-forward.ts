@@ -7,8 +7,38 @@ import { untilSignal } from '../../host/serve';
 export const help = `podscope port-forward [flags] POD [LOCAL:]REMOTE...
   Forwards 127.0.0.1:LOCAL to port REMOTE inside the pod's network namespace until ^C, as crictl port-forward.
   Each accepted connection is its own stream (PortForward RPC and URL with --endpoint). LOCAL empty or 0 picks a
-  free port; the chosen one is printed.
+  free port; the chosen one is printed. Ends when the pod is stopped or removed (the local port would only refuse),
+  saying so, with exit code 3 (removed) or 5 (stopped).
   --address ADDR   local address to listen on (default 127.0.0.1)`;
+
+/** how often the pod is looked at while forwarding */
+export const POD_WATCH_MS = 1000;
+
+/**
+ * Resolves with why forwarding to the pod can no longer work (a PodscopeError: NotFound when it was removed,
+ * FailedPrecondition when it was stopped), checking every `everyMs` until `signal` aborts.
+ */
+export async function podGone(
+  status: (id: string) => Promise<{ state: string; metadata: { name: string } }>,
+  sandboxId: string,
+  name: string,
+  signal: AbortSignal,
+  everyMs = POD_WATCH_MS,
+): Promise<PodscopeError | undefined> {
+  while (!signal.aborted) {
+    await new Promise((r) => setTimeout(r, everyMs).unref());
+    if (signal.aborted) return undefined;
+    try {
+      const s = await status(sandboxId);
+      if (s.state !== 'SANDBOX_READY') return new PodscopeError('FailedPrecondition', `pod ${name} was stopped; port-forward ended`);
+    } catch (e) {
+      if (e instanceof PodscopeError && e.code === 'NotFound')
+        return new PodscopeError('NotFound', `pod ${name} was removed; port-forward ended`);
+      // a transient failure to ask (a busy daemon) is not the pod going away: look again
+    }
+  }
+  return undefined;
+}
 
 export interface PortPair {
   local: number;
@@ -34,7 +64,8 @@ export async function run(argv: string[]): Promise<number> {
   const address = (flags.address as string | undefined) ?? '127.0.0.1';
   return withStreaming(flags, async (streaming, api) => {
     // a wrong pod id fails here, not on the first connection
-    const sandboxId = (await api.status(pod)).id;
+    const first = await api.status(pod);
+    const sandboxId = first.id;
     const servers: Server[] = [];
     const open = new Set<Socket>();
     try {
@@ -56,7 +87,13 @@ export async function run(argv: string[]): Promise<number> {
         const port = (server.address() as { port: number }).port;
         process.stdout.write(`Forwarding from ${address}:${port} -> ${remote}\n`);
       }
-      await untilSignal();
+      const stop = new AbortController();
+      const gone = await Promise.race([
+        untilSignal().then(() => undefined),
+        podGone((id) => api.status(id), sandboxId, first.metadata.name, stop.signal),
+      ]);
+      stop.abort();
+      if (gone) throw gone;
       return 0;
     } finally {
       for (const s of servers) s.close();

@@ -12,7 +12,8 @@ import { EXIT_CODES } from '../exit-codes';
 export const help = `podscope throughput [flags] ID
   Sends bulk TCP through the pod's real veth, host → pod (ingress) then pod → its gateway (egress), and reports the
   rate measured after the tbf burst against the requested rate, the burst in bytes read from the kernel, and the flow
-  size below which the limit never engages. Each direction is bounded in time (default 5 s) and bytes.
+  size below which the limit never engages. Each direction stops once the rate past the burst is known to ±5% (95%;
+  the precision is reported), else at its time (default 5 s) or byte bound.
   -o text|json
   --duration MS  time bound per direction (500-20000)`;
 
@@ -26,6 +27,7 @@ export type ThroughputDirectionJson = Pick<
   ThroughputDirectionReport,
   | 'requestedBps'
   | 'measuredBps'
+  | 'precision'
   | 'burstBytes'
   | 'appliedBps'
   | 'overallBps'
@@ -42,6 +44,7 @@ export function throughputJson(r: ThroughputReport): ThroughputJson {
   const one = (d: ThroughputDirectionReport): ThroughputDirectionJson => ({
     requestedBps: d.requestedBps,
     measuredBps: d.measuredBps === undefined ? undefined : Math.round(d.measuredBps),
+    precision: d.precision === undefined ? undefined : Math.round(d.precision * 10000) / 10000,
     burstBytes: d.burstBytes,
     appliedBps: d.appliedBps,
     overallBps: Math.round(d.overallBps),

@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { PodscopeError } from '../../../shared/domain/errors';
 import type { ProcessRunner } from '../os/exec';
 import { parseRuncLog, readLogFrom, runcErrors } from '../runtime/runc-log';
+import { sysctlWriteRefusal } from '../runtime/sysctl-rules';
 import { attachToShim, dialInNetns, runcExecStream, type RuntimeStreamIO } from './runc-stream';
 import { SHIM_SOURCE } from './shim';
 import type { Duplex } from 'node:stream';
@@ -177,11 +178,12 @@ export class RuncContainerRuntime implements ContainerRuntime {
             void readLogFrom(runcLog, 0).then((text) => {
               const messages = runcErrors(parseRuncLog(text));
               reject(
-                new PodscopeError(
-                  'RuntimeError',
-                  `runc run failed: ${messages.length ? messages.join('; ') : (m.error ?? 'unknown error')}`,
-                  { details: { exitCode: m.exitCode, runcErrors: messages } },
-                ),
+                sysctlWriteRefusal(messages.length ? messages : [m.error ?? ''], spec) ??
+                  new PodscopeError(
+                    'RuntimeError',
+                    `runc run failed: ${messages.length ? messages.join('; ') : (m.error ?? 'unknown error')}`,
+                    { details: { exitCode: m.exitCode, runcErrors: messages } },
+                  ),
               );
             }, reject);
           }

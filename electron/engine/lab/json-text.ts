@@ -33,9 +33,10 @@ export function parseJsonText(text: string): { value: unknown } | { issue: LabIs
 
 /**
  * The offset of the value at `path` (object keys and array indices) in a text that parses: a small scanner that walks
- * the same structure JSON.parse built. Undefined when the path is not there.
+ * the same structure JSON.parse built. Undefined when the path is not there. With `atKey`, the offset of the last
+ * step's key instead of its value (for "unknown key" problems).
  */
-export function locate(text: string, path: Array<string | number>): number | undefined {
+export function locate(text: string, path: Array<string | number>, atKey = false): number | undefined {
   let i = 0;
   const ws = () => {
     while (i < text.length && /\s/.test(text[i]!)) i++;
@@ -81,6 +82,7 @@ export function locate(text: string, path: Array<string | number>): number | und
     }
     while (i < text.length && !/[\s,\]}]/.test(text[i]!)) i++;
   };
+  let keyStart = -1;
   for (const step of path) {
     ws();
     const c = text[i];
@@ -90,6 +92,7 @@ export function locate(text: string, path: Array<string | number>): number | und
       for (;;) {
         ws();
         if (text[i] === '}') return undefined;
+        keyStart = i;
         const key = readString();
         ws();
         i++;
@@ -120,5 +123,5 @@ export function locate(text: string, path: Array<string | number>): number | und
     }
   }
   ws();
-  return i;
+  return atKey && typeof path[path.length - 1] === 'string' ? keyStart : i;
 }

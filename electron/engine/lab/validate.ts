@@ -1,18 +1,20 @@
 /**
  * Lab validation of a conflist TEXT: JSON with the error's line/column, the CNI envelope (libcni conf.go's rules:
  * name matching the network-name pattern, cniVersion, a non-empty plugins array whose entries have a `type`), the
- * reference plugins' fields against the JSON Schemas in ./schemas, and the binary each type resolves to. Unknown
- * plugin types are checked for the envelope only, as a runtime would pass their fields through untouched.
+ * reference plugins' fields against the JSON Schemas in ./schemas (every key they do not read is an error with the
+ * nearest one they do, and addresses/prefixes must be ones the plugins can parse and host-local can allocate from),
+ * and the binary each type resolves to. Unknown plugin types are checked for the envelope only, as a runtime would
+ * pass their fields through untouched.
  */
 import type { LabConflict, LabIssue, LabPluginInfo, LabValidation } from '../../../shared/domain/lab';
 import { confListFromBytes } from '../cni/conf-list';
 import { CNI_NAME_PATTERN } from '../cni/names';
 import { resolvePluginBinary } from '../cni/plugin-path';
 import { isValidSpecVersion, specAtLeast } from '../cni/spec-version';
-import { overlaps } from './cidr';
+import { allocatableSubnetProblem, cidrProblem, contains, ipProblem, overlaps } from './cidr';
 import { conflistFacts } from './conflist-facts';
 import { lineColumn, locate, parseJsonText } from './json-text';
-import { checkSchema, type JsonSchema } from './schema-check';
+import { checkSchema, nearestKey, type JsonSchema, type SchemaProblem } from './schema-check';
 import bandwidth from './schemas/bandwidth.json' with { type: 'json' };
 import bridge from './schemas/bridge.json' with { type: 'json' };
 import firewall from './schemas/firewall.json' with { type: 'json' };
@@ -42,6 +44,43 @@ export const PLUGIN_SCHEMAS: Record<string, JsonSchema> = {
   tuning,
   vlan,
 } as Record<string, JsonSchema>;
+
+/**
+ * Keys every plugin object may carry besides its own: the fields of the CNI library's NetConf that every reference
+ * plugin embeds (so they decode them even when unused) and the ones a runtime injects (runtimeConfig, args, cni.dev/…).
+ */
+const PLUGIN_ENVELOPE_KEYS = new Set(['cniVersion', 'name', 'type', 'capabilities', 'ipam', 'dns', 'prevResult', 'runtimeConfig', 'args']);
+const isPluginEnvelopeKey = (key: string) => PLUGIN_ENVELOPE_KEYS.has(key) || key.startsWith('cni.dev/');
+/** the IPAM plugins decode an untagged Go field `Name` besides their own */
+const isIpamEnvelopeKey = (key: string) => key === 'name';
+/** the conflist keys libcni reads (conf.go) */
+const CONFLIST_KEYS = ['cniVersion', 'cniVersions', 'name', 'disableCheck', 'disableGC', 'loadOnlyInlinedPlugins', 'plugins'];
+
+/**
+ * host-local's own range rules (Range.Canonicalize): an allocatable network address, and rangeStart/rangeEnd inside
+ * it. Format errors are the schema's, so a range whose subnet does not parse is skipped here.
+ */
+function hostLocalRangeProblems(ipam: Obj): Array<{ path: Array<string | number>; message: string }> {
+  const out: Array<{ path: Array<string | number>; message: string }> = [];
+  const ranges: Array<{ range: Obj; path: Array<string | number> }> = [];
+  if (typeof ipam.subnet === 'string') ranges.push({ range: ipam, path: [] });
+  if (Array.isArray(ipam.ranges))
+    ipam.ranges.forEach((set, i) => {
+      if (Array.isArray(set)) set.forEach((r, j) => isObj(r) && ranges.push({ range: r, path: ['ranges', i, j] }));
+    });
+  for (const { range, path } of ranges) {
+    const subnet = range.subnet;
+    if (typeof subnet !== 'string' || cidrProblem(subnet)) continue;
+    const problem = allocatableSubnetProblem(subnet);
+    if (problem) out.push({ path: [...path, 'subnet'], message: problem });
+    for (const key of ['rangeStart', 'rangeEnd']) {
+      const ip = range[key];
+      if (typeof ip === 'string' && !ipProblem(ip) && !contains(subnet, ip))
+        out.push({ path: [...path, key], message: `${key} ${ip} is not in ${subnet}` });
+    }
+  }
+  return out;
+}
 
 /** A live sandbox's network as the conflict check needs it. */
 export interface LiveNetworkUse {
@@ -78,9 +117,20 @@ export async function validateConflistText(text: string, binDirs: string[], live
     errors.push(parsed.issue);
     return out;
   }
-  const issue = (path: Array<string | number>, message: string) => {
-    const offset = locate(text, path);
+  const issue = (path: Array<string | number>, message: string, atKey = false) => {
+    const offset = locate(text, path, atKey);
     errors.push({ path: path.join('.'), message, ...(offset !== undefined ? { offset, ...lineColumn(text, offset) } : {}) });
+  };
+  const warnAt = (path: Array<string | number>, message: string) => {
+    const offset = locate(text, path, true);
+    const where = offset !== undefined ? lineColumn(text, offset) : undefined;
+    warnings.push(`${path.join('.')}${where ? ` (line ${where.line}, column ${where.column})` : ''}: ${message}`);
+  };
+  const report = (prefix: Array<string | number>, label: string, problems: SchemaProblem[]) => {
+    for (const problem of problems) {
+      if (problem.warning) warnAt([...prefix, ...problem.path], `${label}: ${problem.message}`);
+      else issue([...prefix, ...problem.path], `${label}: ${problem.message}`, problem.atKey);
+    }
   };
   const doc = parsed.value;
   if (!isObj(doc)) {
@@ -104,6 +154,11 @@ export async function validateConflistText(text: string, binDirs: string[], live
   if (!Array.isArray(doc.plugins))
     issue(doc.plugins === undefined ? [] : ['plugins'], doc.plugins === undefined ? 'missing "plugins"' : '"plugins" must be an array');
   else if (doc.plugins.length === 0) issue(['plugins'], '"plugins" must not be empty');
+  for (const key of Object.keys(doc)) {
+    if (CONFLIST_KEYS.includes(key) || (typeof doc.type === 'string' && !('plugins' in doc))) continue;
+    const near = nearestKey(key, CONFLIST_KEYS);
+    warnAt([key], `libcni does not read "${key}"${near ? ` (did you mean ${near}?)` : ''}`);
+  }
   for (const key of ['disableCheck', 'disableGC', 'loadOnlyInlinedPlugins']) {
     const v = doc[key];
     if (v !== undefined && typeof v !== 'boolean' && !(typeof v === 'string' && /^(true|false)$/i.test(v)))
@@ -124,7 +179,8 @@ export async function validateConflistText(text: string, binDirs: string[], live
       issue(['plugins', index, 'capabilities'], '"capabilities" must map names to true/false');
     }
     const schema = PLUGIN_SCHEMAS[p.type];
-    for (const problem of schema ? checkSchema(schema, p) : []) issue(['plugins', index, ...problem.path], `${p.type}: ${problem.message}`);
+    if (schema) report(['plugins', index], p.type, checkSchema(schema, p, [], [], { envelopeKey: isPluginEnvelopeKey }));
+    if (p.type === 'host-local') report(['plugins', index], p.type, hostLocalRangeProblems(p));
     // IPAM is a delegated plugin: check the known ones against their own schema too
     if (
       isObj(p.ipam) &&
@@ -132,8 +188,12 @@ export async function validateConflistText(text: string, binDirs: string[], live
       PLUGIN_SCHEMAS[p.ipam.type] &&
       (p.ipam.type === 'host-local' || p.ipam.type === 'static')
     ) {
-      for (const problem of checkSchema(PLUGIN_SCHEMAS[p.ipam.type]!, p.ipam))
-        issue(['plugins', index, 'ipam', ...problem.path], `${p.ipam.type}: ${problem.message}`);
+      report(
+        ['plugins', index, 'ipam'],
+        p.ipam.type,
+        checkSchema(PLUGIN_SCHEMAS[p.ipam.type]!, p.ipam, [], [], { envelopeKey: isIpamEnvelopeKey }),
+      );
+      if (p.ipam.type === 'host-local') report(['plugins', index, 'ipam'], p.ipam.type, hostLocalRangeProblems(p.ipam));
     }
     const info: LabPluginInfo = {
       index,

@@ -146,7 +146,7 @@ function namespaces(hostNetwork: boolean, hostPid: boolean, hostIpc: boolean, ne
 
 function sysctls(config: PodSandboxConfig, own: PrivateNamespaces): Record<string, string> {
   const user = config.linux?.sysctls ?? {};
-  for (const name of Object.keys(user)) checkSysctl(name, own);
+  for (const [name, value] of Object.entries(user)) checkSysctl(name, own, value);
   return own.network ? { ...UNPRIVILEGED_SYSCTLS, ...user } : { ...user };
 }
 

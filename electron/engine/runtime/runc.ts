@@ -15,6 +15,7 @@ import { describeCommand, type ExecResult, type ProcessRunner } from '../os/exec
 import { ensurePauseRootfs } from './pause-rootfs';
 import { parseRuncLog, readLogFrom, runcErrors } from './runc-log';
 import type { PauseRuntime, PauseState, RuntimeContainer, RuntimeStepReporter } from './types';
+import { sysctlWriteRefusal } from './sysctl-rules';
 
 export interface RuncPauseRuntimeOptions {
   runcPath: string;
@@ -103,9 +104,11 @@ export class RuncPauseRuntime implements PauseRuntime {
     const logOffset = await fileSize(logFile);
     const args = ['--log', logFile, '--log-format', 'json', 'run', '--detach', '--bundle', bundleDir, '--pid-file', pidFile, id];
     try {
-      await this.step('runc.run', args, opts, { ignoreOutput: true }, async (r) =>
-        r.exitCode === 0 ? undefined : runcFailure('run', r, runcErrors(parseRuncLog(await readLogFrom(logFile, logOffset)))),
-      );
+      await this.step('runc.run', args, opts, { ignoreOutput: true }, async (r) => {
+        if (r.exitCode === 0) return undefined;
+        const messages = runcErrors(parseRuncLog(await readLogFrom(logFile, logOffset)));
+        return sysctlWriteRefusal(messages, spec) ?? runcFailure('run', r, messages);
+      });
     } catch (e) {
       // A failed run can leave the container behind in "created" or "stopped"; the caller never learned it existed.
       await this.delete(id, { report: opts.report }).catch(() => undefined);

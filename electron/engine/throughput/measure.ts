@@ -20,7 +20,7 @@ import type { EngineContext } from '../sandbox/context';
 import { buildLiveView } from '../sandbox/live';
 import type { SandboxRecord } from '../sandbox/record';
 import { notFoundError } from '../sandbox/store';
-import { computeRate, unshapedBelow, verdictFor } from './rate';
+import { computeRate, measuredEnough, unshapedBelow, verdictFor } from './rate';
 import type { ThroughputMeter } from './types';
 
 export const DEFAULT_THROUGHPUT_MS = 5000;
@@ -121,6 +121,8 @@ export async function measureThroughput(deps: MeasureDeps, idOrPrefix: string, o
         maxBytes,
         signal: deps.signal,
         onSample: (s) => deps.onProgress?.({ direction, elapsedMs: s.tMs, bytes: s.bytes, durationMs }),
+        // stop once the rate past the burst is known to TARGET_PRECISION (rate.ts), not at the time bound
+        enough: (samples) => measuredEnough({ samples, burstBytes, limitBps }),
       });
       if (out.samples.length === 0) return { ...fail('the receiver got no bytes'), path: out.path };
       const rate = computeRate({ samples: out.samples, burstBytes, limitBps });
@@ -129,7 +131,7 @@ export async function measureThroughput(deps: MeasureDeps, idOrPrefix: string, o
         ...base,
         ...rate,
         verdict,
-        note: describe(verdict, rate.measuredBps, limitBps, burstBytes, rate.totalBytes),
+        note: describe(verdict, rate.measuredBps, limitBps, burstBytes, rate.totalBytes, rate.precision),
         path: out.path,
       };
     } catch (e) {
@@ -143,6 +145,8 @@ export async function measureThroughput(deps: MeasureDeps, idOrPrefix: string, o
 }
 
 const human = (bps: number) => formatBitsPerSecond(BigInt(Math.round(bps)));
+/** " ±3.1%" (95%), or nothing when the window was too short to tell */
+const pm = (precision: number | undefined) => (precision === undefined ? '' : ` ±${(precision * 100).toFixed(1)}%`);
 
 function describe(
   verdict: string,
@@ -150,12 +154,13 @@ function describe(
   limit: number | undefined,
   burst: number | undefined,
   total: number,
+  precision?: number,
 ): string {
   switch (verdict) {
     case 'shaped':
-      return `measured ${human(measured!)} past the burst against a limit of ${human(limit!)}`;
+      return `measured ${human(measured!)}${pm(precision)} past the burst against a limit of ${human(limit!)}`;
     case 'notShaped':
-      return `measured ${human(measured!)} past the burst: faster than the limit of ${human(limit!)}`;
+      return `measured ${human(measured!)}${pm(precision)} past the burst: faster than the limit of ${human(limit!)}`;
     case 'burstNotPassed':
       return `the transfer (${formatMegabytes(total)}) never used up the ${burst === undefined ? '?' : formatMegabytes(burst)} burst: the limit of ${human(limit!)} did not engage`;
     default:

@@ -10,7 +10,10 @@ import { PodscopeError } from '../../../shared/domain/errors';
 import type { ByteSample } from './rate';
 import type { ThroughputMeter, TransferOutcome, TransferSpec } from './types';
 
-/** argv: mode address port durationMs maxBytes. Kept tiny and dependency-free: it runs as `node -e`. */
+/**
+ * argv: mode address port durationMs maxBytes (the source reads the port from stdin). Kept tiny and dependency-free:
+ * it runs as `node -e`.
+ */
 const SCRIPT = String.raw`
 const net = require('net');
 const [mode, address, port, durationMs, maxBytes] = process.argv.slice(1);
@@ -20,11 +23,14 @@ const stop = (s, code) => { try { s.resetAndDestroy(); } catch { s.destroy(); } 
 if (mode === 'sink') {
   const server = net.createServer({ pauseOnConnect: false }, (sock) => {
     server.close();
-    let bytes = 0, t0 = 0, timer;
+    // each sample is the time of the last read and the bytes counted by then: a point on the byte curve itself, not
+    // a tick that fell between two reads (at 10 Mbit/s a 50 ms tick would otherwise be off by up to a read)
+    let bytes = 0, t0 = 0, tLast = 0, timer;
     const now = () => Number(process.hrtime.bigint() / 1000n) / 1000;
-    const finish = () => { clearInterval(timer); out({ t: t0 ? now() - t0 : 0, b: bytes, done: true }); stop(sock, 0); };
+    const finish = () => { clearInterval(timer); out({ t: tLast ? tLast - t0 : 0, b: bytes, done: true }); stop(sock, 0); };
     sock.on('data', (d) => {
-      if (!t0) { t0 = now(); timer = setInterval(() => { out({ t: now() - t0, b: bytes }); if (now() - t0 >= dur) finish(); }, 50); }
+      tLast = now();
+      if (!t0) { t0 = tLast; timer = setInterval(() => { out({ t: tLast - t0, b: bytes }); if (now() - t0 >= dur) finish(); }, 50); }
       bytes += d.length;
     });
     sock.on('end', finish);
@@ -33,9 +39,14 @@ if (mode === 'sink') {
   server.on('error', (e) => { out({ error: e.message }); process.exit(1); });
   server.listen({ host: address, port: Number(port) }, () => out({ port: server.address().port }));
 } else {
-  const chunk = Buffer.alloc(256 * 1024, 0x5a);
+  // the source starts beside the sink and waits for its port on stdin: the two processes start up at the same time
+  let line = '';
+  process.stdin.on('data', (d) => { line += d; if (line.includes('\n')) { process.stdin.pause(); send(Number(line.trim())); } });
+}
+function send(port) {
+  const chunk = Buffer.alloc(1024 * 1024, 0x5a);
   let sent = 0;
-  const sock = net.connect({ host: address, port: Number(port) }, () => {
+  const sock = net.connect({ host: address, port }, () => {
     const pump = () => { while (sent < max) { sent += chunk.length; if (!sock.write(chunk)) return; } stop(sock, 0); };
     sock.on('drain', pump);
     pump();
@@ -54,11 +65,11 @@ interface Child {
   exited: Promise<void>;
 }
 
-function start(args: string[], netnsPath: string | undefined): Child {
+function start(args: string[], netnsPath: string | undefined, stdin: 'ignore' | 'pipe' = 'ignore'): Child {
   const node = [process.execPath, '-e', SCRIPT, ...args];
   const [file, ...argv] = netnsPath ? ['nsenter', `--net=${netnsPath}`, ...node] : node;
   // ELECTRON_RUN_AS_NODE lets the Electron binary run the script as plain Node; node ignores it
-  const proc = spawn(file!, argv, { env: { ...process.env, ELECTRON_RUN_AS_NODE: '1' }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const proc = spawn(file!, argv, { env: { ...process.env, ELECTRON_RUN_AS_NODE: '1' }, stdio: [stdin, 'pipe', 'pipe'] });
   const exited = new Promise<void>((resolve) => {
     if (proc.exitCode !== null || proc.signalCode !== null) resolve();
     proc.once('close', () => resolve());
@@ -105,19 +116,26 @@ export class ProcessThroughputMeter implements ThroughputMeter {
     spec.signal?.addEventListener('abort', onAbort);
     try {
       sink = start(['sink', spec.listenAddress, '0', String(spec.durationMs), '0'], sinkInPod ? spec.netnsPath : undefined);
+      source = start(
+        ['source', spec.listenAddress, '-', String(spec.durationMs), String(spec.maxBytes)],
+        sinkInPod ? undefined : spec.netnsPath,
+        'pipe',
+      );
+      source.proc.stdin!.on('error', () => undefined);
       const { port } = await firstJson(sink, 'receiver');
       const target = `${spec.listenAddress.includes(':') ? `[${spec.listenAddress}]` : spec.listenAddress}:${String(port)}`;
-      source = start(
-        ['source', spec.listenAddress, String(port), String(spec.durationMs), String(spec.maxBytes)],
-        sinkInPod ? undefined : spec.netnsPath,
-      );
+      source.proc.stdin!.end(`${String(port)}\n`);
       const samples: ByteSample[] = [];
       for await (const line of sink.lines) {
-        const doc = JSON.parse(line) as { t?: number; b?: number; error?: string };
+        const doc = JSON.parse(line) as { t?: number; b?: number; done?: boolean; error?: string };
         if (typeof doc.t === 'number' && typeof doc.b === 'number') {
           const s = { tMs: doc.t, bytes: doc.b };
-          samples.push(s);
+          // the same read reported again (no bytes since the last tick) adds no point to the curve
+          const prev = samples[samples.length - 1];
+          if (!prev || prev.tMs !== s.tMs || doc.done) samples.push(s);
           spec.onSample?.(s);
+          // known well enough: stop here (finally ends both processes) rather than at the time bound
+          if (!doc.done && spec.enough?.(samples)) break;
         }
       }
       if (spec.signal?.aborted) throw new PodscopeError('Canceled', 'throughput measurement canceled');

@@ -25,6 +25,13 @@ export interface RateInput {
   minWindowMs?: number;
 }
 
+/** The precision a measurement stops at: the rate's 95% interval within ±5% of it (the verdict's tolerance is ±20%). */
+export const TARGET_PRECISION = 0.05;
+/** however precise, a rate is not reported on less than this much of the shaped flow */
+export const MIN_PRECISE_WINDOW_MS = 500;
+/** sub-windows the precision is estimated from */
+const BATCHES = 5;
+
 export interface RateResult {
   measuredBps?: number;
   overallBps: number;
@@ -32,6 +39,38 @@ export interface RateResult {
   elapsedMs: number;
   window?: { startMs: number; endMs: number };
   pastBurst: boolean;
+  /**
+   * the measured rate's relative 95% half-width, from the spread of the rate over consecutive parts of the window
+   * (batch means): 0.03 means the rate is known to ±3%. Undefined on a window too short to tell.
+   */
+  precision?: number;
+}
+
+/**
+ * Batch-means precision of the rate on samples[from..]: the window cut into BATCHES parts by time, the rate of each,
+ * and 2 × their standard error relative to the whole window's rate. TCP through a tbf saw-tooths (a drop, a pause),
+ * so parts differ; the more of them average out, the narrower this gets.
+ */
+function batchPrecision(window: ByteSample[]): number | undefined {
+  const first = window[0];
+  const last = window[window.length - 1];
+  if (!first || !last || window.length < 2 * BATCHES) return undefined;
+  const span = last.tMs - first.tMs;
+  if (span <= 0) return undefined;
+  const at = (t: number) => window.reduce((best, s) => (Math.abs(s.tMs - t) < Math.abs(best.tMs - t) ? s : best), first);
+  const rates: number[] = [];
+  for (let k = 0; k < BATCHES; k++) {
+    const a = at(first.tMs + (span * k) / BATCHES);
+    const b = at(first.tMs + (span * (k + 1)) / BATCHES);
+    if (b.tMs <= a.tMs) return undefined;
+    rates.push(bps(b.bytes - a.bytes, b.tMs - a.tMs));
+  }
+  const whole = bps(last.bytes - first.bytes, span);
+  if (whole <= 0) return undefined;
+  const mean = rates.reduce((x, y) => x + y, 0) / BATCHES;
+  const sd = Math.sqrt(rates.reduce((x, r) => x + (r - mean) ** 2, 0) / (BATCHES - 1));
+  // a perfectly even flow still is not known better than to a tenth of a percent (clock and packet granularity)
+  return Math.max((2 * sd) / Math.sqrt(BATCHES) / whole, 0.001);
 }
 
 const bps = (bytes: number, ms: number) => (ms > 0 ? (bytes * 8 * 1000) / ms : 0);
@@ -43,10 +82,19 @@ export function computeRate(input: RateInput): RateResult {
   const settle = input.settleMs ?? 300;
   const minWindow = input.minWindowMs ?? 1000;
   const windowFrom = (startMs: number) => {
-    const start = samples.find((s) => s.tMs >= startMs);
+    const i = samples.findIndex((s) => s.tMs >= startMs);
+    const start = samples[i];
     if (!start || last.tMs - start.tMs <= 0) return undefined;
-    return { start, rate: bps(last.bytes - start.bytes, last.tMs - start.tMs), len: last.tMs - start.tMs };
+    return {
+      start,
+      rate: bps(last.bytes - start.bytes, last.tMs - start.tMs),
+      len: last.tMs - start.tMs,
+      precision: batchPrecision(samples.slice(i)),
+    };
   };
+  const precise = (w: { len: number; precision?: number }) =>
+    w.len >= minWindow || (w.len >= MIN_PRECISE_WINDOW_MS && w.precision !== undefined && w.precision <= TARGET_PRECISION);
+  const withPrecision = (w: { precision?: number }) => (w.precision === undefined ? {} : { precision: w.precision });
   if (input.burstBytes === undefined) {
     // nothing to get past: the second half is the steady state (slow start is over)
     const w = windowFrom(last.tMs / 2);
@@ -55,6 +103,7 @@ export function computeRate(input: RateInput): RateResult {
       measuredBps: w?.rate ?? overall.overallBps,
       window: w && { startMs: w.start.tMs, endMs: last.tMs },
       pastBurst: true,
+      ...(w ? withPrecision(w) : {}),
     };
   }
   // The knee is the first sample from which the receiver's rate has fallen to the limit and stays there on average.
@@ -72,9 +121,25 @@ export function computeRate(input: RateInput): RateResult {
   const knee = kneeIndex >= 0 ? samples[kneeIndex] : samples.find((s) => s.bytes > input.burstBytes! + perMs * s.tMs);
   if (!knee) return { ...overall, pastBurst: false };
   const w = windowFrom(knee.tMs + settle);
-  if (!w || w.len < minWindow)
-    return { ...overall, pastBurst: false, ...(w ? { measuredBps: w.rate, window: { startMs: w.start.tMs, endMs: last.tMs } } : {}) };
-  return { ...overall, measuredBps: w.rate, window: { startMs: w.start.tMs, endMs: last.tMs }, pastBurst: true };
+  if (!w || !precise(w))
+    return {
+      ...overall,
+      pastBurst: false,
+      ...(w ? { measuredBps: w.rate, window: { startMs: w.start.tMs, endMs: last.tMs }, ...withPrecision(w) } : {}),
+    };
+  return { ...overall, measuredBps: w.rate, window: { startMs: w.start.tMs, endMs: last.tMs }, pastBurst: true, ...withPrecision(w) };
+}
+
+/**
+ * Whether a transfer can stop now: its rate past the burst is known to TARGET_PRECISION on at least
+ * MIN_PRECISE_WINDOW_MS of shaped flow (or, with nothing shaping it, on a second of steady state). A transfer that
+ * never gets there runs to its time or byte bound as before.
+ */
+export function measuredEnough(input: RateInput): boolean {
+  const r = computeRate(input);
+  if (r.precision === undefined || r.precision > TARGET_PRECISION || !r.window) return false;
+  if (input.burstBytes === undefined) return r.window.endMs - r.window.startMs >= 1000;
+  return r.pastBurst;
 }
 
 /** ±20%: tbf shapes on whole packets and TCP saw-tooths, so a tighter bound would flag healthy limits. */

@@ -13,6 +13,8 @@ export interface TransferSpec {
   /** byte bound for the sender */
   maxBytes: number;
   onSample?: (s: ByteSample) => void;
+  /** asked after each sample: true ends the transfer there (the rate is known well enough) */
+  enough?: (samples: ByteSample[]) => boolean;
   signal?: AbortSignal;
 }
 

@@ -12,7 +12,8 @@ import type { PushedEvent } from '../../../shared/ipc/events';
 export interface SessionHandlers {
   onData?(bytes: Uint8Array, stream: 'stdout' | 'stderr'): void;
   onLines?(lines: LogLine[]): void;
-  onExit?(e: { exitCode?: number; error?: { code: string; message: string } }): void;
+  /** reason: why the host ended it when its container or pod went ("container web exited") */
+  onExit?(e: { exitCode?: number; error?: { code: string; message: string }; reason?: string }): void;
 }
 
 type SessionEvent = Extract<PushedEvent, { kind: 'stream.data' | 'stream.exit' | 'logs.lines' }>;
@@ -52,7 +53,11 @@ export function openSession(client: PodscopeClient, open: () => Promise<{ sessio
       void client.call('stream.ack', { sessionId: e.sessionId, bytes: e.lines.length }).catch(() => {});
     } else {
       ended = true;
-      handlers.onExit?.({ ...(e.exitCode !== undefined && { exitCode: e.exitCode }), ...(e.error && { error: e.error }) });
+      handlers.onExit?.({
+        ...(e.exitCode !== undefined && { exitCode: e.exitCode }),
+        ...(e.error && { error: e.error }),
+        ...(e.reason !== undefined && { reason: e.reason }),
+      });
     }
   };
   const unsubscribe = client.onEvent((e) => {

@@ -130,13 +130,20 @@ describe('LabPage', () => {
     expect(capabilitiesFrom({ ...base, ports: '80' }).problem).toMatch(/HOST:CONTAINER/);
   });
 
-  it('takes a rate as a Kubernetes quantity, as the pod form does (5M is 5 000 000 bit/s)', () => {
+  it('takes rates as Kubernetes quantities through the one rate parser the pod form and the CLI use (5M is 5 000 000 bit/s)', () => {
     const base = { ports: '', ingress: '', egress: '', dns: '', ips: '', mac: '', cgroupPath: '' };
     expect(capabilitiesFrom({ ...base, ingress: '5M', egress: '512Ki' }).caps.bandwidth).toEqual({
       ingressRate: 5_000_000,
       egressRate: 524_288,
     });
+    expect(capabilitiesFrom({ ...base, ingress: '10M', egress: '1Gi' }).caps.bandwidth).toEqual({
+      ingressRate: 10_000_000,
+      egressRate: 2 ** 30,
+    });
+    expect(capabilitiesFrom({ ...base, ingress: '500k', egress: '0' }).caps.bandwidth).toEqual({ ingressRate: 500_000, egressRate: 0 });
     expect(capabilitiesFrom({ ...base, ingress: '5X' }).problem).toMatch(/^ingress bandwidth "5X": .*5M/);
+    expect(capabilitiesFrom({ ...base, egress: '5 M' }).problem).toMatch(/^egress bandwidth "5 M": quantities must match/);
+    expect(capabilitiesFrom({ ...base, ingress: '10' }).problem).toContain('unreasonably small');
   });
 
   it('lists no runs on a fresh state dir', async () => {

@@ -1,5 +1,5 @@
 /** The lab's capability-args form: text fields as typed, and the capability args they make (or the field at fault). */
-import { parseQuantity } from '../../../../../shared/domain/bandwidth';
+import { parseRateInput } from '../../../../../shared/domain/bandwidth';
 import type { LabCapabilities } from '../../../../../shared/domain/lab';
 
 export interface CapsForm {
@@ -20,19 +20,12 @@ const list = (s: string) =>
     .map((x) => x.trim())
     .filter(Boolean);
 
-/** a rate typed as bits per second: a plain number or a Kubernetes quantity (5M, 512k, 1Gi), as the pod form takes it */
+/** a rate typed as bits per second: the one rate parser the pod form, annotations and the CLI use (5M, 512k, 1Gi, 0) */
 function rate(text: string, dir: string): { bits?: number; problem?: string } {
-  const t = text.trim();
-  if (t === '') return {};
-  let bits: bigint | undefined;
-  try {
-    bits = parseQuantity(t);
-  } catch {
-    bits = undefined;
-  }
-  if (bits === undefined || bits <= 0n || bits > BigInt(Number.MAX_SAFE_INTEGER))
-    return { problem: `${dir} bandwidth ${JSON.stringify(t)}: bits per second, a number or a quantity such as 5M, 512k or 1Gi` };
-  return { bits: Number(bits) };
+  if (text.trim() === '') return {};
+  const r = parseRateInput(text);
+  if ('error' in r) return { problem: `${dir} bandwidth ${r.error} (bits per second: a number or a quantity such as 5M, 512k or 1Gi)` };
+  return { bits: r.bitsPerSecond };
 }
 
 /** the form's text fields as capability args; a problem names the field */

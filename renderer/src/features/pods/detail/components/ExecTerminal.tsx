@@ -94,7 +94,9 @@ export function ExecTerminal({
           term.write(mode === 'attach' && !attach?.tty ? new TextDecoder().decode(bytes).replace(/\r?\n/g, '\r\n') : bytes),
         onExit: (e) => {
           if (e.error) setError(Object.assign(new Error(e.error.message), { code: e.error.code }));
-          term.write(`\r\n\x1b[2m[process ended${e.exitCode !== undefined ? ` with exit code ${e.exitCode}` : ''}]\x1b[0m\r\n`);
+          term.write(
+            `\r\n\x1b[2m[process ended${e.exitCode !== undefined ? ` with exit code ${e.exitCode}` : ''}${e.reason ? `: ${e.reason}` : ''}]\x1b[0m\r\n`,
+          );
           setState((s) => ({ ...s, phase: 'exited', ...(e.exitCode !== undefined && { exitCode: e.exitCode }) }));
         },
       },
