@@ -289,7 +289,8 @@ class Registry implements CriEndpointRegistry {
   }
 
   lab(id: string): LabApi {
-    if (id !== LOCAL_ENDPOINT_ID) throw notLocal(this.entry(id).id, 'lab', 'the CNI lab');
+    // the lab runs here or nowhere: any other id, added or not, is answered the same
+    if (id !== LOCAL_ENDPOINT_ID) throw notLocal(id, 'lab', 'the CNI lab');
     if (!this.options.local.lab) throw new PodscopeError('Unavailable', 'the CNI lab needs the local engine, which is not running');
     return this.options.local.lab;
   }

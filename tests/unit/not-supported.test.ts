@@ -3,12 +3,15 @@
  * is mapped, and the endpoint registry's capability flags say beforehand what an endpoint would refuse.
  */
 import { Metadata, status as GrpcStatus, type ServiceError } from '@grpc/grpc-js';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { EXIT_CODES } from '../../electron/cli/exit-codes';
 import { fromGrpcError, toGrpcStatus } from '../../electron/cri/errors';
 import { createEndpointRegistry } from '../../electron/endpoints';
 import { createUnavailableEngine } from '../../electron/engine/api';
 import { createRouter } from '../../electron/ipc/router';
+import { startSyntheticCri } from '../../testkit/synthetic-cri';
+import { tempDir } from '../../testkit/temp-dir';
 import { LOCAL_ENDPOINT_CAPABILITIES } from '../../shared/domain/endpoints';
 import { NotSupportedError, deserializeError, isNotSupported, notSupported, serializeError } from '../../shared/domain/errors';
 
@@ -58,19 +61,32 @@ describe('capability flags', () => {
     }
   });
 
-  it('the router answers a CRI endpoint with the not-supported error, not a probe of its methods', async () => {
+  it('the router answers a CRI endpoint with the not-supported error, not a probe of its methods; an unknown one with NotFound', async () => {
+    const dir = tempDir('podscope-not-supported-');
+    const synth = await startSyntheticCri({ socketPath: join(dir.dir, 'cri.sock'), pods: 1, events: false });
     const engine = createUnavailableEngine(new Error('no root'));
     const endpoints = createEndpointRegistry({ local: engine });
     const router = createRouter({ engine, endpoints, isTrustedSender: () => true });
     const sender = { transport: 'memory' as const, url: 'test://' };
     try {
-      // the lab: any other endpoint is a CRI runtime
-      expect(await router.handle('lab.list', { endpointId: 'cri-1' }, sender)).toMatchObject({
+      const added = await endpoints.add({ address: `unix://${join(dir.dir, 'cri.sock')}` });
+      expect(endpoints.capabilities(added.id)).toMatchObject({ lab: false, measurements: false });
+      // the lab and the measurements of a CRI runtime: the one not-supported error, naming the feature
+      expect(await router.handle('lab.list', { endpointId: added.id }, sender)).toMatchObject({
         ok: false,
         error: { code: 'Unimplemented', details: { feature: 'lab' }, message: expect.stringContaining('local engine only') },
       });
-      // measurements: an unknown endpoint is NotFound first
-      expect(await router.handle('sandbox.throughput', { endpointId: 'cri-1', id: 'x' }, sender)).toMatchObject({
+      expect(await router.handle('sandbox.throughput', { endpointId: added.id, id: 'x' }, sender)).toMatchObject({
+        ok: false,
+        error: { code: 'Unimplemented', details: { feature: 'measurements' } },
+      });
+      // the lab runs on the local engine or nowhere, whatever the id; a measurement of an endpoint nobody added is
+      // NotFound before anything is said about what it supports
+      expect(await router.handle('lab.list', { endpointId: 'cri-9' }, sender)).toMatchObject({
+        ok: false,
+        error: { code: 'Unimplemented' },
+      });
+      expect(await router.handle('sandbox.throughput', { endpointId: 'cri-9', id: 'x' }, sender)).toMatchObject({
         ok: false,
         error: { code: 'NotFound' },
       });
@@ -82,6 +98,8 @@ describe('capability flags', () => {
     } finally {
       router.dispose();
       endpoints.close();
+      await synth.close();
+      dir.cleanup();
     }
   });
 });

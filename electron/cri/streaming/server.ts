@@ -10,7 +10,7 @@
  */
 import { createServer as createHttpServer, type IncomingMessage, type Server as HttpServer, type ServerResponse } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
-import type { Duplex } from 'node:stream';
+import type { Duplex, Writable } from 'node:stream';
 import type { AddressInfo, Socket } from 'node:net';
 import { WebSocketServer, type WebSocket } from 'ws';
 import type { ContainerStreaming } from '../../engine/api';
@@ -197,6 +197,9 @@ export async function startStreamingServer(options: StreamingServerOptions): Pro
     } catch (e) {
       status = internalErrorStatus(`error executing command in container: ${e instanceof Error ? e.message : String(e)}`);
     }
+    // what the process wrote may still sit in the sinks behind a slow reader: the status ends the session on the
+    // client's side, so it goes only after every byte before it
+    await Promise.all([flushed(ch.stdout), flushed(ch.stderr)]);
     await ch.writeStatus(status).catch(() => undefined);
     await ch.close().catch(() => undefined);
   }
@@ -278,4 +281,14 @@ function rawReply(socket: Duplex, code: number, text: string, extraHeaders = '')
   socket.end(
     `HTTP/1.1 ${code} ${reason}\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\n${extraHeaders}Connection: close\r\n\r\n${body}`,
   );
+}
+
+/** resolves once every write to `w` has been handed on (its 'finish'), or at once when it is gone */
+function flushed(w: Writable | null): Promise<void> {
+  if (!w || w.writableFinished || w.destroyed) return Promise.resolve();
+  return new Promise<void>((resolve) => {
+    w.once('finish', resolve);
+    w.once('close', resolve);
+    if (!w.writableEnded) w.end();
+  });
 }
