@@ -4,7 +4,11 @@
  * says so (`measured: false`), so no front door can show a configuration-derived fact as a green check.
  */
 export type ProbePathKind = 'hostPort' | 'podPort' | 'gateway' | 'peer';
-export type ProbeVerdict = 'reachable' | 'refused' | 'timeout' | 'shadowed' | 'notApplicable';
+/**
+ * `unreachable`: connect() failed at once with a routing error (ENETUNREACH, EHOSTUNREACH, EACCES from a prohibit route,
+ * EINVAL from a blackhole route): no packet left, so it is neither a refusal nor a timeout.
+ */
+export type ProbeVerdict = 'reachable' | 'refused' | 'timeout' | 'unreachable' | 'shadowed' | 'notApplicable';
 
 export interface ProbePath {
   kind: ProbePathKind;

@@ -4,7 +4,20 @@
  * Real: electron/engine/probe/linux-probe-net.ts. Fake (a simulated network): electron/engine/testing/fake-probe-net.ts.
  */
 export type ConnectOutcome =
-  { kind: 'connected'; rttMs: number; banner?: string } | { kind: 'refused' } | { kind: 'timeout' } | { kind: 'error'; error: string };
+  | { kind: 'connected'; rttMs: number; banner?: string }
+  | { kind: 'refused' }
+  | { kind: 'timeout' }
+  /** connect() failed at once with a routing error (its errno code): the kernel had no usable route for the flow */
+  | { kind: 'unreachable'; error: string }
+  | { kind: 'error'; error: string };
+
+/** errno codes connect() fails with at once when the route decision, not the peer, stopped the flow */
+export const ROUTE_ERRORS: Record<string, string> = {
+  ENETUNREACH: 'no route to the network',
+  EHOSTUNREACH: 'host unreachable (an unreachable route or an ICMP host-unreachable)',
+  EINVAL: 'the route is a blackhole',
+  EACCES: 'the route is prohibit',
+};
 
 export interface ProbeAgent {
   /** the agent's process id (undefined for in-memory fakes), so tests can check it is gone after the probe */

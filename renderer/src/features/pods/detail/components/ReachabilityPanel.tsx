@@ -32,6 +32,7 @@ const LABEL: Record<ProbeVerdict, string> = {
   reachable: 'reachable',
   refused: 'refused',
   timeout: 'timed out',
+  unreachable: 'unreachable',
   shadowed: 'shadowed',
   notApplicable: 'not applicable',
 };
