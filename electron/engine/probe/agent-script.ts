@@ -4,7 +4,7 @@
  * per stdin line and answers one JSON line each:
  *   {id, op: 'listeners'}                          → TCP ports in LISTEN state in its netns (/proc/self/net/tcp{,6})
  *   {id, op: 'respond', port, address?, banner}    → listens (port 0 = any) and answers every connection with banner
- *   {id, op: 'connect', host, port, timeoutMs, bannerMs, resetIfBanner?} → {outcome: connected(rttMs, banner?) | refused | timeout |
+ *   {id, op: 'connect', host, port, timeoutMs, bannerMs, resetIfBanner?, localPort?} → {outcome: connected(rttMs, banner?) | refused | timeout |
  *     unreachable(errno) | error}
  * It exits when stdin closes (the engine died or is done) and after a hard lifetime, so no responder outlives a probe.
  * Kept as a string so the bundled CLI, the Electron main and tsx all run the same bytes without a file on disk.
@@ -56,7 +56,8 @@ function respond(req, reply, deadline) {
 function connect(req, reply) {
   const started = process.hrtime.bigint();
   let rttMs; let banner = ''; let done = false;
-  const s = net.connect({ host: req.host, port: req.port });
+  // a source port chosen by the engine (a traced connect): the TRACE rules match exactly this flow
+  const s = net.connect(req.localPort ? { host: req.host, port: req.port, localPort: req.localPort } : { host: req.host, port: req.port });
   // answered by one of the probe's own responders: a RST leaves no TIME-WAIT behind in either namespace (FINs crossing
   // would leave one in each for a minute); anything else gets a normal close
   const ours = () => typeof req.resetIfBanner === 'string' && req.resetIfBanner !== '' && banner.startsWith(req.resetIfBanner);

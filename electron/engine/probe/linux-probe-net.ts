@@ -7,6 +7,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { networkInterfaces } from 'node:os';
 import { PodscopeError } from '../../../shared/domain/errors';
 import type { ProcessRunner } from '../os/exec';
+import { LinuxFlowTracer, type FlowTracer } from '../trace/flow-tracer';
 import { AGENT_SCRIPT } from './agent-script';
 import type { ConnectOutcome, ProbeAgent, ProbeNet } from './types';
 
@@ -15,10 +16,14 @@ const REQUEST_TIMEOUT_MS = 15_000;
 const EXIT_GRACE_MS = 1000;
 
 export class LinuxProbeNet implements ProbeNet {
+  readonly flowTracer: FlowTracer;
+
   constructor(
     private readonly runner: ProcessRunner,
     private readonly nodePath = process.execPath,
-  ) {}
+  ) {
+    this.flowTracer = new LinuxFlowTracer(runner);
+  }
 
   async open(netnsPath: string | undefined, signal?: AbortSignal): Promise<ProbeAgent> {
     const [file, args] =
@@ -164,9 +169,17 @@ class ChildAgent implements ProbeAgent {
     port: number,
     timeoutMs: number,
     bannerMs: number,
-    opts: { resetIfBanner?: string } = {},
+    opts: { resetIfBanner?: string; localPort?: number } = {},
   ): Promise<ConnectOutcome> {
-    const r = await this.request({ op: 'connect', host, port, timeoutMs, bannerMs, resetIfBanner: opts.resetIfBanner });
+    const r = await this.request({
+      op: 'connect',
+      host,
+      port,
+      timeoutMs,
+      bannerMs,
+      resetIfBanner: opts.resetIfBanner,
+      localPort: opts.localPort,
+    });
     if (!r.ok) return { kind: 'error', error: String(r.error) };
     return r.outcome as ConnectOutcome;
   }

@@ -3,6 +3,8 @@
  * TCP listeners, open short-lived responders and make TCP connects; and the order of portmap's DNAT jumps.
  * Real: electron/engine/probe/linux-probe-net.ts. Fake (a simulated network): electron/engine/testing/fake-probe-net.ts.
  */
+import type { FlowTracer } from '../trace/flow-tracer';
+
 export type ConnectOutcome =
   | { kind: 'connected'; rttMs: number; banner?: string }
   | { kind: 'refused' }
@@ -30,8 +32,15 @@ export interface ProbeAgent {
    * @param opts.resetIfBanner close with a reset instead of a FIN when what answered began with this text: one of the
    *   probe's own responders, so the measurement leaves no TIME-WAIT entry in the pod's netns (or the host's) for the
    *   next minute; a listener of the pod's own always gets a normal close
+   * @param opts.localPort connect from this source port (a traced connect: the trace matches that one flow)
    */
-  connect(host: string, port: number, timeoutMs: number, bannerMs: number, opts?: { resetIfBanner?: string }): Promise<ConnectOutcome>;
+  connect(
+    host: string,
+    port: number,
+    timeoutMs: number,
+    bannerMs: number,
+    opts?: { resetIfBanner?: string; localPort?: number },
+  ): Promise<ConnectOutcome>;
   /** closes every responder and ends the agent (by its pid); idempotent */
   close(): Promise<void>;
 }
@@ -43,4 +52,6 @@ export interface ProbeNet {
   hostportDnatRules(signal?: AbortSignal): Promise<{ v4: string[]; v6: string[] }>;
   /** the host's own addresses (to refuse probing a host_ip that would send packets off the host) */
   hostAddresses(): string[];
+  /** follows single connections through the kernel (probe --trace); absent where the kernel cannot be asked */
+  readonly flowTracer?: FlowTracer;
 }

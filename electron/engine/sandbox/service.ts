@@ -66,6 +66,7 @@ import type { StateDirLock } from './state-lock';
 import { loadStateDirId, netnsTag, stampOwner, withOwnedNetnsNames } from './ownership';
 import { gcItem } from './startup-gc';
 import type { ProbeNet } from '../probe/types';
+import type { FlowTracer } from '../trace/flow-tracer';
 import { probeSandbox } from '../probe/probe';
 import {
   conflictsForNewMappings,
@@ -184,6 +185,7 @@ export class SandboxEngine implements Engine {
       ...idTemps.map((path) => gcItem('state-id-temp', { path }, 'deleted (an id write interrupted before its link)')),
     );
     this.recovery.problems.push(...(await this.containers.recover({ readOnly: this.ctx.readOnly })));
+    if (!this.ctx.readOnly && this.deps.probeNet?.flowTracer) await this.sweepTraceRules(this.deps.probeNet.flowTracer);
     this.background.push(
       every(CONTAINER_POLL_MS, () => this.containers.poll()),
       watchConfDir(this.deps.options.cniConfDir, () => void this.reloadCniConfig()),
@@ -192,6 +194,20 @@ export class SandboxEngine implements Engine {
       }),
     );
     return this.recovery;
+  }
+
+  /** TRACE rules a probe --trace of a killed engine left in the raw tables of the host and of our pods' namespaces */
+  private async sweepTraceRules(tracer: FlowTracer): Promise<void> {
+    const paths = [undefined, ...this.ctx.store.all().flatMap((r) => (r.netnsPath && !r.netnsClosed ? [r.netnsPath] : []))];
+    const swept = await tracer.sweep(paths).catch((e: unknown) => {
+      this.recovery.problems.push(`start-up GC could not read the raw tables for TRACE rules: ${(e as Error).message}`);
+      return [];
+    });
+    this.noteStartupGc(
+      swept.map((r) =>
+        gcItem('trace-rule', { path: r.netns, id: r.rule }, `removed (IPv${r.family} raw TRACE rule of an engine that is gone)`, r.error),
+      ),
+    );
   }
 
   /** Start-up GC done outside the sandbox store (the lab's interrupted runs): logged and shown with the rest. */
@@ -230,8 +246,8 @@ export class SandboxEngine implements Engine {
     return result;
   }
 
-  probe(id: string): Promise<ProbeReport> {
-    return this.enqueueProbe(id, 'onDemand');
+  probe(id: string, opts: { trace?: boolean } = {}): Promise<ProbeReport> {
+    return this.enqueueProbe(id, 'onDemand', opts.trace === true);
   }
 
   async lastProbe(idOrPrefix: string): Promise<ProbeReport | null> {
@@ -240,12 +256,12 @@ export class SandboxEngine implements Engine {
     return this.lastProbes.get(id) ?? null;
   }
 
-  private enqueueProbe(id: string, trigger: ProbeReport['trigger']): Promise<ProbeReport> {
+  private enqueueProbe(id: string, trigger: ProbeReport['trigger'], trace = false): Promise<ProbeReport> {
     const net = this.deps.probeNet;
     if (!net) return Promise.reject(new PodscopeError('Unimplemented', 'this engine has no reachability probe'));
     return this.portGate.withExclusive(async () => {
       if (this.probeAbort.signal.aborted) throw new PodscopeError('Canceled', 'the engine is closing');
-      const report = await probeSandbox(this.ctx, net, id, { trigger, signal: this.probeAbort.signal });
+      const report = await probeSandbox(this.ctx, net, id, { trigger, signal: this.probeAbort.signal, trace });
       if (this.ctx.store.get(report.sandboxId)) this.lastProbes.set(report.sandboxId, report);
       return report;
     });
