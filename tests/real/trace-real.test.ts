@@ -3,9 +3,12 @@
  * Foreign rules are added by the test to filter OUTPUT (the admin's, owned by nobody here), a blackhole route inside
  * the pod's netns; every one is removed again before the test ends. Subnet 10.180.0.0/24, bridge psc-trc.
  */
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { NodeProcessRunner } from '../../electron/engine/os/exec';
+import { LinuxProbeNet } from '../../electron/engine/probe/linux-probe-net';
 import type { SandboxEngine } from '../../electron/engine/sandbox/service';
+import type { FlowSpec } from '../../electron/engine/trace/flow-tracer';
 import type { PodSandboxConfigInput } from '../../shared/domain/config';
 import type { ProbePath, ProbeReport, TraceStep } from '../../shared/domain/probe';
 import { createRealEnv, type RealEnv } from '../../testkit/throwaway-env';
@@ -170,5 +173,114 @@ describe('probe --trace: why a path failed, from the kernel', () => {
     expect(gw.verdict).toBe('unreachable');
     expect(decisive(gw)).toMatchObject({ kind: 'route', netns: a, verdict: 'blackhole' });
     expect(gw.why).toBe(`route to ${GW4} in the pod's netns is blackhole (blackhole ${GW4})`);
+  });
+});
+
+describe('traces side by side, and after a kill', () => {
+  it('two traces at once (two pods) do not mix: each keeps only its own packets and its own DNAT', async () => {
+    const hostPortB = hostPort + 1;
+    const { id: b } = await engine.run({ config: pod('api', { port_mappings: [{ container_port: 9090, host_port: hostPortB }] }) });
+    const stB = await engine.status(b);
+    const net = new LinuxProbeNet(new NodeProcessRunner());
+    const tracer = net.flowTracer;
+    const flow = (dport: number, key: string, path: string): FlowSpec => ({
+      sport: tracer.allocatePort(),
+      family: 4,
+      dst: '127.0.0.1',
+      dport,
+      netns: [
+        { key: 'host', label: 'the host' },
+        { key, path, label: "the pod's netns" },
+      ],
+      routes: [],
+    });
+    const fa = flow(hostPort, a, netnsA);
+    const fb = flow(hostPortB, b, stB.netnsPath!);
+    const before = rawState(netnsA);
+    const agent = await net.open(undefined);
+    try {
+      const [ta, tb] = await Promise.all([tracer.begin([fa]), tracer.begin([fb])]);
+      await Promise.all([
+        agent.connect('127.0.0.1', hostPort, 1500, 400, { localPort: fa.sport }),
+        agent.connect('127.0.0.1', hostPortB, 1500, 400, { localPort: fb.sport }),
+      ]);
+      const [[ra], [rb]] = await Promise.all([ta.finish(), tb.finish()]);
+      for (const [rec, f, podIp, other] of [
+        [ra!, fa, podIp4, stB.ip],
+        [rb!, fb, stB.ip, podIp4],
+      ] as const) {
+        const lines = [...rec.lines.values()].flat();
+        const packets = lines.filter((l) => l.type === 'packet');
+        expect(packets.length).toBeGreaterThan(0);
+        for (const p of packets) expect([p.fields.SPORT, p.fields.DPORT]).toContain(String(f.sport));
+        const rules = lines.flatMap((l) => (l.type === 'rule' && l.rule ? [l.rule] : []));
+        expect(rules.some((r) => r.includes(`--to-destination ${podIp}:`))).toBe(true);
+        expect(rules.some((r) => r.includes(`--to-destination ${other}:`))).toBe(false);
+      }
+    } finally {
+      await agent.close();
+      tracer.releasePort(fa.sport);
+      tracer.releasePort(fb.sport);
+      await engine.remove(b);
+    }
+    expect(rawState(netnsA)).toEqual(before);
+  });
+
+  it('TRACE rules left by a killed engine (its pid gone) are removed at the next start, and reported', async () => {
+    const dead = spawnSync('true').pid!;
+    const rule = (ports: string) => [
+      '-p',
+      'tcp',
+      '-m',
+      'multiport',
+      '--ports',
+      ports,
+      '-m',
+      'comment',
+      '--comment',
+      `podscope-trace pid=${dead}`,
+      '-j',
+      'TRACE',
+    ];
+    // a live engine's rule (this process) must stay
+    const live = [
+      '-p',
+      'tcp',
+      '-m',
+      'multiport',
+      '--ports',
+      '21999',
+      '-m',
+      'comment',
+      '--comment',
+      `podscope-trace pid=${process.pid}`,
+      '-j',
+      'TRACE',
+    ];
+    sh('iptables', ['-t', 'raw', '-I', 'OUTPUT', ...rule('21111')]);
+    sh('ip6tables', ['-t', 'raw', '-I', 'PREROUTING', ...rule('21112')]);
+    sh('nsenter', [`--net=${netnsA}`, 'iptables', '-t', 'raw', '-I', 'PREROUTING', ...rule('21113')]);
+    sh('iptables', ['-t', 'raw', '-I', 'OUTPUT', ...live]);
+    try {
+      await engine.close();
+      engine = await env.engine({ probeOnReady: false });
+      const gc = ((await engine.info()).startupGc ?? []).filter((g) => g.kind === 'trace-rule');
+      expect(gc.map((g) => `${g.path} ${g.id}`).sort()).toEqual(
+        [
+          `host -A OUTPUT -p tcp -m multiport --ports 21111 -m comment --comment "podscope-trace pid=${dead}" -j TRACE`,
+          `host -A PREROUTING -p tcp -m multiport --ports 21112 -m comment --comment "podscope-trace pid=${dead}" -j TRACE`,
+          `${netnsA} -A PREROUTING -p tcp -m multiport --ports 21113 -m comment --comment "podscope-trace pid=${dead}" -j TRACE`,
+        ].sort(),
+      );
+      const left = [
+        sh('iptables', ['-t', 'raw', '-S']),
+        sh('ip6tables', ['-t', 'raw', '-S']),
+        sh('nsenter', [`--net=${netnsA}`, 'iptables', '-t', 'raw', '-S']),
+      ].join('');
+      expect(left).not.toContain(`pid=${dead}`);
+      expect(left).toContain(`pid=${process.pid}`);
+    } finally {
+      sh('iptables', ['-t', 'raw', '-D', 'OUTPUT', ...live]);
+    }
   });
 });

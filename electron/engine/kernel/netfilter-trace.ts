@@ -215,8 +215,9 @@ export class NetfilterTraceMonitor {
 
   /** starts the monitor; resolves once it has had time to subscribe (it prints nothing until a packet is traced) */
   static async start(netnsPath: string | undefined, settleMs = 150): Promise<NetfilterTraceMonitor> {
-    const { file, args } = inNetns(netnsPath, 'xtables-monitor', ['--trace']);
-    // nsenter execs the monitor, so the pid held here is the monitor's own
+    // stdbuf -oL: into a pipe the monitor's stdout is block-buffered, and the lines still in the buffer when it is
+    // stopped would be lost; nsenter and stdbuf exec, so the pid held here is the monitor's own
+    const { file, args } = inNetns(netnsPath, 'stdbuf', ['-oL', 'xtables-monitor', '--trace']);
     const m = new NetfilterTraceMonitor(spawn(file, args, { stdio: ['ignore', 'pipe', 'pipe'], detached: true }));
     await new Promise((r) => setTimeout(r, settleMs));
     if (m.exitedNow) throw new Error(`xtables-monitor --trace did not start: ${m.err.trim() || 'exited'}`);

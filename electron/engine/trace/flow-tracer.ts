@@ -114,8 +114,8 @@ export class LinuxFlowTracer implements FlowTracer {
 
   async begin(flows: FlowSpec[], signal?: AbortSignal): Promise<ActiveTrace> {
     const missing: string[] = [];
-    const canTrace = hasTool('xtables-monitor') && hasTool('iptables-restore');
-    if (!canTrace) missing.push('netfilter: xtables-monitor or iptables-restore is not installed (no rule-by-rule steps)');
+    const canTrace = hasTool('xtables-monitor') && hasTool('iptables-restore') && hasTool('stdbuf');
+    if (!canTrace) missing.push('netfilter: xtables-monitor, iptables-restore or stdbuf is not installed (no rule-by-rule steps)');
     const hasNft = hasTool('nft');
     if (canTrace && !hasNft) missing.push('nft: not installed (a raw table created for tracing is left, empty)');
     const hasConntrack = hasTool('conntrack');

@@ -69,6 +69,8 @@ export function buildTrace(input: TraceBuildInput): { steps: TraceStep[]; why: s
 
   const netfilterSteps = (n: TraceNetns, reply: boolean) => {
     const iface = new Map<string, string>();
+    // every packet of the flow (SYN, ACK, data, FIN) passes the same rules: one step per rule and direction, counted
+    const seen = new Map<string, { step: TraceStep; packets: Set<string> }>();
     for (const l of record.lines.get(n.key) ?? []) {
       if (l.type === 'packet') {
         const dev = l.fields.OUT || l.fields.IN;
@@ -79,6 +81,12 @@ export function buildTrace(input: TraceBuildInput): { steps: TraceStep[]; why: s
       // owners are resolved for every line (a jump names the owner of the chain it enters), our own TRACE rule is left out
       const owner = owners.ownerOf(l);
       if (l.rule?.includes(TRACE_COMMENT_PREFIX)) continue;
+      const key = [l.table, l.chain, l.what, l.handle ?? '', l.verdict].join('/');
+      const prev = seen.get(key);
+      if (prev) {
+        prev.packets.add(l.id);
+        continue;
+      }
       const step: TraceStep = {
         kind: 'netfilter',
         netns: n.key,
@@ -94,9 +102,14 @@ export function buildTrace(input: TraceBuildInput): { steps: TraceStep[]; why: s
       const dev = iface.get(l.id);
       if (dev) step.interface = dev;
       if (reply) step.reply = true;
-      step.detail = `${l.table}/${l.chain} ${l.what === 'policy' ? 'policy' : `rule ${l.handle ?? ''}`.trim()}: ${step.verdict}`;
+      step.detail =
+        l.what === 'policy'
+          ? `${l.table}/${l.chain}: policy ${l.verdict}`
+          : `${l.table}/${l.chain} ${`rule ${l.handle ?? ''}`.trim()}: ${step.verdict}`;
+      seen.set(key, { step, packets: new Set([l.id]) });
       steps.push(step);
     }
+    for (const { step, packets } of seen.values()) if (packets.size > 1) step.detail += ` (${packets.size} packets)`;
   };
 
   for (const n of flow.netns) {
