@@ -4,6 +4,7 @@
  * the pod's netns; every one is removed again before the test ends. Subnet 10.180.0.0/24, bridge psc-trc.
  */
 import { execFileSync, spawnSync } from 'node:child_process';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { NodeProcessRunner } from '../../electron/engine/os/exec';
 import { LinuxProbeNet } from '../../electron/engine/probe/linux-probe-net';
@@ -224,6 +225,38 @@ describe('traces side by side, and after a kill', () => {
       await engine.remove(b);
     }
     expect(rawState(netnsA)).toEqual(before);
+  });
+
+  it('podscope probe --trace: the why and the steps in text, the trace in JSON, exit 5 naming the failure', async () => {
+    await engine.close();
+    const flags = ['--state-dir', env.options.stateDir!, '--run-dir', env.options.runDir!, '--cni-conf-dir', env.options.cniConfDir!];
+    flags.push('--cni-bin-dir', '/usr/lib/cni', '--cni-cache-dir', env.options.cniCacheDir!);
+    const cli = (args: string[]) =>
+      spawnSync(process.execPath, ['bin/podscope.mjs', 'probe', a, '--trace', ...args, ...flags], {
+        cwd: join(__dirname, '../..'),
+        encoding: 'utf8',
+      });
+    const rule = ['OUTPUT', '-d', `${podIp4}/32`, '-p', 'tcp', '--dport', '8080', '-m', 'comment', '--comment', 'fw-block', '-j', 'DROP'];
+    ip4(['-I', ...rule]);
+    let text: ReturnType<typeof cli>;
+    let json: ReturnType<typeof cli>;
+    try {
+      text = cli([]);
+      json = cli(['-o', 'json']);
+    } finally {
+      ip4(['-D', ...rule]);
+    }
+    expect(text.status).toBe(5);
+    expect(text.stdout).toContain('why: dropped in filter/OUTPUT of the host by `-A OUTPUT -d');
+    expect(text.stdout).toMatch(/▶ netfilter +host +filter\/OUTPUT rule \d+: DROP {2}\[owner: none\] {2}-A OUTPUT .*fw-block/);
+    expect(text.stdout).toMatch(/\[owner: portmap · psc-trc · [0-9a-f]{12}\]/);
+    expect(text.stderr).toContain('hostPort host → 127.0.0.1');
+    const doc = JSON.parse(json.stdout) as ProbeReport;
+    expect(doc.traced).toBe(true);
+    expect(json.status).toBe(5);
+    const p = hostPath(doc, '127.0.0.1');
+    expect(p.trace!.steps.find((s) => s.decisive)).toMatchObject({ table: 'filter', chain: 'OUTPUT', verdict: 'DROP', owner: null });
+    engine = await env.engine({ probeOnReady: false });
   });
 
   it('TRACE rules left by a killed engine (its pid gone) are removed at the next start, and reported', async () => {
