@@ -195,8 +195,9 @@ describe('who installed a rule', () => {
     );
     expect(got.find(([c]) => c === 'CNI-HOSTPORT-SETMARK')![1]).toEqual({ plugin: 'portmap' });
     expect(got.find(([c]) => c === 'CNI-HOSTPORT-MASQ')![1]).toEqual({ plugin: 'portmap' });
-    // the kernel's built-in chains and their policies belong to nobody here
-    expect(got.find(([c]) => c === 'OUTPUT')![1]).toBeNull();
+    // portmap's jump from the kernel's nat/OUTPUT into its chain is portmap's; that chain's policy belongs to nobody here
+    expect(got.find(([c, w]) => c === 'OUTPUT' && w !== null)![1]).toEqual({ plugin: 'portmap' });
+    expect(o.ownerOf({ family: 4, table: 'filter', chain: 'OUTPUT', what: 'policy', verdict: 'ACCEPT' })).toBeNull();
   });
 
   it("bridge's ipMasq jump and chain are the bridge plugin's, for the sandbox whose id the comment names", () => {

@@ -42,7 +42,11 @@ export class RuleOwners {
     }
     const inherited = this.chainOwners.get(`${l.family}/${l.table}/${l.chain}`);
     if (inherited) return inherited;
-    if (l.chain.startsWith('CNI-HOSTPORT-') || /"CNI portfwd/.test(rule)) return { plugin: 'portmap' };
+    // portmap's and firewall's jumps from the kernel's chains into their own are theirs too
+    const target = /-j (\S+)/.exec(rule)?.[1] ?? '';
+    if (l.chain.startsWith('CNI-HOSTPORT-') || target.startsWith('CNI-HOSTPORT-') || /"CNI portfwd/.test(rule))
+      return { plugin: 'portmap' };
+    if (target === 'CNI-FORWARD' || target === 'CNI-ADMIN') return { plugin: 'firewall' };
     if (l.chain === 'CNI-FORWARD' || l.chain === 'CNI-ADMIN') {
       const ip = /-[ds] ([0-9a-f.:]+)\/(?:32|128)\b/.exec(rule)?.[1];
       const s = ip ? this.sandboxes.find((x) => x.ips.includes(ip)) : undefined;

@@ -94,9 +94,10 @@ export function buildTrace(input: TraceBuildInput): { steps: TraceStep[]; why: s
         table: l.table,
         chain: l.chain,
         verdict: ruleVerdict(l),
-        owner,
         detail: '',
       };
+      // a chain's policy is the kernel's default, not a rule anyone installed
+      if (l.what === 'rule') step.owner = owner;
       if (l.rule) step.rule = l.rule;
       if (l.handle !== undefined) step.handle = l.handle;
       const dev = iface.get(l.id);
