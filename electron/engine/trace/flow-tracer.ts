@@ -144,31 +144,41 @@ export class LinuxFlowTracer implements FlowTracer {
           texts.set(key, await m.stop());
         }),
       );
-      for (const a of added) {
-        try {
-          await this.rules.apply(a.netns.path, a.family, '-D', a.ports, comment);
-          if (a.createdTable) await this.rules.deleteEmptyRawTable(a.netns.path, a.family);
-        } catch (e) {
-          problems.push(`could not remove the TRACE rules in ${a.netns.label}: ${(e as Error).message}`);
-        }
-      }
+      await Promise.all(
+        added.map(async (a) => {
+          try {
+            await this.rules.apply(a.netns.path, a.family, '-D', a.ports, comment);
+            if (a.createdTable) await this.rules.deleteEmptyRawTable(a.netns.path, a.family);
+          } catch (e) {
+            problems.push(`could not remove the TRACE rules in ${a.netns.label}: ${(e as Error).message}`);
+          }
+        }),
+      );
       return { problems, texts };
     };
 
     if (canTrace) {
       try {
-        await Promise.all(
+        const started = await Promise.allSettled(
           [...netnsByKey.values()].map(async (n) => {
             monitors.set(n.key, await NetfilterTraceMonitor.start(n.path));
           }),
         );
-        for (const e of ports.values()) {
-          if (signal?.aborted) throw new Error('canceled');
-          const createdTable = hasNft ? !(await this.rules.rawTableExists(e.netns.path, e.family)) : false;
-          // recorded before adding, so a half-applied add is still removed
-          added.push({ ...e, createdTable });
-          await this.rules.apply(e.netns.path, e.family, '-I', e.ports, comment);
-        }
+        const notStarted = started.find((r) => r.status === 'rejected');
+        if (notStarted) throw notStarted.reason;
+        // each netns and family on its own: the adds run side by side (each is a process start, most of the cost);
+        // all of them settle before a failure cleans up, so no add lands after its removal
+        const settled = await Promise.allSettled(
+          [...ports.values()].map(async (e) => {
+            if (signal?.aborted) throw new Error('canceled');
+            const createdTable = hasNft ? !(await this.rules.rawTableExists(e.netns.path, e.family)) : false;
+            // recorded before adding, so a half-applied add is still removed
+            added.push({ ...e, createdTable });
+            await this.rules.apply(e.netns.path, e.family, '-I', e.ports, comment);
+          }),
+        );
+        const failed = settled.find((r) => r.status === 'rejected');
+        if (failed) throw failed.reason;
       } catch (e) {
         await cleanup();
         throw e;
