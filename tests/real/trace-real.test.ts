@@ -3,10 +3,11 @@
  * Foreign rules are added by the test to filter OUTPUT (the admin's, owned by nobody here), a blackhole route inside
  * the pod's netns; every one is removed again before the test ends. Subnet 10.180.0.0/24, bridge psc-trc.
  */
-import { execFileSync, spawnSync } from 'node:child_process';
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { NodeProcessRunner } from '../../electron/engine/os/exec';
+import { orphanTraceMonitors } from '../../electron/engine/kernel/netfilter-trace';
 import { LinuxProbeNet } from '../../electron/engine/probe/linux-probe-net';
 import type { SandboxEngine } from '../../electron/engine/sandbox/service';
 import type { FlowSpec } from '../../electron/engine/trace/flow-tracer';
@@ -257,6 +258,56 @@ describe('traces side by side, and after a kill', () => {
     const p = hostPath(doc, '127.0.0.1');
     expect(p.trace!.steps.find((s) => s.decisive)).toMatchObject({ table: 'filter', chain: 'OUTPUT', verdict: 'DROP', owner: null });
     engine = await env.engine({ probeOnReady: false });
+  });
+
+  it('a trace killed midway (SIGKILL) leaves its rules and monitors only until the next start', async () => {
+    await engine.close();
+    const flags = ['--state-dir', env.options.stateDir!, '--run-dir', env.options.runDir!, '--cni-conf-dir', env.options.cniConfDir!];
+    flags.push('--cni-bin-dir', '/usr/lib/cni', '--cni-cache-dir', env.options.cniCacheDir!);
+    const rule = ['OUTPUT', '-d', `${podIp4}/32`, '-p', 'tcp', '--dport', '8080', '-m', 'comment', '--comment', 'fw-block', '-j', 'DROP'];
+    const rawAll = () =>
+      [
+        sh('iptables', ['-t', 'raw', '-S']),
+        sh('ip6tables', ['-t', 'raw', '-S']),
+        sh('nsenter', [`--net=${netnsA}`, 'iptables', '-t', 'raw', '-S']),
+        sh('nsenter', [`--net=${netnsA}`, 'ip6tables', '-t', 'raw', '-S']),
+      ].join('');
+    const before = rawState(netnsA);
+    ip4(['-I', ...rule]);
+    let cliPid = 0;
+    try {
+      // the DROP makes the host-port connects wait their full timeout: time enough to kill the engine mid-trace
+      const child = spawn(process.execPath, ['bin/podscope.mjs', 'probe', a, '--trace', ...flags], {
+        cwd: join(__dirname, '../..'),
+        stdio: 'ignore',
+      });
+      cliPid = child.pid!;
+      let seen = false;
+      for (let i = 0; i < 300 && !seen; i++) {
+        await new Promise((r) => setTimeout(r, 100));
+        seen =
+          rawAll().includes(`podscope-trace pid=${cliPid}`) && orphanTraceMonitors(-1, () => false).some((m) => m.enginePid === cliPid);
+      }
+      expect(seen, 'the trace started (rules and monitors)').toBe(true);
+      await new Promise((r) => setTimeout(r, 300));
+      const exited = new Promise((r) => child.once('exit', r));
+      process.kill(cliPid, 'SIGKILL');
+      await exited;
+    } finally {
+      ip4(['-D', ...rule]);
+    }
+    // left behind by the kill
+    expect(rawAll()).toContain(`podscope-trace pid=${cliPid}`);
+    expect(orphanTraceMonitors(process.pid, () => false).filter((m) => m.enginePid === cliPid).length).toBeGreaterThan(0);
+    engine = await env.engine({ probeOnReady: false });
+    const gc = (await engine.info()).startupGc ?? [];
+    expect(gc.filter((g) => g.kind === 'trace-rule').length).toBeGreaterThan(0);
+    expect(gc.filter((g) => g.kind === 'process' && g.action.includes('xtables-monitor')).length).toBeGreaterThan(0);
+    expect(rawAll()).not.toContain(`pid=${cliPid}`);
+    await new Promise((r) => setTimeout(r, 200));
+    expect(orphanTraceMonitors(process.pid, () => false).filter((m) => m.enginePid === cliPid)).toEqual([]);
+    // nft tables: a raw table the killed trace created in the pod netns stays (empty) until a trace there removes it
+    expect(rawState(netnsA).filter((l) => !l.startsWith('pod table'))).toEqual(before.filter((l) => !l.startsWith('pod table')));
   });
 
   it('TRACE rules left by a killed engine (its pid gone) are removed at the next start, and reported', async () => {

@@ -11,7 +11,7 @@
  * where 2/10 is AF_INET/AF_INET6 and the hex word is the kernel's per-packet trace id.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { accessSync, constants } from 'node:fs';
+import { accessSync, constants, readdirSync, readFileSync } from 'node:fs';
 import { delimiter, join } from 'node:path';
 import type { ProcessRunner } from '../os/exec';
 
@@ -103,6 +103,9 @@ export function linesOfFlow(lines: TraceLine[], sport: number, opts: { dports?: 
   }
   return lines.flatMap((l) => (dir.has(l.id) ? [{ ...l, reply: dir.get(l.id)! }] : []));
 }
+
+/** set in the environment of every monitor: the pid of the engine that started it */
+export const TRACE_MONITOR_ENV = 'PODSCOPE_TRACE_ENGINE_PID';
 
 /** the comment every TRACE rule of this engine carries: the sweep removes those whose pid is gone */
 export const TRACE_COMMENT_PREFIX = 'podscope-trace';
@@ -218,7 +221,9 @@ export class NetfilterTraceMonitor {
     // stdbuf -oL: into a pipe the monitor's stdout is block-buffered, and the lines still in the buffer when it is
     // stopped would be lost; nsenter and stdbuf exec, so the pid held here is the monitor's own
     const { file, args } = inNetns(netnsPath, 'stdbuf', ['-oL', 'xtables-monitor', '--trace']);
-    const m = new NetfilterTraceMonitor(spawn(file, args, { stdio: ['ignore', 'pipe', 'pipe'], detached: true }));
+    // the engine's pid in its environment: a start-up sweep ends the monitors of an engine that was killed
+    const env = { ...process.env, [TRACE_MONITOR_ENV]: String(process.pid) };
+    const m = new NetfilterTraceMonitor(spawn(file, args, { stdio: ['ignore', 'pipe', 'pipe'], detached: true, env }));
     await new Promise((r) => setTimeout(r, settleMs));
     if (m.exitedNow) throw new Error(`xtables-monitor --trace did not start: ${m.err.trim() || 'exited'}`);
     return m;
@@ -266,4 +271,23 @@ export function hasTool(name: string): boolean {
       return false;
     }
   });
+}
+
+/** monitors (by their environment) started by an engine whose pid is not `except` and is no longer running */
+export function orphanTraceMonitors(except: number, alive: (pid: number) => boolean): Array<{ pid: number; enginePid: number }> {
+  const out: Array<{ pid: number; enginePid: number }> = [];
+  for (const d of readdirSync('/proc')) {
+    if (!/^\d+$/.test(d)) continue;
+    let environ: string;
+    try {
+      environ = readFileSync(`/proc/${d}/environ`, 'latin1');
+    } catch {
+      continue;
+    }
+    const m = new RegExp(`(?:^|\0)${TRACE_MONITOR_ENV}=(\\d+)(?:\0|$)`).exec(environ);
+    if (!m) continue;
+    const enginePid = Number(m[1]);
+    if (enginePid !== except && !alive(enginePid)) out.push({ pid: Number(d), enginePid });
+  }
+  return out;
 }

@@ -201,13 +201,16 @@ export class SandboxEngine implements Engine {
     const paths = [undefined, ...this.ctx.store.all().flatMap((r) => (r.netnsPath && !r.netnsClosed ? [r.netnsPath] : []))];
     const swept = await tracer.sweep(paths).catch((e: unknown) => {
       this.recovery.problems.push(`start-up GC could not read the raw tables for TRACE rules: ${(e as Error).message}`);
-      return [];
+      return { rules: [], monitors: [] };
     });
-    this.noteStartupGc(
-      swept.map((r) =>
+    this.noteStartupGc([
+      ...swept.monitors.map((m) =>
+        gcItem('process', { id: String(m.pid) }, 'killed (xtables-monitor --trace of an engine that is gone)', m.error),
+      ),
+      ...swept.rules.map((r) =>
         gcItem('trace-rule', { path: r.netns, id: r.rule }, `removed (IPv${r.family} raw TRACE rule of an engine that is gone)`, r.error),
       ),
-    );
+    ]);
   }
 
   /** Start-up GC done outside the sandbox store (the lab's interrupted runs): logged and shown with the rest. */

@@ -13,6 +13,7 @@ import {
   linesOfFlow,
   NetfilterTraceMonitor,
   NetfilterTraceRules,
+  orphanTraceMonitors,
   parseTraceOutput,
   podscopeTraceRules,
   traceComment,
@@ -69,8 +70,11 @@ export interface FlowTracer {
   allocatePort(avoid?: Set<number>): number;
   releasePort(port: number): void;
   begin(flows: FlowSpec[], signal?: AbortSignal): Promise<ActiveTrace>;
-  /** removes TRACE rules of Podscope engines that are no longer running (start-up) from these netns (undefined: host) */
-  sweep(netnsPaths: Array<string | undefined>): Promise<SweptTraceRule[]>;
+  /**
+   * start-up: removes TRACE rules of Podscope engines that are no longer running from these netns (undefined: the
+   * host), and ends the trace monitors such an engine left running
+   */
+  sweep(netnsPaths: Array<string | undefined>): Promise<{ rules: SweptTraceRule[]; monitors: Array<{ pid: number; error?: string }> }>;
 }
 
 /** how long after the last connect the monitors keep reading (the kernel delivers trace events asynchronously) */
@@ -230,8 +234,18 @@ export class LinuxFlowTracer implements FlowTracer {
     return r?.exitCode === 0 ? parseConntrack(r.stdout) : [];
   }
 
-  async sweep(netnsPaths: Array<string | undefined>): Promise<SweptTraceRule[]> {
-    if (!hasTool('iptables-restore')) return [];
+  async sweep(
+    netnsPaths: Array<string | undefined>,
+  ): Promise<{ rules: SweptTraceRule[]; monitors: Array<{ pid: number; error?: string }> }> {
+    const monitors = orphanTraceMonitors(process.pid, pidAlive).map(({ pid }) => {
+      try {
+        process.kill(pid, 'SIGKILL');
+        return { pid };
+      } catch (e) {
+        return { pid, error: (e as Error).message };
+      }
+    });
+    if (!hasTool('iptables-restore')) return { rules: [], monitors };
     const out: SweptTraceRule[] = [];
     for (const path of netnsPaths)
       for (const family of [4, 6] as const) {
@@ -246,6 +260,6 @@ export class LinuxFlowTracer implements FlowTracer {
           out.push(item);
         }
       }
-    return out;
+    return { rules: out, monitors };
   }
 }
