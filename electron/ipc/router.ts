@@ -81,7 +81,7 @@ export function createRouter(opts: RouterOptions): Router {
     'sandbox.runtimeConditions': (r) => api(r.endpointId).runtimeConditions(),
     'sandbox.info': (r) => api(r.endpointId).info(),
     'sandbox.live': (r) => api(r.endpointId).live(r.id),
-    'sandbox.probe': (r) => api(r.endpointId).probe(r.id),
+    'sandbox.probe': (r) => api(r.endpointId).probe(r.id, r.trace ? { trace: true } : undefined),
     'sandbox.lastProbe': (r) => api(r.endpointId).lastProbe(r.id),
     'sandbox.throughput': (r) =>
       measurements(r.endpointId).throughput(r.id, r.durationMs === undefined ? {} : { durationMs: r.durationMs }),

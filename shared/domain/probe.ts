@@ -4,7 +4,11 @@
  * says so (`measured: false`), so no front door can show a configuration-derived fact as a green check.
  */
 export type ProbePathKind = 'hostPort' | 'podPort' | 'gateway' | 'peer';
-export type ProbeVerdict = 'reachable' | 'refused' | 'timeout' | 'shadowed' | 'notApplicable';
+/**
+ * `unreachable`: connect() failed at once with a routing error (ENETUNREACH, EHOSTUNREACH, EACCES from a prohibit route,
+ * EINVAL from a blackhole route): no packet left, so it is neither a refusal nor a timeout.
+ */
+export type ProbeVerdict = 'reachable' | 'refused' | 'timeout' | 'unreachable' | 'shadowed' | 'notApplicable';
 
 export interface ProbePath {
   kind: ProbePathKind;
@@ -26,6 +30,53 @@ export interface ProbePath {
   mappingIndex?: number;
   family?: 4 | 6;
   note: string;
+  /** with a trace: one sentence saying what decided the verdict (which rule, route or listener), measured from the kernel */
+  why?: string;
+  /** asked for with `probe --trace` / Why?: the steps this path's own connection took through each netns */
+  trace?: PathTrace;
+}
+
+/** who installed a netfilter rule: a CNI plugin for a network and sandbox this engine knows, or null for nobody here */
+export interface RuleOwner {
+  plugin: string;
+  /** the CNI network (absent for a chain a plugin shares between networks, e.g. portmap's CNI-HOSTPORT-MASQ) */
+  network?: string;
+  /** the 64-hex sandbox id the rule was written for (absent for shared chains) */
+  sandboxId?: string;
+}
+
+export type TraceStepKind = 'route' | 'netfilter' | 'conntrack' | 'drop' | 'deliver' | 'seen';
+
+export interface TraceStep {
+  kind: TraceStepKind;
+  /** "host" or the 64-hex id of the sandbox whose netns this happened in */
+  netns: string;
+  family: 4 | 6;
+  /** netfilter: table and chain as iptables names them */
+  table?: string;
+  chain?: string;
+  /** netfilter: the rule as iptables-save prints it; route: the route as `ip route` prints it */
+  rule?: string;
+  handle?: number;
+  /** netfilter: ACCEPT, DROP, REJECT, DNAT, MASQUERADE, JUMP:<chain>, RETURN, CONTINUE, policy:<verdict>; route: the route type or error */
+  verdict?: string;
+  /** netfilter: who installed the rule (null: no plugin here did) */
+  owner?: RuleOwner | null;
+  interface?: string;
+  seen?: boolean;
+  /** the reply direction (packets back to the prober), when the step is about one */
+  reply?: boolean;
+  /** the step that decided the path's verdict (the app highlights it) */
+  decisive?: boolean;
+  detail: string;
+}
+
+export interface PathTrace {
+  /** the connection traced: the prober's own source port was chosen before connecting, so only this flow is matched */
+  flow: { sport: number; dst: string; dport: number };
+  steps: TraceStep[];
+  /** kernel tools or features the trace could not use, each with what is missing (e.g. "conntrack: not installed") */
+  missing: string[];
 }
 
 export interface ProbeReport {
@@ -45,6 +96,8 @@ export interface ProbeReport {
    * each one measured is a Node agent in its namespace, so the probe's cost stays flat on a crowded network.
    */
   peers?: { ready: number; measured: number };
+  /** true when every measured path was traced (`probe --trace`, Why?) */
+  traced?: boolean;
 }
 
 /** Most peers a probe connects to and from (the newest ready ones on the same network). */

@@ -198,7 +198,7 @@ export interface EngineInfo {
   startupGc?: StartupGcItem[];
 }
 
-export type StartupGcKind = 'cni-cache-temp' | 'record-temp' | 'state-id-temp' | 'netns' | 'runc-container' | 'process';
+export type StartupGcKind = 'cni-cache-temp' | 'record-temp' | 'state-id-temp' | 'netns' | 'runc-container' | 'process' | 'trace-rule';
 
 export interface StartupGcItem {
   kind: StartupGcKind;
@@ -249,8 +249,11 @@ export interface SandboxApi {
   info(): Promise<EngineInfo>;
   /** the sandbox's network as the kernel has it now; FailedPrecondition without a netns (host network, stopped) */
   live(id: string): Promise<LiveNetworkView>;
-  /** measures reachability now with real packets (docs/semantics.md#reachability-probe) */
-  probe(id: string): Promise<ProbeReport>;
+  /**
+   * measures reachability now with real packets (docs/semantics.md#reachability-probe); with `trace`, each path's own
+   * connection is followed through the kernel and explained (docs/semantics.md#probe-trace)
+   */
+  probe(id: string, opts?: { trace?: boolean }): Promise<ProbeReport>;
   /** the last probe report of this sandbox (on demand or on ready), or null */
   lastProbe(id: string): Promise<ProbeReport | null>;
   /* Measurements. Optional: a CRI endpoint cannot run them (EndpointCapabilities.measurements says which can). */

@@ -1,5 +1,5 @@
 import { PodscopeError } from '../../../shared/domain/errors';
-import { failingPaths, probeSucceeded, type ProbeReport } from '../../../shared/domain/probe';
+import { failingPaths, probeSucceeded, type PathTrace, type ProbeReport } from '../../../shared/domain/probe';
 import { withEndpoint } from '../api';
 import { parseCommandArgs } from '../args';
 import { describeThroughput, measureThroughputVia, throughputExitCode, throughputJson } from './throughput';
@@ -8,19 +8,35 @@ export const help = `podscope probe [flags] ID
   Measures reachability with real packets: each mapped host port from the host (127.0.0.1, the bridge gateway
   address, host_ip), container-port-only mappings on the pod IP, the pod's gateway, and every ready peer on the same
   network, both ways. Exit 0 when every applicable path is reachable, else 5 (FailedPrecondition) naming the failures.
+  verdicts: reachable, shadowed (another pod answered), refused (a RST came back), timeout (nothing came back),
+  unreachable (connect() failed at once with a route error: ENETUNREACH, EHOSTUNREACH, EINVAL from a blackhole,
+  EACCES from a prohibit route), notApplicable (not measured).
+  --trace        follow each path's own connection (a source port chosen before connecting) through the kernel, in
+                 every netns it crosses: route decisions (ip route get), each netfilter rule it hit (TRACE rules in the
+                 raw table + xtables-monitor --trace), who installed that rule (portmap/bridge/firewall for a network
+                 and pod of this engine, or nobody), the conntrack entry, where it ended; and one sentence why.
+                 Needs root, iptables on nf_tables (xtables-monitor), stdbuf; conntrack and nft are used when
+                 installed (the trace says what it lacked). Every TRACE rule is removed before the probe returns.
   --throughput   then a bulk TCP transfer each way past the tbf burst (see \`podscope throughput\`); the exit code also
                  fails when a transfer failed or a requested limit did not hold
-  -o text|json   json: {sandboxId, measuredAt, measuredBy, paths: [{kind, from, to, proto, verdict, rttMs?, answeredBy?}],
+  -o text|json   json: {sandboxId, measuredAt, measuredBy, traced?, paths: [{kind, from, to, proto, verdict, rttMs?,
+                 answeredBy?, why?, trace?: {flow: {sport, dst, dport}, missing: [], steps: [{kind: route|netfilter|
+                 conntrack|deliver, netns: host|<sandbox id>, family, table?, chain?, rule?, handle?, verdict?,
+                 owner?: {plugin, network?, sandboxId?}|null, interface?, reply?, decisive?, detail}]}}],
                  throughput?: {ingress: {requestedBps, measuredBps, burstBytes, …}, egress: {…}}}`;
 
 export async function run(argv: string[]): Promise<number> {
-  const { flags, positionals } = parseCommandArgs(argv, { output: { type: 'string', short: 'o' }, throughput: { type: 'boolean' } });
+  const { flags, positionals } = parseCommandArgs(argv, {
+    output: { type: 'string', short: 'o' },
+    throughput: { type: 'boolean' },
+    trace: { type: 'boolean' },
+  });
   if (positionals.length !== 1) throw new PodscopeError('InvalidArgument', 'probe takes exactly one sandbox id');
   const output = (flags.output as string | undefined) ?? 'text';
   if (output !== 'text' && output !== 'json')
     throw new PodscopeError('InvalidArgument', `-o must be text or json, not ${JSON.stringify(output)}`);
   const { report, throughput } = await withEndpoint(flags, async ({ api, measurements }) => {
-    const probe = await api.probe(positionals[0]!);
+    const probe = await api.probe(positionals[0]!, flags.trace ? { trace: true } : undefined);
     return { report: probe, throughput: flags.throughput ? await measureThroughputVia(measurements, probe.sandboxId) : undefined };
   });
   if (output === 'json')
@@ -48,9 +64,31 @@ function describe(r: ProbeReport): string {
     lines.push(
       `  ${p.verdict.padEnd(13)} ${p.kind.padEnd(8)} ${p.from} → ${p.to}/${p.proto}${rtt}${by}${p.measured ? '' : ' (not measured)'}  ${p.note}`,
     );
+    if (p.why) lines.push(`      why: ${p.why}`);
+    if (p.trace) lines.push(...describeTrace(p.trace, r.sandboxId));
   }
   if (r.peers && r.peers.measured < r.peers.ready)
     lines.push(`  peers: the newest ${r.peers.measured} of ${r.peers.ready} ready peers on the network were measured`);
   for (const e of r.errors) lines.push(`  !  ${e}`);
   return `${lines.join('\n')}\n`;
+}
+
+/** the steps of a traced path, one per line, the deciding one marked with ▶ */
+export function describeTrace(t: PathTrace, sandboxId: string): string[] {
+  const where = (netns: string) => (netns === 'host' ? 'host' : netns === sandboxId ? 'pod' : netns.slice(0, 12));
+  const out = [`      trace: source port ${t.flow.sport} → ${t.flow.dst.includes(':') ? `[${t.flow.dst}]` : t.flow.dst}:${t.flow.dport}`];
+  for (const s of t.steps) {
+    const owner =
+      s.owner === undefined
+        ? ''
+        : s.owner === null
+          ? '  [owner: none]'
+          : `  [owner: ${[s.owner.plugin, s.owner.network, s.owner.sandboxId?.slice(0, 12)].filter(Boolean).join(' · ')}]`;
+    const rule = s.kind === 'netfilter' && s.rule ? `  ${s.rule}` : '';
+    out.push(
+      `      ${s.decisive ? '▶' : ' '} ${s.kind.padEnd(9)} ${where(s.netns).padEnd(12)} ${s.reply ? '← ' : ''}${s.detail}${owner}${rule}`,
+    );
+  }
+  for (const m of t.missing) out.push(`      (not traced: ${m})`);
+  return out;
 }

@@ -215,7 +215,7 @@ export const EngineInfoSchema: z.ZodType<EngineInfo> = z.object({
   startupGc: z
     .array(
       z.object({
-        kind: z.enum(['cni-cache-temp', 'record-temp', 'state-id-temp', 'netns', 'runc-container', 'process']),
+        kind: z.enum(['cni-cache-temp', 'record-temp', 'state-id-temp', 'netns', 'runc-container', 'process', 'trace-rule']),
         path: str.optional(),
         id: str.optional(),
         action: str,

@@ -14,6 +14,7 @@ import type { CniResult } from '../../../shared/domain/cni';
 import type { LabCapabilities, LabProbe } from '../../../shared/domain/lab';
 import { PROBE_MEASURED_BY, type ProbePath } from '../../../shared/domain/probe';
 import type { ConnectOutcome, ProbeAgent, ProbeNet } from '../probe/types';
+import { unreachableNote } from '../probe/judge';
 
 export interface LabProbeTarget {
   netns: string;
@@ -215,6 +216,8 @@ function judge(path: ProbePath, outcome: ConnectOutcome, nonce: string, existing
       return { ...p, verdict: 'refused', note: 'connection refused (RST)' };
     case 'timeout':
       return { ...p, verdict: 'timeout', note: 'no answer to the SYN in time' };
+    case 'unreachable':
+      return { ...p, verdict: 'unreachable', note: unreachableNote(outcome.error) };
     case 'error':
       return { ...p, verdict: 'timeout', note: `not connected: ${outcome.error}` };
     case 'connected': {

@@ -4,10 +4,13 @@
  * per stdin line and answers one JSON line each:
  *   {id, op: 'listeners'}                          → TCP ports in LISTEN state in its netns (/proc/self/net/tcp{,6})
  *   {id, op: 'respond', port, address?, banner}    → listens (port 0 = any) and answers every connection with banner
- *   {id, op: 'connect', host, port, timeoutMs, bannerMs, resetIfBanner?} → {outcome: connected(rttMs, banner?) | refused | timeout | error}
+ *   {id, op: 'connect', host, port, timeoutMs, bannerMs, resetIfBanner?, localPort?} → {outcome: connected(rttMs, banner?) | refused | timeout |
+ *     unreachable(errno) | error}
  * It exits when stdin closes (the engine died or is done) and after a hard lifetime, so no responder outlives a probe.
  * Kept as a string so the bundled CLI, the Electron main and tsx all run the same bytes without a file on disk.
  */
+import { ROUTE_ERRORS } from './types';
+
 export const AGENT_LIFETIME_MS = 60_000;
 
 export const AGENT_SCRIPT = String.raw`
@@ -15,6 +18,7 @@ export const AGENT_SCRIPT = String.raw`
 const net = require('net');
 const fs = require('fs');
 const servers = [];
+const ROUTE_ERRORS = ${JSON.stringify(Object.keys(ROUTE_ERRORS))};
 const out = (o) => process.stdout.write(JSON.stringify(o) + '\n');
 const quit = () => { for (const s of servers) try { s.close(); } catch {} process.exit(0); };
 setTimeout(quit, Number(process.env.PODSCOPE_PROBE_LIFETIME_MS || ${AGENT_LIFETIME_MS})).unref();
@@ -52,7 +56,8 @@ function respond(req, reply, deadline) {
 function connect(req, reply) {
   const started = process.hrtime.bigint();
   let rttMs; let banner = ''; let done = false;
-  const s = net.connect({ host: req.host, port: req.port });
+  // a source port chosen by the engine (a traced connect): the TRACE rules match exactly this flow
+  const s = net.connect(req.localPort ? { host: req.host, port: req.port, localPort: req.localPort } : { host: req.host, port: req.port });
   // answered by one of the probe's own responders: a RST leaves no TIME-WAIT behind in either namespace (FINs crossing
   // would leave one in each for a minute); anything else gets a normal close
   const ours = () => typeof req.resetIfBanner === 'string' && req.resetIfBanner !== '' && banner.startsWith(req.resetIfBanner);
@@ -73,7 +78,10 @@ function connect(req, reply) {
   s.on('end', () => finish(rttMs === undefined ? { kind: 'error', error: 'closed' } : { kind: 'connected', rttMs, banner: banner || undefined }));
   s.on('error', (e) => {
     if (rttMs !== undefined) return finish({ kind: 'connected', rttMs, banner: banner || undefined });
-    finish(e.code === 'ECONNREFUSED' ? { kind: 'refused' } : { kind: 'error', error: e.code || e.message });
+    if (e.code === 'ECONNREFUSED') return finish({ kind: 'refused' });
+    // failed before any answer with a routing error: the route decision stopped it, no packet left
+    if (ROUTE_ERRORS.includes(e.code)) return finish({ kind: 'unreachable', error: e.code });
+    finish({ kind: 'error', error: e.code || e.message });
   });
 }
 let buf = '';

@@ -7,7 +7,7 @@ import type { ProbePath } from '../../../shared/domain/probe';
 import type { SandboxRecord } from '../sandbox/record';
 import type { PlannedConnect } from './plan';
 import { PROBE_BANNER } from './session';
-import type { ConnectOutcome } from './types';
+import { ROUTE_ERRORS, type ConnectOutcome } from './types';
 
 export const podName = (rec: SandboxRecord | undefined) =>
   rec ? `${rec.config.metadata.namespace}/${rec.config.metadata.name}` : undefined;
@@ -26,6 +26,8 @@ export function judge(
       return { ...path, verdict: 'refused', note: 'connection refused (RST)' };
     case 'timeout':
       return { ...path, verdict: 'timeout', note: 'no answer to the SYN in time' };
+    case 'unreachable':
+      return { ...path, verdict: 'unreachable', note: unreachableNote(outcome.error) };
     case 'error':
       return { ...path, verdict: 'timeout', note: `not connected: ${outcome.error}` };
     case 'connected':
@@ -80,4 +82,9 @@ function judgeConnected(
     verdict: 'shadowed',
     note: `connected, but not to this probe's responder${outcome.banner ? ` (answer: ${JSON.stringify(outcome.banner.slice(0, 80))})` : ''}`,
   };
+}
+
+/** what a connect that failed at once with a routing error says */
+export function unreachableNote(code: string): string {
+  return `connect failed at once with ${code}: ${ROUTE_ERRORS[code] ?? 'a routing error'} (no packet was sent)`;
 }

@@ -10,6 +10,7 @@ import { LinuxKernelReader } from '../kernel/linux-reader';
 import { tablesOf } from '../kernel/netfilter';
 import type { KernelReader } from '../kernel/types';
 import type { ProcessRunner } from '../os/exec';
+import { LinuxFlowTracer, type FlowTracer } from '../trace/flow-tracer';
 import { AGENT_SCRIPT } from './agent-script';
 import type { ConnectOutcome, ProbeAgent, ProbeNet } from './types';
 
@@ -18,11 +19,15 @@ const REQUEST_TIMEOUT_MS = 15_000;
 const EXIT_GRACE_MS = 1000;
 
 export class LinuxProbeNet implements ProbeNet {
+  readonly flowTracer: FlowTracer;
+
   constructor(
     runner: ProcessRunner,
     private readonly nodePath = process.execPath,
     private readonly kernel: KernelReader = new LinuxKernelReader(runner),
-  ) {}
+  ) {
+    this.flowTracer = new LinuxFlowTracer(runner);
+  }
 
   async open(netnsPath: string | undefined, signal?: AbortSignal): Promise<ProbeAgent> {
     const [file, args] =
@@ -167,9 +172,17 @@ class ChildAgent implements ProbeAgent {
     port: number,
     timeoutMs: number,
     bannerMs: number,
-    opts: { resetIfBanner?: string } = {},
+    opts: { resetIfBanner?: string; localPort?: number } = {},
   ): Promise<ConnectOutcome> {
-    const r = await this.request({ op: 'connect', host, port, timeoutMs, bannerMs, resetIfBanner: opts.resetIfBanner });
+    const r = await this.request({
+      op: 'connect',
+      host,
+      port,
+      timeoutMs,
+      bannerMs,
+      resetIfBanner: opts.resetIfBanner,
+      localPort: opts.localPort,
+    });
     if (!r.ok) return { kind: 'error', error: String(r.error) };
     return r.outcome as ConnectOutcome;
   }

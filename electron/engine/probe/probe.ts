@@ -20,10 +20,14 @@ import type { EngineContext } from '../sandbox/context';
 import type { SandboxRecord } from '../sandbox/record';
 import { refreshLiveness } from '../sandbox/status';
 import { notFoundError } from '../sandbox/store';
-import { judge } from './judge';
-import { eth0Ips, fmtAddr, planGateways, planPeers, planPortMappings, type PlanInput, type ProbePlan } from './plan';
+import { judge, podName } from './judge';
+import type { ActiveTrace, FlowRecord, FlowSpec, FlowTracer } from '../trace/flow-tracer';
+import { flowSpecFor, type FlowContext } from '../trace/flows';
+import { RuleOwners } from '../trace/ownership';
+import { buildTrace } from '../trace/steps';
+import { eth0Ips, fmtAddr, planGateways, planPeers, planPortMappings, type PlanInput, type PlannedConnect, type ProbePlan } from './plan';
 import { ProbeSession } from './session';
-import type { ProbeNet } from './types';
+import type { ConnectOutcome, ProbeNet } from './types';
 
 export interface ProbeOptions {
   trigger?: ProbeReport['trigger'];
@@ -32,6 +36,8 @@ export interface ProbeOptions {
   connectTimeoutMs?: number;
   /** how long to wait for a responder's banner after connecting (default 400 ms) */
   bannerMs?: number;
+  /** follow each connect through the kernel and explain each path (`why`, `trace`); docs/semantics.md#probe-trace */
+  trace?: boolean;
 }
 
 export async function probeSandbox(ctx: EngineContext, net: ProbeNet, idOrPrefix: string, opts: ProbeOptions = {}): Promise<ProbeReport> {
@@ -114,18 +120,104 @@ async function measure(
 
   const order = { v4: dnatChainOrder(dnat.v4), v6: dnatChainOrder(dnat.v6) };
   const resetIfBanner = session.answerPrefix;
-  const outcomes = await Promise.all(
-    plan.connects.map((p) =>
-      session.agent(p.fromAgent).connect(p.host, p.port, connectTimeoutMs, p.existing ? bannerMs : connectTimeoutMs, { resetIfBanner }),
-    ),
-  );
+  const traced = opts.trace ? await beginTrace(ctx, net, rec, input, plan, report, opts.signal) : undefined;
+  let records: FlowRecord[] | undefined;
+  let outcomes: ConnectOutcome[];
+  try {
+    outcomes = await Promise.all(
+      plan.connects.map((p, i) =>
+        session.agent(p.fromAgent).connect(p.host, p.port, connectTimeoutMs, p.existing ? bannerMs : connectTimeoutMs, {
+          resetIfBanner,
+          localPort: traced?.flows[i]!.sport,
+        }),
+      ),
+    );
+  } finally {
+    // every TRACE rule comes out and every monitor ends, whatever the connects did
+    if (traced) records = await finishTrace(traced, report);
+  }
   plan.connects.forEach((p, i) => {
     const winner =
       p.path.kind === 'hostPort'
         ? (p.path.family === 6 ? order.v6 : order.v4)(rec.config.port_mappings[p.path.mappingIndex!]!.host_port, p.path.proto)[0]
         : undefined;
-    report.paths.push(judge(p, outcomes[i]!, session.nonce, others, winner));
+    const path = judge(p, outcomes[i]!, session.nonce, others, winner);
+    if (traced && records) explainPath(ctx, path, p, outcomes[i]!, traced, i, records[i]!, [rec, ...others]);
+    report.paths.push(path);
   });
+  if (traced && records) report.traced = true;
+}
+
+interface RunningTrace {
+  tracer: FlowTracer;
+  active: ActiveTrace;
+  flows: FlowSpec[];
+}
+
+/** a source port per planned connect, then monitors and TRACE rules in every netns the connects cross */
+async function beginTrace(
+  ctx: EngineContext,
+  net: ProbeNet,
+  rec: SandboxRecord,
+  input: PlanInput,
+  plan: ProbePlan,
+  report: ProbeReport,
+  signal: AbortSignal | undefined,
+): Promise<RunningTrace | undefined> {
+  const tracer = net.flowTracer;
+  if (!tracer) {
+    report.errors.push('tracing is not available from this engine: no path was traced');
+    return undefined;
+  }
+  const fctx: FlowContext = { rec, others: input.others, podIps: input.podIps, gateways: input.gateways, eth0Ips };
+  const flows = plan.connects.map((p) => flowSpecFor(p, fctx, tracer.allocatePort()));
+  try {
+    return { tracer, flows, active: await tracer.begin(flows, signal) };
+  } catch (e) {
+    for (const f of flows) tracer.releasePort(f.sport);
+    report.errors.push(`could not start tracing: ${(e as Error).message}`);
+    return undefined;
+  }
+}
+
+async function finishTrace(t: RunningTrace, report: ProbeReport): Promise<FlowRecord[] | undefined> {
+  try {
+    return await t.active.finish();
+  } catch (e) {
+    report.errors.push(`tracing: ${(e as Error).message}`);
+    return undefined;
+  } finally {
+    for (const f of t.flows) t.tracer.releasePort(f.sport);
+  }
+}
+
+function explainPath(
+  ctx: EngineContext,
+  path: ProbePath,
+  p: PlannedConnect,
+  outcome: ConnectOutcome,
+  t: RunningTrace,
+  index: number,
+  record: FlowRecord,
+  known: SandboxRecord[],
+) {
+  const i = t.flows.findIndex(
+    (f) => f.dst === p.host && f.dport === p.port && f.netns[0]!.key === (p.fromAgent === 'host' ? 'host' : p.fromAgent),
+  );
+  const flow = t.flows[i]!;
+  const owners = new RuleOwners(known.map((r) => ({ id: r.id, network: eth0Network(r), ips: eth0Ips(r) })));
+  const target = flow.netns.find((n) => n.key === p.expect) ?? flow.netns[flow.netns.length - 1]!;
+  const { steps, why } = buildTrace({
+    flow,
+    record,
+    path,
+    outcome,
+    owners,
+    target,
+    podName: (id) => podName(ctx.store.get(id)),
+  });
+  path.why = why;
+  path.trace = { flow: { sport: flow.sport, dst: flow.dst, dport: flow.dport }, steps, missing: [...t.active.missing] };
 }
 
 async function notApplicableReason(ctx: EngineContext, rec: SandboxRecord): Promise<string | undefined> {

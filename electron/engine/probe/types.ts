@@ -3,8 +3,23 @@
  * TCP listeners, open short-lived responders and make TCP connects; and the order of portmap's DNAT jumps.
  * Real: electron/engine/probe/linux-probe-net.ts. Fake (a simulated network): testkit/fakes/fake-probe-net.ts.
  */
+import type { FlowTracer } from '../trace/flow-tracer';
+
 export type ConnectOutcome =
-  { kind: 'connected'; rttMs: number; banner?: string } | { kind: 'refused' } | { kind: 'timeout' } | { kind: 'error'; error: string };
+  | { kind: 'connected'; rttMs: number; banner?: string }
+  | { kind: 'refused' }
+  | { kind: 'timeout' }
+  /** connect() failed at once with a routing error (its errno code): the kernel had no usable route for the flow */
+  | { kind: 'unreachable'; error: string }
+  | { kind: 'error'; error: string };
+
+/** errno codes connect() fails with at once when the route decision, not the peer, stopped the flow */
+export const ROUTE_ERRORS: Record<string, string> = {
+  ENETUNREACH: 'no route to the network',
+  EHOSTUNREACH: 'host unreachable (an unreachable route or an ICMP host-unreachable)',
+  EINVAL: 'the route is a blackhole',
+  EACCES: 'the route is prohibit',
+};
 
 export interface ProbeAgent {
   /** the agent's process id (undefined for in-memory fakes), so tests can check it is gone after the probe */
@@ -17,8 +32,15 @@ export interface ProbeAgent {
    * @param opts.resetIfBanner close with a reset instead of a FIN when what answered began with this text: one of the
    *   probe's own responders, so the measurement leaves no TIME-WAIT entry in the pod's netns (or the host's) for the
    *   next minute; a listener of the pod's own always gets a normal close
+   * @param opts.localPort connect from this source port (a traced connect: the trace matches that one flow)
    */
-  connect(host: string, port: number, timeoutMs: number, bannerMs: number, opts?: { resetIfBanner?: string }): Promise<ConnectOutcome>;
+  connect(
+    host: string,
+    port: number,
+    timeoutMs: number,
+    bannerMs: number,
+    opts?: { resetIfBanner?: string; localPort?: number },
+  ): Promise<ConnectOutcome>;
   /** closes every responder and ends the agent (by its pid); idempotent */
   close(): Promise<void>;
 }
@@ -30,4 +52,6 @@ export interface ProbeNet {
   hostportDnatRules(signal?: AbortSignal): Promise<{ v4: string[]; v6: string[] }>;
   /** the host's own addresses (to refuse probing a host_ip that would send packets off the host) */
   hostAddresses(): string[];
+  /** follows single connections through the kernel (probe --trace); absent where the kernel cannot be asked */
+  readonly flowTracer?: FlowTracer;
 }

@@ -24,12 +24,13 @@ export class ProbeQueue {
     return this.net !== undefined;
   }
 
-  enqueue(id: string, trigger: ProbeReport['trigger']): Promise<ProbeReport> {
+  /** @param trace also trace each path's connection through the kernel (see trace/) */
+  enqueue(id: string, trigger: ProbeReport['trigger'], trace = false): Promise<ProbeReport> {
     const net = this.net;
     if (!net) return Promise.reject(notSupported('probe', 'this engine has no reachability probe'));
     return this.gate.withExclusive(async () => {
       if (this.abort.signal.aborted) throw new PodscopeError('Canceled', 'the engine is closing');
-      const report = await probeSandbox(this.ctx, net, id, { trigger, signal: this.abort.signal });
+      const report = await probeSandbox(this.ctx, net, id, { trigger, signal: this.abort.signal, trace });
       if (this.ctx.store.get(report.sandboxId)) this.last.set(report.sandboxId, report);
       return report;
     });

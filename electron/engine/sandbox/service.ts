@@ -46,6 +46,7 @@ import type { ImageStore } from '../images/types';
 import type { Engine, EngineOptions, SandboxEventListener } from '../options';
 import { NodeProcessRunner } from '../os/exec';
 import type { ProbeNet } from '../probe/types';
+import type { FlowTracer } from '../trace/flow-tracer';
 import { networkTopology, podTopology } from '../topology/read';
 import { cniCheck, cniStatus } from './cni-verbs';
 import type { EngineContext } from './context';
@@ -175,6 +176,7 @@ export class SandboxEngine implements Engine {
       ...idTemps.map((path) => gcItem('state-id-temp', { path }, 'deleted (an id write interrupted before its link)')),
     );
     this.recovery.problems.push(...(await this.containers.recover({ readOnly: this.ctx.readOnly })));
+    if (!this.ctx.readOnly && this.deps.probeNet?.flowTracer) await this.sweepTraceRules(this.deps.probeNet.flowTracer);
     this.background.push(
       every(CONTAINER_POLL_MS, () => this.containers.poll()),
       watchConfDir(this.deps.options.cniConfDir, () => void this.reloadCniConfig()),
@@ -183,6 +185,23 @@ export class SandboxEngine implements Engine {
       }),
     );
     return this.recovery;
+  }
+
+  /** TRACE rules a probe --trace of a killed engine left in the raw tables of the host and of our pods' namespaces */
+  private async sweepTraceRules(tracer: FlowTracer): Promise<void> {
+    const paths = [undefined, ...this.ctx.store.all().flatMap((r) => (r.netnsPath && !r.netnsClosed ? [r.netnsPath] : []))];
+    const swept = await tracer.sweep(paths).catch((e: unknown) => {
+      this.recovery.problems.push(`start-up GC could not read the raw tables for TRACE rules: ${(e as Error).message}`);
+      return { rules: [], monitors: [] };
+    });
+    this.noteStartupGc([
+      ...swept.monitors.map((m) =>
+        gcItem('process', { id: String(m.pid) }, 'killed (xtables-monitor --trace of an engine that is gone)', m.error),
+      ),
+      ...swept.rules.map((r) =>
+        gcItem('trace-rule', { path: r.netns, id: r.rule }, `removed (IPv${r.family} raw TRACE rule of an engine that is gone)`, r.error),
+      ),
+    ]);
   }
 
   /** Start-up GC done outside the sandbox store (the lab's interrupted runs): logged and shown with the rest. */
@@ -221,8 +240,8 @@ export class SandboxEngine implements Engine {
     return result;
   }
 
-  probe(id: string): Promise<ProbeReport> {
-    return this.probes.enqueue(id, 'onDemand');
+  probe(id: string, opts: { trace?: boolean } = {}): Promise<ProbeReport> {
+    return this.probes.enqueue(id, 'onDemand', opts.trace === true);
   }
 
   lastProbe(idOrPrefix: string): Promise<ProbeReport | null> {

@@ -14,6 +14,7 @@ const GC_KIND_LABEL: Record<StartupGcItem['kind'], string> = {
   netns: 'network namespace',
   'runc-container': 'runc container',
   process: 'helper process (CNI plugin, runc)',
+  'trace-rule': 'TRACE rule of a probe --trace',
 };
 
 /** What start-up found left behind by an engine that was killed, and what it did about each item. */

@@ -5,6 +5,7 @@
  * configuration". The probe runs once on ready (engine option) and again when the user presses Probe.
  */
 import { queryOptions, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { Fragment, useState } from 'react';
 import { PROBE_PEERS_MAX, type ProbePath, type ProbeReport, type ProbeVerdict } from '../../../../../../shared/domain/probe';
 import type { SandboxStatus } from '../../../../../../shared/domain/sandbox';
 import type { PodscopeClient } from '../../../../../../shared/ipc/client';
@@ -13,6 +14,7 @@ import { useCurrentEndpoint, useEndpointCapabilities, useEndpointId } from '../.
 import { ErrorView } from '../../../../lib/ui/ErrorView';
 import { queryKeys } from '../../../../lib/query-keys';
 import { Pill, type Tone } from '../../../../lib/ui/StatusPill';
+import { PathTrace } from './PathTrace';
 
 const lastProbeQuery = (client: PodscopeClient, endpointId: string, id: string) =>
   queryOptions({
@@ -31,6 +33,7 @@ const LABEL: Record<ProbeVerdict, string> = {
   reachable: 'reachable',
   refused: 'refused',
   timeout: 'timed out',
+  unreachable: 'unreachable',
   shadowed: 'shadowed',
   notApplicable: 'not applicable',
 };
@@ -60,6 +63,18 @@ export function ReachabilityPanel({ s }: { s: SandboxStatus }) {
     onSuccess: (report) => qc.setQueryData(queryKeys.podProbe(endpointId, s.id), report),
   });
   const report: ProbeReport | null | undefined = last.data;
+  // Why?/Trace: one traced probe explains every path; the row asked about opens
+  const [open, setOpen] = useState<number | null>(null);
+  const trace = useMutation({
+    mutationFn: () => client.call('sandbox.probe', { endpointId, id: s.id, trace: true }),
+    onSuccess: (report) => qc.setQueryData(queryKeys.podProbe(endpointId, s.id), report),
+  });
+  const explain = (i: number) => {
+    if (open === i) return setOpen(null);
+    setOpen(i);
+    if (!report?.paths[i]?.trace) trace.mutate();
+  };
+  const busy = probe.isPending || trace.isPending;
   const ready = s.state === 'SANDBOX_READY';
   return (
     <section className="live reach" data-testid="reachability" aria-label="Reachability">
@@ -86,8 +101,11 @@ export function ReachabilityPanel({ s }: { s: SandboxStatus }) {
             type="button"
             className="btn btn-small"
             data-testid="probe-button"
-            onClick={() => probe.mutate()}
-            disabled={probe.isPending}
+            onClick={() => {
+              setOpen(null);
+              probe.mutate();
+            }}
+            disabled={busy}
           >
             {probe.isPending ? 'Probing…' : 'Probe'}
           </button>
@@ -104,6 +122,8 @@ export function ReachabilityPanel({ s }: { s: SandboxStatus }) {
         </div>
       ) : probe.isError ? (
         <ErrorView error={probe.error} title="Probe failed" />
+      ) : trace.isError ? (
+        <ErrorView error={trace.error} title="Trace failed" />
       ) : last.isError ? (
         <ErrorView error={last.error} title="Could not read the last probe" />
       ) : !report ? (
@@ -115,6 +135,12 @@ export function ReachabilityPanel({ s }: { s: SandboxStatus }) {
           {!ready && report.paths.some((p) => p.verdict === 'reachable') && (
             <div className="live-note" role="status" data-testid="reach-stale">
               <b>The pod is not ready now.</b> These results were measured before; they say nothing about the pod as it is.
+            </div>
+          )}
+          {trace.isPending && (
+            <div className="live-note" role="status" data-testid="reach-tracing">
+              Tracing: each path is probed again from a source port of its own, with TRACE rules in the raw table of the host and of each
+              pod netns it crosses while it runs; they are removed when it ends.
             </div>
           )}
           {report.errors.length > 0 && (
@@ -135,45 +161,78 @@ export function ReachabilityPanel({ s }: { s: SandboxStatus }) {
                 <th>verdict</th>
                 <th>RTT</th>
                 <th>answered by / note</th>
+                <th />
               </tr>
             </thead>
             <tbody>
               {report.paths.map((p, i) => (
-                <tr key={i} data-kind={p.kind} data-verdict={p.verdict} data-measured={p.measured}>
-                  <td className="nowrap">
-                    {KIND[p.kind]}
-                    {p.family ? <span className="muted small"> IPv{p.family}</span> : null}
-                  </td>
-                  <td className="mono nowrap">{p.from}</td>
-                  <td className="mono nowrap">
-                    {p.to}/{p.proto}
-                  </td>
-                  <td className="nowrap">
-                    <Pill
-                      tone={verdictTone(p, ready)}
-                      title={p.measured ? `measured at ${hhmmss(report.measuredAt)} by ${report.measuredBy}` : unmeasuredLabel(p)}
-                    >
-                      {LABEL[p.verdict]}
-                    </Pill>
-                    {!p.measured && (
-                      <div className="small muted" data-testid="reach-derived">
-                        {unmeasuredLabel(p)}
-                      </div>
-                    )}
-                  </td>
-                  <td className="mono nowrap">{p.rttMs !== undefined ? `${p.rttMs.toFixed(2)} ms` : '—'}</td>
-                  <td className="small">
-                    {p.answeredBy && p.answeredBy !== s.id && (
-                      <div className="mono" data-testid="reach-answered-by">
-                        answered by {p.answeredBy.slice(0, 12)}
-                      </div>
-                    )}
-                    {p.listener && (
-                      <span className="muted">{p.listener === 'existing' ? 'existing listener · ' : "probe's responder · "}</span>
-                    )}
-                    <span className="muted">{p.note}</span>
-                  </td>
-                </tr>
+                <Fragment key={i}>
+                  <tr data-kind={p.kind} data-verdict={p.verdict} data-measured={p.measured}>
+                    <td className="nowrap">
+                      {KIND[p.kind]}
+                      {p.family ? <span className="muted small"> IPv{p.family}</span> : null}
+                    </td>
+                    <td className="mono nowrap">{p.from}</td>
+                    <td className="mono nowrap">
+                      {p.to}/{p.proto}
+                    </td>
+                    <td className="nowrap">
+                      <Pill
+                        tone={verdictTone(p, ready)}
+                        title={p.measured ? `measured at ${hhmmss(report.measuredAt)} by ${report.measuredBy}` : unmeasuredLabel(p)}
+                      >
+                        {LABEL[p.verdict]}
+                      </Pill>
+                      {!p.measured && (
+                        <div className="small muted" data-testid="reach-derived">
+                          {unmeasuredLabel(p)}
+                        </div>
+                      )}
+                    </td>
+                    <td className="mono nowrap">{p.rttMs !== undefined ? `${p.rttMs.toFixed(2)} ms` : '—'}</td>
+                    <td className="small">
+                      {p.answeredBy && p.answeredBy !== s.id && (
+                        <div className="mono" data-testid="reach-answered-by">
+                          answered by {p.answeredBy.slice(0, 12)}
+                        </div>
+                      )}
+                      {p.listener && (
+                        <span className="muted">{p.listener === 'existing' ? 'existing listener · ' : "probe's responder · "}</span>
+                      )}
+                      <span className="muted">{p.note}</span>
+                    </td>
+                    <td className="nowrap">
+                      {p.measured && known && available && (
+                        <button
+                          type="button"
+                          className="btn btn-small"
+                          data-testid="reach-why"
+                          aria-expanded={open === i}
+                          onClick={() => explain(i)}
+                          disabled={busy && open !== i}
+                          title={
+                            p.verdict === 'reachable'
+                              ? 'Trace this path through the kernel'
+                              : 'Which rule or route stopped it, and who installed it'
+                          }
+                        >
+                          {trace.isPending && open === i ? 'Tracing…' : p.verdict === 'reachable' ? 'Trace' : 'Why?'}
+                        </button>
+                      )}
+                    </td>
+                  </tr>
+                  {open === i && !trace.isPending && (
+                    <tr data-testid="reach-trace-row">
+                      <td colSpan={7}>
+                        <PathTrace
+                          path={p}
+                          sandboxId={s.id}
+                          nameOf={(id) => (id === s.id ? `${s.metadata.namespace}/${s.metadata.name}` : undefined)}
+                        />
+                      </td>
+                    </tr>
+                  )}
+                </Fragment>
               ))}
             </tbody>
           </table>

@@ -22,5 +22,7 @@ describe('reachability verdict pills', () => {
     expect(verdictTone(path({ verdict: 'shadowed' }), true)).toBe('warn');
     expect(verdictTone(path({ verdict: 'refused' }), true)).toBe('bad');
     expect(verdictTone(path({ verdict: 'timeout' }), true)).toBe('bad');
+    // a route error is a failure too, never green
+    expect(verdictTone(path({ verdict: 'unreachable' }), true)).toBe('bad');
   });
 });

@@ -1,0 +1,265 @@
+/**
+ * Follows single TCP connections through the kernel while a probe makes them. For each flow (a source port the
+ * engine chose before connecting, so nothing else matches) it: starts `xtables-monitor --trace` in every netns the
+ * flow crosses, adds TRACE rules for those source ports to the raw table there (v4 or v6), and afterwards reads the
+ * route decisions (`ip route get`) and the conntrack entry. finish() always removes every rule it added (and a raw
+ * table it created) and ends every monitor by pid, whatever happened to the connects; a start-up sweep removes the
+ * rules of an engine that was killed mid-trace (their comment names its pid).
+ */
+import type { ProcessRunner } from '../os/exec';
+import { routeGet, type RouteDecision, type RouteGetQuery } from '../kernel/route-get';
+import {
+  hasTool,
+  linesOfFlow,
+  NetfilterTraceMonitor,
+  NetfilterTraceRules,
+  orphanTraceMonitors,
+  parseTraceOutput,
+  podscopeTraceRules,
+  traceComment,
+  type TraceLine,
+} from '../kernel/netfilter-trace';
+import { parseConntrack, type ConntrackEntry } from './conntrack';
+
+export interface TraceNetns {
+  /** "host" or a sandbox id */
+  key: string;
+  /** the pinned netns path (undefined: the host's) */
+  path?: string;
+  /** "the host", "the pod's netns", "peer web's netns" */
+  label: string;
+}
+
+export interface FlowSpec {
+  sport: number;
+  family: 4 | 6;
+  dst: string;
+  dport: number;
+  /** every netns the flow crosses, the sender's first */
+  netns: TraceNetns[];
+  /** the route decisions to read afterwards, in path order */
+  routes: Array<{ netns: TraceNetns; query: RouteGetQuery; purpose: string; reply?: boolean }>;
+}
+
+export type FlowLine = TraceLine & { reply: boolean };
+
+export interface FlowRecord {
+  /** netfilter lines of this flow, per netns key, in the order the monitor printed them */
+  lines: Map<string, FlowLine[]>;
+  routes: Array<{ netns: TraceNetns; purpose: string; reply?: boolean; query: RouteGetQuery; decision: RouteDecision }>;
+  /** undefined when conntrack is not installed */
+  conntrack?: Array<{ netns: TraceNetns; entries: ConntrackEntry[] }>;
+}
+
+export interface ActiveTrace {
+  /** kernel tools or features this trace could not use, and so what it lacks */
+  readonly missing: string[];
+  /** stops tracing, puts every rule back, and returns what each flow (same order as begin's) went through */
+  finish(): Promise<FlowRecord[]>;
+}
+
+export interface SweptTraceRule {
+  netns: string;
+  family: 4 | 6;
+  rule: string;
+  error?: string;
+}
+
+export interface FlowTracer {
+  /** a source port no other trace of this process is using; release() it once the trace finished */
+  allocatePort(avoid?: Set<number>): number;
+  releasePort(port: number): void;
+  begin(flows: FlowSpec[], signal?: AbortSignal): Promise<ActiveTrace>;
+  /**
+   * start-up: removes TRACE rules of Podscope engines that are no longer running from these netns (undefined: the
+   * host), and ends the trace monitors such an engine left running
+   */
+  sweep(netnsPaths: Array<string | undefined>): Promise<{ rules: SweptTraceRule[]; monitors: Array<{ pid: number; error?: string }> }>;
+}
+
+/** how long after the last connect the monitors keep reading (the kernel delivers trace events asynchronously) */
+const SETTLE_MS = 200;
+/** source ports outside the usual ephemeral range (32768–60999), so an automatic bind does not take one first */
+const PORT_MIN = 20000;
+const PORT_MAX = 32767;
+
+const inUse = new Set<number>();
+
+function pidAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+export class LinuxFlowTracer implements FlowTracer {
+  private readonly rules: NetfilterTraceRules;
+
+  constructor(private readonly runner: ProcessRunner) {
+    this.rules = new NetfilterTraceRules(runner);
+  }
+
+  allocatePort(avoid: Set<number> = new Set()): number {
+    for (let i = 0; i < 1000; i++) {
+      const p = PORT_MIN + Math.floor(Math.random() * (PORT_MAX - PORT_MIN));
+      if (!inUse.has(p) && !avoid.has(p)) {
+        inUse.add(p);
+        return p;
+      }
+    }
+    throw new Error('no free source port for a traced connect');
+  }
+
+  releasePort(port: number): void {
+    inUse.delete(port);
+  }
+
+  async begin(flows: FlowSpec[], signal?: AbortSignal): Promise<ActiveTrace> {
+    const missing: string[] = [];
+    const canTrace = hasTool('xtables-monitor') && hasTool('iptables-restore') && hasTool('stdbuf');
+    if (!canTrace) missing.push('netfilter: xtables-monitor, iptables-restore or stdbuf is not installed (no rule-by-rule steps)');
+    const hasNft = hasTool('nft');
+    if (canTrace && !hasNft) missing.push('nft: not installed (a raw table created for tracing is left, empty)');
+    const hasConntrack = hasTool('conntrack');
+    if (!hasConntrack) missing.push('conntrack: not installed (no conntrack step)');
+
+    // every netns, and the source ports to trace there per family
+    const netnsByKey = new Map<string, TraceNetns>();
+    const ports = new Map<string, { netns: TraceNetns; family: 4 | 6; ports: number[] }>();
+    for (const f of flows)
+      for (const n of f.netns) {
+        netnsByKey.set(n.key, n);
+        const k = `${n.key}/${f.family}`;
+        const e = ports.get(k) ?? { netns: n, family: f.family, ports: [] };
+        e.ports.push(f.sport);
+        ports.set(k, e);
+      }
+    const comment = traceComment(process.pid);
+    const monitors = new Map<string, NetfilterTraceMonitor>();
+    const added: Array<{ netns: TraceNetns; family: 4 | 6; ports: number[]; createdTable: boolean }> = [];
+
+    const cleanup = async (): Promise<{ problems: string[]; texts: Map<string, string> }> => {
+      const problems: string[] = [];
+      const texts = new Map<string, string>();
+      await Promise.all(
+        [...monitors].map(async ([key, m]) => {
+          texts.set(key, await m.stop());
+        }),
+      );
+      await Promise.all(
+        added.map(async (a) => {
+          try {
+            await this.rules.apply(a.netns.path, a.family, '-D', a.ports, comment);
+            if (a.createdTable) await this.rules.deleteEmptyRawTable(a.netns.path, a.family);
+          } catch (e) {
+            problems.push(`could not remove the TRACE rules in ${a.netns.label}: ${(e as Error).message}`);
+          }
+        }),
+      );
+      return { problems, texts };
+    };
+
+    if (canTrace) {
+      try {
+        const started = await Promise.allSettled(
+          [...netnsByKey.values()].map(async (n) => {
+            monitors.set(n.key, await NetfilterTraceMonitor.start(n.path));
+          }),
+        );
+        const notStarted = started.find((r) => r.status === 'rejected');
+        if (notStarted) throw notStarted.reason;
+        // each netns and family on its own: the adds run side by side (each is a process start, most of the cost);
+        // all of them settle before a failure cleans up, so no add lands after its removal
+        const settled = await Promise.allSettled(
+          [...ports.values()].map(async (e) => {
+            if (signal?.aborted) throw new Error('canceled');
+            const createdTable = hasNft ? !(await this.rules.rawTableExists(e.netns.path, e.family)) : false;
+            // recorded before adding, so a half-applied add is still removed
+            added.push({ ...e, createdTable });
+            await this.rules.apply(e.netns.path, e.family, '-I', e.ports, comment);
+          }),
+        );
+        const failed = settled.find((r) => r.status === 'rejected');
+        if (failed) throw failed.reason;
+      } catch (e) {
+        await cleanup();
+        throw e;
+      }
+    }
+
+    return {
+      missing,
+      finish: async () => {
+        await new Promise((r) => setTimeout(r, canTrace ? SETTLE_MS : 0));
+        const { problems, texts } = await cleanup();
+        missing.push(...problems);
+        const parsed = new Map([...texts].map(([k, t]) => [k, parseTraceOutput(t)]));
+        return Promise.all(
+          flows.map(async (f): Promise<FlowRecord> => {
+            const lines = new Map<string, FlowLine[]>();
+            for (const n of f.netns)
+              lines.set(
+                n.key,
+                linesOfFlow(
+                  (parsed.get(n.key) ?? []).filter((l) => l.family === f.family),
+                  f.sport,
+                ),
+              );
+            const routes = await Promise.all(
+              f.routes.map(async (r) => ({ ...r, decision: await routeGet(this.runner, r.netns.path, r.query) })),
+            );
+            const rec: FlowRecord = { lines, routes };
+            if (hasConntrack)
+              rec.conntrack = await Promise.all(
+                f.netns.map(async (n) => ({ netns: n, entries: await this.conntrack(n.path, f.family, f.sport) })),
+              );
+            return rec;
+          }),
+        );
+      },
+    };
+  }
+
+  private async conntrack(netnsPath: string | undefined, family: 4 | 6, sport: number): Promise<ConntrackEntry[]> {
+    const args = ['-L', '-p', 'tcp', '--orig-port-src', String(sport), '-f', family === 4 ? 'ipv4' : 'ipv6'];
+    const r = await this.runner
+      .run(
+        netnsPath === undefined
+          ? { file: 'conntrack', args, timeoutMs: 5000 }
+          : { file: 'nsenter', args: [`--net=${netnsPath}`, 'conntrack', ...args], timeoutMs: 5000 },
+      )
+      .catch(() => undefined);
+    return r?.exitCode === 0 ? parseConntrack(r.stdout) : [];
+  }
+
+  async sweep(
+    netnsPaths: Array<string | undefined>,
+  ): Promise<{ rules: SweptTraceRule[]; monitors: Array<{ pid: number; error?: string }> }> {
+    const monitors = orphanTraceMonitors(process.pid, pidAlive).map(({ pid }) => {
+      try {
+        process.kill(pid, 'SIGKILL');
+        return { pid };
+      } catch (e) {
+        return { pid, error: (e as Error).message };
+      }
+    });
+    if (!hasTool('iptables-restore')) return { rules: [], monitors };
+    const out: SweptTraceRule[] = [];
+    for (const path of netnsPaths)
+      for (const family of [4, 6] as const) {
+        const stale = podscopeTraceRules(await this.rules.rawRules(path, family)).filter((r) => r.pid !== process.pid && !pidAlive(r.pid));
+        for (const s of stale) {
+          const item: SweptTraceRule = { netns: path ?? 'host', family, rule: s.rule };
+          try {
+            await this.rules.deleteRule(path, family, s.rule);
+          } catch (e) {
+            item.error = (e as Error).message;
+          }
+          out.push(item);
+        }
+      }
+    return { rules: out, monitors };
+  }
+}

@@ -1,0 +1,242 @@
+/**
+ * A traced flow's record (netfilter lines per netns, route decisions, conntrack entries) turned into the path's
+ * ordered steps — the way out netns by netns, then the way back — with the step that decided the verdict marked, and
+ * one sentence saying why. Pure: everything read from the kernel comes in, nothing is read here.
+ */
+import type { ProbePath, RuleOwner, TraceStep } from '../../../shared/domain/probe';
+import type { RouteDecision } from '../kernel/route-get';
+import { TRACE_COMMENT_PREFIX, type TraceRuleLine } from '../kernel/netfilter-trace';
+import type { ConnectOutcome } from '../probe/types';
+import { natOf } from './conntrack';
+import type { FlowRecord, FlowSpec, TraceNetns } from './flow-tracer';
+import type { RuleOwners } from './ownership';
+
+export interface TraceBuildInput {
+  flow: FlowSpec;
+  record: FlowRecord;
+  /** the path as judged */
+  path: ProbePath;
+  outcome: ConnectOutcome;
+  owners: RuleOwners;
+  /** "namespace/name" of a sandbox this engine knows */
+  podName(id: string): string | undefined;
+  /** the netns whose answer means reachable (the expected one) */
+  target: TraceNetns;
+}
+
+const TERMINAL_DROP = new Set(['DROP', 'REJECT', 'policy:DROP']);
+
+/** the verdict as the rule meant it: the kernel reports a REJECT as DROP and a DNAT/SNAT/MASQUERADE as ACCEPT */
+export function ruleVerdict(l: Pick<TraceRuleLine, 'what' | 'verdict' | 'rule'>): string {
+  if (l.what === 'policy') return `policy:${l.verdict}`;
+  const target = /-j (REJECT|DNAT|SNAT|MASQUERADE|REDIRECT)\b/.exec(l.rule ?? '')?.[1];
+  if (target === 'REJECT' && l.verdict === 'DROP') return 'REJECT';
+  if (target && target !== 'REJECT' && l.verdict === 'ACCEPT') return target;
+  return l.verdict;
+}
+
+export function ownerPhrase(owner: RuleOwner | null | undefined, podName: (id: string) => string | undefined): string {
+  if (!owner) return 'a rule no CNI plugin installed';
+  const parts = [`a rule ${owner.plugin} installed`];
+  if (owner.network) parts.push(`for network ${owner.network}`);
+  if (owner.sandboxId) parts.push(`${owner.network ? 'and' : 'for'} pod ${podName(owner.sandboxId) ?? owner.sandboxId.slice(0, 12)}`);
+  if (!owner.network && !owner.sandboxId) parts.push('(shared by every pod it maps)');
+  return parts.join(' ');
+}
+
+function routeStep(r: FlowRecord['routes'][number], family: 4 | 6): TraceStep {
+  const d: RouteDecision = r.decision;
+  const step: TraceStep = { kind: 'route', netns: r.netns.key, family, detail: '' };
+  if (r.reply) step.reply = true;
+  if (d.ok) {
+    step.verdict = d.type;
+    step.rule = d.text;
+    if (d.dev) step.interface = d.dev;
+    step.detail = `${r.purpose}: ${d.text}${d.table && d.table !== 'main' ? ` (table ${d.table})` : ''}`;
+  } else {
+    step.verdict = d.covering && d.covering.type !== 'unicast' ? d.covering.type : 'error';
+    if (d.covering) step.rule = d.covering.text;
+    step.detail = `${r.purpose}: ${d.error}${d.covering ? ` (route ${d.covering.text})` : ''}`;
+  }
+  return step;
+}
+
+export function buildTrace(input: TraceBuildInput): { steps: TraceStep[]; why: string } {
+  const { flow, record, path, outcome, owners } = input;
+  const label = new Map(flow.netns.map((n) => [n.key, n.label]));
+  const labelOf = (key: string) => label.get(key) ?? key;
+  const steps: TraceStep[] = [];
+
+  const netfilterSteps = (n: TraceNetns, reply: boolean) => {
+    const iface = new Map<string, string>();
+    // every packet of the flow (SYN, ACK, data, FIN) passes the same rules: one step per rule and direction, counted
+    const seen = new Map<string, { step: TraceStep; packets: Set<string> }>();
+    for (const l of record.lines.get(n.key) ?? []) {
+      if (l.type === 'packet') {
+        const dev = l.fields.OUT || l.fields.IN;
+        if (dev) iface.set(l.id, dev);
+        continue;
+      }
+      if (l.reply !== reply) continue;
+      // owners are resolved for every line (a jump names the owner of the chain it enters), our own TRACE rule is left out
+      const owner = owners.ownerOf(l);
+      if (l.rule?.includes(TRACE_COMMENT_PREFIX)) continue;
+      const key = [l.table, l.chain, l.what, l.handle ?? '', l.verdict].join('/');
+      const prev = seen.get(key);
+      if (prev) {
+        prev.packets.add(l.id);
+        continue;
+      }
+      const step: TraceStep = {
+        kind: 'netfilter',
+        netns: n.key,
+        family: flow.family,
+        table: l.table,
+        chain: l.chain,
+        verdict: ruleVerdict(l),
+        detail: '',
+      };
+      // a chain's policy is the kernel's default, not a rule anyone installed
+      if (l.what === 'rule') step.owner = owner;
+      if (l.rule) step.rule = l.rule;
+      if (l.handle !== undefined) step.handle = l.handle;
+      const dev = iface.get(l.id);
+      if (dev) step.interface = dev;
+      if (reply) step.reply = true;
+      step.detail =
+        l.what === 'policy'
+          ? `${l.table}/${l.chain}: policy ${l.verdict}`
+          : `${l.table}/${l.chain} ${`rule ${l.handle ?? ''}`.trim()}: ${step.verdict}`;
+      seen.set(key, { step, packets: new Set([l.id]) });
+      steps.push(step);
+    }
+    for (const { step, packets } of seen.values()) if (packets.size > 1) step.detail += ` (${packets.size} packets)`;
+  };
+
+  for (const n of flow.netns) {
+    for (const r of record.routes.filter((x) => x.netns.key === n.key && !x.reply)) steps.push(routeStep(r, flow.family));
+    netfilterSteps(n, false);
+  }
+  for (const n of [...flow.netns].reverse()) {
+    for (const r of record.routes.filter((x) => x.netns.key === n.key && x.reply)) steps.push(routeStep(r, flow.family));
+    netfilterSteps(n, true);
+  }
+
+  if (!record.conntrack)
+    steps.push({ kind: 'conntrack', netns: flow.netns[0]!.key, family: flow.family, detail: 'conntrack is not installed: no entry read' });
+  else {
+    const found = record.conntrack.filter((c) => c.entries.length > 0);
+    for (const c of found)
+      for (const e of c.entries) {
+        const nat = natOf(e);
+        steps.push({
+          kind: 'conntrack',
+          netns: c.netns.key,
+          family: flow.family,
+          verdict: e.state ?? e.flags.join(','),
+          rule: e.text,
+          detail: `${e.state ?? 'entry'}${e.flags.length ? ` [${e.flags.join(', ')}]` : ''}${nat ? `; ${nat}` : '; no NAT'}`,
+        });
+      }
+    if (found.length === 0)
+      steps.push({
+        kind: 'conntrack',
+        netns: flow.netns[0]!.key,
+        family: flow.family,
+        detail: 'no conntrack entry for this flow (none was confirmed: it was stopped before leaving the first netns, or never sent)',
+      });
+  }
+
+  const rejectStep = steps.find((s) => s.kind === 'netfilter' && s.verdict === 'REJECT');
+  const deliver: TraceStep = { kind: 'deliver', netns: flow.netns[0]!.key, family: flow.family, detail: '' };
+  switch (outcome.kind) {
+    case 'connected':
+      deliver.netns = path.answeredBy && label.has(path.answeredBy) ? path.answeredBy : input.target.key;
+      deliver.detail = `connected (${path.rttMs ?? outcome.rttMs} ms); ${path.verdict === 'reachable' ? 'answered in' : 'answered, but not by the expected responder, in'} ${
+        path.answeredBy ? (input.podName(path.answeredBy) ?? labelOf(deliver.netns)) : labelOf(deliver.netns)
+      }`;
+      break;
+    case 'refused':
+      deliver.netns = rejectStep?.netns ?? input.target.key;
+      deliver.detail = rejectStep
+        ? `a RST came back, sent by the REJECT rule in ${labelOf(rejectStep.netns)}`
+        : `a RST came back from ${labelOf(input.target.key)}`;
+      break;
+    case 'timeout':
+      deliver.detail = 'nothing came back within the connect timeout';
+      break;
+    case 'unreachable':
+      deliver.detail = `connect() failed at once with ${outcome.error}: no packet left ${labelOf(flow.netns[0]!.key)}`;
+      break;
+    case 'error':
+      deliver.detail = `not connected: ${outcome.error}`;
+      break;
+  }
+  steps.push(deliver);
+
+  const { decisive, why } = decide(input, steps, deliver, labelOf);
+  decisive.decisive = true;
+  return { steps, why };
+}
+
+function routeWhy(s: TraceStep, dst: string, labelOf: (k: string) => string): string {
+  const where = labelOf(s.netns);
+  if (s.verdict && ['blackhole', 'unreachable', 'prohibit', 'throw'].includes(s.verdict))
+    return `route to ${dst} in ${where} is ${s.verdict} (${s.rule ?? s.verdict})`;
+  return `no route to ${dst} in ${where}: ${s.detail}`;
+}
+
+function decide(
+  input: TraceBuildInput,
+  steps: TraceStep[],
+  deliver: TraceStep,
+  labelOf: (k: string) => string,
+): { decisive: TraceStep; why: string } {
+  const { path, outcome, flow } = input;
+  const failedRoute = steps.find(
+    (s) => s.kind === 'route' && (s.verdict === 'error' || ['blackhole', 'unreachable', 'prohibit', 'throw'].includes(s.verdict ?? '')),
+  );
+  if (outcome.kind === 'unreachable' && failedRoute) return { decisive: failedRoute, why: routeWhy(failedRoute, flow.dst, labelOf) };
+  const drop = steps.find((s) => s.kind === 'netfilter' && TERMINAL_DROP.has(s.verdict ?? ''));
+  if (drop) {
+    const where = `${drop.table}/${drop.chain} of ${labelOf(drop.netns)}`;
+    const who = ownerPhrase(drop.owner, input.podName);
+    const dir = drop.reply ? ' (on the way back)' : '';
+    if (drop.verdict === 'policy:DROP') return { decisive: drop, why: `dropped${dir} by the DROP policy of ${where}` };
+    if (drop.verdict === 'REJECT')
+      return {
+        decisive: drop,
+        why: `${outcome.kind === 'refused' ? 'refused' : 'rejected'}${dir} by a REJECT rule in ${where}: \`${drop.rule}\`, ${who} — not by the pod`,
+      };
+    return { decisive: drop, why: `dropped${dir} in ${where} by \`${drop.rule}\`, ${who}` };
+  }
+  if (failedRoute && path.verdict !== 'reachable') return { decisive: failedRoute, why: routeWhy(failedRoute, flow.dst, labelOf) };
+  const dnat = steps.find((s) => s.kind === 'netfilter' && s.verdict === 'DNAT' && !s.reply);
+  const to = dnat ? /--to-destination (\S+)/.exec(dnat.rule ?? '')?.[1] : undefined;
+  const viaDnat = dnat
+    ? `, after ${dnat.table}/${dnat.chain} DNATed it to ${to ?? 'the pod'} (${ownerPhrase(dnat.owner, input.podName)})`
+    : '';
+  switch (path.verdict) {
+    case 'reachable':
+      return { decisive: dnat ?? deliver, why: `answered in ${labelOf(input.target.key)}${viaDnat}` };
+    case 'shadowed':
+      return {
+        decisive: dnat ?? deliver,
+        why: `landed in ${path.answeredBy ? (input.podName(path.answeredBy) ?? path.answeredBy.slice(0, 12)) : 'another listener'}${viaDnat}`,
+      };
+    case 'refused':
+      return {
+        decisive: deliver,
+        why: `refused by ${labelOf(input.target.key)} itself: nothing listened on the port there and no rule on the way rejected it${viaDnat}`,
+      };
+    case 'unreachable':
+      return { decisive: deliver, why: `connect() failed at once with a routing error in ${labelOf(flow.netns[0]!.key)}` };
+    default: {
+      const last = [...steps].reverse().find((s) => s.kind === 'netfilter' && !s.reply);
+      const seen = last
+        ? `the last the kernel traced of it was ${last.table}/${last.chain} in ${labelOf(last.netns)}${last.interface ? ` (${last.interface})` : ''}`
+        : 'netfilter traced no packet of it';
+      return { decisive: deliver, why: `no rule dropped it and nothing answered in time; ${seen}` };
+    }
+  }
+}

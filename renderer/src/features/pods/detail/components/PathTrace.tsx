@@ -1,0 +1,107 @@
+/**
+ * The Why panel of one reachability path: the steps its own connection took through the kernel (routes, each
+ * netfilter rule it hit, the conntrack entry, where it ended), the way out then the way back, the step that decided
+ * the verdict highlighted, who installed each rule as a badge, and each rule copyable as iptables-save prints it.
+ */
+import type { PathTrace as PathTraceData, ProbePath, RuleOwner, TraceStep } from '../../../../../../shared/domain/probe';
+import '../../../../styles/trace.css';
+
+export function ownerLabel(owner: RuleOwner, nameOf: (id: string) => string | undefined): string {
+  return [owner.plugin, owner.network, owner.sandboxId ? `pod ${nameOf(owner.sandboxId) ?? owner.sandboxId.slice(0, 12)}` : undefined]
+    .filter(Boolean)
+    .join(' · ');
+}
+
+export function netnsLabel(netns: string, sandboxId: string, nameOf: (id: string) => string | undefined): string {
+  if (netns === 'host') return 'host';
+  if (netns === sandboxId) return 'this pod';
+  return `pod ${nameOf(netns) ?? netns.slice(0, 12)}`;
+}
+
+function stepTitle(s: TraceStep): string {
+  if (s.kind === 'netfilter') return `${s.table}/${s.chain}`;
+  return s.kind;
+}
+
+function copy(text: string) {
+  void navigator.clipboard?.writeText(text).catch(() => undefined);
+}
+
+export function PathTrace({
+  path,
+  sandboxId,
+  nameOf = () => undefined,
+}: {
+  path: ProbePath;
+  sandboxId: string;
+  nameOf?: (id: string) => string | undefined;
+}) {
+  const trace: PathTraceData | undefined = path.trace;
+  if (!trace) return <div className="small muted">This path was not traced.</div>;
+  const ok = path.verdict === 'reachable';
+  return (
+    <div className="trace" data-testid="path-trace">
+      {path.why && (
+        <div className={`trace-why ${ok ? '' : 'trace-why-bad'}`} data-testid="trace-why">
+          {path.why}
+        </div>
+      )}
+      <div className="trace-flow mono">
+        traced flow: source port {trace.flow.sport} → {trace.flow.dst.includes(':') ? `[${trace.flow.dst}]` : trace.flow.dst}:
+        {trace.flow.dport}
+      </div>
+      <ol className="trace-steps">
+        {trace.steps.map((s, i) => (
+          <li
+            key={i}
+            className={`trace-step ${s.decisive ? 'trace-step-decisive' : ''} ${ok ? 'trace-step-ok' : ''}`}
+            data-kind={s.kind}
+            data-decisive={s.decisive ? 'true' : undefined}
+          >
+            <span className="trace-kind">{s.kind}</span>
+            <span className="trace-netns">
+              {s.reply && (
+                <span className="trace-reply" title="on the way back">
+                  ←{' '}
+                </span>
+              )}
+              {netnsLabel(s.netns, sandboxId, nameOf)}
+              {s.interface ? <span className="muted"> · {s.interface}</span> : null}
+            </span>
+            <span>
+              <span className="mono small">{s.kind === 'netfilter' ? stepTitle(s) : null}</span>{' '}
+              <span className="small">{s.kind === 'netfilter' ? s.detail.replace(/^[^ ]+ /, '') : s.detail}</span>
+              {s.owner !== undefined &&
+                (s.owner === null ? (
+                  <span
+                    className="trace-owner trace-owner-none"
+                    data-testid="trace-owner"
+                    title="no CNI plugin of this engine installed this rule"
+                  >
+                    no plugin here
+                  </span>
+                ) : (
+                  <span className="trace-owner" data-testid="trace-owner">
+                    {ownerLabel(s.owner, nameOf)}
+                  </span>
+                ))}
+              {s.rule && s.kind !== 'route' && (
+                <span className="trace-rule">
+                  <code>{s.rule}</code>
+                  <button type="button" className="btn btn-small" onClick={() => copy(s.rule!)} title="Copy the rule">
+                    Copy
+                  </button>
+                </span>
+              )}
+            </span>
+          </li>
+        ))}
+      </ol>
+      {trace.missing.map((m) => (
+        <div key={m} className="trace-missing">
+          not traced: {m}
+        </div>
+      ))}
+    </div>
+  );
+}

@@ -1,0 +1,370 @@
+/**
+ * Why a path failed, measured from the kernel: real netns, Debian's bridge/host-local/portmap plugins, real netfilter.
+ * Foreign rules are added by the test to filter OUTPUT (the admin's, owned by nobody here), a blackhole route inside
+ * the pod's netns; every one is removed again before the test ends. Subnet 10.180.0.0/24, bridge psc-trc.
+ */
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { NodeProcessRunner } from '../../electron/engine/os/exec';
+import { orphanTraceMonitors } from '../../electron/engine/kernel/netfilter-trace';
+import { LinuxProbeNet } from '../../electron/engine/probe/linux-probe-net';
+import type { SandboxEngine } from '../../electron/engine/sandbox/service';
+import type { FlowSpec } from '../../electron/engine/trace/flow-tracer';
+import type { PodSandboxConfigInput } from '../../shared/domain/config';
+import type { ProbePath, ProbeReport, TraceStep } from '../../shared/domain/probe';
+import { createRealEnv, type RealEnv } from '../../testkit/throwaway-env';
+
+const sh = (file: string, args: string[]) => execFileSync(file, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+const hostPort = 25000 + Math.floor(Math.random() * 900);
+const GW4 = '10.180.0.1';
+const ip4 = (args: string[]) => sh('iptables', args);
+
+/** the raw tables (v4, v6) of the host and a netns, and the nf_tables table list: a trace leaves them as they were */
+function rawState(netnsPath: string): string[] {
+  const save = (cmd: string[]) =>
+    sh(cmd[0]!, cmd.slice(1))
+      .split('\n')
+      .filter((l) => l && !l.startsWith('#'));
+  const inNs = (c: string[]) => ['nsenter', `--net=${netnsPath}`, ...c];
+  return [
+    ...save(['iptables-save', '-t', 'raw']),
+    ...save(['ip6tables-save', '-t', 'raw']),
+    ...save(inNs(['iptables-save', '-t', 'raw'])).map((l) => `pod ${l}`),
+    ...save(inNs(['ip6tables-save', '-t', 'raw'])).map((l) => `pod6 ${l}`),
+    ...save(['nft', 'list', 'tables']),
+    ...save(inNs(['nft', 'list', 'tables'])).map((l) => `pod ${l}`),
+  ];
+}
+
+let podIp4 = '';
+
+async function traced(id: string): Promise<ProbeReport> {
+  const before = rawState(netnsA);
+  const r = await engine.probe(id, { trace: true });
+  expect(rawState(netnsA), 'raw tables and nft tables after the trace').toEqual(before);
+  expect(r.traced).toBe(true);
+  return r;
+}
+
+const hostPath = (r: ProbeReport, to: string) => r.paths.find((p) => p.kind === 'hostPort' && p.to === `${to}:${hostPort}`)!;
+const decisive = (p: ProbePath): TraceStep | undefined => p.trace?.steps.find((s) => s.decisive);
+
+function pod(name: string, extra: Partial<PodSandboxConfigInput> = {}): PodSandboxConfigInput {
+  return { metadata: { name, namespace: 'podscope-trc', uid: `uid-${name}` }, hostname: name, ...extra };
+}
+
+let env: RealEnv;
+let engine: SandboxEngine;
+let a: string;
+let netnsA: string;
+
+beforeAll(async () => {
+  env = await createRealEnv({ tag: 'trc', subnet: 180, ipMasq: true });
+  engine = await env.engine({ probeOnReady: false });
+  ({ id: a } = await engine.run({ config: pod('web', { port_mappings: [{ container_port: 8080, host_port: hostPort }] }) }));
+  const st = await engine.status(a);
+  netnsA = st.netnsPath!;
+  podIp4 = st.ip;
+});
+
+afterAll(async () => {
+  await env?.teardown();
+});
+
+describe('connect errors reported as what they were', () => {
+  it('a blackhole route to the gateway inside the pod makes the gateway path unreachable, not a timeout', async () => {
+    sh('nsenter', [`--net=${netnsA}`, 'ip', 'route', 'add', 'blackhole', `${GW4}/32`]);
+    try {
+      const r = await engine.probe(a);
+      const gw = r.paths.find((p) => p.kind === 'gateway' && p.family === 4)!;
+      expect(gw).toMatchObject({ verdict: 'unreachable', measured: true });
+      expect(gw.note).toContain('EINVAL');
+      // the v6 gateway path has no such route: still reachable
+      expect(r.paths.find((p) => p.kind === 'gateway' && p.family === 6)?.verdict).toBe('reachable');
+    } finally {
+      sh('nsenter', [`--net=${netnsA}`, 'ip', 'route', 'del', 'blackhole', `${GW4}/32`]);
+    }
+  });
+});
+
+describe('probe --trace: why a path failed, from the kernel', () => {
+  it('a reachable host-port path: the DNAT step is owned by portmap, the network and the sandbox', async () => {
+    const r = await traced(a);
+    const p = hostPath(r, '127.0.0.1');
+    expect(p.verdict).toBe('reachable');
+    const dnat = p.trace!.steps.find((s) => s.kind === 'netfilter' && s.verdict === 'DNAT')!;
+    expect(dnat).toMatchObject({
+      netns: 'host',
+      table: 'nat',
+      family: 4,
+      owner: { plugin: 'portmap', network: env.network, sandboxId: a },
+    });
+    expect(dnat.chain).toMatch(/^CNI-DN-/);
+    expect(dnat.rule).toContain(`--to-destination ${podIp4}:8080`);
+    expect(p.trace!.flow.dport).toBe(hostPort);
+    expect(p.why).toContain('portmap');
+    // the flow's own conntrack entry shows the DNAT
+    expect(p.trace!.steps.some((s) => s.kind === 'conntrack' && s.detail.includes(`DNAT 127.0.0.1:${hostPort} → ${podIp4}:8080`))).toBe(
+      true,
+    );
+    // every measured path was traced, each with its own source port
+    const sports = r.paths.filter((x) => x.measured).map((x) => x.trace!.flow.sport);
+    expect(new Set(sports).size).toBe(sports.length);
+  });
+
+  it('a foreign DROP rule in filter OUTPUT for the pod: the trace names table, chain and rule, owned by nobody', async () => {
+    const rule = ['OUTPUT', '-d', `${podIp4}/32`, '-p', 'tcp', '--dport', '8080', '-m', 'comment', '--comment', 'fw-block', '-j', 'DROP'];
+    ip4(['-I', ...rule]);
+    let r: ProbeReport;
+    try {
+      r = await traced(a);
+    } finally {
+      ip4(['-D', ...rule]);
+    }
+    const p = hostPath(r, '127.0.0.1');
+    expect(p.verdict).toBe('timeout');
+    const d = decisive(p)!;
+    expect(d).toMatchObject({ kind: 'netfilter', netns: 'host', table: 'filter', chain: 'OUTPUT', verdict: 'DROP', owner: null });
+    expect(d.rule).toContain('fw-block');
+    expect(p.why).toMatch(/^dropped in filter\/OUTPUT of the host by `-A OUTPUT -d .*fw-block.* -j DROP`, a rule no CNI plugin installed$/);
+  });
+
+  it('a REJECT --reject-with tcp-reset rule: refused, with the rule named, not blamed on the pod', async () => {
+    const rule = [
+      'OUTPUT',
+      '-d',
+      `${podIp4}/32`,
+      '-p',
+      'tcp',
+      '--dport',
+      '8080',
+      '-m',
+      'comment',
+      '--comment',
+      'fw-reject',
+      '-j',
+      'REJECT',
+      '--reject-with',
+      'tcp-reset',
+    ];
+    ip4(['-I', ...rule]);
+    let r: ProbeReport;
+    try {
+      r = await traced(a);
+    } finally {
+      ip4(['-D', ...rule]);
+    }
+    const p = hostPath(r, '127.0.0.1');
+    expect(p.verdict).toBe('refused');
+    expect(decisive(p)).toMatchObject({ kind: 'netfilter', table: 'filter', chain: 'OUTPUT', verdict: 'REJECT', owner: null });
+    expect(p.why).toContain('refused by a REJECT rule in filter/OUTPUT');
+    expect(p.why).toContain('not by the pod');
+    expect(p.trace!.steps.find((s) => s.kind === 'deliver')!.netns).toBe('host');
+  });
+
+  it('a blackhole route in the pod netns: unreachable, and the route step says blackhole', async () => {
+    sh('nsenter', [`--net=${netnsA}`, 'ip', 'route', 'add', 'blackhole', `${GW4}/32`]);
+    let r: ProbeReport;
+    try {
+      r = await traced(a);
+    } finally {
+      sh('nsenter', [`--net=${netnsA}`, 'ip', 'route', 'del', 'blackhole', `${GW4}/32`]);
+    }
+    const gw = r.paths.find((p) => p.kind === 'gateway' && p.family === 4)!;
+    expect(gw.verdict).toBe('unreachable');
+    expect(decisive(gw)).toMatchObject({ kind: 'route', netns: a, verdict: 'blackhole' });
+    expect(gw.why).toBe(`route to ${GW4} in the pod's netns is blackhole (blackhole ${GW4})`);
+  });
+});
+
+describe('traces side by side, and after a kill', () => {
+  it('two traces at once (two pods) do not mix: each keeps only its own packets and its own DNAT', async () => {
+    const hostPortB = hostPort + 1;
+    const { id: b } = await engine.run({ config: pod('api', { port_mappings: [{ container_port: 9090, host_port: hostPortB }] }) });
+    const stB = await engine.status(b);
+    const net = new LinuxProbeNet(new NodeProcessRunner());
+    const tracer = net.flowTracer;
+    const flow = (dport: number, key: string, path: string): FlowSpec => ({
+      sport: tracer.allocatePort(),
+      family: 4,
+      dst: '127.0.0.1',
+      dport,
+      netns: [
+        { key: 'host', label: 'the host' },
+        { key, path, label: "the pod's netns" },
+      ],
+      routes: [],
+    });
+    const fa = flow(hostPort, a, netnsA);
+    const fb = flow(hostPortB, b, stB.netnsPath!);
+    const before = rawState(netnsA);
+    const agent = await net.open(undefined);
+    try {
+      const [ta, tb] = await Promise.all([tracer.begin([fa]), tracer.begin([fb])]);
+      await Promise.all([
+        agent.connect('127.0.0.1', hostPort, 1500, 400, { localPort: fa.sport }),
+        agent.connect('127.0.0.1', hostPortB, 1500, 400, { localPort: fb.sport }),
+      ]);
+      const [[ra], [rb]] = await Promise.all([ta.finish(), tb.finish()]);
+      for (const [rec, f, podIp, other] of [
+        [ra!, fa, podIp4, stB.ip],
+        [rb!, fb, stB.ip, podIp4],
+      ] as const) {
+        const lines = [...rec.lines.values()].flat();
+        const packets = lines.filter((l) => l.type === 'packet');
+        expect(packets.length).toBeGreaterThan(0);
+        for (const p of packets) expect([p.fields.SPORT, p.fields.DPORT]).toContain(String(f.sport));
+        const rules = lines.flatMap((l) => (l.type === 'rule' && l.rule ? [l.rule] : []));
+        expect(rules.some((r) => r.includes(`--to-destination ${podIp}:`))).toBe(true);
+        expect(rules.some((r) => r.includes(`--to-destination ${other}:`))).toBe(false);
+      }
+    } finally {
+      await agent.close();
+      tracer.releasePort(fa.sport);
+      tracer.releasePort(fb.sport);
+      await engine.remove(b);
+    }
+    expect(rawState(netnsA)).toEqual(before);
+  });
+
+  it('podscope probe --trace: the why and the steps in text, the trace in JSON, exit 5 naming the failure', async () => {
+    await engine.close();
+    const flags = ['--state-dir', env.options.stateDir!, '--run-dir', env.options.runDir!, '--cni-conf-dir', env.options.cniConfDir!];
+    flags.push('--cni-bin-dir', '/usr/lib/cni', '--cni-cache-dir', env.options.cniCacheDir!);
+    const cli = (args: string[]) =>
+      spawnSync(process.execPath, ['bin/podscope.mjs', 'probe', a, '--trace', ...args, ...flags], {
+        cwd: join(__dirname, '../..'),
+        encoding: 'utf8',
+      });
+    const rule = ['OUTPUT', '-d', `${podIp4}/32`, '-p', 'tcp', '--dport', '8080', '-m', 'comment', '--comment', 'fw-block', '-j', 'DROP'];
+    ip4(['-I', ...rule]);
+    let text: ReturnType<typeof cli>;
+    let json: ReturnType<typeof cli>;
+    try {
+      text = cli([]);
+      json = cli(['-o', 'json']);
+    } finally {
+      ip4(['-D', ...rule]);
+    }
+    expect(text.status).toBe(5);
+    expect(text.stdout).toContain('why: dropped in filter/OUTPUT of the host by `-A OUTPUT -d');
+    expect(text.stdout).toMatch(/▶ netfilter +host +filter\/OUTPUT rule \d+: DROP {2}\[owner: none\] {2}-A OUTPUT .*fw-block/);
+    expect(text.stdout).toMatch(/\[owner: portmap · psc-trc · [0-9a-f]{12}\]/);
+    expect(text.stderr).toContain('hostPort host → 127.0.0.1');
+    const doc = JSON.parse(json.stdout) as ProbeReport;
+    expect(doc.traced).toBe(true);
+    expect(json.status).toBe(5);
+    const p = hostPath(doc, '127.0.0.1');
+    expect(p.trace!.steps.find((s) => s.decisive)).toMatchObject({ table: 'filter', chain: 'OUTPUT', verdict: 'DROP', owner: null });
+    engine = await env.engine({ probeOnReady: false });
+  });
+
+  it('a trace killed midway (SIGKILL) leaves its rules and monitors only until the next start', async () => {
+    await engine.close();
+    const flags = ['--state-dir', env.options.stateDir!, '--run-dir', env.options.runDir!, '--cni-conf-dir', env.options.cniConfDir!];
+    flags.push('--cni-bin-dir', '/usr/lib/cni', '--cni-cache-dir', env.options.cniCacheDir!);
+    const rule = ['OUTPUT', '-d', `${podIp4}/32`, '-p', 'tcp', '--dport', '8080', '-m', 'comment', '--comment', 'fw-block', '-j', 'DROP'];
+    const rawAll = () =>
+      [
+        sh('iptables', ['-t', 'raw', '-S']),
+        sh('ip6tables', ['-t', 'raw', '-S']),
+        sh('nsenter', [`--net=${netnsA}`, 'iptables', '-t', 'raw', '-S']),
+        sh('nsenter', [`--net=${netnsA}`, 'ip6tables', '-t', 'raw', '-S']),
+      ].join('');
+    const before = rawState(netnsA);
+    ip4(['-I', ...rule]);
+    let cliPid = 0;
+    try {
+      // the DROP makes the host-port connects wait their full timeout: time enough to kill the engine mid-trace
+      const child = spawn(process.execPath, ['bin/podscope.mjs', 'probe', a, '--trace', ...flags], {
+        cwd: join(__dirname, '../..'),
+        stdio: 'ignore',
+      });
+      cliPid = child.pid!;
+      let seen = false;
+      for (let i = 0; i < 300 && !seen; i++) {
+        await new Promise((r) => setTimeout(r, 100));
+        seen =
+          rawAll().includes(`podscope-trace pid=${cliPid}`) && orphanTraceMonitors(-1, () => false).some((m) => m.enginePid === cliPid);
+      }
+      expect(seen, 'the trace started (rules and monitors)').toBe(true);
+      await new Promise((r) => setTimeout(r, 300));
+      const exited = new Promise((r) => child.once('exit', r));
+      process.kill(cliPid, 'SIGKILL');
+      await exited;
+    } finally {
+      ip4(['-D', ...rule]);
+    }
+    // left behind by the kill
+    expect(rawAll()).toContain(`podscope-trace pid=${cliPid}`);
+    expect(orphanTraceMonitors(process.pid, () => false).filter((m) => m.enginePid === cliPid).length).toBeGreaterThan(0);
+    engine = await env.engine({ probeOnReady: false });
+    const gc = (await engine.info()).startupGc ?? [];
+    expect(gc.filter((g) => g.kind === 'trace-rule').length).toBeGreaterThan(0);
+    expect(gc.filter((g) => g.kind === 'process' && g.action.includes('xtables-monitor')).length).toBeGreaterThan(0);
+    expect(rawAll()).not.toContain(`pid=${cliPid}`);
+    await new Promise((r) => setTimeout(r, 200));
+    expect(orphanTraceMonitors(process.pid, () => false).filter((m) => m.enginePid === cliPid)).toEqual([]);
+    // nft tables: a raw table the killed trace created in the pod netns stays (empty) until a trace there removes it
+    expect(rawState(netnsA).filter((l) => !l.startsWith('pod table'))).toEqual(before.filter((l) => !l.startsWith('pod table')));
+  });
+
+  it('TRACE rules left by a killed engine (its pid gone) are removed at the next start, and reported', async () => {
+    const dead = spawnSync('true').pid!;
+    const rule = (ports: string) => [
+      '-p',
+      'tcp',
+      '-m',
+      'multiport',
+      '--ports',
+      ports,
+      '-m',
+      'comment',
+      '--comment',
+      `podscope-trace pid=${dead}`,
+      '-j',
+      'TRACE',
+    ];
+    // a live engine's rule (this process) must stay
+    const live = [
+      '-p',
+      'tcp',
+      '-m',
+      'multiport',
+      '--ports',
+      '21999',
+      '-m',
+      'comment',
+      '--comment',
+      `podscope-trace pid=${process.pid}`,
+      '-j',
+      'TRACE',
+    ];
+    sh('iptables', ['-t', 'raw', '-I', 'OUTPUT', ...rule('21111')]);
+    sh('ip6tables', ['-t', 'raw', '-I', 'PREROUTING', ...rule('21112')]);
+    sh('nsenter', [`--net=${netnsA}`, 'iptables', '-t', 'raw', '-I', 'PREROUTING', ...rule('21113')]);
+    sh('iptables', ['-t', 'raw', '-I', 'OUTPUT', ...live]);
+    try {
+      await engine.close();
+      engine = await env.engine({ probeOnReady: false });
+      const gc = ((await engine.info()).startupGc ?? []).filter((g) => g.kind === 'trace-rule');
+      expect(gc.map((g) => `${g.path} ${g.id}`).sort()).toEqual(
+        [
+          `host -A OUTPUT -p tcp -m multiport --ports 21111 -m comment --comment "podscope-trace pid=${dead}" -j TRACE`,
+          `host -A PREROUTING -p tcp -m multiport --ports 21112 -m comment --comment "podscope-trace pid=${dead}" -j TRACE`,
+          `${netnsA} -A PREROUTING -p tcp -m multiport --ports 21113 -m comment --comment "podscope-trace pid=${dead}" -j TRACE`,
+        ].sort(),
+      );
+      const left = [
+        sh('iptables', ['-t', 'raw', '-S']),
+        sh('ip6tables', ['-t', 'raw', '-S']),
+        sh('nsenter', [`--net=${netnsA}`, 'iptables', '-t', 'raw', '-S']),
+      ].join('');
+      expect(left).not.toContain(`pid=${dead}`);
+      expect(left).toContain(`pid=${process.pid}`);
+    } finally {
+      sh('iptables', ['-t', 'raw', '-D', 'OUTPUT', ...live]);
+    }
+  });
+});

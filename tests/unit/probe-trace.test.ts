@@ -1,0 +1,335 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import {
+  linesOfFlow,
+  parseTraceLine,
+  parseTraceOutput,
+  podscopeTraceRules,
+  traceComment,
+  traceRulesRestore,
+} from '../../electron/engine/kernel/netfilter-trace';
+import { coveringRoute, coverLength, parseRouteGet, routeGetArgs, routeGetError } from '../../electron/engine/kernel/route-get';
+import { natOf, parseConntrack } from '../../electron/engine/trace/conntrack';
+import type { FlowRecord, FlowSpec, TraceNetns } from '../../electron/engine/trace/flow-tracer';
+import { RuleOwners } from '../../electron/engine/trace/ownership';
+import { buildTrace, ruleVerdict } from '../../electron/engine/trace/steps';
+import type { ProbePath } from '../../shared/domain/probe';
+import { judge } from '../../electron/engine/probe/judge';
+import type { PlannedConnect } from '../../electron/engine/probe/plan';
+
+const planned: PlannedConnect = {
+  path: { kind: 'gateway', from: 'pod', to: '10.180.0.1:4000', proto: 'tcp', verdict: 'timeout', measured: false, note: '', family: 4 },
+  fromAgent: 'a'.repeat(64),
+  host: '10.180.0.1',
+  port: 4000,
+  expect: 'host',
+  existing: false,
+};
+
+describe('connect outcomes become verdicts', () => {
+  it('a connect that failed at once with a route error is unreachable, naming the errno, not a timeout', () => {
+    const p = judge(planned, { kind: 'unreachable', error: 'EINVAL' }, 'n', [], undefined);
+    expect(p).toMatchObject({ verdict: 'unreachable', measured: true });
+    expect(p.note).toContain('EINVAL');
+    expect(p.note).toContain('blackhole');
+    expect(judge(planned, { kind: 'unreachable', error: 'ENETUNREACH' }, 'n', [], undefined).note).toContain('no route');
+  });
+
+  it('an unexplained connect error stays a timeout with the error named', () => {
+    expect(judge(planned, { kind: 'error', error: 'closed' }, 'n', [], undefined)).toMatchObject({
+      verdict: 'timeout',
+      note: 'not connected: closed',
+    });
+  });
+});
+
+// ---- the kernel readers, over output recorded on this machine (iptables 1.8.9 nf_tables, iproute2, conntrack 1.4.7) ----
+
+const MONITOR = readFileSync(join(__dirname, 'fixtures/xtables-monitor-trace.txt'), 'utf8');
+const WEB = 'e0587aec016495cd223f0d0b52e35badbf474bd46c1c465f6c2c62894b50d08f';
+const PEER = 'ac63270ee1300fe4dbe1283a1b41c567eaafc3290837900ac8dc2f8463bf5bd7';
+const REJECTED = '4cd108a4e74a369838a83ab0421707e090214721199e3cc8ac81d4cb9319411d';
+
+describe('xtables-monitor --trace lines', () => {
+  it('reads PACKET lines (5-tuple, interfaces, flags) and TRACE lines (table, chain, handle, verdict, rule as iptables-save prints it)', () => {
+    const lines = parseTraceOutput(MONITOR);
+    const packet = lines.find((l) => l.type === 'packet' && l.id === '61bfb948')!;
+    expect(packet).toMatchObject({
+      family: 4,
+      fields: { OUT: 'lo', SRC: '127.0.0.1', DST: '127.0.0.1', SPORT: '27673', DPORT: '25998' },
+      flags: expect.arrayContaining(['SYN', 'DF']),
+    });
+    const jump = lines.find((l) => l.type === 'rule' && l.id === '61bfb948' && l.chain === 'CNI-HOSTPORT-DNAT')!;
+    expect(jump).toMatchObject({ table: 'nat', what: 'rule', handle: 0x156, verdict: 'JUMP:CNI-DN-f0050dadfeda64aa67857' });
+    expect(jump.type === 'rule' && jump.rule).toMatch(/^-A CNI-HOSTPORT-DNAT -p tcp -m comment --comment "dnat name: \\"psc-trx\\" id: /);
+    const policy = lines.find((l) => l.type === 'rule' && l.id === '61bfb948' && l.table === 'filter')!;
+    expect(policy).toMatchObject({ chain: 'OUTPUT', what: 'policy', verdict: 'ACCEPT' });
+    expect(policy).not.toHaveProperty('rule');
+    expect(parseTraceLine('not a trace line')).toBeUndefined();
+  });
+
+  it("keeps only one flow's packets (by its source port), both ways, even with other flows on the same monitor", () => {
+    const lines = parseTraceOutput(MONITOR);
+    const peer = linesOfFlow(lines, 23293);
+    expect(new Set(peer.map((l) => l.id))).toEqual(new Set(['6ff507b9', '73ecd52a', '98a1f9ea']));
+    expect(peer.filter((l) => l.id === '73ecd52a').every((l) => l.reply)).toBe(true);
+    expect(peer.filter((l) => l.id === '6ff507b9').every((l) => !l.reply)).toBe(true);
+    const web = linesOfFlow(lines, 27673);
+    expect(web.some((l) => l.type === 'rule' && l.rule?.includes('--to-destination 10.181.0.2:8080'))).toBe(true);
+    expect(web.some((l) => l.id === '6ff507b9' || l.id === '9a9b361e')).toBe(false);
+  });
+
+  it('the TRACE rules carry the engine pid; the sweep finds only Podscope TRACE rules', () => {
+    const add = traceRulesRestore('-I', [21000, 21001], traceComment(42));
+    expect(add).toBe(
+      '*raw\n-I PREROUTING -p tcp -m multiport --ports 21000,21001 -m comment --comment "podscope-trace pid=42" -j TRACE\n' +
+        '-I OUTPUT -p tcp -m multiport --ports 21000,21001 -m comment --comment "podscope-trace pid=42" -j TRACE\nCOMMIT\n',
+    );
+    // multiport takes 15 ports at most: 16 ports are two rules per chain
+    expect(
+      traceRulesRestore(
+        '-D',
+        Array.from({ length: 16 }, (_, i) => 21000 + i),
+        'c',
+      )
+        .split('\n')
+        .filter((l) => l.startsWith('-D')).length,
+    ).toBe(4);
+    expect(
+      podscopeTraceRules([
+        '-P OUTPUT ACCEPT',
+        '-A OUTPUT -p tcp -m multiport --ports 21000 -m comment --comment "podscope-trace pid=42" -j TRACE',
+        '-A OUTPUT -p tcp -m comment --comment "admin-trace" -j TRACE',
+        '-A OUTPUT -p tcp -m comment --comment "podscope-trace pid=7" -j ACCEPT',
+      ]),
+    ).toEqual([{ rule: '-A OUTPUT -p tcp -m multiport --ports 21000 -m comment --comment "podscope-trace pid=42" -j TRACE', pid: 42 }]);
+  });
+});
+
+describe('ip route get', () => {
+  it('reads the decision, and for a refused lookup the most specific covering route (blackhole beats the subnet)', () => {
+    expect(parseRouteGet('[{"dst":"10.181.0.1","dev":"eth0","prefsrc":"10.181.0.2","flags":[],"uid":0,"cache":[]}]')).toEqual({
+      ok: true,
+      type: 'unicast',
+      dev: 'eth0',
+      prefsrc: '10.181.0.2',
+      gateway: undefined,
+      table: undefined,
+      text: '10.181.0.1 dev eth0 src 10.181.0.2',
+    });
+    expect(
+      parseRouteGet('[{"type":"local","dst":"10.189.0.2","dev":"lo","prefsrc":"10.189.0.2","flags":[],"uid":0,"cache":["local"]}]'),
+    ).toMatchObject({
+      type: 'local',
+      text: 'local 10.189.0.2 dev lo src 10.189.0.2',
+    });
+    expect(routeGetError('RTNETLINK answers: Invalid argument\n')).toBe('Invalid argument');
+    const table =
+      '[{"dst":"default","gateway":"10.180.0.1","dev":"eth0","flags":[]},{"dst":"10.180.0.0/24","dev":"eth0","protocol":"kernel","scope":"link","prefsrc":"10.180.0.2","flags":[]},' +
+      '{"type":"blackhole","dst":"10.180.0.1","flags":[]},{"type":"local","dst":"10.180.0.2","dev":"eth0","table":"local","flags":[]}]';
+    expect(coveringRoute(table, '10.180.0.1')).toEqual({
+      type: 'blackhole',
+      dst: '10.180.0.1',
+      table: undefined,
+      text: 'blackhole 10.180.0.1',
+    });
+    expect(coveringRoute(table, '10.180.0.9')?.dst).toBe('10.180.0.0/24');
+    expect(coveringRoute(table, '192.0.2.1')?.dst).toBe('default');
+    expect(coverLength('fd00:180::/64', 'fd00:180::1')).toBe(64);
+    expect(coverLength('fd00:181::/64', 'fd00:180::1')).toBe(-1);
+    expect(coverLength('10.180.0.0/24', 'fd00:180::1')).toBe(-1);
+    expect(routeGetArgs({ dst: '10.180.0.1', from: '10.180.0.2', sport: 21000, dport: 80 })).toEqual([
+      '-j',
+      'route',
+      'get',
+      '10.180.0.1',
+      'from',
+      '10.180.0.2',
+      'ipproto',
+      'tcp',
+      'sport',
+      '21000',
+      'dport',
+      '80',
+    ]);
+  });
+});
+
+describe('conntrack -L', () => {
+  it('reads state, both tuples and flags, and names the NAT applied', () => {
+    const [e] = parseConntrack(
+      'tcp      6 9 CLOSE src=127.0.0.1 dst=127.0.0.1 sport=27673 dport=25998 src=10.181.0.2 dst=10.181.0.1 sport=8080 dport=27673 [ASSURED] mark=0 use=1\n' +
+        'conntrack v1.4.7 (conntrack-tools): 1 flow entries have been shown.\n',
+    );
+    expect(e).toMatchObject({
+      proto: 'tcp',
+      state: 'CLOSE',
+      flags: ['ASSURED'],
+      orig: { src: '127.0.0.1', sport: 27673, dport: 25998 },
+      reply: { src: '10.181.0.2', sport: 8080 },
+    });
+    expect(natOf(e!)).toBe('DNAT 127.0.0.1:25998 → 10.181.0.2:8080, SNAT 127.0.0.1:27673 → 10.181.0.1:27673');
+    const [plain] = parseConntrack(
+      'tcp      6 9 CLOSE src=10.181.0.2 dst=10.181.0.1 sport=22000 dport=4000 src=10.181.0.1 dst=10.181.0.2 sport=4000 dport=22000 [ASSURED] mark=0 use=1',
+    );
+    expect(natOf(plain!)).toBe('');
+  });
+});
+
+describe('who installed a rule', () => {
+  const owners = () =>
+    new RuleOwners([
+      { id: WEB, network: 'psc-trx', ips: ['10.181.0.2'] },
+      { id: PEER, network: 'psc-trx', ips: ['10.181.0.3'] },
+    ]);
+  const rules = (sport: number) => linesOfFlow(parseTraceOutput(MONITOR), sport).filter((l) => l.type === 'rule');
+
+  it("portmap's per-pod jump names network and sandbox; the CNI-DN chain it enters inherits them; its shared chains name only the plugin", () => {
+    const o = owners();
+    const got = rules(27673).map((l) => [l.chain, o.ownerOf(l)] as const);
+    const own = { plugin: 'portmap', network: 'psc-trx', sandboxId: WEB };
+    expect(got.find(([c]) => c === 'CNI-HOSTPORT-DNAT')![1]).toEqual(own);
+    expect(got.filter(([c]) => c === 'CNI-DN-f0050dadfeda64aa67857').every(([, w]) => JSON.stringify(w) === JSON.stringify(own))).toBe(
+      true,
+    );
+    expect(got.find(([c]) => c === 'CNI-HOSTPORT-SETMARK')![1]).toEqual({ plugin: 'portmap' });
+    expect(got.find(([c]) => c === 'CNI-HOSTPORT-MASQ')![1]).toEqual({ plugin: 'portmap' });
+    // portmap's jump from the kernel's nat/OUTPUT into its chain is portmap's; that chain's policy belongs to nobody here
+    expect(got.find(([c, w]) => c === 'OUTPUT' && w !== null)![1]).toEqual({ plugin: 'portmap' });
+    expect(o.ownerOf({ family: 4, table: 'filter', chain: 'OUTPUT', what: 'policy', verdict: 'ACCEPT' })).toBeNull();
+  });
+
+  it("bridge's ipMasq jump and chain are the bridge plugin's, for the sandbox whose id the comment names", () => {
+    const o = owners();
+    const masq = rules(23293).filter((l) => (l.table === 'nat' && l.chain.startsWith('CNI-4a93')) || l.verdict.startsWith('JUMP:CNI-4a93'));
+    expect(masq.length).toBe(2);
+    for (const l of masq) expect(o.ownerOf(l)).toEqual({ plugin: 'bridge', network: 'psc-trx', sandboxId: PEER });
+  });
+
+  it("a rule whose comment names a sandbox that is not ours is another runtime's (null), and so is an admin's rule", () => {
+    const o = owners();
+    const r = rules(45555);
+    expect(o.ownerOf(r.find((l) => l.chain === 'CNI-HOSTPORT-DNAT')!)).toBeNull();
+    expect(o.ownerOf(r.find((l) => l.table === 'filter')!)).toBeNull();
+    expect(
+      o.ownerOf({
+        family: 4,
+        table: 'filter',
+        chain: 'CNI-FORWARD',
+        what: 'rule',
+        verdict: 'ACCEPT',
+        rule: '-A CNI-FORWARD -d 10.181.0.3/32 -m conntrack --ctstate RELATED,ESTABLISHED -j ACCEPT',
+      }),
+    ).toEqual({
+      plugin: 'firewall',
+      network: 'psc-trx',
+      sandboxId: PEER,
+    });
+  });
+});
+
+describe('steps and why', () => {
+  const host: TraceNetns = { key: 'host', label: 'the host' };
+  const pod: TraceNetns = { key: REJECTED, path: '/run/netns/x', label: "the pod's netns" };
+  const flow = (sport: number, dport: number): FlowSpec => ({ sport, family: 4, dst: '127.0.0.1', dport, netns: [host, pod], routes: [] });
+  const record = (sport: number, routes: FlowRecord['routes'] = []): FlowRecord => ({
+    lines: new Map([
+      ['host', linesOfFlow(parseTraceOutput(MONITOR), sport)],
+      [REJECTED, []],
+    ]),
+    routes,
+    conntrack: [
+      { netns: host, entries: [] },
+      { netns: pod, entries: [] },
+    ],
+  });
+  const path = (verdict: ProbePath['verdict']): ProbePath => ({
+    kind: 'hostPort',
+    from: 'host',
+    to: '127.0.0.1:25999',
+    proto: 'tcp',
+    verdict,
+    measured: true,
+    note: '',
+    family: 4,
+  });
+
+  it('a REJECT rule (reported by the kernel as DROP) decides a refused path: named, owned by nobody, the pod not blamed', () => {
+    const { steps, why } = buildTrace({
+      flow: flow(45555, 25999),
+      record: record(45555),
+      path: path('refused'),
+      outcome: { kind: 'refused' },
+      owners: new RuleOwners([]),
+      podName: () => undefined,
+      target: pod,
+    });
+    const d = steps.find((s) => s.decisive)!;
+    expect(d).toMatchObject({
+      kind: 'netfilter',
+      table: 'filter',
+      chain: 'OUTPUT',
+      verdict: 'REJECT',
+      owner: null,
+      handle: 2,
+      interface: 'lo',
+    });
+    expect(why).toBe(
+      'refused by a REJECT rule in filter/OUTPUT of the host: `-A OUTPUT -d 10.181.0.0/24 -p tcp -m tcp --dport 8080 -m comment --comment fw-block -j REJECT --reject-with tcp-reset`, a rule no CNI plugin installed — not by the pod',
+    );
+    // our own TRACE rule is not a step; the deliver step says the RST came from the rule, in the host
+    expect(steps.some((s) => s.rule?.includes('podscope-trace'))).toBe(false);
+    expect(steps.at(-1)).toMatchObject({ kind: 'deliver', netns: 'host' });
+    expect(steps.find((s) => s.kind === 'conntrack')!.detail).toContain('no conntrack entry');
+  });
+
+  it('a reachable path is explained by the DNAT step and its owner; repeated packets make one step each', () => {
+    const { steps, why } = buildTrace({
+      flow: { ...flow(27673, 25998), netns: [host, { ...pod, key: WEB }] },
+      record: record(27673),
+      path: { ...path('reachable'), answeredBy: WEB },
+      outcome: { kind: 'connected', rttMs: 0.2 },
+      owners: new RuleOwners([{ id: WEB, network: 'psc-trx', ips: ['10.181.0.2'] }]),
+      podName: (id) => (id === WEB ? 'trx/web' : undefined),
+      target: { ...pod, key: WEB },
+    });
+    expect(steps.find((s) => s.decisive)).toMatchObject({
+      verdict: 'DNAT',
+      chain: 'CNI-DN-f0050dadfeda64aa67857',
+      owner: { plugin: 'portmap', sandboxId: WEB },
+    });
+    expect(why).toBe(
+      "answered in the pod's netns, after nat/CNI-DN-f0050dadfeda64aa67857 DNATed it to 10.181.0.2:8080 (a rule portmap installed for network psc-trx and pod trx/web)",
+    );
+    expect(steps.filter((s) => s.kind === 'netfilter' && s.table === 'raw' && s.chain === 'OUTPUT').length).toBe(1);
+    expect(ruleVerdict({ what: 'rule', verdict: 'ACCEPT', rule: '-A CNI-HOSTPORT-MASQ -m mark --mark 0x2000/0x2000 -j MASQUERADE' })).toBe(
+      'MASQUERADE',
+    );
+  });
+
+  it('a route error decides an unreachable path, in the netns where the route is', () => {
+    const { steps, why } = buildTrace({
+      flow: { ...flow(21000, 4000), dst: '10.180.0.1', netns: [pod, host] },
+      record: record(21000, [
+        {
+          netns: pod,
+          purpose: 'route to 10.180.0.1',
+          query: { dst: '10.180.0.1' },
+          decision: {
+            ok: false,
+            error: 'Invalid argument',
+            covering: { type: 'blackhole', dst: '10.180.0.1', text: 'blackhole 10.180.0.1' },
+          },
+        },
+      ]),
+      path: { ...path('unreachable'), kind: 'gateway' },
+      outcome: { kind: 'unreachable', error: 'EINVAL' },
+      owners: new RuleOwners([]),
+      podName: () => undefined,
+      target: host,
+    });
+    expect(steps[0]).toMatchObject({ kind: 'route', verdict: 'blackhole', decisive: true, netns: REJECTED });
+    expect(why).toBe("route to 10.180.0.1 in the pod's netns is blackhole (blackhole 10.180.0.1)");
+  });
+});
