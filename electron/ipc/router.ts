@@ -114,6 +114,7 @@ export function createRouter(opts: RouterOptions): Router {
             },
       ),
     'images.remove': (r) => images(r.endpointId).remove(r.ref),
+    'images.load': (r) => images(r.endpointId).load(r.path),
     'stream.exec': async (r, s) => sessions.open(ownerOf(s), r),
     'stream.attach': async (r, s) => sessions.open(ownerOf(s), { ...r, containerId: r.containerId }),
     'stream.write': async (r, s) => sessions.write(ownerOf(s), r.sessionId, Buffer.from(r.data, r.encoding)),

@@ -134,6 +134,22 @@ export const CHANNELS = {
   'images.inspect': channel<ImageDetail | null>()(z.strictObject({ endpointId, ref: imageRef })),
   /** pulls; progress is pushed as `image.pull` events carrying requestId (the local store reports it, CRI does not) */
   'images.pull': channel<ImageView>()(z.strictObject({ endpointId, ref: imageRef, requestId: z.string().max(200).optional() })),
+  /**
+   * Loads an OCI image layout (a directory or its tar) or a `docker save` archive from a path on the engine's host
+   * (the local store only: CRI has no call for it, so a CRI endpoint answers not-supported naming its own tool)
+   */
+  'images.load': channel<ImageView[]>()(
+    z.strictObject({
+      endpointId,
+      path: z
+        .string()
+        .trim()
+        .min(1, 'path: the archive or layout directory to load')
+        .max(4096)
+        .refine((p) => p.startsWith('/'), 'path: an absolute path on the engine’s host')
+        .refine((p) => !p.includes('\0'), 'path: no NUL'),
+    }),
+  ),
   /** FailedPrecondition (the engine's own message) while a container uses it */
   'images.remove': channel<void>()(z.strictObject({ endpointId, ref: imageRef })),
   /**

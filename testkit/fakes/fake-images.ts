@@ -3,11 +3,13 @@
  * images are plain records added with `add` (or "pulled" from `registry`), and prepareRootfs copies a rootfs
  * directory you give per image into `<dir>/rootfs` instead of mounting overlayfs, so a container test can run a real
  * runc over it without a registry. Users are counted as in the real store: remove is FailedPrecondition while a
- * prepared rootfs has not been released. For tests only: product code never imports this.
+ * prepared rootfs has not been released. Finding an image and moving tags are the engine's own functions
+ * (image-index.ts). For tests only: product code never imports this.
  */
 import { cp, mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { PodscopeError } from '../../shared/domain/errors';
+import { findImage, tagsLeftAfterMove } from '../../electron/engine/images/image-index';
 import { tryParseReference } from '../../electron/engine/images/reference';
 import type {
   ContainerRootfs,
@@ -64,7 +66,8 @@ export class FakeImageStore implements ImageStore {
   add(input: FakeImageInput): ImageRecord {
     const repoTags = (input.repoTags ?? []).map(normalizeFakeRef);
     const id = input.id ?? fakeDigest(repoTags[0] ?? `image-${this.images.size}`);
-    for (const other of this.images.values()) other.repoTags = other.repoTags.filter((t) => !repoTags.includes(t));
+    // the engine's own rules for tags moving and for finding an image (image-index.ts), so the fake cannot drift
+    for (const other of this.images.values()) other.repoTags = tagsLeftAfterMove(other, id, repoTags) ?? other.repoTags;
     const rec: ImageRecord & { rootfs?: string } = {
       id,
       repoTags,
@@ -120,16 +123,7 @@ export class FakeImageStore implements ImageStore {
   }
 
   private find(ref: string): (ImageRecord & { rootfs?: string }) | undefined {
-    const byId = this.images.get(ref) ?? this.images.get(`sha256:${ref}`);
-    if (byId) return byId;
-    const norm = normalizeFakeRef(ref);
-    for (const rec of this.images.values()) if (rec.repoTags.includes(norm) || rec.repoDigests.includes(ref)) return rec;
-    if (/^(sha256:)?[0-9a-f]{3,}$/.test(ref)) {
-      const prefix = ref.startsWith('sha256:') ? ref : `sha256:${ref}`;
-      const hits = [...this.images.values()].filter((r) => r.id.startsWith(prefix));
-      if (hits.length === 1) return hits[0];
-    }
-    return undefined;
+    return findImage(this.images, ref, (r) => r);
   }
 
   async remove(ref: string): Promise<void> {

@@ -95,22 +95,7 @@ export class ImageIndex {
   }
 
   find(ref: string): StoredImage | undefined {
-    if (!ref) return undefined;
-    const direct = this.images.get(ref) ?? this.images.get(`sha256:${ref}`);
-    if (direct) return direct;
-    const parsed = tryParseReference(ref);
-    if (parsed) {
-      for (const s of this.images.values()) {
-        if (parsed.digest ? s.record.repoDigests.includes(parsed.canonical) : s.record.repoTags.includes(parsed.canonical)) return s;
-      }
-    }
-    // an id prefix, as crictl and containerd accept (unique, at least 3 hex chars)
-    const m = /^(?:sha256:)?([a-f0-9]{3,64})$/.exec(ref);
-    if (m) {
-      const hits = [...this.images.values()].filter((s) => hexOf(s.record.id).startsWith(m[1]!));
-      if (hits.length === 1) return hits[0];
-    }
-    return undefined;
+    return findImage(this.images, ref, (s) => s.record);
   }
 
   /** Writes the record (call under the store lock). */
@@ -132,11 +117,41 @@ export class ImageIndex {
   /** A tag names one image: it moves off whatever other image had it (that image stays, by id). */
   async moveTags(toId: string, tags: string[]): Promise<void> {
     for (const other of this.images.values()) {
-      if (other.record.id === toId) continue;
-      const kept = other.record.repoTags.filter((t) => !tags.includes(t));
-      if (kept.length !== other.record.repoTags.length) await this.put({ ...other, record: { ...other.record, repoTags: kept } });
+      const kept = tagsLeftAfterMove(other.record, toId, tags);
+      if (kept) await this.put({ ...other, record: { ...other.record, repoTags: kept } });
     }
   }
+}
+
+/**
+ * The image a reference names among `images` (keyed by id): an id, a tag or digest reference (normalized as
+ * containerd does: busybox ⇒ docker.io/library/busybox:latest), or a unique id prefix of at least 3 hex chars, as
+ * crictl and containerd accept. Pure, so every ImageStore (and the test kit's in-memory one) resolves alike.
+ */
+export function findImage<T>(images: ReadonlyMap<string, T>, ref: string, recordOf: (t: T) => ImageRecord): T | undefined {
+  if (!ref) return undefined;
+  const direct = images.get(ref) ?? images.get(`sha256:${ref}`);
+  if (direct) return direct;
+  const parsed = tryParseReference(ref);
+  if (parsed) {
+    for (const s of images.values()) {
+      const r = recordOf(s);
+      if (parsed.digest ? r.repoDigests.includes(parsed.canonical) : r.repoTags.includes(parsed.canonical)) return s;
+    }
+  }
+  const m = /^(?:sha256:)?([a-f0-9]{3,64})$/.exec(ref);
+  if (m) {
+    const hits = [...images.values()].filter((s) => hexOf(recordOf(s).id).startsWith(m[1]!));
+    if (hits.length === 1) return hits[0];
+  }
+  return undefined;
+}
+
+/** A tag names one image: the tags `other` keeps when `tags` move to image `toId`, or undefined when it keeps all. */
+export function tagsLeftAfterMove(other: ImageRecord, toId: string, tags: string[]): string[] | undefined {
+  if (other.id === toId) return undefined;
+  const kept = other.repoTags.filter((t) => !tags.includes(t));
+  return kept.length === other.repoTags.length ? undefined : kept;
 }
 
 /** The record a commit writes: what the config says, merged with what an earlier pull of the same image had. */

@@ -1,5 +1,6 @@
 /**
- * The endpoint's images: pull (with progress where the runtime reports it), list, inspect layers and config, remove.
+ * The endpoint's images: pull (with progress where the runtime reports it), load an archive (local store), list, inspect
+ * layers and config, remove.
  * A refused removal (an image a container still uses) shows the runtime's own error, code and message.
  */
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
@@ -18,6 +19,7 @@ import { KeyValues, LabelChips, Section } from '../../../lib/ui/KeyValues';
 import { Pill } from '../../../lib/ui/StatusPill';
 import { imageDetailQuery, imagesQuery } from '../api/queries';
 import { queryKeys } from '../../../lib/query-keys';
+import { LoadImageForm } from './LoadImageForm';
 
 /** crictl images shows repository and tag apart; untagged images show <none> */
 export function repoAndTag(tag: string | undefined): [string, string] {
@@ -98,6 +100,7 @@ export function ImagesPage() {
           Refresh
         </button>
       </form>
+      <LoadImageForm endpointId={endpointId} local={endpoint?.kind !== 'cri'} onLoaded={() => void refresh()} />
       {pull.isError && <ErrorView error={pull.error} title={`Could not pull ${pull.variables}`} />}
       {remove.isError && <ErrorView error={remove.error} title="The image was not removed" />}
       {images.isError ? (

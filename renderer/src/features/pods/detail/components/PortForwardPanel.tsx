@@ -1,9 +1,10 @@
 /**
  * Forwards a pod port to a port on 127.0.0.1 of this machine (like `kubectl port-forward`): the host listens, each
- * connection is carried into the pod's network namespace. Forwards belong to this window and close with it.
+ * connection is carried into the pod's network namespace. Forwards belong to this window and close with it, and end
+ * with their pod (stopped or removed): the engine says why, and the panel keeps saying it where the row was.
  */
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { useState } from 'react';
+import { useEffect, useRef, useState } from 'react';
 import { queryKeys } from '../../../../lib/query-keys';
 import { useClient } from '../../../../lib/connection-context';
 import { useEndpointId } from '../../../../lib/endpoint';
@@ -25,6 +26,7 @@ export function PortForwardPanel({ podId }: { podId: string }) {
     refetchInterval: (q) => (q.state.data?.length ? 2000 : false),
   });
   const mine = (forwards.data ?? []).filter((f) => f.podSandboxId === podId && f.endpointId === endpointId);
+  const ended = useEndedForwards(mine, () => void qc.invalidateQueries({ queryKey: forwardsKey }));
   const portNum = Number(port);
   const hostNum = hostPort.trim() === '' ? 0 : Number(hostPort);
   const invalid =
@@ -79,6 +81,11 @@ export function PortForwardPanel({ podId }: { podId: string }) {
         <span className="muted small">listens on 127.0.0.1 only</span>
       </form>
       {open.isError && <ErrorView error={open.error} title="Could not forward the port" />}
+      {ended.map((e) => (
+        <p key={e.id} className="small text-bad" role="status" data-testid="forward-ended">
+          The forward of pod port {e.port} ({e.address}) ended: {e.reason}
+        </p>
+      ))}
       {mine.length > 0 && (
         <table className="table" aria-label="Forwarded ports">
           <thead>
@@ -112,4 +119,36 @@ export function PortForwardPanel({ podId }: { podId: string }) {
       )}
     </div>
   );
+}
+
+interface EndedForward {
+  id: string;
+  port: number;
+  address: string;
+  reason: string;
+}
+
+/** forwards of this panel that the engine closed by itself (their pod stopped or went), with the reason it gave */
+function useEndedForwards(mine: Array<{ id: string; port: number; hostAddress: string; hostPort: number }>, onEnded: () => void) {
+  const client = useClient();
+  const [ended, setEnded] = useState<EndedForward[]>([]);
+  const shown = useRef(mine);
+  shown.current = mine;
+  const ended$ = useRef(onEnded);
+  ended$.current = onEnded;
+  useEffect(
+    () =>
+      client.onEvent((e) => {
+        if (e.kind !== 'portForward.closed' || !e.reason) return;
+        const f = shown.current.find((x) => x.id === e.id);
+        if (!f) return;
+        setEnded((old) => [
+          ...old.filter((x) => x.id !== f.id),
+          { id: f.id, port: f.port, address: `${f.hostAddress}:${f.hostPort}`, reason: e.reason! },
+        ]);
+        ended$.current();
+      }),
+    [client],
+  );
+  return ended;
 }

@@ -146,6 +146,31 @@ describe('forward port', () => {
   });
 });
 
+describe('a forward ends with its pod', () => {
+  it('says why where the row was when the pod is removed, and the local port refuses', async () => {
+    const toy = new ToyStreaming();
+    const upstream = createServer((s) => s.end('hello from the pod\n'));
+    await new Promise<void>((res) => upstream.listen(0, '127.0.0.1', res));
+    onTestFinished(() => new Promise<void>((res) => upstream.close(() => res())));
+    toy.targets.set(80, { host: '127.0.0.1', port: (upstream.address() as AddressInfo).port });
+    const r = await renderWithEngine(<Later />, { streaming: toy });
+    const { id: podId } = await r.engine.run({ config: { metadata: { name: 'fwd-pod', namespace: 'default', uid: 'u-fwd' } } });
+    act(() => later.show!(<PortForwardPanel podId={podId} />));
+    fireEvent.change(screen.getByLabelText('Pod port'), { target: { value: '80' } });
+    fireEvent.click(screen.getByRole('button', { name: 'Forward port' }));
+    const address = (await screen.findByTestId('forward-address')).textContent!;
+    const port = Number(address.split(':')[1]);
+    expect(await readAll(port)).toBe('hello from the pod\n');
+    await act(() => r.engine.remove(podId));
+    expect((await screen.findByTestId('forward-ended')).textContent).toBe(
+      `The forward of pod port 80 (${address}) ended: pod fwd-pod was removed`,
+    );
+    await waitFor(() => expect(screen.queryByTestId('forward-row')).toBeNull());
+    expect(await refused(port)).toBe(true);
+    expect(r.router.sessions.counts()).toEqual({ sessions: 0, forwards: 0 });
+  });
+});
+
 const later: { show?: (ui: React.ReactElement) => void } = {};
 /** mounts its content once the test has set the engine up (inside the providers renderWithEngine makes) */
 function Later() {
