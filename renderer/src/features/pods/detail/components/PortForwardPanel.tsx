@@ -132,10 +132,13 @@ interface EndedForward {
 function useEndedForwards(mine: Array<{ id: string; port: number; hostAddress: string; hostPort: number }>, onEnded: () => void) {
   const client = useClient();
   const [ended, setEnded] = useState<EndedForward[]>([]);
+  // the rows shown last, and the callback, as the event handler (subscribed once) needs them
   const shown = useRef(mine);
-  shown.current = mine;
   const ended$ = useRef(onEnded);
-  ended$.current = onEnded;
+  useEffect(() => {
+    shown.current = mine;
+    ended$.current = onEnded;
+  });
   useEffect(
     () =>
       client.onEvent((e) => {
