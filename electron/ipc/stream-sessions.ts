@@ -70,6 +70,8 @@ interface Session {
   podName?: string;
   /** why the session is ending, when it is not the process's own doing */
   endReason?: string;
+  /** set while the session's end waits for an event to say why (see endReason) */
+  onEndReason?: (reason: string) => void;
 }
 
 interface Forward {
@@ -175,9 +177,24 @@ export class StreamSessions {
 
   /**
    * Why an exec/attach ended, when its container went: the reason an event already gave, else the container's
-   * state now (a session can end before the event arrives). Undefined while the container runs.
+   * state now (a session can end before the event arrives). Undefined while the container runs. A process killed by a
+   * signal (exit code 128 and up) while its container still reads as running is usually dying with its container or
+   * pod: the event that says so is awaited for a moment, so the reason is not lost to a race with the exit poll.
    */
-  private async endReason(s: Session): Promise<string | undefined> {
+  private async endReason(s: Session, exitCode?: number): Promise<string | undefined> {
+    const now = await this.endReasonNow(s);
+    if (now !== undefined || exitCode === undefined || exitCode < 128 || !s.containerId) return now;
+    return new Promise<string | undefined>((resolve) => {
+      const timer = setTimeout(() => resolve(s.endReason), 2 * (this.deps.exitGraceMs ?? 1000));
+      timer.unref();
+      s.onEndReason = (reason) => {
+        clearTimeout(timer);
+        resolve(reason);
+      };
+    });
+  }
+
+  private async endReasonNow(s: Session): Promise<string | undefined> {
     if (s.endReason !== undefined || !s.endpointId || !s.containerId) return s.endReason;
     const api = this.deps.containers(s.endpointId);
     if (!api.containerStatus) return undefined;
@@ -197,6 +214,7 @@ export class StreamSessions {
     for (const s of this.sessions.values()) {
       if (s.kind === 'logs' || !match(s) || s.endReason !== undefined) continue;
       s.endReason = typeof reason === 'string' ? reason : reason(s);
+      s.onEndReason?.(s.endReason);
       // an exec'd process dies with its container and an attach ends with its stdio: let them say so themselves
       // (an exec's exit code), and end what is still open after the grace
       const timer = setTimeout(() => {
@@ -311,11 +329,11 @@ export class StreamSessions {
         },
       }),
     };
-    const run = req.cmd
+    const run: Promise<{ exitCode?: number }> = req.cmd
       ? streaming.exec({ ...io, containerId: req.containerId, cmd: req.cmd }).then((r) => ({ exitCode: r.exitCode }))
       : streaming.attach({ ...io, containerId: req.containerId }).then(() => ({}));
     s.done = run.then(
-      async (r) => this.finish(s, { ...r, reason: await this.endReason(s) }),
+      async (r) => this.finish(s, { ...r, reason: await this.endReason(s, r.exitCode) }),
       async (error) => this.finish(s, { error, reason: await this.endReason(s) }),
     );
     return { sessionId: s.id };

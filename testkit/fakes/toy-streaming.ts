@@ -40,6 +40,8 @@ export class ToyStreaming implements ContainerStreaming {
     try {
       const [prog, arg] = req.cmd;
       if (prog === 'false') return { exitCode: 1 };
+      // a process SIGKILLed with its container, before the engine has seen the container go
+      if (prog === 'killed') return { exitCode: 137 };
       if (prog === 'flood') return await this.flood(Number(arg), req.stdout!, req.signal);
       return { exitCode: await this.shell(req) };
     } finally {

@@ -209,6 +209,44 @@ describe('stream sessions over IPC', () => {
     expect(exitOf(a.events, sessionId)!.reason).toMatch(/^container app (exited|was removed)$/);
   });
 
+  it('an exec killed before its container is seen to go still says why, once the event arrives', async () => {
+    const { connection, fakes } = await setup();
+    const a = connection('win-a');
+    const { id: podId } = await fakes.engine.run({ config: { metadata: { name: 'p', namespace: 'default', uid: 'u' } } });
+    fakes.images.add({ repoTags: ['podscope.test/busybox:1'], config: { Cmd: ['sh'] } });
+    const { id: containerId } = await fakes.engine.createContainer({
+      podSandboxId: podId,
+      config: { metadata: { name: 'app' }, image: { image: 'podscope.test/busybox:1' } },
+    });
+    await fakes.engine.startContainer(containerId);
+    // exit 137 at once, while the container still reads as running; the removal (and its event) comes 150 ms later
+    const { sessionId } = await a.client.call('stream.exec', { containerId, cmd: ['killed'] });
+    await new Promise((r) => setTimeout(r, 150));
+    expect(exitOf(a.events, sessionId)).toBeUndefined();
+    await fakes.engine.removeContainer(containerId);
+    await until(() => exitOf(a.events, sessionId) !== undefined, 'the session to end');
+    expect(exitOf(a.events, sessionId)).toMatchObject({
+      exitCode: 137,
+      reason: expect.stringMatching(/^container app (exited|was removed)$/),
+    });
+  });
+
+  it('an exec that exits by itself ends at once, with no reason (its container still runs)', async () => {
+    const { connection, fakes } = await setup();
+    const a = connection('win-a');
+    const { id: podId } = await fakes.engine.run({ config: { metadata: { name: 'p', namespace: 'default', uid: 'u' } } });
+    fakes.images.add({ repoTags: ['podscope.test/busybox:1'], config: { Cmd: ['sh'] } });
+    const { id: containerId } = await fakes.engine.createContainer({
+      podSandboxId: podId,
+      config: { metadata: { name: 'app' }, image: { image: 'podscope.test/busybox:1' } },
+    });
+    await fakes.engine.startContainer(containerId);
+    const { sessionId } = await a.client.call('stream.exec', { containerId, cmd: ['false'] });
+    await until(() => exitOf(a.events, sessionId) !== undefined, 'the session to end');
+    expect(exitOf(a.events, sessionId)).toMatchObject({ exitCode: 1 });
+    expect(exitOf(a.events, sessionId)!.reason).toBeUndefined();
+  });
+
   it('says "this endpoint does not support exec" (and port-forward) when the endpoint has no streaming', async () => {
     const { connection } = await setup({ streaming: false });
     const a = connection('win-a');
