@@ -29,6 +29,12 @@ import { openContainerLogReads, type ContainerStreaming, type TerminalSize } fro
 /** log lines in flight before the follower waits for an ack */
 const LOG_WINDOW_LINES = 5000;
 
+/**
+ * runc's words when an exec is asked of a container that is stopping or gone: "cannot exec in a stopped container",
+ * or, when its init died a moment earlier, "namespace path: lstat /proc/<pid>/ns/ipc: no such file or directory"
+ */
+const STOPPED_CONTAINER = /stopped container|container .*(is not running|not found)|namespace path: .*\/proc\/\d+\/ns\//i;
+
 export interface StreamSessionDeps {
   /** the endpoint's streaming, undefined when it has none */
   streaming(endpointId: string): ContainerStreaming | undefined;
@@ -334,7 +340,9 @@ export class StreamSessions {
       : streaming.attach({ ...io, containerId: req.containerId }).then(() => ({}));
     s.done = run.then(
       async (r) => this.finish(s, { ...r, reason: await this.endReason(s, r.exitCode) }),
-      async (error) => this.finish(s, { error, reason: await this.endReason(s) }),
+      // an exec that could not start because its container was stopping ("cannot exec in a stopped container") is
+      // ending with its container as much as a killed one
+      async (error) => this.finish(s, { error, reason: await this.endReason(s, STOPPED_CONTAINER.test(String(error)) ? 128 : undefined) }),
     );
     return { sessionId: s.id };
   }

@@ -42,6 +42,8 @@ export class ToyStreaming implements ContainerStreaming {
       if (prog === 'false') return { exitCode: 1 };
       // a process SIGKILLed with its container, before the engine has seen the container go
       if (prog === 'killed') return { exitCode: 137 };
+      // runc's answer for an exec that reaches a container as it stops
+      if (prog === 'too-late') throw new PodscopeError('RuntimeError', 'runc exec failed: exec failed: cannot exec in a stopped container');
       if (prog === 'flood') return await this.flood(Number(arg), req.stdout!, req.signal);
       return { exitCode: await this.shell(req) };
     } finally {

@@ -231,6 +231,27 @@ describe('stream sessions over IPC', () => {
     });
   });
 
+  it('an exec that reached its container as it stopped says why, once the event arrives', async () => {
+    const { connection, fakes } = await setup();
+    const a = connection('win-a');
+    const { id: podId } = await fakes.engine.run({ config: { metadata: { name: 'p', namespace: 'default', uid: 'u' } } });
+    fakes.images.add({ repoTags: ['podscope.test/busybox:1'], config: { Cmd: ['sh'] } });
+    const { id: containerId } = await fakes.engine.createContainer({
+      podSandboxId: podId,
+      config: { metadata: { name: 'app' }, image: { image: 'podscope.test/busybox:1' } },
+    });
+    await fakes.engine.startContainer(containerId);
+    const { sessionId } = await a.client.call('stream.exec', { containerId, cmd: ['too-late'] });
+    await new Promise((r) => setTimeout(r, 150));
+    expect(exitOf(a.events, sessionId)).toBeUndefined();
+    await fakes.engine.removeContainer(containerId);
+    await until(() => exitOf(a.events, sessionId) !== undefined, 'the session to end');
+    expect(exitOf(a.events, sessionId)).toMatchObject({
+      error: { message: expect.stringContaining('stopped container') },
+      reason: expect.stringMatching(/^container app (exited|was removed)$/),
+    });
+  });
+
   it('an exec that exits by itself ends at once, with no reason (its container still runs)', async () => {
     const { connection, fakes } = await setup();
     const a = connection('win-a');
