@@ -60,7 +60,8 @@ export function LoadImageForm({
         )}
         {load.isSuccess && !load.isPending && (
           <span className="small text-ok" role="status">
-            Loaded {load.data.map((i) => i.repoTags[0] ?? i.id).join(', ') || 'nothing (the archive holds no image)'}
+            {/* every tag: an image already in the store keeps its older tags, and the archive's may not come first */}
+            Loaded {load.data.map((i) => i.repoTags.join(', ') || i.id).join('; ') || 'nothing (the archive holds no image)'}
           </span>
         )}
       </form>
