@@ -66,6 +66,18 @@ async function until(check: () => boolean, what: string) {
   throw new Error(`timed out waiting for ${what}`);
 }
 
+/** a running container "app" in a ready pod "p" of the engine over fakes */
+async function runningContainer(fakes: Awaited<ReturnType<typeof createTestEngine>>): Promise<string> {
+  const { id: podId } = await fakes.engine.run({ config: { metadata: { name: 'p', namespace: 'default', uid: 'u' } } });
+  fakes.images.add({ repoTags: ['podscope.test/busybox:1'], config: { Cmd: ['sh'] } });
+  const { id: containerId } = await fakes.engine.createContainer({
+    podSandboxId: podId,
+    config: { metadata: { name: 'app' }, image: { image: 'podscope.test/busybox:1' } },
+  });
+  await fakes.engine.startContainer(containerId);
+  return containerId;
+}
+
 describe('stream sessions over IPC', () => {
   it('exec: stdin in, output out as events for that session only, resize reaches the process, exit code comes back', async () => {
     const { connection, toy } = await setup();
@@ -195,13 +207,7 @@ describe('stream sessions over IPC', () => {
   it('an exec session ends with its container, saying so', async () => {
     const { connection, fakes } = await setup();
     const a = connection('win-a');
-    const { id: podId } = await fakes.engine.run({ config: { metadata: { name: 'p', namespace: 'default', uid: 'u' } } });
-    fakes.images.add({ repoTags: ['podscope.test/busybox:1'], config: { Cmd: ['sh'] } });
-    const { id: containerId } = await fakes.engine.createContainer({
-      podSandboxId: podId,
-      config: { metadata: { name: 'app' }, image: { image: 'podscope.test/busybox:1' } },
-    });
-    await fakes.engine.startContainer(containerId);
+    const containerId = await runningContainer(fakes);
     const { sessionId } = await a.client.call('stream.exec', { containerId, cmd: ['sh'] });
     await new Promise((r) => setTimeout(r, 50)); // the session learns its container's name
     await fakes.engine.removeContainer(containerId);
@@ -212,13 +218,7 @@ describe('stream sessions over IPC', () => {
   it('an exec killed before its container is seen to go still says why, once the event arrives', async () => {
     const { connection, fakes } = await setup();
     const a = connection('win-a');
-    const { id: podId } = await fakes.engine.run({ config: { metadata: { name: 'p', namespace: 'default', uid: 'u' } } });
-    fakes.images.add({ repoTags: ['podscope.test/busybox:1'], config: { Cmd: ['sh'] } });
-    const { id: containerId } = await fakes.engine.createContainer({
-      podSandboxId: podId,
-      config: { metadata: { name: 'app' }, image: { image: 'podscope.test/busybox:1' } },
-    });
-    await fakes.engine.startContainer(containerId);
+    const containerId = await runningContainer(fakes);
     // exit 137 at once, while the container still reads as running; the removal (and its event) comes 150 ms later
     const { sessionId } = await a.client.call('stream.exec', { containerId, cmd: ['killed'] });
     await new Promise((r) => setTimeout(r, 150));
@@ -234,13 +234,7 @@ describe('stream sessions over IPC', () => {
   it('an exec that reached its container as it stopped says why, once the event arrives', async () => {
     const { connection, fakes } = await setup();
     const a = connection('win-a');
-    const { id: podId } = await fakes.engine.run({ config: { metadata: { name: 'p', namespace: 'default', uid: 'u' } } });
-    fakes.images.add({ repoTags: ['podscope.test/busybox:1'], config: { Cmd: ['sh'] } });
-    const { id: containerId } = await fakes.engine.createContainer({
-      podSandboxId: podId,
-      config: { metadata: { name: 'app' }, image: { image: 'podscope.test/busybox:1' } },
-    });
-    await fakes.engine.startContainer(containerId);
+    const containerId = await runningContainer(fakes);
     const { sessionId } = await a.client.call('stream.exec', { containerId, cmd: ['too-late'] });
     await new Promise((r) => setTimeout(r, 150));
     expect(exitOf(a.events, sessionId)).toBeUndefined();
@@ -255,13 +249,7 @@ describe('stream sessions over IPC', () => {
   it('an exec that exits by itself ends at once, with no reason (its container still runs)', async () => {
     const { connection, fakes } = await setup();
     const a = connection('win-a');
-    const { id: podId } = await fakes.engine.run({ config: { metadata: { name: 'p', namespace: 'default', uid: 'u' } } });
-    fakes.images.add({ repoTags: ['podscope.test/busybox:1'], config: { Cmd: ['sh'] } });
-    const { id: containerId } = await fakes.engine.createContainer({
-      podSandboxId: podId,
-      config: { metadata: { name: 'app' }, image: { image: 'podscope.test/busybox:1' } },
-    });
-    await fakes.engine.startContainer(containerId);
+    const containerId = await runningContainer(fakes);
     const { sessionId } = await a.client.call('stream.exec', { containerId, cmd: ['false'] });
     await until(() => exitOf(a.events, sessionId) !== undefined, 'the session to end');
     expect(exitOf(a.events, sessionId)).toMatchObject({ exitCode: 1 });
