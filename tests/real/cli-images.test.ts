@@ -3,31 +3,20 @@
  * (basic auth through --creds), locally and through --endpoint on a `podscope cri` server. All state lives in one
  * temp dir /tmp/podscope-i1-cli-images-*; no network config is needed for images.
  */
-import { execFile, execFileSync } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildBusyboxImage, writeDockerSave, writeOciLayout, type BuiltImage } from '../../testkit/busybox-image';
 import { startTestRegistry, type TestRegistry } from '../../testkit/registry';
+import { podscope } from './helpers/podscope-cli';
 
-const run = promisify(execFile);
 const isRoot = process.getuid?.() === 0;
 let base: string;
 let registry: TestRegistry;
 let image: BuiltImage;
 let flags: string[];
-
-async function podscope(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  try {
-    const { stdout, stderr } = await run(process.execPath, ['bin/podscope.mjs', ...args], { cwd: join(__dirname, '../..') });
-    return { code: 0, stdout, stderr };
-  } catch (e) {
-    const err = e as { code: number; stdout: string; stderr: string };
-    return { code: err.code, stdout: err.stdout, stderr: err.stderr };
-  }
-}
 
 describe.skipIf(!isRoot)('podscope image commands', () => {
   beforeAll(async () => {

@@ -3,30 +3,19 @@
  * it): the image store has its own lock, so `images load`, `images` and `inspecti` work, and the running engine sees
  * what the CLI loaded. No network config is needed; everything lives under /tmp/podscope-split-images-*.
  */
-import { execFile, execFileSync } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createEngine } from '../../electron/engine/index';
 import { buildBusyboxImage, writeDockerSave } from '../../testkit/busybox-image';
+import { podscope } from './helpers/podscope-cli';
 
-const run = promisify(execFile);
 const isRoot = process.getuid?.() === 0;
 let base: string;
 let flags: string[];
 let engine: Awaited<ReturnType<typeof createEngine>> | undefined;
-
-async function podscope(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  try {
-    const { stdout, stderr } = await run(process.execPath, ['bin/podscope.mjs', ...args], { cwd: join(__dirname, '../..') });
-    return { code: 0, stdout, stderr };
-  } catch (e) {
-    const err = e as { code: number; stdout: string; stderr: string };
-    return { code: err.code, stdout: err.stdout, stderr: err.stderr };
-  }
-}
 
 describe.skipIf(!isRoot)('image commands beside a running engine', () => {
   beforeAll(async () => {
