@@ -7,8 +7,11 @@ export type ProbePathKind = 'hostPort' | 'podPort' | 'gateway' | 'peer';
 /**
  * `unreachable`: connect() failed at once with a routing error (ENETUNREACH, EHOSTUNREACH, EACCES from a prohibit route,
  * EINVAL from a blackhole route): no packet left, so it is neither a refusal nor a timeout.
+ * `isolated`: the packet was sent and did not arrive, on a path the attachment's plugin forbids by design (a macvlan
+ * child and its parent's own addresses, the host and a pod on a network with no host leg): expected, so it neither
+ * fails the probe nor shows green; `why` names the plugin and the rule (docs/semantics.md#reachability-probe).
  */
-export type ProbeVerdict = 'reachable' | 'refused' | 'timeout' | 'unreachable' | 'shadowed' | 'notApplicable';
+export type ProbeVerdict = 'reachable' | 'refused' | 'timeout' | 'unreachable' | 'shadowed' | 'isolated' | 'notApplicable';
 
 export interface ProbePath {
   kind: ProbePathKind;
@@ -29,8 +32,15 @@ export interface ProbePath {
   /** index into port_mappings, for hostPort/podPort paths */
   mappingIndex?: number;
   family?: 4 | 6;
+  /** the CNI network the path crosses (the pod's attachment to it) */
+  network?: string;
+  /** the pod's interface on that network (eth0, eth1, …) */
+  interface?: string;
   note: string;
-  /** with a trace: one sentence saying what decided the verdict (which rule, route or listener), measured from the kernel */
+  /**
+   * isolated (or a path the design forbids that arrived anyway): the plugin and the rule of its design; with a trace,
+   * also one sentence saying what decided the verdict (which rule, route or listener), measured from the kernel
+   */
   why?: string;
   /** asked for with `probe --trace` / Why?: the steps this path's own connection took through each netns */
   trace?: PathTrace;
@@ -98,6 +108,22 @@ export interface ProbeReport {
   peers?: { ready: number; measured: number };
   /** true when every measured path was traced (`probe --trace`, Why?) */
   traced?: boolean;
+  /** the pod's attachments the probe covered, in the order the runtime attached them (eth0 first) */
+  networks?: ProbeNetwork[];
+}
+
+/** One attachment of the pod, as the probe saw it: what decided which paths it measured and which are isolated. */
+export interface ProbeNetwork {
+  network: string;
+  interface: string;
+  /** plugin types of its chain, in order (from the conflist the attachment was made with) */
+  plugins: string[];
+  /** the kernel's kind of the pod's interface (veth, macvlan, ipvlan, …) when it could be read */
+  linkKind?: string;
+  /** the link a macvlan/ipvlan interface hangs off, in the host's netns */
+  parent?: string;
+  /** ready peers on this network, and how many of them were measured (the newest, up to PROBE_PEERS_MAX) */
+  peers?: { ready: number; measured: number };
 }
 
 /** Most peers a probe connects to and from (the newest ready ones on the same network). */
@@ -105,14 +131,42 @@ export const PROBE_PEERS_MAX = 4;
 
 export const PROBE_MEASURED_BY = 'TCP connect';
 
-/** True when every path that applies was measured reachable (what `podscope probe` exits 0 for). */
+/**
+ * True when every path that applies was measured reachable, `isolated` ones aside (the design forbids them), and at
+ * least one path was measured (what `podscope probe` exits 0 for).
+ */
 export function probeSucceeded(report: ProbeReport): boolean {
   const applicable = report.paths.filter((p) => p.verdict !== 'notApplicable');
-  return applicable.length > 0 && applicable.every((p) => p.verdict === 'reachable' && p.measured);
+  const expected = applicable.filter((p) => p.verdict !== 'isolated');
+  return applicable.some((p) => p.measured) && expected.every((p) => p.verdict === 'reachable' && p.measured);
 }
 
 export function failingPaths(report: ProbeReport): ProbePath[] {
-  return report.paths.filter((p) => p.verdict !== 'reachable' && p.verdict !== 'notApplicable');
+  return report.paths.filter((p) => p.verdict !== 'reachable' && p.verdict !== 'notApplicable' && p.verdict !== 'isolated');
+}
+
+/** The report's paths grouped by the network they cross, in the report's network order (paths without one last). */
+export function pathsByNetwork(report: Pick<ProbeReport, 'paths' | 'networks'>): Array<{
+  network?: string;
+  interface?: string;
+  info?: ProbeNetwork;
+  paths: Array<{ path: ProbePath; index: number }>;
+}> {
+  const groups = new Map<
+    string,
+    { network?: string; interface?: string; info?: ProbeNetwork; paths: Array<{ path: ProbePath; index: number }> }
+  >();
+  const keyOf = (network?: string, ifName?: string) => (network === undefined ? '' : `${network}\u0000${ifName ?? ''}`);
+  for (const n of report.networks ?? [])
+    groups.set(keyOf(n.network, n.interface), { network: n.network, interface: n.interface, info: n, paths: [] });
+  report.paths.forEach((path, index) => {
+    const k = keyOf(path.network, path.interface);
+    if (!groups.has(k)) groups.set(k, { network: path.network, interface: path.interface, paths: [] });
+    groups.get(k)!.paths.push({ path, index });
+  });
+  const out = [...groups.values()];
+  // paths the probe could not tie to a network (a stopped pod's planned paths) go last
+  return [...out.filter((g) => g.network !== undefined), ...out.filter((g) => g.network === undefined)];
 }
 
 // ---- host-port conflicts ----

@@ -1,7 +1,8 @@
 /**
  * A planned connect's outcome turned into a verdict. Only an answer carrying this probe's nonce and the expected
  * sandbox's id is "reachable"; another sandbox's answer is "shadowed" by it (named); a listener of the pod's own sends no
- * banner, so the DNAT chain order names who got the connection then.
+ * banner, so the DNAT chain order names who got the connection then. On a path the plugin's design forbids, no answer
+ * is `isolated` (with the rule as `why`); an answer is reported as measured, with a note that the design forbids it.
  */
 import type { ProbePath } from '../../../shared/domain/probe';
 import type { SandboxRecord } from '../sandbox/record';
@@ -13,6 +14,25 @@ export const podName = (rec: SandboxRecord | undefined) =>
   rec ? `${rec.config.metadata.namespace}/${rec.config.metadata.name}` : undefined;
 
 export function judge(
+  p: PlannedConnect,
+  outcome: ConnectOutcome,
+  nonce: string,
+  others: SandboxRecord[],
+  dnatWinner: string | undefined,
+): ProbePath {
+  const measured = judgeOutcome(p, outcome, nonce, others, dnatWinner);
+  if (!p.forbidden) return measured;
+  if (outcome.kind === 'timeout' || outcome.kind === 'unreachable' || outcome.kind === 'error')
+    return { ...measured, verdict: 'isolated', why: p.forbidden, note: `${measured.note}: as the plugin's design says` };
+  // something answered although the design forbids it: what was measured stands, and the note says so
+  return {
+    ...measured,
+    why: p.forbidden,
+    note: `${measured.note}; unexpected: the plugin's design forbids this path, yet the packet arrived`,
+  };
+}
+
+function judgeOutcome(
   p: PlannedConnect,
   outcome: ConnectOutcome,
   nonce: string,

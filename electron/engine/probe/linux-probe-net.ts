@@ -12,7 +12,7 @@ import type { KernelReader } from '../kernel/types';
 import type { ProcessRunner } from '../os/exec';
 import { LinuxFlowTracer, type FlowTracer } from '../trace/flow-tracer';
 import { AGENT_SCRIPT } from './agent-script';
-import type { ConnectOutcome, ProbeAgent, ProbeNet } from './types';
+import type { ConnectOutcome, InterfaceLink, ProbeAgent, ProbeNet } from './types';
 
 const START_TIMEOUT_MS = 10_000;
 const REQUEST_TIMEOUT_MS = 15_000;
@@ -59,6 +59,24 @@ export class LinuxProbeNet implements ProbeNet {
         .filter((r) => r.chain === 'CNI-HOSTPORT-DNAT')
         .map((r) => r.spec);
     return { v4: chain(4), v6: chain(6) };
+  }
+
+  async interfaceLink(netnsPath: string, ifName: string, signal?: AbortSignal): Promise<InterfaceLink | undefined> {
+    const { links } = await this.kernel.read(netnsPath, { links: true }, { signal });
+    const link = links.find((l) => l.name === ifName);
+    if (!link) return undefined;
+    const out: InterfaceLink = link.kind ? { kind: link.kind } : {};
+    // a child moved into the pod names its lower link by ifindex in the netns it came from (link_netnsid): the host's
+    if (link.kind !== 'macvlan' && link.kind !== 'ipvlan') return out;
+    if (link.peerIfindex === undefined || link.peerNetnsId === undefined) return out;
+    const host = (await this.kernel.read(undefined, { links: true }, { signal })).links;
+    const parent = host.find((l) => l.ifindex === link.peerIfindex);
+    if (!parent) return out;
+    out.parent = { name: parent.name, addresses: parent.addresses.map((a) => a.address) };
+    // a child in the same netns as its lower link names it by name (`link`), not by index
+    const leg = host.find((l) => l.kind === link.kind && l.peerName === parent.name && l.peerNetnsId === undefined);
+    if (leg) out.hostLeg = leg.name;
+    return out;
   }
 
   hostAddresses(): string[] {

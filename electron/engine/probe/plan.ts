@@ -1,12 +1,17 @@
 /**
- * Which connections a probe makes, path kind by path kind. Planning opens the responders a connection needs (through
- * the session) but connects nothing: every planned connect then runs at once, so the probe's time is one connect
- * timeout, not the sum of them. A path that cannot be measured is reported here with the reason.
+ * Which connections a probe makes, path kind by path kind, on every network the pod is attached to. Planning opens the
+ * responders a connection needs (through the session) but connects nothing: every planned connect then runs at once,
+ * so the probe's time is one connect timeout, not the sum of them. A path that cannot be measured is reported here
+ * with the reason; a path the attachment's plugin forbids by design is planned with that rule (isolation.ts).
  */
 import { protocolName } from '../../../shared/domain/config';
 import { hostIpsOverlap, type ProbePath } from '../../../shared/domain/probe';
 import type { SandboxRecord } from '../sandbox/record';
+import { ipsOn, type ProbedAttachment } from './attachments';
+import { forbiddenBy } from './isolation';
 import type { AgentKey, ProbeSession } from './session';
+
+export { eth0Ips } from './attachments';
 
 export interface PlannedConnect {
   path: ProbePath;
@@ -18,6 +23,8 @@ export interface PlannedConnect {
   expect: AgentKey;
   /** the port in `expect` has an existing listener (no banner expected) */
   existing: boolean;
+  /** the rule of the plugin's design that forbids this path: no answer is then `isolated`, not a failure */
+  forbidden?: string;
 }
 
 /** What planning produced: connects to make, and paths already decided (not applicable, not measured). */
@@ -32,10 +39,8 @@ export interface PlanInput {
   session: ProbeSession;
   /** other ready sandboxes (any network) */
   others: SandboxRecord[];
-  /** the sandbox's eth0 addresses */
-  podIps: string[];
-  /** eth0's gateways */
-  gateways: string[];
+  /** the pod's attachments, eth0 first */
+  attachments: ProbedAttachment[];
   hostAddresses: Set<string>;
 }
 
@@ -50,30 +55,45 @@ export function newPath(
   mappingIndex: number | undefined,
   verdict: ProbePath['verdict'],
   note: string,
+  att?: Pick<ProbedAttachment, 'network' | 'ifName'>,
 ): ProbePath {
   const p: ProbePath = { kind, from, to, proto, verdict, measured: false, note };
   if (mappingIndex !== undefined) p.mappingIndex = mappingIndex;
+  if (att) {
+    p.network = att.network;
+    p.interface = att.ifName;
+  }
   return p;
 }
 
+const hasPortmap = (a: ProbedAttachment) => a.plugins.some((p) => p.type === 'portmap');
+
 const onlyTcp = (proto: string) => `only TCP is measured; ${proto} derived from configuration`;
 
-/** host → each host port (loopback, the bridge gateway addresses, or host_ip) and host → pod IP for container-only ports */
+/**
+ * host → each host port, per network whose chain has portmap (127.0.0.1 and host_ip on the first of them, each
+ * one's gateway addresses on its own), and host → every pod address for container-only ports
+ */
 export async function planPortMappings(input: PlanInput, plan: ProbePlan): Promise<void> {
   const { rec } = input;
+  // a chain read from neither the cache nor the conf dir: eth0's network is measured as if it had portmap
+  const mapped = input.attachments.filter(hasPortmap);
+  const viaPortmap = mapped.length > 0 ? mapped : input.attachments.slice(0, 1);
   for (const [index, m] of rec.config.port_mappings.entries()) {
     const proto = protocolName(m.protocol).toLowerCase();
-    if (m.host_port > 0) await planHostPort(input, plan, index, proto);
-    else await planPodPort(input, plan, index, proto);
+    if (m.host_port > 0) await planHostPort(input, plan, index, proto, viaPortmap);
+    else for (const att of input.attachments) await planPodPort(input, plan, index, proto, att);
   }
 }
 
-async function planHostPort(input: PlanInput, plan: ProbePlan, index: number, proto: string): Promise<void> {
-  const { rec, session, podIps } = input;
+async function planHostPort(input: PlanInput, plan: ProbePlan, index: number, proto: string, via: ProbedAttachment[]): Promise<void> {
+  const { rec, session } = input;
   const m = rec.config.port_mappings[index]!;
-  const targets: Array<{ ip: string; why: string }> = [];
+  const targets: Array<{ ip: string; att: ProbedAttachment }> = [];
+  const first = via[0];
+  if (!first) return;
   if (m.host_ip) {
-    if (input.hostAddresses.has(m.host_ip)) targets.push({ ip: m.host_ip, why: 'host_ip' });
+    if (input.hostAddresses.has(m.host_ip)) targets.push({ ip: m.host_ip, att: first });
     else
       plan.decided.push(
         newPath(
@@ -84,20 +104,28 @@ async function planHostPort(input: PlanInput, plan: ProbePlan, index: number, pr
           index,
           'notApplicable',
           `host_ip ${m.host_ip} is not an address of this host: not probed (traffic never leaves the host)`,
+          first,
         ),
       );
   } else {
-    if (podIps.some((ip) => familyOf(ip) === 4)) targets.push({ ip: '127.0.0.1', why: 'loopback' });
-    for (const gw of input.gateways) targets.push({ ip: gw, why: 'bridge gateway address' });
+    if (first.ips.some((ip) => familyOf(ip) === 4)) targets.push({ ip: '127.0.0.1', att: first });
+    for (const att of via) for (const gw of att.gateways) targets.push({ ip: gw, att });
   }
-  for (const t of targets) {
-    const path = newPath('hostPort', 'host', fmtAddr(t.ip, m.host_port), proto, index, 'timeout', '');
-    path.family = familyOf(t.ip);
+  for (const { ip, att } of targets) {
+    const path = newPath('hostPort', 'host', fmtAddr(ip, m.host_port), proto, index, 'timeout', '', att);
+    path.family = familyOf(ip);
     if (proto !== 'tcp') {
       plan.decided.push({ ...path, verdict: 'notApplicable', note: onlyTcp(proto) });
       continue;
     }
-    if (t.ip !== '127.0.0.1' && podIps.every((ip) => familyOf(ip) !== familyOf(t.ip))) continue;
+    if (ip !== '127.0.0.1' && att.ips.every((a) => familyOf(a) !== familyOf(ip))) {
+      plan.decided.push({
+        ...path,
+        verdict: 'notApplicable',
+        note: `the pod has no IPv${familyOf(ip)} address on ${att.network}: portmap maps this family to nothing`,
+      });
+      continue;
+    }
     let existing: boolean;
     try {
       existing = await session.ensurePort(rec.id, rec.netnsPath!, m.container_port);
@@ -106,7 +134,8 @@ async function planHostPort(input: PlanInput, plan: ProbePlan, index: number, pr
       continue;
     }
     await answerInRivals(input, plan, m.host_port, m.host_ip, proto);
-    plan.connects.push({ path, fromAgent: 'host', host: t.ip, port: m.host_port, expect: rec.id, existing });
+    const forbidden = forbiddenBy(att, { kind: 'fromHost' });
+    plan.connects.push({ path, fromAgent: 'host', host: ip, port: m.host_port, expect: rec.id, existing, forbidden });
   }
 }
 
@@ -122,11 +151,11 @@ async function answerInRivals(input: PlanInput, plan: ProbePlan, hostPort: numbe
   }
 }
 
-async function planPodPort(input: PlanInput, plan: ProbePlan, index: number, proto: string): Promise<void> {
+async function planPodPort(input: PlanInput, plan: ProbePlan, index: number, proto: string, att: ProbedAttachment): Promise<void> {
   const { rec, session } = input;
   const m = rec.config.port_mappings[index]!;
-  for (const ip of input.podIps) {
-    const path = newPath('podPort', 'host', fmtAddr(ip, m.container_port), proto, index, 'timeout', '');
+  for (const ip of att.ips) {
+    const path = newPath('podPort', 'host', fmtAddr(ip, m.container_port), proto, index, 'timeout', '', att);
     path.family = familyOf(ip);
     if (proto !== 'tcp') {
       plan.decided.push({ ...path, verdict: 'notApplicable', note: onlyTcp(proto) });
@@ -139,51 +168,55 @@ async function planPodPort(input: PlanInput, plan: ProbePlan, index: number, pro
       plan.decided.push({ ...path, note: `not measured: ${(e as Error).message}` });
       continue;
     }
-    plan.connects.push({ path, fromAgent: 'host', host: ip, port: m.container_port, expect: rec.id, existing });
+    const forbidden = forbiddenBy(att, { kind: 'fromHost' });
+    plan.connects.push({ path, fromAgent: 'host', host: ip, port: m.container_port, expect: rec.id, existing, forbidden });
   }
 }
 
-/** pod → gateway: a listener on the host side, on the gateway address itself */
+/** pod → each network's gateway: a listener on the host side, on the gateway address itself */
 export async function planGateways(input: PlanInput, plan: ProbePlan): Promise<void> {
   const host = input.session.agent('host');
-  for (const gw of input.gateways) {
-    try {
-      const port = await host.respond(0, input.session.banner('host'), gw);
-      const path = newPath('gateway', 'pod', fmtAddr(gw, port), 'tcp', undefined, 'timeout', '');
-      path.family = familyOf(gw);
-      plan.connects.push({ path, fromAgent: input.rec.id, host: gw, port, expect: 'host', existing: false });
-    } catch (e) {
-      plan.decided.push({
-        ...newPath('gateway', 'pod', gw, 'tcp', undefined, 'timeout', `not measured: ${(e as Error).message}`),
-        family: familyOf(gw),
-      });
+  for (const att of input.attachments)
+    for (const gw of att.gateways) {
+      const family = familyOf(gw);
+      try {
+        const port = await host.respond(0, input.session.banner('host'), gw);
+        const path = newPath('gateway', 'pod', fmtAddr(gw, port), 'tcp', undefined, 'timeout', '', att);
+        path.family = family;
+        const forbidden = forbiddenBy(att, { kind: 'toHost', address: gw });
+        plan.connects.push({ path, fromAgent: input.rec.id, host: gw, port, expect: 'host', existing: false, forbidden });
+      } catch (e) {
+        // a gateway outside this host (a router on a macvlan's or host-device's wire) has nothing the probe may listen on
+        const outside = !input.hostAddresses.has(gw) && /EADDRNOTAVAIL/.test((e as Error).message);
+        const note = outside
+          ? `gateway ${gw} is not an address of this host: the probe listens only on the host's own addresses, so a router outside it is not measured`
+          : `not measured: ${(e as Error).message}`;
+        plan.decided.push({ ...newPath('gateway', 'pod', gw, 'tcp', undefined, outside ? 'notApplicable' : 'timeout', note, att), family });
+      }
     }
-  }
 }
 
-/** pod ↔ each measured peer on the same network, in every family both have, each way */
-export async function planPeers(input: PlanInput, plan: ProbePlan, peers: SandboxRecord[]): Promise<void> {
-  const { rec, session, podIps } = input;
-  for (const o of peers) {
-    const peerIps = eth0Ips(o);
-    await session.open(o.id, o.netnsPath);
-    for (const fam of [4, 6] as const) {
-      const mine = podIps.find((ip) => familyOf(ip) === fam);
-      const theirs = peerIps.find((ip) => familyOf(ip) === fam);
-      if (!mine || !theirs) continue;
-      const theirPort = await session.agent(o.id).respond(0, session.banner(o.id));
-      const myPort = await session.agent(rec.id).respond(0, session.banner(rec.id));
-      const out = newPath('peer', 'pod', fmtAddr(theirs, theirPort), 'tcp', undefined, 'timeout', '');
-      out.family = fam;
-      const back = newPath('peer', `peer ${o.config.metadata.name}`, fmtAddr(mine, myPort), 'tcp', undefined, 'timeout', '');
-      back.family = fam;
-      plan.connects.push({ path: out, fromAgent: rec.id, host: theirs, port: theirPort, expect: o.id, existing: false });
-      plan.connects.push({ path: back, fromAgent: o.id, host: mine, port: myPort, expect: rec.id, existing: false });
+/** pod ↔ each measured peer on the same network, in every family both have there, each way */
+export async function planPeers(input: PlanInput, plan: ProbePlan, peersOf: Map<string, SandboxRecord[]>): Promise<void> {
+  const { rec, session } = input;
+  for (const att of input.attachments) {
+    const forbidden = forbiddenBy(att, { kind: 'peer' });
+    for (const o of peersOf.get(att.network) ?? []) {
+      const peerIps = ipsOn(o, att.network);
+      await session.open(o.id, o.netnsPath);
+      for (const fam of [4, 6] as const) {
+        const mine = att.ips.find((ip) => familyOf(ip) === fam);
+        const theirs = peerIps.find((ip) => familyOf(ip) === fam);
+        if (!mine || !theirs) continue;
+        const theirPort = await session.agent(o.id).respond(0, session.banner(o.id));
+        const myPort = await session.agent(rec.id).respond(0, session.banner(rec.id));
+        const out = newPath('peer', 'pod', fmtAddr(theirs, theirPort), 'tcp', undefined, 'timeout', '', att);
+        out.family = fam;
+        const back = newPath('peer', `peer ${o.config.metadata.name}`, fmtAddr(mine, myPort), 'tcp', undefined, 'timeout', '', att);
+        back.family = fam;
+        plan.connects.push({ path: out, fromAgent: rec.id, host: theirs, port: theirPort, expect: o.id, existing: false, forbidden });
+        plan.connects.push({ path: back, fromAgent: o.id, host: mine, port: myPort, expect: rec.id, existing: false, forbidden });
+      }
     }
   }
-}
-
-/** eth0's addresses in CNI order (the IP selection's record of them, or the selected IPs for older records) */
-export function eth0Ips(rec: SandboxRecord): string[] {
-  return rec.ipSelection?.eth0Ips ?? [rec.ip, ...rec.additionalIps].filter(Boolean);
 }

@@ -1,11 +1,13 @@
 /**
- * Reachability measured with real packets. For one sandbox:
- *  - hostPort: every mapping that reached portmap, from the host to 127.0.0.1, to the bridge gateway address, and
- *    to host_ip when one was given;
- *  - podPort: every mapping with host_port <= 0 (never passed to CNI), from the host to podIP:containerPort;
- *  - gateway: from the pod to a listener the probe opens on the gateway address on the host side;
- *  - peer: to and from the newest other ready sandboxes on the same network (PROBE_PEERS_MAX; the report says how
- *    many of how many), in both families.
+ * Reachability measured with real packets. For one sandbox, on every network it is attached to (eth0, eth1, …; each
+ * path names its network and interface):
+ *  - hostPort: every mapping that reached portmap, per network whose chain has portmap, from the host to 127.0.0.1,
+ *    to that network's gateway addresses, and to host_ip when one was given;
+ *  - podPort: every mapping with host_port <= 0 (never passed to CNI), from the host to each podIP:containerPort;
+ *  - gateway: from the pod to a listener the probe opens on each network's gateway address on the host side;
+ *  - peer: to and from the newest other ready sandboxes on each network (PROBE_PEERS_MAX per network; the report says
+ *    how many of how many), in both families.
+ * A path the attachment's plugin forbids by design is still sent; no answer there is `isolated` (isolation.ts).
  * A port with a listener in the pod is connected to as it is (never taken over); a port without one gets a responder
  * that answers "PODSCOPE-PROBE <nonce> <sandbox id>". Every other ready sandbox mapping the same host port gets one
  * too, with the same nonce, so a connection that lands in another pod is recognised: shadowed, not reachable.
@@ -25,7 +27,9 @@ import type { ActiveTrace, FlowRecord, FlowSpec, FlowTracer } from '../trace/flo
 import { flowSpecFor, type FlowContext } from '../trace/flows';
 import { RuleOwners } from '../trace/ownership';
 import { buildTrace } from '../trace/steps';
-import { eth0Ips, fmtAddr, planGateways, planPeers, planPortMappings, type PlanInput, type PlannedConnect, type ProbePlan } from './plan';
+import { attachmentsOf, eth0Ips, ipsOn, onNetwork, type ProbedAttachment } from './attachments';
+import { childKind } from './isolation';
+import { fmtAddr, planGateways, planPeers, planPortMappings, type PlanInput, type PlannedConnect, type ProbePlan } from './plan';
 import { ProbeSession } from './session';
 import type { ConnectOutcome, ProbeNet } from './types';
 
@@ -87,36 +91,44 @@ async function measure(
   const connectTimeoutMs = opts.connectTimeoutMs ?? 1500;
   const bannerMs = opts.bannerMs ?? 400;
   const others = await readyOthers(ctx, rec);
-  const network = eth0Network(rec);
+  const attachments = await attachmentsOf(ctx, net, rec, report.errors, opts.signal);
   const sharesHostPort = (o: SandboxRecord) =>
     o.config.port_mappings.some(
       (om) => om.host_port > 0 && rec.config.port_mappings.some((m) => m.host_port === om.host_port && m.protocol === om.protocol),
     );
-  // Peers are bounded (each is a Node agent started in its namespace), newest first; every pod sharing a host port
-  // is kept, since a connection DNATed to it must be recognised as shadowed.
-  const onNetwork = others.filter((o) => network !== undefined && eth0Network(o) === network);
-  const peers = [...onNetwork].sort(newestFirst).slice(0, PROBE_PEERS_MAX);
-  if (onNetwork.length > 0) report.peers = { ready: onNetwork.length, measured: peers.length };
-  const involved = others.filter((o) => peers.includes(o) || sharesHostPort(o));
+  // Peers are bounded per network (each is a Node agent started in its namespace), newest first; every pod sharing a
+  // host port is kept, since a connection DNATed to it must be recognised as shadowed.
+  const peersOf = new Map<string, SandboxRecord[]>();
+  report.networks = attachments.map((att) => {
+    const onIt = others.filter((o) => onNetwork(o, att.network));
+    const peers = [...onIt].sort(newestFirst).slice(0, PROBE_PEERS_MAX);
+    peersOf.set(att.network, peers);
+    const kind = childKind(att);
+    return {
+      network: att.network,
+      interface: att.ifName,
+      plugins: att.plugins.map((p) => p.type),
+      ...(att.link?.kind ? { linkKind: att.link.kind } : kind ? { linkKind: kind } : {}),
+      ...(att.link?.parent ? { parent: att.link.parent.name } : {}),
+      ...(onIt.length > 0 ? { peers: { ready: onIt.length, measured: peers.length } } : {}),
+    };
+  });
+  const eth0Peers = report.networks.find((n) => n.interface === 'eth0')?.peers;
+  if (eth0Peers) report.peers = eth0Peers;
+  const measuredPeers = new Set([...peersOf.values()].flat());
+  const involved = others.filter((o) => measuredPeers.has(o) || sharesHostPort(o));
   // every agent starts at once: a node start-up is most of a probe's time
   await Promise.all([
     session.open('host', undefined),
     session.open(rec.id, rec.netnsPath),
     ...involved.map((o) => session.open(o.id, o.netnsPath)),
   ]);
-  const input: PlanInput = {
-    rec,
-    session,
-    others,
-    podIps: eth0Ips(rec),
-    gateways: (rec.network?.interfaces.eth0?.ipConfigs ?? []).flatMap((c) => (c.gateway ? [c.gateway] : [])),
-    hostAddresses: new Set(net.hostAddresses()),
-  };
+  const input: PlanInput = { rec, session, others, attachments, hostAddresses: new Set(net.hostAddresses()) };
   const dnat = await net.hostportDnatRules(opts.signal);
   const plan: ProbePlan = { connects: [], decided: report.paths, errors: report.errors };
   await planPortMappings(input, plan);
   await planGateways(input, plan);
-  await planPeers(input, plan, peers);
+  await planPeers(input, plan, peersOf);
 
   const order = { v4: dnatChainOrder(dnat.v4), v6: dnatChainOrder(dnat.v6) };
   const resetIfBanner = session.answerPrefix;
@@ -169,8 +181,14 @@ async function beginTrace(
     report.errors.push('tracing is not available from this engine: no path was traced');
     return undefined;
   }
-  const fctx: FlowContext = { rec, others: input.others, podIps: input.podIps, gateways: input.gateways, eth0Ips };
-  const flows = plan.connects.map((p) => flowSpecFor(p, fctx, tracer.allocatePort()));
+  // each connect is traced with the addresses of the network it crosses
+  const contextOf = (att: ProbedAttachment | undefined): FlowContext =>
+    att
+      ? { rec, others: input.others, podIps: att.ips, gateways: att.gateways, eth0Ips: (r) => ipsOn(r, att.network) }
+      : { rec, others: input.others, podIps: eth0Ips(rec), gateways: [], eth0Ips };
+  const flows = plan.connects.map((p) =>
+    flowSpecFor(p, contextOf(input.attachments.find((a) => a.network === p.path.network)), tracer.allocatePort()),
+  );
   try {
     return { tracer, flows, active: await tracer.begin(flows, signal) };
   } catch (e) {
@@ -216,7 +234,8 @@ function explainPath(
     target,
     podName: (id) => podName(ctx.store.get(id)),
   });
-  path.why = why;
+  // an isolated path keeps the rule of the plugin's design first; the trace says what the kernel did
+  path.why = path.why ? `${path.why}. Traced: ${why}` : why;
   path.trace = { flow: { sport: flow.sport, dst: flow.dst, dport: flow.dport }, steps, missing: [...t.active.missing] };
 }
 

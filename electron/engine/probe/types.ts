@@ -54,4 +54,20 @@ export interface ProbeNet {
   hostAddresses(): string[];
   /** follows single connections through the kernel (probe --trace); absent where the kernel cannot be asked */
   readonly flowTracer?: FlowTracer;
+  /**
+   * What the kernel says about the pod's interface `ifName` (its kind; for a macvlan/ipvlan child, its parent link in
+   * the host's netns and whether the host has a child of its own there). Absent where the kernel cannot be asked: the
+   * isolation rules then go by the plugin chain alone.
+   */
+  interfaceLink?(netnsPath: string, ifName: string, signal?: AbortSignal): Promise<InterfaceLink | undefined>;
+}
+
+/** The kernel's facts about one pod interface that decide which paths its plugin's design forbids. */
+export interface InterfaceLink {
+  /** `linkinfo.info_kind`: veth, macvlan, ipvlan, … (undefined for a link without one, e.g. a moved physical NIC) */
+  kind?: string;
+  /** the lower link a macvlan/ipvlan child hangs off, in the host's netns, with its own addresses */
+  parent?: { name: string; addresses: string[] };
+  /** a child of the same kind on that parent in the host's netns (the host's own leg into the network), by name */
+  hostLeg?: string;
 }
