@@ -5,7 +5,7 @@
  * listeners (`listen`), black-hole addresses (`blackhole`) and check that every agent was closed (`openAgents`).
  * The builder (test-engine.ts) wires `world` to the FakeKernel the fake CNI plugins wrote to.
  */
-import type { ConnectOutcome, ProbeAgent, ProbeNet } from '../../electron/engine/probe/types';
+import type { ConnectOutcome, InterfaceLink, ProbeAgent, ProbeNet } from '../../electron/engine/probe/types';
 
 export interface FakeProbeWorld {
   /** address → namespace ("host" or a netns path) */
@@ -24,6 +24,10 @@ export class FakeProbeNet implements ProbeNet {
   /** connects to these addresses time out */
   readonly blackholed = new Set<string>();
   readonly opened: Array<{ netns: string; closed: boolean }> = [];
+  /** what the kernel says about a pod interface, per `<netns path>/<ifName>` (tests set it; unset: nothing known) */
+  readonly interfaceLinks = new Map<string, InterfaceLink>();
+  /** the interfaces whose link the probe asked about */
+  readonly linkReads: string[] = [];
   connects: Array<{ from: string; host: string; port: number; outcome: ConnectOutcome }> = [];
   private nextPort = 40000;
 
@@ -114,6 +118,11 @@ export class FakeProbeNet implements ProbeNet {
       v4: nat.v4.filter((l) => l.startsWith('-A CNI-HOSTPORT-DNAT ')),
       v6: nat.v6.filter((l) => l.startsWith('-A CNI-HOSTPORT-DNAT ')),
     };
+  }
+
+  async interfaceLink(netnsPath: string, ifName: string): Promise<InterfaceLink | undefined> {
+    this.linkReads.push(`${netnsPath}/${ifName}`);
+    return this.interfaceLinks.get(`${netnsPath}/${ifName}`);
   }
 
   hostAddresses(): string[] {
