@@ -14,6 +14,7 @@ import { judge } from '../../electron/engine/probe/judge';
 import { planGateways, planPeers, planPortMappings, type PlanInput, type ProbePlan } from '../../electron/engine/probe/plan';
 import { ProbeSession } from '../../electron/engine/probe/session';
 import type { SandboxRecord } from '../../electron/engine/sandbox/record';
+import { describeProbe } from '../../electron/cli/commands/probe';
 import { FAKE_NETWORKS } from '../../testkit/fakes/fake-cni';
 import { FakeProbeNet } from '../../testkit/fakes/fake-probe-net';
 import { createTestEngine, type TestEngine } from '../../testkit/fakes/test-engine';
@@ -81,6 +82,12 @@ describe('probe on a pod with two networks (simulated)', () => {
       ['second-net', 'eth1', eth1.length],
     ]);
     expect(t.probe.openAgents()).toBe(0);
+    // podscope probe's text: a heading per network with its chain, that network's paths under it
+    const text = describeProbe(r).split('\n');
+    const second = text.indexOf('  network second-net (eth1) [bridge]');
+    expect(text.indexOf('  network containerd-net (eth0) [bridge → portmap → bandwidth]')).toBeGreaterThan(0);
+    expect(second).toBeGreaterThan(0);
+    expect(text.slice(second + 1).filter((l) => /^ {4}\S/.test(l))).toHaveLength(eth1.length);
   });
 
   it('a break on eth1 (its peer address black-holed) fails the probe and names eth1', async () => {

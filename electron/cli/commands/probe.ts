@@ -1,16 +1,27 @@
 import { PodscopeError } from '../../../shared/domain/errors';
-import { failingPaths, probeSucceeded, type PathTrace, type ProbeReport } from '../../../shared/domain/probe';
+import {
+  failingPaths,
+  pathsByNetwork,
+  probeSucceeded,
+  type PathTrace,
+  type ProbePath,
+  type ProbeReport,
+} from '../../../shared/domain/probe';
 import { withEndpoint } from '../api';
 import { parseCommandArgs } from '../args';
 import { describeThroughput, measureThroughputVia, throughputExitCode, throughputJson } from './throughput';
 
 export const help = `podscope probe [flags] ID
-  Measures reachability with real packets: each mapped host port from the host (127.0.0.1, the bridge gateway
-  address, host_ip), container-port-only mappings on the pod IP, the pod's gateway, and every ready peer on the same
-  network, both ways. Exit 0 when every applicable path is reachable, else 5 (FailedPrecondition) naming the failures.
+  Measures reachability with real packets on every network the pod is attached to (eth0, eth1, …): each mapped
+  host port from the host (127.0.0.1, the gateway address of each network whose chain has portmap, host_ip),
+  container-port-only mappings on each pod IP, each network's gateway, and the ready peers on each network, both
+  ways. Paths are listed per network and interface. Exit 0 when every applicable path is reachable (isolated ones
+  aside), else 5 (FailedPrecondition) naming the failures.
   verdicts: reachable, shadowed (another pod answered), refused (a RST came back), timeout (nothing came back),
   unreachable (connect() failed at once with a route error: ENETUNREACH, EHOSTUNREACH, EINVAL from a blackhole,
-  EACCES from a prohibit route), notApplicable (not measured).
+  EACCES from a prohibit route), isolated (sent, no answer, on a path the plugin's design forbids: a macvlan/ipvlan
+  child and its parent's own addresses, the host and a pod on a network with no host leg; \`why\` names the plugin
+  and the rule; never a failure), notApplicable (not measured, with the reason).
   --trace        follow each path's own connection (a source port chosen before connecting) through the kernel, in
                  every netns it crosses: route decisions (ip route get), each netfilter rule it hit (TRACE rules in the
                  raw table + xtables-monitor --trace), who installed that rule (portmap/bridge/firewall for a network
@@ -19,7 +30,8 @@ export const help = `podscope probe [flags] ID
                  installed (the trace says what it lacked). Every TRACE rule is removed before the probe returns.
   --throughput   then a bulk TCP transfer each way past the tbf burst (see \`podscope throughput\`); the exit code also
                  fails when a transfer failed or a requested limit did not hold
-  -o text|json   json: {sandboxId, measuredAt, measuredBy, traced?, paths: [{kind, from, to, proto, verdict, rttMs?,
+  -o text|json   json: {sandboxId, measuredAt, measuredBy, traced?, networks: [{network, interface, plugins,
+                 linkKind?, parent?, peers?}], paths: [{kind, network, interface, from, to, proto, verdict, rttMs?,
                  answeredBy?, why?, trace?: {flow: {sport, dst, dport}, missing: [], steps: [{kind: route|netfilter|
                  conntrack|deliver, netns: host|<sandbox id>, family, table?, chain?, rule?, handle?, verdict?,
                  owner?: {plugin, network?, sandboxId?}|null, interface?, reply?, decisive?, detail}]}}],
@@ -41,7 +53,7 @@ export async function run(argv: string[]): Promise<number> {
   });
   if (output === 'json')
     process.stdout.write(`${JSON.stringify(throughput ? { ...report, throughput: throughputJson(throughput) } : report, null, 2)}\n`);
-  else process.stdout.write(describe(report) + (throughput ? describeThroughput(throughput) : ''));
+  else process.stdout.write(describeProbe(report) + (throughput ? describeThroughput(throughput) : ''));
   const throughputCode = throughput ? throughputExitCode(throughput) : 0;
   if (probeSucceeded(report)) {
     if (throughputCode !== 0)
@@ -56,21 +68,36 @@ export async function run(argv: string[]): Promise<number> {
   return 5;
 }
 
-function describe(r: ProbeReport): string {
+/** the text report: the paths per network and interface, each network with its plugin chain */
+export function describeProbe(r: ProbeReport): string {
   const lines = [`Probe of ${r.sandboxId}, measured at ${r.measuredAt} by ${r.measuredBy} in ${r.durationMs.toFixed(0)} ms`];
-  for (const p of r.paths) {
-    const rtt = p.rttMs !== undefined ? ` ${p.rttMs.toFixed(2)} ms` : '';
-    const by = p.answeredBy ? ` by ${p.answeredBy.slice(0, 12)}` : '';
-    lines.push(
-      `  ${p.verdict.padEnd(13)} ${p.kind.padEnd(8)} ${p.from} → ${p.to}/${p.proto}${rtt}${by}${p.measured ? '' : ' (not measured)'}  ${p.note}`,
-    );
-    if (p.why) lines.push(`      why: ${p.why}`);
-    if (p.trace) lines.push(...describeTrace(p.trace, r.sandboxId));
+  for (const g of pathsByNetwork(r)) {
+    if (g.network !== undefined) {
+      const n = g.info;
+      const how = n ? ` [${[n.plugins.join(' → '), n.linkKind, n.parent && `parent ${n.parent}`].filter(Boolean).join(', ')}]` : '';
+      lines.push(`  network ${g.network} (${g.interface ?? '?'})${how}`);
+      if (n?.peers && n.peers.measured < n.peers.ready)
+        lines.push(`    peers: the newest ${n.peers.measured} of ${n.peers.ready} ready peers on this network were measured`);
+      if (g.paths.length === 0) lines.push('    (no path: nothing maps to or routes over this network)');
+    }
+    for (const { path } of g.paths) lines.push(...describePath(path, r.sandboxId));
   }
-  if (r.peers && r.peers.measured < r.peers.ready)
+  // a report from before the probe named networks: its peers figure is eth0's
+  if (!r.networks && r.peers && r.peers.measured < r.peers.ready)
     lines.push(`  peers: the newest ${r.peers.measured} of ${r.peers.ready} ready peers on the network were measured`);
   for (const e of r.errors) lines.push(`  !  ${e}`);
   return `${lines.join('\n')}\n`;
+}
+
+function describePath(p: ProbePath, sandboxId: string): string[] {
+  const rtt = p.rttMs !== undefined ? ` ${p.rttMs.toFixed(2)} ms` : '';
+  const by = p.answeredBy ? ` by ${p.answeredBy.slice(0, 12)}` : '';
+  const out = [
+    `    ${p.verdict.padEnd(13)} ${p.kind.padEnd(8)} ${p.from} → ${p.to}/${p.proto}${rtt}${by}${p.measured ? '' : ' (not measured)'}  ${p.note}`,
+  ];
+  if (p.why) out.push(`      why: ${p.why}`);
+  if (p.trace) out.push(...describeTrace(p.trace, sandboxId));
+  return out;
 }
 
 /** the steps of a traced path, one per line, the deciding one marked with ▶ */
