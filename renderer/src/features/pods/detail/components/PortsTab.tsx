@@ -6,7 +6,8 @@ import { JsonView, parseMaybeJson } from '../../../../lib/ui/JsonView';
 import { Section } from '../../../../lib/ui/KeyValues';
 import { Pill } from '../../../../lib/ui/StatusPill';
 import { LivePorts } from './LivePorts';
-import { HostPortConflicts, ReachabilityPanel } from './ReachabilityPanel';
+import { HostPortConflicts } from './HostPortConflicts';
+import { ReachabilityPanel } from './ReachabilityPanel';
 
 export function PortsTab({ s, traced = true, runtime }: { s: SandboxStatus; traced?: boolean; runtime?: string }) {
   if (s.portMappings.length === 0) {

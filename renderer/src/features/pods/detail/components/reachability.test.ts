@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { ProbePath } from '../../../../../../shared/domain/probe';
-import { verdictTone } from './ReachabilityPanel';
+import { verdictTone } from '../model/reachability';
 
 const path = (over: Partial<ProbePath>): ProbePath => ({
   kind: 'hostPort',
@@ -24,5 +24,10 @@ describe('reachability verdict pills', () => {
     expect(verdictTone(path({ verdict: 'timeout' }), true)).toBe('bad');
     // a route error is a failure too, never green
     expect(verdictTone(path({ verdict: 'unreachable' }), true)).toBe('bad');
+  });
+
+  it('an isolated path (forbidden by the plugin design) has its own colour: never green, never red', () => {
+    expect(verdictTone(path({ verdict: 'isolated' }), true)).toBe('info');
+    expect(verdictTone(path({ verdict: 'isolated' }), false)).toBe('muted');
   });
 });

@@ -1,0 +1,102 @@
+// @vitest-environment jsdom
+/**
+ * The Reachability table grouped by network: a heading per attachment (network · interface, its chain, link kind and
+ * parent) with that network's paths under it in the report's order; an isolated path shows its own pill (neither
+ * green nor red) and the rule of the plugin's design; a path that could not be measured says why.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import { cleanup, render, screen, within } from '@testing-library/react';
+import type { ProbePath, ProbeReport } from '../../../../../../shared/domain/probe';
+import type { SandboxStatus } from '../../../../../../shared/domain/sandbox';
+import { ReachabilityPaths } from './ReachabilityPaths';
+
+afterEach(cleanup);
+
+const ID = 'a'.repeat(64);
+const s = { id: ID, state: 'SANDBOX_READY', metadata: { name: 'web', namespace: 'default' } } as unknown as SandboxStatus;
+const path = (over: Partial<ProbePath>): ProbePath => ({
+  kind: 'gateway',
+  from: 'pod',
+  to: '10.70.0.1:4000',
+  proto: 'tcp',
+  verdict: 'reachable',
+  measured: true,
+  note: 'nonce matched',
+  network: 'psmn-br',
+  interface: 'eth0',
+  ...over,
+});
+const RULE = "macvlan: a macvlan child cannot reach its parent link's own addresses (10.71.0.1 is on pmnpar)";
+const report: ProbeReport = {
+  sandboxId: ID,
+  measuredAt: '2026-11-25T23:00:00Z',
+  measuredBy: 'TCP connect',
+  durationMs: 1500,
+  trigger: 'onDemand',
+  errors: [],
+  networks: [
+    { network: 'psmn-br', interface: 'eth0', plugins: ['bridge', 'portmap'] },
+    {
+      network: 'psmn-mac',
+      interface: 'eth1',
+      plugins: ['macvlan'],
+      linkKind: 'macvlan',
+      parent: 'pmnpar',
+      peers: { ready: 6, measured: 4 },
+    },
+  ],
+  paths: [
+    path({ kind: 'hostPort', from: 'host', to: '127.0.0.1:8080', mappingIndex: 0 }),
+    path({
+      to: '10.71.0.1:4001',
+      network: 'psmn-mac',
+      interface: 'eth1',
+      verdict: 'isolated',
+      note: 'no answer to the SYN in time',
+      why: RULE,
+    }),
+    path({ network: 'psmn-mac', interface: 'eth1', kind: 'peer', to: '10.71.0.11:4002' }),
+    path({ to: '10.70.0.1', verdict: 'timeout', measured: false, note: 'not measured: EADDRINUSE' }),
+  ],
+};
+const actions = { canExplain: true, open: null, tracing: false, busy: false, explain: () => undefined };
+
+describe('Reachability paths grouped by network', () => {
+  it('one group per attachment in order, each heading with its chain and link, each path under its own network', () => {
+    render(<ReachabilityPaths s={s} report={report} actions={actions} />);
+    const groups = screen.getAllByTestId('reach-network');
+    expect(groups.map((g) => [g.dataset.network, g.dataset.interface])).toEqual([
+      ['psmn-br', 'eth0'],
+      ['psmn-mac', 'eth1'],
+    ]);
+    const [eth0, eth1] = groups as [HTMLElement, HTMLElement];
+    expect(within(eth0).getByTestId('reach-network-heading').textContent).toContain('psmn-br · eth0 — bridge → portmap');
+    expect(within(eth1).getByTestId('reach-network-heading').textContent).toContain('psmn-mac · eth1 — macvlan · macvlan · parent pmnpar');
+    expect(within(eth1).getByTestId('reach-peers').textContent).toContain('peers: newest 4 of 6');
+    expect(
+      within(eth0)
+        .getAllByRole('row')
+        .filter((r) => r.dataset.kind)
+        .map((r) => r.dataset.kind),
+    ).toEqual(['hostPort', 'gateway']);
+    expect(
+      within(eth1)
+        .getAllByRole('row')
+        .filter((r) => r.dataset.kind)
+        .map((r) => r.dataset.verdict),
+    ).toEqual(['isolated', 'reachable']);
+  });
+
+  it('an isolated path has its own pill (not green, not red) and names the rule; an unmeasured one says why', () => {
+    render(<ReachabilityPaths s={s} report={report} actions={actions} />);
+    const row = document.querySelector<HTMLElement>('tr[data-verdict="isolated"]')!;
+    const pill = row.querySelector('.pill')!;
+    expect(pill.textContent).toBe('isolated by design');
+    expect(pill.className).toContain('pill-info');
+    expect(pill.className).not.toMatch(/pill-(ok|bad)/);
+    expect(within(row).getByTestId('reach-design-rule').textContent).toBe(`Expected: ${RULE}`);
+    const unmeasured = document.querySelector<HTMLElement>('tr[data-measured="false"]')!;
+    expect(within(unmeasured).getByTestId('reach-derived').textContent).toBe('not measured');
+    expect(unmeasured.textContent).toContain('not measured: EADDRINUSE');
+  });
+});

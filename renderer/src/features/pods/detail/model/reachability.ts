@@ -1,0 +1,72 @@
+/**
+ * How a probe report is shown: a verdict's label and colour, and the paths grouped by the network they cross. Green
+ * only for a path measured reachable while the pod is ready; `isolated` (expected by the plugin's design) has a colour
+ * of its own, never green and never red.
+ */
+import { pathsByNetwork, type ProbePath, type ProbeReport, type ProbeVerdict } from '../../../../../../shared/domain/probe';
+import type { Tone } from '../../../../lib/ui/StatusPill';
+
+export function hhmmss(iso: string): string {
+  const d = new Date(iso);
+  return Number.isNaN(d.getTime()) ? iso : d.toLocaleTimeString(undefined, { hour12: false });
+}
+
+export const VERDICT_LABEL: Record<ProbeVerdict, string> = {
+  reachable: 'reachable',
+  refused: 'refused',
+  timeout: 'timed out',
+  unreachable: 'unreachable',
+  shadowed: 'shadowed',
+  isolated: 'isolated by design',
+  notApplicable: 'not applicable',
+};
+
+export function verdictTone(p: ProbePath, podReady: boolean): Tone {
+  if (!p.measured || !podReady) return 'muted';
+  if (p.verdict === 'reachable') return 'ok';
+  if (p.verdict === 'shadowed') return 'warn';
+  if (p.verdict === 'isolated') return 'info';
+  if (p.verdict === 'notApplicable') return 'muted';
+  return 'bad';
+}
+
+/** not measured: either nothing applies (derived from the pod's state and configuration) or the measurement could not be made */
+export const unmeasuredLabel = (p: ProbePath) => (p.verdict === 'notApplicable' ? 'derived from configuration' : 'not measured');
+
+export const KIND_LABEL: Record<ProbePath['kind'], string> = {
+  hostPort: 'host port',
+  podPort: 'pod port',
+  gateway: 'gateway',
+  peer: 'peer',
+};
+
+export interface PathGroup {
+  /** "containerd-net · eth0", or undefined for paths the probe did not tie to a network (a stopped pod's) */
+  title?: string;
+  /** the chain and link facts, e.g. "bridge → portmap · veth" */
+  detail?: string;
+  network?: string;
+  interface?: string;
+  /** ready peers on this network beyond the ones measured */
+  peersNote?: string;
+  rows: Array<{ path: ProbePath; index: number }>;
+  /** counts per verdict, for the group's summary */
+  counts: Partial<Record<ProbeVerdict, number>>;
+}
+
+export function pathGroups(report: ProbeReport): PathGroup[] {
+  return pathsByNetwork(report).map((g) => {
+    const n = g.info;
+    const counts: PathGroup['counts'] = {};
+    for (const { path } of g.paths) counts[path.verdict] = (counts[path.verdict] ?? 0) + 1;
+    return {
+      title: g.network === undefined ? undefined : `${g.network} · ${g.interface ?? '?'}`,
+      detail: n ? [n.plugins.join(' → '), n.linkKind, n.parent && `parent ${n.parent}`].filter(Boolean).join(' · ') : undefined,
+      network: g.network,
+      interface: g.interface,
+      peersNote: n?.peers && n.peers.measured < n.peers.ready ? `peers: newest ${n.peers.measured} of ${n.peers.ready}` : undefined,
+      rows: g.paths,
+      counts,
+    };
+  });
+}
