@@ -1,7 +1,8 @@
 /**
  * Reachability measured in the app: two pods on one host port. The form warns before the second is created, the
  * list marks both, the second's Ports tab says the first's DNAT rule wins, and pressing Probe shows its host-port
- * paths shadowed by the first while the first's are measured reachable (green, with the time of measurement).
+ * paths shadowed by the first while the first's are measured reachable (green, with the time of measurement), under
+ * the heading of the one network they cross (eth0).
  */
 import { test, expect } from '../support/fixtures';
 
@@ -61,6 +62,12 @@ test('probe: a contested host port is shadowed, the winner is reachable, and the
     await expect(reach.locator('tbody tr[data-kind="hostPort"]').first()).toHaveAttribute('data-verdict', 'reachable');
     await expect(reach.locator('tbody tr[data-kind="peer"]').first()).toHaveAttribute('data-verdict', 'reachable');
     await expect(reach.locator('tbody tr[data-verdict="reachable"] .pill-ok').first()).toBeVisible();
+    // the paths are grouped by the network they cross: one network here, eth0, its chain in the heading
+    const group = reach.getByTestId('reach-network');
+    await expect(group).toHaveCount(1);
+    await expect(group).toHaveAttribute('data-interface', 'eth0');
+    await expect(group.getByTestId('reach-network-heading')).toContainText('bridge → portmap → bandwidth');
+    await expect(group.locator('tr[data-kind]:not([data-interface="eth0"])')).toHaveCount(0);
     await reach.scrollIntoViewIfNeeded();
     await app.screenshot('probe-03-first-reachable');
   });

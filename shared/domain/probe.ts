@@ -145,6 +145,14 @@ export function failingPaths(report: ProbeReport): ProbePath[] {
   return report.paths.filter((p) => p.verdict !== 'reachable' && p.verdict !== 'notApplicable' && p.verdict !== 'isolated');
 }
 
+/** what to say about an attachment beside its name: its chain, the link kind when the chain does not say it, the parent */
+export function networkDetail(n: ProbeNetwork): string[] {
+  const out = [n.plugins.join(' → ')];
+  if (n.linkKind && n.linkKind !== n.plugins[0]) out.push(`${n.linkKind} link`);
+  if (n.parent) out.push(`parent ${n.parent}`);
+  return out.filter(Boolean);
+}
+
 /** The report's paths grouped by the network they cross, in the report's network order (paths without one last). */
 export function pathsByNetwork(report: Pick<ProbeReport, 'paths' | 'networks'>): Array<{
   network?: string;

@@ -172,7 +172,7 @@ describe('probe on a pod with a bridge (eth0) and a macvlan (eth1) network', () 
       ).toEqual(['gateway', 'podPort']);
       // the text of the same report (the CLI prints it without -o json; one CLI start is enough here)
       const text = { stdout: describeProbe(doc) };
-      expect(text.stdout).toContain(`  network ${MACNET} (eth1) [macvlan, macvlan, parent ${PARENT}]`);
+      expect(text.stdout).toContain(`  network ${MACNET} (eth1) [macvlan, parent ${PARENT}]`);
       expect(text.stdout).toMatch(/ {4}isolated +gateway +pod → 10\.71\.0\.1:\d+\/tcp/);
       expect(text.stdout).toContain("why: macvlan: a macvlan child cannot reach its parent link's own addresses");
     } finally {

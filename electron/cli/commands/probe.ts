@@ -1,6 +1,7 @@
 import { PodscopeError } from '../../../shared/domain/errors';
 import {
   failingPaths,
+  networkDetail,
   pathsByNetwork,
   probeSucceeded,
   type PathTrace,
@@ -74,7 +75,7 @@ export function describeProbe(r: ProbeReport): string {
   for (const g of pathsByNetwork(r)) {
     if (g.network !== undefined) {
       const n = g.info;
-      const how = n ? ` [${[n.plugins.join(' → '), n.linkKind, n.parent && `parent ${n.parent}`].filter(Boolean).join(', ')}]` : '';
+      const how = n ? ` [${networkDetail(n).join(', ')}]` : '';
       lines.push(`  network ${g.network} (${g.interface ?? '?'})${how}`);
       if (n?.peers && n.peers.measured < n.peers.ready)
         lines.push(`    peers: the newest ${n.peers.measured} of ${n.peers.ready} ready peers on this network were measured`);

@@ -71,7 +71,7 @@ describe('Reachability paths grouped by network', () => {
     ]);
     const [eth0, eth1] = groups as [HTMLElement, HTMLElement];
     expect(within(eth0).getByTestId('reach-network-heading').textContent).toContain('psmn-br · eth0 — bridge → portmap');
-    expect(within(eth1).getByTestId('reach-network-heading').textContent).toContain('psmn-mac · eth1 — macvlan · macvlan · parent pmnpar');
+    expect(within(eth1).getByTestId('reach-network-heading').textContent).toContain('psmn-mac · eth1 — macvlan · parent pmnpar');
     expect(within(eth1).getByTestId('reach-peers').textContent).toContain('peers: newest 4 of 6');
     expect(
       within(eth0)

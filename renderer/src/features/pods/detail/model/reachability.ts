@@ -3,7 +3,7 @@
  * only for a path measured reachable while the pod is ready; `isolated` (expected by the plugin's design) has a colour
  * of its own, never green and never red.
  */
-import { pathsByNetwork, type ProbePath, type ProbeReport, type ProbeVerdict } from '../../../../../../shared/domain/probe';
+import { networkDetail, pathsByNetwork, type ProbePath, type ProbeReport, type ProbeVerdict } from '../../../../../../shared/domain/probe';
 import type { Tone } from '../../../../lib/ui/StatusPill';
 
 export function hhmmss(iso: string): string {
@@ -61,7 +61,7 @@ export function pathGroups(report: ProbeReport): PathGroup[] {
     for (const { path } of g.paths) counts[path.verdict] = (counts[path.verdict] ?? 0) + 1;
     return {
       title: g.network === undefined ? undefined : `${g.network} · ${g.interface ?? '?'}`,
-      detail: n ? [n.plugins.join(' → '), n.linkKind, n.parent && `parent ${n.parent}`].filter(Boolean).join(' · ') : undefined,
+      detail: n ? networkDetail(n).join(' · ') : undefined,
       network: g.network,
       interface: g.interface,
       peersNote: n?.peers && n.peers.measured < n.peers.ready ? `peers: newest ${n.peers.measured} of ${n.peers.ready}` : undefined,
