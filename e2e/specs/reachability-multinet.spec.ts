@@ -151,7 +151,7 @@ base(
     await expect(groups.nth(1).locator('tr[data-kind="peer"]').first()).toHaveAttribute('data-verdict', 'reachable');
     await expect(reach.locator('tr[data-kind="peer"][data-interface="eth1"] [data-testid="reach-answered-by"]').first()).toBeVisible();
     expect(a).toMatch(/^[0-9a-f]{64}$/);
-    await reach.scrollIntoViewIfNeeded();
+    await groups.nth(1).locator('tr[data-kind="peer"]').last().scrollIntoViewIfNeeded();
     await app.screenshot('probe-05-two-networks-grouped');
   },
 );
