@@ -102,7 +102,7 @@ export interface ProbeReport {
   /** problems that kept some paths from being measured; the paths say which */
   errors: string[];
   /**
-   * Ready peers on the pod's network, and how many of them were measured (the newest, up to PROBE_PEERS_MAX):
+   * Ready peers on the pod's eth0 network (each network's are in `networks`), and how many of them were measured (the newest, up to PROBE_PEERS_MAX):
    * each one measured is a Node agent in its namespace, so the probe's cost stays flat on a crowded network.
    */
   peers?: { ready: number; measured: number };
