@@ -37,7 +37,7 @@ test('measure throughput on the Bandwidth tab and follow the topology to the Net
     await expect(page.getByTestId('topo-node-pod-if-eth0')).toBeVisible();
     await expect(page.getByTestId(`topo-node-bridge-${E2E_BRIDGE}`)).toBeVisible();
     await expect(page.getByTestId('topo-edge-veth')).toHaveCount(1);
-    await expect(page.getByTestId('topo-edge-ifb-redirect')).toHaveCount(1);
+    await expect(page.getByTestId('topo-edge-redirect')).toHaveCount(1);
     await page.getByTestId('topology').scrollIntoViewIfNeeded();
     await app.screenshot('measure-02-topology');
     await page.getByTestId(`topo-node-bridge-${E2E_BRIDGE}`).click();

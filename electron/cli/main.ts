@@ -16,6 +16,7 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   inspectp: () => import('./commands/inspectp'),
   probe: () => import('./commands/probe'),
   throughput: () => import('./commands/throughput'),
+  topology: () => import('./commands/topology'),
   cnicheck: () => import('./commands/cnicheck'),
   create: () => import('./commands/create'),
   start: () => import('./commands/start'),
@@ -66,6 +67,7 @@ Commands:
   rmi IMAGE...    remove images
   inspecti IMAGE  show an image (config, layers) as JSON
   throughput ID   measure the pod's bandwidth limits with bulk TCP each way (past the tbf burst)
+  topology ID     how the pod is wired, read from the kernel: veth peers, bridges, parents, routes, redirects, owners
   cnicheck ID     run CNI CHECK for the pod (and STATUS for the networks), recorded in its trace
   serve           browser mode: the Podscope UI on 127.0.0.1
   cri             serve the CRI runtime.v1 API on a unix socket

@@ -13,6 +13,8 @@ import type { ContainerEvent } from '../../shared/domain/container';
 import type { SandboxEvent } from '../../shared/domain/sandbox';
 import { DEFAULT_ENGINE_OPTIONS, type EngineOptions } from '../../electron/engine/options';
 import { buildPauseSpec } from '../../electron/engine/runtime/oci-spec';
+import { LinuxKernelReader } from '../../electron/engine/kernel/linux-reader';
+import { KernelTopologyReader } from '../../electron/engine/topology/reader';
 import type { RecoveryReport } from '../../electron/engine/sandbox/recover';
 import { SandboxEngine, type EngineDeps } from '../../electron/engine/sandbox/service';
 import { createFakeCni, type FakeCni, type FakeNetwork } from './fake-cni';
@@ -21,12 +23,12 @@ import { FakeImageStore } from './fake-images';
 import type { ImageStore } from '../../electron/engine/images/types';
 import { FakeSandboxFiles } from './fake-files';
 import type { FakeKernel } from './fake-kernel';
+import { FakeKernelCommands } from './fake-kernel-commands';
 import { FakeLiveReader } from './fake-live';
 import { FakeNetnsManager } from './fake-netns';
 import { FakeProbeNet, type FakeProbeWorld } from './fake-probe-net';
 import { FakePauseRuntime } from './fake-runtime';
 import { FakeThroughputMeter } from './fake-throughput';
-import { FakeTopologyReader } from './fake-topology';
 
 export interface TestEngineOptions {
   /** engine options over the temp-dir defaults (dirs you pass are used as given) */
@@ -54,8 +56,8 @@ export interface TestEngine {
   images: FakeImageStore;
   /** replays byte curves for throughput(); set `curves` per direction */
   throughput: FakeThroughputMeter;
-  /** the kernel's wiring as the fake CNI plugins left it (pod side only) */
-  topology: FakeTopologyReader;
+  /** the `ip`/`bridge`/`tc` commands over what the fake CNI plugins left; the engine's own kernel and topology readers run over them */
+  kernelCommands: FakeKernelCommands;
   containerRuntime: FakeContainerRuntime;
   cgroups: FakeCgroups;
   host: FakeContainerHost;
@@ -99,7 +101,7 @@ export async function createTestEngine(opts: TestEngineOptions = {}): Promise<Te
     ingress: { lineBytesPerMs: 1e6, burstBytes: 536_870_911, shapedBytesPerMs: 1250 },
     egress: { lineBytesPerMs: 1e6, burstBytes: 536_870_911, shapedBytesPerMs: 1250 },
   });
-  const topology = new FakeTopologyReader(kernel);
+  const kernelCommands = new FakeKernelCommands(kernel);
   const containerRuntime = new FakeContainerRuntime();
   const cgroups = new FakeCgroups();
   const host = new FakeContainerHost();
@@ -113,7 +115,7 @@ export async function createTestEngine(opts: TestEngineOptions = {}): Promise<Te
     probeNet: probe,
     images: opts.imageStore ?? images,
     throughputMeter: throughput,
-    topologyReader: topology,
+    topologyReader: new KernelTopologyReader(new LinuxKernelReader(kernelCommands)),
     buildPauseSpec,
     engineOomScoreAdj: 0,
     cleanupTimeoutMs: 5000,
@@ -143,7 +145,7 @@ export async function createTestEngine(opts: TestEngineOptions = {}): Promise<Te
     probe,
     images,
     throughput,
-    topology,
+    kernelCommands,
     containerRuntime,
     cgroups,
     host,

@@ -134,8 +134,8 @@ describe('a pod with kubernetes.io/ingress-bandwidth and egress-bandwidth 10M', 
   it('draws the pod from the kernel: netns eth0 → its veth peer → bridge pst2-m, with addresses, MACs and MTU', async () => {
     const topo = await engine.topology(id);
     const st = await engine.status(id);
-    expect(Date.parse(topo.measuredAt)).not.toBeNaN();
-    const eth0 = topo.nodes.find((n) => n.key === `pod:${id}:eth0`)!;
+    expect(Date.parse(topo.readAt)).not.toBeNaN();
+    const eth0 = topo.nodes.find((n) => n.id === `pod:${id}:eth0`)!;
     expect(eth0.addresses.map((a) => `${a.address}/${a.prefixLen}`)).toContain(`${st.ip}/24`);
     const inside = JSON.parse(sh('ip', ['-n', basename(netnsPath), '-j', 'link', 'show', 'eth0']))[0] as {
       mtu: number;
@@ -144,16 +144,16 @@ describe('a pod with kubernetes.io/ingress-bandwidth and egress-bandwidth 10M', 
     };
     expect(eth0.mtu).toBe(inside.mtu);
     expect(eth0.mac).toBe(inside.address);
-    const vethEdge = topo.edges.find((e) => e.from === eth0.key && e.kind === 'veth')!;
-    const veth = topo.nodes.find((n) => n.key === vethEdge.to)!;
+    const vethEdge = topo.edges.find((e) => e.from === eth0.id && e.kind === 'veth')!;
+    const veth = topo.nodes.find((n) => n.id === vethEdge.to)!;
     expect(veth.ifindex).toBe(inside.link_index);
     expect(veth.master).toBe('pst2-m');
     expect(veth.hairpin).toBe(true);
     const bridge = topo.nodes.find((n) => n.kind === 'bridge')!;
     expect(bridge.name).toBe('pst2-m');
     expect(bridge.addresses.map((a) => a.address)).toContain('10.223.0.1');
-    expect(topo.edges).toContainEqual({ from: veth.key, to: bridge.key, kind: 'bridge-port' });
-    expect(topo.nodes.some((n) => n.kind === 'ifb' && topo.edges.some((e) => e.from === veth.key && e.to === n.key))).toBe(true);
+    expect(topo.edges).toContainEqual(expect.objectContaining({ from: veth.id, to: bridge.id, kind: 'bridge-port' }));
+    expect(topo.nodes.some((n) => n.kind === 'ifb' && topo.edges.some((e) => e.from === veth.id && e.to === n.id))).toBe(true);
     const net = await engine.networkTopology('pst2-m');
     expect(net.sandboxes.map((s) => s.id)).toEqual([id]);
   });

@@ -14,6 +14,7 @@ import { parseSave, ruleSpecLines, ruleWords, tablesOf } from '../../electron/en
 import {
   isSysctlName,
   parseBridgePorts,
+  parseFilters,
   parseLinks,
   parseQdiscs,
   parseRoutes,
@@ -26,6 +27,7 @@ import type { ExecRequest, ExecResult, ProcessRunner } from '../../electron/engi
 import { LinuxProbeNet } from '../../electron/engine/probe/linux-probe-net';
 import { buildTopology } from '../../electron/engine/topology/build';
 import { KernelTopologyReader } from '../../electron/engine/topology/reader';
+import { noOwners } from '../../electron/engine/topology/owners';
 
 const fixture = (name: string) => readFileSync(join(__dirname, '../fixtures/kernel', name), 'utf8');
 const lines = (name: string) => fixture(name).split('\n').filter(Boolean);
@@ -269,21 +271,14 @@ describe('the readers over it keep their own shapes', () => {
   };
   const kernel = new LinuxKernelReader(recorded);
 
-  it("topology: iproute2's field names back, so the builder finds the veth's peer by ifindex and the bridge port", async () => {
+  it("topology: the host and the pod netns read at once, the builder finds the veth's peer by ifindex and the bridge port", async () => {
     const raw = await new KernelTopologyReader(kernel).read(['/run/netns/peer']);
     expect(raw.errors).toEqual([]);
-    expect(raw.host.find((l) => l.ifname === 'p0')).toMatchObject({
-      ifindex: 5,
-      link_index: 2,
-      link_netnsid: 0,
-      linkinfo: { info_kind: 'veth' },
-    });
-    expect(raw.host.find((l) => l.ifname === 'd1')).toMatchObject({
-      master: 'ktbr0',
-      linkinfo: { info_kind: 'veth', info_slave_kind: 'bridge' },
-    });
-    expect(raw.bridgePorts).toEqual([{ ifindex: 2, ifname: 'd1', master: 'ktbr0', state: 'forwarding', hairpin: true }]);
-    const { edges } = buildTopology(raw, [{ sandboxId: 's', netnsPath: '/run/netns/peer', hostInterfaces: [] }]);
+    expect(raw.host.links.find((l) => l.name === 'p0')).toMatchObject({ ifindex: 5, peerIfindex: 2, peerNetnsId: 0, kind: 'veth' });
+    expect(raw.host.links.find((l) => l.name === 'd1')).toMatchObject({ master: 'ktbr0', kind: 'veth', slaveKind: 'bridge' });
+    expect(raw.host.bridgePorts).toEqual([{ ifindex: 2, name: 'd1', master: 'ktbr0', state: 'forwarding', hairpin: true }]);
+    expect(raw.host.routes.length).toBeGreaterThan(0);
+    const { edges } = buildTopology(raw, [{ sandboxId: 's', netnsPath: '/run/netns/peer', owners: noOwners() }]);
     expect(edges).toContainEqual({ from: 'pod:s:p1', to: 'host:p0', kind: 'veth' });
   });
 
@@ -323,5 +318,37 @@ describe('the readers over it keep their own shapes', () => {
     expect(rules.v4).toHaveLength(1);
     expect(rules.v6).toHaveLength(1);
     expect(rules.v6[0]).toMatch(/^-A CNI-HOSTPORT-DNAT -p tcp .*--dports 18080 -j CNI-DN-d2efcb24d383b390721b1$/);
+  });
+});
+
+describe('parse: what the topology needs beyond links (recorded with ptp, macvlan, host-device and bandwidth)', () => {
+  const topo = (name: string) => readFileSync(join(__dirname, '../fixtures/kernel/topology', name), 'utf8');
+
+  it("a macvlan names its parent by ifindex and netns id, with its mode; a moved link keeps host-device's alias", () => {
+    expect(parseLinks(topo('ptpx2-ip-addr.json')).find((l) => l.name === 'eth0')).toMatchObject({
+      kind: 'macvlan',
+      mode: 'bridge',
+      peerIfindex: 1187,
+      peerNetnsId: 0,
+    });
+    expect(parseLinks(topo('ptpx3-ip-addr.json')).find((l) => l.name === 'eth0')).toMatchObject({ kind: 'veth', alias: 'ptpxc' });
+  });
+
+  it("tc filters: the header entries carry no action, the u32 entry carries bandwidth's mirred redirects to the ifb", () => {
+    const filters = parseFilters(topo('host-tc-filter-ingress.json'), 'vethee2fcdad');
+    expect(filters).toHaveLength(3);
+    expect(filters.every((f) => f.dev === 'vethee2fcdad' && f.parent === 'ffff:' && f.kind === 'u32')).toBe(true);
+    expect(filters[2]!.actions[0]).toEqual({ kind: 'mirred', action: 'redirect', direction: 'egress', toDev: 'bwpdefe712dc431' });
+    expect(filters.slice(0, 2).every((f) => f.actions.length === 0)).toBe(true);
+  });
+
+  it('the reader asks tc for the ingress filters of exactly the devices named', async () => {
+    const cmd = (c: { file: string; args: string[] }) => [c.file, ...c.args].join(' ');
+    const runner = scripted({
+      [cmd(kernelCommands.ingressFilters('vethee2fcdad'))]: { stdout: topo('host-tc-filter-ingress.json') },
+    });
+    const s = await new LinuxKernelReader(runner).read(undefined, { ingressFilters: { devices: ['vethee2fcdad'] } });
+    expect(runner.ran).toEqual(['tc -j filter show dev vethee2fcdad ingress']);
+    expect(s.ingressFilters.flatMap((f) => f.actions.map((a) => a.toDev))).toEqual(['bwpdefe712dc431', 'bwpdefe712dc431']);
   });
 });

@@ -21,6 +21,7 @@ export const kernelCommands = {
   routes: (family: IpFamily, netns?: string) => at(netns, 'ip', ['-j', `-${family}`, 'route', 'show', 'table', 'all']),
   rules: (family: IpFamily, netns?: string) => at(netns, 'ip', ['-j', `-${family}`, 'rule', 'show']),
   qdiscs: (netns?: string, dev?: string) => at(netns, 'tc', ['-j', 'qdisc', 'show', ...(dev === undefined ? [] : ['dev', dev])]),
+  ingressFilters: (dev: string, netns?: string) => at(netns, 'tc', ['-j', 'filter', 'show', 'dev', dev, 'ingress']),
   bridgePorts: (netns?: string) => at(netns, 'bridge', ['-d', '-j', 'link', 'show']),
   /** one save lists every table of a family; `table` narrows it to one */
   netfilter: (family: IpFamily, netns?: string, table?: string) =>

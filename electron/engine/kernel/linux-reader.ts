@@ -6,7 +6,7 @@ import { PodscopeError } from '../../../shared/domain/errors';
 import { describeCommand, type ProcessRunner } from '../os/exec';
 import { kernelCommands, type KernelCommand } from './commands';
 import { parseSave } from './netfilter';
-import { isSysctlName, parseBridgePorts, parseLinks, parseQdiscs, parseRoutes, parseRules, parseSysctlLines } from './parse';
+import { isSysctlName, parseBridgePorts, parseFilters, parseLinks, parseQdiscs, parseRoutes, parseRules, parseSysctlLines } from './parse';
 import { emptyKernelState, type KernelQuery, type KernelReadOptions, type KernelReader, type KernelState } from './types';
 
 const DEFAULT_TIMEOUT_MS = 10_000;
@@ -69,6 +69,10 @@ export class LinuxKernelReader implements KernelReader {
       );
     }
     if (query.bridgePorts) jobs.push(parsed(kernelCommands.bridgePorts(netns), parseBridgePorts).then((v) => void (state.bridgePorts = v)));
+    if (query.ingressFilters) {
+      const read = (dev: string) => parsed(kernelCommands.ingressFilters(dev, netns), (t) => parseFilters(t, dev));
+      jobs.push(Promise.all(query.ingressFilters.devices.map(read)).then((v) => void (state.ingressFilters = v.flat())));
+    }
     if (query.netfilter) {
       const tables = query.netfilter === true ? [undefined] : query.netfilter.tables;
       const read = (f: 4 | 6) =>

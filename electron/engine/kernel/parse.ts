@@ -3,7 +3,17 @@
  * for /proc/sys files, to the kernel types. Pure: tested over recorded output. Each throws on output that is not the
  * JSON array the command prints; the reader turns that into an error of the read.
  */
-import type { BridgePort, IpFamily, KernelAddress, KernelLink, KernelQdisc, KernelRoute, KernelRule } from './types';
+import type {
+  BridgePort,
+  IpFamily,
+  KernelAddress,
+  KernelFilter,
+  KernelFilterAction,
+  KernelLink,
+  KernelQdisc,
+  KernelRoute,
+  KernelRule,
+} from './types';
 
 type Json = Record<string, unknown>;
 
@@ -29,6 +39,7 @@ export function parseLinks(text: string): KernelLink[] {
   return jsonArray(text).map((l) => {
     const info = obj(l.linkinfo);
     const slave = obj(info.info_slave_data);
+    const data = obj(info.info_data);
     const addrs = Array.isArray(l.addr_info) ? l.addr_info.map(obj) : [];
     return defined<KernelLink>({
       ifindex: num(l.ifindex) ?? 0,
@@ -40,6 +51,10 @@ export function parseLinks(text: string): KernelLink[] {
       peerIfindex: num(l.link_index),
       peerName: str(l.link),
       peerNetnsId: num(l.link_netnsid),
+      alias: str(l.ifalias),
+      mode: str(data.mode),
+      vlanId: str(info.info_kind) === 'vlan' ? num(data.id) : undefined,
+      vrfTable: str(info.info_kind) === 'vrf' ? num(data.table) : undefined,
       flags: Array.isArray(l.flags) ? l.flags.filter((f): f is string => typeof f === 'string') : undefined,
       state: str(l.operstate),
       mtu: num(l.mtu),
@@ -55,6 +70,30 @@ export function parseLinks(text: string): KernelLink[] {
             scope: str(a.scope),
           }),
         ),
+    });
+  });
+}
+
+/**
+ * `tc -j filter show dev <dev> ingress`: tc leaves the device out of each entry, and lists a filter's header entries
+ * (no options) before the one that carries its actions.
+ */
+export function parseFilters(text: string, dev: string): KernelFilter[] {
+  return jsonArray(text).map((f) => {
+    const actions = Array.isArray(obj(f.options).actions) ? (obj(f.options).actions as unknown[]).map(obj) : [];
+    return defined<KernelFilter>({
+      dev,
+      parent: str(f.parent),
+      kind: str(f.kind) ?? '',
+      pref: num(f.pref),
+      actions: actions.map((a) =>
+        defined<KernelFilterAction>({
+          kind: str(a.kind) ?? '',
+          action: str(a.mirred_action),
+          direction: str(a.direction),
+          toDev: str(a.to_dev),
+        }),
+      ),
     });
   });
 }

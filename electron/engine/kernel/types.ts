@@ -25,12 +25,23 @@ export interface KernelLink {
   master?: string;
   /** a bridge port's hairpin mode, when it is one */
   hairpin?: boolean;
-  /** the peer's ifindex, when the peer lives in another namespace (veth across netns) */
+  /**
+   * The other link this one names (`link_index`), when that link lives in another namespace: a veth's peer, or the
+   * parent (lower) link of a macvlan, ipvlan or vlan
+   */
   peerIfindex?: number;
-  /** the peer's name, when the peer lives in this namespace */
+  /** the same link's name (`link`), when it lives in this namespace */
   peerName?: string;
   /** the id (in this namespace's numbering) of the namespace the peer lives in */
   peerNetnsId?: number;
+  /** the link's alias (`ifalias`): host-device keeps a moved link's original name there */
+  alias?: string;
+  /** macvlan/ipvlan mode (bridge, private, l2, l3, …) */
+  mode?: string;
+  /** a vlan link's VLAN id */
+  vlanId?: number;
+  /** a vrf link's routing table */
+  vrfTable?: number;
   /** UP, LOWER_UP, BROADCAST, … as the kernel flags the link */
   flags?: string[];
   /** operational state: UP, DOWN, UNKNOWN, LOWERLAYERDOWN, … */
@@ -91,6 +102,28 @@ export interface BridgePort {
   hairpin?: boolean;
 }
 
+/** One action of a tc filter; `mirred` redirects or mirrors the packet to another device. */
+export interface KernelFilterAction {
+  kind: string;
+  /** mirred: redirect or mirror */
+  action?: string;
+  /** mirred: egress or ingress of the target device */
+  direction?: string;
+  /** mirred: the device packets go to */
+  toDev?: string;
+}
+
+/** A tc filter with its actions, as `tc -j filter show dev <dev> ingress` lists it. */
+export interface KernelFilter {
+  dev: string;
+  /** "ffff:" for a device's ingress qdisc */
+  parent?: string;
+  /** u32, bpf, matchall, … */
+  kind: string;
+  pref?: number;
+  actions: KernelFilterAction[];
+}
+
 export interface NetfilterChain {
   name: string;
   /** a built-in chain's policy (ACCEPT, DROP); undefined for a user-defined chain */
@@ -129,6 +162,8 @@ export interface KernelQuery {
   qdiscs?: boolean | { devices: string[] };
   /** bridge ports (state, hairpin) */
   bridgePorts?: boolean;
+  /** the tc filters on the ingress of the devices named (a device that does not exist is an error) */
+  ingressFilters?: { devices: string[] };
   /** iptables and ip6tables rules: every table, or only the tables named */
   netfilter?: boolean | { tables: string[] };
   /** sysctl names (`net.ipv4.ip_forward`); one the kernel does not have is an error and is left out */
@@ -141,6 +176,7 @@ export interface KernelState {
   rules: KernelRule[];
   qdiscs: KernelQdisc[];
   bridgePorts: BridgePort[];
+  ingressFilters: KernelFilter[];
   netfilter: NetfilterTable[];
   sysctls: Record<string, string>;
   /** a command that could not run or whose output did not parse; what it would have read stays empty */
@@ -162,5 +198,5 @@ export interface KernelReader {
 }
 
 export function emptyKernelState(): KernelState {
-  return { links: [], routes: [], rules: [], qdiscs: [], bridgePorts: [], netfilter: [], sysctls: {}, errors: [] };
+  return { links: [], routes: [], rules: [], qdiscs: [], bridgePorts: [], ingressFilters: [], netfilter: [], sysctls: {}, errors: [] };
 }

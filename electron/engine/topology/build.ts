@@ -1,89 +1,190 @@
 /**
- * From raw `ip -j` / `bridge -j` reads to the picture: each pod interface, its veth peer on the host (matched by
- * the peer ifindex the kernel reports, not by name), the bridge that peer is a port of, the ifb the bandwidth plugin
- * tied to the pod, and the host stack. Pure, so it is tested on captured kernel output.
+ * From the kernel's links, routes, bridge ports and tc filters to the picture. Each pod link leads where the kernel
+ * says it does: a veth to the peer whose ifindex it names (and which names it back), a macvlan/ipvlan/vlan to its
+ * parent link, an enslaved link to its bridge/vrf; a host veth on to its bridge, to the host's routes through it to the
+ * pod's addresses (ptp) and to the device its ingress is redirected to (bandwidth's ifb). Names are never matched to
+ * guess a link. Owners come from the recorded CNI results (owners.ts). Pure, so it is tested on recorded output.
  */
-import type { TopologyAddress, TopologyEdge, TopologyNode, TopologyNodeKind } from '../../../shared/domain/topology';
-import type { IpLinkJson, RawTopology } from './reader';
+import type { TopologyEdge, TopologyEdgeKind, TopologyNode, TopologyNodeKind, TopologyOwner } from '../../../shared/domain/topology';
+import type { BridgePort, KernelFilter, KernelLink, KernelRoute } from '../kernel/types';
+import type { InterfaceClaim, PodOwners } from './owners';
+
+/** What the topology reads from the kernel, in the kernel reader's types. */
+export interface RawTopology {
+  host: { links: KernelLink[]; routes: KernelRoute[]; bridgePorts: BridgePort[]; ingressFilters: KernelFilter[] };
+  /** netns path → its links with addresses */
+  pods: Record<string, KernelLink[]>;
+  errors: string[];
+}
 
 export interface PodWiring {
   sandboxId: string;
   netnsPath: string;
-  /** host-side interface names the CNI result lists (veth, ifb, bridge): how an ifb is tied to its pod */
-  hostInterfaces: string[];
+  owners: PodOwners;
 }
 
-function node(l: IpLinkJson, kind: TopologyNodeKind, key: string, extra: Partial<TopologyNode> = {}): TopologyNode {
-  return {
-    key,
-    kind,
-    name: l.ifname,
-    namespace: kind === 'pod-if' ? 'pod' : 'host',
-    ifindex: l.ifindex,
-    mac: l.address,
-    mtu: l.mtu,
-    state: l.operstate,
-    adminUp: l.flags?.includes('UP'),
-    linkKind: l.linkinfo?.info_kind,
-    addresses: (l.addr_info ?? []).map((a): TopologyAddress => ({
-      family: a.family === 'inet6' ? 6 : 4,
-      address: a.local,
-      prefixLen: a.prefixlen,
-      scope: a.scope,
-    })),
-    ...(l.master ? { master: l.master } : {}),
-    ...extra,
-  };
+export const HOST_NETNS = 'host';
+const HOST_STACK_ID = 'host';
+
+/** link kinds whose `link_index` names a parent (lower) link rather than a peer */
+const CHILD_KINDS = new Set(['macvlan', 'macvtap', 'ipvlan', 'ipvtap', 'vlan']);
+
+/** Host veths whose peer is one of these pod links (each names the other by ifindex): the ones worth a tc read. */
+export function hostPeersOf(hostLinks: KernelLink[], podLinks: KernelLink[]): KernelLink[] {
+  return hostLinks.filter(
+    (h) =>
+      h.kind === 'veth' &&
+      h.peerNetnsId !== undefined &&
+      podLinks.some((l) => l.kind === 'veth' && l.peerNetnsId !== undefined && l.peerIfindex === h.ifindex && h.peerIfindex === l.ifindex),
+  );
+}
+
+function isHostRoute(dst: string): boolean {
+  return !dst.includes('/') ? dst !== 'default' : dst.endsWith('/32') || dst.endsWith('/128');
 }
 
 export function buildTopology(raw: RawTopology, pods: PodWiring[]): { nodes: TopologyNode[]; edges: TopologyEdge[] } {
   const nodes = new Map<string, TopologyNode>();
   const edges: TopologyEdge[] = [];
   const edgeKeys = new Set<string>();
-  const addEdge = (e: TopologyEdge) => {
-    const k = `${e.from}>${e.to}`;
+  const addEdge = (from: string, to: string, kind: TopologyEdgeKind, owner?: TopologyOwner, detail?: string) => {
+    const k = `${from}>${to}>${kind}>${detail ?? ''}`;
     if (edgeKeys.has(k)) return;
     edgeKeys.add(k);
-    edges.push(e);
+    edges.push({ from, to, kind, ...(detail ? { detail } : {}), ...(owner ? { owner } : {}) });
   };
-  const hostByIndex = new Map(raw.host.map((l) => [l.ifindex, l]));
-  const hostByName = new Map(raw.host.map((l) => [l.ifname, l]));
-  const ports = new Map(raw.bridgePorts.map((p) => [p.ifname, p]));
-  const hostNode = (l: IpLinkJson, kind: TopologyNodeKind): TopologyNode => {
-    const key = `host:${l.ifname}`;
-    const existing = nodes.get(key);
+  const { host } = raw;
+  const hostByIndex = new Map(host.links.map((l) => [l.ifindex, l]));
+  const hostByName = new Map(host.links.map((l) => [l.name, l]));
+  const ports = new Map(host.bridgePorts.map((p) => [p.name, p]));
+
+  const place = (l: KernelLink, kind: TopologyNodeKind, id: string, netns: string, claim?: InterfaceClaim): TopologyNode => {
+    const existing = nodes.get(id);
     if (existing) return existing;
-    const port = ports.get(l.ifname);
-    const n = node(l, kind, key, port ? { hairpin: port.hairpin, portState: port.state } : {});
-    nodes.set(key, n);
+    const port = netns === HOST_NETNS ? ports.get(l.name) : undefined;
+    const n: TopologyNode = {
+      id,
+      kind,
+      name: l.name,
+      netns,
+      ifindex: l.ifindex,
+      ...(l.mac !== undefined ? { mac: l.mac } : {}),
+      ...(l.mtu !== undefined ? { mtu: l.mtu } : {}),
+      ...(l.state !== undefined ? { state: l.state } : {}),
+      adminUp: l.flags?.includes('UP') ?? false,
+      ...(l.kind !== undefined ? { linkKind: l.kind } : {}),
+      addresses: l.addresses.map((a) => ({ ...a })),
+      ...(l.master ? { master: l.master } : {}),
+      ...(port?.hairpin !== undefined ? { hairpin: port.hairpin } : {}),
+      ...(port?.state !== undefined ? { portState: port.state } : {}),
+      ...(l.mode !== undefined ? { mode: l.mode } : {}),
+      ...(l.vlanId !== undefined ? { vlanId: l.vlanId } : {}),
+      ...(claim ? { owner: claim.owner } : {}),
+    };
+    nodes.set(id, n);
     return n;
   };
-  let hostStack: TopologyNode | undefined;
+  const hostStack = () => {
+    if (!nodes.has(HOST_STACK_ID))
+      nodes.set(HOST_STACK_ID, { id: HOST_STACK_ID, kind: 'host', name: 'host', netns: HOST_NETNS, addresses: [] });
+    return HOST_STACK_ID;
+  };
+
   for (const pod of pods) {
-    for (const l of raw.pods[pod.netnsPath] ?? []) {
-      const podNode = node(l, 'pod-if', `pod:${pod.sandboxId}:${l.ifname}`, { sandboxId: pod.sandboxId });
-      nodes.set(podNode.key, podNode);
-      if (l.linkinfo?.info_kind !== 'veth' || l.link_index === undefined) continue;
-      const peer = hostByIndex.get(l.link_index);
-      if (!peer) continue;
-      const veth = hostNode(peer, 'host-veth');
-      veth.sandboxId = pod.sandboxId;
-      addEdge({ from: podNode.key, to: veth.key, kind: 'veth' });
-      const bridgeLink = peer.master ? hostByName.get(peer.master) : undefined;
-      if (bridgeLink) {
-        const bridge = hostNode(bridgeLink, 'bridge');
-        addEdge({ from: veth.key, to: bridge.key, kind: 'bridge-port' });
-        hostStack ??= { key: 'host', kind: 'host', name: 'host', namespace: 'host', addresses: [] };
-        nodes.set('host', hostStack);
-        addEdge({ from: bridge.key, to: 'host', kind: 'host-stack' });
+    const podLinks = raw.pods[pod.netnsPath] ?? [];
+    const podByName = new Map(podLinks.map((l) => [l.name, l]));
+    const podAddresses = new Set(podLinks.flatMap((l) => l.addresses.map((a) => a.address)));
+    const podId = (name: string) => `pod:${pod.sandboxId}:${name}`;
+    const hostClaim = (name: string) => pod.owners.host.get(name);
+
+    const placePod = (l: KernelLink): TopologyNode => {
+      const claim = pod.owners.pod.get(l.name);
+      const moved = claim?.owner.plugin === 'host-device';
+      const n = place(l, moved ? 'host-device' : 'pod-if', podId(l.name), pod.netnsPath, claim);
+      n.sandboxId = pod.sandboxId;
+      if (moved) {
+        const device = claim?.config.device;
+        const original = l.alias ?? (typeof device === 'string' ? device : undefined);
+        if (original) n.originalName = original;
       }
-      // the bandwidth plugin redirects the veth's ingress to an ifb it names in the CNI result
-      for (const name of pod.hostInterfaces) {
-        const ifb = hostByName.get(name);
-        if (ifb?.linkinfo?.info_kind !== 'ifb') continue;
-        const n = hostNode(ifb, 'ifb');
-        n.sandboxId = pod.sandboxId;
-        addEdge({ from: veth.key, to: n.key, kind: 'ifb-redirect' });
+      return n;
+    };
+
+    /** a host link a pod link leads to, and where the host link leads in turn (master, routes, redirects) */
+    const placeHost = (h: KernelLink, kind: TopologyNodeKind, via?: TopologyOwner): TopologyNode => {
+      const id = `host:${h.name}`;
+      if (nodes.has(id)) return nodes.get(id)!;
+      const claim = hostClaim(h.name);
+      const n = place(h, kind, id, HOST_NETNS, claim);
+      if (kind === 'host-veth') n.sandboxId = pod.sandboxId;
+      const owner = claim?.owner ?? via;
+      const master = h.master ? hostByName.get(h.master) : undefined;
+      if (master?.kind === 'bridge') {
+        const b = placeHost(master, 'bridge');
+        addEdge(id, b.id, 'bridge-port', hostClaim(master.name)?.owner ?? owner);
+        if (master.addresses.some((a) => a.scope !== 'link'))
+          addEdge(b.id, hostStack(), 'host-stack', hostClaim(master.name)?.owner ?? owner);
+      } else if (master) {
+        const m = placeHost(master, 'host-link');
+        addEdge(id, m.id, master.kind === 'vrf' ? 'vrf-port' : 'master', owner);
+      }
+      for (const r of host.routes) {
+        if (r.dev !== h.name || r.table === 'local' || (r.type && r.type !== 'unicast') || !isHostRoute(r.dst)) continue;
+        if (!podAddresses.has(r.dst.split('/')[0]!)) continue;
+        const table = r.table === 'main' ? '' : ` table ${r.table}`;
+        addEdge(id, hostStack(), 'route', owner, `${r.dst}${r.gateway ? ` via ${r.gateway}` : ''} dev ${h.name}${table}`);
+      }
+      for (const f of host.ingressFilters) {
+        if (f.dev !== h.name) continue;
+        for (const a of f.actions) {
+          if (a.kind !== 'mirred' || a.action !== 'redirect' || !a.toDev) continue;
+          const target = hostByName.get(a.toDev);
+          if (!target) continue;
+          const t = placeHost(target, target.kind === 'ifb' ? 'ifb' : 'host-link');
+          if (t.kind === 'ifb') t.sandboxId ??= pod.sandboxId;
+          addEdge(id, t.id, 'redirect', hostClaim(target.name)?.owner, `ingress of ${h.name} → ${a.direction ?? 'egress'} of ${a.toDev}`);
+        }
+      }
+      return n;
+    };
+
+    for (const l of podLinks) {
+      const n = placePod(l);
+      const owner = n.kind === 'host-device' ? undefined : n.owner;
+      if (l.kind === 'veth' && l.peerNetnsId !== undefined && l.peerIfindex !== undefined) {
+        const peer = hostByIndex.get(l.peerIfindex);
+        // the host end must name this link back: another netns may hold a veth with the same ifindex
+        if (peer?.kind === 'veth' && peer.peerIfindex === l.ifindex && peer.peerNetnsId !== undefined) {
+          addEdge(n.id, `host:${peer.name}`, 'veth', owner);
+          placeHost(peer, 'host-veth', owner);
+        }
+      } else if (l.kind === 'veth' && l.peerName) {
+        const peer = podByName.get(l.peerName);
+        if (peer) addEdge(n.id, placePod(peer).id, 'veth', owner);
+      } else if (l.kind !== undefined && CHILD_KINDS.has(l.kind)) {
+        if (l.peerNetnsId !== undefined && l.peerIfindex !== undefined) {
+          const parent = hostByIndex.get(l.peerIfindex);
+          // ifindexes are per namespace: the parent the plugin was told to use (macvlan/ipvlan/vlan `master`) confirms it
+          const told = pod.owners.pod.get(l.name)?.config.master;
+          if (parent && (typeof told !== 'string' || told === parent.name)) {
+            const detail = `${l.kind}${l.mode ? ` ${l.mode}` : ''}${l.vlanId !== undefined ? ` id ${l.vlanId}` : ''}`;
+            addEdge(n.id, `host:${parent.name}`, 'parent', owner, detail);
+            const p = placeHost(parent, parent.kind === 'veth' && parent.peerNetnsId !== undefined ? 'host-veth' : 'host-link', owner);
+            // a veth parent whose peer is also on the host (how a test lab gives macvlan a parent)
+            const sibling = parent.kind === 'veth' && parent.peerName ? hostByName.get(parent.peerName) : undefined;
+            if (sibling) addEdge(p.id, placeHost(sibling, 'host-link').id, 'veth');
+          }
+        } else if (l.peerName) {
+          const parent = podByName.get(l.peerName);
+          if (parent) addEdge(n.id, placePod(parent).id, 'parent', owner, l.kind);
+        }
+      }
+      if (l.master) {
+        const m = podByName.get(l.master);
+        if (m) {
+          const kind: TopologyEdgeKind = m.kind === 'bridge' ? 'bridge-port' : m.kind === 'vrf' ? 'vrf-port' : 'master';
+          addEdge(n.id, placePod(m).id, kind, pod.owners.pod.get(m.name)?.owner ?? owner);
+        }
       }
     }
   }

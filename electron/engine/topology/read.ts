@@ -5,13 +5,10 @@ import type { EngineContext } from '../sandbox/context';
 import type { SandboxRecord } from '../sandbox/record';
 import { readySandbox } from '../throughput/measure';
 import { buildTopology, type PodWiring } from './build';
+import { ownersFromTrace } from './owners';
 
 function wiring(rec: SandboxRecord & { netnsPath: string }): PodWiring {
-  return {
-    sandboxId: rec.id,
-    netnsPath: rec.netnsPath,
-    hostInterfaces: (rec.network?.networks ?? []).flatMap((n) => (n.result?.interfaces ?? []).filter((i) => !i.sandbox).map((i) => i.name)),
-  };
+  return { sandboxId: rec.id, netnsPath: rec.netnsPath, owners: ownersFromTrace(rec.trace) };
 }
 
 function reader(ctx: EngineContext) {
@@ -21,9 +18,9 @@ function reader(ctx: EngineContext) {
 
 export async function podTopology(ctx: EngineContext, idOrPrefix: string): Promise<PodTopology> {
   const rec = readySandbox(ctx, idOrPrefix, 'draw');
-  const measuredAt = new Date().toISOString();
+  const readAt = new Date().toISOString();
   const raw = await reader(ctx).read([rec.netnsPath]);
-  return { id: rec.id, measuredAt, ...buildTopology(raw, [wiring(rec)]), errors: raw.errors };
+  return { id: rec.id, readAt, ...buildTopology(raw, [wiring(rec)]), errors: raw.errors };
 }
 
 export async function networkTopology(ctx: EngineContext, network: string): Promise<NetworkTopology> {
@@ -33,11 +30,11 @@ export async function networkTopology(ctx: EngineContext, network: string): Prom
       (r): r is SandboxRecord & { netnsPath: string } =>
         r.state === 'Ready' && !!r.netnsPath && !r.netnsClosed && (r.network?.networks ?? []).some((n) => n.network === network),
     );
-  const measuredAt = new Date().toISOString();
+  const readAt = new Date().toISOString();
   const raw = await reader(ctx).read(recs.map((r) => r.netnsPath));
   return {
     network,
-    measuredAt,
+    readAt,
     sandboxes: recs.map((r) => ({ id: r.id, name: r.name })),
     ...buildTopology(raw, recs.map(wiring)),
     errors: raw.errors,

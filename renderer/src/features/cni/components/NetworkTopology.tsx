@@ -26,7 +26,7 @@ export function NetworkTopology({ network }: { network: string }) {
         </button>
         {t && (
           <span className="small muted">
-            read from the kernel at <b className="mono">{new Date(t.measuredAt).toLocaleTimeString(undefined, { hour12: false })}</b> ·{' '}
+            read from the kernel at <b className="mono">{new Date(t.readAt).toLocaleTimeString(undefined, { hour12: false })}</b> ·{' '}
             {t.sandboxes.length} ready pod{t.sandboxes.length === 1 ? '' : 's'}
           </span>
         )}

@@ -1,6 +1,6 @@
 /**
- * The pod's wiring as the kernel has it now, drawn in columns: pod netns interfaces → host veth peers (+ the ifb
- * bandwidth redirects to) → bridge → host. Every node is a link to its row in the Network tab's tables.
+ * The pod's wiring as the kernel had it when read, drawn in columns: pod netns interfaces → host veth peers, parents
+ * and the ifb bandwidth redirects to → bridge → host stack. Every node is a link to its row in the Network tab's tables.
  */
 import { useQuery } from '@tanstack/react-query';
 import type { SandboxStatus } from '../../../../../../shared/domain/sandbox';
@@ -52,8 +52,8 @@ export function TopologyView({ s }: { s: SandboxStatus }) {
         <h3>How the pod is wired</h3>
         <span className="toolbar-spacer" />
         {t && (
-          <span className="live-when small muted" data-testid="topo-measured-at" title={t.measuredAt}>
-            read from the kernel at <b className="mono">{new Date(t.measuredAt).toLocaleTimeString(undefined, { hour12: false })}</b>
+          <span className="live-when small muted" data-testid="topo-measured-at" title={t.readAt}>
+            read from the kernel at <b className="mono">{new Date(t.readAt).toLocaleTimeString(undefined, { hour12: false })}</b>
           </span>
         )}
         {ready && caps.liveNetwork && (
@@ -63,8 +63,9 @@ export function TopologyView({ s }: { s: SandboxStatus }) {
         )}
       </header>
       <div className="live-sub small muted">
-        <span className="mono">ip -j -d addr</span> in the netns and on the host, <span className="mono">bridge -j link</span>; the veth
-        peer is matched by ifindex. Click a node for its row below.
+        <span className="mono">ip -j -d addr</span> in the netns and on the host, <span className="mono">ip -j route</span>,{' '}
+        <span className="mono">bridge -j link</span>, <span className="mono">tc -j filter</span>; a veth peer or a macvlan parent is matched
+        by ifindex. Owner badges come from the pod&apos;s recorded CNI results. Click a node for its row below.
       </div>
       {!caps.liveNetwork ? (
         <div className="live-note">Not available from this runtime: reading the kernel needs Podscope's own engine.</div>
