@@ -1,11 +1,14 @@
 /**
  * The lab's kernel state beyond links, addresses and rules, with Debian's real plugins (root only): tuning's sysctls,
  * MAC and MTU on a bridge pod; sbr's policy rule and its table; host-device moving a host link (one end of a veth
- * pair this file creates: this kernel has no dummy links) into the run's netns and back. Everything is named after
- * this file: bridge psls-lab, subnets 10.80.0-2.0/24, veths pls-hd0/pls-hd1, dirs under /tmp/podscope-ls-*.
+ * pair this file creates: this kernel has no dummy links) into the run's netns and back. Then a pod with
+ * bridge+firewall+tuning+sbr, and what `podscope inspectp` reads from the kernel of each plugin's effect. Everything
+ * is named after this file: bridges psls-lab and psls-pod, subnets 10.80.0-2.0/24 and 10.81.0.0/24, veths
+ * pls-hd0/pls-hd1, dirs under /tmp/podscope-ls-* and /tmp/podscope-pls-*.
  */
 import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createEngine } from '../../electron/engine/index';
@@ -13,6 +16,10 @@ import type { SandboxEngine } from '../../electron/engine/sandbox/service';
 import { afterDelReport, type LabApi, type LabRun } from '../../shared/domain/lab';
 import { findLeftovers, formatLeftovers } from '../../testkit/leak-check';
 import { labDirs } from './helpers/lab-dirs';
+import { podscope } from './helpers/podscope-cli';
+import { engineFlagsFor } from '../../testkit/engine-flags';
+import { createRealEnv, type RealEnv } from '../../testkit/throwaway-env';
+import type { LivePluginEffect } from '../../shared/domain/live';
 
 const BRIDGE = 'psls-lab';
 const NETWORK = 'pls-lab';
@@ -109,7 +116,7 @@ describe.skipIf(!canRun)('lab kernel state: sysctls, policy rules and tables, mo
       afterDelReport(run),
     );
     expect(run.addOk).toBe(true);
-    const podIp = run.result!.ips[0]!.address.split('/')[0]!;
+    const podIp = run.result!.ips![0]!.address.split('/')[0]!;
     const rule = lines(run, 'netns-rule').find((l) => l.includes(`from ${podIp} lookup`));
     expect(rule).toBeDefined();
     const table = / lookup (\d+)$/.exec(rule!)![1]!;
@@ -168,3 +175,88 @@ describe.skipIf(!canRun)('lab kernel state: sysctls, policy rules and tables, mo
     expect(formatLeftovers(findLeftovers(dirs.scope()))).toBe('');
   });
 });
+
+describe.skipIf(!canRun || !existsSync('/usr/lib/cni/firewall'))(
+  "inspectp: each plugin's effect, read from the kernel, with its owner",
+  () => {
+    let env: RealEnv;
+    let flags: string[];
+    const POD_NET = 'psls-pod';
+
+    beforeAll(async () => {
+      env = await createRealEnv({ tag: 'pls', subnet: 81, ipv4Cidr: '10.81.0.0/24', bridge: POD_NET });
+      flags = engineFlagsFor({ ...env.options, cniBinDirs: ['/usr/lib/cni'] });
+      await writeFile(
+        join(env.options.cniConfDir!, '10-podscope-test.conflist'),
+        JSON.stringify({
+          cniVersion: '1.0.0',
+          name: POD_NET,
+          plugins: [
+            {
+              type: 'bridge',
+              bridge: POD_NET,
+              isGateway: true,
+              ipMasq: false,
+              ipam: { type: 'host-local', dataDir: env.ipamDir, ranges: [[{ subnet: '10.81.0.0/24' }]] },
+            },
+            { type: 'firewall' },
+            { type: 'tuning', mtu: 1450, sysctl: { 'net.ipv4.conf.eth0.proxy_arp': '1' } },
+            { type: 'sbr' },
+          ],
+        }),
+      );
+    });
+
+    afterAll(async () => {
+      await env?.teardown();
+    });
+
+    it("firewall's CNI-FORWARD rules for the pod IP, tuning's sysctl and MTU, sbr's rule and table: each with plugin, network, interface", async () => {
+      const file = join(env.dir, 'pod.json');
+      await writeFile(file, JSON.stringify({ metadata: { name: 'pls-effects', namespace: 'default', uid: 'u-pls' } }));
+      const runp = await podscope('runp', file, ...flags);
+      expect(runp.stderr).toBe('');
+      const id = runp.stdout.trim();
+      try {
+        const text = (await podscope('inspectp', id, ...flags)).stdout;
+        console.log(text.slice(text.indexOf('Plugin effects')));
+        const doc = JSON.parse((await podscope('inspectp', '-o', 'json', id, ...flags)).stdout) as {
+          ip: string;
+          pluginEffects: { collectedAt: string; effects: LivePluginEffect[] };
+        };
+        const ip = doc.ip;
+        expect(ip).toMatch(/^10\.81\.0\.\d+$/);
+        expect(Date.parse(doc.pluginEffects.collectedAt)).toBeGreaterThan(Date.now() - 60_000);
+        const of = (plugin: string) => doc.pluginEffects.effects.filter((e) => e.plugin === plugin);
+        for (const e of doc.pluginEffects.effects) expect(e).toMatchObject({ network: POD_NET, ifName: 'eth0' });
+        // firewall: accept rules naming the pod's address, in its own chain, as the kernel has them
+        expect(of('firewall').map((e) => e.what)).toContainEqual(
+          expect.stringMatching(new RegExp(`^iptables filter -A CNI-FORWARD .*${ip.replace(/\./g, '\\.')}/32`)),
+        );
+        expect(of('firewall').every((e) => e.source === 'kernel' && e.matches === true)).toBe(true);
+        // tuning: the value read inside the pod's netns, checked against the config
+        expect(of('tuning')).toContainEqual(
+          expect.objectContaining({ kind: 'sysctl', what: 'net.ipv4.conf.eth0.proxy_arp = 1', source: 'kernel', matches: true }),
+        );
+        expect(of('tuning')).toContainEqual(expect.objectContaining({ kind: 'link', what: 'eth0 mtu 1450', matches: true }));
+        // sbr: the rule for the pod's address and its table's default route
+        const rule = of('sbr').find((e) => e.kind === 'policy-rule')!;
+        expect(rule.what).toMatch(new RegExp(`^ipv4 \\d+: from ${ip.replace(/\./g, '\\.')} lookup (\\d+)$`));
+        const table = / lookup (\d+)$/.exec(rule.what)![1]!;
+        expect(of('sbr')).toContainEqual(
+          expect.objectContaining({ kind: 'route', what: `ipv4 default via 10.81.0.1 dev eth0 table ${table}` }),
+        );
+        // the text says the same, with the read time and the owner
+        expect(text).toContain(`Plugin effects (kernel, read at `);
+        expect(text).toContain(`ok  tuning (${POD_NET}/eth0) sysctl net.ipv4.conf.eth0.proxy_arp = 1 [kernel, as asked]`);
+        expect(text).toMatch(new RegExp(`ok  firewall \\(${POD_NET}/eth0\\) iptables-rule iptables filter -A CNI-FORWARD`));
+      } finally {
+        await podscope('stopp', id, ...flags);
+        await podscope('rmp', id, ...flags);
+      }
+      // firewall's DEL (with the cached result) took its rules away again
+      const filter = execFileSync('iptables-save', ['-t', 'filter'], { encoding: 'utf8' });
+      expect(filter).not.toMatch(/10\.81\.0\.\d+\/32/);
+    });
+  },
+);

@@ -10,6 +10,7 @@
 import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { LabKernelKind } from '../../../shared/domain/lab';
+import { ruleLine } from '../kernel/lines';
 import { ruleSpecLines, tablesOf } from '../kernel/netfilter';
 import {
   emptyKernelState,
@@ -17,9 +18,10 @@ import {
   type KernelQdisc,
   type KernelReader,
   type KernelRoute,
-  type KernelRule,
   type KernelState,
 } from '../kernel/types';
+
+export { ruleLine };
 
 export type KernelSnapshot = Record<LabKernelKind, string[]>;
 
@@ -129,19 +131,6 @@ export function routeLine(r: KernelRoute): string {
  */
 export function routeLines(routes: KernelRoute[]): string[] {
   return routes.filter((r) => r.table !== 'local').map(routeLine);
-}
-
-/** a policy rule as `ip rule` prints it: `ipv4 100: from 10.80.0.5 lookup 100` */
-export function ruleLine(r: KernelRule): string {
-  const sel = [
-    `from ${r.from}`,
-    r.to ? `to ${r.to}` : '',
-    r.iif ? `iif ${r.iif}` : '',
-    r.oif ? `oif ${r.oif}` : '',
-    r.fwmark ? `fwmark ${r.fwmark}` : '',
-  ].filter(Boolean);
-  const does = r.action && r.action !== 'lookup' ? r.action : r.table ? `lookup ${r.table}` : (r.action ?? '');
-  return `ipv${r.family} ${r.priority}: ${[...sel, does].filter(Boolean).join(' ')}`;
 }
 
 /** network-wide sysctls a plugin may turn (bridge and ptp turn on forwarding; rp_filter decides asymmetric paths) */
