@@ -10,6 +10,7 @@ import { test, expect } from '../support/fixtures';
 
 const HOST_LINK = 'pls-e2e0';
 const EFFECTS_NET = 'psls-e2e';
+const reload = (engine: object) => (engine as { reloadCniConfig?: () => Promise<unknown> }).reloadCniConfig?.call(engine);
 const ip = (...args: string[]) => execFileSync('ip', args, { stdio: 'ignore' });
 const quietly = (f: () => unknown) => {
   try {
@@ -78,8 +79,9 @@ test("pod detail: firewall's, tuning's and sbr's effects read from the kernel, e
   );
   let id = '';
   try {
-    // the engine watches the conf dir: the first network in name order is the pod's
-    await expect.poll(async () => (await env.engine.cniConfig()).networks[0]?.name).toBe(EFFECTS_NET);
+    // the first network in name order is the pod's (reloaded now rather than waiting for the conf-dir watcher)
+    await reload(env.engine);
+    await expect.poll(async () => (await env.engine.cniConfig()).networks.find((n) => n.source)?.name).toBe(EFFECTS_NET);
     id = (await env.engine.run({ config: { metadata: { name: 'pls-effects', namespace: 'e2e', uid: 'u-pls-effects' } } })).id;
     await app.goto('Sandboxes');
     await app.pods.open('pls-effects');
@@ -98,7 +100,8 @@ test("pod detail: firewall's, tuning's and sbr's effects read from the kernel, e
       await env.engine.remove(id).catch(() => undefined);
     }
     unlinkSync(confFile);
-    await expect.poll(async () => (await env.engine.cniConfig()).networks[0]?.name).not.toBe(EFFECTS_NET);
+    await reload(env.engine);
+    await expect.poll(async () => (await env.engine.cniConfig()).networks.find((n) => n.source)?.name).not.toBe(EFFECTS_NET);
     quietly(() => ip('link', 'del', EFFECTS_NET));
     rmSync(ipamDir, { recursive: true, force: true });
   }

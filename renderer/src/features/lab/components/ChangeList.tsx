@@ -10,17 +10,20 @@ function subject(c: LabKernelChange): string {
   return `${c.subject} ${c.field}`;
 }
 
-export function ChangeList({ changes, testId }: { changes: LabKernelChange[]; testId: string }) {
+/** `afterDel`: the changes are what DEL did not put back, so a host one without a reason is marked like a leak */
+export function ChangeList({ changes, testId, afterDel = false }: { changes: LabKernelChange[]; testId: string; afterDel?: boolean }) {
   if (changes.length === 0) return <div className="muted small">nothing</div>;
   return (
     <table className="table lab-kernel" data-testid={testId}>
       <tbody>
         {changes.map((c, n) => {
-          const leak = c.where === 'host' && !c.why;
+          const leak = afterDel && c.where === 'host' && !c.why;
           return (
             <tr key={n} data-testid="lab-change" className={leak ? 'lab-change-leak' : undefined}>
               <td>
-                <Pill tone={c.where === 'host' ? (leak ? 'bad' : 'warn') : 'muted'}>{c.where === 'host' ? 'host' : 'run netns'}</Pill>
+                <Pill tone={c.where === 'host' ? (leak ? 'bad' : afterDel ? 'warn' : 'info') : 'muted'}>
+                  {c.where === 'host' ? 'host' : 'run netns'}
+                </Pill>
               </td>
               <td className="mono muted small">{c.kind === 'sysctl' ? 'sysctl' : 'link'}</td>
               <td className="mono small">{subject(c)}</td>

@@ -143,7 +143,7 @@ export function Verdict({ run }: { run: LabRun }) {
           : `Leak: ${leaked} thing${leaked === 1 ? '' : 's'} left after DEL`}
       </div>
       {leaked > 0 && <KernelList items={run.leftAfterDel} empty="" />}
-      {notPutBack.length > 0 && <ChangeList changes={notPutBack} testId="lab-verdict-changes" />}
+      {notPutBack.length > 0 && <ChangeList changes={notPutBack} testId="lab-verdict-changes" afterDel />}
       {run.keptByDesign.length > 0 && <div className="small muted">{run.keptByDesign.length} kept by the plugins' design (below)</div>}
     </div>
   );
@@ -216,7 +216,7 @@ export function RunView({ run }: { run: LabRun }) {
             <strong>Changed after DEL</strong>
             <span className="muted small">what differs from before ADD once DEL has run</span>
           </div>
-          <ChangeList changes={run.changedAfterDel} testId="lab-changes-del" />
+          <ChangeList changes={run.changedAfterDel} testId="lab-changes-del" afterDel />
         </section>
       )}
       {run.keptByDesign.length > 0 && (
