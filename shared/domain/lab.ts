@@ -150,7 +150,19 @@ export interface LabPluginTrace {
 }
 
 export type LabKernelKind =
-  'netns-address' | 'netns-route' | 'netns-link' | 'link' | 'host-address' | 'iptables' | 'ip6tables' | 'qdisc' | 'ipam' | 'cache';
+  | 'netns-address'
+  | 'netns-route'
+  | 'netns-rule'
+  | 'netns-link'
+  | 'link'
+  | 'host-address'
+  | 'host-route'
+  | 'host-rule'
+  | 'iptables'
+  | 'ip6tables'
+  | 'qdisc'
+  | 'ipam'
+  | 'cache';
 
 export interface LabKernelItem {
   kind: LabKernelKind;
@@ -161,6 +173,31 @@ export interface LabKernelItem {
 export interface LabKept extends LabKernelItem {
   /** why the plugins keep it on purpose (shared between attachments) */
   why: string;
+}
+
+/**
+ * A value a plugin changed in place rather than created: a sysctl, or a host link's state, name, MTU, master or
+ * namespace (host-device moves a link into the pod and back). Compared between two snapshots.
+ */
+export interface LabKernelChange {
+  /** the run's throwaway netns (removed with the run) or the host (shared: a change there outlives the run) */
+  where: 'netns' | 'host';
+  kind: 'sysctl' | 'link';
+  /** the sysctl's name, or the link's name before the run */
+  subject: string;
+  /** "value" for a sysctl; state, up, name, mtu, master, mac or netns for a link */
+  field: string;
+  /** undefined: it did not exist */
+  before?: string;
+  after?: string;
+  /** where `before` comes from when the thing did not exist yet (a new interface starts from the `default` sysctl) */
+  beforeFrom?: string;
+  /** the conflist's plugins that touch it, e.g. "tuning", "host-device" */
+  owner?: string;
+  /** why it stays changed by design: then it is not counted against the run */
+  why?: string;
+  /** one line, e.g. "host link plkhd0: state UP → DOWN" */
+  text: string;
 }
 
 export interface LabRun {
@@ -192,6 +229,13 @@ export interface LabRun {
   leftAfterDel: LabKernelItem[];
   /** what stays after DEL by the plugins' design (the bridge device, portmap's shared chains, host-local's cursor) */
   keptByDesign: LabKept[];
+  /** values ADD changed in place (sysctls, host links), before → after ADD; absent on older records */
+  changedByAdd?: LabKernelChange[];
+  /**
+   * values that differ after DEL from before ADD: what DEL did not put back (a host link left DOWN or renamed, a
+   * sysctl left on). Those on the host without a `why` fail the run like a leak. Absent on older records.
+   */
+  changedAfterDel?: LabKernelChange[];
   /**
    * the conflist's bridges (with their addresses and qdiscs) as they were before ADD: the run used them but did not
    * create them (e.g. an earlier run left them, as the bridge plugin does by design). Absent on older records.
@@ -260,6 +304,33 @@ export interface LabProgress {
   plugin?: LabPluginTrace;
   /** the probe step just finished */
   probe?: LabProbe;
+}
+
+/**
+ * The after-DEL report, one line per difference from before ADD: what was created and left (leftAfterDel) and what
+ * was changed and not put back (changedAfterDel), e.g. "policy rule 'ipv4 100: from 10.80.0.5 lookup 100' (in the
+ * run's netns) created and left", "host link plkhd0: state UP → DOWN".
+ */
+export function afterDelReport(run: Pick<LabRun, 'leftAfterDel' | 'changedAfterDel'>): Array<{ text: string; leak: boolean }> {
+  const noun: Partial<Record<LabKernelKind, string>> = {
+    'netns-rule': 'policy rule',
+    'host-rule': 'policy rule',
+    'netns-route': 'route',
+    'host-route': 'route',
+    'netns-link': 'link',
+    link: 'link',
+    'netns-address': 'address',
+    'host-address': 'address',
+  };
+  const left = run.leftAfterDel.map((i) => ({
+    text: `${noun[i.kind] ?? i.kind} '${i.what}'${i.kind.startsWith('netns-') ? " (in the run's netns)" : ''} created and left`,
+    leak: true,
+  }));
+  const changed = (run.changedAfterDel ?? []).map((c) => ({
+    text: `${c.text}${c.where === 'netns' ? " (in the run's netns)" : ''}${c.why ? ` — ${c.why}` : ''}`,
+    leak: c.where === 'host' && !c.why,
+  }));
+  return [...left, ...changed];
 }
 
 /** one changed JSON value */

@@ -63,6 +63,34 @@ export interface LivePortCheck {
   note: string;
 }
 
+/**
+ * One thing a CNI plugin did to this pod that the CNI result does not show: firewall's rules for the pod's address,
+ * tuning's sysctls and MAC/MTU, sbr's policy rule and its table's routes, host-device's moved link. Each names its
+ * owner (plugin, network, interface) and says where it comes from: read from the kernel at the view's `collectedAt`,
+ * or derived from the plugin's config only (docs/semantics.md#plugin-effects).
+ */
+export interface LivePluginEffect {
+  plugin: string;
+  network: string;
+  ifName: string;
+  kind: 'iptables-rule' | 'sysctl' | 'policy-rule' | 'route' | 'link';
+  source: 'kernel' | 'config';
+  /** the rule, value or link as the kernel has it (or as the config says, for source "config") */
+  what: string;
+  /** the config asks for a value and the kernel has it; undefined when there is nothing to compare */
+  matches?: boolean;
+  note?: string;
+}
+
+/** plugins whose effects the live view reads (the rest show in the CNI result, or in the checks above) */
+export const EFFECT_PLUGINS = ['firewall', 'tuning', 'sbr', 'host-device'] as const;
+
+/** e.g. "tuning (net1/eth0) sysctl net.ipv4.conf.eth0.proxy_arp = 1 [kernel, as asked]" */
+export function describeEffect(e: LivePluginEffect): string {
+  const check = e.matches === undefined ? '' : e.matches ? ', as asked' : ', NOT as asked';
+  return `${e.plugin} (${e.network}/${e.ifName}) ${e.kind} ${e.what} [${e.source}${check}]${e.note ? ` — ${e.note}` : ''}`;
+}
+
 export interface LiveNetworkView {
   collectedAt: string;
   netnsPath: string;
@@ -71,6 +99,8 @@ export interface LiveNetworkView {
   qdiscs: LiveQdisc[];
   bandwidth: LiveBandwidthCheck[];
   ports: LivePortCheck[];
+  /** what firewall, tuning, sbr and host-device did, when the pod ran any of them (absent otherwise) */
+  pluginEffects?: LivePluginEffect[];
   /** a command that could not run or whose output did not parse; the rest of the view is still valid */
   errors: string[];
 }

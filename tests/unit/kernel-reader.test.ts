@@ -250,6 +250,8 @@ describe('the readers over it keep their own shapes', () => {
     'ip -d -j addr show': 'ip-addr.json',
     'ip -j -4 route show table all': 'ip-route-4.json',
     'ip -j -6 route show table all': 'ip-route-6.json',
+    'ip -j -4 rule show': 'ip-rule-4.json',
+    'ip -j -6 rule show': 'ip-rule-6.json',
     'bridge -d -j link show': 'bridge-link.json',
     'tc -j qdisc show': 'tc-qdisc.json',
     'iptables-save': 'portmap-dual-iptables-save.txt',
@@ -293,7 +295,9 @@ describe('the readers over it keep their own shapes', () => {
     expect(snapshot.link).toContain('d1 veth mtu 1500 master ktbr0 hairpin on');
     expect(snapshot['host-address']).toContain('d0 10.150.9.1/24');
     expect(snapshot.qdisc).toContain('dev d0 tbf 8001: root rate 1250000 burst 32767');
+    // every table but the kernel's own `local` one, which only mirrors the addresses
     expect(snapshot['netns-route']).toEqual([
+      'ipv4 10.150.8.0/24 via 10.150.9.3 dev d0 table 100',
       'ipv4 default via 10.150.9.254 dev d0',
       'ipv4 10.150.9.0/24 dev d0 proto kernel scope link',
       'ipv4 10.150.10.0/24 dev ktbr0 proto kernel scope link',
@@ -302,6 +306,10 @@ describe('the readers over it keep their own shapes', () => {
       'ipv6 fe80::/64 dev d0 proto kernel',
       'ipv6 fe80::/64 dev ktbr0 proto kernel',
     ]);
+    expect(snapshot['netns-route'].some((l) => l.includes('table local'))).toBe(false);
+    expect(snapshot['netns-rule']).toContain('ipv4 100: from 10.150.9.0/24 lookup 100');
+    expect(snapshot['netns-rule']).toContain('ipv6 200: from all fwmark 0x10 lookup 200');
+    expect(snapshot['host-route']).toContain('ipv4 10.150.8.0/24 via 10.150.9.3 dev d0 table 100');
     expect(snapshot.ip6tables).toContain(
       'nat -A CNI-DN-d2efcb24d383b390721b1 -p tcp -m tcp --dport 18080 -j DNAT --to-destination [fd00:150:20::2]:80',
     );

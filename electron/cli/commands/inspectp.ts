@@ -1,6 +1,6 @@
 import { describePauseExit, describePendingEntry, whatStopReleases } from '../../../shared/domain/sandbox-release';
 import { PodscopeError } from '../../../shared/domain/errors';
-import type { LiveNetworkView } from '../../../shared/domain/live';
+import { describeEffect, EFFECT_PLUGINS, type LiveNetworkView } from '../../../shared/domain/live';
 import type { SandboxStatus } from '../../../shared/domain/sandbox';
 import { withApi } from '../api';
 import { parseCommandArgs } from '../args';
@@ -8,7 +8,20 @@ import { parseCommandArgs } from '../args';
 export const help = `podscope inspectp [flags] ID...
   Shows a sandbox: network, IP selection, port mappings, bandwidth, and what every CNI plugin received.
   -o text|json   (json is the full verbose status, trace included)
-  --live         also read the kernel now: addresses in the netns, tbf rates, DNAT rules, checked against the config`;
+  --live         also read the kernel now: addresses in the netns, tbf rates, DNAT rules, checked against the config
+  A ready pod that ran firewall, tuning, sbr or host-device always gets their effects read from the kernel (rules,
+  sysctls, policy rules and tables, the moved link), each with its plugin, network and interface and the read time.`;
+
+/** a ready pod whose ADD ran a plugin whose effect only the kernel shows */
+function hasPluginEffects(s: SandboxStatus): boolean {
+  return (
+    s.state === 'SANDBOX_READY' &&
+    !s.hostNetwork &&
+    s.trace.some(
+      (t) => t.step === 'cni.plugin' && t.plugin?.verb === 'ADD' && (EFFECT_PLUGINS as readonly string[]).includes(t.plugin.type),
+    )
+  );
+}
 
 export async function run(argv: string[]): Promise<number> {
   const { flags, positionals } = parseCommandArgs(argv, { output: { type: 'string', short: 'o' }, live: { type: 'boolean' } });
@@ -23,17 +36,35 @@ export async function run(argv: string[]): Promise<number> {
         positionals.map(async (id) => {
           const status = await api.status(id);
           // a stopped or host-network sandbox has no netns to read: say so instead of failing the whole command
-          const live = flags.live ? await api.live(status.id).catch((e: unknown) => ({ unavailable: (e as Error).message })) : undefined;
-          return { status, live };
+          const read = flags.live || hasPluginEffects(status);
+          const live = read ? await api.live(status.id).catch((e: unknown) => ({ unavailable: (e as Error).message })) : undefined;
+          return { status, live, full: flags.live === true };
         }),
       ),
     'read',
   );
   if (output === 'json') {
-    const docs = views.map((v) => (v.live ? { ...v.status, live: v.live } : v.status));
+    const docs = views.map((v) => {
+      if (!v.live) return v.status;
+      if (v.full) return { ...v.status, live: v.live };
+      return 'unavailable' in v.live
+        ? { ...v.status, pluginEffects: v.live }
+        : { ...v.status, pluginEffects: { collectedAt: v.live.collectedAt, effects: v.live.pluginEffects ?? [] } };
+    });
     process.stdout.write(`${JSON.stringify(docs.length === 1 ? docs[0] : docs, null, 2)}\n`);
-  } else process.stdout.write(views.map((v) => describe(v.status) + (v.live ? describeLive(v.live) : '')).join('\n'));
+  } else
+    process.stdout.write(
+      views.map((v) => describe(v.status) + (v.live ? (v.full ? describeLive(v.live) : describeEffects(v.live)) : '')).join('\n'),
+    );
   return 0;
+}
+
+/** each plugin's effect with its owner; "kernel" ones were read at the view's time, "config" ones were not read */
+function describeEffects(live: LiveNetworkView | { unavailable: string }): string {
+  if ('unavailable' in live) return `Plugin effects: ${live.unavailable}\n`;
+  const effects = live.pluginEffects ?? [];
+  if (effects.length === 0) return '';
+  return `${[`Plugin effects (kernel, read at ${live.collectedAt}):`, ...effects.map((e) => `  ${e.matches === false ? 'BAD' : 'ok '} ${describeEffect(e)}`)].join('\n')}\n`;
 }
 
 function describeLive(live: LiveNetworkView | { unavailable: string }): string {
@@ -44,7 +75,7 @@ function describeLive(live: LiveNetworkView | { unavailable: string }): string {
   for (const b of live.bandwidth) lines.push(`  ${b.matches ? 'ok ' : 'BAD'} ${b.direction.padEnd(8)} ${b.note}`);
   for (const p of live.ports) lines.push(`  ${p.found || p.hostPort <= 0 ? 'ok ' : 'BAD'} port ${p.index}  ${p.note}`);
   for (const e of live.errors) lines.push(`  !   ${e}`);
-  return `${lines.join('\n')}\n`;
+  return `${lines.join('\n')}\n${describeEffects(live)}`;
 }
 
 function describe(s: SandboxStatus): string {

@@ -6,6 +6,7 @@ import { readFile } from 'node:fs/promises';
 import { PodscopeError, notSupported } from '../../../shared/domain/errors';
 import { parseRateInput } from '../../../shared/domain/bandwidth';
 import {
+  afterDelReport,
   LabCapabilitiesSchema,
   type LabApi,
   type LabDiff,
@@ -79,6 +80,8 @@ export function runJson(run: LabRun): Record<string, unknown> {
     kernelCreated: run.kernelCreated,
     leftAfterDel: run.leftAfterDel,
     keptByDesign: run.keptByDesign,
+    changedByAdd: run.changedByAdd ?? [],
+    changedAfterDel: run.changedAfterDel ?? [],
     addOk: run.addOk,
     checkOk: run.checkOk ?? null,
     checkSkipped: run.checkSkipped ?? null,
@@ -117,11 +120,24 @@ function printRun(run: LabRun): void {
       `  kept after DEL by design (${run.keptByDesign.length}):`,
       ...run.keptByDesign.map((k) => `    ${k.kind.padEnd(13)} ${k.what}  (${k.why})`),
     );
+  if (run.changedByAdd?.length)
+    lines.push(
+      `  changed by ADD (${run.changedByAdd.length}):`,
+      ...run.changedByAdd.map((c) => `    ${c.text}${c.owner ? `  [${c.owner}]` : ''}`),
+    );
+  const notPutBack = afterDelReport({ leftAfterDel: [], changedAfterDel: run.changedAfterDel }).filter((r) => r.leak);
   lines.push(
     run.leftAfterDel.length === 0
-      ? '  leak verdict: everything the run created is gone'
+      ? `  leak verdict: everything the run created is gone${notPutBack.length ? `, but DEL did not put back (${notPutBack.length}):` : ''}`
       : `  leak verdict: LEFT after DEL (${run.leftAfterDel.length}):\n${items(run.leftAfterDel)}`,
+    ...notPutBack.map((r) => `    ${r.text}`),
   );
+  const byDesign = (run.changedAfterDel ?? []).filter((c) => c.where === 'netns' || c.why);
+  if (byDesign.length)
+    lines.push(
+      `  changed after DEL, not a leak (${byDesign.length}):`,
+      ...byDesign.map((c) => `    ${c.text}${c.why ? ` — ${c.why}` : " (the run's netns, removed with it)"}`),
+    );
   lines.push(`  ${run.success ? 'ok' : 'FAILED'} in ${Math.round(run.durationMs)} ms`);
   process.stdout.write(`${lines.filter((l) => l !== '').join('\n')}\n`);
 }

@@ -1,4 +1,9 @@
-/** What a conflist says about the host resources it will use: bridges, subnets, host-local reservation dirs. */
+/**
+ * What a conflist says about the host resources it will use: bridges, subnets, host-local reservation dirs, and the
+ * host links and sysctls its plugins touch in place.
+ */
+import { changeOwners, type ChangeOwners } from './changes';
+
 type Obj = Record<string, unknown>;
 const isObj = (x: unknown): x is Obj => typeof x === 'object' && x !== null && !Array.isArray(x);
 
@@ -12,6 +17,7 @@ export interface ConflistFacts {
   subnets: string[];
   /** `<dataDir>/<network>` of every host-local IPAM */
   ipamDirs: string[];
+  owners: ChangeOwners;
 }
 
 function ipamSubnets(ipam: Obj): string[] {
@@ -26,7 +32,7 @@ function ipamSubnets(ipam: Obj): string[] {
 }
 
 export function conflistFacts(name: string, plugins: Obj[]): ConflistFacts {
-  const facts: ConflistFacts = { bridges: [], subnets: [], ipamDirs: [] };
+  const facts: ConflistFacts = { bridges: [], subnets: [], ipamDirs: [], owners: changeOwners(plugins, DEFAULT_BRIDGE) };
   for (const p of plugins) {
     if (p.type === 'bridge') facts.bridges.push(typeof p.bridge === 'string' && p.bridge ? p.bridge : DEFAULT_BRIDGE);
     if (isObj(p.ipam)) {

@@ -26,9 +26,10 @@ import { ResultCache } from '../cni/result-cache';
 import type { NetnsManager } from '../netns/types';
 import type { ProbeNet } from '../probe/types';
 import { LAB_IFNAME, labAttachment, labExecContext, labNetwork, type LabExecDeps } from './cni-calls';
+import { runChanges, kernelWatch } from './changes';
 import { conflistFacts, type ConflistFacts } from './conflist-facts';
 import { processIdentity } from './inflight';
-import { emptySnapshot, type LabSnapshotReader, type KernelScope, type KernelSnapshot } from './kernel';
+import { emptySnapshot, type LabSnapshotRead, type LabSnapshotReader, type KernelScope } from './kernel';
 import { probeLabNetns } from './probe';
 import type { LabRecords } from './record';
 import type { ParsedConflist } from './validate';
@@ -51,7 +52,7 @@ export interface AcceptedConflist {
   conflicts: LabConflict[];
 }
 
-type Snapshot = { snapshot: KernelSnapshot; errors: string[] };
+type Snapshot = LabSnapshotRead;
 
 /** everything one run's steps share */
 interface RunState {
@@ -150,7 +151,7 @@ function runState(
   );
   const net = labNetwork(req.text, LAB_IFNAME);
   const att = labAttachment(run, req.capabilities);
-  const scope = { ipamDirs: facts.ipamDirs, cacheResultsDir: cache.dir, containerId: run.containerId };
+  const scope = { ipamDirs: facts.ipamDirs, cacheResultsDir: cache.dir, containerId: run.containerId, watch: kernelWatch(facts.owners) };
   return { deps, req, run, facts, net, att, cache, scope, ctx, phase, emit, progress };
 }
 
@@ -267,10 +268,19 @@ function conclude(s: RunState, [before, afterAdd, afterDel]: [Snapshot, Snapshot
   run.leftAfterDel = v.left;
   run.keptByDesign = v.kept;
   run.existedBefore = v.existedBefore;
+  Object.assign(run, runChanges(before.watched, afterAdd.watched, afterDel.watched, s.facts.owners));
   run.tokens = placeholderTokens(run.plugins, run);
   run.snapshotErrors.push(...before.errors, ...afterAdd.errors, ...afterDel.errors);
   run.durationMs = durationMs;
-  run.success = run.addOk && run.checkOk !== false && (!req.probe || run.probe?.ok === true) && run.delOk && run.leftAfterDel.length === 0;
+  // a host value DEL did not put back outlives the run like a leak (the run's own netns goes with it)
+  const changedLeft = (run.changedAfterDel ?? []).filter((c) => c.where === 'host' && !c.why);
+  run.success =
+    run.addOk &&
+    run.checkOk !== false &&
+    (!req.probe || run.probe?.ok === true) &&
+    run.delOk &&
+    run.leftAfterDel.length === 0 &&
+    changedLeft.length === 0;
 }
 
 /** Runs an accepted conflist; whatever happens inside, the run is recorded and returned (only I/O of the records throws). */

@@ -21,7 +21,15 @@ export function relates(kind: string, line: string, n: RunNames, newLinks: Set<s
     case 'netns-link':
     case 'netns-address':
     case 'netns-route':
+    case 'netns-rule':
       return true; // the netns is the run's own
+    case 'host-route':
+    case 'host-rule': {
+      // a route through one of the run's devices (ptp's host-side /32) or to or from its addresses
+      const devs = [...line.matchAll(/ (?:dev|iif|oif) (\S+)/g)].map((m) => m[1]!);
+      if (devs.some((d) => devices.has(d) || newLinks.has(d))) return true;
+      return n.podIps.some((ip) => ipToken(ip).test(line));
+    }
     case 'link': {
       const name = firstWord(line);
       if (devices.has(name)) return true;
@@ -50,6 +58,8 @@ export function relates(kind: string, line: string, n: RunNames, newLinks: Set<s
 
 /** true for a fact about one of these bridges: the device itself, its addresses, its qdiscs */
 export function onBridge(kind: string, line: string, bridges: string[]): boolean {
+  // the bridge's own routes: the kernel adds them for its gateway address
+  if (kind === 'host-route') return bridges.some((b) => / dev (\S+)/.exec(line)?.[1] === b);
   return (
     (kind === 'link' || kind === 'host-address' || kind === 'qdisc') &&
     bridges.some((b) => firstWord(line) === b || line.startsWith(`dev ${b} `))
@@ -58,7 +68,7 @@ export function onBridge(kind: string, line: string, bridges: string[]): boolean
 
 function keptWhy(kind: string, line: string, n: RunNames): string | undefined {
   if (onBridge(kind, line, n.bridges)) {
-    return 'the bridge plugin keeps its bridge (with the gateway address and MTU it set) for other attachments';
+    return 'the bridge plugin keeps its bridge (with the gateway address, its routes and the MTU it set) for other attachments';
   }
   if (kind === 'ipam' && /\/last_reserved_ip\.\d+ /.test(line))
     return "host-local's allocation cursor: it remembers the last address it handed out";

@@ -4,7 +4,7 @@
  */
 import type { LiveInterface, LiveRoute } from '../../../shared/domain/live';
 import { ruleSpecLines, tablesOf } from '../kernel/netfilter';
-import type { KernelReader, KernelRoute } from '../kernel/types';
+import type { KernelReader, KernelRoute, KernelRule } from '../kernel/types';
 
 export interface RawLiveNetwork {
   interfaces: LiveInterface[];
@@ -15,11 +15,26 @@ export interface RawLiveNetwork {
   qdiscs: Record<string, Array<{ kind: string; rate?: number; burst?: number }>>;
   /** the nat table of each family as `iptables -t nat -S` / `ip6tables -t nat -S` list it */
   nat: { v4: string[]; v6: string[] };
+  /** policy rules in the netns, when asked for */
+  rules?: KernelRule[];
+  /** routes of the netns's tables other than main and local (sbr's), when rules were asked for */
+  tableRoutes?: Array<LiveRoute & { table: string }>;
+  /** the sysctls asked for, as read inside the netns */
+  sysctls?: Record<string, string>;
+  /** the filter table of each family, when asked for */
+  filter?: { v4: string[]; v6: string[] };
   errors: string[];
 }
 
+/** what some plugins' effects need beyond the live view's own read (plugin-effects.ts) */
+export interface LiveExtraQuery {
+  rules?: boolean;
+  sysctls?: string[];
+  filter?: boolean;
+}
+
 export interface LiveReader {
-  read(netnsPath: string, hostDevices: string[], signal?: AbortSignal): Promise<RawLiveNetwork>;
+  read(netnsPath: string, hostDevices: string[], signal?: AbortSignal, extra?: LiveExtraQuery): Promise<RawLiveNetwork>;
 }
 
 /**
@@ -29,10 +44,15 @@ export interface LiveReader {
 export class KernelLiveReader implements LiveReader {
   constructor(private readonly kernel: KernelReader) {}
 
-  async read(netnsPath: string, hostDevices: string[], signal?: AbortSignal): Promise<RawLiveNetwork> {
+  async read(netnsPath: string, hostDevices: string[], signal?: AbortSignal, extra: LiveExtraQuery = {}): Promise<RawLiveNetwork> {
+    const sysctls = extra.sysctls?.length ? { sysctls: extra.sysctls } : {};
     const [pod, host] = await Promise.all([
-      this.kernel.read(netnsPath, { links: true, routes: true }, { signal }),
-      this.kernel.read(undefined, { links: true, qdiscs: { devices: hostDevices }, netfilter: { tables: ['nat'] } }, { signal }),
+      this.kernel.read(netnsPath, { links: true, routes: true, ...(extra.rules ? { rules: true } : {}), ...sysctls }, { signal }),
+      this.kernel.read(
+        undefined,
+        { links: true, qdiscs: { devices: hostDevices }, netfilter: { tables: extra.filter ? ['nat', 'filter'] : ['nat'] } },
+        { signal },
+      ),
     ]);
     const wanted = new Set(hostDevices);
     return {
@@ -61,6 +81,18 @@ export class KernelLiveReader implements LiveReader {
         v4: ruleSpecLines(tablesOf(host.netfilter, 4), 'nat'),
         v6: ruleSpecLines(tablesOf(host.netfilter, 6), 'nat'),
       },
+      ...(extra.rules
+        ? {
+            rules: pod.rules,
+            tableRoutes: pod.routes
+              .filter((r) => r.table !== 'main' && r.table !== 'local')
+              .map((r) => ({ ...toRoute(r), table: r.table })),
+          }
+        : {}),
+      ...(extra.sysctls?.length ? { sysctls: pod.sysctls } : {}),
+      ...(extra.filter
+        ? { filter: { v4: ruleSpecLines(tablesOf(host.netfilter, 4), 'filter'), v6: ruleSpecLines(tablesOf(host.netfilter, 6), 'filter') } }
+        : {}),
       errors: [...pod.errors, ...host.errors],
     };
   }

@@ -8,6 +8,7 @@ import { PodscopeError } from '../../../shared/domain/errors';
 import type { LiveBandwidthCheck, LiveNetworkView, LivePortCheck, LiveQdisc } from '../../../shared/domain/live';
 import type { RawLiveNetwork } from '../netns/live-reader';
 import type { EngineContext } from './context';
+import { effectCalls, effectQuery, pluginEffects } from './plugin-effects';
 import type { SandboxRecord } from './record';
 import { notFoundError } from './store';
 
@@ -30,7 +31,8 @@ export async function liveNetwork(ctx: EngineContext, idOrPrefix: string): Promi
   const hostDevices = [
     ...new Set((rec.network?.networks ?? []).flatMap((n) => (n.result?.interfaces ?? []).filter((i) => !i.sandbox).map((i) => i.name))),
   ];
-  return buildLiveView(rec, await ctx.liveReader.read(rec.netnsPath, hostDevices), new Date());
+  const extra = effectQuery(effectCalls(rec.trace, rec.network?.networks ?? []));
+  return buildLiveView(rec, await ctx.liveReader.read(rec.netnsPath, hostDevices, undefined, extra), new Date());
 }
 
 export function buildLiveView(rec: SandboxRecord, raw: RawLiveNetwork, now: Date): LiveNetworkView {
@@ -55,8 +57,15 @@ export function buildLiveView(rec: SandboxRecord, raw: RawLiveNetwork, now: Date
     qdiscs,
     bandwidth: checkBandwidth(rec, qdiscs),
     ports: checkPorts(rec, raw.nat),
+    ...effectsOf(rec, raw),
     errors: raw.errors,
   };
+}
+
+/** firewall's, tuning's, sbr's and host-device's effects, when the pod ran any of them */
+function effectsOf(rec: SandboxRecord, raw: RawLiveNetwork): { pluginEffects?: LiveNetworkView['pluginEffects'] } {
+  const calls = effectCalls(rec.trace, rec.network?.networks ?? []);
+  return calls.length ? { pluginEffects: pluginEffects(calls, raw) } : {};
 }
 
 function checkBandwidth(rec: SandboxRecord, qdiscs: LiveQdisc[]): LiveBandwidthCheck[] {

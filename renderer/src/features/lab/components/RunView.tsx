@@ -3,6 +3,7 @@ import { Fragment } from 'react';
 import type { LabKernelItem, LabPluginTrace, LabProbe, LabRun } from '../../../../../shared/domain/lab';
 import { byteSize, ms, prettyJson } from '../../../lib/format';
 import { kernelFactText } from '../model/kernel-text';
+import { ChangeList } from './ChangeList';
 import { JsonView } from '../../../lib/ui/JsonView';
 import { Pill } from '../../../lib/ui/StatusPill';
 
@@ -129,14 +130,20 @@ export function KernelList({ items, empty }: { items: Array<LabKernelItem & { wh
 
 export function Verdict({ run }: { run: LabRun }) {
   const leaked = run.leftAfterDel.length;
+  // a host value DEL did not put back (a link left DOWN, a sysctl reset) outlives the run like a leak
+  const notPutBack = (run.changedAfterDel ?? []).filter((c) => c.where === 'host' && !c.why);
+  const clean = leaked === 0 && notPutBack.length === 0;
   return (
-    <div className={leaked === 0 ? 'callout callout-ok' : 'callout callout-bad'} data-testid="lab-verdict">
+    <div className={clean ? 'callout callout-ok' : 'callout callout-bad'} data-testid="lab-verdict">
       <div className="callout-title">
         {leaked === 0
-          ? 'No leak: everything the run created is gone after DEL'
+          ? notPutBack.length === 0
+            ? 'No leak: everything the run created is gone after DEL, and nothing it changed on the host stayed changed'
+            : `Everything the run created is gone, but DEL did not put back ${notPutBack.length} value${notPutBack.length === 1 ? '' : 's'} it changed on the host`
           : `Leak: ${leaked} thing${leaked === 1 ? '' : 's'} left after DEL`}
       </div>
       {leaked > 0 && <KernelList items={run.leftAfterDel} empty="" />}
+      {notPutBack.length > 0 && <ChangeList changes={notPutBack} testId="lab-verdict-changes" afterDel />}
       {run.keptByDesign.length > 0 && <div className="small muted">{run.keptByDesign.length} kept by the plugins' design (below)</div>}
     </div>
   );
@@ -194,6 +201,24 @@ export function RunView({ run }: { run: LabRun }) {
         </div>
         <KernelList items={run.kernelCreated} empty="nothing" />
       </section>
+      {run.changedByAdd !== undefined && (
+        <section className="section" data-testid="lab-changed-by-add">
+          <div className="section-head">
+            <strong>Changed in place by ADD</strong>
+            <span className="muted small">sysctls and host links, before ADD → after ADD</span>
+          </div>
+          <ChangeList changes={run.changedByAdd} testId="lab-changes-add" />
+        </section>
+      )}
+      {run.changedAfterDel !== undefined && (
+        <section className="section" data-testid="lab-changed-after-del">
+          <div className="section-head">
+            <strong>Changed after DEL</strong>
+            <span className="muted small">what differs from before ADD once DEL has run</span>
+          </div>
+          <ChangeList changes={run.changedAfterDel} testId="lab-changes-del" afterDel />
+        </section>
+      )}
       {run.keptByDesign.length > 0 && (
         <section className="section">
           <div className="section-head">

@@ -3,6 +3,7 @@ import type { SandboxStatus } from '../../../../../../shared/domain/sandbox';
 import { EmptyState } from '../../../../lib/ui/EmptyState';
 import { LiveNetwork } from './LiveNetwork';
 import { Interfaces, IpCards, IpSelection } from './NetworkParts';
+import { PluginEffects } from './PluginEffects';
 import { RoutesAndDns } from './RoutesAndDns';
 import { TopologyView } from './TopologyView';
 
@@ -31,6 +32,7 @@ export function NetworkTab({ s }: { s: SandboxStatus }) {
       <Interfaces s={s} />
       <TopologyView s={s} />
       <LiveNetwork s={s} />
+      <PluginEffects s={s} />
       <RoutesAndDns s={s} />
     </div>
   );
