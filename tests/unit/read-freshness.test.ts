@@ -9,7 +9,11 @@ import { podSandboxStatus } from '../../electron/cri/server/sandbox-status';
 import { listPodSandbox } from '../../electron/cri/server/sandbox-list';
 import { containerStatus } from '../../electron/cri/server/container-status';
 import { listContainers } from '../../electron/cri/server/container-list';
-import { serializeListPodSandboxResponse, serializePodSandboxStatusResponse } from '../../electron/cri/server/wire-cache';
+import {
+  serializeListContainersResponse,
+  serializeListPodSandboxResponse,
+  serializePodSandboxStatusResponse,
+} from '../../electron/cri/server/wire-cache';
 import { createTestEngine, type TestEngine } from '../../testkit/fakes/test-engine';
 
 let t: TestEngine;
@@ -77,12 +81,18 @@ describe('reads after a change', () => {
     const id = await runningContainer(p);
     const state = async () => (await containerStatus(t.engine, { containerId: id, verbose: false })).status?.state;
     const listed = async (filter?: Partial<pb.ContainerFilter>) =>
-      (await listContainers(t.engine, { filter: filter && pb.ContainerFilter.fromPartial(filter) })).containers.map((c) => c.state);
-    expect(await state()).toBe(pb.ContainerState.CONTAINER_RUNNING);
-    expect(await listed()).toEqual([pb.ContainerState.CONTAINER_RUNNING]);
+      pb.ListContainersResponse.decode(
+        serializeListContainersResponse(await listContainers(t.engine, { filter: filter && pb.ContainerFilter.fromPartial(filter) })),
+      ).containers.map((c) => c.state);
+    // read twice: the second list answers from the wire form and bytes cached by the first
+    for (let i = 0; i < 2; i++) {
+      expect(await state()).toBe(pb.ContainerState.CONTAINER_RUNNING);
+      expect(await listed()).toEqual([pb.ContainerState.CONTAINER_RUNNING]);
+    }
     t.containerRuntime.exit(id, 3);
     expect(await listed({ podSandboxId: p })).toEqual([pb.ContainerState.CONTAINER_EXITED]);
     expect(await listed({ state: { state: pb.ContainerState.CONTAINER_RUNNING } })).toEqual([]);
+    expect(await listed()).toEqual([pb.ContainerState.CONTAINER_EXITED]);
     expect(await state()).toBe(pb.ContainerState.CONTAINER_EXITED);
   });
 

@@ -39,5 +39,11 @@ export async function listContainers(ctx: ContainerContext, filter: ContainerFil
   return found
     .filter((rec) => !filter.state || toCriContainerState(rec.state) === filter.state)
     .map(toContainerSummary)
-    .sort((a, b) => (a.createdAtNs === b.createdAtNs ? a.id.localeCompare(b.id) : BigInt(b.createdAtNs) > BigInt(a.createdAtNs) ? 1 : -1));
+    .sort((a, b) => (a.createdAtNs === b.createdAtNs ? a.id.localeCompare(b.id) : newerFirst(a.createdAtNs, b.createdAtNs)));
+}
+
+/** Newest first by creation time in ns: decimal strings compared by length, then text (no BigInt per comparison). */
+function newerFirst(a: string, b: string): number {
+  if (a.length !== b.length) return b.length - a.length;
+  return a < b ? 1 : -1;
 }
