@@ -29,13 +29,14 @@ function buildBundle(): Promise<void> {
   return bundleBuilt;
 }
 
-export async function startCriDaemon(env: RealEnv): Promise<CriDaemon> {
+export async function startCriDaemon(env: RealEnv, opts: { nodeArgs?: string[] } = {}): Promise<CriDaemon> {
   await buildBundle();
   const o = env.options;
   const socketPath = join(env.dir, 'podscope.sock');
   const child = spawn(
     process.execPath,
     [
+      ...(opts.nodeArgs ?? []),
       CLI,
       'cri',
       '--socket',

@@ -3,14 +3,17 @@
  * (own temp dirs, bridge psc-bench, 10.235.0.0/24 + fd00:235::/64), p50/p95 per verb and per step beside the floor
  * (the same external commands back to back without the engine); (2) the same lifecycle over CRI side by side with
  * a containerd started for the run, plus M concurrent runs and removes; (3) Status and List at each --scale size on
- * both runtimes, with RSS. Needs root. Prints figures; asserts nothing.
+ * both runtimes, with RSS; (4) the reads against the Version RPC on the same socket at each --floor size (real engine
+ * with host-network pods, and over the touch-point fakes with a container per pod); (5) with --teardown N, N pods
+ * stopped and removed on each runtime. Needs root. Prints figures; asserts nothing.
  * Lives outside the product: it uses the test kit (throwaway env, containerd fixture).
  */
 import { parseArgs } from 'node:util';
 import type { CriticalFloor } from './sandbox-bench';
 
 const HELP = `npm run bench -- [--sequential N] [--concurrent M] [--scale 20,250,1000] [--samples K]
-                    [--skip-engine] [--skip-side-by-side] [--skip-scale]`;
+                    [--floor 20,1000] [--teardown N] [--teardown-network host|cni]
+                    [--skip-engine] [--skip-side-by-side] [--skip-scale] [--skip-floor]`;
 
 async function main(): Promise<number> {
   const { values } = parseArgs({
@@ -22,6 +25,10 @@ async function main(): Promise<number> {
       'skip-engine': { type: 'boolean' },
       'skip-side-by-side': { type: 'boolean' },
       'skip-scale': { type: 'boolean' },
+      floor: { type: 'string' },
+      'skip-floor': { type: 'boolean' },
+      teardown: { type: 'string' },
+      'teardown-network': { type: 'string' },
       // the default now; accepted so older invocations keep working
       'side-by-side': { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
@@ -36,9 +43,20 @@ async function main(): Promise<number> {
     if (!Number.isInteger(v) || v < 1) throw new Error(`--${k} must be a positive integer, not ${JSON.stringify(values[k])}`);
     return v;
   };
-  const sizes = (values.scale ?? '20,250,1000').split(',').map((x) => Number(x.trim()));
-  if (sizes.some((s) => !Number.isInteger(s) || s < 1))
-    throw new Error(`--scale must list positive integers, not ${JSON.stringify(values.scale)}`);
+  const sizeList = (k: 'scale' | 'floor', d: string) => {
+    const list = (values[k] ?? d).split(',').map((x) => Number(x.trim()));
+    if (list.some((s) => !Number.isInteger(s) || s < 1))
+      throw new Error(`--${k} must list positive integers, not ${JSON.stringify(values[k])}`);
+    return list;
+  };
+  const sizes = sizeList('scale', '20,250,1000');
+  const floorSizes = sizeList('floor', '20,1000');
+  const teardownPods = values.teardown === undefined ? 0 : Number(values.teardown);
+  if (!Number.isInteger(teardownPods) || teardownPods < 0)
+    throw new Error(`--teardown must be a number of pods, not ${JSON.stringify(values.teardown)}`);
+  const teardownNetwork = values['teardown-network'] ?? 'host';
+  if (teardownNetwork !== 'host' && teardownNetwork !== 'cni')
+    throw new Error(`--teardown-network must be host or cni, not ${JSON.stringify(teardownNetwork)}`);
   const load = async () => (await import('./daemon')).loadAverage();
   process.stdout.write(
     `# podscope bench, load average ${await load()} (2 shared cores: compare ratios from one run, not absolute times)\n`,
@@ -73,6 +91,19 @@ async function main(): Promise<number> {
     const r = await runCriScale({ sizes, samples: int('samples', 30) });
     if (r.leftover.podscope !== 0 || r.leftover.containerd !== 0)
       throw new Error(`scale bench left pods behind: ${JSON.stringify(r.leftover)}`);
+  }
+  if (!values['skip-floor']) {
+    const { runCriFloor } = await import('./cri-floor');
+    process.stdout.write('\n');
+    const rows = await runCriFloor({ sizes: floorSizes, samples: 10 * int('samples', 30) });
+    process.stdout.write('reads / Version p50 on the same socket (target <= 1.10x)\n');
+    for (const r of rows.filter((x) => x.op !== 'Version'))
+      process.stdout.write(`${`${r.server} ${r.pods} pods ${r.op}`.padEnd(44)} ${r.ratio.toFixed(2)}x\n`);
+  }
+  if (teardownPods > 0) {
+    const { runTeardownBench } = await import('./teardown');
+    process.stdout.write('\n');
+    await runTeardownBench({ pods: teardownPods, network: teardownNetwork, containerd: true });
   }
   process.stdout.write(`\n# done, load average ${await load()}\n`);
   return 0;

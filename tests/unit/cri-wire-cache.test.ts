@@ -5,13 +5,19 @@
  */
 import { describe, expect, it } from 'vitest';
 import {
+  ContainerState,
+  ListContainersResponse,
   ListPodSandboxResponse,
   PodSandboxState,
   PodSandboxStatusResponse,
   type PodSandbox,
   type PodSandboxStatus,
 } from '../../electron/cri/generated/runtime_v1';
-import { serializeListPodSandboxResponse, serializePodSandboxStatusResponse } from '../../electron/cri/server/wire-cache';
+import {
+  serializeListContainersResponse,
+  serializeListPodSandboxResponse,
+  serializePodSandboxStatusResponse,
+} from '../../electron/cri/server/wire-cache';
 
 const pod = (i: number, extra = ''): PodSandbox => ({
   id: `${i.toString(16).padStart(64, '0')}`,
@@ -39,6 +45,26 @@ const status = (ip: string): PodSandboxStatus =>
   }) as unknown as PodSandboxStatus;
 
 describe('cached CRI read serialisers', () => {
+  it('ListContainers bytes equal the generated encoder for 0, 1 and 300 containers', () => {
+    for (const n of [0, 1, 300]) {
+      const res = {
+        containers: Array.from({ length: n }, (_, i) => ({
+          id: `${i.toString(16).padStart(64, 'c')}`,
+          podSandboxId: `${i.toString(16).padStart(64, '0')}`,
+          metadata: { name: `c-${i}`, attempt: i % 2 },
+          image: { image: 'busybox', annotations: {}, userSpecifiedImage: '', runtimeHandler: '', imageRef: '' },
+          imageRef: 'sha256:abc',
+          state: i % 2 ? ContainerState.CONTAINER_RUNNING : ContainerState.CONTAINER_EXITED,
+          createdAt: `${1_700_000_000_000_000_000 + i}`,
+          labels: { app: `a${i}`, long: 'x'.repeat(200) },
+          annotations: { note: 'é'.repeat(i) },
+          imageId: 'sha256:abc',
+        })),
+      };
+      expect(Buffer.from(serializeListContainersResponse(res))).toEqual(Buffer.from(ListContainersResponse.encode(res).finish()));
+    }
+  });
+
   it('ListPodSandbox bytes equal the generated encoder for 0, 1 and 300 pods (multi-byte lengths included)', () => {
     for (const n of [0, 1, 300]) {
       const res = { items: Array.from({ length: n }, (_, i) => pod(i)) };

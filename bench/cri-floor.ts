@@ -1,0 +1,228 @@
+/**
+ * Reads at the transport's floor: PodSandboxStatus, ContainerStatus, ListPodSandbox and ListContainers against the
+ * Version RPC on the same socket and connection, at each --pods size. Version asks nothing of the engine, so its
+ * time is grpc-js's own (framing, HTTP/2, the event loop hop); a read's ratio to it is what Podscope adds.
+ *
+ * Two servers, each in a process of its own (the client timing it never shares its event loop):
+ *  - `real`: `podscope cri` (the bundle) on the real engine, host-network pods (a pause container each, no CNI);
+ *    container reads are not timed there (1,000 real containers would need a rootfs and a monitor each);
+ *  - `fakes`: the same server and engine over the touch-point fakes (fake-cri-server.ts), one running container
+ *    per pod, so the container reads are timed at 1,000 too.
+ * Ops are interleaved per sample (rotating order), so a load spike on the shared host lands on every op alike.
+ * `npx tsx bench/cri-floor.ts [--pods 20,1000] [--samples 400] [--server real,fakes] [--cpu-prof DIR]`.
+ * Prints figures; asserts nothing.
+ */
+import { spawn } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { connectCri, type CriConnection } from '../electron/cri/client/connection';
+import * as pb from '../electron/cri/generated/runtime_v1';
+import { createRealEnv } from '../testkit/throwaway-env';
+import { loadAverage, pool, startCriDaemon } from './daemon';
+import { percentile, row } from './stats';
+
+export type FloorServer = 'real' | 'fakes';
+
+export interface FloorOptions {
+  sizes: number[];
+  samples?: number;
+  servers?: FloorServer[];
+  /** write each server's V8 CPU profile into this directory (node --cpu-prof) */
+  cpuProfDir?: string;
+  out?: (line: string) => void;
+}
+
+export interface FloorRow {
+  server: FloorServer;
+  pods: number;
+  op: string;
+  p50: number;
+  ratio: number;
+}
+
+const HOST_NETWORK = 2; // NamespaceMode.NODE
+const FAKE_IMAGE = 'podscope.test/busybox:1';
+const FAKE_SERVER = fileURLToPath(new URL('./fake-cri-server.ts', import.meta.url));
+
+const podConfig = (i: number, tag: string) =>
+  pb.PodSandboxConfig.fromPartial({
+    metadata: { name: `floor-${i}`, namespace: 'podscope-floor', uid: `${tag}-${i}`, attempt: 0 },
+    labels: { 'bench/pod': `p${i}`, 'bench/group': `g${i % 10}` },
+    linux: { securityContext: { namespaceOptions: { network: HOST_NETWORK } } },
+  });
+
+interface Served {
+  socketPath: string;
+  stop(): Promise<void>;
+}
+
+async function startFakeServer(cpuProfDir?: string): Promise<Served> {
+  const dir = await mkdtemp(join(tmpdir(), 'podscope-pfl-floor-sock-'));
+  const socketPath = join(dir, 'cri.sock');
+  const child = spawn(
+    process.execPath,
+    [...(cpuProfDir ? ['--cpu-prof', '--cpu-prof-dir', cpuProfDir] : []), '--import', 'tsx', FAKE_SERVER, socketPath],
+    { stdio: ['ignore', 'pipe', 'inherit'] },
+  );
+  await new Promise<void>((resolve, reject) => {
+    let out = '';
+    child.stdout.on('data', (b: Buffer) => {
+      out += b.toString();
+      if (out.includes('ready')) resolve();
+    });
+    child.once('exit', (code) => reject(new Error(`fake-cri-server exited with ${code} before serving`)));
+  });
+  return {
+    socketPath,
+    async stop() {
+      if (child.exitCode === null && child.signalCode === null) {
+        const exited = new Promise((r) => child.once('exit', r));
+        child.kill('SIGTERM');
+        await exited;
+      }
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+type Call = () => Promise<unknown>;
+
+async function timeOps(ops: Array<[string, Call]>, samples: number): Promise<Map<string, number[]>> {
+  const times = new Map<string, number[]>(ops.map(([name]) => [name, []]));
+  for (let w = 0; w < Math.min(100, samples); w++) for (const [, call] of ops) await call(); // warm-up: JIT, caches
+  for (let j = 0; j < samples; j++) {
+    for (let o = 0; o < ops.length; o++) {
+      const [name, call] = ops[(o + j) % ops.length]!;
+      const t0 = performance.now();
+      await call();
+      times.get(name)!.push(performance.now() - t0);
+    }
+  }
+  return times;
+}
+
+export async function runCriFloor(opts: FloorOptions): Promise<FloorRow[]> {
+  const out = opts.out ?? ((l: string) => process.stdout.write(`${l}\n`));
+  const sizes = [...new Set(opts.sizes)].sort((a, b) => a - b);
+  const samples = opts.samples ?? 400;
+  const rows: FloorRow[] = [];
+  for (const server of opts.servers ?? ['real', 'fakes']) {
+    const tag = Date.now().toString(36);
+    const env = server === 'real' ? await createRealEnv({ tag: 'pfl-floor', subnet: 121, bridge: 'psfl-floor' }) : undefined;
+    let served: Served | undefined;
+    let conn: CriConnection | undefined;
+    const pods: string[] = [];
+    const containers: string[] = [];
+    try {
+      const cpuProf = opts.cpuProfDir ? ['--cpu-prof', '--cpu-prof-dir', opts.cpuProfDir] : [];
+      served = env ? await startCriDaemon(env, { nodeArgs: cpuProf }) : await startFakeServer(opts.cpuProfDir);
+      conn = await connectCri(served.socketPath);
+      const c = conn;
+      out(
+        `# reads against Version on one connection, ${server} server (${server === 'real' ? 'host-network pods, no containers' : 'touch-point fakes, one running container per pod'}), p50 of ${samples} calls per op`,
+      );
+      const w = [22, 8, 8, 8];
+      for (const size of sizes) {
+        const fresh = await pool(
+          Array.from({ length: size - pods.length }, (_, k) => pods.length + k),
+          10,
+          async (i) => {
+            const config = podConfig(i, tag);
+            const id = (await c.call((x) => x.runPodSandbox, { config, runtimeHandler: '' })).podSandboxId;
+            if (server === 'fakes') {
+              const cid = (
+                await c.call((x) => x.createContainer, {
+                  podSandboxId: id,
+                  config: pb.ContainerConfig.fromPartial({
+                    metadata: { name: 'main' },
+                    image: { image: FAKE_IMAGE },
+                    command: ['sleep', 'inf'],
+                    labels: { 'bench/pod': `p${i}` },
+                  }),
+                  sandboxConfig: config,
+                })
+              ).containerId;
+              await c.call((x) => x.startContainer, { containerId: cid });
+              containers.push(cid);
+            }
+            return id;
+          },
+        );
+        pods.push(...fresh);
+        const k = Math.floor(size / 2);
+        const pod = pods[k]!;
+        const ops: Array<[string, Call]> = [
+          ['Version', () => c.call((x) => x.version, { version: '' })],
+          ['PodSandboxStatus', () => c.call((x) => x.podSandboxStatus, { podSandboxId: pod, verbose: false })],
+          ['ListPodSandbox id=', () => c.call((x) => x.listPodSandbox, { filter: { id: pod, state: undefined, labelSelector: {} } })],
+          [
+            'ListPodSandbox label=',
+            () => c.call((x) => x.listPodSandbox, { filter: { id: '', state: undefined, labelSelector: { 'bench/pod': `p${k}` } } }),
+          ],
+          ['ListPodSandbox', () => c.call((x) => x.listPodSandbox, { filter: undefined })],
+        ];
+        if (server === 'fakes') {
+          const ctr = containers[k]!;
+          ops.push(
+            ['ContainerStatus', () => c.call((x) => x.containerStatus, { containerId: ctr, verbose: false })],
+            [
+              'ListContainers pod=',
+              () =>
+                c.call((x) => x.listContainers, {
+                  filter: pb.ContainerFilter.fromPartial({ podSandboxId: pod }),
+                }),
+            ],
+            ['ListContainers', () => c.call((x) => x.listContainers, { filter: undefined })],
+          );
+        }
+        const times = await timeOps(ops, samples);
+        const version = percentile(times.get('Version')!, 50);
+        out('');
+        out(`${size} pods (load ${await loadAverage()})`);
+        out(row(['op (ms)', 'p50', 'p95', '/Version'], w));
+        for (const [op] of ops) {
+          const t = times.get(op)!;
+          const p50 = percentile(t, 50);
+          rows.push({ server, pods: size, op, p50, ratio: p50 / version });
+          out(row([op, fmt2(p50), fmt2(percentile(t, 95)), `${(p50 / version).toFixed(2)}x`], w));
+        }
+      }
+    } finally {
+      if (conn) {
+        const c = conn;
+        await pool(pods, 10, async (id) => {
+          await c.call((x) => x.stopPodSandbox, { podSandboxId: id }).catch(() => undefined);
+          await c.call((x) => x.removePodSandbox, { podSandboxId: id }).catch((e: unknown) => out(`remove ${id}: ${(e as Error).message}`));
+        });
+        c.close();
+      }
+      await served?.stop();
+      await env?.teardown();
+    }
+    out('');
+  }
+  return rows;
+}
+
+const fmt2 = (ms: number) => (Number.isNaN(ms) ? '-' : ms.toFixed(2));
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  const { values } = parseArgs({
+    options: { pods: { type: 'string' }, samples: { type: 'string' }, server: { type: 'string' }, 'cpu-prof': { type: 'string' } },
+  });
+  runCriFloor({
+    sizes: (values.pods ?? '20,1000').split(',').map(Number),
+    samples: Number(values.samples ?? 400),
+    servers: (values.server ?? 'real,fakes').split(',') as FloorServer[],
+    ...(values['cpu-prof'] && { cpuProfDir: values['cpu-prof'] }),
+  }).then(
+    () => process.exit(0),
+    (e: unknown) => {
+      process.stderr.write(`cri-floor: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}\n`);
+      process.exit(1);
+    },
+  );
+}

@@ -1,0 +1,38 @@
+/**
+ * `podscope cri` over the touch-point fakes, in a process of its own, for the read-path bench (cri-floor.ts): the
+ * real engine, store, indexes, CRI adapters and grpc-js server, with netns, CNI plugins, runc and the per-sandbox
+ * files simulated, so 1,000 pods with a running container each cost no host resources. The one OS read a real
+ * status makes per call, the pause or container pid's /proc/<pid>/stat, is made here too (of this process).
+ * Prints "ready" on stdout once serving; SIGTERM ends it. `tsx bench/fake-cri-server.ts <socket> [--cpu-prof]`.
+ */
+import { createTestEngine } from '../testkit/fakes/test-engine';
+import { startCriServer } from '../electron/cri/server';
+import { isProcessAlive } from '../electron/engine/sandbox/status';
+
+export const FAKE_IMAGE = 'podscope.test/busybox:1';
+
+async function main(): Promise<void> {
+  const socketPath = process.argv[2];
+  if (!socketPath) throw new Error('usage: fake-cri-server.ts <socket>');
+  const te = await createTestEngine({ tmpPrefix: 'podscope-pfl-floor-' });
+  te.images.add({ repoTags: [FAKE_IMAGE], config: { Cmd: ['sh'] } });
+  // a real /proc read where the real engine makes one (the fakes answer from memory): liveness of a live pid
+  const fakeAlive = te.containerRuntime.alive.bind(te.containerRuntime);
+  te.containerRuntime.alive = (pid: number) => {
+    void isProcessAlive(process.pid);
+    return fakeAlive(pid);
+  };
+  const server = await startCriServer({ engine: te.engine, socketPath, runtimeVersion: 'fakes' });
+  process.stdout.write('ready\n');
+  await new Promise<void>((resolve) => process.once('SIGTERM', () => resolve()));
+  await server.close();
+  await te.close();
+}
+
+main().then(
+  () => process.exit(0),
+  (e: unknown) => {
+    process.stderr.write(`fake-cri-server: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}\n`);
+    process.exit(1);
+  },
+);
