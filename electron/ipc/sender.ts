@@ -15,6 +15,9 @@ export interface SenderInfo {
   connectionId?: string;
 }
 
+/** who owns a session: the connection, or (a transport without one) the sender itself */
+export const ownerOf = (sender: SenderInfo): string => sender.connectionId ?? `${sender.transport}:${sender.url}`;
+
 /** A policy: which senders may call at all. */
 export type SenderPolicy = (sender: SenderInfo) => boolean;
 

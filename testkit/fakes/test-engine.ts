@@ -1,9 +1,9 @@
 /**
  * The real SandboxEngine over the OS touch-point fakes, for every test above the OS boundary (UI, IPC, CRI): name
  * reservation, ids, IP selection, trace labels, events and the CNI manager (conf dir, plugin chaining, cache, CHECK,
- * DEL) are the engine's own; only netns, the CNI plugins' execs, runc, the per-sandbox files and the kernel
- * read-back are simulated. The fakes are returned so tests can inject failures
- * (cni.failures, runtime.stopError, netns.createError, live.tamper, …) and look at host-side effects.
+ * DEL) and the live view's kernel reader are the engine's own; only netns, the CNI plugins' execs, runc, the
+ * per-sandbox files and the `ip`/`tc`/`iptables-save` execs are simulated. The fakes are returned so tests can inject
+ * failures (cni.failures, runtime.stopError, netns.createError, edits of `kernel`, …) and look at host-side effects.
  * State and run dirs are a fresh temp dir, removed by close(). For tests only: product code never imports this.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -22,9 +22,8 @@ import { FakeCgroups, FakeContainerHost, FakeContainerRuntime } from './fake-con
 import { FakeImageStore } from './fake-images';
 import type { ImageStore } from '../../electron/engine/images/types';
 import { FakeSandboxFiles } from './fake-files';
-import type { FakeKernel } from './fake-kernel';
+import { fakeLiveReader, type FakeKernel } from './fake-kernel';
 import { FakeKernelCommands } from './fake-kernel-commands';
-import { FakeLiveReader } from './fake-live';
 import { FakeNetnsManager } from './fake-netns';
 import { FakeProbeNet, type FakeProbeWorld } from './fake-probe-net';
 import { FakePauseRuntime } from './fake-runtime';
@@ -50,7 +49,8 @@ export interface TestEngine {
   cni: FakeCni;
   runtime: FakePauseRuntime;
   files: FakeSandboxFiles;
-  live: FakeLiveReader;
+  /** the kernel as the fake plugins left it; the real live reader reads it through `ip`/`tc`/`iptables-save` output */
+  kernel: FakeKernel;
   /** the reachability probe's simulated network (listeners, black holes, agents left open) */
   probe: FakeProbeNet;
   images: FakeImageStore;
@@ -94,7 +94,6 @@ export async function createTestEngine(opts: TestEngineOptions = {}): Promise<Te
   const runtime = new FakePauseRuntime();
   const files = new FakeSandboxFiles();
   const images = new FakeImageStore();
-  const live = new FakeLiveReader((netnsPath, hostDevices) => kernel.liveView(netnsPath, hostDevices));
   const probe = new FakeProbeNet(() => fakeProbeWorld(kernel));
   // default: 8 Gbit/s line speed through containerd's 512 MiB burst, then 10 Mbit/s
   const throughput = new FakeThroughputMeter({
@@ -111,7 +110,7 @@ export async function createTestEngine(opts: TestEngineOptions = {}): Promise<Te
     cni,
     runtime,
     files,
-    liveReader: live,
+    liveReader: fakeLiveReader(kernel),
     probeNet: probe,
     images: opts.imageStore ?? images,
     throughputMeter: throughput,
@@ -141,7 +140,7 @@ export async function createTestEngine(opts: TestEngineOptions = {}): Promise<Te
     cni,
     runtime,
     files,
-    live,
+    kernel,
     probe,
     images,
     throughput,

@@ -1,28 +1,16 @@
 /** `podscope` as crictl users drive it: a crictl pod-config file through runp, pods, inspectp, stopp, rmp. */
-import { execFile } from 'node:child_process';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createRealEnv, type RealEnv } from '../../testkit/throwaway-env';
 import { engineFlagsFor } from '../../testkit/engine-flags';
+import { podscope as podscopeRaw } from './helpers/podscope-cli';
 
-const run = promisify(execFile);
 let env: RealEnv;
 let flags: string[];
 
 function podscope(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   return podscopeRaw(...args, ...flags);
-}
-
-async function podscopeRaw(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  try {
-    const { stdout, stderr } = await run(process.execPath, ['bin/podscope.mjs', ...args], { cwd: join(__dirname, '../..') });
-    return { code: 0, stdout, stderr };
-  } catch (e) {
-    const err = e as { code: number; stdout: string; stderr: string };
-    return { code: err.code, stdout: err.stdout, stderr: err.stderr };
-  }
 }
 
 beforeAll(async () => {

@@ -3,29 +3,20 @@
  * its log shim keeps writing after that process exited, and the next commands find it in the store. Image loaded
  * from a docker-save archive built offline. Bridge psc1-cl, subnet 10.229.0.0/24, temp dirs /tmp/podscope-c1-*.
  */
-import { execFile } from 'node:child_process';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildBusyboxImage, writeDockerSave } from '../../testkit/busybox-image';
 import { createRealEnv, type RealEnv } from '../../testkit/throwaway-env';
 import { engineFlagsFor } from '../../testkit/engine-flags';
+import { podscope as podscopeCli } from './helpers/podscope-cli';
 
-const exec = promisify(execFile);
 let env: RealEnv;
 let flags: string[];
 
-async function podscope(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+function podscope(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   // exec -s: what follows the container id is the command, so the engine flags go first
-  const argv = args[0] === 'exec' ? [...flags, ...args] : [...args, ...flags];
-  try {
-    const { stdout, stderr } = await exec(process.execPath, ['bin/podscope.mjs', ...argv], { cwd: join(__dirname, '../..') });
-    return { code: 0, stdout, stderr };
-  } catch (e) {
-    const err = e as { code: number; stdout: string; stderr: string };
-    return { code: err.code, stdout: err.stdout, stderr: err.stderr };
-  }
+  return podscopeCli(...(args[0] === 'exec' ? [...flags, ...args] : [...args, ...flags]));
 }
 
 beforeAll(async () => {

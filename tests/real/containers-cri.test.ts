@@ -3,19 +3,17 @@
  * rootfs), driven by the `podscope` CLI with --endpoint (the CRI client) and by the client in process for the
  * CreateContainer+StartContainer timing. Bridge psc1-cr, subnet 10.229.0.0/24, host ports 27500-27999.
  */
-import { execFile } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createCriEndpointApi, type CriEndpointApi } from '../../electron/cri/client';
 import { startCriServer, type CriServer } from '../../electron/cri/server';
 import type { SandboxEngine } from '../../electron/engine/sandbox/service';
 import { BUSYBOX_IMAGE, LocalBusyboxStore, buildBusyboxTree } from '../../testkit/local-busybox-store';
 import { createRealEnv, type RealEnv } from '../../testkit/throwaway-env';
+import { podscope as podscopeCli } from './helpers/podscope-cli';
 
-const exec = promisify(execFile);
 let env: RealEnv;
 let engine: SandboxEngine;
 let server: CriServer;
@@ -23,16 +21,8 @@ let client: CriEndpointApi;
 let dir: string;
 let endpoint: string;
 
-async function podscope(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  try {
-    const { stdout, stderr } = await exec(process.execPath, ['bin/podscope.mjs', '--endpoint', endpoint, ...args], {
-      cwd: join(__dirname, '../..'),
-    });
-    return { code: 0, stdout, stderr };
-  } catch (e) {
-    const err = e as { code: number; stdout: string; stderr: string };
-    return { code: err.code, stdout: err.stdout, stderr: err.stderr };
-  }
+function podscope(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  return podscopeCli('--endpoint', endpoint, ...args);
 }
 
 beforeAll(async () => {

@@ -4,24 +4,18 @@
  * prefix longer than the address. Root only (the CLI opens a real engine on throwaway dirs). Names: bridge
  * ux170-lab, subnet 10.170.0.0/24, dirs under /tmp/podscope-ux170-*.
  */
-import { execFile } from 'node:child_process';
 import { existsSync, readdirSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { labDirs } from './helpers/lab-dirs';
+import { podscope } from './helpers/podscope-cli';
 import { findLeftovers, formatLeftovers } from '../../testkit/leak-check';
 
 const BRIDGE = 'ux170-lab';
 const canRun = process.getuid?.() === 0 && existsSync('/usr/lib/cni/bridge');
 
-function cli(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    execFile(process.execPath, ['bin/podscope.mjs', ...args], { cwd: join(__dirname, '../..') }, (err, stdout, stderr) =>
-      resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
-    );
-  });
-}
+const cli = (args: string[]) => podscope(...args);
 
 describe.skipIf(!canRun)('podscope lab run refuses a conflist the plugins would misread', () => {
   const dirs = labDirs({ bridge: BRIDGE, subnet: '10.170.0.0/24', network: 'ux170-lab' });

@@ -3,36 +3,22 @@
  * and CLI commands are pointed at its dirs in ways that used to kill the pod. The pod must stay READY, its runc
  * container running with the same pid, and its record untouched.
  */
-import { execFile } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createEngine } from '../../electron/engine/index';
 import { OWNER_ANNOTATION } from '../../electron/engine/sandbox/ownership';
 import type { SandboxEngine } from '../../electron/engine/sandbox/service';
 import { hasCode } from '../../shared/domain/errors';
 import { createScopedEnv, runcList, sh, type ScopedEnv } from './helpers/scoped-env';
-
-const exec = promisify(execFile);
-const ROOT = join(__dirname, '../..');
+import { podscope } from './helpers/podscope-cli';
 
 let env: ScopedEnv;
 let daemon: SandboxEngine;
 let podId: string;
 let pausePid: number;
 let other: string;
-
-async function podscope(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  try {
-    const { stdout, stderr } = await exec(process.execPath, ['bin/podscope.mjs', ...args], { cwd: ROOT });
-    return { code: 0, stdout, stderr };
-  } catch (e) {
-    const err = e as { code: number; stdout: string; stderr: string };
-    return { code: err.code, stdout: err.stdout, stderr: err.stderr };
-  }
-}
 
 /** the flags of the daemon's dirs with some replaced, e.g. { '--state-dir': other } */
 function flagsWith(overrides: Record<string, string>): string[] {

@@ -3,14 +3,12 @@
  * containers under runc in a real pod (netns, Debian's CNI plugins, runc pause). Needs root. Bridge pss1-st, subnets
  * 10.88.246.0/24 and fd00:246::/64, temp dirs /tmp/pss1-*. Everything is removed in afterAll, and the shared leak checker runs on the env's teardown.
  */
-import { execFile } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { createServer, type Server } from 'node:net';
 import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { Duplex, PassThrough, Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ResizeSource, TerminalSize } from '../../electron/engine/containers/streaming';
@@ -23,9 +21,8 @@ import { measureExecLatency } from '../../bench/exec-latency';
 import { BUSYBOX_IMAGE, INDEX_HTML, LocalBusyboxStore, buildBusyboxTree } from '../../testkit/local-busybox-store';
 import { createRealEnv, type RealEnv } from '../../testkit/throwaway-env';
 import { engineFlagsFor } from '../../testkit/engine-flags';
+import { podscope } from './helpers/podscope-cli';
 import { processesMentioning } from '../../testkit/leak-check';
-
-const execFileP = promisify(execFile);
 
 class Sink extends Writable {
   text = '';
@@ -486,18 +483,7 @@ describe('logs', () => {
 });
 
 describe('podscope logs (the CLI, an engine of its own in another process)', () => {
-  const cli = async (...args: string[]) => {
-    const flags = engineFlagsFor({ ...env.options, cniBinDirs: ['/usr/lib/cni'] });
-    try {
-      const { stdout, stderr } = await execFileP(process.execPath, ['bin/podscope.mjs', ...args, ...flags], {
-        cwd: join(__dirname, '../..'),
-      });
-      return { code: 0, stdout, stderr };
-    } catch (e) {
-      const err = e as { code: number; stdout: string; stderr: string };
-      return { code: err.code, stdout: err.stdout, stderr: err.stderr };
-    }
-  };
+  const cli = (...args: string[]) => podscope(...args, ...engineFlagsFor({ ...env.options, cniBinDirs: ['/usr/lib/cni'] }));
 
   it('-f follows until the container exits; --tail with -t prints times; --since filters; stderr lines go to stderr', async () => {
     const id = await startContainer(['sh', '-c', 'echo a; echo b >&2; echo c; sleep 1.5; echo late']);

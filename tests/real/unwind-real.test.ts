@@ -3,9 +3,7 @@
  * DEL must still run), and a pause container that dies (recorded; Stop on NOTREADY releases the whole network).
  * Every check goes through the shared leak checker. Needs root.
  */
-import { execFile } from 'node:child_process';
 import { chmodSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
-import { promisify } from 'node:util';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SandboxEngine } from '../../electron/engine/sandbox/service';
@@ -13,6 +11,7 @@ import { findLeftovers, formatLeftovers, sweepLeftovers, type LeakScope } from '
 import { conflist, createRealEnv, type RealEnv } from '../../testkit/throwaway-env';
 import type { TraceEntry } from '../../shared/domain/sandbox';
 import { whatStopReleases } from '../../shared/domain/sandbox-release';
+import { podscope as podscopeCli } from './helpers/podscope-cli';
 
 function scopeOf(env: RealEnv, subnet: number, extra: Partial<LeakScope> = {}): LeakScope {
   const o = env.options;
@@ -137,16 +136,7 @@ describe('podscope CLI with a DEL that keeps failing (wrapped bridge)', () => {
   let env: RealEnv;
   let flags: string[];
   let wrapDir: string;
-  const run = promisify(execFile);
-  async function podscope(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-    try {
-      const { stdout, stderr } = await run(process.execPath, ['bin/podscope.mjs', ...args, ...flags], { cwd: join(__dirname, '../..') });
-      return { code: 0, stdout, stderr };
-    } catch (e) {
-      const err = e as { code: number; stdout: string; stderr: string };
-      return { code: err.code, stdout: err.stdout, stderr: err.stderr };
-    }
-  }
+  const podscope = (...args: string[]) => podscopeCli(...args, ...flags);
 
   beforeAll(async () => {
     env = await createRealEnv({ tag: 'r1-cl', subnet: 203, bridge: 'psr1-cl', ipMasq: true });

@@ -12,7 +12,7 @@ import { buildPauseSpec } from '../../electron/engine/runtime/oci-spec';
 import { SandboxEngine } from '../../electron/engine/sandbox/service';
 import { createFakeCni, type FakeCni } from '../../testkit/fakes/fake-cni';
 import { FakeSandboxFiles } from '../../testkit/fakes/fake-files';
-import { FakeLiveReader } from '../../testkit/fakes/fake-live';
+import { fakeLiveReader } from '../../testkit/fakes/fake-kernel';
 import { FakeNetnsManager } from '../../testkit/fakes/fake-netns';
 import { FakePauseRuntime } from '../../testkit/fakes/fake-runtime';
 import { hasCode } from '../../shared/domain/errors';
@@ -31,7 +31,7 @@ function makeEngine(): SandboxEngine {
     cni,
     runtime,
     files,
-    liveReader: new FakeLiveReader(),
+    liveReader: fakeLiveReader(),
     buildPauseSpec,
     engineOomScoreAdj: 0,
     cleanupTimeoutMs: 5000,

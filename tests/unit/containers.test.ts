@@ -7,6 +7,7 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createTestEngine, type TestEngine } from '../../testkit/fakes/test-engine';
+import { fakeLiveReader } from '../../testkit/fakes/fake-kernel';
 import { SandboxEngine } from '../../electron/engine/sandbox/service';
 import type { ContainerConfigInput } from '../../shared/domain/container';
 import { PodscopeError } from '../../shared/domain/errors';
@@ -293,7 +294,7 @@ describe('the pod and its containers', () => {
       cni: t.cni,
       runtime: t.runtime,
       files: t.files,
-      liveReader: t.live,
+      liveReader: fakeLiveReader(t.kernel),
       buildPauseSpec: (await import('../../electron/engine/runtime/oci-spec')).buildPauseSpec,
       engineOomScoreAdj: 0,
       cleanupTimeoutMs: 5000,

@@ -14,7 +14,7 @@ import { ResultCache } from '../../electron/engine/cni/result-cache';
 import { newNetnsName } from '../../electron/engine/netns/linux-netns';
 import { createFakeCni, type FakeCni } from '../../testkit/fakes/fake-cni';
 import { FakeSandboxFiles } from '../../testkit/fakes/fake-files';
-import { FakeLiveReader } from '../../testkit/fakes/fake-live';
+import { fakeLiveReader } from '../../testkit/fakes/fake-kernel';
 import { FakeNetnsManager } from '../../testkit/fakes/fake-netns';
 import { FakePauseRuntime } from '../../testkit/fakes/fake-runtime';
 import { hasCode } from '../../shared/domain/errors';
@@ -37,7 +37,7 @@ function makeEngine(opts: { stateDir?: string; readOnly?: boolean } = {}): Sandb
     cni,
     runtime,
     files: new FakeSandboxFiles(),
-    liveReader: new FakeLiveReader(),
+    liveReader: fakeLiveReader(),
     buildPauseSpec,
     engineOomScoreAdj: 0,
     cleanupTimeoutMs: 5000,

@@ -13,7 +13,7 @@ import { checkSysctl } from '../../electron/engine/runtime/sysctl-rules';
 import { SandboxEngine } from '../../electron/engine/sandbox/service';
 import { createFakeCni, FAKE_NETWORKS, type FakeCni, type FakeNetwork } from '../../testkit/fakes/fake-cni';
 import { FakeSandboxFiles } from '../../testkit/fakes/fake-files';
-import { FakeLiveReader } from '../../testkit/fakes/fake-live';
+import { fakeLiveReader } from '../../testkit/fakes/fake-kernel';
 import { FakeNetnsManager } from '../../testkit/fakes/fake-netns';
 import { FakePauseRuntime } from '../../testkit/fakes/fake-runtime';
 import { runConfigIssues, sysctlNameProblem } from '../../shared/domain/config-checks';
@@ -41,7 +41,7 @@ beforeEach(async () => {
     cni,
     runtime,
     files,
-    liveReader: new FakeLiveReader(),
+    liveReader: fakeLiveReader(),
     buildPauseSpec,
     engineOomScoreAdj: 0,
     cleanupTimeoutMs: 5000,
@@ -249,7 +249,7 @@ describe('host_ip of a family the pod network cannot give', () => {
       cni,
       runtime,
       files,
-      liveReader: new FakeLiveReader(),
+      liveReader: fakeLiveReader(),
       buildPauseSpec,
       engineOomScoreAdj: 0,
       cleanupTimeoutMs: 5000,

@@ -11,7 +11,7 @@ import { buildPauseSpec } from '../../../electron/engine/runtime/oci-spec';
 import { SandboxEngine } from '../../../electron/engine/sandbox/service';
 import { createFakeCni, type FakeCni } from '../../../testkit/fakes/fake-cni';
 import { FakeSandboxFiles } from '../../../testkit/fakes/fake-files';
-import { FakeLiveReader } from '../../../testkit/fakes/fake-live';
+import { fakeLiveReader } from '../../../testkit/fakes/fake-kernel';
 import { FakeNetnsManager } from '../../../testkit/fakes/fake-netns';
 import { FakePauseRuntime } from '../../../testkit/fakes/fake-runtime';
 import { PodscopeError } from '../../../shared/domain/errors';
@@ -77,7 +77,7 @@ export async function createFakeHostEngine(prefix = 'podscope-r3-fakehost-'): Pr
     cni,
     runtime,
     files,
-    liveReader: new FakeLiveReader(),
+    liveReader: fakeLiveReader(),
     buildPauseSpec,
     engineOomScoreAdj: 0,
     cleanupTimeoutMs: 5000,

@@ -1,7 +1,8 @@
 // @vitest-environment jsdom
 /**
  * "What the kernel says now" in the detail tabs, against the real router and the real engine over the touch-point
- * fakes (the fake kernel reports what the fake plugins set up; `tamper` makes it disagree): the bandwidth
+ * fakes (the engine's kernel reader reads what the fake plugins set up from the fake kernel's `ip`/`tc`/`iptables-save`
+ * output; `tamper` edits that kernel so it disagrees): the bandwidth
  * verdicts (applied / mismatch / not shaped), the calm note for a stopped pod, the "not available" path, and the
  * live DNAT rules and address diff.
  */
@@ -14,7 +15,7 @@ import { useNavigation, type DetailTab } from '../../../../lib/navigation';
 import { useEngineEvents } from '../../../../app/engine-events';
 import { useClient } from '../../../../lib/connection-context';
 import { podStatusQuery } from '../api/queries';
-import type { RawLiveNetwork } from '../../../../../../electron/engine/netns/live-reader';
+import type { FakeKernel } from '../../../../../../testkit/fakes/fake-kernel';
 import type { SandboxStatus } from '../../../../../../shared/domain/sandbox';
 import { PodDetail } from './PodDetail';
 
@@ -44,14 +45,14 @@ const hostDevice = (st: SandboxStatus, prefix: 'veth' | 'bwp') =>
   st.networks.flatMap((n) => n.result?.interfaces ?? []).find((i) => !i.sandbox && i.name.startsWith(prefix))!.name;
 
 /**
- * Runs a pod on a fresh engine, then selects it with `tab` open. `tamper` edits what the fake kernel reports for
- * the pod's netns before anything is read, so the engine's own checks see the mismatch.
+ * Runs a pod on a fresh engine, then selects it with `tab` open. `tamper` edits the fake kernel (as someone on the
+ * host would) before anything is read, so the engine's own reader and checks see the mismatch.
  */
 async function open(
   tab: DetailTab,
   opts: {
     annotations?: Record<string, string>;
-    tamper?: (raw: RawLiveNetwork, st: SandboxStatus) => RawLiveNetwork;
+    tamper?: (kernel: FakeKernel, st: SandboxStatus) => void;
     capabilities?: { liveNetwork: boolean };
   } = {},
 ) {
@@ -64,8 +65,7 @@ async function open(
     },
   });
   const st = await r.engine.status(id);
-  const tamper = opts.tamper;
-  if (tamper) r.fakes.live.tamper(st.netnsPath!, (raw) => tamper(raw, st));
+  opts.tamper?.(r.fakes.kernel, st);
   act(() => useNavigation.setState({ detailTab: tab, selectedId: id }));
   return { ...r, id, st, user: userEvent.setup() };
 }
@@ -92,7 +92,7 @@ describe('Bandwidth tab: was the annotation applied?', () => {
   it('shows ✗ mismatch when the kernel has another rate', async () => {
     // the host veth's tbf runs at 1 Mbit/s (tc reports bytes per second)
     const { st } = await open('bandwidth', {
-      tamper: (raw, s) => ({ ...raw, qdiscs: { ...raw.qdiscs, [hostDevice(s, 'veth')]: [{ kind: 'tbf', rate: 125_000, burst: 1000 }] } }),
+      tamper: (kernel, s) => void (kernel.host.get(hostDevice(s, 'veth'))!.tbf = { rate: 125_000, burst: 1000 }),
     });
     const ingress = await screen.findByTestId('bw-live-ingress');
     expect(ingress.dataset.verdict).toBe('mismatch');
@@ -109,7 +109,7 @@ describe('Bandwidth tab: was the annotation applied?', () => {
     await open('bandwidth', {
       annotations: { 'kubernetes.io/egress-bandwidth': '512k' },
       // someone replaced the ifb's tbf
-      tamper: (raw, s) => ({ ...raw, qdiscs: { ...raw.qdiscs, [hostDevice(s, 'bwp')]: [{ kind: 'noqueue' }] } }),
+      tamper: (kernel, s) => void (kernel.host.get(hostDevice(s, 'bwp'))!.tbf = undefined),
     });
     const egress = await screen.findByTestId('bw-live-egress');
     expect(egress.dataset.verdict).toBe('missing');
@@ -165,7 +165,7 @@ describe('Port mappings tab: live DNAT rules', () => {
 
   it('says "no DNAT rule found" when the rule is gone', async () => {
     // someone flushed the nat table
-    await open('ports', { tamper: (raw) => ({ ...raw, nat: { v4: [], v6: [] } }) });
+    await open('ports', { tamper: (kernel) => void (kernel.nat.v4.splice(0), kernel.nat.v6.splice(0)) });
     const table = await screen.findByTestId('live-port-rows');
     const first = table.querySelector('tbody tr') as HTMLElement;
     expect(first.dataset.found).toBe('false');
@@ -176,21 +176,12 @@ describe('Port mappings tab: live DNAT rules', () => {
 describe('Network tab: live in the netns', () => {
   it('marks addresses the CNI result listed but the kernel lacks, and the reverse', async () => {
     const { st } = await open('network', {
-      tamper: (raw) => ({
-        ...raw,
-        interfaces: raw.interfaces.map((i) =>
-          i.name === 'eth0'
-            ? {
-                ...i,
-                addresses: [
-                  ...i.addresses.filter((a) => a.family === 4),
-                  { family: 4, address: '192.0.2.9', prefixLen: 24, scope: 'global' },
-                  { family: 6, address: 'fe80::1', prefixLen: 64, scope: 'link' },
-                ],
-              }
-            : i,
-        ),
-      }),
+      // an address added by hand, the v6 one removed, and a link-local address that is not the MAC's EUI-64
+      tamper: (kernel, s) => {
+        const eth0 = kernel.podLinks(s.netnsPath!).find((l) => l.name === 'eth0')!;
+        eth0.addresses = [...eth0.addresses.filter((a) => !a.includes(':')), '192.0.2.9/24'];
+        eth0.linkLocal = 'fe80::1';
+      },
     });
     const ifaces = await screen.findByTestId('live-interfaces');
     const eth0 = ifaces.querySelector('tr[data-iface="eth0"]') as HTMLElement;
