@@ -1,15 +1,19 @@
 /**
- * The FakeKernel behind the commands the kernel reader runs: a ProcessRunner that answers `ip -d -j addr show`,
- * `ip -j route`, `bridge -d -j link show` and `tc -j filter show dev <dev> ingress` (on the host or through
- * `nsenter --net=<netns>`) with JSON in iproute2 6.1's shapes, built from what the fake CNI plugins left. The
- * engine's own LinuxKernelReader and everything above it (topology) then run unchanged over it.
+ * The FakeKernel behind the commands the kernel reader runs (kernel/commands.ts): a ProcessRunner that answers
+ * `ip -d -j addr show`, `ip -j -4|-6 route show table all`, `ip -j -4|-6 rule show`, `bridge -d -j link show`,
+ * `tc -j qdisc show [dev X]`, `tc -j filter show dev <dev> ingress` and `iptables-save`/`ip6tables-save` (on the host or
+ * through `nsenter --net=<netns>`) with what iproute2 6.1 and iptables 1.8.9 print, built from what the fake CNI
+ * plugins left. It is the one fake of that OS boundary: the engine's own LinuxKernelReader and everything above it (the
+ * live view, topology) run unchanged over it. A command it does not know exits 127, as a missing tool would.
  *
  * Ifindexes follow the kernel's habits: per namespace, lo is 1; a pod's links are numbered in creation order (as the
  * fake live view numbers them), a host link keeps the number it got when first seen. A veth end names its peer by
  * ifindex and the peer's netns id (the host is id 0 to a pod; each pod gets an id on the host when first seen).
  */
 import type { ExecRequest, ExecResult, ProcessRunner } from '../../electron/engine/os/exec';
-import type { FakeHostLink, FakeKernel, FakePodLink } from './fake-kernel';
+import { LinuxKernelReader } from '../../electron/engine/kernel/linux-reader';
+import { KernelLiveReader, type LiveReader } from '../../electron/engine/netns/live-reader';
+import { FakeKernel, type FakeHostLink, type FakePodLink } from './fake-kernel';
 
 type Json = Record<string, unknown>;
 
@@ -21,12 +25,12 @@ function linkLocal(mac: string): string {
   return `fe80::${words.map((w) => w.toString(16)).join(':')}`;
 }
 
-function addrInfo(cidrs: string[], mac: string | undefined, scope: string): Json[] {
+function addrInfo(cidrs: string[], mac: string | undefined, scope: string, linkLocalAddress?: string): Json[] {
   const out: Json[] = cidrs.map((cidr) => {
     const [local, prefix] = cidr.split('/') as [string, string];
     return { family: local.includes(':') ? 'inet6' : 'inet', local, prefixlen: Number(prefix), scope };
   });
-  if (mac) out.push({ family: 'inet6', local: linkLocal(mac), prefixlen: 64, scope: 'link' });
+  if (mac) out.push({ family: 'inet6', local: linkLocalAddress ?? linkLocal(mac), prefixlen: 64, scope: 'link' });
   return out;
 }
 
@@ -55,26 +59,46 @@ export class FakeKernelCommands implements ProcessRunner {
     const [file, ...rest] = netns !== undefined ? args.slice(1) : [req.file, ...args];
     const line = [file, ...rest].join(' ');
     this.ran.push(netns !== undefined ? `[${netns}] ${line}` : line);
-    const stdout = this.answer(line, netns);
-    const ok = stdout !== undefined;
-    return {
+    const result = (stdout: string, exitCode = 0, stderr = ''): ExecResult => ({
       command: line,
-      exitCode: ok ? 0 : 1,
+      exitCode,
       signal: null,
-      stdout: ok ? JSON.stringify(stdout) : '',
-      stderr: ok ? '' : `the fake kernel has no answer for: ${line}`,
+      stdout,
+      stderr,
       durationMs: 0,
       timedOut: false,
       canceled: false,
-    };
+    });
+    if (req.signal?.aborted) return { ...result('', 1), exitCode: null, canceled: true };
+    const answer = this.answer(file ?? '', rest.join(' '), netns);
+    if (answer === undefined) return result('', 127, `${file ?? ''}: not faked by FakeKernelCommands: ${line}\n`);
+    return typeof answer === 'string' ? result(answer) : result(answer.stdout, answer.exitCode, answer.stderr);
   }
 
-  private answer(line: string, netns: string | undefined): Json[] | undefined {
-    if (line === 'ip -d -j addr show') return netns === undefined ? this.hostLinks() : this.podLinks(netns);
-    if (/^ip -j -[46] route show table all$/.test(line)) return [];
-    if (line === 'bridge -d -j link show') return netns === undefined ? this.bridgePorts() : [];
-    const tc = /^tc -j filter show dev (\S+) ingress$/.exec(line);
-    if (tc) return netns === undefined ? this.ingressFilters(tc[1]!) : [];
+  private answer(
+    tool: string,
+    line: string,
+    netns: string | undefined,
+  ): string | { stdout: string; exitCode: number; stderr: string } | undefined {
+    const json = (v: unknown) => JSON.stringify(v);
+    if (tool === 'ip' && line === '-d -j addr show') return json(netns === undefined ? this.hostLinks() : this.podLinks(netns));
+    const route = /^-j -([46]) route show table all$/.exec(line);
+    if (tool === 'ip' && route) return json(netns === undefined ? [] : this.podRoutes(netns, Number(route[1]) as 4 | 6));
+    if (tool === 'ip' && /^-j -[46] rule show$/.test(line)) return '[]';
+    if (tool === 'bridge' && line === '-d -j link show') return json(netns === undefined ? this.bridgePorts() : []);
+    const qdisc = /^-j qdisc show(?: dev (\S+))?$/.exec(line);
+    if (tool === 'tc' && qdisc) {
+      const dev = qdisc[1];
+      if (netns !== undefined) return '[]';
+      if (dev !== undefined && !this.kernel.host.has(dev)) return { stdout: '', exitCode: 1, stderr: `Cannot find device "${dev}"\n` };
+      return json(this.qdiscs(dev));
+    }
+    const filter = /^-j filter show dev (\S+) ingress$/.exec(line);
+    if (tool === 'tc' && filter) return json(netns === undefined ? this.ingressFilters(filter[1]!) : []);
+    if (tool === 'iptables-save' || tool === 'ip6tables-save') {
+      if (netns !== undefined || (line !== '' && line !== '-t nat')) return '';
+      return natSave(this.kernel.nat[tool === 'iptables-save' ? 'v4' : 'v6']);
+    }
     return undefined;
   }
 
@@ -139,9 +163,38 @@ export class FakeKernelCommands implements ProcessRunner {
         operstate: isLo ? 'UNKNOWN' : 'UP',
         address: l.mac,
         ...(isLo ? {} : { linkinfo: { info_kind: 'veth' } }),
-        addr_info: addrInfo(l.addresses, isLo ? undefined : l.mac, isLo ? 'host' : 'global'),
+        addr_info: addrInfo(l.addresses, isLo ? undefined : l.mac, isLo ? 'host' : 'global', l.linkLocal),
       };
     });
+  }
+
+  /** `ip -j -4|-6 route show table all` in a pod: its main table only (the fake keeps no local table), no `table` key. */
+  private podRoutes(netns: string, family: 4 | 6): Json[] {
+    return this.kernel
+      .liveView(netns, [])
+      .routes.filter((r) => r.family === family)
+      .map((r) => ({
+        dst: r.dst,
+        ...(r.gateway !== undefined && { gateway: r.gateway }),
+        dev: r.dev,
+        ...(r.protocol !== undefined && { protocol: r.protocol }),
+        ...(r.scope !== undefined && { scope: r.scope }),
+        ...(r.metric !== undefined && { metric: r.metric }),
+        flags: [],
+      }));
+  }
+
+  /** `tc -j qdisc show [dev X]`: a tbf where the bandwidth plugin set one, noqueue elsewhere; asked for one device, tc leaves `dev` out. */
+  private qdiscs(dev: string | undefined): Json[] {
+    const links = dev === undefined ? [...this.kernel.host.values()] : [this.kernel.host.get(dev)!];
+    return links.map((l) => ({
+      kind: l.tbf ? 'tbf' : 'noqueue',
+      handle: l.tbf ? '8001:' : '0:',
+      ...(dev === undefined && { dev: l.name }),
+      root: true,
+      refcnt: 2,
+      options: l.tbf ? { rate: l.tbf.rate, burst: l.tbf.burst, lat: 50_000 } : {},
+    }));
   }
 
   private bridgePorts(): Json[] {
@@ -183,4 +236,28 @@ export class FakeKernelCommands implements ProcessRunner {
       },
     ];
   }
+}
+
+/** An `iptables-save -t nat` of the rules portmap added: built-in chains ACCEPT, every chain a rule uses or jumps to declared. */
+function natSave(lines: string[]): string {
+  const builtin = ['PREROUTING', 'INPUT', 'OUTPUT', 'POSTROUTING'];
+  const chains = new Set<string>();
+  for (const l of lines) {
+    const [, chain, ...rest] = l.split(' ');
+    if (chain !== undefined && !builtin.includes(chain)) chains.add(chain);
+    const j = rest.indexOf('-j');
+    const target = j >= 0 ? rest[j + 1] : undefined;
+    if (target !== undefined && /^CNI-/.test(target)) chains.add(target);
+  }
+  return ['*nat', ...builtin.map((c) => `:${c} ACCEPT [0:0]`), ...[...chains].map((c) => `:${c} - [0:0]`), ...lines, 'COMMIT', ''].join(
+    '\n',
+  );
+}
+
+/**
+ * The real live reader (kernel reader, parsers, live-view assembly) over this kernel's command output: what the engine
+ * runs in production, with only the `ip`/`tc`/`iptables-save` execs faked.
+ */
+export function fakeLiveReader(kernel: FakeKernel = new FakeKernel(), commands = new FakeKernelCommands(kernel)): LiveReader {
+  return new KernelLiveReader(new LinuxKernelReader(commands));
 }

@@ -5,14 +5,11 @@
  * plugins did, not over the CNI result. Tests that need a kernel that disagrees edit it (a link's addresses, a host
  * link's tbf, the nat lines) as someone on the host would.
  *
- * `commandRunner()` is the OS boundary itself: it answers the commands the engine's kernel reader runs
- * (kernel/commands.ts: `ip -d -j addr show`, `ip -j route show table all`, `tc -j qdisc show`, `iptables-save`, …)
- * with the output those tools print, so the real reader and its parsers run above it (`fakeLiveReader`).
+ * `FakeKernelCommands` (fake-kernel-commands.ts) is the OS boundary itself: it answers the commands the engine's kernel
+ * reader runs with the output those tools print, so the real readers and their parsers run above it.
  */
 import type { LiveAddress, LiveInterface, LiveRoute } from '../../shared/domain/live';
-import type { ExecRequest, ExecResult, ProcessRunner } from '../../electron/engine/os/exec';
-import { LinuxKernelReader } from '../../electron/engine/kernel/linux-reader';
-import { KernelLiveReader, type LiveReader, type RawLiveNetwork } from '../../electron/engine/netns/live-reader';
+import type { RawLiveNetwork } from '../../electron/engine/netns/live-reader';
 
 export interface KernelOwner {
   containerId: string;
@@ -145,148 +142,6 @@ export class FakeKernel {
     }
     return { interfaces, routes, hostLinkKinds, qdiscs, nat: structuredClone(this.nat), errors: [] };
   }
-}
-
-/**
- * The real live reader (kernel reader, parsers, live-view assembly) over this kernel's command output: what the engine
- * runs in production, with only the `ip`/`tc`/`iptables-save` execs faked.
- */
-export function fakeLiveReader(kernel: FakeKernel = new FakeKernel()): LiveReader {
-  return new KernelLiveReader(new LinuxKernelReader(kernelCommandRunner(kernel)));
-}
-
-/**
- * A ProcessRunner that prints what iproute2 (`-j`), tc and the iptables save tools would print for this kernel, for the
- * commands in kernel/commands.ts. A pod netns is entered with `nsenter --net=<path>`; one the kernel holds no links
- * for answers as an empty namespace. A command it does not know exits 127, as a missing tool would.
- */
-export function kernelCommandRunner(kernel: FakeKernel): ProcessRunner {
-  return {
-    async run(req: ExecRequest): Promise<ExecResult> {
-      let args = [req.file, ...(req.args ?? [])];
-      let netns: string | undefined;
-      if (args[0] === 'nsenter' && args[1]?.startsWith('--net=')) {
-        netns = args[1].slice('--net='.length);
-        args = args.slice(2);
-      }
-      const out = (stdout: string, exitCode = 0, stderr = ''): ExecResult => ({
-        command: [req.file, ...(req.args ?? [])].join(' '),
-        exitCode,
-        signal: null,
-        stdout,
-        stderr,
-        durationMs: 0,
-        timedOut: false,
-        canceled: false,
-      });
-      if (req.signal?.aborted) return { ...out('', 1), exitCode: null, canceled: true };
-      const [tool, ...rest] = args;
-      const line = rest.join(' ');
-      if (tool === 'ip' && line === '-d -j addr show') return out(JSON.stringify(ipLinks(kernel, netns)));
-      const route = /^-j -([46]) route show table all$/.exec(line);
-      if (tool === 'ip' && route) return out(JSON.stringify(ipRoutes(kernel, netns, Number(route[1]) as 4 | 6)));
-      if (tool === 'ip' && /^-j -[46] rule show$/.test(line)) return out('[]');
-      const qdisc = /^-j qdisc show(?: dev (\S+))?$/.exec(line);
-      if (tool === 'tc' && qdisc) {
-        const dev = qdisc[1];
-        if (netns !== undefined) return out('[]');
-        if (dev !== undefined && !kernel.host.has(dev)) return out('', 1, `Cannot find device "${dev}"\n`);
-        return out(JSON.stringify(tcQdiscs(kernel, dev)));
-      }
-      if (tool === 'bridge' && line === '-d -j link show') return out(JSON.stringify(netns === undefined ? bridgePorts(kernel) : []));
-      if ((tool === 'iptables-save' || tool === 'ip6tables-save') && (line === '' || line === '-t nat'))
-        return out(netns === undefined ? natSave(kernel.nat[tool === 'iptables-save' ? 'v4' : 'v6']) : '');
-      if (tool === 'iptables-save' || tool === 'ip6tables-save') return out('');
-      return out('', 127, `${tool ?? ''}: not faked by FakeKernel\n`);
-    },
-  };
-}
-
-/** `ip -d -j addr show`: the pod's links from the live view, or the host's links with their kind and master. */
-function ipLinks(kernel: FakeKernel, netns: string | undefined): object[] {
-  if (netns !== undefined) {
-    return kernel.liveView(netns, []).interfaces.map((i) => ({
-      ifindex: i.ifindex,
-      ifname: i.name,
-      flags: i.state === 'UP' ? ['BROADCAST', 'MULTICAST', 'UP', 'LOWER_UP'] : ['LOOPBACK', 'UP', 'LOWER_UP'],
-      mtu: i.mtu,
-      operstate: i.state,
-      address: i.mac,
-      ...(i.kind !== undefined && { linkinfo: { info_kind: i.kind } }),
-      addr_info: i.addresses.map((a) => ({
-        family: a.family === 6 ? 'inet6' : 'inet',
-        local: a.address,
-        prefixlen: a.prefixLen,
-        scope: a.scope,
-      })),
-    }));
-  }
-  return [...kernel.host.values()].map((l, i) => ({
-    ifindex: i + 2,
-    ifname: l.name,
-    flags: ['BROADCAST', 'MULTICAST', 'UP', 'LOWER_UP'],
-    mtu: 1500,
-    operstate: 'UP',
-    address: l.mac,
-    ...(l.master !== undefined && { master: l.master }),
-    linkinfo: { info_kind: l.kind, ...(l.master !== undefined && { info_slave_kind: 'bridge' }) },
-    addr_info: l.addresses.map((cidr) => {
-      const [local, prefix] = cidr.split('/') as [string, string];
-      return { family: local.includes(':') ? 'inet6' : 'inet', local, prefixlen: Number(prefix), scope: 'global' };
-    }),
-  }));
-}
-
-/** `ip -j -4|-6 route show table all`, main table only (the fake keeps no local table): no `table` key, as ip prints it. */
-function ipRoutes(kernel: FakeKernel, netns: string | undefined, family: 4 | 6): object[] {
-  if (netns === undefined) return [];
-  return kernel
-    .liveView(netns, [])
-    .routes.filter((r) => r.family === family)
-    .map((r) => ({
-      dst: r.dst,
-      ...(r.gateway !== undefined && { gateway: r.gateway }),
-      dev: r.dev,
-      ...(r.protocol !== undefined && { protocol: r.protocol }),
-      ...(r.scope !== undefined && { scope: r.scope }),
-      ...(r.metric !== undefined && { metric: r.metric }),
-      flags: [],
-    }));
-}
-
-/** `tc -j qdisc show [dev X]`: a tbf where the bandwidth plugin set one, noqueue elsewhere; asked for one device, tc leaves `dev` out. */
-function tcQdiscs(kernel: FakeKernel, dev: string | undefined): object[] {
-  const links = dev === undefined ? [...kernel.host.values()] : [kernel.host.get(dev)!];
-  return links.map((l) => ({
-    kind: l.tbf ? 'tbf' : 'noqueue',
-    handle: l.tbf ? '8001:' : '0:',
-    ...(dev === undefined && { dev: l.name }),
-    root: true,
-    refcnt: 2,
-    options: l.tbf ? { rate: l.tbf.rate, burst: l.tbf.burst, lat: 50_000 } : {},
-  }));
-}
-
-function bridgePorts(kernel: FakeKernel): object[] {
-  return [...kernel.host.values()]
-    .filter((l) => l.master !== undefined)
-    .map((l, i) => ({ ifindex: i + 2, ifname: l.name, master: l.master, state: 'forwarding', hairpin: true }));
-}
-
-/** An `iptables-save -t nat` of the rules portmap added: built-in chains ACCEPT, every chain a rule uses or jumps to declared. */
-function natSave(lines: string[]): string {
-  const builtin = ['PREROUTING', 'INPUT', 'OUTPUT', 'POSTROUTING'];
-  const chains = new Set<string>();
-  for (const l of lines) {
-    const [, chain, ...rest] = l.split(' ');
-    if (chain !== undefined && !builtin.includes(chain)) chains.add(chain);
-    const j = rest.indexOf('-j');
-    const target = j >= 0 ? rest[j + 1] : undefined;
-    if (target !== undefined && /^CNI-/.test(target)) chains.add(target);
-  }
-  return ['*nat', ...builtin.map((c) => `:${c} ACCEPT [0:0]`), ...[...chains].map((c) => `:${c} - [0:0]`), ...lines, 'COMMIT', ''].join(
-    '\n',
-  );
 }
 
 /** The EUI-64 link-local address the kernel derives from a MAC. */

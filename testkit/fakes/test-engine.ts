@@ -22,8 +22,8 @@ import { FakeCgroups, FakeContainerHost, FakeContainerRuntime } from './fake-con
 import { FakeImageStore } from './fake-images';
 import type { ImageStore } from '../../electron/engine/images/types';
 import { FakeSandboxFiles } from './fake-files';
-import { fakeLiveReader, type FakeKernel } from './fake-kernel';
-import { FakeKernelCommands } from './fake-kernel-commands';
+import type { FakeKernel } from './fake-kernel';
+import { FakeKernelCommands, fakeLiveReader } from './fake-kernel-commands';
 import { FakeNetnsManager } from './fake-netns';
 import { FakeProbeNet, type FakeProbeWorld } from './fake-probe-net';
 import { FakePauseRuntime } from './fake-runtime';
@@ -110,7 +110,7 @@ export async function createTestEngine(opts: TestEngineOptions = {}): Promise<Te
     cni,
     runtime,
     files,
-    liveReader: fakeLiveReader(kernel),
+    liveReader: fakeLiveReader(kernel, kernelCommands),
     probeNet: probe,
     images: opts.imageStore ?? images,
     throughputMeter: throughput,

@@ -7,7 +7,7 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createTestEngine, type TestEngine } from '../../testkit/fakes/test-engine';
-import { fakeLiveReader } from '../../testkit/fakes/fake-kernel';
+import { fakeLiveReader } from '../../testkit/fakes/fake-kernel-commands';
 import { SandboxEngine } from '../../electron/engine/sandbox/service';
 import type { ContainerConfigInput } from '../../shared/domain/container';
 import { PodscopeError } from '../../shared/domain/errors';

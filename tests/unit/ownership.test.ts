@@ -14,7 +14,7 @@ import { ResultCache } from '../../electron/engine/cni/result-cache';
 import { newNetnsName } from '../../electron/engine/netns/linux-netns';
 import { createFakeCni, type FakeCni } from '../../testkit/fakes/fake-cni';
 import { FakeSandboxFiles } from '../../testkit/fakes/fake-files';
-import { fakeLiveReader } from '../../testkit/fakes/fake-kernel';
+import { fakeLiveReader } from '../../testkit/fakes/fake-kernel-commands';
 import { FakeNetnsManager } from '../../testkit/fakes/fake-netns';
 import { FakePauseRuntime } from '../../testkit/fakes/fake-runtime';
 import { hasCode } from '../../shared/domain/errors';

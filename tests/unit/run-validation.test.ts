@@ -13,7 +13,7 @@ import { checkSysctl } from '../../electron/engine/runtime/sysctl-rules';
 import { SandboxEngine } from '../../electron/engine/sandbox/service';
 import { createFakeCni, FAKE_NETWORKS, type FakeCni, type FakeNetwork } from '../../testkit/fakes/fake-cni';
 import { FakeSandboxFiles } from '../../testkit/fakes/fake-files';
-import { fakeLiveReader } from '../../testkit/fakes/fake-kernel';
+import { fakeLiveReader } from '../../testkit/fakes/fake-kernel-commands';
 import { FakeNetnsManager } from '../../testkit/fakes/fake-netns';
 import { FakePauseRuntime } from '../../testkit/fakes/fake-runtime';
 import { runConfigIssues, sysctlNameProblem } from '../../shared/domain/config-checks';

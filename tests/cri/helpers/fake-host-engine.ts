@@ -11,7 +11,7 @@ import { buildPauseSpec } from '../../../electron/engine/runtime/oci-spec';
 import { SandboxEngine } from '../../../electron/engine/sandbox/service';
 import { createFakeCni, type FakeCni } from '../../../testkit/fakes/fake-cni';
 import { FakeSandboxFiles } from '../../../testkit/fakes/fake-files';
-import { fakeLiveReader } from '../../../testkit/fakes/fake-kernel';
+import { fakeLiveReader } from '../../../testkit/fakes/fake-kernel-commands';
 import { FakeNetnsManager } from '../../../testkit/fakes/fake-netns';
 import { FakePauseRuntime } from '../../../testkit/fakes/fake-runtime';
 import { PodscopeError } from '../../../shared/domain/errors';
