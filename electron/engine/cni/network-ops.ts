@@ -16,6 +16,7 @@ import { cniError } from './cni-error';
 import { formatCniError, validateContainerId, validateIfName, validateNetworkName, type CniErrorTriple } from './names';
 import { cniEnv } from './plugin-env';
 import { execPlugin, type ExecContext } from './plugin-exec';
+import type { KnownDefect } from './plugin-failure';
 import { buildPluginStdin } from './plugin-stdin';
 import { parsePluginResult, parseVersionedResult, resultAsVersion, toV1View, type ParsedResult } from './result-convert';
 import { specAtLeast } from './spec-version';
@@ -371,14 +372,33 @@ export function isCheckNotSupported(e: unknown): boolean {
  * libcni CheckNetworkList: lists older than 0.4.0 have no CHECK (libcni refuses with this very message); a list
  * with disableCheck skips it; otherwise every plugin runs in order with the cached final ADD result as prevResult
  * (not chained: CHECK prints nothing) and the same env, CNI_ARGS and runtimeConfig as ADD. The first failing plugin
- * ends it, as in libcni.
+ * ends it, as in libcni — except a failure the plugin-error advice knows as a defect of the installed plugin
+ * release (docs/semantics.md#plugin-errors): that one is kept as a warning and the next plugins are still checked
+ * (unless `pastKnownDefects` is false: the lab shows the runtime's protocol as it is).
  */
+/** A plugin whose CHECK failed with a known defect of its release: a warning, not the network's failure. */
+export interface PluginKnownDefect extends KnownDefect {
+  type: string;
+  index: number;
+}
+
+export interface CheckListOutcome {
+  outcome: 'passed' | 'disabled';
+  knownDefects: PluginKnownDefect[];
+}
+
+function knownDefectOf(e: unknown): KnownDefect | undefined {
+  const d = e instanceof PodscopeError ? (e.details as { knownDefect?: KnownDefect } | undefined) : undefined;
+  return d?.knownDefect;
+}
+
 export async function checkNetworkList(
   ctx: ExecContext,
   cache: ResultCache,
   net: LoadedNetwork,
   att: Attachment,
-): Promise<'passed' | 'disabled'> {
+  opts: { pastKnownDefects?: boolean } = {},
+): Promise<CheckListOutcome> {
   const { list, ifName } = net;
   if (!specAtLeast(list.cniVersion, '0.4.0')) {
     throw cniError(`configuration version ${JSON.stringify(list.cniVersion)} does not support the CHECK command`, {
@@ -388,7 +408,8 @@ export async function checkNetworkList(
       notSupported: true,
     });
   }
-  if (list.disableCheck) return 'disabled';
+  const knownDefects: PluginKnownDefect[] = [];
+  if (list.disableCheck) return { outcome: 'disabled', knownDefects };
   const detail: Record<string, unknown> = {};
   await timed(ctx, 'CHECK', net, detail, async () => {
     checkIdentifiers(net, att.containerId, 'CHECK');
@@ -396,13 +417,21 @@ export async function checkNetworkList(
     Object.assign(detail, { prevResult: source, ...(reason ? { cacheProblem: reason } : {}) });
     const env = attachmentEnv(ctx, 'CHECK', net, att);
     for (const index of list.plugins.keys()) {
-      await pluginCall(
-        ctx,
-        net,
-        { verb: 'CHECK', index, cniEnv: env, prevResult: prev, capabilityArgs: att.opts.capabilities },
-        () => undefined,
-      );
+      try {
+        await pluginCall(
+          ctx,
+          net,
+          { verb: 'CHECK', index, cniEnv: env, prevResult: prev, capabilityArgs: att.opts.capabilities },
+          () => undefined,
+        );
+      } catch (e) {
+        // a defect of the plugin's release says nothing about the network: the next plugins are still checked
+        const defect = knownDefectOf(e);
+        if (!defect || opts.pastKnownDefects === false) throw e;
+        knownDefects.push({ type: list.plugins[index]!.type, index, ...defect });
+        detail.knownDefects = knownDefects;
+      }
     }
   });
-  return 'passed';
+  return { outcome: 'passed', knownDefects };
 }
