@@ -3,7 +3,11 @@
  * is still on the host — netns files and mounts, interfaces on the bridge and the bandwidth plugin's ifb devices
  * (with their tc qdiscs), host-local reservations, iptables and ip6tables nat/filter chains and rules that mention
  * the ids or subnets (CNI-DN-*, CNI-HOSTPORT-* rules, the bridge's ipMasq CNI-<hash> chain), libcni cache files,
- * runc containers under the engine's root and the engine's own records and per-sandbox dirs.
+ * runc containers under the engine's root and the engine's own records and per-sandbox dirs; and what the other
+ * reference plugins leave on the host when their DEL misses something: firewall's CNI-FORWARD/CNI-ADMIN rules (they
+ * name the pod's IP only, no network or id), policy rules and routes in any table naming the subnets (sbr, ptp's host
+ * routes), host links holding an address of the subnets (ptp's host veth), sysctls a test knows a plugin may change
+ * (tuning), and host links a plugin moved into a pod (host-device) that did not come back as they were.
  * Everything is scoped: other tests create pods at the same time, so nothing outside the scope is ever reported or
  * touched. `sweepLeftovers` removes what `findLeftovers` reports, so a failing test still cleans up after itself.
  */
@@ -13,8 +17,8 @@ import { existsSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs
 import { join } from 'node:path';
 import { kernelCommands, type KernelCommand } from '../electron/engine/kernel/commands';
 import { parseSave, ruleSpecLines, ruleWords } from '../electron/engine/kernel/netfilter';
-import { parseLinks, parseQdiscs } from '../electron/engine/kernel/parse';
-import type { KernelLink, KernelQdisc, NetfilterTable } from '../electron/engine/kernel/types';
+import { parseLinks, parseQdiscs, parseRoutes, parseRules, sysctlPath } from '../electron/engine/kernel/parse';
+import type { KernelLink, KernelQdisc, KernelRoute, NetfilterTable } from '../electron/engine/kernel/types';
 
 export interface LeakScope {
   /** the test's bridge: every interface enslaved to it is a leftover */
@@ -39,16 +43,36 @@ export interface LeakScope {
   netnsPaths?: string[];
   /** when the dirs are the test's alone: report every record / cache file / container there, not only the ids' */
   ownsDirs?: boolean;
+  /** pod addresses (no prefix) the test saw: rules naming `<ip>/` are leftovers even outside `subnets` */
+  podIps?: string[];
+  /** host sysctls (e.g. net.ipv4.conf.plkhd0.rp_filter) and the value each had before the test */
+  sysctls?: Record<string, string>;
+  /** host links a plugin may take into a pod (host-device): each must be back in the host netns, in the state given */
+  hostLinks?: Array<{ name: string; state?: string }>;
 }
 
 export type LeftoverKind =
-  'netns' | 'mount' | 'interface' | 'qdisc' | 'ipam' | 'iptables' | 'ip6tables' | 'cache' | 'runc' | 'record' | 'dir';
+  | 'netns'
+  | 'mount'
+  | 'interface'
+  | 'qdisc'
+  | 'ipam'
+  | 'iptables'
+  | 'ip6tables'
+  | 'rule'
+  | 'route'
+  | 'sysctl'
+  | 'moved-link'
+  | 'cache'
+  | 'runc'
+  | 'record'
+  | 'dir';
 
 export interface Leftover {
   kind: LeftoverKind;
   /** what it is, e.g. a path, an interface name or an iptables rule as `-S` prints it */
   what: string;
-  /** for iptables rules: the table (nat/filter) */
+  /** for iptables rules: the table (nat/filter); for policy rules and routes: 4 or 6 */
   table?: string;
 }
 
@@ -177,7 +201,8 @@ export function findLeftovers(scope: LeakScope): Leftover[] {
   // the plugins comment their rules with `name: "<network>" id: "<id>"`: when the network is the test's alone, that
   // names them all, including those of a sandbox whose id the test never learned
   const networkComments = scope.ownsDirs !== false ? networks.map((n) => `name: \\"${n}\\"`) : [];
-  const needles = [...ids, ...chainNames, ...networkComments, ...(scope.subnets ?? []).map(subnetTextPrefix)];
+  const ipNeedles = (scope.podIps ?? []).map((ip) => `${ip}/`);
+  const needles = [...ids, ...chainNames, ...networkComments, ...ipNeedles, ...(scope.subnets ?? []).map(subnetTextPrefix)];
   if (needles.length > 0) {
     for (const [tool, family] of [
       ['iptables', 4],
@@ -191,6 +216,8 @@ export function findLeftovers(scope: LeakScope): Leftover[] {
       }
     }
   }
+
+  out.push(...routingLeftovers(scope, links, ipNeedles), ...sysctlLeftovers(scope), ...movedLinkLeftovers(scope, links));
 
   // libcni cache: result files (and temp files) for the ids, or any file in a cache dir the test owns
   const resultsDir = scope.cacheDir ? join(scope.cacheDir, 'results') : undefined;
@@ -228,6 +255,74 @@ export function findLeftovers(scope: LeakScope): Leftover[] {
   return out;
 }
 
+/** does an address or CIDR fall in one of the subnets (text prefix, as the iptables needles) or name a pod IP */
+function mentionsOurs(text: string | undefined, prefixes: string[], ipNeedles: string[]): boolean {
+  if (!text) return false;
+  const t = text.includes('/') ? text : `${text}/`;
+  return prefixes.some((p) => t.startsWith(p)) || ipNeedles.some((n) => t.startsWith(n));
+}
+
+/**
+ * Policy rules naming the subnets (sbr installs `from <pod ip> lookup <table>`; in the host they are leftovers), the
+ * routes of any table to or via the subnets that are not the test bridge's own connected route (ptp's /32 host
+ * routes, sbr's per-table routes), and host links holding one of the subnets' addresses that are not the bridge
+ * (ptp's host veth carries the gateway address).
+ */
+function routingLeftovers(scope: LeakScope, links: KernelLink[], ipNeedles: string[]): Leftover[] {
+  const prefixes = (scope.subnets ?? []).map(subnetTextPrefix);
+  if (prefixes.length === 0 && ipNeedles.length === 0) return [];
+  const out: Leftover[] = [];
+  for (const family of [4, 6] as const) {
+    for (const r of readKernel(kernelCommands.rules(family), (t) => parseRules(t, family))) {
+      if (mentionsOurs(r.from, prefixes, ipNeedles) || mentionsOurs(r.to, prefixes, ipNeedles))
+        out.push({
+          kind: 'rule',
+          table: String(family),
+          what: `${r.priority}: from ${r.from}${r.to ? ` to ${r.to}` : ''} lookup ${r.table ?? r.action ?? '?'}`,
+        });
+    }
+    for (const r of readKernel(kernelCommands.routes(family), (t) => parseRoutes(t, family))) {
+      if (r.dev !== undefined && r.dev === scope.bridge) continue;
+      if (r.table === 'local' && r.dev === scope.bridge) continue;
+      if (mentionsOurs(r.dst, prefixes, ipNeedles) || mentionsOurs(r.gateway, prefixes, ipNeedles))
+        out.push({ kind: 'route', table: String(family), what: routeText(r) });
+    }
+  }
+  for (const l of links) {
+    if (l.name === scope.bridge || l.master === scope.bridge) continue;
+    const held = l.addresses.filter((a) => mentionsOurs(a.address, prefixes, ipNeedles));
+    if (held.length > 0) out.push({ kind: 'interface', what: `${l.name} (${held.map((a) => `${a.address}/${a.prefixLen}`).join(', ')})` });
+  }
+  return out;
+}
+
+function routeText(r: KernelRoute): string {
+  const parts = [r.type && r.type !== 'unicast' ? r.type : '', r.dst, r.gateway ? `via ${r.gateway}` : '', r.dev ? `dev ${r.dev}` : ''];
+  return `${parts.filter(Boolean).join(' ')} table ${r.table}`;
+}
+
+/** sysctls the test read before: each must have its value back (tuning writes them in the netns it is given) */
+function sysctlLeftovers(scope: LeakScope): Leftover[] {
+  const out: Leftover[] = [];
+  for (const [name, before] of Object.entries(scope.sysctls ?? {})) {
+    const now = read(sysctlPath(name)).trim();
+    if (now !== before.trim()) out.push({ kind: 'sysctl', what: `${name} = ${now || '(unreadable)'} (was ${before.trim()})` });
+  }
+  return out;
+}
+
+/** links a plugin moved into a pod: back in the host netns, in the state they had */
+function movedLinkLeftovers(scope: LeakScope, links: KernelLink[]): Leftover[] {
+  const out: Leftover[] = [];
+  for (const want of scope.hostLinks ?? []) {
+    const l = links.find((x) => x.name === want.name);
+    if (!l) out.push({ kind: 'moved-link', what: `${want.name}: not in the host netns (taken into a pod and not given back)` });
+    else if (want.state && l.state !== want.state)
+      out.push({ kind: 'moved-link', what: `${want.name}: back in the host netns ${l.state ?? '?'} (was ${want.state})` });
+  }
+  return out;
+}
+
 export function formatLeftovers(l: Leftover[]): string {
   return l.map((x) => `${x.kind}${x.table ? `/${x.table}` : ''}: ${x.what}`).join('\n');
 }
@@ -259,7 +354,12 @@ export function sweepLeftovers(scope: LeakScope, runcPath = 'runc'): void {
       sh(tool, ['-t', table, '-X', chain]);
     }
   }
-  for (const l of found.filter((x) => x.kind === 'interface')) sh('ip', ['link', 'del', l.what]);
+  for (const l of found.filter((x) => x.kind === 'rule')) {
+    const m = /^(\d+): from (\S+)(?: to (\S+))? lookup (\S+)$/.exec(l.what);
+    if (m) sh('ip', [`-${l.table}`, 'rule', 'del', 'priority', m[1]!, 'from', m[2]!, ...(m[3] ? ['to', m[3]] : []), 'table', m[4]!]);
+  }
+  for (const l of found.filter((x) => x.kind === 'route')) sh('ip', [`-${l.table}`, 'route', 'del', ...l.what.split(' ')]);
+  for (const l of found.filter((x) => x.kind === 'interface')) sh('ip', ['link', 'del', l.what.split(' ')[0]!]);
   for (const l of found.filter((x) => x.kind === 'mount')) sh('umount', ['-l', l.what]);
   for (const l of found) {
     const path = l.what.split(' ')[0]!;

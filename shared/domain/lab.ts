@@ -200,6 +200,29 @@ export interface LabKernelChange {
   text: string;
 }
 
+/** A plugin DELed after a failed ADD that never executed its own ADD (the chain stopped before it, or no binary). */
+export interface LabNeverAdded {
+  index: number;
+  type: string;
+  /** its DEL succeeded, as the CNI spec asks of a DEL for an ADD the plugin never saw */
+  ok: boolean;
+  /** what it said when it did not */
+  error?: string;
+}
+
+/**
+ * After a failed ADD the lab DELs the whole list in reverse, as libcni's DelNetworkList (and so containerd) does:
+ * the plugins after the failure are DELed for an ADD they never saw. Podscope's own engine does less (`engine`).
+ */
+export interface LabDelAfterFailedAdd {
+  /** the plugin whose ADD failed (-1 when the ADD failed before any plugin ran) */
+  failedIndex: number;
+  failedType: string;
+  neverAdded: LabNeverAdded[];
+  /** how Podscope's engine unwinds the same failure, for comparison */
+  engine: string;
+}
+
 export interface LabRun {
   id: string;
   createdAt: string;
@@ -221,7 +244,10 @@ export interface LabRun {
   checkOk?: boolean;
   /** CHECK was not run: why */
   checkSkipped?: string;
+  /** every plugin that executed ADD was DELed (a never-added plugin's DEL is judged in delAfterFailedAdd) */
   delOk: boolean;
+  /** the DEL after a failed ADD: which plugins were DELed for an ADD they never saw, and how each behaved */
+  delAfterFailedAdd?: LabDelAfterFailedAdd;
   error?: SerializedError;
   /** what the run added to the kernel and disk (netns, host links, iptables, qdiscs, host-local, libcni cache) */
   kernelCreated: LabKernelItem[];

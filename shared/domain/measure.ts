@@ -83,6 +83,8 @@ export interface CniCheckNetworkReport {
   /** why CHECK did not run, or what failed */
   message: string;
   error?: SerializedError;
+  /** a plugin's CHECK failed with a known defect of its release: shown as a warning, never as the network's failure */
+  knownDefect?: { type: string; index: number; reference: string; explanation: string; version: string };
   /** the trace entries this CHECK added (one per plugin exec + the network step) */
   entries: TraceEntry[];
 }

@@ -1,4 +1,4 @@
-import { access } from 'node:fs/promises';
+import { access, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, onTestFinished } from 'vitest';
 import type { PodscopeError } from '../../shared/domain/errors';
@@ -37,6 +37,24 @@ describe('CNI plugin failures against fake plugins', () => {
   }
 
   const cacheFile = () => path.join(box.cacheDir, 'results', `failnet-${ID}-eth0`);
+
+  /**
+   * After a failed ADD no complete result is cached; the chain's result as far as it got is, marked incompleteAdd, for
+   * the DEL that follows (docs/semantics.md#del-after-failed-add) — nothing when the first plugin failed.
+   */
+  async function expectIncompleteCache(failedAt: number, failedType = `p${failedAt}`): Promise<void> {
+    if (failedAt === 0) {
+      expect(await exists(cacheFile())).toBe(false);
+      return;
+    }
+    const doc = JSON.parse(await readFile(cacheFile(), 'utf8')) as { incompleteAdd?: unknown };
+    expect(doc.incompleteAdd).toEqual({
+      failedIndex: failedAt,
+      failedType,
+      resultIndex: failedAt - 1,
+      resultType: `p${failedAt - 1}`,
+    });
+  }
 
   async function addError(at: number, add: Record<string, unknown>, hooks = box.hooks()): Promise<PodscopeError> {
     const mgr = await managerWith(at, add);
@@ -97,7 +115,7 @@ describe('CNI plugin failures against fake plugins', () => {
     const err = await addError(1, add);
     expect(err.message.slice(0, message.length)).toBe(message);
     expect(err.details).toMatchObject({ network: 'failnet', ifName: 'eth0', plugin: 'p1', verb: 'ADD', index: 1, ...details });
-    expect(await exists(cacheFile())).toBe(false);
+    await expectIncompleteCache(1);
     const rec = box.records.find((r) => r.plugin?.type === 'p1')!;
     expect(rec.ok).toBe(false);
     expect(rec.error).toBe(err);
@@ -107,9 +125,12 @@ describe('CNI plugin failures against fake plugins', () => {
     const mgr = await managerWith(at, { stdout: '{"code":999,"msg":"nope"}', exit: 1 });
     await expect(mgr.setup(ID, NETNS, OPTS, box.hooks())).rejects.toThrow(`plugin type="p${at}" failed (add): nope`);
     expect((await box.log()).map((e) => e.type)).toEqual(TYPES.slice(0, at + 1));
-    expect(await exists(cacheFile())).toBe(false);
-    // the lo network succeeded in parallel and is cached; the caller's remove clears it
-    expect(await mgr.cachedAttachments(ID)).toEqual([path.join(box.cacheDir, 'results', `cni-loopback-${ID}-lo`)]);
+    await expectIncompleteCache(at);
+    // the lo network succeeded in parallel and is cached (and failnet's chain as far as it got); remove clears both
+    expect(await mgr.cachedAttachments(ID)).toEqual([
+      path.join(box.cacheDir, 'results', `cni-loopback-${ID}-lo`),
+      ...(at > 0 ? [cacheFile()] : []),
+    ]);
     await box.clearLog();
     await mgr.remove(ID, NETNS, OPTS, box.hooks());
     expect((await box.log()).map((e) => e.type)).toEqual(['p2', 'p1', 'p0']);
@@ -127,7 +148,7 @@ describe('CNI plugin failures against fake plugins', () => {
     expect(err.details).toMatchObject({ timedOut: true, plugin: 'hang', index: 1 });
     expect(box.records.find((r) => r.plugin?.type === 'hang')!.plugin).toMatchObject({ timedOut: true, exitCode: null, signal: 'SIGKILL' });
     expect((await box.log()).map((e) => e.type)).toEqual(['p0']);
-    expect(await exists(cacheFile())).toBe(false);
+    await expectIncompleteCache(1, 'hang');
   });
 
   it('an AbortSignal kills the running plugin', async () => {
@@ -138,7 +159,7 @@ describe('CNI plugin failures against fake plugins', () => {
     const err = await addError(2, { hang: true }, box.hooks({ signal: ac.signal }));
     expect(err.message).toBe('plugin type="p2" failed (add): netplugin was canceled and killed');
     expect(err.details).toMatchObject({ canceled: true, timedOut: false });
-    expect(await exists(cacheFile())).toBe(false);
+    await expectIncompleteCache(2);
   });
 
   it('a missing binary fails like libcni FindInPath, without exec', async () => {

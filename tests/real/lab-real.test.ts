@@ -186,7 +186,7 @@ describe.skipIf(!canRun)('CNI lab with real plugins', () => {
     expect(code).toBe(1);
   });
 
-  it('a plugin that fails ADD: the trace shows the failure and the DEL unwind of what ran, and nothing is left', async () => {
+  it('a plugin that fails ADD: the trace shows the failure and the DEL of the whole list in reverse (as libcni), and nothing is left', async () => {
     const run: LabRun = await lab.run({
       text: conflist(dir, {}, { type: 'psl1-no-such-plugin' }),
       capabilities: { portMappings: [{ hostPort: HOST_PORT + 1, containerPort: 80, protocol: 'tcp' }] },
@@ -194,6 +194,9 @@ describe.skipIf(!canRun)('CNI lab with real plugins', () => {
     expect(run.plugins.map((p) => `${p.verb} ${p.type} ${p.ok ? 'ok' : 'failed'}`)).toEqual([
       'ADD bridge ok',
       'ADD psl1-no-such-plugin failed',
+      'DEL bandwidth ok',
+      'DEL portmap ok',
+      'DEL psl1-no-such-plugin failed',
       'DEL bridge ok',
     ]);
     const failed = run.plugins[1]!;

@@ -113,6 +113,49 @@ describe('CniManager over an injected runner', () => {
     expect(await mgr.cachedAttachments(ID)).toEqual([]);
   });
 
+  it("after a failed ADD the chain as far as it got is cached (marked incomplete) and is every DEL plugin's prevResult", async () => {
+    const failing = new (class extends ScriptedRunner {
+      override async run(req: ExecRequest): Promise<ExecResult> {
+        const r = await super.run(req);
+        if (req.env?.CNI_COMMAND !== 'ADD' || !req.file.endsWith('/portmap')) return r;
+        return { ...r, exitCode: 1, stdout: JSON.stringify({ code: 999, msg: 'planted failure' }) };
+      }
+    })();
+    const mgr = createCniManager({ ...dirs(), maxConfNum: 1, runner: failing });
+    await mgr.load();
+    const records: CniCallRecord[] = [];
+    await expect(mgr.setup(ID, '/n', OPTS, { record: (r) => records.push(r) })).rejects.toThrow(/planted failure/);
+    const cacheFile = path.join(dirs().cacheDir, 'results', `net-${ID}-eth0`);
+    const doc = JSON.parse(await readFile(cacheFile, 'utf8'));
+    expect(doc.incompleteAdd).toEqual({ failedIndex: 1, failedType: 'portmap', resultIndex: 0, resultType: 'bridge' });
+    expect(doc.result).toEqual({ cniVersion: '1.0.0', ips: [{ address: '10.9.0.2/24' }], dns: {} });
+    expect(records.find((r) => r.step === 'cni.network' && r.label.startsWith('ADD net'))?.detail).toMatchObject({
+      incompleteAdd: { failedIndex: 1 },
+    });
+    failing.requests.length = 0;
+    await mgr.remove(ID, '/n', OPTS, { record: (r) => records.push(r) }, { executedOnAdd: { 'cni-loopback/lo': [0], 'net/eth0': [0, 1] } });
+    const dels = failing.requests.filter((r) => r.env?.CNI_IFNAME === 'eth0');
+    expect(dels.map((r) => path.basename(r.file))).toEqual(['portmap', 'bridge']);
+    for (const del of dels) expect(JSON.parse(del.input!).prevResult).toEqual(doc.result);
+    expect(records.find((r) => r.step === 'cni.network' && r.label.startsWith('DEL net'))?.detail).toMatchObject({
+      prevResult: 'incomplete-add',
+    });
+    expect(await mgr.cachedAttachments(ID)).toEqual([]);
+  });
+
+  it('an ADD that fails at its first plugin caches nothing: there is no result to give', async () => {
+    const failing = new (class extends ScriptedRunner {
+      override async run(req: ExecRequest): Promise<ExecResult> {
+        const r = await super.run(req);
+        return req.env?.CNI_COMMAND === 'ADD' && req.file.endsWith('/bridge') ? { ...r, exitCode: 1, stdout: '' } : r;
+      }
+    })();
+    const mgr = createCniManager({ ...dirs(), maxConfNum: 1, runner: failing });
+    await mgr.load();
+    await expect(mgr.setup(ID, '/n', OPTS)).rejects.toThrow(/plugin type="bridge" failed \(add\)/);
+    expect(await mgr.cachedAttachments(ID)).toEqual([path.join(dirs().cacheDir, 'results', `cni-loopback-${ID}-lo`)]);
+  });
+
   it('cachedAttachments only lists cniCacheV1 files of that container', async () => {
     const mgr = createCniManager({ ...dirs(), maxConfNum: 1, runner });
     await mgr.load();

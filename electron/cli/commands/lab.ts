@@ -86,6 +86,7 @@ export function runJson(run: LabRun): Record<string, unknown> {
     checkOk: run.checkOk ?? null,
     checkSkipped: run.checkSkipped ?? null,
     delOk: run.delOk,
+    ...(run.delAfterFailedAdd ? { delAfterFailedAdd: run.delAfterFailedAdd } : {}),
     error: run.error ?? null,
     versions: run.versions,
     ...(run.probe ? { probe: run.probe } : {}),
@@ -114,6 +115,13 @@ function printRun(run: LabRun): void {
   if (run.probeSkipped) lines.push(`  PROBE skipped: ${run.probeSkipped}`);
   if (run.recovered) lines.push(`  recovered at start-up ${run.recovered.at}: ${run.recovered.actions.join('; ')}`);
   if (run.error) lines.push(`  error: ${run.error.message}`);
+  const after = run.delAfterFailedAdd;
+  if (after) {
+    lines.push(`  DEL after the failed ADD of ${after.failedType || 'the list'}: the whole list in reverse, as libcni/containerd do`);
+    for (const n of after.neverAdded)
+      lines.push(`    ${n.type}#${n.index} DELed for an ADD it never saw: ${n.ok ? 'succeeded' : `failed: ${n.error ?? ''}`}`);
+    lines.push(`  ${after.engine}`);
+  }
   lines.push(`  kernel state created (${run.kernelCreated.length}):`, items(run.kernelCreated));
   if (run.keptByDesign.length)
     lines.push(

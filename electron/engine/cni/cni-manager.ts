@@ -126,10 +126,17 @@ class LibcniManager implements CniManager {
       const base = { network: net.list.name, ifName: net.ifName, cniVersion: net.list.cniVersion };
       try {
         const r = await checkNetworkList(ctx, this.cache, net, att);
+        const defect = r.knownDefects[0];
         out.push({
           ...base,
-          outcome: r,
-          message: r === 'disabled' ? 'disableCheck is set in the conflist: CHECK skipped' : 'every plugin passed CHECK',
+          outcome: r.outcome,
+          message:
+            r.outcome === 'disabled'
+              ? 'disableCheck is set in the conflist: CHECK skipped'
+              : defect
+                ? `every plugin passed CHECK but ${r.knownDefects.map((d) => `${d.type}#${d.index}`).join(', ')}, whose CHECK failed with a known defect of ${defect.type} ${defect.version} (${defect.reference}): ${defect.explanation}`
+                : 'every plugin passed CHECK',
+          ...(defect ? { knownDefect: defect } : {}),
         });
       } catch (e) {
         const notSupported = isCheckNotSupported(e);

@@ -16,6 +16,7 @@ import { cniError } from './cni-error';
 import { formatCniError, validateContainerId, validateIfName, validateNetworkName, type CniErrorTriple } from './names';
 import { cniEnv } from './plugin-env';
 import { execPlugin, type ExecContext } from './plugin-exec';
+import type { KnownDefect } from './plugin-failure';
 import { buildPluginStdin } from './plugin-stdin';
 import { parsePluginResult, parseVersionedResult, resultAsVersion, toV1View, type ParsedResult } from './result-convert';
 import { specAtLeast } from './spec-version';
@@ -27,7 +28,7 @@ export interface Attachment {
 }
 
 /** Where DEL's prevResult came from, for the trace. */
-type PrevResultSource = 'cache' | 'none' | 'too-old-for-cache' | 'cache-discarded';
+type PrevResultSource = 'cache' | 'incomplete-add' | 'none' | 'too-old-for-cache' | 'cache-discarded';
 
 function networkRecord(
   ctx: ExecContext,
@@ -128,27 +129,75 @@ function attachmentEnv(ctx: ExecContext, verb: CniVerb, net: LoadedNetwork, att:
   return cniEnv({ verb, containerId: att.containerId, netns: att.netns, ifName: net.ifName, args: att.opts.args, binDirs: ctx.binDirs });
 }
 
+/** How far an ADD chain got: the last plugin that succeeded and its result in the list's version. */
+interface AddProgress {
+  last?: { index: number; result: Record<string, unknown> };
+  /** the plugin being executed when the chain stopped */
+  current: number;
+}
+
 /** ADD of every plugin in order, each result converted to the list's version and chained into the next as prevResult. */
-async function addPlugins(ctx: ExecContext, net: LoadedNetwork, att: Attachment): Promise<ParsedResult> {
+async function addPlugins(ctx: ExecContext, net: LoadedNetwork, att: Attachment, progress: AddProgress): Promise<ParsedResult> {
   const { list } = net;
   const env = attachmentEnv(ctx, 'ADD', net, att);
-  let prevResult: Record<string, unknown> | undefined;
   let final: ParsedResult | undefined;
   for (const index of list.plugins.keys()) {
+    progress.current = index;
     const isLast = index === list.plugins.length - 1;
     // converting inside the read step makes a result the list's version cannot carry fail at the plugin that printed it
+    let prevResult: Record<string, unknown> | undefined;
     ({ parsed: final, prevResult } = await pluginCall(
       ctx,
       net,
-      { verb: 'ADD', index, cniEnv: env, prevResult, capabilityArgs: att.opts.capabilities },
+      { verb: 'ADD', index, cniEnv: env, prevResult: progress.last?.result, capabilityArgs: att.opts.capabilities },
       (stdout) => {
         const parsed = parsePluginResult(stdout, list.cniVersion);
         return { parsed, prevResult: isLast ? undefined : resultAsVersion(parsed.result, list.cniVersion || parsed.version) };
       },
     ));
+    if (prevResult) progress.last = { index, result: prevResult };
   }
   if (!final) throw cniError(`network ${JSON.stringify(list.name)} has no plugins`, { network: list.name });
   return final;
+}
+
+/**
+ * After a failed ADD, the result of the chain as far as it got goes to the cache, marked incomplete, so the DEL that
+ * must follow gives every plugin the prevResult it would have had: firewall's DEL, for one, removes only the rules
+ * for the addresses its prevResult names, and without one it leaves them (libcni caches nothing after a failure;
+ * docs/semantics.md#del-after-failed-add). A write that fails is recorded and leaves the DEL as libcni's.
+ */
+async function cacheIncompleteAdd(
+  cache: ResultCache,
+  net: LoadedNetwork,
+  att: Attachment,
+  progress: AddProgress,
+  detail: Record<string, unknown>,
+): Promise<void> {
+  const { list, ifName } = net;
+  if (!progress.last) return;
+  const incompleteAdd = {
+    failedIndex: progress.current,
+    failedType: list.plugins[progress.current]?.type ?? '',
+    resultIndex: progress.last.index,
+    resultType: list.plugins[progress.last.index]!.type,
+  };
+  try {
+    detail.cacheFile = await cache.write({
+      networkName: list.name,
+      containerId: att.containerId,
+      ifName,
+      config: list.bytes,
+      netns: att.netns,
+      cniArgs: att.opts.args,
+      capabilityArgs: att.opts.capabilities,
+      result: progress.last.result,
+      incompleteAdd,
+    });
+    detail.incompleteAdd = incompleteAdd;
+  } catch (e) {
+    detail.cacheWriteError = (e as Error).message;
+  }
 }
 
 export async function addNetworkList(
@@ -161,7 +210,14 @@ export async function addNetworkList(
   const detail: Record<string, unknown> = {};
   return timed(ctx, 'ADD', net, detail, async () => {
     checkIdentifiers(net, att.containerId, 'ADD');
-    const final = await addPlugins(ctx, net, att);
+    const progress: AddProgress = { current: 0 };
+    let final: ParsedResult;
+    try {
+      final = await addPlugins(ctx, net, att, progress);
+    } catch (e) {
+      await cacheIncompleteAdd(cache, net, att, progress, detail);
+      throw e;
+    }
     const key = { networkName: list.name, containerId: att.containerId, ifName };
     let cacheFile: string;
     try {
@@ -195,7 +251,10 @@ export async function addNetworkList(
   });
 }
 
-/** The cached final ADD result in the list's version; a cache that cannot be used is deleted (libcni does the same). */
+/**
+ * The cached final ADD result in the list's version (after a failed ADD: the last successful plugin's result); a
+ * cache that cannot be used is deleted (libcni does the same).
+ */
 async function cachedPrevResult(
   cache: ResultCache,
   net: LoadedNetwork,
@@ -208,7 +267,7 @@ async function cachedPrevResult(
   try {
     if (cached.state === 'unreadable') throw new Error(cached.reason);
     const parsed = parseVersionedResult(cached.result);
-    return { prev: resultAsVersion(parsed.result, net.list.cniVersion), source: 'cache' };
+    return { prev: resultAsVersion(parsed.result, net.list.cniVersion), source: cached.incompleteAdd ? 'incomplete-add' : 'cache' };
   } catch (e) {
     await cache.remove(key);
     return { source: 'cache-discarded', reason: (e as Error).message };
@@ -313,14 +372,33 @@ export function isCheckNotSupported(e: unknown): boolean {
  * libcni CheckNetworkList: lists older than 0.4.0 have no CHECK (libcni refuses with this very message); a list
  * with disableCheck skips it; otherwise every plugin runs in order with the cached final ADD result as prevResult
  * (not chained: CHECK prints nothing) and the same env, CNI_ARGS and runtimeConfig as ADD. The first failing plugin
- * ends it, as in libcni.
+ * ends it, as in libcni — except a failure the plugin-error advice knows as a defect of the installed plugin
+ * release (docs/semantics.md#plugin-errors): that one is kept as a warning and the next plugins are still checked
+ * (unless `pastKnownDefects` is false: the lab shows the runtime's protocol as it is).
  */
+/** A plugin whose CHECK failed with a known defect of its release: a warning, not the network's failure. */
+export interface PluginKnownDefect extends KnownDefect {
+  type: string;
+  index: number;
+}
+
+export interface CheckListOutcome {
+  outcome: 'passed' | 'disabled';
+  knownDefects: PluginKnownDefect[];
+}
+
+function knownDefectOf(e: unknown): KnownDefect | undefined {
+  const d = e instanceof PodscopeError ? (e.details as { knownDefect?: KnownDefect } | undefined) : undefined;
+  return d?.knownDefect;
+}
+
 export async function checkNetworkList(
   ctx: ExecContext,
   cache: ResultCache,
   net: LoadedNetwork,
   att: Attachment,
-): Promise<'passed' | 'disabled'> {
+  opts: { pastKnownDefects?: boolean } = {},
+): Promise<CheckListOutcome> {
   const { list, ifName } = net;
   if (!specAtLeast(list.cniVersion, '0.4.0')) {
     throw cniError(`configuration version ${JSON.stringify(list.cniVersion)} does not support the CHECK command`, {
@@ -330,7 +408,8 @@ export async function checkNetworkList(
       notSupported: true,
     });
   }
-  if (list.disableCheck) return 'disabled';
+  const knownDefects: PluginKnownDefect[] = [];
+  if (list.disableCheck) return { outcome: 'disabled', knownDefects };
   const detail: Record<string, unknown> = {};
   await timed(ctx, 'CHECK', net, detail, async () => {
     checkIdentifiers(net, att.containerId, 'CHECK');
@@ -338,13 +417,21 @@ export async function checkNetworkList(
     Object.assign(detail, { prevResult: source, ...(reason ? { cacheProblem: reason } : {}) });
     const env = attachmentEnv(ctx, 'CHECK', net, att);
     for (const index of list.plugins.keys()) {
-      await pluginCall(
-        ctx,
-        net,
-        { verb: 'CHECK', index, cniEnv: env, prevResult: prev, capabilityArgs: att.opts.capabilities },
-        () => undefined,
-      );
+      try {
+        await pluginCall(
+          ctx,
+          net,
+          { verb: 'CHECK', index, cniEnv: env, prevResult: prev, capabilityArgs: att.opts.capabilities },
+          () => undefined,
+        );
+      } catch (e) {
+        // a defect of the plugin's release says nothing about the network: the next plugins are still checked
+        const defect = knownDefectOf(e);
+        if (!defect || opts.pastKnownDefects === false) throw e;
+        knownDefects.push({ type: list.plugins[index]!.type, index, ...defect });
+        detail.knownDefects = knownDefects;
+      }
     }
   });
-  return 'passed';
+  return { outcome: 'passed', knownDefects };
 }

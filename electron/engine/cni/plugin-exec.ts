@@ -10,7 +10,16 @@ import type { CniCallRecord, CniHooks } from './types';
 import { cniError } from './cni-error';
 import { findPluginInPath } from './plugin-path';
 import { pluginEnv } from './plugin-env';
-import { describeFailure, describeSpawnFailure, type PluginFailure } from './plugin-failure';
+import {
+  defectCandidate,
+  describeFailure,
+  describeSpawnFailure,
+  explainFailure,
+  knownDefect,
+  type FailureAdvice,
+  type PluginFailure,
+} from './plugin-failure';
+import { pluginRelease } from './plugin-release';
 
 export interface ExecContext {
   runner: ProcessRunner;
@@ -63,9 +72,31 @@ function emptyResult(): ExecResult {
   return { command: '', exitCode: null, signal: null, stdout: '', stderr: '', durationMs: 0, timedOut: false, canceled: false };
 }
 
-function wrap(inv: PluginInvocation, f: PluginFailure, r: ExecResult): PodscopeError {
+/** The words the plugin's error needs (docs/semantics.md#plugin-errors); the release is looked up only for a defect's text. */
+async function adviseFailure(ctx: ExecContext, inv: PluginInvocation, f: PluginFailure, binary?: string): Promise<FailureAdvice> {
+  let conf: Record<string, unknown> | undefined;
+  try {
+    conf = JSON.parse(inv.stdin) as Record<string, unknown>;
+  } catch {
+    conf = undefined;
+  }
+  const facts = { type: inv.type, verb: inv.verb, msg: f.msg, conf };
+  const explanation = explainFailure(facts);
+  const release = binary && defectCandidate(facts) ? await pluginRelease(ctx.runner, binary) : undefined;
+  const defect = knownDefect(facts, release);
+  return { ...(explanation ? { explanation } : {}), ...(defect ? { knownDefect: defect } : {}) };
+}
+
+function adviceText(f: PluginFailure, advice: FailureAdvice, type: string): string {
+  if (advice.explanation) return `${advice.explanation} (the plugin said: ${f.text})`;
+  const d = advice.knownDefect;
+  if (d) return `${f.text} (a known defect of ${type} ${d.version}, ${d.reference}: ${d.explanation})`;
+  return f.text;
+}
+
+function wrap(inv: PluginInvocation, f: PluginFailure, r: ExecResult, advice: FailureAdvice = {}): PodscopeError {
   const who = `type=${JSON.stringify(inv.type)}${inv.pluginName ? ` name=${JSON.stringify(inv.pluginName)}` : ''}`;
-  return cniError(`plugin ${who} failed (${VERB_WORD[inv.verb] ?? inv.verb.toLowerCase()}): ${f.text}`, {
+  return cniError(`plugin ${who} failed (${VERB_WORD[inv.verb] ?? inv.verb.toLowerCase()}): ${adviceText(f, advice, inv.type)}`, {
     network: inv.network,
     ...(inv.source ? { conflist: inv.source } : {}),
     ifName: inv.ifName,
@@ -75,6 +106,7 @@ function wrap(inv: PluginInvocation, f: PluginFailure, r: ExecResult): PodscopeE
     cniCode: f.code,
     cniMsg: f.msg,
     cniDetails: f.details,
+    ...(advice.explanation || advice.knownDefect ? { pluginError: f.text, ...advice } : {}),
     exitCode: r.exitCode,
     signal: r.signal,
     stderr: r.stderr,
@@ -115,7 +147,7 @@ export async function execPlugin<T>(ctx: ExecContext, inv: PluginInvocation, rea
       failure = plain(e);
     }
   }
-  const error = failure && wrap(inv, failure, r);
+  const error = failure && wrap(inv, failure, r, await adviseFailure(ctx, inv, failure, binary));
   const call: PluginCall = {
     network: inv.network,
     ifName: inv.ifName,

@@ -63,3 +63,130 @@ export function describeSpawnFailure(binary: string, e: unknown): PluginFailure 
   const reason = cause?.code ?? (e as Error).message;
   return failure(`netplugin failed with no error message: fork/exec ${binary}: ${reason}`);
 }
+
+/**
+ * What a plugin's error means for the person reading it: the link kinds a kernel may lack, the links a config field
+ * names, and defects of released plugin versions. The plugin's own text is never replaced, only explained
+ * (docs/semantics.md#plugin-errors).
+ */
+export interface FailureAdvice {
+  /** a sentence naming what is missing, put before the plugin's own text */
+  explanation?: string;
+  /** a defect of the installed plugin release: a warning, not the network's failure */
+  knownDefect?: KnownDefect;
+}
+
+export interface KnownDefect {
+  /** the upstream issue or pull request */
+  reference: string;
+  explanation: string;
+  /** the plugin release it was recognised in */
+  version: string;
+}
+
+export interface FailureFacts {
+  type: string;
+  verb: string;
+  /** the plugin's error message (msg) */
+  msg: string;
+  /** the plugin object as the plugin received it (its stdin), when it parses */
+  conf?: Record<string, unknown>;
+}
+
+/** link kinds a plugin asks the kernel for, and the module that provides each */
+const LINK_KIND_MODULE: Record<string, string> = {
+  ipvlan: 'ipvlan',
+  macvlan: 'macvlan',
+  vlan: '8021q',
+  vrf: 'vrf',
+  dummy: 'dummy',
+  bridge: 'bridge',
+  veth: 'veth',
+};
+
+/** the config fields that name a host link, per plugin */
+const LINK_FIELDS: Record<string, string[]> = {
+  macvlan: ['master'],
+  ipvlan: ['master'],
+  vlan: ['master'],
+  'host-device': ['device'],
+};
+
+/** Kernel capability and missing-link errors; undefined when the error needs no words of ours. */
+export function explainFailure(f: FailureFacts): string | undefined {
+  const kind = /failed to create (\w+)\b[^:]*: operation not supported/i.exec(f.msg)?.[1]?.toLowerCase();
+  if (kind && LINK_KIND_MODULE[kind]) {
+    return `this kernel has no ${kind} support: the ${LINK_KIND_MODULE[kind]} module is not loaded or not built`;
+  }
+  if (/operation not supported/i.test(f.msg) && (f.type === 'vrf' || f.type === 'dummy')) {
+    return `this kernel has no ${f.type} support: the ${f.type} module is not loaded or not built`;
+  }
+  if (/link not found/i.test(f.msg) && (f.verb === 'ADD' || f.verb === 'CHECK')) {
+    for (const field of LINK_FIELDS[f.type] ?? []) {
+      const name = f.conf?.[field];
+      if (typeof name === 'string' && name !== '')
+        return `link ${JSON.stringify(name)} (${f.type}'s ${JSON.stringify(field)}) does not exist in the host network namespace`;
+    }
+  }
+  return undefined;
+}
+
+/** `major.minor.patch` compared; undefined when either is not one */
+function releaseAtMost(version: string, max: string): boolean {
+  const parse = (v: string) => /^(\d+)\.(\d+)\.(\d+)$/.exec(v)?.slice(1).map(Number);
+  const a = parse(version);
+  const b = parse(max);
+  if (!a || !b) return false;
+  for (let i = 0; i < 3; i++) if (a[i] !== b[i]) return a[i]! < b[i]!;
+  return true;
+}
+
+interface DefectRule {
+  type: string;
+  verb: string;
+  text: RegExp;
+  /** the last release known to have it (verified on 1.1.1, Debian 12's) */
+  through: string;
+  applies?: (conf: Record<string, unknown> | undefined) => boolean;
+  reference: string;
+  explanation: string;
+}
+
+const prevIps = (conf: Record<string, unknown> | undefined): string[] => {
+  const ips = (conf?.prevResult as { ips?: Array<{ address?: unknown }> } | undefined)?.ips ?? [];
+  return ips.flatMap((ip) => (typeof ip.address === 'string' ? [ip.address] : []));
+};
+
+const DEFECTS: DefectRule[] = [
+  {
+    type: 'portmap',
+    verb: 'CHECK',
+    text: /^could not check ipv6 dnat: chain CNI-DN-\S+ not found in iptables table nat$/,
+    through: '1.2.0',
+    applies: (conf) => !prevIps(conf).some((a) => a.includes(':')),
+    reference: 'https://github.com/containernetworking/plugins/issues/819',
+    explanation:
+      'portmap checks IPv6 DNAT rules even for a pod with no IPv6 address, for which ADD rightly created none: the IPv4 mappings were not what failed',
+  },
+  {
+    type: 'ptp',
+    verb: 'CHECK',
+    text: /^Expected Route \{Dst:\{IP:\S+ Mask:[0-9a-f]+\} GW:<nil>\} not found in routing table$/,
+    through: '1.2.0',
+    reference: 'https://github.com/containernetworking/plugins/issues/886',
+    explanation:
+      'ptp installs every non-default route via its gateway, then its CHECK looks for the same route without one and fails although the route is there',
+  },
+];
+
+/** A rule whose plugin, verb and text match: the release still has to be looked up to confirm it. */
+export function defectCandidate(f: FailureFacts): DefectRule | undefined {
+  return DEFECTS.find((d) => d.type === f.type && d.verb === f.verb && d.text.test(f.msg) && (d.applies?.(f.conf) ?? true));
+}
+
+/** The known defect, when the installed release is one that has it. */
+export function knownDefect(f: FailureFacts, release: string | undefined): KnownDefect | undefined {
+  const d = defectCandidate(f);
+  if (!d || !release || !releaseAtMost(release, d.through)) return undefined;
+  return { reference: d.reference, explanation: d.explanation, version: release };
+}

@@ -1,6 +1,8 @@
 /**
  * libcni's on-disk result cache (`cniCacheV1`): `<cacheDir>/results/<network>-<containerId>-<ifName>`, dir 0700,
- * file 0600. The final ADD result is written only after a whole list succeeded; DEL reads it back as prevResult.
+ * file 0600. The final ADD result is written after a whole list succeeded; DEL reads it back as prevResult. After a
+ * failed ADD the last successful plugin's result is written instead, marked `incompleteAdd` (libcni writes nothing
+ * then; docs/semantics.md#del-after-failed-add).
  * Writes go through os/durable-write (temp file, fsync, rename, fsync of the directory) so a crash never leaves half
  * a cache file, and the result a later DEL needs survives a power loss.
  */
@@ -22,12 +24,25 @@ export interface CacheEntry {
   capabilityArgs: Record<string, unknown>;
   /** the final ADD result as JSON */
   result: Record<string, unknown>;
+  /**
+   * Podscope's own key (libcni has no such entry and ignores unknown keys): set when the ADD failed and `result` is
+   * the last successful plugin's result, kept so the DEL that must follow can hand it to the plugins as prevResult.
+   */
+  incompleteAdd?: IncompleteAdd;
+}
+
+/** Which plugin of the list failed and which one printed the result that was cached instead. */
+export interface IncompleteAdd {
+  failedIndex: number;
+  failedType: string;
+  resultIndex: number;
+  resultType: string;
 }
 
 export type CachedResult =
   | { state: 'missing' }
   /** the raw result JSON (legacy files hold just a bare result) */
-  | { state: 'found'; result: unknown }
+  | { state: 'found'; result: unknown; incompleteAdd?: IncompleteAdd }
   | { state: 'unreadable'; reason: string };
 
 export interface AttachmentKey {
@@ -41,6 +56,17 @@ const TEMP_SUFFIX = /\.tmp-\d+-[0-9a-f]+$/;
 /** a temp file of a cache write (`<entry>.tmp-<pid>-<rand>`): it exists only between the write and the rename */
 export function isCacheTempName(name: string): boolean {
   return TEMP_SUFFIX.test(name);
+}
+
+function isIncompleteAdd(x: unknown): x is IncompleteAdd {
+  if (typeof x !== 'object' || x === null) return false;
+  const o = x as Record<string, unknown>;
+  return (
+    typeof o.failedIndex === 'number' &&
+    typeof o.resultIndex === 'number' &&
+    typeof o.failedType === 'string' &&
+    typeof o.resultType === 'string'
+  );
 }
 
 export class ResultCache {
@@ -67,6 +93,7 @@ export class ResultCache {
     if (e.cniArgs.length) doc.cniArgs = e.cniArgs;
     if (Object.keys(e.capabilityArgs).length) doc.capabilityArgs = e.capabilityArgs;
     doc.result = e.result;
+    if (e.incompleteAdd) doc.incompleteAdd = e.incompleteAdd;
     const file = this.filePath(e);
     // the temp keeps the cache's own name (`<entry>.tmp-<pid>-<rand>`): attachments() skips it and the start-up
     // sweep knows it as ours
@@ -93,7 +120,9 @@ export class ResultCache {
       return { state: 'unreadable', reason: `not JSON: ${(e as Error).message}` };
     }
     const isV1 = typeof doc === 'object' && doc !== null && (doc as Record<string, unknown>).kind === CACHE_KIND;
-    return { state: 'found', result: isV1 ? (doc as Record<string, unknown>).result : doc };
+    if (!isV1) return { state: 'found', result: doc };
+    const { result, incompleteAdd } = doc as { result: unknown; incompleteAdd?: unknown };
+    return { state: 'found', result, ...(isIncompleteAdd(incompleteAdd) ? { incompleteAdd } : {}) };
   }
 
   /** Deletes the entry and any temp a crashed write of it left (so a later remove never strands one). */

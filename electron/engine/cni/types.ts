@@ -67,6 +67,8 @@ export interface CniVerbOutcome {
   outcome: 'passed' | 'failed' | 'notSupported' | 'disabled';
   message: string;
   error?: unknown;
+  /** CHECK: a plugin failed with a known defect of its release (a warning; the outcome is still passed) */
+  knownDefect?: { type: string; index: number; reference: string; explanation: string; version: string };
 }
 
 export interface CniManager {

@@ -7,7 +7,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
-import { serializeError } from '../../../shared/domain/errors';
+import { PodscopeError, serializeError } from '../../../shared/domain/errors';
 import type {
   LabConflict,
   LabPhase,
@@ -176,7 +176,9 @@ async function checkStep(s: RunState): Promise<void> {
   }
   s.phase.current = 'CHECK';
   try {
-    if ((await checkNetworkList(s.ctx, s.cache, s.net, s.att)) === 'disabled') run.checkSkipped = 'disableCheck is set';
+    // libcni's CHECK, which stops at the first failure; a known defect is named in that failure's message
+    const checked = await checkNetworkList(s.ctx, s.cache, s.net, s.att, { pastKnownDefects: false });
+    if (checked.outcome === 'disabled') run.checkSkipped = 'disableCheck is set';
     else run.checkOk = true;
   } catch (e) {
     if (isCheckNotSupported(e)) run.checkSkipped = `cniVersion ${run.cniVersion} has no CHECK (0.4.0 and later)`;
@@ -210,17 +212,55 @@ async function probeStep(s: RunState): Promise<void> {
   }
 }
 
+/** how the engine's own unwind differs from the lab's list DEL (docs/semantics.md#del-after-failed-add) */
+export const ENGINE_UNWIND =
+  "Podscope's engine DELs only the plugins its failed ADD executed, in reverse, each with the chain's result as far as it got: a plugin never executed holds nothing";
+
+/**
+ * DEL of the whole list in reverse, each with the cached result (after a failed ADD: the chain's result as far as it
+ * got), as libcni's DelNetworkList does after a failed ADD. Unlike libcni, every plugin is tried even after one
+ * failed (the same DEL the engine runs). After a failed ADD the plugins that never executed their ADD are recorded
+ * apart: they were DELed for an ADD they never saw, which the CNI spec says must succeed.
+ */
 async function delStep(s: RunState): Promise<void> {
   const { run } = s;
   s.phase.current = 'DEL';
-  // after a failed ADD only the plugins that really ran hold anything (the engine's unwind does the same)
   const executed = new Set(run.plugins.filter((p) => p.phase === 'ADD' && p.binary !== undefined).map((p) => p.index));
+  let error: unknown;
   try {
-    await delNetworkList(s.ctx, s.cache, s.net, s.att, run.addOk ? undefined : executed);
-    run.delOk = true;
+    await delNetworkList(s.ctx, s.cache, s.net, s.att);
   } catch (e) {
-    run.error ??= serializeError(e);
+    error = e;
   }
+  const pending = pendingIndices(error);
+  if (!run.addOk) {
+    const failed = run.plugins.find((p) => p.phase === 'ADD' && !p.ok);
+    const dels = run.plugins.filter((p) => p.phase === 'DEL' && !executed.has(p.index));
+    run.delAfterFailedAdd = {
+      failedIndex: failed?.index ?? -1,
+      failedType: failed?.type ?? '',
+      neverAdded: dels.map((p) => ({
+        index: p.index,
+        type: p.type,
+        ok: p.ok,
+        ...(p.ok ? {} : { error: p.error?.message ?? `exit ${String(p.exitCode)}` }),
+      })),
+      engine: ENGINE_UNWIND,
+    };
+  }
+  // what held something is judged here; a never-added plugin's DEL failure is reported in delAfterFailedAdd
+  const heldLeft = pending === undefined ? error !== undefined : pending.some((i) => run.addOk || executed.has(i));
+  run.delOk = !heldLeft;
+  if (heldLeft) run.error ??= serializeError(error);
+  // the DEL keeps the cache entry while a plugin is pending, for a retry; one that never ran ADD needs no retry
+  else if (error !== undefined) await s.cache.remove({ networkName: s.net.list.name, containerId: run.containerId, ifName: LAB_IFNAME });
+}
+
+/** the plugin indices a DEL error names as left; undefined when the error is not a per-plugin one */
+function pendingIndices(e: unknown): number[] | undefined {
+  if (e === undefined) return [];
+  const pending = e instanceof PodscopeError ? (e.details as { pending?: Array<{ index: number }> } | undefined)?.pending : undefined;
+  return Array.isArray(pending) ? pending.map((p) => p.index) : undefined;
 }
 
 /** netns, ADD, CHECK, probe, DEL, with a snapshot around each; the netns is always removed */

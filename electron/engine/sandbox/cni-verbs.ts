@@ -34,6 +34,7 @@ export async function cniCheck(ctx: EngineContext, idOrPrefix: string): Promise<
         outcome: o.outcome,
         message: o.message,
         ...(o.error !== undefined ? { error: serializeError(o.error) } : {}),
+        ...(o.knownDefect ? { knownDefect: o.knownDefect } : {}),
         entries: entries.filter((e) => (e.plugin?.network ?? (e.detail as { network?: string } | undefined)?.network) === o.network),
       }));
       return { id: rec.id, measuredAt, ok: networks.every((n) => n.outcome !== 'failed'), networks };

@@ -94,6 +94,13 @@ export function holdsOf(rec: SandboxRecord, ref: PluginRef): string[] {
     if (ports.length > 0) holds.push(`DNAT for host ports ${ports.join(', ')} (CNI-DN-… chain, CNI-HOSTPORT-* rules)`);
   }
   if (type === 'bandwidth') holds.push('tc qdiscs (tbf on the host veth, ifb device for ingress)');
+  if (type === 'firewall') {
+    const ips = addressesOf(rec, ref);
+    holds.push(`CNI-FORWARD accept rules${ips.length > 0 ? ` for ${ips.join(', ')}` : ''} (filter table; they name no network or id)`);
+  }
+  if (type === 'sbr') holds.push(`source-based policy rules and their routing table in the pod netns (${ref.ifName})`);
+  if (type === 'tuning') holds.push(`sysctls and link settings of ${ref.ifName} in the pod netns`);
+  if (type === 'host-device') holds.push('a host link moved into the pod netns (given back on DEL)');
   return holds;
 }
 

@@ -26,7 +26,7 @@ import { TraceRecorder } from './trace';
 import { processStartTicks } from './status';
 import { toSummary } from './view';
 import { teardownNetwork } from './teardown';
-import { describePending, executedOnAdd, pendingStep, setPending } from './pending-cleanup';
+import { describePending, executedOnAdd, holdsOf, pendingStep, setPending } from './pending-cleanup';
 
 const SUPPORTED_HANDLERS = new Set(['', 'runc']);
 
@@ -269,7 +269,9 @@ async function startPause(
 /** Unwinds after a failed run and decides whether the sandbox can be forgotten. Returns the error to throw. */
 async function failRun(ctx: EngineContext, rec: SandboxRecord, cleanup: CleanupStack, error: unknown): Promise<unknown> {
   const cleanupTrace = new TraceRecorder(rec, 'cleanup', (entry) => ctx.emit({ type: 'sandbox.progress', id: rec.id, entry }));
-  const failures = await cleanup.unwind(ctx.cleanupTimeoutMs, (description, ok, err, durationMs = 0) =>
+  const undone: string[] = [];
+  const failures = await cleanup.unwind(ctx.cleanupTimeoutMs, (description, ok, err, durationMs = 0) => {
+    if (ok) undone.push(description);
     cleanupTrace.add({
       step: 'cleanup',
       label: description,
@@ -277,9 +279,9 @@ async function failRun(ctx: EngineContext, rec: SandboxRecord, cleanup: CleanupS
       durationMs,
       ok,
       error: err,
-    }),
-  );
-  const wrapped = wrapRunError(rec.id, error);
+    });
+  });
+  const wrapped = wrapRunError(rec.id, error, releasedBy(rec, undone));
   if (failures.length === 0) {
     await ctx.store.delete(rec.id).catch(() => undefined);
     ctx.names.releaseByName(rec.name);
@@ -333,12 +335,27 @@ async function failRun(ctx: EngineContext, rec: SandboxRecord, cleanup: CleanupS
   );
 }
 
-function wrapRunError(id: string, error: unknown): unknown {
+/**
+ * What the unwind of a failed run released, for its error: each plugin whose DEL succeeded with what it held, then
+ * every other undo that succeeded. The same words as a pending cleanup's, so a report says what went and what stayed.
+ */
+function releasedBy(rec: SandboxRecord, undone: string[]): string[] {
+  const plugins = rec.trace.flatMap((t) => {
+    const p = t.plugin;
+    if (t.step !== 'cni.plugin' || !p || p.verb !== 'DEL' || !t.ok) return [];
+    const holds = holdsOf(rec, p);
+    return [`${p.type} DEL (${p.network}/${p.ifName})${holds.length > 0 ? `: ${holds.join('; ')}` : ''}`];
+  });
+  return [...plugins, ...undone.filter((d) => !d.startsWith('CNI DEL'))];
+}
+
+function wrapRunError(id: string, error: unknown, released: string[] = []): unknown {
   if (!(error instanceof PodscopeError)) return error;
   if (error.code === 'InvalidArgument') return error;
   const prefix =
     error.code === 'CniError' && !error.message.startsWith('failed to find network info')
       ? `failed to setup network for sandbox ${JSON.stringify(id)}`
       : `failed to run sandbox ${JSON.stringify(id)}`;
-  return new PodscopeError(error.code, `${prefix}: ${error.message}${conflistSuffix(error)}`, { cause: error, details: error.details });
+  const details = released.length > 0 ? { ...(error.details as Record<string, unknown> | undefined), released } : error.details;
+  return new PodscopeError(error.code, `${prefix}: ${error.message}${conflistSuffix(error)}`, { cause: error, details });
 }

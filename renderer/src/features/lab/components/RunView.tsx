@@ -178,6 +178,20 @@ export function RunView({ run }: { run: LabRun }) {
         <div className="callout callout-warn small">Run with force over {run.forced.length} live sandbox(es) sharing this network.</div>
       )}
       <Verdict run={run} />
+      {run.delAfterFailedAdd && (
+        <div className="callout small" data-testid="lab-del-after-failed-add">
+          <div className="callout-title">
+            DEL after the failed ADD{run.delAfterFailedAdd.failedType ? ` of ${run.delAfterFailedAdd.failedType}` : ''}: the whole list in
+            reverse, as libcni and containerd do
+          </div>
+          {run.delAfterFailedAdd.neverAdded.map((n) => (
+            <div key={n.index} className="mono">
+              {n.type}#{n.index} DELed for an ADD it never saw: {n.ok ? 'succeeded' : `failed: ${n.error ?? ''}`}
+            </div>
+          ))}
+          <div className="muted">{run.delAfterFailedAdd.engine}</div>
+        </div>
+      )}
       <section className="section">
         <div className="section-head">
           <strong>Plugin trace</strong>

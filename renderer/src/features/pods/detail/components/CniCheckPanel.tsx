@@ -13,7 +13,7 @@ const LABEL: Record<CniVerbOutcome, string> = { passed: 'passed', failed: 'faile
 function Rows({
   rows,
 }: {
-  rows: Array<{ network: string; ifName?: string; cniVersion: string; outcome: CniVerbOutcome; message: string }>;
+  rows: Array<{ network: string; ifName?: string; cniVersion: string; outcome: CniVerbOutcome; message: string; knownDefect?: object }>;
 }) {
   return (
     <table className="table small">
@@ -21,7 +21,11 @@ function Rows({
         {rows.map((n) => (
           <tr key={`${n.network}-${n.ifName ?? ''}`} data-outcome={n.outcome}>
             <td>
-              <span className={`pill pill-${TONE[n.outcome]}`}>{LABEL[n.outcome]}</span>
+              {/* a plugin's known defect is a warning: amber, never the network's failure */}
+              <span className={`pill pill-${n.knownDefect ? 'warn' : TONE[n.outcome]}`}>
+                {LABEL[n.outcome]}
+                {n.knownDefect ? ' · known defect' : ''}
+              </span>
             </td>
             <td className="mono">
               {n.network}

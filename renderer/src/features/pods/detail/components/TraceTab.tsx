@@ -92,8 +92,16 @@ export function TraceTab({ s, available, runtime }: { s: SandboxStatus; availabl
         {calls.map((t) => {
           const p = t.plugin!;
           const isOpen = open.has(t.seq);
+          // a known defect of the plugin's release is a warning (amber), not the network's failure
+          const defect = !t.ok && (t.error?.details as { knownDefect?: unknown } | undefined)?.knownDefect !== undefined;
           return (
-            <li key={t.seq} className={`tl-item${t.ok ? '' : ' tl-fail'}`} data-plugin={p.type} data-verb={p.verb} data-phase={t.phase}>
+            <li
+              key={t.seq}
+              className={`tl-item${t.ok || defect ? '' : ' tl-fail'}`}
+              data-plugin={p.type}
+              data-verb={p.verb}
+              data-phase={t.phase}
+            >
               <button type="button" className="tl-head" aria-expanded={isOpen} onClick={() => toggle(t.seq)}>
                 <span className="tl-caret">{isOpen ? '▾' : '▸'}</span>
                 <span className={`verb verb-${p.verb.toLowerCase()}`}>{p.verb}</span>
@@ -108,6 +116,8 @@ export function TraceTab({ s, available, runtime }: { s: SandboxStatus; availabl
                 <span className="tl-dur mono">{ms(t.durationMs)}</span>
                 {t.ok ? (
                   <Pill tone="ok">exit {p.exitCode ?? 0}</Pill>
+                ) : defect ? (
+                  <Pill tone="warn">known defect{p.exitCode !== null ? ` · exit ${p.exitCode}` : ''}</Pill>
                 ) : (
                   <Pill tone="bad">failed{p.exitCode !== null ? ` · exit ${p.exitCode}` : ''}</Pill>
                 )}

@@ -1,0 +1,149 @@
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import type { ExecRequest, ExecResult, ProcessRunner } from '../../electron/engine/os/exec';
+import { defectCandidate, explainFailure, knownDefect } from '../../electron/engine/cni/plugin-failure';
+import { releaseFromAbout, upstreamOfDebianVersion } from '../../electron/engine/cni/plugin-release';
+import { execPlugin } from '../../electron/engine/cni/plugin-exec';
+
+const PORTMAP_819 = 'could not check ipv6 dnat: chain CNI-DN-d5c63cf2712f9dc23c66f not found in iptables table nat';
+const PTP_886 = 'Expected Route {Dst:{IP:10.67.100.0 Mask:ffffff00} GW:<nil>} not found in routing table';
+const v4Prev = { prevResult: { ips: [{ address: '10.65.7.2/24' }] } };
+
+describe('plugin errors a person can act on', () => {
+  it.each([
+    [
+      'ipvlan',
+      'failed to create ipvlan: operation not supported',
+      'this kernel has no ipvlan support: the ipvlan module is not loaded or not built',
+    ],
+    [
+      'vlan',
+      'failed to create vlan: operation not supported',
+      'this kernel has no vlan support: the 8021q module is not loaded or not built',
+    ],
+    [
+      'macvlan',
+      'failed to create macvlan: operation not supported',
+      'this kernel has no macvlan support: the macvlan module is not loaded or not built',
+    ],
+    ['vrf', 'could not add VRF vrf0: operation not supported', 'this kernel has no vrf support: the vrf module is not loaded or not built'],
+  ])('%s: a kernel without the link kind', (type, msg, want) => {
+    expect(explainFailure({ type, verb: 'ADD', msg })).toBe(want);
+  });
+
+  it('"Link not found" names the link from the config field and the plugin', () => {
+    expect(explainFailure({ type: 'macvlan', verb: 'ADD', msg: 'Link not found', conf: { master: 'eth9' } })).toBe(
+      'link "eth9" (macvlan\'s "master") does not exist in the host network namespace',
+    );
+    expect(
+      explainFailure({ type: 'host-device', verb: 'CHECK', msg: 'failed to find host device: Link not found', conf: { device: 'ens5' } }),
+    ).toBe('link "ens5" (host-device\'s "device") does not exist in the host network namespace');
+  });
+
+  it('leaves alone what it cannot explain: a DEL, a field not set, another error', () => {
+    expect(explainFailure({ type: 'macvlan', verb: 'DEL', msg: 'Link not found', conf: { master: 'eth9' } })).toBeUndefined();
+    expect(explainFailure({ type: 'macvlan', verb: 'ADD', msg: 'Link not found', conf: {} })).toBeUndefined();
+    expect(explainFailure({ type: 'bridge', verb: 'ADD', msg: 'failed to allocate for range 0' })).toBeUndefined();
+  });
+});
+
+describe('known defects, recognised by plugin, verb, text and release', () => {
+  it('portmap ≤ 1.2.0 CHECK of an IPv4-only pod', () => {
+    const f = { type: 'portmap', verb: 'CHECK', msg: PORTMAP_819, conf: v4Prev };
+    expect(knownDefect(f, '1.1.1')).toMatchObject({
+      version: '1.1.1',
+      reference: 'https://github.com/containernetworking/plugins/issues/819',
+    });
+    expect(knownDefect(f, '1.3.0')).toBeUndefined();
+    expect(knownDefect(f, undefined)).toBeUndefined();
+    // a pod that has IPv6 really lacks its IPv6 rules: that is a failure
+    expect(
+      defectCandidate({ ...f, conf: { prevResult: { ips: [{ address: '10.65.7.2/24' }, { address: 'fd00:65::2/64' }] } } }),
+    ).toBeUndefined();
+    expect(defectCandidate({ ...f, verb: 'ADD' })).toBeUndefined();
+  });
+
+  it('ptp ≤ 1.2.0 CHECK of a non-default route', () => {
+    expect(knownDefect({ type: 'ptp', verb: 'CHECK', msg: PTP_886 }, '1.1.1')?.reference).toBe(
+      'https://github.com/containernetworking/plugins/issues/886',
+    );
+    expect(knownDefect({ type: 'bridge', verb: 'CHECK', msg: PTP_886 }, '1.1.1')).toBeUndefined();
+  });
+
+  it('reads the release from the binary or from the Debian package version', () => {
+    expect(releaseFromAbout('CNI ptp plugin v1.3.0\nCNI protocol versions supported: 1.0.0')).toBe('1.3.0');
+    expect(releaseFromAbout('CNI ptp plugin version unknown')).toBeUndefined();
+    expect(upstreamOfDebianVersion('1.1.1+ds1-3+b5')).toBe('1.1.1');
+    expect(upstreamOfDebianVersion('1:0.9.1-2')).toBe('0.9.1');
+  });
+});
+
+describe("execPlugin words the error and keeps the plugin's own text in details", () => {
+  const exit = (over: Partial<ExecResult>): ExecResult => ({
+    command: 'x',
+    exitCode: 1,
+    signal: null,
+    stdout: '',
+    stderr: '',
+    durationMs: 1,
+    timedOut: false,
+    canceled: false,
+    ...over,
+  });
+
+  async function run(
+    type: string,
+    verb: 'ADD' | 'CHECK',
+    msg: string,
+    stdin: object,
+    answer: (req: ExecRequest) => ExecResult | undefined,
+  ) {
+    const dir = await mkdtemp(path.join(tmpdir(), 'psc-cni-advice-'));
+    try {
+      await writeFile(path.join(dir, type), '');
+      const runner: ProcessRunner = {
+        run: async (req) => answer(req) ?? exit({ stdout: JSON.stringify({ code: 11, msg }) }),
+      };
+      const ctx = { runner, binDirs: [dir], baseEnv: {}, timeoutMs: 1000, record: () => {} };
+      const inv = { network: 'n', ifName: 'eth0', verb, index: 1, type, stdin: JSON.stringify(stdin), cniEnv: { CNI_COMMAND: verb } };
+      return await execPlugin(ctx, inv, () => undefined).catch((e: unknown) => e as Error & { details: Record<string, unknown> });
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  }
+
+  it('a kernel capability error', async () => {
+    const e = await run('ipvlan', 'ADD', 'failed to create ipvlan: operation not supported', { master: 'eth0' }, () => undefined);
+    expect(e!.message).toBe(
+      'plugin type="ipvlan" failed (add): this kernel has no ipvlan support: the ipvlan module is not loaded or not built (the plugin said: failed to create ipvlan: operation not supported)',
+    );
+    expect(e!.details).toMatchObject({
+      pluginError: 'failed to create ipvlan: operation not supported',
+      cniMsg: 'failed to create ipvlan: operation not supported',
+    });
+  });
+
+  it('a known defect: the release comes from dpkg when the binary does not say', async () => {
+    const asked: string[] = [];
+    const e = await run('portmap', 'CHECK', PORTMAP_819, v4Prev, (req) => {
+      if (req.file === 'dpkg-query') {
+        asked.push(req.args!.join(' '));
+        return req.args![0] === '-S'
+          ? exit({ exitCode: 0, stdout: `containernetworking-plugins: ${req.args![1]}\n` })
+          : exit({ exitCode: 0, stdout: '1.1.1+ds1-3+b5' });
+      }
+      if (req.env?.CNI_COMMAND === '') return exit({ exitCode: 0, stderr: 'CNI portmap plugin version unknown' });
+      return undefined;
+    });
+    expect(asked).toEqual([expect.stringMatching(/^-S .*\/portmap$/), '-W -f=${Version} containernetworking-plugins']);
+    expect(e!.details.knownDefect).toMatchObject({
+      version: '1.1.1',
+      reference: 'https://github.com/containernetworking/plugins/issues/819',
+    });
+    expect(e!.message).toContain(
+      `${PORTMAP_819} (a known defect of portmap 1.1.1, https://github.com/containernetworking/plugins/issues/819:`,
+    );
+  });
+});
