@@ -178,6 +178,65 @@ describe('probe --trace: why a path failed, from the kernel', () => {
   });
 });
 
+describe('foreign rules on forwarded and NATed paths', () => {
+  it('a foreign DROP in filter FORWARD between two pods: the peer path names FORWARD and its rule, owned by nobody', async () => {
+    const { id: b } = await engine.run({ config: pod('fwd') });
+    const ipB = (await engine.status(b)).ip;
+    // bridged pod-to-pod traffic passes iptables FORWARD (br_netfilter, bridge-nf-call-iptables=1)
+    const rule = ['FORWARD', '-s', `${podIp4}/32`, '-d', `${ipB}/32`, '-p', 'tcp', '-m', 'comment', '--comment', 'fw-fwd', '-j', 'DROP'];
+    ip4(['-I', ...rule]);
+    let r: ProbeReport;
+    try {
+      r = await traced(a);
+    } finally {
+      ip4(['-D', ...rule]);
+      await engine.remove(b);
+    }
+    const p = r.paths.find((x) => x.kind === 'peer' && x.from === 'pod' && x.to.startsWith(`${ipB}:`))!;
+    expect(p.verdict).toBe('timeout');
+    const d = decisive(p)!;
+    expect(d).toMatchObject({ kind: 'netfilter', netns: 'host', table: 'filter', chain: 'FORWARD', verdict: 'DROP', owner: null });
+    expect(d.rule).toContain('fw-fwd');
+    expect(p.why).toMatch(/^dropped in filter\/FORWARD of the host by `-A FORWARD -s .*fw-fwd.* -j DROP`, a rule no CNI plugin installed$/);
+    // the way back (peer → pod): the pod's SYN-ACK matches the same rule, dropped on its way back
+    const back = r.paths.find((x) => x.kind === 'peer' && x.from === 'peer fwd' && x.family === 4)!;
+    expect(back.verdict).toBe('timeout');
+    expect(decisive(back)).toMatchObject({ table: 'filter', chain: 'FORWARD', verdict: 'DROP', owner: null, reply: true });
+    expect(back.why).toMatch(/^dropped \(on the way back\) in filter\/FORWARD of the host by `-A FORWARD .*fw-fwd/);
+    // IPv6 between the same pods is not matched: reachable
+    expect(r.paths.find((x) => x.kind === 'peer' && x.from === 'pod' && x.family === 6)?.verdict).toBe('reachable');
+  });
+
+  it('a foreign nat rule that DNATs the host port elsewhere: the DNAT is named, owned by nobody, and the pod is not blamed', async () => {
+    const elsewhere = hostPort + 500;
+    const rule = ['OUTPUT', '-d', '127.0.0.1/32', '-p', 'tcp', '--dport', String(hostPort), '-m', 'comment', '--comment', 'fw-dnat'];
+    const dnat = [...rule, '-j', 'DNAT', '--to-destination', `127.0.0.1:${elsewhere}`];
+    ip4(['-t', 'nat', '-I', ...dnat]);
+    let r: ProbeReport;
+    try {
+      r = await traced(a);
+    } finally {
+      ip4(['-t', 'nat', '-D', ...dnat]);
+    }
+    const p = hostPath(r, '127.0.0.1');
+    // nothing listens on the other port of the host: the host's own stack answers with a RST
+    expect(p.verdict).toBe('refused');
+    const d = decisive(p)!;
+    expect(d).toMatchObject({ kind: 'netfilter', netns: 'host', table: 'nat', chain: 'OUTPUT', verdict: 'DNAT', owner: null });
+    expect(d.rule).toContain('fw-dnat');
+    expect(p.why).toMatch(
+      new RegExp(
+        `^sent elsewhere by nat/OUTPUT of the host: \`-A OUTPUT .*fw-dnat.* -j DNAT --to-destination 127\\.0\\.0\\.1:${elsewhere}\`, a rule no CNI plugin installed, DNATed it to 127\\.0\\.0\\.1:${elsewhere} instead of the pod's netns; refused there$`,
+      ),
+    );
+    expect(p.trace!.steps.find((s) => s.kind === 'deliver')).toMatchObject({ netns: 'host' });
+    // portmap's DNAT for this pod was never reached
+    expect(p.trace!.steps.some((s) => s.kind === 'netfilter' && s.owner?.plugin === 'portmap' && s.verdict === 'DNAT')).toBe(false);
+    // the gateway-address path is not matched by the rule and still lands in the pod
+    expect(hostPath(r, GW4).verdict).toBe('reachable');
+  });
+});
+
 describe('traces side by side, and after a kill', () => {
   it('two traces at once (two pods) do not mix: each keeps only its own packets and its own DNAT', async () => {
     const hostPortB = hostPort + 1;
@@ -249,7 +308,9 @@ describe('traces side by side, and after a kill', () => {
     }
     expect(text.status).toBe(5);
     expect(text.stdout).toContain('why: dropped in filter/OUTPUT of the host by `-A OUTPUT -d');
-    expect(text.stdout).toMatch(/▶ netfilter +host +filter\/OUTPUT rule \d+: DROP {2}\[owner: none\] {2}-A OUTPUT .*fw-block/);
+    expect(text.stdout).toMatch(
+      /▶ netfilter +host +filter\/OUTPUT rule \d+: DROP( \(\d+ packets\))? {2}\[owner: none\] {2}-A OUTPUT .*fw-block/,
+    );
     expect(text.stdout).toMatch(/\[owner: portmap · psc-trc · [0-9a-f]{12}\]/);
     expect(text.stderr).toContain('hostPort host → 127.0.0.1');
     const doc = JSON.parse(json.stdout) as ProbeReport;

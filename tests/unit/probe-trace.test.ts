@@ -239,6 +239,7 @@ describe('steps and why', () => {
       [REJECTED, []],
     ]),
     routes,
+    missing: [],
     conntrack: [
       { netns: host, entries: [] },
       { netns: pod, entries: [] },
@@ -306,6 +307,30 @@ describe('steps and why', () => {
     expect(ruleVerdict({ what: 'rule', verdict: 'ACCEPT', rule: '-A CNI-HOSTPORT-MASQ -m mark --mark 0x2000/0x2000 -j MASQUERADE' })).toBe(
       'MASQUERADE',
     );
+  });
+
+  it("a foreign DNAT that sends the host port elsewhere decides the path: named, owned by nobody, the RST not the pod's", () => {
+    const text = [
+      'PACKET: 2 7a7a7a7a OUT=lo SRC=127.0.0.1 DST=127.0.0.1 LEN=60 TOS=0x0 TTL=64 ID=1 DF SPORT=23456 DPORT=25999 SYN',
+      ' TRACE: 2 7a7a7a7a nat:OUTPUT:rule:0x9:ACCEPT  -4 -t nat -A OUTPUT -d 127.0.0.1/32 -p tcp -m tcp --dport 25999 -m comment --comment fw-dnat -j DNAT --to-destination 127.0.0.1:26499',
+      ' TRACE: 2 7a7a7a7a filter:OUTPUT:policy:ACCEPT',
+    ].join('\n');
+    const rec: FlowRecord = { ...record(23456), lines: new Map([['host', linesOfFlow(parseTraceOutput(text), 23456)]]) };
+    const { steps, why } = buildTrace({
+      flow: flow(23456, 25999),
+      record: rec,
+      path: path('refused'),
+      outcome: { kind: 'refused' },
+      owners: new RuleOwners([{ id: WEB, network: 'psc-trx', ips: ['10.181.0.2'] }]),
+      podName: () => undefined,
+      target: pod,
+    });
+    expect(steps.find((s) => s.decisive)).toMatchObject({ kind: 'netfilter', table: 'nat', chain: 'OUTPUT', verdict: 'DNAT', owner: null });
+    expect(why).toBe(
+      "sent elsewhere by nat/OUTPUT of the host: `-A OUTPUT -d 127.0.0.1/32 -p tcp -m tcp --dport 25999 -m comment --comment fw-dnat -j DNAT --to-destination 127.0.0.1:26499`, a rule no CNI plugin installed, DNATed it to 127.0.0.1:26499 instead of the pod's netns; refused there",
+    );
+    expect(steps.at(-1)).toMatchObject({ kind: 'deliver', netns: 'host' });
+    expect(steps.at(-1)!.detail).toContain('a RST came back from 127.0.0.1:26499');
   });
 
   it('a route error decides an unreachable path, in the netns where the route is', () => {

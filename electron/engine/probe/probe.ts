@@ -217,7 +217,7 @@ function explainPath(
     podName: (id) => podName(ctx.store.get(id)),
   });
   path.why = why;
-  path.trace = { flow: { sport: flow.sport, dst: flow.dst, dport: flow.dport }, steps, missing: [...t.active.missing] };
+  path.trace = { flow: { sport: flow.sport, dst: flow.dst, dport: flow.dport }, steps, missing: [...t.active.missing, ...record.missing] };
 }
 
 async function notApplicableReason(ctx: EngineContext, rec: SandboxRecord): Promise<string | undefined> {

@@ -47,6 +47,8 @@ export interface FlowRecord {
   /** netfilter lines of this flow, per netns key, in the order the monitor printed them */
   lines: Map<string, FlowLine[]>;
   routes: Array<{ netns: TraceNetns; purpose: string; reply?: boolean; query: RouteGetQuery; decision: RouteDecision }>;
+  /** what this flow's trace lacked beyond ActiveTrace.missing (e.g. a monitor of its family that restarted) */
+  missing: string[];
   /** undefined when conntrack is not installed */
   conntrack?: Array<{ netns: TraceNetns; entries: ConntrackEntry[] }>;
 }
@@ -140,12 +142,23 @@ export class LinuxFlowTracer implements FlowTracer {
     const monitors = new Map<string, NetfilterTraceMonitor>();
     const added: Array<{ netns: TraceNetns; family: 4 | 6; ports: number[]; createdTable: boolean }> = [];
 
-    const cleanup = async (): Promise<{ problems: string[]; texts: Map<string, string> }> => {
+    const cleanup = async (): Promise<{ problems: string[]; texts: Map<string, string>; monitorProblems: Map<string, string> }> => {
       const problems: string[] = [];
+      const monitorProblems = new Map<string, string>();
       const texts = new Map<string, string>();
       await Promise.all(
         [...monitors].map(async ([key, m]) => {
           texts.set(key, await m.stop());
+          const { stderr, restarts } = m.problems();
+          const [nk, fam] = key.split('/');
+          const where = `${netnsByKey.get(nk!)?.label ?? nk} (IPv${fam})`;
+          const msg = stderr.split('\n')[0] ?? '';
+          if (restarts > 0)
+            monitorProblems.set(
+              key,
+              `netfilter: xtables-monitor in ${where} ended ${restarts} time(s) mid-trace and was started again; the events in between are lost (${msg || 'no message'})`,
+            );
+          else if (stderr) monitorProblems.set(key, `netfilter: xtables-monitor in ${where}: ${msg}`);
         }),
       );
       await Promise.all(
@@ -158,14 +171,14 @@ export class LinuxFlowTracer implements FlowTracer {
           }
         }),
       );
-      return { problems, texts };
+      return { problems, texts, monitorProblems };
     };
 
     if (canTrace) {
       try {
         const started = await Promise.allSettled(
-          [...netnsByKey.values()].map(async (n) => {
-            monitors.set(n.key, await NetfilterTraceMonitor.start(n.path));
+          [...ports.values()].map(async (e) => {
+            monitors.set(`${e.netns.key}/${e.family}`, await NetfilterTraceMonitor.start(e.netns.path, e.family));
           }),
         );
         const notStarted = started.find((r) => r.status === 'rejected');
@@ -193,7 +206,7 @@ export class LinuxFlowTracer implements FlowTracer {
       missing,
       finish: async () => {
         await new Promise((r) => setTimeout(r, canTrace ? SETTLE_MS : 0));
-        const { problems, texts } = await cleanup();
+        const { problems, texts, monitorProblems } = await cleanup();
         missing.push(...problems);
         const parsed = new Map([...texts].map(([k, t]) => [k, parseTraceOutput(t)]));
         return Promise.all(
@@ -203,14 +216,18 @@ export class LinuxFlowTracer implements FlowTracer {
               lines.set(
                 n.key,
                 linesOfFlow(
-                  (parsed.get(n.key) ?? []).filter((l) => l.family === f.family),
+                  (parsed.get(`${n.key}/${f.family}`) ?? []).filter((l) => l.family === f.family),
                   f.sport,
                 ),
               );
             const routes = await Promise.all(
               f.routes.map(async (r) => ({ ...r, decision: await routeGet(this.runner, r.netns.path, r.query) })),
             );
-            const rec: FlowRecord = { lines, routes };
+            const rec: FlowRecord = {
+              lines,
+              routes,
+              missing: f.netns.flatMap((n) => monitorProblems.get(`${n.key}/${f.family}`) ?? []),
+            };
             if (hasConntrack)
               rec.conntrack = await Promise.all(
                 f.netns.map(async (n) => ({ netns: n, entries: await this.conntrack(n.path, f.family, f.sport) })),

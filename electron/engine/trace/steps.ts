@@ -148,6 +148,7 @@ export function buildTrace(input: TraceBuildInput): { steps: TraceStep[]; why: s
   }
 
   const rejectStep = steps.find((s) => s.kind === 'netfilter' && s.verdict === 'REJECT');
+  const away = foreignDnat(steps, path);
   const deliver: TraceStep = { kind: 'deliver', netns: flow.netns[0]!.key, family: flow.family, detail: '' };
   switch (outcome.kind) {
     case 'connected':
@@ -157,10 +158,12 @@ export function buildTrace(input: TraceBuildInput): { steps: TraceStep[]; why: s
       }`;
       break;
     case 'refused':
-      deliver.netns = rejectStep?.netns ?? input.target.key;
+      deliver.netns = rejectStep?.netns ?? away?.step.netns ?? input.target.key;
       deliver.detail = rejectStep
         ? `a RST came back, sent by the REJECT rule in ${labelOf(rejectStep.netns)}`
-        : `a RST came back from ${labelOf(input.target.key)}`;
+        : away
+          ? `a RST came back from ${away.to}, where a rule no CNI plugin installed DNATed it`
+          : `a RST came back from ${labelOf(input.target.key)}`;
       break;
     case 'timeout':
       deliver.detail = 'nothing came back within the connect timeout';
@@ -177,6 +180,18 @@ export function buildTrace(input: TraceBuildInput): { steps: TraceStep[]; why: s
   const { decisive, why } = decide(input, steps, deliver, labelOf);
   decisive.decisive = true;
   return { steps, why };
+}
+
+/**
+ * A DNAT on the way out that no plugin here installed, on a path that did not reach its pod: the flow was sent
+ * somewhere else (an admin's or another runtime's rule matched before portmap's), so what answered, or did not, is
+ * not the pod.
+ */
+function foreignDnat(steps: TraceStep[], path: ProbePath): { step: TraceStep; to: string } | undefined {
+  if (path.verdict === 'reachable') return undefined;
+  const step = steps.find((s) => s.kind === 'netfilter' && !s.reply && s.verdict === 'DNAT' && s.owner === null);
+  if (!step) return undefined;
+  return { step, to: /--to-destination (\S+)/.exec(step.rule ?? '')?.[1] ?? 'another address' };
 }
 
 function routeWhy(s: TraceStep, dst: string, labelOf: (k: string) => string): string {
@@ -211,6 +226,24 @@ function decide(
     return { decisive: drop, why: `dropped${dir} in ${where} by \`${drop.rule}\`, ${who}` };
   }
   if (failedRoute && path.verdict !== 'reachable') return { decisive: failedRoute, why: routeWhy(failedRoute, flow.dst, labelOf) };
+  const away = foreignDnat(steps, path);
+  if (away) {
+    const there =
+      outcome.kind === 'refused'
+        ? 'refused there'
+        : outcome.kind === 'connected'
+          ? 'something else answered there'
+          : outcome.kind === 'timeout'
+            ? 'nothing answered there in time'
+            : `not connected: ${outcome.error}`;
+    return {
+      decisive: away.step,
+      why: `sent elsewhere by ${away.step.table}/${away.step.chain} of ${labelOf(away.step.netns)}: \`${away.step.rule}\`, ${ownerPhrase(
+        away.step.owner,
+        input.podName,
+      )}, DNATed it to ${away.to} instead of ${labelOf(input.target.key)}; ${there}`,
+    };
+  }
   const dnat = steps.find((s) => s.kind === 'netfilter' && s.verdict === 'DNAT' && !s.reply);
   const to = dnat ? /--to-destination (\S+)/.exec(dnat.rule ?? '')?.[1] : undefined;
   const viaDnat = dnat
