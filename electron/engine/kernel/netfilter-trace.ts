@@ -177,23 +177,48 @@ export class NetfilterTraceRules {
   }
 
   /**
-   * Whether the nf_tables table `ip raw`/`ip6 raw` exists (needs nft). Adding an iptables rule to the raw table
-   * creates it; a trace that created it deletes it again once it is empty, so the ruleset is as before.
+   * The nf_tables table `ip raw`/`ip6 raw` as `nft list table` shows it (needs nft): whether it exists, the comment
+   * it carries and its chains. Adding an iptables rule to the raw table creates the table (and the chain) when
+   * absent; a trace creates the table itself first, with its comment, so the end of the trace, or the start-up sweep
+   * after a killed engine, knows whose it is and deletes it again once it is empty.
    */
-  async rawTableExists(netnsPath: string | undefined, family: Family): Promise<boolean> {
+  async rawTable(netnsPath: string | undefined, family: Family): Promise<{ exists: boolean; comment?: string; chains: string[] }> {
+    const r = await this.runner.run({ ...inNetns(netnsPath, 'nft', ['list', 'table', nftFamily(family), 'raw']), timeoutMs: 10_000 });
+    if (r.exitCode !== 0) return { exists: false, chains: [] };
+    const comment = /^\s*comment "([^"]*)"/m.exec(r.stdout.split(/\n\s*chain /)[0] ?? '')?.[1];
+    const chains = [...r.stdout.matchAll(/^\s*chain (\S+) \{/gm)].map((m) => m[1]!);
+    return comment === undefined ? { exists: true, chains } : { exists: true, comment, chains };
+  }
+
+  /** creates an empty `ip raw`/`ip6 raw` carrying this comment (the trace's own, naming the engine's pid) */
+  async createRawTable(netnsPath: string | undefined, family: Family, comment: string): Promise<void> {
     const r = await this.runner.run({
-      ...inNetns(netnsPath, 'nft', ['list', 'table', family === 4 ? 'ip' : 'ip6', 'raw']),
+      ...inNetns(netnsPath, 'nft', ['add', 'table', nftFamily(family), 'raw', `{ comment "${comment}" ; }`]),
       timeoutMs: 10_000,
     });
+    if (r.exitCode !== 0) throw new Error(`nft add table ${nftFamily(family)} raw: ${r.stderr.trim()}`);
+  }
+
+  /** deletes `ip raw`/`ip6 raw` when no rule is left in it; true when it was deleted */
+  async deleteEmptyRawTable(netnsPath: string | undefined, family: Family): Promise<boolean> {
+    const left = (await this.rawRules(netnsPath, family)).filter((l) => l.startsWith('-A ') || l.startsWith('-N '));
+    if (left.length > 0) return false;
+    const r = await this.runner.run({ ...inNetns(netnsPath, 'nft', ['delete', 'table', nftFamily(family), 'raw']), timeoutMs: 10_000 });
     return r.exitCode === 0;
   }
 
-  /** deletes `ip raw`/`ip6 raw` when no rule is left in it (a trace created it) */
-  async deleteEmptyRawTable(netnsPath: string | undefined, family: Family): Promise<void> {
-    const left = (await this.rawRules(netnsPath, family)).filter((l) => l.startsWith('-A ') || l.startsWith('-N '));
-    if (left.length > 0) return;
-    await this.runner.run({ ...inNetns(netnsPath, 'nft', ['delete', 'table', family === 4 ? 'ip' : 'ip6', 'raw']), timeoutMs: 10_000 });
+  /** deletes a chain of the raw table that a trace made iptables create; the kernel refuses while it has rules */
+  async deleteRawChainIfEmpty(netnsPath: string | undefined, family: Family, chain: string): Promise<void> {
+    await this.runner.run({ ...inNetns(netnsPath, 'nft', ['delete', 'chain', nftFamily(family), 'raw', chain]), timeoutMs: 10_000 });
   }
+}
+
+const nftFamily = (f: Family) => (f === 4 ? 'ip' : 'ip6');
+
+/** the pid a Podscope trace comment names (`podscope-trace pid=<n>`), if it is one */
+export function traceCommentPid(comment: string | undefined): number | undefined {
+  const m = new RegExp(`^${TRACE_COMMENT_PREFIX} pid=(\\d+)$`).exec(comment ?? '');
+  return m ? Number(m[1]) : undefined;
 }
 
 /** most times a monitor that ended by itself is started again within one trace */

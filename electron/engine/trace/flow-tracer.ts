@@ -17,6 +17,7 @@ import {
   parseTraceOutput,
   podscopeTraceRules,
   traceComment,
+  traceCommentPid,
   type TraceLine,
 } from '../kernel/netfilter-trace';
 import { parseConntrack, type ConntrackEntry } from './conntrack';
@@ -140,7 +141,7 @@ export class LinuxFlowTracer implements FlowTracer {
       }
     const comment = traceComment(process.pid);
     const monitors = new Map<string, NetfilterTraceMonitor>();
-    const added: Array<{ netns: TraceNetns; family: 4 | 6; ports: number[]; createdTable: boolean }> = [];
+    const added: Array<{ netns: TraceNetns; family: 4 | 6; ports: number[]; createdTable: boolean; createdChains: string[] }> = [];
 
     const cleanup = async (): Promise<{ problems: string[]; texts: Map<string, string>; monitorProblems: Map<string, string> }> => {
       const problems: string[] = [];
@@ -166,6 +167,7 @@ export class LinuxFlowTracer implements FlowTracer {
           try {
             await this.rules.apply(a.netns.path, a.family, '-D', a.ports, comment);
             if (a.createdTable) await this.rules.deleteEmptyRawTable(a.netns.path, a.family);
+            else for (const c of a.createdChains) await this.rules.deleteRawChainIfEmpty(a.netns.path, a.family, c);
           } catch (e) {
             problems.push(`could not remove the TRACE rules in ${a.netns.label}: ${(e as Error).message}`);
           }
@@ -188,9 +190,15 @@ export class LinuxFlowTracer implements FlowTracer {
         const settled = await Promise.allSettled(
           [...ports.values()].map(async (e) => {
             if (signal?.aborted) throw new Error('canceled');
-            const createdTable = hasNft ? !(await this.rules.rawTableExists(e.netns.path, e.family)) : false;
+            // the raw table as it was: a trace creates it when absent (with its own comment, so a sweep after a kill
+            // knows it), and counts one another trace of this engine created as its own too (whichever ends last
+            // deletes it); in a table that was there, the chains iptables adds are deleted again
+            const table = hasNft ? await this.rules.rawTable(e.netns.path, e.family) : { exists: true, chains: ['PREROUTING', 'OUTPUT'] };
+            const createdTable = !table.exists || table.comment === comment;
+            const createdChains = createdTable ? [] : ['PREROUTING', 'OUTPUT'].filter((c) => !table.chains.includes(c));
             // recorded before adding, so a half-applied add is still removed
-            added.push({ ...e, createdTable });
+            added.push({ ...e, createdTable, createdChains });
+            if (!table.exists) await this.rules.createRawTable(e.netns.path, e.family, comment);
             await this.rules.apply(e.netns.path, e.family, '-I', e.ports, comment);
           }),
         );
@@ -263,14 +271,31 @@ export class LinuxFlowTracer implements FlowTracer {
       }
     });
     if (!hasTool('iptables-restore')) return { rules: [], monitors };
+    const hasNft = hasTool('nft');
+    const gone = (pid: number | undefined) => pid !== undefined && pid !== process.pid && !pidAlive(pid);
     const out: SweptTraceRule[] = [];
     for (const path of netnsPaths)
       for (const family of [4, 6] as const) {
-        const stale = podscopeTraceRules(await this.rules.rawRules(path, family)).filter((r) => r.pid !== process.pid && !pidAlive(r.pid));
+        const stale = podscopeTraceRules(await this.rules.rawRules(path, family)).filter((r) => gone(r.pid));
         for (const s of stale) {
           const item: SweptTraceRule = { netns: path ?? 'host', family, rule: s.rule };
           try {
             await this.rules.deleteRule(path, family, s.rule);
+          } catch (e) {
+            item.error = (e as Error).message;
+          }
+          out.push(item);
+        }
+        // the raw table such a trace created (its comment names the pid), once nothing else is in it
+        const table = hasNft ? await this.rules.rawTable(path, family) : undefined;
+        if (table?.exists && gone(traceCommentPid(table.comment))) {
+          const item: SweptTraceRule = {
+            netns: path ?? 'host',
+            family,
+            rule: `table ${family === 4 ? 'ip' : 'ip6'} raw (${table.comment})`,
+          };
+          try {
+            if (!(await this.rules.deleteEmptyRawTable(path, family))) item.error = 'it holds rules of others: left';
           } catch (e) {
             item.error = (e as Error).message;
           }
