@@ -135,6 +135,8 @@ async function measure(
   } finally {
     // every TRACE rule comes out and every monitor ends, whatever the connects did
     if (traced) records = await finishTrace(traced, report);
+    const cap = traced?.active.capture;
+    if (cap) report.capture = { pcapngBase64: cap.pcapng.toString('base64'), interfaces: cap.interfaces, packets: cap.packets };
   }
   plan.connects.forEach((p, i) => {
     const winner =

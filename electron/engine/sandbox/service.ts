@@ -204,7 +204,9 @@ export class SandboxEngine implements Engine {
           { path: r.netns, id: r.rule },
           r.rule.startsWith('table ')
             ? `deleted (the empty raw table a trace of an engine that is gone created)`
-            : `removed (IPv${r.family} raw TRACE rule of an engine that is gone)`,
+            : r.rule.startsWith('tracefs ')
+              ? 'removed (the skb:kfree_skb tracefs instance of a trace of an engine that is gone)'
+              : `removed (IPv${r.family} raw TRACE rule of an engine that is gone)`,
           r.error,
         ),
       ),

@@ -21,6 +21,8 @@ import {
   type TraceLine,
 } from '../kernel/netfilter-trace';
 import { parseConntrack, type ConntrackEntry } from './conntrack';
+import { DropRecorder, sweepDropInstances, type KernelDrop } from './drop-reasons';
+import { PathCapture, podHops, writePcapng, type CapturedPacket, type Hop, type HopCapture } from './capture';
 
 export interface TraceNetns {
   /** "host" or a sandbox id */
@@ -50,6 +52,10 @@ export interface FlowRecord {
   routes: Array<{ netns: TraceNetns; purpose: string; reply?: boolean; query: RouteGetQuery; decision: RouteDecision }>;
   /** what this flow's trace lacked beyond ActiveTrace.missing (e.g. a monitor of its family that restarted) */
   missing: string[];
+  /** seen-at: the flow's hops in path order and the packets of the flow each captured, each way (undefined: no capture) */
+  seen?: Array<{ hop: Hop; out: CapturedPacket[]; back: CapturedPacket[]; error?: string }>;
+  /** IP packets the kernel freed while the trace ran, of this flow's family (undefined: tracefs unavailable) */
+  drops?: KernelDrop[];
   /** undefined when conntrack is not installed */
   conntrack?: Array<{ netns: TraceNetns; entries: ConntrackEntry[] }>;
 }
@@ -57,6 +63,8 @@ export interface FlowRecord {
 export interface ActiveTrace {
   /** kernel tools or features this trace could not use, and so what it lacks */
   readonly missing: string[];
+  /** after finish(): every hop's capture as one pcapng (an interface per hop), bounded in size */
+  capture?: { pcapng: Buffer; interfaces: string[]; packets: number };
   /** stops tracing, puts every rule back, and returns what each flow (same order as begin's) went through */
   finish(): Promise<FlowRecord[]>;
 }
@@ -140,12 +148,63 @@ export class LinuxFlowTracer implements FlowTracer {
         ports.set(k, e);
       }
     const comment = traceComment(process.pid);
+    let dropRecorder: DropRecorder | undefined;
+    try {
+      dropRecorder = await DropRecorder.start(this.runner);
+    } catch (e) {
+      missing.push(`drop reasons: ${(e as Error).message} (no drop step)`);
+    }
     const monitors = new Map<string, NetfilterTraceMonitor>();
+    let drops: KernelDrop[] | undefined;
+    // seen-at: the hops of each flow, in path order (a pod that sends: eth0, its host veth, the bridge; a pod that
+    // receives: the bridge, its host veth, eth0), captured on each hop once for every flow crossing it
+    const flowHops: Hop[][] = [];
+    let capture: PathCapture | undefined;
+    let captured: HopCapture[] | undefined;
+    if (!hasTool('tcpdump')) missing.push('seen-at: tcpdump is not installed (no seen steps, no pcapng)');
+    else {
+      try {
+        const podHopsOf = new Map<string, Awaited<ReturnType<typeof podHops>>>();
+        for (const n of netnsByKey.values())
+          if (n.path) podHopsOf.set(n.key, await podHops(this.runner, { key: n.key, path: n.path, label: n.label }));
+        for (const f of flows) {
+          const hops: Hop[] = [];
+          f.netns.forEach((n, i) => {
+            const h = podHopsOf.get(n.key);
+            if (!h) return;
+            const order = i === 0 ? [h.eth0, h.veth, h.bridge] : [h.bridge, h.veth, h.eth0];
+            for (const x of order) if (x && !hops.some((y) => y.netns === x.netns && y.interface === x.interface)) hops.push(x);
+          });
+          flowHops.push(hops);
+        }
+        const unique = new Map(flowHops.flat().map((h) => [`${h.netns}/${h.interface}`, h]));
+        capture = await PathCapture.start(
+          [...unique.values()],
+          flows.map((f) => f.sport),
+        );
+      } catch (e) {
+        missing.push(`seen-at: could not start the captures: ${(e as Error).message}`);
+      }
+    }
     const added: Array<{ netns: TraceNetns; family: 4 | 6; ports: number[]; createdTable: boolean; createdChains: string[] }> = [];
 
     const cleanup = async (): Promise<{ problems: string[]; texts: Map<string, string>; monitorProblems: Map<string, string> }> => {
       const problems: string[] = [];
       const monitorProblems = new Map<string, string>();
+      const cap = capture;
+      capture = undefined;
+      if (cap)
+        captured = await cap.stop().catch((e: Error) => {
+          problems.push(`seen-at: could not read the captures: ${e.message}`);
+          return undefined;
+        });
+      const recorder = dropRecorder;
+      dropRecorder = undefined;
+      if (recorder)
+        drops = await recorder.stop().catch((e: Error) => {
+          problems.push(`drop reasons: could not read or remove the tracefs instance: ${e.message}`);
+          return undefined;
+        });
       const texts = new Map<string, string>();
       await Promise.all(
         [...monitors].map(async ([key, m]) => {
@@ -210,12 +269,20 @@ export class LinuxFlowTracer implements FlowTracer {
       }
     }
 
-    return {
+    const active: ActiveTrace = {
       missing,
       finish: async () => {
         await new Promise((r) => setTimeout(r, canTrace ? SETTLE_MS : 0));
         const { problems, texts, monitorProblems } = await cleanup();
         missing.push(...problems);
+        if (captured) {
+          const pcapng = writePcapng(captured);
+          active.capture = {
+            pcapng,
+            interfaces: captured.map((c) => `${c.hop.netns === 'host' ? 'host' : c.hop.netns.slice(0, 12)}/${c.hop.interface}`),
+            packets: captured.reduce((n, c) => n + c.packets.length, 0),
+          };
+        }
         const parsed = new Map([...texts].map(([k, t]) => [k, parseTraceOutput(t)]));
         return Promise.all(
           flows.map(async (f): Promise<FlowRecord> => {
@@ -236,6 +303,18 @@ export class LinuxFlowTracer implements FlowTracer {
               routes,
               missing: f.netns.flatMap((n) => monitorProblems.get(`${n.key}/${f.family}`) ?? []),
             };
+            if (drops) rec.drops = drops.filter((d) => d.family === f.family);
+            if (captured)
+              rec.seen = (flowHops[flows.indexOf(f)] ?? []).map((hop) => {
+                const c = captured!.find((x) => x.hop.netns === hop.netns && x.hop.interface === hop.interface);
+                const out: CapturedPacket[] = [];
+                const back: CapturedPacket[] = [];
+                for (const p of c?.packets ?? []) {
+                  if (p.sport === f.sport) out.push(p);
+                  else if (p.dport === f.sport) back.push(p);
+                }
+                return { hop, out, back, ...(c?.error ? { error: c.error } : {}) };
+              });
             if (hasConntrack)
               rec.conntrack = await Promise.all(
                 f.netns.map(async (n) => ({ netns: n, entries: await this.conntrack(n.path, f.family, f.sport) })),
@@ -245,6 +324,7 @@ export class LinuxFlowTracer implements FlowTracer {
         );
       },
     };
+    return active;
   }
 
   private async conntrack(netnsPath: string | undefined, family: 4 | 6, sport: number): Promise<ConntrackEntry[]> {
@@ -302,6 +382,8 @@ export class LinuxFlowTracer implements FlowTracer {
           out.push(item);
         }
       }
+    for (const i of await sweepDropInstances(pidAlive))
+      out.push({ netns: 'host', family: 4, rule: `tracefs instance ${i.path}`, ...(i.error ? { error: i.error } : {}) });
     return { rules: out, monitors };
   }
 }
