@@ -140,7 +140,7 @@ export function ReachabilityPanel({ s }: { s: SandboxStatus }) {
           {trace.isPending && (
             <div className="live-note" role="status" data-testid="reach-tracing">
               Tracing: each path is probed again from a source port of its own, with TRACE rules in the raw table of the host and of each
-              pod netns it crosses while it runs; they are removed when it ends.
+              pod netns it crosses, a kfree_skb tracefs instance and tcpdump on every hop while it runs; all are removed when it ends.
             </div>
           )}
           {report.errors.length > 0 && (
@@ -225,6 +225,7 @@ export function ReachabilityPanel({ s }: { s: SandboxStatus }) {
                     <tr data-testid="reach-trace-row">
                       <td colSpan={7}>
                         <PathTrace
+                          capture={report.capture}
                           path={p}
                           sandboxId={s.id}
                           nameOf={(id) => (id === s.id ? `${s.metadata.namespace}/${s.metadata.name}` : undefined)}
