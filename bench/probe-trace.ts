@@ -1,7 +1,9 @@
 /**
  * `tsx bench/probe-trace.ts [--runs N]`: the time of `probe --trace` beside a plain probe, for a pod with 2 host-port
  * mappings and 1 peer, one path failing (a foreign DROP rule in filter OUTPUT for the second mapping's container
- * port). Alternates plain and traced probes N times each; prints p50/p95 and the trace's extra time. Needs root; own
+ * port). Alternates plain and traced probes N times each; prints p50/p95 and the trace's extra time. A traced probe
+ * includes everything a trace does: netfilter monitors, the kfree_skb tracefs instance and the seen-at tcpdump
+ * captures on every hop (and the pcapng built from them). Needs root; own
  * bridge psc-trcb, 10.184.0.0/24 + fd00:184::/64; the DROP rule is removed and the env torn down at the end.
  * Prints figures; asserts nothing.
  */
@@ -42,6 +44,8 @@ async function main(): Promise<void> {
     let paths = 0;
     let failing = 0;
     let steps = 0;
+    let seenSteps = 0;
+    let captured = '';
     for (let i = 0; i < runs; i++) {
       let t0 = performance.now();
       await engine.probe(id);
@@ -52,13 +56,17 @@ async function main(): Promise<void> {
       paths = r.paths.filter((p) => p.measured).length;
       failing = r.paths.filter((p) => p.measured && p.verdict !== 'reachable').length;
       steps = r.paths.reduce((n, p) => n + (p.trace?.steps.length ?? 0), 0);
+      seenSteps = r.paths.reduce((n, p) => n + (p.trace?.steps.filter((s) => s.kind === 'seen').length ?? 0), 0);
+      captured = r.capture
+        ? `${r.capture.packets} packets on ${r.capture.interfaces.length} hops, pcapng ${Math.round((r.capture.pcapngBase64.length * 3) / 4 / 1024)} KiB`
+        : 'no capture';
     }
     const a = stat(plain);
     const b = stat(traced);
     process.stdout.write(
       `# probe --trace vs probe: pod with 2 host-port mappings + 1 peer, ${paths} measured paths (${failing} failing), ${steps} trace steps, ${runs} runs each\n` +
         `probe          p50 ${a.p50.toFixed(0)} ms  p95 ${a.p95.toFixed(0)} ms\n` +
-        `probe --trace  p50 ${b.p50.toFixed(0)} ms  p95 ${b.p95.toFixed(0)} ms\n` +
+        `probe --trace  p50 ${b.p50.toFixed(0)} ms  p95 ${b.p95.toFixed(0)} ms  (seen-at captures on: ${seenSteps} seen steps, ${captured})\n` +
         `extra for the trace: p50 ${(b.p50 - a.p50).toFixed(0)} ms (target ≤ 2000 ms)\n`,
     );
   } finally {

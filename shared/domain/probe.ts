@@ -108,6 +108,11 @@ export interface ProbeReport {
   peers?: { ready: number; measured: number };
   /** true when every measured path was traced (`probe --trace`, Why?) */
   traced?: boolean;
+  /**
+   * with a trace: the seen-at captures of every hop as one pcapng (an interface per hop, named "<netns>/<interface>"),
+   * base64; at most 128 bytes of each packet and 1000 packets per hop. `podscope probe --pcap FILE` writes it out.
+   */
+  capture?: { pcapngBase64: string; interfaces: string[]; packets: number };
   /** the pod's attachments the probe covered, in the order the runtime attached them (eth0 first) */
   networks?: ProbeNetwork[];
 }

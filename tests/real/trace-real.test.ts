@@ -4,10 +4,12 @@
  * the pod's netns; every one is removed again before the test ends. Subnet 10.180.0.0/24, bridge psc-trc.
  */
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { NodeProcessRunner } from '../../electron/engine/os/exec';
 import { orphanTraceMonitors } from '../../electron/engine/kernel/netfilter-trace';
+import { pcapngBlocks } from '../../electron/engine/trace/capture';
 import { LinuxProbeNet } from '../../electron/engine/probe/linux-probe-net';
 import type { SandboxEngine } from '../../electron/engine/sandbox/service';
 import type { FlowSpec } from '../../electron/engine/trace/flow-tracer';
@@ -20,20 +22,27 @@ const hostPort = 25000 + Math.floor(Math.random() * 900);
 const GW4 = '10.180.0.1';
 const ip4 = (args: string[]) => sh('iptables', args);
 
-/** the raw tables (v4, v6) of the host and a netns, and the nf_tables table list: a trace leaves them as they were */
+/**
+ * The raw tables (v4, v6) of the host and a netns as iptables-save and nft print them, the pod netns's whole nft
+ * ruleset, and the host's table list: a trace leaves them as they were. Counters are left out (traffic moves them);
+ * the host's other tables are not compared, since other tests change them meanwhile.
+ */
 function rawState(netnsPath: string): string[] {
   const save = (cmd: string[]) =>
-    sh(cmd[0]!, cmd.slice(1))
-      .split('\n')
-      .filter((l) => l && !l.startsWith('#'));
+    spawnSync(cmd[0]!, cmd.slice(1), { encoding: 'utf8' })
+      .stdout.split('\n')
+      .filter((l) => l && !l.startsWith('#'))
+      .map((l) => l.replace(/\[\d+:\d+\]/, '').replace(/counter packets \d+ bytes \d+/, 'counter'));
   const inNs = (c: string[]) => ['nsenter', `--net=${netnsPath}`, ...c];
   return [
     ...save(['iptables-save', '-t', 'raw']),
     ...save(['ip6tables-save', '-t', 'raw']),
+    ...save(['nft', 'list', 'table', 'ip', 'raw']).map((l) => `nft ${l}`),
+    ...save(['nft', 'list', 'table', 'ip6', 'raw']).map((l) => `nft6 ${l}`),
     ...save(inNs(['iptables-save', '-t', 'raw'])).map((l) => `pod ${l}`),
     ...save(inNs(['ip6tables-save', '-t', 'raw'])).map((l) => `pod6 ${l}`),
-    ...save(['nft', 'list', 'tables']),
-    ...save(inNs(['nft', 'list', 'tables'])).map((l) => `pod ${l}`),
+    ...save(inNs(['nft', 'list', 'ruleset'])).map((l) => `pod nft ${l}`),
+    ...save(['nft', 'list', 'tables']).filter((l) => / raw$/.test(l)),
   ];
 }
 
@@ -178,6 +187,165 @@ describe('probe --trace: why a path failed, from the kernel', () => {
   });
 });
 
+describe('foreign rules on forwarded and NATed paths', () => {
+  it('a foreign DROP in filter FORWARD between two pods: the peer path names FORWARD and its rule, owned by nobody', async () => {
+    const { id: b } = await engine.run({ config: pod('fwd') });
+    const ipB = (await engine.status(b)).ip;
+    // bridged pod-to-pod traffic passes iptables FORWARD (br_netfilter, bridge-nf-call-iptables=1)
+    const rule = ['FORWARD', '-s', `${podIp4}/32`, '-d', `${ipB}/32`, '-p', 'tcp', '-m', 'comment', '--comment', 'fw-fwd', '-j', 'DROP'];
+    ip4(['-I', ...rule]);
+    let r: ProbeReport;
+    try {
+      r = await traced(a);
+    } finally {
+      ip4(['-D', ...rule]);
+      await engine.remove(b);
+    }
+    const p = r.paths.find((x) => x.kind === 'peer' && x.from === 'pod' && x.to.startsWith(`${ipB}:`))!;
+    expect(p.verdict).toBe('timeout');
+    const d = decisive(p)!;
+    expect(d).toMatchObject({ kind: 'netfilter', netns: 'host', table: 'filter', chain: 'FORWARD', verdict: 'DROP', owner: null });
+    expect(d.rule).toContain('fw-fwd');
+    expect(p.why).toMatch(/^dropped in filter\/FORWARD of the host by `-A FORWARD -s .*fw-fwd.* -j DROP`, a rule no CNI plugin installed$/);
+    // the way back (peer → pod): the pod's SYN-ACK matches the same rule, dropped on its way back
+    const back = r.paths.find((x) => x.kind === 'peer' && x.from === 'peer fwd' && x.family === 4)!;
+    expect(back.verdict).toBe('timeout');
+    expect(decisive(back)).toMatchObject({ table: 'filter', chain: 'FORWARD', verdict: 'DROP', owner: null, reply: true });
+    expect(back.why).toMatch(/^dropped \(on the way back\) in filter\/FORWARD of the host by `-A FORWARD .*fw-fwd/);
+    // IPv6 between the same pods is not matched: reachable
+    expect(r.paths.find((x) => x.kind === 'peer' && x.from === 'pod' && x.family === 6)?.verdict).toBe('reachable');
+  });
+
+  it('a foreign nat rule that DNATs the host port elsewhere: the DNAT is named, owned by nobody, and the pod is not blamed', async () => {
+    const elsewhere = hostPort + 500;
+    const rule = ['OUTPUT', '-d', '127.0.0.1/32', '-p', 'tcp', '--dport', String(hostPort), '-m', 'comment', '--comment', 'fw-dnat'];
+    const dnat = [...rule, '-j', 'DNAT', '--to-destination', `127.0.0.1:${elsewhere}`];
+    ip4(['-t', 'nat', '-I', ...dnat]);
+    let r: ProbeReport;
+    try {
+      r = await traced(a);
+    } finally {
+      ip4(['-t', 'nat', '-D', ...dnat]);
+    }
+    const p = hostPath(r, '127.0.0.1');
+    // nothing listens on the other port of the host: the host's own stack answers with a RST
+    expect(p.verdict).toBe('refused');
+    const d = decisive(p)!;
+    expect(d).toMatchObject({ kind: 'netfilter', netns: 'host', table: 'nat', chain: 'OUTPUT', verdict: 'DNAT', owner: null });
+    expect(d.rule).toContain('fw-dnat');
+    expect(p.why).toMatch(
+      new RegExp(
+        `^sent elsewhere by nat/OUTPUT of the host: \`-A OUTPUT .*fw-dnat.* -j DNAT --to-destination 127\\.0\\.0\\.1:${elsewhere}\`, a rule no CNI plugin installed, DNATed it to 127\\.0\\.0\\.1:${elsewhere} instead of the pod's netns; refused there$`,
+      ),
+    );
+    expect(p.trace!.steps.find((s) => s.kind === 'deliver')).toMatchObject({ netns: 'host' });
+    // portmap's DNAT for this pod was never reached
+    expect(p.trace!.steps.some((s) => s.kind === 'netfilter' && s.owner?.plugin === 'portmap' && s.verdict === 'DNAT')).toBe(false);
+    // the gateway-address path is not matched by the rule and still lands in the pod
+    expect(hostPath(r, GW4).verdict).toBe('reachable');
+  });
+});
+
+describe('drops outside netfilter', () => {
+  it('rp_filter=1 in the pod with no route back to the source: a drop step naming IP_RPFILTER and where the kernel freed it', async () => {
+    const ns = (args: string[]) => sh('nsenter', [`--net=${netnsA}`, ...args]);
+    const sysctl = (k: string) => ns(['sysctl', '-n', k]).trim();
+    const keys = ['net.ipv4.conf.all.rp_filter', 'net.ipv4.conf.eth0.rp_filter'];
+    const was = keys.map(sysctl);
+    // the host-port SYN reaches the pod from the gateway address (portmap masquerades it); with the route back to
+    // that address a blackhole, strict reverse-path filtering drops it on arrival
+    // (the pod would not answer the host's ARP either: a permanent neighbour entry lets the SYN leave the host)
+    const mac = (JSON.parse(ns(['ip', '-j', 'link', 'show', 'eth0'])) as Array<{ address: string }>)[0]!.address;
+    sh('ip', ['neigh', 'replace', podIp4, 'lladdr', mac, 'dev', env.bridge, 'nud', 'permanent']);
+    for (const k of keys) ns(['sysctl', '-qw', `${k}=1`]);
+    ns(['ip', 'route', 'add', 'blackhole', `${GW4}/32`]);
+    let r: ProbeReport;
+    try {
+      r = await traced(a);
+    } finally {
+      sh('ip', ['neigh', 'del', podIp4, 'dev', env.bridge]);
+      ns(['ip', 'route', 'del', 'blackhole', `${GW4}/32`]);
+      keys.forEach((k, i) => ns(['sysctl', '-qw', `${k}=${was[i]}`]));
+    }
+    const p = hostPath(r, '127.0.0.1');
+    expect(p.verdict).toBe('timeout');
+    const drop = p.trace!.steps.find((s) => s.kind === 'drop' && s.verdict === 'IP_RPFILTER')!;
+    expect(drop, JSON.stringify(p.trace!.steps.filter((s) => s.kind === 'drop'))).toBeDefined();
+    expect(drop.rule).toMatch(/^[a-z_0-9.]+\+0x[0-9a-f]+$/);
+    expect(decisive(p)).toMatchObject({ kind: 'drop', verdict: 'IP_RPFILTER' });
+    expect(p.why).toMatch(/^dropped by the kernel in \S+: IP_RPFILTER \(skb:kfree_skb\), no netfilter rule dropped it$/);
+    // the instance the trace used is gone
+    expect(readdirSync('/sys/kernel/tracing/instances').filter((n) => n.startsWith(`podscope-trace-${process.pid}-`))).toEqual([]);
+  });
+});
+
+describe('seen-at hops (tcpdump on every interface of the path)', () => {
+  /** the host end of the pod's veth, by the peer ifindex of its eth0 */
+  const hostVeth = () => {
+    const link = (JSON.parse(sh('nsenter', [`--net=${netnsA}`, 'ip', '-j', 'link', 'show', 'eth0'])) as Array<{ link_index: number }>)[0]!
+      .link_index;
+    return (JSON.parse(sh('ip', ['-j', 'link', 'show'])) as Array<{ ifindex: number; ifname: string }>).find((l) => l.ifindex === link)!
+      .ifname;
+  };
+  const seen = (p: ProbePath, reply = false) =>
+    p.trace!.steps.filter((s) => s.kind === 'seen' && !!s.reply === reply).map((s) => `${s.interface}:${s.seen ? 'seen' : 'not'}`);
+
+  it('a reachable path is seen on every hop both ways, and the captures come as one pcapng with an interface per hop', async () => {
+    const r = await traced(a);
+    const p = hostPath(r, '127.0.0.1');
+    const veth = hostVeth();
+    expect(seen(p)).toEqual([`${env.bridge}:seen`, `${veth}:seen`, 'eth0:seen']);
+    expect(seen(p, true)).toEqual(['eth0:seen', `${veth}:seen`, `${env.bridge}:seen`]);
+    const { types, interfaces } = pcapngBlocks(Buffer.from(r.capture!.pcapngBase64, 'base64'));
+    expect(types[0]).toBe(0x0a0d0d0a);
+    expect(types.filter((t) => t === 1).length).toBe(r.capture!.interfaces.length);
+    expect(interfaces).toEqual(r.capture!.interfaces);
+    expect(interfaces).toEqual(expect.arrayContaining([`host/${env.bridge}`, `host/${veth}`, `${a.slice(0, 12)}/eth0`]));
+    expect(types.filter((t) => t === 6).length).toBe(r.capture!.packets);
+    expect(r.capture!.packets).toBeGreaterThan(0);
+  });
+
+  it('a tc drop on the host veth (a tbf smaller than any packet) is located between the bridge and the veth', async () => {
+    const veth = hostVeth();
+    sh('tc', ['qdisc', 'replace', 'dev', veth, 'root', 'tbf', 'rate', '1kbit', 'burst', '1', 'latency', '1ms']);
+    let r: ProbeReport;
+    try {
+      r = await traced(a);
+    } finally {
+      sh('tc', ['qdisc', 'del', 'dev', veth, 'root']);
+    }
+    const p = hostPath(r, '127.0.0.1');
+    expect(p.verdict).toBe('timeout');
+    expect(seen(p)).toEqual([`${env.bridge}:seen`, `${veth}:not`, 'eth0:not']);
+    expect(decisive(p)).toMatchObject({ kind: 'seen', interface: veth, seen: false });
+    expect(p.why).toContain(`lost between bridge ${env.bridge} and host veth of the pod's netns`);
+  });
+
+  it('a disabled bridge port is located between the bridge and the veth', async () => {
+    const veth = hostVeth();
+    // a permanent neighbour entry: the SYN leaves the host (the pod's ARP reply would not come back through the port)
+    const mac = (JSON.parse(sh('nsenter', [`--net=${netnsA}`, 'ip', '-j', 'link', 'show', 'eth0'])) as Array<{ address: string }>)[0]!
+      .address;
+    sh('ip', ['neigh', 'replace', podIp4, 'lladdr', mac, 'dev', env.bridge, 'nud', 'permanent']);
+    // another pod keeps a port forwarding: with none the bridge itself loses its carrier and sends nothing
+    const { id: other } = await engine.run({ config: pod('keep') });
+    sh('bridge', ['link', 'set', 'dev', veth, 'state', '0']);
+    let r: ProbeReport;
+    try {
+      r = await traced(a);
+    } finally {
+      sh('bridge', ['link', 'set', 'dev', veth, 'state', '3']);
+      sh('ip', ['neigh', 'del', podIp4, 'dev', env.bridge]);
+      await engine.remove(other);
+    }
+    const p = hostPath(r, '127.0.0.1');
+    expect(p.verdict).toBe('timeout');
+    expect(seen(p)).toEqual([`${env.bridge}:seen`, `${veth}:not`, 'eth0:not']);
+    expect(decisive(p)).toMatchObject({ kind: 'seen', interface: veth, seen: false });
+    expect(p.why).toContain(`between bridge ${env.bridge} and host veth of the pod's netns`);
+  });
+});
+
 describe('traces side by side, and after a kill', () => {
   it('two traces at once (two pods) do not mix: each keeps only its own packets and its own DNAT', async () => {
     const hostPortB = hostPort + 1;
@@ -238,18 +406,25 @@ describe('traces side by side, and after a kill', () => {
         encoding: 'utf8',
       });
     const rule = ['OUTPUT', '-d', `${podIp4}/32`, '-p', 'tcp', '--dport', '8080', '-m', 'comment', '--comment', 'fw-block', '-j', 'DROP'];
+    const pcapFile = join(env.options.stateDir!, 'trace.pcapng');
     ip4(['-I', ...rule]);
     let text: ReturnType<typeof cli>;
     let json: ReturnType<typeof cli>;
     try {
-      text = cli([]);
+      text = cli(['--pcap', pcapFile]);
       json = cli(['-o', 'json']);
     } finally {
       ip4(['-D', ...rule]);
     }
     expect(text.status).toBe(5);
+    expect(text.stderr).toMatch(/podscope probe: \d+ packets on \d+ hops written to /);
+    const blocks = pcapngBlocks(readFileSync(pcapFile));
+    expect(blocks.types[0]).toBe(0x0a0d0d0a);
+    expect(blocks.interfaces.length).toBeGreaterThanOrEqual(3);
     expect(text.stdout).toContain('why: dropped in filter/OUTPUT of the host by `-A OUTPUT -d');
-    expect(text.stdout).toMatch(/▶ netfilter +host +filter\/OUTPUT rule \d+: DROP {2}\[owner: none\] {2}-A OUTPUT .*fw-block/);
+    expect(text.stdout).toMatch(
+      /▶ netfilter +host +filter\/OUTPUT rule \d+: DROP( \(\d+ packets\))? {2}\[owner: none\] {2}-A OUTPUT .*fw-block/,
+    );
     expect(text.stdout).toMatch(/\[owner: portmap · psc-trc · [0-9a-f]{12}\]/);
     expect(text.stderr).toContain('hostPort host → 127.0.0.1');
     const doc = JSON.parse(json.stdout) as ProbeReport;
@@ -298,6 +473,7 @@ describe('traces side by side, and after a kill', () => {
     }
     // left behind by the kill
     expect(rawAll()).toContain(`podscope-trace pid=${cliPid}`);
+    expect(sh('nsenter', [`--net=${netnsA}`, 'nft', 'list', 'table', 'ip', 'raw'])).toContain(`comment "podscope-trace pid=${cliPid}"`);
     expect(orphanTraceMonitors(process.pid, () => false).filter((m) => m.enginePid === cliPid).length).toBeGreaterThan(0);
     engine = await env.engine({ probeOnReady: false });
     const gc = (await engine.info()).startupGc ?? [];
@@ -306,8 +482,9 @@ describe('traces side by side, and after a kill', () => {
     expect(rawAll()).not.toContain(`pid=${cliPid}`);
     await new Promise((r) => setTimeout(r, 200));
     expect(orphanTraceMonitors(process.pid, () => false).filter((m) => m.enginePid === cliPid)).toEqual([]);
-    // nft tables: a raw table the killed trace created in the pod netns stays (empty) until a trace there removes it
-    expect(rawState(netnsA).filter((l) => !l.startsWith('pod table'))).toEqual(before.filter((l) => !l.startsWith('pod table')));
+    // the raw tables the killed trace created (in the pod netns, v4 and v6) are deleted by the sweep too: as before
+    expect(gc.filter((g) => g.kind === 'trace-rule' && g.id?.startsWith('table ') && g.path === netnsA).length).toBeGreaterThan(0);
+    expect(rawState(netnsA)).toEqual(before);
   });
 
   it('TRACE rules left by a killed engine (its pid gone) are removed at the next start, and reported', async () => {
@@ -345,10 +522,17 @@ describe('traces side by side, and after a kill', () => {
     sh('ip6tables', ['-t', 'raw', '-I', 'PREROUTING', ...rule('21112')]);
     sh('nsenter', [`--net=${netnsA}`, 'iptables', '-t', 'raw', '-I', 'PREROUTING', ...rule('21113')]);
     sh('iptables', ['-t', 'raw', '-I', 'OUTPUT', ...live]);
+    // a kfree_skb tracefs instance of the dead engine
+    const instance = `/sys/kernel/tracing/instances/podscope-trace-${dead}-1`;
+    if (!existsSync('/sys/kernel/tracing/instances')) sh('mount', ['-t', 'tracefs', 'nodev', '/sys/kernel/tracing']);
+    mkdirSync(instance);
     try {
       await engine.close();
       engine = await env.engine({ probeOnReady: false });
-      const gc = ((await engine.info()).startupGc ?? []).filter((g) => g.kind === 'trace-rule');
+      const all = ((await engine.info()).startupGc ?? []).filter((g) => g.kind === 'trace-rule');
+      expect(all.find((g) => g.id === `tracefs instance ${instance}`)).toMatchObject({ path: 'host' });
+      expect(existsSync(instance)).toBe(false);
+      const gc = all.filter((g) => !g.id?.startsWith('tracefs '));
       expect(gc.map((g) => `${g.path} ${g.id}`).sort()).toEqual(
         [
           `host -A OUTPUT -p tcp -m multiport --ports 21111 -m comment --comment "podscope-trace pid=${dead}" -j TRACE`,

@@ -1,6 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { isSocketReason, parseDropReasons, parseKfreeSkb } from '../../electron/engine/trace/drop-reasons';
+import { parsePcap, pcapngBlocks, writePcapng } from '../../electron/engine/trace/capture';
 import {
   linesOfFlow,
   parseTraceLine,
@@ -239,6 +241,7 @@ describe('steps and why', () => {
       [REJECTED, []],
     ]),
     routes,
+    missing: [],
     conntrack: [
       { netns: host, entries: [] },
       { netns: pod, entries: [] },
@@ -308,6 +311,30 @@ describe('steps and why', () => {
     );
   });
 
+  it("a foreign DNAT that sends the host port elsewhere decides the path: named, owned by nobody, the RST not the pod's", () => {
+    const text = [
+      'PACKET: 2 7a7a7a7a OUT=lo SRC=127.0.0.1 DST=127.0.0.1 LEN=60 TOS=0x0 TTL=64 ID=1 DF SPORT=23456 DPORT=25999 SYN',
+      ' TRACE: 2 7a7a7a7a nat:OUTPUT:rule:0x9:ACCEPT  -4 -t nat -A OUTPUT -d 127.0.0.1/32 -p tcp -m tcp --dport 25999 -m comment --comment fw-dnat -j DNAT --to-destination 127.0.0.1:26499',
+      ' TRACE: 2 7a7a7a7a filter:OUTPUT:policy:ACCEPT',
+    ].join('\n');
+    const rec: FlowRecord = { ...record(23456), lines: new Map([['host', linesOfFlow(parseTraceOutput(text), 23456)]]) };
+    const { steps, why } = buildTrace({
+      flow: flow(23456, 25999),
+      record: rec,
+      path: path('refused'),
+      outcome: { kind: 'refused' },
+      owners: new RuleOwners([{ id: WEB, network: 'psc-trx', ips: ['10.181.0.2'] }]),
+      podName: () => undefined,
+      target: pod,
+    });
+    expect(steps.find((s) => s.decisive)).toMatchObject({ kind: 'netfilter', table: 'nat', chain: 'OUTPUT', verdict: 'DNAT', owner: null });
+    expect(why).toBe(
+      "sent elsewhere by nat/OUTPUT of the host: `-A OUTPUT -d 127.0.0.1/32 -p tcp -m tcp --dport 25999 -m comment --comment fw-dnat -j DNAT --to-destination 127.0.0.1:26499`, a rule no CNI plugin installed, DNATed it to 127.0.0.1:26499 instead of the pod's netns; refused there",
+    );
+    expect(steps.at(-1)).toMatchObject({ kind: 'deliver', netns: 'host' });
+    expect(steps.at(-1)!.detail).toContain('a RST came back from 127.0.0.1:26499');
+  });
+
   it('a route error decides an unreachable path, in the netns where the route is', () => {
     const { steps, why } = buildTrace({
       flow: { ...flow(21000, 4000), dst: '10.180.0.1', netns: [pod, host] },
@@ -331,5 +358,152 @@ describe('steps and why', () => {
     });
     expect(steps[0]).toMatchObject({ kind: 'route', verdict: 'blackhole', decisive: true, netns: REJECTED });
     expect(why).toBe("route to 10.180.0.1 in the pod's netns is blackhole (blackhole 10.180.0.1)");
+  });
+});
+
+describe('kernel drop reasons (skb:kfree_skb)', () => {
+  it("reads the reason numbers from the event's format file and groups the recorded drops by family, location and reason", () => {
+    const format =
+      'print fmt: "… reason: %s", __print_symbolic(REC->reason, { 2, "NOT_SPECIFIED" }, { 3, "NO_SOCKET" }, { 16, "IP_RPFILTER" })';
+    expect([...parseDropReasons(format)]).toEqual([
+      ['NOT_SPECIFIED', 2],
+      ['NO_SOCKET', 3],
+      ['IP_RPFILTER', 16],
+    ]);
+    const trace = [
+      '# tracer: nop',
+      '  <idle>-0  [001] ..s2. 100.1: kfree_skb: skbaddr=00000000a rx_sk=0000000000000000 protocol=2048 location=ip_rcv_finish_core+0x1a/0x3c0 reason: IP_RPFILTER',
+      '  <idle>-0  [001] ..s2. 101.1: kfree_skb: skbaddr=00000000b rx_sk=0000000000000000 protocol=2048 location=ip_rcv_finish_core+0x1a/0x3c0 reason: IP_RPFILTER',
+      '  bash-9    [000] ..s1. 101.2: kfree_skb: skbaddr=00000000c rx_sk=0000000000000000 protocol=34525 location=tcp_v6_rcv+0x91/0x13f0 reason: NO_SOCKET',
+      '  bash-9    [000] ..s1. 101.3: kfree_skb: skbaddr=00000000d rx_sk=0000000000000000 protocol=2054 location=arp_rcv+0x1/0x2 reason: OTHERHOST',
+    ].join('\n');
+    expect(parseKfreeSkb(trace)).toEqual([
+      { family: 4, location: 'ip_rcv_finish_core+0x1a', reason: 'IP_RPFILTER', count: 2 },
+      { family: 6, location: 'tcp_v6_rcv+0x91', reason: 'NO_SOCKET', count: 1 },
+    ]);
+    expect(isSocketReason('NO_SOCKET')).toBe(true);
+    expect(isSocketReason('IP_RPFILTER')).toBe(false);
+  });
+
+  const host: TraceNetns = { key: 'host', label: 'the host' };
+  const pod: TraceNetns = { key: WEB, path: '/run/netns/x', label: "the pod's netns" };
+  const input = (drops: FlowRecord['drops']) => ({
+    flow: { sport: 22222, family: 4 as const, dst: '127.0.0.1', dport: 25999, netns: [host, pod], routes: [] },
+    record: { lines: new Map(), routes: [], missing: [], conntrack: [], ...(drops ? { drops } : {}) },
+    path: {
+      kind: 'hostPort' as const,
+      from: 'host',
+      to: '127.0.0.1:25999',
+      proto: 'tcp',
+      verdict: 'timeout' as const,
+      measured: true,
+      note: '',
+    },
+    outcome: { kind: 'timeout' as const },
+    owners: new RuleOwners([]),
+    podName: () => undefined,
+    target: pod,
+  });
+
+  it('a kernel drop decides a timeout no rule explains; a socket reason is not a step of the path', () => {
+    const { steps, why } = buildTrace(
+      input([
+        { family: 4, location: 'tcp_v4_rcv+0x91', reason: 'NO_SOCKET', count: 5 },
+        { family: 4, location: 'ip_rcv_finish_core+0x1a', reason: 'IP_RPFILTER', count: 2 },
+      ]),
+    );
+    expect(steps.filter((s) => s.kind === 'drop').map((s) => s.verdict)).toEqual(['IP_RPFILTER']);
+    expect(steps.find((s) => s.decisive)).toMatchObject({ kind: 'drop', verdict: 'IP_RPFILTER', rule: 'ip_rcv_finish_core+0x1a' });
+    expect(why).toBe('dropped by the kernel in ip_rcv_finish_core+0x1a: IP_RPFILTER (skb:kfree_skb), no netfilter rule dropped it');
+  });
+
+  it('without tracefs the trace says so in a drop step instead of staying silent', () => {
+    const { steps } = buildTrace(input(undefined));
+    expect(steps.find((s) => s.kind === 'drop')!.detail).toBe('drop reasons unavailable: tracefs (skb:kfree_skb) could not be used');
+  });
+});
+
+describe('seen-at captures', () => {
+  /** a legacy pcap (what tcpdump -w writes) of Ethernet frames carrying IPv4/TCP */
+  const pcap = (frames: Array<{ sec: number; sport: number; dport: number; flags: number }>) => {
+    const head = Buffer.alloc(24);
+    head.writeUInt32LE(0xa1b2c3d4, 0);
+    head.writeUInt16LE(2, 4);
+    head.writeUInt16LE(4, 6);
+    head.writeUInt32LE(128, 16);
+    head.writeUInt32LE(1, 20);
+    const recs = frames.map((f) => {
+      const d = Buffer.alloc(14 + 20 + 20);
+      d.writeUInt16BE(0x0800, 12);
+      d[14] = 0x45;
+      d[14 + 9] = 6;
+      d.writeUInt16BE(f.sport, 34);
+      d.writeUInt16BE(f.dport, 36);
+      d[34 + 13] = f.flags;
+      const h = Buffer.alloc(16);
+      h.writeUInt32LE(f.sec, 0);
+      h.writeUInt32LE(d.length, 8);
+      h.writeUInt32LE(d.length, 12);
+      return Buffer.concat([h, d]);
+    });
+    return Buffer.concat([head, ...recs]);
+  };
+
+  it('reads the TCP ports and flags of each captured frame, and writes one pcapng with an interface block per hop', () => {
+    const a = parsePcap(pcap([{ sec: 2, sport: 23000, dport: 8080, flags: 0x02 }]));
+    const b = parsePcap(
+      pcap([
+        { sec: 1, sport: 8080, dport: 23000, flags: 0x12 },
+        { sec: 3, sport: 23000, dport: 8080, flags: 0x10 },
+      ]),
+    );
+    expect(a.packets.map((p) => [p.sport, p.dport, p.flags])).toEqual([[23000, 8080, 'S']]);
+    expect(b.packets.map((p) => p.flags)).toEqual(['S.', '.']);
+    const out = writePcapng([
+      { hop: { netns: 'host', interface: 'psc-x', label: 'bridge psc-x' }, ...a },
+      { hop: { netns: WEB, interface: 'eth0', label: "eth0 in the pod's netns" }, ...b },
+    ]);
+    const { types, interfaces } = pcapngBlocks(out);
+    // section header, two interfaces, three packets in time order
+    expect(types).toEqual([0x0a0d0d0a, 1, 1, 6, 6, 6]);
+    expect(interfaces).toEqual(['host/psc-x', `${WEB.slice(0, 12)}/eth0`]);
+    // the first packet block is the earliest (interface 1, second 1)
+    const firstEpb = out.indexOf(Buffer.from([6, 0, 0, 0]), 28);
+    expect(out.readUInt32LE(firstEpb + 8)).toBe(1);
+  });
+
+  it('the hop where the packets stopped being seen decides a timeout no rule or kernel drop explains', () => {
+    const host: TraceNetns = { key: 'host', label: 'the host' };
+    const pod: TraceNetns = { key: WEB, path: '/run/netns/x', label: "the pod's netns" };
+    const syn = { tsMicros: 1n, sport: 22222, dport: 8080, flags: 'S', data: Buffer.alloc(0), origLen: 74 };
+    const { steps, why } = buildTrace({
+      flow: { sport: 22222, family: 4, dst: '127.0.0.1', dport: 25999, netns: [host, pod], routes: [] },
+      record: {
+        lines: new Map(),
+        routes: [],
+        missing: [],
+        conntrack: [],
+        drops: [],
+        seen: [
+          { hop: { netns: 'host', interface: 'psc-x', label: 'bridge psc-x' }, out: [syn, syn], back: [] },
+          { hop: { netns: 'host', interface: 'veth1', label: "host veth of the pod's netns" }, out: [], back: [] },
+          { hop: { netns: WEB, interface: 'eth0', label: "eth0 in the pod's netns" }, out: [], back: [] },
+        ],
+      },
+      path: { kind: 'hostPort', from: 'host', to: '127.0.0.1:25999', proto: 'tcp', verdict: 'timeout', measured: true, note: '' },
+      outcome: { kind: 'timeout' },
+      owners: new RuleOwners([]),
+      podName: () => undefined,
+      target: pod,
+    });
+    expect(steps.filter((s) => s.kind === 'seen').map((s) => [s.interface, s.seen])).toEqual([
+      ['psc-x', true],
+      ['veth1', false],
+      ['eth0', false],
+    ]);
+    expect(steps.find((s) => s.decisive)).toMatchObject({ kind: 'seen', interface: 'veth1' });
+    expect(why).toBe(
+      "lost between bridge psc-x and host veth of the pod's netns: seen on the first, never on the second (outside netfilter: a qdisc, a down bridge port, a neighbour that did not answer)",
+    );
   });
 });

@@ -1,3 +1,4 @@
+import { writeFileSync } from 'node:fs';
 import { PodscopeError } from '../../../shared/domain/errors';
 import {
   failingPaths,
@@ -28,14 +29,24 @@ export const help = `podscope probe [flags] ID
                  raw table + xtables-monitor --trace), who installed that rule (portmap/bridge/firewall for a network
                  and pod of this engine, or nobody), the conntrack entry, where it ended; and one sentence why.
                  Needs root, iptables on nf_tables (xtables-monitor), stdbuf; conntrack and nft are used when
-                 installed (the trace says what it lacked). Every TRACE rule is removed before the probe returns.
+                 installed (the trace says what it lacked).
+                 seen-at: tcpdump on every hop of each path (the pod's eth0, its host veth, the bridge), filtered on
+                 the flow's source port: a seen step per hop and direction, so a drop outside netfilter (a qdisc, a
+                 down bridge port) is located between the last hop that saw the packets and the first that did not;
+                 drop: where the kernel freed packets while the trace ran and why (skb:kfree_skb in a tracefs instance
+                 of its own; tracefs is mounted when it is not; the trace says when it is unavailable).
+                 Needs tcpdump for seen-at; every TRACE rule, raw table, tracefs instance and capture is removed before
+                 the probe returns (a start-up sweep removes those of a killed engine).
+  --pcap FILE    with --trace: write every hop's capture as one pcapng (an interface per hop, "<netns>/<if>"; at
+                 most 128 bytes of each packet and 1000 packets per hop) for Wireshark
   --throughput   then a bulk TCP transfer each way past the tbf burst (see \`podscope throughput\`); the exit code also
                  fails when a transfer failed or a requested limit did not hold
   -o text|json   json: {sandboxId, measuredAt, measuredBy, traced?, networks: [{network, interface, plugins,
                  linkKind?, parent?, peers?}], paths: [{kind, network, interface, from, to, proto, verdict, rttMs?,
                  answeredBy?, why?, trace?: {flow: {sport, dst, dport}, missing: [], steps: [{kind: route|netfilter|
-                 conntrack|deliver, netns: host|<sandbox id>, family, table?, chain?, rule?, handle?, verdict?,
-                 owner?: {plugin, network?, sandboxId?}|null, interface?, reply?, decisive?, detail}]}}],
+                 conntrack|drop|seen|deliver, netns: host|<sandbox id>, family, table?, chain?, rule?, handle?, verdict?,
+                 owner?: {plugin, network?, sandboxId?}|null, interface?, seen?, reply?, decisive?, detail}]}}],
+                 capture?: {interfaces, packets, pcapngBase64: "" (the bytes go to --pcap)},
                  throughput?: {ingress: {requestedBps, measuredBps, burstBytes, …}, egress: {…}}}`;
 
 export async function run(argv: string[]): Promise<number> {
@@ -43,15 +54,29 @@ export async function run(argv: string[]): Promise<number> {
     output: { type: 'string', short: 'o' },
     throughput: { type: 'boolean' },
     trace: { type: 'boolean' },
+    pcap: { type: 'string' },
   });
   if (positionals.length !== 1) throw new PodscopeError('InvalidArgument', 'probe takes exactly one sandbox id');
   const output = (flags.output as string | undefined) ?? 'text';
   if (output !== 'text' && output !== 'json')
     throw new PodscopeError('InvalidArgument', `-o must be text or json, not ${JSON.stringify(output)}`);
+  const pcap = flags.pcap as string | undefined;
+  if (pcap !== undefined && (pcap === '' || !flags.trace))
+    throw new PodscopeError('InvalidArgument', '--pcap takes a file name and needs --trace (the captures are made while tracing)');
   const { report, throughput } = await withEndpoint(flags, async ({ api, measurements }) => {
     const probe = await api.probe(positionals[0]!, flags.trace ? { trace: true } : undefined);
     return { report: probe, throughput: flags.throughput ? await measureThroughputVia(measurements, probe.sandboxId) : undefined };
   });
+  if (pcap !== undefined) {
+    if (!report.capture)
+      throw new PodscopeError('FailedPrecondition', `--pcap: nothing was captured (${report.errors.join('; ') || 'see the trace'})`);
+    writeFileSync(pcap, Buffer.from(report.capture.pcapngBase64, 'base64'));
+    process.stderr.write(
+      `podscope probe: ${report.capture.packets} packets on ${report.capture.interfaces.length} hops written to ${pcap}\n`,
+    );
+  }
+  // the pcapng is for --pcap (or the app's download), not for the JSON a script reads
+  if (report.capture) report.capture = { ...report.capture, pcapngBase64: '' };
   if (output === 'json')
     process.stdout.write(`${JSON.stringify(throughput ? { ...report, throughput: throughputJson(throughput) } : report, null, 2)}\n`);
   else process.stdout.write(describeProbe(report) + (throughput ? describeThroughput(throughput) : ''));

@@ -154,10 +154,17 @@ export class NetfilterTraceRules {
     if (r.exitCode !== 0) throw new Error(`${tool(family, 'restore')} ${op}: ${r.stderr.trim() || `exit ${String(r.exitCode)}`}`);
   }
 
-  /** `iptables -t raw -S` lines (empty when it cannot be read) */
+  /**
+   * `iptables -t raw -S` lines (empty when it cannot be read); tried a few times, since a read can fail while
+   * another process changes the ruleset (and a sweep that read nothing would leave a killed engine's rules)
+   */
   async rawRules(netnsPath: string | undefined, family: Family): Promise<string[]> {
-    const r = await this.runner.run({ ...inNetns(netnsPath, tool(family, 'iptables'), ['-t', 'raw', '-S']), timeoutMs: 10_000 });
-    return r.exitCode === 0 ? r.stdout.split('\n').filter(Boolean) : [];
+    for (let attempt = 0; ; attempt++) {
+      const r = await this.runner.run({ ...inNetns(netnsPath, tool(family, 'iptables'), ['-t', 'raw', '-S']), timeoutMs: 10_000 });
+      if (r.exitCode === 0) return r.stdout.split('\n').filter(Boolean);
+      if (attempt >= 2) return [];
+      await new Promise((res) => setTimeout(res, 50));
+    }
   }
 
   async deleteRule(netnsPath: string | undefined, family: Family, saveLine: string): Promise<void> {
@@ -170,33 +177,86 @@ export class NetfilterTraceRules {
   }
 
   /**
-   * Whether the nf_tables table `ip raw`/`ip6 raw` exists (needs nft). Adding an iptables rule to the raw table
-   * creates it; a trace that created it deletes it again once it is empty, so the ruleset is as before.
+   * The nf_tables table `ip raw`/`ip6 raw` as `nft list table` shows it (needs nft): whether it exists, the comment
+   * it carries and its chains. Adding an iptables rule to the raw table creates the table (and the chain) when
+   * absent; a trace creates the table itself first, with its comment, so the end of the trace, or the start-up sweep
+   * after a killed engine, knows whose it is and deletes it again once it is empty.
    */
-  async rawTableExists(netnsPath: string | undefined, family: Family): Promise<boolean> {
+  async rawTable(netnsPath: string | undefined, family: Family): Promise<{ exists: boolean; comment?: string; chains: string[] }> {
+    const r = await this.runner.run({ ...inNetns(netnsPath, 'nft', ['list', 'table', nftFamily(family), 'raw']), timeoutMs: 10_000 });
+    if (r.exitCode !== 0) return { exists: false, chains: [] };
+    const comment = /^\s*comment "([^"]*)"/m.exec(r.stdout.split(/\n\s*chain /)[0] ?? '')?.[1];
+    const chains = [...r.stdout.matchAll(/^\s*chain (\S+) \{/gm)].map((m) => m[1]!);
+    return comment === undefined ? { exists: true, chains } : { exists: true, comment, chains };
+  }
+
+  /** creates an empty `ip raw`/`ip6 raw` carrying this comment (the trace's own, naming the engine's pid) */
+  async createRawTable(netnsPath: string | undefined, family: Family, comment: string): Promise<void> {
     const r = await this.runner.run({
-      ...inNetns(netnsPath, 'nft', ['list', 'table', family === 4 ? 'ip' : 'ip6', 'raw']),
+      ...inNetns(netnsPath, 'nft', ['add', 'table', nftFamily(family), 'raw', `{ comment "${comment}" ; }`]),
       timeoutMs: 10_000,
     });
+    if (r.exitCode !== 0) throw new Error(`nft add table ${nftFamily(family)} raw: ${r.stderr.trim()}`);
+  }
+
+  /** deletes `ip raw`/`ip6 raw` when no rule is left in it; true when it was deleted */
+  async deleteEmptyRawTable(netnsPath: string | undefined, family: Family): Promise<boolean> {
+    const left = (await this.rawRules(netnsPath, family)).filter((l) => l.startsWith('-A ') || l.startsWith('-N '));
+    if (left.length > 0) return false;
+    const r = await this.runner.run({ ...inNetns(netnsPath, 'nft', ['delete', 'table', nftFamily(family), 'raw']), timeoutMs: 10_000 });
     return r.exitCode === 0;
   }
 
-  /** deletes `ip raw`/`ip6 raw` when no rule is left in it (a trace created it) */
-  async deleteEmptyRawTable(netnsPath: string | undefined, family: Family): Promise<void> {
-    const left = (await this.rawRules(netnsPath, family)).filter((l) => l.startsWith('-A ') || l.startsWith('-N '));
-    if (left.length > 0) return;
-    await this.runner.run({ ...inNetns(netnsPath, 'nft', ['delete', 'table', family === 4 ? 'ip' : 'ip6', 'raw']), timeoutMs: 10_000 });
+  /** deletes a chain of the raw table that a trace made iptables create; the kernel refuses while it has rules */
+  async deleteRawChainIfEmpty(netnsPath: string | undefined, family: Family, chain: string): Promise<void> {
+    await this.runner.run({ ...inNetns(netnsPath, 'nft', ['delete', 'chain', nftFamily(family), 'raw', chain]), timeoutMs: 10_000 });
   }
 }
 
-/** `xtables-monitor --trace` in one netns, for as long as a trace runs; stop() ends it by its pid */
+const nftFamily = (f: Family) => (f === 4 ? 'ip' : 'ip6');
+
+/** the pid a Podscope trace comment names (`podscope-trace pid=<n>`), if it is one */
+export function traceCommentPid(comment: string | undefined): number | undefined {
+  const m = new RegExp(`^${TRACE_COMMENT_PREFIX} pid=(\\d+)$`).exec(comment ?? '');
+  return m ? Number(m[1]) : undefined;
+}
+
+/** most times a monitor that ended by itself is started again within one trace */
+const MONITOR_RESTARTS = 5;
+
+/**
+ * `xtables-monitor --trace -4|-6` in one netns, for as long as a trace runs; stop() ends it by its pid.
+ *
+ * xtables-monitor 1.8.9 exits when it cannot print a rule a traced packet hit ("unsupported layer 4 protocol value":
+ * it fails on portmap's IPv6 rules in CNI-DN-*), and every event after that would be lost. So one monitor runs per
+ * family (an IPv4 flow never meets the IPv6 rules), and a monitor that ends by itself is started again at once; the
+ * trace says how many times, since the events in between are gone.
+ */
 export class NetfilterTraceMonitor {
   private out = '';
-  private readonly exited: Promise<void>;
+  private child!: ChildProcess;
+  private exited!: Promise<void>;
   private exitedNow = false;
+  private stopping = false;
+  private restarts = 0;
   private err = '';
 
-  private constructor(private readonly child: ChildProcess) {
+  private constructor(
+    private readonly netnsPath: string | undefined,
+    private readonly family: 4 | 6,
+  ) {
+    this.spawn();
+  }
+
+  private spawn(): void {
+    // stdbuf -oL: into a pipe the monitor's stdout is block-buffered, and the lines still in the buffer when it is
+    // stopped would be lost; nsenter and stdbuf exec, so the pid held here is the monitor's own
+    const { file, args } = inNetns(this.netnsPath, 'stdbuf', ['-oL', 'xtables-monitor', '--trace', `-${this.family}`]);
+    // the engine's pid in its environment: a start-up sweep ends the monitors of an engine that was killed
+    const env = { ...process.env, [TRACE_MONITOR_ENV]: String(process.pid) };
+    const child = spawn(file, args, { stdio: ['ignore', 'pipe', 'pipe'], detached: true, env });
+    this.child = child;
+    this.exitedNow = false;
     child.stdout!.on('data', (b: Buffer) => {
       this.out += b.toString('utf8');
     });
@@ -204,8 +264,18 @@ export class NetfilterTraceMonitor {
       this.err = (this.err + b.toString('utf8')).slice(-2000);
     });
     this.exited = new Promise((resolve) => {
+      let once = false;
       const done = () => {
+        if (once) return;
+        once = true;
         this.exitedNow = true;
+        // ended by itself while the trace still runs: start it again (a failed start ends here for good)
+        if (!this.stopping && this.restarts < MONITOR_RESTARTS && this.out !== '') {
+          this.restarts++;
+          this.spawn();
+          void this.exited.then(resolve);
+          return;
+        }
         resolve();
       };
       child.once('exit', done);
@@ -217,13 +287,8 @@ export class NetfilterTraceMonitor {
   }
 
   /** starts the monitor; resolves once it has had time to subscribe (it prints nothing until a packet is traced) */
-  static async start(netnsPath: string | undefined, settleMs = 150): Promise<NetfilterTraceMonitor> {
-    // stdbuf -oL: into a pipe the monitor's stdout is block-buffered, and the lines still in the buffer when it is
-    // stopped would be lost; nsenter and stdbuf exec, so the pid held here is the monitor's own
-    const { file, args } = inNetns(netnsPath, 'stdbuf', ['-oL', 'xtables-monitor', '--trace']);
-    // the engine's pid in its environment: a start-up sweep ends the monitors of an engine that was killed
-    const env = { ...process.env, [TRACE_MONITOR_ENV]: String(process.pid) };
-    const m = new NetfilterTraceMonitor(spawn(file, args, { stdio: ['ignore', 'pipe', 'pipe'], detached: true, env }));
+  static async start(netnsPath: string | undefined, family: 4 | 6, settleMs = 150): Promise<NetfilterTraceMonitor> {
+    const m = new NetfilterTraceMonitor(netnsPath, family);
     await new Promise((r) => setTimeout(r, settleMs));
     if (m.exitedNow) throw new Error(`xtables-monitor --trace did not start: ${m.err.trim() || 'exited'}`);
     return m;
@@ -238,17 +303,24 @@ export class NetfilterTraceMonitor {
     return this.out;
   }
 
+  /** what it wrote to stderr, and how many times it ended by itself and was started again (events were lost) */
+  problems(): { stderr: string; restarts: number } {
+    return { stderr: this.err.trim(), restarts: this.restarts };
+  }
+
   /** ends the monitor by its pid (SIGTERM, then SIGKILL) and returns everything it printed */
   async stop(): Promise<string> {
-    if (!this.exitedNow && this.child.pid !== undefined) {
+    this.stopping = true;
+    const child = this.child;
+    if (!this.exitedNow && child.pid !== undefined) {
       try {
-        process.kill(this.child.pid, 'SIGTERM');
+        process.kill(child.pid, 'SIGTERM');
       } catch {
         // already gone
       }
       const timer = setTimeout(() => {
         try {
-          process.kill(this.child.pid!, 'SIGKILL');
+          process.kill(child.pid!, 'SIGKILL');
         } catch {
           // already gone
         }

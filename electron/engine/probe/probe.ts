@@ -147,6 +147,8 @@ async function measure(
   } finally {
     // every TRACE rule comes out and every monitor ends, whatever the connects did
     if (traced) records = await finishTrace(traced, report);
+    const cap = traced?.active.capture;
+    if (cap) report.capture = { pcapngBase64: cap.pcapng.toString('base64'), interfaces: cap.interfaces, packets: cap.packets };
   }
   plan.connects.forEach((p, i) => {
     const winner =
@@ -236,7 +238,7 @@ function explainPath(
   });
   // an isolated path keeps the rule of the plugin's design first; the trace says what the kernel did
   path.why = path.why ? `${path.why}. Traced: ${why}` : why;
-  path.trace = { flow: { sport: flow.sport, dst: flow.dst, dport: flow.dport }, steps, missing: [...t.active.missing] };
+  path.trace = { flow: { sport: flow.sport, dst: flow.dst, dport: flow.dport }, steps, missing: [...t.active.missing, ...record.missing] };
 }
 
 async function notApplicableReason(ctx: EngineContext, rec: SandboxRecord): Promise<string | undefined> {

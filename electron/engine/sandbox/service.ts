@@ -199,7 +199,16 @@ export class SandboxEngine implements Engine {
         gcItem('process', { id: String(m.pid) }, 'killed (xtables-monitor --trace of an engine that is gone)', m.error),
       ),
       ...swept.rules.map((r) =>
-        gcItem('trace-rule', { path: r.netns, id: r.rule }, `removed (IPv${r.family} raw TRACE rule of an engine that is gone)`, r.error),
+        gcItem(
+          'trace-rule',
+          { path: r.netns, id: r.rule },
+          r.rule.startsWith('table ')
+            ? `deleted (the empty raw table a trace of an engine that is gone created)`
+            : r.rule.startsWith('tracefs ')
+              ? 'removed (the skb:kfree_skb tracefs instance of a trace of an engine that is gone)'
+              : `removed (IPv${r.family} raw TRACE rule of an engine that is gone)`,
+          r.error,
+        ),
       ),
     ]);
   }

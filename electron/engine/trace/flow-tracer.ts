@@ -17,9 +17,12 @@ import {
   parseTraceOutput,
   podscopeTraceRules,
   traceComment,
+  traceCommentPid,
   type TraceLine,
 } from '../kernel/netfilter-trace';
 import { parseConntrack, type ConntrackEntry } from './conntrack';
+import { DropRecorder, sweepDropInstances, type KernelDrop } from './drop-reasons';
+import { PathCapture, podHops, writePcapng, type CapturedPacket, type Hop, type HopCapture } from './capture';
 
 export interface TraceNetns {
   /** "host" or a sandbox id */
@@ -47,6 +50,12 @@ export interface FlowRecord {
   /** netfilter lines of this flow, per netns key, in the order the monitor printed them */
   lines: Map<string, FlowLine[]>;
   routes: Array<{ netns: TraceNetns; purpose: string; reply?: boolean; query: RouteGetQuery; decision: RouteDecision }>;
+  /** what this flow's trace lacked beyond ActiveTrace.missing (e.g. a monitor of its family that restarted) */
+  missing: string[];
+  /** seen-at: the flow's hops in path order and the packets of the flow each captured, each way (undefined: no capture) */
+  seen?: Array<{ hop: Hop; out: CapturedPacket[]; back: CapturedPacket[]; error?: string }>;
+  /** IP packets the kernel freed while the trace ran, of this flow's family (undefined: tracefs unavailable) */
+  drops?: KernelDrop[];
   /** undefined when conntrack is not installed */
   conntrack?: Array<{ netns: TraceNetns; entries: ConntrackEntry[] }>;
 }
@@ -54,6 +63,8 @@ export interface FlowRecord {
 export interface ActiveTrace {
   /** kernel tools or features this trace could not use, and so what it lacks */
   readonly missing: string[];
+  /** after finish(): every hop's capture as one pcapng (an interface per hop), bounded in size */
+  capture?: { pcapng: Buffer; interfaces: string[]; packets: number };
   /** stops tracing, puts every rule back, and returns what each flow (same order as begin's) went through */
   finish(): Promise<FlowRecord[]>;
 }
@@ -137,15 +148,77 @@ export class LinuxFlowTracer implements FlowTracer {
         ports.set(k, e);
       }
     const comment = traceComment(process.pid);
+    let dropRecorder: DropRecorder | undefined;
+    try {
+      dropRecorder = await DropRecorder.start(this.runner);
+    } catch (e) {
+      missing.push(`drop reasons: ${(e as Error).message} (no drop step)`);
+    }
     const monitors = new Map<string, NetfilterTraceMonitor>();
-    const added: Array<{ netns: TraceNetns; family: 4 | 6; ports: number[]; createdTable: boolean }> = [];
+    let drops: KernelDrop[] | undefined;
+    // seen-at: the hops of each flow, in path order (a pod that sends: eth0, its host veth, the bridge; a pod that
+    // receives: the bridge, its host veth, eth0), captured on each hop once for every flow crossing it
+    const flowHops: Hop[][] = [];
+    let capture: PathCapture | undefined;
+    let captured: HopCapture[] | undefined;
+    if (!hasTool('tcpdump')) missing.push('seen-at: tcpdump is not installed (no seen steps, no pcapng)');
+    else {
+      try {
+        const podHopsOf = new Map<string, Awaited<ReturnType<typeof podHops>>>();
+        for (const n of netnsByKey.values())
+          if (n.path) podHopsOf.set(n.key, await podHops(this.runner, { key: n.key, path: n.path, label: n.label }));
+        for (const f of flows) {
+          const hops: Hop[] = [];
+          f.netns.forEach((n, i) => {
+            const h = podHopsOf.get(n.key);
+            if (!h) return;
+            const order = i === 0 ? [h.eth0, h.veth, h.bridge] : [h.bridge, h.veth, h.eth0];
+            for (const x of order) if (x && !hops.some((y) => y.netns === x.netns && y.interface === x.interface)) hops.push(x);
+          });
+          flowHops.push(hops);
+        }
+        const unique = new Map(flowHops.flat().map((h) => [`${h.netns}/${h.interface}`, h]));
+        capture = await PathCapture.start(
+          [...unique.values()],
+          flows.map((f) => f.sport),
+        );
+      } catch (e) {
+        missing.push(`seen-at: could not start the captures: ${(e as Error).message}`);
+      }
+    }
+    const added: Array<{ netns: TraceNetns; family: 4 | 6; ports: number[]; createdTable: boolean; createdChains: string[] }> = [];
 
-    const cleanup = async (): Promise<{ problems: string[]; texts: Map<string, string> }> => {
+    const cleanup = async (): Promise<{ problems: string[]; texts: Map<string, string>; monitorProblems: Map<string, string> }> => {
       const problems: string[] = [];
+      const monitorProblems = new Map<string, string>();
+      const cap = capture;
+      capture = undefined;
+      if (cap)
+        captured = await cap.stop().catch((e: Error) => {
+          problems.push(`seen-at: could not read the captures: ${e.message}`);
+          return undefined;
+        });
+      const recorder = dropRecorder;
+      dropRecorder = undefined;
+      if (recorder)
+        drops = await recorder.stop().catch((e: Error) => {
+          problems.push(`drop reasons: could not read or remove the tracefs instance: ${e.message}`);
+          return undefined;
+        });
       const texts = new Map<string, string>();
       await Promise.all(
         [...monitors].map(async ([key, m]) => {
           texts.set(key, await m.stop());
+          const { stderr, restarts } = m.problems();
+          const [nk, fam] = key.split('/');
+          const where = `${netnsByKey.get(nk!)?.label ?? nk} (IPv${fam})`;
+          const msg = stderr.split('\n')[0] ?? '';
+          if (restarts > 0)
+            monitorProblems.set(
+              key,
+              `netfilter: xtables-monitor in ${where} ended ${restarts} time(s) mid-trace and was started again; the events in between are lost (${msg || 'no message'})`,
+            );
+          else if (stderr) monitorProblems.set(key, `netfilter: xtables-monitor in ${where}: ${msg}`);
         }),
       );
       await Promise.all(
@@ -153,19 +226,20 @@ export class LinuxFlowTracer implements FlowTracer {
           try {
             await this.rules.apply(a.netns.path, a.family, '-D', a.ports, comment);
             if (a.createdTable) await this.rules.deleteEmptyRawTable(a.netns.path, a.family);
+            else for (const c of a.createdChains) await this.rules.deleteRawChainIfEmpty(a.netns.path, a.family, c);
           } catch (e) {
             problems.push(`could not remove the TRACE rules in ${a.netns.label}: ${(e as Error).message}`);
           }
         }),
       );
-      return { problems, texts };
+      return { problems, texts, monitorProblems };
     };
 
     if (canTrace) {
       try {
         const started = await Promise.allSettled(
-          [...netnsByKey.values()].map(async (n) => {
-            monitors.set(n.key, await NetfilterTraceMonitor.start(n.path));
+          [...ports.values()].map(async (e) => {
+            monitors.set(`${e.netns.key}/${e.family}`, await NetfilterTraceMonitor.start(e.netns.path, e.family));
           }),
         );
         const notStarted = started.find((r) => r.status === 'rejected');
@@ -175,9 +249,15 @@ export class LinuxFlowTracer implements FlowTracer {
         const settled = await Promise.allSettled(
           [...ports.values()].map(async (e) => {
             if (signal?.aborted) throw new Error('canceled');
-            const createdTable = hasNft ? !(await this.rules.rawTableExists(e.netns.path, e.family)) : false;
+            // the raw table as it was: a trace creates it when absent (with its own comment, so a sweep after a kill
+            // knows it), and counts one another trace of this engine created as its own too (whichever ends last
+            // deletes it); in a table that was there, the chains iptables adds are deleted again
+            const table = hasNft ? await this.rules.rawTable(e.netns.path, e.family) : { exists: true, chains: ['PREROUTING', 'OUTPUT'] };
+            const createdTable = !table.exists || table.comment === comment;
+            const createdChains = createdTable ? [] : ['PREROUTING', 'OUTPUT'].filter((c) => !table.chains.includes(c));
             // recorded before adding, so a half-applied add is still removed
-            added.push({ ...e, createdTable });
+            added.push({ ...e, createdTable, createdChains });
+            if (!table.exists) await this.rules.createRawTable(e.netns.path, e.family, comment);
             await this.rules.apply(e.netns.path, e.family, '-I', e.ports, comment);
           }),
         );
@@ -189,12 +269,20 @@ export class LinuxFlowTracer implements FlowTracer {
       }
     }
 
-    return {
+    const active: ActiveTrace = {
       missing,
       finish: async () => {
         await new Promise((r) => setTimeout(r, canTrace ? SETTLE_MS : 0));
-        const { problems, texts } = await cleanup();
+        const { problems, texts, monitorProblems } = await cleanup();
         missing.push(...problems);
+        if (captured) {
+          const pcapng = writePcapng(captured);
+          active.capture = {
+            pcapng,
+            interfaces: captured.map((c) => `${c.hop.netns === 'host' ? 'host' : c.hop.netns.slice(0, 12)}/${c.hop.interface}`),
+            packets: captured.reduce((n, c) => n + c.packets.length, 0),
+          };
+        }
         const parsed = new Map([...texts].map(([k, t]) => [k, parseTraceOutput(t)]));
         return Promise.all(
           flows.map(async (f): Promise<FlowRecord> => {
@@ -203,14 +291,30 @@ export class LinuxFlowTracer implements FlowTracer {
               lines.set(
                 n.key,
                 linesOfFlow(
-                  (parsed.get(n.key) ?? []).filter((l) => l.family === f.family),
+                  (parsed.get(`${n.key}/${f.family}`) ?? []).filter((l) => l.family === f.family),
                   f.sport,
                 ),
               );
             const routes = await Promise.all(
               f.routes.map(async (r) => ({ ...r, decision: await routeGet(this.runner, r.netns.path, r.query) })),
             );
-            const rec: FlowRecord = { lines, routes };
+            const rec: FlowRecord = {
+              lines,
+              routes,
+              missing: f.netns.flatMap((n) => monitorProblems.get(`${n.key}/${f.family}`) ?? []),
+            };
+            if (drops) rec.drops = drops.filter((d) => d.family === f.family);
+            if (captured)
+              rec.seen = (flowHops[flows.indexOf(f)] ?? []).map((hop) => {
+                const c = captured!.find((x) => x.hop.netns === hop.netns && x.hop.interface === hop.interface);
+                const out: CapturedPacket[] = [];
+                const back: CapturedPacket[] = [];
+                for (const p of c?.packets ?? []) {
+                  if (p.sport === f.sport) out.push(p);
+                  else if (p.dport === f.sport) back.push(p);
+                }
+                return { hop, out, back, ...(c?.error ? { error: c.error } : {}) };
+              });
             if (hasConntrack)
               rec.conntrack = await Promise.all(
                 f.netns.map(async (n) => ({ netns: n, entries: await this.conntrack(n.path, f.family, f.sport) })),
@@ -220,6 +324,7 @@ export class LinuxFlowTracer implements FlowTracer {
         );
       },
     };
+    return active;
   }
 
   private async conntrack(netnsPath: string | undefined, family: 4 | 6, sport: number): Promise<ConntrackEntry[]> {
@@ -246,10 +351,12 @@ export class LinuxFlowTracer implements FlowTracer {
       }
     });
     if (!hasTool('iptables-restore')) return { rules: [], monitors };
+    const hasNft = hasTool('nft');
+    const gone = (pid: number | undefined) => pid !== undefined && pid !== process.pid && !pidAlive(pid);
     const out: SweptTraceRule[] = [];
     for (const path of netnsPaths)
       for (const family of [4, 6] as const) {
-        const stale = podscopeTraceRules(await this.rules.rawRules(path, family)).filter((r) => r.pid !== process.pid && !pidAlive(r.pid));
+        const stale = podscopeTraceRules(await this.rules.rawRules(path, family)).filter((r) => gone(r.pid));
         for (const s of stale) {
           const item: SweptTraceRule = { netns: path ?? 'host', family, rule: s.rule };
           try {
@@ -259,7 +366,24 @@ export class LinuxFlowTracer implements FlowTracer {
           }
           out.push(item);
         }
+        // the raw table such a trace created (its comment names the pid), once nothing else is in it
+        const table = hasNft ? await this.rules.rawTable(path, family) : undefined;
+        if (table?.exists && gone(traceCommentPid(table.comment))) {
+          const item: SweptTraceRule = {
+            netns: path ?? 'host',
+            family,
+            rule: `table ${family === 4 ? 'ip' : 'ip6'} raw (${table.comment})`,
+          };
+          try {
+            if (!(await this.rules.deleteEmptyRawTable(path, family))) item.error = 'it holds rules of others: left';
+          } catch (e) {
+            item.error = (e as Error).message;
+          }
+          out.push(item);
+        }
       }
+    for (const i of await sweepDropInstances(pidAlive))
+      out.push({ netns: 'host', family: 4, rule: `tracefs instance ${i.path}`, ...(i.error ? { error: i.error } : {}) });
     return { rules: out, monitors };
   }
 }

@@ -8,6 +8,7 @@ import type { RouteDecision } from '../kernel/route-get';
 import { TRACE_COMMENT_PREFIX, type TraceRuleLine } from '../kernel/netfilter-trace';
 import type { ConnectOutcome } from '../probe/types';
 import { natOf } from './conntrack';
+import { isSocketReason } from './drop-reasons';
 import type { FlowRecord, FlowSpec, TraceNetns } from './flow-tracer';
 import type { RuleOwners } from './ownership';
 
@@ -122,6 +123,30 @@ export function buildTrace(input: TraceBuildInput): { steps: TraceStep[]; why: s
     netfilterSteps(n, true);
   }
 
+  // seen-at: every hop of the path, the way out in path order, then the way back in reverse
+  if (record.seen) {
+    const seenStep = (h: NonNullable<FlowRecord['seen']>[number], reply: boolean): TraceStep => {
+      const pk = reply ? h.back : h.out;
+      const flags = [...new Set(pk.map((p) => p.flags || '?'))].join(' ');
+      const step: TraceStep = {
+        kind: 'seen',
+        netns: h.hop.netns,
+        family: flow.family,
+        interface: h.hop.interface,
+        seen: pk.length > 0,
+        detail: h.error
+          ? `not captured on ${h.hop.label}: ${h.error}`
+          : pk.length > 0
+            ? `${pk.length} packet${pk.length === 1 ? '' : 's'} of the flow [${flags}] on ${h.hop.label}`
+            : `no packet of the flow on ${h.hop.label}`,
+      };
+      if (reply) step.reply = true;
+      return step;
+    };
+    for (const h of record.seen) steps.push(seenStep(h, false));
+    if (record.seen.some((h) => h.back.length > 0)) for (const h of [...record.seen].reverse()) steps.push(seenStep(h, true));
+  }
+
   if (!record.conntrack)
     steps.push({ kind: 'conntrack', netns: flow.netns[0]!.key, family: flow.family, detail: 'conntrack is not installed: no entry read' });
   else {
@@ -147,7 +172,29 @@ export function buildTrace(input: TraceBuildInput): { steps: TraceStep[]; why: s
       });
   }
 
+  // drops: only for a flow that got no answer (a socket's own drops, e.g. a RST to a closed port, are not the path's)
+  const lost = outcome.kind === 'timeout' || outcome.kind === 'error';
+  if (record.drops === undefined) {
+    if (lost)
+      steps.push({
+        kind: 'drop',
+        netns: input.target.key,
+        family: flow.family,
+        detail: 'drop reasons unavailable: tracefs (skb:kfree_skb) could not be used',
+      });
+  } else if (lost)
+    // most packets first: the flow's own SYN and its retransmits are usually the largest group
+    for (const d of record.drops.filter((x) => !isSocketReason(x.reason)).sort((x, y) => y.count - x.count))
+      steps.push({
+        kind: 'drop',
+        netns: input.target.key,
+        family: flow.family,
+        verdict: d.reason,
+        rule: d.location,
+        detail: `the kernel freed ${d.count} IPv${d.family} packet${d.count === 1 ? '' : 's'} in ${d.location}: ${d.reason} (skb:kfree_skb while the trace ran; the event carries no address, so it may be another flow's)`,
+      });
   const rejectStep = steps.find((s) => s.kind === 'netfilter' && s.verdict === 'REJECT');
+  const away = foreignDnat(steps, path);
   const deliver: TraceStep = { kind: 'deliver', netns: flow.netns[0]!.key, family: flow.family, detail: '' };
   switch (outcome.kind) {
     case 'connected':
@@ -157,10 +204,12 @@ export function buildTrace(input: TraceBuildInput): { steps: TraceStep[]; why: s
       }`;
       break;
     case 'refused':
-      deliver.netns = rejectStep?.netns ?? input.target.key;
+      deliver.netns = rejectStep?.netns ?? away?.step.netns ?? input.target.key;
       deliver.detail = rejectStep
         ? `a RST came back, sent by the REJECT rule in ${labelOf(rejectStep.netns)}`
-        : `a RST came back from ${labelOf(input.target.key)}`;
+        : away
+          ? `a RST came back from ${away.to}, where a rule no CNI plugin installed DNATed it`
+          : `a RST came back from ${labelOf(input.target.key)}`;
       break;
     case 'timeout':
       deliver.detail = 'nothing came back within the connect timeout';
@@ -177,6 +226,31 @@ export function buildTrace(input: TraceBuildInput): { steps: TraceStep[]; why: s
   const { decisive, why } = decide(input, steps, deliver, labelOf);
   decisive.decisive = true;
   return { steps, why };
+}
+
+/**
+ * A DNAT on the way out that no plugin here installed, on a path that did not reach its pod: the flow was sent
+ * somewhere else (an admin's or another runtime's rule matched before portmap's), so what answered, or did not, is
+ * not the pod.
+ */
+function foreignDnat(steps: TraceStep[], path: ProbePath): { step: TraceStep; to: string } | undefined {
+  if (path.verdict === 'reachable') return undefined;
+  const step = steps.find((s) => s.kind === 'netfilter' && !s.reply && s.verdict === 'DNAT' && s.owner === null);
+  if (!step) return undefined;
+  return { step, to: /--to-destination (\S+)/.exec(step.rule ?? '')?.[1] ?? 'another address' };
+}
+
+/** the first hop (way out, then way back) that saw none of the flow's packets right after one that did */
+function lostBetween(steps: TraceStep[]): { step: TraceStep; seenOn: string; notOn: string } | undefined {
+  const label = (s: TraceStep) => s.detail.replace(/^.* on /, '');
+  for (const reply of [false, true]) {
+    const hops = steps.filter((s) => s.kind === 'seen' && !!s.reply === reply && !s.detail.startsWith('not captured'));
+    // not even the first hop saw it: it never left the sending netns (a neighbour that did not answer, a route)
+    if (!reply && hops[0] && !hops.some((h) => h.seen)) return { step: hops[0], seenOn: 'the sender', notOn: label(hops[0]) };
+    for (let i = 1; i < hops.length; i++)
+      if (hops[i - 1]!.seen && !hops[i]!.seen) return { step: hops[i]!, seenOn: label(hops[i - 1]!), notOn: label(hops[i]!) };
+  }
+  return undefined;
 }
 
 function routeWhy(s: TraceStep, dst: string, labelOf: (k: string) => string): string {
@@ -210,7 +284,42 @@ function decide(
       };
     return { decisive: drop, why: `dropped${dir} in ${where} by \`${drop.rule}\`, ${who}` };
   }
+  // measured beats derived: the hop where this flow's packets stopped being seen (captured for this flow only), else
+  // a drop the kernel reported while the trace ran (not tied to the flow by address), decide before a route back
+  // that looks wrong
+  const kernelDrop = steps.find((s) => s.kind === 'drop' && s.verdict && s.verdict !== 'NETFILTER_DROP');
+  const lostAt = lostBetween(steps);
+  if (lostAt && path.verdict === 'timeout')
+    return {
+      decisive: lostAt.step,
+      why: `lost${lostAt.step.reply ? ' on the way back' : ''} between ${lostAt.seenOn} and ${lostAt.notOn}: seen on the first, never on the second (outside netfilter: a qdisc, a down bridge port, a neighbour that did not answer)${
+        kernelDrop ? `; meanwhile the kernel freed packets in ${kernelDrop.rule}: ${kernelDrop.verdict}` : ''
+      }`,
+    };
+  if (kernelDrop && path.verdict === 'timeout')
+    return {
+      decisive: kernelDrop,
+      why: `dropped by the kernel in ${kernelDrop.rule}: ${kernelDrop.verdict} (skb:kfree_skb), no netfilter rule dropped it`,
+    };
   if (failedRoute && path.verdict !== 'reachable') return { decisive: failedRoute, why: routeWhy(failedRoute, flow.dst, labelOf) };
+  const away = foreignDnat(steps, path);
+  if (away) {
+    const there =
+      outcome.kind === 'refused'
+        ? 'refused there'
+        : outcome.kind === 'connected'
+          ? 'something else answered there'
+          : outcome.kind === 'timeout'
+            ? 'nothing answered there in time'
+            : `not connected: ${outcome.error}`;
+    return {
+      decisive: away.step,
+      why: `sent elsewhere by ${away.step.table}/${away.step.chain} of ${labelOf(away.step.netns)}: \`${away.step.rule}\`, ${ownerPhrase(
+        away.step.owner,
+        input.podName,
+      )}, DNATed it to ${away.to} instead of ${labelOf(input.target.key)}; ${there}`,
+    };
+  }
   const dnat = steps.find((s) => s.kind === 'netfilter' && s.verdict === 'DNAT' && !s.reply);
   const to = dnat ? /--to-destination (\S+)/.exec(dnat.rule ?? '')?.[1] : undefined;
   const viaDnat = dnat

@@ -2,6 +2,7 @@
 import { cleanup, render, screen, within } from '@testing-library/react';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { ProbePath } from '../../../../../../shared/domain/probe';
+import { useNavigation } from '../../../../lib/navigation';
 import { PathTrace } from './PathTrace';
 
 const POD = 'a'.repeat(64);
@@ -64,6 +65,19 @@ describe('the Why panel of a path', () => {
     expect(within(items[1]!).getByTestId('trace-owner').textContent).toBe('portmap · psc-trc · pod e2e/web');
     expect(within(decisive[0]!).getByText('-A OUTPUT -j DROP').tagName).toBe('CODE');
     expect(screen.getByText(/not traced: conntrack/)).toBeTruthy();
+  });
+
+  it("an owned rule links to its pod's CNI trace; the captures download as one pcapng", () => {
+    render(
+      <PathTrace path={path} sandboxId={POD} capture={{ pcapngBase64: 'TQ==', interfaces: ['host/psc-trc', 'aaaa/eth0'], packets: 3 }} />,
+    );
+    const links = screen.getAllByTestId('trace-owner-cni');
+    // only the portmap rule written for a pod has one; the rule owned by nobody has none
+    expect(links).toHaveLength(1);
+    links[0]!.click();
+    expect(useNavigation.getState()).toMatchObject({ selectedId: POD, detailTab: 'trace', view: 'pods' });
+    expect(screen.getByTestId('trace-pcap').textContent).toBe('Download pcapng');
+    expect(screen.getByText(/3 packets captured on 2 hops/)).toBeTruthy();
   });
 
   it('says so when a path was not traced', () => {

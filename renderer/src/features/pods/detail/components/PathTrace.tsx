@@ -3,7 +3,8 @@
  * netfilter rule it hit, the conntrack entry, where it ended), the way out then the way back, the step that decided
  * the verdict highlighted, who installed each rule as a badge, and each rule copyable as iptables-save prints it.
  */
-import type { PathTrace as PathTraceData, ProbePath, RuleOwner, TraceStep } from '../../../../../../shared/domain/probe';
+import type { PathTrace as PathTraceData, ProbePath, ProbeReport, RuleOwner, TraceStep } from '../../../../../../shared/domain/probe';
+import { useNavigation } from '../../../../lib/navigation';
 import '../../../../styles/trace.css';
 
 export function ownerLabel(owner: RuleOwner, nameOf: (id: string) => string | undefined): string {
@@ -27,15 +28,30 @@ function copy(text: string) {
   void navigator.clipboard?.writeText(text).catch(() => undefined);
 }
 
+/** the probe's seen-at captures as a pcapng file the browser saves */
+function downloadPcapng(capture: NonNullable<ProbeReport['capture']>, sandboxId: string) {
+  const bytes = Uint8Array.from(atob(capture.pcapngBase64), (c) => c.charCodeAt(0));
+  const url = URL.createObjectURL(new Blob([bytes], { type: 'application/vnd.tcpdump.pcap' }));
+  const a = document.createElement('a');
+  a.href = url;
+  a.download = `podscope-trace-${sandboxId.slice(0, 12)}.pcapng`;
+  a.click();
+  setTimeout(() => URL.revokeObjectURL(url), 1000);
+}
+
 export function PathTrace({
   path,
   sandboxId,
   nameOf = () => undefined,
+  capture,
 }: {
   path: ProbePath;
   sandboxId: string;
   nameOf?: (id: string) => string | undefined;
+  /** the traced probe's captures (every hop, one pcapng), offered as a download */
+  capture?: ProbeReport['capture'];
 }) {
+  const openPod = useNavigation((s) => s.openPod);
   const trace: PathTraceData | undefined = path.trace;
   if (!trace) return <div className="small muted">This path was not traced.</div>;
   const ok = path.verdict === 'reachable';
@@ -81,9 +97,22 @@ export function PathTrace({
                     no plugin here
                   </span>
                 ) : (
-                  <span className="trace-owner" data-testid="trace-owner">
-                    {ownerLabel(s.owner, nameOf)}
-                  </span>
+                  <>
+                    <span className="trace-owner" data-testid="trace-owner">
+                      {ownerLabel(s.owner, nameOf)}
+                    </span>
+                    {s.owner.sandboxId && (
+                      <button
+                        type="button"
+                        className="btn btn-small"
+                        data-testid="trace-owner-cni"
+                        title="Open this pod's CNI trace: the plugin calls that installed the rule"
+                        onClick={() => openPod(s.owner!.sandboxId!, 'trace')}
+                      >
+                        CNI trace
+                      </button>
+                    )}
+                  </>
                 ))}
               {s.rule && s.kind !== 'route' && (
                 <span className="trace-rule">
@@ -97,6 +126,16 @@ export function PathTrace({
           </li>
         ))}
       </ol>
+      {capture && capture.packets > 0 && capture.pcapngBase64 && (
+        <div className="trace-flow small">
+          <button type="button" className="btn btn-small" data-testid="trace-pcap" onClick={() => downloadPcapng(capture, sandboxId)}>
+            Download pcapng
+          </button>{' '}
+          <span className="muted">
+            {capture.packets} packets captured on {capture.interfaces.length} hops ({capture.interfaces.join(', ')}), for Wireshark
+          </span>
+        </div>
+      )}
       {trace.missing.map((m) => (
         <div key={m} className="trace-missing">
           not traced: {m}

@@ -60,7 +60,7 @@ export function ReachabilityPanel({ s }: { s: SandboxStatus }) {
           {m.tracing && (
             <div className="live-note" role="status" data-testid="reach-tracing">
               Tracing: each path is probed again from a source port of its own, with TRACE rules in the raw table of the host and of each
-              pod netns it crosses while it runs; they are removed when it ends.
+              pod netns it crosses, a kfree_skb tracefs instance and tcpdump on every hop while it runs; all are removed when it ends.
             </div>
           )}
           {report.errors.length > 0 && (
