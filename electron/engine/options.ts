@@ -24,6 +24,8 @@ export interface EngineOptions {
   ipPreference: IpPreference;
   pluginTimeoutMs: number;
   runcPath: string;
+  /** the crun binary, for pods whose runtime_handler is `crun` (runtime/oci-runtime.ts) */
+  crunPath: string;
   /** measure reachability once right after each sandbox becomes ready (docs/semantics.md#reachability-probe) */
   probeOnReady: boolean;
   /** where relative `localhost/<profile>` seccomp refs are looked up; "" ⇒ `<stateDir>/seccomp` */
@@ -45,6 +47,7 @@ export const DEFAULT_ENGINE_OPTIONS: EngineOptions = {
   ipPreference: 'ipv4',
   pluginTimeoutMs: 60_000,
   runcPath: 'runc',
+  crunPath: 'crun',
   probeOnReady: true,
   seccompProfileRoot: '',
   insecureRegistries: [],
