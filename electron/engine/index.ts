@@ -6,7 +6,7 @@ import { access, constants } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createCniManager } from './cni/cni-manager';
 import { HostCgroupReader } from './containers/cgroups';
-import { ociContainerRuntimes } from './containers/runtime';
+import { ociContainerRuntimes } from './containers/runtimes';
 import { LocalImageStore } from './images/store';
 import type { ImageStore } from './images/types';
 import { liveNetworkUses, recordedAddOf } from './lab/engine-links';

@@ -107,3 +107,13 @@ describe('probing the handlers', () => {
     ]);
   });
 });
+
+describe('--container-monitor', () => {
+  it('leaves the default (the log shim) alone unless given; takes shim or conmon; refuses anything else by name', async () => {
+    const { engineOptionsFromFlags } = await import('../../electron/core/engine-flags');
+    expect(engineOptionsFromFlags({}).containerMonitor).toBeUndefined();
+    expect(engineOptionsFromFlags({ 'container-monitor': 'conmon' }).containerMonitor).toBe('conmon');
+    expect(engineOptionsFromFlags({ 'container-monitor': 'shim' }).containerMonitor).toBe('shim');
+    expect(() => engineOptionsFromFlags({ 'container-monitor': 'crio' })).toThrow('--container-monitor must be shim or conmon, not "crio"');
+  });
+});

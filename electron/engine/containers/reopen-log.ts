@@ -15,5 +15,5 @@ export async function reopenContainerLog(ctx: ContainerContext, idOrPrefix: stri
   if (!rec.logPath) return;
   // same mode as the shim's own open; 'a' keeps whatever the shim may already have written there
   await (await open(rec.logPath, 'a', 0o640)).close();
-  await runtimeFor(ctx, rec.runtimeHandler).reopenLog(rec.shimPid);
+  await runtimeFor(ctx, rec.runtimeHandler).reopenLog(rec.shimPid, rec.bundleDir);
 }

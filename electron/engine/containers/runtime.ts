@@ -11,14 +11,7 @@ import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { PodscopeError } from '../../../shared/domain/errors';
 import type { ProcessRunner } from '../os/exec';
-import {
-  containerRuntimeRoot,
-  DEFAULT_RUNTIME_HANDLER,
-  ociRuntimeBinary,
-  RUNTIME_HANDLERS,
-  type OciRuntimeBinary,
-  type RuntimeBinaryPaths,
-} from '../runtime/oci-runtime';
+import type { OciRuntimeBinary } from '../runtime/oci-runtime';
 import { parseRuncLog, readLogFrom, runcErrors } from '../runtime/runc-log';
 import { sysctlWriteRefusal } from '../runtime/sysctl-rules';
 import { attachToShim, dialInNetns, runcExecStream, type RuntimeStreamIO } from './runc-stream';
@@ -69,8 +62,8 @@ export interface ContainerRuntime {
   exec(id: string, cmd: string[], timeoutMs: number): Promise<{ stdout: Buffer; stderr: Buffer; exitCode: number }>;
   /** `runc update -r -` with an OCI LinuxResources document */
   update(id: string, resources: unknown): Promise<void>;
-  /** asks the shim to reopen its log file */
-  reopenLog(shimPid: number): Promise<void>;
+  /** asks the monitor (log shim: a signal; conmon: its ctl fifo in the bundle) to reopen its log file */
+  reopenLog(shimPid: number, bundleDir?: string): Promise<void>;
   /** ids the runtime knows under this root */
   list(): Promise<string[]>;
   /** the runtime handler it serves (runc, crun); in messages */
@@ -351,7 +344,7 @@ export class OciContainerRuntime implements ContainerRuntime {
     }
   }
 
-  async reopenLog(shimPid: number): Promise<void> {
+  async reopenLog(shimPid: number, _bundleDir?: string): Promise<void> {
     try {
       process.kill(shimPid, 'SIGUSR1');
     } catch (e) {
@@ -371,19 +364,4 @@ export class OciContainerRuntime implements ContainerRuntime {
   private runc(args: string[], timeoutMs: number) {
     return this.o.runner.run({ file: this.bin.path, args: ['--root', this.o.root, ...args], timeoutMs });
   }
-}
-
-/** One runtime per handler, each under its own root; `runtime` is the default handler's (runc). */
-export function ociContainerRuntimes(
-  options: RuntimeBinaryPaths & { runDir: string },
-  runner: ProcessRunner,
-): { runtime: ContainerRuntime; runtimes: Record<string, ContainerRuntime> } {
-  const runtimes: Record<string, ContainerRuntime> = {};
-  for (const handler of RUNTIME_HANDLERS)
-    runtimes[handler] = new OciContainerRuntime({
-      binary: ociRuntimeBinary(handler, options),
-      root: containerRuntimeRoot(options.runDir, handler),
-      runner,
-    });
-  return { runtime: runtimes[DEFAULT_RUNTIME_HANDLER]!, runtimes };
 }

@@ -38,7 +38,7 @@ import type { NetworkTopology, PodTopology } from '../../../shared/domain/topolo
 import { HostCgroupReader } from '../containers/cgroups';
 import type { ContainerLogOptions } from '../containers/log-reader';
 import { allRuntimes } from '../containers/context';
-import { ociContainerRuntimes } from '../containers/runtime';
+import { ociContainerRuntimes } from '../containers/runtimes';
 import { ContainerService, type ContainerDeps } from '../containers/service';
 import type { ContainerStreaming } from '../containers/streaming';
 import { noImageStore } from '../images/none';
