@@ -29,7 +29,8 @@ function buildBundle(): Promise<void> {
   return bundleBuilt;
 }
 
-export async function startCriDaemon(env: RealEnv): Promise<CriDaemon> {
+/** `extraArgs`: more engine flags, e.g. `--container-monitor conmon` */
+export async function startCriDaemon(env: RealEnv, extraArgs: string[] = []): Promise<CriDaemon> {
   await buildBundle();
   const o = env.options;
   const socketPath = join(env.dir, 'podscope.sock');
@@ -50,6 +51,7 @@ export async function startCriDaemon(env: RealEnv): Promise<CriDaemon> {
       o.stateDir!,
       '--run-dir',
       o.runDir!,
+      ...extraArgs,
     ],
     // the bundle, not the sources through tsx: what ships, at about half the resident memory (a fork copies it)
     { stdio: ['ignore', 'ignore', 'inherit'], env: { ...process.env, PODSCOPE_CLI: 'bundle' } },

@@ -129,6 +129,8 @@ export class ConmonContainerRuntime extends OciContainerRuntime {
     const child = spawn(this.c.conmonPath ?? 'conmon', args, {
       // its own session; conmon daemonizes, so the engine keeps no tie to it
       detached: true,
+      // conmon writes its `oom` notice into its working directory: the bundle, not wherever the engine runs
+      cwd: bundleDir,
       stdio: ['ignore', 'ignore', 'pipe', 'pipe'],
       env: { PATH: process.env.PATH ?? '/usr/sbin:/usr/bin:/sbin:/bin', _OCI_SYNCPIPE: '3' },
     });
