@@ -29,7 +29,11 @@ function buildBundle(): Promise<void> {
   return bundleBuilt;
 }
 
-export async function startCriDaemon(env: RealEnv, opts: { nodeArgs?: string[] } = {}): Promise<CriDaemon> {
+/** `nodeArgs`: flags for node itself (e.g. --cpu-prof); `engineArgs`: more engine flags, e.g. `--container-monitor conmon` */
+export async function startCriDaemon(
+  env: RealEnv,
+  opts: { nodeArgs?: string[]; engineArgs?: string[] } = {},
+): Promise<CriDaemon> {
   await buildBundle();
   const o = env.options;
   const socketPath = join(env.dir, 'podscope.sock');
@@ -51,6 +55,7 @@ export async function startCriDaemon(env: RealEnv, opts: { nodeArgs?: string[] }
       o.stateDir!,
       '--run-dir',
       o.runDir!,
+      ...(opts.engineArgs ?? []),
     ],
     // the bundle, not the sources through tsx: what ships, at about half the resident memory (a fork copies it)
     { stdio: ['ignore', 'ignore', 'inherit'], env: { ...process.env, PODSCOPE_CLI: 'bundle' } },

@@ -2,10 +2,12 @@
  * `npm run bench`, in one run: (1) the engine in process, N sequential and M concurrent sandboxes on the real host
  * (own temp dirs, bridge psc-bench, 10.235.0.0/24 + fd00:235::/64), p50/p95 per verb and per step beside the floor
  * (the same external commands back to back without the engine); (2) the same lifecycle over CRI side by side with
- * a containerd started for the run, plus M concurrent runs and removes; (3) Status and List at each --scale size on
- * both runtimes, with RSS; (4) the reads against the Version RPC on the same socket at each --floor size (real engine
- * with host-network pods, and over the touch-point fakes with a container per pod); (5) with --teardown N, N pods
- * stopped and removed on each runtime. Needs root. Prints figures; asserts nothing.
+ * a containerd started for the run, plus M concurrent runs and removes; (3) container create+start, stop and remove
+ * per runtime handler (runc, crun) beside containerd, with the monitor RSS per running container
+ * (runtime-handlers.ts); (4) Status and List at each --scale size on both runtimes, with RSS; (5) the reads against
+ * the Version RPC on the same socket at each --floor size (real engine with host-network pods, and over the
+ * touch-point fakes with a container per pod); (6) with --teardown N, N pods stopped and removed on each runtime.
+ * Needs root. Prints figures; asserts nothing.
  * Lives outside the product: it uses the test kit (throwaway env, containerd fixture).
  */
 import { parseArgs } from 'node:util';
@@ -13,7 +15,7 @@ import type { CriticalFloor } from './sandbox-bench';
 
 const HELP = `npm run bench -- [--sequential N] [--concurrent M] [--scale 20,250,1000] [--samples K]
                     [--floor 20,1000] [--teardown N] [--teardown-network host|cni]
-                    [--skip-engine] [--skip-side-by-side] [--skip-scale] [--skip-floor]`;
+                    [--skip-engine] [--skip-side-by-side] [--skip-scale] [--skip-floor] [--skip-handlers]`;
 
 async function main(): Promise<number> {
   const { values } = parseArgs({
@@ -29,6 +31,7 @@ async function main(): Promise<number> {
       'skip-floor': { type: 'boolean' },
       teardown: { type: 'string' },
       'teardown-network': { type: 'string' },
+      'skip-handlers': { type: 'boolean' },
       // the default now; accepted so older invocations keep working
       'side-by-side': { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
@@ -84,6 +87,12 @@ async function main(): Promise<number> {
           `${op.padEnd(18)} ${floor.toFixed(1).padStart(8)} ms / ${ctd(op).toFixed(1).padStart(8)} ms = ${(floor / ctd(op)).toFixed(2)}x\n`,
         );
     }
+  }
+  if (!values['skip-handlers']) {
+    // container verbs on runc and crun beside containerd, and the memory of what watches each running container
+    const { runRuntimeHandlerBench } = await import('./runtime-handlers');
+    process.stdout.write('\n');
+    await runRuntimeHandlerBench({ n: int('sequential', 20), k: 5 });
   }
   if (!values['skip-scale']) {
     const { runCriScale } = await import('./cri-scale');

@@ -231,11 +231,14 @@ export function findLeftovers(scope: LeakScope): Leftover[] {
   for (const c of list(runcRoot)) {
     if (scope.ownsDirs !== false || ids.includes(c)) out.push({ kind: 'runc', what: `${c} (root ${runcRoot})` });
   }
-  const appRoot = scope.runDir ? join(scope.runDir, 'containers', 'runc') : undefined;
-  for (const c of list(appRoot)) {
-    if (scope.ownsDirs === false && !ids.includes(c)) continue;
-    if (c.startsWith('exec-')) out.push({ kind: 'record', what: join(appRoot!, c) });
-    else out.push({ kind: 'runc', what: `${c} (root ${appRoot})` });
+  // one root per runtime handler: <runDir>/containers/runc and <runDir>/containers/crun
+  for (const handler of ['runc', 'crun']) {
+    const appRoot = scope.runDir ? join(scope.runDir, 'containers', handler) : undefined;
+    for (const c of list(appRoot)) {
+      if (scope.ownsDirs === false && !ids.includes(c)) continue;
+      if (c.startsWith('exec-')) out.push({ kind: 'record', what: join(appRoot!, c) });
+      else out.push({ kind: 'runc', what: `${c} (root ${appRoot})` });
+    }
   }
   for (const f of list(scope.stateDir && join(scope.stateDir, 'containers-store'))) {
     if (scope.ownsDirs !== false || ids.some((id) => f.startsWith(id)))
@@ -335,8 +338,10 @@ export function sweepLeftovers(scope: LeakScope, runcPath = 'runc'): void {
   const found = findLeftovers(scope);
   for (const l of found.filter((x) => x.kind === 'runc')) {
     const m = /^(\S+) \(root (.*)\)$/.exec(l.what)!;
-    sh(runcPath, ['--root', m[2]!, 'kill', m[1]!, 'KILL']);
-    sh(runcPath, ['--root', m[2]!, 'delete', '--force', m[1]!]);
+    // a crun root's containers are crun's to delete (the state formats differ)
+    const bin = m[2]!.endsWith('/containers/crun') ? 'crun' : runcPath;
+    sh(bin, ['--root', m[2]!, 'kill', m[1]!, 'KILL']);
+    sh(bin, ['--root', m[2]!, 'delete', '--force', m[1]!]);
   }
   // rules first (they reference the chains), then the chains
   for (const tool of ['iptables', 'ip6tables'] as const) {

@@ -38,6 +38,7 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   inspecti: () => import('./commands/inspecti'),
   load: () => import('./commands/load'),
   lab: () => import('./commands/lab'),
+  info: () => import('./commands/info'),
 };
 
 function usage(): string {
@@ -72,6 +73,7 @@ Commands:
   serve           browser mode: the Podscope UI on 127.0.0.1
   cri             serve the CRI runtime.v1 API on a unix socket
   lab run|diff|ls the CNI lab: dry-run a conflist in a throwaway netns, diff runs
+  info            the engine: directories, runtime handlers (runc, crun) and their versions, problems
 
 ${ENGINE_FLAGS_HELP}
 `;

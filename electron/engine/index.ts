@@ -6,14 +6,14 @@ import { access, constants } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createCniManager } from './cni/cni-manager';
 import { HostCgroupReader } from './containers/cgroups';
-import { RuncContainerRuntime } from './containers/runtime';
+import { ociContainerRuntimes } from './containers/runtimes';
 import { LocalImageStore } from './images/store';
 import type { ImageStore } from './images/types';
 import { liveNetworkUses, recordedAddOf } from './lab/engine-links';
 import { LinuxKernelReader } from './kernel/linux-reader';
 import { KernelLabSnapshotReader } from './lab/kernel';
 import { LabService, type LabRecoveryItem } from './lab/service';
-import type { StartupGcItem } from '../../shared/domain/sandbox';
+import type { RuntimeHandlerInfo, StartupGcItem } from '../../shared/domain/sandbox';
 import { LinuxNetnsManager } from './netns/linux-netns';
 import { KernelLiveReader } from './netns/live-reader';
 import { LinuxProbeNet } from './probe/linux-probe-net';
@@ -23,6 +23,7 @@ import { DEFAULT_ENGINE_OPTIONS, type Engine, type EngineOptions } from './optio
 import { NodeProcessRunner, type ProcessRunner } from './os/exec';
 import { buildPauseSpec } from './runtime/oci-spec';
 import { readEngineOomScoreAdj } from './runtime/oom-score';
+import { probeRuntimeHandlers } from './runtime/oci-runtime';
 import { RuncPauseRuntime } from './runtime/runc';
 import { hostSandboxFiles } from './sandbox/host-files';
 import { SandboxEngine } from './sandbox/service';
@@ -49,7 +50,7 @@ export interface CreateEngineExtras {
 export async function createEngine(partial: Partial<EngineOptions> = {}, extras: CreateEngineExtras = {}): Promise<SandboxEngine & Engine> {
   const options: EngineOptions = { ...DEFAULT_ENGINE_OPTIONS, ...partial };
   const runner = extras.runner ?? new NodeProcessRunner();
-  const problems = await checkHost(options, runner);
+  const { problems, runtimeHandlers } = await checkHost(options, runner);
   const readOnly = extras.readOnly ?? false;
   const lock = extras.noLock || readOnly ? undefined : await StateDirLock.acquireBoth(options.stateDir, options.runDir);
   try {
@@ -91,10 +92,11 @@ export async function createEngine(partial: Partial<EngineOptions> = {}, extras:
       cleanupTimeoutMs: 60_000,
       lock,
       problems: [...problems, ...(images.problems ?? [])],
+      runtimeHandlers,
       readOnly,
       log: extras.log ?? ((line) => process.stderr.write(`podscope engine (pid ${process.pid}): ${line}\n`)),
       containers: {
-        runtime: new RuncContainerRuntime({ runcPath: options.runcPath, root: join(options.runDir, 'containers', 'runc'), runner }),
+        ...ociContainerRuntimes(options, runner),
         cgroups: new HostCgroupReader(),
       },
     });
@@ -131,14 +133,19 @@ export async function createEngine(partial: Partial<EngineOptions> = {}, extras:
 }
 
 /** What keeps the engine from working here; the app shows these instead of failing to open. */
-async function checkHost(options: EngineOptions, runner: ProcessRunner): Promise<string[]> {
+async function checkHost(
+  options: EngineOptions,
+  runner: ProcessRunner,
+): Promise<{ problems: string[]; runtimeHandlers: RuntimeHandlerInfo[] }> {
   const problems: string[] = [];
+  const handlers = probeRuntimeHandlers(options, runner);
   if (process.getuid?.() !== 0)
     problems.push(
       'runtime: not running as root: creating network namespaces, running CNI plugins and runc need root (or CAP_SYS_ADMIN + CAP_NET_ADMIN)',
     );
-  const runc = await runner.run({ file: options.runcPath, args: ['--version'], timeoutMs: 5000 }).catch(() => undefined);
-  if (!runc || runc.exitCode !== 0) problems.push(`runtime: ${options.runcPath} not found or not working (install the runc package)`);
+  // the default handler is needed for every pod (the pause container runs on it); another one only for pods that name it
+  const runtimeHandlers = await handlers;
+  for (const h of runtimeHandlers) if (h.default && h.problem) problems.push(`runtime: ${h.problem}`);
   const binDirs = await Promise.all(
     options.cniBinDirs.map((d) =>
       access(d, constants.R_OK).then(
@@ -149,7 +156,7 @@ async function checkHost(options: EngineOptions, runner: ProcessRunner): Promise
   );
   if (!binDirs.some(Boolean))
     problems.push(`CNI: none of the plugin dirs exists: ${options.cniBinDirs.join(', ')} (install containernetworking-plugins)`);
-  return problems;
+  return { problems, runtimeHandlers };
 }
 
 /** The lab's interrupted runs as start-up GC items (kind netns: the CRI peers' schema knows no other kinds). */

@@ -24,6 +24,13 @@ export interface EngineOptions {
   ipPreference: IpPreference;
   pluginTimeoutMs: number;
   runcPath: string;
+  /** the crun binary, for pods whose runtime_handler is `crun` (runtime/oci-runtime.ts) */
+  crunPath: string;
+  /**
+   * what watches each container: the Node log shim (default) or conmon (containers/conmon.ts; no attach or tty
+   * containers yet, docs/semantics.md#container-monitor)
+   */
+  containerMonitor: 'shim' | 'conmon';
   /** measure reachability once right after each sandbox becomes ready (docs/semantics.md#reachability-probe) */
   probeOnReady: boolean;
   /** where relative `localhost/<profile>` seccomp refs are looked up; "" ⇒ `<stateDir>/seccomp` */
@@ -45,6 +52,8 @@ export const DEFAULT_ENGINE_OPTIONS: EngineOptions = {
   ipPreference: 'ipv4',
   pluginTimeoutMs: 60_000,
   runcPath: 'runc',
+  crunPath: 'crun',
+  containerMonitor: 'shim',
   probeOnReady: true,
   seccompProfileRoot: '',
   insecureRegistries: [],

@@ -196,6 +196,23 @@ export interface EngineInfo {
    * older Podscope over CRI or an engine that could not start).
    */
   startupGc?: StartupGcItem[];
+  /** the OCI runtimes a pod can ask for by CRI runtime_handler (absent from peers that do not report them) */
+  runtimeHandlers?: RuntimeHandlerInfo[];
+}
+
+/** One OCI runtime binary the engine can run containers on (docs/semantics.md#runtime-handlers). */
+export interface RuntimeHandlerInfo {
+  /** the CRI runtime_handler that selects it */
+  name: string;
+  path: string;
+  /** the binary answered `--version` */
+  present: boolean;
+  /** first line of `--version`, e.g. "crun version 1.8.1" */
+  version?: string;
+  /** what an empty runtime_handler means */
+  default: boolean;
+  /** why it cannot be used, naming the package to install */
+  problem?: string;
 }
 
 export type StartupGcKind = 'cni-cache-temp' | 'record-temp' | 'state-id-temp' | 'netns' | 'runc-container' | 'process' | 'trace-rule';

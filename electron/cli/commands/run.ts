@@ -5,7 +5,7 @@ import { readContainerConfig, readPodConfig } from '../container-config-file';
 
 export const help = `podscope run [flags] CONTAINER_CONFIG POD_CONFIG
   Runs a pod sandbox, creates the container in it and starts it; prints the container id.
-  --runtime, -r HANDLER   runtime handler for the pod ("" or runc)`;
+  --runtime, -r HANDLER   runtime handler for the pod: runc (the default, also "") or crun`;
 
 export async function run(argv: string[]): Promise<number> {
   const { flags, positionals } = parseCommandArgs(argv, { runtime: { type: 'string', short: 'r' } });

@@ -8,7 +8,7 @@ import { parseCommandArgs } from '../args';
 
 export const help = `podscope runp [flags] POD_CONFIG.(json|yaml)
   Runs a pod sandbox from a crictl pod-config file and prints its id.
-  --runtime, -r HANDLER   runtime handler ("" or runc)
+  --runtime, -r HANDLER   runtime handler: runc (the default, also "") or crun
   --sandbox-ip-pref P     IP preference for this sandbox only (ipv4|ipv6|cni)`;
 
 export async function run(argv: string[]): Promise<number> {

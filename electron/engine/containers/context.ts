@@ -25,7 +25,10 @@ export interface ContainerContext {
   options: EngineOptions;
   sandboxes: SandboxStore;
   images: ImageStore;
+  /** the default handler's runtime (runc), and the one used where no other is configured */
   runtime: ContainerRuntime;
+  /** the runtime of each handler a pod may name (runtime/oci-runtime.ts); the default handler's is `runtime` */
+  runtimes: Partial<Record<string, ContainerRuntime>>;
   cgroups: CgroupReader;
   host: ContainerHost;
   store: ContainerStore;
@@ -38,4 +41,17 @@ export interface ContainerContext {
   processStartTicks(pid: number): Promise<number | undefined>;
   engineOomScoreAdj: number;
   cleanupTimeoutMs: number;
+}
+
+/**
+ * The runtime a container runs on: its pod's runtime_handler ("" = the default). A handler with no runtime of its
+ * own here (an engine with only the default configured) gets the default one.
+ */
+export function runtimeFor(ctx: Pick<ContainerContext, 'runtime' | 'runtimes'>, handler: string | undefined): ContainerRuntime {
+  return (handler ? ctx.runtimes[handler] : undefined) ?? ctx.runtime;
+}
+
+/** every distinct runtime configured (the default first): start-up looks under each root for orphans */
+export function allRuntimes(ctx: Pick<ContainerContext, 'runtime' | 'runtimes'>): ContainerRuntime[] {
+  return [...new Set([ctx.runtime, ...Object.values(ctx.runtimes).filter((r): r is ContainerRuntime => r !== undefined)])];
 }

@@ -26,7 +26,7 @@ import { sandboxPaths } from '../runtime/sandbox-files';
 import { CleanupStack } from '../sandbox/cleanup-stack';
 import type { SandboxRecord } from '../sandbox/record';
 import { notFoundError } from '../sandbox/store';
-import type { ContainerContext } from './context';
+import { runtimeFor, type ContainerContext } from './context';
 import { generateContainerId } from './ids';
 import { CONTAINER_RECORD_VERSION, type ContainerRecord } from './record';
 import { resolveUser } from './user';
@@ -129,7 +129,8 @@ export async function createContainer(ctx: ContainerContext, req: CreateContaine
   };
 
   // Node's start-up for the container's log shim overlaps the rest of create (kubelet starts right after)
-  ctx.runtime.warm?.();
+  const runtime = runtimeFor(ctx, sandbox.runtimeHandler);
+  runtime.warm?.();
   const cleanup = new CleanupStack();
   ctx.names.reserve(name, id);
   cleanup.push(`release container name ${name}`, async () => ctx.names.releaseByName(name));
@@ -206,6 +207,7 @@ export async function createContainer(ctx: ContainerContext, req: CreateContaine
       id,
       name,
       sandboxId: sandbox.id,
+      ...(sandbox.runtimeHandler ? { runtimeHandler: sandbox.runtimeHandler } : {}),
       config,
       imageName: config.image.image,
       imageId: image.id,

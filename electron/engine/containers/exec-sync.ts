@@ -4,7 +4,7 @@
  */
 import type { ExecSyncResult } from '../../../shared/domain/container';
 import { PodscopeError } from '../../../shared/domain/errors';
-import type { ContainerContext } from './context';
+import { runtimeFor, type ContainerContext } from './context';
 import { observeExit } from './exit';
 import { toCriContainerState } from './view';
 
@@ -17,6 +17,6 @@ export async function execSync(ctx: ContainerContext, idOrPrefix: string, cmd: s
   if (rec.state === 'Running') await ctx.locks.tryRun(rec.id, () => observeExit(ctx, rec));
   if (rec.state !== 'Running')
     throw new PodscopeError('FailedPrecondition', `container ${JSON.stringify(rec.id)} is in ${toCriContainerState(rec.state)} state`);
-  const r = await ctx.runtime.exec(rec.id, cmd, Math.max(0, timeoutSeconds) * 1000);
+  const r = await runtimeFor(ctx, rec.runtimeHandler).exec(rec.id, cmd, Math.max(0, timeoutSeconds) * 1000);
   return { stdout: r.stdout.subarray(0, MAX_OUTPUT), stderr: r.stderr.subarray(0, MAX_OUTPUT), exitCode: r.exitCode };
 }

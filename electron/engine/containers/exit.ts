@@ -3,7 +3,7 @@
  * container and the shim writes exit.json, so the engine looks at the pid and then reads that file. Reason as
  * containerd's: OOMKilled when the cgroup's OOM kill counter moved, Completed for exit 0, Error otherwise.
  */
-import type { ContainerContext } from './context';
+import { runtimeFor, type ContainerContext } from './context';
 import type { ContainerRecord } from './record';
 import { toContainerSummary } from './view';
 
@@ -14,7 +14,7 @@ const EXIT_FILE_GRACE_MS = 3000;
 export async function observeExit(ctx: ContainerContext, rec: ContainerRecord): Promise<boolean> {
   if (rec.state !== 'Running') return rec.state === 'Exited';
   if (rec.pid !== undefined && (await ctx.processAlive(rec.pid, rec.startTicks))) return false;
-  let exit = await ctx.runtime.exitInfo(rec.bundleDir);
+  let exit = await runtimeFor(ctx, rec.runtimeHandler).exitInfo(rec.bundleDir);
   if (!exit) {
     const shimAlive = rec.shimPid !== undefined && (await ctx.processAlive(rec.shimPid));
     if (shimAlive) {
@@ -22,7 +22,7 @@ export async function observeExit(ctx: ContainerContext, rec: ContainerRecord): 
       const t0 = Date.now();
       while (!exit && Date.now() - t0 < EXIT_FILE_GRACE_MS) {
         await new Promise((r) => setTimeout(r, 20));
-        exit = await ctx.runtime.exitInfo(rec.bundleDir);
+        exit = await runtimeFor(ctx, rec.runtimeHandler).exitInfo(rec.bundleDir);
       }
     }
   }

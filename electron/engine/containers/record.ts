@@ -13,6 +13,8 @@ export interface ContainerRecord {
   id: string;
   name: string;
   sandboxId: string;
+  /** the pod's CRI runtime_handler at create time ("" or absent: the default, runc) */
+  runtimeHandler?: string;
   config: ContainerConfig;
   /** the image as the config named it, and what it resolved to */
   imageName: string;

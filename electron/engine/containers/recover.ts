@@ -2,7 +2,7 @@
  * Start-up: rebuild the container store, re-reserve names, notice containers that exited while no engine ran,
  * and delete runc containers under the containers root that no record owns.
  */
-import type { ContainerContext } from './context';
+import { allRuntimes, type ContainerContext } from './context';
 import { observeExit } from './exit';
 
 export async function recoverContainers(ctx: ContainerContext, opts: { readOnly?: boolean } = {}): Promise<string[]> {
@@ -22,13 +22,16 @@ export async function recoverContainers(ctx: ContainerContext, opts: { readOnly?
       .map((rec) => observeExit(ctx, rec).catch((e: unknown) => problems.push(`container ${rec.id}: ${(e as Error).message}`))),
   );
   const known = new Set(ctx.store.all().map((r) => r.id));
-  for (const id of await ctx.runtime.list().catch(() => [] as string[])) {
-    if (known.has(id)) continue;
-    try {
-      await ctx.runtime.kill(id, 'SIGKILL', true);
-      await ctx.runtime.delete(id);
-    } catch (e) {
-      problems.push(`orphan runc container ${id}: ${(e as Error).message}`);
+  // each handler keeps its own root: an orphan is looked for, and deleted, by the runtime that made it
+  for (const runtime of allRuntimes(ctx)) {
+    for (const id of await runtime.list().catch(() => [] as string[])) {
+      if (known.has(id)) continue;
+      try {
+        await runtime.kill(id, 'SIGKILL', true);
+        await runtime.delete(id);
+      } catch (e) {
+        problems.push(`orphan ${runtime.handler ?? 'runc'} container ${id}: ${(e as Error).message}`);
+      }
     }
   }
   return problems;

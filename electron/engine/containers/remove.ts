@@ -7,7 +7,7 @@ import { rm } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { PodscopeError } from '../../../shared/domain/errors';
 import { mountAt, readMountInfo } from '../netns/mountinfo';
-import type { ContainerContext } from './context';
+import { runtimeFor, type ContainerContext } from './context';
 import type { ContainerRecord } from './record';
 import { stopLocked } from './stop';
 
@@ -34,7 +34,7 @@ async function releaseRootfs(ctx: ContainerContext, rec: ContainerRecord): Promi
 
 export async function removeLocked(ctx: ContainerContext, rec: ContainerRecord): Promise<void> {
   await stopLocked(ctx, rec, 0);
-  await ctx.runtime.delete(rec.id);
+  await runtimeFor(ctx, rec.runtimeHandler).delete(rec.id);
   await releaseRootfs(ctx, rec);
   await rm(dirname(rec.bundleDir), { recursive: true, force: true });
   await rm(rec.rootDir, { recursive: true, force: true });

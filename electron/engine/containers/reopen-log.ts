@@ -7,7 +7,7 @@
  */
 import { open } from 'node:fs/promises';
 import { PodscopeError } from '../../../shared/domain/errors';
-import type { ContainerContext } from './context';
+import { runtimeFor, type ContainerContext } from './context';
 
 export async function reopenContainerLog(ctx: ContainerContext, idOrPrefix: string): Promise<void> {
   const rec = ctx.store.get(idOrPrefix);
@@ -15,5 +15,5 @@ export async function reopenContainerLog(ctx: ContainerContext, idOrPrefix: stri
   if (!rec.logPath) return;
   // same mode as the shim's own open; 'a' keeps whatever the shim may already have written there
   await (await open(rec.logPath, 'a', 0o640)).close();
-  await ctx.runtime.reopenLog(rec.shimPid);
+  await runtimeFor(ctx, rec.runtimeHandler).reopenLog(rec.shimPid, rec.bundleDir);
 }

@@ -82,7 +82,10 @@ function signalKill(pid: number | undefined, group: boolean): void {
 }
 
 export interface RuncStreamOptions {
+  /** the OCI runtime binary (runc or crun: both take the same exec command line) */
   runcPath: string;
+  /** its name in messages (default runc) */
+  handler?: string;
   root: string;
   nodePath?: string;
   nsenterPath?: string;
@@ -165,7 +168,10 @@ export async function runcExecStream(o: RuncStreamOptions, id: string, proc: unk
     const r = await new Promise<{ code: number | null; sig: NodeJS.Signals | null }>((resolve, reject) => {
       child.once('error', (e) =>
         reject(
-          new PodscopeError('RuntimeError', `cannot run ${io.tty ? 'script (util-linux) for a terminal' : 'runc exec'}: ${e.message}`),
+          new PodscopeError(
+            'RuntimeError',
+            `cannot run ${io.tty ? 'script (util-linux) for a terminal' : `${o.handler ?? 'runc'} exec`}: ${e.message}`,
+          ),
         ),
       );
       child.once('close', (code, sig) => resolve({ code, sig }));
@@ -177,7 +183,9 @@ export async function runcExecStream(o: RuncStreamOptions, id: string, proc: unk
     });
     const messages = runcErrors(parseRuncLog(await readLogFrom(files.log, 0)));
     if (messages.length > 0)
-      throw new PodscopeError('RuntimeError', `runc exec failed: ${messages.join('; ')}`, { details: { exitCode: r.code } });
+      throw new PodscopeError('RuntimeError', `${o.handler ?? 'runc'} exec failed: ${messages.join('; ')}`, {
+        details: { exitCode: r.code },
+      });
     if (aborted) throw new PodscopeError('Canceled', `exec in container ${id} was canceled; its process was killed`);
     if (io.tty && r.code === 125 && !(await readFile(files.tty, 'utf8').catch(() => '')).trim())
       throw new PodscopeError('RuntimeError', `cannot get a terminal: ${Buffer.concat(scriptErr).toString().trim() || 'tty failed'}`);

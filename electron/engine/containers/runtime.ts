@@ -1,7 +1,8 @@
 /**
- * App containers under runc, behind a small interface (real: RuncContainerRuntime; fake: testing/fake-containers.ts).
- * They live under their own runc `--root` (`<runDir>/containers/runc`), apart from the pause containers, so the
- * sandbox recovery's orphan sweep never touches them.
+ * App containers under an OCI runtime (runc or crun: runtime/oci-runtime.ts), behind a small interface (real:
+ * OciContainerRuntime, one per handler; fake: testkit/fakes). They live under their own `--root`
+ * (`<runDir>/containers/<handler>`), apart from the pause containers, so the sandbox recovery's orphan sweep never
+ * touches them.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -10,6 +11,7 @@ import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { PodscopeError } from '../../../shared/domain/errors';
 import type { ProcessRunner } from '../os/exec';
+import type { OciRuntimeBinary } from '../runtime/oci-runtime';
 import { parseRuncLog, readLogFrom, runcErrors } from '../runtime/runc-log';
 import { sysctlWriteRefusal } from '../runtime/sysctl-rules';
 import { attachToShim, dialInNetns, runcExecStream, type RuntimeStreamIO } from './runc-stream';
@@ -60,19 +62,22 @@ export interface ContainerRuntime {
   exec(id: string, cmd: string[], timeoutMs: number): Promise<{ stdout: Buffer; stderr: Buffer; exitCode: number }>;
   /** `runc update -r -` with an OCI LinuxResources document */
   update(id: string, resources: unknown): Promise<void>;
-  /** asks the shim to reopen its log file */
-  reopenLog(shimPid: number): Promise<void>;
-  /** ids runc knows under this root */
+  /** asks the monitor (log shim: a signal; conmon: its ctl fifo in the bundle) to reopen its log file */
+  reopenLog(shimPid: number, bundleDir?: string): Promise<void>;
+  /** ids the runtime knows under this root */
   list(): Promise<string[]>;
+  /** the runtime handler it serves (runc, crun); in messages */
+  readonly handler?: string;
   /** a hint that start() is coming: get its slow part (a process start) going now; optional */
   warm?(): void;
   /** ends what warm() started and was not used; optional */
   close?(): void;
 }
 
-export interface RuncContainerRuntimeOptions {
-  runcPath: string;
-  /** `<runDir>/containers/runc` */
+export interface OciContainerRuntimeOptions {
+  /** runc or crun, and how its words differ (runtime/oci-runtime.ts) */
+  binary: OciRuntimeBinary;
+  /** `<runDir>/containers/<handler>` */
   root: string;
   runner: ProcessRunner;
   /** how long start waits for runc to report the pid (default 30 s) */
@@ -81,20 +86,26 @@ export interface RuncContainerRuntimeOptions {
   nodePath?: string;
 }
 
-const DOES_NOT_EXIST = /container does not exist/;
-const NOT_RUNNING = /container not running|process already finished/;
-
-function runcError(what: string, stderr: string, exitCode: number | null): PodscopeError {
+function runtimeError(handler: string, what: string, stderr: string, exitCode: number | null): PodscopeError {
   const messages = runcErrors(parseRuncLog(stderr));
   return new PodscopeError(
     'RuntimeError',
-    `runc ${what} failed: ${messages.length ? messages.join('; ') : stderr.trim() || `exit code ${exitCode}`}`,
+    `${handler} ${what} failed: ${messages.length ? messages.join('; ') : stderr.trim() || `exit code ${exitCode}`}`,
     { details: { stderr: stderr.slice(-4000), exitCode } },
   );
 }
 
-export class RuncContainerRuntime implements ContainerRuntime {
-  constructor(private readonly o: RuncContainerRuntimeOptions) {}
+export class OciContainerRuntime implements ContainerRuntime {
+  private readonly bin: OciRuntimeBinary;
+
+  constructor(private readonly o: OciContainerRuntimeOptions) {
+    this.bin = o.binary;
+  }
+
+  /** runc or crun */
+  get handler(): string {
+    return this.bin.handler;
+  }
 
   private warmShim: ChildProcess | undefined;
 
@@ -136,7 +147,9 @@ export class RuncContainerRuntime implements ContainerRuntime {
     await rm(exitFile, { force: true });
     await rm(pidFile, { force: true });
     const cfg = {
-      runc: this.o.runcPath,
+      runc: this.bin.path,
+      runWrap: await this.bin.runWrapper(),
+      runKeep: this.bin.runKeep,
       root: this.o.root,
       bundle: bundleDir,
       id,
@@ -160,7 +173,7 @@ export class RuncContainerRuntime implements ContainerRuntime {
     try {
       return await new Promise<StartedContainer>((resolve, reject) => {
         const timer = setTimeout(
-          () => reject(new PodscopeError('DeadlineExceeded', `runc did not start container ${id} within ${timeoutMs} ms`)),
+          () => reject(new PodscopeError('DeadlineExceeded', `${this.bin.handler} did not start container ${id} within ${timeoutMs} ms`)),
           timeoutMs,
         );
         const onAbort = () => reject(new PodscopeError('Canceled', `starting container ${id} was canceled`));
@@ -181,7 +194,7 @@ export class RuncContainerRuntime implements ContainerRuntime {
                 sysctlWriteRefusal(messages.length ? messages : [m.error ?? ''], spec) ??
                   new PodscopeError(
                     'RuntimeError',
-                    `runc run failed: ${messages.length ? messages.join('; ') : (m.error ?? 'unknown error')}`,
+                    `${this.bin.handler} run failed: ${messages.length ? messages.join('; ') : (m.error ?? 'unknown error')}`,
                     { details: { exitCode: m.exitCode, runcErrors: messages } },
                   ),
               );
@@ -210,12 +223,13 @@ export class RuncContainerRuntime implements ContainerRuntime {
 
   async kill(id: string, signal: string, all: boolean): Promise<void> {
     const r = await this.runc(['kill', ...(all ? ['--all'] : []), id, signal.replace(/^SIG/, '')], 10_000);
-    if (r.exitCode !== 0 && !DOES_NOT_EXIST.test(r.stderr) && !NOT_RUNNING.test(r.stderr)) throw runcError('kill', r.stderr, r.exitCode);
+    if (r.exitCode !== 0 && !this.bin.doesNotExist.test(r.stderr) && !this.bin.notRunning.test(r.stderr))
+      throw runtimeError(this.bin.handler, 'kill', r.stderr, r.exitCode);
   }
 
   async delete(id: string): Promise<void> {
     const r = await this.runc(['delete', '--force', id], 30_000);
-    if (r.exitCode !== 0 && !DOES_NOT_EXIST.test(r.stderr)) throw runcError('delete', r.stderr, r.exitCode);
+    if (r.exitCode !== 0 && !this.bin.doesNotExist.test(r.stderr)) throw runtimeError(this.bin.handler, 'delete', r.stderr, r.exitCode);
   }
 
   async exitInfo(bundleDir: string): Promise<ContainerExit | undefined> {
@@ -236,7 +250,7 @@ export class RuncContainerRuntime implements ContainerRuntime {
       const r = await new Promise<{ stdout: Buffer; stderr: Buffer; code: number | null; sig: NodeJS.Signals | null }>(
         (resolve, reject) => {
           const child = spawn(
-            this.o.runcPath,
+            this.bin.path,
             ['--root', this.o.root, '--log', log, '--log-format', 'json', 'exec', '--pid-file', pidFile, id, ...cmd],
             {
               stdio: ['ignore', 'pipe', 'pipe'],
@@ -268,7 +282,7 @@ export class RuncContainerRuntime implements ContainerRuntime {
           child.stderr.on('data', (b: Buffer) => err.push(b));
           child.on('error', (e) => {
             clearTimeout(timer);
-            reject(new PodscopeError('RuntimeError', `cannot run runc exec: ${e.message}`));
+            reject(new PodscopeError('RuntimeError', `cannot run ${this.bin.handler} exec: ${e.message}`));
           });
           child.on('close', (code, sig) => {
             clearTimeout(timer);
@@ -283,7 +297,9 @@ export class RuncContainerRuntime implements ContainerRuntime {
       );
       const messages = runcErrors(parseRuncLog(await readLogFrom(log, 0)));
       if (messages.length > 0)
-        throw new PodscopeError('RuntimeError', `runc exec failed: ${messages.join('; ')}`, { details: { exitCode: r.code } });
+        throw new PodscopeError('RuntimeError', `${this.bin.handler} exec failed: ${messages.join('; ')}`, {
+          details: { exitCode: r.code },
+        });
       return { stdout: r.stdout, stderr: r.stderr, exitCode: r.code ?? 128 + (r.sig ? (osConstants.signals[r.sig] ?? 0) : 0) };
     } finally {
       await rm(log, { force: true });
@@ -304,20 +320,31 @@ export class RuncContainerRuntime implements ContainerRuntime {
   }
 
   private streamOptions() {
-    return { runcPath: this.o.runcPath, root: this.o.root, nodePath: this.o.nodePath };
+    return { runcPath: this.bin.path, handler: this.bin.handler, root: this.o.root, nodePath: this.o.nodePath };
   }
 
   async update(id: string, resources: unknown): Promise<void> {
-    const r = await this.o.runner.run({
-      file: this.o.runcPath,
-      args: ['--root', this.o.root, 'update', '--resources', '-', id],
-      input: JSON.stringify(resources),
-      timeoutMs: 10_000,
-    });
-    if (r.exitCode !== 0) throw runcError('update', r.stderr, r.exitCode);
+    const doc = JSON.stringify(resources);
+    let file: string | undefined;
+    if (!this.bin.updateFromStdin) {
+      await mkdir(this.o.root, { recursive: true, mode: 0o700 });
+      file = join(this.o.root, `update-${randomBytes(8).toString('hex')}.json`);
+      await writeFile(file, doc, { mode: 0o600 });
+    }
+    try {
+      const r = await this.o.runner.run({
+        file: this.bin.path,
+        args: ['--root', this.o.root, 'update', '--resources', file ?? '-', id],
+        ...(file ? {} : { input: doc }),
+        timeoutMs: 10_000,
+      });
+      if (r.exitCode !== 0) throw runtimeError(this.bin.handler, 'update', r.stderr, r.exitCode);
+    } finally {
+      if (file) await rm(file, { force: true });
+    }
   }
 
-  async reopenLog(shimPid: number): Promise<void> {
+  async reopenLog(shimPid: number, _bundleDir?: string): Promise<void> {
     try {
       process.kill(shimPid, 'SIGUSR1');
     } catch (e) {
@@ -330,11 +357,11 @@ export class RuncContainerRuntime implements ContainerRuntime {
 
   async list(): Promise<string[]> {
     const r = await this.runc(['list', '--format', 'json'], 10_000);
-    if (r.exitCode !== 0) throw runcError('list', r.stderr, r.exitCode);
+    if (r.exitCode !== 0) throw runtimeError(this.bin.handler, 'list', r.stderr, r.exitCode);
     return ((JSON.parse(r.stdout) as { id: string }[] | null) ?? []).map((c) => c.id);
   }
 
   private runc(args: string[], timeoutMs: number) {
-    return this.o.runner.run({ file: this.o.runcPath, args: ['--root', this.o.root, ...args], timeoutMs });
+    return this.o.runner.run({ file: this.bin.path, args: ['--root', this.o.root, ...args], timeoutMs });
   }
 }

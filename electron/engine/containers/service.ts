@@ -41,7 +41,10 @@ import { containerLogs, EngineStreaming } from './streaming-engine';
 export interface ContainerDeps {
   /** set by SandboxEngine from its own image store */
   images?: ImageStore;
+  /** the default handler's runtime (runc) */
   runtime: ContainerRuntime;
+  /** per runtime_handler name, for pods that name one (absent: every pod runs on `runtime`) */
+  runtimes?: Partial<Record<string, ContainerRuntime>>;
   cgroups: CgroupReader;
   host?: ContainerHost;
 }
@@ -80,7 +83,7 @@ export class ContainerService implements ContainerApi {
   readonly streaming: ContainerStreaming;
 
   constructor(
-    base: Omit<ContainerContext, 'store' | 'names' | 'locks' | 'rootfs' | 'images' | 'runtime' | 'cgroups' | 'host' | 'emit'>,
+    base: Omit<ContainerContext, 'store' | 'names' | 'locks' | 'rootfs' | 'images' | 'runtime' | 'runtimes' | 'cgroups' | 'host' | 'emit'>,
     deps: ContainerDeps,
     emit: (e: ContainerEvent) => void,
   ) {
@@ -88,6 +91,7 @@ export class ContainerService implements ContainerApi {
       ...base,
       images: deps.images ?? noImageStore(),
       runtime: deps.runtime,
+      runtimes: deps.runtimes ?? {},
       cgroups: deps.cgroups,
       host: deps.host ?? hostChecks,
       store: new ContainerStore(base.options.stateDir),

@@ -160,16 +160,19 @@ function main(cfg) {
     });
     connected = false;
   }
-  const runcArgs = ['--root', cfg.root, '--log', cfg.runcLog, '--log-format', 'json', 'run', '--keep', '--bundle', cfg.bundle, '--pid-file', cfg.pidFile, cfg.id];
+  // runKeep: runc's --keep (crun has none: its foreground run deletes the container's state when the process ends)
+  const runcArgs = ['--root', cfg.root, '--log', cfg.runcLog, '--log-format', 'json', 'run'].concat(cfg.runKeep || ['--keep'], ['--bundle', cfg.bundle, '--pid-file', cfg.pidFile, cfg.id]);
   const q = (w) => "'" + String(w).replace(/'/g, "'\\''") + "'";
   // script gets a pipe even without stdin: at EOF on its stdin it would type an EOF character into the terminal
   const stdinMode = cfg.stdin || cfg.tty ? 'pipe' : 'ignore';
+  // runWrap: what the runtime's run needs in front of it (oci-runtime.ts: crun on a hybrid cgroup host); it execs
+  const argv = (cfg.runWrap || []).concat([cfg.runc], runcArgs);
   const runc = cfg.tty
-    ? spawn(cfg.script || 'script', ['-q', '-f', '-e', '-E', 'never', '-c', 'tty > ' + q(cfg.ttyFile) + ' || exit 125; exec ' + [cfg.runc].concat(runcArgs).map(q).join(' '), '/dev/null'], {
+    ? spawn(cfg.script || 'script', ['-q', '-f', '-e', '-E', 'never', '-c', 'tty > ' + q(cfg.ttyFile) + ' || exit 125; exec ' + argv.map(q).join(' '), '/dev/null'], {
         stdio: [stdinMode, 'pipe', 'pipe'],
         env: Object.assign({}, process.env, { SHELL: '/bin/sh' }),
       })
-    : spawn(cfg.runc, runcArgs, { stdio: [stdinMode, 'pipe', 'pipe'] });
+    : spawn(argv[0], argv.slice(1), { stdio: [stdinMode, 'pipe', 'pipe'] });
   if (runc.stdin) runc.stdin.on('error', () => {});
   const done = Promise.all([pump(runc.stdout, 'stdout'), pump(runc.stderr, cfg.tty ? 'stdout' : 'stderr')]);
   const clients = attachServer(runc);

@@ -4,7 +4,7 @@
  * start deletes what runc left and marks the container EXITED with reason StartError and exit code 128, as containerd.
  */
 import { PodscopeError, serializeError } from '../../../shared/domain/errors';
-import type { ContainerContext } from './context';
+import { runtimeFor, type ContainerContext } from './context';
 import { readySandbox } from './create';
 import { toContainerSummary, toCriContainerState } from './view';
 
@@ -14,8 +14,9 @@ export async function startContainer(ctx: ContainerContext, idOrPrefix: string):
     if (rec.state !== 'Created')
       throw new PodscopeError('FailedPrecondition', `container ${JSON.stringify(rec.id)} is in ${toCriContainerState(rec.state)} state`);
     readySandbox(ctx, rec.sandboxId);
+    const runtime = runtimeFor(ctx, rec.runtimeHandler);
     try {
-      const started = await ctx.runtime.start(rec.id, rec.bundleDir, rec.ociSpec, {
+      const started = await runtime.start(rec.id, rec.bundleDir, rec.ociSpec, {
         logPath: rec.logPath,
         stdin: rec.config.stdin,
         stdinOnce: rec.config.stdin_once,
@@ -27,7 +28,7 @@ export async function startContainer(ctx: ContainerContext, idOrPrefix: string):
       rec.state = 'Running';
       rec.startedAtNs = (BigInt(Date.now()) * 1_000_000n).toString();
     } catch (error) {
-      await ctx.runtime.delete(rec.id).catch(() => undefined);
+      await runtime.delete(rec.id).catch(() => undefined);
       rec.state = 'Exited';
       rec.exitCode = 128;
       rec.reason = 'StartError';

@@ -4,7 +4,7 @@
  * not running is a success; an unknown id is NotFound (containerd's answer too).
  */
 import { PodscopeError } from '../../../shared/domain/errors';
-import type { ContainerContext } from './context';
+import { runtimeFor, type ContainerContext } from './context';
 import { observeExit } from './exit';
 import type { ContainerRecord } from './record';
 
@@ -24,11 +24,12 @@ export async function stopLocked(ctx: ContainerContext, rec: ContainerRecord, ti
   if (rec.state !== 'Running') return;
   if (await observeExit(ctx, rec)) return;
   rec.stopRequested = true;
+  const runtime = runtimeFor(ctx, rec.runtimeHandler);
   if (timeoutSeconds > 0) {
-    await ctx.runtime.kill(rec.id, rec.stopSignal, false);
+    await runtime.kill(rec.id, rec.stopSignal, false);
     if (await waitExit(ctx, rec, timeoutSeconds * 1000)) return;
   }
-  await ctx.runtime.kill(rec.id, 'SIGKILL', true);
+  await runtime.kill(rec.id, 'SIGKILL', true);
   if (!(await waitExit(ctx, rec, ctx.cleanupTimeoutMs))) {
     throw new PodscopeError('DeadlineExceeded', `container ${rec.id} still runs ${ctx.cleanupTimeoutMs} ms after SIGKILL`);
   }

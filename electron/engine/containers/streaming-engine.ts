@@ -8,7 +8,7 @@ import type { LogEntry } from '../../../shared/domain/cri-log';
 import { PodscopeError } from '../../../shared/domain/errors';
 import type { ContainerOciSpec } from '../runtime/container-spec';
 import { notFoundError } from '../sandbox/store';
-import type { ContainerContext } from './context';
+import { runtimeFor, type ContainerContext } from './context';
 import { observeExit } from './exit';
 import { openContainerLog, type ContainerLogOptions } from './log-reader';
 import type { ContainerRecord } from './record';
@@ -72,7 +72,7 @@ export class EngineStreaming implements ContainerStreaming {
       const proc = { ...spec.process, args: [...req.cmd], terminal: req.tty };
       // a terminal is one stream: stderr is unused (kubelet's remotecommand merges it into stdout)
       const io = { ...req, resize: latch.resize, stderr: req.tty ? null : req.stderr };
-      return { exitCode: await this.ctx.runtime.execStream(rec.id, proc, io) };
+      return { exitCode: await runtimeFor(this.ctx, rec.runtimeHandler).execStream(rec.id, proc, io) };
     } finally {
       latch.close();
     }
@@ -88,7 +88,7 @@ export class EngineStreaming implements ContainerStreaming {
     try {
       const rec = await runningContainer(this.ctx, req.containerId);
       const tty = rec.config.tty;
-      await this.ctx.runtime.attach(rec.id, rec.bundleDir, {
+      await runtimeFor(this.ctx, rec.runtimeHandler).attach(rec.id, rec.bundleDir, {
         ...req,
         stdin: rec.config.stdin ? req.stdin : null,
         tty,

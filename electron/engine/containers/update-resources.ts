@@ -5,7 +5,7 @@
 import { LinuxContainerResourcesSchema, type LinuxContainerResourcesInput } from '../../../shared/domain/container';
 import { formatIssues } from '../../../shared/domain/config';
 import { PodscopeError } from '../../../shared/domain/errors';
-import type { ContainerContext } from './context';
+import { runtimeFor, type ContainerContext } from './context';
 import { toContainerSummary } from './view';
 
 export async function updateContainerResources(
@@ -33,7 +33,7 @@ export async function updateContainerResources(
         ...(r.memory_swap_limit_in_bytes && { swap: r.memory_swap_limit_in_bytes }),
       },
     };
-    if (rec.state === 'Running') await ctx.runtime.update(rec.id, oci);
+    if (rec.state === 'Running') await runtimeFor(ctx, rec.runtimeHandler).update(rec.id, oci);
     const spec = rec.ociSpec as { linux?: { resources?: Record<string, unknown> } };
     if (spec.linux?.resources)
       Object.assign(

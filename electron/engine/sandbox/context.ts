@@ -1,7 +1,7 @@
 /** Everything the verb implementations share: the OS touch points (each behind an interface) and the engine's state. */
 import type { PodSandboxConfig } from '../../../shared/domain/config';
 import type { PauseSpecInput } from '../runtime/oci-spec';
-import type { SandboxEvent } from '../../../shared/domain/sandbox';
+import type { RuntimeHandlerInfo, SandboxEvent } from '../../../shared/domain/sandbox';
 import type { CniManager } from '../cni/types';
 import type { LiveReader } from '../netns/live-reader';
 import type { NetnsManager } from '../netns/types';
@@ -62,6 +62,8 @@ export interface EngineContext {
   owner: EngineOwner;
   /** one line per notable start-up action (garbage collected items) */
   log?: (line: string) => void;
+  /** the OCI runtimes a pod may name in runtime_handler, as probed at start-up (absent: not probed, all assumed present) */
+  runtimeHandlers?: RuntimeHandlerInfo[];
   /** the pod's containers: stopped before the pause (StopPodSandbox), removed before the sandbox (RemovePodSandbox) */
   podContainers?: { stopAll(sandboxId: string): Promise<void>; removeAll(sandboxId: string): Promise<void> };
 }

@@ -14,6 +14,7 @@ import { hostIpFamilyProblems } from '../../../shared/domain/portmap';
 import type { RunSandboxRequest } from '../../../shared/domain/sandbox';
 import { seccompProfileRoot } from '../options';
 import { DEFAULT_CAPABILITIES } from '../runtime/oci-spec';
+import { resolveRuntimeHandler } from '../runtime/oci-runtime';
 import { loadSeccomp } from '../runtime/seccomp';
 import { CleanupStack } from './cleanup-stack';
 import { buildCniOptions } from './cni-options';
@@ -27,8 +28,6 @@ import { processStartTicks } from './status';
 import { toSummary } from './view';
 import { teardownNetwork } from './teardown';
 import { describePending, executedOnAdd, holdsOf, pendingStep, setPending } from './pending-cleanup';
-
-const SUPPORTED_HANDLERS = new Set(['', 'runc']);
 
 /**
  * @param opts.checks false for the shape only (the create form's preview reports the run checks as errors instead,
@@ -58,11 +57,16 @@ export async function runSandbox(ctx: EngineContext, req: RunSandboxRequest, sig
   const config = parseRunConfig(req.config);
   const runtimeHandler = req.runtimeHandler ?? '';
   const id = generateSandboxId();
-  if (!SUPPORTED_HANDLERS.has(runtimeHandler)) {
-    throw new PodscopeError(
-      'InvalidArgument',
-      `unable to get OCI runtime for sandbox ${JSON.stringify(id)}: no runtime for ${JSON.stringify(runtimeHandler)} is configured`,
-    );
+  try {
+    // runc or crun (runtime/oci-runtime.ts); the pod's containers all run on it
+    const handler = resolveRuntimeHandler(runtimeHandler);
+    const missing = ctx.runtimeHandlers?.find((h) => h.name === handler && !h.present);
+    if (missing) throw new PodscopeError('FailedPrecondition', `runtime_handler ${JSON.stringify(handler)}: ${missing.problem}`);
+  } catch (e) {
+    const err = e as PodscopeError;
+    throw new PodscopeError(err.code, `unable to get OCI runtime for sandbox ${JSON.stringify(id)}: ${err.message}`, {
+      details: err.details,
+    });
   }
   const hostNetwork = isHostNetwork(config);
   // Bad input is refused before anything is acquired: bandwidth annotations and what runc would reject.

@@ -59,5 +59,6 @@ export function engineInfo(
     ...(ctx.owner.stateDirId ? { stateDirId: ctx.owner.stateDirId } : {}),
     readOnly: ctx.readOnly,
     startupGc: known.recovery.startupGc,
+    ...(ctx.runtimeHandlers ? { runtimeHandlers: ctx.runtimeHandlers } : {}),
   };
 }

@@ -5,7 +5,6 @@
  * ../containers); this class composes them and holds the state they share and the event fan-out.
  */
 import { readFile } from 'node:fs/promises';
-import { join } from 'node:path';
 import type { CniConfigView } from '../../../shared/domain/cni';
 import type {
   ContainerEvent,
@@ -38,7 +37,8 @@ import type {
 import type { NetworkTopology, PodTopology } from '../../../shared/domain/topology';
 import { HostCgroupReader } from '../containers/cgroups';
 import type { ContainerLogOptions } from '../containers/log-reader';
-import { RuncContainerRuntime } from '../containers/runtime';
+import { allRuntimes } from '../containers/context';
+import { ociContainerRuntimes } from '../containers/runtimes';
 import { ContainerService, type ContainerDeps } from '../containers/service';
 import type { ContainerStreaming } from '../containers/streaming';
 import { noImageStore } from '../images/none';
@@ -141,11 +141,7 @@ export class SandboxEngine implements Engine {
       {
         images: this.ctx.images,
         ...(deps.containers ?? {
-          runtime: new RuncContainerRuntime({
-            runcPath: deps.options.runcPath,
-            root: join(deps.options.runDir, 'containers', 'runc'),
-            runner: new NodeProcessRunner(),
-          }),
+          ...ociContainerRuntimes(deps.options, new NodeProcessRunner()),
           cgroups: new HostCgroupReader(),
         }),
       },
@@ -381,7 +377,7 @@ export class SandboxEngine implements Engine {
     // a probe in flight stops and ends its agents before the engine lets go
     this.probes.close();
     await this.portGate.idle();
-    this.containers.ctx.runtime.close?.();
+    for (const r of allRuntimes(this.containers.ctx)) r.close?.();
     this.listeners.clear();
     await this.deps.lock?.release();
   }

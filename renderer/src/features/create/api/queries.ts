@@ -23,14 +23,19 @@ export const previewQuery = (
 export interface RunVariables {
   config: PodSandboxConfigInput;
   ipPreference?: IpPreference;
+  /** CRI runtime_handler ('' or absent: the engine's default) */
+  runtimeHandler?: string;
   requestId: string;
 }
 
 export function useRunSandbox(client: PodscopeClient, endpointId: string) {
   const qc = useQueryClient();
   return useMutation({
-    mutationFn: ({ config, ipPreference, requestId }: RunVariables) =>
-      client.call('sandbox.run', { endpointId, request: { config, requestId, ...(ipPreference ? { ipPreference } : {}) } }),
+    mutationFn: ({ config, ipPreference, runtimeHandler, requestId }: RunVariables) =>
+      client.call('sandbox.run', {
+        endpointId,
+        request: { config, requestId, ...(ipPreference ? { ipPreference } : {}), ...(runtimeHandler ? { runtimeHandler } : {}) },
+      }),
     onSettled: () => qc.invalidateQueries({ queryKey: queryKeys.pods(endpointId) }),
   });
 }

@@ -85,7 +85,7 @@ export function useCreateForm() {
     if (Object.keys(errors).length > 0) return false;
     const id = globalThis.crypto.randomUUID();
     setRequestId(id);
-    run.mutate({ config, ipPreference, requestId: id });
+    run.mutate({ config, ipPreference, runtimeHandler: form.runtimeHandler || undefined, requestId: id });
     return true;
   };
   const reset = () => {

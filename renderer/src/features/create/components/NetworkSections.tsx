@@ -10,6 +10,9 @@ import { Field, TextInput } from './Field';
 import { PortMappingsEditor } from './PortMappingsEditor';
 import type { SectionProps } from './section-props';
 
+/** the handlers a Podscope engine has (engine/runtime/oci-runtime.ts); another CRI peer may refuse crun */
+const RUNTIME_HANDLER_CHOICES = ['runc', 'crun'];
+
 /** the hostname field says what the pod will really be called: CRI leaves an empty hostname to the host's */
 function hostnameHint(form: FormState): string {
   if (form.network === 'host') return "host network: the pod shares the host's UTS namespace and keeps the host's hostname";
@@ -62,6 +65,18 @@ function AdvancedNetworkFields({ form, set }: Pick<SectionProps, 'form' | 'set'>
           >
             <option value="">engine default</option>
             {IP_PREFERENCES.map((x) => (
+              <option key={x} value={x}>
+                {x}
+              </option>
+            ))}
+          </select>
+        )}
+      </Field>
+      <Field label="Runtime handler" hint="the OCI runtime of the pod's containers (CRI runtime_handler)">
+        {(p) => (
+          <select {...p} className="input" value={form.runtimeHandler} onChange={(e) => set('runtimeHandler', e.target.value)}>
+            <option value="">engine default (runc)</option>
+            {RUNTIME_HANDLER_CHOICES.map((x) => (
               <option key={x} value={x}>
                 {x}
               </option>

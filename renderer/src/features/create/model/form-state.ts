@@ -55,6 +55,8 @@ export interface FormState {
   egress: BandwidthInput;
   cgroupParent: string;
   ipPreference: IpPreference | '';
+  /** CRI runtime_handler: '' is the engine's default (runc); crun runs the pod's containers on crun */
+  runtimeHandler: string;
   /**
    * The pod's log_directory: undefined follows the kubelet's default for the namespace, name and uid as they are
    * typed; a string is what the user typed (empty: no log directory, so containers keep no log).
@@ -94,6 +96,7 @@ export function emptyForm(): FormState {
     egress: { value: '', unit: 'M' },
     cgroupParent: '',
     ipPreference: '',
+    runtimeHandler: '',
     extra: {},
   };
 }

@@ -132,6 +132,19 @@ export function EnginePage() {
               />
             )}
           </Section>
+          {i?.runtimeHandlers && (
+            <Section title="Runtime handlers">
+              <KeyValues
+                rows={i.runtimeHandlers.map(
+                  (h) =>
+                    [
+                      `${h.name}${h.default ? ' (default)' : ''}`,
+                      h.present ? `${h.version ?? 'present'} (${h.path})` : (h.problem ?? `${h.path} missing`),
+                    ] as [string, string],
+                )}
+              />
+            </Section>
+          )}
         </div>
       </div>
     </div>

@@ -1,0 +1,210 @@
+/**
+ * The container verbs per runtime handler, beside containerd: `podscope cri` (its own process) with a pod on runc and
+ * a pod on crun (runtime_handler), and a containerd 1.6 started for the run (its shim + runc), all driven over CRI by
+ * the same client on the same busybox image, host-network pods so only the container path is compared; and the same
+ * two handlers on a second `podscope cri` whose containers are watched by conmon (`--container-monitor conmon`). Rounds take
+ * turns side by side; each round creates+starts a `sleep` container, stops it (timeout 0) and removes it, timed
+ * apart. Then K containers per side run at once and the memory of what watches them is read from /proc (monitor RSS:
+ * Podscope's log shim plus the runtime process it keeps in the foreground, or conmon; containerd's shim of the pod,
+ * shared by its containers). Prints medians and ratios; asserts nothing. Needs root, runc, crun and containerd.
+ *
+ *   npx tsx bench/runtime-handlers.ts [-n 15] [-k 5]
+ *
+ * Names: bridges psrt-b, psrt-b2 and psrt-ctd, subnets 10.113/10.111/10.112, temp dirs /tmp/prtb-*.
+ */
+import { execFileSync } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { createCriEndpointApi, type CriEndpointApi } from '../electron/cri/client';
+import { LocalImageStore } from '../electron/engine/images';
+import { NodeProcessRunner } from '../electron/engine/os/exec';
+import { buildBusyboxImage, writeDockerSave } from '../testkit/busybox-image';
+import { startContainerd, type ContainerdFixture } from '../testkit/containerd-fixture';
+import { createRealEnv, type RealEnv } from '../testkit/throwaway-env';
+import { loadAverage, startCriDaemon, type CriDaemon } from './daemon';
+import { fmt, percentile } from './stats';
+
+const REF = 'podscope.test/busybox:1';
+
+interface Side {
+  name: string;
+  api: CriEndpointApi;
+  runtimeHandler: string;
+  podId: string;
+  ms: { start: number[]; stop: number[]; remove: number[] };
+  /** monitor RSS per running container, MiB */
+  rssPerContainer?: number;
+}
+
+interface Proc {
+  pid: number;
+  ppid: number;
+  cmdline: string;
+  rssKiB: number;
+}
+
+function processes(): Proc[] {
+  const out: Proc[] = [];
+  for (const d of readdirSync('/proc')) {
+    if (!/^\d+$/.test(d)) continue;
+    try {
+      const status = readFileSync(`/proc/${d}/status`, 'utf8');
+      out.push({
+        pid: Number(d),
+        ppid: Number(/^PPid:\s+(\d+)/m.exec(status)?.[1] ?? 0),
+        cmdline: readFileSync(`/proc/${d}/cmdline`, 'latin1').replace(/\0/g, ' '),
+        rssKiB: Number(/^VmRSS:\s+(\d+) kB/m.exec(status)?.[1] ?? 0),
+      });
+    } catch {
+      /* gone */
+    }
+  }
+  return out;
+}
+
+/**
+ * What watches the containers, in MiB per container. Podscope: for each container the runtime process whose argv
+ * names it (`runc|crun … run … <id>`, kept in the foreground for the container's life; on a hybrid host crun's is
+ * started through unshare+sh, which exec into crun) and its parent, the log shim. containerd: every
+ * containerd-shim-runc-v2 whose argv names the pod (one per pod), divided by the containers in it.
+ */
+function monitorRss(side: Side, ids: string[]): number {
+  const procs = processes();
+  const byPid = new Map(procs.map((p) => [p.pid, p]));
+  let kib = 0;
+  if (side.name === 'containerd') {
+    for (const p of procs) if (p.cmdline.includes('containerd-shim-runc-v2') && p.cmdline.includes(side.podId)) kib += p.rssKiB;
+  } else if (side.name.startsWith('conmon')) {
+    // conmon alone: the runtime's create and start have exited
+    for (const id of ids) kib += procs.find((p) => p.cmdline.startsWith('conmon ') && p.cmdline.includes(` -c ${id} `))?.rssKiB ?? 0;
+  } else {
+    for (const id of ids) {
+      const runtime = procs.find((p) => / run /.test(p.cmdline) && p.cmdline.trimEnd().endsWith(id));
+      if (!runtime) continue;
+      kib += runtime.rssKiB + (byPid.get(runtime.ppid)?.rssKiB ?? 0);
+    }
+  }
+  return kib / 1024 / ids.length;
+}
+
+function podConfig(name: string) {
+  return {
+    metadata: { name, namespace: 'podscope-bench', uid: `${name}-uid` },
+    hostname: '',
+    linux: { security_context: { namespace_options: { network: 2 } } },
+  };
+}
+
+async function oneRound(side: Side, i: number): Promise<void> {
+  const pod = podConfig(side.name);
+  const config = { metadata: { name: `c${i}` }, image: { image: REF }, command: ['sleep', '3600'] };
+  let t0 = performance.now();
+  const { id } = await side.api.createContainer({ podSandboxId: side.podId, config, sandboxConfig: pod });
+  await side.api.startContainer(id);
+  const start = performance.now() - t0;
+  t0 = performance.now();
+  await side.api.stopContainer(id, 0);
+  const stop = performance.now() - t0;
+  t0 = performance.now();
+  await side.api.removeContainer(id);
+  const remove = performance.now() - t0;
+  if (i > 0) {
+    // round 0 warms caches (the first shim, the image's rootfs) on every side
+    side.ms.start.push(start);
+    side.ms.stop.push(stop);
+    side.ms.remove.push(remove);
+  }
+}
+
+async function memoryRound(side: Side, k: number): Promise<void> {
+  const pod = podConfig(side.name);
+  const ids: string[] = [];
+  try {
+    for (let i = 0; i < k; i++) {
+      const config = { metadata: { name: `m${i}` }, image: { image: REF }, command: ['sleep', '3600'] };
+      const { id } = await side.api.createContainer({ podSandboxId: side.podId, config, sandboxConfig: pod });
+      await side.api.startContainer(id);
+      ids.push(id);
+    }
+    await new Promise((r) => setTimeout(r, 500));
+    side.rssPerContainer = monitorRss(side, ids);
+  } finally {
+    for (const id of ids) await side.api.removeContainer(id).catch(() => undefined);
+  }
+}
+
+export async function runRuntimeHandlerBench(opts: { n: number; k: number; out?: (line: string) => void }): Promise<Side[]> {
+  const out = opts.out ?? ((l: string) => process.stdout.write(`${l}\n`));
+  const dir = await mkdtemp(join(tmpdir(), 'prtb-'));
+  let ctd: ContainerdFixture | undefined;
+  let env: RealEnv | undefined;
+  let env2: RealEnv | undefined;
+  let daemon: CriDaemon | undefined;
+  let daemon2: CriDaemon | undefined;
+  const sides: Side[] = [];
+  try {
+    const tar = join(dir, 'busybox.tar');
+    writeDockerSave(tar, [{ image: buildBusyboxImage(), repoTags: [REF] }]);
+    ctd = await startContainerd({ bridge: 'psrt-ctd', subnet: 112, tempPrefix: 'prtb-ctd-' });
+    execFileSync('/usr/bin/ctr', ['-a', ctd.socketPath, '-n', 'k8s.io', 'images', 'import', tar], { stdio: ['ignore', 'pipe', 'pipe'] });
+    env = await createRealEnv({ tag: 'prtb', subnet: 113, bridge: 'psrt-b', tempPrefix: 'prtb-env-' });
+    const images = await LocalImageStore.open({ root: join(env.dir, 'state', 'images'), runner: new NodeProcessRunner() });
+    await images.load(tar);
+    daemon = await startCriDaemon(env);
+    // a second engine with conmon as the monitor, on dirs of its own
+    env2 = await createRealEnv({ tag: 'prtc', subnet: 111, bridge: 'psrt-b2', tempPrefix: 'prtb-env2-' });
+    const images2 = await LocalImageStore.open({ root: join(env2.dir, 'state', 'images'), runner: new NodeProcessRunner() });
+    await images2.load(tar);
+    daemon2 = await startCriDaemon(env2, { engineArgs: ['--container-monitor', 'conmon'] });
+    const podscope = createCriEndpointApi(`unix://${daemon.socketPath}`, { connectTimeoutMs: 2000, callTimeoutMs: 120_000 });
+    const withConmon = createCriEndpointApi(`unix://${daemon2.socketPath}`, { connectTimeoutMs: 2000, callTimeoutMs: 120_000 });
+    for (const [name, api, runtimeHandler] of [
+      ['podscope runc', podscope, ''],
+      ['podscope crun', podscope, 'crun'],
+      ['conmon runc', withConmon, ''],
+      ['conmon crun', withConmon, 'crun'],
+      ['containerd', ctd.api, ''],
+    ] as const) {
+      const { id } = await api.run({ config: podConfig(name.replace(' ', '-')), runtimeHandler });
+      sides.push({ name, api, runtimeHandler, podId: id, ms: { start: [], stop: [], remove: [] } });
+    }
+    const load0 = await loadAverage();
+    for (let round = 0; round < opts.n + 1; round++) for (const s of sides) await oneRound(s, round);
+    for (const s of sides) await memoryRound(s, opts.k);
+    const ctdSide = sides.find((s) => s.name === 'containerd')!;
+    const p50 = (v: number[]) => percentile(v, 50);
+    out(`container verbs per runtime handler over CRI, busybox sleep, host-network pods, n=${opts.n} (after 1 warm-up), p50 ms`);
+    out(
+      `${'side'.padEnd(16)}${'create+start'.padStart(14)}${'stop'.padStart(10)}${'remove'.padStart(10)}${'monitor RSS MiB/ctr'.padStart(22)}`,
+    );
+    for (const s of sides)
+      out(
+        `${s.name.padEnd(16)}${fmt(p50(s.ms.start)).padStart(14)}${fmt(p50(s.ms.stop)).padStart(10)}${fmt(p50(s.ms.remove)).padStart(10)}${(s.rssPerContainer ?? NaN).toFixed(1).padStart(22)}`,
+      );
+    out('ratio to containerd (p50)');
+    for (const s of sides.filter((x) => x !== ctdSide)) {
+      const r = (k: 'start' | 'stop' | 'remove') => (p50(s.ms[k]) / p50(ctdSide.ms[k])).toFixed(2);
+      out(`${s.name.padEnd(16)}${`${r('start')}x`.padStart(14)}${`${r('stop')}x`.padStart(10)}${`${r('remove')}x`.padStart(10)}`);
+    }
+    out(`monitor RSS: ${opts.k} containers running per side; load average ${load0} before, ${await loadAverage()} after`);
+    for (const s of sides) await s.api.remove(s.podId).catch((e: unknown) => out(`remove pod ${s.name}: ${String(e)}`));
+    podscope.close();
+    withConmon.close();
+    return sides;
+  } finally {
+    await daemon?.stop();
+    await daemon2?.stop();
+    await env2?.teardown();
+    await ctd?.stop();
+    await env?.teardown();
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  const { values } = parseArgs({ options: { n: { type: 'string', short: 'n' }, k: { type: 'string', short: 'k' } } });
+  await runRuntimeHandlerBench({ n: Number(values.n ?? 15), k: Number(values.k ?? 5) });
+}
