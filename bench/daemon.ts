@@ -30,10 +30,7 @@ function buildBundle(): Promise<void> {
 }
 
 /** `nodeArgs`: flags for node itself (e.g. --cpu-prof); `engineArgs`: more engine flags, e.g. `--container-monitor conmon` */
-export async function startCriDaemon(
-  env: RealEnv,
-  opts: { nodeArgs?: string[]; engineArgs?: string[] } = {},
-): Promise<CriDaemon> {
+export async function startCriDaemon(env: RealEnv, opts: { nodeArgs?: string[]; engineArgs?: string[] } = {}): Promise<CriDaemon> {
   await buildBundle();
   const o = env.options;
   const socketPath = join(env.dir, 'podscope.sock');
