@@ -5,6 +5,7 @@
  */
 import * as pb from '../generated/runtime_v1';
 import type { CniConfigView } from '../../../shared/domain/cni';
+import type { RuntimeHandlerInfo } from '../../../shared/domain/sandbox';
 import type { CriEngine } from './handler';
 
 export const STATUS_INFO_CONFIG_KEY = 'config';
@@ -14,17 +15,14 @@ export const STATUS_INFO_CNI_LOAD_KEY = 'lastCNILoadStatus';
 export const CNI_LOAD_OK = 'OK';
 
 export async function statusResponse(engine: CriEngine, req: pb.StatusRequest): Promise<pb.StatusResponse> {
-  const conditions = await engine.runtimeConditions();
+  const [conditions, engineInfo] = await Promise.all([engine.runtimeConditions(), engine.info()]);
   const info: Record<string, string> = {};
   if (req.verbose) {
     // As in containerd, a CNI load problem never fails Status: it is reported in the info instead.
-    const [engineInfo, cni] = await Promise.all([
-      engine.info(),
-      engine.cniConfig().then(
-        (view) => ({ view }),
-        (e: unknown) => ({ error: e instanceof Error ? e.message || e.name : String(e) }),
-      ),
-    ]);
+    const cni = await engine.cniConfig().then(
+      (view) => ({ view }),
+      (e: unknown) => ({ error: e instanceof Error ? e.message || e.name : String(e) }),
+    );
     info[STATUS_INFO_CONFIG_KEY] = JSON.stringify(engineInfo);
     if ('view' in cni) {
       info[STATUS_INFO_CNI_KEY] = JSON.stringify(cni.view);
@@ -38,9 +36,22 @@ export async function statusResponse(engine: CriEngine, req: pb.StatusRequest): 
   return {
     status: { conditions: conditions.map((c) => ({ type: c.type, status: c.status, reason: c.reason, message: c.message })) },
     info,
-    runtimeHandlers: [],
+    runtimeHandlers: criRuntimeHandlers(engineInfo.runtimeHandlers ?? []),
     features: undefined,
   };
+}
+
+/**
+ * The handlers a pod can ask for, as containerd lists its configured runtimes: each usable one by name, and the
+ * default once more under the empty name (what an empty runtime_handler selects). A handler whose binary is missing
+ * is left out: RunPodSandbox refuses it. Neither recursive read-only mounts nor user namespaces are offered (the
+ * spec builder sets neither), so both features are false.
+ */
+export function criRuntimeHandlers(handlers: readonly RuntimeHandlerInfo[]): pb.RuntimeHandler[] {
+  const features = { recursiveReadOnlyMounts: false, userNamespaces: false };
+  const usable = handlers.filter((h) => h.present);
+  const def = usable.find((h) => h.default);
+  return [...(def ? [{ name: '', features }] : []), ...usable.map((h) => ({ name: h.name, features }))];
 }
 
 function cniLoadProblem(view: CniConfigView): string {
