@@ -3,13 +3,12 @@
  * `<stateDir>/sandboxes/<id>`, and under `<runDir>/sandboxes/<id>` the 64 MiB `/dev/shm` tmpfs plus the runc bundle.
  * Only resolv.conf and shm are mounted into the pause container; hostname and hosts are there for app containers.
  */
-import { copyFile, mkdir, realpath, rm, writeFile } from 'node:fs/promises';
+import { copyFile, mkdir, realpath, rm, stat, writeFile } from 'node:fs/promises';
 import { hostname as osHostname } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import type { DNSConfig, PodSandboxConfig } from '../../../shared/domain/config';
 import { PodscopeError } from '../../../shared/domain/errors';
 import { runChecked, type ProcessRunner } from '../os/exec';
-import { readMountAt } from '../netns/mountinfo';
 
 export interface SandboxPaths {
   /** `<stateDir>/sandboxes/<id>` */
@@ -81,15 +80,21 @@ export async function writeSandboxFiles(
   }
 }
 
+/**
+ * Whether something is mounted on `path`: its device differs from its parent's. Two stat calls, where reading
+ * /proc/self/mountinfo costs a line per mount on the host (each pod adds its shm and its containers' rootfs), so
+ * tearing down many pods re-read a table that grew with them. Good enough here: the only mount ever made on these
+ * directories is our own tmpfs, whose device is new; a bind mount of the same filesystem would not show.
+ */
 async function isMountPoint(path: string): Promise<boolean> {
-  let real: string;
   try {
-    real = await realpath(path);
+    const real = await realpath(path);
+    const [self, parent] = await Promise.all([stat(real), stat(dirname(real))]);
+    return self.dev !== parent.dev;
   } catch (e) {
     if ((e as NodeJS.ErrnoException).code === 'ENOENT') return false;
     throw e;
   }
-  return (await readMountAt(real)) !== undefined;
 }
 
 /** Mounts the sandbox's own /dev/shm tmpfs (noexec,nosuid,nodev, mode 1777, 64 MiB). Idempotent. */
