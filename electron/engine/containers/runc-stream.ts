@@ -103,20 +103,11 @@ export async function runcExecStream(o: RuncStreamOptions, id: string, proc: unk
   const base = join(o.root, `exec-${randomBytes(8).toString('hex')}`);
   const files = { process: `${base}.json`, log: `${base}.log`, pid: `${base}.pid`, tty: `${base}.tty` };
   await writeFile(files.process, JSON.stringify(proc), { mode: 0o600 });
-  const args = [
-    '--root',
-    o.root,
-    '--log',
-    files.log,
-    '--log-format',
-    'json',
-    'exec',
-    '--process',
-    files.process,
-    '--pid-file',
-    files.pid,
-    id,
-  ];
+  // crun 1.8.1 sometimes sends a terminal exec's output (CRLF and all) to its --log file instead of the terminal: seen
+  // under load, the process's whole output in the log and nothing on the pty. Without --log, crun writes its messages to
+  // its stderr, which under script is the terminal itself, so the person sees them and the exit code still says it failed
+  const logArgs = io.tty && o.handler === 'crun' ? [] : ['--log', files.log, '--log-format', 'json'];
+  const args = ['--root', o.root, ...logArgs, 'exec', '--process', files.process, '--pid-file', files.pid, id];
   const env = { PATH: process.env.PATH ?? '/usr/sbin:/usr/bin:/sbin:/bin' };
   try {
     if (io.signal?.aborted) throw new PodscopeError('Canceled', `exec in container ${id} was canceled`);
