@@ -4,7 +4,10 @@
  * left (the shared leak checker, which also looks for firewall's rules, sbr's rules and tables, tuning's sysctls and
  * host-device's moved link). A run that fails at each position of one chain (a tiny failing plugin placed in a bin
  * dir of the test's, the real plugins around it) leaves nothing either, and says what its unwind released. The link
- * kinds this kernel lacks (ipvlan, vlan) and a missing master link fail with an error a person can act on.
+ * kinds this kernel lacks (ipvlan, vlan) and a missing master link fail with an error a person can act on. Each pod
+ * that ran is also probed and its topology read before it is stopped: what the probe measured never fails, and the
+ * kernel shows each plugin's own link kind (bridge port, ptp's host route, bandwidth's ifb redirect, macvlan's
+ * parent, host-device's moved link).
  * Needs root. Resources: bridge pslk*, links plk*, subnets 10.65-10.69.
  */
 import { execFileSync } from 'node:child_process';
@@ -13,7 +16,9 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createEngine } from '../../electron/engine/index';
+import { failingPaths, type ProbeReport } from '../../shared/domain/probe';
 import type { TraceEntry } from '../../shared/domain/sandbox';
+import type { PodTopology } from '../../shared/domain/topology';
 import { restoreHost, snapshotHost } from '../../testkit/host-cleanup';
 import { findLeftovers, formatLeftovers, sweepLeftovers, type LeakScope, type Leftover } from '../../testkit/leak-check';
 
@@ -55,6 +60,9 @@ interface Outcome {
   ips: string[];
   afterStop?: Leftover[];
   afterRemove: Leftover[];
+  /** the probe and the topology of a pod that ran, taken before it was stopped */
+  probe?: ProbeReport;
+  topology?: PodTopology;
 }
 
 let root: string;
@@ -121,6 +129,8 @@ async function runCase(c: Case): Promise<Outcome> {
     });
     const ids = out.id ? [out.id] : [];
     if (!out.error) {
+      out.probe = await engine.probe(out.id!);
+      out.topology = await engine.topology!(out.id!);
       await engine.stop(out.id!);
       // the record, its dirs and the stopped pause container stay until remove
       out.afterStop = findLeftovers(scope(ids, out.ips)).filter((l) => !['record', 'dir', 'runc'].includes(l.kind));
@@ -139,8 +149,23 @@ async function runCase(c: Case): Promise<Outcome> {
 
 function note(name: string, o: Outcome): void {
   const stop = o.afterStop ? String(o.afterStop.length) : '-';
-  measured.push(`${name}: ${o.error ? `run failed` : 'run ok'}, leftovers after stop ${stop}, after remove/unwind ${o.afterRemove.length}`);
+  const verdicts = new Map<string, number>();
+  for (const p of o.probe?.paths ?? []) verdicts.set(p.verdict, (verdicts.get(p.verdict) ?? 0) + 1);
+  const probe = o.probe ? [...verdicts].map(([v, n]) => `${n} ${v}`).join(', ') : '-';
+  const edges = o.topology ? [...new Set(o.topology.edges.map((e) => e.kind))].sort().join(',') : '-';
+  measured.push(
+    `${name}: ${o.error ? `run failed` : 'run ok'}; probe: ${probe}; topology edges: ${edges}; ` +
+      `leftovers after stop ${stop}, after remove/unwind ${o.afterRemove.length}`,
+  );
 }
+
+/** The probe measured every path that applies and none failed; `isolated` ones are the plugin's design. */
+function expectProbeTrue(o: Outcome): void {
+  expect(o.probe!.paths.some((p) => p.measured)).toBe(true);
+  expect(failingPaths(o.probe!).map((p) => `${p.kind} ${p.from} → ${p.to}: ${p.verdict} ${p.note ?? ''}`)).toEqual([]);
+}
+
+const edgeKinds = (o: Outcome) => new Set(o.topology!.edges.map((e) => e.kind));
 
 beforeAll(async () => {
   root = await mkdtemp('/tmp/plk-');
@@ -201,6 +226,8 @@ describe('run → stop → remove leaves nothing, per plugin and per chain', () 
     });
     note('bridge+host-local', o);
     expect(o.error).toBeUndefined();
+    expectProbeTrue(o);
+    expect([...edgeKinds(o)]).toEqual(expect.arrayContaining(['veth', 'bridge-port']));
     const lo = o.trace.filter((t) => t.plugin?.type === 'loopback').map((t) => `${t.plugin!.verb}:${t.ok}`);
     expect(lo[0]).toBe('ADD:true');
     expect(lo.slice(1)).toContain('DEL:true');
@@ -219,6 +246,10 @@ describe('run → stop → remove leaves nothing, per plugin and per chain', () 
     });
     note('bridge+firewall+portmap+bandwidth+tuning', o);
     expect(o.error).toBeUndefined();
+    // the host port and the gateway measured through firewall's and portmap's rules; bandwidth's ifb seen in the kernel
+    expectProbeTrue(o);
+    expect(o.probe!.paths.some((p) => p.kind === 'hostPort' && p.verdict === 'reachable')).toBe(true);
+    expect([...edgeKinds(o)]).toEqual(expect.arrayContaining(['veth', 'bridge-port', 'redirect']));
     expect(o.ips).toContainEqual(expect.stringMatching(/^10\.65\.2\.\d+$/));
     expect(formatLeftovers(o.afterStop!)).toBe('');
     expect(formatLeftovers(o.afterRemove)).toBe('');
@@ -232,6 +263,8 @@ describe('run → stop → remove leaves nothing, per plugin and per chain', () 
     });
     note('ptp+host-local', alone);
     expect(alone.error).toBeUndefined();
+    expectProbeTrue(alone);
+    expect([...edgeKinds(alone)]).toEqual(expect.arrayContaining(['veth', 'route']));
     expect(formatLeftovers(alone.afterStop!)).toBe('');
     expect(formatLeftovers(alone.afterRemove)).toBe('');
     const fw = await runCase({
@@ -241,6 +274,8 @@ describe('run → stop → remove leaves nothing, per plugin and per chain', () 
     });
     note('ptp+firewall', fw);
     expect(fw.error).toBeUndefined();
+    expectProbeTrue(fw);
+    expect([...edgeKinds(fw)]).toEqual(expect.arrayContaining(['veth', 'route']));
     expect(formatLeftovers(fw.afterStop!)).toBe('');
     expect(formatLeftovers(fw.afterRemove)).toBe('');
   }, 60_000);
@@ -258,6 +293,9 @@ describe('run → stop → remove leaves nothing, per plugin and per chain', () 
     });
     note('macvlan+static', alone);
     expect(alone.error).toBeUndefined();
+    // the static gateway is no host address: nothing to measure there, and nothing fails
+    expect(failingPaths(alone.probe!)).toEqual([]);
+    expect(edgeKinds(alone).has('parent')).toBe(true);
     expect(formatLeftovers(alone.afterStop!)).toBe('');
     expect(formatLeftovers(alone.afterRemove)).toBe('');
     const chain = await runCase({
@@ -271,6 +309,8 @@ describe('run → stop → remove leaves nothing, per plugin and per chain', () 
     });
     note('macvlan+tuning+sbr', chain);
     expect(chain.error).toBeUndefined();
+    expect(failingPaths(chain.probe!)).toEqual([]);
+    expect(edgeKinds(chain).has('parent')).toBe(true);
     expect(formatLeftovers(chain.afterStop!)).toBe('');
     expect(formatLeftovers(chain.afterRemove)).toBe('');
   }, 60_000);
@@ -292,6 +332,9 @@ describe('run → stop → remove leaves nothing, per plugin and per chain', () 
     });
     note(`host-device+static+tuning (host link given back ${linkState('plkhd0')})`, o);
     expect(o.error).toBeUndefined();
+    // the moved link shows as the pod's host-device interface; its static address has no gateway, so no path to fail
+    expect(o.topology!.nodes.some((n) => n.kind === 'host-device')).toBe(true);
+    expect(failingPaths(o.probe!)).toEqual([]);
     const byDesign = /^moved-link: plkhd0: back in the host netns DOWN \(was (UP|LOWERLAYERDOWN|UNKNOWN)\)$/;
     expect(formatLeftovers(o.afterStop!)).toMatch(byDesign);
     expect(formatLeftovers(o.afterRemove)).toMatch(byDesign);
