@@ -332,9 +332,11 @@ describe('run → stop → remove leaves nothing, per plugin and per chain', () 
     });
     note(`host-device+static+tuning (host link given back ${linkState('plkhd0')})`, o);
     expect(o.error).toBeUndefined();
-    // the moved link shows as the pod's host-device interface; its static address has no gateway, so no path to fail
+    // the moved link shows as the pod's host-device interface; its static address has no gateway, so there is no path
+    // to fail, and the probe says there was nothing to measure rather than showing an empty list
     expect(o.topology!.nodes.some((n) => n.kind === 'host-device')).toBe(true);
     expect(failingPaths(o.probe!)).toEqual([]);
+    expect(o.probe!.errors).toContainEqual(expect.stringMatching(/^nothing to measure on eth0 \(plk-hd\): no gateway address/));
     const byDesign = /^moved-link: plkhd0: back in the host netns DOWN \(was (UP|LOWERLAYERDOWN|UNKNOWN)\)$/;
     expect(formatLeftovers(o.afterStop!)).toMatch(byDesign);
     expect(formatLeftovers(o.afterRemove)).toMatch(byDesign);

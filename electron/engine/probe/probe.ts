@@ -129,6 +129,14 @@ async function measure(
   await planPortMappings(input, plan);
   await planGateways(input, plan);
   await planPeers(input, plan, peersOf);
+  // an attachment with nothing to measure says so: an empty list would read as "nothing wrong"
+  for (const n of report.networks) {
+    const covered = (p: ProbePath) => p.interface === n.interface;
+    if (!plan.connects.some((c) => covered(c.path)) && !report.paths.some(covered))
+      report.errors.push(
+        `nothing to measure on ${n.interface} (${n.network}): no gateway address, no host port mapped through it and no ready peer on its network`,
+      );
+  }
 
   const order = { v4: dnatChainOrder(dnat.v4), v6: dnatChainOrder(dnat.v6) };
   const resetIfBanner = session.answerPrefix;
