@@ -4,7 +4,7 @@
  * left (the shared leak checker, which also looks for firewall's rules, sbr's rules and tables, tuning's sysctls and
  * host-device's moved link). A run that fails at each position of one chain (a tiny failing plugin placed in a bin
  * dir of the test's, the real plugins around it) leaves nothing either, and says what its unwind released. The link
- * kinds this kernel lacks (ipvlan, vlan) and a missing master link fail with an error a person can act on. Each pod
+ * kinds this kernel lacks (ipvlan, vlan, vrf) and a missing master link fail with an error a person can act on. Each pod
  * that ran is also probed and its topology read before it is stopped: what the probe measured never fails, and the
  * kernel shows each plugin's own link kind (bridge port, ptp's host route, bandwidth's ifb redirect, macvlan's
  * parent, host-device's moved link).
@@ -392,6 +392,21 @@ describe('link kinds this kernel lacks, and a missing master, fail with an error
       expect(formatLeftovers(o.afterRemove)).toBe('');
     }, 60_000);
   }
+
+  it('vrf after ptp (this kernel has no vrf links): "this kernel has no vrf support", and the unwind leaves nothing', async () => {
+    const o = await runCase({
+      tag: 'vr',
+      subnet: '10.67.3.0/24',
+      plugins: [
+        { type: 'ptp', ipMasq: false, ipam: ipam('vr', '10.67.3.0/24') },
+        { type: 'vrf', vrfname: 'plkvrf' },
+      ],
+    });
+    note('ptp + vrf (kernel without vrf)', o);
+    expect(o.error?.message).toMatch(/plugin type="vrf" failed \(add\)/);
+    expect(o.error?.message).toMatch(/this kernel has no vrf support: the vrf module is not loaded or not built/);
+    expect(formatLeftovers(o.afterRemove)).toBe('');
+  }, 60_000);
 
   it('macvlan whose master does not exist: the error names the link, the field and the plugin', async () => {
     const o = await runCase({
