@@ -97,10 +97,18 @@ describe('a pod with kubernetes.io/ingress-bandwidth and egress-bandwidth 10M', 
     expect(progress.length).toBeGreaterThan(10);
   }, 60_000);
 
-  it('leaves no sender/receiver process and no socket in the netns behind', () => {
+  it('leaves no sender/receiver process and no socket in the netns behind', async () => {
     expect(processesUsing(netnsPath)).toEqual([]);
+    // A socket the meter closed can still be finishing its close in the kernel, owned by no process: CLOSING with its
+    // FIN queued behind the 10 Mbit tbf (seen once in CI). Those are waited for, up to 10 s; any other socket fails.
+    const closing = /^(CLOSING|FIN-WAIT-1|FIN-WAIT-2|LAST-ACK)\s/;
+    for (let t0 = Date.now(); Date.now() - t0 < 10_000;) {
+      const left = socketsIn(netnsPath);
+      if (left === '' || !left.split('\n').every((l) => closing.test(l))) break;
+      await new Promise((r) => setTimeout(r, 200));
+    }
     expect(socketsIn(netnsPath)).toBe('');
-  });
+  }, 20_000);
 
   it('`podscope throughput ID -o json` gives {ingress, egress: {requestedBps, measuredBps, burstBytes}} and exit 0', async () => {
     // the CLI opens its own engine on the same state dir: release ours (and its lock) meanwhile
