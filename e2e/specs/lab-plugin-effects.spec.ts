@@ -94,6 +94,16 @@ test("pod detail: firewall's, tuning's and sbr's effects read from the kernel, e
     await expect(panel).toContainText(`${EFFECTS_NET}/eth0`);
     await panel.scrollIntoViewIfNeeded();
     await app.screenshot('41-pod-plugin-effects');
+
+    // stopped: the netns is gone, so nothing can be read; the panel says so and keeps no green mark from before
+    await app.detail.stop();
+    await app.detail.expectState('NotReady');
+    await expect(panel).toHaveAttribute('data-live-state', 'absent');
+    await expect(panel.getByTestId('live-absent')).toContainText(/is stopped/);
+    await expect(panel.getByTestId('plugin-effect')).toHaveCount(0);
+    await expect(panel.locator('.pill-ok')).toHaveCount(0);
+    await panel.scrollIntoViewIfNeeded();
+    await app.screenshot('41b-pod-plugin-effects-stopped');
   } finally {
     if (id) {
       await env.engine.stop(id).catch(() => undefined);
