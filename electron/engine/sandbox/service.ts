@@ -4,7 +4,6 @@
  * status.ts, preview.ts, runtime-status.ts, probe-queue.ts, throughput.ts, cni-verbs.ts; containers in
  * ../containers); this class composes them and holds the state they share and the event fan-out.
  */
-import { readFile } from 'node:fs/promises';
 import type { CniConfigView } from '../../../shared/domain/cni';
 import type {
   ContainerEvent,
@@ -381,9 +380,4 @@ export class SandboxEngine implements Engine {
     this.listeners.clear();
     await this.deps.lock?.release();
   }
-}
-
-export async function readOwnOomScoreAdj(): Promise<number> {
-  const text = await readFile('/proc/self/oom_score_adj', 'utf8').catch(() => '0');
-  return Number.parseInt(text.trim(), 10) || 0;
 }
