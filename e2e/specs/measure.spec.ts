@@ -4,7 +4,7 @@
  * tab draws the pod's wiring read from the kernel, and a node leads to its row.
  */
 import { test, expect } from '../support/fixtures';
-import { E2E_BRIDGE } from '../support/sandbox-env';
+import { E2E_BRIDGE, E2E_NETWORK } from '../support/sandbox-env';
 
 test('measure throughput on the Bandwidth tab and follow the topology to the Network tab', async ({ app, env }) => {
   const { page } = app;
@@ -46,7 +46,7 @@ test('measure throughput on the Bandwidth tab and follow the topology to the Net
 
   await test.step('CNI config: the whole network drawn from the kernel; a pod node opens that pod', async () => {
     await app.goto('CNI config');
-    const net = page.getByTestId('network-topology-psc-e2e');
+    const net = page.getByTestId(`network-topology-${E2E_NETWORK}`);
     await net.getByRole('button', { name: 'Draw from the kernel' }).click();
     await expect(net).toContainText('1 ready pod');
     await expect(net.getByTestId('topo-node-pod-if-eth0')).toBeVisible();

@@ -1,56 +1,28 @@
 /** `podscope topology`'s text: a tree from each pod link, every edge kind named with its owner, over recorded kernel output. */
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { describeTopology } from '../../electron/cli/commands/topology';
 import { parseFilters, parseLinks, parseRoutes } from '../../electron/engine/kernel/parse';
 import { buildTopology } from '../../electron/engine/topology/build';
 import { ownersFromTrace } from '../../electron/engine/topology/owners';
-import type { TraceEntry } from '../../shared/domain/trace';
-
-const fixture = (name: string) => readFileSync(join(__dirname, '../fixtures/kernel/topology', name), 'utf8');
-
-function add(network: string, index: number, type: string, interfaces: object[]): TraceEntry {
-  return {
-    seq: 0,
-    phase: 'run',
-    step: 'cni.plugin',
-    label: '',
-    startedAt: '',
-    durationMs: 0,
-    ok: true,
-    plugin: {
-      network,
-      ifName: 'eth0',
-      type,
-      verb: 'ADD',
-      index,
-      env: {},
-      stdin: '{}',
-      stdout: JSON.stringify({ interfaces }),
-      stderr: '',
-      exitCode: 0,
-    },
-  };
-}
+import { pluginAdd, topologyFixture } from './helpers/topology-fixtures';
 
 describe('describeTopology', () => {
   it('ptp + bandwidth on eth0 and macvlan on eth1: veth, route, redirect and parent, each with its plugin', () => {
     const ns = '/var/run/netns/ptpx4';
     const raw = {
       host: {
-        links: parseLinks(fixture('host-ip-addr.json')),
-        routes: parseRoutes(fixture('host-ip-route-4.json'), 4),
+        links: parseLinks(topologyFixture('host-ip-addr.json')),
+        routes: parseRoutes(topologyFixture('host-ip-route-4.json'), 4),
         bridgePorts: [],
-        ingressFilters: parseFilters(fixture('host-tc-filter-ingress.json'), 'vethee2fcdad'),
+        ingressFilters: parseFilters(topologyFixture('host-tc-filter-ingress.json'), 'vethee2fcdad'),
       },
-      pods: { [ns]: parseLinks(fixture('ptpx4-ip-addr.json')) },
+      pods: { [ns]: parseLinks(topologyFixture('ptpx4-ip-addr.json')) },
       errors: [],
     };
     const owners = ownersFromTrace([
-      add('ptpx-bw', 0, 'ptp', [{ name: 'vethee2fcdad' }, { name: 'eth0', sandbox: ns }]),
-      add('ptpx-bw', 1, 'bandwidth', [{ name: 'vethee2fcdad' }, { name: 'eth0', sandbox: ns }, { name: 'bwpdefe712dc431' }]),
-      add('ptpx-mv', 0, 'macvlan', [{ name: 'eth1', sandbox: ns }]),
+      pluginAdd('ptpx-bw', 0, 'ptp', {}, [{ name: 'vethee2fcdad' }, { name: 'eth0', sandbox: ns }]),
+      pluginAdd('ptpx-bw', 1, 'bandwidth', {}, [{ name: 'vethee2fcdad' }, { name: 'eth0', sandbox: ns }, { name: 'bwpdefe712dc431' }]),
+      pluginAdd('ptpx-mv', 0, 'macvlan', {}, [{ name: 'eth1', sandbox: ns }]),
     ]);
     const text = describeTopology({
       id: 'p4',

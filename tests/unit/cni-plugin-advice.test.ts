@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { ExecRequest, ExecResult, ProcessRunner } from '../../electron/engine/os/exec';
+import { execResult, failedExec } from '../../testkit/exec-result';
 import { defectCandidate, explainFailure, knownDefect } from '../../electron/engine/cni/plugin-failure';
 import { releaseFromAbout, upstreamOfDebianVersion } from '../../electron/engine/cni/plugin-release';
 import { execPlugin } from '../../electron/engine/cni/plugin-exec';
@@ -81,18 +82,6 @@ describe('known defects, recognised by plugin, verb, text and release', () => {
 });
 
 describe("execPlugin words the error and keeps the plugin's own text in details", () => {
-  const exit = (over: Partial<ExecResult>): ExecResult => ({
-    command: 'x',
-    exitCode: 1,
-    signal: null,
-    stdout: '',
-    stderr: '',
-    durationMs: 1,
-    timedOut: false,
-    canceled: false,
-    ...over,
-  });
-
   async function run(
     type: string,
     verb: 'ADD' | 'CHECK',
@@ -104,7 +93,7 @@ describe("execPlugin words the error and keeps the plugin's own text in details"
     try {
       await writeFile(path.join(dir, type), '');
       const runner: ProcessRunner = {
-        run: async (req) => answer(req) ?? exit({ stdout: JSON.stringify({ code: 11, msg }) }),
+        run: async (req) => answer(req) ?? failedExec({ stdout: JSON.stringify({ code: 11, msg }) }),
       };
       const ctx = { runner, binDirs: [dir], baseEnv: {}, timeoutMs: 1000, record: () => {} };
       const inv = { network: 'n', ifName: 'eth0', verb, index: 1, type, stdin: JSON.stringify(stdin), cniEnv: { CNI_COMMAND: verb } };
@@ -131,10 +120,10 @@ describe("execPlugin words the error and keeps the plugin's own text in details"
       if (req.file === 'dpkg-query') {
         asked.push(req.args!.join(' '));
         return req.args![0] === '-S'
-          ? exit({ exitCode: 0, stdout: `containernetworking-plugins: ${req.args![1]}\n` })
-          : exit({ exitCode: 0, stdout: '1.1.1+ds1-3+b5' });
+          ? execResult({ stdout: `containernetworking-plugins: ${req.args![1]}\n` })
+          : execResult({ stdout: '1.1.1+ds1-3+b5' });
       }
-      if (req.env?.CNI_COMMAND === '') return exit({ exitCode: 0, stderr: 'CNI portmap plugin version unknown' });
+      if (req.env?.CNI_COMMAND === '') return execResult({ stderr: 'CNI portmap plugin version unknown' });
       return undefined;
     });
     expect(asked).toEqual([expect.stringMatching(/^-S .*\/portmap$/), '-W -f=${Version} containernetworking-plugins']);

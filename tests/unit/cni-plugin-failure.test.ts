@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { ExecRequest, ExecResult, ProcessRunner } from '../../electron/engine/os/exec';
+import { execResult, failedExec } from '../../testkit/exec-result';
 import { describeFailure } from '../../electron/engine/cni/plugin-failure';
 import { validateContainerId, validateIfName, validateNetworkName } from '../../electron/engine/cni/names';
 import { execPlugin, type ExecContext } from '../../electron/engine/cni/plugin-exec';
@@ -7,18 +8,6 @@ import type { CniCallRecord } from '../../electron/engine/cni/types';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-
-const exit = (over: Partial<ExecResult>): ExecResult => ({
-  command: 'x',
-  exitCode: 1,
-  signal: null,
-  stdout: '',
-  stderr: '',
-  durationMs: 1,
-  timedOut: false,
-  canceled: false,
-  ...over,
-});
 
 describe('plugin failure text (libcni RawExec.pluginErr)', () => {
   it.each<[string, Partial<ExecResult>, { code?: number; msg: string; details?: string; text?: string }]>([
@@ -41,7 +30,7 @@ describe('plugin failure text (libcni RawExec.pluginErr)', () => {
     ['timeout', { exitCode: null, signal: 'SIGKILL', timedOut: true }, { msg: 'netplugin timed out after 250 ms and was killed' }],
     ['cancel', { exitCode: null, signal: 'SIGKILL', canceled: true }, { msg: 'netplugin was canceled and killed' }],
   ])('%s', (_n, r, want) => {
-    const f = describeFailure(exit(r), 250);
+    const f = describeFailure(failedExec(r), 250);
     expect(f).toMatchObject({ ...want, text: want.text ?? want.msg });
   });
 });
@@ -100,7 +89,7 @@ describe('execPlugin through an injected ProcessRunner', () => {
     await withBinary(async (mk) => {
       const seen: ExecRequest[] = [];
       const records: CniCallRecord[] = [];
-      const runner: ProcessRunner = { run: async (req) => (seen.push(req), exit({ exitCode: 0, stdout: 'ok' })) };
+      const runner: ProcessRunner = { run: async (req) => (seen.push(req), execResult({ stdout: 'ok' })) };
       const out = await execPlugin(mk(runner, records), inv, (s) => s.toUpperCase());
       expect(out).toBe('OK');
       expect(seen[0]).toMatchObject({ input: '{"a":1}', env: { PATH: '/bin', CNI_COMMAND: 'ADD' }, timeoutMs: 1234 });
@@ -116,7 +105,7 @@ describe('execPlugin through an injected ProcessRunner', () => {
   it('a reader that throws on bad output becomes a recorded CniError', async () => {
     await withBinary(async (mk) => {
       const records: CniCallRecord[] = [];
-      const runner: ProcessRunner = { run: async () => exit({ exitCode: 0, stdout: '{' }) };
+      const runner: ProcessRunner = { run: async () => execResult({ stdout: '{' }) };
       const p = execPlugin(mk(runner, records), inv, () => {
         throw new Error('failed to unmarshal raw result: x');
       });

@@ -5,42 +5,14 @@
  * as eth0), ptpx4 (ptp + bandwidth as eth0, macvlan on ptpxa as eth1). This kernel has no vlan, ipvlan or vrf: those
  * cases are written by hand in the same shapes.
  */
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parseBridgePorts, parseFilters, parseLinks, parseRoutes } from '../../electron/engine/kernel/parse';
 import { buildTopology, type PodWiring, type RawTopology } from '../../electron/engine/topology/build';
 import { noOwners, ownersFromTrace, type PodOwners } from '../../electron/engine/topology/owners';
 import { NetworkTopologySchema, PodTopologySchema } from '../../shared/domain/topology';
-import type { TraceEntry } from '../../shared/domain/trace';
+import { pluginAdd, topologyFixture } from './helpers/topology-fixtures';
 
-const fixture = (name: string) => readFileSync(join(__dirname, '../fixtures/kernel/topology', name), 'utf8');
 const A = 'a'.repeat(64);
-
-/** one successful plugin ADD of the run, as the engine records it */
-function add(network: string, index: number, type: string, config: object, interfaces: object[]): TraceEntry {
-  return {
-    seq: 0,
-    phase: 'run',
-    step: 'cni.plugin',
-    label: `ADD ${type}`,
-    startedAt: '2026-11-25T23:00:00.000Z',
-    durationMs: 1,
-    ok: true,
-    plugin: {
-      network,
-      ifName: 'eth0',
-      type,
-      verb: 'ADD',
-      index,
-      env: {},
-      stdin: JSON.stringify({ cniVersion: '1.0.0', name: network, type, ...config }),
-      stdout: JSON.stringify({ cniVersion: '1.0.0', interfaces }),
-      stderr: '',
-      exitCode: 0,
-    },
-  };
-}
 
 describe('a bridge pod (iproute2 shapes)', () => {
   const raw: RawTopology = {
@@ -92,7 +64,7 @@ describe('a bridge pod (iproute2 shapes)', () => {
           { ifindex: 8, ifname: 'vethdecoy', master: 'pst2-u', state: 'forwarding', hairpin: false },
         ]),
       ),
-      ingressFilters: parseFilters(fixture('host-tc-filter-ingress.json').replaceAll('bwpdefe712dc431', 'bwp1234'), 'veth1234'),
+      ingressFilters: parseFilters(topologyFixture('host-tc-filter-ingress.json').replaceAll('bwpdefe712dc431', 'bwp1234'), 'veth1234'),
     },
     pods: {
       '/run/netns/a': parseLinks(
@@ -119,9 +91,13 @@ describe('a bridge pod (iproute2 shapes)', () => {
     errors: [],
   };
   const owners = ownersFromTrace([
-    add('pst2-u', 0, 'bridge', { bridge: 'pst2-u' }, [{ name: 'pst2-u' }, { name: 'veth1234' }, { name: 'eth0', sandbox: '/run/netns/a' }]),
-    add('pst2-u', 1, 'portmap', {}, [{ name: 'pst2-u' }, { name: 'veth1234' }, { name: 'eth0', sandbox: '/run/netns/a' }]),
-    add('pst2-u', 2, 'bandwidth', {}, [
+    pluginAdd('pst2-u', 0, 'bridge', { bridge: 'pst2-u' }, [
+      { name: 'pst2-u' },
+      { name: 'veth1234' },
+      { name: 'eth0', sandbox: '/run/netns/a' },
+    ]),
+    pluginAdd('pst2-u', 1, 'portmap', {}, [{ name: 'pst2-u' }, { name: 'veth1234' }, { name: 'eth0', sandbox: '/run/netns/a' }]),
+    pluginAdd('pst2-u', 2, 'bandwidth', {}, [
       { name: 'pst2-u' },
       { name: 'veth1234' },
       { name: 'eth0', sandbox: '/run/netns/a' },
@@ -200,34 +176,34 @@ describe('a bridge pod (iproute2 shapes)', () => {
 describe('recorded: ptp, macvlan on a veth parent, host-device, ptp + bandwidth + a second network', () => {
   const raw: RawTopology = {
     host: {
-      links: parseLinks(fixture('host-ip-addr.json')),
-      routes: parseRoutes(fixture('host-ip-route-4.json'), 4),
+      links: parseLinks(topologyFixture('host-ip-addr.json')),
+      routes: parseRoutes(topologyFixture('host-ip-route-4.json'), 4),
       bridgePorts: [],
-      ingressFilters: parseFilters(fixture('host-tc-filter-ingress.json'), 'vethee2fcdad'),
+      ingressFilters: parseFilters(topologyFixture('host-tc-filter-ingress.json'), 'vethee2fcdad'),
     },
     pods: Object.fromEntries(
-      ['ptpx1', 'ptpx2', 'ptpx3', 'ptpx4'].map((n) => [`/var/run/netns/${n}`, parseLinks(fixture(`${n}-ip-addr.json`))]),
+      ['ptpx1', 'ptpx2', 'ptpx3', 'ptpx4'].map((n) => [`/var/run/netns/${n}`, parseLinks(topologyFixture(`${n}-ip-addr.json`))]),
     ),
     errors: [],
   };
   const pod = (n: string, owners: PodOwners): PodWiring => ({ sandboxId: n, netnsPath: `/var/run/netns/${n}`, owners });
   const ptpOwners = ownersFromTrace([
-    add('ptpx-ptp', 0, 'ptp', {}, [{ name: 'vethfc7ea3b0' }, { name: 'eth0', sandbox: '/var/run/netns/ptpx1' }]),
+    pluginAdd('ptpx-ptp', 0, 'ptp', {}, [{ name: 'vethfc7ea3b0' }, { name: 'eth0', sandbox: '/var/run/netns/ptpx1' }]),
   ]);
   const mvOwners = ownersFromTrace([
-    add('ptpx-mv', 0, 'macvlan', { master: 'ptpxa', mode: 'bridge' }, [{ name: 'eth0', sandbox: '/var/run/netns/ptpx2' }]),
+    pluginAdd('ptpx-mv', 0, 'macvlan', { master: 'ptpxa', mode: 'bridge' }, [{ name: 'eth0', sandbox: '/var/run/netns/ptpx2' }]),
   ]);
   const hdOwners = ownersFromTrace([
-    add('ptpx-hd', 0, 'host-device', { device: 'ptpxc' }, [{ name: 'eth0', sandbox: '/var/run/netns/ptpx3' }]),
+    pluginAdd('ptpx-hd', 0, 'host-device', { device: 'ptpxc' }, [{ name: 'eth0', sandbox: '/var/run/netns/ptpx3' }]),
   ]);
   const twoOwners = ownersFromTrace([
-    add('ptpx-bw', 0, 'ptp', {}, [{ name: 'vethee2fcdad' }, { name: 'eth0', sandbox: '/var/run/netns/ptpx4' }]),
-    add('ptpx-bw', 1, 'bandwidth', {}, [
+    pluginAdd('ptpx-bw', 0, 'ptp', {}, [{ name: 'vethee2fcdad' }, { name: 'eth0', sandbox: '/var/run/netns/ptpx4' }]),
+    pluginAdd('ptpx-bw', 1, 'bandwidth', {}, [
       { name: 'vethee2fcdad' },
       { name: 'eth0', sandbox: '/var/run/netns/ptpx4' },
       { name: 'bwpdefe712dc431' },
     ]),
-    add('ptpx-mv', 0, 'macvlan', { master: 'ptpxa' }, [{ name: 'eth1', sandbox: '/var/run/netns/ptpx4' }]),
+    pluginAdd('ptpx-mv', 0, 'macvlan', { master: 'ptpxa' }, [{ name: 'eth1', sandbox: '/var/run/netns/ptpx4' }]),
   ]);
 
   it("ptp: eth0's veth peer, and the host's /32 route to the pod address through it, owned by ptp", () => {
@@ -257,7 +233,9 @@ describe('recorded: ptp, macvlan on a veth parent, host-device, ptp + bandwidth 
     expect(t.nodes.find((n) => n.id === 'pod:ptpx2:eth0')).toMatchObject({ linkKind: 'macvlan', mode: 'bridge', owner: mv });
     expect(t.nodes.find((n) => n.id === 'host:ptpxa')).toMatchObject({ kind: 'host-link', linkKind: 'veth' });
     // a parent the plugin was not told about is not drawn from an ifindex alone (ifindexes are per namespace)
-    const told = ownersFromTrace([add('ptpx-mv', 0, 'macvlan', { master: 'eno1' }, [{ name: 'eth0', sandbox: '/var/run/netns/ptpx2' }])]);
+    const told = ownersFromTrace([
+      pluginAdd('ptpx-mv', 0, 'macvlan', { master: 'eno1' }, [{ name: 'eth0', sandbox: '/var/run/netns/ptpx2' }]),
+    ]);
     expect(buildTopology(raw, [pod('ptpx2', told)]).edges).toEqual([]);
   });
 
@@ -358,12 +336,12 @@ describe('written by hand (no such links on the recording host): vlan, ipvlan, v
     ]),
   );
   const owners = ownersFromTrace([
-    add('vl', 0, 'vlan', { master: 'eno1', vlanId: 100 }, [{ name: 'eth0', sandbox: '/run/netns/h' }]),
-    add('vl', 1, 'vrf', { vrfname: 'blue' }, [
+    pluginAdd('vl', 0, 'vlan', { master: 'eno1', vlanId: 100 }, [{ name: 'eth0', sandbox: '/run/netns/h' }]),
+    pluginAdd('vl', 1, 'vrf', { vrfname: 'blue' }, [
       { name: 'eth0', sandbox: '/run/netns/h' },
       { name: 'blue', sandbox: '/run/netns/h' },
     ]),
-    add('ipv', 0, 'ipvlan', { master: 'eno1' }, [{ name: 'eth1', sandbox: '/run/netns/h' }]),
+    pluginAdd('ipv', 0, 'ipvlan', { master: 'eno1' }, [{ name: 'eth1', sandbox: '/run/netns/h' }]),
   ]);
   const t = buildTopology(
     { host: { links: hostLinks, routes: [], bridgePorts: [], ingressFilters: [] }, pods: { '/run/netns/h': podLinks }, errors: [] },

@@ -148,6 +148,21 @@ export async function serveContainerEvents(
   }
 
   let unflushed = 0;
+  /** false: the client is not reading and the stream has been ended */
+  const write = (message: pb.ContainerEventResponse): boolean => {
+    unflushed++;
+    const ok = call.write(message, () => {
+      unflushed--;
+    });
+    if (!ok && unflushed > highWaterMark) {
+      fail({
+        code: GrpcStatus.RESOURCE_EXHAUSTED,
+        details: `the client is not reading its container events (more than ${highWaterMark} unsent); the stream is ended, subscribe again`,
+      });
+      return false;
+    }
+    return true;
+  };
   const seen = new Map<string, SandboxSummary>();
   const seenContainers = new Map<string, ContainerSummary>();
   const send = (event: SandboxEvent | ContainerEvent) => {
@@ -155,52 +170,13 @@ export async function serveContainerEvents(
       for (const { type, summary } of translateContainerEvent(event as ContainerEvent, seenContainers)) {
         if (done) return;
         const pod = seen.get(summary.podSandboxId);
-        unflushed++;
-        const ok = call.write(
-          {
-            containerId: summary.id,
-            containerEventType: type,
-            createdAt: (BigInt(Date.now()) * 1_000_000n).toString(),
-            podSandboxStatus: pod ? summaryStatus(pod) : undefined,
-            containersStatuses: [containerStatusOf(summary)],
-          },
-          () => {
-            unflushed--;
-          },
-        );
-        if (!ok && unflushed > highWaterMark) {
-          fail({
-            code: GrpcStatus.RESOURCE_EXHAUSTED,
-            details: `the client is not reading its container events (more than ${highWaterMark} unsent); the stream is ended, subscribe again`,
-          });
-          return;
-        }
+        if (!write(eventMessage(summary.id, type, pod ? summaryStatus(pod) : undefined, [containerStatusOf(summary)]))) return;
       }
       return;
     }
-    const e = event as SandboxEvent;
-    for (const { type, summary } of translateSandboxEvent(e, seen)) {
+    for (const { type, summary } of translateSandboxEvent(event as SandboxEvent, seen)) {
       if (done) return;
-      unflushed++;
-      const ok = call.write(
-        {
-          containerId: summary.id,
-          containerEventType: type,
-          createdAt: (BigInt(Date.now()) * 1_000_000n).toString(),
-          podSandboxStatus: summaryStatus(summary),
-          containersStatuses: [],
-        },
-        () => {
-          unflushed--;
-        },
-      );
-      if (!ok && unflushed > highWaterMark) {
-        fail({
-          code: GrpcStatus.RESOURCE_EXHAUSTED,
-          details: `the client is not reading its container events (more than ${highWaterMark} unsent); the stream is ended, subscribe again`,
-        });
-        return;
-      }
+      if (!write(eventMessage(summary.id, type, summaryStatus(summary), []))) return;
     }
   };
   // Subscribe before listing so nothing is lost in between; events that arrive meanwhile wait for the list.
@@ -231,12 +207,39 @@ export async function serveContainerEvents(
     return;
   }
   const queued = pending;
-  // Sandboxes that existed before the stream opened are known, so their next change is a transition, not a CREATED;
-  // one whose "added" is still queued is left to that event.
-  const addedMeanwhile = new Set(queued.filter((e) => e.type === 'sandbox.added').map((e) => e.id));
-  for (const s of existing) if (!addedMeanwhile.has(s.id)) seen.set(s.id, s);
-  const containersAddedMeanwhile = new Set(queued.filter((e) => e.type === 'container.added').map((e) => e.id));
-  for (const c of existingContainers) if (!containersAddedMeanwhile.has(c.id)) seenContainers.set(c.id, c);
+  knowExisting(queued, 'sandbox.added', existing, seen);
+  knowExisting(queued, 'container.added', existingContainers, seenContainers);
   pending = undefined;
   for (const e of queued) send(e);
+}
+
+/**
+ * Sandboxes (or containers) that existed before the stream opened are known, so their next change is a transition,
+ * not a CREATED; one whose "added" is still queued is left to that event.
+ */
+function knowExisting<T extends { id: string }>(
+  queued: Array<SandboxEvent | ContainerEvent>,
+  added: 'sandbox.added' | 'container.added',
+  existing: T[],
+  known: Map<string, T>,
+): void {
+  type Added = Extract<SandboxEvent | ContainerEvent, { type: typeof added }>;
+  const addedMeanwhile = new Set(queued.filter((e): e is Added => e.type === added).map((e) => e.id));
+  for (const x of existing) if (!addedMeanwhile.has(x.id)) known.set(x.id, x);
+}
+
+/** one CRI container event, stamped now */
+function eventMessage(
+  id: string,
+  type: pb.ContainerEventType,
+  podSandboxStatus: pb.PodSandboxStatus | undefined,
+  containersStatuses: pb.ContainerStatus[],
+): pb.ContainerEventResponse {
+  return {
+    containerId: id,
+    containerEventType: type,
+    createdAt: (BigInt(Date.now()) * 1_000_000n).toString(),
+    podSandboxStatus,
+    containersStatuses,
+  };
 }

@@ -80,15 +80,7 @@ type Cached =
 export async function startStreamingServer(options: StreamingServerOptions): Promise<StreamingServer> {
   const cache = new TokenCache<Cached>(options.tokens);
   const sockets = new Set<Socket | Duplex>();
-  const wss = new WebSocketServer({
-    noServer: true,
-    // the client's preference order wins among what this path supports (wsstream's handshake)
-    handleProtocols: (offered: Set<string>, req: IncomingMessage) => {
-      const supported: readonly string[] = (req as TaggedRequest).podscopeWsProtocols ?? [];
-      for (const p of offered) if (supported.includes(p)) return p;
-      return false;
-    },
-  });
+  const wss = webSocketServer();
   const handler = (req: IncomingMessage, res: ServerResponse) => {
     const route = parseRoute(req.url);
     if (!route || !cache.consume(route.token)) return plain(res, 404, 'not found\n');
@@ -102,115 +94,16 @@ export async function startStreamingServer(options: StreamingServerOptions): Pro
     sockets.add(s);
     s.once('close', () => sockets.delete(s));
   });
-  const idleMs = options.idleTimeoutMs ?? DEFAULT_STREAM_IDLE_TIMEOUT_MS;
+  const sessions: Sessions = { cache, wss, streaming: options.streaming, idleMs: options.idleTimeoutMs ?? DEFAULT_STREAM_IDLE_TIMEOUT_MS };
   server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
     socket.on('error', () => undefined);
     // no bytes either way for idleMs: the session is abandoned; closing it aborts the process's session too
-    (socket as Socket).setTimeout?.(idleMs, () => socket.destroy());
-    void onUpgrade(req, socket, head).catch(() => socket.destroy());
+    (socket as Socket).setTimeout?.(sessions.idleMs, () => socket.destroy());
+    void onUpgrade(sessions, req, socket, head).catch(() => socket.destroy());
   });
   server.on('clientError', (_e, socket: Duplex) => socket.destroy());
 
-  async function onUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): Promise<void> {
-    const route = parseRoute(req.url);
-    if (!route || (req.method !== 'GET' && req.method !== 'POST')) return rawReply(socket, 404, 'not found');
-    const cached = cache.consume(route.token);
-    if (!cached || cached.kind !== route.kind) return rawReply(socket, 404, 'not found');
-    const upgrade = String(req.headers.upgrade ?? '').toLowerCase();
-    if (upgrade === 'websocket') return onWebSocket(req, socket, head, cached, route.query);
-    if (!upgrade.includes(SPDY_UPGRADE.toLowerCase()))
-      return rawReply(socket, 400, 'unable to upgrade: missing upgrade headers in request');
-    const server = cached.kind === 'portforward' ? [PORTFORWARD_PROTOCOL] : [...SPDY_REMOTECOMMAND_PROTOCOLS];
-    const offered = String(req.headers[HEADER_PROTOCOL_VERSION.toLowerCase()] ?? '')
-      .split(',')
-      .map((p) => p.trim())
-      .filter(Boolean);
-    if (offered.length === 0) return rawReply(socket, 400, `unable to upgrade: ${HEADER_PROTOCOL_VERSION} is required`);
-    const protocol = offered.find((p) => server.includes(p));
-    if (!protocol) {
-      const accepted = server.map((p) => `${HEADER_ACCEPTED_PROTOCOL_VERSIONS}: ${p}\r\n`).join('');
-      return rawReply(
-        socket,
-        403,
-        `unable to upgrade: unable to negotiate protocol: client supports ${offered.join(',')}, server accepts ${server.join(',')}`,
-        accepted,
-      );
-    }
-    socket.write(
-      `HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: ${SPDY_UPGRADE}\r\n${HEADER_PROTOCOL_VERSION}: ${protocol}\r\n\r\n`,
-    );
-    const conn = new SpdyConnection(socket, 'server', head);
-    conn.on('error', () => undefined);
-    if (cached.kind === 'portforward') return servePortForwardSpdy(conn, options.streaming, cached.req.sandboxId);
-    const channels = await spdyRemoteCommandChannels(conn, protocol, cached.req).catch(() => {
-      conn.destroy();
-      return undefined;
-    });
-    if (channels) await runRemoteCommand(cached, channels);
-  }
-
-  function onWebSocket(req: IncomingMessage, socket: Duplex, head: Buffer, cached: Cached, query: URLSearchParams): void {
-    const supported = cached.kind === 'portforward' ? WS_PORTFORWARD_PROTOCOLS : WS_REMOTECOMMAND_PROTOCOLS;
-    (req as TaggedRequest).podscopeWsProtocols = supported;
-    // wsstream refuses the handshake when the client offers subprotocols and none is supported (no offer at all
-    // means the binary v1 protocol); the session must not start for a client that will not understand it
-    const offered = String(req.headers['sec-websocket-protocol'] ?? '')
-      .split(',')
-      .map((p) => p.trim())
-      .filter(Boolean);
-    if (offered.length > 0 && !offered.some((p) => (supported as readonly string[]).includes(p))) {
-      return rawReply(socket, 400, `requested protocol(s) are not supported: ${offered.join(', ')}; supports ${supported.join(', ')}`);
-    }
-    let ports: number[] = [];
-    if (cached.kind === 'portforward') {
-      const parsed = parsePorts(query.getAll('port'));
-      if (parsed instanceof Error) return rawReply(socket, 400, parsed.message);
-      ports = parsed.length > 0 ? parsed : cached.req.ports;
-      if (ports.length === 0) return rawReply(socket, 400, 'query parameter "port" is required');
-    }
-    wss.handleUpgrade(req, socket, head, (ws: WebSocket) => {
-      // ws clears the socket's timeout when it takes the socket over: set the idle limit again
-      (socket as Socket).setTimeout?.(idleMs, () => socket.destroy());
-      if (cached.kind === 'portforward') void servePortForwardWs(ws, ws.protocol, options.streaming, cached.req.sandboxId, ports);
-      else void runRemoteCommand(cached, wsRemoteCommandChannels(ws, ws.protocol, cached.req));
-    });
-  }
-
-  async function runRemoteCommand(cached: Exclude<Cached, { kind: 'portforward' }>, ch: RemoteCommandChannels): Promise<void> {
-    let status: StreamStatus;
-    const io = {
-      stdin: ch.stdin,
-      stdout: ch.stdout,
-      stderr: ch.stderr,
-      tty: cached.req.tty,
-      resize: ch.resize,
-      signal: ch.signal,
-    } as const;
-    try {
-      if (cached.kind === 'exec') {
-        const { exitCode } = await options.streaming.exec({ ...io, containerId: cached.req.containerId, cmd: cached.req.cmd });
-        status = exitCode === 0 ? successStatus() : exitCodeStatus(exitCode, cached.req.cmd);
-      } else {
-        await options.streaming.attach({ ...io, containerId: cached.req.containerId });
-        status = successStatus();
-      }
-    } catch (e) {
-      status = internalErrorStatus(`error executing command in container: ${e instanceof Error ? e.message : String(e)}`);
-    }
-    // what the process wrote may still sit in the sinks behind a slow reader: the status ends the session on the
-    // client's side, so it goes only after every byte before it
-    await Promise.all([flushed(ch.stdout), flushed(ch.stderr)]);
-    await ch.writeStatus(status).catch(() => undefined);
-    await ch.close().catch(() => undefined);
-  }
-
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(options.port ?? 0, options.address ?? '127.0.0.1', () => {
-      server.off('error', reject);
-      resolve();
-    });
-  });
+  await listen(server, options.port ?? 0, options.address ?? '127.0.0.1');
   const addr = server.address() as AddressInfo;
   const host = addr.family === 'IPv6' ? `[${addr.address}]` : addr.address;
   const url = (options.baseUrl ?? `${options.tls ? 'https' : 'http'}://${host}:${addr.port}`).replace(/\/$/, '');
@@ -234,6 +127,146 @@ export async function startStreamingServer(options: StreamingServerOptions): Pro
       return closing;
     },
   };
+}
+
+/** what the upgrade handlers of one server share */
+interface Sessions {
+  cache: TokenCache<Cached>;
+  wss: WebSocketServer;
+  streaming: ContainerStreaming;
+  idleMs: number;
+}
+
+function webSocketServer(): WebSocketServer {
+  return new WebSocketServer({
+    noServer: true,
+    // the client's preference order wins among what this path supports (wsstream's handshake)
+    handleProtocols: (offered: Set<string>, req: IncomingMessage) => {
+      const supported: readonly string[] = (req as TaggedRequest).podscopeWsProtocols ?? [];
+      for (const p of offered) if (supported.includes(p)) return p;
+      return false;
+    },
+  });
+}
+
+function listen(server: HttpServer, port: number, address: string): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, address, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+}
+
+/** an upgrade request: its token consumed, then the session served over WebSocket or SPDY */
+async function onUpgrade(sessions: Sessions, req: IncomingMessage, socket: Duplex, head: Buffer): Promise<void> {
+  const route = parseRoute(req.url);
+  if (!route || (req.method !== 'GET' && req.method !== 'POST')) return rawReply(socket, 404, 'not found');
+  const cached = sessions.cache.consume(route.token);
+  if (!cached || cached.kind !== route.kind) return rawReply(socket, 404, 'not found');
+  const upgrade = String(req.headers.upgrade ?? '').toLowerCase();
+  if (upgrade === 'websocket') return onWebSocket(sessions, req, socket, head, cached, route.query);
+  if (!upgrade.includes(SPDY_UPGRADE.toLowerCase())) return rawReply(socket, 400, 'unable to upgrade: missing upgrade headers in request');
+  const protocol = negotiateSpdy(req, socket, cached.kind);
+  if (!protocol) return;
+  socket.write(
+    `HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: ${SPDY_UPGRADE}\r\n${HEADER_PROTOCOL_VERSION}: ${protocol}\r\n\r\n`,
+  );
+  const conn = new SpdyConnection(socket, 'server', head);
+  conn.on('error', () => undefined);
+  if (cached.kind === 'portforward') return servePortForwardSpdy(conn, sessions.streaming, cached.req.sandboxId);
+  const channels = await spdyRemoteCommandChannels(conn, protocol, cached.req).catch(() => {
+    conn.destroy();
+    return undefined;
+  });
+  if (channels) await runRemoteCommand(sessions.streaming, cached, channels);
+}
+
+/**
+ * The SPDY protocol version: the client's first offer this path supports; without one, the socket is answered (400
+ * or 403 listing what is accepted) and undefined returned.
+ */
+function negotiateSpdy(req: IncomingMessage, socket: Duplex, kind: Cached['kind']): string | undefined {
+  const server = kind === 'portforward' ? [PORTFORWARD_PROTOCOL] : [...SPDY_REMOTECOMMAND_PROTOCOLS];
+  const offered = String(req.headers[HEADER_PROTOCOL_VERSION.toLowerCase()] ?? '')
+    .split(',')
+    .map((p) => p.trim())
+    .filter(Boolean);
+  if (offered.length === 0) {
+    rawReply(socket, 400, `unable to upgrade: ${HEADER_PROTOCOL_VERSION} is required`);
+    return undefined;
+  }
+  const protocol = offered.find((p) => server.includes(p));
+  if (!protocol) {
+    const accepted = server.map((p) => `${HEADER_ACCEPTED_PROTOCOL_VERSIONS}: ${p}\r\n`).join('');
+    rawReply(
+      socket,
+      403,
+      `unable to upgrade: unable to negotiate protocol: client supports ${offered.join(',')}, server accepts ${server.join(',')}`,
+      accepted,
+    );
+  }
+  return protocol;
+}
+
+function onWebSocket(sessions: Sessions, req: IncomingMessage, socket: Duplex, head: Buffer, cached: Cached, query: URLSearchParams): void {
+  const supported = cached.kind === 'portforward' ? WS_PORTFORWARD_PROTOCOLS : WS_REMOTECOMMAND_PROTOCOLS;
+  (req as TaggedRequest).podscopeWsProtocols = supported;
+  // wsstream refuses the handshake when the client offers subprotocols and none is supported (no offer at all
+  // means the binary v1 protocol); the session must not start for a client that will not understand it
+  const offered = String(req.headers['sec-websocket-protocol'] ?? '')
+    .split(',')
+    .map((p) => p.trim())
+    .filter(Boolean);
+  if (offered.length > 0 && !offered.some((p) => (supported as readonly string[]).includes(p))) {
+    return rawReply(socket, 400, `requested protocol(s) are not supported: ${offered.join(', ')}; supports ${supported.join(', ')}`);
+  }
+  let ports: number[] = [];
+  if (cached.kind === 'portforward') {
+    const parsed = parsePorts(query.getAll('port'));
+    if (parsed instanceof Error) return rawReply(socket, 400, parsed.message);
+    ports = parsed.length > 0 ? parsed : cached.req.ports;
+    if (ports.length === 0) return rawReply(socket, 400, 'query parameter "port" is required');
+  }
+  sessions.wss.handleUpgrade(req, socket, head, (ws: WebSocket) => {
+    // ws clears the socket's timeout when it takes the socket over: set the idle limit again
+    (socket as Socket).setTimeout?.(sessions.idleMs, () => socket.destroy());
+    if (cached.kind === 'portforward') void servePortForwardWs(ws, ws.protocol, sessions.streaming, cached.req.sandboxId, ports);
+    else void runRemoteCommand(sessions.streaming, cached, wsRemoteCommandChannels(ws, ws.protocol, cached.req));
+  });
+}
+
+async function runRemoteCommand(
+  streaming: ContainerStreaming,
+  cached: Exclude<Cached, { kind: 'portforward' }>,
+  ch: RemoteCommandChannels,
+): Promise<void> {
+  let status: StreamStatus;
+  const io = {
+    stdin: ch.stdin,
+    stdout: ch.stdout,
+    stderr: ch.stderr,
+    tty: cached.req.tty,
+    resize: ch.resize,
+    signal: ch.signal,
+  } as const;
+  try {
+    if (cached.kind === 'exec') {
+      const { exitCode } = await streaming.exec({ ...io, containerId: cached.req.containerId, cmd: cached.req.cmd });
+      status = exitCode === 0 ? successStatus() : exitCodeStatus(exitCode, cached.req.cmd);
+    } else {
+      await streaming.attach({ ...io, containerId: cached.req.containerId });
+      status = successStatus();
+    }
+  } catch (e) {
+    status = internalErrorStatus(`error executing command in container: ${e instanceof Error ? e.message : String(e)}`);
+  }
+  // what the process wrote may still sit in the sinks behind a slow reader: the status ends the session on the
+  // client's side, so it goes only after every byte before it
+  await Promise.all([flushed(ch.stdout), flushed(ch.stderr)]);
+  await ch.writeStatus(status).catch(() => undefined);
+  await ch.close().catch(() => undefined);
 }
 
 interface TaggedRequest extends IncomingMessage {

@@ -23,7 +23,7 @@ import { seccompProfileRoot } from '../options';
 import { buildContainerSpec, capabilities, type ContainerOciSpec } from '../runtime/container-spec';
 import { checkSeccompRequest, loadSeccomp } from '../runtime/seccomp';
 import { sandboxPaths } from '../runtime/sandbox-files';
-import { CleanupStack } from '../sandbox/cleanup-stack';
+import { CleanupStack, type CleanupFailure } from '../sandbox/cleanup-stack';
 import type { SandboxRecord } from '../sandbox/record';
 import { notFoundError } from '../sandbox/store';
 import { runtimeFor, type ContainerContext } from './context';
@@ -84,6 +84,20 @@ function logPathOf(sandbox: SandboxRecord, config: ContainerConfig): string {
   return path;
 }
 
+/** what the spec builder needs of the sandbox: its pause pid to join and the files it shares with its containers */
+function specSandboxOf(ctx: ContainerContext, sandbox: SandboxRecord) {
+  const paths = sandboxPaths(ctx.options.stateDir, ctx.options.runDir, sandbox.id);
+  return {
+    id: sandbox.id,
+    config: sandbox.config,
+    pausePid: sandbox.pause.pid!,
+    hostnamePath: paths.hostname,
+    hostsPath: paths.hosts,
+    resolvConfPath: paths.resolvConf,
+    shmPath: paths.shm,
+  };
+}
+
 export async function createContainer(ctx: ContainerContext, req: CreateContainerRequest): Promise<{ id: string }> {
   const config = parseContainerConfig(req.config);
   const sandbox = readySandbox(ctx, req.podSandboxId);
@@ -95,38 +109,8 @@ export async function createContainer(ctx: ContainerContext, req: CreateContaine
   // seccomp refs, log paths outside the log directory, mounts whose host path is missing.
   checkSeccompRequest({ profile: sc?.seccomp, legacyPath: sc?.seccomp_profile_path ?? '', profileRoot });
   const logPath = logPathOf(sandbox, config);
-  for (const m of config.mounts) {
-    if (!isAbsolute(m.host_path))
-      throw new PodscopeError('InvalidArgument', `mount host_path ${JSON.stringify(m.host_path)} must be absolute`);
-    // containerd: a missing host path is an error (kubelet creates the directories it wants created)
-    if (!(await ctx.host.pathExists(m.host_path)))
-      throw new PodscopeError(
-        'InvalidArgument',
-        `failed to mount ${JSON.stringify(m.host_path)} at ${JSON.stringify(m.container_path)}: host path does not exist`,
-      );
-    // containerd WithMounts (ensureShared / ensureSharedOrSlave): propagation needs the source's mount to take part;
-    // otherwise the container would silently get none, so the create is refused
-    if (m.propagation === MountPropagation.PROPAGATION_BIDIRECTIONAL || m.propagation === MountPropagation.PROPAGATION_HOST_TO_CONTAINER) {
-      const on = await ctx.host.mountPropagation?.(m.host_path);
-      const bidi = m.propagation === MountPropagation.PROPAGATION_BIDIRECTIONAL;
-      if (on && (bidi ? on.propagation !== 'shared' : on.propagation === 'private'))
-        throw new PodscopeError(
-          'InvalidArgument',
-          `path ${JSON.stringify(m.host_path)} is mounted on ${JSON.stringify(on.mountPoint)} but it is not a shared${bidi ? '' : ' or slave'} mount`,
-          { details: { field: 'mounts.propagation', hostPath: m.host_path, mountPoint: on.mountPoint } },
-        );
-    }
-  }
-  const paths = sandboxPaths(ctx.options.stateDir, ctx.options.runDir, sandbox.id);
-  const specSandbox = {
-    id: sandbox.id,
-    config: sandbox.config,
-    pausePid: sandbox.pause.pid!,
-    hostnamePath: paths.hostname,
-    hostsPath: paths.hosts,
-    resolvConfPath: paths.resolvConf,
-    shmPath: paths.shm,
-  };
+  await checkMounts(ctx, config.mounts);
+  const specSandbox = specSandboxOf(ctx, sandbox);
 
   // Node's start-up for the container's log shim overlaps the rest of create (kubelet starts right after)
   const runtime = runtimeFor(ctx, sandbox.runtimeHandler);
@@ -186,20 +170,7 @@ export async function createContainer(ctx: ContainerContext, req: CreateContaine
     cleanup.push(`delete bundle ${dirname(bundleDir)}`, () => rm(dirname(bundleDir), { recursive: true, force: true }));
     await mkdir(bundleDir, { recursive: true, mode: 0o700 });
 
-    let logCreated = false;
-    if (logPath) {
-      await mkdir(dirname(logPath), { recursive: true, mode: 0o755 });
-      // 'wx' tells whether this container created it: only then does a failed create delete it
-      const fh = await open(logPath, 'wx', 0o640).then(
-        (h) => {
-          logCreated = true;
-          return h;
-        },
-        (e: NodeJS.ErrnoException) => (e.code === 'EEXIST' ? undefined : Promise.reject(e)),
-      );
-      await fh?.close();
-      if (logCreated) cleanup.push(`delete log file ${logPath}`, () => rm(logPath, { force: true }));
-    }
+    const logCreated = logPath ? await createLogFile(logPath, cleanup) : false;
 
     const now = new Date();
     const rec: ContainerRecord = {
@@ -234,15 +205,65 @@ export async function createContainer(ctx: ContainerContext, req: CreateContaine
   } catch (error) {
     const failures = await cleanup.unwind(ctx.cleanupTimeoutMs);
     if (failures.length === 0 || !(error instanceof PodscopeError)) throw error;
-    throw new PodscopeError(
-      error.code,
-      `${error.message}; cleanup failed: ${failures.map((f) => `${f.step}: ${(f.error as Error)?.message ?? String(f.error)}`).join('; ')}`,
-      {
-        cause: error,
-        details: { cleanupFailures: failures.map((f) => ({ step: f.step, error: serializeError(f.error) })) },
-      },
-    );
+    throw withCleanupFailures(error, failures);
   }
+}
+
+/** Refused before anything is acquired: relative or missing host paths, and propagation the host mount cannot give. */
+async function checkMounts(ctx: ContainerContext, mounts: ContainerConfig['mounts']): Promise<void> {
+  for (const m of mounts) {
+    if (!isAbsolute(m.host_path))
+      throw new PodscopeError('InvalidArgument', `mount host_path ${JSON.stringify(m.host_path)} must be absolute`);
+    // containerd: a missing host path is an error (kubelet creates the directories it wants created)
+    if (!(await ctx.host.pathExists(m.host_path)))
+      throw new PodscopeError(
+        'InvalidArgument',
+        `failed to mount ${JSON.stringify(m.host_path)} at ${JSON.stringify(m.container_path)}: host path does not exist`,
+      );
+    // containerd WithMounts (ensureShared / ensureSharedOrSlave): propagation needs the source's mount to take part;
+    // otherwise the container would silently get none, so the create is refused
+    if (m.propagation === MountPropagation.PROPAGATION_BIDIRECTIONAL || m.propagation === MountPropagation.PROPAGATION_HOST_TO_CONTAINER) {
+      const on = await ctx.host.mountPropagation?.(m.host_path);
+      const bidi = m.propagation === MountPropagation.PROPAGATION_BIDIRECTIONAL;
+      if (on && (bidi ? on.propagation !== 'shared' : on.propagation === 'private'))
+        throw new PodscopeError(
+          'InvalidArgument',
+          `path ${JSON.stringify(m.host_path)} is mounted on ${JSON.stringify(on.mountPoint)} but it is not a shared${bidi ? '' : ' or slave'} mount`,
+          { details: { field: 'mounts.propagation', hostPath: m.host_path, mountPoint: on.mountPoint } },
+        );
+    }
+  }
+}
+
+/**
+ * The container's log file, created empty if absent. Returns whether this create made it ('wx'): only then does a
+ * failed create (the undo it pushes) delete it.
+ */
+async function createLogFile(logPath: string, cleanup: CleanupStack): Promise<boolean> {
+  let logCreated = false;
+  await mkdir(dirname(logPath), { recursive: true, mode: 0o755 });
+  const fh = await open(logPath, 'wx', 0o640).then(
+    (h) => {
+      logCreated = true;
+      return h;
+    },
+    (e: NodeJS.ErrnoException) => (e.code === 'EEXIST' ? undefined : Promise.reject(e)),
+  );
+  await fh?.close();
+  if (logCreated) cleanup.push(`delete log file ${logPath}`, () => rm(logPath, { force: true }));
+  return logCreated;
+}
+
+/** the create's own error, naming each undo that failed too (so what is left on the host is said) */
+function withCleanupFailures(error: PodscopeError, failures: CleanupFailure[]): PodscopeError {
+  return new PodscopeError(
+    error.code,
+    `${error.message}; cleanup failed: ${failures.map((f) => `${f.step}: ${(f.error as Error)?.message ?? String(f.error)}`).join('; ')}`,
+    {
+      cause: error,
+      details: { cleanupFailures: failures.map((f) => ({ step: f.step, error: serializeError(f.error) })) },
+    },
+  );
 }
 
 /**

@@ -44,24 +44,54 @@ function isHostRoute(dst: string): boolean {
 }
 
 export function buildTopology(raw: RawTopology, pods: PodWiring[]): { nodes: TopologyNode[]; edges: TopologyEdge[] } {
-  const nodes = new Map<string, TopologyNode>();
-  const edges: TopologyEdge[] = [];
-  const edgeKeys = new Set<string>();
-  const addEdge = (from: string, to: string, kind: TopologyEdgeKind, owner?: TopologyOwner, detail?: string) => {
-    const k = `${from}>${to}>${kind}>${detail ?? ''}`;
-    if (edgeKeys.has(k)) return;
-    edgeKeys.add(k);
-    edges.push({ from, to, kind, ...(detail ? { detail } : {}), ...(owner ? { owner } : {}) });
-  };
-  const { host } = raw;
-  const hostByIndex = new Map(host.links.map((l) => [l.ifindex, l]));
-  const hostByName = new Map(host.links.map((l) => [l.name, l]));
-  const ports = new Map(host.bridgePorts.map((p) => [p.name, p]));
+  const builder = new TopologyBuilder(raw.host);
+  for (const pod of pods) builder.addPod(pod, raw.pods[pod.netnsPath] ?? []);
+  return { nodes: [...builder.nodes.values()], edges: builder.edges };
+}
 
-  const place = (l: KernelLink, kind: TopologyNodeKind, id: string, netns: string, claim?: InterfaceClaim): TopologyNode => {
-    const existing = nodes.get(id);
+/** one pod's links as the builder walks them */
+interface PodScope {
+  pod: PodWiring;
+  byName: Map<string, KernelLink>;
+  /** every address in the pod's netns: a host route to one of them leads to this pod */
+  addresses: Set<string>;
+}
+
+/** The picture being drawn: each node once (by id), each edge once (by ends, kind and detail). */
+class TopologyBuilder {
+  readonly nodes = new Map<string, TopologyNode>();
+  readonly edges: TopologyEdge[] = [];
+  private readonly edgeKeys = new Set<string>();
+  private readonly hostByIndex: Map<number, KernelLink>;
+  private readonly hostByName: Map<string, KernelLink>;
+  private readonly ports: Map<string, BridgePort>;
+
+  constructor(private readonly host: RawTopology['host']) {
+    this.hostByIndex = new Map(host.links.map((l) => [l.ifindex, l]));
+    this.hostByName = new Map(host.links.map((l) => [l.name, l]));
+    this.ports = new Map(host.bridgePorts.map((p) => [p.name, p]));
+  }
+
+  addPod(pod: PodWiring, podLinks: KernelLink[]): void {
+    const scope: PodScope = {
+      pod,
+      byName: new Map(podLinks.map((l) => [l.name, l])),
+      addresses: new Set(podLinks.flatMap((l) => l.addresses.map((a) => a.address))),
+    };
+    for (const l of podLinks) this.wirePodLink(scope, l);
+  }
+
+  private addEdge(from: string, to: string, kind: TopologyEdgeKind, owner?: TopologyOwner, detail?: string): void {
+    const k = `${from}>${to}>${kind}>${detail ?? ''}`;
+    if (this.edgeKeys.has(k)) return;
+    this.edgeKeys.add(k);
+    this.edges.push({ from, to, kind, ...(detail ? { detail } : {}), ...(owner ? { owner } : {}) });
+  }
+
+  private place(l: KernelLink, kind: TopologyNodeKind, id: string, netns: string, claim?: InterfaceClaim): TopologyNode {
+    const existing = this.nodes.get(id);
     if (existing) return existing;
-    const port = netns === HOST_NETNS ? ports.get(l.name) : undefined;
+    const port = netns === HOST_NETNS ? this.ports.get(l.name) : undefined;
     const n: TopologyNode = {
       id,
       kind,
@@ -81,112 +111,117 @@ export function buildTopology(raw: RawTopology, pods: PodWiring[]): { nodes: Top
       ...(l.vlanId !== undefined ? { vlanId: l.vlanId } : {}),
       ...(claim ? { owner: claim.owner } : {}),
     };
-    nodes.set(id, n);
+    this.nodes.set(id, n);
     return n;
-  };
-  const hostStack = () => {
-    if (!nodes.has(HOST_STACK_ID))
-      nodes.set(HOST_STACK_ID, { id: HOST_STACK_ID, kind: 'host', name: 'host', netns: HOST_NETNS, addresses: [] });
+  }
+
+  private hostStack(): string {
+    if (!this.nodes.has(HOST_STACK_ID))
+      this.nodes.set(HOST_STACK_ID, { id: HOST_STACK_ID, kind: 'host', name: 'host', netns: HOST_NETNS, addresses: [] });
     return HOST_STACK_ID;
-  };
+  }
 
-  for (const pod of pods) {
-    const podLinks = raw.pods[pod.netnsPath] ?? [];
-    const podByName = new Map(podLinks.map((l) => [l.name, l]));
-    const podAddresses = new Set(podLinks.flatMap((l) => l.addresses.map((a) => a.address)));
-    const podId = (name: string) => `pod:${pod.sandboxId}:${name}`;
-    const hostClaim = (name: string) => pod.owners.host.get(name);
+  private placePod(scope: PodScope, l: KernelLink): TopologyNode {
+    const { pod } = scope;
+    const claim = pod.owners.pod.get(l.name);
+    const moved = claim?.owner.plugin === 'host-device';
+    const n = this.place(l, moved ? 'host-device' : 'pod-if', `pod:${pod.sandboxId}:${l.name}`, pod.netnsPath, claim);
+    n.sandboxId = pod.sandboxId;
+    if (moved) {
+      const device = claim?.config.device;
+      const original = l.alias ?? (typeof device === 'string' ? device : undefined);
+      if (original) n.originalName = original;
+    }
+    return n;
+  }
 
-    const placePod = (l: KernelLink): TopologyNode => {
-      const claim = pod.owners.pod.get(l.name);
-      const moved = claim?.owner.plugin === 'host-device';
-      const n = place(l, moved ? 'host-device' : 'pod-if', podId(l.name), pod.netnsPath, claim);
-      n.sandboxId = pod.sandboxId;
-      if (moved) {
-        const device = claim?.config.device;
-        const original = l.alias ?? (typeof device === 'string' ? device : undefined);
-        if (original) n.originalName = original;
+  /** a host link a pod link leads to, and where the host link leads in turn (master, routes, redirects) */
+  private placeHost(scope: PodScope, h: KernelLink, kind: TopologyNodeKind, via?: TopologyOwner): TopologyNode {
+    const id = `host:${h.name}`;
+    if (this.nodes.has(id)) return this.nodes.get(id)!;
+    const hostClaim = (name: string) => scope.pod.owners.host.get(name);
+    const claim = hostClaim(h.name);
+    const n = this.place(h, kind, id, HOST_NETNS, claim);
+    if (kind === 'host-veth') n.sandboxId = scope.pod.sandboxId;
+    const owner = claim?.owner ?? via;
+    const master = h.master ? this.hostByName.get(h.master) : undefined;
+    if (master?.kind === 'bridge') {
+      const b = this.placeHost(scope, master, 'bridge');
+      this.addEdge(id, b.id, 'bridge-port', hostClaim(master.name)?.owner ?? owner);
+      if (master.addresses.some((a) => a.scope !== 'link'))
+        this.addEdge(b.id, this.hostStack(), 'host-stack', hostClaim(master.name)?.owner ?? owner);
+    } else if (master) {
+      const m = this.placeHost(scope, master, 'host-link');
+      this.addEdge(id, m.id, master.kind === 'vrf' ? 'vrf-port' : 'master', owner);
+    }
+    for (const r of this.host.routes) {
+      if (r.dev !== h.name || r.table === 'local' || (r.type && r.type !== 'unicast') || !isHostRoute(r.dst)) continue;
+      if (!scope.addresses.has(r.dst.split('/')[0]!)) continue;
+      const table = r.table === 'main' ? '' : ` table ${r.table}`;
+      this.addEdge(id, this.hostStack(), 'route', owner, `${r.dst}${r.gateway ? ` via ${r.gateway}` : ''} dev ${h.name}${table}`);
+    }
+    for (const f of this.host.ingressFilters) {
+      if (f.dev !== h.name) continue;
+      for (const a of f.actions) {
+        if (a.kind !== 'mirred' || a.action !== 'redirect' || !a.toDev) continue;
+        const target = this.hostByName.get(a.toDev);
+        if (!target) continue;
+        const t = this.placeHost(scope, target, target.kind === 'ifb' ? 'ifb' : 'host-link');
+        if (t.kind === 'ifb') t.sandboxId ??= scope.pod.sandboxId;
+        this.addEdge(
+          id,
+          t.id,
+          'redirect',
+          hostClaim(target.name)?.owner,
+          `ingress of ${h.name} → ${a.direction ?? 'egress'} of ${a.toDev}`,
+        );
       }
-      return n;
-    };
+    }
+    return n;
+  }
 
-    /** a host link a pod link leads to, and where the host link leads in turn (master, routes, redirects) */
-    const placeHost = (h: KernelLink, kind: TopologyNodeKind, via?: TopologyOwner): TopologyNode => {
-      const id = `host:${h.name}`;
-      if (nodes.has(id)) return nodes.get(id)!;
-      const claim = hostClaim(h.name);
-      const n = place(h, kind, id, HOST_NETNS, claim);
-      if (kind === 'host-veth') n.sandboxId = pod.sandboxId;
-      const owner = claim?.owner ?? via;
-      const master = h.master ? hostByName.get(h.master) : undefined;
-      if (master?.kind === 'bridge') {
-        const b = placeHost(master, 'bridge');
-        addEdge(id, b.id, 'bridge-port', hostClaim(master.name)?.owner ?? owner);
-        if (master.addresses.some((a) => a.scope !== 'link'))
-          addEdge(b.id, hostStack(), 'host-stack', hostClaim(master.name)?.owner ?? owner);
-      } else if (master) {
-        const m = placeHost(master, 'host-link');
-        addEdge(id, m.id, master.kind === 'vrf' ? 'vrf-port' : 'master', owner);
+  /** a pod link, and the edge to what the kernel says it leads to: its veth peer, its parent, its master */
+  private wirePodLink(scope: PodScope, l: KernelLink): void {
+    const { pod, byName: podByName } = scope;
+    const n = this.placePod(scope, l);
+    const owner = n.kind === 'host-device' ? undefined : n.owner;
+    if (l.kind === 'veth' && l.peerNetnsId !== undefined && l.peerIfindex !== undefined) {
+      const peer = this.hostByIndex.get(l.peerIfindex);
+      // the host end must name this link back: another netns may hold a veth with the same ifindex
+      if (peer?.kind === 'veth' && peer.peerIfindex === l.ifindex && peer.peerNetnsId !== undefined) {
+        this.addEdge(n.id, `host:${peer.name}`, 'veth', owner);
+        this.placeHost(scope, peer, 'host-veth', owner);
       }
-      for (const r of host.routes) {
-        if (r.dev !== h.name || r.table === 'local' || (r.type && r.type !== 'unicast') || !isHostRoute(r.dst)) continue;
-        if (!podAddresses.has(r.dst.split('/')[0]!)) continue;
-        const table = r.table === 'main' ? '' : ` table ${r.table}`;
-        addEdge(id, hostStack(), 'route', owner, `${r.dst}${r.gateway ? ` via ${r.gateway}` : ''} dev ${h.name}${table}`);
+    } else if (l.kind === 'veth' && l.peerName) {
+      const peer = podByName.get(l.peerName);
+      if (peer) this.addEdge(n.id, this.placePod(scope, peer).id, 'veth', owner);
+    } else if (l.kind !== undefined && CHILD_KINDS.has(l.kind)) {
+      if (l.peerNetnsId !== undefined && l.peerIfindex !== undefined) this.wireHostParent(scope, l, n, owner);
+      else if (l.peerName) {
+        const parent = podByName.get(l.peerName);
+        if (parent) this.addEdge(n.id, this.placePod(scope, parent).id, 'parent', owner, l.kind);
       }
-      for (const f of host.ingressFilters) {
-        if (f.dev !== h.name) continue;
-        for (const a of f.actions) {
-          if (a.kind !== 'mirred' || a.action !== 'redirect' || !a.toDev) continue;
-          const target = hostByName.get(a.toDev);
-          if (!target) continue;
-          const t = placeHost(target, target.kind === 'ifb' ? 'ifb' : 'host-link');
-          if (t.kind === 'ifb') t.sandboxId ??= pod.sandboxId;
-          addEdge(id, t.id, 'redirect', hostClaim(target.name)?.owner, `ingress of ${h.name} → ${a.direction ?? 'egress'} of ${a.toDev}`);
-        }
-      }
-      return n;
-    };
-
-    for (const l of podLinks) {
-      const n = placePod(l);
-      const owner = n.kind === 'host-device' ? undefined : n.owner;
-      if (l.kind === 'veth' && l.peerNetnsId !== undefined && l.peerIfindex !== undefined) {
-        const peer = hostByIndex.get(l.peerIfindex);
-        // the host end must name this link back: another netns may hold a veth with the same ifindex
-        if (peer?.kind === 'veth' && peer.peerIfindex === l.ifindex && peer.peerNetnsId !== undefined) {
-          addEdge(n.id, `host:${peer.name}`, 'veth', owner);
-          placeHost(peer, 'host-veth', owner);
-        }
-      } else if (l.kind === 'veth' && l.peerName) {
-        const peer = podByName.get(l.peerName);
-        if (peer) addEdge(n.id, placePod(peer).id, 'veth', owner);
-      } else if (l.kind !== undefined && CHILD_KINDS.has(l.kind)) {
-        if (l.peerNetnsId !== undefined && l.peerIfindex !== undefined) {
-          const parent = hostByIndex.get(l.peerIfindex);
-          // ifindexes are per namespace: the parent the plugin was told to use (macvlan/ipvlan/vlan `master`) confirms it
-          const told = pod.owners.pod.get(l.name)?.config.master;
-          if (parent && (typeof told !== 'string' || told === parent.name)) {
-            const detail = `${l.kind}${l.mode ? ` ${l.mode}` : ''}${l.vlanId !== undefined ? ` id ${l.vlanId}` : ''}`;
-            addEdge(n.id, `host:${parent.name}`, 'parent', owner, detail);
-            const p = placeHost(parent, parent.kind === 'veth' && parent.peerNetnsId !== undefined ? 'host-veth' : 'host-link', owner);
-            // a veth parent whose peer is also on the host (how a test lab gives macvlan a parent)
-            const sibling = parent.kind === 'veth' && parent.peerName ? hostByName.get(parent.peerName) : undefined;
-            if (sibling) addEdge(p.id, placeHost(sibling, 'host-link').id, 'veth');
-          }
-        } else if (l.peerName) {
-          const parent = podByName.get(l.peerName);
-          if (parent) addEdge(n.id, placePod(parent).id, 'parent', owner, l.kind);
-        }
-      }
-      if (l.master) {
-        const m = podByName.get(l.master);
-        if (m) {
-          const kind: TopologyEdgeKind = m.kind === 'bridge' ? 'bridge-port' : m.kind === 'vrf' ? 'vrf-port' : 'master';
-          addEdge(n.id, placePod(m).id, kind, pod.owners.pod.get(m.name)?.owner ?? owner);
-        }
+    }
+    if (l.master) {
+      const m = podByName.get(l.master);
+      if (m) {
+        const kind: TopologyEdgeKind = m.kind === 'bridge' ? 'bridge-port' : m.kind === 'vrf' ? 'vrf-port' : 'master';
+        this.addEdge(n.id, this.placePod(scope, m).id, kind, pod.owners.pod.get(m.name)?.owner ?? owner);
       }
     }
   }
-  return { nodes: [...nodes.values()], edges };
+
+  /** a macvlan/ipvlan/vlan in the pod whose parent is a host link */
+  private wireHostParent(scope: PodScope, l: KernelLink, n: TopologyNode, owner: TopologyOwner | undefined): void {
+    const parent = this.hostByIndex.get(l.peerIfindex!);
+    // ifindexes are per namespace: the parent the plugin was told to use (macvlan/ipvlan/vlan `master`) confirms it
+    const told = scope.pod.owners.pod.get(l.name)?.config.master;
+    if (!parent || (typeof told === 'string' && told !== parent.name)) return;
+    const detail = `${l.kind}${l.mode ? ` ${l.mode}` : ''}${l.vlanId !== undefined ? ` id ${l.vlanId}` : ''}`;
+    this.addEdge(n.id, `host:${parent.name}`, 'parent', owner, detail);
+    const p = this.placeHost(scope, parent, parent.kind === 'veth' && parent.peerNetnsId !== undefined ? 'host-veth' : 'host-link', owner);
+    // a veth parent whose peer is also on the host (how a test lab gives macvlan a parent)
+    const sibling = parent.kind === 'veth' && parent.peerName ? this.hostByName.get(parent.peerName) : undefined;
+    if (sibling) this.addEdge(p.id, this.placeHost(scope, sibling, 'host-link').id, 'veth');
+  }
 }

@@ -63,142 +63,175 @@ function routeStep(r: FlowRecord['routes'][number], family: 4 | 6): TraceStep {
 }
 
 export function buildTrace(input: TraceBuildInput): { steps: TraceStep[]; why: string } {
-  const { flow, record, path, outcome, owners } = input;
+  const { flow, record } = input;
   const label = new Map(flow.netns.map((n) => [n.key, n.label]));
   const labelOf = (key: string) => label.get(key) ?? key;
   const steps: TraceStep[] = [];
 
-  const netfilterSteps = (n: TraceNetns, reply: boolean) => {
-    const iface = new Map<string, string>();
-    // every packet of the flow (SYN, ACK, data, FIN) passes the same rules: one step per rule and direction, counted
-    const seen = new Map<string, { step: TraceStep; packets: Set<string> }>();
-    for (const l of record.lines.get(n.key) ?? []) {
-      if (l.type === 'packet') {
-        const dev = l.fields.OUT || l.fields.IN;
-        if (dev) iface.set(l.id, dev);
-        continue;
-      }
-      if (l.reply !== reply) continue;
-      // owners are resolved for every line (a jump names the owner of the chain it enters), our own TRACE rule is left out
-      const owner = owners.ownerOf(l);
-      if (l.rule?.includes(TRACE_COMMENT_PREFIX)) continue;
-      const key = [l.table, l.chain, l.what, l.handle ?? '', l.verdict].join('/');
-      const prev = seen.get(key);
-      if (prev) {
-        prev.packets.add(l.id);
-        continue;
-      }
-      const step: TraceStep = {
-        kind: 'netfilter',
-        netns: n.key,
-        family: flow.family,
-        table: l.table,
-        chain: l.chain,
-        verdict: ruleVerdict(l),
-        detail: '',
-      };
-      // a chain's policy is the kernel's default, not a rule anyone installed
-      if (l.what === 'rule') step.owner = owner;
-      if (l.rule) step.rule = l.rule;
-      if (l.handle !== undefined) step.handle = l.handle;
-      const dev = iface.get(l.id);
-      if (dev) step.interface = dev;
-      if (reply) step.reply = true;
-      step.detail =
-        l.what === 'policy'
-          ? `${l.table}/${l.chain}: policy ${l.verdict}`
-          : `${l.table}/${l.chain} ${`rule ${l.handle ?? ''}`.trim()}: ${step.verdict}`;
-      seen.set(key, { step, packets: new Set([l.id]) });
-      steps.push(step);
-    }
-    for (const { step, packets } of seen.values()) if (packets.size > 1) step.detail += ` (${packets.size} packets)`;
-  };
-
   for (const n of flow.netns) {
     for (const r of record.routes.filter((x) => x.netns.key === n.key && !x.reply)) steps.push(routeStep(r, flow.family));
-    netfilterSteps(n, false);
+    steps.push(...netfilterSteps(input, n, false));
   }
   for (const n of [...flow.netns].reverse()) {
     for (const r of record.routes.filter((x) => x.netns.key === n.key && x.reply)) steps.push(routeStep(r, flow.family));
-    netfilterSteps(n, true);
+    steps.push(...netfilterSteps(input, n, true));
   }
+  if (record.seen) steps.push(...seenSteps(record.seen, flow.family));
+  steps.push(...conntrackSteps(flow, record.conntrack));
+  steps.push(...dropSteps(input));
+  const deliver = deliverStep(input, steps, (key) => label.has(key), labelOf);
+  steps.push(deliver);
 
-  // seen-at: every hop of the path, the way out in path order, then the way back in reverse
-  if (record.seen) {
-    const seenStep = (h: NonNullable<FlowRecord['seen']>[number], reply: boolean): TraceStep => {
-      const pk = reply ? h.back : h.out;
-      const flags = [...new Set(pk.map((p) => p.flags || '?'))].join(' ');
-      const step: TraceStep = {
-        kind: 'seen',
-        netns: h.hop.netns,
-        family: flow.family,
-        interface: h.hop.interface,
-        seen: pk.length > 0,
-        detail: h.error
-          ? `not captured on ${h.hop.label}: ${h.error}`
-          : pk.length > 0
-            ? `${pk.length} packet${pk.length === 1 ? '' : 's'} of the flow [${flags}] on ${h.hop.label}`
-            : `no packet of the flow on ${h.hop.label}`,
-      };
-      if (reply) step.reply = true;
-      return step;
+  const { decisive, why } = decide(input, steps, deliver, labelOf);
+  decisive.decisive = true;
+  return { steps, why };
+}
+
+/** the netfilter rules the flow passed in one netns, one direction, in the order the kernel traced them */
+function netfilterSteps(input: TraceBuildInput, n: TraceNetns, reply: boolean): TraceStep[] {
+  const { flow, record, owners } = input;
+  const steps: TraceStep[] = [];
+  const iface = new Map<string, string>();
+  // every packet of the flow (SYN, ACK, data, FIN) passes the same rules: one step per rule and direction, counted
+  const seen = new Map<string, { step: TraceStep; packets: Set<string> }>();
+  for (const l of record.lines.get(n.key) ?? []) {
+    if (l.type === 'packet') {
+      const dev = l.fields.OUT || l.fields.IN;
+      if (dev) iface.set(l.id, dev);
+      continue;
+    }
+    if (l.reply !== reply) continue;
+    // owners are resolved for every line (a jump names the owner of the chain it enters), our own TRACE rule is left out
+    const owner = owners.ownerOf(l);
+    if (l.rule?.includes(TRACE_COMMENT_PREFIX)) continue;
+    const key = [l.table, l.chain, l.what, l.handle ?? '', l.verdict].join('/');
+    const prev = seen.get(key);
+    if (prev) {
+      prev.packets.add(l.id);
+      continue;
+    }
+    const step: TraceStep = {
+      kind: 'netfilter',
+      netns: n.key,
+      family: flow.family,
+      table: l.table,
+      chain: l.chain,
+      verdict: ruleVerdict(l),
+      detail: '',
     };
-    for (const h of record.seen) steps.push(seenStep(h, false));
-    if (record.seen.some((h) => h.back.length > 0)) for (const h of [...record.seen].reverse()) steps.push(seenStep(h, true));
+    // a chain's policy is the kernel's default, not a rule anyone installed
+    if (l.what === 'rule') step.owner = owner;
+    if (l.rule) step.rule = l.rule;
+    if (l.handle !== undefined) step.handle = l.handle;
+    const dev = iface.get(l.id);
+    if (dev) step.interface = dev;
+    if (reply) step.reply = true;
+    step.detail =
+      l.what === 'policy'
+        ? `${l.table}/${l.chain}: policy ${l.verdict}`
+        : `${l.table}/${l.chain} ${`rule ${l.handle ?? ''}`.trim()}: ${step.verdict}`;
+    seen.set(key, { step, packets: new Set([l.id]) });
+    steps.push(step);
   }
+  for (const { step, packets } of seen.values()) if (packets.size > 1) step.detail += ` (${packets.size} packets)`;
+  return steps;
+}
 
-  if (!record.conntrack)
-    steps.push({ kind: 'conntrack', netns: flow.netns[0]!.key, family: flow.family, detail: 'conntrack is not installed: no entry read' });
-  else {
-    const found = record.conntrack.filter((c) => c.entries.length > 0);
-    for (const c of found)
-      for (const e of c.entries) {
-        const nat = natOf(e);
-        steps.push({
-          kind: 'conntrack',
-          netns: c.netns.key,
-          family: flow.family,
-          verdict: e.state ?? e.flags.join(','),
-          rule: e.text,
-          detail: `${e.state ?? 'entry'}${e.flags.length ? ` [${e.flags.join(', ')}]` : ''}${nat ? `; ${nat}` : '; no NAT'}`,
-        });
-      }
-    if (found.length === 0)
+/** seen-at: every hop of the path, the way out in path order, then (if anything came back) the way back in reverse */
+function seenSteps(seen: NonNullable<FlowRecord['seen']>, family: 4 | 6): TraceStep[] {
+  const seenStep = (h: NonNullable<FlowRecord['seen']>[number], reply: boolean): TraceStep => {
+    const pk = reply ? h.back : h.out;
+    const flags = [...new Set(pk.map((p) => p.flags || '?'))].join(' ');
+    const step: TraceStep = {
+      kind: 'seen',
+      netns: h.hop.netns,
+      family,
+      interface: h.hop.interface,
+      seen: pk.length > 0,
+      detail: h.error
+        ? `not captured on ${h.hop.label}: ${h.error}`
+        : pk.length > 0
+          ? `${pk.length} packet${pk.length === 1 ? '' : 's'} of the flow [${flags}] on ${h.hop.label}`
+          : `no packet of the flow on ${h.hop.label}`,
+    };
+    if (reply) step.reply = true;
+    return step;
+  };
+  const steps = seen.map((h) => seenStep(h, false));
+  if (seen.some((h) => h.back.length > 0)) for (const h of [...seen].reverse()) steps.push(seenStep(h, true));
+  return steps;
+}
+
+/** the flow's conntrack entries in every netns, or one step saying why there are none */
+function conntrackSteps(flow: FlowSpec, conntrack: FlowRecord['conntrack']): TraceStep[] {
+  if (!conntrack)
+    return [{ kind: 'conntrack', netns: flow.netns[0]!.key, family: flow.family, detail: 'conntrack is not installed: no entry read' }];
+  const steps: TraceStep[] = [];
+  const found = conntrack.filter((c) => c.entries.length > 0);
+  for (const c of found)
+    for (const e of c.entries) {
+      const nat = natOf(e);
       steps.push({
         kind: 'conntrack',
-        netns: flow.netns[0]!.key,
+        netns: c.netns.key,
         family: flow.family,
-        detail: 'no conntrack entry for this flow (none was confirmed: it was stopped before leaving the first netns, or never sent)',
+        verdict: e.state ?? e.flags.join(','),
+        rule: e.text,
+        detail: `${e.state ?? 'entry'}${e.flags.length ? ` [${e.flags.join(', ')}]` : ''}${nat ? `; ${nat}` : '; no NAT'}`,
       });
-  }
+    }
+  if (found.length === 0)
+    steps.push({
+      kind: 'conntrack',
+      netns: flow.netns[0]!.key,
+      family: flow.family,
+      detail: 'no conntrack entry for this flow (none was confirmed: it was stopped before leaving the first netns, or never sent)',
+    });
+  return steps;
+}
 
-  // drops: only for a flow that got no answer (a socket's own drops, e.g. a RST to a closed port, are not the path's)
+/** drops: only for a flow that got no answer (a socket's own drops, e.g. a RST to a closed port, are not the path's) */
+function dropSteps(input: TraceBuildInput): TraceStep[] {
+  const { flow, record, outcome } = input;
   const lost = outcome.kind === 'timeout' || outcome.kind === 'error';
-  if (record.drops === undefined) {
-    if (lost)
-      steps.push({
+  if (!lost) return [];
+  if (record.drops === undefined)
+    return [
+      {
         kind: 'drop',
         netns: input.target.key,
         family: flow.family,
         detail: 'drop reasons unavailable: tracefs (skb:kfree_skb) could not be used',
-      });
-  } else if (lost)
-    // most packets first: the flow's own SYN and its retransmits are usually the largest group
-    for (const d of record.drops.filter((x) => !isSocketReason(x.reason)).sort((x, y) => y.count - x.count))
-      steps.push({
-        kind: 'drop',
-        netns: input.target.key,
-        family: flow.family,
-        verdict: d.reason,
-        rule: d.location,
-        detail: `the kernel freed ${d.count} IPv${d.family} packet${d.count === 1 ? '' : 's'} in ${d.location}: ${d.reason} (skb:kfree_skb while the trace ran; the event carries no address, so it may be another flow's)`,
-      });
+      },
+    ];
+  // most packets first: the flow's own SYN and its retransmits are usually the largest group
+  return record.drops
+    .filter((x) => !isSocketReason(x.reason))
+    .sort((x, y) => y.count - x.count)
+    .map((d) => ({
+      kind: 'drop',
+      netns: input.target.key,
+      family: flow.family,
+      verdict: d.reason,
+      rule: d.location,
+      detail: `the kernel freed ${d.count} IPv${d.family} packet${d.count === 1 ? '' : 's'} in ${d.location}: ${d.reason} (skb:kfree_skb while the trace ran; the event carries no address, so it may be another flow's)`,
+    }));
+}
+
+/** how the connect ended and where: the last step of every trace */
+function deliverStep(
+  input: TraceBuildInput,
+  steps: TraceStep[],
+  onPath: (key: string) => boolean,
+  labelOf: (key: string) => string,
+): TraceStep {
+  const { flow, path, outcome } = input;
   const rejectStep = steps.find((s) => s.kind === 'netfilter' && s.verdict === 'REJECT');
   const away = foreignDnat(steps, path);
   const deliver: TraceStep = { kind: 'deliver', netns: flow.netns[0]!.key, family: flow.family, detail: '' };
   switch (outcome.kind) {
     case 'connected':
-      deliver.netns = path.answeredBy && label.has(path.answeredBy) ? path.answeredBy : input.target.key;
+      deliver.netns = path.answeredBy && onPath(path.answeredBy) ? path.answeredBy : input.target.key;
       deliver.detail = `connected (${path.rttMs ?? outcome.rttMs} ms); ${path.verdict === 'reachable' ? 'answered in' : 'answered, but not by the expected responder, in'} ${
         path.answeredBy ? (input.podName(path.answeredBy) ?? labelOf(deliver.netns)) : labelOf(deliver.netns)
       }`;
@@ -221,11 +254,7 @@ export function buildTrace(input: TraceBuildInput): { steps: TraceStep[]; why: s
       deliver.detail = `not connected: ${outcome.error}`;
       break;
   }
-  steps.push(deliver);
-
-  const { decisive, why } = decide(input, steps, deliver, labelOf);
-  decisive.decisive = true;
-  return { steps, why };
+  return deliver;
 }
 
 /**

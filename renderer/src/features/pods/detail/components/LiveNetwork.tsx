@@ -1,28 +1,10 @@
 /** `ip addr` and `ip route` inside the pod's netns now, diffed against what the CNI result claimed. */
+import type { LiveNetworkView } from '../../../../../../shared/domain/live';
 import type { SandboxStatus } from '../../../../../../shared/domain/sandbox';
 import { Section } from '../../../../lib/ui/KeyValues';
-import { Pill } from '../../../../lib/ui/StatusPill';
-import { cniClaims, diffCounts, diffInterfaces, diffRoutes, type AddressMark } from '../model/live-diff';
+import { useLiveNetworkDiff, type LiveNetworkDiff } from '../model/use-live-network-diff';
+import { LiveInterfacesTable, LiveRoutesTable } from './LiveNetworkTables';
 import { LivePanel } from './LivePanel';
-
-const MARK: Record<AddressMark, { text: string; className: string; title: string }> = {
-  both: { text: '✓ in CNI result', className: 'mark-ok', title: 'listed by the CNI result and present in the kernel' },
-  'kernel-only': {
-    text: '+ not in CNI result',
-    className: 'mark-warn',
-    title: 'present in the kernel, but the CNI result did not list it',
-  },
-  'kernel-auto': {
-    text: 'kernel',
-    className: 'mark-muted',
-    title: 'added by the kernel itself (link-local or loopback), not by a CNI plugin',
-  },
-  'cni-only': { text: '✗ missing in kernel', className: 'mark-bad', title: 'listed by the CNI result, but the kernel does not have it' },
-};
-
-function stateTone(state?: string) {
-  return state === 'UP' ? 'ok' : state === 'DOWN' ? 'bad' : 'muted';
-}
 
 export function LiveNetwork({ s }: { s: SandboxStatus }) {
   return (
@@ -32,152 +14,51 @@ export function LiveNetwork({ s }: { s: SandboxStatus }) {
       title="Live in the netns"
       subtitle={<>ip addr / ip route inside the pod's network namespace, compared with the CNI result above.</>}
     >
-      {(view) => {
-        const ifaces = diffInterfaces(view.interfaces, cniClaims(s));
-        const routes = diffRoutes(view.routes, s);
-        const { missing, extra } = diffCounts(ifaces);
-        const routeMissing = routes.missing.length;
-        const clean = missing === 0 && extra === 0 && routeMissing === 0;
-        return (
-          <div className="stack-s">
-            <div className={`live-summary ${clean ? 'live-summary-ok' : 'live-summary-bad'}`} data-testid="live-network-summary">
-              {clean ? (
-                '✓ Every address and route the CNI result lists is in the kernel.'
-              ) : (
-                <>
-                  {[
-                    missing && `✗ ${missing} address${missing > 1 ? 'es' : ''} from the CNI result missing in the kernel`,
-                    routeMissing && `✗ ${routeMissing} route${routeMissing > 1 ? 's' : ''} from the CNI result missing`,
-                    extra && `+ ${extra} address${extra > 1 ? 'es' : ''} in the kernel the CNI result does not list`,
-                  ]
-                    .filter(Boolean)
-                    .join(' · ')}
-                </>
-              )}
-              <span className="mono small muted live-netns">{view.netnsPath}</span>
-            </div>
-            <div className="live-cols">
-              <div className="col">
-                <Section title="Interfaces (ip addr)">
-                  <table className="table" data-testid="live-interfaces">
-                    <thead>
-                      <tr>
-                        <th>interface · MAC</th>
-                        <th>state</th>
-                        <th>MTU</th>
-                        <th>addresses</th>
-                      </tr>
-                    </thead>
-                    <tbody>
-                      {ifaces.map((d) => (
-                        <tr key={d.name} data-iface={d.name} data-present={d.live !== undefined}>
-                          <td className="mono">
-                            <b>{d.name}</b>
-                            {d.live?.kind && <span className="muted small"> {d.live.kind}</span>}
-                            {d.live?.mac && <div className="muted small">{d.live.mac}</div>}
-                          </td>
-                          <td>
-                            {d.live ? <Pill tone={stateTone(d.live.state)}>{d.live.state ?? '?'}</Pill> : <Pill tone="bad">missing</Pill>}
-                          </td>
-                          <td className="mono">{d.live?.mtu ?? '—'}</td>
-                          <td>
-                            {d.addresses.length === 0 ? (
-                              <span className="muted">none</span>
-                            ) : (
-                              <ul className="addr-list">
-                                {d.addresses.map((a) => {
-                                  const m = MARK[a.mark];
-                                  return (
-                                    <li
-                                      key={a.address}
-                                      data-address={a.address}
-                                      data-mark={a.mark}
-                                      className={a.mark === 'cni-only' ? 'addr-missing' : undefined}
-                                    >
-                                      <span className="mono">
-                                        {a.address}
-                                        {a.prefixLen !== undefined && <span className="muted">/{a.prefixLen}</span>}
-                                      </span>
-                                      <span className={`addr-mark ${m.className}`} title={m.title}>
-                                        {a.mark === 'kernel-auto' && a.scope ? `kernel · ${a.scope}` : m.text}
-                                      </span>
-                                    </li>
-                                  );
-                                })}
-                              </ul>
-                            )}
-                          </td>
-                        </tr>
-                      ))}
-                    </tbody>
-                  </table>
-                </Section>
-              </div>
-              <div className="col">
-                <Section title="Routes (ip route)">
-                  <table className="table" data-testid="live-routes">
-                    <thead>
-                      <tr>
-                        <th>destination</th>
-                        <th>via</th>
-                        <th>dev</th>
-                        <th>details</th>
-                        <th>CNI result</th>
-                      </tr>
-                    </thead>
-                    <tbody>
-                      {routes.live.map(({ route: r, inCni }, i) => (
-                        <tr key={`${r.family}-${r.dst}-${i}`} data-dst={r.dst}>
-                          <td className="mono">
-                            {r.dst}
-                            {r.family === 6 && r.dst === 'default' && <span className="muted small"> v6</span>}
-                          </td>
-                          <td className="mono">{r.gateway ?? <span className="muted">on-link</span>}</td>
-                          <td className="mono">{r.dev ?? '—'}</td>
-                          <td className="mono small muted" title="protocol · scope · metric">
-                            {[r.protocol, r.scope, r.metric === undefined ? undefined : `metric ${r.metric}`]
-                              .filter((x) => x !== undefined)
-                              .join(' · ') || '—'}
-                          </td>
-                          <td>
-                            {inCni ? (
-                              <span className="addr-mark mark-ok">✓ listed</span>
-                            ) : (
-                              <span
-                                className="addr-mark mark-muted"
-                                title="not in the CNI result: typically the kernel's own route for a connected subnet"
-                              >
-                                {r.protocol === 'kernel' ? 'kernel (connected)' : 'not listed'}
-                              </span>
-                            )}
-                          </td>
-                        </tr>
-                      ))}
-                      {routes.missing.map((r, i) => (
-                        <tr key={`missing-${i}`} className="row-error" data-dst={r.dst} data-missing="true">
-                          <td className="mono">{r.dst}</td>
-                          <td className="mono">{r.gw ?? <span className="muted">plugin default</span>}</td>
-                          <td colSpan={2} />
-                          <td>
-                            <span className="addr-mark mark-bad">✗ missing in kernel</span>
-                          </td>
-                        </tr>
-                      ))}
-                      {routes.live.length === 0 && routes.missing.length === 0 && (
-                        <tr>
-                          <td colSpan={5} className="muted">
-                            no routes
-                          </td>
-                        </tr>
-                      )}
-                    </tbody>
-                  </table>
-                </Section>
-              </div>
-            </div>
-          </div>
-        );
-      }}
+      {(view) => <LiveNetworkBody view={view} s={s} />}
     </LivePanel>
+  );
+}
+
+function LiveNetworkBody({ view, s }: { view: LiveNetworkView; s: SandboxStatus }) {
+  const diff = useLiveNetworkDiff(view, s);
+  return (
+    <div className="stack-s">
+      <LiveSummary diff={diff} netnsPath={view.netnsPath} />
+      <div className="live-cols">
+        <div className="col">
+          <Section title="Interfaces (ip addr)">
+            <LiveInterfacesTable ifaces={diff.ifaces} />
+          </Section>
+        </div>
+        <div className="col">
+          <Section title="Routes (ip route)">
+            <LiveRoutesTable routes={diff.routes} />
+          </Section>
+        </div>
+      </div>
+    </div>
+  );
+}
+
+/** one line: all there, or how many addresses and routes are missing or extra */
+function LiveSummary({ diff, netnsPath }: { diff: LiveNetworkDiff; netnsPath: string }) {
+  const { clean, missing, extra, routeMissing } = diff;
+  return (
+    <div className={`live-summary ${clean ? 'live-summary-ok' : 'live-summary-bad'}`} data-testid="live-network-summary">
+      {clean ? (
+        '✓ Every address and route the CNI result lists is in the kernel.'
+      ) : (
+        <>
+          {[
+            missing && `✗ ${missing} address${missing > 1 ? 'es' : ''} from the CNI result missing in the kernel`,
+            routeMissing && `✗ ${routeMissing} route${routeMissing > 1 ? 's' : ''} from the CNI result missing`,
+            extra && `+ ${extra} address${extra > 1 ? 'es' : ''} in the kernel the CNI result does not list`,
+          ]
+            .filter(Boolean)
+            .join(' · ')}
+        </>
+      )}
+      <span className="mono small muted live-netns">{netnsPath}</span>
+    </div>
   );
 }
