@@ -92,7 +92,7 @@ async function emptyDir(dir: string): Promise<void> {
   for (const name of await readdir(dir).catch(() => [] as string[])) await rm(join(dir, name), { recursive: true, force: true });
 }
 
-/** The runner the store gets in unit tests: with both fakes above it has nothing to run, so any call is a bug. */
+/** The store's runner in unit tests: it runs only mknod/setfattr/mount through it, which the fakes above replace. */
 export const noProcessRunner: ProcessRunner = {
   run: (req) => Promise.reject(new Error(`unit tests run no host process (asked for ${req.file})`)),
 };

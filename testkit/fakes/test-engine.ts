@@ -4,9 +4,10 @@
  * DEL) and the live view's kernel reader are the engine's own; only netns, the CNI plugins' execs, runc, the
  * per-sandbox files and the `ip`/`tc`/`iptables-save` execs are simulated. The image store is the real one under
  * <stateDir>/images over the overlay fakes (fake-overlay.ts: marks any user can write, a copying mount); images get
- * in through its own load (`loadImage`) or a pull from a test registry on 127.0.0.1 (`registry`, `serveImage`). The fakes are returned so tests can inject
- * failures (cni.failures, runtime.stopError, netns.createError, edits of `kernel`, …) and look at host-side effects.
- * State and run dirs are a fresh temp dir, removed by close(). For tests only: product code never imports this.
+ * in through its own load (`loadImage`) or a pull from a test registry on 127.0.0.1 (`registry`, `serveImage`).
+ * The fakes are returned so tests can inject failures (cni.failures, runtime.stopError, netns.createError,
+ * mounter.mountError, edits of `kernel`, …) and look at host-side effects. State and run dirs are a fresh temp dir,
+ * removed by close(). For tests only: product code never imports this.
  */
 import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -70,7 +71,7 @@ export interface TestEngine {
   probe: FakeProbeNet;
   /** the real image store the engine uses (under <stateDir>/images unless `imageStore` was given) */
   images: LocalImageStore;
-  /** its rootfs "mounts": `mounted` lists what is not yet unmounted, `mountError` fails the next one */
+  /** its rootfs "mounts": `mounted` lists what is not yet unmounted, `mountError` fails the next one (unused with `imageStore`) */
   mounter: CopyingRootfsMounter;
   /** builds (once per test file) and loads a small image tagged `ref` through the store's own load */
   loadImage(ref: string, spec?: TestImageSpec): Promise<ImageRecord>;
