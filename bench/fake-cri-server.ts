@@ -15,7 +15,7 @@ async function main(): Promise<void> {
   const socketPath = process.argv[2];
   if (!socketPath) throw new Error('usage: fake-cri-server.ts <socket>');
   const te = await createTestEngine({ tmpPrefix: 'podscope-pfl-floor-' });
-  te.images.add({ repoTags: [FAKE_IMAGE], config: { Cmd: ['sh'] } });
+  await te.loadImage(FAKE_IMAGE, { config: { Cmd: ['sh'] } });
   // a real /proc read where the real engine makes one (the fakes answer from memory): liveness of a live pid
   const fakeAlive = te.containerRuntime.alive.bind(te.containerRuntime);
   te.containerRuntime.alive = (pid: number) => {

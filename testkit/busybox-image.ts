@@ -253,33 +253,14 @@ function buildWhiteoutLayer(work: string): Buffer {
 }
 
 export function buildBusyboxImage(opts: BusyboxImageOptions = {}): BuiltImage {
-  const compression = opts.compression ?? 'gzip';
-  const format = opts.format ?? 'oci';
-  if (format === 'docker' && compression === 'zstd') throw new Error('docker manifests have no zstd layer type');
+  if ((opts.format ?? 'oci') === 'docker' && opts.compression === 'zstd') throw new Error('docker manifests have no zstd layer type');
   const work = mkdtempSync(join(tmpdir(), 'podscope-busybox-image-'));
   try {
     const tars = [buildBaseLayer(work, opts)];
     if (opts.whiteoutLayer) tars.push(buildWhiteoutLayer(work));
-    const layerType =
-      format === 'docker'
-        ? MT.dockerLayerGzip
-        : compression === 'gzip'
-          ? MT.ociLayerGzip
-          : compression === 'zstd'
-            ? MT.ociLayerZstd
-            : MT.ociLayer;
-    const layers = tars.map((t) => {
-      const bytes = compress(t, compression);
-      return { digest: digestOf(bytes), mediaType: layerType, bytes };
-    });
-    const diffIds = tars.map((t) => digestOf(t));
-    const architecture = opts.architecture ?? hostArchitecture();
-    const configJson = {
-      created: '1970-01-01T00:00:00Z',
-      architecture,
-      os: 'linux',
-      ...(opts.variant && { variant: opts.variant }),
-      config: {
+    return assembleImage(
+      tars,
+      {
         Env: opts.env ?? [BUSYBOX_PATH_ENV],
         Cmd: opts.cmd ?? ['sh'],
         ...(opts.entrypoint && { Entrypoint: opts.entrypoint }),
@@ -289,40 +270,81 @@ export function buildBusyboxImage(opts: BusyboxImageOptions = {}): BuiltImage {
         ...(opts.exposedPorts && { ExposedPorts: Object.fromEntries(opts.exposedPorts.map((p) => [p, {}])) }),
         ...(opts.labels && { Labels: opts.labels }),
       },
-      rootfs: { type: 'layers', diff_ids: diffIds },
-      history: tars.map((_, i) => ({ created: '1970-01-01T00:00:00Z', created_by: `podscope testkit layer ${i + 1}` })),
-    };
-    const configBytes = Buffer.from(JSON.stringify(configJson));
-    const config: Blob = {
-      digest: digestOf(configBytes),
-      mediaType: format === 'docker' ? MT.dockerConfig : MT.ociConfig,
-      bytes: configBytes,
-    };
-    const manifestType = format === 'docker' ? MT.dockerManifest : MT.ociManifest;
-    const manifestBytes = Buffer.from(
-      JSON.stringify({
-        schemaVersion: 2,
-        mediaType: manifestType,
-        config: { mediaType: config.mediaType, digest: config.digest, size: configBytes.length },
-        layers: layers.map((l) => ({ mediaType: l.mediaType, digest: l.digest, size: l.bytes.length })),
-      }),
+      opts,
     );
-    const blobs = new Map<string, Buffer>([[config.digest, configBytes], ...layers.map((l) => [l.digest, l.bytes] as [string, Buffer])]);
-    return {
-      id: config.digest,
-      config,
-      layers,
-      layerTars: tars,
-      diffIds,
-      manifest: { digest: digestOf(manifestBytes), mediaType: manifestType, bytes: manifestBytes },
-      os: 'linux',
-      architecture,
-      ...(opts.variant && { variant: opts.variant }),
-      blobs,
-    };
   } finally {
     rmSync(work, { recursive: true, force: true });
   }
+}
+
+/** A deterministic layer tar of a directory (root-owned entries, mtime 0, sorted). */
+export function layerTarOf(dir: string): Buffer {
+  return tarDir(dir);
+}
+
+/**
+ * An image from uncompressed layer tars (base first) and its runtime config (OCI config.config): the layer blobs,
+ * config and manifest with their digests.
+ */
+export function assembleImage(
+  tars: Buffer[],
+  runtimeConfig: object,
+  opts: Pick<BusyboxImageOptions, 'compression' | 'format' | 'architecture' | 'variant'> = {},
+): BuiltImage {
+  const compression = opts.compression ?? 'gzip';
+  const format = opts.format ?? 'oci';
+  if (format === 'docker' && compression === 'zstd') throw new Error('docker manifests have no zstd layer type');
+  const layerType =
+    format === 'docker'
+      ? MT.dockerLayerGzip
+      : compression === 'gzip'
+        ? MT.ociLayerGzip
+        : compression === 'zstd'
+          ? MT.ociLayerZstd
+          : MT.ociLayer;
+  const layers = tars.map((t) => {
+    const bytes = compress(t, compression);
+    return { digest: digestOf(bytes), mediaType: layerType, bytes };
+  });
+  const diffIds = tars.map((t) => digestOf(t));
+  const architecture = opts.architecture ?? hostArchitecture();
+  const configJson = {
+    created: '1970-01-01T00:00:00Z',
+    architecture,
+    os: 'linux',
+    ...(opts.variant && { variant: opts.variant }),
+    config: runtimeConfig,
+    rootfs: { type: 'layers', diff_ids: diffIds },
+    history: tars.map((_, i) => ({ created: '1970-01-01T00:00:00Z', created_by: `podscope testkit layer ${i + 1}` })),
+  };
+  const configBytes = Buffer.from(JSON.stringify(configJson));
+  const config: Blob = {
+    digest: digestOf(configBytes),
+    mediaType: format === 'docker' ? MT.dockerConfig : MT.ociConfig,
+    bytes: configBytes,
+  };
+  const manifestType = format === 'docker' ? MT.dockerManifest : MT.ociManifest;
+  const manifestBytes = Buffer.from(
+    JSON.stringify({
+      schemaVersion: 2,
+      mediaType: manifestType,
+      config: { mediaType: config.mediaType, digest: config.digest, size: configBytes.length },
+      layers: layers.map((l) => ({ mediaType: l.mediaType, digest: l.digest, size: l.bytes.length })),
+    }),
+  );
+  const blobs = new Map<string, Buffer>([[config.digest, configBytes], ...layers.map((l) => [l.digest, l.bytes] as [string, Buffer])]);
+  return {
+    id: config.digest,
+    config,
+    layers,
+    layerTars: tars,
+    diffIds,
+    manifest: { digest: digestOf(manifestBytes), mediaType: manifestType, bytes: manifestBytes },
+    os: 'linux',
+    architecture,
+    ...(opts.variant && { variant: opts.variant }),
+    blobs,
+  };
 }
 
 /** An OCI index (or Docker manifest list) over per-platform images. */

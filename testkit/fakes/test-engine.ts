@@ -2,11 +2,14 @@
  * The real SandboxEngine over the OS touch-point fakes, for every test above the OS boundary (UI, IPC, CRI): name
  * reservation, ids, IP selection, trace labels, events and the CNI manager (conf dir, plugin chaining, cache, CHECK,
  * DEL) and the live view's kernel reader are the engine's own; only netns, the CNI plugins' execs, runc, the
- * per-sandbox files and the `ip`/`tc`/`iptables-save` execs are simulated. The fakes are returned so tests can inject
- * failures (cni.failures, runtime.stopError, netns.createError, edits of `kernel`, …) and look at host-side effects.
- * State and run dirs are a fresh temp dir, removed by close(). For tests only: product code never imports this.
+ * per-sandbox files and the `ip`/`tc`/`iptables-save` execs are simulated. The image store is the real one under
+ * <stateDir>/images over the overlay fakes (fake-overlay.ts: marks any user can write, a copying mount); images get
+ * in through its own load (`loadImage`) or a pull from a test registry on 127.0.0.1 (`registry`, `serveImage`).
+ * The fakes are returned so tests can inject failures (cni.failures, runtime.stopError, netns.createError,
+ * mounter.mountError, edits of `kernel`, …) and look at host-side effects. State and run dirs are a fresh temp dir,
+ * removed by close(). For tests only: product code never imports this.
  */
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { ContainerEvent } from '../../shared/domain/container';
@@ -19,8 +22,13 @@ import type { RecoveryReport } from '../../electron/engine/sandbox/recover';
 import { SandboxEngine, type EngineDeps } from '../../electron/engine/sandbox/service';
 import { createFakeCni, type FakeCni, type FakeNetwork } from './fake-cni';
 import { FakeCgroups, FakeContainerHost, FakeContainerRuntime } from './fake-container-runtime';
-import { FakeImageStore } from './fake-images';
-import type { ImageStore } from '../../electron/engine/images/types';
+import { LocalImageStore } from '../../electron/engine/images/store';
+import type { ImageRecord } from '../../electron/engine/images/types';
+import { parseReference } from '../../electron/engine/images/reference';
+import type { BuiltImage } from '../busybox-image';
+import { startTestRegistry, type TestRegistry } from '../registry';
+import { buildTestImage, loadTestImage, type TestImageSpec } from '../test-images';
+import { CopyingRootfsMounter, FakeOverlayMarks, noProcessRunner } from './fake-overlay';
 import { FakeSandboxFiles } from './fake-files';
 import type { FakeKernel } from './fake-kernel';
 import { FakeKernelCommands, fakeLiveReader } from './fake-kernel-commands';
@@ -29,6 +37,9 @@ import { FakeProbeNet, type FakeProbeWorld } from './fake-probe-net';
 import { FakePauseRuntime } from './fake-runtime';
 import { FakeThroughputMeter } from './fake-throughput';
 
+/** the registry name whose images a test engine with `registry` pulls from its test registry */
+const TEST_REGISTRY = 'podscope.test';
+
 export interface TestEngineOptions {
   /** engine options over the temp-dir defaults (dirs you pass are used as given) */
   options?: Partial<EngineOptions>;
@@ -36,8 +47,13 @@ export interface TestEngineOptions {
   networks?: FakeNetwork[];
   /** engine set-up problems shown by info() and runtimeConditions() (e.g. "runtime: runc not found") */
   problems?: string[];
-  /** an image store instead of the FakeImageStore (e.g. the real one over a test registry); `images` is then the fake, unused */
-  imageStore?: ImageStore;
+  /** another image store (e.g. one over the host's overlayfs) instead of the real store over the overlay fakes */
+  imageStore?: LocalImageStore;
+  /**
+   * start a test registry (testkit/registry.ts) on 127.0.0.1 that the store pulls `podscope.test/…` from (as its
+   * mirror for that registry); `serveImage` puts images there
+   */
+  registry?: boolean;
   /** temp dir name prefix (default "podscope-test-engine-") */
   tmpPrefix?: string;
 }
@@ -53,7 +69,18 @@ export interface TestEngine {
   kernel: FakeKernel;
   /** the reachability probe's simulated network (listeners, black holes, agents left open) */
   probe: FakeProbeNet;
-  images: FakeImageStore;
+  /** the real image store the engine uses (under <stateDir>/images unless `imageStore` was given) */
+  images: LocalImageStore;
+  /** its rootfs "mounts": `mounted` lists what is not yet unmounted, `mountError` fails the next one (unused with `imageStore`) */
+  mounter: CopyingRootfsMounter;
+  /** builds (once per test file) and loads a small image tagged `ref` through the store's own load */
+  loadImage(ref: string, spec?: TestImageSpec): Promise<ImageRecord>;
+  /** the containers the store counts as users of an image (its users/ dir): what makes remove refuse */
+  imageUsers(): Promise<string[]>;
+  /** with `registry`: the test registry the store pulls `podscope.test/…` from */
+  registry: TestRegistry | undefined;
+  /** with `registry`: builds (once per test file) a small image and serves it as `ref` (`podscope.test/<name>:<tag>`) */
+  serveImage(ref: string, spec?: TestImageSpec): BuiltImage;
   /** replays byte curves for throughput(); set `curves` per direction */
   throughput: FakeThroughputMeter;
   /** the `ip`/`bridge`/`tc` commands over what the fake CNI plugins left; the engine's own kernel and topology readers run over them */
@@ -93,7 +120,17 @@ export async function createTestEngine(opts: TestEngineOptions = {}): Promise<Te
   const kernel = cni.plugins.kernel;
   const runtime = new FakePauseRuntime();
   const files = new FakeSandboxFiles();
-  const images = new FakeImageStore();
+  const registry = opts.registry ? await startTestRegistry() : undefined;
+  const mounter = new CopyingRootfsMounter();
+  const images =
+    opts.imageStore ??
+    (await LocalImageStore.open({
+      root: join(options.stateDir, 'images'),
+      runner: noProcessRunner,
+      registryMirrors: registry && { [TEST_REGISTRY]: `http://${registry.host}` },
+      marks: new FakeOverlayMarks(),
+      mounter,
+    }));
   const probe = new FakeProbeNet(() => fakeProbeWorld(kernel));
   // default: 8 Gbit/s line speed through containerd's 512 MiB burst, then 10 Mbit/s
   const throughput = new FakeThroughputMeter({
@@ -112,7 +149,7 @@ export async function createTestEngine(opts: TestEngineOptions = {}): Promise<Te
     files,
     liveReader: fakeLiveReader(kernel, kernelCommands),
     probeNet: probe,
-    images: opts.imageStore ?? images,
+    images,
     throughputMeter: throughput,
     topologyReader: new KernelTopologyReader(new LinuxKernelReader(kernelCommands)),
     buildPauseSpec,
@@ -130,6 +167,7 @@ export async function createTestEngine(opts: TestEngineOptions = {}): Promise<Te
     recovery = await engine.start();
   } catch (e) {
     await engine.close().catch(() => undefined);
+    await registry?.close();
     await rm(dir, { recursive: true, force: true });
     throw e;
   }
@@ -143,6 +181,19 @@ export async function createTestEngine(opts: TestEngineOptions = {}): Promise<Te
     kernel,
     probe,
     images,
+    mounter,
+    loadImage: (ref, spec) => loadTestImage(images, ref, spec),
+    imageUsers: async () =>
+      (await readdir(join(images.root, 'users')).catch(() => [] as string[])).filter((n) => n.endsWith('.json')).map((n) => n.slice(0, -5)),
+    registry,
+    serveImage(ref, spec) {
+      const parsed = parseReference(ref);
+      if (!registry || parsed.registry !== TEST_REGISTRY || !parsed.tag)
+        throw new Error(`serveImage ${ref}: needs createTestEngine({ registry: true }) and a ${TEST_REGISTRY}/<name>:<tag> ref`);
+      const image = buildTestImage(parsed.canonical, spec);
+      registry.putImage(parsed.repository, parsed.tag, image);
+      return image;
+    },
     throughput,
     kernelCommands,
     containerRuntime,
@@ -155,6 +206,7 @@ export async function createTestEngine(opts: TestEngineOptions = {}): Promise<Te
       if (closed) return;
       closed = true;
       await engine.close();
+      await registry?.close();
       await rm(dir, { recursive: true, force: true });
     },
   };

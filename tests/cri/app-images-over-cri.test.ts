@@ -1,7 +1,8 @@
 /**
  * The app's image channels against a CRI endpoint: the same Images page calls (list, inspect with layers and config
  * from ImageStatus verbose info, pull, remove with the runtime's refusal) go through the CRI ImageService of an added
- * endpoint, here `podscope cri` over the real engine with fakes. A CRI endpoint without a streaming client says it
+ * endpoint, here `podscope cri` over the real engine with fakes (its real image store pulling from a test registry
+ * on 127.0.0.1, mirrored as `podscope.test`). A CRI endpoint without a streaming client says it
  * does not support exec.
  */
 import { join } from 'node:path';
@@ -19,7 +20,7 @@ let tmp: ReturnType<typeof tempDir>;
 
 beforeAll(async () => {
   tmp = tempDir('psu-cri-img-');
-  fakes = await createTestEngine();
+  fakes = await createTestEngine({ registry: true });
   server = await startCriServer({ engine: fakes.engine, socketPath: join(tmp.dir, 'cri.sock') });
 });
 afterAll(async () => {
@@ -43,17 +44,13 @@ describe('image channels over a CRI endpoint', () => {
       const ep = await client.call('endpoints.add', { address: server.socketPath });
       // a Podscope daemon serves Exec (its engine over fakes streams), so the endpoint offers exec too
       expect(ep.capabilities).toMatchObject({ images: true, streaming: true });
-      fakes.images.add({
-        repoTags: ['podscope.test/web:1'],
-        diffIds: ['sha256:' + '1'.repeat(64)],
-        config: { Cmd: ['httpd'], WorkingDir: '/www' },
-      });
-      fakes.images.registry.set('podscope.test/new:2', { repoTags: [] });
+      const web = await fakes.loadImage('podscope.test/web:1', { config: { Cmd: ['httpd'], WorkingDir: '/www' } });
+      fakes.serveImage('podscope.test/new:2');
 
       const list = await client.call('images.list', { endpointId: ep.id });
       expect(list.map((i) => i.repoTags)).toEqual([['podscope.test/web:1']]);
       const detail = await client.call('images.inspect', { endpointId: ep.id, ref: 'podscope.test/web:1' });
-      expect(detail?.layers).toEqual(['sha256:' + '1'.repeat(64)]);
+      expect(detail?.layers).toEqual(web.diffIds);
       expect(detail?.config).toMatchObject({ Cmd: ['httpd'], WorkingDir: '/www' });
       expect(await client.call('images.inspect', { endpointId: ep.id, ref: 'podscope.test/absent:1' })).toBeNull();
 

@@ -20,7 +20,7 @@ const IMAGE = 'podscope.test/busybox:1';
 beforeAll(async () => {
   tmp = tempDir('podscope-c1-cri-');
   fakes = await createTestEngine({ tmpPrefix: 'podscope-c1-fakes-' });
-  fakes.images.add({ repoTags: [IMAGE], config: { Cmd: ['sh'], StopSignal: 'SIGINT' } });
+  await fakes.loadImage(IMAGE, { config: { Cmd: ['sh'], StopSignal: 'SIGINT' } });
   server = await startCriServer({ engine: fakes.engine, socketPath: join(tmp.dir, 'cri.sock') });
   client = rawClient(server.socketPath);
 });

@@ -163,7 +163,7 @@ describe('ImageService (cri-client checks ImageFsInfo on connect)', () => {
 
   it('answers ImageFsInfo, ListImages and ImageStatus (a missing image is an empty response, not an error)', async () => {
     const fs = await call<pb.ImageFsInfoRequest, pb.ImageFsInfoResponse>((c) => c.imageFsInfo, {});
-    expect(fs.imageFilesystems[0]?.fsId?.mountpoint).toBe(fakes.images.mountpoint);
+    expect(fs.imageFilesystems[0]?.fsId?.mountpoint).toBe(fakes.images.root);
     expect(await call((c) => c.listImages, { filter: undefined })).toEqual({ images: [] });
     const st = await call<pb.ImageStatusRequest, pb.ImageStatusResponse>((c) => c.imageStatus, {
       image: pb.ImageSpec.fromPartial({ image: 'busybox' }),

@@ -121,7 +121,7 @@ describe('re-list mode (a runtime without GetContainerEvents)', () => {
 
   it('pushes a container that exited with its exit code (one ContainerStatus), which ListContainers does not carry', async () => {
     const [host] = (await fakes.engine.list()).filter((p) => p.state === 'SANDBOX_READY');
-    fakes.images.add({ repoTags: ['podscope.test/busybox:1'] });
+    await fakes.loadImage('podscope.test/busybox:1');
     const { id } = await fakes.engine.createContainer({
       podSandboxId: host!.id,
       config: { metadata: { name: 'job' }, image: { image: 'podscope.test/busybox:1' }, command: ['false'] },

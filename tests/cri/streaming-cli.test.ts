@@ -29,7 +29,7 @@ const ROOT = join(__dirname, '../..');
 beforeAll(async () => {
   tmp = tempDir('pss2-cli-');
   fakes = await createTestEngine({ tmpPrefix: 'pss2-clifakes-' });
-  fakes.images.add({ repoTags: [IMAGE], config: { Cmd: ['sh'] } });
+  await fakes.loadImage(IMAGE, { config: { Cmd: ['sh'] } });
   const streaming = fakeStreaming();
   target = await upperCaseServer();
   streaming.ports.set(80, target.port);

@@ -31,7 +31,7 @@ const IMAGE = 'podscope.test/busybox:1';
 beforeAll(async () => {
   tmp = tempDir('pss2-cri-');
   fakes = await createTestEngine({ tmpPrefix: 'pss2-fakes-' });
-  fakes.images.add({ repoTags: [IMAGE], config: { Cmd: ['sh'] } });
+  await fakes.loadImage(IMAGE, { config: { Cmd: ['sh'] } });
   streaming = fakeStreaming();
   target = await upperCaseServer();
   streaming.ports.set(80, target.port);

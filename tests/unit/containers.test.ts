@@ -5,7 +5,7 @@
 import { existsSync, readdirSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { createTestEngine, type TestEngine } from '../../testkit/fakes/test-engine';
 import { fakeLiveReader } from '../../testkit/fakes/fake-kernel-commands';
 import { SandboxEngine } from '../../electron/engine/sandbox/service';
@@ -15,9 +15,12 @@ import type { ContainerOciSpec } from '../../electron/engine/runtime/container-s
 
 let t: TestEngine;
 let podId: string;
-let rootfs: string;
 
 const IMAGE = 'podscope.test/busybox:1';
+const IMAGE_SPEC = {
+  config: { Cmd: ['sh'], Env: ['PATH=/bin', 'A=image'], StopSignal: 'SIGQUIT' },
+  layers: [{ 'etc/passwd': 'root:x:0:0::/:/bin/sh\nweb:x:1000:1001::/:/bin/sh\n', 'etc/group': 'web:x:1001:\nstaff:x:50:web\n' }],
+};
 
 function ctr(name: string, extra: Partial<ContainerConfigInput> = {}): ContainerConfigInput {
   return { metadata: { name }, image: { image: IMAGE }, command: ['sleep', '100'], log_path: `${name}.log`, ...extra };
@@ -25,11 +28,7 @@ function ctr(name: string, extra: Partial<ContainerConfigInput> = {}): Container
 
 beforeEach(async () => {
   t = await createTestEngine({ tmpPrefix: 'podscope-c1-unit-' });
-  rootfs = join(t.dir, 'image-rootfs');
-  await mkdir(join(rootfs, 'etc'), { recursive: true });
-  await writeFile(join(rootfs, 'etc/passwd'), 'root:x:0:0::/:/bin/sh\nweb:x:1000:1001::/:/bin/sh\n');
-  await writeFile(join(rootfs, 'etc/group'), 'web:x:1001:\nstaff:x:50:web\n');
-  t.images.add({ repoTags: [IMAGE], rootfs, config: { Cmd: ['sh'], Env: ['PATH=/bin', 'A=image'], StopSignal: 'SIGQUIT' } });
+  await t.loadImage(IMAGE, IMAGE_SPEC);
   ({ id: podId } = await t.engine.run({
     config: { metadata: { name: 'p', namespace: 'ns', uid: 'u1' }, hostname: 'p', log_directory: join(t.dir, 'logs') },
   }));
@@ -40,12 +39,13 @@ afterEach(async () => {
 });
 
 /** Nothing of a failed create remains: no record, no rootfs user, no container dir or bundle, no log file, name free. */
-function expectNothingLeft(name: string) {
+async function expectNothingLeft(name: string) {
   const containersDir = join(t.dir, 'state', 'containers');
   expect(existsSync(containersDir) ? readdirSync(containersDir) : []).toEqual([]);
   const bundles = join(t.dir, 'run', 'containers');
   expect(existsSync(bundles) ? readdirSync(bundles) : []).toEqual([]);
-  expect(t.images.users.size).toBe(0);
+  expect(await t.imageUsers()).toEqual([]);
+  expect(t.mounter.mounted.size).toBe(0);
   expect(existsSync(join(t.dir, 'logs', `${name}.log`))).toBe(false);
   expect(t.containerRuntime.containers.size).toBe(0);
 }
@@ -79,7 +79,7 @@ describe('CreateContainer', () => {
       .catch((e: unknown) => e);
     expect(err).toMatchObject({ code: 'NotFound' });
     expect((err as Error).message).toContain('"nope:1"');
-    expectNothingLeft('web');
+    await expectNothingLeft('web');
     await t.engine.stop(podId);
     await expect(t.engine.createContainer({ podSandboxId: podId, config: ctr('web') })).rejects.toMatchObject({
       code: 'FailedPrecondition',
@@ -90,7 +90,7 @@ describe('CreateContainer', () => {
     [
       'the rootfs cannot be prepared',
       () => {
-        t.images.prepareError = new PodscopeError('RuntimeError', 'overlay mount failed');
+        t.mounter.mountError = new PodscopeError('RuntimeError', 'overlay mount failed');
       },
     ],
     [
@@ -111,7 +111,7 @@ describe('CreateContainer', () => {
         await writeFile(join(t.dir, 'logs', 'x'), 'not a dir');
       }
       await expect(t.engine.createContainer({ podSandboxId: podId, config: ctr('web', extra) })).rejects.toBeInstanceOf(Error);
-      expectNothingLeft('web');
+      await expectNothingLeft('web');
       expect(await t.engine.listContainers()).toEqual([]);
       // the name is free again
       await t.engine.createContainer({ podSandboxId: podId, config: ctr('web') });
@@ -119,12 +119,13 @@ describe('CreateContainer', () => {
   }
 
   it('refuses a mount whose host path does not exist (InvalidArgument) before acquiring anything', async () => {
+    const prepareRootfs = vi.spyOn(t.images, 'prepareRootfs');
     const err = await t.engine
       .createContainer({ podSandboxId: podId, config: ctr('web', { mounts: [{ container_path: '/data', host_path: '/no/such' }] }) })
       .catch((e: unknown) => e);
     expect(err).toMatchObject({ code: 'InvalidArgument' });
-    expect(t.images.calls.filter((c) => c.op === 'prepareRootfs')).toEqual([]);
-    expectNothingLeft('web');
+    expect(prepareRootfs).not.toHaveBeenCalled();
+    await expectNothingLeft('web');
   });
 
   it('builds the spec as containerd: args, env, user from /etc/passwd, namespaces joined from the pause, RuntimeDefault seccomp', async () => {
@@ -273,7 +274,7 @@ describe('the pod and its containers', () => {
     expect((await t.engine.containerStatus(id)).state).toBe('CONTAINER_EXITED');
     await t.engine.remove(podId);
     expect(await t.engine.listContainers()).toEqual([]);
-    expectNothingLeft('never');
+    await expectNothingLeft('never');
   });
 
   it('RemoveContainer is idempotent, kills a running container and releases everything', async () => {
@@ -281,7 +282,7 @@ describe('the pod and its containers', () => {
     await t.engine.startContainer(id);
     await t.engine.removeContainer(id);
     await t.engine.removeContainer(id);
-    expectNothingLeft('never');
+    await expectNothingLeft('never');
     expect(t.events.some((e) => e.type === 'container.removed' && e.id === id)).toBe(true);
   });
 

@@ -1,10 +1,7 @@
 /**
  * The pure parts of the image store: reference normalization (Docker/containerd rules), WWW-Authenticate parsing,
- * platform selection, document validation naming the field, zstd stream decoding, and the fake store's contract.
+ * platform selection, document validation naming the field, and zstd stream decoding (the store itself: image-store.test.ts).
  */
-import { mkdtemp, readFile, rm, mkdir, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { parseReference, isLoopbackRegistry, registryEndpointHost } from '../../electron/engine/images/reference';
@@ -12,7 +9,6 @@ import { parseChallenge, parseRegistryMirror, RegistryClient } from '../../elect
 import { engineOptionsFromFlags } from '../../electron/core/engine-flags';
 import { hostPlatform, pickManifest } from '../../electron/engine/images/platform';
 import { zstdDecompressStream } from '../../electron/engine/images/unpack';
-import { FakeImageStore } from '../../testkit/fakes/fake-images';
 import { describeZodError, ImageConfigSchema, manifestMediaTypeProblem, ManifestSchema } from '../../shared/domain/image-spec';
 import { hasCode } from '../../shared/domain/errors';
 import { humanSize, repoAndTag } from '../../electron/cli/format';
@@ -196,26 +192,5 @@ describe('CLI and CRI formatting', () => {
     expect(userFromImage('1000:1000')).toEqual({ uid: '1000', username: '' });
     expect(userFromImage('web')).toEqual({ username: 'web' });
     expect(userFromImage('')).toEqual({ username: '' });
-  });
-});
-
-describe('FakeImageStore (for tests above the image boundary)', () => {
-  it('copies a given rootfs, counts users, refuses remove while in use', async () => {
-    const dir = await mkdtemp(join(tmpdir(), 'podscope-i1-fake-images-'));
-    try {
-      await mkdir(join(dir, 'src', 'bin'), { recursive: true });
-      await writeFile(join(dir, 'src', 'bin', 'hello'), 'hi');
-      const store = new FakeImageStore();
-      const rec = store.add({ repoTags: ['busybox'], rootfs: join(dir, 'src') });
-      expect(await store.resolve('docker.io/library/busybox:latest')).toMatchObject({ id: rec.id });
-      const r = await store.prepareRootfs('busybox', 'c1', join(dir, 'c1'));
-      expect(await readFile(join(r.path, 'bin', 'hello'), 'utf8')).toBe('hi');
-      expect(hasCode(await store.remove(rec.id).catch((e: unknown) => e), 'FailedPrecondition')).toBe(true);
-      await r.release();
-      await store.remove('busybox');
-      expect(await store.list()).toEqual([]);
-    } finally {
-      await rm(dir, { recursive: true, force: true });
-    }
   });
 });

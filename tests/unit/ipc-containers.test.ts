@@ -8,7 +8,7 @@ import type { PushedEvent } from '../../shared/ipc/events';
 let t: TestEngine;
 beforeEach(async () => {
   t = await createTestEngine({ tmpPrefix: 'podscope-c1-ipc-' });
-  t.images.add({ repoTags: ['podscope.test/busybox:1'] });
+  await t.loadImage('podscope.test/busybox:1');
 });
 afterEach(async () => {
   await t.close();

@@ -21,7 +21,7 @@ const IMAGE = 'podscope.test/busybox:1';
 
 beforeEach(async () => {
   t = await createTestEngine({ tmpPrefix: 'podscope-pfl-fresh-' });
-  t.images.add({ repoTags: [IMAGE], config: { Cmd: ['sh'] } });
+  await t.loadImage(IMAGE, { config: { Cmd: ['sh'] } });
 });
 
 afterEach(async () => {

@@ -69,7 +69,7 @@ async function until(check: () => boolean, what: string) {
 /** a running container "app" in a ready pod "p" of the engine over fakes */
 async function runningContainer(fakes: Awaited<ReturnType<typeof createTestEngine>>): Promise<string> {
   const { id: podId } = await fakes.engine.run({ config: { metadata: { name: 'p', namespace: 'default', uid: 'u' } } });
-  fakes.images.add({ repoTags: ['podscope.test/busybox:1'], config: { Cmd: ['sh'] } });
+  await fakes.loadImage('podscope.test/busybox:1', { config: { Cmd: ['sh'] } });
   const { id: containerId } = await fakes.engine.createContainer({
     podSandboxId: podId,
     config: { metadata: { name: 'app' }, image: { image: 'podscope.test/busybox:1' } },
@@ -273,7 +273,7 @@ describe('stream sessions over IPC', () => {
   it('logs: tail, then new lines as they are written, partial records joined, across a rotation', async () => {
     const { connection, fakes, router } = await setup();
     const a = connection('win-a');
-    fakes.images.add({ repoTags: ['podscope.test/busybox:1'] });
+    await fakes.loadImage('podscope.test/busybox:1');
     const logDir = join(fakes.dir, 'logs');
     const { id: podId } = await fakes.engine.run({
       config: { metadata: { name: 'p', namespace: 'default', uid: 'u' }, log_directory: logDir },
@@ -308,7 +308,7 @@ describe('stream sessions over IPC', () => {
   it('logs: a container without a log path is a clear FailedPrecondition', async () => {
     const { connection, fakes } = await setup();
     const a = connection('win-a');
-    fakes.images.add({ repoTags: ['podscope.test/busybox:1'] });
+    await fakes.loadImage('podscope.test/busybox:1');
     const { id: podId } = await fakes.engine.run({ config: { metadata: { name: 'p', namespace: 'default', uid: 'u' } } });
     const { id } = await fakes.engine.createContainer({
       podSandboxId: podId,

@@ -4,7 +4,7 @@
  * terminal replaced, the container's own tty, stdin dropped for a container without one), and the scriptable fake
  * that UI/IPC/CRI tests stream against without root.
  */
-import { mkdir, writeFile } from 'node:fs/promises';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Duplex, PassThrough, Writable } from 'node:stream';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -26,10 +26,10 @@ class Sink extends Writable {
 
 beforeEach(async () => {
   t = await createTestEngine({ tmpPrefix: 'pss1-unit-stream-' });
-  const rootfs = join(t.dir, 'image-rootfs');
-  await mkdir(join(rootfs, 'etc'), { recursive: true });
-  await writeFile(join(rootfs, 'etc/passwd'), 'root:x:0:0::/:/bin/sh\n');
-  t.images.add({ repoTags: [IMAGE], rootfs, config: { Cmd: ['sh'], Env: ['PATH=/bin', 'A=image'], WorkingDir: '/srv' } });
+  await t.loadImage(IMAGE, {
+    config: { Cmd: ['sh'], Env: ['PATH=/bin', 'A=image'], WorkingDir: '/srv' },
+    layers: [{ 'etc/passwd': 'root:x:0:0::/:/bin/sh\n' }],
+  });
   ({ id: podId } = await t.engine.run({
     config: { metadata: { name: 'p', namespace: 'ns', uid: 'u1' }, hostname: 'p', log_directory: join(t.dir, 'logs') },
   }));

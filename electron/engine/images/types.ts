@@ -1,8 +1,8 @@
 /**
  * The image store: what CreateContainer needs from images, and what the CRI ImageService serves. Content-addressed
  * under <stateDir>/images (blobs by digest, layers unpacked once by diffID, shared through overlayfs).
- * The real implementation pulls from OCI distribution registries and loads OCI layouts / `docker save` archives;
- * testkit/fakes/fake-images.ts has a fake for tests above this boundary.
+ * The real implementation pulls from OCI distribution registries and loads OCI layouts / `docker save` archives.
+ * Tests above this boundary use that same store over fakes of its OS touch points (testkit/fakes/fake-overlay.ts).
  */
 
 /** The parts of an OCI image config (image-spec config.md) the runtime uses. */
@@ -78,7 +78,7 @@ export interface ImageStore {
   /**
    * Same as `release()` of the rootfs prepared for this container, for callers that no longer hold that object (an
    * engine restarted since prepareRootfs: the store persists its users). Idempotent; unknown ids are a no-op.
-   * Optional so existing implementations stay valid; the real store, the fake and the empty store have it.
+   * Optional so existing implementations stay valid; the real store and the empty store have it.
    */
   releaseRootfs?(containerId: string): Promise<void>;
 }

@@ -1,8 +1,8 @@
 // @vitest-environment jsdom
 /**
- * The Images page over the real engine's image channels (the fake image store stands in for the registry): pull
- * shows progress and lands in the list, inspect shows layers and config, and a removal the engine refuses (a
- * container still uses the image) shows the engine's own error.
+ * The Images page over the real engine's image channels and its real image store, pulling from a test registry on
+ * 127.0.0.1 (the `podscope.test` registry is mirrored to it): pull shows progress and lands in the list, inspect shows
+ * layers and config, and a removal the engine refuses (a container still uses the image) shows the engine's own error.
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { act, cleanup, fireEvent, screen, waitFor, within } from '@testing-library/react';
@@ -13,11 +13,11 @@ afterEach(cleanup);
 
 describe('Images page', () => {
   it('pulls with progress, lists, and inspects layers and config', async () => {
-    const { fakes } = await renderWithEngine(<ImagesPage />);
-    fakes.images.registry.set('podscope.test/web:2', {
-      size: 5 * 1024 * 1024,
-      diffIds: ['sha256:' + 'a'.repeat(64), 'sha256:' + 'b'.repeat(64)],
+    const { fakes } = await renderWithEngine(<ImagesPage />, { registry: true });
+    const web = fakes.serveImage('podscope.test/web:2', {
       config: { Entrypoint: ['/bin/httpd'], Cmd: ['-f'], Env: ['PATH=/bin'], WorkingDir: '/www', ExposedPorts: { '80/tcp': {} } },
+      // two layers whose tars (padded to 10 KiB records) are 2.5 MiB each: 5 MiB unpacked
+      layers: [{ 'data/a': Buffer.alloc(2_616_000) }, { 'data/b': Buffer.alloc(2_616_000, 1) }],
     });
     await screen.findByText('No images yet');
     fireEvent.change(screen.getByLabelText('Image to pull'), { target: { value: 'podscope.test/web:2' } });
@@ -35,14 +35,14 @@ describe('Images page', () => {
       within(layers)
         .getAllByRole('listitem')
         .map((li) => li.textContent),
-    ).toEqual(['sha256:' + 'a'.repeat(64), 'sha256:' + 'b'.repeat(64)]);
+    ).toEqual(web.diffIds);
     expect(inspect.textContent).toContain('/bin/httpd');
     expect(inspect.textContent).toContain('/www');
     expect(inspect.textContent).toContain('80/tcp');
   });
 
   it('shows the progress the store reports while a pull runs', async () => {
-    const { fakes, client } = await renderWithEngine(<ImagesPage />);
+    const { fakes, client } = await renderWithEngine(<ImagesPage />, { registry: true });
     let release!: () => void;
     const store = fakes.images;
     const pull = store.pull.bind(store);
@@ -51,7 +51,7 @@ describe('Images page', () => {
       await new Promise<void>((r) => (release = r));
       return pull(ref, opts);
     };
-    fakes.images.registry.set('podscope.test/slow:1', {});
+    fakes.serveImage('podscope.test/slow:1');
     fireEvent.change(await screen.findByLabelText('Image to pull'), { target: { value: 'podscope.test/slow:1' } });
     fireEvent.click(screen.getByRole('button', { name: 'Pull' }));
     const status = await screen.findByRole('status', { name: 'Pull progress' });
@@ -63,8 +63,8 @@ describe('Images page', () => {
 
   it('a removal the engine refuses shows its error; an unused image goes', async () => {
     const { fakes, engine } = await renderWithEngine(<ImagesPage />);
-    fakes.images.add({ repoTags: ['podscope.test/used:1'] });
-    fakes.images.add({ repoTags: ['podscope.test/free:1'] });
+    await fakes.loadImage('podscope.test/used:1');
+    await fakes.loadImage('podscope.test/free:1');
     const { id: podId } = await engine.run({ config: { metadata: { name: 'p', namespace: 'default', uid: 'u' } } });
     await engine.createContainer({ podSandboxId: podId, config: { metadata: { name: 'c' }, image: { image: 'podscope.test/used:1' } } });
     fireEvent.click(await screen.findByRole('button', { name: 'Refresh' }));

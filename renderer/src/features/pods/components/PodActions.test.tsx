@@ -19,7 +19,7 @@ function Actions() {
 describe('remove dialog', () => {
   it('counts and names the running containers it will kill (a stopped one is not counted)', async () => {
     const r = await renderWithEngine(<Actions />);
-    r.fakes.images.add({ repoTags: ['podscope.test/busybox:1'], config: { Cmd: ['sh'] } });
+    await r.fakes.loadImage('podscope.test/busybox:1', { config: { Cmd: ['sh'] } });
     const { id: podId } = await r.engine.run({ config: { metadata: { name: 'web', namespace: 'default', uid: 'u' } } });
     const make = async (name: string, start: boolean) => {
       const { id } = await r.engine.createContainer({

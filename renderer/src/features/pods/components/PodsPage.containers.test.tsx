@@ -29,7 +29,7 @@ function Live() {
 describe('containers in the pods view', () => {
   it('lists the pod containers with their state, image and exit reason, kept current by container events', async () => {
     const { engine, fakes } = await renderWithEngine(<Live />);
-    fakes.images.add({ repoTags: ['podscope.test/busybox:1'] });
+    await fakes.loadImage('podscope.test/busybox:1');
     const image = { image: 'podscope.test/busybox:1' };
     const { id: podId } = await act(() =>
       engine.run({ config: { metadata: { name: 'web', namespace: 'default', uid: 'u' }, hostname: 'web' } }),

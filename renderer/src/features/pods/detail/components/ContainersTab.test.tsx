@@ -29,7 +29,7 @@ function Detail() {
 
 async function podWithContainer(opts: { streaming?: null } = {}) {
   const r = await renderWithEngine(<Detail />, opts);
-  r.fakes.images.add({ repoTags: ['podscope.test/busybox:1'], config: { Cmd: ['sh'] } });
+  await r.fakes.loadImage('podscope.test/busybox:1', { config: { Cmd: ['sh'] } });
   r.fakes.host.paths.add('/srv/data');
   const { id: podId } = await r.engine.run({
     config: { metadata: { name: 'web', namespace: 'default', uid: 'u' }, hostname: 'web', log_directory: `${r.fakes.dir}/logs/web` },

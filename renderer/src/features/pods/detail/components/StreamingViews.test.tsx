@@ -39,7 +39,7 @@ const record = (stream: 'stdout' | 'stderr', text: string) => `2026-11-23T10:00:
 describe('log viewer', () => {
   it('shows the tail, follows new lines, tells stderr apart, searches and filters', async () => {
     const r = await renderWithEngine(<Later />);
-    r.fakes.images.add({ repoTags: ['podscope.test/busybox:1'] });
+    await r.fakes.loadImage('podscope.test/busybox:1');
     const logDir = join(r.fakes.dir, 'logs');
     const { id: podId } = await r.engine.run({
       config: { metadata: { name: 'p', namespace: 'default', uid: 'u' }, log_directory: logDir },
