@@ -117,104 +117,24 @@ export async function validateConflistText(text: string, binDirs: string[], live
     errors.push(parsed.issue);
     return out;
   }
-  const issue = (path: Array<string | number>, message: string, atKey = false) => {
-    const offset = locate(text, path, atKey);
-    errors.push({ path: path.join('.'), message, ...(offset !== undefined ? { offset, ...lineColumn(text, offset) } : {}) });
-  };
-  const warnAt = (path: Array<string | number>, message: string) => {
-    const offset = locate(text, path, true);
-    const where = offset !== undefined ? lineColumn(text, offset) : undefined;
-    warnings.push(`${path.join('.')}${where ? ` (line ${where.line}, column ${where.column})` : ''}: ${message}`);
-  };
-  const report = (prefix: Array<string | number>, label: string, problems: SchemaProblem[]) => {
-    for (const problem of problems) {
-      if (problem.warning) warnAt([...prefix, ...problem.path], `${label}: ${problem.message}`);
-      else issue([...prefix, ...problem.path], `${label}: ${problem.message}`, problem.atKey);
-    }
-  };
+  const at = new IssueReporter(text, errors, warnings);
   const doc = parsed.value;
   if (!isObj(doc)) {
-    issue([], 'a conflist must be a JSON object');
+    at.issue([], 'a conflist must be a JSON object');
     return out;
   }
-  if (typeof doc.type === 'string' && !('plugins' in doc))
-    warnings.push(
-      'this is a single-plugin .conf: the lab runs conflists (a list with "plugins"); wrap it as {"cniVersion", "name", "plugins": [ … ]}',
-    );
-  if (!('name' in doc)) issue([], 'missing "name"');
-  else if (typeof doc.name !== 'string' || !CNI_NAME_PATTERN.test(doc.name))
-    issue(['name'], `"name" must match ${CNI_NAME_PATTERN.source}`);
-  if (typeof doc.cniVersion !== 'string')
-    issue(
-      doc.cniVersion === undefined ? [] : ['cniVersion'],
-      doc.cniVersion === undefined ? 'missing "cniVersion"' : '"cniVersion" must be a string',
-    );
-  else if (!isValidSpecVersion(doc.cniVersion))
-    issue(['cniVersion'], `"cniVersion" ${JSON.stringify(doc.cniVersion)} is not a CNI spec version (e.g. 1.0.0)`);
-  if (!Array.isArray(doc.plugins))
-    issue(doc.plugins === undefined ? [] : ['plugins'], doc.plugins === undefined ? 'missing "plugins"' : '"plugins" must be an array');
-  else if (doc.plugins.length === 0) issue(['plugins'], '"plugins" must not be empty');
-  for (const key of Object.keys(doc)) {
-    if (CONFLIST_KEYS.includes(key) || (typeof doc.type === 'string' && !('plugins' in doc))) continue;
-    const near = nearestKey(key, CONFLIST_KEYS);
-    warnAt([key], `libcni does not read "${key}"${near ? ` (did you mean ${near}?)` : ''}`);
-  }
-  for (const key of ['disableCheck', 'disableGC', 'loadOnlyInlinedPlugins']) {
-    const v = doc[key];
-    if (v !== undefined && typeof v !== 'boolean' && !(typeof v === 'string' && /^(true|false)$/i.test(v)))
-      issue([key], `"${key}" must be true or false`);
-  }
+  checkEnvelope(doc, at);
   const plugins = Array.isArray(doc.plugins) ? doc.plugins : [];
   for (const [index, p] of plugins.entries()) {
-    if (!isObj(p)) {
-      issue(['plugins', index], 'a plugin must be a JSON object');
-      continue;
-    }
-    if (typeof p.type !== 'string' || p.type === '') {
-      issue(p.type === undefined ? ['plugins', index] : ['plugins', index, 'type'], 'every plugin needs a "type" (the binary name)');
-      continue;
-    }
-    if (/[/\\]/.test(p.type)) issue(['plugins', index, 'type'], '"type" must not contain a path separator');
-    if (p.capabilities !== undefined && (!isObj(p.capabilities) || Object.values(p.capabilities).some((v) => typeof v !== 'boolean'))) {
-      issue(['plugins', index, 'capabilities'], '"capabilities" must map names to true/false');
-    }
-    const schema = PLUGIN_SCHEMAS[p.type];
-    if (schema) report(['plugins', index], p.type, checkSchema(schema, p, [], [], { envelopeKey: isPluginEnvelopeKey }));
-    if (p.type === 'host-local') report(['plugins', index], p.type, hostLocalRangeProblems(p));
-    // IPAM is a delegated plugin: check the known ones against their own schema too
-    if (
-      isObj(p.ipam) &&
-      typeof p.ipam.type === 'string' &&
-      PLUGIN_SCHEMAS[p.ipam.type] &&
-      (p.ipam.type === 'host-local' || p.ipam.type === 'static')
-    ) {
-      report(
-        ['plugins', index, 'ipam'],
-        p.ipam.type,
-        checkSchema(PLUGIN_SCHEMAS[p.ipam.type]!, p.ipam, [], [], { envelopeKey: isIpamEnvelopeKey }),
-      );
-      if (p.ipam.type === 'host-local') report(['plugins', index, 'ipam'], p.ipam.type, hostLocalRangeProblems(p.ipam));
-    }
-    const info: LabPluginInfo = {
-      index,
-      type: p.type,
-      binary: await resolvePluginBinary(p.type, binDirs),
-      ...(schema ? { schema: `${p.type}.json` } : {}),
-      capabilities: isObj(p.capabilities) ? Object.keys(p.capabilities).filter((c) => (p.capabilities as Obj)[c] === true) : [],
-    };
-    if (!info.binary) warnings.push(`plugin ${index} (${p.type}): no binary "${p.type}" in ${binDirs.join(', ')}; its ADD will fail`);
-    if (!schema) warnings.push(`plugin ${index} (${p.type}): not a reference plugin; only the envelope is checked`);
-    if (isObj(p.ipam) && typeof p.ipam.type === 'string' && !(await resolvePluginBinary(p.ipam.type, binDirs))) {
-      warnings.push(`plugin ${index} (${p.type}): IPAM plugin "${p.ipam.type}" not found in ${binDirs.join(', ')}`);
-    }
-    out.plugins.push(info);
+    const info = await checkPlugin(p, index, binDirs, at);
+    if (info) out.plugins.push(info);
   }
   if (errors.length > 0) return out;
   // the engine's own parser must agree (it is what a saved file will be loaded with)
   try {
     confListFromBytes(Buffer.from(text));
   } catch (e) {
-    issue([], (e as Error).message);
+    at.issue([], (e as Error).message);
     return out;
   }
   const list: ParsedConflist = {
@@ -230,6 +150,111 @@ export async function validateConflistText(text: string, binDirs: string[], live
   out.checkSupported = specAtLeast(list.cniVersion, '0.4.0') && !list.disableCheck;
   out.conflicts = findConflicts(list, live);
   return out;
+}
+
+/** Errors and warnings about one conflist text, each placed at the line and column of the path it names. */
+class IssueReporter {
+  constructor(
+    private readonly text: string,
+    private readonly errors: LabIssue[],
+    readonly warnings: string[],
+  ) {}
+
+  issue(path: Array<string | number>, message: string, atKey = false): void {
+    const offset = locate(this.text, path, atKey);
+    this.errors.push({ path: path.join('.'), message, ...(offset !== undefined ? { offset, ...lineColumn(this.text, offset) } : {}) });
+  }
+
+  warnAt(path: Array<string | number>, message: string): void {
+    const offset = locate(this.text, path, true);
+    const where = offset !== undefined ? lineColumn(this.text, offset) : undefined;
+    this.warnings.push(`${path.join('.')}${where ? ` (line ${where.line}, column ${where.column})` : ''}: ${message}`);
+  }
+
+  /** a schema check's problems under `prefix`, each an error or a warning as the check says */
+  report(prefix: Array<string | number>, label: string, problems: SchemaProblem[]): void {
+    for (const problem of problems) {
+      if (problem.warning) this.warnAt([...prefix, ...problem.path], `${label}: ${problem.message}`);
+      else this.issue([...prefix, ...problem.path], `${label}: ${problem.message}`, problem.atKey);
+    }
+  }
+}
+
+/** the conflist's own keys: name, cniVersion, plugins, the boolean switches, and keys libcni does not read */
+function checkEnvelope(doc: Obj, at: IssueReporter): void {
+  if (typeof doc.type === 'string' && !('plugins' in doc))
+    at.warnings.push(
+      'this is a single-plugin .conf: the lab runs conflists (a list with "plugins"); wrap it as {"cniVersion", "name", "plugins": [ … ]}',
+    );
+  if (!('name' in doc)) at.issue([], 'missing "name"');
+  else if (typeof doc.name !== 'string' || !CNI_NAME_PATTERN.test(doc.name))
+    at.issue(['name'], `"name" must match ${CNI_NAME_PATTERN.source}`);
+  if (typeof doc.cniVersion !== 'string')
+    at.issue(
+      doc.cniVersion === undefined ? [] : ['cniVersion'],
+      doc.cniVersion === undefined ? 'missing "cniVersion"' : '"cniVersion" must be a string',
+    );
+  else if (!isValidSpecVersion(doc.cniVersion))
+    at.issue(['cniVersion'], `"cniVersion" ${JSON.stringify(doc.cniVersion)} is not a CNI spec version (e.g. 1.0.0)`);
+  if (!Array.isArray(doc.plugins))
+    at.issue(doc.plugins === undefined ? [] : ['plugins'], doc.plugins === undefined ? 'missing "plugins"' : '"plugins" must be an array');
+  else if (doc.plugins.length === 0) at.issue(['plugins'], '"plugins" must not be empty');
+  for (const key of Object.keys(doc)) {
+    if (CONFLIST_KEYS.includes(key) || (typeof doc.type === 'string' && !('plugins' in doc))) continue;
+    const near = nearestKey(key, CONFLIST_KEYS);
+    at.warnAt([key], `libcni does not read "${key}"${near ? ` (did you mean ${near}?)` : ''}`);
+  }
+  for (const key of ['disableCheck', 'disableGC', 'loadOnlyInlinedPlugins']) {
+    const v = doc[key];
+    if (v !== undefined && typeof v !== 'boolean' && !(typeof v === 'string' && /^(true|false)$/i.test(v)))
+      at.issue([key], `"${key}" must be true or false`);
+  }
+}
+
+/** one plugin: its type, capabilities and (for a reference plugin) its schema and IPAM's; undefined when it has no usable type */
+async function checkPlugin(p: unknown, index: number, binDirs: string[], at: IssueReporter): Promise<LabPluginInfo | undefined> {
+  if (!isObj(p)) {
+    at.issue(['plugins', index], 'a plugin must be a JSON object');
+    return undefined;
+  }
+  if (typeof p.type !== 'string' || p.type === '') {
+    at.issue(p.type === undefined ? ['plugins', index] : ['plugins', index, 'type'], 'every plugin needs a "type" (the binary name)');
+    return undefined;
+  }
+  if (/[/\\]/.test(p.type)) at.issue(['plugins', index, 'type'], '"type" must not contain a path separator');
+  if (p.capabilities !== undefined && (!isObj(p.capabilities) || Object.values(p.capabilities).some((v) => typeof v !== 'boolean'))) {
+    at.issue(['plugins', index, 'capabilities'], '"capabilities" must map names to true/false');
+  }
+  const schema = PLUGIN_SCHEMAS[p.type];
+  if (schema) at.report(['plugins', index], p.type, checkSchema(schema, p, [], [], { envelopeKey: isPluginEnvelopeKey }));
+  if (p.type === 'host-local') at.report(['plugins', index], p.type, hostLocalRangeProblems(p));
+  // IPAM is a delegated plugin: check the known ones against their own schema too
+  if (
+    isObj(p.ipam) &&
+    typeof p.ipam.type === 'string' &&
+    PLUGIN_SCHEMAS[p.ipam.type] &&
+    (p.ipam.type === 'host-local' || p.ipam.type === 'static')
+  ) {
+    at.report(
+      ['plugins', index, 'ipam'],
+      p.ipam.type,
+      checkSchema(PLUGIN_SCHEMAS[p.ipam.type]!, p.ipam, [], [], { envelopeKey: isIpamEnvelopeKey }),
+    );
+    if (p.ipam.type === 'host-local') at.report(['plugins', index, 'ipam'], p.ipam.type, hostLocalRangeProblems(p.ipam));
+  }
+  const info: LabPluginInfo = {
+    index,
+    type: p.type,
+    binary: await resolvePluginBinary(p.type, binDirs),
+    ...(schema ? { schema: `${p.type}.json` } : {}),
+    capabilities: isObj(p.capabilities) ? Object.keys(p.capabilities).filter((c) => (p.capabilities as Obj)[c] === true) : [],
+  };
+  if (!info.binary) at.warnings.push(`plugin ${index} (${p.type}): no binary "${p.type}" in ${binDirs.join(', ')}; its ADD will fail`);
+  if (!schema) at.warnings.push(`plugin ${index} (${p.type}): not a reference plugin; only the envelope is checked`);
+  if (isObj(p.ipam) && typeof p.ipam.type === 'string' && !(await resolvePluginBinary(p.ipam.type, binDirs))) {
+    at.warnings.push(`plugin ${index} (${p.type}): IPAM plugin "${p.ipam.type}" not found in ${binDirs.join(', ')}`);
+  }
+  return info;
 }
 
 /** Live sandboxes whose bridge, subnet, addresses or host-local dir the conflist would share. */

@@ -7,67 +7,23 @@
  * rules of an engine that was killed mid-trace (their comment names its pid).
  */
 import type { ProcessRunner } from '../os/exec';
-import { routeGet, type RouteDecision, type RouteGetQuery } from '../kernel/route-get';
+import { routeGet } from '../kernel/route-get';
 import {
   hasTool,
-  linesOfFlow,
-  NetfilterTraceMonitor,
   NetfilterTraceRules,
   orphanTraceMonitors,
   parseTraceOutput,
   podscopeTraceRules,
   traceComment,
   traceCommentPid,
-  type TraceLine,
 } from '../kernel/netfilter-trace';
 import { parseConntrack, type ConntrackEntry } from './conntrack';
-import { DropRecorder, sweepDropInstances, type KernelDrop } from './drop-reasons';
-import { PathCapture, podHops, writePcapng, type CapturedPacket, type Hop, type HopCapture } from './capture';
+import { DropRecorder, sweepDropInstances } from './drop-reasons';
+import { PathCapture, type Hop } from './capture';
+import type { ActiveTrace, FlowRecord, FlowSpec } from './flow-types';
+import { flowLines, pcapngOf, portsByNetns, seenAtHops, seenOnHops, traceTools, TraceRun } from './trace-run';
 
-export interface TraceNetns {
-  /** "host" or a sandbox id */
-  key: string;
-  /** the pinned netns path (undefined: the host's) */
-  path?: string;
-  /** "the host", "the pod's netns", "peer web's netns" */
-  label: string;
-}
-
-export interface FlowSpec {
-  sport: number;
-  family: 4 | 6;
-  dst: string;
-  dport: number;
-  /** every netns the flow crosses, the sender's first */
-  netns: TraceNetns[];
-  /** the route decisions to read afterwards, in path order */
-  routes: Array<{ netns: TraceNetns; query: RouteGetQuery; purpose: string; reply?: boolean }>;
-}
-
-export type FlowLine = TraceLine & { reply: boolean };
-
-export interface FlowRecord {
-  /** netfilter lines of this flow, per netns key, in the order the monitor printed them */
-  lines: Map<string, FlowLine[]>;
-  routes: Array<{ netns: TraceNetns; purpose: string; reply?: boolean; query: RouteGetQuery; decision: RouteDecision }>;
-  /** what this flow's trace lacked beyond ActiveTrace.missing (e.g. a monitor of its family that restarted) */
-  missing: string[];
-  /** seen-at: the flow's hops in path order and the packets of the flow each captured, each way (undefined: no capture) */
-  seen?: Array<{ hop: Hop; out: CapturedPacket[]; back: CapturedPacket[]; error?: string }>;
-  /** IP packets the kernel freed while the trace ran, of this flow's family (undefined: tracefs unavailable) */
-  drops?: KernelDrop[];
-  /** undefined when conntrack is not installed */
-  conntrack?: Array<{ netns: TraceNetns; entries: ConntrackEntry[] }>;
-}
-
-export interface ActiveTrace {
-  /** kernel tools or features this trace could not use, and so what it lacks */
-  readonly missing: string[];
-  /** after finish(): every hop's capture as one pcapng (an interface per hop), bounded in size */
-  capture?: { pcapng: Buffer; interfaces: string[]; packets: number };
-  /** stops tracing, puts every rule back, and returns what each flow (same order as begin's) went through */
-  finish(): Promise<FlowRecord[]>;
-}
+export type { ActiveTrace, FlowLine, FlowRecord, FlowSpec, TraceNetns } from './flow-types';
 
 export interface SweptTraceRule {
   netns: string;
@@ -102,206 +58,6 @@ function pidAlive(pid: number): boolean {
     return true;
   } catch (e) {
     return (e as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
-
-/** which trace tools this host has, and a line in `missing` for each part of the trace a lacking one costs */
-function traceTools(): { canTrace: boolean; hasNft: boolean; hasConntrack: boolean; missing: string[] } {
-  const missing: string[] = [];
-  const canTrace = hasTool('xtables-monitor') && hasTool('iptables-restore') && hasTool('stdbuf');
-  if (!canTrace) missing.push('netfilter: xtables-monitor, iptables-restore or stdbuf is not installed (no rule-by-rule steps)');
-  const hasNft = hasTool('nft');
-  if (canTrace && !hasNft) missing.push('nft: not installed (a raw table created for tracing is left, empty)');
-  const hasConntrack = hasTool('conntrack');
-  if (!hasConntrack) missing.push('conntrack: not installed (no conntrack step)');
-  return { canTrace, hasNft, hasConntrack, missing };
-}
-
-/** the source ports of one netns and family: one monitor and one set of TRACE rules serve them all */
-interface TracedPorts {
-  netns: TraceNetns;
-  family: 4 | 6;
-  ports: number[];
-}
-
-/** every netns the flows cross (by key), and the source ports to trace there per family ("key/family") */
-function portsByNetns(flows: FlowSpec[]): { netnsByKey: Map<string, TraceNetns>; ports: Map<string, TracedPorts> } {
-  const netnsByKey = new Map<string, TraceNetns>();
-  const ports = new Map<string, TracedPorts>();
-  for (const f of flows)
-    for (const n of f.netns) {
-      netnsByKey.set(n.key, n);
-      const k = `${n.key}/${f.family}`;
-      const e = ports.get(k) ?? { netns: n, family: f.family, ports: [] };
-      e.ports.push(f.sport);
-      ports.set(k, e);
-    }
-  return { netnsByKey, ports };
-}
-
-/**
- * seen-at: each flow's hops in path order (a pod that sends: eth0, its host veth, the bridge; a pod that receives:
- * the bridge, its host veth, eth0), a hop listed once per flow
- */
-async function seenAtHops(runner: ProcessRunner, flows: FlowSpec[], netnsByKey: Map<string, TraceNetns>): Promise<Hop[][]> {
-  const podHopsOf = new Map<string, Awaited<ReturnType<typeof podHops>>>();
-  for (const n of netnsByKey.values())
-    if (n.path) podHopsOf.set(n.key, await podHops(runner, { key: n.key, path: n.path, label: n.label }));
-  return flows.map((f) => {
-    const hops: Hop[] = [];
-    f.netns.forEach((n, i) => {
-      const h = podHopsOf.get(n.key);
-      if (!h) return;
-      const order = i === 0 ? [h.eth0, h.veth, h.bridge] : [h.bridge, h.veth, h.eth0];
-      for (const x of order) if (x && !hops.some((y) => y.netns === x.netns && y.interface === x.interface)) hops.push(x);
-    });
-    return hops;
-  });
-}
-
-/** a flow's netfilter lines per netns key, from the parsed monitor output of each "key/family" */
-function flowLines(f: FlowSpec, parsed: Map<string, TraceLine[]>): Map<string, FlowLine[]> {
-  const lines = new Map<string, FlowLine[]>();
-  for (const n of f.netns)
-    lines.set(
-      n.key,
-      linesOfFlow(
-        (parsed.get(`${n.key}/${f.family}`) ?? []).filter((l) => l.family === f.family),
-        f.sport,
-      ),
-    );
-  return lines;
-}
-
-/** the packets of the flow (source port `sport`) each of its hops captured, split into the way out and the way back */
-function seenOnHops(hops: Hop[], captured: HopCapture[], sport: number): NonNullable<FlowRecord['seen']> {
-  return hops.map((hop) => {
-    const c = captured.find((x) => x.hop.netns === hop.netns && x.hop.interface === hop.interface);
-    const out: CapturedPacket[] = [];
-    const back: CapturedPacket[] = [];
-    for (const p of c?.packets ?? []) {
-      if (p.sport === sport) out.push(p);
-      else if (p.dport === sport) back.push(p);
-    }
-    return { hop, out, back, ...(c?.error ? { error: c.error } : {}) };
-  });
-}
-
-/** every hop's capture as one pcapng, an interface per hop named "<netns>/<interface>" */
-function pcapngOf(captured: HopCapture[]): NonNullable<ActiveTrace['capture']> {
-  return {
-    pcapng: writePcapng(captured),
-    interfaces: captured.map((c) => `${c.hop.netns === 'host' ? 'host' : c.hop.netns.slice(0, 12)}/${c.hop.interface}`),
-    packets: captured.reduce((n, c) => n + c.packets.length, 0),
-  };
-}
-
-/**
- * What one begin() started and must put back: the captures, the drop recorder, a monitor per netns and family, and
- * the TRACE rules (with any raw table or chains the trace created). cleanup() undoes all of it, whatever part of the
- * start-up got through, and reads what the monitors, captures and recorder saw.
- */
-class TraceRun {
-  capture: PathCapture | undefined;
-  /** after cleanup(): what each hop captured */
-  captured: HopCapture[] | undefined;
-  dropRecorder: DropRecorder | undefined;
-  /** after cleanup(): what the kernel freed while the trace ran */
-  drops: KernelDrop[] | undefined;
-  private readonly monitors = new Map<string, NetfilterTraceMonitor>();
-  private readonly added: Array<TracedPorts & { createdTable: boolean; createdChains: string[] }> = [];
-
-  constructor(
-    private readonly rules: NetfilterTraceRules,
-    private readonly comment: string,
-    private readonly netnsByKey: Map<string, TraceNetns>,
-  ) {}
-
-  async startMonitors(ports: Map<string, TracedPorts>): Promise<void> {
-    const started = await Promise.allSettled(
-      [...ports.values()].map(async (e) => {
-        this.monitors.set(`${e.netns.key}/${e.family}`, await NetfilterTraceMonitor.start(e.netns.path, e.family));
-      }),
-    );
-    const notStarted = started.find((r) => r.status === 'rejected');
-    if (notStarted) throw notStarted.reason;
-  }
-
-  /**
-   * each netns and family on its own: the adds run side by side (each is a process start, most of the cost); all of
-   * them settle before a failure cleans up, so no add lands after its removal
-   */
-  async addRules(ports: Map<string, TracedPorts>, hasNft: boolean, signal: AbortSignal | undefined): Promise<void> {
-    const settled = await Promise.allSettled(
-      [...ports.values()].map(async (e) => {
-        if (signal?.aborted) throw new Error('canceled');
-        // the raw table as it was: a trace creates it when absent (with its own comment, so a sweep after a kill
-        // knows it), and counts one another trace of this engine created as its own too (whichever ends last
-        // deletes it); in a table that was there, the chains iptables adds are deleted again
-        const table = hasNft ? await this.rules.rawTable(e.netns.path, e.family) : { exists: true, chains: ['PREROUTING', 'OUTPUT'] };
-        const createdTable = !table.exists || table.comment === this.comment;
-        const createdChains = createdTable ? [] : ['PREROUTING', 'OUTPUT'].filter((c) => !table.chains.includes(c));
-        // recorded before adding, so a half-applied add is still removed
-        this.added.push({ ...e, createdTable, createdChains });
-        if (!table.exists) await this.rules.createRawTable(e.netns.path, e.family, this.comment);
-        await this.rules.apply(e.netns.path, e.family, '-I', e.ports, this.comment);
-      }),
-    );
-    const failed = settled.find((r) => r.status === 'rejected');
-    if (failed) throw failed.reason;
-  }
-
-  async cleanup(): Promise<{ problems: string[]; texts: Map<string, string>; monitorProblems: Map<string, string> }> {
-    const problems: string[] = [];
-    const cap = this.capture;
-    this.capture = undefined;
-    if (cap)
-      this.captured = await cap.stop().catch((e: Error) => {
-        problems.push(`seen-at: could not read the captures: ${e.message}`);
-        return undefined;
-      });
-    const recorder = this.dropRecorder;
-    this.dropRecorder = undefined;
-    if (recorder)
-      this.drops = await recorder.stop().catch((e: Error) => {
-        problems.push(`drop reasons: could not read or remove the tracefs instance: ${e.message}`);
-        return undefined;
-      });
-    const { texts, monitorProblems } = await this.stopMonitors();
-    await Promise.all(
-      this.added.map(async (a) => {
-        try {
-          await this.rules.apply(a.netns.path, a.family, '-D', a.ports, this.comment);
-          if (a.createdTable) await this.rules.deleteEmptyRawTable(a.netns.path, a.family);
-          else for (const c of a.createdChains) await this.rules.deleteRawChainIfEmpty(a.netns.path, a.family, c);
-        } catch (e) {
-          problems.push(`could not remove the TRACE rules in ${a.netns.label}: ${(e as Error).message}`);
-        }
-      }),
-    );
-    return { problems, texts, monitorProblems };
-  }
-
-  /** each monitor's output by "key/family", and a line for each monitor that restarted or complained */
-  private async stopMonitors(): Promise<{ texts: Map<string, string>; monitorProblems: Map<string, string> }> {
-    const texts = new Map<string, string>();
-    const monitorProblems = new Map<string, string>();
-    await Promise.all(
-      [...this.monitors].map(async ([key, m]) => {
-        texts.set(key, await m.stop());
-        const { stderr, restarts } = m.problems();
-        const [nk, fam] = key.split('/');
-        const where = `${this.netnsByKey.get(nk!)?.label ?? nk} (IPv${fam})`;
-        const msg = stderr.split('\n')[0] ?? '';
-        if (restarts > 0)
-          monitorProblems.set(
-            key,
-            `netfilter: xtables-monitor in ${where} ended ${restarts} time(s) mid-trace and was started again; the events in between are lost (${msg || 'no message'})`,
-          );
-        else if (stderr) monitorProblems.set(key, `netfilter: xtables-monitor in ${where}: ${msg}`);
-      }),
-    );
-    return { texts, monitorProblems };
   }
 }
 

@@ -5,12 +5,9 @@
  */
 import { useEffect, useMemo, useRef, useState } from 'react';
 import type { LogLine } from '../../../../../../shared/domain/streams';
-import { useClient } from '../../../../lib/connection-context';
-import { useEndpointId } from '../../../../lib/endpoint';
-import { openSession } from '../../../../lib/streams';
 import { ErrorView } from '../../../../lib/ui/ErrorView';
+import { useLogSession } from '../api/use-log-session';
 
-const MAX_LINES = 20_000;
 /** lines drawn at most (the newest matching ones); a search narrows what is drawn, not what is kept */
 const MAX_DRAWN = 5000;
 
@@ -28,48 +25,15 @@ function Marked({ text, q }: { text: string; q: string }) {
   return <>{parts}</>;
 }
 
+type StreamShown = Record<LogLine['stream'], boolean>;
+
 export function LogViewer({ containerId, name }: { containerId: string; name: string }) {
-  const client = useClient();
-  const endpointId = useEndpointId();
-  const [lines, setLines] = useState<LogLine[]>([]);
-  const [follow, setFollow] = useState(true);
+  const { lines, follow, setFollowing, error, ended, logPath } = useLogSession(containerId);
   const [wrap, setWrap] = useState(true);
   const [timestamps, setTimestamps] = useState(false);
-  const [show, setShow] = useState({ stdout: true, stderr: true });
+  const [show, setShow] = useState<StreamShown>({ stdout: true, stderr: true });
   const [query, setQuery] = useState('');
-  const [error, setError] = useState<unknown>();
-  const [ended, setEnded] = useState(false);
-  const [logPath, setLogPath] = useState('');
   const scroller = useRef<HTMLDivElement>(null);
-
-  // a new session starts from a clean slate: reset where it is asked for (the pane is keyed by container id)
-  const setFollowing = (on: boolean) => {
-    setLines([]);
-    setError(undefined);
-    setEnded(false);
-    setFollow(on);
-  };
-
-  useEffect(() => {
-    const session = openSession(
-      client,
-      async () => {
-        const r = await client.call('logs.follow', { endpointId, containerId, tail: 1000, follow });
-        setLogPath(r.logPath);
-        return r;
-      },
-      {
-        onLines: (batch) =>
-          setLines((old) => (old.length + batch.length > MAX_LINES ? [...old, ...batch].slice(-MAX_LINES) : [...old, ...batch])),
-        onExit: (e) => {
-          setEnded(true);
-          if (e.error) setError(Object.assign(new Error(e.error.message), { code: e.error.code }));
-        },
-      },
-    );
-    session.id.catch(setError);
-    return () => void session.close();
-  }, [client, endpointId, containerId, follow]);
 
   const q = query.trim().toLowerCase();
   const visible = useMemo(() => {
@@ -90,34 +54,19 @@ export function LogViewer({ containerId, name }: { containerId: string; name: st
 
   return (
     <div className="log-viewer" aria-label={`Log of ${name}`}>
-      <div className="toolbar toolbar-plain log-toolbar">
-        <input
-          className="input input-search"
-          type="search"
-          placeholder="Search the log"
-          aria-label="Search the log"
-          value={query}
-          onChange={(e) => setQuery(e.target.value)}
-        />
-        <label className="check">
-          <input type="checkbox" checked={show.stdout} onChange={(e) => setShow((s) => ({ ...s, stdout: e.target.checked }))} />
-          <span className="log-tag log-tag-stdout">stdout</span> <span className="muted small">{counts.stdout}</span>
-        </label>
-        <label className="check">
-          <input type="checkbox" checked={show.stderr} onChange={(e) => setShow((s) => ({ ...s, stderr: e.target.checked }))} />
-          <span className="log-tag log-tag-stderr">stderr</span> <span className="muted small">{counts.stderr}</span>
-        </label>
-        <span className="toolbar-spacer" />
-        <label className="check">
-          <input type="checkbox" checked={follow} onChange={(e) => setFollowing(e.target.checked)} /> Follow
-        </label>
-        <label className="check">
-          <input type="checkbox" checked={wrap} onChange={(e) => setWrap(e.target.checked)} /> Wrap
-        </label>
-        <label className="check">
-          <input type="checkbox" checked={timestamps} onChange={(e) => setTimestamps(e.target.checked)} /> Timestamps
-        </label>
-      </div>
+      <LogToolbar
+        query={query}
+        onQuery={setQuery}
+        show={show}
+        onShow={setShow}
+        counts={counts}
+        follow={follow}
+        onFollow={setFollowing}
+        wrap={wrap}
+        onWrap={setWrap}
+        timestamps={timestamps}
+        onTimestamps={setTimestamps}
+      />
       {error !== undefined && <ErrorView error={error} title="Could not read the log" />}
       <div
         ref={scroller}
@@ -148,6 +97,63 @@ export function LogViewer({ containerId, name }: { containerId: string; name: st
         {q ? `${visible.length} matching of ${lines.length} lines` : `${lines.length} lines`}
         {follow && !ended ? ' · following' : ended ? ' · ended' : ''}
       </div>
+    </div>
+  );
+}
+
+function LogToolbar({
+  query,
+  onQuery,
+  show,
+  onShow,
+  counts,
+  follow,
+  onFollow,
+  wrap,
+  onWrap,
+  timestamps,
+  onTimestamps,
+}: {
+  query: string;
+  onQuery: (q: string) => void;
+  show: StreamShown;
+  onShow: (show: StreamShown) => void;
+  counts: { stdout: number; stderr: number };
+  follow: boolean;
+  onFollow: (on: boolean) => void;
+  wrap: boolean;
+  onWrap: (on: boolean) => void;
+  timestamps: boolean;
+  onTimestamps: (on: boolean) => void;
+}) {
+  return (
+    <div className="toolbar toolbar-plain log-toolbar">
+      <input
+        className="input input-search"
+        type="search"
+        placeholder="Search the log"
+        aria-label="Search the log"
+        value={query}
+        onChange={(e) => onQuery(e.target.value)}
+      />
+      <label className="check">
+        <input type="checkbox" checked={show.stdout} onChange={(e) => onShow({ ...show, stdout: e.target.checked })} />
+        <span className="log-tag log-tag-stdout">stdout</span> <span className="muted small">{counts.stdout}</span>
+      </label>
+      <label className="check">
+        <input type="checkbox" checked={show.stderr} onChange={(e) => onShow({ ...show, stderr: e.target.checked })} />
+        <span className="log-tag log-tag-stderr">stderr</span> <span className="muted small">{counts.stderr}</span>
+      </label>
+      <span className="toolbar-spacer" />
+      <label className="check">
+        <input type="checkbox" checked={follow} onChange={(e) => onFollow(e.target.checked)} /> Follow
+      </label>
+      <label className="check">
+        <input type="checkbox" checked={wrap} onChange={(e) => onWrap(e.target.checked)} /> Wrap
+      </label>
+      <label className="check">
+        <input type="checkbox" checked={timestamps} onChange={(e) => onTimestamps(e.target.checked)} /> Timestamps
+      </label>
     </div>
   );
 }
