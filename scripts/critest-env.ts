@@ -6,6 +6,7 @@
  *
  *   npx tsx scripts/critest-env.ts --dir /tmp/x --bridge cni-crit0 --subnet 10.88.253.0/24 [--registry-port 0]
  *   … --containerd   the same images through Debian's containerd 1.6 instead (hosts.toml mirrors), for comparison
+ *   … -- --container-monitor conmon   anything after `--` is passed on to `podscope cri`
  *
  * Use a fresh --dir per run (pulled images stay in its state dir). Ctrl-C removes the pods left behind and the bridge.
  *
@@ -170,7 +171,8 @@ async function serveContainerd(
 }
 
 async function main(): Promise<number> {
-  const { values } = parseArgs({
+  const { values, positionals } = parseArgs({
+    allowPositionals: true,
     options: {
       dir: { type: 'string' },
       bridge: { type: 'string' },
@@ -181,7 +183,9 @@ async function main(): Promise<number> {
     },
   });
   if (values.help || !values.dir || !values.bridge || !values.subnet) {
-    process.stdout.write('npx tsx scripts/critest-env.ts --dir DIR --bridge NAME --subnet A.B.C.0/24 [--registry-port N] [--containerd]\n');
+    process.stdout.write(
+      'npx tsx scripts/critest-env.ts --dir DIR --bridge NAME --subnet A.B.C.0/24 [--registry-port N] [--containerd] [-- PODSCOPE-CRI-FLAGS…]\n',
+    );
     return values.help ? 0 : 2;
   }
   const dir = values.dir;
@@ -233,6 +237,8 @@ async function main(): Promise<number> {
     join(dir, 'cni-cache'),
     '--no-probe-on-ready',
     ...MIRRORED.flatMap((h) => ['--registry-mirror', `${h}=${mirror}`]),
+    // after `--` on this script's command line: e.g. --container-monitor conmon
+    ...positionals,
   ];
   const child = spawn(process.execPath, args, { stdio: ['ignore', 'inherit', 'inherit'] });
   process.stdout.write(
