@@ -6,12 +6,15 @@
  *
  *   npx tsx scripts/critest-env.ts --dir /tmp/x --bridge cni-crit0 --subnet 10.88.253.0/24 [--registry-port 0]
  *   … --containerd   the same images through Debian's containerd 1.6 instead (hosts.toml mirrors), for comparison
+ *   … -- FLAGS…     anything after `--` is passed on to `podscope cri` (an engine flag: see `podscope cri --help`)
  *
  * Use a fresh --dir per run (pulled images stay in its state dir). Ctrl-C removes the pods left behind and the bridge.
  *
  * The images are equivalents, not copies: what critest checks of them is their name, their USER, their /etc/passwd
  * and /etc/group, a web server on the expected port, a pid file, a setuid `Effective uid` printer (needs gcc -static).
- * The digest-pinned one (test-image-digest@sha256:…) cannot be rebuilt, so its spec fails here by design.
+ * The digest-pinned one (test-image-digest@sha256:…) cannot be rebuilt, so its spec fails here by design. So does
+ * "runtime should support MaskedPaths": it masks /bin/ls and runs `sh -c ls`, and the static busybox's shell runs its
+ * own ls applet without exec'ing /bin/ls (a standalone shell), so the mask is never met.
  */
 import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
@@ -170,7 +173,8 @@ async function serveContainerd(
 }
 
 async function main(): Promise<number> {
-  const { values } = parseArgs({
+  const { values, positionals } = parseArgs({
+    allowPositionals: true,
     options: {
       dir: { type: 'string' },
       bridge: { type: 'string' },
@@ -181,7 +185,9 @@ async function main(): Promise<number> {
     },
   });
   if (values.help || !values.dir || !values.bridge || !values.subnet) {
-    process.stdout.write('npx tsx scripts/critest-env.ts --dir DIR --bridge NAME --subnet A.B.C.0/24 [--registry-port N] [--containerd]\n');
+    process.stdout.write(
+      'npx tsx scripts/critest-env.ts --dir DIR --bridge NAME --subnet A.B.C.0/24 [--registry-port N] [--containerd] [-- PODSCOPE-CRI-FLAGS…]\n',
+    );
     return values.help ? 0 : 2;
   }
   const dir = values.dir;
@@ -233,6 +239,8 @@ async function main(): Promise<number> {
     join(dir, 'cni-cache'),
     '--no-probe-on-ready',
     ...MIRRORED.flatMap((h) => ['--registry-mirror', `${h}=${mirror}`]),
+    // after `--` on this script's command line: engine flags for this run
+    ...positionals,
   ];
   const child = spawn(process.execPath, args, { stdio: ['ignore', 'inherit', 'inherit'] });
   process.stdout.write(

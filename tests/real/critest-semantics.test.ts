@@ -1,7 +1,7 @@
 /**
- * What critest (cri-tools 1.26) found wrong in the container verbs, each checked on real parts (a real pod, runc, the
- * log shim) against the containerd behaviour critest expects. Needs root. Bridge pscr1, subnet 10.88.254.0/24, temp
- * dirs /tmp/pscr-*. Everything is removed in afterAll, even when a test fails.
+ * What critest (cri-tools 1.26) found wrong in the container verbs, each checked on real parts (a real pod, runc or
+ * crun where named, the log shim) against the containerd behaviour critest expects. Needs root. Bridge pscr1, subnet
+ * 10.88.254.0/24, temp dirs /tmp/pscr-*. Everything is removed in afterAll, even when a test fails.
  */
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync } from 'node:fs';
@@ -123,40 +123,44 @@ describe('critest container specs on a real pod', () => {
     await engine.remove(podId);
   });
 
-  it('a mount made inside a Bidirectional volume reaches the host: the container root is rshared (containerd WithMounts)', async () => {
-    const dir = await mkdtemp(join(tmpdir(), 'pscr-prop-'));
-    const inner = join(dir, 'inner');
-    mkdirSync(inner);
-    const sh = (...args: string[]) => execFileSync(args[0]!, args.slice(1), { stdio: 'pipe' });
-    // the volume's source must itself be a shared mount for anything to propagate (containerd refuses otherwise)
-    sh('mount', '--bind', dir, dir);
-    try {
-      sh('mount', '--make-rshared', dir);
-      const { id: podId } = await engine.run({ config: pod('prop', true) });
-      const { id } = await engine.createContainer({
-        podSandboxId: podId,
-        config: container('prop', ['sleep', '3600'], {
-          linux: { security_context: { privileged: true } },
-          mounts: [{ container_path: '/vol', host_path: dir, propagation: 2 }],
-        }),
-      });
-      await engine.startContainer(id);
-      const r = await engine.execSync(id, ['/bin/busybox', 'mount', '--bind', '/etc', '/vol/inner'], 10);
-      expect(r.exitCode).toBe(0);
-      expect(readdirSync(inner)).toContain('passwd');
-      await engine.removeContainer(id);
-      await engine.remove(podId);
-    } finally {
-      for (const target of [inner, dir]) {
-        try {
-          sh('umount', '-l', target);
-        } catch {
-          /* not mounted (the container's mount never propagated) */
+  // crun's run on a hybrid cgroup host goes through a mount namespace of its own, which must not cut the way back
+  it.each(['runc', 'crun'])(
+    'a mount made inside a Bidirectional volume reaches the host on %s: the container root is rshared (containerd WithMounts)',
+    async (handler) => {
+      const dir = await mkdtemp(join(tmpdir(), 'pscr-prop-'));
+      const inner = join(dir, 'inner');
+      mkdirSync(inner);
+      const sh = (...args: string[]) => execFileSync(args[0]!, args.slice(1), { stdio: 'pipe' });
+      // the volume's source must itself be a shared mount for anything to propagate (containerd refuses otherwise)
+      sh('mount', '--bind', dir, dir);
+      try {
+        sh('mount', '--make-rshared', dir);
+        const { id: podId } = await engine.run({ config: pod(`prop-${handler}`, true), runtimeHandler: handler });
+        const { id } = await engine.createContainer({
+          podSandboxId: podId,
+          config: container('prop', ['sleep', '3600'], {
+            linux: { security_context: { privileged: true } },
+            mounts: [{ container_path: '/vol', host_path: dir, propagation: 2 }],
+          }),
+        });
+        await engine.startContainer(id);
+        const r = await engine.execSync(id, ['/bin/busybox', 'mount', '--bind', '/etc', '/vol/inner'], 10);
+        expect(r.exitCode).toBe(0);
+        expect(readdirSync(inner)).toContain('passwd');
+        await engine.removeContainer(id);
+        await engine.remove(podId);
+      } finally {
+        for (const target of [inner, dir]) {
+          try {
+            sh('umount', '-l', target);
+          } catch {
+            /* not mounted (the container's mount never propagated) */
+          }
         }
+        await rm(dir, { recursive: true, force: true });
       }
-      await rm(dir, { recursive: true, force: true });
-    }
-  });
+    },
+  );
 
   it('a Bidirectional or HostToContainer volume on a private mount is refused at create, naming the mount (containerd ensureShared)', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'pscr-priv-'));

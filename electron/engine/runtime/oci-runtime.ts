@@ -98,9 +98,10 @@ const UNIFIED = '/sys/fs/cgroup/unified';
  * /sys/fs/cgroup/unified) when that cgroup2 has any controller ("cgroups in hybrid mode not supported, drop all
  * controllers from cgroupv2"); runc simply uses v1 there. Such a host (this project's machines: hugetlb is left to v2)
  * runs crun's `run` in a mount namespace of its own where a tmpfs hides the cgroup2, so crun takes the host for a
- * v1 one, which is what runc does too. The namespace is a slave of the host's (the host's mounts reach it, its own
- * never go back), so nothing changes on the host; it lasts as long as that crun process. Only run/create enter the
- * cgroups: exec, kill, update, delete run crun directly. (docs/semantics.md#runtime-handlers)
+ * v1 one, which is what runc does too. The namespace keeps the host's propagation (a Bidirectional volume's mounts
+ * must still reach the host, as under runc); only the cgroup2 mount is made private in it before the tmpfs goes over
+ * it, so the tmpfs never reaches the host. It lasts as long as that crun process. Only run/create enter the cgroups:
+ * exec, kill, update, delete run crun directly. (docs/semantics.md#runtime-handlers)
  */
 export async function hybridCgroupNeedsHiding(readText: (path: string) => Promise<string> = (p) => readFile(p, 'utf8')): Promise<boolean> {
   const mounts = await readText('/proc/self/mounts').catch(() => '');
@@ -120,11 +121,11 @@ function crunCgroupWrapper(): Promise<string[]> {
           'unshare',
           '--mount',
           '--propagation',
-          'slave',
+          'unchanged',
           '--',
           'sh',
           '-c',
-          `mount -t tmpfs -o size=4k,mode=0555 podscope-hides-cgroup2 ${UNIFIED} && exec "$@"`,
+          `mount --make-private ${UNIFIED} && mount -t tmpfs -o size=4k,mode=0555 podscope-hides-cgroup2 ${UNIFIED} && exec "$@"`,
           'sh',
         ]
       : [],
