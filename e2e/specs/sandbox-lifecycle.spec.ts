@@ -3,7 +3,7 @@
  * the detail, stop, remove.
  */
 import { test, expect } from '../support/fixtures';
-import { E2E_SUBNET_N, E2E_V4_PREFIX } from '../support/sandbox-env';
+import { E2E_NETWORK, E2E_SUBNET_N, E2E_V4_PREFIX } from '../support/sandbox-env';
 
 const V4_PREFIX = E2E_V4_PREFIX.replace(/\./g, '\\.');
 const V4 = new RegExp(`^${V4_PREFIX}\\.\\d+$`);
@@ -198,7 +198,7 @@ test('create a pod through the form, inspect it, stop it and remove it', async (
 test('the CNI configuration panel shows the loaded conflist and capabilities', async ({ app }) => {
   await app.goto('CNI config');
   const panel = app.page.getByTestId('cni-panel');
-  await expect(panel.getByRole('heading', { name: 'psc-e2e' })).toBeVisible();
+  await expect(panel.getByRole('heading', { name: E2E_NETWORK })).toBeVisible();
   for (const type of ['bridge', 'portmap', 'bandwidth'])
     await expect(panel.locator('td.mono > b').filter({ hasText: new RegExp(`^${type}$`) })).toHaveCount(1);
   await expect(panel).toContainText('portMappings');
