@@ -84,5 +84,5 @@ export const ENGINE_FLAGS_HELP = `Engine flags:
   --seccomp-profile-root DIR  where relative localhost/<profile> seccomp refs live (default <state-dir>/seccomp)
   --insecure-registry HOST[:PORT]  pull from this registry over plain HTTP, repeatable (loopback ones always are)
   --registry-mirror HOST=URL  pull HOST's images from URL instead (names kept), repeatable: docker.io=http://127.0.0.1:5000
-  --container-monitor shim|conmon  what watches each container: the Node log shim (default) or conmon (no attach/tty yet)
+  --container-monitor shim|conmon  what watches each container: the Node log shim (default) or conmon
   --endpoint unix:///PATH  talk to a CRI runtime (podscope cri, containerd, CRI-O) instead of hosting an engine`;

@@ -27,8 +27,8 @@ export interface EngineOptions {
   /** the crun binary, for pods whose runtime_handler is `crun` (runtime/oci-runtime.ts) */
   crunPath: string;
   /**
-   * what watches each container: the Node log shim (default) or conmon (containers/conmon.ts; no attach or tty
-   * containers yet, docs/semantics.md#container-monitor)
+   * what watches each container: the Node log shim (default) or conmon (containers/conmon.ts,
+   * docs/semantics.md#container-monitor)
    */
   containerMonitor: 'shim' | 'conmon';
   /** measure reachability once right after each sandbox becomes ready (docs/semantics.md#reachability-probe) */

@@ -2,7 +2,7 @@
  * conmon as the container monitor (EngineOptions.containerMonitor = 'conmon'), on each runtime handler: a real pod per
  * handler, busybox containers created, started, logged in the CRI format by conmon, exec'd, updated, stopped, noticed
  * when they exit or are OOM-killed (on crun too: the container keeps its cgroup until deleted), their log reopened,
- * kept running across an engine restart, and removed; attach and tty containers are refused with the reason. Needs
+ * kept running across an engine restart, and removed; attached to, with and without a terminal. Needs
  * root, runc, crun and conmon. Bridge psrt-cm, subnets 10.114.0.0/24 and fd00:114::/64, temp dirs /tmp/prt2-*.
  */
 import { execFileSync } from 'node:child_process';
@@ -185,15 +185,45 @@ describe.each(['runc', 'crun'] as const)('containers on the %s handler under con
     expect(ttyOut.text).toMatch(/\/dev\/pts\/\d+/);
   });
 
-  it('attach and a tty container are refused with the reason (conmon serves them over SOCK_SEQPACKET)', async () => {
+  it("attach goes through conmon's attach socket; a tty container gets its terminal from conmon, resized through its ctl fifo", async () => {
     const id = await start(['sh'], { stdin: true });
-    const err = await engine.streaming
-      .attach({ containerId: id, stdin: new PassThrough(), stdout: new Sink(), stderr: new Sink(), tty: false })
-      .catch((e: unknown) => e);
-    expect(hasCode(err, 'FailedPrecondition')).toBe(true);
-    expect((err as Error).message).toMatch(/SOCK_SEQPACKET/);
-    const tty = await start(['sh'], { tty: true }).catch((e: unknown) => e);
-    expect((tty as Error).message).toMatch(/tty container cannot run under the conmon monitor/);
+    const stdin = new PassThrough();
+    const out = new Sink();
+    const ac = new AbortController();
+    const session = engine.streaming.attach({ containerId: id, stdin, stdout: out, stderr: new Sink(), tty: false, signal: ac.signal });
+    await until('the answer', () => {
+      stdin.write(`echo hi-${handler}; echo oops >&2\n`);
+      return out.text.includes(`hi-${handler}\n`) || undefined;
+    });
+    ac.abort();
+    await session;
+    const tty = await start(['sh'], { stdin: true, tty: true });
+    const tin = new PassThrough();
+    const tout = new Sink();
+    const tac = new AbortController();
+    const sizes: ((s: { width: number; height: number }) => void)[] = [];
+    const resize = { subscribe: (l: (s: { width: number; height: number }) => void) => (sizes.push(l), () => undefined) };
+    const tsession = engine.streaming.attach({
+      containerId: tty,
+      stdin: tin,
+      stdout: tout,
+      stderr: null,
+      tty: true,
+      resize,
+      signal: tac.signal,
+    });
+    await until('a terminal of the size set', () => {
+      for (const l of sizes) l({ width: 91, height: 19 });
+      tin.write('busybox tty; busybox stty size\n');
+      return /\/dev\/pts\/\d+\r\n/.test(tout.text) && /19 91/.test(tout.text) ? true : undefined;
+    });
+    tac.abort();
+    await tsession;
+    // conmon (not the runtime) holds the pty's master: the container's parent is conmon
+    const { pid } = await engine.containerStatus(tty);
+    const ppid = Number(/^PPid:\s+(\d+)/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1]);
+    expect(readFileSync(`/proc/${ppid}/comm`, 'utf8').trim()).toBe('conmon');
+    expect(readFileSync((await engine.containerStatus(tty)).logPath, 'utf8')).toMatch(/ stdout [FP] .*\/dev\/pts\/\d+/);
   });
 
   it('conmon watches the container (its parent) with a few MiB; ReopenContainerLog goes through its ctl fifo', async () => {

@@ -79,7 +79,7 @@ beforeAll(async () => {
   treeDir = await mkdtemp(join(tmpdir(), 'pss1-tree-'));
   await buildBusyboxTree(join(treeDir, 'busybox'));
   logDir = await mkdtemp(join(tmpdir(), 'pss1-logs-'));
-  engine = await env.engine({}, { images: new LocalBusyboxStore(join(treeDir, 'busybox')) });
+  engine = await env.engine({ containerMonitor: 'conmon' }, { images: new LocalBusyboxStore(join(treeDir, 'busybox')) });
   ({ id: podId } = await engine.run({ config: pod('stream') }));
 });
 
@@ -88,7 +88,7 @@ afterAll(async () => {
   // the pod is removed; the env's teardown then runs the shared leak checker (app containers, records, exec files)
   const netns = podId ? (await engine.status(podId).catch(() => undefined))?.netnsPath : undefined;
   if (podId) {
-    const sweeper = await env.engine({}, { noLock: true });
+    const sweeper = await env.engine({ containerMonitor: 'conmon' }, { noLock: true });
     await sweeper.remove(podId).catch(() => undefined);
     await sweeper.close();
   }

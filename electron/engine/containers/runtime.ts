@@ -48,8 +48,11 @@ export interface ContainerRuntime {
    * its exit code (128+N for a signal); an abort kills it and rejects with Canceled.
    */
   execStream(id: string, process: unknown, io: RuntimeStreamIO): Promise<number>;
-  /** a session on the container's stdio through its shim's attach socket; resolves when either side ends it */
-  attach(id: string, bundleDir: string, io: RuntimeStreamIO): Promise<void>;
+  /**
+   * a session on the container's stdio through its monitor's attach socket; resolves when either side ends it.
+   * stdinOnce: the container's (the client's end of input closes its stdin when it has no terminal).
+   */
+  attach(id: string, bundleDir: string, io: RuntimeStreamIO & { stdinOnce?: boolean }): Promise<void>;
   /** one TCP connection to localhost:port inside a netns (undefined: the host's), piped both ways to `stream` */
   dial(netnsPath: string | undefined, port: number, stream: Duplex, signal?: AbortSignal): Promise<void>;
   /** `runc kill [--all] id SIG`; an unknown or stopped container is a success. */
