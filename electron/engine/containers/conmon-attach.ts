@@ -47,7 +47,8 @@ export async function writeConmonCtl(dir: string, message: string, shimPid?: num
   }
 }
 
-function connectSeqpacket(dir: string): Promise<SeqpacketSocket> {
+/** connects to conmon's attach socket in `dir` */
+export function connectConmonAttach(dir: string): Promise<SeqpacketSocket> {
   let short: { path: string; close(): void };
   try {
     short = shortSocketPath(dir, 'attach');
@@ -78,12 +79,28 @@ function connectSeqpacket(dir: string): Promise<SeqpacketSocket> {
  * container exited), the client detaches (signal, end of input without stdin_once) or falls too far behind.
  */
 export async function attachToConmon(dir: string, io: ConmonAttachIO): Promise<void> {
-  const sock = await connectSeqpacket(dir);
+  const sock = await connectConmonAttach(dir);
   if (io.signal?.aborted) {
     sock.destroy();
     return;
   }
-  await new Promise<void>((resolve) => {
+  // containerd's attach: the first client's end of input closes the container's stdin when it is stdin_once without a
+  // terminal (conmon then runs without --leave-stdin-open and closes it at our half-close); otherwise it detaches
+  await conmonSession(sock, dir, io, io.stdinOnce && !io.tty ? 'half-close' : 'detach');
+}
+
+/**
+ * Runs a session on a connected attach socket until conmon ends it (EOF: conmon has drained the process's output and
+ * exits), the signal aborts or the client falls too far behind. `inputEnd`: what the end of the client's input does —
+ * half-close (conmon closes the process's stdin), detach, or nothing (a terminal stays open, as with kubectl exec -t).
+ */
+export function conmonSession(
+  sock: SeqpacketSocket,
+  dir: string,
+  io: RuntimeStreamIO,
+  inputEnd: 'half-close' | 'detach' | 'nothing',
+): Promise<void> {
+  return new Promise<void>((resolve) => {
     let closed = false;
     const finish = () => {
       if (closed) return;
@@ -114,12 +131,10 @@ export async function attachToConmon(dir: string, io: ConmonAttachIO): Promise<v
       if (closed) return;
       for (let off = 0; off < b.length; off += CONMON_MAX_INPUT) sock.write(b.subarray(off, off + CONMON_MAX_INPUT));
     };
-    // containerd's attach: the first client's end of input closes the container's stdin when it is stdin_once without a
-    // terminal (conmon then runs without --leave-stdin-open and closes it at our half-close); otherwise it detaches
     const onEnd = () => {
       if (closed) return;
-      if (io.stdinOnce && !io.tty) sock.end();
-      else finish();
+      if (inputEnd === 'half-close') sock.end();
+      else if (inputEnd === 'detach') finish();
     };
     io.stdin?.on('data', onData);
     io.stdin?.once('end', onEnd);

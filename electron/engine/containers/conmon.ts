@@ -21,6 +21,8 @@ import { join } from 'node:path';
 import { PodscopeError } from '../../../shared/domain/errors';
 import { parseRuncLog, readLogFrom, runcErrors } from '../runtime/runc-log';
 import { sysctlWriteRefusal } from '../runtime/sysctl-rules';
+import { conmonExecTerminal } from './conmon-exec';
+import type { RuntimeStreamIO } from './runc-stream';
 import { attachToConmon, CONMON_CTL, writeConmonCtl, type ConmonAttachIO } from './conmon-attach';
 import {
   OciContainerRuntime,
@@ -213,6 +215,21 @@ export class ConmonContainerRuntime extends OciContainerRuntime {
   override async reopenLog(shimPid: number, bundleDir?: string): Promise<void> {
     if (!bundleDir) return super.reopenLog(shimPid);
     await writeConmonCtl(bundleDir, CONMON_CTL.reopenLogs, shimPid);
+  }
+
+  override async execStream(id: string, proc: unknown, io: RuntimeStreamIO): Promise<number> {
+    if (!io.tty) return super.execStream(id, proc, io);
+    return conmonExecTerminal(
+      {
+        conmonPath: this.c.conmonPath ?? 'conmon',
+        runtimePath: await absoluteExecutable(this.c.binary.path),
+        handler: this.c.binary.handler,
+        root: this.c.root,
+      },
+      id,
+      proc,
+      io,
+    );
   }
 
   override attach(_id: string, bundleDir: string, io: ConmonAttachIO): Promise<void> {
