@@ -79,7 +79,7 @@ beforeAll(async () => {
   treeDir = await mkdtemp(join(tmpdir(), 'pss1-tree-'));
   await buildBusyboxTree(join(treeDir, 'busybox'));
   logDir = await mkdtemp(join(tmpdir(), 'pss1-logs-'));
-  engine = await env.engine({ containerMonitor: 'conmon' }, { images: new LocalBusyboxStore(join(treeDir, 'busybox')) });
+  engine = await env.engine({}, { images: new LocalBusyboxStore(join(treeDir, 'busybox')) });
   ({ id: podId } = await engine.run({ config: pod('stream') }));
 });
 
@@ -90,7 +90,7 @@ afterAll(async () => {
   // closed first: its background exit poll would otherwise save the record of a container the sweeper just removed
   await engine?.close().catch(() => undefined);
   if (podId) {
-    const sweeper = await env.engine({ containerMonitor: 'conmon' }, { noLock: true });
+    const sweeper = await env.engine({}, { noLock: true });
     await sweeper.remove(podId).catch(() => undefined);
     await sweeper.close();
   }

@@ -1,7 +1,5 @@
 /**
- * conmon (CRI-O's container monitor, Debian `conmon` 2.1.6) as the container's monitor instead of the Node log shim:
- * selected by EngineOptions.containerMonitor = 'conmon' (the shim stays the default until every container test
- * passes on conmon; docs/semantics.md#container-monitor).
+ * conmon (CRI-O's container monitor, Debian `conmon` 2.1.6) watches every app container (docs/semantics.md#container-monitor).
  *
  * Start: conmon (`--api-version 1`) daemonizes, runs `<runtime> create` with the container's stdio as its own pipes,
  * and says over its sync pipe (`_OCI_SYNCPIPE`, fd 3 here) the container's pid or why create failed; the engine then
@@ -57,12 +55,6 @@ export class ConmonContainerRuntime extends OciContainerRuntime {
   constructor(private readonly c: ConmonContainerRuntimeOptions) {
     super(c);
   }
-
-  override warm(): void {
-    // conmon is a small C program: nothing to start ahead
-  }
-
-  override close(): void {}
 
   override async start(id: string, bundleDir: string, spec: unknown, io: ContainerStdio, signal?: AbortSignal): Promise<StartedContainer> {
     const bin = this.c.binary;
@@ -213,11 +205,13 @@ export class ConmonContainerRuntime extends OciContainerRuntime {
   }
 
   override async reopenLog(shimPid: number, bundleDir?: string): Promise<void> {
-    if (!bundleDir) return super.reopenLog(shimPid);
+    if (!bundleDir)
+      throw new PodscopeError('FailedPrecondition', `the container's conmon (pid ${shimPid}) has no state dir to be reached through`);
     await writeConmonCtl(bundleDir, CONMON_CTL.reopenLogs, shimPid);
   }
 
   override async execStream(id: string, proc: unknown, io: RuntimeStreamIO): Promise<number> {
+    // with pipes, the runtime's own exec (runc-stream.ts) has nothing for conmon to do
     if (!io.tty) return super.execStream(id, proc, io);
     return conmonExecTerminal(
       {
