@@ -29,7 +29,7 @@ function buildBundle(): Promise<void> {
   return bundleBuilt;
 }
 
-/** `nodeArgs`: flags for node itself (e.g. --cpu-prof); `engineArgs`: more engine flags, e.g. `--container-monitor conmon` */
+/** `nodeArgs`: flags for node itself (e.g. --cpu-prof); `engineArgs`: more engine flags, e.g. `--seccomp-profile-root DIR` */
 export async function startCriDaemon(env: RealEnv, opts: { nodeArgs?: string[]; engineArgs?: string[] } = {}): Promise<CriDaemon> {
   await buildBundle();
   const o = env.options;

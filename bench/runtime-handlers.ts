@@ -1,16 +1,16 @@
 /**
  * The container verbs per runtime handler, beside containerd: `podscope cri` (its own process) with a pod on runc and
  * a pod on crun (runtime_handler), and a containerd 1.6 started for the run (its shim + runc), all driven over CRI by
- * the same client on the same busybox image, host-network pods so only the container path is compared; and the same
- * two handlers on a second `podscope cri` whose containers are watched by conmon (`--container-monitor conmon`). Rounds take
+ * the same client on the same busybox image, host-network pods so only the container path is compared; each
+ * Podscope container is watched by conmon. Rounds take
  * turns side by side; each round creates+starts a `sleep` container, stops it (timeout 0) and removes it, timed
  * apart. Then K containers per side run at once and the memory of what watches them is read from /proc (monitor RSS:
- * Podscope's log shim plus the runtime process it keeps in the foreground, or conmon; containerd's shim of the pod,
+ * Podscope's conmon per container; containerd's shim of the pod,
  * shared by its containers). Prints medians and ratios; asserts nothing. Needs root, runc, crun and containerd.
  *
  *   npx tsx bench/runtime-handlers.ts [-n 15] [-k 5]
  *
- * Names: bridges psrt-b, psrt-b2 and psrt-ctd, subnets 10.113/10.111/10.112, temp dirs /tmp/prtb-*.
+ * Names: bridges psrt-b and psrt-ctd, subnets 10.113/10.112, temp dirs /tmp/prtb-*.
  */
 import { execFileSync } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
@@ -66,26 +66,17 @@ function processes(): Proc[] {
 }
 
 /**
- * What watches the containers, in MiB per container. Podscope: for each container the runtime process whose argv
- * names it (`runc|crun … run … <id>`, kept in the foreground for the container's life; on a hybrid host crun's is
- * started through unshare+sh, which exec into crun) and its parent, the log shim. containerd: every
- * containerd-shim-runc-v2 whose argv names the pod (one per pod), divided by the containers in it.
+ * What watches the containers, in MiB per container. Podscope: each container's conmon (`conmon … -c <id> …`; the
+ * runtime's create and start have exited). containerd: every containerd-shim-runc-v2 whose argv names the pod (one
+ * per pod), divided by the containers in it.
  */
 function monitorRss(side: Side, ids: string[]): number {
   const procs = processes();
-  const byPid = new Map(procs.map((p) => [p.pid, p]));
   let kib = 0;
   if (side.name === 'containerd') {
     for (const p of procs) if (p.cmdline.includes('containerd-shim-runc-v2') && p.cmdline.includes(side.podId)) kib += p.rssKiB;
-  } else if (side.name.startsWith('conmon')) {
-    // conmon alone: the runtime's create and start have exited
-    for (const id of ids) kib += procs.find((p) => p.cmdline.startsWith('conmon ') && p.cmdline.includes(` -c ${id} `))?.rssKiB ?? 0;
   } else {
-    for (const id of ids) {
-      const runtime = procs.find((p) => / run /.test(p.cmdline) && p.cmdline.trimEnd().endsWith(id));
-      if (!runtime) continue;
-      kib += runtime.rssKiB + (byPid.get(runtime.ppid)?.rssKiB ?? 0);
-    }
+    for (const id of ids) kib += procs.find((p) => p.cmdline.startsWith('conmon ') && p.cmdline.includes(` -c ${id} `))?.rssKiB ?? 0;
   }
   return kib / 1024 / ids.length;
 }
@@ -141,9 +132,7 @@ export async function runRuntimeHandlerBench(opts: { n: number; k: number; out?:
   const dir = await mkdtemp(join(tmpdir(), 'prtb-'));
   let ctd: ContainerdFixture | undefined;
   let env: RealEnv | undefined;
-  let env2: RealEnv | undefined;
   let daemon: CriDaemon | undefined;
-  let daemon2: CriDaemon | undefined;
   const sides: Side[] = [];
   try {
     const tar = join(dir, 'busybox.tar');
@@ -154,18 +143,10 @@ export async function runRuntimeHandlerBench(opts: { n: number; k: number; out?:
     const images = await LocalImageStore.open({ root: join(env.dir, 'state', 'images'), runner: new NodeProcessRunner() });
     await images.load(tar);
     daemon = await startCriDaemon(env);
-    // a second engine with conmon as the monitor, on dirs of its own
-    env2 = await createRealEnv({ tag: 'prtc', subnet: 111, bridge: 'psrt-b2', tempPrefix: 'prtb-env2-' });
-    const images2 = await LocalImageStore.open({ root: join(env2.dir, 'state', 'images'), runner: new NodeProcessRunner() });
-    await images2.load(tar);
-    daemon2 = await startCriDaemon(env2, { engineArgs: ['--container-monitor', 'conmon'] });
     const podscope = createCriEndpointApi(`unix://${daemon.socketPath}`, { connectTimeoutMs: 2000, callTimeoutMs: 120_000 });
-    const withConmon = createCriEndpointApi(`unix://${daemon2.socketPath}`, { connectTimeoutMs: 2000, callTimeoutMs: 120_000 });
     for (const [name, api, runtimeHandler] of [
       ['podscope runc', podscope, ''],
       ['podscope crun', podscope, 'crun'],
-      ['conmon runc', withConmon, ''],
-      ['conmon crun', withConmon, 'crun'],
       ['containerd', ctd.api, ''],
     ] as const) {
       const { id } = await api.run({ config: podConfig(name.replace(' ', '-')), runtimeHandler });
@@ -192,12 +173,9 @@ export async function runRuntimeHandlerBench(opts: { n: number; k: number; out?:
     out(`monitor RSS: ${opts.k} containers running per side; load average ${load0} before, ${await loadAverage()} after`);
     for (const s of sides) await s.api.remove(s.podId).catch((e: unknown) => out(`remove pod ${s.name}: ${String(e)}`));
     podscope.close();
-    withConmon.close();
     return sides;
   } finally {
     await daemon?.stop();
-    await daemon2?.stop();
-    await env2?.teardown();
     await ctd?.stop();
     await env?.teardown();
     await rm(dir, { recursive: true, force: true });

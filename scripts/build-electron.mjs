@@ -9,6 +9,9 @@
  * --outdir DIR writes elsewhere (the production-install test builds into a temp dir).
  */
 import { build } from 'esbuild';
+import { copyFile, mkdir } from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import { dirname, join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { fileURLToPath } from 'node:url';
 
@@ -30,6 +33,28 @@ const esmRequire = {
 // ws's optional native helpers are not needed (it falls back to JavaScript)
 const optionalNatives = ['bufferutil', 'utf-8-validate'];
 
+/**
+ * node-unix-socket (the client of conmon's SOCK_SEQPACKET attach socket) is a prebuilt N-API addon: its .node file is
+ * copied next to each bundle that uses it, and its loader (which probes a package per platform through __dirname,
+ * which an ES module bundle does not have) becomes one require of that file, resolved beside the bundle.
+ */
+function nativeAddon(bundleDir) {
+  const file = `node-unix-socket.linux-${process.arch}-gnu.node`;
+  return {
+    name: 'native-addon',
+    setup(b) {
+      b.onLoad({ filter: /node-unix-socket[\\/]js[\\/]addon\.js$/ }, async () => {
+        const require = createRequire(join(root, 'package.json'));
+        const from = join(dirname(require.resolve(`node-unix-socket-linux-${process.arch}-gnu/package.json`)), file);
+        await mkdir(bundleDir, { recursive: true });
+        await copyFile(from, join(bundleDir, file));
+        return { contents: `module.exports = require('./${file}');`, loader: 'js' };
+      });
+      b.onResolve({ filter: /\.node$/ }, (a) => ({ path: a.path, external: true }));
+    },
+  };
+}
+
 await build({
   ...common,
   entryPoints: ['electron/main/main.ts'],
@@ -37,6 +62,7 @@ await build({
   format: 'esm',
   external: ['electron', ...optionalNatives],
   banner: esmRequire,
+  plugins: [nativeAddon(resolve(root, out, 'electron'))],
 });
 
 await build({
@@ -55,4 +81,5 @@ await build({
   format: 'esm',
   external: optionalNatives,
   banner: esmRequire,
+  plugins: [nativeAddon(resolve(root, out, 'cli'))],
 });

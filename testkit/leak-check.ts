@@ -386,8 +386,8 @@ export function sweepLeftovers(scope: LeakScope, runcPath = 'runc'): void {
 
 /**
  * Host processes whose command line mentions one of `needles` (a test's own temp dir, netns path or container id):
- * a runc exec/run, a `script` pty wrapper or an nsenter dialer left running. Not part of findLeftovers: a log shim
- * lingers a moment after its container is removed, so callers poll this until it is empty.
+ * a runc exec, a conmon or an nsenter dialer left running. Not part of findLeftovers: a conmon lingers a moment
+ * after its container is removed, so callers poll this until it is empty.
  */
 export function processesMentioning(needles: string[]): { pid: number; cmdline: string }[] {
   const out: { pid: number; cmdline: string }[] = [];

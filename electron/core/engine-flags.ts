@@ -22,7 +22,6 @@ export const ENGINE_OPTION_FLAGS = {
   'seccomp-profile-root': { type: 'string' },
   'insecure-registry': { type: 'string', multiple: true },
   'registry-mirror': { type: 'string', multiple: true },
-  'container-monitor': { type: 'string' },
 } as const satisfies ParseArgsConfig['options'];
 
 export type Flags = Record<string, string | boolean | string[] | undefined>;
@@ -49,12 +48,6 @@ export function engineOptionsFromFlags(flags: Flags): Partial<EngineOptions> {
     throw new PodscopeError('InvalidArgument', '--probe-on-ready and --no-probe-on-ready contradict each other');
   if (flags['probe-on-ready'] === true) o.probeOnReady = true;
   if (flags['no-probe-on-ready'] === true) o.probeOnReady = false;
-  const monitor = str('container-monitor');
-  if (monitor !== undefined) {
-    if (monitor !== 'shim' && monitor !== 'conmon')
-      throw new PodscopeError('InvalidArgument', `--container-monitor must be shim or conmon, not ${JSON.stringify(monitor)}`);
-    o.containerMonitor = monitor;
-  }
   const max = str('max-conf-num');
   if (max !== undefined) o.maxConfNum = nonNegativeInt('--max-conf-num', max);
   const timeout = str('plugin-timeout');
@@ -84,5 +77,4 @@ export const ENGINE_FLAGS_HELP = `Engine flags:
   --seccomp-profile-root DIR  where relative localhost/<profile> seccomp refs live (default <state-dir>/seccomp)
   --insecure-registry HOST[:PORT]  pull from this registry over plain HTTP, repeatable (loopback ones always are)
   --registry-mirror HOST=URL  pull HOST's images from URL instead (names kept), repeatable: docker.io=http://127.0.0.1:5000
-  --container-monitor shim|conmon  what watches each container: the Node log shim (default) or conmon (no attach/tty yet)
   --endpoint unix:///PATH  talk to a CRI runtime (podscope cri, containerd, CRI-O) instead of hosting an engine`;

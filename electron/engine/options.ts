@@ -26,11 +26,8 @@ export interface EngineOptions {
   runcPath: string;
   /** the crun binary, for pods whose runtime_handler is `crun` (runtime/oci-runtime.ts) */
   crunPath: string;
-  /**
-   * what watches each container: the Node log shim (default) or conmon (containers/conmon.ts; no attach or tty
-   * containers yet, docs/semantics.md#container-monitor)
-   */
-  containerMonitor: 'shim' | 'conmon';
+  /** the conmon binary that watches each container (containers/conmon.ts, docs/semantics.md#container-monitor) */
+  conmonPath: string;
   /** measure reachability once right after each sandbox becomes ready (docs/semantics.md#reachability-probe) */
   probeOnReady: boolean;
   /** where relative `localhost/<profile>` seccomp refs are looked up; "" ⇒ `<stateDir>/seccomp` */
@@ -53,7 +50,7 @@ export const DEFAULT_ENGINE_OPTIONS: EngineOptions = {
   pluginTimeoutMs: 60_000,
   runcPath: 'runc',
   crunPath: 'crun',
-  containerMonitor: 'shim',
+  conmonPath: 'conmon',
   probeOnReady: true,
   seccompProfileRoot: '',
   insecureRegistries: [],

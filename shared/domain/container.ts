@@ -172,7 +172,7 @@ export interface ContainerStatusView extends ContainerSummary {
   /** absolute host path of the CRI log ("" when the pod has no log_directory or the config no log_path) */
   logPath: string;
   pid?: number;
-  /** the log shim's pid (it holds the container's stdout/stderr) */
+  /** the pid of the container's monitor, conmon (it holds the container's stdout/stderr) */
   shimPid?: number;
   user: { uid: number; gid: number; supplementalGroups: number[] };
   resources?: LinuxContainerResources;

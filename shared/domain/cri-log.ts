@@ -106,9 +106,20 @@ export function matchesLogFilter(e: LogEntry, f: LogFilter): boolean {
   return true;
 }
 
+/**
+ * A log time as kubelet prints it (`2006-01-02T15:04:05.000000000Z07:00`, in UTC): nine digits and `Z` whatever offset
+ * form the writer used (conmon writes `+00:00`). A time that does not parse is printed as written.
+ */
+export function formatLogTime(time: string): string {
+  const ns = rfc3339ToNs(time);
+  if (ns === undefined) return time;
+  const s = ns / 1_000_000_000n;
+  return `${new Date(Number(s) * 1000).toISOString().slice(0, 19)}.${(ns % 1_000_000_000n).toString().padStart(9, '0')}Z`;
+}
+
 /** kubectl/crictl's output line: the text, with the time in front when asked for */
 export function formatLogEntry(e: LogEntry, timestamps: boolean): string {
-  return `${timestamps ? `${e.time} ` : ''}${e.text}\n`;
+  return `${timestamps ? `${formatLogTime(e.time)} ` : ''}${e.text}\n`;
 }
 
 /**

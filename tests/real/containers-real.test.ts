@@ -18,7 +18,8 @@ import { BUSYBOX_IMAGE, INDEX_HTML, LocalBusyboxStore, buildBusyboxTree } from '
 import { createRealEnv, type RealEnv } from '../../testkit/throwaway-env';
 
 const hostPort = 27500 + Math.floor(Math.random() * 400);
-const CRI_LOG_LINE = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{9}Z (stdout|stderr) [FP] /;
+// conmon writes the offset form of RFC3339Nano (+00:00), which the CRI format allows
+const CRI_LOG_LINE = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{9}(Z|[+-]\d\d:\d\d) (stdout|stderr) [FP] /;
 
 function httpGet(port: number): Promise<string> {
   return new Promise((resolve, reject) => {

@@ -1,16 +1,12 @@
 /**
- * The same container paths on each runtime handler (runc, crun): a real pod per handler whose runtime_handler names
- * it, busybox containers created, started, exec'd (ExecSync, pipes, a terminal), attached, updated, stopped, noticed
- * when they exit or are OOM-killed, kept running across an engine restart, and removed. Needs root, runc and crun.
+ * The runtime handlers (runc, crun) and the containers suite on each (helpers/handler-containers-suite.ts: every
+ * container under conmon), plus what a missing runtime or conmon is told. Needs root, runc, crun and conmon.
  * Bridge psrt-h1, subnets 10.110.0.0/24 and fd00:110::/64, temp dirs /tmp/prt1-*. Everything is removed in afterAll.
  */
-import { execFileSync } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { PassThrough, Writable } from 'node:stream';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { SandboxEngine } from '../../electron/engine/sandbox/service';
 import type { ContainerConfigInput } from '../../shared/domain/container';
 import type { PodSandboxConfigInput } from '../../shared/domain/config';
@@ -18,26 +14,7 @@ import { hasCode } from '../../shared/domain/errors';
 import { BUSYBOX_IMAGE, LocalBusyboxStore, buildBusyboxTree } from '../../testkit/local-busybox-store';
 import { processesMentioning } from '../../testkit/leak-check';
 import { createRealEnv, type RealEnv } from '../../testkit/throwaway-env';
-
-const CRI_LOG_LINE = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{9}Z (stdout|stderr) [FP] /;
-
-class Sink extends Writable {
-  text = '';
-  override _write(chunk: Buffer, _enc: string, cb: () => void) {
-    this.text += chunk.toString();
-    cb();
-  }
-}
-
-async function until<T>(what: string, fn: () => T | undefined | Promise<T | undefined>, ms = 10_000): Promise<T> {
-  const t0 = Date.now();
-  for (;;) {
-    const v = await fn();
-    if (v !== undefined) return v;
-    if (Date.now() - t0 > ms) throw new Error(`gave up waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 30));
-  }
-}
+import { describeContainersOnHandler } from './helpers/handler-containers-suite';
 
 let env: RealEnv;
 let engine: SandboxEngine;
@@ -59,7 +36,7 @@ afterAll(async () => {
   let left = processesMentioning([env.dir]);
   try {
     await env?.teardown();
-    // every log shim and session process is gone once the pods are removed
+    // every conmon and session process is gone once the pods are removed
     while (left.length > 0 && Date.now() - t0 < 5000) {
       await new Promise((r) => setTimeout(r, 50));
       left = processesMentioning([env.dir]);
@@ -129,157 +106,28 @@ it('a handler whose binary is missing: the pod is refused naming the package to 
   }
 });
 
-describe.each(['runc', 'crun'] as const)('containers on the %s handler', (handler) => {
-  let podId: string;
-  let seq = 0;
-  const root = () => join(env.options.runDir!, 'containers', handler);
-
-  async function start(command: string[], extra: Partial<ContainerConfigInput> = {}): Promise<string> {
-    const { id } = await engine.createContainer({ podSandboxId: podId, config: container(`${handler}${seq++}`, command, extra) });
-    await engine.startContainer(id);
-    return id;
+it('a missing conmon: starting a container is refused naming the package to install, and the pod stays usable', async () => {
+  const broken = await env.engine({ conmonPath: join(env.dir, 'no-such-conmon') }, { images, noLock: true });
+  try {
+    const { id: podId } = await broken.run({ config: pod('noconmon') });
+    const { id } = await broken.createContainer({ podSandboxId: podId, config: container('c', ['sleep', '100000']) });
+    const err = await broken.startContainer(id).catch((e: unknown) => e);
+    expect(hasCode(err, 'FailedPrecondition')).toBe(true);
+    expect((err as Error).message).toMatch(/install conmon \(Debian package conmon\)/);
+    await broken.remove(podId);
+  } finally {
+    await broken.close();
   }
-
-  async function exited(id: string) {
-    return until(
-      'the exit',
-      async () => {
-        const s = await engine.containerStatus(id);
-        return s.state === 'CONTAINER_EXITED' ? s : undefined;
-      },
-      15_000,
-    );
-  }
-
-  beforeAll(async () => {
-    ({ id: podId } = await engine.run({ config: pod(`p-${handler}`), runtimeHandler: handler }));
-  });
-
-  afterAll(async () => {
-    if (podId) await engine.remove(podId).catch(() => undefined);
-  });
-
-  it('the pod remembers its handler; its container is made by that runtime under its own root, logs in CRI format', async () => {
-    expect((await engine.status(podId)).runtimeHandler).toBe(handler);
-    const id = await start(['sh', '-c', 'echo hello-out; echo hello-err >&2; exec sleep 100000']);
-    const st = await engine.containerStatus(id);
-    expect(st.state).toBe('CONTAINER_RUNNING');
-    // the container's state is in the handler's root (crun and runc keep different formats there), not the other's
-    expect(execFileSync(handler, ['--root', root(), 'list', '-q']).toString()).toContain(id);
-    const other = handler === 'runc' ? 'crun' : 'runc';
-    expect(existsSync(join(env.options.runDir!, 'containers', other, id))).toBe(false);
-    const lines = await until('two log lines', () => {
-      const l = readFileSync(st.logPath, 'utf8').split('\n').filter(Boolean);
-      return l.length >= 2 ? l : undefined;
-    });
-    for (const l of lines) expect(l).toMatch(CRI_LOG_LINE);
-    expect(lines.some((l) => / stdout F hello-out$/.test(l))).toBe(true);
-    expect(lines.some((l) => / stderr F hello-err$/.test(l))).toBe(true);
-    // the seccomp filter of RuntimeDefault applies on either runtime
-    expect(/^Seccomp:\s+(\d)/m.exec(readFileSync(`/proc/${st.pid}/status`, 'utf8'))?.[1]).toBe('2');
-  });
-
-  it('ExecSync returns stdout, stderr and the exit code; a timeout is DeadlineExceeded', async () => {
-    const id = await start(['sleep', '100000']);
-    const r = await engine.execSync(id, ['sh', '-c', 'echo out; echo err >&2; exit 3'], 10);
-    expect(Buffer.from(r.stdout).toString()).toBe('out\n');
-    expect(Buffer.from(r.stderr).toString()).toBe('err\n');
-    expect(r.exitCode).toBe(3);
-    const err = await engine.execSync(id, ['sleep', '5'], 1).catch((e: unknown) => e);
-    expect(hasCode(err, 'DeadlineExceeded')).toBe(true);
-  });
-
-  it('streaming exec: pipes carry stdin and keep stderr apart; a tty gives the process a terminal', async () => {
-    const id = await start(['sleep', '100000']);
-    const stdin = new PassThrough();
-    const out = new Sink();
-    const err = new Sink();
-    const done = engine.streaming.exec({
-      containerId: id,
-      cmd: ['sh', '-c', 'cat; echo e >&2; exit 4'],
-      stdin,
-      stdout: out,
-      stderr: err,
-      tty: false,
-    });
-    stdin.end('piped\n');
-    expect((await done).exitCode).toBe(4);
-    expect(out.text).toBe('piped\n');
-    expect(err.text).toBe('e\n');
-    const ttyOut = new Sink();
-    const r = await engine.streaming.exec({
-      containerId: id,
-      cmd: ['busybox', 'tty'],
-      stdin: null,
-      stdout: ttyOut,
-      stderr: null,
-      tty: true,
-    });
-    expect(r.exitCode).toBe(0);
-    expect(ttyOut.text).toMatch(/\/dev\/pts\/\d+/);
-  });
-
-  it('attach reaches a container created with stdin: a command written to its shell is answered', async () => {
-    const id = await start(['sh'], { stdin: true });
-    const stdin = new PassThrough();
-    const out = new Sink();
-    const ac = new AbortController();
-    const session = engine.streaming.attach({ containerId: id, stdin, stdout: out, stderr: new Sink(), tty: false, signal: ac.signal });
-    await until('the answer', () => {
-      if (!out.text) stdin.write('echo hi\n');
-      return out.text.includes('hi\n') || undefined;
-    });
-    ac.abort();
-    await session;
-    expect((await engine.containerStatus(id)).state).toBe('CONTAINER_RUNNING');
-  });
-
-  it('UpdateContainerResources reaches the running container cgroup', async () => {
-    const id = await start(['sleep', '100000']);
-    await engine.updateContainerResources(id, { cpu_shares: 512, memory_limit_in_bytes: 96 << 20 });
-    const st = await engine.containerStatus(id);
-    const path = (st.ociSpec as { linux: { cgroupsPath: string } }).linux.cgroupsPath;
-    expect(readFileSync(`/sys/fs/cgroup/cpu/${path}/cpu.shares`, 'utf8').trim()).toBe('512');
-    expect(readFileSync(`/sys/fs/cgroup/memory/${path}/memory.limit_in_bytes`, 'utf8').trim()).toBe(String(96 << 20));
-  });
-
-  it('stop sends SIGTERM, then SIGKILL after the timeout; an exit by itself and an OOM kill are noticed with their codes', async () => {
-    const stubborn = await start(['sh', '-c', 'trap "echo got-term" TERM; echo ready; while true; do sleep 1; done']);
-    const st0 = await engine.containerStatus(stubborn);
-    await until('ready', () => (readFileSync(st0.logPath, 'utf8').includes('ready') ? true : undefined));
-    await engine.stopContainer(stubborn, 1);
-    expect(await engine.containerStatus(stubborn)).toMatchObject({ state: 'CONTAINER_EXITED', exitCode: 137, reason: 'Error' });
-    expect(readFileSync(st0.logPath, 'utf8')).toMatch(/stdout F got-term/);
-    const quitter = await start(['sh', '-c', 'exit 7']);
-    expect(await exited(quitter)).toMatchObject({ exitCode: 7, reason: 'Error' });
-    const hog = await start(['dd', 'if=/dev/zero', 'of=/dev/null', 'bs=64M', 'count=4'], {
-      linux: { resources: { memory_limit_in_bytes: 16 << 20 }, security_context: { seccomp: { profile_type: 0 } } },
-    });
-    // crun's foreground run deletes the container's cgroup as it exits, before the engine can read its OOM count:
-    // the reason is only known on runc under the log shim (docs/semantics.md#runtime-handlers)
-    expect(await exited(hog)).toMatchObject({ exitCode: 137, ...(handler === 'runc' ? { reason: 'OOMKilled' } : {}) });
-  });
-
-  it('a container keeps running when the engine closes; a new engine sees it running, stops and removes it', async () => {
-    const id = await start(['sleep', '100000']);
-    const { pid } = await engine.containerStatus(id);
-    await engine.close();
-    engine = await env.engine({}, { images });
-    expect(existsSync(`/proc/${pid}`)).toBe(true);
-    expect(await engine.containerStatus(id)).toMatchObject({ state: 'CONTAINER_RUNNING', pid });
-    await engine.stopContainer(id, 0);
-    expect(await engine.containerStatus(id)).toMatchObject({ state: 'CONTAINER_EXITED', exitCode: 137 });
-    await engine.removeContainer(id);
-    expect(execFileSync(handler, ['--root', root(), 'list', '-q']).toString()).not.toContain(id);
-    await expect(engine.containerStatus(id)).rejects.toMatchObject({ code: 'NotFound' });
-  });
-
-  it('removing the pod removes its containers and their runtime state', async () => {
-    const ids = (await engine.listContainers({ podSandboxId: podId })).map((c) => c.id);
-    expect(ids.length).toBeGreaterThan(0);
-    await engine.remove(podId);
-    podId = '';
-    const left = execFileSync(handler, ['--root', root(), 'list', '-q']).toString();
-    for (const id of ids) expect(left).not.toContain(id);
-  });
 });
+
+for (const handler of ['runc', 'crun'] as const)
+  describeContainersOnHandler(handler, {
+    engine: () => engine,
+    restartEngine: async () => {
+      await engine.close();
+      engine = await env.engine({}, { images });
+    },
+    runDir: () => env.options.runDir!,
+    pod,
+    container,
+  });

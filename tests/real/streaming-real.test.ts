@@ -87,6 +87,8 @@ afterAll(async () => {
   // every session's process (runc exec, the script pty wrapper, the nsenter dialer) and every log shim is gone once
   // the pod is removed; the env's teardown then runs the shared leak checker (app containers, records, exec files)
   const netns = podId ? (await engine.status(podId).catch(() => undefined))?.netnsPath : undefined;
+  // closed first: its background exit poll would otherwise save the record of a container the sweeper just removed
+  await engine?.close().catch(() => undefined);
   if (podId) {
     const sweeper = await env.engine({}, { noLock: true });
     await sweeper.remove(podId).catch(() => undefined);

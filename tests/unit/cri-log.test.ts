@@ -79,6 +79,11 @@ describe('parsing', () => {
     expect(formatLogEntry(e, false)).toBe('hi\n');
     expect(formatLogEntry(e, true)).toBe(`${T(1)} hi\n`);
   });
+
+  it("prints a time as kubelet does, in UTC with nine digits and Z, whatever offset form the writer used (conmon's +00:00)", () => {
+    expect(formatLogEntry({ time: '2026-11-23T10:00:01.5+00:00', stream: 'stdout', text: 'hi' }, true)).toBe(`${T(1, 500_000_000)} hi\n`);
+    expect(formatLogEntry({ time: '2026-11-23T12:00:01.000000007+02:00', stream: 'stdout', text: 'hi' }, true)).toBe(`${T(1, 7)} hi\n`);
+  });
 });
 
 describe('the reader', () => {

@@ -54,8 +54,6 @@ describe('the runtime binaries', () => {
     // a missing file elsewhere (a bundle, a rootfs) is a real failure, not "no such container"
     expect(crun.doesNotExist.test('error opening file `/bundle/config.json`: No such file or directory')).toBe(false);
     expect(crun.notRunning.test('kill container: No such process')).toBe(true);
-    expect(runc.runKeep).toEqual(['--keep']);
-    expect(crun.runKeep).toEqual([]);
     expect(runc.updateFromStdin).toBe(true);
     expect(crun.updateFromStdin).toBe(false);
   });
@@ -105,15 +103,5 @@ describe('probing the handlers', () => {
         problem: 'crun not found or not working: install crun (Debian package crun)',
       },
     ]);
-  });
-});
-
-describe('--container-monitor', () => {
-  it('leaves the default (the log shim) alone unless given; takes shim or conmon; refuses anything else by name', async () => {
-    const { engineOptionsFromFlags } = await import('../../electron/core/engine-flags');
-    expect(engineOptionsFromFlags({}).containerMonitor).toBeUndefined();
-    expect(engineOptionsFromFlags({ 'container-monitor': 'conmon' }).containerMonitor).toBe('conmon');
-    expect(engineOptionsFromFlags({ 'container-monitor': 'shim' }).containerMonitor).toBe('shim');
-    expect(() => engineOptionsFromFlags({ 'container-monitor': 'crio' })).toThrow('--container-monitor must be shim or conmon, not "crio"');
   });
 });

@@ -1,4 +1,4 @@
-/** ReopenContainerLog: the log shim reopens log_path (after the kubelet rotated it). */
+/** ReopenContainerLog: the container's conmon reopens log_path (after the kubelet rotated it). */
 import type * as pb from '../generated/runtime_v1';
 import type { CriEngine } from './handler';
 import { requireContainerId } from './resolve-id';

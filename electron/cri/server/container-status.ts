@@ -1,6 +1,6 @@
 /**
  * ContainerStatus: verbose ⇒ info["info"] = JSON shaped like containerd's ContainerInfo where they overlap (sandboxID,
- * pid, runtimeType, config, runtimeSpec) plus a `podscope` section (seccomp and AppArmor as applied, log shim pid,
+ * pid, runtimeType, config, runtimeSpec) plus a `podscope` section (seccomp and AppArmor as applied, conmon pid,
  * user, stop signal).
  */
 import type * as pb from '../generated/runtime_v1';

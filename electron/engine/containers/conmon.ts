@@ -1,7 +1,5 @@
 /**
- * conmon (CRI-O's container monitor, Debian `conmon` 2.1.6) as the container's monitor instead of the Node log shim:
- * selected by EngineOptions.containerMonitor = 'conmon' (the shim stays the default until every container test
- * passes on conmon; docs/semantics.md#container-monitor).
+ * conmon (CRI-O's container monitor, Debian `conmon` 2.1.6) watches every app container (docs/semantics.md#container-monitor).
  *
  * Start: conmon (`--api-version 1`) daemonizes, runs `<runtime> create` with the container's stdio as its own pipes,
  * and says over its sync pipe (`_OCI_SYNCPIPE`, fd 3 here) the container's pid or why create failed; the engine then
@@ -11,17 +9,19 @@
  * to its `ctl` fifo. The container keeps its runtime state (runc and crun alike: created with `create`) until the
  * engine deletes it, so the OOM count of its cgroup is still there when the exit is noticed.
  *
- * Not through conmon (yet): attach, whose socket is SOCK_SEQPACKET, which Node's net module cannot open; and a tty
- * container's terminal, which conmon only serves over that same socket. Both are refused with FailedPrecondition.
+ * Attach is conmon's attach socket (conmon-attach.ts); a tty container gets its terminal from conmon (`-t`: conmon
+ * passes the runtime a `--console-socket` and receives the pty's master over it), and resizes go to its `ctl` fifo.
  */
 import { spawn } from 'node:child_process';
 import { constants } from 'node:fs';
-import { access, mkdir, open, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { access, mkdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { PodscopeError } from '../../../shared/domain/errors';
 import { parseRuncLog, readLogFrom, runcErrors } from '../runtime/runc-log';
 import { sysctlWriteRefusal } from '../runtime/sysctl-rules';
+import { conmonExecTerminal } from './conmon-exec';
 import type { RuntimeStreamIO } from './runc-stream';
+import { attachToConmon, CONMON_CTL, writeConmonCtl, type ConmonAttachIO } from './conmon-attach';
 import {
   OciContainerRuntime,
   type ContainerExit,
@@ -34,9 +34,6 @@ export interface ConmonContainerRuntimeOptions extends OciContainerRuntimeOption
   /** the conmon binary (default conmon) */
   conmonPath?: string;
 }
-
-/** conmon's ctl fifo message that makes it reopen the log file (conmon's REOPEN_LOGS_EVENT) */
-const REOPEN_LOGS = '2 0 0\n';
 
 /** `name` as conmon wants it: an absolute path, looked up on PATH when it has no slash */
 async function absoluteExecutable(name: string): Promise<string> {
@@ -59,18 +56,7 @@ export class ConmonContainerRuntime extends OciContainerRuntime {
     super(c);
   }
 
-  override warm(): void {
-    // conmon is a small C program: nothing to start ahead
-  }
-
-  override close(): void {}
-
   override async start(id: string, bundleDir: string, spec: unknown, io: ContainerStdio, signal?: AbortSignal): Promise<StartedContainer> {
-    if (io.tty)
-      throw new PodscopeError(
-        'FailedPrecondition',
-        'a tty container cannot run under the conmon monitor here: conmon serves its terminal only over a SOCK_SEQPACKET attach socket, which this engine cannot open (use the default log shim)',
-      );
     const bin = this.c.binary;
     await mkdir(bundleDir, { recursive: true, mode: 0o755 });
     await writeFile(join(bundleDir, 'config.json'), JSON.stringify(spec, null, 2), { mode: 0o644 });
@@ -123,8 +109,10 @@ export class ConmonContainerRuntime extends OciContainerRuntime {
       `--log=${runtimeLog}`,
       '--runtime-arg',
       '--log-format=json',
+      ...(io.tty ? ['-t'] : []),
       ...(io.stdin ? ['-i'] : []),
-      ...(io.stdin && !io.stdinOnce ? ['--leave-stdin-open'] : []),
+      // a client's end of input closes the container's stdin only for stdin_once without a terminal (containerd's attach)
+      ...(io.stdin && !(io.stdinOnce && !io.tty) ? ['--leave-stdin-open'] : []),
     ];
     const child = spawn(this.c.conmonPath ?? 'conmon', args, {
       // its own session; conmon daemonizes, so the engine keeps no tie to it
@@ -217,24 +205,28 @@ export class ConmonContainerRuntime extends OciContainerRuntime {
   }
 
   override async reopenLog(shimPid: number, bundleDir?: string): Promise<void> {
-    if (!bundleDir) return super.reopenLog(shimPid);
-    // O_WRONLY|O_NONBLOCK: fails with ENXIO at once when conmon (the fifo's reader) is gone
-    const fh = await open(join(bundleDir, 'ctl'), constants.O_WRONLY | constants.O_NONBLOCK).catch((e: NodeJS.ErrnoException) => {
-      throw new PodscopeError('FailedPrecondition', `the container's conmon (pid ${shimPid}) does not answer: ${e.code}`);
-    });
-    try {
-      await fh.write(REOPEN_LOGS);
-    } finally {
-      await fh.close();
-    }
+    if (!bundleDir)
+      throw new PodscopeError('FailedPrecondition', `the container's conmon (pid ${shimPid}) has no state dir to be reached through`);
+    await writeConmonCtl(bundleDir, CONMON_CTL.reopenLogs, shimPid);
   }
 
-  override attach(_id: string, _bundleDir: string, _io: RuntimeStreamIO): Promise<void> {
-    return Promise.reject(
-      new PodscopeError(
-        'FailedPrecondition',
-        "cannot attach under the conmon monitor: conmon's attach socket is SOCK_SEQPACKET, which this engine cannot open",
-      ),
+  override async execStream(id: string, proc: unknown, io: RuntimeStreamIO): Promise<number> {
+    // with pipes, the runtime's own exec (runc-stream.ts) has nothing for conmon to do
+    if (!io.tty) return super.execStream(id, proc, io);
+    return conmonExecTerminal(
+      {
+        conmonPath: this.c.conmonPath ?? 'conmon',
+        runtimePath: await absoluteExecutable(this.c.binary.path),
+        handler: this.c.binary.handler,
+        root: this.c.root,
+      },
+      id,
+      proc,
+      io,
     );
+  }
+
+  override attach(_id: string, bundleDir: string, io: ConmonAttachIO): Promise<void> {
+    return attachToConmon(bundleDir, io);
   }
 }

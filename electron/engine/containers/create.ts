@@ -26,7 +26,7 @@ import { sandboxPaths } from '../runtime/sandbox-files';
 import { CleanupStack, type CleanupFailure } from '../sandbox/cleanup-stack';
 import type { SandboxRecord } from '../sandbox/record';
 import { notFoundError } from '../sandbox/store';
-import { runtimeFor, type ContainerContext } from './context';
+import type { ContainerContext } from './context';
 import { generateContainerId } from './ids';
 import { CONTAINER_RECORD_VERSION, type ContainerRecord } from './record';
 import { resolveUser } from './user';
@@ -112,9 +112,6 @@ export async function createContainer(ctx: ContainerContext, req: CreateContaine
   await checkMounts(ctx, config.mounts);
   const specSandbox = specSandboxOf(ctx, sandbox);
 
-  // Node's start-up for the container's log shim overlaps the rest of create (kubelet starts right after)
-  const runtime = runtimeFor(ctx, sandbox.runtimeHandler);
-  runtime.warm?.();
   const cleanup = new CleanupStack();
   ctx.names.reserve(name, id);
   cleanup.push(`release container name ${name}`, async () => ctx.names.releaseByName(name));

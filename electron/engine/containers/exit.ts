@@ -1,13 +1,13 @@
 /**
- * Noticing a container's exit. containerd's shim reports task exits; here runc (inside the log shim) reaps the
- * container and the shim writes exit.json, so the engine looks at the pid and then reads that file. Reason as
+ * Noticing a container's exit. containerd's shim reports task exits; here conmon (a subreaper, the container's parent)
+ * reaps it and writes its exit file, so the engine looks at the pid and then reads that file. Reason as
  * containerd's: OOMKilled when the cgroup's OOM kill counter moved, Completed for exit 0, Error otherwise.
  */
 import { runtimeFor, type ContainerContext } from './context';
 import type { ContainerRecord } from './record';
 import { toContainerSummary } from './view';
 
-/** How long after the pid is gone a missing exit.json is waited for (the shim writes it right after runc exits). */
+/** How long after the pid is gone a missing exit file is waited for (conmon writes it once the output is drained). */
 const EXIT_FILE_GRACE_MS = 3000;
 
 /** Returns true when the container is (now) known to have exited. The caller holds the container's lock. */
@@ -18,7 +18,7 @@ export async function observeExit(ctx: ContainerContext, rec: ContainerRecord): 
   if (!exit) {
     const shimAlive = rec.shimPid !== undefined && (await ctx.processAlive(rec.shimPid));
     if (shimAlive) {
-      // the shim is still writing it; give it a moment, then fall back to "unknown exit"
+      // conmon is still writing it; give it a moment, then fall back to "unknown exit"
       const t0 = Date.now();
       while (!exit && Date.now() - t0 < EXIT_FILE_GRACE_MS) {
         await new Promise((r) => setTimeout(r, 20));
@@ -32,7 +32,7 @@ export async function observeExit(ctx: ContainerContext, rec: ContainerRecord): 
   rec.finishedAtNs = exit?.finishedAtNs ?? (BigInt(Date.now()) * 1_000_000n).toString();
   if (!exit) {
     rec.reason = 'Unknown';
-    rec.message = 'the container exited while no log shim was watching it (its exit code is lost)';
+    rec.message = 'the container exited while no conmon was watching it (its exit code is lost)';
   } else if ((usage?.oomKills ?? 0) > 0) {
     rec.reason = 'OOMKilled';
   } else {

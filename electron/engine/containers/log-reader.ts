@@ -1,10 +1,10 @@
 /**
- * Reads a container's CRI log file (what the log shim writes; shared/domain/cri-log.ts parses it) the way kubelet's
+ * Reads a container's CRI log file (what conmon writes; shared/domain/cri-log.ts parses it) the way kubelet's
  * log reader does (pkg/kubelet/kuberuntime/logs/logs.go): P records joined into lines, a stream filter, `sinceTime`,
  * `tail` (the last N lines), and `follow`, which keeps reading until the container has exited and the file is drained.
  *
  * Rotation (docs/semantics.md#container-logs): kubelet renames `<n>.log` away and calls ReopenContainerLog, after
- * which the shim writes a new file at log_path. A follower notices that log_path is another inode than the file it
+ * which conmon writes a new file at log_path. A follower notices that log_path is another inode than the file it
  * has open, drains the old one to its end, then continues with the new file from its start, so no line is lost or
  * read twice. A file truncated in place (copytruncate) is read again from its start.
  */

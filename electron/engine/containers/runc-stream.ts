@@ -1,19 +1,17 @@
 /**
- * The OS side of streaming for runc containers: `runc exec` with live stdio (pipes, or a terminal via pty.ts), a
- * client for the log shim's attach socket (shim.ts), and a TCP dial from inside a network namespace.
+ * The OS side of streaming for runc and crun containers: `<runtime> exec` with live stdio as pipes, and a TCP dial
+ * from inside a network namespace. A terminal exec and attach go through conmon (conmon-exec.ts, conmon-attach.ts).
  */
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { closeSync, openSync } from 'node:fs';
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
-import { connect } from 'node:net';
 import { constants as osConstants } from 'node:os';
 import { join } from 'node:path';
 import type { Duplex, Readable, Writable } from 'node:stream';
 import { PodscopeError } from '../../../shared/domain/errors';
 import { parseRuncLog, readLogFrom, runcErrors } from '../runtime/runc-log';
-import { spawnWithPty } from './pty';
-import type { ResizeSource, StreamIO } from './streaming';
+import type { StreamIO } from './streaming';
 
 /** the io of one streaming session as the runtime sees it */
 export type RuntimeStreamIO = StreamIO;
@@ -68,10 +66,6 @@ function feed(stdin: Readable | null, to: Writable | null, onEnd?: () => void): 
   };
 }
 
-function subscribeResize(resize: ResizeSource | undefined, fn: (s: { width: number; height: number }) => void): () => void {
-  return resize ? resize.subscribe(fn) : () => undefined;
-}
-
 function signalKill(pid: number | undefined, group: boolean): void {
   if (!pid) return;
   try {
@@ -92,7 +86,7 @@ export interface RuncStreamOptions {
 }
 
 /**
- * `runc exec --process <json>` with the caller's streams. Returns the exit code (128+N for signal N). As with kubectl
+ * `runc exec --process <json>` with the caller's streams as pipes (a terminal exec is conmon's: conmon-exec.ts). Returns the exit code (128+N for signal N). As with kubectl
  * exec on containerd, the session lasts until the output pipes close: runc copies them until EOF, so a background
  * child holding them keeps the session open (an abort ends it). The process's host pid comes from `--pid-file`, so an
  * abort can SIGKILL it (and its process group) directly: killing only runc would leave the process running in the
@@ -101,40 +95,36 @@ export interface RuncStreamOptions {
 export async function runcExecStream(o: RuncStreamOptions, id: string, proc: unknown, io: RuntimeStreamIO): Promise<number> {
   await mkdir(o.root, { recursive: true, mode: 0o700 });
   const base = join(o.root, `exec-${randomBytes(8).toString('hex')}`);
-  const files = { process: `${base}.json`, log: `${base}.log`, pid: `${base}.pid`, tty: `${base}.tty` };
+  const files = { process: `${base}.json`, log: `${base}.log`, pid: `${base}.pid` };
   await writeFile(files.process, JSON.stringify(proc), { mode: 0o600 });
-  // crun 1.8.1 sometimes sends a terminal exec's output (CRLF and all) to its --log file instead of the terminal: seen
-  // under load, the process's whole output in the log and nothing on the pty. Without --log, crun writes its messages to
-  // its stderr, which under script is the terminal itself, so the person sees them and the exit code still says it failed
-  const logArgs = io.tty && o.handler === 'crun' ? [] : ['--log', files.log, '--log-format', 'json'];
-  const args = ['--root', o.root, ...logArgs, 'exec', '--process', files.process, '--pid-file', files.pid, id];
+  const args = [
+    '--root',
+    o.root,
+    '--log',
+    files.log,
+    '--log-format',
+    'json',
+    'exec',
+    '--process',
+    files.process,
+    '--pid-file',
+    files.pid,
+    id,
+  ];
   const env = { PATH: process.env.PATH ?? '/usr/sbin:/usr/bin:/sbin:/bin' };
   try {
     if (io.signal?.aborted) throw new PodscopeError('Canceled', `exec in container ${id} was canceled`);
-    let resize: ((s: { width: number; height: number }) => void) | undefined;
-    const child = io.tty
-      ? (() => {
-          // stdin is always a pipe: at EOF on its stdin, script writes an EOF character into the terminal, which the
-          // process would read as input (a NUL without stdin); the pipe stays open until the process is gone
-          const p = spawnWithPty(o.runcPath, args, { ttyFile: files.tty, env, stdin: 'pipe', detached: true });
-          resize = p.resize;
-          return p.child;
-        })()
-      : // its own process group: an abort can end runc and whatever of it is left in one kill
-        spawn(o.runcPath, args, { stdio: [io.stdin ? 'pipe' : 'ignore', 'pipe', 'pipe'], detached: true, env });
-    const unfeed = io.tty ? feed(io.stdin, child.stdin, () => undefined) : feed(io.stdin, child.stdin);
+    if (io.tty) throw new PodscopeError('Internal', 'a terminal exec runs under conmon (conmon-exec.ts), not with pipes');
+    // its own process group: an abort can end runc and whatever of it is left in one kill
+    const child = spawn(o.runcPath, args, { stdio: [io.stdin ? 'pipe' : 'ignore', 'pipe', 'pipe'], detached: true, env });
+    const unfeed = feed(io.stdin, child.stdin);
     forward(child.stdout!, io.stdout);
-    // with a terminal, script's stderr is its own complaints, never the process's output
-    const scriptErr: Buffer[] = [];
-    if (io.tty) child.stderr!.on('data', (b: Buffer) => scriptErr.push(b));
-    else forward(child.stderr!, io.stderr);
-    const unresize = subscribeResize(io.tty ? io.resize : undefined, (s) => resize?.(s));
+    forward(child.stderr!, io.stderr);
     let aborted = false;
     let closed = false;
     const onAbort = () => {
       aborted = true;
-      // runc writes the pid file just after the process started: an abort in between waits for it, since ending
-      // only the wrapper (script, in its own session) would leave runc and the process to a SIGHUP
+      // runc writes the pid file just after the process started: an abort in between waits for it
       const t0 = Date.now();
       const tryKill = () => {
         if (closed) return;
@@ -157,20 +147,12 @@ export async function runcExecStream(o: RuncStreamOptions, id: string, proc: unk
     };
     io.signal?.addEventListener('abort', onAbort, { once: true });
     const r = await new Promise<{ code: number | null; sig: NodeJS.Signals | null }>((resolve, reject) => {
-      child.once('error', (e) =>
-        reject(
-          new PodscopeError(
-            'RuntimeError',
-            `cannot run ${io.tty ? 'script (util-linux) for a terminal' : `${o.handler ?? 'runc'} exec`}: ${e.message}`,
-          ),
-        ),
-      );
+      child.once('error', (e) => reject(new PodscopeError('RuntimeError', `cannot run ${o.handler ?? 'runc'} exec: ${e.message}`)));
       child.once('close', (code, sig) => resolve({ code, sig }));
     }).finally(() => {
       closed = true;
       io.signal?.removeEventListener('abort', onAbort);
       unfeed();
-      unresize();
     });
     const messages = runcErrors(parseRuncLog(await readLogFrom(files.log, 0)));
     if (messages.length > 0)
@@ -178,42 +160,10 @@ export async function runcExecStream(o: RuncStreamOptions, id: string, proc: unk
         details: { exitCode: r.code },
       });
     if (aborted) throw new PodscopeError('Canceled', `exec in container ${id} was canceled; its process was killed`);
-    if (io.tty && r.code === 125 && !(await readFile(files.tty, 'utf8').catch(() => '')).trim())
-      throw new PodscopeError('RuntimeError', `cannot get a terminal: ${Buffer.concat(scriptErr).toString().trim() || 'tty failed'}`);
     return r.code ?? 128 + (r.sig ? (osConstants.signals[r.sig] ?? 0) : 0);
   } finally {
     await Promise.all(Object.values(files).map((f) => rm(f, { force: true })));
   }
-}
-
-/**
- * The shim's attach socket protocol (both directions): frames of [type u8][length u32 BE][payload].
- * client → shim: STDIN data, STDIN_CLOSE, RESIZE {"width","height"}; shim → client: STDOUT, STDERR, then EXIT
- * {"exitCode"} when the container ended, after which the shim closes the connection.
- */
-export const ATTACH_FRAME = { STDIN: 0, STDOUT: 1, STDERR: 2, EXIT: 3, STDIN_CLOSE: 4, RESIZE: 5 } as const;
-export const ATTACH_SOCKET_NAME = 'attach';
-
-export function attachFrame(type: number, payload: Buffer | string = Buffer.alloc(0)): Buffer {
-  const body = typeof payload === 'string' ? Buffer.from(payload) : payload;
-  const head = Buffer.alloc(5);
-  head.writeUInt8(type, 0);
-  head.writeUInt32BE(body.length, 1);
-  return Buffer.concat([head, body]);
-}
-
-/** splits a byte stream into frames */
-export function frameReader(onFrame: (type: number, payload: Buffer) => void): (chunk: Buffer) => void {
-  let buf: Buffer = Buffer.alloc(0);
-  return (chunk: Buffer) => {
-    buf = buf.length ? Buffer.concat([buf, chunk]) : chunk;
-    while (buf.length >= 5) {
-      const len = buf.readUInt32BE(1);
-      if (buf.length < 5 + len) break;
-      onFrame(buf.readUInt8(0), buf.subarray(5, 5 + len));
-      buf = buf.subarray(5 + len);
-    }
-  };
 }
 
 /**
@@ -223,68 +173,6 @@ export function frameReader(onFrame: (type: number, payload: Buffer) => void): (
 export function shortSocketPath(dir: string, name: string): { path: string; close(): void } {
   const fd = openSync(dir, 'r');
   return { path: `/proc/self/fd/${fd}/${name}`, close: () => closeSync(fd) };
-}
-
-/** connects to the shim's attach socket and runs the session; resolves when the shim or the client ends it */
-export async function attachToShim(bundleDir: string, io: RuntimeStreamIO): Promise<void> {
-  let short: { path: string; close(): void };
-  try {
-    short = shortSocketPath(bundleDir, ATTACH_SOCKET_NAME);
-  } catch (e) {
-    throw new PodscopeError('FailedPrecondition', `the container's state dir is gone: ${(e as NodeJS.ErrnoException).code}`);
-  }
-  const sock = await new Promise<ReturnType<typeof connect>>((resolve, reject) => {
-    const s = connect(short.path);
-    s.once('connect', () => resolve(s));
-    s.once('error', (e: NodeJS.ErrnoException) =>
-      reject(
-        new PodscopeError(
-          'FailedPrecondition',
-          e.code === 'ENOENT'
-            ? "cannot attach: the container's log shim has no attach socket (it was started before attach existed)"
-            : `cannot attach: the container's log shim does not answer (${e.code}); the container has exited`,
-        ),
-      ),
-    );
-  }).finally(() => short.close());
-  if (io.signal?.aborted) {
-    sock.destroy();
-    return;
-  }
-  await new Promise<void>((resolve) => {
-    // A consumer that cannot keep up is detached once ATTACH_MAX_BEHIND behind: the container is never held back (the
-    // shim keeps reading it), and pausing this socket instead would also hide the shim's close from us.
-    const deliver = (w: NodeJS.WritableStream | null | undefined, payload: Buffer) => {
-      if (!w) return;
-      if ((w as { writableLength?: number }).writableLength! > ATTACH_MAX_BEHIND) sock.destroy();
-      else w.write(payload);
-    };
-    sock.on(
-      'data',
-      frameReader((type, payload) => {
-        if (type === ATTACH_FRAME.STDOUT) deliver(io.stdout, payload);
-        else if (type === ATTACH_FRAME.STDERR) deliver(io.tty ? io.stdout : io.stderr, payload);
-      }),
-    );
-    const send = (b: Buffer) => {
-      if (!sock.destroyed && sock.writable) sock.write(b);
-    };
-    const onData = (b: Buffer) => send(attachFrame(ATTACH_FRAME.STDIN, b));
-    const onEnd = () => send(attachFrame(ATTACH_FRAME.STDIN_CLOSE));
-    io.stdin?.on('data', onData);
-    io.stdin?.once('end', onEnd);
-    const unresize = subscribeResize(io.tty ? io.resize : undefined, (s) => send(attachFrame(ATTACH_FRAME.RESIZE, JSON.stringify(s))));
-    const onAbort = () => sock.destroy();
-    io.signal?.addEventListener('abort', onAbort, { once: true });
-    sock.on('error', () => undefined);
-    sock.once('close', () => {
-      io.stdin?.off('data', onData);
-      io.stdin?.off('end', onEnd);
-      io.signal?.removeEventListener('abort', onAbort);
-      unresize();
-      resolve();
-    });
-  });
 }
 
 /**

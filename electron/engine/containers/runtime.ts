@@ -1,10 +1,10 @@
 /**
  * App containers under an OCI runtime (runc or crun: runtime/oci-runtime.ts), behind a small interface (real:
- * OciContainerRuntime, one per handler; fake: testkit/fakes). They live under their own `--root`
- * (`<runDir>/containers/<handler>`), apart from the pause containers, so the sandbox recovery's orphan sweep never
- * touches them.
+ * ConmonContainerRuntime, one per handler, on the runtime verbs of OciContainerRuntime here; fake: testkit/fakes).
+ * They live under their own `--root` (`<runDir>/containers/<handler>`), apart from the pause containers, so the
+ * sandbox recovery's orphan sweep never touches them.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { constants as osConstants } from 'node:os';
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
@@ -13,9 +13,7 @@ import { PodscopeError } from '../../../shared/domain/errors';
 import type { ProcessRunner } from '../os/exec';
 import type { OciRuntimeBinary } from '../runtime/oci-runtime';
 import { parseRuncLog, readLogFrom, runcErrors } from '../runtime/runc-log';
-import { sysctlWriteRefusal } from '../runtime/sysctl-rules';
-import { attachToShim, dialInNetns, runcExecStream, type RuntimeStreamIO } from './runc-stream';
-import { SHIM_SOURCE } from './shim';
+import { dialInNetns, runcExecStream, type RuntimeStreamIO } from './runc-stream';
 import type { Duplex } from 'node:stream';
 
 export interface ContainerExit {
@@ -41,37 +39,36 @@ export interface ContainerStdio {
 }
 
 export interface ContainerRuntime {
-  /** Writes config.json and starts the container under a detached log shim (`runc run --keep`). */
+  /** Writes config.json and starts the container under its monitor (conmon), which outlives the engine. */
   start(id: string, bundleDir: string, spec: unknown, io: ContainerStdio, signal?: AbortSignal): Promise<StartedContainer>;
   /**
    * `runc exec` of an OCI process (the container's, with args and terminal replaced) with live streams; resolves with
    * its exit code (128+N for a signal); an abort kills it and rejects with Canceled.
    */
   execStream(id: string, process: unknown, io: RuntimeStreamIO): Promise<number>;
-  /** a session on the container's stdio through its shim's attach socket; resolves when either side ends it */
-  attach(id: string, bundleDir: string, io: RuntimeStreamIO): Promise<void>;
+  /**
+   * a session on the container's stdio through its monitor's attach socket; resolves when either side ends it.
+   * stdinOnce: the container's (the client's end of input closes its stdin when it has no terminal).
+   */
+  attach(id: string, bundleDir: string, io: RuntimeStreamIO & { stdinOnce?: boolean }): Promise<void>;
   /** one TCP connection to localhost:port inside a netns (undefined: the host's), piped both ways to `stream` */
   dial(netnsPath: string | undefined, port: number, stream: Duplex, signal?: AbortSignal): Promise<void>;
   /** `runc kill [--all] id SIG`; an unknown or stopped container is a success. */
   kill(id: string, signal: string, all: boolean): Promise<void>;
   /** `runc delete --force`; idempotent */
   delete(id: string): Promise<void>;
-  /** what the shim recorded when runc exited; undefined while it runs (or if no shim ever ran) */
+  /** what the monitor recorded when the container exited; undefined while it runs (or if no monitor ever ran) */
   exitInfo(bundleDir: string): Promise<ContainerExit | undefined>;
   /** `runc exec`; a timeout kills the exec'd process and is DeadlineExceeded */
   exec(id: string, cmd: string[], timeoutMs: number): Promise<{ stdout: Buffer; stderr: Buffer; exitCode: number }>;
   /** `runc update -r -` with an OCI LinuxResources document */
   update(id: string, resources: unknown): Promise<void>;
-  /** asks the monitor (log shim: a signal; conmon: its ctl fifo in the bundle) to reopen its log file */
+  /** asks the monitor (conmon: its ctl fifo in the bundle) to reopen its log file */
   reopenLog(shimPid: number, bundleDir?: string): Promise<void>;
   /** ids the runtime knows under this root */
   list(): Promise<string[]>;
   /** the runtime handler it serves (runc, crun); in messages */
   readonly handler?: string;
-  /** a hint that start() is coming: get its slow part (a process start) going now; optional */
-  warm?(): void;
-  /** ends what warm() started and was not used; optional */
-  close?(): void;
 }
 
 export interface OciContainerRuntimeOptions {
@@ -80,9 +77,7 @@ export interface OciContainerRuntimeOptions {
   /** `<runDir>/containers/<handler>` */
   root: string;
   runner: ProcessRunner;
-  /** how long start waits for runc to report the pid (default 30 s) */
-  startTimeoutMs?: number;
-  /** the Node binary that runs the shim (default process.execPath; Electron runs it as Node) */
+  /** the Node binary that runs the port-forward dialer (default process.execPath; Electron runs it as Node) */
   nodePath?: string;
 }
 
@@ -95,10 +90,11 @@ function runtimeError(handler: string, what: string, stderr: string, exitCode: n
   );
 }
 
-export class OciContainerRuntime implements ContainerRuntime {
-  private readonly bin: OciRuntimeBinary;
+/** The runtime's own verbs, the same under any monitor; the monitor's (start, attach, exit, log) are the subclass's. */
+export abstract class OciContainerRuntime implements ContainerRuntime {
+  protected readonly bin: OciRuntimeBinary;
 
-  constructor(private readonly o: OciContainerRuntimeOptions) {
+  constructor(protected readonly o: OciContainerRuntimeOptions) {
     this.bin = o.binary;
   }
 
@@ -107,119 +103,10 @@ export class OciContainerRuntime implements ContainerRuntime {
     return this.bin.handler;
   }
 
-  private warmShim: ChildProcess | undefined;
-
-  private spawnShim(): ChildProcess {
-    // the runc root in argv names the engine a shim belongs to (ps, leak checks); the config comes over IPC
-    const child = spawn(this.o.nodePath ?? process.execPath, ['-e', SHIM_SOURCE, '--', 'warm', this.o.root], {
-      // its own session: a Ctrl-C to the CLI or the app's process group must not reach the container's output
-      detached: true,
-      stdio: ['ignore', 'ignore', 'ignore', 'ipc'],
-      // a minimal env: NODE_OPTIONS from a dev loader (tsx, vitest) would slow every start and tie the shim to them
-      env: { PATH: process.env.PATH ?? '/usr/sbin:/usr/bin:/sbin:/bin', ELECTRON_RUN_AS_NODE: '1' },
-    });
-    child.on('error', () => undefined);
-    return child;
-  }
-
-  /** Starts a shim that waits for its config, so StartContainer does not pay for Node's start-up. */
-  warm(): void {
-    if (this.warmShim && this.warmShim.connected && this.warmShim.exitCode === null) return;
-    const child = this.spawnShim();
-    // an idle shim must not keep the engine's process alive (a CLI command ends while it waits)
-    child.unref();
-    (child.channel as { unref?: () => void } | undefined)?.unref?.();
-    this.warmShim = child;
-  }
-
-  close(): void {
-    const child = this.warmShim;
-    this.warmShim = undefined;
-    if (child?.connected) child.disconnect(); // it exits when its engine goes away before being used
-  }
-
-  async start(id: string, bundleDir: string, spec: unknown, io: ContainerStdio, signal?: AbortSignal): Promise<StartedContainer> {
-    await mkdir(bundleDir, { recursive: true, mode: 0o755 });
-    await writeFile(join(bundleDir, 'config.json'), JSON.stringify(spec, null, 2), { mode: 0o644 });
-    const runcLog = join(bundleDir, 'runc.log');
-    const pidFile = join(bundleDir, 'container.pid');
-    const exitFile = join(bundleDir, 'exit.json');
-    await rm(exitFile, { force: true });
-    await rm(pidFile, { force: true });
-    const cfg = {
-      runc: this.bin.path,
-      runWrap: await this.bin.runWrapper(),
-      runKeep: this.bin.runKeep,
-      root: this.o.root,
-      bundle: bundleDir,
-      id,
-      pidFile,
-      exitFile,
-      runcLog,
-      logPath: io.logPath,
-      attach: true,
-      stdin: io.stdin ?? false,
-      stdinOnce: io.stdinOnce ?? false,
-      tty: io.tty ?? false,
-      ttyFile: join(bundleDir, 'tty'),
-    };
-    const warm = this.warmShim;
-    this.warmShim = undefined;
-    const child = warm && warm.connected && warm.exitCode === null ? warm : this.spawnShim();
-    child.ref();
-    (child.channel as { ref?: () => void } | undefined)?.ref?.();
-    child.send({ cfg });
-    const timeoutMs = this.o.startTimeoutMs ?? 30_000;
-    try {
-      return await new Promise<StartedContainer>((resolve, reject) => {
-        const timer = setTimeout(
-          () => reject(new PodscopeError('DeadlineExceeded', `${this.bin.handler} did not start container ${id} within ${timeoutMs} ms`)),
-          timeoutMs,
-        );
-        const onAbort = () => reject(new PodscopeError('Canceled', `starting container ${id} was canceled`));
-        signal?.addEventListener('abort', onAbort, { once: true });
-        const settle = () => {
-          clearTimeout(timer);
-          signal?.removeEventListener('abort', onAbort);
-        };
-        let answered = false;
-        child.once('message', (m: { pid?: number; shimPid?: number; error?: string; exitCode?: number }) => {
-          answered = true;
-          settle();
-          if (m.pid) resolve({ pid: m.pid, shimPid: m.shimPid ?? child.pid! });
-          else {
-            void readLogFrom(runcLog, 0).then((text) => {
-              const messages = runcErrors(parseRuncLog(text));
-              reject(
-                sysctlWriteRefusal(messages.length ? messages : [m.error ?? ''], spec) ??
-                  new PodscopeError(
-                    'RuntimeError',
-                    `${this.bin.handler} run failed: ${messages.length ? messages.join('; ') : (m.error ?? 'unknown error')}`,
-                    { details: { exitCode: m.exitCode, runcErrors: messages } },
-                  ),
-              );
-            }, reject);
-          }
-        });
-        child.once('error', (e) => {
-          settle();
-          reject(new PodscopeError('RuntimeError', `cannot start the log shim: ${e.message}`));
-        });
-        // 'close', not 'exit': 'exit' can come before the shim's last IPC message has been read (a container that
-        // exits at once), and that message says whether runc started it; 'close' waits for the channel too
-        child.once('close', (code) => {
-          // the answer is in (its runc log may still be being read): that, not the shim's exit, says what happened
-          if (answered) return;
-          settle();
-          reject(new PodscopeError('RuntimeError', `the log shim exited (code ${code}) before the container started`));
-        });
-      });
-    } finally {
-      // the engine keeps no tie to the shim: no channel, no ref, so neither keeps the other alive
-      if (child.connected) child.disconnect();
-      child.unref();
-    }
-  }
+  abstract start(id: string, bundleDir: string, spec: unknown, io: ContainerStdio, signal?: AbortSignal): Promise<StartedContainer>;
+  abstract attach(id: string, bundleDir: string, io: RuntimeStreamIO & { stdinOnce?: boolean }): Promise<void>;
+  abstract exitInfo(bundleDir: string): Promise<ContainerExit | undefined>;
+  abstract reopenLog(shimPid: number, bundleDir?: string): Promise<void>;
 
   async kill(id: string, signal: string, all: boolean): Promise<void> {
     const r = await this.runc(['kill', ...(all ? ['--all'] : []), id, signal.replace(/^SIG/, '')], 10_000);
@@ -230,14 +117,6 @@ export class OciContainerRuntime implements ContainerRuntime {
   async delete(id: string): Promise<void> {
     const r = await this.runc(['delete', '--force', id], 30_000);
     if (r.exitCode !== 0 && !this.bin.doesNotExist.test(r.stderr)) throw runtimeError(this.bin.handler, 'delete', r.stderr, r.exitCode);
-  }
-
-  async exitInfo(bundleDir: string): Promise<ContainerExit | undefined> {
-    try {
-      return JSON.parse(await readFile(join(bundleDir, 'exit.json'), 'utf8')) as ContainerExit;
-    } catch {
-      return undefined;
-    }
   }
 
   async exec(id: string, cmd: string[], timeoutMs: number): Promise<{ stdout: Buffer; stderr: Buffer; exitCode: number }> {
@@ -311,10 +190,6 @@ export class OciContainerRuntime implements ContainerRuntime {
     return runcExecStream(this.streamOptions(), id, process, io);
   }
 
-  attach(_id: string, bundleDir: string, io: RuntimeStreamIO): Promise<void> {
-    return attachToShim(bundleDir, io);
-  }
-
   dial(netnsPath: string | undefined, port: number, stream: Duplex, signal?: AbortSignal): Promise<void> {
     return dialInNetns(this.streamOptions(), netnsPath, port, stream, signal);
   }
@@ -341,17 +216,6 @@ export class OciContainerRuntime implements ContainerRuntime {
       if (r.exitCode !== 0) throw runtimeError(this.bin.handler, 'update', r.stderr, r.exitCode);
     } finally {
       if (file) await rm(file, { force: true });
-    }
-  }
-
-  async reopenLog(shimPid: number, _bundleDir?: string): Promise<void> {
-    try {
-      process.kill(shimPid, 'SIGUSR1');
-    } catch (e) {
-      throw new PodscopeError(
-        'FailedPrecondition',
-        `the container's log shim (pid ${shimPid}) is gone: ${(e as NodeJS.ErrnoException).code}`,
-      );
     }
   }
 

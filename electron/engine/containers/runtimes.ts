@@ -1,4 +1,4 @@
-/** The container runtime of each runtime handler, under the monitor the engine options name (log shim or conmon). */
+/** The container runtime of each runtime handler, each container under conmon. */
 import type { ProcessRunner } from '../os/exec';
 import {
   containerRuntimeRoot,
@@ -8,17 +8,17 @@ import {
   type RuntimeBinaryPaths,
 } from '../runtime/oci-runtime';
 import { ConmonContainerRuntime } from './conmon';
-import { OciContainerRuntime, type ContainerRuntime } from './runtime';
+import type { ContainerRuntime } from './runtime';
 
 /** One runtime per handler, each under its own root; `runtime` is the default handler's (runc). */
 export function ociContainerRuntimes(
-  options: RuntimeBinaryPaths & { runDir: string; containerMonitor?: 'shim' | 'conmon' },
+  options: RuntimeBinaryPaths & { runDir: string; conmonPath?: string },
   runner: ProcessRunner,
 ): { runtime: ContainerRuntime; runtimes: Record<string, ContainerRuntime> } {
   const runtimes: Record<string, ContainerRuntime> = {};
   for (const handler of RUNTIME_HANDLERS) {
     const o = { binary: ociRuntimeBinary(handler, options), root: containerRuntimeRoot(options.runDir, handler), runner };
-    runtimes[handler] = options.containerMonitor === 'conmon' ? new ConmonContainerRuntime(o) : new OciContainerRuntime(o);
+    runtimes[handler] = new ConmonContainerRuntime({ ...o, conmonPath: options.conmonPath });
   }
   return { runtime: runtimes[DEFAULT_RUNTIME_HANDLER]!, runtimes };
 }

@@ -1,6 +1,6 @@
 /**
  * StartContainer (containerd internal/cri/server/container_start.go): only a CREATED container in a READY pod starts.
- * The runc container is made here (`runc run --keep` under the log shim), as containerd makes its task here. A failed
+ * The runtime's container is made here (under conmon: `<runtime> create`, then `start`), as containerd makes its task here. A failed
  * start deletes what runc left and marks the container EXITED with reason StartError and exit code 128, as containerd.
  */
 import { PodscopeError, serializeError } from '../../../shared/domain/errors';

@@ -91,6 +91,7 @@ export class EngineStreaming implements ContainerStreaming {
       await runtimeFor(this.ctx, rec.runtimeHandler).attach(rec.id, rec.bundleDir, {
         ...req,
         stdin: rec.config.stdin ? req.stdin : null,
+        stdinOnce: rec.config.stdin_once,
         tty,
         stderr: tty ? null : req.stderr,
         resize: tty ? latch.resize : undefined,

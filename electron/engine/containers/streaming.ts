@@ -1,7 +1,7 @@
 /**
  * The interactive half of a container runtime: exec with a live stream, attach to the container's own stdio, and
  * forward a TCP connection into the pod's network namespace. The same interface has three users and two makers:
- * - made by the engine (`engine.streaming`, over runc exec, the log shim's attach socket and the pod's netns) and by
+ * - made by the engine (`engine.streaming`, over the runtime's exec, conmon's attach socket and the pod's netns) and by
  *   the CRI client (Exec/Attach/PortForward RPCs, then the streaming URL they return), so the app, the CLI and
  *   `podscope cri` speak to a built-in pod and to containerd the same way;
  * - used by the CRI streaming server (electron/cri/streaming), the IPC router's stream sessions and the CLI.

@@ -2,10 +2,12 @@
  * The OCI runtime binaries a pod can run on, and the one place that knows how each differs (docs/semantics.md#runtime-handlers).
  *
  * CRI's `runtime_handler` (crictl `runp --runtime <name>`) names one: `runc` (also the empty name, the default) or
- * `crun`. Both take the same command lines for what the engine uses (`--root`, `--log … --log-format json`, `run`,
- * `exec --process --pid-file`, `kill [--all]`, `delete --force`, `list --format json`); where they differ is listed
- * here: how "no such container" and "not running" read, `run --keep` (runc only: crun deletes its state when a
- * foreground run ends, which the engine never reads afterwards), and how `update` takes the resources document.
+ * `crun`. Both take the same command lines for what the engine and conmon use (`--root`, `--log … --log-format json`,
+ * `create`/`start`, `exec --process --pid-file`, `kill [--all]`, `delete --force`, `list --format json`); where they
+ * differ is listed here: how "no such container" and "not running" read, how `update` takes the resources document,
+ * and what `create` needs around it on a hybrid cgroup host. A terminal exec runs under conmon with the pty handed
+ * over its console socket, so neither runtime copies a terminal's output itself (crun 1.8.1 sometimes put that output
+ * in its --log file when it did, in the foreground).
  * Each handler keeps its own `--root` (the two state formats are not interchangeable).
  */
 import { readFile } from 'node:fs/promises';
@@ -24,8 +26,6 @@ export interface OciRuntimeBinary {
   path: string;
   /** the Debian package that installs it */
   debianPackage: string;
-  /** `run` keeps the container's state after its process exits (runc `--keep`; crun has no such flag) */
-  runKeep: string[];
   /** `update` reads the OCI LinuxResources document from stdin (`--resources -`); else from a file */
   updateFromStdin: boolean;
   /** the runtime's words for an id it does not know (kill, state, exec) */
@@ -71,7 +71,6 @@ export function ociRuntimeBinary(handler: RuntimeHandlerName, paths: RuntimeBina
       handler,
       path: paths.crunPath || 'crun',
       debianPackage: 'crun',
-      runKeep: [],
       // crun's -r takes a file name only (and Node's stdin pipe is a socket, which /dev/stdin cannot open)
       updateFromStdin: false,
       // crun reads <root>/<id>/status first: `error opening file `<root>/<id>/status`: No such file or directory`
@@ -83,7 +82,6 @@ export function ociRuntimeBinary(handler: RuntimeHandlerName, paths: RuntimeBina
     handler,
     path: paths.runcPath || 'runc',
     debianPackage: 'runc',
-    runKeep: ['--keep'],
     updateFromStdin: true,
     doesNotExist: /container does not exist/,
     notRunning: /container not running|process already finished/,

@@ -36,7 +36,6 @@ import type {
 import type { NetworkTopology, PodTopology } from '../../../shared/domain/topology';
 import { HostCgroupReader } from '../containers/cgroups';
 import type { ContainerLogOptions } from '../containers/log-reader';
-import { allRuntimes } from '../containers/context';
 import { ociContainerRuntimes } from '../containers/runtimes';
 import { ContainerService, type ContainerDeps } from '../containers/service';
 import type { ContainerStreaming } from '../containers/streaming';
@@ -376,7 +375,6 @@ export class SandboxEngine implements Engine {
     // a probe in flight stops and ends its agents before the engine lets go
     this.probes.close();
     await this.portGate.idle();
-    for (const r of allRuntimes(this.containers.ctx)) r.close?.();
     this.listeners.clear();
     await this.deps.lock?.release();
   }
