@@ -248,6 +248,7 @@ describe.each(['runc', 'crun'] as const)('containers on the %s handler under con
     await engine.stopContainer(id, 0);
     expect(await engine.containerStatus(id)).toMatchObject({ state: 'CONTAINER_EXITED', exitCode: 137 });
     await engine.removeContainer(id);
+    await engine.removalsFinished();
     expect(execFileSync(handler, ['--root', root(), 'list', '-q']).toString()).not.toContain(id);
     await expect(engine.containerStatus(id)).rejects.toMatchObject({ code: 'NotFound' });
   });
@@ -257,6 +258,7 @@ describe.each(['runc', 'crun'] as const)('containers on the %s handler under con
     expect(ids.length).toBeGreaterThan(0);
     await engine.remove(podId);
     podId = '';
+    await engine.removalsFinished();
     const left = execFileSync(handler, ['--root', root(), 'list', '-q']).toString();
     for (const id of ids) expect(left).not.toContain(id);
   });

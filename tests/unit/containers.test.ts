@@ -273,16 +273,79 @@ describe('the pod and its containers', () => {
     expect((await t.engine.containerStatus(id)).state).toBe('CONTAINER_EXITED');
     await t.engine.remove(podId);
     expect(await t.engine.listContainers()).toEqual([]);
+    await t.engine.removalsFinished();
     expectNothingLeft('never');
   });
 
-  it('RemoveContainer is idempotent, kills a running container and releases everything', async () => {
+  it('RemoveContainer is idempotent, kills a running container and releases everything; the log file stays', async () => {
     const { id } = await t.engine.createContainer({ podSandboxId: podId, config: ctr('web') });
     await t.engine.startContainer(id);
     await t.engine.removeContainer(id);
     await t.engine.removeContainer(id);
+    await t.engine.removalsFinished();
     expectNothingLeft('never');
     expect(t.events.some((e) => e.type === 'container.removed' && e.id === id)).toBe(true);
+    // the kubelet's log directory is the kubelet's to clean (containerd leaves the file too)
+    expect(existsSync(join(t.dir, 'logs', 'web.log'))).toBe(true);
+  });
+
+  it('RemoveContainer answers before the runtime delete and rootfs release finish: gone from List and Status, name free', async () => {
+    const { id } = await t.engine.createContainer({ podSandboxId: podId, config: ctr('web') });
+    await t.engine.startContainer(id);
+    let letGo!: () => void;
+    const gate = new Promise<void>((r) => (letGo = r));
+    const realDelete = t.containerRuntime.delete.bind(t.containerRuntime);
+    t.containerRuntime.delete = async (cid) => {
+      await gate;
+      return realDelete(cid);
+    };
+    await t.engine.removeContainer(id);
+    expect(await t.engine.listContainers()).toEqual([]);
+    await expect(t.engine.containerStatus(id)).rejects.toMatchObject({ code: 'NotFound' });
+    expect(t.events.some((e) => e.type === 'container.removed' && e.id === id)).toBe(true);
+    expect(t.containerRuntime.containers.has(id)).toBe(true);
+    const again = await t.engine.createContainer({ podSandboxId: podId, config: ctr('web') });
+    letGo();
+    await t.engine.removeContainer(again.id);
+    await t.engine.removalsFinished();
+    expectNothingLeft('never');
+  });
+
+  it('a removal that could not finish (a crash, a failed runtime delete) is finished by the next start-up', async () => {
+    const { id } = await t.engine.createContainer({ podSandboxId: podId, config: ctr('web') });
+    await t.engine.startContainer(id);
+    const realDelete = t.containerRuntime.delete.bind(t.containerRuntime);
+    t.containerRuntime.delete = async () => {
+      throw new PodscopeError('RuntimeError', 'runc delete failed');
+    };
+    await t.engine.removeContainer(id);
+    await t.engine.removalsFinished();
+    expect(t.containerRuntime.containers.has(id)).toBe(true);
+    expect(readdirSync(join(t.dir, 'state', 'containers-removing'))).toEqual([`${id}.json`]);
+    await t.engine.close();
+    t.containerRuntime.delete = realDelete;
+    const again = new SandboxEngine({
+      options: t.engine.options,
+      netns: t.netns,
+      cni: t.cni,
+      runtime: t.runtime,
+      files: t.files,
+      liveReader: fakeLiveReader(t.kernel),
+      buildPauseSpec: (await import('../../electron/engine/runtime/oci-spec')).buildPauseSpec,
+      engineOomScoreAdj: 0,
+      cleanupTimeoutMs: 5000,
+      processAlive: async (pid) => t.containerRuntime.alive(pid) || (await t.runtime.processAlive(pid)),
+      images: t.images,
+      containers: { runtime: t.containerRuntime, cgroups: t.cgroups, host: t.host },
+    });
+    await again.start();
+    try {
+      expect(await again.listContainers()).toEqual([]);
+      expect(readdirSync(join(t.dir, 'state', 'containers-removing'))).toEqual([]);
+      expectNothingLeft('never');
+    } finally {
+      await again.close();
+    }
   });
 
   it('a restarted engine rebuilds the store and the name reservations', async () => {

@@ -25,7 +25,7 @@ import { execSync } from './exec-sync';
 import { observeAllExits } from './exit';
 import { listContainers } from './list';
 import { recoverContainers } from './recover';
-import { removeContainer, removeSandboxContainers } from './remove';
+import { removalsFinished, removeContainer, removeSandboxContainers } from './remove';
 import { reopenContainerLog } from './reopen-log';
 import type { ContainerRuntime } from './runtime';
 import { startContainer } from './start';
@@ -123,6 +123,11 @@ export class ContainerService implements ContainerApi {
 
   removeAll(sandboxId: string): Promise<void> {
     return removeSandboxContainers(this.ctx, sandboxId);
+  }
+
+  /** the runtime state, rootfs and directories of removed containers are gone (they go after the reply) */
+  removalsFinished(): Promise<void> {
+    return removalsFinished(this.ctx);
   }
 
   createContainer(req: CreateContainerRequest) {
