@@ -12,6 +12,8 @@ import { SandboxEngine } from '../../electron/engine/sandbox/service';
 import type { ContainerConfigInput } from '../../shared/domain/container';
 import { PodscopeError } from '../../shared/domain/errors';
 import type { ContainerOciSpec } from '../../electron/engine/runtime/container-spec';
+import type { ContainerHost } from '../../electron/engine/containers/context';
+import type { CgroupReader } from '../../electron/engine/containers/cgroups';
 
 let t: TestEngine;
 let podId: string;
@@ -214,6 +216,39 @@ describe('StartContainer, StopContainer, exits', () => {
     // stopping again is a no-op success
     await t.engine.stopContainer(id, 1);
     expect(t.containerRuntime.kills).toHaveLength(2);
+  });
+
+  it('stop signals init, then every process of its cgroup, itself when the host can (no runtime kill); else the runtime', async () => {
+    t.containerRuntime.ignoreSignals.add('SIGQUIT');
+    const sent: [number, string][] = [];
+    let procsReadable = true;
+    const host = t.host as ContainerHost;
+    host.signal = (pid, signal) => {
+      sent.push([pid, signal]);
+      const [cid, c] = [...t.containerRuntime.containers].find(([, x]) => x.pid === pid) ?? [];
+      if (cid && c && !c.ignores.has(signal)) t.containerRuntime.exit(cid, 137);
+    };
+    (t.cgroups as CgroupReader).procs = async () => {
+      const running = [...t.containerRuntime.containers.values()].filter((c) => c.running).map((c) => c.pid);
+      return procsReadable ? [...running, 4242] : undefined;
+    };
+    const { id } = await t.engine.createContainer({ podSandboxId: podId, config: ctr('web') });
+    await t.engine.startContainer(id);
+    const { pid } = await t.engine.containerStatus(id);
+    await t.engine.stopContainer(id, 1);
+    expect(sent).toEqual([
+      [pid, 'SIGQUIT'],
+      [pid, 'SIGKILL'],
+      [4242, 'SIGKILL'],
+    ]);
+    expect(t.containerRuntime.kills).toEqual([]);
+    expect(await t.engine.containerStatus(id)).toMatchObject({ state: 'CONTAINER_EXITED', exitCode: 137 });
+    // a cgroup that cannot be read: the runtime's kill --all
+    procsReadable = false;
+    const other = await t.engine.createContainer({ podSandboxId: podId, config: ctr('db') });
+    await t.engine.startContainer(other.id);
+    await t.engine.stopContainer(other.id, 0);
+    expect(t.containerRuntime.kills).toEqual([[other.id, 'SIGKILL', true]]);
   });
 
   it('stop of an unknown container is NotFound, as containerd answers', async () => {
