@@ -251,6 +251,17 @@ describe('StartContainer, StopContainer, exits', () => {
     expect(t.containerRuntime.kills).toEqual([[other.id, 'SIGKILL', true]]);
   });
 
+  it('an exit file the shim wrote between the first look and its own exit is read (not an Unknown exit)', async () => {
+    const { id } = await t.engine.createContainer({ podSandboxId: podId, config: ctr('web') });
+    await t.engine.startContainer(id);
+    const realExitInfo = t.containerRuntime.exitInfo.bind(t.containerRuntime);
+    let looks = 0;
+    t.containerRuntime.exitInfo = async (bundleDir) => (looks++ === 0 ? undefined : realExitInfo(bundleDir));
+    t.containerRuntime.exit(id, 3);
+    await t.engine.stopContainer(id, 0);
+    expect(await t.engine.containerStatus(id)).toMatchObject({ state: 'CONTAINER_EXITED', exitCode: 3, reason: 'Error' });
+  });
+
   it('stop of an unknown container is NotFound, as containerd answers', async () => {
     await expect(t.engine.stopContainer('abc', 1)).rejects.toMatchObject({ code: 'NotFound' });
   });

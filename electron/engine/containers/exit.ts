@@ -19,6 +19,8 @@ export async function observeExit(ctx: ContainerContext, rec: ContainerRecord): 
   let exit = await runtimeFor(ctx, rec.runtimeHandler).exitInfo(rec.bundleDir);
   if (!exit) {
     const shimAlive = rec.shimPid !== undefined && (await ctx.processAlive(rec.shimPid));
+    // a shim that exited since the first read wrote the file before it went: read once more
+    if (!shimAlive) exit = await runtimeFor(ctx, rec.runtimeHandler).exitInfo(rec.bundleDir);
     if (shimAlive) {
       // the shim is still writing it (it follows runc's reaping by a few ms); give it a moment, looking early and
       // then less often, then fall back to "unknown exit"
