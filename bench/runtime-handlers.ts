@@ -8,9 +8,10 @@
  * Podscope's conmon per container; containerd's shim of the pod,
  * shared by its containers). Prints medians and ratios; asserts nothing. Needs root, runc, crun and containerd.
  *
- *   npx tsx bench/runtime-handlers.ts [-n 15] [-k 5]
+ *   npx tsx bench/runtime-handlers.ts [-n 15] [-k 5] [--names psrt-b --subnets 113,112]
  *
- * Names: bridges psrt-b and psrt-ctd, subnets 10.113/10.112, temp dirs /tmp/prtb-*.
+ * Names: bridges <names> and <names>ctd (default psrt-b, psrt-ctd), subnets 10.<a|b>.0.0/24 for the engine and
+ * containerd (default 113, 112), temp dirs /tmp/prtb-*.
  */
 import { execFileSync } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
@@ -127,7 +128,16 @@ async function memoryRound(side: Side, k: number): Promise<void> {
   }
 }
 
-export async function runRuntimeHandlerBench(opts: { n: number; k: number; out?: (line: string) => void }): Promise<Side[]> {
+export async function runRuntimeHandlerBench(opts: {
+  n: number;
+  k: number;
+  /** bridge name prefix and the engines' and containerd's subnet numbers, for a run on host resources of its own */
+  names?: string;
+  subnets?: [number, number];
+  out?: (line: string) => void;
+}): Promise<Side[]> {
+  const names = opts.names ?? 'psrt-b';
+  const [subnet, ctdSubnet] = opts.subnets ?? [113, 112];
   const out = opts.out ?? ((l: string) => process.stdout.write(`${l}\n`));
   const dir = await mkdtemp(join(tmpdir(), 'prtb-'));
   let ctd: ContainerdFixture | undefined;
@@ -137,9 +147,9 @@ export async function runRuntimeHandlerBench(opts: { n: number; k: number; out?:
   try {
     const tar = join(dir, 'busybox.tar');
     writeDockerSave(tar, [{ image: buildBusyboxImage(), repoTags: [REF] }]);
-    ctd = await startContainerd({ bridge: 'psrt-ctd', subnet: 112, tempPrefix: 'prtb-ctd-' });
+    ctd = await startContainerd({ bridge: opts.names ? `${names}ctd` : 'psrt-ctd', subnet: ctdSubnet, tempPrefix: 'prtb-ctd-' });
     execFileSync('/usr/bin/ctr', ['-a', ctd.socketPath, '-n', 'k8s.io', 'images', 'import', tar], { stdio: ['ignore', 'pipe', 'pipe'] });
-    env = await createRealEnv({ tag: 'prtb', subnet: 113, bridge: 'psrt-b', tempPrefix: 'prtb-env-' });
+    env = await createRealEnv({ tag: 'prtb', subnet, bridge: names, tempPrefix: 'prtb-env-' });
     const images = await LocalImageStore.open({ root: join(env.dir, 'state', 'images'), runner: new NodeProcessRunner() });
     await images.load(tar);
     daemon = await startCriDaemon(env);
@@ -183,6 +193,21 @@ export async function runRuntimeHandlerBench(opts: { n: number; k: number; out?:
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
-  const { values } = parseArgs({ options: { n: { type: 'string', short: 'n' }, k: { type: 'string', short: 'k' } } });
-  await runRuntimeHandlerBench({ n: Number(values.n ?? 15), k: Number(values.k ?? 5) });
+  const { values } = parseArgs({
+    options: {
+      n: { type: 'string', short: 'n' },
+      k: { type: 'string', short: 'k' },
+      names: { type: 'string' },
+      subnets: { type: 'string' },
+    },
+  });
+  const subnets = values.subnets?.split(',').map(Number);
+  if (subnets && (subnets.length !== 2 || subnets.some((x) => !Number.isInteger(x))))
+    throw new Error(`--subnets takes two numbers (engine, containerd), not ${values.subnets}`);
+  await runRuntimeHandlerBench({
+    n: Number(values.n ?? 15),
+    k: Number(values.k ?? 5),
+    ...(values.names && { names: values.names }),
+    ...(subnets && { subnets: subnets as [number, number] }),
+  });
 }

@@ -5,7 +5,9 @@
  * --network host: host-network pods (a pause container each, no CNI: the figure the issue compares);
  * --network cni: the throw-away bridge + host-local + portmap + bandwidth conflist on 10.120.0.0/16 (10.122.0.0/16
  * for containerd), so every teardown also runs each plugin's DEL (portmap's iptables processes).
- * `npx tsx bench/teardown.ts [--pods 200] [--network host|cni] [--concurrency 10] [--containerd]`.
+ * `npx tsx bench/teardown.ts [--pods 200] [--network host|cni] [--concurrency 10] [--containerd]
+ *   [--cidrs 10.120.0.0/16,10.122.0.0/16] [--names psfl-td]` (--cidrs: podscope's and containerd's ranges;
+ * --names: the bridge prefix, "<names>" and "<names>ctd", and the temp/netns tag; use a helper's own host resources).
  * Prints seconds; asserts nothing.
  */
 import { fileURLToPath } from 'node:url';
@@ -21,6 +23,10 @@ export interface TeardownOptions {
   network: 'host' | 'cni';
   concurrency?: number;
   containerd?: boolean;
+  /** podscope's and containerd's IPv4 ranges for --network cni (default 10.120.0.0/16, 10.122.0.0/16) */
+  cidrs?: [string, string];
+  /** bridge name prefix and env tag (default psfl-td) */
+  names?: string;
   /** node flags for the podscope daemon (e.g. --cpu-prof) */
   nodeArgs?: string[];
   out?: (line: string) => void;
@@ -79,11 +85,13 @@ export async function runTeardownBench(opts: TeardownOptions): Promise<TeardownF
   const tag = Date.now().toString(36);
   const figures: TeardownFigure[] = [];
   out(`# mass teardown: ${opts.pods} pods, stop then remove each over CRI, ${opts.concurrency ?? 10} pods at a time`);
+  const [cidr, ctdCidr] = opts.cidrs ?? ['10.120.0.0/16', '10.122.0.0/16'];
+  const names = opts.names ?? 'psfl-td';
   const env = await createRealEnv({
-    tag: 'pfl-td',
+    tag: names.replace(/^ps/, 'p'),
     subnet: 123,
-    bridge: 'psfl-td',
-    ...(opts.network === 'cni' && { ipv4Cidr: '10.120.0.0/16' }),
+    bridge: names,
+    ...(opts.network === 'cni' && { ipv4Cidr: cidr }),
   });
   try {
     const daemon = await startCriDaemon(env, { nodeArgs: opts.nodeArgs ?? [] });
@@ -100,9 +108,9 @@ export async function runTeardownBench(opts: TeardownOptions): Promise<TeardownF
   }
   if (opts.containerd) {
     const ctd = await startContainerd({
-      bridge: 'psfl-tdctd',
+      bridge: `${names}ctd`,
       subnet: 124,
-      ...(opts.network === 'cni' && { ipv4Cidr: '10.122.0.0/16' }),
+      ...(opts.network === 'cni' && { ipv4Cidr: ctdCidr }),
     });
     let conn: CriConnection | undefined;
     try {
@@ -126,8 +134,12 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
       concurrency: { type: 'string' },
       containerd: { type: 'boolean' },
       'cpu-prof': { type: 'string' },
+      cidrs: { type: 'string' },
+      names: { type: 'string' },
     },
   });
+  const cidrs = values.cidrs?.split(',');
+  if (cidrs && cidrs.length !== 2) throw new Error(`--cidrs takes podscope's and containerd's range, not ${values.cidrs}`);
   const network = values.network ?? 'host';
   if (network !== 'host' && network !== 'cni') throw new Error(`--network must be host or cni, not ${network}`);
   runTeardownBench({
@@ -135,6 +147,8 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
     network,
     concurrency: Number(values.concurrency ?? 10),
     containerd: values.containerd ?? false,
+    ...(cidrs && { cidrs: cidrs as [string, string] }),
+    ...(values.names && { names: values.names }),
     ...(values['cpu-prof'] && { nodeArgs: ['--cpu-prof', '--cpu-prof-dir', values['cpu-prof']] }),
   }).then(
     () => process.exit(0),

@@ -8,6 +8,7 @@ import { createCniManager } from './cni/cni-manager';
 import { HostCgroupReader } from './containers/cgroups';
 import { ociContainerRuntimes } from './containers/runtimes';
 import { LocalImageStore } from './images/store';
+import { SpawnHelperRunner } from './os/spawn-helper';
 import type { ImageStore } from './images/types';
 import { liveNetworkUses, recordedAddOf } from './lab/engine-links';
 import { LinuxKernelReader } from './kernel/linux-reader';
@@ -20,7 +21,7 @@ import { LinuxProbeNet } from './probe/linux-probe-net';
 import { ProcessThroughputMeter } from './throughput/process-meter';
 import { KernelTopologyReader } from './topology/reader';
 import { DEFAULT_ENGINE_OPTIONS, type Engine, type EngineOptions } from './options';
-import { NodeProcessRunner, type ProcessRunner } from './os/exec';
+import type { ProcessRunner } from './os/exec';
 import { buildPauseSpec } from './runtime/oci-spec';
 import { readEngineOomScoreAdj } from './runtime/oom-score';
 import { probeRuntimeHandlers } from './runtime/oci-runtime';
@@ -49,7 +50,9 @@ export interface CreateEngineExtras {
 
 export async function createEngine(partial: Partial<EngineOptions> = {}, extras: CreateEngineExtras = {}): Promise<SandboxEngine & Engine> {
   const options: EngineOptions = { ...DEFAULT_ENGINE_OPTIONS, ...partial };
-  const runner = extras.runner ?? new NodeProcessRunner();
+  // children are forked by a small helper: a fork from the engine blocks its event loop for a time that grows with
+  // the engine's memory (os/spawn-helper.ts)
+  const runner = extras.runner ?? new SpawnHelperRunner();
   const { problems, runtimeHandlers } = await checkHost(options, runner);
   const readOnly = extras.readOnly ?? false;
   const lock = extras.noLock || readOnly ? undefined : await StateDirLock.acquireBoth(options.stateDir, options.runDir);

@@ -296,6 +296,8 @@ describe('a busybox httpd container in a real pod', () => {
     const bundle = (st.ociSpec as { root: { path: string } }).root.path;
     expect(existsSync(bundle)).toBe(true);
     await engine.removeContainer(id);
+    await expect(engine.containerStatus(id)).rejects.toMatchObject({ code: 'NotFound' });
+    await engine.removalsFinished();
     expect(existsSync(bundle)).toBe(false);
     expect(execFileSync('runc', ['--root', join(env.options.runDir!, 'containers', 'runc'), 'list', '-q']).toString()).not.toContain(id);
     await expect(engine.containerStatus(id)).rejects.toMatchObject({ code: 'NotFound' });
@@ -307,6 +309,7 @@ describe('a busybox httpd container in a real pod', () => {
     expect(st.state).toBe('CONTAINER_EXITED');
     await engine.remove(podId);
     expect(await engine.listContainers({ podSandboxId: podId })).toEqual([]);
+    await engine.removalsFinished();
     expect(
       execFileSync('runc', ['--root', join(env.options.runDir!, 'containers', 'runc'), 'list', '-q'])
         .toString()

@@ -12,6 +12,8 @@ import { SandboxEngine } from '../../electron/engine/sandbox/service';
 import type { ContainerConfigInput } from '../../shared/domain/container';
 import { PodscopeError } from '../../shared/domain/errors';
 import type { ContainerOciSpec } from '../../electron/engine/runtime/container-spec';
+import type { ContainerHost } from '../../electron/engine/containers/context';
+import type { CgroupReader } from '../../electron/engine/containers/cgroups';
 
 let t: TestEngine;
 let podId: string;
@@ -217,6 +219,50 @@ describe('StartContainer, StopContainer, exits', () => {
     expect(t.containerRuntime.kills).toHaveLength(2);
   });
 
+  it('stop signals init, then every process of its cgroup, itself when the host can (no runtime kill); else the runtime', async () => {
+    t.containerRuntime.ignoreSignals.add('SIGQUIT');
+    const sent: [number, string][] = [];
+    let procsReadable = true;
+    const host = t.host as ContainerHost;
+    host.signal = (pid, signal) => {
+      sent.push([pid, signal]);
+      const [cid, c] = [...t.containerRuntime.containers].find(([, x]) => x.pid === pid) ?? [];
+      if (cid && c && !c.ignores.has(signal)) t.containerRuntime.exit(cid, 137);
+    };
+    (t.cgroups as CgroupReader).procs = async () => {
+      const running = [...t.containerRuntime.containers.values()].filter((c) => c.running).map((c) => c.pid);
+      return procsReadable ? [...running, 4242] : undefined;
+    };
+    const { id } = await t.engine.createContainer({ podSandboxId: podId, config: ctr('web') });
+    await t.engine.startContainer(id);
+    const { pid } = await t.engine.containerStatus(id);
+    await t.engine.stopContainer(id, 1);
+    expect(sent).toEqual([
+      [pid, 'SIGQUIT'],
+      [pid, 'SIGKILL'],
+      [4242, 'SIGKILL'],
+    ]);
+    expect(t.containerRuntime.kills).toEqual([]);
+    expect(await t.engine.containerStatus(id)).toMatchObject({ state: 'CONTAINER_EXITED', exitCode: 137 });
+    // a cgroup that cannot be read: the runtime's kill --all
+    procsReadable = false;
+    const other = await t.engine.createContainer({ podSandboxId: podId, config: ctr('db') });
+    await t.engine.startContainer(other.id);
+    await t.engine.stopContainer(other.id, 0);
+    expect(t.containerRuntime.kills).toEqual([[other.id, 'SIGKILL', true]]);
+  });
+
+  it('an exit file the shim wrote between the first look and its own exit is read (not an Unknown exit)', async () => {
+    const { id } = await t.engine.createContainer({ podSandboxId: podId, config: ctr('web') });
+    await t.engine.startContainer(id);
+    const realExitInfo = t.containerRuntime.exitInfo.bind(t.containerRuntime);
+    let looks = 0;
+    t.containerRuntime.exitInfo = async (bundleDir) => (looks++ === 0 ? undefined : realExitInfo(bundleDir));
+    t.containerRuntime.exit(id, 3);
+    await t.engine.stopContainer(id, 0);
+    expect(await t.engine.containerStatus(id)).toMatchObject({ state: 'CONTAINER_EXITED', exitCode: 3, reason: 'Error' });
+  });
+
   it('stop of an unknown container is NotFound, as containerd answers', async () => {
     await expect(t.engine.stopContainer('abc', 1)).rejects.toMatchObject({ code: 'NotFound' });
   });
@@ -274,16 +320,79 @@ describe('the pod and its containers', () => {
     expect((await t.engine.containerStatus(id)).state).toBe('CONTAINER_EXITED');
     await t.engine.remove(podId);
     expect(await t.engine.listContainers()).toEqual([]);
+    await t.engine.removalsFinished();
     await expectNothingLeft('never');
   });
 
-  it('RemoveContainer is idempotent, kills a running container and releases everything', async () => {
+  it('RemoveContainer is idempotent, kills a running container and releases everything; the log file stays', async () => {
     const { id } = await t.engine.createContainer({ podSandboxId: podId, config: ctr('web') });
     await t.engine.startContainer(id);
     await t.engine.removeContainer(id);
     await t.engine.removeContainer(id);
+    await t.engine.removalsFinished();
     await expectNothingLeft('never');
     expect(t.events.some((e) => e.type === 'container.removed' && e.id === id)).toBe(true);
+    // the kubelet's log directory is the kubelet's to clean (containerd leaves the file too)
+    expect(existsSync(join(t.dir, 'logs', 'web.log'))).toBe(true);
+  });
+
+  it('RemoveContainer answers before the runtime delete and rootfs release finish: gone from List and Status, name free', async () => {
+    const { id } = await t.engine.createContainer({ podSandboxId: podId, config: ctr('web') });
+    await t.engine.startContainer(id);
+    let letGo!: () => void;
+    const gate = new Promise<void>((r) => (letGo = r));
+    const realDelete = t.containerRuntime.delete.bind(t.containerRuntime);
+    t.containerRuntime.delete = async (cid) => {
+      await gate;
+      return realDelete(cid);
+    };
+    await t.engine.removeContainer(id);
+    expect(await t.engine.listContainers()).toEqual([]);
+    await expect(t.engine.containerStatus(id)).rejects.toMatchObject({ code: 'NotFound' });
+    expect(t.events.some((e) => e.type === 'container.removed' && e.id === id)).toBe(true);
+    expect(t.containerRuntime.containers.has(id)).toBe(true);
+    const again = await t.engine.createContainer({ podSandboxId: podId, config: ctr('web') });
+    letGo();
+    await t.engine.removeContainer(again.id);
+    await t.engine.removalsFinished();
+    await expectNothingLeft('never');
+  });
+
+  it('a removal that could not finish (a crash, a failed runtime delete) is finished by the next start-up', async () => {
+    const { id } = await t.engine.createContainer({ podSandboxId: podId, config: ctr('web') });
+    await t.engine.startContainer(id);
+    const realDelete = t.containerRuntime.delete.bind(t.containerRuntime);
+    t.containerRuntime.delete = async () => {
+      throw new PodscopeError('RuntimeError', 'runc delete failed');
+    };
+    await t.engine.removeContainer(id);
+    await t.engine.removalsFinished();
+    expect(t.containerRuntime.containers.has(id)).toBe(true);
+    expect(readdirSync(join(t.dir, 'state', 'containers-removing'))).toEqual([`${id}.json`]);
+    await t.engine.close();
+    t.containerRuntime.delete = realDelete;
+    const again = new SandboxEngine({
+      options: t.engine.options,
+      netns: t.netns,
+      cni: t.cni,
+      runtime: t.runtime,
+      files: t.files,
+      liveReader: fakeLiveReader(t.kernel),
+      buildPauseSpec: (await import('../../electron/engine/runtime/oci-spec')).buildPauseSpec,
+      engineOomScoreAdj: 0,
+      cleanupTimeoutMs: 5000,
+      processAlive: async (pid) => t.containerRuntime.alive(pid) || (await t.runtime.processAlive(pid)),
+      images: t.images,
+      containers: { runtime: t.containerRuntime, cgroups: t.cgroups, host: t.host },
+    });
+    await again.start();
+    try {
+      expect(await again.listContainers()).toEqual([]);
+      expect(readdirSync(join(t.dir, 'state', 'containers-removing'))).toEqual([]);
+      await expectNothingLeft('never');
+    } finally {
+      await again.close();
+    }
   });
 
   it('a restarted engine rebuilds the store and the name reservations', async () => {

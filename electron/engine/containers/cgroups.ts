@@ -17,6 +17,8 @@ export interface CgroupUsage {
 
 export interface CgroupReader {
   usage(cgroupsPath: string): Promise<CgroupUsage>;
+  /** the pids in the cgroup (cgroup.procs); undefined when it cannot be read. Optional: StopContainer's fast path */
+  procs?(cgroupsPath: string): Promise<number[] | undefined>;
 }
 
 async function read(path: string): Promise<string | undefined> {
@@ -58,6 +60,13 @@ export class HostCgroupReader implements CgroupReader {
     const kills = oom.get('oom_kill');
     if (kills !== undefined) out.oomKills = Number(kills);
     return out;
+  }
+
+  async procs(cgroupsPath: string): Promise<number[] | undefined> {
+    // v1: every controller holds the same tasks (runc puts the container in each); v2: the unified tree
+    const text =
+      (await read(join(this.root, 'memory', cgroupsPath, 'cgroup.procs'))) ?? (await read(join(this.root, cgroupsPath, 'cgroup.procs')));
+    return text?.split('\n').filter(Boolean).map(Number);
   }
 
   private async usageV2(cgroupsPath: string): Promise<CgroupUsage> {

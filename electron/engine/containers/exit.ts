@@ -14,19 +14,24 @@ const EXIT_FILE_GRACE_MS = 3000;
 export async function observeExit(ctx: ContainerContext, rec: ContainerRecord): Promise<boolean> {
   if (rec.state !== 'Running') return rec.state === 'Exited';
   if (rec.pid !== undefined && (await ctx.processAlive(rec.pid, rec.startTicks))) return false;
+  // the cgroup (kept until the runtime's delete) is read while the exit file is looked for
+  const usageRead = ctx.cgroups.usage(rec.cgroupsPath).catch(() => undefined);
   let exit = await runtimeFor(ctx, rec.runtimeHandler).exitInfo(rec.bundleDir);
   if (!exit) {
     const shimAlive = rec.shimPid !== undefined && (await ctx.processAlive(rec.shimPid));
+    // a monitor that exited since the first read wrote the file before it went: read once more
+    if (!shimAlive) exit = await runtimeFor(ctx, rec.runtimeHandler).exitInfo(rec.bundleDir);
     if (shimAlive) {
-      // conmon is still writing it; give it a moment, then fall back to "unknown exit"
+      // conmon is still writing it; give it a moment, looking early and then less often, then fall back to
+      // "unknown exit"
       const t0 = Date.now();
-      while (!exit && Date.now() - t0 < EXIT_FILE_GRACE_MS) {
-        await new Promise((r) => setTimeout(r, 20));
+      for (let delay = 2; !exit && Date.now() - t0 < EXIT_FILE_GRACE_MS; delay = Math.min(delay * 2, 20)) {
+        await new Promise((r) => setTimeout(r, delay));
         exit = await runtimeFor(ctx, rec.runtimeHandler).exitInfo(rec.bundleDir);
       }
     }
   }
-  const usage = await ctx.cgroups.usage(rec.cgroupsPath).catch(() => undefined);
+  const usage = await usageRead;
   rec.state = 'Exited';
   rec.exitCode = exit?.exitCode ?? 255;
   rec.finishedAtNs = exit?.finishedAtNs ?? (BigInt(Date.now()) * 1_000_000n).toString();

@@ -4,6 +4,7 @@
  */
 import { allRuntimes, type ContainerContext } from './context';
 import { observeExit } from './exit';
+import { finishInterruptedRemovals } from './remove';
 
 export async function recoverContainers(ctx: ContainerContext, opts: { readOnly?: boolean } = {}): Promise<string[]> {
   const problems = await ctx.store.load(opts);
@@ -16,6 +17,7 @@ export async function recoverContainers(ctx: ContainerContext, opts: { readOnly?
   }
   // a read-only engine (CLI listings beside a daemon) looks and changes nothing: no record saves, no kills
   if (opts.readOnly) return problems;
+  problems.push(...(await finishInterruptedRemovals(ctx)));
   await Promise.all(
     ctx.store
       .all()

@@ -25,7 +25,7 @@ import { execSync } from './exec-sync';
 import { observeAllExits } from './exit';
 import { listContainers } from './list';
 import { recoverContainers } from './recover';
-import { removeContainer, removeSandboxContainers } from './remove';
+import { removalsFinished, removeContainer, removeSandboxContainers } from './remove';
 import { reopenContainerLog } from './reopen-log';
 import type { ContainerRuntime } from './runtime';
 import { startContainer } from './start';
@@ -52,6 +52,13 @@ export interface ContainerDeps {
 let heldCaps: Promise<string[] | undefined> | undefined;
 
 export const hostChecks: ContainerHost = {
+  signal: (pid, signal) => {
+    try {
+      process.kill(pid, signal);
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== 'ESRCH') throw e;
+    }
+  },
   pathExists: (path) =>
     access(path).then(
       () => true,
@@ -123,6 +130,11 @@ export class ContainerService implements ContainerApi {
 
   removeAll(sandboxId: string): Promise<void> {
     return removeSandboxContainers(this.ctx, sandboxId);
+  }
+
+  /** the runtime state, rootfs and directories of removed containers are gone (they go after the reply) */
+  removalsFinished(): Promise<void> {
+    return removalsFinished(this.ctx);
   }
 
   createContainer(req: CreateContainerRequest) {

@@ -4,7 +4,7 @@
  * rename, fsync of the directory), rebuilt at start-up.
  * Lookups take a full id or a unique prefix; a miss is a typed NotFound, a second record with one id AlreadyExists.
  */
-import { mkdir, readdir, readFile, rm } from 'node:fs/promises';
+import { mkdir, readdir, readFile, rename, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { PodscopeError } from '../../../shared/domain/errors';
 import { writeFileDurable } from '../os/durable-write';
@@ -90,6 +90,26 @@ export class ContainerStore {
     const file = join(this.dir, `${rec.id}.json`);
     // each save renames its own temp file (named `<id>.json.<pid>.<random>.tmp`: load() sweeps `.tmp` leftovers)
     await writeFileDurable(file, JSON.stringify(rec), { mode: 0o600 });
+  }
+
+  /**
+   * Forgets the record and moves its file into `dir` (one rename, so a crash leaves it in one place or the other);
+   * a record whose file is missing is written there.
+   */
+  async retire(rec: ContainerRecord, dir: string): Promise<void> {
+    this.records.delete(rec.id);
+    this.deleted.add(rec.id);
+    const to = join(dir, `${rec.id}.json`);
+    try {
+      await rename(join(this.dir, `${rec.id}.json`), to).catch(async (e: NodeJS.ErrnoException) => {
+        if (e.code !== 'ENOENT') throw e;
+        await writeFileDurable(to, JSON.stringify(rec), { mode: 0o600 });
+      });
+    } catch (e) {
+      this.deleted.delete(rec.id);
+      this.records.set(rec.id, rec);
+      throw e;
+    }
   }
 
   async delete(id: string): Promise<void> {

@@ -293,6 +293,10 @@ export class SandboxEngine implements Engine {
   removeContainer(id: string): Promise<void> {
     return this.containers.removeContainer(id);
   }
+  /** what removed containers leave finishes after the reply (containers/remove.ts): this waits for it */
+  removalsFinished(): Promise<void> {
+    return this.containers.removalsFinished();
+  }
   containerStatus(id: string): Promise<ContainerStatusView> {
     return this.containers.containerStatus(id);
   }
@@ -375,6 +379,7 @@ export class SandboxEngine implements Engine {
     // a probe in flight stops and ends its agents before the engine lets go
     this.probes.close();
     await this.portGate.idle();
+    await this.containers.removalsFinished();
     this.listeners.clear();
     await this.deps.lock?.release();
   }

@@ -240,6 +240,8 @@ export function describeContainersOnHandler(handler: 'runc' | 'crun', h: Handler
       await h.engine().stopContainer(id, 0);
       expect(await h.engine().containerStatus(id)).toMatchObject({ state: 'CONTAINER_EXITED', exitCode: 137 });
       await h.engine().removeContainer(id);
+      // the runtime's delete finishes after the call returns (containers/remove.ts)
+      await h.engine().removalsFinished();
       expect(execFileSync(handler, ['--root', root(), 'list', '-q']).toString()).not.toContain(id);
       await expect(h.engine().containerStatus(id)).rejects.toMatchObject({ code: 'NotFound' });
     });
@@ -249,6 +251,7 @@ export function describeContainersOnHandler(handler: 'runc' | 'crun', h: Handler
       expect(ids.length).toBeGreaterThan(0);
       await h.engine().remove(podId);
       podId = '';
+      await h.engine().removalsFinished();
       const left = execFileSync(handler, ['--root', root(), 'list', '-q']).toString();
       for (const id of ids) expect(left).not.toContain(id);
     });
