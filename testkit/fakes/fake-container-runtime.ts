@@ -6,7 +6,13 @@
 import { PodscopeError } from '../../shared/domain/errors';
 import type { CgroupReader, CgroupUsage } from '../../electron/engine/containers/cgroups';
 import type { ContainerHost } from '../../electron/engine/containers/context';
-import type { ContainerExit, ContainerRuntime, ContainerStdio, StartedContainer } from '../../electron/engine/containers/runtime';
+import type {
+  ContainerExit,
+  ContainerRuntime,
+  ContainerStdio,
+  ExecProcess,
+  StartedContainer,
+} from '../../electron/engine/containers/runtime';
 import type { RuntimeStreamIO } from '../../electron/engine/containers/runc-stream';
 import type { TerminalSize } from '../../electron/engine/containers/streaming';
 import type { Duplex } from 'node:stream';
@@ -61,7 +67,7 @@ export class FakeContainerRuntime implements ContainerRuntime {
   readonly containers = new Map<string, FakeContainer>();
   /** every kill: [id, signal, all] */
   readonly kills: [string, string, boolean][] = [];
-  readonly execs: { id: string; cmd: string[] }[] = [];
+  readonly execs: { id: string; cmd: string[]; process: ExecProcess }[] = [];
   readonly updates: { id: string; resources: unknown }[] = [];
   readonly reopened: number[] = [];
   /** the next start() throws this (once) after leaving a created container behind, as runc can */
@@ -177,8 +183,8 @@ export class FakeContainerRuntime implements ContainerRuntime {
     return [...this.containers.values()].find((c) => c.bundleDir === bundleDir)?.exit;
   }
 
-  async exec(id: string, cmd: string[]): Promise<{ stdout: Buffer; stderr: Buffer; exitCode: number }> {
-    this.execs.push({ id, cmd });
+  async exec(id: string, proc: ExecProcess): Promise<{ stdout: Buffer; stderr: Buffer; exitCode: number }> {
+    this.execs.push({ id, cmd: proc.args, process: proc });
     if (!this.containers.get(id)?.running) throw new PodscopeError('RuntimeError', 'runc exec failed: container not running');
     return this.execResult;
   }

@@ -291,7 +291,30 @@ describe('StartContainer, StopContainer, exits', () => {
     await t.engine.startContainer(id);
     const r = await t.engine.execSync(id, ['echo', 'out'], 1);
     expect(Buffer.from(r.stdout).toString()).toBe('out\n');
-    expect(t.containerRuntime.execs).toEqual([{ id, cmd: ['echo', 'out'] }]);
+    expect(t.containerRuntime.execs.map(({ id, cmd }) => ({ id, cmd }))).toEqual([{ id, cmd: ['echo', 'out'] }]);
+  });
+
+  it("ExecSync runs the command as the container's process (user, groups, env), as containerd's ExecSync does", async () => {
+    const { id } = await t.engine.createContainer({
+      podSandboxId: podId,
+      config: ctr('web', {
+        envs: [{ key: 'WHO', value: 'web' }],
+        linux: { security_context: { run_as_user: { value: 1001 }, supplemental_groups: [2002] } },
+      }),
+    });
+    await t.engine.startContainer(id);
+    await t.engine.execSync(id, ['id'], 1);
+    const proc = t.containerRuntime.execs[0]!.process as {
+      args: string[];
+      terminal: boolean;
+      user: { uid: number; additionalGids?: number[] };
+      env: string[];
+    };
+    expect(proc.args).toEqual(['id']);
+    expect(proc.terminal).toBe(false);
+    expect(proc.user.uid).toBe(1001);
+    expect(proc.user.additionalGids).toContain(2002);
+    expect(proc.env).toContain('WHO=web');
   });
 
   it('UpdateContainerResources reaches a running container through runc update and is stored', async () => {

@@ -38,6 +38,12 @@ export interface ContainerStdio {
   tty?: boolean;
 }
 
+/** an OCI process document for an exec: the container's own, with `args` replaced */
+export interface ExecProcess {
+  args: string[];
+  [field: string]: unknown;
+}
+
 export interface ContainerRuntime {
   /** Writes config.json and starts the container under its monitor (conmon), which outlives the engine. */
   start(id: string, bundleDir: string, spec: unknown, io: ContainerStdio, signal?: AbortSignal): Promise<StartedContainer>;
@@ -59,8 +65,11 @@ export interface ContainerRuntime {
   delete(id: string): Promise<void>;
   /** what the monitor recorded when the container exited; undefined while it runs (or if no monitor ever ran) */
   exitInfo(bundleDir: string): Promise<ContainerExit | undefined>;
-  /** `runc exec`; a timeout kills the exec'd process and is DeadlineExceeded */
-  exec(id: string, cmd: string[], timeoutMs: number): Promise<{ stdout: Buffer; stderr: Buffer; exitCode: number }>;
+  /**
+   * `runc exec --process` of an OCI process (the container's, with args replaced and no terminal) with pipes; a
+   * timeout kills the exec'd process and is DeadlineExceeded
+   */
+  exec(id: string, process: ExecProcess, timeoutMs: number): Promise<{ stdout: Buffer; stderr: Buffer; exitCode: number }>;
   /** `runc update -r -` with an OCI LinuxResources document */
   update(id: string, resources: unknown): Promise<void>;
   /** asks the monitor (conmon: its ctl fifo in the bundle) to reopen its log file */
@@ -119,18 +128,23 @@ export abstract class OciContainerRuntime implements ContainerRuntime {
     if (r.exitCode !== 0 && !this.bin.doesNotExist.test(r.stderr)) throw runtimeError(this.bin.handler, 'delete', r.stderr, r.exitCode);
   }
 
-  async exec(id: string, cmd: string[], timeoutMs: number): Promise<{ stdout: Buffer; stderr: Buffer; exitCode: number }> {
+  async exec(id: string, proc: ExecProcess, timeoutMs: number): Promise<{ stdout: Buffer; stderr: Buffer; exitCode: number }> {
     // runc's own failures (unknown container, missing binary) go to --log, the process's output to the pipes
     await mkdir(this.o.root, { recursive: true, mode: 0o700 });
     const tag = randomBytes(8).toString('hex');
     const log = join(this.o.root, `exec-${tag}.log`);
     const pidFile = join(this.o.root, `exec-${tag}.pid`);
+    // the whole process document, not bare args: without it crun 1.8.1 runs the command as uid 0 with no
+    // supplementary groups, where runc (and containerd's ExecSync) use the container's user, env and capabilities
+    const processFile = join(this.o.root, `exec-${tag}.json`);
+    const cmd = proc.args;
     try {
+      await writeFile(processFile, JSON.stringify({ ...proc, terminal: false }), { mode: 0o600 });
       const r = await new Promise<{ stdout: Buffer; stderr: Buffer; code: number | null; sig: NodeJS.Signals | null }>(
         (resolve, reject) => {
           const child = spawn(
             this.bin.path,
-            ['--root', this.o.root, '--log', log, '--log-format', 'json', 'exec', '--pid-file', pidFile, id, ...cmd],
+            ['--root', this.o.root, '--log', log, '--log-format', 'json', 'exec', '--process', processFile, '--pid-file', pidFile, id],
             {
               stdio: ['ignore', 'pipe', 'pipe'],
             },
@@ -183,6 +197,7 @@ export abstract class OciContainerRuntime implements ContainerRuntime {
     } finally {
       await rm(log, { force: true });
       await rm(pidFile, { force: true });
+      await rm(processFile, { force: true });
     }
   }
 

@@ -116,6 +116,16 @@ export function describeContainersOnHandler(handler: 'runc' | 'crun', h: Handler
       expect(hasCode(err, 'DeadlineExceeded')).toBe(true);
     });
 
+    it("ExecSync runs as the container's user and groups (crun without --process would run it as root)", async () => {
+      const id = await start(['sleep', '100000'], {
+        linux: { security_context: { run_as_user: { value: 1001 }, supplemental_groups: [2002] } },
+      });
+      const r = await h.engine().execSync(id, ['id'], 10);
+      const out = Buffer.from(r.stdout).toString();
+      expect(out).toMatch(/^uid=1001\b/);
+      expect(out).toMatch(/groups=.*\b2002\b/);
+    });
+
     it('streaming exec: pipes carry stdin and keep stderr apart; a tty gives the process a terminal', async () => {
       const id = await start(['sleep', '100000']);
       const stdin = new PassThrough();
