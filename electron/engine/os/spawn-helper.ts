@@ -164,7 +164,9 @@ export class SpawnHelperRunner implements ProcessRunner {
     try {
       const helper = spawn(process.execPath, ['-e', HELPER_SOURCE], {
         stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
-        env: { PATH: process.env.PATH ?? '' },
+        // inside the Electron main, execPath is the Electron binary: ELECTRON_RUN_AS_NODE makes it plain Node
+        // (node ignores the variable)
+        env: { PATH: process.env.PATH ?? '', ELECTRON_RUN_AS_NODE: '1' },
       });
       helper.on('message', (m: HelperReply) => this.onReply(m));
       const lost = () => {
