@@ -9,6 +9,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { createTestEngine, type TestEngine } from '../../testkit/fakes/test-engine';
 import { fakeLiveReader } from '../../testkit/fakes/fake-kernel-commands';
 import { SandboxEngine } from '../../electron/engine/sandbox/service';
+import { buildPauseSpec } from '../../electron/engine/runtime/oci-spec';
 import type { ContainerConfigInput } from '../../shared/domain/container';
 import { PodscopeError } from '../../shared/domain/errors';
 import type { ContainerOciSpec } from '../../electron/engine/runtime/container-spec';
@@ -26,6 +27,24 @@ const IMAGE_SPEC = {
 
 function ctr(name: string, extra: Partial<ContainerConfigInput> = {}): ContainerConfigInput {
   return { metadata: { name }, image: { image: IMAGE }, command: ['sleep', '100'], log_path: `${name}.log`, ...extra };
+}
+
+/** a second engine over the same state dir and fakes, as after a restart of the app */
+function engineOverSameState(): SandboxEngine {
+  return new SandboxEngine({
+    options: t.engine.options,
+    netns: t.netns,
+    cni: t.cni,
+    runtime: t.runtime,
+    files: t.files,
+    liveReader: fakeLiveReader(t.kernel),
+    buildPauseSpec,
+    engineOomScoreAdj: 0,
+    cleanupTimeoutMs: 5000,
+    processAlive: async (pid) => t.containerRuntime.alive(pid) || (await t.runtime.processAlive(pid)),
+    images: t.images,
+    containers: { runtime: t.containerRuntime, cgroups: t.cgroups, host: t.host },
+  });
 }
 
 beforeEach(async () => {
@@ -394,20 +413,7 @@ describe('the pod and its containers', () => {
     expect(readdirSync(join(t.dir, 'state', 'containers-removing'))).toEqual([`${id}.json`]);
     await t.engine.close();
     t.containerRuntime.delete = realDelete;
-    const again = new SandboxEngine({
-      options: t.engine.options,
-      netns: t.netns,
-      cni: t.cni,
-      runtime: t.runtime,
-      files: t.files,
-      liveReader: fakeLiveReader(t.kernel),
-      buildPauseSpec: (await import('../../electron/engine/runtime/oci-spec')).buildPauseSpec,
-      engineOomScoreAdj: 0,
-      cleanupTimeoutMs: 5000,
-      processAlive: async (pid) => t.containerRuntime.alive(pid) || (await t.runtime.processAlive(pid)),
-      images: t.images,
-      containers: { runtime: t.containerRuntime, cgroups: t.cgroups, host: t.host },
-    });
+    const again = engineOverSameState();
     await again.start();
     try {
       expect(await again.listContainers()).toEqual([]);
@@ -421,20 +427,7 @@ describe('the pod and its containers', () => {
   it('a restarted engine rebuilds the store and the name reservations', async () => {
     const { id } = await t.engine.createContainer({ podSandboxId: podId, config: ctr('web') });
     await t.engine.close();
-    const again = new SandboxEngine({
-      options: t.engine.options,
-      netns: t.netns,
-      cni: t.cni,
-      runtime: t.runtime,
-      files: t.files,
-      liveReader: fakeLiveReader(t.kernel),
-      buildPauseSpec: (await import('../../electron/engine/runtime/oci-spec')).buildPauseSpec,
-      engineOomScoreAdj: 0,
-      cleanupTimeoutMs: 5000,
-      processAlive: async (pid) => t.containerRuntime.alive(pid) || (await t.runtime.processAlive(pid)),
-      images: t.images,
-      containers: { runtime: t.containerRuntime, cgroups: t.cgroups, host: t.host },
-    });
+    const again = engineOverSameState();
     await again.start();
     try {
       expect((await again.containerStatus(id)).name).toBe('web_p_ns_u1_0');
