@@ -183,6 +183,7 @@ test('create a pod through the form, inspect it, stop it and remove it', async (
     await app.detail.tab('Network');
     await expect(page.getByTestId('cni-result-released')).toContainText('released by CNI DEL');
     await expect(app.detail.live('live-network')).toHaveAttribute('data-live-state', 'absent');
+    await expect(page.getByTestId('topology')).toHaveAttribute('data-live-state', 'absent');
     await app.detail.live('live-network').scrollIntoViewIfNeeded();
     await app.screenshot('10b-stopped-live');
   });

@@ -43,8 +43,10 @@ export function TopologyView({ s }: { s: SandboxStatus }) {
   // A reading taken while the pod was ready stays in the query cache after it stops: it is history, not the kernel now,
   // so it is neither drawn nor stamped with its time once the pod is not ready.
   const t = ready ? q.data : undefined;
+  // the same states as every live section (LivePanel): nothing read is drawn grey
+  const state = !caps.liveNetwork ? 'unavailable' : !ready ? 'absent' : q.isError ? 'error' : t ? 'ok' : 'loading';
   return (
-    <section className="live" data-testid="topology" aria-label="Topology">
+    <section className="live" data-testid="topology" data-live-state={state} aria-label="Topology">
       <header className="live-head">
         <span className="live-badge" aria-hidden>
           kernel
