@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import {
   containerRuntimeRoot,
   hybridCgroupNeedsHiding,
+  mountIsShared,
   ociRuntimeBinary,
   probeRuntimeHandlers,
   resolveRuntimeHandler,
@@ -81,6 +82,20 @@ describe('crun on a hybrid cgroup host', () => {
       await hybridCgroupNeedsHiding(reader({ '/proc/self/mounts': mounts('cgroup2'), '/sys/fs/cgroup/unified/cgroup.controllers': '\n' })),
     ).toBe(false);
     expect(await hybridCgroupNeedsHiding(reader({ '/proc/self/mounts': 'cgroup2 /sys/fs/cgroup cgroup2 rw 0 0' }))).toBe(false);
+  });
+
+  it('makes the cgroup2 private in the namespace only when it is a shared mount (a tmpfs over it would reach the host)', async () => {
+    const info = (optional: string) =>
+      [
+        '30 1 0:27 / /sys/fs/cgroup ro,nosuid - tmpfs tmpfs ro,mode=755',
+        `41 30 0:38 / /sys/fs/cgroup/unified rw,relatime ${optional}- cgroup2 cgroup2 rw`,
+      ].join('\n');
+    const shared = (optional: string) => mountIsShared('/sys/fs/cgroup/unified', reader({ '/proc/self/mountinfo': info(optional) }));
+    expect(await shared('shared:9 ')).toBe(true);
+    expect(await shared('master:4 ')).toBe(false);
+    expect(await shared('')).toBe(false);
+    // unreadable or not there: the safe answer
+    expect(await mountIsShared('/sys/fs/cgroup/unified', reader({}))).toBe(true);
   });
 });
 

@@ -69,15 +69,11 @@ export class ConmonContainerRuntime extends OciContainerRuntime {
     // conmon links <socket-dir>/<id> to the bundle there, and dies (logging only to syslog) when the dir is missing
     await mkdir(join(bundleDir, 'sock'), { recursive: true });
     await rm(pidFile, { force: true });
-    const wrapper = await bin.runWrapper();
-    // conmon runs the runtime itself, by absolute path only; a wrapper (crun on a hybrid cgroup host,
-    // oci-runtime.ts) becomes a script
-    let runtimePath = await absoluteExecutable(bin.path);
-    if (wrapper.length > 0) {
-      runtimePath = join(bundleDir, `${bin.handler}-wrapped`);
-      const q = (w: string) => `'${w.replace(/'/g, `'\\''`)}'`;
-      await writeFile(runtimePath, `#!/bin/sh\nexec ${[...wrapper, bin.path].map(q).join(' ')} "$@"\n`, { mode: 0o755 });
-    }
+    // conmon runs the runtime itself, by absolute path only, with the --runtime-arg words before `create`; a wrapper
+    // (crun on a hybrid cgroup host, oci-runtime.ts) becomes the runtime path and its words come first
+    const [wrapper, runtimeBinary] = await Promise.all([bin.runWrapper(), absoluteExecutable(bin.path)]);
+    const runtimePath = wrapper.length > 0 ? await absoluteExecutable(wrapper[0]!) : runtimeBinary;
+    const runtimeWords = wrapper.length > 0 ? [...wrapper.slice(1), runtimeBinary] : [];
     const args = [
       '--api-version',
       '1',
@@ -103,6 +99,8 @@ export class ConmonContainerRuntime extends OciContainerRuntime {
       bundleDir,
       '--socket-dir-path',
       join(bundleDir, 'sock'),
+      // the joined form: glib's option parser would take a lone `--` for the end of conmon's own options
+      ...runtimeWords.map((w) => `--runtime-arg=${w}`),
       '--runtime-arg',
       `--root=${this.c.root}`,
       '--runtime-arg',

@@ -98,7 +98,9 @@ const UNIFIED = '/sys/fs/cgroup/unified';
  * runs crun's `run` in a mount namespace of its own where a tmpfs hides the cgroup2, so crun takes the host for a
  * v1 one, which is what runc does too. The namespace keeps the host's propagation (a Bidirectional volume's mounts
  * must still reach the host, as under runc); only the cgroup2 mount is made private in it before the tmpfs goes over
- * it, so the tmpfs never reaches the host. It lasts as long as that crun process. Only run/create enter the cgroups:
+ * it (when it is a shared one), so the tmpfs never reaches the host. It lasts as long as that crun process: a namespace
+ * kept for many creates would not see the mounts made after it on a host whose mounts are private (this one's),
+ * such as a container's rootfs and its pod's shm. Only run/create enter the cgroups:
  * exec, kill, update, delete run crun directly. (docs/semantics.md#runtime-handlers)
  */
 export async function hybridCgroupNeedsHiding(readText: (path: string) => Promise<string> = (p) => readFile(p, 'utf8')): Promise<boolean> {
@@ -110,24 +112,36 @@ export async function hybridCgroupNeedsHiding(readText: (path: string) => Promis
   return (await readText(`${UNIFIED}/cgroup.controllers`).catch(() => '')).trim() !== '';
 }
 
+/**
+ * Whether a mount propagates to peers (`shared:N` among the optional fields of /proc/self/mountinfo). Only a shared
+ * cgroup2 mount needs making private in the namespace before the tmpfs goes over it: a private or slave one passes
+ * nothing to the host (this host's are private), and each `mount` run costs a process in every crun create.
+ */
+export async function mountIsShared(
+  mountPoint: string,
+  readText: (path: string) => Promise<string> = (p) => readFile(p, 'utf8'),
+): Promise<boolean> {
+  const info = await readText('/proc/self/mountinfo').catch(() => '');
+  for (const line of info.split('\n')) {
+    const f = line.split(' ');
+    // 0 id, 1 parent, 2 dev, 3 root, 4 mount point, 5 options, then optional fields up to "-"
+    if (f[4] !== mountPoint) continue;
+    const end = f.indexOf('-');
+    return f.slice(6, end < 0 ? undefined : end).some((o) => o.startsWith('shared:'));
+  }
+  return true;
+}
+
 let crunWrapper: Promise<string[]> | undefined;
 
+/** argv before crun (conmon's runtime path is its first word): see hybridCgroupNeedsHiding */
 function crunCgroupWrapper(): Promise<string[]> {
-  crunWrapper ??= hybridCgroupNeedsHiding().then((hide) =>
-    hide
-      ? [
-          'unshare',
-          '--mount',
-          '--propagation',
-          'unchanged',
-          '--',
-          'sh',
-          '-c',
-          `mount --make-private ${UNIFIED} && mount -t tmpfs -o size=4k,mode=0555 podscope-hides-cgroup2 ${UNIFIED} && exec "$@"`,
-          'sh',
-        ]
-      : [],
-  );
+  crunWrapper ??= (async () => {
+    if (!(await hybridCgroupNeedsHiding())) return [];
+    const hide = `mount -t tmpfs -o size=4k,mode=0555 podscope-hides-cgroup2 ${UNIFIED}`;
+    const script = (await mountIsShared(UNIFIED)) ? `mount --make-private ${UNIFIED} && ${hide}` : hide;
+    return ['unshare', '--mount', '--propagation', 'unchanged', '--', 'sh', '-c', `${script} && exec "$@"`, 'sh'];
+  })();
   return crunWrapper;
 }
 
