@@ -3,14 +3,18 @@
  * container under conmon), plus what a missing runtime or conmon is told. Needs root, runc, crun and conmon.
  * Bridge psrt-h1, subnets 10.110.0.0/24 and fd00:110::/64, temp dirs /tmp/prt1-*. Everything is removed in afterAll.
  */
+import { readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
+import { LocalImageStore } from '../../electron/engine/images';
+import { NodeProcessRunner } from '../../electron/engine/os/exec';
 import type { SandboxEngine } from '../../electron/engine/sandbox/service';
 import type { ContainerConfigInput } from '../../shared/domain/container';
 import type { PodSandboxConfigInput } from '../../shared/domain/config';
 import { hasCode } from '../../shared/domain/errors';
+import { buildBusyboxImage, writeDockerSave } from '../../testkit/busybox-image';
 import { BUSYBOX_IMAGE, LocalBusyboxStore, buildBusyboxTree } from '../../testkit/local-busybox-store';
 import { processesMentioning } from '../../testkit/leak-check';
 import { createRealEnv, type RealEnv } from '../../testkit/throwaway-env';
@@ -131,3 +135,41 @@ for (const handler of ['runc', 'crun'] as const)
     pod,
     container,
   });
+
+it('an image from the real store runs on either handler: the runtime sees the overlay rootfs and the pod shm the engine mounted just before', async () => {
+  // the suite above runs on a plain directory tree; this one goes through the store's overlay mount, made in the
+  // engine's mount namespace right before the create, as a pulled image's is (crun on a hybrid host creates in a
+  // namespace of its own, which has to see it)
+  const store = await LocalImageStore.open({ root: join(treeDir, 'store', 'images'), runner: new NodeProcessRunner() });
+  const tar = join(treeDir, 'busybox-save.tar');
+  writeDockerSave(tar, [{ image: buildBusyboxImage(), repoTags: ['podscope.test/busybox:store'] }]);
+  await store.load(tar);
+  const withStore = await env.engine({}, { images: store, noLock: true });
+  try {
+    for (const handler of ['crun', 'runc'] as const) {
+      const { id: podId } = await withStore.run({ config: pod(`store-${handler}`), runtimeHandler: handler });
+      try {
+        const { id } = await withStore.createContainer({
+          podSandboxId: podId,
+          config: {
+            ...container(`store-${handler}`, ['sh', '-c', 'stat -f -c "%T $(grep " /dev/shm " /proc/mounts | cut -d" " -f4)" /dev/shm']),
+            image: { image: 'podscope.test/busybox:store' },
+          },
+        });
+        await withStore.startContainer(id);
+        let st = await withStore.containerStatus(id);
+        for (let i = 0; i < 200 && st.state !== 'CONTAINER_EXITED'; i++) {
+          await new Promise((r) => setTimeout(r, 25));
+          st = await withStore.containerStatus(id);
+        }
+        expect(st, handler).toMatchObject({ state: 'CONTAINER_EXITED', exitCode: 0 });
+        // the pod's own 64 MiB shm tmpfs, not the empty directory under it
+        expect(readFileSync(st.logPath, 'utf8'), handler).toMatch(/ stdout F tmpfs .*size=65536k/);
+      } finally {
+        await withStore.remove(podId);
+      }
+    }
+  } finally {
+    await withStore.close();
+  }
+});
