@@ -13,8 +13,8 @@
  * Names: bridges <names> and <names>ctd (default psrt-b, psrt-ctd), subnets 10.<a|b>.0.0/24 for the engine and
  * containerd (default 113, 112), temp dirs /tmp/prtb-*.
  */
-import { execFileSync } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
+import { execFileSync, spawn } from 'node:child_process';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -22,6 +22,8 @@ import { parseArgs } from 'node:util';
 import { createCriEndpointApi, type CriEndpointApi } from '../electron/cri/client';
 import { LocalImageStore } from '../electron/engine/images';
 import { NodeProcessRunner } from '../electron/engine/os/exec';
+import { ociRuntimeBinary, type RuntimeHandlerName } from '../electron/engine/runtime/oci-runtime';
+import { buildBusyboxTree } from '../testkit/local-busybox-store';
 import { buildBusyboxImage, writeDockerSave } from '../testkit/busybox-image';
 import { startContainerd, type ContainerdFixture } from '../testkit/containerd-fixture';
 import { createRealEnv, type RealEnv } from '../testkit/throwaway-env';
@@ -29,6 +31,15 @@ import { loadAverage, startCriDaemon, type CriDaemon } from './daemon';
 import { fmt, percentile } from './stats';
 
 const REF = 'podscope.test/busybox:1';
+
+/** runs a command to its end; rejects on a non-zero exit */
+function execFileAsync(file: string, args: string[], opts: { stdio: 'ignore' }): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(file, args, opts);
+    child.once('error', reject);
+    child.once('exit', (code) => (code === 0 ? resolve() : reject(new Error(`${file} ${args.join(' ')}: exit ${code}`))));
+  });
+}
 
 interface Side {
   name: string;
@@ -111,6 +122,42 @@ async function oneRound(side: Side, i: number): Promise<void> {
   }
 }
 
+/**
+ * The floor under create+start: the runtime alone (`<runtime> create` then `start`, as conmon and the engine run
+ * them, crun with the same cgroup-hiding wrapper on a hybrid host) on a bundle of a plain busybox tree, from this
+ * process; no CRI, no conmon, no rootfs mount, no state. Killed and deleted outside the timing.
+ */
+async function runtimeFloor(handler: RuntimeHandlerName, dir: string, n: number): Promise<number[]> {
+  const bin = ociRuntimeBinary(handler, { runcPath: 'runc', crunPath: 'crun' });
+  const wrapper = await bin.runWrapper();
+  const bundle = join(dir, `floor-${handler}`);
+  const root = join(dir, `floor-${handler}-root`);
+  await buildBusyboxTree(join(bundle, 'rootfs'));
+  execFileSync('runc', ['spec', '--bundle', bundle]);
+  const spec = JSON.parse(readFileSync(join(bundle, 'config.json'), 'utf8')) as {
+    process: { args: string[]; terminal: boolean };
+    root: { readonly: boolean };
+    linux: { cgroupsPath?: string };
+  };
+  spec.process.args = ['/bin/sleep', '3600'];
+  spec.process.terminal = false;
+  spec.root.readonly = false;
+  const ms: number[] = [];
+  for (let i = 0; i <= n; i++) {
+    const id = `podscope-floor-${handler}-${process.pid}-${i}`;
+    // under the engine's own parent, so no new cgroup directory is left behind
+    spec.linux.cgroupsPath = `/podscope/${id}`;
+    writeFileSync(join(bundle, 'config.json'), JSON.stringify(spec));
+    const t0 = performance.now();
+    const create = [...wrapper, bin.path, '--root', root, 'create', '--bundle', bundle, id];
+    await execFileAsync(create[0]!, create.slice(1), { stdio: 'ignore' });
+    await execFileAsync(bin.path, ['--root', root, 'start', id], { stdio: 'ignore' });
+    if (i > 0) ms.push(performance.now() - t0);
+    await execFileAsync(bin.path, ['--root', root, 'delete', '--force', id], { stdio: 'ignore' });
+  }
+  return ms;
+}
+
 async function memoryRound(side: Side, k: number): Promise<void> {
   const pod = podConfig(side.name);
   const ids: string[] = [];
@@ -165,6 +212,7 @@ export async function runRuntimeHandlerBench(opts: {
     const load0 = await loadAverage();
     for (let round = 0; round < opts.n + 1; round++) for (const s of sides) await oneRound(s, round);
     for (const s of sides) await memoryRound(s, opts.k);
+    const floors = { runc: await runtimeFloor('runc', dir, opts.n), crun: await runtimeFloor('crun', dir, opts.n) };
     const ctdSide = sides.find((s) => s.name === 'containerd')!;
     const p50 = (v: number[]) => percentile(v, 50);
     out(`container verbs per runtime handler over CRI, busybox sleep, host-network pods, n=${opts.n} (after 1 warm-up), p50 ms`);
@@ -179,6 +227,13 @@ export async function runRuntimeHandlerBench(opts: {
     for (const s of sides.filter((x) => x !== ctdSide)) {
       const r = (k: 'start' | 'stop' | 'remove') => (p50(s.ms[k]) / p50(ctdSide.ms[k])).toFixed(2);
       out(`${s.name.padEnd(16)}${`${r('start')}x`.padStart(14)}${`${r('stop')}x`.padStart(10)}${`${r('remove')}x`.padStart(10)}`);
+    }
+    out(`floor: the runtime's own create+start on a plain busybox tree (no CRI, conmon, rootfs mount or state), p50 ms`);
+    for (const s of sides.filter((x) => x !== ctdSide)) {
+      const floor = p50(floors[s.runtimeHandler === 'crun' ? 'crun' : 'runc']);
+      out(
+        `${s.name.padEnd(16)}${fmt(floor).padStart(14)}   the engine's part: ${fmt(p50(s.ms.start) - floor)} ms; containerd's part over runc's floor: ${fmt(p50(ctdSide.ms.start) - p50(floors.runc))} ms`,
+      );
     }
     out(`monitor RSS: ${opts.k} containers running per side; load average ${load0} before, ${await loadAverage()} after`);
     for (const s of sides) await s.api.remove(s.podId).catch((e: unknown) => out(`remove pod ${s.name}: ${String(e)}`));
