@@ -12,11 +12,11 @@
  * Attach is conmon's attach socket (conmon-attach.ts); a tty container gets its terminal from conmon (`-t`: conmon
  * passes the runtime a `--console-socket` and receives the pty's master over it), and resizes go to its `ctl` fifo.
  */
-import { spawn } from 'node:child_process';
 import { constants } from 'node:fs';
 import { access, mkdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { PodscopeError } from '../../../shared/domain/errors';
+import { launchWithSyncPipeInProcess, type SyncPipeOutcome } from '../os/sync-pipe';
 import { parseRuncLog, readLogFrom, runcErrors } from '../runtime/runc-log';
 import { sysctlWriteRefusal } from '../runtime/sysctl-rules';
 import { conmonExecTerminal } from './conmon-exec';
@@ -49,6 +49,44 @@ async function absoluteExecutable(name: string): Promise<string> {
       return p;
   }
   return name;
+}
+
+/** conmon's word on the create: the pid (`data` > 0), or why not; a conmon that cannot start is FailedPrecondition */
+function conmonReply(outcome: SyncPipeOutcome): { data?: number; message?: string } {
+  if (outcome.kind === 'spawn-error')
+    throw new PodscopeError(
+      'FailedPrecondition',
+      outcome.code === 'ENOENT' ? 'conmon not found: install conmon (Debian package conmon)' : `cannot start conmon: ${outcome.message}`,
+    );
+  if (outcome.kind === 'closed')
+    return { data: -1, message: outcome.stderr.trim() || `conmon exited with code ${outcome.exitCode} before creating the container` };
+  return JSON.parse(outcome.line) as { data?: number; message?: string };
+}
+
+/** conmon's answer within 30 s, unless the caller cancels first (conmon runs on: the failure path deletes it) */
+function withDeadline<T>(answer: Promise<T>, id: string, signal?: AbortSignal): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    const timer = setTimeout(
+      () => reject(new PodscopeError('DeadlineExceeded', `conmon did not create container ${id} within 30000 ms`)),
+      30_000,
+    );
+    const onAbort = () => reject(new PodscopeError('Canceled', `starting container ${id} was canceled`));
+    signal?.addEventListener('abort', onAbort, { once: true });
+    const settle = () => {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', onAbort);
+    };
+    answer.then(
+      (v) => {
+        settle();
+        resolve(v);
+      },
+      (e: unknown) => {
+        settle();
+        reject(e instanceof Error ? e : new Error(String(e)));
+      },
+    );
+  });
 }
 
 export class ConmonContainerRuntime extends OciContainerRuntime {
@@ -112,58 +150,19 @@ export class ConmonContainerRuntime extends OciContainerRuntime {
       // a client's end of input closes the container's stdin only for stdin_once without a terminal (containerd's attach)
       ...(io.stdin && !(io.stdinOnce && !io.tty) ? ['--leave-stdin-open'] : []),
     ];
-    const child = spawn(this.c.conmonPath ?? 'conmon', args, {
-      // its own session; conmon daemonizes, so the engine keeps no tie to it
-      detached: true,
-      // conmon writes its `oom` notice into its working directory: the bundle, not wherever the engine runs
-      cwd: bundleDir,
-      stdio: ['ignore', 'ignore', 'pipe', 'pipe'],
-      env: { PATH: process.env.PATH ?? '/usr/sbin:/usr/bin:/sbin:/bin', _OCI_SYNCPIPE: '3' },
-    });
-    const sync = child.stdio[3] as NodeJS.ReadableStream;
-    let text = '';
-    let stderr = '';
-    child.stderr?.on('data', (b: Buffer) => (stderr += b.toString()));
-    const reply = await new Promise<{ data?: number; message?: string }>((resolve, reject) => {
-      const timer = setTimeout(
-        () => reject(new PodscopeError('DeadlineExceeded', `conmon did not create container ${id} within 30000 ms`)),
-        30_000,
-      );
-      const onAbort = () => reject(new PodscopeError('Canceled', `starting container ${id} was canceled`));
-      signal?.addEventListener('abort', onAbort, { once: true });
-      const done = (v: { data?: number; message?: string }) => {
-        clearTimeout(timer);
-        signal?.removeEventListener('abort', onAbort);
-        resolve(v);
-      };
-      sync.on('data', (b: Buffer) => {
-        text += b.toString();
-        const line = text.split('\n').find((l) => l.trim().startsWith('{'));
-        if (line) {
-          try {
-            done(JSON.parse(line) as { data?: number; message?: string });
-          } catch {
-            /* a partial line: wait for the rest */
-          }
-        }
-      });
-      child.once('error', (e: NodeJS.ErrnoException) => {
-        clearTimeout(timer);
-        reject(
-          new PodscopeError(
-            'FailedPrecondition',
-            e.code === 'ENOENT' ? 'conmon not found: install conmon (Debian package conmon)' : `cannot start conmon: ${e.message}`,
-          ),
-        );
-      });
-      child.once('close', (code) => {
-        if (!text.trim()) done({ data: -1, message: stderr.trim() || `conmon exited with code ${code} before creating the container` });
-      });
-    });
-    // the daemonized conmon holds the other ends: let go of ours, or they keep the engine's event loop alive
-    child.unref();
-    (sync as unknown as { destroy(): void }).destroy();
-    child.stderr?.destroy();
+    const launch = this.c.runner.launchWithSyncPipe?.bind(this.c.runner) ?? launchWithSyncPipeInProcess;
+    const outcome = await withDeadline(
+      launch({
+        file: this.c.conmonPath ?? 'conmon',
+        args,
+        // conmon writes its `oom` notice into its working directory: the bundle, not wherever the engine runs
+        cwd: bundleDir,
+        env: { PATH: process.env.PATH ?? '/usr/sbin:/usr/bin:/sbin:/bin', _OCI_SYNCPIPE: '3' },
+      }),
+      id,
+      signal,
+    );
+    const reply = conmonReply(outcome);
     if (!(reply.data !== undefined && reply.data > 0)) {
       const messages = runcErrors(parseRuncLog(await readLogFrom(runtimeLog, 0)));
       throw (

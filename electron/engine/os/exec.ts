@@ -2,6 +2,7 @@
  * The one way the engine starts a process. Every call has a timeout and may take an AbortSignal; failures carry the
  * command, exit code or signal, stdout/stderr and whether it timed out or was cancelled (execa-style).
  */
+import type { SyncPipeOutcome, SyncPipeRequest } from './sync-pipe';
 import { spawn } from 'node:child_process';
 import { PodscopeError } from '../../../shared/domain/errors';
 
@@ -52,6 +53,11 @@ export class ProcessError extends PodscopeError {
 export interface ProcessRunner {
   /** Runs to completion; never throws for a non-zero exit (callers decide), only for spawn failure. */
   run(req: ExecRequest): Promise<ExecResult>;
+  /**
+   * Starts a daemon that answers over a sync pipe on fd 3 and waits for its first JSON line (sync-pipe.ts);
+   * a runner without it has callers do that in-process.
+   */
+  launchWithSyncPipe?(req: SyncPipeRequest): Promise<SyncPipeOutcome>;
 }
 
 function quote(a: string): string {

@@ -21,6 +21,7 @@ import {
   type ExecResult,
   type ProcessRunner,
 } from './exec';
+import { launchWithSyncPipeInProcess, type SyncPipeOutcome, type SyncPipeRequest } from './sync-pipe';
 
 /** after a kill, how long a grandchild holding the pipes is waited for (as NodeProcessRunner does) */
 const PIPE_GRACE_MS = 500;
@@ -30,7 +31,22 @@ const HELPER_SOURCE = `
 const { spawn } = require('node:child_process');
 // the engine may be gone (its channel closed) while a child still runs: drop the answer, never crash on it
 const send = (m) => { if (process.connected) process.send(m, () => {}); };
+const firstJsonLine = (text) => text.split('\\n').find((l) => { if (!l.trim().startsWith('{')) return false; try { JSON.parse(l); return true; } catch { return false; } });
+// a daemon answering on a sync pipe (fd 3, sync-pipe.ts): its first JSON line, or its exit if it closes without one
+const launchWithSyncPipe = (m) => {
+  let child;
+  try {
+    child = spawn(m.file, m.args, { env: m.env, cwd: m.cwd, detached: true, stdio: ['ignore', 'ignore', 'pipe', 'pipe'] });
+  } catch (e) { send({ id: m.id, sync: { kind: 'spawn-error', code: e.code || '', message: e.message } }); return; }
+  let text = '', stderr = '', settled = false;
+  const settle = (o) => { if (settled) return; settled = true; child.unref(); child.stdio[3].destroy(); child.stderr.destroy(); send({ id: m.id, sync: o }); };
+  child.stderr.on('data', (b) => { if (stderr.length < ${MAX_STDERR_BYTES}) stderr += b.toString(); });
+  child.stdio[3].on('data', (b) => { text += b.toString(); const line = firstJsonLine(text); if (line !== undefined) settle({ kind: 'line', line, stderr }); });
+  child.on('error', (e) => settle({ kind: 'spawn-error', code: e.code || '', message: e.message }));
+  child.on('close', (code) => settle({ kind: 'closed', exitCode: code, stderr }));
+};
 process.on('message', (m) => {
+  if (m.syncPipe) { launchWithSyncPipe(m); return; }
   let child;
   try {
     child = spawn(m.file, m.args, { env: m.env, cwd: m.cwd, detached: true,
@@ -68,6 +84,8 @@ interface Pending {
 
 interface HelperReply {
   ready?: boolean;
+  /** the answer to a launchWithSyncPipe */
+  sync?: SyncPipeOutcome;
   id: number;
   pid?: number;
   error?: string;
@@ -87,6 +105,7 @@ export class SpawnHelperRunner implements ProcessRunner {
   private readonly readyWaiters: (() => void)[] = [];
   private nextId = 1;
   private readonly pending = new Map<number, Pending>();
+  private readonly syncLaunches = new Map<number, (o: SyncPipeOutcome) => void>();
   private readonly direct: ProcessRunner;
 
   constructor(fallback: ProcessRunner = new NodeProcessRunner()) {
@@ -109,7 +128,7 @@ export class SpawnHelperRunner implements ProcessRunner {
           clearTimeout(timer);
           req.signal?.removeEventListener('abort', onAbort);
           this.pending.delete(id);
-          if (this.pending.size === 0) this.idle();
+          if (this.pending.size === 0 && this.syncLaunches.size === 0) this.idle();
         },
       };
       const kill = () => {
@@ -143,12 +162,24 @@ export class SpawnHelperRunner implements ProcessRunner {
     });
   }
 
+  /** conmon and the like, started from the helper: the same outcome as launchWithSyncPipeInProcess */
+  launchWithSyncPipe(req: SyncPipeRequest): Promise<SyncPipeOutcome> {
+    const helper = this.broken ? undefined : this.start();
+    if (!helper || !this.isReady) return launchWithSyncPipeInProcess(req);
+    const id = this.nextId++;
+    return new Promise<SyncPipeOutcome>((resolve) => {
+      this.syncLaunches.set(id, resolve);
+      this.busy();
+      helper.send({ id, syncPipe: true, file: req.file, args: req.args, env: req.env, cwd: req.cwd });
+    });
+  }
+
   /** Starts the helper if needed; resolves once commands go through it (or it could not start). */
   ready(): Promise<void> {
     if (this.isReady || this.broken || !this.start()) return Promise.resolve();
     this.busy();
     return new Promise<void>((r) => this.readyWaiters.push(r)).finally(() => {
-      if (this.pending.size === 0) this.idle();
+      if (this.pending.size === 0 && this.syncLaunches.size === 0) this.idle();
     });
   }
 
@@ -188,6 +219,11 @@ export class SpawnHelperRunner implements ProcessRunner {
           };
           p.reject(new ProcessError(`lost the answer for ${p.req.file}: the spawn helper exited`, result));
         }
+        for (const [id, launched] of [...this.syncLaunches]) {
+          this.syncLaunches.delete(id);
+          // it may have started: the caller's failure path cleans up what it left
+          launched({ kind: 'closed', exitCode: null, stderr: 'lost the answer: the spawn helper exited' });
+        }
       };
       helper.on('exit', lost);
       helper.on('error', lost);
@@ -204,6 +240,13 @@ export class SpawnHelperRunner implements ProcessRunner {
     if (m.ready) {
       this.isReady = true;
       for (const w of this.readyWaiters.splice(0)) w();
+      return;
+    }
+    const launched = this.syncLaunches.get(m.id);
+    if (launched && m.sync) {
+      this.syncLaunches.delete(m.id);
+      if (this.pending.size === 0 && this.syncLaunches.size === 0) this.idle();
+      launched(m.sync);
       return;
     }
     const p = this.pending.get(m.id);
