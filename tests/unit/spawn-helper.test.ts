@@ -2,8 +2,12 @@
  * SpawnHelperRunner: commands run by a helper process (not forked from the engine), with the same results as
  * NodeProcessRunner: input, output, exit codes, timeouts, cancellation and spawn failures.
  */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { NodeProcessRunner } from '../../electron/engine/os/exec';
+import { holdFileLockInProcess, type HeldFileLock } from '../../electron/engine/os/file-lock';
 import { SpawnHelperRunner } from '../../electron/engine/os/spawn-helper';
 
 const runner = new SpawnHelperRunner();
@@ -36,5 +40,38 @@ describe('SpawnHelperRunner', () => {
 
   it('fails a missing binary as the in-process runner does', async () => {
     await expect(runner.run({ file: '/nonexistent/bin', timeoutMs: 1000 })).rejects.toMatchObject({ code: 'RuntimeError' });
+  });
+});
+
+describe('SpawnHelperRunner.holdFileLock', () => {
+  it('holds an exclusive flock for the caller until release(), and the lock ends with the helper', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'podscope-helper-lock-'));
+    const file = join(dir, 'store.lock');
+    const own = new SpawnHelperRunner();
+    try {
+      await own.ready();
+      const held = await own.holdFileLock(file, 5);
+      expect(held).toBeDefined();
+      // another holder (here: in-process, no wait) is refused while the helper holds it
+      expect(await holdFileLockInProcess(file, 0)).toBeUndefined();
+      // a second helper request waits and gets it once the first lets go
+      const second = own.holdFileLock(file, 5);
+      held!.release();
+      const next = await second;
+      expect(next).toBeDefined();
+      expect(await holdFileLockInProcess(file, 0)).toBeUndefined();
+      // the helper's end (the engine's exit) drops it
+      own.close();
+      let after: HeldFileLock | undefined;
+      for (let i = 0; i < 50 && !after; i++) {
+        after = await holdFileLockInProcess(file, 0);
+        if (!after) await new Promise((r) => setTimeout(r, 20));
+      }
+      expect(after).toBeDefined();
+      after!.release();
+    } finally {
+      own.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

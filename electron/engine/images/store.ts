@@ -45,7 +45,7 @@ export class LocalImageStore implements ImageStore {
   private constructor(private readonly opts: ImageStoreOptions) {
     this.paths = new StorePaths(opts.root);
     this.index = new ImageIndex(this.paths.p('images'), opts.readOnly === true);
-    this.lock = new ImageStoreLock(this.paths.lockFile);
+    this.lock = new ImageStoreLock(this.paths.lockFile, opts.runner);
     this.parts = {
       paths: this.paths,
       index: this.index,

@@ -2,6 +2,7 @@
  * The one way the engine starts a process. Every call has a timeout and may take an AbortSignal; failures carry the
  * command, exit code or signal, stdout/stderr and whether it timed out or was cancelled (execa-style).
  */
+import type { HeldFileLock } from './file-lock';
 import type { SyncPipeOutcome, SyncPipeRequest } from './sync-pipe';
 import { spawn } from 'node:child_process';
 import { PodscopeError } from '../../../shared/domain/errors';
@@ -58,6 +59,8 @@ export interface ProcessRunner {
    * a runner without it has callers do that in-process.
    */
   launchWithSyncPipe?(req: SyncPipeRequest): Promise<SyncPipeOutcome>;
+  /** an exclusive flock held for the caller (file-lock.ts); a runner without it has callers take it in-process */
+  holdFileLock?(file: string, waitSeconds: number): Promise<HeldFileLock | undefined>;
 }
 
 function quote(a: string): string {

@@ -21,6 +21,8 @@ import {
   type ExecResult,
   type ProcessRunner,
 } from './exec';
+import { PodscopeError } from '../../../shared/domain/errors';
+import { holdFileLockInProcess, type HeldFileLock } from './file-lock';
 import { launchWithSyncPipeInProcess, type SyncPipeOutcome, type SyncPipeRequest } from './sync-pipe';
 
 /** after a kill, how long a grandchild holding the pipes is waited for (as NodeProcessRunner does) */
@@ -45,8 +47,27 @@ const launchWithSyncPipe = (m) => {
   child.on('error', (e) => settle({ kind: 'spawn-error', code: e.code || '', message: e.message }));
   child.on('close', (code) => settle({ kind: 'closed', exitCode: code, stderr }));
 };
+// flock(2) held for the engine on a descriptor of this process (holdFileLock): flock(1) locks the same open file
+// description as our fd 3 and exits; the lock lasts until the engine says unlock, or this process ends
+const heldLocks = new Map();
+const holdFileLock = (m) => {
+  let fd;
+  try { fd = require('node:fs').openSync(m.file, 'a+', 0o600); } catch (e) { send({ id: m.id, lock: { error: e.message } }); return; }
+  let err = '';
+  const child = spawn('flock', ['--timeout', String(m.waitSeconds), '--conflict-exit-code', '75', '3'], { stdio: ['ignore', 'ignore', 'pipe', fd] });
+  child.stderr.on('data', (b) => { err += b.toString(); });
+  const fail = (error) => { require('node:fs').closeSync(fd); send({ id: m.id, lock: { error } }); };
+  child.on('error', (e) => fail('cannot run flock(1) from util-linux: ' + e.message));
+  child.on('close', (code) => {
+    if (code === 0) { heldLocks.set(m.id, fd); send({ id: m.id, lock: { held: true } }); }
+    else if (code === 75) { require('node:fs').closeSync(fd); send({ id: m.id, lock: { held: false } }); }
+    else fail('flock(1) failed (exit ' + code + '): ' + err.trim());
+  });
+};
 process.on('message', (m) => {
   if (m.syncPipe) { launchWithSyncPipe(m); return; }
+  if (m.lock) { holdFileLock(m); return; }
+  if (m.unlock !== undefined) { const fd = heldLocks.get(m.unlock); heldLocks.delete(m.unlock); if (fd !== undefined) require('node:fs').closeSync(fd); return; }
   let child;
   try {
     child = spawn(m.file, m.args, { env: m.env, cwd: m.cwd, detached: true,
@@ -86,6 +107,8 @@ interface HelperReply {
   ready?: boolean;
   /** the answer to a launchWithSyncPipe */
   sync?: SyncPipeOutcome;
+  /** the answer to a holdFileLock: taken, the wait ran out, or why it could not be tried */
+  lock?: { held?: boolean; error?: string };
   id: number;
   pid?: number;
   error?: string;
@@ -106,6 +129,7 @@ export class SpawnHelperRunner implements ProcessRunner {
   private nextId = 1;
   private readonly pending = new Map<number, Pending>();
   private readonly syncLaunches = new Map<number, (o: SyncPipeOutcome) => void>();
+  private readonly lockWaits = new Map<number, (a: { held?: boolean; error?: string }) => void>();
   private readonly direct: ProcessRunner;
 
   constructor(fallback: ProcessRunner = new NodeProcessRunner()) {
@@ -128,7 +152,7 @@ export class SpawnHelperRunner implements ProcessRunner {
           clearTimeout(timer);
           req.signal?.removeEventListener('abort', onAbort);
           this.pending.delete(id);
-          if (this.pending.size === 0 && this.syncLaunches.size === 0) this.idle();
+          if (this.inFlight() === 0) this.idle();
         },
       };
       const kill = () => {
@@ -174,12 +198,35 @@ export class SpawnHelperRunner implements ProcessRunner {
     });
   }
 
+  /**
+   * An exclusive flock(2) on `file`, held by the helper for the engine (its flock(1) forks from the small helper,
+   * not from the engine): undefined when another holder kept it for `waitSeconds`; otherwise release() lets go.
+   * The lock ends with the helper, which ends with the engine. Without a helper: in-process, as state-lock.ts does.
+   */
+  async holdFileLock(file: string, waitSeconds: number): Promise<HeldFileLock | undefined> {
+    const helper = this.broken ? undefined : this.start();
+    if (!helper || !this.isReady) return holdFileLockInProcess(file, waitSeconds);
+    const id = this.nextId++;
+    const answer = await new Promise<{ held?: boolean; error?: string }>((resolve) => {
+      this.lockWaits.set(id, resolve);
+      this.busy();
+      helper.send({ id, lock: true, file, waitSeconds });
+    });
+    if (answer.error !== undefined) throw new PodscopeError('Internal', `cannot lock ${file}: ${answer.error}`);
+    if (!answer.held) return undefined;
+    return {
+      release: () => {
+        if (this.helper === helper && helper.connected) helper.send({ unlock: id });
+      },
+    };
+  }
+
   /** Starts the helper if needed; resolves once commands go through it (or it could not start). */
   ready(): Promise<void> {
     if (this.isReady || this.broken || !this.start()) return Promise.resolve();
     this.busy();
     return new Promise<void>((r) => this.readyWaiters.push(r)).finally(() => {
-      if (this.pending.size === 0 && this.syncLaunches.size === 0) this.idle();
+      if (this.inFlight() === 0) this.idle();
     });
   }
 
@@ -219,6 +266,10 @@ export class SpawnHelperRunner implements ProcessRunner {
           };
           p.reject(new ProcessError(`lost the answer for ${p.req.file}: the spawn helper exited`, result));
         }
+        for (const [id, lockWait] of [...this.lockWaits]) {
+          this.lockWaits.delete(id);
+          lockWait({ error: 'lost the answer: the spawn helper exited' });
+        }
         for (const [id, launched] of [...this.syncLaunches]) {
           this.syncLaunches.delete(id);
           // it may have started: the caller's failure path cleans up what it left
@@ -242,10 +293,17 @@ export class SpawnHelperRunner implements ProcessRunner {
       for (const w of this.readyWaiters.splice(0)) w();
       return;
     }
+    const lockWait = this.lockWaits.get(m.id);
+    if (lockWait && m.lock) {
+      this.lockWaits.delete(m.id);
+      if (this.inFlight() === 0) this.idle();
+      lockWait(m.lock);
+      return;
+    }
     const launched = this.syncLaunches.get(m.id);
     if (launched && m.sync) {
       this.syncLaunches.delete(m.id);
-      if (this.pending.size === 0 && this.syncLaunches.size === 0) this.idle();
+      if (this.inFlight() === 0) this.idle();
       launched(m.sync);
       return;
     }
@@ -271,6 +329,10 @@ export class SpawnHelperRunner implements ProcessRunner {
     const stdout = m.outDropped ? `${m.stdout ?? ''}\n[… ${m.outDropped} more bytes not kept]` : (m.stdout ?? '');
     const stderr = m.errDropped ? `[… ${m.errDropped} earlier bytes not kept]\n${m.stderr ?? ''}` : (m.stderr ?? '');
     p.resolve({ ...base, exitCode: m.code ?? null, signal: m.signal ?? null, stdout, stderr });
+  }
+
+  private inFlight(): number {
+    return this.pending.size + this.syncLaunches.size + this.lockWaits.size;
   }
 
   /** the helper keeps the engine's process alive only while a command is out */

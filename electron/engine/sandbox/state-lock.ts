@@ -7,62 +7,24 @@
  * the lock when the last descriptor closes, i.e. when the engine exits however it exits (SIGKILL included): there is
  * never a stale lock to detect, unlike pid files or O_EXCL files.
  *
- * Node has no flock API and native modules are not an option (no native builds here), so util-linux `flock(1)` takes
- * the lock for us: the engine opens the lock file and hands that descriptor to `flock -n 3` as its fd 3. flock(1)
- * locks fd 3 and exits at once; because the child's fd 3 and the engine's fd are the same open file description, the
- * lock now lives exactly as long as the engine's descriptor. No helper process stays behind to outlive (or die
- * before) the engine. The descriptor is opened O_CLOEXEC (libuv's default), so CNI plugins, runc and the pause
- * container never inherit it and cannot keep the lock alive after the engine is gone.
+ * Node has no flock API, so util-linux `flock(1)` takes the lock for us (os/file-lock.ts): the engine opens the lock
+ * file and hands that descriptor to `flock -n 3`, and the lock lives exactly as long as the engine's descriptor. No
+ * helper process stays behind to outlive (or die before) the engine. CNI plugins, runc and the pause container never
+ * inherit the descriptor (O_CLOEXEC) and cannot keep the lock alive after the engine is gone.
  *
  * The holder writes its pid into the lock file once it holds the lock, only so that a refused engine can name it.
  */
-import { spawn } from 'node:child_process';
 import { closeSync, existsSync, fstatSync, ftruncateSync, openSync, readdirSync, readFileSync, statSync, writeSync } from 'node:fs';
 import { mkdir, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { PodscopeError } from '../../../shared/domain/errors';
+import { flockNonBlocking } from '../os/file-lock';
 
 export const LOCK_FILE = 'engine.lock';
 /** how long to retry when the pid in the lock file is dead but the lock is still held (see acquire) */
 const DEAD_HOLDER_GRACE_MS = 3000;
-/** the exit code flock(1) is told to use when the lock is held by someone else (`-E`); 75 is EX_TEMPFAIL */
-const CONFLICT_EXIT = 75;
-
 export type LockedDirKind = 'state' | 'run';
-
-/** Runs `flock -n -E 75 3` on fd; true when it took the lock, false when someone else holds it. */
-function flockNonBlocking(fd: number): Promise<boolean> {
-  return runFlock(fd, ['--nonblock']);
-}
-
-/**
- * Takes an exclusive flock on fd, waiting up to `waitSeconds` for another holder to let go; true when taken, false
- * when the wait ran out. The lock lives as long as fd stays open (see the file comment).
- */
-export function flockWaiting(fd: number, waitSeconds: number): Promise<boolean> {
-  return runFlock(fd, ['--timeout', String(waitSeconds)]);
-}
-
-function runFlock(fd: number, mode: string[]): Promise<boolean> {
-  return new Promise((resolve, reject) => {
-    const child = spawn('flock', [...mode, '--conflict-exit-code', String(CONFLICT_EXIT), '3'], {
-      stdio: ['ignore', 'ignore', 'pipe', fd],
-    });
-    let stderr = '';
-    child.stderr!.on('data', (b: Buffer) => (stderr += b.toString()));
-    child.once('error', (e) =>
-      reject(
-        new PodscopeError('Internal', `cannot run flock(1) from util-linux to lock the engine's directories: ${e.message}`, { cause: e }),
-      ),
-    );
-    child.once('close', (code) => {
-      if (code === 0) resolve(true);
-      else if (code === CONFLICT_EXIT) resolve(false);
-      else reject(new PodscopeError('Internal', `flock(1) failed (exit ${String(code)}): ${stderr.trim()}`));
-    });
-  });
-}
 
 /**
  * Processes other than this one with the lock file open (read from /proc/<pid>/fd, which root can read): the real
