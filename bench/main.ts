@@ -6,7 +6,9 @@
  * per runtime handler (runc, crun) beside containerd, with the monitor RSS per running container
  * (runtime-handlers.ts); (4) Status and List at each --scale size on both runtimes, with RSS; (5) the reads against
  * the Version RPC on the same socket at each --floor size (real engine with host-network pods, and over the
- * touch-point fakes with a container per pod); (6) with --teardown N, N pods stopped and removed on each runtime.
+ * touch-point fakes with a container per pod); (6) with --teardown N, N pods stopped and removed on each runtime
+ * (--teardown-concurrency: pods at a time, a list runs one point each; with --teardown-network cni each pod has a
+ * hostPort, and Podscope's portmap DEL times and CPU per pod are printed).
  * Needs root. Prints figures; asserts nothing.
  * Lives outside the product: it uses the test kit (throwaway env, containerd fixture).
  */
@@ -14,7 +16,7 @@ import { parseArgs } from 'node:util';
 import type { CriticalFloor } from './sandbox-bench';
 
 const HELP = `npm run bench -- [--sequential N] [--concurrent M] [--scale 20,250,1000] [--samples K]
-                    [--floor 20,1000] [--teardown N] [--teardown-network host|cni]
+                    [--floor 20,1000] [--teardown N] [--teardown-network host|cni] [--teardown-concurrency 10|1,4,10,20]
                     [--skip-engine] [--skip-side-by-side] [--skip-scale] [--skip-floor] [--skip-handlers]`;
 
 async function main(): Promise<number> {
@@ -31,6 +33,7 @@ async function main(): Promise<number> {
       'skip-floor': { type: 'boolean' },
       teardown: { type: 'string' },
       'teardown-network': { type: 'string' },
+      'teardown-concurrency': { type: 'string' },
       'skip-handlers': { type: 'boolean' },
       // the default now; accepted so older invocations keep working
       'side-by-side': { type: 'boolean' },
@@ -60,6 +63,9 @@ async function main(): Promise<number> {
   const teardownNetwork = values['teardown-network'] ?? 'host';
   if (teardownNetwork !== 'host' && teardownNetwork !== 'cni')
     throw new Error(`--teardown-network must be host or cni, not ${JSON.stringify(teardownNetwork)}`);
+  const teardownConcurrency = (values['teardown-concurrency'] ?? '10').split(',').map(Number);
+  if (teardownConcurrency.some((c) => !Number.isInteger(c) || c < 1))
+    throw new Error(`--teardown-concurrency must list positive integers, not ${JSON.stringify(values['teardown-concurrency'])}`);
   const load = async () => (await import('./daemon')).loadAverage();
   process.stdout.write(
     `# podscope bench, load average ${await load()} (2 shared cores: compare ratios from one run, not absolute times)\n`,
@@ -112,7 +118,7 @@ async function main(): Promise<number> {
   if (teardownPods > 0) {
     const { runTeardownBench } = await import('./teardown');
     process.stdout.write('\n');
-    await runTeardownBench({ pods: teardownPods, network: teardownNetwork, containerd: true });
+    await runTeardownBench({ pods: teardownPods, network: teardownNetwork, concurrency: teardownConcurrency, containerd: true });
   }
   process.stdout.write(`\n# done, load average ${await load()}\n`);
   return 0;

@@ -17,6 +17,7 @@ export const ENGINE_OPTION_FLAGS = {
   'max-conf-num': { type: 'string' },
   'ip-pref': { type: 'string' },
   'plugin-timeout': { type: 'string' },
+  'max-netfilter-plugins': { type: 'string' },
   'no-probe-on-ready': { type: 'boolean' },
   'probe-on-ready': { type: 'boolean' },
   'seccomp-profile-root': { type: 'string' },
@@ -52,6 +53,8 @@ export function engineOptionsFromFlags(flags: Flags): Partial<EngineOptions> {
   if (max !== undefined) o.maxConfNum = nonNegativeInt('--max-conf-num', max);
   const timeout = str('plugin-timeout');
   if (timeout !== undefined) o.pluginTimeoutMs = nonNegativeInt('--plugin-timeout (ms)', timeout);
+  const netfilter = str('max-netfilter-plugins');
+  if (netfilter !== undefined) o.maxNetfilterPluginExecs = nonNegativeInt('--max-netfilter-plugins', netfilter);
   return o;
 }
 
@@ -72,6 +75,7 @@ export const ENGINE_FLAGS_HELP = `Engine flags:
   --max-conf-num N       conf-dir networks to attach: eth0, eth1… (default 1, 0 = all)
   --ip-pref ipv4|ipv6|cni  primary pod IP preference (default ipv4)
   --plugin-timeout MS    timeout of one CNI plugin exec (default 60000)
+  --max-netfilter-plugins N  portmap/firewall execs at once across all pods (default 4, 0 = no bound)
   --no-probe-on-ready    do not measure reachability right after each sandbox becomes ready
   --probe-on-ready       do measure it (the default, except under podscope cri, where no client could read it)
   --seccomp-profile-root DIR  where relative localhost/<profile> seccomp refs live (default <state-dir>/seccomp)

@@ -77,6 +77,7 @@ export async function createEngine(partial: Partial<EngineOptions> = {}, extras:
         maxConfNum: options.maxConfNum,
         runner,
         defaultPluginTimeoutMs: options.pluginTimeoutMs,
+        maxNetfilterPluginExecs: options.maxNetfilterPluginExecs,
       }),
       runtime: new RuncPauseRuntime({
         runcPath: options.runcPath,

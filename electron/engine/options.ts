@@ -7,6 +7,7 @@ import type { ImageStore } from './images/types';
 import type { LogEntry } from '../../shared/domain/cri-log';
 import type { ContainerLogOptions } from './containers/log-reader';
 import type { ContainerStreaming } from './containers/streaming';
+import { DEFAULT_MAX_NETFILTER_PLUGIN_EXECS } from './cni/netfilter-gate';
 
 export interface EngineOptions {
   /** persistent state: store, per-sandbox files (default /var/lib/podscope) */
@@ -23,6 +24,8 @@ export interface EngineOptions {
   maxConfNum: number;
   ipPreference: IpPreference;
   pluginTimeoutMs: number;
+  /** portmap/firewall execs at once across every sandbox; 0 = no bound (docs/semantics.md#netfilter-plugins) */
+  maxNetfilterPluginExecs: number;
   runcPath: string;
   /** the crun binary, for pods whose runtime_handler is `crun` (runtime/oci-runtime.ts) */
   crunPath: string;
@@ -48,6 +51,7 @@ export const DEFAULT_ENGINE_OPTIONS: EngineOptions = {
   maxConfNum: 1,
   ipPreference: 'ipv4',
   pluginTimeoutMs: 60_000,
+  maxNetfilterPluginExecs: DEFAULT_MAX_NETFILTER_PLUGIN_EXECS,
   runcPath: 'runc',
   crunPath: 'crun',
   conmonPath: 'conmon',

@@ -25,6 +25,7 @@ import {
 } from './network-ops';
 import { CURRENT_SPEC_VERSION } from './spec-version';
 import { execContextFor, execPlugin, type ExecContext } from './plugin-exec';
+import { DEFAULT_MAX_NETFILTER_PLUGIN_EXECS, NetfilterGate } from './netfilter-gate';
 import { runtimeConfigFor } from './plugin-stdin';
 import { ResultCache } from './result-cache';
 
@@ -40,6 +41,8 @@ export interface CniManagerOptions {
   env?: NodeJS.ProcessEnv;
   /** per-exec timeout when the hooks give none */
   defaultPluginTimeoutMs?: number;
+  /** portmap/firewall execs at once across every sandbox (default DEFAULT_MAX_NETFILTER_PLUGIN_EXECS; 0 = no bound) */
+  maxNetfilterPluginExecs?: number;
 }
 
 const DEFAULT_PLUGIN_TIMEOUT_MS = 60_000;
@@ -49,10 +52,12 @@ class LibcniManager implements CniManager {
   private view: CniConfigView;
   private readonly runner: ProcessRunner;
   private readonly cache: ResultCache;
+  private readonly netfilterGate: NetfilterGate;
 
   constructor(private readonly opts: CniManagerOptions) {
     this.runner = opts.runner ?? new NodeProcessRunner();
     this.cache = new ResultCache(opts.cacheDir);
+    this.netfilterGate = new NetfilterGate(opts.maxNetfilterPluginExecs ?? DEFAULT_MAX_NETFILTER_PLUGIN_EXECS);
     this.view = {
       confDir: opts.confDir,
       binDirs: opts.binDirs,
@@ -317,7 +322,13 @@ class LibcniManager implements CniManager {
   private execContext(hooks?: CniHooks): ExecContext {
     const defaultTimeoutMs = this.opts.defaultPluginTimeoutMs ?? DEFAULT_PLUGIN_TIMEOUT_MS;
     return execContextFor(
-      { runner: this.runner, binDirs: this.opts.binDirs, baseEnv: this.opts.env ?? process.env, defaultTimeoutMs },
+      {
+        runner: this.runner,
+        binDirs: this.opts.binDirs,
+        baseEnv: this.opts.env ?? process.env,
+        defaultTimeoutMs,
+        netfilterGate: this.netfilterGate,
+      },
       hooks,
     );
   }

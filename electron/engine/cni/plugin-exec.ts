@@ -20,6 +20,7 @@ import {
   type PluginFailure,
 } from './plugin-failure';
 import { pluginRelease } from './plugin-release';
+import { NETFILTER_PLUGIN_TYPES, type NetfilterGate } from './netfilter-gate';
 
 export interface ExecContext {
   runner: ProcessRunner;
@@ -29,6 +30,8 @@ export interface ExecContext {
   timeoutMs: number;
   signal?: AbortSignal;
   record: (r: CniCallRecord) => void;
+  /** bounds the execs of portmap and firewall across the engine (none: unbounded) */
+  netfilterGate?: NetfilterGate;
 }
 
 /** What every caller of the CNI module (the runtime's manager, the lab) has; the hooks add a call's own. */
@@ -38,6 +41,7 @@ export interface ExecBase {
   baseEnv: NodeJS.ProcessEnv;
   /** per-exec timeout when the hooks give none */
   defaultTimeoutMs: number;
+  netfilterGate?: NetfilterGate;
 }
 
 export function execContextFor(base: ExecBase, hooks?: CniHooks): ExecContext {
@@ -48,6 +52,7 @@ export function execContextFor(base: ExecBase, hooks?: CniHooks): ExecContext {
     timeoutMs: hooks?.pluginTimeoutMs ?? base.defaultTimeoutMs,
     signal: hooks?.signal,
     record: hooks?.record ?? (() => {}),
+    ...(base.netfilterGate ? { netfilterGate: base.netfilterGate } : {}),
   };
 }
 
@@ -120,22 +125,32 @@ function wrap(inv: PluginInvocation, f: PluginFailure, r: ExecResult, advice: Fa
  * Any failure is recorded and thrown as a CniError.
  */
 export async function execPlugin<T>(ctx: ExecContext, inv: PluginInvocation, read: (stdout: string) => T): Promise<T> {
-  const startedAt = new Date();
-  const t0 = performance.now();
+  let startedAt = new Date();
+  let t0 = performance.now();
   let binary: string | undefined;
   let r = emptyResult();
   let failure: PluginFailure | undefined;
   let value: T | undefined;
+  let waitedMs = 0;
   const plain = (e: unknown): PluginFailure => ({ msg: (e as Error).message, text: (e as Error).message });
   try {
-    binary = await findPluginInPath(inv.type, ctx.binDirs);
-    r = await ctx.runner.run({
-      file: binary,
-      input: inv.stdin,
-      env: pluginEnv(ctx.baseEnv, inv.cniEnv),
-      timeoutMs: ctx.timeoutMs,
-      signal: ctx.signal,
-    });
+    const file = await findPluginInPath(inv.type, ctx.binDirs);
+    const exec = () => {
+      // the call is timed from its start, after any wait for a netfilter slot (recorded apart)
+      startedAt = new Date();
+      t0 = performance.now();
+      binary = file;
+      return ctx.runner.run({
+        file,
+        input: inv.stdin,
+        env: pluginEnv(ctx.baseEnv, inv.cniEnv),
+        timeoutMs: ctx.timeoutMs,
+        signal: ctx.signal,
+      });
+    };
+    const gate = NETFILTER_PLUGIN_TYPES.has(inv.type) ? ctx.netfilterGate : undefined;
+    if (gate) ({ value: r, waitedMs } = await gate.run(exec, ctx.signal));
+    else r = await exec();
   } catch (e) {
     failure = binary ? describeSpawnFailure(binary, e) : plain(e);
   }
@@ -171,6 +186,7 @@ export async function execPlugin<T>(ctx: ExecContext, inv: PluginInvocation, rea
     ok: error === undefined,
     ...(error ? { error } : {}),
     plugin: call,
+    ...(waitedMs >= 1 ? { detail: { netfilterWaitMs: Math.round(waitedMs) } } : {}),
   });
   if (error) throw error;
   return value as T;
