@@ -52,7 +52,7 @@ interface FakeContainer {
   spec: unknown;
   logPath: string;
   pid: number;
-  shimPid: number;
+  monitorPid: number;
   running: boolean;
   exit?: ContainerExit;
   stdio: ContainerStdio;
@@ -154,7 +154,7 @@ export class FakeContainerRuntime implements ContainerRuntime {
       spec,
       logPath: io.logPath,
       pid: this.nextPid++,
-      shimPid: this.nextPid++,
+      monitorPid: this.nextPid++,
       running: true,
       ignores: new Set(this.ignoreSignals),
     };
@@ -165,7 +165,7 @@ export class FakeContainerRuntime implements ContainerRuntime {
       c.running = false;
       throw error;
     }
-    return { pid: c.pid, shimPid: c.shimPid };
+    return { pid: c.pid, monitorPid: c.monitorPid };
   }
 
   async kill(id: string, signal: string, all: boolean): Promise<void> {
@@ -193,8 +193,8 @@ export class FakeContainerRuntime implements ContainerRuntime {
     this.updates.push({ id, resources });
   }
 
-  async reopenLog(shimPid: number): Promise<void> {
-    this.reopened.push(shimPid);
+  async reopenLog(monitorPid: number): Promise<void> {
+    this.reopened.push(monitorPid);
   }
 
   async list(): Promise<string[]> {
@@ -211,7 +211,7 @@ export class FakeContainerRuntime implements ContainerRuntime {
   }
 
   alive(pid: number): boolean {
-    return [...this.containers.values()].some((c) => c.running && (c.pid === pid || c.shimPid === pid));
+    return [...this.containers.values()].some((c) => c.running && (c.pid === pid || c.monitorPid === pid));
   }
 }
 

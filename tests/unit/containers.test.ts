@@ -3,7 +3,7 @@
  * names, undo on every failure, stop escalation, exit watching, pod stop/remove cascading, recovery.
  */
 import { existsSync, readdirSync } from 'node:fs';
-import { mkdir, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { createTestEngine, type TestEngine } from '../../testkit/fakes/test-engine';
@@ -349,7 +349,7 @@ describe('StartContainer, StopContainer, exits', () => {
     await t.engine.startContainer(id);
     expect(await t.engine.containerStats(id)).toMatchObject({ cpuUsageCoreNs: '1000000', memoryWorkingSetBytes: '2048' });
     await t.engine.reopenContainerLog(id);
-    expect(t.containerRuntime.reopened).toEqual([(await t.engine.containerStatus(id)).shimPid]);
+    expect(t.containerRuntime.reopened).toEqual([(await t.engine.containerStatus(id)).monitorPid]);
   });
 });
 
@@ -419,6 +419,26 @@ describe('the pod and its containers', () => {
       expect(await again.listContainers()).toEqual([]);
       expect(readdirSync(join(t.dir, 'state', 'containers-removing'))).toEqual([]);
       await expectNothingLeft('never');
+    } finally {
+      await again.close();
+    }
+  });
+
+  it("a record written before conmon's pid was named monitorPid (shimPid) loads with it as monitorPid", async () => {
+    const { id } = await t.engine.createContainer({ podSandboxId: podId, config: ctr('web') });
+    await t.engine.startContainer(id);
+    const { monitorPid } = await t.engine.containerStatus(id);
+    expect(monitorPid).toBeGreaterThan(0);
+    await t.engine.close();
+    const file = join(t.dir, 'state', 'containers-store', `${id}.json`);
+    const { monitorPid: pid, ...rest } = JSON.parse(await readFile(file, 'utf8')) as Record<string, unknown>;
+    await writeFile(file, JSON.stringify({ ...rest, shimPid: pid }));
+    const again = engineOverSameState();
+    await again.start();
+    try {
+      const st = await again.containerStatus(id);
+      expect(st).toMatchObject({ state: 'CONTAINER_RUNNING', monitorPid });
+      expect(st).not.toHaveProperty('shimPid');
     } finally {
       await again.close();
     }

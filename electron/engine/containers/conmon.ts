@@ -188,7 +188,7 @@ export class ConmonContainerRuntime extends OciContainerRuntime {
       );
     }
     const conmonPid = Number.parseInt((await readFile(conmonPidFile, 'utf8').catch(() => '')).trim(), 10);
-    return { pid: reply.data, shimPid: conmonPid > 0 ? conmonPid : 0 };
+    return { pid: reply.data, monitorPid: conmonPid > 0 ? conmonPid : 0 };
   }
 
   override async exitInfo(bundleDir: string): Promise<ContainerExit | undefined> {
@@ -204,10 +204,10 @@ export class ConmonContainerRuntime extends OciContainerRuntime {
     }
   }
 
-  override async reopenLog(shimPid: number, bundleDir?: string): Promise<void> {
+  override async reopenLog(monitorPid: number, bundleDir?: string): Promise<void> {
     if (!bundleDir)
-      throw new PodscopeError('FailedPrecondition', `the container's conmon (pid ${shimPid}) has no state dir to be reached through`);
-    await writeConmonCtl(bundleDir, CONMON_CTL.reopenLogs, shimPid);
+      throw new PodscopeError('FailedPrecondition', `the container's conmon (pid ${monitorPid}) has no state dir to be reached through`);
+    await writeConmonCtl(bundleDir, CONMON_CTL.reopenLogs, monitorPid);
   }
 
   override async execStream(id: string, proc: unknown, io: RuntimeStreamIO): Promise<number> {

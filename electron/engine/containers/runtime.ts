@@ -24,7 +24,7 @@ export interface ContainerExit {
 
 export interface StartedContainer {
   pid: number;
-  shimPid: number;
+  monitorPid: number;
 }
 
 /** the container's own stdio, from its CRI config */
@@ -73,7 +73,7 @@ export interface ContainerRuntime {
   /** `runc update -r -` with an OCI LinuxResources document */
   update(id: string, resources: unknown): Promise<void>;
   /** asks the monitor (conmon: its ctl fifo in the bundle) to reopen its log file */
-  reopenLog(shimPid: number, bundleDir?: string): Promise<void>;
+  reopenLog(monitorPid: number, bundleDir?: string): Promise<void>;
   /** ids the runtime knows under this root */
   list(): Promise<string[]>;
   /** the runtime handler it serves (runc, crun); in messages */
@@ -115,7 +115,7 @@ export abstract class OciContainerRuntime implements ContainerRuntime {
   abstract start(id: string, bundleDir: string, spec: unknown, io: ContainerStdio, signal?: AbortSignal): Promise<StartedContainer>;
   abstract attach(id: string, bundleDir: string, io: RuntimeStreamIO & { stdinOnce?: boolean }): Promise<void>;
   abstract exitInfo(bundleDir: string): Promise<ContainerExit | undefined>;
-  abstract reopenLog(shimPid: number, bundleDir?: string): Promise<void>;
+  abstract reopenLog(monitorPid: number, bundleDir?: string): Promise<void>;
 
   async kill(id: string, signal: string, all: boolean): Promise<void> {
     const r = await this.runc(['kill', ...(all ? ['--all'] : []), id, signal.replace(/^SIG/, '')], 10_000);
