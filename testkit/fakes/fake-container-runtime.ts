@@ -11,6 +11,7 @@ import type {
   ContainerRuntime,
   ContainerStdio,
   ExecProcess,
+  KillTarget,
   StartedContainer,
 } from '../../electron/engine/containers/runtime';
 import type { RuntimeStreamIO } from '../../electron/engine/containers/runc-stream';
@@ -67,6 +68,8 @@ export class FakeContainerRuntime implements ContainerRuntime {
   readonly containers = new Map<string, FakeContainer>();
   /** every kill: [id, signal, all] */
   readonly kills: [string, string, boolean][] = [];
+  /** the target each kill was given (what the engine recorded of the container's processes) */
+  readonly killTargets: (KillTarget | undefined)[] = [];
   readonly execs: { id: string; cmd: string[]; process: ExecProcess }[] = [];
   readonly updates: { id: string; resources: unknown }[] = [];
   readonly reopened: number[] = [];
@@ -168,8 +171,9 @@ export class FakeContainerRuntime implements ContainerRuntime {
     return { pid: c.pid, monitorPid: c.monitorPid };
   }
 
-  async kill(id: string, signal: string, all: boolean): Promise<void> {
+  async kill(id: string, signal: string, all: boolean, target?: KillTarget): Promise<void> {
     this.kills.push([id, signal, all]);
+    this.killTargets.push(target);
     const c = this.containers.get(id);
     if (!c || !c.running || c.ignores.has(signal)) return;
     this.exit(id, 128 + (signal === 'SIGKILL' ? 9 : signal === 'SIGTERM' ? 15 : 1));
