@@ -1,5 +1,5 @@
 /**
- * Builds a real engine: Linux netns, libcni-style CNI over the configured dirs, runc for the pause container.
+ * Builds a real engine: Linux netns, libcni-style CNI over the configured dirs, runc under conmon for the pause container.
  * Never imports electron: the same engine serves the desktop window, browser mode, the CLI and the CRI socket.
  */
 import { access, constants } from 'node:fs/promises';
@@ -81,6 +81,7 @@ export async function createEngine(partial: Partial<EngineOptions> = {}, extras:
       }),
       runtime: new RuncPauseRuntime({
         runcPath: options.runcPath,
+        conmonPath: options.conmonPath,
         root: join(options.runDir, 'runc'),
         runner,
         rootfsDir: join(options.stateDir, 'pause', 'rootfs'),

@@ -173,7 +173,7 @@ export interface ContainerStatusView extends ContainerSummary {
   logPath: string;
   pid?: number;
   /** the pid of the container's monitor, conmon (it holds the container's stdout/stderr) */
-  shimPid?: number;
+  monitorPid?: number;
   user: { uid: number; gid: number; supplementalGroups: number[] };
   resources?: LinuxContainerResources;
   /** what seccomp the process runs under: "unconfined", "runtime/default" or "localhost/<path>" */

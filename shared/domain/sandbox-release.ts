@@ -7,7 +7,7 @@ export function describePauseExit(e: PauseExit): string {
     : e.exitCode !== undefined
       ? `with code ${e.exitCode}`
       : `(${e.note ?? 'exit status not observable'})`;
-  return `pause exited ${how} at ${e.at}`;
+  return `pause exited ${how} at ${e.finishedAt ?? e.at}`;
 }
 
 /** "CNI DEL of bridge #0 on net/eth0", or the step */

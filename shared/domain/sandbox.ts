@@ -63,6 +63,8 @@ export interface PauseExit {
   signal?: string;
   /** e.g. "exit status not observable: the process was reaped by its parent" */
   note?: string;
+  /** when the pause exited (RFC 3339), from its conmon's exit file; absent for a pause no conmon watched */
+  finishedAt?: string;
 }
 
 export interface SandboxSummary {
@@ -94,6 +96,8 @@ export interface PauseView {
   pid?: number;
   /** the pause process's start time in clock ticks (/proc/<pid>/stat field 22), to tell it from a reused pid */
   startTicks?: number;
+  /** its conmon's pid; absent for a pause started by an engine from before the pause ran under conmon */
+  monitorPid?: number;
   /** runc status (creating, created, running, stopped) or "deleted" / "unknown" */
   status: string;
   bundle?: string;

@@ -11,6 +11,7 @@ import type {
   ContainerRuntime,
   ContainerStdio,
   ExecProcess,
+  KillTarget,
   StartedContainer,
 } from '../../electron/engine/containers/runtime';
 import type { RuntimeStreamIO } from '../../electron/engine/containers/runc-stream';
@@ -52,7 +53,7 @@ interface FakeContainer {
   spec: unknown;
   logPath: string;
   pid: number;
-  shimPid: number;
+  monitorPid: number;
   running: boolean;
   exit?: ContainerExit;
   stdio: ContainerStdio;
@@ -67,6 +68,8 @@ export class FakeContainerRuntime implements ContainerRuntime {
   readonly containers = new Map<string, FakeContainer>();
   /** every kill: [id, signal, all] */
   readonly kills: [string, string, boolean][] = [];
+  /** the target each kill was given (what the engine recorded of the container's processes) */
+  readonly killTargets: (KillTarget | undefined)[] = [];
   readonly execs: { id: string; cmd: string[]; process: ExecProcess }[] = [];
   readonly updates: { id: string; resources: unknown }[] = [];
   readonly reopened: number[] = [];
@@ -154,7 +157,7 @@ export class FakeContainerRuntime implements ContainerRuntime {
       spec,
       logPath: io.logPath,
       pid: this.nextPid++,
-      shimPid: this.nextPid++,
+      monitorPid: this.nextPid++,
       running: true,
       ignores: new Set(this.ignoreSignals),
     };
@@ -165,11 +168,12 @@ export class FakeContainerRuntime implements ContainerRuntime {
       c.running = false;
       throw error;
     }
-    return { pid: c.pid, shimPid: c.shimPid };
+    return { pid: c.pid, monitorPid: c.monitorPid };
   }
 
-  async kill(id: string, signal: string, all: boolean): Promise<void> {
+  async kill(id: string, signal: string, all: boolean, target?: KillTarget): Promise<void> {
     this.kills.push([id, signal, all]);
+    this.killTargets.push(target);
     const c = this.containers.get(id);
     if (!c || !c.running || c.ignores.has(signal)) return;
     this.exit(id, 128 + (signal === 'SIGKILL' ? 9 : signal === 'SIGTERM' ? 15 : 1));
@@ -193,8 +197,8 @@ export class FakeContainerRuntime implements ContainerRuntime {
     this.updates.push({ id, resources });
   }
 
-  async reopenLog(shimPid: number): Promise<void> {
-    this.reopened.push(shimPid);
+  async reopenLog(monitorPid: number): Promise<void> {
+    this.reopened.push(monitorPid);
   }
 
   async list(): Promise<string[]> {
@@ -211,7 +215,7 @@ export class FakeContainerRuntime implements ContainerRuntime {
   }
 
   alive(pid: number): boolean {
-    return [...this.containers.values()].some((c) => c.running && (c.pid === pid || c.shimPid === pid));
+    return [...this.containers.values()].some((c) => c.running && (c.pid === pid || c.monitorPid === pid));
   }
 }
 

@@ -1,9 +1,13 @@
 /** In-memory PauseRuntime for unit tests: keeps containers and their specs, reports steps, fails on demand. */
 import { PodscopeError } from '../../shared/domain/errors';
-import type { PauseRuntime, PauseState, RuntimeContainer, RuntimeStepReporter } from '../../electron/engine/runtime/types';
+import type { PauseExitInfo, PauseRuntime, PauseState, RuntimeContainer, RuntimeStepReporter } from '../../electron/engine/runtime/types';
 
 interface FakeContainer extends PauseState {
   spec: unknown;
+  /** its conmon's pid: alive while the container runs */
+  monitorPid: number;
+  /** what its conmon wrote at the exit */
+  exit?: PauseExitInfo;
 }
 
 export class FakePauseRuntime implements PauseRuntime {
@@ -27,18 +31,24 @@ export class FakePauseRuntime implements PauseRuntime {
     bundleDir: string,
     spec: unknown,
     opts: { signal?: AbortSignal; report?: RuntimeStepReporter },
-  ): Promise<{ pid: number }> {
+  ): Promise<{ pid: number; monitorPid: number }> {
     this.calls.push({ op: 'start', id });
     opts.signal?.throwIfAborted();
     const error =
       this.startError ??
       (this.containers.has(id) ? new PodscopeError('RuntimeError', `runc run failed: container with id exists: ${id}`) : undefined);
     this.startError = undefined;
-    this.report(opts.report, 'runc.run', !error, error, { command: `runc run --detach --bundle ${bundleDir} ${id}` });
+    this.report(opts.report, 'conmon.create', !error, error, { bundle: bundleDir });
     if (error) throw error;
+    this.report(opts.report, 'runc.start', true, undefined, { command: `runc start ${id}` });
     const pid = this.nextPid++;
-    this.containers.set(id, { id, pid, status: 'running', bundle: bundleDir, spec });
-    return { pid };
+    const monitorPid = this.nextPid++;
+    this.containers.set(id, { id, pid, monitorPid, status: 'running', bundle: bundleDir, spec });
+    return { pid, monitorPid };
+  }
+
+  async exitInfo(id: string): Promise<PauseExitInfo | undefined> {
+    return this.containers.get(id)?.exit;
   }
 
   async stop(id: string, opts: { signal?: AbortSignal; report?: RuntimeStepReporter } = {}): Promise<void> {
@@ -47,8 +57,7 @@ export class FakePauseRuntime implements PauseRuntime {
     this.stopError = undefined;
     this.report(opts.report, 'runc.kill', !error, error, { command: `runc kill ${id} KILL` });
     if (error) throw error;
-    const c = this.containers.get(id);
-    if (c) c.status = 'stopped';
+    this.exit(id, 137);
   }
 
   async delete(id: string, opts: { signal?: AbortSignal; report?: RuntimeStepReporter } = {}): Promise<void> {
@@ -86,7 +95,7 @@ export class FakePauseRuntime implements PauseRuntime {
     this.probes++;
     if (this.probeHold) await this.probeHold;
     if (this.probeError) throw this.probeError;
-    return [...this.containers.values()].some((c) => c.pid === pid && c.status === 'running');
+    return [...this.containers.values()].some((c) => (c.pid === pid || c.monitorPid === pid) && c.status === 'running');
   }
 
   async listContainers(): Promise<RuntimeContainer[]> {
@@ -98,10 +107,15 @@ export class FakePauseRuntime implements PauseRuntime {
     }));
   }
 
-  /** Simulates the pause process dying on its own (OOM kill, someone's `kill -9`). */
-  exit(id: string): void {
+  /**
+   * Simulates the pause process dying on its own (OOM kill, someone's `kill -9`): conmon writes its exit file
+   * (128+N for signal N), unless `withoutExitFile` (a pause no conmon watched).
+   */
+  exit(id: string, exitCode = 137, opts: { withoutExitFile?: boolean } = {}): void {
     const c = this.containers.get(id);
-    if (c) c.status = 'stopped';
+    if (!c || c.status === 'stopped') return;
+    c.status = 'stopped';
+    if (!opts.withoutExitFile) c.exit = { exitCode, finishedAtNs: (BigInt(Date.now()) * 1_000_000n).toString() };
   }
 
   private report(

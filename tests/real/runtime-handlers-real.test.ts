@@ -110,18 +110,24 @@ it('a handler whose binary is missing: the pod is refused naming the package to 
   }
 });
 
-it('a missing conmon: starting a container is refused naming the package to install, and the pod stays usable', async () => {
+// The pause runs under conmon too, so without it no pod starts; a container of a pod made while it was there cannot.
+it('a missing conmon: RunPodSandbox and StartContainer are refused naming the package to install, leaving no pod behind', async () => {
+  const { id: podId } = await engine.run({ config: pod('withconmon') });
   const broken = await env.engine({ conmonPath: join(env.dir, 'no-such-conmon') }, { images, noLock: true });
   try {
-    const { id: podId } = await broken.run({ config: pod('noconmon') });
+    const run = await broken.run({ config: pod('noconmon') }).catch((e: unknown) => e);
+    expect(hasCode(run, 'FailedPrecondition')).toBe(true);
+    expect((run as Error).message).toMatch(/install conmon \(Debian package conmon\)/);
+    expect((await broken.list()).filter((s) => s.metadata.name === 'noconmon')).toEqual([]);
     const { id } = await broken.createContainer({ podSandboxId: podId, config: container('c', ['sleep', '100000']) });
     const err = await broken.startContainer(id).catch((e: unknown) => e);
     expect(hasCode(err, 'FailedPrecondition')).toBe(true);
     expect((err as Error).message).toMatch(/install conmon \(Debian package conmon\)/);
-    await broken.remove(podId);
+    await broken.removeContainer(id);
   } finally {
     await broken.close();
   }
+  await engine.remove(podId);
 });
 
 for (const handler of ['runc', 'crun'] as const)

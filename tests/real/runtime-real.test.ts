@@ -67,6 +67,22 @@ async function childrenOf(ppid: number): Promise<{ pid: number; state: string; c
   return out;
 }
 
+/** conmon processes whose command line names the container id */
+function conmonsOf(id: string): number[] {
+  return readdirSync('/proc')
+    .filter((d) => /^\d+$/.test(d))
+    .filter((d) => {
+      try {
+        const argv = readFileSync(`/proc/${d}/cmdline`, 'utf8').split('\0');
+        // a zombie (exited, not yet reaped) has an empty command line: it runs nothing
+        return readFileSync(`/proc/${d}/comm`, 'utf8').trim() === 'conmon' && argv.includes(id);
+      } catch {
+        return false;
+      }
+    })
+    .map(Number);
+}
+
 /** A zombie is not running: runc already reports "stopped" while the host's init has yet to reap it. */
 async function isRunning(pid: number): Promise<boolean> {
   const statLine = await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => undefined);
@@ -244,9 +260,15 @@ describe.skipIf(!isRoot)('real netns + runc pause runtime', () => {
       const steps: Parameters<RuntimeStepReporter>[0][] = [];
       const report: RuntimeStepReporter = (s) => steps.push(s);
 
-      const { pid } = await runtime.start(id, paths.bundle, spec, { report });
-      expect(steps.map((s) => [s.step, s.ok])).toEqual([['runc.run', true]]);
-      expect(String(steps[0]?.detail?.command)).toContain(`run --detach --bundle ${paths.bundle}`);
+      const { pid, monitorPid } = await runtime.start(id, paths.bundle, spec, { report });
+      expect(steps.map((s) => [s.step, s.ok])).toEqual([
+        ['conmon.create', true],
+        ['runc.start', true],
+      ]);
+      expect(String(steps[1]?.detail?.command)).toContain(`start ${id}`);
+      // conmon is the pause's parent, and the pid it reports
+      expect(readFileSync(`/proc/${monitorPid}/comm`, 'utf8').trim()).toBe('conmon');
+      expect(Number(readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ')[1])).toBe(monitorPid);
 
       const state = await runtime.state(id);
       expect(state).toMatchObject({ id, pid, status: 'running', bundle: paths.bundle });
@@ -292,14 +314,21 @@ describe.skipIf(!isRoot)('real netns + runc pause runtime', () => {
       expect((await childrenOf(pid)).filter((c) => c.state === 'Z')).toEqual([]);
 
       // SIGTERM: pid 1 only gets signals it handles, so reaching "stopped" proves the trap ran
+      expect(await runtime.exitInfo(id, paths.bundle)).toBeUndefined();
       await runc(['kill', id, 'TERM']);
       await waitFor('the pause to stop on SIGTERM', async () => ((await runtime.state(id))?.status === 'stopped' ? true : undefined));
+      // conmon wrote the exit (status 0: the trap's) and the time, then exited
+      const exit = await waitFor('the exit file', () => runtime.exitInfo(id, paths.bundle));
+      expect(exit.exitCode).toBe(0);
+      expect(Math.abs(Number(BigInt(exit.finishedAtNs) / 1_000_000n) - Date.now())).toBeLessThan(60_000);
+      // it exits then (a zombie until whatever adopted the daemon reaps it)
+      await waitFor('conmon to exit', async () => ((await isRunning(monitorPid)) ? undefined : true));
 
       await runtime.stop(id, { report });
       await runtime.delete(id, { report });
       await runtime.delete(id, { report });
       await runtime.stop(id, { report });
-      expect(steps.slice(1).map((s) => [s.step, s.ok])).toEqual([
+      expect(steps.slice(2).map((s) => [s.step, s.ok])).toEqual([
         ['runc.kill', true],
         ['runc.wait', true],
         ['runc.delete', true],
@@ -375,18 +404,40 @@ describe.skipIf(!isRoot)('real netns + runc pause runtime', () => {
       const broken = { ...spec, process: { ...spec.process, args: ['/no-such-entrypoint'] } };
       const steps: Parameters<RuntimeStepReporter>[0][] = [];
       const error = await runtime.start(id, paths.bundle, broken, { report: (s) => steps.push(s) }).catch((e: unknown) => e);
-      expect(error).toMatchObject({ code: 'RuntimeError', message: expect.stringMatching(/^runc run failed: .*no-such-entrypoint/) });
+      expect(error).toMatchObject({ code: 'RuntimeError', message: expect.stringMatching(/^runc create failed: .*no-such-entrypoint/) });
       expect((error as { details: { runcErrors: string[] } }).details.runcErrors.length).toBeGreaterThan(0);
       expect(steps.map((s) => [s.step, s.ok])).toEqual([
-        ['runc.run', false],
+        ['conmon.create', false],
         ['runc.delete', true],
       ]);
       expect(await runtime.list()).toEqual([]);
+      expect(conmonsOf(id)).toEqual([]);
       await netns.remove(netnsPath);
       await removeSandboxFiles(runner, paths);
     });
 
-    it('timing: runc run -d, and stop + delete', async () => {
+    it('stop returns once conmon wrote the exit (137: 128+SIGKILL) and exited; a start canceled during create leaves no conmon and no container', async () => {
+      const id = newId();
+      const { paths, spec } = await preparePod(id, podConfig({ linux: { security_context: { namespace_options: { network: 2 } } } }));
+      // stop kills it and returns once conmon has written the exit and exited
+      const { monitorPid } = await runtime.start(id, paths.bundle, spec, {});
+      await runtime.stop(id);
+      expect(await isRunning(monitorPid)).toBe(false);
+      expect((await runtime.exitInfo(id, paths.bundle))?.exitCode).toBe(137);
+      await runtime.delete(id);
+      await removeSandboxFiles(runner, paths);
+
+      // a start canceled while conmon runs `runc create`: conmon is ended with what it runs, the container deleted
+      const second = newId();
+      const p2 = await preparePod(second, podConfig({ linux: { security_context: { namespace_options: { network: 2 } } } }));
+      const error = await runtime.start(second, p2.paths.bundle, p2.spec, { signal: AbortSignal.timeout(5) }).catch((e: unknown) => e);
+      expect(error).toMatchObject({ code: 'Canceled' });
+      expect(await runtime.list()).toEqual([]);
+      expect(conmonsOf(second)).toEqual([]);
+      await removeSandboxFiles(runner, p2.paths);
+    });
+
+    it('timing: conmon + runc create + runc start, and stop + delete', async () => {
       const run: number[] = [];
       const stopDelete: number[] = [];
       for (let i = 0; i < 8; i++) {
@@ -403,7 +454,9 @@ describe.skipIf(!isRoot)('real netns + runc pause runtime', () => {
         await netns.remove(netnsPath);
         await removeSandboxFiles(runner, paths);
       }
-      console.log(`runc run -d median ${median(run).toFixed(1)} ms; stop+delete median ${median(stopDelete).toFixed(1)} ms (8 runs)`);
+      console.log(
+        `pause start under conmon median ${median(run).toFixed(1)} ms; stop+delete median ${median(stopDelete).toFixed(1)} ms (8 runs)`,
+      );
       expect(await runtime.list()).toEqual([]);
     });
   });

@@ -109,6 +109,9 @@ describe('a pause container that dies', () => {
     expect(st.state).toBe('SANDBOX_NOTREADY');
     expect(st.pauseExit?.at).toMatch(/^\d{4}-\d\d-\d\dT/);
     if (st.pauseExit?.signal !== undefined) expect(st.pauseExit.signal).toBe('SIGKILL');
+    // the pause runs under conmon, whose exit file gives the code (128+9) and the finish time
+    expect(before.pause.monitorPid).toBeGreaterThan(0);
+    expect(st.pauseExit).toMatchObject({ exitCode: 137, signal: 'SIGKILL', finishedAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT/) });
     expect(st.notReadyReason).toMatch(/^pause exited (with signal SIGKILL|\(exit status not observable.*\)) at /);
     expect(st.trace.find((t) => t.phase === 'watch' && t.step === 'pause.exit')?.label).toMatch(/keeps its network until stopped/);
     // the network is still held, and the detail says what Stop will release

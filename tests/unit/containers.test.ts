@@ -3,7 +3,7 @@
  * names, undo on every failure, stop escalation, exit watching, pod stop/remove cascading, recovery.
  */
 import { existsSync, readdirSync } from 'node:fs';
-import { mkdir, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { createTestEngine, type TestEngine } from '../../testkit/fakes/test-engine';
@@ -13,8 +13,6 @@ import { buildPauseSpec } from '../../electron/engine/runtime/oci-spec';
 import type { ContainerConfigInput } from '../../shared/domain/container';
 import { PodscopeError } from '../../shared/domain/errors';
 import type { ContainerOciSpec } from '../../electron/engine/runtime/container-spec';
-import type { ContainerHost } from '../../electron/engine/containers/context';
-import type { CgroupReader } from '../../electron/engine/containers/cgroups';
 
 let t: TestEngine;
 let podId: string;
@@ -238,37 +236,26 @@ describe('StartContainer, StopContainer, exits', () => {
     expect(t.containerRuntime.kills).toHaveLength(2);
   });
 
-  it('stop signals init, then every process of its cgroup, itself when the host can (no runtime kill); else the runtime', async () => {
+  // the direct kill itself (init, then every process of its cgroup; else the runtime's) is the runtime's: container-kill.test.ts
+  it("stop gives the runtime's kill the recorded init (pid, start time) and cgroup, so it can signal them itself", async () => {
     t.containerRuntime.ignoreSignals.add('SIGQUIT');
-    const sent: [number, string][] = [];
-    let procsReadable = true;
-    const host = t.host as ContainerHost;
-    host.signal = (pid, signal) => {
-      sent.push([pid, signal]);
-      const [cid, c] = [...t.containerRuntime.containers].find(([, x]) => x.pid === pid) ?? [];
-      if (cid && c && !c.ignores.has(signal)) t.containerRuntime.exit(cid, 137);
-    };
-    (t.cgroups as CgroupReader).procs = async () => {
-      const running = [...t.containerRuntime.containers.values()].filter((c) => c.running).map((c) => c.pid);
-      return procsReadable ? [...running, 4242] : undefined;
-    };
     const { id } = await t.engine.createContainer({ podSandboxId: podId, config: ctr('web') });
     await t.engine.startContainer(id);
-    const { pid } = await t.engine.containerStatus(id);
+    const st = await t.engine.containerStatus(id);
     await t.engine.stopContainer(id, 1);
-    expect(sent).toEqual([
-      [pid, 'SIGQUIT'],
-      [pid, 'SIGKILL'],
-      [4242, 'SIGKILL'],
+    expect(t.containerRuntime.kills).toEqual([
+      [id, 'SIGQUIT', false],
+      [id, 'SIGKILL', true],
     ]);
-    expect(t.containerRuntime.kills).toEqual([]);
-    expect(await t.engine.containerStatus(id)).toMatchObject({ state: 'CONTAINER_EXITED', exitCode: 137 });
-    // a cgroup that cannot be read: the runtime's kill --all
-    procsReadable = false;
-    const other = await t.engine.createContainer({ podSandboxId: podId, config: ctr('db') });
-    await t.engine.startContainer(other.id);
-    await t.engine.stopContainer(other.id, 0);
-    expect(t.containerRuntime.kills).toEqual([[other.id, 'SIGKILL', true]]);
+    const cgroupsPath = (st.ociSpec as ContainerOciSpec).linux?.cgroupsPath;
+    expect(cgroupsPath).toBeTruthy();
+    const { startTicks } = JSON.parse(await readFile(join(t.dir, 'state', 'containers-store', `${id}.json`), 'utf8')) as {
+      startTicks?: number;
+    };
+    expect(t.containerRuntime.killTargets).toEqual([
+      { pid: st.pid, startTicks, cgroupsPath },
+      { pid: st.pid, startTicks, cgroupsPath },
+    ]);
   });
 
   it('an exit file the shim wrote between the first look and its own exit is read (not an Unknown exit)', async () => {
@@ -349,7 +336,7 @@ describe('StartContainer, StopContainer, exits', () => {
     await t.engine.startContainer(id);
     expect(await t.engine.containerStats(id)).toMatchObject({ cpuUsageCoreNs: '1000000', memoryWorkingSetBytes: '2048' });
     await t.engine.reopenContainerLog(id);
-    expect(t.containerRuntime.reopened).toEqual([(await t.engine.containerStatus(id)).shimPid]);
+    expect(t.containerRuntime.reopened).toEqual([(await t.engine.containerStatus(id)).monitorPid]);
   });
 });
 
@@ -419,6 +406,26 @@ describe('the pod and its containers', () => {
       expect(await again.listContainers()).toEqual([]);
       expect(readdirSync(join(t.dir, 'state', 'containers-removing'))).toEqual([]);
       await expectNothingLeft('never');
+    } finally {
+      await again.close();
+    }
+  });
+
+  it("a record written before conmon's pid was named monitorPid (shimPid) loads with it as monitorPid", async () => {
+    const { id } = await t.engine.createContainer({ podSandboxId: podId, config: ctr('web') });
+    await t.engine.startContainer(id);
+    const { monitorPid } = await t.engine.containerStatus(id);
+    expect(monitorPid).toBeGreaterThan(0);
+    await t.engine.close();
+    const file = join(t.dir, 'state', 'containers-store', `${id}.json`);
+    const { monitorPid: pid, ...rest } = JSON.parse(await readFile(file, 'utf8')) as Record<string, unknown>;
+    await writeFile(file, JSON.stringify({ ...rest, shimPid: pid }));
+    const again = engineOverSameState();
+    await again.start();
+    try {
+      const st = await again.containerStatus(id);
+      expect(st).toMatchObject({ state: 'CONTAINER_RUNNING', monitorPid });
+      expect(st).not.toHaveProperty('shimPid');
     } finally {
       await again.close();
     }

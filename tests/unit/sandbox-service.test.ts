@@ -2,10 +2,10 @@
  * The sandbox service over fakes: the failure paths real parts cannot produce on demand (a plugin failing at a given
  * position, runc failing to start, an undo that fails, a crash between two steps).
  */
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { DEFAULT_ENGINE_OPTIONS } from '../../electron/engine/options';
 import { buildPauseSpec } from '../../electron/engine/runtime/oci-spec';
 import { SandboxEngine } from '../../electron/engine/sandbox/service';
@@ -75,7 +75,7 @@ describe('run', () => {
     expect(st.ip).toMatch(/^10\.88\.0\./);
     expect(st.additionalIps[0]).toMatch(/^2001:4860:4860::/);
     expect(st.trace.map((t) => t.step)).toEqual(
-      expect.arrayContaining(['netns.create', 'cni.plugin', 'cni.setup', 'sandbox.files', 'pause.rootfs', 'runc.run']),
+      expect.arrayContaining(['netns.create', 'cni.plugin', 'cni.setup', 'sandbox.files', 'pause.rootfs', 'conmon.create', 'runc.start']),
     );
     expect(events[0]?.type).toBe('sandbox.added');
     expect(events.at(-1)?.type).toBe('sandbox.changed');
@@ -333,6 +333,47 @@ describe('stop, remove, status, list', () => {
     const st = await engine.status(id);
     expect(st.state).toBe('SANDBOX_NOTREADY');
     expect(st.ip).not.toBe(''); // the network stays until stop, as in containerd
+  });
+
+  it("a pause under conmon: its conmon pid is recorded, and its exit code and finish time come from conmon's exit file", async () => {
+    const engine = makeEngine();
+    await engine.start();
+    const { id } = await engine.run(pod());
+    const monitorPid = (await engine.status(id)).pause.monitorPid;
+    expect(monitorPid).toBe(runtime.containers.get(id)!.monitorPid);
+    const before = Date.now();
+    runtime.exit(id, 2);
+    const st = await engine.status(id);
+    expect(st.state).toBe('SANDBOX_NOTREADY');
+    expect(st.pauseExit).toMatchObject({ exitCode: 2, finishedAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT/) });
+    expect(st.pauseExit).not.toHaveProperty('signal');
+    expect(Date.parse(st.pauseExit!.finishedAt!)).toBeGreaterThanOrEqual(before - 1);
+    expect(st.notReadyReason).toMatch(`pause exited with code 2 at ${st.pauseExit!.finishedAt}`);
+    // conmon writes 128+N for a death by signal N
+    const other = await engine.run(pod('killed'));
+    runtime.exit(other.id, 137);
+    expect((await engine.status(other.id)).pauseExit).toMatchObject({ exitCode: 137, signal: 'SIGKILL' });
+  });
+
+  it('a pause recorded without a conmon pid (started by an older engine) keeps the /proc look: no exit file is read', async () => {
+    const first = makeEngine();
+    await first.start();
+    const { id } = await first.run(pod());
+    await first.close();
+    const file = join(dir, 'state', 'store', `${id}.json`);
+    const rec = JSON.parse(await readFile(file, 'utf8')) as { pause: Record<string, unknown> };
+    delete rec.pause.monitorPid;
+    await writeFile(file, JSON.stringify(rec));
+    const engine = makeEngine();
+    await engine.start();
+    expect((await engine.status(id)).state).toBe('SANDBOX_READY');
+    const reads = vi.spyOn(runtime, 'exitInfo');
+    runtime.exit(id, 2);
+    const st = await engine.status(id);
+    expect(st.state).toBe('SANDBOX_NOTREADY');
+    expect(reads).not.toHaveBeenCalled();
+    expect(st.pauseExit).toMatchObject({ note: expect.stringMatching(/not observable/) });
+    expect(st.pauseExit).not.toHaveProperty('exitCode');
   });
 
   it('lists with filters: id prefix, state, labels, name regex; newest first', async () => {

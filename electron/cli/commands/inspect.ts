@@ -17,7 +17,7 @@ function describe(s: ContainerStatusView): string {
     `  image       ${s.image} (${s.imageRef})`,
     `  state       ${s.state.replace('CONTAINER_', '')}${s.state === 'CONTAINER_EXITED' ? `  exit ${s.exitCode} ${s.reason}${s.message ? `: ${s.message}` : ''}` : ''}`,
     `  created     ${ns(s.createdAtNs)}   started ${ns(s.startedAtNs)}   finished ${ns(s.finishedAtNs)}`,
-    `  pid         ${s.pid ?? '-'}${s.shimPid ? `   conmon ${s.shimPid}` : ''}`,
+    `  pid         ${s.pid ?? '-'}${s.monitorPid ? `   conmon ${s.monitorPid}` : ''}`,
     `  user        uid ${s.user.uid} gid ${s.user.gid} groups ${s.user.supplementalGroups.join(',') || '-'}`,
     `  seccomp     ${s.seccomp || '-'}   apparmor ${s.apparmor || '-'}   stop signal ${s.stopSignal || '-'}`,
     `  log         ${s.logPath || '(none: the pod has no log_directory or the config no log_path)'}`,

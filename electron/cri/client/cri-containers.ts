@@ -63,12 +63,14 @@ async function containerStatusView(conn: CriConnection, id: string): Promise<Con
   if (info.runtimeSpec !== undefined) view.ociSpec = info.runtimeSpec;
   if (info.config && typeof info.config === 'object' && 'metadata' in info.config) view.config = info.config;
   const p = info.podscope;
+  // a Podscope from before the rename sends conmon's pid as shimPid
+  const monitorPid = p?.monitorPid ?? (p as { shimPid?: number } | undefined)?.shimPid;
   if (p)
     Object.assign(view, {
       seccomp: p.seccomp ?? '',
       apparmor: p.apparmor ?? '',
       stopSignal: p.stopSignal ?? '',
-      ...(p.shimPid !== undefined && { shimPid: p.shimPid }),
+      ...(monitorPid !== undefined && { monitorPid }),
       name: p.name ?? view.name,
     });
   return view;

@@ -140,7 +140,14 @@ export const PodscopeVerboseSectionSchema: z.ZodType<PodscopeVerboseSection> = z
   ipPreference: IpPreference,
   netnsPath: str.optional(),
   netnsClosed: z.boolean(),
-  pause: z.object({ containerId: str, pid: num.optional(), startTicks: num.optional(), status: str, bundle: str.optional() }),
+  pause: z.object({
+    containerId: str,
+    pid: num.optional(),
+    startTicks: num.optional(),
+    monitorPid: num.optional(),
+    status: str,
+    bundle: str.optional(),
+  }),
   ipSelection: IpSelectionSchema.extend({ eth0Ips: z.array(str), alternatives: z.record(IpPreference, IpSelectionSchema) }).optional(),
   portMappings: z.array(
     z.object({ index: num, mapping: PortMappingSchema, passed: z.boolean(), reason: str.optional(), cni: CniPortMappingSchema.optional() }),
@@ -170,7 +177,9 @@ export const PodscopeVerboseSectionSchema: z.ZodType<PodscopeVerboseSection> = z
   lastError: SerializedErrorSchema.optional(),
   stoppedAt: str.optional(),
   seccomp: str.optional(),
-  pauseExit: z.object({ at: str, exitCode: num.optional(), signal: str.optional(), note: str.optional() }).optional(),
+  pauseExit: z
+    .object({ at: str, exitCode: num.optional(), signal: str.optional(), note: str.optional(), finishedAt: str.optional() })
+    .optional(),
 });
 
 export const CniConfigViewSchema: z.ZodType<CniConfigView> = z.object({

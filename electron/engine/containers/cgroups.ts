@@ -17,7 +17,7 @@ export interface CgroupUsage {
 
 export interface CgroupReader {
   usage(cgroupsPath: string): Promise<CgroupUsage>;
-  /** the pids in the cgroup (cgroup.procs); undefined when it cannot be read. Optional: StopContainer's fast path */
+  /** the pids in the cgroup (cgroup.procs); undefined when it cannot be read. Optional: the runtime's direct kill */
   procs?(cgroupsPath: string): Promise<number[] | undefined>;
 }
 

@@ -36,9 +36,12 @@ export type ConmonAttachIO = RuntimeStreamIO & { stdinOnce?: boolean };
  * Writes one message to conmon's ctl fifo in `dir`. O_NONBLOCK: fails with ENXIO at once when conmon (the reader) is
  * gone, instead of waiting for a reader that never comes.
  */
-export async function writeConmonCtl(dir: string, message: string, shimPid?: number): Promise<void> {
+export async function writeConmonCtl(dir: string, message: string, monitorPid?: number): Promise<void> {
   const fh = await open(join(dir, 'ctl'), constants.O_WRONLY | constants.O_NONBLOCK).catch((e: NodeJS.ErrnoException) => {
-    throw new PodscopeError('FailedPrecondition', `the container's conmon${shimPid ? ` (pid ${shimPid})` : ''} does not answer: ${e.code}`);
+    throw new PodscopeError(
+      'FailedPrecondition',
+      `the container's conmon${monitorPid ? ` (pid ${monitorPid})` : ''} does not answer: ${e.code}`,
+    );
   });
   try {
     await fh.write(message);

@@ -2,8 +2,8 @@
  * conmon (CRI-O's container monitor, Debian `conmon` 2.1.6) watches every app container (docs/semantics.md#container-monitor).
  *
  * Start: conmon (`--api-version 1`) daemonizes, runs `<runtime> create` with the container's stdio as its own pipes,
- * and says over its sync pipe (`_OCI_SYNCPIPE`, fd 3 here) the container's pid or why create failed; the engine then
- * runs `<runtime> start`. conmon stays the container's parent (a subreaper), writes each output line in the CRI format
+ * and says over its sync pipe (`_OCI_SYNCPIPE`, fd 3 here) the container's pid or why create failed
+ * (runtime/conmon-start.ts, shared with the pause container); the engine then runs `<runtime> start`. conmon stays the container's parent (a subreaper), writes each output line in the CRI format
  * to log_path (`-l k8s-file:`), the exit code to `<bundle>/exits/<id>` (`--exit-dir`; its mtime is the finish time),
  * an `oom` file in the bundle (its persist dir) when the OOM killer fires, and reopens the log when `2 0 0` is written
  * to its `ctl` fifo. The container keeps its runtime state (runc and crun alike: created with `create`) until the
@@ -12,13 +12,11 @@
  * Attach is conmon's attach socket (conmon-attach.ts); a tty container gets its terminal from conmon (`-t`: conmon
  * passes the runtime a `--console-socket` and receives the pty's master over it), and resizes go to its `ctl` fifo.
  */
-import { constants } from 'node:fs';
-import { access, mkdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { PodscopeError } from '../../../shared/domain/errors';
-import { launchWithSyncPipeInProcess, type SyncPipeOutcome } from '../os/sync-pipe';
-import { parseRuncLog, readLogFrom, runcErrors } from '../runtime/runc-log';
-import { sysctlWriteRefusal } from '../runtime/sysctl-rules';
+import { absoluteExecutable, createUnderConmon, readConmonExitFile, readConmonPid } from '../runtime/conmon-start';
+import { parseRuncLog, runcErrors } from '../runtime/runc-log';
 import { conmonExecTerminal } from './conmon-exec';
 import type { RuntimeStreamIO } from './runc-stream';
 import { attachToConmon, CONMON_CTL, writeConmonCtl, type ConmonAttachIO } from './conmon-attach';
@@ -35,60 +33,6 @@ export interface ConmonContainerRuntimeOptions extends OciContainerRuntimeOption
   conmonPath?: string;
 }
 
-/** `name` as conmon wants it: an absolute path, looked up on PATH when it has no slash */
-async function absoluteExecutable(name: string): Promise<string> {
-  if (name.includes('/')) return name;
-  for (const dir of (process.env.PATH ?? '/usr/sbin:/usr/bin:/sbin:/bin').split(':')) {
-    const p = join(dir || '.', name);
-    if (
-      await access(p, constants.X_OK).then(
-        () => true,
-        () => false,
-      )
-    )
-      return p;
-  }
-  return name;
-}
-
-/** conmon's word on the create: the pid (`data` > 0), or why not; a conmon that cannot start is FailedPrecondition */
-function conmonReply(outcome: SyncPipeOutcome): { data?: number; message?: string } {
-  if (outcome.kind === 'spawn-error')
-    throw new PodscopeError(
-      'FailedPrecondition',
-      outcome.code === 'ENOENT' ? 'conmon not found: install conmon (Debian package conmon)' : `cannot start conmon: ${outcome.message}`,
-    );
-  if (outcome.kind === 'closed')
-    return { data: -1, message: outcome.stderr.trim() || `conmon exited with code ${outcome.exitCode} before creating the container` };
-  return JSON.parse(outcome.line) as { data?: number; message?: string };
-}
-
-/** conmon's answer within 30 s, unless the caller cancels first (conmon runs on: the failure path deletes it) */
-function withDeadline<T>(answer: Promise<T>, id: string, signal?: AbortSignal): Promise<T> {
-  return new Promise<T>((resolve, reject) => {
-    const timer = setTimeout(
-      () => reject(new PodscopeError('DeadlineExceeded', `conmon did not create container ${id} within 30000 ms`)),
-      30_000,
-    );
-    const onAbort = () => reject(new PodscopeError('Canceled', `starting container ${id} was canceled`));
-    signal?.addEventListener('abort', onAbort, { once: true });
-    const settle = () => {
-      clearTimeout(timer);
-      signal?.removeEventListener('abort', onAbort);
-    };
-    answer.then(
-      (v) => {
-        settle();
-        resolve(v);
-      },
-      (e: unknown) => {
-        settle();
-        reject(e instanceof Error ? e : new Error(String(e)));
-      },
-    );
-  });
-}
-
 export class ConmonContainerRuntime extends OciContainerRuntime {
   constructor(private readonly c: ConmonContainerRuntimeOptions) {
     super(c);
@@ -98,84 +42,27 @@ export class ConmonContainerRuntime extends OciContainerRuntime {
     const bin = this.c.binary;
     await mkdir(bundleDir, { recursive: true, mode: 0o755 });
     await writeFile(join(bundleDir, 'config.json'), JSON.stringify(spec, null, 2), { mode: 0o644 });
-    const runtimeLog = join(bundleDir, 'runc.log');
-    const exitDir = join(bundleDir, 'exits');
-    const pidFile = join(bundleDir, 'container.pid');
     const conmonPidFile = join(bundleDir, 'conmon.pid');
-    await rm(exitDir, { recursive: true, force: true });
-    await mkdir(exitDir, { recursive: true });
-    // conmon links <socket-dir>/<id> to the bundle there, and dies (logging only to syslog) when the dir is missing
-    await mkdir(join(bundleDir, 'sock'), { recursive: true });
-    await rm(pidFile, { force: true });
-    // conmon runs the runtime itself, by absolute path only, with the --runtime-arg words before `create`; a wrapper
-    // (crun on a hybrid cgroup host, oci-runtime.ts) becomes the runtime path and its words come first
-    const [wrapper, runtimeBinary] = await Promise.all([bin.runWrapper(), absoluteExecutable(bin.path)]);
-    const runtimePath = wrapper.length > 0 ? await absoluteExecutable(wrapper[0]!) : runtimeBinary;
-    const runtimeWords = wrapper.length > 0 ? [...wrapper.slice(1), runtimeBinary] : [];
-    const args = [
-      '--api-version',
-      '1',
-      '-c',
+    const { pid } = await createUnderConmon({
+      conmonPath: this.c.conmonPath,
       id,
-      '-u',
-      id,
-      '-n',
-      id,
-      '-r',
-      runtimePath,
-      '-b',
       bundleDir,
-      '-p',
-      pidFile,
-      '-P',
+      runtime: { path: bin.path, handler: bin.handler, root: this.c.root, wrapper: await bin.runWrapper() },
+      runtimeLog: join(bundleDir, 'runc.log'),
+      pidFile: join(bundleDir, 'container.pid'),
       conmonPidFile,
-      '-l',
-      `k8s-file:${io.logPath || join(bundleDir, 'output.log')}`,
-      '--exit-dir',
-      exitDir,
-      '--persist-dir',
-      bundleDir,
-      '--socket-dir-path',
-      join(bundleDir, 'sock'),
-      // the joined form: glib's option parser would take a lone `--` for the end of conmon's own options
-      ...runtimeWords.map((w) => `--runtime-arg=${w}`),
-      '--runtime-arg',
-      `--root=${this.c.root}`,
-      '--runtime-arg',
-      `--log=${runtimeLog}`,
-      '--runtime-arg',
-      '--log-format=json',
-      ...(io.tty ? ['-t'] : []),
-      ...(io.stdin ? ['-i'] : []),
-      // a client's end of input closes the container's stdin only for stdin_once without a terminal (containerd's attach)
-      ...(io.stdin && !(io.stdinOnce && !io.tty) ? ['--leave-stdin-open'] : []),
-    ];
-    const launch = this.c.runner.launchWithSyncPipe?.bind(this.c.runner) ?? launchWithSyncPipeInProcess;
-    const outcome = await withDeadline(
-      launch({
-        file: this.c.conmonPath ?? 'conmon',
-        args,
-        // conmon writes its `oom` notice into its working directory: the bundle, not wherever the engine runs
-        cwd: bundleDir,
-        env: { PATH: process.env.PATH ?? '/usr/sbin:/usr/bin:/sbin:/bin', _OCI_SYNCPIPE: '3' },
-      }),
-      id,
+      exitDir: join(bundleDir, 'exits'),
+      logPath: io.logPath || join(bundleDir, 'output.log'),
+      extraArgs: [
+        ...(io.tty ? ['-t'] : []),
+        ...(io.stdin ? ['-i'] : []),
+        // a client's end of input closes the container's stdin only for stdin_once without a terminal (containerd's attach)
+        ...(io.stdin && !(io.stdinOnce && !io.tty) ? ['--leave-stdin-open'] : []),
+      ],
+      spec,
       signal,
-    );
-    const reply = conmonReply(outcome);
-    if (!(reply.data !== undefined && reply.data > 0)) {
-      const messages = runcErrors(parseRuncLog(await readLogFrom(runtimeLog, 0)));
-      throw (
-        sysctlWriteRefusal(messages.length ? messages : [reply.message ?? ''], spec) ??
-        new PodscopeError(
-          'RuntimeError',
-          `${bin.handler} create failed: ${messages.length ? messages.join('; ') : (reply.message ?? 'unknown error')}`,
-          {
-            details: { runcErrors: messages },
-          },
-        )
-      );
-    }
+      launch: this.c.runner.launchWithSyncPipe?.bind(this.c.runner),
+    });
     const started = await this.c.runner.run({ file: bin.path, args: ['--root', this.c.root, 'start', id], timeoutMs: 30_000 });
     if (started.exitCode !== 0) {
       const messages = runcErrors(parseRuncLog(started.stderr));
@@ -184,27 +71,18 @@ export class ConmonContainerRuntime extends OciContainerRuntime {
         `${bin.handler} start failed: ${messages.length ? messages.join('; ') : started.stderr.trim()}`,
       );
     }
-    const conmonPid = Number.parseInt((await readFile(conmonPidFile, 'utf8').catch(() => '')).trim(), 10);
-    return { pid: reply.data, shimPid: conmonPid > 0 ? conmonPid : 0 };
+    return { pid, monitorPid: await readConmonPid(conmonPidFile) };
   }
 
   override async exitInfo(bundleDir: string): Promise<ContainerExit | undefined> {
     // conmon names the exit file after the container id; the bundle is <runDir>/containers/<id>/bundle
-    const file = join(bundleDir, 'exits', bundleDir.split('/').at(-2) ?? '');
-    try {
-      const [text, s] = await Promise.all([readFile(file, 'utf8'), stat(file, { bigint: true })]);
-      const exitCode = Number.parseInt(text.trim(), 10);
-      if (!Number.isFinite(exitCode)) return undefined;
-      return { exitCode, finishedAtNs: s.mtimeNs.toString() };
-    } catch {
-      return undefined;
-    }
+    return readConmonExitFile(join(bundleDir, 'exits', bundleDir.split('/').at(-2) ?? ''));
   }
 
-  override async reopenLog(shimPid: number, bundleDir?: string): Promise<void> {
+  override async reopenLog(monitorPid: number, bundleDir?: string): Promise<void> {
     if (!bundleDir)
-      throw new PodscopeError('FailedPrecondition', `the container's conmon (pid ${shimPid}) has no state dir to be reached through`);
-    await writeConmonCtl(bundleDir, CONMON_CTL.reopenLogs, shimPid);
+      throw new PodscopeError('FailedPrecondition', `the container's conmon (pid ${monitorPid}) has no state dir to be reached through`);
+    await writeConmonCtl(bundleDir, CONMON_CTL.reopenLogs, monitorPid);
   }
 
   override async execStream(id: string, proc: unknown, io: RuntimeStreamIO): Promise<number> {

@@ -19,8 +19,6 @@ export interface ContainerHost {
   mountPropagation?(path: string): Promise<{ mountPoint: string; propagation: 'shared' | 'slave' | 'private' } | undefined>;
   /** the engine process's effective capabilities (what a privileged container can get); undefined ⇒ all */
   heldCapabilities?(): Promise<readonly string[] | undefined>;
-  /** kill(2) by name; a process already gone is no error. Optional: StopContainer's fast path (stop.ts) */
-  signal?(pid: number, signal: string): void;
 }
 
 export interface ContainerContext {

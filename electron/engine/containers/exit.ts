@@ -18,10 +18,10 @@ export async function observeExit(ctx: ContainerContext, rec: ContainerRecord): 
   const usageRead = ctx.cgroups.usage(rec.cgroupsPath).catch(() => undefined);
   let exit = await runtimeFor(ctx, rec.runtimeHandler).exitInfo(rec.bundleDir);
   if (!exit) {
-    const shimAlive = rec.shimPid !== undefined && (await ctx.processAlive(rec.shimPid));
+    const monitorAlive = rec.monitorPid !== undefined && (await ctx.processAlive(rec.monitorPid));
     // a monitor that exited since the first read wrote the file before it went: read once more
-    if (!shimAlive) exit = await runtimeFor(ctx, rec.runtimeHandler).exitInfo(rec.bundleDir);
-    if (shimAlive) {
+    if (!monitorAlive) exit = await runtimeFor(ctx, rec.runtimeHandler).exitInfo(rec.bundleDir);
+    if (monitorAlive) {
       // conmon is still writing it; give it a moment, looking early and then less often, then fall back to
       // "unknown exit"
       const t0 = Date.now();

@@ -26,7 +26,8 @@ export interface ContainerRecord {
   state: ContainerInternalState;
   pid?: number;
   startTicks?: number;
-  shimPid?: number;
+  /** conmon's pid (records written before the rename call it shimPid: upgradeContainerRecord) */
+  monitorPid?: number;
   exitCode?: number;
   reason?: string;
   message?: string;
@@ -49,4 +50,19 @@ export interface ContainerRecord {
   /** set once a stop was asked for, so the exit is not reported as a crash */
   stopRequested?: boolean;
   lastError?: SerializedError;
+}
+
+/**
+ * A record as read from disk, brought to today's shape. Version 1 records written before conmon's pid was named
+ * monitorPid carry it as `shimPid`; the field is renamed in place (the rest of the shape is unchanged, so the version
+ * stays 1 and an older engine still reads what a newer one wrote, only without that pid).
+ */
+export function upgradeContainerRecord(raw: unknown): ContainerRecord {
+  const rec = raw as ContainerRecord & { shimPid?: number };
+  if (rec.version !== CONTAINER_RECORD_VERSION) throw new Error(`unsupported record version ${String(rec.version)}`);
+  if (rec.shimPid !== undefined) {
+    rec.monitorPid ??= rec.shimPid;
+    delete rec.shimPid;
+  }
+  return rec;
 }

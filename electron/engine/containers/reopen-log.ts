@@ -11,9 +11,9 @@ import { runtimeFor, type ContainerContext } from './context';
 
 export async function reopenContainerLog(ctx: ContainerContext, idOrPrefix: string): Promise<void> {
   const rec = ctx.store.get(idOrPrefix);
-  if (rec.state !== 'Running' || rec.shimPid === undefined) throw new PodscopeError('FailedPrecondition', 'container is not running');
+  if (rec.state !== 'Running' || rec.monitorPid === undefined) throw new PodscopeError('FailedPrecondition', 'container is not running');
   if (!rec.logPath) return;
   // 'a' keeps whatever conmon may already have written there
   await (await open(rec.logPath, 'a', 0o640)).close();
-  await runtimeFor(ctx, rec.runtimeHandler).reopenLog(rec.shimPid, rec.bundleDir);
+  await runtimeFor(ctx, rec.runtimeHandler).reopenLog(rec.monitorPid, rec.bundleDir);
 }

@@ -22,9 +22,27 @@ export interface ContainerExit {
   finishedAtNs: string;
 }
 
+/** What the engine recorded of a running container: enough to signal its processes without a runtime process. */
+export interface KillTarget {
+  /** its init (with start time, to tell it from a reused pid) */
+  pid?: number;
+  startTicks?: number;
+  /** the cgroup runc put it in (OCI cgroupsPath): every process of the container */
+  cgroupsPath: string;
+}
+
+/** The host's touch points for a kill without a runtime process (real: kill(2), /proc, cgroup.procs). */
+export interface HostProcessKiller {
+  /** kill(2) by name; a process already gone is no error */
+  signal(pid: number, signal: string): void;
+  processAlive(pid: number, startTicks?: number): Promise<boolean>;
+  /** the pids in the cgroup; undefined when it cannot be read */
+  procs?(cgroupsPath: string): Promise<number[] | undefined>;
+}
+
 export interface StartedContainer {
   pid: number;
-  shimPid: number;
+  monitorPid: number;
 }
 
 /** the container's own stdio, from its CRI config */
@@ -59,8 +77,11 @@ export interface ContainerRuntime {
   attach(id: string, bundleDir: string, io: RuntimeStreamIO & { stdinOnce?: boolean }): Promise<void>;
   /** one TCP connection to localhost:port inside a netns (undefined: the host's), piped both ways to `stream` */
   dial(netnsPath: string | undefined, port: number, stream: Duplex, signal?: AbortSignal): Promise<void>;
-  /** `runc kill [--all] id SIG`; an unknown or stopped container is a success. */
-  kill(id: string, signal: string, all: boolean): Promise<void>;
+  /**
+   * `runc kill [--all] id SIG`; an unknown or stopped container is a success. With `target` (what the engine
+   * recorded), the signal goes straight to the processes where the host allows it (signalDirectly).
+   */
+  kill(id: string, signal: string, all: boolean, target?: KillTarget): Promise<void>;
   /** `runc delete --force`; idempotent */
   delete(id: string): Promise<void>;
   /** what the monitor recorded when the container exited; undefined while it runs (or if no monitor ever ran) */
@@ -73,7 +94,7 @@ export interface ContainerRuntime {
   /** `runc update -r -` with an OCI LinuxResources document */
   update(id: string, resources: unknown): Promise<void>;
   /** asks the monitor (conmon: its ctl fifo in the bundle) to reopen its log file */
-  reopenLog(shimPid: number, bundleDir?: string): Promise<void>;
+  reopenLog(monitorPid: number, bundleDir?: string): Promise<void>;
   /** ids the runtime knows under this root */
   list(): Promise<string[]>;
   /** the runtime handler it serves (runc, crun); in messages */
@@ -88,6 +109,8 @@ export interface OciContainerRuntimeOptions {
   runner: ProcessRunner;
   /** the Node binary that runs the port-forward dialer (default process.execPath; Electron runs it as Node) */
   nodePath?: string;
+  /** kills without a runtime process (absent: every kill is the runtime's) */
+  killer?: HostProcessKiller;
 }
 
 function runtimeError(handler: string, what: string, stderr: string, exitCode: number | null): PodscopeError {
@@ -97,6 +120,34 @@ function runtimeError(handler: string, what: string, stderr: string, exitCode: n
     `${handler} ${what} failed: ${messages.length ? messages.join('; ') : stderr.trim() || `exit code ${exitCode}`}`,
     { details: { stderr: stderr.slice(-4000), exitCode } },
   );
+}
+
+/**
+ * What `runc kill [--all]` does, without a runtime process (one exec is ~15-50 ms on a loaded host): the signal to
+ * the container's init (its pid and start time checked first, as runc checks its state), or with `all` to every
+ * process of the container's cgroup, read again until a pass finds no process it has not signalled yet (a fork that
+ * raced the first read is caught by the next). Returns false where the host cannot (a signal Node does not name, no
+ * known pid, no cgroup reader, a cgroup that cannot be read, or processes still appearing): then the runtime's kill.
+ */
+export async function signalDirectly(killer: HostProcessKiller, target: KillTarget, signal: string, all: boolean): Promise<boolean> {
+  if (target.pid === undefined || !(signal in osConstants.signals)) return false;
+  if (!all) {
+    if (await killer.processAlive(target.pid, target.startTicks)) killer.signal(target.pid, signal);
+    return true;
+  }
+  if (!killer.procs) return false;
+  const signalled = new Set<number>();
+  for (let pass = 0; pass < 4; pass++) {
+    const pids = await killer.procs(target.cgroupsPath);
+    if (pids === undefined) return false;
+    const fresh = pids.filter((p) => !signalled.has(p));
+    if (fresh.length === 0) return true;
+    for (const p of fresh) {
+      killer.signal(p, signal);
+      signalled.add(p);
+    }
+  }
+  return false;
 }
 
 /** The runtime's own verbs, the same under any monitor; the monitor's (start, attach, exit, log) are the subclass's. */
@@ -115,9 +166,10 @@ export abstract class OciContainerRuntime implements ContainerRuntime {
   abstract start(id: string, bundleDir: string, spec: unknown, io: ContainerStdio, signal?: AbortSignal): Promise<StartedContainer>;
   abstract attach(id: string, bundleDir: string, io: RuntimeStreamIO & { stdinOnce?: boolean }): Promise<void>;
   abstract exitInfo(bundleDir: string): Promise<ContainerExit | undefined>;
-  abstract reopenLog(shimPid: number, bundleDir?: string): Promise<void>;
+  abstract reopenLog(monitorPid: number, bundleDir?: string): Promise<void>;
 
-  async kill(id: string, signal: string, all: boolean): Promise<void> {
+  async kill(id: string, signal: string, all: boolean, target?: KillTarget): Promise<void> {
+    if (target && this.o.killer && (await signalDirectly(this.o.killer, target, signal, all))) return;
     const r = await this.runc(['kill', ...(all ? ['--all'] : []), id, signal.replace(/^SIG/, '')], 10_000);
     if (r.exitCode !== 0 && !this.bin.doesNotExist.test(r.stderr) && !this.bin.notRunning.test(r.stderr))
       throw runtimeError(this.bin.handler, 'kill', r.stderr, r.exitCode);

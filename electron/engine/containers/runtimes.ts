@@ -7,17 +7,38 @@ import {
   RUNTIME_HANDLERS,
   type RuntimeBinaryPaths,
 } from '../runtime/oci-runtime';
+import { isProcessAlive } from '../sandbox/status';
+import { HostCgroupReader } from './cgroups';
 import { ConmonContainerRuntime } from './conmon';
-import type { ContainerRuntime } from './runtime';
+import type { ContainerRuntime, HostProcessKiller } from './runtime';
 
-/** One runtime per handler, each under its own root; `runtime` is the default handler's (runc). */
+/** The host's own: kill(2) (a process already gone is no error), /proc and the cgroup's procs. */
+export function hostProcessKiller(cgroups = new HostCgroupReader()): HostProcessKiller {
+  return {
+    signal: (pid, signal) => {
+      try {
+        process.kill(pid, signal);
+      } catch (e) {
+        if ((e as NodeJS.ErrnoException).code !== 'ESRCH') throw e;
+      }
+    },
+    processAlive: isProcessAlive,
+    procs: (path) => cgroups.procs(path),
+  };
+}
+
+/**
+ * One runtime per handler, each under its own root; `runtime` is the default handler's (runc). Their kills reach a
+ * container's processes through `killer` where they can (default: the host's).
+ */
 export function ociContainerRuntimes(
   options: RuntimeBinaryPaths & { runDir: string; conmonPath?: string },
   runner: ProcessRunner,
+  killer: HostProcessKiller = hostProcessKiller(),
 ): { runtime: ContainerRuntime; runtimes: Record<string, ContainerRuntime> } {
   const runtimes: Record<string, ContainerRuntime> = {};
   for (const handler of RUNTIME_HANDLERS) {
-    const o = { binary: ociRuntimeBinary(handler, options), root: containerRuntimeRoot(options.runDir, handler), runner };
+    const o = { binary: ociRuntimeBinary(handler, options), root: containerRuntimeRoot(options.runDir, handler), runner, killer };
     runtimes[handler] = new ConmonContainerRuntime({ ...o, conmonPath: options.conmonPath });
   }
   return { runtime: runtimes[DEFAULT_RUNTIME_HANDLER]!, runtimes };

@@ -52,13 +52,6 @@ export interface ContainerDeps {
 let heldCaps: Promise<string[] | undefined> | undefined;
 
 export const hostChecks: ContainerHost = {
-  signal: (pid, signal) => {
-    try {
-      process.kill(pid, signal);
-    } catch (e) {
-      if ((e as NodeJS.ErrnoException).code !== 'ESRCH') throw e;
-    }
-  },
   pathExists: (path) =>
     access(path).then(
       () => true,

@@ -23,7 +23,7 @@ export async function startContainer(ctx: ContainerContext, idOrPrefix: string):
         tty: rec.config.tty,
       });
       rec.pid = started.pid;
-      rec.shimPid = started.shimPid;
+      rec.monitorPid = started.monitorPid;
       rec.startTicks = await ctx.processStartTicks(started.pid);
       rec.state = 'Running';
       rec.startedAtNs = (BigInt(Date.now()) * 1_000_000n).toString();

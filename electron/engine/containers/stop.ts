@@ -3,41 +3,18 @@
  * StopSignal, else SIGTERM; after `timeout` seconds SIGKILL to every process of the container. A container that is
  * not running is a success; an unknown id is NotFound (containerd's answer too).
  */
-import { constants } from 'node:os';
 import { PodscopeError } from '../../../shared/domain/errors';
 import { runtimeFor, type ContainerContext } from './context';
 import { observeExit } from './exit';
 import type { ContainerRecord } from './record';
 
-/**
- * What `runc kill [--all]` does, without a runtime process (one exec is ~15-50 ms on a loaded host): the signal to
- * the container's init (its pid and start time checked first, as runc checks its state), or with `all` to every
- * process of the container's cgroup, read again until a pass finds no process it has not signalled yet (a fork that
- * raced the first read is caught by the next). Where the host cannot (no touch points, a signal Node does not name,
- * no known pid, a cgroup that cannot be read, or processes still appearing), the runtime's kill.
- */
+/** The signal through the runtime, which reaches the processes directly where the host allows (runtime.ts). */
 async function signalContainer(ctx: ContainerContext, rec: ContainerRecord, signal: string, all: boolean): Promise<void> {
-  const { signal: kill } = ctx.host;
-  if (kill && rec.pid !== undefined && signal in constants.signals) {
-    if (!all) {
-      if (await ctx.processAlive(rec.pid, rec.startTicks)) kill(rec.pid, signal);
-      return;
-    }
-    if (ctx.cgroups.procs) {
-      const signalled = new Set<number>();
-      for (let pass = 0; pass < 4; pass++) {
-        const pids = await ctx.cgroups.procs(rec.cgroupsPath);
-        if (pids === undefined) break;
-        const fresh = pids.filter((p) => !signalled.has(p));
-        if (fresh.length === 0) return;
-        for (const p of fresh) {
-          kill(p, signal);
-          signalled.add(p);
-        }
-      }
-    }
-  }
-  await runtimeFor(ctx, rec.runtimeHandler).kill(rec.id, signal, all);
+  await runtimeFor(ctx, rec.runtimeHandler).kill(rec.id, signal, all, {
+    pid: rec.pid,
+    startTicks: rec.startTicks,
+    cgroupsPath: rec.cgroupsPath,
+  });
 }
 
 async function waitExit(ctx: ContainerContext, rec: ContainerRecord, ms: number): Promise<boolean> {

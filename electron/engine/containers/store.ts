@@ -8,7 +8,7 @@ import { mkdir, readdir, readFile, rename, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { PodscopeError } from '../../../shared/domain/errors';
 import { writeFileDurable } from '../os/durable-write';
-import { CONTAINER_RECORD_VERSION, type ContainerRecord } from './record';
+import { upgradeContainerRecord, type ContainerRecord } from './record';
 
 export function containerNotFound(id: string): PodscopeError {
   return new PodscopeError('NotFound', `an error occurred when try to find container ${JSON.stringify(id)}: not found`);
@@ -39,8 +39,7 @@ export class ContainerStore {
       }
       if (!name.endsWith('.json')) continue;
       try {
-        const rec = JSON.parse(await readFile(file, 'utf8')) as ContainerRecord;
-        if (rec.version !== CONTAINER_RECORD_VERSION) throw new Error(`unsupported record version ${String(rec.version)}`);
+        const rec = upgradeContainerRecord(JSON.parse(await readFile(file, 'utf8')));
         if (`${rec.id}.json` !== name) throw new Error(`record id ${rec.id} does not match its file name`);
         this.records.set(rec.id, rec);
       } catch (e) {

@@ -39,7 +39,7 @@ export function toContainerStatus(rec: ContainerRecord): ContainerStatusView {
     mounts: rec.config.mounts,
     logPath: rec.logPath,
     ...(rec.pid !== undefined && { pid: rec.pid }),
-    ...(rec.shimPid !== undefined && { shimPid: rec.shimPid }),
+    ...(rec.monitorPid !== undefined && { monitorPid: rec.monitorPid }),
     user: { uid: rec.user.uid, gid: rec.user.gid, supplementalGroups: rec.user.additionalGids },
     ...(rec.config.linux?.resources && { resources: rec.config.linux.resources }),
     seccomp: rec.seccomp,

@@ -1,24 +1,28 @@
 /**
- * The pause container under runc, with the engine's own `--root` (cgroupfs driver: runc's default).
+ * The pause container under runc, with the engine's own `--root` (cgroupfs driver: runc's default), watched by conmon
+ * as every app container is (docs/semantics.md#container-monitor; CRI-O runs its infra container the same way).
  *
- * Start is `runc run --detach` rather than `runc create` + `runc start`: one runc process instead of two, measured
- * ~32 ms vs ~40 ms here, and nothing needs to happen between create and start because the netns already exists.
- * runc hands its stdio to the container, so it runs with /dev/null stdio (`ignoreOutput`) and reports its own errors
- * through `--log <bundle>/runc.log --log-format json`. The other commands exit promptly and are read on stderr.
+ * Start: conmon runs `runc create` (runtime/conmon-start.ts, shared with the app containers) and stays the pause's
+ * parent; the engine then runs `runc start`. conmon writes the pause's exit code to `<bundle>/exits/<id>` (its mtime
+ * is the finish time), which the engine cannot learn otherwise (it is no subreaper). The pause writes nothing, but
+ * conmon needs a log: `<bundle>/pause.log`. runc's own errors go to `--log <bundle>/runc.log --log-format json`; the
+ * other commands exit promptly and are read on stderr.
  */
 import { existsSync, readFileSync } from 'node:fs';
-import { mkdir, readFile, stat, writeFile } from 'node:fs/promises';
+import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { PodscopeError, type ErrorCode } from '../../../shared/domain/errors';
 import { describeCommand, type ExecResult, type ProcessRunner } from '../os/exec';
 import { ensurePauseRootfs } from './pause-rootfs';
-import { parseRuncLog, readLogFrom, runcErrors } from './runc-log';
-import type { PauseRuntime, PauseState, RuntimeContainer, RuntimeStepReporter } from './types';
-import { sysctlWriteRefusal } from './sysctl-rules';
+import { createUnderConmon, readConmonExitFile, readConmonPid } from './conmon-start';
+import { parseRuncLog, runcErrors } from './runc-log';
+import type { PauseExitInfo, PauseRuntime, PauseState, RuntimeContainer, RuntimeStepReporter } from './types';
 
 export interface RuncPauseRuntimeOptions {
   runcPath: string;
+  /** the conmon binary that watches the pause (default conmon) */
+  conmonPath?: string;
   /** runc `--root`, e.g. `<runDir>/runc` */
   root: string;
   runner: ProcessRunner;
@@ -27,7 +31,7 @@ export interface RuncPauseRuntimeOptions {
   busyboxPath?: string;
   /** per runc command (default 30 s) */
   commandTimeoutMs?: number;
-  /** how long stop() waits for runc to report the container stopped after SIGKILL (default 10 s) */
+  /** how long stop() waits for the container's init (and its conmon) to be gone after SIGKILL (default 10 s) */
   stopTimeoutMs?: number;
 }
 
@@ -71,13 +75,6 @@ function stderrErrors(r: ExecResult): string[] {
   return runcErrors(parseRuncLog(r.stderr));
 }
 
-async function fileSize(path: string): Promise<number> {
-  return stat(path).then(
-    (s) => s.size,
-    () => 0,
-  );
-}
-
 export class RuncPauseRuntime implements PauseRuntime {
   private readonly commandTimeoutMs: number;
   private readonly stopTimeoutMs: number;
@@ -96,26 +93,45 @@ export class RuncPauseRuntime implements PauseRuntime {
     return this.rootfs;
   }
 
-  async start(id: string, bundleDir: string, spec: unknown, opts: StepOptions): Promise<{ pid: number }> {
+  async start(id: string, bundleDir: string, spec: unknown, opts: StepOptions): Promise<{ pid: number; monitorPid: number }> {
     await mkdir(bundleDir, { recursive: true, mode: 0o755 });
     await writeFile(join(bundleDir, 'config.json'), JSON.stringify(spec, null, 2), { mode: 0o644 });
-    const logFile = join(bundleDir, 'runc.log');
-    const pidFile = join(bundleDir, 'pause.pid');
-    const logOffset = await fileSize(logFile);
-    const args = ['--log', logFile, '--log-format', 'json', 'run', '--detach', '--bundle', bundleDir, '--pid-file', pidFile, id];
+    const conmonPidFile = join(bundleDir, 'conmon.pid');
     try {
-      await this.step('runc.run', args, opts, { ignoreOutput: true }, async (r) => {
-        if (r.exitCode === 0) return undefined;
-        const messages = runcErrors(parseRuncLog(await readLogFrom(logFile, logOffset)));
-        return sysctlWriteRefusal(messages, spec) ?? runcFailure('run', r, messages);
-      });
+      const { pid } = await this.reported('conmon.create', 'conmon: runc create', opts, { bundle: bundleDir }, () =>
+        createUnderConmon({
+          conmonPath: this.options.conmonPath,
+          id,
+          bundleDir,
+          runtime: { path: this.options.runcPath, handler: 'runc', root: this.options.root, wrapper: [] },
+          runtimeLog: join(bundleDir, 'runc.log'),
+          pidFile: join(bundleDir, 'pause.pid'),
+          conmonPidFile,
+          exitDir: join(bundleDir, 'exits'),
+          logPath: join(bundleDir, 'pause.log'),
+          spec,
+          launch: this.options.runner.launchWithSyncPipe?.bind(this.options.runner),
+          // not canceled half-way: a `runc create` left running by an abort would create the container after the
+          // undo's delete. It takes tens of milliseconds; the cancel is honoured once it answered.
+        }),
+      );
+      if (opts.signal?.aborted) throw new PodscopeError('Canceled', `starting the pause container ${id} was canceled`);
+      await this.step('runc.start', ['start', id], opts, {}, (r) =>
+        r.exitCode === 0 ? undefined : runcFailure('start', r, stderrErrors(r)),
+      );
+      return { pid, monitorPid: await readConmonPid(conmonPidFile) };
     } catch (e) {
-      // A failed run can leave the container behind in "created" or "stopped"; the caller never learned it existed.
+      // The caller never learned it existed: no conmon and no runtime container may outlive a failed start. conmon
+      // goes first (it would otherwise wait on a created container), then the container, which a failed create or
+      // start can leave behind in "created" or "stopped".
+      endConmon(await readConmonPid(conmonPidFile));
       await this.delete(id, { report: opts.report }).catch(() => undefined);
       throw e;
     }
-    const pid = Number.parseInt((await readFile(pidFile, 'utf8')).trim(), 10);
-    return { pid };
+  }
+
+  async exitInfo(id: string, bundleDir: string): Promise<PauseExitInfo | undefined> {
+    return readConmonExitFile(join(bundleDir, 'exits', id));
   }
 
   async stop(id: string, opts: StepOptions = {}): Promise<void> {
@@ -178,21 +194,33 @@ export class RuncPauseRuntime implements PauseRuntime {
     let delayMs = 2;
     let error: PodscopeError | undefined;
     let status: string | undefined;
+    let monitor: { pid: number; startTime: string } | undefined;
     try {
       const first = await this.state(id, opts.signal);
       status = first?.status;
       const init = first && status !== 'stopped' ? initProcess(first.pid) : undefined;
+      // conmon, the init's parent, writes the exit file once it has reaped it, then exits: stop waits for that too,
+      // so a stopped pause has its exit recorded and no process of it is left (a pause started by an older engine
+      // has no conmon, and its parent is no business of stop's)
+      monitor = init ? conmonParentOf(init) : undefined;
+      let initGone = false;
       while (init) {
         polls++;
-        const now = initProcess(init.pid);
-        if (!now || now.startTime !== init.startTime || now.state === 'Z') {
+        if (!initGone) {
+          const now = initProcess(init.pid);
+          initGone = !now || now.startTime !== init.startTime || now.state === 'Z';
+        }
+        if (initGone) {
           status = 'stopped';
-          break;
+          const m = monitor && initProcess(monitor.pid);
+          if (!monitor || !m || m.startTime !== monitor.startTime || m.state === 'Z') break;
         }
         if (performance.now() - t0 > this.stopTimeoutMs) {
           throw new PodscopeError(
             'DeadlineExceeded',
-            `container ${id} (init pid ${init.pid}) is still ${status} ${this.stopTimeoutMs} ms after SIGKILL`,
+            initGone
+              ? `the conmon (pid ${monitor!.pid}) of container ${id} still runs ${this.stopTimeoutMs} ms after its container exited`
+              : `container ${id} (init pid ${init.pid}) is still ${status} ${this.stopTimeoutMs} ms after SIGKILL`,
           );
         }
         await sleep(delayMs, undefined, { signal: opts.signal });
@@ -210,12 +238,41 @@ export class RuncPauseRuntime implements PauseRuntime {
     } finally {
       opts.report?.({
         step: 'runc.wait',
-        label: "wait until the container's init process is gone",
+        label: "wait until the container's init process (and its conmon) is gone",
         startedAt: startedAt.toISOString(),
         durationMs: performance.now() - t0,
         ok: !error,
         ...(error ? { error } : {}),
-        detail: { polls, status: status ?? 'deleted' },
+        detail: { polls, status: status ?? 'deleted', ...(monitor ? { conmonPid: monitor.pid } : {}) },
+      });
+    }
+  }
+
+  /** One reported step that is not a plain runc command (conmon's create). */
+  private async reported<T>(
+    step: string,
+    label: string,
+    opts: StepOptions,
+    detail: Record<string, unknown>,
+    run: () => Promise<T>,
+  ): Promise<T> {
+    const startedAt = new Date().toISOString();
+    const t0 = performance.now();
+    let error: unknown;
+    try {
+      return await run();
+    } catch (e) {
+      error = e;
+      throw e;
+    } finally {
+      opts.report?.({
+        step,
+        label,
+        startedAt,
+        durationMs: performance.now() - t0,
+        ok: error === undefined,
+        ...(error !== undefined ? { error } : {}),
+        detail,
       });
     }
   }
@@ -275,5 +332,29 @@ function initProcess(pid: number): { pid: number; state: string; startTime: stri
   } catch (e) {
     if ((e as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
     throw e;
+  }
+}
+
+/** The init's parent when it is conmon (the pause's monitor); undefined for a pause started without one. */
+function conmonParentOf(init: { pid: number }): { pid: number; startTime: string } | undefined {
+  try {
+    const stat = readFileSync(`/proc/${init.pid}/stat`, 'utf8');
+    const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+    if (!(ppid > 1) || readFileSync(`/proc/${ppid}/comm`, 'utf8').trim() !== 'conmon') return undefined;
+    const parent = initProcess(ppid);
+    return parent && { pid: ppid, startTime: parent.startTime };
+  } catch {
+    return undefined;
+  }
+}
+
+/** SIGKILL to the conmon of a failed start; a pid that is no conmon (gone, reused) is left alone. */
+function endConmon(pid: number): void {
+  if (!(pid > 1)) return;
+  try {
+    if (readFileSync(`/proc/${pid}/comm`, 'utf8').trim() !== 'conmon') return;
+    process.kill(pid, 'SIGKILL');
+  } catch {
+    // gone just now
   }
 }

@@ -259,6 +259,7 @@ async function startPause(
   cleanup.push(
     'kill and delete the pause container',
     async (s) => {
+      // stop waits for the pause's conmon too (and a failed start ends its own): no conmon outlives the undo
       await ctx.runtime.stop(id, { signal: s, report });
       await ctx.runtime.delete(id, { signal: s, report });
       rec.pause = { ...rec.pause, status: 'deleted' }; // a kept sandbox must not show a pause that no longer runs
@@ -266,8 +267,15 @@ async function startPause(
     { kind: 'pause', holds: [`runc container ${id}`] },
   );
   const bundle = rec.pause.bundle!;
-  const { pid } = await ctx.runtime.start(id, bundle, spec, { signal, report });
-  rec.pause = { containerId: id, pid, startTicks: await processStartTicks(pid), status: 'running', bundle };
+  const { pid, monitorPid } = await ctx.runtime.start(id, bundle, spec, { signal, report });
+  rec.pause = {
+    containerId: id,
+    pid,
+    startTicks: await processStartTicks(pid),
+    ...(monitorPid ? { monitorPid } : {}),
+    status: 'running',
+    bundle,
+  };
 }
 
 /** Unwinds after a failed run and decides whether the sandbox can be forgotten. Returns the error to throw. */

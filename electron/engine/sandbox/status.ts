@@ -74,8 +74,10 @@ export async function refreshLiveness(ctx: EngineContext, rec: SandboxRecord): P
     if (ctx.store.get(rec.id) !== rec || rec.state !== 'Ready' || rec.pause.pid === undefined) return;
     const pid = rec.pause.pid;
     // read before the check below: a zombie still carries its wait status until it is reaped
-    const exit = observeExit(pid, rec.pause.startTicks);
+    const zombie = observeExit(pid, rec.pause.startTicks);
     if (await ctx.processAlive(pid, rec.pause.startTicks)) return;
+    // a pause under conmon has its exit in conmon's exit file; one from an older engine (no conmon) has the zombie read
+    const exit = (await monitoredExit(ctx, rec)) ?? zombie;
     rec.state = 'NotReady';
     rec.pause = { ...rec.pause, status: 'stopped' };
     rec.pauseExit = { at: new Date().toISOString(), ...exit };
@@ -91,6 +93,35 @@ export async function refreshLiveness(ctx: EngineContext, rec: SandboxRecord): P
     await ctx.store.save(rec);
     ctx.emit({ type: 'sandbox.changed', id: rec.id, summary: toSummary(rec) });
   });
+}
+
+/** How long after the pause is gone a missing exit file is waited for while its conmon still runs (it writes it then exits). */
+const EXIT_FILE_GRACE_MS = 3000;
+
+/**
+ * The pause's exit as its conmon wrote it (docs/semantics.md#container-monitor): the code, 128+N for signal N (as
+ * conmon writes a death by signal), and the finish time. undefined when no conmon watched it or none wrote the file.
+ */
+async function monitoredExit(ctx: EngineContext, rec: SandboxRecord): Promise<Omit<PauseExit, 'at'> | undefined> {
+  const { monitorPid, bundle } = rec.pause;
+  if (monitorPid === undefined || !bundle) return undefined;
+  let info = await ctx.runtime.exitInfo(rec.id, bundle);
+  // conmon reaps the pause, then writes the file: look early and then less often while it still runs
+  const t0 = Date.now();
+  for (let delay = 2; !info && Date.now() - t0 < EXIT_FILE_GRACE_MS; delay = Math.min(delay * 2, 20)) {
+    const monitorAlive = await ctx.processAlive(monitorPid).catch(() => false);
+    await new Promise((r) => setTimeout(r, delay));
+    info = await ctx.runtime.exitInfo(rec.id, bundle);
+    // a conmon gone before this last read wrote the file before it went, or never will
+    if (!monitorAlive) break;
+  }
+  if (!info) return undefined;
+  const signalNumber = info.exitCode - 128;
+  return {
+    exitCode: info.exitCode,
+    ...(signalNumber > 0 && signalNumber <= 64 ? { signal: SIGNALS[signalNumber] ?? `signal ${signalNumber}` } : {}),
+    finishedAt: new Date(Number(BigInt(info.finishedAtNs) / 1_000_000n)).toISOString(),
+  };
 }
 
 /** Fields of /proc/<pid>/stat after the parenthesised command name (which may itself contain spaces). */

@@ -26,7 +26,7 @@ class HostLikeRuntime extends FakePauseRuntime {
     bundleDir: string,
     spec: unknown,
     opts: Parameters<FakePauseRuntime['start']>[3],
-  ): Promise<{ pid: number }> {
+  ): ReturnType<FakePauseRuntime['start']> {
     const s = spec as { hostname?: string; linux?: { sysctl?: Record<string, string> } };
     for (const [name, value] of Object.entries(s.linux?.sysctl ?? {})) {
       const path = name.replace(/\./g, '/');
