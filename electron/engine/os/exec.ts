@@ -3,7 +3,6 @@
  * command, exit code or signal, stdout/stderr and whether it timed out or was cancelled (execa-style).
  */
 import type { HeldFileLock } from './file-lock';
-import type { SyncPipeOutcome, SyncPipeRequest } from './sync-pipe';
 import { spawn } from 'node:child_process';
 import { PodscopeError } from '../../../shared/domain/errors';
 
@@ -50,6 +49,22 @@ export class ProcessError extends PodscopeError {
     this.result = result;
   }
 }
+
+/** a daemon started by launchWithSyncPipe (sync-pipe.ts) */
+export interface SyncPipeRequest {
+  file: string;
+  args: string[];
+  /** the daemon's working directory */
+  cwd: string;
+  /** its whole environment (the sync pipe's variable included) */
+  env: NodeJS.ProcessEnv;
+}
+
+/** what the daemon said: its first JSON line, or that it closed its pipes without one, or that it could not start */
+export type SyncPipeOutcome =
+  | { kind: 'line'; line: string; stderr: string }
+  | { kind: 'closed'; exitCode: number | null; stderr: string }
+  | { kind: 'spawn-error'; code: string; message: string };
 
 export interface ProcessRunner {
   /** Runs to completion; never throws for a non-zero exit (callers decide), only for spawn failure. */

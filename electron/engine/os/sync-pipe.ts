@@ -8,22 +8,9 @@
  * this is the same thing in-process, for runners without a helper.
  */
 import { spawn } from 'node:child_process';
-import { MAX_STDERR_BYTES } from './exec';
+import { MAX_STDERR_BYTES, type SyncPipeOutcome, type SyncPipeRequest } from './exec';
 
-export interface SyncPipeRequest {
-  file: string;
-  args: string[];
-  /** the daemon's working directory */
-  cwd: string;
-  /** its whole environment (the sync pipe's variable included) */
-  env: NodeJS.ProcessEnv;
-}
-
-/** what the daemon said: its first JSON line, or that it closed its pipes without one, or that it could not start */
-export type SyncPipeOutcome =
-  | { kind: 'line'; line: string; stderr: string }
-  | { kind: 'closed'; exitCode: number | null; stderr: string }
-  | { kind: 'spawn-error'; code: string; message: string };
+export type { SyncPipeOutcome, SyncPipeRequest };
 
 /**
  * The first line of `text` that is a whole JSON document, if any has arrived. The last piece may still be arriving;
