@@ -124,24 +124,24 @@ async function oneRound(side: Side, i: number): Promise<void> {
 
 /**
  * The floor under create+start: the runtime alone (`<runtime> create` then `start`, as conmon and the engine run
- * them, crun with the same cgroup-hiding wrapper on a hybrid host) on a bundle of a plain busybox tree, from this
- * process; no CRI, no conmon, no rootfs mount, no state. Killed and deleted outside the timing.
+ * them, crun with the same cgroup-hiding wrapper on a hybrid host), from this process, on the very spec the engine
+ * wrote for a container of that side's pod (its seccomp filter, masked paths, the pod's namespaces to join), with the
+ * rootfs swapped for a plain busybox tree: no CRI, no conmon, no rootfs mount, no state. Killed and deleted outside
+ * the timing.
  */
-async function runtimeFloor(handler: RuntimeHandlerName, dir: string, n: number): Promise<number[]> {
+async function runtimeFloor(handler: RuntimeHandlerName, dir: string, n: number, engineSpec: string): Promise<number[]> {
   const bin = ociRuntimeBinary(handler, { runcPath: 'runc', crunPath: 'crun' });
   const wrapper = await bin.runWrapper();
   const bundle = join(dir, `floor-${handler}`);
   const root = join(dir, `floor-${handler}-root`);
   await buildBusyboxTree(join(bundle, 'rootfs'));
-  execFileSync('runc', ['spec', '--bundle', bundle]);
-  const spec = JSON.parse(readFileSync(join(bundle, 'config.json'), 'utf8')) as {
-    process: { args: string[]; terminal: boolean };
-    root: { readonly: boolean };
+  const spec = JSON.parse(engineSpec) as {
+    process: { terminal: boolean };
+    root: { path: string; readonly: boolean };
     linux: { cgroupsPath?: string };
   };
-  spec.process.args = ['/bin/sleep', '3600'];
+  spec.root = { path: join(bundle, 'rootfs'), readonly: false };
   spec.process.terminal = false;
-  spec.root.readonly = false;
   const ms: number[] = [];
   for (let i = 0; i <= n; i++) {
     const id = `podscope-floor-${handler}-${process.pid}-${i}`;
@@ -156,6 +156,18 @@ async function runtimeFloor(handler: RuntimeHandlerName, dir: string, n: number)
     await execFileAsync(bin.path, ['--root', root, 'delete', '--force', id], { stdio: 'ignore' });
   }
   return ms;
+}
+
+/** the config.json the engine wrote for a container in the side's pod (created and removed for this) */
+async function engineSpecOf(side: Side, runDir: string): Promise<string> {
+  const config = { metadata: { name: 'floor-spec' }, image: { image: REF }, command: ['sleep', '3600'] };
+  const { id } = await side.api.createContainer({ podSandboxId: side.podId, config, sandboxConfig: podConfig(side.name) });
+  try {
+    await side.api.startContainer(id);
+    return readFileSync(join(runDir, 'containers', id, 'bundle', 'config.json'), 'utf8');
+  } finally {
+    await side.api.removeContainer(id);
+  }
 }
 
 async function memoryRound(side: Side, k: number): Promise<void> {
@@ -212,7 +224,11 @@ export async function runRuntimeHandlerBench(opts: {
     const load0 = await loadAverage();
     for (let round = 0; round < opts.n + 1; round++) for (const s of sides) await oneRound(s, round);
     for (const s of sides) await memoryRound(s, opts.k);
-    const floors = { runc: await runtimeFloor('runc', dir, opts.n), crun: await runtimeFloor('crun', dir, opts.n) };
+    const floors: Record<'runc' | 'crun', number[]> = { runc: [], crun: [] };
+    for (const s of sides.filter((x) => x !== sides.find((c) => c.name === 'containerd'))) {
+      const handler = s.runtimeHandler === 'crun' ? 'crun' : 'runc';
+      floors[handler] = await runtimeFloor(handler, dir, opts.n, await engineSpecOf(s, env.options.runDir!));
+    }
     const ctdSide = sides.find((s) => s.name === 'containerd')!;
     const p50 = (v: number[]) => percentile(v, 50);
     out(`container verbs per runtime handler over CRI, busybox sleep, host-network pods, n=${opts.n} (after 1 warm-up), p50 ms`);
@@ -228,7 +244,9 @@ export async function runRuntimeHandlerBench(opts: {
       const r = (k: 'start' | 'stop' | 'remove') => (p50(s.ms[k]) / p50(ctdSide.ms[k])).toFixed(2);
       out(`${s.name.padEnd(16)}${`${r('start')}x`.padStart(14)}${`${r('stop')}x`.padStart(10)}${`${r('remove')}x`.padStart(10)}`);
     }
-    out(`floor: the runtime's own create+start on a plain busybox tree (no CRI, conmon, rootfs mount or state), p50 ms`);
+    out(
+      `floor: the runtime's own create+start on the engine's spec over a plain busybox tree (no CRI, conmon, rootfs mount or state), p50 ms`,
+    );
     for (const s of sides.filter((x) => x !== ctdSide)) {
       const floor = p50(floors[s.runtimeHandler === 'crun' ? 'crun' : 'runc']);
       out(
