@@ -200,6 +200,7 @@ export async function runCriFloor(opts: FloorOptions): Promise<FloorRow[]> {
         );
         pods.push(...fresh);
         const k = Math.floor(size / 2);
+        let replies: Record<ListMethod, Buffer> | undefined;
         const pod = pods[k]!;
         const ops: Array<[string, Call]> = [
           ['Version', () => c.call((x) => x.version, { version: '' })],
@@ -227,7 +228,7 @@ export async function runCriFloor(opts: FloorOptions): Promise<FloorRow[]> {
             ['ListContainers bytes', () => listBytes(c, 'ListContainers')],
           );
           // The floor: a bare grpc-js server replying with the very bytes ours sent, on a connection of its own.
-          const replies = { ListPodSandbox: await listBytes(c, 'ListPodSandbox'), ListContainers: await listBytes(c, 'ListContainers') };
+          replies = { ListPodSandbox: await listBytes(c, 'ListPodSandbox'), ListContainers: await listBytes(c, 'ListContainers') };
           for (const shim of [false, true]) {
             const raw = await startRawServer(replies, shim);
             floors.push(raw);
@@ -272,6 +273,23 @@ export async function runCriFloor(opts: FloorOptions): Promise<FloorRow[]> {
               [...w, 8],
             ),
           );
+        }
+        if (replies && times.has('floor ListPodSandbox') && times.has('floor ListContainers')) {
+          // What the transport and the client's decode alone cost: no server can answer under these.
+          const summary = (m: ListMethod) =>
+            `${m} ${(p50Of(`floor ${m}`) / p50Of('floor Version')).toFixed(2)}x (${(p50Of(`floor ${m} bytes`) / p50Of('floor Version')).toFixed(2)}x undecoded)`;
+          out(`floor (bare grpc-js, same reply bytes) against its Version: ${summary('ListPodSandbox')}, ${summary('ListContainers')}`);
+          const decode = (m: ListMethod) => {
+            const t: number[] = [];
+            for (let i = 0; i < 100; i++) {
+              const t0 = performance.now();
+              if (m === 'ListPodSandbox') pb.ListPodSandboxResponse.decode(replies![m]);
+              else pb.ListContainersResponse.decode(replies![m]);
+              t.push(performance.now() - t0);
+            }
+            return `${m} ${fmt2(percentile(t, 50))} ms (${replies![m].length} B)`;
+          };
+          out(`the client's decode alone (ts-proto, this process, p50 of 100): ${decode('ListPodSandbox')}, ${decode('ListContainers')}`);
         }
         for (const conn of floorConns.splice(0)) conn.close();
         for (const raw of floors.splice(0)) await raw.stop();
