@@ -113,7 +113,9 @@ async function main(): Promise<number> {
     const rows = await runCriFloor({ sizes: floorSizes, samples: 10 * int('samples', 30) });
     process.stdout.write('reads / Version p50 on the same socket (target <= 1.10x)\n');
     for (const r of rows.filter((x) => x.op !== 'Version'))
-      process.stdout.write(`${`${r.server} ${r.pods} pods ${r.op}`.padEnd(44)} ${r.ratio.toFixed(2)}x\n`);
+      process.stdout.write(
+        `${`${r.server} ${r.pods} pods ${r.op}`.padEnd(44)} ${r.ratio.toFixed(2)}x${r.floorRatio === undefined ? '' : ` (${r.floorRatio.toFixed(2)}x the floor)`}\n`,
+      );
   }
   if (teardownPods > 0) {
     const { runTeardownBench } = await import('./teardown');

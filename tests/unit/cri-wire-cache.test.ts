@@ -84,6 +84,47 @@ describe('cached CRI read serialisers', () => {
     );
   });
 
+  it('a list of the same pod objects is the last reply; a changed, added, removed or reordered pod is encoded afresh', () => {
+    const items = Array.from({ length: 50 }, (_, i) => pod(i, '-last'));
+    const encoded = (list: PodSandbox[]) => Buffer.from(ListPodSandboxResponse.encode({ items: list }).finish());
+    const first = serializeListPodSandboxResponse({ items });
+    // a new array of the same objects (each list call builds its own array) is served from the last reply
+    expect(serializeListPodSandboxResponse({ items: [...items] })).toBe(first);
+    const changed = [...items];
+    changed[7] = {
+      ...items[7]!,
+      state: PodSandboxState.SANDBOX_NOTREADY === items[7]!.state ? PodSandboxState.SANDBOX_READY : PodSandboxState.SANDBOX_NOTREADY,
+    };
+    const cases: PodSandbox[][] = [changed, [...items, pod(99, '-last')], items.slice(1), [...items].reverse(), [], items];
+    for (const list of cases) {
+      const got = serializeListPodSandboxResponse({ items: list });
+      expect(got.equals(encoded(list))).toBe(true);
+      expect(serializeListPodSandboxResponse({ items: [...list] }).equals(encoded(list))).toBe(true);
+    }
+  });
+
+  it('a ListContainers of the same container objects is the last reply; a container whose state changed is not', () => {
+    const container = (i: number, state: ContainerState) => ({
+      id: `${i.toString(16).padStart(64, 'd')}`,
+      podSandboxId: `${i.toString(16).padStart(64, '0')}`,
+      metadata: { name: `c-${i}`, attempt: 0 },
+      image: { image: 'busybox', annotations: {}, userSpecifiedImage: '', runtimeHandler: '', imageRef: '' },
+      imageRef: 'sha256:abc',
+      state,
+      createdAt: `${1_700_000_000_000_000_000 + i}`,
+      labels: { app: `a${i}` },
+      annotations: {},
+      imageId: 'sha256:abc',
+    });
+    const containers = Array.from({ length: 20 }, (_, i) => container(i, ContainerState.CONTAINER_RUNNING));
+    const first = serializeListContainersResponse({ containers });
+    expect(serializeListContainersResponse({ containers: [...containers] })).toBe(first);
+    const exited = containers.map((c, i) => (i === 3 ? container(3, ContainerState.CONTAINER_EXITED) : c));
+    const decoded = ListContainersResponse.decode(serializeListContainersResponse({ containers: exited }));
+    expect(decoded.containers[3]!.state).toBe(ContainerState.CONTAINER_EXITED);
+    expect(decoded.containers.filter((c) => c.state === ContainerState.CONTAINER_EXITED)).toHaveLength(1);
+  });
+
   it('PodSandboxStatus bytes equal the generated encoder, verbose or not, with and without a network', () => {
     for (const ip of ['10.1.2.3', '']) {
       const s = status(ip);

@@ -96,6 +96,51 @@ describe('reads after a change', () => {
     expect(await state()).toBe(pb.ContainerState.CONTAINER_EXITED);
   });
 
+  it('an unfiltered ListContainers and ListPodSandbox, read twice after every change, show a create, start, stop, remove and a new pod', async () => {
+    const p = await pod(1);
+    const unfiltered = async () =>
+      pb.ListContainersResponse.decode(
+        serializeListContainersResponse(await listContainers(t.engine, { filter: undefined })),
+      ).containers.map((c) => [c.id, c.state]);
+    // each answer twice: the second one comes from the last reply's bytes when nothing changed
+    const twice = async () => {
+      const first = await unfiltered();
+      expect(await unfiltered()).toEqual(first);
+      return first;
+    };
+    const { id: c1 } = await t.engine.createContainer({
+      podSandboxId: p,
+      config: { metadata: { name: 'one' }, image: { image: IMAGE }, command: ['sleep', 'inf'] },
+    });
+    expect(await twice()).toEqual([[c1, pb.ContainerState.CONTAINER_CREATED]]);
+    await t.engine.startContainer(c1);
+    expect(await twice()).toEqual([[c1, pb.ContainerState.CONTAINER_RUNNING]]);
+    const c2 = await runningContainer(p, 'two');
+    expect(Object.fromEntries(await twice())).toEqual({
+      [c1]: pb.ContainerState.CONTAINER_RUNNING,
+      [c2]: pb.ContainerState.CONTAINER_RUNNING,
+    });
+    await t.engine.stopContainer(c1, 1);
+    expect(Object.fromEntries(await twice())).toEqual({
+      [c1]: pb.ContainerState.CONTAINER_EXITED,
+      [c2]: pb.ContainerState.CONTAINER_RUNNING,
+    });
+    await t.engine.removeContainer(c1);
+    expect(await twice()).toEqual([[c2, pb.ContainerState.CONTAINER_RUNNING]]);
+
+    expect((await wireList()).items.map((s) => s.id)).toEqual([p]);
+    expect((await wireList()).items.map((s) => s.id)).toEqual([p]);
+    const q = await pod(2);
+    expect((await wireList()).items.map((s) => s.id).sort()).toEqual([p, q].sort());
+    await t.engine.stop(q);
+    expect(Object.fromEntries((await wireList()).items.map((s) => [s.id, s.state]))).toEqual({
+      [p]: pb.PodSandboxState.SANDBOX_READY,
+      [q]: pb.PodSandboxState.SANDBOX_NOTREADY,
+    });
+    await t.engine.stop(p);
+    expect((await twice()).map(([, state]) => state)).toEqual([pb.ContainerState.CONTAINER_EXITED]);
+  });
+
   it('a ListContainers of more containers than it checks shows an exit once the exit poll has seen it', async () => {
     const p = await pod(1);
     const ids: string[] = [];

@@ -3,7 +3,8 @@
  * same PodSandbox / PodSandboxStatus / Container objects until a sandbox or container changes (sandbox-list.ts,
  * sandbox-status.ts, container-list.ts),
  * so each is encoded once per saved version and a response is those bytes with a field header in front. At 1,000
- * pods this turns ListPodSandbox's encoding (ts-proto's writer, ~6 µs per pod) into one copy. The bytes are the
+ * pods this turns ListPodSandbox's encoding (ts-proto's writer, ~6 µs per pod) into one copy, and a list that
+ * returns the very objects of the last one into none. The bytes are the
  * same as the generated encoder's: fields in field-number order, each embedded message as tag + length + bytes
  * (checked in tests/unit/cri-wire-cache.test.ts).
  */
@@ -37,31 +38,59 @@ function lengthPrefix(len: number): number[] {
   return out;
 }
 
-/** A repeated field 1 of cached messages: ListPodSandboxResponse.items and ListContainersResponse.containers. */
-function serializeRepeatedField1<T extends object>(items: T[], encode: (m: T) => BinaryWriter): Buffer {
-  const parts = items.map((item) => bytesOf(item, encode));
-  let total = 0;
-  const heads = parts.map((p) => {
-    const h = lengthPrefix(p.length);
-    total += h.length + p.length;
-    return h;
-  });
-  const out = Buffer.allocUnsafe(total);
-  let pos = 0;
-  for (let i = 0; i < parts.length; i++) {
-    for (const byte of heads[i]!) out[pos++] = byte;
-    out.set(parts[i]!, pos);
-    pos += parts[i]!.length;
+/** Each list item as an entry of a field-1 repeated field (tag, length, message), built once per item object. */
+const entries = new WeakMap<object, Uint8Array>();
+
+function entryOf<T extends object>(msg: T, encode: (m: T) => BinaryWriter): Uint8Array {
+  let b = entries.get(msg);
+  if (!b) {
+    const body = encode(msg).finish();
+    const head = lengthPrefix(body.length);
+    b = new Uint8Array(head.length + body.length);
+    b.set(head, 0);
+    b.set(body, head.length);
+    entries.set(msg, b);
   }
-  return out;
+  return b;
 }
 
+/**
+ * A repeated field 1 of cached messages: ListPodSandboxResponse.items and ListContainersResponse.containers. The
+ * last reply is kept with the item objects it was built from: the same objects in the same order are the same
+ * bytes (an item object is never changed once handed out; a changed pod or container is a new object), so an
+ * unfiltered list of 1,000 unchanged pods costs 1,000 identity checks and no copy or allocation here.
+ */
+class RepeatedField1Serializer<T extends object> {
+  private lastItems: readonly T[] = [];
+  private lastBytes: Buffer | undefined;
+
+  constructor(private readonly encode: (m: T) => BinaryWriter) {}
+
+  serialize(items: readonly T[]): Buffer {
+    if (this.lastBytes && sameItems(items, this.lastItems)) return this.lastBytes;
+    const parts = items.map((item) => entryOf(item, this.encode));
+    const bytes = Buffer.concat(parts);
+    this.lastItems = items;
+    this.lastBytes = bytes;
+    return bytes;
+  }
+}
+
+function sameItems<T>(a: readonly T[], b: readonly T[]): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
+}
+
+const podSandboxes = new RepeatedField1Serializer<PodSandbox>((m) => PodSandbox.encode(m));
+const containers = new RepeatedField1Serializer<Container>((m) => Container.encode(m));
+
 export function serializeListPodSandboxResponse(res: ListPodSandboxResponse): Buffer {
-  return serializeRepeatedField1(res.items, (m) => PodSandbox.encode(m));
+  return podSandboxes.serialize(res.items);
 }
 
 export function serializeListContainersResponse(res: ListContainersResponse): Buffer {
-  return serializeRepeatedField1(res.containers, (m) => Container.encode(m));
+  return containers.serialize(res.containers);
 }
 
 export function serializePodSandboxStatusResponse(res: PodSandboxStatusResponse): Buffer {
