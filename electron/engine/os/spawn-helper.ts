@@ -128,8 +128,8 @@ export class SpawnHelperRunner implements ProcessRunner {
   private readonly readyWaiters: (() => void)[] = [];
   private nextId = 1;
   private readonly pending = new Map<number, Pending>();
-  private readonly syncLaunches = new Map<number, (o: SyncPipeOutcome) => void>();
-  private readonly lockWaits = new Map<number, (a: { held?: boolean; error?: string }) => void>();
+  /** requests answered by one message (a sync-pipe launch, a lock): what to do with it, or when the helper is lost */
+  private readonly oneAnswer = new Map<number, { answer(m: HelperReply): void; lost(): void }>();
   private readonly direct: ProcessRunner;
 
   constructor(fallback: ProcessRunner = new NodeProcessRunner()) {
@@ -190,11 +190,16 @@ export class SpawnHelperRunner implements ProcessRunner {
   launchWithSyncPipe(req: SyncPipeRequest): Promise<SyncPipeOutcome> {
     const helper = this.broken ? undefined : this.start();
     if (!helper || !this.isReady) return launchWithSyncPipeInProcess(req);
-    const id = this.nextId++;
     return new Promise<SyncPipeOutcome>((resolve) => {
-      this.syncLaunches.set(id, resolve);
-      this.busy();
-      helper.send({ id, syncPipe: true, file: req.file, args: req.args, env: req.env, cwd: req.cwd });
+      this.ask(
+        helper,
+        { syncPipe: true, file: req.file, args: req.args, env: req.env, cwd: req.cwd },
+        {
+          answer: (m) => m.sync && resolve(m.sync),
+          // it may have started: the caller's failure path cleans up what it left
+          lost: () => resolve({ kind: 'closed', exitCode: null, stderr: 'lost the answer: the spawn helper exited' }),
+        },
+      );
     });
   }
 
@@ -206,11 +211,16 @@ export class SpawnHelperRunner implements ProcessRunner {
   async holdFileLock(file: string, waitSeconds: number): Promise<HeldFileLock | undefined> {
     const helper = this.broken ? undefined : this.start();
     if (!helper || !this.isReady) return holdFileLockInProcess(file, waitSeconds);
-    const id = this.nextId++;
+    let id = 0;
     const answer = await new Promise<{ held?: boolean; error?: string }>((resolve) => {
-      this.lockWaits.set(id, resolve);
-      this.busy();
-      helper.send({ id, lock: true, file, waitSeconds });
+      id = this.ask(
+        helper,
+        { lock: true, file, waitSeconds },
+        {
+          answer: (m) => m.lock && resolve(m.lock),
+          lost: () => resolve({ error: 'lost the answer: the spawn helper exited' }),
+        },
+      );
     });
     if (answer.error !== undefined) throw new PodscopeError('Internal', `cannot lock ${file}: ${answer.error}`);
     if (!answer.held) return undefined;
@@ -266,15 +276,9 @@ export class SpawnHelperRunner implements ProcessRunner {
           };
           p.reject(new ProcessError(`lost the answer for ${p.req.file}: the spawn helper exited`, result));
         }
-        for (const [id, lockWait] of [...this.lockWaits]) {
-          this.lockWaits.delete(id);
-          lockWait({ error: 'lost the answer: the spawn helper exited' });
-        }
-        for (const [id, launched] of [...this.syncLaunches]) {
-          this.syncLaunches.delete(id);
-          // it may have started: the caller's failure path cleans up what it left
-          launched({ kind: 'closed', exitCode: null, stderr: 'lost the answer: the spawn helper exited' });
-        }
+        const waiting = [...this.oneAnswer.values()];
+        this.oneAnswer.clear();
+        for (const w of waiting) w.lost();
       };
       helper.on('exit', lost);
       helper.on('error', lost);
@@ -293,18 +297,11 @@ export class SpawnHelperRunner implements ProcessRunner {
       for (const w of this.readyWaiters.splice(0)) w();
       return;
     }
-    const lockWait = this.lockWaits.get(m.id);
-    if (lockWait && m.lock) {
-      this.lockWaits.delete(m.id);
+    const waiting = this.oneAnswer.get(m.id);
+    if (waiting) {
+      this.oneAnswer.delete(m.id);
       if (this.inFlight() === 0) this.idle();
-      lockWait(m.lock);
-      return;
-    }
-    const launched = this.syncLaunches.get(m.id);
-    if (launched && m.sync) {
-      this.syncLaunches.delete(m.id);
-      if (this.inFlight() === 0) this.idle();
-      launched(m.sync);
+      waiting.answer(m);
       return;
     }
     const p = this.pending.get(m.id);
@@ -331,8 +328,17 @@ export class SpawnHelperRunner implements ProcessRunner {
     p.resolve({ ...base, exitCode: m.code ?? null, signal: m.signal ?? null, stdout, stderr });
   }
 
+  /** sends a request answered by one message; returns its id */
+  private ask(helper: ChildProcess, request: object, waiting: { answer(m: HelperReply): void; lost(): void }): number {
+    const id = this.nextId++;
+    this.oneAnswer.set(id, waiting);
+    this.busy();
+    helper.send({ id, ...request });
+    return id;
+  }
+
   private inFlight(): number {
-    return this.pending.size + this.syncLaunches.size + this.lockWaits.size;
+    return this.pending.size + this.oneAnswer.size;
   }
 
   /** the helper keeps the engine's process alive only while a command is out */
