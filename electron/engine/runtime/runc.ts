@@ -98,27 +98,30 @@ export class RuncPauseRuntime implements PauseRuntime {
     await writeFile(join(bundleDir, 'config.json'), JSON.stringify(spec, null, 2), { mode: 0o644 });
     const conmonPidFile = join(bundleDir, 'conmon.pid');
     try {
-      const { pid } = await this.reported('conmon.create', 'conmon: runc create', opts, { bundle: bundleDir }, () =>
-        createUnderConmon({
-          conmonPath: this.options.conmonPath,
-          id,
-          bundleDir,
-          runtime: { path: this.options.runcPath, handler: 'runc', root: this.options.root, wrapper: [] },
-          runtimeLog: join(bundleDir, 'runc.log'),
-          pidFile: join(bundleDir, 'pause.pid'),
-          conmonPidFile,
-          exitDir: join(bundleDir, 'exits'),
-          logPath: join(bundleDir, 'pause.log'),
-          spec,
-          launch: this.options.runner.launchWithSyncPipe?.bind(this.options.runner),
-          // not canceled half-way: a `runc create` left running by an abort would create the container after the
-          // undo's delete. It takes tens of milliseconds; the cancel is honoured once it answered.
-        }),
+      const { pid } = await this.reported(
+        'conmon.create',
+        'conmon: runc create',
+        opts,
+        () => ({ bundle: bundleDir }),
+        () =>
+          createUnderConmon({
+            conmonPath: this.options.conmonPath,
+            id,
+            bundleDir,
+            runtime: { path: this.options.runcPath, handler: 'runc', root: this.options.root, wrapper: [] },
+            runtimeLog: join(bundleDir, 'runc.log'),
+            pidFile: join(bundleDir, 'pause.pid'),
+            conmonPidFile,
+            exitDir: join(bundleDir, 'exits'),
+            logPath: join(bundleDir, 'pause.log'),
+            spec,
+            launch: this.options.runner.launchWithSyncPipe?.bind(this.options.runner),
+            // not canceled half-way: a `runc create` left running by an abort would create the container after the
+            // undo's delete. It takes tens of milliseconds; the cancel is honoured once it answered.
+          }),
       );
       if (opts.signal?.aborted) throw new PodscopeError('Canceled', `starting the pause container ${id} was canceled`);
-      await this.step('runc.start', ['start', id], opts, {}, (r) =>
-        r.exitCode === 0 ? undefined : runcFailure('start', r, stderrErrors(r)),
-      );
+      await this.step('runc.start', ['start', id], opts, (r) => (r.exitCode === 0 ? undefined : runcFailure('start', r, stderrErrors(r))));
       return { pid, monitorPid: await readConmonPid(conmonPidFile) };
     } catch (e) {
       // The caller never learned it existed: no conmon and no runtime container may outlive a failed start. conmon
@@ -136,7 +139,7 @@ export class RuncPauseRuntime implements PauseRuntime {
 
   async stop(id: string, opts: StepOptions = {}): Promise<void> {
     let gone = false;
-    await this.step('runc.kill', ['kill', '--all', id, 'KILL'], opts, {}, (r) => {
+    await this.step('runc.kill', ['kill', '--all', id, 'KILL'], opts, (r) => {
       gone = DOES_NOT_EXIST.test(r.stderr);
       return r.exitCode === 0 || gone || NOT_RUNNING.test(r.stderr) ? undefined : runcFailure('kill', r, stderrErrors(r));
     });
@@ -144,14 +147,14 @@ export class RuncPauseRuntime implements PauseRuntime {
   }
 
   async delete(id: string, opts: StepOptions = {}): Promise<void> {
-    await this.step('runc.delete', ['delete', '--force', id], opts, {}, (r) =>
+    await this.step('runc.delete', ['delete', '--force', id], opts, (r) =>
       r.exitCode === 0 || DOES_NOT_EXIST.test(r.stderr) ? undefined : runcFailure('delete', r, stderrErrors(r)),
     );
   }
 
   async state(id: string, signal?: AbortSignal): Promise<PauseState | undefined> {
     if (!this.rootExists()) return undefined;
-    const r = await this.runc(['state', id], { signal });
+    const r = await this.runc(['state', id], signal);
     if (r.exitCode !== 0) {
       if (DOES_NOT_EXIST.test(r.stderr)) return undefined;
       throw runcFailure('state', r, stderrErrors(r));
@@ -166,7 +169,7 @@ export class RuncPauseRuntime implements PauseRuntime {
 
   async listContainers(): Promise<RuntimeContainer[]> {
     if (!this.rootExists()) return [];
-    const r = await this.runc(['list', '--format', 'json'], {});
+    const r = await this.runc(['list', '--format', 'json']);
     if (r.exitCode !== 0) throw runcFailure('list', r, stderrErrors(r));
     // runc prints `null` when its root holds no container
     const items = JSON.parse(r.stdout) as { id: string; status?: string; annotations?: Record<string, string> }[] | null;
@@ -248,12 +251,12 @@ export class RuncPauseRuntime implements PauseRuntime {
     }
   }
 
-  /** One reported step that is not a plain runc command (conmon's create). */
+  /** Runs one step and reports it, failed or not (a runc command, conmon's create); detail is read once it ended. */
   private async reported<T>(
     step: string,
     label: string,
     opts: StepOptions,
-    detail: Record<string, unknown>,
+    detail: () => Record<string, unknown>,
     run: () => Promise<T>,
   ): Promise<T> {
     const startedAt = new Date().toISOString();
@@ -272,7 +275,7 @@ export class RuncPauseRuntime implements PauseRuntime {
         durationMs: performance.now() - t0,
         ok: error === undefined,
         ...(error !== undefined ? { error } : {}),
-        detail,
+        detail: detail(),
       });
     }
   }
@@ -282,53 +285,38 @@ export class RuncPauseRuntime implements PauseRuntime {
     step: string,
     args: string[],
     opts: StepOptions,
-    exec: { ignoreOutput?: boolean },
     judge: (r: ExecResult) => PodscopeError | undefined | Promise<PodscopeError | undefined>,
   ): Promise<void> {
-    const startedAt = new Date().toISOString();
-    const t0 = performance.now();
     let r: ExecResult | undefined;
-    let error: unknown;
-    try {
-      r = await this.runc(args, { signal: opts.signal, ignoreOutput: exec.ignoreOutput });
-      error = await judge(r);
-    } catch (e) {
-      error = e;
-    }
-    opts.report?.({
-      step,
-      label: step.replace('.', ' '),
-      startedAt,
-      durationMs: performance.now() - t0,
-      ok: error === undefined,
-      ...(error !== undefined ? { error } : {}),
-      detail: {
-        command: r?.command ?? describeCommand(this.options.runcPath, ['--root', this.options.root, ...args]),
-        exitCode: r?.exitCode,
-      },
+    const detail = () => ({
+      command: r?.command ?? describeCommand(this.options.runcPath, ['--root', this.options.root, ...args]),
+      exitCode: r?.exitCode,
     });
-    if (error !== undefined) throw error;
+    await this.reported(step, step.replace('.', ' '), opts, detail, async () => {
+      r = await this.runc(args, opts.signal);
+      const error = await judge(r);
+      if (error) throw error;
+    });
   }
 
-  private runc(args: string[], o: { signal?: AbortSignal; ignoreOutput?: boolean }): Promise<ExecResult> {
+  private runc(args: string[], signal?: AbortSignal): Promise<ExecResult> {
     return this.options.runner.run({
       file: this.options.runcPath,
       args: ['--root', this.options.root, ...args],
       timeoutMs: this.commandTimeoutMs,
-      signal: o.signal,
-      ignoreOutput: o.ignoreOutput,
+      signal,
     });
   }
 }
 
-/** The state letter and start time (clock ticks since boot) of a process, from /proc/<pid>/stat; undefined when gone. */
-function initProcess(pid: number): { pid: number; state: string; startTime: string } | undefined {
+/** The state letter, parent and start time (clock ticks since boot) of a process, from /proc/<pid>/stat; undefined when gone. */
+function initProcess(pid: number): { pid: number; ppid: number; state: string; startTime: string } | undefined {
   if (!(pid > 0)) return undefined;
   try {
     // synchronous: procfs is generated in memory, and the wait polls it every few milliseconds
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return { pid, state: fields[0] ?? '', startTime: fields[19] ?? '' };
+    return { pid, ppid: Number(fields[1]), state: fields[0] ?? '', startTime: fields[19] ?? '' };
   } catch (e) {
     if ((e as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
     throw e;
@@ -336,10 +324,9 @@ function initProcess(pid: number): { pid: number; state: string; startTime: stri
 }
 
 /** The init's parent when it is conmon (the pause's monitor); undefined for a pause started without one. */
-function conmonParentOf(init: { pid: number }): { pid: number; startTime: string } | undefined {
+function conmonParentOf(init: { ppid: number }): { pid: number; startTime: string } | undefined {
+  const ppid = init.ppid;
   try {
-    const stat = readFileSync(`/proc/${init.pid}/stat`, 'utf8');
-    const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
     if (!(ppid > 1) || readFileSync(`/proc/${ppid}/comm`, 'utf8').trim() !== 'conmon') return undefined;
     const parent = initProcess(ppid);
     return parent && { pid: ppid, startTime: parent.startTime };
