@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import {
   containerRuntimeRoot,
+  hidingShell,
   hybridCgroupNeedsHiding,
   mountIsShared,
   ociRuntimeBinary,
@@ -96,6 +97,14 @@ describe('crun on a hybrid cgroup host', () => {
     expect(await shared('')).toBe(false);
     // unreadable or not there: the safe answer
     expect(await mountIsShared('/sys/fs/cgroup/unified', reader({}))).toBe(true);
+  });
+});
+
+describe('the shell that hides the cgroup2', () => {
+  it("is busybox's (static, mount built in) where it is installed, else the system sh", async () => {
+    expect(await hidingShell(async (p) => p === '/bin/busybox')).toEqual(['/bin/busybox', 'sh']);
+    expect(await hidingShell(async (p) => p === '/usr/bin/busybox' || p === '/bin/busybox')).toEqual(['/usr/bin/busybox', 'sh']);
+    expect(await hidingShell(async () => false)).toEqual(['sh']);
   });
 });
 

@@ -10,7 +10,8 @@
  * in its --log file when it did, in the foreground).
  * Each handler keeps its own `--root` (the two state formats are not interchangeable).
  */
-import { readFile } from 'node:fs/promises';
+import { constants } from 'node:fs';
+import { access, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { PodscopeError } from '../../../shared/domain/errors';
 import type { RuntimeHandlerInfo } from '../../../shared/domain/sandbox';
@@ -134,13 +135,37 @@ export async function mountIsShared(
 
 let crunWrapper: Promise<string[]> | undefined;
 
+/** Debian's busybox-static (setup.sh installs it): a static binary, and its shell runs `mount` as a built-in applet */
+const BUSYBOX_PATHS = ['/usr/bin/busybox', '/bin/busybox'];
+
+/**
+ * The shell that hides the cgroup2 before crun runs. util-linux `sh` then `mount` are two dynamically linked execs
+ * (measured 6.4 ms for the whole wrapper around `true`); busybox's shell is static and its `mount` applet runs in
+ * the shell's own process (3.5–4.0 ms): about 2.5 ms off every crun create on such a host. Same script either way.
+ */
+export async function hidingShell(isExecutable: (path: string) => Promise<boolean> = executable): Promise<string[]> {
+  for (const p of BUSYBOX_PATHS) if (await isExecutable(p)) return [p, 'sh'];
+  return ['sh'];
+}
+
+const executable = (path: string) =>
+  access(path, constants.X_OK).then(
+    () => true,
+    () => false,
+  );
+
+/** argv that runs the program after it in a mount namespace of its own where a tmpfs covers the host's cgroup2 */
+export function cgroup2HidingWrapper(shell: string[], cgroup2IsShared: boolean): string[] {
+  const hide = `mount -t tmpfs -o size=4k,mode=0555 podscope-hides-cgroup2 ${UNIFIED}`;
+  const script = cgroup2IsShared ? `mount --make-private ${UNIFIED} && ${hide}` : hide;
+  return ['unshare', '--mount', '--propagation', 'unchanged', '--', ...shell, '-c', `${script} && exec "$@"`, 'sh'];
+}
+
 /** argv before crun (conmon's runtime path is its first word): see hybridCgroupNeedsHiding */
 function crunCgroupWrapper(): Promise<string[]> {
   crunWrapper ??= (async () => {
     if (!(await hybridCgroupNeedsHiding())) return [];
-    const hide = `mount -t tmpfs -o size=4k,mode=0555 podscope-hides-cgroup2 ${UNIFIED}`;
-    const script = (await mountIsShared(UNIFIED)) ? `mount --make-private ${UNIFIED} && ${hide}` : hide;
-    return ['unshare', '--mount', '--propagation', 'unchanged', '--', 'sh', '-c', `${script} && exec "$@"`, 'sh'];
+    return cgroup2HidingWrapper(await hidingShell(), await mountIsShared(UNIFIED));
   })();
   return crunWrapper;
 }
