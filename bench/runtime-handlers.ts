@@ -47,15 +47,24 @@ interface Side {
   runtimeHandler: string;
   podId: string;
   ms: { start: number[]; stop: number[]; remove: number[] };
-  /** monitor RSS per running container, MiB */
-  rssPerContainer?: number;
+  /** what the monitors of K running containers hold, per container, MiB */
+  monitorMemory?: MonitorMemory;
 }
 
 interface Proc {
   pid: number;
-  ppid: number;
   cmdline: string;
-  rssKiB: number;
+}
+
+/**
+ * RSS counts every page the process maps, including libc's and the other shared libraries' pages that every process
+ * on the host maps too; PSS divides each shared page among the processes mapping it; USS (private clean + dirty) is
+ * what the process alone holds: what one more container adds.
+ */
+interface MonitorMemory {
+  rss: number;
+  pss: number;
+  uss: number;
 }
 
 function processes(): Proc[] {
@@ -63,13 +72,7 @@ function processes(): Proc[] {
   for (const d of readdirSync('/proc')) {
     if (!/^\d+$/.test(d)) continue;
     try {
-      const status = readFileSync(`/proc/${d}/status`, 'utf8');
-      out.push({
-        pid: Number(d),
-        ppid: Number(/^PPid:\s+(\d+)/m.exec(status)?.[1] ?? 0),
-        cmdline: readFileSync(`/proc/${d}/cmdline`, 'latin1').replace(/\0/g, ' '),
-        rssKiB: Number(/^VmRSS:\s+(\d+) kB/m.exec(status)?.[1] ?? 0),
-      });
+      out.push({ pid: Number(d), cmdline: readFileSync(`/proc/${d}/cmdline`, 'latin1').replace(/\0/g, ' ') });
     } catch {
       /* gone */
     }
@@ -77,20 +80,38 @@ function processes(): Proc[] {
   return out;
 }
 
+/** kB fields of /proc/<pid>/smaps_rollup (0 for a process gone meanwhile) */
+function smapsRollup(pid: number): MonitorMemory {
+  let text = '';
+  try {
+    text = readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8');
+  } catch {
+    /* gone */
+  }
+  const kb = (field: string) => Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(text)?.[1] ?? 0);
+  return { rss: kb('Rss'), pss: kb('Pss'), uss: kb('Private_Clean') + kb('Private_Dirty') };
+}
+
 /**
  * What watches the containers, in MiB per container. Podscope: each container's conmon (`conmon … -c <id> …`; the
  * runtime's create and start have exited). containerd: every containerd-shim-runc-v2 whose argv names the pod (one
  * per pod), divided by the containers in it.
  */
-function monitorRss(side: Side, ids: string[]): number {
+function monitorMemory(side: Side, ids: string[]): MonitorMemory {
   const procs = processes();
-  let kib = 0;
-  if (side.name === 'containerd') {
-    for (const p of procs) if (p.cmdline.includes('containerd-shim-runc-v2') && p.cmdline.includes(side.podId)) kib += p.rssKiB;
-  } else {
-    for (const id of ids) kib += procs.find((p) => p.cmdline.startsWith('conmon ') && p.cmdline.includes(` -c ${id} `))?.rssKiB ?? 0;
+  const monitors =
+    side.name === 'containerd'
+      ? procs.filter((p) => p.cmdline.includes('containerd-shim-runc-v2') && p.cmdline.includes(side.podId))
+      : ids.flatMap((id) => procs.filter((p) => p.cmdline.startsWith('conmon ') && p.cmdline.includes(` -c ${id} `)).slice(0, 1));
+  const sum: MonitorMemory = { rss: 0, pss: 0, uss: 0 };
+  for (const p of monitors) {
+    const m = smapsRollup(p.pid);
+    sum.rss += m.rss;
+    sum.pss += m.pss;
+    sum.uss += m.uss;
   }
-  return kib / 1024 / ids.length;
+  const perContainer = (kib: number) => kib / 1024 / ids.length;
+  return { rss: perContainer(sum.rss), pss: perContainer(sum.pss), uss: perContainer(sum.uss) };
 }
 
 function podConfig(name: string) {
@@ -181,7 +202,7 @@ async function memoryRound(side: Side, k: number): Promise<void> {
       ids.push(id);
     }
     await new Promise((r) => setTimeout(r, 500));
-    side.rssPerContainer = monitorRss(side, ids);
+    side.monitorMemory = monitorMemory(side, ids);
   } finally {
     for (const id of ids) await side.api.removeContainer(id).catch(() => undefined);
   }
@@ -233,12 +254,15 @@ export async function runRuntimeHandlerBench(opts: {
     const p50 = (v: number[]) => percentile(v, 50);
     out(`container verbs per runtime handler over CRI, busybox sleep, host-network pods, n=${opts.n} (after 1 warm-up), p50 ms`);
     out(
-      `${'side'.padEnd(16)}${'create+start'.padStart(14)}${'stop'.padStart(10)}${'remove'.padStart(10)}${'monitor RSS MiB/ctr'.padStart(22)}`,
+      `${'side'.padEnd(16)}${'create+start'.padStart(14)}${'stop'.padStart(10)}${'remove'.padStart(10)}   monitor MiB/ctr: RSS  PSS  USS`,
     );
-    for (const s of sides)
+    for (const s of sides) {
+      const m = s.monitorMemory;
+      const mem = m ? [m.rss, m.pss, m.uss].map((v) => v.toFixed(2).padStart(5)).join('') : '';
       out(
-        `${s.name.padEnd(16)}${fmt(p50(s.ms.start)).padStart(14)}${fmt(p50(s.ms.stop)).padStart(10)}${fmt(p50(s.ms.remove)).padStart(10)}${(s.rssPerContainer ?? NaN).toFixed(1).padStart(22)}`,
+        `${s.name.padEnd(16)}${fmt(p50(s.ms.start)).padStart(14)}${fmt(p50(s.ms.stop)).padStart(10)}${fmt(p50(s.ms.remove)).padStart(10)}${' '.repeat(17)}${mem}`,
       );
+    }
     out('ratio to containerd (p50)');
     for (const s of sides.filter((x) => x !== ctdSide)) {
       const r = (k: 'start' | 'stop' | 'remove') => (p50(s.ms[k]) / p50(ctdSide.ms[k])).toFixed(2);
@@ -253,7 +277,9 @@ export async function runRuntimeHandlerBench(opts: {
         `${s.name.padEnd(16)}${fmt(floor).padStart(14)}   the engine's part: ${fmt(p50(s.ms.start) - floor)} ms; containerd's part over runc's floor: ${fmt(p50(ctdSide.ms.start) - p50(floors.runc))} ms`,
       );
     }
-    out(`monitor RSS: ${opts.k} containers running per side; load average ${load0} before, ${await loadAverage()} after`);
+    out(
+      `monitor memory: ${opts.k} containers running per side, from smaps_rollup; RSS counts the shared libraries' pages every process maps (libc alone is about 1.1 MiB of conmon's), PSS shares them out, USS is what one more container adds; load average ${load0} before, ${await loadAverage()} after`,
+    );
     for (const s of sides) await s.api.remove(s.podId).catch((e: unknown) => out(`remove pod ${s.name}: ${String(e)}`));
     podscope.close();
     return sides;
