@@ -3,7 +3,7 @@
  * overlay marks any user can write and a rootfs "mount" that copies the lower dirs. What the tests above the image
  * boundary (CreateContainer, CRI ImageService, CLI, UI) rely on from it, checked here once.
  */
-import { lstat, mkdtemp, readFile, readdir, rm } from 'node:fs/promises';
+import { lstat, mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -65,5 +65,15 @@ describe('the image store over the overlay fakes', () => {
     expect(await readdir(join(dir, 'images', 'users'))).toEqual([]);
     await store.remove('podscope.test/one:1');
     expect(await store.list()).toEqual([]);
+  });
+
+  it('a user count that cannot be written undoes the mount made beside it: nothing mounted, no rootfs dirs left', async () => {
+    await loadTestImage(store, 'podscope.test/one:1');
+    // a file where the users directory belongs: the durable write fails (ENOTDIR) while the mount succeeds
+    await rm(join(dir, 'images', 'users'), { recursive: true, force: true });
+    await writeFile(join(dir, 'images', 'users'), '');
+    await expect(store.prepareRootfs('podscope.test/one:1', 'c1', join(dir, 'c1'))).rejects.toThrow(/ENOTDIR|not a directory/);
+    expect(mounter.mounted.size).toBe(0);
+    expect(await readdir(join(dir, 'c1')).catch(() => [])).toEqual([]);
   });
 });
