@@ -30,7 +30,7 @@ export async function prepareRootfs(deps: RootfsDeps, imageId: string, container
   await deps.lock.run(async () => {
     const image = await findUnclaimed(deps, imageId, containerId);
     // Counting the user (a durable write: two fsyncs) and mounting (a mount(8) process) are independent and each a
-    // few milliseconds, so they run side by side (measured: the claim + mount went from about 9 to 6 ms). Both
+    // few milliseconds, so they run side by side. Both
     // finish under the lock: no other process can remove the image between the check and the mount, at the price
     // of this engine's concurrent creates taking turns for their mounts too.
     const steps = await Promise.allSettled([
