@@ -30,9 +30,8 @@ export async function prepareRootfs(deps: RootfsDeps, imageId: string, container
   await deps.lock.run(async () => {
     const image = await findUnclaimed(deps, imageId, containerId);
     // Counting the user (a durable write: two fsyncs) and mounting (a mount(8) process) are independent and each a
-    // few milliseconds, so they run side by side. Both
-    // finish under the lock: no other process can remove the image between the check and the mount, at the price
-    // of this engine's concurrent creates taking turns for their mounts too.
+    // few milliseconds, so they run side by side. Both finish under the lock: no other process can remove the image
+    // between the check and the mount, at the price of this engine's concurrent creates taking turns to mount.
     const steps = await Promise.allSettled([
       writeFileDurable(userFilePath(deps.paths, containerId), JSON.stringify({ imageId: image.record.id, dir } satisfies UserFile), {
         mode: 0o644,
