@@ -1,8 +1,8 @@
 /**
  * `podscope cri` over the touch-point fakes, in a process of its own, for the read-path bench (cri-floor.ts): the
  * real engine, store, indexes, CRI adapters and grpc-js server, with netns, CNI plugins, runc and the per-sandbox
- * files simulated, so 1,000 pods with a running container each cost no host resources. The one OS read a real
- * status makes per call, the pause or container pid's /proc/<pid>/stat, is made here too (of this process).
+ * files simulated, so 1,000 pods with a running container each cost no host resources. The OS reads a real status
+ * makes per call, the pause or container pid's /proc/<pid>/stat or a kill(0), are made here too (of this process).
  * Prints "ready" on stdout once serving; SIGTERM ends it. With `--profile-dir DIR`, each SIGUSR2 starts or ends a V8 CPU
  * profile written to DIR, so a profile covers the timed calls only, not setting up 1,000 pods.
  * `tsx bench/fake-cri-server.ts <socket> [--profile-dir DIR]`.
@@ -12,21 +12,19 @@ import { Session } from 'node:inspector/promises';
 import { join } from 'node:path';
 import { createTestEngine } from '../testkit/fakes/test-engine';
 import { startCriServer } from '../electron/cri/server';
-import { isProcessAlive } from '../electron/engine/sandbox/status';
+import { isProcessAlive, processExists } from '../electron/engine/sandbox/status';
 
 export const FAKE_IMAGE = 'podscope.test/busybox:1';
 
 async function main(): Promise<void> {
   const socketPath = process.argv[2];
   if (!socketPath) throw new Error('usage: fake-cri-server.ts <socket>');
-  const te = await createTestEngine({ tmpPrefix: 'podscope-pfl-floor-' });
+  // a real /proc read or kill(0) wherever the real engine makes one (the fakes answer from memory)
+  const te = await createTestEngine({
+    tmpPrefix: 'podscope-pfl-floor-',
+    livenessHooks: { alive: () => void isProcessAlive(process.pid), exists: () => void processExists(process.pid) },
+  });
   await te.loadImage(FAKE_IMAGE, { config: { Cmd: ['sh'] } });
-  // a real /proc read where the real engine makes one (the fakes answer from memory): liveness of a live pid
-  const fakeAlive = te.containerRuntime.alive.bind(te.containerRuntime);
-  te.containerRuntime.alive = (pid: number) => {
-    void isProcessAlive(process.pid);
-    return fakeAlive(pid);
-  };
   const server = await startCriServer({ engine: te.engine, socketPath, runtimeVersion: 'fakes' });
   const profileDir = process.argv.includes('--profile-dir') ? process.argv[process.argv.indexOf('--profile-dir') + 1] : undefined;
   const profileWritten = profileDir ? profileOnSignal(profileDir) : () => Promise.resolve();

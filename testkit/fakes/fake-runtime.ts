@@ -6,6 +6,8 @@ interface FakeContainer extends PauseState {
   spec: unknown;
   /** its conmon's pid: alive while the container runs */
   monitorPid: number;
+  /** killMonitor(): conmon is gone, the pause runs on */
+  monitorKilled?: boolean;
   /** what its conmon wrote at the exit */
   exit?: PauseExitInfo;
 }
@@ -95,7 +97,20 @@ export class FakePauseRuntime implements PauseRuntime {
     this.probes++;
     if (this.probeHold) await this.probeHold;
     if (this.probeError) throw this.probeError;
-    return [...this.containers.values()].some((c) => (c.pid === pid || c.monitorPid === pid) && c.status === 'running');
+    return this.exists(pid);
+  }
+
+  /** Stands in for kill(pid, 0) (EngineDeps.processExists): the same answer, without counting a probe. */
+  exists(pid: number): boolean {
+    return [...this.containers.values()].some(
+      (c) => c.status === 'running' && (c.pid === pid || (c.monitorPid === pid && !c.monitorKilled)),
+    );
+  }
+
+  /** Simulates someone killing the pause's conmon: the pause runs on, unwatched (no exit file will come). */
+  killMonitor(id: string): void {
+    const c = this.containers.get(id);
+    if (c) c.monitorKilled = true;
   }
 
   async listContainers(): Promise<RuntimeContainer[]> {

@@ -56,6 +56,11 @@ export interface TestEngineOptions {
   registry?: boolean;
   /** temp dir name prefix (default "podscope-test-engine-") */
   tmpPrefix?: string;
+  /**
+   * Gives the engine the cheap existence check (EngineDeps.processExists) beside processAlive, each calling its hook
+   * first: a bench puts there what the check costs on a real host (a /proc read, a kill(0)).
+   */
+  livenessHooks?: { alive(): void; exists(): void };
 }
 
 export interface TestEngine {
@@ -155,7 +160,16 @@ export async function createTestEngine(opts: TestEngineOptions = {}): Promise<Te
     buildPauseSpec,
     engineOomScoreAdj: 0,
     cleanupTimeoutMs: 5000,
-    processAlive: async (pid) => containerRuntime.alive(pid) || (await runtime.processAlive(pid)),
+    processAlive: async (pid) => {
+      opts.livenessHooks?.alive();
+      return containerRuntime.alive(pid) || (await runtime.processAlive(pid));
+    },
+    ...(opts.livenessHooks && {
+      processExists: (pid: number) => {
+        opts.livenessHooks!.exists();
+        return containerRuntime.alive(pid) || runtime.exists(pid);
+      },
+    }),
     containers: { runtime: containerRuntime, cgroups, host },
     problems: opts.problems,
   };

@@ -38,6 +38,8 @@ export interface ContainerContext {
   rootfs: Map<string, ContainerRootfs>;
   emit(e: ContainerEvent): void;
   processAlive(pid: number, startTicks?: number): Promise<boolean>;
+  /** kill(pid, 0), for a container under a live conmon (sandbox/status.ts runsUnderLiveMonitor); absent: always processAlive */
+  processExists?(pid: number): boolean;
   processStartTicks(pid: number): Promise<number | undefined>;
   engineOomScoreAdj: number;
   cleanupTimeoutMs: number;

@@ -3,6 +3,7 @@
  * reaps it and writes its exit file, so the engine looks at the pid and then reads that file. Reason as
  * containerd's: OOMKilled when the cgroup's OOM kill counter moved, Completed for exit 0, Error otherwise.
  */
+import { runsUnderLiveMonitor } from '../sandbox/status';
 import { runtimeFor, type ContainerContext } from './context';
 import type { ContainerRecord } from './record';
 import { toContainerSummary } from './view';
@@ -10,9 +11,14 @@ import { toContainerSummary } from './view';
 /** How long after the pid is gone a missing exit file is waited for (conmon writes it once the output is drained). */
 const EXIT_FILE_GRACE_MS = 3000;
 
-/** Returns true when the container is (now) known to have exited. The caller holds the container's lock. */
-export async function observeExit(ctx: ContainerContext, rec: ContainerRecord): Promise<boolean> {
+/**
+ * Returns true when the container is (now) known to have exited. The caller holds the container's lock. Reads ask
+ * the cheap way while its conmon lives (runsUnderLiveMonitor); `exact` (the background poll, recovery) always reads
+ * /proc, so a pid reused after both were gone is caught there.
+ */
+export async function observeExit(ctx: ContainerContext, rec: ContainerRecord, opts: { exact?: boolean } = {}): Promise<boolean> {
   if (rec.state !== 'Running') return rec.state === 'Exited';
+  if (rec.pid !== undefined && !opts.exact && runsUnderLiveMonitor(ctx.processExists, rec.pid, rec.monitorPid)) return false;
   if (rec.pid !== undefined && (await ctx.processAlive(rec.pid, rec.startTicks))) return false;
   // the cgroup (kept until the runtime's delete) is read while the exit file is looked for
   const usageRead = ctx.cgroups.usage(rec.cgroupsPath).catch(() => undefined);
@@ -52,6 +58,6 @@ export async function observeExit(ctx: ContainerContext, rec: ContainerRecord): 
 export async function observeAllExits(ctx: ContainerContext): Promise<void> {
   for (const rec of ctx.store.all()) {
     if (rec.state !== 'Running') continue;
-    await ctx.locks.tryRun(rec.id, () => observeExit(ctx, rec)).catch(() => undefined);
+    await ctx.locks.tryRun(rec.id, () => observeExit(ctx, rec, { exact: true })).catch(() => undefined);
   }
 }

@@ -21,7 +21,9 @@ export async function recoverContainers(ctx: ContainerContext, opts: { readOnly?
   await Promise.all(
     ctx.store
       .all()
-      .map((rec) => observeExit(ctx, rec).catch((e: unknown) => problems.push(`container ${rec.id}: ${(e as Error).message}`))),
+      .map((rec) =>
+        observeExit(ctx, rec, { exact: true }).catch((e: unknown) => problems.push(`container ${rec.id}: ${(e as Error).message}`)),
+      ),
   );
   const known = new Set(ctx.store.all().map((r) => r.id));
   // each handler keeps its own root: an orphan is looked for, and deleted, by the runtime that made it

@@ -59,7 +59,7 @@ export async function probeSandbox(ctx: EngineContext, net: ProbeNet, idOrPrefix
     errors: [],
   };
   // a pause that died since the last poll must not be probed as ready
-  await refreshLiveness(ctx, rec);
+  await refreshLiveness(ctx, rec, { exact: true });
   const reason = await notApplicableReason(ctx, rec);
   if (reason) {
     report.paths = plannedPaths(rec).map((p) => ({ ...p, verdict: 'notApplicable', measured: false, note: reason }));
@@ -267,7 +267,7 @@ async function readyOthers(ctx: EngineContext, rec: SandboxRecord): Promise<Sand
   const out: SandboxRecord[] = [];
   for (const o of ctx.store.all()) {
     if (o.id === rec.id || isHostNetwork(o.config)) continue;
-    await refreshLiveness(ctx, o);
+    await refreshLiveness(ctx, o, { exact: true });
     if (o.state === 'Ready' && o.netnsPath && !o.netnsClosed) out.push(o);
   }
   return out;

@@ -54,6 +54,8 @@ export interface EngineContext {
   emit(e: SandboxEvent): void;
   /** whether the pause process still runs (no subreaper here, so the engine looks at the pid) */
   processAlive(pid: number, startTicks?: number): Promise<boolean>;
+  /** kill(pid, 0): cheap existence, for the liveness of a pause under a live conmon (status.ts runsUnderLiveMonitor); absent: always the exact check */
+  processExists?(pid: number): boolean;
   /** timeout for undo steps after a failure, and for stop/remove steps */
   cleanupTimeoutMs: number;
   /** CLI `pods`/`inspectp`: look, never change anything on the host (no verbs, no record writes, no start-up GC) */

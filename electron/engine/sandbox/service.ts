@@ -61,7 +61,7 @@ import { runSandbox } from './run';
 import { engineInfo, runtimeConditions } from './runtime-status';
 import { gcItem } from './startup-gc';
 import type { StateDirLock } from './state-lock';
-import { isProcessAlive, listSandboxes, processStartTicks, refreshLiveness, sandboxStatusWithClashes } from './status';
+import { isProcessAlive, listSandboxes, processExists, processStartTicks, refreshLiveness, sandboxStatusWithClashes } from './status';
 import { stopSandbox } from './stop';
 import { SandboxStore } from './store';
 import { ThroughputRuns } from './throughput';
@@ -124,6 +124,8 @@ export class SandboxEngine implements Engine {
       locks: new KeyedMutex(),
       emit: (e) => this.emit(e),
       processAlive: deps.processAlive ?? isProcessAlive,
+      // a fake processAlive gets no real kill(0) beside it: its pids are not the host's
+      processExists: deps.processAlive ? deps.processExists : processExists,
       images: deps.images ?? noImageStore(),
     };
     this.ownerTag = tag;
@@ -132,6 +134,7 @@ export class SandboxEngine implements Engine {
         options: deps.options,
         sandboxes: this.ctx.store,
         processAlive: this.ctx.processAlive,
+        ...(this.ctx.processExists && { processExists: this.ctx.processExists }),
         processStartTicks,
         engineOomScoreAdj: deps.engineOomScoreAdj,
         cleanupTimeoutMs: deps.cleanupTimeoutMs,
@@ -175,7 +178,7 @@ export class SandboxEngine implements Engine {
       every(CONTAINER_POLL_MS, () => this.containers.poll()),
       watchConfDir(this.deps.options.cniConfDir, () => void this.reloadCniConfig()),
       every(PAUSE_POLL_MS, async () => {
-        for (const rec of this.ctx.store.all()) await refreshLiveness(this.ctx, rec);
+        for (const rec of this.ctx.store.all()) await refreshLiveness(this.ctx, rec, { exact: true });
       }),
     );
     return this.recovery;
