@@ -6,6 +6,8 @@
 import { describe, expect, it } from 'vitest';
 import {
   ContainerState,
+  ContainerStatus,
+  ContainerStatusResponse,
   ListContainersResponse,
   ListPodSandboxResponse,
   PodSandboxState,
@@ -14,6 +16,7 @@ import {
   type PodSandboxStatus,
 } from '../../electron/cri/generated/runtime_v1';
 import {
+  serializeContainerStatusResponse,
   serializeListContainersResponse,
   serializeListPodSandboxResponse,
   serializePodSandboxStatusResponse,
@@ -140,5 +143,36 @@ describe('cached CRI read serialisers', () => {
     }
     const res = { status: undefined, info: {}, timestamp: '5' };
     expect(serializePodSandboxStatusResponse(res).equals(Buffer.from(PodSandboxStatusResponse.encode(res).finish()))).toBe(true);
+  });
+
+  it('ContainerStatus bytes equal the generated encoder, verbose or not, for a running and an exited container', () => {
+    for (const exited of [false, true]) {
+      const st = ContainerStatus.fromPartial({
+        id: 'c'.repeat(64),
+        metadata: { name: 'main-ü', attempt: 1 },
+        state: exited ? ContainerState.CONTAINER_EXITED : ContainerState.CONTAINER_RUNNING,
+        createdAt: '1700000000000000000',
+        startedAt: '1700000000100000000',
+        finishedAt: exited ? '1700000000200000000' : '0',
+        exitCode: exited ? 137 : 0,
+        image: { image: 'podscope.test/busybox:1' },
+        imageRef: 'sha256:' + 'a'.repeat(64),
+        reason: exited ? 'OOMKilled' : '',
+        labels: { app: 'x'.repeat(300) },
+        mounts: [{ containerPath: '/data', hostPath: '/srv/data', readonly: true }],
+        logPath: '/var/log/pods/ns_p_u/main/1.log',
+        user: { linux: { uid: '0', gid: '0', supplementalGroups: ['0', '10'] } },
+      });
+      const infos: Array<Record<string, string>> = [{}, { info: JSON.stringify({ pid: 42, runtimeSpec: { note: 'é'.repeat(3000) } }) }];
+      for (const info of infos) {
+        const res = { status: st, info };
+        const want = Buffer.from(ContainerStatusResponse.encode(res).finish());
+        // twice: the second call serves the status bytes cached by the first
+        expect(serializeContainerStatusResponse(res).equals(want)).toBe(true);
+        expect(serializeContainerStatusResponse(res).equals(want)).toBe(true);
+      }
+    }
+    const res = { status: undefined, info: {} };
+    expect(serializeContainerStatusResponse(res).equals(Buffer.from(ContainerStatusResponse.encode(res).finish()))).toBe(true);
   });
 });

@@ -10,6 +10,7 @@ import { listPodSandbox } from '../../electron/cri/server/sandbox-list';
 import { containerStatus } from '../../electron/cri/server/container-status';
 import { listContainers } from '../../electron/cri/server/container-list';
 import {
+  serializeContainerStatusResponse,
   serializeListContainersResponse,
   serializeListPodSandboxResponse,
   serializePodSandboxStatusResponse,
@@ -38,6 +39,9 @@ const wireStatus = async (id: string) =>
   );
 const wireList = async () =>
   pb.ListPodSandboxResponse.decode(serializeListPodSandboxResponse(await listPodSandbox(t.engine, { filter: undefined })));
+
+const wireContainerStatus = async (id: string, verbose = false) =>
+  pb.ContainerStatusResponse.decode(serializeContainerStatusResponse(await containerStatus(t.engine, { containerId: id, verbose })));
 
 async function runningContainer(podId: string, name = 'main'): Promise<string> {
   const { id } = await t.engine.createContainer({
@@ -79,7 +83,7 @@ describe('reads after a change', () => {
   it('ContainerStatus and a short ListContainers show an exit on the next read, without waiting for the exit poll', async () => {
     const p = await pod(1);
     const id = await runningContainer(p);
-    const state = async () => (await containerStatus(t.engine, { containerId: id, verbose: false })).status?.state;
+    const state = async () => (await wireContainerStatus(id)).status?.state;
     const listed = async (filter?: Partial<pb.ContainerFilter>) =>
       pb.ListContainersResponse.decode(
         serializeListContainersResponse(await listContainers(t.engine, { filter: filter && pb.ContainerFilter.fromPartial(filter) })),
@@ -94,6 +98,24 @@ describe('reads after a change', () => {
     expect(await listed({ state: { state: pb.ContainerState.CONTAINER_RUNNING } })).toEqual([]);
     expect(await listed()).toEqual([pb.ContainerState.CONTAINER_EXITED]);
     expect(await state()).toBe(pb.ContainerState.CONTAINER_EXITED);
+  });
+
+  it('ContainerStatus, verbose or not, shows an UpdateContainerResources on the next read (its view and bytes are per save)', async () => {
+    const id = await runningContainer(await pod(1));
+    const cpuShares = async (verbose: boolean) => {
+      const res = await wireContainerStatus(id, verbose);
+      const fromInfo = verbose
+        ? (JSON.parse(res.info.info!) as { config: { linux?: { resources?: { cpu_shares?: number } } } })
+        : undefined;
+      return [res.status?.resources?.linux?.cpuShares, fromInfo?.config.linux?.resources?.cpu_shares];
+    };
+    // read twice: the second answer comes from the view and bytes cached by the first
+    const before = await cpuShares(true);
+    expect(await cpuShares(true)).toEqual(before);
+    expect(before).not.toEqual(['512', 512]);
+    await t.engine.updateContainerResources(id, { cpu_shares: 512 });
+    expect(await cpuShares(false)).toEqual(['512', undefined]);
+    expect(await cpuShares(true)).toEqual(['512', 512]);
   });
 
   it('an unfiltered ListContainers and ListPodSandbox, read twice after every change, show a create, start, stop, remove and a new pod', async () => {

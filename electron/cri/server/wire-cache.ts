@@ -11,6 +11,8 @@
 import type { BinaryWriter } from '@bufbuild/protobuf/wire';
 import {
   Container,
+  ContainerStatus,
+  ContainerStatusResponse,
   PodSandbox,
   PodSandboxStatus,
   PodSandboxStatusResponse,
@@ -106,10 +108,24 @@ export function serializePodSandboxStatusResponse(res: PodSandboxStatusResponse)
   return out;
 }
 
+export function serializeContainerStatusResponse(res: ContainerStatusResponse): Buffer {
+  // info is per call (empty unless verbose): the generated encoder writes it after the cached status (field 1)
+  const rest = ContainerStatusResponse.encode({ ...res, status: undefined }).finish();
+  if (!res.status) return Buffer.from(rest);
+  const status = bytesOf(res.status, (m) => ContainerStatus.encode(m));
+  const head = lengthPrefix(status.length);
+  const out = Buffer.allocUnsafe(head.length + status.length + rest.length);
+  out.set(head, 0);
+  out.set(status, head.length);
+  out.set(rest, head.length + status.length);
+  return out;
+}
+
 /** The runtime service with the read responses serialised through the caches above; every other method as generated. */
 export const CachedRuntimeService = {
   ...RuntimeServiceService,
   listPodSandbox: { ...RuntimeServiceService.listPodSandbox, responseSerialize: serializeListPodSandboxResponse },
   podSandboxStatus: { ...RuntimeServiceService.podSandboxStatus, responseSerialize: serializePodSandboxStatusResponse },
   listContainers: { ...RuntimeServiceService.listContainers, responseSerialize: serializeListContainersResponse },
+  containerStatus: { ...RuntimeServiceService.containerStatus, responseSerialize: serializeContainerStatusResponse },
 } as const satisfies typeof RuntimeServiceService;

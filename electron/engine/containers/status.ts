@@ -7,5 +7,6 @@ import { toContainerStatus } from './view';
 export async function containerStatus(ctx: ContainerContext, idOrPrefix: string): Promise<ContainerStatusView> {
   const rec = ctx.store.get(idOrPrefix);
   if (rec.state === 'Running') await ctx.locks.tryRun(rec.id, () => observeExit(ctx, rec));
-  return toContainerStatus(rec);
+  // a verb in flight may have changed the record without saving it yet: that status is built live
+  return ctx.locks.isHeld(rec.id) ? toContainerStatus(rec) : ctx.store.statusView(rec, toContainerStatus);
 }

@@ -8,6 +8,7 @@ import { mkdir, readdir, readFile, rename, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { PodscopeError } from '../../../shared/domain/errors';
 import { writeFileDurable } from '../os/durable-write';
+import type { ContainerStatusView } from '../../../shared/domain/container';
 import { upgradeContainerRecord, type ContainerRecord } from './record';
 
 export function containerNotFound(id: string): PodscopeError {
@@ -17,6 +18,12 @@ export function containerNotFound(id: string): PodscopeError {
 export class ContainerStore {
   private readonly records = new Map<string, ContainerRecord>();
   private readonly deleted = new Set<string>();
+  /**
+   * Each record's status view as of its last save (status.ts): a poller asking for one container every second gets
+   * the same object until the container changes, and the CRI server's wire caches key on it. Every change of a
+   * record is saved (that is what makes it durable), so a save is where the view goes stale.
+   */
+  private readonly statusViews = new Map<string, { rec: ContainerRecord; view: ContainerStatusView }>();
   private readonly dir: string;
 
   constructor(stateDir: string) {
@@ -83,8 +90,18 @@ export class ContainerStore {
     await this.save(rec);
   }
 
+  /** the record's status view, built once per save (see statusViews) */
+  statusView(rec: ContainerRecord, build: (rec: ContainerRecord) => ContainerStatusView): ContainerStatusView {
+    const cached = this.statusViews.get(rec.id);
+    if (cached && cached.rec === rec) return cached.view;
+    const view = build(rec);
+    if (this.records.get(rec.id) === rec) this.statusViews.set(rec.id, { rec, view });
+    return view;
+  }
+
   async save(rec: ContainerRecord): Promise<void> {
     if (this.deleted.has(rec.id)) return;
+    this.statusViews.delete(rec.id);
     this.records.set(rec.id, rec);
     const file = join(this.dir, `${rec.id}.json`);
     // each save renames its own temp file (named `<id>.json.<pid>.<random>.tmp`: load() sweeps `.tmp` leftovers)
@@ -96,6 +113,7 @@ export class ContainerStore {
    * a record whose file is missing is written there.
    */
   async retire(rec: ContainerRecord, dir: string): Promise<void> {
+    this.statusViews.delete(rec.id);
     this.records.delete(rec.id);
     this.deleted.add(rec.id);
     const to = join(dir, `${rec.id}.json`);
@@ -112,6 +130,7 @@ export class ContainerStore {
   }
 
   async delete(id: string): Promise<void> {
+    this.statusViews.delete(id);
     this.records.delete(id);
     this.deleted.add(id);
     await rm(join(this.dir, `${id}.json`), { force: true });
