@@ -1,7 +1,7 @@
 /** ListContainers (containerd internal/cri/server/container_list.go): filters by id prefix, state, sandbox and labels. */
 import type { ContainerFilter, ContainerSummary } from '../../../shared/domain/container';
 import type { ContainerContext } from './context';
-import { observeExit } from './exit';
+import { observeExit, runsUnderLiveConmon } from './exit';
 import type { ContainerRecord } from './record';
 import { toContainerSummary, toCriContainerState } from './view';
 
@@ -32,7 +32,7 @@ export async function listContainers(ctx: ContainerContext, filter: ContainerFil
   const found = ctx.store.all().filter(matches);
   if (found.length <= EXITS_ON_LIST_MAX) {
     for (const rec of found) {
-      if (rec.state !== 'Running') continue;
+      if (rec.state !== 'Running' || runsUnderLiveConmon(ctx, rec)) continue;
       await ctx.locks.tryRun(rec.id, () => observeExit(ctx, rec)).catch(() => undefined);
     }
   }
