@@ -93,6 +93,13 @@ test('Images page, Add container, Containers tab and log viewer on a real pod', 
       await expect(pane).toContainText('64.0 MiB');
       await expect(pane).toContainText('MODE=demo');
       await app.screenshot('45-containers-tab');
+      // what the create and the start did, with the times the engine measured, as the pod's lifecycle shows its run
+      const steps = pane.getByTestId('container-steps');
+      for (const step of ['image.resolve', 'rootfs.prepare', 'user.resolve', 'seccomp.load', 'runtime.start'])
+        await expect(steps).toContainText(step);
+      await expect(steps).toContainText(`monitorPid=${status.monitorPid}`);
+      await steps.scrollIntoViewIfNeeded();
+      await app.screenshot('45b-container-steps');
     });
 
     await test.step('the log viewer follows; stderr is told apart and can be hidden', async () => {

@@ -5,6 +5,7 @@
 import { z } from 'zod';
 import { NamespaceMode, SecurityProfileSchema, type PodSandboxConfigInput } from './config';
 import type { SerializedError } from './errors';
+import type { TraceEntry } from './trace';
 
 const int64 = z.number().int();
 const uint32 = z.number().int().min(0).max(4294967295);
@@ -183,6 +184,8 @@ export interface ContainerStatusView extends ContainerSummary {
   config: ContainerConfig;
   ociSpec?: unknown;
   lastError?: SerializedError;
+  /** what CreateContainer and StartContainer did, step by step with their times (empty for a record of an older engine) */
+  trace: TraceEntry[];
 }
 
 export interface ContainerFilter {

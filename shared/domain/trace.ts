@@ -26,7 +26,8 @@ export interface PluginCall {
 }
 
 /** watch: what the engine noticed on its own (the pause process exiting); check: CNI CHECK on demand */
-export type TracePhase = 'run' | 'stop' | 'remove' | 'cleanup' | 'recover' | 'watch' | 'check';
+/** a sandbox's verbs and watches; `create`/`start` are a container's (ContainerStatusView.trace) */
+export type TracePhase = 'run' | 'stop' | 'remove' | 'cleanup' | 'recover' | 'watch' | 'check' | 'create' | 'start';
 
 export interface TraceEntry {
   seq: number;

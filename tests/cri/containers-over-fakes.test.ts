@@ -10,6 +10,7 @@ import { startCriServer, type CriServer } from '../../electron/cri/server';
 import * as pb from '../../electron/cri/generated/runtime_v1';
 import { createTestEngine, type TestEngine } from '../../testkit/fakes/test-engine';
 import { codeOf, podConfig, rawClient, rpc, tempDir } from './helpers/grpc';
+import { createCriEndpointApi } from '../../electron/cri/client';
 
 let fakes: TestEngine;
 let server: CriServer;
@@ -135,5 +136,28 @@ describe('container RPCs', () => {
     ]);
     expect(mine[0]!.podSandboxStatus?.id).toBe(pod);
     expect(mine[2]!.containersStatuses[0]).toMatchObject({ id, state: pb.ContainerState.CONTAINER_EXITED, exitCode: 137 });
+  });
+
+  it("a Podscope client reads a Podscope peer's create and start steps from the verbose status", async () => {
+    const { id: podId } = await fakes.engine.run({ config: { metadata: { name: 'steps', namespace: 'c1', uid: 'u-steps' } } });
+    const { id } = await fakes.engine.createContainer({
+      podSandboxId: podId,
+      config: { metadata: { name: 'steps' }, image: { image: IMAGE }, command: ['sleep', '100'] },
+    });
+    await fakes.engine.startContainer(id);
+    const api = createCriEndpointApi(`unix://${server.socketPath}`, { connectTimeoutMs: 2000 });
+    try {
+      const view = await api.containerStatus(id);
+      expect(view.trace.map((e) => `${e.phase}:${e.step}`)).toEqual([
+        'create:image.resolve',
+        'create:rootfs.prepare',
+        'create:user.resolve',
+        'create:seccomp.load',
+        'start:runtime.start',
+      ]);
+    } finally {
+      api.close();
+      await fakes.engine.remove(podId);
+    }
   });
 });

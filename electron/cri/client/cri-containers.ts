@@ -9,7 +9,9 @@ import {
   type ContainerSummary,
   type ExecSyncResult,
 } from '../../../shared/domain/container';
+import { z } from 'zod';
 import * as pb from '../generated/runtime_v1';
+import { TraceEntrySchema } from './peer-schemas';
 import { configToProto } from '../convert/config';
 import {
   containerConfigToProto,
@@ -73,6 +75,9 @@ async function containerStatusView(conn: CriConnection, id: string): Promise<Con
       ...(monitorPid !== undefined && { monitorPid }),
       name: p.name ?? view.name,
     });
+  // a Podscope peer's CreateContainer/StartContainer steps; anything else there is left out rather than trusted
+  const steps = z.array(TraceEntrySchema).safeParse(p?.trace);
+  if (steps.success) view.trace = steps.data;
   return view;
 }
 

@@ -90,9 +90,9 @@ const PluginCallSchema = z.object({
   signal: str.nullable().optional(),
   timedOut: z.boolean().optional(),
 });
-const TraceEntrySchema = z.object({
+export const TraceEntrySchema = z.object({
   seq: num,
-  phase: z.enum(['run', 'stop', 'remove', 'cleanup', 'recover', 'watch']),
+  phase: z.enum(['run', 'stop', 'remove', 'cleanup', 'recover', 'watch', 'check', 'create', 'start']),
   step: str,
   label: str,
   startedAt: str,

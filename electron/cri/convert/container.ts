@@ -318,6 +318,8 @@ export function statusFromProto(s: pb.ContainerStatus, podSandboxId: string): Co
       tty: false,
       stop_signal: s.stopSignal,
     },
+    // a peer's steps come from its verbose info (Podscope's); the CRI status has none
+    trace: [],
   };
 }
 

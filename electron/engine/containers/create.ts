@@ -18,6 +18,7 @@ import {
 } from '../../../shared/domain/container';
 import { formatIssues } from '../../../shared/domain/config';
 import { PodscopeError, serializeError } from '../../../shared/domain/errors';
+import type { TraceEntry } from '../../../shared/domain/trace';
 import type { ImageRecord } from '../images/types';
 import { seccompProfileRoot } from '../options';
 import { buildContainerSpec, capabilities, type ContainerOciSpec } from '../runtime/container-spec';
@@ -26,6 +27,7 @@ import { sandboxPaths } from '../runtime/sandbox-files';
 import { CleanupStack, type CleanupFailure } from '../sandbox/cleanup-stack';
 import type { SandboxRecord } from '../sandbox/record';
 import { notFoundError } from '../sandbox/store';
+import { TraceRecorder } from '../sandbox/trace';
 import type { ContainerContext } from './context';
 import { generateContainerId } from './ids';
 import { CONTAINER_RECORD_VERSION, type ContainerRecord } from './record';
@@ -115,9 +117,20 @@ export async function createContainer(ctx: ContainerContext, req: CreateContaine
   const cleanup = new CleanupStack();
   ctx.names.reserve(name, id);
   cleanup.push(`release container name ${name}`, async () => ctx.names.releaseByName(name));
+  // the steps go into the record once it exists: a create that fails leaves no record to keep them in
+  const steps = { trace: [] as TraceEntry[] };
+  const trace = new TraceRecorder(steps, 'create', () => undefined);
   try {
-    const image = await ctx.images.resolve(config.image.image);
-    if (!image) throw new PodscopeError('NotFound', `failed to resolve image ${JSON.stringify(config.image.image)}: not found`);
+    const image = await trace.step(
+      'image.resolve',
+      `resolve image ${config.image.image}`,
+      async () => {
+        const found = await ctx.images.resolve(config.image.image);
+        if (!found) throw new PodscopeError('NotFound', `failed to resolve image ${JSON.stringify(config.image.image)}: not found`);
+        return found;
+      },
+      (found) => ({ id: found.id }),
+    );
     const imageView = { name: config.image.image, config: image.config };
     buildContainerSpec({
       id,
@@ -134,22 +147,31 @@ export async function createContainer(ctx: ContainerContext, req: CreateContaine
     const bundleDir = join(ctx.options.runDir, 'containers', id, 'bundle');
     cleanup.push(`delete container dir ${rootDir}`, () => rm(rootDir, { recursive: true, force: true }));
     await mkdir(rootDir, { recursive: true, mode: 0o711 });
-    const rootfs = await ctx.images.prepareRootfs(image.id, id, rootDir);
+    const rootfs = await trace.step(
+      'rootfs.prepare',
+      'count a user of the image and mount its layers (overlay)',
+      () => ctx.images.prepareRootfs(image.id, id, rootDir),
+      (r) => ({ path: r.path }),
+    );
     cleanup.push(`release rootfs ${rootfs.path}`, () => rootfs.release());
     ctx.rootfs.set(id, rootfs);
     cleanup.push('forget rootfs handle', async () => void ctx.rootfs.delete(id));
 
-    const user = await resolveUser(config, image.config, rootfs.path);
+    const user = await trace.step(
+      'user.resolve',
+      "resolve the user in the image's /etc/passwd and /etc/group",
+      () => resolveUser(config, image.config, rootfs.path),
+      (u) => ({ uid: u.uid, gid: u.gid, groups: u.additionalGids }),
+    );
     const held = (await ctx.host.heldCapabilities?.()) ?? undefined;
     const caps = capabilities(config, held);
     const privileged = sc?.privileged ?? false;
-    const seccomp = await loadSeccomp({
-      profile: sc?.seccomp,
-      legacyPath: sc?.seccomp_profile_path ?? '',
-      privileged,
-      capabilities: caps,
-      profileRoot,
-    });
+    const seccomp = await trace.step(
+      'seccomp.load',
+      'load the seccomp profile',
+      () => loadSeccomp({ profile: sc?.seccomp, legacyPath: sc?.seccomp_profile_path ?? '', privileged, capabilities: caps, profileRoot }),
+      (r) => ({ applied: r.applied }),
+    );
     const apparmor = await apparmorProfile(ctx, config, privileged);
     const spec: ContainerOciSpec = buildContainerSpec({
       id,
@@ -193,6 +215,7 @@ export async function createContainer(ctx: ContainerContext, req: CreateContaine
       stopSignal: signalName,
       cgroupsPath: spec.linux.cgroupsPath,
       ociSpec: spec,
+      trace: steps.trace,
     };
     cleanup.push('delete container record', () => ctx.store.delete(id));
     await ctx.store.add(rec);

@@ -1,6 +1,7 @@
 /** What the engine persists for each container. Every view is derived from this. */
 import type { ContainerConfig } from '../../../shared/domain/container';
 import type { SerializedError } from '../../../shared/domain/errors';
+import type { TraceEntry } from '../../../shared/domain/trace';
 import type { ResolvedUser } from '../runtime/container-spec';
 
 export const CONTAINER_RECORD_VERSION = 1;
@@ -50,6 +51,8 @@ export interface ContainerRecord {
   /** set once a stop was asked for, so the exit is not reported as a crash */
   stopRequested?: boolean;
   lastError?: SerializedError;
+  /** CreateContainer's and StartContainer's steps (absent in a record of an older engine) */
+  trace?: TraceEntry[];
 }
 
 /**

@@ -4,6 +4,8 @@
  * start deletes what runc left and marks the container EXITED with reason StartError and exit code 128, as containerd.
  */
 import { PodscopeError, serializeError } from '../../../shared/domain/errors';
+import { DEFAULT_RUNTIME_HANDLER } from '../runtime/oci-runtime';
+import { TraceRecorder } from '../sandbox/trace';
 import { runtimeFor, type ContainerContext } from './context';
 import { readySandbox } from './create';
 import { toContainerSummary, toCriContainerState } from './view';
@@ -15,13 +17,22 @@ export async function startContainer(ctx: ContainerContext, idOrPrefix: string):
       throw new PodscopeError('FailedPrecondition', `container ${JSON.stringify(rec.id)} is in ${toCriContainerState(rec.state)} state`);
     readySandbox(ctx, rec.sandboxId);
     const runtime = runtimeFor(ctx, rec.runtimeHandler);
+    // a record of an older engine has no steps yet; the start's are added to create's
+    const trace = new TraceRecorder({ trace: (rec.trace ??= []) }, 'start', () => undefined);
+    const handler = rec.runtimeHandler || DEFAULT_RUNTIME_HANDLER;
     try {
-      const started = await runtime.start(rec.id, rec.bundleDir, rec.ociSpec, {
-        logPath: rec.logPath,
-        stdin: rec.config.stdin,
-        stdinOnce: rec.config.stdin_once,
-        tty: rec.config.tty,
-      });
+      const started = await trace.step(
+        'runtime.start',
+        `conmon runs ${handler} create, then ${handler} start`,
+        () =>
+          runtime.start(rec.id, rec.bundleDir, rec.ociSpec, {
+            logPath: rec.logPath,
+            stdin: rec.config.stdin,
+            stdinOnce: rec.config.stdin_once,
+            tty: rec.config.tty,
+          }),
+        (s) => ({ pid: s.pid, monitorPid: s.monitorPid }),
+      );
       rec.pid = started.pid;
       rec.monitorPid = started.monitorPid;
       rec.startTicks = await ctx.processStartTicks(started.pid);

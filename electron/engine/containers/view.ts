@@ -48,5 +48,6 @@ export function toContainerStatus(rec: ContainerRecord): ContainerStatusView {
     config: rec.config,
     ociSpec: rec.ociSpec,
     ...(rec.lastError && { lastError: rec.lastError }),
+    trace: rec.trace ?? [],
   };
 }

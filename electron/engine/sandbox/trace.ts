@@ -1,12 +1,11 @@
-/** Appends steps to a sandbox's trace and streams each one as a progress event. */
+/** Appends steps to a sandbox's or a container's trace and hands each one on (a sandbox streams it as a progress event). */
 import { serializeError } from '../../../shared/domain/errors';
 import type { TraceEntry, TracePhase } from '../../../shared/domain/sandbox';
 import type { StepReport } from '../step-report';
-import type { SandboxRecord } from './record';
 
 export class TraceRecorder {
   constructor(
-    private readonly rec: SandboxRecord,
+    private readonly rec: { trace: TraceEntry[] },
     private readonly phase: TracePhase,
     private readonly onEntry: (entry: TraceEntry) => void,
   ) {}

@@ -8,6 +8,7 @@ import { dateTime } from '../../../../lib/format';
 import { KeyValues, LabelChips, Section } from '../../../../lib/ui/KeyValues';
 import { JsonView } from '../../../../lib/ui/JsonView';
 import { nsToIso } from '../api/containers';
+import { Phase } from './LifecycleTab';
 
 const PROPAGATION = ['private', 'host → container', 'bidirectional'];
 
@@ -62,6 +63,7 @@ export function ContainerDetails({ s }: { s: ContainerStatusView }) {
               ['env', s.config.envs.length ? s.config.envs.map((e) => `${e.key}=${e.value}`).join('\n') : ''],
               ['tty / stdin', `${s.config.tty ? 'tty' : 'no tty'} · ${s.config.stdin ? 'stdin open' : 'no stdin'}`],
               ['pid', s.pid ? String(s.pid) : ''],
+              ['monitor', s.monitorPid ? `conmon, pid ${s.monitorPid}` : ''],
               ['log', s.logPath],
             ]}
           />
@@ -101,6 +103,17 @@ export function ContainerDetails({ s }: { s: ContainerStatusView }) {
           />
         </Section>
       </div>
+      <Section title="Create and start, step by step">
+        {s.trace.length === 0 ? (
+          <span className="muted">No steps recorded (a container created by an engine older than this one, or another runtime).</span>
+        ) : (
+          <div className="stack" data-testid="container-steps">
+            {[...new Set(s.trace.map((t) => t.phase))].map((p) => (
+              <Phase key={p} phase={p} entries={s.trace.filter((t) => t.phase === p)} />
+            ))}
+          </div>
+        )}
+      </Section>
       <Section title={`Mounts (${s.mounts.length})`}>
         {s.mounts.length === 0 ? (
           <span className="muted">No mounts beyond the runtime's defaults (/proc, /dev, /sys, /etc/hosts, /etc/resolv.conf).</span>

@@ -6,7 +6,8 @@ import { EmptyState, NotAvailable } from '../../../../lib/ui/EmptyState';
 import { ErrorView } from '../../../../lib/ui/ErrorView';
 import { describePauseExit, describePendingEntry } from '../../../../../../shared/domain/sandbox-release';
 
-function Phase({ phase, entries }: { phase: string; entries: TraceEntry[] }) {
+/** One verb's steps as a waterfall over its own span (also a container's create and start: ContainerDetails). */
+export function Phase({ phase, entries }: { phase: string; entries: TraceEntry[] }) {
   const t0 = Math.min(...entries.map((e) => Date.parse(e.startedAt)));
   const end = Math.max(...entries.map((e) => Date.parse(e.startedAt) + e.durationMs));
   const span = Math.max(end - t0, 1);
