@@ -9,11 +9,11 @@ import type {
   PauseExitInfo,
   PauseLocation,
   PauseRuntime,
-  PauseState,
+  RuntimeState,
   RuntimeStepReporter,
 } from '../../electron/engine/runtime/types';
 
-interface FakeContainer extends PauseState {
+interface FakeContainer extends RuntimeState {
   spec: unknown;
   at: PauseLocation;
   /** its conmon's pid: alive while the container runs */
@@ -95,7 +95,7 @@ export class FakePauseRuntime implements PauseRuntime {
     if (this.at(id, at)) this.containers.delete(id);
   }
 
-  async state(id: string, at: PauseLocation): Promise<PauseState | undefined> {
+  async state(id: string, at: PauseLocation): Promise<RuntimeState | undefined> {
     this.calls.push({ op: 'state', id, handler: at.handler });
     const c = this.at(id, at);
     return c && { id: c.id, pid: c.pid, status: c.status, bundle: c.bundle };

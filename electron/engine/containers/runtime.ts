@@ -17,7 +17,7 @@ import { PodscopeError, type ErrorCode } from '../../../shared/domain/errors';
 import { describeCommand, type ExecResult, type ProcessRunner } from '../os/exec';
 import type { OciRuntimeBinary } from '../runtime/oci-runtime';
 import { parseRuncLog, readLogFrom, runcErrors } from '../runtime/runc-log';
-import type { PauseState, RuntimeContainer, RuntimeStepReporter } from '../runtime/types';
+import type { RuntimeState, RuntimeContainer, RuntimeStepReporter } from '../runtime/types';
 import { dialInNetns, runcExecStream, type RuntimeStreamIO } from './runc-stream';
 import type { Duplex } from 'node:stream';
 
@@ -279,14 +279,14 @@ export abstract class OciContainerRuntime implements ContainerRuntime {
   }
 
   /** `<runtime> state`: undefined when the runtime does not know the container */
-  async state(id: string, signal?: AbortSignal): Promise<PauseState | undefined> {
+  async state(id: string, signal?: AbortSignal): Promise<RuntimeState | undefined> {
     if (!this.rootExists()) return undefined;
     const r = await this.run(['state', id], signal);
     if (r.exitCode !== 0) {
       if (this.bin.doesNotExist.test(r.stderr)) return undefined;
       throw runtimeFailure(this.bin.handler, 'state', r);
     }
-    const s = JSON.parse(r.stdout) as PauseState;
+    const s = JSON.parse(r.stdout) as RuntimeState;
     return { id: s.id, pid: s.pid, status: s.status, bundle: s.bundle };
   }
 

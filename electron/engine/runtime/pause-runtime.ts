@@ -13,7 +13,7 @@ import type { OciContainerRuntime } from '../containers/runtime';
 import { readConmonExitFile } from './conmon-start';
 import { pauseRuntimeRoot, resolveRuntimeHandler, RUNTIME_HANDLERS, type RuntimeHandlerName } from './oci-runtime';
 import { ensurePauseRootfs } from './pause-rootfs';
-import type { LocatedContainer, PauseExitInfo, PauseLocation, PauseRuntime, PauseState, RuntimeStepReporter } from './types';
+import type { LocatedContainer, PauseExitInfo, PauseLocation, PauseRuntime, RuntimeState, RuntimeStepReporter } from './types';
 
 export interface OciPauseRuntimeOptions {
   /** the engine's run dir: each handler's pauses live under `<runDir>/<handler>` */
@@ -76,7 +76,7 @@ export class OciPauseRuntime implements PauseRuntime {
     return this.runtime(at).delete(id, opts);
   }
 
-  state(id: string, at: PauseLocation): Promise<PauseState | undefined> {
+  state(id: string, at: PauseLocation): Promise<RuntimeState | undefined> {
     return this.runtime(at).state(id);
   }
 

@@ -1,7 +1,8 @@
 /** The pause container, run by its pod's OCI runtime (runc, crun) under that runtime's pause root and watched by conmon. */
 import type { StepReport } from '../step-report';
 
-export interface PauseState {
+/** what `<runtime> state` says of a container (a pause or an app container) */
+export interface RuntimeState {
   id: string;
   pid: number;
   /** the runtime's status: creating | created | running | paused | stopped */
@@ -70,7 +71,7 @@ export interface PauseRuntime {
    */
   exitInfo(id: string, bundleDir: string): Promise<PauseExitInfo | undefined>;
   /** undefined when the runtime does not know the container */
-  state(id: string, at: PauseLocation): Promise<PauseState | undefined>;
+  state(id: string, at: PauseLocation): Promise<RuntimeState | undefined>;
   /** every container under each handler's pause root, with its OCI annotations (they say which engine owns it) */
   listContainers(): Promise<LocatedContainer[]>;
 }

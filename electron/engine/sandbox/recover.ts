@@ -11,7 +11,7 @@
 import type { StartupGcItem } from '../../../shared/domain/sandbox';
 import { waitForOrphanHelpers } from './orphan-helpers';
 import { CONTAINER_TYPE_ANNOTATION } from '../runtime/container-spec';
-import type { LocatedContainer, PauseState } from '../runtime/types';
+import type { LocatedContainer, RuntimeState } from '../runtime/types';
 import type { EngineContext } from './context';
 import { OWNER_ANNOTATION } from './ownership';
 import { pauseLocationOf, type SandboxRecord } from './record';
@@ -132,7 +132,7 @@ export async function recoverSandboxes(ctx: EngineContext, opts: RecoveryOptions
 }
 
 async function reconcile(ctx: EngineContext, rec: SandboxRecord): Promise<void> {
-  const pause: PauseState | undefined = await ctx.runtime.state(rec.id, pauseLocationOf(rec));
+  const pause: RuntimeState | undefined = await ctx.runtime.state(rec.id, pauseLocationOf(rec));
   let changed = false;
   if (rec.state === 'Ready' && (!pause || pause.status !== 'running')) {
     rec.state = 'NotReady';
