@@ -17,13 +17,12 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { PodscopeError } from '../../../shared/domain/errors';
 import { absoluteExecutable, createUnderConmon, endConmon, readConmonExitFile, readConmonPid } from '../runtime/conmon-start';
+import { reportedStep, runtimeFailure } from '../runtime/runtime-steps';
 import { conmonExecTerminal } from './conmon-exec';
 import type { RuntimeStreamIO } from './runc-stream';
 import { attachToConmon, CONMON_CTL, writeConmonCtl, type ConmonAttachIO } from './conmon-attach';
 import {
   OciContainerRuntime,
-  reportedStep,
-  runtimeFailure,
   type ContainerExit,
   type ContainerStdio,
   type OciContainerRuntimeOptions,

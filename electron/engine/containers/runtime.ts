@@ -12,11 +12,12 @@ import { existsSync, readFileSync } from 'node:fs';
 import { constants as osConstants } from 'node:os';
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
-import { PodscopeError, type ErrorCode } from '../../../shared/domain/errors';
+import { PodscopeError } from '../../../shared/domain/errors';
 import { describeCommand, type ExecResult, type ProcessRunner } from '../os/exec';
 import type { OciRuntimeBinary } from '../runtime/oci-runtime';
 import { parseRuncLog, readLogFrom, runcErrors } from '../runtime/runc-log';
+import { reportedStep, runtimeFailure } from '../runtime/runtime-steps';
+import { waitStopped } from '../runtime/wait-stopped';
 import type { RuntimeState, RuntimeContainer, RuntimeStepReporter } from '../runtime/types';
 import { dialInNetns, runcExecStream, type RuntimeStreamIO } from './runc-stream';
 import type { Duplex } from 'node:stream';
@@ -132,66 +133,6 @@ export interface OciContainerRuntimeOptions {
   commandTimeoutMs?: number;
 }
 
-function errorCode(r: ExecResult): ErrorCode {
-  return r.timedOut ? 'DeadlineExceeded' : r.canceled ? 'Canceled' : 'RuntimeError';
-}
-
-/** A runtime command that failed, in the runtime's own words (its error-level log lines on stderr) where it gave any. */
-export function runtimeFailure(handler: string, what: string, r: ExecResult): PodscopeError {
-  const messages = runcErrors(parseRuncLog(r.stderr));
-  const why =
-    messages.length > 0
-      ? messages.join('; ')
-      : r.timedOut
-        ? 'timed out'
-        : r.canceled
-          ? 'was canceled'
-          : r.signal
-            ? `killed by ${r.signal}`
-            : r.stderr.trim() || `exit code ${r.exitCode}`;
-  return new PodscopeError(errorCode(r), `${handler} ${what} failed: ${why}`, {
-    details: {
-      command: r.command,
-      exitCode: r.exitCode,
-      signal: r.signal,
-      runcErrors: messages,
-      stderr: r.stderr.slice(-4000),
-      timedOut: r.timedOut,
-      canceled: r.canceled,
-    },
-  });
-}
-
-/** Runs one step and reports it, failed or not (a runtime command, conmon's create); detail is read once it ended. */
-export async function reportedStep<T>(
-  report: RuntimeStepReporter | undefined,
-  step: string,
-  label: string,
-  detail: () => Record<string, unknown>,
-  run: () => Promise<T>,
-): Promise<T> {
-  if (!report) return run();
-  const startedAt = new Date().toISOString();
-  const t0 = performance.now();
-  let error: unknown;
-  try {
-    return await run();
-  } catch (e) {
-    error = e;
-    throw e;
-  } finally {
-    report({
-      step,
-      label,
-      startedAt,
-      durationMs: performance.now() - t0,
-      ok: error === undefined,
-      ...(error !== undefined ? { error } : {}),
-      detail: detail(),
-    });
-  }
-}
-
 /**
  * What `runc kill [--all]` does, without a runtime process (one exec is ~15-50 ms on a loaded host): the signal to
  * the container's init (its pid and start time checked first, as runc checks its state), or with `all` to every
@@ -269,7 +210,8 @@ export abstract class OciContainerRuntime implements ContainerRuntime {
    * process of it is left. Idempotent: an unknown or stopped container is a success.
    */
   async stop(id: string, opts: RuntimeStepOptions & { timeoutMs?: number } = {}): Promise<void> {
-    if (!(await this.killByRuntime(id, 'KILL', true, opts))) await this.waitStopped(id, opts, opts.timeoutMs ?? 10_000);
+    if (!(await this.killByRuntime(id, 'KILL', true, opts)))
+      await waitStopped(id, this.bin.handler, (signal) => this.state(id, signal), opts, opts.timeoutMs ?? 10_000);
   }
 
   async delete(id: string, opts: RuntimeStepOptions = {}): Promise<void> {
@@ -319,73 +261,6 @@ export abstract class OciContainerRuntime implements ContainerRuntime {
    */
   private rootExists(): boolean {
     return existsSync(this.o.root);
-  }
-
-  /**
-   * Waits until the container's init is gone. The engine is no subreaper, so there is no exit status to wait on: one
-   * `state` names the init's pid, then /proc/<pid>/stat is polled (a read of memory, where each `state` is a
-   * process: tearing down many pods spent more time spawning those polls than stopping). Gone means what runc itself
-   * checks: no such pid, a different start time (the pid was reused), or a zombie.
-   */
-  private async waitStopped(id: string, opts: RuntimeStepOptions, timeoutMs: number): Promise<void> {
-    const startedAt = new Date();
-    const t0 = performance.now();
-    let polls = 0;
-    let delayMs = 2;
-    let error: PodscopeError | undefined;
-    let status: string | undefined;
-    let monitor: { pid: number; startTime: string } | undefined;
-    try {
-      const first = await this.state(id, opts.signal);
-      status = first?.status;
-      const init = first && status !== 'stopped' ? procStatus(first.pid) : undefined;
-      // conmon, the init's parent, writes the exit file once it has reaped it, then exits: stop waits for that too,
-      // so a stopped container has its exit recorded and no process of it is left (a pause started by an older
-      // engine has no conmon, and its parent is no business of stop's)
-      monitor = init ? conmonParentOf(init) : undefined;
-      let initGone = false;
-      while (init) {
-        polls++;
-        if (!initGone) {
-          const now = procStatus(init.pid);
-          initGone = !now || now.startTime !== init.startTime || now.state === 'Z';
-        }
-        if (initGone) {
-          status = 'stopped';
-          const m = monitor && procStatus(monitor.pid);
-          if (!monitor || !m || m.startTime !== monitor.startTime || m.state === 'Z') break;
-        }
-        if (performance.now() - t0 > timeoutMs) {
-          throw new PodscopeError(
-            'DeadlineExceeded',
-            initGone
-              ? `the conmon (pid ${monitor!.pid}) of container ${id} still runs ${timeoutMs} ms after its container exited`
-              : `container ${id} (init pid ${init.pid}) is still ${status} ${timeoutMs} ms after SIGKILL`,
-          );
-        }
-        await sleep(delayMs, undefined, { signal: opts.signal });
-        delayMs = Math.min(delayMs * 2, 100);
-      }
-      if (first && !init) status = 'stopped';
-    } catch (e) {
-      error =
-        e instanceof PodscopeError
-          ? e
-          : opts.signal?.aborted
-            ? new PodscopeError('Canceled', `waiting for container ${id} to stop was canceled`, { cause: e })
-            : new PodscopeError('RuntimeError', `cannot read the state of container ${id}: ${(e as Error).message}`, { cause: e });
-      throw error;
-    } finally {
-      opts.report?.({
-        step: `${this.bin.handler}.wait`,
-        label: "wait until the container's init process (and its conmon) is gone",
-        startedAt: startedAt.toISOString(),
-        durationMs: performance.now() - t0,
-        ok: !error,
-        ...(error ? { error } : {}),
-        detail: { polls, status: status ?? 'deleted', ...(monitor ? { conmonPid: monitor.pid } : {}) },
-      });
-    }
   }
 
   /**
@@ -527,31 +402,5 @@ function bundleAnnotations(bundle: string): Record<string, string> {
     return (JSON.parse(readFileSync(join(bundle, 'config.json'), 'utf8')) as { annotations?: Record<string, string> }).annotations ?? {};
   } catch {
     return {};
-  }
-}
-
-/** The state letter, parent and start time (clock ticks since boot) of a process, from /proc/<pid>/stat; undefined when gone. */
-function procStatus(pid: number): { pid: number; ppid: number; state: string; startTime: string } | undefined {
-  if (!(pid > 0)) return undefined;
-  try {
-    // synchronous: procfs is generated in memory, and the wait polls it every few milliseconds
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return { pid, ppid: Number(fields[1]), state: fields[0] ?? '', startTime: fields[19] ?? '' };
-  } catch (e) {
-    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-    throw e;
-  }
-}
-
-/** The init's parent when it is conmon (the container's monitor); undefined for one started without it. */
-function conmonParentOf(init: { ppid: number }): { pid: number; startTime: string } | undefined {
-  const ppid = init.ppid;
-  try {
-    if (!(ppid > 1) || readFileSync(`/proc/${ppid}/comm`, 'utf8').trim() !== 'conmon') return undefined;
-    const parent = procStatus(ppid);
-    return parent && { pid: ppid, startTime: parent.startTime };
-  } catch {
-    return undefined;
   }
 }
