@@ -6,10 +6,11 @@
  * removed in afterAll.
  */
 import { readFileSync } from 'node:fs';
-import { readFile, writeFile } from 'node:fs/promises';
+import { readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { NodeProcessRunner } from '../../electron/engine/os/exec';
+import { removeSandboxFiles, sandboxPaths } from '../../electron/engine/runtime/sandbox-files';
 import type { SandboxEngine } from '../../electron/engine/sandbox/service';
 import type { PodSandboxConfigInput } from '../../shared/domain/config';
 import { processesMentioning } from '../../testkit/leak-check';
@@ -103,5 +104,29 @@ describe.skipIf(!isRoot)('the pause runs on its pod’s runtime handler', () => 
     expect(await stateUnder('runc', old)).toBeUndefined();
     expect(processesMentioning([onCrun, old])).toEqual([]);
     await second.close();
+  });
+
+  it('the start-up sweep kills and deletes an orphaned crun pause of ours, found by its owner annotation (read from its bundle: crun lists none)', async () => {
+    const first = await env.engine();
+    const config = { ...pod('orphan'), hostname: '', linux: { security_context: { namespace_options: { network: 2 } } } };
+    const { id } = await first.run({ config, runtimeHandler: 'crun' });
+    await first.close();
+    // the record goes behind the engine's back: the pause is ours with no record
+    await rm(join(env.dir, 'state', 'store', `${id}.json`));
+    const second = await env.engine();
+    try {
+      const gc = (await second.info()).startupGc ?? [];
+      expect(gc).toEqual(
+        expect.arrayContaining([
+          expect.objectContaining({ kind: 'runc-container', id, action: expect.stringMatching(/^killed and deleted/) }),
+        ]),
+      );
+      expect(await stateUnder('crun', id)).toBeUndefined();
+      expect(processesMentioning([id])).toEqual([]);
+    } finally {
+      await second.close();
+      // what only the lost record named: its files and shm
+      await removeSandboxFiles(runner, sandboxPaths(join(env.dir, 'state'), join(env.dir, 'run'), id));
+    }
   });
 });

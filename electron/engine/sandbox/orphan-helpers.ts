@@ -6,8 +6,8 @@
  * unclean shutdown first waits for them to finish, and kills the ones that do not finish in time.
  *
  * Ours are recognised by what the dead engine gave them: CNI_CONTAINERID=<one of our sandbox ids> in a plugin's
- * environment (libcni's protocol), or `--root <one of our pause roots>` on a runc or crun command line. Both read from /proc, which
- * root can read for every process.
+ * environment (libcni's protocol), or `--root <one of our pause roots>` on a runc or crun command line. Both read
+ * from /proc, which root can read for every process.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';

@@ -1,7 +1,8 @@
 /**
  * Start-up reconciliation: rebuild the store from disk, re-reserve names, and align each sandbox with what its pause's
- * runtime (runc or crun, under the root its record names) and the netns dir say now (a reboot or a crash between two steps leaves either side behind). Then start-up garbage
- * collection of what a killed engine can leave with no record to find it by (startup-gc.ts).
+ * runtime (runc or crun, under the root its record names) and the netns dir say now (a reboot or a crash between two
+ * steps leaves either side behind). Then start-up garbage collection of what a killed engine can leave with no record
+ * to find it by (startup-gc.ts).
  *
  * Only what this engine owns is ever touched: a container under a pause root counts as ours only when it carries our
  * state dir id (ownership.ts) and is a sandbox container; any other is reported and left alone, even under our root, because a run dir may be
@@ -31,7 +32,7 @@ export interface RecoveryReport {
 export interface RecoveryOptions {
   /**
    * The previous engine on these dirs died holding them (its pid was still in the lock file): wait for the CNI
-   * plugins and runc commands it left running before touching anything (orphan-helpers.ts).
+   * plugins and runtime commands it left running before touching anything (orphan-helpers.ts).
    */
   uncleanShutdown?: boolean;
   /** how long to wait for them before killing them (default 10 s) */
@@ -67,11 +68,11 @@ export async function recoverSandboxes(ctx: EngineContext, opts: RecoveryOptions
       problems.push(`sandbox ${rec.id}: ${(e as Error).message}`);
     }
   }
-  // one runc exec per sandbox, all at once: every CLI command pays for this
+  // one runtime exec (`state`) per sandbox, all at once: every CLI command pays for this
   await Promise.all(
     records.map((rec) =>
       reconcile(ctx, rec).catch((e: unknown) => {
-        // runc failing is not runc saying "no such container": keep what the record says
+        // the runtime failing is not the runtime saying "no such container": keep what the record says
         problems.push(`sandbox ${rec.id}: state kept as recorded, ${(e as Error).message}`);
       }),
     ),

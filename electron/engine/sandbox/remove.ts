@@ -42,7 +42,7 @@ async function removeLocked(ctx: EngineContext, rec: SandboxRecord): Promise<voi
   const trace = new TraceRecorder(rec, 'remove', (entry) => ctx.emit({ type: 'sandbox.progress', id, entry }));
   const signal = AbortSignal.timeout(ctx.cleanupTimeoutMs);
   try {
-    // The pause is stopped, so deleting its runc state and its files are independent (runc delete reads its own
+    // The pause is stopped, so deleting its runtime state and its files are independent (the delete reads its own
     // state dir, not the bundle): both at once, and both must succeed before the record goes.
     const [deleted, cleaned] = await Promise.allSettled([
       ctx.runtime.delete(id, pauseLocationOf(rec), { signal, report: runtimeReporter(trace) }),

@@ -58,7 +58,7 @@ export async function runSandbox(ctx: EngineContext, req: RunSandboxRequest, sig
   const runtimeHandler = req.runtimeHandler ?? '';
   const id = generateSandboxId();
   try {
-    // runc or crun (runtime/oci-runtime.ts); the pod's containers all run on it
+    // runc or crun (runtime/oci-runtime.ts); the pod's pause and containers all run on it
     const handler = resolveRuntimeHandler(runtimeHandler);
     const missing = ctx.runtimeHandlers?.find((h) => h.name === handler && !h.present);
     if (missing) throw new PodscopeError('FailedPrecondition', `runtime_handler ${JSON.stringify(handler)}: ${missing.problem}`);
