@@ -225,11 +225,14 @@ export function findLeftovers(scope: LeakScope): Leftover[] {
     if (scope.ownsDirs !== false || ids.some((id) => f.includes(id))) out.push({ kind: 'cache', what: join(resultsDir!, f) });
   }
 
-  // runc containers under the engine's root, and app containers under theirs (<runDir>/containers/runc, where runc
-  // also keeps exec-* files of sessions in flight: those are leftovers too, as the session's process is)
-  const runcRoot = scope.runDir ? join(scope.runDir, 'runc') : undefined;
-  for (const c of list(runcRoot)) {
-    if (scope.ownsDirs !== false || ids.includes(c)) out.push({ kind: 'runc', what: `${c} (root ${runcRoot})` });
+  // pause containers under each handler's pause root (<runDir>/runc, <runDir>/crun), and app containers under theirs
+  // (<runDir>/containers/runc, where runc also keeps exec-* files of sessions in flight: those are leftovers too, as
+  // the session's process is)
+  for (const handler of ['runc', 'crun']) {
+    const pauseRoot = scope.runDir ? join(scope.runDir, handler) : undefined;
+    for (const c of list(pauseRoot)) {
+      if (scope.ownsDirs !== false || ids.includes(c)) out.push({ kind: 'runc', what: `${c} (root ${pauseRoot})` });
+    }
   }
   // one root per runtime handler: <runDir>/containers/runc and <runDir>/containers/crun
   for (const handler of ['runc', 'crun']) {
@@ -339,7 +342,7 @@ export function sweepLeftovers(scope: LeakScope, runcPath = 'runc'): void {
   for (const l of found.filter((x) => x.kind === 'runc')) {
     const m = /^(\S+) \(root (.*)\)$/.exec(l.what)!;
     // a crun root's containers are crun's to delete (the state formats differ)
-    const bin = m[2]!.endsWith('/containers/crun') ? 'crun' : runcPath;
+    const bin = m[2]!.endsWith('/crun') ? 'crun' : runcPath;
     sh(bin, ['--root', m[2]!, 'kill', m[1]!, 'KILL']);
     sh(bin, ['--root', m[2]!, 'delete', '--force', m[1]!]);
   }

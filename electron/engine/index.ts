@@ -1,12 +1,13 @@
 /**
- * Builds a real engine: Linux netns, libcni-style CNI over the configured dirs, runc under conmon for the pause container.
+ * Builds a real engine: Linux netns, libcni-style CNI over the configured dirs, the pod's runtime (runc, crun) under
+ * conmon for its pause container and its app containers.
  * Never imports electron: the same engine serves the desktop window, browser mode, the CLI and the CRI socket.
  */
 import { access, constants } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createCniManager } from './cni/cni-manager';
 import { HostCgroupReader } from './containers/cgroups';
-import { ociContainerRuntimes } from './containers/runtimes';
+import { conmonRuntimeAt, ociContainerRuntimes } from './containers/runtimes';
 import { LocalImageStore } from './images/store';
 import { SpawnHelperRunner } from './os/spawn-helper';
 import type { ImageStore } from './images/types';
@@ -25,7 +26,7 @@ import type { ProcessRunner } from './os/exec';
 import { buildPauseSpec } from './runtime/oci-spec';
 import { readEngineOomScoreAdj } from './runtime/oom-score';
 import { probeRuntimeHandlers } from './runtime/oci-runtime';
-import { RuncPauseRuntime } from './runtime/runc';
+import { OciPauseRuntime } from './runtime/pause-runtime';
 import { hostSandboxFiles } from './sandbox/host-files';
 import { SandboxEngine } from './sandbox/service';
 import { StateDirLock } from './sandbox/state-lock';
@@ -79,11 +80,10 @@ export async function createEngine(partial: Partial<EngineOptions> = {}, extras:
         defaultPluginTimeoutMs: options.pluginTimeoutMs,
         maxNetfilterPluginExecs: options.maxNetfilterPluginExecs,
       }),
-      runtime: new RuncPauseRuntime({
-        runcPath: options.runcPath,
-        conmonPath: options.conmonPath,
-        root: join(options.runDir, 'runc'),
-        runner,
+      // each pod's pause on its handler's runtime, the same implementation as its app containers, on a root of its own
+      runtime: new OciPauseRuntime({
+        runDir: options.runDir,
+        runtimeAt: conmonRuntimeAt(options, runner),
         rootfsDir: join(options.stateDir, 'pause', 'rootfs'),
       }),
       files: hostSandboxFiles(runner),
@@ -148,7 +148,8 @@ async function checkHost(
     problems.push(
       'runtime: not running as root: creating network namespaces, running CNI plugins and runc need root (or CAP_SYS_ADMIN + CAP_NET_ADMIN)',
     );
-  // the default handler is needed for every pod (the pause container runs on it); another one only for pods that name it
+  // the default handler is needed for every pod that names none (its pause and containers run on it); another one only
+  // for pods that name it
   const runtimeHandlers = await handlers;
   for (const h of runtimeHandlers) if (h.default && h.problem) problems.push(`runtime: ${h.problem}`);
   const binDirs = await Promise.all(

@@ -1,9 +1,21 @@
-/** In-memory PauseRuntime for unit tests: keeps containers and their specs, reports steps, fails on demand. */
+/**
+ * In-memory PauseRuntime for unit tests: keeps containers and their specs under the location (handler, root) each
+ * was started at, reports steps, fails on demand. A verb at another location does not find the container, as the real
+ * runtime under another root would not.
+ */
 import { PodscopeError } from '../../shared/domain/errors';
-import type { PauseExitInfo, PauseRuntime, PauseState, RuntimeContainer, RuntimeStepReporter } from '../../electron/engine/runtime/types';
+import type {
+  LocatedContainer,
+  PauseExitInfo,
+  PauseLocation,
+  PauseRuntime,
+  RuntimeState,
+  RuntimeStepReporter,
+} from '../../electron/engine/runtime/types';
 
-interface FakeContainer extends PauseState {
+interface FakeContainer extends RuntimeState {
   spec: unknown;
+  at: PauseLocation;
   /** its conmon's pid: alive while the container runs */
   monitorPid: number;
   /** killMonitor(): conmon is gone, the pause runs on */
@@ -12,40 +24,57 @@ interface FakeContainer extends PauseState {
   exit?: PauseExitInfo;
 }
 
+type StepOptions = { signal?: AbortSignal; report?: RuntimeStepReporter };
+
 export class FakePauseRuntime implements PauseRuntime {
   readonly containers = new Map<string, FakeContainer>();
-  readonly calls: { op: 'ensureRootfs' | 'start' | 'stop' | 'delete' | 'state' | 'list'; id?: string }[] = [];
+  readonly calls: { op: 'ensureRootfs' | 'start' | 'stop' | 'delete' | 'state' | 'list'; id?: string; handler?: string }[] = [];
   /** the next start() throws this (once), after leaving nothing behind, like the real runtime */
   startError: Error | undefined;
   /** the next stop() throws this (once) */
   stopError: Error | undefined;
   private nextPid = 40_000;
 
-  constructor(readonly rootfsPath = '/fake/pause/rootfs') {}
+  constructor(
+    readonly rootfsPath = '/fake/pause/rootfs',
+    readonly runDir = '/fake/run',
+  ) {}
 
   async ensureRootfs(): Promise<string> {
     this.calls.push({ op: 'ensureRootfs' });
     return this.rootfsPath;
   }
 
+  locate(handler: string): PauseLocation {
+    const h = handler || 'runc';
+    return { handler: h, root: `${this.runDir}/${h}` };
+  }
+
+  locations(): PauseLocation[] {
+    return ['runc', 'crun'].map((h) => this.locate(h));
+  }
+
   async start(
     id: string,
     bundleDir: string,
     spec: unknown,
-    opts: { signal?: AbortSignal; report?: RuntimeStepReporter },
+    opts: StepOptions & { at?: PauseLocation },
   ): Promise<{ pid: number; monitorPid: number }> {
-    this.calls.push({ op: 'start', id });
+    const at = opts.at ?? this.locate('');
+    this.calls.push({ op: 'start', id, handler: at.handler });
     opts.signal?.throwIfAborted();
     const error =
       this.startError ??
-      (this.containers.has(id) ? new PodscopeError('RuntimeError', `runc run failed: container with id exists: ${id}`) : undefined);
+      (this.containers.has(id)
+        ? new PodscopeError('RuntimeError', `${at.handler} create failed: container with id exists: ${id}`)
+        : undefined);
     this.startError = undefined;
     this.report(opts.report, 'conmon.create', !error, error, { bundle: bundleDir });
     if (error) throw error;
-    this.report(opts.report, 'runc.start', true, undefined, { command: `runc start ${id}` });
+    this.report(opts.report, `${at.handler}.start`, true, undefined, { command: `${at.handler} --root ${at.root} start ${id}` });
     const pid = this.nextPid++;
     const monitorPid = this.nextPid++;
-    this.containers.set(id, { id, pid, monitorPid, status: 'running', bundle: bundleDir, spec });
+    this.containers.set(id, { id, pid, monitorPid, status: 'running', bundle: bundleDir, spec, at });
     return { pid, monitorPid };
   }
 
@@ -53,24 +82,24 @@ export class FakePauseRuntime implements PauseRuntime {
     return this.containers.get(id)?.exit;
   }
 
-  async stop(id: string, opts: { signal?: AbortSignal; report?: RuntimeStepReporter } = {}): Promise<void> {
-    this.calls.push({ op: 'stop', id });
+  async stop(id: string, at: PauseLocation, opts: StepOptions = {}): Promise<void> {
+    this.calls.push({ op: 'stop', id, handler: at.handler });
     const error = this.stopError;
     this.stopError = undefined;
-    this.report(opts.report, 'runc.kill', !error, error, { command: `runc kill ${id} KILL` });
+    this.report(opts.report, `${at.handler}.kill`, !error, error, { command: `${at.handler} --root ${at.root} kill --all ${id} KILL` });
     if (error) throw error;
-    this.exit(id, 137);
+    if (this.at(id, at)) this.exit(id, 137);
   }
 
-  async delete(id: string, opts: { signal?: AbortSignal; report?: RuntimeStepReporter } = {}): Promise<void> {
-    this.calls.push({ op: 'delete', id });
-    this.report(opts.report, 'runc.delete', true, undefined, { command: `runc delete --force ${id}` });
-    this.containers.delete(id);
+  async delete(id: string, at: PauseLocation, opts: StepOptions = {}): Promise<void> {
+    this.calls.push({ op: 'delete', id, handler: at.handler });
+    this.report(opts.report, `${at.handler}.delete`, true, undefined, { command: `${at.handler} --root ${at.root} delete --force ${id}` });
+    if (this.at(id, at)) this.containers.delete(id);
   }
 
-  async state(id: string): Promise<PauseState | undefined> {
-    this.calls.push({ op: 'state', id });
-    const c = this.containers.get(id);
+  async state(id: string, at: PauseLocation): Promise<RuntimeState | undefined> {
+    this.calls.push({ op: 'state', id, handler: at.handler });
+    const c = this.at(id, at);
     return c && { id: c.id, pid: c.pid, status: c.status, bundle: c.bundle };
   }
 
@@ -113,12 +142,13 @@ export class FakePauseRuntime implements PauseRuntime {
     if (c) c.monitorKilled = true;
   }
 
-  async listContainers(): Promise<RuntimeContainer[]> {
+  async listContainers(): Promise<LocatedContainer[]> {
     this.calls.push({ op: 'list' });
     return [...this.containers.values()].map((c) => ({
       id: c.id,
       status: c.status,
       annotations: { ...(c.spec as { annotations?: Record<string, string> } | undefined)?.annotations },
+      at: c.at,
     }));
   }
 
@@ -131,6 +161,12 @@ export class FakePauseRuntime implements PauseRuntime {
     if (!c || c.status === 'stopped') return;
     c.status = 'stopped';
     if (!opts.withoutExitFile) c.exit = { exitCode, finishedAtNs: (BigInt(Date.now()) * 1_000_000n).toString() };
+  }
+
+  /** the container when it lives at `at` (the real runtime under another root does not know it) */
+  private at(id: string, at: PauseLocation): FakeContainer | undefined {
+    const c = this.containers.get(id);
+    return c && c.at.handler === at.handler && c.at.root === at.root ? c : undefined;
   }
 
   private report(

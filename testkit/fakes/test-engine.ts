@@ -123,7 +123,8 @@ export async function createTestEngine(opts: TestEngineOptions = {}): Promise<Te
     defaultPluginTimeoutMs: options.pluginTimeoutMs,
   });
   const kernel = cni.plugins.kernel;
-  const runtime = new FakePauseRuntime();
+  // its roots under the engine's run dir, as the real one's: a record from before names `<runDir>/runc`
+  const runtime = new FakePauseRuntime(undefined, options.runDir);
   const files = new FakeSandboxFiles();
   const registry = opts.registry ? await startTestRegistry() : undefined;
   const mounter = new CopyingRootfsMounter();

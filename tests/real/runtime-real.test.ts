@@ -16,7 +16,8 @@ import { readMountInfo } from '../../electron/engine/netns/mountinfo';
 import { buildPauseSpec } from '../../electron/engine/runtime/oci-spec';
 import { readEngineOomScoreAdj } from '../../electron/engine/runtime/oom-score';
 import { ensurePauseRootfs } from '../../electron/engine/runtime/pause-rootfs';
-import { RuncPauseRuntime } from '../../electron/engine/runtime/runc';
+import { conmonRuntimeAt } from '../../electron/engine/containers/runtimes';
+import { OciPauseRuntime } from '../../electron/engine/runtime/pause-runtime';
 import {
   mountShm,
   removeSandboxFiles,
@@ -24,7 +25,7 @@ import {
   writeSandboxFiles,
   type SandboxPaths,
 } from '../../electron/engine/runtime/sandbox-files';
-import type { RuntimeStepReporter } from '../../electron/engine/runtime/types';
+import type { PauseLocation, RuntimeStepReporter } from '../../electron/engine/runtime/types';
 
 const isRoot = process.getuid?.() === 0;
 const runner = new NodeProcessRunner();
@@ -32,8 +33,11 @@ const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.len
 
 let base: string;
 let netns: LinuxNetnsManager;
-let runtime: RuncPauseRuntime;
+let runtime: OciPauseRuntime;
 let runcRoot: string;
+/** the default handler's pause location: runc under <runDir>/runc */
+let at: PauseLocation;
+const list = async () => (await runtime.listContainers()).map((c) => c.id);
 const cgroupParent = `/podscope-rt-test-${randomBytes(4).toString('hex')}`;
 const foreground: ChildProcess[] = [];
 
@@ -130,13 +134,18 @@ describe.skipIf(!isRoot)('real netns + runc pause runtime', () => {
     base = await mkdtemp('/tmp/podscope-runtime-real-');
     runcRoot = join(base, 'run', 'runc');
     netns = new LinuxNetnsManager(join(base, 'netns'), runner);
-    runtime = new RuncPauseRuntime({ runcPath: 'runc', root: runcRoot, runner, rootfsDir: join(base, 'state', 'pause', 'rootfs') });
+    runtime = new OciPauseRuntime({
+      runDir: join(base, 'run'),
+      runtimeAt: conmonRuntimeAt({ runcPath: 'runc' }, runner),
+      rootfsDir: join(base, 'state', 'pause', 'rootfs'),
+    });
+    at = runtime.locate('');
   });
 
   afterAll(async () => {
     for (const child of foreground) if (child.exitCode === null && child.pid) process.kill(child.pid, 'SIGKILL');
     if (!base) return;
-    for (const id of await runtime.list().catch(() => [])) await runtime.delete(id).catch(() => undefined);
+    for (const c of await runtime.listContainers().catch(() => [])) await runtime.delete(c.id, c.at).catch(() => undefined);
     for (const path of await netns.list().catch(() => [])) await netns.remove(path).catch(() => undefined);
     // deepest first: netns files and shm mounts, then the netns dir's own bind mount
     for (const m of (await mountsUnder(base)).reverse()) await runner.run({ file: 'umount', args: ['-l', m], timeoutMs: 10_000 });
@@ -260,7 +269,7 @@ describe.skipIf(!isRoot)('real netns + runc pause runtime', () => {
       const steps: Parameters<RuntimeStepReporter>[0][] = [];
       const report: RuntimeStepReporter = (s) => steps.push(s);
 
-      const { pid, monitorPid } = await runtime.start(id, paths.bundle, spec, { report });
+      const { pid, monitorPid } = await runtime.start(id, paths.bundle, spec, { at, report });
       expect(steps.map((s) => [s.step, s.ok])).toEqual([
         ['conmon.create', true],
         ['runc.start', true],
@@ -270,9 +279,9 @@ describe.skipIf(!isRoot)('real netns + runc pause runtime', () => {
       expect(readFileSync(`/proc/${monitorPid}/comm`, 'utf8').trim()).toBe('conmon');
       expect(Number(readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ')[1])).toBe(monitorPid);
 
-      const state = await runtime.state(id);
+      const state = await runtime.state(id, at);
       expect(state).toMatchObject({ id, pid, status: 'running', bundle: paths.bundle });
-      expect(await runtime.list()).toEqual([id]);
+      expect(await list()).toEqual([id]);
       expect(await isRunning(pid)).toBe(true);
 
       // the spec really applied: netns, user, oom score, sysctls, resolv.conf, hostname, shm
@@ -316,7 +325,7 @@ describe.skipIf(!isRoot)('real netns + runc pause runtime', () => {
       // SIGTERM: pid 1 only gets signals it handles, so reaching "stopped" proves the trap ran
       expect(await runtime.exitInfo(id, paths.bundle)).toBeUndefined();
       await runc(['kill', id, 'TERM']);
-      await waitFor('the pause to stop on SIGTERM', async () => ((await runtime.state(id))?.status === 'stopped' ? true : undefined));
+      await waitFor('the pause to stop on SIGTERM', async () => ((await runtime.state(id, at))?.status === 'stopped' ? true : undefined));
       // conmon wrote the exit (status 0: the trap's) and the time, then exited
       const exit = await waitFor('the exit file', () => runtime.exitInfo(id, paths.bundle));
       expect(exit.exitCode).toBe(0);
@@ -324,10 +333,10 @@ describe.skipIf(!isRoot)('real netns + runc pause runtime', () => {
       // it exits then (a zombie until whatever adopted the daemon reaps it)
       await waitFor('conmon to exit', async () => ((await isRunning(monitorPid)) ? undefined : true));
 
-      await runtime.stop(id, { report });
-      await runtime.delete(id, { report });
-      await runtime.delete(id, { report });
-      await runtime.stop(id, { report });
+      await runtime.stop(id, at, { report });
+      await runtime.delete(id, at, { report });
+      await runtime.delete(id, at, { report });
+      await runtime.stop(id, at, { report });
       expect(steps.slice(2).map((s) => [s.step, s.ok])).toEqual([
         ['runc.kill', true],
         ['runc.wait', true],
@@ -335,8 +344,8 @@ describe.skipIf(!isRoot)('real netns + runc pause runtime', () => {
         ['runc.delete', true],
         ['runc.kill', true],
       ]);
-      expect(await runtime.state(id)).toBeUndefined();
-      expect(await runtime.list()).toEqual([]);
+      expect(await runtime.state(id, at)).toBeUndefined();
+      expect(await list()).toEqual([]);
       expect(await isRunning(pid)).toBe(false);
 
       await netns.remove(netnsPath);
@@ -356,10 +365,10 @@ describe.skipIf(!isRoot)('real netns + runc pause runtime', () => {
       const child = spawn('runc', ['--root', runcRoot, 'run', '--bundle', paths.bundle, id], { stdio: 'ignore' });
       foreground.push(child);
       const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-      await waitFor('the foreground pause to run', async () => ((await runtime.state(id))?.status === 'running' ? true : undefined));
+      await waitFor('the foreground pause to run', async () => ((await runtime.state(id, at))?.status === 'running' ? true : undefined));
       await runc(['kill', id, 'TERM']);
       expect(await exited).toBe(0);
-      await runtime.delete(id);
+      await runtime.delete(id, at);
       await removeSandboxFiles(runner, paths);
     });
 
@@ -369,7 +378,7 @@ describe.skipIf(!isRoot)('real netns + runc pause runtime', () => {
       const id = newId();
       const config = podConfig({ linux: { security_context: { namespace_options: { network: 2, pid: 2 } } } });
       const { paths, spec } = await preparePod(id, config);
-      const { pid } = await runtime.start(id, paths.bundle, spec, {});
+      const { pid } = await runtime.start(id, paths.bundle, spec, { at });
       const children = () =>
         readdirSync('/proc')
           .filter((d) => /^\d+$/.test(d))
@@ -384,7 +393,7 @@ describe.skipIf(!isRoot)('real netns + runc pause runtime', () => {
           });
       await waitFor('the pause to start its sleep', async () => (children().length > 0 ? true : undefined));
       const sleeper = Number(children()[0]);
-      await runtime.stop(id);
+      await runtime.stop(id, at);
       const alive = () => {
         try {
           return readFileSync(`/proc/${sleeper}/stat`, 'utf8').split(') ')[1]!.startsWith('Z') === false;
@@ -393,7 +402,7 @@ describe.skipIf(!isRoot)('real netns + runc pause runtime', () => {
         }
       };
       expect(alive()).toBe(false);
-      await runtime.delete(id);
+      await runtime.delete(id, at);
       await removeSandboxFiles(runner, paths);
     });
 
@@ -403,14 +412,14 @@ describe.skipIf(!isRoot)('real netns + runc pause runtime', () => {
       const { paths, spec } = await preparePod(id, podConfig(), netnsPath);
       const broken = { ...spec, process: { ...spec.process, args: ['/no-such-entrypoint'] } };
       const steps: Parameters<RuntimeStepReporter>[0][] = [];
-      const error = await runtime.start(id, paths.bundle, broken, { report: (s) => steps.push(s) }).catch((e: unknown) => e);
+      const error = await runtime.start(id, paths.bundle, broken, { at, report: (s) => steps.push(s) }).catch((e: unknown) => e);
       expect(error).toMatchObject({ code: 'RuntimeError', message: expect.stringMatching(/^runc create failed: .*no-such-entrypoint/) });
       expect((error as { details: { runcErrors: string[] } }).details.runcErrors.length).toBeGreaterThan(0);
       expect(steps.map((s) => [s.step, s.ok])).toEqual([
         ['conmon.create', false],
         ['runc.delete', true],
       ]);
-      expect(await runtime.list()).toEqual([]);
+      expect(await list()).toEqual([]);
       expect(conmonsOf(id)).toEqual([]);
       await netns.remove(netnsPath);
       await removeSandboxFiles(runner, paths);
@@ -420,19 +429,19 @@ describe.skipIf(!isRoot)('real netns + runc pause runtime', () => {
       const id = newId();
       const { paths, spec } = await preparePod(id, podConfig({ linux: { security_context: { namespace_options: { network: 2 } } } }));
       // stop kills it and returns once conmon has written the exit and exited
-      const { monitorPid } = await runtime.start(id, paths.bundle, spec, {});
-      await runtime.stop(id);
+      const { monitorPid } = await runtime.start(id, paths.bundle, spec, { at });
+      await runtime.stop(id, at);
       expect(await isRunning(monitorPid)).toBe(false);
       expect((await runtime.exitInfo(id, paths.bundle))?.exitCode).toBe(137);
-      await runtime.delete(id);
+      await runtime.delete(id, at);
       await removeSandboxFiles(runner, paths);
 
       // a start canceled while conmon runs `runc create`: conmon is ended with what it runs, the container deleted
       const second = newId();
       const p2 = await preparePod(second, podConfig({ linux: { security_context: { namespace_options: { network: 2 } } } }));
-      const error = await runtime.start(second, p2.paths.bundle, p2.spec, { signal: AbortSignal.timeout(5) }).catch((e: unknown) => e);
+      const error = await runtime.start(second, p2.paths.bundle, p2.spec, { at, signal: AbortSignal.timeout(5) }).catch((e: unknown) => e);
       expect(error).toMatchObject({ code: 'Canceled' });
-      expect(await runtime.list()).toEqual([]);
+      expect(await list()).toEqual([]);
       expect(conmonsOf(second)).toEqual([]);
       await removeSandboxFiles(runner, p2.paths);
     });
@@ -445,11 +454,11 @@ describe.skipIf(!isRoot)('real netns + runc pause runtime', () => {
         const netnsPath = await netns.create();
         const { paths, spec } = await preparePod(id, podConfig(), netnsPath);
         let t = performance.now();
-        await runtime.start(id, paths.bundle, spec, {});
+        await runtime.start(id, paths.bundle, spec, { at });
         run.push(performance.now() - t);
         t = performance.now();
-        await runtime.stop(id);
-        await runtime.delete(id);
+        await runtime.stop(id, at);
+        await runtime.delete(id, at);
         stopDelete.push(performance.now() - t);
         await netns.remove(netnsPath);
         await removeSandboxFiles(runner, paths);
@@ -457,7 +466,7 @@ describe.skipIf(!isRoot)('real netns + runc pause runtime', () => {
       console.log(
         `pause start under conmon median ${median(run).toFixed(1)} ms; stop+delete median ${median(stopDelete).toFixed(1)} ms (8 runs)`,
       );
-      expect(await runtime.list()).toEqual([]);
+      expect(await list()).toEqual([]);
     });
   });
 });

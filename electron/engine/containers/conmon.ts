@@ -1,9 +1,10 @@
 /**
- * conmon (CRI-O's container monitor, Debian `conmon` 2.1.6) watches every app container (docs/semantics.md#container-monitor).
+ * conmon (CRI-O's container monitor, Debian `conmon` 2.1.6) watches every container, the pods' pause containers too
+ * (docs/semantics.md#container-monitor).
  *
  * Start: conmon (`--api-version 1`) daemonizes, runs `<runtime> create` with the container's stdio as its own pipes,
  * and says over its sync pipe (`_OCI_SYNCPIPE`, fd 3 here) the container's pid or why create failed
- * (runtime/conmon-start.ts, shared with the pause container); the engine then runs `<runtime> start`. conmon stays the container's parent (a subreaper), writes each output line in the CRI format
+ * (runtime/conmon-start.ts); the engine then runs `<runtime> start`. conmon stays the container's parent (a subreaper), writes each output line in the CRI format
  * to log_path (`-l k8s-file:`), the exit code to `<bundle>/exits/<id>` (`--exit-dir`; its mtime is the finish time),
  * an `oom` file in the bundle (its persist dir) when the OOM killer fires, and reopens the log when `2 0 0` is written
  * to its `ctl` fifo. The container keeps its runtime state (runc and crun alike: created with `create`) until the
@@ -15,8 +16,8 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { PodscopeError } from '../../../shared/domain/errors';
-import { absoluteExecutable, createUnderConmon, readConmonExitFile, readConmonPid } from '../runtime/conmon-start';
-import { parseRuncLog, runcErrors } from '../runtime/runc-log';
+import { absoluteExecutable, createUnderConmon, endConmon, readConmonExitFile, readConmonPid } from '../runtime/conmon-start';
+import { reportedStep, runtimeFailure } from '../runtime/runtime-steps';
 import { conmonExecTerminal } from './conmon-exec';
 import type { RuntimeStreamIO } from './runc-stream';
 import { attachToConmon, CONMON_CTL, writeConmonCtl, type ConmonAttachIO } from './conmon-attach';
@@ -25,6 +26,7 @@ import {
   type ContainerExit,
   type ContainerStdio,
   type OciContainerRuntimeOptions,
+  type RuntimeStepOptions,
   type StartedContainer,
 } from './runtime';
 
@@ -38,45 +40,62 @@ export class ConmonContainerRuntime extends OciContainerRuntime {
     super(c);
   }
 
-  override async start(id: string, bundleDir: string, spec: unknown, io: ContainerStdio, signal?: AbortSignal): Promise<StartedContainer> {
+  override async start(
+    id: string,
+    bundleDir: string,
+    spec: unknown,
+    io: ContainerStdio,
+    opts: RuntimeStepOptions = {},
+  ): Promise<StartedContainer> {
     const bin = this.c.binary;
     await mkdir(bundleDir, { recursive: true, mode: 0o755 });
     await writeFile(join(bundleDir, 'config.json'), JSON.stringify(spec, null, 2), { mode: 0o644 });
     const conmonPidFile = join(bundleDir, 'conmon.pid');
-    const { pid } = await createUnderConmon({
-      conmonPath: this.c.conmonPath,
-      id,
-      bundleDir,
-      runtime: { path: bin.path, handler: bin.handler, root: this.c.root, wrapper: await bin.runWrapper() },
-      runtimeLog: join(bundleDir, 'runc.log'),
-      pidFile: join(bundleDir, 'container.pid'),
-      conmonPidFile,
-      exitDir: join(bundleDir, 'exits'),
-      logPath: io.logPath || join(bundleDir, 'output.log'),
-      extraArgs: [
-        ...(io.tty ? ['-t'] : []),
-        ...(io.stdin ? ['-i'] : []),
-        // a client's end of input closes the container's stdin only for stdin_once without a terminal (containerd's attach)
-        ...(io.stdin && !(io.stdinOnce && !io.tty) ? ['--leave-stdin-open'] : []),
-      ],
-      spec,
-      signal,
-      launch: this.c.runner.launchWithSyncPipe?.bind(this.c.runner),
-    });
-    const started = await this.c.runner.run({ file: bin.path, args: ['--root', this.c.root, 'start', id], timeoutMs: 30_000 });
-    if (started.exitCode !== 0) {
-      const messages = runcErrors(parseRuncLog(started.stderr));
-      throw new PodscopeError(
-        'RuntimeError',
-        `${bin.handler} start failed: ${messages.length ? messages.join('; ') : started.stderr.trim()}`,
+    try {
+      const { pid } = await reportedStep(
+        opts.report,
+        'conmon.create',
+        `conmon: ${bin.handler} create`,
+        () => ({ bundle: bundleDir }),
+        async () =>
+          createUnderConmon({
+            conmonPath: this.c.conmonPath,
+            id,
+            bundleDir,
+            runtime: { path: bin.path, handler: bin.handler, root: this.c.root, wrapper: await bin.runWrapper() },
+            runtimeLog: join(bundleDir, 'runc.log'),
+            pidFile: join(bundleDir, 'container.pid'),
+            conmonPidFile,
+            exitDir: join(bundleDir, 'exits'),
+            logPath: io.logPath || join(bundleDir, 'output.log'),
+            extraArgs: [
+              ...(io.tty ? ['-t'] : []),
+              ...(io.stdin ? ['-i'] : []),
+              // a client's end of input closes the container's stdin only for stdin_once without a terminal (containerd's attach)
+              ...(io.stdin && !(io.stdinOnce && !io.tty) ? ['--leave-stdin-open'] : []),
+            ],
+            spec,
+            launch: this.c.runner.launchWithSyncPipe?.bind(this.c.runner),
+            // not canceled half-way: a `<runtime> create` left running by an abort would create the container after
+            // the undo's delete. It takes tens of milliseconds; the cancel is honoured once it answered.
+          }),
       );
+      if (opts.signal?.aborted) throw new PodscopeError('Canceled', `starting container ${id} was canceled`);
+      await this.step('start', ['start', id], opts, (r) => (r.exitCode === 0 ? undefined : runtimeFailure(bin.handler, 'start', r)));
+      return { pid, monitorPid: await readConmonPid(conmonPidFile) };
+    } catch (e) {
+      // The caller never learned it existed: no conmon and no runtime container may outlive a failed start. conmon
+      // goes first (it would otherwise wait on a created container), then the container, which a failed create or
+      // start can leave behind in "created" or "stopped".
+      endConmon(await readConmonPid(conmonPidFile));
+      await this.delete(id, { report: opts.report }).catch(() => undefined);
+      throw e;
     }
-    return { pid, monitorPid: await readConmonPid(conmonPidFile) };
   }
 
-  override async exitInfo(bundleDir: string): Promise<ContainerExit | undefined> {
-    // conmon names the exit file after the container id; the bundle is <runDir>/containers/<id>/bundle
-    return readConmonExitFile(join(bundleDir, 'exits', bundleDir.split('/').at(-2) ?? ''));
+  override async exitInfo(bundleDir: string, id?: string): Promise<ContainerExit | undefined> {
+    // conmon names the exit file after the container id; an app container's bundle is <runDir>/containers/<id>/bundle
+    return readConmonExitFile(join(bundleDir, 'exits', id ?? bundleDir.split('/').at(-2) ?? ''));
   }
 
   override async reopenLog(monitorPid: number, bundleDir?: string): Promise<void> {

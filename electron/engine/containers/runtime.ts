@@ -1,18 +1,24 @@
 /**
- * App containers under an OCI runtime (runc or crun: runtime/oci-runtime.ts), behind a small interface (real:
- * ConmonContainerRuntime, one per handler, on the runtime verbs of OciContainerRuntime here; fake: testkit/fakes).
- * They live under their own `--root` (`<runDir>/containers/<handler>`), apart from the pause containers, so the
- * sandbox recovery's orphan sweep never touches them.
+ * Containers under an OCI runtime (runc or crun: runtime/oci-runtime.ts), behind a small interface (real:
+ * ConmonContainerRuntime, one per handler and root, on the runtime verbs of OciContainerRuntime here; fake:
+ * testkit/fakes). The same implementation runs a pod's pause container (runtime/pause-runtime.ts), as containerd
+ * and CRI-O run the sandbox container on the pod's runtime (docs/semantics.md#runtime-handlers). App containers live
+ * under `<runDir>/containers/<handler>`, pauses under `<runDir>/<handler>`: each start-up sweep lists only its own
+ * roots, so the sandbox recovery never touches an app container and the container recovery never a pause.
  */
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { existsSync, readFileSync } from 'node:fs';
 import { constants as osConstants } from 'node:os';
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { PodscopeError } from '../../../shared/domain/errors';
-import type { ProcessRunner } from '../os/exec';
+import { describeCommand, type ExecResult, type ProcessRunner } from '../os/exec';
 import type { OciRuntimeBinary } from '../runtime/oci-runtime';
 import { parseRuncLog, readLogFrom, runcErrors } from '../runtime/runc-log';
+import { reportedStep, runtimeFailure } from '../runtime/runtime-steps';
+import { waitStopped } from '../runtime/wait-stopped';
+import type { RuntimeState, RuntimeContainer, RuntimeStepReporter } from '../runtime/types';
 import { dialInNetns, runcExecStream, type RuntimeStreamIO } from './runc-stream';
 import type { Duplex } from 'node:stream';
 
@@ -62,9 +68,18 @@ export interface ExecProcess {
   [field: string]: unknown;
 }
 
+/** a runtime verb's cancel signal and where its steps are reported (the pod's trace shows them) */
+export interface RuntimeStepOptions {
+  signal?: AbortSignal;
+  report?: RuntimeStepReporter;
+}
+
 export interface ContainerRuntime {
-  /** Writes config.json and starts the container under its monitor (conmon), which outlives the engine. */
-  start(id: string, bundleDir: string, spec: unknown, io: ContainerStdio, signal?: AbortSignal): Promise<StartedContainer>;
+  /**
+   * Writes config.json and starts the container under its monitor (conmon), which outlives the engine. A failure
+   * leaves no runtime container and no conmon behind.
+   */
+  start(id: string, bundleDir: string, spec: unknown, io: ContainerStdio, opts?: RuntimeStepOptions): Promise<StartedContainer>;
   /**
    * `runc exec` of an OCI process (the container's, with args and terminal replaced) with live streams; resolves with
    * its exit code (128+N for a signal); an abort kills it and rejects with Canceled.
@@ -81,11 +96,14 @@ export interface ContainerRuntime {
    * `runc kill [--all] id SIG`; an unknown or stopped container is a success. With `target` (what the engine
    * recorded), the signal goes straight to the processes where the host allows it (signalDirectly).
    */
-  kill(id: string, signal: string, all: boolean, target?: KillTarget): Promise<void>;
+  kill(id: string, signal: string, all: boolean, target?: KillTarget, opts?: RuntimeStepOptions): Promise<void>;
   /** `runc delete --force`; idempotent */
-  delete(id: string): Promise<void>;
-  /** what the monitor recorded when the container exited; undefined while it runs (or if no monitor ever ran) */
-  exitInfo(bundleDir: string): Promise<ContainerExit | undefined>;
+  delete(id: string, opts?: RuntimeStepOptions): Promise<void>;
+  /**
+   * what the monitor recorded when the container exited; undefined while it runs (or if no monitor ever ran). The id
+   * names the exit file; by default the bundle's parent directory's name (`<runDir>/containers/<id>/bundle`).
+   */
+  exitInfo(bundleDir: string, id?: string): Promise<ContainerExit | undefined>;
   /**
    * `runc exec --process` of an OCI process (the container's, with args replaced and no terminal) with pipes; a
    * timeout kills the exec'd process and is DeadlineExceeded
@@ -111,15 +129,8 @@ export interface OciContainerRuntimeOptions {
   nodePath?: string;
   /** kills without a runtime process (absent: every kill is the runtime's) */
   killer?: HostProcessKiller;
-}
-
-function runtimeError(handler: string, what: string, stderr: string, exitCode: number | null): PodscopeError {
-  const messages = runcErrors(parseRuncLog(stderr));
-  return new PodscopeError(
-    'RuntimeError',
-    `${handler} ${what} failed: ${messages.length ? messages.join('; ') : stderr.trim() || `exit code ${exitCode}`}`,
-    { details: { stderr: stderr.slice(-4000), exitCode } },
-  );
+  /** per runtime command (default 30 s) */
+  commandTimeoutMs?: number;
 }
 
 /**
@@ -150,12 +161,17 @@ export async function signalDirectly(killer: HostProcessKiller, target: KillTarg
   return false;
 }
 
-/** The runtime's own verbs, the same under any monitor; the monitor's (start, attach, exit, log) are the subclass's. */
+/**
+ * The runtime's own verbs, the same under any monitor and for any container (an app's or a pod's pause); the
+ * monitor's (start, attach, exit, log) are the subclass's.
+ */
 export abstract class OciContainerRuntime implements ContainerRuntime {
   protected readonly bin: OciRuntimeBinary;
+  private readonly commandTimeoutMs: number;
 
   constructor(protected readonly o: OciContainerRuntimeOptions) {
     this.bin = o.binary;
+    this.commandTimeoutMs = o.commandTimeoutMs ?? 30_000;
   }
 
   /** runc or crun */
@@ -163,21 +179,110 @@ export abstract class OciContainerRuntime implements ContainerRuntime {
     return this.bin.handler;
   }
 
-  abstract start(id: string, bundleDir: string, spec: unknown, io: ContainerStdio, signal?: AbortSignal): Promise<StartedContainer>;
-  abstract attach(id: string, bundleDir: string, io: RuntimeStreamIO & { stdinOnce?: boolean }): Promise<void>;
-  abstract exitInfo(bundleDir: string): Promise<ContainerExit | undefined>;
-  abstract reopenLog(monitorPid: number, bundleDir?: string): Promise<void>;
-
-  async kill(id: string, signal: string, all: boolean, target?: KillTarget): Promise<void> {
-    if (target && this.o.killer && (await signalDirectly(this.o.killer, target, signal, all))) return;
-    const r = await this.runc(['kill', ...(all ? ['--all'] : []), id, signal.replace(/^SIG/, '')], 10_000);
-    if (r.exitCode !== 0 && !this.bin.doesNotExist.test(r.stderr) && !this.bin.notRunning.test(r.stderr))
-      throw runtimeError(this.bin.handler, 'kill', r.stderr, r.exitCode);
+  /** its `--root` */
+  get root(): string {
+    return this.o.root;
   }
 
-  async delete(id: string): Promise<void> {
-    const r = await this.runc(['delete', '--force', id], 30_000);
-    if (r.exitCode !== 0 && !this.bin.doesNotExist.test(r.stderr)) throw runtimeError(this.bin.handler, 'delete', r.stderr, r.exitCode);
+  abstract start(id: string, bundleDir: string, spec: unknown, io: ContainerStdio, opts?: RuntimeStepOptions): Promise<StartedContainer>;
+  abstract attach(id: string, bundleDir: string, io: RuntimeStreamIO & { stdinOnce?: boolean }): Promise<void>;
+  abstract exitInfo(bundleDir: string, id?: string): Promise<ContainerExit | undefined>;
+  abstract reopenLog(monitorPid: number, bundleDir?: string): Promise<void>;
+
+  async kill(id: string, signal: string, all: boolean, target?: KillTarget, opts: RuntimeStepOptions = {}): Promise<void> {
+    if (target && this.o.killer && (await signalDirectly(this.o.killer, target, signal, all))) return;
+    await this.killByRuntime(id, signal, all, opts);
+  }
+
+  /** `<runtime> kill`; resolves true when the runtime does not know the container (nothing left to wait for) */
+  private async killByRuntime(id: string, signal: string, all: boolean, opts: RuntimeStepOptions): Promise<boolean> {
+    let gone = false;
+    await this.step('kill', ['kill', ...(all ? ['--all'] : []), id, signal.replace(/^SIG/, '')], opts, (r) => {
+      gone = this.bin.doesNotExist.test(r.stderr);
+      return r.exitCode === 0 || gone || this.bin.notRunning.test(r.stderr) ? undefined : runtimeFailure(this.bin.handler, 'kill', r);
+    });
+    return gone;
+  }
+
+  /**
+   * SIGKILL to every process of the container (`kill --all`: with the host's PID namespace its processes do not die
+   * with its init), then wait until its init is gone and its conmon with it, so the exit file is written and no
+   * process of it is left. Idempotent: an unknown or stopped container is a success.
+   */
+  async stop(id: string, opts: RuntimeStepOptions & { timeoutMs?: number } = {}): Promise<void> {
+    if (!(await this.killByRuntime(id, 'KILL', true, opts)))
+      await waitStopped(id, this.bin.handler, (signal) => this.state(id, signal), opts, opts.timeoutMs ?? 10_000);
+  }
+
+  async delete(id: string, opts: RuntimeStepOptions = {}): Promise<void> {
+    await this.step('delete', ['delete', '--force', id], opts, (r) =>
+      r.exitCode === 0 || this.bin.doesNotExist.test(r.stderr) ? undefined : runtimeFailure(this.bin.handler, 'delete', r),
+    );
+  }
+
+  /** `<runtime> state`: undefined when the runtime does not know the container */
+  async state(id: string, signal?: AbortSignal): Promise<RuntimeState | undefined> {
+    if (!this.rootExists()) return undefined;
+    const r = await this.run(['state', id], signal);
+    if (r.exitCode !== 0) {
+      if (this.bin.doesNotExist.test(r.stderr)) return undefined;
+      throw runtimeFailure(this.bin.handler, 'state', r);
+    }
+    const s = JSON.parse(r.stdout) as RuntimeState;
+    return { id: s.id, pid: s.pid, status: s.status, bundle: s.bundle };
+  }
+
+  /**
+   * Every container under this root with its status and OCI annotations (they say which engine owns it). runc's list
+   * carries the annotations; crun's does not, so they are read from the bundle's config.json then.
+   */
+  async listContainers(): Promise<RuntimeContainer[]> {
+    if (!this.rootExists()) return [];
+    const r = await this.run(['list', '--format', 'json']);
+    if (r.exitCode !== 0) throw runtimeFailure(this.bin.handler, 'list', r);
+    // runc prints `null` when its root holds no container
+    const items = JSON.parse(r.stdout || 'null') as
+      { id: string; status?: string; bundle?: string; annotations?: Record<string, string> }[] | null;
+    return (items ?? []).map((c) => ({
+      id: c.id,
+      status: c.status ?? '',
+      annotations: c.annotations ?? (c.bundle ? bundleAnnotations(c.bundle) : {}),
+    }));
+  }
+
+  /** ids the runtime knows under this root */
+  async list(): Promise<string[]> {
+    return (await this.listContainers()).map((c) => c.id);
+  }
+
+  /**
+   * runc creates its --root on any command, even `list` and `state`: with no root there is no container, and a
+   * look (a read-only `podscope pods` on a fresh run dir) must not create one.
+   */
+  private rootExists(): boolean {
+    return existsSync(this.o.root);
+  }
+
+  /**
+   * One runtime command, reported as `<handler>.<verb>` when the caller reports steps; `judge` turns the result into
+   * the error to throw, if any.
+   */
+  protected async step(
+    verb: string,
+    args: string[],
+    opts: RuntimeStepOptions,
+    judge: (r: ExecResult) => PodscopeError | undefined,
+  ): Promise<void> {
+    let r: ExecResult | undefined;
+    const detail = () => ({
+      command: r?.command ?? describeCommand(this.bin.path, ['--root', this.o.root, ...args]),
+      exitCode: r?.exitCode,
+    });
+    await reportedStep(opts.report, `${this.bin.handler}.${verb}`, `${this.bin.handler} ${verb}`, detail, async () => {
+      r = await this.run(args, opts.signal);
+      const error = judge(r);
+      if (error) throw error;
+    });
   }
 
   async exec(id: string, proc: ExecProcess, timeoutMs: number): Promise<{ stdout: Buffer; stderr: Buffer; exitCode: number }> {
@@ -280,19 +385,22 @@ export abstract class OciContainerRuntime implements ContainerRuntime {
         ...(file ? {} : { input: doc }),
         timeoutMs: 10_000,
       });
-      if (r.exitCode !== 0) throw runtimeError(this.bin.handler, 'update', r.stderr, r.exitCode);
+      if (r.exitCode !== 0) throw runtimeFailure(this.bin.handler, 'update', r);
     } finally {
       if (file) await rm(file, { force: true });
     }
   }
 
-  async list(): Promise<string[]> {
-    const r = await this.runc(['list', '--format', 'json'], 10_000);
-    if (r.exitCode !== 0) throw runtimeError(this.bin.handler, 'list', r.stderr, r.exitCode);
-    return ((JSON.parse(r.stdout) as { id: string }[] | null) ?? []).map((c) => c.id);
+  private run(args: string[], signal?: AbortSignal): Promise<ExecResult> {
+    return this.o.runner.run({ file: this.bin.path, args: ['--root', this.o.root, ...args], timeoutMs: this.commandTimeoutMs, signal });
   }
+}
 
-  private runc(args: string[], timeoutMs: number) {
-    return this.o.runner.run({ file: this.bin.path, args: ['--root', this.o.root, ...args], timeoutMs });
+/** the annotations of the OCI spec in a bundle; none when it cannot be read */
+function bundleAnnotations(bundle: string): Record<string, string> {
+  try {
+    return (JSON.parse(readFileSync(join(bundle, 'config.json'), 'utf8')) as { annotations?: Record<string, string> }).annotations ?? {};
+  } catch {
+    return {};
   }
 }

@@ -1,4 +1,4 @@
-/** The container runtime of each runtime handler, each container under conmon. */
+/** The container runtime of each runtime handler, each container (an app's, a pod's pause) under conmon. */
 import type { ProcessRunner } from '../os/exec';
 import {
   containerRuntimeRoot,
@@ -6,6 +6,7 @@ import {
   ociRuntimeBinary,
   RUNTIME_HANDLERS,
   type RuntimeBinaryPaths,
+  type RuntimeHandlerName,
 } from '../runtime/oci-runtime';
 import { isProcessAlive } from '../sandbox/status';
 import { HostCgroupReader } from './cgroups';
@@ -28,6 +29,19 @@ export function hostProcessKiller(cgroups = new HostCgroupReader()): HostProcess
 }
 
 /**
+ * The runtime of a handler under a root: the one implementation for app containers and pause containers alike. Its
+ * kills reach a container's processes through `killer` where they can.
+ */
+export function conmonRuntimeAt(
+  options: RuntimeBinaryPaths & { conmonPath?: string },
+  runner: ProcessRunner,
+  killer?: HostProcessKiller,
+): (handler: RuntimeHandlerName, root: string) => ConmonContainerRuntime {
+  return (handler, root) =>
+    new ConmonContainerRuntime({ binary: ociRuntimeBinary(handler, options), root, runner, killer, conmonPath: options.conmonPath });
+}
+
+/**
  * One runtime per handler, each under its own root; `runtime` is the default handler's (runc). Their kills reach a
  * container's processes through `killer` where they can (default: the host's).
  */
@@ -36,10 +50,8 @@ export function ociContainerRuntimes(
   runner: ProcessRunner,
   killer: HostProcessKiller = hostProcessKiller(),
 ): { runtime: ContainerRuntime; runtimes: Record<string, ContainerRuntime> } {
+  const at = conmonRuntimeAt(options, runner, killer);
   const runtimes: Record<string, ContainerRuntime> = {};
-  for (const handler of RUNTIME_HANDLERS) {
-    const o = { binary: ociRuntimeBinary(handler, options), root: containerRuntimeRoot(options.runDir, handler), runner, killer };
-    runtimes[handler] = new ConmonContainerRuntime({ ...o, conmonPath: options.conmonPath });
-  }
+  for (const handler of RUNTIME_HANDLERS) runtimes[handler] = at(handler, containerRuntimeRoot(options.runDir, handler));
   return { runtime: runtimes[DEFAULT_RUNTIME_HANDLER]!, runtimes };
 }

@@ -1,12 +1,12 @@
 /**
- * Starting a container under conmon (docs/semantics.md#container-monitor), shared by the app containers
- * (containers/conmon.ts) and the pause container (runtime/runc.ts).
+ * Starting a container under conmon (docs/semantics.md#container-monitor), for the app containers and the pause
+ * containers alike (containers/conmon.ts).
  *
  * conmon (`--api-version 1`) daemonizes, runs `<runtime> create` with the container's stdio as its own pipes, and
  * says over its sync pipe (`_OCI_SYNCPIPE`, fd 3 here) the container's pid or why create failed. What comes after
  * (`<runtime> start`, reading conmon's pid file) is the caller's.
  */
-import { constants } from 'node:fs';
+import { constants, readFileSync } from 'node:fs';
 import { access, mkdir, readFile, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { PodscopeError } from '../../../shared/domain/errors';
@@ -208,5 +208,16 @@ export async function readConmonExitFile(file: string): Promise<{ exitCode: numb
     return { exitCode, finishedAtNs: s.mtimeNs.toString() };
   } catch {
     return undefined;
+  }
+}
+
+/** SIGKILL to the conmon of a failed start; a pid that is no conmon (gone, reused) is left alone. */
+export function endConmon(pid: number): void {
+  if (!(pid > 1)) return;
+  try {
+    if (readFileSync(`/proc/${pid}/comm`, 'utf8').trim() !== 'conmon') return;
+    process.kill(pid, 'SIGKILL');
+  } catch {
+    // gone just now
   }
 }

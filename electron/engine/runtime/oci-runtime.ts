@@ -175,6 +175,15 @@ export function containerRuntimeRoot(runDir: string, handler: RuntimeHandlerName
   return join(runDir, 'containers', handler);
 }
 
+/**
+ * the pause containers' `--root` of a handler: `<runDir>/<handler>`. runc's (`<runDir>/runc`) is where every pause
+ * was before a pod's pause ran on its own handler, so records from then name the same root. Apart from the app
+ * containers' roots, so neither start-up sweep lists the other's containers.
+ */
+export function pauseRuntimeRoot(runDir: string, handler: RuntimeHandlerName): string {
+  return join(runDir, handler);
+}
+
 export function missingBinaryMessage(b: OciRuntimeBinary): string {
   return `${b.path} not found or not working: install ${b.handler} (Debian package ${b.debianPackage})`;
 }

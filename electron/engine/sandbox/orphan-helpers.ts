@@ -6,8 +6,8 @@
  * unclean shutdown first waits for them to finish, and kills the ones that do not finish in time.
  *
  * Ours are recognised by what the dead engine gave them: CNI_CONTAINERID=<one of our sandbox ids> in a plugin's
- * environment (libcni's protocol), or `--root <our runc root>` on a runc command line. Both read from /proc, which
- * root can read for every process.
+ * environment (libcni's protocol), or `--root <one of our pause roots>` on a runc or crun command line. Both read
+ * from /proc, which root can read for every process.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -25,7 +25,8 @@ function readNulList(path: string): string[] | undefined {
   }
 }
 
-export function findOrphanHelpers(ids: ReadonlySet<string>, runcRoot: string): OrphanHelper[] {
+export function findOrphanHelpers(ids: ReadonlySet<string>, runtimeRoots: string | readonly string[]): OrphanHelper[] {
+  const roots = new Set(typeof runtimeRoots === 'string' ? [runtimeRoots] : runtimeRoots);
   const found: OrphanHelper[] = [];
   let pids: string[];
   try {
@@ -45,7 +46,7 @@ export function findOrphanHelpers(ids: ReadonlySet<string>, runcRoot: string): O
       continue;
     }
     const root = cmdline.indexOf('--root');
-    if (root >= 0 && cmdline[root + 1] === runcRoot) found.push({ pid, what: cmdline.filter(Boolean).join(' ') });
+    if (root >= 0 && roots.has(cmdline[root + 1] ?? '')) found.push({ pid, what: cmdline.filter(Boolean).join(' ') });
   }
   return found;
 }
@@ -57,15 +58,19 @@ export interface OrphanWaitOutcome extends OrphanHelper {
 }
 
 /** Waits up to timeoutMs for the helpers to exit on their own, then SIGKILLs the rest. */
-export async function waitForOrphanHelpers(ids: ReadonlySet<string>, runcRoot: string, timeoutMs: number): Promise<OrphanWaitOutcome[]> {
-  const first = findOrphanHelpers(ids, runcRoot);
+export async function waitForOrphanHelpers(
+  ids: ReadonlySet<string>,
+  runtimeRoots: string | readonly string[],
+  timeoutMs: number,
+): Promise<OrphanWaitOutcome[]> {
+  const first = findOrphanHelpers(ids, runtimeRoots);
   if (first.length === 0) return [];
   const t0 = performance.now();
   const pending = new Map(first.map((h) => [h.pid, h]));
   const outcomes: OrphanWaitOutcome[] = [];
   while (pending.size > 0 && performance.now() - t0 < timeoutMs) {
     await sleep(20);
-    const still = new Set(findOrphanHelpers(ids, runcRoot).map((h) => h.pid));
+    const still = new Set(findOrphanHelpers(ids, runtimeRoots).map((h) => h.pid));
     for (const [pid, h] of pending) {
       if (still.has(pid)) continue;
       pending.delete(pid);

@@ -3,7 +3,9 @@ import type { IpPreference, PodSandboxConfig } from '../../../shared/domain/conf
 import type { SerializedError } from '../../../shared/domain/errors';
 import type { IpSelection } from '../../../shared/domain/ip-selection';
 import type { InternalState, PauseExit, PauseView, PendingCleanup, TraceEntry } from '../../../shared/domain/sandbox';
+import { dirname, join } from 'node:path';
 import type { CniSetupResult } from '../cni/types';
+import type { PauseLocation } from '../runtime/types';
 
 export const RECORD_VERSION = 1;
 
@@ -26,6 +28,11 @@ export interface SandboxRecord {
   additionalIps: string[];
   ipSelection?: IpSelection & { eth0Ips: string[] };
   pause: PauseView;
+  /**
+   * the runtime handler and root the pause runs under (its pod's handler). Records written before the pause ran on
+   * its pod's handler have none: upgradeSandboxRecord fills in where that engine put every pause, runc's root.
+   */
+  pauseRuntime?: PauseLocation;
   ociSpec?: unknown;
   /** the pause container's seccomp: "unconfined", "runtime/default" or "localhost/<path>" */
   seccomp?: string;
@@ -46,4 +53,23 @@ export interface SandboxRecord {
   cleanupPending?: PendingCleanup[];
   /** the pause process was seen dead without a stop */
   pauseExit?: PauseExit;
+}
+
+/**
+ * A record as read from disk, brought to today's shape. Version 1 records written before the pause ran on its pod's
+ * runtime handler name no pause location: that engine ran every pause on runc under `<runDir>/runc` (the record's
+ * own run dir is `<runDir>/sandboxes/<id>`). The field is added in place (the rest of the shape is unchanged, so the
+ * version stays 1, as for the containers' shimPid→monitorPid).
+ */
+export function upgradeSandboxRecord(raw: unknown): SandboxRecord {
+  const rec = raw as SandboxRecord;
+  if (rec.version !== RECORD_VERSION)
+    throw new Error(`unsupported record version ${String(rec.version)} (this engine reads ${RECORD_VERSION})`);
+  if (!rec.pauseRuntime && typeof rec.runDir === 'string') rec.pauseRuntime = pauseLocationOf(rec);
+  return rec;
+}
+
+/** where the sandbox's pause lives: as recorded, else (a record from before) runc under `<runDir>/runc` */
+export function pauseLocationOf(rec: Pick<SandboxRecord, 'pauseRuntime' | 'runDir'>): PauseLocation {
+  return rec.pauseRuntime ?? { handler: 'runc', root: join(dirname(dirname(rec.runDir)), 'runc') };
 }

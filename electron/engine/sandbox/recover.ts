@@ -1,20 +1,21 @@
 /**
- * Start-up reconciliation: rebuild the store from disk, re-reserve names, and align each sandbox with what runc and
- * the netns dir say now (a reboot or a crash between two steps leaves either side behind). Then start-up garbage
- * collection of what a killed engine can leave with no record to find it by (startup-gc.ts).
+ * Start-up reconciliation: rebuild the store from disk, re-reserve names, and align each sandbox with what its pause's
+ * runtime (runc or crun, under the root its record names) and the netns dir say now (a reboot or a crash between two
+ * steps leaves either side behind). Then start-up garbage collection of what a killed engine can leave with no record
+ * to find it by (startup-gc.ts).
  *
- * Only what this engine owns is ever touched: a runc container counts as ours only when it carries our state dir id
- * (ownership.ts); one without it is reported and left alone, even under our runc root, because a run dir may be
+ * Only what this engine owns is ever touched: a container under a pause root counts as ours only when it carries our
+ * state dir id (ownership.ts) and is a sandbox container; any other is reported and left alone, even under our root, because a run dir may be
  * shared by mistake with an engine on another state dir. A read-only engine (CLI `pods`, `inspectp`) only looks:
  * what it derives (a pause that died ⇒ NotReady) is shown but never written back, and nothing is stopped or deleted.
  */
-import { join } from 'node:path';
 import type { StartupGcItem } from '../../../shared/domain/sandbox';
 import { waitForOrphanHelpers } from './orphan-helpers';
-import type { PauseState, RuntimeContainer } from '../runtime/types';
+import { CONTAINER_TYPE_ANNOTATION } from '../runtime/container-spec';
+import type { LocatedContainer, RuntimeState } from '../runtime/types';
 import type { EngineContext } from './context';
 import { OWNER_ANNOTATION } from './ownership';
-import type { SandboxRecord } from './record';
+import { pauseLocationOf, type SandboxRecord } from './record';
 import { collectCacheTemps, collectOrphanNetns, gcItem } from './startup-gc';
 import { processStartTicks } from './status';
 import { toSummary } from './view';
@@ -22,7 +23,7 @@ import { toSummary } from './view';
 export interface RecoveryReport {
   loaded: number;
   problems: string[];
-  /** runc containers of ours (by the ownership annotation) that no record owns; killed and deleted */
+  /** pause containers of ours (by the ownership annotation) that no record owns, under any handler's pause root; killed and deleted */
   orphanContainers: string[];
   /** everything start-up collected, each with what was done */
   startupGc: StartupGcItem[];
@@ -31,7 +32,7 @@ export interface RecoveryReport {
 export interface RecoveryOptions {
   /**
    * The previous engine on these dirs died holding them (its pid was still in the lock file): wait for the CNI
-   * plugins and runc commands it left running before touching anything (orphan-helpers.ts).
+   * plugins and runtime commands it left running before touching anything (orphan-helpers.ts).
    */
   uncleanShutdown?: boolean;
   /** how long to wait for them before killing them (default 10 s) */
@@ -47,7 +48,8 @@ export async function recoverSandboxes(ctx: EngineContext, opts: RecoveryOptions
   const records = ctx.store.all();
   if (opts.uncleanShutdown && !ctx.readOnly) {
     const ids = new Set([...records.map((r) => r.id), ...loadProblems.map((p) => p.id)]);
-    for (const h of await waitForOrphanHelpers(ids, join(ctx.options.runDir, 'runc'), opts.orphanWaitMs ?? 10_000)) {
+    const roots = [...new Set([...ctx.runtime.locations(), ...records.map(pauseLocationOf)].map((at) => at.root))];
+    for (const h of await waitForOrphanHelpers(ids, roots, opts.orphanWaitMs ?? 10_000)) {
       startupGc.push(
         gcItem(
           'process',
@@ -66,11 +68,11 @@ export async function recoverSandboxes(ctx: EngineContext, opts: RecoveryOptions
       problems.push(`sandbox ${rec.id}: ${(e as Error).message}`);
     }
   }
-  // one runc exec per sandbox, all at once: every CLI command pays for this
+  // one runtime exec (`state`) per sandbox, all at once: every CLI command pays for this
   await Promise.all(
     records.map((rec) =>
       reconcile(ctx, rec).catch((e: unknown) => {
-        // runc failing is not runc saying "no such container": keep what the record says
+        // the runtime failing is not the runtime saying "no such container": keep what the record says
         problems.push(`sandbox ${rec.id}: state kept as recorded, ${(e as Error).message}`);
       }),
     ),
@@ -81,30 +83,38 @@ export async function recoverSandboxes(ctx: EngineContext, opts: RecoveryOptions
   const unreadableText = loadProblems.map((p) => p.raw ?? '');
   const orphanContainers: string[] = [];
   const containers = await ctx.runtime.listContainers().catch((e: unknown) => {
-    problems.push(`cannot list runc containers: ${(e as Error).message}`);
-    return [] as RuntimeContainer[];
+    problems.push(`cannot list the pause containers: ${(e as Error).message}`);
+    return [] as LocatedContainer[];
   });
   const ownerId = ctx.owner.stateDirId;
   for (const c of containers) {
     if (known.has(c.id)) continue;
     const owner = c.annotations[OWNER_ANNOTATION];
-    if (!ownerId || owner !== ownerId) {
-      // Another engine's (a shared run dir), or made before containers were stamped: not ours to kill.
+    const type = c.annotations[CONTAINER_TYPE_ANNOTATION];
+    if (!ownerId || owner !== ownerId || (type !== undefined && type !== 'sandbox')) {
+      // Another engine's (a shared run dir), made before containers were stamped, or an app container (they live
+      // under roots of their own; the container recovery owns them): not ours to kill.
       if (!ctx.readOnly) {
         problems.push(
-          `runc container ${c.id} (${c.status}) under this engine's runc root has no record here and is not ours (${owner ? `owned by state dir id ${owner}` : 'no owner annotation'}): left alone`,
+          `${c.at.handler} container ${c.id} (${c.status}) under this engine's ${c.at.handler} root has no record here and is not ours (${
+            owner !== ownerId || !ownerId
+              ? owner
+                ? `owned by state dir id ${owner}`
+                : 'no owner annotation'
+              : `an app container, ${CONTAINER_TYPE_ANNOTATION}=${type}`
+          }): left alone`,
         );
       }
       continue;
     }
     if (ctx.readOnly) continue;
     try {
-      await ctx.runtime.stop(c.id);
-      await ctx.runtime.delete(c.id);
+      await ctx.runtime.stop(c.id, c.at);
+      await ctx.runtime.delete(c.id, c.at);
       orphanContainers.push(c.id);
       startupGc.push(gcItem('runc-container', { id: c.id }, `killed and deleted (${c.status}, no record)`));
     } catch (e) {
-      problems.push(`orphan runc container ${c.id}: ${(e as Error).message}`);
+      problems.push(`orphan ${c.at.handler} container ${c.id}: ${(e as Error).message}`);
       startupGc.push(gcItem('runc-container', { id: c.id }, 'kill and delete', e));
     }
   }
@@ -123,7 +133,7 @@ export async function recoverSandboxes(ctx: EngineContext, opts: RecoveryOptions
 }
 
 async function reconcile(ctx: EngineContext, rec: SandboxRecord): Promise<void> {
-  const pause: PauseState | undefined = await ctx.runtime.state(rec.id);
+  const pause: RuntimeState | undefined = await ctx.runtime.state(rec.id, pauseLocationOf(rec));
   let changed = false;
   if (rec.state === 'Ready' && (!pause || pause.status !== 'running')) {
     rec.state = 'NotReady';

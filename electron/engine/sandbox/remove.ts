@@ -9,7 +9,7 @@ import type { RemoveOptions } from '../../../shared/domain/sandbox';
 import type { EngineContext } from './context';
 import { runtimeReporter } from './hooks';
 import { describePending, pendingStep, setPending } from './pending-cleanup';
-import type { SandboxRecord } from './record';
+import { pauseLocationOf, type SandboxRecord } from './record';
 import { stopLocked } from './stop';
 import { TraceRecorder } from './trace';
 import { toSummary } from './view';
@@ -42,17 +42,22 @@ async function removeLocked(ctx: EngineContext, rec: SandboxRecord): Promise<voi
   const trace = new TraceRecorder(rec, 'remove', (entry) => ctx.emit({ type: 'sandbox.progress', id, entry }));
   const signal = AbortSignal.timeout(ctx.cleanupTimeoutMs);
   try {
-    // The pause is stopped, so deleting its runc state and its files are independent (runc delete reads its own
+    // The pause is stopped, so deleting its runtime state and its files are independent (the delete reads its own
     // state dir, not the bundle): both at once, and both must succeed before the record goes.
     const [deleted, cleaned] = await Promise.allSettled([
-      ctx.runtime.delete(id, { signal, report: runtimeReporter(trace) }),
+      ctx.runtime.delete(id, pauseLocationOf(rec), { signal, report: runtimeReporter(trace) }),
       trace.step('sandbox.files', 'delete sandbox files', () => ctx.files.cleanup({ rootDir: rec.rootDir, runDir: rec.runDir, signal })),
     ]);
     if (deleted.status === 'rejected') throw deleted.reason;
     if (cleaned.status === 'rejected') throw cleaned.reason;
   } catch (error) {
     setPending(rec, 'files', [
-      pendingStep('files', 'delete the pause container and sandbox files', [`runc container ${id}`, rec.rootDir, rec.runDir], error),
+      pendingStep(
+        'files',
+        'delete the pause container and sandbox files',
+        [`${pauseLocationOf(rec).handler} container ${id}`, rec.rootDir, rec.runDir],
+        error,
+      ),
     ]);
     rec.lastError = serializeError(error);
     await ctx.store.save(rec);
@@ -71,7 +76,7 @@ async function giveUp(ctx: EngineContext, rec: SandboxRecord, error: unknown): P
   const signal = AbortSignal.timeout(ctx.cleanupTimeoutMs);
   const trace = new TraceRecorder(rec, 'remove', (entry) => ctx.emit({ type: 'sandbox.progress', id, entry }));
   if (!rec.cleanupPending?.some((p) => p.kind === 'pause'))
-    await ctx.runtime.delete(id, { signal, report: runtimeReporter(trace) }).catch(() => undefined);
+    await ctx.runtime.delete(id, pauseLocationOf(rec), { signal, report: runtimeReporter(trace) }).catch(() => undefined);
   await ctx.files.cleanup({ rootDir: rec.rootDir, runDir: rec.runDir, signal }).catch(() => undefined);
   const left = rec.cleanupPending?.length ? rec.cleanupPending : [pendingStep('other', 'remove', [], error)];
   const text = describePending(left);

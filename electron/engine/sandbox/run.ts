@@ -22,7 +22,7 @@ import type { CniNamespaceOptions } from '../cni/types';
 import type { EngineContext } from './context';
 import { cniHooks, runtimeReporter } from './hooks';
 import { generateSandboxId, makeSandboxName } from './ids';
-import { RECORD_VERSION, type SandboxRecord } from './record';
+import { pauseLocationOf, RECORD_VERSION, type SandboxRecord } from './record';
 import { TraceRecorder } from './trace';
 import { processStartTicks } from './status';
 import { toSummary } from './view';
@@ -58,7 +58,7 @@ export async function runSandbox(ctx: EngineContext, req: RunSandboxRequest, sig
   const runtimeHandler = req.runtimeHandler ?? '';
   const id = generateSandboxId();
   try {
-    // runc or crun (runtime/oci-runtime.ts); the pod's containers all run on it
+    // runc or crun (runtime/oci-runtime.ts); the pod's pause and containers all run on it
     const handler = resolveRuntimeHandler(runtimeHandler);
     const missing = ctx.runtimeHandlers?.find((h) => h.name === handler && !h.present);
     if (missing) throw new PodscopeError('FailedPrecondition', `runtime_handler ${JSON.stringify(handler)}: ${missing.problem}`);
@@ -102,6 +102,8 @@ export async function runSandbox(ctx: EngineContext, req: RunSandboxRequest, sig
     ip: '',
     additionalIps: [],
     pause: { containerId: id, status: 'creating', bundle: join(ctx.options.runDir, 'sandboxes', id, 'bundle') },
+    // the pod's handler runs its pause too, as containerd and CRI-O run the sandbox container (docs/semantics.md#runtime-handlers)
+    pauseRuntime: ctx.runtime.locate(runtimeHandler),
     rootDir: join(ctx.options.stateDir, 'sandboxes', id),
     runDir: join(ctx.options.runDir, 'sandboxes', id),
     trace: [],
@@ -256,18 +258,19 @@ async function startPause(
   });
   rec.ociSpec = spec;
   const report = runtimeReporter(trace);
+  const at = pauseLocationOf(rec);
   cleanup.push(
     'kill and delete the pause container',
     async (s) => {
       // stop waits for the pause's conmon too (and a failed start ends its own): no conmon outlives the undo
-      await ctx.runtime.stop(id, { signal: s, report });
-      await ctx.runtime.delete(id, { signal: s, report });
+      await ctx.runtime.stop(id, at, { signal: s, report });
+      await ctx.runtime.delete(id, at, { signal: s, report });
       rec.pause = { ...rec.pause, status: 'deleted' }; // a kept sandbox must not show a pause that no longer runs
     },
-    { kind: 'pause', holds: [`runc container ${id}`] },
+    { kind: 'pause', holds: [`${at.handler} container ${id}`] },
   );
   const bundle = rec.pause.bundle!;
-  const { pid, monitorPid } = await ctx.runtime.start(id, bundle, spec, { signal, report });
+  const { pid, monitorPid } = await ctx.runtime.start(id, bundle, spec, { at, signal, report });
   rec.pause = {
     containerId: id,
     pid,

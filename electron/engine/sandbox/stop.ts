@@ -5,7 +5,7 @@
 import { serializeError } from '../../../shared/domain/errors';
 import type { EngineContext } from './context';
 import { runtimeReporter } from './hooks';
-import type { SandboxRecord } from './record';
+import { pauseLocationOf, type SandboxRecord } from './record';
 import { teardownNetwork } from './teardown';
 import { pendingStep, setPending } from './pending-cleanup';
 import { TraceRecorder } from './trace';
@@ -35,7 +35,7 @@ export async function stopLocked(ctx: EngineContext, rec: SandboxRecord, phase: 
       // own bind of the tmpfs, so it need not wait for the kill: both at once (each is a process of its own, and at
       // a node's worth of pods their waits add up).
       const [killed, unmounted] = await Promise.allSettled([
-        ctx.runtime.stop(rec.id, { signal, report: runtimeReporter(trace) }).then(() => {
+        ctx.runtime.stop(rec.id, pauseLocationOf(rec), { signal, report: runtimeReporter(trace) }).then(() => {
           rec.pause = { ...rec.pause, status: 'stopped' };
         }),
         trace.step('sandbox.shm', 'unmount /dev/shm', () => ctx.files.unmountShm({ runDir: rec.runDir, signal })),
@@ -55,7 +55,14 @@ export async function stopLocked(ctx: EngineContext, rec: SandboxRecord, phase: 
       rec,
       'pause',
       pauseOutcome.status === 'rejected'
-        ? [pendingStep('pause', 'kill the pause container and unmount /dev/shm', [`runc container ${rec.id}`], pauseOutcome.reason)]
+        ? [
+            pendingStep(
+              'pause',
+              'kill the pause container and unmount /dev/shm',
+              [`${pauseLocationOf(rec).handler} container ${rec.id}`],
+              pauseOutcome.reason,
+            ),
+          ]
         : [],
     );
     if (networkOutcome.status === 'rejected') {

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { PodscopeError } from '../../../shared/domain/errors';
 import { writeFileDurable } from '../os/durable-write';
 import { SandboxReadIndex } from './read-index';
-import { RECORD_VERSION, type SandboxRecord } from './record';
+import { upgradeSandboxRecord, type SandboxRecord } from './record';
 
 export interface StoreLoadProblem {
   file: string;
@@ -66,9 +66,7 @@ export class SandboxStore {
       let raw: string | undefined;
       try {
         raw = await readFile(file, 'utf8');
-        const rec = JSON.parse(raw) as SandboxRecord;
-        if (rec.version !== RECORD_VERSION)
-          throw new Error(`unsupported record version ${String(rec.version)} (this engine reads ${RECORD_VERSION})`);
+        const rec = upgradeSandboxRecord(JSON.parse(raw));
         if (`${rec.id}.json` !== name) throw new Error(`record id ${rec.id} does not match its file name`);
         this.records.set(rec.id, rec);
         this.index.upsert(rec);
