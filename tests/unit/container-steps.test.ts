@@ -49,7 +49,7 @@ describe('a container records its create and start steps', () => {
     const start = st.trace.filter((e) => e.phase === 'start');
     expect(start.map((e) => [e.step, e.ok])).toEqual([['runtime.start', true]]);
     expect(start[0]!.detail).toEqual({ pid: st.pid, monitorPid: st.monitorPid });
-    expect(start[0]!.label).toBe('conmon runs runc create, then runc start');
+    expect(start[0]!.label).toBe('start under conmon on runc');
   });
 
   it('a start that fails keeps the failed step with its error in the record (and the container is EXITED, StartError)', async () => {

@@ -21,16 +21,18 @@ export async function startContainer(ctx: ContainerContext, idOrPrefix: string):
     const trace = new TraceRecorder({ trace: (rec.trace ??= []) }, 'start', () => undefined);
     const handler = rec.runtimeHandler || DEFAULT_RUNTIME_HANDLER;
     try {
+      // the runtime reports its own commands (conmon's create, the runtime's start) as they end; this step spans them
       const started = await trace.step(
         'runtime.start',
-        `conmon runs ${handler} create, then ${handler} start`,
+        `start under conmon on ${handler}`,
         () =>
-          runtime.start(rec.id, rec.bundleDir, rec.ociSpec, {
-            logPath: rec.logPath,
-            stdin: rec.config.stdin,
-            stdinOnce: rec.config.stdin_once,
-            tty: rec.config.tty,
-          }),
+          runtime.start(
+            rec.id,
+            rec.bundleDir,
+            rec.ociSpec,
+            { logPath: rec.logPath, stdin: rec.config.stdin, stdinOnce: rec.config.stdin_once, tty: rec.config.tty },
+            { report: (step) => trace.add(step) },
+          ),
         (s) => ({ pid: s.pid, monitorPid: s.monitorPid }),
       );
       rec.pid = started.pid;

@@ -101,6 +101,14 @@ export function describeContainersOnHandler(handler: 'runc' | 'crun', h: Handler
       expect(lines.some((l) => / stderr F hello-err$/.test(l))).toBe(true);
       // the seccomp filter of RuntimeDefault applies on either runtime
       expect(/^Seccomp:\s+(\d)/m.exec(readFileSync(`/proc/${st.pid}/status`, 'utf8'))?.[1]).toBe('2');
+      // the start's steps are this runtime's own commands, each timed, inside the step that spans them
+      const startSteps = st.trace.filter((e) => e.phase === 'start');
+      expect(startSteps.map((e) => [e.step, e.ok])).toEqual([
+        ['conmon.create', true],
+        [`${handler}.start`, true],
+        ['runtime.start', true],
+      ]);
+      expect(startSteps[0]!.label).toContain(`${handler} create`);
     });
 
     it('ExecSync returns stdout, stderr and the exit code; a timeout is DeadlineExceeded', async () => {
