@@ -81,8 +81,12 @@ export class ConmonContainerRuntime extends OciContainerRuntime {
           }),
       );
       if (opts.signal?.aborted) throw new PodscopeError('Canceled', `starting container ${id} was canceled`);
-      await this.step('start', ['start', id], opts, (r) => (r.exitCode === 0 ? undefined : runtimeFailure(bin.handler, 'start', r)));
-      return { pid, monitorPid: await readConmonPid(conmonPidFile) };
+      // conmon wrote its pid file before it answered on the sync pipe: read beside the start
+      const [, monitorPid] = await Promise.all([
+        this.step('start', ['start', id], opts, (r) => (r.exitCode === 0 ? undefined : runtimeFailure(bin.handler, 'start', r))),
+        readConmonPid(conmonPidFile),
+      ]);
+      return { pid, monitorPid };
     } catch (e) {
       // The caller never learned it existed: no conmon and no runtime container may outlive a failed start. conmon
       // goes first (it would otherwise wait on a created container), then the container, which a failed create or

@@ -79,11 +79,13 @@ export interface ConmonCreate {
  */
 export async function createUnderConmon(o: ConmonCreate): Promise<{ pid: number }> {
   const { id, bundleDir, exitDir, pidFile, runtimeLog, signal } = o;
-  await rm(exitDir, { recursive: true, force: true });
-  await mkdir(exitDir, { recursive: true });
-  // conmon links <socket-dir>/<id> to the bundle there, and dies (logging only to syslog) when the dir is missing
-  await mkdir(join(bundleDir, 'sock'), { recursive: true });
-  await rm(pidFile, { force: true });
+  // independent of each other, so side by side (each is a round trip through libuv's thread pool)
+  await Promise.all([
+    rm(exitDir, { recursive: true, force: true }).then(() => mkdir(exitDir, { recursive: true })),
+    // conmon links <socket-dir>/<id> to the bundle there, and dies (logging only to syslog) when the dir is missing
+    mkdir(join(bundleDir, 'sock'), { recursive: true }),
+    rm(pidFile, { force: true }),
+  ]);
   // conmon runs the runtime itself, by absolute path only, with the --runtime-arg words before `create`; a wrapper
   // (crun on a hybrid cgroup host, oci-runtime.ts) becomes the runtime path and its words come first
   const [runtimeBinary, wrapperPath] = await Promise.all([

@@ -10,11 +10,11 @@
  * in its --log file when it did, in the foreground).
  * Each handler keeps its own `--root` (the two state formats are not interchangeable).
  */
-import { constants } from 'node:fs';
-import { access, readFile } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { PodscopeError } from '../../../shared/domain/errors';
 import type { RuntimeHandlerInfo } from '../../../shared/domain/sandbox';
+import { findBusybox } from '../os/busybox';
 import type { ProcessRunner } from '../os/exec';
 
 export const RUNTIME_HANDLERS = ['runc', 'crun'] as const;
@@ -135,24 +135,15 @@ export async function mountIsShared(
 
 let crunWrapper: Promise<string[]> | undefined;
 
-/** Debian's busybox-static (setup.sh installs it): a static binary, and its shell runs `mount` as a built-in applet */
-const BUSYBOX_PATHS = ['/usr/bin/busybox', '/bin/busybox'];
-
 /**
  * The shell that hides the cgroup2 before crun runs. util-linux `sh` then `mount` are two dynamically linked execs
  * (measured 6.4 ms for the whole wrapper around `true`); busybox's shell is static and its `mount` applet runs in
  * the shell's own process (3.5–4.0 ms): about 2.5 ms off every crun create on such a host. Same script either way.
  */
-export async function hidingShell(isExecutable: (path: string) => Promise<boolean> = executable): Promise<string[]> {
-  for (const p of BUSYBOX_PATHS) if (await isExecutable(p)) return [p, 'sh'];
-  return ['sh'];
+export async function hidingShell(isExecutable?: (path: string) => Promise<boolean>): Promise<string[]> {
+  const busybox = await findBusybox(isExecutable);
+  return busybox ? [busybox, 'sh'] : ['sh'];
 }
-
-const executable = (path: string) =>
-  access(path, constants.X_OK).then(
-    () => true,
-    () => false,
-  );
 
 /** argv that runs the program after it in a mount namespace of its own where a tmpfs covers the host's cgroup2 */
 export function cgroup2HidingWrapper(shell: string[], cgroup2IsShared: boolean): string[] {
