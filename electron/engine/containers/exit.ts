@@ -4,6 +4,7 @@
  * containerd's: OOMKilled when the cgroup's OOM kill counter moved, Completed for exit 0, Error otherwise.
  */
 import { runsUnderLiveMonitor } from '../sandbox/status';
+import { walkYielding } from '../sandbox/watchers';
 import { runtimeFor, type ContainerContext } from './context';
 import type { ContainerRecord } from './record';
 import { toContainerSummary } from './view';
@@ -62,10 +63,13 @@ export async function observeExit(ctx: ContainerContext, rec: ContainerRecord, o
   return true;
 }
 
-/** The background poll: every running container not busy with a verb. */
-export async function observeAllExits(ctx: ContainerContext): Promise<void> {
-  for (const rec of ctx.store.all()) {
-    if (rec.state !== 'Running') continue;
-    await ctx.locks.tryRun(rec.id, () => observeExit(ctx, rec, { exact: true })).catch(() => undefined);
-  }
+/**
+ * The background poll: every running container not busy with a verb, the cheap look first unless `exact`, with a
+ * turn of the event loop every few dozen containers so calls that arrive meanwhile are not held up by the walk.
+ */
+export async function observeAllExits(ctx: ContainerContext, opts: { exact?: boolean } = {}): Promise<void> {
+  await walkYielding(ctx.store.all(), async (rec) => {
+    if (rec.state !== 'Running' || (!opts.exact && runsUnderLiveConmon(ctx, rec))) return;
+    await ctx.locks.tryRun(rec.id, () => observeExit(ctx, rec, opts)).catch(() => undefined);
+  });
 }

@@ -113,8 +113,9 @@ export class ContainerService implements ContainerApi {
   }
 
   /** one round of the exit watcher */
-  poll(): Promise<void> {
-    return observeAllExits(this.ctx);
+  /** the background exit poll; `exact`: the exact look for every running container (exit.ts observeAllExits) */
+  poll(opts: { exact?: boolean } = {}): Promise<void> {
+    return observeAllExits(this.ctx, opts);
   }
 
   stopAll(sandboxId: string): Promise<void> {

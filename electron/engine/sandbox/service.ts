@@ -65,13 +65,15 @@ import { isProcessAlive, listSandboxes, processExists, processStartTicks, refres
 import { stopSandbox } from './stop';
 import { SandboxStore } from './store';
 import { ThroughputRuns } from './throughput';
-import { every, watchConfDir, type Stoppable } from './watchers';
+import { every, everyNth, walkYielding, watchConfDir, type Stoppable } from './watchers';
 
 export { ENGINE_VERSION } from './runtime-status';
 /** /proc reads only, so cheap enough to run every couple of seconds */
 const PAUSE_POLL_MS = 2000;
 /** container exits: a /proc read per running container, so a crashed container shows up within a second */
 const CONTAINER_POLL_MS = 1000;
+/** every how many background rounds the liveness look is the exact one (about every 15 s for containers, 30 s for pauses) */
+const EXACT_ROUND_EVERY = 15;
 
 export type EngineDeps = Omit<
   EngineContext,
@@ -174,11 +176,17 @@ export class SandboxEngine implements Engine {
     );
     this.recovery.problems.push(...(await this.containers.recover({ readOnly: this.ctx.readOnly })));
     if (!this.ctx.readOnly && this.deps.probeNet?.flowTracer) await this.sweepTraceRules(this.deps.probeNet.flowTracer);
+    // Each round takes the cheap look (status.ts runsUnderLiveMonitor), which already falls back to the exact one for
+    // anything whose conmon or pid is gone; every EXACT_ROUND_EVERY-th round takes the exact look for all, which
+    // catches the one case the cheap look cannot: both pids reused (pid_max is 32768 on this kind of host).
+    const exactContainerRound = everyNth(EXACT_ROUND_EVERY);
+    const exactPauseRound = everyNth(EXACT_ROUND_EVERY);
     this.background.push(
-      every(CONTAINER_POLL_MS, () => this.containers.poll()),
+      every(CONTAINER_POLL_MS, () => this.containers.poll({ exact: exactContainerRound() })),
       watchConfDir(this.deps.options.cniConfDir, () => void this.reloadCniConfig()),
       every(PAUSE_POLL_MS, async () => {
-        for (const rec of this.ctx.store.all()) await refreshLiveness(this.ctx, rec, { exact: true });
+        const exact = exactPauseRound();
+        await walkYielding(this.ctx.store.all(), (rec) => refreshLiveness(this.ctx, rec, { exact }));
       }),
     );
     return this.recovery;
