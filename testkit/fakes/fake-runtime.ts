@@ -28,6 +28,8 @@ type StepOptions = { signal?: AbortSignal; report?: RuntimeStepReporter };
 
 export class FakePauseRuntime implements PauseRuntime {
   readonly containers = new Map<string, FakeContainer>();
+  /** each pause by its pid and its conmon's, so exists() is a lookup (a bench asks it for 1,000 pods) */
+  private readonly byPid = new Map<number, FakeContainer>();
   readonly calls: { op: 'ensureRootfs' | 'start' | 'stop' | 'delete' | 'state' | 'list'; id?: string; handler?: string }[] = [];
   /** the next start() throws this (once), after leaving nothing behind, like the real runtime */
   startError: Error | undefined;
@@ -74,7 +76,9 @@ export class FakePauseRuntime implements PauseRuntime {
     this.report(opts.report, `${at.handler}.start`, true, undefined, { command: `${at.handler} --root ${at.root} start ${id}` });
     const pid = this.nextPid++;
     const monitorPid = this.nextPid++;
-    this.containers.set(id, { id, pid, monitorPid, status: 'running', bundle: bundleDir, spec, at });
+    const c: FakeContainer = { id, pid, monitorPid, status: 'running', bundle: bundleDir, spec, at };
+    this.containers.set(id, c);
+    this.byPid.set(pid, c).set(monitorPid, c);
     return { pid, monitorPid };
   }
 
@@ -131,9 +135,8 @@ export class FakePauseRuntime implements PauseRuntime {
 
   /** Stands in for kill(pid, 0) (EngineDeps.processExists): the same answer, without counting a probe. */
   exists(pid: number): boolean {
-    return [...this.containers.values()].some(
-      (c) => c.status === 'running' && (c.pid === pid || (c.monitorPid === pid && !c.monitorKilled)),
-    );
+    const c = this.byPid.get(pid);
+    return c !== undefined && this.containers.get(c.id) === c && c.status === 'running' && (c.pid === pid || !c.monitorKilled);
   }
 
   /** Simulates someone killing the pause's conmon: the pause runs on, unwatched (no exit file will come). */
