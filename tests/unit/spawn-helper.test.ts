@@ -5,7 +5,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { NodeProcessRunner } from '../../electron/engine/os/exec';
 import { holdFileLockInProcess, type HeldFileLock } from '../../electron/engine/os/file-lock';
 import { SpawnHelperRunner } from '../../electron/engine/os/spawn-helper';
@@ -36,6 +36,35 @@ describe('SpawnHelperRunner', () => {
     const aborted = await runner.run({ file: 'sleep', args: ['30'], timeoutMs: 10_000, signal: ac.signal });
     expect(aborted).toMatchObject({ canceled: true, signal: 'SIGKILL' });
     expect(aborted.durationMs).toBeLessThan(5000);
+  });
+
+  it('a command canceled before the helper said it started, and gone by the time it does, is no error in the engine', async () => {
+    // The race seen in CI: the abort comes before the helper's "started, pid N" reply, so the group is killed on that
+    // reply, by which time it may have exited (ESRCH). That kill may fail; it must not throw out of the reply handler.
+    const realKill = process.kill.bind(process);
+    const groupKills: number[] = [];
+    const kill = vi.spyOn(process, 'kill').mockImplementation((pid: number, signal?: string | number) => {
+      if (pid < 0) {
+        groupKills.push(pid);
+        throw Object.assign(new Error('kill ESRCH'), { code: 'ESRCH', errno: -3, syscall: 'kill' });
+      }
+      return realKill(pid, signal);
+    });
+    const uncaught: unknown[] = [];
+    const onUncaught = (e: unknown) => uncaught.push(e);
+    process.prependListener('uncaughtException', onUncaught);
+    try {
+      const ac = new AbortController();
+      const run = runner.run({ file: 'sleep', args: ['0.2'], timeoutMs: 10_000, signal: ac.signal });
+      ac.abort();
+      const r = await run;
+      expect(r.canceled).toBe(true);
+      expect(groupKills.length).toBeGreaterThan(0);
+      expect(uncaught).toEqual([]);
+    } finally {
+      process.removeListener('uncaughtException', onUncaught);
+      kill.mockRestore();
+    }
   });
 
   it('fails a missing binary as the in-process runner does', async () => {

@@ -120,6 +120,15 @@ interface HelperReply {
   errDropped?: number;
 }
 
+/** SIGKILL to a process group the helper started; one that is already gone is no error */
+function killGroup(pid: number): void {
+  try {
+    process.kill(-pid, 'SIGKILL');
+  } catch {
+    /* already gone */
+  }
+}
+
 export class SpawnHelperRunner implements ProcessRunner {
   private helper: ChildProcess | undefined;
   private broken = false;
@@ -156,12 +165,7 @@ export class SpawnHelperRunner implements ProcessRunner {
         },
       };
       const kill = () => {
-        if (p.pid === undefined) return;
-        try {
-          process.kill(-p.pid, 'SIGKILL');
-        } catch {
-          /* already gone */
-        }
+        if (p.pid !== undefined) killGroup(p.pid);
       };
       const timer = setTimeout(() => {
         p.timedOut = true;
@@ -308,7 +312,9 @@ export class SpawnHelperRunner implements ProcessRunner {
     if (!p) return;
     if (m.pid !== undefined && m.code === undefined && m.error === undefined) {
       p.pid = m.pid;
-      if (p.timedOut || p.canceled) process.kill(-m.pid, 'SIGKILL');
+      // timed out or canceled before its pid was known: end its group now. It may have exited meanwhile (ESRCH),
+      // and a throw here would be an uncaught exception in the engine (seen once in CI).
+      if (p.timedOut || p.canceled) killGroup(m.pid);
       return;
     }
     p.cleanup();
