@@ -95,30 +95,33 @@ export function serializeListContainersResponse(res: ListContainersResponse): Bu
   return containers.serialize(res.containers);
 }
 
-export function serializePodSandboxStatusResponse(res: PodSandboxStatusResponse): Buffer {
-  // info and timestamp change per call (and info is small unless verbose): the generated encoder writes them
-  const rest = PodSandboxStatusResponse.encode({ ...res, status: undefined }).finish();
-  if (!res.status) return Buffer.from(rest);
-  const status = bytesOf(res.status, (m) => PodSandboxStatus.encode(m));
-  const head = lengthPrefix(status.length);
-  const out = Buffer.allocUnsafe(head.length + status.length + rest.length);
+/**
+ * A status response: its status (field 1) as the cached bytes of that status object, then whatever changes per
+ * call (info, a timestamp) as the generated encoder writes it with the status left out.
+ */
+function statusFirst<S extends object>(status: S | undefined, encodeStatus: (m: S) => BinaryWriter, rest: Uint8Array): Buffer {
+  if (!status) return Buffer.from(rest);
+  const body = bytesOf(status, encodeStatus);
+  const head = lengthPrefix(body.length);
+  const out = Buffer.allocUnsafe(head.length + body.length + rest.length);
   out.set(head, 0);
-  out.set(status, head.length);
-  out.set(rest, head.length + status.length);
+  out.set(body, head.length);
+  out.set(rest, head.length + body.length);
   return out;
 }
 
+export function serializePodSandboxStatusResponse(res: PodSandboxStatusResponse): Buffer {
+  // info and timestamp change per call (and info is small unless verbose)
+  return statusFirst(
+    res.status,
+    (m) => PodSandboxStatus.encode(m),
+    PodSandboxStatusResponse.encode({ ...res, status: undefined }).finish(),
+  );
+}
+
 export function serializeContainerStatusResponse(res: ContainerStatusResponse): Buffer {
-  // info is per call (empty unless verbose): the generated encoder writes it after the cached status (field 1)
-  const rest = ContainerStatusResponse.encode({ ...res, status: undefined }).finish();
-  if (!res.status) return Buffer.from(rest);
-  const status = bytesOf(res.status, (m) => ContainerStatus.encode(m));
-  const head = lengthPrefix(status.length);
-  const out = Buffer.allocUnsafe(head.length + status.length + rest.length);
-  out.set(head, 0);
-  out.set(status, head.length);
-  out.set(rest, head.length + status.length);
-  return out;
+  // info changes per call (empty unless verbose)
+  return statusFirst(res.status, (m) => ContainerStatus.encode(m), ContainerStatusResponse.encode({ ...res, status: undefined }).finish());
 }
 
 /** The runtime service with the read responses serialised through the caches above; every other method as generated. */
