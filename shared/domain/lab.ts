@@ -147,6 +147,11 @@ export interface LabPluginTrace {
   ok: boolean;
   error?: SerializedError;
   startedAt: string;
+  /**
+   * a CHECK run only because Podscope went past an earlier plugin's known defect (libcni would have stopped there):
+   * the index of that plugin
+   */
+  pastKnownDefectOf?: number;
 }
 
 export type LabKernelKind =
@@ -223,6 +228,15 @@ export interface LabDelAfterFailedAdd {
   engine: string;
 }
 
+/** A plugin whose CHECK failed with a known defect of its installed release (docs/semantics.md#plugin-errors). */
+export interface LabKnownDefect {
+  index: number;
+  type: string;
+  version: string;
+  reference: string;
+  explanation: string;
+}
+
 export interface LabRun {
   id: string;
   createdAt: string;
@@ -241,7 +255,10 @@ export interface LabRun {
   /** the final ADD result as the list's version prints it */
   rawResult?: unknown;
   addOk: boolean;
+  /** every plugin passed CHECK, or failed it only with a known defect of its release (then in `checkKnownDefects`) */
   checkOk?: boolean;
+  /** the plugins whose CHECK failed with a known defect of the installed release: warnings, not the run's failure */
+  checkKnownDefects?: LabKnownDefect[];
   /** CHECK was not run: why */
   checkSkipped?: string;
   /** every plugin that executed ADD was DELed (a never-added plugin's DEL is judged in delAfterFailedAdd) */

@@ -466,6 +466,42 @@ describe("known defects of the installed plugin release are warnings, not the ne
     expect(failed?.error?.message).toMatch(/could not check ipv6 dnat: .*a known defect of portmap 1\.1\.1/);
   }, 60_000);
 
+  it('portmap 1.1.1 CHECK of a dual-stack pod (its IPv4 rules looked for in ip6tables) and bandwidth 1.1.1 CHECK of a pod with no limits (a nil dereference) are known defects, and the chain is checked to its end', async () => {
+    const n = await checked(
+      'kd',
+      [
+        {
+          type: 'bridge',
+          bridge: 'pslk-kd',
+          isGateway: true,
+          ipam: {
+            type: 'host-local',
+            dataDir: join(root, 'kd', 'ipam'),
+            ranges: [[{ subnet: '10.65.8.0/24' }], [{ subnet: 'fd00:65:8::/64' }]],
+          },
+        },
+        { type: 'portmap', capabilities: { portMappings: true } },
+        { type: 'bandwidth', capabilities: { bandwidth: true } },
+        { type: 'firewall' },
+      ],
+      'pslk-kd',
+    );
+    const rows = n.entries.filter((e) => e.plugin?.verb === 'CHECK').map((e) => `${e.plugin!.type} ${e.ok ? 'ok' : 'failed'}`);
+    measured.push(`portmap CHECK, dual-stack pod: ${n.outcome}, knownDefect ${n.knownDefect?.reference ?? 'none'}; ${rows.join(', ')}`);
+    expect(n.outcome).toBe('passed');
+    expect(n.knownDefect).toMatchObject({ type: 'portmap', version: '1.1.1', explanation: expect.stringMatching(/dual-stack/) });
+    // libcni would stop at portmap; the plugins after it are checked: bandwidth 1.1.1 panics for a pod with no limits
+    // (its own known defect), firewall passes
+    expect(rows).toEqual(['bridge ok', 'portmap failed', 'bandwidth failed', 'firewall ok']);
+    const panicked = n.entries.find((e) => e.plugin?.type === 'bandwidth' && e.plugin.verb === 'CHECK')!;
+    expect(panicked.error?.details).toMatchObject({ knownDefect: { reference: expect.stringMatching(/plugins\/issues\/1221$/) } });
+    expect(n.message).toMatch(/portmap#1, bandwidth#2/);
+    const failed = n.entries.find((e) => e.plugin?.type === 'portmap' && !e.ok);
+    expect(failed?.error?.message).toMatch(
+      /could not check ipv6 dnat: rule .*--to-destination 10\.65\.8\.\d+:80.*a known defect of portmap 1\.1\.1/s,
+    );
+  }, 60_000);
+
   it('ptp 1.1.1 CHECK of a non-default route (installed via the gateway, looked for without one)', async () => {
     const n = await checked('kg', [
       { type: 'ptp', ipam: { ...ipam('kg', '10.67.8.0/24'), routes: [{ dst: '0.0.0.0/0' }, { dst: '10.67.100.0/24' }] } },

@@ -66,6 +66,44 @@ describe('known defects, recognised by plugin, verb, text and release', () => {
     expect(defectCandidate({ ...f, verb: 'ADD' })).toBeUndefined();
   });
 
+  it('portmap ≤ 1.2.0 CHECK of a dual-stack pod: its IPv4 rules looked for in ip6tables', () => {
+    // portmap 1.1.1's chain.check prints the rules it looked for ([][]string through %s)
+    const rules =
+      '[[-p tcp --dport 21660 -j CNI-HOSTPORT-SETMARK -s 10.65.8.0/24] [-p tcp --dport 21660 -j DNAT --to-destination 10.65.8.2:80]]';
+    const msg = `could not check ipv6 dnat: rule ${rules} in chain CNI-DN-0f5d1c2e8a6b4f0e9a1c2 not found in table nat`;
+    const dual = { prevResult: { ips: [{ address: '10.65.8.2/24' }, { address: 'fd00:65:8::2/64' }] } };
+    const f = { type: 'portmap', verb: 'CHECK', msg, conf: dual };
+    expect(knownDefect(f, '1.1.1')).toMatchObject({ version: '1.1.1', explanation: expect.stringMatching(/dual-stack/) });
+    expect(knownDefect(f, '1.3.0')).toBeUndefined();
+    // the IPv6 rules really missing from ip6tables name the IPv6 address: a failure, not the defect
+    const v6Missing = msg.replace('--to-destination 10.65.8.2:80', '--to-destination [fd00:65:8::2]:80');
+    expect(defectCandidate({ ...f, msg: v6Missing })).toBeUndefined();
+    // IPv4 rules missing from iptables are reported as "ipv4 dnat": a failure
+    expect(defectCandidate({ ...f, msg: msg.replace('ipv6 dnat', 'ipv4 dnat') })).toBeUndefined();
+    // an IPv4-only pod never takes this path (its ip6tables has no chain at all)
+    expect(defectCandidate({ ...f, conf: v4Prev })).toBeUndefined();
+  });
+
+  it('bandwidth ≤ 1.9.0 CHECK of a pod with no bandwidth: a nil dereference', () => {
+    // as describeFailure words a plugin that printed nothing on stdout and a Go panic on stderr
+    const panic = [
+      'panic: runtime error: invalid memory address or nil pointer dereference',
+      '[signal SIGSEGV: segmentation violation code=0x1 addr=0x0 pc=0x536ff6]',
+      '',
+      'goroutine 1 [running]:',
+      'main.cmdCheck(0xc0000c4770)',
+      '\tgithub.com/containernetworking/plugins/plugins/meta/bandwidth/main.go:301 +0x2d6',
+    ].join('\n');
+    const msg = `netplugin failed: ${JSON.stringify(panic)}: exit status 2`;
+    const f = { type: 'bandwidth', verb: 'CHECK', msg, conf: { type: 'bandwidth', runtimeConfig: {} } };
+    expect(knownDefect(f, '1.1.1')).toMatchObject({ reference: 'https://github.com/containernetworking/plugins/issues/1221' });
+    expect(knownDefect(f, '1.9.1')).toBeUndefined();
+    // with limits, a panic is not this defect
+    expect(defectCandidate({ ...f, conf: { runtimeConfig: { bandwidth: { ingressRate: 1000 } } } })).toBeUndefined();
+    expect(defectCandidate({ ...f, conf: { ingressRate: 1000 } })).toBeUndefined();
+    expect(defectCandidate({ ...f, verb: 'ADD' })).toBeUndefined();
+  });
+
   it('ptp ≤ 1.2.0 CHECK of a non-default route', () => {
     expect(knownDefect({ type: 'ptp', verb: 'CHECK', msg: PTP_886 }, '1.1.1')?.reference).toBe(
       'https://github.com/containernetworking/plugins/issues/886',

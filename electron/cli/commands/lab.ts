@@ -75,6 +75,7 @@ export function runJson(run: LabRun): Record<string, unknown> {
       stdin: p.stdin,
       stdout: p.stdout,
       stderr: p.stderr,
+      ...(p.pastKnownDefectOf !== undefined ? { pastKnownDefectOf: p.pastKnownDefectOf } : {}),
     })),
     result: run.rawResult ?? null,
     kernelCreated: run.kernelCreated,
@@ -84,6 +85,7 @@ export function runJson(run: LabRun): Record<string, unknown> {
     changedAfterDel: run.changedAfterDel ?? [],
     addOk: run.addOk,
     checkOk: run.checkOk ?? null,
+    checkKnownDefects: run.checkKnownDefects ?? [],
     checkSkipped: run.checkSkipped ?? null,
     delOk: run.delOk,
     ...(run.delAfterFailedAdd ? { delAfterFailedAdd: run.delAfterFailedAdd } : {}),
@@ -97,11 +99,23 @@ export function runJson(run: LabRun): Record<string, unknown> {
 
 function printRun(run: LabRun): void {
   const lines = [`lab run ${run.id}  ${run.name} (cniVersion ${run.cniVersion})`];
-  for (const p of run.plugins)
+  const defects = new Map((run.checkKnownDefects ?? []).map((d) => [d.index, d]));
+  for (const p of run.plugins) {
+    // a CHECK failing with a known defect of its release is a warning; the plugins after it were checked past it
+    const defect = p.verb === 'CHECK' && !p.ok ? defects.get(p.index) : undefined;
+    const outcome = p.ok
+      ? ''
+      : defect
+        ? `  KNOWN DEFECT of ${p.type} ${defect.version}: ${p.error?.message ?? p.stderr.trim()}`
+        : `  FAILED: ${p.error?.message ?? p.stderr.trim()}`;
+    const past = p.pastKnownDefectOf !== undefined ? `  (checked past #${p.pastKnownDefectOf}'s known defect; libcni stops there)` : '';
     lines.push(
-      `  ${p.verb.padEnd(5)} ${p.type.padEnd(12)} exit ${String(p.exitCode ?? '-').padEnd(4)} ${p.durationMs.toFixed(1).padStart(7)} ms${p.ok ? '' : `  FAILED: ${p.error?.message ?? p.stderr.trim()}`}`,
+      `  ${p.verb.padEnd(5)} ${p.type.padEnd(12)} exit ${String(p.exitCode ?? '-').padEnd(4)} ${p.durationMs.toFixed(1).padStart(7)} ms${outcome}${past}`,
     );
+  }
   if (run.checkSkipped) lines.push(`  CHECK skipped: ${run.checkSkipped}`);
+  for (const d of run.checkKnownDefects ?? [])
+    lines.push(`  CHECK ok, with a known plugin defect: ${d.type}#${d.index} ${d.version} (${d.reference}): ${d.explanation}`);
   if (run.probe) {
     lines.push(
       `  PROBE ${run.probe.ok ? 'ok' : 'FAILED'} at ${run.probe.measuredAt} (${run.probe.measuredBy}, ${Math.round(run.probe.durationMs)} ms):`,

@@ -139,7 +139,7 @@ class LibcniManager implements CniManager {
             r.outcome === 'disabled'
               ? 'disableCheck is set in the conflist: CHECK skipped'
               : defect
-                ? `every plugin passed CHECK but ${r.knownDefects.map((d) => `${d.type}#${d.index}`).join(', ')}, whose CHECK failed with a known defect of ${defect.type} ${defect.version} (${defect.reference}): ${defect.explanation}`
+                ? `every plugin passed CHECK but ${r.knownDefects.map((d) => `${d.type}#${d.index}`).join(', ')}, whose CHECK failed with a known defect of the installed release: ${r.knownDefects.map((d) => `${d.type} ${d.version} (${d.reference}): ${d.explanation}`).join('; ')}`
                 : 'every plugin passed CHECK',
           ...(defect ? { knownDefect: defect } : {}),
         });

@@ -373,8 +373,8 @@ export function isCheckNotSupported(e: unknown): boolean {
  * with disableCheck skips it; otherwise every plugin runs in order with the cached final ADD result as prevResult
  * (not chained: CHECK prints nothing) and the same env, CNI_ARGS and runtimeConfig as ADD. The first failing plugin
  * ends it, as in libcni — except a failure the plugin-error advice knows as a defect of the installed plugin
- * release (docs/semantics.md#plugin-errors): that one is kept as a warning and the next plugins are still checked
- * (unless `pastKnownDefects` is false: the lab shows the runtime's protocol as it is).
+ * release (docs/semantics.md#plugin-errors): that one is kept as a warning and the next plugins are still checked,
+ * for a pod and in the lab alike (libcni stops there, and would call a healthy network broken).
  */
 /** A plugin whose CHECK failed with a known defect of its release: a warning, not the network's failure. */
 export interface PluginKnownDefect extends KnownDefect {
@@ -397,7 +397,6 @@ export async function checkNetworkList(
   cache: ResultCache,
   net: LoadedNetwork,
   att: Attachment,
-  opts: { pastKnownDefects?: boolean } = {},
 ): Promise<CheckListOutcome> {
   const { list, ifName } = net;
   if (!specAtLeast(list.cniVersion, '0.4.0')) {
@@ -427,7 +426,7 @@ export async function checkNetworkList(
       } catch (e) {
         // a defect of the plugin's release says nothing about the network: the next plugins are still checked
         const defect = knownDefectOf(e);
-        if (!defect || opts.pastKnownDefects === false) throw e;
+        if (!defect) throw e;
         knownDefects.push({ type: list.plugins[index]!.type, index, ...defect });
         detail.knownDefects = knownDefects;
       }

@@ -147,7 +147,8 @@ interface DefectRule {
   text: RegExp;
   /** the last release known to have it (verified on 1.1.1, Debian 12's) */
   through: string;
-  applies?: (conf: Record<string, unknown> | undefined) => boolean;
+  /** further facts the failure must show: the plugin's stdin, and the message (to read what it looked for) */
+  applies?: (conf: Record<string, unknown> | undefined, msg: string) => boolean;
   reference: string;
   explanation: string;
 }
@@ -169,6 +170,41 @@ const DEFECTS: DefectRule[] = [
       'portmap checks IPv6 DNAT rules even for a pod with no IPv6 address, for which ADD rightly created none: the IPv4 mappings were not what failed',
   },
   {
+    // The same defect on a dual-stack pod: CHECK runs once per pod address and, before the fix in v1.3.0
+    // ("Only check ipv6 when an IPv6 is configured"), looks for that address's rules in both iptables and ip6tables.
+    // The IPv4 pass therefore looks for the IPv4 DNAT rules in ip6tables, where ADD rightly put the IPv6 ones only;
+    // the message then lists the IPv4 rules it could not find there, and the IPv6 pass is never reached.
+    type: 'portmap',
+    verb: 'CHECK',
+    text: /^could not check ipv6 dnat: rule \[.*\] in chain CNI-DN-\S+ not found in table nat$/s,
+    through: '1.2.0',
+    applies: (conf, msg) => {
+      const ips = prevIps(conf).map((a) => a.split('/')[0]!);
+      const v4 = ips.filter((a) => !a.includes(':'));
+      return ips.some((a) => a.includes(':')) && v4.some((a) => msg.includes(`--to-destination ${a}:`));
+    },
+    reference: 'https://github.com/containernetworking/plugins/issues/819',
+    explanation:
+      "portmap (before 1.3.0) looks for the IPv4 DNAT rules of a dual-stack pod in ip6tables too, where ADD rightly made only the IPv6 ones: the IPv4 rules it names are in iptables, and the pod's mappings were not what failed",
+  },
+  {
+    // bandwidth's CHECK reads the rates without asking whether any were given: a pod with no bandwidth (no
+    // annotations, no static rates) makes it dereference nil and panic. Found on Debian's 1.1.1; fixed upstream in
+    // v1.9.1 ("bandwidth: handle nil bandwidth in CHECK"). ADD and DEL of such a pod are fine: they return early.
+    type: 'bandwidth',
+    verb: 'CHECK',
+    text: /^netplugin failed: "panic: runtime error: invalid memory address or nil pointer dereference.*main\.cmdCheck.*plugins\/meta\/bandwidth\/main\.go/s,
+    through: '1.9.0',
+    applies: (conf) => {
+      const rc = conf?.runtimeConfig as { bandwidth?: unknown } | undefined;
+      const own = ['ingressRate', 'ingressBurst', 'egressRate', 'egressBurst'].some((k) => conf?.[k] !== undefined);
+      return rc?.bandwidth === undefined && !own;
+    },
+    reference: 'https://github.com/containernetworking/plugins/issues/1221',
+    explanation:
+      'bandwidth (before 1.9.1) panics in CHECK when the pod has no bandwidth limits, for which ADD rightly shaped nothing: there was nothing to check',
+  },
+  {
     type: 'ptp',
     verb: 'CHECK',
     text: /^Expected Route \{Dst:\{IP:\S+ Mask:[0-9a-f]+\} GW:<nil>\} not found in routing table$/,
@@ -181,7 +217,7 @@ const DEFECTS: DefectRule[] = [
 
 /** A rule whose plugin, verb and text match: the release still has to be looked up to confirm it. */
 export function defectCandidate(f: FailureFacts): DefectRule | undefined {
-  return DEFECTS.find((d) => d.type === f.type && d.verb === f.verb && d.text.test(f.msg) && (d.applies?.(f.conf) ?? true));
+  return DEFECTS.find((d) => d.type === f.type && d.verb === f.verb && d.text.test(f.msg) && (d.applies?.(f.conf, f.msg) ?? true));
 }
 
 /** The known defect, when the installed release is one that has it. */

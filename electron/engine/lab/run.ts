@@ -165,7 +165,11 @@ async function addStep(s: RunState): Promise<void> {
   }
 }
 
-/** CHECK through the runtime's gate: a list older than 0.4.0 has none, a list with disableCheck skips it */
+/**
+ * CHECK through the runtime's gate: a list older than 0.4.0 has none, a list with disableCheck skips it. libcni stops
+ * at the first failing plugin; a failure the engine knows as a defect of the plugin's installed release is a warning,
+ * and the plugins after it are still checked (each marked as run past the defect, since libcni would not have).
+ */
 async function checkStep(s: RunState): Promise<void> {
   const { run } = s;
   const cached = await s.cache.readResult({ networkName: s.net.list.name, containerId: run.containerId, ifName: LAB_IFNAME });
@@ -175,11 +179,22 @@ async function checkStep(s: RunState): Promise<void> {
     return;
   }
   s.phase.current = 'CHECK';
+  const firstCheck = run.plugins.length;
   try {
-    // libcni's CHECK, which stops at the first failure; a known defect is named in that failure's message
-    const checked = await checkNetworkList(s.ctx, s.cache, s.net, s.att, { pastKnownDefects: false });
+    const checked = await checkNetworkList(s.ctx, s.cache, s.net, s.att);
     if (checked.outcome === 'disabled') run.checkSkipped = 'disableCheck is set';
     else run.checkOk = true;
+    if (checked.knownDefects.length > 0) {
+      run.checkKnownDefects = checked.knownDefects.map((d) => ({
+        index: d.index,
+        type: d.type,
+        version: d.version,
+        reference: d.reference,
+        explanation: d.explanation,
+      }));
+      const first = checked.knownDefects[0]!.index;
+      for (const p of run.plugins.slice(firstCheck)) if (p.verb === 'CHECK' && p.index > first) p.pastKnownDefectOf = first;
+    }
   } catch (e) {
     if (isCheckNotSupported(e)) run.checkSkipped = `cniVersion ${run.cniVersion} has no CHECK (0.4.0 and later)`;
     else {

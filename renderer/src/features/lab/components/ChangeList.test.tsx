@@ -43,8 +43,16 @@ describe('lab verdict with values changed in place', () => {
     expect(rows[0]!.textContent).toContain('by host-device');
   });
 
-  it('changes kept by design only: the verdict stays clean', () => {
+  it('changes kept by design only: the verdict stays clean, and does not claim that nothing stayed changed', () => {
     render(<Verdict run={run([forwarding])} />);
-    expect(screen.getByTestId('lab-verdict').className).toContain('callout-ok');
+    const verdict = screen.getByTestId('lab-verdict');
+    expect(verdict.className).toContain('callout-ok');
+    expect(verdict.textContent).not.toContain('nothing it changed on the host stayed changed');
+    expect(verdict.textContent).toContain("1 value still differs by the plugins' design or inside the run's own netns");
+  });
+
+  it('nothing changed after DEL: the verdict says so', () => {
+    render(<Verdict run={run([])} />);
+    expect(screen.getByTestId('lab-verdict').textContent).toContain('nothing it changed on the host stayed changed');
   });
 });

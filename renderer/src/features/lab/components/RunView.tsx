@@ -63,6 +63,11 @@ export function ProbeTraceItem({ probe, skipped }: { probe?: LabProbe; skipped?:
   );
 }
 
+/** a CHECK failing with a known defect of the plugin's release: a warning (amber), not the network's failure */
+function knownDefect(p: LabPluginTrace): boolean {
+  return !p.ok && (p.error?.details as { knownDefect?: unknown } | undefined)?.knownDefect !== undefined;
+}
+
 export function PluginTrace({ plugins, probe, probeSkipped }: { plugins: LabPluginTrace[]; probe?: LabProbe; probeSkipped?: string }) {
   const showProbe = probe !== undefined || probeSkipped !== undefined;
   // the probe ran after ADD and CHECK, so it goes before the first DEL (or at the end while DEL has not started)
@@ -73,15 +78,27 @@ export function PluginTrace({ plugins, probe, probeSkipped }: { plugins: LabPlug
       {plugins.map((p, n) => (
         <Fragment key={n}>
           {showProbe && n === probeAt && <ProbeTraceItem probe={probe} skipped={probeSkipped} />}
-          <li className={p.ok ? 'tl-item' : 'tl-item tl-fail'}>
+          <li className={p.ok || knownDefect(p) ? 'tl-item' : 'tl-item tl-fail'} data-known-defect={knownDefect(p) ? 'true' : undefined}>
             <details>
               <summary className="lab-trace-head">
                 <Pill tone={p.phase === 'ADD' ? 'info' : p.phase === 'CHECK' ? 'muted' : 'warn'}>{p.verb}</Pill>
                 <span className="mono tl-plugin">{p.type}</span>
                 <span className="mono muted small">#{p.index}</span>
-                <span className={p.ok ? 'mono small' : 'mono small text-bad'}>exit {p.exitCode ?? '—'}</span>
+                <span className={p.ok ? 'mono small' : knownDefect(p) ? 'mono small text-warn' : 'mono small text-bad'}>
+                  exit {p.exitCode ?? '—'}
+                </span>
                 <span className="mono muted small">{ms(p.durationMs)}</span>
-                {!p.ok && <span className="text-bad small lab-trace-error">{p.error?.message ?? p.stderr}</span>}
+                {!p.ok && knownDefect(p) && <Pill tone="warn">known defect</Pill>}
+                {p.pastKnownDefectOf !== undefined && (
+                  <Pill tone="muted" title="libcni stops at the first failing plugin; Podscope checks the rest past a known defect">
+                    checked past #{p.pastKnownDefectOf}&apos;s known defect
+                  </Pill>
+                )}
+                {!p.ok && (
+                  <span className={`${knownDefect(p) ? 'text-warn' : 'text-bad'} small lab-trace-error`}>
+                    {p.error?.message ?? p.stderr}
+                  </span>
+                )}
               </summary>
               <div className="lab-trace-body">
                 <div className="muted small mono">{p.binary ?? 'binary not found'}</div>
@@ -133,12 +150,17 @@ export function Verdict({ run }: { run: LabRun }) {
   // a host value DEL did not put back (a link left DOWN, a sysctl reset) outlives the run like a leak
   const notPutBack = (run.changedAfterDel ?? []).filter((c) => c.where === 'host' && !c.why);
   const clean = leaked === 0 && notPutBack.length === 0;
+  // values that still differ, but by the plugins' design or only inside the run's own netns (removed with it): the
+  // verdict must not claim that nothing stayed changed while "Changed after DEL" lists them
+  const stillDiffer = (run.changedAfterDel ?? []).filter((c) => c.where === 'netns' || c.why).length;
   return (
     <div className={clean ? 'callout callout-ok' : 'callout callout-bad'} data-testid="lab-verdict">
       <div className="callout-title">
         {leaked === 0
           ? notPutBack.length === 0
-            ? 'No leak: everything the run created is gone after DEL, and nothing it changed on the host stayed changed'
+            ? stillDiffer === 0
+              ? 'No leak: everything the run created is gone after DEL, and nothing it changed on the host stayed changed'
+              : `No leak: everything the run created is gone after DEL; ${stillDiffer} value${stillDiffer === 1 ? '' : 's'} still differ${stillDiffer === 1 ? 's' : ''} by the plugins' design or inside the run's own netns (see "Changed after DEL")`
             : `Everything the run created is gone, but DEL did not put back ${notPutBack.length} value${notPutBack.length === 1 ? '' : 's'} it changed on the host`
           : `Leak: ${leaked} thing${leaked === 1 ? '' : 's'} left after DEL`}
       </div>
@@ -157,7 +179,16 @@ export function RunView({ run }: { run: LabRun }) {
         {run.success ? <Pill tone="ok">success</Pill> : <Pill tone="bad">failed</Pill>}
         <Pill tone={run.addOk ? 'ok' : 'bad'}>ADD {run.addOk ? 'ok' : 'failed'}</Pill>
         {run.checkOk !== undefined ? (
-          <Pill tone={run.checkOk ? 'ok' : 'bad'}>CHECK {run.checkOk ? 'ok' : 'failed'}</Pill>
+          run.checkOk && run.checkKnownDefects?.length ? (
+            <Pill
+              tone="warn"
+              title={run.checkKnownDefects.map((d) => `${d.type}#${d.index} ${d.version} (${d.reference}): ${d.explanation}`).join('\n')}
+            >
+              CHECK ok, with a known plugin defect
+            </Pill>
+          ) : (
+            <Pill tone={run.checkOk ? 'ok' : 'bad'}>CHECK {run.checkOk ? 'ok' : 'failed'}</Pill>
+          )
         ) : (
           <Pill tone="muted" title={run.checkSkipped}>
             CHECK skipped
@@ -174,6 +205,14 @@ export function RunView({ run }: { run: LabRun }) {
         </div>
       )}
       {run.error && <div className="callout callout-bad mono small">{run.error.message}</div>}
+      {run.checkKnownDefects?.map((d) => (
+        <div key={d.index} className="callout callout-warn small" data-testid="lab-known-defect">
+          <div className="callout-title">
+            CHECK of {d.type}#{d.index} failed with a known defect of {d.type} {d.version}: the plugins after it were still checked
+          </div>
+          {d.explanation} (<span className="mono">{d.reference}</span>)
+        </div>
+      ))}
       {run.forced.length > 0 && (
         <div className="callout callout-warn small">Run with force over {run.forced.length} live sandbox(es) sharing this network.</div>
       )}

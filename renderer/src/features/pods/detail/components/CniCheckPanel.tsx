@@ -24,7 +24,7 @@ function Rows({
               {/* a plugin's known defect is a warning: amber, never the network's failure */}
               <span className={`pill pill-${n.knownDefect ? 'warn' : TONE[n.outcome]}`}>
                 {LABEL[n.outcome]}
-                {n.knownDefect ? ' · known defect' : ''}
+                {n.knownDefect ? ', with a known plugin defect' : ''}
               </span>
             </td>
             <td className="mono">

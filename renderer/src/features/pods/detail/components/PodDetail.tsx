@@ -42,7 +42,10 @@ export function PodDetail({ summary, containers = [] }: { summary: SandboxSummar
   const s = status.data;
   const plugins = s?.trace.filter((t) => t.plugin) ?? [];
   // counted over the rows the tab shows: a failed CHECK or ADD also records its failed network step, which is no row
-  const failures = plugins.filter((t) => !t.ok).length;
+  // a CHECK failing with a known defect of the plugin's release is a warning, counted apart from failures
+  const isDefect = (t: (typeof plugins)[number]) => (t.error?.details as { knownDefect?: unknown } | undefined)?.knownDefect !== undefined;
+  const failures = plugins.filter((t) => !t.ok && !isDefect(t)).length;
+  const defects = plugins.filter((t) => !t.ok && isDefect(t)).length;
   const dropped = s?.portMappings.filter((d) => !d.passed).length ?? 0;
 
   const tabs: TabDef<DetailTab>[] = [
@@ -54,7 +57,15 @@ export function PodDetail({ summary, containers = [] }: { summary: SandboxSummar
     {
       id: 'trace',
       label: 'CNI trace',
-      badge: !traced ? 'n/a' : s ? (failures ? `${plugins.length} · ${failures} failed` : plugins.length) : undefined,
+      badge: !traced
+        ? 'n/a'
+        : s
+          ? failures || defects
+            ? [plugins.length, failures ? `${failures} failed` : '', defects ? `${defects} known defect${defects === 1 ? '' : 's'}` : '']
+                .filter((x) => x !== '')
+                .join(' · ')
+            : plugins.length
+          : undefined,
     },
     { id: 'lifecycle', label: 'Lifecycle' },
     { id: 'raw', label: 'Raw status' },
