@@ -103,3 +103,30 @@ export interface InterfaceConfig {
   sandbox?: string;
   ipConfigs: Array<{ ip: string; gateway?: string }>;
 }
+
+/** host-local's default dataDir (its disk store; a conflist's `ipam.dataDir` overrides it) */
+export const HOST_LOCAL_DEFAULT_DATA_DIR = '/var/lib/cni/networks';
+
+/** Where a network's host-local reservations live on disk: one file per reserved address. */
+export interface HostLocalDir {
+  network: string;
+  /** the plugin (of the list) whose ipam is host-local */
+  plugin: string;
+  /** `<dataDir>/<network name>`: host-local keys its store by the network's name, not by the engine's state dir */
+  dir: string;
+  /** true when the conflist sets no dataDir and host-local's own default applies */
+  defaulted: boolean;
+}
+
+/** Every host-local store the loaded networks write to (the engine's --state-dir does not move them). */
+export function hostLocalDirs(networks: CniNetworkView[]): HostLocalDir[] {
+  const out: HostLocalDir[] = [];
+  for (const n of networks)
+    for (const p of n.plugins) {
+      const ipam = p.raw.ipam as { type?: unknown; dataDir?: unknown } | undefined;
+      if (ipam?.type !== 'host-local') continue;
+      const own = typeof ipam.dataDir === 'string' && ipam.dataDir !== '' ? ipam.dataDir.replace(/\/+$/, '') : undefined;
+      out.push({ network: n.name, plugin: p.type, dir: `${own ?? HOST_LOCAL_DEFAULT_DATA_DIR}/${n.name}`, defaulted: own === undefined });
+    }
+  return out;
+}

@@ -4,7 +4,7 @@ import type { IpPreference, PodSandboxConfig, PodSandboxConfigInput, PodSandboxM
 import type { IpSelection } from './ip-selection';
 import type { PortMappingDecision, CniPortMapping } from './portmap';
 import type { BandwidthAnalysis } from './bandwidth';
-import type { CniConfigView, CniResult, CniRoute, CniDns, InterfaceConfig } from './cni';
+import type { CniConfigView, CniResult, CniRoute, CniDns, HostLocalDir, InterfaceConfig } from './cni';
 import type { LiveNetworkView } from './live';
 import type { HostPortConflict, PendingHostPortConflict, ProbeReport } from './probe';
 import type { CniCheckReport, CniStatusReport, ThroughputOptions, ThroughputProgress, ThroughputReport } from './measure';
@@ -202,7 +202,19 @@ export interface EngineInfo {
   startupGc?: StartupGcItem[];
   /** the OCI runtimes a pod can ask for by CRI runtime_handler (absent from peers that do not report them) */
   runtimeHandlers?: RuntimeHandlerInfo[];
+  /**
+   * Where the loaded networks' host-local reservations are kept: the conflist's `ipam.dataDir`, else host-local's
+   * own default, whatever the state dir (absent from peers that do not report it)
+   */
+  hostLocalDirs?: HostLocalDir[];
 }
+
+/**
+ * Where a pod's container logs go: its config's log_directory decides (kubelet's is /var/log/pods/<ns>_<name>_<uid>,
+ * the New sandbox form's default too); a pod without one keeps no container logs. The state dir does not move it.
+ */
+export const POD_LOG_DIRECTORY_NOTE =
+  "a pod's log_directory (the form's default, as kubelet's: /var/log/pods/<namespace>_<name>_<uid>); none: no container logs";
 
 /** One OCI runtime binary the engine can run containers on (docs/semantics.md#runtime-handlers). */
 export interface RuntimeHandlerInfo {

@@ -1,5 +1,5 @@
 import { PodscopeError } from '../../../shared/domain/errors';
-import type { EngineInfo } from '../../../shared/domain/sandbox';
+import { POD_LOG_DIRECTORY_NOTE, type EngineInfo } from '../../../shared/domain/sandbox';
 import { withApi } from '../api';
 import { parseCommandArgs } from '../args';
 
@@ -30,7 +30,13 @@ export async function run(argv: string[]): Promise<number> {
     `version:     ${info.version}`,
     `state dir:   ${info.stateDir}`,
     `run dir:     ${info.runDir}`,
+    `netns dir:   ${info.netnsDir}`,
     `CNI conf:    ${info.cniConfDir}`,
+    `CNI cache:   ${info.cniCacheDir}`,
+    `pod logs:    ${POD_LOG_DIRECTORY_NOTE}`,
+    ...(info.hostLocalDirs ?? []).map(
+      (d) => `host-local:  ${d.dir}  (network ${d.network}${d.defaulted ? ", host-local's default dataDir" : ', its ipam.dataDir'})`,
+    ),
     'runtime handlers:',
     ...formatRuntimeHandlers(info),
     ...(info.problems.length > 0 ? ['problems:', ...info.problems.map((p) => `  ${p}`)] : []),

@@ -233,6 +233,7 @@ export const EngineInfoSchema: z.ZodType<EngineInfo> = z.object({
       }),
     )
     .optional(),
+  hostLocalDirs: z.array(z.object({ network: str, plugin: str, dir: str, defaulted: z.boolean() })).optional(),
 });
 
 /**

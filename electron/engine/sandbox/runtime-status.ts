@@ -3,6 +3,7 @@
  * `podscope info` show: its dirs and settings, and every problem it knows of.
  */
 import { serializeError } from '../../../shared/domain/errors';
+import { hostLocalDirs } from '../../../shared/domain/cni';
 import type { EngineInfo, RuntimeCondition } from '../../../shared/domain/sandbox';
 import { conflistSuffix } from '../cni/cni-error';
 import type { EngineContext } from './context';
@@ -60,5 +61,6 @@ export function engineInfo(
     readOnly: ctx.readOnly,
     startupGc: known.recovery.startupGc,
     ...(ctx.runtimeHandlers ? { runtimeHandlers: ctx.runtimeHandlers } : {}),
+    hostLocalDirs: hostLocalDirs(cni.networks),
   };
 }

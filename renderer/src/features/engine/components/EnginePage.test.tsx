@@ -48,3 +48,18 @@ describe('EnginePage start-up garbage collection', () => {
     expect((await screen.findByTestId('startup-gc-empty')).textContent).toContain('collected nothing');
   });
 });
+
+describe('EnginePage: where files go', () => {
+  it("names the pod log directory rule and each loaded network's host-local store, read from the engine's conf dir", async () => {
+    const { engine } = await renderWithEngine(<EnginePage />);
+    // the fake engine loads the conf dir's bridge network, whose ipam is host-local without a dataDir
+    const info = await engine.info();
+    expect(info.hostLocalDirs?.length).toBeGreaterThan(0);
+    const first = info.hostLocalDirs![0]!;
+    expect(await screen.findByText(`host-local (${first.network})`)).toBeTruthy();
+    expect(screen.getByText(new RegExp(`^${first.dir.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}`)).textContent).toMatch(
+      first.defaulted ? /default dataDir: the state dir does not move it/ : /ipam\.dataDir/,
+    );
+    expect(screen.getByText(/kubelet's: \/var\/log\/pods\/<namespace>_<name>_<uid>/)).toBeTruthy();
+  });
+});

@@ -5,7 +5,7 @@ import { KeyValues, Section } from '../../../lib/ui/KeyValues';
 import { Pill } from '../../../lib/ui/StatusPill';
 import { engineInfoQuery, runtimeConditionsQuery } from '../api/queries';
 import { useEndpointId } from '../../../lib/endpoint';
-import type { StartupGcItem } from '../../../../../shared/domain/sandbox';
+import { POD_LOG_DIRECTORY_NOTE, type StartupGcItem } from '../../../../../shared/domain/sandbox';
 
 const GC_KIND_LABEL: Record<StartupGcItem['kind'], string> = {
   'cni-cache-temp': 'CNI cache temp file',
@@ -122,6 +122,14 @@ export function EnginePage() {
                   ['CNI conf dir', i.cniConfDir],
                   ['CNI bin dirs', i.cniBinDirs.join(':')],
                   ['CNI cache dir', i.cniCacheDir],
+                  ['pod logs', POD_LOG_DIRECTORY_NOTE],
+                  ...(i.hostLocalDirs ?? []).map(
+                    (d) =>
+                      [
+                        `host-local (${d.network})`,
+                        `${d.dir}${d.defaulted ? " (host-local's default dataDir: the state dir does not move it)" : " (the conflist's ipam.dataDir)"}`,
+                      ] as [string, string],
+                  ),
                   ['IP preference', i.ipPreference],
                   ...(i.stateDirId ? [['state dir id', i.stateDirId] as [string, string]] : []),
                   [
