@@ -19,7 +19,7 @@
 import type { ContainerSummary } from '../../shared/domain/container';
 import type { EndpointDelta, ListDelta } from '../../shared/domain/endpoints';
 import { isNotSupported, PodscopeError } from '../../shared/domain/errors';
-import type { SandboxEvent, SandboxSummary } from '../../shared/domain/sandbox';
+import type { RowNetworkFacts, SandboxEvent, SandboxSummary } from '../../shared/domain/sandbox';
 import { diffContainers, diffSandboxes, sameSandboxListFacts } from './list-diff';
 import { RowFacts } from './row-facts';
 
@@ -29,7 +29,7 @@ export { diffContainers, diffSandboxes, sameContainer, sameSandboxListFacts } fr
 export interface FollowerSource {
   listOnce(): Promise<SandboxSummary[]>;
   listContainersOnce(): Promise<ContainerSummary[]>;
-  networkOf(id: string): Promise<Pick<SandboxSummary, 'ip' | 'additionalIps' | 'hostNetwork'>>;
+  networkOf(id: string): Promise<RowNetworkFacts>;
   /** absent: exited containers are listed without their exit code */
   exitOf?(id: string): Promise<Pick<ContainerSummary, 'exitCode' | 'reason'>>;
   subscribe(listener: (e: SandboxEvent) => void, onError?: (e: Error) => void, onContainerEvent?: () => void): () => void;

@@ -6,12 +6,10 @@
  */
 import type { ContainerSummary } from '../../shared/domain/container';
 import type { EndpointDelta } from '../../shared/domain/endpoints';
-import type { SandboxSummary } from '../../shared/domain/sandbox';
-
-type NetFacts = Pick<SandboxSummary, 'ip' | 'additionalIps' | 'hostNetwork'>;
+import type { RowNetworkFacts, SandboxSummary } from '../../shared/domain/sandbox';
 
 export interface RowFactsOptions {
-  networkOf(id: string): Promise<NetFacts>;
+  networkOf(id: string): Promise<RowNetworkFacts>;
   /** absent: exited containers are listed without their exit code */
   exitOf?(id: string): Promise<Pick<ContainerSummary, 'exitCode' | 'reason'>>;
   /** the follower's current rows (undefined before the first list) */
@@ -90,7 +88,7 @@ export class RowFacts {
 
   private async fillNetwork(id: string): Promise<void> {
     if (!this.o.pods()?.has(id) || this.known.has(id)) return;
-    let facts: NetFacts;
+    let facts: RowNetworkFacts;
     try {
       facts = await this.o.networkOf(id);
       this.o.answered();
@@ -101,7 +99,13 @@ export class RowFacts {
     const row = pods?.get(id);
     if (!pods || !row) return;
     this.known.add(id);
-    if (row.ip === facts.ip && row.hostNetwork === facts.hostNetwork && row.additionalIps.join() === facts.additionalIps.join()) return;
+    if (
+      row.ip === facts.ip &&
+      row.hostNetwork === facts.hostNetwork &&
+      row.additionalIps.join() === facts.additionalIps.join() &&
+      JSON.stringify(row.hostPorts) === JSON.stringify(facts.hostPorts)
+    )
+      return;
     const updated = { ...row, ...facts };
     pods.set(id, updated);
     this.podsReady.set(id, updated);

@@ -175,6 +175,9 @@ export interface ConfigPreview {
   hostPortConflicts?: PendingHostPortConflict[];
 }
 
+/** What a list row needs that ListPodSandbox does not carry: read from one (verbose) PodSandboxStatus per row. */
+export type RowNetworkFacts = Pick<SandboxSummary, 'ip' | 'additionalIps' | 'hostNetwork' | 'hostPorts'>;
+
 export interface EngineInfo {
   version: string;
   pid: number;

@@ -143,6 +143,11 @@ describe('Podscope client ⇄ containerd 1.6 CRI', () => {
     const items = await ctd!.api.list({ labelSelector: { suite: 'interop', runtime: 'ctd' } });
     expect(items.map((s) => [s.id, s.state, s.name])).toEqual([[id, 'SANDBOX_READY', 'ctd_interop_uid-ctd_0']]);
     expect(items[0]!.ip).toMatch(/^10\.234\.0\.\d+$/);
+    // ListPodSandbox has no ports: the list reads them from the pod config in containerd's verbose status
+    expect(items[0]!.hostPorts).toEqual([
+      { hostPort: portA, containerPort: 80, protocol: 'tcp' },
+      { hostPort: portB, containerPort: 53, protocol: 'udp', hostIP: '127.0.0.1' },
+    ]);
     expect(Number(BigInt(items[0]!.createdAtNs) / 1_000_000n)).toBeCloseTo(Date.parse(items[0]!.createdAt), -3);
   });
 

@@ -54,7 +54,7 @@ export async function run(argv: string[]): Promise<number> {
     process.stdout.write(`${JSON.stringify(docs.length === 1 ? docs[0] : docs, null, 2)}\n`);
   } else
     process.stdout.write(
-      views.map((v) => describe(v.status) + (v.live ? (v.full ? describeLive(v.live) : describeEffects(v.live)) : '')).join('\n'),
+      views.map((v) => formatStatus(v.status) + (v.live ? (v.full ? describeLive(v.live) : describeEffects(v.live)) : '')).join('\n'),
     );
   return 0;
 }
@@ -78,9 +78,11 @@ function describeLive(live: LiveNetworkView | { unavailable: string }): string {
   return `${lines.join('\n')}\n${describeEffects(live)}`;
 }
 
-function describe(s: SandboxStatus): string {
+/** the text `inspectp` prints for one pod (one label per line, its value from column 17, or two spaces after a long label) */
+export function formatStatus(s: SandboxStatus): string {
   const lines: string[] = [];
-  const kv = (k: string, v: string) => lines.push(`${k.padEnd(16)}${v}`);
+  // the longest label ("Bandwidth ingress", "Host port 31555") still leaves two spaces before its value
+  const kv = (k: string, v: string) => lines.push(`${`${k}  `.padEnd(16)}${v}`);
   kv('ID', s.id);
   kv('Name', s.name);
   kv('State', `${s.state} (${s.internalState})`);
@@ -100,7 +102,8 @@ function describe(s: SandboxStatus): string {
   for (const d of s.portMappings) {
     const m = d.mapping;
     kv(
-      `Port ${d.index}`,
+      // numbered as in the config, from 1: "Port 0" would read as port number 0
+      `Port mapping ${d.index + 1}`,
       `${m.host_ip ? `${m.host_ip}:` : ''}${m.host_port} -> ${m.container_port}/${['tcp', 'udp', 'sctp'][m.protocol] ?? m.protocol}${d.passed ? '' : `  DROPPED: ${d.reason}`}`,
     );
   }

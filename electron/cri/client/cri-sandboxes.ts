@@ -5,7 +5,7 @@
  */
 import { PodSandboxConfigSchema, formatIssues, NamespaceMode } from '../../../shared/domain/config';
 import { invalidArgument } from '../../../shared/domain/errors';
-import type { SandboxFilter, SandboxStatus, SandboxSummary } from '../../../shared/domain/sandbox';
+import type { RowNetworkFacts, SandboxFilter, SandboxStatus, SandboxSummary } from '../../../shared/domain/sandbox';
 import * as pb from '../generated/runtime_v1';
 import { configToProto } from '../convert/config';
 import { stateToProto } from '../convert/sandbox';
@@ -21,13 +21,24 @@ type SandboxVerbs = Pick<
 
 const statusOf = (conn: CriConnection, id: string, verbose: boolean) => conn.call((c) => c.podSandboxStatus, { podSandboxId: id, verbose });
 
-/** the network facts ListPodSandbox lacks, from a (non-verbose) status */
-function networkFacts(st: pb.PodSandboxStatus | undefined): Pick<SandboxSummary, 'ip' | 'additionalIps' | 'hostNetwork'> {
-  return {
+/**
+ * The facts a list row needs that ListPodSandbox lacks, from one verbose PodSandboxStatus: the IPs and host network
+ * from the status itself, the host ports from the pod config the verbose info carries (containerd's `info.config`,
+ * a Podscope peer's own section). A verbose part that does not decode costs only the host ports.
+ */
+function rowFacts(res: pb.PodSandboxStatusResponse, conn: CriConnection): RowNetworkFacts {
+  const st = res.status;
+  const plain = {
     ip: st?.network?.ip ?? '',
     additionalIps: (st?.network?.additionalIps ?? []).map((a) => a.ip),
     hostNetwork: st?.linux?.namespaces?.options?.network === NamespaceMode.NODE,
+    hostPorts: [],
   };
+  try {
+    return { ...plain, hostPorts: decodeSandboxStatus(res, conn.version.runtimeName, conn.socketPath).hostPorts };
+  } catch {
+    return plain;
+  }
 }
 
 async function listFiltered(conn: CriConnection, filter?: SandboxFilter): Promise<SandboxSummary[]> {
@@ -42,11 +53,11 @@ async function listFiltered(conn: CriConnection, filter?: SandboxFilter): Promis
     .filter((p) => filter?.name === undefined || p.metadata?.name === filter.name)
     .filter((p) => filter?.namespace === undefined || p.metadata?.namespace === filter.namespace)
     .map(podSandboxToSummary);
-  // ListPodSandbox carries no network facts: fill ip / host network from a (cheap, non-verbose) status each,
+  // ListPodSandbox carries no network facts: fill ip / host network / host ports from a status each,
   // at most LIST_STATUS_CONCURRENCY at a time (a runtime with hundreds of pods is not sent hundreds at once).
   await forEachLimited(items, LIST_STATUS_CONCURRENCY, async (s) => {
     try {
-      Object.assign(s, networkFacts((await statusOf(conn, s.id, false)).status));
+      Object.assign(s, rowFacts(await statusOf(conn, s.id, true), conn));
     } catch {
       // removed between list and status: keep the list facts
     }
@@ -83,7 +94,8 @@ export function sandboxVerbs(link: EndpointLink): SandboxVerbs {
       return res.items.map(podSandboxToSummary);
     },
     async networkOf(id) {
-      return networkFacts((await statusOf(await connected(), id, false)).status);
+      const conn = await connected();
+      return rowFacts(await statusOf(conn, id, true), conn);
     },
     async live() {
       // the kernel view needs the netns on this host and the engine's own records; CRI carries neither

@@ -1,6 +1,6 @@
 /** What a CRI endpoint client offers: SandboxApi and ContainerApi over CRI, plus what the follower and registry use. */
 import type { PodscopeError } from '../../../shared/domain/errors';
-import type { SandboxApi, SandboxEvent, SandboxSummary } from '../../../shared/domain/sandbox';
+import type { RowNetworkFacts, SandboxApi, SandboxEvent, SandboxSummary } from '../../../shared/domain/sandbox';
 import type { ContainerApi, ContainerSummary } from '../../../shared/domain/container';
 import type * as pb from '../generated/runtime_v1';
 import type { ContainerStreaming } from '../../engine/api';
@@ -28,8 +28,8 @@ export interface CriEndpointApi extends SandboxApi, ContainerApi {
   listOnce(): Promise<SandboxSummary[]>;
   /** One ListContainers and nothing else (no per-container status for exit codes). */
   listContainersOnce(): Promise<ContainerSummary[]>;
-  /** One non-verbose PodSandboxStatus: the facts a list row needs that ListPodSandbox lacks. */
-  networkOf(id: string): Promise<Pick<SandboxSummary, 'ip' | 'additionalIps' | 'hostNetwork'>>;
+  /** One verbose PodSandboxStatus: the facts a list row needs that ListPodSandbox lacks (host ports from its config). */
+  networkOf(id: string): Promise<RowNetworkFacts>;
   /**
    * Called when the connection to the runtime drops (the channel leaves READY: a daemon that exits closes its
    * socket). Costs no RPC, so a lost endpoint is noticed at once without pinging it.
