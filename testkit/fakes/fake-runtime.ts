@@ -22,6 +22,8 @@ interface FakeContainer extends RuntimeState {
   monitorKilled?: boolean;
   /** what its conmon wrote at the exit */
   exit?: PauseExitInfo;
+  /** exit(…, {exitFileLater}): the pause is gone, its conmon lives on until writeExitFile() */
+  exitFilePending?: PauseExitInfo;
 }
 
 type StepOptions = { signal?: AbortSignal; report?: RuntimeStepReporter };
@@ -136,7 +138,10 @@ export class FakePauseRuntime implements PauseRuntime {
   /** Stands in for kill(pid, 0) (EngineDeps.processExists): the same answer, without counting a probe. */
   exists(pid: number): boolean {
     const c = this.byPid.get(pid);
-    return c !== undefined && this.containers.get(c.id) === c && c.status === 'running' && (c.pid === pid || !c.monitorKilled);
+    if (c === undefined || this.containers.get(c.id) !== c) return false;
+    // conmon outlives its pause by the time it takes to reap it and write the exit file
+    if (c.pid !== pid) return !c.monitorKilled && (c.status === 'running' || c.exitFilePending !== undefined);
+    return c.status === 'running';
   }
 
   /** Simulates someone killing the pause's conmon: the pause runs on, unwatched (no exit file will come). */
@@ -159,11 +164,21 @@ export class FakePauseRuntime implements PauseRuntime {
    * Simulates the pause process dying on its own (OOM kill, someone's `kill -9`): conmon writes its exit file
    * (128+N for signal N), unless `withoutExitFile` (a pause no conmon watched).
    */
-  exit(id: string, exitCode = 137, opts: { withoutExitFile?: boolean } = {}): void {
+  exit(id: string, exitCode = 137, opts: { withoutExitFile?: boolean; exitFileLater?: boolean } = {}): void {
     const c = this.containers.get(id);
     if (!c || c.status === 'stopped') return;
     c.status = 'stopped';
-    if (!opts.withoutExitFile) c.exit = { exitCode, finishedAtNs: (BigInt(Date.now()) * 1_000_000n).toString() };
+    const info = { exitCode, finishedAtNs: (BigInt(Date.now()) * 1_000_000n).toString() };
+    if (opts.exitFileLater) c.exitFilePending = info;
+    else if (!opts.withoutExitFile) c.exit = info;
+  }
+
+  /** conmon writes the exit file an exit(…, {exitFileLater}) held back, and exits */
+  writeExitFile(id: string): void {
+    const c = this.containers.get(id);
+    if (!c?.exitFilePending) return;
+    c.exit = c.exitFilePending;
+    c.exitFilePending = undefined;
   }
 
   /** the container when it lives at `at` (the real runtime under another root does not know it) */

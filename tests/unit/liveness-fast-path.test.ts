@@ -46,6 +46,22 @@ describe('liveness of a pause under conmon', () => {
     expect(t.runtime.probes).toBeGreaterThan(probes);
   });
 
+  it('a status that finds the pause dead makes it NOTREADY for every read at once, while conmon has yet to write its exit file (issue 35: a loaded host)', async () => {
+    const id = await pod('d');
+    t.runtime.exit(id, 143, { exitFileLater: true });
+    // the status that notices waits for the exit file (conmon still runs): reads made meanwhile must agree with it
+    const noticing = t.engine.status(id);
+    await new Promise((r) => setTimeout(r, 20));
+    expect((await t.engine.list()).map((s) => s.state)).toEqual(['SANDBOX_NOTREADY']);
+    expect((await t.engine.status(id)).state).toBe('SANDBOX_NOTREADY');
+    t.runtime.writeExitFile(id);
+    const s = await noticing;
+    expect(s.state).toBe('SANDBOX_NOTREADY');
+    // the exit as conmon wrote it, once it came
+    expect(s.pauseExit).toMatchObject({ exitCode: 143, signal: 'SIGTERM' });
+    expect((await t.engine.list()).map((x) => x.state)).toEqual(['SANDBOX_NOTREADY']);
+  });
+
   it('a pause whose conmon was killed is asked the exact way (and still runs): READY, by a /proc read', async () => {
     const id = await pod('c');
     t.runtime.killMonitor(id);

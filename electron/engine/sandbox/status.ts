@@ -79,11 +79,14 @@ export async function refreshLiveness(ctx: EngineContext, rec: SandboxRecord, op
     // read before the check below: a zombie still carries its wait status until it is reaped
     const zombie = observeExit(pid, rec.pause.startTicks);
     if (await ctx.processAlive(pid, rec.pause.startTicks)) return;
-    // a pause under conmon has its exit in conmon's exit file; one from an older engine (no conmon) has the zombie read
-    const exit = (await monitoredExit(ctx, rec)) ?? zombie;
+    const at = new Date().toISOString();
+    // NotReady at once: while conmon's exit file is awaited (up to EXIT_FILE_GRACE_MS, longer on a loaded host), every
+    // read (a status, a list) answers from this record because the lock is held, so they agree from this moment on
     rec.state = 'NotReady';
     rec.pause = { ...rec.pause, status: 'stopped' };
-    rec.pauseExit = { at: new Date().toISOString(), ...exit };
+    // a pause under conmon has its exit in conmon's exit file; one from an older engine (no conmon) has the zombie read
+    const exit = (await monitoredExit(ctx, rec)) ?? zombie;
+    rec.pauseExit = { at, ...exit };
     // The network stays until a stop (as in containerd, whose StopPodSandbox then releases it): the trace says so.
     new TraceRecorder(rec, 'watch', (entry) => ctx.emit({ type: 'sandbox.progress', id: rec.id, entry })).add({
       step: 'pause.exit',
