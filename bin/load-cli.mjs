@@ -1,25 +1,21 @@
-// Finds the podscope CLI. In a checkout with dev dependencies, the TypeScript sources run through tsx, so there is
-// no build step to forget; in a production install (no tsx) or the packaged app, the esbuild bundle in dist/cli
+// Finds the podscope CLI. In a checkout with dev dependencies, the checkout's own build of its sources runs (built
+// on first use and again whenever a source it was built from changed, see cli-cache.mjs), so there is no build step
+// to forget and no stale code; in a production install (no tsx) or the packaged app, the esbuild bundle in dist/cli
 // runs, which needs neither tsx nor Vite nor any test code.
 import { existsSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 
+/** a look at the file, not require.resolve (which costs a few ms of every verb) */
 function hasTsx() {
-  try {
-    createRequire(import.meta.url).resolve('tsx/esm/api');
-    return true;
-  } catch {
-    return false;
-  }
+  return existsSync(`${root}node_modules/tsx/package.json`);
 }
 
 /**
- * `source`: TypeScript through tsx; `bundle`: dist/cli/podscope.mjs. PODSCOPE_CLI=bundle runs the bundle in a
- * checkout too (`npm run build:electron` first): the benches measure what ships, since tsx's loader roughly doubles
- * the process's memory, and every fork of a plugin or runc copies it.
+ * `source`: a checkout, whose sources run (from the checkout's build of them, or through tsx);
+ * `bundle`: dist/cli/podscope.mjs. PODSCOPE_CLI=bundle runs dist/cli in a checkout too (`npm run build:electron`
+ * first); PODSCOPE_CLI=source runs the TypeScript through tsx, skipping the checkout's build.
  */
 export const cliMode = process.env.PODSCOPE_CLI !== 'bundle' && existsSync(`${root}electron/cli/main.ts`) && hasTsx() ? 'source' : 'bundle';
 
@@ -33,6 +29,8 @@ export async function ensureRendererBuilt() {
 /** @returns {Promise<(argv: string[]) => Promise<number>>} */
 export async function loadCliMain() {
   if (cliMode === 'source') {
+    const built = process.env.PODSCOPE_CLI === 'source' ? undefined : await checkoutBuild();
+    if (built) return (await import(built)).main;
     const { register } = await import('tsx/esm/api');
     register();
     return (await import('../electron/cli/main.ts')).main;
@@ -44,3 +42,27 @@ export async function loadCliMain() {
   }
   return (await import(bundle)).main;
 }
+
+/**
+ * The checkout's build, current with its sources (rebuilt here when not); undefined when it cannot be built (no
+ * esbuild, a read-only checkout, a syntax error): tsx then runs the sources and reports what is wrong with them.
+ */
+async function checkoutBuild() {
+  const cacheDir = `${root}node_modules/.cache/podscope-cli`;
+  const { freshBuild, rebuild } = await import('./cli-cache.mjs');
+  const fresh = freshBuild(root, cacheDir);
+  if (fresh) return fresh;
+  try {
+    const { buildCli } = await import('../scripts/build-cli.mjs');
+    return await rebuild(root, cacheDir, (outdir) => buildCli({ outdir, logLevel: 'silent' }), CLI_BUILD_SHAPERS);
+  } catch (e) {
+    // said every time: a checkout that cannot keep its build runs about ten times slower, and should know why
+    process.stderr.write(
+      `podscope: the CLI could not be built (${e instanceof Error ? e.message.split('\n')[0] : e}); running its sources through tsx\n`,
+    );
+    return undefined;
+  }
+}
+
+/** Files that shape the CLI's build without being bundled into it. */
+const CLI_BUILD_SHAPERS = ['scripts/build-cli.mjs', 'package.json'];

@@ -1,5 +1,6 @@
 #!/usr/bin/env node
-// `npx podscope …`: the CLI from source in a checkout, from the bundle in a production install (see load-cli.mjs).
+// `podscope …`: a checkout's CLI from its own build of its sources (kept current, see cli-cache.mjs), a production
+// install's from the bundle in dist/cli (see load-cli.mjs).
 import { ensureRendererBuilt, loadCliMain } from './load-cli.mjs';
 
 const argv = process.argv.slice(2);

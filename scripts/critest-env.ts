@@ -8,7 +8,11 @@
  *   … --containerd   the same images through Debian's containerd 1.6 instead (hosts.toml mirrors), for comparison
  *   … -- FLAGS…     anything after `--` is passed on to `podscope cri` (an engine flag: see `podscope cri --help`)
  *
- * Use a fresh --dir per run (pulled images stay in its state dir). Ctrl-C removes the pods left behind and the bridge.
+ * Use a fresh --dir per run (pulled images stay in its state dir). Ctrl-C (SIGINT to the whole process group, as a
+ * terminal sends it) or SIGTERM removes the pods left behind, the bridge and the shared portmap chains this run added.
+ * The work runs in a process group of its own (see relay()), so the pods are removed through CRI while `podscope cri`
+ * still serves, then it is stopped, and whatever a crashed or killed daemon left is removed by `podscope rmp` on its
+ * state dir.
  *
  * The images are equivalents, not copies: what critest checks of them is their name, their USER, their /etc/passwd
  * and /etc/group, a web server on the expected port, a pid file, a setuid `Effective uid` printer (needs gcc -static).
@@ -16,12 +20,15 @@
  * "runtime should support MaskedPaths": it masks /bin/ls and runs `sh -c ls`, and the static busybox's shell runs its
  * own ls applet without exec'ing /bin/ls (a standalone shell), so the mask is never met.
  */
-import { execFileSync, spawn } from 'node:child_process';
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { constants as osConstants } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { createCriEndpointApi } from '../electron/cri/client';
 import { buildBusyboxImage, type BusyboxImageOptions } from '../testkit/busybox-image';
+import { restoreHost, snapshotHost } from '../testkit/host-cleanup';
 import { startTestRegistry } from '../testkit/registry';
 
 const E2E = 'e2e-test-images';
@@ -141,11 +148,29 @@ function buildNnp(dir: string): string | undefined {
 
 const MIRRORED = ['registry.k8s.io', 'gcr.io', 'docker.io'];
 
-const untilSignal = () =>
-  new Promise<void>((resolve) => {
-    process.once('SIGINT', resolve);
-    process.once('SIGTERM', resolve);
-  });
+/**
+ * The script runs as two processes. The one started from the terminal (through npx and tsx) only relays: it starts
+ * the worker below in a process group of its own and passes a Ctrl-C on as a message. A terminal's Ctrl-C is SIGINT
+ * to every process of its group, and the launchers do not wait for a clean-up: npx ends at once, and tsx SIGKILLs
+ * its child when the child's report of the signal is late (30 ms, easily missed under load). The worker, out of
+ * their reach, treats the relayed signal, its own SIGINT/SIGTERM, or the loss of its relay (killed) as the request
+ * to stop, and cleans up whichever comes first.
+ */
+const WORKER_ENV = 'PODSCOPE_CRITEST_ENV_WORKER';
+let stopping = false;
+const stopRequested = new Promise<void>((resolve) => {
+  const stop = (why: string) => {
+    if (!stopping) process.stderr.write(`${why}: cleaning up\n`);
+    stopping = true;
+    resolve();
+  };
+  if (process.env[WORKER_ENV] !== '1') return;
+  // later ones (an impatient second Ctrl-C) must not cut the clean-up short: the handlers stay
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) process.on(signal, () => stop(signal));
+  process.on('message', (m: { stop?: string }) => stop(m.stop ?? 'stop'));
+  process.on('disconnect', () => stop('relay gone'));
+});
+const untilSignal = () => stopRequested;
 
 /** The same images through Debian's containerd 1.6 (hosts.toml mirrors), for a side-by-side critest run. */
 async function serveContainerd(
@@ -191,6 +216,7 @@ async function main(): Promise<number> {
     return values.help ? 0 : 2;
   }
   const dir = values.dir;
+  const hostBefore = snapshotHost();
   // images pulled by an earlier run stay in the state dir and would be used instead of this run's (ImageStatus hits)
   if (existsSync(join(dir, 'state', 'images')))
     process.stderr.write(`warning: ${dir}/state holds images from an earlier run; use a fresh --dir for this run's images\n`);
@@ -200,6 +226,10 @@ async function main(): Promise<number> {
   for (const spec of imageSpecs(dir, nnp)) {
     const image = buildBusyboxImage(spec.opts);
     for (const tag of spec.tags) registry.putImage(spec.repo, tag, image);
+  }
+  if (stopping) {
+    await registry.close();
+    return 130;
   }
   if (values.containerd) return serveContainerd(values.bridge, values.subnet, `http://${registry.host}`, registry);
   const confDir = join(dir, 'net.d');
@@ -224,11 +254,7 @@ async function main(): Promise<number> {
   );
   const socket = join(dir, 'podscope.sock');
   const mirror = `http://${registry.host}`;
-  const args = [
-    'bin/podscope.mjs',
-    'cri',
-    '--socket',
-    socket,
+  const engineFlags = [
     '--state-dir',
     join(dir, 'state'),
     '--run-dir',
@@ -237,22 +263,33 @@ async function main(): Promise<number> {
     confDir,
     '--cni-cache-dir',
     join(dir, 'cni-cache'),
-    '--no-probe-on-ready',
-    ...MIRRORED.flatMap((h) => ['--registry-mirror', `${h}=${mirror}`]),
     // after `--` on this script's command line: engine flags for this run
     ...positionals,
   ];
-  const child = spawn(process.execPath, args, { stdio: ['ignore', 'inherit', 'inherit'] });
+  const args = [
+    'bin/podscope.mjs',
+    'cri',
+    '--socket',
+    socket,
+    ...engineFlags,
+    '--no-probe-on-ready',
+    ...MIRRORED.flatMap((h) => ['--registry-mirror', `${h}=${mirror}`]),
+  ];
+  // a group of its own: a terminal's Ctrl-C goes to this script's group only, and the daemon stays up to be asked
+  // to remove the pods (it would otherwise stop at once, leaving them and their netns, veths and rules)
+  const child = spawn(process.execPath, args, { stdio: ['ignore', 'inherit', 'inherit'], detached: true });
+  // this script ending any other way (an uncaught error) must not leave the daemon running
+  const killChild = () => child.exitCode === null && child.signalCode === null && child.kill('SIGTERM');
+  process.once('exit', killChild);
+  // the command is printed once the daemon serves: critest started on it earlier would fail to connect
+  while (!existsSync(socket) && child.exitCode === null && child.signalCode === null && !stopping)
+    await new Promise((r) => setTimeout(r, 100));
   process.stdout.write(
     `registry ${registry.host} (mirror of registry.k8s.io, gcr.io, docker.io)\npodscope cri pid ${child.pid}: node ${args.join(' ')}\n\n` +
       `critest --runtime-endpoint unix://${socket} --image-endpoint unix://${socket}\n` +
       `crictl --runtime-endpoint unix://${socket} --image-endpoint unix://${socket} ps -a\n\nCtrl-C stops it.\n`,
   );
-  await new Promise<void>((resolve) => {
-    process.once('SIGINT', resolve);
-    process.once('SIGTERM', resolve);
-    child.once('exit', () => resolve());
-  });
+  await Promise.race([stopRequested, new Promise((resolve) => child.once('exit', resolve))]);
   if (child.exitCode === null && child.signalCode === null) {
     // what critest left (a spec killed midway): pods go through CRI, so CNI DEL and runc delete run
     const api = createCriEndpointApi(socket, { connectTimeoutMs: 2000, callTimeoutMs: 60_000 });
@@ -266,14 +303,40 @@ async function main(): Promise<number> {
     child.kill('SIGTERM');
     await new Promise((r) => child.once('exit', r));
   }
-  await registry.close();
-  try {
-    execFileSync('ip', ['link', 'del', values.bridge], { stdio: 'ignore' });
-  } catch {
-    /* no bridge: no pod ever ran */
+  // what a daemon that crashed (or was killed) before removing its pods left: removed by an engine on its state dir
+  const cli = (argv: string[]) => spawnSync(process.execPath, ['bin/podscope.mjs', ...argv, ...engineFlags], { encoding: 'utf8' });
+  for (const id of cli(['pods', '-q']).stdout.split('\n').filter(Boolean)) {
+    const r = cli(['rmp', '-f', id]);
+    if (r.status !== 0) process.stderr.write(`rmp ${id}: ${r.stderr}`);
   }
+  await registry.close();
+  // the bridge (the bridge plugin never deletes it) and portmap's shared chains, if this run made them and no other
+  // pod on the host needs them
+  restoreHost(hostBefore, [values.bridge]);
   if (existsSync(join(dir, 'nnp.c'))) rmSync(join(dir, 'nnp.c'));
   return 0;
 }
 
-process.exitCode = await main();
+/** The process the terminal started: runs the worker (this same file) where a Ctrl-C cannot reach it. */
+function relay(): void {
+  const worker = spawn(process.execPath, [...process.execArgv, fileURLToPath(import.meta.url), ...process.argv.slice(2)], {
+    detached: true,
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    env: { ...process.env, [WORKER_ENV]: '1' },
+  });
+  for (const signal of ['SIGINT', 'SIGTERM'] as const)
+    process.on(signal, () => {
+      if (worker.connected) worker.send({ stop: signal });
+    });
+  worker.once('exit', (code, signal) => process.exit(code ?? (signal ? 128 + osConstants.signals[signal] : 1)));
+}
+
+if (process.env[WORKER_ENV] === '1') {
+  try {
+    process.exitCode = await main();
+  } finally {
+    // the relay's channel would keep this process alive; closing it is no request to stop
+    stopping = true;
+    process.disconnect?.();
+  }
+} else relay();

@@ -24,3 +24,14 @@ if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
   ELECTRON_SKIP_BINARY_DOWNLOAD=1 npm ci --no-audit --no-fund >/dev/null
   echo "$want" > "$stamp"
 fi
+
+# `podscope` on PATH is this checkout's CLI (bin/podscope.mjs), as the README runs it: npx would add npm's own start-up
+# (about 0.5 s) to every verb. Another file of that name is left alone. Then the CLI's build is made now, not by the
+# first verb (bin/cli-cache.mjs keeps it current with the sources afterwards).
+link=/usr/local/bin/podscope
+if [ ! -e "$link" ] || { [ -L "$link" ] && [[ "$(readlink "$link")" == */bin/podscope.mjs ]]; }; then
+  ln -sfn "$PWD/bin/podscope.mjs" "$link"
+else
+  echo "setup: $link exists and is not a link to a Podscope checkout: left alone; run ./bin/podscope.mjs instead" >&2
+fi
+node bin/podscope.mjs help >/dev/null

@@ -35,9 +35,14 @@ export async function withEndpoint<T>(
       api.close();
     }
   }
-  const { createEngine } = await import('../engine/api');
-  // a one-shot command's engine closes right after the verb: a probe-on-ready would only be started to be canceled
-  const engine = await createEngine({ ...engineOptionsFromFlags(flags), probeOnReady: false }, { readOnly: access === 'read' });
+  const { createEngine, inProcessRunner } = await import('../engine/api');
+  // a one-shot command's engine closes right after the verb: a probe-on-ready would only be started to be canceled.
+  // A look-only verb spawns little (the runtimes' --version) from a small heap: in-process, without the spawn helper.
+  const readOnly = access === 'read';
+  const engine = await createEngine(
+    { ...engineOptionsFromFlags(flags), probeOnReady: false },
+    { readOnly, ...(readOnly && { runner: await inProcessRunner() }) },
+  );
   try {
     return await fn({ api: engine, ...(engine.streaming && { streaming: engine.streaming }), measurements: engine });
   } finally {

@@ -1,16 +1,11 @@
 /** Engine flags shared by every command that hosts an engine, and the --endpoint switch to a CRI runtime. */
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { PodscopeError } from '../../shared/domain/errors';
-import { ENGINE_FLAGS_HELP, ENGINE_OPTION_FLAGS, engineOptionsFromFlags, type Flags } from '../core/engine-flags';
-
-export const ENGINE_FLAGS = {
-  ...ENGINE_OPTION_FLAGS,
-  endpoint: { type: 'string' },
-  help: { type: 'boolean', short: 'h' },
-} as const satisfies ParseArgsConfig['options'];
+import { ENGINE_FLAGS_HELP, engineOptionsFromFlags, type Flags } from '../core/engine-flags';
+import { ENGINE_FLAGS } from './command-line';
 
 export type { Flags };
-export { engineOptionsFromFlags, ENGINE_FLAGS_HELP };
+export { engineOptionsFromFlags, ENGINE_FLAGS_HELP, ENGINE_FLAGS };
 
 export function parseCommandArgs(argv: string[], extra: ParseArgsConfig['options'] = {}): { flags: Flags; positionals: string[] } {
   try {

@@ -1,10 +1,13 @@
 /** `podscope` — crictl-shaped sandbox verbs over Podscope's engine (or any CRI endpoint with --endpoint). */
 import { isPodscopeError, serializeError } from '../../shared/domain/errors';
-import { ENGINE_FLAGS_HELP } from './args';
+import { ENGINE_FLAGS_HELP } from '../core/engine-flag-table';
+import { commandFirst } from './command-line';
 import { EXIT_CODES } from './exit-codes';
 
 interface Command {
   help: string;
+  /** words a command takes as its first argument to choose what it does (`images load`, `lab run`) */
+  subcommands?: readonly string[];
   run(argv: string[]): Promise<number>;
 }
 
@@ -79,37 +82,26 @@ ${ENGINE_FLAGS_HELP}
 `;
 }
 
-/** `podscope --endpoint unix:///… pods`: flags written before the command are handed to it, as crictl allows. */
-function commandFirst(argv: string[]): string[] {
-  const leading: string[] = [];
-  let i = 0;
-  while (i < argv.length && argv[i]!.startsWith('--') && argv[i] !== '--help') {
-    const flag = argv[i]!;
-    const takesValue = !flag.includes('=') && i + 1 < argv.length && !argv[i + 1]!.startsWith('-') && !(argv[i + 1]! in COMMANDS);
-    leading.push(...argv.slice(i, i + (takesValue ? 2 : 1)));
-    i += takesValue ? 2 : 1;
-  }
-  return leading.length === 0 ? argv : [...argv.slice(i, i + 1), ...leading, ...argv.slice(i + 1)];
-}
-
 export async function main(argv: string[]): Promise<number> {
-  const [name, ...rest] = commandFirst(argv);
+  const isCommand = (w: string) => w in COMMANDS;
+  const name = commandFirst(argv, isCommand, () => [])[0];
   if (!name || name === '--help' || name === '-h' || name === 'help') {
     process.stdout.write(usage());
     return name ? 0 : 2;
   }
-  const load = COMMANDS[name];
-  if (!load) {
+  if (!(name in COMMANDS)) {
     process.stderr.write(`podscope: unknown command ${JSON.stringify(name)}\n\n${usage()}`);
     return 2;
   }
-  const command = await load();
+  // loaded first: where the flags written before it go depends on its subcommands
+  const loaded = await COMMANDS[name]!();
+  const [, ...rest] = commandFirst(argv, isCommand, () => loaded.subcommands ?? []);
   if (rest.includes('--help') || rest.includes('-h')) {
-    process.stdout.write(`${command.help}\n\n${ENGINE_FLAGS_HELP}\n`);
+    process.stdout.write(`${loaded.help}\n\n${ENGINE_FLAGS_HELP}\n`);
     return 0;
   }
   try {
-    return await command.run(rest);
+    return await loaded.run(rest);
   } catch (e) {
     const err = serializeError(e);
     process.stderr.write(`podscope ${name}: ${err.code}: ${err.message}\n`);

@@ -2,30 +2,13 @@
  * The engine flags every door that hosts an engine accepts: the CLI commands, `podscope serve`, and the Electron
  * main (`npm start -- --state-dir …`). One definition, so `npm start` and the CLI cannot disagree.
  */
-import type { ParseArgsConfig } from 'node:util';
 import { IP_PREFERENCES, type IpPreference } from '../../shared/domain/config';
 import { PodscopeError } from '../../shared/domain/errors';
 import { parseRegistryMirror, type EngineOptions } from '../engine/api';
+import type { Flags } from './engine-flag-table';
 
-export const ENGINE_OPTION_FLAGS = {
-  'cni-conf-dir': { type: 'string' },
-  'cni-bin-dir': { type: 'string', multiple: true },
-  'cni-cache-dir': { type: 'string' },
-  'state-dir': { type: 'string' },
-  'run-dir': { type: 'string' },
-  'netns-dir': { type: 'string' },
-  'max-conf-num': { type: 'string' },
-  'ip-pref': { type: 'string' },
-  'plugin-timeout': { type: 'string' },
-  'max-netfilter-plugins': { type: 'string' },
-  'no-probe-on-ready': { type: 'boolean' },
-  'probe-on-ready': { type: 'boolean' },
-  'seccomp-profile-root': { type: 'string' },
-  'insecure-registry': { type: 'string', multiple: true },
-  'registry-mirror': { type: 'string', multiple: true },
-} as const satisfies ParseArgsConfig['options'];
-
-export type Flags = Record<string, string | boolean | string[] | undefined>;
+// the table and its help text stay light (no engine, no zod): the CLI's entry reads them before choosing a verb
+export { ENGINE_FLAGS_HELP, ENGINE_OPTION_FLAGS, type Flags } from './engine-flag-table';
 
 export function engineOptionsFromFlags(flags: Flags): Partial<EngineOptions> {
   const o: Partial<EngineOptions> = {};
@@ -64,21 +47,3 @@ function nonNegativeInt(flag: string, text: string): number {
     throw new PodscopeError('InvalidArgument', `${flag} must be a non-negative integer, not ${JSON.stringify(text)}`);
   return n;
 }
-
-export const ENGINE_FLAGS_HELP = `Engine flags:
-  --cni-conf-dir DIR     CNI network configs (default /etc/cni/net.d)
-  --cni-bin-dir DIR      CNI plugin dir, repeatable, searched in order (default /opt/cni/bin, /usr/lib/cni)
-  --cni-cache-dir DIR    libcni result cache (default /var/lib/cni)
-  --state-dir DIR        persistent state (default /var/lib/podscope)
-  --run-dir DIR          runtime state, runc root, shm (default /run/podscope)
-  --netns-dir DIR        where network namespaces are pinned (default /var/run/netns)
-  --max-conf-num N       conf-dir networks to attach: eth0, eth1… (default 1, 0 = all)
-  --ip-pref ipv4|ipv6|cni  primary pod IP preference (default ipv4)
-  --plugin-timeout MS    timeout of one CNI plugin exec (default 60000)
-  --max-netfilter-plugins N  portmap/firewall execs at once across all pods (default 4, 0 = no bound)
-  --no-probe-on-ready    do not measure reachability right after each sandbox becomes ready
-  --probe-on-ready       do measure it (the default, except under podscope cri, where no client could read it)
-  --seccomp-profile-root DIR  where relative localhost/<profile> seccomp refs live (default <state-dir>/seccomp)
-  --insecure-registry HOST[:PORT]  pull from this registry over plain HTTP, repeatable (loopback ones always are)
-  --registry-mirror HOST=URL  pull HOST's images from URL instead (names kept), repeatable: docker.io=http://127.0.0.1:5000
-  --endpoint unix:///PATH  talk to a CRI runtime (podscope cri, containerd, CRI-O) instead of hosting an engine`;

@@ -24,6 +24,15 @@ export async function createEngine(options: Partial<EngineOptions> = {}, extras:
   return build(options, extras);
 }
 
+/**
+ * A runner that spawns from this process, not through the spawn helper: for a one-shot CLI verb whose heap is small,
+ * so a fork is cheap, and starting the helper (a second Node process) would cost more than every spawn it saves.
+ */
+export async function inProcessRunner(): Promise<NonNullable<CreateEngineExtras['runner']>> {
+  const { NodeProcessRunner } = await import('./os/exec');
+  return new NodeProcessRunner();
+}
+
 // containers: streaming sessions and log files
 export type { AttachRequest, ContainerStreaming, ExecStreamRequest, ResizeSource, StreamIO, TerminalSize } from './containers/streaming';
 export { openContainerLog, openContainerLogReads, type ContainerLogOptions } from './containers/log-reader';

@@ -68,10 +68,27 @@ export interface ThroughputOptions {
 
 export type ThroughputProgress = { direction: ThroughputDirection; elapsedMs: number; bytes: number; durationMs: number };
 
-/** Flows smaller than this are not shaped when the burst is this large: the bucket starts full. */
-export function formatMegabytes(bytes: number): string {
-  return `${(bytes / 1e6).toFixed(bytes >= 1e7 ? 0 : 1)} MB`;
+const BYTE_UNITS: Array<[number, string]> = [
+  [1e12, 'TB'],
+  [1e9, 'GB'],
+  [1e6, 'MB'],
+  [1e3, 'kB'],
+];
+
+/**
+ * A size in bytes, one way wherever a size is shown (CLI, engine notes, the app): decimal SI units (1 MB = 10⁶
+ * bytes, as the rates' Mbit/s and tc mean them; never MiB), three significant digits. 512 ⇒ "512 B",
+ * 12500 ⇒ "12.5 kB", 193_000_000 ⇒ "193 MB".
+ */
+export function formatBytes(bytes: number): string {
+  for (const [scale, unit] of BYTE_UNITS) {
+    if (bytes >= scale) return `${Number((bytes / scale).toPrecision(3))} ${unit}`;
+  }
+  return `${bytes} B`;
 }
+
+/** The name the engine's notes use (throughput/measure.ts): the same decimal format. */
+export const formatMegabytes = formatBytes;
 
 export type CniVerbOutcome = 'passed' | 'failed' | 'notSupported' | 'disabled';
 

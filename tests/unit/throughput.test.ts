@@ -183,7 +183,13 @@ describe('CLI pieces for `podscope throughput` and `probe --throughput`', () => 
     expect(json.ingress).toMatchObject({ requestedBps: 10_000_000, burstBytes: 536_870_911, verdict: 'shaped' });
     expect(json.egress.measuredBps).toBeGreaterThan(9_000_000);
     expect(throughputExitCode(report)).toBe(0);
-    expect(describeThroughput(report)).toContain('WARNING: transfers smaller than 537 MB are not shaped');
+    const text = describeThroughput(report);
+    expect(text).toContain('WARNING: transfers smaller than 537 MB are not shaped (counted on the wire');
+    // one size format for every number of the report, each saying what it counts: never MiB beside MB
+    expect(text).toContain('1 MB = 10^6 bytes');
+    expect(text).toContain('tbf burst 537 MB (536870911 bytes, on the wire)');
+    expect(text).toMatch(/overall, [\d.]+ [kMG]?B of payload received\)/);
+    expect(text).not.toMatch(/MiB|KiB|GiB/);
     expect(lines[0]).toMatch(/^ingress: /);
     te.throughput.curves.egress = { lineBytesPerMs: 2e5, burstBytes: 1e6, shapedBytesPerMs: 2e5 };
     expect(throughputExitCode(await te.engine.throughput(id))).toBe(5);

@@ -13,6 +13,8 @@ podscope images load FILE
   --digests         show the repo digest column
   --no-trunc        full image ids`;
 
+export const subcommands = ['load'] as const;
+
 export async function run(argv: string[]): Promise<number> {
   if (argv[0] === 'load') return (await import('./load')).run(argv.slice(1));
   const { flags, positionals } = parseCommandArgs(argv, {

@@ -199,6 +199,8 @@ function withEveryIssue(e: unknown, file: string): unknown {
   });
 }
 
+export const subcommands = ['run', 'diff', 'ls'] as const;
+
 export async function run(argv: string[]): Promise<number> {
   const [sub, ...rest] = argv;
   const common = { output: { type: 'string', short: 'o' } } as const;

@@ -1,13 +1,14 @@
 import { withApi } from '../api';
 import { parseCommandArgs } from '../args';
-import { shortId, table } from '../format';
+import { humanSize, shortId, table } from '../format';
 import type { ContainerStats } from '../../../shared/domain/container';
 
 export const help = `podscope stats [flags] [ID...]
   Resource usage of containers from their cgroups: cumulative CPU time and memory working set.
   --pod, -p POD_ID   -o table|json`;
 
-const mib = (b?: string) => (b === undefined ? '-' : `${(Number(b) / 1048576).toFixed(1)}MiB`);
+/** decimal, as crictl stats prints memory and as every other size here (images, throughput): never MiB beside MB */
+const size = (b?: string) => (b === undefined ? '-' : humanSize(Number(b)));
 const cpu = (ns?: string) => (ns === undefined ? '-' : `${(Number(ns) / 1e9).toFixed(3)}s`);
 
 export async function run(argv: string[]): Promise<number> {
@@ -22,7 +23,7 @@ export async function run(argv: string[]): Promise<number> {
     process.stdout.write(
       `${table(
         ['CONTAINER', 'NAME', 'CPU TIME', 'MEM (WORKING SET)', 'MEM (USAGE)'],
-        stats.map((s) => [shortId(s.id), s.metadata.name, cpu(s.cpuUsageCoreNs), mib(s.memoryWorkingSetBytes), mib(s.memoryUsageBytes)]),
+        stats.map((s) => [shortId(s.id), s.metadata.name, cpu(s.cpuUsageCoreNs), size(s.memoryWorkingSetBytes), size(s.memoryUsageBytes)]),
       )}\n`,
     );
   return 0;

@@ -4,7 +4,7 @@
  */
 import { PodscopeError, notSupported } from '../../../shared/domain/errors';
 import { formatBitsPerSecond } from '../../../shared/domain/bandwidth';
-import { formatMegabytes, type ThroughputDirectionReport, type ThroughputReport } from '../../../shared/domain/measure';
+import { formatBytes, type ThroughputDirectionReport, type ThroughputReport } from '../../../shared/domain/measure';
 import { withEndpoint, type CliMeasurements } from '../api';
 import { parseCommandArgs } from '../args';
 import { EXIT_CODES } from '../exit-codes';
@@ -67,15 +67,19 @@ export function throughputExitCode(r: ThroughputReport): number {
 const bps = (n: number | undefined) => (n === undefined ? '-' : formatBitsPerSecond(BigInt(Math.round(n))));
 
 export function describeThroughput(r: ThroughputReport): string {
-  const lines = [`Throughput (measured ${r.measuredAt}, ≤ ${r.durationMs} ms per direction):`];
+  // one size format (decimal: 1 MB = 10^6 bytes, like the rates' Mbit/s), each size saying what it counts: the
+  // receiver counts payload, tbf's burst counts whole frames on the wire (headers too), so a transfer a few percent
+  // smaller than the burst in payload can already have used it up
+  const lines = [`Throughput (measured ${r.measuredAt}, ≤ ${r.durationMs} ms per direction; 1 MB = 10^6 bytes):`];
   for (const d of [r.ingress, r.egress]) {
     lines.push(
-      `  ${d.direction.padEnd(8)} requested ${bps(d.requestedBps)}, tbf ${bps(d.appliedBps)}, measured ${bps(d.measuredBps)} past the burst (${bps(d.overallBps)} overall, ${formatMegabytes(d.totalBytes)})  [${d.verdict}]`,
+      `  ${d.direction.padEnd(8)} requested ${bps(d.requestedBps)}, tbf ${bps(d.appliedBps)}, measured ${bps(d.measuredBps)} past the burst (${bps(d.overallBps)} overall, ${formatBytes(d.totalBytes)} of payload received)  [${d.verdict}]`,
     );
-    if (d.burstBytes !== undefined) lines.push(`           burst ${d.burstBytes} bytes on ${d.device ?? '?'}`);
+    if (d.burstBytes !== undefined)
+      lines.push(`           tbf burst ${formatBytes(d.burstBytes)} (${d.burstBytes} bytes, on the wire) on ${d.device ?? '?'}`);
     if (d.unshapedBelowBytes !== undefined)
       lines.push(
-        `           WARNING: transfers smaller than ${formatMegabytes(d.unshapedBelowBytes)} are not shaped (the tbf bucket starts full)`,
+        `           WARNING: transfers smaller than ${formatBytes(d.unshapedBelowBytes)} are not shaped (counted on the wire; the tbf bucket starts full)`,
       );
     lines.push(`           ${d.note}`);
   }
@@ -94,7 +98,7 @@ export async function measureThroughputVia(
     api.subscribe((e) => {
       if (e.type === 'sandbox.measureProgress')
         opts.onProgress!(
-          `${e.progress.direction}: ${(e.progress.elapsedMs / 1000).toFixed(1)}/${e.progress.durationMs / 1000} s, ${formatMegabytes(e.progress.bytes)}`,
+          `${e.progress.direction}: ${(e.progress.elapsedMs / 1000).toFixed(1)}/${e.progress.durationMs / 1000} s, ${formatBytes(e.progress.bytes)} received`,
         );
     });
   try {

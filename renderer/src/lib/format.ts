@@ -1,4 +1,5 @@
 import { formatBitsPerSecond } from '../../../shared/domain/bandwidth';
+import { formatBytes } from '../../../shared/domain/measure';
 
 /** Small display helpers: ages like kubectl, short ids like crictl. */
 export function age(fromIso: string, now = Date.now()): string {
@@ -49,17 +50,5 @@ export function bitRate(bitsPerSecond: number | bigint | undefined): string | un
 
 export const byteRateAsBits = (bytesPerSecond: number): string => bitRate(bytesPerSecond * 8)!;
 
-const BYTE_UNITS: Array<[number, string]> = [
-  [1e12, 'TB'],
-  [1e9, 'GB'],
-  [1e6, 'MB'],
-  [1e3, 'kB'],
-];
-
-/** 512 ⇒ "512 B", 12500 ⇒ "12.5 kB", 193_000_000 ⇒ "193 MB" (three significant digits) */
-export function byteSize(bytes: number): string {
-  for (const [scale, unit] of BYTE_UNITS) {
-    if (bytes >= scale) return `${Number((bytes / scale).toPrecision(3))} ${unit}`;
-  }
-  return `${bytes} B`;
-}
+/** 512 ⇒ "512 B", 12500 ⇒ "12.5 kB", 193_000_000 ⇒ "193 MB": the one size format of the CLI and the app (shared/). */
+export const byteSize = formatBytes;

@@ -46,7 +46,7 @@ function Direction({ d }: { d: ThroughputDirectionReport }) {
         <div>
           <span className="muted small">whole transfer</span>{' '}
           <span className="mono">
-            {bitRate(d.overallBps) ?? '—'} · {byteSize(d.totalBytes)}
+            {bitRate(d.overallBps) ?? '—'} · {byteSize(d.totalBytes)} of payload
           </span>
         </div>
         <div>
@@ -54,6 +54,7 @@ function Direction({ d }: { d: ThroughputDirectionReport }) {
           <span className="mono" data-testid={`tp-burst-${d.direction}`}>
             {d.burstBytes !== undefined ? `${d.burstBytes.toLocaleString('en-US')} B` : '—'}
           </span>
+          {d.burstBytes !== undefined && <span className="muted small"> ({byteSize(d.burstBytes)}, counted on the wire)</span>}
           {d.device && <span className="muted small"> on {d.device}</span>}
         </div>
       </div>
@@ -133,7 +134,8 @@ export function ThroughputPanel({ s }: { s: SandboxStatus }) {
           {warnings.map((d) => (
             <div key={d.direction} className="callout callout-warn tp-warning" data-testid={`tp-unshaped-${d.direction}`} role="alert">
               <b>
-                {d.direction}: transfers smaller than {byteSize(d.unshapedBelowBytes!)} are not shaped.
+                {d.direction}: transfers smaller than {byteSize(d.unshapedBelowBytes!)} are not shaped (counted on the wire, headers
+                included).
               </b>{' '}
               The tbf bucket holds {d.burstBytes!.toLocaleString('en-US')} bytes and starts full, so a shorter flow never meets the{' '}
               {bitRate(d.appliedBps ?? d.requestedBps)} limit.

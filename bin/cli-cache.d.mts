@@ -1,0 +1,8 @@
+export function freshBuild(root: string, cacheDir: string): string | undefined;
+export function rebuild(
+  root: string,
+  cacheDir: string,
+  build: (outdir: string) => Promise<{ inputs: Record<string, unknown> }>,
+  alsoWatch: string[],
+): Promise<string>;
+export function packageJsonOf(file: string): string;
