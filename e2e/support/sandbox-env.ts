@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { createEngine } from '../../electron/engine/index';
 import { restoreHost, snapshotHost } from '../../testkit/host-cleanup';
-import type { Engine, EngineOptions } from '../../electron/engine/options';
+import type { Engine, EngineOptions } from '../../electron/engine/common/options';
 import { startBrowserHost, type BrowserHost } from '../../electron/host/browser-host';
 import { assembleAppCore } from '../../electron/core/app-core';
 import type { CriEndpointRegistry } from '../../electron/endpoints';

@@ -1,10 +1,10 @@
 /**
- * The runtime's kill without a runtime process (containers/runtime.ts signalDirectly): the recorded init itself, or
+ * The runtime's kill without a runtime process (runtime/container-runtime.ts signalDirectly): the recorded init itself, or
  * with `all` every process of the container's cgroup; the runtime's own `kill` wherever the host cannot.
  */
 import { describe, expect, it } from 'vitest';
-import { ConmonContainerRuntime } from '../../electron/engine/containers/conmon';
-import type { HostProcessKiller, KillTarget } from '../../electron/engine/containers/runtime';
+import { ConmonContainerRuntime } from '../../electron/engine/runtime/conmon';
+import type { HostProcessKiller, KillTarget } from '../../electron/engine/runtime/container-runtime';
 import type { ExecRequest, ExecResult, ProcessRunner } from '../../electron/engine/os/exec';
 import { ociRuntimeBinary } from '../../electron/engine/runtime/oci-runtime';
 

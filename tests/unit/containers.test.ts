@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { createTestEngine, type TestEngine } from '../../testkit/fakes/test-engine';
 import { fakeLiveReader } from '../../testkit/fakes/fake-kernel-commands';
-import { SandboxEngine } from '../../electron/engine/sandbox/service';
+import { SandboxEngine } from '../../electron/engine/service/engine';
 import { buildPauseSpec } from '../../electron/engine/runtime/oci-spec';
 import type { ContainerConfigInput } from '../../shared/domain/container';
 import { PodscopeError } from '../../shared/domain/errors';

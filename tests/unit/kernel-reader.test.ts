@@ -24,7 +24,7 @@ import {
 } from '../../electron/engine/kernel/parse';
 import { KernelLabSnapshotReader } from '../../electron/engine/lab/kernel';
 import type { ExecRequest, ExecResult, ProcessRunner } from '../../electron/engine/os/exec';
-import { LinuxProbeNet } from '../../electron/engine/probe/linux-probe-net';
+import { LinuxProbeNet } from '../../electron/engine/netns/linux-probe-net';
 import { buildTopology } from '../../electron/engine/topology/build';
 import { KernelTopologyReader } from '../../electron/engine/topology/reader';
 import { noOwners } from '../../electron/engine/topology/owners';

@@ -30,7 +30,7 @@ describe('engine surface and product boundaries', () => {
   it('a front door may not deep-import an engine internal', async () => {
     const hits = await lint(
       'electron/cli/zz.ts',
-      "import { SandboxEngine } from '../engine/sandbox/service';\nexport const s = SandboxEngine;\n",
+      "import { SandboxEngine } from '../engine/service/engine';\nexport const s = SandboxEngine;\n",
     );
     expect(hits).toEqual([expect.stringMatching(SURFACE_MESSAGE)]);
   });
@@ -62,16 +62,13 @@ describe('engine surface and product boundaries', () => {
 
   it('the engine itself may import its own folders', async () => {
     expect(
-      await lint(
-        'electron/engine/sandbox/zz.ts',
-        "import { LocalImageStore } from '../images/store';\nexport const s = LocalImageStore;\n",
-      ),
+      await lint('electron/engine/pods/zz.ts', "import { LocalImageStore } from '../images/store';\nexport const s = LocalImageStore;\n"),
     ).toEqual([]);
   });
 
   it('product code may not import a test double from the test kit', async () => {
     const hits = await lint(
-      'electron/engine/sandbox/zz.ts',
+      'electron/engine/pods/zz.ts',
       "import { tempDir } from '../../../testkit/temp-dir';\nexport const t = tempDir;\n",
     );
     expect(hits).toEqual([
@@ -81,7 +78,7 @@ describe('engine surface and product boundaries', () => {
 
   it('product code may not import a touch-point fake (testkit/fakes)', async () => {
     const hits = await lint(
-      'electron/engine/sandbox/zz.ts',
+      'electron/engine/pods/zz.ts',
       "import { FakeNetnsManager } from '../../../testkit/fakes/fake-netns';\nexport const f = FakeNetnsManager;\n",
     );
     expect(hits).toEqual([

@@ -4,7 +4,7 @@
  */
 import type { CniConfigView, CniDns, CniRoute, InterfaceConfig } from '../../../shared/domain/cni';
 import type { NetworkAttachment, PluginRuntimeConfigPreview } from '../../../shared/domain/sandbox';
-import type { StepReport } from '../step-report';
+import type { StepReport } from '../common/step-report';
 
 export interface CniNamespaceOptions {
   /** CNI_ARGS pairs, in order (K8S_POD_*, IgnoreUnknown=1) */

@@ -5,7 +5,7 @@
  */
 import { PodscopeError, serializeError } from '../../../shared/domain/errors';
 import { DEFAULT_RUNTIME_HANDLER } from '../runtime/oci-runtime';
-import { TraceRecorder } from '../sandbox/trace';
+import { TraceRecorder } from '../common/steps';
 import { runtimeFor, type ContainerContext } from './context';
 import { readySandbox } from './create';
 import { toContainerSummary, toCriContainerState } from './view';

@@ -7,7 +7,7 @@ import { isHostNetwork } from '../../../shared/domain/config';
 import type { LogEntry } from '../../../shared/domain/cri-log';
 import { PodscopeError } from '../../../shared/domain/errors';
 import type { ContainerOciSpec } from '../runtime/container-spec';
-import { notFoundError } from '../sandbox/store';
+import { notFoundError } from '../pods/store';
 import { runtimeFor, type ContainerContext } from './context';
 import { observeExit } from './exit';
 import { openContainerLog, type ContainerLogOptions } from './log-reader';

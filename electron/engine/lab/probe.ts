@@ -13,7 +13,7 @@ import { randomBytes } from 'node:crypto';
 import type { CniResult } from '../../../shared/domain/cni';
 import type { LabCapabilities, LabProbe } from '../../../shared/domain/lab';
 import { PROBE_MEASURED_BY, type ProbePath } from '../../../shared/domain/probe';
-import type { ConnectOutcome, ProbeAgent, ProbeNet } from '../probe/types';
+import type { ConnectOutcome, ProbeAgent, ProbeNet } from '../netns/probe-net';
 import { unreachableNote } from '../probe/judge';
 
 export interface LabProbeTarget {

@@ -5,9 +5,9 @@
  * network loaded from the conf dir under that name, so an edited or removed conflist does not change what the pod is.
  */
 import { readFile } from 'node:fs/promises';
-import type { EngineContext } from '../sandbox/context';
-import type { SandboxRecord } from '../sandbox/record';
-import type { InterfaceLink, ProbeNet } from './types';
+import type { EngineContext } from '../pods/context';
+import type { SandboxRecord } from '../pods/record';
+import type { InterfaceLink, ProbeNet } from '../netns/probe-net';
 
 export type PluginConf = Record<string, unknown> & { type: string };
 

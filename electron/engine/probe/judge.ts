@@ -5,10 +5,10 @@
  * is `isolated` (with the rule as `why`); an answer is reported as measured, with a note that the design forbids it.
  */
 import type { ProbePath } from '../../../shared/domain/probe';
-import type { SandboxRecord } from '../sandbox/record';
+import type { SandboxRecord } from '../pods/record';
 import type { PlannedConnect } from './plan';
 import { PROBE_BANNER } from './session';
-import { ROUTE_ERRORS, type ConnectOutcome } from './types';
+import { ROUTE_ERRORS, type ConnectOutcome } from '../netns/probe-net';
 
 export const podName = (rec: SandboxRecord | undefined) =>
   rec ? `${rec.config.metadata.namespace}/${rec.config.metadata.name}` : undefined;

@@ -6,7 +6,7 @@
  */
 import { protocolName } from '../../../shared/domain/config';
 import { hostIpsOverlap, type ProbePath } from '../../../shared/domain/probe';
-import type { SandboxRecord } from '../sandbox/record';
+import type { SandboxRecord } from '../pods/record';
 import { ipsOn, type ProbedAttachment } from './attachments';
 import { forbiddenBy } from './isolation';
 import type { AgentKey, ProbeSession } from './session';

@@ -18,20 +18,20 @@ import { randomBytes } from 'node:crypto';
 import { isHostNetwork, protocolName } from '../../../shared/domain/config';
 import { PodscopeError } from '../../../shared/domain/errors';
 import { dnatChainOrder, PROBE_MEASURED_BY, PROBE_PEERS_MAX, type ProbePath, type ProbeReport } from '../../../shared/domain/probe';
-import type { EngineContext } from '../sandbox/context';
-import type { SandboxRecord } from '../sandbox/record';
-import { refreshLiveness } from '../sandbox/status';
-import { notFoundError } from '../sandbox/store';
+import type { EngineContext } from '../pods/context';
+import type { SandboxRecord } from '../pods/record';
+import { refreshLiveness } from '../pods/status';
+import { notFoundError } from '../pods/store';
 import { judge, podName } from './judge';
 import type { ActiveTrace, FlowRecord, FlowSpec, FlowTracer } from '../trace/flow-tracer';
-import { flowSpecFor, type FlowContext } from '../trace/flows';
+import { flowSpecFor, type FlowContext } from './flows';
 import { RuleOwners } from '../trace/ownership';
 import { buildTrace } from '../trace/steps';
 import { attachmentsOf, eth0Ips, ipsOn, onNetwork, type ProbedAttachment } from './attachments';
 import { childKind } from './isolation';
 import { fmtAddr, planGateways, planPeers, planPortMappings, type PlanInput, type PlannedConnect, type ProbePlan } from './plan';
 import { ProbeSession } from './session';
-import type { ConnectOutcome, ProbeNet } from './types';
+import type { ConnectOutcome, ProbeNet } from '../netns/probe-net';
 
 export interface ProbeOptions {
   trigger?: ProbeReport['trigger'];

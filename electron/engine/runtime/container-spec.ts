@@ -287,7 +287,7 @@ export function buildContainerSpec(input: ContainerSpecInput): ContainerOciSpec 
   return {
     ociVersion: OCI_VERSION,
     process: {
-      // a terminal container is reached through Attach (conmon holds the pty's master: containers/conmon.ts)
+      // a terminal container is reached through Attach (conmon holds the pty's master: runtime/conmon.ts)
       terminal: config.tty,
       user: { ...input.user, additionalGids: [...input.user.additionalGids] },
       args: processArgs(config, image.config),

@@ -16,10 +16,10 @@ import {
   type ThroughputProgress,
   type ThroughputReport,
 } from '../../../shared/domain/measure';
-import type { EngineContext } from '../sandbox/context';
-import { buildLiveView } from '../sandbox/live';
-import type { SandboxRecord } from '../sandbox/record';
-import { notFoundError } from '../sandbox/store';
+import type { EngineContext } from '../pods/context';
+import { buildLiveView } from '../pods/live';
+import type { SandboxRecord } from '../pods/record';
+import { notFoundError } from '../pods/store';
 import { computeRate, measuredEnough, unshapedBelow, verdictFor } from './rate';
 import type { ThroughputMeter } from './types';
 

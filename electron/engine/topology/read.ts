@@ -1,8 +1,8 @@
 /** The `topology` and `networkTopology` verbs: which sandboxes to read, then one kernel read for all of them. */
 import { PodscopeError } from '../../../shared/domain/errors';
 import type { NetworkTopology, PodTopology } from '../../../shared/domain/topology';
-import type { EngineContext } from '../sandbox/context';
-import type { SandboxRecord } from '../sandbox/record';
+import type { EngineContext } from '../pods/context';
+import type { SandboxRecord } from '../pods/record';
 import { readySandbox } from '../throughput/measure';
 import { buildTopology, type PodWiring } from './build';
 import { ownersFromTrace } from './owners';

@@ -6,9 +6,9 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { DEFAULT_ENGINE_OPTIONS } from '../../../electron/engine/options';
+import { DEFAULT_ENGINE_OPTIONS } from '../../../electron/engine/common/options';
 import { buildPauseSpec } from '../../../electron/engine/runtime/oci-spec';
-import { SandboxEngine } from '../../../electron/engine/sandbox/service';
+import { SandboxEngine } from '../../../electron/engine/service/engine';
 import { createFakeCni, type FakeCni } from '../../../testkit/fakes/fake-cni';
 import { FakeSandboxFiles } from '../../../testkit/fakes/fake-files';
 import { fakeLiveReader } from '../../../testkit/fakes/fake-kernel-commands';

@@ -11,7 +11,7 @@ import { runtimeReporter } from './hooks';
 import { describePending, pendingStep, setPending } from './pending-cleanup';
 import { pauseLocationOf, type SandboxRecord } from './record';
 import { stopLocked } from './stop';
-import { TraceRecorder } from './trace';
+import { TraceRecorder } from '../common/steps';
 import { toSummary } from './view';
 
 export async function removeSandbox(ctx: EngineContext, idOrPrefix: string, opts: RemoveOptions = {}): Promise<void> {

@@ -16,8 +16,8 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { PodscopeError } from '../../../shared/domain/errors';
-import { absoluteExecutable, createUnderConmon, endConmon, readConmonExitFile, readConmonPid } from '../runtime/conmon-start';
-import { reportedStep, runtimeFailure } from '../runtime/runtime-steps';
+import { absoluteExecutable, createUnderConmon, endConmon, readConmonExitFile, readConmonPid } from './conmon-start';
+import { reportedStep, runtimeFailure } from './runtime-steps';
 import { conmonExecTerminal } from './conmon-exec';
 import type { RuntimeStreamIO } from './runc-stream';
 import { attachToConmon, CONMON_CTL, writeConmonCtl, type ConmonAttachIO } from './conmon-attach';
@@ -28,7 +28,7 @@ import {
   type OciContainerRuntimeOptions,
   type RuntimeStepOptions,
   type StartedContainer,
-} from './runtime';
+} from './container-runtime';
 
 export interface ConmonContainerRuntimeOptions extends OciContainerRuntimeOptions {
   /** the conmon binary (default conmon) */

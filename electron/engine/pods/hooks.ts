@@ -2,7 +2,7 @@
 import type { CniHooks } from '../cni/types';
 import type { RuntimeStepReporter } from '../runtime/types';
 import type { EngineContext } from './context';
-import type { TraceRecorder } from './trace';
+import type { TraceRecorder } from '../common/steps';
 
 export function cniHooks(ctx: EngineContext, trace: TraceRecorder, signal?: AbortSignal): CniHooks {
   return {

@@ -8,7 +8,7 @@ import { runtimeReporter } from './hooks';
 import { pauseLocationOf, type SandboxRecord } from './record';
 import { teardownNetwork } from './teardown';
 import { pendingStep, setPending } from './pending-cleanup';
-import { TraceRecorder } from './trace';
+import { TraceRecorder } from '../common/steps';
 import { toSummary } from './view';
 
 export async function stopSandbox(ctx: EngineContext, idOrPrefix: string): Promise<void> {

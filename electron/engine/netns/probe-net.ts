@@ -1,7 +1,7 @@
 /**
  * The probe's OS touch points: an agent per network namespace (the host's, or one the engine created) that can list
  * TCP listeners, open short-lived responders and make TCP connects; and the order of portmap's DNAT jumps.
- * Real: electron/engine/probe/linux-probe-net.ts. Fake (a simulated network): testkit/fakes/fake-probe-net.ts.
+ * Real: electron/engine/netns/linux-probe-net.ts. Fake (a simulated network): testkit/fakes/fake-probe-net.ts.
  */
 import type { FlowTracer } from '../trace/flow-tracer';
 

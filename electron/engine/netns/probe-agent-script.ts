@@ -9,7 +9,7 @@
  * It exits when stdin closes (the engine died or is done) and after a hard lifetime, so no responder outlives a probe.
  * Kept as a string so the bundled CLI, the Electron main and tsx all run the same bytes without a file on disk.
  */
-import { ROUTE_ERRORS } from './types';
+import { ROUTE_ERRORS } from './probe-net';
 
 export const AGENT_LIFETIME_MS = 60_000;
 

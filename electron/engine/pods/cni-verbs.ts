@@ -10,7 +10,7 @@ import type { CniCallRecord } from '../cni/types';
 import { readySandbox } from '../throughput/measure';
 import { buildCniOptions } from './cni-options';
 import type { EngineContext } from './context';
-import { TraceRecorder } from './trace';
+import { TraceRecorder } from '../common/steps';
 
 export async function cniCheck(ctx: EngineContext, idOrPrefix: string): Promise<CniCheckReport> {
   const check = ctx.cni.check?.bind(ctx.cni);

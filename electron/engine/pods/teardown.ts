@@ -5,7 +5,7 @@ import type { EngineContext } from './context';
 import { cniHooks } from './hooks';
 import { cniScope, describePending, pendingFromCniError, setPending } from './pending-cleanup';
 import type { SandboxRecord } from './record';
-import type { TraceRecorder } from './trace';
+import type { TraceRecorder } from '../common/steps';
 
 /**
  * Every DEL failure is an error now, whether or not ADD completed: a plugin that ran may hold an IP, a veth, an

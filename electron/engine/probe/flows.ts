@@ -4,10 +4,10 @@
  *  - gateway: the pod (its route to the gateway) → the host (its route back to the pod);
  *  - peer: the sender pod → the host (bridge) → the receiving pod (its route back).
  */
-import type { SandboxRecord } from '../sandbox/record';
-import type { PlannedConnect } from '../probe/plan';
-import { familyOf } from '../probe/plan';
-import type { FlowSpec, TraceNetns } from './flow-tracer';
+import type { SandboxRecord } from '../pods/record';
+import type { PlannedConnect } from './plan';
+import { familyOf } from './plan';
+import type { FlowSpec, TraceNetns } from '../trace/flow-tracer';
 
 export interface FlowContext {
   rec: SandboxRecord;

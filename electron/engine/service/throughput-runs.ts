@@ -3,7 +3,7 @@ import { PodscopeError } from '../../../shared/domain/errors';
 import type { ThroughputOptions, ThroughputReport } from '../../../shared/domain/measure';
 import type { SandboxEvent } from '../../../shared/domain/sandbox';
 import { measureThroughput } from '../throughput/measure';
-import type { EngineContext } from './context';
+import type { EngineContext } from '../pods/context';
 
 export class ThroughputRuns {
   private readonly measuring = new Set<string>();

@@ -10,8 +10,8 @@ import { constants as osConstants } from 'node:os';
 import { join } from 'node:path';
 import type { Duplex, Readable, Writable } from 'node:stream';
 import { PodscopeError } from '../../../shared/domain/errors';
-import { parseRuncLog, readLogFrom, runcErrors } from '../runtime/runc-log';
-import type { StreamIO } from './streaming';
+import { parseRuncLog, readLogFrom, runcErrors } from './runc-log';
+import type { StreamIO } from '../containers/streaming';
 
 /** the io of one streaming session as the runtime sees it */
 export type RuntimeStreamIO = StreamIO;

@@ -1,13 +1,13 @@
 /** Engine settings: every directory is configurable so tests and users can run beside other runtimes. */
-import type { IpPreference } from '../../shared/domain/config';
-import type { ContainerApi, ContainerEvent } from '../../shared/domain/container';
-import type { LabApi } from '../../shared/domain/lab';
-import type { SandboxApi, SandboxEvent } from '../../shared/domain/sandbox';
-import type { ImageStore } from './images/types';
-import type { LogEntry } from '../../shared/domain/cri-log';
-import type { ContainerLogOptions } from './containers/log-reader';
-import type { ContainerStreaming } from './containers/streaming';
-import { DEFAULT_MAX_NETFILTER_PLUGIN_EXECS } from './cni/netfilter-gate';
+import type { IpPreference } from '../../../shared/domain/config';
+import type { ContainerApi, ContainerEvent } from '../../../shared/domain/container';
+import type { LabApi } from '../../../shared/domain/lab';
+import type { SandboxApi, SandboxEvent } from '../../../shared/domain/sandbox';
+import type { ImageStore } from '../images/types';
+import type { LogEntry } from '../../../shared/domain/cri-log';
+import type { ContainerLogOptions } from '../containers/log-reader';
+import type { ContainerStreaming } from '../containers/streaming';
+import { DEFAULT_MAX_NETFILTER_PLUGIN_EXECS } from '../cni/netfilter-gate';
 
 export interface EngineOptions {
   /** persistent state: store, per-sandbox files (default /var/lib/podscope) */
@@ -29,7 +29,7 @@ export interface EngineOptions {
   runcPath: string;
   /** the crun binary, for pods whose runtime_handler is `crun` (runtime/oci-runtime.ts) */
   crunPath: string;
-  /** the conmon binary that watches each container (containers/conmon.ts, docs/semantics.md#container-monitor) */
+  /** the conmon binary that watches each container (runtime/conmon.ts, docs/semantics.md#container-monitor) */
   conmonPath: string;
   /** measure reachability once right after each sandbox becomes ready (docs/semantics.md#reachability-probe) */
   probeOnReady: boolean;

@@ -5,10 +5,10 @@
 import { notSupported, PodscopeError } from '../../../shared/domain/errors';
 import type { ProbeReport } from '../../../shared/domain/probe';
 import { probeSandbox } from '../probe/probe';
-import type { ProbeNet } from '../probe/types';
-import type { EngineContext } from './context';
+import type { ProbeNet } from '../netns/probe-net';
+import type { EngineContext } from '../pods/context';
 import type { PortGate } from './port-gate';
-import { notFoundError } from './store';
+import { notFoundError } from '../pods/store';
 
 export class ProbeQueue {
   private readonly abort = new AbortController();

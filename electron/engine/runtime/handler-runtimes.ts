@@ -7,11 +7,11 @@ import {
   RUNTIME_HANDLERS,
   type RuntimeBinaryPaths,
   type RuntimeHandlerName,
-} from '../runtime/oci-runtime';
-import { isProcessAlive } from '../sandbox/status';
+} from './oci-runtime';
+import { isProcessAlive } from '../pods/status';
 import { HostCgroupReader } from './cgroups';
 import { ConmonContainerRuntime } from './conmon';
-import type { ContainerRuntime, HostProcessKiller } from './runtime';
+import type { ContainerRuntime, HostProcessKiller } from './container-runtime';
 
 /** The host's own: kill(2) (a process already gone is no error), /proc and the cgroup's procs. */
 export function hostProcessKiller(cgroups = new HostCgroupReader()): HostProcessKiller {

@@ -3,9 +3,9 @@
  * the window still opens, `info` explains what is missing, and every other call fails with Unavailable
  * carrying the same explanation instead of the app refusing to start.
  */
-import { PodscopeError, serializeError } from '../../shared/domain/errors';
-import type { EngineInfo } from '../../shared/domain/sandbox';
-import { DEFAULT_ENGINE_OPTIONS, type Engine, type EngineOptions } from './options';
+import { PodscopeError, serializeError } from '../../../shared/domain/errors';
+import type { EngineInfo } from '../../../shared/domain/sandbox';
+import { DEFAULT_ENGINE_OPTIONS, type Engine, type EngineOptions } from '../common/options';
 
 export function createUnavailableEngine(reason: unknown, overrides: Partial<EngineOptions> = {}): Engine {
   const options: EngineOptions = { ...DEFAULT_ENGINE_OPTIONS, ...overrides };

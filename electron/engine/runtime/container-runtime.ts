@@ -14,11 +14,11 @@ import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { PodscopeError } from '../../../shared/domain/errors';
 import { describeCommand, type ExecResult, type ProcessRunner } from '../os/exec';
-import type { OciRuntimeBinary } from '../runtime/oci-runtime';
-import { parseRuncLog, readLogFrom, runcErrors } from '../runtime/runc-log';
-import { reportedStep, runtimeFailure } from '../runtime/runtime-steps';
-import { waitStopped } from '../runtime/wait-stopped';
-import type { RuntimeState, RuntimeContainer, RuntimeStepReporter } from '../runtime/types';
+import type { OciRuntimeBinary } from './oci-runtime';
+import { parseRuncLog, readLogFrom, runcErrors } from './runc-log';
+import { reportedStep, runtimeFailure } from './runtime-steps';
+import { waitStopped } from './wait-stopped';
+import type { RuntimeState, RuntimeContainer, RuntimeStepReporter } from './types';
 import { dialInNetns, runcExecStream, type RuntimeStreamIO } from './runc-stream';
 import type { Duplex } from 'node:stream';
 

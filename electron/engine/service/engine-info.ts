@@ -5,8 +5,8 @@
 import { serializeError } from '../../../shared/domain/errors';
 import type { EngineInfo, RuntimeCondition } from '../../../shared/domain/sandbox';
 import { conflistSuffix } from '../cni/cni-error';
-import type { EngineContext } from './context';
-import type { RecoveryReport } from './recover';
+import type { EngineContext } from '../pods/context';
+import type { RecoveryReport } from '../pods/recover';
 
 export const ENGINE_VERSION = '0.1.0';
 

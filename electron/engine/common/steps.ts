@@ -1,7 +1,7 @@
 /** Appends steps to a sandbox's or a container's trace and hands each one on (a sandbox streams it as a progress event). */
 import { serializeError } from '../../../shared/domain/errors';
 import type { TraceEntry, TracePhase } from '../../../shared/domain/sandbox';
-import type { StepReport } from '../step-report';
+import type { StepReport } from './step-report';
 
 export class TraceRecorder {
   constructor(

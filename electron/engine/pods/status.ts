@@ -2,12 +2,12 @@
 import { readFileSync } from 'node:fs';
 import type { PauseExit, SandboxFilter, SandboxStatus, SandboxSummary } from '../../../shared/domain/sandbox';
 import { describePauseExit } from '../../../shared/domain/sandbox-release';
-import { TraceRecorder } from './trace';
+import { TraceRecorder } from '../common/steps';
 import type { EngineContext } from './context';
 import type { SandboxRecord } from './record';
 import { notFoundError } from './store';
 import { toStatus, toSummary } from './view';
-import type { ProbeNet } from '../probe/types';
+import type { ProbeNet } from '../netns/probe-net';
 import { hostPortConflicts } from './host-ports';
 
 export async function sandboxStatus(ctx: EngineContext, idOrPrefix: string): Promise<SandboxStatus> {

@@ -1,4 +1,4 @@
-import type { PluginCall } from '../../shared/domain/sandbox';
+import type { PluginCall } from '../../../shared/domain/sandbox';
 
 /** One finished step as a layer reports it (CNI exec, runc command, engine step); the trace turns it into a TraceEntry. */
 export interface StepReport {

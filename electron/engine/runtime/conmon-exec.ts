@@ -18,7 +18,7 @@ import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Readable, Writable } from 'node:stream';
 import { PodscopeError } from '../../../shared/domain/errors';
-import { parseRuncLog, readLogFrom, runcErrors } from '../runtime/runc-log';
+import { parseRuncLog, readLogFrom, runcErrors } from './runc-log';
 import { conmonSession, connectConmonAttach } from './conmon-attach';
 import type { RuntimeStreamIO } from './runc-stream';
 

@@ -5,7 +5,7 @@
 import { isHostNetwork } from '../../../shared/domain/config';
 import { toCniPortMappings } from '../../../shared/domain/portmap';
 import { dnatChainOrder, hostPortConflictsFor, type HostPortConflict, type HostPortHolder } from '../../../shared/domain/probe';
-import type { ProbeNet } from '../probe/types';
+import type { ProbeNet } from '../netns/probe-net';
 import type { EngineContext } from './context';
 import type { SandboxRecord } from './record';
 

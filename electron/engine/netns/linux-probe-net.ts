@@ -11,8 +11,8 @@ import { tablesOf } from '../kernel/netfilter';
 import type { KernelReader } from '../kernel/types';
 import type { ProcessRunner } from '../os/exec';
 import { LinuxFlowTracer, type FlowTracer } from '../trace/flow-tracer';
-import { AGENT_SCRIPT } from './agent-script';
-import type { ConnectOutcome, InterfaceLink, ProbeAgent, ProbeNet } from './types';
+import { AGENT_SCRIPT } from './probe-agent-script';
+import type { ConnectOutcome, InterfaceLink, ProbeAgent, ProbeNet } from './probe-net';
 
 const START_TIMEOUT_MS = 10_000;
 const REQUEST_TIMEOUT_MS = 15_000;
