@@ -10,7 +10,8 @@ import type { createEngine as buildEngine, CreateEngineExtras } from './index';
 import type { ImageStore } from './images/types';
 import type { EngineOptions } from './common/options';
 
-export type { Engine, EngineOptions } from './common/options';
+export type { EngineOptions } from './common/options';
+export type { Engine } from './service/engine-api';
 export { DEFAULT_ENGINE_OPTIONS } from './common/options';
 export type { CreateEngineExtras } from './index';
 export { createUnavailableEngine } from './service/unavailable';

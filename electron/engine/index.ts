@@ -19,9 +19,12 @@ import type { RuntimeHandlerInfo, StartupGcItem } from '../../shared/domain/sand
 import { LinuxNetnsManager } from './netns/linux-netns';
 import { KernelLiveReader } from './netns/live-reader';
 import { LinuxProbeNet } from './netns/linux-probe-net';
+import { isProcessAlive, processExists } from './common/proc';
+import { LinuxFlowTracer } from './trace/flow-tracer';
 import { ProcessThroughputMeter } from './throughput/process-meter';
 import { KernelTopologyReader } from './topology/reader';
-import { DEFAULT_ENGINE_OPTIONS, type Engine, type EngineOptions } from './common/options';
+import { DEFAULT_ENGINE_OPTIONS, type EngineOptions } from './common/options';
+import { type Engine } from './service/engine-api';
 import type { ProcessRunner } from './os/exec';
 import { buildPauseSpec } from './runtime/oci-spec';
 import { readEngineOomScoreAdj } from './runtime/oom-score';
@@ -31,7 +34,8 @@ import { hostSandboxFiles } from './pods/host-files';
 import { SandboxEngine } from './service/engine';
 import { StateDirLock } from './service/state-lock';
 
-export type { Engine, EngineOptions } from './common/options';
+export type { EngineOptions } from './common/options';
+export type { Engine } from './service/engine-api';
 export { DEFAULT_ENGINE_OPTIONS } from './common/options';
 
 export interface CreateEngineExtras {
@@ -89,6 +93,9 @@ export async function createEngine(partial: Partial<EngineOptions> = {}, extras:
       files: hostSandboxFiles(runner),
       liveReader: new KernelLiveReader(kernel),
       probeNet: new LinuxProbeNet(runner, undefined, kernel),
+      flowTracer: new LinuxFlowTracer(runner),
+      processAlive: isProcessAlive,
+      processExists,
       images,
       throughputMeter: new ProcessThroughputMeter(),
       topologyReader: new KernelTopologyReader(kernel),

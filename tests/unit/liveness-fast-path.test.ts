@@ -4,7 +4,7 @@
  * check. Over the touch-point fakes (the fake kill(0) and /proc answer from the fake runtime's state).
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { runsUnderLiveMonitor } from '../../electron/engine/pods/status';
+import { runsUnderLiveMonitor } from '../../electron/engine/common/proc';
 import { createTestEngine, type TestEngine } from '../../testkit/fakes/test-engine';
 
 let t: TestEngine;

@@ -1,9 +1,9 @@
-/** Appends steps to a sandbox's or a container's trace and hands each one on (a sandbox streams it as a progress event). */
+/** The lifecycle step recorder: appends steps to a sandbox's or a container's step list (the record's `trace` field, kept by that name on disk and on the wire) and hands each one on (a sandbox streams it as a progress event). Not the packet trace (trace/). */
 import { serializeError } from '../../../shared/domain/errors';
 import type { TraceEntry, TracePhase } from '../../../shared/domain/sandbox';
 import type { StepReport } from './step-report';
 
-export class TraceRecorder {
+export class StepRecorder {
   constructor(
     private readonly rec: { trace: TraceEntry[] },
     private readonly phase: TracePhase,

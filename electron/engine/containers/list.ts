@@ -18,7 +18,7 @@ export async function listContainers(ctx: ContainerContext, filter: ContainerFil
   if (sandboxId)
     sandboxId = (() => {
       try {
-        return ctx.sandboxes.index.resolve(sandboxId) ?? sandboxId;
+        return ctx.pods.resolve(sandboxId) ?? sandboxId;
       } catch {
         return sandboxId;
       }

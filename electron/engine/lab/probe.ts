@@ -14,7 +14,7 @@ import type { CniResult } from '../../../shared/domain/cni';
 import type { LabCapabilities, LabProbe } from '../../../shared/domain/lab';
 import { PROBE_MEASURED_BY, type ProbePath } from '../../../shared/domain/probe';
 import type { ConnectOutcome, ProbeAgent, ProbeNet } from '../netns/probe-net';
-import { unreachableNote } from '../probe/judge';
+import { unreachableNote } from '../netns/probe-net';
 
 export interface LabProbeTarget {
   netns: string;

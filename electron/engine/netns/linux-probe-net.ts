@@ -10,7 +10,6 @@ import { LinuxKernelReader } from '../kernel/linux-reader';
 import { tablesOf } from '../kernel/netfilter';
 import type { KernelReader } from '../kernel/types';
 import type { ProcessRunner } from '../os/exec';
-import { LinuxFlowTracer, type FlowTracer } from '../trace/flow-tracer';
 import { AGENT_SCRIPT } from './probe-agent-script';
 import type { ConnectOutcome, InterfaceLink, ProbeAgent, ProbeNet } from './probe-net';
 
@@ -19,15 +18,11 @@ const REQUEST_TIMEOUT_MS = 15_000;
 const EXIT_GRACE_MS = 1000;
 
 export class LinuxProbeNet implements ProbeNet {
-  readonly flowTracer: FlowTracer;
-
   constructor(
     runner: ProcessRunner,
     private readonly nodePath = process.execPath,
     private readonly kernel: KernelReader = new LinuxKernelReader(runner),
-  ) {
-    this.flowTracer = new LinuxFlowTracer(runner);
-  }
+  ) {}
 
   async open(netnsPath: string | undefined, signal?: AbortSignal): Promise<ProbeAgent> {
     const [file, args] =

@@ -3,7 +3,6 @@
  * TCP listeners, open short-lived responders and make TCP connects; and the order of portmap's DNAT jumps.
  * Real: electron/engine/netns/linux-probe-net.ts. Fake (a simulated network): testkit/fakes/fake-probe-net.ts.
  */
-import type { FlowTracer } from '../trace/flow-tracer';
 
 export type ConnectOutcome =
   | { kind: 'connected'; rttMs: number; banner?: string }
@@ -52,8 +51,6 @@ export interface ProbeNet {
   hostportDnatRules(signal?: AbortSignal): Promise<{ v4: string[]; v6: string[] }>;
   /** the host's own addresses (to refuse probing a host_ip that would send packets off the host) */
   hostAddresses(): string[];
-  /** follows single connections through the kernel (probe --trace); absent where the kernel cannot be asked */
-  readonly flowTracer?: FlowTracer;
   /**
    * What the kernel says about the pod's interface `ifName` (its kind; for a macvlan/ipvlan child, its parent link in
    * the host's netns and whether the host has a child of its own there). Absent where the kernel cannot be asked: the
@@ -70,4 +67,9 @@ export interface InterfaceLink {
   parent?: { name: string; addresses: string[] };
   /** a child of the same kind on that parent in the host's netns (the host's own leg into the network), by name */
   hostLeg?: string;
+}
+
+/** what a connect that failed at once with a routing error says */
+export function unreachableNote(code: string): string {
+  return `connect failed at once with ${code}: ${ROUTE_ERRORS[code] ?? 'a routing error'} (no packet was sent)`;
 }

@@ -7,19 +7,19 @@ import { serializeError, PodscopeError } from '../../../shared/domain/errors';
 import type { CniCheckReport, CniStatusReport } from '../../../shared/domain/measure';
 import type { TraceEntry } from '../../../shared/domain/sandbox';
 import type { CniCallRecord } from '../cni/types';
-import { readySandbox } from '../throughput/measure';
+import { readyPod } from '../common/pod-facts';
 import { buildCniOptions } from './cni-options';
-import type { EngineContext } from './context';
-import { TraceRecorder } from '../common/steps';
+import type { PodsContext } from './context';
+import { StepRecorder } from '../common/steps';
 
-export async function cniCheck(ctx: EngineContext, idOrPrefix: string): Promise<CniCheckReport> {
+export async function cniCheck(ctx: PodsContext, idOrPrefix: string): Promise<CniCheckReport> {
   const check = ctx.cni.check?.bind(ctx.cni);
   if (!check) throw new PodscopeError('FailedPrecondition', 'this engine cannot run CNI CHECK');
-  const { id } = readySandbox(ctx, idOrPrefix, 'check');
+  const { id } = readyPod(ctx.store.pods, idOrPrefix, 'check');
   return ctx.locks.run(id, async () => {
-    const rec = readySandbox(ctx, id, 'check');
+    const rec = readyPod(ctx.store.pods, id, 'check');
     const measuredAt = new Date().toISOString();
-    const trace = new TraceRecorder(rec, 'check', (entry) => ctx.emit({ type: 'sandbox.progress', id: rec.id, entry }));
+    const trace = new StepRecorder(rec, 'check', (entry) => ctx.emit({ type: 'sandbox.progress', id: rec.id, entry }));
     const entries: TraceEntry[] = [];
     const record = (r: CniCallRecord) => entries.push(trace.add(r));
     try {
@@ -44,7 +44,7 @@ export async function cniCheck(ctx: EngineContext, idOrPrefix: string): Promise<
   });
 }
 
-export async function cniStatus(ctx: EngineContext): Promise<CniStatusReport> {
+export async function cniStatus(ctx: PodsContext): Promise<CniStatusReport> {
   const statusEach = ctx.cni.statusEach?.bind(ctx.cni);
   if (!statusEach) throw new PodscopeError('FailedPrecondition', 'this engine cannot run CNI STATUS');
   const measuredAt = new Date().toISOString();

@@ -1,19 +1,16 @@
-/** Everything the verb implementations share: the OS touch points (each behind an interface) and the engine's state. */
+/** What the pod verbs share: their OS touch points (each behind an interface) and the pods' state. Only pods/ takes it: every other feature declares its own narrow deps. */
 import type { PodSandboxConfig } from '../../../shared/domain/config';
 import type { PauseSpecInput } from '../runtime/oci-spec';
 import type { RuntimeHandlerInfo, SandboxEvent } from '../../../shared/domain/sandbox';
 import type { CniManager } from '../cni/types';
 import type { LiveReader } from '../netns/live-reader';
 import type { NetnsManager } from '../netns/types';
-import type { ImageStore } from '../images/types';
 import type { EngineOptions } from '../common/options';
 import type { PauseRuntime } from '../runtime/types';
 import type { KeyedMutex } from '../common/keyed-mutex';
 import type { NameRegistrar } from '../common/name-registrar';
 import type { SandboxStore } from './store';
 import type { EngineOwner } from './ownership';
-import type { ThroughputMeter } from '../throughput/types';
-import type { TopologyReader } from '../topology/reader';
 
 /** Per-sandbox host files (hostname, hosts, resolv.conf) and the /dev/shm tmpfs. */
 export interface SandboxFiles {
@@ -31,19 +28,13 @@ export interface SandboxFiles {
   unmountShm(input: { runDir: string; signal?: AbortSignal }): Promise<void>;
 }
 
-export interface EngineContext {
+export interface PodsContext {
   options: EngineOptions;
   netns: NetnsManager;
   cni: CniManager;
   runtime: PauseRuntime;
   files: SandboxFiles;
   liveReader: LiveReader;
-  /** images for containers (prepareRootfs) and the CRI ImageService */
-  images: ImageStore;
-  /** bulk transfers through the pod's veth (absent: throughput is not available here) */
-  throughputMeter?: ThroughputMeter;
-  /** `ip -j`/`bridge -j` reads of the host and a netns (absent: topology is not available here) */
-  topologyReader?: TopologyReader;
   /** throws InvalidArgument for configs runc would refuse */
   buildPauseSpec(input: PauseSpecInput): unknown;
   /** the engine's own oom_score_adj: the pause container is never given a lower one (docs/semantics.md#machine-limits) */

@@ -1,10 +1,10 @@
 /** Glue from the CNI and runtime layers' step reports to the sandbox trace. */
 import type { CniHooks } from '../cni/types';
 import type { RuntimeStepReporter } from '../runtime/types';
-import type { EngineContext } from './context';
-import type { TraceRecorder } from '../common/steps';
+import type { PodsContext } from './context';
+import type { StepRecorder } from '../common/steps';
 
-export function cniHooks(ctx: EngineContext, trace: TraceRecorder, signal?: AbortSignal): CniHooks {
+export function cniHooks(ctx: PodsContext, trace: StepRecorder, signal?: AbortSignal): CniHooks {
   return {
     signal,
     pluginTimeoutMs: ctx.options.pluginTimeoutMs,
@@ -12,6 +12,6 @@ export function cniHooks(ctx: EngineContext, trace: TraceRecorder, signal?: Abor
   };
 }
 
-export function runtimeReporter(trace: TraceRecorder): RuntimeStepReporter {
+export function runtimeReporter(trace: StepRecorder): RuntimeStepReporter {
   return (s) => trace.add(s);
 }

@@ -6,11 +6,11 @@ import { isHostNetwork } from '../../../shared/domain/config';
 import { toCniPortMappings } from '../../../shared/domain/portmap';
 import { dnatChainOrder, hostPortConflictsFor, type HostPortConflict, type HostPortHolder } from '../../../shared/domain/probe';
 import type { ProbeNet } from '../netns/probe-net';
-import type { EngineContext } from './context';
+import type { PodsContext } from './context';
 import type { SandboxRecord } from './record';
 
 /** the sandboxes that map a host port (hostNetwork ones included: they are reported as such) */
-export function hostPortHolders(ctx: EngineContext): HostPortHolder[] {
+export function hostPortHolders(ctx: PodsContext): HostPortHolder[] {
   return ctx.store.index.hostPortHolders().map((r) => ({
     id: r.id,
     name: r.name,
@@ -22,11 +22,7 @@ export function hostPortHolders(ctx: EngineContext): HostPortHolder[] {
 }
 
 /** Other ready sandboxes mapping one of this one's host ports; the winner read from the real chain when there is a clash. */
-export async function hostPortConflicts(
-  ctx: EngineContext,
-  probeNet: ProbeNet | undefined,
-  rec: SandboxRecord,
-): Promise<HostPortConflict[]> {
+export async function hostPortConflicts(ctx: PodsContext, probeNet: ProbeNet | undefined, rec: SandboxRecord): Promise<HostPortConflict[]> {
   const holders = hostPortHolders(ctx);
   const derived = hostPortConflictsFor(rec.id, holders);
   if (derived.length === 0 || !probeNet) return derived;

@@ -7,15 +7,12 @@ import { isHostNetwork, protocolName } from '../../../shared/domain/config';
 import { PodscopeError } from '../../../shared/domain/errors';
 import type { LiveBandwidthCheck, LiveNetworkView, LivePortCheck, LiveQdisc } from '../../../shared/domain/live';
 import type { RawLiveNetwork } from '../netns/live-reader';
-import type { EngineContext } from './context';
+import type { PodsContext } from './context';
 import { effectCalls, effectQuery, pluginEffects } from './plugin-effects';
-import type { SandboxRecord } from './record';
-import { notFoundError } from './store';
+import type { PodFacts } from '../common/pod-facts';
 
-export async function liveNetwork(ctx: EngineContext, idOrPrefix: string): Promise<LiveNetworkView> {
-  const id = ctx.store.index.resolve(idOrPrefix);
-  const rec = id === undefined ? undefined : ctx.store.get(id);
-  if (!rec) throw notFoundError(idOrPrefix);
+export async function liveNetwork(ctx: PodsContext, idOrPrefix: string): Promise<LiveNetworkView> {
+  const rec = ctx.store.pods.get(idOrPrefix);
   if (isHostNetwork(rec.config)) {
     throw new PodscopeError(
       'FailedPrecondition',
@@ -31,11 +28,11 @@ export async function liveNetwork(ctx: EngineContext, idOrPrefix: string): Promi
   const hostDevices = [
     ...new Set((rec.network?.networks ?? []).flatMap((n) => (n.result?.interfaces ?? []).filter((i) => !i.sandbox).map((i) => i.name))),
   ];
-  const extra = effectQuery(effectCalls(rec.trace, rec.network?.networks ?? []));
+  const extra = effectQuery(effectCalls(rec.trace ?? [], rec.network?.networks ?? []));
   return buildLiveView(rec, await ctx.liveReader.read(rec.netnsPath, hostDevices, undefined, extra), new Date());
 }
 
-export function buildLiveView(rec: SandboxRecord, raw: RawLiveNetwork, now: Date): LiveNetworkView {
+export function buildLiveView(rec: PodFacts, raw: RawLiveNetwork, now: Date): LiveNetworkView {
   const qdiscs: LiveQdisc[] = Object.entries(raw.qdiscs).flatMap(([dev, list]) => {
     const kind = raw.hostLinkKinds[dev];
     // the bandwidth plugin shapes ingress on the host end of the pod's veth and egress on an ifb it creates
@@ -63,12 +60,12 @@ export function buildLiveView(rec: SandboxRecord, raw: RawLiveNetwork, now: Date
 }
 
 /** firewall's, tuning's, sbr's and host-device's effects, when the pod ran any of them */
-function effectsOf(rec: SandboxRecord, raw: RawLiveNetwork): { pluginEffects?: LiveNetworkView['pluginEffects'] } {
-  const calls = effectCalls(rec.trace, rec.network?.networks ?? []);
+function effectsOf(rec: PodFacts, raw: RawLiveNetwork): { pluginEffects?: LiveNetworkView['pluginEffects'] } {
+  const calls = effectCalls(rec.trace ?? [], rec.network?.networks ?? []);
   return calls.length ? { pluginEffects: pluginEffects(calls, raw) } : {};
 }
 
-function checkBandwidth(rec: SandboxRecord, qdiscs: LiveQdisc[]): LiveBandwidthCheck[] {
+function checkBandwidth(rec: PodFacts, qdiscs: LiveQdisc[]): LiveBandwidthCheck[] {
   const bw = analyzeBandwidth(rec.config.annotations);
   return (['ingress', 'egress'] as const).map((direction) => {
     const role = direction === 'ingress' ? 'host-veth' : 'ifb';
@@ -103,7 +100,7 @@ function checkBandwidth(rec: SandboxRecord, qdiscs: LiveQdisc[]): LiveBandwidthC
   });
 }
 
-function checkPorts(rec: SandboxRecord, nat: RawLiveNetwork['nat']): LivePortCheck[] {
+function checkPorts(rec: PodFacts, nat: RawLiveNetwork['nat']): LivePortCheck[] {
   const rules = [...nat.v4, ...nat.v6];
   // portmap tags the jump into each pod's CNI-DN chain with the container id; only those chains are the pod's
   const chains = new Set(

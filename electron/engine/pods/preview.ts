@@ -11,11 +11,11 @@ import { analyzePortMappings, toCniPortMappings } from '../../../shared/domain/p
 import { conflictsForNewMappings } from '../../../shared/domain/probe';
 import type { ConfigPreview, RunSandboxRequest } from '../../../shared/domain/sandbox';
 import { buildCniOptions } from './cni-options';
-import type { EngineContext } from './context';
+import type { PodsContext } from './context';
 import { hostPortHolders } from './host-ports';
 import { hostIpFamilyIssues, parseRunConfig } from './run';
 
-export function previewSandbox(ctx: EngineContext, req: RunSandboxRequest): ConfigPreview {
+export function previewSandbox(ctx: PodsContext, req: RunSandboxRequest): ConfigPreview {
   const config = parseRunConfig(req.config, { checks: false });
   const hostNetwork = isHostNetwork(config);
   const preview: ConfigPreview = {

@@ -1,32 +1,18 @@
 /** What the engine persists for each sandbox. Everything the status view shows is derived from this. */
-import type { IpPreference, PodSandboxConfig } from '../../../shared/domain/config';
+import type { IpPreference } from '../../../shared/domain/config';
 import type { SerializedError } from '../../../shared/domain/errors';
-import type { IpSelection } from '../../../shared/domain/ip-selection';
-import type { InternalState, PauseExit, PauseView, PendingCleanup, TraceEntry } from '../../../shared/domain/sandbox';
+import type { PauseExit, PauseView, PendingCleanup, TraceEntry } from '../../../shared/domain/sandbox';
 import { dirname, join } from 'node:path';
-import type { CniSetupResult } from '../cni/types';
+import type { PodFacts } from '../common/pod-facts';
 import type { PauseLocation } from '../runtime/types';
 
 export const RECORD_VERSION = 1;
 
-export interface SandboxRecord {
+/** The engine's own pod: the facts every feature reads (common/pod-facts.ts) and what only the pod verbs need. */
+export interface SandboxRecord extends PodFacts {
   version: typeof RECORD_VERSION;
-  id: string;
-  name: string;
-  config: PodSandboxConfig;
-  runtimeHandler: string;
   ipPreference: IpPreference;
   createdAt: string;
-  createdAtNs: string;
-  state: InternalState;
-  /** undefined for host-network sandboxes */
-  netnsPath?: string;
-  /** true once stop removed the namespace (status then reports no IP, docs/semantics.md#status-and-list) */
-  netnsClosed?: boolean;
-  network?: CniSetupResult;
-  ip: string;
-  additionalIps: string[];
-  ipSelection?: IpSelection & { eth0Ips: string[] };
   pause: PauseView;
   /**
    * the runtime handler and root the pause runs under (its pod's handler). Records written before the pause ran on

@@ -13,11 +13,11 @@ import type { StartupGcItem } from '../../../shared/domain/sandbox';
 import { waitForOrphanHelpers } from './orphan-helpers';
 import { CONTAINER_TYPE_ANNOTATION } from '../runtime/container-spec';
 import type { LocatedContainer, RuntimeState } from '../runtime/types';
-import type { EngineContext } from './context';
+import type { PodsContext } from './context';
 import { OWNER_ANNOTATION } from './ownership';
 import { pauseLocationOf, type SandboxRecord } from './record';
 import { collectCacheTemps, collectOrphanNetns, gcItem } from './startup-gc';
-import { processStartTicks } from './status';
+import { processStartTicks } from '../common/proc';
 import { toSummary } from './view';
 
 export interface RecoveryReport {
@@ -39,7 +39,7 @@ export interface RecoveryOptions {
   orphanWaitMs?: number;
 }
 
-export async function recoverSandboxes(ctx: EngineContext, opts: RecoveryOptions = {}): Promise<RecoveryReport> {
+export async function recoverSandboxes(ctx: PodsContext, opts: RecoveryOptions = {}): Promise<RecoveryReport> {
   const startupGc: StartupGcItem[] = [];
   const loadProblems = await ctx.store.load((file) =>
     startupGc.push(gcItem('record-temp', { path: file }, 'deleted (a record write interrupted before its rename)')),
@@ -132,7 +132,7 @@ export async function recoverSandboxes(ctx: EngineContext, opts: RecoveryOptions
   return { loaded: records.length, problems, orphanContainers, startupGc };
 }
 
-async function reconcile(ctx: EngineContext, rec: SandboxRecord): Promise<void> {
+async function reconcile(ctx: PodsContext, rec: SandboxRecord): Promise<void> {
   const pause: RuntimeState | undefined = await ctx.runtime.state(rec.id, pauseLocationOf(rec));
   let changed = false;
   if (rec.state === 'Ready' && (!pause || pause.status !== 'running')) {

@@ -6,15 +6,15 @@
  */
 import { PodscopeError, serializeError } from '../../../shared/domain/errors';
 import type { RemoveOptions } from '../../../shared/domain/sandbox';
-import type { EngineContext } from './context';
+import type { PodsContext } from './context';
 import { runtimeReporter } from './hooks';
 import { describePending, pendingStep, setPending } from './pending-cleanup';
 import { pauseLocationOf, type SandboxRecord } from './record';
 import { stopLocked } from './stop';
-import { TraceRecorder } from '../common/steps';
+import { StepRecorder } from '../common/steps';
 import { toSummary } from './view';
 
-export async function removeSandbox(ctx: EngineContext, idOrPrefix: string, opts: RemoveOptions = {}): Promise<void> {
+export async function removeSandbox(ctx: PodsContext, idOrPrefix: string, opts: RemoveOptions = {}): Promise<void> {
   const id = ctx.store.index.resolve(idOrPrefix);
   if (id === undefined) return;
   await ctx.locks.run(id, async () => {
@@ -31,7 +31,7 @@ export async function removeSandbox(ctx: EngineContext, idOrPrefix: string, opts
   });
 }
 
-async function removeLocked(ctx: EngineContext, rec: SandboxRecord): Promise<void> {
+async function removeLocked(ctx: PodsContext, rec: SandboxRecord): Promise<void> {
   const { id } = rec;
   // containerd re-runs the whole stop here (a second CNI DEL, ~170 ms of portmap). After a stop that completed there
   // is nothing left to release, so only an incomplete or never-run stop is (re)done.
@@ -39,7 +39,7 @@ async function removeLocked(ctx: EngineContext, rec: SandboxRecord): Promise<voi
   if (rec.netnsPath && !(await ctx.netns.isClosed(rec.netnsPath))) {
     throw new PodscopeError('FailedPrecondition', `sandbox network namespace ${JSON.stringify(rec.netnsPath)} is not fully closed`);
   }
-  const trace = new TraceRecorder(rec, 'remove', (entry) => ctx.emit({ type: 'sandbox.progress', id, entry }));
+  const trace = new StepRecorder(rec, 'remove', (entry) => ctx.emit({ type: 'sandbox.progress', id, entry }));
   const signal = AbortSignal.timeout(ctx.cleanupTimeoutMs);
   try {
     // The pause is stopped, so deleting its runtime state and its files are independent (the delete reads its own
@@ -70,11 +70,11 @@ async function removeLocked(ctx: EngineContext, rec: SandboxRecord): Promise<voi
 }
 
 /** Forced remove whose cleanup failed: the last trace entry and the error say what is left on the host. */
-async function giveUp(ctx: EngineContext, rec: SandboxRecord, error: unknown): Promise<never> {
+async function giveUp(ctx: PodsContext, rec: SandboxRecord, error: unknown): Promise<never> {
   const { id } = rec;
   // best effort for what does not depend on the failed part; each is idempotent
   const signal = AbortSignal.timeout(ctx.cleanupTimeoutMs);
-  const trace = new TraceRecorder(rec, 'remove', (entry) => ctx.emit({ type: 'sandbox.progress', id, entry }));
+  const trace = new StepRecorder(rec, 'remove', (entry) => ctx.emit({ type: 'sandbox.progress', id, entry }));
   if (!rec.cleanupPending?.some((p) => p.kind === 'pause'))
     await ctx.runtime.delete(id, pauseLocationOf(rec), { signal, report: runtimeReporter(trace) }).catch(() => undefined);
   await ctx.files.cleanup({ rootDir: rec.rootDir, runDir: rec.runDir, signal }).catch(() => undefined);

@@ -19,12 +19,12 @@ import { loadSeccomp } from '../runtime/seccomp';
 import { CleanupStack } from '../common/cleanup-stack';
 import { buildCniOptions } from './cni-options';
 import type { CniNamespaceOptions } from '../cni/types';
-import type { EngineContext } from './context';
+import type { PodsContext } from './context';
 import { cniHooks, runtimeReporter } from './hooks';
 import { generateSandboxId, makeSandboxName } from './ids';
 import { pauseLocationOf, RECORD_VERSION, type SandboxRecord } from './record';
-import { TraceRecorder } from '../common/steps';
-import { processStartTicks } from './status';
+import { StepRecorder } from '../common/steps';
+import { processStartTicks } from '../common/proc';
 import { toSummary } from './view';
 import { teardownNetwork } from './teardown';
 import { describePending, executedOnAdd, holdsOf, pendingStep, setPending } from './pending-cleanup';
@@ -47,13 +47,13 @@ export function parseRunConfig(input: unknown, opts: { checks?: boolean } = {}):
 }
 
 /** `port_mappings[i].host_ip: …` for each host_ip of a family the pod's networks cannot give (shared/domain/portmap.ts). */
-export function hostIpFamilyIssues(ctx: Pick<EngineContext, 'cni'>, config: PodSandboxConfig): string[] {
+export function hostIpFamilyIssues(ctx: Pick<PodsContext, 'cni'>, config: PodSandboxConfig): string[] {
   return hostIpFamilyProblems(config.port_mappings, ctx.cni.config().networks).map(
     (p) => `port_mappings[${p.index}].host_ip: ${p.message}`,
   );
 }
 
-export async function runSandbox(ctx: EngineContext, req: RunSandboxRequest, signal?: AbortSignal): Promise<{ id: string }> {
+export async function runSandbox(ctx: PodsContext, req: RunSandboxRequest, signal?: AbortSignal): Promise<{ id: string }> {
   const config = parseRunConfig(req.config);
   const runtimeHandler = req.runtimeHandler ?? '';
   const id = generateSandboxId();
@@ -108,7 +108,7 @@ export async function runSandbox(ctx: EngineContext, req: RunSandboxRequest, sig
     runDir: join(ctx.options.runDir, 'sandboxes', id),
     trace: [],
   };
-  const trace = new TraceRecorder(rec, 'run', (entry) => ctx.emit({ type: 'sandbox.progress', id, requestId: req.requestId, entry }));
+  const trace = new StepRecorder(rec, 'run', (entry) => ctx.emit({ type: 'sandbox.progress', id, requestId: req.requestId, entry }));
   const cleanup = new CleanupStack();
 
   return ctx.locks.run(id, async () => {
@@ -166,10 +166,10 @@ export async function runSandbox(ctx: EngineContext, req: RunSandboxRequest, sig
 }
 
 async function attachNetwork(
-  ctx: EngineContext,
+  ctx: PodsContext,
   rec: SandboxRecord,
   options: CniNamespaceOptions,
-  trace: TraceRecorder,
+  trace: StepRecorder,
   signal?: AbortSignal,
 ): Promise<void> {
   let network;
@@ -203,10 +203,10 @@ async function attachNetwork(
 }
 
 async function startPause(
-  ctx: EngineContext,
+  ctx: PodsContext,
   rec: SandboxRecord,
   cleanup: CleanupStack,
-  trace: TraceRecorder,
+  trace: StepRecorder,
   signal?: AbortSignal,
 ): Promise<void> {
   const { id, config } = rec;
@@ -282,8 +282,8 @@ async function startPause(
 }
 
 /** Unwinds after a failed run and decides whether the sandbox can be forgotten. Returns the error to throw. */
-async function failRun(ctx: EngineContext, rec: SandboxRecord, cleanup: CleanupStack, error: unknown): Promise<unknown> {
-  const cleanupTrace = new TraceRecorder(rec, 'cleanup', (entry) => ctx.emit({ type: 'sandbox.progress', id: rec.id, entry }));
+async function failRun(ctx: PodsContext, rec: SandboxRecord, cleanup: CleanupStack, error: unknown): Promise<unknown> {
+  const cleanupTrace = new StepRecorder(rec, 'cleanup', (entry) => ctx.emit({ type: 'sandbox.progress', id: rec.id, entry }));
   const undone: string[] = [];
   const failures = await cleanup.unwind(ctx.cleanupTimeoutMs, (description, ok, err, durationMs = 0) => {
     if (ok) undone.push(description);

@@ -8,7 +8,7 @@ import { basename, join } from 'node:path';
 import { serializeError } from '../../../shared/domain/errors';
 import type { StartupGcItem, StartupGcKind } from '../../../shared/domain/sandbox';
 import { isCacheTempName } from '../cni/result-cache';
-import type { EngineContext } from './context';
+import type { PodsContext } from './context';
 import { isOwnedNetnsPath, netnsTag } from './ownership';
 
 export function gcItem(kind: StartupGcKind, target: { path?: string; id?: string }, action: string, error?: unknown): StartupGcItem {
@@ -26,7 +26,7 @@ export function gcItem(kind: StartupGcKind, target: { path?: string; id?: string
  * record is written before the namespace is created and deleted only after it is gone, so such a namespace can only
  * come from a record lost to something outside the engine; it pins nothing anyone can reach any more.
  */
-export async function collectOrphanNetns(ctx: EngineContext, referenced: string[], unreadableRecords: string[]): Promise<StartupGcItem[]> {
+export async function collectOrphanNetns(ctx: PodsContext, referenced: string[], unreadableRecords: string[]): Promise<StartupGcItem[]> {
   const id = ctx.owner.stateDirId;
   if (!id) return [];
   const tag = netnsTag(id);

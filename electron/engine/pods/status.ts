@@ -1,19 +1,16 @@
 /** PodSandboxStatus and ListPodSandbox (docs/semantics.md#status-and-list): cheap reads of the store plus a liveness check of the pause pid. */
-import { readFileSync } from 'node:fs';
 import type { PauseExit, SandboxFilter, SandboxStatus, SandboxSummary } from '../../../shared/domain/sandbox';
 import { describePauseExit } from '../../../shared/domain/sandbox-release';
-import { TraceRecorder } from '../common/steps';
-import type { EngineContext } from './context';
+import { StepRecorder } from '../common/steps';
+import type { PodsContext } from './context';
 import type { SandboxRecord } from './record';
-import { notFoundError } from './store';
 import { toStatus, toSummary } from './view';
 import type { ProbeNet } from '../netns/probe-net';
 import { hostPortConflicts } from './host-ports';
+import { observeExit, runsUnderLiveMonitor, SIGNALS } from '../common/proc';
 
-export async function sandboxStatus(ctx: EngineContext, idOrPrefix: string): Promise<SandboxStatus> {
-  const id = ctx.store.index.resolve(idOrPrefix);
-  const rec = id === undefined ? undefined : ctx.store.get(id);
-  if (!rec) throw notFoundError(idOrPrefix);
+export async function sandboxStatus(ctx: PodsContext, idOrPrefix: string): Promise<SandboxStatus> {
+  const rec = ctx.store.pods.get(idOrPrefix);
   await refreshLiveness(ctx, rec);
   // A verb in flight changes the record between saves (trace entries, network): read it live then; otherwise the
   // view built at the last save is the truth.
@@ -29,7 +26,7 @@ export async function sandboxStatus(ctx: EngineContext, idOrPrefix: string): Pro
  */
 const LIVENESS_ON_LIST_MAX = 32;
 
-export async function listSandboxes(ctx: EngineContext, filter: SandboxFilter = {}): Promise<SandboxSummary[]> {
+export async function listSandboxes(ctx: PodsContext, filter: SandboxFilter = {}): Promise<SandboxSummary[]> {
   // An id filter matches by prefix (a unique prefix is what crictl passes; a shared one lists every match).
   const ids = ctx.store.index.candidates({ idPrefix: filter.id, state: filter.state, labels: filter.labelSelector });
   if (ids.length <= LIVENESS_ON_LIST_MAX) {
@@ -63,7 +60,7 @@ function safeRegExp(text: string): RegExp {
  * containerd learns of a pause exit from its shim; the engine has no subreaper, so it looks at the pid instead:
  * gone or a zombie means the pause process ended and the sandbox is NotReady (its network stays until stop).
  */
-export async function refreshLiveness(ctx: EngineContext, rec: SandboxRecord, opts: { exact?: boolean } = {}): Promise<void> {
+export async function refreshLiveness(ctx: PodsContext, rec: SandboxRecord, opts: { exact?: boolean } = {}): Promise<void> {
   if (rec.state !== 'Ready' || rec.pause.pid === undefined) return;
   // The common answer (alive) costs no lock: status and short lists ask on every call, so it is the cheap one under
   // a live conmon (runsUnderLiveMonitor), else one /proc read. A verb in flight owns the record, so it is left alone
@@ -85,7 +82,7 @@ export async function refreshLiveness(ctx: EngineContext, rec: SandboxRecord, op
     rec.pause = { ...rec.pause, status: 'stopped' };
     rec.pauseExit = { at: new Date().toISOString(), ...exit };
     // The network stays until a stop (as in containerd, whose StopPodSandbox then releases it): the trace says so.
-    new TraceRecorder(rec, 'watch', (entry) => ctx.emit({ type: 'sandbox.progress', id: rec.id, entry })).add({
+    new StepRecorder(rec, 'watch', (entry) => ctx.emit({ type: 'sandbox.progress', id: rec.id, entry })).add({
       step: 'pause.exit',
       label: `${describePauseExit(rec.pauseExit)}; the sandbox is NOTREADY and keeps its network until stopped`,
       startedAt: rec.pauseExit.at,
@@ -105,7 +102,7 @@ const EXIT_FILE_GRACE_MS = 3000;
  * The pause's exit as its conmon wrote it (docs/semantics.md#container-monitor): the code, 128+N for signal N (as
  * conmon writes a death by signal), and the finish time. undefined when no conmon watched it or none wrote the file.
  */
-async function monitoredExit(ctx: EngineContext, rec: SandboxRecord): Promise<Omit<PauseExit, 'at'> | undefined> {
+async function monitoredExit(ctx: PodsContext, rec: SandboxRecord): Promise<Omit<PauseExit, 'at'> | undefined> {
   const { monitorPid, bundle } = rec.pause;
   if (monitorPid === undefined || !bundle) return undefined;
   let info = await ctx.runtime.exitInfo(rec.id, bundle);
@@ -127,107 +124,12 @@ async function monitoredExit(ctx: EngineContext, rec: SandboxRecord): Promise<Om
   };
 }
 
-/** Fields of /proc/<pid>/stat after the parenthesised command name (which may itself contain spaces). */
-async function procStat(pid: number): Promise<string[] | undefined> {
-  return readProcStat(pid);
-}
-
-function readProcStat(pid: number): string[] | undefined {
-  try {
-    // procfs is generated in memory: a synchronous read costs microseconds, where an async one is a thread-pool
-    // round trip that status and list would pay for every sandbox
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  } catch (e) {
-    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-    throw e;
-  }
-}
-
-const SIGNALS: Record<number, string> = {
-  1: 'SIGHUP',
-  2: 'SIGINT',
-  3: 'SIGQUIT',
-  4: 'SIGILL',
-  6: 'SIGABRT',
-  7: 'SIGBUS',
-  8: 'SIGFPE',
-  9: 'SIGKILL',
-  11: 'SIGSEGV',
-  13: 'SIGPIPE',
-  14: 'SIGALRM',
-  15: 'SIGTERM',
-};
-
-/**
- * The wait status of a zombie (stat field 52, exit_code, Linux >= 3.5). The engine is not the pause's parent and
- * has no subreaper, so once the parent reaps it the status is gone: then only the time of the observation is known.
- */
-export function observeExit(pid: number, startTicks?: number): Omit<PauseExit, 'at'> {
-  let f: string[] | undefined;
-  try {
-    f = readProcStat(pid);
-  } catch {
-    f = undefined;
-  }
-  if (f && f[0] === 'Z' && (startTicks === undefined || Number(f[19]) === startTicks) && f[49] !== undefined) {
-    const status = Number(f[49]);
-    const sig = status & 0x7f;
-    return sig !== 0 ? { signal: SIGNALS[sig] ?? `signal ${sig}` } : { exitCode: (status >> 8) & 0xff };
-  }
-  return { note: 'exit status not observable: the process was already reaped by its parent' };
-}
-
-/** The process start time in clock ticks (stat field 22): with the pid, it names one process across pid reuse. */
-export async function processStartTicks(pid: number): Promise<number | undefined> {
-  const f = await procStat(pid).catch(() => undefined);
-  return f ? Number(f[19]) : undefined;
-}
-
-/**
- * Whether a process watched by conmon still runs, from two kill(pid, 0) (about 2 µs each, where a /proc/<pid>/stat
- * read costs about 28 µs: a list of 20 pods spent most of its server time there). conmon reaps its container the
- * moment it dies, writes the exit file and exits, so while conmon's pid exists the container's has not been reaped
- * and cannot have been reused; a zombie waiting those microseconds for conmon counts as running. False means "ask
- * the exact check" (start time, zombie state): either pid is gone, there is no conmon (a pause started by an older
- * engine), or no exists() was given. The background polls always ask the exact check, so a pid reused after both
- * were gone is caught within one poll.
- */
-export function runsUnderLiveMonitor(exists: ((pid: number) => boolean) | undefined, pid: number, monitorPid: number | undefined): boolean {
-  return exists !== undefined && monitorPid !== undefined && exists(monitorPid) && exists(pid);
-}
-
-/** kill(pid, 0): a process with this pid exists (a zombie too); EPERM still means it exists */
-export function processExists(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
-
-/**
- * Dead when /proc has no such pid, shows a zombie (runc reports "stopped" while init has yet to reap it), or the
- * pid now belongs to a process started at another time. Any other read error says nothing, so it counts as alive.
- */
-export async function isProcessAlive(pid: number, startTicks?: number): Promise<boolean> {
-  let fields: string[] | undefined;
-  try {
-    fields = await procStat(pid);
-  } catch {
-    return true;
-  }
-  if (!fields || fields[0] === 'Z') return false;
-  return startTicks === undefined || Number(fields[19]) === startTicks;
-}
-
 /**
  * Status with the pod's host-port clashes. Only a ready pod with host ports can clash, and only with the other such
  * pods (the read index keeps them): a Status costs the same at 1,000 pods as at 20. The view is shared until the
  * next save, so a clash goes on a copy.
  */
-export async function sandboxStatusWithClashes(ctx: EngineContext, probeNet: ProbeNet | undefined, id: string): Promise<SandboxStatus> {
+export async function sandboxStatusWithClashes(ctx: PodsContext, probeNet: ProbeNet | undefined, id: string): Promise<SandboxStatus> {
   const status = await sandboxStatus(ctx, id);
   const rec = ctx.store.get(status.id);
   if (!rec || rec.state !== 'Ready' || !ctx.store.index.holdsHostPorts(rec.id)) return status;

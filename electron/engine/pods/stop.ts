@@ -3,15 +3,15 @@
  * (netns path "" once the namespace is closed), then remove the netns. Repeating it repeats the DEL, which plugins must tolerate.
  */
 import { serializeError } from '../../../shared/domain/errors';
-import type { EngineContext } from './context';
+import type { PodsContext } from './context';
 import { runtimeReporter } from './hooks';
 import { pauseLocationOf, type SandboxRecord } from './record';
 import { teardownNetwork } from './teardown';
 import { pendingStep, setPending } from './pending-cleanup';
-import { TraceRecorder } from '../common/steps';
+import { StepRecorder } from '../common/steps';
 import { toSummary } from './view';
 
-export async function stopSandbox(ctx: EngineContext, idOrPrefix: string): Promise<void> {
+export async function stopSandbox(ctx: PodsContext, idOrPrefix: string): Promise<void> {
   const id = ctx.store.index.resolve(idOrPrefix);
   if (id === undefined) return;
   await ctx.locks.run(id, async () => {
@@ -21,8 +21,8 @@ export async function stopSandbox(ctx: EngineContext, idOrPrefix: string): Promi
 }
 
 /** The stop path; the caller holds the sandbox's lock. */
-export async function stopLocked(ctx: EngineContext, rec: SandboxRecord, phase: 'stop' | 'remove'): Promise<void> {
-  const trace = new TraceRecorder(rec, phase, (entry) => ctx.emit({ type: 'sandbox.progress', id: rec.id, entry }));
+export async function stopLocked(ctx: PodsContext, rec: SandboxRecord, phase: 'stop' | 'remove'): Promise<void> {
+  const trace = new StepRecorder(rec, phase, (entry) => ctx.emit({ type: 'sandbox.progress', id: rec.id, entry }));
   const signal = AbortSignal.timeout(ctx.cleanupTimeoutMs);
   try {
     // containerd stops every container of the pod first (timeout 0), then the sandbox (sandbox_stop.go)

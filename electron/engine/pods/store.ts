@@ -11,6 +11,7 @@ import { PodscopeError } from '../../../shared/domain/errors';
 import { writeFileDurable } from '../os/durable-write';
 import { SandboxReadIndex } from './read-index';
 import { upgradeSandboxRecord, type SandboxRecord } from './record';
+import { podNotFound, type PodLookup } from '../common/pod-facts';
 
 export interface StoreLoadProblem {
   file: string;
@@ -89,6 +90,21 @@ export class SandboxStore {
     return [...this.records.values()];
   }
 
+  /** this store as the pod lookup the other features are given (id or unique prefix; a typed NotFound) */
+  readonly pods: PodLookup<SandboxRecord> = {
+    resolve: (idOrPrefix) => this.index.resolve(idOrPrefix),
+    find: (idOrPrefix) => {
+      const id = this.index.resolve(idOrPrefix);
+      return id === undefined ? undefined : this.records.get(id);
+    },
+    get: (idOrPrefix) => {
+      const rec = this.pods.find(idOrPrefix);
+      if (!rec) throw podNotFound(idOrPrefix);
+      return rec;
+    },
+    all: () => this.all(),
+  };
+
   async save(rec: SandboxRecord): Promise<void> {
     if (this.deleted.has(rec.id)) return;
     this.records.set(rec.id, rec);
@@ -108,6 +124,5 @@ export class SandboxStore {
   }
 }
 
-export function notFoundError(id: string): PodscopeError {
-  return new PodscopeError('NotFound', `an error occurred when try to find sandbox ${JSON.stringify(id)}: not found`);
-}
+/** the pod NotFound (common/pod-facts.ts), under the name the pod verbs know */
+export const notFoundError = podNotFound;

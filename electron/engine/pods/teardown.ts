@@ -1,11 +1,11 @@
 /** CNI DEL for a sandbox, with the capability args rebuilt from its stored config (libcni does not cache them for DEL). */
 import { PodscopeError } from '../../../shared/domain/errors';
 import { buildCniOptions } from './cni-options';
-import type { EngineContext } from './context';
+import type { PodsContext } from './context';
 import { cniHooks } from './hooks';
 import { cniScope, describePending, pendingFromCniError, setPending } from './pending-cleanup';
 import type { SandboxRecord } from './record';
-import type { TraceRecorder } from '../common/steps';
+import type { StepRecorder } from '../common/steps';
 
 /**
  * Every DEL failure is an error now, whether or not ADD completed: a plugin that ran may hold an IP, a veth, an
@@ -15,9 +15,9 @@ import type { TraceRecorder } from '../common/steps';
  * @param netnsPath "" when the namespace is already gone: plugins must still release what they hold (IPAM).
  */
 export async function teardownNetwork(
-  ctx: EngineContext,
+  ctx: PodsContext,
   rec: SandboxRecord,
-  trace: TraceRecorder,
+  trace: StepRecorder,
   netnsPath: string,
   signal: AbortSignal | undefined,
 ): Promise<void> {

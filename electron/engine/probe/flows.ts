@@ -4,35 +4,34 @@
  *  - gateway: the pod (its route to the gateway) → the host (its route back to the pod);
  *  - peer: the sender pod → the host (bridge) → the receiving pod (its route back).
  */
-import type { SandboxRecord } from '../pods/record';
-import type { PlannedConnect } from './plan';
-import { familyOf } from './plan';
-import type { FlowSpec, TraceNetns } from '../trace/flow-tracer';
+import type { PodFacts } from '../common/pod-facts';
+import type { FlowNetns, FlowToTrace } from './deps';
+import { familyOf, type PlannedConnect } from './plan';
 
 export interface FlowContext {
-  rec: SandboxRecord;
-  others: SandboxRecord[];
+  rec: PodFacts;
+  others: PodFacts[];
   podIps: string[];
   gateways: string[];
-  eth0Ips(r: SandboxRecord): string[];
+  eth0Ips(r: PodFacts): string[];
 }
 
-export function netnsRef(key: string, ctx: FlowContext): TraceNetns {
+export function netnsRef(key: string, ctx: FlowContext): FlowNetns {
   if (key === 'host') return { key, label: 'the host' };
   if (key === ctx.rec.id) return { key, path: ctx.rec.netnsPath, label: "the pod's netns" };
   const o = ctx.others.find((x) => x.id === key);
   return { key, path: o?.netnsPath, label: `peer ${o?.config.metadata.name ?? key.slice(0, 12)}'s netns` };
 }
 
-export function flowSpecFor(p: PlannedConnect, ctx: FlowContext, sport: number): FlowSpec {
+export function flowSpecFor(p: PlannedConnect, ctx: FlowContext, sport: number): FlowToTrace {
   const family = familyOf(p.host);
   const from = netnsRef(p.fromAgent, ctx);
   const to = netnsRef(p.expect, ctx);
   const host = netnsRef('host', ctx);
-  const ipOf = (r: SandboxRecord | undefined) => (r ? ctx.eth0Ips(r).find((ip) => familyOf(ip) === family) : undefined);
+  const ipOf = (r: PodFacts | undefined) => (r ? ctx.eth0Ips(r).find((ip) => familyOf(ip) === family) : undefined);
   const gw = ctx.gateways.find((g) => familyOf(g) === family);
   const base = { sport, family, dst: p.host, dport: p.port };
-  const out: FlowSpec['routes'] = [{ netns: from, query: { dst: p.host, sport, dport: p.port }, purpose: `route to ${p.host}` }];
+  const out: FlowToTrace['routes'] = [{ netns: from, query: { dst: p.host, sport, dport: p.port }, purpose: `route to ${p.host}` }];
   switch (p.path.kind) {
     case 'hostPort':
     case 'podPort': {

@@ -8,7 +8,7 @@ import {
   type RuntimeBinaryPaths,
   type RuntimeHandlerName,
 } from './oci-runtime';
-import { isProcessAlive } from '../pods/status';
+import { isProcessAlive } from '../common/proc';
 import { HostCgroupReader } from './cgroups';
 import { ConmonContainerRuntime } from './conmon';
 import type { ContainerRuntime, HostProcessKiller } from './container-runtime';

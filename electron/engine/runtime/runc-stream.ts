@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import type { Duplex, Readable, Writable } from 'node:stream';
 import { PodscopeError } from '../../../shared/domain/errors';
 import { parseRuncLog, readLogFrom, runcErrors } from './runc-log';
-import type { StreamIO } from '../containers/streaming';
+import type { StreamIO } from './stream-io';
 
 /** the io of one streaming session as the runtime sees it */
 export type RuntimeStreamIO = StreamIO;

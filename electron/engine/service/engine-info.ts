@@ -5,12 +5,12 @@
 import { serializeError } from '../../../shared/domain/errors';
 import type { EngineInfo, RuntimeCondition } from '../../../shared/domain/sandbox';
 import { conflistSuffix } from '../cni/cni-error';
-import type { EngineContext } from '../pods/context';
+import type { PodsContext } from '../pods/context';
 import type { RecoveryReport } from '../pods/recover';
 
 export const ENGINE_VERSION = '0.1.0';
 
-export async function runtimeConditions(ctx: EngineContext, problems: string[]): Promise<RuntimeCondition[]> {
+export async function runtimeConditions(ctx: PodsContext, problems: string[]): Promise<RuntimeCondition[]> {
   const runtimeProblems = problems.filter((p) => p.startsWith('runtime:'));
   const conditions: RuntimeCondition[] = [
     runtimeProblems.length === 0
@@ -32,7 +32,7 @@ export async function runtimeConditions(ctx: EngineContext, problems: string[]):
 }
 
 export function engineInfo(
-  ctx: EngineContext,
+  ctx: PodsContext,
   known: { problems: string[]; recovery: RecoveryReport; forcedLeftovers: string[] },
 ): EngineInfo {
   const o = ctx.options;

@@ -34,22 +34,24 @@ import type {
   StartupGcItem,
 } from '../../../shared/domain/sandbox';
 import type { NetworkTopology, PodTopology } from '../../../shared/domain/topology';
-import { HostCgroupReader } from '../runtime/cgroups';
 import type { ContainerLogOptions } from '../containers/log-reader';
-import { ociContainerRuntimes } from '../runtime/handler-runtimes';
 import { ContainerService, type ContainerDeps } from '../containers/service';
 import type { ContainerStreaming } from '../containers/streaming';
 import { noImageStore } from '../images/none';
 import type { ImageStore } from '../images/types';
-import type { Engine, EngineOptions, SandboxEventListener } from '../common/options';
-import { NodeProcessRunner } from '../os/exec';
+import type { EngineOptions } from '../common/options';
+import type { Engine, SandboxEventListener } from './engine-api';
 import type { ProbeNet } from '../netns/probe-net';
 import type { FlowTracer } from '../trace/flow-tracer';
+import type { ThroughputMeter } from '../throughput/types';
+import type { TopologyDeps } from '../topology/deps';
 import { networkTopology, podTopology } from '../topology/read';
+import type { TopologyReader } from '../topology/reader';
+import { probeTracer } from './probe-tracer';
 import { cniCheck, cniStatus } from '../pods/cni-verbs';
-import type { EngineContext } from '../pods/context';
+import type { PodsContext } from '../pods/context';
 import { KeyedMutex } from '../common/keyed-mutex';
-import { liveNetwork } from '../pods/live';
+import { buildLiveView, liveNetwork } from '../pods/live';
 import { NameRegistrar } from '../common/name-registrar';
 import { loadStateDirId, netnsTag, stampOwner, withOwnedNetnsNames } from '../pods/ownership';
 import { PortGate } from './port-gate';
@@ -61,11 +63,13 @@ import { runSandbox } from '../pods/run';
 import { engineInfo, runtimeConditions } from './engine-info';
 import { gcItem } from '../pods/startup-gc';
 import type { StateDirLock } from './state-lock';
-import { isProcessAlive, listSandboxes, processExists, processStartTicks, refreshLiveness, sandboxStatusWithClashes } from '../pods/status';
+import { listSandboxes, refreshLiveness, sandboxStatusWithClashes } from '../pods/status';
+import { processStartTicks } from '../common/proc';
 import { stopSandbox } from '../pods/stop';
 import { SandboxStore } from '../pods/store';
 import { ThroughputRuns } from './throughput-runs';
-import { every, everyNth, walkYielding, watchConfDir, type Stoppable } from './watchers';
+import { every, everyNth, watchConfDir, type Stoppable } from './watchers';
+import { walkYielding } from '../common/walk';
 
 export { ENGINE_VERSION } from './engine-info';
 /** /proc reads only, so cheap enough to run every couple of seconds */
@@ -75,17 +79,24 @@ const CONTAINER_POLL_MS = 1000;
 /** every how many background rounds the liveness look is the exact one (about every 15 s for containers, 30 s for pauses) */
 const EXACT_ROUND_EVERY = 15;
 
-export type EngineDeps = Omit<
-  EngineContext,
-  'store' | 'names' | 'locks' | 'emit' | 'processAlive' | 'readOnly' | 'owner' | 'images' | 'podContainers'
-> & {
-  processAlive?: EngineContext['processAlive'];
-  /** CLI `pods`/`inspectp`: nothing on the host is changed (see EngineContext.readOnly) */
+/**
+ * Every touch point the engine runs on. The ones that reach the host (the container runtime and its cgroups, process
+ * liveness) are required: an engine built over fakes that forgot one must not quietly get the real runc or /proc.
+ * index.ts fills them with the real ones; testkit/fakes/test-engine.ts with fakes.
+ */
+export type EngineDeps = Omit<PodsContext, 'store' | 'names' | 'locks' | 'emit' | 'readOnly' | 'owner' | 'podContainers'> & {
+  /** CLI `pods`/`inspectp`: nothing on the host is changed (see PodsContext.readOnly) */
   readOnly?: boolean;
   /** default: an empty store that pulls nothing (engines that only run sandboxes) */
   images?: ImageStore;
-  /** the container runtime and cgroup reads (images come from `images`); default: runc under <runDir>/containers/runc */
-  containers?: ContainerDeps;
+  /** the container runtimes and cgroup reads (images come from `images`) */
+  containers: Omit<ContainerDeps, 'images'>;
+  /** bulk transfers through the pod's veth (absent: throughput is not available here) */
+  throughputMeter?: ThroughputMeter;
+  /** `ip -j`/`bridge -j` reads of the host and a netns (absent: topology is not available here) */
+  topologyReader?: TopologyReader;
+  /** follows single connections through the kernel for probe --trace (absent: tracing is not available here) */
+  flowTracer?: FlowTracer;
   lock?: StateDirLock;
   /** problems found while setting up (missing runc, not root…), shown by info() */
   problems?: string[];
@@ -97,7 +108,7 @@ export class SandboxEngine implements Engine {
   private readonly listeners = new Set<SandboxEventListener>();
   /** set by createEngine (the lab runs beside the engine, not through it) */
   lab?: LabApi;
-  private readonly ctx: EngineContext;
+  private readonly ctx: PodsContext;
   private recovery: RecoveryReport = { loaded: 0, problems: [], orphanContainers: [], startupGc: [] };
   private readonly background: Stoppable[] = [];
   /** what forced removes left on the host in this process's lifetime (shown by info()) */
@@ -109,6 +120,8 @@ export class SandboxEngine implements Engine {
   private readonly probes: ProbeQueue;
   private readonly throughputRuns: ThroughputRuns;
   private readonly containers: ContainerService;
+  private readonly images_: ImageStore;
+  private readonly topologyDeps: TopologyDeps;
 
   constructor(private readonly deps: EngineDeps) {
     const readOnly = deps.readOnly ?? false;
@@ -125,34 +138,51 @@ export class SandboxEngine implements Engine {
       names: new NameRegistrar(),
       locks: new KeyedMutex(),
       emit: (e) => this.emit(e),
-      processAlive: deps.processAlive ?? isProcessAlive,
-      // a fake processAlive gets no real kill(0) beside it: its pids are not the host's
-      processExists: deps.processAlive ? deps.processExists : processExists,
-      images: deps.images ?? noImageStore(),
     };
+    this.images_ = deps.images ?? noImageStore();
+    const pods = this.ctx.store.pods;
     this.ownerTag = tag;
     this.containers = new ContainerService(
       {
         options: deps.options,
-        sandboxes: this.ctx.store,
+        pods,
         processAlive: this.ctx.processAlive,
         ...(this.ctx.processExists && { processExists: this.ctx.processExists }),
         processStartTicks,
         engineOomScoreAdj: deps.engineOomScoreAdj,
         cleanupTimeoutMs: deps.cleanupTimeoutMs,
       },
-      {
-        images: this.ctx.images,
-        ...(deps.containers ?? {
-          ...ociContainerRuntimes(deps.options, new NodeProcessRunner()),
-          cgroups: new HostCgroupReader(),
-        }),
-      },
+      { ...deps.containers, images: this.images_ },
       (e) => this.emit(e),
     );
     this.ctx.podContainers = this.containers;
-    this.probes = new ProbeQueue(this.ctx, deps.probeNet, this.portGate);
-    this.throughputRuns = new ThroughputRuns(this.ctx, (e) => this.emit(e));
+    const netnsClosed = (path: string) => this.ctx.netns.isClosed(path);
+    this.probes = new ProbeQueue(
+      deps.probeNet && {
+        pods,
+        net: deps.probeNet,
+        // the store's own record: refreshLiveness saves only the record the store holds
+        refreshLiveness: async (pod) => {
+          const rec = this.ctx.store.get(pod.id);
+          if (rec) await refreshLiveness(this.ctx, rec, { exact: true });
+        },
+        netnsClosed,
+        cniConfig: () => this.ctx.cni.config(),
+        ...(deps.flowTracer && { tracer: probeTracer(deps.flowTracer) }),
+      },
+      this.portGate,
+    );
+    this.throughputRuns = new ThroughputRuns(
+      deps.throughputMeter && {
+        pods,
+        meter: deps.throughputMeter,
+        netnsClosed,
+        liveView: async (pod, hostDevices, signal) =>
+          buildLiveView(pod, await this.ctx.liveReader.read(pod.netnsPath, hostDevices, signal), new Date()),
+      },
+      (e) => this.emit(e),
+    );
+    this.topologyDeps = { pods, reader: deps.topologyReader };
   }
 
   get options(): EngineOptions {
@@ -160,7 +190,7 @@ export class SandboxEngine implements Engine {
   }
 
   get images(): ImageStore {
-    return this.ctx.images;
+    return this.images_;
   }
 
   /** Loads the store and reconciles it with runc and the netns dir; call once before serving. */
@@ -175,7 +205,7 @@ export class SandboxEngine implements Engine {
       ...idTemps.map((path) => gcItem('state-id-temp', { path }, 'deleted (an id write interrupted before its link)')),
     );
     this.recovery.problems.push(...(await this.containers.recover({ readOnly: this.ctx.readOnly })));
-    if (!this.ctx.readOnly && this.deps.probeNet?.flowTracer) await this.sweepTraceRules(this.deps.probeNet.flowTracer);
+    if (!this.ctx.readOnly && this.deps.flowTracer) await this.sweepTraceRules(this.deps.flowTracer);
     // Each round takes the cheap look (status.ts runsUnderLiveMonitor), which already falls back to the exact one for
     // anything whose conmon or pid is gone; every EXACT_ROUND_EVERY-th round takes the exact look for all, which
     // catches the one case the cheap look cannot: both pids reused (pid_max is 32768 on this kind of host).
@@ -259,7 +289,7 @@ export class SandboxEngine implements Engine {
   }
 
   lastProbe(idOrPrefix: string): Promise<ProbeReport | null> {
-    return this.probes.lastOf(idOrPrefix);
+    return this.probes.lastOf(idOrPrefix, this.ctx.store.pods);
   }
 
   stop(id: string): Promise<void> {
@@ -366,11 +396,11 @@ export class SandboxEngine implements Engine {
   }
 
   topology(id: string): Promise<PodTopology> {
-    return podTopology(this.ctx, id);
+    return podTopology(this.topologyDeps, id);
   }
 
   networkTopology(network: string): Promise<NetworkTopology> {
-    return networkTopology(this.ctx, network);
+    return networkTopology(this.topologyDeps, network);
   }
 
   cniCheck(id: string): Promise<CniCheckReport> {

@@ -4,42 +4,39 @@
  */
 import { notSupported, PodscopeError } from '../../../shared/domain/errors';
 import type { ProbeReport } from '../../../shared/domain/probe';
+import type { ProbeDeps } from '../probe/deps';
 import { probeSandbox } from '../probe/probe';
-import type { ProbeNet } from '../netns/probe-net';
-import type { EngineContext } from '../pods/context';
 import type { PortGate } from './port-gate';
-import { notFoundError } from '../pods/store';
 
 export class ProbeQueue {
   private readonly abort = new AbortController();
   private readonly last = new Map<string, ProbeReport>();
 
   constructor(
-    private readonly ctx: EngineContext,
-    private readonly net: ProbeNet | undefined,
+    /** undefined: this engine has no reachability probe */
+    private readonly deps: ProbeDeps | undefined,
     private readonly gate: PortGate,
   ) {}
 
   get available(): boolean {
-    return this.net !== undefined;
+    return this.deps !== undefined;
   }
 
   /** @param trace also trace each path's connection through the kernel (see trace/) */
   enqueue(id: string, trigger: ProbeReport['trigger'], trace = false): Promise<ProbeReport> {
-    const net = this.net;
-    if (!net) return Promise.reject(notSupported('probe', 'this engine has no reachability probe'));
+    const deps = this.deps;
+    if (!deps) return Promise.reject(notSupported('probe', 'this engine has no reachability probe'));
     return this.gate.withExclusive(async () => {
       if (this.abort.signal.aborted) throw new PodscopeError('Canceled', 'the engine is closing');
-      const report = await probeSandbox(this.ctx, net, id, { trigger, signal: this.abort.signal, trace });
-      if (this.ctx.store.get(report.sandboxId)) this.last.set(report.sandboxId, report);
+      const report = await probeSandbox(deps, id, { trigger, signal: this.abort.signal, trace });
+      if (deps.pods.find(report.sandboxId)) this.last.set(report.sandboxId, report);
       return report;
     });
   }
 
-  async lastOf(idOrPrefix: string): Promise<ProbeReport | null> {
-    const id = this.ctx.store.index.resolve(idOrPrefix);
-    if (id === undefined || !this.ctx.store.get(id)) throw notFoundError(idOrPrefix);
-    return this.last.get(id) ?? null;
+  async lastOf(idOrPrefix: string, pods: ProbeDeps['pods']): Promise<ProbeReport | null> {
+    const pod = pods.get(idOrPrefix);
+    return this.last.get(pod.id) ?? null;
   }
 
   /** cancels a probe in flight (it stops and ends its agents) */

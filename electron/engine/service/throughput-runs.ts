@@ -2,27 +2,28 @@
 import { PodscopeError } from '../../../shared/domain/errors';
 import type { ThroughputOptions, ThroughputReport } from '../../../shared/domain/measure';
 import type { SandboxEvent } from '../../../shared/domain/sandbox';
+import type { ThroughputDeps } from '../throughput/deps';
 import { measureThroughput } from '../throughput/measure';
-import type { EngineContext } from '../pods/context';
 
 export class ThroughputRuns {
   private readonly measuring = new Set<string>();
 
   constructor(
-    private readonly ctx: EngineContext,
+    /** undefined: this engine has no throughput meter */
+    private readonly deps: ThroughputDeps | undefined,
     private readonly emit: (e: SandboxEvent) => void,
   ) {}
 
   async run(id: string, opts: ThroughputOptions = {}, signal?: AbortSignal): Promise<ThroughputReport> {
-    const meter = this.ctx.throughputMeter;
-    if (!meter) throw new PodscopeError('FailedPrecondition', 'this engine has no throughput meter');
-    const key = this.ctx.store.index.resolve(id) ?? id;
+    const deps = this.deps;
+    if (!deps) throw new PodscopeError('FailedPrecondition', 'this engine has no throughput meter');
+    const key = deps.pods.resolve(id) ?? id;
     if (this.measuring.has(key))
       throw new PodscopeError('FailedPrecondition', `a throughput measurement of sandbox ${key} is already running`);
     this.measuring.add(key);
     try {
       return await measureThroughput(
-        { ctx: this.ctx, meter, signal, onProgress: (progress) => this.emit({ type: 'sandbox.measureProgress', id: key, progress }) },
+        { deps, signal, onProgress: (progress) => this.emit({ type: 'sandbox.measureProgress', id: key, progress }) },
         id,
         opts,
       );

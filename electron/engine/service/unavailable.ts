@@ -5,7 +5,8 @@
  */
 import { PodscopeError, serializeError } from '../../../shared/domain/errors';
 import type { EngineInfo } from '../../../shared/domain/sandbox';
-import { DEFAULT_ENGINE_OPTIONS, type Engine, type EngineOptions } from '../common/options';
+import { DEFAULT_ENGINE_OPTIONS, type EngineOptions } from '../common/options';
+import { type Engine } from './engine-api';
 
 export function createUnavailableEngine(reason: unknown, overrides: Partial<EngineOptions> = {}): Engine {
   const options: EngineOptions = { ...DEFAULT_ENGINE_OPTIONS, ...overrides };
