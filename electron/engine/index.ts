@@ -93,7 +93,7 @@ export async function createEngine(partial: Partial<EngineOptions> = {}, extras:
       files: hostSandboxFiles(runner),
       liveReader: new KernelLiveReader(kernel),
       probeNet: new LinuxProbeNet(runner, undefined, kernel),
-      flowTracer: new LinuxFlowTracer(runner),
+      flowTracer: new LinuxFlowTracer(runner, kernel),
       processAlive: isProcessAlive,
       processExists,
       images,
