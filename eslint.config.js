@@ -85,6 +85,38 @@ const zones = [
   },
 ];
 
+/**
+ * The engine's floor plan (docs/architecture.md#the-engines-folders): service/ composes; the features never import
+ * one another nor service/ (each declares its deps, service/ fills them); the OS touch points and common/ import no
+ * feature; common/ is the bottom.
+ */
+const ENGINE = './electron/engine';
+const ENGINE_FEATURES = ['pods', 'containers', 'images', 'lab', 'probe', 'trace', 'topology', 'throughput'];
+const ENGINE_TOUCH_POINTS = ['cni', 'kernel', 'netns', 'os', 'runtime'];
+const ENGINE_TOP = [`${ENGINE}/service`, `${ENGINE}/api.ts`, `${ENGINE}/index.ts`];
+const engineZones = [
+  ...ENGINE_FEATURES.map((f) => ({
+    target: `${ENGINE}/${f}`,
+    from: [...ENGINE_FEATURES.filter((g) => g !== f).map((g) => `${ENGINE}/${g}`), ...ENGINE_TOP],
+    message: `engine feature "${f}" must not import another feature or service/: declare what it needs in ${f}/ and let service/ fill it`,
+  })),
+  {
+    target: ENGINE_TOUCH_POINTS.map((t) => `${ENGINE}/${t}`),
+    from: [...ENGINE_FEATURES.map((f) => `${ENGINE}/${f}`), ...ENGINE_TOP],
+    message: 'an engine touch point (cni, kernel, netns, os, runtime) must not import a feature or service/',
+  },
+  {
+    target: `${ENGINE}/common`,
+    from: [...ENGINE_FEATURES, ...ENGINE_TOUCH_POINTS].map((d) => `${ENGINE}/${d}`).concat(ENGINE_TOP),
+    message: 'engine common/ is the bottom: it imports only shared/',
+  },
+  {
+    target: `${ENGINE}/service`,
+    from: [`${ENGINE}/api.ts`, `${ENGINE}/index.ts`],
+    message: 'service/ sits below the engine surface (api.ts) and its builder (index.ts)',
+  },
+];
+
 /** The test kit sits below the tests and benchmarks that use it. */
 const testkitZones = [
   { target: './testkit', from: ['./tests', './e2e', './bench'], message: 'the test kit must not import tests, e2e or bench' },
@@ -145,11 +177,24 @@ export default tseslint.config(
   {
     files: ['electron/**/*.ts', 'renderer/**/*.{ts,tsx}', 'shared/**/*.ts', 'bin/**/*.mjs'],
     ignores: TEST_FILES,
-    rules: { 'import-x/no-restricted-paths': ['error', { basePath: ROOT, zones }] },
+    rules: { 'import-x/no-restricted-paths': ['error', { basePath: ROOT, zones: [...zones, ...engineZones] }] },
   },
   {
     files: ['renderer/src/**/*.test.{ts,tsx}', 'renderer/src/test/**'],
     rules: { 'import-x/no-restricted-paths': ['error', { basePath: ROOT, zones: rendererTestZones }] },
+  },
+  // tests build the engine through the test kit, so the deps it needs are filled in one place
+  {
+    files: ['tests/**/*.{ts,tsx}', 'e2e/**/*.ts', 'bench/**/*.ts'],
+    rules: {
+      'no-restricted-syntax': [
+        'error',
+        {
+          selector: "NewExpression[callee.name='SandboxEngine']",
+          message: 'build the engine with testkit/fakes/test-engine.ts (createTestEngine, or buildTestEngine over fakes of your own)',
+        },
+      ],
+    },
   },
   {
     files: ['testkit/**/*.ts'],

@@ -12,7 +12,7 @@ import { Session } from 'node:inspector/promises';
 import { join } from 'node:path';
 import { createTestEngine } from '../testkit/fakes/test-engine';
 import { startCriServer } from '../electron/cri/server';
-import { isProcessAlive, processExists } from '../electron/engine/sandbox/status';
+import { isProcessAlive, processExists } from '../electron/engine/common/proc';
 
 export const FAKE_IMAGE = 'podscope.test/busybox:1';
 

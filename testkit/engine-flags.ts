@@ -1,4 +1,4 @@
-import type { EngineOptions } from '../electron/engine/options';
+import type { EngineOptions } from '../electron/engine/common/options';
 
 /** The CLI's engine flags for these options (the inverse of electron/core/engine-flags.ts), for tests that start a CLI or daemon. */
 export function engineFlagsFor(o: Partial<EngineOptions>): string[] {

@@ -8,7 +8,8 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import type { ImageRecord, ImageRuntimeConfig, ImageStore } from '../electron/engine/images/types';
+import type { ImageRecord, ImageStore } from '../electron/engine/images/types';
+import type { ImageRuntimeConfig } from '../electron/engine/runtime/oci-types';
 import { assembleImage, BUSYBOX_PATH_ENV, layerTarOf, sha256Hex, writeOciLayout, type BuiltImage } from './busybox-image';
 
 export interface TestImageSpec {

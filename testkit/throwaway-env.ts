@@ -7,7 +7,7 @@ import { mkdtemp, mkdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createEngine, type CreateEngineExtras, type EngineOptions } from '../electron/engine/index';
-import type { SandboxEngine } from '../electron/engine/sandbox/service';
+import type { SandboxEngine } from '../electron/engine/service/engine';
 import { restoreHost, snapshotHost, type HostSnapshot } from './host-cleanup';
 import { findLeftovers, formatLeftovers, sweepLeftovers } from './leak-check';
 

@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { assembleAppCore } from '../../electron/core/app-core';
 import { createEngine } from '../../electron/engine/index';
-import type { Engine } from '../../electron/engine/options';
+import type { Engine } from '../../electron/engine/service/engine-api';
 import { startBrowserHost, type BrowserHost } from '../../electron/host/browser-host';
 import { restoreHost, snapshotHost } from '../../testkit/host-cleanup';
 import { AppPage } from '../pages/app-page';

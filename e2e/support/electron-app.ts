@@ -5,7 +5,7 @@
  */
 import { fileURLToPath } from 'node:url';
 import { _electron, type ElectronApplication, type Page } from '@playwright/test';
-import type { EngineOptions } from '../../electron/engine/options';
+import type { EngineOptions } from '../../electron/engine/common/options';
 import { electronBinary } from '../../bin/electron-binary.mjs';
 import { engineFlagsFor } from '../../testkit/engine-flags';
 

@@ -8,12 +8,13 @@
  */
 import type { createEngine as buildEngine, CreateEngineExtras } from './index';
 import type { ImageStore } from './images/types';
-import type { EngineOptions } from './options';
+import type { EngineOptions } from './common/options';
 
-export type { Engine, EngineOptions } from './options';
-export { DEFAULT_ENGINE_OPTIONS } from './options';
+export type { EngineOptions } from './common/options';
+export type { Engine } from './service/engine-api';
+export { DEFAULT_ENGINE_OPTIONS } from './common/options';
 export type { CreateEngineExtras } from './index';
-export { createUnavailableEngine } from './unavailable';
+export { createUnavailableEngine } from './service/unavailable';
 
 /** The in-process engine as createEngine builds it: every verb of the SandboxApi and ContainerApi, lab, images. */
 export type LocalEngine = Awaited<ReturnType<typeof buildEngine>>;
@@ -50,7 +51,7 @@ export async function openImageStore(options: Partial<EngineOptions> = {}): Prom
   const [{ LocalImageStore }, { NodeProcessRunner }, { DEFAULT_ENGINE_OPTIONS: defaults }, { join }] = await Promise.all([
     import('./images/store'),
     import('./os/exec'),
-    import('./options'),
+    import('./common/options'),
     import('node:path'),
   ]);
   const o = { ...defaults, ...options };

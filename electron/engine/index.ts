@@ -6,8 +6,8 @@
 import { access, constants } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createCniManager } from './cni/cni-manager';
-import { HostCgroupReader } from './containers/cgroups';
-import { conmonRuntimeAt, ociContainerRuntimes } from './containers/runtimes';
+import { HostCgroupReader } from './runtime/cgroups';
+import { conmonRuntimeAt, ociContainerRuntimes } from './runtime/handler-runtimes';
 import { LocalImageStore } from './images/store';
 import { SpawnHelperRunner } from './os/spawn-helper';
 import type { ImageStore } from './images/types';
@@ -18,21 +18,25 @@ import { LabService, type LabRecoveryItem } from './lab/service';
 import type { RuntimeHandlerInfo, StartupGcItem } from '../../shared/domain/sandbox';
 import { LinuxNetnsManager } from './netns/linux-netns';
 import { KernelLiveReader } from './netns/live-reader';
-import { LinuxProbeNet } from './probe/linux-probe-net';
+import { LinuxProbeNet } from './netns/linux-probe-net';
+import { isProcessAlive, processExists } from './common/proc';
+import { LinuxFlowTracer } from './trace/flow-tracer';
 import { ProcessThroughputMeter } from './throughput/process-meter';
 import { KernelTopologyReader } from './topology/reader';
-import { DEFAULT_ENGINE_OPTIONS, type Engine, type EngineOptions } from './options';
+import { DEFAULT_ENGINE_OPTIONS, type EngineOptions } from './common/options';
+import { type Engine } from './service/engine-api';
 import type { ProcessRunner } from './os/exec';
 import { buildPauseSpec } from './runtime/oci-spec';
 import { readEngineOomScoreAdj } from './runtime/oom-score';
 import { probeRuntimeHandlers } from './runtime/oci-runtime';
 import { OciPauseRuntime } from './runtime/pause-runtime';
-import { hostSandboxFiles } from './sandbox/host-files';
-import { SandboxEngine } from './sandbox/service';
-import { StateDirLock } from './sandbox/state-lock';
+import { hostSandboxFiles } from './pods/host-files';
+import { SandboxEngine } from './service/engine';
+import { StateDirLock } from './service/state-lock';
 
-export type { Engine, EngineOptions } from './options';
-export { DEFAULT_ENGINE_OPTIONS } from './options';
+export type { EngineOptions } from './common/options';
+export type { Engine } from './service/engine-api';
+export { DEFAULT_ENGINE_OPTIONS } from './common/options';
 
 export interface CreateEngineExtras {
   runner?: ProcessRunner;
@@ -89,6 +93,9 @@ export async function createEngine(partial: Partial<EngineOptions> = {}, extras:
       files: hostSandboxFiles(runner),
       liveReader: new KernelLiveReader(kernel),
       probeNet: new LinuxProbeNet(runner, undefined, kernel),
+      flowTracer: new LinuxFlowTracer(runner, kernel),
+      processAlive: isProcessAlive,
+      processExists,
       images,
       throughputMeter: new ProcessThroughputMeter(),
       topologyReader: new KernelTopologyReader(kernel),

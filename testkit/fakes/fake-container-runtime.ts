@@ -4,7 +4,7 @@
  * are injected once. For tests only: product code never imports this.
  */
 import { PodscopeError } from '../../shared/domain/errors';
-import type { CgroupReader, CgroupUsage } from '../../electron/engine/containers/cgroups';
+import type { CgroupReader, CgroupUsage } from '../../electron/engine/runtime/cgroups';
 import type { ContainerHost } from '../../electron/engine/containers/context';
 import type {
   ContainerExit,
@@ -13,8 +13,8 @@ import type {
   ExecProcess,
   KillTarget,
   StartedContainer,
-} from '../../electron/engine/containers/runtime';
-import type { RuntimeStreamIO } from '../../electron/engine/containers/runc-stream';
+} from '../../electron/engine/runtime/container-runtime';
+import type { RuntimeStreamIO } from '../../electron/engine/runtime/runc-stream';
 import type { TerminalSize } from '../../electron/engine/containers/streaming';
 import type { Duplex } from 'node:stream';
 

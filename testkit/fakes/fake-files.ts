@@ -1,5 +1,5 @@
 /** In-memory SandboxFiles: tracks which sandboxes have files and a mounted shm; can fail on demand. */
-import type { SandboxFiles } from '../../electron/engine/sandbox/context';
+import type { SandboxFiles } from '../../electron/engine/pods/context';
 
 export class FakeSandboxFiles implements SandboxFiles {
   readonly prepared = new Set<string>();

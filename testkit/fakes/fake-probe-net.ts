@@ -5,7 +5,7 @@
  * listeners (`listen`), black-hole addresses (`blackhole`) and check that every agent was closed (`openAgents`).
  * The builder (test-engine.ts) wires `world` to the FakeKernel the fake CNI plugins wrote to.
  */
-import type { ConnectOutcome, InterfaceLink, ProbeAgent, ProbeNet } from '../../electron/engine/probe/types';
+import type { ConnectOutcome, InterfaceLink, ProbeAgent, ProbeNet } from '../../electron/engine/netns/probe-net';
 
 export interface FakeProbeWorld {
   /** address → namespace ("host" or a netns path) */

@@ -14,12 +14,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { ContainerEvent } from '../../shared/domain/container';
 import type { SandboxEvent } from '../../shared/domain/sandbox';
-import { DEFAULT_ENGINE_OPTIONS, type EngineOptions } from '../../electron/engine/options';
+import { DEFAULT_ENGINE_OPTIONS, type EngineOptions } from '../../electron/engine/common/options';
 import { buildPauseSpec } from '../../electron/engine/runtime/oci-spec';
 import { LinuxKernelReader } from '../../electron/engine/kernel/linux-reader';
 import { KernelTopologyReader } from '../../electron/engine/topology/reader';
-import type { RecoveryReport } from '../../electron/engine/sandbox/recover';
-import { SandboxEngine, type EngineDeps } from '../../electron/engine/sandbox/service';
+import type { RecoveryReport } from '../../electron/engine/pods/recover';
+import { SandboxEngine, type EngineDeps } from '../../electron/engine/service/engine';
 import { createFakeCni, type FakeCni, type FakeNetwork } from './fake-cni';
 import { FakeCgroups, FakeContainerHost, FakeContainerRuntime } from './fake-container-runtime';
 import { LocalImageStore } from '../../electron/engine/images/store';
@@ -102,6 +102,30 @@ export interface TestEngine {
   close(): Promise<void>;
 }
 
+/**
+ * What a test brings to build the engine by hand (its own netns, CNI, pause runtime or files fakes, often failing on
+ * purpose); every touch point it leaves out is a fake, never the host's: containers run on FakeContainerRuntime, the
+ * live view reads an empty fake kernel, a pid is alive as the pause runtime says.
+ */
+export type TestEngineParts = Pick<EngineDeps, 'options' | 'netns' | 'cni' | 'runtime' | 'files'> & Partial<EngineDeps>;
+
+/**
+ * The one place tests build a SandboxEngine (lint refuses `new SandboxEngine(` in tests/, e2e/ and bench/): not
+ * started, so a test can look at start() itself. createTestEngine builds on it.
+ */
+export function buildTestEngine(parts: TestEngineParts): SandboxEngine {
+  const { runtime } = parts;
+  return new SandboxEngine({
+    liveReader: fakeLiveReader(),
+    buildPauseSpec,
+    engineOomScoreAdj: 0,
+    cleanupTimeoutMs: 5000,
+    processAlive: async (pid) => (runtime instanceof FakePauseRuntime ? runtime.processAlive(pid) : false),
+    containers: { runtime: new FakeContainerRuntime(), cgroups: new FakeCgroups(), host: new FakeContainerHost() },
+    ...parts,
+  });
+}
+
 export async function createTestEngine(opts: TestEngineOptions = {}): Promise<TestEngine> {
   const dir = await mkdtemp(join(tmpdir(), opts.tmpPrefix ?? 'podscope-test-engine-'));
   const options: EngineOptions = {
@@ -174,7 +198,7 @@ export async function createTestEngine(opts: TestEngineOptions = {}): Promise<Te
     containers: { runtime: containerRuntime, cgroups, host },
     problems: opts.problems,
   };
-  const engine = new SandboxEngine(deps);
+  const engine = buildTestEngine(deps);
   const events: (SandboxEvent | ContainerEvent)[] = [];
   engine.subscribe((e) => events.push(e));
   let recovery: RecoveryReport;

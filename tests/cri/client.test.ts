@@ -13,7 +13,7 @@ import { startCriServer, type CriServer } from '../../electron/cri/server';
 import { createCriEndpointApi, type CriEndpointApi } from '../../electron/cri/client';
 import { createEndpointRegistry } from '../../electron/endpoints';
 import type { SandboxEvent } from '../../shared/domain/sandbox';
-import { ENGINE_VERSION } from '../../electron/engine/sandbox/service';
+import { ENGINE_VERSION } from '../../electron/engine/service/engine';
 import { createTestEngine, type TestEngine } from '../../testkit/fakes/test-engine';
 import { tempDir } from './helpers/grpc';
 

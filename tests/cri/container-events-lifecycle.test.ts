@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { status as Code, type ServiceError } from '@grpc/grpc-js';
 import type { SandboxSummary } from '../../shared/domain/sandbox';
-import type { SandboxEventListener } from '../../electron/engine/options';
+import type { SandboxEventListener } from '../../electron/engine/service/engine-api';
 import { startCriServer, type CriServer } from '../../electron/cri/server';
 import type * as pb from '../../electron/cri/generated/runtime_v1';
 import { createTestEngine, type TestEngine } from '../../testkit/fakes/test-engine';

@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createEngine } from '../../electron/engine/index';
-import type { Engine } from '../../electron/engine/options';
+import type { Engine } from '../../electron/engine/service/engine-api';
 import { startCriServer, type CriServer } from '../../electron/cri/server';
 import { createCriEndpointApi, type CriEndpointApi } from '../../electron/cri/client';
 import { createEndpointRegistry } from '../../electron/endpoints';

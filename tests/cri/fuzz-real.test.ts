@@ -15,7 +15,7 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { status as Code, type ServiceError } from '@grpc/grpc-js';
 import { createEngine } from '../../electron/engine';
-import type { SandboxEngine } from '../../electron/engine/sandbox/service';
+import type { SandboxEngine } from '../../electron/engine/service/engine';
 import { restoreHost, snapshotHost, type HostSnapshot } from '../../testkit/host-cleanup';
 import { startCriServer, type CriServer } from '../../electron/cri/server';
 import type * as pb from '../../electron/cri/generated/runtime_v1';

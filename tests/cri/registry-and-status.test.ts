@@ -13,7 +13,7 @@ import * as cri from '../../electron/cri';
 import * as criServer from '../../electron/cri/server';
 import { LOCAL_ENDPOINT_CAPABILITIES } from '../../shared/domain/endpoints';
 import { PodscopeError } from '../../shared/domain/errors';
-import { ENGINE_VERSION } from '../../electron/engine/sandbox/service';
+import { ENGINE_VERSION } from '../../electron/engine/service/engine';
 import { createTestEngine, type TestEngine } from '../../testkit/fakes/test-engine';
 import { rawClient, rpc, tempDir } from './helpers/grpc';
 

@@ -11,7 +11,7 @@ import { startCriServer, type CriServer } from '../../electron/cri/server';
 import * as pb from '../../electron/cri/generated/runtime_v1';
 import { PODSCOPE_ERROR_METADATA_KEY } from '../../electron/cri/errors';
 import { PodscopeError } from '../../shared/domain/errors';
-import { ENGINE_VERSION } from '../../electron/engine/sandbox/service';
+import { ENGINE_VERSION } from '../../electron/engine/service/engine';
 import { createTestEngine, type TestEngine } from '../../testkit/fakes/test-engine';
 import { codeOf, podConfig, rawClient, rawUnary, rpc, tempDir } from './helpers/grpc';
 

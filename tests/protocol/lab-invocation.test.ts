@@ -11,7 +11,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { emptySnapshot } from '../../electron/engine/lab/kernel';
 import { LabService } from '../../electron/engine/lab/service';
 import { NodeProcessRunner } from '../../electron/engine/os/exec';
-import { buildCniOptions } from '../../electron/engine/sandbox/cni-options';
+import { buildCniOptions } from '../../electron/engine/pods/cni-options';
 import { FakeNetnsManager } from '../../testkit/fakes/fake-netns';
 import { PodSandboxConfigSchema } from '../../shared/domain/config';
 import { FakeCniSandbox, type LoggedExec } from './fake-cni-sandbox';

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createCriEndpointApi, type CriEndpointApi } from '../../electron/cri/client';
 import { startCriServer, type CriServer } from '../../electron/cri/server';
-import type { SandboxEngine } from '../../electron/engine/sandbox/service';
+import type { SandboxEngine } from '../../electron/engine/service/engine';
 import { BUSYBOX_IMAGE, LocalBusyboxStore, buildBusyboxTree } from '../../testkit/local-busybox-store';
 import { createRealEnv, type RealEnv } from '../../testkit/throwaway-env';
 import { podscope as podscopeCli } from './helpers/podscope-cli';

@@ -10,7 +10,7 @@ import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { SandboxEngine } from '../../electron/engine/sandbox/service';
+import type { SandboxEngine } from '../../electron/engine/service/engine';
 import type { ContainerConfigInput, ContainerEvent } from '../../shared/domain/container';
 import type { PodSandboxConfigInput } from '../../shared/domain/config';
 import { hasCode } from '../../shared/domain/errors';

@@ -9,7 +9,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { SandboxEngine } from '../../electron/engine/sandbox/service';
+import type { SandboxEngine } from '../../electron/engine/service/engine';
 import { capabilitiesFromStatus } from '../../electron/engine/runtime/container-spec';
 import type { ContainerConfigInput } from '../../shared/domain/container';
 import type { PodSandboxConfigInput } from '../../shared/domain/config';

@@ -12,7 +12,7 @@ import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:f
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { SandboxEngine } from '../../electron/engine/sandbox/service';
+import type { SandboxEngine } from '../../electron/engine/service/engine';
 import {
   dnatChain,
   findLeftovers,

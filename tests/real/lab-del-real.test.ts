@@ -8,7 +8,7 @@ import { chmodSync, existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createEngine } from '../../electron/engine/index';
-import type { SandboxEngine } from '../../electron/engine/sandbox/service';
+import type { SandboxEngine } from '../../electron/engine/service/engine';
 import type { LabApi } from '../../shared/domain/lab';
 import { findLeftovers, formatLeftovers } from '../../testkit/leak-check';
 import { labDirs } from './helpers/lab-dirs';

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createEngine } from '../../electron/engine/index';
-import type { SandboxEngine } from '../../electron/engine/sandbox/service';
+import type { SandboxEngine } from '../../electron/engine/service/engine';
 import { NodeProcessRunner, type ExecRequest, type ExecResult, type ProcessRunner } from '../../electron/engine/os/exec';
 import type { LabApi, LabRun } from '../../shared/domain/lab';
 import { labDirs } from './helpers/lab-dirs';

@@ -12,7 +12,7 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createEngine } from '../../electron/engine/index';
-import type { SandboxEngine } from '../../electron/engine/sandbox/service';
+import type { SandboxEngine } from '../../electron/engine/service/engine';
 import { afterDelReport, type LabApi, type LabRun } from '../../shared/domain/lab';
 import { findLeftovers, formatLeftovers } from '../../testkit/leak-check';
 import { labDirs } from './helpers/lab-dirs';

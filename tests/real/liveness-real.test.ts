@@ -1,5 +1,5 @@
 /**
- * The cheap liveness look (two kill(pid, 0): conmon's and the process's, sandbox/status.ts runsUnderLiveMonitor) must
+ * The cheap liveness look (two kill(pid, 0): conmon's and the process's, pods/status.ts runsUnderLiveMonitor) must
  * never show a dead pause or container as running: with its conmon SIGKILLed first, the pause or container runs on
  * unwatched and reads still show it running (by the exact /proc look); once it is killed too, the next read shows it
  * gone, though no conmon wrote an exit file. Real runc, conmon and a busybox tree. Bridge psl-1, subnets
@@ -9,7 +9,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { SandboxEngine } from '../../electron/engine/sandbox/service';
+import type { SandboxEngine } from '../../electron/engine/service/engine';
 import { BUSYBOX_IMAGE, LocalBusyboxStore, buildBusyboxTree } from '../../testkit/local-busybox-store';
 import { createRealEnv, type RealEnv } from '../../testkit/throwaway-env';
 

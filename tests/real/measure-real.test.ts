@@ -7,7 +7,7 @@ import { execFile, execFileSync } from 'node:child_process';
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { SandboxEngine } from '../../electron/engine/sandbox/service';
+import type { SandboxEngine } from '../../electron/engine/service/engine';
 import type { SandboxEvent } from '../../shared/domain/sandbox';
 import { hasCode } from '../../shared/domain/errors';
 import { createRealEnv, type RealEnv } from '../../testkit/throwaway-env';

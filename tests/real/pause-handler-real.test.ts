@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { NodeProcessRunner } from '../../electron/engine/os/exec';
 import { removeSandboxFiles, sandboxPaths } from '../../electron/engine/runtime/sandbox-files';
-import type { SandboxEngine } from '../../electron/engine/sandbox/service';
+import type { SandboxEngine } from '../../electron/engine/service/engine';
 import type { PodSandboxConfigInput } from '../../shared/domain/config';
 import { processesMentioning } from '../../testkit/leak-check';
 import { createRealEnv, type RealEnv } from '../../testkit/throwaway-env';

@@ -11,7 +11,7 @@ import { execFile, execFileSync } from 'node:child_process';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { SandboxEngine } from '../../electron/engine/sandbox/service';
+import type { SandboxEngine } from '../../electron/engine/service/engine';
 import type { PodSandboxConfigInput } from '../../shared/domain/config';
 import { failingPaths, probeSucceeded, type ProbeReport } from '../../shared/domain/probe';
 import { describeProbe } from '../../electron/cli/commands/probe';

@@ -9,7 +9,7 @@ import { readdirSync, readFileSync, readlinkSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { SandboxEngine } from '../../electron/engine/sandbox/service';
+import type { SandboxEngine } from '../../electron/engine/service/engine';
 import type { PodSandboxConfigInput } from '../../shared/domain/config';
 import type { ProbeReport } from '../../shared/domain/probe';
 import { createRealEnv, type RealEnv } from '../../testkit/throwaway-env';

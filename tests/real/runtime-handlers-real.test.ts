@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { LocalImageStore } from '../../electron/engine/images';
 import { NodeProcessRunner } from '../../electron/engine/os/exec';
-import type { SandboxEngine } from '../../electron/engine/sandbox/service';
+import type { SandboxEngine } from '../../electron/engine/service/engine';
 import type { ContainerConfigInput } from '../../shared/domain/container';
 import type { PodSandboxConfigInput } from '../../shared/domain/config';
 import { hasCode } from '../../shared/domain/errors';

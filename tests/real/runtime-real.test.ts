@@ -16,7 +16,7 @@ import { readMountInfo } from '../../electron/engine/netns/mountinfo';
 import { buildPauseSpec } from '../../electron/engine/runtime/oci-spec';
 import { readEngineOomScoreAdj } from '../../electron/engine/runtime/oom-score';
 import { ensurePauseRootfs } from '../../electron/engine/runtime/pause-rootfs';
-import { conmonRuntimeAt } from '../../electron/engine/containers/runtimes';
+import { conmonRuntimeAt } from '../../electron/engine/runtime/handler-runtimes';
 import { OciPauseRuntime } from '../../electron/engine/runtime/pause-runtime';
 import {
   mountShm,

@@ -7,7 +7,7 @@ import { existsSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { basename, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { SandboxEngine } from '../../electron/engine/sandbox/service';
+import type { SandboxEngine } from '../../electron/engine/service/engine';
 import { hasCode } from '../../shared/domain/errors';
 import type { PodSandboxConfigInput } from '../../shared/domain/config';
 import type { SandboxSummary } from '../../shared/domain/sandbox';

@@ -16,7 +16,7 @@ import { startCriServer, type CriServer } from '../../electron/cri/server';
 import { createEndpointRegistry } from '../../electron/endpoints';
 import { createRouter, type Router } from '../../electron/ipc/router';
 import type { SenderInfo } from '../../electron/ipc/sender';
-import type { SandboxEngine } from '../../electron/engine/sandbox/service';
+import type { SandboxEngine } from '../../electron/engine/service/engine';
 import type { PodSandboxConfigInput } from '../../shared/domain/config';
 import { LOCAL_ENDPOINT_ID } from '../../shared/domain/endpoints';
 import { createClient, type PodscopeClient } from '../../shared/ipc/client';

@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createEngine } from '../../electron/engine/index';
 import { writeFileSync } from 'node:fs';
-import { waitForOrphanHelpers } from '../../electron/engine/sandbox/orphan-helpers';
+import { waitForOrphanHelpers } from '../../electron/engine/pods/orphan-helpers';
 import { createScopedEnv, scopedLeaks, sh, type ScopedEnv } from './helpers/scoped-env';
 
 const ROUNDS = Number(process.env.PODSCOPE_SIGKILL_ROUNDS ?? 20);

@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { Duplex, PassThrough, Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ResizeSource, TerminalSize } from '../../electron/engine/containers/streaming';
-import type { SandboxEngine } from '../../electron/engine/sandbox/service';
+import type { SandboxEngine } from '../../electron/engine/service/engine';
 import type { ContainerConfigInput } from '../../shared/domain/container';
 import type { PodSandboxConfigInput } from '../../shared/domain/config';
 import type { LogEntry } from '../../shared/domain/cri-log';

@@ -7,7 +7,7 @@
  */
 import { existsSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { SandboxEngine } from '../../electron/engine/sandbox/service';
+import type { SandboxEngine } from '../../electron/engine/service/engine';
 import type { PodSandboxConfigInput } from '../../shared/domain/config';
 import { PodscopeError } from '../../shared/domain/errors';
 import { createRealEnv, type RealEnv } from '../../testkit/throwaway-env';

@@ -10,7 +10,7 @@ import { existsSync, readdirSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { SandboxEngine } from '../../electron/engine/sandbox/service';
+import type { SandboxEngine } from '../../electron/engine/service/engine';
 import { PodTopologySchema, type PodTopology, type TopologyNode } from '../../shared/domain/topology';
 import { createRealEnv, type RealEnv } from '../../testkit/throwaway-env';
 import { podscope } from './helpers/podscope-cli';

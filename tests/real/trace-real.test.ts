@@ -10,9 +10,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { NodeProcessRunner } from '../../electron/engine/os/exec';
 import { orphanTraceMonitors } from '../../electron/engine/kernel/netfilter-trace';
 import { pcapngBlocks } from '../../electron/engine/trace/capture';
-import { LinuxProbeNet } from '../../electron/engine/probe/linux-probe-net';
-import type { SandboxEngine } from '../../electron/engine/sandbox/service';
-import type { FlowSpec } from '../../electron/engine/trace/flow-tracer';
+import { LinuxProbeNet } from '../../electron/engine/netns/linux-probe-net';
+import type { SandboxEngine } from '../../electron/engine/service/engine';
+import { LinuxFlowTracer, type FlowSpec } from '../../electron/engine/trace/flow-tracer';
 import type { PodSandboxConfigInput } from '../../shared/domain/config';
 import type { ProbePath, ProbeReport, TraceStep } from '../../shared/domain/probe';
 import { createRealEnv, type RealEnv } from '../../testkit/throwaway-env';
@@ -352,7 +352,7 @@ describe('traces side by side, and after a kill', () => {
     const { id: b } = await engine.run({ config: pod('api', { port_mappings: [{ container_port: 9090, host_port: hostPortB }] }) });
     const stB = await engine.status(b);
     const net = new LinuxProbeNet(new NodeProcessRunner());
-    const tracer = net.flowTracer;
+    const tracer = new LinuxFlowTracer(new NodeProcessRunner());
     const flow = (dport: number, key: string, path: string): FlowSpec => ({
       sport: tracer.allocatePort(),
       family: 4,

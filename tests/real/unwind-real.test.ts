@@ -6,7 +6,7 @@
 import { chmodSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { SandboxEngine } from '../../electron/engine/sandbox/service';
+import type { SandboxEngine } from '../../electron/engine/service/engine';
 import { findLeftovers, formatLeftovers, sweepLeftovers, type LeakScope } from '../../testkit/leak-check';
 import { conflist, createRealEnv, type RealEnv } from '../../testkit/throwaway-env';
 import type { TraceEntry } from '../../shared/domain/sandbox';

@@ -3,7 +3,8 @@
  * (walkYielding) and take the exact look only on some rounds (everyNth). Both as plain functions.
  */
 import { describe, expect, it } from 'vitest';
-import { everyNth, walkYielding } from '../../electron/engine/sandbox/watchers';
+import { everyNth } from '../../electron/engine/service/watchers';
+import { walkYielding } from '../../electron/engine/common/walk';
 
 describe('walkYielding', () => {
   it('visits every item in order, and work queued meanwhile runs after each batch, not after the whole walk', async () => {

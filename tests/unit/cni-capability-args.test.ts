@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { buildCapabilityArgs, POD_ANNOTATIONS_CAPABILITY } from '../../electron/engine/cni/capability-args';
-import { buildCniOptions } from '../../electron/engine/sandbox/cni-options';
+import { buildCniOptions } from '../../electron/engine/pods/cni-options';
 import { PodSandboxConfigSchema } from '../../shared/domain/config';
 
 const ID = 'a'.repeat(64);

@@ -2,7 +2,8 @@ import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { ExecRequest, ExecResult, ProcessRunner } from '../../electron/engine/os/exec';
+import type { ExecRequest, ExecResult } from '../../electron/engine/os/exec';
+import { ScriptedRunner } from '../../testkit/fakes/scripted-runner';
 import { createCniManager } from '../../electron/engine/cni/cni-manager';
 import { createFakeCni } from '../../testkit/fakes/fake-cni';
 import type { CniCallRecord } from '../../electron/engine/cni/types';
@@ -14,27 +15,34 @@ const OPTS = {
 };
 
 /** Answers ADD with a tiny result (an interface-less one on eth0) and remembers every request; no process is started. */
-class ScriptedRunner implements ProcessRunner {
-  readonly requests: ExecRequest[] = [];
-  async run(req: ExecRequest): Promise<ExecResult> {
-    this.requests.push(req);
-    const result =
-      req.env?.CNI_IFNAME === 'lo'
-        ? { interfaces: [{ name: 'lo' }], ips: [{ address: '127.0.0.1/8', interface: 0 }] }
-        : { ips: [{ address: '10.9.0.2/24' }] };
-    const stdout = req.env?.CNI_COMMAND === 'ADD' ? JSON.stringify(result) : '';
-    return { command: req.file, exitCode: 0, signal: null, stdout, stderr: '', durationMs: 0, timedOut: false, canceled: false };
+class CniPluginScript extends ScriptedRunner {
+  constructor() {
+    super([
+      {
+        match: () => true,
+        answer: (req) => {
+          const result =
+            req.env?.CNI_IFNAME === 'lo'
+              ? { interfaces: [{ name: 'lo' }], ips: [{ address: '127.0.0.1/8', interface: 0 }] }
+              : { ips: [{ address: '10.9.0.2/24' }] };
+          return { stdout: req.env?.CNI_COMMAND === 'ADD' ? JSON.stringify(result) : '' };
+        },
+      },
+    ]);
+  }
+  get requests(): ExecRequest[] {
+    return this.calls;
   }
 }
 
 describe('CniManager over an injected runner', () => {
   let root: string;
-  let runner: ScriptedRunner;
+  let runner: CniPluginScript;
   const dirs = () => ({ confDir: path.join(root, 'net.d'), binDirs: [path.join(root, 'bin')], cacheDir: path.join(root, 'cache') });
 
   beforeEach(async () => {
     root = await mkdtemp(path.join(tmpdir(), 'psc-cni-mgr-'));
-    runner = new ScriptedRunner();
+    runner = new CniPluginScript();
     await mkdir(dirs().confDir);
     await mkdir(dirs().binDirs[0]!);
     for (const t of ['loopback', 'bridge', 'portmap']) await writeFile(path.join(dirs().binDirs[0]!, t), '');
@@ -114,7 +122,7 @@ describe('CniManager over an injected runner', () => {
   });
 
   it("after a failed ADD the chain as far as it got is cached (marked incomplete) and is every DEL plugin's prevResult", async () => {
-    const failing = new (class extends ScriptedRunner {
+    const failing = new (class extends CniPluginScript {
       override async run(req: ExecRequest): Promise<ExecResult> {
         const r = await super.run(req);
         if (req.env?.CNI_COMMAND !== 'ADD' || !req.file.endsWith('/portmap')) return r;
@@ -144,7 +152,7 @@ describe('CniManager over an injected runner', () => {
   });
 
   it('an ADD that fails at its first plugin caches nothing: there is no result to give', async () => {
-    const failing = new (class extends ScriptedRunner {
+    const failing = new (class extends CniPluginScript {
       override async run(req: ExecRequest): Promise<ExecResult> {
         const r = await super.run(req);
         return req.env?.CNI_COMMAND === 'ADD' && req.file.endsWith('/bridge') ? { ...r, exitCode: 1, stdout: '' } : r;

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { PassThrough, Writable } from 'node:stream';
 import { SeqpacketServer, type SeqpacketSocket } from 'node-unix-socket';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { attachToConmon, CONMON_MAX_INPUT } from '../../electron/engine/containers/conmon-attach';
+import { attachToConmon, CONMON_MAX_INPUT } from '../../electron/engine/runtime/conmon-attach';
 import { hasCode } from '../../shared/domain/errors';
 
 class Sink extends Writable {

@@ -1,20 +1,12 @@
 /**
- * The runtime's kill without a runtime process (containers/runtime.ts signalDirectly): the recorded init itself, or
+ * The runtime's kill without a runtime process (runtime/container-runtime.ts signalDirectly): the recorded init itself, or
  * with `all` every process of the container's cgroup; the runtime's own `kill` wherever the host cannot.
  */
 import { describe, expect, it } from 'vitest';
-import { ConmonContainerRuntime } from '../../electron/engine/containers/conmon';
-import type { HostProcessKiller, KillTarget } from '../../electron/engine/containers/runtime';
-import type { ExecRequest, ExecResult, ProcessRunner } from '../../electron/engine/os/exec';
+import { ConmonContainerRuntime } from '../../electron/engine/runtime/conmon';
+import type { HostProcessKiller, KillTarget } from '../../electron/engine/runtime/container-runtime';
+import { ScriptedRunner } from '../../testkit/fakes/scripted-runner';
 import { ociRuntimeBinary } from '../../electron/engine/runtime/oci-runtime';
-
-class RecordingRunner implements ProcessRunner {
-  readonly runs: string[][] = [];
-  async run(req: ExecRequest): Promise<ExecResult> {
-    this.runs.push([req.file, ...(req.args ?? [])]);
-    return { command: req.file, exitCode: 0, signal: null, stdout: '', stderr: '', durationMs: 0, timedOut: false, canceled: false };
-  }
-}
 
 const TARGET: KillTarget = { pid: 100, startTicks: 7, cgroupsPath: '/podscope/pod/c1' };
 const RUNTIME_KILL_ALL = ['runc', '--root', '/run/podscope-test', 'kill', '--all', 'c1', 'KILL'];
@@ -28,7 +20,7 @@ function setup(procs?: (pass: number) => number[] | undefined) {
     processAlive: async (pid, ticks) => pid === 100 && (ticks === undefined || ticks === 7),
     ...(procs ? { procs: async () => procs(reads++) } : {}),
   };
-  const runner = new RecordingRunner();
+  const runner = new ScriptedRunner();
   const runtime = new ConmonContainerRuntime({
     binary: ociRuntimeBinary('runc', { runcPath: 'runc' }),
     root: '/run/podscope-test',
@@ -46,7 +38,7 @@ describe("the runtime's kill", () => {
     // a pid now another process's (other start time) is a container already gone: nothing to signal
     await runtime.kill('c1', 'SIGTERM', false, { ...TARGET, startTicks: 8 });
     expect(sent).toEqual([[100, 'SIGQUIT']]);
-    expect(runner.runs).toEqual([]);
+    expect(runner.argvs).toEqual([]);
   });
 
   it('with all, signals every process of the cgroup, reading it again until no new one appears', async () => {
@@ -57,7 +49,7 @@ describe("the runtime's kill", () => {
       [4242, 'SIGKILL'],
       [5555, 'SIGKILL'],
     ]);
-    expect(runner.runs).toEqual([]);
+    expect(runner.argvs).toEqual([]);
   });
 
   it("is the runtime's kill where the host cannot: an unreadable cgroup, no cgroup reader, no known pid, a signal Node does not name, processes still appearing, no target", async () => {
@@ -70,11 +62,11 @@ describe("the runtime's kill", () => {
     ];
     for (const [why, { runner, runtime }, target, signal] of cases) {
       await runtime.kill('c1', signal, true, target);
-      expect(runner.runs, why).toEqual([RUNTIME_KILL_ALL]);
+      expect(runner.argvs, why).toEqual([RUNTIME_KILL_ALL]);
     }
     const { sent, runner, runtime } = setup(() => [100]);
     await runtime.kill('c1', 'SIGNOSUCH', false, TARGET);
     expect(sent).toEqual([]);
-    expect(runner.runs).toEqual([['runc', '--root', '/run/podscope-test', 'kill', 'c1', 'NOSUCH']]);
+    expect(runner.argvs).toEqual([['runc', '--root', '/run/podscope-test', 'kill', 'c1', 'NOSUCH']]);
   });
 });

@@ -6,9 +6,9 @@ import { existsSync, readdirSync } from 'node:fs';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { createTestEngine, type TestEngine } from '../../testkit/fakes/test-engine';
+import { buildTestEngine, createTestEngine, type TestEngine } from '../../testkit/fakes/test-engine';
 import { fakeLiveReader } from '../../testkit/fakes/fake-kernel-commands';
-import { SandboxEngine } from '../../electron/engine/sandbox/service';
+import type { SandboxEngine } from '../../electron/engine/service/engine';
 import { buildPauseSpec } from '../../electron/engine/runtime/oci-spec';
 import type { ContainerConfigInput } from '../../shared/domain/container';
 import { PodscopeError } from '../../shared/domain/errors';
@@ -29,7 +29,7 @@ function ctr(name: string, extra: Partial<ContainerConfigInput> = {}): Container
 
 /** a second engine over the same state dir and fakes, as after a restart of the app */
 function engineOverSameState(): SandboxEngine {
-  return new SandboxEngine({
+  return buildTestEngine({
     options: t.engine.options,
     netns: t.netns,
     cni: t.cni,

@@ -1,6 +1,7 @@
 /**
  * The docs and the code agree, checked rather than hoped for:
- * - every folder of electron/ and electron/engine/ is named in docs/architecture.md (a new folder needs its line);
+ * - every folder of electron/ and electron/engine/ is named in docs/architecture.md (a new folder needs its line),
+ *   and every repo path README.md and docs/architecture.md name exists (a move updates the docs);
  * - every docs/semantics.md section cited by its anchor in a code comment or a doc exists there (a heading's GitHub
  *   slug, or an explicit `<a id>`);
  * - no code comment cites an issue number (a comment says why, in words that outlive the tracker);
@@ -91,6 +92,29 @@ function githubSlugs(markdown: string): Set<string> {
   return slugs;
 }
 
+const REPO_ROOTS = ['electron', 'shared', 'renderer', 'testkit', 'tests', 'e2e', 'bench', 'scripts', 'bin', 'docs'];
+
+/**
+ * The repo paths a doc names: anything starting at a top-level folder (`electron/…`, `tests/…`), `engine/…` (short
+ * for electron/engine/…), and in backticks a path starting at an engine folder (`pods/store.ts`). Patterns and
+ * placeholders (`<stateDir>`, `*`, `{a,b}`, `…`) are not paths.
+ */
+function namedPaths(markdown: string, engineFolders: string[]): string[] {
+  const out: string[] = [];
+  const clean = (p: string) => p.replace(/[.,;:)]+$/, '');
+  const isPattern = (p: string) => /[<>*{}…]/.test(p);
+  for (const m of markdown.matchAll(new RegExp(`(?<![\\w./@-])((?:${[...REPO_ROOTS, 'engine'].join('|')})/[\\w./<>*{},…-]*)`, 'g'))) {
+    const p = clean(m[1]!);
+    if (isPattern(p) || p.includes('//')) continue;
+    out.push(p.startsWith('engine/') ? `electron/${p}` : p);
+  }
+  for (const m of markdown.matchAll(/`([\w./-]+)`/g)) {
+    const p = clean(m[1]!);
+    if (engineFolders.includes(p.split('/')[0]!) && p.includes('/') && !isPattern(p)) out.push(`electron/engine/${p}`);
+  }
+  return [...new Set(out)];
+}
+
 describe('docs match the code', () => {
   it('docs/architecture.md names every folder of electron/ and electron/engine/', () => {
     const doc = read('docs/architecture.md');
@@ -104,6 +128,26 @@ describe('docs match the code', () => {
         .filter((p) => !named(p)),
     ];
     expect(missing, 'folders docs/architecture.md does not name').toEqual([]);
+  });
+
+  it('every repo path README.md and docs/architecture.md name exists', () => {
+    const ENGINE_FOLDERS = subdirs('electron/engine');
+    const missing: string[] = [];
+    for (const doc of ['README.md', 'docs/architecture.md']) {
+      for (const path of namedPaths(read(doc), ENGINE_FOLDERS)) if (!existsSync(join(ROOT, path))) missing.push(`${doc}: ${path}`);
+    }
+    expect([...new Set(missing)], 'paths the docs name that do not exist').toEqual([]);
+  });
+
+  it('the path check reads a doc as a newcomer would (a path that is gone is reported)', () => {
+    const md =
+      'see `electron/engine/testing/` and `engine/pods/run.ts`, `pods/store.ts`, tests/unit/zz-gone.test.ts and `<stateDir>/images`';
+    expect(namedPaths(md, ['pods'])).toEqual([
+      'electron/engine/testing/',
+      'electron/engine/pods/run.ts',
+      'tests/unit/zz-gone.test.ts',
+      'electron/engine/pods/store.ts',
+    ]);
   });
 
   it('GitHub slugs: punctuation dropped, spaces to hyphens, repeats numbered; explicit anchors count', () => {

@@ -24,7 +24,8 @@ import {
 } from '../../electron/engine/kernel/parse';
 import { KernelLabSnapshotReader } from '../../electron/engine/lab/kernel';
 import type { ExecRequest, ExecResult, ProcessRunner } from '../../electron/engine/os/exec';
-import { LinuxProbeNet } from '../../electron/engine/probe/linux-probe-net';
+import { ScriptedRunner } from '../../testkit/fakes/scripted-runner';
+import { LinuxProbeNet } from '../../electron/engine/netns/linux-probe-net';
 import { buildTopology } from '../../electron/engine/topology/build';
 import { KernelTopologyReader } from '../../electron/engine/topology/reader';
 import { noOwners } from '../../electron/engine/topology/owners';
@@ -167,19 +168,8 @@ describe('parse: netfilter from iptables-save and ip6tables-save', () => {
   });
 });
 
-/** A ProcessRunner that answers each command line from a script and records what ran. */
-function scripted(answers: Record<string, Partial<ExecResult>>): ProcessRunner & { ran: string[] } {
-  const ran: string[] = [];
-  return {
-    ran,
-    async run(req: ExecRequest): Promise<ExecResult> {
-      const line = [req.file, ...(req.args ?? [])].join(' ');
-      ran.push(line);
-      const a = answers[line] ?? { exitCode: 1, stderr: `no script for ${line}` };
-      return { command: line, exitCode: 0, signal: null, stdout: '', stderr: '', durationMs: 1, timedOut: false, canceled: false, ...a };
-    },
-  };
-}
+/** the reader over a scripted runner: a command line without an answer fails, as on a host without that tool */
+const scripted = (answers: Record<string, Partial<ExecResult>>) => new ScriptedRunner(answers, { strict: true });
 
 describe('LinuxKernelReader', () => {
   const NS = '/run/netns/pod';
@@ -195,8 +185,8 @@ describe('LinuxKernelReader', () => {
     });
     const s = await new LinuxKernelReader(runner).read(NS, { links: true, routes: true, netfilter: true });
     expect(s.errors).toEqual([]);
-    expect(runner.ran.every((l) => l.startsWith(`nsenter --net=${NS} `))).toBe(true);
-    expect(runner.ran).toHaveLength(5);
+    expect(runner.lines.every((l) => l.startsWith(`nsenter --net=${NS} `))).toBe(true);
+    expect(runner.lines).toHaveLength(5);
     expect(s.links).toHaveLength(5);
     expect(new Set(s.routes.map((r) => r.family))).toEqual(new Set([4, 6]));
     expect(s.netfilter.map((t) => `${t.family}/${t.name}`)).toEqual(['4/filter', '4/nat', '6/nat']);
@@ -230,7 +220,7 @@ describe('LinuxKernelReader', () => {
     expect(s.sysctls).toEqual({ 'net.ipv4.ip_forward': '1' });
     expect(s.errors).toEqual([`sysctl net.ipv4.nope: not readable in ${NS}`]);
     await expect(reader.read(NS, { sysctls: ['net/../../etc/shadow'] })).rejects.toSatisfy((e) => hasCode(e, 'InvalidArgument'));
-    expect(runner.ran).toHaveLength(1);
+    expect(runner.lines).toHaveLength(1);
   });
 
   it('sysctls: nsenter failing to enter the netns fails the read with its own words', async () => {
@@ -356,7 +346,7 @@ describe('parse: what the topology needs beyond links (recorded with ptp, macvla
       [cmd(kernelCommands.ingressFilters('vethee2fcdad'))]: { stdout: topo('host-tc-filter-ingress.json') },
     });
     const s = await new LinuxKernelReader(runner).read(undefined, { ingressFilters: { devices: ['vethee2fcdad'] } });
-    expect(runner.ran).toEqual(['tc -j filter show dev vethee2fcdad ingress']);
+    expect(runner.lines).toEqual(['tc -j filter show dev vethee2fcdad ingress']);
     expect(s.ingressFilters.flatMap((f) => f.actions.map((a) => a.toDev))).toEqual(['bwpdefe712dc431', 'bwpdefe712dc431']);
   });
 });

@@ -11,24 +11,27 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { processIdentity, type InflightRecord } from '../../electron/engine/lab/inflight';
 import { emptySnapshot } from '../../electron/engine/lab/kernel';
 import { LabService } from '../../electron/engine/lab/service';
-import type { ExecRequest, ExecResult, ProcessRunner } from '../../electron/engine/os/exec';
+import { ScriptedRunner } from '../../testkit/fakes/scripted-runner';
 import { FakeNetnsManager } from '../../testkit/fakes/fake-netns';
 
-class RecordingRunner implements ProcessRunner {
-  readonly execs: Array<{ verb?: string; file: string; containerId?: string; stdin?: string }> = [];
+/** the plugins' execs, scripted: every one succeeds with no output, a DEL fails while `failDel` is set */
+class RecordingRunner extends ScriptedRunner {
   failDel = false;
-  async run(req: ExecRequest): Promise<ExecResult> {
-    this.execs.push({ verb: req.env?.CNI_COMMAND, file: req.file, containerId: req.env?.CNI_CONTAINERID, stdin: req.input });
-    const fail = this.failDel && req.env?.CNI_COMMAND === 'DEL';
-    return {
-      command: req.file,
-      exitCode: fail ? 1 : 0,
-      signal: null,
-      stdout: fail ? JSON.stringify({ cniVersion: '1.0.0', code: 11, msg: 'try again' }) : '',
-      stderr: '',
-      durationMs: 1,
-      timedOut: false,
-    } as ExecResult;
+  constructor() {
+    super();
+    this.on((req) => this.failDel && req.env?.CNI_COMMAND === 'DEL', {
+      exitCode: 1,
+      stdout: JSON.stringify({ cniVersion: '1.0.0', code: 11, msg: 'try again' }),
+    });
+  }
+  /** what each exec was: its verb, plugin binary, container id and stdin */
+  get execs() {
+    return this.calls.map((req) => ({
+      verb: req.env?.CNI_COMMAND,
+      file: req.file,
+      containerId: req.env?.CNI_CONTAINERID,
+      stdin: req.input,
+    }));
   }
 }
 
@@ -137,7 +140,7 @@ describe('lab start-up teardown of interrupted runs', () => {
     expect(run.recovered.actions.some((a: string) => a.startsWith('FAILED CNI DEL'))).toBe(true);
     // the next start-up: DEL works now, so the marker goes
     runner.failDel = false;
-    runner.execs.length = 0;
+    runner.calls.length = 0;
     const [again] = await lab.recoverInterrupted();
     expect(again!.error).toBeUndefined();
     expect(runner.execs.map((e) => e.verb)).toEqual(['DEL', 'DEL']);

@@ -16,14 +16,14 @@ async function ruleHits(path: string, code: string): Promise<string[]> {
 
 describe('layer rules', () => {
   it('an engine file may not import electron', async () => {
-    expect(await ruleHits('electron/engine/sandbox/zz.ts', "import { app } from 'electron';\nexport const a = app;\n")).toEqual([
+    expect(await ruleHits('electron/engine/pods/zz.ts', "import { app } from 'electron';\nexport const a = app;\n")).toEqual([
       expect.stringMatching(/^no-restricted-imports: .*only electron\/main and electron\/preload/),
     ]);
   });
 
   it('an engine file may not import a front door', async () => {
     const hits = await ruleHits(
-      'electron/engine/sandbox/zz.ts',
+      'electron/engine/pods/zz.ts',
       "import { createRouter } from '../../ipc/router';\nexport const r = createRouter;\n",
     );
     expect(hits).toEqual([expect.stringMatching(/^import-x\/no-restricted-paths: .*the engine must not import a front door/)]);

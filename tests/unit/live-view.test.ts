@@ -6,8 +6,8 @@ import { kernelCommands } from '../../electron/engine/kernel/commands';
 import { LinuxKernelReader } from '../../electron/engine/kernel/linux-reader';
 import { KernelLiveReader, type RawLiveNetwork } from '../../electron/engine/netns/live-reader';
 import type { ExecRequest, ExecResult } from '../../electron/engine/os/exec';
-import { buildLiveView } from '../../electron/engine/sandbox/live';
-import type { SandboxRecord } from '../../electron/engine/sandbox/record';
+import { buildLiveView } from '../../electron/engine/pods/live';
+import type { SandboxRecord } from '../../electron/engine/pods/record';
 
 const ID = 'ab'.repeat(32);
 const OTHER = 'cd'.repeat(32);

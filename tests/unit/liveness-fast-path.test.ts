@@ -1,10 +1,10 @@
 /**
- * A pause under a live conmon is known to run from two kill(pid, 0) (sandbox/status.ts runsUnderLiveMonitor): status
+ * A pause under a live conmon is known to run from two kill(pid, 0) (pods/status.ts runsUnderLiveMonitor): status
  * and short lists skip the /proc read then, yet a pause that died, or one whose conmon is gone, still gets the exact
  * check. Over the touch-point fakes (the fake kill(0) and /proc answer from the fake runtime's state).
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { runsUnderLiveMonitor } from '../../electron/engine/sandbox/status';
+import { runsUnderLiveMonitor } from '../../electron/engine/common/proc';
 import { createTestEngine, type TestEngine } from '../../testkit/fakes/test-engine';
 
 let t: TestEngine;

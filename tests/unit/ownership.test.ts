@@ -6,10 +6,11 @@ import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promis
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { DEFAULT_ENGINE_OPTIONS } from '../../electron/engine/options';
+import { DEFAULT_ENGINE_OPTIONS } from '../../electron/engine/common/options';
 import { buildPauseSpec } from '../../electron/engine/runtime/oci-spec';
-import { SandboxEngine } from '../../electron/engine/sandbox/service';
-import { isOwnedNetnsPath, netnsTag, OWNER_ANNOTATION } from '../../electron/engine/sandbox/ownership';
+import type { SandboxEngine } from '../../electron/engine/service/engine';
+import { buildTestEngine } from '../../testkit/fakes/test-engine';
+import { isOwnedNetnsPath, netnsTag, OWNER_ANNOTATION } from '../../electron/engine/pods/ownership';
 import { ResultCache } from '../../electron/engine/cni/result-cache';
 import { newNetnsName } from '../../electron/engine/netns/linux-netns';
 import { createFakeCni, type FakeCni } from '../../testkit/fakes/fake-cni';
@@ -26,7 +27,7 @@ let cni: FakeCni;
 let log: string[];
 
 function makeEngine(opts: { stateDir?: string; readOnly?: boolean } = {}): SandboxEngine {
-  return new SandboxEngine({
+  return buildTestEngine({
     options: {
       ...DEFAULT_ENGINE_OPTIONS,
       stateDir: opts.stateDir ?? join(dir, 'state'),

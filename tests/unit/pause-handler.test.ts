@@ -8,13 +8,14 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { DEFAULT_ENGINE_OPTIONS } from '../../electron/engine/options';
+import { DEFAULT_ENGINE_OPTIONS } from '../../electron/engine/common/options';
 import { CONTAINER_TYPE_ANNOTATION } from '../../electron/engine/runtime/container-spec';
 import { buildPauseSpec } from '../../electron/engine/runtime/oci-spec';
 import { pauseRuntimeRoot } from '../../electron/engine/runtime/oci-runtime';
-import { OWNER_ANNOTATION } from '../../electron/engine/sandbox/ownership';
-import { upgradeSandboxRecord } from '../../electron/engine/sandbox/record';
-import { SandboxEngine } from '../../electron/engine/sandbox/service';
+import { OWNER_ANNOTATION } from '../../electron/engine/pods/ownership';
+import { upgradeSandboxRecord } from '../../electron/engine/pods/record';
+import type { SandboxEngine } from '../../electron/engine/service/engine';
+import { buildTestEngine } from '../../testkit/fakes/test-engine';
 import { createFakeCni, type FakeCni } from '../../testkit/fakes/fake-cni';
 import { FakeSandboxFiles } from '../../testkit/fakes/fake-files';
 import { fakeLiveReader } from '../../testkit/fakes/fake-kernel-commands';
@@ -29,7 +30,7 @@ let cni: FakeCni;
 const runDir = () => join(dir, 'run');
 
 function makeEngine(): SandboxEngine {
-  return new SandboxEngine({
+  return buildTestEngine({
     options: { ...DEFAULT_ENGINE_OPTIONS, stateDir: join(dir, 'state'), runDir: runDir(), cniCacheDir: join(dir, 'cache') },
     netns,
     cni,

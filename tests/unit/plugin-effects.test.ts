@@ -3,7 +3,7 @@
  * (shapes recorded from the real bridge+firewall+tuning+sbr pod), each with its owner, compared with the config.
  */
 import { describe, expect, it } from 'vitest';
-import { effectCalls, effectQuery, pluginEffects } from '../../electron/engine/sandbox/plugin-effects';
+import { effectCalls, effectQuery, pluginEffects } from '../../electron/engine/pods/plugin-effects';
 import type { RawLiveNetwork } from '../../electron/engine/netns/live-reader';
 import type { TraceEntry } from '../../shared/domain/trace';
 

@@ -4,7 +4,7 @@
  * orders, while starts still run side by side.
  */
 import { describe, expect, it } from 'vitest';
-import { PortGate } from '../../electron/engine/sandbox/port-gate';
+import { PortGate } from '../../electron/engine/service/port-gate';
 
 function deferred() {
   let resolve!: () => void;

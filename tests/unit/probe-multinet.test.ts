@@ -13,7 +13,7 @@ import { forbiddenBy } from '../../electron/engine/probe/isolation';
 import { judge } from '../../electron/engine/probe/judge';
 import { planGateways, planPeers, planPortMappings, type PlanInput, type ProbePlan } from '../../electron/engine/probe/plan';
 import { ProbeSession } from '../../electron/engine/probe/session';
-import type { SandboxRecord } from '../../electron/engine/sandbox/record';
+import type { SandboxRecord } from '../../electron/engine/pods/record';
 import { describeProbe } from '../../electron/cli/commands/probe';
 import { FAKE_NETWORKS } from '../../testkit/fakes/fake-cni';
 import { FakeProbeNet } from '../../testkit/fakes/fake-probe-net';

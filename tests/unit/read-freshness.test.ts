@@ -1,5 +1,5 @@
 /**
- * The read path answers from views and wire bytes built once per saved version (sandbox/read-index.ts, the CRI
+ * The read path answers from views and wire bytes built once per saved version (pods/read-index.ts, the CRI
  * server's wire caches) and a long container list leaves exits to the exit poll: a read after a change must still
  * show the change. Over the touch-point fakes, through the CRI adapters and the cached serialisers a client gets.
  */

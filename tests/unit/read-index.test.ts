@@ -5,8 +5,8 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { toCriState, type InternalState } from '../../shared/domain/sandbox';
-import { SandboxReadIndex } from '../../electron/engine/sandbox/read-index';
-import { RECORD_VERSION, type SandboxRecord } from '../../electron/engine/sandbox/record';
+import { SandboxReadIndex } from '../../electron/engine/pods/read-index';
+import { RECORD_VERSION, type SandboxRecord } from '../../electron/engine/pods/record';
 
 function rec(id: string, createdAtNs: string, state: InternalState, labels: Record<string, string>): SandboxRecord {
   return {

@@ -7,10 +7,11 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { DEFAULT_ENGINE_OPTIONS } from '../../electron/engine/options';
+import { DEFAULT_ENGINE_OPTIONS } from '../../electron/engine/common/options';
 import { buildPauseSpec } from '../../electron/engine/runtime/oci-spec';
 import { checkSysctl } from '../../electron/engine/runtime/sysctl-rules';
-import { SandboxEngine } from '../../electron/engine/sandbox/service';
+import type { SandboxEngine } from '../../electron/engine/service/engine';
+import { buildTestEngine } from '../../testkit/fakes/test-engine';
 import { createFakeCni, FAKE_NETWORKS, type FakeCni, type FakeNetwork } from '../../testkit/fakes/fake-cni';
 import { FakeSandboxFiles } from '../../testkit/fakes/fake-files';
 import { fakeLiveReader } from '../../testkit/fakes/fake-kernel-commands';
@@ -35,7 +36,7 @@ beforeEach(async () => {
   cni = await createFakeCni({ dir });
   runtime = new FakePauseRuntime();
   files = new FakeSandboxFiles();
-  engine = new SandboxEngine({
+  engine = buildTestEngine({
     options: { ...DEFAULT_ENGINE_OPTIONS, stateDir: join(dir, 'state'), runDir: join(dir, 'run') },
     netns,
     cni,
@@ -243,7 +244,7 @@ describe('host_ip of a family the pod network cannot give', () => {
   it('is refused before anything is acquired when the conflist says for certain (host-local ranges)', async () => {
     await engine.close();
     cni = await createFakeCni({ dir: join(dir, 'v4only'), networks: v4only });
-    engine = new SandboxEngine({
+    engine = buildTestEngine({
       options: { ...DEFAULT_ENGINE_OPTIONS, stateDir: join(dir, 'state2'), runDir: join(dir, 'run2') },
       netns,
       cni,

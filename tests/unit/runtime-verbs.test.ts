@@ -1,5 +1,5 @@
 /**
- * The runtime verbs one implementation serves to pauses and app containers alike (containers/runtime.ts), over a
+ * The runtime verbs one implementation serves to pauses and app containers alike (runtime/container-runtime.ts), over a
  * runner that answers as runc or crun would: list with annotations (crun's list carries none: read from the bundle),
  * state, and stop/delete reported under the handler's name with the runtime's own words on failure.
  */
@@ -7,10 +7,10 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { ConmonContainerRuntime } from '../../electron/engine/containers/conmon';
+import { ConmonContainerRuntime } from '../../electron/engine/runtime/conmon';
 import type { ExecRequest, ExecResult, ProcessRunner } from '../../electron/engine/os/exec';
 import { ociRuntimeBinary, type RuntimeHandlerName } from '../../electron/engine/runtime/oci-runtime';
-import type { StepReport } from '../../electron/engine/step-report';
+import type { StepReport } from '../../electron/engine/common/step-report';
 
 type Answer = Partial<Pick<ExecResult, 'exitCode' | 'stdout' | 'stderr'>>;
 

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { PodSandboxConfigSchema, type PodSandboxConfigInput } from '../../shared/domain/config';
-import type { ExecRequest, ExecResult, ProcessRunner } from '../../electron/engine/os/exec';
+import { ScriptedRunner } from '../../testkit/fakes/scripted-runner';
 import {
   mountShm,
   renderHostname,
@@ -15,23 +15,6 @@ import {
 } from '../../electron/engine/runtime/sandbox-files';
 
 const config = (c: Omit<PodSandboxConfigInput, 'metadata'> = {}) => PodSandboxConfigSchema.parse({ metadata: { name: 'p' }, ...c });
-
-class RecordingRunner implements ProcessRunner {
-  readonly requests: ExecRequest[] = [];
-  async run(req: ExecRequest): Promise<ExecResult> {
-    this.requests.push(req);
-    return {
-      command: [req.file, ...(req.args ?? [])].join(' '),
-      exitCode: 0,
-      signal: null,
-      stdout: '',
-      stderr: '',
-      durationMs: 0,
-      timedOut: false,
-      canceled: false,
-    };
-  }
-}
 
 describe('renderResolvConf (docs/semantics.md#sandbox-files)', () => {
   it.each([
@@ -117,17 +100,17 @@ describe('shm mount commands', () => {
   afterEach(() => rm(dir, { recursive: true, force: true }));
 
   it('mounts a 64 MiB noexec,nosuid,nodev tmpfs with mode 1777 on an unmounted dir', async () => {
-    const runner = new RecordingRunner();
+    const runner = new ScriptedRunner();
     await mountShm(runner, join(dir, 'shm'));
-    expect(runner.requests.map((r) => [r.file, ...(r.args ?? [])])).toEqual([
+    expect(runner.calls.map((r) => [r.file, ...(r.args ?? [])])).toEqual([
       ['mount', '-t', 'tmpfs', '-o', 'noexec,nosuid,nodev,mode=1777,size=67108864', 'shm', join(dir, 'shm')],
     ]);
   });
 
   it('unmount is a no-op for a directory that is not mounted or does not exist', async () => {
-    const runner = new RecordingRunner();
+    const runner = new ScriptedRunner();
     await unmountShm(runner, dir);
     await unmountShm(runner, join(dir, 'gone'));
-    expect(runner.requests).toEqual([]);
+    expect(runner.calls).toEqual([]);
   });
 });

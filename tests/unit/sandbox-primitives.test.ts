@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { CleanupStack } from '../../electron/engine/sandbox/cleanup-stack';
-import { resolveIdPrefix } from '../../electron/engine/sandbox/id-index';
-import { generateSandboxId, makeSandboxName } from '../../electron/engine/sandbox/ids';
-import { KeyedMutex } from '../../electron/engine/sandbox/keyed-mutex';
-import { NameRegistrar } from '../../electron/engine/sandbox/name-registrar';
+import { CleanupStack } from '../../electron/engine/common/cleanup-stack';
+import { resolveIdPrefix } from '../../electron/engine/pods/id-index';
+import { generateSandboxId, makeSandboxName } from '../../electron/engine/pods/ids';
+import { KeyedMutex } from '../../electron/engine/common/keyed-mutex';
+import { NameRegistrar } from '../../electron/engine/common/name-registrar';
 import { hasCode } from '../../shared/domain/errors';
 
 describe('ids and names', () => {

@@ -6,9 +6,10 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { DEFAULT_ENGINE_OPTIONS } from '../../electron/engine/options';
+import { DEFAULT_ENGINE_OPTIONS } from '../../electron/engine/common/options';
 import { buildPauseSpec } from '../../electron/engine/runtime/oci-spec';
-import { SandboxEngine } from '../../electron/engine/sandbox/service';
+import type { SandboxEngine } from '../../electron/engine/service/engine';
+import { buildTestEngine } from '../../testkit/fakes/test-engine';
 import { createFakeCni, type FakeCni } from '../../testkit/fakes/fake-cni';
 import { FakeSandboxFiles } from '../../testkit/fakes/fake-files';
 import { fakeLiveReader } from '../../testkit/fakes/fake-kernel-commands';
@@ -24,7 +25,7 @@ let runtime: FakePauseRuntime;
 let files: FakeSandboxFiles;
 
 function makeEngine(): SandboxEngine {
-  return new SandboxEngine({
+  return buildTestEngine({
     options: { ...DEFAULT_ENGINE_OPTIONS, stateDir: join(dir, 'state'), runDir: join(dir, 'run') },
     netns,
     cni,
@@ -219,7 +220,7 @@ describe('failure paths found in review', () => {
       await new Promise((r) => setTimeout(r, 30));
       return false;
     };
-    const engine = new SandboxEngine({
+    const engine = buildTestEngine({
       options: { ...DEFAULT_ENGINE_OPTIONS, stateDir: join(dir, 'state'), runDir: join(dir, 'run') },
       netns,
       cni,

@@ -3,7 +3,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, expect, it } from 'vitest';
-import { StateDirLock } from '../../electron/engine/sandbox/state-lock';
+import { StateDirLock } from '../../electron/engine/service/state-lock';
 import { hasCode } from '../../shared/domain/errors';
 
 let dir: string;
@@ -24,7 +24,7 @@ it('refuses a second holder in the same process and frees the dir on release', a
 });
 
 it('a holder killed with SIGKILL leaves no stale lock behind (the kernel releases it)', async () => {
-  const script = `import { StateDirLock } from ${JSON.stringify(join(__dirname, '../../electron/engine/sandbox/state-lock.ts'))};
+  const script = `import { StateDirLock } from ${JSON.stringify(join(__dirname, '../../electron/engine/service/state-lock.ts'))};
     await StateDirLock.acquire(${JSON.stringify(dir)}); console.log('locked'); setInterval(() => {}, 1000);`;
   const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
   try {

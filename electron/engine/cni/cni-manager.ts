@@ -25,7 +25,8 @@ import {
 } from './network-ops';
 import { CURRENT_SPEC_VERSION } from './spec-version';
 import { execContextFor, execPlugin, type ExecContext } from './plugin-exec';
-import { DEFAULT_MAX_NETFILTER_PLUGIN_EXECS, NetfilterGate } from './netfilter-gate';
+import { DEFAULT_MAX_NETFILTER_PLUGIN_EXECS } from '../common/options';
+import { NetfilterGate } from './netfilter-gate';
 import { runtimeConfigFor } from './plugin-stdin';
 import { ResultCache } from './result-cache';
 

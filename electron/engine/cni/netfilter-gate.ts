@@ -8,8 +8,8 @@
 /** Plugins whose every exec is a run of iptables/ip6tables commands against the host's shared tables. */
 export const NETFILTER_PLUGIN_TYPES: ReadonlySet<string> = new Set(['portmap', 'firewall']);
 
-/** Measured on 2 cores: 4 at once finishes a mass teardown as fast as any higher figure, with a fraction of the retries. */
-export const DEFAULT_MAX_NETFILTER_PLUGIN_EXECS = 4;
+// the default bound is an engine option's default (common/options.ts)
+export { DEFAULT_MAX_NETFILTER_PLUGIN_EXECS } from '../common/options';
 
 /** First come, first served; a waiter whose signal aborts leaves the queue. */
 export class NetfilterGate {

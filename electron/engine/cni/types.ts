@@ -2,9 +2,9 @@
  * go-cni's shape: a small interface over a private implementation that loads the conf dir, execs plugins the way
  * libcni does (env, per-plugin stdin, prevResult chaining, capability filtering, result cache) and records every exec.
  */
-import type { CniConfigView, CniDns, CniRoute, InterfaceConfig } from '../../../shared/domain/cni';
-import type { NetworkAttachment, PluginRuntimeConfigPreview } from '../../../shared/domain/sandbox';
-import type { StepReport } from '../step-report';
+import type { CniConfigView } from '../../../shared/domain/cni';
+import type { PluginRuntimeConfigPreview } from '../../../shared/domain/sandbox';
+import type { StepReport } from '../common/step-report';
 
 export interface CniNamespaceOptions {
   /** CNI_ARGS pairs, in order (K8S_POD_*, IgnoreUnknown=1) */
@@ -51,13 +51,9 @@ export interface CniRemoveScope {
   executedOnAdd?: Record<string, number[]>;
 }
 
-export interface CniSetupResult {
-  networks: NetworkAttachment[];
-  /** go-cni createResult: interface name → mac/sandbox/IPs (eth0 pre-seeded) */
-  interfaces: Record<string, InterfaceConfig>;
-  routes: CniRoute[];
-  dns: CniDns[];
-}
+// the attachments a pod's network is made of: a pod fact (common/pod-facts.ts), the result of setup() here
+export type { CniSetupResult } from '../common/pod-facts';
+import type { CniSetupResult } from '../common/pod-facts';
 
 /** One network's outcome of CHECK or STATUS; a verb the list's version lacks is `notSupported`, not a failure. */
 export interface CniVerbOutcome {

@@ -1,12 +1,11 @@
 /** What the container verbs share: OS touch points (each behind an interface) and the engine's state. */
 import type { ContainerEvent } from '../../../shared/domain/container';
-import type { ContainerRootfs, ImageStore } from '../images/types';
-import type { EngineOptions } from '../options';
-import type { KeyedMutex } from '../sandbox/keyed-mutex';
-import type { NameRegistrar } from '../sandbox/name-registrar';
-import type { SandboxStore } from '../sandbox/store';
-import type { CgroupReader } from './cgroups';
-import type { ContainerRuntime } from './runtime';
+import type { EngineOptions } from '../common/options';
+import type { KeyedMutex } from '../common/keyed-mutex';
+import type { NameRegistrar } from '../common/name-registrar';
+import type { ContainerImages, ContainerPods, ContainerRootfs } from './deps';
+import type { CgroupReader } from '../runtime/cgroups';
+import type { ContainerRuntime } from '../runtime/container-runtime';
 import type { ContainerStore } from './store';
 
 /** Host checks CreateContainer makes (real: node:fs and /sys; fake in tests). */
@@ -23,8 +22,9 @@ export interface ContainerHost {
 
 export interface ContainerContext {
   options: EngineOptions;
-  sandboxes: SandboxStore;
-  images: ImageStore;
+  /** the pods containers go into (id or unique prefix; a typed NotFound) */
+  pods: ContainerPods;
+  images: ContainerImages;
   /** the default handler's runtime (runc), and the one used where no other is configured */
   runtime: ContainerRuntime;
   /** the runtime of each handler a pod may name (runtime/oci-runtime.ts); the default handler's is `runtime` */
@@ -34,11 +34,11 @@ export interface ContainerContext {
   store: ContainerStore;
   names: NameRegistrar;
   locks: KeyedMutex;
-  /** rootfs handles from ImageStore.prepareRootfs, by container id (lost on restart: see remove.ts) */
+  /** rootfs handles from images.prepareRootfs, by container id (lost on restart: see remove.ts) */
   rootfs: Map<string, ContainerRootfs>;
   emit(e: ContainerEvent): void;
   processAlive(pid: number, startTicks?: number): Promise<boolean>;
-  /** kill(pid, 0), for a container under a live conmon (sandbox/status.ts runsUnderLiveMonitor); absent: always processAlive */
+  /** kill(pid, 0), for a container under a live conmon (pods/status.ts runsUnderLiveMonitor); absent: always processAlive */
   processExists?(pid: number): boolean;
   processStartTicks(pid: number): Promise<number | undefined>;
   engineOomScoreAdj: number;

@@ -19,15 +19,13 @@ import {
 import { formatIssues } from '../../../shared/domain/config';
 import { PodscopeError, serializeError } from '../../../shared/domain/errors';
 import type { TraceEntry } from '../../../shared/domain/trace';
-import type { ImageRecord } from '../images/types';
-import { seccompProfileRoot } from '../options';
+import { seccompProfileRoot } from '../common/options';
 import { buildContainerSpec, capabilities, type ContainerOciSpec } from '../runtime/container-spec';
 import { checkSeccompRequest, loadSeccomp } from '../runtime/seccomp';
 import { sandboxPaths } from '../runtime/sandbox-files';
-import { CleanupStack, type CleanupFailure } from '../sandbox/cleanup-stack';
-import type { SandboxRecord } from '../sandbox/record';
-import { notFoundError } from '../sandbox/store';
-import { TraceRecorder } from '../sandbox/trace';
+import { CleanupStack, type CleanupFailure } from '../common/cleanup-stack';
+import type { ContainerImage, ContainerPod } from './deps';
+import { StepRecorder } from '../common/steps';
 import type { ContainerContext } from './context';
 import { generateContainerId } from './ids';
 import { CONTAINER_RECORD_VERSION, type ContainerRecord } from './record';
@@ -49,11 +47,9 @@ export function parseContainerConfig(input: unknown): ContainerConfig {
 }
 
 /** The sandbox a container goes into: full id or unique prefix, and READY (its pause process is what it joins). */
-export function readySandbox(ctx: ContainerContext, idOrPrefix: string): SandboxRecord {
+export function readySandbox(ctx: ContainerContext, idOrPrefix: string): ContainerPod {
   if (idOrPrefix === '') throw new PodscopeError('InvalidArgument', 'pod_sandbox_id must not be empty');
-  const id = ctx.sandboxes.index.resolve(idOrPrefix);
-  const sandbox = id === undefined ? undefined : ctx.sandboxes.get(id);
-  if (!sandbox) throw notFoundError(idOrPrefix);
+  const sandbox = ctx.pods.get(idOrPrefix);
   if (sandbox.state !== 'Ready' || sandbox.pause.pid === undefined) {
     throw new PodscopeError(
       'FailedPrecondition',
@@ -63,7 +59,7 @@ export function readySandbox(ctx: ContainerContext, idOrPrefix: string): Sandbox
   return sandbox;
 }
 
-function stopSignal(config: ContainerConfig, image: ImageRecord): string {
+function stopSignal(config: ContainerConfig, image: ContainerImage): string {
   if (config.stop_signal > 0) {
     const name = SIGNAL_NAMES[config.stop_signal];
     if (!name) throw new PodscopeError('InvalidArgument', `stop_signal ${config.stop_signal} is not a CRI Signal`);
@@ -76,7 +72,7 @@ function stopSignal(config: ContainerConfig, image: ImageRecord): string {
 }
 
 /** containerd: log_directory + log_path, only when both are set. */
-function logPathOf(sandbox: SandboxRecord, config: ContainerConfig): string {
+function logPathOf(sandbox: ContainerPod, config: ContainerConfig): string {
   if (!sandbox.config.log_directory || !config.log_path) return '';
   if (isAbsolute(config.log_path))
     throw new PodscopeError('InvalidArgument', `log_path ${JSON.stringify(config.log_path)} must be relative to the pod's log_directory`);
@@ -87,7 +83,7 @@ function logPathOf(sandbox: SandboxRecord, config: ContainerConfig): string {
 }
 
 /** what the spec builder needs of the sandbox: its pause pid to join and the files it shares with its containers */
-function specSandboxOf(ctx: ContainerContext, sandbox: SandboxRecord) {
+function specSandboxOf(ctx: ContainerContext, sandbox: ContainerPod) {
   const paths = sandboxPaths(ctx.options.stateDir, ctx.options.runDir, sandbox.id);
   return {
     id: sandbox.id,
@@ -119,7 +115,7 @@ export async function createContainer(ctx: ContainerContext, req: CreateContaine
   cleanup.push(`release container name ${name}`, async () => ctx.names.releaseByName(name));
   // the steps go into the record once it exists: a create that fails leaves no record to keep them in
   const steps = { trace: [] as TraceEntry[] };
-  const trace = new TraceRecorder(steps, 'create', () => undefined);
+  const trace = new StepRecorder(steps, 'create', () => undefined);
   try {
     const image = await trace.step(
       'image.resolve',

@@ -3,8 +3,8 @@
  * reaps it and writes its exit file, so the engine looks at the pid and then reads that file. Reason as
  * containerd's: OOMKilled when the cgroup's OOM kill counter moved, Completed for exit 0, Error otherwise.
  */
-import { runsUnderLiveMonitor } from '../sandbox/status';
-import { walkYielding } from '../sandbox/watchers';
+import { runsUnderLiveMonitor } from '../common/proc';
+import { walkYielding } from '../common/walk';
 import { runtimeFor, type ContainerContext } from './context';
 import type { ContainerRecord } from './record';
 import { toContainerSummary } from './view';

@@ -8,7 +8,7 @@ import { toContainerSummary, toCriContainerState } from './view';
 /**
  * A list whose matches are this few looks at their exits first; a longer one relies on the exit poll (every second,
  * which announces an exit as an event), so listing 1,000 containers costs no /proc reads, as containerd's list costs
- * no shim calls (the same bound as the sandbox list, sandbox/status.ts).
+ * no shim calls (the same bound as the sandbox list, pods/status.ts).
  */
 const EXITS_ON_LIST_MAX = 32;
 
@@ -18,7 +18,7 @@ export async function listContainers(ctx: ContainerContext, filter: ContainerFil
   if (sandboxId)
     sandboxId = (() => {
       try {
-        return ctx.sandboxes.index.resolve(sandboxId) ?? sandboxId;
+        return ctx.pods.resolve(sandboxId) ?? sandboxId;
       } catch {
         return sandboxId;
       }

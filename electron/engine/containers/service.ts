@@ -12,14 +12,13 @@ import type {
   CreateContainerRequest,
   LinuxContainerResourcesInput,
 } from '../../../shared/domain/container';
-import { noImageStore } from '../images/none';
 import { mountContaining, propagationOf, readMountInfo } from '../netns/mountinfo';
 import { capabilitiesFromStatus } from '../runtime/container-spec';
-import type { ImageStore } from '../images/types';
-import { KeyedMutex } from '../sandbox/keyed-mutex';
-import { NameRegistrar } from '../sandbox/name-registrar';
-import type { CgroupReader } from './cgroups';
+import { KeyedMutex } from '../common/keyed-mutex';
+import { NameRegistrar } from '../common/name-registrar';
+import type { CgroupReader } from '../runtime/cgroups';
 import type { ContainerContext, ContainerHost } from './context';
+import type { ContainerImages } from './deps';
 import { createContainer } from './create';
 import { execSync } from './exec-sync';
 import { observeAllExits } from './exit';
@@ -27,7 +26,7 @@ import { listContainers } from './list';
 import { recoverContainers } from './recover';
 import { removalsFinished, removeContainer, removeSandboxContainers } from './remove';
 import { reopenContainerLog } from './reopen-log';
-import type { ContainerRuntime } from './runtime';
+import type { ContainerRuntime } from '../runtime/container-runtime';
 import { startContainer } from './start';
 import { containerStats, listContainerStats } from './stats';
 import { containerStatus } from './status';
@@ -39,8 +38,8 @@ import type { ContainerStreaming } from './streaming';
 import { containerLogs, EngineStreaming } from './streaming-engine';
 
 export interface ContainerDeps {
-  /** set by SandboxEngine from its own image store */
-  images?: ImageStore;
+  /** the engine's image store (service/ hands it over) */
+  images: ContainerImages;
   /** the default handler's runtime (runc) */
   runtime: ContainerRuntime;
   /** per runtime_handler name, for pods that name one (absent: every pod runs on `runtime`) */
@@ -89,7 +88,7 @@ export class ContainerService implements ContainerApi {
   ) {
     this.ctx = {
       ...base,
-      images: deps.images ?? noImageStore(),
+      images: deps.images,
       runtime: deps.runtime,
       runtimes: deps.runtimes ?? {},
       cgroups: deps.cgroups,

@@ -5,7 +5,7 @@
  */
 import { PodscopeError, serializeError } from '../../../shared/domain/errors';
 import { DEFAULT_RUNTIME_HANDLER } from '../runtime/oci-runtime';
-import { TraceRecorder } from '../sandbox/trace';
+import { StepRecorder } from '../common/steps';
 import { runtimeFor, type ContainerContext } from './context';
 import { readySandbox } from './create';
 import { toContainerSummary, toCriContainerState } from './view';
@@ -18,7 +18,7 @@ export async function startContainer(ctx: ContainerContext, idOrPrefix: string):
     readySandbox(ctx, rec.sandboxId);
     const runtime = runtimeFor(ctx, rec.runtimeHandler);
     // a record of an older engine has no steps yet; the start's are added to create's
-    const trace = new TraceRecorder({ trace: (rec.trace ??= []) }, 'start', () => undefined);
+    const trace = new StepRecorder({ trace: (rec.trace ??= []) }, 'start', () => undefined);
     const handler = rec.runtimeHandler || DEFAULT_RUNTIME_HANDLER;
     try {
       // the runtime reports its own commands (conmon's create, the runtime's start) as they end; this step spans them

@@ -7,7 +7,6 @@ import { isHostNetwork } from '../../../shared/domain/config';
 import type { LogEntry } from '../../../shared/domain/cri-log';
 import { PodscopeError } from '../../../shared/domain/errors';
 import type { ContainerOciSpec } from '../runtime/container-spec';
-import { notFoundError } from '../sandbox/store';
 import { runtimeFor, type ContainerContext } from './context';
 import { observeExit } from './exit';
 import { openContainerLog, type ContainerLogOptions } from './log-reader';
@@ -106,9 +105,7 @@ export class EngineStreaming implements ContainerStreaming {
     if (!Number.isInteger(req.port) || req.port < 1 || req.port > 65535)
       throw new PodscopeError('InvalidArgument', `port ${req.port} is not a TCP port (1-65535)`);
     if (req.sandboxId === '') throw new PodscopeError('InvalidArgument', 'pod_sandbox_id must not be empty');
-    const id = this.ctx.sandboxes.index.resolve(req.sandboxId);
-    const sandbox = id === undefined ? undefined : this.ctx.sandboxes.get(id);
-    if (!sandbox) throw notFoundError(req.sandboxId);
+    const sandbox = this.ctx.pods.get(req.sandboxId);
     if (sandbox.state !== 'Ready')
       throw new PodscopeError('FailedPrecondition', `sandbox ${JSON.stringify(sandbox.id)} is not ready (state ${sandbox.state})`);
     const hostNet = isHostNetwork(sandbox.config);

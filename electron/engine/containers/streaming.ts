@@ -8,31 +8,12 @@
  * It is the shape of kubelet's streaming Runtime (k8s.io/kubelet/pkg/cri/streaming: Exec, Attach, PortForward), with
  * Node streams in place of io.Reader/io.Writer.
  */
-import type { Duplex, Readable, Writable } from 'node:stream';
+import type { Duplex } from 'node:stream';
 
-/** columns and rows, as remotecommand's resize channel sends them ({"Width":…, "Height":…}) */
-export interface TerminalSize {
-  width: number;
-  height: number;
-}
+import type { StreamIO } from '../runtime/stream-io';
 
-/** a source of terminal resizes; the maker subscribes once and unsubscribes when the process ends */
-export interface ResizeSource {
-  subscribe(listener: (size: TerminalSize) => void): () => void;
-}
-
-export interface StreamIO {
-  /** null: no stdin (the process sees /dev/null or a closed pipe). End of stream = EOF on the process's stdin. */
-  stdin: Readable | null;
-  /** with tty, stdout carries the terminal's output and stderr is unused (one stream, as in CRI) */
-  stdout: Writable | null;
-  stderr: Writable | null;
-  tty: boolean;
-  /** only meaningful with tty */
-  resize?: ResizeSource;
-  /** aborting ends the session: exec kills the process, attach detaches, port-forward closes the connection */
-  signal?: AbortSignal;
-}
+// the runtime's own stream types (it reads and writes them); every user of streaming imports them from here
+export type { ResizeSource, StreamIO, TerminalSize } from '../runtime/stream-io';
 
 export interface ExecStreamRequest extends StreamIO {
   /** id or unique prefix */

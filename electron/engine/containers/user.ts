@@ -8,7 +8,7 @@ import { lstat, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { ContainerConfig } from '../../../shared/domain/container';
 import { invalidArgument } from '../../../shared/domain/errors';
-import type { ImageRuntimeConfig } from '../images/types';
+import type { ImageRuntimeConfig } from '../runtime/oci-types';
 import type { ResolvedUser } from '../runtime/container-spec';
 
 const MAX_ID = 4294967295;

@@ -10,7 +10,7 @@
  * the spawn helper's (a fork of the engine for flock(1) blocks its event loop; the helper ends with the engine).
  */
 import { PodscopeError } from '../../../shared/domain/errors';
-import { KeyedMutex } from '../sandbox/keyed-mutex';
+import { KeyedMutex } from '../common/keyed-mutex';
 import type { ProcessRunner } from '../os/exec';
 import { holdFileLockInProcess } from '../os/file-lock';
 

@@ -5,18 +5,9 @@
  * Tests above this boundary use that same store over fakes of its OS touch points (testkit/fakes/fake-overlay.ts).
  */
 
-/** The parts of an OCI image config (image-spec config.md) the runtime uses. */
-export interface ImageRuntimeConfig {
-  User?: string;
-  ExposedPorts?: Record<string, object>;
-  Env?: string[];
-  Entrypoint?: string[];
-  Cmd?: string[];
-  Volumes?: Record<string, object>;
-  WorkingDir?: string;
-  Labels?: Record<string, string>;
-  StopSignal?: string;
-}
+/** The parts of an OCI image config the runtime uses: the runtime's input type, defined where it is read. */
+export type { ImageRuntimeConfig } from '../runtime/oci-types';
+import type { ImageRuntimeConfig } from '../runtime/oci-types';
 
 export interface ImageRecord {
   /** `sha256:<hex>` of the image config blob (what CRI calls the image id) */

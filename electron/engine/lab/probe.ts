@@ -13,8 +13,8 @@ import { randomBytes } from 'node:crypto';
 import type { CniResult } from '../../../shared/domain/cni';
 import type { LabCapabilities, LabProbe } from '../../../shared/domain/lab';
 import { PROBE_MEASURED_BY, type ProbePath } from '../../../shared/domain/probe';
-import type { ConnectOutcome, ProbeAgent, ProbeNet } from '../probe/types';
-import { unreachableNote } from '../probe/judge';
+import type { ConnectOutcome, ProbeAgent, ProbeNet } from '../netns/probe-net';
+import { unreachableNote } from '../netns/probe-net';
 
 export interface LabProbeTarget {
   netns: string;

@@ -24,7 +24,7 @@ import type { ExecContext } from '../cni/plugin-exec';
 import { resolvePluginBinary } from '../cni/plugin-path';
 import { ResultCache } from '../cni/result-cache';
 import type { NetnsManager } from '../netns/types';
-import type { ProbeNet } from '../probe/types';
+import type { ProbeNet } from '../netns/probe-net';
 import { LAB_IFNAME, labAttachment, labExecContext, labNetwork, type LabExecDeps } from './cni-calls';
 import { runChanges, kernelWatch } from './changes';
 import { conflistFacts, type ConflistFacts } from './conflist-facts';

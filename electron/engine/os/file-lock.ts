@@ -1,7 +1,7 @@
 /**
  * flock(2) from Node, which has no flock API: util-linux `flock(1)` is handed our descriptor as its fd 3, locks it and
  * exits. Our descriptor and its fd 3 are the same open file description, so the lock lives exactly as long as our
- * descriptor stays open (sandbox/state-lock.ts explains why this and not a pid file or a socket). The descriptor is
+ * descriptor stays open (service/state-lock.ts explains why this and not a pid file or a socket). The descriptor is
  * opened O_CLOEXEC (libuv's default), so no other child inherits it and keeps the lock alive.
  */
 import { spawn } from 'node:child_process';

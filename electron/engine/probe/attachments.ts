@@ -5,9 +5,9 @@
  * network loaded from the conf dir under that name, so an edited or removed conflist does not change what the pod is.
  */
 import { readFile } from 'node:fs/promises';
-import type { EngineContext } from '../sandbox/context';
-import type { SandboxRecord } from '../sandbox/record';
-import type { InterfaceLink, ProbeNet } from './types';
+import type { PodFacts } from '../common/pod-facts';
+import type { ProbeDeps } from './deps';
+import type { InterfaceLink, ProbeNet } from '../netns/probe-net';
 
 export type PluginConf = Record<string, unknown> & { type: string };
 
@@ -25,9 +25,9 @@ export interface ProbedAttachment {
 
 /** every attachment but loopback, eth0 first (the order the runtime attached them in) */
 export async function attachmentsOf(
-  ctx: EngineContext,
+  ctx: Pick<ProbeDeps, 'cniConfig'>,
   net: ProbeNet,
-  rec: SandboxRecord,
+  rec: PodFacts,
   errors: string[],
   signal?: AbortSignal,
 ): Promise<ProbedAttachment[]> {
@@ -58,7 +58,7 @@ export async function attachmentsOf(
 const ifOrder = (name: string) => (name === 'eth0' ? -1 : Number(/(\d+)$/.exec(name)?.[1] ?? 1e6));
 
 /** the pod's addresses on `network` (eth0's in the order its IP selection recorded them) */
-export function ipsOn(rec: SandboxRecord, network: string): string[] {
+export function ipsOn(rec: PodFacts, network: string): string[] {
   const a = rec.network?.networks.find((n) => n.network === network && n.ifName !== 'lo');
   if (!a) return [];
   if (a.ifName === 'eth0') return eth0Ips(rec);
@@ -66,15 +66,20 @@ export function ipsOn(rec: SandboxRecord, network: string): string[] {
 }
 
 /** eth0's addresses in CNI order (the IP selection's record of them, or the selected IPs for older records) */
-export function eth0Ips(rec: SandboxRecord): string[] {
+export function eth0Ips(rec: PodFacts): string[] {
   return rec.ipSelection?.eth0Ips ?? [rec.ip, ...rec.additionalIps].filter(Boolean);
 }
 
-export function onNetwork(rec: SandboxRecord, network: string): boolean {
+export function onNetwork(rec: PodFacts, network: string): boolean {
   return rec.network?.networks.some((n) => n.network === network && n.ifName !== 'lo') ?? false;
 }
 
-async function chainOf(ctx: EngineContext, network: string, ifName: string, cacheFile: string | undefined): Promise<PluginConf[]> {
+async function chainOf(
+  ctx: Pick<ProbeDeps, 'cniConfig'>,
+  network: string,
+  ifName: string,
+  cacheFile: string | undefined,
+): Promise<PluginConf[]> {
   if (cacheFile) {
     try {
       const doc = JSON.parse(await readFile(cacheFile, 'utf8')) as { config?: string };
@@ -84,7 +89,7 @@ async function chainOf(ctx: EngineContext, network: string, ifName: string, cach
       // gone or unreadable: the conf dir's copy below
     }
   }
-  const loaded = ctx.cni.config().networks.find((n) => n.name === network && n.ifName === ifName);
+  const loaded = ctx.cniConfig().networks.find((n) => n.name === network && n.ifName === ifName);
   return loaded?.plugins.map((p) => ({ ...p.raw, type: p.type })) ?? [];
 }
 

@@ -5,19 +5,18 @@
  * is `isolated` (with the rule as `why`); an answer is reported as measured, with a note that the design forbids it.
  */
 import type { ProbePath } from '../../../shared/domain/probe';
-import type { SandboxRecord } from '../sandbox/record';
+import type { PodFacts } from '../common/pod-facts';
 import type { PlannedConnect } from './plan';
 import { PROBE_BANNER } from './session';
-import { ROUTE_ERRORS, type ConnectOutcome } from './types';
+import { unreachableNote, type ConnectOutcome } from '../netns/probe-net';
 
-export const podName = (rec: SandboxRecord | undefined) =>
-  rec ? `${rec.config.metadata.namespace}/${rec.config.metadata.name}` : undefined;
+export const podName = (rec: PodFacts | undefined) => (rec ? `${rec.config.metadata.namespace}/${rec.config.metadata.name}` : undefined);
 
 export function judge(
   p: PlannedConnect,
   outcome: ConnectOutcome,
   nonce: string,
-  others: SandboxRecord[],
+  others: PodFacts[],
   dnatWinner: string | undefined,
 ): ProbePath {
   const measured = judgeOutcome(p, outcome, nonce, others, dnatWinner);
@@ -36,7 +35,7 @@ function judgeOutcome(
   p: PlannedConnect,
   outcome: ConnectOutcome,
   nonce: string,
-  others: SandboxRecord[],
+  others: PodFacts[],
   dnatWinner: string | undefined,
 ): ProbePath {
   const path: ProbePath = { ...p.path, measured: true, listener: p.expect === 'host' ? undefined : p.existing ? 'existing' : 'responder' };
@@ -60,7 +59,7 @@ function judgeConnected(
   path: ProbePath,
   outcome: Extract<ConnectOutcome, { kind: 'connected' }>,
   nonce: string,
-  others: SandboxRecord[],
+  others: PodFacts[],
   dnatWinner: string | undefined,
 ): ProbePath {
   path.rttMs = Math.round(outcome.rttMs * 1000) / 1000;
@@ -102,9 +101,4 @@ function judgeConnected(
     verdict: 'shadowed',
     note: `connected, but not to this probe's responder${outcome.banner ? ` (answer: ${JSON.stringify(outcome.banner.slice(0, 80))})` : ''}`,
   };
-}
-
-/** what a connect that failed at once with a routing error says */
-export function unreachableNote(code: string): string {
-  return `connect failed at once with ${code}: ${ROUTE_ERRORS[code] ?? 'a routing error'} (no packet was sent)`;
 }

@@ -6,7 +6,7 @@
  */
 import { protocolName } from '../../../shared/domain/config';
 import { hostIpsOverlap, type ProbePath } from '../../../shared/domain/probe';
-import type { SandboxRecord } from '../sandbox/record';
+import type { PodFacts } from '../common/pod-facts';
 import { ipsOn, type ProbedAttachment } from './attachments';
 import { forbiddenBy } from './isolation';
 import type { AgentKey, ProbeSession } from './session';
@@ -35,10 +35,10 @@ export interface ProbePlan {
 }
 
 export interface PlanInput {
-  rec: SandboxRecord;
+  rec: PodFacts;
   session: ProbeSession;
   /** other ready sandboxes (any network) */
-  others: SandboxRecord[];
+  others: PodFacts[];
   /** the pod's attachments, eth0 first */
   attachments: ProbedAttachment[];
   hostAddresses: Set<string>;
@@ -197,7 +197,7 @@ export async function planGateways(input: PlanInput, plan: ProbePlan): Promise<v
 }
 
 /** pod ↔ each measured peer on the same network, in every family both have there, each way */
-export async function planPeers(input: PlanInput, plan: ProbePlan, peersOf: Map<string, SandboxRecord[]>): Promise<void> {
+export async function planPeers(input: PlanInput, plan: ProbePlan, peersOf: Map<string, PodFacts[]>): Promise<void> {
   const { rec, session } = input;
   for (const att of input.attachments) {
     const forbidden = forbiddenBy(att, { kind: 'peer' });

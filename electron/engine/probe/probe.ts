@@ -18,20 +18,15 @@ import { randomBytes } from 'node:crypto';
 import { isHostNetwork, protocolName } from '../../../shared/domain/config';
 import { PodscopeError } from '../../../shared/domain/errors';
 import { dnatChainOrder, PROBE_MEASURED_BY, PROBE_PEERS_MAX, type ProbePath, type ProbeReport } from '../../../shared/domain/probe';
-import type { EngineContext } from '../sandbox/context';
-import type { SandboxRecord } from '../sandbox/record';
-import { refreshLiveness } from '../sandbox/status';
-import { notFoundError } from '../sandbox/store';
+import type { PodFacts } from '../common/pod-facts';
 import { judge, podName } from './judge';
-import type { ActiveTrace, FlowRecord, FlowSpec, FlowTracer } from '../trace/flow-tracer';
-import { flowSpecFor, type FlowContext } from '../trace/flows';
-import { RuleOwners } from '../trace/ownership';
-import { buildTrace } from '../trace/steps';
+import type { FlowToTrace, ProbeDeps, ProbeTracer, TracedFlow } from './deps';
+import { flowSpecFor, type FlowContext } from './flows';
 import { attachmentsOf, eth0Ips, ipsOn, onNetwork, type ProbedAttachment } from './attachments';
 import { childKind } from './isolation';
 import { fmtAddr, planGateways, planPeers, planPortMappings, type PlanInput, type PlannedConnect, type ProbePlan } from './plan';
 import { ProbeSession } from './session';
-import type { ConnectOutcome, ProbeNet } from './types';
+import type { ConnectOutcome, ProbeNet } from '../netns/probe-net';
 
 export interface ProbeOptions {
   trigger?: ProbeReport['trigger'];
@@ -44,10 +39,9 @@ export interface ProbeOptions {
   trace?: boolean;
 }
 
-export async function probeSandbox(ctx: EngineContext, net: ProbeNet, idOrPrefix: string, opts: ProbeOptions = {}): Promise<ProbeReport> {
-  const id = ctx.store.index.resolve(idOrPrefix);
-  const rec = id === undefined ? undefined : ctx.store.get(id);
-  if (!rec) throw notFoundError(idOrPrefix);
+export async function probeSandbox(ctx: ProbeDeps, idOrPrefix: string, opts: ProbeOptions = {}): Promise<ProbeReport> {
+  const { net } = ctx;
+  const rec = ctx.pods.get(idOrPrefix);
   const t0 = performance.now();
   const report: ProbeReport = {
     sandboxId: rec.id,
@@ -59,7 +53,7 @@ export async function probeSandbox(ctx: EngineContext, net: ProbeNet, idOrPrefix
     errors: [],
   };
   // a pause that died since the last poll must not be probed as ready
-  await refreshLiveness(ctx, rec, { exact: true });
+  await ctx.refreshLiveness(rec);
   const reason = await notApplicableReason(ctx, rec);
   if (reason) {
     report.paths = plannedPaths(rec).map((p) => ({ ...p, verdict: 'notApplicable', measured: false, note: reason }));
@@ -80,25 +74,18 @@ export async function probeSandbox(ctx: EngineContext, net: ProbeNet, idOrPrefix
 }
 
 /** plans every path, makes every planned connect at once, and judges each; fills `report` */
-async function measure(
-  ctx: EngineContext,
-  net: ProbeNet,
-  rec: SandboxRecord,
-  session: ProbeSession,
-  report: ProbeReport,
-  opts: ProbeOptions,
-) {
+async function measure(ctx: ProbeDeps, net: ProbeNet, rec: PodFacts, session: ProbeSession, report: ProbeReport, opts: ProbeOptions) {
   const connectTimeoutMs = opts.connectTimeoutMs ?? 1500;
   const bannerMs = opts.bannerMs ?? 400;
   const others = await readyOthers(ctx, rec);
   const attachments = await attachmentsOf(ctx, net, rec, report.errors, opts.signal);
-  const sharesHostPort = (o: SandboxRecord) =>
+  const sharesHostPort = (o: PodFacts) =>
     o.config.port_mappings.some(
       (om) => om.host_port > 0 && rec.config.port_mappings.some((m) => m.host_port === om.host_port && m.protocol === om.protocol),
     );
   // Peers are bounded per network (each is a Node agent started in its namespace), newest first; every pod sharing a
   // host port is kept, since a connection DNATed to it must be recognised as shadowed.
-  const peersOf = new Map<string, SandboxRecord[]>();
+  const peersOf = new Map<string, PodFacts[]>();
   report.networks = attachments.map((att) => {
     const onIt = others.filter((o) => onNetwork(o, att.network));
     const peers = [...onIt].sort(newestFirst).slice(0, PROBE_PEERS_MAX);
@@ -141,7 +128,7 @@ async function measure(
   const order = { v4: dnatChainOrder(dnat.v4), v6: dnatChainOrder(dnat.v6) };
   const resetIfBanner = session.answerPrefix;
   const traced = opts.trace ? await beginTrace(ctx, net, rec, input, plan, report, opts.signal) : undefined;
-  let records: FlowRecord[] | undefined;
+  let records: TracedFlow[] | undefined;
   let outcomes: ConnectOutcome[];
   try {
     outcomes = await Promise.all(
@@ -171,22 +158,22 @@ async function measure(
 }
 
 interface RunningTrace {
-  tracer: FlowTracer;
-  active: ActiveTrace;
-  flows: FlowSpec[];
+  tracer: ProbeTracer;
+  active: Awaited<ReturnType<ProbeTracer['begin']>>;
+  flows: FlowToTrace[];
 }
 
 /** a source port per planned connect, then monitors and TRACE rules in every netns the connects cross */
 async function beginTrace(
-  ctx: EngineContext,
+  ctx: ProbeDeps,
   net: ProbeNet,
-  rec: SandboxRecord,
+  rec: PodFacts,
   input: PlanInput,
   plan: ProbePlan,
   report: ProbeReport,
   signal: AbortSignal | undefined,
 ): Promise<RunningTrace | undefined> {
-  const tracer = net.flowTracer;
+  const tracer = ctx.tracer;
   if (!tracer) {
     report.errors.push('tracing is not available from this engine: no path was traced');
     return undefined;
@@ -208,7 +195,7 @@ async function beginTrace(
   }
 }
 
-async function finishTrace(t: RunningTrace, report: ProbeReport): Promise<FlowRecord[] | undefined> {
+async function finishTrace(t: RunningTrace, report: ProbeReport): Promise<TracedFlow[] | undefined> {
   try {
     return await t.active.finish();
   } catch (e) {
@@ -220,65 +207,64 @@ async function finishTrace(t: RunningTrace, report: ProbeReport): Promise<FlowRe
 }
 
 function explainPath(
-  ctx: EngineContext,
+  ctx: ProbeDeps,
   path: ProbePath,
   p: PlannedConnect,
   outcome: ConnectOutcome,
   t: RunningTrace,
   index: number,
-  record: FlowRecord,
-  known: SandboxRecord[],
+  record: TracedFlow,
+  known: PodFacts[],
 ) {
   const i = t.flows.findIndex(
     (f) => f.dst === p.host && f.dport === p.port && f.netns[0]!.key === (p.fromAgent === 'host' ? 'host' : p.fromAgent),
   );
   const flow = t.flows[i]!;
-  const owners = new RuleOwners(known.map((r) => ({ id: r.id, network: eth0Network(r), ips: eth0Ips(r) })));
   const target = flow.netns.find((n) => n.key === p.expect) ?? flow.netns[flow.netns.length - 1]!;
-  const { steps, why } = buildTrace({
+  const { steps, why } = t.tracer.explain({
     flow,
     record,
     path,
     outcome,
-    owners,
+    known: known.map((r) => ({ id: r.id, network: eth0Network(r), ips: eth0Ips(r) })),
     target,
-    podName: (id) => podName(ctx.store.get(id)),
+    podName: (id) => podName(ctx.pods.find(id)),
   });
   // an isolated path keeps the rule of the plugin's design first; the trace says what the kernel did
   path.why = path.why ? `${path.why}. Traced: ${why}` : why;
   path.trace = { flow: { sport: flow.sport, dst: flow.dst, dport: flow.dport }, steps, missing: [...t.active.missing, ...record.missing] };
 }
 
-async function notApplicableReason(ctx: EngineContext, rec: SandboxRecord): Promise<string | undefined> {
+async function notApplicableReason(ctx: ProbeDeps, rec: PodFacts): Promise<string | undefined> {
   if (isHostNetwork(rec.config)) return 'host network: the sandbox has no network namespace of its own';
   if (rec.state !== 'Ready')
     return `sandbox is ${rec.state === 'NotReady' ? 'NOTREADY (its pause process is gone)' : 'not ready'}: nothing is measured`;
-  if (!rec.netnsPath || rec.netnsClosed || (await ctx.netns.isClosed(rec.netnsPath))) return 'stopped: its network namespace was removed';
+  if (!rec.netnsPath || rec.netnsClosed || (await ctx.netnsClosed(rec.netnsPath))) return 'stopped: its network namespace was removed';
   return undefined;
 }
 
 /** createdAtNs is a decimal string: padded, it compares as text (and an odd one cannot throw, as BigInt would) */
-function newestFirst(a: SandboxRecord, b: SandboxRecord): number {
+function newestFirst(a: PodFacts, b: PodFacts): number {
   const [x, y] = [a.createdAtNs.padStart(24, '0'), b.createdAtNs.padStart(24, '0')];
   return x === y ? a.id.localeCompare(b.id) : x > y ? -1 : 1;
 }
 
-async function readyOthers(ctx: EngineContext, rec: SandboxRecord): Promise<SandboxRecord[]> {
-  const out: SandboxRecord[] = [];
-  for (const o of ctx.store.all()) {
+async function readyOthers(ctx: ProbeDeps, rec: PodFacts): Promise<PodFacts[]> {
+  const out: PodFacts[] = [];
+  for (const o of ctx.pods.all()) {
     if (o.id === rec.id || isHostNetwork(o.config)) continue;
-    await refreshLiveness(ctx, o, { exact: true });
+    await ctx.refreshLiveness(o);
     if (o.state === 'Ready' && o.netnsPath && !o.netnsClosed) out.push(o);
   }
   return out;
 }
 
-function eth0Network(rec: SandboxRecord): string | undefined {
+function eth0Network(rec: PodFacts): string | undefined {
   return rec.network?.networks.find((n) => n.ifName === 'eth0')?.network;
 }
 
 /** The paths a probe would measure, before measuring (for stopped/NOTREADY/host-network sandboxes). */
-function plannedPaths(rec: SandboxRecord): Array<Omit<ProbePath, 'verdict' | 'measured' | 'note'>> {
+function plannedPaths(rec: PodFacts): Array<Omit<ProbePath, 'verdict' | 'measured' | 'note'>> {
   const out: Array<Omit<ProbePath, 'verdict' | 'measured' | 'note'>> = [];
   for (const [index, m] of rec.config.port_mappings.entries()) {
     const proto = protocolName(m.protocol).toLowerCase();

@@ -3,7 +3,7 @@
  * already had, and the responders it opened. Everything here is ended by close(), which the probe calls in a finally,
  * so no agent, responder or socket outlives a probe (failed or not).
  */
-import type { ProbeAgent, ProbeNet } from './types';
+import type { ProbeAgent, ProbeNet } from '../netns/probe-net';
 
 export const PROBE_BANNER = 'PODSCOPE-PROBE';
 

@@ -1,6 +1,6 @@
 /**
  * Starting a container under conmon (docs/semantics.md#container-monitor), for the app containers and the pause
- * containers alike (containers/conmon.ts).
+ * containers alike (runtime/conmon.ts).
  *
  * conmon (`--api-version 1`) daemonizes, runs `<runtime> create` with the container's stdio as its own pipes, and
  * says over its sync pipe (`_OCI_SYNCPIPE`, fd 3 here) the container's pid or why create failed. What comes after

@@ -8,7 +8,7 @@ import { posix } from 'node:path';
 import { NamespaceMode, isHostNetwork, type PodSandboxConfig } from '../../../shared/domain/config';
 import type { ContainerConfig, ContainerMount } from '../../../shared/domain/container';
 import { invalidArgument } from '../../../shared/domain/errors';
-import type { ImageRuntimeConfig } from '../images/types';
+import type { ImageRuntimeConfig } from './oci-types';
 import { DEFAULT_CAPABILITIES, DEFAULT_CGROUP_PARENT, MASKED_PATHS, OCI_VERSION, READONLY_PATHS } from './oci-spec';
 import type { OciSeccomp } from './seccomp';
 
@@ -287,7 +287,7 @@ export function buildContainerSpec(input: ContainerSpecInput): ContainerOciSpec 
   return {
     ociVersion: OCI_VERSION,
     process: {
-      // a terminal container is reached through Attach (conmon holds the pty's master: containers/conmon.ts)
+      // a terminal container is reached through Attach (conmon holds the pty's master: runtime/conmon.ts)
       terminal: config.tty,
       user: { ...input.user, additionalGids: [...input.user.additionalGids] },
       args: processArgs(config, image.config),

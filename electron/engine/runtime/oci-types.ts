@@ -39,3 +39,16 @@ export interface OciSpec {
     seccomp?: OciSeccomp;
   };
 }
+
+/** The parts of an OCI image config (image-spec config.md) the runtime uses. */
+export interface ImageRuntimeConfig {
+  User?: string;
+  ExposedPorts?: Record<string, object>;
+  Env?: string[];
+  Entrypoint?: string[];
+  Cmd?: string[];
+  Volumes?: Record<string, object>;
+  WorkingDir?: string;
+  Labels?: Record<string, string>;
+  StopSignal?: string;
+}

@@ -1,6 +1,6 @@
 /**
  * The pause container, on the runtime of its pod's handler (runc or crun), through the same runtime implementation as
- * the app containers (containers/runtime.ts, containers/conmon.ts): containerd and CRI-O run the sandbox container
+ * the app containers (runtime/container-runtime.ts, runtime/conmon.ts): containerd and CRI-O run the sandbox container
  * on the pod's runtime too (docs/semantics.md#runtime-handlers). What is the pause's own is here: its rootfs
  * (pause-rootfs.ts), its log, and its roots (`<runDir>/<handler>`, apart from the app containers').
  *
@@ -9,7 +9,7 @@
  * learn otherwise (it is no subreaper). The pause writes nothing, but conmon needs a log: `<bundle>/pause.log`.
  */
 import { join } from 'node:path';
-import type { OciContainerRuntime } from '../containers/runtime';
+import type { OciContainerRuntime } from './container-runtime';
 import { readConmonExitFile } from './conmon-start';
 import { pauseRuntimeRoot, resolveRuntimeHandler, RUNTIME_HANDLERS, type RuntimeHandlerName } from './oci-runtime';
 import { ensurePauseRootfs } from './pause-rootfs';

@@ -1,5 +1,5 @@
 /** The pause container, run by its pod's OCI runtime (runc, crun) under that runtime's pause root and watched by conmon. */
-import type { StepReport } from '../step-report';
+import type { StepReport } from '../common/step-report';
 
 /** what `<runtime> state` says of a container (a pause or an app container) */
 export interface RuntimeState {

@@ -5,7 +5,6 @@
  * Only ready sandboxes with their own netns are measured: a stopped pod has nothing to measure.
  */
 import { analyzeBandwidth } from '../../../shared/domain/bandwidth';
-import { isHostNetwork } from '../../../shared/domain/config';
 import { PodscopeError, serializeError } from '../../../shared/domain/errors';
 import { formatBitsPerSecond } from '../../../shared/domain/bandwidth';
 import {
@@ -16,12 +15,9 @@ import {
   type ThroughputProgress,
   type ThroughputReport,
 } from '../../../shared/domain/measure';
-import type { EngineContext } from '../sandbox/context';
-import { buildLiveView } from '../sandbox/live';
-import type { SandboxRecord } from '../sandbox/record';
-import { notFoundError } from '../sandbox/store';
+import { readyPod, type PodFacts } from '../common/pod-facts';
+import type { ThroughputDeps } from './deps';
 import { computeRate, measuredEnough, unshapedBelow, verdictFor } from './rate';
-import type { ThroughputMeter } from './types';
 
 export const DEFAULT_THROUGHPUT_MS = 5000;
 export const MAX_THROUGHPUT_MS = 20_000;
@@ -29,29 +25,13 @@ export const MAX_THROUGHPUT_MS = 20_000;
 const UNSHAPED_MAX_BYTES = 4 * 1024 ** 3;
 
 export interface MeasureDeps {
-  ctx: EngineContext;
-  meter: ThroughputMeter;
+  deps: ThroughputDeps;
   onProgress?: (p: ThroughputProgress) => void;
   signal?: AbortSignal;
 }
 
-export function readySandbox(ctx: EngineContext, idOrPrefix: string, what: string): SandboxRecord & { netnsPath: string } {
-  const id = ctx.store.index.resolve(idOrPrefix);
-  const rec = id === undefined ? undefined : ctx.store.get(id);
-  if (!rec) throw notFoundError(idOrPrefix);
-  if (isHostNetwork(rec.config))
-    throw new PodscopeError('FailedPrecondition', `sandbox ${rec.id} uses the host network: there is no pod veth to ${what}`);
-  if (rec.state !== 'Ready' || !rec.netnsPath || rec.netnsClosed) {
-    throw new PodscopeError(
-      'FailedPrecondition',
-      `sandbox ${rec.id} is not ready (${rec.state}${rec.netnsClosed ? ', network namespace removed' : ''}): nothing to ${what}`,
-    );
-  }
-  return rec as SandboxRecord & { netnsPath: string };
-}
-
 /** The eth0 address of the pod's primary family and the gateway CNI gave it in that family. */
-function addresses(rec: SandboxRecord): { podIp: string; gateway?: string } {
+function addresses(rec: PodFacts): { podIp: string; gateway?: string } {
   const podIp = rec.ip;
   if (!podIp) throw new PodscopeError('FailedPrecondition', `sandbox ${rec.id} has no pod IP to send to`);
   const v6 = podIp.includes(':');
@@ -62,16 +42,16 @@ function addresses(rec: SandboxRecord): { podIp: string; gateway?: string } {
 }
 
 export async function measureThroughput(deps: MeasureDeps, idOrPrefix: string, opts: ThroughputOptions = {}): Promise<ThroughputReport> {
-  const { ctx } = deps;
-  const rec = readySandbox(ctx, idOrPrefix, 'measure');
-  if (await ctx.netns.isClosed(rec.netnsPath))
+  const { deps: engine } = deps;
+  const rec = readyPod(engine.pods, idOrPrefix, 'measure');
+  if (await engine.netnsClosed(rec.netnsPath))
     throw new PodscopeError('FailedPrecondition', `sandbox ${rec.id}: its network namespace ${rec.netnsPath} is gone`);
   const durationMs = Math.min(MAX_THROUGHPUT_MS, Math.max(500, opts.durationMs ?? DEFAULT_THROUGHPUT_MS));
   const measuredAt = new Date();
   const hostDevices = [
     ...new Set((rec.network?.networks ?? []).flatMap((n) => (n.result?.interfaces ?? []).filter((i) => !i.sandbox).map((i) => i.name))),
   ];
-  const live = buildLiveView(rec, await ctx.liveReader.read(rec.netnsPath, hostDevices, deps.signal), measuredAt);
+  const live = await engine.liveView(rec, hostDevices, deps.signal);
   const requested = analyzeBandwidth(rec.config.annotations);
   const { podIp, gateway } = addresses(rec);
   const wanted = opts.directions ?? ['ingress', 'egress'];
@@ -113,7 +93,7 @@ export async function measureThroughput(deps: MeasureDeps, idOrPrefix: string, o
         ? UNSHAPED_MAX_BYTES
         : Math.min(UNSHAPED_MAX_BYTES, Math.ceil((burstBytes ?? 0) + Math.max((limitBps / 8) * (durationMs / 1000) * 2, 512 * 1024 ** 2)));
     try {
-      const out = await deps.meter.transfer({
+      const out = await engine.meter.transfer({
         direction,
         netnsPath: rec.netnsPath,
         listenAddress,

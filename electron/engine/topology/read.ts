@@ -1,33 +1,32 @@
 /** The `topology` and `networkTopology` verbs: which sandboxes to read, then one kernel read for all of them. */
 import { PodscopeError } from '../../../shared/domain/errors';
 import type { NetworkTopology, PodTopology } from '../../../shared/domain/topology';
-import type { EngineContext } from '../sandbox/context';
-import type { SandboxRecord } from '../sandbox/record';
-import { readySandbox } from '../throughput/measure';
+import { readyPod, type PodFacts } from '../common/pod-facts';
+import type { TopologyDeps } from './deps';
 import { buildTopology, type PodWiring } from './build';
 import { ownersFromTrace } from './owners';
 
-function wiring(rec: SandboxRecord & { netnsPath: string }): PodWiring {
-  return { sandboxId: rec.id, netnsPath: rec.netnsPath, owners: ownersFromTrace(rec.trace) };
+function wiring(rec: PodFacts & { netnsPath: string }): PodWiring {
+  return { sandboxId: rec.id, netnsPath: rec.netnsPath, owners: ownersFromTrace(rec.trace ?? []) };
 }
 
-function reader(ctx: EngineContext) {
-  if (!ctx.topologyReader) throw new PodscopeError('FailedPrecondition', 'this engine has no topology reader');
-  return ctx.topologyReader;
+function reader(ctx: TopologyDeps) {
+  if (!ctx.reader) throw new PodscopeError('FailedPrecondition', 'this engine has no topology reader');
+  return ctx.reader;
 }
 
-export async function podTopology(ctx: EngineContext, idOrPrefix: string): Promise<PodTopology> {
-  const rec = readySandbox(ctx, idOrPrefix, 'draw');
+export async function podTopology(ctx: TopologyDeps, idOrPrefix: string): Promise<PodTopology> {
+  const rec = readyPod(ctx.pods, idOrPrefix, 'draw');
   const readAt = new Date().toISOString();
   const raw = await reader(ctx).read([rec.netnsPath]);
   return { id: rec.id, readAt, ...buildTopology(raw, [wiring(rec)]), errors: raw.errors };
 }
 
-export async function networkTopology(ctx: EngineContext, network: string): Promise<NetworkTopology> {
-  const recs = ctx.store
+export async function networkTopology(ctx: TopologyDeps, network: string): Promise<NetworkTopology> {
+  const recs = ctx.pods
     .all()
     .filter(
-      (r): r is SandboxRecord & { netnsPath: string } =>
+      (r): r is PodFacts & { netnsPath: string } =>
         r.state === 'Ready' && !!r.netnsPath && !r.netnsClosed && (r.network?.networks ?? []).some((n) => n.network === network),
     );
   const readAt = new Date().toISOString();

@@ -12,7 +12,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { ProcessRunner } from '../os/exec';
+import type { KernelReader } from '../kernel/types';
 
 export const CAPTURE_SNAPLEN = 128;
 export const CAPTURE_MAX_PACKETS = 1000;
@@ -176,22 +176,25 @@ export function pcapngBlocks(buf: Buffer): { types: number[]; interfaces: string
   return { types, interfaces };
 }
 
-/** the host-side veth of a pod's eth0 (by the peer ifindex, never by name) and the bridge it is a port of */
+/**
+ * the host-side veth of a pod's eth0 (by the peer ifindex, never by name) and the bridge it is a port of, read through
+ * the engine's one kernel reader; a read that fails leaves the hops it could not name out (nothing to capture there)
+ */
 export async function podHops(
-  runner: ProcessRunner,
+  kernel: KernelReader,
   netns: { key: string; path: string; label: string },
 ): Promise<{ eth0: Hop; veth?: Hop; bridge?: Hop }> {
   const eth0: Hop = { netns: netns.key, netnsPath: netns.path, interface: 'eth0', label: `eth0 in ${netns.label}` };
-  const pod = await runner.run({ file: 'nsenter', args: [`--net=${netns.path}`, 'ip', '-j', 'link', 'show', 'eth0'], timeoutMs: 5000 });
-  const link = pod.exitCode === 0 ? (JSON.parse(pod.stdout) as Array<{ link_index?: number }>)[0]?.link_index : undefined;
-  if (link === undefined) return { eth0 };
-  const host = await runner.run({ file: 'ip', args: ['-j', 'link', 'show'], timeoutMs: 5000 });
-  const links = host.exitCode === 0 ? (JSON.parse(host.stdout) as Array<{ ifindex: number; ifname: string; master?: string }>) : [];
-  const v = links.find((l) => l.ifindex === link);
+  const timeoutMs = 5000;
+  const pod = await kernel.read(netns.path, { links: true }, { timeoutMs }).catch(() => undefined);
+  const peer = pod?.links.find((l) => l.name === 'eth0')?.peerIfindex;
+  if (peer === undefined) return { eth0 };
+  const host = await kernel.read(undefined, { links: true }, { timeoutMs }).catch(() => undefined);
+  const v = host?.links.find((l) => l.ifindex === peer);
   if (!v) return { eth0 };
   const out: { eth0: Hop; veth?: Hop; bridge?: Hop } = {
     eth0,
-    veth: { netns: 'host', interface: v.ifname, label: `host veth of ${netns.label}` },
+    veth: { netns: 'host', interface: v.name, label: `host veth of ${netns.label}` },
   };
   if (v.master) out.bridge = { netns: 'host', interface: v.master, label: `bridge ${v.master}` };
   return out;

@@ -7,6 +7,8 @@
  * rules of an engine that was killed mid-trace (their comment names its pid).
  */
 import type { ProcessRunner } from '../os/exec';
+import { LinuxKernelReader } from '../kernel/linux-reader';
+import type { KernelReader } from '../kernel/types';
 import { routeGet } from '../kernel/route-get';
 import {
   hasTool,
@@ -64,7 +66,11 @@ function pidAlive(pid: number): boolean {
 export class LinuxFlowTracer implements FlowTracer {
   private readonly rules: NetfilterTraceRules;
 
-  constructor(private readonly runner: ProcessRunner) {
+  constructor(
+    private readonly runner: ProcessRunner,
+    /** the links a capture's hops are found by (the engine's one kernel reader) */
+    private readonly kernel: KernelReader = new LinuxKernelReader(runner),
+  ) {
     this.rules = new NetfilterTraceRules(runner);
   }
 
@@ -97,7 +103,7 @@ export class LinuxFlowTracer implements FlowTracer {
     if (!hasTool('tcpdump')) missing.push('seen-at: tcpdump is not installed (no seen steps, no pcapng)');
     else {
       try {
-        flowHops = await seenAtHops(this.runner, flows, netnsByKey);
+        flowHops = await seenAtHops(this.kernel, flows, netnsByKey);
         const unique = new Map(flowHops.flat().map((h) => [`${h.netns}/${h.interface}`, h]));
         run.capture = await PathCapture.start(
           [...unique.values()],

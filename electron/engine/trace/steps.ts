@@ -6,7 +6,7 @@
 import type { ProbePath, RuleOwner, TraceStep } from '../../../shared/domain/probe';
 import type { RouteDecision } from '../kernel/route-get';
 import { TRACE_COMMENT_PREFIX, type TraceRuleLine } from '../kernel/netfilter-trace';
-import type { ConnectOutcome } from '../probe/types';
+import type { ConnectOutcome } from '../netns/probe-net';
 import { natOf } from './conntrack';
 import { isSocketReason } from './drop-reasons';
 import type { FlowRecord, FlowSpec, TraceNetns } from './flow-tracer';

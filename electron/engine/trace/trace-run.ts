@@ -3,9 +3,9 @@
  * seen-at hops of each flow, and the TraceRun that starts the monitors and TRACE rules and puts every one of them back;
  * then the pieces of each flow's record read from what was captured.
  */
-import type { ProcessRunner } from '../os/exec';
 import { hasTool, linesOfFlow, NetfilterTraceMonitor, type NetfilterTraceRules, type TraceLine } from '../kernel/netfilter-trace';
 import type { DropRecorder, KernelDrop } from './drop-reasons';
+import type { KernelReader } from '../kernel/types';
 import { podHops, writePcapng, type CapturedPacket, type Hop, type HopCapture, type PathCapture } from './capture';
 import type { ActiveTrace, FlowLine, FlowRecord, FlowSpec, TraceNetns } from './flow-types';
 
@@ -47,10 +47,10 @@ export function portsByNetns(flows: FlowSpec[]): { netnsByKey: Map<string, Trace
  * seen-at: each flow's hops in path order (a pod that sends: eth0, its host veth, the bridge; a pod that receives:
  * the bridge, its host veth, eth0), a hop listed once per flow
  */
-export async function seenAtHops(runner: ProcessRunner, flows: FlowSpec[], netnsByKey: Map<string, TraceNetns>): Promise<Hop[][]> {
+export async function seenAtHops(kernel: KernelReader, flows: FlowSpec[], netnsByKey: Map<string, TraceNetns>): Promise<Hop[][]> {
   const podHopsOf = new Map<string, Awaited<ReturnType<typeof podHops>>>();
   for (const n of netnsByKey.values())
-    if (n.path) podHopsOf.set(n.key, await podHops(runner, { key: n.key, path: n.path, label: n.label }));
+    if (n.path) podHopsOf.set(n.key, await podHops(kernel, { key: n.key, path: n.path, label: n.label }));
   return flows.map((f) => {
     const hops: Hop[] = [];
     f.netns.forEach((n, i) => {

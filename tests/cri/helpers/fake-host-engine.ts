@@ -6,9 +6,10 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { DEFAULT_ENGINE_OPTIONS } from '../../../electron/engine/options';
+import { DEFAULT_ENGINE_OPTIONS } from '../../../electron/engine/common/options';
 import { buildPauseSpec } from '../../../electron/engine/runtime/oci-spec';
-import { SandboxEngine } from '../../../electron/engine/sandbox/service';
+import type { SandboxEngine } from '../../../electron/engine/service/engine';
+import { buildTestEngine } from '../../../testkit/fakes/test-engine';
 import { createFakeCni, type FakeCni } from '../../../testkit/fakes/fake-cni';
 import { FakeSandboxFiles } from '../../../testkit/fakes/fake-files';
 import { fakeLiveReader } from '../../../testkit/fakes/fake-kernel-commands';
@@ -71,7 +72,7 @@ export async function createFakeHostEngine(prefix = 'podscope-r3-fakehost-'): Pr
   const cni = await createFakeCni({ dir });
   const runtime = new HostLikeRuntime();
   const files = new CountingFiles();
-  const engine = new SandboxEngine({
+  const engine = buildTestEngine({
     options: { ...DEFAULT_ENGINE_OPTIONS, stateDir: join(dir, 'state'), runDir: join(dir, 'run') },
     netns,
     cni,

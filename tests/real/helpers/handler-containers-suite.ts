@@ -10,7 +10,7 @@ import { existsSync, readFileSync, renameSync } from 'node:fs';
 import { join } from 'node:path';
 import { PassThrough, Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { SandboxEngine } from '../../../electron/engine/sandbox/service';
+import type { SandboxEngine } from '../../../electron/engine/service/engine';
 import type { PodSandboxConfigInput } from '../../../shared/domain/config';
 import type { ContainerConfigInput } from '../../../shared/domain/container';
 import { hasCode } from '../../../shared/domain/errors';

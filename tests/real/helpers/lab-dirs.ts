@@ -6,7 +6,7 @@
 import { execFileSync } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { EngineOptions } from '../../../electron/engine/options';
+import type { EngineOptions } from '../../../electron/engine/common/options';
 import { sweepLeftovers, type LeakScope } from '../../../testkit/leak-check';
 
 export interface LabDirs {

@@ -1,0 +1,217 @@
+/**
+ * Real probe agents: `node -e AGENT_SCRIPT` in the host netns, or `nsenter --net=<path> node -e …` inside a sandbox's
+ * netns (nsenter execs, so the pid we hold is the agent's own). Each agent is a child in its own process group; close()
+ * ends stdin, waits briefly and then kills it by pid, so nothing a probe started outlives it.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { networkInterfaces } from 'node:os';
+import { PodscopeError } from '../../../shared/domain/errors';
+import { LinuxKernelReader } from '../kernel/linux-reader';
+import { tablesOf } from '../kernel/netfilter';
+import type { KernelReader } from '../kernel/types';
+import type { ProcessRunner } from '../os/exec';
+import { AGENT_SCRIPT } from './probe-agent-script';
+import type { ConnectOutcome, InterfaceLink, ProbeAgent, ProbeNet } from './probe-net';
+
+const START_TIMEOUT_MS = 10_000;
+const REQUEST_TIMEOUT_MS = 15_000;
+const EXIT_GRACE_MS = 1000;
+
+export class LinuxProbeNet implements ProbeNet {
+  constructor(
+    runner: ProcessRunner,
+    private readonly nodePath = process.execPath,
+    private readonly kernel: KernelReader = new LinuxKernelReader(runner),
+  ) {}
+
+  async open(netnsPath: string | undefined, signal?: AbortSignal): Promise<ProbeAgent> {
+    const [file, args] =
+      netnsPath === undefined
+        ? [this.nodePath, ['-e', AGENT_SCRIPT]]
+        : ['nsenter', [`--net=${netnsPath}`, '--', this.nodePath, '-e', AGENT_SCRIPT]];
+    // ELECTRON_RUN_AS_NODE: inside the Electron main, execPath is the Electron binary
+    const child = spawn(file, args, {
+      stdio: ['pipe', 'pipe', 'pipe'],
+      detached: true,
+      env: { ...process.env, ELECTRON_RUN_AS_NODE: '1' },
+    });
+    const agent = new ChildAgent(child, netnsPath ?? 'host');
+    try {
+      await agent.ready(signal);
+    } catch (e) {
+      await agent.close();
+      throw e;
+    }
+    return agent;
+  }
+
+  async hostportDnatRules(signal?: AbortSignal): Promise<{ v4: string[]; v6: string[] }> {
+    const { netfilter } = await this.kernel.read(undefined, { netfilter: { tables: ['nat'] } }, { signal });
+    // no chain (no pod ever mapped a host port, or a family's read failed): nothing conflicts there
+    const chain = (family: 4 | 6) =>
+      tablesOf(netfilter, family)
+        .flatMap((t) => t.rules)
+        .filter((r) => r.chain === 'CNI-HOSTPORT-DNAT')
+        .map((r) => r.spec);
+    return { v4: chain(4), v6: chain(6) };
+  }
+
+  async interfaceLink(netnsPath: string, ifName: string, signal?: AbortSignal): Promise<InterfaceLink | undefined> {
+    const { links } = await this.kernel.read(netnsPath, { links: true }, { signal });
+    const link = links.find((l) => l.name === ifName);
+    if (!link) return undefined;
+    const out: InterfaceLink = link.kind ? { kind: link.kind } : {};
+    // a child moved into the pod names its lower link by ifindex in the netns it came from (link_netnsid): the host's
+    if (link.kind !== 'macvlan' && link.kind !== 'ipvlan') return out;
+    if (link.peerIfindex === undefined || link.peerNetnsId === undefined) return out;
+    const host = (await this.kernel.read(undefined, { links: true }, { signal })).links;
+    const parent = host.find((l) => l.ifindex === link.peerIfindex);
+    if (!parent) return out;
+    out.parent = { name: parent.name, addresses: parent.addresses.map((a) => a.address) };
+    // a child in the same netns as its lower link names it by name (`link`), not by index
+    const leg = host.find((l) => l.kind === link.kind && l.peerName === parent.name && l.peerNetnsId === undefined);
+    if (leg) out.hostLeg = leg.name;
+    return out;
+  }
+
+  hostAddresses(): string[] {
+    return Object.values(networkInterfaces()).flatMap((list) => (list ?? []).map((a) => a.address.replace(/%.*$/, '')));
+  }
+}
+
+class ChildAgent implements ProbeAgent {
+  private nextId = 1;
+  private buffer = '';
+  private stderr = '';
+  private readonly pending = new Map<number, (reply: Record<string, unknown>) => void>();
+  private exited = false;
+  private readonly exitPromise: Promise<void>;
+
+  constructor(
+    private readonly child: ChildProcess,
+    private readonly where: string,
+  ) {
+    this.exitPromise = new Promise((resolve) => {
+      const gone = () => {
+        if (this.exited) return;
+        this.exited = true;
+        for (const [, done] of this.pending)
+          done({ ok: false, error: `probe agent in ${where} exited${this.stderr ? `: ${this.stderr.trim().slice(-500)}` : ''}` });
+        this.pending.clear();
+        resolve();
+      };
+      child.once('exit', gone);
+      // spawn failure (nsenter or node missing): no 'exit' follows
+      child.once('error', (e) => {
+        this.stderr += e.message;
+        gone();
+      });
+    });
+    child.stdin!.on('error', () => undefined);
+    child.stderr!.on('data', (b: Buffer) => {
+      this.stderr = (this.stderr + b.toString()).slice(-4000);
+    });
+    child.stdout!.on('data', (b: Buffer) => {
+      this.buffer += b.toString('utf8');
+      let nl: number;
+      while ((nl = this.buffer.indexOf('\n')) >= 0) {
+        const line = this.buffer.slice(0, nl);
+        this.buffer = this.buffer.slice(nl + 1);
+        try {
+          const msg = JSON.parse(line) as Record<string, unknown>;
+          const done = this.pending.get(msg.id as number);
+          this.pending.delete(msg.id as number);
+          done?.(msg);
+        } catch {
+          // not ours: ignore
+        }
+      }
+    });
+  }
+
+  get pid(): number | undefined {
+    return this.child.pid;
+  }
+
+  async ready(signal?: AbortSignal): Promise<void> {
+    const reply = await this.wait(0, START_TIMEOUT_MS, signal);
+    if (!reply.ok) throw new PodscopeError('RuntimeError', `cannot start the probe agent in ${this.where}: ${String(reply.error)}`);
+  }
+
+  private wait(id: number, timeoutMs: number, signal?: AbortSignal): Promise<Record<string, unknown>> {
+    return new Promise((resolve) => {
+      if (this.exited) return resolve({ ok: false, error: `probe agent in ${this.where} has exited` });
+      const timer = setTimeout(() => {
+        this.pending.delete(id);
+        signal?.removeEventListener('abort', onAbort);
+        resolve({ ok: false, error: 'probe agent did not answer in time' });
+      }, timeoutMs);
+      const onAbort = () => {
+        this.pending.delete(id);
+        clearTimeout(timer);
+        resolve({ ok: false, error: 'canceled' });
+      };
+      signal?.addEventListener('abort', onAbort, { once: true });
+      this.pending.set(id, (r) => {
+        clearTimeout(timer);
+        signal?.removeEventListener('abort', onAbort);
+        resolve(r);
+      });
+    });
+  }
+
+  private async request(body: Record<string, unknown>): Promise<Record<string, unknown>> {
+    const id = this.nextId++;
+    const answer = this.wait(id, REQUEST_TIMEOUT_MS);
+    if (!this.exited) this.child.stdin!.write(`${JSON.stringify({ ...body, id })}\n`);
+    return answer;
+  }
+
+  async listeners(): Promise<number[]> {
+    const r = await this.request({ op: 'listeners' });
+    if (!r.ok) throw new PodscopeError('RuntimeError', `listing TCP listeners in ${this.where}: ${String(r.error)}`);
+    return r.ports as number[];
+  }
+
+  async respond(port: number, banner: string, address?: string): Promise<number> {
+    const r = await this.request({ op: 'respond', port, banner, address });
+    if (!r.ok)
+      throw new PodscopeError('RuntimeError', `cannot open a responder on ${address ?? '*'}:${port} in ${this.where}: ${String(r.error)}`);
+    return r.port as number;
+  }
+
+  async connect(
+    host: string,
+    port: number,
+    timeoutMs: number,
+    bannerMs: number,
+    opts: { resetIfBanner?: string; localPort?: number } = {},
+  ): Promise<ConnectOutcome> {
+    const r = await this.request({
+      op: 'connect',
+      host,
+      port,
+      timeoutMs,
+      bannerMs,
+      resetIfBanner: opts.resetIfBanner,
+      localPort: opts.localPort,
+    });
+    if (!r.ok) return { kind: 'error', error: String(r.error) };
+    return r.outcome as ConnectOutcome;
+  }
+
+  async close(): Promise<void> {
+    if (this.exited || this.child.pid === undefined) return;
+    if (this.child.exitCode !== null || this.child.signalCode !== null) return;
+    this.child.stdin!.end();
+    const timer = setTimeout(() => {
+      try {
+        process.kill(-this.child.pid!, 'SIGKILL');
+      } catch {
+        // already gone
+      }
+    }, EXIT_GRACE_MS);
+    await this.exitPromise;
+    clearTimeout(timer);
+  }
+}

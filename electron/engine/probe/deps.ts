@@ -1,0 +1,75 @@
+/**
+ * What the reachability probe needs from the rest of the engine; service/ fills it. The packet trace is among them,
+ * declared here in the shapes the probe uses, so the probe does not import trace/: structural typing checks, where
+ * service/ hands over the real tracer, that trace/'s types fit these.
+ */
+import type { CniConfigView } from '../../../shared/domain/cni';
+import type { ProbePath, TraceStep } from '../../../shared/domain/probe';
+import type { PodFacts, PodLookup } from '../common/pod-facts';
+import type { RouteGetQuery } from '../kernel/route-get';
+import type { ConnectOutcome, ProbeNet } from '../netns/probe-net';
+
+export interface ProbeDeps {
+  pods: PodLookup;
+  /** the agents, connects and DNAT order */
+  net: ProbeNet;
+  /** re-reads whether the pod's pause still runs (a pause that died since the last poll must not be probed as ready) */
+  refreshLiveness(pod: PodFacts): Promise<void>;
+  /** the namespace pinned at this path is gone */
+  netnsClosed(path: string): Promise<boolean>;
+  /** the networks loaded from the conf dir: the chain of an attachment whose cache entry is gone */
+  cniConfig(): CniConfigView;
+  /** follows each connect through the kernel (probe --trace); undefined where the kernel cannot be asked */
+  tracer?: ProbeTracer;
+}
+
+/** a netns a traced flow crosses: "host" or a pod id */
+export interface FlowNetns {
+  key: string;
+  /** the pinned netns path (undefined: the host's) */
+  path?: string;
+  label: string;
+}
+
+/** one connect to follow, in the shape the packet trace takes it (trace/flow-types.ts FlowSpec) */
+export interface FlowToTrace {
+  sport: number;
+  family: 4 | 6;
+  dst: string;
+  dport: number;
+  /** every netns the flow crosses, the sender's first */
+  netns: FlowNetns[];
+  /** the route decisions to read afterwards, in path order */
+  routes: Array<{ netns: FlowNetns; query: RouteGetQuery; purpose: string; reply?: boolean }>;
+}
+
+/** what the trace recorded of one flow: the probe hands it back to explain() and reads only what it lacked */
+export interface TracedFlow {
+  missing: string[];
+}
+
+export interface ProbeTracer {
+  /** a source port no other trace of this process is using; released once the trace finished */
+  allocatePort(avoid?: Set<number>): number;
+  releasePort(port: number): void;
+  begin(
+    flows: FlowToTrace[],
+    signal?: AbortSignal,
+  ): Promise<{
+    readonly missing: string[];
+    capture?: { pcapng: Buffer; interfaces: string[]; packets: number };
+    finish(): Promise<TracedFlow[]>;
+  }>;
+  /** the path's steps, the way out and back, and one sentence saying why */
+  explain(input: {
+    flow: FlowToTrace;
+    record: TracedFlow;
+    path: ProbePath;
+    outcome: ConnectOutcome;
+    /** every pod involved, to name who installed each rule */
+    known: Array<{ id: string; network: string | undefined; ips: string[] }>;
+    podName(id: string): string | undefined;
+    /** the netns whose answer means reachable */
+    target: FlowNetns;
+  }): { steps: TraceStep[]; why: string };
+}

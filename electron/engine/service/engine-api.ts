@@ -1,0 +1,28 @@
+/** The engine as every front door sees it: the sandbox and container verbs, events, and the optional parts. */
+import type { ContainerApi, ContainerEvent } from '../../../shared/domain/container';
+import type { LogEntry } from '../../../shared/domain/cri-log';
+import type { LabApi } from '../../../shared/domain/lab';
+import type { SandboxApi, SandboxEvent } from '../../../shared/domain/sandbox';
+import type { EngineOptions } from '../common/options';
+import type { ContainerLogOptions } from '../containers/log-reader';
+import type { ContainerStreaming } from '../containers/streaming';
+import type { ImageStore } from '../images/types';
+
+export type SandboxEventListener = (e: SandboxEvent | ContainerEvent) => void;
+
+/** The engine as hosts (Electron main, browser-mode host, CLI, CRI server) see it. */
+export interface Engine extends SandboxApi, ContainerApi {
+  readonly options: EngineOptions;
+  /** the image store (absent on an engine that could not start) */
+  readonly images?: ImageStore;
+  subscribe(listener: SandboxEventListener): () => void;
+  /** the CNI lab (real engines only; the unavailable stand-in and CRI endpoints have none) */
+  lab?: LabApi;
+  /** exec/attach/port-forward with live streams (containers/streaming.ts; absent on the unavailable stand-in: the app
+   * then says this endpoint has no streaming) */
+  readonly streaming?: ContainerStreaming;
+  /** a container's CRI log lines (containers/log-reader.ts; absent on the unavailable stand-in) */
+  containerLogs?(id: string, opts?: ContainerLogOptions): Promise<AsyncIterable<LogEntry>>;
+  /** releases the state-dir lock; sandboxes keep running */
+  close(): Promise<void>;
+}
