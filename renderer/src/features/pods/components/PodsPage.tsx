@@ -86,6 +86,7 @@ export function PodsPage() {
                 setDetailTab('overview');
               }}
               hostPortsListed={endpoint?.kind !== 'cri'}
+              probeable={endpoint?.capabilities.liveNetwork !== false}
               containerCounts={m.containerCounts}
               containersUnavailable={endpoint?.capabilities.containers === false}
               clashes={m.clashes}
