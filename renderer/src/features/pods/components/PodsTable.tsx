@@ -89,6 +89,7 @@ export function PodsTable({
         onKeyDown={onKeyDown}
         aria-activedescendant={selectedId ? `pod-row-${selectedId}` : undefined}
         data-testid="pods-grid-body"
+        data-page-focus
       >
         <div style={{ height: totalSize, position: 'relative' }}>
           {rendered.map((v) => {
