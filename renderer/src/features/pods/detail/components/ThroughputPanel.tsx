@@ -111,7 +111,11 @@ export function ThroughputPanel({ s }: { s: SandboxStatus }) {
       </header>
       <div className="live-sub small muted">
         Host → pod IP (ingress), then pod → its gateway on the host (egress), up to 5 s each. The rate is taken after the tbf burst is used
-        up.
+        up.{' '}
+        <span data-testid="tp-units">
+          Units: rates in bit/s, sizes in bytes, both with SI prefixes (1 MB = 1,000,000 B; 1 Mbit/s = 1,000,000 bit/s), as tc and the
+          bandwidth annotations mean them.
+        </span>
       </div>
       {!ready && (
         <div className="live-note" data-testid="tp-not-ready">
