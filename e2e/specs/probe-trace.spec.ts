@@ -31,7 +31,7 @@ test('probe trace: Why? names the foreign DROP rule and who installed each rule;
   try {
     await app.goto('Sandboxes');
     await app.pods.open('web');
-    await app.detail.tab('Port mappings');
+    await app.detail.tab('Reachability');
     await page.getByTestId('probe-button').click();
     const reach = page.getByTestId('reachability');
     const row = reach.locator('tbody tr[data-kind="hostPort"]').first();
@@ -49,6 +49,7 @@ test('probe trace: Why? names the foreign DROP rule and who installed each rule;
   } finally {
     execFileSync('iptables', ['-D', ...rule]);
   }
+  await app.detail.tab('Reachability');
   await page.getByTestId('probe-button').click();
   const reach = page.getByTestId('reachability');
   const gw = reach.locator('tbody tr[data-kind="gateway"]').first();

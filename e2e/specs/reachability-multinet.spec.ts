@@ -136,7 +136,7 @@ base(
     await page.goto(host!.url);
     const app = new AppPage(page, testInfo);
     await app.pods.open('multinet-a');
-    await app.detail.tab('Port mappings');
+    await app.detail.tab('Reachability');
     await page.getByTestId('probe-button').click();
     const reach = page.getByTestId('reachability');
     const groups = reach.getByTestId('reach-network');

@@ -43,6 +43,7 @@ test('probe: a contested host port is shadowed, the winner is reachable, and the
     await expect(page.getByTestId('host-port-conflicts').locator(`[data-winner="${first}"]`)).toContainText('first matching jump');
     // the kernel has the second pod's rule, but it is not marked as working: the first pod's jump comes first
     await expect(page.getByTestId('live-ports').getByTestId('dnat-shadowed')).toContainText(first.slice(0, 12));
+    await app.detail.tab('Reachability');
     await page.getByTestId('probe-button').click();
     const rows = page.getByTestId('reach-paths').locator('tbody tr[data-kind="hostPort"]');
     await expect(rows.first()).toHaveAttribute('data-verdict', 'shadowed');
@@ -56,7 +57,7 @@ test('probe: a contested host port is shadowed, the winner is reachable, and the
   await test.step('the first pod: every path measured reachable, green', async () => {
     await app.goto('Sandboxes');
     await app.pods.open('probe-first');
-    await app.detail.tab('Port mappings');
+    await app.detail.tab('Reachability');
     await page.getByTestId('probe-button').click();
     const reach = page.getByTestId('reachability');
     await expect(reach.locator('tbody tr[data-kind="hostPort"]').first()).toHaveAttribute('data-verdict', 'reachable');
@@ -82,7 +83,7 @@ test('probe: on a crowded network only the newest peers are measured, and the pa
 
   await app.goto('Sandboxes');
   await app.pods.open('crowd-0');
-  await app.detail.tab('Port mappings');
+  await app.detail.tab('Reachability');
   await page.getByTestId('probe-button').click();
   const reach = page.getByTestId('reachability');
   await expect(page.getByTestId('reach-peers')).toContainText('peers: newest 4 of 5');

@@ -54,10 +54,12 @@ export function detailFromInfo(image: ImageView, info: Record<string, string>): 
   const detail: ImageDetail = { image, layers, info };
   const os = spec.os ?? (parsed.os as string | undefined);
   const arch = spec.architecture ?? (parsed.architecture as string | undefined);
-  const created = (parsed.createdAt as string | undefined) ?? spec.created;
+  // the built-in store's verbose info has its own createdAt: when it stored the image, not when the image was made
+  const stored = parsed.createdAt as string | undefined;
   if (os) detail.os = os;
   if (arch) detail.architecture = arch;
-  if (created) detail.createdAt = created;
+  if (spec.created) detail.createdAt = spec.created;
+  if (stored) detail.storedAt = stored;
   if (spec.config && typeof spec.config === 'object') detail.config = spec.config as Record<string, unknown>;
   return detail;
 }

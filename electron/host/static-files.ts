@@ -1,5 +1,8 @@
 /** Serves the built renderer from one directory, never outside it, with strict security headers. */
 import { createReadStream } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
+import { cspWithStyleNonce, fillStyleNonce } from '../../shared/ipc/style-nonce';
 import { pipeline } from 'node:stream';
 import { stat } from 'node:fs/promises';
 import { extname, join, normalize, resolve, sep } from 'node:path';
@@ -66,6 +69,20 @@ export async function serveStatic(rootDir: string, pathname: string, res: Server
     const hint =
       rel === '/' || rel === '/index.html' ? `renderer not built: run "npm run build:renderer" (looked in ${root})` : 'not found';
     return plain(res, 404, hint, headers);
+  }
+  if (extname(file) === '.html') {
+    // a fresh style nonce per page (shared/ipc/style-nonce.ts): in the CSP header and in the page
+    const nonce = randomBytes(16).toString('base64');
+    const body = Buffer.from(fillStyleNonce(await readFile(file, 'utf8'), nonce));
+    const csp = headers['Content-Security-Policy'];
+    res.writeHead(200, {
+      ...headers,
+      ...(csp ? { 'Content-Security-Policy': cspWithStyleNonce(csp, nonce) } : {}),
+      'Content-Type': TYPES['.html']!,
+      'Content-Length': String(body.length),
+    });
+    res.end(body);
+    return;
   }
   res.writeHead(200, {
     ...headers,

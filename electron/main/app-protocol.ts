@@ -6,6 +6,8 @@
 import { net, protocol } from 'electron';
 import { join, normalize, sep } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { randomBytes } from 'node:crypto';
+import { cspWithStyleNonce, fillStyleNonce } from '../../shared/ipc/style-nonce';
 
 export const APP_SCHEME = 'app';
 export const APP_ORIGIN = `${APP_SCHEME}://podscope`;
@@ -37,8 +39,15 @@ export function serveRenderer(rendererDir: string): void {
     if (!file.startsWith(root + sep)) return new Response('forbidden', { status: 403 });
     const res = await net.fetch(pathToFileURL(file).toString());
     const headers = new Headers(res.headers);
-    headers.set('Content-Security-Policy', RENDERER_CSP);
     headers.set('X-Content-Type-Options', 'nosniff');
+    if (file.endsWith('.html') && res.ok) {
+      // a fresh style nonce per page load (shared/ipc/style-nonce.ts): in the CSP header and in the page
+      const nonce = randomBytes(16).toString('base64');
+      headers.set('Content-Security-Policy', cspWithStyleNonce(RENDERER_CSP, nonce));
+      headers.delete('Content-Length');
+      return new Response(fillStyleNonce(await res.text(), nonce), { status: res.status, headers });
+    }
+    headers.set('Content-Security-Policy', RENDERER_CSP);
     return new Response(res.body, { status: res.status, headers });
   });
 }

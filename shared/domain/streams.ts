@@ -21,7 +21,10 @@ export interface ImageDetail {
   image: ImageView;
   os?: string;
   architecture?: string;
+  /** the image config's `created` (when the image was built), never when this store got it */
   createdAt?: string;
+  /** when the endpoint's store got the image (pull or load), where it says */
+  storedAt?: string;
   /** layer diffIDs, base first */
   layers: string[];
   /** the OCI image config's `config` object (Env, Entrypoint, Cmd, WorkingDir, User, ExposedPorts, Labels, …) */

@@ -20,6 +20,7 @@ const rec: ImageRecord = {
   architecture: 'amd64',
   pinned: false,
   createdAt: '2026-01-01T00:00:00Z',
+  imageCreated: '2024-05-06T07:08:09Z',
 };
 
 /** A store holding one record (only what the adapter calls). */
@@ -74,6 +75,8 @@ describe('one image adapter for the app and the CLI', () => {
     expect(await images.status(rec.id)).toEqual({ image: imageViewOf(rec), info: {} });
     expect(await images.status('nope')).toBeUndefined();
     expect(await images.inspect(rec.id)).toMatchObject({ layers: rec.diffIds, os: 'linux', architecture: 'amd64', config: rec.config });
+    // created is the image config's (when it was built); when the store got it is apart
+    expect(await images.inspect(rec.id)).toMatchObject({ createdAt: '2024-05-06T07:08:09Z', storedAt: '2026-01-01T00:00:00Z' });
     expect(await images.inspect('nope')).toBeNull();
     const phases: string[] = [];
     expect(await images.pull('busybox', { auth: { username: 'u', password: 'p' }, onProgress: (p) => phases.push(p.phase) })).toEqual(

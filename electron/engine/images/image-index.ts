@@ -184,5 +184,6 @@ export function recordOf(
     architecture: configDoc.architecture,
     pinned: previous?.pinned ?? false,
     createdAt: previous?.createdAt ?? new Date().toISOString(),
+    ...(configDoc.created !== undefined && { imageCreated: configDoc.created }),
   };
 }

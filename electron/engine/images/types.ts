@@ -24,6 +24,8 @@ export interface ImageRecord {
   pinned: boolean;
   /** when it was pulled or loaded (RFC 3339) */
   createdAt: string;
+  /** the image config's `created` (when the image was built), when it has one */
+  imageCreated?: string;
 }
 
 export interface PullProgress {

@@ -30,6 +30,12 @@ export function imageVerboseInfo(rec: ImageRecord): string {
     size: rec.size,
     diffIds: rec.diffIds,
     createdAt: rec.createdAt,
-    imageSpec: { os: rec.os, architecture: rec.architecture, config: rec.config, rootfs: { type: 'layers', diff_ids: rec.diffIds } },
+    imageSpec: {
+      os: rec.os,
+      architecture: rec.architecture,
+      created: rec.imageCreated,
+      config: rec.config,
+      rootfs: { type: 'layers', diff_ids: rec.diffIds },
+    },
   });
 }

@@ -7,7 +7,7 @@ import { create } from 'zustand';
 import type { PodSandboxConfigInput } from '../../../shared/domain/config';
 
 export type View = 'pods' | 'create' | 'images' | 'cni' | 'lab' | 'engine';
-export type DetailTab = 'overview' | 'containers' | 'network' | 'ports' | 'bandwidth' | 'trace' | 'lifecycle' | 'raw';
+export type DetailTab = 'overview' | 'containers' | 'network' | 'reachability' | 'ports' | 'bandwidth' | 'trace' | 'lifecycle' | 'raw';
 
 interface NavigationState {
   view: View;

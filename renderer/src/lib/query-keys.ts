@@ -26,6 +26,9 @@ export const queryKeys = {
   podLive: (endpointId: string, id: string) => [...ep(endpointId), 'live', id] as const,
   podTopology: (endpointId: string, id: string) => [...ep(endpointId), 'topology', id] as const,
   podProbe: (endpointId: string, id: string) => [...ep(endpointId), 'probe', id] as const,
+  /** the last throughput measurement and CNI CHECK of this window (the engine keeps neither): cache-only */
+  podThroughput: (endpointId: string, id: string) => [...ep(endpointId), 'throughput', id] as const,
+  podCheck: (endpointId: string, id: string) => [...ep(endpointId), 'check', id] as const,
 
   containers: (endpointId: string) => [...ep(endpointId), 'containers'] as const,
   containerStatus: (endpointId: string, id: string) => [...ep(endpointId), 'containers', 'status', id] as const,

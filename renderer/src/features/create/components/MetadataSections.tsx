@@ -9,7 +9,8 @@ export function MetadataSection({ form, set, errors, locked }: SectionProps) {
       <legend>Metadata</legend>
       <div className="form-grid">
         <Field label="Name" error={errors.name}>
-          {(p) => <TextInput p={p} value={form.name} placeholder="web" onChange={(v) => set('name', v)} />}
+          {/* the page's first field: where the focus goes when the page is chosen in the sidebar */}
+          {(p) => <TextInput p={{ ...p, 'data-page-focus': true }} value={form.name} placeholder="web" onChange={(v) => set('name', v)} />}
         </Field>
         <Field label="Namespace" error={errors.namespace}>
           {(p) => <TextInput p={p} value={form.namespace} onChange={(v) => set('namespace', v)} />}

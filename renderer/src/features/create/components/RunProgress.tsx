@@ -27,15 +27,31 @@ export function RunProgress({
   useEffect(() => {
     if (failed) outcome.current?.scrollIntoView?.({ block: 'nearest' });
   }, [failed]);
+  // the submit button is disabled while the engine works: the focus follows the new content instead of falling to
+  // <body> — the steps' heading while it runs, then "Open sandbox" or the error
+  const head = useRef<HTMLElement>(null);
+  const openButton = useRef<HTMLButtonElement>(null);
+  const errorBox = useRef<HTMLDivElement>(null);
+  useEffect(() => {
+    if (pending) head.current?.focus();
+  }, [pending]);
+  useEffect(() => {
+    if (createdId) openButton.current?.focus();
+  }, [createdId]);
+  useEffect(() => {
+    if (failed) errorBox.current?.focus();
+  }, [failed]);
   return (
     <div className="run-progress" data-testid="run-progress" aria-live="polite">
       <div className="run-progress-head">
-        <strong>{pending ? 'Creating sandbox…' : createdId ? 'Sandbox created' : error ? 'Creation failed' : ''}</strong>
+        <strong ref={head} tabIndex={-1} data-testid="run-progress-head">
+          {pending ? 'Creating sandbox…' : createdId ? 'Sandbox created' : error ? 'Creation failed' : ''}
+        </strong>
         {createdId && (
           <>
             <span className="mono muted">{createdId.slice(0, 13)}</span>
             <span className="toolbar-spacer" />
-            <button type="button" className="btn btn-primary" onClick={onOpen}>
+            <button type="button" className="btn btn-primary" onClick={onOpen} ref={openButton}>
               Open sandbox
             </button>
             <button type="button" className="btn" onClick={onAnother}>
@@ -60,7 +76,11 @@ export function RunProgress({
           </li>
         )}
       </ol>
-      {error ? <ErrorView error={error} title="RunPodSandbox failed" /> : null}
+      {error ? (
+        <div ref={errorBox} tabIndex={-1} data-testid="run-error">
+          <ErrorView error={error} title="RunPodSandbox failed" />
+        </div>
+      ) : null}
       {clash && (
         <div className="callout callout-warn clash" data-testid="name-clash">
           <div>

@@ -45,7 +45,8 @@ export function ImageInspect({ image }: { image: ImageView }) {
                 ['digests', image.repoDigests.join('\n')],
                 ['platform', [d!.os, d!.architecture].filter(Boolean).join('/')],
                 ['size', byteSize(image.size)],
-                ['created', d!.createdAt ?? ''],
+                ['created', d!.createdAt ?? <span className="muted">the image config has no created time</span>],
+                ['stored', d!.storedAt ?? ''],
               ]}
             />
           </Section>

@@ -66,7 +66,10 @@ describe('Images page', () => {
     await fakes.loadImage('podscope.test/used:1');
     await fakes.loadImage('podscope.test/free:1');
     const { id: podId } = await engine.run({ config: { metadata: { name: 'p', namespace: 'default', uid: 'u' } } });
-    await engine.createContainer({ podSandboxId: podId, config: { metadata: { name: 'c' }, image: { image: 'podscope.test/used:1' } } });
+    const { id: ctrId } = await engine.createContainer({
+      podSandboxId: podId,
+      config: { metadata: { name: 'c' }, image: { image: 'podscope.test/used:1' } },
+    });
     fireEvent.click(await screen.findByRole('button', { name: 'Refresh' }));
     const table = await screen.findByRole('table', { name: 'Images' });
     await within(table).findByText('podscope.test/used');
@@ -76,6 +79,9 @@ describe('Images page', () => {
     const alert = await screen.findByRole('alert');
     expect(alert.textContent).toContain('FailedPrecondition');
     expect(alert.textContent).toContain('in use by container');
+    // the container by its name and short id, not its 64-hex id
+    await waitFor(() => expect(alert.textContent).toContain(`c (${ctrId.slice(0, 12)})`));
+    expect(screen.getByRole('alert').querySelector('.error-msg')!.textContent).not.toContain(ctrId);
     expect(within(table).getByText('podscope.test/used')).toBeTruthy();
 
     fireEvent.click(within(table).getByRole('button', { name: 'Remove podscope.test/free:1' }));

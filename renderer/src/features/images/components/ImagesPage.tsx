@@ -1,8 +1,13 @@
 /**
  * The endpoint's images: pull (with progress where the runtime reports it), load an archive (local store), list, inspect
  * layers and config, remove.
- * A refused removal (an image a container still uses) shows the runtime's own error, code and message.
+ * A refused removal (an image a container still uses) shows the runtime's own error and code, each container it names
+ * by its name and short id (model/refusal.ts).
  */
+import { useQuery } from '@tanstack/react-query';
+import { useClient } from '../../../lib/connection-context';
+import { queryKeys } from '../../../lib/query-keys';
+import { withContainerNames } from '../model/refusal';
 import { ConfirmDialog } from '../../../lib/ui/Dialog';
 import { EmptyState } from '../../../lib/ui/EmptyState';
 import { ErrorView } from '../../../lib/ui/ErrorView';
@@ -15,6 +20,13 @@ import { PullToolbar } from './PullToolbar';
 export function ImagesPage() {
   const m = useImagesPage();
   const { images, pull, remove, confirm } = m;
+  const client = useClient();
+  // only read once a removal was refused: the names it needs
+  const containers = useQuery({
+    queryKey: queryKeys.containers(m.endpointId),
+    queryFn: () => client.call('containers.list', { endpointId: m.endpointId }),
+    enabled: remove.isError,
+  });
   return (
     <div className="page images-page">
       <header className="page-head">
@@ -35,7 +47,7 @@ export function ImagesPage() {
       />
       <LoadImageForm endpointId={m.endpointId} local={m.local} onLoaded={() => void m.refresh()} />
       {pull.isError && <ErrorView error={pull.error} title={`Could not pull ${pull.variables}`} />}
-      {remove.isError && <ErrorView error={remove.error} title="The image was not removed" />}
+      {remove.isError && <ErrorView error={withContainerNames(remove.error, containers.data ?? [])} title="The image was not removed" />}
       {images.isError ? (
         <ErrorView error={images.error} title="Could not list the images" />
       ) : images.data && images.data.length === 0 ? (

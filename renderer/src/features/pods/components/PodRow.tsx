@@ -7,6 +7,7 @@ import { age, shortId } from '../../../lib/format';
 import { StatePill } from '../../../lib/ui/StatusPill';
 import { ROW_HEIGHT } from '../model/use-pods-grid';
 import { HostPortClashMark } from './HostPortClash';
+import { NetworkCell } from './NetworkCell';
 
 function hostPorts(p: SandboxSummary): string {
   return p.hostPorts.map((h) => `${h.hostIP ? `${h.hostIP}:` : ''}${h.hostPort}→${h.containerPort}/${h.protocol}`).join(', ');
@@ -60,6 +61,7 @@ export function PodRow({
   clash,
   containers,
   hostPortsListed,
+  probeable = true,
   now,
 }: {
   pod: SandboxSummary;
@@ -78,6 +80,8 @@ export function PodRow({
   containers: [number, number] | undefined | 'unknown' | 'unavailable';
   /** false for CRI endpoints, whose list has no port mappings */
   hostPortsListed: boolean;
+  /** the endpoint's pods can be probed from here */
+  probeable?: boolean;
   now: number;
 }) {
   const live = p.state === 'SANDBOX_READY';
@@ -106,6 +110,9 @@ export function PodRow({
       <div role="gridcell" className="cell">
         <StatePill state={p.state} reason={p.notReadyReason} pending={!!p.cleanupPending?.length} />
       </div>
+      <div role="gridcell" className="cell" data-col="network">
+        <NetworkCell pod={p} probeable={probeable} />
+      </div>
       <div role="gridcell" className="cell mono" data-col="containers" title="running / all containers">
         {containers === 'unavailable' ? (
           <span className="muted small" title={CONTAINERS_UNAVAILABLE}>
@@ -123,7 +130,14 @@ export function PodRow({
       <div role="gridcell" className="cell mono">
         {p.additionalIps.join(', ') || <span className="muted">—</span>}
       </div>
-      <div role="gridcell" className="cell mono" data-col="host-ports" data-released={!live && hostPorts(p) ? 'true' : undefined}>
+      <div
+        role="gridcell"
+        className="cell mono"
+        data-col="host-ports"
+        data-released={!live && hostPorts(p) ? 'true' : undefined}
+        // a narrow column cuts the list: the whole of it on hover
+        title={hostPorts(p) || undefined}
+      >
         {clash && <HostPortClashMark />}
         {(hostPorts(p) && !live ? <Released text={hostPorts(p)} /> : hostPorts(p)) ||
           (hostPortsListed || p.hostNetwork ? (

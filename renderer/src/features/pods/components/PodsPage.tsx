@@ -1,10 +1,11 @@
 /**
  * Pods view: filters and bulk actions over the table, the selected pod's detail underneath (Wireshark-style).
- * With nothing open the list fills the view; with a pod open the split between them is draggable and remembered.
+ * With nothing open the list fills the view; with a pod open the list takes the height of its rows, up to the share of
+ * the view set by dragging the split (remembered), and the detail gets the rest: one pod does not keep 40% empty.
  * Bulk actions act only on checked rows the filter shows. When the endpoint cannot be reached the last list stays,
  * greyed, with its age, and is refreshed as soon as the endpoint answers again.
  */
-import { useRef } from 'react';
+import { useEffect, useRef, useState } from 'react';
 import { EmptyState } from '../../../lib/ui/EmptyState';
 import { ErrorView } from '../../../lib/ui/ErrorView';
 import { age } from '../../../lib/format';
@@ -23,13 +24,21 @@ export function PodsPage() {
   const pageRef = useRef<HTMLDivElement>(null);
   const open = selected !== undefined;
   const pageClass = ['pods-page', open ? 'pods-page-split' : 'pods-page-full', stale ? 'pods-page-stale' : ''].filter(Boolean).join(' ');
-  const style = open
-    ? ({ gridTemplateRows: `minmax(0, ${listShare}fr) 6px minmax(0, ${1 - listShare}fr)` } as React.CSSProperties)
-    : undefined;
+  // the page's height, so the stored share becomes a cap in px for the list's own (content) height
+  const [pageHeight, setPageHeight] = useState(0);
+  useEffect(() => {
+    const el = pageRef.current;
+    if (!el || typeof ResizeObserver === 'undefined') return;
+    const ro = new ResizeObserver(() => setPageHeight(el.clientHeight));
+    ro.observe(el);
+    return () => ro.disconnect();
+  }, []);
+  const style = open ? ({ gridTemplateRows: 'auto 10px minmax(0, 1fr)' } as React.CSSProperties) : undefined;
+  const topStyle = open && pageHeight > 0 ? ({ maxHeight: Math.round(listShare * pageHeight) } as React.CSSProperties) : undefined;
 
   return (
     <div className={pageClass} ref={pageRef} style={style}>
-      <div className="pods-top">
+      <div className="pods-top" style={topStyle} data-testid="pods-top">
         <PodsToolbar
           pods={all}
           shown={shown.length}
@@ -86,6 +95,7 @@ export function PodsPage() {
                 setDetailTab('overview');
               }}
               hostPortsListed={endpoint?.kind !== 'cri'}
+              probeable={endpoint?.capabilities.liveNetwork !== false}
               containerCounts={m.containerCounts}
               containersUnavailable={endpoint?.capabilities.containers === false}
               clashes={m.clashes}
@@ -94,8 +104,13 @@ export function PodsPage() {
           </div>
         )}
         {!open && all.length > 0 && shown.length > 0 && (
-          <div className="detail-hint muted small">
-            Select a sandbox to see its namespace, network, CNI trace and lifecycle. ↑/↓ move through the list.
+          /* with no detail below, this row ends the page: Tab from the list's checkboxes lands here, not on <body> */
+          <div className="detail-hint muted small" data-testid="detail-hint">
+            <span>Select a sandbox to see its namespace, network, CNI trace and lifecycle. ↑/↓ move through the list.</span>
+            <span className="toolbar-spacer" />
+            <button type="button" className="btn btn-small" onClick={() => setView('create')}>
+              New sandbox
+            </button>
           </div>
         )}
       </div>

@@ -16,6 +16,7 @@ export const COLUMNS = [
   'Name',
   'Namespace',
   'State',
+  'Network',
   'Containers',
   'Pod IP',
   'Additional IPs',
@@ -30,6 +31,7 @@ export function PodsTable({
   onSelect,
   onOpen,
   hostPortsListed = true,
+  probeable = true,
   containerCounts,
   containersUnavailable = false,
   clashes: clashesOverAll,
@@ -41,6 +43,8 @@ export function PodsTable({
   onOpen: (id: string) => void;
   /** false for CRI endpoints, whose list has no port mappings */
   hostPortsListed?: boolean;
+  /** the endpoint's pods can be probed from here (the network column) */
+  probeable?: boolean;
   /** pod id ⇒ [running, all] containers; absent while unknown */
   containerCounts?: Map<string, [number, number]>;
   /** the runtime does not serve ListContainers: the column says so instead of waiting */
@@ -85,6 +89,7 @@ export function PodsTable({
         onKeyDown={onKeyDown}
         aria-activedescendant={selectedId ? `pod-row-${selectedId}` : undefined}
         data-testid="pods-grid-body"
+        data-page-focus
       >
         <div style={{ height: totalSize, position: 'relative' }}>
           {rendered.map((v) => {
@@ -103,6 +108,7 @@ export function PodsTable({
                 clash={clashes.has(p.id)}
                 containers={containersUnavailable ? 'unavailable' : containerCounts ? containerCounts.get(p.id) : 'unknown'}
                 hostPortsListed={hostPortsListed}
+                probeable={probeable}
                 now={now}
               />
             );

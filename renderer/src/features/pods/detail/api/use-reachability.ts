@@ -18,6 +18,21 @@ const lastProbeQuery = (client: PodscopeClient, endpointId: string, id: string) 
     refetchInterval: (q) => (q.state.data === null ? 2000 : false),
   });
 
+/**
+ * The list's network column: the same cached report the detail reads, without the detail's poll — except for a ready
+ * pod younger than a minute that has none yet, whose probe-on-ready is likely still running.
+ */
+export function useRowProbe(pod: { id: string; state: string; createdAt: string }, enabled: boolean) {
+  const client = useClient();
+  const endpointId = useEndpointId();
+  return useQuery({
+    ...lastProbeQuery(client, endpointId, pod.id),
+    enabled,
+    refetchInterval: (q) =>
+      pod.state === 'SANDBOX_READY' && q.state.data === null && Date.now() - Date.parse(pod.createdAt) < 60_000 ? 3000 : false,
+  });
+}
+
 export function useReachability(sandboxId: string) {
   const client = useClient();
   const endpointId = useEndpointId();

@@ -10,6 +10,7 @@ import { useEffect, useState, type RefObject } from 'react';
 import { useClient } from '../../../../lib/connection-context';
 import { useEndpointId } from '../../../../lib/endpoint';
 import { mirrorInjectedStyles } from '../../../../lib/mirror-styles';
+import { pageStyleNonce, withStyleNonce } from '../../../../lib/style-nonce';
 import { openSession } from '../../../../lib/streams';
 import { splitWords } from '../model/container-form';
 
@@ -58,7 +59,7 @@ export function useTerminalSession({
     const { term, fit, unmirror } = openTerminal(el);
     onTerminal?.(term);
     try {
-      fit.fit();
+      withStyleNonce(el.ownerDocument, () => fit.fit());
     } catch {
       // a box with no layout (hidden) keeps the default 80x24 until the observer fires
     }
@@ -114,7 +115,7 @@ export function useTerminalSession({
         ? undefined
         : new ResizeObserver(() => {
             try {
-              fit.fit();
+              withStyleNonce(el.ownerDocument, () => fit.fit());
             } catch {
               // not laid out
             }
@@ -136,7 +137,11 @@ export function useTerminalSession({
   return { command, setCommand, mode, changeMode, restart, state, error };
 }
 
-/** An xterm fitted to `el`, with the page's injected styles mirrored into it (undone by `unmirror`). */
+/**
+ * An xterm fitted to `el`. Its <style> elements are made with the page's style nonce (lib/style-nonce.ts), so the CSP
+ * applies them and reports nothing; a page without a nonce (served by something else) mirrors them into a
+ * constructed stylesheet instead (undone by `unmirror`).
+ */
 function openTerminal(el: HTMLDivElement) {
   const term = new Terminal({
     cursorBlink: true,
@@ -148,6 +153,6 @@ function openTerminal(el: HTMLDivElement) {
   });
   const fit = new FitAddon();
   term.loadAddon(fit);
-  term.open(el);
-  return { term, fit, unmirror: mirrorInjectedStyles(el) };
+  withStyleNonce(el.ownerDocument, () => term.open(el));
+  return { term, fit, unmirror: pageStyleNonce(el.ownerDocument) ? () => {} : mirrorInjectedStyles(el) };
 }

@@ -1,11 +1,11 @@
 /** CNI CHECK for this pod and STATUS for the networks, on demand; each plugin exec also lands in the trace below. */
-import { useMutation, useQueryClient } from '@tanstack/react-query';
-import { queryKeys } from '../../../../lib/query-keys';
-import type { CniCheckReport, CniStatusReport, CniVerbOutcome } from '../../../../../../shared/domain/measure';
+import { useMutation } from '@tanstack/react-query';
+import type { CniStatusReport, CniVerbOutcome } from '../../../../../../shared/domain/measure';
 import type { SandboxStatus } from '../../../../../../shared/domain/sandbox';
 import { useClient } from '../../../../lib/connection-context';
 import { useEndpointCapabilities, useEndpointId } from '../../../../lib/endpoint';
 import { ErrorView } from '../../../../lib/ui/ErrorView';
+import { useCniCheck } from '../api/use-measurements';
 
 const TONE: Record<CniVerbOutcome, string> = { passed: 'ok', failed: 'bad', notSupported: 'muted', disabled: 'muted' };
 const LABEL: Record<CniVerbOutcome, string> = { passed: 'passed', failed: 'failed', notSupported: 'not supported', disabled: 'disabled' };
@@ -43,12 +43,7 @@ export function CniCheckPanel({ s }: { s: SandboxStatus }) {
   const client = useClient();
   const endpointId = useEndpointId();
   const caps = useEndpointCapabilities();
-  const qc = useQueryClient();
-  const check = useMutation({
-    mutationFn: (): Promise<CniCheckReport> => client.call('sandbox.cniCheck', { endpointId, id: s.id }),
-    // the CHECK execs are now in the pod's trace: show them without waiting for an event
-    onSettled: () => qc.invalidateQueries({ queryKey: queryKeys.pod(endpointId, s.id) }),
-  });
+  const check = useCniCheck(s.id);
   const status = useMutation({ mutationFn: (): Promise<CniStatusReport> => client.call('network.cniStatus', { endpointId }) });
   // CHECK and STATUS run in the engine of this process: a CRI endpoint (even a Podscope daemon) cannot be asked
   if (!caps.measurements) return null;
@@ -58,14 +53,8 @@ export function CniCheckPanel({ s }: { s: SandboxStatus }) {
       <header className="live-head">
         <h3>CNI CHECK / STATUS</h3>
         <span className="toolbar-spacer" />
-        <button
-          type="button"
-          className="btn btn-small"
-          data-testid="cni-check-run"
-          disabled={!ready || check.isPending}
-          onClick={() => check.mutate()}
-        >
-          {check.isPending ? 'Checking…' : 'Run CHECK'}
+        <button type="button" className="btn btn-small" data-testid="cni-check-run" disabled={!ready || check.pending} onClick={check.run}>
+          {check.pending ? 'Checking…' : 'Run CHECK'}
         </button>
         <button
           type="button"
@@ -82,11 +71,11 @@ export function CniCheckPanel({ s }: { s: SandboxStatus }) {
         supported”, not a failure.
       </div>
       {!ready && <div className="live-note">The pod is not ready: CHECK has nothing to check.</div>}
-      {check.isError && <ErrorView error={check.error} title="CHECK could not run" />}
-      {check.data && (
-        <div data-testid="cni-check-result" data-ok={check.data.ok}>
-          <div className="small muted">CHECK at {new Date(check.data.measuredAt).toLocaleTimeString(undefined, { hour12: false })}</div>
-          <Rows rows={check.data.networks} />
+      {check.error && <ErrorView error={check.error} title="CHECK could not run" />}
+      {check.report && (
+        <div data-testid="cni-check-result" data-ok={check.report.ok}>
+          <div className="small muted">CHECK at {new Date(check.report.measuredAt).toLocaleTimeString(undefined, { hour12: false })}</div>
+          <Rows rows={check.report.networks} />
         </div>
       )}
       {status.isError && <ErrorView error={status.error} title="STATUS could not run" />}

@@ -50,6 +50,9 @@ describe('Bandwidth tab: measured throughput', () => {
     expect(screen.getByTestId('tp-measured-ingress').textContent).toMatch(/^(9\.9\d*|10(\.0\d*)?) Mbit\/s$/);
     expect(screen.getByTestId('tp-burst-ingress').textContent).toBe('536,870,911 B');
     expect(screen.getByTestId('tp-unshaped-egress').textContent).toContain('transfers smaller than 537 MB are not shaped');
+    // one unit system, said once: the 537 MB above is 536,870,911 B / 10^6, not MiB
+    expect(screen.getByTestId('tp-units').textContent).toContain('1 MB = 1,000,000 B');
+    expect(screen.getByTestId('throughput').textContent).not.toMatch(/MiB|KiB|GiB/);
     expect(screen.getByTestId('tp-measured-at').textContent).toMatch(/measured at \d\d:\d\d:\d\d/);
   });
 

@@ -20,6 +20,10 @@ import { TraceTab } from './TraceTab';
 import { LifecycleTab } from './LifecycleTab';
 import { RawTab } from './RawTab';
 import { PodContainers } from './PodContainers';
+import { NetworkVerdict } from './NetworkVerdict';
+import { ReachabilityPanel } from './ReachabilityPanel';
+import { useReachability } from '../api/use-reachability';
+import { networkVerdict } from '../model/verdict';
 import { ContainersTab } from './ContainersTab';
 import type { ContainerSummary } from '../../../../../../shared/domain/container';
 
@@ -47,11 +51,18 @@ export function PodDetail({ summary, containers = [] }: { summary: SandboxSummar
   const failures = plugins.filter((t) => !t.ok && !isDefect(t)).length;
   const defects = plugins.filter((t) => !t.ok && isDefect(t)).length;
   const dropped = s?.portMappings.filter((d) => !d.passed).length ?? 0;
+  const reach = useReachability(summary.id);
+  const verdict = networkVerdict(status.data ?? summary, reach.report);
 
   const tabs: TabDef<DetailTab>[] = [
     { id: 'overview', label: 'Overview' },
     { id: 'containers', label: 'Containers', badge: containers.length || undefined },
     { id: 'network', label: 'Network' },
+    {
+      id: 'reachability',
+      label: 'Reachability',
+      badge: verdict.kind === 'failing' ? `${verdict.failing.length} failing` : verdict.kind === 'shadowed' ? verdict.label : undefined,
+    },
     { id: 'ports', label: 'Port mappings', badge: s ? `${s.portMappings.length}${dropped ? ` · ${dropped} dropped` : ''}` : undefined },
     { id: 'bandwidth', label: 'Bandwidth', badge: s?.bandwidthAnalysis.error ? '!' : undefined },
     {
@@ -81,6 +92,15 @@ export function PodDetail({ summary, containers = [] }: { summary: SandboxSummar
           </h2>
           <StatePill state={summary.state} reason={summary.notReadyReason} pending={!!summary.cleanupPending?.length} />
           {summary.hostNetwork && <Pill tone="info">host network</Pill>}
+          {/* Ready is the runtime's word for the pause; the network's own verdict sits beside it, so "Ready" never stands
+              alone while paths fail */}
+          {reach.known && reach.available && !summary.hostNetwork && (
+            <span className="pill-wrap" data-testid="header-net-verdict" data-verdict={verdict.kind}>
+              <Pill tone={verdict.tone} title={verdict.detail}>
+                network: {verdict.label}
+              </Pill>
+            </span>
+          )}
           {s?.lastError && (
             <Pill tone="bad" title={s.lastError.message}>
               last error: {s.lastError.code}
@@ -113,6 +133,7 @@ export function PodDetail({ summary, containers = [] }: { summary: SandboxSummar
           <div className="muted pad">Loading status…</div>
         ) : tab === 'overview' ? (
           <>
+            <NetworkVerdict s={s} />
             <PodContainers containers={containers} />
             <OverviewTab s={s} />
           </>
@@ -120,6 +141,12 @@ export function PodDetail({ summary, containers = [] }: { summary: SandboxSummar
           <ContainersTab pod={s} />
         ) : tab === 'network' ? (
           <NetworkTab s={s} />
+        ) : tab === 'reachability' ? (
+          s.hostNetwork ? (
+            <div className="muted pad">The pod shares the host network: there is no pod network to probe.</div>
+          ) : (
+            <ReachabilityPanel s={s} />
+          )
         ) : tab === 'ports' ? (
           <PortsTab s={s} traced={traced} runtime={runtime} />
         ) : tab === 'bandwidth' ? (

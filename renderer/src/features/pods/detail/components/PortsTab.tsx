@@ -7,7 +7,6 @@ import { Section } from '../../../../lib/ui/KeyValues';
 import { Pill } from '../../../../lib/ui/StatusPill';
 import { LivePorts } from './LivePorts';
 import { HostPortConflicts } from './HostPortConflicts';
-import { ReachabilityPanel } from './ReachabilityPanel';
 
 export function PortsTab({ s, traced = true, runtime }: { s: SandboxStatus; traced?: boolean; runtime?: string }) {
   if (s.portMappings.length === 0) {
@@ -16,7 +15,6 @@ export function PortsTab({ s, traced = true, runtime }: { s: SandboxStatus; trac
         <EmptyState title="No port mappings requested">
           port_mappings is empty in this sandbox's config, so portmap received no runtimeConfig.
         </EmptyState>
-        {!s.hostNetwork && <ReachabilityPanel s={s} />}
       </div>
     );
   }
@@ -72,7 +70,6 @@ export function PortsTab({ s, traced = true, runtime }: { s: SandboxStatus; trac
           ))}
         </tbody>
       </table>
-      <ReachabilityPanel s={s} />
       <LivePorts id={s.id} decisions={s.portMappings} conflicts={s.hostPortConflicts} ready={s.state === 'SANDBOX_READY'} />
       {sent.length > 0 && (
         <Section title="runtimeConfig.portMappings the portmap plugin received">

@@ -6,6 +6,7 @@
  * once on ready (engine option) and again when the user presses Probe. State: api/use-reachability.ts; rows:
  * ReachabilityPaths.tsx.
  */
+import { useEffect, useRef } from 'react';
 import { PROBE_PEERS_MAX, type ProbeReport } from '../../../../../../shared/domain/probe';
 import type { SandboxStatus } from '../../../../../../shared/domain/sandbox';
 import { ErrorView } from '../../../../lib/ui/ErrorView';
@@ -17,6 +18,16 @@ export function ReachabilityPanel({ s }: { s: SandboxStatus }) {
   const m = useReachability(s.id);
   const { report, known, available } = m;
   const ready = s.state === 'SANDBOX_READY';
+  // after Probe the new results take the focus, not <body> (the button itself is disabled while it runs)
+  const resultsRef = useRef<HTMLDivElement>(null);
+  const asked = useRef<string | undefined>(undefined);
+  useEffect(() => {
+    if (asked.current === undefined || m.busy) return;
+    if ((report && report.measuredAt !== asked.current) || m.error) {
+      asked.current = undefined;
+      resultsRef.current?.focus();
+    }
+  }, [report, m.busy, m.error]);
   return (
     <section className="live reach" data-testid="reachability" aria-label="Reachability">
       <header className="live-head">
@@ -27,7 +38,16 @@ export function ReachabilityPanel({ s }: { s: SandboxStatus }) {
         <span className="toolbar-spacer" />
         {report && <MeasuredAt report={report} />}
         {known && available && (
-          <button type="button" className="btn btn-small" data-testid="probe-button" onClick={m.runProbe} disabled={m.busy}>
+          <button
+            type="button"
+            className="btn btn-small"
+            data-testid="probe-button"
+            onClick={() => {
+              asked.current = report?.measuredAt ?? '';
+              m.runProbe();
+            }}
+            disabled={m.busy}
+          >
             {m.probing ? 'Probing…' : 'Probe'}
           </button>
         )}
@@ -39,46 +59,48 @@ export function ReachabilityPanel({ s }: { s: SandboxStatus }) {
         nonce, so a connection that lands in another pod shows as shadowed. A path the network&apos;s plugin forbids by design (a macvlan
         child and its parent&apos;s addresses, the host and a network it has no leg on) is still sent, and shows as isolated.
       </div>
-      {!known ? null : !available ? (
-        <div className="live-note" data-testid="reach-unavailable">
-          Not available from this runtime: the probe enters the pod&apos;s network namespace, which needs Podscope&apos;s own engine on this
-          host.
-        </div>
-      ) : m.error ? (
-        <ErrorView error={m.error.error} title={m.error.title} />
-      ) : !report ? (
-        <div className="live-note muted" data-testid="reach-none">
-          Not measured yet{ready ? ' — press Probe.' : '. The pod is not ready: nothing can be measured.'}
-        </div>
-      ) : (
-        <>
-          {!ready && report.paths.some((p) => p.verdict === 'reachable') && (
-            <div className="live-note" role="status" data-testid="reach-stale">
-              <b>The pod is not ready now.</b> These results were measured before; they say nothing about the pod as it is.
-            </div>
-          )}
-          {m.tracing && (
-            <div className="live-note" role="status" data-testid="reach-tracing">
-              Tracing: each path is probed again from a source port of its own, with TRACE rules in the raw table of the host and of each
-              pod netns it crosses, a kfree_skb tracefs instance and tcpdump on every hop while it runs; all are removed when it ends.
-            </div>
-          )}
-          {report.errors.length > 0 && (
-            <div className="callout callout-warn small" data-testid="reach-errors">
-              {report.errors.map((e) => (
-                <div key={e} className="mono">
-                  {e}
-                </div>
-              ))}
-            </div>
-          )}
-          <ReachabilityPaths
-            s={s}
-            report={report}
-            actions={{ canExplain: known && available, open: m.open, tracing: m.tracing, busy: m.busy, explain: m.explain }}
-          />
-        </>
-      )}
+      <div className="reach-results" ref={resultsRef} tabIndex={-1} data-testid="reach-results" aria-label="Probe results">
+        {!known ? null : !available ? (
+          <div className="live-note" data-testid="reach-unavailable">
+            Not available from this runtime: the probe enters the pod&apos;s network namespace, which needs Podscope&apos;s own engine on
+            this host.
+          </div>
+        ) : m.error ? (
+          <ErrorView error={m.error.error} title={m.error.title} />
+        ) : !report ? (
+          <div className="live-note muted" data-testid="reach-none">
+            Not measured yet{ready ? ' — press Probe.' : '. The pod is not ready: nothing can be measured.'}
+          </div>
+        ) : (
+          <>
+            {!ready && report.paths.some((p) => p.verdict === 'reachable') && (
+              <div className="live-note" role="status" data-testid="reach-stale">
+                <b>The pod is not ready now.</b> These results were measured before; they say nothing about the pod as it is.
+              </div>
+            )}
+            {m.tracing && (
+              <div className="live-note" role="status" data-testid="reach-tracing">
+                Tracing: each path is probed again from a source port of its own, with TRACE rules in the raw table of the host and of each
+                pod netns it crosses, a kfree_skb tracefs instance and tcpdump on every hop while it runs; all are removed when it ends.
+              </div>
+            )}
+            {report.errors.length > 0 && (
+              <div className="callout callout-warn small" data-testid="reach-errors">
+                {report.errors.map((e) => (
+                  <div key={e} className="mono">
+                    {e}
+                  </div>
+                ))}
+              </div>
+            )}
+            <ReachabilityPaths
+              s={s}
+              report={report}
+              actions={{ canExplain: known && available, open: m.open, tracing: m.tracing, busy: m.busy, explain: m.explain }}
+            />
+          </>
+        )}
+      </div>
     </section>
   );
 }

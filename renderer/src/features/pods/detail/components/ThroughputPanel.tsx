@@ -4,13 +4,13 @@
  * the limit never engages. Only a ready pod is measured; the result always shows when it was taken.
  */
 import { useEffect, useState } from 'react';
-import { useMutation } from '@tanstack/react-query';
-import { type ThroughputDirectionReport, type ThroughputProgress, type ThroughputReport } from '../../../../../../shared/domain/measure';
+import { type ThroughputDirectionReport, type ThroughputProgress } from '../../../../../../shared/domain/measure';
 import type { SandboxStatus } from '../../../../../../shared/domain/sandbox';
 import { useClient } from '../../../../lib/connection-context';
 import { useEndpointId } from '../../../../lib/endpoint';
 import { ErrorView } from '../../../../lib/ui/ErrorView';
 import { bitRate, byteSize } from '../../../../lib/format';
+import { useThroughput } from '../api/use-measurements';
 
 const VERDICT: Record<ThroughputDirectionReport['verdict'], { label: string; tone: 'ok' | 'bad' | 'warn' | 'muted' }> = {
   shaped: { label: 'shaped (measured)', tone: 'ok' },
@@ -72,7 +72,7 @@ export function ThroughputPanel({ s }: { s: SandboxStatus }) {
   const client = useClient();
   const endpointId = useEndpointId();
   const [progress, setProgress] = useState<ThroughputProgress | undefined>();
-  const m = useMutation({ mutationFn: (): Promise<ThroughputReport> => client.call('sandbox.throughput', { endpointId, id: s.id }) });
+  const m = useThroughput(s.id);
   useEffect(
     () =>
       client.onEvent((e) => {
@@ -82,7 +82,7 @@ export function ThroughputPanel({ s }: { s: SandboxStatus }) {
     [client, endpointId, s.id],
   );
   const ready = s.state === 'SANDBOX_READY' && !s.hostNetwork && !s.netnsClosed;
-  const report = m.data?.id === s.id ? m.data : undefined;
+  const report = m.report?.id === s.id ? m.report : undefined;
   const warnings = report ? [report.ingress, report.egress].filter((d) => d.unshapedBelowBytes !== undefined) : [];
   return (
     <section className="live live-emphasis" data-testid="throughput" aria-label="Measured throughput">
@@ -101,18 +101,22 @@ export function ThroughputPanel({ s }: { s: SandboxStatus }) {
           type="button"
           className="btn btn-small"
           data-testid="tp-run"
-          disabled={!ready || m.isPending}
+          disabled={!ready || m.pending}
           onClick={() => {
             setProgress(undefined);
-            m.mutate();
+            m.run();
           }}
         >
-          {m.isPending ? 'Measuring…' : report ? 'Measure again' : 'Measure throughput'}
+          {m.pending ? 'Measuring…' : report ? 'Measure again' : 'Measure throughput'}
         </button>
       </header>
       <div className="live-sub small muted">
         Host → pod IP (ingress), then pod → its gateway on the host (egress), up to 5 s each. The rate is taken after the tbf burst is used
-        up.
+        up.{' '}
+        <span data-testid="tp-units">
+          Units: rates in bit/s, sizes in bytes, both with SI prefixes (1 MB = 1,000,000 B; 1 Mbit/s = 1,000,000 bit/s), as tc and the
+          bandwidth annotations mean them.
+        </span>
       </div>
       {!ready && (
         <div className="live-note" data-testid="tp-not-ready">
@@ -120,7 +124,7 @@ export function ThroughputPanel({ s }: { s: SandboxStatus }) {
           shown.
         </div>
       )}
-      {m.isPending && (
+      {m.pending && (
         <div className="tp-progress" data-testid="tp-progress" role="status">
           {progress
             ? `${progress.direction}: ${(progress.elapsedMs / 1000).toFixed(1)} of ${progress.durationMs / 1000} s, ${byteSize(progress.bytes)} received`
@@ -128,7 +132,7 @@ export function ThroughputPanel({ s }: { s: SandboxStatus }) {
           <progress max={progress?.durationMs ?? 1} value={progress?.elapsedMs ?? 0} />
         </div>
       )}
-      {m.isError && <ErrorView error={m.error} title="The measurement failed" />}
+      {m.error && <ErrorView error={m.error} title="The measurement failed" />}
       {report && ready && (
         <div className="stack-s">
           {warnings.map((d) => (
