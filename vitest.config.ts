@@ -1,7 +1,60 @@
 import { defineConfig } from 'vitest/config';
 
-// Two projects: "unit" runs anywhere (fakes only, fake CNI plugins as real executables, jsdom components);
-// "real" needs root and touches the host (netns, Debian's CNI plugins, runc, gRPC sockets), so its files run one at a time.
+/**
+ * The CRI files that use only fakes (no netns, CNI, runc, containerd or registry): they need no root and share nothing
+ * on the host, so they run in parallel with everything else.
+ */
+const CRI_FAKES = [
+  'app-images-over-cri',
+  'authority-shim-limits',
+  'client',
+  'container-events-lifecycle',
+  'containers-over-fakes',
+  'endpoint-socket-check',
+  'endpoint-watch',
+  'fuzz',
+  'go-client-compat',
+  'large-messages',
+  'list-follower',
+  'registry-and-status',
+  'server-over-fakes',
+  'socket-safety',
+  'streaming-cli',
+  'streaming-rpc',
+  'untrusted-peers',
+  'validate-before-acquire',
+].map((f) => `tests/cri/${f}.test.ts`);
+
+/**
+ * Real files that run alone, after the parallel ones: the containerd instances (they share containerd's host dirs
+ * under /run/containerd and /var/lib/cni, which the fixture tidies when it stops), the scale bench's smoke run, and
+ * trace-real, which asserts host-global state (a killed trace's rules in the host's raw table, left for the next
+ * engine's start-up sweep: any other engine starting meanwhile sweeps them first).
+ */
+const ALONE = [
+  'tests/real/bench-smoke.test.ts',
+  'tests/real/trace-real.test.ts',
+  'tests/real/containers-vs-containerd.test.ts',
+  'tests/cri/containerd-interop.test.ts',
+  'tests/cri/streaming-containerd.test.ts',
+];
+
+/** Files at once in the real group: two cores, but most of a real file's time is spent waiting on the kernel, runc
+ * and the plugins, not on the CPU. PODSCOPE_REAL_WORKERS overrides. */
+const REAL_WORKERS = Number(process.env.PODSCOPE_REAL_WORKERS ?? 3);
+
+// "unit" runs anywhere (fakes only, fake CNI plugins as real executables, jsdom components). "cri" and "real" run
+// together: "real" needs root and touches the host (netns, Debian's CNI plugins, runc, gRPC sockets); each of its
+// files takes its bridge, subnets, host ports and names from one allocator (testkit/allocator.ts), so files never
+// collide. "real-alone" runs after them, one file at a time.
+const host = {
+  environment: 'node' as const,
+  testTimeout: 120000,
+  hookTimeout: 120000,
+  globalSetup: ['tests/setup/real-global.ts'],
+  // the host-global cleanup (portmap's shared chains, cgroup parents) is the global setup's, once, at the end
+  env: { PODSCOPE_HOST_SHARED: '1' },
+};
 export default defineConfig({
   test: {
     projects: [
@@ -12,16 +65,36 @@ export default defineConfig({
           environment: 'node',
           setupFiles: ['tests/setup/testing-library.ts'],
           testTimeout: 20000,
+          // a group of its own (projects that run together share their group's worker count)
+          sequence: { groupOrder: 2 },
+        },
+      },
+      {
+        test: {
+          name: 'cri',
+          include: CRI_FAKES,
+          environment: 'node',
+          testTimeout: 120000,
+          hookTimeout: 120000,
+          maxWorkers: REAL_WORKERS,
         },
       },
       {
         test: {
           name: 'real',
           include: ['tests/real/**/*.test.ts', 'tests/cri/**/*.test.ts'],
-          environment: 'node',
+          exclude: [...CRI_FAKES, ...ALONE],
+          ...host,
+          maxWorkers: REAL_WORKERS,
+        },
+      },
+      {
+        test: {
+          name: 'real-alone',
+          include: ALONE,
+          ...host,
           fileParallelism: false,
-          testTimeout: 120000,
-          hookTimeout: 120000,
+          sequence: { groupOrder: 1 },
         },
       },
     ],

@@ -10,13 +10,14 @@ import { join } from 'node:path';
 import { createCriEndpointApi, type CriEndpointApi } from '../electron/cri/client';
 import { PAUSE_IMAGE_REF, buildPauseImageTar } from './pause-image';
 import { tempDir } from './temp-dir';
+import { leaseHost } from './allocator';
 import { restoreHost, snapshotHost } from './host-cleanup';
 
 export interface ContainerdSpec {
-  /** bridge name, e.g. psc-ctd0 */
-  bridge: string;
-  /** 10.<n>.0.0/24 and fd00:<n>::/64 */
-  subnet: number;
+  /** bridge name, e.g. psc-ctd0; default the lease's (see `subnet`) */
+  bridge?: string;
+  /** 10.<n>.0.0/24 and fd00:<n>::/64; default a lease of the test kit's allocator (its octet, bridge name) */
+  subnet?: number;
   /** an IPv4-only /24 given in full (e.g. 10.88.254.0/24) instead of the subnet number's two ranges */
   ipv4Cidr?: string;
   /** other dual-stack pod ranges instead (a test given e.g. 10.88.248.0/24 by its task) */
@@ -29,6 +30,10 @@ export interface ContainerdSpec {
 
 export interface ContainerdFixture {
   dir: string;
+  /** the bridge (and CNI network) name and the pod subnets */
+  bridge: string;
+  subnet4: string;
+  subnet6?: string;
   socketPath: string;
   confDir: string;
   pid: number;
@@ -46,7 +51,17 @@ const sh = (file: string, args: string[]) => {
   }
 };
 
-export function testConflist(spec: ContainerdSpec, ipamDir: string): Record<string, unknown> {
+type ResolvedSpec = ContainerdSpec & { bridge: string; subnet: number };
+
+function ranges(spec: ResolvedSpec): string[] {
+  return spec.ranges
+    ? [spec.ranges.ipv4, spec.ranges.ipv6]
+    : spec.ipv4Cidr
+      ? [spec.ipv4Cidr]
+      : [`10.${spec.subnet}.0.0/24`, `fd00:${spec.subnet}::/64`];
+}
+
+export function testConflist(spec: ResolvedSpec, ipamDir: string): Record<string, unknown> {
   return {
     cniVersion: '1.0.0',
     name: spec.bridge,
@@ -60,11 +75,7 @@ export function testConflist(spec: ContainerdSpec, ipamDir: string): Record<stri
         ipam: {
           type: 'host-local',
           dataDir: ipamDir,
-          ranges: spec.ranges
-            ? [[{ subnet: spec.ranges.ipv4 }], [{ subnet: spec.ranges.ipv6 }]]
-            : spec.ipv4Cidr
-              ? [[{ subnet: spec.ipv4Cidr }]]
-              : [[{ subnet: `10.${spec.subnet}.0.0/24` }], [{ subnet: `fd00:${spec.subnet}::/64` }]],
+          ranges: ranges(spec).map((subnet) => [{ subnet }]),
           routes: [{ dst: spec.ranges?.ipv4 ?? spec.ipv4Cidr ?? `10.${spec.subnet}.0.0/16` }],
         },
       },
@@ -132,7 +143,13 @@ async function waitFor<T>(what: string, fn: () => Promise<T | undefined>, timeou
   throw new Error(`${what}: timed out (${(last as Error)?.message ?? 'no answer'})`);
 }
 
-export async function startContainerd(spec: ContainerdSpec): Promise<ContainerdFixture> {
+export async function startContainerd(given: ContainerdSpec): Promise<ContainerdFixture> {
+  const lease = given.subnet === undefined && !given.ranges && !given.ipv4Cidr ? leaseHost('containerd') : undefined;
+  const spec: ResolvedSpec = {
+    ...given,
+    subnet: given.subnet ?? lease?.octet ?? 0,
+    bridge: given.bridge ?? lease?.name('ctd') ?? 'psc-ctd',
+  };
   const tmp = tempDir(spec.tempPrefix ?? 'podscope-ctd-');
   const d = tmp.dir;
   const socketPath = join(d, 'containerd.sock');
@@ -181,6 +198,9 @@ export async function startContainerd(spec: ContainerdSpec): Promise<ContainerdF
   let stopped = false;
   const fixture: ContainerdFixture = {
     dir: d,
+    bridge: spec.bridge,
+    subnet4: ranges(spec)[0]!,
+    subnet6: ranges(spec)[1],
     socketPath,
     confDir,
     pid: child.pid!,
@@ -240,6 +260,7 @@ export async function startContainerd(spec: ContainerdSpec): Promise<ContainerdF
         }
       }
       tmp.cleanup();
+      lease?.release();
     },
   };
   try {
@@ -280,7 +301,7 @@ function shimPids(socketPath: string): number[] {
 }
 
 /** A leftover netns is ours if an address of our subnet lives in it. */
-function netnsIsOurs(ns: string, spec: ContainerdSpec): boolean {
+function netnsIsOurs(ns: string, spec: ResolvedSpec): boolean {
   const cidr = spec.ranges?.ipv4 ?? spec.ipv4Cidr;
   const prefix = cidr ? cidr.split('.').slice(0, 3).join('.') + '.' : `10.${spec.subnet}.0.`;
   return sh('ip', ['-n', ns, '-o', 'addr']).includes(prefix);

@@ -44,9 +44,24 @@ export function snapshotHost(): HostSnapshot {
   return { chains: { iptables: new Set(natChains('iptables')), ip6tables: new Set(natChains('ip6tables')) } };
 }
 
+/**
+ * Set (to 1) where test files run in parallel on one host (the real vitest project, Playwright workers): then the
+ * host-global part of the cleanup — portmap's shared chains and the cgroup parents — is not for one file to do (its
+ * check "no pod uses portmap now" can race with another file's portmap ADD between creating the chain and its
+ * CNI-DN-* chain). The process that started the files does it once at the end (`restoreSharedHost`).
+ */
+export const SHARED_HOST_ENV = 'PODSCOPE_HOST_SHARED';
+const hostShared = () => process.env[SHARED_HOST_ENV] === '1';
+
 /** Deletes the bridges, the engine's now-empty cgroup parents and the shared portmap chains added since `before`. */
 export function restoreHost(before: HostSnapshot, bridges: string[]): void {
   for (const b of bridges) sh('ip', ['link', 'del', b]);
+  if (hostShared()) return;
+  restoreSharedHost(before);
+}
+
+/** The host-global part of `restoreHost`: the engine's empty cgroup parents and the shared chains added since `before`. */
+export function restoreSharedHost(before: HostSnapshot): void {
   // runc leaves cgroupfs parent directories behind; rmdir only succeeds on an empty one, so a live sandbox is safe
   for (const controller of readdirSafe('/sys/fs/cgroup')) {
     try {

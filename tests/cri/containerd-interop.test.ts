@@ -1,6 +1,6 @@
 /**
  * Interop with a real containerd (Debian 1.6.20) started by the test with its own config, dirs, socket, conflist
- * (bridge psc-ctd0, 10.234.0.0/24 + fd00:234::/64, portmap, bandwidth, ipMasq false) and a locally built busybox pause
+ * (bridge and subnets from the test kit's allocator, portmap, bandwidth, ipMasq false) and a locally built busybox pause
  * image. Everything goes through Podscope's CRI client; then the same pod config runs in Podscope's engine on the
  * same conflist and the two are compared — view (IP order rules, port decisions, bandwidth) and host truth
  * (portmap DNAT rules and tc rates each runtime's pod got).
@@ -19,6 +19,8 @@ import { benchCriSideBySide } from '../../bench/cri-bench';
 import type { PodSandboxConfigInput } from '../../shared/domain/config';
 import type { SandboxStatus } from '../../shared/domain/sandbox';
 import { startContainerd, type ContainerdFixture } from '../../testkit/containerd-fixture';
+import { subnetTextPrefix } from '../../testkit/leak-check';
+import { escapeRe } from '../../testkit/until';
 
 const sh = (file: string, args: string[]) => execFileSync(file, args, { encoding: 'utf8' });
 const portA = 31000 + Math.floor(Math.random() * 1000);
@@ -66,7 +68,7 @@ let podscopeServer: CriServer | undefined;
 let podscope: CriEndpointApi | undefined;
 
 beforeAll(async () => {
-  ctd = await startContainerd({ bridge: 'psc-ctd0', subnet: 234 });
+  ctd = await startContainerd({});
   // Podscope's engine on the very same conflist file (same bridge, same host-local store), own state dirs.
   engineDir = mkdtempSync(join(tmpdir(), 'podscope-interop-'));
   engine = await createEngine({
@@ -107,7 +109,7 @@ describe('Podscope client ⇄ containerd 1.6 CRI', () => {
     expect(cni.confDir).toBe(ctd!.confDir);
     expect(cni.networks.map((n) => [n.name, n.ifName])).toEqual([
       ['cni-loopback', 'lo'],
-      ['psc-ctd0', 'eth0'],
+      [ctd!.bridge, 'eth0'],
     ]);
     expect(cni.networks[1]!.plugins.map((p) => p.type)).toEqual(['bridge', 'portmap', 'bandwidth']);
     expect(cni.networks[1]!.plugins[1]!.capabilities).toEqual(['portMappings']);
@@ -142,7 +144,7 @@ describe('Podscope client ⇄ containerd 1.6 CRI', () => {
     expect(id).toMatch(/^[0-9a-f]{64}$/);
     const items = await ctd!.api.list({ labelSelector: { suite: 'interop', runtime: 'ctd' } });
     expect(items.map((s) => [s.id, s.state, s.name])).toEqual([[id, 'SANDBOX_READY', 'ctd_interop_uid-ctd_0']]);
-    expect(items[0]!.ip).toMatch(/^10\.234\.0\.\d+$/);
+    expect(items[0]!.ip.startsWith(subnetTextPrefix(ctd!.subnet4))).toBe(true);
     // ListPodSandbox has no ports: the list reads them from the pod config in containerd's verbose status
     expect(items[0]!.hostPorts).toEqual([
       { hostPort: portA, containerPort: 80, protocol: 'tcp' },
@@ -155,8 +157,8 @@ describe('Podscope client ⇄ containerd 1.6 CRI', () => {
     const st = await ctd!.api.status(id.slice(0, 13));
     expect(st.id).toBe(id);
     expect(st.state).toBe('SANDBOX_READY');
-    expect(st.ip).toMatch(/^10\.234\.0\.\d+$/);
-    expect(st.additionalIps).toEqual([expect.stringMatching(/^fd00:234::/)]);
+    expect(st.ip.startsWith(subnetTextPrefix(ctd!.subnet4))).toBe(true);
+    expect(st.additionalIps).toEqual([expect.stringMatching(new RegExp(`^${escapeRe(subnetTextPrefix(ctd!.subnet6!))}:`))]);
     expect(st.interfaces.eth0?.ipConfigs.map((c) => c.ip)).toEqual([st.ip, st.additionalIps[0]]);
     expect(st.interfaces.eth0?.sandbox).toMatch(/^\/var\/run\/netns\/cni-/);
     expect(st.netnsPath).toBe(st.interfaces.eth0?.sandbox);

@@ -1,7 +1,7 @@
 /**
  * The CRI fuzz property (tests/cri/fuzz.test.ts) against the real engine: real netns, Debian's bridge + host-local
  * (IPv4 + IPv6) + portmap + bandwidth, runc. Fewer runs (each OK one creates a real pod): PODSCOPE_FUZZ_REAL_RUNS,
- * default 30; PODSCOPE_FUZZ_SEED replays. Own bridge psr3-fz, 10.210.0.0/24 + fd00:210::/64, host ports 23000-23999,
+ * default 30; PODSCOPE_FUZZ_SEED replays. Own bridge, subnets and host ports (a lease of the test kit's allocator),
  * temp dirs; the leak check is scoped to what this test created: its sandboxes' netns, veths on its bridge,
  * host-local reservations in its IPAM dir, iptables/ip6tables rules naming its subnets, network or sandbox ids, CNI
  * cache entries, runc containers and state records.
@@ -21,15 +21,19 @@ import { startCriServer, type CriServer } from '../../electron/cri/server';
 import type * as pb from '../../electron/cri/generated/runtime_v1';
 import { runPodSandboxRequest } from './helpers/pod-config-arbitraries';
 import { rawClient, rpc } from './helpers/grpc';
-import { findLeftovers, formatLeftovers } from '../../testkit/leak-check';
+import { findLeftovers, formatLeftovers, subnetTextPrefix } from '../../testkit/leak-check';
+import { leaseHost, PORTS_PER_LEASE } from '../../testkit/allocator';
 
 const RUNS = Number(process.env.PODSCOPE_FUZZ_REAL_RUNS ?? 30);
 const SEED = process.env.PODSCOPE_FUZZ_SEED ? Number(process.env.PODSCOPE_FUZZ_SEED) : undefined;
 const ALLOWED = new Set([Code.OK, Code.INVALID_ARGUMENT, Code.NOT_FOUND, Code.ALREADY_EXISTS]);
-const BRIDGE = 'psr3-fz';
-const NETWORK = 'psr3-fz';
-const V4 = '10.210.0.';
-const V6 = 'fd00:210:';
+// bridge, subnets and host ports: a lease of the test kit's allocator (files run in parallel)
+const lease = leaseHost('fuzz-real');
+afterAll(() => lease.release());
+const BRIDGE = lease.name('-fz');
+const NETWORK = BRIDGE;
+const V4 = subnetTextPrefix(lease.subnet4(0));
+const V6 = subnetTextPrefix(lease.subnet6(0));
 
 const sh = (file: string, args: string[]) => {
   try {
@@ -70,7 +74,7 @@ beforeAll(async () => {
             type: 'host-local',
             dataDir: ipamDir,
             ranges: [[{ subnet: `${V4}0/24` }], [{ subnet: `${V6}:/64` }]],
-            routes: [{ dst: '10.210.0.0/16' }],
+            routes: [{ dst: lease.range4 }],
           },
         },
         { type: 'portmap', capabilities: { portMappings: true } },
@@ -107,9 +111,10 @@ afterAll(async () => {
   if (dir) await rm(dir, { recursive: true, force: true });
 });
 
-/** Moves any usable host port into this test's range (23000-23999); other values keep their meaning. */
+/** Moves any usable host port into this test's lease; other values keep their meaning. */
 function ownHostPorts(req: pb.RunPodSandboxRequest): pb.RunPodSandboxRequest {
-  for (const p of req.config?.portMappings ?? []) if (p.hostPort > 0 && p.hostPort <= 65535) p.hostPort = 23000 + (p.hostPort % 1000);
+  for (const p of req.config?.portMappings ?? [])
+    if (p.hostPort > 0 && p.hostPort <= 65535) p.hostPort = lease.port(p.hostPort % PORTS_PER_LEASE);
   return req;
 }
 
@@ -190,7 +195,7 @@ describe('RunPodSandbox over arbitrary PodSandboxConfigs, real engine', () => {
       const shared = findLeftovers({
         bridge: BRIDGE,
         networks: [NETWORK],
-        subnets: ['10.210.0.0/24', 'fd00:210::/64'],
+        subnets: [lease.subnet4(0), lease.subnet6(0)],
         ids,
         ipamDir,
         cacheDir: options!.cniCacheDir,

@@ -1,12 +1,14 @@
 /**
  * CRI round trip against the real engine (netns + Debian's bridge/host-local/portmap/bandwidth + runc) with its own
- * conf dir: bridge psc-cri0, 10.233.0.0/24 + fd00:233::/64, own IPAM dataDir, ipMasq false, temp dirs. The engine's
+ * conf dir: bridge and subnets from the test kit's allocator (a lease), own IPAM dataDir, ipMasq false, temp dirs. The engine's
  * throw-away env removes every sandbox, the bridge, the portmap chains it added and the dirs, even on failure.
  */
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { status as Code } from '@grpc/grpc-js';
+import { subnetTextPrefix } from '../../testkit/leak-check';
 import { createRealEnv, type RealEnv } from '../../testkit/throwaway-env';
+import { escapeRe } from '../../testkit/until';
 import { startCriServer, type CriServer } from '../../electron/cri/server';
 import { createCriEndpointApi, type CriEndpointApi } from '../../electron/cri/client';
 import * as pb from '../../electron/cri/generated/runtime_v1';
@@ -19,7 +21,7 @@ let api: CriEndpointApi | undefined;
 const hostPort = 30000 + Math.floor(Math.random() * 10000);
 
 beforeAll(async () => {
-  env = await createRealEnv({ tag: 'cri0', subnet: 233 });
+  env = await createRealEnv({ tag: 'cri0' });
   const engine = await env.engine();
   server = await startCriServer({ engine, socketPath: join(env.dir, 'podscope.sock') });
   client = rawClient(server.socketPath);
@@ -65,8 +67,10 @@ describe('CRI over the real engine', () => {
     const st = res.status!;
     expect(st.state).toBe(pb.PodSandboxState.SANDBOX_READY);
     expect(BigInt(st.createdAt)).toBeGreaterThan(0n);
-    expect(st.network?.ip).toMatch(/^10\.233\.0\.\d+$/);
-    expect(st.network?.additionalIps.map((a) => a.ip)).toEqual([expect.stringMatching(/^fd00:233::/)]);
+    expect(st.network?.ip.startsWith(subnetTextPrefix(env!.subnet4))).toBe(true);
+    expect(st.network?.additionalIps.map((a) => a.ip)).toEqual([
+      expect.stringMatching(new RegExp(`^${escapeRe(subnetTextPrefix(env!.subnet6!))}:`)),
+    ]);
     const info = JSON.parse(res.info.info!);
     expect(info.pid).toBeGreaterThan(0);
     expect(info.processStatus).toBe('running');

@@ -3,7 +3,7 @@
  * ContainerStreaming (Exec/Attach/PortForward RPC, then SPDY/3.1 to the URL containerd returns) runs a process in a
  * containerd container with stdout/stderr apart and its exit code, echoes stdin, gives a tty whose size follows the
  * resizes, attaches to a container's own stdio, and forwards a connection into the pod's netns.
- * Bridge pss2-ctd, pods in 10.88.248.0/24 and fd00:88:248::/64, temp dirs from the containerd fixture.
+ * Bridge and pod subnets from the test kit's allocator (a lease), temp dirs from the containerd fixture.
  */
 import { connect, createServer } from 'node:net';
 import { PassThrough } from 'node:stream';
@@ -18,7 +18,7 @@ let shell: string;
 let attachable: string;
 
 beforeAll(async () => {
-  ctd = await startContainerd({ bridge: 'pss2-ctd', subnet: 248, ranges: { ipv4: '10.88.248.0/24', ipv6: 'fd00:88:248::/64' } });
+  ctd = await startContainerd({});
   ({ id: pod } = await ctd.api.run({
     config: { metadata: { name: 'stream', namespace: 'pss2', uid: 'pss2-stream', attempt: 0 }, hostname: 'stream' },
   }));

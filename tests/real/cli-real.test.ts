@@ -2,7 +2,9 @@
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { subnetTextPrefix } from '../../testkit/leak-check';
 import { createRealEnv, type RealEnv } from '../../testkit/throwaway-env';
+import { escapeRe } from '../../testkit/until';
 import { engineFlagsFor } from '../../testkit/engine-flags';
 import { podscope as podscopeRaw } from './helpers/podscope-cli';
 
@@ -14,7 +16,7 @@ function podscope(...args: string[]): Promise<{ code: number; stdout: string; st
 }
 
 beforeAll(async () => {
-  env = await createRealEnv({ tag: 'cli', subnet: 236 });
+  env = await createRealEnv({ tag: 'cli' });
   const o = env.options;
   flags = engineFlagsFor({ ...o, cniBinDirs: ['/usr/lib/cni'] });
 });
@@ -34,7 +36,7 @@ describe('podscope CLI', () => {
   attempt: 1
 hostname: cli-web
 port_mappings:
-  - {protocol: 0, container_port: 80, host_port: 23456}
+  - {protocol: 0, container_port: 80, host_port: ${env.port(0)}}
   - {container_port: 81}
 annotations:
   kubernetes.io/ingress-bandwidth: 10M
@@ -52,7 +54,11 @@ portMappings: []
     const pods = await podscope('pods', '--state', 'ready', '--name', 'cli-');
     expect(pods.stdout).toMatch(/^POD ID\s+CREATED\s+STATE\s+NAME\s+NAMESPACE\s+ATTEMPT\s+IP\s+HOST PORTS/);
     expect(pods.stdout).toContain(id.slice(0, 13));
-    expect(pods.stdout).toMatch(/READY\s+cli-web\s+default\s+1\s+10\.236\.0\.\d+,fd00:236::\S+\s+23456->80\/tcp/);
+    expect(pods.stdout).toMatch(
+      new RegExp(
+        `READY\\s+cli-web\\s+default\\s+1\\s+${escapeRe(subnetTextPrefix(env.subnet4))}\\d+,${escapeRe(subnetTextPrefix(env.subnet6!))}:\\S+\\s+${env.port(0)}->80/tcp`,
+      ),
+    );
 
     const json = JSON.parse((await podscope('pods', '-o', 'json')).stdout);
     expect(json.items).toHaveLength(1);
@@ -63,7 +69,7 @@ portMappings: []
     expect(text).toContain('10M = 10000000 bit/s (10 Mbit/s)');
     const live = (await podscope('inspectp', '--live', id)).stdout;
     expect(live).toMatch(/ok  ingress  tbf at 10 Mbit\/s on veth\w+, as annotated/);
-    expect(live).toMatch(/ok  port 0  DNAT \*:23456\/tcp → 10\.236\.0\.\d+:80/);
+    expect(live).toMatch(new RegExp(`ok  port 0  DNAT \\*:${env.port(0)}/tcp → ${escapeRe(subnetTextPrefix(env.subnet4))}\\d+:80`));
     const status = JSON.parse((await podscope('inspectp', '-o', 'json', id)).stdout);
     expect(status.trace.filter((t: { plugin?: { verb: string } }) => t.plugin?.verb === 'ADD')).toHaveLength(4);
 
@@ -100,7 +106,7 @@ portMappings: []
         file,
         JSON.stringify({
           metadata: { name: 'via-cri', namespace: 'default', uid: 'u-cri' },
-          port_mappings: [{ container_port: 80, host_port: 23457 }],
+          port_mappings: [{ container_port: 80, host_port: env.port(1) }],
         }),
       );
       const runp = await podscopeRaw('--endpoint', endpoint, 'runp', file);
@@ -108,9 +114,11 @@ portMappings: []
       const id = runp.stdout.trim();
       expect(id).toMatch(/^[0-9a-f]{64}$/);
       expect((await podscopeRaw('--endpoint', endpoint, 'pods')).stdout).toMatch(/READY\s+via-cri\s+default/);
-      expect(JSON.parse((await podscopeRaw('--endpoint', endpoint, 'inspectp', '-o', 'json', id.slice(0, 10))).stdout).ip).toMatch(
-        /^10\.236\./,
-      );
+      expect(
+        JSON.parse((await podscopeRaw('--endpoint', endpoint, 'inspectp', '-o', 'json', id.slice(0, 10))).stdout).ip.startsWith(
+          subnetTextPrefix(env.subnet4),
+        ),
+      ).toBe(true);
       expect((await podscopeRaw('--endpoint', endpoint, 'stopp', id)).code).toBe(0);
       expect((await podscopeRaw('--endpoint', endpoint, 'rmp', id)).code).toBe(0);
       expect((await podscopeRaw('--endpoint', endpoint, 'pods', '-q')).stdout).toBe('');

@@ -1,6 +1,6 @@
 /**
  * The CNI layer against Debian's real plugins (root only): loopback + bridge/host-local(v4+v6)/portmap/bandwidth
- * in a namespace of our own. Everything created here is named psc-cni-* / 10.231.0.0/24 / fd00:231::/64 and is
+ * in a namespace of our own. Everything created here is named psc-cni-* or is the file's lease (testkit/allocator) and is
  * removed in afterAll, whatever happened in between. The bridge is not a gateway and never masquerades, so no host
  * sysctl or outward NAT is touched.
  */
@@ -12,10 +12,15 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { NodeProcessRunner, runChecked } from '../../electron/engine/os/exec';
 import { createCniManager } from '../../electron/engine/cni/cni-manager';
 import { restoreHost, snapshotHost, type HostSnapshot } from '../../testkit/host-cleanup';
+import { leaseHost } from '../../testkit/allocator';
+import { subnetTextPrefix } from '../../testkit/leak-check';
 import type { CniCallRecord, CniManager, CniNamespaceOptions, CniSetupResult } from '../../electron/engine/cni/types';
 
 const PLUGIN_DIR = '/usr/lib/cni';
-const BRIDGE = 'psc-cni0';
+// bridge, subnets and host port: a lease of the test kit's allocator (files run in parallel)
+const lease = leaseHost('cni-real');
+afterAll(() => lease.release());
+const BRIDGE = lease.name('-cni');
 const NETWORK = 'psc-cni-real';
 const runner = new NodeProcessRunner();
 const sh = (file: string, ...args: string[]) => runChecked(runner, { file, args, timeoutMs: 30_000 });
@@ -38,7 +43,7 @@ describe.skipIf(!canRun)('CNI with real plugins', () => {
   const nsName = `psc-cni-${randomBytes(4).toString('hex')}`;
   const netnsPath = `/var/run/netns/${nsName}`;
   const containerId = randomBytes(32).toString('hex');
-  const hostPort = 30_000 + (randomBytes(2).readUInt16BE() % 10_000);
+  const hostPort = lease.port(0);
   const opts: CniNamespaceOptions = {
     args: [
       ['K8S_POD_NAMESPACE', 'default'],
@@ -79,7 +84,7 @@ describe.skipIf(!canRun)('CNI with real plugins', () => {
             bridge: BRIDGE,
             isGateway: false,
             ipMasq: false,
-            ipam: { type: 'host-local', dataDir, ranges: [[{ subnet: '10.231.0.0/24' }], [{ subnet: 'fd00:231::/64' }]] },
+            ipam: { type: 'host-local', dataDir, ranges: [[{ subnet: lease.subnet4(0) }], [{ subnet: lease.subnet6(0) }]] },
           },
           { type: 'portmap', capabilities: { portMappings: true }, snat: false },
           { type: 'bandwidth', capabilities: { bandwidth: true } },
@@ -110,8 +115,8 @@ describe.skipIf(!canRun)('CNI with real plugins', () => {
     expect(eth0.sandbox).toBe(netnsPath);
     const ips = eth0.ipConfigs.map((c) => c.ip);
     expect(ips).toHaveLength(2);
-    expect(ips[0]).toMatch(/^10\.231\.0\.\d+$/);
-    expect(ips[1]).toMatch(/^fd00:231::/);
+    expect(ips[0]!.startsWith(subnetTextPrefix(lease.subnet4(0)))).toBe(true);
+    expect(ips[1]!.startsWith(subnetTextPrefix(lease.subnet6(0)))).toBe(true);
     expect(setupResult.interfaces.lo!.ipConfigs.map((c) => c.ip)).toContain('127.0.0.1');
     expect(Object.keys(setupResult.interfaces)).toContain(BRIDGE);
     expect(Object.keys(setupResult.interfaces).some((n) => n.startsWith('bwp'))).toBe(true);

@@ -1,7 +1,8 @@
 /**
  * `podscope` with an engine in each CLI process (no daemon): the container outlives the command that started it,
  * its log shim keeps writing after that process exited, and the next commands find it in the store. Image loaded
- * from a docker-save archive built offline. Bridge psc1-cl, subnet 10.229.0.0/24, temp dirs /tmp/podscope-c1-*.
+ * from a docker-save archive built offline. Bridge and subnets from the test kit's allocator (a lease), temp dirs
+ * /tmp/podscope-c1-*.
  */
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -20,7 +21,7 @@ function podscope(...args: string[]): Promise<{ code: number; stdout: string; st
 }
 
 beforeAll(async () => {
-  env = await createRealEnv({ tag: 'c1', subnet: 229, bridge: 'psc1-cl' });
+  env = await createRealEnv({ tag: 'c1cl' });
   const o = env.options;
   flags = engineFlagsFor({ ...o, cniBinDirs: ['/usr/lib/cni'] });
 });

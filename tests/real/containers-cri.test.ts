@@ -1,7 +1,7 @@
 /**
  * crictl's container flows through `podscope cri`: a CRI server over a real engine (netns, CNI, runc, busybox
  * rootfs), driven by the `podscope` CLI with --endpoint (the CRI client) and by the client in process for the
- * CreateContainer+StartContainer timing. Bridge psc1-cr, subnet 10.229.0.0/24, host ports 27500-27999.
+ * CreateContainer+StartContainer timing. Bridge and subnets from the test kit's allocator (a lease).
  */
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -26,7 +26,7 @@ function podscope(...args: string[]): Promise<{ code: number; stdout: string; st
 }
 
 beforeAll(async () => {
-  env = await createRealEnv({ tag: 'c1', subnet: 229, bridge: 'psc1-cr' });
+  env = await createRealEnv({ tag: 'c1cr' });
   dir = await mkdtemp(join(tmpdir(), 'podscope-c1-cri-'));
   await buildBusyboxTree(join(dir, 'busybox'));
   engine = await env.engine({}, { images: new LocalBusyboxStore(join(dir, 'busybox')) });

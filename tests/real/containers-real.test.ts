@@ -1,6 +1,6 @@
 /**
  * Containers with real parts: a real pod (netns, Debian's CNI plugins, runc pause) and busybox containers under runc
- * with the log shim. Needs root. Bridge psc1-ct, subnets 10.229.0.0/24 and fd00:229::/64, host ports 27500-27999,
+ * with the log shim. Needs root. Bridge, subnets and host port from the test kit's allocator (a lease),
  * temp dirs /tmp/podscope-c1-*. Everything is removed in afterAll, even when a test fails.
  */
 import { execFileSync } from 'node:child_process';
@@ -17,7 +17,7 @@ import { hasCode } from '../../shared/domain/errors';
 import { BUSYBOX_IMAGE, INDEX_HTML, LocalBusyboxStore, buildBusyboxTree } from '../../testkit/local-busybox-store';
 import { createRealEnv, type RealEnv } from '../../testkit/throwaway-env';
 
-const hostPort = 27500 + Math.floor(Math.random() * 400);
+let hostPort: number;
 // conmon writes the offset form of RFC3339Nano (+00:00), which the CRI format allows
 const CRI_LOG_LINE = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{9}(Z|[+-]\d\d:\d\d) (stdout|stderr) [FP] /;
 
@@ -53,7 +53,8 @@ let treeDir: string;
 const events: ContainerEvent[] = [];
 
 beforeAll(async () => {
-  env = await createRealEnv({ tag: 'c1', subnet: 229, bridge: 'psc1-ct' });
+  env = await createRealEnv({ tag: 'c1' });
+  hostPort = env.port(0);
   treeDir = await mkdtemp(join(tmpdir(), 'podscope-c1-tree-'));
   await buildBusyboxTree(join(treeDir, 'busybox'));
   logDir = await mkdtemp(join(tmpdir(), 'podscope-c1-logs-'));

@@ -2,7 +2,7 @@
  * CreateContainer+StartContainer next to containerd on the same image: one busybox image built offline, imported
  * into Debian's containerd (ctr import) and loaded into Podscope's own image store (overlay rootfs), both driven
  * over CRI with the same client. Host-network pods on both sides, so only the container path is compared (and no
- * CNI subnet is needed beyond the fixture's own, psc1-ctd / 10.229.0.0/24). Prints the medians; asserts only that
+ * CNI subnet is needed beyond the fixture's own, leased from the test kit's allocator as the env's is). Prints the medians; asserts only that
  * both did the same work.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -30,9 +30,9 @@ beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'podscope-c1-vs-'));
   const tar = join(dir, 'busybox.tar');
   writeDockerSave(tar, [{ image: buildBusyboxImage(), repoTags: [REF] }]);
-  ctd = await startContainerd({ bridge: 'psc1-ctd', subnet: 229 });
+  ctd = await startContainerd({});
   execFileSync('/usr/bin/ctr', ['-a', ctd.socketPath, '-n', 'k8s.io', 'images', 'import', tar], { stdio: ['ignore', 'pipe', 'pipe'] });
-  env = await createRealEnv({ tag: 'c1', subnet: 229, bridge: 'psc1-vs' });
+  env = await createRealEnv({ tag: 'c1vs' });
   const images = await LocalImageStore.open({ root: join(env.dir, 'state', 'images'), runner: new NodeProcessRunner() });
   await images.load(tar);
   const engine = await env.engine({}, { images });

@@ -23,7 +23,7 @@ let treeDir: string;
 let logDir: string;
 
 beforeAll(async () => {
-  env = await createRealEnv({ tag: 'pscr1', subnet: 0, ipv4Cidr: '10.88.254.0/24', bridge: 'pscr1', tempPrefix: 'pscr-env-' });
+  env = await createRealEnv({ tag: 'pscr1', ipv4Only: true, tempPrefix: 'pscr-env-' });
   treeDir = await mkdtemp(join(tmpdir(), 'pscr-tree-'));
   await buildBusyboxTree(join(treeDir, 'busybox'));
   logDir = await mkdtemp(join(tmpdir(), 'pscr-logs-'));

@@ -20,9 +20,11 @@ import {
   ifbDevice,
   ipMasqChain,
   sweepLeftovers,
+  subnetTextPrefix,
   type LeakScope,
 } from '../../testkit/leak-check';
 import { createRealEnv, type RealEnv } from '../../testkit/throwaway-env';
+import { escapeRe } from '../../testkit/until';
 
 const TYPES = ['bridge', 'portmap', 'bandwidth'] as const;
 type AddFault = 'fail-before' | 'fail-after';
@@ -105,7 +107,7 @@ interface Outcome {
 const outcomes: Outcome[] = [];
 
 beforeAll(async () => {
-  env = await createRealEnv({ tag: 'r1-fm', subnet: 200, bridge: 'psr1-fm', ipMasq: true });
+  env = await createRealEnv({ tag: 'r1-fm', ipMasq: true });
   wrapDir = join(env.dir, 'wrap-bin');
   ctlDir = join(env.dir, 'faults');
   netnsDir = mkdtempSync(join(tmpdir(), 'podscope-r1-netns-'));
@@ -132,7 +134,7 @@ afterAll(async () => {
   if (!env) return;
   await env.teardown();
   // whatever a failing case left: removed by scope, so the host ends as it started
-  sweepLeftovers({ ...scope(), bridge: env.bridge, subnets: ['10.200.0.0/24', 'fd00:200::/64'], netnsDir });
+  sweepLeftovers({ ...scope(), bridge: env.bridge, subnets: [env.subnet4, env.subnet6!], netnsDir });
   try {
     execFileSync('umount', ['-l', netnsDir], { stdio: 'ignore' });
   } catch {
@@ -147,7 +149,7 @@ describe('the leak checker', () => {
     const { id } = await engine.run({
       config: {
         metadata: { name: 'fm-live', namespace: 'r1-matrix', uid: 'uid-live' },
-        port_mappings: [{ container_port: 80, host_port: 21998 }],
+        port_mappings: [{ container_port: 80, host_port: env.port(48) }],
         annotations: { 'kubernetes.io/ingress-bandwidth': '10M', 'kubernetes.io/egress-bandwidth': '5M' },
       },
     });
@@ -164,7 +166,7 @@ describe('the leak checker', () => {
         .join('\n');
       expect(rules).toContain(`-N ${ipMasqChain(env.network, id)}`);
       expect(rules).toContain(`-N ${dnatChain(env.network, id)}`);
-      expect(rules).toMatch(/CNI-HOSTPORT-DNAT .*--dports 21998/);
+      expect(rules).toMatch(new RegExp(`CNI-HOSTPORT-DNAT .*--dports ${env.port(48)}`));
       expect(left.filter((l) => l.kind === 'ipam')).toHaveLength(2); // v4 and v6
       expect(left.some((l) => l.kind === 'interface' && l.what === ifbDevice(env.network, id))).toBe(true);
     } finally {
@@ -190,7 +192,7 @@ describe('fault matrix: plugin position × fail before/after ADD × DEL (same/ot
           .run({
             config: {
               metadata: { name, namespace: 'r1-matrix', uid: `uid-${name}` },
-              port_mappings: [{ container_port: 80, host_port: 21000 + i }],
+              port_mappings: [{ container_port: 80, host_port: env.port(i) }],
               annotations: { 'kubernetes.io/ingress-bandwidth': '10M', 'kubernetes.io/egress-bandwidth': '5M' },
             },
           })
@@ -238,7 +240,7 @@ describe('fault matrix: plugin position × fail before/after ADD × DEL (same/ot
 
 describe('after the matrix', () => {
   it('nothing of the whole run is left: no interface on the bridge, no netns, reservation, rule, cache file, container or record', () => {
-    const left = findLeftovers({ ...scope(), bridge: env.bridge, subnets: ['10.200.0.0/24', 'fd00:200::/64'], netnsDir });
+    const left = findLeftovers({ ...scope(), bridge: env.bridge, subnets: [env.subnet4, env.subnet6!], netnsDir });
     expect(formatLeftovers(left)).toBe('');
   });
 
@@ -250,7 +252,10 @@ describe('after the matrix', () => {
     writeFileSync(join(faults, 'bridge.DEL'), 'fail');
     const err = (await engine
       .run({
-        config: { metadata: { name, namespace: 'r1-matrix', uid: 'uid-perm' }, port_mappings: [{ container_port: 80, host_port: 21999 }] },
+        config: {
+          metadata: { name, namespace: 'r1-matrix', uid: 'uid-perm' },
+          port_mappings: [{ container_port: 80, host_port: env.port(49) }],
+        },
       })
       .catch((e: unknown) => e)) as Error;
     const id = /sandbox "([0-9a-f]{64})"/.exec(err.message)![1]!;
@@ -261,11 +266,15 @@ describe('after the matrix', () => {
       expect(s?.cleanupPending?.map((p) => `${p.kind}:${p.plugin}`)).toEqual(expect.arrayContaining(['cni:bridge']));
       // what the bridge still holds is named: the reservation from its ADD result
       expect(s?.cleanupPending?.find((p) => p.plugin === 'bridge')?.holds.join(' ')).toMatch(
-        /IPAM reservation 10\.200\.0\.\d+\/24, fd00:200::[0-9a-f]+\/64/,
+        new RegExp(
+          String.raw`IPAM reservation ${escapeRe(subnetTextPrefix(env.subnet4))}\d+/24, ${escapeRe(subnetTextPrefix(env.subnet6!))}:[0-9a-f]+/64`,
+        ),
       );
       const forced = (await engine.remove(id, { force: true }).catch((e: unknown) => e)) as Error;
       expect(forced.message).toMatch(
-        /removed by force, but its cleanup did not finish; left behind on the host .*CNI DEL of bridge #0 on psr1-fm\/eth0 \(holds IPAM reservation 10\.200\./,
+        new RegExp(
+          String.raw`removed by force, but its cleanup did not finish; left behind on the host .*CNI DEL of bridge #0 on ${escapeRe(env.bridge)}/eth0 \(holds IPAM reservation ${escapeRe(subnetTextPrefix(env.subnet4))}`,
+        ),
       );
       expect(await engine.list({ id })).toEqual([]);
       // and it told the truth: the reservation and the netns really are still there

@@ -1,21 +1,27 @@
 /**
  * The lab's DEL after a failed ADD, with Debian's real plugins: the whole list in reverse as libcni (and so
  * containerd) does, the plugins after the failure DELed for an ADD they never saw and how each behaved, Podscope's
- * own engine named apart, and nothing left. Root only. Resources: bridge pslk-lab, subnet 10.65.9.0/24, host ports
- * 21660-21669, dirs under /tmp/plk-lab-*.
+ * own engine named apart, and nothing left. Root only. Resources: bridge, subnet and host port from the test kit's
+ * allocator (a lease), dirs under /tmp/plk-lab-*.
  */
 import { chmodSync, existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { subnetTextPrefix } from '../../testkit/leak-check';
+import { escapeRe } from '../../testkit/until';
 import { createEngine } from '../../electron/engine/index';
 import type { SandboxEngine } from '../../electron/engine/service/engine';
 import type { LabApi } from '../../shared/domain/lab';
 import { findLeftovers, formatLeftovers } from '../../testkit/leak-check';
 import { labDirs } from './helpers/lab-dirs';
+import { leaseHost } from '../../testkit/allocator';
 
-const BRIDGE = 'pslk-lab';
-const NETWORK = 'plk-lab';
-const SUBNET = '10.65.9.0/24';
+// every host resource of this file is a lease of the test kit's allocator: files run in parallel
+const lease = leaseHost('lab-del');
+afterAll(() => lease.release());
+const BRIDGE = lease.name('-lab');
+const NETWORK = lease.name('-net');
+const SUBNET = lease.subnet4(9);
 const canRun = process.getuid?.() === 0 && existsSync('/usr/lib/cni/bridge');
 
 describe.skipIf(!canRun)('lab DEL after a failed ADD', () => {
@@ -45,7 +51,7 @@ describe.skipIf(!canRun)('lab DEL after a failed ADD', () => {
     });
   }
   const capabilities = {
-    portMappings: [{ hostPort: 21660, containerPort: 80, protocol: 'tcp' as const }],
+    portMappings: [{ hostPort: lease.port(0), containerPort: 80, protocol: 'tcp' as const }],
     bandwidth: { ingressRate: 10_000_000, ingressBurst: 1_000_000, egressRate: 10_000_000, egressBurst: 1_000_000 },
   };
 
@@ -94,7 +100,7 @@ describe.skipIf(!canRun)('lab DEL after a failed ADD', () => {
     });
     // firewall's DEL had the chain's result (bridge's), so its CNI-FORWARD rules went
     const fwDel = run.plugins.find((p) => p.verb === 'DEL' && p.type === 'firewall')!;
-    expect(JSON.parse(fwDel.stdin).prevResult.ips[0].address).toMatch(/^10\.65\.9\./);
+    expect(JSON.parse(fwDel.stdin).prevResult.ips[0].address).toMatch(new RegExp(String.raw`^${escapeRe(subnetTextPrefix(SUBNET))}`));
     expect(run.kernelCreated.some((i) => i.kind === 'iptables' && i.what.includes('CNI-FORWARD'))).toBe(true);
     expect(run.delOk).toBe(true);
     expect(run.leftAfterDel).toEqual([]);

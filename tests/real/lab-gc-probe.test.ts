@@ -1,6 +1,6 @@
 /**
  * The CNI lab's probe step and its start-up GC of runs a crash interrupted, with Debian's real plugins in real
- * namespaces (root only). Everything is named after this file: bridge psl-lab, subnet 10.88.252.0/25 (the e2e lab spec has the upper half), dirs under
+ * namespaces (root only). Everything is this file's: bridge, subnet and host ports from the test kit's allocator (a lease), dirs under
  * /tmp/psl-*; the leak checks and the sweep in afterAll look only at those.
  */
 import { execFile, spawn } from 'node:child_process';
@@ -13,13 +13,17 @@ import { createEngine } from '../../electron/engine/index';
 import type { LabCapabilities } from '../../shared/domain/lab';
 import type { ProbePath } from '../../shared/domain/probe';
 import { labDirs } from './helpers/lab-dirs';
+import { leaseHost } from '../../testkit/allocator';
 import { findLeftovers, formatLeftovers, sweepLeftovers } from '../../testkit/leak-check';
 
-const BRIDGE = 'psl-lab';
-const NETWORK = 'psl-lab';
-const SUBNET = '10.88.252.0/25';
-const GATEWAY = '10.88.252.1';
-const HOST_PORT = 25200 + Math.floor(Math.random() * 300);
+// every host resource of this file is a lease of the test kit's allocator: files run in parallel
+const lease = leaseHost('lab-gc-probe');
+afterAll(() => lease.release());
+const BRIDGE = lease.name('-lab');
+const NETWORK = BRIDGE;
+const SUBNET = lease.subnet4(2);
+const GATEWAY = SUBNET.replace(/0\/24$/, '1');
+const HOST_PORT = lease.port(0);
 const ROOT = join(__dirname, '../..');
 const canRun = process.getuid?.() === 0 && existsSync('/usr/lib/cni/bridge') && existsSync('/usr/lib/cni/portmap');
 const execFileP = promisify(execFile);

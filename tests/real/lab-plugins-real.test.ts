@@ -2,8 +2,8 @@
  * The CNI lab's before/after with the reference plugins the other lab files do not run (Debian's real plugins, root
  * only): ptp (its host veth and the host's /32 route to the pod), ptp + firewall (its CNI-FORWARD accept rules for the
  * pod's address) and macvlan on one end of a veth pair this file creates (this kernel has no dummy links): what ADD
- * created in the kernel, and that DEL put everything back. Named after this file: network plb-lab, subnets
- * 10.85.0-2.0/24, veths plb-mv0/plb-mv1, dirs under /tmp/podscope-lb-*.
+ * created in the kernel, and that DEL put everything back. Named after this file: network plb-lab, subnets from
+ * the test kit's allocator (a lease), veths plb-mv0/plb-mv1, dirs under /tmp/podscope-lb-*.
  */
 import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -14,8 +14,13 @@ import type { SandboxEngine } from '../../electron/engine/service/engine';
 import { afterDelReport, type LabApi, type LabRun } from '../../shared/domain/lab';
 import { findLeftovers, formatLeftovers } from '../../testkit/leak-check';
 import { labDirs } from './helpers/lab-dirs';
+import { leaseHost } from '../../testkit/allocator';
 
+// every host resource of this file is a lease of the test kit's allocator: files run in parallel
+const lease = leaseHost('lab-plugins');
+afterAll(() => lease.release());
 const NETWORK = 'plb-lab';
+const STATIC = lease.subnet4(2).replace(/0\/24$/, '5/24');
 const PARENT = 'plb-mv0';
 const PARENT_PEER = 'plb-mv1';
 const canRun = process.getuid?.() === 0 && ['ptp', 'firewall', 'macvlan'].every((p) => existsSync(`/usr/lib/cni/${p}`));
@@ -42,7 +47,7 @@ function expectAllPutBack(run: LabRun): void {
 describe.skipIf(!canRun)('lab before/after: ptp, ptp + firewall, macvlan on a veth parent', () => {
   let engine: SandboxEngine;
   let lab: LabApi;
-  const dirs = labDirs({ bridge: 'plb-none', subnet: '10.85.0.0/16', network: NETWORK });
+  const dirs = labDirs({ bridge: lease.name('-none'), subnet: lease.range4, network: NETWORK });
   const list = (plugins: object[]) => JSON.stringify({ cniVersion: '1.0.0', name: NETWORK, plugins });
   const hostLocal = (subnet: string) => ({ type: 'host-local', dataDir: join(dirs.dir, 'ipam'), ranges: [[{ subnet }]] });
 
@@ -63,7 +68,7 @@ describe.skipIf(!canRun)('lab before/after: ptp, ptp + firewall, macvlan on a ve
   });
 
   it("ptp: ADD makes a host veth and the host's /32 route to the pod; DEL removes both", async () => {
-    const run = await lab.run({ text: list([{ type: 'ptp', ipMasq: false, ipam: hostLocal('10.85.0.0/24') }]) });
+    const run = await lab.run({ text: list([{ type: 'ptp', ipMasq: false, ipam: hostLocal(lease.subnet4(0)) }]) });
     console.log(`ptp run ${run.id}: created`, run.kernelCreated, 'after DEL', afterDelReport(run));
     expect(run.addOk).toBe(true);
     expect(created(run, 'host-route')).toContainEqual(expect.stringContaining(podIp(run)));
@@ -72,7 +77,7 @@ describe.skipIf(!canRun)('lab before/after: ptp, ptp + firewall, macvlan on a ve
   });
 
   it("ptp + firewall: ADD adds CNI-FORWARD accept rules for the pod's address; DEL, given the cached result, removes them", async () => {
-    const run = await lab.run({ text: list([{ type: 'ptp', ipMasq: false, ipam: hostLocal('10.85.1.0/24') }, { type: 'firewall' }]) });
+    const run = await lab.run({ text: list([{ type: 'ptp', ipMasq: false, ipam: hostLocal(lease.subnet4(1)) }, { type: 'firewall' }]) });
     console.log(`ptp+firewall run ${run.id}: iptables created`, created(run, 'iptables'), 'after DEL', afterDelReport(run));
     expect(run.addOk).toBe(true);
     const rules = created(run, 'iptables').filter((r) => r.includes('CNI-FORWARD') && r.includes(`${podIp(run)}/32`));
@@ -82,12 +87,12 @@ describe.skipIf(!canRun)('lab before/after: ptp, ptp + firewall, macvlan on a ve
 
   it('macvlan on a veth parent: ADD makes a macvlan eth0 in the netns and touches nothing on the host; DEL leaves nothing', async () => {
     const run = await lab.run({
-      text: list([{ type: 'macvlan', master: PARENT, mode: 'bridge', ipam: { type: 'static', addresses: [{ address: '10.85.2.5/24' }] } }]),
+      text: list([{ type: 'macvlan', master: PARENT, mode: 'bridge', ipam: { type: 'static', addresses: [{ address: STATIC }] } }]),
     });
     console.log(`macvlan run ${run.id}: created`, run.kernelCreated, 'changed by ADD', run.changedByAdd);
     expect(run.addOk).toBe(true);
     expect(created(run, 'netns-link')).toContainEqual(expect.stringMatching(/^eth0 macvlan/));
-    expect(created(run, 'netns-address')).toContainEqual(expect.stringContaining('10.85.2.5/24'));
+    expect(created(run, 'netns-address')).toContainEqual(expect.stringContaining(STATIC));
     expect((run.changedByAdd ?? []).filter((c) => c.where === 'host' && !c.why)).toEqual([]);
     expectAllPutBack(run);
     expect(formatLeftovers(findLeftovers(dirs.scope()))).toBe('');

@@ -1,6 +1,6 @@
 /**
  * The CNI lab against Debian's real plugins in real throwaway namespaces (root only). Everything is named after this
- * file: bridge psl1-lab, subnet 10.240.5.0/24, host ports 28xxx, dirs under /tmp/podscope-l1-*. Between runs and in
+ * file: bridge, subnet and host ports from the test kit's allocator (a lease), dirs under /tmp/podscope-l1-*. Between runs and in
  * afterAll the bridge is deleted and a scoped leak sweep removes whatever a failing test left.
  */
 import { execFile } from 'node:child_process';
@@ -9,17 +9,24 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { escapeRe } from '../../testkit/until';
 import { createEngine } from '../../electron/engine/index';
 import type { SandboxEngine } from '../../electron/engine/service/engine';
 import { NodeProcessRunner, type ExecRequest, type ExecResult, type ProcessRunner } from '../../electron/engine/os/exec';
 import type { LabApi, LabRun } from '../../shared/domain/lab';
 import { labDirs } from './helpers/lab-dirs';
+import { leaseHost } from '../../testkit/allocator';
+import { subnetTextPrefix } from '../../testkit/leak-check';
 import { findLeftovers, formatLeftovers } from '../../testkit/leak-check';
 
-const BRIDGE = 'psl1-lab';
-const NETWORK = 'psl1-lab';
-const SUBNET = '10.240.5.0/24';
-const HOST_PORT = 28000 + Math.floor(Math.random() * 900);
+// every host resource of this file is a lease of the test kit's allocator: files run in parallel
+const lease = leaseHost('lab-real');
+afterAll(() => lease.release());
+const BRIDGE = lease.name('-lab');
+const NETWORK = BRIDGE;
+const SUBNET = lease.subnet4(5);
+const V4 = subnetTextPrefix(SUBNET);
+const HOST_PORT = lease.port(0);
 const canRun = process.getuid?.() === 0 && existsSync('/usr/lib/cni/bridge');
 const execFileP = promisify(execFile);
 
@@ -161,14 +168,14 @@ describe.skipIf(!canRun)('CNI lab with real plugins', () => {
     expect(JSON.parse(add('bandwidth').stdin).runtimeConfig.bandwidth).toMatchObject({ ingressRate: 1000000, egressRate: 2000000 });
     expect(JSON.parse(add('bridge').stdin).runtimeConfig).toBeUndefined(); // it declares no capability
     for (const type of ['bridge', 'portmap', 'bandwidth'])
-      expect(JSON.parse(add(type).stdout).ips[0].address).toMatch(/^10\.240\.5\.\d+\/24$/);
-    expect(out.result.ips[0]!.address).toMatch(/^10\.240\.5\./);
+      expect(JSON.parse(add(type).stdout).ips[0].address).toMatch(new RegExp(String.raw`^${escapeRe(V4)}\d+\/24$`));
+    expect(out.result.ips[0]!.address).toMatch(new RegExp(String.raw`^${escapeRe(V4)}`));
     const created = out.kernelCreated.map((i) => `${i.kind} ${i.what}`);
     expect(
-      created.some((l) => l.startsWith('iptables nat -A CNI-DN-') && l.includes(`--dport ${HOST_PORT} -j DNAT --to-destination 10.240.5.`)),
+      created.some((l) => l.startsWith('iptables nat -A CNI-DN-') && l.includes(`--dport ${HOST_PORT} -j DNAT --to-destination ${V4}`)),
     ).toBe(true);
     expect(created.filter((l) => /^qdisc dev \S+ tbf /.test(l))).toHaveLength(2); // the veth (ingress) and the ifb (egress)
-    expect(created.some((l) => l.startsWith('netns-address eth0 10.240.5.'))).toBe(true);
+    expect(created.some((l) => l.startsWith(`netns-address eth0 ${V4}`))).toBe(true);
     expect(out.leftAfterDel).toEqual([]);
     expect(code).toBe(0);
     console.log(`lab run (CLI, bridge+portmap+bandwidth, ADD+DEL): ${out.durationMs} ms`);
@@ -195,7 +202,7 @@ describe.skipIf(!canRun)('CNI lab with real plugins', () => {
     ]);
     expect(out.plugins.find((p) => p.verb === 'CHECK' && p.type === 'portmap')!.stdout).toContain('could not check ipv6 dnat');
     expect(JSON.parse(out.plugins.find((p) => p.verb === 'CHECK' && p.type === 'bridge')!.stdin).prevResult.ips[0].address).toMatch(
-      /^10\.240\.5\./,
+      new RegExp(String.raw`^${escapeRe(V4)}`),
     );
     expect(out.checkOk).toBe(true);
     expect(out.checkKnownDefects).toEqual([
@@ -227,7 +234,7 @@ describe.skipIf(!canRun)('CNI lab with real plugins', () => {
     expect(run.delOk).toBe(true);
     expect(run.success).toBe(false);
     // bridge had made its veth and reserved an address before the failure
-    expect(run.kernelCreated.some((i) => i.kind === 'link' && / veth .*master psl1-lab/.test(i.what))).toBe(true);
+    expect(run.kernelCreated.some((i) => i.kind === 'link' && new RegExp(` veth .*master ${escapeRe(BRIDGE)}`).test(i.what))).toBe(true);
     expect(run.kernelCreated.some((i) => i.kind === 'ipam' && i.what.includes(run.containerId))).toBe(true);
     expect(run.leftAfterDel).toEqual([]);
     expect(formatLeftovers(findLeftovers({ ...scope(), ids: [run.containerId] }))).toBe('');
@@ -295,7 +302,7 @@ describe.skipIf(!canRun)('CNI lab with real plugins', () => {
     expect(d.kernel?.onlyB).toEqual([]);
     expect(d.kernel?.existedBefore?.find((i) => i.kind === 'link')).toMatchObject({
       createdBy: 'a',
-      what: expect.stringMatching(/^psl1-lab bridge /),
+      what: expect.stringMatching(new RegExp(`^${escapeRe(BRIDGE)} bridge `)),
     });
     expect(d.kernel?.existedBefore?.every((i) => i.why.startsWith(`existed before run ${b.id}`))).toBe(true);
   });

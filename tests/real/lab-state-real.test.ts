@@ -2,8 +2,8 @@
  * The lab's kernel state beyond links, addresses and rules, with Debian's real plugins (root only): tuning's sysctls,
  * MAC and MTU on a bridge pod; sbr's policy rule and its table; host-device moving a host link (one end of a veth
  * pair this file creates: this kernel has no dummy links) into the run's netns and back. Then a pod with
- * bridge+firewall+tuning+sbr, and what `podscope inspectp` reads from the kernel of each plugin's effect. Everything
- * is named after this file: bridges psls-lab and psls-pod, subnets 10.80.0-2.0/24 and 10.81.0.0/24, veths
+ * bridge+firewall+tuning+sbr, and what `podscope inspectp` reads from the kernel of each plugin's effect. Bridges and
+ * subnets are leases of the test kit's allocator (one for the lab runs, one for the pod), veths
  * pls-hd0/pls-hd1, dirs under /tmp/podscope-ls-* and /tmp/podscope-pls-*.
  */
 import { execFileSync } from 'node:child_process';
@@ -11,6 +11,8 @@ import { existsSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { subnetTextPrefix } from '../../testkit/leak-check';
+import { escapeRe } from '../../testkit/until';
 import { createEngine } from '../../electron/engine/index';
 import type { SandboxEngine } from '../../electron/engine/service/engine';
 import { afterDelReport, type LabApi, type LabRun } from '../../shared/domain/lab';
@@ -18,11 +20,15 @@ import { findLeftovers, formatLeftovers } from '../../testkit/leak-check';
 import { labDirs } from './helpers/lab-dirs';
 import { podscope } from './helpers/podscope-cli';
 import { engineFlagsFor } from '../../testkit/engine-flags';
+import { leaseHost } from '../../testkit/allocator';
 import { createRealEnv, type RealEnv } from '../../testkit/throwaway-env';
 import type { LivePluginEffect } from '../../shared/domain/live';
 
-const BRIDGE = 'psls-lab';
-const NETWORK = 'pls-lab';
+// every host resource of this file is a lease of the test kit's allocator: files run in parallel
+const lease = leaseHost('lab-state');
+afterAll(() => lease.release());
+const BRIDGE = lease.name('-lab');
+const NETWORK = lease.name('-net');
 const HOST_LINK = 'pls-hd0';
 const HOST_PEER = 'pls-hd1';
 const canRun = process.getuid?.() === 0 && existsSync('/usr/lib/cni/tuning') && existsSync('/usr/lib/cni/sbr');
@@ -59,7 +65,7 @@ const texts = (changes: LabRun['changedByAdd']) => (changes ?? []).map((c) => c.
 describe.skipIf(!canRun)('lab kernel state: sysctls, policy rules and tables, moved host links', () => {
   let engine: SandboxEngine;
   let lab: LabApi;
-  const dirs = labDirs({ bridge: BRIDGE, subnet: '10.80.0.0/16', network: NETWORK });
+  const dirs = labDirs({ bridge: BRIDGE, subnet: lease.range4, network: NETWORK });
 
   beforeAll(async () => {
     await dirs.create('/tmp/podscope-ls-');
@@ -78,7 +84,7 @@ describe.skipIf(!canRun)('lab kernel state: sysctls, policy rules and tables, mo
 
   it("tuning on a bridge: its sysctls read in the run's netns (before: the netns's default), its MAC and MTU on eth0", async () => {
     const run = await lab.run({
-      text: bridgeList(dirs.dir, '10.80.0.0/24', [
+      text: bridgeList(dirs.dir, lease.subnet4(0), [
         {
           type: 'tuning',
           mac: '0a:58:0a:50:00:99',
@@ -108,7 +114,7 @@ describe.skipIf(!canRun)('lab kernel state: sysctls, policy rules and tables, mo
 
   it("sbr: the policy rule for the pod's address and the routes of its table, created by ADD", async () => {
     // bridge's CHECK looks for the gateway in the main table, where sbr moved it from: CHECK is not what this shows
-    const run = await lab.run({ text: bridgeList(dirs.dir, '10.80.1.0/24', [{ type: 'sbr' }]), skipCheck: true });
+    const run = await lab.run({ text: bridgeList(dirs.dir, lease.subnet4(1), [{ type: 'sbr' }]), skipCheck: true });
     expect(run.error).toBeUndefined();
     console.log(
       `sbr run ${run.id}:`,
@@ -121,7 +127,9 @@ describe.skipIf(!canRun)('lab kernel state: sysctls, policy rules and tables, mo
     expect(rule).toBeDefined();
     const table = / lookup (\d+)$/.exec(rule!)![1]!;
     expect(lines(run, 'netns-route')).toContainEqual(
-      expect.stringMatching(new RegExp(`^ipv4 default via 10\\.80\\.1\\.1 dev eth0 .*table ${table}$`)),
+      expect.stringMatching(
+        new RegExp(`^ipv4 default via ${escapeRe(lease.subnet4(1).replace(/0\/24$/, '1'))} dev eth0 .*table ${table}$`),
+      ),
     );
     // whatever DEL leaves in the netns is reported as created and left
     for (const i of run.leftAfterDel) expect(afterDelReport(run).map((r) => r.text)).toContainEqual(expect.stringContaining(i.what));
@@ -138,7 +146,13 @@ describe.skipIf(!canRun)('lab kernel state: sysctls, policy rules and tables, mo
         text: JSON.stringify({
           cniVersion: '1.0.0',
           name: NETWORK,
-          plugins: [{ type: 'host-device', device: HOST_LINK, ipam: { type: 'static', addresses: [{ address: '10.80.2.5/24' }] } }],
+          plugins: [
+            {
+              type: 'host-device',
+              device: HOST_LINK,
+              ipam: { type: 'static', addresses: [{ address: lease.subnet4(2).replace(/0\/24$/, '5/24') }] },
+            },
+          ],
         }),
       });
       console.log(
@@ -181,10 +195,12 @@ describe.skipIf(!canRun || !existsSync('/usr/lib/cni/firewall'))(
   () => {
     let env: RealEnv;
     let flags: string[];
-    const POD_NET = 'psls-pod';
+    // the pod's bridge and network: its env's lease's name
+    let POD_NET: string;
 
     beforeAll(async () => {
-      env = await createRealEnv({ tag: 'pls', subnet: 81, ipv4Cidr: '10.81.0.0/24', bridge: POD_NET });
+      env = await createRealEnv({ tag: 'pls', ipv4Only: true });
+      POD_NET = env.bridge;
       flags = engineFlagsFor({ ...env.options, cniBinDirs: ['/usr/lib/cni'] });
       await writeFile(
         join(env.options.cniConfDir!, '10-podscope-test.conflist'),
@@ -197,7 +213,7 @@ describe.skipIf(!canRun || !existsSync('/usr/lib/cni/firewall'))(
               bridge: POD_NET,
               isGateway: true,
               ipMasq: false,
-              ipam: { type: 'host-local', dataDir: env.ipamDir, ranges: [[{ subnet: '10.81.0.0/24' }]] },
+              ipam: { type: 'host-local', dataDir: env.ipamDir, ranges: [[{ subnet: env.subnet4 }]] },
             },
             { type: 'firewall' },
             { type: 'tuning', mtu: 1450, sysctl: { 'net.ipv4.conf.eth0.proxy_arp': '1' } },
@@ -225,7 +241,7 @@ describe.skipIf(!canRun || !existsSync('/usr/lib/cni/firewall'))(
           pluginEffects: { collectedAt: string; effects: LivePluginEffect[] };
         };
         const ip = doc.ip;
-        expect(ip).toMatch(/^10\.81\.0\.\d+$/);
+        expect(ip).toMatch(new RegExp(String.raw`^${escapeRe(subnetTextPrefix(env.subnet4))}\d+$`));
         expect(Date.parse(doc.pluginEffects.collectedAt)).toBeGreaterThan(Date.now() - 60_000);
         const of = (plugin: string) => doc.pluginEffects.effects.filter((e) => e.plugin === plugin);
         for (const e of doc.pluginEffects.effects) expect(e).toMatchObject({ network: POD_NET, ifName: 'eth0' });
@@ -244,7 +260,7 @@ describe.skipIf(!canRun || !existsSync('/usr/lib/cni/firewall'))(
         expect(rule.what).toMatch(new RegExp(`^ipv4 \\d+: from ${ip.replace(/\./g, '\\.')} lookup (\\d+)$`));
         const table = / lookup (\d+)$/.exec(rule.what)![1]!;
         expect(of('sbr')).toContainEqual(
-          expect.objectContaining({ kind: 'route', what: `ipv4 default via 10.81.0.1 dev eth0 table ${table}` }),
+          expect.objectContaining({ kind: 'route', what: `ipv4 default via ${env.gateway4} dev eth0 table ${table}` }),
         );
         // the text says the same, with the read time and the owner
         expect(text).toContain(`Plugin effects (kernel, read at `);
@@ -256,7 +272,7 @@ describe.skipIf(!canRun || !existsSync('/usr/lib/cni/firewall'))(
       }
       // firewall's DEL (with the cached result) took its rules away again
       const filter = execFileSync('iptables-save', ['-t', 'filter'], { encoding: 'utf8' });
-      expect(filter).not.toMatch(/10\.81\.0\.\d+\/32/);
+      expect(filter).not.toMatch(new RegExp(String.raw`${escapeRe(subnetTextPrefix(env.subnet4))}\d+\/32`));
     });
   },
 );

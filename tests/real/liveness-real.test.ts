@@ -2,8 +2,8 @@
  * The cheap liveness look (two kill(pid, 0): conmon's and the process's, pods/status.ts runsUnderLiveMonitor) must
  * never show a dead pause or container as running: with its conmon SIGKILLed first, the pause or container runs on
  * unwatched and reads still show it running (by the exact /proc look); once it is killed too, the next read shows it
- * gone, though no conmon wrote an exit file. Real runc, conmon and a busybox tree. Bridge psl-1, subnets
- * 10.192.0.0/24 and fd00:192::/64, temp dirs /tmp/psl-*; everything is removed in afterAll.
+ * gone, though no conmon wrote an exit file. Real runc, conmon and a busybox tree. Bridge and subnets
+ * from the test kit's allocator (a lease), temp dirs /tmp/psl-*; everything is removed in afterAll.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -38,7 +38,7 @@ async function until<T>(what: string, fn: () => Promise<T | undefined>, ms = 10_
 
 describe.skipIf(!isRoot)('liveness when conmon is gone', () => {
   beforeAll(async () => {
-    env = await createRealEnv({ tag: 'psl', subnet: 192, bridge: 'psl-1', tempPrefix: 'psl-env-' });
+    env = await createRealEnv({ tag: 'psl', tempPrefix: 'psl-env-' });
     treeDir = await mkdtemp(join(tmpdir(), 'psl-tree-'));
     await buildBusyboxTree(join(treeDir, 'busybox'));
     engine = await env.engine({}, { images: new LocalBusyboxStore(join(treeDir, 'busybox')) });

@@ -1,7 +1,7 @@
 /**
  * The measurements on the real host: throughput through a pod's veth against the tbf Debian's bandwidth plugin
- * installs, the topology read from the kernel, CNI CHECK/STATUS with the real plugins. Needs root. Everything is on
- * bridge pst2-m / 10.223.0.0/24 (and pst2-s / 10.224.0.0/24 for the 1.1.0 list) and removed in afterAll.
+ * installs, the topology read from the kernel, CNI CHECK/STATUS with the real plugins. Needs root. Everything is on a
+ * bridge and subnet leased from the test kit's allocator (a second lease for the 1.1.0 list) and removed in afterAll.
  */
 import { execFile, execFileSync } from 'node:child_process';
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SandboxEngine } from '../../electron/engine/service/engine';
 import type { SandboxEvent } from '../../shared/domain/sandbox';
 import { hasCode } from '../../shared/domain/errors';
+import { subnetTextPrefix } from '../../testkit/leak-check';
 import { createRealEnv, type RealEnv } from '../../testkit/throwaway-env';
 import { engineFlagsFor } from '../../testkit/engine-flags';
 
@@ -22,7 +23,7 @@ function processesUsing(netnsPath: string): number[] {
   for (const p of readdirSync('/proc').filter((d) => /^\d+$/.test(d))) {
     try {
       const cmd = readFileSync(`/proc/${p}/cmdline`, 'utf8');
-      if (cmd.includes(netnsPath) || (cmd.includes("require('net')") && cmd.includes('10.223.'))) out.push(Number(p));
+      if (cmd.includes(netnsPath) || (cmd.includes("require('net')") && cmd.includes(subnetTextPrefix(env.subnet4)))) out.push(Number(p));
     } catch {
       // exited meanwhile
     }
@@ -38,12 +39,12 @@ let env: RealEnv;
 let engine: SandboxEngine;
 
 beforeAll(async () => {
-  env = await createRealEnv({ tag: 't2', subnet: 223, bridge: 'pst2-m' });
+  env = await createRealEnv({ tag: 't2m' });
   // The testkit's route has no gw; bridge installs it via the gateway, and bridge's CHECK then reports the route it
   // expects (gw <nil>) as missing on a healthy pod. An explicit gw makes the result say what the plugin installs.
   const file = join(env.dir, 'net.d', '10-podscope-test.conflist');
   const list = JSON.parse(readFileSync(file, 'utf8')) as { plugins: Array<{ ipam?: { routes?: unknown[] } }> };
-  list.plugins[0]!.ipam!.routes = [{ dst: '10.223.0.0/16', gw: '10.223.0.1' }];
+  list.plugins[0]!.ipam!.routes = [{ dst: env.lease!.range4, gw: env.gateway4 }];
   writeFileSync(file, JSON.stringify(list));
   engine = await env.engine();
 });
@@ -148,7 +149,7 @@ describe('a pod with kubernetes.io/ingress-bandwidth and egress-bandwidth 10M', 
     expect(processesUsing(netnsPath)).toEqual([]);
   }, 60_000);
 
-  it('draws the pod from the kernel: netns eth0 → its veth peer → bridge pst2-m, with addresses, MACs and MTU', async () => {
+  it('draws the pod from the kernel: netns eth0 → its veth peer → the env bridge, with addresses, MACs and MTU', async () => {
     const topo = await engine.topology(id);
     const st = await engine.status(id);
     expect(Date.parse(topo.readAt)).not.toBeNaN();
@@ -164,21 +165,21 @@ describe('a pod with kubernetes.io/ingress-bandwidth and egress-bandwidth 10M', 
     const vethEdge = topo.edges.find((e) => e.from === eth0.id && e.kind === 'veth')!;
     const veth = topo.nodes.find((n) => n.id === vethEdge.to)!;
     expect(veth.ifindex).toBe(inside.link_index);
-    expect(veth.master).toBe('pst2-m');
+    expect(veth.master).toBe(env.bridge);
     expect(veth.hairpin).toBe(true);
     const bridge = topo.nodes.find((n) => n.kind === 'bridge')!;
-    expect(bridge.name).toBe('pst2-m');
-    expect(bridge.addresses.map((a) => a.address)).toContain('10.223.0.1');
+    expect(bridge.name).toBe(env.bridge);
+    expect(bridge.addresses.map((a) => a.address)).toContain(env.gateway4);
     expect(topo.edges).toContainEqual(expect.objectContaining({ from: veth.id, to: bridge.id, kind: 'bridge-port' }));
     expect(topo.nodes.some((n) => n.kind === 'ifb' && topo.edges.some((e) => e.from === veth.id && e.to === n.id))).toBe(true);
-    const net = await engine.networkTopology('pst2-m');
+    const net = await engine.networkTopology(env.network);
     expect(net.sandboxes.map((s) => s.id)).toEqual([id]);
   });
 
   it('CHECK passes on the healthy pod, each plugin exec in the trace', async () => {
     const report = await engine.cniCheck(id);
     expect(report.ok).toBe(true);
-    const mine = report.networks.find((n) => n.network === 'pst2-m')!;
+    const mine = report.networks.find((n) => n.network === env.network)!;
     expect(mine.outcome).toBe('passed');
     expect(mine.entries.filter((e) => e.step === 'cni.plugin').map((e) => e.plugin!.type)).toEqual(['bridge', 'portmap', 'bandwidth']);
     // the loopback list is 0.3.1: CHECK does not exist there, and that is no failure
@@ -194,19 +195,19 @@ describe('a pod with kubernetes.io/ingress-bandwidth and egress-bandwidth 10M', 
     sh('ip', ['-n', basename(netnsPath), 'addr', 'del', `${st.ip}/24`, 'dev', 'eth0']);
     const report = await engine.cniCheck(id);
     expect(report.ok).toBe(false);
-    const mine = report.networks.find((n) => n.network === 'pst2-m')!;
+    const mine = report.networks.find((n) => n.network === env.network)!;
     expect(mine.outcome).toBe('failed');
     const failed = mine.entries.find((e) => e.step === 'cni.plugin' && !e.ok)!;
     expect(failed.plugin!.type).toBe('bridge');
     expect(failed.plugin!.exitCode).not.toBe(0);
-    expect(failed.plugin!.stdout + failed.plugin!.stderr).toMatch(/10\.223\.0\.\d+/);
+    expect(failed.plugin!.stdout + failed.plugin!.stderr).toContain(subnetTextPrefix(env.subnet4));
     expect((await engine.status(id)).trace.some((t) => t.phase === 'check' && t.plugin?.verb === 'CHECK' && !t.ok)).toBe(true);
   });
 
   it('STATUS of the 1.0.0 list is reported as not supported by that version, not as a failure', async () => {
     const report = await engine.cniStatus();
     expect(report.ok).toBe(true);
-    const mine = report.networks.find((n) => n.network === 'pst2-m')!;
+    const mine = report.networks.find((n) => n.network === env.network)!;
     expect(mine.outcome).toBe('notSupported');
     expect(mine.message).toContain('1.0.0');
     expect(mine.entries).toEqual([]);
@@ -227,13 +228,13 @@ describe('STATUS on a 1.1.0 conflist', () => {
   });
 
   it("runs STATUS (recorded), and Debian's plugins, which speak spec versions up to 1.0.0, are reported as not supporting it", async () => {
-    env11 = await createRealEnv({ tag: 't2', subnet: 224, bridge: 'pst2-s', cniVersion: '1.1.0' });
+    env11 = await createRealEnv({ tag: 't2s', cniVersion: '1.1.0' });
     const e = await env11.engine();
     const report = await e.cniStatus();
-    const mine = report.networks.find((n) => n.network === 'pst2-s')!;
+    const mine = report.networks.find((n) => n.network === env11.network)!;
     const [status, version] = mine.entries;
     expect(status!.plugin).toMatchObject({ verb: 'STATUS', type: 'bridge', exitCode: 1 });
-    expect(JSON.parse(status!.plugin!.stdin)).toMatchObject({ cniVersion: '1.1.0', name: 'pst2-s' });
+    expect(JSON.parse(status!.plugin!.stdin)).toMatchObject({ cniVersion: '1.1.0', name: env11.network });
     expect(version!.plugin).toMatchObject({ verb: 'VERSION', type: 'bridge', exitCode: 0 });
     const supported = (JSON.parse(version!.plugin!.stdout) as { supportedVersions: string[] }).supportedVersions;
     expect(supported).not.toContain('1.1.0');

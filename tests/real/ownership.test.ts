@@ -51,11 +51,14 @@ async function expectPodUntouched(records: Record<string, string>): Promise<void
 }
 
 beforeAll(async () => {
-  env = await createScopedEnv('own', 206);
+  env = await createScopedEnv('own');
   other = await mkdtemp('/tmp/podscope-r2-own-other-');
   daemon = await createEngine(env.options);
   ({ id: podId } = await daemon.run({
-    config: { metadata: { name: 'daemon-pod', namespace: 'own', uid: 'u-own' }, port_mappings: [{ container_port: 80, host_port: 22601 }] },
+    config: {
+      metadata: { name: 'daemon-pod', namespace: 'own', uid: 'u-own' },
+      port_mappings: [{ container_port: 80, host_port: env.port(0) }],
+    },
   }));
   pausePid = (await daemon.status(podId)).pause.pid!;
 });

@@ -2,7 +2,7 @@
  * The pause container runs on its pod's runtime handler (root only; runc, crun and conmon installed): containerd and
  * CRI-O run the sandbox (pause/infra) container with the runtime of the pod's runtime_handler, so a crun pod's pause
  * is crun's (docs/semantics.md#runtime-handlers). Each runtime is asked directly under its pause root whether it
- * knows the pause. Bridge psph-1, subnets 10.190.0.0/24 and fd00:190::/64, temp dirs /tmp/pph-*; everything is
+ * knows the pause. Bridge and subnets from the test kit's allocator (a lease), temp dirs /tmp/pph-*; everything is
  * removed in afterAll.
  */
 import { readFileSync } from 'node:fs';
@@ -37,7 +37,7 @@ const steps = async (engine: SandboxEngine, id: string, phase: string) =>
 
 describe.skipIf(!isRoot)('the pause runs on its pod’s runtime handler', () => {
   beforeAll(async () => {
-    env = await createRealEnv({ tag: 'pph', subnet: 190, bridge: 'psph-1', tempPrefix: 'pph-' });
+    env = await createRealEnv({ tag: 'pph', tempPrefix: 'pph-' });
   });
 
   afterAll(async () => {

@@ -8,19 +8,21 @@
  * that ran is also probed and its topology read before it is stopped: what the probe measured never fails, and the
  * kernel shows each plugin's own link kind (bridge port, ptp's host route, bandwidth's ifb redirect, macvlan's
  * parent, host-device's moved link).
- * Needs root. Resources: bridge pslk*, links plk*, subnets 10.65-10.69.
+ * Needs root. Resources: bridge pslk*, links plk*, subnets and host ports from the test kit's allocator (a lease).
  */
 import { execFileSync } from 'node:child_process';
 import { chmodSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { escapeRe } from '../../testkit/until';
+import { leaseHost } from '../../testkit/allocator';
 import { createEngine } from '../../electron/engine/index';
 import { failingPaths, type ProbeReport } from '../../shared/domain/probe';
 import type { TraceEntry } from '../../shared/domain/sandbox';
 import type { PodTopology } from '../../shared/domain/topology';
 import { restoreHost, snapshotHost } from '../../testkit/host-cleanup';
-import { findLeftovers, formatLeftovers, sweepLeftovers, type LeakScope, type Leftover } from '../../testkit/leak-check';
+import { findLeftovers, formatLeftovers, subnetTextPrefix, sweepLeftovers, type LeakScope, type Leftover } from '../../testkit/leak-check';
 
 function sh(file: string, args: string[]): string {
   return execFileSync(file, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
@@ -68,6 +70,15 @@ interface Outcome {
 let root: string;
 let failBin: string;
 const host = snapshotHost();
+
+// every subnet and host port of this file is a lease's (the test kit's allocator): files run in parallel. The cases
+// are told apart by the third octet: one block of 20 /24s per plugin family.
+const lease = leaseHost('plugins-leaks');
+afterAll(() => lease.release());
+const [BR, MV, PT, HD, FAIL] = [0, 1, 2, 3, 4];
+const net = (family: number, n: number) => lease.subnet4(family * 20 + n);
+const addrOf = (family: number, n: number, hostPart: number, prefix?: number) =>
+  net(family, n).replace(/0\/24$/, prefix ? `${hostPart}/${prefix}` : `${hostPart}`);
 const bridges: string[] = [];
 const measured: string[] = [];
 
@@ -212,7 +223,7 @@ function bridgeChain(tag: string, bridge: string, subnet: string): object[] {
   ];
 }
 const POD_EXTRAS = {
-  port_mappings: [{ container_port: 80, host_port: 21651 }],
+  port_mappings: [{ container_port: 80, host_port: lease.port(0) }],
   annotations: { 'kubernetes.io/ingress-bandwidth': '10M', 'kubernetes.io/egress-bandwidth': '10M' },
 };
 
@@ -221,8 +232,8 @@ describe('run → stop → remove leaves nothing, per plugin and per chain', () 
     const o = await runCase({
       tag: 'br',
       bridge: 'pslk-br',
-      subnet: '10.65.1.0/24',
-      plugins: [{ type: 'bridge', bridge: 'pslk-br', isGateway: true, ipMasq: true, ipam: ipam('br', '10.65.1.0/24') }],
+      subnet: net(BR, 1),
+      plugins: [{ type: 'bridge', bridge: 'pslk-br', isGateway: true, ipMasq: true, ipam: ipam('br', net(BR, 1)) }],
     });
     note('bridge+host-local', o);
     expect(o.error).toBeUndefined();
@@ -240,8 +251,8 @@ describe('run → stop → remove leaves nothing, per plugin and per chain', () 
     const o = await runCase({
       tag: 'ch',
       bridge: 'pslk-ch',
-      subnet: '10.65.2.0/24',
-      plugins: bridgeChain('ch', 'pslk-ch', '10.65.2.0/24'),
+      subnet: net(BR, 2),
+      plugins: bridgeChain('ch', 'pslk-ch', net(BR, 2)),
       config: POD_EXTRAS,
     });
     note('bridge+firewall+portmap+bandwidth+tuning', o);
@@ -250,7 +261,7 @@ describe('run → stop → remove leaves nothing, per plugin and per chain', () 
     expectProbeTrue(o);
     expect(o.probe!.paths.some((p) => p.kind === 'hostPort' && p.verdict === 'reachable')).toBe(true);
     expect([...edgeKinds(o)]).toEqual(expect.arrayContaining(['veth', 'bridge-port', 'redirect']));
-    expect(o.ips).toContainEqual(expect.stringMatching(/^10\.65\.2\.\d+$/));
+    expect(o.ips).toContainEqual(expect.stringMatching(new RegExp(String.raw`^${escapeRe(subnetTextPrefix(net(BR, 2)))}\d+$`)));
     expect(formatLeftovers(o.afterStop!)).toBe('');
     expect(formatLeftovers(o.afterRemove)).toBe('');
   }, 60_000);
@@ -258,8 +269,8 @@ describe('run → stop → remove leaves nothing, per plugin and per chain', () 
   it('ptp + host-local alone, and ptp + firewall', async () => {
     const alone = await runCase({
       tag: 'pt',
-      subnet: '10.67.1.0/24',
-      plugins: [{ type: 'ptp', ipMasq: true, ipam: ipam('pt', '10.67.1.0/24') }],
+      subnet: net(PT, 1),
+      plugins: [{ type: 'ptp', ipMasq: true, ipam: ipam('pt', net(PT, 1)) }],
     });
     note('ptp+host-local', alone);
     expect(alone.error).toBeUndefined();
@@ -269,8 +280,8 @@ describe('run → stop → remove leaves nothing, per plugin and per chain', () 
     expect(formatLeftovers(alone.afterRemove)).toBe('');
     const fw = await runCase({
       tag: 'pf',
-      subnet: '10.67.2.0/24',
-      plugins: [{ type: 'ptp', ipMasq: true, ipam: ipam('pf', '10.67.2.0/24') }, { type: 'firewall' }],
+      subnet: net(PT, 2),
+      plugins: [{ type: 'ptp', ipMasq: true, ipam: ipam('pf', net(PT, 2)) }, { type: 'firewall' }],
     });
     note('ptp+firewall', fw);
     expect(fw.error).toBeUndefined();
@@ -283,13 +294,13 @@ describe('run → stop → remove leaves nothing, per plugin and per chain', () 
   it('macvlan (on a veth parent) + static alone, and macvlan + tuning + sbr', async () => {
     const staticIpam = (addr: string) => ({
       type: 'static',
-      addresses: [{ address: addr, gateway: '10.66.1.1' }],
+      addresses: [{ address: addr, gateway: addrOf(MV, 1, 1) }],
       routes: [{ dst: '0.0.0.0/0' }],
     });
     const alone = await runCase({
       tag: 'mv',
-      subnet: '10.66.1.0/24',
-      plugins: [{ type: 'macvlan', master: 'plkmv0', mode: 'bridge', ipam: staticIpam('10.66.1.5/24') }],
+      subnet: net(MV, 1),
+      plugins: [{ type: 'macvlan', master: 'plkmv0', mode: 'bridge', ipam: staticIpam(addrOf(MV, 1, 5, 24)) }],
     });
     note('macvlan+static', alone);
     expect(alone.error).toBeUndefined();
@@ -300,9 +311,9 @@ describe('run → stop → remove leaves nothing, per plugin and per chain', () 
     expect(formatLeftovers(alone.afterRemove)).toBe('');
     const chain = await runCase({
       tag: 'ms',
-      subnet: '10.66.1.0/24',
+      subnet: net(MV, 1),
       plugins: [
-        { type: 'macvlan', master: 'plkmv0', mode: 'bridge', ipam: staticIpam('10.66.1.6/24') },
+        { type: 'macvlan', master: 'plkmv0', mode: 'bridge', ipam: staticIpam(addrOf(MV, 1, 6, 24)) },
         { type: 'tuning', sysctl: { 'net.ipv4.conf.eth0.rp_filter': '2' } },
         { type: 'sbr' },
       ],
@@ -322,9 +333,9 @@ describe('run → stop → remove leaves nothing, per plugin and per chain', () 
     const rpFilter = 'net.ipv4.conf.plkhd0.rp_filter';
     const o = await runCase({
       tag: 'hd',
-      subnet: '10.68.1.0/24',
+      subnet: net(HD, 1),
       plugins: [
-        { type: 'host-device', device: 'plkhd0', ipam: { type: 'static', addresses: [{ address: '10.68.1.5/24' }] } },
+        { type: 'host-device', device: 'plkhd0', ipam: { type: 'static', addresses: [{ address: addrOf(HD, 1, 5, 24) }] } },
         { type: 'tuning', sysctl: { 'net.ipv4.conf.eth0.rp_filter': '2' } },
       ],
       hostLinks: [{ name: 'plkhd0', state: linkState('plkhd0') }],
@@ -347,7 +358,7 @@ describe('a run that fails at each position of bridge + firewall + portmap + ban
   for (const at of [1, 2, 3, 4, 5]) {
     it(`a failing plugin at position ${at}: the unwind DELs what ran, with the chain's result so far, and says so`, async () => {
       const tag = `f${at}`;
-      const subnet = `10.69.${at}.0/24`;
+      const subnet = net(FAIL, at);
       const plugins = bridgeChain(tag, `pslk-${tag}`, subnet);
       plugins.splice(at, 0, { type: 'plk-fail' });
       const o = await runCase({ tag, bridge: `pslk-${tag}`, subnet, plugins, extraBin: [failBin], config: POD_EXTRAS });
@@ -357,18 +368,28 @@ describe('a run that fails at each position of bridge + firewall + portmap + ban
       const dels = o.trace.filter((t) => t.plugin?.verb === 'DEL' && t.plugin.network === `plk-${tag}`);
       expect(dels.map((t) => t.plugin!.index)).toEqual([...Array(at + 1).keys()].reverse());
       // every DEL got the result of the chain as far as it got (the plugin before the failure printed it)
-      for (const d of dels) expect(JSON.parse(d.plugin!.stdin).prevResult?.ips?.[0]?.address).toMatch(/^10\.69\./);
+      for (const d of dels)
+        expect(JSON.parse(d.plugin!.stdin).prevResult?.ips?.[0]?.address).toMatch(
+          new RegExp(String.raw`^${escapeRe(subnetTextPrefix(subnet))}`),
+        );
       // the failed run's report names what the unwind released
       const released = (o.error!.details as { released?: string[] }).released ?? [];
-      expect(released).toContainEqual(expect.stringMatching(/^bridge DEL \(plk-f\d\/eth0\): IPAM reservation 10\.69\./));
-      if (at >= 2) expect(released).toContainEqual(expect.stringMatching(/^firewall DEL .*CNI-FORWARD accept rules for 10\.69\./));
+      expect(released).toContainEqual(
+        expect.stringMatching(
+          new RegExp(String.raw`^bridge DEL \(plk-f\d\/eth0\): IPAM reservation ${escapeRe(subnetTextPrefix(subnet))}`),
+        ),
+      );
+      if (at >= 2)
+        expect(released).toContainEqual(
+          expect.stringMatching(new RegExp(String.raw`^firewall DEL .*CNI-FORWARD accept rules for ${escapeRe(subnetTextPrefix(subnet))}`)),
+        );
     }, 60_000);
   }
 
   it('a real plugin failing last (tuning with a sysctl this kernel has not) leaves nothing either', async () => {
-    const plugins = bridgeChain('ft', 'pslk-ft', '10.69.9.0/24');
+    const plugins = bridgeChain('ft', 'pslk-ft', net(FAIL, 9));
     plugins[4] = { type: 'tuning', sysctl: { 'net.ipv4.conf.eth0.plk_no_such_sysctl': '1' } };
-    const o = await runCase({ tag: 'ft', bridge: 'pslk-ft', subnet: '10.69.9.0/24', plugins, config: POD_EXTRAS });
+    const o = await runCase({ tag: 'ft', bridge: 'pslk-ft', subnet: net(FAIL, 9), plugins, config: POD_EXTRAS });
     note('failed at tuning (real plugin, position 4)', o);
     expect(o.error?.message).toMatch(/plugin type="tuning" failed \(add\)/);
     expect(formatLeftovers(o.afterRemove)).toBe('');
@@ -382,9 +403,9 @@ describe('link kinds this kernel lacks, and a missing master, fail with an error
         type: kind,
         master: 'plkmv0',
         ...(kind === 'vlan' ? { vlanId: 65 } : {}),
-        ipam: { type: 'static', addresses: [{ address: '10.66.2.5/24' }] },
+        ipam: { type: 'static', addresses: [{ address: addrOf(MV, 2, 5, 24) }] },
       };
-      const o = await runCase({ tag: kind.slice(0, 2), subnet: '10.66.2.0/24', plugins: [plugin] });
+      const o = await runCase({ tag: kind.slice(0, 2), subnet: net(MV, 2), plugins: [plugin] });
       note(`${kind} (kernel without ${kind})`, o);
       const module = kind === 'vlan' ? '8021q' : kind;
       expect(o.error?.message).toMatch(new RegExp(`this kernel has no ${kind} support: the ${module} module is not loaded or not built`));
@@ -396,9 +417,9 @@ describe('link kinds this kernel lacks, and a missing master, fail with an error
   it('vrf after ptp (this kernel has no vrf links): "this kernel has no vrf support", and the unwind leaves nothing', async () => {
     const o = await runCase({
       tag: 'vr',
-      subnet: '10.67.3.0/24',
+      subnet: net(PT, 3),
       plugins: [
-        { type: 'ptp', ipMasq: false, ipam: ipam('vr', '10.67.3.0/24') },
+        { type: 'ptp', ipMasq: false, ipam: ipam('vr', net(PT, 3)) },
         { type: 'vrf', vrfname: 'plkvrf' },
       ],
     });
@@ -411,8 +432,8 @@ describe('link kinds this kernel lacks, and a missing master, fail with an error
   it('macvlan whose master does not exist: the error names the link, the field and the plugin', async () => {
     const o = await runCase({
       tag: 'nm',
-      subnet: '10.66.3.0/24',
-      plugins: [{ type: 'macvlan', master: 'plknolink', ipam: { type: 'static', addresses: [{ address: '10.66.3.5/24' }] } }],
+      subnet: net(MV, 3),
+      plugins: [{ type: 'macvlan', master: 'plknolink', ipam: { type: 'static', addresses: [{ address: addrOf(MV, 3, 5, 24) }] } }],
     });
     note('macvlan with a missing master', o);
     expect(o.error?.message).toMatch(/link "plknolink" \(macvlan's "master"\) does not exist in the host network namespace/);
@@ -439,7 +460,7 @@ describe("known defects of the installed plugin release are warnings, not the ne
     const engine = await createEngine(options);
     try {
       const { id } = await engine.run({
-        config: { metadata: { name: tag, namespace: 'plk', uid: tag }, port_mappings: [{ container_port: 80, host_port: 21659 }] },
+        config: { metadata: { name: tag, namespace: 'plk', uid: tag }, port_mappings: [{ container_port: 80, host_port: lease.port(1) }] },
       });
       const report = await engine.cniCheck(id);
       await engine.remove(id);
@@ -454,7 +475,7 @@ describe("known defects of the installed plugin release are warnings, not the ne
     const n = await checked(
       'kp',
       [
-        { type: 'bridge', bridge: 'pslk-kp', isGateway: true, ipam: ipam('kp', '10.65.7.0/24') },
+        { type: 'bridge', bridge: 'pslk-kp', isGateway: true, ipam: ipam('kp', net(BR, 7)) },
         { type: 'portmap', capabilities: { portMappings: true } },
       ],
       'pslk-kp',
@@ -504,7 +525,7 @@ describe("known defects of the installed plugin release are warnings, not the ne
 
   it('ptp 1.1.1 CHECK of a non-default route (installed via the gateway, looked for without one)', async () => {
     const n = await checked('kg', [
-      { type: 'ptp', ipam: { ...ipam('kg', '10.67.8.0/24'), routes: [{ dst: '0.0.0.0/0' }, { dst: '10.67.100.0/24' }] } },
+      { type: 'ptp', ipam: { ...ipam('kg', net(PT, 8)), routes: [{ dst: '0.0.0.0/0' }, { dst: net(PT, 100) }] } },
     ]);
     measured.push(`ptp CHECK, non-default route: ${n.outcome}, knownDefect ${n.knownDefect?.reference ?? 'none'}`);
     expect(n.outcome).toBe('passed');

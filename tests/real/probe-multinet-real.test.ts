@@ -11,11 +11,13 @@ import { execFile, execFileSync } from 'node:child_process';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { escapeRe } from '../../testkit/until';
 import type { SandboxEngine } from '../../electron/engine/service/engine';
 import type { PodSandboxConfigInput } from '../../shared/domain/config';
 import { failingPaths, probeSucceeded, type ProbeReport } from '../../shared/domain/probe';
 import { describeProbe } from '../../electron/cli/commands/probe';
 import { engineFlagsFor } from '../../testkit/engine-flags';
+import { leaseHost, type HostLease } from '../../testkit/allocator';
 import { createRealEnv, type RealEnv } from '../../testkit/throwaway-env';
 
 const sh = (file: string, args: string[]) => execFileSync(file, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
@@ -26,13 +28,15 @@ const quiet = (file: string, args: string[]) => {
     /* absent */
   }
 };
-const BRIDGE = 'psmn-br';
+// the bridge network, the parent's address and the host port are the file's lease's (set in beforeAll)
+let BRIDGE: string;
+let PARENT_IP: string;
+let hostPort: number;
+let lease: HostLease | undefined;
 const MACNET = 'psmn-mac';
 const PARENT = 'pmnpar';
 const WIRE = 'pmnsw';
 const WIRE_NS = 'pmn-wire';
-const PARENT_IP = '10.71.0.1';
-const hostPort = 25000 + Math.floor(Math.random() * 900);
 
 function pod(name: string, extra: Partial<PodSandboxConfigInput> = {}): PodSandboxConfigInput {
   return { metadata: { name, namespace: 'podscope-pmn', uid: `uid-pmn-${name}` }, hostname: name, ...extra };
@@ -59,6 +63,9 @@ let a: string;
 let b: string;
 
 beforeAll(async () => {
+  lease = leaseHost('probe-multinet');
+  PARENT_IP = lease.subnet4(1).replace(/0\/24$/, '1');
+  hostPort = lease.port(0);
   removeParent();
   // the macvlan parent: one end of a veth pair with an address of the host's; the other end, up, in a netns of its
   // own without addresses, is the "wire" (nothing there answers ARP for the parent's address)
@@ -68,7 +75,8 @@ beforeAll(async () => {
   sh('ip', ['-n', WIRE_NS, 'link', 'set', WIRE, 'up']);
   sh('ip', ['addr', 'add', `${PARENT_IP}/24`, 'dev', PARENT]);
   sh('ip', ['link', 'set', PARENT, 'up']);
-  env = await createRealEnv({ tag: 'pmn', subnet: 70, bridge: BRIDGE });
+  env = await createRealEnv({ tag: 'pmn', lease });
+  BRIDGE = env.bridge;
   await mkdir(join(env.dir, 'ipam-mac'));
   const macvlan = {
     cniVersion: '1.0.0',
@@ -81,7 +89,16 @@ beforeAll(async () => {
         ipam: {
           type: 'host-local',
           dataDir: join(env.dir, 'ipam-mac'),
-          ranges: [[{ subnet: '10.71.0.0/24', rangeStart: '10.71.0.10', rangeEnd: '10.71.0.50', gateway: PARENT_IP }]],
+          ranges: [
+            [
+              {
+                subnet: lease.subnet4(1),
+                rangeStart: PARENT_IP.replace(/1$/, '10'),
+                rangeEnd: PARENT_IP.replace(/1$/, '50'),
+                gateway: PARENT_IP,
+              },
+            ],
+          ],
         },
       },
     ],
@@ -104,6 +121,7 @@ afterAll(async () => {
     await env?.teardown();
   } finally {
     removeParent();
+    lease?.release();
   }
 });
 
@@ -143,15 +161,29 @@ describe('probe on a pod with a bridge (eth0) and a macvlan (eth1) network', () 
       ['pod', 'reachable', b],
       ['peer b', 'reachable', a],
     ]);
-    expect(peers.every((p) => p.network === MACNET && /^10\.71\.0\.\d+:\d+$/.test(p.to))).toBe(true);
+    expect(
+      peers.every((p) => p.network === MACNET && new RegExp(String.raw`^${escapeRe(PARENT_IP.slice(0, -1))}\d+:\d+$`).test(p.to)),
+    ).toBe(true);
   });
 
   it("the macvlan child's path to its parent's own address is isolated, with macvlan's rule as why; host → pod on eth1 too", () => {
     const gw = eth1Of(report).find((p) => p.kind === 'gateway')!;
-    expect(gw).toMatchObject({ verdict: 'isolated', measured: true, to: expect.stringMatching(/^10\.71\.0\.1:\d+$/) });
-    expect(gw.why).toMatch(/^macvlan: a macvlan child cannot reach its parent link's own addresses \(10\.71\.0\.1 is on pmnpar\)/);
+    expect(gw).toMatchObject({
+      verdict: 'isolated',
+      measured: true,
+      to: expect.stringMatching(new RegExp(String.raw`^${escapeRe(PARENT_IP)}:\d+$`)),
+    });
+    expect(gw.why).toMatch(
+      new RegExp(
+        String.raw`^macvlan: a macvlan child cannot reach its parent link's own addresses \(${escapeRe(PARENT_IP)} is on pmnpar\)`,
+      ),
+    );
     const podPort = eth1Of(report).find((p) => p.kind === 'podPort')!;
-    expect(podPort).toMatchObject({ verdict: 'isolated', measured: true, to: expect.stringMatching(/^10\.71\.0\.\d+:7070$/) });
+    expect(podPort).toMatchObject({
+      verdict: 'isolated',
+      measured: true,
+      to: expect.stringMatching(new RegExp(String.raw`^${escapeRe(PARENT_IP.slice(0, -1))}\d+:7070$`)),
+    });
     expect(podPort.why).toMatch(/^macvlan: the host has no macvlan of its own on pmnpar/);
     expect(probeSucceeded(report)).toBe(true);
     expect(failingPaths(report)).toEqual([]);
@@ -173,7 +205,7 @@ describe('probe on a pod with a bridge (eth0) and a macvlan (eth1) network', () 
       // the text of the same report (the CLI prints it without -o json; one CLI start is enough here)
       const text = { stdout: describeProbe(doc) };
       expect(text.stdout).toContain(`  network ${MACNET} (eth1) [macvlan, parent ${PARENT}]`);
-      expect(text.stdout).toMatch(/ {4}isolated +gateway +pod → 10\.71\.0\.1:\d+\/tcp/);
+      expect(text.stdout).toMatch(new RegExp(String.raw` {4}isolated +gateway +pod → ${escapeRe(PARENT_IP)}:\d+\/tcp`));
       expect(text.stdout).toContain("why: macvlan: a macvlan child cannot reach its parent link's own addresses");
     } finally {
       engine = await env.engine({ probeOnReady: false, maxConfNum: 2 });

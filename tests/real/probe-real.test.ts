@@ -2,7 +2,8 @@
  * The reachability probe with real parts: netns, Debian's bridge/host-local (v4+v6)/portmap plugins, runc, and the
  * probe's agents entered with nsenter. Two pods share a host port, a third has its pause killed. After every probe
  * nothing the probe started is left: no agent process in a pod's netns, no listener on the bridge address, no nat
- * rule that was not there before. Needs root; every resource is removed in afterAll.
+ * rule that was not there before. Needs root; the bridge, subnets and host port are a lease of the test kit's
+ * allocator; every resource is removed in afterAll.
  */
 import { execFile, execFileSync } from 'node:child_process';
 import { readdirSync, readFileSync, readlinkSync, statSync } from 'node:fs';
@@ -12,13 +13,16 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SandboxEngine } from '../../electron/engine/service/engine';
 import type { PodSandboxConfigInput } from '../../shared/domain/config';
 import type { ProbeReport } from '../../shared/domain/probe';
+import { subnetTextPrefix } from '../../testkit/leak-check';
 import { createRealEnv, type RealEnv } from '../../testkit/throwaway-env';
 
 const run = promisify(execFile);
 const sh = (file: string, args: string[]) => execFileSync(file, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
-const hostPort = 24000 + Math.floor(Math.random() * 900);
-const BRIDGE = 'pst1-probe';
-const GW4 = '10.220.0.1';
+// the env's, from its lease: set in beforeAll
+let hostPort: number;
+let GW4: string;
+let V4: string;
+let V6: string;
 
 function pod(name: string, extra: Partial<PodSandboxConfigInput> = {}): PodSandboxConfigInput {
   return { metadata: { name, namespace: 'podscope-t1', uid: `uid-${name}` }, hostname: name, ...extra };
@@ -50,12 +54,12 @@ const natLinesFor = (ids: string[]) =>
   ['iptables', 'ip6tables'].flatMap((t) =>
     sh(t, ['-t', 'nat', '-S'])
       .split('\n')
-      .filter((l) => ids.some((id) => l.includes(id)) || l.includes('10.220.') || l.includes('fd00:220:')),
+      .filter((l) => ids.some((id) => l.includes(id)) || l.includes(V4) || l.includes(V6)),
   );
 const bridgeListeners = () =>
   sh('ss', ['-Htln'])
     .split('\n')
-    .filter((l) => l.includes(GW4) || l.includes('fd00:220::1'));
+    .filter((l) => l.includes(GW4) || l.includes(`${V6}:1`));
 
 const timeWaitIn = (netnsPath: string) =>
   sh('nsenter', [`--net=${netnsPath}`, 'ss', '-Htan', 'state', 'time-wait'])
@@ -94,7 +98,11 @@ async function probeAndCheckLeaks(id: string): Promise<ProbeReport> {
 }
 
 beforeAll(async () => {
-  env = await createRealEnv({ tag: 't1', subnet: 220, bridge: BRIDGE });
+  env = await createRealEnv({ tag: 't1' });
+  hostPort = env.port(0);
+  GW4 = env.gateway4;
+  V4 = subnetTextPrefix(env.subnet4);
+  V6 = subnetTextPrefix(env.subnet6!);
   // probe-on-ready is checked on its own below; these tests ask for probes explicitly
   engine = await env.engine({ probeOnReady: false });
 });
@@ -125,7 +133,7 @@ describe('reachability probe on a real bridge (v4 + v6) with portmap', () => {
     const report = await probeAndCheckLeaks(a);
     expect(report.errors).toEqual([]);
     const hp = report.paths.filter((p) => p.kind === 'hostPort');
-    expect(hp.map((p) => p.to).sort()).toEqual([`${GW4}:${hostPort}`, `127.0.0.1:${hostPort}`, `[fd00:220::1]:${hostPort}`].sort());
+    expect(hp.map((p) => p.to).sort()).toEqual([`${GW4}:${hostPort}`, `127.0.0.1:${hostPort}`, `[${V6}:1]:${hostPort}`].sort());
     for (const p of hp) {
       expect(p, p.to).toMatchObject({ verdict: 'reachable', answeredBy: a, listener: 'responder', measured: true });
       expect(p.rttMs).toBeGreaterThan(0);

@@ -1,7 +1,7 @@
 /**
  * The runtime handlers (runc, crun) and the containers suite on each (helpers/handler-containers-suite.ts: every
  * container under conmon), plus what a missing runtime or conmon is told. Needs root, runc, crun and conmon.
- * Bridge psrt-h1, subnets 10.110.0.0/24 and fd00:110::/64, temp dirs /tmp/prt1-*. Everything is removed in afterAll.
+ * Bridges and subnets from the test kit's allocator (leases), temp dirs /tmp/prt1-*. Everything is removed in afterAll.
  */
 import { readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -27,7 +27,7 @@ let treeDir: string;
 let images: LocalBusyboxStore;
 
 beforeAll(async () => {
-  env = await createRealEnv({ tag: 'prt1', subnet: 110, bridge: 'psrt-h1', tempPrefix: 'prt1-env-' });
+  env = await createRealEnv({ tag: 'prt1', tempPrefix: 'prt1-env-' });
   treeDir = await mkdtemp(join(tmpdir(), 'prt1-tree-'));
   await buildBusyboxTree(join(treeDir, 'busybox'));
   logDir = await mkdtemp(join(tmpdir(), 'prt1-logs-'));
@@ -98,7 +98,7 @@ it('a handler whose binary is missing: the pod is refused naming the package to 
     await broken.close();
   }
   // a writable engine on its own dirs refuses before acquiring anything
-  const other = await createRealEnv({ tag: 'prt1b', subnet: 111, bridge: 'psrt-h1b', tempPrefix: 'prt1b-env-' });
+  const other = await createRealEnv({ tag: 'prt1b', tempPrefix: 'prt1b-env-' });
   try {
     const e = await other.engine({ crunPath: join(other.dir, 'no-such-crun') }, { images });
     const err = await e.run({ config: pod('nocrun'), runtimeHandler: 'crun' }).catch((x: unknown) => x);

@@ -3,7 +3,7 @@
  * Needs root. Every resource is removed in afterAll, even when a test fails.
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { basename, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -11,10 +11,14 @@ import type { SandboxEngine } from '../../electron/engine/service/engine';
 import { hasCode } from '../../shared/domain/errors';
 import type { PodSandboxConfigInput } from '../../shared/domain/config';
 import type { SandboxSummary } from '../../shared/domain/sandbox';
+import { subnetTextPrefix } from '../../testkit/leak-check';
+import { until } from '../../testkit/until';
 import { createRealEnv, type RealEnv } from '../../testkit/throwaway-env';
+import { STATE_DIR_ID_FILE, isOwnedNetnsPath, netnsTag } from '../../electron/engine/pods/ownership';
 
 const sh = (file: string, args: string[]) => execFileSync(file, args, { encoding: 'utf8' });
-const hostPort = 20000 + Math.floor(Math.random() * 20000);
+// from the env's lease (set in beforeAll): no other test file maps it
+let hostPort: number;
 
 function pod(name: string, extra: Partial<PodSandboxConfigInput> = {}): PodSandboxConfigInput {
   return { metadata: { name, namespace: 'podscope-test', uid: `uid-${name}` }, hostname: name, ...extra };
@@ -37,8 +41,15 @@ function tcpRequest(host: string, port: number): Promise<string> {
 let env: RealEnv;
 let engine: SandboxEngine;
 
+/** the namespaces in the host's netns dir that this env's engine made (named with the owner tag of its state dir) */
+function ownNetns(): string[] {
+  const tag = netnsTag(readFileSync(join(env.options.stateDir!, STATE_DIR_ID_FILE), 'utf8').trim());
+  return readdirSync('/var/run/netns').filter((n) => isOwnedNetnsPath(n, tag));
+}
+
 beforeAll(async () => {
-  env = await createRealEnv({ tag: 't0', subnet: 230 });
+  env = await createRealEnv({ tag: 't0' });
+  hostPort = env.port(0);
   engine = await env.engine();
 });
 
@@ -66,9 +77,9 @@ describe('a sandbox on bridge + host-local (v4+v6) + portmap + bandwidth with ru
     }));
     const st = await engine.status(id);
     expect(st.state).toBe('SANDBOX_READY');
-    expect(st.ip).toMatch(/^10\.230\.0\.\d+$/);
+    expect(st.ip.startsWith(subnetTextPrefix(env.subnet4))).toBe(true);
     expect(st.additionalIps).toHaveLength(1);
-    expect(st.additionalIps[0]).toMatch(/^fd00:230::/);
+    expect(st.additionalIps[0]!.startsWith(subnetTextPrefix(env.subnet6!))).toBe(true);
     const inside = sh('ip', ['-n', basename(st.netnsPath!), '-o', 'addr', 'show', 'dev', 'eth0']);
     expect(inside).toContain(`inet ${st.ip}/24`);
     expect(inside).toContain(`inet6 ${st.additionalIps[0]}/64`);
@@ -85,6 +96,8 @@ describe('a sandbox on bridge + host-local (v4+v6) + portmap + bandwidth with ru
 
   it('reaches a TCP listener inside the netns through the mapped host port', async () => {
     const st = await engine.status(id);
+    // the probe-on-ready run holds a listener of its own on the pod's ports while it measures: wait until it is done
+    await until(async () => (await engine.lastProbe(id)) !== null, { what: 'the probe run after ready', timeout: 60_000 });
     const server = "require('net').createServer((s) => s.end('pong-from-pod\\n')).listen(8080, () => console.log('listening'))";
     listener = spawn('ip', ['netns', 'exec', basename(st.netnsPath!), process.execPath, '-e', server], {
       stdio: ['ignore', 'pipe', 'inherit'],
@@ -185,8 +198,8 @@ describe('IP preference', () => {
   it('ipv6 (per sandbox) makes the IPv6 address primary and keeps the IPv4 one as additional', async () => {
     const { id } = await engine.run({ config: pod('v6'), ipPreference: 'ipv6' });
     const st = await engine.status(id);
-    expect(st.ip).toMatch(/^fd00:230::/);
-    expect(st.additionalIps[0]).toMatch(/^10\.230\./);
+    expect(st.ip.startsWith(subnetTextPrefix(env.subnet6!))).toBe(true);
+    expect(st.additionalIps[0]!.startsWith(subnetTextPrefix(env.subnet4))).toBe(true);
     expect(st.ipSelection?.eth0Ips.map((ip) => ip.includes(':'))).toEqual([false, true]); // CNI order: v4 range first
     expect(st.ipSelection?.alternatives.cni.primary).toBe(st.ipSelection?.eth0Ips[0]);
     await engine.remove(id);
@@ -215,11 +228,12 @@ describe('concurrency', () => {
 
 describe('bad input and failures', () => {
   it('an invalid bandwidth annotation is refused before anything is created', async () => {
-    const netnsBefore = readdirSync('/var/run/netns').length;
+    // this engine's namespaces (their names carry its owner tag): other test files create theirs meanwhile
+    const netnsBefore = ownNetns().length;
     await expect(engine.run({ config: pod('badbw', { annotations: { 'kubernetes.io/ingress-bandwidth': '10X' } }) })).rejects.toSatisfy(
       (e) => hasCode(e, 'InvalidArgument') && /kubernetes.io\/ingress-bandwidth "10X": quantities must match/.test((e as Error).message),
     );
-    expect(readdirSync('/var/run/netns').length).toBe(netnsBefore);
+    expect(ownNetns().length).toBe(netnsBefore);
     expect(await engine.list()).toEqual([]);
     // the name was never kept
     const { id } = await engine.run({ config: pod('badbw') });

@@ -1,8 +1,8 @@
 /**
  * Forwards and exec sessions end with their pod, and say why: in the app (the IPC router's stream sessions over the
  * real engine) and in the CLI (`podscope port-forward --endpoint` against a CRI server over the same engine). After
- * the pod is removed the local port refuses connections. Needs root. Bridge psc-ux172, subnets 10.172.0.0/24 and
- * fd00:172::/64, temp dirs /tmp/podscope-ux172-*.
+ * the pod is removed the local port refuses connections. Needs root. Bridge and subnets from the test kit's
+ * allocator (a lease), temp dirs /tmp/podscope-ux172-*.
  */
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -88,7 +88,7 @@ async function webPod(name: string): Promise<{ podId: string; containerId: strin
 
 describe.skipIf(!canRun)('sessions end with their pod', () => {
   beforeAll(async () => {
-    env = await createRealEnv({ tag: 'ux172', subnet: 172 });
+    env = await createRealEnv({ tag: 'ux172' });
     treeDir = await mkdtemp(join(tmpdir(), 'podscope-ux172-tree-'));
     await buildBusyboxTree(join(treeDir, 'busybox'));
     engine = await env.engine({}, { images: new LocalBusyboxStore(join(treeDir, 'busybox')) });

@@ -45,7 +45,7 @@ function ifbName(network: string, id: string): string {
 
 let env: ScopedEnv;
 beforeAll(async () => {
-  env = await createScopedEnv('sk', 207);
+  env = await createScopedEnv('sk');
 });
 afterAll(async () => {
   await env?.cleanup();
@@ -62,7 +62,7 @@ interface Round {
 
 /** @returns the last step the child reported before it was killed, and what its start-up collected */
 async function killedRun(round: number, delayMs: number, finish = false): Promise<{ phase: string; gc: string[] }> {
-  const input = { options: env.options, name: `sk-${round}`, hostPort: 22700 + (round % 200), finish };
+  const input = { options: env.options, name: `sk-${round}`, hostPort: env.port(round % 48), finish };
   const child = spawn(process.execPath, ['--import', 'tsx', 'tests/real/helpers/sigkill-driver.ts', JSON.stringify(input)], {
     cwd: ROOT,
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -96,7 +96,7 @@ it('the leak check sees every kind of resource a live sandbox holds (so a leak c
     const { id } = await engine.run({
       config: {
         metadata: { name: 'probe', namespace: 'sigkill', uid: 'uid-probe' },
-        port_mappings: [{ container_port: 80, host_port: 22699 }],
+        port_mappings: [{ container_port: 80, host_port: env.port(49) }],
         annotations: { 'kubernetes.io/ingress-bandwidth': '10M', 'kubernetes.io/egress-bandwidth': '10M' },
       },
     });
@@ -131,7 +131,8 @@ describe('helpers a dead engine left running', () => {
     await first.close();
     // as if the engine had been SIGKILLed: its pid stays in the lock file, and one of its plugins is still at work
     writeFileSync(join(env.options.stateDir, 'engine.lock'), '999999\n');
-    const plugin = spawn('sleep', ['0.3'], { env: { ...process.env, CNI_CONTAINERID: id, CNI_COMMAND: 'ADD' }, stdio: 'ignore' });
+    // long enough to still run when the new engine looks, however busy the host (its start-up waits for it to end)
+    const plugin = spawn('sleep', ['3'], { env: { ...process.env, CNI_CONTAINERID: id, CNI_COMMAND: 'ADD' }, stdio: 'ignore' });
     const pluginExited = new Promise((r) => plugin.once('exit', r));
     const gc: string[] = [];
     const again = await createEngine(env.options, { log: (l) => gc.push(l) });

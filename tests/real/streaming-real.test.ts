@@ -1,7 +1,7 @@
 /**
  * Streaming with real parts: exec (pipes and a terminal), attach, port-forward and log following against busybox
- * containers under runc in a real pod (netns, Debian's CNI plugins, runc pause). Needs root. Bridge pss1-st, subnets
- * 10.88.246.0/24 and fd00:246::/64, temp dirs /tmp/pss1-*. Everything is removed in afterAll, and the shared leak checker runs on the env's teardown.
+ * containers under runc in a real pod (netns, Debian's CNI plugins, runc pause). Needs root. Bridge and subnets from
+ * the test kit's allocator (a lease), temp dirs /tmp/pss1-*. Everything is removed in afterAll, and the shared leak checker runs on the env's teardown.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -75,7 +75,7 @@ let treeDir: string;
 let podId: string;
 
 beforeAll(async () => {
-  env = await createRealEnv({ tag: 'pss1', subnet: 246, subnet4: '10.88.246.0/24', bridge: 'pss1-st', tempPrefix: 'pss1-env-' });
+  env = await createRealEnv({ tag: 'pss1', tempPrefix: 'pss1-env-' });
   treeDir = await mkdtemp(join(tmpdir(), 'pss1-tree-'));
   await buildBusyboxTree(join(treeDir, 'busybox'));
   logDir = await mkdtemp(join(tmpdir(), 'pss1-logs-'));

@@ -3,7 +3,7 @@
  * refused before anything is acquired; one only the kernel knows is wrong (net.ipv4.tcp_syncookies=-1 parses as an
  * integer, the kernel's range is 0..2) fails inside runc and still comes back as InvalidArgument naming the sysctl and
  * the value. Either way no sandbox, namespace, veth, reservation or rule is left (teardown runs the leak check).
- * Needs root. Bridge psc-ux171, subnets 10.171.0.0/24 and fd00:171::/64, temp dirs /tmp/podscope-ux171-*.
+ * Needs root. Bridge and subnets from the test kit's allocator (a lease), temp dirs /tmp/podscope-ux171-*.
  */
 import { existsSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -33,7 +33,7 @@ async function refusal(config: PodSandboxConfigInput): Promise<PodscopeError> {
 
 describe.skipIf(!canRun)('sysctl values the kernel refuses (real engine)', () => {
   beforeAll(async () => {
-    env = await createRealEnv({ tag: 'ux171', subnet: 171 });
+    env = await createRealEnv({ tag: 'ux171' });
     engine = await env.engine();
   });
   afterAll(async () => {

@@ -3,7 +3,8 @@
  * bandwidth (bridge port, host stack, ifb redirect), ptp (the host's /32 route), macvlan on a veth parent the test
  * makes, host-device (a veth end the test makes, moved in and back), and a pod on two networks (ptp + bandwidth as
  * eth0, macvlan as eth1). Each picture is checked against `ip`/`tc` run here, then the pod is removed and what the
- * plugins made is checked gone. Needs root. Bridge pstp-b, subnets 10.75–10.79, links ptpt-*; all removed in afterAll.
+ * plugins made is checked gone. Needs root. Bridge and subnets from the test kit's allocator (a lease), links ptpt-*; all removed
+ * in afterAll.
  */
 import { execFileSync } from 'node:child_process';
 import { existsSync, readdirSync } from 'node:fs';
@@ -12,7 +13,9 @@ import { basename, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SandboxEngine } from '../../electron/engine/service/engine';
 import { PodTopologySchema, type PodTopology, type TopologyNode } from '../../shared/domain/topology';
+import { subnetTextPrefix } from '../../testkit/leak-check';
 import { createRealEnv, type RealEnv } from '../../testkit/throwaway-env';
+import { escapeRe } from '../../testkit/until';
 import { podscope } from './helpers/podscope-cli';
 
 const sh = (file: string, args: string[]) => execFileSync(file, args, { encoding: 'utf8' });
@@ -34,7 +37,7 @@ let env: RealEnv;
 let engine: SandboxEngine | undefined;
 
 beforeAll(async () => {
-  env = await createRealEnv({ tag: 'ptp', subnet: 75, bridge: 'pstp-b' });
+  env = await createRealEnv({ tag: 'ptp' });
   for (const [a, b] of [
     [MACVLAN_PARENT, MACVLAN_PARENT_PEER],
     [MOVED, MOVED_PEER],
@@ -107,26 +110,26 @@ const inside = (netnsPath: string, dev: string) =>
   (JSON.parse(sh('ip', ['-n', basename(netnsPath), '-j', 'link', 'show', dev])) as Array<{ ifindex: number; link_index?: number }>)[0]!;
 
 describe('podscope topology -o json, one pod per plugin shape', () => {
-  it('bridge + bandwidth: eth0 → its veth (ifindex both ways) → pstp-b → host; the ifb the veth redirects to; owners bridge and bandwidth', async () => {
+  it('bridge + bandwidth: eth0 → its veth (ifindex both ways) → the bridge → host; the ifb the veth redirects to; owners bridge and bandwidth', async () => {
     const { engine: e, flags } = await engineFor('bridge', []);
     const { id, netnsPath } = await runPod(e, 'br', {
       'kubernetes.io/ingress-bandwidth': '10M',
       'kubernetes.io/egress-bandwidth': '10M',
     });
     const t = await cliTopology(id, flags);
-    const bridge = { plugin: 'bridge', network: 'pstp-b', index: 0 };
+    const bridge = { plugin: 'bridge', network: env.network, index: 0 };
     const eth0 = `pod:${id}:eth0`;
     const veth = hostPeer(t, eth0);
     expect(node(t, veth).ifindex).toBe(inside(netnsPath, 'eth0').link_index);
     expect(t.edges).toEqual(
       expect.arrayContaining([
         { from: eth0, to: veth, kind: 'veth', owner: bridge },
-        { from: veth, to: 'host:pstp-b', kind: 'bridge-port', owner: bridge },
-        { from: 'host:pstp-b', to: 'host', kind: 'host-stack', owner: bridge },
+        { from: veth, to: `host:${env.bridge}`, kind: 'bridge-port', owner: bridge },
+        { from: `host:${env.bridge}`, to: 'host', kind: 'host-stack', owner: bridge },
       ]),
     );
     const redirect = t.edges.find((x) => x.kind === 'redirect')!;
-    expect(redirect).toMatchObject({ from: veth, owner: { plugin: 'bandwidth', network: 'pstp-b', index: 2 } });
+    expect(redirect).toMatchObject({ from: veth, owner: { plugin: 'bandwidth', network: env.network, index: 2 } });
     const ifb = node(t, redirect.to).name;
     expect(node(t, redirect.to).kind).toBe('ifb');
     expect(sh('tc', ['filter', 'show', 'dev', veth.slice('host:'.length), 'ingress'])).toContain(`Redirect to device ${ifb}`);
@@ -137,7 +140,7 @@ describe('podscope topology -o json, one pod per plugin shape', () => {
 
   it("ptp: eth0 → its veth, and the host's /32 route to the pod address through that veth, owned by ptp", async () => {
     const { engine: e, flags } = await engineFor('ptp', [
-      { cniVersion: '1.0.0', name: 'ptpt-ptp', plugins: [{ type: 'ptp', ipam: ipam('10.76.0.0/24') }] },
+      { cniVersion: '1.0.0', name: 'ptpt-ptp', plugins: [{ type: 'ptp', ipam: ipam(env.lease!.subnet4(1)) }] },
     ]);
     const { id } = await runPod(e, 'ptp');
     const t = await cliTopology(id, flags);
@@ -146,7 +149,7 @@ describe('podscope topology -o json, one pod per plugin shape', () => {
     const veth = hostPeer(t, eth0);
     const dev = veth.slice('host:'.length);
     const podIp = node(t, eth0).addresses.find((a) => a.family === 4)!.address;
-    expect(podIp).toMatch(/^10\.76\.0\./);
+    expect(podIp).toMatch(new RegExp(String.raw`^${escapeRe(subnetTextPrefix(env.lease!.subnet4(1)))}`));
     expect(t.edges).toContainEqual({ from: eth0, to: veth, kind: 'veth', owner: ptp });
     expect(t.edges).toContainEqual({ from: veth, to: 'host', kind: 'route', detail: `${podIp} dev ${dev}`, owner: ptp });
     expect(sh('ip', ['-4', 'route', 'show', 'dev', dev])).toContain(podIp);
@@ -162,7 +165,7 @@ describe('podscope topology -o json, one pod per plugin shape', () => {
       {
         cniVersion: '1.0.0',
         name: 'ptpt-mv',
-        plugins: [{ type: 'macvlan', master: MACVLAN_PARENT, mode: 'bridge', ipam: ipam('10.77.0.0/24') }],
+        plugins: [{ type: 'macvlan', master: MACVLAN_PARENT, mode: 'bridge', ipam: ipam(env.lease!.subnet4(2)) }],
       },
     ]);
     const { id, netnsPath } = await runPod(e, 'mv');
@@ -185,7 +188,7 @@ describe('podscope topology -o json, one pod per plugin shape', () => {
 
   it(`host-device: ${MOVED} moved in as eth0, named by the kernel's alias, its old peer still on the host; back on the host after remove`, async () => {
     const { engine: e, flags } = await engineFor('hostdev', [
-      { cniVersion: '1.0.0', name: 'ptpt-hd', plugins: [{ type: 'host-device', device: MOVED, ipam: ipam('10.78.0.0/24') }] },
+      { cniVersion: '1.0.0', name: 'ptpt-hd', plugins: [{ type: 'host-device', device: MOVED, ipam: ipam(env.lease!.subnet4(3)) }] },
     ]);
     const { id } = await runPod(e, 'hd');
     expect(linkExists(MOVED)).toBe(false);
@@ -208,14 +211,14 @@ describe('podscope topology -o json, one pod per plugin shape', () => {
         cniVersion: '1.0.0',
         name: 'ptpt-a',
         plugins: [
-          { type: 'ptp', ipam: ipam('10.79.0.0/24') },
+          { type: 'ptp', ipam: ipam(env.lease!.subnet4(4)) },
           { type: 'bandwidth', capabilities: { bandwidth: true } },
         ],
       },
       {
         cniVersion: '1.0.0',
         name: 'ptpt-b',
-        plugins: [{ type: 'macvlan', master: MACVLAN_PARENT, mode: 'bridge', ipam: ipam('10.79.1.0/24') }],
+        plugins: [{ type: 'macvlan', master: MACVLAN_PARENT, mode: 'bridge', ipam: ipam(env.lease!.subnet4(5)) }],
       },
     ]);
     const { id } = await runPod(e, 'two', { 'kubernetes.io/ingress-bandwidth': '10M', 'kubernetes.io/egress-bandwidth': '10M' });
@@ -237,11 +240,13 @@ describe('podscope topology -o json, one pod per plugin shape', () => {
       detail: 'macvlan bridge',
       owner: { plugin: 'macvlan', network: 'ptpt-b', index: 0 },
     });
-    expect(node(t, eth1).addresses.some((a) => a.address.startsWith('10.79.1.'))).toBe(true);
+    expect(node(t, eth1).addresses.some((a) => a.address.startsWith(subnetTextPrefix(env.lease!.subnet4(5))))).toBe(true);
     // the text form names the same edges
     const text = await podscope('topology', id, ...flags);
     expect(text.stdout).toContain(`─parent macvlan bridge→ host ${MACVLAN_PARENT} (veth)`);
-    expect(text.stdout).toMatch(/─route 10\.79\.0\.\d+ dev veth\w+→ host stack {2}\[ptp\/ptpt-a\]/);
+    expect(text.stdout).toMatch(
+      new RegExp(`─route ${escapeRe(subnetTextPrefix(env.lease!.subnet4(4)))}\\d+ dev veth\\w+→ host stack {2}\\[ptp/ptpt-a\\]`),
+    );
     await e.remove(id);
     expect(linkExists(veth.slice('host:'.length))).toBe(false);
     expect(linkExists(node(t, t.edges.find((x) => x.kind === 'redirect')!.to).name)).toBe(false);

@@ -1,7 +1,8 @@
 /**
  * Why a path failed, measured from the kernel: real netns, Debian's bridge/host-local/portmap plugins, real netfilter.
  * Foreign rules are added by the test to filter OUTPUT (the admin's, owned by nobody here), a blackhole route inside
- * the pod's netns; every one is removed again before the test ends. Subnet 10.180.0.0/24, bridge psc-trc.
+ * the pod's netns; every one is removed again before the test ends. Subnets, bridge and host ports
+ * from the test kit's allocator (a lease).
  */
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
@@ -16,10 +17,12 @@ import { LinuxFlowTracer, type FlowSpec } from '../../electron/engine/trace/flow
 import type { PodSandboxConfigInput } from '../../shared/domain/config';
 import type { ProbePath, ProbeReport, TraceStep } from '../../shared/domain/probe';
 import { createRealEnv, type RealEnv } from '../../testkit/throwaway-env';
+import { escapeRe } from '../../testkit/until';
 
 const sh = (file: string, args: string[]) => execFileSync(file, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
-const hostPort = 25000 + Math.floor(Math.random() * 900);
-const GW4 = '10.180.0.1';
+// the env's, from its lease: set in beforeAll
+let hostPort: number;
+let GW4: string;
 const ip4 = (args: string[]) => sh('iptables', args);
 
 /**
@@ -69,7 +72,9 @@ let a: string;
 let netnsA: string;
 
 beforeAll(async () => {
-  env = await createRealEnv({ tag: 'trc', subnet: 180, ipMasq: true });
+  env = await createRealEnv({ tag: 'trc', ipMasq: true });
+  hostPort = env.port(0);
+  GW4 = env.gateway4;
   engine = await env.engine({ probeOnReady: false });
   ({ id: a } = await engine.run({ config: pod('web', { port_mappings: [{ container_port: 8080, host_port: hostPort }] }) }));
   const st = await engine.status(a);
@@ -217,7 +222,7 @@ describe('foreign rules on forwarded and NATed paths', () => {
   });
 
   it('a foreign nat rule that DNATs the host port elsewhere: the DNAT is named, owned by nobody, and the pod is not blamed', async () => {
-    const elsewhere = hostPort + 500;
+    const elsewhere = env.port(2);
     const rule = ['OUTPUT', '-d', '127.0.0.1/32', '-p', 'tcp', '--dport', String(hostPort), '-m', 'comment', '--comment', 'fw-dnat'];
     const dnat = [...rule, '-j', 'DNAT', '--to-destination', `127.0.0.1:${elsewhere}`];
     ip4(['-t', 'nat', '-I', ...dnat]);
@@ -348,7 +353,7 @@ describe('seen-at hops (tcpdump on every interface of the path)', () => {
 
 describe('traces side by side, and after a kill', () => {
   it('two traces at once (two pods) do not mix: each keeps only its own packets and its own DNAT', async () => {
-    const hostPortB = hostPort + 1;
+    const hostPortB = env.port(1);
     const { id: b } = await engine.run({ config: pod('api', { port_mappings: [{ container_port: 9090, host_port: hostPortB }] }) });
     const stB = await engine.status(b);
     const net = new LinuxProbeNet(new NodeProcessRunner());
@@ -425,7 +430,7 @@ describe('traces side by side, and after a kill', () => {
     expect(text.stdout).toMatch(
       /▶ netfilter +host +filter\/OUTPUT rule \d+: DROP( \(\d+ packets\))? {2}\[owner: none\] {2}-A OUTPUT .*fw-block/,
     );
-    expect(text.stdout).toMatch(/\[owner: portmap · psc-trc · [0-9a-f]{12}\]/);
+    expect(text.stdout).toMatch(new RegExp(`\\[owner: portmap · ${escapeRe(env.network)} · [0-9a-f]{12}\\]`));
     expect(text.stderr).toContain('hostPort host → 127.0.0.1');
     const doc = JSON.parse(json.stdout) as ProbeReport;
     expect(doc.traced).toBe(true);

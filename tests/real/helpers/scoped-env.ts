@@ -11,6 +11,7 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createEngine, type EngineOptions } from '../../../electron/engine/index';
+import { leaseHost } from '../../../testkit/allocator';
 import { restoreHost, snapshotHost, type HostSnapshot } from '../../../testkit/host-cleanup';
 import { findLeftovers } from '../../../testkit/leak-check';
 
@@ -19,6 +20,8 @@ export interface ScopedEnv {
   bridge: string;
   /** 10.<subnet>.0.0/24 and fd00:<subnet>::/64 */
   subnet: number;
+  /** the i-th host port of the env's own (its lease's) */
+  port(i: number): number;
   ipamDir: string;
   options: Partial<EngineOptions> & Pick<EngineOptions, 'stateDir' | 'runDir' | 'netnsDir' | 'cniCacheDir' | 'cniConfDir'>;
   /** CLI flags selecting the same dirs */
@@ -42,9 +45,12 @@ function ls(dir: string): string[] {
   }
 }
 
-export async function createScopedEnv(tag: string, subnet: number): Promise<ScopedEnv> {
+/** Its subnets, bridge name and host ports are a lease of the test kit's allocator, released by cleanup(). */
+export async function createScopedEnv(tag: string): Promise<ScopedEnv> {
+  const lease = leaseHost(`scoped ${tag}`);
+  const subnet = lease.octet;
   const dir = await mkdtemp(join('/tmp', `podscope-r2-${tag}-`));
-  const bridge = `psr2-${tag}`.slice(0, 15);
+  const bridge = lease.name(`-${tag}`.slice(0, 15 - lease.name('').length));
   const confDir = join(dir, 'net.d');
   const ipamDir = join(dir, 'ipam');
   await mkdir(confDir);
@@ -103,6 +109,7 @@ export async function createScopedEnv(tag: string, subnet: number): Promise<Scop
     dir,
     bridge,
     subnet,
+    port: (i) => lease.port(i),
     ipamDir,
     options,
     flags,
@@ -126,6 +133,7 @@ export async function createScopedEnv(tag: string, subnet: number): Promise<Scop
       }
       restoreHost(before, [bridge]);
       await rm(dir, { recursive: true, force: true });
+      lease.release();
     },
   };
 }

@@ -1,0 +1,73 @@
+#!/usr/bin/env node
+/**
+ * `npm test`: every phase of the suite, the independent ones side by side. The real project (netns, CNI, runc) spends
+ * most of its time waiting on the kernel and the plugins, so the CPU-bound phases (typecheck, lint, unit, the renderer
+ * build) run meanwhile; Playwright, which drives the real engine too, starts once the real project is done.
+ *
+ *   lane "host":  npm run test:real
+ *   lane "cpu":   npm run typecheck → npm run lint → npm run test:unit → npm run build:renderer
+ *   then:         playwright (the renderer built above, not again)
+ *
+ * Each phase's output is printed in one block when it ends (never interleaved), with its time; a summary follows.
+ * The exit status is non-zero when any phase failed; a failing phase does not stop the others in its group, so one
+ * run reports every failure. PODSCOPE_TEST_SERIAL=1 runs the phases one after the other instead.
+ */
+import { spawn } from 'node:child_process';
+
+const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
+const serial = process.env.PODSCOPE_TEST_SERIAL === '1';
+const results = [];
+const t0 = Date.now();
+const secs = (ms) => `${(ms / 1000).toFixed(1)} s`;
+
+/** Runs one phase with its output captured; resolves with its exit code. */
+function phase(name, args, env = {}) {
+  return new Promise((resolve) => {
+    const started = Date.now();
+    process.stdout.write(`▶ ${name} (${args.join(' ')}) started at +${secs(started - t0)}\n`);
+    const child = spawn(npm, args, {
+      env: { ...process.env, FORCE_COLOR: process.env.FORCE_COLOR ?? '1', ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    const chunks = [];
+    child.stdout.on('data', (d) => chunks.push(d));
+    child.stderr.on('data', (d) => chunks.push(d));
+    child.on('close', (code, signal) => {
+      const ms = Date.now() - started;
+      const status = code ?? (signal ? 128 : 1);
+      results.push({ name, status, ms });
+      process.stdout.write(`\n━━━━ ${name}: ${status === 0 ? 'passed' : `FAILED (exit ${code ?? signal})`} in ${secs(ms)} ━━━━\n`);
+      process.stdout.write(Buffer.concat(chunks));
+      process.stdout.write(`━━━━ end of ${name} ━━━━\n\n`);
+      resolve(status);
+    });
+  });
+}
+
+async function lane(steps) {
+  let failed = false;
+  for (const [name, args, env] of steps) if ((await phase(name, args, env)) !== 0) failed = true;
+  return failed;
+}
+
+const cpu = [
+  ['typecheck', ['run', 'typecheck']],
+  ['lint', ['run', 'lint']],
+  ['unit', ['run', 'test:unit']],
+  ['renderer build', ['run', 'build:renderer']],
+];
+const host = [['real', ['run', 'test:real']]];
+// the renderer was built in the cpu lane: Playwright's global setup skips its own build
+const e2e = [['e2e', ['run', 'test:e2e:run'], { PODSCOPE_E2E_SKIP_BUILD: '1' }]];
+
+if (serial) {
+  await lane([...cpu, ...host, ...e2e]);
+} else {
+  await Promise.all([lane(host), lane(cpu)]);
+  await lane(e2e);
+}
+
+const failed = results.filter((r) => r.status !== 0);
+process.stdout.write(`npm test: ${secs(Date.now() - t0)} in all\n`);
+for (const r of results) process.stdout.write(`  ${r.status === 0 ? 'ok    ' : 'FAILED'} ${r.name.padEnd(15)} ${secs(r.ms)}\n`);
+process.exitCode = failed.length > 0 ? 1 : 0;
