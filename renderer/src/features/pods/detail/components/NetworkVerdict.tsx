@@ -15,6 +15,15 @@ import { useCniCheck, useThroughput } from '../api/use-measurements';
 import { hhmmss, KIND_LABEL, VERDICT_LABEL } from '../model/reachability';
 import { networkVerdict } from '../model/verdict';
 
+/** One line's "measure now" action: its label while idle and while the measurement runs. */
+function MeasureNow(p: { testId: string; disabled: boolean; busy: boolean; label: [idle: string, busy: string]; onClick: () => void }) {
+  return (
+    <button type="button" className="btn btn-small" data-testid={p.testId} disabled={p.disabled} onClick={p.onClick}>
+      {p.busy ? p.label[1] : p.label[0]}
+    </button>
+  );
+}
+
 function When({ iso, testId }: { iso?: string; testId?: string }) {
   if (!iso) return null;
   return (
@@ -138,18 +147,16 @@ export function NetworkVerdict({ s }: { s: SandboxStatus }) {
             )}
             {reach.known && reach.available && (
               <div className="verdict-actions">
-                <button
-                  type="button"
-                  className="btn btn-small"
-                  data-testid="verdict-probe"
+                <MeasureNow
+                  testId="verdict-probe"
                   disabled={!ready || reach.busy}
+                  busy={reach.probing}
+                  label={['Probe now', 'Probing…']}
                   onClick={() => {
                     asked.current = reach.report?.measuredAt ?? '';
                     reach.runProbe();
                   }}
-                >
-                  {reach.probing ? 'Probing…' : 'Probe now'}
-                </button>
+                />
                 <button type="button" className="btn btn-small btn-ghost" onClick={() => openPod(s.id, 'reachability')}>
                   Every path →
                 </button>
@@ -177,15 +184,13 @@ export function NetworkVerdict({ s }: { s: SandboxStatus }) {
                 </div>
                 {caps.measurements && (
                   <div className="verdict-actions">
-                    <button
-                      type="button"
-                      className="btn btn-small"
-                      data-testid="verdict-measure-bw"
+                    <MeasureNow
+                      testId="verdict-measure-bw"
                       disabled={!ready || tp.pending}
+                      busy={tp.pending}
+                      label={['Measure now', 'Measuring…']}
                       onClick={tp.run}
-                    >
-                      {tp.pending ? 'Measuring…' : 'Measure now'}
-                    </button>
+                    />
                   </div>
                 )}
               </>
@@ -206,15 +211,13 @@ export function NetworkVerdict({ s }: { s: SandboxStatus }) {
             </div>
             {caps.measurements && (
               <div className="verdict-actions">
-                <button
-                  type="button"
-                  className="btn btn-small"
-                  data-testid="verdict-check-run"
+                <MeasureNow
+                  testId="verdict-check-run"
                   disabled={!ready || check.pending}
+                  busy={check.pending}
+                  label={['Check now', 'Checking…']}
                   onClick={check.run}
-                >
-                  {check.pending ? 'Checking…' : 'Check now'}
-                </button>
+                />
               </div>
             )}
           </dd>
