@@ -1,5 +1,5 @@
 /**
- * Issue 35's renderer items, as a new user meets them, with the real engine in Chromium at 1440×900:
+ * The app as a new user meets it at a glance, with the real engine in Chromium at 1440×900:
  * - the pod at a glance: the Overview leads with the network verdict (IPs, the last probe with its time and failing
  *   paths, bandwidth requested vs measured, CHECK), the header never shows a green "Ready" alone while paths fail, a
  *   network column in the list, Reachability a tab of its own;

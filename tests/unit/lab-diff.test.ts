@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { emptySnapshot } from '../../electron/engine/lab/kernel';
+import { goPanicNoise } from '../../electron/engine/lab/diff';
 import { derivedNames } from '../../electron/engine/lab/names';
 import { LabService, type RecordedAdd } from '../../electron/engine/lab/service';
 import { NodeProcessRunner } from '../../electron/engine/os/exec';
@@ -236,5 +237,24 @@ describe('lab diff: a bridge one run created and the next found', () => {
     expect(d.kernel?.onlyA).toEqual(bridgeFacts);
     expect(d.kernel?.onlyB).toEqual([{ kind: 'link', what: 'lab0 bridge mtu 1400' }]);
     expect(d.kernel?.existedBefore).toBeUndefined();
+  });
+});
+
+describe('lab diff: a Go panic is the same panic whatever its pointers', () => {
+  const trace = (ptr: string, pc: string) =>
+    [
+      'panic: runtime error: invalid memory address or nil pointer dereference',
+      `[signal SIGSEGV: segmentation violation code=0x1 addr=0x0 pc=${pc}]`,
+      '',
+      'goroutine 1 [running]:',
+      `main.cmdCheck(${ptr})`,
+      '\tgithub.com/containernetworking/plugins/plugins/meta/bandwidth/main.go:301 +0x2d6',
+    ].join('\n');
+
+  it('masks the addresses of a panic trace, and nothing in other text', () => {
+    expect(goPanicNoise(trace('0xc0000c4770', '0x536ff6'))).toBe(goPanicNoise(trace('0xc0000b2000', '0x536ff6')));
+    // the line numbers and the function stay: another panic is another text
+    expect(goPanicNoise(trace('0xc0000c4770', '0x536ff6'))).toContain('main.go:301');
+    expect(goPanicNoise('could not check: mark 0x2000/0x2000 not found')).toBe('could not check: mark 0x2000/0x2000 not found');
   });
 });

@@ -46,7 +46,7 @@ describe('liveness of a pause under conmon', () => {
     expect(t.runtime.probes).toBeGreaterThan(probes);
   });
 
-  it('a status that finds the pause dead makes it NOTREADY for every read at once, while conmon has yet to write its exit file (issue 35: a loaded host)', async () => {
+  it('a status that finds the pause dead makes it NOTREADY for every read at once, while conmon has yet to write its exit file (as on a loaded host)', async () => {
     const id = await pod('d');
     t.runtime.exit(id, 143, { exitFileLater: true });
     // the status that notices waits for the exit file (conmon still runs): reads made meanwhile must agree with it

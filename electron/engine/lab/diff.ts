@@ -106,6 +106,16 @@ function normalizedJson(text: string, tokens: Record<string, string>): unknown {
 
 const key = (p: LabPluginTrace) => `${p.phase}#${p.index}`;
 
+/**
+ * A Go panic's stack trace carries the run's pointers and program counters (`main.cmdCheck(0xc0000c4770)`,
+ * `pc=0x536ff6`, `+0x2d6`): the same panic prints other numbers in every run, so they are not a difference. Only a
+ * text that is such a trace is touched.
+ */
+export function goPanicNoise(stderr: string): string {
+  if (!/^panic: /m.test(stderr) || !/^goroutine \d+ \[/m.test(stderr)) return stderr;
+  return stderr.replace(/0x[0-9a-f]+/gi, '0x…').replace(/\{0x…(?:, 0x…)*\}/g, '{…}');
+}
+
 export function diffPlugins(a: DiffSide, b: DiffSide, phases?: Set<string>): LabPluginDiff[] {
   const pick = (s: DiffSide) => {
     const m = new Map<string, LabPluginTrace>();
@@ -121,8 +131,8 @@ export function diffPlugins(a: DiffSide, b: DiffSide, phases?: Set<string>): Lab
     const ref = (pa ?? pb)!;
     const stdin = jsonDiff(pa ? normalizedJson(pa.stdin, a.tokens) : undefined, pb ? normalizedJson(pb.stdin, b.tokens) : undefined);
     const result = jsonDiff(pa ? normalizedJson(pa.stdout, a.tokens) : undefined, pb ? normalizedJson(pb.stdout, b.tokens) : undefined);
-    const stderrA = pa ? normalize(pa.stderr, a.tokens) : '';
-    const stderrB = pb ? normalize(pb.stderr, b.tokens) : '';
+    const stderrA = pa ? goPanicNoise(normalize(pa.stderr, a.tokens)) : '';
+    const stderrB = pb ? goPanicNoise(normalize(pb.stderr, b.tokens)) : '';
     const d: LabPluginDiff = {
       phase: ref.phase,
       index: ref.index,

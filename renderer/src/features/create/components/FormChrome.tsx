@@ -1,4 +1,5 @@
 /** Around the create form's fields: the bar (import, export, reset), the notice of an import or clone, the submit row. */
+import { useEffect, useRef } from 'react';
 import type { FormNotice } from '../api/use-create-form';
 
 export function FormBar({
@@ -33,12 +34,25 @@ export function FormBar({
 }
 
 /**
- * Sticky under the form bar: an import is started from the bar wherever the form is scrolled, so its warnings stay
- * in view until dismissed.
+ * In the page flow, never over the fields (a sticky notice covered them). An import is started from the bar wherever
+ * the form is scrolled, so a new notice brings itself into view and takes the focus: its warnings are read where the
+ * user is looking, and Tab goes on from there.
  */
 export function NoticeCallout({ notice, onDismiss }: { notice: FormNotice; onDismiss: () => void }) {
+  const ref = useRef<HTMLDivElement>(null);
+  useEffect(() => {
+    // jsdom has no scrollIntoView: the component tests render it too
+    ref.current?.scrollIntoView?.({ block: 'nearest' });
+    ref.current?.focus({ preventScroll: true });
+  }, [notice]);
   return (
-    <div className={`callout form-notice${notice.warnings.length ? ' callout-warn' : ''}`} data-testid="import-notice" role="status">
+    <div
+      ref={ref}
+      tabIndex={-1}
+      className={`callout form-notice${notice.warnings.length ? ' callout-warn' : ''}`}
+      data-testid="import-notice"
+      role="status"
+    >
       <div className="callout-title">
         {notice.title}
         <button type="button" className="btn btn-ghost btn-small notice-close" aria-label="Dismiss" onClick={onDismiss}>
