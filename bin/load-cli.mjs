@@ -30,7 +30,12 @@ export async function ensureRendererBuilt() {
 export async function loadCliMain() {
   if (cliMode === 'source') {
     const built = process.env.PODSCOPE_CLI === 'source' ? undefined : await checkoutBuild();
-    if (built) return (await import(built)).main;
+    if (built) {
+      // the build lives under node_modules/.cache, so the renderer is not where a bundled browser host looks for it
+      // (two levels above itself, as in dist/cli): it is the checkout's dist/renderer
+      process.env.PODSCOPE_RENDERER_DIR ??= `${root}dist/renderer`;
+      return (await import(built)).main;
+    }
     const { register } = await import('tsx/esm/api');
     register();
     return (await import('../electron/cli/main.ts')).main;
