@@ -20,34 +20,31 @@ function useKept<T>(key: readonly unknown[]) {
   });
 }
 
+/** A measurement run on demand whose last report is kept under `key`: the report, a run, busy wherever it was started. */
+function useKeptMeasurement<T>(key: readonly unknown[], measure: () => Promise<T>, onSettled?: () => void) {
+  const qc = useQueryClient();
+  const kept = useKept<T>(key);
+  const m = useMutation({ mutationKey: key, mutationFn: measure, onSuccess: (r) => qc.setQueryData(key, r), onSettled });
+  const pending = useIsMutating({ mutationKey: key }) > 0;
+  return { report: kept.data ?? undefined, run: () => m.mutate(), pending, error: m.isError ? m.error : undefined };
+}
+
 export function useThroughput(sandboxId: string) {
   const client = useClient();
   const endpointId = useEndpointId();
-  const qc = useQueryClient();
-  const key = queryKeys.podThroughput(endpointId, sandboxId);
-  const kept = useKept<ThroughputReport>(key);
-  const m = useMutation({
-    mutationKey: key,
-    mutationFn: (): Promise<ThroughputReport> => client.call('sandbox.throughput', { endpointId, id: sandboxId }),
-    onSuccess: (r) => qc.setQueryData(key, r),
-  });
-  const pending = useIsMutating({ mutationKey: key }) > 0;
-  return { report: kept.data ?? undefined, run: () => m.mutate(), pending, error: m.isError ? m.error : undefined };
+  return useKeptMeasurement(queryKeys.podThroughput(endpointId, sandboxId), (): Promise<ThroughputReport> =>
+    client.call('sandbox.throughput', { endpointId, id: sandboxId }),
+  );
 }
 
 export function useCniCheck(sandboxId: string) {
   const client = useClient();
   const endpointId = useEndpointId();
   const qc = useQueryClient();
-  const key = queryKeys.podCheck(endpointId, sandboxId);
-  const kept = useKept<CniCheckReport>(key);
-  const m = useMutation({
-    mutationKey: key,
-    mutationFn: (): Promise<CniCheckReport> => client.call('sandbox.cniCheck', { endpointId, id: sandboxId }),
-    onSuccess: (r) => qc.setQueryData(key, r),
+  return useKeptMeasurement(
+    queryKeys.podCheck(endpointId, sandboxId),
+    (): Promise<CniCheckReport> => client.call('sandbox.cniCheck', { endpointId, id: sandboxId }),
     // the CHECK execs are now in the pod's trace: show them without waiting for an event
-    onSettled: () => qc.invalidateQueries({ queryKey: queryKeys.pod(endpointId, sandboxId), exact: true }),
-  });
-  const pending = useIsMutating({ mutationKey: key }) > 0;
-  return { report: kept.data ?? undefined, run: () => m.mutate(), pending, error: m.isError ? m.error : undefined };
+    () => void qc.invalidateQueries({ queryKey: queryKeys.pod(endpointId, sandboxId), exact: true }),
+  );
 }
