@@ -246,6 +246,26 @@ export default tseslint.config(
       'no-restricted-imports': [
         'error',
         {
+          paths: [
+            { name: 'electron', message: 'the renderer reaches the engine only through shared/ipc' },
+            {
+              name: 'zustand',
+              importNames: ['create'],
+              message: 'make UI stores with createUiStore (renderer/src/lib/ui-store.ts): the component tests reset them between files',
+            },
+          ],
+          patterns: [{ regex: '^node:', message: 'the renderer has no Node' }],
+        },
+      ],
+    },
+  },
+  {
+    // the one place a zustand store is made
+    files: ['renderer/src/lib/ui-store.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
           paths: [{ name: 'electron', message: 'the renderer reaches the engine only through shared/ipc' }],
           patterns: [{ regex: '^node:', message: 'the renderer has no Node' }],
         },

@@ -51,6 +51,14 @@ describe('engine surface and product boundaries', () => {
     }
   });
 
+  it('a renderer store is made with createUiStore, never with zustand create (tests reset the stores they know)', async () => {
+    const code = "import { create } from 'zustand';\nexport const useX = create(() => ({ n: 0 }));\n";
+    expect(await lint('renderer/src/features/pods/zz.ts', code)).toEqual([
+      expect.stringMatching(/^no-restricted-imports: .*createUiStore/),
+    ]);
+    expect(await lint('renderer/src/lib/ui-store.ts', code)).toEqual([]);
+  });
+
   it('an import of the public surface passes', async () => {
     expect(
       await lint(

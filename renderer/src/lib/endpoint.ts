@@ -4,7 +4,7 @@
  */
 import { useEffect } from 'react';
 import { queryOptions, useQuery } from '@tanstack/react-query';
-import { create } from 'zustand';
+import { createUiStore } from './ui-store';
 import {
   LOCAL_ENDPOINT_CAPABILITIES,
   LOCAL_ENDPOINT_ID,
@@ -22,7 +22,7 @@ interface EndpointSelection {
 }
 
 /** Switching endpoints also closes the open pod, which belongs to the previous endpoint. */
-export const useEndpointSelection = create<EndpointSelection>((set) => ({
+export const useEndpointSelection = createUiStore<EndpointSelection>((set) => ({
   endpointId: LOCAL_ENDPOINT_ID,
   setEndpoint: (endpointId) => {
     set({ endpointId });

@@ -3,7 +3,7 @@
  * create form. Features navigate through this store instead of importing each other; the app shell renders it.
  * UI state only: engine data belongs to react-query.
  */
-import { create } from 'zustand';
+import { createUiStore } from './ui-store';
 import type { PodSandboxConfigInput } from '../../../shared/domain/config';
 
 export type View = 'pods' | 'create' | 'images' | 'cni' | 'lab' | 'engine';
@@ -29,7 +29,7 @@ interface NavigationState {
   consumeLabSeed(): void;
 }
 
-export const useNavigation = create<NavigationState>((set) => ({
+export const useNavigation = createUiStore<NavigationState>((set) => ({
   view: 'pods',
   detailTab: 'overview',
   setView: (view) => set({ view }),

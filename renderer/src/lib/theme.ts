@@ -3,7 +3,7 @@
  * theme is written to <html data-theme>, which the design tokens in styles/theme.css key on.
  */
 import { useEffect } from 'react';
-import { create } from 'zustand';
+import { createUiStore } from './ui-store';
 import { persist } from 'zustand/middleware';
 
 export type ThemeChoice = 'system' | 'light' | 'dark';
@@ -13,7 +13,7 @@ interface ThemeState {
   setChoice(c: ThemeChoice): void;
 }
 
-export const useTheme = create<ThemeState>()(
+export const useTheme = createUiStore<ThemeState>()(
   persist((set) => ({ choice: 'system', setChoice: (choice) => set({ choice }) }), { name: 'podscope.theme', version: 1 }),
 );
 

@@ -2,7 +2,7 @@
  * How the pods view splits the window between the list and the open pod's detail, remembered across reloads
  * (localStorage). Only the list's share is stored: the detail gets the rest.
  */
-import { create } from 'zustand';
+import { createUiStore } from '../../lib/ui-store';
 import { persist } from 'zustand/middleware';
 
 export const MIN_LIST_SHARE = 0.15;
@@ -18,7 +18,7 @@ interface PodsLayout {
 export const clampShare = (share: number): number =>
   Math.min(MAX_LIST_SHARE, Math.max(MIN_LIST_SHARE, Number.isFinite(share) ? share : DEFAULT_LIST_SHARE));
 
-export const usePodsLayout = create<PodsLayout>()(
+export const usePodsLayout = createUiStore<PodsLayout>()(
   persist(
     (set) => ({
       listShare: DEFAULT_LIST_SHARE,

@@ -1,5 +1,5 @@
 /** Pods table UI state: filters and the multi-selection for bulk actions. */
-import { create } from 'zustand';
+import { createUiStore } from '../../lib/ui-store';
 import type { SandboxState } from '../../../../shared/domain/sandbox';
 
 export interface PodFilters {
@@ -21,7 +21,7 @@ interface PodsUi {
 
 const EMPTY: PodFilters = { text: '', namespace: '', state: '', label: '' };
 
-export const usePodsUi = create<PodsUi>((set) => ({
+export const usePodsUi = createUiStore<PodsUi>((set) => ({
   filters: EMPTY,
   checked: new Set(),
   setFilter: (k, v) => set((s) => ({ filters: { ...s.filters, [k]: v } })),
