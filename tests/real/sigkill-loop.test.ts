@@ -12,11 +12,14 @@ import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createEngine } from '../../electron/engine/index';
-import { writeFileSync } from 'node:fs';
+import { rmSync, writeFileSync } from 'node:fs';
 import { waitForOrphanHelpers } from '../../electron/engine/pods/orphan-helpers';
+import { bundleScript } from '../../testkit/bundle-script';
 import { createScopedEnv, scopedLeaks, sh, type ScopedEnv } from './helpers/scoped-env';
 
 const ROUNDS = Number(process.env.PODSCOPE_SIGKILL_ROUNDS ?? 20);
+/** rounds run in this many chains side by side, each on envs of its own (PODSCOPE_SIGKILL_CHAINS) */
+const CHAINS = Number(process.env.PODSCOPE_SIGKILL_CHAINS ?? 2);
 const SEED = Number(process.env.PODSCOPE_SIGKILL_SEED ?? Math.floor(Math.random() * 2 ** 31));
 /** kill moments are drawn in [0, MAX_DELAY_MS) after the child says its engine is ready: run+stop+remove takes ~0.4-0.7 s here */
 const MAX_DELAY_MS = 700;
@@ -44,11 +47,20 @@ function ifbName(network: string, id: string): string {
 }
 
 let env: ScopedEnv;
+/** the envs the loop's chains run on (the first is `env`) */
+let chainEnvs: ScopedEnv[] = [];
+/** the driver, bundled once (testkit/bundle-script.ts): each of the loop's children starts from it */
+let driver: string;
 beforeAll(async () => {
-  env = await createScopedEnv('sk');
+  [chainEnvs, driver] = await Promise.all([
+    Promise.all(Array.from({ length: CHAINS }, (_, c) => createScopedEnv(c === 0 ? 'sk' : `sk${c}`))),
+    bundleScript('tests/real/helpers/sigkill-driver.ts'),
+  ]);
+  env = chainEnvs[0]!;
 });
 afterAll(async () => {
-  await env?.cleanup();
+  for (const e of chainEnvs) await e.cleanup();
+  if (driver) rmSync(driver, { force: true });
 });
 
 interface Round {
@@ -61,9 +73,9 @@ interface Round {
 }
 
 /** @returns the last step the child reported before it was killed, and what its start-up collected */
-async function killedRun(round: number, delayMs: number, finish = false): Promise<{ phase: string; gc: string[] }> {
-  const input = { options: env.options, name: `sk-${round}`, hostPort: env.port(round % 48), finish };
-  const child = spawn(process.execPath, ['--import', 'tsx', 'tests/real/helpers/sigkill-driver.ts', JSON.stringify(input)], {
+async function killedRun(e: ScopedEnv, round: number, delayMs: number, finish = false): Promise<{ phase: string; gc: string[] }> {
+  const input = { options: e.options, name: `sk-${round}`, hostPort: e.port(round % 48), finish };
+  const child = spawn(process.execPath, [driver, JSON.stringify(input)], {
     cwd: ROOT,
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -176,46 +188,27 @@ describe('helpers a dead engine left running', () => {
 it(
   `survives ${ROUNDS} SIGKILLs at random points of run/stop/remove with nothing leaked (seed printed)`,
   async () => {
-    console.log(`sigkill-loop: seed ${SEED} (replay with PODSCOPE_SIGKILL_SEED=${SEED}), ${ROUNDS} rounds`);
+    console.log(`sigkill-loop: seed ${SEED} (replay with PODSCOPE_SIGKILL_SEED=${SEED}), ${ROUNDS} rounds in ${CHAINS} chains`);
+    // every round's kill moments drawn up front, in the order one chain drew them: a seed replays the same moments
+    // however the rounds are spread over the chains
     const random = rng(SEED);
-    const results: Round[] = [];
-    const ids = new Set<string>();
-    const t0 = performance.now();
-    for (let round = 0; round < ROUNDS; round++) {
+    const plan = Array.from({ length: ROUNDS }, (_, round) => {
       const delayMs = Math.floor(random() * MAX_DELAY_MS);
-      const first = await killedRun(round, delayMs);
-      const phase = first.phase;
-      const gc: string[] = [...first.gc];
-      // in some rounds the restart is killed too, somewhere in its recovery, garbage collection or stop/remove
-      let secondKill: Round['secondKill'];
-      if (random() < SECOND_KILL_SHARE) {
-        const d = Math.floor((random() * MAX_DELAY_MS) / 2);
-        const second = await killedRun(round, d, true);
-        secondKill = { delayMs: d, phase: second.phase };
-        gc.push(...second.gc);
-      }
-      // restart: a new engine on the same dirs recovers, collects, and finishes what the killed one left
-      const engine = await createEngine(env.options, { log: (l) => gc.push(l) }).catch((e: unknown) => {
-        throw new Error(
-          `round ${round} (+${delayMs} ms after ${phase}${secondKill ? `; restart killed +${secondKill.delayMs} ms after ${secondKill.phase}` : ''}): restart failed: ${(e as Error).message}`,
-          { cause: e },
-        );
-      });
-      try {
-        for (const s of await engine.list()) {
-          ids.add(s.id);
-          await engine.stop(s.id);
-          await engine.remove(s.id);
-        }
-        expect(await engine.list()).toEqual([]);
-      } finally {
-        await engine.close();
-      }
-      const leaks = scopedLeaks(env, ids);
-      for (const id of ids)
-        if (sh('ip', ['-o', 'link', 'show', ifbName(env.bridge, id)]).trim()) leaks.push(`ifb ${ifbName(env.bridge, id)} of ${id}`);
-      results.push({ round, delayMs, phase, secondKill, gc, leaks });
-    }
+      const secondDelayMs = random() < SECOND_KILL_SHARE ? Math.floor((random() * MAX_DELAY_MS) / 2) : undefined;
+      return { round, delayMs, secondDelayMs };
+    });
+    const t0 = performance.now();
+    // the chains run side by side, each on its own dirs, bridge, subnet and ports (a scoped env of its own): a round
+    // spends most of its time waiting for child engines to start and for runc and the plugins
+    const chains = await Promise.all(
+      chainEnvs.map((e, c) =>
+        runChain(
+          e,
+          plan.filter((p) => p.round % CHAINS === c),
+        ),
+      ),
+    );
+    const results = chains.flat().sort((a, b) => a.round - b.round);
     const seconds = ((performance.now() - t0) / 1000).toFixed(1);
     const phases = results.reduce<Record<string, number>>((acc, r) => ({ ...acc, [r.phase]: (acc[r.phase] ?? 0) + 1 }), {});
     const gcCount = results.reduce((n, r) => n + r.gc.length, 0);
@@ -228,7 +221,48 @@ it(
       `+${r.delayMs} ms, after ${r.phase}${r.secondKill ? `; restart killed +${r.secondKill.delayMs} ms after ${r.secondKill.phase}` : ''}`;
     for (const r of results.filter((x) => x.gc.length)) console.log(`  round ${r.round} (${at(r)}): ${r.gc.join(' | ')}`);
     for (const r of leaky) console.log(`  LEAK round ${r.round} (${at(r)}): ${r.leaks.join(' | ')}`);
+    expect(results).toHaveLength(ROUNDS);
     expect(leaky.map((r) => ({ round: r.round, at: at(r), leaks: r.leaks }))).toEqual([]);
   },
   Math.max(300_000, ROUNDS * 8_000),
 );
+
+/** the rounds of one chain, one after the other on its env: kill, maybe kill the restart, restart, finish, look for leaks */
+async function runChain(e: ScopedEnv, rounds: Array<{ round: number; delayMs: number; secondDelayMs?: number }>): Promise<Round[]> {
+  const results: Round[] = [];
+  const ids = new Set<string>();
+  for (const { round, delayMs, secondDelayMs } of rounds) {
+    const first = await killedRun(e, round, delayMs);
+    const phase = first.phase;
+    const gc: string[] = [...first.gc];
+    // in some rounds the restart is killed too, somewhere in its recovery, garbage collection or stop/remove
+    let secondKill: Round['secondKill'];
+    if (secondDelayMs !== undefined) {
+      const second = await killedRun(e, round, secondDelayMs, true);
+      secondKill = { delayMs: secondDelayMs, phase: second.phase };
+      gc.push(...second.gc);
+    }
+    // restart: a new engine on the same dirs recovers, collects, and finishes what the killed one left
+    const engine = await createEngine(e.options, { log: (l) => gc.push(l) }).catch((err: unknown) => {
+      throw new Error(
+        `round ${round} (+${delayMs} ms after ${phase}${secondKill ? `; restart killed +${secondKill.delayMs} ms after ${secondKill.phase}` : ''}): restart failed: ${(err as Error).message}`,
+        { cause: err },
+      );
+    });
+    try {
+      for (const s of await engine.list()) {
+        ids.add(s.id);
+        await engine.stop(s.id);
+        await engine.remove(s.id);
+      }
+      expect(await engine.list()).toEqual([]);
+    } finally {
+      await engine.close();
+    }
+    const leaks = scopedLeaks(e, ids);
+    for (const id of ids)
+      if (sh('ip', ['-o', 'link', 'show', ifbName(e.bridge, id)]).trim()) leaks.push(`ifb ${ifbName(e.bridge, id)} of ${id}`);
+    results.push({ round, delayMs, phase, secondKill, gc, leaks });
+  }
+  return results;
+}

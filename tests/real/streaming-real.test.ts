@@ -424,7 +424,10 @@ describe('port-forward', () => {
     const toClient = new Sink();
     const stream = Duplex.from({ readable: fromClient, writable: toClient });
     await until('httpd on ::1', async () => {
+      // nothing to send: the forward ends as soon as httpd answers the end of input by closing (an open input kept
+      // the first successful try waiting for busybox httpd's own 60 s header timeout)
       const a = new PassThrough();
+      a.end();
       const b = new Sink();
       const ok = await engine.streaming
         .portForward({ sandboxId: podId, port: 8081, stream: Duplex.from({ readable: a, writable: b }) })

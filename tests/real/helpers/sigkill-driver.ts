@@ -2,7 +2,7 @@
  * A child engine process for the SIGKILL loop (tests/real/sigkill-loop.test.ts): opens an engine on the dirs it is
  * given, then runs, stops and removes one sandbox, printing a line after each step so the test knows where it was
  * when it killed the process. With `finish: true` it instead stops and removes whatever sandbox the dirs hold (a
- * restart that is itself killed: recovery, garbage collection and the finishing stop/remove get interrupted). Run with `node --import tsx tests/real/helpers/sigkill-driver.ts '<json>'`.
+ * restart that is itself killed: recovery, garbage collection and the finishing stop/remove get interrupted). The test runs it bundled (testkit/bundle-script.ts); by hand: `node --import tsx tests/real/helpers/sigkill-driver.ts '<json>'`.
  */
 import { createEngine, type EngineOptions } from '../../../electron/engine/index';
 
