@@ -4,6 +4,7 @@
  * launcher where an Electron binary exists (it cannot be downloaded on this machine, so that project skips here).
  */
 import { defineConfig } from '@playwright/test';
+import { SHARED_HOST_ENV } from '../testkit/host-cleanup';
 
 export const CHROMIUM_ARGS = [
   '--no-sandbox',
@@ -15,12 +16,20 @@ export const CHROMIUM_ARGS = [
   '--disable-sync',
 ];
 
+/** PODSCOPE_E2E_WORKERS overrides; two on this project's 2-core machines (a spec spends much of its time waiting
+ * for the engine, runc and the plugins) */
+const E2E_WORKERS = Number(process.env.PODSCOPE_E2E_WORKERS ?? 2);
+// the workers inherit it: none of them removes portmap's shared chains (see e2e/support/global-setup.ts)
+process.env[SHARED_HOST_ENV] = '1';
+
 export default defineConfig({
   testDir: './specs',
   outputDir: './artifacts/test-results',
   globalSetup: './support/global-setup.ts',
-  // One engine, one bridge: specs share host state, so they run one at a time.
-  workers: 1,
+  // Spec files run in several workers, each with an engine, bridge, subnets and host ports of its own (a lease of
+  // testkit/allocator.ts, e2e/support/sandbox-env.ts); the tests of one file run in order in one worker. The one
+  // containerd at a time is a lock of containerd-env.ts; the host-global cleanup is the global setup's teardown.
+  workers: E2E_WORKERS,
   fullyParallel: false,
   timeout: 90_000,
   expect: { timeout: 20_000 },

@@ -1,11 +1,12 @@
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { test, expect } from '../support/fixtures';
+import { e2ePort } from '../support/sandbox-env';
 
 // this spec's lab runs get their own bridge and subnet (overridable so runs sharing a host each use their own)
 const BRIDGE = process.env.PODSCOPE_E2E_PROBE_BRIDGE ?? 'psl-labe2e';
 const SUBNET = process.env.PODSCOPE_E2E_PROBE_SUBNET ?? '10.88.252.128/25';
-const HOST_PORT = 25600 + Math.floor(Math.random() * 300);
+const HOST_PORT = e2ePort(3);
 
 const BAD = '{\n  "cniVersion": "1.0.0",\n  "name": "x",\n  "plugins": [ { "type": "bridge", } ]\n}';
 

@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { test, expect } from '../support/fixtures';
 import { E2E_NETWORK } from '../support/sandbox-env';
 
-// the lab run's own bridge and subnet, apart from the e2e network (psc-e2e0) and any other test's (overridable so
+// the lab run's own bridge and subnet, apart from the e2e network (the worker's leased bridge) and any other test's (overridable so
 // runs sharing a host each use their own)
 const BRIDGE = process.env.PODSCOPE_E2E_LAB_BRIDGE ?? 'psl1-e2e';
 const SUBNET = process.env.PODSCOPE_E2E_LAB_SUBNET ?? '10.241.0.0/24';

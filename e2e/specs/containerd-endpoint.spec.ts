@@ -12,7 +12,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test, expect } from '../support/fixtures';
 import { CTD_BRIDGE, CTD_SUBNET } from '../support/containerd-env';
-import { E2E_TMP_PREFIX } from '../support/sandbox-env';
+import { E2E_TMP_PREFIX, e2ePort } from '../support/sandbox-env';
+
+const HOST_PORT = e2ePort(7);
 
 const CTD_V4 = new RegExp(`^10\\.${CTD_SUBNET}\\.0\\.\\d+$`);
 const CTD_V6_IN = new RegExp(`fd00:${CTD_SUBNET}::[0-9a-f]+`);
@@ -100,7 +102,7 @@ test('add the containerd endpoint and inspect a containerd pod', async ({ app, e
     metadata: { name: 'ctd-web', namespace: 'e2e-ctd', uid: 'uid-ctd-web', attempt: 0 },
     hostname: 'ctd-web',
     labels: { suite: 'e2e', runtime: 'containerd' },
-    port_mappings: [{ container_port: 80, host_port: 24080 }, { container_port: 81 }],
+    port_mappings: [{ container_port: 80, host_port: HOST_PORT }, { container_port: 81 }],
     annotations: { 'kubernetes.io/ingress-bandwidth': '10M' },
   });
   // the pod lives in containerd only
@@ -131,7 +133,7 @@ test('add the containerd endpoint and inspect a containerd pod', async ({ app, e
     await expect(app.pods.row('ctd-web')).toContainText(CTD_V6_IN);
     await expect(app.pods.row('ctd-web')).toContainText('↓10M');
     // ListPodSandbox has no port mappings: the row reads them from the pod config in containerd's verbose status
-    await expect(app.pods.row('ctd-web').locator('[data-col="host-ports"]')).toContainText('24080→80/tcp');
+    await expect(app.pods.row('ctd-web').locator('[data-col="host-ports"]')).toContainText(`${HOST_PORT}→80/tcp`);
     await app.screenshot('20-containerd-endpoint-list');
   });
 
@@ -166,7 +168,7 @@ test('add the containerd endpoint and inspect a containerd pod', async ({ app, e
     await app.detail.tab('Port mappings');
     await expect(app.detail.portRows).toHaveCount(2);
     await expect(app.detail.portRows.nth(0)).toHaveAttribute('data-passed', 'true');
-    await expect(app.detail.portRows.nth(0)).toContainText('24080');
+    await expect(app.detail.portRows.nth(0)).toContainText(String(HOST_PORT));
     await expect(app.detail.portRows.nth(1)).toHaveAttribute('data-passed', 'false');
     await expect(app.detail.portRows.nth(1)).toContainText('dropped before CNI');
     await expect(app.detail.portRows.nth(1)).toContainText('host_port 0');

@@ -1,4 +1,7 @@
 import { test, expect } from '../support/fixtures';
+import { e2ePort } from '../support/sandbox-env';
+
+const HOST_PORT = e2ePort(6);
 
 const POD_JSON = JSON.stringify(
   {
@@ -7,7 +10,7 @@ const POD_JSON = JSON.stringify(
     log_directory: '/tmp/imported-logs',
     dns_config: { servers: ['10.96.0.10'], searches: ['svc.cluster.local'], options: ['ndots:5'] },
     port_mappings: [
-      { protocol: 0, container_port: 80, host_port: 18081, host_ip: '127.0.0.1' },
+      { protocol: 0, container_port: 80, host_port: HOST_PORT, host_ip: '127.0.0.1' },
       { protocol: 1, container_port: 53, host_port: 0 },
     ],
     labels: { app: 'imported', tier: 'web' },
@@ -29,7 +32,7 @@ test('a crictl JSON import fills the form and warns about unknown keys', async (
   await expect(f.field('Attempt')).toHaveValue('1');
   await expect(f.field('Hostname')).toHaveValue('imported-host');
   await expect(f.field('Port 1 container port')).toHaveValue('80');
-  await expect(f.field('Port 1 host port')).toHaveValue('18081');
+  await expect(f.field('Port 1 host port')).toHaveValue(String(HOST_PORT));
   await expect(f.field('Port 1 host IP')).toHaveValue('127.0.0.1');
   await expect(f.field('Port 2 protocol')).toHaveValue('UDP');
   await expect(f.field('Port 2 host port')).toHaveValue('0');

@@ -15,8 +15,9 @@ import type { ConsoleMessage, Page } from '@playwright/test';
 import { test, expect } from '../support/fixtures';
 import { startBusyboxPod } from '../support/busybox-pod';
 import { ContainersPage } from '../pages/containers-page';
+import { e2ePort } from '../support/sandbox-env';
 
-const HOST_PORT = 26000 + Math.floor(Math.random() * 900);
+const HOST_PORT = e2ePort(1);
 
 /** every console error and CSP refusal from now on */
 function watchConsole(page: Page) {

@@ -5,6 +5,9 @@
  */
 import type { PodSandboxConfigInput } from '../../shared/domain/config';
 import { test, expect } from '../support/fixtures';
+import { e2ePort } from '../support/sandbox-env';
+
+const HOST_PORT = e2ePort(8);
 
 const pod = (name: string, extra: Partial<PodSandboxConfigInput> = {}): PodSandboxConfigInput => ({
   metadata: { name, namespace: 'e2e', uid: `uid-${name}`, attempt: 0 },
@@ -135,7 +138,7 @@ test('label selectors, bulk actions on visible rows only, a hidden pod closes, t
   const web = await env.engine.run({
     config: pod('e2e-web', {
       labels: { app: 'web', tier: 'fe' },
-      port_mappings: [{ protocol: 0, container_port: 80, host_port: 26080 }],
+      port_mappings: [{ protocol: 0, container_port: 80, host_port: HOST_PORT }],
       annotations: { 'kubernetes.io/ingress-bandwidth': '10M' },
     }),
   });
@@ -231,7 +234,7 @@ test('label selectors, bulk actions on visible rows only, a hidden pod closes, t
     await env.engine.stop(web.id);
     const ports = app.pods.row('e2e-web').locator('[data-col="host-ports"]');
     await expect(ports).toHaveAttribute('data-released', 'true');
-    await expect(ports).toContainText('26080→80/tcp');
+    await expect(ports).toContainText(`${HOST_PORT}→80/tcp`);
     await expect(ports).toContainText('released at stop');
     await expect(app.pods.row('e2e-web').locator('[data-col="bandwidth"]')).toContainText('released at stop');
     await expect(app.pods.row('e2e-api').locator('[data-col="host-ports"]')).not.toHaveAttribute('data-released', 'true');

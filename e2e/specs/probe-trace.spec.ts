@@ -6,8 +6,9 @@
 import { execFileSync } from 'node:child_process';
 import { copyFileSync, mkdirSync } from 'node:fs';
 import { test, expect } from '../support/fixtures';
+import { e2ePort } from '../support/sandbox-env';
 
-const HOST_PORT = 25000 + Math.floor(Math.random() * 900);
+const HOST_PORT = e2ePort(4);
 const SHOTS = process.env.PODSCOPE_SHOTS_DIR;
 
 test('probe trace: Why? names the foreign DROP rule and who installed each rule; Trace explains a reachable path', async ({ app, env }) => {

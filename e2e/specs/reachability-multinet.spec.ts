@@ -16,6 +16,7 @@ import type { Engine } from '../../electron/engine/service/engine-api';
 import { startBrowserHost, type BrowserHost } from '../../electron/host/browser-host';
 import { restoreHost, snapshotHost } from '../../testkit/host-cleanup';
 import { AppPage } from '../pages/app-page';
+import { e2ePort } from '../support/sandbox-env';
 
 const BRIDGE = process.env.PODSCOPE_E2E_MN_BRIDGE ?? 'psmn-e2e';
 const PARENT = 'pmnpar-e2e';
@@ -129,7 +130,7 @@ base(
     const { id: a } = await engine!.run({
       config: {
         metadata: { name: 'multinet-a', namespace: 'e2e', uid: 'u-mn-a' },
-        port_mappings: [{ container_port: 80, host_port: 26000 + Math.floor(Math.random() * 900) }],
+        port_mappings: [{ container_port: 80, host_port: e2ePort(9) }],
       },
     });
     await engine!.run({ config: { metadata: { name: 'multinet-b', namespace: 'e2e', uid: 'u-mn-b' } } });

@@ -5,8 +5,9 @@
  * the heading of the one network they cross (eth0).
  */
 import { test, expect } from '../support/fixtures';
+import { e2ePort } from '../support/sandbox-env';
 
-const HOST_PORT = 24000 + Math.floor(Math.random() * 900);
+const HOST_PORT = e2ePort(2);
 
 test('probe: a contested host port is shadowed, the winner is reachable, and the form warns first', async ({ app, env }) => {
   const { page } = app;

@@ -3,7 +3,9 @@
  * the detail, stop, remove.
  */
 import { test, expect } from '../support/fixtures';
-import { E2E_NETWORK, E2E_SUBNET_N, E2E_V4_PREFIX } from '../support/sandbox-env';
+import { E2E_NETWORK, E2E_SUBNET_N, E2E_V4_PREFIX, e2ePort } from '../support/sandbox-env';
+
+const HOST_PORT = e2ePort(5);
 
 const V4_PREFIX = E2E_V4_PREFIX.replace(/\./g, '\\.');
 const V4 = new RegExp(`^${V4_PREFIX}\\.\\d+$`);
@@ -19,13 +21,13 @@ test('create a pod through the form, inspect it, stop it and remove it', async (
   await test.step('fill the form: two port mappings (one with host port 0) and both bandwidth annotations', async () => {
     await app.goto('New sandbox');
     await app.form.fillMetadata('e2e-web', 'e2e');
-    await app.form.addPort(1, { containerPort: 80, hostPort: 18080 });
+    await app.form.addPort(1, { containerPort: 80, hostPort: HOST_PORT });
     await app.form.addPort(2, { protocol: 'UDP', containerPort: 5353, hostPort: 0 });
     await app.form.setBandwidth('ingress', '10', 'M');
     await app.form.setBandwidth('egress', '512', 'k');
     await expect(app.form.bandwidthError('ingress')).toHaveCount(0);
     // The preview is the engine's answer for the loaded conflist: portmap gets one mapping, bandwidth both rates.
-    await expect(app.form.pluginPreview('portmap')).toContainText('"hostPort": 18080');
+    await expect(app.form.pluginPreview('portmap')).toContainText(`"hostPort": ${HOST_PORT}`);
     await expect(app.form.pluginPreview('portmap')).not.toContainText('5353');
     await expect(app.form.pluginPreview('bandwidth')).toContainText('"ingressRate": 10000000');
     await expect(app.form.pluginPreview('bandwidth')).toContainText('"egressRate": 512000');
@@ -46,7 +48,7 @@ test('create a pod through the form, inspect it, stop it and remove it', async (
   await test.step('the list shows the pod with its IPv4 pod IP', async () => {
     await expect(app.pods.row('e2e-web')).toBeVisible();
     await expect(app.pods.ipCell('e2e-web')).toHaveText(V4);
-    await expect(app.pods.row('e2e-web')).toContainText('18080→80/tcp');
+    await expect(app.pods.row('e2e-web')).toContainText(`${HOST_PORT}→80/tcp`);
     await app.screenshot('04-pods-list-detail');
   });
 
@@ -84,7 +86,7 @@ test('create a pod through the form, inspect it, stop it and remove it', async (
     await app.screenshot('06-detail-ports');
   });
 
-  await test.step('port mappings, live: the DNAT rule for 18080 → pod IP:80, none for the dropped mapping', async () => {
+  await test.step('port mappings, live: the DNAT rule for the host port → pod IP:80, none for the dropped mapping', async () => {
     await app.detail.live('live-ports').scrollIntoViewIfNeeded();
     await app.detail.expectLiveRead('live-ports');
     const first = app.detail.livePortRow(0);
@@ -94,10 +96,10 @@ test('create a pod through the form, inspect it, stop it and remove it', async (
     const rules = first.getByTestId('dnat-rule');
     await expect(rules).toHaveCount(2);
     await expect(rules.nth(0)).toContainText(
-      new RegExp(`^-A CNI-DN-\\S+ .*-p tcp .*--dport 18080 -j DNAT --to-destination ${podIp!.replace(/\./g, '\\.')}:80$`),
+      new RegExp(`^-A CNI-DN-\\S+ .*-p tcp .*--dport ${HOST_PORT} -j DNAT --to-destination ${podIp!.replace(/\./g, '\\.')}:80$`),
     );
     await expect(rules.nth(1)).toContainText(
-      new RegExp(`^-A CNI-DN-\\S+ .*-p tcp .*--dport 18080 -j DNAT --to-destination \\[fd00:${E2E_SUBNET_N}::[0-9a-f]+\\]:80$`),
+      new RegExp(`^-A CNI-DN-\\S+ .*-p tcp .*--dport ${HOST_PORT} -j DNAT --to-destination \\[fd00:${E2E_SUBNET_N}::[0-9a-f]+\\]:80$`),
     );
     const dropped = app.detail.livePortRow(1);
     await expect(dropped).toHaveAttribute('data-found', 'false');
@@ -151,7 +153,7 @@ test('create a pod through the form, inspect it, stop it and remove it', async (
     const portmap = adds.and(page.locator('[data-plugin="portmap"]'));
     await portmap.getByRole('button').first().click();
     await expect(portmap.locator('.line-hl').first()).toContainText('"runtimeConfig"');
-    await expect(portmap.locator('.code').last()).toContainText('"hostPort": 18080');
+    await expect(portmap.locator('.code').last()).toContainText(`"hostPort": ${HOST_PORT}`);
     await app.screenshot('08-detail-cni-trace');
     // the theme follows the OS
     await page.emulateMedia({ colorScheme: 'dark' });

@@ -9,6 +9,7 @@
 import type { PodSandboxConfigInput } from '../../shared/domain/config';
 import type { CriEndpointRegistry } from '../../electron/endpoints';
 import { startContainerd, type ContainerdFixture } from '../../testkit/containerd-fixture';
+import { holdFileLockInProcess } from '../../electron/engine/os/file-lock';
 import { teardownSteps } from './attempts';
 
 export const CTD_BRIDGE = process.env.PODSCOPE_E2E_CTD_BRIDGE ?? 'psc-ctde';
@@ -22,8 +23,22 @@ export interface ContainerdEnv {
   dispose(): Promise<string[]>;
 }
 
+/**
+ * One containerd at a time on the host, whichever Playwright worker asks: the fixture tidies containerd's host-wide
+ * dirs (/run/containerd, /var/lib/cni) when it stops, which another worker's containerd would still be using.
+ */
+const CONTAINERD_LOCK = '/run/podscope-e2e-containerd.lock';
+
 export async function startContainerdEnv(endpoints: CriEndpointRegistry): Promise<ContainerdEnv> {
-  const fixture = await startContainerd({ bridge: CTD_BRIDGE, subnet: CTD_SUBNET });
+  const lock = await holdFileLockInProcess(CONTAINERD_LOCK, 300);
+  if (!lock) throw new Error(`another e2e worker held ${CONTAINERD_LOCK} for 300 s`);
+  let fixture: ContainerdFixture;
+  try {
+    fixture = await startContainerd({ bridge: CTD_BRIDGE, subnet: CTD_SUBNET });
+  } catch (e) {
+    lock.release();
+    throw e;
+  }
   const ids: string[] = [];
   let disposed = false;
   return {
@@ -50,6 +65,7 @@ export async function startContainerdEnv(endpoints: CriEndpointRegistry): Promis
       }
       // removes whatever else is left in containerd, kills it by pid, cleans netns/bridge/chains/dirs
       await attempt('stop containerd', () => fixture.stop());
+      lock.release();
       return problems;
     },
   };

@@ -1,6 +1,6 @@
 /**
  * An isolated world for one e2e run: its own state/run/netns/cache dirs under a temp dir, its own conf dir with the
- * `psc-e2e` conflist (bridge psc-e2e0 without masquerade, host-local v4+v6 with its own dataDir, portmap, bandwidth),
+ * `psc-e2e` conflist (the worker's leased bridge without masquerade, host-local v4+v6 with its own dataDir, portmap, bandwidth),
  * the real engine (createEngine), the endpoint registry browser mode really uses (`createEndpointRegistry`, so the
  * UI can add CRI endpoints) and browser mode on 127.0.0.1. `dispose` closes every CRI connection, removes every
  * sandbox the engine knows, then the bridge and the temp dir, and keeps going past individual failures so one leak never hides another.
@@ -18,14 +18,24 @@ import { startBrowserHost, type BrowserHost } from '../../electron/host/browser-
 import { assembleAppCore } from '../../electron/core/app-core';
 import type { CriEndpointRegistry } from '../../electron/endpoints';
 import { teardownSteps } from './attempts';
+import { leaseHost } from '../../testkit/allocator';
 
 const run = promisify(execFile);
 
-// Overridable so runs that share a host (several worktrees at once) each use a bridge, subnet and temp dir of their own.
-export const E2E_BRIDGE = process.env.PODSCOPE_E2E_BRIDGE ?? 'psc-e2e0';
+/**
+ * This worker's slot of the host (testkit/allocator.ts): Playwright runs spec files in several workers at once, each
+ * with an engine, a bridge, subnets and host ports of its own, so no two workers' pods, rules or listeners meet.
+ * (Taken when the module loads: in each worker, and in the runner that lists the specs; released at exit.)
+ */
+export const E2E_LEASE = leaseHost(`e2e worker ${process.env.TEST_WORKER_INDEX ?? 'runner'}`);
+/** the i-th host port of this worker (a spec's pods and port-forwards take theirs from here, never a fixed number) */
+export const e2ePort = (i: number): number => E2E_LEASE.port(i);
+// The bridge and subnet are the lease's; PODSCOPE_E2E_BRIDGE/SUBNET still pin them for a run by hand.
+export const E2E_BRIDGE = process.env.PODSCOPE_E2E_BRIDGE ?? E2E_LEASE.name('e2e');
+// the network's name is per engine (its own conf dir): every worker's is psc-e2e
 export const E2E_NETWORK = process.env.PODSCOPE_E2E_BRIDGE ? `${process.env.PODSCOPE_E2E_BRIDGE}-net` : 'psc-e2e';
 /** second octet of the v4 /24 and the v6 prefix (10.<n>.0.0/24, fd00:<n>::/64) */
-export const E2E_SUBNET_N = Number(process.env.PODSCOPE_E2E_SUBNET ?? process.env.PODSCOPE_E2E_NET ?? '232');
+export const E2E_SUBNET_N = Number(process.env.PODSCOPE_E2E_SUBNET ?? process.env.PODSCOPE_E2E_NET ?? E2E_LEASE.octet);
 /** the v4 /24 without its last octet: 10.<n>.0 unless PODSCOPE_E2E_V4_PREFIX names another (e.g. 10.88.249) */
 export const E2E_V4_PREFIX = process.env.PODSCOPE_E2E_V4_PREFIX ?? `10.${E2E_SUBNET_N}.0`;
 export const E2E_V4_SUBNET = `${E2E_V4_PREFIX}.0/24`;
