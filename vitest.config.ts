@@ -37,6 +37,7 @@ const ALONE = [
   'tests/real/containers-vs-containerd.test.ts',
   'tests/cri/containerd-interop.test.ts',
   'tests/cri/streaming-containerd.test.ts',
+  'tests/real/kind-cluster.test.ts',
 ];
 
 /** Files at once in the real group: two cores, but most of a real file's time is spent waiting on the kernel, runc
