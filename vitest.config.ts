@@ -39,6 +39,7 @@ const ALONE = [
   'tests/cri/streaming-containerd.test.ts',
   'tests/real/kind-cluster.test.ts',
   'tests/real/nodes-discovery.test.ts',
+  'tests/real/nodes-across.test.ts',
 ];
 
 /** Files at once in the real group: two cores, but most of a real file's time is spent waiting on the kernel, runc

@@ -12,6 +12,7 @@ export interface FakeProcess {
   ns: Record<NsKind, string>;
   /** the NSpid line's values, outermost first */
   nsPids?: number[];
+  ppid?: number;
   /** inodes of its open sockets */
   fds?: number[];
 }
@@ -43,7 +44,7 @@ export function fakeProcSource(m: FakeMachine): ProcSource {
     ns: nsOf,
     status: (pid) => {
       const p = byPid.get(pid);
-      return p ? `Name:\t${p.comm}\nNSpid:\t${(p.nsPids ?? [p.pid]).join('\t')}\n` : undefined;
+      return p ? `Name:\t${p.comm}\nPPid:\t${p.ppid ?? 0}\nNSpid:\t${(p.nsPids ?? [p.pid]).join('\t')}\n` : undefined;
     },
     unixListeners: (pid) => m.unix?.[nsOf(pid, 'net') ?? ''] ?? [],
     socketInodes: (pid) => new Set(byPid.get(pid)?.fds ?? []),

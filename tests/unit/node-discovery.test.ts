@@ -5,7 +5,7 @@
  * no runtime at all.
  */
 import { describe, expect, it } from 'vitest';
-import { discoverNodes, nsPidOf, parseNetUnix, type RuntimeVersion } from '../../electron/endpoints/nodes';
+import { discoverNodes, hostPidOf, nsPidOf, parseNetUnix, type RuntimeVersion } from '../../electron/endpoints/nodes';
 import { fakeProcSource, type FakeMachine } from '../../testkit/fakes/fake-proc-source';
 
 const HOST = { net: 'net:[1]', mnt: 'mnt:[1]', pid: 'pid:[1]', uts: 'uts:[1]' };
@@ -172,5 +172,34 @@ describe('node discovery', () => {
     ]);
     expect(nsPidOf('Name:\tcontainerd\nNSpid:\t4711\t1\n')).toBe(1);
     expect(nsPidOf('NSpid:\t4711\n')).toBeUndefined();
+  });
+
+  describe('pids a runtime in its own pid namespace reports', () => {
+    const OTHER = { ...KIND, pid: 'pid:[30]' };
+    const POD = { ...KIND, pid: 'pid:[21]' };
+    const m = (): FakeMachine => ({
+      self: HOST,
+      processes: [
+        { pid: 200, comm: 'containerd', ns: KIND, nsPids: [200, 1] },
+        { pid: 210, comm: 'containerd-shim', ns: KIND, nsPids: [210, 9], ppid: 200 },
+        // the pause: in the pod's own pid namespace under the node's, pid 1 there and 12 in the node's
+        { pid: 211, comm: 'pause', ns: POD, nsPids: [211, 12, 1], ppid: 210 },
+        // another node's process that is pid 12 in its own namespace at the same depth
+        { pid: 300, comm: 'containerd', ns: OTHER, nsPids: [300, 1] },
+        { pid: 301, comm: 'pause', ns: OTHER, nsPids: [301, 12], ppid: 300 },
+      ],
+    });
+
+    it('maps the reported pid to the host pid through NSpid at the node’s depth, under the node’s processes', () => {
+      expect(hostPidOf(fakeProcSource(m()), 200, 12)).toBe(211);
+      expect(hostPidOf(fakeProcSource(m()), 300, 12)).toBe(301);
+    });
+
+    it('keeps a pid of a runtime in the host’s pid namespace, and finds nothing for a pid no process has', () => {
+      const machine = m();
+      machine.processes.push({ pid: 100, comm: 'containerd', ns: HOST });
+      expect(hostPidOf(fakeProcSource(machine), 100, 4711)).toBe(4711);
+      expect(hostPidOf(fakeProcSource(machine), 200, 99)).toBeUndefined();
+    });
   });
 });

@@ -6,6 +6,7 @@ import { hostProcSource } from './proc-source';
 
 export { discoverNodes, nsPidOf, WELL_KNOWN_SOCKETS, type DiscoveryDeps, type RuntimeVersion } from './discover';
 export { hostProcSource, parseNetUnix, type ProcSource } from './proc-source';
+export { hostPidOf, nsPidsOf } from './pids';
 
 /** CRI Version of one socket, on a connection opened and closed for it */
 export async function criVersion(endpoint: string, timeoutMs = 2000): Promise<RuntimeVersion> {
