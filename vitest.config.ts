@@ -38,6 +38,9 @@ const ALONE = [
   'tests/real/containers-vs-containerd.test.ts',
   'tests/cri/containerd-interop.test.ts',
   'tests/cri/streaming-containerd.test.ts',
+  'tests/real/kind-cluster.test.ts',
+  'tests/real/nodes-discovery.test.ts',
+  'tests/real/nodes-across.test.ts',
 ];
 
 /** The renderer's component tests: a DOM (jsdom) and testing-library's set-up, which the other unit files do not pay for. */

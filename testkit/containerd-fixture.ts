@@ -26,6 +26,25 @@ export interface ContainerdSpec {
   registryMirrors?: Record<string, string>;
   /** temp dir prefix (default podscope-ctd-) */
   tempPrefix?: string;
+  /** run it as a kind-shaped node: inside a network namespace (and more), see NodePlacement */
+  node?: NodePlacement;
+}
+
+/**
+ * Where a node's containerd lives. It always enters the node's netns with nsenter (not `ip netns exec`, which remounts
+ * /sys and hides the cgroup mounts from runc) and gets a UTS namespace with the node's hostname.
+ */
+export interface NodePlacement {
+  /** the node's network namespace, e.g. /var/run/netns/<name> */
+  netnsPath: string;
+  hostname: string;
+  /**
+   * its own mount namespace (as a kind node container): its socket and /run (the pods' netns files under
+   * /run/netns, /run/containerd) are tmpfs only it sees; from the host the socket is /proc/<pid>/root/<path>
+   */
+  privateMount?: boolean;
+  /** also its own pid namespace (needs privateMount: /proc is remounted inside) */
+  ownPid?: boolean;
 }
 
 export interface ContainerdFixture {
@@ -34,8 +53,12 @@ export interface ContainerdFixture {
   bridge: string;
   subnet4: string;
   subnet6?: string;
+  /** the socket as the host reaches it (through /proc/<pid>/root when the node has its own mount namespace) */
   socketPath: string;
+  /** the socket's path as containerd itself sees it */
+  innerSocketPath: string;
   confDir: string;
+  /** containerd's pid (in the host's pid namespace) */
   pid: number;
   api: CriEndpointApi;
   /** the conflist written to the conf dir (the same one the Podscope engine is given for comparisons) */
@@ -76,7 +99,8 @@ export function testConflist(spec: ResolvedSpec, ipamDir: string): Record<string
           type: 'host-local',
           dataDir: ipamDir,
           ranges: ranges(spec).map((subnet) => [{ subnet }]),
-          routes: [{ dst: spec.ranges?.ipv4 ?? spec.ipv4Cidr ?? `10.${spec.subnet}.0.0/16` }],
+          // a node's pods reach other nodes' pod subnets through the node's routes, as kindnet's pods do
+          routes: [{ dst: spec.node ? '0.0.0.0/0' : (spec.ranges?.ipv4 ?? spec.ipv4Cidr ?? `10.${spec.subnet}.0.0/16`) }],
         },
       },
       { type: 'portmap', capabilities: { portMappings: true } },
@@ -152,7 +176,10 @@ export async function startContainerd(given: ContainerdSpec): Promise<Containerd
   };
   const tmp = tempDir(spec.tempPrefix ?? 'podscope-ctd-');
   const d = tmp.dir;
-  const socketPath = join(d, 'containerd.sock');
+  if (spec.node?.ownPid && !spec.node.privateMount) throw new Error('containerd fixture: ownPid needs privateMount');
+  if (spec.node?.privateMount) mkdirSync(join(d, 'hidden'));
+  // a private node's socket lives on a tmpfs only its mount namespace sees
+  const innerSocketPath = spec.node?.privateMount ? join(d, 'hidden', 'containerd.sock') : join(d, 'containerd.sock');
   const confDir = join(d, 'net.d');
   const ipamDir = join(d, 'ipam');
   mkdirSync(confDir);
@@ -169,7 +196,7 @@ export async function startContainerd(given: ContainerdSpec): Promise<Containerd
       );
     }
   }
-  writeFileSync(join(d, 'config.toml'), configToml(d, socketPath, confDir, registryConfigPath));
+  writeFileSync(join(d, 'config.toml'), configToml(d, innerSocketPath, confDir, registryConfigPath));
 
   // what exists before, so cleanup removes only what this containerd added
   const before = { host: snapshotHost(), netns: new Set(existsSync('/var/run/netns') ? readdirSync('/var/run/netns') : []) };
@@ -183,15 +210,26 @@ export async function startContainerd(given: ContainerdSpec): Promise<Containerd
   ].filter((p) => !existsSync(p));
 
   const logFd = openSync(join(d, 'containerd.log'), 'a');
-  const child: ChildProcess = spawn('/usr/bin/containerd', ['--config', join(d, 'config.toml')], {
-    stdio: ['ignore', logFd, logFd],
-    detached: false,
-  });
+  const [file, args] = spec.node
+    ? nodeCommand(spec.node, join(d, 'config.toml'), join(d, 'hidden'))
+    : ['/usr/bin/containerd', ['--config', join(d, 'config.toml')]];
+  const child: ChildProcess = spawn(file, args, { stdio: ['ignore', logFd, logFd], detached: false });
   const log = () => (existsSync(join(d, 'containerd.log')) ? readFileSync(join(d, 'containerd.log'), 'utf8') : '');
   const isDead = () =>
     child.exitCode !== null || child.signalCode !== null
       ? `containerd exited (${child.exitCode ?? child.signalCode}); log tail:\n${log().slice(-3000)}`
       : undefined;
+  let pid = child.pid!;
+  try {
+    // with its own pid namespace, containerd is the child of `unshare --fork`
+    if (spec.node?.ownPid) pid = await waitFor('containerd in its pid namespace', async () => childOf(child.pid!), 10_000, isDead);
+  } catch (e) {
+    child.kill('SIGKILL');
+    tmp.cleanup();
+    lease?.release();
+    throw e;
+  }
+  const socketPath = spec.node?.privateMount ? `/proc/${pid}/root${innerSocketPath}` : innerSocketPath;
   const api = createCriEndpointApi(socketPath, { connectTimeoutMs: 1000, callTimeoutMs: 120_000 });
 
   const sandboxIds = new Set<string>();
@@ -202,8 +240,9 @@ export async function startContainerd(given: ContainerdSpec): Promise<Containerd
     subnet4: ranges(spec)[0]!,
     subnet6: ranges(spec)[1],
     socketPath,
+    innerSocketPath,
     confDir,
-    pid: child.pid!,
+    pid,
     api,
     conflist,
     async stop() {
@@ -221,7 +260,12 @@ export async function startContainerd(given: ContainerdSpec): Promise<Containerd
       api.close();
       // 2. stop only our containerd, by pid; then any shim it left (their parent is gone, they carry our socket in argv)
       if (!isDead()) {
-        child.kill('SIGTERM');
+        // signal containerd itself: under `unshare --fork` the child is unshare, which exits once its pid 1 does
+        try {
+          process.kill(pid, 'SIGTERM');
+        } catch {
+          /* gone */
+        }
         const exited = await new Promise<boolean>((r) => {
           const t = setTimeout(() => r(false), 10_000);
           child.once('exit', () => {
@@ -231,9 +275,9 @@ export async function startContainerd(given: ContainerdSpec): Promise<Containerd
         });
         if (!exited && child.pid) process.kill(child.pid, 'SIGKILL');
       }
-      for (const pid of shimPids(socketPath)) {
+      for (const shim of shimPids(innerSocketPath)) {
         try {
-          process.kill(pid, 'SIGKILL');
+          process.kill(shim, 'SIGKILL');
         } catch {
           /* gone */
         }
@@ -283,6 +327,36 @@ export async function startContainerd(given: ContainerdSpec): Promise<Containerd
   } catch (e) {
     await fixture.stop();
     throw e;
+  }
+}
+
+/**
+ * The command that starts containerd as a node: into the node's netns (nsenter, which execs), then `unshare` (execs,
+ * so containerd keeps the spawned pid unless a pid namespace needs a fork), then a shell that sets the hostname and,
+ * for a private mount namespace, covers the paths a kind node keeps to itself with tmpfs before exec'ing containerd.
+ */
+function nodeCommand(node: NodePlacement, config: string, hidden: string): [string, string[]] {
+  const q = (x: string) => `'${x.replace(/'/g, `'\\''`)}'`;
+  const lines = ['set -e', `hostname ${q(node.hostname)}`];
+  // /run as a whole, not /run/containerd or /run/netns: the host's own containerd fixtures rmdir those when they are
+  // empty on the host, and removing a directory detaches the mounts on it in every other mount namespace
+  if (node.privateMount) for (const dir of [hidden, '/run']) lines.push(`mount -t tmpfs -o mode=0755 podscope-node ${q(dir)}`);
+  lines.push(`exec /usr/bin/containerd --config ${q(config)}`);
+  const unshare = ['--uts'];
+  if (node.privateMount) unshare.push('--mount', '--propagation', 'private');
+  if (node.ownPid) unshare.push('--pid', '--fork', '--mount-proc', '--kill-child');
+  return ['/usr/bin/nsenter', [`--net=${node.netnsPath}`, '--', '/usr/bin/unshare', ...unshare, '--', '/bin/sh', '-c', lines.join('\n')]];
+}
+
+/** the first child of a process, from /proc/<pid>/task/<pid>/children */
+function childOf(pid: number): number | undefined {
+  try {
+    const first = readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(/\s+/)[0];
+    if (!first) return undefined;
+    // the shell execs containerd: wait until the child is containerd, not the shell still mounting
+    return readFileSync(`/proc/${first}/comm`, 'utf8').trim() === 'containerd' ? Number(first) : undefined;
+  } catch {
+    return undefined;
   }
 }
 

@@ -1,16 +1,16 @@
 import { expect, type Locator, type Page } from '@playwright/test';
 
-/** The sidebar's endpoint switcher and its "Add a CRI endpoint" dialog. */
+/** The sidebar's node switcher and its "Add a node" dialog (discovered nodes, or a socket path). */
 export class EndpointsPage {
   readonly switcher: Locator;
   readonly dialog: Locator;
   constructor(private readonly page: Page) {
-    this.switcher = page.getByRole('navigation', { name: 'Main' }).getByRole('combobox', { name: 'Endpoint' });
-    this.dialog = page.getByRole('dialog', { name: 'Add a CRI endpoint' });
+    this.switcher = page.getByRole('navigation', { name: 'Main' }).getByRole('combobox', { name: 'Node' });
+    this.dialog = page.getByRole('dialog', { name: 'Add a node' });
   }
 
   get socketPath(): Locator {
-    return this.dialog.getByLabel('Socket path', { exact: true });
+    return this.dialog.getByLabel('Or a socket path', { exact: true });
   }
   get label(): Locator {
     return this.dialog.getByLabel('Label (optional)', { exact: true });
@@ -22,13 +22,17 @@ export class EndpointsPage {
   get error(): Locator {
     return this.dialog.getByRole('alert');
   }
+  /** the nodes discovered on this machine, one row each */
+  get discoveredNodes(): Locator {
+    return this.dialog.getByTestId('discovered-node');
+  }
   /** what the switcher shows about the selected endpoint's missing capabilities */
   get capabilityNote(): Locator {
     return this.page.getByTestId('endpoint-capabilities');
   }
 
   async openAddDialog() {
-    await this.switcher.selectOption({ label: 'Add CRI endpoint…' });
+    await this.switcher.selectOption({ label: 'Add node…' });
     await expect(this.dialog).toBeVisible();
   }
 

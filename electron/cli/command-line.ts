@@ -8,7 +8,8 @@ import { ENGINE_OPTION_FLAGS } from '../core/engine-flag-table';
 /** Engine flags shared by every command that hosts an engine, and the --endpoint switch to a CRI runtime. */
 export const ENGINE_FLAGS = {
   ...ENGINE_OPTION_FLAGS,
-  endpoint: { type: 'string' },
+  // repeatable for the verbs that work across nodes (pods, inspectp); parseCommandArgs refuses a second one elsewhere
+  endpoint: { type: 'string', multiple: true },
   help: { type: 'boolean', short: 'h' },
 } as const satisfies ParseArgsConfig['options'];
 

@@ -42,6 +42,7 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   load: () => import('./commands/load'),
   lab: () => import('./commands/lab'),
   info: () => import('./commands/info'),
+  nodes: () => import('./commands/nodes'),
 };
 
 function usage(): string {
@@ -77,6 +78,7 @@ Commands:
   cri             serve the CRI runtime.v1 API on a unix socket
   lab run|diff|ls the CNI lab: dry-run a conflist in a throwaway netns, diff runs
   info            the engine: directories, runtime handlers (runc, crun) and their versions, problems
+  nodes           every CRI runtime on this machine as a node (kind-shaped nodes in namespaces too)
 
 ${ENGINE_FLAGS_HELP}
 `;

@@ -21,6 +21,7 @@ import {
 } from '../../shared/domain/endpoints';
 import { PodscopeError, notFound, notSupported } from '../../shared/domain/errors';
 import type { LabApi } from '../../shared/domain/lab';
+import type { NodeDiscovery } from '../../shared/domain/nodes';
 import type { MeasurementApi, SandboxApi, SandboxEvent } from '../../shared/domain/sandbox';
 import { normalizeAddress } from '../cri/address';
 import type { CriConnectionOptions } from '../cri/client/connection';
@@ -31,6 +32,7 @@ import type { ContainerStreaming, Engine, ImageStore } from '../engine/api';
 import { closeEntry, newEndpointView, probeCapabilities, routedApi, type CriEntry } from './cri-entry';
 import { EndpointWatch } from './endpoint-watch';
 import { criImages, localImages, type EndpointImages } from './images';
+import { discoverHostNodes } from './nodes';
 import { createPodFollower, type PodFollower } from './pod-follower';
 
 /** The built-in engine as an endpoint: always connected, every capability. */
@@ -71,11 +73,15 @@ export interface CriEndpointRegistry extends EndpointRegistry {
   showing(endpointId: string, viewer: string, ids: string[]): void;
   /** the viewer went away: what it showed no longer counts */
   forgetViewer(viewer: string): void;
+  /** every CRI runtime on this machine as a node, for the user to add with one click (see nodes/discover.ts) */
+  discoverNodes(): Promise<NodeDiscovery>;
 }
 
 export interface EndpointRegistryOptions extends CriConnectionOptions {
   /** the in-process engine (or the stand-in that explains why it could not start) */
   local: Engine;
+  /** node discovery on this machine; default the real one (/proc and CRI Version) */
+  discoverNodes?: () => Promise<NodeDiscovery>;
   localLabel?: string;
   /** the local engine's image store (default: the `images` property of `local` when it has one) */
   localImages?: () => ImageStore | undefined;
@@ -118,11 +124,12 @@ export function createEndpointRegistry(options: EndpointRegistryOptions): CriEnd
     onChange: (listener) => r.onChange(listener),
     showing: (endpointId, viewer, ids) => r.showing(endpointId, viewer, ids),
     forgetViewer: (viewer) => r.forgetViewer(viewer),
+    discoverNodes: () => (options.discoverNodes ?? discoverHostNodes)(),
     close: () => r.close(),
   };
 }
 
-class Registry implements CriEndpointRegistry {
+class Registry implements Omit<CriEndpointRegistry, 'discoverNodes'> {
   private readonly entries = new Map<string, CriEntry>();
   /** socket paths with an add() in progress: reserved before anything is awaited, so two adds cannot both pass */
   private readonly adding = new Set<string>();

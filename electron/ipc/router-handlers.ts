@@ -14,7 +14,7 @@ import type { StreamSessions } from './stream-sessions';
 /** every endpoint, "local" included (see electron/endpoints), with the parts only some endpoints have */
 export type RouterEndpoints = EndpointRegistry &
   Pick<CriEndpointRegistry, 'images' | 'streaming' | 'lab' | 'measurements'> &
-  Partial<Pick<CriEndpointRegistry, 'showing' | 'forgetViewer'>>;
+  Partial<Pick<CriEndpointRegistry, 'showing' | 'forgetViewer' | 'discoverNodes'>>;
 
 export type Handlers = { [C in ChannelName]: (req: ParsedRequestOf<C>, sender: SenderInfo) => Promise<unknown> };
 
@@ -117,5 +117,7 @@ export function channelHandlers({
       return view;
     },
     'endpoints.showing': async (r, s) => endpoints.showing?.(r.endpointId, ownerOf(s), r.ids),
+    // a registry without discovery (a test's) finds none
+    'nodes.discover': async () => (endpoints.discoverNodes ? endpoints.discoverNodes() : { nodes: [], refused: [] }),
   };
 }

@@ -9,6 +9,7 @@ import { IpPreferenceSchema, PodSandboxConfigSchema } from '../domain/config';
 import { LOCAL_ENDPOINT_ID, type EndpointView } from '../domain/endpoints';
 import type { CniConfigView } from '../domain/cni';
 import type { LiveNetworkView } from '../domain/live';
+import type { NodeDiscovery } from '../domain/nodes';
 import type { ProbeReport } from '../domain/probe';
 import type { CniCheckReport, CniStatusReport, ThroughputReport } from '../domain/measure';
 import type { NetworkTopology, PodTopology } from '../domain/topology';
@@ -233,6 +234,8 @@ export const CHANNELS = {
   ),
   /** the pod rows this window shows now: only those get their network facts read from a CRI endpoint */
   'endpoints.showing': channel<void>()(z.strictObject({ endpointId, ids: z.array(sandboxId).max(1000) })),
+  /** every CRI runtime on this machine as a node (read-only: /proc and CRI Version) */
+  'nodes.discover': channel<NodeDiscovery>()(z.strictObject({})),
 } as const;
 
 export type ChannelMap = typeof CHANNELS;

@@ -4,13 +4,16 @@ import { describeEffect, EFFECT_PLUGINS, type LiveNetworkView } from '../../../s
 import type { SandboxStatus } from '../../../shared/domain/sandbox';
 import { withApi } from '../api';
 import { parseCommandArgs } from '../args';
+import { acrossNodes, chosenNodes, NODE_FLAGS, NODE_FLAGS_HELP, reportFailures, type ChosenNode } from '../nodes';
 
 export const help = `podscope inspectp [flags] ID...
   Shows a sandbox: network, IP selection, port mappings, bandwidth, and what every CNI plugin received.
   -o text|json   (json is the full verbose status, trace included)
   --live         also read the kernel now: addresses in the netns, tbf rates, DNAT rules, checked against the config
   A ready pod that ran firewall, tuning, sbr or host-device always gets their effects read from the kernel (rules,
-  sysctls, policy rules and tables, the moved link), each with its plugin, network and interface and the read time.`;
+  sysctls, policy rules and tables, the moved link), each with its plugin, network and interface and the read time.
+${NODE_FLAGS_HELP}: each ID is looked up on every chosen node and shown with its node; the pause pid a runtime in
+  another pid namespace reports is also given as the host's pid (NSpid)`;
 
 /** a ready pod whose ADD ran a plugin whose effect only the kernel shows */
 function hasPluginEffects(s: SandboxStatus): boolean {
@@ -24,11 +27,17 @@ function hasPluginEffects(s: SandboxStatus): boolean {
 }
 
 export async function run(argv: string[]): Promise<number> {
-  const { flags, positionals } = parseCommandArgs(argv, { output: { type: 'string', short: 'o' }, live: { type: 'boolean' } });
+  const { flags, positionals } = parseCommandArgs(
+    argv,
+    { output: { type: 'string', short: 'o' }, live: { type: 'boolean' }, ...NODE_FLAGS },
+    { manyEndpoints: true },
+  );
   if (positionals.length === 0) throw new PodscopeError('InvalidArgument', 'inspectp needs at least one sandbox id');
   const output = (flags.output as string | undefined) ?? 'text';
   if (output !== 'text' && output !== 'json')
     throw new PodscopeError('InvalidArgument', `-o must be text or json, not ${JSON.stringify(output)}`);
+  const nodes = await chosenNodes(flags);
+  if (nodes) return inspectAcrossNodes(nodes, positionals, output);
   const views = await withApi(
     flags,
     (api) =>
@@ -55,6 +64,57 @@ export async function run(argv: string[]): Promise<number> {
   } else
     process.stdout.write(
       views.map((v) => formatStatus(v.status) + (v.live ? (v.full ? describeLive(v.live) : describeEffects(v.live)) : '')).join('\n'),
+    );
+  return 0;
+}
+
+interface NodeStatus {
+  node: ChosenNode;
+  status: SandboxStatus;
+  /** the pause pid as the host numbers it, when the node's runtime reports pids of its own pid namespace */
+  pauseHostPid?: number;
+}
+
+/** the status of a pod on whichever chosen node has it; NotFound when none does, InvalidArgument when several do */
+async function findOnNodes(nodes: ChosenNode[], id: string): Promise<NodeStatus> {
+  const answers = await acrossNodes(nodes, (api) => api.status(id));
+  const hits = answers.filter((a) => a.value);
+  if (hits.length > 1)
+    throw new PodscopeError('InvalidArgument', `${id} names a pod on several nodes: ${hits.map((h) => h.node.name).join(', ')}`);
+  const hit = hits[0];
+  if (!hit) {
+    reportFailures(answers.filter((a) => a.error !== undefined && !/not ?found/i.test(a.error)));
+    throw new PodscopeError('NotFound', `no pod ${id} on ${nodes.map((n) => n.name).join(', ')}`);
+  }
+  const status = hit.value!;
+  let pauseHostPid: number | undefined;
+  if (hit.node.pid !== undefined && status.pause.pid) {
+    const { hostPidOf, hostProcSource } = await import('../../endpoints/nodes');
+    const mapped = hostPidOf(hostProcSource(), hit.node.pid, status.pause.pid);
+    if (mapped !== undefined && mapped !== status.pause.pid) pauseHostPid = mapped;
+  }
+  return { node: hit.node, status, ...(pauseHostPid !== undefined && { pauseHostPid }) };
+}
+
+async function inspectAcrossNodes(nodes: ChosenNode[], ids: string[], output: string): Promise<number> {
+  const found = await Promise.all(ids.map((id) => findOnNodes(nodes, id)));
+  if (output === 'json') {
+    const docs = found.map((f) => ({
+      ...f.status,
+      node: { name: f.node.name, endpoint: f.node.endpoint },
+      ...(f.pauseHostPid !== undefined && { pauseHostPid: f.pauseHostPid }),
+    }));
+    process.stdout.write(`${JSON.stringify(docs.length === 1 ? docs[0] : docs, null, 2)}\n`);
+  } else
+    process.stdout.write(
+      found
+        .map(
+          (f) =>
+            `${'Node  '.padEnd(16)}${f.node.name} (${f.node.endpoint})\n` +
+            (f.pauseHostPid !== undefined ? `${'Pause host pid  '.padEnd(16)}${f.pauseHostPid}\n` : '') +
+            formatStatus(f.status),
+        )
+        .join('\n'),
     );
   return 0;
 }

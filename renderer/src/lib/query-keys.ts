@@ -12,6 +12,8 @@ const ep = (endpointId: string) => ['ep', endpointId] as const;
 export const queryKeys = {
   /** the endpoints list (not per endpoint) */
   endpoints: ['endpoints'] as const,
+  /** the nodes discovered on this machine (not per endpoint) */
+  nodes: ['nodes'] as const,
   /** open port-forwards of this window, over every endpoint */
   portForwards: ['portForwards'] as const,
   /** everything cached for one endpoint */

@@ -14,6 +14,7 @@ import { createEndpointRegistry } from '../../../electron/endpoints';
 import type { EndpointCapabilities } from '../../../shared/domain/endpoints';
 import { ConnectionProvider } from '../lib/connection-context';
 import type { LabApi } from '../../../shared/domain/lab';
+import type { NodeDiscovery } from '../../../shared/domain/nodes';
 import type { ContainerStreaming } from '../../../electron/engine/containers/streaming';
 
 export interface RenderWithEngineOptions extends TestEngineOptions {
@@ -24,6 +25,8 @@ export interface RenderWithEngineOptions extends TestEngineOptions {
   /** exec/attach/port-forward for the local endpoint instead of the engine's own (over the fake container runtime);
    * null: none at all, as an engine without streaming */
   streaming?: ContainerStreaming | null;
+  /** the nodes discovery finds (default none: a unit test never reads this machine's /proc) */
+  discoverNodes?: () => Promise<NodeDiscovery>;
 }
 
 export async function renderWithEngine(ui: React.ReactElement, opts: RenderWithEngineOptions = {}) {
@@ -34,6 +37,7 @@ export async function renderWithEngine(ui: React.ReactElement, opts: RenderWithE
   const local = createEndpointRegistry({
     local: engine,
     ...(opts.streaming !== undefined && { localStreaming: () => opts.streaming ?? undefined }),
+    discoverNodes: opts.discoverNodes ?? (async () => ({ nodes: [], refused: [] })),
   });
   const endpoints = opts.capabilities
     ? { ...local, list: async () => (await local.list()).map((e) => ({ ...e, capabilities: { ...e.capabilities, ...opts.capabilities } })) }

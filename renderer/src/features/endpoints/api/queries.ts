@@ -1,4 +1,4 @@
-import { useMutation, useQueryClient } from '@tanstack/react-query';
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import type { PodscopeClient } from '../../../../../shared/ipc/client';
 import { queryKeys } from '../../../lib/query-keys';
 
@@ -17,4 +17,9 @@ export function useEndpointMutations(client: PodscopeClient) {
     onSuccess: () => qc.invalidateQueries({ queryKey: queryKeys.endpoints }),
   });
   return { add, remove, rename };
+}
+
+/** the nodes on this machine, read when asked for (discovery reads /proc and asks every runtime's socket) */
+export function useDiscoveredNodes(client: PodscopeClient, enabled: boolean) {
+  return useQuery({ queryKey: queryKeys.nodes, queryFn: () => client.call('nodes.discover', {}), enabled, staleTime: 0 });
 }

@@ -1,10 +1,14 @@
-/** Which runtime the screens talk to: the local engine or a CRI endpoint (containerd, CRI-O, a Podscope daemon). */
+/**
+ * Which node the screens talk to: the local engine or a CRI runtime (containerd, CRI-O, a Podscope daemon, a kind
+ * node's containerd in its own namespaces). Adding one offers the nodes discovered on this machine, one click each.
+ */
 import { useState } from 'react';
 import { LOCAL_ENDPOINT_ID, LOCAL_ENDPOINT_LABEL, type EndpointView } from '../../../../../shared/domain/endpoints';
 import { useClient } from '../../../lib/connection-context';
 import { ConfirmDialog, Dialog } from '../../../lib/ui/Dialog';
 import { ErrorView } from '../../../lib/ui/ErrorView';
-import { useEndpointMutations } from '../api/queries';
+import type { NodeView } from '../../../../../shared/domain/nodes';
+import { useDiscoveredNodes, useEndpointMutations } from '../api/queries';
 import { useEndpointId, useEndpointSelection, useEndpointsPolled } from '../../../lib/endpoint';
 
 export function EndpointSwitcher() {
@@ -19,7 +23,7 @@ export function EndpointSwitcher() {
         <span className={`dot ${current?.connected === false ? 'dot-bad' : 'dot-ok'}`} title={current?.error ?? 'connected'} />
         <select
           className="input input-endpoint"
-          aria-label="Endpoint"
+          aria-label="Node"
           title={current?.label}
           value={endpointId}
           onChange={(e) => {
@@ -33,7 +37,7 @@ export function EndpointSwitcher() {
               {e.label}
             </option>
           ))}
-          <option value="__add">Add CRI endpoint…</option>
+          <option value="__add">Add node…</option>
         </select>
         <AddEndpointDialog open={adding} onClose={() => setAdding(false)} />
       </div>
@@ -99,11 +103,18 @@ export function AddEndpointDialog({ open, onClose }: { open: boolean; onClose: (
     add.reset();
     onClose();
   };
+  const connect = (req: { address: string; label?: string }) =>
+    add.mutate(req, {
+      onSuccess: (view) => {
+        setEndpoint(view.id);
+        close();
+      },
+    });
   return (
     <Dialog
       open={open}
       onClose={close}
-      title="Add a CRI endpoint"
+      title="Add a node"
       footer={
         <>
           <button type="button" className="btn" onClick={close}>
@@ -113,17 +124,7 @@ export function AddEndpointDialog({ open, onClose }: { open: boolean; onClose: (
             type="button"
             className="btn btn-primary"
             disabled={!address.trim() || add.isPending}
-            onClick={() =>
-              add.mutate(
-                { address: address.trim(), ...(label.trim() ? { label: label.trim() } : {}) },
-                {
-                  onSuccess: (view) => {
-                    setEndpoint(view.id);
-                    close();
-                  },
-                },
-              )
-            }
+            onClick={() => connect({ address: address.trim(), ...(label.trim() ? { label: label.trim() } : {}) })}
           >
             {add.isPending ? 'Connecting…' : 'Connect'}
           </button>
@@ -131,8 +132,9 @@ export function AddEndpointDialog({ open, onClose }: { open: boolean; onClose: (
       }
     >
       <div className="stack-s">
+        <DiscoveredNodes open={open} onAdd={connect} busy={add.isPending} />
         <label className="field">
-          <span className="label">Socket path</span>
+          <span className="label">Or a socket path</span>
           <input
             className="input mono"
             value={address}
@@ -151,6 +153,67 @@ export function AddEndpointDialog({ open, onClose }: { open: boolean; onClose: (
         {add.error && <ErrorView error={add.error} title="Could not add the endpoint" />}
       </div>
     </Dialog>
+  );
+}
+
+const bare = (address: string) => address.replace(/^unix:\/\//, '');
+
+/** a node's namespaces in a few words: "host", or which of net, mnt, pid, uts are its own */
+function namespacesText(n: NodeView): string {
+  const own = (['net', 'mnt', 'pid', 'uts'] as const).filter((k) => !n.namespaces[k].host);
+  return own.length ? `own ${own.join(', ')}` : 'host namespaces';
+}
+
+/** The nodes discovered on this machine: one click adds one (those already added say so). */
+function DiscoveredNodes({
+  open,
+  onAdd,
+  busy,
+}: {
+  open: boolean;
+  onAdd: (req: { address: string; label: string }) => void;
+  busy: boolean;
+}) {
+  const client = useClient();
+  const nodes = useDiscoveredNodes(client, open);
+  const { data: endpoints } = useEndpointsPolled();
+  const added = new Set((endpoints ?? []).map((e) => ('address' in e && e.address ? bare(e.address) : '')));
+  if (nodes.isPending) return <p className="small muted">Looking for runtimes on this machine…</p>;
+  if (nodes.error) return <ErrorView error={nodes.error} title="Could not look for nodes" />;
+  const found = nodes.data?.nodes ?? [];
+  return (
+    <div className="stack-s" data-testid="discovered-nodes">
+      <span className="label">On this machine</span>
+      {found.length === 0 && (
+        <p className="small muted">
+          No CRI runtime found (sockets of containerd, CRI-O, k3s, a Podscope daemon, or runtimes in other namespaces).
+        </p>
+      )}
+      <ul className="discovered-nodes">
+        {found.map((n) => (
+          <li key={n.endpoint} className="discovered-node" data-testid="discovered-node">
+            <div className="discovered-node-text">
+              <strong>{n.name}</strong>{' '}
+              <span className="muted small">
+                {n.runtimeName} {n.runtimeVersion} · {namespacesText(n)}
+                {n.addresses.length ? ` · ${n.addresses.map((a) => a.cidr).join(', ')}` : ''}
+                {n.podSubnets.length ? ` · pods ${n.podSubnets.map((s) => s.cidr).join(', ')}` : ''}
+              </span>
+              <div className="mono muted small endpoint-address" title={n.endpoint}>
+                <span dir="ltr">{n.endpoint}</span>
+              </div>
+            </div>
+            {added.has(n.endpoint) ? (
+              <span className="small muted">added</span>
+            ) : (
+              <button type="button" className="btn btn-small" disabled={busy} onClick={() => onAdd({ address: n.endpoint, label: n.name })}>
+                Add
+              </button>
+            )}
+          </li>
+        ))}
+      </ul>
+    </div>
   );
 }
 
