@@ -11,7 +11,7 @@ import { tablesOf } from '../kernel/netfilter';
 import type { KernelReader } from '../kernel/types';
 import type { ProcessRunner } from '../os/exec';
 import { AGENT_SCRIPT } from './probe-agent-script';
-import type { ConnectOutcome, InterfaceLink, ProbeAgent, ProbeNet } from './probe-net';
+import type { ConnectOutcome, DnsOutcome, InterfaceLink, PingOutcome, ProbeAgent, ProbeNet } from './probe-net';
 
 const START_TIMEOUT_MS = 10_000;
 const REQUEST_TIMEOUT_MS = 15_000;
@@ -198,6 +198,25 @@ class ChildAgent implements ProbeAgent {
     });
     if (!r.ok) return { kind: 'error', error: String(r.error) };
     return r.outcome as ConnectOutcome;
+  }
+
+  async dns(
+    server: string,
+    port: number,
+    name: string,
+    qtype: 'A' | 'AAAA' | 'NS',
+    timeoutMs: number,
+    opts: { localPort?: number } = {},
+  ): Promise<DnsOutcome> {
+    const r = await this.request({ op: 'dns', server, port, name, qtype, timeoutMs, localPort: opts.localPort });
+    if (!r.ok) return { kind: 'error', error: String(r.error) };
+    return r.outcome as DnsOutcome;
+  }
+
+  async ping(host: string, size: number, timeoutMs: number): Promise<PingOutcome> {
+    const r = await this.request({ op: 'ping', host, size, timeoutMs });
+    if (!r.ok) return { kind: 'error', error: String(r.error) };
+    return r.outcome as PingOutcome;
   }
 
   async close(): Promise<void> {
