@@ -290,7 +290,7 @@ export interface SandboxApi {
    * connection is followed through the kernel and explained (docs/semantics.md#probe-trace)
    */
   /** @param opts.dnsName the name the DNS paths ask each nameserver (default: from the pod's search domains) */
-  probe(id: string, opts?: { trace?: boolean; dnsName?: string }): Promise<ProbeReport>;
+  probe(id: string, opts?: { trace?: boolean; dnsName?: string; mtu?: boolean }): Promise<ProbeReport>;
   /** the last probe report of this sandbox (on demand or on ready), or null */
   lastProbe(id: string): Promise<ProbeReport | null>;
   /* Measurements. Optional: a CRI endpoint cannot run them (EndpointCapabilities.measurements says which can). */

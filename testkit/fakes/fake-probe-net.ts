@@ -5,6 +5,7 @@
  * listeners (`listen`), black-hole addresses (`blackhole`) and check that every agent was closed (`openAgents`).
  * The builder (test-engine.ts) wires `world` to the FakeKernel the fake CNI plugins wrote to.
  */
+import type { KernelLink, KernelRoute } from '../../electron/engine/kernel/types';
 import type { ConnectOutcome, DnsOutcome, InterfaceLink, PingOutcome, ProbeAgent, ProbeNet } from '../../electron/engine/netns/probe-net';
 
 export interface FakeProbeWorld {
@@ -38,6 +39,13 @@ export class FakeProbeNet implements ProbeNet {
    */
   readonly pathMtus = new Map<string, { mtu: number; blackHole: boolean }>();
   readonly pings: Array<{ from: string; host: string; size: number }> = [];
+  /** the kernel's links and routes per netns ("host" or a netns path), for the MTU audit: unset until a test calls withLinks */
+  netnsLinks?: ProbeNet['netnsLinks'];
+
+  /** turns the MTU audit on: these are the links and routes each netns has (absent: none) */
+  withLinks(states: Map<string, { links: KernelLink[]; routes: KernelRoute[] }>): void {
+    this.netnsLinks = async (netnsPath) => states.get(netnsPath ?? HOST) ?? { links: [], routes: [] };
+  }
   private nextPort = 40000;
 
   constructor(private readonly world: () => FakeProbeWorld) {}

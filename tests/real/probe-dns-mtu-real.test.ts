@@ -3,10 +3,15 @@
  * (Debian's dnsmasq-base, started by the test on the bridge's gateway address, answering fixed names) and the probe's
  * agents entered with nsenter. A second nameserver is an unused address on the pod's own subnet (silent); a DROP of
  * udp/53 that the test adds is traced and named; a name with 60 addresses does not fit a UDP answer, so TCP is used.
- * Needs root; subnets, bridge and names are a lease of the test kit's allocator; dnsmasq is stopped by its pid and
- * every rule and link the test added is removed in afterAll.
+ * Path MTU: the test lowers the pod's host-side veth below the pod's eth0 (a black hole: the veth drops the larger
+ * frames with no ICMP), and builds a router hop — a netns "far" behind a host veth of MTU 1300, with a second dnsmasq
+ * there — so the host answers "fragmentation needed" (PMTU discovery works: a smaller MTU, not a failure).
+ * Needs root; subnets, bridge and names are a lease of the test kit's allocator; each dnsmasq is stopped by its pid
+ * and every rule, link and netns the test added is removed in afterAll.
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SandboxEngine } from '../../electron/engine/service/engine';
 import { describeProbe } from '../../electron/cli/commands/probe';
@@ -22,7 +27,8 @@ let engine: SandboxEngine;
 let GW4: string;
 /** an address on the pod's subnet nobody holds: a nameserver there never answers */
 let SILENT: string;
-let dnsmasq: ChildProcess | undefined;
+/** the dnsmasq processes the test started, stopped by pid in afterAll */
+const servers: ChildProcess[] = [];
 /** iptables rules the test added (`-D` specs), removed in afterAll whatever happened */
 const addedRules: string[][] = [];
 let id: string;
@@ -42,32 +48,65 @@ beforeAll(async () => {
   ({ id } = await engine.run({
     config: pod('dns', { dns_config: { servers: [GW4, SILENT], searches: ['name.test'], options: [] } }),
   }));
-  // 60 addresses for one name: more than a 512-byte UDP answer holds, so the server sets TC and the query goes to TCP
-  const big = Array.from({ length: 60 }, (_, i) => `--address=/big.test/10.255.0.${i + 1}`);
-  dnsmasq = spawn(
-    'dnsmasq',
-    [
-      '--keep-in-foreground',
-      '--conf-file=/dev/null',
-      '--pid-file=',
-      '--no-resolv',
-      '--no-hosts',
-      '--bind-interfaces',
-      `--listen-address=${GW4}`,
-      '--except-interface=lo',
-      '--address=/name.test/10.0.0.9',
-      // no address: dnsmasq answers NXDOMAIN for nx.test and every name under it
-      '--address=/nx.test/',
-      ...big,
-    ],
-    { stdio: ['ignore', 'ignore', 'pipe'] },
-  );
-  let err = '';
-  dnsmasq.stderr!.on('data', (b: Buffer) => (err += b.toString()));
-  await until(() => sh('ss', ['-Hlnu']).includes(`${GW4}:53`), { timeout: 10_000, what: `dnsmasq on ${GW4}:53 (${err})` });
+  await startDnsmasq(undefined, GW4);
 });
 
+/** dnsmasq answering fixed names on address:53, in the host's netns or the netns pinned at netnsPath */
+async function startDnsmasq(netnsPath: string | undefined, address: string): Promise<void> {
+  // 60 addresses for one name: more than a 512-byte UDP answer holds, so the server sets TC and the query goes to TCP
+  const big = Array.from({ length: 60 }, (_, i) => `--address=/big.test/10.255.0.${i + 1}`);
+  const args = [
+    '--keep-in-foreground',
+    '--conf-file=/dev/null',
+    '--pid-file=',
+    '--no-resolv',
+    '--no-hosts',
+    '--bind-interfaces',
+    `--listen-address=${address}`,
+    '--except-interface=lo',
+    '--address=/name.test/10.0.0.9',
+    // no address: dnsmasq answers NXDOMAIN for nx.test and every name under it
+    '--address=/nx.test/',
+    ...big,
+  ];
+  // nsenter execs dnsmasq: the pid held is dnsmasq's own
+  const child = netnsPath
+    ? spawn('nsenter', [`--net=${netnsPath}`, 'dnsmasq', ...args], { stdio: ['ignore', 'ignore', 'pipe'] })
+    : spawn('dnsmasq', args, { stdio: ['ignore', 'ignore', 'pipe'] });
+  servers.push(child);
+  let err = '';
+  child.stderr!.on('data', (b: Buffer) => (err += b.toString()));
+  const listening = () => sh(netnsPath ? 'nsenter' : 'ss', netnsPath ? [`--net=${netnsPath}`, 'ss', '-Hlnu'] : ['-Hlnu']);
+  await until(() => listening().includes(`${address}:53`), { timeout: 10_000, what: `dnsmasq on ${address}:53 (${err})` });
+}
+
+/** the host-side veth of a pod's eth0: the host link whose ifindex the pod's eth0 names as its peer */
+function hostVethOf(netnsPath: string): string {
+  const [eth0] = JSON.parse(sh('nsenter', [`--net=${netnsPath}`, 'ip', '-j', 'link', 'show', 'eth0'])) as Array<{ link_index: number }>;
+  const host = JSON.parse(sh('ip', ['-j', 'link', 'show'])) as Array<{ ifindex: number; ifname: string }>;
+  return host.find((l) => l.ifindex === eth0!.link_index)!.ifname;
+}
+
+/** with PODSCOPE_TEST_RECORD=<dir>: the kernel states the narrow-link finder's unit tests are built from */
+function record(name: string, netnsPath: string | undefined): void {
+  const dir = process.env.PODSCOPE_TEST_RECORD;
+  if (!dir) return;
+  mkdirSync(dir, { recursive: true });
+  const ip = (args: string[]) => (netnsPath ? sh('nsenter', [`--net=${netnsPath}`, 'ip', ...args]) : sh('ip', args));
+  writeFileSync(join(dir, `${name}.links.json`), ip(['-d', '-j', 'addr', 'show']));
+  writeFileSync(join(dir, `${name}.routes.json`), ip(['-j', '-4', 'route', 'show', 'table', 'all']));
+}
+
+const cleanups: Array<() => void> = [];
+
 afterAll(async () => {
+  for (const c of cleanups.reverse()) {
+    try {
+      c();
+    } catch {
+      // already gone
+    }
+  }
   for (const rule of addedRules) {
     try {
       sh('iptables', ['-D', ...rule]);
@@ -75,9 +114,10 @@ afterAll(async () => {
       // already gone
     }
   }
-  if (dnsmasq?.pid !== undefined && dnsmasq.exitCode === null) {
-    const gone = new Promise((r) => dnsmasq!.once('exit', r));
-    process.kill(dnsmasq.pid, 'SIGTERM');
+  for (const child of servers) {
+    if (child.pid === undefined || child.exitCode !== null || child.signalCode !== null) continue;
+    const gone = new Promise((r) => child.once('exit', r));
+    process.kill(child.pid, 'SIGTERM');
     await gone;
   }
   await env?.teardown();
@@ -128,5 +168,80 @@ describe('DNS paths from inside the pod (real dnsmasq)', () => {
       sh('iptables', ['-D', ...rule]);
       addedRules.pop();
     }
+  });
+});
+
+describe('path MTU per path (real veths and a real router hop)', () => {
+  it('a host veth lowered below the pod eth0: full-size packets vanish, a black hole that fails the probe, the host veth named', async () => {
+    const netns = (await engine.status(id)).netnsPath!;
+    const veth = hostVethOf(netns);
+    sh('ip', ['link', 'set', veth, 'mtu', '1400']);
+    cleanups.push(() => sh('ip', ['link', 'set', veth, 'mtu', '1500']));
+    try {
+      record('blackhole-pod', netns);
+      record('blackhole-host', undefined);
+      const r = await engine.probe(id);
+      const gw = r.paths.find((p) => p.kind === 'gateway')!;
+      expect(gw.verdict, 'the TCP connect itself needs only small packets').toBe('reachable');
+      expect(gw.mtu, JSON.stringify(gw.mtu)).toMatchObject({
+        interfaceMtu: 1500,
+        blackHole: true,
+        at: { node: 'host', netns: 'host', interface: veth, mtu: 1400 },
+      });
+      // a veth lets a received frame exceed its MTU by a VLAN header (4 bytes) before it drops it
+      expect(gw.mtu!.pathMtu).toBeGreaterThanOrEqual(1400);
+      expect(gw.mtu!.pathMtu).toBeLessThanOrEqual(1404);
+      expect(probeSucceeded(r)).toBe(false);
+      expect(failingPaths(r)).toContain(gw);
+      const text = describeProbe(r);
+      if (process.env.PODSCOPE_TEST_SHOW) process.stdout.write(text);
+      expect(text).toContain(`!! MTU black hole`);
+      expect(text).toContain(`narrowest link: ${veth} (host) MTU 1400`);
+    } finally {
+      sh('ip', ['link', 'set', veth, 'mtu', '1500']);
+      cleanups.pop();
+    }
+  });
+
+  it('a router hop with a smaller MTU answers "fragmentation needed": the smaller MTU is shown, and the probe does not fail', async () => {
+    const lease = env.lease!;
+    const far = lease.name('far');
+    const [hostSide, farSide] = [lease.name('fh'), lease.name('ff')];
+    const net = lease.subnet4(7).replace(/0\/24$/, '');
+    const [hostAddr, farAddr] = [`${net}1`, `${net}2`];
+    sh('ip', ['netns', 'add', far]);
+    cleanups.push(() => sh('ip', ['netns', 'del', far]));
+    sh('ip', ['link', 'add', hostSide, 'mtu', '1300', 'type', 'veth', 'peer', 'name', farSide, 'mtu', '1300']);
+    cleanups.push(() => sh('ip', ['link', 'del', hostSide]));
+    sh('ip', ['link', 'set', farSide, 'netns', far]);
+    sh('ip', ['addr', 'add', `${hostAddr}/24`, 'dev', hostSide]);
+    sh('ip', ['link', 'set', hostSide, 'up']);
+    sh('ip', ['-n', far, 'addr', 'add', `${farAddr}/24`, 'dev', farSide]);
+    sh('ip', ['-n', far, 'link', 'set', farSide, 'up']);
+    sh('ip', ['-n', far, 'link', 'set', 'lo', 'up']);
+    sh('ip', ['-n', far, 'route', 'add', env.subnet4, 'via', hostAddr]);
+    await startDnsmasq(`/var/run/netns/${far}`, farAddr);
+    const { id: other } = await engine.run({
+      config: pod('far', { dns_config: { servers: [farAddr], searches: ['name.test'], options: [] } }),
+    });
+    const otherNetns = (await engine.status(other)).netnsPath!;
+    // the env's pods route only their own subnet: the far subnet is reached through the gateway (the host routes it)
+    sh('nsenter', [`--net=${otherNetns}`, 'ip', 'route', 'add', lease.subnet4(7), 'via', GW4]);
+    record('router-pod', otherNetns);
+    record('router-host', undefined);
+    const r = await engine.probe(other);
+    const dns = dnsTo(r, farAddr);
+    expect(dns, dns.note).toMatchObject({ verdict: 'reachable', dns: { answers: ['A 10.0.0.9'] } });
+    expect(dns.mtu, JSON.stringify(dns.mtu)).toMatchObject({
+      pathMtu: 1300,
+      interfaceMtu: 1500,
+      blackHole: false,
+      pmtud: true,
+      at: { netns: 'host', interface: hostSide, mtu: 1300 },
+    });
+    expect(r.paths.find((p) => p.kind === 'gateway')?.mtu).toMatchObject({ pathMtu: 1500, blackHole: false });
+    expect(failingPaths(r)).toEqual([]);
+    expect(probeSucceeded(r)).toBe(true);
+    if (process.env.PODSCOPE_TEST_SHOW) process.stdout.write(describeProbe(r));
   });
 });

@@ -1,6 +1,7 @@
 import { writeFileSync } from 'node:fs';
 import { PodscopeError } from '../../../shared/domain/errors';
 import {
+  describeMtu,
   dnsPaths,
   failingPaths,
   failureText,
@@ -43,13 +44,19 @@ export const help = `podscope probe [flags] ID
                  the probe returns (a start-up sweep removes those of a killed engine).
   --pcap FILE    with --trace: write every hop's capture as one pcapng (an interface per hop, "<netns>/<if>"; at
                  most 128 bytes of each packet and 1000 packets per hop) for Wireshark
+  MTU: beside the connects, each path's MTU is audited with ICMP echoes of chosen sizes with DF set (ping -M do,
+  bisected between 576 (IPv6: 1280) and the pod interface's MTU), and the narrowest link on the path read from the
+  kernel (veth peers, bridge, the host's device toward the destination, routes with an mtu): a size the interface
+  allows that vanishes without ICMP "fragmentation needed" is a black hole and fails the path; a smaller MTU that
+  PMTU discovery reports is shown, not failed.
   --dns-name NAME  the name each of the pod's nameservers is asked on its DNS path (default: kubernetes.default.svc.<domain>
                  when the search domains look like a cluster's, else the first search domain, else the root's NS)
   --throughput   then a bulk TCP transfer each way past the tbf burst (see \`podscope throughput\`); the exit code also
                  fails when a transfer failed or a requested limit did not hold
   -o text|json   json: {sandboxId, measuredAt, measuredBy, traced?, networks: [{network, interface, plugins,
                  linkKind?, parent?, peers?}], paths: [{kind, network, interface, from, to, proto, verdict, rttMs?,
-                 answeredBy?, why?, trace?: {flow: {sport, dst, dport}, missing: [], steps: [{kind: route|netfilter|
+                 answeredBy?, why?, dns?: {server, name, qtype, transport, truncated?, rcode, answers},
+                 mtu?: {pathMtu?, interfaceMtu, blackHole, pmtud?, at?: {node, netns, interface, mtu}, probes, note}, trace?: {flow: {sport, dst, dport}, missing: [], steps: [{kind: route|netfilter|
                  conntrack|drop|seen|deliver, netns: host|<sandbox id>, family, table?, chain?, rule?, handle?, verdict?,
                  owner?: {plugin, network?, sandboxId?}|null, interface?, seen?, reply?, decisive?, detail}]}}],
                  capture?: {interfaces, packets, pcapngBase64: "" (the bytes go to --pcap)},
@@ -146,6 +153,7 @@ function describePath(p: ProbePath, sandboxId: string): string[] {
   const out = [
     `    ${p.verdict.padEnd(13)} ${p.kind.padEnd(8)} ${p.from} → ${p.to}/${p.proto}${rtt}${by}${p.measured ? '' : ' (not measured)'}  ${p.note}`,
   ];
+  if (p.mtu) out.push(`      ${p.mtu.blackHole ? '!! ' : ''}${describeMtu(p.mtu)}`);
   if (p.why) out.push(`      why: ${p.why}`);
   if (p.trace) out.push(...describeTrace(p.trace, sandboxId));
   return out;

@@ -8,7 +8,7 @@ import { networkInterfaces } from 'node:os';
 import { PodscopeError } from '../../../shared/domain/errors';
 import { LinuxKernelReader } from '../kernel/linux-reader';
 import { tablesOf } from '../kernel/netfilter';
-import type { KernelReader } from '../kernel/types';
+import type { KernelLink, KernelReader, KernelRoute } from '../kernel/types';
 import type { ProcessRunner } from '../os/exec';
 import { AGENT_SCRIPT } from './probe-agent-script';
 import type { ConnectOutcome, DnsOutcome, InterfaceLink, PingOutcome, ProbeAgent, ProbeNet } from './probe-net';
@@ -72,6 +72,11 @@ export class LinuxProbeNet implements ProbeNet {
     const leg = host.find((l) => l.kind === link.kind && l.peerName === parent.name && l.peerNetnsId === undefined);
     if (leg) out.hostLeg = leg.name;
     return out;
+  }
+
+  async netnsLinks(netnsPath: string | undefined, signal?: AbortSignal): Promise<{ links: KernelLink[]; routes: KernelRoute[] }> {
+    const { links, routes } = await this.kernel.read(netnsPath, { links: true, routes: true }, { signal });
+    return { links, routes };
   }
 
   hostAddresses(): string[] {

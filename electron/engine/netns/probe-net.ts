@@ -3,6 +3,7 @@
  * TCP listeners, open short-lived responders and make TCP connects; and the order of portmap's DNAT jumps.
  * Real: electron/engine/netns/linux-probe-net.ts. Fake (a simulated network): testkit/fakes/fake-probe-net.ts.
  */
+import type { KernelLink, KernelRoute } from '../kernel/types';
 
 export type ConnectOutcome =
   | { kind: 'connected'; rttMs: number; banner?: string }
@@ -95,6 +96,8 @@ export interface ProbeNet {
    * isolation rules then go by the plugin chain alone.
    */
   interfaceLink?(netnsPath: string, ifName: string, signal?: AbortSignal): Promise<InterfaceLink | undefined>;
+  /** the links (with their MTU) and routes of a netns (undefined: the host's), for the path MTU audit's narrow link */
+  netnsLinks?(netnsPath: string | undefined, signal?: AbortSignal): Promise<{ links: KernelLink[]; routes: KernelRoute[] }>;
 }
 
 /** The kernel's facts about one pod interface that decide which paths its plugin's design forbids. */

@@ -8,6 +8,7 @@
  *  - peer: to and from the newest other ready sandboxes on each network (PROBE_PEERS_MAX per network; the report says
  *    how many of how many), in both families;
  *  - dns: a query to each of the pod's nameservers from inside its netns (dns.ts).
+ * Beside the connects, each path's MTU is audited (mtu-audit.ts): a black hole fails the path.
  * A path the attachment's plugin forbids by design is still sent; no answer there is `isolated` (isolation.ts).
  * A port with a listener in the pod is connected to as it is (never taken over); a port without one gets a responder
  * that answers "PODSCOPE-PROBE <nonce> <sandbox id>". Every other ready sandbox mapping the same host port gets one
@@ -18,7 +19,14 @@
 import { randomBytes } from 'node:crypto';
 import { isHostNetwork, protocolName } from '../../../shared/domain/config';
 import { PodscopeError } from '../../../shared/domain/errors';
-import { dnatChainOrder, PROBE_MEASURED_BY, PROBE_PEERS_MAX, type ProbePath, type ProbeReport } from '../../../shared/domain/probe';
+import {
+  dnatChainOrder,
+  PROBE_MEASURED_BY,
+  PROBE_PEERS_MAX,
+  type PathMtu,
+  type ProbePath,
+  type ProbeReport,
+} from '../../../shared/domain/probe';
 import type { PodFacts } from '../common/pod-facts';
 import { judge, podName } from './judge';
 import type { FlowToTrace, ProbeDeps, ProbeTracer, TracedFlow } from './deps';
@@ -29,6 +37,7 @@ import { fmtAddr, planGateways, planPeers, planPortMappings, type PlanInput, typ
 import { ProbeSession } from './session';
 import { unreachableNote, type ConnectOutcome, type DnsOutcome, type ProbeNet } from '../netns/probe-net';
 import { asConnectOutcome, judgeDns, planDns, podDns } from './dns';
+import { auditMtu } from './mtu-audit';
 
 export interface ProbeOptions {
   trigger?: ProbeReport['trigger'];
@@ -41,6 +50,8 @@ export interface ProbeOptions {
   trace?: boolean;
   /** the name each nameserver is asked (default: dns.ts defaultDnsName) */
   dnsName?: string;
+  /** audit each path's MTU beside its connect (default true; false only to measure what the audit costs) */
+  mtu?: boolean;
 }
 
 export async function probeSandbox(ctx: ProbeDeps, idOrPrefix: string, opts: ProbeOptions = {}): Promise<ProbeReport> {
@@ -140,6 +151,14 @@ async function measure(ctx: ProbeDeps, net: ProbeNet, rec: PodFacts, session: Pr
   const traced = opts.trace ? await beginTrace(ctx, net, rec, input, plan, report, opts.signal) : undefined;
   let records: TracedFlow[] | undefined;
   let outcomes: Array<ConnectOutcome | DnsOutcome>;
+  // the MTU audit runs beside the connects: its echoes are ICMP, which no TRACE rule of the connects matches
+  const audit =
+    opts.mtu === false
+      ? undefined
+      : auditMtu({ net, session, rec, others, attachments, connects: plan.connects, signal: opts.signal }).catch((e: unknown) => ({
+          byIndex: new Map<number, PathMtu>(),
+          errors: [`path MTU: ${(e as Error).message}`],
+        }));
   try {
     outcomes = await Promise.all(
       plan.connects.map((p, i): Promise<ConnectOutcome | DnsOutcome> => {
@@ -158,6 +177,12 @@ async function measure(ctx: ProbeDeps, net: ProbeNet, rec: PodFacts, session: Pr
     const cap = traced?.active.capture;
     if (cap) report.capture = { pcapngBase64: cap.pcapng.toString('base64'), interfaces: cap.interfaces, packets: cap.packets };
   }
+  const mtus = await audit;
+  // undefined: not asked for, or this engine cannot audit MTU
+  if (mtus) {
+    report.errors.push(...mtus.errors);
+    report.mtuAudited = true;
+  }
   plan.connects.forEach((p, i) => {
     const winner =
       p.path.kind === 'hostPort'
@@ -169,6 +194,8 @@ async function measure(ctx: ProbeDeps, net: ProbeNet, rec: PodFacts, session: Pr
       ? judgeDns(p, raw as DnsOutcome, connectTimeoutMs, unreachableNote)
       : judge(p, outcome, session.nonce, others, winner);
     if (traced && records) explainPath(ctx, path, p, outcome, traced, i, records[i]!, [rec, ...others]);
+    const mtu = mtus?.byIndex.get(i);
+    if (mtu) path.mtu = mtu;
     report.paths.push(path);
   });
   if (traced && records) report.traced = true;

@@ -288,8 +288,11 @@ export class SandboxEngine implements Engine {
     return result;
   }
 
-  probe(id: string, opts: { trace?: boolean; dnsName?: string } = {}): Promise<ProbeReport> {
-    return this.probes.enqueue(id, 'onDemand', opts.trace === true, opts.dnsName ? { dnsName: opts.dnsName } : {});
+  probe(id: string, opts: { trace?: boolean; dnsName?: string; mtu?: boolean } = {}): Promise<ProbeReport> {
+    return this.probes.enqueue(id, 'onDemand', opts.trace === true, {
+      ...(opts.dnsName ? { dnsName: opts.dnsName } : {}),
+      ...(opts.mtu === false ? { mtu: false } : {}),
+    });
   }
 
   lastProbe(idOrPrefix: string): Promise<ProbeReport | null> {

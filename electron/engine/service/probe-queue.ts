@@ -23,7 +23,12 @@ export class ProbeQueue {
   }
 
   /** @param trace also trace each path's connection through the kernel (see trace/) */
-  enqueue(id: string, trigger: ProbeReport['trigger'], trace = false, more: { dnsName?: string } = {}): Promise<ProbeReport> {
+  enqueue(
+    id: string,
+    trigger: ProbeReport['trigger'],
+    trace = false,
+    more: { dnsName?: string; mtu?: boolean } = {},
+  ): Promise<ProbeReport> {
     const deps = this.deps;
     if (!deps) return Promise.reject(notSupported('probe', 'this engine has no reachability probe'));
     return this.gate.withExclusive(async () => {

@@ -4,7 +4,7 @@
  * plugin's design forbids it. Why?/Trace opens the path's trace under its row.
  */
 import { Fragment } from 'react';
-import type { ProbePath, ProbeReport } from '../../../../../../shared/domain/probe';
+import { describeMtu, type ProbePath, type ProbeReport } from '../../../../../../shared/domain/probe';
 import type { SandboxStatus } from '../../../../../../shared/domain/sandbox';
 import { Pill } from '../../../../lib/ui/StatusPill';
 import { hhmmss, KIND_LABEL, pathGroups, unmeasuredLabel, VERDICT_LABEL, verdictTone, type PathGroup } from '../model/reachability';
@@ -149,6 +149,11 @@ function PathRow({
         )}
         {p.listener && <span className="muted">{p.listener === 'existing' ? 'existing listener · ' : "probe's responder · "}</span>}
         <span className="muted">{p.note}</span>
+        {p.mtu && (
+          <div data-testid="reach-mtu" data-black-hole={p.mtu.blackHole} className={p.mtu.blackHole ? undefined : 'muted'}>
+            {p.mtu.blackHole ? <b>{describeMtu(p.mtu)}</b> : describeMtu(p.mtu)}
+          </div>
+        )}
         {p.why && !p.trace && (
           <div data-testid="reach-design-rule">
             <b>{p.verdict === 'isolated' ? 'Expected: ' : 'Forbidden by design: '}</b>

@@ -30,6 +30,8 @@ export const VERDICT_LABEL: Record<ProbeVerdict, string> = {
 
 export function verdictTone(p: ProbePath, podReady: boolean): Tone {
   if (!p.measured || !podReady) return 'muted';
+  // connected, but full-size packets vanish on it: not green
+  if (p.mtu?.blackHole) return 'bad';
   if (p.verdict === 'reachable') return 'ok';
   if (p.verdict === 'shadowed') return 'warn';
   if (p.verdict === 'isolated') return 'info';
