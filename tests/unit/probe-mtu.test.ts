@@ -51,17 +51,34 @@ describe('path MTU bisection', () => {
       const send = path(mtu);
       const r = await findPathMtu(send, { interfaceMtu: 1500, family: 4 });
       expect(r).toMatchObject({ pathMtu: mtu, blackHole: true, interfaceMtu: 1500 });
-      // the interface MTU, the floor, then 7 sizes a round: 1500 → 576 in at most 4 rounds
-      expect(r.probes).toBeLessThanOrEqual(2 + 7 * 4);
-      expect(r.note).toContain(`${mtu + 1}–1500 bytes`);
+      // the interface MTU twice, the floor, 7 sizes a round (1500 → 576 in at most 4 rounds), one confirmation
+      expect(r.probes).toBeLessThanOrEqual(3 + 7 * 4 + 1);
+      expect(r.note).toContain(mtu === 1499 ? 'packets of 1500 bytes' : `${mtu + 1}–1500 bytes`);
     },
   );
 
   it('no echo at any size claims nothing (ICMP echo does not cross); an IPv6 path starts at 1280', async () => {
-    expect(await findPathMtu(path(0, 'noEcho'), { interfaceMtu: 1500, family: 4 })).toMatchObject({ blackHole: false, probes: 2 });
+    expect(await findPathMtu(path(0, 'noEcho'), { interfaceMtu: 1500, family: 4 })).toMatchObject({ blackHole: false, probes: 3 });
     const six = path(1400);
     expect(await findPathMtu(six, { interfaceMtu: 1500, family: 6 })).toMatchObject({ pathMtu: 1400, blackHole: true });
     expect(Math.min(...six.sizes)).toBe(1280);
+  });
+
+  it('one lost echo is not a black hole: the first full-size one, or one during the bisection, is sent again', async () => {
+    const seen = new Set<number>();
+    // the first echo of each size vanishes once (the first packet to a neighbour not yet resolved)
+    const once = async (size: number): Promise<PingOutcome> => {
+      if (size === 1500 && !seen.has(size)) {
+        seen.add(size);
+        return { kind: 'lost' };
+      }
+      return { kind: 'ok' };
+    };
+    expect(await findPathMtu(once, { interfaceMtu: 1500, family: 4 })).toMatchObject({ pathMtu: 1500, blackHole: false });
+    // both echoes at 1500 lost: the bisection runs; its confirmation at 1500 crosses, so no black hole is claimed
+    let lost1500 = 0;
+    const twice = async (size: number): Promise<PingOutcome> => ({ kind: size === 1500 && lost1500++ < 2 ? 'lost' : 'ok' });
+    expect(await findPathMtu(twice, { interfaceMtu: 1500, family: 4 })).toMatchObject({ pathMtu: 1500, blackHole: false });
   });
 
   it('ping missing is "not measured", never a black hole', async () => {

@@ -74,8 +74,12 @@ export class LinuxProbeNet implements ProbeNet {
     return out;
   }
 
-  async netnsLinks(netnsPath: string | undefined, signal?: AbortSignal): Promise<{ links: KernelLink[]; routes: KernelRoute[] }> {
-    const { links, routes } = await this.kernel.read(netnsPath, { links: true, routes: true }, { signal });
+  async netnsLinks(
+    netnsPath: string | undefined,
+    signal?: AbortSignal,
+    opts: { routes?: boolean } = {},
+  ): Promise<{ links: KernelLink[]; routes: KernelRoute[] }> {
+    const { links, routes } = await this.kernel.read(netnsPath, { links: true, routes: opts.routes !== false }, { signal });
     return { links, routes };
   }
 

@@ -97,7 +97,11 @@ export interface ProbeNet {
    */
   interfaceLink?(netnsPath: string, ifName: string, signal?: AbortSignal): Promise<InterfaceLink | undefined>;
   /** the links (with their MTU) and routes of a netns (undefined: the host's), for the path MTU audit's narrow link */
-  netnsLinks?(netnsPath: string | undefined, signal?: AbortSignal): Promise<{ links: KernelLink[]; routes: KernelRoute[] }>;
+  netnsLinks?(
+    netnsPath: string | undefined,
+    signal?: AbortSignal,
+    opts?: { routes?: boolean },
+  ): Promise<{ links: KernelLink[]; routes: KernelRoute[] }>;
 }
 
 /** The kernel's facts about one pod interface that decide which paths its plugin's design forbids. */

@@ -66,48 +66,65 @@ export async function auditMtu(input: {
     const att = attachments.find((a) => a.network === p.path.network && a.ifName === p.path.interface) ?? attachments[0];
     return p.forbidden || !att ? undefined : targetOf(p, rec, pods, att);
   });
-  // every netns whose links are read: the host's, the pod's, and each peer's that a path starts or ends in
-  const keys = new Set<string>(['host', rec.id]);
-  for (const t of targets) for (const e of [t?.fromEnd, t?.toEnd]) if (e) keys.add(e.pod);
-  const states = new Map<string, NetnsLinks>();
-  await Promise.all(
-    [...keys].map(async (k) => {
-      const pod = pods.find((o) => o.id === k);
-      const label = k === 'host' ? 'host' : k === rec.id ? 'pod' : `peer ${pod?.config.metadata.name ?? k.slice(0, 12)}`;
-      try {
-        states.set(k, { label, ...(await netnsLinks(k === 'host' ? undefined : pod?.netnsPath, input.signal)) });
-      } catch (e) {
-        errors.push(`path MTU: cannot read the links of ${label}: ${(e as Error).message}`);
-      }
-    }),
-  );
-  const host = states.get('host');
-  const podState = states.get(rec.id);
-  if (!host || !podState) return { byIndex: out, errors };
-  const endOf = (e: Target['fromEnd']): PathEnd | undefined => {
-    const ns = e && states.get(e.pod);
-    return e && ns ? { ns, ifName: e.ifName } : undefined;
+  const labelOf = (k: string) =>
+    k === 'host' ? 'host' : k === rec.id ? 'pod' : `peer ${pods.find((o) => o.id === k)?.config.metadata.name ?? k.slice(0, 12)}`;
+  const read = async (k: string, routes: boolean): Promise<NetnsLinks | undefined> => {
+    try {
+      const path = k === 'host' ? undefined : pods.find((o) => o.id === k)?.netnsPath;
+      return { label: labelOf(k), ...(await netnsLinks(path, input.signal, { routes })) };
+    } catch (e) {
+      errors.push(`path MTU: cannot read the links of ${labelOf(k)}: ${(e as Error).message}`);
+      return undefined;
+    }
   };
+  // the common case needs only the pod's interface MTU: the links along the path are read only for a path found
+  // narrower than the interface (one kernel read instead of one per netns, so the audit stays within the connects' time)
+  const podLinks = await read(rec.id, false);
+  if (!podLinks) return { byIndex: out, errors };
   const audits = new Map<string, Promise<Omit<PathMtu, 'at'>>>();
-  await Promise.all(
+  const found = await Promise.all(
     targets.map(async (t, i) => {
-      if (!t) return;
+      if (!t) return undefined;
       const att = attachments.find((a) => a.network === input.connects[i]!.path.network) ?? attachments[0]!;
-      const interfaceMtu = podState.links.find((l) => l.name === att.ifName)?.mtu;
+      const interfaceMtu = podLinks.links.find((l) => l.name === att.ifName)?.mtu;
       const agent = session.agent(t.from);
-      if (interfaceMtu === undefined || !agent.ping) return;
+      if (interfaceMtu === undefined || !agent.ping) return undefined;
       const key = `${t.from}|${t.dst}`;
       let audit = audits.get(key);
       if (!audit) {
         audit = findPathMtu((size) => agent.ping!(t.dst, size, MTU_ECHO_TIMEOUT_MS), { interfaceMtu, family: t.family });
         audits.set(key, audit);
       }
-      const found = await audit;
-      const at = narrowestLink({ host, from: endOf(t.fromEnd), to: endOf(t.toEnd), dst: t.dst, interfaceMtu });
-      const mtu: PathMtu = { ...found, ...(at ? { at } : {}) };
-      if (mtu.blackHole && !at) mtu.note += '; no link or route on this host is narrower: the drop is beyond it';
-      out.set(i, mtu);
+      return { t, interfaceMtu, mtu: await audit };
     }),
   );
+  const narrow = found.filter((f) => f && f.mtu.pathMtu !== undefined && (f.mtu.blackHole || f.mtu.pathMtu < f.interfaceMtu));
+  const states = new Map<string, NetnsLinks>();
+  if (narrow.length > 0) {
+    const keys = new Set<string>(['host', rec.id]);
+    for (const f of narrow) for (const e of [f!.t.fromEnd, f!.t.toEnd]) if (e) keys.add(e.pod);
+    await Promise.all(
+      [...keys].map(async (k) => {
+        const s = await read(k, true);
+        if (s) states.set(k, s);
+      }),
+    );
+  }
+  const host = states.get('host');
+  const endOf = (e: Target['fromEnd']): PathEnd | undefined => {
+    const ns = e && states.get(e.pod);
+    return e && ns ? { ns, ifName: e.ifName } : undefined;
+  };
+  found.forEach((f, i) => {
+    if (!f) return;
+    const mtu: PathMtu = { ...f.mtu };
+    const at =
+      host && narrow.includes(f)
+        ? narrowestLink({ host, from: endOf(f.t.fromEnd), to: endOf(f.t.toEnd), dst: f.t.dst, interfaceMtu: f.interfaceMtu })
+        : undefined;
+    if (at) mtu.at = at;
+    if (mtu.blackHole && !at) mtu.note += '; no link or route on this host is narrower: the drop is beyond it';
+    out.set(i, mtu);
+  });
   return { byIndex: out, errors };
 }

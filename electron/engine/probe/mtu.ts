@@ -41,6 +41,8 @@ export async function findPathMtu(
   let hi = interfaceMtu;
   let said: { mtu: number; local?: boolean } | undefined;
   let r = await echo(interfaceMtu);
+  // one echo lost is not yet a black hole (the first packet to a neighbour not yet resolved can be): once more
+  if (r.kind === 'lost') r = await echo(interfaceMtu);
   // PMTU discovery: follow what the kernel or a hop says, a few times at most (each answer is smaller)
   for (let i = 0; i < 3 && r.kind === 'tooBig' && r.mtu < hi && r.mtu >= min; i++) {
     said = { mtu: r.mtu, local: r.local };
@@ -74,20 +76,33 @@ export async function findPathMtu(
   let lo = min;
   // a size larger than `lo` that failed: silently (a black hole) or with "fragmentation needed"
   let silent = r.kind === 'lost';
-  while (hi - lo > 1) {
-    const step = (hi - lo) / (fanout + 1);
-    const sizes = [...new Set(Array.from({ length: fanout }, (_, i) => Math.round(lo + step * (i + 1))))].filter((s) => s > lo && s < hi);
-    if (sizes.length === 0) break;
-    const got = await Promise.all(sizes.map(async (s) => ({ s, o: await echo(s) })));
-    const error = got.find((g) => g.o.kind === 'error');
-    if (error?.o.kind === 'error') return { ...base, blackHole: false, probes, note: `not measured: ${error.o.error}` };
-    const crossed = got.filter((g) => g.o.kind === 'ok').map((g) => g.s);
-    if (crossed.length) lo = Math.max(lo, ...crossed);
-    const failed = got.filter((g) => g.o.kind !== 'ok' && g.s > lo);
-    if (failed.length) hi = Math.min(hi, ...failed.map((g) => g.s));
-    for (const g of failed) if (g.o.kind === 'lost') silent = true;
-    for (const g of got) if (g.o.kind === 'tooBig' && g.o.mtu >= lo) said = { mtu: g.o.mtu, local: g.o.local };
+  // a loss counts once confirmed: the smallest size that vanished is sent again (twice at most); if it crosses now,
+  // the earlier loss was transient and the search goes on above it
+  let confirmations = 2;
+  for (;;) {
+    while (hi - lo > 1) {
+      const step = (hi - lo) / (fanout + 1);
+      const sizes = [...new Set(Array.from({ length: fanout }, (_, i) => Math.round(lo + step * (i + 1))))].filter((s) => s > lo && s < hi);
+      if (sizes.length === 0) break;
+      const got = await Promise.all(sizes.map(async (s) => ({ s, o: await echo(s) })));
+      const error = got.find((g) => g.o.kind === 'error');
+      if (error?.o.kind === 'error') return { ...base, blackHole: false, probes, note: `not measured: ${error.o.error}` };
+      const crossed = got.filter((g) => g.o.kind === 'ok').map((g) => g.s);
+      if (crossed.length) lo = Math.max(lo, ...crossed);
+      const failed = got.filter((g) => g.o.kind !== 'ok' && g.s > lo);
+      if (failed.length) hi = Math.min(hi, ...failed.map((g) => g.s));
+      for (const g of failed) if (g.o.kind === 'lost') silent = true;
+      for (const g of got) if (g.o.kind === 'tooBig' && g.o.mtu >= lo) said = { mtu: g.o.mtu, local: g.o.local };
+    }
+    if (!silent || confirmations === 0 || lo >= interfaceMtu) break;
+    confirmations--;
+    if ((await echo(lo + 1)).kind !== 'ok') break;
+    lo += 1;
+    hi = interfaceMtu + 1;
+    silent = false;
   }
+  if (lo >= interfaceMtu)
+    return { ...base, pathMtu: interfaceMtu, blackHole: false, probes, note: `${interfaceMtu}-byte packets cross (after a lost echo)` };
   if (!silent)
     return {
       ...base,
@@ -102,7 +117,7 @@ export async function findPathMtu(
     pathMtu: lo,
     blackHole: true,
     probes,
-    note: `packets of ${lo + 1}–${interfaceMtu} bytes (the pod's interface allows ${interfaceMtu}) vanish without an ICMP "fragmentation needed"; the largest that crosses is ${lo}`,
+    note: `packets of ${lo + 1 === interfaceMtu ? interfaceMtu : `${lo + 1}–${interfaceMtu}`} bytes (the pod's interface allows ${interfaceMtu}) vanish without an ICMP "fragmentation needed"; the largest that crosses is ${lo}`,
   };
 }
 
