@@ -109,7 +109,12 @@ export async function createRealEnv(given: RealEnvSpec): Promise<RealEnv> {
   await mkdir(confDir);
   await writeFile(join(confDir, '10-podscope-test.conflist'), JSON.stringify(conflist(spec, ipamDir), null, 2));
   const before: HostSnapshot = snapshotHost();
+  // the env's pods route only their own subnet, so the host's nameservers are out of their reach: a pod without
+  // dns_config gets a resolv.conf with none (no DNS path), and a test that wants DNS paths gives dns_config
+  const resolvConf = join(dir, 'resolv.conf');
+  await writeFile(resolvConf, '# podscope test env: no nameserver (give the pod a dns_config)\n');
   const options: Partial<EngineOptions> = {
+    resolvConf,
     stateDir: join(dir, 'state'),
     runDir: join(dir, 'run'),
     cniConfDir: confDir,

@@ -31,6 +31,7 @@ import { readEngineOomScoreAdj } from './runtime/oom-score';
 import { probeRuntimeHandlers } from './runtime/oci-runtime';
 import { OciPauseRuntime } from './runtime/pause-runtime';
 import { hostSandboxFiles } from './pods/host-files';
+import { defaultHostFiles } from './runtime/sandbox-files';
 import { SandboxEngine } from './service/engine';
 import { StateDirLock } from './service/state-lock';
 
@@ -90,7 +91,7 @@ export async function createEngine(partial: Partial<EngineOptions> = {}, extras:
         runtimeAt: conmonRuntimeAt(options, runner),
         rootfsDir: join(options.stateDir, 'pause', 'rootfs'),
       }),
-      files: hostSandboxFiles(runner),
+      files: hostSandboxFiles(runner, { ...defaultHostFiles(), resolvConfPath: options.resolvConf }),
       liveReader: new KernelLiveReader(kernel),
       probeNet: new LinuxProbeNet(runner, undefined, kernel),
       flowTracer: new LinuxFlowTracer(runner, kernel),

@@ -50,7 +50,11 @@ export function channelHandlers({
     'sandbox.runtimeConditions': (r) => api(r.endpointId).runtimeConditions(),
     'sandbox.info': (r) => api(r.endpointId).info(),
     'sandbox.live': (r) => api(r.endpointId).live(r.id),
-    'sandbox.probe': (r) => api(r.endpointId).probe(r.id, r.trace ? { trace: true } : undefined),
+    'sandbox.probe': (r) =>
+      api(r.endpointId).probe(
+        r.id,
+        r.trace || r.dnsName ? { ...(r.trace ? { trace: true } : {}), ...(r.dnsName ? { dnsName: r.dnsName } : {}) } : undefined,
+      ),
     'sandbox.lastProbe': (r) => api(r.endpointId).lastProbe(r.id),
     'sandbox.throughput': (r) =>
       measurements(r.endpointId).throughput(r.id, r.durationMs === undefined ? {} : { durationMs: r.durationMs }),

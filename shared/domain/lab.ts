@@ -237,6 +237,16 @@ export interface LabKnownDefect {
   explanation: string;
 }
 
+/** one link a lab run created, with its MTU */
+export interface LabLinkMtu {
+  where: 'netns' | 'host';
+  name: string;
+  kind?: string;
+  /** the bridge a host link is a port of */
+  master?: string;
+  mtu: number;
+}
+
 export interface LabRun {
   id: string;
   createdAt: string;
@@ -284,6 +294,10 @@ export interface LabRun {
    * create them (e.g. an earlier run left them, as the bridge plugin does by design). Absent on older records.
    */
   existedBefore?: LabKernelItem[];
+  /** the MTU of every link the run created (its netns's interfaces, the host links ADD added); absent on older records */
+  linkMtus?: LabLinkMtu[];
+  /** the run's interface has a larger MTU than a host link on its path (a black hole for full-size packets) */
+  mtuWarnings?: string[];
   /** conflicts the user overrode with force */
   forced: LabConflict[];
   /** run-specific names replaced by placeholders when diffing (container id, veth name, MACs, IPs, chain hashes) */

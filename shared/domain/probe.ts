@@ -3,7 +3,7 @@
  * engine measured (TCP connects from the host and from inside namespaces it created); anything it did not measure
  * says so (`measured: false`), so no front door can show a configuration-derived fact as a green check.
  */
-export type ProbePathKind = 'hostPort' | 'podPort' | 'gateway' | 'peer';
+export type ProbePathKind = 'hostPort' | 'podPort' | 'gateway' | 'peer' | 'dns';
 /**
  * `unreachable`: connect() failed at once with a routing error (ENETUNREACH, EHOSTUNREACH, EACCES from a prohibit route,
  * EINVAL from a blackhole route): no packet left, so it is neither a refusal nor a timeout.
@@ -44,6 +44,75 @@ export interface ProbePath {
   why?: string;
   /** asked for with `probe --trace` / Why?: the steps this path's own connection took through each netns */
   trace?: PathTrace;
+  /** a `dns` path: the query sent from inside the pod and what came back */
+  dns?: DnsQueryResult;
+  /** the path MTU audit of this path (absent when it was not audited) */
+  mtu?: PathMtu;
+}
+
+/**
+ * A DNS path's query and answer. `transport` is what the answer came over: UDP first, TCP when the UDP answer was
+ * truncated or UDP was refused (an ICMP port unreachable).
+ */
+export interface DnsQueryResult {
+  server: string;
+  name: string;
+  qtype: 'A' | 'AAAA' | 'NS';
+  transport?: 'udp' | 'tcp';
+  /** the UDP answer had the TC bit: the answer shown came over TCP */
+  truncated?: boolean;
+  /** UDP got an ICMP port unreachable, so TCP was tried */
+  udpRefused?: boolean;
+  /** NOERROR, NXDOMAIN, SERVFAIL, REFUSED, … */
+  rcode?: string;
+  /** the answer section, one record a line ("A 10.0.0.9", "CNAME x.example.") */
+  answers?: string[];
+}
+
+/** the narrowest link found along a path, read from the kernel */
+export interface NarrowLink {
+  /** "host" or a node's name */
+  node: string;
+  /** "host", "pod" or "peer <name>" */
+  netns: string;
+  /** an interface name, or "route to <dst>" for a route with an mtu attribute */
+  interface: string;
+  mtu: number;
+}
+
+/**
+ * Path MTU: the largest IP packet (bytes, headers included) that crossed with DF set, found by bisection between
+ * PATH_MTU_MIN and the pod interface's MTU. `blackHole`: a size the interface allows was dropped with no ICMP
+ * "fragmentation needed" (a failure); a smaller MTU that PMTU discovery reported (`pmtud`) is shown, not failed.
+ */
+export interface PathMtu {
+  /** undefined when no echo came back at any size (ICMP echo does not pass: not measured) */
+  pathMtu?: number;
+  interfaceMtu: number;
+  blackHole: boolean;
+  /** a hop answered "fragmentation needed" (or the sender's own route/link said the size is too big) */
+  pmtud?: boolean;
+  at?: NarrowLink;
+  /** echo probes sent */
+  probes: number;
+  note: string;
+}
+
+/** the smallest path MTU the audit tries (RFC 791's minimum datagram every host must accept; IPv6's own minimum) */
+export const PATH_MTU_MIN = { 4: 576, 6: 1280 } as const;
+
+/** The pod's resolver configuration the DNS paths came from. */
+export interface ProbeDns {
+  /** where the nameservers came from: the pod's dns_config, or its resolv.conf */
+  source: 'dns_config' | 'resolv.conf';
+  servers: string[];
+  searches: string[];
+  options: string[];
+  /** the pod's resolv.conf as written (absent when it could not be read) */
+  resolvConf?: string;
+  /** the name each server was asked for */
+  name: string;
+  qtype: DnsQueryResult['qtype'];
 }
 
 /** who installed a netfilter rule: a CNI plugin for a network and sandbox this engine knows, or null for nobody here */
@@ -115,6 +184,10 @@ export interface ProbeReport {
   capture?: { pcapngBase64: string; interfaces: string[]; packets: number };
   /** the pod's attachments the probe covered, in the order the runtime attached them (eth0 first) */
   networks?: ProbeNetwork[];
+  /** the pod's nameservers and the name they were asked (the `dns` paths) */
+  dns?: ProbeDns;
+  /** true when the paths' MTU was audited */
+  mtuAudited?: boolean;
 }
 
 /** One attachment of the pod, as the probe saw it: what decided which paths it measured and which are isolated. */
@@ -143,11 +216,31 @@ export const PROBE_MEASURED_BY = 'TCP connect';
 export function probeSucceeded(report: ProbeReport): boolean {
   const applicable = report.paths.filter((p) => p.verdict !== 'notApplicable');
   const expected = applicable.filter((p) => p.verdict !== 'isolated');
-  return applicable.some((p) => p.measured) && expected.every((p) => p.verdict === 'reachable' && p.measured);
+  return applicable.some((p) => p.measured) && expected.every((p) => p.verdict === 'reachable' && p.measured && !p.mtu?.blackHole);
 }
 
+/** paths that fail the probe: not reachable, or reachable with an MTU black hole */
 export function failingPaths(report: ProbeReport): ProbePath[] {
-  return report.paths.filter((p) => p.verdict !== 'reachable' && p.verdict !== 'notApplicable' && p.verdict !== 'isolated');
+  return report.paths.filter(
+    (p) => (p.verdict !== 'reachable' && p.verdict !== 'notApplicable' && p.verdict !== 'isolated') || p.mtu?.blackHole === true,
+  );
+}
+
+/** one line about a path's MTU audit: "MTU 1500", "MTU 1400 < 1500 (PMTU discovery: …)", "MTU black hole …" */
+export function describeMtu(m: PathMtu): string {
+  const at = m.at
+    ? `; narrowest link: ${m.at.interface} (${m.at.netns}${m.at.node !== 'host' ? ` on ${m.at.node}` : ''}) MTU ${m.at.mtu}`
+    : '';
+  if (m.pathMtu === undefined) return `MTU not measured: ${m.note}${at}`;
+  if (m.blackHole) return `MTU black hole: ${m.note}${at}`;
+  if (m.pathMtu < m.interfaceMtu) return `MTU ${m.pathMtu} < interface ${m.interfaceMtu} (${m.note})${at}`;
+  return `MTU ${m.pathMtu}${at}`;
+}
+
+/** what a failing path is told by: its verdict, or the MTU black hole */
+export function failureText(p: ProbePath): string {
+  const head = `${p.kind} ${p.from} → ${p.to}: ${p.verdict}${p.answeredBy ? ` (answered by ${p.answeredBy})` : ''}`;
+  return p.verdict === 'reachable' && p.mtu?.blackHole ? `${p.kind} ${p.from} → ${p.to}: ${describeMtu(p.mtu)}` : head;
 }
 
 /** what to say about an attachment beside its name: its chain, the link kind when the chain does not say it, the parent */
@@ -173,6 +266,8 @@ export function pathsByNetwork(report: Pick<ProbeReport, 'paths' | 'networks'>):
   for (const n of report.networks ?? [])
     groups.set(keyOf(n.network, n.interface), { network: n.network, interface: n.interface, info: n, paths: [] });
   report.paths.forEach((path, index) => {
+    // DNS paths are their own group (dnsPaths)
+    if (path.kind === 'dns') return;
     const k = keyOf(path.network, path.interface);
     if (!groups.has(k)) groups.set(k, { network: path.network, interface: path.interface, paths: [] });
     groups.get(k)!.paths.push({ path, index });
@@ -180,6 +275,11 @@ export function pathsByNetwork(report: Pick<ProbeReport, 'paths' | 'networks'>):
   const out = [...groups.values()];
   // paths the probe could not tie to a network (a stopped pod's planned paths) go last
   return [...out.filter((g) => g.network !== undefined), ...out.filter((g) => g.network === undefined)];
+}
+
+/** the report's DNS paths, in the order of the pod's nameservers */
+export function dnsPaths(report: Pick<ProbeReport, 'paths'>): Array<{ path: ProbePath; index: number }> {
+  return report.paths.flatMap((path, index) => (path.kind === 'dns' ? [{ path, index }] : []));
 }
 
 // ---- host-port conflicts ----

@@ -289,7 +289,8 @@ export interface SandboxApi {
    * measures reachability now with real packets (docs/semantics.md#reachability-probe); with `trace`, each path's own
    * connection is followed through the kernel and explained (docs/semantics.md#probe-trace)
    */
-  probe(id: string, opts?: { trace?: boolean }): Promise<ProbeReport>;
+  /** @param opts.dnsName the name the DNS paths ask each nameserver (default: from the pod's search domains) */
+  probe(id: string, opts?: { trace?: boolean; dnsName?: string; mtu?: boolean }): Promise<ProbeReport>;
   /** the last probe report of this sandbox (on demand or on ready), or null */
   lastProbe(id: string): Promise<ProbeReport | null>;
   /* Measurements. Optional: a CRI endpoint cannot run them (EndpointCapabilities.measurements says which can). */

@@ -90,7 +90,9 @@ export const CHANNELS = {
   'sandbox.live': channel<LiveNetworkView>()(onSandbox),
   /** measure reachability now (TCP connects from the host and inside namespaces the engine created) */
   /** trace: follow each path's own connection through the kernel and explain it (docs/semantics.md#probe-trace) */
-  'sandbox.probe': channel<ProbeReport>()(z.strictObject({ endpointId, id: sandboxId, trace: z.boolean().optional() })),
+  'sandbox.probe': channel<ProbeReport>()(
+    z.strictObject({ endpointId, id: sandboxId, trace: z.boolean().optional(), dnsName: z.string().max(253).optional() }),
+  ),
   /** the last probe report (on demand or right after ready), null when never probed */
   'sandbox.lastProbe': channel<ProbeReport | null>()(onSandbox),
   /** bulk TCP each way through the pod's veth (bounded per direction), measured against the tbf the kernel has */

@@ -5,7 +5,8 @@
  * listeners (`listen`), black-hole addresses (`blackhole`) and check that every agent was closed (`openAgents`).
  * The builder (test-engine.ts) wires `world` to the FakeKernel the fake CNI plugins wrote to.
  */
-import type { ConnectOutcome, InterfaceLink, ProbeAgent, ProbeNet } from '../../electron/engine/netns/probe-net';
+import type { KernelLink, KernelRoute } from '../../electron/engine/kernel/types';
+import type { ConnectOutcome, DnsOutcome, InterfaceLink, PingOutcome, ProbeAgent, ProbeNet } from '../../electron/engine/netns/probe-net';
 
 export interface FakeProbeWorld {
   /** address → namespace ("host" or a netns path) */
@@ -29,6 +30,22 @@ export class FakeProbeNet implements ProbeNet {
   /** the interfaces whose link the probe asked about */
   readonly linkReads: string[] = [];
   connects: Array<{ from: string; host: string; port: number; outcome: ConnectOutcome }> = [];
+  /** DNS servers by address: what each answers (unset: the query times out; a blackholed address too) */
+  readonly nameservers = new Map<string, DnsOutcome>();
+  readonly queries: Array<{ from: string; server: string; name: string; qtype: string }> = [];
+  /**
+   * the path MTU per destination address (unset: every size up to the interface's crosses); `blackHole`: larger
+   * packets vanish silently, else the hop answers "fragmentation needed" with the MTU
+   */
+  readonly pathMtus = new Map<string, { mtu: number; blackHole: boolean }>();
+  readonly pings: Array<{ from: string; host: string; size: number }> = [];
+  /** the kernel's links and routes per netns ("host" or a netns path), for the MTU audit: unset until a test calls withLinks */
+  netnsLinks?: ProbeNet['netnsLinks'];
+
+  /** turns the MTU audit on: these are the links and routes each netns has (absent: none) */
+  withLinks(states: Map<string, { links: KernelLink[]; routes: KernelRoute[] }>): void {
+    this.netnsLinks = async (netnsPath) => states.get(netnsPath ?? HOST) ?? { links: [], routes: [] };
+  }
   private nextPort = 40000;
 
   constructor(private readonly world: () => FakeProbeWorld) {}
@@ -62,6 +79,18 @@ export class FakeProbeNet implements ProbeNet {
         table.set(p, banner);
         mine.push(p);
         return p;
+      },
+      dns: async (server, _port, name, qtype) => {
+        this.queries.push({ from: netns, server, name, qtype });
+        if (this.blackholed.has(server)) return { kind: 'timeout' };
+        return this.nameservers.get(server) ?? { kind: 'timeout' };
+      },
+      ping: async (host, size): Promise<PingOutcome> => {
+        this.pings.push({ from: netns, host, size });
+        if (this.blackholed.has(host)) return { kind: 'lost' };
+        const m = this.pathMtus.get(host);
+        if (!m || size <= m.mtu) return { kind: 'ok' };
+        return m.blackHole ? { kind: 'lost' } : { kind: 'tooBig', mtu: m.mtu };
       },
       connect: async (host, port) => {
         const outcome = this.connect(host, port);

@@ -86,9 +86,11 @@ describe('xtables-monitor --trace lines', () => {
     const add = traceRulesRestore('-I', [21000, 21001], traceComment(42));
     expect(add).toBe(
       '*raw\n-I PREROUTING -p tcp -m multiport --ports 21000,21001 -m comment --comment "podscope-trace pid=42" -j TRACE\n' +
-        '-I OUTPUT -p tcp -m multiport --ports 21000,21001 -m comment --comment "podscope-trace pid=42" -j TRACE\nCOMMIT\n',
+        '-I OUTPUT -p tcp -m multiport --ports 21000,21001 -m comment --comment "podscope-trace pid=42" -j TRACE\n' +
+        '-I PREROUTING -p udp -m multiport --ports 21000,21001 -m comment --comment "podscope-trace pid=42" -j TRACE\n' +
+        '-I OUTPUT -p udp -m multiport --ports 21000,21001 -m comment --comment "podscope-trace pid=42" -j TRACE\nCOMMIT\n',
     );
-    // multiport takes 15 ports at most: 16 ports are two rules per chain
+    // multiport takes 15 ports at most: 16 ports are two rules per chain and protocol
     expect(
       traceRulesRestore(
         '-D',
@@ -97,7 +99,7 @@ describe('xtables-monitor --trace lines', () => {
       )
         .split('\n')
         .filter((l) => l.startsWith('-D')).length,
-    ).toBe(4);
+    ).toBe(8);
     expect(
       podscopeTraceRules([
         '-P OUTPUT ACCEPT',

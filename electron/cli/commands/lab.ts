@@ -81,6 +81,8 @@ export function runJson(run: LabRun): Record<string, unknown> {
     kernelCreated: run.kernelCreated,
     leftAfterDel: run.leftAfterDel,
     keptByDesign: run.keptByDesign,
+    linkMtus: run.linkMtus ?? [],
+    mtuWarnings: run.mtuWarnings ?? [],
     changedByAdd: run.changedByAdd ?? [],
     changedAfterDel: run.changedAfterDel ?? [],
     addOk: run.addOk,
@@ -137,6 +139,14 @@ function printRun(run: LabRun): void {
     lines.push(`  ${after.engine}`);
   }
   lines.push(`  kernel state created (${run.kernelCreated.length}):`, items(run.kernelCreated));
+  if (run.linkMtus?.length)
+    lines.push(
+      `  links created, with their MTU:`,
+      ...run.linkMtus.map(
+        (l) => `    ${l.where.padEnd(6)} ${l.name}${l.kind ? ` (${l.kind}${l.master ? ` in ${l.master}` : ''})` : ''}  MTU ${l.mtu}`,
+      ),
+    );
+  for (const w of run.mtuWarnings ?? []) lines.push(`  !  MTU: ${w}`);
   if (run.keptByDesign.length)
     lines.push(
       `  kept after DEL by design (${run.keptByDesign.length}):`,

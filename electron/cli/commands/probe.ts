@@ -1,7 +1,10 @@
 import { writeFileSync } from 'node:fs';
 import { PodscopeError } from '../../../shared/domain/errors';
 import {
+  describeMtu,
+  dnsPaths,
   failingPaths,
+  failureText,
   networkDetail,
   pathsByNetwork,
   probeSucceeded,
@@ -17,7 +20,9 @@ export const help = `podscope probe [flags] ID
   Measures reachability with real packets on every network the pod is attached to (eth0, eth1, …): each mapped
   host port from the host (127.0.0.1, the gateway address of each network whose chain has portmap, host_ip),
   container-port-only mappings on each pod IP, each network's gateway, and the ready peers on each network, both
-  ways. Paths are listed per network and interface. Exit 0 when every applicable path is reachable (isolated ones
+  ways; and a DNS path to each of the pod's nameservers (its dns_config, else its resolv.conf): a real query from
+  inside the pod over UDP, TCP when the answer is truncated or UDP refused; any answer (NXDOMAIN too) is reachable,
+  with the rcode and the records; a REFUSED rcode is refused. Paths are listed per network and interface. Exit 0 when every applicable path is reachable (isolated ones
   aside), else 5 (FailedPrecondition) naming the failures.
   verdicts: reachable, shadowed (another pod answered), refused (a RST came back), timeout (nothing came back),
   unreachable (connect() failed at once with a route error: ENETUNREACH, EHOSTUNREACH, EINVAL from a blackhole,
@@ -39,11 +44,19 @@ export const help = `podscope probe [flags] ID
                  the probe returns (a start-up sweep removes those of a killed engine).
   --pcap FILE    with --trace: write every hop's capture as one pcapng (an interface per hop, "<netns>/<if>"; at
                  most 128 bytes of each packet and 1000 packets per hop) for Wireshark
+  MTU: beside the connects, each path's MTU is audited with ICMP echoes of chosen sizes with DF set (ping -M do,
+  bisected between 576 (IPv6: 1280) and the pod interface's MTU), and the narrowest link on the path read from the
+  kernel (veth peers, bridge, the host's device toward the destination, routes with an mtu): a size the interface
+  allows that vanishes without ICMP "fragmentation needed" is a black hole and fails the path; a smaller MTU that
+  PMTU discovery reports is shown, not failed.
+  --dns-name NAME  the name each of the pod's nameservers is asked on its DNS path (default: kubernetes.default.svc.<domain>
+                 when the search domains look like a cluster's, else the first search domain, else the root's NS)
   --throughput   then a bulk TCP transfer each way past the tbf burst (see \`podscope throughput\`); the exit code also
                  fails when a transfer failed or a requested limit did not hold
   -o text|json   json: {sandboxId, measuredAt, measuredBy, traced?, networks: [{network, interface, plugins,
                  linkKind?, parent?, peers?}], paths: [{kind, network, interface, from, to, proto, verdict, rttMs?,
-                 answeredBy?, why?, trace?: {flow: {sport, dst, dport}, missing: [], steps: [{kind: route|netfilter|
+                 answeredBy?, why?, dns?: {server, name, qtype, transport, truncated?, rcode, answers},
+                 mtu?: {pathMtu?, interfaceMtu, blackHole, pmtud?, at?: {node, netns, interface, mtu}, probes, note}, trace?: {flow: {sport, dst, dport}, missing: [], steps: [{kind: route|netfilter|
                  conntrack|drop|seen|deliver, netns: host|<sandbox id>, family, table?, chain?, rule?, handle?, verdict?,
                  owner?: {plugin, network?, sandboxId?}|null, interface?, seen?, reply?, decisive?, detail}]}}],
                  capture?: {interfaces, packets, pcapngBase64: "" (the bytes go to --pcap)},
@@ -55,6 +68,7 @@ export async function run(argv: string[]): Promise<number> {
     throughput: { type: 'boolean' },
     trace: { type: 'boolean' },
     pcap: { type: 'string' },
+    'dns-name': { type: 'string' },
   });
   if (positionals.length !== 1) throw new PodscopeError('InvalidArgument', 'probe takes exactly one sandbox id');
   const output = (flags.output as string | undefined) ?? 'text';
@@ -64,7 +78,11 @@ export async function run(argv: string[]): Promise<number> {
   if (pcap !== undefined && (pcap === '' || !flags.trace))
     throw new PodscopeError('InvalidArgument', '--pcap takes a file name and needs --trace (the captures are made while tracing)');
   const { report, throughput } = await withEndpoint(flags, async ({ api, measurements }) => {
-    const probe = await api.probe(positionals[0]!, flags.trace ? { trace: true } : undefined);
+    const dnsName = flags['dns-name'] as string | undefined;
+    if (dnsName !== undefined && !/^(\.|[A-Za-z0-9_-]{1,63}(\.[A-Za-z0-9_-]{1,63})*\.?)$/.test(dnsName))
+      throw new PodscopeError('InvalidArgument', `--dns-name: ${JSON.stringify(dnsName)} is not a DNS name`);
+    const opts = { ...(flags.trace ? { trace: true } : {}), ...(dnsName ? { dnsName } : {}) };
+    const probe = await api.probe(positionals[0]!, Object.keys(opts).length ? opts : undefined);
     return { report: probe, throughput: flags.throughput ? await measureThroughputVia(measurements, probe.sandboxId) : undefined };
   });
   if (pcap !== undefined) {
@@ -87,9 +105,7 @@ export async function run(argv: string[]): Promise<number> {
     return throughputCode;
   }
   const failing = failingPaths(report);
-  const what = failing.length
-    ? failing.map((p) => `${p.kind} ${p.from} → ${p.to}: ${p.verdict}${p.answeredBy ? ` (answered by ${p.answeredBy})` : ''}`).join('; ')
-    : report.errors.join('; ') || 'no applicable path';
+  const what = failing.length ? failing.map(failureText).join('; ') : report.errors.join('; ') || 'no applicable path';
   process.stderr.write(`podscope probe: FailedPrecondition: not every path is reachable: ${what}\n`);
   return 5;
 }
@@ -108,6 +124,22 @@ export function describeProbe(r: ProbeReport): string {
     }
     for (const { path } of g.paths) lines.push(...describePath(path, r.sandboxId));
   }
+  const dns = dnsPaths(r);
+  if (r.dns || dns.length) {
+    const d = r.dns;
+    const from = d ? (d.source === 'dns_config' ? "the pod's dns_config" : 'its resolv.conf') : 'the pod';
+    lines.push(`  DNS (nameservers from ${from}${d ? `; asks ${d.qtype} ${d.name}` : ''})`);
+    if (d && d.servers.length === 0) lines.push('    (no nameserver: the pod resolves no name)');
+    for (const { path } of dns) lines.push(...describePath(path, r.sandboxId));
+    if (d?.resolvConf !== undefined)
+      lines.push(
+        '    resolv.conf:',
+        ...d.resolvConf
+          .trimEnd()
+          .split('\n')
+          .map((l) => `      | ${l}`),
+      );
+  }
   // a report from before the probe named networks: its peers figure is eth0's
   if (!r.networks && r.peers && r.peers.measured < r.peers.ready)
     lines.push(`  peers: the newest ${r.peers.measured} of ${r.peers.ready} ready peers on the network were measured`);
@@ -121,6 +153,7 @@ function describePath(p: ProbePath, sandboxId: string): string[] {
   const out = [
     `    ${p.verdict.padEnd(13)} ${p.kind.padEnd(8)} ${p.from} → ${p.to}/${p.proto}${rtt}${by}${p.measured ? '' : ' (not measured)'}  ${p.note}`,
   ];
+  if (p.mtu) out.push(`      ${p.mtu.blackHole ? '!! ' : ''}${describeMtu(p.mtu)}`);
   if (p.why) out.push(`      why: ${p.why}`);
   if (p.trace) out.push(...describeTrace(p.trace, sandboxId));
   return out;

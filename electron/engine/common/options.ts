@@ -33,6 +33,11 @@ export interface EngineOptions {
   probeOnReady: boolean;
   /** where relative `localhost/<profile>` seccomp refs are looked up; "" ⇒ `<stateDir>/seccomp` */
   seccompProfileRoot: string;
+  /**
+   * the resolv.conf copied into a pod whose config has no dns_config (kubelet's --resolv-conf); its nameservers are the
+   * pod's DNS paths in the probe
+   */
+  resolvConf: string;
   /** registries (host[:port]) pulled from over plain HTTP; localhost/127.0.0.1/::1 ones always are */
   insecureRegistries: string[];
   /** registry host ⇒ endpoint origin to pull its images from, names kept (`docker.io` ⇒ `http://127.0.0.1:5000`) */
@@ -42,6 +47,7 @@ export interface EngineOptions {
 export const DEFAULT_ENGINE_OPTIONS: EngineOptions = {
   stateDir: '/var/lib/podscope',
   runDir: '/run/podscope',
+  resolvConf: '/etc/resolv.conf',
   netnsDir: '/var/run/netns',
   cniConfDir: '/etc/cni/net.d',
   cniBinDirs: ['/opt/cni/bin', '/usr/lib/cni'],

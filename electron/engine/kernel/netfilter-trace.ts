@@ -117,8 +117,10 @@ export function traceRulesRestore(op: '-I' | '-D', ports: number[], comment: str
   // multiport takes at most 15 ports per rule
   for (let i = 0; i < ports.length; i += 15) {
     const list = ports.slice(i, i + 15).join(',');
-    for (const chain of ['PREROUTING', 'OUTPUT'])
-      lines.push(`${op} ${chain} -p tcp -m multiport --ports ${list} -m comment --comment "${comment}" -j TRACE`);
+    // udp too: a DNS path's query is a UDP flow from a source port chosen the same way (and TCP when truncated)
+    for (const proto of ['tcp', 'udp'])
+      for (const chain of ['PREROUTING', 'OUTPUT'])
+        lines.push(`${op} ${chain} -p ${proto} -m multiport --ports ${list} -m comment --comment "${comment}" -j TRACE`);
   }
   lines.push('COMMIT', '');
   return lines.join('\n');

@@ -112,8 +112,16 @@ export function parseRoutes(text: string, family: IpFamily): KernelRoute[] {
       scope: str(r.scope),
       metric: num(r.metric),
       prefsrc: str(r.prefsrc),
+      mtu: routeMtu(r.metrics),
     }),
   );
+}
+
+/** `metrics: [{mtu: 1400}, …]` as `ip -j route` prints a route's metrics */
+function routeMtu(metrics: unknown): number | undefined {
+  if (!Array.isArray(metrics)) return undefined;
+  for (const m of metrics) if (m && typeof m === 'object' && 'mtu' in m) return num((m as { mtu: unknown }).mtu);
+  return undefined;
 }
 
 /** `ip -j -4|-6 rule show`: a selector's address and its length come apart (`src` + `srclen`). */

@@ -64,6 +64,8 @@ export interface KernelRoute {
   scope?: string;
   metric?: number;
   prefsrc?: string;
+  /** the route's `mtu` metric (`ip route … mtu N`), when it has one */
+  mtu?: number;
 }
 
 export interface KernelRule {

@@ -4,6 +4,7 @@
  * after DEL, the verdict drawn from the snapshots, and the run kept as a record. The in-flight record goes down before
  * the netns exists and away after the run's record is saved, so a crash at any point is found by the next start-up.
  */
+import { linkMtus } from './link-mtu';
 import { createHash, randomBytes } from 'node:crypto';
 import { readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
@@ -324,6 +325,11 @@ function conclude(s: RunState, [before, afterAdd, afterDel]: [Snapshot, Snapshot
   run.keptByDesign = v.kept;
   run.existedBefore = v.existedBefore;
   Object.assign(run, runChanges(before.watched, afterAdd.watched, afterDel.watched, s.facts.owners));
+  if (afterAdd.watched) {
+    const mtu = linkMtus(before.watched, afterAdd.watched, run.ifName);
+    run.linkMtus = mtu.links;
+    if (mtu.warnings.length) run.mtuWarnings = mtu.warnings;
+  }
   run.tokens = placeholderTokens(run.plugins, run);
   run.snapshotErrors.push(...before.errors, ...afterAdd.errors, ...afterDel.errors);
   run.durationMs = durationMs;

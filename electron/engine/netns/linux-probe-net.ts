@@ -8,10 +8,10 @@ import { networkInterfaces } from 'node:os';
 import { PodscopeError } from '../../../shared/domain/errors';
 import { LinuxKernelReader } from '../kernel/linux-reader';
 import { tablesOf } from '../kernel/netfilter';
-import type { KernelReader } from '../kernel/types';
+import type { KernelLink, KernelReader, KernelRoute } from '../kernel/types';
 import type { ProcessRunner } from '../os/exec';
 import { AGENT_SCRIPT } from './probe-agent-script';
-import type { ConnectOutcome, InterfaceLink, ProbeAgent, ProbeNet } from './probe-net';
+import type { ConnectOutcome, DnsOutcome, InterfaceLink, PingOutcome, ProbeAgent, ProbeNet } from './probe-net';
 
 const START_TIMEOUT_MS = 10_000;
 const REQUEST_TIMEOUT_MS = 15_000;
@@ -72,6 +72,15 @@ export class LinuxProbeNet implements ProbeNet {
     const leg = host.find((l) => l.kind === link.kind && l.peerName === parent.name && l.peerNetnsId === undefined);
     if (leg) out.hostLeg = leg.name;
     return out;
+  }
+
+  async netnsLinks(
+    netnsPath: string | undefined,
+    signal?: AbortSignal,
+    opts: { routes?: boolean } = {},
+  ): Promise<{ links: KernelLink[]; routes: KernelRoute[] }> {
+    const { links, routes } = await this.kernel.read(netnsPath, { links: true, routes: opts.routes !== false }, { signal });
+    return { links, routes };
   }
 
   hostAddresses(): string[] {
@@ -198,6 +207,25 @@ class ChildAgent implements ProbeAgent {
     });
     if (!r.ok) return { kind: 'error', error: String(r.error) };
     return r.outcome as ConnectOutcome;
+  }
+
+  async dns(
+    server: string,
+    port: number,
+    name: string,
+    qtype: 'A' | 'AAAA' | 'NS',
+    timeoutMs: number,
+    opts: { localPort?: number } = {},
+  ): Promise<DnsOutcome> {
+    const r = await this.request({ op: 'dns', server, port, name, qtype, timeoutMs, localPort: opts.localPort });
+    if (!r.ok) return { kind: 'error', error: String(r.error) };
+    return r.outcome as DnsOutcome;
+  }
+
+  async ping(host: string, size: number, timeoutMs: number): Promise<PingOutcome> {
+    const r = await this.request({ op: 'ping', host, size, timeoutMs });
+    if (!r.ok) return { kind: 'error', error: String(r.error) };
+    return r.outcome as PingOutcome;
   }
 
   async close(): Promise<void> {

@@ -6,6 +6,15 @@
  *   {id, op: 'respond', port, address?, banner}    → listens (port 0 = any) and answers every connection with banner
  *   {id, op: 'connect', host, port, timeoutMs, bannerMs, resetIfBanner?, localPort?} → {outcome: connected(rttMs, banner?) | refused | timeout |
  *     unreachable(errno) | error}
+ *   {id, op: 'dns', server, port, name, qtype, timeoutMs, localPort?} → {outcome: answer(transport, rcode, answers, rttMs) |
+ *     refused | timeout | unreachable(errno) | error}: one query over UDP, again over TCP when the answer was truncated
+ *     or UDP was refused (ICMP port unreachable)
+ *   {id, op: 'ping', host, size, timeoutMs} → {outcome: ok | lost | tooBig(mtu) | error}: one ICMP echo of `size`
+ *     bytes (the whole IP packet) with DF set (iputils' ping -M do), for the path MTU audit
+ * The DNS messages are encoded here by hand (RFC 1035 §4: a 12-byte header, one question, the answer records read
+ * back): the agent is a `node -e` string with no module resolution, so no npm library can be loaded, and node:dns
+ * cannot be used because it picks its own source port (a traced query must come from the port the trace matches) and
+ * does not say whether the answer was truncated or came over TCP.
  * It exits when stdin closes (the engine died or is done) and after a hard lifetime, so no responder outlives a probe.
  * Kept as a string so the bundled CLI, the Electron main and tsx all run the same bytes without a file on disk.
  */
@@ -17,6 +26,8 @@ export const AGENT_SCRIPT = String.raw`
 'use strict';
 const net = require('net');
 const fs = require('fs');
+const dgram = require('dgram');
+const cp = require('child_process');
 const servers = [];
 const ROUTE_ERRORS = ${JSON.stringify(Object.keys(ROUTE_ERRORS))};
 const out = (o) => process.stdout.write(JSON.stringify(o) + '\n');
@@ -84,6 +95,104 @@ function connect(req, reply) {
     finish({ kind: 'error', error: e.code || e.message });
   });
 }
+const QTYPES = { A: 1, NS: 2, CNAME: 5, PTR: 12, AAAA: 28 };
+const RCODES = ['NOERROR', 'FORMERR', 'SERVFAIL', 'NXDOMAIN', 'NOTIMP', 'REFUSED'];
+function dnsQuery(id, name, qtype) {
+  const labels = name === '.' ? [] : name.replace(/\.$/, '').split('.');
+  const parts = [Buffer.from([id >> 8, id & 255, 1, 0, 0, 1, 0, 0, 0, 0, 0, 0])];
+  for (const l of labels) { const b = Buffer.from(l, 'ascii'); parts.push(Buffer.from([b.length]), b); }
+  parts.push(Buffer.from([0, 0, QTYPES[qtype] || 1, 0, 1]));
+  return Buffer.concat(parts);
+}
+function dnsName(m, off) {
+  const labels = []; let jumped = false; let next = off; let hops = 0;
+  for (;;) {
+    if (off >= m.length || hops++ > 64) throw new Error('bad name');
+    const len = m[off];
+    if ((len & 0xc0) === 0xc0) { if (!jumped) next = off + 2; jumped = true; off = ((len & 0x3f) << 8) | m[off + 1]; continue; }
+    if (len === 0) { if (!jumped) next = off + 1; break; }
+    labels.push(m.toString('ascii', off + 1, off + 1 + len)); off += 1 + len;
+  }
+  return { name: labels.join('.') + '.', next };
+}
+function dnsParse(m, id) {
+  if (m.length < 12 || m.readUInt16BE(0) !== id) return undefined;
+  const flags = m.readUInt16BE(2);
+  const qd = m.readUInt16BE(4); const an = m.readUInt16BE(6);
+  let off = 12;
+  for (let i = 0; i < qd; i++) off = dnsName(m, off).next + 4;
+  const answers = [];
+  for (let i = 0; i < an && off < m.length; i++) {
+    off = dnsName(m, off).next;
+    const type = m.readUInt16BE(off); const len = m.readUInt16BE(off + 8); const at = off + 10;
+    const rd = m.subarray(at, at + len);
+    if (type === 1 && len === 4) answers.push('A ' + [...rd].join('.'));
+    else if (type === 28 && len === 16) answers.push('AAAA ' + Array.from({ length: 8 }, (_, j) => rd.readUInt16BE(j * 2).toString(16)).join(':'));
+    else if (type === 5 || type === 2 || type === 12) answers.push((type === 5 ? 'CNAME ' : type === 2 ? 'NS ' : 'PTR ') + dnsName(m, at).name);
+    else answers.push('type ' + type);
+    off = at + len;
+  }
+  return { rcode: RCODES[flags & 15] || 'RCODE' + (flags & 15), truncated: (flags & 0x200) !== 0, answers };
+}
+function dns(req, reply) {
+  const started = process.hrtime.bigint();
+  const ms = () => Number(process.hrtime.bigint() - started) / 1e6;
+  const id = Math.floor(Math.random() * 65536);
+  const q = dnsQuery(id, req.name, req.qtype);
+  let done = false;
+  const finish = (o) => { if (done) return; done = true; reply({ ok: true, outcome: o }); };
+  const routeErr = (e) => ROUTE_ERRORS.includes(e.code) ? { kind: 'unreachable', error: e.code } : undefined;
+  const overTcp = (why) => {
+    const s = net.connect(req.localPort ? { host: req.server, port: req.port, localPort: req.localPort } : { host: req.server, port: req.port });
+    let buf = Buffer.alloc(0);
+    const t = setTimeout(() => { s.destroy(); finish(why.udpRefused ? { kind: 'refused', tcpTimeout: true } : { kind: 'timeout', truncated: why.truncated }); }, req.timeoutMs);
+    s.on('connect', () => { const l = Buffer.alloc(2); l.writeUInt16BE(q.length); s.write(Buffer.concat([l, q])); });
+    s.on('data', (b) => {
+      buf = Buffer.concat([buf, b]);
+      if (buf.length < 2 || buf.length < 2 + buf.readUInt16BE(0)) return;
+      clearTimeout(t); s.destroy();
+      let a; try { a = dnsParse(buf.subarray(2, 2 + buf.readUInt16BE(0)), id); } catch (e) { a = undefined; }
+      finish(a ? Object.assign({ kind: 'answer', transport: 'tcp', rttMs: ms() }, a, { truncated: why.truncated === true, udpRefused: why.udpRefused === true }) : { kind: 'error', error: 'malformed answer over TCP' });
+    });
+    s.on('error', (e) => {
+      clearTimeout(t);
+      if (e.code === 'ECONNREFUSED') return finish({ kind: 'refused', udpRefused: why.udpRefused === true });
+      finish(routeErr(e) || { kind: 'error', error: e.code || e.message });
+    });
+  };
+  const sock = dgram.createSocket(req.server.includes(':') ? 'udp6' : 'udp4');
+  const t = setTimeout(() => { try { sock.close(); } catch {} finish({ kind: 'timeout' }); }, req.timeoutMs);
+  const stopUdp = () => { clearTimeout(t); try { sock.close(); } catch {} };
+  sock.on('error', (e) => {
+    stopUdp();
+    // an ICMP port unreachable on the connected socket: nothing listens on UDP there; TCP may still answer
+    if (e.code === 'ECONNREFUSED') return overTcp({ udpRefused: true });
+    finish(routeErr(e) || { kind: 'error', error: e.code || e.message });
+  });
+  sock.on('message', (m) => {
+    let a; try { a = dnsParse(m, id); } catch { a = undefined; }
+    if (!a) return;
+    stopUdp();
+    if (a.truncated) return overTcp({ truncated: true });
+    finish(Object.assign({ kind: 'answer', transport: 'udp', rttMs: ms() }, a));
+  });
+  sock.bind(req.localPort || 0, () => sock.connect(req.port, req.server, (e) => { if (e) return sock.emit('error', e); sock.send(q); }));
+}
+function ping(req, reply) {
+  const v6 = req.host.includes(':');
+  const payload = req.size - (v6 ? 48 : 28);
+  // -M do: DF set and no local fragmentation, so a too-big packet is refused with the MTU the kernel knows
+  const args = ['-n', '-c', '1', '-M', 'do', '-s', String(payload), '-W', String(req.timeoutMs / 1000), v6 ? '-6' : '-4', req.host];
+  cp.execFile('ping', args, { timeout: req.timeoutMs + 2000 }, (err, stdout, stderr) => {
+    const text = String(stdout) + String(stderr);
+    const mtu = /mtu ?= ?(\d+)/i.exec(text);
+    if (mtu) return reply({ ok: true, outcome: { kind: 'tooBig', mtu: Number(mtu[1]), local: /local error|message too long/i.test(text) } });
+    if (!err) return reply({ ok: true, outcome: { kind: 'ok' } });
+    if (err.code === 'ENOENT') return reply({ ok: true, outcome: { kind: 'error', error: 'ping (iputils-ping) is not installed' } });
+    if (err.code === 1) return reply({ ok: true, outcome: { kind: 'lost' } });
+    reply({ ok: true, outcome: { kind: 'error', error: text.trim().split('\n').pop() || String(err.code) } });
+  });
+}
 let buf = '';
 process.stdin.on('data', (chunk) => {
   buf += chunk.toString('utf8');
@@ -97,6 +206,8 @@ process.stdin.on('data', (chunk) => {
       if (req.op === 'listeners') reply({ ok: true, ports: listeners() });
       else if (req.op === 'respond') respond(req, reply);
       else if (req.op === 'connect') connect(req, reply);
+      else if (req.op === 'dns') dns(req, reply);
+      else if (req.op === 'ping') ping(req, reply);
       else reply({ ok: false, error: 'unknown op' });
     } catch (e) { reply({ ok: false, error: String(e && e.message || e) }); }
   }

@@ -3,6 +3,7 @@
  * TCP listeners, open short-lived responders and make TCP connects; and the order of portmap's DNAT jumps.
  * Real: electron/engine/netns/linux-probe-net.ts. Fake (a simulated network): testkit/fakes/fake-probe-net.ts.
  */
+import type { KernelLink, KernelRoute } from '../kernel/types';
 
 export type ConnectOutcome =
   | { kind: 'connected'; rttMs: number; banner?: string }
@@ -19,6 +20,33 @@ export const ROUTE_ERRORS: Record<string, string> = {
   EINVAL: 'the route is a blackhole',
   EACCES: 'the route is prohibit',
 };
+
+/** what one DNS query from an agent got back */
+export type DnsOutcome =
+  | {
+      kind: 'answer';
+      transport: 'udp' | 'tcp';
+      rcode: string;
+      answers: string[];
+      rttMs: number;
+      /** the UDP answer was truncated (TC): this answer came over TCP */
+      truncated?: boolean;
+      /** UDP got an ICMP port unreachable: this answer came over TCP */
+      udpRefused?: boolean;
+    }
+  /** nothing listens on port 53 (UDP port unreachable and TCP RST) */
+  | { kind: 'refused'; udpRefused?: boolean; tcpTimeout?: boolean }
+  | { kind: 'timeout'; truncated?: boolean }
+  | { kind: 'unreachable'; error: string }
+  | { kind: 'error'; error: string };
+
+/** one ICMP echo with DF set: answered, lost (no answer, no error), refused as too big (with the MTU said), or not sent */
+export type PingOutcome =
+  | { kind: 'ok' }
+  | { kind: 'lost' }
+  /** local: the sender's own route/link said so (EMSGSIZE); else an ICMP "fragmentation needed" from a hop */
+  | { kind: 'tooBig'; mtu: number; local?: boolean }
+  | { kind: 'error'; error: string };
 
 export interface ProbeAgent {
   /** the agent's process id (undefined for in-memory fakes), so tests can check it is gone after the probe */
@@ -40,6 +68,17 @@ export interface ProbeAgent {
     bannerMs: number,
     opts?: { resetIfBanner?: string; localPort?: number },
   ): Promise<ConnectOutcome>;
+  /** one DNS query to server:port from this netns (UDP, then TCP when truncated or refused); absent in old fakes */
+  dns?(
+    server: string,
+    port: number,
+    name: string,
+    qtype: 'A' | 'AAAA' | 'NS',
+    timeoutMs: number,
+    opts?: { localPort?: number },
+  ): Promise<DnsOutcome>;
+  /** one ICMP echo of `size` bytes (the IP packet) to host with DF set (the path MTU audit); absent: no audit */
+  ping?(host: string, size: number, timeoutMs: number): Promise<PingOutcome>;
   /** closes every responder and ends the agent (by its pid); idempotent */
   close(): Promise<void>;
 }
@@ -57,6 +96,12 @@ export interface ProbeNet {
    * isolation rules then go by the plugin chain alone.
    */
   interfaceLink?(netnsPath: string, ifName: string, signal?: AbortSignal): Promise<InterfaceLink | undefined>;
+  /** the links (with their MTU) and routes of a netns (undefined: the host's), for the path MTU audit's narrow link */
+  netnsLinks?(
+    netnsPath: string | undefined,
+    signal?: AbortSignal,
+    opts?: { routes?: boolean },
+  ): Promise<{ links: KernelLink[]; routes: KernelRoute[] }>;
 }
 
 /** The kernel's facts about one pod interface that decide which paths its plugin's design forbids. */

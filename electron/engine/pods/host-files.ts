@@ -2,7 +2,15 @@
 import { join } from 'node:path';
 import { NamespaceMode } from '../../../shared/domain/config';
 import type { ProcessRunner } from '../os/exec';
-import { mountShm, removeSandboxFiles, unmountShm, writeSandboxFiles, type SandboxPaths } from '../runtime/sandbox-files';
+import {
+  defaultHostFiles,
+  mountShm,
+  removeSandboxFiles,
+  unmountShm,
+  writeSandboxFiles,
+  type HostFiles,
+  type SandboxPaths,
+} from '../runtime/sandbox-files';
 import type { SandboxFiles } from './context';
 
 function paths(rootDir: string, runDir: string): SandboxPaths {
@@ -17,11 +25,11 @@ function paths(rootDir: string, runDir: string): SandboxPaths {
   };
 }
 
-export function hostSandboxFiles(runner: ProcessRunner): SandboxFiles {
+export function hostSandboxFiles(runner: ProcessRunner, host: HostFiles = defaultHostFiles()): SandboxFiles {
   return {
     async prepare({ config, rootDir, runDir, signal }) {
       const p = paths(rootDir, runDir);
-      await writeSandboxFiles(p, config);
+      await writeSandboxFiles(p, config, host);
       // a host-IPC pod binds the host's /dev/shm (containerd does the same), so its own tmpfs would go unused
       if (config.linux?.security_context?.namespace_options?.ipc === NamespaceMode.NODE)
         return { resolvConfPath: p.resolvConf, shmPath: '/dev/shm' };

@@ -19,6 +19,8 @@ export interface ProbeDeps {
   netnsClosed(path: string): Promise<boolean>;
   /** the networks loaded from the conf dir: the chain of an attachment whose cache entry is gone */
   cniConfig(): CniConfigView;
+  /** the pod's resolv.conf as written for it (undefined: none, or unreadable): the DNS paths' servers without dns_config */
+  resolvConf?(pod: PodFacts): Promise<string | undefined>;
   /** follows each connect through the kernel (probe --trace); undefined where the kernel cannot be asked */
   tracer?: ProbeTracer;
 }
@@ -37,6 +39,8 @@ export interface FlowToTrace {
   family: 4 | 6;
   dst: string;
   dport: number;
+  /** the flow's protocol (default tcp; udp for a DNS query) */
+  proto?: 'tcp' | 'udp';
   /** every netns the flow crosses, the sender's first */
   netns: FlowNetns[];
   /** the route decisions to read afterwards, in path order */

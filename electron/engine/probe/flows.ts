@@ -1,7 +1,7 @@
 /**
  * Which namespaces a planned probe connect crosses and which route decisions explain it, per path kind:
  *  - hostPort/podPort: the host (its route to the address, then to the pod after DNAT) → the pod (its route back);
- *  - gateway: the pod (its route to the gateway) → the host (its route back to the pod);
+ *  - gateway, dns: the pod (its route to the gateway or nameserver) → the host (its route back to the pod);
  *  - peer: the sender pod → the host (bridge) → the receiving pod (its route back).
  */
 import type { PodFacts } from '../common/pod-facts';
@@ -30,7 +30,7 @@ export function flowSpecFor(p: PlannedConnect, ctx: FlowContext, sport: number):
   const host = netnsRef('host', ctx);
   const ipOf = (r: PodFacts | undefined) => (r ? ctx.eth0Ips(r).find((ip) => familyOf(ip) === family) : undefined);
   const gw = ctx.gateways.find((g) => familyOf(g) === family);
-  const base = { sport, family, dst: p.host, dport: p.port };
+  const base = { sport, family, dst: p.host, dport: p.port, ...(p.dns ? { proto: 'udp' as const } : {}) };
   const out: FlowToTrace['routes'] = [{ netns: from, query: { dst: p.host, sport, dport: p.port }, purpose: `route to ${p.host}` }];
   switch (p.path.kind) {
     case 'hostPort':
@@ -41,6 +41,7 @@ export function flowSpecFor(p: PlannedConnect, ctx: FlowContext, sport: number):
       if (podIp && gw) out.push({ netns: to, query: { dst: gw, from: podIp }, purpose: `route back to ${gw}`, reply: true });
       return { ...base, netns: [host, to], routes: out };
     }
+    case 'dns':
     case 'gateway': {
       const podIp = ipOf(ctx.rec);
       if (podIp) out.push({ netns: host, query: { dst: podIp, from: p.host }, purpose: `route back to the pod ${podIp}`, reply: true });

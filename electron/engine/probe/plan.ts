@@ -5,7 +5,7 @@
  * with the reason; a path the attachment's plugin forbids by design is planned with that rule (isolation.ts).
  */
 import { protocolName } from '../../../shared/domain/config';
-import { hostIpsOverlap, type ProbePath } from '../../../shared/domain/probe';
+import { hostIpsOverlap, type DnsQueryResult, type ProbePath } from '../../../shared/domain/probe';
 import type { PodFacts } from '../common/pod-facts';
 import { ipsOn, type ProbedAttachment } from './attachments';
 import { forbiddenBy } from './isolation';
@@ -25,6 +25,8 @@ export interface PlannedConnect {
   existing: boolean;
   /** the rule of the plugin's design that forbids this path: no answer is then `isolated`, not a failure */
   forbidden?: string;
+  /** a DNS path: a query for this name instead of a TCP connect (dns.ts) */
+  dns?: DnsQueryResult;
 }
 
 /** What planning produced: connects to make, and paths already decided (not applicable, not measured). */

@@ -6,7 +6,9 @@
  *  - podPort: every mapping with host_port <= 0 (never passed to CNI), from the host to each podIP:containerPort;
  *  - gateway: from the pod to a listener the probe opens on each network's gateway address on the host side;
  *  - peer: to and from the newest other ready sandboxes on each network (PROBE_PEERS_MAX per network; the report says
- *    how many of how many), in both families.
+ *    how many of how many), in both families;
+ *  - dns: a query to each of the pod's nameservers from inside its netns (dns.ts).
+ * Beside the connects, each path's MTU is audited (mtu-audit.ts): a black hole fails the path.
  * A path the attachment's plugin forbids by design is still sent; no answer there is `isolated` (isolation.ts).
  * A port with a listener in the pod is connected to as it is (never taken over); a port without one gets a responder
  * that answers "PODSCOPE-PROBE <nonce> <sandbox id>". Every other ready sandbox mapping the same host port gets one
@@ -17,7 +19,14 @@
 import { randomBytes } from 'node:crypto';
 import { isHostNetwork, protocolName } from '../../../shared/domain/config';
 import { PodscopeError } from '../../../shared/domain/errors';
-import { dnatChainOrder, PROBE_MEASURED_BY, PROBE_PEERS_MAX, type ProbePath, type ProbeReport } from '../../../shared/domain/probe';
+import {
+  dnatChainOrder,
+  PROBE_MEASURED_BY,
+  PROBE_PEERS_MAX,
+  type PathMtu,
+  type ProbePath,
+  type ProbeReport,
+} from '../../../shared/domain/probe';
 import type { PodFacts } from '../common/pod-facts';
 import { judge, podName } from './judge';
 import type { FlowToTrace, ProbeDeps, ProbeTracer, TracedFlow } from './deps';
@@ -26,7 +35,9 @@ import { attachmentsOf, eth0Ips, ipsOn, onNetwork, type ProbedAttachment } from 
 import { childKind } from './isolation';
 import { fmtAddr, planGateways, planPeers, planPortMappings, type PlanInput, type PlannedConnect, type ProbePlan } from './plan';
 import { ProbeSession } from './session';
-import type { ConnectOutcome, ProbeNet } from '../netns/probe-net';
+import { unreachableNote, type ConnectOutcome, type DnsOutcome, type ProbeNet } from '../netns/probe-net';
+import { asConnectOutcome, judgeDns, planDns, podDns } from './dns';
+import { auditMtu } from './mtu-audit';
 
 export interface ProbeOptions {
   trigger?: ProbeReport['trigger'];
@@ -37,6 +48,10 @@ export interface ProbeOptions {
   bannerMs?: number;
   /** follow each connect through the kernel and explain each path (`why`, `trace`); docs/semantics.md#probe-trace */
   trace?: boolean;
+  /** the name each nameserver is asked (default: dns.ts defaultDnsName) */
+  dnsName?: string;
+  /** audit each path's MTU beside its connect (default true; false only to measure what the audit costs) */
+  mtu?: boolean;
 }
 
 export async function probeSandbox(ctx: ProbeDeps, idOrPrefix: string, opts: ProbeOptions = {}): Promise<ProbeReport> {
@@ -116,9 +131,15 @@ async function measure(ctx: ProbeDeps, net: ProbeNet, rec: PodFacts, session: Pr
   await planPortMappings(input, plan);
   await planGateways(input, plan);
   await planPeers(input, plan, peersOf);
+  const resolvConf = await ctx.resolvConf?.(rec).catch(() => undefined);
+  // no dns_config servers and no resolv.conf to read (an engine without sandbox files): nothing to say about DNS
+  if (resolvConf !== undefined || (rec.config.dns_config?.servers.length ?? 0) > 0) {
+    report.dns = podDns(rec, resolvConf, opts.dnsName);
+    planDns(rec, report.dns, attachments, plan);
+  }
   // an attachment with nothing to measure says so: an empty list would read as "nothing wrong"
   for (const n of report.networks) {
-    const covered = (p: ProbePath) => p.interface === n.interface;
+    const covered = (p: ProbePath) => p.interface === n.interface && p.kind !== 'dns';
     if (!plan.connects.some((c) => covered(c.path)) && !report.paths.some(covered))
       report.errors.push(
         `nothing to measure on ${n.interface} (${n.network}): no gateway address, no host port mapped through it and no ready peer on its network`,
@@ -129,15 +150,26 @@ async function measure(ctx: ProbeDeps, net: ProbeNet, rec: PodFacts, session: Pr
   const resetIfBanner = session.answerPrefix;
   const traced = opts.trace ? await beginTrace(ctx, net, rec, input, plan, report, opts.signal) : undefined;
   let records: TracedFlow[] | undefined;
-  let outcomes: ConnectOutcome[];
+  let outcomes: Array<ConnectOutcome | DnsOutcome>;
+  // the MTU audit runs beside the connects: its echoes are ICMP, which no TRACE rule of the connects matches
+  const audit =
+    opts.mtu === false
+      ? undefined
+      : auditMtu({ net, session, rec, others, attachments, connects: plan.connects, signal: opts.signal }).catch((e: unknown) => ({
+          byIndex: new Map<number, PathMtu>(),
+          errors: [`path MTU: ${(e as Error).message}`],
+        }));
   try {
     outcomes = await Promise.all(
-      plan.connects.map((p, i) =>
-        session.agent(p.fromAgent).connect(p.host, p.port, connectTimeoutMs, p.existing ? bannerMs : connectTimeoutMs, {
-          resetIfBanner,
-          localPort: traced?.flows[i]!.sport,
-        }),
-      ),
+      plan.connects.map((p, i): Promise<ConnectOutcome | DnsOutcome> => {
+        const agent = session.agent(p.fromAgent);
+        const localPort = traced?.flows[i]!.sport;
+        if (p.dns)
+          return agent.dns
+            ? agent.dns(p.host, p.port, p.dns.name, p.dns.qtype, connectTimeoutMs, { localPort })
+            : Promise.resolve({ kind: 'error', error: 'this engine cannot send DNS queries' });
+        return agent.connect(p.host, p.port, connectTimeoutMs, p.existing ? bannerMs : connectTimeoutMs, { resetIfBanner, localPort });
+      }),
     );
   } finally {
     // every TRACE rule comes out and every monitor ends, whatever the connects did
@@ -145,13 +177,25 @@ async function measure(ctx: ProbeDeps, net: ProbeNet, rec: PodFacts, session: Pr
     const cap = traced?.active.capture;
     if (cap) report.capture = { pcapngBase64: cap.pcapng.toString('base64'), interfaces: cap.interfaces, packets: cap.packets };
   }
+  const mtus = await audit;
+  // undefined: not asked for, or this engine cannot audit MTU
+  if (mtus) {
+    report.errors.push(...mtus.errors);
+    report.mtuAudited = true;
+  }
   plan.connects.forEach((p, i) => {
     const winner =
       p.path.kind === 'hostPort'
         ? (p.path.family === 6 ? order.v6 : order.v4)(rec.config.port_mappings[p.path.mappingIndex!]!.host_port, p.path.proto)[0]
         : undefined;
-    const path = judge(p, outcomes[i]!, session.nonce, others, winner);
-    if (traced && records) explainPath(ctx, path, p, outcomes[i]!, traced, i, records[i]!, [rec, ...others]);
+    const raw = outcomes[i]!;
+    const outcome = p.dns ? asConnectOutcome(raw as DnsOutcome) : (raw as ConnectOutcome);
+    const path = p.dns
+      ? judgeDns(p, raw as DnsOutcome, connectTimeoutMs, unreachableNote)
+      : judge(p, outcome, session.nonce, others, winner);
+    if (traced && records) explainPath(ctx, path, p, outcome, traced, i, records[i]!, [rec, ...others]);
+    const mtu = mtus?.byIndex.get(i);
+    if (mtu) path.mtu = mtu;
     report.paths.push(path);
   });
   if (traced && records) report.traced = true;

@@ -48,6 +48,8 @@ import type { TopologyDeps } from '../topology/deps';
 import { networkTopology, podTopology } from '../topology/read';
 import type { TopologyReader } from '../topology/reader';
 import { probeTracer } from './probe-tracer';
+import { readFile } from 'node:fs/promises';
+import { sandboxPaths } from '../runtime/sandbox-files';
 import { cniCheck, cniStatus } from '../pods/cni-verbs';
 import type { PodsContext } from '../pods/context';
 import { KeyedMutex } from '../common/keyed-mutex';
@@ -168,6 +170,8 @@ export class SandboxEngine implements Engine {
         },
         netnsClosed,
         cniConfig: () => this.ctx.cni.config(),
+        // the file written for the pod (sandbox-files.ts): its nameservers when dns_config names none
+        resolvConf: (pod) => readFile(sandboxPaths(deps.options.stateDir, '', pod.id).resolvConf, 'utf8').catch(() => undefined),
         ...(deps.flowTracer && { tracer: probeTracer(deps.flowTracer) }),
       },
       this.portGate,
@@ -284,8 +288,11 @@ export class SandboxEngine implements Engine {
     return result;
   }
 
-  probe(id: string, opts: { trace?: boolean } = {}): Promise<ProbeReport> {
-    return this.probes.enqueue(id, 'onDemand', opts.trace === true);
+  probe(id: string, opts: { trace?: boolean; dnsName?: string; mtu?: boolean } = {}): Promise<ProbeReport> {
+    return this.probes.enqueue(id, 'onDemand', opts.trace === true, {
+      ...(opts.dnsName ? { dnsName: opts.dnsName } : {}),
+      ...(opts.mtu === false ? { mtu: false } : {}),
+    });
   }
 
   lastProbe(idOrPrefix: string): Promise<ProbeReport | null> {

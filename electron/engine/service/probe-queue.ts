@@ -23,12 +23,17 @@ export class ProbeQueue {
   }
 
   /** @param trace also trace each path's connection through the kernel (see trace/) */
-  enqueue(id: string, trigger: ProbeReport['trigger'], trace = false): Promise<ProbeReport> {
+  enqueue(
+    id: string,
+    trigger: ProbeReport['trigger'],
+    trace = false,
+    more: { dnsName?: string; mtu?: boolean } = {},
+  ): Promise<ProbeReport> {
     const deps = this.deps;
     if (!deps) return Promise.reject(notSupported('probe', 'this engine has no reachability probe'));
     return this.gate.withExclusive(async () => {
       if (this.abort.signal.aborted) throw new PodscopeError('Canceled', 'the engine is closing');
-      const report = await probeSandbox(deps, id, { trigger, signal: this.abort.signal, trace });
+      const report = await probeSandbox(deps, id, { trigger, signal: this.abort.signal, trace, ...more });
       if (deps.pods.find(report.sandboxId)) this.last.set(report.sandboxId, report);
       return report;
     });

@@ -94,6 +94,8 @@ function tcpOf(d: Buffer, linktype: number): { sport: number; dport: number; fla
     proto = d[off + 6]!;
     off += 40;
   } else return undefined;
+  // a UDP flow (a DNS path's query) is matched by its ports, which sit where TCP's do
+  if (proto === 17 && d.length >= off + 8) return { sport: d.readUInt16BE(off), dport: d.readUInt16BE(off + 2), flags: 'udp' };
   if (proto !== 6 || d.length < off + 14) return undefined;
   const f = d[off + 13]!;
   const flags = `${f & 0x02 ? 'S' : ''}${f & 0x01 ? 'F' : ''}${f & 0x04 ? 'R' : ''}${f & 0x08 ? 'P' : ''}${f & 0x10 ? '.' : ''}`;
@@ -235,7 +237,7 @@ class HopCapturer {
    */
   static start(hop: Hop, dir: string, ports: number[]): HopCapturer {
     const file = join(dir, `${hop.netns.slice(0, 12)}-${hop.interface}.pcap`);
-    const filter = `tcp and (${ports.map((p) => `port ${p}`).join(' or ')})`;
+    const filter = `(tcp or udp) and (${ports.map((p) => `port ${p}`).join(' or ')})`;
     const args = [
       '-i',
       hop.interface,

@@ -146,7 +146,7 @@ export class LinuxFlowTracer implements FlowTracer {
             if (captured) rec.seen = seenOnHops(flowHops[i] ?? [], captured, f.sport);
             if (hasConntrack)
               rec.conntrack = await Promise.all(
-                f.netns.map(async (n) => ({ netns: n, entries: await this.conntrack(n.path, f.family, f.sport) })),
+                f.netns.map(async (n) => ({ netns: n, entries: await this.conntrack(n.path, f.family, f.sport, f.proto ?? 'tcp') })),
               );
             return rec;
           }),
@@ -156,8 +156,8 @@ export class LinuxFlowTracer implements FlowTracer {
     return active;
   }
 
-  private async conntrack(netnsPath: string | undefined, family: 4 | 6, sport: number): Promise<ConntrackEntry[]> {
-    const args = ['-L', '-p', 'tcp', '--orig-port-src', String(sport), '-f', family === 4 ? 'ipv4' : 'ipv6'];
+  private async conntrack(netnsPath: string | undefined, family: 4 | 6, sport: number, proto: 'tcp' | 'udp'): Promise<ConntrackEntry[]> {
+    const args = ['-L', '-p', proto, '--orig-port-src', String(sport), '-f', family === 4 ? 'ipv4' : 'ipv6'];
     const r = await this.runner
       .run(
         netnsPath === undefined

@@ -19,6 +19,8 @@ export interface FlowSpec {
   family: 4 | 6;
   dst: string;
   dport: number;
+  /** the flow's protocol (default tcp; udp for a DNS query) */
+  proto?: 'tcp' | 'udp';
   /** every netns the flow crosses, the sender's first */
   netns: TraceNetns[];
   /** the route decisions to read afterwards, in path order */

@@ -99,4 +99,39 @@ describe('Reachability paths grouped by network', () => {
     expect(within(unmeasured).getByTestId('reach-derived').textContent).toBe('not measured');
     expect(unmeasured.textContent).toContain('not measured: EADDRINUSE');
   });
+
+  it('a DNS group after the networks: a row per nameserver (the silent one red), the pod resolv.conf beside it', () => {
+    const conf = 'search name.test\nnameserver 10.70.0.1\nnameserver 10.70.0.250\n';
+    const withDns: ProbeReport = {
+      ...report,
+      dns: {
+        source: 'dns_config',
+        servers: ['10.70.0.1', '10.70.0.250'],
+        searches: ['name.test'],
+        options: [],
+        resolvConf: conf,
+        name: 'name.test',
+        qtype: 'A',
+      },
+      paths: [
+        ...report.paths,
+        path({ kind: 'dns', to: '10.70.0.1:53', proto: 'udp', note: 'NOERROR: A 10.0.0.9 (over UDP)', rttMs: 0.4 }),
+        path({ kind: 'dns', to: '10.70.0.250:53', proto: 'udp', verdict: 'timeout', note: 'no answer to A name.test in 1500 ms' }),
+      ],
+    };
+    render(<ReachabilityPaths s={s} report={withDns} actions={actions} />);
+    // the networks keep only their own paths
+    expect(screen.getAllByTestId('reach-network')).toHaveLength(2);
+    const dns = screen.getByTestId('reach-dns');
+    expect(within(dns).getByTestId('reach-network-heading').textContent).toContain(
+      "DNS — nameservers from the pod's dns_config · asks A name.test",
+    );
+    const rows = within(dns)
+      .getAllByRole('row')
+      .filter((r) => r.dataset.kind === 'dns');
+    expect(rows.map((r) => r.dataset.verdict)).toEqual(['reachable', 'timeout']);
+    expect(rows[1]!.querySelector('.pill')!.className).toContain('pill-bad');
+    expect(rows[0]!.textContent).toContain('A 10.0.0.9');
+    expect(within(dns).getByTestId('reach-resolv-conf').textContent).toBe(conf);
+  });
 });

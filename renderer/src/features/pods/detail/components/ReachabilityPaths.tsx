@@ -4,7 +4,7 @@
  * plugin's design forbids it. Why?/Trace opens the path's trace under its row.
  */
 import { Fragment } from 'react';
-import type { ProbePath, ProbeReport } from '../../../../../../shared/domain/probe';
+import { describeMtu, type ProbePath, type ProbeReport } from '../../../../../../shared/domain/probe';
 import type { SandboxStatus } from '../../../../../../shared/domain/sandbox';
 import { Pill } from '../../../../lib/ui/StatusPill';
 import { hhmmss, KIND_LABEL, pathGroups, unmeasuredLabel, VERDICT_LABEL, verdictTone, type PathGroup } from '../model/reachability';
@@ -35,8 +35,23 @@ export function ReachabilityPaths({ s, report, actions }: { s: SandboxStatus; re
         </tr>
       </thead>
       {pathGroups(report).map((g, gi) => (
-        <tbody key={g.title ?? `group-${gi}`} data-testid="reach-network" data-network={g.network} data-interface={g.interface}>
+        <tbody
+          key={g.title ?? `group-${gi}`}
+          data-testid={g.dns ? 'reach-dns' : 'reach-network'}
+          data-network={g.network}
+          data-interface={g.interface}
+        >
           {g.title && <GroupHeading g={g} />}
+          {g.dns?.resolvConf !== undefined && (
+            <tr data-testid="reach-resolv-conf-row">
+              <td colSpan={7}>
+                <div className="small muted">the pod's /etc/resolv.conf</div>
+                <pre className="mono small" data-testid="reach-resolv-conf">
+                  {g.dns.resolvConf}
+                </pre>
+              </td>
+            </tr>
+          )}
           {g.rows.map(({ path, index }) => (
             <Fragment key={index}>
               <PathRow p={path} index={index} s={s} report={report} ready={ready} actions={actions} />
@@ -70,7 +85,11 @@ function GroupHeading({ g }: { g: PathGroup }) {
         <span className="mono">{g.title}</span>
         {g.detail && <span className="muted small"> — {g.detail}</span>}
         {summary && <span className="muted small"> · {summary}</span>}
-        {g.rows.length === 0 && <span className="muted small"> · no path: nothing maps to or routes over this network</span>}
+        {g.rows.length === 0 && (
+          <span className="muted small">
+            {g.dns ? ' · no nameserver: the pod resolves no name' : ' · no path: nothing maps to or routes over this network'}
+          </span>
+        )}
         {g.peersNote && (
           <span className="small" data-testid="reach-peers">
             {' '}
@@ -130,6 +149,11 @@ function PathRow({
         )}
         {p.listener && <span className="muted">{p.listener === 'existing' ? 'existing listener · ' : "probe's responder · "}</span>}
         <span className="muted">{p.note}</span>
+        {p.mtu && (
+          <div data-testid="reach-mtu" data-black-hole={p.mtu.blackHole} className={p.mtu.blackHole ? undefined : 'muted'}>
+            {p.mtu.blackHole ? <b>{describeMtu(p.mtu)}</b> : describeMtu(p.mtu)}
+          </div>
+        )}
         {p.why && !p.trace && (
           <div data-testid="reach-design-rule">
             <b>{p.verdict === 'isolated' ? 'Expected: ' : 'Forbidden by design: '}</b>

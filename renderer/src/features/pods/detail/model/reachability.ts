@@ -3,7 +3,14 @@
  * only for a path measured reachable while the pod is ready; `isolated` (expected by the plugin's design) has a colour
  * of its own, never green and never red.
  */
-import { networkDetail, pathsByNetwork, type ProbePath, type ProbeReport, type ProbeVerdict } from '../../../../../../shared/domain/probe';
+import {
+  dnsPaths,
+  networkDetail,
+  pathsByNetwork,
+  type ProbePath,
+  type ProbeReport,
+  type ProbeVerdict,
+} from '../../../../../../shared/domain/probe';
 import type { Tone } from '../../../../lib/ui/StatusPill';
 
 export function hhmmss(iso: string): string {
@@ -23,6 +30,8 @@ export const VERDICT_LABEL: Record<ProbeVerdict, string> = {
 
 export function verdictTone(p: ProbePath, podReady: boolean): Tone {
   if (!p.measured || !podReady) return 'muted';
+  // connected, but full-size packets vanish on it: not green
+  if (p.mtu?.blackHole) return 'bad';
   if (p.verdict === 'reachable') return 'ok';
   if (p.verdict === 'shadowed') return 'warn';
   if (p.verdict === 'isolated') return 'info';
@@ -38,6 +47,7 @@ export const KIND_LABEL: Record<ProbePath['kind'], string> = {
   podPort: 'pod port',
   gateway: 'gateway',
   peer: 'peer',
+  dns: 'DNS',
 };
 
 export interface PathGroup {
@@ -52,9 +62,31 @@ export interface PathGroup {
   rows: Array<{ path: ProbePath; index: number }>;
   /** counts per verdict, for the group's summary */
   counts: Partial<Record<ProbeVerdict, number>>;
+  /** the DNS group: the pod's resolv.conf is shown beside its paths */
+  dns?: { resolvConf?: string; source: string };
 }
 
 export function pathGroups(report: ProbeReport): PathGroup[] {
+  const groups = networkGroups(report);
+  const rows = dnsPaths(report);
+  if (report.dns || rows.length > 0) {
+    const counts: PathGroup['counts'] = {};
+    for (const { path } of rows) counts[path.verdict] = (counts[path.verdict] ?? 0) + 1;
+    const d = report.dns;
+    groups.push({
+      title: 'DNS',
+      detail: d
+        ? `${d.servers.length ? `nameservers from ${d.source === 'dns_config' ? "the pod's dns_config" : 'its resolv.conf'}` : 'no nameserver'} · asks ${d.qtype} ${d.name}`
+        : undefined,
+      rows,
+      counts,
+      dns: { source: d?.source ?? 'resolv.conf', ...(d?.resolvConf !== undefined ? { resolvConf: d.resolvConf } : {}) },
+    });
+  }
+  return groups;
+}
+
+function networkGroups(report: ProbeReport): PathGroup[] {
   return pathsByNetwork(report).map((g) => {
     const n = g.info;
     const counts: PathGroup['counts'] = {};
