@@ -90,6 +90,11 @@ export async function createSandboxEnv(opts: { rendererDir?: string; port?: numb
   };
   for (const d of Object.values(dirs)) await mkdir(d, { recursive: true });
   await writeFile(join(dirs.cniConfDir, '10-psc-e2e.conflist'), JSON.stringify(e2eConflist(dirs.ipam), null, 2));
+  // The e2e network routes only its own subnet (no masquerade), so the host's nameservers cannot answer a pod: a pod
+  // without dns_config gets a resolv.conf with none (no DNS path), as in the test kit's envs; a spec that wants DNS
+  // paths gives dns_config.
+  const resolvConf = join(root, 'resolv.conf');
+  await writeFile(resolvConf, '# podscope e2e env: no nameserver (give the pod a dns_config)\n');
   const options: Partial<EngineOptions> = {
     stateDir: dirs.stateDir,
     runDir: dirs.runDir,
@@ -98,6 +103,7 @@ export async function createSandboxEnv(opts: { rendererDir?: string; port?: numb
     cniCacheDir: dirs.cniCacheDir,
     cniBinDirs: ['/usr/lib/cni'],
     ipPreference: 'ipv4',
+    resolvConf,
   };
   let engine: Engine | undefined;
   let host: BrowserHost | undefined;
