@@ -86,6 +86,13 @@ function ipam(tag: string, subnet: string): object {
   return { type: 'host-local', dataDir: join(root, tag, 'ipam'), ranges: [[{ subnet }]] };
 }
 
+/** a resolv.conf with no nameserver in `dir` (what a pod without dns_config gets here) */
+function noNameservers(dir: string): string {
+  const file = join(dir, 'resolv.conf');
+  writeFileSync(file, '# no nameserver: the pods of this test route only their own subnet\n');
+  return file;
+}
+
 /** One engine over the case's own dirs: run, then (when it ran) stop and remove; leftovers after each. */
 async function runCase(c: Case): Promise<Outcome> {
   const dir = join(root, c.tag);
@@ -101,6 +108,8 @@ async function runCase(c: Case): Promise<Outcome> {
     cniBinDirs: [...(c.extraBin ?? []), '/usr/lib/cni'],
     cniCacheDir: join(dir, 'cni-cache'),
     pluginTimeoutMs: 30_000,
+    // the case's pods route only their own subnet: no nameserver, so no DNS path to one they cannot reach
+    resolvConf: noNameservers(dir),
   };
   const scope = (ids: string[], ips: string[]): LeakScope => ({
     bridge: c.bridge,
@@ -456,6 +465,7 @@ describe("known defects of the installed plugin release are warnings, not the ne
       cniConfDir: join(dir, 'net.d'),
       cniBinDirs: ['/usr/lib/cni'],
       cniCacheDir: join(dir, 'cni-cache'),
+      resolvConf: noNameservers(dir),
     };
     const engine = await createEngine(options);
     try {
