@@ -15,6 +15,7 @@ export type { Engine } from './service/engine-api';
 export { DEFAULT_ENGINE_OPTIONS } from './common/options';
 export type { CreateEngineExtras } from './index';
 export { createUnavailableEngine } from './service/unavailable';
+export type { ForeignSandbox, ForeignPodFacts } from './foreign/resolve';
 
 /** The in-process engine as createEngine builds it: every verb of the SandboxApi and ContainerApi, lab, images. */
 export type LocalEngine = Awaited<ReturnType<typeof buildEngine>>;
