@@ -9,6 +9,7 @@ import { ENGINE_OPTION_FLAGS } from '../core/engine-flag-table';
 export const ENGINE_FLAGS = {
   ...ENGINE_OPTION_FLAGS,
   endpoint: { type: 'string' },
+  'endpoint-cni-cache': { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 } as const satisfies ParseArgsConfig['options'];
 
