@@ -91,7 +91,7 @@ const zones = [
  * feature; common/ is the bottom.
  */
 const ENGINE = './electron/engine';
-const ENGINE_FEATURES = ['pods', 'containers', 'images', 'lab', 'probe', 'trace', 'topology', 'throughput'];
+const ENGINE_FEATURES = ['pods', 'containers', 'images', 'lab', 'probe', 'trace', 'topology', 'throughput', 'foreign'];
 const ENGINE_TOUCH_POINTS = ['cni', 'kernel', 'netns', 'os', 'runtime'];
 const ENGINE_TOP = [`${ENGINE}/service`, `${ENGINE}/api.ts`, `${ENGINE}/index.ts`];
 const engineZones = [

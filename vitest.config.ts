@@ -36,6 +36,7 @@ const ALONE = [
   'tests/real/bench-smoke.test.ts',
   'tests/real/trace-real.test.ts',
   'tests/real/containers-vs-containerd.test.ts',
+  'tests/real/foreign-containerd.test.ts',
   'tests/cri/containerd-interop.test.ts',
   'tests/cri/streaming-containerd.test.ts',
   'tests/real/kind-cluster.test.ts',

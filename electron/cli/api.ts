@@ -1,12 +1,14 @@
 /**
  * Gives a command what it needs from where it runs: a CRI endpoint when --endpoint is set, else an engine in this
- * process. What only one of them has (streaming, measurements) is declared by each side's type, never probed; a
- * command that needs a part the endpoint lacks refuses with the one NotSupportedError.
+ * process. What only one of them has (streaming) is declared by each side's type, never probed; a command that needs
+ * a part the endpoint lacks refuses with the one NotSupportedError. The measurements are always this process's: over
+ * an endpoint they are made on the pods the runtime describes (engine/service/foreign-measurer.ts), read-only.
  */
 import type { ContainerEvent } from '../../shared/domain/container';
 import type { EndpointApi } from '../../shared/domain/endpoints';
 import type { MeasurementApi, SandboxEvent } from '../../shared/domain/sandbox';
-import type { ContainerStreaming } from '../engine/api';
+import type { ContainerStreaming, ForeignMeasurements } from '../engine/api';
+import type { CriEndpointApi } from '../cri/client';
 import type { EndpointImages } from '../endpoints/images';
 import { engineOptionsFromFlags, type Flags } from './args';
 
@@ -14,7 +16,7 @@ import { engineOptionsFromFlags, type Flags } from './args';
 export interface CliEndpoint {
   api: EndpointApi;
   streaming?: ContainerStreaming;
-  /** only an engine in this process measures */
+  /** made by this process: an engine's own, or the foreign-pod measurer over an endpoint's pods */
   measurements?: CliMeasurements;
 }
 
@@ -28,11 +30,16 @@ export async function withEndpoint<T>(
 ): Promise<T> {
   if (typeof flags.endpoint === 'string') {
     const { createCriEndpointApi } = await import('../cri/client');
-    const api = createCriEndpointApi(flags.endpoint);
+    const cri = createCriEndpointApi(flags.endpoint);
+    const measurer = lazyForeignMeasurer(cri, flags);
+    // the verbs are the runtime's; the measuring ones are made here, on the pod the runtime describes
+    // (the client is a plain object of closures, so a spread keeps every verb)
+    const api: EndpointApi = { ...cri, probe: measurer.probe, lastProbe: measurer.lastProbe, live: measurer.live };
     try {
-      return await fn({ api, streaming: api.streaming });
+      return await fn({ api, streaming: cri.streaming, measurements: measurer });
     } finally {
-      api.close();
+      measurer.close();
+      cri.close();
     }
   }
   const { createEngine, inProcessRunner } = await import('../engine/api');
@@ -49,6 +56,50 @@ export async function withEndpoint<T>(
     await engine.close();
   }
 }
+
+/**
+ * The foreign-pod measurer for an endpoint, built on first use: a verb that measures nothing (pods, ps, images) never
+ * loads the engine's OS code.
+ */
+function lazyForeignMeasurer(cri: CriEndpointApi, flags: Flags): CliMeasurements & ForeignVerbs & { close(): void } {
+  let made: Promise<ForeignMeasurements> | undefined;
+  const listeners = new Set<(e: SandboxEvent | ContainerEvent) => void>();
+  const get = () =>
+    (made ??= (async () => {
+      const { createForeignMeasurer, inProcessRunner } = await import('../engine/api');
+      const version = await cri.connect();
+      const cacheDir = flags['endpoint-cni-cache'];
+      const m = await createForeignMeasurer(
+        {
+          sandboxes: (ids) => cri.foreignSandboxes(ids),
+          cniConfig: () => cri.cniConfig(),
+          describe: `${version.runtimeName} at ${cri.address}`,
+        },
+        { ...(typeof cacheDir === 'string' && { cniCacheDir: cacheDir }), runner: await inProcessRunner() },
+      );
+      m.subscribe((e) => listeners.forEach((l) => l(e)));
+      return m;
+    })());
+  return {
+    probe: async (id, opts) => (await get()).probe(id, opts),
+    lastProbe: async (id) => (await get()).lastProbe(id),
+    live: async (id) => (await get()).live(id),
+    throughput: async (id, opts) => (await get()).throughput(id, opts),
+    topology: async (id) => (await get()).topology(id),
+    networkTopology: async (n) => (await get()).networkTopology(n),
+    cniCheck: async (id) => (await get()).cniCheck(id),
+    cniStatus: async () => (await get()).cniStatus(),
+    subscribe(listener) {
+      listeners.add(listener);
+      return () => listeners.delete(listener);
+    },
+    close() {
+      void made?.then((m) => m.close());
+    },
+  };
+}
+
+type ForeignVerbs = Pick<ForeignMeasurements, 'probe' | 'lastProbe' | 'live'>;
 
 /**
  * @param access "read" for verbs that only look (pods, inspectp): the engine is opened read-only, takes no lock and

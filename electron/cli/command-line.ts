@@ -10,6 +10,7 @@ export const ENGINE_FLAGS = {
   ...ENGINE_OPTION_FLAGS,
   // repeatable for the verbs that work across nodes (pods, inspectp); parseCommandArgs refuses a second one elsewhere
   endpoint: { type: 'string', multiple: true },
+  'endpoint-cni-cache': { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 } as const satisfies ParseArgsConfig['options'];
 

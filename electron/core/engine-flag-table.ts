@@ -37,4 +37,7 @@ export const ENGINE_FLAGS_HELP = `Engine flags:
   --seccomp-profile-root DIR  where relative localhost/<profile> seccomp refs live (default <state-dir>/seccomp)
   --insecure-registry HOST[:PORT]  pull from this registry over plain HTTP, repeatable (loopback ones always are)
   --registry-mirror HOST=URL  pull HOST's images from URL instead (names kept), repeatable: docker.io=http://127.0.0.1:5000
-  --endpoint unix:///PATH  talk to a CRI runtime (podscope cri, containerd, CRI-O) instead of hosting an engine`;
+  --endpoint unix:///PATH  talk to a CRI runtime (podscope cri, containerd, CRI-O) instead of hosting an engine; the
+                         measuring verbs (probe, topology, inspectp --live, throughput, cnicheck) still measure here,
+                         read-only, on the pod the runtime describes (README: what a measurement touches)
+  --endpoint-cni-cache DIR  libcni's cache dir of the endpoint's runtime (default /var/lib/cni; results under DIR/results)`;

@@ -9,12 +9,14 @@
 import type { createEngine as buildEngine, CreateEngineExtras } from './index';
 import type { ImageStore } from './images/types';
 import type { EngineOptions } from './common/options';
+import type { ForeignMeasurements, ForeignSource } from './service/foreign-measurer';
 
 export type { EngineOptions } from './common/options';
 export type { Engine } from './service/engine-api';
 export { DEFAULT_ENGINE_OPTIONS } from './common/options';
 export type { CreateEngineExtras } from './index';
 export { createUnavailableEngine } from './service/unavailable';
+export type { ForeignSandbox, ForeignPodFacts } from './foreign/resolve';
 
 /** The in-process engine as createEngine builds it: every verb of the SandboxApi and ContainerApi, lab, images. */
 export type LocalEngine = Awaited<ReturnType<typeof buildEngine>>;
@@ -32,6 +34,16 @@ export async function createEngine(options: Partial<EngineOptions> = {}, extras:
 export async function inProcessRunner(): Promise<NonNullable<CreateEngineExtras['runner']>> {
   const { NodeProcessRunner } = await import('./os/exec');
   return new NodeProcessRunner();
+}
+
+/** The measuring verbs on a CRI endpoint's pods, made by this process on this node (service/foreign-measurer.ts). */
+export type { ForeignMeasurements, ForeignSource } from './service/foreign-measurer';
+export async function createForeignMeasurer(
+  source: ForeignSource,
+  opts: { cniCacheDir?: string; runner?: NonNullable<CreateEngineExtras['runner']> } = {},
+): Promise<ForeignMeasurements> {
+  const { createForeignMeasurerOnNode } = await import('./index');
+  return createForeignMeasurerOnNode(source, opts);
 }
 
 // containers: streaming sessions and log files

@@ -10,6 +10,7 @@ import { HostCgroupReader } from './runtime/cgroups';
 import { conmonRuntimeAt, ociContainerRuntimes } from './runtime/handler-runtimes';
 import { LocalImageStore } from './images/store';
 import { SpawnHelperRunner } from './os/spawn-helper';
+import { NodeProcessRunner } from './os/exec';
 import type { ImageStore } from './images/types';
 import { liveNetworkUses, recordedAddOf } from './lab/engine-links';
 import { LinuxKernelReader } from './kernel/linux-reader';
@@ -34,6 +35,8 @@ import { hostSandboxFiles } from './pods/host-files';
 import { defaultHostFiles } from './runtime/sandbox-files';
 import { SandboxEngine } from './service/engine';
 import { StateDirLock } from './service/state-lock';
+import { createForeignMeasurer, type ForeignMeasurements, type ForeignSource } from './service/foreign-measurer';
+import { nodeFiles } from './foreign/node-files';
 
 export type { EngineOptions } from './common/options';
 export type { Engine } from './service/engine-api';
@@ -143,6 +146,33 @@ export async function createEngine(partial: Partial<EngineOptions> = {}, extras:
     await lock?.release();
     throw e;
   }
+}
+
+/**
+ * The measuring verbs on a CRI endpoint's pods (containerd, CRI-O), with the real touch points: the same probe
+ * sockets, tracer, kernel readers and throughput meter the engine uses, and read-only reads of the node's files. No
+ * state dir, no lock, no engine: nothing of Podscope's own is opened, and nothing of the runtime's is written.
+ */
+export function createForeignMeasurerOnNode(
+  source: ForeignSource,
+  opts: { cniCacheDir?: string; runner?: ProcessRunner } = {},
+): ForeignMeasurements {
+  // in-process unless given one: a one-shot CLI verb's heap is small, and the app passes its engine's runner
+  const runner = opts.runner ?? new NodeProcessRunner();
+  const kernel = new LinuxKernelReader(runner);
+  return createForeignMeasurer(
+    {
+      files: nodeFiles,
+      cniCacheDir: opts.cniCacheDir ?? DEFAULT_ENGINE_OPTIONS.cniCacheDir,
+      liveReader: new KernelLiveReader(kernel),
+      probeNet: new LinuxProbeNet(runner, undefined, kernel),
+      flowTracer: new LinuxFlowTracer(runner, kernel),
+      throughputMeter: new ProcessThroughputMeter(),
+      topologyReader: new KernelTopologyReader(kernel),
+      cniPlugins: { runner, binDirs: DEFAULT_ENGINE_OPTIONS.cniBinDirs, timeoutMs: DEFAULT_ENGINE_OPTIONS.pluginTimeoutMs },
+    },
+    source,
+  );
 }
 
 /** What keeps the engine from working here; the app shows these instead of failing to open. */

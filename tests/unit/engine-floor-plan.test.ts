@@ -86,7 +86,7 @@ describe('the engine floor plan', () => {
 
   it('the service folder composes the features, and the features import none of one another', () => {
     const graph = folderGraph(engineFiles());
-    const features = ['pods', 'containers', 'images', 'lab', 'probe', 'trace', 'topology', 'throughput'];
+    const features = ['pods', 'containers', 'images', 'lab', 'probe', 'trace', 'topology', 'throughput', 'foreign'];
     for (const f of features)
       expect(
         [...(graph.get(f) ?? [])].filter((t) => features.includes(t) || t === 'service'),

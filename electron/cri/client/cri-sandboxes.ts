@@ -11,12 +11,14 @@ import { configToProto } from '../convert/config';
 import { stateToProto } from '../convert/sandbox';
 import type { CriConnection } from './connection';
 import { decodeSandboxStatus, podSandboxToSummary } from './decode-status';
+import type { ForeignSandbox } from '../../engine/api';
+import { VERBOSE_INFO_KEY } from '../verbose-info';
 import type { CriEndpointApi } from './endpoint-api-types';
 import { describeRuntime, forEachLimited, LIST_STATUS_CONCURRENCY, unimplemented, type EndpointLink } from './endpoint-link';
 
 type SandboxVerbs = Pick<
   CriEndpointApi,
-  'run' | 'stop' | 'remove' | 'status' | 'list' | 'listOnce' | 'networkOf' | 'live' | 'probe' | 'lastProbe' | 'preview'
+  'run' | 'stop' | 'remove' | 'status' | 'list' | 'listOnce' | 'networkOf' | 'live' | 'probe' | 'lastProbe' | 'preview' | 'foreignSandboxes'
 >;
 
 const statusOf = (conn: CriConnection, id: string, verbose: boolean) => conn.call((c) => c.podSandboxStatus, { podSandboxId: id, verbose });
@@ -96,6 +98,32 @@ export function sandboxVerbs(link: EndpointLink): SandboxVerbs {
     async networkOf(id) {
       const conn = await connected();
       return rowFacts(await statusOf(conn, id, true), conn);
+    },
+    async foreignSandboxes(ids?: string[]): Promise<ForeignSandbox[]> {
+      const conn = await connected();
+      const wanted = ids ?? (await conn.call((c) => c.listPodSandbox, { filter: undefined })).items.map((p) => p.id);
+      const out: ForeignSandbox[] = [];
+      await forEachLimited(wanted, LIST_STATUS_CONCURRENCY, async (id) => {
+        let res: pb.PodSandboxStatusResponse;
+        try {
+          res = await statusOf(conn, id, true);
+        } catch {
+          return; // removed between list and status
+        }
+        const raw = res.info[VERBOSE_INFO_KEY];
+        let verbose: unknown;
+        try {
+          verbose = raw ? JSON.parse(raw) : undefined;
+        } catch {
+          verbose = undefined; // the decode below names a malformed document
+        }
+        out.push({
+          runtimeName: conn.version.runtimeName,
+          status: decodeSandboxStatus(res, conn.version.runtimeName, conn.socketPath),
+          ...(verbose !== undefined && { verbose }),
+        });
+      });
+      return out;
     },
     async live() {
       // the kernel view needs the netns on this host and the engine's own records; CRI carries neither

@@ -3,7 +3,7 @@ import type { PodscopeError } from '../../../shared/domain/errors';
 import type { RowNetworkFacts, SandboxApi, SandboxEvent, SandboxSummary } from '../../../shared/domain/sandbox';
 import type { ContainerApi, ContainerSummary } from '../../../shared/domain/container';
 import type * as pb from '../generated/runtime_v1';
-import type { ContainerStreaming } from '../../engine/api';
+import type { ContainerStreaming, ForeignSandbox } from '../../engine/api';
 
 export interface CriEndpointApi extends SandboxApi, ContainerApi {
   /** unix:///abs/path */
@@ -35,6 +35,11 @@ export interface CriEndpointApi extends SandboxApi, ContainerApi {
    * socket). Costs no RPC, so a lost endpoint is noticed at once without pinging it.
    */
   onConnectionLost(listener: () => void): () => void;
+  /**
+   * A verbose PodSandboxStatus of each pod (these ids, or every listed one): the decoded status and the verbose
+   * document as the runtime sent it, for the engine's resolver of foreign pods (engine/foreign/resolve.ts).
+   */
+  foreignSandboxes(ids?: string[]): Promise<ForeignSandbox[]>;
   /** One non-verbose ContainerStatus: the exit code and reason an exited container's list entry lacks. */
   exitOf(id: string): Promise<Pick<ContainerSummary, 'exitCode' | 'reason'>>;
   /** exec, attach and port-forward through the endpoint's Exec/Attach/PortForward URLs (cri-streaming.ts) */

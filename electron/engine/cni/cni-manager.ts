@@ -22,6 +22,7 @@ import {
   statusNetworkList,
   statusSupported,
   type Attachment,
+  type CheckPrevResult,
 } from './network-ops';
 import { CURRENT_SPEC_VERSION } from './spec-version';
 import { execContextFor, execPlugin, type ExecContext } from './plugin-exec';
@@ -128,32 +129,7 @@ class LibcniManager implements CniManager {
     const ctx = this.execContext(hooks);
     const att: Attachment = { containerId, netns: netnsPath, opts };
     const out: CniVerbOutcome[] = [];
-    for (const net of networks) {
-      const base = { network: net.list.name, ifName: net.ifName, cniVersion: net.list.cniVersion };
-      try {
-        const r = await checkNetworkList(ctx, this.cache, net, att);
-        const defect = r.knownDefects[0];
-        out.push({
-          ...base,
-          outcome: r.outcome,
-          message:
-            r.outcome === 'disabled'
-              ? 'disableCheck is set in the conflist: CHECK skipped'
-              : defect
-                ? `every plugin passed CHECK but ${r.knownDefects.map((d) => `${d.type}#${d.index}`).join(', ')}, whose CHECK failed with a known defect of the installed release: ${r.knownDefects.map((d) => `${d.type} ${d.version} (${d.reference}): ${d.explanation}`).join('; ')}`
-                : 'every plugin passed CHECK',
-          ...(defect ? { knownDefect: defect } : {}),
-        });
-      } catch (e) {
-        const notSupported = isCheckNotSupported(e);
-        out.push({
-          ...base,
-          outcome: notSupported ? 'notSupported' : 'failed',
-          message: (e as Error).message,
-          ...(notSupported ? {} : { error: e }),
-        });
-      }
-    }
+    for (const net of networks) out.push(await checkOutcome(ctx, this.cache, net, att));
     return out;
   }
 
@@ -332,6 +308,34 @@ class LibcniManager implements CniManager {
       },
       hooks,
     );
+  }
+}
+
+/** One network's CHECK as the report says it: passed, disabled, not supported by its version, or failed. */
+export async function checkOutcome(ctx: ExecContext, cache: CheckPrevResult, net: LoadedNetwork, att: Attachment): Promise<CniVerbOutcome> {
+  const base = { network: net.list.name, ifName: net.ifName, cniVersion: net.list.cniVersion };
+  try {
+    const r = await checkNetworkList(ctx, cache, net, att);
+    const defect = r.knownDefects[0];
+    return {
+      ...base,
+      outcome: r.outcome,
+      message:
+        r.outcome === 'disabled'
+          ? 'disableCheck is set in the conflist: CHECK skipped'
+          : defect
+            ? `every plugin passed CHECK but ${r.knownDefects.map((d) => `${d.type}#${d.index}`).join(', ')}, whose CHECK failed with a known defect of the installed release: ${r.knownDefects.map((d) => `${d.type} ${d.version} (${d.reference}): ${d.explanation}`).join('; ')}`
+            : 'every plugin passed CHECK',
+      ...(defect ? { knownDefect: defect } : {}),
+    };
+  } catch (e) {
+    const notSupported = isCheckNotSupported(e);
+    return {
+      ...base,
+      outcome: notSupported ? 'notSupported' : 'failed',
+      message: (e as Error).message,
+      ...(notSupported ? {} : { error: e }),
+    };
   }
 }
 

@@ -274,6 +274,20 @@ async function cachedPrevResult(
   }
 }
 
+/** A result the caller read (another runtime's cache entry), in the list's version; nothing is removed on failure. */
+function givenPrevResult(
+  given: Record<string, unknown> | undefined,
+  net: LoadedNetwork,
+): { prev?: Record<string, unknown>; source: PrevResultSource; reason?: string } {
+  if (!specAtLeast(net.list.cniVersion, '0.4.0')) return { source: 'too-old-for-cache' };
+  if (given === undefined) return { source: 'none' };
+  try {
+    return { prev: resultAsVersion(parseVersionedResult(given).result, net.list.cniVersion), source: 'cache' };
+  } catch (e) {
+    return { source: 'none', reason: `the cached result cannot be read: ${(e as Error).message} (left as it is)` };
+  }
+}
+
 /** go-cni Remove skips these: plugins that already cleaned up, or a netns that is already gone. */
 export function isIgnorableDelError(e: unknown, netnsPath: string): boolean {
   const message = e instanceof Error ? e.message : String(e);
@@ -392,9 +406,16 @@ function knownDefectOf(e: unknown): KnownDefect | undefined {
   return d?.knownDefect;
 }
 
+/**
+ * The prevResult a CHECK hands the plugins: the result cache's (an unreadable entry is discarded, as for a pod of
+ * this engine), or, for a pod another runtime made, the one given — read by the caller and never removed, since
+ * that cache is not ours to change.
+ */
+export type CheckPrevResult = ResultCache | { given: Record<string, unknown> | undefined };
+
 export async function checkNetworkList(
   ctx: ExecContext,
-  cache: ResultCache,
+  cache: CheckPrevResult,
   net: LoadedNetwork,
   att: Attachment,
 ): Promise<CheckListOutcome> {
@@ -412,7 +433,8 @@ export async function checkNetworkList(
   const detail: Record<string, unknown> = {};
   await timed(ctx, 'CHECK', net, detail, async () => {
     checkIdentifiers(net, att.containerId, 'CHECK');
-    const { prev, source, reason } = await cachedPrevResult(cache, net, att.containerId);
+    const { prev, source, reason } =
+      'given' in cache ? givenPrevResult(cache.given, net) : await cachedPrevResult(cache, net, att.containerId);
     Object.assign(detail, { prevResult: source, ...(reason ? { cacheProblem: reason } : {}) });
     const env = attachmentEnv(ctx, 'CHECK', net, att);
     for (const index of list.plugins.keys()) {

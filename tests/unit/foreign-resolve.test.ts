@@ -1,0 +1,153 @@
+/**
+ * The foreign-pod resolver on recorded verbose info: a containerd 1.6.20 pod (recorded from the test kit's fixture:
+ * portmap + bandwidth + an httpd container) and a CRI-O pod shaped from CRI-O's own types. The status goes through the
+ * real CRI decoder from a PodSandboxStatusResponse carrying the recorded document, as the client gets it; only the
+ * node's files are a fake (what exists, what the cache dir holds).
+ */
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { decodeSandboxStatus } from '../../electron/cri/client/decode-status';
+import * as pb from '../../electron/cri/generated/runtime_v1';
+import { ForeignPods } from '../../electron/engine/foreign/lookup';
+import { resolveForeignPod, verboseFacts, type ForeignSandbox } from '../../electron/engine/foreign/resolve';
+import { PodscopeError } from '../../shared/domain/errors';
+import { FakeNodeFiles } from '../../testkit/fakes/fake-node-files';
+
+interface Recording {
+  status: { id: string; metadata: pb.PodSandboxMetadata; state: string; createdAt: string; ip: string; additionalIps: string[] };
+  verbose: Record<string, unknown>;
+  cacheDir: string;
+  cache: Record<string, object>;
+}
+
+const load = (name: string) => JSON.parse(readFileSync(new URL(`../fixtures/foreign/${name}`, import.meta.url), 'utf8')) as Recording;
+
+function sandboxOf(rec: Recording, runtimeName: string, verbose: unknown = rec.verbose): ForeignSandbox {
+  const res = pb.PodSandboxStatusResponse.fromPartial({
+    status: {
+      id: rec.status.id,
+      metadata: rec.status.metadata,
+      state: rec.status.state === 'SANDBOX_READY' ? pb.PodSandboxState.SANDBOX_READY : pb.PodSandboxState.SANDBOX_NOTREADY,
+      createdAt: rec.status.createdAt,
+      network: { ip: rec.status.ip, additionalIps: rec.status.additionalIps.map((ip) => ({ ip })) },
+    },
+    info: verbose === undefined ? {} : { info: JSON.stringify(verbose) },
+  });
+  return { runtimeName, status: decodeSandboxStatus(res, runtimeName), ...(verbose !== undefined && { verbose }) };
+}
+
+const netnsOf = (v: Record<string, unknown>) => verboseFacts(v).specNetns!;
+
+describe('a containerd 1.6.20 pod resolved to PodFacts', () => {
+  const rec = load('containerd-1.6.20-httpd.json');
+  const netns = netnsOf(rec.verbose);
+
+  it('takes the netns from the OCI spec, the attachments from libcni cache, the interfaces from cniResult', async () => {
+    const files = new FakeNodeFiles(rec.cache, [netns]);
+    const pod = await resolveForeignPod(files, sandboxOf(rec, 'containerd'), { cniCacheDir: rec.cacheDir });
+    expect(pod.netnsPath).toBe(netns);
+    expect(pod.state).toBe('Ready');
+    expect(pod.pausePid).toBe(rec.verbose.pid);
+    expect(pod.network!.networks.map((n) => [n.network, n.ifName])).toEqual([
+      ['cni-loopback', 'lo'],
+      [expect.stringMatching(/ctd$/), 'eth0'],
+    ]);
+    const eth0 = pod.network!.networks.find((n) => n.ifName === 'eth0')!;
+    expect(eth0.cacheFile).toBe(`/var/lib/cni/results/${eth0.network}-${pod.id}-eth0`);
+    expect(eth0.result!.ips!.map((i) => i.address)).toEqual(['10.132.0.2/24', 'fd00:132::2/64']);
+    expect(eth0.capabilityArgs).toHaveProperty('portMappings');
+    expect(eth0.capabilityArgs).toHaveProperty('bandwidth');
+    expect(pod.network!.interfaces.eth0!.ipConfigs.map((c) => c.ip)).toEqual(['10.132.0.2', 'fd00:132::2']);
+    expect(pod.ipSelection).toMatchObject({ preference: 'ipv4', primary: '10.132.0.2', eth0Ips: ['10.132.0.2', 'fd00:132::2'] });
+    expect(pod.config.port_mappings).toEqual([expect.objectContaining({ container_port: 80 })]);
+    expect(pod.resolvedFrom.netns).toContain('OCI spec');
+  });
+
+  it("falls back to the pause process's /proc/<pid>/ns/net when the netns path is not visible from here", async () => {
+    const files = new FakeNodeFiles(rec.cache, [`/proc/${rec.verbose.pid as number}/ns/net`]);
+    const pod = await resolveForeignPod(files, sandboxOf(rec, 'containerd'), { cniCacheDir: rec.cacheDir });
+    expect(pod.netnsPath).toBe(`/proc/${rec.verbose.pid as number}/ns/net`);
+    expect(pod.resolvedFrom.netns).toContain('pause process');
+  });
+
+  it('names the netns as the missing fact and every place it looked', async () => {
+    const files = new FakeNodeFiles(rec.cache, []);
+    const err = await resolveForeignPod(files, sandboxOf(rec, 'containerd'), { cniCacheDir: rec.cacheDir }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(PodscopeError);
+    expect((err as PodscopeError).code).toBe('FailedPrecondition');
+    expect((err as Error).message).toContain('cannot find its network namespace');
+    expect((err as Error).message).toContain(netns);
+    expect((err as Error).message).toContain(`/proc/${rec.verbose.pid as number}/ns/net`);
+  });
+
+  it('names the attachments as the missing fact and the cache dir it read when the cache has no entry', async () => {
+    const files = new FakeNodeFiles({ '/elsewhere/results/other-x-eth0': '{}' }, [netns]);
+    const err = await resolveForeignPod(files, sandboxOf(rec, 'containerd'), { cniCacheDir: '/elsewhere' }).catch((e: unknown) => e);
+    expect((err as Error).message).toContain('cannot find its CNI attachments');
+    expect((err as Error).message).toContain(`/elsewhere/results has no <network>-${rec.status.id}-<ifname> entry`);
+    expect((err as Error).message).toContain('names interfaces (');
+    // the cache dir is configurable per endpoint: the same pod resolves from where its runtime keeps the cache
+    const moved = new FakeNodeFiles(
+      Object.fromEntries(Object.entries(rec.cache).map(([p, v]) => [p.replace('/var/lib/cni/', '/srv/cni/'), v])),
+      [netns],
+    );
+    const pod = await resolveForeignPod(moved, sandboxOf(rec, 'containerd'), { cniCacheDir: '/srv/cni' });
+    expect(pod.network!.networks.find((n) => n.ifName === 'eth0')!.cacheFile).toMatch(/^\/srv\/cni\/results\//);
+  });
+
+  it('a stopped pod resolves without a netns (the features refuse it as not ready) and reads nothing', async () => {
+    const stopped = { ...rec, status: { ...rec.status, state: 'SANDBOX_NOTREADY' } };
+    const files = new FakeNodeFiles(rec.cache, [netns]);
+    const pod = await resolveForeignPod(files, sandboxOf(stopped, 'containerd', { ...rec.verbose, netNamespaceClosed: true }), {
+      cniCacheDir: rec.cacheDir,
+    });
+    expect(pod.netnsClosed).toBe(true);
+    expect(pod.netnsPath).toBeUndefined();
+    expect(files.looked).toEqual([]);
+  });
+
+  it('the lookup finds a pod by prefix, throws its resolve error by id, and leaves it out of the peers', async () => {
+    const good = sandboxOf(rec, 'containerd');
+    const otherRec = { ...rec, status: { ...rec.status, id: 'b'.repeat(64) } };
+    const bad = sandboxOf(otherRec, 'containerd', {
+      ...rec.verbose,
+      runtimeSpec: { linux: { namespaces: [{ type: 'network', path: '/gone' }] } },
+      pid: 0,
+      cniResult: null,
+    });
+    const files = new FakeNodeFiles(rec.cache, [netns]);
+    const pods = await ForeignPods.resolve(files, [good, bad], { cniCacheDir: rec.cacheDir });
+    expect(pods.get(rec.status.id.slice(0, 12)).id).toBe(rec.status.id);
+    expect(() => pods.get('bbbb')).toThrow(/cannot find its network namespace; looked at \/gone/);
+    expect(pods.all().map((p) => p.id)).toEqual([rec.status.id]);
+    expect(() => pods.get('nope')).toThrow(/not found/);
+  });
+});
+
+describe('a CRI-O pod resolved to PodFacts (verbose info from CRI-O types: image, pid, runtimeSpec)', () => {
+  const rec = load('cri-o-web.json');
+  const netns = netnsOf(rec.verbose);
+
+  it('has no CNI result in its verbose info: interfaces folded from the cached result', async () => {
+    const files = new FakeNodeFiles(rec.cache, [netns]);
+    const pod = await resolveForeignPod(files, sandboxOf(rec, 'cri-o'), { cniCacheDir: rec.cacheDir });
+    expect(pod.netnsPath).toBe(netns);
+    expect(pod.pausePid).toBe(4242);
+    expect(pod.network!.networks).toEqual([expect.objectContaining({ network: 'crio', ifName: 'eth0', cniVersion: '1.0.0' })]);
+    expect(pod.network!.interfaces.eth0).toEqual({
+      mac: '0a:58:0a:55:00:07',
+      sandbox: netns,
+      ipConfigs: [{ ip: '10.85.0.7', gateway: '10.85.0.1' }],
+    });
+    expect(pod.ipSelection?.primary).toBe('10.85.0.7');
+  });
+
+  it('a spoofed (host-network) infra container: only a runtimeSpec without a network namespace, nothing to resolve', async () => {
+    const files = new FakeNodeFiles({}, []);
+    const hostRec = { ...rec, status: { ...rec.status, ip: '' } };
+    const spec = { runtimeSpec: { linux: { namespaces: [{ type: 'pid' }, { type: 'mount' }] } } };
+    const pod = await resolveForeignPod(files, sandboxOf(hostRec, 'cri-o', spec), { cniCacheDir: rec.cacheDir });
+    expect(pod.netnsPath).toBeUndefined();
+    expect(pod.network).toBeUndefined();
+  });
+});
