@@ -65,8 +65,11 @@ describe("the measuring verbs on containerd's pod, over --endpoint", () => {
     const r = await podscope('probe', '--endpoint', endpoint, '--trace', '-o', 'json', pod.podId);
     expect(r.code, r.stderr).toBe(0);
     const report = JSON.parse(r.stdout) as { paths: JsonPath[] };
-    const hostPort = report.paths.find((p) => p.kind === 'hostPort' && p.trace)!;
-    const owners = hostPort.trace!.steps.flatMap((s) => (s.owner ? [s.owner] : []));
+    // every traced host-port path (127.0.0.1, the gateway's v4 and v6 addresses): a trace that lost the kernel's
+    // events under load says so in its own report, and the others still name the rule
+    const traced = report.paths.filter((p) => p.kind === 'hostPort' && p.trace);
+    expect(traced.length).toBeGreaterThan(0);
+    const owners = traced.flatMap((p) => p.trace!.steps.flatMap((s) => (s.owner ? [s.owner] : [])));
     expect(owners).toContainEqual(expect.objectContaining({ plugin: 'portmap', network: ctd.bridge, sandboxId: pod.podId }));
   });
 
