@@ -137,49 +137,8 @@ class LibcniManager implements CniManager {
     const networks = this.readyNetworks();
     const ctx = this.execContext(hooks);
     const out: CniVerbOutcome[] = [];
-    for (const net of networks) {
-      const base = { network: net.list.name, ifName: net.ifName, cniVersion: net.list.cniVersion };
-      if (!statusSupported(net.list.cniVersion)) {
-        out.push({
-          ...base,
-          outcome: 'notSupported',
-          message: `STATUS is not supported by version ${net.list.cniVersion} (it exists from 1.1.0)`,
-        });
-        continue;
-      }
-      try {
-        await statusNetworkList(ctx, net);
-        out.push({ ...base, outcome: 'passed', message: 'every plugin reported ready' });
-      } catch (e) {
-        // a plugin built before spec 1.1.0 fails STATUS ("missing containerID"): ask it which versions it speaks,
-        // so "this plugin has no STATUS" is told apart from "this plugin says the network is not ready"
-        const type = e instanceof PodscopeError ? (e.details as { plugin?: string } | undefined)?.plugin : undefined;
-        const supported = type ? await this.supportedVersions(ctx, net.list.name, type) : undefined;
-        if (supported && !supported.includes(net.list.cniVersion)) {
-          out.push({
-            ...base,
-            outcome: 'notSupported',
-            message: `plugin ${type} supports spec versions ${supported.join(', ')}: it has no STATUS for this ${net.list.cniVersion} list (libcni, and so containerd, would report the network not ready: ${(e as Error).message})`,
-          });
-        } else {
-          out.push({ ...base, outcome: 'failed', message: (e as Error).message, error: e });
-        }
-      }
-    }
+    for (const net of networks) out.push(await statusOutcome(ctx, net));
     return out;
-  }
-
-  /** CNI VERSION of one plugin (recorded like every exec); undefined when it cannot say. */
-  private async supportedVersions(ctx: ExecContext, network: string, type: string): Promise<string[] | undefined> {
-    const env = { CNI_COMMAND: 'VERSION', CNI_PATH: ctx.binDirs.join(':') };
-    return execPlugin(
-      ctx,
-      { network, ifName: '', verb: 'VERSION', index: 0, type, stdin: JSON.stringify({ cniVersion: CURRENT_SPEC_VERSION }), cniEnv: env },
-      (stdout) => {
-        const doc = JSON.parse(stdout) as { supportedVersions?: unknown };
-        return Array.isArray(doc.supportedVersions) ? doc.supportedVersions.map(String) : undefined;
-      },
-    ).catch(() => undefined);
   }
 
   async setup(containerId: string, netnsPath: string, opts: CniNamespaceOptions, hooks?: CniHooks): Promise<CniSetupResult> {
@@ -312,6 +271,52 @@ class LibcniManager implements CniManager {
 }
 
 /** One network's CHECK as the report says it: passed, disabled, not supported by its version, or failed. */
+/**
+ * STATUS of one network list as one outcome — for the engine's own networks and for another runtime's cached lists
+ * alike: notSupported for a list older than 1.1.0, or for a plugin that says (CNI VERSION) it does not speak the
+ * list's version.
+ */
+export async function statusOutcome(ctx: ExecContext, net: LoadedNetwork): Promise<CniVerbOutcome> {
+  const base = { network: net.list.name, ifName: net.ifName, cniVersion: net.list.cniVersion };
+  if (!statusSupported(net.list.cniVersion)) {
+    return {
+      ...base,
+      outcome: 'notSupported',
+      message: `STATUS is not supported by version ${net.list.cniVersion} (it exists from 1.1.0)`,
+    };
+  }
+  try {
+    await statusNetworkList(ctx, net);
+    return { ...base, outcome: 'passed', message: 'every plugin reported ready' };
+  } catch (e) {
+    // a plugin built before spec 1.1.0 fails STATUS ("missing containerID"): ask it which versions it speaks,
+    // so "this plugin has no STATUS" is told apart from "this plugin says the network is not ready"
+    const type = e instanceof PodscopeError ? (e.details as { plugin?: string } | undefined)?.plugin : undefined;
+    const supported = type ? await supportedVersions(ctx, net.list.name, type) : undefined;
+    if (supported && !supported.includes(net.list.cniVersion)) {
+      return {
+        ...base,
+        outcome: 'notSupported',
+        message: `plugin ${type} supports spec versions ${supported.join(', ')}: it has no STATUS for this ${net.list.cniVersion} list (libcni, and so containerd, would report the network not ready: ${(e as Error).message})`,
+      };
+    }
+    return { ...base, outcome: 'failed', message: (e as Error).message, error: e };
+  }
+}
+
+/** CNI VERSION of one plugin (recorded like every exec); undefined when it cannot say. */
+async function supportedVersions(ctx: ExecContext, network: string, type: string): Promise<string[] | undefined> {
+  const env = { CNI_COMMAND: 'VERSION', CNI_PATH: ctx.binDirs.join(':') };
+  return execPlugin(
+    ctx,
+    { network, ifName: '', verb: 'VERSION', index: 0, type, stdin: JSON.stringify({ cniVersion: CURRENT_SPEC_VERSION }), cniEnv: env },
+    (stdout) => {
+      const doc = JSON.parse(stdout) as { supportedVersions?: unknown };
+      return Array.isArray(doc.supportedVersions) ? doc.supportedVersions.map(String) : undefined;
+    },
+  ).catch(() => undefined);
+}
+
 export async function checkOutcome(ctx: ExecContext, cache: CheckPrevResult, net: LoadedNetwork, att: Attachment): Promise<CniVerbOutcome> {
   const base = { network: net.list.name, ifName: net.ifName, cniVersion: net.list.cniVersion };
   try {

@@ -4,14 +4,13 @@
  * cached ones, prevResult is the cached result, read here and handed over — an unreadable entry is reported, never
  * removed (cni/network-ops.ts CheckPrevResult). No ADD, no DEL: CHECK and STATUS change nothing by the spec.
  */
-import { serializeError, PodscopeError } from '../../../shared/domain/errors';
+import { PodscopeError } from '../../../shared/domain/errors';
 import type { CniCheckReport, CniStatusReport } from '../../../shared/domain/measure';
-import type { TraceEntry } from '../../../shared/domain/sandbox';
-import { checkOutcome } from '../cni/cni-manager';
+import { checkOutcome, statusOutcome } from '../cni/cni-manager';
 import type { LoadedNetwork } from '../cni/conf-dir';
 import { confListFromBytes } from '../cni/conf-list';
-import { statusNetworkList, statusSupported } from '../cni/network-ops';
 import type { ExecContext } from '../cni/plugin-exec';
+import { checkReportNetworks, cniCallEntries, statusReportNetworks } from '../cni/reports';
 import type { CniCallRecord, CniVerbOutcome } from '../cni/types';
 import { readyPod, type PodLookup } from '../common/pod-facts';
 import type { NodeFiles } from './deps';
@@ -29,40 +28,6 @@ async function cachedList(
   return { net: { list, source: cacheFile, builtin: false, binaries: [] }, ...(doc.result && { result: doc.result }) };
 }
 
-/** the call records as trace entries of phase "check" (the report's per-network detail) */
-function recorder(): { entries: TraceEntry[]; record: (r: CniCallRecord) => void } {
-  const entries: TraceEntry[] = [];
-  const record = (r: CniCallRecord) =>
-    entries.push({
-      seq: entries.length,
-      phase: 'check',
-      step: r.step,
-      label: r.label,
-      startedAt: r.startedAt,
-      durationMs: Math.round(r.durationMs * 1000) / 1000,
-      ok: r.ok,
-      ...(r.error !== undefined ? { error: serializeError(r.error) } : {}),
-      ...(r.plugin ? { plugin: r.plugin } : {}),
-      ...(r.detail ? { detail: r.detail } : {}),
-    });
-  return { entries, record };
-}
-
-const networkOf = (e: TraceEntry) => e.plugin?.network ?? (e.detail as { network?: string } | undefined)?.network;
-
-function reportNetwork(o: CniVerbOutcome, entries: TraceEntry[]) {
-  return {
-    network: o.network,
-    ifName: o.ifName,
-    cniVersion: o.cniVersion,
-    outcome: o.outcome,
-    message: o.message,
-    ...(o.error !== undefined ? { error: serializeError(o.error) } : {}),
-    ...(o.knownDefect ? { knownDefect: o.knownDefect } : {}),
-    entries: entries.filter((e) => networkOf(e) === o.network),
-  };
-}
-
 /** CHECK of every attachment of the pod (its loopback too, which a 0.3.x list reports as not supported). */
 export async function foreignCniCheck(
   files: NodeFiles,
@@ -72,7 +37,7 @@ export async function foreignCniCheck(
 ): Promise<CniCheckReport> {
   const pod = readyPod(pods, idOrPrefix, 'check');
   const measuredAt = new Date().toISOString();
-  const { entries, record } = recorder();
+  const { entries, record } = cniCallEntries();
   const ctx = exec(record);
   const outcomes: CniVerbOutcome[] = [];
   for (const a of pod.network?.networks ?? []) {
@@ -97,7 +62,7 @@ export async function foreignCniCheck(
       }),
     );
   }
-  const networks = outcomes.map((o) => reportNetwork(o, entries));
+  const networks = checkReportNetworks(outcomes, entries);
   return { id: pod.id, measuredAt, ok: networks.every((n) => n.outcome !== 'failed'), networks };
 }
 
@@ -108,7 +73,7 @@ export async function foreignCniStatus(
   exec: (record: (r: CniCallRecord) => void) => ExecContext,
 ): Promise<CniStatusReport> {
   const measuredAt = new Date().toISOString();
-  const { entries, record } = recorder();
+  const { entries, record } = cniCallEntries();
   const ctx = exec(record);
   const seen = new Map<string, LoadedNetwork>();
   for (const pod of pods.all())
@@ -118,30 +83,7 @@ export async function foreignCniStatus(
       if (cached) seen.set(a.network, { ...cached.net, ifName: a.ifName });
     }
   const outcomes: CniVerbOutcome[] = [];
-  for (const net of seen.values()) {
-    const base = { network: net.list.name, ifName: net.ifName, cniVersion: net.list.cniVersion };
-    if (!statusSupported(net.list.cniVersion)) {
-      outcomes.push({
-        ...base,
-        outcome: 'notSupported',
-        message: `STATUS is not supported by version ${net.list.cniVersion} (it exists from 1.1.0)`,
-      });
-      continue;
-    }
-    try {
-      await statusNetworkList(ctx, net);
-      outcomes.push({ ...base, outcome: 'passed', message: 'every plugin reported ready' });
-    } catch (e) {
-      outcomes.push({ ...base, outcome: 'failed', message: (e as Error).message, error: e });
-    }
-  }
-  const networks = outcomes.map((o) => ({
-    network: o.network,
-    cniVersion: o.cniVersion,
-    outcome: o.outcome,
-    message: o.message,
-    ...(o.error !== undefined ? { error: serializeError(o.error) } : {}),
-    entries: entries.filter((e) => e.plugin?.network === o.network),
-  }));
+  for (const net of seen.values()) outcomes.push(await statusOutcome(ctx, net));
+  const networks = statusReportNetworks(outcomes, entries);
   return { measuredAt, ok: networks.every((n) => n.outcome !== 'failed'), networks };
 }

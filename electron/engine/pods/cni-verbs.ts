@@ -3,9 +3,10 @@
  * the options ADD had (same CNI_ARGS and capability args, rebuilt from the stored config as containerd's
  * sandbox code does for every CNI call) and lands in the sandbox's trace, phase "check", like ADD/DEL.
  */
-import { serializeError, PodscopeError } from '../../../shared/domain/errors';
+import { PodscopeError } from '../../../shared/domain/errors';
 import type { CniCheckReport, CniStatusReport } from '../../../shared/domain/measure';
 import type { TraceEntry } from '../../../shared/domain/sandbox';
+import { checkReportNetworks, cniCallEntries, statusReportNetworks } from '../cni/reports';
 import type { CniCallRecord } from '../cni/types';
 import { readyPod } from '../common/pod-facts';
 import { buildCniOptions } from './cni-options';
@@ -27,16 +28,7 @@ export async function cniCheck(ctx: PodsContext, idOrPrefix: string): Promise<Cn
         record,
         pluginTimeoutMs: ctx.options.pluginTimeoutMs,
       });
-      const networks = outcomes.map((o) => ({
-        network: o.network,
-        ifName: o.ifName,
-        cniVersion: o.cniVersion,
-        outcome: o.outcome,
-        message: o.message,
-        ...(o.error !== undefined ? { error: serializeError(o.error) } : {}),
-        ...(o.knownDefect ? { knownDefect: o.knownDefect } : {}),
-        entries: entries.filter((e) => (e.plugin?.network ?? (e.detail as { network?: string } | undefined)?.network) === o.network),
-      }));
+      const networks = checkReportNetworks(outcomes, entries);
       return { id: rec.id, measuredAt, ok: networks.every((n) => n.outcome !== 'failed'), networks };
     } finally {
       await ctx.store.save(rec);
@@ -48,28 +40,8 @@ export async function cniStatus(ctx: PodsContext): Promise<CniStatusReport> {
   const statusEach = ctx.cni.statusEach?.bind(ctx.cni);
   if (!statusEach) throw new PodscopeError('FailedPrecondition', 'this engine cannot run CNI STATUS');
   const measuredAt = new Date().toISOString();
-  const entries: TraceEntry[] = [];
-  const record = (r: CniCallRecord) =>
-    entries.push({
-      seq: entries.length,
-      phase: 'check',
-      step: r.step,
-      label: r.label,
-      startedAt: r.startedAt,
-      durationMs: Math.round(r.durationMs * 1000) / 1000,
-      ok: r.ok,
-      ...(r.error !== undefined ? { error: serializeError(r.error) } : {}),
-      ...(r.plugin ? { plugin: r.plugin } : {}),
-      ...(r.detail ? { detail: r.detail } : {}),
-    });
+  const { entries, record } = cniCallEntries();
   const outcomes = await statusEach({ record, pluginTimeoutMs: ctx.options.pluginTimeoutMs });
-  const networks = outcomes.map((o) => ({
-    network: o.network,
-    cniVersion: o.cniVersion,
-    outcome: o.outcome,
-    message: o.message,
-    ...(o.error !== undefined ? { error: serializeError(o.error) } : {}),
-    entries: entries.filter((e) => e.plugin?.network === o.network),
-  }));
+  const networks = statusReportNetworks(outcomes, entries);
   return { measuredAt, ok: networks.every((n) => n.outcome !== 'failed'), networks };
 }
