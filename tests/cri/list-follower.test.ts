@@ -16,6 +16,7 @@ import type { EndpointDelta } from '../../shared/domain/endpoints';
 import { createTestEngine, type TestEngine } from '../../testkit/fakes/test-engine';
 import { tempDir } from './helpers/grpc';
 import { startSyntheticCri } from '../../testkit/synthetic-cri';
+import { until } from '../../testkit/until';
 
 let fakes: TestEngine;
 let server: CriServer;
@@ -203,7 +204,9 @@ describe('a big runtime: statuses only for the rows a viewer shows', () => {
     try {
       const rows = await f.pods();
       expect(rows).toHaveLength(3000);
-      await new Promise((r) => setTimeout(r, 500));
+      // three re-lists with nobody looking: still no status read
+      const firstLists = synth.counts().ListPodSandbox!;
+      await until(() => synth.counts().ListPodSandbox! >= firstLists + 3, { what: 'three re-lists', timeout: 20_000 });
       expect(statuses()).toBe(0);
 
       const screen = rows.slice(100, 140).map((p) => p.id);
@@ -220,7 +223,9 @@ describe('a big runtime: statuses only for the rows a viewer shows', () => {
         'window-1',
         rows.slice(120, 160).map((p) => p.id),
       );
-      await new Promise((r) => setTimeout(r, 500));
+      // the 20 new rows are read (a wait on that, not a sleep: a busy machine reads them later); the idle second
+      // below proves that no more than those come
+      await until(() => statuses() >= 60, { what: 'status reads for the 20 newly shown rows', timeout: 20_000 });
       expect(statuses()).toBe(60);
 
       // idle with rows shown: re-lists only
@@ -233,7 +238,10 @@ describe('a big runtime: statuses only for the rows a viewer shows', () => {
       // a shown row whose state changes is read again (a stopped pod's network is gone); a hidden one is not
       synth.flip(rows[130]!.id);
       synth.flip(rows[2000]!.id);
-      await new Promise((r) => setTimeout(r, 800));
+      await until(() => statuses() >= 61, { what: 'a status read of the shown row whose state changed', timeout: 20_000 });
+      // a few more re-lists: the hidden row's change must still not be read
+      const lists = synth.counts().ListPodSandbox!;
+      await until(() => synth.counts().ListPodSandbox! >= lists + 3, { what: 'three more re-lists', timeout: 20_000 });
       expect(statuses()).toBe(61);
     } finally {
       f.close();
