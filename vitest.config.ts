@@ -69,6 +69,7 @@ const host = {
   testTimeout: 120000,
   hookTimeout: 120000,
   globalSetup: ['tests/setup/real-global.ts'],
+  setupFiles: ['tests/setup/cpu-profile.ts'],
   // the host-global cleanup (portmap's shared chains, cgroup parents) is the global setup's, once, at the end
   env: { PODSCOPE_HOST_SHARED: '1' },
 };
@@ -83,6 +84,7 @@ export default defineConfig({
           environment: 'node',
           testTimeout: 20000,
           maxWorkers: CPU_WORKERS,
+          setupFiles: ['tests/setup/cpu-profile.ts'],
           // the node files share one module graph per worker: importing the engine anew for each file was most of the
           // project's time (import 131 s of 279 s with isolation). No file relies on fresh module state.
           isolate: false,
@@ -95,7 +97,7 @@ export default defineConfig({
           name: 'ui',
           include: ['renderer/src/**/*.test.tsx', ...UI_IN_TS],
           environment: 'jsdom',
-          setupFiles: ['tests/setup/testing-library.ts'],
+          setupFiles: ['tests/setup/cpu-profile.ts', 'tests/setup/testing-library.ts'],
           testTimeout: 20000,
           maxWorkers: CPU_WORKERS,
           // one module graph per worker, as "unit"; the UI stores are put back to their initial state for each file
@@ -110,6 +112,7 @@ export default defineConfig({
           include: CRI_FAKES,
           environment: 'node',
           isolate: false,
+          setupFiles: ['tests/setup/cpu-profile.ts'],
           testTimeout: 120000,
           hookTimeout: 120000,
           maxWorkers: REAL_WORKERS,

@@ -1,36 +1,40 @@
 #!/usr/bin/env node
 /**
- * `npm test`: every phase of the suite, one after the other (PODSCOPE_TEST_LANES=1: the two lanes side by side). The real project (netns, CNI, runc) spends
- * most of its time waiting on the kernel and the plugins, so the CPU-bound phases (typecheck, lint, unit, the renderer
- * build) run meanwhile; Playwright, which drives the real engine too, starts once the real project is done.
+ * `npm test`: every phase of the suite, in two stages of lanes side by side.
  *
- *   first:        the static checks (typecheck of each tsconfig, eslint, prettier), as many at once as there are cores
- *   lane "host":  npm run test:real
- *   lane "cpu":   npm run test:unit → npm run build:renderer
- *   then:         playwright (the renderer built above, not again)
+ *   stage 1:  lane "cpu":    the static checks (typecheck of each tsconfig, eslint, prettier), as many at once as
+ *                            there are cores → unit → the renderer build
+ *             lane "alone":  the real files that need the host to themselves (vitest project real-alone)
+ *   stage 2:  lane "real":   the real and CRI files (projects real and cri)
+ *             lane "e2e":    Playwright, on the renderer built in stage 1
  *
- * Each phase's output is printed in one block when it ends (never interleaved), with its time; a summary follows.
- * The exit status is non-zero when any phase failed; a failing phase does not stop the others in its group, so one
- * run reports every failure.
+ * On 2-core machines the suite is bounded by its CPU seconds: the static checks and unit keep both cores busy, while
+ * the real files and Playwright spend most of their time waiting (on runc, the plugins, containerd, the kernel, a
+ * probe's timeout: e2e used 0.7 of a core by itself), so each of those is put beside work that fills the gaps. The
+ * host-global clean-up the real and e2e runs would each do at their end is done once here, around both
+ * (scripts/shared-host.ts). PODSCOPE_TEST_SERIAL=1 runs one phase at a time instead (each phase's time alone).
+ *
+ * Each phase's output is printed in one block when it ends (never interleaved), with its wall and CPU time; a
+ * summary follows. The exit status is non-zero when any phase failed; a failing phase does not stop the others, so
+ * one run reports every failure.
  */
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { availableParallelism } from 'node:os';
+import { availableParallelism, tmpdir } from 'node:os';
+import { join } from 'node:path';
 
-const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
-// On this project's 2-core machines the lanes compete and gain nothing: on fresh clones of one tree the suite took
-// 933 s with the lanes side by side (typecheck, lint and unit 613 s there, 383 s alone) and 937 s one after the other.
-// So the phases run one after the other by default, each whole phase's output together and a failing phase easier to
-// read; the real files still run in parallel inside their phase. PODSCOPE_TEST_LANES=1 runs the two lanes side by side.
-const serial = process.env.PODSCOPE_TEST_LANES !== '1';
+const npm = 'npm';
+const serial = process.env.PODSCOPE_TEST_SERIAL === '1';
+const OUTER_ENV = 'PODSCOPE_HOST_SHARED_OUTER'; // testkit/host-cleanup.ts SHARED_HOST_OUTER_ENV
+const snapshotFile = join(tmpdir(), `podscope-shared-host-${process.pid}.json`);
 const results = [];
 const t0 = Date.now();
 const secs = (ms) => `${(ms / 1000).toFixed(1)} s`;
 
 /**
  * CPU seconds of every finished descendant (user + system: cutime and cstime of /proc/self/stat, which count each child
- * once it is reaped, with the children it reaped in turn). On a machine with few cores the suite's wall time is bounded
- * by its CPU time over the cores, so the summary prints both; a phase's figure is exact when it ran alone.
+ * once it is reaped, with the children it reaped in turn): the whole run's CPU, and a phase's when sh's `times` is
+ * missing. On a machine with few cores the suite's wall time is bounded by its CPU time over the cores.
  */
 function childCpuSeconds() {
   try {
@@ -44,23 +48,33 @@ function childCpuSeconds() {
 }
 const cpuAtStart = childCpuSeconds();
 
+/** The children's user + system seconds from the second line of sh's `times` ("0m41.20s 0m3.05s"). */
+function shellTimes(text) {
+  const line = text.trim().split('\n')[1] ?? '';
+  const secs = [...line.matchAll(/(\d+)m([\d.]+)s/g)].map((m) => Number(m[1]) * 60 + Number(m[2]));
+  return secs.length === 2 ? secs[0] + secs[1] : undefined;
+}
+
 /** Runs one phase with its output captured; resolves with its exit code. */
 function phase(name, args, env = {}) {
   return new Promise((resolve) => {
     const started = Date.now();
     const cpuBefore = childCpuSeconds();
     process.stdout.write(`▶ ${name} (${args.join(' ')}) started at +${secs(started - t0)}\n`);
-    const child = spawn(npm, args, {
+    // through sh, whose `times` (on fd 3) gives this phase's own CPU seconds even while other phases run
+    const child = spawn('sh', ['-c', `${npm} "$@"; s=$?; times >&3; exit $s`, 'sh', ...args], {
       env: { ...process.env, FORCE_COLOR: process.env.FORCE_COLOR ?? '1', ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
+      stdio: ['ignore', 'pipe', 'pipe', 'pipe'],
     });
     const chunks = [];
+    let times = '';
     child.stdout.on('data', (d) => chunks.push(d));
     child.stderr.on('data', (d) => chunks.push(d));
+    child.stdio[3].on('data', (d) => (times += d));
     child.on('close', (code, signal) => {
       const ms = Date.now() - started;
       const status = code ?? (signal ? 128 : 1);
-      results.push({ name, status, ms, cpu: childCpuSeconds() - cpuBefore });
+      results.push({ name, status, ms, cpu: shellTimes(times) ?? childCpuSeconds() - cpuBefore });
       process.stdout.write(`\n━━━━ ${name}: ${status === 0 ? 'passed' : `FAILED (exit ${code ?? signal})`} in ${secs(ms)} ━━━━\n`);
       process.stdout.write(Buffer.concat(chunks));
       process.stdout.write(`━━━━ end of ${name} ━━━━\n\n`);
@@ -104,17 +118,27 @@ const cpu = [
   ['unit', ['run', 'test:unit']],
   ['renderer build', ['run', 'build:renderer']],
 ];
-const host = [['real', ['run', 'test:real']]];
+// The runs that touch the host are told that the host-global clean-up is done here, once, around all of them.
+const outer = { [OUTER_ENV]: '1' };
+const vitest = (...projects) => ['exec', '--', 'vitest', 'run', ...projects.flatMap((p) => ['--project', p])];
+const alone = [['real (alone)', vitest('real-alone'), outer]];
+const real = [['real + CRI', vitest('cri', 'real'), outer]];
 // the renderer was built in the cpu lane: Playwright's global setup skips its own build
-const e2e = [['e2e', ['run', 'test:e2e:run'], { PODSCOPE_E2E_SKIP_BUILD: '1' }]];
+const e2e = [['e2e', ['run', 'test:e2e:run'], { PODSCOPE_E2E_SKIP_BUILD: '1', ...outer }]];
+const sharedHost = (verb) => [`host ${verb}`, ['exec', '--', 'tsx', 'scripts/shared-host.ts', verb, snapshotFile]];
 
-await pool(staticChecks, cores);
+await phase(...sharedHost('begin'));
 if (serial) {
-  await lane([...cpu, ...host, ...e2e]);
+  await pool(staticChecks, cores);
+  await lane([...cpu, ...alone, ...real, ...e2e]);
 } else {
-  await Promise.all([lane(host), lane(cpu)]);
-  await lane(e2e);
+  // stage 1: the CPU-bound checks, and beside them the files that need the host alone (they mostly wait on
+  // containerd and the kernel; the static checks and unit touch nothing on the host)
+  await Promise.all([pool(staticChecks, cores).then(() => lane(cpu)), lane(alone)]);
+  // stage 2: the real and CRI files beside Playwright, each with leases of its own from the one allocator
+  await Promise.all([lane(real), lane(e2e)]);
 }
+await phase(...sharedHost('end'));
 
 const failed = results.filter((r) => r.status !== 0);
 process.stdout.write(`npm test: ${secs(Date.now() - t0)} in all, ${(childCpuSeconds() - cpuAtStart).toFixed(0)} CPU s on ${cores} cores\n`);

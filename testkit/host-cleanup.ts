@@ -51,6 +51,14 @@ export function snapshotHost(): HostSnapshot {
  * CNI-DN-* chain). The process that started the files does it once at the end (`restoreSharedHost`).
  */
 export const SHARED_HOST_ENV = 'PODSCOPE_HOST_SHARED';
+
+/**
+ * Set (to 1) by `npm test` (scripts/run-tests.mjs), which runs several of those runs at once (the real files beside
+ * Playwright): then neither run's global setup nor teardown touches the host-global state (stale allocator slots,
+ * portmap's shared chains, cgroup parents); `npm test` does it once around all of them (scripts/shared-host.ts).
+ */
+export const SHARED_HOST_OUTER_ENV = 'PODSCOPE_HOST_SHARED_OUTER';
+export const sharedHostOuter = (): boolean => process.env[SHARED_HOST_OUTER_ENV] === '1';
 const hostShared = () => process.env[SHARED_HOST_ENV] === '1';
 
 /** Deletes the bridges, the engine's now-empty cgroup parents and the shared portmap chains added since `before`. */

@@ -6,7 +6,7 @@
  */
 import { build } from 'vite';
 import { fileURLToPath } from 'node:url';
-import { restoreSharedHost, snapshotHost } from '../../testkit/host-cleanup';
+import { restoreSharedHost, sharedHostOuter, snapshotHost } from '../../testkit/host-cleanup';
 
 export default async function globalSetup(): Promise<() => void> {
   if (process.getuid?.() !== 0) throw new Error('the e2e suite drives the real engine (netns, CNI, runc): run it as root');
@@ -14,5 +14,8 @@ export default async function globalSetup(): Promise<() => void> {
   if (process.env.PODSCOPE_E2E_SKIP_BUILD !== '1') {
     await build({ configFile: fileURLToPath(new URL('../../renderer/vite.config.ts', import.meta.url)), logLevel: 'warn' });
   }
-  return () => restoreSharedHost(before);
+  // `npm test` runs Playwright beside the real files and cleans the shared host once after both (scripts/shared-host.ts)
+  return () => {
+    if (!sharedHostOuter()) restoreSharedHost(before);
+  };
 }

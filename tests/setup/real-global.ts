@@ -5,10 +5,11 @@
  * engine's empty cgroup parents) is removed, as each file's own cleanup did when files ran one at a time.
  */
 import { reclaimStaleLeases } from '../../testkit/allocator';
-import { restoreSharedHost, snapshotHost } from '../../testkit/host-cleanup';
+import { restoreSharedHost, sharedHostOuter, snapshotHost } from '../../testkit/host-cleanup';
 
 export default function setup(): () => void {
-  if (process.getuid?.() !== 0) return () => undefined;
+  // as root only; and not when `npm test` does it once around this run and Playwright's (scripts/shared-host.ts)
+  if (process.getuid?.() !== 0 || sharedHostOuter()) return () => undefined;
   reclaimStaleLeases();
   const before = snapshotHost();
   return () => {
