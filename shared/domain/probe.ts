@@ -124,7 +124,8 @@ export interface RuleOwner {
   sandboxId?: string;
 }
 
-export type TraceStepKind = 'route' | 'netfilter' | 'conntrack' | 'drop' | 'deliver' | 'seen';
+/** gap: a part of the path that could not be traced (it comes first, and decides a path the trace cannot explain) */
+export type TraceStepKind = 'gap' | 'route' | 'netfilter' | 'conntrack' | 'drop' | 'deliver' | 'seen';
 
 export interface TraceStep {
   kind: TraceStepKind;
@@ -156,6 +157,11 @@ export interface PathTrace {
   steps: TraceStep[];
   /** kernel tools or features the trace could not use, each with what is missing (e.g. "conntrack: not installed") */
   missing: string[];
+  /**
+   * a part that could have decided the verdict was not traced (netfilter: a monitor that failed or lost events): the
+   * why names no cause the gap could hide, and says so first
+   */
+  partial?: true;
 }
 
 export interface ProbeReport {

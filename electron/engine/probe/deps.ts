@@ -75,5 +75,7 @@ export interface ProbeTracer {
     podName(id: string): string | undefined;
     /** the netns whose answer means reachable */
     target: FlowNetns;
-  }): { steps: TraceStep[]; why: string };
+    /** what this flow's trace lacked: a gap that could hide the cause makes the explanation partial */
+    missing: string[];
+  }): { steps: TraceStep[]; why: string; partial?: true };
 }

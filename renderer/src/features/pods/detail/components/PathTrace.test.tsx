@@ -80,6 +80,21 @@ describe('the Why panel of a path', () => {
     expect(screen.getByText(/3 packets captured on 2 hops/)).toBeTruthy();
   });
 
+  it('a partial trace shows what it could not trace before its verdict, in amber rather than red', () => {
+    const gap = 'netfilter: xtables-monitor in the host (IPv4): cannot receive from nfnetlink socket: No buffer space available';
+    render(
+      <PathTrace
+        path={{ ...path, why: `partial trace: ${gap} — so no cause is named`, trace: { ...path.trace!, missing: [gap], partial: true } }}
+        sandboxId={POD}
+      />,
+    );
+    const why = screen.getByTestId('trace-why');
+    const missing = screen.getByTestId('trace-missing');
+    expect(missing.compareDocumentPosition(why) & Node.DOCUMENT_POSITION_FOLLOWING).toBeTruthy();
+    expect(why.className).toContain('trace-why-partial');
+    expect(why.className).not.toContain('trace-why-bad');
+  });
+
   it('says so when a path was not traced', () => {
     render(<PathTrace path={{ ...path, trace: undefined, why: undefined }} sandboxId={POD} />);
     expect(screen.getByText('This path was not traced.')).toBeTruthy();

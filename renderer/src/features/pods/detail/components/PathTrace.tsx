@@ -55,10 +55,17 @@ export function PathTrace({
   const trace: PathTraceData | undefined = path.trace;
   if (!trace) return <div className="small muted">This path was not traced.</div>;
   const ok = path.verdict === 'reachable';
+  // a partial trace names no cause it could not see: what is missing leads, and the verdict is amber, not red
+  const missingLines = trace.missing.map((m) => (
+    <div key={m} className="trace-missing" data-testid="trace-missing">
+      not traced: {m}
+    </div>
+  ));
   return (
-    <div className="trace" data-testid="path-trace">
+    <div className="trace" data-testid="path-trace" data-partial={trace.partial ? 'true' : undefined}>
+      {trace.partial && missingLines}
       {path.why && (
-        <div className={`trace-why ${ok ? '' : 'trace-why-bad'}`} data-testid="trace-why">
+        <div className={`trace-why ${ok ? '' : trace.partial ? 'trace-why-partial' : 'trace-why-bad'}`} data-testid="trace-why">
           {path.why}
         </div>
       )}
@@ -136,11 +143,7 @@ export function PathTrace({
           </span>
         </div>
       )}
-      {trace.missing.map((m) => (
-        <div key={m} className="trace-missing">
-          not traced: {m}
-        </div>
-      ))}
+      {!trace.partial && missingLines}
     </div>
   );
 }
