@@ -137,7 +137,10 @@ export interface TraceStep {
   chain?: string;
   /** netfilter: the rule as iptables-save prints it; route: the route as `ip route` prints it */
   rule?: string;
+  /** netfilter: nft's handle of the rule (iptables shows none) */
   handle?: number;
+  /** netfilter: the rule's line number in its chain, as `iptables -t <table> -L <chain> --line-numbers` counts it */
+  position?: number;
   /** netfilter: ACCEPT, DROP, REJECT, DNAT, MASQUERADE, JUMP:<chain>, RETURN, CONTINUE, policy:<verdict>; route: the route type or error */
   verdict?: string;
   /** netfilter: who installed the rule (null: no plugin here did) */

@@ -2,12 +2,13 @@
  * A trace with a gap never names a cause the gap could hide. The events are the ones recorded when the host's
  * xtables-monitor overflowed (ENOBUFS) while an OUTPUT rule dropped the flow: no netfilter line of the flow, the SYN
  * seen on the bridge and nowhere after it. A complete trace of the same capture says "lost between … outside
- * netfilter"; a partial one must say first that netfilter was not traced, and label what it has as partial.
+ * netfilter"; a partial one must say first that netfilter was not traced, and label what it has as partial. And a
+ * traced rule is placed as `iptables -L --line-numbers` counts it, not only by nft's handle, which iptables never shows.
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { linesOfFlow, parseTraceOutput } from '../../electron/engine/kernel/netfilter-trace';
+import { linesOfFlow, parseRulePositions, parseTraceOutput } from '../../electron/engine/kernel/netfilter-trace';
 import type { FlowRecord, FlowSpec, TraceNetns } from '../../electron/engine/trace/flow-tracer';
 import { RuleOwners } from '../../electron/engine/trace/ownership';
 import { buildTrace, traceGaps } from '../../electron/engine/trace/steps';
@@ -117,5 +118,58 @@ describe('a trace that could not see netfilter', () => {
   it('only netfilter gaps make a trace partial (a missing conntrack or capture tool hides no rule)', () => {
     expect(traceGaps(['conntrack: not installed (no conntrack step)', 'seen-at: tcpdump is not installed', ENOBUFS])).toEqual([ENOBUFS]);
     expect(traceGaps(undefined)).toEqual([]);
+  });
+});
+
+describe("a traced rule's place in its chain", () => {
+  // `nft -a list table ip filter` in a netns with two OUTPUT rules and a user chain (iptables -L --line-numbers
+  // numbers the OUTPUT rules 1 and 2, and MYCHAIN's rule 1)
+  const LISTING = [
+    'table ip filter { # handle 1',
+    '\tchain OUTPUT { # handle 1',
+    '\t\ttype filter hook output priority filter; policy accept;',
+    '\t\tip daddr 10.9.9.9 tcp dport 80  counter packets 0 bytes 0 accept # handle 2',
+    '\t\tip daddr 10.9.9.8 counter packets 0 bytes 0 drop # handle 2812',
+    '\t}',
+    '',
+    '\tchain MYCHAIN { # handle 4',
+    '\t\tcounter packets 0 bytes 0 return # handle 5',
+    '\t}',
+    '}',
+  ].join('\n');
+
+  it("counts each chain's rules by handle as iptables -L --line-numbers does (the chain lines and policy line are no rules)", () => {
+    const p = parseRulePositions(LISTING);
+    expect([...p.get('OUTPUT')!]).toEqual([
+      [2, 1],
+      [2812, 2],
+    ]);
+    expect([...p.get('MYCHAIN')!]).toEqual([[5, 1]]);
+  });
+
+  it('a step shows the line number first and the handle labelled; without the number, the handle says it is one', () => {
+    const drop = 'TRACE: 2 aa000001 filter:OUTPUT:rule:0xafc:DROP  -4 -t filter -A OUTPUT -d 10.9.9.8/32 -j DROP';
+    const lines = linesOfFlow(
+      parseTraceOutput(`PACKET: 2 aa000001 OUT=lo SRC=127.0.0.1 DST=10.9.9.8 SPORT=22222 DPORT=80 SYN\n${drop}\n`),
+      22222,
+    );
+    const at = (position?: number) => {
+      const rec: FlowRecord = {
+        lines: new Map([['host', lines.map((l) => (l.type === 'rule' && position !== undefined ? { ...l, position } : l))]]),
+        routes: [],
+        missing: [],
+        conntrack: [],
+      };
+      return buildTrace({
+        flow: { ...flow, dst: '10.9.9.8', netns: [host] },
+        record: rec,
+        path: path('timeout'),
+        outcome: { kind: 'timeout' },
+        ...common,
+        target: host,
+      }).steps.find((s) => s.kind === 'netfilter')!;
+    };
+    expect(at(2)).toMatchObject({ handle: 2812, position: 2, detail: 'filter/OUTPUT rule 2 (handle 2812): DROP' });
+    expect(at(undefined).detail).toBe('filter/OUTPUT rule (handle 2812, its line number unread): DROP');
   });
 });

@@ -185,18 +185,27 @@ function netfilterSteps(input: TraceBuildInput, n: TraceNetns, reply: boolean): 
     if (l.what === 'rule') step.owner = owner;
     if (l.rule) step.rule = l.rule;
     if (l.handle !== undefined) step.handle = l.handle;
+    if (l.position !== undefined) step.position = l.position;
     const dev = iface.get(l.id);
     if (dev) step.interface = dev;
     if (reply) step.reply = true;
     step.detail =
-      l.what === 'policy'
-        ? `${l.table}/${l.chain}: policy ${l.verdict}`
-        : `${l.table}/${l.chain} ${`rule ${l.handle ?? ''}`.trim()}: ${step.verdict}`;
+      l.what === 'policy' ? `${l.table}/${l.chain}: policy ${l.verdict}` : `${l.table}/${l.chain} ${rulePlace(l)}: ${step.verdict}`;
     seen.set(key, { step, packets: new Set([l.id]) });
     steps.push(step);
   }
   for (const { step, packets } of seen.values()) if (packets.size > 1) step.detail += ` (${packets.size} packets)`;
   return steps;
+}
+
+/**
+ * "rule 3 (handle 2812)": the number `iptables -L --line-numbers` shows first, nft's handle labelled beside it (the
+ * handle alone matches nothing iptables prints)
+ */
+function rulePlace(l: Pick<TraceRuleLine, 'position' | 'handle'>): string {
+  const handle = l.handle !== undefined ? `handle ${l.handle}` : '';
+  if (l.position !== undefined) return `rule ${l.position}${handle ? ` (${handle})` : ''}`;
+  return handle ? `rule (${handle}, its line number unread)` : 'rule';
 }
 
 /** seen-at: every hop of the path, the way out in path order, then (if anything came back) the way back in reverse */
