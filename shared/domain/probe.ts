@@ -161,6 +161,11 @@ export interface PathTrace {
   /** kernel tools or features the trace could not use, each with what is missing (e.g. "conntrack: not installed") */
   missing: string[];
   /**
+   * seen-at: this path's flow only (its source port, either way) from every hop's capture, as one pcapng (base64), the
+   * path's "Download pcapng"; ProbeReport.capture holds every flow of the probe
+   */
+  capture?: { pcapngBase64: string; interfaces: string[]; packets: number };
+  /**
    * a part that could have decided the verdict was not traced (netfilter: a monitor that failed or lost events): the
    * why names no cause the gap could hide, and says so first
    */

@@ -56,7 +56,7 @@ export const help = `podscope probe [flags] ID
   -o text|json   json: {sandboxId, measuredAt, measuredBy, traced?, networks: [{network, interface, plugins,
                  linkKind?, parent?, peers?}], paths: [{kind, network, interface, from, to, proto, verdict, rttMs?,
                  answeredBy?, why?, dns?: {server, name, qtype, transport, truncated?, rcode, answers},
-                 mtu?: {pathMtu?, interfaceMtu, blackHole, pmtud?, at?: {node, netns, interface, mtu}, probes, note}, trace?: {flow: {sport, dst, dport}, missing: [], partial?, steps: [{kind: gap|route|netfilter|
+                 mtu?: {pathMtu?, interfaceMtu, blackHole, pmtud?, at?: {node, netns, interface, mtu}, probes, note}, trace?: {flow: {sport, dst, dport}, missing: [], partial?, capture?, steps: [{kind: gap|route|netfilter|
                  conntrack|drop|seen|deliver, netns: host|<sandbox id>, family, table?, chain?, rule?, handle?, verdict?,
                  owner?: {plugin, network?, sandboxId?}|null, interface?, seen?, reply?, decisive?, detail}]}}],
                  capture?: {interfaces, packets, pcapngBase64: "" (the bytes go to --pcap)},
@@ -95,6 +95,8 @@ export async function run(argv: string[]): Promise<number> {
   }
   // the pcapng is for --pcap (or the app's download), not for the JSON a script reads
   if (report.capture) report.capture = { ...report.capture, pcapngBase64: '' };
+  // each path's own capture is in the probe's too: its bytes are left out of the JSON the same way
+  for (const p of report.paths) if (p.trace?.capture) p.trace.capture = { ...p.trace.capture, pcapngBase64: '' };
   if (output === 'json')
     process.stdout.write(`${JSON.stringify(throughput ? { ...report, throughput: throughputJson(throughput) } : report, null, 2)}\n`);
   else process.stdout.write(describeProbe(report) + (throughput ? describeThroughput(throughput) : ''));

@@ -50,6 +50,8 @@ export interface FlowToTrace {
 /** what the trace recorded of one flow: the probe hands it back to explain() and reads only what it lacked */
 export interface TracedFlow {
   missing: string[];
+  /** this flow's own packets of every hop's capture, as one pcapng */
+  capture?: { pcapng: Buffer; interfaces: string[]; packets: number };
 }
 
 export interface ProbeTracer {

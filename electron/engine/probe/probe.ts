@@ -279,6 +279,13 @@ function explainPath(
   // an isolated path keeps the rule of the plugin's design first; the trace says what the kernel did
   path.why = path.why ? `${path.why}. Traced: ${why}` : why;
   path.trace = { flow: { sport: flow.sport, dst: flow.dst, dport: flow.dport }, steps, missing, ...(partial && { partial }) };
+  // the path's own download: its flow's packets only, not the probe's every flow
+  if (record.capture)
+    path.trace.capture = {
+      pcapngBase64: record.capture.pcapng.toString('base64'),
+      interfaces: record.capture.interfaces,
+      packets: record.capture.packets,
+    };
 }
 
 async function notApplicableReason(ctx: ProbeDeps, rec: PodFacts): Promise<string | undefined> {

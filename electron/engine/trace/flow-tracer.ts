@@ -25,7 +25,7 @@ import { parseConntrack, type ConntrackEntry } from './conntrack';
 import { DropRecorder, sweepDropInstances } from './drop-reasons';
 import { PathCapture, type Hop } from './capture';
 import type { ActiveTrace, FlowRecord, FlowSpec, TraceNetns } from './flow-types';
-import { flowLines, pcapngOf, portsByNetns, seenAtHops, seenOnHops, traceTools, TraceRun } from './trace-run';
+import { flowCaptures, flowLines, pcapngOf, portsByNetns, seenAtHops, seenOnHops, traceTools, TraceRun } from './trace-run';
 
 export type { ActiveTrace, FlowLine, FlowRecord, FlowSpec, TraceNetns } from './flow-types';
 
@@ -147,7 +147,10 @@ export class LinuxFlowTracer implements FlowTracer {
               missing: f.netns.flatMap((n) => monitorProblems.get(`${n.key}/${f.family}`) ?? []),
             };
             if (drops) rec.drops = drops.filter((d) => d.family === f.family);
-            if (captured) rec.seen = seenOnHops(flowHops[i] ?? [], captured, f.sport);
+            if (captured) {
+              rec.seen = seenOnHops(flowHops[i] ?? [], captured, f.sport);
+              rec.capture = pcapngOf(flowCaptures(captured, f.sport));
+            }
             if (hasConntrack)
               rec.conntrack = await Promise.all(
                 f.netns.map(async (n) => ({ netns: n, entries: await this.conntrack(n.path, f.family, f.sport, f.proto ?? 'tcp') })),
