@@ -26,7 +26,7 @@ export type CliMeasurements = MeasurementApi & { subscribe(listener: (e: Sandbox
 export async function withEndpoint<T>(
   flags: Flags,
   fn: (endpoint: CliEndpoint) => Promise<T>,
-  access: 'read' | 'write' = 'write',
+  access: 'read' | 'write' | 'list' = 'write',
 ): Promise<T> {
   if (typeof flags.endpoint === 'string') {
     const { createCriEndpointApi } = await import('../cri/client');
@@ -45,10 +45,11 @@ export async function withEndpoint<T>(
   const { createEngine, inProcessRunner } = await import('../engine/api');
   // a one-shot command's engine closes right after the verb: a probe-on-ready would only be started to be canceled.
   // A look-only verb spawns little (the runtimes' --version) from a small heap: in-process, without the spawn helper.
-  const readOnly = access === 'read';
+  // 'list' (pods) reads only the state dir: the runtimes' --version runs of the host check are skipped too
+  const readOnly = access !== 'write';
   const engine = await createEngine(
     { ...engineOptionsFromFlags(flags), probeOnReady: false },
-    { readOnly, ...(readOnly && { runner: await inProcessRunner() }) },
+    { readOnly, ...(readOnly && { runner: await inProcessRunner() }), ...(access === 'list' && { skipHostCheck: true }) },
   );
   try {
     return await fn({ api: engine, ...(engine.streaming && { streaming: engine.streaming }), measurements: engine });
@@ -103,9 +104,10 @@ type ForeignVerbs = Pick<ForeignMeasurements, 'probe' | 'lastProbe' | 'live'>;
 
 /**
  * @param access "read" for verbs that only look (pods, inspectp): the engine is opened read-only, takes no lock and
- * changes nothing on the host, so it is safe beside a daemon on the same (or a shared) run dir.
+ * changes nothing on the host, so it is safe beside a daemon on the same (or a shared) run dir; "list" for a verb that
+ * reads only what the state dir holds (pods): read-only, and without the host check it never shows.
  */
-export function withApi<T>(flags: Flags, fn: (api: EndpointApi) => Promise<T>, access: 'read' | 'write' = 'write'): Promise<T> {
+export function withApi<T>(flags: Flags, fn: (api: EndpointApi) => Promise<T>, access: 'read' | 'write' | 'list' = 'write'): Promise<T> {
   return withEndpoint(flags, ({ api }) => fn(api), access);
 }
 

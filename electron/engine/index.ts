@@ -51,6 +51,13 @@ export interface CreateEngineExtras {
    * nothing on the host: start-up reconciles in memory, collects no garbage, and run/stop/remove are refused.
    */
   readOnly?: boolean;
+  /**
+   * Skip the host check (each runtime handler's `--version`, the CNI bin dirs): a verb that only lists what the state
+   * dir holds (CLI `pods`) shows neither, and the handlers' version runs were about a third of its start-up. The
+   * engine then reports no runtime handlers and none of those problems; refused unless readOnly, since running a pod
+   * needs to know its handler is there.
+   */
+  skipHostCheck?: boolean;
   /** where start-up reports what it collected (default: stderr) */
   log?: (line: string) => void;
   /** an image store instead of the one under <stateDir>/images (tests) */
@@ -62,8 +69,11 @@ export async function createEngine(partial: Partial<EngineOptions> = {}, extras:
   // children are forked by a small helper: a fork from the engine blocks its event loop for a time that grows with
   // the engine's memory (os/spawn-helper.ts)
   const runner = extras.runner ?? new SpawnHelperRunner();
-  const { problems, runtimeHandlers } = await checkHost(options, runner);
   const readOnly = extras.readOnly ?? false;
+  if (extras.skipHostCheck && !readOnly) throw new Error('skipHostCheck is for a read-only engine');
+  const { problems, runtimeHandlers } = extras.skipHostCheck
+    ? { problems: [], runtimeHandlers: undefined }
+    : await checkHost(options, runner);
   const lock = extras.noLock || readOnly ? undefined : await StateDirLock.acquireBoth(options.stateDir, options.runDir);
   try {
     const images: ImageStore & { problems?: string[] } =

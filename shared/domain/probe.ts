@@ -124,7 +124,8 @@ export interface RuleOwner {
   sandboxId?: string;
 }
 
-export type TraceStepKind = 'route' | 'netfilter' | 'conntrack' | 'drop' | 'deliver' | 'seen';
+/** gap: a part of the path that could not be traced (it comes first, and decides a path the trace cannot explain) */
+export type TraceStepKind = 'gap' | 'route' | 'netfilter' | 'conntrack' | 'drop' | 'deliver' | 'seen';
 
 export interface TraceStep {
   kind: TraceStepKind;
@@ -136,7 +137,10 @@ export interface TraceStep {
   chain?: string;
   /** netfilter: the rule as iptables-save prints it; route: the route as `ip route` prints it */
   rule?: string;
+  /** netfilter: nft's handle of the rule (iptables shows none) */
   handle?: number;
+  /** netfilter: the rule's line number in its chain, as `iptables -t <table> -L <chain> --line-numbers` counts it */
+  position?: number;
   /** netfilter: ACCEPT, DROP, REJECT, DNAT, MASQUERADE, JUMP:<chain>, RETURN, CONTINUE, policy:<verdict>; route: the route type or error */
   verdict?: string;
   /** netfilter: who installed the rule (null: no plugin here did) */
@@ -156,6 +160,16 @@ export interface PathTrace {
   steps: TraceStep[];
   /** kernel tools or features the trace could not use, each with what is missing (e.g. "conntrack: not installed") */
   missing: string[];
+  /**
+   * seen-at: this path's flow only (its source port, either way) from every hop's capture, as one pcapng (base64), the
+   * path's "Download pcapng"; ProbeReport.capture holds every flow of the probe
+   */
+  capture?: { pcapngBase64: string; interfaces: string[]; packets: number };
+  /**
+   * a part that could have decided the verdict was not traced (netfilter: a monitor that failed or lost events): the
+   * why names no cause the gap could hide, and says so first
+   */
+  partial?: true;
 }
 
 export interface ProbeReport {

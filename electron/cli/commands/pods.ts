@@ -62,7 +62,7 @@ export async function run(argv: string[]): Promise<number> {
     pods = answers
       .flatMap((a) => (a.value ?? []).map((p) => ({ ...p, node: a.node.name })))
       .sort((a, b) => b.createdAt.localeCompare(a.createdAt));
-  } else pods = await withApi(flags, (api) => api.list(filter), 'read');
+  } else pods = await withApi(flags, (api) => api.list(filter), 'list');
   if (flags.quiet) process.stdout.write(pods.map((p) => `${p.id}\n`).join(''));
   else if (output === 'json') process.stdout.write(`${JSON.stringify({ items: pods }, null, 2)}\n`);
   else {

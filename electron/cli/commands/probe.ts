@@ -56,7 +56,7 @@ export const help = `podscope probe [flags] ID
   -o text|json   json: {sandboxId, measuredAt, measuredBy, traced?, networks: [{network, interface, plugins,
                  linkKind?, parent?, peers?}], paths: [{kind, network, interface, from, to, proto, verdict, rttMs?,
                  answeredBy?, why?, dns?: {server, name, qtype, transport, truncated?, rcode, answers},
-                 mtu?: {pathMtu?, interfaceMtu, blackHole, pmtud?, at?: {node, netns, interface, mtu}, probes, note}, trace?: {flow: {sport, dst, dport}, missing: [], steps: [{kind: route|netfilter|
+                 mtu?: {pathMtu?, interfaceMtu, blackHole, pmtud?, at?: {node, netns, interface, mtu}, probes, note}, trace?: {flow: {sport, dst, dport}, missing: [], partial?, capture?, steps: [{kind: gap|route|netfilter|
                  conntrack|drop|seen|deliver, netns: host|<sandbox id>, family, table?, chain?, rule?, handle?, verdict?,
                  owner?: {plugin, network?, sandboxId?}|null, interface?, seen?, reply?, decisive?, detail}]}}],
                  capture?: {interfaces, packets, pcapngBase64: "" (the bytes go to --pcap)},
@@ -95,6 +95,8 @@ export async function run(argv: string[]): Promise<number> {
   }
   // the pcapng is for --pcap (or the app's download), not for the JSON a script reads
   if (report.capture) report.capture = { ...report.capture, pcapngBase64: '' };
+  // each path's own capture is in the probe's too: its bytes are left out of the JSON the same way
+  for (const p of report.paths) if (p.trace?.capture) p.trace.capture = { ...p.trace.capture, pcapngBase64: '' };
   if (output === 'json')
     process.stdout.write(`${JSON.stringify(throughput ? { ...report, throughput: throughputJson(throughput) } : report, null, 2)}\n`);
   else process.stdout.write(describeProbe(report) + (throughput ? describeThroughput(throughput) : ''));
@@ -163,6 +165,8 @@ function describePath(p: ProbePath, sandboxId: string): string[] {
 export function describeTrace(t: PathTrace, sandboxId: string): string[] {
   const where = (netns: string) => (netns === 'host' ? 'host' : netns === sandboxId ? 'pod' : netns.slice(0, 12));
   const out = [`      trace: source port ${t.flow.sport} → ${t.flow.dst.includes(':') ? `[${t.flow.dst}]` : t.flow.dst}:${t.flow.dport}`];
+  // a partial trace says what it lacks before anything it traced
+  if (t.partial) for (const m of t.missing) out.push(`      (not traced: ${m})`);
   for (const s of t.steps) {
     const owner =
       s.owner === undefined
@@ -175,6 +179,6 @@ export function describeTrace(t: PathTrace, sandboxId: string): string[] {
       `      ${s.decisive ? '▶' : ' '} ${s.kind.padEnd(9)} ${where(s.netns).padEnd(12)} ${s.reply ? '← ' : ''}${s.detail}${owner}${rule}`,
     );
   }
-  for (const m of t.missing) out.push(`      (not traced: ${m})`);
+  if (!t.partial) for (const m of t.missing) out.push(`      (not traced: ${m})`);
   return out;
 }

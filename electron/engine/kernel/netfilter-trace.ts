@@ -34,6 +34,11 @@ export interface TraceRuleLine {
   /** "rule" for a rule's verdict, "policy" for the chain's policy, "return" for the end of a user chain */
   what: string;
   handle?: number;
+  /**
+   * the rule's place in its chain as `iptables -L --line-numbers` counts it (1 = first), read after the trace from the
+   * chain's rules in order (`nft -a list table`); absent when it could not be read (no nft, the rule gone since)
+   */
+  position?: number;
   /** CONTINUE, ACCEPT, DROP, JUMP:<chain>, GOTO:<chain>, RETURN, policy verdicts as ACCEPT/DROP */
   verdict: string;
   /** the rule as iptables-save prints it (`-A CHAIN …`), when the line carries one */
@@ -192,6 +197,18 @@ export class NetfilterTraceRules {
     return comment === undefined ? { exists: true, chains } : { exists: true, comment, chains };
   }
 
+  /**
+   * Each rule's position in its chain, by chain and nft handle: iptables-nft lists a chain's rules in the table's
+   * order, so the 1-based index of a handle among its chain's rules is the number `iptables -L --line-numbers` shows
+   * (the handle itself is nft's id for the rule, which iptables never shows). Empty when the table cannot be listed.
+   */
+  async rulePositions(netnsPath: string | undefined, family: Family, table: string): Promise<Map<string, Map<number, number>>> {
+    const r = await this.runner
+      .run({ ...inNetns(netnsPath, 'nft', ['-a', 'list', 'table', nftFamily(family), table]), timeoutMs: 10_000 })
+      .catch(() => undefined);
+    return r?.exitCode === 0 ? parseRulePositions(r.stdout) : new Map();
+  }
+
   /** creates an empty `ip raw`/`ip6 raw` carrying this comment (the trace's own, naming the engine's pid) */
   async createRawTable(netnsPath: string | undefined, family: Family, comment: string): Promise<void> {
     const r = await this.runner.run({
@@ -216,6 +233,30 @@ export class NetfilterTraceRules {
 }
 
 const nftFamily = (f: Family) => (f === 4 ? 'ip' : 'ip6');
+
+/**
+ * `nft -a list table …` → chain → handle → 1-based position. A rule is a line inside a chain ending in
+ * `# handle N`; a chain's own line carries its handle after `{`, and its type/policy line carries none.
+ */
+export function parseRulePositions(text: string): Map<string, Map<number, number>> {
+  const out = new Map<string, Map<number, number>>();
+  let chain: Map<number, number> | undefined;
+  for (const line of text.split('\n')) {
+    const head = /^\s*chain (\S+) \{/.exec(line);
+    if (head) {
+      chain = new Map();
+      out.set(head[1]!.replace(/^"(.*)"$/, '$1'), chain);
+      continue;
+    }
+    if (/^\s*\}\s*$/.test(line)) {
+      chain = undefined;
+      continue;
+    }
+    const h = /# handle (\d+)\s*$/.exec(line);
+    if (chain && h) chain.set(Number(h[1]), chain.size + 1);
+  }
+  return out;
+}
 
 /** the pid a Podscope trace comment names (`podscope-trace pid=<n>`), if it is one */
 export function traceCommentPid(comment: string | undefined): number | undefined {

@@ -50,6 +50,8 @@ export interface FlowToTrace {
 /** what the trace recorded of one flow: the probe hands it back to explain() and reads only what it lacked */
 export interface TracedFlow {
   missing: string[];
+  /** this flow's own packets of every hop's capture, as one pcapng */
+  capture?: { pcapng: Buffer; interfaces: string[]; packets: number };
 }
 
 export interface ProbeTracer {
@@ -75,5 +77,7 @@ export interface ProbeTracer {
     podName(id: string): string | undefined;
     /** the netns whose answer means reachable */
     target: FlowNetns;
-  }): { steps: TraceStep[]; why: string };
+    /** what this flow's trace lacked: a gap that could hide the cause makes the explanation partial */
+    missing: string[];
+  }): { steps: TraceStep[]; why: string; partial?: true };
 }

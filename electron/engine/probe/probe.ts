@@ -265,7 +265,8 @@ function explainPath(
   );
   const flow = t.flows[i]!;
   const target = flow.netns.find((n) => n.key === p.expect) ?? flow.netns[flow.netns.length - 1]!;
-  const { steps, why } = t.tracer.explain({
+  const missing = [...t.active.missing, ...record.missing];
+  const { steps, why, partial } = t.tracer.explain({
     flow,
     record,
     path,
@@ -273,10 +274,18 @@ function explainPath(
     known: known.map((r) => ({ id: r.id, network: eth0Network(r), ips: eth0Ips(r) })),
     target,
     podName: (id) => podName(ctx.pods.find(id)),
+    missing,
   });
   // an isolated path keeps the rule of the plugin's design first; the trace says what the kernel did
   path.why = path.why ? `${path.why}. Traced: ${why}` : why;
-  path.trace = { flow: { sport: flow.sport, dst: flow.dst, dport: flow.dport }, steps, missing: [...t.active.missing, ...record.missing] };
+  path.trace = { flow: { sport: flow.sport, dst: flow.dst, dport: flow.dport }, steps, missing, ...(partial && { partial }) };
+  // the path's own download: its flow's packets only, not the probe's every flow
+  if (record.capture)
+    path.trace.capture = {
+      pcapngBase64: record.capture.pcapng.toString('base64'),
+      interfaces: record.capture.interfaces,
+      packets: record.capture.packets,
+    };
 }
 
 async function notApplicableReason(ctx: ProbeDeps, rec: PodFacts): Promise<string | undefined> {

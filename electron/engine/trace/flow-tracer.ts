@@ -18,12 +18,14 @@ import {
   podscopeTraceRules,
   traceComment,
   traceCommentPid,
+  type TraceLine,
+  type TraceRuleLine,
 } from '../kernel/netfilter-trace';
 import { parseConntrack, type ConntrackEntry } from './conntrack';
 import { DropRecorder, sweepDropInstances } from './drop-reasons';
 import { PathCapture, type Hop } from './capture';
-import type { ActiveTrace, FlowRecord, FlowSpec } from './flow-types';
-import { flowLines, pcapngOf, portsByNetns, seenAtHops, seenOnHops, traceTools, TraceRun } from './trace-run';
+import type { ActiveTrace, FlowRecord, FlowSpec, TraceNetns } from './flow-types';
+import { flowCaptures, flowLines, pcapngOf, portsByNetns, seenAtHops, seenOnHops, traceTools, TraceRun } from './trace-run';
 
 export type { ActiveTrace, FlowLine, FlowRecord, FlowSpec, TraceNetns } from './flow-types';
 
@@ -133,6 +135,8 @@ export class LinuxFlowTracer implements FlowTracer {
         const { captured, drops } = run;
         if (captured) active.capture = pcapngOf(captured);
         const parsed = new Map([...texts].map(([k, t]) => [k, parseTraceOutput(t)]));
+        // read once the TRACE rules are gone, so the raw table counts as the user sees it
+        if (hasNft) await this.placeRules(parsed, netnsByKey);
         return Promise.all(
           flows.map(async (f, i): Promise<FlowRecord> => {
             const rec: FlowRecord = {
@@ -143,7 +147,10 @@ export class LinuxFlowTracer implements FlowTracer {
               missing: f.netns.flatMap((n) => monitorProblems.get(`${n.key}/${f.family}`) ?? []),
             };
             if (drops) rec.drops = drops.filter((d) => d.family === f.family);
-            if (captured) rec.seen = seenOnHops(flowHops[i] ?? [], captured, f.sport);
+            if (captured) {
+              rec.seen = seenOnHops(flowHops[i] ?? [], captured, f.sport);
+              rec.capture = pcapngOf(flowCaptures(captured, f.sport));
+            }
             if (hasConntrack)
               rec.conntrack = await Promise.all(
                 f.netns.map(async (n) => ({ netns: n, entries: await this.conntrack(n.path, f.family, f.sport, f.proto ?? 'tcp') })),
@@ -154,6 +161,26 @@ export class LinuxFlowTracer implements FlowTracer {
       },
     };
     return active;
+  }
+
+  /** each traced rule's position in its chain as `iptables -L --line-numbers` counts it (one listing per table) */
+  private async placeRules(parsed: Map<string, TraceLine[]>, netnsByKey: Map<string, TraceNetns>): Promise<void> {
+    await Promise.all(
+      [...parsed].map(async ([key, lines]) => {
+        const [nk, fam] = key.split('/');
+        const netns = netnsByKey.get(nk!);
+        if (!netns) return;
+        const rules = lines.filter((l): l is TraceRuleLine => l.type === 'rule' && l.handle !== undefined);
+        const tables = [...new Set(rules.map((l) => l.table))];
+        const positions = new Map(
+          await Promise.all(tables.map(async (t) => [t, await this.rules.rulePositions(netns.path, Number(fam) as 4 | 6, t)] as const)),
+        );
+        for (const l of rules) {
+          const p = positions.get(l.table)?.get(l.chain)?.get(l.handle!);
+          if (p !== undefined) l.position = p;
+        }
+      }),
+    );
   }
 
   private async conntrack(netnsPath: string | undefined, family: 4 | 6, sport: number, proto: 'tcp' | 'udp'): Promise<ConntrackEntry[]> {

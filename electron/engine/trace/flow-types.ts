@@ -39,6 +39,11 @@ export interface FlowRecord {
   seen?: Array<{ hop: Hop; out: CapturedPacket[]; back: CapturedPacket[]; error?: string }>;
   /** IP packets the kernel freed while the trace ran, of this flow's family (undefined: tracefs unavailable) */
   drops?: KernelDrop[];
+  /**
+   * seen-at: every hop's packets of this flow only (its source port, either way) as one pcapng, for the path's own
+   * download; ActiveTrace.capture holds every flow's
+   */
+  capture?: { pcapng: Buffer; interfaces: string[]; packets: number };
   /** undefined when conntrack is not installed */
   conntrack?: Array<{ netns: TraceNetns; entries: ConntrackEntry[] }>;
 }

@@ -23,6 +23,18 @@ export interface TraceBuildInput {
   podName(id: string): string | undefined;
   /** the netns whose answer means reachable (the expected one) */
   target: TraceNetns;
+  /** what the trace of this flow lacked (the trace's and the flow's own), as the path's trace lists it */
+  missing?: string[];
+}
+
+/**
+ * The parts missing from a trace that could have decided a path it did not reach: netfilter not traced (the tools
+ * are absent, or a monitor failed or lost events — xtables-monitor's netlink socket overflowing with ENOBUFS under
+ * load). Without them a traced DROP is still a fact, but "no rule dropped it" is not, so nothing traced may be named as
+ * the cause: a drop "between two hops, outside netfilter" may have been a rule the trace never saw.
+ */
+export function traceGaps(missing: readonly string[] | undefined): string[] {
+  return (missing ?? []).filter((m) => m.startsWith('netfilter:'));
 }
 
 const TERMINAL_DROP = new Set(['DROP', 'REJECT', 'policy:DROP']);
@@ -62,11 +74,20 @@ function routeStep(r: FlowRecord['routes'][number], family: 4 | 6): TraceStep {
   return step;
 }
 
-export function buildTrace(input: TraceBuildInput): { steps: TraceStep[]; why: string } {
+export function buildTrace(input: TraceBuildInput): { steps: TraceStep[]; why: string; partial?: true } {
   const { flow, record } = input;
   const label = new Map(flow.netns.map((n) => [n.key, n.label]));
   const labelOf = (key: string) => label.get(key) ?? key;
   const steps: TraceStep[] = [];
+  // what could not be traced comes first: every step after it is read knowing it is part of the story
+  const gaps = traceGaps(input.missing);
+  for (const g of gaps)
+    steps.push({
+      kind: 'gap',
+      netns: flow.netns[0]!.key,
+      family: flow.family,
+      detail: `not traced: ${g.replace(/^netfilter: /, 'netfilter — ')}; the rules the flow hit there are unknown`,
+    });
 
   for (const n of flow.netns) {
     for (const r of record.routes.filter((x) => x.netns.key === n.key && !x.reply)) steps.push(routeStep(r, flow.family));
@@ -82,9 +103,50 @@ export function buildTrace(input: TraceBuildInput): { steps: TraceStep[]; why: s
   const deliver = deliverStep(input, steps, (key) => label.has(key), labelOf);
   steps.push(deliver);
 
-  const { decisive, why } = decide(input, steps, deliver, labelOf);
+  const decided = decide(input, steps, deliver, labelOf);
+  if (gaps.length === 0) {
+    decided.decisive.decisive = true;
+    return { steps, why: decided.why };
+  }
+  const { decisive, why } = partialVerdict(input, steps, decided, gaps);
   decisive.decisive = true;
-  return { steps, why };
+  return { steps, why, partial: true };
+}
+
+/**
+ * A trace with gaps: a DROP or REJECT the kernel traced still decides (it is what happened, the gap only hides what
+ * else the flow passed); a path that answered is still what was measured; anything else is not explained: the gap
+ * says so first, and what was traced follows, labelled partial, with no cause drawn from it.
+ */
+function partialVerdict(
+  input: TraceBuildInput,
+  steps: TraceStep[],
+  decided: { decisive: TraceStep; why: string },
+  gaps: string[],
+): { decisive: TraceStep; why: string } {
+  const first = steps.find((s) => s.kind === 'gap')!;
+  const notTraced = `partial trace: ${gaps.join('; ')}`;
+  const d = decided.decisive;
+  const ruleDecided = d.kind === 'netfilter' && TERMINAL_DROP.has(d.verdict ?? '');
+  if (ruleDecided || input.path.verdict === 'reachable' || input.path.verdict === 'shadowed')
+    return { decisive: d, why: `${decided.why} (${notTraced})` };
+  const lostAt = lostBetween(steps);
+  const known = lostAt
+    ? `seen on ${lostAt.seenOn}, never on ${lostAt.notOn}`
+    : (steps
+        .filter((s) => s.kind === 'seen' && s.seen)
+        .map((s) => s.detail)
+        .pop() ?? 'no hop capture of the flow');
+  return {
+    decisive: first,
+    why: `${notTraced} — so no cause is named: a rule the trace did not see may have stopped it. Traced (partial): ${known}; ${
+      input.outcome.kind === 'refused'
+        ? 'a RST came back'
+        : input.outcome.kind === 'timeout'
+          ? 'nothing came back in time'
+          : 'not connected'
+    }`,
+  };
 }
 
 /** the netfilter rules the flow passed in one netns, one direction, in the order the kernel traced them */
@@ -123,18 +185,27 @@ function netfilterSteps(input: TraceBuildInput, n: TraceNetns, reply: boolean): 
     if (l.what === 'rule') step.owner = owner;
     if (l.rule) step.rule = l.rule;
     if (l.handle !== undefined) step.handle = l.handle;
+    if (l.position !== undefined) step.position = l.position;
     const dev = iface.get(l.id);
     if (dev) step.interface = dev;
     if (reply) step.reply = true;
     step.detail =
-      l.what === 'policy'
-        ? `${l.table}/${l.chain}: policy ${l.verdict}`
-        : `${l.table}/${l.chain} ${`rule ${l.handle ?? ''}`.trim()}: ${step.verdict}`;
+      l.what === 'policy' ? `${l.table}/${l.chain}: policy ${l.verdict}` : `${l.table}/${l.chain} ${rulePlace(l)}: ${step.verdict}`;
     seen.set(key, { step, packets: new Set([l.id]) });
     steps.push(step);
   }
   for (const { step, packets } of seen.values()) if (packets.size > 1) step.detail += ` (${packets.size} packets)`;
   return steps;
+}
+
+/**
+ * "rule 3 (handle 2812)": the number `iptables -L --line-numbers` shows first, nft's handle labelled beside it (the
+ * handle alone matches nothing iptables prints)
+ */
+function rulePlace(l: Pick<TraceRuleLine, 'position' | 'handle'>): string {
+  const handle = l.handle !== undefined ? `handle ${l.handle}` : '';
+  if (l.position !== undefined) return `rule ${l.position}${handle ? ` (${handle})` : ''}`;
+  return handle ? `rule (${handle}, its line number unread)` : 'rule';
 }
 
 /** seen-at: every hop of the path, the way out in path order, then (if anything came back) the way back in reverse */

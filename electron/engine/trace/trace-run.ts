@@ -91,6 +91,11 @@ export function seenOnHops(hops: Hop[], captured: HopCapture[], sport: number): 
   });
 }
 
+/** one flow's packets (its source port, either way) of every hop's capture; hops keep their place, even if empty */
+export function flowCaptures(captured: HopCapture[], sport: number): HopCapture[] {
+  return captured.map((c) => ({ ...c, packets: c.packets.filter((p) => p.sport === sport || p.dport === sport) }));
+}
+
 /** every hop's capture as one pcapng, an interface per hop named "<netns>/<interface>" */
 export function pcapngOf(captured: HopCapture[]): NonNullable<ActiveTrace['capture']> {
   return {

@@ -67,9 +67,15 @@ describe('the Why panel of a path', () => {
     expect(screen.getByText(/not traced: conntrack/)).toBeTruthy();
   });
 
-  it("an owned rule links to its pod's CNI trace; the captures download as one pcapng", () => {
+  it("an owned rule links to its pod's CNI trace; the path's own flow downloads as one pcapng", () => {
     render(
-      <PathTrace path={path} sandboxId={POD} capture={{ pcapngBase64: 'TQ==', interfaces: ['host/psc-trc', 'aaaa/eth0'], packets: 3 }} />,
+      <PathTrace
+        path={{
+          ...path,
+          trace: { ...path.trace!, capture: { pcapngBase64: 'TQ==', interfaces: ['host/psc-trc', 'aaaa/eth0'], packets: 3 } },
+        }}
+        sandboxId={POD}
+      />,
     );
     const links = screen.getAllByTestId('trace-owner-cni');
     // only the portmap rule written for a pod has one; the rule owned by nobody has none
@@ -77,7 +83,22 @@ describe('the Why panel of a path', () => {
     links[0]!.click();
     expect(useNavigation.getState()).toMatchObject({ selectedId: POD, detailTab: 'trace', view: 'pods' });
     expect(screen.getByTestId('trace-pcap').textContent).toBe('Download pcapng');
-    expect(screen.getByText(/3 packets captured on 2 hops/)).toBeTruthy();
+    expect(screen.getByText(/3 packets of this flow captured on 2 hops/)).toBeTruthy();
+  });
+
+  it('a partial trace shows what it could not trace before its verdict, in amber rather than red', () => {
+    const gap = 'netfilter: xtables-monitor in the host (IPv4): cannot receive from nfnetlink socket: No buffer space available';
+    render(
+      <PathTrace
+        path={{ ...path, why: `partial trace: ${gap} — so no cause is named`, trace: { ...path.trace!, missing: [gap], partial: true } }}
+        sandboxId={POD}
+      />,
+    );
+    const why = screen.getByTestId('trace-why');
+    const missing = screen.getByTestId('trace-missing');
+    expect(missing.compareDocumentPosition(why) & Node.DOCUMENT_POSITION_FOLLOWING).toBeTruthy();
+    expect(why.className).toContain('trace-why-partial');
+    expect(why.className).not.toContain('trace-why-bad');
   });
 
   it('says so when a path was not traced', () => {

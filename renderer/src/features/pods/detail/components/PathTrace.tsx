@@ -3,7 +3,7 @@
  * netfilter rule it hit, the conntrack entry, where it ended), the way out then the way back, the step that decided
  * the verdict highlighted, who installed each rule as a badge, and each rule copyable as iptables-save prints it.
  */
-import type { PathTrace as PathTraceData, ProbePath, ProbeReport, RuleOwner, TraceStep } from '../../../../../../shared/domain/probe';
+import type { PathTrace as PathTraceData, ProbePath, RuleOwner, TraceStep } from '../../../../../../shared/domain/probe';
 import { useNavigation } from '../../../../lib/navigation';
 import '../../../../styles/trace.css';
 
@@ -28,13 +28,13 @@ function copy(text: string) {
   void navigator.clipboard?.writeText(text).catch(() => undefined);
 }
 
-/** the probe's seen-at captures as a pcapng file the browser saves */
-function downloadPcapng(capture: NonNullable<ProbeReport['capture']>, sandboxId: string) {
+/** a path's seen-at captures (its own flow's packets) as a pcapng file the browser saves */
+function downloadPcapng(capture: NonNullable<PathTraceData['capture']>, sandboxId: string, sport: number) {
   const bytes = Uint8Array.from(atob(capture.pcapngBase64), (c) => c.charCodeAt(0));
   const url = URL.createObjectURL(new Blob([bytes], { type: 'application/vnd.tcpdump.pcap' }));
   const a = document.createElement('a');
   a.href = url;
-  a.download = `podscope-trace-${sandboxId.slice(0, 12)}.pcapng`;
+  a.download = `podscope-trace-${sandboxId.slice(0, 12)}-sport-${sport}.pcapng`;
   a.click();
   setTimeout(() => URL.revokeObjectURL(url), 1000);
 }
@@ -43,22 +43,28 @@ export function PathTrace({
   path,
   sandboxId,
   nameOf = () => undefined,
-  capture,
 }: {
   path: ProbePath;
   sandboxId: string;
   nameOf?: (id: string) => string | undefined;
-  /** the traced probe's captures (every hop, one pcapng), offered as a download */
-  capture?: ProbeReport['capture'];
 }) {
   const openPod = useNavigation((s) => s.openPod);
   const trace: PathTraceData | undefined = path.trace;
   if (!trace) return <div className="small muted">This path was not traced.</div>;
   const ok = path.verdict === 'reachable';
+  // the path's own flow, not the probe's every flow: what this path's download holds
+  const capture = trace.capture;
+  // a partial trace names no cause it could not see: what is missing leads, and the verdict is amber, not red
+  const missingLines = trace.missing.map((m) => (
+    <div key={m} className="trace-missing" data-testid="trace-missing">
+      not traced: {m}
+    </div>
+  ));
   return (
-    <div className="trace" data-testid="path-trace">
+    <div className="trace" data-testid="path-trace" data-partial={trace.partial ? 'true' : undefined}>
+      {trace.partial && missingLines}
       {path.why && (
-        <div className={`trace-why ${ok ? '' : 'trace-why-bad'}`} data-testid="trace-why">
+        <div className={`trace-why ${ok ? '' : trace.partial ? 'trace-why-partial' : 'trace-why-bad'}`} data-testid="trace-why">
           {path.why}
         </div>
       )}
@@ -128,19 +134,21 @@ export function PathTrace({
       </ol>
       {capture && capture.packets > 0 && capture.pcapngBase64 && (
         <div className="trace-flow small">
-          <button type="button" className="btn btn-small" data-testid="trace-pcap" onClick={() => downloadPcapng(capture, sandboxId)}>
+          <button
+            type="button"
+            className="btn btn-small"
+            data-testid="trace-pcap"
+            onClick={() => downloadPcapng(capture, sandboxId, trace.flow.sport)}
+          >
             Download pcapng
           </button>{' '}
           <span className="muted">
-            {capture.packets} packets captured on {capture.interfaces.length} hops ({capture.interfaces.join(', ')}), for Wireshark
+            {capture.packets} packets of this flow captured on {capture.interfaces.length} hops ({capture.interfaces.join(', ')}), for
+            Wireshark
           </span>
         </div>
       )}
-      {trace.missing.map((m) => (
-        <div key={m} className="trace-missing">
-          not traced: {m}
-        </div>
-      ))}
+      {!trace.partial && missingLines}
     </div>
   );
 }

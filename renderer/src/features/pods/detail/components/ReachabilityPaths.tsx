@@ -59,7 +59,6 @@ export function ReachabilityPaths({ s, report, actions }: { s: SandboxStatus; re
                 <tr data-testid="reach-trace-row">
                   <td colSpan={7}>
                     <PathTrace
-                      capture={report.capture}
                       path={path}
                       sandboxId={s.id}
                       nameOf={(id) => (id === s.id ? `${s.metadata.namespace}/${s.metadata.name}` : undefined)}
