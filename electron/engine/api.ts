@@ -17,6 +17,8 @@ export { DEFAULT_ENGINE_OPTIONS } from './common/options';
 export type { CreateEngineExtras } from './index';
 export { createUnavailableEngine } from './service/unavailable';
 export type { ForeignSandbox, ForeignPodFacts } from './foreign/resolve';
+export type { ForeignNode } from './foreign/deps';
+import type { ForeignNode } from './foreign/deps';
 
 /** The in-process engine as createEngine builds it: every verb of the SandboxApi and ContainerApi, lab, images. */
 export type LocalEngine = Awaited<ReturnType<typeof buildEngine>>;
@@ -40,7 +42,7 @@ export async function inProcessRunner(): Promise<NonNullable<CreateEngineExtras[
 export type { ForeignMeasurements, ForeignSource } from './service/foreign-measurer';
 export async function createForeignMeasurer(
   source: ForeignSource,
-  opts: { cniCacheDir?: string; runner?: NonNullable<CreateEngineExtras['runner']> } = {},
+  opts: { cniCacheDir?: string; runner?: NonNullable<CreateEngineExtras['runner']>; node?: ForeignNode } = {},
 ): Promise<ForeignMeasurements> {
   const { createForeignMeasurerOnNode } = await import('./index');
   return createForeignMeasurerOnNode(source, opts);

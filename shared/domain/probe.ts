@@ -128,8 +128,10 @@ export type TraceStepKind = 'route' | 'netfilter' | 'conntrack' | 'drop' | 'deli
 
 export interface TraceStep {
   kind: TraceStepKind;
-  /** "host" or the 64-hex id of the sandbox whose netns this happened in */
+  /** "host" (or "node:<name>" on a path across nodes) or the 64-hex id of the sandbox whose netns this happened in */
   netns: string;
+  /** the node that netns belongs to, when it is not this host (a kind node on this machine) */
+  node?: string;
   family: 4 | 6;
   /** netfilter: table and chain as iptables names them */
   table?: string;
