@@ -6,7 +6,7 @@
 import { PodscopeError } from '../../shared/domain/errors';
 import type { NodeView } from '../../shared/domain/nodes';
 import type { CriEndpointApi } from '../cri/client/endpoint-api-types';
-import type { ForeignNode } from '../engine/api';
+import type { ForeignNode, NodesMeasurements } from '../engine/api';
 import type { Flags } from './args';
 
 export interface ChosenNode {
@@ -101,4 +101,57 @@ export async function foreignNodeOf(view: NodeView): Promise<ForeignNode> {
     node.hostPid = (reported) => hostPidOf(proc, pid!, reported);
   }
   return node;
+}
+
+/**
+ * The measurer across the chosen nodes: each node's runtime on its own connection, each placed in its namespaces.
+ * A node whose runtime does not answer is reported on stderr and left out; none answering is an error.
+ */
+export async function withNodesMeasurer<T>(
+  nodes: ChosenNode[],
+  flags: Flags,
+  fn: (m: NodesMeasurements, chosen: ChosenNode[]) => Promise<T>,
+): Promise<T> {
+  const [{ createCriEndpointApi }, { createNodesMeasurer, inProcessRunner }] = await Promise.all([
+    import('../cri/client'),
+    import('../engine/api'),
+  ]);
+  const cacheDir = flags['endpoint-cni-cache'];
+  const opened = await Promise.all(
+    nodes.map(async (n) => {
+      const cri = createCriEndpointApi(n.endpoint, { connectTimeoutMs: 3000 });
+      try {
+        const version = await cri.connect();
+        const node: ForeignNode = n.view ? await foreignNodeOf(n.view) : { name: n.name, addresses: [], podSubnets: [] };
+        return { n, cri, version, node };
+      } catch (e) {
+        process.stderr.write(`node ${n.name} (${n.endpoint}): ${(e as Error).message}\n`);
+        cri.close();
+        return undefined;
+      }
+    }),
+  );
+  const up = opened.filter((o) => o !== undefined);
+  if (up.length === 0) throw new PodscopeError('Unavailable', `no chosen node answered: ${nodes.map((n) => n.name).join(', ')}`);
+  const m = await createNodesMeasurer(
+    up.map(({ cri, version, node }) => ({
+      node,
+      source: {
+        sandboxes: (ids) => cri.foreignSandboxes(ids),
+        cniConfig: () => cri.cniConfig(),
+        describe: `${version.runtimeName} at ${cri.address}`,
+      },
+      ...(typeof cacheDir === 'string' && { cniCacheDir: cacheDir }),
+    })),
+    { runner: await inProcessRunner() },
+  );
+  try {
+    return await fn(
+      m,
+      up.map((o) => o.n),
+    );
+  } finally {
+    m.close();
+    for (const o of up) o.cri.close();
+  }
 }

@@ -10,6 +10,7 @@ import type { createEngine as buildEngine, CreateEngineExtras } from './index';
 import type { ImageStore } from './images/types';
 import type { EngineOptions } from './common/options';
 import type { ForeignMeasurements, ForeignSource } from './service/foreign-measurer';
+import type { NodesMeasurements } from './service/nodes-measurer';
 
 export type { EngineOptions } from './common/options';
 export type { Engine } from './service/engine-api';
@@ -46,6 +47,16 @@ export async function createForeignMeasurer(
 ): Promise<ForeignMeasurements> {
   const { createForeignMeasurerOnNode } = await import('./index');
   return createForeignMeasurerOnNode(source, opts);
+}
+
+/** The measuring verbs across several nodes of this machine (service/nodes-measurer.ts). */
+export type { NodesMeasurements } from './service/nodes-measurer';
+export async function createNodesMeasurer(
+  nodes: Array<{ source: ForeignSource; node: ForeignNode; cniCacheDir?: string }>,
+  opts: { runner?: NonNullable<CreateEngineExtras['runner']> } = {},
+): Promise<NodesMeasurements> {
+  const { createNodesMeasurerOnHost } = await import('./index');
+  return createNodesMeasurerOnHost(nodes, opts);
 }
 
 // containers: streaming sessions and log files

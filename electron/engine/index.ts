@@ -39,6 +39,7 @@ import { StateDirLock } from './service/state-lock';
 import { createForeignMeasurer, type ForeignMeasurements, type ForeignSource } from './service/foreign-measurer';
 import { nodeFiles } from './foreign/node-files';
 import type { ForeignNode } from './foreign/deps';
+import { createNodesMeasurer, type NodesMeasurements } from './service/nodes-measurer';
 
 export type { EngineOptions } from './common/options';
 export type { Engine } from './service/engine-api';
@@ -179,6 +180,30 @@ export function createForeignMeasurerOnNode(
       ...(node && { node }),
     },
     source,
+  );
+}
+
+/**
+ * The measuring verbs across several nodes of this machine: a foreign measurer per node (placed in its namespaces)
+ * for its own pods, and one probe net and tracer placed on no node for the paths between them.
+ */
+export function createNodesMeasurerOnHost(
+  nodes: Array<{ source: ForeignSource; node: ForeignNode; cniCacheDir?: string }>,
+  opts: { runner?: ProcessRunner } = {},
+): NodesMeasurements {
+  const runner = opts.runner ?? new NodeProcessRunner();
+  const kernel = new LinuxKernelReader(runner);
+  const members = nodes.map((n) => ({
+    node: n.node,
+    measurer: createForeignMeasurerOnNode(n.source, {
+      runner,
+      node: n.node,
+      ...(n.cniCacheDir !== undefined && { cniCacheDir: n.cniCacheDir }),
+    }),
+  }));
+  return createNodesMeasurer(
+    { probeNet: new LinuxProbeNet(runner, undefined, kernel), flowTracer: new LinuxFlowTracer(runner, kernel) },
+    members,
   );
 }
 

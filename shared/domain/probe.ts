@@ -48,6 +48,13 @@ export interface ProbePath {
   dns?: DnsQueryResult;
   /** the path MTU audit of this path (absent when it was not audited) */
   mtu?: PathMtu;
+  /**
+   * a probe across nodes (`--all-nodes`): the node the path starts on and the node it ends on (the same for a path
+   * within one node). On another node, `from: "host"` is that node's netns; a `podPort` path from `node <name>` is
+   * node → pod, a `hostPort` path from `pod` to a node address is another node's host port.
+   */
+  fromNode?: string;
+  toNode?: string;
 }
 
 /**
@@ -186,6 +193,9 @@ export interface ProbeReport {
   capture?: { pcapngBase64: string; interfaces: string[]; packets: number };
   /** the pod's attachments the probe covered, in the order the runtime attached them (eth0 first) */
   networks?: ProbeNetwork[];
+  /** a probe across nodes: the pod's node, and every node whose pods or addresses the paths reached */
+  node?: string;
+  nodes?: string[];
   /** the pod's nameservers and the name they were asked (the `dns` paths) */
   dns?: ProbeDns;
   /** true when the paths' MTU was audited */

@@ -66,6 +66,8 @@ export interface ForeignMeasurerDeps {
 
 /** The verbs the CLI's `--endpoint` and the app's endpoint tabs run on a foreign pod. */
 export type ForeignMeasurements = MeasurementApi & {
+  /** the endpoint's pods, resolved now (the paths across nodes plan from them) */
+  pods(): Promise<ForeignPods>;
   probe(id: string, opts?: { trace?: boolean }): Promise<ProbeReport>;
   lastProbe(id: string): Promise<ProbeReport | null>;
   live(id: string): Promise<LiveNetworkView>;
@@ -127,6 +129,8 @@ export function createForeignMeasurer(deps: ForeignMeasurerDeps, source: Foreign
     );
 
   return {
+    pods: snapshot,
+
     subscribe(listener) {
       listeners.add(listener);
       return () => listeners.delete(listener);
