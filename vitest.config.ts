@@ -42,6 +42,7 @@ const ALONE = [
   'tests/real/kind-cluster.test.ts',
   'tests/real/nodes-discovery.test.ts',
   'tests/real/nodes-across.test.ts',
+  'tests/real/nodes-probe-across.test.ts',
 ];
 
 /** The renderer's component tests: a DOM (jsdom) and testing-library's set-up, which the other unit files do not pay for. */

@@ -70,13 +70,17 @@ function lazyForeignMeasurer(cri: CriEndpointApi, flags: Flags): CliMeasurements
       const { createForeignMeasurer, inProcessRunner } = await import('../engine/api');
       const version = await cri.connect();
       const cacheDir = flags['endpoint-cni-cache'];
+      // a runtime in namespaces of its own (a kind node): its pods are found through its root and measured from its netns
+      const { discoveredNode, foreignNodeOf } = await import('./nodes');
+      const view = await discoveredNode(cri.address).catch(() => undefined);
+      const node = view ? await foreignNodeOf(view) : undefined;
       const m = await createForeignMeasurer(
         {
           sandboxes: (ids) => cri.foreignSandboxes(ids),
           cniConfig: () => cri.cniConfig(),
           describe: `${version.runtimeName} at ${cri.address}`,
         },
-        { ...(typeof cacheDir === 'string' && { cniCacheDir: cacheDir }), runner: await inProcessRunner() },
+        { ...(typeof cacheDir === 'string' && { cniCacheDir: cacheDir }), runner: await inProcessRunner(), ...(node && { node }) },
       );
       m.subscribe((e) => listeners.forEach((l) => l(e)));
       return m;

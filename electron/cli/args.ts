@@ -30,7 +30,7 @@ export function parseCommandArgs(
   if (endpoints?.length === 1) flags.endpoint = endpoints[0];
   else if (endpoints && endpoints.length > 1) {
     if (!opts.manyEndpoints)
-      throw new PodscopeError('InvalidArgument', '--endpoint is taken once by this command (pods and inspectp take several)');
+      throw new PodscopeError('InvalidArgument', '--endpoint is taken once by this command (pods, inspectp and probe take several)');
     flags.endpoints = endpoints;
   }
   return { flags, positionals: parsed.positionals };

@@ -4,7 +4,9 @@
  * answer, so one stuck kind node does not hide the rest.
  */
 import { PodscopeError } from '../../shared/domain/errors';
+import type { NodeView } from '../../shared/domain/nodes';
 import type { CriEndpointApi } from '../cri/client/endpoint-api-types';
+import type { ForeignNode, NodesMeasurements } from '../engine/api';
 import type { Flags } from './args';
 
 export interface ChosenNode {
@@ -12,6 +14,8 @@ export interface ChosenNode {
   endpoint: string;
   /** the runtime's host pid, when discovery saw its process (for mapping the pids it reports) */
   pid?: number;
+  /** what discovery read of it (absent: an endpoint discovery does not know) */
+  view?: NodeView;
 }
 
 export interface NodeAnswer<T> {
@@ -35,12 +39,12 @@ export async function chosenNodes(flags: Flags): Promise<ChosenNode[] | undefine
   const { nodes } = await discoverHostNodes();
   if (flags['all-nodes']) {
     if (nodes.length === 0) throw new PodscopeError('NotFound', 'no CRI runtime found on this machine (see podscope nodes)');
-    return nodes.map((n) => ({ name: n.name, endpoint: n.endpoint, ...(n.pid !== undefined && { pid: n.pid }) }));
+    return nodes.map((n) => ({ name: n.name, endpoint: n.endpoint, ...(n.pid !== undefined && { pid: n.pid }), view: n }));
   }
   // a listed endpoint takes its node's name when discovery knows it
   return listed!.map((e) => {
     const n = nodes.find((x) => x.endpoint === bare(e));
-    return { name: n?.name ?? e, endpoint: e, ...(n?.pid !== undefined && { pid: n.pid }) };
+    return { name: n?.name ?? e, endpoint: e, ...(n?.pid !== undefined && { pid: n.pid }), ...(n && { view: n }) };
   });
 }
 
@@ -67,4 +71,87 @@ export async function acrossNodes<T>(
 /** a failed node's line on stderr */
 export function reportFailures(answers: Array<NodeAnswer<unknown>>): void {
   for (const a of answers) if (a.error !== undefined) process.stderr.write(`node ${a.node.name} (${a.node.endpoint}): ${a.error}\n`);
+}
+
+/** the discovered node of one endpoint (undefined: discovery does not know it) */
+export async function discoveredNode(endpoint: string): Promise<NodeView | undefined> {
+  const { discoverHostNodes } = await import('../endpoints/nodes');
+  const { nodes } = await discoverHostNodes();
+  return nodes.find((n) => n.endpoint === bare(endpoint));
+}
+
+/**
+ * Where the engine finds a node's pods and does their host-side work: its netns, root and pid numbering as this
+ * process reaches them through the runtime's pid. Always given for a discovered node (the paths across nodes name
+ * it); the netns, root and pid mapping only where they are not the host's.
+ */
+export async function foreignNodeOf(view: NodeView): Promise<ForeignNode> {
+  const pid = view.pid;
+  const own = (ns: keyof NodeView['namespaces']) => pid !== undefined && !view.namespaces[ns].host;
+  const node: ForeignNode = {
+    name: view.name,
+    addresses: view.addresses.map((a) => a.cidr.split('/')[0]!),
+    podSubnets: view.podSubnets.map((s) => s.cidr),
+  };
+  if (own('net')) node.netnsPath = `/proc/${pid}/ns/net`;
+  if (own('mnt')) node.root = `/proc/${pid}/root`;
+  if (own('pid')) {
+    const { hostPidOf, hostProcSource } = await import('../endpoints/nodes');
+    const proc = hostProcSource();
+    node.hostPid = (reported) => hostPidOf(proc, pid!, reported);
+  }
+  return node;
+}
+
+/**
+ * The measurer across the chosen nodes: each node's runtime on its own connection, each placed in its namespaces.
+ * A node whose runtime does not answer is reported on stderr and left out; none answering is an error.
+ */
+export async function withNodesMeasurer<T>(
+  nodes: ChosenNode[],
+  flags: Flags,
+  fn: (m: NodesMeasurements, chosen: ChosenNode[]) => Promise<T>,
+): Promise<T> {
+  const [{ createCriEndpointApi }, { createNodesMeasurer, inProcessRunner }] = await Promise.all([
+    import('../cri/client'),
+    import('../engine/api'),
+  ]);
+  const cacheDir = flags['endpoint-cni-cache'];
+  const opened = await Promise.all(
+    nodes.map(async (n) => {
+      const cri = createCriEndpointApi(n.endpoint, { connectTimeoutMs: 3000 });
+      try {
+        const version = await cri.connect();
+        const node: ForeignNode = n.view ? await foreignNodeOf(n.view) : { name: n.name, addresses: [], podSubnets: [] };
+        return { n, cri, version, node };
+      } catch (e) {
+        process.stderr.write(`node ${n.name} (${n.endpoint}): ${(e as Error).message}\n`);
+        cri.close();
+        return undefined;
+      }
+    }),
+  );
+  const up = opened.filter((o) => o !== undefined);
+  if (up.length === 0) throw new PodscopeError('Unavailable', `no chosen node answered: ${nodes.map((n) => n.name).join(', ')}`);
+  const m = await createNodesMeasurer(
+    up.map(({ cri, version, node }) => ({
+      node,
+      source: {
+        sandboxes: (ids) => cri.foreignSandboxes(ids),
+        cniConfig: () => cri.cniConfig(),
+        describe: `${version.runtimeName} at ${cri.address}`,
+      },
+      ...(typeof cacheDir === 'string' && { cniCacheDir: cacheDir }),
+    })),
+    { runner: await inProcessRunner() },
+  );
+  try {
+    return await fn(
+      m,
+      up.map((o) => o.n),
+    );
+  } finally {
+    m.close();
+    for (const o of up) o.cri.close();
+  }
 }

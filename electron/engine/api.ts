@@ -10,6 +10,7 @@ import type { createEngine as buildEngine, CreateEngineExtras } from './index';
 import type { ImageStore } from './images/types';
 import type { EngineOptions } from './common/options';
 import type { ForeignMeasurements, ForeignSource } from './service/foreign-measurer';
+import type { NodesMeasurements } from './service/nodes-measurer';
 
 export type { EngineOptions } from './common/options';
 export type { Engine } from './service/engine-api';
@@ -17,6 +18,8 @@ export { DEFAULT_ENGINE_OPTIONS } from './common/options';
 export type { CreateEngineExtras } from './index';
 export { createUnavailableEngine } from './service/unavailable';
 export type { ForeignSandbox, ForeignPodFacts } from './foreign/resolve';
+export type { ForeignNode } from './foreign/deps';
+import type { ForeignNode } from './foreign/deps';
 
 /** The in-process engine as createEngine builds it: every verb of the SandboxApi and ContainerApi, lab, images. */
 export type LocalEngine = Awaited<ReturnType<typeof buildEngine>>;
@@ -40,10 +43,20 @@ export async function inProcessRunner(): Promise<NonNullable<CreateEngineExtras[
 export type { ForeignMeasurements, ForeignSource } from './service/foreign-measurer';
 export async function createForeignMeasurer(
   source: ForeignSource,
-  opts: { cniCacheDir?: string; runner?: NonNullable<CreateEngineExtras['runner']> } = {},
+  opts: { cniCacheDir?: string; runner?: NonNullable<CreateEngineExtras['runner']>; node?: ForeignNode } = {},
 ): Promise<ForeignMeasurements> {
   const { createForeignMeasurerOnNode } = await import('./index');
   return createForeignMeasurerOnNode(source, opts);
+}
+
+/** The measuring verbs across several nodes of this machine (service/nodes-measurer.ts). */
+export type { NodesMeasurements } from './service/nodes-measurer';
+export async function createNodesMeasurer(
+  nodes: Array<{ source: ForeignSource; node: ForeignNode; cniCacheDir?: string }>,
+  opts: { runner?: NonNullable<CreateEngineExtras['runner']> } = {},
+): Promise<NodesMeasurements> {
+  const { createNodesMeasurerOnHost } = await import('./index');
+  return createNodesMeasurerOnHost(nodes, opts);
 }
 
 // containers: streaming sessions and log files

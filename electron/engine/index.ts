@@ -14,6 +14,7 @@ import { NodeProcessRunner } from './os/exec';
 import type { ImageStore } from './images/types';
 import { liveNetworkUses, recordedAddOf } from './lab/engine-links';
 import { LinuxKernelReader } from './kernel/linux-reader';
+import { placedKernelReader } from './kernel/types';
 import { KernelLabSnapshotReader } from './lab/kernel';
 import { LabService, type LabRecoveryItem } from './lab/service';
 import type { RuntimeHandlerInfo, StartupGcItem } from '../../shared/domain/sandbox';
@@ -37,6 +38,8 @@ import { SandboxEngine } from './service/engine';
 import { StateDirLock } from './service/state-lock';
 import { createForeignMeasurer, type ForeignMeasurements, type ForeignSource } from './service/foreign-measurer';
 import { nodeFiles } from './foreign/node-files';
+import type { ForeignNode } from './foreign/deps';
+import { createNodesMeasurer, type NodesMeasurements } from './service/nodes-measurer';
 
 export type { EngineOptions } from './common/options';
 export type { Engine } from './service/engine-api';
@@ -165,23 +168,52 @@ export async function createEngine(partial: Partial<EngineOptions> = {}, extras:
  */
 export function createForeignMeasurerOnNode(
   source: ForeignSource,
-  opts: { cniCacheDir?: string; runner?: ProcessRunner } = {},
+  opts: { cniCacheDir?: string; runner?: ProcessRunner; node?: ForeignNode } = {},
 ): ForeignMeasurements {
   // in-process unless given one: a one-shot CLI verb's heap is small, and the app passes its engine's runner
   const runner = opts.runner ?? new NodeProcessRunner();
-  const kernel = new LinuxKernelReader(runner);
+  const node = opts.node;
+  // a kind node's host side (its pods' veths, its bridge, routes, netfilter, tc) is in the node's netns
+  const kernel = placedKernelReader(new LinuxKernelReader(runner), node?.netnsPath);
+  const place =
+    node?.netnsPath !== undefined ? { netnsPath: node.netnsPath, addresses: ['127.0.0.1', '::1', ...node.addresses] } : undefined;
   return createForeignMeasurer(
     {
       files: nodeFiles,
       cniCacheDir: opts.cniCacheDir ?? DEFAULT_ENGINE_OPTIONS.cniCacheDir,
       liveReader: new KernelLiveReader(kernel),
-      probeNet: new LinuxProbeNet(runner, undefined, kernel),
+      probeNet: new LinuxProbeNet(runner, undefined, kernel, place),
       flowTracer: new LinuxFlowTracer(runner, kernel),
       throughputMeter: new ProcessThroughputMeter(),
       topologyReader: new KernelTopologyReader(kernel),
       cniPlugins: { runner, binDirs: DEFAULT_ENGINE_OPTIONS.cniBinDirs, timeoutMs: DEFAULT_ENGINE_OPTIONS.pluginTimeoutMs },
+      ...(node && { node }),
     },
     source,
+  );
+}
+
+/**
+ * The measuring verbs across several nodes of this machine: a foreign measurer per node (placed in its namespaces)
+ * for its own pods, and one probe net and tracer placed on no node for the paths between them.
+ */
+export function createNodesMeasurerOnHost(
+  nodes: Array<{ source: ForeignSource; node: ForeignNode; cniCacheDir?: string }>,
+  opts: { runner?: ProcessRunner } = {},
+): NodesMeasurements {
+  const runner = opts.runner ?? new NodeProcessRunner();
+  const kernel = new LinuxKernelReader(runner);
+  const members = nodes.map((n) => ({
+    node: n.node,
+    measurer: createForeignMeasurerOnNode(n.source, {
+      runner,
+      node: n.node,
+      ...(n.cniCacheDir !== undefined && { cniCacheDir: n.cniCacheDir }),
+    }),
+  }));
+  return createNodesMeasurer(
+    { probeNet: new LinuxProbeNet(runner, undefined, kernel), flowTracer: new LinuxFlowTracer(runner, kernel) },
+    members,
   );
 }
 

@@ -3,6 +3,7 @@
  * or minikube cluster are runtimes in namespaces of their own; the host's containerd or a Podscope daemon is a node in
  * the host's namespaces. Discovery reads them from /proc and asks each runtime its CRI Version.
  */
+import type { PathTrace, ProbeVerdict } from './probe';
 
 /** a namespace as the kernel names it (`net:[4026531840]`) and whether it is the host's (Podscope's own) */
 export interface NodeNamespace {
@@ -62,6 +63,46 @@ export interface NodeCandidateRefused {
   endpoint: string;
   pid?: number;
   reason: string;
+}
+
+/** one pod of a probe matrix: a row and a column */
+export interface ProbeMatrixPod {
+  id: string;
+  /** namespace/name */
+  name: string;
+  node: string;
+  /** the address every other pod connected to (its eth0 primary) */
+  ip: string;
+}
+
+/** one cell: pod `from` connected to pod `to`, with a real packet and the probe's nonce */
+export interface ProbeMatrixCell {
+  from: string;
+  to: string;
+  fromNode: string;
+  toNode: string;
+  verdict: ProbeVerdict;
+  rttMs?: number;
+  note: string;
+  /** why it failed (a missing route on a node, a rule in a node's chain), or with a trace one sentence from the kernel */
+  why?: string;
+  trace?: PathTrace;
+}
+
+/**
+ * Every pod × every pod of the chosen nodes (`podscope probe --matrix`): rows and columns grouped by node, one cell per
+ * ordered pair, each a real connect judged as a probe path is.
+ */
+export interface ProbeMatrix {
+  measuredAt: string;
+  durationMs: number;
+  nodes: string[];
+  /** grouped by node, in `nodes` order */
+  pods: ProbeMatrixPod[];
+  cells: ProbeMatrixCell[];
+  /** what kept a node, a pod or a cell from being measured */
+  errors: string[];
+  traced?: boolean;
 }
 
 export interface NodeDiscovery {

@@ -48,6 +48,13 @@ export interface ProbePath {
   dns?: DnsQueryResult;
   /** the path MTU audit of this path (absent when it was not audited) */
   mtu?: PathMtu;
+  /**
+   * a probe across nodes (`--all-nodes`): the node the path starts on and the node it ends on (the same for a path
+   * within one node). On another node, `from: "host"` is that node's netns; a `podPort` path from `node <name>` is
+   * node → pod, a `hostPort` path from `pod` to a node address is another node's host port.
+   */
+  fromNode?: string;
+  toNode?: string;
 }
 
 /**
@@ -129,8 +136,10 @@ export type TraceStepKind = 'gap' | 'route' | 'netfilter' | 'conntrack' | 'drop'
 
 export interface TraceStep {
   kind: TraceStepKind;
-  /** "host" or the 64-hex id of the sandbox whose netns this happened in */
+  /** "host" (or "node:<name>" on a path across nodes) or the 64-hex id of the sandbox whose netns this happened in */
   netns: string;
+  /** the node that netns belongs to, when it is not this host (a kind node on this machine) */
+  node?: string;
   family: 4 | 6;
   /** netfilter: table and chain as iptables names them */
   table?: string;
@@ -198,6 +207,9 @@ export interface ProbeReport {
   capture?: { pcapngBase64: string; interfaces: string[]; packets: number };
   /** the pod's attachments the probe covered, in the order the runtime attached them (eth0 first) */
   networks?: ProbeNetwork[];
+  /** a probe across nodes: the pod's node, and every node whose pods or addresses the paths reached */
+  node?: string;
+  nodes?: string[];
   /** the pod's nameservers and the name they were asked (the `dns` paths) */
   dns?: ProbeDns;
   /** true when the paths' MTU was audited */

@@ -151,3 +151,41 @@ describe('a CRI-O pod resolved to PodFacts (verbose info from CRI-O types: image
     expect(pod.network).toBeUndefined();
   });
 });
+
+describe("a pod of a node in namespaces of its own (a kind node): found through the node's root and pid numbering", () => {
+  const rec = load('containerd-1.6.20-httpd.json');
+  const netns = netnsOf(rec.verbose);
+  const pid = rec.verbose.pid as number;
+  const root = '/proc/4242/root';
+  /** the node's files as the host sees them: everything under its root */
+  const underRoot = (cache: Record<string, object>) => Object.fromEntries(Object.entries(cache).map(([p, t]) => [`${root}${p}`, t]));
+  const asRun = (p: string) => p.replace(/^\/var\/run\//, '/run/');
+
+  it('the netns path the runtime wrote is read through its root (/var/run as /run), never the same path on this host', async () => {
+    // this host has a file at the same path: it is not the node's
+    const files = new FakeNodeFiles(underRoot(rec.cache), [netns, `${root}${asRun(netns)}`]);
+    const node = { name: 'kind-worker', root, addresses: [], podSubnets: [] };
+    const pod = await resolveForeignPod(files, sandboxOf(rec, 'containerd'), { cniCacheDir: rec.cacheDir, node });
+    expect(pod.netnsPath).toBe(`${root}${asRun(netns)}`);
+    expect(pod.resolvedFrom.netns).toContain("through the node's root");
+    expect(pod.network!.networks.find((n) => n.ifName === 'eth0')!.cacheFile).toMatch(new RegExp(`^${root}/var/lib/cni/results/`));
+  });
+
+  it("the pause pid the node reports is mapped to this host's before /proc/<pid>/ns/net is used", async () => {
+    const hostPid = pid + 1000;
+    // the reported number names another process here: only the mapped one may be used
+    const files = new FakeNodeFiles(underRoot(rec.cache), [`/proc/${pid}/ns/net`, `/proc/${hostPid}/ns/net`]);
+    const node = { name: 'kind-worker', root, hostPid: (r: number) => (r === pid ? hostPid : undefined), addresses: [], podSubnets: [] };
+    const pod = await resolveForeignPod(files, sandboxOf(rec, 'containerd'), { cniCacheDir: rec.cacheDir, node });
+    expect(pod.netnsPath).toBe(`/proc/${hostPid}/ns/net`);
+    expect(pod.pausePid).toBe(pid);
+    expect(pod.pauseHostPid).toBe(hostPid);
+  });
+
+  it('a pause pid no process of the node carries is named among the places looked', async () => {
+    const files = new FakeNodeFiles(underRoot(rec.cache), [`/proc/${pid}/ns/net`]);
+    const node = { name: 'kind-worker', root, hostPid: () => undefined, addresses: [], podSubnets: [] };
+    const err = await resolveForeignPod(files, sandboxOf(rec, 'containerd'), { cniCacheDir: rec.cacheDir, node }).catch((e: unknown) => e);
+    expect((err as Error).message).toContain(`the pause pid ${pid}: no process of this node's pid namespace carries it`);
+  });
+});

@@ -11,12 +11,17 @@ import {
   type PathTrace,
   type ProbePath,
   type ProbeReport,
+  type ProbeVerdict,
 } from '../../../shared/domain/probe';
+import type { ProbeMatrix } from '../../../shared/domain/nodes';
+import type { ThroughputReport } from '../../../shared/domain/measure';
 import { withEndpoint } from '../api';
-import { parseCommandArgs } from '../args';
+import { parseCommandArgs, type Flags } from '../args';
+import { chosenNodes, NODE_FLAGS, NODE_FLAGS_HELP, withNodesMeasurer, type ChosenNode } from '../nodes';
 import { describeThroughput, measureThroughputVia, throughputExitCode, throughputJson } from './throughput';
 
 export const help = `podscope probe [flags] ID
+podscope probe --matrix (--all-nodes | --endpoint A --endpoint B …)
   Measures reachability with real packets on every network the pod is attached to (eth0, eth1, …): each mapped
   host port from the host (127.0.0.1, the gateway address of each network whose chain has portmap, host_ip),
   container-port-only mappings on each pod IP, each network's gateway, and the ready peers on each network, both
@@ -60,20 +65,49 @@ export const help = `podscope probe [flags] ID
                  conntrack|drop|seen|deliver, netns: host|<sandbox id>, family, table?, chain?, rule?, handle?, verdict?,
                  owner?: {plugin, network?, sandboxId?}|null, interface?, seen?, reply?, decisive?, detail}]}}],
                  capture?: {interfaces, packets, pcapngBase64: "" (the bytes go to --pcap)},
-                 throughput?: {ingress: {requestedBps, measuredBps, burstBytes, …}, egress: {…}}}`;
+                 throughput?: {ingress: {requestedBps, measuredBps, burstBytes, …}, egress: {…}}}
+${NODE_FLAGS_HELP}: the pod is found on whichever node has it and probed there (host-side paths in that
+                 node's netns), then across the nodes: pod → each other node's pods and back, pod → each other node's
+                 host ports at that node's addresses, each other node → the pod; every path names fromNode and toNode
+                 (json: node, nodes, paths[].fromNode/toNode, trace steps' node). A failed path between nodes whose
+                 node lacks the route to the other node's pod subnet names that node and route (why, and a route step
+                 with --trace); with --trace each path crosses both nodes' netns, rule by rule.
+  --matrix       every pod × every pod of the chosen nodes, grouped by node: one connect per ordered pair, each cell
+                 its verdict (. reachable, R refused, T timeout, U unreachable, S shadowed, I isolated); the failing
+                 cells listed with why. With --trace each cell is traced. -o json: {measuredAt, durationMs, nodes,
+                 pods: [{id, name, node, ip}], cells: [{from, to, fromNode, toNode, verdict, rttMs?, note, why?,
+                 trace?}], errors}. Exit 5 when a cell is not reachable.`;
 
 export async function run(argv: string[]): Promise<number> {
-  const { flags, positionals } = parseCommandArgs(argv, {
-    output: { type: 'string', short: 'o' },
-    throughput: { type: 'boolean' },
-    trace: { type: 'boolean' },
-    pcap: { type: 'string' },
-    'dns-name': { type: 'string' },
-  });
-  if (positionals.length !== 1) throw new PodscopeError('InvalidArgument', 'probe takes exactly one sandbox id');
+  const { flags, positionals } = parseCommandArgs(
+    argv,
+    {
+      output: { type: 'string', short: 'o' },
+      throughput: { type: 'boolean' },
+      trace: { type: 'boolean' },
+      pcap: { type: 'string' },
+      'dns-name': { type: 'string' },
+      matrix: { type: 'boolean' },
+      ...NODE_FLAGS,
+    },
+    { manyEndpoints: true },
+  );
   const output = (flags.output as string | undefined) ?? 'text';
   if (output !== 'text' && output !== 'json')
     throw new PodscopeError('InvalidArgument', `-o must be text or json, not ${JSON.stringify(output)}`);
+  const nodes = await chosenNodes(flags);
+  if (flags.matrix) {
+    if (!nodes) throw new PodscopeError('InvalidArgument', '--matrix needs --all-nodes or --endpoint given more than once');
+    if (positionals.length !== 0) throw new PodscopeError('InvalidArgument', '--matrix takes no sandbox id: it probes every pod');
+    return runMatrix(nodes, flags, output);
+  }
+  if (positionals.length !== 1) throw new PodscopeError('InvalidArgument', 'probe takes exactly one sandbox id');
+  if (nodes) {
+    if (flags.throughput || flags.pcap !== undefined || flags['dns-name'] !== undefined)
+      throw new PodscopeError('InvalidArgument', '--throughput, --pcap and --dns-name are for one node: give its --endpoint alone');
+    const report = await withNodesMeasurer(nodes, flags, (m) => m.probe(positionals[0]!, flags.trace ? { trace: true } : {}));
+    return finishProbe(report, undefined, output);
+  }
   const pcap = flags.pcap as string | undefined;
   if (pcap !== undefined && (pcap === '' || !flags.trace))
     throw new PodscopeError('InvalidArgument', '--pcap takes a file name and needs --trace (the captures are made while tracing)');
@@ -93,6 +127,10 @@ export async function run(argv: string[]): Promise<number> {
       `podscope probe: ${report.capture.packets} packets on ${report.capture.interfaces.length} hops written to ${pcap}\n`,
     );
   }
+  return finishProbe(report, throughput, output);
+}
+
+function finishProbe(report: ProbeReport, throughput: ThroughputReport | undefined, output: string): number {
   // the pcapng is for --pcap (or the app's download), not for the JSON a script reads
   if (report.capture) report.capture = { ...report.capture, pcapngBase64: '' };
   // each path's own capture is in the probe's too: its bytes are left out of the JSON the same way
@@ -152,8 +190,9 @@ export function describeProbe(r: ProbeReport): string {
 function describePath(p: ProbePath, sandboxId: string): string[] {
   const rtt = p.rttMs !== undefined ? ` ${p.rttMs.toFixed(2)} ms` : '';
   const by = p.answeredBy ? ` by ${p.answeredBy.slice(0, 12)}` : '';
+  const nodes = p.fromNode !== undefined && p.fromNode !== p.toNode ? ` [${p.fromNode} → ${p.toNode}]` : '';
   const out = [
-    `    ${p.verdict.padEnd(13)} ${p.kind.padEnd(8)} ${p.from} → ${p.to}/${p.proto}${rtt}${by}${p.measured ? '' : ' (not measured)'}  ${p.note}`,
+    `    ${p.verdict.padEnd(13)} ${p.kind.padEnd(8)} ${p.from} → ${p.to}/${p.proto}${rtt}${by}${p.measured ? '' : ' (not measured)'}${nodes}  ${p.note}`,
   ];
   if (p.mtu) out.push(`      ${p.mtu.blackHole ? '!! ' : ''}${describeMtu(p.mtu)}`);
   if (p.why) out.push(`      why: ${p.why}`);
@@ -163,7 +202,10 @@ function describePath(p: ProbePath, sandboxId: string): string[] {
 
 /** the steps of a traced path, one per line, the deciding one marked with ▶ */
 export function describeTrace(t: PathTrace, sandboxId: string): string[] {
-  const where = (netns: string) => (netns === 'host' ? 'host' : netns === sandboxId ? 'pod' : netns.slice(0, 12));
+  const short = (netns: string) =>
+    netns === 'host' ? 'host' : netns.startsWith('node:') ? 'node' : netns === sandboxId ? 'pod' : netns.slice(0, 12);
+  // a step on another node names it: "host" there is the node's netns
+  const where = (netns: string, node?: string) => (node ? `${node}/${short(netns)}` : short(netns));
   const out = [`      trace: source port ${t.flow.sport} → ${t.flow.dst.includes(':') ? `[${t.flow.dst}]` : t.flow.dst}:${t.flow.dport}`];
   // a partial trace says what it lacks before anything it traced
   if (t.partial) for (const m of t.missing) out.push(`      (not traced: ${m})`);
@@ -176,9 +218,64 @@ export function describeTrace(t: PathTrace, sandboxId: string): string[] {
           : `  [owner: ${[s.owner.plugin, s.owner.network, s.owner.sandboxId?.slice(0, 12)].filter(Boolean).join(' · ')}]`;
     const rule = s.kind === 'netfilter' && s.rule ? `  ${s.rule}` : '';
     out.push(
-      `      ${s.decisive ? '▶' : ' '} ${s.kind.padEnd(9)} ${where(s.netns).padEnd(12)} ${s.reply ? '← ' : ''}${s.detail}${owner}${rule}`,
+      `      ${s.decisive ? '▶' : ' '} ${s.kind.padEnd(9)} ${where(s.netns, s.node).padEnd(12)} ${s.reply ? '← ' : ''}${s.detail}${owner}${rule}`,
     );
   }
   if (!t.partial) for (const m of t.missing) out.push(`      (not traced: ${m})`);
   return out;
+}
+
+const CELL: Record<ProbeVerdict, string> = {
+  reachable: '.',
+  refused: 'R',
+  timeout: 'T',
+  unreachable: 'U',
+  shadowed: 'S',
+  isolated: 'I',
+  notApplicable: '-',
+};
+
+async function runMatrix(nodes: ChosenNode[], flags: Flags, output: string): Promise<number> {
+  const matrix = await withNodesMeasurer(nodes, flags, (m) => m.matrix(flags.trace ? { trace: true } : {}));
+  if (output === 'json') process.stdout.write(`${JSON.stringify(matrix, null, 2)}\n`);
+  else process.stdout.write(describeMatrix(matrix));
+  const failing = matrix.cells.filter((c) => c.verdict !== 'reachable');
+  if (failing.length === 0 && matrix.cells.length > 0) return 0;
+  process.stderr.write(
+    `podscope probe --matrix: FailedPrecondition: ${failing.length ? `${failing.length} of ${matrix.cells.length} pod → pod paths are not reachable` : 'no pod pair to measure'}\n`,
+  );
+  return 5;
+}
+
+/** rows and columns grouped by node; a cell per ordered pair; then every failing cell with its why */
+export function describeMatrix(m: ProbeMatrix): string {
+  const lines = [
+    `Probe matrix of ${m.pods.length} pods on ${m.nodes.length} nodes (${m.nodes.join(', ')}), measured at ${m.measuredAt} in ${m.durationMs.toFixed(0)} ms`,
+  ];
+  const cell = new Map(m.cells.map((c) => [`${c.from}>${c.to}`, c]));
+  const label = (i: number) => String(i + 1);
+  const nodeW = Math.max(4, ...m.pods.map((p) => p.node.length));
+  const podW = Math.max(3, ...m.pods.map((p) => p.name.length));
+  const colW = Math.max(2, String(m.pods.length).length + 1);
+  lines.push(
+    `  ${'#'.padStart(3)}  ${'NODE'.padEnd(nodeW)}  ${'POD'.padEnd(podW)}  ${m.pods.map((_, i) => label(i).padStart(colW)).join('')}`,
+  );
+  m.pods.forEach((from, i) => {
+    const row = m.pods
+      .map((to) => (to.id === from.id ? '' : CELL[cell.get(`${from.id}>${to.id}`)?.verdict ?? 'notApplicable']).padStart(colW))
+      .join('');
+    const newNode = i > 0 && m.pods[i - 1]!.node !== from.node;
+    if (newNode) lines.push('');
+    lines.push(`  ${label(i).padStart(3)}  ${from.node.padEnd(nodeW)}  ${from.name.padEnd(podW)}  ${row}`);
+  });
+  const nameOf = (id: string) => m.pods.find((p) => p.id === id)?.name ?? id.slice(0, 12);
+  const failing = m.cells.filter((c) => c.verdict !== 'reachable');
+  if (failing.length) lines.push('', '  not reachable:');
+  for (const c of failing) {
+    lines.push(`    ${c.verdict.padEnd(11)} ${nameOf(c.from)} (${c.fromNode}) → ${nameOf(c.to)} (${c.toNode})  ${c.note}`);
+    if (c.why) lines.push(`      why: ${c.why}`);
+    if (c.trace) lines.push(...describeTrace(c.trace, c.from));
+  }
+  for (const e of m.errors) lines.push(`  !  ${e}`);
+  return `${lines.join('\n')}\n`;
 }

@@ -19,7 +19,7 @@ import { fromGoCniResult, type GoCniResult } from '../../../shared/domain/verbos
 import { createResult } from '../cni/create-result';
 import { parseVersionedResult, toV1View } from '../cni/result-convert';
 import type { CniSetupResult, PodFacts } from '../common/pod-facts';
-import type { NodeFiles } from './deps';
+import { throughRoot, type ForeignNode, type NodeFiles } from './deps';
 
 /** libcni's cache format marker (cniCacheV1) */
 const CACHE_KIND = 'cniCacheV1';
@@ -36,12 +36,17 @@ export interface ForeignSandbox {
 export interface ForeignResolveOptions {
   /** libcni's cache dir of this endpoint's runtime (its results under `<cacheDir>/results`; default /var/lib/cni) */
   cniCacheDir: string;
+  /** the runtime's node when it lives in namespaces of its own (a kind node): its root and its pid numbering */
+  node?: ForeignNode;
 }
 
 /** PodFacts plus where each fact came from (the CLI and the app say it beside the measurement). */
 export interface ForeignPodFacts extends PodFacts {
   runtimeName: string;
+  /** the pause's pid as the runtime reports it (in its own pid namespace, for a node with one) */
   pausePid?: number;
+  /** the pause's pid in this process's pid namespace, when it differs */
+  pauseHostPid?: number;
   /** where the netns and the attachments were found, in words */
   resolvedFrom: { netns?: string; attachments?: string };
 }
@@ -105,7 +110,26 @@ export async function resolveForeignPod(files: NodeFiles, pod: ForeignSandbox, o
   if (v.specNetns) candidates.push([v.specNetns, "the network namespace path in the pause's OCI spec (verbose info runtimeSpec)"]);
   const sandboxOfEth0 = v.cniResult?.Interfaces?.eth0?.Sandbox;
   if (sandboxOfEth0 && sandboxOfEth0 !== v.specNetns) candidates.push([sandboxOfEth0, "eth0's Sandbox in the verbose cniResult"]);
-  if (v.pid !== undefined) candidates.push([`/proc/${v.pid}/ns/net`, `the pause process's own namespace (pid ${v.pid})`]);
+  const node = opts.node;
+  if (node?.root !== undefined)
+    // a node with a mount namespace of its own: the paths it wrote are its own, reached through its root (the same
+    // path here names this host's file, if any)
+    candidates.splice(
+      0,
+      candidates.length,
+      ...candidates.map(([path, what]): [string, string] => [throughRoot(node.root, path), `${what}, through the node's root`]),
+    );
+  if (v.pid !== undefined) {
+    // a runtime in its own pid namespace numbers the pause its own way: /proc/<that number> here is another process
+    const hostPid = node?.hostPid ? node.hostPid(v.pid) : v.pid;
+    if (hostPid !== undefined && hostPid !== v.pid) facts.pauseHostPid = hostPid;
+    if (hostPid !== undefined)
+      candidates.push([
+        `/proc/${hostPid}/ns/net`,
+        `the pause process's own namespace (pid ${v.pid}${hostPid !== v.pid ? `, ${hostPid} here` : ''})`,
+      ]);
+    else tried.push(`the pause pid ${v.pid}: no process of this node's pid namespace carries it`);
+  }
   for (const [path, what] of candidates) {
     if (await files.exists(path)) {
       facts.netnsPath = path;
@@ -123,7 +147,7 @@ export async function resolveForeignPod(files: NodeFiles, pod: ForeignSandbox, o
   }
 
   // the attachments
-  const resultsDir = `${opts.cniCacheDir.replace(/\/+$/, '')}/results`;
+  const resultsDir = throughRoot(node?.root, `${opts.cniCacheDir.replace(/\/+$/, '')}/results`);
   const networks = await cachedAttachments(files, resultsDir, s.id);
   if (networks.length === 0) {
     const names = await files.readDir(resultsDir);

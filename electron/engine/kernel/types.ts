@@ -202,3 +202,13 @@ export interface KernelReader {
 export function emptyKernelState(): KernelState {
   return { links: [], routes: [], rules: [], qdiscs: [], bridgePorts: [], ingressFilters: [], netfilter: [], sysctls: {}, errors: [] };
 }
+
+/**
+ * A reader whose "host" is a node's network namespace (a kind node on this machine): every read of the host's netns
+ * (netns undefined) is made in the node's instead, so a pod's host veth, bridge, routes, tc and netfilter are read
+ * where its node keeps them.
+ */
+export function placedKernelReader(kernel: KernelReader, nodeNetns: string | undefined): KernelReader {
+  if (nodeNetns === undefined) return kernel;
+  return { read: (netns, query, options) => kernel.read(netns ?? nodeNetns, query, options) };
+}

@@ -17,14 +17,28 @@ const START_TIMEOUT_MS = 10_000;
 const REQUEST_TIMEOUT_MS = 15_000;
 const EXIT_GRACE_MS = 1000;
 
+/**
+ * Where "the host" of a probe is when the pods belong to another node on this machine (a kind node): the node's
+ * network namespace, where its bridge, its pods' host veths, its routes and its netfilter rules are, and its own
+ * addresses. Every host-side agent and read then happens there, never in this process's netns.
+ */
+export interface ProbeHostPlace {
+  /** the node's netns as this process reaches it (/proc/<runtime pid>/ns/net) */
+  netnsPath: string;
+  /** its addresses (no prefix): host_ip and gateway checks compare with these */
+  addresses: string[];
+}
+
 export class LinuxProbeNet implements ProbeNet {
   constructor(
     runner: ProcessRunner,
     private readonly nodePath = process.execPath,
     private readonly kernel: KernelReader = new LinuxKernelReader(runner),
+    private readonly place?: ProbeHostPlace,
   ) {}
 
-  async open(netnsPath: string | undefined, signal?: AbortSignal): Promise<ProbeAgent> {
+  async open(pinned: string | undefined, signal?: AbortSignal): Promise<ProbeAgent> {
+    const netnsPath = pinned ?? this.place?.netnsPath;
     const [file, args] =
       netnsPath === undefined
         ? [this.nodePath, ['-e', AGENT_SCRIPT]]
@@ -46,7 +60,7 @@ export class LinuxProbeNet implements ProbeNet {
   }
 
   async hostportDnatRules(signal?: AbortSignal): Promise<{ v4: string[]; v6: string[] }> {
-    const { netfilter } = await this.kernel.read(undefined, { netfilter: { tables: ['nat'] } }, { signal });
+    const { netfilter } = await this.kernel.read(this.place?.netnsPath, { netfilter: { tables: ['nat'] } }, { signal });
     // no chain (no pod ever mapped a host port, or a family's read failed): nothing conflicts there
     const chain = (family: 4 | 6) =>
       tablesOf(netfilter, family)
@@ -64,7 +78,7 @@ export class LinuxProbeNet implements ProbeNet {
     // a child moved into the pod names its lower link by ifindex in the netns it came from (link_netnsid): the host's
     if (link.kind !== 'macvlan' && link.kind !== 'ipvlan') return out;
     if (link.peerIfindex === undefined || link.peerNetnsId === undefined) return out;
-    const host = (await this.kernel.read(undefined, { links: true }, { signal })).links;
+    const host = (await this.kernel.read(this.place?.netnsPath, { links: true }, { signal })).links;
     const parent = host.find((l) => l.ifindex === link.peerIfindex);
     if (!parent) return out;
     out.parent = { name: parent.name, addresses: parent.addresses.map((a) => a.address) };
@@ -79,11 +93,16 @@ export class LinuxProbeNet implements ProbeNet {
     signal?: AbortSignal,
     opts: { routes?: boolean } = {},
   ): Promise<{ links: KernelLink[]; routes: KernelRoute[] }> {
-    const { links, routes } = await this.kernel.read(netnsPath, { links: true, routes: opts.routes !== false }, { signal });
+    const { links, routes } = await this.kernel.read(
+      netnsPath ?? this.place?.netnsPath,
+      { links: true, routes: opts.routes !== false },
+      { signal },
+    );
     return { links, routes };
   }
 
   hostAddresses(): string[] {
+    if (this.place) return [...this.place.addresses];
     return Object.values(networkInterfaces()).flatMap((list) => (list ?? []).map((a) => a.address.replace(/%.*$/, '')));
   }
 }

@@ -23,6 +23,17 @@ export interface ProbeDeps {
   resolvConf?(pod: PodFacts): Promise<string | undefined>;
   /** follows each connect through the kernel (probe --trace); undefined where the kernel cannot be asked */
   tracer?: ProbeTracer;
+  /**
+   * the pods' node when it is not this host (a kind node's runtime): the net (a ProbeNet placed there) already does
+   * its host-side work in the node's netns; the traces cross that netns too, and each step names the node
+   */
+  node?: ProbeNode;
+}
+
+export interface ProbeNode {
+  name: string;
+  /** its netns as this process reaches it (/proc/<runtime pid>/ns/net) */
+  netnsPath: string;
 }
 
 /** a netns a traced flow crosses: "host" or a pod id */
@@ -31,6 +42,10 @@ export interface FlowNetns {
   /** the pinned netns path (undefined: the host's) */
   path?: string;
   label: string;
+  /** the node it belongs to, when that is not this host */
+  node?: string;
+  /** a pod's: the netns its veth peer and bridge are in (its node's; undefined: the host's) */
+  parent?: { key: string; path?: string; label: string };
 }
 
 /** one connect to follow, in the shape the packet trace takes it (trace/flow-types.ts FlowSpec) */

@@ -5,7 +5,7 @@
  *  - peer: the sender pod → the host (bridge) → the receiving pod (its route back).
  */
 import type { PodFacts } from '../common/pod-facts';
-import type { FlowNetns, FlowToTrace } from './deps';
+import type { FlowNetns, FlowToTrace, ProbeNode } from './deps';
 import { familyOf, type PlannedConnect } from './plan';
 
 export interface FlowContext {
@@ -14,13 +14,22 @@ export interface FlowContext {
   podIps: string[];
   gateways: string[];
   eth0Ips(r: PodFacts): string[];
+  /** the pods' node when it is not this host: "host" is its netns */
+  node?: ProbeNode;
+}
+
+/** the netns playing the host's part: this host's, or the pods' node's */
+export function hostRef(node: ProbeNode | undefined): FlowNetns {
+  return node ? { key: 'host', path: node.netnsPath, label: `node ${node.name}`, node: node.name } : { key: 'host', label: 'the host' };
 }
 
 export function netnsRef(key: string, ctx: FlowContext): FlowNetns {
-  if (key === 'host') return { key, label: 'the host' };
-  if (key === ctx.rec.id) return { key, path: ctx.rec.netnsPath, label: "the pod's netns" };
+  const host = hostRef(ctx.node);
+  if (key === 'host') return host;
+  const onNode = ctx.node ? { node: ctx.node.name, parent: { key: host.key, path: host.path, label: host.label } } : {};
+  if (key === ctx.rec.id) return { key, path: ctx.rec.netnsPath, label: "the pod's netns", ...onNode };
   const o = ctx.others.find((x) => x.id === key);
-  return { key, path: o?.netnsPath, label: `peer ${o?.config.metadata.name ?? key.slice(0, 12)}'s netns` };
+  return { key, path: o?.netnsPath, label: `peer ${o?.config.metadata.name ?? key.slice(0, 12)}'s netns`, ...onNode };
 }
 
 export function flowSpecFor(p: PlannedConnect, ctx: FlowContext, sport: number): FlowToTrace {

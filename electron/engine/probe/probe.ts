@@ -225,8 +225,8 @@ async function beginTrace(
   // each connect is traced with the addresses of the network it crosses
   const contextOf = (att: ProbedAttachment | undefined): FlowContext =>
     att
-      ? { rec, others: input.others, podIps: att.ips, gateways: att.gateways, eth0Ips: (r) => ipsOn(r, att.network) }
-      : { rec, others: input.others, podIps: eth0Ips(rec), gateways: [], eth0Ips };
+      ? { rec, others: input.others, podIps: att.ips, gateways: att.gateways, eth0Ips: (r) => ipsOn(r, att.network), node: ctx.node }
+      : { rec, others: input.others, podIps: eth0Ips(rec), gateways: [], eth0Ips, node: ctx.node };
   const flows = plan.connects.map((p) =>
     flowSpecFor(p, contextOf(input.attachments.find((a) => a.network === p.path.network)), tracer.allocatePort()),
   );
@@ -278,6 +278,12 @@ function explainPath(
   });
   // an isolated path keeps the rule of the plugin's design first; the trace says what the kernel did
   path.why = path.why ? `${path.why}. Traced: ${why}` : why;
+  // on another node every step names it: "host" there is the node's netns, not this machine's
+  const nodeOf = new Map(flow.netns.map((n) => [n.key, n.node]));
+  for (const s of steps) {
+    const node = nodeOf.get(s.netns);
+    if (node !== undefined) s.node = node;
+  }
   path.trace = { flow: { sport: flow.sport, dst: flow.dst, dport: flow.dport }, steps, missing, ...(partial && { partial }) };
   // the path's own download: its flow's packets only, not the probe's every flow
   if (record.capture)

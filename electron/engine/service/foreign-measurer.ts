@@ -16,7 +16,7 @@ import type { CniCheckReport, CniStatusReport, ThroughputOptions, ThroughputRepo
 import type { ProbeReport } from '../../../shared/domain/probe';
 import type { MeasurementApi, SandboxEvent } from '../../../shared/domain/sandbox';
 import type { NetworkTopology, PodTopology } from '../../../shared/domain/topology';
-import type { NodeFiles } from '../foreign/deps';
+import type { ForeignNode, NodeFiles } from '../foreign/deps';
 import { ForeignPods } from '../foreign/lookup';
 import { foreignCniCheck, foreignCniStatus } from '../foreign/cni-verbs';
 import type { ExecContext } from '../cni/plugin-exec';
@@ -57,10 +57,17 @@ export interface ForeignMeasurerDeps {
   topologyReader?: TopologyReader;
   /** CHECK and STATUS: how plugins are run, and where they are when the runtime does not say */
   cniPlugins?: { runner: ProcessRunner; binDirs: string[]; timeoutMs: number };
+  /**
+   * the runtime's node when it lives in namespaces of its own (a kind node): its pods are resolved through its root
+   * and pid numbering, and the readers and probe net given here already do their host-side work in its netns
+   */
+  node?: ForeignNode;
 }
 
 /** The verbs the CLI's `--endpoint` and the app's endpoint tabs run on a foreign pod. */
 export type ForeignMeasurements = MeasurementApi & {
+  /** the endpoint's pods, resolved now (the paths across nodes plan from them) */
+  pods(): Promise<ForeignPods>;
   probe(id: string, opts?: { trace?: boolean }): Promise<ProbeReport>;
   lastProbe(id: string): Promise<ProbeReport | null>;
   live(id: string): Promise<LiveNetworkView>;
@@ -88,7 +95,9 @@ export function createForeignMeasurer(deps: ForeignMeasurerDeps, source: Foreign
   const netnsClosed = async (path: string) => !(await deps.files.exists(path));
 
   /** every pod of the endpoint, resolved now (a pod the resolver could not read is found but throws its reason) */
-  const snapshot = async () => ForeignPods.resolve(deps.files, await source.sandboxes(), { cniCacheDir: deps.cniCacheDir });
+  const snapshot = async () =>
+    ForeignPods.resolve(deps.files, await source.sandboxes(), { cniCacheDir: deps.cniCacheDir, ...(deps.node && { node: deps.node }) });
+  const probeNode = deps.node?.netnsPath !== undefined ? { name: deps.node.name, netnsPath: deps.node.netnsPath } : undefined;
   const cniConfig = async () => (source.cniConfig ? await source.cniConfig().catch(() => EMPTY_CNI) : EMPTY_CNI);
 
   /** plugin execs from the runtime's own bin dirs (its Status says them), else this engine's */
@@ -120,6 +129,8 @@ export function createForeignMeasurer(deps: ForeignMeasurerDeps, source: Foreign
     );
 
   return {
+    pods: snapshot,
+
     subscribe(listener) {
       listeners.add(listener);
       return () => listeners.delete(listener);
@@ -141,6 +152,7 @@ export function createForeignMeasurer(deps: ForeignMeasurerDeps, source: Foreign
             netnsClosed,
             cniConfig: () => cni,
             ...(tracer && { tracer }),
+            ...(probeNode && { node: probeNode }),
           },
           id,
           { trigger: 'onDemand', signal: abort.signal, trace: opts.trace === true },

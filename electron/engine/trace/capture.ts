@@ -184,21 +184,24 @@ export function pcapngBlocks(buf: Buffer): { types: number[]; interfaces: string
  */
 export async function podHops(
   kernel: KernelReader,
-  netns: { key: string; path: string; label: string },
+  netns: { key: string; path: string; label: string; parent?: { key: string; path?: string; label: string } },
 ): Promise<{ eth0: Hop; veth?: Hop; bridge?: Hop }> {
   const eth0: Hop = { netns: netns.key, netnsPath: netns.path, interface: 'eth0', label: `eth0 in ${netns.label}` };
   const timeoutMs = 5000;
   const pod = await kernel.read(netns.path, { links: true }, { timeoutMs }).catch(() => undefined);
   const peer = pod?.links.find((l) => l.name === 'eth0')?.peerIfindex;
   if (peer === undefined) return { eth0 };
-  const host = await kernel.read(undefined, { links: true }, { timeoutMs }).catch(() => undefined);
+  // a pod of another node on this machine has its veth peer and bridge in that node's netns
+  const parent = netns.parent ?? { key: 'host', label: 'the host' };
+  const host = await kernel.read(parent.path, { links: true }, { timeoutMs }).catch(() => undefined);
   const v = host?.links.find((l) => l.ifindex === peer);
   if (!v) return { eth0 };
+  const at = { netns: parent.key, ...(parent.path !== undefined && { netnsPath: parent.path }) };
   const out: { eth0: Hop; veth?: Hop; bridge?: Hop } = {
     eth0,
-    veth: { netns: 'host', interface: v.name, label: `host veth of ${netns.label}` },
+    veth: { ...at, interface: v.name, label: `host veth of ${netns.label}` },
   };
-  if (v.master) out.bridge = { netns: 'host', interface: v.master, label: `bridge ${v.master}` };
+  if (v.master) out.bridge = { ...at, interface: v.master, label: `bridge ${v.master}${parent.path ? ` in ${parent.label}` : ''}` };
   return out;
 }
 

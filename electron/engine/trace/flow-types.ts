@@ -12,6 +12,10 @@ export interface TraceNetns {
   path?: string;
   /** "the host", "the pod's netns", "peer web's netns" */
   label: string;
+  /** the node it belongs to, when that is not this host (a kind node on this machine): every step there names it */
+  node?: string;
+  /** a pod's: the netns its eth0's veth peer and bridge are in (its node's; undefined: the host's) */
+  parent?: { key: string; path?: string; label: string };
 }
 
 export interface FlowSpec {

@@ -43,14 +43,19 @@ export function portsByNetns(flows: FlowSpec[]): { netnsByKey: Map<string, Trace
   return { netnsByKey, ports };
 }
 
+/** the key of a node's own netns (the host's, or a kind node's: "node:<name>") */
+const isNodeKey = (key: string) => key === 'host' || key.startsWith('node:');
+
 /**
  * seen-at: each flow's hops in path order (a pod that sends: eth0, its host veth, the bridge; a pod that receives:
  * the bridge, its host veth, eth0), a hop listed once per flow
  */
 export async function seenAtHops(kernel: KernelReader, flows: FlowSpec[], netnsByKey: Map<string, TraceNetns>): Promise<Hop[][]> {
   const podHopsOf = new Map<string, Awaited<ReturnType<typeof podHops>>>();
+  // a pod's netns (a node's, pinned at /proc/<pid>/ns/net, has no pod eth0 to capture on)
   for (const n of netnsByKey.values())
-    if (n.path) podHopsOf.set(n.key, await podHops(kernel, { key: n.key, path: n.path, label: n.label }));
+    if (n.path && !isNodeKey(n.key))
+      podHopsOf.set(n.key, await podHops(kernel, { key: n.key, path: n.path, label: n.label, ...(n.parent && { parent: n.parent }) }));
   return flows.map((f) => {
     const hops: Hop[] = [];
     f.netns.forEach((n, i) => {

@@ -1,0 +1,235 @@
+/**
+ * Probing across the nodes of a kind-shaped cluster (three containerd nodes, each in its own netns; one also in its own
+ * mount and pid namespaces, one in its own mount namespace), through `podscope probe` as a user runs it:
+ * - a node's own pods are measured from that node's netns (`--endpoint` of the hidden node, traced there);
+ * - `--all-nodes` and `--matrix`: every path between nodes reachable, each naming both nodes;
+ * - a kindnet route removed on one node: the paths through it fail, and the trace names the route missing on that node;
+ * - a DROP in the destination node's FORWARD chain: named there, with no owner;
+ * - nothing of any node changed by all of it (netfilter, routes, CNI cache, tracefs, processes in its namespaces).
+ */
+import { execFileSync } from 'node:child_process';
+import { existsSync, readdirSync, readFileSync, readlinkSync, statSync } from 'node:fs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { ProbeMatrix } from '../../shared/domain/nodes';
+import type { ProbePath, ProbeReport } from '../../shared/domain/probe';
+import { startKindCluster, type KindCluster, type KindNode } from '../../testkit/kind-cluster';
+import { podscope } from './helpers/podscope-cli';
+
+let cluster: KindCluster | undefined;
+/** one pod per node, with a host port of the cluster's lease */
+const pods: Array<{ id: string; node: KindNode; hostPort: number }> = [];
+let before: Record<string, unknown> = {};
+
+beforeAll(async () => {
+  cluster = await startKindCluster([{}, { privateMount: true, ownPid: true }, { privateMount: true }]);
+  for (const n of cluster.nodes) {
+    const name = `across-${n.index}`;
+    const hostPort = cluster.lease.port(n.index);
+    const config = {
+      metadata: { name, namespace: 'across', uid: name, attempt: 0 },
+      hostname: name,
+      port_mappings: [{ protocol: 0, container_port: 8080, host_port: hostPort }],
+    };
+    pods.push({ id: (await n.containerd.api.run({ config })).id, node: n, hostPort });
+  }
+  // the DROP test's rule makes iptables create the filter table in that node's netns, which outlives the rule: made
+  // here, before the snapshot, so only what the measurements leave is compared
+  const dst = cluster.nodes[2]!;
+  for (const op of ['-A', '-D']) execFileSync('nsenter', [`--net=${dst.netnsPath}`, 'iptables', op, 'FORWARD', '-j', 'ACCEPT']);
+  before = await clusterSnapshot();
+}, 240_000);
+
+afterAll(async () => {
+  await cluster?.stop();
+});
+
+const nodeName = (i: number) => cluster!.nodes[i]!.hostname;
+const ok = (p: ProbePath) => p.verdict === 'reachable';
+
+describe('probe across the nodes of a kind-shaped cluster', () => {
+  it("probe --endpoint of a node in its own mount and pid namespaces: its pod measured from the node's netns, traced there", async () => {
+    const pod = pods[1]!;
+    const r = await podscope('probe', '--endpoint', pod.node.containerd.socketPath, '--trace', '-o', 'json', pod.id);
+    expect(r.code, r.stderr).toBe(0);
+    const report = JSON.parse(r.stdout) as ProbeReport;
+    // the host port at the node's loopback and its bridge's gateway, and the gateway: all in the node's netns
+    expect(report.paths.filter((p) => p.kind === 'hostPort' && ok(p)).map((p) => p.to)).toContain(`127.0.0.1:${pod.hostPort}`);
+    expect(report.paths.some((p) => p.kind === 'gateway' && ok(p))).toBe(true);
+    const steps = report.paths.flatMap((p) => p.trace?.steps ?? []);
+    expect(steps.length).toBeGreaterThan(0);
+    expect(new Set(steps.map((s) => s.node))).toEqual(new Set([pod.node.hostname]));
+    // portmap's DNAT rule was met in the node's netns, owned by this pod
+    expect(steps).toContainEqual(
+      expect.objectContaining({ kind: 'netfilter', netns: 'host', owner: expect.objectContaining({ sandboxId: pod.id }) }),
+    );
+  });
+
+  it('probe --all-nodes: pod → pod both ways, other nodes’ host ports at their addresses, node → pod; all reachable, naming both nodes', async () => {
+    const r = await podscope('probe', '--all-nodes', '-o', 'json', pods[0]!.id);
+    expect(r.code, r.stderr).toBe(0);
+    const report = JSON.parse(r.stdout) as ProbeReport;
+    expect(report.node).toBe(nodeName(0));
+    expect(report.nodes).toEqual(expect.arrayContaining([nodeName(0), nodeName(1), nodeName(2)]));
+    const across = report.paths.filter((p) => p.fromNode !== p.toNode);
+    for (const other of [1, 2]) {
+      const them = nodeName(other);
+      const addr = cluster!.nodes[other]!.address;
+      expect(across).toContainEqual(
+        expect.objectContaining({ kind: 'peer', fromNode: nodeName(0), toNode: them, verdict: 'reachable', answeredBy: pods[other]!.id }),
+      );
+      expect(across).toContainEqual(
+        expect.objectContaining({ kind: 'peer', fromNode: them, toNode: nodeName(0), verdict: 'reachable', answeredBy: pods[0]!.id }),
+      );
+      expect(across).toContainEqual(
+        expect.objectContaining({
+          kind: 'hostPort',
+          to: `${addr}:${pods[other]!.hostPort}`,
+          toNode: them,
+          verdict: 'reachable',
+          answeredBy: pods[other]!.id,
+        }),
+      );
+      expect(across).toContainEqual(
+        expect.objectContaining({ kind: 'podPort', from: `node ${them}`, fromNode: them, verdict: 'reachable' }),
+      );
+    }
+    expect(across.filter((p) => !ok(p))).toEqual([]);
+  });
+
+  it('probe --matrix --all-nodes: every pod × every pod, grouped by node, all reachable', async () => {
+    const r = await podscope('probe', '--matrix', '--all-nodes', '-o', 'json');
+    expect(r.code, r.stderr).toBe(0);
+    const m = JSON.parse(r.stdout) as ProbeMatrix;
+    const ours = new Set(pods.map((p) => p.id));
+    const cells = m.cells.filter((c) => ours.has(c.from) && ours.has(c.to));
+    expect(cells).toHaveLength(6);
+    expect(cells.every((c) => c.verdict === 'reachable')).toBe(true);
+    expect(m.pods.filter((p) => ours.has(p.id)).map((p) => p.node)).toEqual([nodeName(0), nodeName(1), nodeName(2)]);
+  });
+
+  it('a kindnet route removed on one node: the paths through it fail, and the trace names the route missing on that node', async () => {
+    const [a, b] = [cluster!.nodes[0]!, cluster!.nodes[1]!];
+    execFileSync('ip', ['-n', a.netns, 'route', 'del', b.podSubnet4]);
+    try {
+      const r = await podscope('probe', '--all-nodes', '--trace', '-o', 'json', pods[0]!.id);
+      expect(r.code).toBe(5);
+      const report = JSON.parse(r.stdout) as ProbeReport;
+      const out = report.paths.find((p) => p.kind === 'peer' && p.fromNode === a.hostname && p.toNode === b.hostname)!;
+      expect(out.verdict).not.toBe('reachable');
+      expect(out.why).toContain(`node ${a.hostname} has no route to ${b.podSubnet4}`);
+      const deciding = out.trace!.steps.find((s) => s.decisive)!;
+      expect(deciding).toMatchObject({ kind: 'route', verdict: 'missing', node: a.hostname, netns: `node:${a.hostname}` });
+      // the other way the SYN arrives, and node a cannot route the answer back: named on a too, for the reply
+      const back = report.paths.find((p) => p.kind === 'peer' && p.fromNode === b.hostname && p.toNode === a.hostname)!;
+      expect(back.verdict).not.toBe('reachable');
+      expect(back.trace!.steps.find((s) => s.decisive)).toMatchObject({ kind: 'route', node: a.hostname, reply: true });
+      // the third node is untouched
+      const third = report.paths.filter((p) => p.toNode === nodeName(2) || p.fromNode === nodeName(2));
+      expect(third.length).toBeGreaterThan(0);
+      expect(third.filter((p) => !ok(p))).toEqual([]);
+    } finally {
+      execFileSync('ip', ['-n', a.netns, 'route', 'add', b.podSubnet4, 'via', b.address]);
+    }
+  });
+
+  it("a DROP in the destination node's FORWARD chain: named there, with no owner", async () => {
+    const [src, dst] = [cluster!.nodes[1]!, cluster!.nodes[2]!];
+    const rule = ['FORWARD', '-s', src.podSubnet4, '-d', dst.podSubnet4, '-j', 'DROP'];
+    execFileSync('nsenter', [`--net=${dst.netnsPath}`, 'iptables', '-I', ...rule]);
+    try {
+      const r = await podscope('probe', '--all-nodes', '--trace', '-o', 'json', pods[1]!.id);
+      expect(r.code).toBe(5);
+      const report = JSON.parse(r.stdout) as ProbeReport;
+      const path = report.paths.find((p) => p.kind === 'peer' && p.fromNode === src.hostname && p.toNode === dst.hostname)!;
+      expect(path.verdict).toBe('timeout');
+      expect(path.trace!.steps.find((s) => s.decisive)).toMatchObject({
+        kind: 'netfilter',
+        node: dst.hostname,
+        netns: `node:${dst.hostname}`,
+        table: 'filter',
+        chain: 'FORWARD',
+        verdict: 'DROP',
+        owner: null,
+      });
+      expect(path.why).toContain('FORWARD');
+      // the same pod's paths to the first node still work
+      expect(report.paths.filter((p) => p.toNode === nodeName(0) && p.fromNode === src.hostname).every(ok)).toBe(true);
+    } finally {
+      execFileSync('nsenter', [`--net=${dst.netnsPath}`, 'iptables', '-D', ...rule]);
+    }
+  });
+
+  it('nothing of any node changed by listing, probing, the matrix and the traces', async () => {
+    expect(await clusterSnapshot()).toEqual(before);
+  });
+});
+
+const sh = (file: string, args: string[]) => {
+  try {
+    return execFileSync(file, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+  } catch (e) {
+    return `(${file} failed: ${(e as Error).message.split('\n')[0]})`;
+  }
+};
+/** rules without the dump's date comments */
+const rules = (text: string) =>
+  text
+    .split('\n')
+    .filter((l) => !l.startsWith('#'))
+    .join('\n');
+const TRACEFS = ['/sys/kernel/tracing/instances', '/sys/kernel/debug/tracing/instances'];
+
+/** the processes whose netns is this one (by inode), as command lines */
+function processesIn(netnsIno: number): string[] {
+  return readdirSync('/proc')
+    .filter((p) => /^\d+$/.test(p))
+    .filter((p) => {
+      try {
+        return readlinkSync(`/proc/${p}/ns/net`) === `net:[${netnsIno}]`;
+      } catch {
+        return false;
+      }
+    })
+    .map((p) => {
+      try {
+        return readFileSync(`/proc/${p}/cmdline`, 'utf8').replace(/\0/g, ' ').trim();
+      } catch {
+        return '';
+      }
+    })
+    .sort();
+}
+
+/** Everything a measurement could leave behind on any node: its netfilter and routes, its pods' netns, the CNI cache. */
+async function clusterSnapshot(): Promise<Record<string, unknown>> {
+  const out: Record<string, unknown> = { tracefs: TRACEFS.filter(existsSync).map((d) => [d, readdirSync(d).sort()]) };
+  for (const n of cluster!.nodes) {
+    const inNode = (file: string, args: string[]) => sh('nsenter', [`--net=${n.netnsPath}`, file, ...args]);
+    const podNetns: Record<string, unknown> = {};
+    for (const p of pods.filter((x) => x.node === n)) {
+      const [s] = await n.containerd.api.foreignSandboxes([p.id]);
+      const spec = (s!.verbose as { runtimeSpec: { linux: { namespaces: Array<{ type: string; path?: string }> } } }).runtimeSpec.linux
+        .namespaces;
+      const path = spec.find((x) => x.type === 'network')!.path!;
+      // a private node's netns files are on its own /run: through its root (/var/run is an absolute symlink to /run)
+      const seen = n.privateMount ? `/proc/${n.containerd.pid}/root${path.replace(/^\/var\/run\//, '/run/')}` : path;
+      const ino = statSync(seen).ino;
+      podNetns[p.id] = {
+        iptables: rules(sh('nsenter', [`--net=${seen}`, 'iptables-save'])),
+        processes: processesIn(ino),
+        cache: readdirSync('/var/lib/cni/results')
+          .filter((f) => f.includes(p.id))
+          .map((f) => [f, readFileSync(`/var/lib/cni/results/${f}`, 'utf8'), statSync(`/var/lib/cni/results/${f}`).mtimeMs]),
+      };
+    }
+    out[n.hostname] = {
+      iptables: rules(inNode('iptables-save', [])),
+      ip6tables: rules(inNode('ip6tables-save', [])),
+      nft: inNode('nft', ['-s', 'list', 'ruleset']),
+      routes: inNode('ip', ['route']) + inNode('ip', ['-6', 'route']),
+      processes: processesIn(statSync(n.netnsPath).ino),
+      pods: podNetns,
+    };
+  }
+  return out;
+}
