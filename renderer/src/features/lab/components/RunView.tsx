@@ -1,6 +1,7 @@
 /** One lab run: the per-plugin trace (live while it runs), the final result, the kernel state created, the verdict. */
 import { Fragment } from 'react';
 import type { LabKernelItem, LabPluginTrace, LabProbe, LabRun } from '../../../../../shared/domain/lab';
+import { measuredByText } from '../../../../../shared/domain/probe';
 import { byteSize, ms, prettyJson } from '../../../lib/format';
 import { kernelFactText } from '../model/kernel-text';
 import { ChangeList } from './ChangeList';
@@ -30,7 +31,7 @@ export function ProbeTraceItem({ probe, skipped }: { probe?: LabProbe; skipped?:
               : `${failing || probe.errors.length} failing`}
           </span>
           <span className="muted small">
-            measured {new Date(probe.measuredAt).toLocaleTimeString()} by {probe.measuredBy}
+            measured {new Date(probe.measuredAt).toLocaleTimeString()} by {measuredByText(probe)}
           </span>
           <span className="mono muted small">{ms(probe.durationMs)}</span>
         </summary>
