@@ -33,6 +33,13 @@ export function useRowProbe(pod: { id: string; state: string; createdAt: string 
   });
 }
 
+/** the last probe report of a pod, from the cache the Reachability panel fills (the topology marks its narrow links) */
+export function useLastProbe(sandboxId: string, enabled: boolean): ProbeReport | null | undefined {
+  const client = useClient();
+  const endpointId = useEndpointId();
+  return useQuery({ ...lastProbeQuery(client, endpointId, sandboxId), enabled }).data;
+}
+
 export function useReachability(sandboxId: string) {
   const client = useClient();
   const endpointId = useEndpointId();
