@@ -132,7 +132,8 @@ function PathRow({
           tone={verdictTone(p, ready)}
           title={p.measured ? `measured at ${hhmmss(report.measuredAt)} by ${pathMeasuredBy(p)}` : unmeasuredLabel(p)}
         >
-          {VERDICT_LABEL[p.verdict]}
+          {/* it connects, but full-size packets vanish: not "reachable" alone in red */}
+          {p.verdict === 'reachable' && p.mtu?.blackHole ? 'connects · MTU black hole' : VERDICT_LABEL[p.verdict]}
         </Pill>
         {!p.measured && (
           <div className="small muted" data-testid="reach-derived">
