@@ -40,7 +40,7 @@ test('adding an endpoint that is not a CRI socket shows a clear inline error', a
       await app.endpoints.fillAddress(missing);
       await app.endpoints.connectButton.click();
       await expect(app.endpoints.error).toBeVisible();
-      await expect(app.endpoints.error).toContainText('Could not add the endpoint');
+      await expect(app.endpoints.error).toContainText('Could not add the node');
       await expect(app.endpoints.error).toContainText('Unavailable');
       await expect(app.endpoints.error).toContainText(missing);
       await expect(app.endpoints.error).toContainText('not found or not a unix socket');

@@ -79,7 +79,7 @@ test('a dead CRI endpoint shows as lost within 2 s, keeps the last list greyed, 
     await test.step('rename, then remove', async () => {
       const caps = app.endpoints.capabilityNote;
       await caps.getByRole('button', { name: 'Rename…' }).click();
-      const dialog = page.getByRole('dialog', { name: 'Rename the endpoint' });
+      const dialog = page.getByRole('dialog', { name: 'Rename the node' });
       await dialog.getByLabel('Label').fill('daemon B');
       await dialog.getByRole('button', { name: 'Save' }).click();
       await expect(dialog).toBeHidden();

@@ -233,7 +233,58 @@ export interface ProbeNetwork {
 /** Most peers a probe connects to and from (the newest ready ones on the same network). */
 export const PROBE_PEERS_MAX = 4;
 
+/** what a report's connect paths are measured by; the report's own `measuredBy` says what every path used (measuredByText) */
 export const PROBE_MEASURED_BY = 'TCP connect';
+
+/** the MTU audit's method, in the "measured by" texts */
+export const MTU_MEASURED_BY = 'DF-set ICMP echoes for the path MTU';
+
+/**
+ * What a DNS path's query went over: UDP first; TCP only after a truncated UDP answer or an ICMP port unreachable. A
+ * query that timed out went over UDP alone (TCP is tried only on a truncation or a refusal).
+ */
+function dnsMeasuredBy(d: DnsQueryResult | undefined): string {
+  if (d?.transport !== 'tcp') return 'DNS query over UDP';
+  if (d.truncated) return 'DNS query over UDP, then TCP (the UDP answer was truncated)';
+  if (d.udpRefused) return 'DNS query over UDP, then TCP (UDP was refused)';
+  return 'DNS query over TCP';
+}
+
+/** How one path was measured: what was really sent on it (undefined for a path not measured). */
+export function pathMeasuredBy(p: ProbePath): string | undefined {
+  if (!p.measured) return undefined;
+  const how = p.kind === 'dns' ? dnsMeasuredBy(p.dns) : PROBE_MEASURED_BY;
+  return p.mtu ? `${how}; ${MTU_MEASURED_BY}` : how;
+}
+
+/**
+ * What a report's paths were measured by, each kind of measurement once in the order it first appears: "TCP connect,
+ * DNS query over UDP, DF-set ICMP echoes for the path MTU". A report with no measured path keeps its `measuredBy`.
+ */
+export function measuredByText(r: Pick<ProbeReport, 'paths' | 'measuredBy'>): string {
+  const parts: string[] = [];
+  const add = (s: string) => {
+    if (!parts.includes(s)) parts.push(s);
+  };
+  let dnsUdp = false;
+  let dnsTcp = false;
+  let mtu = false;
+  for (const p of r.paths) {
+    if (!p.measured) continue;
+    if (p.kind === 'dns') {
+      // the transports a DNS query used, said once for every DNS path below
+      add('DNS');
+      dnsUdp ||= p.dns?.transport !== 'tcp' || !!p.dns.truncated || !!p.dns.udpRefused;
+      dnsTcp ||= p.dns?.transport === 'tcp';
+    } else add(PROBE_MEASURED_BY);
+    mtu ||= p.mtu !== undefined;
+  }
+  if (parts.length === 0) return r.measuredBy;
+  const dns = `DNS query over ${[dnsUdp && 'UDP', dnsTcp && 'TCP'].filter(Boolean).join(' and ')}`;
+  const out = parts.map((s) => (s === 'DNS' ? dns : s));
+  if (mtu) out.push(MTU_MEASURED_BY);
+  return out.join(', ');
+}
 
 /**
  * True when every path that applies was measured reachable, `isolated` ones aside (the design forbids them), and at

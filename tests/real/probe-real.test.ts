@@ -138,7 +138,8 @@ describe('reachability probe on a real bridge (v4 + v6) with portmap', () => {
       expect(p, p.to).toMatchObject({ verdict: 'reachable', answeredBy: a, listener: 'responder', measured: true });
       expect(p.rttMs).toBeGreaterThan(0);
     }
-    expect(report.measuredBy).toBe('TCP connect');
+    // the connects, and the MTU audit's echoes beside them
+    expect(report.measuredBy).toBe(report.paths.some((p) => p.mtu) ? 'TCP connect, DF-set ICMP echoes for the path MTU' : 'TCP connect');
     expect(Date.parse(report.measuredAt)).not.toBeNaN();
   });
 

@@ -6,7 +6,15 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import type { PodSandboxConfigInput } from '../../shared/domain/config';
-import { dnsPaths, failingPaths, pathsByNetwork, probeSucceeded } from '../../shared/domain/probe';
+import {
+  dnsPaths,
+  failingPaths,
+  measuredByText,
+  pathMeasuredBy,
+  pathsByNetwork,
+  probeSucceeded,
+  type ProbePath,
+} from '../../shared/domain/probe';
 import { defaultDnsName, judgeDns, parseResolvConf } from '../../electron/engine/probe/dns';
 import type { PlannedConnect } from '../../electron/engine/probe/plan';
 import { unreachableNote } from '../../electron/engine/netns/probe-net';
@@ -60,6 +68,9 @@ describe('DNS paths (simulated)', () => {
     const text = describeProbe(r);
     expect(text).toMatch(/DNS \(nameservers from the pod's dns_config; asks A name\.test\)/);
     expect(text).toMatch(/timeout +dns +pod → 10\.77\.0\.54:53\/udp/);
+    // the header says what the paths used: the connects and the DNS queries, not "TCP connect" alone
+    expect(r.measuredBy).toBe('TCP connect, DNS query over UDP');
+    expect(text.split('\n')[0]).toContain('by TCP connect, DNS query over UDP in');
   });
 
   it('a user-chosen name is asked instead; NXDOMAIN is an answer (reachable), REFUSED is refused', async () => {
@@ -89,6 +100,38 @@ describe('DNS paths (simulated)', () => {
     });
     expect(defaultDnsName(['corp.example.'])).toEqual({ name: 'corp.example', qtype: 'A' });
     expect(defaultDnsName([])).toEqual({ name: '.', qtype: 'NS' });
+  });
+
+  it('"measured by" names what each kind of path sent: TCP connects, DNS over UDP and TCP, DF-set echoes for the MTU', () => {
+    const base = { from: 'pod', measured: true, note: '' } as const;
+    const mtu = { pathMtu: 1500, interfaceMtu: 1500, blackHole: false, probes: 2, note: '' };
+    const gw: ProbePath = { ...base, kind: 'gateway', to: '10.0.0.1:9', proto: 'tcp', verdict: 'reachable', mtu };
+    const udp: ProbePath = {
+      ...base,
+      kind: 'dns',
+      to: '10.0.0.53:53',
+      proto: 'udp',
+      verdict: 'timeout',
+      dns: { server: '10.0.0.53', name: 'x', qtype: 'A' },
+    };
+    const truncated: ProbePath = {
+      ...base,
+      kind: 'dns',
+      to: '10.0.0.54:53',
+      proto: 'tcp',
+      verdict: 'reachable',
+      dns: { server: '10.0.0.54', name: 'x', qtype: 'A', transport: 'tcp', truncated: true, rcode: 'NOERROR' },
+    };
+    expect(pathMeasuredBy(gw)).toBe('TCP connect; DF-set ICMP echoes for the path MTU');
+    expect(pathMeasuredBy(udp)).toBe('DNS query over UDP');
+    expect(pathMeasuredBy(truncated)).toBe('DNS query over UDP, then TCP (the UDP answer was truncated)');
+    expect(pathMeasuredBy({ ...gw, measured: false })).toBeUndefined();
+    expect(measuredByText({ measuredBy: 'TCP connect', paths: [udp] })).toBe('DNS query over UDP');
+    expect(measuredByText({ measuredBy: 'TCP connect', paths: [gw, udp, truncated] })).toBe(
+      'TCP connect, DNS query over UDP and TCP, DF-set ICMP echoes for the path MTU',
+    );
+    // nothing measured: the report's own word stays
+    expect(measuredByText({ measuredBy: 'TCP connect', paths: [{ ...gw, measured: false }] })).toBe('TCP connect');
   });
 
   it('judges a truncated answer fetched over TCP, a refused port 53 and a route error', () => {

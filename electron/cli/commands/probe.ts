@@ -5,6 +5,7 @@ import {
   dnsPaths,
   failingPaths,
   failureText,
+  measuredByText,
   networkDetail,
   pathsByNetwork,
   probeSucceeded,
@@ -152,7 +153,7 @@ function finishProbe(report: ProbeReport, throughput: ThroughputReport | undefin
 
 /** the text report: the paths per network and interface, each network with its plugin chain */
 export function describeProbe(r: ProbeReport): string {
-  const lines = [`Probe of ${r.sandboxId}, measured at ${r.measuredAt} by ${r.measuredBy} in ${r.durationMs.toFixed(0)} ms`];
+  const lines = [`Probe of ${r.sandboxId}, measured at ${r.measuredAt} by ${measuredByText(r)} in ${r.durationMs.toFixed(0)} ms`];
   for (const g of pathsByNetwork(r)) {
     if (g.network !== undefined) {
       const n = g.info;

@@ -22,6 +22,7 @@ import { PodscopeError } from '../../../shared/domain/errors';
 import {
   dnatChainOrder,
   PROBE_MEASURED_BY,
+  measuredByText,
   PROBE_PEERS_MAX,
   type PathMtu,
   type ProbePath,
@@ -84,6 +85,8 @@ export async function probeSandbox(ctx: ProbeDeps, idOrPrefix: string, opts: Pro
   } finally {
     await session.close();
   }
+  // what the paths really used: connects, DNS queries (UDP, TCP), the MTU audit's echoes
+  report.measuredBy = measuredByText(report);
   report.durationMs = performance.now() - t0;
   return report;
 }

@@ -66,3 +66,23 @@ describe('TopologyDiagram', () => {
     expect(screen.getByTestId('topo-legend').textContent).toContain('macvlan/ipvlan/vlan on its parent link');
   });
 });
+
+describe('TopologyDiagram marks', () => {
+  it('outlines a marked node in its tone, with a badge and the why as its tooltip', () => {
+    render(
+      <TopologyDiagram
+        nodes={nodes}
+        edges={[]}
+        onOpen={() => {}}
+        label="t"
+        marks={new Map([['host:veth1', { tone: 'bad', label: 'black hole · MTU 1400', title: 'packets over 1400 vanish here' }]])}
+      />,
+    );
+    const veth = screen.getByTestId('topo-node-host-veth-veth1');
+    expect(veth.getAttribute('data-mark')).toBe('bad');
+    expect(veth.getAttribute('class')).toContain('topo-mark-bad');
+    expect(veth.querySelector('[data-testid="topo-mark"]')!.textContent).toContain('black hole · MTU 1400');
+    expect(veth.querySelector(':scope > title')!.textContent).toBe('packets over 1400 vanish here');
+    expect(screen.getByTestId('topo-node-pod-if-eth0').getAttribute('data-mark')).toBeNull();
+  });
+});

@@ -2,7 +2,8 @@
  * A hand-laid SVG of a network topology read from the kernel: columns pod netns → host links (veth peers, parents,
  * ifbs) → bridges → the host stack, only the columns that hold something. Each edge kind has its own stroke and a
  * label (kind, and the plugin that made it); each node a badge with its owner plugin. Every node is a link
- * (`onOpen`); the caller decides where to.
+ * (`onOpen`); the caller decides where to. A caller may mark nodes (`marks`: the narrow link of a measured path) with
+ * a coloured outline and a badge under the node saying what was found there; the tooltip says why.
  */
 import type { TopologyEdge, TopologyNode } from '../../../../shared/domain/topology';
 
@@ -29,6 +30,15 @@ export const EDGE_MEANING: Record<TopologyEdge['kind'], string> = {
   redirect: 'tc redirect of the ingress to another device',
   'host-stack': "the bridge's address: the host answers there",
 };
+
+/** something measured about a node, drawn on it: `bad` fails a path (red), `warn` is shown but fails nothing (amber) */
+export interface NodeMark {
+  tone: 'bad' | 'warn';
+  /** the badge's text, a few words: "black hole · MTU 1400" */
+  label: string;
+  /** the tooltip: why */
+  title: string;
+}
 
 export interface Placed {
   node: TopologyNode;
@@ -79,7 +89,21 @@ function OwnerBadge({ owner, x, y }: { owner: NonNullable<TopologyNode['owner']>
   );
 }
 
-function Node({ p, onOpen }: { p: Placed; onOpen: () => void }) {
+function MarkBadge({ mark }: { mark: NodeMark }) {
+  const w = mark.label.length * 6.2 + 12;
+  // straddles the node's bottom edge, right-aligned: the node's own lines stay readable above it
+  return (
+    <g transform={`translate(${W - 6 - w},${H - 7})`} className={`topo-mark-badge topo-mark-badge-${mark.tone}`} data-testid="topo-mark">
+      <title>{mark.title}</title>
+      <rect width={w} height={15} rx={7} />
+      <text x={6} y={11}>
+        {mark.label}
+      </text>
+    </g>
+  );
+}
+
+function Node({ p, onOpen, mark }: { p: Placed; onOpen: () => void; mark?: NodeMark }) {
   const n = p.node;
   const up = n.kind === 'host' || n.adminUp;
   const addr = n.addresses.filter((a) => a.scope !== 'link').map((a) => `${a.address}/${a.prefixLen}`);
@@ -97,15 +121,17 @@ function Node({ p, onOpen }: { p: Placed; onOpen: () => void }) {
   return (
     <g
       transform={`translate(${p.x},${p.y})`}
-      className={`topo-node topo-${n.kind}${up ? '' : ' topo-down'}`}
+      className={`topo-node topo-${n.kind}${up ? '' : ' topo-down'}${mark ? ` topo-mark-${mark.tone}` : ''}`}
       data-testid={`topo-node-${n.kind}-${n.name}`}
       data-owner={n.owner?.plugin}
+      data-mark={mark?.tone}
       role="link"
       tabIndex={0}
-      aria-label={`${n.name}: show its row in the Network tab`}
+      aria-label={`${n.name}${mark ? ` (${mark.label})` : ''}: show its row in the Network tab`}
       onClick={onOpen}
       onKeyDown={(e) => (e.key === 'Enter' || e.key === ' ') && onOpen()}
     >
+      {mark && <title>{mark.title}</title>}
       <rect width={W} height={H} rx={6} />
       <text x={8} y={16} className="topo-name">
         {n.name}
@@ -122,6 +148,7 @@ function Node({ p, onOpen }: { p: Placed; onOpen: () => void }) {
       <text x={8} y={64} className="topo-sub">
         {line3}
       </text>
+      {mark && <MarkBadge mark={mark} />}
     </g>
   );
 }
@@ -131,11 +158,14 @@ export function TopologyDiagram({
   edges,
   onOpen,
   label,
+  marks,
 }: {
   nodes: TopologyNode[];
   edges: TopologyEdge[];
   onOpen: (n: TopologyNode) => void;
   label: string;
+  /** node id → what was measured there */
+  marks?: ReadonlyMap<string, NodeMark>;
 }) {
   const { placed, width, height, columns } = layout({ nodes });
   const at = new Map(placed.map((p) => [p.node.id, p]));
@@ -181,7 +211,7 @@ export function TopologyDiagram({
           );
         })}
         {placed.map((p) => (
-          <Node key={p.node.id} p={p} onOpen={() => onOpen(p.node)} />
+          <Node key={p.node.id} p={p} onOpen={() => onOpen(p.node)} mark={marks?.get(p.node.id)} />
         ))}
       </svg>
       {kinds.length > 0 && (

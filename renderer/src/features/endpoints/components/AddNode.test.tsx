@@ -41,7 +41,7 @@ describe('Add a node', () => {
     expect(row.textContent).toContain(kindWorker.endpoint);
     await userEvent.click(within(row).getByRole('button', { name: 'Add' }));
     // the endpoint is no socket here: the add was tried on that very path and its refusal is shown
-    expect(await screen.findByText('Could not add the endpoint')).toBeTruthy();
+    expect(await screen.findByText('Could not add the node')).toBeTruthy();
     expect(screen.getByRole('alert').textContent).toContain(kindWorker.endpoint);
     await waitFor(() => expect(calls).toContain('endpoints.add'));
   });

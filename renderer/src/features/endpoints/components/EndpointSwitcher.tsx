@@ -147,10 +147,10 @@ export function AddEndpointDialog({ open, onClose }: { open: boolean; onClose: (
           <input className="input" value={label} onChange={(e) => setLabel(e.target.value)} placeholder="containerd" />
         </label>
         <p className="small muted">
-          Podscope calls the CRI Version RPC before adding it. Sandboxes on a CRI endpoint show what CRI exposes; the per-plugin trace and
+          Podscope calls the CRI Version RPC before adding it. Sandboxes on a CRI node show what CRI exposes; the per-plugin trace and
           runtimeConfig preview exist only for Podscope's own engine.
         </p>
-        {add.error && <ErrorView error={add.error} title="Could not add the endpoint" />}
+        {add.error && <ErrorView error={add.error} title="Could not add the node" />}
       </div>
     </Dialog>
   );
@@ -245,11 +245,11 @@ function EndpointManage({ endpoint }: { endpoint: EndpointView }) {
       <button type="button" className="btn btn-ghost btn-small" onClick={() => setConfirmRemove(true)}>
         Remove…
       </button>
-      {remove.error && <ErrorView error={remove.error} title="Could not remove the endpoint" />}
+      {remove.error && <ErrorView error={remove.error} title="Could not remove the node" />}
       <Dialog
         open={renaming}
         onClose={closeRename}
-        title="Rename the endpoint"
+        title="Rename the node"
         footer={
           <>
             <button type="button" className="btn" onClick={closeRename}>
@@ -270,7 +270,7 @@ function EndpointManage({ endpoint }: { endpoint: EndpointView }) {
           <span className="label">Label</span>
           <input className="input" value={label} onChange={(e) => setLabel(e.target.value)} maxLength={200} />
         </label>
-        {rename.error && <ErrorView error={rename.error} title="Could not rename the endpoint" />}
+        {rename.error && <ErrorView error={rename.error} title="Could not rename the node" />}
       </Dialog>
       <ConfirmDialog
         open={confirmRemove}
@@ -279,9 +279,7 @@ function EndpointManage({ endpoint }: { endpoint: EndpointView }) {
         danger
         confirmLabel="Remove"
         body={
-          <p>
-            Podscope closes its connection to {endpoint.address ?? 'this endpoint'}. Nothing on the runtime changes; you can add it again.
-          </p>
+          <p>Podscope closes its connection to {endpoint.address ?? 'this node'}. Nothing on the runtime changes; you can add it again.</p>
         }
         onConfirm={() => {
           setConfirmRemove(false);

@@ -1,8 +1,10 @@
 /** One lab run: the per-plugin trace (live while it runs), the final result, the kernel state created, the verdict. */
 import { Fragment } from 'react';
 import type { LabKernelItem, LabPluginTrace, LabProbe, LabRun } from '../../../../../shared/domain/lab';
+import { measuredByText } from '../../../../../shared/domain/probe';
 import { byteSize, ms, prettyJson } from '../../../lib/format';
 import { kernelFactText } from '../model/kernel-text';
+import { linkMtuRows } from '../model/link-mtu';
 import { ChangeList } from './ChangeList';
 import { JsonView } from '../../../lib/ui/JsonView';
 import { Pill } from '../../../lib/ui/StatusPill';
@@ -30,7 +32,7 @@ export function ProbeTraceItem({ probe, skipped }: { probe?: LabProbe; skipped?:
               : `${failing || probe.errors.length} failing`}
           </span>
           <span className="muted small">
-            measured {new Date(probe.measuredAt).toLocaleTimeString()} by {probe.measuredBy}
+            measured {new Date(probe.measuredAt).toLocaleTimeString()} by {measuredByText(probe)}
           </span>
           <span className="mono muted small">{ms(probe.durationMs)}</span>
         </summary>
@@ -145,6 +147,40 @@ export function KernelList({ items, empty }: { items: Array<LabKernelItem & { wh
   );
 }
 
+/** Every link the run created with its MTU; a host link narrower than the run's interface is marked, with why. */
+export function LinkMtus({ run }: { run: Pick<LabRun, 'linkMtus' | 'ifName'> }) {
+  const { rows, interfaceMtu } = linkMtuRows(run);
+  if (rows.length === 0) return <div className="muted small">no link read after ADD</div>;
+  return (
+    <table className="table lab-kernel" data-testid="lab-link-mtus">
+      <tbody>
+        {rows.map((l) => (
+          <tr key={`${l.where}/${l.name}`} data-link={l.name} data-where={l.where} data-narrower={l.narrower ? 'true' : undefined}>
+            <td className="mono muted small">{l.where === 'netns' ? "run's netns" : 'host'}</td>
+            <td className="mono small">
+              {l.name}
+              {l.kind ? <span className="muted"> ({l.kind})</span> : null}
+              {l.master ? <span className="muted"> port of {l.master}</span> : null}
+              {l.runInterface && <span className="muted"> the run&apos;s interface</span>}
+            </td>
+            <td className={l.narrower ? 'mono small text-warn' : 'mono small'} data-testid="lab-link-mtu">
+              MTU {l.mtu}
+            </td>
+            <td className="small">
+              {l.narrower && (
+                <span className="text-warn">
+                  below the run&apos;s {run.ifName} ({interfaceMtu}): packets over {l.mtu} bytes vanish here without an ICMP
+                  &quot;fragmentation needed&quot;
+                </span>
+              )}
+            </td>
+          </tr>
+        ))}
+      </tbody>
+    </table>
+  );
+}
+
 export function Verdict({ run }: { run: LabRun }) {
   const leaked = run.leftAfterDel.length;
   // a host value DEL did not put back (a link left DOWN, a sysctl reset) outlives the run like a leak
@@ -195,6 +231,11 @@ export function RunView({ run }: { run: LabRun }) {
           </Pill>
         )}
         {run.probe && <Pill tone={run.probe.ok ? 'ok' : 'bad'}>PROBE {run.probe.ok ? 'reachable' : 'failed'}</Pill>}
+        {run.mtuWarnings?.length ? (
+          <Pill tone="warn" title={run.mtuWarnings.join('\n')}>
+            MTU warning
+          </Pill>
+        ) : null}
         <Pill tone={run.delOk ? 'ok' : 'bad'}>DEL {run.delOk ? 'ok' : 'failed'}</Pill>
         <span className="muted small">{ms(run.durationMs)}</span>
       </header>
@@ -217,6 +258,12 @@ export function RunView({ run }: { run: LabRun }) {
         <div className="callout callout-warn small">Run with force over {run.forced.length} live sandbox(es) sharing this network.</div>
       )}
       <Verdict run={run} />
+      {run.mtuWarnings?.map((w) => (
+        <div key={w} className="callout callout-warn small" data-testid="lab-mtu-warning">
+          <div className="callout-title">MTU: full-size packets from the pod would vanish on its path</div>
+          {w}
+        </div>
+      ))}
       {run.delAfterFailedAdd && (
         <div className="callout small" data-testid="lab-del-after-failed-add">
           <div className="callout-title">
@@ -254,6 +301,15 @@ export function RunView({ run }: { run: LabRun }) {
         </div>
         <KernelList items={run.kernelCreated} empty="nothing" />
       </section>
+      {run.linkMtus !== undefined && (
+        <section className="section" data-testid="lab-links-mtu">
+          <div className="section-head">
+            <strong>Links created, with their MTU</strong>
+            <span className="muted small">read from the kernel after ADD</span>
+          </div>
+          <LinkMtus run={run} />
+        </section>
+      )}
       {run.changedByAdd !== undefined && (
         <section className="section" data-testid="lab-changed-by-add">
           <div className="section-head">

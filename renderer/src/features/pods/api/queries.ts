@@ -17,18 +17,21 @@ export const podsQuery = (client: PodscopeClient, endpointId: string) =>
     refetchInterval: false,
   });
 
-export function usePodActions(client: PodscopeClient, endpointId: string) {
+/** `nodeOf`: the node of each pod when the list holds several nodes' pods (else every pod is `endpointId`'s) */
+export function usePodActions(client: PodscopeClient, endpointId: string, nodeOf?: Map<string, string>) {
   const qc = useQueryClient();
-  const settle = () => qc.invalidateQueries({ queryKey: queryKeys.endpoint(endpointId) });
+  const on = (id: string) => nodeOf?.get(id) ?? endpointId;
+  const settle = (_: unknown, __: unknown, ids: string[]) =>
+    Promise.all([...new Set([endpointId, ...ids.map(on)])].map((ep) => qc.invalidateQueries({ queryKey: queryKeys.endpoint(ep) })));
   const stop = useMutation({
     mutationFn: async (ids: string[]) => {
-      for (const id of ids) await client.call('sandbox.stop', { endpointId, id });
+      for (const id of ids) await client.call('sandbox.stop', { endpointId: on(id), id });
     },
     onSettled: settle,
   });
   const remove = useMutation({
     mutationFn: async (ids: string[]) => {
-      for (const id of ids) await client.call('sandbox.remove', { endpointId, id });
+      for (const id of ids) await client.call('sandbox.remove', { endpointId: on(id), id });
     },
     onSettled: settle,
   });

@@ -1,12 +1,15 @@
 /** What the bulk actions act on: the checked rows the filter shows; checked rows it hides are counted, never acted on. */
 import type { SandboxSummary } from '../../../../../shared/domain/sandbox';
+import type { ContainerSummary } from '../../../../../shared/domain/container';
 import { PodActions } from './PodActions';
 
 export function BulkActions({
   checkedShown,
   checkedHidden,
   onCheck,
+  nodes,
 }: {
+  nodes?: { of: Map<string, string>; containers: Map<string, ContainerSummary[]> };
   checkedShown: SandboxSummary[];
   checkedHidden: number;
   /** sets the checked rows */
@@ -24,7 +27,7 @@ export function BulkActions({
           </button>
         </span>
       )}
-      {checkedShown.length > 0 && <PodActions pods={checkedShown} onRemoved={() => onCheck([])} />}
+      {checkedShown.length > 0 && <PodActions pods={checkedShown} onRemoved={() => onCheck([])} nodes={nodes} />}
     </div>
   );
 }

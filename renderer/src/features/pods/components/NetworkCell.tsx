@@ -8,8 +8,8 @@ import { useRowProbe } from '../detail/api/use-reachability';
 import { hhmmss } from '../detail/model/reachability';
 import { networkVerdict } from '../detail/model/verdict';
 
-export function NetworkCell({ pod, probeable }: { pod: SandboxSummary; probeable: boolean }) {
-  const q = useRowProbe(pod, probeable && !pod.hostNetwork);
+export function NetworkCell({ pod, probeable, endpointId }: { pod: SandboxSummary; probeable: boolean; endpointId?: string }) {
+  const q = useRowProbe(pod, probeable && !pod.hostNetwork, endpointId);
   if (!probeable)
     return (
       <span className="muted small" title="the probe enters the pod's netns: only Podscope's own engine on this host can">

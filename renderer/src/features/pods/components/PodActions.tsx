@@ -1,6 +1,7 @@
 /** Stop / remove (with confirmation), for one pod or a bulk selection. */
 import { useState } from 'react';
 import type { SandboxSummary } from '../../../../../shared/domain/sandbox';
+import type { ContainerSummary } from '../../../../../shared/domain/container';
 import { useClient } from '../../../lib/connection-context';
 import { ConfirmDialog } from '../../../lib/ui/Dialog';
 import { ErrorView } from '../../../lib/ui/ErrorView';
@@ -8,17 +9,29 @@ import { usePodActions } from '../api/queries';
 import { useContainersByPod } from '../api/containers';
 import { useEndpointId } from '../../../lib/endpoint';
 
-export function PodActions({ pods, compact, onRemoved }: { pods: SandboxSummary[]; compact?: boolean; onRemoved?: () => void }) {
+export function PodActions({
+  pods,
+  compact,
+  onRemoved,
+  nodes,
+}: {
+  pods: SandboxSummary[];
+  compact?: boolean;
+  onRemoved?: () => void;
+  /** the pods of several nodes (the list's bulk actions): each pod's node, and every listed node's containers */
+  nodes?: { of: Map<string, string>; containers: Map<string, ContainerSummary[]> };
+}) {
   const client = useClient();
   const endpointId = useEndpointId();
-  const { stop, remove } = usePodActions(client, endpointId);
+  const { stop, remove } = usePodActions(client, endpointId, nodes?.of);
   const [confirm, setConfirm] = useState<'stop' | 'remove' | null>(null);
   const ids = pods.map((p) => p.id);
   const names = pods.map((p) => `${p.metadata.namespace}/${p.metadata.name}`);
   const what = pods.length === 1 ? names[0] : `${pods.length} sandboxes`;
   const anyReady = pods.some((p) => p.state === 'SANDBOX_READY');
   const anyPending = pods.some((p) => (p.cleanupPending?.length ?? 0) > 0);
-  const byPod = useContainersByPod(client, endpointId);
+  const ownByPod = useContainersByPod(client, endpointId);
+  const byPod = nodes?.containers ?? ownByPod;
   // what a stop or remove kills besides the pause: said in the dialog, by name
   const running = pods.flatMap((p) =>
     (byPod.get(p.id) ?? [])

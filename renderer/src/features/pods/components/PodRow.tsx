@@ -8,6 +8,7 @@ import { StatePill } from '../../../lib/ui/StatusPill';
 import { ROW_HEIGHT } from '../model/use-pods-grid';
 import { HostPortClashMark } from './HostPortClash';
 import { NetworkCell } from './NetworkCell';
+import type { RowNode } from '../model/nodes';
 
 function hostPorts(p: SandboxSummary): string {
   return p.hostPorts.map((h) => `${h.hostIP ? `${h.hostIP}:` : ''}${h.hostPort}→${h.containerPort}/${h.protocol}`).join(', ');
@@ -62,6 +63,8 @@ export function PodRow({
   containers,
   hostPortsListed,
   probeable = true,
+  node,
+  nodeColumn = false,
   now,
 }: {
   pod: SandboxSummary;
@@ -82,6 +85,10 @@ export function PodRow({
   hostPortsListed: boolean;
   /** the endpoint's pods can be probed from here */
   probeable?: boolean;
+  /** the node the pod is listed under (several nodes listed) */
+  node?: RowNode;
+  /** the Node column is shown */
+  nodeColumn?: boolean;
   now: number;
 }) {
   const live = p.state === 'SANDBOX_READY';
@@ -92,7 +99,9 @@ export function PodRow({
       aria-rowindex={rowIndex}
       aria-selected={selected}
       data-pod-name={p.metadata.name}
-      className={`grid-row${selected ? ' grid-row-selected' : ''}${p.state !== 'SANDBOX_READY' ? ' grid-row-dim' : ''}`}
+      data-node={node?.label}
+      data-stale={node?.stale ? 'true' : undefined}
+      className={`grid-row${selected ? ' grid-row-selected' : ''}${p.state !== 'SANDBOX_READY' ? ' grid-row-dim' : ''}${node?.stale ? ' grid-row-stale' : ''}`}
       style={{ transform: `translateY(${top}px)`, height: ROW_HEIGHT }}
       onClick={onSelect}
       onDoubleClick={onOpen}
@@ -107,11 +116,21 @@ export function PodRow({
       <div role="gridcell" className="cell">
         {p.metadata.namespace}
       </div>
+      {nodeColumn && (
+        <div
+          role="gridcell"
+          className="cell cell-node"
+          data-col="node"
+          title={node?.stale ? `${node.label}: not answering, its last list` : node?.label}
+        >
+          {node?.label ?? <span className="muted">—</span>}
+        </div>
+      )}
       <div role="gridcell" className="cell">
         <StatePill state={p.state} reason={p.notReadyReason} pending={!!p.cleanupPending?.length} />
       </div>
       <div role="gridcell" className="cell" data-col="network">
-        <NetworkCell pod={p} probeable={probeable} />
+        <NetworkCell pod={p} probeable={probeable} endpointId={node?.id} />
       </div>
       <div role="gridcell" className="cell mono" data-col="containers" title="running / all containers">
         {containers === 'unavailable' ? (

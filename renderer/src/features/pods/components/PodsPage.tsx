@@ -2,8 +2,9 @@
  * Pods view: filters and bulk actions over the table, the selected pod's detail underneath (Wireshark-style).
  * With nothing open the list fills the view; with a pod open the list takes the height of its rows, up to the share of
  * the view set by dragging the split (remembered), and the detail gets the rest: one pod does not keep 40% empty.
- * Bulk actions act only on checked rows the filter shows. When the endpoint cannot be reached the last list stays,
- * greyed, with its age, and is refreshed as soon as the endpoint answers again.
+ * Bulk actions act only on checked rows the filter shows. The list holds the pods of every node chosen in its Node
+ * filter, each row naming its node; opening a pod makes the screens talk to its node. When a node cannot be reached its
+ * last list stays, greyed, with its age, and is refreshed as soon as the node answers again.
  */
 import { useEffect, useRef, useState } from 'react';
 import { EmptyState } from '../../../lib/ui/EmptyState';
@@ -13,13 +14,22 @@ import { PodDetail } from '../detail/components/PodDetail';
 import { usePodsPage } from '../api/use-pods-page';
 import { usePodsUi } from '../store';
 import { usePodsLayout } from '../layout-store';
+import { useEndpointSelection } from '../../../lib/endpoint';
 import { BulkActions } from './BulkActions';
 import { PodsTable } from './PodsTable';
 import { PodsToolbar } from './PodsToolbar';
 import { SplitHandle } from './SplitHandle';
 
 export function PodsPage() {
-  const { endpoint, endpointName, pods, all, shown, selectedId, selected, select, setView, setDetailTab, stale, now, ...m } = usePodsPage();
+  const { all, shown, selectedId, selected, select, setView, setDetailTab, stale, now, troubles, ...m } = usePodsPage();
+  const openOn = useEndpointSelection((s) => s.openOn);
+  // a row of another listed node: the detail and its actions talk to that node
+  const selectRow = (id: string) => {
+    const node = m.nodeOf.get(id);
+    if (node) openOn(node);
+    select(id);
+  };
+  const waiting = troubles.filter((t) => t.listedAt === undefined);
   const listShare = usePodsLayout((s) => s.listShare);
   const pageRef = useRef<HTMLDivElement>(null);
   const open = selected !== undefined;
@@ -42,26 +52,36 @@ export function PodsPage() {
         <PodsToolbar
           pods={all}
           shown={shown.length}
-          actions={<BulkActions checkedShown={m.checkedShown} checkedHidden={m.checkedHidden} onCheck={m.setChecked} />}
+          nodeIds={m.nodeIds}
+          actions={
+            <BulkActions
+              checkedShown={m.checkedShown}
+              checkedHidden={m.checkedHidden}
+              onCheck={m.setChecked}
+              nodes={{ of: m.nodeOf, containers: m.byPod }}
+            />
+          }
         />
-        {m.unreachable && (
-          <div className="unreachable" role="alert" data-testid="pods-unreachable">
-            <strong>cannot reach {endpointName}</strong>: {m.reason}
+        {troubles.map((t) => (
+          <div key={t.id} className="unreachable" role="alert" data-testid="pods-unreachable" data-node={t.label}>
+            <strong>cannot reach {t.label}</strong>: {t.reason}
             <span className="muted small">
-              {stale ? ` · showing the list from ${age(new Date(pods.dataUpdatedAt).toISOString(), now)} ago, greyed` : ''} · retrying by
-              itself
+              {t.listedAt !== undefined
+                ? ` · showing ${m.nodeIds.length > 1 ? 'its' : 'the'} list from ${age(new Date(t.listedAt).toISOString(), now)} ago, greyed`
+                : ''}{' '}
+              · retrying by itself
             </span>
           </div>
-        )}
-        {m.unreachable && pods.data === undefined ? (
-          pods.isError ? (
+        ))}
+        {all.length === 0 && waiting.length > 0 && waiting.length === m.nodeIds.length ? (
+          waiting[0]!.error !== undefined ? (
             <div className="pad">
-              <ErrorView error={pods.error} title={`Could not list sandboxes on ${endpointName}`} />
+              <ErrorView error={waiting[0]!.error} title={`Could not list sandboxes on ${waiting[0]!.label}`} />
             </div>
           ) : (
-            <div className="pad muted">Waiting for {endpointName}…</div>
+            <div className="pad muted">Waiting for {waiting.map((t) => t.label).join(', ')}…</div>
           )
-        ) : pods.isPending ? (
+        ) : m.pending ? (
           <div className="pad muted">Loading sandboxes…</div>
         ) : all.length === 0 ? (
           <EmptyState
@@ -89,15 +109,13 @@ export function PodsPage() {
             <PodsTable
               pods={shown}
               selectedId={selectedId}
-              onSelect={select}
+              onSelect={selectRow}
               onOpen={(id) => {
-                select(id);
+                selectRow(id);
                 setDetailTab('overview');
               }}
-              hostPortsListed={endpoint?.kind !== 'cri'}
-              probeable={endpoint?.capabilities.liveNetwork !== false}
+              nodes={{ of: m.nodeOf, rows: m.rowNodes, column: m.manyNodes }}
               containerCounts={m.containerCounts}
-              containersUnavailable={endpoint?.capabilities.containers === false}
               clashes={m.clashes}
               onShownRows={m.reportShownRows}
             />

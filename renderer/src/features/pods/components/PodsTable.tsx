@@ -8,6 +8,7 @@ import { usePodsGrid } from '../model/use-pods-grid';
 import { usePodsUi } from '../store';
 import { useHostPortClashes } from './HostPortClash';
 import { PodRow } from './PodRow';
+import type { RowNode } from '../model/nodes';
 
 const EMPTY: SandboxSummary[] = [];
 
@@ -15,6 +16,7 @@ export const COLUMNS = [
   '',
   'Name',
   'Namespace',
+  'Node',
   'State',
   'Network',
   'Containers',
@@ -36,6 +38,7 @@ export function PodsTable({
   containersUnavailable = false,
   clashes: clashesOverAll,
   onShownRows,
+  nodes,
 }: {
   pods: SandboxSummary[];
   selectedId?: string;
@@ -56,6 +59,11 @@ export function PodsTable({
    * list change, not per filter keystroke; a clash exists whether or not the filter shows both); default: over `pods`
    */
   clashes?: Set<string>;
+  /**
+   * the pods of several nodes: each pod's node (its name in the Node column when `column`, and what its runtime gives
+   * the row's cells, in place of the endpoint-wide flags above)
+   */
+  nodes?: { of: Map<string, string>; rows: Map<string, RowNode>; column: boolean };
 }) {
   const now = useNow(1000);
   const clashesOverShown = useHostPortClashes(clashesOverAll ? EMPTY : pods);
@@ -65,8 +73,16 @@ export function PodsTable({
   const setChecked = usePodsUi((s) => s.setChecked);
   const { scrollRef, rendered, totalSize, onKeyDown } = usePodsGrid({ pods, selectedId, onSelect, onOpen, onToggle: toggle, onShownRows });
   const allChecked = pods.length > 0 && pods.every((p) => checked.has(p.id));
+  const nodeColumn = nodes?.column === true;
+  const columns = COLUMNS.slice(1).filter((c) => c !== 'Node' || nodeColumn);
   return (
-    <div className="grid" role="grid" aria-label="Pod sandboxes" aria-rowcount={pods.length + 1} aria-multiselectable="true">
+    <div
+      className={nodeColumn ? 'grid grid-with-node' : 'grid'}
+      role="grid"
+      aria-label="Pod sandboxes"
+      aria-rowcount={pods.length + 1}
+      aria-multiselectable="true"
+    >
       <div className="grid-row grid-head" role="row" aria-rowindex={1}>
         <div role="columnheader" className="cell cell-check">
           <input
@@ -76,7 +92,7 @@ export function PodsTable({
             onChange={() => setChecked(allChecked ? [] : pods.map((p) => p.id))}
           />
         </div>
-        {COLUMNS.slice(1).map((c) => (
+        {columns.map((c) => (
           <div role="columnheader" className="cell" key={c}>
             {c}
           </div>
@@ -94,6 +110,7 @@ export function PodsTable({
         <div style={{ height: totalSize, position: 'relative' }}>
           {rendered.map((v) => {
             const p = pods[v.index]!;
+            const node = nodes?.rows.get(nodes.of.get(p.id) ?? '');
             return (
               <PodRow
                 key={p.id}
@@ -106,9 +123,17 @@ export function PodsTable({
                 onSelect={() => onSelect(p.id)}
                 onOpen={() => onOpen(p.id)}
                 clash={clashes.has(p.id)}
-                containers={containersUnavailable ? 'unavailable' : containerCounts ? containerCounts.get(p.id) : 'unknown'}
-                hostPortsListed={hostPortsListed}
-                probeable={probeable}
+                containers={
+                  (node?.containersUnavailable ?? containersUnavailable)
+                    ? 'unavailable'
+                    : containerCounts
+                      ? containerCounts.get(p.id)
+                      : 'unknown'
+                }
+                hostPortsListed={node?.hostPortsListed ?? hostPortsListed}
+                probeable={node?.probeable ?? probeable}
+                node={node}
+                nodeColumn={nodeColumn}
                 now={now}
               />
             );

@@ -2,8 +2,20 @@ import { useMemo } from 'react';
 import type { SandboxSummary } from '../../../../../shared/domain/sandbox';
 import { labelSelectorError, namespacesOf } from '../filter';
 import { usePodsUi } from '../store';
+import { NodeFilter } from './NodeFilter';
 
-export function PodsToolbar({ pods, shown, actions }: { pods: SandboxSummary[]; shown: number; actions: React.ReactNode }) {
+export function PodsToolbar({
+  pods,
+  shown,
+  actions,
+  nodeIds,
+}: {
+  pods: SandboxSummary[];
+  shown: number;
+  actions: React.ReactNode;
+  /** the nodes listed (the Node filter) */
+  nodeIds?: string[];
+}) {
   const filters = usePodsUi((s) => s.filters);
   const setFilter = usePodsUi((s) => s.setFilter);
   const clear = usePodsUi((s) => s.clearFilters);
@@ -21,6 +33,7 @@ export function PodsToolbar({ pods, shown, actions }: { pods: SandboxSummary[]; 
         value={filters.text}
         onChange={(e) => setFilter('text', e.target.value)}
       />
+      {nodeIds && <NodeFilter nodeIds={nodeIds} />}
       <select className="input" aria-label="Namespace" value={filters.namespace} onChange={(e) => setFilter('namespace', e.target.value)}>
         <option value="">All namespaces</option>
         {namespaces.map((n) => (

@@ -22,15 +22,24 @@ const lastProbeQuery = (client: PodscopeClient, endpointId: string, id: string) 
  * The list's network column: the same cached report the detail reads, without the detail's poll — except for a ready
  * pod younger than a minute that has none yet, whose probe-on-ready is likely still running.
  */
-export function useRowProbe(pod: { id: string; state: string; createdAt: string }, enabled: boolean) {
+export function useRowProbe(pod: { id: string; state: string; createdAt: string }, enabled: boolean, nodeId?: string) {
   const client = useClient();
-  const endpointId = useEndpointId();
+  const current = useEndpointId();
+  // a row of the list is its own node's (several nodes may be listed)
+  const endpointId = nodeId ?? current;
   return useQuery({
     ...lastProbeQuery(client, endpointId, pod.id),
     enabled,
     refetchInterval: (q) =>
       pod.state === 'SANDBOX_READY' && q.state.data === null && Date.now() - Date.parse(pod.createdAt) < 60_000 ? 3000 : false,
   });
+}
+
+/** the last probe report of a pod, from the cache the Reachability panel fills (the topology marks its narrow links) */
+export function useLastProbe(sandboxId: string, enabled: boolean): ProbeReport | null | undefined {
+  const client = useClient();
+  const endpointId = useEndpointId();
+  return useQuery({ ...lastProbeQuery(client, endpointId, sandboxId), enabled }).data;
 }
 
 export function useReachability(sandboxId: string) {

@@ -7,7 +7,7 @@
  * ReachabilityPaths.tsx.
  */
 import { useEffect, useRef } from 'react';
-import { PROBE_PEERS_MAX, type ProbeReport } from '../../../../../../shared/domain/probe';
+import { measuredByText, PROBE_PEERS_MAX, type ProbeReport } from '../../../../../../shared/domain/probe';
 import type { SandboxStatus } from '../../../../../../shared/domain/sandbox';
 import { ErrorView } from '../../../../lib/ui/ErrorView';
 import { useReachability } from '../api/use-reachability';
@@ -57,7 +57,9 @@ export function ReachabilityPanel({ s }: { s: SandboxStatus }) {
         each network with portmap, host_ip) and to container-port-only ports on each pod IP; from the pod to each gateway; to and from the
         newest {PROBE_PEERS_MAX} ready peers per network. A port with no listener gets a short-lived responder that answers with a per-probe
         nonce, so a connection that lands in another pod shows as shadowed. A path the network&apos;s plugin forbids by design (a macvlan
-        child and its parent&apos;s addresses, the host and a network it has no leg on) is still sent, and shows as isolated.
+        child and its parent&apos;s addresses, the host and a network it has no leg on) is still sent, and shows as isolated. Each
+        nameserver of the pod gets a DNS query from inside the pod, over UDP (TCP when the answer is truncated or UDP refused). Beside each
+        path, ICMP echoes with DF set find its MTU.
       </div>
       <div className="reach-results" ref={resultsRef} tabIndex={-1} data-testid="reach-results" aria-label="Probe results">
         {!known ? null : !available ? (
@@ -108,7 +110,7 @@ export function ReachabilityPanel({ s }: { s: SandboxStatus }) {
 function MeasuredAt({ report }: { report: ProbeReport }) {
   return (
     <span className="small muted" data-testid="reach-measured-at" title={report.measuredAt}>
-      measured at <b className="mono">{hhmmss(report.measuredAt)}</b> by {report.measuredBy} · {Math.round(report.durationMs)} ms
+      measured at <b className="mono">{hhmmss(report.measuredAt)}</b> by {measuredByText(report)} · {Math.round(report.durationMs)} ms
       {report.trigger === 'onReady' ? ' · on ready' : ''}
       {/* a report that names its networks says this per network, in each group's heading */}
       {!report.networks && report.peers && report.peers.measured < report.peers.ready && (

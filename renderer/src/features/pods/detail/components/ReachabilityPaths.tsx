@@ -4,7 +4,7 @@
  * plugin's design forbids it. Why?/Trace opens the path's trace under its row.
  */
 import { Fragment } from 'react';
-import { describeMtu, type ProbePath, type ProbeReport } from '../../../../../../shared/domain/probe';
+import { describeMtu, pathMeasuredBy, type ProbePath, type ProbeReport } from '../../../../../../shared/domain/probe';
 import type { SandboxStatus } from '../../../../../../shared/domain/sandbox';
 import { Pill } from '../../../../lib/ui/StatusPill';
 import { hhmmss, KIND_LABEL, pathGroups, unmeasuredLabel, VERDICT_LABEL, verdictTone, type PathGroup } from '../model/reachability';
@@ -129,9 +129,10 @@ function PathRow({
       <td className="nowrap">
         <Pill
           tone={verdictTone(p, ready)}
-          title={p.measured ? `measured at ${hhmmss(report.measuredAt)} by ${report.measuredBy}` : unmeasuredLabel(p)}
+          title={p.measured ? `measured at ${hhmmss(report.measuredAt)} by ${pathMeasuredBy(p)}` : unmeasuredLabel(p)}
         >
-          {VERDICT_LABEL[p.verdict]}
+          {/* it connects, but full-size packets vanish: not "reachable" alone in red */}
+          {p.verdict === 'reachable' && p.mtu?.blackHole ? 'connects · MTU black hole' : VERDICT_LABEL[p.verdict]}
         </Pill>
         {!p.measured && (
           <div className="small muted" data-testid="reach-derived">

@@ -1,7 +1,9 @@
 /**
  * The pod's wiring as the kernel had it when read, drawn in columns: pod netns interfaces → host veth peers, parents
  * and the ifb bandwidth redirects to → bridge → host stack. Every node is a link to its row in the Network tab's tables.
+ * The narrow links the last probe's MTU audit found are marked on it, with their MTU and why (model/narrow-links.ts).
  */
+import { useMemo } from 'react';
 import { useQuery } from '@tanstack/react-query';
 import type { SandboxStatus } from '../../../../../../shared/domain/sandbox';
 import type { TopologyNode } from '../../../../../../shared/domain/topology';
@@ -10,7 +12,10 @@ import { useClient } from '../../../../lib/connection-context';
 import { useEndpointCapabilities, useEndpointId } from '../../../../lib/endpoint';
 import { useNavigation } from '../../../../lib/navigation';
 import { ErrorView } from '../../../../lib/ui/ErrorView';
-import { TopologyDiagram } from '../../../../lib/ui/TopologyDiagram';
+import { TopologyDiagram, type NodeMark } from '../../../../lib/ui/TopologyDiagram';
+import { useLastProbe } from '../api/use-reachability';
+import { hhmmss } from '../model/reachability';
+import { narrowLinkMarks, narrowLinkPlace, type NarrowMark } from '../model/narrow-links';
 
 /** Scrolls to the node's row in the Network tab (CNI result table first, then the live netns table) and marks it. */
 function showRow(n: TopologyNode, setTab: (t: 'network') => void) {
@@ -43,6 +48,28 @@ export function TopologyView({ s }: { s: SandboxStatus }) {
   // A reading taken while the pod was ready stays in the query cache after it stops: it is history, not the kernel now,
   // so it is neither drawn nor stamped with its time once the pod is not ready.
   const t = ready ? q.data : undefined;
+  const probe = useLastProbe(s.id, ready && caps.liveNetwork);
+  const narrow = useMemo(() => (t ? narrowLinkMarks(probe, t.nodes, s.id) : []), [probe, t, s.id]);
+  const marks = useMemo(
+    () =>
+      new Map<string, NodeMark>(
+        narrow.flatMap((m) =>
+          m.nodeId
+            ? [
+                [
+                  m.nodeId,
+                  {
+                    tone: m.blackHole ? 'bad' : 'warn',
+                    label: `${m.blackHole ? 'black hole' : 'narrowest'} · MTU ${m.link.mtu}`,
+                    title: m.why,
+                  },
+                ],
+              ]
+            : [],
+        ),
+      ),
+    [narrow],
+  );
   // the same states as every live section (LivePanel): nothing read is drawn grey
   const state = !caps.liveNetwork ? 'unavailable' : !ready ? 'absent' : q.isError ? 'error' : t ? 'ok' : 'loading';
   return (
@@ -82,9 +109,30 @@ export function TopologyView({ s }: { s: SandboxStatus }) {
       ) : (
         <div className="topo-scroll">
           {t.errors.length > 0 && <div className="callout callout-warn small">{t.errors.join('; ')}</div>}
-          <TopologyDiagram nodes={t.nodes} edges={t.edges} label="pod network topology" onOpen={(n) => showRow(n, setTab)} />
+          {probe && narrow.length > 0 && <NarrowLinks marks={narrow} measuredAt={probe.measuredAt} />}
+          <TopologyDiagram nodes={t.nodes} edges={t.edges} label="pod network topology" onOpen={(n) => showRow(n, setTab)} marks={marks} />
         </div>
       )}
     </section>
+  );
+}
+
+/** The narrow links of the last probe, in words: where, the MTU, why, and the paths through it. */
+function NarrowLinks({ marks, measuredAt }: { marks: NarrowMark[]; measuredAt: string }) {
+  return (
+    <ul
+      className={`callout ${marks.some((m) => m.blackHole) ? 'callout-bad' : 'callout-warn'} small topo-narrow`}
+      data-testid="topo-narrow"
+    >
+      {marks.map((m) => (
+        <li key={narrowLinkPlace(m.link)} data-black-hole={m.blackHole} data-drawn={m.nodeId ? 'true' : 'false'}>
+          <b className="mono">{narrowLinkPlace(m.link)}</b> MTU {m.link.mtu}
+          {m.nodeId ? '' : ' (not drawn here)'} — {m.why}.{' '}
+          <span className="muted">
+            Narrowest link of {m.paths.join('; ')} (probe at {hhmmss(measuredAt)}).
+          </span>
+        </li>
+      ))}
+    </ul>
   );
 }

@@ -41,6 +41,14 @@ describe('networkVerdict', () => {
     expect(v.failing.map((f) => f.index)).toEqual([1, 2]);
   });
 
+  it('is red, never green, when a path connects but its MTU audit found a black hole', () => {
+    const blackHole = { pathMtu: 1404, interfaceMtu: 1500, blackHole: true, probes: 9, note: 'sizes over 1404 vanish' };
+    const v = networkVerdict(ready, report([path({}), path({ kind: 'gateway', mtu: blackHole })]));
+    expect(v).toMatchObject({ kind: 'failing', tone: 'bad', label: '1 of 2 paths failing' });
+    expect(v.failing.map((f) => f.index)).toEqual([1]);
+    expect(v.detail).toContain('full-size packets (an MTU black hole)');
+  });
+
   it('never shows green for a pod that is not ready, even with an all-reachable report from before', () => {
     const v = networkVerdict({ state: 'SANDBOX_NOTREADY', hostNetwork: false }, report([path({})]));
     expect(v.tone).toBe('muted');

@@ -18,7 +18,7 @@ export interface NetworkVerdict {
   detail: string;
   /** RFC 3339: when the probe behind the verdict ran */
   measuredAt?: string;
-  /** paths measured and not answered (refused, timed out, unreachable), with their index into report.paths */
+  /** paths measured and not answered (refused, timed out, unreachable) or losing full-size packets (an MTU black hole), with their index into report.paths */
   failing: Array<{ path: ProbePath; index: number }>;
   shadowed: number;
   reachable: number;
@@ -58,7 +58,8 @@ export function networkVerdict(pod: Pick<SandboxSummary, 'state' | 'hostNetwork'
   report.paths.forEach((path, index) => {
     if (!path.measured) return;
     measured++;
-    if (FAILED.has(path.verdict)) failing.push({ path, index });
+    // a path that connects but loses full-size packets (an MTU black hole) fails like one that does not answer
+    if (FAILED.has(path.verdict) || path.mtu?.blackHole) failing.push({ path, index });
     else if (path.verdict === 'shadowed') shadowed++;
     else if (path.verdict === 'reachable') reachable++;
   });
@@ -68,7 +69,9 @@ export function networkVerdict(pod: Pick<SandboxSummary, 'state' | 'hostNetwork'
       kind: 'failing',
       tone: 'bad',
       label: `${failing.length} of ${measured} ${measured === 1 ? 'path' : 'paths'} failing`,
-      detail: `Measured: ${failing.length} ${failing.length === 1 ? 'path does' : 'paths do'} not answer.`,
+      detail: failing.every((f) => f.path.mtu?.blackHole && !FAILED.has(f.path.verdict))
+        ? `Measured: ${failing.length} ${failing.length === 1 ? 'path loses' : 'paths lose'} full-size packets (an MTU black hole).`
+        : `Measured: ${failing.length} ${failing.length === 1 ? 'path does' : 'paths do'} not answer or ${failing.length === 1 ? 'loses' : 'lose'} full-size packets.`,
       ...base,
     };
   if (shadowed > 0)
