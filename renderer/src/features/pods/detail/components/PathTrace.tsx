@@ -44,12 +44,15 @@ export function PathTrace({
   sandboxId,
   nameOf = () => undefined,
   capture,
+  ownerTraces = true,
 }: {
   path: ProbePath;
   sandboxId: string;
   nameOf?: (id: string) => string | undefined;
   /** the traced probe's captures (every hop, one pcapng), offered as a download */
   capture?: ProbeReport['capture'];
+  /** an owner's pod has a CNI trace to open (false for a runtime that records no plugin calls, like containerd) */
+  ownerTraces?: boolean;
 }) {
   const openPod = useNavigation((s) => s.openPod);
   const trace: PathTraceData | undefined = path.trace;
@@ -101,7 +104,7 @@ export function PathTrace({
                     <span className="trace-owner" data-testid="trace-owner">
                       {ownerLabel(s.owner, nameOf)}
                     </span>
-                    {s.owner.sandboxId && (
+                    {s.owner.sandboxId && ownerTraces && (
                       <button
                         type="button"
                         className="btn btn-small"
