@@ -7,9 +7,10 @@
 import type { ContainerEvent } from '../../shared/domain/container';
 import type { EndpointApi } from '../../shared/domain/endpoints';
 import type { MeasurementApi, SandboxEvent } from '../../shared/domain/sandbox';
-import type { ContainerStreaming, ForeignMeasurements } from '../engine/api';
+import type { ContainerStreaming } from '../engine/api';
 import type { CriEndpointApi } from '../cri/client';
 import type { EndpointImages } from '../endpoints/images';
+import type { LazyForeignMeasurer } from '../endpoints/foreign-measurements';
 import { engineOptionsFromFlags, type Flags } from './args';
 
 /** One command's endpoint: the verbs every endpoint serves, plus the parts this one has. */
@@ -31,7 +32,7 @@ export async function withEndpoint<T>(
   if (typeof flags.endpoint === 'string') {
     const { createCriEndpointApi } = await import('../cri/client');
     const cri = createCriEndpointApi(flags.endpoint);
-    const measurer = lazyForeignMeasurer(cri, flags);
+    const measurer = await foreignMeasurer(cri, flags);
     // the verbs are the runtime's; the measuring ones are made here, on the pod the runtime describes
     // (the client is a plain object of closures, so a spread keeps every verb)
     const api: EndpointApi = { ...cri, probe: measurer.probe, lastProbe: measurer.lastProbe, live: measurer.live };
@@ -60,51 +61,25 @@ export async function withEndpoint<T>(
 
 /**
  * The foreign-pod measurer for an endpoint, built on first use: a verb that measures nothing (pods, ps, images) never
- * loads the engine's OS code.
+ * loads the engine's OS code. The app's endpoints use the same one (endpoints/foreign-measurements.ts).
  */
-function lazyForeignMeasurer(cri: CriEndpointApi, flags: Flags): CliMeasurements & ForeignVerbs & { close(): void } {
-  let made: Promise<ForeignMeasurements> | undefined;
-  const listeners = new Set<(e: SandboxEvent | ContainerEvent) => void>();
-  const get = () =>
-    (made ??= (async () => {
-      const { createForeignMeasurer, inProcessRunner } = await import('../engine/api');
-      const version = await cri.connect();
-      const cacheDir = flags['endpoint-cni-cache'];
-      // a runtime in namespaces of its own (a kind node): its pods are found through its root and measured from its netns
-      const { discoveredNode, foreignNodeOf } = await import('./nodes');
-      const view = await discoveredNode(cri.address).catch(() => undefined);
-      const node = view ? await foreignNodeOf(view) : undefined;
-      const m = await createForeignMeasurer(
-        {
-          sandboxes: (ids) => cri.foreignSandboxes(ids),
-          cniConfig: () => cri.cniConfig(),
-          describe: `${version.runtimeName} at ${cri.address}`,
-        },
-        { ...(typeof cacheDir === 'string' && { cniCacheDir: cacheDir }), runner: await inProcessRunner(), ...(node && { node }) },
-      );
-      m.subscribe((e) => listeners.forEach((l) => l(e)));
-      return m;
-    })());
-  return {
-    probe: async (id, opts) => (await get()).probe(id, opts),
-    lastProbe: async (id) => (await get()).lastProbe(id),
-    live: async (id) => (await get()).live(id),
-    throughput: async (id, opts) => (await get()).throughput(id, opts),
-    topology: async (id) => (await get()).topology(id),
-    networkTopology: async (n) => (await get()).networkTopology(n),
-    cniCheck: async (id) => (await get()).cniCheck(id),
-    cniStatus: async () => (await get()).cniStatus(),
-    subscribe(listener) {
-      listeners.add(listener);
-      return () => listeners.delete(listener);
-    },
-    close() {
-      void made?.then((m) => m.close());
-    },
-  };
+async function foreignMeasurer(cri: CriEndpointApi, flags: Flags): Promise<LazyForeignMeasurer> {
+  const { lazyForeignMeasurer, foreignSourceOf } = await import('../endpoints/foreign-measurements');
+  return lazyForeignMeasurer(async () => {
+    const { createForeignMeasurer, inProcessRunner } = await import('../engine/api');
+    const version = await cri.connect();
+    const cacheDir = flags['endpoint-cni-cache'];
+    // a runtime in namespaces of its own (a kind node): its pods are found through its root and measured from its netns
+    const { discoveredNode, foreignNodeOf } = await import('./nodes');
+    const view = await discoveredNode(cri.address).catch(() => undefined);
+    const node = view ? await foreignNodeOf(view) : undefined;
+    return createForeignMeasurer(foreignSourceOf(cri, `${version.runtimeName} at ${cri.address}`), {
+      ...(typeof cacheDir === 'string' && { cniCacheDir: cacheDir }),
+      runner: await inProcessRunner(),
+      ...(node && { node }),
+    });
+  });
 }
-
-type ForeignVerbs = Pick<ForeignMeasurements, 'probe' | 'lastProbe' | 'live'>;
 
 /**
  * @param access "read" for verbs that only look (pods, inspectp): the engine is opened read-only, takes no lock and

@@ -8,7 +8,10 @@ import type { SandboxFilter } from '../../shared/domain/sandbox';
 import type { CriEndpointApi } from '../cri/client/cri-endpoint-api';
 import type { CriImageApi } from '../cri/client/cri-image-api';
 import type { ContainerStreaming } from '../engine/api';
+import type { LazyForeignMeasurer } from './foreign-measurements';
 import type { PodFollower } from './pod-follower';
+
+export type LazyMeasurer = LazyForeignMeasurer;
 
 export interface CriEntry {
   id: string;
@@ -21,6 +24,8 @@ export interface CriEntry {
   images?: Promise<CriImageApi>;
   streaming?: ContainerStreaming;
   follower: PodFollower;
+  /** the measurements this process makes on the runtime's pods (absent for a Podscope daemon) */
+  measurer?: LazyMeasurer;
   /** when the last ping was answered */
   pingedAt?: number;
   stopConnectionWatch?: () => void;
@@ -28,11 +33,13 @@ export interface CriEntry {
 
 /**
  * The client as the router sees it: an unfiltered pod or container list is the follower's (no RPC at all); a
- * filtered one (the CLI, a pod's own containers) still asks the runtime.
+ * filtered one (the CLI, a pod's own containers) still asks the runtime. The probe and the live view are the
+ * measurer's, made here on the pod the runtime describes (CRI itself refuses them).
  */
-export function routedApi(api: CriEndpointApi, follower: PodFollower): CriEndpointApi {
+export function routedApi(api: CriEndpointApi, follower: PodFollower, measurer?: LazyMeasurer): CriEndpointApi {
   return {
     ...api,
+    ...(measurer && { probe: measurer.probe, lastProbe: measurer.lastProbe, live: measurer.live }),
     list: (filter?: SandboxFilter) => (filter && Object.keys(filter).length > 0 ? api.list(filter) : follower.pods()),
     listContainers: (filter?: ContainerFilter) =>
       filter && Object.values(filter).some((v) => v !== undefined && v !== '') ? api.listContainers(filter) : follower.containers(),
@@ -88,6 +95,7 @@ export function newEndpointView(
 export function closeEntry(e: CriEntry): void {
   e.stopConnectionWatch?.();
   e.follower.close();
+  e.measurer?.close();
   e.api.close();
   const pending = e.images;
   e.images = undefined;

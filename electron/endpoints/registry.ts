@@ -28,9 +28,10 @@ import type { CriConnectionOptions } from '../cri/client/connection';
 import { createCriEndpointApi, type CriEndpointApi } from '../cri/client/cri-endpoint-api';
 import { checkEndpointSocket } from '../cri/client/socket-check';
 import { connectCriImages } from '../cri/client/cri-image-api';
-import type { ContainerStreaming, Engine, ImageStore } from '../engine/api';
-import { closeEntry, newEndpointView, probeCapabilities, routedApi, type CriEntry } from './cri-entry';
+import type { ContainerStreaming, Engine, ForeignMeasurements, ForeignSource, ImageStore } from '../engine/api';
+import { closeEntry, newEndpointView, probeCapabilities, routedApi, type CriEntry, type LazyMeasurer } from './cri-entry';
 import { EndpointWatch } from './endpoint-watch';
+import { foreignSourceOf, lazyForeignMeasurer } from './foreign-measurements';
 import { criImages, localImages, type EndpointImages } from './images';
 import { discoverHostNodes } from './nodes';
 import { createPodFollower, type PodFollower } from './pod-follower';
@@ -50,7 +51,10 @@ export interface CriEndpointRegistry extends EndpointRegistry {
   images(id: string): EndpointImages;
   /** the CNI lab: the built-in engine's; NotSupportedError for a CRI endpoint */
   lab(id: string): LabApi;
-  /** throughput, topology, CNI CHECK/STATUS: the built-in engine's; NotSupportedError for a CRI endpoint */
+  /**
+   * throughput, topology, CNI CHECK/STATUS: the built-in engine's, or for a CRI runtime's pods the ones this process
+   * makes on them (foreign-measurements.ts); NotSupportedError for an endpoint that has none (a Podscope daemon)
+   */
   measurements(id: string): MeasurementApi;
   /**
    * exec/attach/port-forward for an endpoint; undefined when it has none (an engine built without streaming, a CRI
@@ -64,6 +68,8 @@ export interface CriEndpointRegistry extends EndpointRegistry {
    * While a listener is registered the registry pings the added endpoints every watchIntervalMs.
    */
   onChange(listener: (endpoints: EndpointView[]) => void): () => void;
+  /** the events of the measurements made on an added endpoint's pods (a throughput run's progress) */
+  subscribeMeasurements(listener: (endpointId: string, event: SandboxEvent) => void): () => void;
   /** the rows each added endpoint's follower found changed (see pod-follower.ts) */
   subscribeDeltas(listener: (endpointId: string, delta: EndpointDelta) => void): () => void;
   /**
@@ -83,6 +89,12 @@ export interface EndpointRegistryOptions extends CriConnectionOptions {
   /** node discovery on this machine; default the real one (/proc and CRI Version) */
   discoverNodes?: () => Promise<NodeDiscovery>;
   localLabel?: string;
+  /**
+   * Measures an added CRI runtime's pods on this node (default: the `measureForeign` of `local`; absent, as on the
+   * stand-in for an engine that could not start: those endpoints have no measurements). Never used for a Podscope
+   * daemon, whose pods its own engine measures.
+   */
+  foreignMeasurer?: (source: ForeignSource) => ForeignMeasurements;
   /** the local engine's image store (default: the `images` property of `local` when it has one) */
   localImages?: () => ImageStore | undefined;
   /** the local engine's streaming (default: the `streaming` property of `local`); returning undefined offers none */
@@ -121,6 +133,7 @@ export function createEndpointRegistry(options: EndpointRegistryOptions): CriEnd
     streaming: (id) => r.streaming(id),
     subscribe: (listener) => r.subscribe(listener),
     subscribeDeltas: (listener) => r.subscribeDeltas(listener),
+    subscribeMeasurements: (listener) => r.subscribeMeasurements(listener),
     onChange: (listener) => r.onChange(listener),
     showing: (endpointId, viewer, ids) => r.showing(endpointId, viewer, ids),
     forgetViewer: (viewer) => r.forgetViewer(viewer),
@@ -137,6 +150,7 @@ class Registry implements Omit<CriEndpointRegistry, 'discoverNodes'> {
   private next = 1;
   private readonly eventListeners = new Set<(endpointId: string, event: SandboxEvent) => void>();
   private readonly deltaListeners = new Set<(endpointId: string, delta: EndpointDelta) => void>();
+  private readonly measurementListeners = new Set<(endpointId: string, event: SandboxEvent) => void>();
   private readonly watch: EndpointWatch;
 
   constructor(private readonly options: EndpointRegistryOptions) {
@@ -178,7 +192,9 @@ class Registry implements Omit<CriEndpointRegistry, 'discoverNodes'> {
     const view = newEndpointView(id, address, socketPath, version, capabilities, req.label);
     // the UI never polls: the follower pushes what changes, by events where served, else by re-listing
     const follower = this.follow(id, api, capabilities.events);
-    const entry: CriEntry = { id, label: view.label, api, routed: routedApi(api, follower), view, follower };
+    const measurer = this.measurerFor(id, api, version, capabilities);
+    if (measurer) view.capabilities = { ...view.capabilities, liveNetwork: true, measurements: true };
+    const entry: CriEntry = { id, label: view.label, api, routed: routedApi(api, follower, measurer), view, follower, measurer };
     // a dropped connection (the daemon exited) is checked at once: no ping is needed to notice it
     entry.stopConnectionWatch = api.onConnectionLost(() => void this.watch.checkNow(entry));
     entry.streaming = this.options.criStreaming ? this.options.criStreaming(api, address) : api.streaming;
@@ -211,6 +227,31 @@ class Registry implements Omit<CriEndpointRegistry, 'discoverNodes'> {
     } finally {
       this.adding.delete(socketPath);
     }
+  }
+
+  /**
+   * The measurements of a CRI runtime's pods, made here on the node (undefined for a Podscope daemon, whose own engine
+   * measures its pods, or when this process cannot measure). Its events reach the router under the endpoint's id.
+   */
+  private measurerFor(
+    id: string,
+    api: CriEndpointApi,
+    version: { runtimeName: string },
+    capabilities: EndpointCapabilities,
+  ): LazyMeasurer | undefined {
+    const make = this.options.foreignMeasurer ?? this.options.local.measureForeign?.bind(this.options.local);
+    if (!make || capabilities.pluginTrace) return undefined;
+    const measurer = lazyForeignMeasurer(async () => make(foreignSourceOf(api, `${version.runtimeName} at ${api.address}`)));
+    measurer.subscribe((event) => {
+      for (const l of this.measurementListeners) {
+        try {
+          l(id, event);
+        } catch {
+          // one broken listener must not starve the others
+        }
+      }
+    });
+    return measurer;
   }
 
   /** The endpoint's follower: GetContainerEvents where served, else one ListPodSandbox every few seconds. */
@@ -278,6 +319,11 @@ class Registry implements Omit<CriEndpointRegistry, 'discoverNodes'> {
     return () => this.deltaListeners.delete(listener);
   }
 
+  subscribeMeasurements(listener: (endpointId: string, event: SandboxEvent) => void): () => void {
+    this.measurementListeners.add(listener);
+    return () => this.measurementListeners.delete(listener);
+  }
+
   showing(endpointId: string, viewer: string, ids: string[]): void {
     this.entries.get(endpointId)?.follower.showing(viewer, ids);
   }
@@ -303,8 +349,15 @@ class Registry implements Omit<CriEndpointRegistry, 'discoverNodes'> {
   }
 
   measurements(id: string): MeasurementApi {
-    // NotFound for an unknown id before "not supported"
-    if (id !== LOCAL_ENDPOINT_ID) throw notLocal(this.entry(id).id, 'measurements', 'measuring (throughput, topology, CNI CHECK/STATUS)');
+    if (id !== LOCAL_ENDPOINT_ID) {
+      // NotFound for an unknown id before "not supported"
+      const e = this.entry(id);
+      if (e.measurer) return e.measurer;
+      const why = e.view.capabilities.pluginTrace
+        ? 'is a Podscope daemon: its own engine measures its pods'
+        : 'is a CRI runtime whose pods this process measures, but the local engine that measures them is not running';
+      throw notSupported('measurements', `endpoint ${JSON.stringify(id)} ${why}`, { endpointId: id });
+    }
     const m = measurementsOf(this.options.local);
     if (!m) throw new PodscopeError('Unavailable', 'measurements need the local engine, which is not running');
     return m;

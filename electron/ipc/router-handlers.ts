@@ -14,7 +14,7 @@ import type { StreamSessions } from './stream-sessions';
 /** every endpoint, "local" included (see electron/endpoints), with the parts only some endpoints have */
 export type RouterEndpoints = EndpointRegistry &
   Pick<CriEndpointRegistry, 'images' | 'streaming' | 'lab' | 'measurements'> &
-  Partial<Pick<CriEndpointRegistry, 'showing' | 'forgetViewer' | 'discoverNodes'>>;
+  Partial<Pick<CriEndpointRegistry, 'showing' | 'forgetViewer' | 'discoverNodes' | 'subscribeMeasurements'>>;
 
 export type Handlers = { [C in ChannelName]: (req: ParsedRequestOf<C>, sender: SenderInfo) => Promise<unknown> };
 

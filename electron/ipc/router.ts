@@ -148,12 +148,15 @@ function forwardEvents(opts: RouterOptions, sessions: StreamSessions, emit: (e: 
         sessions.notify(endpointId, event);
         emit({ kind: 'sandbox', endpointId, event });
       });
+  // what this process measures on an added endpoint's pods (a throughput run's progress) is that endpoint's event
+  const unsubscribeMeasurements = endpoints.subscribeMeasurements?.((endpointId, event) => emit({ kind: 'sandbox', endpointId, event }));
   // a daemon that died (or came back) is pushed at once, so every screen shows it without waiting for a poll
   const unwatchEndpoints = endpoints.onChange?.((list) => emit({ kind: 'endpoints.changed', endpoints: list }));
   return () => {
     unsubscribeEngine();
     unsubscribeLab?.();
     unsubscribeEndpoints?.();
+    unsubscribeMeasurements?.();
     unwatchEndpoints?.();
   };
 }

@@ -32,13 +32,16 @@ export interface EndpointCapabilities {
   cniConfig: boolean;
   /** live events (GetContainerEvents or in-process) */
   events: boolean;
-  /** the kernel's view of a pod's network (needs the engine on this host: only the built-in engine) */
+  /**
+   * the kernel's view of a pod's network and the reachability probe: the built-in engine's pods, and a CRI runtime's
+   * pods on this machine, measured by this process in their netns (not a Podscope daemon's, nor without an engine)
+   */
   liveNetwork: boolean;
   /** exec, attach and port-forward */
   streaming: boolean;
   /** an image service the Images page can list, pull into and remove from */
   images: boolean;
-  /** throughput, topology, CNI CHECK/STATUS: measured by Podscope's own engine in this process only */
+  /** throughput, topology, CNI CHECK/STATUS: measured by this process (its own pods, or a CRI runtime's on this machine) */
   measurements: boolean;
   /** the CNI lab (dry-runs of a conflist on this host): the built-in engine only */
   lab: boolean;

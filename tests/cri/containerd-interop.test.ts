@@ -121,16 +121,17 @@ describe('Podscope client ⇄ containerd 1.6 CRI', () => {
     try {
       const view = await reg.add({ address: `unix://${ctd!.socketPath}` });
       // containerd 1.6 has no GetContainerEvents; its trace is not recorded; preview needs Podscope's engine
-      // images through its ImageService; exec/attach/port-forward through its streaming server (Podscope's SPDY client)
+      // images through its ImageService; exec/attach/port-forward through its streaming server (Podscope's SPDY client);
+      // the live view and the measurements are this process's, made on the pods containerd describes
       expect(view.capabilities).toEqual({
         pluginTrace: false,
         preview: false,
         cniConfig: true,
         events: false,
-        liveNetwork: false,
+        liveNetwork: true,
         images: true,
         streaming: true,
-        measurements: false,
+        measurements: true,
         lab: false,
       });
       expect(view.runtimeVersion).toBe('1.6.20~ds1');

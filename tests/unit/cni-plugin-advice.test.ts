@@ -108,7 +108,24 @@ describe('known defects, recognised by plugin, verb, text and release', () => {
     expect(knownDefect({ type: 'ptp', verb: 'CHECK', msg: PTP_886 }, '1.1.1')?.reference).toBe(
       'https://github.com/containernetworking/plugins/issues/886',
     );
+    // bridge has the same route check, but only a route its cached result lists without a gateway is the defect
     expect(knownDefect({ type: 'bridge', verb: 'CHECK', msg: PTP_886 }, '1.1.1')).toBeUndefined();
+  });
+
+  it('bridge ≤ 1.2.0 CHECK of an IPAM route without a gateway (containerd pods with a range route)', () => {
+    const msg = 'Expected Route {Dst:{IP:10.240.0.0 Mask:ffff0000} GW:<nil>} not found in routing table';
+    const prev = (routes: object[]) => ({ prevResult: { ips: [{ address: '10.240.0.2/24', gateway: '10.240.0.1' }], routes } });
+    const asCached = prev([{ dst: '10.240.0.0/16' }]);
+    expect(knownDefect({ type: 'bridge', verb: 'CHECK', msg, conf: asCached }, '1.1.1')).toMatchObject({
+      reference: 'https://github.com/containernetworking/plugins/issues/886',
+      version: '1.1.1',
+    });
+    // fixed in 1.3.0; a route the result gives a gateway, or no such route at all: a real failure
+    expect(knownDefect({ type: 'bridge', verb: 'CHECK', msg, conf: asCached }, '1.3.0')).toBeUndefined();
+    expect(
+      knownDefect({ type: 'bridge', verb: 'CHECK', msg, conf: prev([{ dst: '10.240.0.0/16', gw: '10.240.0.1' }]) }, '1.1.1'),
+    ).toBeUndefined();
+    expect(knownDefect({ type: 'bridge', verb: 'CHECK', msg, conf: prev([{ dst: '10.241.0.0/16' }]) }, '1.1.1')).toBeUndefined();
   });
 
   it('reads the release from the binary or from the Debian package version', () => {

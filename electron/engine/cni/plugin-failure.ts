@@ -213,7 +213,32 @@ const DEFECTS: DefectRule[] = [
     explanation:
       'ptp installs every non-default route via its gateway, then its CHECK looks for the same route without one and fails although the route is there',
   },
+  {
+    // The same route check, shared by the plugins (pkg/ip's ValidateExpectedRoute, fixed for all of them by #887 in
+    // v1.3.0): bridge's ADD installs an IPAM route without a gateway via the network's gateway (pkg/ipam fills it in),
+    // and its CHECK looks for the route with no gateway. Seen on containerd's pods with host-local `routes:
+    // [{dst: <range>}]` (a kindnet-style range route) on Debian's 1.1.1. Recognised only for a route the cached
+    // result lists without a gateway: a route the result gives a gateway for, missing, is a real failure.
+    type: 'bridge',
+    verb: 'CHECK',
+    text: /^Expected Route \{Dst:\{IP:\S+ Mask:[0-9a-f]+\} GW:<nil>\} not found in routing table$/,
+    through: '1.2.0',
+    applies: (conf, msg) => routeWithoutGateway(conf, msg),
+    reference: 'https://github.com/containernetworking/plugins/issues/886',
+    explanation:
+      "bridge installs an IPAM route that has no gateway via the network's gateway, then its CHECK looks for the same route without one and fails although the route is there",
+  },
 ];
+
+/** The route the message names (`{Dst:{IP:a Mask:hex} GW:<nil>}`) is in the cached result with no gateway. */
+function routeWithoutGateway(conf: Record<string, unknown> | undefined, msg: string): boolean {
+  const m = /Dst:\{IP:(\S+) Mask:([0-9a-f]+)\}/.exec(msg);
+  if (!m) return false;
+  // Go prints a mask as hex bytes: ffff0000 is /16, and a v6 mask the same way over 16 bytes
+  const bits = [...m[2]!].reduce((n, h) => n + (parseInt(h, 16).toString(2).match(/1/g)?.length ?? 0), 0);
+  const routes = (conf?.prevResult as { routes?: Array<{ dst?: unknown; gw?: unknown }> } | undefined)?.routes ?? [];
+  return routes.some((r) => r.gw === undefined && r.dst === `${m[1]}/${bits}`);
+}
 
 /** A rule whose plugin, verb and text match: the release still has to be looked up to confirm it. */
 export function defectCandidate(f: FailureFacts): DefectRule | undefined {

@@ -286,7 +286,8 @@ async function runConnects(
     if (path.verdict === 'reachable' && c.to.pod === undefined) path.answeredBy = undefined;
     if (tracer && active && flows && records?.[i]) {
       const flow = flows[i]!;
-      const { steps, why } = tracer.explain({
+      const missing = [...active.missing, ...records[i]!.missing];
+      const { steps, why, partial } = tracer.explain({
         flow,
         record: records[i]!,
         path,
@@ -294,6 +295,7 @@ async function runConnects(
         known,
         podName: (id) => podName(everyPod.find((p) => p.id === id)),
         target: flow.netns[flow.netns.length - 1]!,
+        missing,
       });
       const nodeOf = new Map(flow.netns.map((n) => [n.key, n.node]));
       for (const s of steps) {
@@ -304,8 +306,13 @@ async function runConnects(
       path.trace = {
         flow: { sport: flow.sport, dst: flow.dst, dport: flow.dport },
         steps,
-        missing: [...active.missing, ...records[i]!.missing],
+        missing,
+        ...(partial && { partial }),
       };
+      const capture = records[i]!.capture;
+      // the path's own download: its flow's packets only
+      if (capture)
+        path.trace.capture = { pcapngBase64: capture.pcapng.toString('base64'), interfaces: capture.interfaces, packets: capture.packets };
     }
     if (path.verdict !== 'reachable' && path.verdict !== 'shadowed') nameMissingRoute(c, path, routesOf);
     return path;

@@ -7,6 +7,7 @@ import type { EngineOptions } from '../common/options';
 import type { ContainerLogOptions } from '../containers/log-reader';
 import type { ContainerStreaming } from '../containers/streaming';
 import type { ImageStore } from '../images/types';
+import type { ForeignMeasurements, ForeignSource } from './foreign-measurer';
 
 export type SandboxEventListener = (e: SandboxEvent | ContainerEvent) => void;
 
@@ -23,6 +24,11 @@ export interface Engine extends SandboxApi, ContainerApi {
   readonly streaming?: ContainerStreaming;
   /** a container's CRI log lines (containers/log-reader.ts; absent on the unavailable stand-in) */
   containerLogs?(id: string, opts?: ContainerLogOptions): Promise<AsyncIterable<LogEntry>>;
+  /**
+   * The measuring verbs on another CRI runtime's pods on this node (foreign-measurer.ts), with this engine's process
+   * runner; absent on the unavailable stand-in. cniCacheDir: that runtime's libcni cache dir (default /var/lib/cni).
+   */
+  measureForeign?(source: ForeignSource, opts?: { cniCacheDir?: string }): ForeignMeasurements;
   /** releases the state-dir lock; sandboxes keep running */
   close(): Promise<void>;
 }

@@ -110,6 +110,8 @@ export class SandboxEngine implements Engine {
   private readonly listeners = new Set<SandboxEventListener>();
   /** set by createEngine (the lab runs beside the engine, not through it) */
   lab?: LabApi;
+  /** set by createEngine: another runtime's pods are measured beside the engine, never through its records */
+  measureForeign?: Engine['measureForeign'];
   private readonly ctx: PodsContext;
   private recovery: RecoveryReport = { loaded: 0, problems: [], orphanContainers: [], startupGc: [] };
   private readonly background: Stoppable[] = [];

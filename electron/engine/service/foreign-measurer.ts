@@ -68,7 +68,7 @@ export interface ForeignMeasurerDeps {
 export type ForeignMeasurements = MeasurementApi & {
   /** the endpoint's pods, resolved now (the paths across nodes plan from them) */
   pods(): Promise<ForeignPods>;
-  probe(id: string, opts?: { trace?: boolean }): Promise<ProbeReport>;
+  probe(id: string, opts?: { trace?: boolean; dnsName?: string; mtu?: boolean }): Promise<ProbeReport>;
   lastProbe(id: string): Promise<ProbeReport | null>;
   live(id: string): Promise<LiveNetworkView>;
   subscribe(listener: (e: SandboxEvent) => void): () => void;
@@ -155,7 +155,13 @@ export function createForeignMeasurer(deps: ForeignMeasurerDeps, source: Foreign
             ...(probeNode && { node: probeNode }),
           },
           id,
-          { trigger: 'onDemand', signal: abort.signal, trace: opts.trace === true },
+          {
+            trigger: 'onDemand',
+            signal: abort.signal,
+            trace: opts.trace === true,
+            ...(opts.dnsName ? { dnsName: opts.dnsName } : {}),
+            ...(opts.mtu === false ? { mtu: false } : {}),
+          },
         );
         lastProbes.set(report.sandboxId, report);
         return report;
@@ -163,8 +169,12 @@ export function createForeignMeasurer(deps: ForeignMeasurerDeps, source: Foreign
     },
 
     async lastProbe(id) {
-      const pods = await snapshot();
-      return lastProbes.get(pods.get(id).id) ?? null;
+      // no snapshot: the app asks this for every row it shows, and a snapshot reads every pod's verbose status. A pod
+      // never probed here has no report (foreign pods get no probe on ready), whatever its id.
+      const hit = lastProbes.get(id);
+      if (hit) return hit;
+      const byPrefix = [...lastProbes.keys()].filter((k) => k.startsWith(id));
+      return byPrefix.length === 1 ? lastProbes.get(byPrefix[0]!)! : null;
     },
 
     async live(id) {

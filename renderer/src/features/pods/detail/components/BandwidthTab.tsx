@@ -5,6 +5,7 @@ import { EmptyState } from '../../../../lib/ui/EmptyState';
 import { JsonView, parseMaybeJson } from '../../../../lib/ui/JsonView';
 import { Section } from '../../../../lib/ui/KeyValues';
 import { Pill } from '../../../../lib/ui/StatusPill';
+import { useEndpointCapabilities } from '../../../../lib/endpoint';
 import { LiveBandwidth, type ReceivedBandwidth } from './LiveBandwidth';
 import { ThroughputPanel } from './ThroughputPanel';
 
@@ -52,10 +53,12 @@ export function BandwidthTab({ s, traced = true, runtime }: { s: SandboxStatus; 
   const a = s.bandwidthAnalysis;
   const received = bandwidthStdin(s.trace);
   const ready = s.state === 'SANDBOX_READY' && !s.netnsClosed;
+  // measured by this process, so a CRI runtime's pod has it too, though its runtime records no plugin trace
+  const measures = useEndpointCapabilities().measurements;
   const live = (
     <>
       <LiveBandwidth id={s.id} analysis={a} received={receivedRates(received, traced)} ready={ready} />
-      {traced && <ThroughputPanel s={s} />}
+      {measures && <ThroughputPanel s={s} />}
     </>
   );
   if (!a.ingress && !a.egress) {

@@ -45,7 +45,8 @@ export function CniCheckPanel({ s }: { s: SandboxStatus }) {
   const caps = useEndpointCapabilities();
   const check = useCniCheck(s.id);
   const status = useMutation({ mutationFn: (): Promise<CniStatusReport> => client.call('network.cniStatus', { endpointId }) });
-  // CHECK and STATUS run in the engine of this process: a CRI endpoint (even a Podscope daemon) cannot be asked
+  // CHECK and STATUS run in this process: its engine's pods, or a CRI runtime's on this machine (not a Podscope
+  // daemon's, whose engine is the one to ask)
   if (!caps.measurements) return null;
   const ready = s.state === 'SANDBOX_READY' && !s.hostNetwork && !s.netnsClosed;
   return (

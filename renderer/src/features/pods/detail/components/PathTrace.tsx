@@ -43,10 +43,13 @@ export function PathTrace({
   path,
   sandboxId,
   nameOf = () => undefined,
+  ownerTraces = true,
 }: {
   path: ProbePath;
   sandboxId: string;
   nameOf?: (id: string) => string | undefined;
+  /** an owner's pod has a CNI trace to open (false for a runtime that records no plugin calls, like containerd) */
+  ownerTraces?: boolean;
 }) {
   const openPod = useNavigation((s) => s.openPod);
   const trace: PathTraceData | undefined = path.trace;
@@ -107,7 +110,7 @@ export function PathTrace({
                     <span className="trace-owner" data-testid="trace-owner">
                       {ownerLabel(s.owner, nameOf)}
                     </span>
-                    {s.owner.sandboxId && (
+                    {s.owner.sandboxId && ownerTraces && (
                       <button
                         type="button"
                         className="btn btn-small"

@@ -10,12 +10,14 @@ import { useEffect, useRef } from 'react';
 import { measuredByText, PROBE_PEERS_MAX, type ProbeReport } from '../../../../../../shared/domain/probe';
 import type { SandboxStatus } from '../../../../../../shared/domain/sandbox';
 import { ErrorView } from '../../../../lib/ui/ErrorView';
+import { useEndpointCapabilities } from '../../../../lib/endpoint';
 import { useReachability } from '../api/use-reachability';
 import { hhmmss } from '../model/reachability';
 import { ReachabilityPaths } from './ReachabilityPaths';
 
 export function ReachabilityPanel({ s }: { s: SandboxStatus }) {
   const m = useReachability(s.id);
+  const ownerTraces = useEndpointCapabilities().pluginTrace;
   const { report, known, available } = m;
   const ready = s.state === 'SANDBOX_READY';
   // after Probe the new results take the focus, not <body> (the button itself is disabled while it runs)
@@ -98,7 +100,7 @@ export function ReachabilityPanel({ s }: { s: SandboxStatus }) {
             <ReachabilityPaths
               s={s}
               report={report}
-              actions={{ canExplain: known && available, open: m.open, tracing: m.tracing, busy: m.busy, explain: m.explain }}
+              actions={{ canExplain: known && available, open: m.open, tracing: m.tracing, busy: m.busy, explain: m.explain, ownerTraces }}
             />
           </>
         )}

@@ -17,6 +17,8 @@ export interface PathActions {
   tracing: boolean;
   busy: boolean;
   explain(index: number): void;
+  /** the endpoint records plugin calls, so a rule's owner links to its pod's CNI trace */
+  ownerTraces?: boolean;
 }
 
 export function ReachabilityPaths({ s, report, actions }: { s: SandboxStatus; report: ProbeReport; actions: PathActions }) {
@@ -59,6 +61,7 @@ export function ReachabilityPaths({ s, report, actions }: { s: SandboxStatus; re
                 <tr data-testid="reach-trace-row">
                   <td colSpan={7}>
                     <PathTrace
+                      ownerTraces={actions.ownerTraces ?? true}
                       path={path}
                       sandboxId={s.id}
                       nameOf={(id) => (id === s.id ? `${s.metadata.namespace}/${s.metadata.name}` : undefined)}

@@ -69,7 +69,14 @@ function PluginCallView({ t }: { t: TraceEntry }) {
 export function TraceTab({ s, available, runtime }: { s: SandboxStatus; available: boolean; runtime?: string }) {
   const calls = s.trace.filter((t) => t.plugin);
   const [open, setOpen] = useState<Set<number>>(() => new Set(calls.filter((c) => !c.ok).map((c) => c.seq)));
-  if (!available) return <NotAvailable what="CNI plugin trace" runtime={runtime} />;
+  // a CRI runtime records no plugin trace, but its pods' CHECK is run here (with the cached result, read-only)
+  if (!available)
+    return (
+      <div className="stack">
+        <CniCheckPanel s={s} />
+        <NotAvailable what="CNI plugin trace" runtime={runtime} />
+      </div>
+    );
   if (calls.length === 0) {
     return (
       <EmptyState title="No plugin calls recorded">

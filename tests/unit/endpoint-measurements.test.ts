@@ -1,0 +1,170 @@
+/**
+ * The app's measurements of a CRI runtime's pods: the router sends probe, trace, live view, topology, throughput and
+ * CHECK/STATUS for an added endpoint to the measurer this process builds over that endpoint's pod descriptions (the
+ * one the CLI's --endpoint uses), never to CRI; the endpoint's lifecycle verbs stay CRI calls; a throughput run's
+ * progress reaches the window as that endpoint's event. The measurer is a recording stand-in here (the real one is
+ * exercised against containerd in tests/real/foreign-containerd.test.ts and the e2e); the CRI runtime is the
+ * synthetic one, a real gRPC server.
+ */
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { createEndpointRegistry, type CriEndpointRegistry } from '../../electron/endpoints';
+import { createUnavailableEngine, type ForeignMeasurements, type ForeignSource } from '../../electron/engine/api';
+import { createRouter, type Router } from '../../electron/ipc/router';
+import type { PushedEvent } from '../../shared/ipc/events';
+import type { SandboxEvent } from '../../shared/domain/sandbox';
+import { startSyntheticCri, type SyntheticCri } from '../../testkit/synthetic-cri';
+import { tempDir } from '../../testkit/temp-dir';
+import { until } from '../../testkit/until';
+
+/** what the stand-in measurer was asked, and the source it was built over */
+interface Recorded {
+  calls: Array<[string, ...unknown[]]>;
+  sources: ForeignSource[];
+  emit?: (e: SandboxEvent) => void;
+  closed: number;
+}
+
+function recordingMeasurer(rec: Recorded) {
+  return (source: ForeignSource): ForeignMeasurements => {
+    rec.sources.push(source);
+    const listeners = new Set<(e: SandboxEvent) => void>();
+    rec.emit = (e) => listeners.forEach((l) => l(e));
+    const said =
+      (verb: string) =>
+      async (...args: unknown[]) => {
+        rec.calls.push([verb, ...args]);
+        return { measuredBy: 'stand-in', verb } as never;
+      };
+    return {
+      pods: said('pods'),
+      probe: said('probe'),
+      lastProbe: async (id) => {
+        rec.calls.push(['lastProbe', id]);
+        return null;
+      },
+      live: said('live'),
+      throughput: said('throughput'),
+      topology: said('topology'),
+      networkTopology: said('networkTopology'),
+      cniCheck: said('cniCheck'),
+      cniStatus: said('cniStatus'),
+      subscribe(l) {
+        listeners.add(l);
+        return () => listeners.delete(l);
+      },
+      close() {
+        rec.closed++;
+      },
+    };
+  };
+}
+
+const sender = { transport: 'memory' as const, url: 'test://' };
+
+let dir: ReturnType<typeof tempDir>;
+let synth: SyntheticCri;
+let endpoints: CriEndpointRegistry;
+let router: Router;
+let rec: Recorded;
+
+beforeEach(async () => {
+  dir = tempDir('podscope-endpoint-measure-');
+  synth = await startSyntheticCri({ socketPath: join(dir.dir, 'cri.sock'), pods: 3, events: false });
+  rec = { calls: [], sources: [], closed: 0 };
+  const engine = createUnavailableEngine(new Error('not needed: the measurer is given'));
+  endpoints = createEndpointRegistry({ local: engine, foreignMeasurer: recordingMeasurer(rec) });
+  router = createRouter({ engine, endpoints, isTrustedSender: () => true });
+});
+
+afterEach(async () => {
+  router.dispose();
+  endpoints.close();
+  await synth.close();
+  dir.cleanup();
+});
+
+describe("a CRI endpoint's pods measured by this process", () => {
+  it('claims the live view and the measurements, and builds nothing until a measurement is asked for', async () => {
+    const added = await endpoints.add({ address: `unix://${synth.socketPath}` });
+    expect(added.capabilities).toMatchObject({ liveNetwork: true, measurements: true, lab: false, pluginTrace: false });
+    // the list's rows ask for the last probe of every pod they show: answered without building the measurer
+    const pod = synth.pods[0]!.id;
+    expect(await router.handle('sandbox.lastProbe', { endpointId: added.id, id: pod }, sender)).toEqual({ ok: true, result: null });
+    expect(rec.sources).toHaveLength(0);
+  });
+
+  it('every measuring channel reaches the measurer with its arguments; lifecycle verbs stay CRI calls', async () => {
+    const added = await endpoints.add({ address: `unix://${synth.socketPath}` });
+    const id = synth.pods[0]!.id;
+    const e = added.id;
+    const asked: Array<[string, Record<string, unknown>]> = [
+      ['sandbox.probe', { endpointId: e, id }],
+      ['sandbox.probe', { endpointId: e, id, trace: true }],
+      ['sandbox.probe', { endpointId: e, id, dnsName: 'example.org' }],
+      ['sandbox.live', { endpointId: e, id }],
+      ['sandbox.topology', { endpointId: e, id }],
+      ['network.topology', { endpointId: e, network: 'net-a' }],
+      ['sandbox.throughput', { endpointId: e, id, durationMs: 1000 }],
+      ['sandbox.cniCheck', { endpointId: e, id }],
+      ['network.cniStatus', { endpointId: e }],
+    ];
+    for (const [channel, req] of asked) {
+      const reply = await router.handle(channel, req, sender);
+      expect(reply, channel).toMatchObject({ ok: true, result: { measuredBy: 'stand-in' } });
+    }
+    expect(rec.calls).toEqual([
+      ['probe', id, undefined],
+      ['probe', id, { trace: true }],
+      ['probe', id, { dnsName: 'example.org' }],
+      ['live', id],
+      ['topology', id],
+      ['networkTopology', 'net-a'],
+      ['throughput', id, { durationMs: 1000 }],
+      ['cniCheck', id],
+      ['cniStatus'],
+    ]);
+    // one measurer for the endpoint, over its pods as the runtime describes them (verbose statuses)
+    expect(rec.sources).toHaveLength(1);
+    const described = await rec.sources[0]!.sandboxes([id]);
+    expect(described.map((s) => s.status.id)).toEqual([id]);
+    // and nothing was asked of the runtime but descriptions: no Run/Stop/Remove
+    const counts = synth.counts();
+    for (const verb of ['RunPodSandbox', 'StopPodSandbox', 'RemovePodSandbox']) expect(counts[verb] ?? 0, verb).toBe(0);
+
+    // a lifecycle verb is the runtime's: it goes over CRI (this synthetic runtime serves no StopPodSandbox, so its
+    // gRPC UNIMPLEMENTED comes back), never to the measurer
+    const stop = await router.handle('sandbox.stop', { endpointId: e, id }, sender);
+    expect(stop).toMatchObject({ ok: false, error: { code: 'Unimplemented' } });
+    expect(rec.calls).toHaveLength(asked.length);
+  });
+
+  it("a measurement's progress is pushed as the endpoint's sandbox event; removing the endpoint closes its measurer", async () => {
+    const added = await endpoints.add({ address: `unix://${synth.socketPath}` });
+    const pushed: PushedEvent[] = [];
+    router.subscribe((ev) => pushed.push(ev));
+    await router.handle('sandbox.topology', { endpointId: added.id, id: synth.pods[0]!.id }, sender);
+    const progress: SandboxEvent = {
+      type: 'sandbox.measureProgress',
+      id: synth.pods[0]!.id,
+      progress: { direction: 'ingress', elapsedMs: 500, bytes: 625_000, durationMs: 1000 },
+    };
+    rec.emit!(progress);
+    expect(pushed).toContainEqual({ kind: 'sandbox', endpointId: added.id, event: progress });
+    await endpoints.remove(added.id);
+    await until(() => rec.closed === 1, { what: 'the measurer closed' });
+  });
+
+  it('without an engine to measure with (it could not start), a CRI endpoint claims no measurements and says why', async () => {
+    const plain = createEndpointRegistry({ local: createUnavailableEngine(new Error('no root')) });
+    try {
+      const added = await plain.add({ address: `unix://${synth.socketPath}` });
+      expect(added.capabilities).toMatchObject({ liveNetwork: false, measurements: false });
+      expect(() => plain.measurements(added.id)).toThrow(
+        expect.objectContaining({ code: 'Unimplemented', message: expect.stringContaining('not running') }),
+      );
+    } finally {
+      plain.close();
+    }
+  });
+});
