@@ -145,6 +145,17 @@ describe('cached CRI read serialisers', () => {
     expect(serializePodSandboxStatusResponse(res).equals(Buffer.from(PodSandboxStatusResponse.encode(res).finish()))).toBe(true);
   });
 
+  it('a verbose PodSandboxStatus whose info changed on the same status object is the new info, not the cached bytes', () => {
+    const s = status('10.1.2.3');
+    const docs = [{ info: JSON.stringify({ pid: 1 }) }, { info: JSON.stringify({ pid: 2, note: 'ü' }) }, { info: 'x', other: 'y' }];
+    for (const info of [...docs, docs[0]!, {}, docs[1]!]) {
+      const res = { status: s, info, timestamp: '1700000000123456789' };
+      const got = serializePodSandboxStatusResponse(res);
+      expect(got.equals(Buffer.from(PodSandboxStatusResponse.encode(res).finish()))).toBe(true);
+      expect(PodSandboxStatusResponse.decode(got).info).toEqual(info);
+    }
+  });
+
   it('ContainerStatus bytes equal the generated encoder, verbose or not, for a running and an exited container', () => {
     for (const exited of [false, true]) {
       const st = ContainerStatus.fromPartial({
