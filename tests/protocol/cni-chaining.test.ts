@@ -67,7 +67,10 @@ describe('CNI ADD/DEL against fake plugins', () => {
   });
 
   it('sends all six CNI_* variables over the engine env, later wins', async () => {
-    await setup({ ...process.env, PODSCOPE_PROBE: 'from-engine', CNI_IFNAME: 'stale' });
+    // the fake plugin records CNI_* and PODSCOPE_* variables: the runner's own PODSCOPE_* settings (worker counts,
+    // profile dirs) are left out so only what the engine passes is compared
+    const inherited = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('PODSCOPE_')));
+    await setup({ ...inherited, PODSCOPE_PROBE: 'from-engine', CNI_IFNAME: 'stale' });
     const first = (await box.log()).find((e) => e.type === 'first')!;
     expect(first.env).toEqual({
       CNI_COMMAND: 'ADD',
