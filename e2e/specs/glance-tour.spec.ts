@@ -16,6 +16,7 @@ import { test, expect } from '../support/fixtures';
 import { startBusyboxPod } from '../support/busybox-pod';
 import { ContainersPage } from '../pages/containers-page';
 import { e2ePort } from '../support/sandbox-env';
+import { reloadApp } from '../support/navigate';
 
 const HOST_PORT = e2ePort(1);
 
@@ -41,7 +42,7 @@ test('glance tour: verdict at a glance, layout, focus after every action, no con
   const { page } = app;
   const errors = watchConsole(page);
   await page.setViewportSize({ width: 1440, height: 900 });
-  await page.reload();
+  await reloadApp(page);
   const containers = new ContainersPage(page);
 
   await test.step('sidebar: choosing a page puts the focus in it (the form’s first field, else the heading)', async () => {
@@ -122,7 +123,7 @@ test('glance tour: verdict at a glance, layout, focus after every action, no con
       await page.mouse.up();
       const share = await handle.getAttribute('aria-valuenow');
       expect(Number(share)).toBeLessThan(40);
-      await page.reload();
+      await reloadApp(page);
       await app.pods.open('glance-ports');
       await expect(page.getByTestId('pods-split')).toHaveAttribute('aria-valuenow', share!);
     });

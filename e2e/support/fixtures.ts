@@ -11,6 +11,7 @@ import { electronAvailable, launchElectron } from './electron-app';
 import { startContainerdEnv, type ContainerdEnv } from './containerd-env';
 import { LOCAL_ENDPOINT_ID } from '../../shared/domain/endpoints';
 import { AppPage } from '../pages/app-page';
+import { gotoApp } from './navigate';
 
 const target = process.env.PODSCOPE_E2E_TARGET === 'electron' ? 'electron' : 'browser';
 
@@ -36,7 +37,7 @@ export const test = base.extend<{ app: AppPage; containerd: ContainerdEnv }, { e
       p = launched.page;
       close = () => launched.app.close();
     } else {
-      await p.goto(env.host.url);
+      await gotoApp(p, env.host.url);
     }
     const pageErrors: string[] = [];
     p.on('pageerror', (e) => pageErrors.push(e.message));
