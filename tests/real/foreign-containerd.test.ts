@@ -5,7 +5,7 @@
  * resolves both from containerd's verbose status and libcni's cache and measures them here.
  */
 import { execFileSync } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync, readlinkSync, statSync } from 'node:fs';
+import { cniCacheOf, netfilterOf, processesIn, tracefsInstances } from '../../testkit/netns-snapshot';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { leaseHost, type HostLease } from '../../testkit/allocator';
 import { startContainerd, type ContainerdFixture } from '../../testkit/containerd-fixture';
@@ -132,49 +132,20 @@ describe("the measuring verbs on containerd's pod, over --endpoint", () => {
   });
 });
 
-const sh = (file: string, args: string[]) => {
-  try {
-    return execFileSync(file, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
-  } catch (e) {
-    return `(${file} failed: ${(e as Error).message.split('\n')[0]})`;
-  }
-};
-/** rules without the dump's date comments; nft without counters (packets the measurement sent move them) */
-const rules = (text: string) =>
-  text
-    .split('\n')
-    .filter((l) => !l.startsWith('#'))
-    .join('\n');
-const TRACEFS = ['/sys/kernel/tracing/instances', '/sys/kernel/debug/tracing/instances'];
-
 /** Everything a measurement could leave behind on the node, as text to compare. */
 function nodeSnapshot(podId: string, netnsPath: string): Record<string, unknown> {
-  const inNetns = (file: string, args: string[]) => sh('nsenter', [`--net=${netnsPath}`, file, ...args]);
-  const netnsInode = statSync(netnsPath).ino;
-  const inPod = readdirSync('/proc')
-    .filter((p) => /^\d+$/.test(p))
-    .filter((p) => {
-      try {
-        return readlinkSync(`/proc/${p}/ns/net`) === `net:[${netnsInode}]`;
-      } catch {
-        return false;
-      }
-    })
-    .map((p) => readFileSync(`/proc/${p}/cmdline`, 'utf8').replace(/\0/g, ' ').trim())
-    .sort();
-  const cacheDir = '/var/lib/cni/results';
+  const host = netfilterOf();
+  const pod = netfilterOf(netnsPath);
   return {
-    iptables: rules(sh('iptables-save', [])),
-    ip6tables: rules(sh('ip6tables-save', [])),
-    nft: sh('nft', ['-s', 'list', 'ruleset']),
-    podIptables: rules(inNetns('iptables-save', [])),
-    podIp6tables: rules(inNetns('ip6tables-save', [])),
-    podNft: inNetns('nft', ['-s', 'list', 'ruleset']),
-    tracefs: TRACEFS.filter(existsSync).map((d) => [d, readdirSync(d).sort()]),
-    cache: readdirSync(cacheDir)
-      .filter((n) => n.includes(podId))
-      .map((n) => [n, readFileSync(`${cacheDir}/${n}`, 'utf8'), statSync(`${cacheDir}/${n}`).mtimeMs]),
-    podProcesses: inPod,
+    iptables: host.iptables,
+    ip6tables: host.ip6tables,
+    nft: host.nft,
+    podIptables: pod.iptables,
+    podIp6tables: pod.ip6tables,
+    podNft: pod.nft,
+    tracefs: tracefsInstances(),
+    cache: cniCacheOf(podId),
+    podProcesses: processesIn(netnsPath),
   };
 }
 

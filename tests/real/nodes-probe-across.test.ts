@@ -8,7 +8,7 @@
  * - nothing of any node changed by all of it (netfilter, routes, CNI cache, tracefs, processes in its namespaces).
  */
 import { execFileSync } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync, readlinkSync, statSync } from 'node:fs';
+import { cniCacheOf, inNetns, netfilterOf, processesIn, tracefsInstances } from '../../testkit/netns-snapshot';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ProbeMatrix } from '../../shared/domain/nodes';
 import type { ProbePath, ProbeReport } from '../../shared/domain/probe';
@@ -164,47 +164,10 @@ describe('probe across the nodes of a kind-shaped cluster', () => {
   });
 });
 
-const sh = (file: string, args: string[]) => {
-  try {
-    return execFileSync(file, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
-  } catch (e) {
-    return `(${file} failed: ${(e as Error).message.split('\n')[0]})`;
-  }
-};
-/** rules without the dump's date comments */
-const rules = (text: string) =>
-  text
-    .split('\n')
-    .filter((l) => !l.startsWith('#'))
-    .join('\n');
-const TRACEFS = ['/sys/kernel/tracing/instances', '/sys/kernel/debug/tracing/instances'];
-
-/** the processes whose netns is this one (by inode), as command lines */
-function processesIn(netnsIno: number): string[] {
-  return readdirSync('/proc')
-    .filter((p) => /^\d+$/.test(p))
-    .filter((p) => {
-      try {
-        return readlinkSync(`/proc/${p}/ns/net`) === `net:[${netnsIno}]`;
-      } catch {
-        return false;
-      }
-    })
-    .map((p) => {
-      try {
-        return readFileSync(`/proc/${p}/cmdline`, 'utf8').replace(/\0/g, ' ').trim();
-      } catch {
-        return '';
-      }
-    })
-    .sort();
-}
-
 /** Everything a measurement could leave behind on any node: its netfilter and routes, its pods' netns, the CNI cache. */
 async function clusterSnapshot(): Promise<Record<string, unknown>> {
-  const out: Record<string, unknown> = { tracefs: TRACEFS.filter(existsSync).map((d) => [d, readdirSync(d).sort()]) };
+  const out: Record<string, unknown> = { tracefs: tracefsInstances() };
   for (const n of cluster!.nodes) {
-    const inNode = (file: string, args: string[]) => sh('nsenter', [`--net=${n.netnsPath}`, file, ...args]);
     const podNetns: Record<string, unknown> = {};
     for (const p of pods.filter((x) => x.node === n)) {
       const [s] = await n.containerd.api.foreignSandboxes([p.id]);
@@ -213,21 +176,16 @@ async function clusterSnapshot(): Promise<Record<string, unknown>> {
       const path = spec.find((x) => x.type === 'network')!.path!;
       // a private node's netns files are on its own /run: through its root (/var/run is an absolute symlink to /run)
       const seen = n.privateMount ? `/proc/${n.containerd.pid}/root${path.replace(/^\/var\/run\//, '/run/')}` : path;
-      const ino = statSync(seen).ino;
       podNetns[p.id] = {
-        iptables: rules(sh('nsenter', [`--net=${seen}`, 'iptables-save'])),
-        processes: processesIn(ino),
-        cache: readdirSync('/var/lib/cni/results')
-          .filter((f) => f.includes(p.id))
-          .map((f) => [f, readFileSync(`/var/lib/cni/results/${f}`, 'utf8'), statSync(`/var/lib/cni/results/${f}`).mtimeMs]),
+        iptables: netfilterOf(seen).iptables,
+        processes: processesIn(seen),
+        cache: cniCacheOf(p.id),
       };
     }
     out[n.hostname] = {
-      iptables: rules(inNode('iptables-save', [])),
-      ip6tables: rules(inNode('ip6tables-save', [])),
-      nft: inNode('nft', ['-s', 'list', 'ruleset']),
-      routes: inNode('ip', ['route']) + inNode('ip', ['-6', 'route']),
-      processes: processesIn(statSync(n.netnsPath).ino),
+      ...netfilterOf(n.netnsPath),
+      routes: inNetns(n.netnsPath, 'ip', ['route']) + inNetns(n.netnsPath, 'ip', ['-6', 'route']),
+      processes: processesIn(n.netnsPath),
       pods: podNetns,
     };
   }

@@ -1,0 +1,70 @@
+/**
+ * What a read-only measurement could leave behind in a network namespace or on a node, as text a test compares before
+ * and after: netfilter (iptables, ip6tables, nft), the processes living in the netns, tracefs instances and libcni's
+ * cache entries of a pod. One reader for every "nothing changed" test of another runtime's pods and nodes.
+ */
+import { execFileSync } from 'node:child_process';
+import { existsSync, readdirSync, readFileSync, readlinkSync, statSync } from 'node:fs';
+
+const TRACEFS = ['/sys/kernel/tracing/instances', '/sys/kernel/debug/tracing/instances'];
+
+/** a command's output, or a line naming its failure (a failure is compared like any output) */
+export function sh(file: string, args: string[]): string {
+  try {
+    return execFileSync(file, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+  } catch (e) {
+    return `(${file} failed: ${(e as Error).message.split('\n')[0]})`;
+  }
+}
+
+/** a command run in the netns at `path` (the host's when undefined) */
+export const inNetns = (path: string | undefined, file: string, args: string[]): string =>
+  path === undefined ? sh(file, args) : sh('nsenter', [`--net=${path}`, file, ...args]);
+
+/** rules without the dump's date comments */
+const rules = (text: string) =>
+  text
+    .split('\n')
+    .filter((l) => !l.startsWith('#'))
+    .join('\n');
+
+/** iptables and ip6tables (every table) and nft without counters (packets the measurement sent move them) */
+export function netfilterOf(netnsPath?: string): { iptables: string; ip6tables: string; nft: string } {
+  return {
+    iptables: rules(inNetns(netnsPath, 'iptables-save', [])),
+    ip6tables: rules(inNetns(netnsPath, 'ip6tables-save', [])),
+    nft: inNetns(netnsPath, 'nft', ['-s', 'list', 'ruleset']),
+  };
+}
+
+/** the command lines of the processes whose netns is the one at `netnsPath` */
+export function processesIn(netnsPath: string): string[] {
+  const ino = statSync(netnsPath).ino;
+  return readdirSync('/proc')
+    .filter((p) => /^\d+$/.test(p))
+    .filter((p) => {
+      try {
+        return readlinkSync(`/proc/${p}/ns/net`) === `net:[${ino}]`;
+      } catch {
+        return false;
+      }
+    })
+    .map((p) => {
+      try {
+        return readFileSync(`/proc/${p}/cmdline`, 'utf8').replace(/\0/g, ' ').trim();
+      } catch {
+        return '';
+      }
+    })
+    .sort();
+}
+
+/** the tracefs instances (a trace that leaks one leaves it here) */
+export const tracefsInstances = (): Array<[string, string[]]> => TRACEFS.filter(existsSync).map((d) => [d, readdirSync(d).sort()]);
+
+/** libcni's cache entries of one pod: name, content and mtime (a rewrite with the same content still shows) */
+export function cniCacheOf(podId: string, dir = '/var/lib/cni/results'): Array<[string, string, number]> {
+  return readdirSync(dir)
+    .filter((n) => n.includes(podId))
+    .map((n) => [n, readFileSync(`${dir}/${n}`, 'utf8'), statSync(`${dir}/${n}`).mtimeMs]);
+}
