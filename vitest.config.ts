@@ -1,5 +1,6 @@
 import { availableParallelism } from 'node:os';
 import { defineConfig } from 'vitest/config';
+import { LongestFirstSequencer } from './tests/setup/longest-first-sequencer';
 
 /**
  * The CRI files that use only fakes (no netns, CNI, runc, containerd or registry): they need no root and share nothing
@@ -76,6 +77,8 @@ const host = {
 };
 export default defineConfig({
   test: {
+    // the longest files start first, in whichever project of a group (tests/setup/longest-first-sequencer.ts)
+    sequence: { sequencer: LongestFirstSequencer },
     projects: [
       {
         test: {

@@ -17,6 +17,9 @@ import { waitWindow, type Session, type SessionTable } from './session-table';
  * runc's words when an exec is asked of a container that is stopping or gone: "cannot exec in a stopped container",
  * or, when its init died a moment earlier, "namespace path: lstat /proc/<pid>/ns/ipc: no such file or directory"
  */
+/** How long an ending session waits for its container's state, and for the event that says why it went. */
+const STATUS_WAIT_MS = 3000;
+const END_EVENT_WAIT_MS = 4000;
 const STOPPED_CONTAINER = /stopped container|container .*(is not running|not found)|namespace path: .*\/proc\/\d+\/ns\//i;
 
 export interface OpenExecRequest {
@@ -157,12 +160,15 @@ export class TerminalSessions {
    * state now (a session can end before the event arrives). Undefined while the container runs. A process killed by a
    * signal (exit code 128 and up) while its container still reads as running is usually dying with its container or
    * pod: the event that says so is awaited for a moment, so the reason is not lost to a race with the exit poll.
+   * "A moment" is seconds, not the exit grace alone: on a loaded machine (a CI run at load 6–15 on 2 cores) the
+   * container event came after 2 s, and the session ended with no reason at all; a process someone killed inside a
+   * running container only shows its end that much later.
    */
   private async endReason(s: Session, exitCode?: number): Promise<string | undefined> {
     const now = await this.endReasonNow(s);
     if (now !== undefined || exitCode === undefined || exitCode < 128 || !s.containerId) return now;
     return new Promise<string | undefined>((resolve) => {
-      const timer = setTimeout(() => resolve(s.endReason), 2 * (this.deps.exitGraceMs ?? 1000));
+      const timer = setTimeout(() => resolve(s.endReason), Math.max(END_EVENT_WAIT_MS, 2 * (this.deps.exitGraceMs ?? 1000)));
       timer.unref();
       s.onEndReason = (reason) => {
         clearTimeout(timer);
@@ -176,7 +182,7 @@ export class TerminalSessions {
     const api = this.deps.containers(s.endpointId);
     if (!api.containerStatus) return undefined;
     const name = () => s.containerName ?? s.containerId!.slice(0, 13);
-    const timeout = new Promise<undefined>((r) => setTimeout(() => r(undefined), 1000).unref());
+    const timeout = new Promise<undefined>((r) => setTimeout(() => r(undefined), STATUS_WAIT_MS).unref());
     const now = Promise.resolve()
       .then(() => api.containerStatus!(s.containerId!))
       .then(
