@@ -13,10 +13,13 @@ export const help = `podscope port-forward [flags] POD [LOCAL:]REMOTE...
 
 /** how often the pod is looked at while forwarding */
 export const POD_WATCH_MS = 1000;
+/** how long a stopped pod is watched for its removal before forwarding ends as "stopped" */
+const STOP_THEN_REMOVE_MS = 3000;
 
 /**
  * Resolves with why forwarding to the pod can no longer work (a PodscopeError: NotFound when it was removed,
- * FailedPrecondition when it was stopped), checking every `everyMs` until `signal` aborts.
+ * FailedPrecondition when it was stopped, and not removed within `stopThenRemoveMs`), checking every `everyMs` until
+ * `signal` aborts.
  */
 export async function podGone(
   status: (id: string) => Promise<{ state: string; metadata: { name: string } }>,
@@ -24,18 +27,32 @@ export async function podGone(
   name: string,
   signal: AbortSignal,
   everyMs = POD_WATCH_MS,
+  stopThenRemoveMs = STOP_THEN_REMOVE_MS,
 ): Promise<PodscopeError | undefined> {
-  while (!signal.aborted) {
-    await new Promise((r) => setTimeout(r, everyMs).unref());
-    if (signal.aborted) return undefined;
+  const removed = () => new PodscopeError('NotFound', `pod ${name} was removed; port-forward ended`);
+  const stopped = () => new PodscopeError('FailedPrecondition', `pod ${name} was stopped; port-forward ended`);
+  /** 'ready', 'stopped', 'removed', or undefined when the daemon could not be asked (busy: look again) */
+  const look = async (): Promise<'ready' | 'stopped' | 'removed' | undefined> => {
     try {
-      const s = await status(sandboxId);
-      if (s.state !== 'SANDBOX_READY') return new PodscopeError('FailedPrecondition', `pod ${name} was stopped; port-forward ended`);
+      return (await status(sandboxId)).state === 'SANDBOX_READY' ? 'ready' : 'stopped';
     } catch (e) {
-      if (e instanceof PodscopeError && e.code === 'NotFound')
-        return new PodscopeError('NotFound', `pod ${name} was removed; port-forward ended`);
-      // a transient failure to ask (a busy daemon) is not the pod going away: look again
+      return e instanceof PodscopeError && e.code === 'NotFound' ? 'removed' : undefined;
     }
+  };
+  const pause = (ms: number) => new Promise((r) => setTimeout(r, ms).unref());
+  while (!signal.aborted) {
+    await pause(everyMs);
+    if (signal.aborted) return undefined;
+    const now = await look();
+    if (now === 'removed') return removed();
+    if (now !== 'stopped') continue;
+    // a remove of a running pod stops it first (CNI DEL, the pause ended), which takes seconds on a busy machine:
+    // look a little longer before saying "stopped" for what is a removal
+    for (let waited = 0; waited < stopThenRemoveMs && !signal.aborted; waited += everyMs / 4) {
+      await pause(everyMs / 4);
+      if ((await look()) === 'removed') return removed();
+    }
+    return signal.aborted ? undefined : stopped();
   }
   return undefined;
 }
