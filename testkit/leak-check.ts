@@ -93,13 +93,47 @@ function sh(file: string, args: string[]): string {
   }
 }
 
+/** what a set of kernel commands printed, by command: a command that failed printed nothing */
+type KernelTexts = Map<string, string>;
+const commandKey = (cmd: KernelCommand) => JSON.stringify([cmd.file, ...cmd.args]);
+const shellQuote = (word: string) => `'${word.replace(/'/g, `'\\''`)}'`;
+
+/**
+ * Runs the kernel reader's commands through one shell, each output after a marker line. Why: a fork of the test
+ * worker (a few hundred MiB with the engine, vitest and the test loaded) costs tens of milliseconds of its CPU, and
+ * a leak check ran about ten of them after every real test — a third of a real file's own CPU in a profile
+ * (plugins-leaks-real + fault-matrix: 5.1 of 17.8 s in spawn from findLeftovers). The shell forks the commands
+ * cheaply; the worker forks once.
+ */
+function readKernelTexts(cmds: KernelCommand[]): KernelTexts {
+  const marker = `::podscope-leak-check-${process.pid}-${Date.now()}::`;
+  // each command's output only when it succeeded, as `sh` above gives '' for a failed one
+  const script = cmds
+    .map(
+      (c) =>
+        `printf '%s\\n' ${shellQuote(marker)}; out=$(${[c.file, ...c.args].map(shellQuote).join(' ')} 2>/dev/null) && printf '%s' "$out"`,
+    )
+    .join('\n');
+  let text = '';
+  try {
+    // `true` last: the script's status is not one command's; all of a busy host's rules and links fit in 64 MiB
+    text = execFileSync('sh', ['-c', `${script}\ntrue`], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'], maxBuffer: 64 << 20 });
+  } catch {
+    /* sh itself failed: each command is read on its own below */
+  }
+  const parts = text.split(`${marker}\n`).slice(1);
+  if (parts.length !== cmds.length) return new Map();
+  return new Map(cmds.map((c, i) => [commandKey(c), parts[i] ?? '']));
+}
+
 /**
  * The engine's kernel reader is asynchronous; the leak checker is called synchronously from every real test, so it
- * runs the reader's own commands with execFileSync and parses them with the reader's own parsers.
+ * runs the reader's own commands with execFileSync (read together beforehand, `texts`) and parses them with the
+ * reader's own parsers.
  */
-function readKernel<T>(cmd: KernelCommand, parse: (text: string) => T[]): T[] {
+function readKernel<T>(cmd: KernelCommand, parse: (text: string) => T[], texts?: KernelTexts): T[] {
   try {
-    return parse(sh(cmd.file, cmd.args));
+    return parse(texts?.get(commandKey(cmd)) ?? sh(cmd.file, cmd.args));
   } catch {
     return [];
   }
@@ -174,11 +208,20 @@ export function findLeftovers(scope: LeakScope): Leftover[] {
     }
   }
 
+  // everything read from the kernel below, in one go
+  const texts = readKernelTexts([
+    kernelCommands.links(),
+    kernelCommands.qdiscs(),
+    kernelCommands.netfilter(4),
+    kernelCommands.netfilter(6),
+    ...([4, 6] as const).flatMap((f) => [kernelCommands.rules(f), kernelCommands.routes(f)]),
+  ]);
+
   // interfaces on the bridge, the ifb devices, and their qdiscs
-  const links: KernelLink[] = readKernel(kernelCommands.links(), parseLinks);
+  const links: KernelLink[] = readKernel(kernelCommands.links(), parseLinks, texts);
   const devices: string[] = scope.bridge ? links.filter((l) => l.master === scope.bridge).map((l) => l.name) : [];
   for (const n of networks) for (const id of ids) if (links.some((l) => l.name === ifbDevice(n, id))) devices.push(ifbDevice(n, id));
-  const qdiscs = devices.length > 0 ? readKernel(kernelCommands.qdiscs(), parseQdiscs) : [];
+  const qdiscs = devices.length > 0 ? readKernel(kernelCommands.qdiscs(), parseQdiscs, texts) : [];
   for (const dev of devices) {
     out.push({ kind: 'interface', what: dev });
     for (const q of qdiscs.filter((x) => x.dev === dev && !DEFAULT_QDISCS.has(x.kind)))
@@ -208,7 +251,7 @@ export function findLeftovers(scope: LeakScope): Leftover[] {
       ['iptables', 4],
       ['ip6tables', 6],
     ] as const) {
-      const tables: NetfilterTable[] = readKernel(kernelCommands.netfilter(family), (text) => parseSave(text, family));
+      const tables: NetfilterTable[] = readKernel(kernelCommands.netfilter(family), (text) => parseSave(text, family), texts);
       for (const table of ['nat', 'filter']) {
         for (const rule of ruleSpecLines(tables, table)) {
           if (rule && needles.some((n) => rule.includes(n))) out.push({ kind: tool, table, what: rule });
@@ -217,7 +260,7 @@ export function findLeftovers(scope: LeakScope): Leftover[] {
     }
   }
 
-  out.push(...routingLeftovers(scope, links, ipNeedles), ...sysctlLeftovers(scope), ...movedLinkLeftovers(scope, links));
+  out.push(...routingLeftovers(scope, links, ipNeedles, texts), ...sysctlLeftovers(scope), ...movedLinkLeftovers(scope, links));
 
   // libcni cache: result files (and temp files) for the ids, or any file in a cache dir the test owns
   const resultsDir = scope.cacheDir ? join(scope.cacheDir, 'results') : undefined;
@@ -274,12 +317,12 @@ function mentionsOurs(text: string | undefined, prefixes: string[], ipNeedles: s
  * routes, sbr's per-table routes), and host links holding one of the subnets' addresses that are not the bridge
  * (ptp's host veth carries the gateway address).
  */
-function routingLeftovers(scope: LeakScope, links: KernelLink[], ipNeedles: string[]): Leftover[] {
+function routingLeftovers(scope: LeakScope, links: KernelLink[], ipNeedles: string[], texts?: KernelTexts): Leftover[] {
   const prefixes = (scope.subnets ?? []).map(subnetTextPrefix);
   if (prefixes.length === 0 && ipNeedles.length === 0) return [];
   const out: Leftover[] = [];
   for (const family of [4, 6] as const) {
-    for (const r of readKernel(kernelCommands.rules(family), (t) => parseRules(t, family))) {
+    for (const r of readKernel(kernelCommands.rules(family), (t) => parseRules(t, family), texts)) {
       if (mentionsOurs(r.from, prefixes, ipNeedles) || mentionsOurs(r.to, prefixes, ipNeedles))
         out.push({
           kind: 'rule',
@@ -287,7 +330,7 @@ function routingLeftovers(scope: LeakScope, links: KernelLink[], ipNeedles: stri
           what: `${r.priority}: from ${r.from}${r.to ? ` to ${r.to}` : ''} lookup ${r.table ?? r.action ?? '?'}`,
         });
     }
-    for (const r of readKernel(kernelCommands.routes(family), (t) => parseRoutes(t, family))) {
+    for (const r of readKernel(kernelCommands.routes(family), (t) => parseRoutes(t, family), texts)) {
       if (r.dev !== undefined && r.dev === scope.bridge) continue;
       if (r.table === 'local' && r.dev === scope.bridge) continue;
       if (mentionsOurs(r.dst, prefixes, ipNeedles) || mentionsOurs(r.gateway, prefixes, ipNeedles))
