@@ -9,7 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { decodeSandboxStatus } from '../../electron/cri/client/decode-status';
 import * as pb from '../../electron/cri/generated/runtime_v1';
 import { ForeignPods } from '../../electron/engine/foreign/lookup';
-import { resolveForeignPod, verboseFacts, type ForeignSandbox } from '../../electron/engine/foreign/resolve';
+import { foreignResolvConf, resolveForeignPod, verboseFacts, type ForeignSandbox } from '../../electron/engine/foreign/resolve';
 import { PodscopeError } from '../../shared/domain/errors';
 import { FakeNodeFiles } from '../../testkit/fakes/fake-node-files';
 
@@ -180,6 +180,24 @@ describe("a pod of a node in namespaces of its own (a kind node): found through 
     expect(pod.netnsPath).toBe(`/proc/${hostPid}/ns/net`);
     expect(pod.pausePid).toBe(pid);
     expect(pod.pauseHostPid).toBe(hostPid);
+  });
+
+  it("the pod's resolv.conf (no dns_config: its nameservers) is read through the pause's root by this host's pid, never the reported one", async () => {
+    const hostPid = pid + 1000;
+    const conf = 'nameserver 10.96.0.10\nsearch svc.cluster.local\n';
+    const files = new FakeNodeFiles(
+      {
+        ...underRoot(rec.cache),
+        [`/proc/${hostPid}/root/etc/resolv.conf`]: conf,
+        [`/proc/${pid}/root/etc/resolv.conf`]: 'nameserver 192.0.2.1\n',
+      },
+      [`/proc/${hostPid}/ns/net`],
+    );
+    const node = { name: 'kind-worker', root, hostPid: (r: number) => (r === pid ? hostPid : undefined), addresses: [], podSubnets: [] };
+    const pod = await resolveForeignPod(files, sandboxOf(rec, 'containerd'), { cniCacheDir: rec.cacheDir, node });
+    expect(await foreignResolvConf(files, pod)).toBe(conf);
+    // a pause this host cannot see: nothing read, nothing claimed
+    expect(await foreignResolvConf(files, { ...pod, pauseProcPid: undefined })).toBeUndefined();
   });
 
   it('a pause pid no process of the node carries is named among the places looked', async () => {

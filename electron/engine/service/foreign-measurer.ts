@@ -22,7 +22,7 @@ import { foreignCniCheck, foreignCniStatus } from '../foreign/cni-verbs';
 import type { ExecContext } from '../cni/plugin-exec';
 import type { CniCallRecord } from '../cni/types';
 import type { ProcessRunner } from '../os/exec';
-import type { ForeignSandbox } from '../foreign/resolve';
+import { foreignResolvConf, type ForeignSandbox } from '../foreign/resolve';
 import type { LiveReader } from '../netns/live-reader';
 import type { ProbeNet } from '../netns/probe-net';
 import { buildLiveView } from '../pods/live';
@@ -151,6 +151,8 @@ export function createForeignMeasurer(deps: ForeignMeasurerDeps, source: Foreign
             refreshLiveness: async () => undefined,
             netnsClosed,
             cniConfig: () => cni,
+            // a pod without dns_config: its nameservers are what its resolv.conf says, read through the pause's root
+            resolvConf: async (pod) => foreignResolvConf(deps.files, pods.get(pod.id)),
             ...(tracer && { tracer }),
             ...(probeNode && { node: probeNode }),
           },
