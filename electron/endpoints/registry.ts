@@ -9,6 +9,9 @@
  * liveness watch (endpoint-watch.ts).
  */
 import {
+  cniCacheDirOf,
+  CniResultsDirSchema,
+  DEFAULT_CNI_RESULTS_DIR,
   LOCAL_ENDPOINT_CAPABILITIES,
   LOCAL_ENDPOINT_ID,
   LOCAL_ENDPOINT_LABEL,
@@ -94,7 +97,7 @@ export interface EndpointRegistryOptions extends CriConnectionOptions {
    * stand-in for an engine that could not start: those endpoints have no measurements). Never used for a Podscope
    * daemon, whose pods its own engine measures.
    */
-  foreignMeasurer?: (source: ForeignSource) => ForeignMeasurements;
+  foreignMeasurer?: (source: ForeignSource, opts?: { cniCacheDir?: string }) => ForeignMeasurements;
   /** the local engine's image store (default: the `images` property of `local` when it has one) */
   localImages?: () => ImageStore | undefined;
   /** the local engine's streaming (default: the `streaming` property of `local`); returning undefined offers none */
@@ -186,14 +189,24 @@ class Registry implements Omit<CriEndpointRegistry, 'discoverNodes'> {
   }
 
   async add(req: AddEndpointRequest): Promise<EndpointView> {
+    // the router checked it already; a direct caller (a test, a saved list) gets the same answer before anything is dialed
+    if (req.cniResultsDir !== undefined) {
+      const parsed = CniResultsDirSchema.safeParse(req.cniResultsDir);
+      if (!parsed.success)
+        throw new PodscopeError('InvalidArgument', parsed.error.issues.map((i) => `cniResultsDir: ${i.message}`).join('; '), {
+          details: { field: 'cniResultsDir' },
+        });
+    }
     const { address, socketPath } = normalizeAddress(req.address);
     const { api, version, capabilities } = await this.connect(address, socketPath);
     const id = `cri-${this.next++}`;
     const view = newEndpointView(id, address, socketPath, version, capabilities, req.label);
     // the UI never polls: the follower pushes what changes, by events where served, else by re-listing
     const follower = this.follow(id, api, capabilities.events);
-    const measurer = this.measurerFor(id, api, version, capabilities);
+    const resultsDir = req.cniResultsDir?.trim() || DEFAULT_CNI_RESULTS_DIR;
+    const measurer = this.measurerFor(id, api, version, capabilities, cniCacheDirOf(resultsDir));
     if (measurer) view.capabilities = { ...view.capabilities, liveNetwork: true, measurements: true };
+    if (measurer) view.cniResultsDir = resultsDir.replace(/\/+$/, '');
     const entry: CriEntry = { id, label: view.label, api, routed: routedApi(api, follower, measurer), view, follower, measurer };
     // a dropped connection (the daemon exited) is checked at once: no ping is needed to notice it
     entry.stopConnectionWatch = api.onConnectionLost(() => void this.watch.checkNow(entry));
@@ -238,10 +251,13 @@ class Registry implements Omit<CriEndpointRegistry, 'discoverNodes'> {
     api: CriEndpointApi,
     version: { runtimeName: string },
     capabilities: EndpointCapabilities,
+    cniCacheDir: string,
   ): LazyMeasurer | undefined {
     const make = this.options.foreignMeasurer ?? this.options.local.measureForeign?.bind(this.options.local);
     if (!make || capabilities.pluginTrace) return undefined;
-    const measurer = lazyForeignMeasurer(async () => make(foreignSourceOf(api, `${version.runtimeName} at ${api.address}`)));
+    const measurer = lazyForeignMeasurer(async () =>
+      make(foreignSourceOf(api, `${version.runtimeName} at ${api.address}`), { cniCacheDir }),
+    );
     measurer.subscribe((event) => {
       for (const l of this.measurementListeners) {
         try {
