@@ -23,7 +23,7 @@ import {
   type EndpointView,
 } from '../../shared/domain/endpoints';
 import { PodscopeError, notFound, notSupported } from '../../shared/domain/errors';
-import type { LabApi } from '../../shared/domain/lab';
+import type { LabApi, LabRecordedAdd } from '../../shared/domain/lab';
 import type { NodeDiscovery } from '../../shared/domain/nodes';
 import type { MeasurementApi, SandboxApi, SandboxEvent } from '../../shared/domain/sandbox';
 import { normalizeAddress } from '../cri/address';
@@ -59,6 +59,8 @@ export interface CriEndpointRegistry extends EndpointRegistry {
    * makes on them (foreign-measurements.ts); NotSupportedError for an endpoint that has none (a Podscope daemon)
    */
   measurements(id: string): MeasurementApi;
+  /** a CRI endpoint's pod's ADD as libcni's cache keeps it, for the lab's compare (NotSupported where none is measured) */
+  recordedAdd(endpointId: string, sandboxId: string): Promise<LabRecordedAdd>;
   /**
    * exec/attach/port-forward for an endpoint; undefined when it has none (an engine built without streaming, a CRI
    * endpoint whose streaming client is not wired): callers say "this endpoint does not support exec"
@@ -133,6 +135,7 @@ export function createEndpointRegistry(options: EndpointRegistryOptions): CriEnd
     capabilities: (id) => r.capabilities(id),
     lab: (id) => r.lab(id),
     measurements: (id) => r.measurements(id),
+    recordedAdd: (endpointId, sandboxId) => r.recordedAdd(endpointId, sandboxId),
     streaming: (id) => r.streaming(id),
     subscribe: (listener) => r.subscribe(listener),
     subscribeDeltas: (listener) => r.subscribeDeltas(listener),
@@ -362,6 +365,14 @@ class Registry implements Omit<CriEndpointRegistry, 'discoverNodes'> {
     if (id !== LOCAL_ENDPOINT_ID) throw notLocal(id, 'lab', 'the CNI lab');
     if (!this.options.local.lab) throw new PodscopeError('Unavailable', 'the CNI lab needs the local engine, which is not running');
     return this.options.local.lab;
+  }
+
+  async recordedAdd(endpointId: string, sandboxId: string): Promise<LabRecordedAdd> {
+    if (endpointId === LOCAL_ENDPOINT_ID)
+      throw new PodscopeError('InvalidArgument', 'a pod of the local engine is compared as sandbox:<id>, from its recorded plugin calls');
+    // the same refusals as any measurement of the endpoint
+    this.measurements(endpointId);
+    return this.entry(endpointId).measurer!.recordedAdd(sandboxId);
   }
 
   measurements(id: string): MeasurementApi {

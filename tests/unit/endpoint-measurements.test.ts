@@ -52,6 +52,7 @@ function recordingMeasurer(rec: Recorded) {
       networkTopology: said('networkTopology'),
       cniCheck: said('cniCheck'),
       cniStatus: said('cniStatus'),
+      recordedAdd: said('recordedAdd'),
       subscribe(l) {
         listeners.add(l);
         return () => listeners.delete(l);
@@ -172,6 +173,18 @@ describe("a CRI endpoint's pods measured by this process", () => {
       await expect(endpoints.add({ address: `unix://${synth.socketPath}`, cniResultsDir: bad })).rejects.toThrow(/^cniResultsDir: /);
     }
     expect((await endpoints.list()).filter((e) => e.kind === 'cri')).toEqual([]);
+  });
+
+  it("the lab's compare with an endpoint pod takes that pod's ADD from the endpoint's measurer (libcni's cache), never over CRI", async () => {
+    const added = await endpoints.add({ address: `unix://${synth.socketPath}` });
+    const id = synth.pods[0]!.id;
+    expect(await endpoints.recordedAdd(added.id, id)).toMatchObject({ measuredBy: 'stand-in', verb: 'recordedAdd' });
+    expect(rec.calls).toEqual([['recordedAdd', id]]);
+    await expect(endpoints.recordedAdd('local', id)).rejects.toThrow(/sandbox:<id>/);
+    // the lab itself is the local engine's: without one the compare is refused before the endpoint is asked
+    const reply = await router.handle('lab.diff', { endpointId: 'local', a: 'run-1', b: `endpoint:${added.id}:${id}` }, sender);
+    expect(reply).toMatchObject({ ok: false, error: { code: 'Unavailable' } });
+    expect(rec.calls).toHaveLength(1);
   });
 
   it("a measurement's progress is pushed as the endpoint's sandbox event; removing the endpoint closes its measurer", async () => {
