@@ -27,7 +27,14 @@ export function importBusybox(ctd: ContainerdFixture): void {
 
 export async function runHttpdPod(
   ctd: ContainerdFixture,
-  opts: { name: string; hostPort: number; ingress?: string; egress?: string },
+  opts: {
+    name: string;
+    hostPort: number;
+    ingress?: string;
+    egress?: string;
+    /** the pod's dns_config (absent: containerd copies its host's resolv.conf) */
+    dns?: { servers: string[]; searches: string[]; options: string[] };
+  },
 ): Promise<ContainerdHttpdPod> {
   const config = {
     metadata: { name: opts.name, namespace: 'default', uid: `${opts.name}-uid` },
@@ -37,6 +44,7 @@ export async function runHttpdPod(
       'kubernetes.io/ingress-bandwidth': opts.ingress ?? '10M',
       'kubernetes.io/egress-bandwidth': opts.egress ?? '10M',
     },
+    ...(opts.dns && { dns_config: opts.dns }),
   };
   const { id: podId } = await ctd.api.run({ config });
   const { id: containerId } = await ctd.api.createContainer({

@@ -6,6 +6,7 @@
  */
 import type { ContainerEvent } from '../../shared/domain/container';
 import type { EndpointApi } from '../../shared/domain/endpoints';
+import { PodscopeError } from '../../shared/domain/errors';
 import type { MeasurementApi, SandboxEvent } from '../../shared/domain/sandbox';
 import type { ContainerStreaming } from '../engine/api';
 import type { CriEndpointApi } from '../cri/client';
@@ -79,6 +80,21 @@ async function foreignMeasurer(cri: CriEndpointApi, flags: Flags): Promise<LazyF
       ...(node && { node }),
     });
   });
+}
+
+/** A CRI endpoint's foreign-pod measurer alone (the lab's compare with one of its pods), closed after `fn`. */
+export async function withForeignMeasurer<T>(flags: Flags, fn: (m: LazyForeignMeasurer) => Promise<T>): Promise<T> {
+  if (typeof flags.endpoint !== 'string')
+    throw new PodscopeError('InvalidArgument', '--endpoint names the CRI endpoint whose pod is compared');
+  const { createCriEndpointApi } = await import('../cri/client');
+  const cri = createCriEndpointApi(flags.endpoint);
+  const measurer = await foreignMeasurer(cri, flags);
+  try {
+    return await fn(measurer);
+  } finally {
+    measurer.close();
+    cri.close();
+  }
 }
 
 /**

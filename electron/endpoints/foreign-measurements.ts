@@ -4,6 +4,7 @@
  * the measuring code or its touch points. The CLI's `--endpoint` and the app's endpoint tabs both go through here,
  * so the two cannot answer differently. The runtime only describes its pods: lifecycle verbs stay CRI calls to it.
  */
+import type { LabRecordedAdd } from '../../shared/domain/lab';
 import type { MeasurementApi, SandboxApi, SandboxEvent } from '../../shared/domain/sandbox';
 import type { ForeignMeasurements, ForeignSource } from '../engine/api';
 import type { CriEndpointApi } from '../cri/client/endpoint-api-types';
@@ -12,6 +13,8 @@ import type { CriEndpointApi } from '../cri/client/endpoint-api-types';
 export type ForeignPodVerbs = Pick<SandboxApi, 'probe' | 'lastProbe' | 'live'>;
 
 export interface LazyForeignMeasurer extends MeasurementApi, ForeignPodVerbs {
+  /** the pod's ADD as libcni's cache keeps it (the lab's compare with a live endpoint pod) */
+  recordedAdd(id: string): Promise<LabRecordedAdd>;
   /** the measurer's events (a throughput run's progress), from the moment it is built */
   subscribe(listener: (e: SandboxEvent) => void): () => void;
   close(): void;
@@ -52,6 +55,7 @@ export function lazyForeignMeasurer(make: () => Promise<ForeignMeasurements>): L
     networkTopology: async (n) => (await get()).networkTopology(n),
     cniCheck: async (id) => (await get()).cniCheck(id),
     cniStatus: async () => (await get()).cniStatus(),
+    recordedAdd: async (id) => (await get()).recordedAdd(id),
     subscribe(listener) {
       listeners.add(listener);
       return () => listeners.delete(listener);

@@ -9,6 +9,9 @@
  * liveness watch (endpoint-watch.ts).
  */
 import {
+  cniCacheDirOf,
+  CniResultsDirSchema,
+  DEFAULT_CNI_RESULTS_DIR,
   LOCAL_ENDPOINT_CAPABILITIES,
   LOCAL_ENDPOINT_ID,
   LOCAL_ENDPOINT_LABEL,
@@ -20,7 +23,7 @@ import {
   type EndpointView,
 } from '../../shared/domain/endpoints';
 import { PodscopeError, notFound, notSupported } from '../../shared/domain/errors';
-import type { LabApi } from '../../shared/domain/lab';
+import type { LabApi, LabRecordedAdd } from '../../shared/domain/lab';
 import type { NodeDiscovery } from '../../shared/domain/nodes';
 import type { MeasurementApi, SandboxApi, SandboxEvent } from '../../shared/domain/sandbox';
 import { normalizeAddress } from '../cri/address';
@@ -56,6 +59,8 @@ export interface CriEndpointRegistry extends EndpointRegistry {
    * makes on them (foreign-measurements.ts); NotSupportedError for an endpoint that has none (a Podscope daemon)
    */
   measurements(id: string): MeasurementApi;
+  /** a CRI endpoint's pod's ADD as libcni's cache keeps it, for the lab's compare (NotSupported where none is measured) */
+  recordedAdd(endpointId: string, sandboxId: string): Promise<LabRecordedAdd>;
   /**
    * exec/attach/port-forward for an endpoint; undefined when it has none (an engine built without streaming, a CRI
    * endpoint whose streaming client is not wired): callers say "this endpoint does not support exec"
@@ -94,7 +99,7 @@ export interface EndpointRegistryOptions extends CriConnectionOptions {
    * stand-in for an engine that could not start: those endpoints have no measurements). Never used for a Podscope
    * daemon, whose pods its own engine measures.
    */
-  foreignMeasurer?: (source: ForeignSource) => ForeignMeasurements;
+  foreignMeasurer?: (source: ForeignSource, opts?: { cniCacheDir?: string }) => ForeignMeasurements;
   /** the local engine's image store (default: the `images` property of `local` when it has one) */
   localImages?: () => ImageStore | undefined;
   /** the local engine's streaming (default: the `streaming` property of `local`); returning undefined offers none */
@@ -130,6 +135,7 @@ export function createEndpointRegistry(options: EndpointRegistryOptions): CriEnd
     capabilities: (id) => r.capabilities(id),
     lab: (id) => r.lab(id),
     measurements: (id) => r.measurements(id),
+    recordedAdd: (endpointId, sandboxId) => r.recordedAdd(endpointId, sandboxId),
     streaming: (id) => r.streaming(id),
     subscribe: (listener) => r.subscribe(listener),
     subscribeDeltas: (listener) => r.subscribeDeltas(listener),
@@ -186,14 +192,24 @@ class Registry implements Omit<CriEndpointRegistry, 'discoverNodes'> {
   }
 
   async add(req: AddEndpointRequest): Promise<EndpointView> {
+    // the router checked it already; a direct caller (a test, a saved list) gets the same answer before anything is dialed
+    if (req.cniResultsDir !== undefined) {
+      const parsed = CniResultsDirSchema.safeParse(req.cniResultsDir);
+      if (!parsed.success)
+        throw new PodscopeError('InvalidArgument', parsed.error.issues.map((i) => `cniResultsDir: ${i.message}`).join('; '), {
+          details: { field: 'cniResultsDir' },
+        });
+    }
     const { address, socketPath } = normalizeAddress(req.address);
     const { api, version, capabilities } = await this.connect(address, socketPath);
     const id = `cri-${this.next++}`;
     const view = newEndpointView(id, address, socketPath, version, capabilities, req.label);
     // the UI never polls: the follower pushes what changes, by events where served, else by re-listing
     const follower = this.follow(id, api, capabilities.events);
-    const measurer = this.measurerFor(id, api, version, capabilities);
+    const resultsDir = req.cniResultsDir?.trim() || DEFAULT_CNI_RESULTS_DIR;
+    const measurer = this.measurerFor(id, api, version, capabilities, cniCacheDirOf(resultsDir));
     if (measurer) view.capabilities = { ...view.capabilities, liveNetwork: true, measurements: true };
+    if (measurer) view.cniResultsDir = resultsDir.replace(/\/+$/, '');
     const entry: CriEntry = { id, label: view.label, api, routed: routedApi(api, follower, measurer), view, follower, measurer };
     // a dropped connection (the daemon exited) is checked at once: no ping is needed to notice it
     entry.stopConnectionWatch = api.onConnectionLost(() => void this.watch.checkNow(entry));
@@ -238,10 +254,13 @@ class Registry implements Omit<CriEndpointRegistry, 'discoverNodes'> {
     api: CriEndpointApi,
     version: { runtimeName: string },
     capabilities: EndpointCapabilities,
+    cniCacheDir: string,
   ): LazyMeasurer | undefined {
     const make = this.options.foreignMeasurer ?? this.options.local.measureForeign?.bind(this.options.local);
     if (!make || capabilities.pluginTrace) return undefined;
-    const measurer = lazyForeignMeasurer(async () => make(foreignSourceOf(api, `${version.runtimeName} at ${api.address}`)));
+    const measurer = lazyForeignMeasurer(async () =>
+      make(foreignSourceOf(api, `${version.runtimeName} at ${api.address}`), { cniCacheDir }),
+    );
     measurer.subscribe((event) => {
       for (const l of this.measurementListeners) {
         try {
@@ -346,6 +365,14 @@ class Registry implements Omit<CriEndpointRegistry, 'discoverNodes'> {
     if (id !== LOCAL_ENDPOINT_ID) throw notLocal(id, 'lab', 'the CNI lab');
     if (!this.options.local.lab) throw new PodscopeError('Unavailable', 'the CNI lab needs the local engine, which is not running');
     return this.options.local.lab;
+  }
+
+  async recordedAdd(endpointId: string, sandboxId: string): Promise<LabRecordedAdd> {
+    if (endpointId === LOCAL_ENDPOINT_ID)
+      throw new PodscopeError('InvalidArgument', 'a pod of the local engine is compared as sandbox:<id>, from its recorded plugin calls');
+    // the same refusals as any measurement of the endpoint
+    this.measurements(endpointId);
+    return this.entry(endpointId).measurer!.recordedAdd(sandboxId);
   }
 
   measurements(id: string): MeasurementApi {

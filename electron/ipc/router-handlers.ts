@@ -6,6 +6,7 @@
 import type { ChannelName, ParsedRequestOf } from '../../shared/ipc/channels';
 import type { PushedEvent } from '../../shared/ipc/events';
 import type { ContainerFilter } from '../../shared/domain/container';
+import { PodscopeError } from '../../shared/domain/errors';
 import type { EndpointRegistry } from '../../shared/domain/endpoints';
 import type { CriEndpointRegistry } from '../endpoints/registry';
 import { ownerOf, type SenderInfo } from './sender';
@@ -13,7 +14,7 @@ import type { StreamSessions } from './stream-sessions';
 
 /** every endpoint, "local" included (see electron/endpoints), with the parts only some endpoints have */
 export type RouterEndpoints = EndpointRegistry &
-  Pick<CriEndpointRegistry, 'images' | 'streaming' | 'lab' | 'measurements'> &
+  Pick<CriEndpointRegistry, 'images' | 'streaming' | 'lab' | 'measurements' | 'recordedAdd'> &
   Partial<Pick<CriEndpointRegistry, 'showing' | 'forgetViewer' | 'discoverNodes' | 'subscribeMeasurements'>>;
 
 export type Handlers = { [C in ChannelName]: (req: ParsedRequestOf<C>, sender: SenderInfo) => Promise<unknown> };
@@ -103,7 +104,14 @@ export function channelHandlers({
     'lab.run': (r) => lab(r.endpointId).run(r.request),
     'lab.list': (r) => lab(r.endpointId).list(),
     'lab.get': (r) => lab(r.endpointId).get(r.id),
-    'lab.diff': (r) => lab(r.endpointId).diff(r.a, r.b),
+    'lab.diff': async (r) => {
+      // b on a CRI endpoint: that pod's ADD as libcni's cache keeps it, against a run of this engine's lab
+      const onEndpoint = /^endpoint:([^:]+):(.+)$/.exec(r.b);
+      if (!onEndpoint) return lab(r.endpointId).diff(r.a, r.b);
+      const l = lab(r.endpointId);
+      if (!l.diffWithAdd) throw new PodscopeError('Unimplemented', 'this lab cannot compare with a pod of another endpoint');
+      return l.diffWithAdd(r.a, await endpoints.recordedAdd(onEndpoint[1]!, onEndpoint[2]!));
+    },
     'lab.save': (r) => lab(r.endpointId).save(r.request),
     'endpoints.list': () => endpoints.list(),
     'endpoints.add': async (r) => {

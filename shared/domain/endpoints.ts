@@ -2,6 +2,7 @@
  * Where sandboxes live: the in-process engine, or any CRI runtime.v1 endpoint (containerd, CRI-O, a Podscope daemon).
  * Every screen works against an endpoint id; "local" is the built-in engine.
  */
+import { z } from 'zod';
 import type { SandboxApi, SandboxEvent, SandboxSummary } from './sandbox';
 import type { ContainerApi, ContainerSummary } from './container';
 
@@ -77,12 +78,46 @@ export interface EndpointView {
   connected: boolean;
   error?: string;
   capabilities: EndpointCapabilities;
+  /** a CRI endpoint's libcni results dir, where its pods' attachments are read */
+  cniResultsDir?: string;
 }
 
 export interface AddEndpointRequest {
   label?: string;
   /** unix socket path, with or without the unix:// scheme */
   address: string;
+  /** where the runtime's libcni keeps its results (default DEFAULT_CNI_RESULTS_DIR): its pods' attachments are read there */
+  cniResultsDir?: string;
+}
+
+/** libcni's default: results under `<cacheDir>/results`, cacheDir /var/lib/cni (a runtime may set another cacheDir) */
+export const DEFAULT_CNI_RESULTS_DIR = '/var/lib/cni/results';
+
+/**
+ * The libcni results dir of an endpoint, as the user types it: an absolute, plain path (no `.`/`..` segments, no
+ * NUL) ending in `/results`, since libcni always keeps its results in that subdirectory of its cache dir. The
+ * messages leave the field's name to the caller (formatIssues puts the path in front).
+ */
+export const CniResultsDirSchema = z
+  .string()
+  .trim()
+  .max(4096, 'at most 4096 characters')
+  .refine((p) => p.startsWith('/'), "must be an absolute path (libcni's default is /var/lib/cni/results)")
+  .refine((p) => !p.includes('\0'), 'must not contain a NUL byte')
+  .refine((p) => !p.split('/').some((seg) => seg === '.' || seg === '..'), "must not contain '.' or '..' segments")
+  .refine(
+    (p) => /\/results\/*$/.test(p) && p.replace(/\/+$/, '') !== '/results',
+    "must be libcni's results directory, <cache dir>/results (e.g. /var/lib/cni/results)",
+  );
+
+/** the libcni cache dir (the engine's cniCacheDir) a results dir belongs to */
+export function cniCacheDirOf(resultsDir: string): string {
+  return (
+    resultsDir
+      .trim()
+      .replace(/\/+$/, '')
+      .replace(/\/results$/, '') || '/'
+  );
 }
 
 export interface EndpointRegistry {

@@ -419,6 +419,21 @@ export interface LabExistedBefore extends LabKernelItem {
   why: string;
 }
 
+/**
+ * A live pod's ADD to diff a run against: Podscope's own pods from their recorded plugin calls; another runtime's
+ * pods rebuilt from libcni's cache (`fromCache`): each plugin's stdin from the cached conflist, CNI_ARGS and capability
+ * args, and the ADD's final result — libcni keeps no per-plugin output, prevResult, stderr or exit code.
+ */
+export interface LabRecordedAdd {
+  id: string;
+  name: string;
+  plugins: LabPluginTrace[];
+  netns?: string;
+  result?: unknown;
+  /** the cache entry it was rebuilt from */
+  fromCache?: string;
+}
+
 export interface LabDiff {
   a: { kind: 'run' | 'sandbox'; id: string; label: string };
   b: { kind: 'run' | 'sandbox'; id: string; label: string };
@@ -432,8 +447,8 @@ export interface LabDiff {
 
 export const LabDiffRequestSchema = z.strictObject({
   a: LabRunIdSchema,
-  /** a run id, or `sandbox:<id>` for a live pod's recorded ADD */
-  b: z.string().min(1).max(200),
+  /** a run id, `sandbox:<id>` for a live pod's recorded ADD, or `endpoint:<endpoint id>:<sandbox id>` for a CRI endpoint's pod's ADD as libcni's cache keeps it */
+  b: z.string().min(1).max(420),
 });
 
 export interface LabSaveResult {
@@ -452,6 +467,8 @@ export interface LabApi {
   list(): Promise<LabRunSummary[]>;
   get(id: string): Promise<LabRun>;
   diff(a: string, b: string): Promise<LabDiff>;
+  /** run `a` against an ADD read elsewhere (another runtime's pod, from libcni's cache) */
+  diffWithAdd?(a: string, b: LabRecordedAdd): Promise<LabDiff>;
   save(req: LabSaveRequest): Promise<LabSaveResult>;
   subscribe(listener: (p: LabProgress) => void): () => void;
 }

@@ -6,7 +6,7 @@
  */
 import { z } from 'zod';
 import { IpPreferenceSchema, PodSandboxConfigSchema } from '../domain/config';
-import { LOCAL_ENDPOINT_ID, type EndpointView } from '../domain/endpoints';
+import { CniResultsDirSchema, LOCAL_ENDPOINT_ID, type EndpointView } from '../domain/endpoints';
 import type { CniConfigView } from '../domain/cni';
 import type { LiveNetworkView } from '../domain/live';
 import type { NodeDiscovery } from '../domain/nodes';
@@ -228,6 +228,7 @@ export const CHANNELS = {
     z.strictObject({
       label: z.string().max(200).optional(),
       address: z.string().min(1, 'a socket path is required').max(4096),
+      cniResultsDir: CniResultsDirSchema.optional(),
     }),
   ),
   'endpoints.remove': channel<void>()(z.strictObject({ id: z.string().min(1).max(200) })),

@@ -159,7 +159,7 @@ export class FakeKernelCommands implements ProcessRunner {
         ...(peer ? { link_index: this.hostIfindex(peer), link_netnsid: 0 } : {}),
         ifname: l.name,
         flags: isLo ? ['LOOPBACK', 'UP', 'LOWER_UP'] : ['BROADCAST', 'MULTICAST', 'UP', 'LOWER_UP'],
-        mtu: isLo ? 65536 : 1500,
+        mtu: l.mtu ?? (isLo ? 65536 : 1500),
         operstate: isLo ? 'UNKNOWN' : 'UP',
         address: l.mac,
         ...(isLo ? {} : { linkinfo: { info_kind: 'veth' } }),

@@ -28,6 +28,8 @@ export interface FakePodLink {
   peer?: string;
   /** the link-local address the kernel derived (default: the EUI-64 of the MAC) */
   linkLocal?: string;
+  /** default 1500 (65536 for lo), as the kernel gives a new link */
+  mtu?: number;
   owner: KernelOwner;
 }
 
@@ -104,7 +106,7 @@ export class FakeKernel {
         name: link.name,
         ifindex: interfaces.length + 1,
         mac: link.mac,
-        mtu: isLo ? 65536 : 1500,
+        mtu: link.mtu ?? (isLo ? 65536 : 1500),
         state: isLo ? 'UNKNOWN' : 'UP',
         kind: isLo ? undefined : 'veth',
         addresses,

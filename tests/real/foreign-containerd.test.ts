@@ -2,9 +2,12 @@
  * Every measuring verb on a pod containerd made, through `podscope --endpoint` as a user runs it: containerd 1.6.20
  * from the test kit (its own root, state, socket and conf dir; bridge + portmap + bandwidth), a pod with a host port,
  * bandwidth annotations and a busybox httpd container, a second ready pod on the same network as the peer. Podscope
- * resolves both from containerd's verbose status and libcni's cache and measures them here.
+ * resolves both from containerd's verbose status and libcni's cache and measures them here. The peer has no
+ * dns_config: its nameservers come from its resolv.conf (containerd's copy of this host's), read through its pause
+ * process's root.
  */
 import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { cniCacheOf, netfilterOf, processesIn, tracefsInstances } from '../../testkit/netns-snapshot';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { leaseHost, type HostLease } from '../../testkit/allocator';
@@ -22,7 +25,9 @@ beforeAll(async () => {
   lease = leaseHost('foreign');
   ctd = await startContainerd({});
   importBusybox(ctd);
-  pod = await runHttpdPod(ctd, { name: 'web', hostPort: lease.port(0) });
+  // a resolv.conf naming no nameserver (an empty dns_config would get this host's copied): this host's nameserver
+  // need not answer from a pod, and these paths are not about DNS
+  pod = await runHttpdPod(ctd, { name: 'web', hostPort: lease.port(0), dns: { servers: [], searches: [], options: ['ndots:1'] } });
   peer = await runHttpdPod(ctd, { name: 'peer', hostPort: lease.port(1) });
   endpoint = `unix://${ctd.socketPath}`;
 }, 180_000);
@@ -59,6 +64,23 @@ describe("the measuring verbs on containerd's pod, over --endpoint", () => {
     // the peer is containerd's other ready pod on the network, measured both ways
     const peers = report.paths.filter((p) => p.kind === 'peer' && p.verdict === 'reachable');
     expect(peers.map((p) => p.answeredBy)).toEqual(expect.arrayContaining([peer.podId, pod.podId]));
+  });
+
+  it("a pod without dns_config: DNS paths to the nameservers of its resolv.conf, read through the pause's root", async () => {
+    const r = await podscope('probe', '--endpoint', endpoint, '-o', 'json', peer.podId);
+    const report = JSON.parse(r.stdout) as { paths: JsonPath[]; dns?: { source: string; servers: string[]; resolvConf?: string } };
+    // containerd copied its host's resolv.conf into the sandbox
+    const hostConf = readFileSync('/etc/resolv.conf', 'utf8');
+    const servers = [...hostConf.matchAll(/^nameserver\s+(\S+)/gm)].map((m) => m[1]!);
+    expect(servers.length).toBeGreaterThan(0);
+    expect(report.dns).toMatchObject({ source: 'resolv.conf', servers, resolvConf: hostConf });
+    const dns = report.paths.filter((p) => p.kind === 'dns');
+    expect(dns.map((p) => p.to)).toEqual(servers.map((s) => (s.includes(':') ? `[${s}]:53` : `${s}:53`)));
+    // whether this host's nameserver answers from a pod is the host's affair: the exit code says what the paths did
+    const silent = dns.find((p) => p.verdict !== 'reachable');
+    expect(r.code, r.stderr).toBe(silent ? 5 : 0);
+    if (silent) expect(r.stderr).toContain(`dns pod → ${silent.to}`);
+    expect(report.paths.filter((p) => p.kind !== 'dns').every((p) => p.verdict === 'reachable')).toBe(true);
   });
 
   it("probe --trace names portmap's DNAT rule with containerd's network and sandbox id", async () => {

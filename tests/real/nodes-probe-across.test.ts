@@ -5,9 +5,13 @@
  * - `--all-nodes` and `--matrix`: every path between nodes reachable, each naming both nodes;
  * - a kindnet route removed on one node: the paths through it fail, and the trace names the route missing on that node;
  * - a DROP in the destination node's FORWARD chain: named there, with no owner;
+ * - a node's link set below its pods' MTU: the paths into it an MTU black hole naming that node's eth0, the paths out
+ *   of it the smaller MTU with PMTU discovery working (shown, not failed);
  * - nothing of any node changed by all of it (netfilter, routes, CNI cache, tracefs, processes in its namespaces).
  */
 import { execFileSync } from 'node:child_process';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { cniCacheOf, inNetns, netfilterOf, processesIn, tracefsInstances } from '../../testkit/netns-snapshot';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ProbeMatrix } from '../../shared/domain/nodes';
@@ -29,6 +33,10 @@ beforeAll(async () => {
       metadata: { name, namespace: 'across', uid: name, attempt: 0 },
       hostname: name,
       port_mappings: [{ protocol: 0, container_port: 8080, host_port: hostPort }],
+      // a resolv.conf naming no nameserver: without dns_config (or with an empty one) containerd 1.6 copies this
+      // host's, whose nameserver the pods may not reach, and every probe here would fail on DNS, which these paths
+      // are not about
+      dns_config: { servers: [], searches: [], options: ['ndots:1'] },
     };
     pods.push({ id: (await n.containerd.api.run({ config })).id, node: n, hostPort });
   }
@@ -159,10 +167,89 @@ describe('probe across the nodes of a kind-shaped cluster', () => {
     }
   });
 
+  it("a node's link below its pods' MTU: paths into it an MTU black hole naming that node's eth0; out of it the smaller MTU, PMTU discovery working", async () => {
+    const [a, b] = [cluster!.nodes[0]!, cluster!.nodes[2]!];
+    const [podA, podB] = [pods[0]!, pods[2]!];
+    // the node's veth end drops a received frame above its MTU with no ICMP; what it forwards out is answered
+    // "fragmentation needed" by the node itself
+    execFileSync('ip', ['-n', b.netns, 'link', 'set', 'eth0', 'mtu', '1400']);
+    try {
+      const r = await podscope('probe', '--all-nodes', '-o', 'json', podA.id);
+      await record(a, b, podA, podB);
+      expect(r.code, r.stderr).toBe(5);
+      const report = JSON.parse(r.stdout) as ProbeReport;
+      const into = report.paths.find((p) => p.kind === 'peer' && p.fromNode === a.hostname && p.toNode === b.hostname)!;
+      // it connects (small packets): only the audit sees it
+      expect(into.verdict).toBe('reachable');
+      expect(into.mtu).toMatchObject({
+        interfaceMtu: 1500,
+        blackHole: true,
+        at: { node: b.hostname, netns: `node ${b.hostname}`, interface: 'eth0', mtu: 1400 },
+      });
+      // a veth lets 4 bytes past its MTU through (a VLAN tag's room)
+      expect(into.mtu!.pathMtu).toBeGreaterThanOrEqual(1400);
+      expect(into.mtu!.pathMtu).toBeLessThan(1500);
+      // the host port on that node reaches the same pod over the same links: a black hole too
+      expect(report.paths.find((p) => p.kind === 'hostPort' && p.toNode === b.hostname)!.mtu).toMatchObject({ blackHole: true });
+      const back = report.paths.find((p) => p.kind === 'peer' && p.fromNode === b.hostname && p.toNode === a.hostname)!;
+      expect(back.verdict).toBe('reachable');
+      expect(back.mtu).toMatchObject({
+        pathMtu: 1400,
+        blackHole: false,
+        pmtud: true,
+        at: { node: b.hostname, netns: `node ${b.hostname}`, interface: 'eth0', mtu: 1400 },
+      });
+      expect(report.paths.filter((p) => p.fromNode !== p.toNode && p.mtu?.blackHole).every((p) => p.toNode === b.hostname)).toBe(true);
+      // the third node's paths: the whole interface MTU crosses, nothing named
+      const third = report.paths.filter((p) => p.kind === 'peer' && (p.toNode === nodeName(1) || p.fromNode === nodeName(1)));
+      expect(third.length).toBe(2);
+      for (const p of third) expect(p.mtu).toMatchObject({ pathMtu: 1500, blackHole: false });
+      expect(third.every((p) => p.mtu!.at === undefined)).toBe(true);
+    } finally {
+      execFileSync('ip', ['-n', b.netns, 'link', 'set', 'eth0', 'mtu', '1500']);
+      // the MTU the node answered is remembered by its pod's kernel for minutes: forgotten, as before the test
+      execFileSync('nsenter', [`--net=${await podNetnsSeen(podB)}`, 'ip', 'route', 'flush', 'cache']);
+    }
+  });
+
   it('nothing of any node changed by listing, probing, the matrix and the traces', async () => {
     expect(await clusterSnapshot()).toEqual(before);
   });
 });
+
+/** a pod's netns file as the host sees it: a private node's are on its own /run, reached through its root */
+async function podNetnsSeen(p: (typeof pods)[number]): Promise<string> {
+  const [s] = await p.node.containerd.api.foreignSandboxes([p.id]);
+  const spec = (s!.verbose as { runtimeSpec: { linux: { namespaces: Array<{ type: string; path?: string }> } } }).runtimeSpec.linux
+    .namespaces;
+  const path = spec.find((x) => x.type === 'network')!.path!;
+  // /var/run is an absolute symlink to /run
+  return p.node.privateMount ? `/proc/${p.node.containerd.pid}/root${path.replace(/^\/var\/run\//, '/run/')}` : path;
+}
+
+/**
+ * With PODSCOPE_TEST_RECORD=<dir>: the kernel states of every netns a path between two nodes crosses, for the
+ * cross-node narrow-link finder's unit test (tests/fixtures/mtu/across.json); the host's links are kept to the
+ * cluster's bridge and its ports.
+ */
+async function record(a: KindNode, b: KindNode, podA: (typeof pods)[number], podB: (typeof pods)[number]): Promise<void> {
+  const dir = process.env.PODSCOPE_TEST_RECORD;
+  if (!dir) return;
+  const state = (netns: string | undefined) => ({
+    links: JSON.parse(inNetns(netns, 'ip', ['-d', '-j', 'addr', 'show'])) as Array<{ ifname: string; master?: string }>,
+    routes: JSON.parse(inNetns(netns, 'ip', ['-j', '-4', 'route', 'show', 'table', 'all'])) as unknown[],
+  });
+  const host = state(undefined);
+  const out = {
+    host: { links: host.links.filter((l) => l.ifname === cluster!.bridge || l.master === cluster!.bridge), routes: [] },
+    nodeA: { name: a.hostname, ...state(a.netnsPath) },
+    nodeB: { name: b.hostname, ...state(b.netnsPath) },
+    podA: state(await podNetnsSeen(podA)),
+    podB: state(await podNetnsSeen(podB)),
+  };
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(join(dir, 'across.json'), JSON.stringify(out, null, 1));
+}
 
 /** Everything a measurement could leave behind on any node: its netfilter and routes, its pods' netns, the CNI cache. */
 async function clusterSnapshot(): Promise<Record<string, unknown>> {
@@ -170,12 +257,7 @@ async function clusterSnapshot(): Promise<Record<string, unknown>> {
   for (const n of cluster!.nodes) {
     const podNetns: Record<string, unknown> = {};
     for (const p of pods.filter((x) => x.node === n)) {
-      const [s] = await n.containerd.api.foreignSandboxes([p.id]);
-      const spec = (s!.verbose as { runtimeSpec: { linux: { namespaces: Array<{ type: string; path?: string }> } } }).runtimeSpec.linux
-        .namespaces;
-      const path = spec.find((x) => x.type === 'network')!.path!;
-      // a private node's netns files are on its own /run: through its root (/var/run is an absolute symlink to /run)
-      const seen = n.privateMount ? `/proc/${n.containerd.pid}/root${path.replace(/^\/var\/run\//, '/run/')}` : path;
+      const seen = await podNetnsSeen(p);
       podNetns[p.id] = {
         iptables: netfilterOf(seen).iptables,
         processes: processesIn(seen),

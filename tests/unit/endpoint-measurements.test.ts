@@ -21,13 +21,16 @@ import { until } from '../../testkit/until';
 interface Recorded {
   calls: Array<[string, ...unknown[]]>;
   sources: ForeignSource[];
+  /** the libcni cache dir each measurer was built with */
+  cacheDirs: Array<string | undefined>;
   emit?: (e: SandboxEvent) => void;
   closed: number;
 }
 
 function recordingMeasurer(rec: Recorded) {
-  return (source: ForeignSource): ForeignMeasurements => {
+  return (source: ForeignSource, opts?: { cniCacheDir?: string }): ForeignMeasurements => {
     rec.sources.push(source);
+    rec.cacheDirs.push(opts?.cniCacheDir);
     const listeners = new Set<(e: SandboxEvent) => void>();
     rec.emit = (e) => listeners.forEach((l) => l(e));
     const said =
@@ -49,6 +52,7 @@ function recordingMeasurer(rec: Recorded) {
       networkTopology: said('networkTopology'),
       cniCheck: said('cniCheck'),
       cniStatus: said('cniStatus'),
+      recordedAdd: said('recordedAdd'),
       subscribe(l) {
         listeners.add(l);
         return () => listeners.delete(l);
@@ -71,7 +75,7 @@ let rec: Recorded;
 beforeEach(async () => {
   dir = tempDir('podscope-endpoint-measure-');
   synth = await startSyntheticCri({ socketPath: join(dir.dir, 'cri.sock'), pods: 3, events: false });
-  rec = { calls: [], sources: [], closed: 0 };
+  rec = { calls: [], sources: [], cacheDirs: [], closed: 0 };
   const engine = createUnavailableEngine(new Error('not needed: the measurer is given'));
   endpoints = createEndpointRegistry({ local: engine, foreignMeasurer: recordingMeasurer(rec) });
   router = createRouter({ engine, endpoints, isTrustedSender: () => true });
@@ -137,6 +141,50 @@ describe("a CRI endpoint's pods measured by this process", () => {
     const stop = await router.handle('sandbox.stop', { endpointId: e, id }, sender);
     expect(stop).toMatchObject({ ok: false, error: { code: 'Unimplemented' } });
     expect(rec.calls).toHaveLength(asked.length);
+  });
+
+  it("the endpoint's libcni results dir: default /var/lib/cni/results, another one given at add reaches its measurer; a bad one is refused naming the field", async () => {
+    const reply = await router.handle(
+      'endpoints.add',
+      { address: `unix://${synth.socketPath}`, cniResultsDir: '/srv/k3s/cni/results/' },
+      sender,
+    );
+    expect(reply).toMatchObject({ ok: true, result: { cniResultsDir: '/srv/k3s/cni/results' } });
+    const id = (reply as { result: { id: string } }).result.id;
+    await router.handle('sandbox.live', { endpointId: id, id: synth.pods[0]!.id }, sender);
+    // the engine's cniCacheDir is the dir the results are under
+    expect(rec.cacheDirs).toEqual(['/srv/k3s/cni']);
+    await endpoints.remove(id);
+    const plain = await endpoints.add({ address: `unix://${synth.socketPath}` });
+    expect(plain.cniResultsDir).toBe('/var/lib/cni/results');
+    await endpoints.remove(plain.id);
+
+    for (const [bad, why] of [
+      ['var/lib/cni/results', 'absolute path'],
+      ['/var/lib/cni/../cni/results', "'..' segments"],
+      ['/var/lib/cni', '<cache dir>/results'],
+    ] as const) {
+      const refused = await router.handle('endpoints.add', { address: `unix://${synth.socketPath}`, cniResultsDir: bad }, sender);
+      expect(refused, bad).toMatchObject({ ok: false, error: { code: 'InvalidArgument' } });
+      const message = (refused as { error: { message: string } }).error.message;
+      expect(message).toContain(`cniResultsDir: `);
+      expect(message).toContain(why);
+      // and a direct caller of the registry gets the same refusal, before anything is dialed
+      await expect(endpoints.add({ address: `unix://${synth.socketPath}`, cniResultsDir: bad })).rejects.toThrow(/^cniResultsDir: /);
+    }
+    expect((await endpoints.list()).filter((e) => e.kind === 'cri')).toEqual([]);
+  });
+
+  it("the lab's compare with an endpoint pod takes that pod's ADD from the endpoint's measurer (libcni's cache), never over CRI", async () => {
+    const added = await endpoints.add({ address: `unix://${synth.socketPath}` });
+    const id = synth.pods[0]!.id;
+    expect(await endpoints.recordedAdd(added.id, id)).toMatchObject({ measuredBy: 'stand-in', verb: 'recordedAdd' });
+    expect(rec.calls).toEqual([['recordedAdd', id]]);
+    await expect(endpoints.recordedAdd('local', id)).rejects.toThrow(/sandbox:<id>/);
+    // the lab itself is the local engine's: without one the compare is refused before the endpoint is asked
+    const reply = await router.handle('lab.diff', { endpointId: 'local', a: 'run-1', b: `endpoint:${added.id}:${id}` }, sender);
+    expect(reply).toMatchObject({ ok: false, error: { code: 'Unavailable' } });
+    expect(rec.calls).toHaveLength(1);
   });
 
   it("a measurement's progress is pushed as the endpoint's sandbox event; removing the endpoint closes its measurer", async () => {

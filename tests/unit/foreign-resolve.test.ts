@@ -9,8 +9,11 @@ import { describe, expect, it } from 'vitest';
 import { decodeSandboxStatus } from '../../electron/cri/client/decode-status';
 import * as pb from '../../electron/cri/generated/runtime_v1';
 import { ForeignPods } from '../../electron/engine/foreign/lookup';
-import { resolveForeignPod, verboseFacts, type ForeignSandbox } from '../../electron/engine/foreign/resolve';
+import { foreignResolvConf, resolveForeignPod, verboseFacts, type ForeignSandbox } from '../../electron/engine/foreign/resolve';
 import { PodscopeError } from '../../shared/domain/errors';
+import { foreignRecordedAdd } from '../../electron/engine/foreign/recorded-add';
+import { diffSides, runSide, sandboxSide } from '../../electron/engine/lab/diff';
+import type { LabRun } from '../../shared/domain/lab';
 import { FakeNodeFiles } from '../../testkit/fakes/fake-node-files';
 
 interface Recording {
@@ -124,6 +127,61 @@ describe('a containerd 1.6.20 pod resolved to PodFacts', () => {
   });
 });
 
+describe("a containerd pod's ADD from libcni's cache, for the lab's compare", () => {
+  const rec = load('containerd-1.6.20-httpd.json');
+  const netns = netnsOf(rec.verbose);
+
+  it("rebuilds each plugin's stdin from the cached conflist and capability args; the final result is the last plugin's", async () => {
+    const files = new FakeNodeFiles(rec.cache, [netns]);
+    const pods = await ForeignPods.resolve(files, [sandboxOf(rec, 'containerd')], { cniCacheDir: rec.cacheDir });
+    const add = await foreignRecordedAdd(files, pods, rec.status.id.slice(0, 12));
+    const eth0 = pods.get(rec.status.id).network!.networks.find((n) => n.ifName === 'eth0')!;
+    expect(add.fromCache).toBe(eth0.cacheFile);
+    expect(add.plugins.map((p) => p.type)).toEqual(['bridge', 'portmap', 'bandwidth']);
+    const stdin = add.plugins.map((p) => JSON.parse(p.stdin) as Record<string, unknown>);
+    // as libcni builds it: the list's name and version on every plugin, runtimeConfig for the capabilities each declares
+    for (const s of stdin) expect(s).toMatchObject({ name: eth0.network, cniVersion: eth0.cniVersion });
+    expect(stdin[1]!.runtimeConfig).toHaveProperty('portMappings');
+    expect(stdin[2]!.runtimeConfig).toHaveProperty('bandwidth');
+    expect(stdin.some((s) => 'prevResult' in s)).toBe(false);
+    expect(add.plugins.map((p) => p.stdout !== '')).toEqual([false, false, true]);
+    expect(add.result).toEqual(eth0.result);
+
+    // a run of the same chain with another portmap: its stdin differs; nothing the cache does not keep is a difference
+    const run = {
+      id: 'r1',
+      name: eth0.network,
+      containerId: 'lab-r1',
+      netns: '/run/netns/lab-r1',
+      plugins: add.plugins.map((p, i) => ({
+        ...p,
+        stdin:
+          i === 1 ? JSON.stringify({ ...stdin[1], prevResult: { ips: [] }, snat: false }) : JSON.stringify({ ...stdin[i], prevResult: {} }),
+        stdout: '{"cniVersion":"1.0.0"}',
+        stderr: 'chatter',
+        durationMs: 5,
+      })),
+      result: add.result,
+    } as unknown as LabRun;
+    const d = diffSides(runSide(run), sandboxSide(add));
+    expect(d.plugins.map((p) => [p.type, p.same])).toEqual([
+      ['bridge', true],
+      ['portmap', false],
+      ['bandwidth', true],
+    ]);
+    expect(d.plugins[1]!.stdin).toEqual([{ path: 'snat', a: false, change: 'removed' }]);
+    expect(d.plugins.every((p) => p.result.length === 0 && !p.stderr && !p.exitCode)).toBe(true);
+    expect(d.notes.join('\n')).toContain(`rebuilt from libcni's cache (${eth0.cacheFile})`);
+  });
+
+  it('a pod with no cache entry of a network says so', async () => {
+    const files = new FakeNodeFiles(rec.cache, [netns]);
+    const pods = await ForeignPods.resolve(files, [sandboxOf(rec, 'containerd')], { cniCacheDir: rec.cacheDir });
+    files.files.clear();
+    await expect(foreignRecordedAdd(files, pods, rec.status.id)).rejects.toThrow(/libcni's cache entry .* cannot be read/);
+  });
+});
+
 describe('a CRI-O pod resolved to PodFacts (verbose info from CRI-O types: image, pid, runtimeSpec)', () => {
   const rec = load('cri-o-web.json');
   const netns = netnsOf(rec.verbose);
@@ -180,6 +238,24 @@ describe("a pod of a node in namespaces of its own (a kind node): found through 
     expect(pod.netnsPath).toBe(`/proc/${hostPid}/ns/net`);
     expect(pod.pausePid).toBe(pid);
     expect(pod.pauseHostPid).toBe(hostPid);
+  });
+
+  it("the pod's resolv.conf (no dns_config: its nameservers) is read through the pause's root by this host's pid, never the reported one", async () => {
+    const hostPid = pid + 1000;
+    const conf = 'nameserver 10.96.0.10\nsearch svc.cluster.local\n';
+    const files = new FakeNodeFiles(
+      {
+        ...underRoot(rec.cache),
+        [`/proc/${hostPid}/root/etc/resolv.conf`]: conf,
+        [`/proc/${pid}/root/etc/resolv.conf`]: 'nameserver 192.0.2.1\n',
+      },
+      [`/proc/${hostPid}/ns/net`],
+    );
+    const node = { name: 'kind-worker', root, hostPid: (r: number) => (r === pid ? hostPid : undefined), addresses: [], podSubnets: [] };
+    const pod = await resolveForeignPod(files, sandboxOf(rec, 'containerd'), { cniCacheDir: rec.cacheDir, node });
+    expect(await foreignResolvConf(files, pod)).toBe(conf);
+    // a pause this host cannot see: nothing read, nothing claimed
+    expect(await foreignResolvConf(files, { ...pod, pauseProcPid: undefined })).toBeUndefined();
   });
 
   it('a pause pid no process of the node carries is named among the places looked', async () => {

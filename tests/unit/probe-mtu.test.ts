@@ -3,8 +3,9 @@
  * echo, "fragmentation needed" gives the MTU at once (shown, not failed), a silent drop is bisected to the exact size
  * (a black hole), a path where no echo crosses claims nothing. The narrow-link finder on kernel states recorded from
  * the real test (tests/real/probe-dns-mtu-real.test.ts, PODSCOPE_TEST_RECORD): a host veth lowered to 1400 is named
- * before the bridge that followed it; a router hop's device toward a far subnet; a route with an mtu. And a black hole
- * fails the probe (simulated network).
+ * before the bridge that followed it; a router hop's device toward a far subnet; a route with an mtu. Across the nodes
+ * of a kind-shaped cluster (tests/real/nodes-probe-across.test.ts): a node's eth0 lowered to 1400 is named on that
+ * node, whichever way the path goes. And a black hole fails the probe (simulated network).
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -12,6 +13,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { failingPaths, probeSucceeded } from '../../shared/domain/probe';
 import { parseLinks, parseRoutes } from '../../electron/engine/kernel/parse';
 import { findPathMtu, narrowestLink, type NetnsLinks, type SendEcho } from '../../electron/engine/probe/mtu';
+import { HOST_HOP, narrowestAcross, type AcrossMtuPath, type MtuHop } from '../../electron/engine/probe/mtu-across';
 import type { PingOutcome } from '../../electron/engine/netns/probe-net';
 import { describeProbe } from '../../electron/cli/commands/probe';
 import { createTestEngine, type TestEngine } from '../../testkit/fakes/test-engine';
@@ -135,6 +137,70 @@ describe('the narrowest link, on recorded kernel states', () => {
       interface: 'route to 10.130.7.0/25 dev eth0',
       mtu: 1280,
     });
+  });
+});
+
+type RecordedNs = { links: unknown[]; routes: unknown[] };
+type RecordedAcross = Record<'host' | 'podA' | 'podB', RecordedNs> & Record<'nodeA' | 'nodeB', RecordedNs & { name: string }>;
+
+/** two nodes of the recorded cluster (node B's eth0 at 1400), a pod on each, and the host's bridge joining them */
+function recordedAcross() {
+  const r = JSON.parse(readFileSync(join(__dirname, '../fixtures/mtu/across.json'), 'utf8')) as RecordedAcross;
+  const hop = (key: string, label: string, node: string): MtuHop => ({ key, netnsPath: `/run/netns/${key}`, label, node });
+  const hops = {
+    nodeA: hop('node:a', `node ${r.nodeA.name}`, r.nodeA.name),
+    nodeB: hop('node:b', `node ${r.nodeB.name}`, r.nodeB.name),
+    podA: hop('pod-a', 'pod a', r.nodeA.name),
+    podB: hop('pod-b', 'pod b', r.nodeB.name),
+  };
+  const states = new Map<string, NetnsLinks>();
+  const add = (h: MtuHop, s: RecordedNs) =>
+    states.set(h.key, { label: h.label, links: parseLinks(JSON.stringify(s.links)), routes: parseRoutes(JSON.stringify(s.routes), 4) });
+  add(HOST_HOP, r.host);
+  for (const k of ['nodeA', 'nodeB', 'podA', 'podB'] as const) add(hops[k], r[k]);
+  const ip = (k: 'podA' | 'podB') =>
+    states
+      .get(hops[k].key)!
+      .links.find((l) => l.name === 'eth0')!
+      .addresses.find((a) => a.family === 4)!.address;
+  return { r, hops, states, ipA: ip('podA'), ipB: ip('podB') };
+}
+
+describe('the narrowest link across nodes, on a recorded kind-shaped cluster', () => {
+  const { r, hops, states, ipA, ipB } = recordedAcross();
+  const B = r.nodeB.name;
+  const named = { node: B, netns: `node ${B}`, interface: 'eth0', mtu: 1400 };
+
+  it('pod → pod into the node whose eth0 is at 1400: that eth0, on that node, though every link before it is 1500', () => {
+    const p: AcrossMtuPath = { from: { ns: hops.podA, node: hops.nodeA }, to: { ns: hops.podB, node: hops.nodeB }, dst: ipB, src: ipA };
+    expect(narrowestAcross(p, states, 1500)).toEqual(named);
+  });
+
+  it('the other way, and from that node itself: the same eth0 (its own device toward the destination)', () => {
+    const back: AcrossMtuPath = { from: { ns: hops.podB, node: hops.nodeB }, to: { ns: hops.podA, node: hops.nodeA }, dst: ipA, src: ipB };
+    expect(narrowestAcross(back, states, 1500)).toEqual(named);
+    const fromNode: AcrossMtuPath = { from: { ns: hops.nodeB }, to: { ns: hops.podA, node: hops.nodeA }, dst: ipA, src: '10.130.250.12' };
+    expect(narrowestAcross(fromNode, states, 1500)).toEqual(named);
+  });
+
+  it('nothing narrower than the sender allows: nothing named; a route with an mtu on the sending node is named as a route', () => {
+    const p: AcrossMtuPath = { from: { ns: hops.podA, node: hops.nodeA }, to: { ns: hops.podB, node: hops.nodeB }, dst: ipB, src: ipA };
+    expect(narrowestAcross(p, states, 1400)).toBeUndefined();
+    const nodeA = states.get(hops.nodeA.key)!;
+    const route = nodeA.routes.find(
+      (x) => x.table === 'main' && x.dev === 'eth0' && x.dst.startsWith(ipB.split('.').slice(0, 3).join('.')),
+    )!;
+    route.mtu = 1300;
+    try {
+      expect(narrowestAcross(p, states, 1500)).toEqual({
+        node: r.nodeA.name,
+        netns: `node ${r.nodeA.name}`,
+        interface: `route to ${route.dst} dev eth0`,
+        mtu: 1300,
+      });
+    } finally {
+      delete route.mtu;
+    }
   });
 });
 

@@ -17,6 +17,7 @@ import {
 import { formatIssues } from '../../../shared/domain/config';
 import { engineOptionsFromFlags, parseCommandArgs, type Flags } from '../args';
 import { table } from '../format';
+import { withForeignMeasurer } from '../api';
 
 export const help = `podscope lab run FILE [--port-mapping HOST:CONTAINER[/tcp|udp|sctp]]... [--bandwidth RATE|IN,OUT] [--dns-server IP]...
                  [--ip IP]... [--mac MAC] [--cgroup-path P] [--force] [--skip-check] [--probe] [-o json]
@@ -26,6 +27,8 @@ export const help = `podscope lab run FILE [--port-mapping HOST:CONTAINER[/tcp|u
   host port (a responder in the netns answers); every path must be reachable for exit 0. DEL runs either way.
   Bandwidth rates are bits per second as Kubernetes quantities (10M, 1Gi, 500k; 0 = unshaped). --force runs even when live pods share the bridge/subnet.
 podscope lab diff RUN_A RUN_B|sandbox:ID [-o json]   per-plugin differences of two runs (or a run and a pod's ADD)
+podscope lab diff RUN_A [sandbox:]ID --endpoint unix://SOCKET [--endpoint-cni-cache DIR] [-o json]
+                                                     a run against a CRI endpoint's pod, its ADD as libcni's cache keeps it
 podscope lab ls [-o json]                            the kept runs, newest first`;
 
 async function withLab<T>(flags: Flags, fn: (lab: LabApi) => Promise<T>): Promise<T> {
@@ -259,7 +262,14 @@ export async function run(argv: string[]): Promise<number> {
   if (sub === 'diff') {
     const { flags, positionals } = parseCommandArgs(rest, common);
     if (positionals.length !== 2) throw new PodscopeError('InvalidArgument', 'lab diff takes two run ids (or a run id and sandbox:ID)');
-    const d = await withLab(flags, (lab) => lab.diff(positionals[0]!, positionals[1]!));
+    const [a, b] = positionals as [string, string];
+    const d =
+      typeof flags.endpoint === 'string'
+        ? // b is a pod of that endpoint: its ADD from libcni's cache, compared with a run of this engine's lab
+          await withLab({ ...flags, endpoint: undefined }, async (lab) =>
+            lab.diffWithAdd!(a, await withForeignMeasurer(flags, (m) => m.recordedAdd(b.replace(/^sandbox:/, '')))),
+          )
+        : await withLab(flags, (lab) => lab.diff(a, b));
     if (flags.output === 'json') process.stdout.write(`${JSON.stringify(d, null, 2)}\n`);
     else printDiff(d);
     return 0;

@@ -47,8 +47,20 @@ export interface ForeignPodFacts extends PodFacts {
   pausePid?: number;
   /** the pause's pid in this process's pid namespace, when it differs */
   pauseHostPid?: number;
+  /** the pause's pid as /proc here numbers it, when known (its root there holds the pod's /etc/resolv.conf) */
+  pauseProcPid?: number;
   /** where the netns and the attachments were found, in words */
   resolvedFrom: { netns?: string; attachments?: string };
+}
+
+/**
+ * The pod's resolv.conf as its containers see it, read through the pause process's root (`/proc/<pid>/root`):
+ * containerd mounts the file it wrote for the sandbox (from dns_config, else a copy of its host's) into the pause
+ * container at /etc/resolv.conf, so this is the file whatever the runtime's directories are and whichever mount
+ * namespace it lives in. Read-only; undefined when the pause is not seen here or the file cannot be read.
+ */
+export async function foreignResolvConf(files: NodeFiles, pod: Pick<ForeignPodFacts, 'pauseProcPid'>): Promise<string | undefined> {
+  return pod.pauseProcPid === undefined ? undefined : files.readText(`/proc/${pod.pauseProcPid}/root/etc/resolv.conf`);
 }
 
 /** The verbose facts both runtimes' documents share, read defensively: a missing or odd field is just absent. */
@@ -123,6 +135,7 @@ export async function resolveForeignPod(files: NodeFiles, pod: ForeignSandbox, o
     // a runtime in its own pid namespace numbers the pause its own way: /proc/<that number> here is another process
     const hostPid = node?.hostPid ? node.hostPid(v.pid) : v.pid;
     if (hostPid !== undefined && hostPid !== v.pid) facts.pauseHostPid = hostPid;
+    if (hostPid !== undefined) facts.pauseProcPid = hostPid;
     if (hostPid !== undefined)
       candidates.push([
         `/proc/${hostPid}/ns/net`,

@@ -11,6 +11,7 @@ import type {
   LabKernelItem,
   LabPluginDiff,
   LabPluginTrace,
+  LabRecordedAdd,
   LabRun,
   LabValueChange,
 } from '../../../shared/domain/lab';
@@ -63,16 +64,12 @@ export interface DiffSide {
   leftAfterDel?: LabKernelItem[];
   /** a run's bridges as they were before its ADD (undefined on records from before it was kept) */
   existedBefore?: LabKernelItem[];
+  /** rebuilt from libcni's cache (this entry): each plugin's stdin without prevResult, and the final result only */
+  fromCache?: string;
 }
 
 /** A live pod's recorded ADD, for diffing a run against it. */
-export interface RecordedAdd {
-  id: string;
-  name: string;
-  plugins: LabPluginTrace[];
-  netns?: string;
-  result?: unknown;
-}
+export type RecordedAdd = LabRecordedAdd;
 
 export function runSide(run: LabRun): DiffSide {
   return {
@@ -97,7 +94,15 @@ export function sandboxSide(rec: RecordedAdd): DiffSide {
     plugins: rec.plugins,
     tokens: placeholderTokens(rec.plugins, { containerId: rec.id, netns: rec.netns ?? '' }),
     result: rec.result,
+    ...(rec.fromCache !== undefined && { fromCache: rec.fromCache }),
   };
+}
+
+/** stdin without prevResult: a side rebuilt from libcni's cache has none to compare (only the final result is kept) */
+function withoutPrevResult(x: unknown): unknown {
+  if (!isObj(x)) return x;
+  const { prevResult: _drop, ...rest } = x;
+  return rest;
 }
 
 function normalizedJson(text: string, tokens: Record<string, string>): unknown {
@@ -129,10 +134,18 @@ export function diffPlugins(a: DiffSide, b: DiffSide, phases?: Set<string>): Lab
     const pa = ma.get(k);
     const pb = mb.get(k);
     const ref = (pa ?? pb)!;
-    const stdin = jsonDiff(pa ? normalizedJson(pa.stdin, a.tokens) : undefined, pb ? normalizedJson(pb.stdin, b.tokens) : undefined);
-    const result = jsonDiff(pa ? normalizedJson(pa.stdout, a.tokens) : undefined, pb ? normalizedJson(pb.stdout, b.tokens) : undefined);
-    const stderrA = pa ? goPanicNoise(normalize(pa.stderr, a.tokens)) : '';
-    const stderrB = pb ? goPanicNoise(normalize(pb.stderr, b.tokens)) : '';
+    // a side from libcni's cache knows each plugin's stdin (less prevResult) and nothing of its output
+    const cached = a.fromCache !== undefined || b.fromCache !== undefined;
+    const stdinOf = (p: LabPluginTrace | undefined, side: DiffSide) => {
+      const v = p ? normalizedJson(p.stdin, side.tokens) : undefined;
+      return cached ? withoutPrevResult(v) : v;
+    };
+    const stdin = jsonDiff(stdinOf(pa, a), stdinOf(pb, b));
+    const result = cached
+      ? []
+      : jsonDiff(pa ? normalizedJson(pa.stdout, a.tokens) : undefined, pb ? normalizedJson(pb.stdout, b.tokens) : undefined);
+    const stderrA = pa && !cached ? goPanicNoise(normalize(pa.stderr, a.tokens)) : '';
+    const stderrB = pb && !cached ? goPanicNoise(normalize(pb.stderr, b.tokens)) : '';
     const d: LabPluginDiff = {
       phase: ref.phase,
       index: ref.index,
@@ -144,7 +157,7 @@ export function diffPlugins(a: DiffSide, b: DiffSide, phases?: Set<string>): Lab
       same: false,
     };
     if (stderrA !== stderrB) d.stderr = { a: stderrA, b: stderrB };
-    if ((pa?.exitCode ?? null) !== (pb?.exitCode ?? null)) d.exitCode = { a: pa?.exitCode ?? null, b: pb?.exitCode ?? null };
+    if (!cached && (pa?.exitCode ?? null) !== (pb?.exitCode ?? null)) d.exitCode = { a: pa?.exitCode ?? null, b: pb?.exitCode ?? null };
     d.same = d.present === 'both' && stdin.length === 0 && result.length === 0 && !d.stderr && !d.exitCode && pa!.type === pb!.type;
     return d;
   });
@@ -200,6 +213,11 @@ export function diffSides(a: DiffSide, b: DiffSide): LabDiff {
     notes.push(
       'a live pod keeps only its ADD trace: CHECK and DEL are compared between runs only, and its kernel state was not snapshotted',
     );
+  for (const side of [a, b])
+    if (side.fromCache !== undefined)
+      notes.push(
+        `${side.label} is rebuilt from libcni's cache (${side.fromCache}): each plugin's stdin from the cached conflist, CNI_ARGS and capability args, and the ADD's final result; libcni keeps no plugin's own output, prevResult, stderr or exit code, so those are not compared`,
+      );
   const out: LabDiff = {
     a: { kind: a.kind, id: a.id, label: a.label },
     b: { kind: b.kind, id: b.id, label: b.label },

@@ -9,6 +9,7 @@ import {
   LabRunRequestSchema,
   type LabApi,
   type LabDiff,
+  type LabRecordedAdd,
   type LabProgress,
   type LabRun,
   type LabRunRequest,
@@ -106,6 +107,11 @@ export class LabService implements LabApi {
         ? sandboxSide(await this.deps.recordedAdd(ref.slice('sandbox:'.length)))
         : runSide(await this.records.get(ref));
     return diffSides(await side(a), await side(b));
+  }
+
+  /** run `a` against another runtime's pod's ADD, as libcni's cache keeps it (foreign/recorded-add.ts) */
+  async diffWithAdd(a: string, b: LabRecordedAdd): Promise<LabDiff> {
+    return diffSides(runSide(await this.records.get(a)), sandboxSide(b));
   }
 
   /** Durable write into the conf dir, the previous file kept as <file>.bak-<time> (save.ts). */

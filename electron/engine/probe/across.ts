@@ -20,6 +20,7 @@ import type { KernelRoute } from '../kernel/types';
 import type { ConnectOutcome, ProbeNet } from '../netns/probe-net';
 import type { FlowNetns, FlowToTrace, ProbeTracer, TracedFlow } from './deps';
 import { judge, podName } from './judge';
+import { auditAcross, type AcrossMtuPath, type MtuHop } from './mtu-across';
 import { fmtAddr, type PlannedConnect } from './plan';
 import { ProbeSession } from './session';
 
@@ -47,6 +48,8 @@ export interface AcrossOptions {
   signal?: AbortSignal;
   /** per connect (default 1500 ms) */
   connectTimeoutMs?: number;
+  /** audit each path's MTU beside the connects (default true; the matrix never does) */
+  mtu?: boolean;
 }
 
 /** a netns a cross-node connect starts or ends in: a node's own, or a pod's */
@@ -129,7 +132,7 @@ export async function probeAcrossNodes(
       if (src) connects.push(cross('podPort', nodePlace(other), me, myIp, await port(me), src, `node ${other.name}`));
       else errors.push(`node ${other.name} has no IPv4 address: node → pod not measured from it`);
     }
-    return { paths: await runConnects(deps, session, nodes, connects, opts, errors), errors };
+    return { paths: await runConnects(deps, session, nodes, connects, { ...opts, mtu: opts.mtu !== false }, errors), errors };
   } finally {
     await session.close();
   }
@@ -166,7 +169,7 @@ export async function probeMatrix(deps: AcrossDeps, nodes: AcrossNode[], opts: A
         if (a === b) continue;
         connects.push(cross('peer', a, b, podAddress(b.pod!)!, ports.get(b.key)!, podAddress(a.pod!)!, 'pod'));
       }
-    const paths = await runConnects(deps, session, nodes, connects, opts, matrix.errors);
+    const paths = await runConnects(deps, session, nodes, connects, { ...opts, mtu: false }, matrix.errors);
     matrix.cells = paths.map((p, i): ProbeMatrixCell => {
       const c = connects[i]!;
       return {
@@ -249,6 +252,13 @@ async function runConnects(
     }
   let records: TracedFlow[] | undefined;
   let outcomes: ConnectOutcome[];
+  // the MTU audit runs beside the connects: its echoes are ICMP, which no TRACE rule of the connects matches
+  const audit = opts.mtu
+    ? auditAcross({ net: deps.net, session, paths: connects.map(mtuPathOf) }).catch((e: unknown) => ({
+        byIndex: new Map<number, NonNullable<ProbePath['mtu']>>(),
+        errors: [`path MTU: ${(e as Error).message}`],
+      }))
+    : undefined;
   try {
     outcomes = await Promise.all(
       connects.map((c, i) =>
@@ -266,6 +276,8 @@ async function runConnects(
       });
     if (tracer && flows) for (const f of flows) tracer.releasePort(f.sport);
   }
+  const mtus = await audit;
+  if (mtus) errors.push(...mtus.errors);
   const everyPod = nodes.flatMap((n) => n.pods);
   const known = everyPod.map((r) => ({
     id: r.id,
@@ -315,8 +327,35 @@ async function runConnects(
         path.trace.capture = { pcapngBase64: capture.pcapng.toString('base64'), interfaces: capture.interfaces, packets: capture.packets };
     }
     if (path.verdict !== 'reachable' && path.verdict !== 'shadowed') nameMissingRoute(c, path, routesOf);
+    const mtu = mtus?.byIndex.get(i);
+    if (mtu) path.mtu = mtu;
     return path;
   });
+}
+
+const nodeHop = (n: AcrossNode): MtuHop => ({
+  key: nodeKey(n),
+  ...(n.netnsPath !== undefined && { netnsPath: n.netnsPath }),
+  label: `node ${n.name}`,
+  node: n.name,
+});
+
+const placeHops = (p: Place): AcrossMtuPath['from'] =>
+  p.pod
+    ? {
+        ns: {
+          key: p.key,
+          ...(p.netnsPath !== undefined && { netnsPath: p.netnsPath }),
+          label: `pod ${podName(p.pod) ?? p.key.slice(0, 12)}`,
+          node: p.node.name,
+        },
+        node: nodeHop(p.node),
+      }
+    : { ns: nodeHop(p.node) };
+
+/** a cross-node connect as the MTU audit sees it: a host port's path is echoed to the pod its DNAT sends to (ICMP is not DNATed) */
+function mtuPathOf(c: CrossConnect): AcrossMtuPath {
+  return { from: placeHops(c.from), to: placeHops(c.to), dst: (c.to.pod && podAddress(c.to.pod)) ?? c.host, src: c.src };
 }
 
 /** the netns a cross-node connect crosses, the sender's first, and the route decisions that explain it */

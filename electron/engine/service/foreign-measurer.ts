@@ -12,6 +12,7 @@
 import type { CniConfigView } from '../../../shared/domain/cni';
 import { PodscopeError } from '../../../shared/domain/errors';
 import type { LiveNetworkView } from '../../../shared/domain/live';
+import type { LabRecordedAdd } from '../../../shared/domain/lab';
 import type { CniCheckReport, CniStatusReport, ThroughputOptions, ThroughputReport } from '../../../shared/domain/measure';
 import type { ProbeReport } from '../../../shared/domain/probe';
 import type { MeasurementApi, SandboxEvent } from '../../../shared/domain/sandbox';
@@ -19,10 +20,11 @@ import type { NetworkTopology, PodTopology } from '../../../shared/domain/topolo
 import type { ForeignNode, NodeFiles } from '../foreign/deps';
 import { ForeignPods } from '../foreign/lookup';
 import { foreignCniCheck, foreignCniStatus } from '../foreign/cni-verbs';
+import { foreignRecordedAdd } from '../foreign/recorded-add';
 import type { ExecContext } from '../cni/plugin-exec';
 import type { CniCallRecord } from '../cni/types';
 import type { ProcessRunner } from '../os/exec';
-import type { ForeignSandbox } from '../foreign/resolve';
+import { foreignResolvConf, type ForeignSandbox } from '../foreign/resolve';
 import type { LiveReader } from '../netns/live-reader';
 import type { ProbeNet } from '../netns/probe-net';
 import { buildLiveView } from '../pods/live';
@@ -71,6 +73,8 @@ export type ForeignMeasurements = MeasurementApi & {
   probe(id: string, opts?: { trace?: boolean; dnsName?: string; mtu?: boolean }): Promise<ProbeReport>;
   lastProbe(id: string): Promise<ProbeReport | null>;
   live(id: string): Promise<LiveNetworkView>;
+  /** the pod's ADD as libcni's cache keeps it, for the lab to diff a run against (read-only) */
+  recordedAdd(id: string): Promise<LabRecordedAdd>;
   subscribe(listener: (e: SandboxEvent) => void): () => void;
   close(): void;
 };
@@ -151,6 +155,8 @@ export function createForeignMeasurer(deps: ForeignMeasurerDeps, source: Foreign
             refreshLiveness: async () => undefined,
             netnsClosed,
             cniConfig: () => cni,
+            // a pod without dns_config: its nameservers are what its resolv.conf says, read through the pause's root
+            resolvConf: async (pod) => foreignResolvConf(deps.files, pods.get(pod.id)),
             ...(tracer && { tracer }),
             ...(probeNode && { node: probeNode }),
           },
@@ -213,6 +219,10 @@ export function createForeignMeasurer(deps: ForeignMeasurerDeps, source: Foreign
     async cniCheck(id: string): Promise<CniCheckReport> {
       const pluginExec = await cniExec();
       return foreignCniCheck(deps.files, await snapshot(), id, pluginExec);
+    },
+
+    async recordedAdd(id: string): Promise<LabRecordedAdd> {
+      return foreignRecordedAdd(deps.files, await snapshot(), id);
     },
 
     async cniStatus(): Promise<CniStatusReport> {

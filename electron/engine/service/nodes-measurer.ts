@@ -28,7 +28,7 @@ export interface NodesMeasurerDeps {
 
 export interface NodesMeasurements {
   /** the pod's own paths on its node, and every path between it and the other nodes, each naming both nodes */
-  probe(id: string, opts?: { trace?: boolean }): Promise<ProbeReport>;
+  probe(id: string, opts?: { trace?: boolean; mtu?: boolean }): Promise<ProbeReport>;
   /** every pod × every pod of the nodes */
   matrix(opts?: { trace?: boolean }): Promise<ProbeMatrix>;
   close(): void;
@@ -73,7 +73,11 @@ export function createNodesMeasurer(deps: NodesMeasurerDeps, members: NodeMember
         p.fromNode ??= home.name;
         p.toNode ??= home.name;
       }
-      const cross = await probeAcrossNodes(across, nodes, report.sandboxId, { trace: opts.trace === true, signal: abort.signal });
+      const cross = await probeAcrossNodes(across, nodes, report.sandboxId, {
+        trace: opts.trace === true,
+        mtu: opts.mtu !== false,
+        signal: abort.signal,
+      });
       report.paths.push(...cross.paths);
       report.errors.push(...errors, ...cross.errors);
       report.node = home.name;

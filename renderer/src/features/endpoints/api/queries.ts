@@ -5,7 +5,7 @@ import { queryKeys } from '../../../lib/query-keys';
 export function useEndpointMutations(client: PodscopeClient) {
   const qc = useQueryClient();
   const add = useMutation({
-    mutationFn: (req: { address: string; label?: string }) => client.call('endpoints.add', req),
+    mutationFn: (req: { address: string; label?: string; cniResultsDir?: string }) => client.call('endpoints.add', req),
     onSuccess: () => qc.invalidateQueries({ queryKey: queryKeys.endpoints }),
   });
   const remove = useMutation({

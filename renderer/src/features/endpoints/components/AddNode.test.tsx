@@ -46,6 +46,20 @@ describe('Add a node', () => {
     await waitFor(() => expect(calls).toContain('endpoints.add'));
   });
 
+  it("checks the libcni results dir as it is typed: a wrong one is named in the field's note and nothing can be added", async () => {
+    await renderWithEngine(<AddEndpointDialog open onClose={() => undefined} />);
+    const field = screen.getByLabelText('libcni results dir') as HTMLInputElement;
+    expect(field.value).toBe('/var/lib/cni/results');
+    expect(screen.getByRole('button', { name: 'Connect' }).hasAttribute('disabled')).toBe(false);
+    await userEvent.clear(field);
+    await userEvent.type(field, '/var/lib/cni');
+    expect(screen.getByTestId('cni-results-dir-note').textContent).toMatch(/^libcni results dir: must be libcni's results directory/);
+    expect(field.getAttribute('aria-invalid')).toBe('true');
+    expect(screen.getByRole('button', { name: 'Connect' }).hasAttribute('disabled')).toBe(true);
+    await userEvent.type(field, '/results');
+    expect(screen.getByRole('button', { name: 'Connect' }).hasAttribute('disabled')).toBe(false);
+  });
+
   it('says so when no runtime is found', async () => {
     await renderWithEngine(<AddEndpointDialog open onClose={() => undefined} />);
     expect(await screen.findByText(/No CRI runtime found/)).toBeTruthy();

@@ -3,7 +3,13 @@
  * node's containerd in its own namespaces). Adding one offers the nodes discovered on this machine, one click each.
  */
 import { useState } from 'react';
-import { LOCAL_ENDPOINT_ID, LOCAL_ENDPOINT_LABEL, type EndpointView } from '../../../../../shared/domain/endpoints';
+import {
+  CniResultsDirSchema,
+  DEFAULT_CNI_RESULTS_DIR,
+  LOCAL_ENDPOINT_ID,
+  LOCAL_ENDPOINT_LABEL,
+  type EndpointView,
+} from '../../../../../shared/domain/endpoints';
 import { useClient } from '../../../lib/connection-context';
 import { ConfirmDialog, Dialog } from '../../../lib/ui/Dialog';
 import { ErrorView } from '../../../lib/ui/ErrorView';
@@ -75,6 +81,15 @@ function CapabilityNote({ endpoint }: { endpoint: EndpointView }) {
           <span dir="ltr">{endpoint.address.replace(/^unix:\/\//, '')}</span>
         </div>
       )}
+      {endpoint.cniResultsDir && (
+        <div
+          className="mono muted small endpoint-address"
+          title={`libcni results dir: ${endpoint.cniResultsDir}`}
+          data-testid="endpoint-cni-results"
+        >
+          <span dir="ltr">CNI results {endpoint.cniResultsDir}</span>
+        </div>
+      )}
       <EndpointManage endpoint={endpoint} />
       {missing.length > 0 && (
         <div className="endpoint-missing">
@@ -98,13 +113,17 @@ export function AddEndpointDialog({ open, onClose }: { open: boolean; onClose: (
   const { add } = useEndpointMutations(client);
   const [address, setAddress] = useState('/run/containerd/containerd.sock');
   const [label, setLabel] = useState('');
+  const [resultsDir, setResultsDir] = useState(DEFAULT_CNI_RESULTS_DIR);
+  // checked as the engine checks it, so the field says what is wrong before anything is dialed
+  const resultsCheck = CniResultsDirSchema.safeParse(resultsDir);
+  const resultsError = resultsCheck.success ? undefined : resultsCheck.error.issues[0]?.message;
   // a stale error must not greet the next attempt
   const close = () => {
     add.reset();
     onClose();
   };
   const connect = (req: { address: string; label?: string }) =>
-    add.mutate(req, {
+    add.mutate(resultsDir.trim() === DEFAULT_CNI_RESULTS_DIR ? req : { ...req, cniResultsDir: resultsDir.trim() }, {
       onSuccess: (view) => {
         setEndpoint(view.id);
         close();
@@ -123,7 +142,7 @@ export function AddEndpointDialog({ open, onClose }: { open: boolean; onClose: (
           <button
             type="button"
             className="btn btn-primary"
-            disabled={!address.trim() || add.isPending}
+            disabled={!address.trim() || add.isPending || resultsError !== undefined}
             onClick={() => connect({ address: address.trim(), ...(label.trim() ? { label: label.trim() } : {}) })}
           >
             {add.isPending ? 'Connecting…' : 'Connect'}
@@ -132,7 +151,7 @@ export function AddEndpointDialog({ open, onClose }: { open: boolean; onClose: (
       }
     >
       <div className="stack-s">
-        <DiscoveredNodes open={open} onAdd={connect} busy={add.isPending} />
+        <DiscoveredNodes open={open} onAdd={connect} busy={add.isPending || resultsError !== undefined} />
         <label className="field">
           <span className="label">Or a socket path</span>
           <input
@@ -145,6 +164,22 @@ export function AddEndpointDialog({ open, onClose }: { open: boolean; onClose: (
         <label className="field">
           <span className="label">Label (optional)</span>
           <input className="input" value={label} onChange={(e) => setLabel(e.target.value)} placeholder="containerd" />
+        </label>
+        <label className="field">
+          <span className="label">libcni results dir</span>
+          <input
+            className="input mono"
+            aria-label="libcni results dir"
+            value={resultsDir}
+            onChange={(e) => setResultsDir(e.target.value)}
+            aria-invalid={resultsError !== undefined}
+            aria-describedby="cni-results-dir-note"
+          />
+          <span id="cni-results-dir-note" className={`small ${resultsError ? 'text-bad' : 'muted'}`} data-testid="cni-results-dir-note">
+            {resultsError
+              ? `libcni results dir: ${resultsError}`
+              : "where the runtime's libcni keeps each attachment's result (its pods' networks are read there); Podscope only reads it"}
+          </span>
         </label>
         <p className="small muted">
           Podscope calls the CRI Version RPC before adding it. Sandboxes on a CRI node show what CRI exposes; the per-plugin trace and

@@ -3,9 +3,10 @@
  * progress events, the runs kept and the pair compared, and Save. The page only lays these out.
  */
 import { useEffect, useMemo, useState } from 'react';
-import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { useMutation, useQueries, useQuery, useQueryClient } from '@tanstack/react-query';
 import type { LabIssue, LabPluginTrace, LabProbe } from '../../../../../shared/domain/lab';
 import { useClient } from '../../../lib/connection-context';
+import { endpointsQuery } from '../../../lib/endpoint';
 import { useNavigation } from '../../../lib/navigation';
 import { queryKeys } from '../../../lib/query-keys';
 import { STARTER_CONFLIST } from '../../../lib/starter-conflist';
@@ -75,6 +76,16 @@ export function useLab(endpointId: string) {
   const shownRun = useQuery({ ...labRunQuery(client, endpointId, shown ?? ''), enabled: shown !== undefined });
   const runs = useQuery(labRunsQuery(client, endpointId));
   const pods = useQuery({ queryKey: queryKeys.labPods(endpointId), queryFn: () => client.call('sandbox.list', { endpointId }) });
+  // the pods of the CRI endpoints whose pods this process measures: b may be one's ADD, from libcni's cache
+  const endpoints = useQuery(endpointsQuery(client));
+  const measured = (endpoints.data ?? []).filter((e) => e.kind === 'cri' && e.connected && e.capabilities.measurements);
+  const endpointPodLists = useQueries({
+    queries: measured.map((e) => ({
+      queryKey: queryKeys.labPods(e.id),
+      queryFn: () => client.call('sandbox.list', { endpointId: e.id }),
+    })),
+  });
+  const endpointPods = measured.map((e, i) => ({ endpoint: e, pods: endpointPodLists[i]?.data ?? [] })).filter((g) => g.pods.length > 0);
   const [a, setA] = useState('');
   const [b, setB] = useState('');
   const diff = useQuery({ ...labDiffQuery(client, endpointId, a, b), enabled: a !== '' && b !== '' && a !== b });
@@ -112,6 +123,7 @@ export function useLab(endpointId: string) {
     shownRun: shownRun.data,
     runs: runs.data ?? [],
     pods: pods.data ?? [],
+    endpointPods,
     compare: { a, b, setA, setB },
     diff,
     save,

@@ -101,7 +101,7 @@ function Lab({ endpointId }: { endpointId: string }) {
         <CapabilityArgs lab={lab} onSave={() => setConfirmSave(true)} />
       </div>
       <RunState lab={lab} />
-      <LabRuns runs={lab.runs} pods={lab.pods} {...lab.compare} onShow={lab.setShown} />
+      <LabRuns runs={lab.runs} pods={lab.pods} endpointPods={lab.endpointPods} {...lab.compare} onShow={lab.setShown} />
       {lab.diff.error && <ErrorView error={lab.diff.error} title="Cannot compare" />}
       {lab.diff.data && <DiffView diff={lab.diff.data} />}
       <LabSaveDialog

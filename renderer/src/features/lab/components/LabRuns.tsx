@@ -1,4 +1,5 @@
 /** The runs kept under the state dir, each pickable as a or b of a comparison (b may also be a live pod's ADD). */
+import type { EndpointView } from '../../../../../shared/domain/endpoints';
 import type { LabRunSummary } from '../../../../../shared/domain/lab';
 import type { SandboxSummary } from '../../../../../shared/domain/sandbox';
 import { dateTime, ms } from '../../../lib/format';
@@ -7,6 +8,7 @@ import { Pill } from '../../../lib/ui/StatusPill';
 export function LabRuns({
   runs,
   pods,
+  endpointPods = [],
   a,
   b,
   setA,
@@ -15,6 +17,8 @@ export function LabRuns({
 }: {
   runs: LabRunSummary[];
   pods: SandboxSummary[];
+  /** pods of the CRI endpoints this process measures: their ADD is read from libcni's cache */
+  endpointPods?: Array<{ endpoint: EndpointView; pods: SandboxSummary[] }>;
   a: string;
   b: string;
   setA: (id: string) => void;
@@ -65,15 +69,30 @@ export function LabRuns({
           ))}
         </tbody>
       </table>
-      {pods.length > 0 && (
+      {(pods.length > 0 || endpointPods.length > 0) && (
         <label className="small">
           or compare run a with a live pod&apos;s ADD as b:{' '}
-          <select className="input" value={b.startsWith('sandbox:') ? b : ''} onChange={(e) => setB(e.target.value)}>
+          <select
+            className="input"
+            aria-label="b: a live pod's ADD"
+            value={b.startsWith('sandbox:') || b.startsWith('endpoint:') ? b : ''}
+            onChange={(e) => setB(e.target.value)}
+          >
             <option value="">—</option>
             {pods.map((p) => (
               <option key={p.id} value={`sandbox:${p.id}`}>
                 {p.name || p.id.slice(0, 13)}
               </option>
+            ))}
+            {endpointPods.map((g) => (
+              // another runtime's pod: its ADD as libcni's cache keeps it (stdins and the final result)
+              <optgroup key={g.endpoint.id} label={`${g.endpoint.label} (from libcni's cache)`}>
+                {g.pods.map((p) => (
+                  <option key={p.id} value={`endpoint:${g.endpoint.id}:${p.id}`}>
+                    {p.name || p.id.slice(0, 13)}
+                  </option>
+                ))}
+              </optgroup>
             ))}
           </select>
         </label>

@@ -198,3 +198,21 @@ describe('Network tab: live in the netns', () => {
     expect(routes.querySelector('tr[data-dst="default"]')?.textContent).toContain('✓ listed');
   });
 });
+
+describe('Network tab: the Interfaces table', () => {
+  it("shows the pod interface's MTU as the kernel in its netns has it (the CNI result carries none), with the time it was read", async () => {
+    await open('network', {
+      // a link MTU no default would give
+      tamper: (kernel, s) => void (kernel.podLinks(s.netnsPath!).find((l) => l.name === 'eth0')!.mtu = 1450),
+    });
+    const table = await screen.findByTestId('interfaces');
+    await waitFor(() => expect(table.querySelector('tr[data-iface="eth0"] [data-testid="iface-mtu"]')?.textContent).toBe('1450'));
+    const cell = table.querySelector('tr[data-iface="eth0"] [data-testid="iface-mtu"]') as HTMLElement;
+    expect(cell.dataset.mtuFrom).toBe('kernel');
+    expect(cell.title).toMatch(/^read from the kernel in the pod's netns at \d{4}-/);
+    expect(screen.getByTestId('interfaces-mtu-source').textContent).toMatch(/read from the kernel in its netns at \d\d:\d\d:\d\d/);
+    // the host end is not in the pod's netns: no number made up for it
+    const host = table.querySelector('tr[data-side="host"] [data-testid="iface-mtu"]') as HTMLElement;
+    expect(host.textContent).toBe('—');
+  });
+});

@@ -4,7 +4,9 @@ import { ipFamily } from '../../../../../../shared/domain/ip-selection';
 import type { SandboxStatus } from '../../../../../../shared/domain/sandbox';
 import { Section } from '../../../../lib/ui/KeyValues';
 import { Pill } from '../../../../lib/ui/StatusPill';
-import { interfaceRows } from '../model/interfaces';
+import { interfaceRows, withKernelMtu } from '../model/interfaces';
+import { hhmmss } from '../model/reachability';
+import { useLiveNetwork } from './LivePanel';
 
 export function IpCards({ s }: { s: SandboxStatus }) {
   return (
@@ -93,7 +95,12 @@ export function IpSelection({ s }: { s: SandboxStatus }) {
 }
 
 export function Interfaces({ s }: { s: SandboxStatus }) {
-  const { rows, perNetwork } = interfaceRows(s);
+  const base = interfaceRows(s);
+  // the same query (and cache) as the live panels: a CNI result carries no MTU, the kernel in the pod's netns does
+  const { q } = useLiveNetwork(s.id);
+  const kernel = s.state === 'SANDBOX_READY' ? q.data : undefined;
+  const rows = withKernelMtu(base.rows, kernel);
+  const perNetwork = base.perNetwork;
   return (
     <Section title="Interfaces">
       {rows.length === 0 ? (
@@ -102,9 +109,19 @@ export function Interfaces({ s }: { s: SandboxStatus }) {
         <>
           {!perNetwork && (
             <div className="small muted" data-testid="interfaces-source">
-              From the runtime's merged CNI result: it does not say which network created each interface, and reports no MTU.
+              From the runtime's merged CNI result: it does not say which network created each interface.
             </div>
           )}
+          <div className="small muted" data-testid="interfaces-mtu-source">
+            {kernel ? (
+              <>
+                MTU of the pod's interfaces read from the kernel in its netns at <b className="mono">{hhmmss(kernel.collectedAt)}</b>
+                {rows.some((r) => r.side === 'host' && r.mtuFrom !== 'cni') && "; the host side's is not read here"}.
+              </>
+            ) : (
+              "MTU as the CNI result reports it (most plugins report none): the kernel's is read while the pod's netns can be read."
+            )}
+          </div>
           <table className="table" data-testid="interfaces">
             <thead>
               <tr>
@@ -114,7 +131,7 @@ export function Interfaces({ s }: { s: SandboxStatus }) {
                 <th>MAC</th>
                 <th>addresses</th>
                 <th>gateway</th>
-                {perNetwork && <th>MTU</th>}
+                <th>MTU</th>
               </tr>
             </thead>
             <tbody>
@@ -128,7 +145,20 @@ export function Interfaces({ s }: { s: SandboxStatus }) {
                   <td className="mono">{r.mac ?? '—'}</td>
                   <td className="mono">{r.ips.join(', ') || '—'}</td>
                   <td className="mono">{r.gateways.join(', ') || '—'}</td>
-                  {perNetwork && <td className="mono">{r.mtu ?? '—'}</td>}
+                  <td
+                    className="mono"
+                    data-testid="iface-mtu"
+                    data-mtu-from={r.mtuFrom}
+                    title={
+                      r.mtuFrom === 'kernel' && kernel
+                        ? `read from the kernel in the pod's netns at ${kernel.collectedAt}`
+                        : r.mtuFrom === 'cni'
+                          ? 'from the CNI result'
+                          : undefined
+                    }
+                  >
+                    {r.mtu ?? '—'}
+                  </td>
                 </tr>
               ))}
             </tbody>

@@ -135,3 +135,30 @@ describe('Reachability paths grouped by network', () => {
     expect(within(dns).getByTestId('reach-resolv-conf').textContent).toBe(conf);
   });
 });
+
+describe("a network group's heading", () => {
+  it('counts a path that connects but loses full-size packets as an MTU black hole, not as reachable', () => {
+    const holed: ProbeReport = {
+      ...report,
+      paths: [
+        path({ kind: 'hostPort', from: 'host', to: '127.0.0.1:8080', mappingIndex: 0 }),
+        path({
+          mtu: {
+            pathMtu: 1400,
+            interfaceMtu: 1500,
+            blackHole: true,
+            at: { node: 'host', netns: 'host', interface: 'vethab12', mtu: 1400 },
+            probes: 5,
+            note: '',
+          },
+        }),
+      ],
+    };
+    render(<ReachabilityPaths s={s} report={holed} actions={actions} />);
+    const eth0 = screen.getAllByTestId('reach-network')[0]!;
+    const heading = within(eth0).getByTestId('reach-network-heading').textContent;
+    expect(heading).toContain('1 reachable');
+    expect(heading).toContain('1 MTU black hole');
+    expect(heading).not.toContain('2 reachable');
+  });
+});

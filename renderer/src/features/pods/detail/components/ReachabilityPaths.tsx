@@ -7,7 +7,17 @@ import { Fragment } from 'react';
 import { describeMtu, pathMeasuredBy, type ProbePath, type ProbeReport } from '../../../../../../shared/domain/probe';
 import type { SandboxStatus } from '../../../../../../shared/domain/sandbox';
 import { Pill } from '../../../../lib/ui/StatusPill';
-import { hhmmss, KIND_LABEL, pathGroups, unmeasuredLabel, VERDICT_LABEL, verdictTone, type PathGroup } from '../model/reachability';
+import {
+  COUNT_LABEL,
+  hhmmss,
+  KIND_LABEL,
+  pathGroups,
+  unmeasuredLabel,
+  VERDICT_LABEL,
+  verdictTone,
+  type GroupCount,
+  type PathGroup,
+} from '../model/reachability';
 import { PathTrace } from './PathTrace';
 
 export interface PathActions {
@@ -79,7 +89,7 @@ export function ReachabilityPaths({ s, report, actions }: { s: SandboxStatus; re
 
 function GroupHeading({ g }: { g: PathGroup }) {
   const summary = Object.entries(g.counts)
-    .map(([v, n]) => `${n} ${VERDICT_LABEL[v as ProbePath['verdict']]}`)
+    .map(([v, n]) => `${n} ${COUNT_LABEL[v as GroupCount]}`)
     .join(' · ');
   return (
     <tr className="reach-group" data-testid="reach-network-heading">

@@ -1,4 +1,5 @@
 /** The interfaces of a pod's CNI result as table rows, per network when the runtime kept each network's result. */
+import type { LiveNetworkView } from '../../../../../../shared/domain/live';
 import type { SandboxStatus } from '../../../../../../shared/domain/sandbox';
 
 export interface IfaceRow {
@@ -7,6 +8,8 @@ export interface IfaceRow {
   side: 'host' | 'sandbox';
   mac?: string;
   mtu?: number;
+  /** where `mtu` came from: the kernel in the pod's netns (at the live view's collectedAt) or the CNI result */
+  mtuFrom?: 'kernel' | 'cni';
   ips: string[];
   gateways: string[];
 }
@@ -26,6 +29,7 @@ export function interfaceRows(s: SandboxStatus): { rows: IfaceRow[]; perNetwork:
         side: iface.sandbox ? 'sandbox' : 'host',
         mac: iface.mac,
         mtu: iface.mtu,
+        ...(iface.mtu !== undefined ? { mtuFrom: 'cni' as const } : {}),
         ips: ips.map((i) => i.address),
         gateways: ips.flatMap((i) => (i.gateway ? [i.gateway] : [])),
       } satisfies IfaceRow;
@@ -42,4 +46,18 @@ export function interfaceRows(s: SandboxStatus): { rows: IfaceRow[]; perNetwork:
   // the pod's own interfaces first, like `ip addr` inside the netns, then the host side
   merged.sort((a, b) => (a.side === b.side ? a.name.localeCompare(b.name) : a.side === 'sandbox' ? -1 : 1));
   return { rows: merged, perNetwork: false };
+}
+
+/**
+ * The pod-side rows' MTU from the kernel (the live view of its netns, by interface name): CNI results almost never
+ * carry one, and the kernel's is what the probe's MTU audit compares with. Host-side rows keep the result's: the live
+ * view reads the pod's netns only.
+ */
+export function withKernelMtu(rows: IfaceRow[], view: Pick<LiveNetworkView, 'interfaces'> | undefined): IfaceRow[] {
+  if (!view) return rows;
+  const byName = new Map(view.interfaces.map((i) => [i.name, i.mtu]));
+  return rows.map((r) => {
+    const mtu = r.side === 'sandbox' ? byName.get(r.name) : undefined;
+    return mtu === undefined ? r : { ...r, mtu, mtuFrom: 'kernel' };
+  });
 }

@@ -50,6 +50,24 @@ export const KIND_LABEL: Record<ProbePath['kind'], string> = {
   dns: 'DNS',
 };
 
+export type GroupCount = ProbeVerdict | 'blackHole';
+
+export const COUNT_LABEL: Record<GroupCount, string> = { ...VERDICT_LABEL, blackHole: 'MTU black hole' };
+
+/** what a path counts as in its group's summary: the same failure its pill shows (connects · MTU black hole is red, not reachable) */
+function countOf(p: ProbePath): GroupCount {
+  return p.verdict === 'reachable' && p.mtu?.blackHole ? 'blackHole' : p.verdict;
+}
+
+function countPaths(rows: ReadonlyArray<{ path: ProbePath }>): PathGroup['counts'] {
+  const counts: PathGroup['counts'] = {};
+  for (const { path } of rows) {
+    const k = countOf(path);
+    counts[k] = (counts[k] ?? 0) + 1;
+  }
+  return counts;
+}
+
 export interface PathGroup {
   /** "containerd-net · eth0", or undefined for paths the probe did not tie to a network (a stopped pod's) */
   title?: string;
@@ -60,8 +78,8 @@ export interface PathGroup {
   /** ready peers on this network beyond the ones measured */
   peersNote?: string;
   rows: Array<{ path: ProbePath; index: number }>;
-  /** counts per verdict, for the group's summary */
-  counts: Partial<Record<ProbeVerdict, number>>;
+  /** counts per verdict, for the group's summary; a path that connects but loses full-size packets counts as `blackHole`, never as reachable */
+  counts: Partial<Record<GroupCount, number>>;
   /** the DNS group: the pod's resolv.conf is shown beside its paths */
   dns?: { resolvConf?: string; source: string };
 }
@@ -70,8 +88,7 @@ export function pathGroups(report: ProbeReport): PathGroup[] {
   const groups = networkGroups(report);
   const rows = dnsPaths(report);
   if (report.dns || rows.length > 0) {
-    const counts: PathGroup['counts'] = {};
-    for (const { path } of rows) counts[path.verdict] = (counts[path.verdict] ?? 0) + 1;
+    const counts = countPaths(rows);
     const d = report.dns;
     groups.push({
       title: 'DNS',
@@ -89,8 +106,7 @@ export function pathGroups(report: ProbeReport): PathGroup[] {
 function networkGroups(report: ProbeReport): PathGroup[] {
   return pathsByNetwork(report).map((g) => {
     const n = g.info;
-    const counts: PathGroup['counts'] = {};
-    for (const { path } of g.paths) counts[path.verdict] = (counts[path.verdict] ?? 0) + 1;
+    const counts = countPaths(g.paths);
     return {
       title: g.network === undefined ? undefined : `${g.network} · ${g.interface ?? '?'}`,
       detail: n ? networkDetail(n).join(' · ') : undefined,
