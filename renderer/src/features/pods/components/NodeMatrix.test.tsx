@@ -60,6 +60,7 @@ const matrix: ProbeMatrix = {
             family: 4,
             rule: 'default via 10.9.0.1',
             verdict: 'missing',
+            detail: 'no route to 10.1.0.0/24: default via 10.9.0.1',
             decisive: true,
           },
         ],
@@ -113,8 +114,10 @@ describe('the reachability matrix', () => {
     await userEvent.click(failed);
     const path = screen.getByTestId('matrix-path');
     expect(path.textContent).toContain('x/web-b on node-b → x/web-a on node-a');
-    expect(screen.getByTestId('matrix-why').textContent).toContain('node node-b has no route to 10.1.0.0/24');
+    expect(within(path).getByTestId('trace-why').textContent).toContain('node node-b has no route to 10.1.0.0/24');
     expect(path.textContent).toContain('default via 10.9.0.1');
+    // the step says which node's kernel decided it
+    expect(path.querySelector('[data-decisive="true"]')?.textContent).toContain('node node-b');
   });
 });
 

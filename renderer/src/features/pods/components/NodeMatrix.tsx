@@ -22,13 +22,16 @@ export function NodeMatrix({ nodeIds, views, onClose }: { nodeIds: string[]; vie
   const nodes = matrixNodes(nodeIds, views);
   const [trace, setTrace] = useState(false);
   const [open, setOpen] = useState<string | undefined>();
+  // runs answered (measured or failed): what a test waits on instead of a grid that may be the last run's
+  const [runs, setRuns] = useState(0);
   const run = useMutation({
     mutationFn: (): Promise<ProbeMatrix> => client.call('nodes.matrix', { endpointIds: nodes.measured.map((v) => v.id), trace }),
     onSuccess: () => setOpen(undefined),
+    onSettled: () => setRuns((n) => n + 1),
   });
   const m = run.data;
   return (
-    <section className="node-matrix" data-testid="node-matrix" aria-label="Reachability matrix">
+    <section className="node-matrix" data-testid="node-matrix" data-runs={runs} aria-label="Reachability matrix">
       <div className="node-matrix-head">
         <h2 className="node-matrix-title">Reachability matrix</h2>
         <span className="muted small">
@@ -154,7 +157,8 @@ function MatrixGrid({ m, open, onOpen }: { m: ProbeMatrix; open: string | undefi
             {opened.rttMs !== undefined && <span className="muted"> {ms(opened.rttMs)} ms</span>}
           </h3>
           <p className="small">{opened.note}</p>
-          {opened.why && (
+          {/* traced, the trace says it first (with the step that decided it) */}
+          {opened.why && !opened.trace && (
             <p className="small" data-testid="matrix-why">
               <strong>Why: </strong>
               {opened.why}

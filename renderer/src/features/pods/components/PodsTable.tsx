@@ -152,7 +152,7 @@ let measureCtx: CanvasRenderingContext2D | null | undefined;
 
 /**
  * The Node track's width: the longest listed node name as the grid's font draws it, plus the cell's padding (never
- * below the header's, at most a third of a 1440px row). A canvas measures it where there is one (not under jsdom, whose
+ * below the header's; at most 240px, so the Name keeps its room: a longer name is cut, whole in its tooltip). A canvas measures it where there is one (not under jsdom, whose
  * canvas is a stub); else about 7.3px a character at 13px.
  */
 export function nodeColumnWidth(labels: string[]): number {
@@ -166,5 +166,5 @@ export function nodeColumnWidth(labels: string[]): number {
   const width = (t: string) => (measureCtx ? measureCtx.measureText(t).width : t.length * 7.3);
   const longest = Math.max(0, ...labels.map(width));
   // 16px of the cell's padding, a few more so a name that measures to the pixel is not cut by rounding
-  return Math.min(400, Math.max(96, Math.ceil(longest) + 20));
+  return Math.min(240, Math.max(96, Math.ceil(longest) + 20));
 }
