@@ -5,6 +5,7 @@
  * - `--all-nodes` and `--matrix`: every path between nodes reachable, each naming both nodes;
  * - a kindnet route removed on one node: the paths through it fail, and the trace names the route missing on that node;
  * - a DROP in the destination node's FORWARD chain: named there, with no owner;
+ * - `topology --all-nodes`: the hidden node's pod read on its node (its veth and bridge in the node's netns);
  * - nothing of any node changed by all of it (netfilter, routes, CNI cache, tracefs, processes in its namespaces).
  */
 import { execFileSync } from 'node:child_process';
@@ -12,6 +13,7 @@ import { cniCacheOf, inNetns, netfilterOf, processesIn, tracefsInstances } from 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ProbeMatrix } from '../../shared/domain/nodes';
 import type { ProbePath, ProbeReport } from '../../shared/domain/probe';
+import type { PodTopology } from '../../shared/domain/topology';
 import { startKindCluster, type KindCluster, type KindNode } from '../../testkit/kind-cluster';
 import { podscope } from './helpers/podscope-cli';
 
@@ -159,7 +161,21 @@ describe('probe across the nodes of a kind-shaped cluster', () => {
     }
   });
 
-  it('nothing of any node changed by listing, probing, the matrix and the traces', async () => {
+  it("topology --all-nodes: the hidden node's pod found on its node, its veth and bridge read in that node's netns", async () => {
+    const pod = pods[1]!;
+    const r = await podscope('topology', '--all-nodes', '-o', 'json', pod.id);
+    expect(r.code, r.stderr).toBe(0);
+    const t = JSON.parse(r.stdout) as PodTopology;
+    expect(t.node).toBe(pod.node.hostname);
+    // the pod's eth0 joined by its veth to the node's CNI bridge: both only exist in the node's netns
+    expect(t.nodes).toContainEqual(expect.objectContaining({ kind: 'pod-if', name: 'eth0' }));
+    expect(t.nodes).toContainEqual(expect.objectContaining({ kind: 'host-veth', netns: 'host' }));
+    expect(t.nodes).toContainEqual(expect.objectContaining({ kind: 'bridge', name: cluster!.lease.name('c1') }));
+    expect(t.edges.some((e) => e.kind === 'veth')).toBe(true);
+    expect(t.errors).toEqual([]);
+  });
+
+  it('nothing of any node changed by listing, probing, the matrix, the traces and the topology', async () => {
     expect(await clusterSnapshot()).toEqual(before);
   });
 });

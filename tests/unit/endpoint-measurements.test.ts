@@ -244,6 +244,9 @@ describe('the matrix across added nodes', () => {
         probe: async () => {
           throw new Error('not asked');
         },
+        topology: async () => {
+          throw new Error('not asked');
+        },
         matrix: async (opts) => {
           asked.push({ nodes, trace: opts?.trace });
           return matrix;
