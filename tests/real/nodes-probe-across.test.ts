@@ -2,8 +2,10 @@
  * Probing across the nodes of a kind-shaped cluster (three containerd nodes, each in its own netns; one also in its own
  * mount and pid namespaces, one in its own mount namespace), through `podscope probe` as a user runs it:
  * - a node's own pods are measured from that node's netns (`--endpoint` of the hidden node, traced there);
- * - `--all-nodes` and `--matrix`: every path between nodes reachable, each naming both nodes;
- * - a kindnet route removed on one node: the paths through it fail, and the trace names the route missing on that node;
+ * - `--all-nodes` and `--matrix`: every path between nodes reachable, each naming both nodes (the pod paths in both
+ *   families: the cluster is dual-stack, with kindnet's routes for each);
+ * - a kindnet route removed on one node (IPv4 and IPv6): the paths through it fail, and the trace names the route
+ *   missing on that node, in its family;
  * - a DROP in the destination node's FORWARD chain: named there, with no owner;
  * - `topology --all-nodes`: the hidden node's pod read on its node (its veth and bridge in the node's netns);
  * - nothing of any node changed by all of it (netfilter, routes, CNI cache, tracefs, processes in its namespaces).
@@ -94,6 +96,14 @@ describe('probe across the nodes of a kind-shaped cluster', () => {
       expect(across).toContainEqual(
         expect.objectContaining({ kind: 'podPort', from: `node ${them}`, fromNode: them, verdict: 'reachable' }),
       );
+      // dual stack: the pod paths over IPv6 too, each way, by kindnet's IPv6 routes
+      for (const [from, to, answeredBy] of [
+        [nodeName(0), them, pods[other]!.id],
+        [them, nodeName(0), pods[0]!.id],
+      ])
+        expect(across).toContainEqual(
+          expect.objectContaining({ kind: 'peer', family: 6, fromNode: from, toNode: to, verdict: 'reachable', answeredBy }),
+        );
     }
     expect(across.filter((p) => !ok(p))).toEqual([]);
   });
@@ -112,6 +122,7 @@ describe('probe across the nodes of a kind-shaped cluster', () => {
   it('a kindnet route removed on one node: the paths through it fail, and the trace names the route missing on that node', async () => {
     const [a, b] = [cluster!.nodes[0]!, cluster!.nodes[1]!];
     execFileSync('ip', ['-n', a.netns, 'route', 'del', b.podSubnet4]);
+    execFileSync('ip', ['-n', a.netns, '-6', 'route', 'del', b.podSubnet6]);
     try {
       const r = await podscope('probe', '--all-nodes', '--trace', '-o', 'json', pods[0]!.id);
       expect(r.code).toBe(5);
@@ -125,12 +136,18 @@ describe('probe across the nodes of a kind-shaped cluster', () => {
       const back = report.paths.find((p) => p.kind === 'peer' && p.fromNode === b.hostname && p.toNode === a.hostname)!;
       expect(back.verdict).not.toBe('reachable');
       expect(back.trace!.steps.find((s) => s.decisive)).toMatchObject({ kind: 'route', node: a.hostname, reply: true });
+      // the IPv6 route gone too: its paths name the IPv6 subnet and the other node's IPv6 address
+      const out6 = report.paths.find((p) => p.kind === 'peer' && p.family === 6 && p.fromNode === a.hostname && p.toNode === b.hostname)!;
+      expect(out6.verdict).not.toBe('reachable');
+      expect(out6.why).toContain(`node ${a.hostname} has no route to ${b.podSubnet6} (node ${b.hostname}'s pods) via ${b.address6}`);
+      expect(out6.trace!.steps.find((s) => s.decisive)).toMatchObject({ kind: 'route', verdict: 'missing', node: a.hostname, family: 6 });
       // the third node is untouched
       const third = report.paths.filter((p) => p.toNode === nodeName(2) || p.fromNode === nodeName(2));
       expect(third.length).toBeGreaterThan(0);
       expect(third.filter((p) => !ok(p))).toEqual([]);
     } finally {
       execFileSync('ip', ['-n', a.netns, 'route', 'add', b.podSubnet4, 'via', b.address]);
+      execFileSync('ip', ['-n', a.netns, '-6', 'route', 'add', b.podSubnet6, 'via', b.address6]);
     }
   });
 
