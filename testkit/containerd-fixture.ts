@@ -99,8 +99,10 @@ export function testConflist(spec: ResolvedSpec, ipamDir: string): Record<string
           type: 'host-local',
           dataDir: ipamDir,
           ranges: ranges(spec).map((subnet) => [{ subnet }]),
-          // a node's pods reach other nodes' pod subnets through the node's routes, as kindnet's pods do
-          routes: [{ dst: spec.node ? '0.0.0.0/0' : (spec.ranges?.ipv4 ?? spec.ipv4Cidr ?? `10.${spec.subnet}.0.0/16`) }],
+          // a node's pods reach other nodes' pod subnets through the node's routes, as kindnet's pods do (both families)
+          routes: spec.node
+            ? [{ dst: '0.0.0.0/0' }, { dst: '::/0' }]
+            : [{ dst: spec.ranges?.ipv4 ?? spec.ipv4Cidr ?? `10.${spec.subnet}.0.0/16` }],
         },
       },
       { type: 'portmap', capabilities: { portMappings: true } },

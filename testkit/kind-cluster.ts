@@ -6,7 +6,7 @@
  * the other nodes' pod subnets via their node addresses. Inside each node, CNI bridge + host-local + portmap.
  *
  * Everything host-global is named from one allocator lease: the bridge, the veths, the netns names, the node link
- * (the lease's /24 number 250) and each node's pod subnets (the lease's /24 and /64 number i). stop() — and a failed
+ * (the lease's /24 and /64 number 250) and each node's pod subnets (the lease's /24 and /64 number i). stop() — and a failed
  * start — removes all of it: the nodes' containerds (and their pods, through CRI), the netns, veths and bridge.
  */
 import { execFileSync } from 'node:child_process';
@@ -27,8 +27,9 @@ export interface KindNode {
   /** the netns name (ip netns) and path */
   netns: string;
   netnsPath: string;
-  /** its address on the node link, and the host veth joining it to the bridge */
+  /** its addresses on the node link (IPv4, IPv6), and the host veth joining it to the bridge */
   address: string;
+  address6: string;
   hostVeth: string;
   /** its pod subnets */
   podSubnet4: string;
@@ -43,8 +44,9 @@ export interface KindCluster {
   /** the host bridge joining the nodes and its address (the nodes' default gateway) */
   bridge: string;
   bridgeAddress: string;
-  /** the node link, e.g. 10.<octet>.250.0/24 */
+  /** the node link, e.g. 10.<octet>.250.0/24 and fd00:<octet>:fa::/64 */
   linkSubnet: string;
+  linkSubnet6: string;
   nodes: KindNode[];
   stop(): Promise<void>;
 }
@@ -65,6 +67,8 @@ function quietly(args: string[]): void {
 
 /** the n-th address of a /24 given as a.b.c.0/24 */
 const hostOf = (subnet: string, n: number) => `${subnet.split('/')[0]!.split('.').slice(0, 3).join('.')}.${n}`;
+/** the n-th address of a /64 given as p:q:r::/64 */
+const hostOf6 = (subnet: string, n: number) => `${subnet.split('/')[0]!}${n.toString(16)}`;
 
 /** Builds the cluster, one node per spec, in order; a failure part-way removes what was built and rethrows. */
 export async function startKindCluster(specs: KindNodeSpec[]): Promise<KindCluster> {
@@ -72,6 +76,7 @@ export async function startKindCluster(specs: KindNodeSpec[]): Promise<KindClust
   const bridge = lease.name('kb');
   const linkSubnet = lease.subnet4(LINK_SUBNET_INDEX);
   const bridgeAddress = hostOf(linkSubnet, 1);
+  const linkSubnet6 = lease.subnet6(LINK_SUBNET_INDEX);
   const nodes: KindNode[] = [];
   const made: { netns: string[]; veths: string[]; bridge: boolean } = { netns: [], veths: [], bridge: false };
   let stopped = false;
@@ -93,12 +98,15 @@ export async function startKindCluster(specs: KindNodeSpec[]): Promise<KindClust
     ip(['link', 'add', bridge, 'type', 'bridge']);
     made.bridge = true;
     ip(['addr', 'add', `${bridgeAddress}/24`, 'dev', bridge]);
+    // nodad: an address in duplicate address detection cannot be routed via yet, and there is nothing to collide with
+    ip(['-6', 'addr', 'add', `${hostOf6(linkSubnet6, 1)}/64`, 'dev', bridge, 'nodad']);
     ip(['link', 'set', bridge, 'up']);
     for (const [i, spec] of specs.entries()) {
       const netns = lease.name(`n${i}`);
       const netnsPath = `/var/run/netns/${netns}`;
       const hostVeth = lease.name(`v${i}`);
       const address = hostOf(linkSubnet, 10 + i);
+      const address6 = hostOf6(linkSubnet6, 10 + i);
       ip(['netns', 'add', netns]);
       made.netns.push(netns);
       // the node's side is created in the node's netns under the lease's name, then called eth0 as in a kind node
@@ -108,6 +116,7 @@ export async function startKindCluster(specs: KindNodeSpec[]): Promise<KindClust
       ip(['link', 'set', hostVeth, 'master', bridge, 'up']);
       ip(['-n', netns, 'link', 'set', inner, 'name', 'eth0']);
       ip(['-n', netns, 'addr', 'add', `${address}/24`, 'dev', 'eth0']);
+      ip(['-n', netns, '-6', 'addr', 'add', `${address6}/64`, 'dev', 'eth0', 'nodad']);
       ip(['-n', netns, 'link', 'set', 'eth0', 'up']);
       ip(['-n', netns, 'link', 'set', 'lo', 'up']);
       ip(['-n', netns, 'route', 'add', 'default', 'via', bridgeAddress]);
@@ -126,6 +135,7 @@ export async function startKindCluster(specs: KindNodeSpec[]): Promise<KindClust
         netns,
         netnsPath,
         address,
+        address6,
         hostVeth,
         podSubnet4,
         podSubnet6,
@@ -136,10 +146,14 @@ export async function startKindCluster(specs: KindNodeSpec[]): Promise<KindClust
     }
     // kindnet's scheme: every node routes each other node's pod subnet via that node's address on the link
     for (const n of nodes)
-      for (const other of nodes) if (other !== n) ip(['-n', n.netns, 'route', 'add', other.podSubnet4, 'via', other.address]);
+      for (const other of nodes) {
+        if (other === n) continue;
+        ip(['-n', n.netns, 'route', 'add', other.podSubnet4, 'via', other.address]);
+        ip(['-n', n.netns, '-6', 'route', 'add', other.podSubnet6, 'via', other.address6]);
+      }
   } catch (e) {
     await stop().catch(() => undefined);
     throw e;
   }
-  return { lease, bridge, bridgeAddress, linkSubnet, nodes, stop };
+  return { lease, bridge, bridgeAddress, linkSubnet, linkSubnet6, nodes, stop };
 }

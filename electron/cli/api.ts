@@ -65,16 +65,16 @@ export async function withEndpoint<T>(
  * loads the engine's OS code. The app's endpoints use the same one (endpoints/foreign-measurements.ts).
  */
 async function foreignMeasurer(cri: CriEndpointApi, flags: Flags): Promise<LazyForeignMeasurer> {
-  const { lazyForeignMeasurer, foreignSourceOf } = await import('../endpoints/foreign-measurements');
+  const { lazyForeignMeasurer } = await import('../endpoints/foreign-measurements');
   return lazyForeignMeasurer(async () => {
-    const { createForeignMeasurer, inProcessRunner } = await import('../engine/api');
-    const version = await cri.connect();
+    const [{ createForeignMeasurer, inProcessRunner }, { openNode, discoverHostNodes }] = await Promise.all([
+      import('../engine/api'),
+      import('../endpoints/nodes'),
+    ]);
     const cacheDir = flags['endpoint-cni-cache'];
     // a runtime in namespaces of its own (a kind node): its pods are found through its root and measured from its netns
-    const { discoveredNode, foreignNodeOf } = await import('./nodes');
-    const view = await discoveredNode(cri.address).catch(() => undefined);
-    const node = view ? await foreignNodeOf(view) : undefined;
-    return createForeignMeasurer(foreignSourceOf(cri, `${version.runtimeName} at ${cri.address}`), {
+    const { source, node } = await openNode(cri, { discover: discoverHostNodes });
+    return createForeignMeasurer(source, {
       ...(typeof cacheDir === 'string' && { cniCacheDir: cacheDir }),
       runner: await inProcessRunner(),
       ...(node && { node }),

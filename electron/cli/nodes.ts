@@ -6,7 +6,7 @@
 import { PodscopeError } from '../../shared/domain/errors';
 import type { NodeView } from '../../shared/domain/nodes';
 import type { CriEndpointApi } from '../cri/client/endpoint-api-types';
-import type { ForeignNode, NodesMeasurements } from '../engine/api';
+import type { NodesMeasurements } from '../engine/api';
 import type { Flags } from './args';
 
 export interface ChosenNode {
@@ -73,36 +73,6 @@ export function reportFailures(answers: Array<NodeAnswer<unknown>>): void {
   for (const a of answers) if (a.error !== undefined) process.stderr.write(`node ${a.node.name} (${a.node.endpoint}): ${a.error}\n`);
 }
 
-/** the discovered node of one endpoint (undefined: discovery does not know it) */
-export async function discoveredNode(endpoint: string): Promise<NodeView | undefined> {
-  const { discoverHostNodes } = await import('../endpoints/nodes');
-  const { nodes } = await discoverHostNodes();
-  return nodes.find((n) => n.endpoint === bare(endpoint));
-}
-
-/**
- * Where the engine finds a node's pods and does their host-side work: its netns, root and pid numbering as this
- * process reaches them through the runtime's pid. Always given for a discovered node (the paths across nodes name
- * it); the netns, root and pid mapping only where they are not the host's.
- */
-export async function foreignNodeOf(view: NodeView): Promise<ForeignNode> {
-  const pid = view.pid;
-  const own = (ns: keyof NodeView['namespaces']) => pid !== undefined && !view.namespaces[ns].host;
-  const node: ForeignNode = {
-    name: view.name,
-    addresses: view.addresses.map((a) => a.cidr.split('/')[0]!),
-    podSubnets: view.podSubnets.map((s) => s.cidr),
-  };
-  if (own('net')) node.netnsPath = `/proc/${pid}/ns/net`;
-  if (own('mnt')) node.root = `/proc/${pid}/root`;
-  if (own('pid')) {
-    const { hostPidOf, hostProcSource } = await import('../endpoints/nodes');
-    const proc = hostProcSource();
-    node.hostPid = (reported) => hostPidOf(proc, pid!, reported);
-  }
-  return node;
-}
-
 /**
  * The measurer across the chosen nodes: each node's runtime on its own connection, each placed in its namespaces.
  * A node whose runtime does not answer is reported on stderr and left out; none answering is an error.
@@ -112,18 +82,19 @@ export async function withNodesMeasurer<T>(
   flags: Flags,
   fn: (m: NodesMeasurements, chosen: ChosenNode[]) => Promise<T>,
 ): Promise<T> {
-  const [{ createCriEndpointApi }, { createNodesMeasurer, inProcessRunner }] = await Promise.all([
+  const [{ createCriEndpointApi }, { createNodesMeasurer, inProcessRunner }, { openNode }] = await Promise.all([
     import('../cri/client'),
     import('../engine/api'),
+    import('../endpoints/nodes'),
   ]);
   const cacheDir = flags['endpoint-cni-cache'];
   const opened = await Promise.all(
     nodes.map(async (n) => {
       const cri = createCriEndpointApi(n.endpoint, { connectTimeoutMs: 3000 });
       try {
-        const version = await cri.connect();
-        const node: ForeignNode = n.view ? await foreignNodeOf(n.view) : { name: n.name, addresses: [], podSubnets: [] };
-        return { n, cri, version, node };
+        // discovery already ran to choose the nodes: a node it does not know is measured unplaced, under its endpoint's name
+        const { source, node } = await openNode(cri, n.view ? { view: n.view } : {});
+        return { n, cri, source, node: node ?? { name: n.name, addresses: [], podSubnets: [] } };
       } catch (e) {
         process.stderr.write(`node ${n.name} (${n.endpoint}): ${(e as Error).message}\n`);
         cri.close();
@@ -134,15 +105,7 @@ export async function withNodesMeasurer<T>(
   const up = opened.filter((o) => o !== undefined);
   if (up.length === 0) throw new PodscopeError('Unavailable', `no chosen node answered: ${nodes.map((n) => n.name).join(', ')}`);
   const m = await createNodesMeasurer(
-    up.map(({ cri, version, node }) => ({
-      node,
-      source: {
-        sandboxes: (ids) => cri.foreignSandboxes(ids),
-        cniConfig: () => cri.cniConfig(),
-        describe: `${version.runtimeName} at ${cri.address}`,
-      },
-      ...(typeof cacheDir === 'string' && { cniCacheDir: cacheDir }),
-    })),
+    up.map(({ source, node }) => ({ node, source, ...(typeof cacheDir === 'string' && { cniCacheDir: cacheDir }) })),
     { runner: await inProcessRunner() },
   );
   try {

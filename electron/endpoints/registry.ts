@@ -24,19 +24,27 @@ import {
 } from '../../shared/domain/endpoints';
 import { PodscopeError, notFound, notSupported } from '../../shared/domain/errors';
 import type { LabApi, LabRecordedAdd } from '../../shared/domain/lab';
-import type { NodeDiscovery } from '../../shared/domain/nodes';
+import type { NodeDiscovery, ProbeMatrix } from '../../shared/domain/nodes';
 import type { MeasurementApi, SandboxApi, SandboxEvent } from '../../shared/domain/sandbox';
 import { normalizeAddress } from '../cri/address';
 import type { CriConnectionOptions } from '../cri/client/connection';
 import { createCriEndpointApi, type CriEndpointApi } from '../cri/client/cri-endpoint-api';
 import { checkEndpointSocket } from '../cri/client/socket-check';
 import { connectCriImages } from '../cri/client/cri-image-api';
-import type { ContainerStreaming, Engine, ForeignMeasurements, ForeignSource, ImageStore } from '../engine/api';
+import type {
+  ContainerStreaming,
+  Engine,
+  ForeignMeasurements,
+  ForeignNode,
+  ForeignSource,
+  ImageStore,
+  NodesMeasurements,
+} from '../engine/api';
 import { closeEntry, newEndpointView, probeCapabilities, routedApi, type CriEntry, type LazyMeasurer } from './cri-entry';
 import { EndpointWatch } from './endpoint-watch';
-import { foreignSourceOf, lazyForeignMeasurer } from './foreign-measurements';
+import { lazyForeignMeasurer } from './foreign-measurements';
 import { criImages, localImages, type EndpointImages } from './images';
-import { discoverHostNodes } from './nodes';
+import { discoverHostNodes, openNode, type OpenedNode } from './nodes';
 import { createPodFollower, type PodFollower } from './pod-follower';
 
 /** The built-in engine as an endpoint: always connected, every capability. */
@@ -86,6 +94,12 @@ export interface CriEndpointRegistry extends EndpointRegistry {
   forgetViewer(viewer: string): void;
   /** every CRI runtime on this machine as a node, for the user to add with one click (see nodes/discover.ts) */
   discoverNodes(): Promise<NodeDiscovery>;
+  /**
+   * Every pod × every pod of these added endpoints (CRI runtimes whose pods this process measures), one probe run:
+   * each cell a real connect, each node placed in its own namespaces (nodes/open.ts). NotSupportedError for an
+   * endpoint whose pods this process does not measure (the built-in engine's, a Podscope daemon's).
+   */
+  probeMatrix(endpointIds: string[], opts?: { trace?: boolean }): Promise<ProbeMatrix>;
 }
 
 export interface EndpointRegistryOptions extends CriConnectionOptions {
@@ -97,9 +111,11 @@ export interface EndpointRegistryOptions extends CriConnectionOptions {
   /**
    * Measures an added CRI runtime's pods on this node (default: the `measureForeign` of `local`; absent, as on the
    * stand-in for an engine that could not start: those endpoints have no measurements). Never used for a Podscope
-   * daemon, whose pods its own engine measures.
+   * daemon, whose pods its own engine measures. node: where the runtime lives (a kind node), from its opening.
    */
-  foreignMeasurer?: (source: ForeignSource, opts?: { cniCacheDir?: string }) => ForeignMeasurements;
+  foreignMeasurer?: (source: ForeignSource, opts?: { cniCacheDir?: string; node?: ForeignNode }) => ForeignMeasurements;
+  /** measures across several added runtimes (the matrix); default: the `measureNodes` of `local` */
+  nodesMeasurer?: (nodes: Array<{ source: ForeignSource; node: ForeignNode }>) => NodesMeasurements;
   /** the local engine's image store (default: the `images` property of `local` when it has one) */
   localImages?: () => ImageStore | undefined;
   /** the local engine's streaming (default: the `streaming` property of `local`); returning undefined offers none */
@@ -144,6 +160,7 @@ export function createEndpointRegistry(options: EndpointRegistryOptions): CriEnd
     showing: (endpointId, viewer, ids) => r.showing(endpointId, viewer, ids),
     forgetViewer: (viewer) => r.forgetViewer(viewer),
     discoverNodes: () => (options.discoverNodes ?? discoverHostNodes)(),
+    probeMatrix: (ids, opts) => r.probeMatrix(ids, opts),
     close: () => r.close(),
   };
 }
@@ -152,6 +169,8 @@ class Registry implements Omit<CriEndpointRegistry, 'discoverNodes'> {
   private readonly entries = new Map<string, CriEntry>();
   /** socket paths with an add() in progress: reserved before anything is awaited, so two adds cannot both pass */
   private readonly adding = new Set<string>();
+  /** each added endpoint opened as a node once, on its first measurement (discovery reads all of /proc) */
+  private readonly openings = new Map<string, Promise<OpenedNode>>();
   private closed = false;
   private next = 1;
   private readonly eventListeners = new Set<(endpointId: string, event: SandboxEvent) => void>();
@@ -207,7 +226,7 @@ class Registry implements Omit<CriEndpointRegistry, 'discoverNodes'> {
     // the UI never polls: the follower pushes what changes, by events where served, else by re-listing
     const follower = this.follow(id, api, capabilities.events);
     const resultsDir = req.cniResultsDir?.trim() || DEFAULT_CNI_RESULTS_DIR;
-    const measurer = this.measurerFor(id, api, version, capabilities, cniCacheDirOf(resultsDir));
+    const measurer = this.measurerFor(id, api, capabilities, cniCacheDirOf(resultsDir));
     if (measurer) view.capabilities = { ...view.capabilities, liveNetwork: true, measurements: true };
     if (measurer) view.cniResultsDir = resultsDir.replace(/\/+$/, '');
     const entry: CriEntry = { id, label: view.label, api, routed: routedApi(api, follower, measurer), view, follower, measurer };
@@ -252,15 +271,16 @@ class Registry implements Omit<CriEndpointRegistry, 'discoverNodes'> {
   private measurerFor(
     id: string,
     api: CriEndpointApi,
-    version: { runtimeName: string },
     capabilities: EndpointCapabilities,
     cniCacheDir: string,
   ): LazyMeasurer | undefined {
     const make = this.options.foreignMeasurer ?? this.options.local.measureForeign?.bind(this.options.local);
     if (!make || capabilities.pluginTrace) return undefined;
-    const measurer = lazyForeignMeasurer(async () =>
-      make(foreignSourceOf(api, `${version.runtimeName} at ${api.address}`), { cniCacheDir }),
-    );
+    // placed where the runtime lives: a kind node's pods are found through its root and measured from its netns
+    const measurer = lazyForeignMeasurer(async () => {
+      const { source, node } = await this.opened(id, api);
+      return make(source, { cniCacheDir, ...(node ? { node } : {}) });
+    });
     measurer.subscribe((event) => {
       for (const l of this.measurementListeners) {
         try {
@@ -271,6 +291,44 @@ class Registry implements Omit<CriEndpointRegistry, 'discoverNodes'> {
       }
     });
     return measurer;
+  }
+
+  /** the endpoint opened as a node (nodes/open.ts), once; a failed opening is not kept, the next verb tries again */
+  private opened(id: string, api: CriEndpointApi): Promise<OpenedNode> {
+    let o = this.openings.get(id);
+    if (!o) {
+      o = openNode(api, { discover: this.options.discoverNodes ?? discoverHostNodes });
+      this.openings.set(id, o);
+      o.catch(() => {
+        if (this.openings.get(id) === o) this.openings.delete(id);
+      });
+    }
+    return o;
+  }
+
+  async probeMatrix(endpointIds: string[], opts: { trace?: boolean } = {}): Promise<ProbeMatrix> {
+    const make = this.options.nodesMeasurer ?? this.options.local.measureNodes?.bind(this.options.local);
+    const ids = [...new Set(endpointIds)];
+    for (const id of ids) {
+      if (id === LOCAL_ENDPOINT_ID) throw notLocalMatrix(id, "the built-in engine's pods are measured by its own probe");
+      const e = this.entry(id);
+      if (e.view.capabilities.pluginTrace) throw notLocalMatrix(id, 'is a Podscope daemon: its own engine measures its pods');
+    }
+    if (!make) throw new PodscopeError('Unavailable', 'the matrix needs the local engine, which is not running');
+    const nodes = await Promise.all(
+      ids.map(async (id) => {
+        const e = this.entry(id);
+        const { source, node } = await this.opened(id, e.api);
+        // a runtime discovery does not know is a node in the host's namespaces, under the name the user gave it
+        return { source, node: node ?? { name: e.label, addresses: [], podSubnets: [] } };
+      }),
+    );
+    const m = make(nodes);
+    try {
+      return await m.matrix({ trace: opts.trace === true });
+    } finally {
+      m.close();
+    }
   }
 
   /** The endpoint's follower: GetContainerEvents where served, else one ListPodSandbox every few seconds. */
@@ -324,6 +382,7 @@ class Registry implements Omit<CriEndpointRegistry, 'discoverNodes'> {
     if (id === LOCAL_ENDPOINT_ID) throw new PodscopeError('FailedPrecondition', 'the local endpoint cannot be removed');
     const e = this.entry(id);
     this.entries.delete(id);
+    this.openings.delete(id);
     closeEntry(e);
     this.watch.notify();
   }
@@ -453,6 +512,9 @@ class Registry implements Omit<CriEndpointRegistry, 'discoverNodes'> {
     };
   }
 }
+
+const notLocalMatrix = (id: string, why: string) =>
+  notSupported('matrix', `the matrix measures CRI runtimes' pods from here; endpoint ${JSON.stringify(id)} ${why}`, { endpointId: id });
 
 const notLocal = (id: string, feature: string, what: string) =>
   notSupported(feature, `${what} runs on the local engine only; endpoint ${JSON.stringify(id)} is a CRI runtime`, { endpointId: id });

@@ -143,6 +143,7 @@ export async function createEngine(partial: Partial<EngineOptions> = {}, extras:
     });
     engine.lab = lab;
     engine.measureForeign = (source, o = {}) => createForeignMeasurerOnNode(source, { ...o, runner });
+    engine.measureNodes = (nodes) => createNodesMeasurerOnHost(nodes, { runner });
     // a read-only engine (the CLI beside a daemon) changes nothing: the daemon's own start-up collects
     if (!readOnly) {
       const recovered = await lab.recoverInterrupted().catch((e: unknown) => [

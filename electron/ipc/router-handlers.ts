@@ -6,7 +6,7 @@
 import type { ChannelName, ParsedRequestOf } from '../../shared/ipc/channels';
 import type { PushedEvent } from '../../shared/ipc/events';
 import type { ContainerFilter } from '../../shared/domain/container';
-import { PodscopeError } from '../../shared/domain/errors';
+import { PodscopeError, notSupported } from '../../shared/domain/errors';
 import type { EndpointRegistry } from '../../shared/domain/endpoints';
 import type { CriEndpointRegistry } from '../endpoints/registry';
 import { ownerOf, type SenderInfo } from './sender';
@@ -15,7 +15,7 @@ import type { StreamSessions } from './stream-sessions';
 /** every endpoint, "local" included (see electron/endpoints), with the parts only some endpoints have */
 export type RouterEndpoints = EndpointRegistry &
   Pick<CriEndpointRegistry, 'images' | 'streaming' | 'lab' | 'measurements' | 'recordedAdd'> &
-  Partial<Pick<CriEndpointRegistry, 'showing' | 'forgetViewer' | 'discoverNodes' | 'subscribeMeasurements'>>;
+  Partial<Pick<CriEndpointRegistry, 'showing' | 'forgetViewer' | 'discoverNodes' | 'subscribeMeasurements' | 'probeMatrix'>>;
 
 export type Handlers = { [C in ChannelName]: (req: ParsedRequestOf<C>, sender: SenderInfo) => Promise<unknown> };
 
@@ -131,5 +131,9 @@ export function channelHandlers({
     'endpoints.showing': async (r, s) => endpoints.showing?.(r.endpointId, ownerOf(s), r.ids),
     // a registry without discovery (a test's) finds none
     'nodes.discover': async () => (endpoints.discoverNodes ? endpoints.discoverNodes() : { nodes: [], refused: [] }),
+    'nodes.matrix': async (r) => {
+      if (!endpoints.probeMatrix) throw notSupported('matrix', 'this host measures no nodes');
+      return endpoints.probeMatrix(r.endpointIds, { trace: r.trace });
+    },
   };
 }

@@ -111,7 +111,11 @@ export const TopologyPictureSchema = z.strictObject({
   errors: z.array(z.string()),
 });
 
-export const PodTopologySchema = TopologyPictureSchema.extend({ id: z.string() });
+export const PodTopologySchema = TopologyPictureSchema.extend({
+  id: z.string(),
+  /** the node the pod is on, when read across the nodes of this machine (`topology --all-nodes`) */
+  node: z.string().optional(),
+});
 
 export const NetworkTopologySchema = TopologyPictureSchema.extend({
   network: z.string(),

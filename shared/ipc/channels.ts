@@ -9,7 +9,7 @@ import { IpPreferenceSchema, PodSandboxConfigSchema } from '../domain/config';
 import { CniResultsDirSchema, LOCAL_ENDPOINT_ID, type EndpointView } from '../domain/endpoints';
 import type { CniConfigView } from '../domain/cni';
 import type { LiveNetworkView } from '../domain/live';
-import type { NodeDiscovery } from '../domain/nodes';
+import type { NodeDiscovery, ProbeMatrix } from '../domain/nodes';
 import type { ProbeReport } from '../domain/probe';
 import type { CniCheckReport, CniStatusReport, ThroughputReport } from '../domain/measure';
 import type { NetworkTopology, PodTopology } from '../domain/topology';
@@ -239,6 +239,10 @@ export const CHANNELS = {
   'endpoints.showing': channel<void>()(z.strictObject({ endpointId, ids: z.array(sandboxId).max(1000) })),
   /** every CRI runtime on this machine as a node (read-only: /proc and CRI Version) */
   'nodes.discover': channel<NodeDiscovery>()(z.strictObject({})),
+  /** every pod × every pod of these added nodes, one probe run (each cell a real connect); traced: every cell followed */
+  'nodes.matrix': channel<ProbeMatrix>()(
+    z.strictObject({ endpointIds: z.array(z.string().min(1).max(200)).min(1).max(64), trace: z.boolean().default(false) }),
+  ),
 } as const;
 
 export type ChannelMap = typeof CHANNELS;

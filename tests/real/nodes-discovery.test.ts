@@ -51,7 +51,11 @@ describe('podscope nodes', () => {
       expect(n!.namespaces.pid.host).toBe(!k.ownPid);
       // containerd is its pid namespace's first process (the shell before it exec'd into it)
       expect(n!.nsPid).toBe(k.ownPid ? 1 : undefined);
-      expect(n!.addresses).toEqual([{ ifName: 'eth0', cidr: `${k.address}/24` }]);
+      // the node link is dual-stack, as a dual-stack kind cluster's
+      expect(n!.addresses).toEqual([
+        { ifName: 'eth0', cidr: `${k.address}/24` },
+        { ifName: 'eth0', cidr: `${k.address6}/64` },
+      ]);
       expect(n!.podSubnets.filter((s) => s.source === 'cni-config').map((s) => s.cidr)).toEqual([k.podSubnet4, k.podSubnet6]);
       // kindnet-style routes to the other nodes' pod subnets
       expect(n!.routes.map((r) => r.dst).sort()).toEqual(

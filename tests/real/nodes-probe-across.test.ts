@@ -2,11 +2,14 @@
  * Probing across the nodes of a kind-shaped cluster (three containerd nodes, each in its own netns; one also in its own
  * mount and pid namespaces, one in its own mount namespace), through `podscope probe` as a user runs it:
  * - a node's own pods are measured from that node's netns (`--endpoint` of the hidden node, traced there);
- * - `--all-nodes` and `--matrix`: every path between nodes reachable, each naming both nodes;
- * - a kindnet route removed on one node: the paths through it fail, and the trace names the route missing on that node;
+ * - `--all-nodes` and `--matrix`: every path between nodes reachable, each naming both nodes (the pod paths in both
+ *   families: the cluster is dual-stack, with kindnet's routes for each);
+ * - a kindnet route removed on one node (IPv4 and IPv6): the paths through it fail, and the trace names the route
+ *   missing on that node, in its family;
  * - a DROP in the destination node's FORWARD chain: named there, with no owner;
  * - a node's link set below its pods' MTU: the paths into it an MTU black hole naming that node's eth0, the paths out
  *   of it the smaller MTU with PMTU discovery working (shown, not failed);
+ * - `topology --all-nodes`: the hidden node's pod read on its node (its veth and bridge in the node's netns);
  * - nothing of any node changed by all of it (netfilter, routes, CNI cache, tracefs, processes in its namespaces).
  */
 import { execFileSync } from 'node:child_process';
@@ -16,6 +19,7 @@ import { cniCacheOf, inNetns, netfilterOf, processesIn, tracefsInstances } from 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ProbeMatrix } from '../../shared/domain/nodes';
 import type { ProbePath, ProbeReport } from '../../shared/domain/probe';
+import type { PodTopology } from '../../shared/domain/topology';
 import { startKindCluster, type KindCluster, type KindNode } from '../../testkit/kind-cluster';
 import { podscope } from './helpers/podscope-cli';
 
@@ -100,6 +104,14 @@ describe('probe across the nodes of a kind-shaped cluster', () => {
       expect(across).toContainEqual(
         expect.objectContaining({ kind: 'podPort', from: `node ${them}`, fromNode: them, verdict: 'reachable' }),
       );
+      // dual stack: the pod paths over IPv6 too, each way, by kindnet's IPv6 routes
+      for (const [from, to, answeredBy] of [
+        [nodeName(0), them, pods[other]!.id],
+        [them, nodeName(0), pods[0]!.id],
+      ])
+        expect(across).toContainEqual(
+          expect.objectContaining({ kind: 'peer', family: 6, fromNode: from, toNode: to, verdict: 'reachable', answeredBy }),
+        );
     }
     expect(across.filter((p) => !ok(p))).toEqual([]);
   });
@@ -118,6 +130,7 @@ describe('probe across the nodes of a kind-shaped cluster', () => {
   it('a kindnet route removed on one node: the paths through it fail, and the trace names the route missing on that node', async () => {
     const [a, b] = [cluster!.nodes[0]!, cluster!.nodes[1]!];
     execFileSync('ip', ['-n', a.netns, 'route', 'del', b.podSubnet4]);
+    execFileSync('ip', ['-n', a.netns, '-6', 'route', 'del', b.podSubnet6]);
     try {
       const r = await podscope('probe', '--all-nodes', '--trace', '-o', 'json', pods[0]!.id);
       expect(r.code).toBe(5);
@@ -131,12 +144,18 @@ describe('probe across the nodes of a kind-shaped cluster', () => {
       const back = report.paths.find((p) => p.kind === 'peer' && p.fromNode === b.hostname && p.toNode === a.hostname)!;
       expect(back.verdict).not.toBe('reachable');
       expect(back.trace!.steps.find((s) => s.decisive)).toMatchObject({ kind: 'route', node: a.hostname, reply: true });
+      // the IPv6 route gone too: its paths name the IPv6 subnet and the other node's IPv6 address
+      const out6 = report.paths.find((p) => p.kind === 'peer' && p.family === 6 && p.fromNode === a.hostname && p.toNode === b.hostname)!;
+      expect(out6.verdict).not.toBe('reachable');
+      expect(out6.why).toContain(`node ${a.hostname} has no route to ${b.podSubnet6} (node ${b.hostname}'s pods) via ${b.address6}`);
+      expect(out6.trace!.steps.find((s) => s.decisive)).toMatchObject({ kind: 'route', verdict: 'missing', node: a.hostname, family: 6 });
       // the third node is untouched
       const third = report.paths.filter((p) => p.toNode === nodeName(2) || p.fromNode === nodeName(2));
       expect(third.length).toBeGreaterThan(0);
       expect(third.filter((p) => !ok(p))).toEqual([]);
     } finally {
       execFileSync('ip', ['-n', a.netns, 'route', 'add', b.podSubnet4, 'via', b.address]);
+      execFileSync('ip', ['-n', a.netns, '-6', 'route', 'add', b.podSubnet6, 'via', b.address6]);
     }
   });
 
@@ -178,7 +197,9 @@ describe('probe across the nodes of a kind-shaped cluster', () => {
       await record(a, b, podA, podB);
       expect(r.code, r.stderr).toBe(5);
       const report = JSON.parse(r.stdout) as ProbeReport;
-      const into = report.paths.find((p) => p.kind === 'peer' && p.fromNode === a.hostname && p.toNode === b.hostname)!;
+      // the audit's expectations below are the IPv4 paths' (the cluster is dual-stack)
+      const v4 = (p: ProbeReport['paths'][number]) => p.family !== 6 && !p.to.startsWith('[');
+      const into = report.paths.find((p) => v4(p) && p.kind === 'peer' && p.fromNode === a.hostname && p.toNode === b.hostname)!;
       // it connects (small packets): only the audit sees it
       expect(into.verdict).toBe('reachable');
       expect(into.mtu).toMatchObject({
@@ -191,7 +212,7 @@ describe('probe across the nodes of a kind-shaped cluster', () => {
       expect(into.mtu!.pathMtu).toBeLessThan(1500);
       // the host port on that node reaches the same pod over the same links: a black hole too
       expect(report.paths.find((p) => p.kind === 'hostPort' && p.toNode === b.hostname)!.mtu).toMatchObject({ blackHole: true });
-      const back = report.paths.find((p) => p.kind === 'peer' && p.fromNode === b.hostname && p.toNode === a.hostname)!;
+      const back = report.paths.find((p) => v4(p) && p.kind === 'peer' && p.fromNode === b.hostname && p.toNode === a.hostname)!;
       expect(back.verdict).toBe('reachable');
       expect(back.mtu).toMatchObject({
         pathMtu: 1400,
@@ -201,7 +222,7 @@ describe('probe across the nodes of a kind-shaped cluster', () => {
       });
       expect(report.paths.filter((p) => p.fromNode !== p.toNode && p.mtu?.blackHole).every((p) => p.toNode === b.hostname)).toBe(true);
       // the third node's paths: the whole interface MTU crosses, nothing named
-      const third = report.paths.filter((p) => p.kind === 'peer' && (p.toNode === nodeName(1) || p.fromNode === nodeName(1)));
+      const third = report.paths.filter((p) => v4(p) && p.kind === 'peer' && (p.toNode === nodeName(1) || p.fromNode === nodeName(1)));
       expect(third.length).toBe(2);
       for (const p of third) expect(p.mtu).toMatchObject({ pathMtu: 1500, blackHole: false });
       expect(third.every((p) => p.mtu!.at === undefined)).toBe(true);
@@ -212,7 +233,21 @@ describe('probe across the nodes of a kind-shaped cluster', () => {
     }
   });
 
-  it('nothing of any node changed by listing, probing, the matrix and the traces', async () => {
+  it("topology --all-nodes: the hidden node's pod found on its node, its veth and bridge read in that node's netns", async () => {
+    const pod = pods[1]!;
+    const r = await podscope('topology', '--all-nodes', '-o', 'json', pod.id);
+    expect(r.code, r.stderr).toBe(0);
+    const t = JSON.parse(r.stdout) as PodTopology;
+    expect(t.node).toBe(pod.node.hostname);
+    // the pod's eth0 joined by its veth to the node's CNI bridge: both only exist in the node's netns
+    expect(t.nodes).toContainEqual(expect.objectContaining({ kind: 'pod-if', name: 'eth0' }));
+    expect(t.nodes).toContainEqual(expect.objectContaining({ kind: 'host-veth', netns: 'host' }));
+    expect(t.nodes).toContainEqual(expect.objectContaining({ kind: 'bridge', name: cluster!.lease.name('c1') }));
+    expect(t.edges.some((e) => e.kind === 'veth')).toBe(true);
+    expect(t.errors).toEqual([]);
+  });
+
+  it('nothing of any node changed by listing, probing, the matrix, the traces, the topology and the MTU audits', async () => {
     expect(await clusterSnapshot()).toEqual(before);
   });
 });

@@ -6,10 +6,12 @@
  * exercised against containerd in tests/real/foreign-containerd.test.ts and the e2e); the CRI runtime is the
  * synthetic one, a real gRPC server.
  */
+import { symlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createEndpointRegistry, type CriEndpointRegistry } from '../../electron/endpoints';
-import { createUnavailableEngine, type ForeignMeasurements, type ForeignSource } from '../../electron/engine/api';
+import { createUnavailableEngine, type ForeignMeasurements, type ForeignNode, type ForeignSource } from '../../electron/engine/api';
+import type { NodeDiscovery, NodeView, ProbeMatrix } from '../../shared/domain/nodes';
 import { createRouter, type Router } from '../../electron/ipc/router';
 import type { PushedEvent } from '../../shared/ipc/events';
 import type { SandboxEvent } from '../../shared/domain/sandbox';
@@ -23,14 +25,17 @@ interface Recorded {
   sources: ForeignSource[];
   /** the libcni cache dir each measurer was built with */
   cacheDirs: Array<string | undefined>;
+  /** where each measurer was told the runtime lives */
+  nodes: Array<ForeignNode | undefined>;
   emit?: (e: SandboxEvent) => void;
   closed: number;
 }
 
 function recordingMeasurer(rec: Recorded) {
-  return (source: ForeignSource, opts?: { cniCacheDir?: string }): ForeignMeasurements => {
+  return (source: ForeignSource, opts: { cniCacheDir?: string; node?: ForeignNode } = {}): ForeignMeasurements => {
     rec.sources.push(source);
-    rec.cacheDirs.push(opts?.cniCacheDir);
+    rec.cacheDirs.push(opts.cniCacheDir);
+    rec.nodes.push(opts.node);
     const listeners = new Set<(e: SandboxEvent) => void>();
     rec.emit = (e) => listeners.forEach((l) => l(e));
     const said =
@@ -64,6 +69,29 @@ function recordingMeasurer(rec: Recorded) {
   };
 }
 
+const NO_NODES: NodeDiscovery = { nodes: [], refused: [] };
+
+/** a discovered kind-shaped node: its own net and mount namespaces (runtime pid 4242), the host's pid numbering */
+function kindNodeView(endpoint: string): NodeView {
+  const ns = (id: string, host: boolean) => ({ id, host });
+  return {
+    name: 'kind-worker',
+    nameFrom: 'uts-hostname',
+    endpoint,
+    socketPath: '/run/containerd/containerd.sock',
+    foundBy: 'process',
+    runtimeName: 'containerd',
+    runtimeVersion: '1.6.20',
+    runtimeApiVersion: 'v1',
+    pid: 4242,
+    namespaces: { net: ns('net:[2]', false), mnt: ns('mnt:[3]', false), pid: ns('pid:[1]', true), uts: ns('uts:[4]', false) },
+    addresses: [{ ifName: 'eth0', cidr: '172.18.0.3/16' }],
+    podSubnets: [{ cidr: '10.244.1.0/24', source: 'route', from: 'cni0' }],
+    routes: [],
+    problems: [],
+  };
+}
+
 const sender = { transport: 'memory' as const, url: 'test://' };
 
 let dir: ReturnType<typeof tempDir>;
@@ -75,9 +103,10 @@ let rec: Recorded;
 beforeEach(async () => {
   dir = tempDir('podscope-endpoint-measure-');
   synth = await startSyntheticCri({ socketPath: join(dir.dir, 'cri.sock'), pods: 3, events: false });
-  rec = { calls: [], sources: [], cacheDirs: [], closed: 0 };
+  rec = { calls: [], sources: [], cacheDirs: [], nodes: [], closed: 0 };
   const engine = createUnavailableEngine(new Error('not needed: the measurer is given'));
-  endpoints = createEndpointRegistry({ local: engine, foreignMeasurer: recordingMeasurer(rec) });
+  // discovery finds no node here (a unit test never reads this machine's /proc): the runtime is measured unplaced
+  endpoints = createEndpointRegistry({ local: engine, foreignMeasurer: recordingMeasurer(rec), discoverNodes: async () => NO_NODES });
   router = createRouter({ engine, endpoints, isTrustedSender: () => true });
 });
 
@@ -213,6 +242,83 @@ describe("a CRI endpoint's pods measured by this process", () => {
       );
     } finally {
       plain.close();
+    }
+  });
+
+  it("a runtime discovery knows as a node in its own namespaces is measured there: its netns, its root (the CLI's same opening)", async () => {
+    const placed = createEndpointRegistry({
+      local: createUnavailableEngine(new Error('not needed')),
+      foreignMeasurer: recordingMeasurer(rec),
+      // the socket reached by another path than discovery's (through a linked directory, as /var/run and /run on a
+      // kind node): the same socket file is the same node
+      discoverNodes: async () => ({ nodes: [kindNodeView(join(dir.dir, 'cri.sock'))], refused: [] }),
+    });
+    try {
+      symlinkSync(dir.dir, join(dir.dir, 'var-run'));
+      const added = await placed.add({ address: `unix://${join(dir.dir, 'var-run', 'cri.sock')}` });
+      await placed.measurements(added.id).topology(synth.pods[0]!.id);
+      expect(rec.nodes).toEqual([
+        expect.objectContaining({
+          name: 'kind-worker',
+          netnsPath: '/proc/4242/ns/net',
+          root: '/proc/4242/root',
+          addresses: ['172.18.0.3'],
+          podSubnets: ['10.244.1.0/24'],
+        }),
+      ]);
+      // the host's pid numbering: reported pids are used as they are
+      expect(rec.nodes[0]!.hostPid).toBeUndefined();
+    } finally {
+      placed.close();
+    }
+  });
+
+  it("a runtime discovery does not know is measured unplaced, in the host's namespaces", async () => {
+    const added = await endpoints.add({ address: `unix://${synth.socketPath}` });
+    await router.handle('sandbox.topology', { endpointId: added.id, id: synth.pods[0]!.id }, sender);
+    expect(rec.nodes).toEqual([undefined]);
+  });
+});
+
+describe('the matrix across added nodes', () => {
+  it('opens each chosen endpoint as a node, measures them in one run, and refuses the built-in engine', async () => {
+    const asked: Array<{ nodes: Array<{ node: ForeignNode }>; trace: boolean | undefined }> = [];
+    let closed = 0;
+    const matrix: ProbeMatrix = { measuredAt: 'now', durationMs: 1, nodes: ['kind-worker'], pods: [], cells: [], errors: [] };
+    const reg = createEndpointRegistry({
+      local: createUnavailableEngine(new Error('not needed')),
+      foreignMeasurer: recordingMeasurer(rec),
+      nodesMeasurer: (nodes) => ({
+        probe: async () => {
+          throw new Error('not asked');
+        },
+        topology: async () => {
+          throw new Error('not asked');
+        },
+        matrix: async (opts) => {
+          asked.push({ nodes, trace: opts?.trace });
+          return matrix;
+        },
+        close: () => void closed++,
+      }),
+      discoverNodes: async () => ({ nodes: [kindNodeView(synth.socketPath)], refused: [] }),
+    });
+    const r = createRouter({ engine: createUnavailableEngine(new Error('x')), endpoints: reg, isTrustedSender: () => true });
+    try {
+      const added = await reg.add({ address: `unix://${synth.socketPath}` });
+      const reply = await r.handle('nodes.matrix', { endpointIds: [added.id], trace: true }, sender);
+      expect(reply).toEqual({ ok: true, result: matrix });
+      expect(asked).toHaveLength(1);
+      expect(asked[0]!.trace).toBe(true);
+      expect(asked[0]!.nodes.map((n) => n.node)).toEqual([
+        expect.objectContaining({ name: 'kind-worker', netnsPath: '/proc/4242/ns/net' }),
+      ]);
+      expect(closed).toBe(1);
+      const local = await r.handle('nodes.matrix', { endpointIds: ['local', added.id] }, sender);
+      expect(local).toMatchObject({ ok: false, error: { code: 'Unimplemented', message: expect.stringContaining('built-in engine') } });
+    } finally {
+      r.dispose();
+      reg.close();
     }
   });
 });

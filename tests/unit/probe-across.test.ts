@@ -27,6 +27,50 @@ function pod(id: string, name: string, ip: string, hostPort?: number): PodFacts 
 }
 
 const route = (dst: string, gateway?: string): KernelRoute => ({ family: 4, table: 'main', dst, ...(gateway && { gateway }), dev: 'eth0' });
+const route6 = (dst: string, gateway?: string): KernelRoute => ({ ...route(dst, gateway), family: 6 });
+
+/** the same two nodes dual-stack: each pod and node also has an IPv6 address, each node kindnet's IPv6 routes */
+function dualStack() {
+  const w = world();
+  const [web, api] = [w.a.pods[0]!, w.b.pods[0]!];
+  web.additionalIps = ['fd00:10:244::5'];
+  api.additionalIps = ['fd00:10:244:1::7'];
+  w.a.addresses.push('fc00:f853::2');
+  w.b.addresses.push('fc00:f853::3');
+  w.a.podSubnets.push('fd00:10:244::/64');
+  w.b.podSubnets.push('fd00:10:244:1::/64');
+  const addresses = new Map<string, string>([
+    ['10.244.0.5', '/run/netns/web'],
+    ['10.244.1.7', '/run/netns/api'],
+    ['fd00:10:244::5', '/run/netns/web'],
+    ['fd00:10:244:1::7', '/run/netns/api'],
+    ['172.18.0.2', w.a.netnsPath!],
+    ['172.18.0.3', w.b.netnsPath!],
+  ]);
+  const net = new FakeProbeNet(() => ({ addresses, nat: { v4: [], v6: [] } }));
+  const routes = new Map([
+    [
+      w.a.netnsPath!,
+      [
+        ...w.routes.get(w.a.netnsPath!)!,
+        route6('fd00:10:244::/64'),
+        route6('fd00:10:244:1::/64', 'fc00:f853::3'),
+        route6('default', 'fc00:f853::1'),
+      ],
+    ],
+    [
+      w.b.netnsPath!,
+      [
+        ...w.routes.get(w.b.netnsPath!)!,
+        route6('fd00:10:244:1::/64'),
+        route6('fd00:10:244::/64', 'fc00:f853::2'),
+        route6('default', 'fc00:f853::1'),
+      ],
+    ],
+  ]);
+  net.withLinks(new Map([...routes].map(([ns, r]) => [ns, { links: [], routes: r }])));
+  return { ...w, net, routes };
+}
 
 function world() {
   const a: AcrossNode = {
@@ -128,5 +172,35 @@ describe('probe across nodes', () => {
       [b.name, a.name, 'reachable'],
     ]);
     expect(net.openAgents()).toBe(0);
+  });
+
+  it('dual stack: the pod paths across nodes in each family, IPv4 ones first, all reachable by the nonce', async () => {
+    const { a, b, net } = dualStack();
+    const { paths } = await probeAcrossNodes({ net }, [a, b], a.pods[0]!.id);
+    const peers = paths.filter((p) => p.kind === 'peer');
+    expect(peers.map((p) => [p.fromNode, p.toNode, p.family, p.to.replace(/:\d+$/, ''), p.verdict])).toEqual([
+      [a.name, b.name, 4, '10.244.1.7', 'reachable'],
+      [b.name, a.name, 4, '10.244.0.5', 'reachable'],
+      [a.name, b.name, 6, '[fd00:10:244:1::7]', 'reachable'],
+      [b.name, a.name, 6, '[fd00:10:244::5]', 'reachable'],
+    ]);
+    expect(net.openAgents()).toBe(0);
+  });
+
+  it("an IPv6 route missing on a node: the IPv6 paths name it (the subnet, the node's IPv6 gateway), the IPv4 ones still reach", async () => {
+    const { a, b, net, routes } = dualStack();
+    routes.set(
+      a.netnsPath!,
+      routes.get(a.netnsPath!)!.filter((r) => r.dst !== 'fd00:10:244:1::/64'),
+    );
+    net.withLinks(new Map([...routes].map(([ns, r]) => [ns, { links: [], routes: r }])));
+    net.blackhole('fd00:10:244:1::7');
+    const { paths } = await probeAcrossNodes({ net }, [a, b], a.pods[0]!.id);
+    const out6 = paths.find((p) => p.kind === 'peer' && p.fromNode === a.name && p.family === 6)!;
+    expect(out6.verdict).toBe('timeout');
+    expect(out6.why).toBe(
+      `node ${a.name} has no route to fd00:10:244:1::/64 (node ${b.name}'s pods) via fc00:f853::3: packets to fd00:10:244:1::7 never reach node ${b.name}; its kernel takes default via fc00:f853::1 dev eth0 instead`,
+    );
+    expect(paths.find((p) => p.kind === 'peer' && p.fromNode === a.name && p.family === 4)!.verdict).toBe('reachable');
   });
 });

@@ -8,6 +8,7 @@ import { PodscopeError, notSupported } from '../../../shared/domain/errors';
 import type { PodTopology, TopologyEdge, TopologyNode } from '../../../shared/domain/topology';
 import { withEndpoint } from '../api';
 import { parseCommandArgs } from '../args';
+import { chosenNodes, NODE_FLAGS, NODE_FLAGS_HELP, withNodesMeasurer } from '../nodes';
 
 export const help = `podscope topology [flags] ID
   Reads the pod's wiring from the kernel (ip -d -j addr in its netns and on the host, ip -j route, bridge -j link,
@@ -15,7 +16,8 @@ export const help = `podscope topology [flags] ID
   ifindex both ways), bridge ports, macvlan/ipvlan/vlan parents, the host's /32 routes to the pod (ptp), tc redirects
   to an ifb (bandwidth), links host-device moved in (with their name on the host). [plugin/network] is the plugin
   whose recorded ADD result first listed the interface: it comes from the pod's CNI results, not from the kernel.
-  -o text|json`;
+  -o text|json
+${NODE_FLAGS_HELP}: the pod is found on its node and read there — "host" is that node's netns (a kind node's own)`;
 
 const addrs = (n: TopologyNode) =>
   n.addresses
@@ -78,20 +80,23 @@ export function describeTopology(t: PodTopology): string {
 }
 
 export async function run(argv: string[]): Promise<number> {
-  const { flags, positionals } = parseCommandArgs(argv, { output: { type: 'string', short: 'o' } });
+  const { flags, positionals } = parseCommandArgs(argv, { output: { type: 'string', short: 'o' }, ...NODE_FLAGS }, { manyEndpoints: true });
   if (positionals.length !== 1) throw new PodscopeError('InvalidArgument', 'topology needs exactly one sandbox id');
   const output = (flags.output as string | undefined) ?? 'text';
   if (output !== 'text' && output !== 'json')
     throw new PodscopeError('InvalidArgument', `-o must be text or json, not ${JSON.stringify(output)}`);
-  const t = await withEndpoint(
-    flags,
-    ({ measurements }) => {
-      if (!measurements)
-        throw notSupported('measurements', "topology needs Podscope's own engine: a CRI endpoint does not show its kernel");
-      return measurements.topology(positionals[0]!);
-    },
-    'read',
-  );
-  process.stdout.write(output === 'json' ? `${JSON.stringify(t, null, 2)}\n` : describeTopology(t));
+  const nodes = await chosenNodes(flags);
+  const t = nodes
+    ? await withNodesMeasurer(nodes, flags, (m) => m.topology(positionals[0]!))
+    : await withEndpoint(
+        flags,
+        ({ measurements }) => {
+          if (!measurements)
+            throw notSupported('measurements', "topology needs Podscope's own engine: a CRI endpoint does not show its kernel");
+          return measurements.topology(positionals[0]!);
+        },
+        'read',
+      );
+  process.stdout.write(output === 'json' ? `${JSON.stringify(t, null, 2)}\n` : `${t.node ? `node ${t.node}\n` : ''}${describeTopology(t)}`);
   return 0;
 }

@@ -7,6 +7,7 @@ import { hostProcSource } from './proc-source';
 export { discoverNodes, nsPidOf, WELL_KNOWN_SOCKETS, type DiscoveryDeps, type RuntimeVersion } from './discover';
 export { hostProcSource, parseNetUnix, type ProcSource } from './proc-source';
 export { hostPidOf, nsPidsOf } from './pids';
+export { nodeOfSocket, openNode, placeOf, type OpenedNode, type OpenNodeOptions } from './open';
 
 /** CRI Version of one socket, on a connection opened and closed for it */
 export async function criVersion(endpoint: string, timeoutMs = 2000): Promise<RuntimeVersion> {

@@ -12,6 +12,7 @@
  * route it lacks, traced or not.
  */
 import { randomBytes } from 'node:crypto';
+import { BlockList } from 'node:net';
 import { protocolName } from '../../../shared/domain/config';
 import type { ProbeMatrix, ProbeMatrixCell } from '../../../shared/domain/nodes';
 import { PROBE_PEERS_MAX, type ProbePath, type TraceStep } from '../../../shared/domain/probe';
@@ -82,9 +83,15 @@ const podPlace = (n: AcrossNode, pod: PodFacts): Place => ({
   pod,
 });
 const isV4 = (ip: string) => /^\d+\.\d+\.\d+\.\d+$/.test(ip);
+const familyOf = (ip: string): 4 | 6 => (isV4(ip) ? 4 : 6);
 /** the address other pods reach a pod at: its IPv4 primary (kindnet's routes are IPv4), else its primary */
 export const podAddress = (pod: PodFacts): string | undefined =>
   [pod.ip, ...(pod.additionalIps ?? [])].find((ip) => ip && isV4(ip)) ?? pod.ip;
+/** a dual-stack pod's IPv6 address, beside the IPv4 one podAddress gives (a single-stack IPv6 pod's is that one) */
+const podAddress6 = (pod: PodFacts): string | undefined => {
+  const v6 = [pod.ip, ...(pod.additionalIps ?? [])].find((ip) => ip && !isV4(ip));
+  return v6 !== undefined && v6 !== podAddress(pod) ? v6 : undefined;
+};
 const measurable = (pod: PodFacts) => pod.state === 'Ready' && pod.netnsPath !== undefined && !pod.netnsClosed && !!podAddress(pod);
 
 const newestFirst = (a: PodFacts, b: PodFacts) => (a.createdAtNs.padStart(24, '0') > b.createdAtNs.padStart(24, '0') ? -1 : 1);
@@ -114,6 +121,12 @@ export async function probeAcrossNodes(
         const theirIp = podAddress(q)!;
         connects.push(cross('peer', me, them, theirIp, await port(them), myIp, 'pod'));
         connects.push(cross('peer', them, me, myIp, await port(me), theirIp, `peer ${q.config.metadata.name}`));
+        // dual stack on both ends: the IPv6 paths too, each its own connect (a node may route one family and not the other)
+        const [my6, their6] = [podAddress6(rec), podAddress6(q)];
+        if (my6 && their6) {
+          connects.push(cross('peer', me, them, their6, await port(them), my6, 'pod'));
+          connects.push(cross('peer', them, me, my6, await port(me), their6, `peer ${q.config.metadata.name}`));
+        }
         // another node's host ports, at that node's own addresses (what a NodePort-style client on another node uses)
         for (const m of q.config.port_mappings) {
           if (m.host_port <= 0 || protocolName(m.protocol).toLowerCase() !== 'tcp') continue;
@@ -396,26 +409,28 @@ function flowOf(c: CrossConnect, sport: number): FlowToTrace {
   return { sport, family: isV4(c.host) ? 4 : 6, dst: c.host, dport: c.port, netns: list, routes };
 }
 
-/** a.b.c.d → 32-bit number */
-function v4(ip: string): number {
-  return ip.split('.').reduce((n, o) => n * 256 + Number(o), 0);
+/** whether ip is in cidr ("default" is every address of ip's family); both families, through node:net's BlockList */
+function inCidr(cidr: string, ip: string, family: 4 | 6 = familyOf(ip)): boolean {
+  const [net, bits] = cidr === 'default' ? [family === 4 ? '0.0.0.0' : '::', '0'] : cidr.split('/');
+  if (!net || familyOf(net) !== familyOf(ip)) return false;
+  const type = family === 4 ? 'ipv4' : 'ipv6';
+  const list = new BlockList();
+  try {
+    list.addSubnet(net, bits === undefined ? (family === 4 ? 32 : 128) : Number(bits), type);
+    return list.check(ip, type);
+  } catch {
+    return false;
+  }
 }
 
-function inCidr(cidr: string, ip: string): boolean {
-  const [net, bits] = cidr === 'default' ? ['0.0.0.0', '0'] : cidr.split('/');
-  if (!net || !isV4(net) || !isV4(ip)) return false;
-  const len = bits === undefined ? 32 : Number(bits);
-  const size = 2 ** (32 - len);
-  return Math.floor(v4(net) / size) === Math.floor(v4(ip) / size);
-}
+const prefixLen = (dst: string, family: 4 | 6) => (dst === 'default' ? 0 : Number(dst.split('/')[1] ?? (family === 4 ? 32 : 128)));
 
-const prefixLen = (dst: string) => (dst === 'default' ? 0 : Number(dst.split('/')[1] ?? 32));
-
-/** the route of the main table a node's kernel would pick for ip (longest prefix), if any */
+/** the route of the main table a node's kernel would pick for ip (longest prefix, of ip's family), if any */
 function bestRoute(routes: KernelRoute[], ip: string): KernelRoute | undefined {
+  const family = familyOf(ip);
   return routes
-    .filter((r) => r.family === 4 && r.table === 'main' && (r.type === undefined || r.type === 'unicast') && inCidr(r.dst, ip))
-    .sort((a, b) => prefixLen(b.dst) - prefixLen(a.dst))[0];
+    .filter((r) => r.family === family && r.table === 'main' && (r.type === undefined || r.type === 'unicast') && inCidr(r.dst, ip, family))
+    .sort((a, b) => prefixLen(b.dst, family) - prefixLen(a.dst, family))[0];
 }
 
 const routeText = (r: KernelRoute) => [r.dst, r.gateway && `via ${r.gateway}`, r.dev && `dev ${r.dev}`].filter(Boolean).join(' ');
@@ -437,12 +452,15 @@ function nameMissingRoute(c: CrossConnect, path: ProbePath, routesOf: Map<string
     const subnet = k.toward.podSubnets.find((s) => inCidr(s, k.ip));
     const routes = routesOf.get(k.on.name);
     if (!subnet || !routes) continue;
-    const gateways = new Set(k.toward.addresses);
+    const family = familyOf(k.ip);
+    // the route must lead to the other node by an address of the same family (kindnet's IPv6 routes go via its IPv6 one)
+    const gateways = new Set(k.toward.addresses.filter((a) => familyOf(a) === family));
     const best = bestRoute(routes, k.ip);
     if (best?.gateway && gateways.has(best.gateway)) continue;
     const taken = best ? `its kernel takes ${routeText(best)} instead` : 'its kernel has no route for it at all';
+    const via = gateways.size ? ` via ${[...gateways].join(' or ')}` : '';
     const detail =
-      `node ${k.on.name} has no route to ${subnet} (node ${k.toward.name}'s pods) via ${[...gateways].filter(isV4).join(' or ')}` +
+      `node ${k.on.name} has no route to ${subnet} (node ${k.toward.name}'s pods)${via}` +
       `${k.reply ? ', so the answers to ' : ': '}${k.reply ? `${k.ip} never go back there` : `packets to ${k.ip} never reach node ${k.toward.name}`}; ${taken}`;
     path.why = path.why ? `${detail}. Traced: ${path.why}` : detail;
     if (path.trace) {
@@ -450,7 +468,7 @@ function nameMissingRoute(c: CrossConnect, path: ProbePath, routesOf: Map<string
         kind: 'route',
         netns: nodeKey(k.on),
         node: k.on.name,
-        family: 4,
+        family,
         verdict: 'missing',
         ...(best && { rule: routeText(best) }),
         ...(k.reply && { reply: true }),

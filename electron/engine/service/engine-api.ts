@@ -7,7 +7,9 @@ import type { EngineOptions } from '../common/options';
 import type { ContainerLogOptions } from '../containers/log-reader';
 import type { ContainerStreaming } from '../containers/streaming';
 import type { ImageStore } from '../images/types';
+import type { ForeignNode } from '../foreign/deps';
 import type { ForeignMeasurements, ForeignSource } from './foreign-measurer';
+import type { NodesMeasurements } from './nodes-measurer';
 
 export type SandboxEventListener = (e: SandboxEvent | ContainerEvent) => void;
 
@@ -26,9 +28,12 @@ export interface Engine extends SandboxApi, ContainerApi {
   containerLogs?(id: string, opts?: ContainerLogOptions): Promise<AsyncIterable<LogEntry>>;
   /**
    * The measuring verbs on another CRI runtime's pods on this node (foreign-measurer.ts), with this engine's process
-   * runner; absent on the unavailable stand-in. cniCacheDir: that runtime's libcni cache dir (default /var/lib/cni).
+   * runner; absent on the unavailable stand-in. cniCacheDir: that runtime's libcni cache dir (default /var/lib/cni);
+   * node: where that runtime lives when not in the host's namespaces (a kind node), from the node's opening
    */
-  measureForeign?(source: ForeignSource, opts?: { cniCacheDir?: string }): ForeignMeasurements;
+  measureForeign?(source: ForeignSource, opts?: { cniCacheDir?: string; node?: ForeignNode }): ForeignMeasurements;
+  /** the measuring verbs across several nodes of this machine (nodes-measurer.ts); absent on the unavailable stand-in */
+  measureNodes?(nodes: Array<{ source: ForeignSource; node: ForeignNode }>): NodesMeasurements;
   /** releases the state-dir lock; sandboxes keep running */
   close(): Promise<void>;
 }

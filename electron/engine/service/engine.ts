@@ -112,6 +112,8 @@ export class SandboxEngine implements Engine {
   lab?: LabApi;
   /** set by createEngine: another runtime's pods are measured beside the engine, never through its records */
   measureForeign?: Engine['measureForeign'];
+  /** set by createEngine: paths between the nodes of this machine, beside the engine as measureForeign */
+  measureNodes?: Engine['measureNodes'];
   private readonly ctx: PodsContext;
   private recovery: RecoveryReport = { loaded: 0, problems: [], orphanContainers: [], startupGc: [] };
   private readonly background: Stoppable[] = [];

@@ -8,6 +8,7 @@
 import { PodscopeError } from '../../../shared/domain/errors';
 import type { ProbeMatrix } from '../../../shared/domain/nodes';
 import type { ProbeReport } from '../../../shared/domain/probe';
+import type { PodTopology } from '../../../shared/domain/topology';
 import type { ForeignNode } from '../foreign/deps';
 import type { ProbeNet } from '../netns/probe-net';
 import { probeAcrossNodes, probeMatrix, type AcrossNode } from '../probe/across';
@@ -31,6 +32,8 @@ export interface NodesMeasurements {
   probe(id: string, opts?: { trace?: boolean; mtu?: boolean }): Promise<ProbeReport>;
   /** every pod × every pod of the nodes */
   matrix(opts?: { trace?: boolean }): Promise<ProbeMatrix>;
+  /** the pod's wiring, read on its node (in the node's namespaces), naming the node */
+  topology(id: string): Promise<PodTopology>;
   close(): void;
 }
 
@@ -55,18 +58,24 @@ export function createNodesMeasurer(deps: NodesMeasurerDeps, members: NodeMember
     return { nodes: read.filter((n) => n !== undefined), errors };
   };
 
+  /** the one node a pod id (or unique prefix) names; every node's pods are read now */
+  const homeOf = async (id: string) => {
+    const { nodes, errors } = await snapshot();
+    const hits = nodes.filter((n) => n.pods.some((p) => p.id === id || p.id.startsWith(id)));
+    if (hits.length > 1)
+      throw new PodscopeError('InvalidArgument', `${id} names a pod on several nodes: ${hits.map((h) => h.name).join(', ')}`);
+    const home = hits[0];
+    if (!home)
+      throw new PodscopeError(
+        'NotFound',
+        `no pod ${id} on ${nodes.map((n) => n.name).join(', ')}${errors.length ? ` (${errors.join('; ')})` : ''}`,
+      );
+    return { home, nodes, errors };
+  };
+
   return {
     async probe(id, opts = {}) {
-      const { nodes, errors } = await snapshot();
-      const hits = nodes.filter((n) => n.pods.some((p) => p.id === id || p.id.startsWith(id)));
-      if (hits.length > 1)
-        throw new PodscopeError('InvalidArgument', `${id} names a pod on several nodes: ${hits.map((h) => h.name).join(', ')}`);
-      const home = hits[0];
-      if (!home)
-        throw new PodscopeError(
-          'NotFound',
-          `no pod ${id} on ${nodes.map((n) => n.name).join(', ')}${errors.length ? ` (${errors.join('; ')})` : ''}`,
-        );
+      const { home, nodes, errors } = await homeOf(id);
       const report = await home.member.measurer.probe(id, opts);
       // the paths within its node start and end there
       for (const p of report.paths) {
@@ -83,6 +92,11 @@ export function createNodesMeasurer(deps: NodesMeasurerDeps, members: NodeMember
       report.node = home.name;
       report.nodes = nodes.map((n) => n.name);
       return report;
+    },
+
+    async topology(id) {
+      const { home } = await homeOf(id);
+      return { ...(await home.member.measurer.topology(id)), node: home.name };
     },
 
     async matrix(opts = {}) {

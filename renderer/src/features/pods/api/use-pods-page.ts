@@ -115,6 +115,7 @@ export function usePodsPage() {
 
   return {
     nodeIds,
+    views,
     nodeOf,
     rowNodes,
     /** more than one node exists: the list says each pod's node */

@@ -19,20 +19,27 @@ import { BulkActions } from './BulkActions';
 import { PodsTable } from './PodsTable';
 import { PodsToolbar } from './PodsToolbar';
 import { SplitHandle } from './SplitHandle';
+import { NodeMatrix } from './NodeMatrix';
+import { matrixNodes } from '../model/matrix';
 
 export function PodsPage() {
   const { all, shown, selectedId, selected, select, setView, setDetailTab, stale, now, troubles, ...m } = usePodsPage();
   const openOn = useEndpointSelection((s) => s.openOn);
+  // the reachability matrix of the listed nodes takes the detail's place; opening a pod closes it
+  const [matrixOpen, setMatrixOpen] = useState(false);
+  const canMatrix = m.manyNodes && matrixNodes(m.nodeIds, m.views).measured.length > 0;
+  const showMatrix = matrixOpen && canMatrix;
   // a row of another listed node: the detail and its actions talk to that node
   const selectRow = (id: string) => {
     const node = m.nodeOf.get(id);
     if (node) openOn(node);
+    setMatrixOpen(false);
     select(id);
   };
   const waiting = troubles.filter((t) => t.listedAt === undefined);
   const listShare = usePodsLayout((s) => s.listShare);
   const pageRef = useRef<HTMLDivElement>(null);
-  const open = selected !== undefined;
+  const open = selected !== undefined || showMatrix;
   const pageClass = ['pods-page', open ? 'pods-page-split' : 'pods-page-full', stale ? 'pods-page-stale' : ''].filter(Boolean).join(' ');
   // the page's height, so the stored share becomes a cap in px for the list's own (content) height
   const [pageHeight, setPageHeight] = useState(0);
@@ -53,6 +60,12 @@ export function PodsPage() {
           pods={all}
           shown={shown.length}
           nodeIds={m.nodeIds}
+          {...(canMatrix && {
+            onMatrix: () => {
+              select(undefined);
+              setMatrixOpen(true);
+            },
+          })}
           actions={
             <BulkActions
               checkedShown={m.checkedShown}
@@ -135,7 +148,11 @@ export function PodsPage() {
       {open && <SplitHandle container={pageRef} />}
       {open && (
         <div className="pods-detail">
-          <PodDetail summary={selected} containers={m.byPod.get(selected.id) ?? []} />
+          {selected ? (
+            <PodDetail summary={selected} containers={m.byPod.get(selected.id) ?? []} />
+          ) : (
+            <NodeMatrix nodeIds={m.nodeIds} views={m.views} onClose={() => setMatrixOpen(false)} />
+          )}
         </div>
       )}
     </div>

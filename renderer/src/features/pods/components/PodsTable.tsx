@@ -2,6 +2,7 @@
  * The pods list: a virtualized grid (thousands of sandboxes stay smooth), keyboard-driven like a file manager:
  * ↑/↓ (or j/k) move, Home/End jump, Space toggles the row's checkbox, Enter opens the detail (use-pods-grid.ts).
  */
+import { useMemo } from 'react';
 import type { SandboxSummary } from '../../../../../shared/domain/sandbox';
 import { useNow } from '../../../lib/use-now';
 import { usePodsGrid } from '../model/use-pods-grid';
@@ -75,9 +76,12 @@ export function PodsTable({
   const allChecked = pods.length > 0 && pods.every((p) => checked.has(p.id));
   const nodeColumn = nodes?.column === true;
   const columns = COLUMNS.slice(1).filter((c) => c !== 'Node' || nodeColumn);
+  const nodeLabels = nodeColumn ? [...(nodes?.rows.values() ?? [])].map((n) => n.label).join('\n') : '';
+  const nodeCol = useMemo(() => (nodeLabels ? nodeColumnWidth(nodeLabels.split('\n')) : undefined), [nodeLabels]);
   return (
     <div
       className={nodeColumn ? 'grid grid-with-node' : 'grid'}
+      style={nodeCol ? ({ '--node-col': `${nodeCol}px` } as React.CSSProperties) : undefined}
       role="grid"
       aria-label="Pod sandboxes"
       aria-rowcount={pods.length + 1}
@@ -142,4 +146,25 @@ export function PodsTable({
       </div>
     </div>
   );
+}
+
+let measureCtx: CanvasRenderingContext2D | null | undefined;
+
+/**
+ * The Node track's width: the longest listed node name as the grid's font draws it, plus the cell's padding (never
+ * below the header's; at most 240px, so the Name keeps its room: a longer name is cut, whole in its tooltip). A canvas measures it where there is one (not under jsdom, whose
+ * canvas is a stub); else about 7.3px a character at 13px.
+ */
+export function nodeColumnWidth(labels: string[]): number {
+  if (measureCtx === undefined) {
+    measureCtx = null;
+    if (typeof document !== 'undefined' && !/jsdom/i.test(navigator.userAgent)) {
+      measureCtx = document.createElement('canvas').getContext('2d');
+      if (measureCtx) measureCtx.font = `13px ${getComputedStyle(document.documentElement).getPropertyValue('--font') || 'sans-serif'}`;
+    }
+  }
+  const width = (t: string) => (measureCtx ? measureCtx.measureText(t).width : t.length * 7.3);
+  const longest = Math.max(0, ...labels.map(width));
+  // 16px of the cell's padding, a few more so a name that measures to the pixel is not cut by rounding
+  return Math.min(240, Math.max(96, Math.ceil(longest) + 20));
 }

@@ -9,12 +9,15 @@ export function PodsToolbar({
   shown,
   actions,
   nodeIds,
+  onMatrix,
 }: {
   pods: SandboxSummary[];
   shown: number;
   actions: React.ReactNode;
   /** the nodes listed (the Node filter) */
   nodeIds?: string[];
+  /** opens the reachability matrix of the listed nodes (given when one of them can be measured from here) */
+  onMatrix?: () => void;
 }) {
   const filters = usePodsUi((s) => s.filters);
   const setFilter = usePodsUi((s) => s.setFilter);
@@ -34,6 +37,11 @@ export function PodsToolbar({
         onChange={(e) => setFilter('text', e.target.value)}
       />
       {nodeIds && <NodeFilter nodeIds={nodeIds} />}
+      {onMatrix && (
+        <button type="button" className="btn btn-small" onClick={onMatrix} title="every pod × every pod of the listed nodes, measured">
+          Matrix
+        </button>
+      )}
       <select className="input" aria-label="Namespace" value={filters.namespace} onChange={(e) => setFilter('namespace', e.target.value)}>
         <option value="">All namespaces</option>
         {namespaces.map((n) => (

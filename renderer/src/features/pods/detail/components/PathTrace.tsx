@@ -13,10 +13,14 @@ export function ownerLabel(owner: RuleOwner, nameOf: (id: string) => string | un
     .join(' · ');
 }
 
-export function netnsLabel(netns: string, sandboxId: string, nameOf: (id: string) => string | undefined): string {
-  if (netns === 'host') return 'host';
-  if (netns === sandboxId) return 'this pod';
-  return `pod ${nameOf(netns) ?? netns.slice(0, 12)}`;
+/**
+ * Where a step happened: the host, this pod, another pod — and on a path across nodes, a node's own netns
+ * ("node:<name>") or a pod's with the node it is on, so each step says which node's kernel decided it.
+ */
+export function netnsLabel(netns: string, sandboxId: string, nameOf: (id: string) => string | undefined, node?: string): string {
+  if (netns.startsWith('node:')) return `node ${netns.slice('node:'.length)}`;
+  const where = netns === 'host' ? 'host' : netns === sandboxId ? 'this pod' : `pod ${nameOf(netns) ?? netns.slice(0, 12)}`;
+  return node ? `${where} on ${node}` : where;
 }
 
 function stepTitle(s: TraceStep): string {
@@ -90,7 +94,7 @@ export function PathTrace({
                   ←{' '}
                 </span>
               )}
-              {netnsLabel(s.netns, sandboxId, nameOf)}
+              {netnsLabel(s.netns, sandboxId, nameOf, s.node)}
               {s.interface ? <span className="muted"> · {s.interface}</span> : null}
             </span>
             <span>
