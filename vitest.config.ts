@@ -2,6 +2,8 @@ import { availableParallelism } from 'node:os';
 import { defineConfig } from 'vitest/config';
 import { LongestFirstSequencer } from './tests/setup/longest-first-sequencer';
 
+const TEST_RESOLV_CONF = new URL('./testkit/resolv.conf', import.meta.url).pathname;
+
 /**
  * The CRI files that use only fakes (no netns, CNI, runc, containerd or registry): they need no root and share nothing
  * on the host, so they run in parallel with everything else.
@@ -73,7 +75,8 @@ const host = {
   globalSetup: ['tests/setup/real-global.ts'],
   setupFiles: ['tests/setup/cpu-profile.ts'],
   // the host-global cleanup (portmap's shared chains, cgroup parents) is the global setup's, once, at the end
-  env: { PODSCOPE_HOST_SHARED: '1' },
+  // and pods without dns_config get a resolv.conf with no nameserver: no probe sends DNS off this host (testkit/resolv.conf)
+  env: { PODSCOPE_HOST_SHARED: '1', PODSCOPE_RESOLV_CONF: TEST_RESOLV_CONF },
 };
 export default defineConfig({
   test: {

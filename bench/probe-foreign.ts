@@ -33,6 +33,9 @@ async function main(): Promise<void> {
       metadata: { name, namespace: 'bench', uid: `u-${name}` },
       port_mappings: [{ container_port: 80, host_port: hostPort }],
       annotations: { 'kubernetes.io/ingress-bandwidth': '10M', 'kubernetes.io/egress-bandwidth': '10M' },
+      // a resolv.conf naming no nameserver for both (the test kit's env gives the Podscope pod the same): this host's
+      // nameserver is not an address a benchmark may send to, and a DNS timeout would be most of either figure
+      dns_config: { servers: [], searches: [], options: ['ndots:1'] },
     });
     const engine = await env.engine({ probeOnReady: false });
     const own = (await engine.run({ config: config('own', env.port(0)) })).id;

@@ -31,6 +31,8 @@ const CHROMIUM = process.env.PODSCOPE_CHROMIUM ?? (existsSync(HEADLESS_SHELL) ? 
 const E2E_WORKERS = Number(process.env.PODSCOPE_E2E_WORKERS ?? 2);
 // the workers inherit it: none of them removes portmap's shared chains (see e2e/support/global-setup.ts)
 process.env[SHARED_HOST_ENV] = '1';
+// and pods without dns_config get a resolv.conf with no nameserver: no probe sends DNS off this host
+process.env.PODSCOPE_RESOLV_CONF = new URL('../testkit/resolv.conf', import.meta.url).pathname;
 
 export default defineConfig({
   testDir: './specs',

@@ -32,8 +32,12 @@ export async function runHttpdPod(
     hostPort: number;
     ingress?: string;
     egress?: string;
-    /** the pod's dns_config (absent: containerd copies its host's resolv.conf) */
-    dns?: { servers: string[]; searches: string[]; options: string[] };
+    /**
+     * the pod's dns_config. Absent: one with an option only, which gets a resolv.conf naming no nameserver — this
+     * host's own nameserver is not an address a test may send to, and a probe would query it. 'host': no dns_config,
+     * so containerd copies its host's resolv.conf (a test that does must not probe it as it is).
+     */
+    dns?: { servers: string[]; searches: string[]; options: string[] } | 'host';
   },
 ): Promise<ContainerdHttpdPod> {
   const config = {
@@ -44,7 +48,7 @@ export async function runHttpdPod(
       'kubernetes.io/ingress-bandwidth': opts.ingress ?? '10M',
       'kubernetes.io/egress-bandwidth': opts.egress ?? '10M',
     },
-    ...(opts.dns && { dns_config: opts.dns }),
+    ...(opts.dns !== 'host' && { dns_config: opts.dns ?? { servers: [], searches: [], options: ['ndots:1'] } }),
   };
   const { id: podId } = await ctd.api.run({ config });
   const { id: containerId } = await ctd.api.createContainer({

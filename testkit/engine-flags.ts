@@ -12,5 +12,6 @@ export function engineFlagsFor(o: Partial<EngineOptions>): string[] {
   if (o.maxConfNum !== undefined) f.push('--max-conf-num', String(o.maxConfNum));
   if (o.ipPreference) f.push('--ip-pref', o.ipPreference);
   if (o.pluginTimeoutMs !== undefined) f.push('--plugin-timeout', String(o.pluginTimeoutMs));
+  if (o.resolvConf) f.push('--resolv-conf', o.resolvConf);
   return f;
 }

@@ -15,6 +15,7 @@ export const ENGINE_OPTION_FLAGS = {
   'no-probe-on-ready': { type: 'boolean' },
   'probe-on-ready': { type: 'boolean' },
   'seccomp-profile-root': { type: 'string' },
+  'resolv-conf': { type: 'string' },
   'insecure-registry': { type: 'string', multiple: true },
   'registry-mirror': { type: 'string', multiple: true },
 } as const satisfies ParseArgsConfig['options'];
@@ -35,6 +36,8 @@ export const ENGINE_FLAGS_HELP = `Engine flags:
   --no-probe-on-ready    do not measure reachability right after each sandbox becomes ready
   --probe-on-ready       do measure it (the default, except under podscope cri, where no client could read it)
   --seccomp-profile-root DIR  where relative localhost/<profile> seccomp refs live (default <state-dir>/seccomp)
+  --resolv-conf FILE     copied into a pod without dns_config, as kubelet's --resolv-conf; its nameservers are the
+                         pod's DNS paths (default $PODSCOPE_RESOLV_CONF, else /etc/resolv.conf)
   --insecure-registry HOST[:PORT]  pull from this registry over plain HTTP, repeatable (loopback ones always are)
   --registry-mirror HOST=URL  pull HOST's images from URL instead (names kept), repeatable: docker.io=http://127.0.0.1:5000
   --endpoint unix:///PATH  talk to a CRI runtime (podscope cri, containerd, CRI-O) instead of hosting an engine; the

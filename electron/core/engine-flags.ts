@@ -20,6 +20,7 @@ export function engineOptionsFromFlags(flags: Flags): Partial<EngineOptions> {
   if (str('run-dir')) o.runDir = str('run-dir');
   if (str('netns-dir')) o.netnsDir = str('netns-dir');
   if (str('seccomp-profile-root')) o.seccompProfileRoot = str('seccomp-profile-root');
+  if (str('resolv-conf')) o.resolvConf = str('resolv-conf');
   if (Array.isArray(flags['insecure-registry'])) o.insecureRegistries = flags['insecure-registry'];
   if (Array.isArray(flags['registry-mirror'])) o.registryMirrors = Object.fromEntries(flags['registry-mirror'].map(parseRegistryMirror));
   const pref = str('ip-pref');

@@ -35,7 +35,8 @@ export interface EngineOptions {
   seccompProfileRoot: string;
   /**
    * the resolv.conf copied into a pod whose config has no dns_config (kubelet's --resolv-conf); its nameservers are the
-   * pod's DNS paths in the probe
+   * pod's DNS paths in the probe. Default: $PODSCOPE_RESOLV_CONF when set, else /etc/resolv.conf — the test suite
+   * points it at a file with no nameserver, so that no probe of a test's pod sends a query off this host.
    */
   resolvConf: string;
   /** registries (host[:port]) pulled from over plain HTTP; localhost/127.0.0.1/::1 ones always are */
@@ -47,7 +48,7 @@ export interface EngineOptions {
 export const DEFAULT_ENGINE_OPTIONS: EngineOptions = {
   stateDir: '/var/lib/podscope',
   runDir: '/run/podscope',
-  resolvConf: '/etc/resolv.conf',
+  resolvConf: process.env.PODSCOPE_RESOLV_CONF || '/etc/resolv.conf',
   netnsDir: '/var/run/netns',
   cniConfDir: '/etc/cni/net.d',
   cniBinDirs: ['/opt/cni/bin', '/usr/lib/cni'],

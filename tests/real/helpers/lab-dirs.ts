@@ -8,6 +8,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { EngineOptions } from '../../../electron/engine/common/options';
 import { sweepLeftovers, type LeakScope } from '../../../testkit/leak-check';
+import { TEST_RESOLV_CONF } from '../../../testkit/test-resolv-conf';
 
 export interface LabDirs {
   readonly dir: string;
@@ -39,6 +40,7 @@ export function labDirs(names: { bridge: string; subnet: string; network: string
       runDir: join(dir, 'run'),
       netnsDir: join(dir, 'netns'),
       cniConfDir: join(dir, 'net.d'),
+      resolvConf: TEST_RESOLV_CONF,
       cniBinDirs: ['/usr/lib/cni'],
       cniCacheDir: join(dir, 'cache'),
       pluginTimeoutMs: 30_000,

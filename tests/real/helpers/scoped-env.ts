@@ -14,6 +14,7 @@ import { createEngine, type EngineOptions } from '../../../electron/engine/index
 import { leaseHost } from '../../../testkit/allocator';
 import { restoreHost, snapshotHost, type HostSnapshot } from '../../../testkit/host-cleanup';
 import { findLeftovers } from '../../../testkit/leak-check';
+import { TEST_RESOLV_CONF } from '../../../testkit/test-resolv-conf';
 
 export interface ScopedEnv {
   dir: string;
@@ -87,6 +88,7 @@ export async function createScopedEnv(tag: string): Promise<ScopedEnv> {
     runDir: join(dir, 'run'),
     netnsDir: join(dir, 'netns'),
     cniConfDir: confDir,
+    resolvConf: TEST_RESOLV_CONF,
     cniBinDirs: ['/usr/lib/cni'],
     cniCacheDir: join(dir, 'cni-cache'),
     pluginTimeoutMs: 30_000,
