@@ -192,9 +192,12 @@ function describePath(p: ProbePath, sandboxId: string): string[] {
   const rtt = p.rttMs !== undefined ? ` ${p.rttMs.toFixed(2)} ms` : '';
   const by = p.answeredBy ? ` by ${p.answeredBy.slice(0, 12)}` : '';
   const nodes = p.fromNode !== undefined && p.fromNode !== p.toNode ? ` [${p.fromNode} → ${p.toNode}]` : '';
+  // between pods: the network path (a port the probe picks) and the paths to the ports the pod declares, told apart
+  const kind = p.kind === 'peer' ? 'peer-net' : p.kind;
   const out = [
-    `    ${p.verdict.padEnd(13)} ${p.kind.padEnd(8)} ${p.from} → ${p.to}/${p.proto}${rtt}${by}${p.measured ? '' : ' (not measured)'}${nodes}  ${p.note}`,
+    `    ${p.verdict.padEnd(13)} ${kind.padEnd(8)} ${p.from} → ${p.to}/${p.proto}${rtt}${by}${p.measured ? '' : ' (not measured)'}${nodes}  ${p.note}`,
   ];
+  if (p.declaredBy) out.push(`      declared by ${p.declaredBy}`);
   if (p.mtu) out.push(`      ${p.mtu.blackHole ? '!! ' : ''}${describeMtu(p.mtu)}`);
   if (p.why) out.push(`      why: ${p.why}`);
   if (p.trace) out.push(...describeTrace(p.trace, sandboxId));

@@ -174,6 +174,8 @@ export class SandboxEngine implements Engine {
         cniConfig: () => this.ctx.cni.config(),
         // the file written for the pod (sandbox-files.ts): its nameservers when dns_config names none
         resolvConf: (pod) => readFile(sandboxPaths(deps.options.stateDir, '', pod.id).resolvConf, 'utf8').catch(() => undefined),
+        // the containers' EXPOSEd ports: peers connect to them beside the port mappings' container ports
+        declaredPorts: (pod) => this.containers.declaredPorts(pod.id),
         ...(deps.flowTracer && { tracer: probeTracer(deps.flowTracer) }),
       },
       this.portGate,
