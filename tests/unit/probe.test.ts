@@ -6,6 +6,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { createTestEngine, type TestEngine } from '../../testkit/fakes/test-engine';
 import { declaredPorts } from '../../electron/engine/probe/plan';
+import { describeProbe } from '../../electron/cli/commands/probe';
 import type { PodSandboxConfigInput } from '../../shared/domain/config';
 import {
   conflictsForNewMappings,
@@ -172,6 +173,11 @@ describe('probe verdicts (simulated network)', () => {
     // the network path between the same pods is reachable: the DROP is on port 80 only
     expect(r.paths.filter((p) => p.kind === 'peer').map((p) => p.verdict)).toEqual(['reachable', 'reachable', 'reachable', 'reachable']);
     expect(failingPaths(r)).toEqual([expect.objectContaining({ kind: 'peerPort', to: `${stB.ip}:80` })]);
+    // the CLI's text tells the two kinds apart and says where the port is declared
+    const text = describeProbe(r);
+    expect(text).toContain(`timeout       peerPort pod → ${stB.ip}:80/tcp`);
+    expect(text).toMatch(/reachable {5}peer-net pod → 10\.[\d.]+:\d+\/tcp/);
+    expect(text).toContain('      declared by port mapping 0\n');
     // b's listener stays b's: no responder was opened on 80 there
     expect(probe.connects.some((c) => c.port === 80)).toBe(true);
     expect(probe.openAgents()).toBe(0);
