@@ -239,7 +239,7 @@ export class SandboxEngine implements Engine {
     });
     this.noteStartupGc([
       ...swept.monitors.map((m) =>
-        gcItem('process', { id: String(m.pid) }, 'killed (xtables-monitor --trace of an engine that is gone)', m.error),
+        gcItem('process', { id: String(m.pid) }, 'killed (nft monitor trace of an engine that is gone)', m.error),
       ),
       ...swept.rules.map((r) =>
         gcItem(
