@@ -183,6 +183,26 @@ describe('probe verdicts (simulated network)', () => {
     expect(probe.openAgents()).toBe(0);
   });
 
+  it("a container's image EXPOSE is a declared port too: the peer connects to it, the path saying which container declares it", async () => {
+    const { engine: e } = await engine();
+    await t!.loadImage('podscope.test/exposing:1', {
+      config: { Cmd: ['sh'], Env: ['PATH=/bin'], ExposedPorts: { '9000/tcp': {}, '5353/udp': {} } },
+    });
+    const { id: a } = await e.run({ config: pod('a') });
+    const { id: b } = await e.run({ config: pod('b') });
+    await e.createContainer({ podSandboxId: b, config: { metadata: { name: 'api' }, image: { image: 'podscope.test/exposing:1' } } });
+    const ipB = (await e.status(b)).ip;
+    const r = await e.probe(a);
+    const toB = r.paths.filter((p) => p.kind === 'peerPort' && p.from === 'pod' && p.family === 4);
+    expect(toB.map((p) => [p.to, p.proto, p.verdict, p.declaredBy])).toEqual([
+      [`${ipB}:5353`, 'udp', 'notApplicable', 'container api (EXPOSE 5353/udp)'],
+      [`${ipB}:9000`, 'tcp', 'reachable', 'container api (EXPOSE 9000/tcp)'],
+    ]);
+    expect(toB[1]).toMatchObject({ listener: 'responder', answeredBy: b });
+    // a declares nothing: no path from b to a but the network one
+    expect(r.paths.filter((p) => p.kind === 'peerPort' && p.from !== 'pod')).toEqual([]);
+  });
+
   it('the ports a pod declares: port mappings and containers EXPOSE, each port once with every place naming it', () => {
     const facts = {
       config: {
