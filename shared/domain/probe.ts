@@ -3,7 +3,12 @@
  * engine measured (TCP connects from the host and from inside namespaces it created); anything it did not measure
  * says so (`measured: false`), so no front door can show a configuration-derived fact as a green check.
  */
-export type ProbePathKind = 'hostPort' | 'podPort' | 'gateway' | 'peer' | 'dns';
+/**
+ * `peer` is the network path between two pods (to the probe's responder on a port of its own choosing); `peerPort` is
+ * a connect from one pod to a port the other declares (a port mapping's container port, a container's EXPOSE): the
+ * path real traffic between pods takes, which a port-specific rule can drop while `peer` stays reachable.
+ */
+export type ProbePathKind = 'hostPort' | 'podPort' | 'gateway' | 'peer' | 'peerPort' | 'dns';
 /**
  * `unreachable`: connect() failed at once with a routing error (ENETUNREACH, EHOSTUNREACH, EACCES from a prohibit route,
  * EINVAL from a blackhole route): no packet left, so it is neither a refusal nor a timeout.
@@ -31,6 +36,11 @@ export interface ProbePath {
   listener?: 'existing' | 'responder';
   /** index into port_mappings, for hostPort/podPort paths */
   mappingIndex?: number;
+  /**
+   * a peerPort path: where the pod connected to declares the port, e.g. "port mapping 0" (its own port_mappings) or
+   * "container web (EXPOSE 80/tcp)", each place once, joined by ", "
+   */
+  declaredBy?: string;
   family?: 4 | 6;
   /** the CNI network the path crosses (the pod's attachment to it) */
   network?: string;

@@ -24,6 +24,8 @@ export class FakeProbeNet implements ProbeNet {
   readonly responders = new Map<string, Map<number, string>>();
   /** connects to these addresses time out */
   readonly blackholed = new Set<string>();
+  /** connects to these `address|port` pairs time out (a port-specific DROP rule on the way) */
+  readonly blockedPorts = new Set<string>();
   readonly opened: Array<{ netns: string; closed: boolean }> = [];
   /** what the kernel says about a pod interface, per `<netns path>/<ifName>` (tests set it; unset: nothing known) */
   readonly interfaceLinks = new Map<string, InterfaceLink>();
@@ -57,6 +59,11 @@ export class FakeProbeNet implements ProbeNet {
 
   blackhole(address: string): void {
     this.blackholed.add(address);
+  }
+
+  /** a DROP for one destination port: connects to `address:port` time out, every other port still answers */
+  blockPort(address: string, port: number): void {
+    this.blockedPorts.add(`${address}|${port}`);
   }
 
   /** agents not closed yet: 0 after every probe */
@@ -107,7 +114,7 @@ export class FakeProbeNet implements ProbeNet {
   }
 
   private connect(host: string, port: number): ConnectOutcome {
-    if (this.blackholed.has(host)) return { kind: 'timeout' };
+    if (this.blackholed.has(host) || this.blockedPorts.has(`${host}|${port}`)) return { kind: 'timeout' };
     const w = this.world();
     let target = host === '127.0.0.1' || host === '::1' ? HOST : w.addresses.get(host);
     let targetPort = port;

@@ -48,6 +48,9 @@ afterAll(async () => {
 
 interface JsonPath {
   kind: string;
+  family?: number;
+  listener?: string;
+  declaredBy?: string;
   answeredBy?: string;
   verdict: string;
   to: string;
@@ -73,6 +76,13 @@ describe("the measuring verbs on containerd's pod, over --endpoint", () => {
     // the peer is containerd's other ready pod on the network, measured both ways
     const peers = report.paths.filter((p) => p.kind === 'peer' && p.verdict === 'reachable');
     expect(peers.map((p) => p.answeredBy)).toEqual(expect.arrayContaining([peer.podId, pod.podId]));
+    // and to the port each declares (its port mapping's container port 80, where its httpd listens), each way: the
+    // httpd is connected to as it is, never replaced by a responder
+    const ports = report.paths.filter((p) => p.kind === 'peerPort' && p.family === 4);
+    expect(ports.map((p) => [p.from === 'pod', p.to.endsWith(':80'), p.verdict, p.listener, p.declaredBy]).sort()).toEqual([
+      [false, true, 'reachable', 'existing', 'port mapping 0'],
+      [true, true, 'reachable', 'existing', 'port mapping 0'],
+    ]);
   });
 
   it("a pod without dns_config: DNS paths to the nameservers of its resolv.conf, read through the pause's root", async () => {

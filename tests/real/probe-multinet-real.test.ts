@@ -149,7 +149,15 @@ describe('probe on a pod with a bridge (eth0) and a macvlan (eth1) network', () 
     expect(eth0.every((p) => p.network === BRIDGE)).toBe(true);
     for (const p of eth0) expect(p, `${p.kind} ${p.from} → ${p.to}`).toMatchObject({ verdict: 'reachable', measured: true });
     expect(eth0.map((p) => p.kind).sort()).toEqual(
-      [...Array(3).fill('hostPort'), ...Array(2).fill('podPort'), 'gateway', 'gateway', ...Array(4).fill('peer')].sort(),
+      // b declares no port; a declares 8080 and 7070: b connects to both in both families (peerPort)
+      [
+        ...Array(3).fill('hostPort'),
+        ...Array(2).fill('podPort'),
+        'gateway',
+        'gateway',
+        ...Array(4).fill('peer'),
+        ...Array(4).fill('peerPort'),
+      ].sort(),
     );
     // macvlan has no portmap in its chain: no host-port path crosses eth1
     expect(eth1Of(report).filter((p) => p.kind === 'hostPort')).toEqual([]);
@@ -223,6 +231,9 @@ describe('probe on a pod with a bridge (eth0) and a macvlan (eth1) network', () 
       expect(failingPaths(broken).map((p) => [p.kind, p.from, p.network, p.interface, p.verdict])).toEqual([
         ['peer', 'pod', MACNET, 'eth1', 'unreachable'],
         ['peer', 'peer b', MACNET, 'eth1', 'timeout'],
+        // b's connects to the ports a declares (8080, 7070) are answered into the same black hole
+        ['peerPort', 'peer b', MACNET, 'eth1', 'timeout'],
+        ['peerPort', 'peer b', MACNET, 'eth1', 'timeout'],
       ]);
       // the isolated paths stay isolated beside it
       expect(

@@ -133,6 +133,19 @@ describe('probe across nodes', () => {
     expect(net.openAgents()).toBe(0);
   });
 
+  it("to each port the other node's pod declares, each way, beside the network path; a DROP on that port fails that path only", async () => {
+    const { a, b, net } = world();
+    net.blockPort('10.244.1.7', 8080);
+    const { paths } = await probeAcrossNodes({ net }, [a, b], a.pods[0]!.id);
+    const ports = paths.filter((p) => p.kind === 'peerPort');
+    expect(ports.map((p) => [p.from, p.to, p.fromNode, p.toNode, p.verdict, p.declaredBy])).toEqual([
+      ['pod', '10.244.1.7:8080', a.name, b.name, 'timeout', 'port mapping 0'],
+      ['peer api', '10.244.0.5:8080', b.name, a.name, 'reachable', 'port mapping 0'],
+    ]);
+    expect(paths.filter((p) => p.kind === 'peer').map((p) => p.verdict)).toEqual(['reachable', 'reachable']);
+    expect(net.openAgents()).toBe(0);
+  });
+
   it("a node without the route to the other node's pod subnet: the failed path names that node, the route it lacks and the one taken", async () => {
     const { a, b, net, routes } = world();
     routes.set(

@@ -53,6 +53,52 @@ const WEB = 'e0587aec016495cd223f0d0b52e35badbf474bd46c1c465f6c2c62894b50d08f';
 const PEER = 'ac63270ee1300fe4dbe1283a1b41c567eaafc3290837900ac8dc2f8463bf5bd7';
 const REJECTED = '4cd108a4e74a369838a83ab0421707e090214721199e3cc8ac81d4cb9319411d';
 
+const NFT = readFileSync(join(__dirname, 'fixtures/nft-monitor-trace.txt'), 'utf8');
+
+describe('nft -a monitor trace lines', () => {
+  it('reads packet lines (ports, addresses, interfaces, flags) and rule lines (table, chain, handle, verdict) as the xtables-monitor ones read', () => {
+    const lines = parseTraceOutput(NFT);
+    const packet = lines.find((l) => l.type === 'packet' && l.id === 'f4b1b9bc' && l.fields.DPORT === '8080')!;
+    expect(packet).toMatchObject({
+      family: 4,
+      fields: { OUT: 'lo', SRC: '127.0.0.1', DST: '10.131.0.2', SPORT: '22363' },
+      flags: ['SYN'],
+    });
+    const rules = lines.filter((l) => l.type === 'rule' && l.id === 'f4b1b9bc');
+    expect(rules.map((l) => l.type === 'rule' && [l.table, l.chain, l.what, l.handle, l.verdict])).toEqual([
+      ['raw', 'OUTPUT', 'rule', 1829, 'CONTINUE'],
+      ['raw', 'OUTPUT', 'policy', undefined, 'ACCEPT'],
+      ['nat', 'OUTPUT', 'rule', 16808, 'JUMP:CNI-HOSTPORT-DNAT'],
+      ['nat', 'CNI-HOSTPORT-DNAT', 'rule', 16813, 'JUMP:CNI-DN-0f40c1abfb00369bb5ea5'],
+      ['nat', 'CNI-DN-0f40c1abfb00369bb5ea5', 'rule', 16811, 'JUMP:CNI-HOSTPORT-SETMARK'],
+      ['nat', 'CNI-HOSTPORT-SETMARK', 'rule', 16802, 'CONTINUE'],
+      ['nat', 'CNI-DN-0f40c1abfb00369bb5ea5', 'rule', 16812, 'ACCEPT'],
+      ['filter', 'OUTPUT', 'rule', 892, 'DROP'],
+    ]);
+    // a rule nft had cached is named in its syntax (the iptables form is read back by its place afterwards)
+    const v6 = lines.find((l) => l.type === 'rule' && l.family === 6 && l.table === 'nat' && l.what === 'rule')!;
+    expect(v6).toMatchObject({ table: 'nat', chain: 'PREROUTING', handle: 587, verdict: 'JUMP:CNI-HOSTPORT-DNAT' });
+    expect(v6.type === 'rule' && v6.nftRule).toBe('fib daddr type local counter packets 3923 bytes 2677375 jump CNI-HOSTPORT-DNAT');
+    expect(v6).not.toHaveProperty('rule');
+    // a TRACE rule nft had cached is told apart, so no step shows it
+    expect(
+      parseTraceLine(
+        'trace id 63ab0861 ip raw OUTPUT rule meta l4proto icmp  counter packets 0 bytes 0 meta nftrace set 1 # handle 4 (verdict continue)',
+      ),
+    ).toMatchObject({ handle: 4, verdict: 'CONTINUE', marksTrace: true });
+    expect(parseTraceLine('trace id 63ab0861 bridge filter FORWARD policy accept')).toBeUndefined();
+    expect(parseTraceLine('# ERROR: We lost some netlink events!')).toBeUndefined();
+  });
+
+  it("keeps one flow's lines by its source port, the way out and back, beside another flow's on the same monitor", () => {
+    const lines = parseTraceOutput(NFT);
+    const flow = linesOfFlow(lines, 22363);
+    expect(new Set(flow.map((l) => l.id))).toEqual(new Set(['f4b1b9bc']));
+    expect(flow.every((l) => !l.reply)).toBe(true);
+    expect(linesOfFlow(lines, 31245).map((l) => l.id)).toContain('8bc083fb');
+  });
+});
+
 describe('xtables-monitor --trace lines', () => {
   it('reads PACKET lines (5-tuple, interfaces, flags) and TRACE lines (table, chain, handle, verdict, rule as iptables-save prints it)', () => {
     const lines = parseTraceOutput(MONITOR);

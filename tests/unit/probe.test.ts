@@ -5,6 +5,8 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { createTestEngine, type TestEngine } from '../../testkit/fakes/test-engine';
+import { declaredPorts } from '../../electron/engine/probe/plan';
+import { describeProbe } from '../../electron/cli/commands/probe';
 import type { PodSandboxConfigInput } from '../../shared/domain/config';
 import {
   conflictsForNewMappings,
@@ -131,6 +133,95 @@ describe('probe verdicts (simulated network)', () => {
     expect(peers.filter((p) => p.from === 'pod').map((p) => p.answeredBy)).toEqual([b, b]);
     expect(peers.filter((p) => p.from !== 'pod').map((p) => p.answeredBy)).toEqual([a, a]);
     expect(new Set(peers.map((p) => p.family))).toEqual(new Set([4, 6]));
+  });
+
+  it('peers connect to every port the other declares, each way, and a DROP on one such port fails that path only', async () => {
+    const { engine: e, probe } = await engine();
+    const { id: a } = await e.run({ config: pod('a', { port_mappings: [{ container_port: 8080, host_port: 0 }] }) });
+    const { id: b } = await e.run({
+      config: pod('b', {
+        port_mappings: [
+          { container_port: 80, host_port: 0 },
+          { container_port: 80, host_port: 0, protocol: 1 },
+        ],
+      }),
+    });
+    const stA = await e.status(a);
+    const stB = await e.status(b);
+    // b's own server on 80: connected to as it is, never taken over
+    probe.listen(stB.netnsPath!, 80);
+    probe.blockPort(stB.ip, 80);
+    const r = await e.probe(a);
+    const ports = r.paths.filter((p) => p.kind === 'peerPort');
+    const toB = ports.filter((p) => p.from === 'pod' && p.proto === 'tcp');
+    expect(toB.map((p) => [p.to, p.verdict, p.listener, p.declaredBy])).toEqual(
+      expect.arrayContaining([
+        [`${stB.ip}:80`, 'timeout', 'existing', 'port mapping 0'],
+        [expect.stringMatching(/^\[.*\]:80$/), 'reachable', 'existing', 'port mapping 0'],
+      ]),
+    );
+    expect(toB).toHaveLength(2);
+    // the UDP mapping is declared too, but only TCP is measured
+    expect(ports.filter((p) => p.from === 'pod' && p.proto === 'udp').map((p) => p.verdict)).toEqual(['notApplicable', 'notApplicable']);
+    // the way back: b to a's declared port, where nothing listens, so the probe's responder answers
+    const toA = ports.filter((p) => p.from === 'peer b');
+    expect(toA.map((p) => [p.to.endsWith(':8080'), p.verdict, p.listener, p.answeredBy])).toEqual([
+      [true, 'reachable', 'responder', a],
+      [true, 'reachable', 'responder', a],
+    ]);
+    expect(toA.map((p) => p.to)).toContain(`${stA.ip}:8080`);
+    // the network path between the same pods is reachable: the DROP is on port 80 only
+    expect(r.paths.filter((p) => p.kind === 'peer').map((p) => p.verdict)).toEqual(['reachable', 'reachable', 'reachable', 'reachable']);
+    expect(failingPaths(r)).toEqual([expect.objectContaining({ kind: 'peerPort', to: `${stB.ip}:80` })]);
+    // the CLI's text tells the two kinds apart and says where the port is declared
+    const text = describeProbe(r);
+    expect(text).toContain(`timeout       peerPort pod → ${stB.ip}:80/tcp`);
+    expect(text).toMatch(/reachable {5}peer-net pod → 10\.[\d.]+:\d+\/tcp/);
+    expect(text).toContain('      declared by port mapping 0\n');
+    // b's listener stays b's: no responder was opened on 80 there
+    expect(probe.connects.some((c) => c.port === 80)).toBe(true);
+    expect(probe.openAgents()).toBe(0);
+  });
+
+  it("a container's image EXPOSE is a declared port too: the peer connects to it, the path saying which container declares it", async () => {
+    const { engine: e } = await engine();
+    await t!.loadImage('podscope.test/exposing:1', {
+      config: { Cmd: ['sh'], Env: ['PATH=/bin'], ExposedPorts: { '9000/tcp': {}, '5353/udp': {} } },
+    });
+    const { id: a } = await e.run({ config: pod('a') });
+    const { id: b } = await e.run({ config: pod('b') });
+    await e.createContainer({ podSandboxId: b, config: { metadata: { name: 'api' }, image: { image: 'podscope.test/exposing:1' } } });
+    const ipB = (await e.status(b)).ip;
+    const r = await e.probe(a);
+    const toB = r.paths.filter((p) => p.kind === 'peerPort' && p.from === 'pod' && p.family === 4);
+    expect(toB.map((p) => [p.to, p.proto, p.verdict, p.declaredBy])).toEqual([
+      [`${ipB}:5353`, 'udp', 'notApplicable', 'container api (EXPOSE 5353/udp)'],
+      [`${ipB}:9000`, 'tcp', 'reachable', 'container api (EXPOSE 9000/tcp)'],
+    ]);
+    expect(toB[1]).toMatchObject({ listener: 'responder', answeredBy: b });
+    // a declares nothing: no path from b to a but the network one
+    expect(r.paths.filter((p) => p.kind === 'peerPort' && p.from !== 'pod')).toEqual([]);
+  });
+
+  it('the ports a pod declares: port mappings and containers EXPOSE, each port once with every place naming it', () => {
+    const facts = {
+      config: {
+        port_mappings: [
+          { container_port: 80, host_port: 8080, protocol: 0 },
+          { container_port: 53, host_port: 0, protocol: 1 },
+        ],
+      },
+    };
+    const got = declaredPorts(facts as unknown as Parameters<typeof declaredPorts>[0], [
+      { port: 80, proto: 'tcp', container: 'web' },
+      { port: 9000, proto: 'tcp', container: 'metrics' },
+      { port: 0, proto: 'tcp', container: 'bad' },
+    ]);
+    expect(got).toEqual([
+      { port: 53, proto: 'udp', declaredBy: 'port mapping 1' },
+      { port: 80, proto: 'tcp', declaredBy: 'port mapping 0, container web (EXPOSE 80/tcp)' },
+      { port: 9000, proto: 'tcp', declaredBy: 'container metrics (EXPOSE 9000/tcp)' },
+    ]);
   });
 
   it('on a crowded network only the newest PROBE_PEERS_MAX peers get an agent, and the report says how many of how many', async () => {

@@ -37,10 +37,10 @@ podscope probe --matrix (--all-nodes | --endpoint A --endpoint B …)
   and the rule; never a failure), notApplicable (not measured, with the reason).
   --trace        follow each path's own connection (a source port chosen before connecting) through the kernel, in
                  every netns it crosses: route decisions (ip route get), each netfilter rule it hit (TRACE rules in the
-                 raw table + xtables-monitor --trace), who installed that rule (portmap/bridge/firewall for a network
+                 raw table + nft monitor trace), who installed that rule (portmap/bridge/firewall for a network
                  and pod of this engine, or nobody), the conntrack entry, where it ended; and one sentence why.
-                 Needs root, iptables on nf_tables (xtables-monitor), stdbuf; conntrack and nft are used when
-                 installed (the trace says what it lacked).
+                 Needs root, iptables on nf_tables, nft, stdbuf; conntrack is used when installed (the trace says
+                 what it lacked).
                  seen-at: tcpdump on every hop of each path (the pod's eth0, its host veth, the bridge), filtered on
                  the flow's source port: a seen step per hop and direction, so a drop outside netfilter (a qdisc, a
                  down bridge port) is located between the last hop that saw the packets and the first that did not;
@@ -192,9 +192,12 @@ function describePath(p: ProbePath, sandboxId: string): string[] {
   const rtt = p.rttMs !== undefined ? ` ${p.rttMs.toFixed(2)} ms` : '';
   const by = p.answeredBy ? ` by ${p.answeredBy.slice(0, 12)}` : '';
   const nodes = p.fromNode !== undefined && p.fromNode !== p.toNode ? ` [${p.fromNode} → ${p.toNode}]` : '';
+  // between pods: the network path (a port the probe picks) and the paths to the ports the pod declares, told apart
+  const kind = p.kind === 'peer' ? 'peer-net' : p.kind;
   const out = [
-    `    ${p.verdict.padEnd(13)} ${p.kind.padEnd(8)} ${p.from} → ${p.to}/${p.proto}${rtt}${by}${p.measured ? '' : ' (not measured)'}${nodes}  ${p.note}`,
+    `    ${p.verdict.padEnd(13)} ${kind.padEnd(8)} ${p.from} → ${p.to}/${p.proto}${rtt}${by}${p.measured ? '' : ' (not measured)'}${nodes}  ${p.note}`,
   ];
+  if (p.declaredBy) out.push(`      declared by ${p.declaredBy}`);
   if (p.mtu) out.push(`      ${p.mtu.blackHole ? '!! ' : ''}${describeMtu(p.mtu)}`);
   if (p.why) out.push(`      why: ${p.why}`);
   if (p.trace) out.push(...describeTrace(p.trace, sandboxId));

@@ -163,4 +163,20 @@ export class ContainerService implements ContainerApi {
   reopenContainerLog(id: string) {
     return reopenContainerLog(this.ctx, id);
   }
+
+  /**
+   * The ports the pod's containers declare: their images' ExposedPorts ("80/tcp", "53/udp"; a bare "8080" is TCP), in
+   * any state, since a declared port is what a peer would connect to. An image no longer in the store declares nothing.
+   */
+  async declaredPorts(sandboxId: string): Promise<Array<{ port: number; proto: string; container: string }>> {
+    const out: Array<{ port: number; proto: string; container: string }> = [];
+    for (const rec of this.ctx.store.ofSandbox(sandboxId)) {
+      const image = await this.ctx.images.resolve(rec.imageId).catch(() => undefined);
+      for (const key of Object.keys(image?.config.ExposedPorts ?? {})) {
+        const m = /^(\d+)(?:\/(tcp|udp|sctp))?$/i.exec(key.trim());
+        if (m) out.push({ port: Number(m[1]), proto: (m[2] ?? 'tcp').toLowerCase(), container: rec.config.metadata.name });
+      }
+    }
+    return out;
+  }
 }

@@ -1,14 +1,19 @@
 /**
- * Netfilter's own account of a packet: TRACE rules in the raw table of a netns mark the packets of a flow, and
- * `xtables-monitor --trace` run in that netns prints one line per rule each marked packet hits (iptables on the
- * nf_tables backend). This file reads those lines, starts and stops the monitor, and adds/removes the TRACE rules —
- * always with a comment naming Podscope and the engine's pid, so a start-up sweep can remove what a killed engine left.
+ * Netfilter's own account of a packet: TRACE rules in the raw table of a netns mark the packets of a flow, and a trace
+ * monitor run in that netns prints one line per rule each marked packet hits (iptables on the nf_tables backend). This
+ * file reads those lines, starts and stops the monitor, and adds/removes the TRACE rules — always with a comment naming
+ * Podscope and the engine's pid, so a start-up sweep can remove what a killed engine left.
  *
- * A line looks like
- *   PACKET: 2 9a9b361e OUT=lo SRC=127.0.0.1 DST=127.0.0.1 … SPORT=45555 DPORT=25999 SYN
- *    TRACE: 2 9a9b361e nat:CNI-HOSTPORT-DNAT:rule:0x26:JUMP:CNI-DN-…  -4 -t nat -A CNI-HOSTPORT-DNAT … -j CNI-DN-…
- *    TRACE: 2 9a9b361e raw:OUTPUT:policy:ACCEPT
- * where 2/10 is AF_INET/AF_INET6 and the hex word is the kernel's per-packet trace id.
+ * The monitor is `nft -a monitor trace` (one per netns, both families). It sizes its netlink socket's receive buffer
+ * itself (16 MiB, forced past rmem_max as root), where `xtables-monitor --trace` keeps the 208 KiB default and asks the
+ * kernel for every rule it prints: with other traces in the same netns (every monitor there receives every traced
+ * packet) it overflowed (ENOBUFS) and exited. nft's lines look like
+ *   trace id 9a9b361e ip nat OUTPUT packet: oif "lo" ip saddr 127.0.0.1 ip daddr 127.0.0.1 … tcp sport 45555 tcp dport 25999 …
+ *   trace id 9a9b361e ip nat CNI-HOSTPORT-DNAT rule tcp dport 25999 … jump CNI-DN-… # handle 38 (verdict jump CNI-DN-…)
+ *   trace id 9a9b361e ip raw OUTPUT policy accept
+ * They name the rule in nft's syntax; the iptables form (`-A CHAIN …`) is read after the trace from `iptables -S` at
+ * the rule's place in its chain (flow-tracer.ts). xtables-monitor's lines (`PACKET: 2 9a9b361e OUT=lo …`, ` TRACE: 2
+ * 9a9b361e nat:CNI-HOSTPORT-DNAT:rule:0x26:JUMP:CNI-DN-…  -4 -t nat -A …`) are still read, as recorded traces have them.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { accessSync, constants, readdirSync, readFileSync } from 'node:fs';
@@ -43,6 +48,10 @@ export interface TraceRuleLine {
   verdict: string;
   /** the rule as iptables-save prints it (`-A CHAIN …`), when the line carries one */
   rule?: string;
+  /** nft's own text of the rule (nft monitor's lines), before the iptables form is known */
+  nftRule?: string;
+  /** the rule marks packets for tracing (`meta nftrace set 1`, a TRACE target): a trace's own, not a step of the path */
+  marksTrace?: true;
 }
 
 export type TraceLine = TracePacketLine | TraceRuleLine;
@@ -51,6 +60,7 @@ const familyOf = (n: string): 4 | 6 | undefined => (n === '2' ? 4 : n === '10' ?
 
 export function parseTraceLine(raw: string): TraceLine | undefined {
   const line = raw.trim();
+  if (line.startsWith('trace id ')) return parseNftTraceLine(line);
   const m = /^(PACKET|TRACE):\s+(\d+)\s+([0-9a-f]+)\s+(.*)$/.exec(line);
   if (!m) return undefined;
   const family = familyOf(m[2]!);
@@ -82,6 +92,63 @@ export function parseTraceLine(raw: string): TraceLine | undefined {
   // "-4 -t nat -A OUTPUT …" → "-A OUTPUT …", as iptables-save prints it
   const rule = ruleText.replace(/^-[46]\s+-t\s+\S+\s+/, '');
   if (rule) out.rule = rule;
+  return out;
+}
+
+const NFT_FAMILY: Record<string, 4 | 6> = { ip: 4, ip6: 6 };
+
+/** nft's verdict words as xtables-monitor spelled them (the steps and owners read those) */
+function nftVerdict(v: string): string {
+  const [word, ...rest] = v.trim().split(/\s+/);
+  const target = rest.join(' ').replace(/^"(.*)"$/, '$1');
+  switch (word) {
+    case 'jump':
+      return `JUMP:${target}`;
+    case 'goto':
+      return `GOTO:${target}`;
+    default:
+      return (word ?? '').toUpperCase();
+  }
+}
+
+/** one line of `nft -a monitor trace` (undefined: not a trace line of the ip/ip6 families) */
+export function parseNftTraceLine(line: string): TraceLine | undefined {
+  const m = /^trace id ([0-9a-f]+) (\S+) (\S+) (\S+) (packet: |rule |unknown rule |policy |verdict )(.*)$/.exec(line.trim());
+  if (!m) return undefined;
+  const [, id, fam, table, rawChain, kind, rest] = m as unknown as [string, string, string, string, string, string, string];
+  const family = NFT_FAMILY[fam];
+  if (!family) return undefined;
+  const chain = rawChain.replace(/^"(.*)"$/, '$1');
+  if (kind === 'packet: ') {
+    const fields: Record<string, string> = {};
+    const flags: string[] = [];
+    const pick = (re: RegExp, key: string) => {
+      const v = re.exec(rest)?.[1];
+      if (v !== undefined) fields[key] = v;
+    };
+    pick(/\biif "([^"]*)"/, 'IN');
+    pick(/\boif "([^"]*)"/, 'OUT');
+    pick(/\bip6? saddr (\S+)/, 'SRC');
+    pick(/\bip6? daddr (\S+)/, 'DST');
+    pick(/\b(?:tcp|udp|sctp) sport (\d+)/, 'SPORT');
+    pick(/\b(?:tcp|udp|sctp) dport (\d+)/, 'DPORT');
+    pick(/\bmeta mark (\S+)/, 'MARK');
+    const tcpFlags = /\btcp flags == (\S+(?: \| \S+)*)/.exec(rest)?.[1];
+    if (tcpFlags) flags.push(...tcpFlags.split(' | ').map((f) => f.replace(/^0x.*$/, '?').toUpperCase()));
+    return { type: 'packet', family, id, fields, flags };
+  }
+  if (kind === 'policy ') return { type: 'rule', family, id, table, chain, what: 'policy', verdict: nftVerdict(rest) };
+  // the end of a user chain: back to the chain that jumped to it
+  if (kind === 'verdict ') return { type: 'rule', family, id, table, chain, what: 'return', verdict: 'RETURN' };
+  const v = /^(.*?)\s*\(verdict ([^)]*)\)\s*$/.exec(rest);
+  const body = v ? v[1]! : rest;
+  // a rule added since the monitor started is not in its cache: "unknown rule handle N", the handle alone
+  const handle = (kind === 'unknown rule ' ? /^handle (\d+)\s*$/ : /#\s*handle (\d+)\s*$/).exec(body)?.[1];
+  const text = kind === 'unknown rule ' ? '' : body.replace(/#\s*handle \d+\s*$/, '').trim();
+  const out: TraceRuleLine = { type: 'rule', family, id, table, chain, what: 'rule', verdict: v ? nftVerdict(v[2]!) : '' };
+  if (handle !== undefined) out.handle = Number(handle);
+  if (text) out.nftRule = text;
+  if (/\bnftrace set 1\b/.test(text)) out.marksTrace = true;
   return out;
 }
 
@@ -209,6 +276,26 @@ export class NetfilterTraceRules {
     return r?.exitCode === 0 ? parseRulePositions(r.stdout) : new Map();
   }
 
+  /**
+   * Each chain's rules as `iptables -t <table> -S` prints them (`-A CHAIN …`), in order: the rule at position N of a
+   * chain is the iptables form of the rule a trace names by its handle. Empty when the table cannot be listed.
+   */
+  async ruleTexts(netnsPath: string | undefined, family: Family, table: string): Promise<Map<string, string[]>> {
+    const r = await this.runner
+      .run({ ...inNetns(netnsPath, tool(family, 'iptables'), ['-t', table, '-S']), timeoutMs: 10_000 })
+      .catch(() => undefined);
+    const out = new Map<string, string[]>();
+    if (r?.exitCode !== 0) return out;
+    for (const l of r.stdout.split('\n')) {
+      const chain = /^-A (\S+) /.exec(l)?.[1];
+      if (!chain) continue;
+      const list = out.get(chain) ?? [];
+      list.push(l.trim());
+      out.set(chain, list);
+    }
+    return out;
+  }
+
   /** creates an empty `ip raw`/`ip6 raw` carrying this comment (the trace's own, naming the engine's pid) */
   async createRawTable(netnsPath: string | undefined, family: Family, comment: string): Promise<void> {
     const r = await this.runner.run({
@@ -267,16 +354,25 @@ export function traceCommentPid(comment: string | undefined): number | undefined
 /** most times a monitor that ended by itself is started again within one trace */
 const MONITOR_RESTARTS = 5;
 
+/** nft's note on a rule using an xtables extension it has no printer for (iptables-nft's DNAT, comment, …) */
+const XT_UNKNOWN = /^XT (target|match) \S+ not found\s*$/;
+
+/** what nft prints (on stdout) when its netlink socket overflowed and events were dropped */
+const NFT_LOST = /^# ERROR: We lost some netlink events!/m;
+
 /**
- * `xtables-monitor --trace -4|-6` in one netns, for as long as a trace runs; stop() ends it by its pid.
- *
- * xtables-monitor 1.8.9 exits when it cannot print a rule a traced packet hit ("unsupported layer 4 protocol value":
- * it fails on portmap's IPv6 rules in CNI-DN-*), and every event after that would be lost. So one monitor runs per
- * family (an IPv4 flow never meets the IPv6 rules), and a monitor that ends by itself is started again at once; the
- * trace says how many times, since the events in between are gone.
+ * `nft -a monitor trace` in one netns, for as long as a trace runs, for both families; stop() ends it by its pid.
+ * A monitor that ends by itself is started again at once, and one that lost events says so: the trace then says how
+ * many times, since those events are gone.
  */
 export class NetfilterTraceMonitor {
   private out = '';
+  /** the part of the last chunk after its last newline */
+  private partial = '';
+  /** trace ids whose packet carried one of `ports`: their lines are kept */
+  private readonly ours = new Set<string>();
+  /** it printed something: it had started (one that ends before is not started again) */
+  private printed = false;
   private child!: ChildProcess;
   private exited!: Promise<void>;
   private exitedNow = false;
@@ -286,23 +382,52 @@ export class NetfilterTraceMonitor {
 
   private constructor(
     private readonly netnsPath: string | undefined,
-    private readonly family: 4 | 6,
+    /** keep only the packets with one of these as source or destination port (undefined: every line) */
+    private readonly ports: Set<number> | undefined,
   ) {
     this.spawn();
   }
 
+  /**
+   * Every monitor in a netns receives every traced packet there, other traces' too: only this trace's lines are kept
+   * (a packet line names the ports and comes before the rule lines of its trace id), so memory and parsing stay with
+   * this trace's own packets however busy the netns is.
+   */
+  private keep(chunk: string): void {
+    this.printed = true;
+    const text = this.partial + chunk;
+    const end = text.lastIndexOf('\n');
+    this.partial = text.slice(end + 1);
+    if (end < 0) return;
+    if (!this.ports) {
+      this.out += text.slice(0, end + 1);
+      return;
+    }
+    for (const line of text.slice(0, end).split('\n')) {
+      const id = /^trace id ([0-9a-f]+) /.exec(line)?.[1];
+      if (id === undefined) {
+        if (line.startsWith('#')) this.out += `${line}\n`;
+        continue;
+      }
+      if (!this.ours.has(id)) {
+        const m = / packet: .*\b(?:tcp|udp) sport (\d+) (?:tcp|udp) dport (\d+)/.exec(line);
+        if (!m || !(this.ports.has(Number(m[1])) || this.ports.has(Number(m[2])))) continue;
+        this.ours.add(id);
+      }
+      this.out += `${line}\n`;
+    }
+  }
+
   private spawn(): void {
     // stdbuf -oL: into a pipe the monitor's stdout is block-buffered, and the lines still in the buffer when it is
-    // stopped would be lost; nsenter and stdbuf exec, so the pid held here is the monitor's own
-    const { file, args } = inNetns(this.netnsPath, 'stdbuf', ['-oL', 'xtables-monitor', '--trace', `-${this.family}`]);
+    // stopped would be lost; nsenter and stdbuf exec, so the pid held here is the monitor's own. -a: each rule's handle
+    const { file, args } = inNetns(this.netnsPath, 'stdbuf', ['-oL', 'nft', '-a', 'monitor', 'trace']);
     // the engine's pid in its environment: a start-up sweep ends the monitors of an engine that was killed
     const env = { ...process.env, [TRACE_MONITOR_ENV]: String(process.pid) };
     const child = spawn(file, args, { stdio: ['ignore', 'pipe', 'pipe'], detached: true, env });
     this.child = child;
     this.exitedNow = false;
-    child.stdout!.on('data', (b: Buffer) => {
-      this.out += b.toString('utf8');
-    });
+    child.stdout!.on('data', (b: Buffer) => this.keep(b.toString('utf8')));
     child.stderr!.on('data', (b: Buffer) => {
       this.err = (this.err + b.toString('utf8')).slice(-2000);
     });
@@ -313,7 +438,7 @@ export class NetfilterTraceMonitor {
         once = true;
         this.exitedNow = true;
         // ended by itself while the trace still runs: start it again (a failed start ends here for good)
-        if (!this.stopping && this.restarts < MONITOR_RESTARTS && this.out !== '') {
+        if (!this.stopping && this.restarts < MONITOR_RESTARTS && this.printed) {
           this.restarts++;
           this.spawn();
           void this.exited.then(resolve);
@@ -330,10 +455,10 @@ export class NetfilterTraceMonitor {
   }
 
   /** starts the monitor; resolves once it has had time to subscribe (it prints nothing until a packet is traced) */
-  static async start(netnsPath: string | undefined, family: 4 | 6, settleMs = 150): Promise<NetfilterTraceMonitor> {
-    const m = new NetfilterTraceMonitor(netnsPath, family);
+  static async start(netnsPath: string | undefined, ports?: number[], settleMs = 150): Promise<NetfilterTraceMonitor> {
+    const m = new NetfilterTraceMonitor(netnsPath, ports && new Set(ports));
     await new Promise((r) => setTimeout(r, settleMs));
-    if (m.exitedNow) throw new Error(`xtables-monitor --trace did not start: ${m.err.trim() || 'exited'}`);
+    if (m.exitedNow) throw new Error(`nft monitor trace did not start: ${m.err.trim() || 'exited'}`);
     return m;
   }
 
@@ -346,9 +471,20 @@ export class NetfilterTraceMonitor {
     return this.out;
   }
 
-  /** what it wrote to stderr, and how many times it ended by itself and was started again (events were lost) */
-  problems(): { stderr: string; restarts: number } {
-    return { stderr: this.err.trim(), restarts: this.restarts };
+  /**
+   * what it wrote to stderr, how many times it ended by itself and was started again, and how many times it said its
+   * socket overflowed (each: events were lost)
+   */
+  problems(): { stderr: string; restarts: number; overflows: number } {
+    // nft says so for each iptables-nft rule whose xtables extension it cannot print (portmap's DNAT, the comment
+    // match); the event itself is kept, with the handle the rule is read back by
+    const stderr = this.err
+      .split('\n')
+      .filter((l) => l.trim() && !XT_UNKNOWN.test(l))
+      .join('\n');
+    const overflows =
+      (this.out.match(new RegExp(NFT_LOST.source, 'gm')) ?? []).length + (this.err.match(new RegExp(NFT_LOST.source, 'gm')) ?? []).length;
+    return { stderr: stderr.trim(), restarts: this.restarts, overflows };
   }
 
   /** ends the monitor by its pid (SIGTERM, then SIGKILL) and returns everything it printed */
@@ -371,6 +507,8 @@ export class NetfilterTraceMonitor {
       await this.exited;
       clearTimeout(timer);
     }
+    // a last line without its newline (the monitor was ended mid-write) is kept if whole enough to parse
+    if (this.partial) this.keep('\n');
     return this.out;
   }
 }

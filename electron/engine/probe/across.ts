@@ -1,6 +1,7 @@
 /**
  * Paths across the nodes of this machine (a kind cluster's nodes, each a runtime in a netns of its own): pod → pod to
- * the pods of other nodes and back, pod → another node's host ports at that node's addresses, node → pod; and the
+ * the pods of other nodes and back (the network path, and each TCP port the receiving pod declares in its port
+ * mappings: kubelet lists every container port there), pod → another node's host ports at that node's addresses, node → pod; and the
  * matrix, every pod → every other pod. Each is a real TCP connect to a responder answering with this probe's nonce
  * and the id of what it answers for, judged as every probe path is (judge.ts), and names its source and destination
  * node.
@@ -22,7 +23,7 @@ import type { ConnectOutcome, ProbeNet } from '../netns/probe-net';
 import type { FlowNetns, FlowToTrace, ProbeTracer, TracedFlow } from './deps';
 import { judge, podName } from './judge';
 import { auditAcross, type AcrossMtuPath, type MtuHop } from './mtu-across';
-import { fmtAddr, type PlannedConnect } from './plan';
+import { declaredPorts, fmtAddr, type PlannedConnect } from './plan';
 import { ProbeSession } from './session';
 
 /** One node as the paths across nodes see it. */
@@ -119,14 +120,26 @@ export async function probeAcrossNodes(
       for (const q of peers) {
         const them = podPlace(other, q);
         const theirIp = podAddress(q)!;
+        const theirLabel = `peer ${q.config.metadata.name}`;
         connects.push(cross('peer', me, them, theirIp, await port(them), myIp, 'pod'));
-        connects.push(cross('peer', them, me, myIp, await port(me), theirIp, `peer ${q.config.metadata.name}`));
+        connects.push(cross('peer', them, me, myIp, await port(me), theirIp, theirLabel));
         // dual stack on both ends: the IPv6 paths too, each its own connect (a node may route one family and not the other)
         const [my6, their6] = [podAddress6(rec), podAddress6(q)];
         if (my6 && their6) {
           connects.push(cross('peer', me, them, their6, await port(them), my6, 'pod'));
-          connects.push(cross('peer', them, me, my6, await port(me), their6, `peer ${q.config.metadata.name}`));
+          connects.push(cross('peer', them, me, my6, await port(me), their6, theirLabel));
         }
+        for (const [from, to, host, src, label] of [
+          [me, them, theirIp, myIp, 'pod'],
+          [them, me, myIp, theirIp, theirLabel],
+        ] as const)
+          for (const d of declaredPorts(to.pod!)) {
+            if (d.proto !== 'tcp') continue;
+            const c = cross('peerPort', from, to, host, d.port, src, label);
+            c.existing = await session.ensurePort(to.pod!.id, to.netnsPath!, d.port);
+            c.path.declaredBy = d.declaredBy;
+            connects.push(c);
+          }
         // another node's host ports, at that node's own addresses (what a NodePort-style client on another node uses)
         for (const m of q.config.port_mappings) {
           if (m.host_port <= 0 || protocolName(m.protocol).toLowerCase() !== 'tcp') continue;

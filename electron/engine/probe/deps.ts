@@ -21,6 +21,12 @@ export interface ProbeDeps {
   cniConfig(): CniConfigView;
   /** the pod's resolv.conf as written for it (undefined: none, or unreadable): the DNS paths' servers without dns_config */
   resolvConf?(pod: PodFacts): Promise<string | undefined>;
+  /**
+   * the ports the pod's containers declare (their images' EXPOSE), beside its port mappings' container ports: peers
+   * connect to each (plan.ts planPeerPorts); undefined where containers are not known (another runtime's pods, whose
+   * kubelet lists every container port among the port mappings anyway)
+   */
+  declaredPorts?(pod: PodFacts): Promise<DeclaredPort[]>;
   /** follows each connect through the kernel (probe --trace); undefined where the kernel cannot be asked */
   tracer?: ProbeTracer;
   /**
@@ -28,6 +34,15 @@ export interface ProbeDeps {
    * its host-side work in the node's netns; the traces cross that netns too, and each step names the node
    */
   node?: ProbeNode;
+}
+
+/** a port a container of the pod declares */
+export interface DeclaredPort {
+  port: number;
+  /** lower case: tcp, udp, sctp */
+  proto: string;
+  /** the container's name (its metadata name) */
+  container: string;
 }
 
 export interface ProbeNode {

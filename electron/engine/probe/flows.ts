@@ -2,7 +2,7 @@
  * Which namespaces a planned probe connect crosses and which route decisions explain it, per path kind:
  *  - hostPort/podPort: the host (its route to the address, then to the pod after DNAT) → the pod (its route back);
  *  - gateway, dns: the pod (its route to the gateway or nameserver) → the host (its route back to the pod);
- *  - peer: the sender pod → the host (bridge) → the receiving pod (its route back).
+ *  - peer, peerPort: the sender pod → the host (bridge) → the receiving pod (its route back).
  */
 import type { PodFacts } from '../common/pod-facts';
 import type { FlowNetns, FlowToTrace, ProbeNode } from './deps';
@@ -56,7 +56,8 @@ export function flowSpecFor(p: PlannedConnect, ctx: FlowContext, sport: number):
       if (podIp) out.push({ netns: host, query: { dst: podIp, from: p.host }, purpose: `route back to the pod ${podIp}`, reply: true });
       return { ...base, netns: [from, host], routes: out };
     }
-    case 'peer': {
+    case 'peer':
+    case 'peerPort': {
       const src = ipOf(p.fromAgent === ctx.rec.id ? ctx.rec : ctx.others.find((o) => o.id === p.fromAgent));
       if (src) out.push({ netns: to, query: { dst: src, from: p.host }, purpose: `route back to ${src}`, reply: true });
       return { ...base, netns: [from, host, to], routes: out };

@@ -29,7 +29,9 @@ function targetOf(p: PlannedConnect, rec: PodFacts, pods: PodFacts[], att: Probe
     case 'gateway':
     case 'dns':
       return { from: rec.id, dst: p.host, family, fromEnd: { pod: rec.id, ifName: att.ifName } };
-    case 'peer': {
+    // a declared port crosses the same links as the network path: one audit serves both (same sender and address)
+    case 'peer':
+    case 'peerPort': {
       const sender = pods.find((o) => o.id === p.fromAgent);
       const receiver = pods.find((o) => o.id === p.expect);
       const sIf = sender && ifNameOn(sender, att.network);

@@ -8,6 +8,7 @@ import { protocolName } from '../../../shared/domain/config';
 import { hostIpsOverlap, type DnsQueryResult, type ProbePath } from '../../../shared/domain/probe';
 import type { PodFacts } from '../common/pod-facts';
 import { ipsOn, type ProbedAttachment } from './attachments';
+import type { DeclaredPort } from './deps';
 import { forbiddenBy } from './isolation';
 import type { AgentKey, ProbeSession } from './session';
 
@@ -44,6 +45,8 @@ export interface PlanInput {
   /** the pod's attachments, eth0 first */
   attachments: ProbedAttachment[];
   hostAddresses: Set<string>;
+  /** the ports each pod's containers declare, by pod id (absent: none known) */
+  containerPorts?: Map<string, DeclaredPort[]>;
 }
 
 export const fmtAddr = (ip: string, port: number) => (ip.includes(':') ? `[${ip}]:${port}` : `${ip}:${port}`);
@@ -198,7 +201,10 @@ export async function planGateways(input: PlanInput, plan: ProbePlan): Promise<v
     }
 }
 
-/** pod ↔ each measured peer on the same network, in every family both have there, each way */
+/**
+ * pod ↔ each measured peer on the same network, in every family both have there, each way: the network path (to a
+ * responder on a port the probe picks) and a path to every port the receiving pod declares (declaredPorts)
+ */
 export async function planPeers(input: PlanInput, plan: ProbePlan, peersOf: Map<string, PodFacts[]>): Promise<void> {
   const { rec, session } = input;
   for (const att of input.attachments) {
@@ -206,6 +212,7 @@ export async function planPeers(input: PlanInput, plan: ProbePlan, peersOf: Map<
     for (const o of peersOf.get(att.network) ?? []) {
       const peerIps = ipsOn(o, att.network);
       await session.open(o.id, o.netnsPath);
+      const peerLabel = `peer ${o.config.metadata.name}`;
       for (const fam of [4, 6] as const) {
         const mine = att.ips.find((ip) => familyOf(ip) === fam);
         const theirs = peerIps.find((ip) => familyOf(ip) === fam);
@@ -214,11 +221,75 @@ export async function planPeers(input: PlanInput, plan: ProbePlan, peersOf: Map<
         const myPort = await session.agent(rec.id).respond(0, session.banner(rec.id));
         const out = newPath('peer', 'pod', fmtAddr(theirs, theirPort), 'tcp', undefined, 'timeout', '', att);
         out.family = fam;
-        const back = newPath('peer', `peer ${o.config.metadata.name}`, fmtAddr(mine, myPort), 'tcp', undefined, 'timeout', '', att);
+        const back = newPath('peer', peerLabel, fmtAddr(mine, myPort), 'tcp', undefined, 'timeout', '', att);
         back.family = fam;
         plan.connects.push({ path: out, fromAgent: rec.id, host: theirs, port: theirPort, expect: o.id, existing: false, forbidden });
         plan.connects.push({ path: back, fromAgent: o.id, host: mine, port: myPort, expect: rec.id, existing: false, forbidden });
+        const leg = { att, family: fam, forbidden };
+        await planPeerPorts(input, plan, { ...leg, from: rec.id, fromLabel: 'pod', to: o, host: theirs });
+        await planPeerPorts(input, plan, { ...leg, from: o.id, fromLabel: peerLabel, to: rec, host: mine });
       }
     }
+  }
+}
+
+/** a port a pod declares, once per port and protocol, with every place that declares it */
+export interface PodPort {
+  port: number;
+  proto: string;
+  declaredBy: string;
+}
+
+/**
+ * The ports a pod declares, in port order: its port mappings' container ports (hostPort or not: kubelet lists every
+ * container port of the pod there) and its containers' EXPOSEd ports.
+ */
+export function declaredPorts(pod: PodFacts, containers: DeclaredPort[] = []): PodPort[] {
+  const byKey = new Map<string, { port: number; proto: string; by: string[] }>();
+  const add = (port: number, proto: string, by: string) => {
+    if (!(port > 0 && port < 65536)) return;
+    const key = `${proto}/${port}`;
+    const e = byKey.get(key) ?? { port, proto, by: [] };
+    if (!e.by.includes(by)) e.by.push(by);
+    byKey.set(key, e);
+  };
+  pod.config.port_mappings.forEach((m, i) => add(m.container_port, protocolName(m.protocol).toLowerCase(), `port mapping ${i}`));
+  for (const c of containers) add(c.port, c.proto, `container ${c.container} (EXPOSE ${c.port}/${c.proto})`);
+  return [...byKey.values()]
+    .sort((a, b) => a.port - b.port || a.proto.localeCompare(b.proto))
+    .map((e) => ({ port: e.port, proto: e.proto, declaredBy: e.by.join(', ') }));
+}
+
+/** one direction of a peer pair: a connect to every port the receiving pod declares, its own listener or a responder */
+async function planPeerPorts(
+  input: PlanInput,
+  plan: ProbePlan,
+  leg: {
+    att: ProbedAttachment;
+    family: 4 | 6;
+    forbidden: string | undefined;
+    from: string;
+    fromLabel: string;
+    to: PodFacts;
+    host: string;
+  },
+): Promise<void> {
+  const { att, to } = leg;
+  for (const d of declaredPorts(to, input.containerPorts?.get(to.id))) {
+    const path = newPath('peerPort', leg.fromLabel, fmtAddr(leg.host, d.port), d.proto, undefined, 'timeout', '', att);
+    path.family = leg.family;
+    path.declaredBy = d.declaredBy;
+    if (d.proto !== 'tcp') {
+      plan.decided.push({ ...path, verdict: 'notApplicable', note: onlyTcp(d.proto) });
+      continue;
+    }
+    let existing: boolean;
+    try {
+      existing = await input.session.ensurePort(to.id, to.netnsPath!, d.port);
+    } catch (e) {
+      plan.decided.push({ ...path, note: `not measured: ${(e as Error).message}` });
+      continue;
+    }
+    plan.connects.push({ path, fromAgent: leg.from, host: leg.host, port: d.port, expect: to.id, existing, forbidden: leg.forbidden });
   }
 }

@@ -6,7 +6,9 @@
  *  - podPort: every mapping with host_port <= 0 (never passed to CNI), from the host to each podIP:containerPort;
  *  - gateway: from the pod to a listener the probe opens on each network's gateway address on the host side;
  *  - peer: to and from the newest other ready sandboxes on each network (PROBE_PEERS_MAX per network; the report says
- *    how many of how many), in both families;
+ *    how many of how many), in both families, to a responder on a port the probe picks (the network path);
+ *  - peerPort: the same pairs, to every port the receiving pod declares (its port mappings' container ports, its
+ *    containers' EXPOSE), each way: what real traffic between pods reaches, and what a port-specific rule can drop;
  *  - dns: a query to each of the pod's nameservers from inside its netns (dns.ts).
  * Beside the connects, each path's MTU is audited (mtu-audit.ts): a black hole fails the path.
  * A path the attachment's plugin forbids by design is still sent; no answer there is `isolated` (isolation.ts).
@@ -30,7 +32,7 @@ import {
 } from '../../../shared/domain/probe';
 import type { PodFacts } from '../common/pod-facts';
 import { judge, podName } from './judge';
-import type { FlowToTrace, ProbeDeps, ProbeTracer, TracedFlow } from './deps';
+import type { DeclaredPort, FlowToTrace, ProbeDeps, ProbeTracer, TracedFlow } from './deps';
 import { flowSpecFor, type FlowContext } from './flows';
 import { attachmentsOf, eth0Ips, ipsOn, onNetwork, type ProbedAttachment } from './attachments';
 import { childKind } from './isolation';
@@ -128,7 +130,8 @@ async function measure(ctx: ProbeDeps, net: ProbeNet, rec: PodFacts, session: Pr
     session.open(rec.id, rec.netnsPath),
     ...involved.map((o) => session.open(o.id, o.netnsPath)),
   ]);
-  const input: PlanInput = { rec, session, others, attachments, hostAddresses: new Set(net.hostAddresses()) };
+  const containerPorts = await containerPortsOf(ctx, [rec, ...measuredPeers], report.errors);
+  const input: PlanInput = { rec, session, others, attachments, hostAddresses: new Set(net.hostAddresses()), containerPorts };
   const dnat = await net.hostportDnatRules(opts.signal);
   const plan: ProbePlan = { connects: [], decided: report.paths, errors: report.errors };
   await planPortMappings(input, plan);
@@ -202,6 +205,23 @@ async function measure(ctx: ProbeDeps, net: ProbeNet, rec: PodFacts, session: Pr
     report.paths.push(path);
   });
   if (traced && records) report.traced = true;
+}
+
+/** each pod's containers' declared ports (a pod whose containers could not be read has its port mappings still) */
+async function containerPortsOf(ctx: ProbeDeps, pods: PodFacts[], errors: string[]): Promise<Map<string, DeclaredPort[]>> {
+  const out = new Map<string, DeclaredPort[]>();
+  const read = ctx.declaredPorts;
+  if (!read) return out;
+  await Promise.all(
+    pods.map(async (p) => {
+      try {
+        out.set(p.id, await read(p));
+      } catch (e) {
+        errors.push(`the ports ${podName(p)}'s containers declare: ${(e as Error).message}; its port mappings' ports are probed still`);
+      }
+    }),
+  );
+  return out;
 }
 
 interface RunningTrace {

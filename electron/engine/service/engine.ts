@@ -176,6 +176,8 @@ export class SandboxEngine implements Engine {
         cniConfig: () => this.ctx.cni.config(),
         // the file written for the pod (sandbox-files.ts): its nameservers when dns_config names none
         resolvConf: (pod) => readFile(sandboxPaths(deps.options.stateDir, '', pod.id).resolvConf, 'utf8').catch(() => undefined),
+        // the containers' EXPOSEd ports: peers connect to them beside the port mappings' container ports
+        declaredPorts: (pod) => this.containers.declaredPorts(pod.id),
         ...(deps.flowTracer && { tracer: probeTracer(deps.flowTracer) }),
       },
       this.portGate,
@@ -239,7 +241,7 @@ export class SandboxEngine implements Engine {
     });
     this.noteStartupGc([
       ...swept.monitors.map((m) =>
-        gcItem('process', { id: String(m.pid) }, 'killed (xtables-monitor --trace of an engine that is gone)', m.error),
+        gcItem('process', { id: String(m.pid) }, 'killed (nft monitor trace of an engine that is gone)', m.error),
       ),
       ...swept.rules.map((r) =>
         gcItem(

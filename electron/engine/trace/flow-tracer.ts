@@ -1,6 +1,6 @@
 /**
  * Follows single TCP connections through the kernel while a probe makes them. For each flow (a source port the
- * engine chose before connecting, so nothing else matches) it: starts `xtables-monitor --trace` in every netns the
+ * engine chose before connecting, so nothing else matches) it: starts `nft monitor trace` in every netns the
  * flow crosses, adds TRACE rules for those source ports to the raw table there (v4 or v6), and afterwards reads the
  * route decisions (`ip route get`) and the conntrack entry. finish() always removes every rule it added (and a raw
  * table it created) and ends every monitor by pid, whatever happened to the connects; a start-up sweep removes the
@@ -118,8 +118,10 @@ export class LinuxFlowTracer implements FlowTracer {
 
     if (canTrace) {
       try {
-        await run.startMonitors(ports);
+        // the rules first: nft prints a rule it cached when it started, so its own TRACE rules are named as such
+        // (a rule added later is only "unknown rule handle N", read back by its handle afterwards)
         await run.addRules(ports, hasNft, signal);
+        await run.startMonitors(ports);
       } catch (e) {
         await run.cleanup();
         throw e;
@@ -134,7 +136,8 @@ export class LinuxFlowTracer implements FlowTracer {
         missing.push(...problems);
         const { captured, drops } = run;
         if (captured) active.capture = pcapngOf(captured);
-        const parsed = new Map([...texts].map(([k, t]) => [k, parseTraceOutput(t)]));
+        // one monitor per netns saw both families: each "key/family" keeps its family's lines
+        const parsed = new Map([...texts].map(([k, t]) => [k, parseTraceOutput(t).filter((l) => `${l.family}` === k.split('/')[1])]));
         // read once the TRACE rules are gone, so the raw table counts as the user sees it
         if (hasNft) await this.placeRules(parsed, netnsByKey);
         return Promise.all(
@@ -163,21 +166,43 @@ export class LinuxFlowTracer implements FlowTracer {
     return active;
   }
 
-  /** each traced rule's position in its chain as `iptables -L --line-numbers` counts it (one listing per table) */
+  /**
+   * each traced rule's position in its chain as `iptables -L --line-numbers` counts it, and the rule in iptables form
+   * (`iptables -S` at that position): one listing of each per table
+   */
   private async placeRules(parsed: Map<string, TraceLine[]>, netnsByKey: Map<string, TraceNetns>): Promise<void> {
     await Promise.all(
       [...parsed].map(async ([key, lines]) => {
         const [nk, fam] = key.split('/');
         const netns = netnsByKey.get(nk!);
         if (!netns) return;
-        const rules = lines.filter((l): l is TraceRuleLine => l.type === 'rule' && l.handle !== undefined);
+        const family = Number(fam) as 4 | 6;
+        const rules = lines.filter((l): l is TraceRuleLine => l.type === 'rule' && l.handle !== undefined && !l.marksTrace);
         const tables = [...new Set(rules.map((l) => l.table))];
-        const positions = new Map(
-          await Promise.all(tables.map(async (t) => [t, await this.rules.rulePositions(netns.path, Number(fam) as 4 | 6, t)] as const)),
+        const listed = new Map(
+          await Promise.all(
+            tables.map(
+              async (t) =>
+                [
+                  t,
+                  await Promise.all([this.rules.rulePositions(netns.path, family, t), this.rules.ruleTexts(netns.path, family, t)]),
+                ] as const,
+            ),
+          ),
         );
         for (const l of rules) {
-          const p = positions.get(l.table)?.get(l.chain)?.get(l.handle!);
-          if (p !== undefined) l.position = p;
+          const [positions, texts] = listed.get(l.table) ?? [];
+          const p = positions?.get(l.chain)?.get(l.handle!);
+          if (p === undefined) {
+            // gone by now from the raw table, having let the packet on: a TRACE rule (this trace's, removed before
+            // this read, or one nft had not cached), not a step of the path
+            if (l.table === 'raw' && l.verdict === 'CONTINUE' && positions !== undefined) l.marksTrace = true;
+            continue;
+          }
+          l.position = p;
+          // an xtables-monitor line carries its rule already; nft's names it in nft's syntax only
+          const text = l.rule === undefined ? texts?.get(l.chain)?.[p - 1] : undefined;
+          if (text) l.rule = text;
         }
       }),
     );

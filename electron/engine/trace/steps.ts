@@ -29,8 +29,7 @@ export interface TraceBuildInput {
 
 /**
  * The parts missing from a trace that could have decided a path it did not reach: netfilter not traced (the tools
- * are absent, or a monitor failed or lost events — xtables-monitor's netlink socket overflowing with ENOBUFS under
- * load). Without them a traced DROP is still a fact, but "no rule dropped it" is not, so nothing traced may be named as
+ * are absent, or a monitor failed or lost events — its netlink socket overflowing with ENOBUFS under load). Without them a traced DROP is still a fact, but "no rule dropped it" is not, so nothing traced may be named as
  * the cause: a drop "between two hops, outside netfilter" may have been a rule the trace never saw.
  */
 export function traceGaps(missing: readonly string[] | undefined): string[] {
@@ -165,7 +164,7 @@ function netfilterSteps(input: TraceBuildInput, n: TraceNetns, reply: boolean): 
     if (l.reply !== reply) continue;
     // owners are resolved for every line (a jump names the owner of the chain it enters), our own TRACE rule is left out
     const owner = owners.ownerOf(l);
-    if (l.rule?.includes(TRACE_COMMENT_PREFIX)) continue;
+    if (l.marksTrace || l.rule?.includes(TRACE_COMMENT_PREFIX)) continue;
     const key = [l.table, l.chain, l.what, l.handle ?? '', l.verdict].join('/');
     const prev = seen.get(key);
     if (prev) {

@@ -12,10 +12,10 @@ import type { ActiveTrace, FlowLine, FlowRecord, FlowSpec, TraceNetns } from './
 /** which trace tools this host has, and a line in `missing` for each part of the trace a lacking one costs */
 export function traceTools(): { canTrace: boolean; hasNft: boolean; hasConntrack: boolean; missing: string[] } {
   const missing: string[] = [];
-  const canTrace = hasTool('xtables-monitor') && hasTool('iptables-restore') && hasTool('stdbuf');
-  if (!canTrace) missing.push('netfilter: xtables-monitor, iptables-restore or stdbuf is not installed (no rule-by-rule steps)');
+  // nft is the monitor (nft monitor trace) and reads each rule's place; iptables-restore adds the TRACE rules
   const hasNft = hasTool('nft');
-  if (canTrace && !hasNft) missing.push('nft: not installed (a raw table created for tracing is left, empty)');
+  const canTrace = hasNft && hasTool('iptables-restore') && hasTool('stdbuf');
+  if (!canTrace) missing.push('netfilter: nft, iptables-restore or stdbuf is not installed (no rule-by-rule steps)');
   const hasConntrack = hasTool('conntrack');
   if (!hasConntrack) missing.push('conntrack: not installed (no conntrack step)');
   return { canTrace, hasNft, hasConntrack, missing };
@@ -122,7 +122,10 @@ export class TraceRun {
   dropRecorder: DropRecorder | undefined;
   /** after cleanup(): what the kernel freed while the trace ran */
   drops: KernelDrop[] | undefined;
+  /** one per netns (by key), for both families */
   private readonly monitors = new Map<string, NetfilterTraceMonitor>();
+  /** the "key/family" entries each monitor serves */
+  private readonly served = new Map<string, string[]>();
   private readonly added: Array<TracedPorts & { createdTable: boolean; createdChains: string[] }> = [];
 
   constructor(
@@ -132,9 +135,16 @@ export class TraceRun {
   ) {}
 
   async startMonitors(ports: Map<string, TracedPorts>): Promise<void> {
+    const byNetns = new Map<string, { netns: TraceNetns; ports: number[] }>();
+    for (const [k, e] of ports) {
+      const n = byNetns.get(e.netns.key) ?? { netns: e.netns, ports: [] };
+      n.ports.push(...e.ports);
+      byNetns.set(e.netns.key, n);
+      this.served.set(e.netns.key, [...(this.served.get(e.netns.key) ?? []), k]);
+    }
     const started = await Promise.allSettled(
-      [...ports.values()].map(async (e) => {
-        this.monitors.set(`${e.netns.key}/${e.family}`, await NetfilterTraceMonitor.start(e.netns.path, e.family));
+      [...byNetns.values()].map(async (e) => {
+        this.monitors.set(e.netns.key, await NetfilterTraceMonitor.start(e.netns.path, e.ports));
       }),
     );
     const notStarted = started.find((r) => r.status === 'rejected');
@@ -196,23 +206,31 @@ export class TraceRun {
     return { problems, texts, monitorProblems };
   }
 
-  /** each monitor's output by "key/family", and a line for each monitor that restarted or complained */
+  /** each monitor's output by "key/family" (a netns's monitor serves both), and a line for each that lost events */
   private async stopMonitors(): Promise<{ texts: Map<string, string>; monitorProblems: Map<string, string> }> {
     const texts = new Map<string, string>();
     const monitorProblems = new Map<string, string>();
     await Promise.all(
-      [...this.monitors].map(async ([key, m]) => {
-        texts.set(key, await m.stop());
-        const { stderr, restarts } = m.problems();
-        const [nk, fam] = key.split('/');
-        const where = `${this.netnsByKey.get(nk!)?.label ?? nk} (IPv${fam})`;
-        const msg = stderr.split('\n')[0] ?? '';
-        if (restarts > 0)
-          monitorProblems.set(
-            key,
-            `netfilter: xtables-monitor in ${where} ended ${restarts} time(s) mid-trace and was started again; the events in between are lost (${msg || 'no message'})`,
-          );
-        else if (stderr) monitorProblems.set(key, `netfilter: xtables-monitor in ${where}: ${msg}`);
+      [...this.monitors].map(async ([nk, m]) => {
+        const text = await m.stop();
+        const { stderr, restarts, overflows } = m.problems();
+        for (const key of this.served.get(nk) ?? []) {
+          texts.set(key, text);
+          const fam = key.split('/')[1];
+          const where = `${this.netnsByKey.get(nk)?.label ?? nk} (IPv${fam})`;
+          const msg = stderr.split('\n')[0] ?? '';
+          if (restarts > 0)
+            monitorProblems.set(
+              key,
+              `netfilter: nft monitor trace in ${where} ended ${restarts} time(s) mid-trace and was started again; the events in between are lost (${msg || 'no message'})`,
+            );
+          else if (overflows > 0)
+            monitorProblems.set(
+              key,
+              `netfilter: nft monitor trace in ${where} lost events ${overflows} time(s): its netlink socket overflowed (ENOBUFS, No buffer space available)`,
+            );
+          else if (stderr) monitorProblems.set(key, `netfilter: nft monitor trace in ${where}: ${msg}`);
+        }
       }),
     );
     return { texts, monitorProblems };

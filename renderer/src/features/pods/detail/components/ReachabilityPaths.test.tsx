@@ -134,6 +134,31 @@ describe('Reachability paths grouped by network', () => {
     expect(rows[0]!.textContent).toContain('A 10.0.0.9');
     expect(within(dns).getByTestId('reach-resolv-conf').textContent).toBe(conf);
   });
+
+  it("between pods, the network path and a declared port's path are labelled apart, the port with where it is declared", () => {
+    const withPorts: ProbeReport = {
+      ...report,
+      paths: [
+        path({ kind: 'peer', to: '10.70.0.3:41234', from: 'pod' }),
+        path({
+          kind: 'peerPort',
+          to: '10.70.0.3:80',
+          from: 'pod',
+          verdict: 'timeout',
+          note: 'no answer to the SYN in time',
+          declaredBy: 'port mapping 0, container web (EXPOSE 80/tcp)',
+        }),
+      ],
+    };
+    render(<ReachabilityPaths s={s} report={withPorts} actions={actions} />);
+    const [net, port] = screen.getAllByRole('row').filter((r) => r.dataset.kind) as [HTMLElement, HTMLElement];
+    expect(net.textContent).toContain('peer · network');
+    expect(net.querySelector('[data-testid="reach-declared-by"]')).toBeNull();
+    expect(port.dataset.kind).toBe('peerPort');
+    expect(port.textContent).toContain('peer · port');
+    expect(within(port).getByTestId('reach-declared-by').textContent).toBe('declared by port mapping 0, container web (EXPOSE 80/tcp)');
+    expect(port.querySelector('.pill')!.className).toContain('pill-bad');
+  });
 });
 
 describe("a network group's heading", () => {

@@ -134,6 +134,11 @@ function PathRow({
       <td className="nowrap">
         {KIND_LABEL[p.kind]}
         {p.family ? <span className="muted small"> IPv{p.family}</span> : null}
+        {p.declaredBy && (
+          <div className="muted small" data-testid="reach-declared-by">
+            declared by {p.declaredBy}
+          </div>
+        )}
       </td>
       <td className="mono nowrap">{p.from}</td>
       <td className="mono nowrap">

@@ -46,7 +46,9 @@ export const KIND_LABEL: Record<ProbePath['kind'], string> = {
   hostPort: 'host port',
   podPort: 'pod port',
   gateway: 'gateway',
-  peer: 'peer',
+  // the network path between two pods (a port the probe picks), beside the paths to the ports a pod declares
+  peer: 'peer · network',
+  peerPort: 'peer · port',
   dns: 'DNS',
 };
 
