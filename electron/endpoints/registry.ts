@@ -268,12 +268,7 @@ class Registry implements Omit<CriEndpointRegistry, 'discoverNodes'> {
    * The measurements of a CRI runtime's pods, made here on the node (undefined for a Podscope daemon, whose own engine
    * measures its pods, or when this process cannot measure). Its events reach the router under the endpoint's id.
    */
-  private measurerFor(
-    id: string,
-    api: CriEndpointApi,
-    capabilities: EndpointCapabilities,
-    cniCacheDir: string,
-  ): LazyMeasurer | undefined {
+  private measurerFor(id: string, api: CriEndpointApi, capabilities: EndpointCapabilities, cniCacheDir: string): LazyMeasurer | undefined {
     const make = this.options.foreignMeasurer ?? this.options.local.measureForeign?.bind(this.options.local);
     if (!make || capabilities.pluginTrace) return undefined;
     // placed where the runtime lives: a kind node's pods are found through its root and measured from its netns

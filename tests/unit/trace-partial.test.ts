@@ -8,7 +8,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { linesOfFlow, parseRulePositions, parseTraceOutput } from '../../electron/engine/kernel/netfilter-trace';
+import { keepLastLines, linesOfFlow, parseRulePositions, parseTraceOutput } from '../../electron/engine/kernel/netfilter-trace';
 import type { FlowRecord, FlowSpec, TraceNetns } from '../../electron/engine/trace/flow-tracer';
 import { RuleOwners } from '../../electron/engine/trace/ownership';
 import { buildTrace, traceGaps } from '../../electron/engine/trace/steps';
@@ -171,5 +171,23 @@ describe("a traced rule's place in its chain", () => {
     };
     expect(at(2)).toMatchObject({ handle: 2812, position: 2, detail: 'filter/OUTPUT rule 2 (handle 2812): DROP' });
     expect(at(undefined).detail).toBe('filter/OUTPUT rule (handle 2812, its line number unread): DROP');
+  });
+});
+
+describe("a monitor's stderr kept from its end", () => {
+  it('is cut at a line start, so a torn line never reads as a message of its own', () => {
+    const line = 'XT target DNAT not found\n';
+    const text = line.repeat(100);
+    const kept = keepLastLines(text, 2000);
+    expect(kept.length).toBeLessThanOrEqual(2000);
+    expect(
+      kept
+        .split('\n')
+        .filter(Boolean)
+        .every((l) => l === 'XT target DNAT not found'),
+    ).toBe(true);
+    expect(keepLastLines('short\n', 2000)).toBe('short\n');
+    // one line longer than the window: its end, as before
+    expect(keepLastLines('x'.repeat(3000), 2000)).toHaveLength(2000);
   });
 });

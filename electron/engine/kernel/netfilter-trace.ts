@@ -357,6 +357,16 @@ const MONITOR_RESTARTS = 5;
 /** nft's note on a rule using an xtables extension it has no printer for (iptables-nft's DNAT, comment, …) */
 const XT_UNKNOWN = /^XT (target|match) \S+ not found\s*$/;
 
+/**
+ * The end of a stream's text, about `max` characters, cut at a line start: a line cut in the middle ("…ot found" of
+ * nft's "XT target DNAT not found", seen under load) would read as a message of its own.
+ */
+export function keepLastLines(text: string, max: number): string {
+  if (text.length <= max) return text;
+  const cut = text.indexOf('\n', text.length - max);
+  return cut === -1 ? text.slice(-max) : text.slice(cut + 1);
+}
+
 /** what nft prints (on stdout) when its netlink socket overflowed and events were dropped */
 const NFT_LOST = /^# ERROR: We lost some netlink events!/m;
 
@@ -429,7 +439,7 @@ export class NetfilterTraceMonitor {
     this.exitedNow = false;
     child.stdout!.on('data', (b: Buffer) => this.keep(b.toString('utf8')));
     child.stderr!.on('data', (b: Buffer) => {
-      this.err = (this.err + b.toString('utf8')).slice(-2000);
+      this.err = keepLastLines(this.err + b.toString('utf8'), 2000);
     });
     this.exited = new Promise((resolve) => {
       let once = false;

@@ -57,7 +57,7 @@ describe('network verdict at a glance', () => {
     expect(within(card).getByTestId('verdict-reach').textContent).toContain('2 of 3 paths failing');
     expect(within(card).getByTestId('verdict-reach-at').textContent).toContain('measured at');
     const failing = within(card).getByTestId('verdict-failing');
-    expect(failing.textContent).toContain('timed out peer pod → 10.0.0.7:80/tcp');
+    expect(failing.textContent).toContain('timed out peer · network pod → 10.0.0.7:80/tcp');
     expect(failing.textContent).toContain('refused host port host → 127.0.0.1:8080/tcp');
     const ip = (await engine.status(id)).ip;
     expect(within(card).getByTestId('verdict-ip').textContent).toContain(ip);
