@@ -1,6 +1,6 @@
 import { availableParallelism } from 'node:os';
 import { defineConfig } from 'vitest/config';
-import { LongestFirstSequencer } from './tests/setup/longest-first-sequencer';
+import { LongestFirstSequencer } from './tests/setup/longest-first-sequencer.ts';
 
 const TEST_RESOLV_CONF = new URL('./testkit/resolv.conf', import.meta.url).pathname;
 

@@ -7,7 +7,8 @@
  * process's root.
  */
 import { execFileSync } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { cniCacheOf, netfilterOf, processesIn, tracefsInstances } from '../../testkit/netns-snapshot';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -192,6 +193,113 @@ function nodeSnapshot(podId: string, netnsPath: string): Record<string, unknown>
     podProcesses: processesIn(netnsPath),
   };
 }
+
+describe("a foreign DROP and the lab's compare, on containerd's pods", () => {
+  it("a DROP in FORWARD on the web pod's declared port 80: the peer's port path fails naming the rule, owned by nobody", async () => {
+    const status = JSON.parse((await podscope('inspectp', '--endpoint', endpoint, '-o', 'json', pod.podId)).stdout) as {
+      ip?: string;
+      status?: { ip?: string };
+    };
+    const ip = status.ip ?? status.status?.ip;
+    expect(ip).toMatch(/^10\./);
+    // the comment carries this file's lease: a parallel file's rules are never matched, and only ours is removed
+    const mark = lease.name('-fwd80');
+    const rule = ['FORWARD', '-d', `${ip}/32`, '-p', 'tcp', '--dport', '80', '-m', 'comment', '--comment', mark, '-j', 'DROP'];
+    execFileSync('iptables', ['-I', ...rule]);
+    let r: { code: number; stdout: string; stderr: string };
+    try {
+      r = await podscope('probe', '--endpoint', endpoint, '--trace', '-o', 'json', pod.podId);
+    } finally {
+      execFileSync('iptables', ['-D', ...rule]);
+    }
+    expect(r.code, r.stderr).toBe(5);
+    const report = JSON.parse(r.stdout) as { paths: Array<JsonPath & { declaredBy?: string; listener?: string; why?: string }> };
+    // the peer connects to port 80, which the web pod declares (its port mapping) and containerd's httpd answers
+    const toPort = report.paths.find((p) => p.kind === 'peerPort' && p.to === `${ip}:80` && p.from !== 'pod')!;
+    expect(toPort).toMatchObject({ verdict: 'timeout', listener: 'existing' });
+    const decisive = toPort.trace!.steps.find((s) => (s as { decisive?: boolean }).decisive) as
+      { kind: string; chain?: string; verdict?: string; rule?: string; owner?: unknown } | undefined;
+    expect(decisive).toMatchObject({ kind: 'netfilter', chain: 'FORWARD', verdict: 'DROP', owner: null });
+    expect(decisive!.rule).toContain(mark);
+    // the network path between the same pods (a port the probe picked) is not stopped by a rule on port 80
+    expect(report.paths.find((p) => p.kind === 'peer' && p.to.startsWith(`${ip}:`) && p.from !== 'pod')?.verdict).toBe('reachable');
+  });
+
+  it("lab diff against the web pod's ADD as libcni's cache keeps it: plugin by plugin, from a lab run of the same shape", async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'podscope-ctd-lab-'));
+    const bridge = lease.name('lab');
+    const flags = [
+      '--state-dir',
+      join(dir, 'state'),
+      '--run-dir',
+      join(dir, 'run'),
+      '--netns-dir',
+      join(dir, 'netns'),
+      '--cni-cache-dir',
+      join(dir, 'cache'),
+    ];
+    try {
+      // containerd's network's shape (bridge + host-local, portmap, bandwidth) on a bridge and subnet of this file's lease
+      const conflist = {
+        cniVersion: '1.0.0',
+        name: bridge,
+        plugins: [
+          {
+            type: 'bridge',
+            bridge,
+            isGateway: true,
+            ipMasq: false,
+            hairpinMode: true,
+            ipam: { type: 'host-local', dataDir: join(dir, 'ipam'), ranges: [[{ subnet: lease.subnet4(7) }]] },
+          },
+          { type: 'portmap', capabilities: { portMappings: true } },
+          { type: 'bandwidth', capabilities: { bandwidth: true } },
+        ],
+      };
+      writeFileSync(join(dir, 'net.conflist'), JSON.stringify(conflist));
+      const run = await podscope(...flags, 'lab', 'run', join(dir, 'net.conflist'), '-o', 'json');
+      expect(run.code, run.stderr).toBe(0);
+      const runId = (JSON.parse(run.stdout) as { id: string }).id;
+      const r = await podscope(...flags, 'lab', 'diff', runId, `sandbox:${pod.podId}`, '--endpoint', endpoint, '-o', 'json');
+      expect(r.code, r.stderr).toBe(0);
+      const d = JSON.parse(r.stdout) as {
+        a: { kind: string; id: string };
+        b: { kind: string; id: string };
+        plugins: Array<{ phase: string; type: string; present: string; stdin: Array<{ path: string }> }>;
+        notes: string[];
+      };
+      expect(d.a).toMatchObject({ kind: 'run', id: runId });
+      expect(d.b).toMatchObject({ kind: 'sandbox', id: pod.podId });
+      // the ADD of each plugin on both sides, aligned; the bridge's stdin differs in its bridge name and range
+      const adds = d.plugins.filter((p) => p.phase === 'ADD');
+      expect(adds.map((p) => [p.type, p.present])).toEqual(
+        expect.arrayContaining([
+          ['bridge', 'both'],
+          ['portmap', 'both'],
+          ['bandwidth', 'both'],
+        ]),
+      );
+      const bridgeStdin = adds.find((p) => p.type === 'bridge')!.stdin.map((c) => c.path);
+      expect(bridgeStdin).toEqual(expect.arrayContaining(['bridge']));
+      // what the cache does not keep is said, not invented
+      expect(d.notes.join(' ')).toMatch(/cache/i);
+    } finally {
+      // the bridge plugin keeps its bridge by design: this test's to remove
+      try {
+        execFileSync('ip', ['link', 'del', bridge], { stdio: 'ignore' });
+      } catch {
+        /* never made */
+      }
+      // the engine makes its netns dir a mount point of its own (as /var/run/netns is)
+      try {
+        execFileSync('umount', ['-l', join(dir, 'netns')], { stdio: 'ignore' });
+      } catch {
+        /* not mounted */
+      }
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
 
 describe('read-only: every verb leaves the node as it found it', () => {
   const verbs: string[][] = [

@@ -311,14 +311,15 @@ describe.skipIf(!isRoot)('real netns + runc pause runtime', () => {
       expect((await runc(['exec', id, '/bin/busybox', 'df', '-k', '/dev/shm'])).stdout).toMatch(/\s65536\s/);
 
       // an orphan reparented to the pause process is reaped, not left a zombie
-      await runc(['exec', id, '/bin/sh', '-c', 'sleep 1 </dev/null >/dev/null 2>&1 & exit 0']);
+      // (it lives 3 s: under the suite's load, seeing it reparented took over the 1 s a shorter one lived)
+      await runc(['exec', id, '/bin/sh', '-c', 'sleep 3 </dev/null >/dev/null 2>&1 & exit 0']);
       const orphan = await waitFor('the orphan to be reparented to pause', async () =>
-        (await childrenOf(pid)).find((c) => c.cmdline === 'sleep 1'),
+        (await childrenOf(pid)).find((c) => c.cmdline === 'sleep 3'),
       );
       await waitFor(
         'the orphan to be reaped',
         async () => ((await childrenOf(pid)).some((c) => c.pid === orphan.pid) ? undefined : true),
-        5000,
+        10_000,
       );
       expect((await childrenOf(pid)).filter((c) => c.state === 'Z')).toEqual([]);
 
