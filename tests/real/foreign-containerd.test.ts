@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { cniCacheOf, netfilterOf, processesIn, tracefsInstances } from '../../testkit/netns-snapshot';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { leaseHost, type HostLease } from '../../testkit/allocator';
-import { startContainerd, type ContainerdFixture } from '../../testkit/containerd-fixture';
+import { startContainerd, testConflist, type ContainerdFixture } from '../../testkit/containerd-fixture';
 import { importBusybox, runHttpdPod, type ContainerdHttpdPod } from '../../testkit/containerd-pod';
 import { podscope } from './helpers/podscope-cli';
 
@@ -239,23 +239,8 @@ describe("a foreign DROP and the lab's compare, on containerd's pods", () => {
       join(dir, 'cache'),
     ];
     try {
-      // containerd's network's shape (bridge + host-local, portmap, bandwidth) on a bridge and subnet of this file's lease
-      const conflist = {
-        cniVersion: '1.0.0',
-        name: bridge,
-        plugins: [
-          {
-            type: 'bridge',
-            bridge,
-            isGateway: true,
-            ipMasq: false,
-            hairpinMode: true,
-            ipam: { type: 'host-local', dataDir: join(dir, 'ipam'), ranges: [[{ subnet: lease.subnet4(7) }]] },
-          },
-          { type: 'portmap', capabilities: { portMappings: true } },
-          { type: 'bandwidth', capabilities: { bandwidth: true } },
-        ],
-      };
+      // containerd's network, made by the builder that made containerd's own, on a bridge and subnet of this file's lease
+      const conflist = testConflist({ bridge, subnet: lease.octet, ipv4Cidr: lease.subnet4(7) }, join(dir, 'ipam'));
       writeFileSync(join(dir, 'net.conflist'), JSON.stringify(conflist));
       const run = await podscope(...flags, 'lab', 'run', join(dir, 'net.conflist'), '-o', 'json');
       expect(run.code, run.stderr).toBe(0);
