@@ -196,6 +196,26 @@ export default tseslint.config(
       ],
     },
   },
+  // e2e page loads go through e2e/support/navigate.ts, which loads again when Chromium aborted the page or one of its
+  // files with net::ERR_NETWORK_CHANGED (the real files and other workers add host interfaces beside every spec)
+  {
+    files: ['e2e/**/*.ts'],
+    ignores: ['e2e/support/navigate.ts'],
+    rules: {
+      'no-restricted-syntax': [
+        'error',
+        {
+          selector: "NewExpression[callee.name='SandboxEngine']",
+          message: 'build the engine with testkit/fakes/test-engine.ts (createTestEngine, or buildTestEngine over fakes of your own)',
+        },
+        {
+          selector:
+            "CallExpression[callee.property.name=/^(goto|reload)$/][callee.object.name='page'], CallExpression[callee.property.name=/^(goto|reload)$/][callee.object.property.name='page']",
+          message: 'load the page with gotoApp / reloadApp (e2e/support/navigate.ts): they retry a load Chromium aborted',
+        },
+      ],
+    },
+  },
   {
     files: ['testkit/**/*.ts'],
     rules: { 'import-x/no-restricted-paths': ['error', { basePath: ROOT, zones: testkitZones }] },

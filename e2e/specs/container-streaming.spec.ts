@@ -13,6 +13,7 @@ import { test, expect } from '../support/fixtures';
 import { startBusyboxPod, type BusyboxPod } from '../support/busybox-pod';
 import { ContainersPage } from '../pages/containers-page';
 import type { SandboxEnv } from '../support/sandbox-env';
+import { reloadApp } from '../support/navigate';
 
 async function withPod(env: SandboxEnv, name: string, command: string[], body: (pod: BusyboxPod) => Promise<void>) {
   const pod = await startBusyboxPod(env, { name, command });
@@ -119,7 +120,7 @@ test('terminal: a typed command’s output appears, resize reaches the process, 
     await containers.view(pod.containerName, 'Terminal');
     await containers.typeInTerminal('echo again');
     await expect(containers.terminalRows.locator('div', { hasText: /^again\s*$/ })).toHaveCount(1);
-    await app.page.reload();
+    await reloadApp(app.page);
     await expect.poll(() => hostExecsOf(pod.containerId)).toEqual([]);
   });
 });
@@ -146,7 +147,7 @@ test('forward port: an HTTP request through the forwarded port reaches busybox h
     // a forward left open goes away with the window's connection
     const second = await containers.forward(8080);
     expect((await httpGet(second.hostPort, '/')).status).toBe(200);
-    await app.page.reload();
+    await reloadApp(app.page);
     await expect.poll(() => refused(second.hostPort)).toBe(true);
     await expect.poll(() => hostExecsOf(pod.containerId)).toEqual([]);
   });

@@ -6,6 +6,7 @@
 import type { PodSandboxConfigInput } from '../../shared/domain/config';
 import { test, expect } from '../support/fixtures';
 import { e2ePort } from '../support/sandbox-env';
+import { reloadApp } from '../support/navigate';
 
 const HOST_PORT = e2ePort(8);
 
@@ -20,7 +21,7 @@ test('every page, the theme switch (persisted) and a favicon that is served', as
   page.on('response', (r) => {
     if (r.status() === 404) notFound.push(r.url());
   });
-  await page.reload();
+  await reloadApp(page);
   await expect(page.getByRole('grid', { name: 'Pod sandboxes' }).or(page.getByText('No pod sandboxes yet'))).toBeVisible();
   const icon = await page.request.get(new URL('/favicon.ico', page.url()).toString());
   expect(icon.status()).toBe(200);
@@ -43,7 +44,7 @@ test('every page, the theme switch (persisted) and a favicon that is served', as
   await theme.getByRole('radio', { name: 'Dark' }).click();
   await expect(page.locator('html')).toHaveAttribute('data-theme', 'dark');
   const darkBg = await page.evaluate(() => getComputedStyle(document.body).backgroundColor);
-  await page.reload();
+  await reloadApp(page);
   await expect(page.locator('html')).toHaveAttribute('data-theme', 'dark');
   await expect(theme.getByRole('radio', { name: 'Dark' })).toHaveAttribute('aria-checked', 'true');
   await app.screenshot('u1-14-dark-theme');
@@ -205,7 +206,7 @@ test('label selectors, bulk actions on visible rows only, a hidden pod closes, t
     await expect.poll(async () => Number(await handle.getAttribute('aria-valuenow'))).toBeLessThan(before);
     const after = Number(await handle.getAttribute('aria-valuenow'));
     await app.screenshot('u1-33-split-dragged');
-    await page.reload();
+    await reloadApp(page);
     await app.pods.open('e2e-web');
     await expect(page.getByTestId('pods-split')).toHaveAttribute('aria-valuenow', String(after));
   });

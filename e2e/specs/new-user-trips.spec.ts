@@ -11,6 +11,7 @@ import { test, expect } from '../support/fixtures';
 import { buildBusyboxImage } from '../../testkit/busybox-image';
 import { startTestRegistry } from '../../testkit/registry';
 import { ContainersPage } from '../pages/containers-page';
+import { reloadApp } from '../support/navigate';
 
 test('a pod made in the form gets kubelet’s log directory, and its container’s log is readable; the remove dialog names it', async ({
   app,
@@ -97,7 +98,7 @@ test('pod detail tabs keep their own scroll, long labels stay in their cells, �
   for (let i = 0; i < 40; i++) labels[`label-${i}`] = `value-${i}-${'v'.repeat(40)}`;
   await env.engine.run({ config: { metadata: { name: 'labels-a', namespace: 'e2e', uid: 'u-labels-a' }, labels } });
   await page.setViewportSize({ width: 1280, height: 760 });
-  await page.reload();
+  await reloadApp(page);
 
   await test.step('ArrowDown selects the first pod without a click into the list', async () => {
     await expect(app.pods.row('labels-a')).toBeVisible();

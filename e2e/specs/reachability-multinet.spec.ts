@@ -17,6 +17,7 @@ import { startBrowserHost, type BrowserHost } from '../../electron/host/browser-
 import { restoreHost, snapshotHost } from '../../testkit/host-cleanup';
 import { AppPage } from '../pages/app-page';
 import { e2ePort } from '../support/sandbox-env';
+import { gotoApp } from '../support/navigate';
 
 const BRIDGE = process.env.PODSCOPE_E2E_MN_BRIDGE ?? 'psmn-e2e';
 const PARENT = 'pmnpar-e2e';
@@ -134,7 +135,7 @@ base(
       },
     });
     await engine!.run({ config: { metadata: { name: 'multinet-b', namespace: 'e2e', uid: 'u-mn-b' } } });
-    await page.goto(host!.url);
+    await gotoApp(page, host!.url);
     const app = new AppPage(page, testInfo);
     await app.pods.open('multinet-a');
     await app.detail.tab('Reachability');
