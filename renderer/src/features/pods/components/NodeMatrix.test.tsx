@@ -71,7 +71,7 @@ const matrix: ProbeMatrix = {
   traced: true,
 };
 
-function renderMatrix() {
+function renderMatrix(readyNow?: ReadonlySet<string>) {
   const asked: unknown[] = [];
   const client = createClient({
     kind: 'memory',
@@ -84,7 +84,7 @@ function renderMatrix() {
   render(
     <ConnectionProvider value={{ client, environment: { chromiumSandbox: true, runningAsRoot: false, mode: 'browser' } }}>
       <QueryClientProvider client={new QueryClient()}>
-        <NodeMatrix nodeIds={['local', 'cri-1', 'cri-2']} views={views} onClose={() => undefined} />
+        <NodeMatrix nodeIds={['local', 'cri-1', 'cri-2']} views={views} readyNow={readyNow} onClose={() => undefined} />
       </QueryClientProvider>
     </ConnectionProvider>,
   );
@@ -118,6 +118,36 @@ describe('the reachability matrix', () => {
     expect(path.textContent).toContain('default via 10.9.0.1');
     // the step says which node's kernel decided it
     expect(path.querySelector('[data-decisive="true"]')?.textContent).toContain('node node-b');
+  });
+});
+
+describe('the matrix after a pod stopped', () => {
+  afterEach(cleanup);
+
+  it('a cell of a pod no longer ready is grey, not a green ✓, and the summary is no verdict', async () => {
+    const allReachable: ProbeMatrix = { ...matrix, cells: [matrix.cells[0]!] };
+    const client = createClient({
+      kind: 'memory',
+      invoke: async () => ({ ok: true, result: allReachable }),
+      onEvent: () => () => undefined,
+    });
+    // web-b was stopped after the run: only web-a is ready in the live list
+    render(
+      <ConnectionProvider value={{ client, environment: { chromiumSandbox: true, runningAsRoot: false, mode: 'browser' } }}>
+        <QueryClientProvider client={new QueryClient()}>
+          <NodeMatrix nodeIds={['cri-1', 'cri-2']} views={views} readyNow={new Set([A])} onClose={() => undefined} />
+        </QueryClientProvider>
+      </ConnectionProvider>,
+    );
+    await userEvent.click(screen.getByRole('button', { name: 'Measure' }));
+    await screen.findByTestId('matrix-grid');
+    const rowA = screen.getAllByTestId('matrix-row').find((r) => r.dataset.pod === 'x/web-a')!;
+    const cell = within(rowA).getByRole('button', { name: 'to x/web-b: reachable in 0.37 ms (a pod not ready now)' });
+    expect(cell.textContent).toBe('not ready now');
+    expect(cell.className).not.toContain('node-matrix-ok');
+    const summary = screen.getByTestId('matrix-summary');
+    expect(summary.textContent).not.toContain('all 1 reachable');
+    expect(summary.textContent).toContain('1 of a pod not ready now');
   });
 });
 

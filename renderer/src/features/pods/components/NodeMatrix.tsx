@@ -13,11 +13,25 @@ import { ErrorView } from '../../../lib/ui/ErrorView';
 import { Pill } from '../../../lib/ui/StatusPill';
 import { PathTrace } from '../detail/components/PathTrace';
 import { VERDICT_LABEL } from '../detail/model/reachability';
-import { cellIndex, cellKey, cellPath, matrixCounts, matrixGroups, matrixNodes } from '../model/matrix';
+import { cellGone, cellIndex, cellKey, cellPath, matrixCounts, matrixGroups, matrixNodes } from '../model/matrix';
 
 const ms = (v: number) => (v < 10 ? v.toFixed(2) : v.toFixed(0));
 
-export function NodeMatrix({ nodeIds, views, onClose }: { nodeIds: string[]; views: Map<string, EndpointView>; onClose: () => void }) {
+/**
+ * readyNow: the ids of the listed pods that are Ready now. A cell of a pod stopped or removed since the run shows
+ * grey ("not ready now"), and the summary is green only while every measured pod still is.
+ */
+export function NodeMatrix({
+  nodeIds,
+  views,
+  readyNow,
+  onClose,
+}: {
+  nodeIds: string[];
+  views: Map<string, EndpointView>;
+  readyNow?: ReadonlySet<string>;
+  onClose: () => void;
+}) {
   const client = useClient();
   const nodes = matrixNodes(nodeIds, views);
   const [trace, setTrace] = useState(false);
@@ -67,26 +81,41 @@ export function NodeMatrix({ nodeIds, views, onClose }: { nodeIds: string[]; vie
       {!m && !run.isPending && !run.error && (
         <p className="small muted">Each ordered pair of pods is connected once, with real packets, from the sending pod&apos;s netns.</p>
       )}
-      {m && <MatrixGrid m={m} open={open} onOpen={(k) => setOpen(open === k ? undefined : k)} />}
+      {m && <MatrixGrid m={m} readyNow={readyNow} open={open} onOpen={(k) => setOpen(open === k ? undefined : k)} />}
     </section>
   );
 }
 
-function MatrixGrid({ m, open, onOpen }: { m: ProbeMatrix; open: string | undefined; onOpen: (key: string) => void }) {
+function MatrixGrid({
+  m,
+  readyNow,
+  open,
+  onOpen,
+}: {
+  m: ProbeMatrix;
+  readyNow?: ReadonlySet<string>;
+  open: string | undefined;
+  onOpen: (key: string) => void;
+}) {
   const groups = useMemo(() => matrixGroups(m), [m]);
   const cells = useMemo(() => cellIndex(m), [m]);
-  const counts = matrixCounts(m);
+  const counts = matrixCounts(m, readyNow);
   const nameOf = (id: string) => m.pods.find((p) => p.id === id)?.name;
   const opened = open ? cells.get(open) : undefined;
   return (
     <div className="stack-s">
       <p className="small" data-testid="matrix-summary">
-        {counts.failed === 0 ? (
-          <Pill tone="ok">all {counts.reachable} reachable</Pill>
-        ) : (
+        {counts.failed > 0 ? (
           <Pill tone="bad">
             {counts.failed} of {m.cells.length} failed
           </Pill>
+        ) : counts.reachable === 0 || counts.gone > 0 ? (
+          // nothing measured, or pods stopped since: what was measured is not a verdict on the pods now
+          <Pill tone="muted">
+            {counts.reachable} reachable{counts.gone > 0 ? ` · ${counts.gone} of a pod not ready now` : ''}
+          </Pill>
+        ) : (
+          <Pill tone="ok">all {counts.reachable} reachable</Pill>
         )}{' '}
         <span className="muted">
           {m.pods.length} pods on {groups.length} node{groups.length === 1 ? '' : 's'} · measured in {(m.durationMs / 1000).toFixed(1)} s at{' '}
@@ -140,7 +169,17 @@ function MatrixGrid({ m, open, onOpen }: { m: ProbeMatrix; open: string | undefi
                     h.pods.map((to) => {
                       if (to.id === from.id) return <td key={to.id} className="node-matrix-self" aria-label="the same pod" />;
                       const k = cellKey(from.id, to.id);
-                      return <Cell key={to.id} c={cells.get(k)} open={open === k} onOpen={() => onOpen(k)} toName={to.name} />;
+                      const c = cells.get(k);
+                      return (
+                        <Cell
+                          key={to.id}
+                          c={c}
+                          gone={!!c && cellGone(c, readyNow)}
+                          open={open === k}
+                          onOpen={() => onOpen(k)}
+                          toName={to.name}
+                        />
+                      );
                     }),
                   )}
                 </tr>
@@ -177,7 +216,19 @@ function MatrixGrid({ m, open, onOpen }: { m: ProbeMatrix; open: string | undefi
   );
 }
 
-function Cell({ c, open, onOpen, toName }: { c: ProbeMatrixCell | undefined; open: boolean; onOpen: () => void; toName: string }) {
+function Cell({
+  c,
+  gone,
+  open,
+  onOpen,
+  toName,
+}: {
+  c: ProbeMatrixCell | undefined;
+  gone: boolean;
+  open: boolean;
+  onOpen: () => void;
+  toName: string;
+}) {
   if (!c)
     return (
       <td className="node-matrix-cell" data-verdict="none">
@@ -185,17 +236,18 @@ function Cell({ c, open, onOpen, toName }: { c: ProbeMatrixCell | undefined; ope
       </td>
     );
   const ok = c.verdict === 'reachable';
+  const tone = gone ? 'node-matrix-gone' : ok ? 'node-matrix-ok' : 'node-matrix-bad';
   return (
-    <td className="node-matrix-cell" data-verdict={c.verdict}>
+    <td className="node-matrix-cell" data-verdict={c.verdict} data-gone={gone ? 'true' : undefined}>
       <button
         type="button"
-        className={['node-matrix-btn', ok ? 'node-matrix-ok' : 'node-matrix-bad', open ? 'node-matrix-open' : ''].filter(Boolean).join(' ')}
+        className={['node-matrix-btn', tone, open ? 'node-matrix-open' : ''].filter(Boolean).join(' ')}
         aria-expanded={open}
-        aria-label={`to ${toName}: ${VERDICT_LABEL[c.verdict]}${c.rttMs !== undefined ? ` in ${ms(c.rttMs)} ms` : ''}`}
+        aria-label={`to ${toName}: ${VERDICT_LABEL[c.verdict]}${c.rttMs !== undefined ? ` in ${ms(c.rttMs)} ms` : ''}${gone ? ' (a pod not ready now)' : ''}`}
         title={c.why ?? c.note}
         onClick={onOpen}
       >
-        {ok ? '✓' : '✗'} {c.rttMs !== undefined ? `${ms(c.rttMs)} ms` : VERDICT_LABEL[c.verdict]}
+        {gone ? 'not ready now' : `${ok ? '✓' : '✗'} ${c.rttMs !== undefined ? `${ms(c.rttMs)} ms` : VERDICT_LABEL[c.verdict]}`}
       </button>
     </td>
   );

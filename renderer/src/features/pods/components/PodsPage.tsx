@@ -151,7 +151,12 @@ export function PodsPage() {
           {selected ? (
             <PodDetail summary={selected} containers={m.byPod.get(selected.id) ?? []} />
           ) : (
-            <NodeMatrix nodeIds={m.nodeIds} views={m.views} onClose={() => setMatrixOpen(false)} />
+            <NodeMatrix
+              nodeIds={m.nodeIds}
+              views={m.views}
+              readyNow={new Set(all.filter((p) => p.state === 'SANDBOX_READY').map((p) => p.id))}
+              onClose={() => setMatrixOpen(false)}
+            />
           )}
         </div>
       )}

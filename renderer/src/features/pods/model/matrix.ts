@@ -64,8 +64,16 @@ export function cellPath(m: ProbeMatrix, c: ProbeMatrixCell): ProbePath {
   };
 }
 
-/** how many cells connected, and how many did not */
-export function matrixCounts(m: ProbeMatrix): { reachable: number; failed: number } {
-  const reachable = m.cells.filter((c) => c.verdict === 'reachable').length;
-  return { reachable, failed: m.cells.length - reachable };
+/** a cell whose sending or receiving pod is no longer ready in the live list: what it measured no longer holds */
+export const cellGone = (c: ProbeMatrixCell, readyNow?: ReadonlySet<string>): boolean =>
+  readyNow !== undefined && (!readyNow.has(c.from) || !readyNow.has(c.to));
+
+/**
+ * How many cells connected and how many did not; with the pods ready now, the cells of a pod stopped or removed since
+ * the run are counted apart (gone), never as reachable.
+ */
+export function matrixCounts(m: ProbeMatrix, readyNow?: ReadonlySet<string>): { reachable: number; failed: number; gone: number } {
+  const live = m.cells.filter((c) => !cellGone(c, readyNow));
+  const reachable = live.filter((c) => c.verdict === 'reachable').length;
+  return { reachable, failed: live.length - reachable, gone: m.cells.length - live.length };
 }
