@@ -2,7 +2,7 @@
 /**
  * `npm test`: every phase of the suite, in two stages of lanes side by side.
  *
- *   stage 1:  lane "cpu":    the static checks (typecheck of each tsconfig, eslint, prettier), as many at once as
+ *   stage 1:  lane "cpu":    the static checks (typecheck of each tsconfig, eslint, oxfmt), as many at once as
  *                            there are cores → unit → the renderer build
  *             lane "alone":  the real files that need the host to themselves (vitest project real-alone)
  *   stage 2:  lane "real":   the real files (project real: the host, root, runc, the plugins)
@@ -91,7 +91,7 @@ async function lane(steps) {
 
 /**
  * The static checks: each command of `npm run typecheck` (one tsc per layer's tsconfig) and of `npm run lint`
- * (eslint, with a young generation of 64 MiB: a quarter less CPU, its garbage collector was 16% of it; prettier);
+ * (eslint, with a young generation of 64 MiB: a quarter less CPU, its garbage collector was 16% of it; oxfmt);
  * here they run as a pool, as many at a time as there are cores. They are read from package.json,
  * so the two never drift apart. The tsconfig that covers the most (the last of typecheck: tests, test kit and tools,
  * with what they import) and the linters start first.

@@ -1,7 +1,14 @@
 import { expect, type Locator, type Page } from '@playwright/test';
 
 export type DetailTabName =
-  'Overview' | 'Network' | 'Reachability' | 'Port mappings' | 'Bandwidth' | 'CNI trace' | 'Lifecycle' | 'Raw status';
+  | 'Overview'
+  | 'Network'
+  | 'Reachability'
+  | 'Port mappings'
+  | 'Bandwidth'
+  | 'CNI trace'
+  | 'Lifecycle'
+  | 'Raw status';
 
 export class PodDetailPage {
   readonly header: Locator;

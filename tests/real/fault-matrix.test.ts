@@ -178,63 +178,59 @@ describe('the leak checker', () => {
 
 describe('fault matrix: plugin position × fail before/after ADD × DEL (same/other plugin) ok/fails/hangs', () => {
   CASES.forEach((c, i) => {
-    it.concurrent(
-      `#${i} ${caseName(c)}: no leftovers after run, stop, remove; pending listed while left`,
-      async ({ expect }) => {
-        const t0 = performance.now();
-        const name = `fm-${i}`;
-        const faults = join(ctlDir, name);
-        mkdirSync(faults);
-        writeFileSync(join(faults, `${TYPES[c.pos]}.ADD`), c.add);
-        if (c.del !== 'ok') writeFileSync(join(faults, `${TYPES[delTarget(c)]}.DEL`), c.del);
+    it.concurrent(`#${i} ${caseName(c)}: no leftovers after run, stop, remove; pending listed while left`, async ({ expect }) => {
+      const t0 = performance.now();
+      const name = `fm-${i}`;
+      const faults = join(ctlDir, name);
+      mkdirSync(faults);
+      writeFileSync(join(faults, `${TYPES[c.pos]}.ADD`), c.add);
+      if (c.del !== 'ok') writeFileSync(join(faults, `${TYPES[delTarget(c)]}.DEL`), c.del);
 
-        const err = await engine
-          .run({
-            config: {
-              metadata: { name, namespace: 'r1-matrix', uid: `uid-${name}` },
-              port_mappings: [{ container_port: 80, host_port: env.port(i) }],
-              annotations: { 'kubernetes.io/ingress-bandwidth': '10M', 'kubernetes.io/egress-bandwidth': '5M' },
-            },
-          })
-          .then(
-            () => undefined,
-            (e: unknown) => e as Error,
-          );
-        expect(err?.message).toMatch(new RegExp(`injected ${TYPES[c.pos]} ADD failure`));
-        const id = /sandbox "([0-9a-f]{64})"/.exec(err!.message)?.[1];
-        expect(id).toBeDefined();
+      const err = await engine
+        .run({
+          config: {
+            metadata: { name, namespace: 'r1-matrix', uid: `uid-${name}` },
+            port_mappings: [{ container_port: 80, host_port: env.port(i) }],
+            annotations: { 'kubernetes.io/ingress-bandwidth': '10M', 'kubernetes.io/egress-bandwidth': '5M' },
+          },
+        })
+        .then(
+          () => undefined,
+          (e: unknown) => e as Error,
+        );
+      expect(err?.message).toMatch(new RegExp(`injected ${TYPES[c.pos]} ADD failure`));
+      const id = /sandbox "([0-9a-f]{64})"/.exec(err!.message)?.[1];
+      expect(id).toBeDefined();
 
-        // A DEL that did not succeed for a plugin that ran leaves work: the sandbox must be listed with it.
-        const expectedPending = c.del !== 'ok' && delTarget(c) <= c.pos;
-        const listed = (await engine.list({ id })).find((s) => s.id === id);
-        const netnsPaths: string[] = [];
-        if (listed) netnsPaths.push(...[(await engine.status(id!)).netnsPath ?? ''].filter(Boolean));
-        const pending = listed?.cleanupPending?.find((p) => p.kind === 'cni' && p.plugin === TYPES[delTarget(c)]);
-        outcomes.push({ name: `#${i} ${caseName(c)}`, listedPending: !!pending, expectedPending, leftovers: -1, ms: 0 });
-        const outcome = outcomes[outcomes.length - 1]!;
+      // A DEL that did not succeed for a plugin that ran leaves work: the sandbox must be listed with it.
+      const expectedPending = c.del !== 'ok' && delTarget(c) <= c.pos;
+      const listed = (await engine.list({ id })).find((s) => s.id === id);
+      const netnsPaths: string[] = [];
+      if (listed) netnsPaths.push(...[(await engine.status(id!)).netnsPath ?? ''].filter(Boolean));
+      const pending = listed?.cleanupPending?.find((p) => p.kind === 'cni' && p.plugin === TYPES[delTarget(c)]);
+      outcomes.push({ name: `#${i} ${caseName(c)}`, listedPending: !!pending, expectedPending, leftovers: -1, ms: 0 });
+      const outcome = outcomes[outcomes.length - 1]!;
 
-        // the fault was transient: switch it off, then stop and remove as a user would
-        rmSync(faults, { recursive: true, force: true });
-        await engine.stop(id!);
-        await engine.remove(id!);
+      // the fault was transient: switch it off, then stop and remove as a user would
+      rmSync(faults, { recursive: true, force: true });
+      await engine.stop(id!);
+      await engine.remove(id!);
 
-        const left = findLeftovers(scope({ ids: [id!], netnsPaths, ownsDirs: false }));
-        outcome.leftovers = left.length;
-        outcome.ms = performance.now() - t0;
-        if (left.length > 0) sweepLeftovers(scope({ ids: [id!], netnsPaths, ownsDirs: false }));
-        expect(formatLeftovers(left)).toBe('');
-        if (expectedPending) {
-          expect(listed?.state).toBe('SANDBOX_NOTREADY');
-          expect(pending).toBeDefined();
-          expect(listed?.notReadyReason).toMatch(new RegExp(`^cleanup pending: .*CNI DEL of ${TYPES[delTarget(c)]} #${delTarget(c)}`));
-          expect(err!.message).toMatch(/cleanup pending/);
-        } else {
-          expect(listed).toBeUndefined(); // a clean unwind forgets the sandbox
-        }
-        expect((await engine.list({ id })).find((s) => s.id === id)).toBeUndefined();
-      },
-      60_000,
-    );
+      const left = findLeftovers(scope({ ids: [id!], netnsPaths, ownsDirs: false }));
+      outcome.leftovers = left.length;
+      outcome.ms = performance.now() - t0;
+      if (left.length > 0) sweepLeftovers(scope({ ids: [id!], netnsPaths, ownsDirs: false }));
+      expect(formatLeftovers(left)).toBe('');
+      if (expectedPending) {
+        expect(listed?.state).toBe('SANDBOX_NOTREADY');
+        expect(pending).toBeDefined();
+        expect(listed?.notReadyReason).toMatch(new RegExp(`^cleanup pending: .*CNI DEL of ${TYPES[delTarget(c)]} #${delTarget(c)}`));
+        expect(err!.message).toMatch(/cleanup pending/);
+      } else {
+        expect(listed).toBeUndefined(); // a clean unwind forgets the sandbox
+      }
+      expect((await engine.list({ id })).find((s) => s.id === id)).toBeUndefined();
+    }, 60_000);
   });
 });
 

@@ -218,7 +218,8 @@ describe("a foreign DROP and the lab's compare, on containerd's pods", () => {
     const toPort = report.paths.find((p) => p.kind === 'peerPort' && p.to === `${ip}:80` && p.from !== 'pod')!;
     expect(toPort).toMatchObject({ verdict: 'timeout', listener: 'existing' });
     const decisive = toPort.trace!.steps.find((s) => (s as { decisive?: boolean }).decisive) as
-      { kind: string; chain?: string; verdict?: string; rule?: string; owner?: unknown } | undefined;
+      | { kind: string; chain?: string; verdict?: string; rule?: string; owner?: unknown }
+      | undefined;
     expect(decisive).toMatchObject({ kind: 'netfilter', chain: 'FORWARD', verdict: 'DROP', owner: null });
     expect(decisive!.rule).toContain(mark);
     // the network path between the same pods (a port the probe picked) is not stopped by a rule on port 80

@@ -242,7 +242,8 @@ export abstract class OciContainerRuntime implements ContainerRuntime {
     if (r.exitCode !== 0) throw runtimeFailure(this.bin.handler, 'list', r);
     // runc prints `null` when its root holds no container
     const items = JSON.parse(r.stdout || 'null') as
-      { id: string; status?: string; bundle?: string; annotations?: Record<string, string> }[] | null;
+      | { id: string; status?: string; bundle?: string; annotations?: Record<string, string> }[]
+      | null;
     return (items ?? []).map((c) => ({
       id: c.id,
       status: c.status ?? '',
