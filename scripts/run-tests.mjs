@@ -3,10 +3,10 @@
  * `npm test`: every phase of the suite, in two stages of lanes side by side.
  *
  *   stage 1:  lane "cpu":    the static checks (typecheck of each tsconfig, eslint, oxfmt), as many at once as
- *                            there are cores → unit → the renderer build
+ *                            there are cores → unit → the renderer build → the CRI files over fakes (project cri)
  *             lane "alone":  the real files that need the host to themselves (vitest project real-alone)
  *   stage 2:  lane "real":   the real files (project real: the host, root, runc, the plugins)
- *             lane "e2e":    Playwright, on the renderer built in stage 1 → the CRI files over fakes (project cri)
+ *             lane "e2e":    Playwright, on the renderer built in stage 1
  *
  * On 2-core machines the suite is bounded by its CPU seconds: the static checks and unit keep both cores busy, while
  * the real files and Playwright spend most of their time waiting (on runc, the plugins, containerd, the kernel, a
@@ -118,21 +118,20 @@ async function pool(steps, width) {
   return failed;
 }
 
+const vitest = (...projects) => ['exec', '--', 'vitest', 'run', ...projects.flatMap((p) => ['--project', p])];
+// The CRI files over fakes (no host, no root) end the cpu lane: stage 1 had CPU to spare beside the real files that
+// run alone (they mostly wait on containerd), stage 2 had none (its lanes ended within ~15 s of each other)
 const cpu = [
   ['unit', ['run', 'test:unit']],
   ['renderer build', ['run', 'build:renderer']],
+  ['CRI over fakes', vitest('cri')],
 ];
 // The runs that touch the host are told that the host-global clean-up is done here, once, around all of them.
 const outer = { [OUTER_ENV]: '1' };
-const vitest = (...projects) => ['exec', '--', 'vitest', 'run', ...projects.flatMap((p) => ['--project', p])];
 const alone = [['real (alone)', vitest('real-alone'), outer]];
 const real = [['real', vitest('real'), outer]];
-// the renderer was built in the cpu lane: Playwright's global setup skips its own build. The CRI files over fakes
-// (no host, no root) follow Playwright in its lane, which ended ~50 s before the real files' in a clean-clone run
-const e2e = [
-  ['e2e', ['run', 'test:e2e:run'], { PODSCOPE_E2E_SKIP_BUILD: '1', ...outer }],
-  ['CRI over fakes', vitest('cri')],
-];
+// the renderer was built in the cpu lane: Playwright's global setup skips its own build
+const e2e = [['e2e', ['run', 'test:e2e:run'], { PODSCOPE_E2E_SKIP_BUILD: '1', ...outer }]];
 const sharedHost = (verb) => [`host ${verb}`, ['exec', '--', 'tsx', 'scripts/shared-host.ts', verb, snapshotFile]];
 
 await phase(...sharedHost('begin'));
