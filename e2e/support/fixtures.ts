@@ -12,6 +12,7 @@ import { startContainerdEnv, type ContainerdEnv } from './containerd-env';
 import { LOCAL_ENDPOINT_ID } from '../../shared/domain/endpoints';
 import { AppPage } from '../pages/app-page';
 import { gotoApp } from './navigate';
+import { watchConsoleErrors } from './console-errors';
 
 const target = process.env.PODSCOPE_E2E_TARGET === 'electron' ? 'electron' : 'browser';
 
@@ -41,6 +42,7 @@ export const test = base.extend<{ app: AppPage; containerd: ContainerdEnv }, { e
     }
     const pageErrors: string[] = [];
     p.on('pageerror', (e) => pageErrors.push(e.message));
+    const consoleErrors = watchConsoleErrors(p);
     await use(new AppPage(p, testInfo));
     await close();
     for (const s of await env.engine.list()) {
@@ -49,6 +51,7 @@ export const test = base.extend<{ app: AppPage; containerd: ContainerdEnv }, { e
     }
     for (const e of await env.endpoints.list()) if (e.id !== LOCAL_ENDPOINT_ID) await env.endpoints.remove(e.id).catch(() => {});
     expect(pageErrors, 'uncaught errors in the page').toEqual([]);
+    expect(consoleErrors(testInfo), 'Content Security Policy refusals in the console').toEqual([]);
   },
   containerd: [
     async ({ env }, use) => {

@@ -13,7 +13,7 @@ export const help = `podscope throughput [flags] ID
   Sends bulk TCP through the pod's real veth, host → pod (ingress) then pod → its gateway (egress), and reports the
   rate measured after the tbf burst against the requested rate, the burst in bytes read from the kernel, and the flow
   size below which the limit never engages. Each direction stops once the rate past the burst is known to ±5% (95%;
-  the precision is reported), else at its time (default 5 s) or byte bound.
+  the precision is reported), else at its time (default 15 s) or byte bound.
   -o text|json
   --duration MS  time bound per direction (500-20000)`;
 

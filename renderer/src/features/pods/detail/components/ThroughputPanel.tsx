@@ -111,8 +111,8 @@ export function ThroughputPanel({ s }: { s: SandboxStatus }) {
         </button>
       </header>
       <div className="live-sub small muted">
-        Host → pod IP (ingress), then pod → its gateway on the host (egress), up to 5 s each. The rate is taken after the tbf burst is used
-        up.{' '}
+        Host → pod IP (ingress), then pod → its gateway on the host (egress), each until its rate past the tbf burst is known (up to 15 s).
+        The rate is taken after the burst is used up.{' '}
         <span data-testid="tp-units">
           Units: rates in bit/s, sizes in bytes, both with SI prefixes (1 MB = 1,000,000 B; 1 Mbit/s = 1,000,000 bit/s), as tc and the
           bandwidth annotations mean them.
