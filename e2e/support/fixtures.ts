@@ -51,7 +51,7 @@ export const test = base.extend<{ app: AppPage; containerd: ContainerdEnv }, { e
     }
     for (const e of await env.endpoints.list()) if (e.id !== LOCAL_ENDPOINT_ID) await env.endpoints.remove(e.id).catch(() => {});
     expect(pageErrors, 'uncaught errors in the page').toEqual([]);
-    expect(consoleErrors(testInfo), 'Content Security Policy refusals in the console').toEqual([]);
+    expect(consoleErrors(testInfo), 'Content Security Policy refusals (other than style attributes) in the console').toEqual([]);
   },
   containerd: [
     async ({ env }, use) => {
