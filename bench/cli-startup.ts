@@ -1,9 +1,9 @@
 /**
  * How long one CLI verb costs: `pods` on an empty state dir, run as a user runs it, beside the floor (`node -e 0`)
  * and crictl when it is installed. Each command runs --runs times (default 15) after one unmeasured warm-up run (which
- * also makes the checkout's CLI build if it is stale); prints wall min/median/max and the median CPU (user+sys, from
- * /usr/bin/time when present), and each median over `node -e 0`'s: on a shared, loaded machine the ratio holds where
- * the absolute times drift. The issue's target is the README's command at ≤ 150 ms on a quiet machine, where
+ * also makes the checkout's CLI build and its code cache if they are stale), in rounds of every command once; prints
+ * wall min/median/max and the median CPU (user+sys, from /usr/bin/time when present), and each median over
+ * `node -e 0`'s: on a shared, loaded machine the ratio holds where the absolute times drift. The issue's target is the README's command at ≤ 150 ms on a quiet machine, where
  * `node -e 0` takes about 50 ms (so about 3× it). Figures only, nothing asserted.
  *
  *   npx tsx bench/cli-startup.ts [--runs N]
@@ -48,14 +48,6 @@ function once(argv: string[], env: NodeJS.ProcessEnv): { wall: number; cpu: numb
   };
 }
 
-function medianWall(argv: string[], env: NodeJS.ProcessEnv): number {
-  once(argv, env);
-  return percentile(
-    Array.from({ length: runs }, () => once(argv, env).wall),
-    50,
-  );
-}
-
 const dir = await mkdtemp(join(tmpdir(), 'podscope-cli-bench-'));
 const engine = ['--state-dir', join(dir, 'state'), '--run-dir', join(dir, 'run')];
 const base = { ...process.env, PODSCOPE_CLI: '' };
@@ -68,7 +60,7 @@ const cases: { name: string; argv?: string[]; env?: NodeJS.ProcessEnv; note?: st
   { name: './bin/podscope.mjs pods', argv: ['./bin/podscope.mjs', 'pods', ...engine] },
   { name: 'npx podscope pods', argv: ['npx', 'podscope', 'pods', ...engine] },
   { name: 'tsx (PODSCOPE_CLI=source)', argv: ['node', 'bin/podscope.mjs', 'pods', ...engine], env: { ...base, PODSCOPE_CLI: 'source' } },
-  existsSync(join(ROOT, 'dist/cli/podscope.mjs'))
+  existsSync(join(ROOT, 'dist/cli/podscope.cjs'))
     ? {
         name: 'dist/cli (PODSCOPE_CLI=bundle)',
         argv: ['node', 'bin/podscope.mjs', 'pods', ...engine],
@@ -83,35 +75,45 @@ const cases: { name: string; argv?: string[]; env?: NodeJS.ProcessEnv; note?: st
 
 try {
   const widths = [32, 8, 8, 8, 8, 10];
-  // the floor first, so every row can be put over it
-  const floor = medianWall(['node', '-e', '0'], base);
   console.log(`CLI start-up, ${runs} runs each (ms); load average ${(await import('node:os')).loadavg()[0]!.toFixed(2)} at start`);
-  console.log(row(['command', 'min', 'median', 'max', 'cpu', '× node -e 0'], widths));
+  const runnable: Array<{ name: string; argv: string[]; env: NodeJS.ProcessEnv; wall: number[]; cpu: number[] }> = [];
+  const notes: Array<[string, string]> = [];
   for (const c of cases) {
     if (!c.argv) {
-      console.log(`${c.name.padEnd(widths[0]!)}  ${c.note}`);
+      notes.push([c.name, c.note ?? '']);
       continue;
     }
+    // the warm-up run (which also makes the checkout's build and its code cache when they are stale)
     const warm = once(c.argv, c.env ?? base);
-    if (!warm.ok) {
-      console.log(`${c.name.padEnd(widths[0]!)}  failed: ${warm.err.split('\n')[0]}`);
-      continue;
+    if (!warm.ok) notes.push([c.name, `failed: ${warm.err.split('\n')[0]}`]);
+    else runnable.push({ name: c.name, argv: c.argv, env: c.env ?? base, wall: [], cpu: [] });
+  }
+  // round after round, every command once in each: a load that comes and goes falls on every row alike, the floor's too
+  for (let i = 0; i < runs; i++)
+    for (const c of runnable) {
+      const r = once(c.argv, c.env);
+      c.wall.push(r.wall);
+      c.cpu.push(r.cpu);
     }
-    const wall: number[] = [];
-    const cpu: number[] = [];
-    for (let i = 0; i < runs; i++) {
-      const r = once(c.argv, c.env ?? base);
-      wall.push(r.wall);
-      cpu.push(r.cpu);
-    }
-    const median = percentile(wall, 50);
+  const floor = percentile(runnable.find((c) => c.name === 'node -e 0')!.wall, 50);
+  console.log(row(['command', 'min', 'median', 'max', 'cpu', '× node -e 0'], widths));
+  for (const c of runnable) {
+    const median = percentile(c.wall, 50);
     console.log(
       row(
-        [c.name, fmt(Math.min(...wall)), fmt(median), fmt(Math.max(...wall)), fmt(percentile(cpu, 50)), `${(median / floor).toFixed(2)}×`],
+        [
+          c.name,
+          fmt(Math.min(...c.wall)),
+          fmt(median),
+          fmt(Math.max(...c.wall)),
+          fmt(percentile(c.cpu, 50)),
+          `${(median / floor).toFixed(2)}×`,
+        ],
         widths,
       ),
     );
   }
+  for (const [name, note] of notes) console.log(`${name.padEnd(widths[0]!)}  ${note}`);
 } finally {
   await rm(dir, { recursive: true, force: true });
 }

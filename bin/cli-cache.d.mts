@@ -6,3 +6,5 @@ export function rebuild(
   alsoWatch: string[],
 ): Promise<string>;
 export function packageJsonOf(file: string): string;
+/** the build's entry file name (a CommonJS script run by bundle-loader.mjs) */
+export const ENTRY: string;

@@ -10,7 +10,10 @@
 import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
-const STAMP_VERSION = 2;
+/** 3: the build is one CommonJS script, podscope.cjs (2 was ES module chunks behind podscope.mjs) */
+const STAMP_VERSION = 3;
+/** the build's entry, which bin/bundle-loader.mjs runs; its code cache is kept beside it, so it goes with the build */
+export const ENTRY = 'podscope.cjs';
 /**
  * An input modified this close to (or after) the start of its build may have changed while esbuild read it: it is
  * recorded as never matching, so the next run builds again rather than trusting a build of a half-saved file.
@@ -19,7 +22,7 @@ const STAMP_VERSION = 2;
 const RACE_WINDOW_MS = 1000;
 /**
  * Builds other than the current one are kept for a while: a long-running `podscope serve` or `cri` from an older
- * build still loads chunks of it lazily.
+ * build may still read its files (its source map, its native addon).
  */
 const KEEP_OLD_BUILDS_MS = 24 * 3600_000;
 const MAX_OLD_BUILDS = 8;
@@ -43,17 +46,15 @@ export function freshBuild(root, cacheDir) {
     return undefined;
   }
   if (stamp?.version !== STAMP_VERSION || typeof stamp.dir !== 'string' || typeof stamp.inputs !== 'object') return undefined;
-  for (const [file, want] of Object.entries(stamp.inputs)) {
-    let st;
-    try {
-      st = statSync(join(root, file));
-    } catch {
+  // every run of every verb pays this loop (~390 files): no path.join, no exception for a missing file, no arrays
+  const base = root.endsWith('/') ? root : `${root}/`;
+  for (const file in stamp.inputs) {
+    const want = stamp.inputs[file];
+    const st = statSync(base + file, { throwIfNoEntry: false });
+    if (st === undefined || !Array.isArray(want) || st.mtimeMs !== want[0] || st.ctimeMs !== want[1] || st.size !== want[2])
       return undefined;
-    }
-    const got = signature(st);
-    if (!Array.isArray(want) || got.some((v, i) => v !== want[i])) return undefined;
   }
-  return join(cacheDir, stamp.dir, 'podscope.mjs');
+  return join(cacheDir, stamp.dir, ENTRY);
 }
 
 /**
@@ -84,7 +85,7 @@ export async function rebuild(root, cacheDir, build, alsoWatch) {
   writeFileSync(tmp, JSON.stringify({ version: STAMP_VERSION, dir, inputs }));
   renameSync(tmp, join(cacheDir, 'stamp.json'));
   pruneOldBuilds(cacheDir, dir, started);
-  return join(cacheDir, dir, 'podscope.mjs');
+  return join(cacheDir, dir, ENTRY);
 }
 
 /** `node_modules/@a/b/dist/x.js` ⇒ `node_modules/@a/b/package.json`; a file of the checkout stands for itself */

@@ -1,9 +1,10 @@
 // Finds the podscope CLI. In a checkout with dev dependencies, the checkout's own build of its sources runs (built
 // on first use and again whenever a source it was built from changed, see cli-cache.mjs), so there is no build step
 // to forget and no stale code; in a production install (no tsx) or the packaged app, the esbuild bundle in dist/cli
-// runs, which needs neither tsx nor Vite nor any test code.
+// runs, which needs neither tsx nor Vite nor any test code. Either bundle runs from its code cache (bundle-loader.mjs).
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { loadBundle } from './bundle-loader.mjs';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 
@@ -14,7 +15,7 @@ function hasTsx() {
 
 /**
  * `source`: a checkout, whose sources run (from the checkout's build of them, or through tsx);
- * `bundle`: dist/cli/podscope.mjs. PODSCOPE_CLI=bundle runs dist/cli in a checkout too (`npm run build:electron`
+ * `bundle`: dist/cli/podscope.cjs. PODSCOPE_CLI=bundle runs dist/cli in a checkout too (`npm run build:electron`
  * first); PODSCOPE_CLI=source runs the TypeScript through tsx, skipping the checkout's build.
  */
 export const cliMode = process.env.PODSCOPE_CLI !== 'bundle' && existsSync(`${root}electron/cli/main.ts`) && hasTsx() ? 'source' : 'bundle';
@@ -34,18 +35,33 @@ export async function loadCliMain() {
       // the build lives under node_modules/.cache, so the renderer is not where a bundled browser host looks for it
       // (two levels above itself, as in dist/cli): it is the checkout's dist/renderer
       process.env.PODSCOPE_RENDERER_DIR ??= `${root}dist/renderer`;
-      return (await import(built)).main;
+      return mainOf(built);
     }
     const { register } = await import('tsx/esm/api');
     register();
     return (await import('../electron/cli/main.ts')).main;
   }
-  const bundle = `${root}dist/cli/podscope.mjs`;
+  const bundle = `${root}dist/cli/podscope.cjs`;
   if (!existsSync(bundle)) {
     process.stderr.write(`podscope: ${bundle} is missing and tsx is not installed: run \`npm run build\` (or install dev dependencies)\n`);
     process.exit(1);
   }
-  return (await import(bundle)).main;
+  return mainOf(bundle);
+}
+
+/**
+ * The bundle's main, which after a run hands what it compiled to the code cache (when the cache lacked it).
+ * @param {string} bundle
+ * @returns {(argv: string[]) => Promise<number>}
+ */
+function mainOf(bundle) {
+  const loaded = loadBundle(bundle);
+  const { main, verbOf } = loaded.exports;
+  return async (argv) => {
+    const code = await main(argv);
+    loaded.keep(verbOf(argv));
+    return code;
+  };
 }
 
 /**

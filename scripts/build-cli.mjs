@@ -2,18 +2,20 @@
  * The esbuild options of the CLI bundle, shared by `npm run build` (scripts/build-electron.mjs → dist/cli) and the
  * checkout's own cached build (bin/cli-cache.mjs → node_modules/.cache/podscope-cli), so both run the same code.
  *
- * The CLI is split into chunks (esbuild `splitting`): a verb loads only what it imports, since each command and the
- * heavy parts behind it (the engine, gRPC, protobuf, yaml, the image store) are reached through `import()`. One
- * 4 MB file had to be read and parsed whole by every verb (about 130 ms of a `pods` here).
+ * One CommonJS script, `podscope.cjs`, which bin/bundle-loader.mjs compiles with a V8 code cache kept beside it: a
+ * verb then starts from bytecode instead of parsing JavaScript (about half of a `pods`' start-up was spent compiling
+ * it). Node 20 caches code only for scripts (vm.Script), not ES modules, hence CommonJS and one file. A verb still
+ * evaluates only what it imports: each command and the heavy parts behind it (the engine, gRPC, protobuf, yaml, the
+ * image store) are reached through `import()`, which esbuild turns into a module initialised on first use.
  */
-import { copyFile, mkdir } from 'node:fs/promises';
+import { copyFile, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 
-/** bundled CommonJS dependencies (grpc-js, ws) call require(); give ESM output a real one */
+/** bundled CommonJS dependencies (grpc-js, ws) call require(); give ESM output (the Electron main) a real one */
 export const esmRequire = {
   js: "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);",
 };
@@ -24,8 +26,7 @@ export const optionalNatives = ['bufferutil', 'utf-8-validate'];
 /**
  * node-unix-socket (the client of conmon's SOCK_SEQPACKET attach socket) is a prebuilt N-API addon: its .node file is
  * copied next to each bundle that uses it, and its loader (which probes a package per platform through __dirname,
- * which an ES module bundle does not have) becomes one require of that file, resolved beside the bundle (chunks
- * included: they are written to the same directory).
+ * which an ES module bundle does not have) becomes one require of that file, resolved beside the bundle.
  */
 export function nativeAddon(bundleDir) {
   const file = `node-unix-socket.linux-${process.arch}-gnu.node`;
@@ -72,7 +73,16 @@ function zodEnglishOnly() {
 }
 
 /**
- * Builds the CLI into `outdir`: `podscope.mjs` (exports `main(argv)`) and its chunks beside it.
+ * `import.meta.url` in the sources (browser-host finds the built UI relative to itself) is the bundle's own URL, as
+ * it was in an ES module bundle; defined here so the file runs the same through the loader or a plain require().
+ */
+const cjsPrologue = {
+  js: `"use strict";var __podscopeBundleUrl=require("node:url").pathToFileURL(__filename).href;`,
+};
+
+/**
+ * Builds the CLI into `outdir`: `podscope.cjs` (exports `main(argv)` and `verbOf(argv)`), its source map and the
+ * native addon beside it.
  * @param {{ outdir: string, quiet?: boolean, logLevel?: import('esbuild').LogLevel }} o
  * @returns {Promise<import('esbuild').Metafile>}
  */
@@ -83,21 +93,42 @@ export async function buildCli(o) {
     platform: 'node',
     target: 'node20',
     sourcemap: true,
-    // less text for every verb to read and parse (the engine chunk 574 → ~330 kB); names are kept, so stack traces
-    // and class names read as in the sources, and the source maps lead back to them (node --enable-source-maps)
+    // less text to read and less bytecode to keep; names are kept, so stack traces and class names read as in the
+    // sources, and the source maps lead back to them (node --enable-source-maps)
     minifyWhitespace: true,
     minifySyntax: true,
     logLevel: o.logLevel ?? (o.quiet ? 'warning' : 'info'),
     absWorkingDir: root,
     entryPoints: { podscope: 'electron/cli/main.ts' },
     outdir: o.outdir,
-    outExtension: { '.js': '.mjs' },
-    splitting: true,
-    format: 'esm',
+    outExtension: { '.js': '.cjs' },
+    format: 'cjs',
     external: optionalNatives,
-    banner: esmRequire,
+    banner: cjsPrologue,
+    // every import() becomes a require(), Node's built-ins' too: a script compiled from a code cache loses its
+    // dynamic-import callback (Node 20), and bundle-loader.mjs runs this one from its cache
+    supported: { 'dynamic-import': false },
+    define: { 'import.meta.url': '__podscopeBundleUrl' },
     metafile: true,
     plugins: [nativeAddon(o.outdir), zodEnglishOnly()],
   });
+  await asciiOnly(join(o.outdir, 'podscope.cjs'));
   return result.metafile;
+}
+
+/**
+ * esbuild escapes what is not ASCII in strings but leaves it in regular expression literals and comments; one such
+ * character makes V8 hold the whole 2.5 MB source as two bytes a character and decode it as UTF-8 on every run.
+ * Escaped (`\uXXXX` means the same in a regular expression, with or without the u flag), the source is read as
+ * Latin-1, a plain copy (bundle-loader.mjs). An escape of such a character (`\µ`) becomes the `\uXXXX` alone.
+ */
+async function asciiOnly(file) {
+  const text = await readFile(file, 'utf8');
+  const escaped = escapeNonAscii(text);
+  if (escaped !== text) await writeFile(file, escaped);
+}
+
+/** @param {string} text JavaScript whose strings esbuild has escaped already */
+export function escapeNonAscii(text) {
+  return text.replace(/\\?([^\x00-\x7f])/g, (_, c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
 }

@@ -4,9 +4,9 @@
  *   dist/electron/main.js    the Electron main process (ESM, engine included)
  *   dist/electron/preload.cjs the preload (CommonJS: sandboxed preloads cannot load ES modules or require anything
  *                            but a few Electron modules, so it must be one self-contained file)
- *   dist/cli/podscope.mjs    the CLI (`podscope`, `podscope serve`, `podscope cri`), with its npm dependencies inside,
- *                            so a production install runs it without tsx, Vite or test code; its chunks beside it
- *                            (see build-cli.mjs)
+ *   dist/cli/podscope.cjs    the CLI (`podscope`, `podscope serve`, `podscope cri`), with its npm dependencies inside,
+ *                            so a production install runs it without tsx, Vite or test code: one script, run from a
+ *                            code cache its first runs leave beside it (see build-cli.mjs, bin/bundle-loader.mjs)
  * --outdir DIR writes elsewhere (the production-install test builds into a temp dir).
  */
 import { build } from 'esbuild';
@@ -46,6 +46,6 @@ await build({
   external: ['electron'],
 });
 
-// a fresh directory: the chunks' names change with their content
+// a fresh directory: no code cache of an older bundle stays beside the new one
 await rm(resolve(root, out, 'cli'), { recursive: true, force: true });
 await buildCli({ outdir: resolve(root, out, 'cli'), quiet: values.quiet });

@@ -84,8 +84,18 @@ ${ENGINE_FLAGS_HELP}
 `;
 }
 
+const isCommand = (w: string) => w in COMMANDS;
+
+/**
+ * The verb a command line runs (`help` for none or an unknown one): the bundle's loader keys its code cache by it,
+ * folding each verb's compiled code in on that verb's first run (bin/bundle-loader.mjs).
+ */
+export function verbOf(argv: string[]): string {
+  const name = commandFirst(argv, isCommand, () => [])[0];
+  return name !== undefined && Object.hasOwn(COMMANDS, name) ? name : 'help';
+}
+
 export async function main(argv: string[]): Promise<number> {
-  const isCommand = (w: string) => w in COMMANDS;
   const name = commandFirst(argv, isCommand, () => [])[0];
   if (!name || name === '--help' || name === '-h' || name === 'help') {
     process.stdout.write(usage());

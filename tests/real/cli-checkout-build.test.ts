@@ -1,7 +1,7 @@
 /**
  * The README's CLI in a checkout runs the checkout's own build of its sources (bin/cli-cache.mjs), never a stale one:
- * a source whose file changed makes the next verb build again before it runs. Real esbuild, real CLI, a read-only
- * engine on a temp state dir.
+ * a source whose file changed makes the next verb build again before it runs; each build keeps its own code cache.
+ * Real esbuild, real CLI, a read-only engine on a temp state dir.
  */
 import { execFile } from 'node:child_process';
 import { mkdtemp, readFile, rm, utimes } from 'node:fs/promises';
@@ -34,6 +34,9 @@ describe('the checkout build behind bin/podscope.mjs', () => {
     expect(first.stdout).toMatch(/^POD ID\s+CREATED\s+STATE/);
     expect(freshBuild(ROOT, CACHE)).toBeDefined();
     const before = await currentDir();
+    // the run left its compiled code beside the build for the next one (bin/bundle-loader.mjs)
+    const cache = await readFile(join(CACHE, before, 'podscope.cjs.v8-cache'));
+    expect(JSON.parse(cache.subarray(0, cache.indexOf(10)).toString()).verbs).toContain('pods');
 
     // a save of a source the CLI is built from (its content as it was: only the file's times move)
     const source = join(ROOT, 'electron/cli/format.ts');
@@ -46,6 +49,6 @@ describe('the checkout build behind bin/podscope.mjs', () => {
     expect(second.stderr).toBe('');
     expect(second.stdout).toBe(first.stdout);
     expect(await currentDir()).not.toBe(before);
-    expect(freshBuild(ROOT, CACHE)).toBe(join(CACHE, await currentDir(), 'podscope.mjs'));
+    expect(freshBuild(ROOT, CACHE)).toBe(join(CACHE, await currentDir(), 'podscope.cjs'));
   }, 120_000);
 });

@@ -21,7 +21,7 @@ async function source(rel: string, text: string, mtime: Date = HOUR_AGO): Promis
 /** a stand-in for esbuild: writes an entry and reports the given inputs, as its metafile does */
 const fakeBuild = (inputs: string[], during?: () => Promise<void>) => async (outdir: string) => {
   await mkdir(outdir, { recursive: true });
-  await writeFile(join(outdir, 'podscope.mjs'), 'export const main = async () => 0;\n');
+  await writeFile(join(outdir, 'podscope.cjs'), 'exports.main = async () => 0;\n');
   await during?.();
   return { inputs: Object.fromEntries(inputs.map((i) => [i, { bytes: 1 }])) };
 };
@@ -43,7 +43,7 @@ describe('freshBuild and rebuild', () => {
   it('has no build before the first one; after it, the build is fresh and is the one rebuild returned', async () => {
     expect(freshBuild(root, cache)).toBeUndefined();
     const entry = await rebuild(root, cache, fakeBuild(INPUTS), ['scripts/build-cli.mjs']);
-    expect(entry).toMatch(/\/b-\d+-\d+\/podscope\.mjs$/);
+    expect(entry).toMatch(/\/b-\d+-\d+\/podscope\.cjs$/);
     expect(freshBuild(root, cache)).toBe(entry);
   });
 
@@ -79,11 +79,11 @@ describe('freshBuild and rebuild', () => {
       fakeBuild(INPUTS, () => source('shared/x.ts', 'export const x = 3;\n', new Date())),
       [],
     );
-    expect(entry).toMatch(/podscope\.mjs$/);
+    expect(entry).toMatch(/podscope\.cjs$/);
     expect(freshBuild(root, cache)).toBeUndefined();
   });
 
-  it('keeps the current build and a few older ones (a long-running serve may still load their chunks)', async () => {
+  it('keeps the current build and a few older ones (a long-running serve may still read their files)', async () => {
     const entries: string[] = [];
     for (let i = 0; i < 11; i++) {
       entries.push(await rebuild(root, cache, fakeBuild(INPUTS), []));
