@@ -265,6 +265,11 @@ export class SpawnHelperRunner implements ProcessRunner {
     });
   }
 
+  /** false once its helper has died, failed to start or been closed: every command then forks in-process */
+  get usable(): boolean {
+    return !this.broken;
+  }
+
   /** ready(), or after `ms` whatever the helper's state (a helper that never answers must not hold commands up) */
   private readyWithin(ms: number): Promise<void> {
     let timer: NodeJS.Timeout | undefined;
