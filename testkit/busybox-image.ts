@@ -17,6 +17,7 @@ import {
   mkdtempSync,
   readFileSync,
   rmSync,
+  statSync,
   symlinkSync,
   writeFileSync,
 } from 'node:fs';
@@ -193,9 +194,49 @@ export function zstdCompress(data: Buffer): Buffer {
   }
 }
 
+/** a tar's compressed forms already made in this process (the same layer tar object: see baseLayerOf) */
+const compressedOf = new WeakMap<Buffer, Map<Compression, Buffer>>();
+
 function compress(tar: Buffer, c: Compression): Buffer {
-  if (c === 'gzip') return gzipSync(tar);
-  if (c === 'zstd') return zstdCompress(tar);
+  if (c === 'none') return Buffer.from(tar);
+  const done = compressedOf.get(tar) ?? new Map<Compression, Buffer>();
+  compressedOf.set(tar, done);
+  let bytes = done.get(c);
+  if (!bytes) {
+    bytes = c === 'gzip' ? gzipSync(tar) : zstdCompress(tar);
+    done.set(c, bytes);
+  }
+  // a copy: a caller may change its image's bytes, never another's
+  return Buffer.from(bytes);
+}
+
+/**
+ * Base layer tars already built in this process, by what shapes them (the options below and the identity of every
+ * host file copied in). The tar is deterministic (numeric owners, mtime 0, sorted), so an equal build gives equal
+ * bytes; building one (a tar run forked from the test worker, then gzip) took ~150 ms of CPU, and the test files of
+ * one worker and the critest images build the same busybox layer many times.
+ */
+const baseLayers = new Map<string, Buffer>();
+/** the most recently used ones kept (a few MiB each: a larger worker makes each of its forks dearer) */
+const BASE_LAYERS_KEPT = 4;
+
+function fileIdentity(path: string): string {
+  const st = statSync(path);
+  return `${path}:${st.dev}:${st.ino}:${st.size}:${st.mtimeMs}`;
+}
+
+function baseLayerOf(opts: BusyboxImageOptions, build: () => Buffer): Buffer {
+  const key = JSON.stringify({
+    busybox: fileIdentity(opts.busybox ?? '/bin/busybox'),
+    applets: opts.applets ?? null,
+    hardlinkApplets: opts.hardlinkApplets ?? false,
+    files: opts.files ?? {},
+    hostFiles: Object.entries(opts.hostFiles ?? {}).map(([path, f]) => [path, fileIdentity(f.from), f.mode]),
+  });
+  const tar = baseLayers.get(key) ?? build();
+  baseLayers.delete(key);
+  baseLayers.set(key, tar);
+  for (const old of baseLayers.keys()) if (baseLayers.size > BASE_LAYERS_KEPT) baseLayers.delete(old);
   return tar;
 }
 
@@ -256,7 +297,7 @@ export function buildBusyboxImage(opts: BusyboxImageOptions = {}): BuiltImage {
   if ((opts.format ?? 'oci') === 'docker' && opts.compression === 'zstd') throw new Error('docker manifests have no zstd layer type');
   const work = mkdtempSync(join(tmpdir(), 'podscope-busybox-image-'));
   try {
-    const tars = [buildBaseLayer(work, opts)];
+    const tars = [baseLayerOf(opts, () => buildBaseLayer(work, opts))];
     if (opts.whiteoutLayer) tars.push(buildWhiteoutLayer(work));
     return assembleImage(
       tars,

@@ -99,15 +99,14 @@ const commandKey = (cmd: KernelCommand) => JSON.stringify([cmd.file, ...cmd.args
 const shellQuote = (word: string) => `'${word.replace(/'/g, `'\\''`)}'`;
 
 /**
- * Runs the kernel reader's commands through one shell, each output after a marker line. Why: a fork of the test
- * worker (a few hundred MiB with the engine, vitest and the test loaded) costs tens of milliseconds of its CPU, and
- * a leak check ran about ten of them after every real test — a third of a real file's own CPU in a profile
- * (plugins-leaks-real + fault-matrix: 5.1 of 17.8 s in spawn from findLeftovers). The shell forks the commands
- * cheaply; the worker forks once.
+ * Runs commands through one shell, each output after a marker line: what each printed, in order ('' for one that
+ * failed, as `sh` above gives), or undefined when the shell itself failed. Why: a fork of the test worker (a few
+ * hundred MiB with the engine, vitest and the test loaded) costs tens of milliseconds of its CPU, and a leak check
+ * ran about ten of them after every real test — a third of a real file's own CPU in a profile (plugins-leaks-real +
+ * fault-matrix: 5.1 of 17.8 s in spawn from findLeftovers). The shell forks the commands cheaply; the worker forks once.
  */
-function readKernelTexts(cmds: KernelCommand[]): KernelTexts {
+export function runBatched(cmds: ReadonlyArray<{ file: string; args: readonly string[] }>): string[] | undefined {
   const marker = `::podscope-leak-check-${process.pid}-${Date.now()}::`;
-  // each command's output only when it succeeded, as `sh` above gives '' for a failed one
   const script = cmds
     .map(
       (c) =>
@@ -119,10 +118,16 @@ function readKernelTexts(cmds: KernelCommand[]): KernelTexts {
     // `true` last: the script's status is not one command's; all of a busy host's rules and links fit in 64 MiB
     text = execFileSync('sh', ['-c', `${script}\ntrue`], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'], maxBuffer: 64 << 20 });
   } catch {
-    /* sh itself failed: each command is read on its own below */
+    return undefined;
   }
   const parts = text.split(`${marker}\n`).slice(1);
-  if (parts.length !== cmds.length) return new Map();
+  return parts.length === cmds.length ? parts : undefined;
+}
+
+/** The kernel reader's commands, read together (runBatched); a command missing from the map is read on its own. */
+function readKernelTexts(cmds: KernelCommand[]): KernelTexts {
+  const parts = runBatched(cmds);
+  if (!parts) return new Map();
   return new Map(cmds.map((c, i) => [commandKey(c), parts[i] ?? '']));
 }
 

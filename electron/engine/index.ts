@@ -67,11 +67,22 @@ export interface CreateEngineExtras {
   images?: ImageStore;
 }
 
+/**
+ * The spawn helper of this process's engines, shared: the app and the daemons open one engine, but a process that
+ * opens several (a test worker, the app reopening on other dirs) started a helper for each, a fork of a large process
+ * and a Node start every time. Engines never close their runner; a helper that died is replaced for the next engine.
+ */
+let processRunner: SpawnHelperRunner | undefined;
+function sharedSpawnHelper(): SpawnHelperRunner {
+  if (!processRunner?.usable) processRunner = new SpawnHelperRunner();
+  return processRunner;
+}
+
 export async function createEngine(partial: Partial<EngineOptions> = {}, extras: CreateEngineExtras = {}): Promise<SandboxEngine & Engine> {
   const options: EngineOptions = { ...DEFAULT_ENGINE_OPTIONS, ...partial };
   // children are forked by a small helper: a fork from the engine blocks its event loop for a time that grows with
   // the engine's memory (os/spawn-helper.ts)
-  const runner = extras.runner ?? new SpawnHelperRunner();
+  const runner = extras.runner ?? sharedSpawnHelper();
   const readOnly = extras.readOnly ?? false;
   if (extras.skipHostCheck && !readOnly) throw new Error('skipHostCheck is for a read-only engine');
   const { problems, runtimeHandlers } = extras.skipHostCheck

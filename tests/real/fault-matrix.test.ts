@@ -81,10 +81,14 @@ function wrapper(type: string): string {
   return `#!/bin/sh
 # fault-injection wrapper around the real ${type} plugin (tests/real/fault-matrix.test.ts)
 real=/usr/lib/cni/${type}
-pod=$(printf '%s' "$CNI_ARGS" | tr ';' '\\n' | sed -n 's/^K8S_POD_NAME=//p')
+# read with the shell's own words, no tr/sed/cat: every plugin call of the matrix goes through here
+pod=
+set -f; saved_ifs=$IFS; IFS=';'
+for kv in $CNI_ARGS; do case "$kv" in K8S_POD_NAME=*) pod=\${kv#K8S_POD_NAME=};; esac; done
+IFS=$saved_ifs; set +f
 ctl="${ctlDir}/$pod/${type}.$CNI_COMMAND"
 mode=
-[ -n "$pod" ] && [ -f "$ctl" ] && mode=$(cat "$ctl")
+[ -n "$pod" ] && [ -f "$ctl" ] && { read -r mode < "$ctl" || true; }
 fail() { printf '{"cniVersion":"1.0.0","code":999,"msg":"injected ${type} %s failure %s the real plugin"}' "$CNI_COMMAND" "$1"; exit 1; }
 case "$mode" in
   fail-before|fail) cat >/dev/null; fail before;;

@@ -67,6 +67,22 @@ describe('SpawnHelperRunner', () => {
     }
   });
 
+  it('while the helper starts, a large process waits for it and a small one forks the command itself', async () => {
+    const ppidOfFirst = async (forkIsCostly: boolean) => {
+      const fresh = new SpawnHelperRunner(undefined, { forkIsCostly: () => forkIsCostly });
+      try {
+        // the first command of a fresh runner: the helper is only now starting
+        const r = await fresh.run({ file: 'sh', args: ['-c', 'echo $PPID'], timeoutMs: 10_000 });
+        expect(r.exitCode).toBe(0);
+        return Number(r.stdout.trim());
+      } finally {
+        fresh.close();
+      }
+    };
+    expect(await ppidOfFirst(true)).not.toBe(process.pid);
+    expect(await ppidOfFirst(false)).toBe(process.pid);
+  });
+
   it('fails a missing binary as the in-process runner does', async () => {
     await expect(runner.run({ file: '/nonexistent/bin', timeoutMs: 1000 })).rejects.toMatchObject({ code: 'RuntimeError' });
   });

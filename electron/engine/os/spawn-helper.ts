@@ -25,6 +25,15 @@ import { PodscopeError } from '../../../shared/domain/errors';
 import { holdFileLockInProcess, type HeldFileLock } from './file-lock';
 import { launchWithSyncPipeInProcess, type SyncPipeOutcome, type SyncPipeRequest } from './sync-pipe';
 
+/**
+ * Above this RSS a command waits for a starting helper instead of being forked from this process: the fork's cost
+ * grows with the RSS (~2 ms at 45 MiB, ~14 ms at 150 MiB, ~36 ms at 350 MiB, see above), and a test worker with the
+ * engine loaded spent ~40 ms of CPU on each of an engine start's in-process forks; the helper is up in tens of ms.
+ */
+export const FORK_COSTLY_RSS = 100 * 1024 * 1024;
+/** how long a command waits for a starting helper before it is forked in-process after all */
+const HELPER_START_WAIT_MS = 3000;
+
 /** after a kill, how long a grandchild holding the pipes is waited for (as NodeProcessRunner does) */
 const PIPE_GRACE_MS = 500;
 
@@ -141,12 +150,24 @@ export class SpawnHelperRunner implements ProcessRunner {
   private readonly oneAnswer = new Map<number, { answer(m: HelperReply): void; lost(): void }>();
   private readonly direct: ProcessRunner;
 
-  constructor(fallback: ProcessRunner = new NodeProcessRunner()) {
+  private readonly forkIsCostly: () => boolean;
+
+  /**
+   * @param opts.forkIsCostly whether a fork of this process now costs more than waiting for the helper to come up
+   *   (default: its RSS is above FORK_COSTLY_RSS)
+   */
+  constructor(fallback: ProcessRunner = new NodeProcessRunner(), opts: { forkIsCostly?: () => boolean } = {}) {
     this.direct = fallback;
+    this.forkIsCostly = opts.forkIsCostly ?? (() => process.memoryUsage.rss() > FORK_COSTLY_RSS);
   }
 
   run(req: ExecRequest): Promise<ExecResult> {
     const helper = this.broken ? undefined : this.start();
+    // While the helper starts, a small process (the CLI) forks its commands itself rather than wait; a large one (the
+    // app, a daemon with pods, a test worker) waits for the helper: its start-up commands (the handlers' --version)
+    // would each block its event loop for longer than the helper takes to come up
+    if (helper && !this.isReady && !req.signal?.aborted && this.forkIsCostly())
+      return this.readyWithin(HELPER_START_WAIT_MS).then(() => (this.isReady ? this.run(req) : this.direct.run(req)));
     if (!helper || !this.isReady || req.signal?.aborted) return this.direct.run(req);
     const id = this.nextId++;
     return new Promise<ExecResult>((resolve, reject) => {
@@ -242,6 +263,21 @@ export class SpawnHelperRunner implements ProcessRunner {
     return new Promise<void>((r) => this.readyWaiters.push(r)).finally(() => {
       if (this.inFlight() === 0) this.idle();
     });
+  }
+
+  /** false once its helper has died, failed to start or been closed: every command then forks in-process */
+  get usable(): boolean {
+    return !this.broken;
+  }
+
+  /** ready(), or after `ms` whatever the helper's state (a helper that never answers must not hold commands up) */
+  private readyWithin(ms: number): Promise<void> {
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<void>((r) => {
+      timer = setTimeout(r, ms);
+      timer.unref();
+    });
+    return Promise.race([this.ready(), late]).finally(() => clearTimeout(timer));
   }
 
   /** Ends the helper (the children it started run on, as the engine's own would). */

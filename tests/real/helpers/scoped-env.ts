@@ -7,13 +7,14 @@
  * own netns dir, runc root, CNI cache temp files and state records (the SIGKILL loop checks them).
  */
 import { execFileSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createEngine, type EngineOptions } from '../../../electron/engine/index';
 import { leaseHost } from '../../../testkit/allocator';
 import { restoreHost, snapshotHost, type HostSnapshot } from '../../../testkit/host-cleanup';
-import { findLeftovers } from '../../../testkit/leak-check';
+import { findLeftovers, runBatched } from '../../../testkit/leak-check';
 import { TEST_RESOLV_CONF } from '../../../testkit/test-resolv-conf';
 
 export interface ScopedEnv {
@@ -142,8 +143,19 @@ export async function createScopedEnv(tag: string): Promise<ScopedEnv> {
 
 export function runcList(root: string): { id: string; status: string; annotations?: Record<string, string> }[] {
   if (!existsSync(root)) return [];
-  const out = sh('runc', ['--root', root, 'list', '--format', 'json']).trim();
+  return parseRuncList(sh('runc', ['--root', root, 'list', '--format', 'json']));
+}
+
+function parseRuncList(text: string): { id: string; status: string; annotations?: Record<string, string> }[] {
+  const out = text.trim();
   return out ? ((JSON.parse(out) as { id: string; status: string; annotations?: Record<string, string> }[] | null) ?? []) : [];
+}
+
+/** the ifb device the bandwidth plugin creates for a container (plugins' utils.MustFormatHashWithPrefix: "bwp" + sha512 hex, 15 chars) */
+export function ifbName(network: string, id: string): string {
+  return `bwp${createHash('sha512')
+    .update(network + id)
+    .digest('hex')}`.slice(0, 15);
 }
 
 /**
@@ -153,24 +165,36 @@ export function runcList(root: string): { id: string; status: string; annotation
 export function scopedLeaks(env: ScopedEnv, ids: Iterable<string>): string[] {
   const leaks: string[] = [];
   const o = env.options;
+  const idList = [...ids];
+  // every command below through one shell (runBatched): a fork of the test worker costs tens of ms of its CPU, and
+  // the SIGKILL loop checks after each of its rounds
+  const runcRoot = join(o.runDir, 'runc');
+  const tables = ['iptables', 'ip6tables'].flatMap((table) => ['nat', 'filter', 'mangle'].map((t) => ({ table, t })));
+  const cmds = [
+    { file: 'ip', args: ['-o', 'link', 'show', 'master', env.bridge] },
+    { file: 'ip', args: ['-o', 'link', 'show'] },
+    ...tables.map(({ table, t }) => ({ file: table, args: ['-t', t, '-S'] })),
+    ...(existsSync(runcRoot) ? [{ file: 'runc', args: ['--root', runcRoot, 'list', '--format', 'json'] }] : []),
+  ];
+  const out = runBatched(cmds) ?? cmds.map((c) => sh(c.file, c.args));
+  const [onBridge, allLinks, ...rest] = out as [string, string, ...string[]];
   for (const n of ls(o.netnsDir)) leaks.push(`netns file ${join(o.netnsDir, n)}`);
-  for (const l of sh('ip', ['-o', 'link', 'show', 'master', env.bridge]).split('\n').filter(Boolean))
-    leaks.push(`veth on ${env.bridge}: ${l.split(':')[1]?.trim()}`);
+  for (const l of onBridge.split('\n').filter(Boolean)) leaks.push(`veth on ${env.bridge}: ${l.split(':')[1]?.trim()}`);
   for (const d of ls(env.ipamDir)) {
     for (const f of ls(join(env.ipamDir, d)))
       if (!f.startsWith('last_reserved_ip') && f !== 'lock') leaks.push(`host-local reservation ${join(env.ipamDir, d, f)}`);
   }
-  const idList = [...ids];
   const subnet4 = `10.${env.subnet}.0.`;
   const subnet6 = `fd00:${env.subnet}:`;
-  for (const table of ['iptables', 'ip6tables']) {
-    for (const t of ['nat', 'filter', 'mangle']) {
-      const rules = sh(table, ['-t', t, '-S']).split('\n');
-      const mine = rules.filter((l) => l.includes(subnet4) || l.includes(subnet6) || idList.some((id) => l.includes(id)));
-      for (const l of mine) leaks.push(`${table} -t ${t}: ${l}`);
-    }
-  }
-  for (const c of runcList(join(o.runDir, 'runc'))) leaks.push(`runc container ${c.id} (${c.status})`);
+  tables.forEach(({ table, t }, i) => {
+    const rules = rest[i]!.split('\n');
+    const mine = rules.filter((l) => l.includes(subnet4) || l.includes(subnet6) || idList.some((id) => l.includes(id)));
+    for (const l of mine) leaks.push(`${table} -t ${t}: ${l}`);
+  });
+  for (const c of parseRuncList(rest[tables.length] ?? '')) leaks.push(`runc container ${c.id} (${c.status})`);
+  // the bandwidth plugin's ifb of every sandbox the test saw
+  const linkNames = new Set(allLinks.split('\n').map((l) => l.split(':')[1]?.trim().split('@')[0]));
+  for (const id of idList) if (linkNames.has(ifbName(env.bridge, id))) leaks.push(`ifb ${ifbName(env.bridge, id)} of ${id}`);
   for (const f of ls(join(o.cniCacheDir, 'results'))) leaks.push(`cni cache file ${f}`);
   for (const f of ls(join(o.stateDir, 'store'))) leaks.push(`state record ${f}`);
   for (const f of ls(join(o.stateDir, 'sandboxes'))) leaks.push(`sandbox dir ${join(o.stateDir, 'sandboxes', f)}`);
