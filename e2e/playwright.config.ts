@@ -48,6 +48,9 @@ export default defineConfig({
   reporter: [['list'], ['html', { outputFolder: './artifacts/report', open: 'never' }]],
   use: {
     viewport: { width: 1440, height: 900 },
+    // the user setting the app honours (renderer/src/lib/motion.ts, the spinner's CSS): no spinner frames to
+    // composite while a step runs, scrolls land at once; no spec is about motion
+    reducedMotion: 'reduce',
     screenshot: 'only-on-failure',
     // DOM snapshots, console and network of every action, kept for a failed test; without the screencast frames,
     // which cost a sixth of the specs' CPU (69.8 → 59.1 CPU s over glance-tour + issue14-tour) for pictures the

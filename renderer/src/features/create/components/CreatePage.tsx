@@ -6,6 +6,7 @@
 import { useState } from 'react';
 import { download } from '../../../lib/download';
 import { useNavigation } from '../../../lib/navigation';
+import { scrollBehavior } from '../../../lib/motion';
 import { useCreateForm, type CreateFormModel } from '../api/use-create-form';
 import { logDirectoryOf } from '../model/form-state';
 import { DnsSection, LabelsSection } from './DnsAndLabelsSections';
@@ -70,7 +71,7 @@ export function CreatePage() {
           // nothing is sent when a field is wrong: point at the first problem instead
           if (!m.submit()) return focusFirstInvalid();
           requestAnimationFrame(() =>
-            document.querySelector('[data-testid="run-progress"]')?.scrollIntoView?.({ block: 'nearest', behavior: 'smooth' }),
+            document.querySelector('[data-testid="run-progress"]')?.scrollIntoView?.({ block: 'nearest', behavior: scrollBehavior() }),
           );
         }}
       >

@@ -11,6 +11,7 @@ import { queryKeys } from '../../../../lib/query-keys';
 import { useClient } from '../../../../lib/connection-context';
 import { useEndpointCapabilities, useEndpointId } from '../../../../lib/endpoint';
 import { useNavigation } from '../../../../lib/navigation';
+import { scrollBehavior } from '../../../../lib/motion';
 import { ErrorView } from '../../../../lib/ui/ErrorView';
 import { TopologyDiagram, type NodeMark } from '../../../../lib/ui/TopologyDiagram';
 import { useLastProbe } from '../api/use-reachability';
@@ -27,7 +28,7 @@ function showRow(n: TopologyNode, setTab: (t: 'network') => void) {
     ];
     const row = sel.map((s) => document.querySelector<HTMLElement>(s)).find(Boolean);
     if (!row) return;
-    row.scrollIntoView({ block: 'center', behavior: 'smooth' });
+    row.scrollIntoView({ block: 'center', behavior: scrollBehavior() });
     row.classList.add('row-highlight');
     window.setTimeout(() => row.classList.remove('row-highlight'), 2500);
   }, 0);
