@@ -57,7 +57,7 @@ const CPU_WORKERS = Number(process.env.PODSCOPE_UNIT_WORKERS ?? availableParalle
 
 /** Files at once in the real group: two cores, but most of a real file's time is spent waiting on the kernel, runc
  * and the plugins, not on the CPU. PODSCOPE_REAL_WORKERS overrides. */
-const REAL_WORKERS = Number(process.env.PODSCOPE_REAL_WORKERS ?? 3);
+const REAL_WORKERS = Number(process.env.PODSCOPE_REAL_WORKERS ?? 4);
 
 // "unit" runs anywhere (fakes only, fake CNI plugins as real executables, jsdom components). "cri" and "real" run
 // together: "real" needs root and touches the host (netns, Debian's CNI plugins, runc, gRPC sockets); each of its

@@ -16,9 +16,9 @@ import { BaseSequencer, type TestSpecification } from 'vitest/node';
  * order stops fitting (`grep '✓ .*ms$'`).
  */
 export const LONG_FILES: Record<string, number> = {
-  'tests/real/sigkill-loop.test.ts': 120,
-  'tests/real/plugins-leaks-real.test.ts': 90,
-  'tests/real/trace-real.test.ts': 61,
+  'tests/real/sigkill-loop.test.ts': 65,
+  'tests/real/plugins-leaks-real.test.ts': 65,
+  'tests/real/trace-real.test.ts': 71,
   'tests/real/streaming-real.test.ts': 55,
   'tests/real/runtime-handlers-real.test.ts': 52,
   'tests/cri/fuzz-real.test.ts': 45,
