@@ -4,7 +4,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-packages=(runc crun conmon containernetworking-plugins busybox-static iptables iproute2 util-linux mount chromium chromium-headless-shell containerd conntrack nftables tcpdump dnsmasq-base iputils-ping)
+packages=(runc crun conmon containernetworking-plugins busybox-static iptables iproute2 util-linux mount chromium chromium-headless-shell containerd conntrack nftables tcpdump dnsmasq-base iputils-ping python3)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")

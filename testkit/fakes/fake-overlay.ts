@@ -11,10 +11,11 @@
  *
  * The store's own logic (staging, digests, records, users, gc) runs unchanged above them. For tests only.
  */
-import { cp, lstat, mkdir, readdir, readlink, rm, symlink, writeFile, chmod } from 'node:fs/promises';
-import { join } from 'node:path';
+import { cp, lstat, mkdir, open, readdir, readlink, rm, symlink, writeFile, chmod } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
 import type { OverlayMarks, RootfsMounter } from '../../electron/engine/images/overlay';
 import type { ProcessRunner } from '../../electron/engine/os/exec';
+import type { HeldFileLock } from '../../electron/engine/os/file-lock';
 
 export const WHITEOUT_SENTINEL = '/.podscope-fake-overlay-whiteout';
 export const OPAQUE_MARKER = '.podscope-fake-overlay-opaque';
@@ -92,7 +93,60 @@ async function emptyDir(dir: string): Promise<void> {
   for (const name of await readdir(dir).catch(() => [] as string[])) await rm(join(dir, name), { recursive: true, force: true });
 }
 
-/** The store's runner in unit tests: it runs only mknod/setfattr/mount through it, which the fakes above replace. */
+/**
+ * flock(2) on the store's lock file, within this process: exclusive per file path, first come first served, undefined
+ * when `waitSeconds` ran out. The real lock spawns flock(1) (os/file-lock.ts), a fork of the test worker for every
+ * store change (~250 in the unit suite); it is proven in tests/unit/spawn-helper.test.ts and by the real tests. Two
+ * stores over one dir still exclude each other, as two processes would.
+ */
+class InProcessFileLocks {
+  private readonly held = new Set<string>();
+  private readonly waiting = new Map<string, Array<() => void>>();
+
+  async hold(file: string, waitSeconds: number): Promise<HeldFileLock | undefined> {
+    const key = resolve(file);
+    // the real lock opens (creates) the file it locks
+    await (await open(key, 'a', 0o600)).close();
+    if (!this.held.has(key)) {
+      this.held.add(key);
+      return this.lockOn(key);
+    }
+    return new Promise((done) => {
+      const queue = this.waiting.get(key) ?? [];
+      this.waiting.set(key, queue);
+      const wake = () => {
+        clearTimeout(timer);
+        done(this.lockOn(key));
+      };
+      const timer = setTimeout(() => {
+        queue.splice(queue.indexOf(wake), 1);
+        done(undefined);
+      }, waitSeconds * 1000);
+      queue.push(wake);
+    });
+  }
+
+  private lockOn(key: string): HeldFileLock {
+    let holding = true;
+    return {
+      release: () => {
+        if (!holding) return;
+        holding = false;
+        const next = this.waiting.get(key)?.shift();
+        if (next) next();
+        else this.held.delete(key);
+      },
+    };
+  }
+}
+
+const fileLocks = new InProcessFileLocks();
+
+/**
+ * The store's runner in unit tests: it runs only mknod/setfattr/mount through it, which the fakes above replace, and
+ * takes its lock through it (in this process, above).
+ */
 export const noProcessRunner: ProcessRunner = {
   run: (req) => Promise.reject(new Error(`unit tests run no host process (asked for ${req.file})`)),
+  holdFileLock: (file, waitSeconds) => fileLocks.hold(file, waitSeconds),
 };

@@ -10,7 +10,7 @@ import { createCniManager } from '../../electron/engine/cni/cni-manager';
 import type { CniCallRecord, CniManager } from '../../electron/engine/cni/types';
 
 const FIXTURES = fileURLToPath(new URL('../fixtures/fake-cni/', import.meta.url));
-/** fixture per plugin type; every other type is the configurable fake-plugin.cjs */
+/** fixture per plugin type; every other type is the configurable fake-plugin.py */
 const SPECIAL_PLUGINS: Record<string, string> = { loopback: 'loopback.sh', hang: 'hang.sh' };
 
 export interface LoggedExec {
@@ -48,7 +48,7 @@ export class FakeCniSandbox {
 
   async installPlugin(type: string): Promise<void> {
     const target = path.join(this.binDir, type);
-    await copyFile(path.join(FIXTURES, SPECIAL_PLUGINS[type] ?? 'fake-plugin.cjs'), target);
+    await copyFile(path.join(FIXTURES, SPECIAL_PLUGINS[type] ?? 'fake-plugin.py'), target);
     await chmod(target, 0o755);
   }
 

@@ -64,7 +64,8 @@ describe('cached CRI read serialisers', () => {
           imageId: 'sha256:abc',
         })),
       };
-      expect(Buffer.from(serializeListContainersResponse(res))).toEqual(Buffer.from(ListContainersResponse.encode(res).finish()));
+      // Buffer#equals as below: toEqual walks a buffer byte by byte as an object (~1 s for the 300 containers' 140 kB)
+      expect(serializeListContainersResponse(res).equals(Buffer.from(ListContainersResponse.encode(res).finish()))).toBe(true);
     }
   });
 

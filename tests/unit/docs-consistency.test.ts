@@ -14,7 +14,7 @@
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import ts from 'typescript';
+import ts from './helpers/typescript';
 import { describe, expect, it } from 'vitest';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -44,8 +44,15 @@ const CODE_ROOTS = ['electron', 'shared', 'renderer', 'testkit', 'tests', 'bench
 const codeFiles = () => CODE_ROOTS.flatMap((d) => walk(d, (f) => CODE.test(f)));
 const docFiles = () => ['README.md', ...walk('docs', (f) => f.endsWith('.md'))].filter((f) => existsSync(join(ROOT, f)));
 
-/** The comments of a source file, with their line numbers (TypeScript's scanner, so strings and regexes are not comments). */
+const commentCache = new Map<string, Array<{ line: number; text: string }>>();
+
+/**
+ * The comments of a source file, with their line numbers (TypeScript's scanner, so strings and regexes are not comments).
+ * Read once per file: two checks below read every code file's comments.
+ */
 function commentsOf(file: string): Array<{ line: number; text: string }> {
+  const cached = commentCache.get(file);
+  if (cached) return cached;
   const text = read(file);
   const scanner = ts.createScanner(
     ts.ScriptTarget.Latest,
@@ -54,7 +61,16 @@ function commentsOf(file: string): Array<{ line: number; text: string }> {
     text,
   );
   const out: Array<{ line: number; text: string }> = [];
-  const lineOf = (pos: number) => text.slice(0, pos).split('\n').length;
+  // comments come in order, so the line count goes on from the previous one (not recounted from the top for each)
+  let line = 1;
+  let counted = 0;
+  const lineOf = (pos: number) => {
+    for (let nl = text.indexOf('\n', counted); nl !== -1 && nl < pos; nl = text.indexOf('\n', nl + 1)) {
+      line++;
+      counted = nl + 1;
+    }
+    return line;
+  };
   for (let kind = scanner.scan(); kind !== ts.SyntaxKind.EndOfFileToken; kind = scanner.scan()) {
     if (kind === ts.SyntaxKind.SingleLineCommentTrivia || kind === ts.SyntaxKind.MultiLineCommentTrivia)
       out.push({ line: lineOf(scanner.getTokenStart()), text: scanner.getTokenText() });
@@ -62,6 +78,7 @@ function commentsOf(file: string): Array<{ line: number; text: string }> {
     if (kind === ts.SyntaxKind.SlashToken || kind === ts.SyntaxKind.SlashEqualsToken) scanner.reScanSlashToken();
     if (kind === ts.SyntaxKind.CloseBraceToken) scanner.reScanTemplateToken(false);
   }
+  commentCache.set(file, out);
   return out;
 }
 
