@@ -75,6 +75,7 @@ describe('netfilter plugins (portmap, firewall) run a bounded number at once acr
     await setUp(mgr);
     const removes = Promise.all(ids.map((id) => mgr.remove(id, `/n-${id}`, OPTS)));
     await vi.waitFor(() => expect(runner.inFlight).toBe(2));
+    await vi.waitFor(() => expect(mgr.netfilterQueue!()).toEqual({ running: 2, waiting: ids.length - 2 }));
     await settle();
     expect(runner.started).toBe(2);
     // the loopback network is not a netfilter plugin: its DELs went through meanwhile
@@ -111,7 +112,8 @@ describe('netfilter plugins (portmap, firewall) run a bounded number at once acr
       (e: unknown) => e as Error,
     );
     const third = mgr.remove('pod2', '/n-pod2', OPTS, { record: (r) => records.push(r) });
-    await settle();
+    // both wait at the gate before the cancel: the third must have waited for its slot (its record says how long)
+    await vi.waitFor(() => expect(mgr.netfilterQueue!()).toEqual({ running: 1, waiting: 2 }));
     cancel.abort();
     expect((await second).message).toMatch(
       /plugin type="portmap" failed \(delete\): canceled while waiting for one of the 1 slots for netfilter plugins/,

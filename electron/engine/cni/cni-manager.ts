@@ -245,6 +245,10 @@ class LibcniManager implements CniManager {
     );
   }
 
+  netfilterQueue(): { running: number; waiting: number } {
+    return this.netfilterGate.queue();
+  }
+
   cachedAttachments(containerId: string): Promise<string[]> {
     return this.cache.attachments(containerId);
   }

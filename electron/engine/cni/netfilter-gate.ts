@@ -19,6 +19,11 @@ export class NetfilterGate {
   /** @param limit execs at once; 0 = no bound */
   constructor(readonly limit: number) {}
 
+  /** execs holding a slot now, and how many wait for one */
+  queue(): { running: number; waiting: number } {
+    return { running: this.running, waiting: this.waiting.length };
+  }
+
   /** Runs fn once a slot is free; resolves with how long it waited for one (ms) beside fn's value. */
   async run<T>(fn: () => Promise<T>, signal?: AbortSignal): Promise<{ value: T; waitedMs: number }> {
     const t0 = performance.now();

@@ -91,4 +91,6 @@ export interface CniManager {
   preview(opts: CniNamespaceOptions): PluginRuntimeConfigPreview[];
   /** Paths of cache files that exist for this container (for leak checks and inspection). */
   cachedAttachments(containerId: string): Promise<string[]>;
+  /** the netfilter plugins' execs (portmap, firewall) holding one of the bounded slots now, and those waiting for one */
+  netfilterQueue?(): { running: number; waiting: number };
 }
