@@ -55,7 +55,11 @@ export function consoleErrorSummary(): string {
     : [];
   const byText = new Map<string, { n: number; test: string }>();
   for (const e of entries) {
-    const key = e.text.replace(/\b[0-9a-f]{12,64}\b/g, '<id>').replace(/\d+/g, 'N');
+    const key = e.text
+      .replace(/'nonce-[^']*'/g, "'nonce-…'")
+      .replace(/'sha256-[^']*'/g, "'sha256-…'")
+      .replace(/\b[0-9a-f]{12,64}\b/g, '<id>')
+      .replace(/\d+/g, 'N');
     const seen = byText.get(key);
     if (seen) seen.n++;
     else byText.set(key, { n: 1, test: e.test });

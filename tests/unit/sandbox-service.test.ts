@@ -399,12 +399,15 @@ describe('state across restarts', () => {
     let releaseSetup!: () => void;
     const hang = new Promise<void>((r) => (releaseSetup = r));
     const realSetup = cni.setup.bind(cni);
+    let inAdd!: () => void;
+    const addStarted = new Promise<void>((r) => (inAdd = r));
     cni.setup = async (...args) => {
+      inAdd();
       await hang;
       return realSetup(...args);
     };
     const abandoned = first.run(pod()).catch(() => undefined); // "crashes" while ADD is in flight
-    await new Promise((r) => setTimeout(r, 50));
+    await addStarted;
     expect(netns.pinned.size).toBe(1);
 
     cni.setup = realSetup;
