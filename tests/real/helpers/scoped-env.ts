@@ -7,7 +7,6 @@
  * own netns dir, runc root, CNI cache temp files and state records (the SIGKILL loop checks them).
  */
 import { execFileSync } from 'node:child_process';
-import { createHash } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -151,13 +150,6 @@ function parseRuncList(text: string): { id: string; status: string; annotations?
   return out ? ((JSON.parse(out) as { id: string; status: string; annotations?: Record<string, string> }[] | null) ?? []) : [];
 }
 
-/** the ifb device the bandwidth plugin creates for a container (plugins' utils.MustFormatHashWithPrefix: "bwp" + sha512 hex, 15 chars) */
-export function ifbName(network: string, id: string): string {
-  return `bwp${createHash('sha512')
-    .update(network + id)
-    .digest('hex')}`.slice(0, 15);
-}
-
 /**
  * What the env's engines may have left: returns one line per leaked resource (empty means none).
  * @param ids every sandbox id the test ever saw (iptables rules mention them in portmap's comments)
@@ -172,12 +164,11 @@ export function scopedLeaks(env: ScopedEnv, ids: Iterable<string>): string[] {
   const tables = ['iptables', 'ip6tables'].flatMap((table) => ['nat', 'filter', 'mangle'].map((t) => ({ table, t })));
   const cmds = [
     { file: 'ip', args: ['-o', 'link', 'show', 'master', env.bridge] },
-    { file: 'ip', args: ['-o', 'link', 'show'] },
     ...tables.map(({ table, t }) => ({ file: table, args: ['-t', t, '-S'] })),
     ...(existsSync(runcRoot) ? [{ file: 'runc', args: ['--root', runcRoot, 'list', '--format', 'json'] }] : []),
   ];
   const out = runBatched(cmds) ?? cmds.map((c) => sh(c.file, c.args));
-  const [onBridge, allLinks, ...rest] = out as [string, string, ...string[]];
+  const [onBridge, ...rest] = out as [string, ...string[]];
   for (const n of ls(o.netnsDir)) leaks.push(`netns file ${join(o.netnsDir, n)}`);
   for (const l of onBridge.split('\n').filter(Boolean)) leaks.push(`veth on ${env.bridge}: ${l.split(':')[1]?.trim()}`);
   for (const d of ls(env.ipamDir)) {
@@ -192,9 +183,6 @@ export function scopedLeaks(env: ScopedEnv, ids: Iterable<string>): string[] {
     for (const l of mine) leaks.push(`${table} -t ${t}: ${l}`);
   });
   for (const c of parseRuncList(rest[tables.length] ?? '')) leaks.push(`runc container ${c.id} (${c.status})`);
-  // the bandwidth plugin's ifb of every sandbox the test saw
-  const linkNames = new Set(allLinks.split('\n').map((l) => l.split(':')[1]?.trim().split('@')[0]));
-  for (const id of idList) if (linkNames.has(ifbName(env.bridge, id))) leaks.push(`ifb ${ifbName(env.bridge, id)} of ${id}`);
   for (const f of ls(join(o.cniCacheDir, 'results'))) leaks.push(`cni cache file ${f}`);
   for (const f of ls(join(o.stateDir, 'store'))) leaks.push(`state record ${f}`);
   for (const f of ls(join(o.stateDir, 'sandboxes'))) leaks.push(`sandbox dir ${join(o.stateDir, 'sandboxes', f)}`);
