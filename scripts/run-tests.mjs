@@ -74,13 +74,40 @@ function phase(name, args, env = {}) {
     child.on('close', (code, signal) => {
       const ms = Date.now() - started;
       const status = code ?? (signal ? 128 : 1);
-      results.push({ name, status, ms, cpu: shellTimes(times) ?? childCpuSeconds() - cpuBefore });
+      const output = Buffer.concat(chunks);
+      results.push({ name, status, ms, cpu: shellTimes(times) ?? childCpuSeconds() - cpuBefore, output });
       process.stdout.write(`\n━━━━ ${name}: ${status === 0 ? 'passed' : `FAILED (exit ${code ?? signal})`} in ${secs(ms)} ━━━━\n`);
-      process.stdout.write(Buffer.concat(chunks));
+      process.stdout.write(output);
       process.stdout.write(`━━━━ end of ${name} ━━━━\n\n`);
       resolve(status);
     });
   });
+}
+
+/**
+ * The lines of a failed phase's output that name what failed: vitest's `FAIL` and `×` lines, Playwright's `✘` lines and
+ * the list of failed tests under its "N failed" summary, each failure's heading and first error line, tsc's and
+ * eslint's error lines; at most 40, colour removed.
+ */
+function failureLines(text) {
+  const plain = text.replace(/\x1b\[[0-9;]*m/g, '').split('\n');
+  const picked = [];
+  let inPlaywrightSummary = false;
+  for (const line of plain) {
+    if (/^\s+\d+ (failed|flaky)$/.test(line)) inPlaywrightSummary = true;
+    else if (/^\s+\d+ (passed|skipped|did not run)/.test(line)) inPlaywrightSummary = false;
+    if (
+      inPlaywrightSummary ||
+      /^\s*(FAIL|✘|×)\s/.test(line) ||
+      /^\s+\d+\) \[/.test(line) ||
+      (/^\s+\w*Error\b.*:/.test(line) && !/Error Context:/.test(line)) ||
+      /error TS\d+:/.test(line) ||
+      /^\s+\d+:\d+\s+error\s/.test(line) ||
+      /Test timeout of|Tests? +\d+ failed/.test(line)
+    )
+      picked.push(line.trimEnd());
+  }
+  return [...new Set(picked)].slice(0, 40);
 }
 
 async function lane(steps) {
@@ -153,4 +180,9 @@ for (const r of results)
   process.stdout.write(
     `  ${r.status === 0 ? 'ok    ' : 'FAILED'} ${r.name.padEnd(15)} ${secs(r.ms).padStart(8)}  ~${r.cpu.toFixed(0)} CPU s\n`,
   );
+// A log's reader (CI keeps only its tail) sees which tests failed without scrolling back through the phase's block
+for (const r of failed) {
+  const lines = failureLines(r.output.toString('utf8'));
+  if (lines.length > 0) process.stdout.write(`\n${r.name} failed:\n${lines.map((l) => `  ${l}`).join('\n')}\n`);
+}
 process.exitCode = failed.length > 0 ? 1 : 0;
