@@ -10,6 +10,8 @@ import { readdirSync, readFileSync, readlinkSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { endKeptProbeAgents, LinuxProbeNet } from '../../electron/engine/netns/linux-probe-net';
+import { NodeProcessRunner } from '../../electron/engine/os/exec';
 import type { SandboxEngine } from '../../electron/engine/service/engine';
 import type { PodSandboxConfigInput } from '../../shared/domain/config';
 import type { ProbeReport } from '../../shared/domain/probe';
@@ -256,5 +258,28 @@ describe('reachability probe on a real bridge (v4 + v6) with portmap', () => {
     }
     expect(last?.trigger).toBe('onReady');
     expect(last?.paths.filter((p) => p.kind === 'gateway').every((p) => p.verdict === 'reachable')).toBe(true);
+  });
+});
+
+describe('the host-side agent of a probe placed on another node (its own netns)', () => {
+  it('is never kept: closed with its probe, nothing stays in that node’s netns (only this process’s own agent is kept)', async () => {
+    const name = env.lease!.name('keep');
+    const path = `/run/netns/${name}`;
+    sh('ip', ['netns', 'add', name]);
+    try {
+      const placed = new LinuxProbeNet(new NodeProcessRunner(), undefined, undefined, { netnsPath: path, addresses: [] });
+      const first = await placed.open(undefined);
+      const firstPid = first.pid!;
+      expect(pidsInNetns(path)).toEqual([firstPid]);
+      await first.close();
+      expect(pidsInNetns(path)).toEqual([]);
+      const again = await placed.open(undefined);
+      expect(again.pid).not.toBe(firstPid);
+      await again.close();
+      expect(pidsInNetns(path)).toEqual([]);
+    } finally {
+      await endKeptProbeAgents();
+      execFileSync('ip', ['netns', 'del', name], { stdio: 'ignore' });
+    }
   });
 });

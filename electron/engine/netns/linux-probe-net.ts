@@ -1,9 +1,17 @@
 /**
  * Real probe agents: `node -e AGENT_SCRIPT` in the host netns, or `nsenter --net=<path> node -e …` inside a sandbox's
  * netns (nsenter execs, so the pid we hold is the agent's own). Each agent is a child in its own process group; close()
- * ends stdin, waits briefly and then kills it by pid, so nothing a probe started outlives it.
+ * ends stdin, waits briefly and then kills it by pid, so nothing a probe started in a pod outlives it.
+ *
+ * The agent in this process's own netns is the exception: every probe on this node needs one, and a Node start is
+ * ~0.1–0.2 CPU s here (a third of the agents a probe starts). After a probe it closes its responders and is kept, per
+ * process, for the next probe for KEEP_HOST_AGENT_MS, then ended. Nothing else is kept: an agent in a pod's netns would
+ * show among what runs in the pod and keep the netns alive after its runtime deleted it, and one in another node's
+ * netns (a kind node's, where a probe placed on that node has its host side) would outlive a read-only measurement of
+ * another runtime's node.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import type { Readable, Writable } from 'node:stream';
 import { networkInterfaces } from 'node:os';
 import { PodscopeError } from '../../../shared/domain/errors';
 import { LinuxKernelReader } from '../kernel/linux-reader';
@@ -16,6 +24,52 @@ import type { ConnectOutcome, DnsOutcome, InterfaceLink, PingOutcome, ProbeAgent
 const START_TIMEOUT_MS = 10_000;
 const REQUEST_TIMEOUT_MS = 15_000;
 const EXIT_GRACE_MS = 1000;
+/** how long the host's agent waits for the next probe: probes come in bursts (a matrix, a page's checks, a test) */
+export const KEEP_HOST_AGENT_MS = 3000;
+/** host agents kept: probes run side by side (the app's pages, the CRI's pollers) */
+const MAX_KEPT = 2;
+
+/** The agents in this process's netns kept between probes, each with the timer that ends it. */
+const kept: Array<{ agent: ChildAgent; timer: NodeJS.Timeout }> = [];
+
+/** A kept agent, still alive, for the next probe's host side. */
+function takeKept(): ChildAgent | undefined {
+  for (let entry = kept.pop(); entry; entry = kept.pop()) {
+    clearTimeout(entry.timer);
+    if (entry.agent.alive) {
+      entry.agent.inUse();
+      return entry.agent;
+    }
+  }
+  return undefined;
+}
+
+/** Keeps a host agent whose probe is done (its responders closed), or ends it when enough are kept. */
+function keep(agent: ChildAgent): void {
+  if (kept.length >= MAX_KEPT) {
+    void agent.end();
+    return;
+  }
+  agent.idle();
+  const entry = {
+    agent,
+    timer: setTimeout(() => {
+      const at = kept.indexOf(entry);
+      if (at >= 0) kept.splice(at, 1);
+      void agent.end();
+    }, KEEP_HOST_AGENT_MS),
+  };
+  // a kept agent never keeps this process alive (a CLI verb exits when its work is done; stdin's end ends the agent)
+  entry.timer.unref();
+  kept.push(entry);
+}
+
+/** Ends every kept host agent now (an engine's shutdown: nothing it started stays behind it). */
+export async function endKeptProbeAgents(): Promise<void> {
+  const all = kept.splice(0);
+  for (const { timer } of all) clearTimeout(timer);
+  await Promise.all(all.map(({ agent }) => agent.end()));
+}
 
 /**
  * Where "the host" of a probe is when the pods belong to another node on this machine (a kind node): the node's
@@ -39,6 +93,9 @@ export class LinuxProbeNet implements ProbeNet {
 
   async open(pinned: string | undefined, signal?: AbortSignal): Promise<ProbeAgent> {
     const netnsPath = pinned ?? this.place?.netnsPath;
+    const ownNetns = netnsPath === undefined;
+    const reused = ownNetns ? takeKept() : undefined;
+    if (reused) return new AgentLease(reused);
     const [file, args] =
       netnsPath === undefined
         ? [this.nodePath, ['-e', AGENT_SCRIPT]]
@@ -53,10 +110,10 @@ export class LinuxProbeNet implements ProbeNet {
     try {
       await agent.ready(signal);
     } catch (e) {
-      await agent.close();
+      await agent.end();
       throw e;
     }
-    return agent;
+    return ownNetns ? new AgentLease(agent) : agent;
   }
 
   async hostportDnatRules(signal?: AbortSignal): Promise<{ v4: string[]; v6: string[] }> {
@@ -99,6 +156,10 @@ export class LinuxProbeNet implements ProbeNet {
       { signal },
     );
     return { links, routes };
+  }
+
+  dispose(): Promise<void> {
+    return endKeptProbeAgents();
   }
 
   hostAddresses(): string[] {
@@ -161,9 +222,31 @@ class ChildAgent implements ProbeAgent {
     return this.child.pid;
   }
 
+  get alive(): boolean {
+    return !this.exited && this.child.exitCode === null && this.child.signalCode === null;
+  }
+
   async ready(signal?: AbortSignal): Promise<void> {
     const reply = await this.wait(0, START_TIMEOUT_MS, signal);
     if (!reply.ok) throw new PodscopeError('RuntimeError', `cannot start the probe agent in ${this.where}: ${String(reply.error)}`);
+  }
+
+  /** Closes every responder; false when the agent could not (it is then ended, not kept). */
+  async reset(): Promise<boolean> {
+    if (!this.alive || this.pending.size > 0) return false;
+    return (await this.request({ op: 'reset' })).ok === true;
+  }
+
+  /** A kept agent's child and pipes do not hold this process's event loop; one in use does. */
+  idle(): void {
+    this.child.unref();
+    for (const s of [this.child.stdin, this.child.stdout, this.child.stderr])
+      (s as (Readable | Writable) & { unref?: () => void })?.unref?.();
+  }
+
+  inUse(): void {
+    this.child.ref();
+    for (const s of [this.child.stdin, this.child.stdout, this.child.stderr]) (s as (Readable | Writable) & { ref?: () => void })?.ref?.();
   }
 
   private wait(id: number, timeoutMs: number, signal?: AbortSignal): Promise<Record<string, unknown>> {
@@ -247,7 +330,12 @@ class ChildAgent implements ProbeAgent {
     return r.outcome as PingOutcome;
   }
 
-  async close(): Promise<void> {
+  close(): Promise<void> {
+    return this.end();
+  }
+
+  /** Ends the agent: stdin's end, then SIGKILL to its group after a grace period. */
+  async end(): Promise<void> {
     if (this.exited || this.child.pid === undefined) return;
     if (this.child.exitCode !== null || this.child.signalCode !== null) return;
     this.child.stdin!.end();
@@ -260,5 +348,51 @@ class ChildAgent implements ProbeAgent {
     }, EXIT_GRACE_MS);
     await this.exitPromise;
     clearTimeout(timer);
+  }
+}
+
+/**
+ * The host's agent handed to one probe: close() returns it to the kept agents once its responders are closed (or
+ * ends it when they could not be). A lease is closed once; the agent it held may already serve the next probe.
+ */
+class AgentLease implements ProbeAgent {
+  private closed = false;
+
+  constructor(private readonly agent: ChildAgent) {}
+
+  get pid(): number | undefined {
+    return this.agent.pid;
+  }
+
+  private live(): ChildAgent {
+    if (this.closed) throw new PodscopeError('RuntimeError', 'probe agent used after its probe closed it');
+    return this.agent;
+  }
+
+  async listeners(): Promise<number[]> {
+    return this.live().listeners();
+  }
+
+  async respond(port: number, banner: string, address?: string): Promise<number> {
+    return this.live().respond(port, banner, address);
+  }
+
+  async connect(...args: Parameters<ChildAgent['connect']>): Promise<ConnectOutcome> {
+    return this.live().connect(...args);
+  }
+
+  async dns(...args: Parameters<ChildAgent['dns']>): Promise<DnsOutcome> {
+    return this.live().dns(...args);
+  }
+
+  async ping(...args: Parameters<ChildAgent['ping']>): Promise<PingOutcome> {
+    return this.live().ping(...args);
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    if (await this.agent.reset()) keep(this.agent);
+    else await this.agent.end();
   }
 }

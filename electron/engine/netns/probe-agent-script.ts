@@ -15,7 +15,8 @@
  * back): the agent is a `node -e` string with no module resolution, so no npm library can be loaded, and node:dns
  * cannot be used because it picks its own source port (a traced query must come from the port the trace matches) and
  * does not say whether the answer was truncated or came over TCP.
- * It exits when stdin closes (the engine died or is done) and after a hard lifetime, so no responder outlives a probe.
+ *   {id, op: 'reset'}                              → closes every responder (after a probe, before the agent is kept)
+ * It exits when stdin closes (the engine died or is done) and after a lifetime counted from its last request.
  * Kept as a string so the bundled CLI, the Electron main and tsx all run the same bytes without a file on disk.
  */
 import { ROUTE_ERRORS } from './probe-net';
@@ -32,7 +33,9 @@ const servers = [];
 const ROUTE_ERRORS = ${JSON.stringify(Object.keys(ROUTE_ERRORS))};
 const out = (o) => process.stdout.write(JSON.stringify(o) + '\n');
 const quit = () => { for (const s of servers) try { s.close(); } catch {} process.exit(0); };
-setTimeout(quit, Number(process.env.PODSCOPE_PROBE_LIFETIME_MS || ${AGENT_LIFETIME_MS})).unref();
+// a lifetime counted from the last request: an agent kept for the next probe lives on while it is asked things
+const life = setTimeout(quit, Number(process.env.PODSCOPE_PROBE_LIFETIME_MS || ${AGENT_LIFETIME_MS}));
+life.unref();
 process.stdin.on('end', quit);
 process.stdin.on('error', quit);
 function listeners() {
@@ -193,6 +196,11 @@ function ping(req, reply) {
     reply({ ok: true, outcome: { kind: 'error', error: text.trim().split('\n').pop() || String(err.code) } });
   });
 }
+// every responder closed (their ports free again) before the agent is kept for another probe
+function reset(reply) {
+  const closing = servers.splice(0).map((s) => new Promise((r) => s.close(() => r())));
+  Promise.all(closing).then(() => reply({ ok: true }));
+}
 let buf = '';
 process.stdin.on('data', (chunk) => {
   buf += chunk.toString('utf8');
@@ -202,8 +210,10 @@ process.stdin.on('data', (chunk) => {
     let req;
     try { req = JSON.parse(line); } catch { continue; }
     const reply = (o) => out(Object.assign({ id: req.id }, o));
+    life.refresh();
     try {
       if (req.op === 'listeners') reply({ ok: true, ports: listeners() });
+      else if (req.op === 'reset') reset(reply);
       else if (req.op === 'respond') respond(req, reply);
       else if (req.op === 'connect') connect(req, reply);
       else if (req.op === 'dns') dns(req, reply);

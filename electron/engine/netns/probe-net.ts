@@ -102,6 +102,8 @@ export interface ProbeNet {
     signal?: AbortSignal,
     opts?: { routes?: boolean },
   ): Promise<{ links: KernelLink[]; routes: KernelRoute[] }>;
+  /** ends what it keeps between probes (host-side agents kept for the next probe); absent: it keeps nothing */
+  dispose?(): Promise<void>;
 }
 
 /** The kernel's facts about one pod interface that decide which paths its plugin's design forbids. */

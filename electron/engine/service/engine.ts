@@ -432,6 +432,8 @@ export class SandboxEngine implements Engine {
     for (const b of this.background.splice(0)) b.stop();
     // a probe in flight stops and ends its agents before the engine lets go
     this.probes.close();
+    // and the host-side agents kept for the next probe are ended: nothing the engine started stays behind it
+    await this.deps.probeNet?.dispose?.();
     await this.portGate.idle();
     await this.containers.removalsFinished();
     this.listeners.clear();

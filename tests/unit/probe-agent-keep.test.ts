@@ -1,0 +1,82 @@
+/**
+ * The host side's probe agent is kept between probes: real agents (`node -e` in this process's netns, no root, no
+ * namespace switch), driven through LinuxProbeNet as a probe drives them. What is kept has its responders closed;
+ * what is ended is gone by pid. (An agent in a pod's netns is never kept: tests/real/probe-real.test.ts checks that
+ * nothing but the pause is left in a pod's netns after each probe.)
+ */
+import { createServer } from 'node:net';
+import { afterEach, describe, expect, it } from 'vitest';
+import { endKeptProbeAgents, LinuxProbeNet } from '../../electron/engine/netns/linux-probe-net';
+import { NodeProcessRunner } from '../../electron/engine/os/exec';
+import { until } from '../../testkit/until';
+
+const net = new LinuxProbeNet(new NodeProcessRunner());
+const alive = (pid: number) => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+};
+/** whether this process can listen on 127.0.0.1:port now (a responder left open would hold it) */
+const portFree = (port: number) =>
+  new Promise<boolean>((resolve) => {
+    const s = createServer();
+    s.once('error', () => resolve(false));
+    s.listen({ port, host: '127.0.0.1' }, () => s.close(() => resolve(true)));
+  });
+
+afterEach(async () => {
+  await endKeptProbeAgents();
+});
+
+describe('the host-side probe agent kept between probes', () => {
+  it('is handed to the next probe (same pid) with the first probe’s responder closed', async () => {
+    const first = await net.open(undefined);
+    const port = await first.respond(0, 'podscope-keep-test', '127.0.0.1');
+    expect(await first.connect('127.0.0.1', port, 2000, 500)).toMatchObject({ kind: 'connected', banner: 'podscope-keep-test' });
+    const pid = first.pid!;
+    await first.close();
+
+    expect(alive(pid)).toBe(true);
+    expect(await portFree(port)).toBe(true);
+    const second = await net.open(undefined);
+    expect(second.pid).toBe(pid);
+    expect(await second.connect('127.0.0.1', port, 2000, 500)).toMatchObject({ kind: 'refused' });
+    await second.close();
+  });
+
+  it('a closed lease refuses further use: its agent may already serve another probe', async () => {
+    const lease = await net.open(undefined);
+    await lease.close();
+    await expect(lease.listeners()).rejects.toThrow(/used after its probe closed it/);
+    // and closing it twice does not keep the agent twice
+    await lease.close();
+    const [a, b] = await Promise.all([net.open(undefined), net.open(undefined)]);
+    expect(a.pid).not.toBe(b.pid);
+    await Promise.all([a.close(), b.close()]);
+  });
+
+  it('probes side by side each get an agent of their own', async () => {
+    const [a, b] = await Promise.all([net.open(undefined), net.open(undefined)]);
+    expect(a.pid).not.toBe(b.pid);
+    await Promise.all([a.close(), b.close()]);
+  });
+
+  it('is ended by dispose (an engine’s shutdown) and when it waited too long', async () => {
+    const lease = await net.open(undefined);
+    const pid = lease.pid!;
+    await lease.close();
+    expect(alive(pid)).toBe(true);
+    await net.dispose();
+    expect(alive(pid)).toBe(false);
+
+    const next = await net.open(undefined);
+    const nextPid = next.pid!;
+    expect(nextPid).not.toBe(pid);
+    await next.close();
+    // ended by its own timer after KEEP_HOST_AGENT_MS with nobody asking
+    await until(() => !alive(nextPid), { timeout: 10_000, what: 'the kept agent to end on its own' });
+  });
+});
