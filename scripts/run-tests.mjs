@@ -110,6 +110,18 @@ function failureLines(text) {
   return [...new Set(picked)].slice(0, 40);
 }
 
+/** The tests under Playwright's "N flaky" summary line. */
+function flakyLines(text) {
+  const picked = [];
+  let inFlaky = false;
+  for (const line of text.replace(/\x1b\[[0-9;]*m/g, '').split('\n')) {
+    if (/^\s+\d+ flaky$/.test(line)) inFlaky = true;
+    else if (/^\s+\d+ (passed|failed|skipped|did not run)/.test(line) || line.trim() === '') inFlaky = false;
+    else if (inFlaky) picked.push(line.trimEnd());
+  }
+  return picked;
+}
+
 async function lane(steps) {
   let failed = false;
   for (const [name, args, env] of steps) if ((await phase(name, args, env)) !== 0) failed = true;
@@ -184,5 +196,10 @@ for (const r of results)
 for (const r of failed) {
   const lines = failureLines(r.output.toString('utf8'));
   if (lines.length > 0) process.stdout.write(`\n${r.name} failed:\n${lines.map((l) => `  ${l}`).join('\n')}\n`);
+}
+// and the tests that failed once and passed when Playwright ran them again (see e2e/playwright.config.ts), by name
+for (const r of results) {
+  const flaky = flakyLines(r.output.toString('utf8'));
+  if (flaky.length > 0) process.stdout.write(`\n${r.name}: flaky (failed, then passed on retry):\n${flaky.join('\n')}\n`);
 }
 process.exitCode = failed.length > 0 ? 1 : 0;
