@@ -18,8 +18,11 @@ import { ifbDevice } from '../../testkit/leak-check';
 import { createScopedEnv, scopedLeaks, sh, type ScopedEnv } from './helpers/scoped-env';
 
 const ROUNDS = Number(process.env.PODSCOPE_SIGKILL_ROUNDS ?? 20);
-/** rounds run in this many chains side by side, each on envs of its own (PODSCOPE_SIGKILL_CHAINS) */
-const CHAINS = Number(process.env.PODSCOPE_SIGKILL_CHAINS ?? 2);
+/**
+ * rounds run in this many chains side by side, each on envs of its own (PODSCOPE_SIGKILL_CHAINS): a round is ~2 CPU s
+ * over ~8 s of waiting for child engines, runc and the plugins, so four chains fill what two left idle
+ */
+const CHAINS = Number(process.env.PODSCOPE_SIGKILL_CHAINS ?? 4);
 const SEED = Number(process.env.PODSCOPE_SIGKILL_SEED ?? Math.floor(Math.random() * 2 ** 31));
 /** kill moments are drawn in [0, MAX_DELAY_MS) after the child says its engine is ready: run+stop+remove takes ~0.4-0.7 s here */
 const MAX_DELAY_MS = 700;
