@@ -76,9 +76,50 @@ function zodEnglishOnly() {
  * `import.meta.url` in the sources (browser-host finds the built UI relative to itself) is the bundle's own URL, as
  * it was in an ES module bundle; defined here so the file runs the same through the loader or a plain require().
  */
-const cjsPrologue = {
-  js: `"use strict";var __podscopeBundleUrl=require("node:url").pathToFileURL(__filename).href;`,
+export const cjsPrologue = {
+  js: `"use strict";var __podscopeBundleUrl=require("node:url").pathToFileURL(__filename).href;${lazyRequireSource()}`,
 };
+
+/**
+ * Node built-ins that a verb loads only when it uses them. The engine's modules import crypto, child_process,
+ * readline (and gRPC, ws and node-tar import http2, tls, zlib…) at the top, and a verb initialises every module of
+ * the engine, so `pods` compiled each of them (crypto and child_process about 5 ms each) without calling one
+ * function of theirs. In the bundle, their `require("…")` becomes `__lazyR("…")` (same length, so the source map
+ * stays true), which gives a stand-in that loads the module on its first use (a property read, a call, an
+ * enumeration); the sources are untouched.
+ */
+export const LAZY_BUILTINS = [
+  'assert',
+  'child_process',
+  'crypto',
+  'dns',
+  'http',
+  'http2',
+  'https',
+  'readline',
+  'tls',
+  'worker_threads',
+  'zlib',
+];
+
+/**
+ * `__lazyR(name)`: one stand-in per module name. Its own-property answers say configurable, as a proxy over an empty
+ * target must; `import * as` and default imports (esbuild's __toESM) enumerate it, which loads the module then.
+ */
+function lazyRequireSource() {
+  return (
+    'var __lazyR=((l)=>(n)=>l.get(n)??(l.set(n,((m)=>{const r=()=>m??=require(n);' +
+    'return new Proxy({},{get:(_,k)=>Reflect.get(r(),k),has:(_,k)=>Reflect.has(r(),k),set:(_,k,v)=>Reflect.set(r(),k,v),' +
+    'ownKeys:()=>Reflect.ownKeys(r()),getPrototypeOf:()=>Reflect.getPrototypeOf(r()),' +
+    'getOwnPropertyDescriptor:(_,k)=>{const d=Reflect.getOwnPropertyDescriptor(r(),k);return d&&{...d,configurable:true}}})})()),l.get(n)))(new Map);'
+  );
+}
+
+/** `require("node:crypto")` ⇒ `__lazyR("node:crypto")` for the LAZY_BUILTINS, in the bundle's text */
+export function lazyBuiltins(text) {
+  const names = LAZY_BUILTINS.join('|');
+  return text.replace(new RegExp(`(?<![\\w$.])require\\("((?:node:)?(?:${names}))"\\)`, 'g'), '__lazyR("$1")');
+}
 
 /**
  * Builds the CLI into `outdir`: `podscope.cjs` (exports `main(argv)` and `verbOf(argv)`), its source map and the
@@ -112,7 +153,7 @@ export async function buildCli(o) {
     metafile: true,
     plugins: [nativeAddon(o.outdir), zodEnglishOnly()],
   });
-  await asciiOnly(join(o.outdir, 'podscope.cjs'));
+  await rewrite(join(o.outdir, 'podscope.cjs'));
   return result.metafile;
 }
 
@@ -121,11 +162,12 @@ export async function buildCli(o) {
  * character makes V8 hold the whole 2.5 MB source as two bytes a character and decode it as UTF-8 on every run.
  * Escaped (`\uXXXX` means the same in a regular expression, with or without the u flag), the source is read as
  * Latin-1, a plain copy (bundle-loader.mjs). An escape of such a character (`\µ`) becomes the `\uXXXX` alone.
+ * The same pass makes the LAZY_BUILTINS lazy (lazyBuiltins).
  */
-async function asciiOnly(file) {
+async function rewrite(file) {
   const text = await readFile(file, 'utf8');
-  const escaped = escapeNonAscii(text);
-  if (escaped !== text) await writeFile(file, escaped);
+  const rewritten = lazyBuiltins(escapeNonAscii(text));
+  if (rewritten !== text) await writeFile(file, rewritten);
 }
 
 /** @param {string} text JavaScript whose strings esbuild has escaped already */

@@ -12,6 +12,7 @@
 import { PodSandboxConfigSchema, type PodSandboxConfig } from './config';
 import { ipFamilyOf } from './ip';
 import { sysctlValueFormProblem } from './sysctl-values';
+import { lazySchema } from './lazy-schema';
 
 /** C0 controls and DEL. */
 const CONTROL = /[\u0000-\u001f\u007f]/;
@@ -103,6 +104,8 @@ export function runConfigIssues(config: PodSandboxConfig): ConfigIssue[] {
 }
 
 /** PodSandboxConfigSchema plus the checks above: the config a RunPodSandbox accepts. */
-export const RunPodSandboxConfigSchema = PodSandboxConfigSchema.superRefine((config, ctx) => {
-  for (const issue of runConfigIssues(config)) ctx.addIssue({ code: 'custom', path: issue.path, message: issue.message });
-});
+export const RunPodSandboxConfigSchema = lazySchema(() =>
+  PodSandboxConfigSchema.superRefine((config, ctx) => {
+    for (const issue of runConfigIssues(config)) ctx.addIssue({ code: 'custom', path: issue.path, message: issue.message });
+  }),
+);

@@ -6,10 +6,11 @@ import { z } from 'zod';
 import { NamespaceMode, SecurityProfileSchema, type PodSandboxConfigInput } from './config';
 import type { SerializedError } from './errors';
 import type { TraceEntry } from './trace';
+import { lazySchema } from './lazy-schema';
 
-const int64 = z.number().int();
-const uint32 = z.number().int().min(0).max(4294967295);
-const stringMap = z.record(z.string(), z.string());
+const int64 = lazySchema(() => z.number().int());
+const uint32 = lazySchema(() => z.number().int().min(0).max(4294967295));
+const stringMap = lazySchema(() => z.record(z.string(), z.string()));
 
 /** MountPropagation: PROPAGATION_PRIVATE=0, HOST_TO_CONTAINER=1, BIDIRECTIONAL=2 */
 export const MountPropagation = { PROPAGATION_PRIVATE: 0, PROPAGATION_HOST_TO_CONTAINER: 1, PROPAGATION_BIDIRECTIONAL: 2 } as const;
@@ -29,105 +30,125 @@ function numberEnum(values: Record<string, number>, what: string) {
   );
 }
 
-export const ContainerMetadataSchema = z.strictObject({
-  name: z.string().default(''),
-  attempt: uint32.default(0),
-});
+export const ContainerMetadataSchema = lazySchema(() =>
+  z.strictObject({
+    name: z.string().default(''),
+    attempt: uint32.default(0),
+  }),
+);
 
-export const ImageSpecSchema = z.strictObject({
-  image: z.string().default(''),
-  annotations: stringMap.default({}),
-  user_specified_image: z.string().default(''),
-  runtime_handler: z.string().default(''),
-  image_ref: z.string().default(''),
-});
+export const ImageSpecSchema = lazySchema(() =>
+  z.strictObject({
+    image: z.string().default(''),
+    annotations: stringMap.default({}),
+    user_specified_image: z.string().default(''),
+    runtime_handler: z.string().default(''),
+    image_ref: z.string().default(''),
+  }),
+);
 
-export const KeyValueSchema = z.strictObject({ key: z.string().default(''), value: z.string().default('') });
+export const KeyValueSchema = lazySchema(() => z.strictObject({ key: z.string().default(''), value: z.string().default('') }));
 
-export const MountSchema = z.strictObject({
-  container_path: z.string().default(''),
-  host_path: z.string().default(''),
-  readonly: z.boolean().default(false),
-  selinux_relabel: z.boolean().default(false),
-  propagation: numberEnum(MountPropagation, 'propagation').default(0),
-  recursive_read_only: z.boolean().default(false),
-});
+export const MountSchema = lazySchema(() =>
+  z.strictObject({
+    container_path: z.string().default(''),
+    host_path: z.string().default(''),
+    readonly: z.boolean().default(false),
+    selinux_relabel: z.boolean().default(false),
+    propagation: numberEnum(MountPropagation, 'propagation').default(0),
+    recursive_read_only: z.boolean().default(false),
+  }),
+);
 
-export const DeviceSchema = z.strictObject({
-  container_path: z.string().default(''),
-  host_path: z.string().default(''),
-  permissions: z.string().default(''),
-});
+export const DeviceSchema = lazySchema(() =>
+  z.strictObject({
+    container_path: z.string().default(''),
+    host_path: z.string().default(''),
+    permissions: z.string().default(''),
+  }),
+);
 
-export const LinuxContainerResourcesSchema = z.strictObject({
-  cpu_period: int64.default(0),
-  cpu_quota: int64.default(0),
-  cpu_shares: int64.default(0),
-  memory_limit_in_bytes: int64.default(0),
-  oom_score_adj: int64.default(0),
-  cpuset_cpus: z.string().default(''),
-  cpuset_mems: z.string().default(''),
-  memory_swap_limit_in_bytes: int64.default(0),
-  unified: stringMap.default({}),
-});
+export const LinuxContainerResourcesSchema = lazySchema(() =>
+  z.strictObject({
+    cpu_period: int64.default(0),
+    cpu_quota: int64.default(0),
+    cpu_shares: int64.default(0),
+    memory_limit_in_bytes: int64.default(0),
+    oom_score_adj: int64.default(0),
+    cpuset_cpus: z.string().default(''),
+    cpuset_mems: z.string().default(''),
+    memory_swap_limit_in_bytes: int64.default(0),
+    unified: stringMap.default({}),
+  }),
+);
 
-export const CapabilitySchema = z.strictObject({
-  add_capabilities: z.array(z.string()).default([]),
-  drop_capabilities: z.array(z.string()).default([]),
-  add_ambient_capabilities: z.array(z.string()).default([]),
-});
+export const CapabilitySchema = lazySchema(() =>
+  z.strictObject({
+    add_capabilities: z.array(z.string()).default([]),
+    drop_capabilities: z.array(z.string()).default([]),
+    add_ambient_capabilities: z.array(z.string()).default([]),
+  }),
+);
 
-const ContainerNamespaceOptionSchema = z.strictObject({
-  network: numberEnum(NamespaceMode, 'namespace_options.network').default(0),
-  pid: numberEnum(NamespaceMode, 'namespace_options.pid').default(0),
-  ipc: numberEnum(NamespaceMode, 'namespace_options.ipc').default(0),
-  target_id: z.string().default(''),
-});
+const ContainerNamespaceOptionSchema = lazySchema(() =>
+  z.strictObject({
+    network: numberEnum(NamespaceMode, 'namespace_options.network').default(0),
+    pid: numberEnum(NamespaceMode, 'namespace_options.pid').default(0),
+    ipc: numberEnum(NamespaceMode, 'namespace_options.ipc').default(0),
+    target_id: z.string().default(''),
+  }),
+);
 
-const Int64ValueSchema = z.strictObject({ value: int64 });
+const Int64ValueSchema = lazySchema(() => z.strictObject({ value: int64 }));
 
-export const LinuxContainerSecurityContextSchema = z.strictObject({
-  capabilities: CapabilitySchema.optional(),
-  privileged: z.boolean().default(false),
-  namespace_options: ContainerNamespaceOptionSchema.optional(),
-  run_as_user: Int64ValueSchema.optional(),
-  run_as_username: z.string().default(''),
-  run_as_group: Int64ValueSchema.optional(),
-  readonly_rootfs: z.boolean().default(false),
-  supplemental_groups: z.array(int64).default([]),
-  apparmor_profile: z.string().default(''),
-  seccomp_profile_path: z.string().default(''),
-  no_new_privs: z.boolean().default(false),
-  masked_paths: z.array(z.string()).default([]),
-  readonly_paths: z.array(z.string()).default([]),
-  seccomp: SecurityProfileSchema.optional(),
-  apparmor: SecurityProfileSchema.optional(),
-});
+export const LinuxContainerSecurityContextSchema = lazySchema(() =>
+  z.strictObject({
+    capabilities: CapabilitySchema.optional(),
+    privileged: z.boolean().default(false),
+    namespace_options: ContainerNamespaceOptionSchema.optional(),
+    run_as_user: Int64ValueSchema.optional(),
+    run_as_username: z.string().default(''),
+    run_as_group: Int64ValueSchema.optional(),
+    readonly_rootfs: z.boolean().default(false),
+    supplemental_groups: z.array(int64).default([]),
+    apparmor_profile: z.string().default(''),
+    seccomp_profile_path: z.string().default(''),
+    no_new_privs: z.boolean().default(false),
+    masked_paths: z.array(z.string()).default([]),
+    readonly_paths: z.array(z.string()).default([]),
+    seccomp: SecurityProfileSchema.optional(),
+    apparmor: SecurityProfileSchema.optional(),
+  }),
+);
 
-export const LinuxContainerConfigSchema = z.strictObject({
-  resources: LinuxContainerResourcesSchema.optional(),
-  security_context: LinuxContainerSecurityContextSchema.optional(),
-});
+export const LinuxContainerConfigSchema = lazySchema(() =>
+  z.strictObject({
+    resources: LinuxContainerResourcesSchema.optional(),
+    security_context: LinuxContainerSecurityContextSchema.optional(),
+  }),
+);
 
-export const ContainerConfigSchema = z.strictObject({
-  metadata: ContainerMetadataSchema,
-  image: ImageSpecSchema.default({ image: '', annotations: {}, user_specified_image: '', runtime_handler: '', image_ref: '' }),
-  command: z.array(z.string()).default([]),
-  args: z.array(z.string()).default([]),
-  working_dir: z.string().default(''),
-  envs: z.array(KeyValueSchema).default([]),
-  mounts: z.array(MountSchema).default([]),
-  devices: z.array(DeviceSchema).default([]),
-  labels: stringMap.default({}),
-  annotations: stringMap.default({}),
-  log_path: z.string().default(''),
-  stdin: z.boolean().default(false),
-  stdin_once: z.boolean().default(false),
-  tty: z.boolean().default(false),
-  linux: LinuxContainerConfigSchema.optional(),
-  /** CRI Signal enum number (0 = runtime default); see SIGNAL_NAMES */
-  stop_signal: z.number().int().min(0).default(0),
-});
+export const ContainerConfigSchema = lazySchema(() =>
+  z.strictObject({
+    metadata: ContainerMetadataSchema,
+    image: ImageSpecSchema.default({ image: '', annotations: {}, user_specified_image: '', runtime_handler: '', image_ref: '' }),
+    command: z.array(z.string()).default([]),
+    args: z.array(z.string()).default([]),
+    working_dir: z.string().default(''),
+    envs: z.array(KeyValueSchema).default([]),
+    mounts: z.array(MountSchema).default([]),
+    devices: z.array(DeviceSchema).default([]),
+    labels: stringMap.default({}),
+    annotations: stringMap.default({}),
+    log_path: z.string().default(''),
+    stdin: z.boolean().default(false),
+    stdin_once: z.boolean().default(false),
+    tty: z.boolean().default(false),
+    linux: LinuxContainerConfigSchema.optional(),
+    /** CRI Signal enum number (0 = runtime default); see SIGNAL_NAMES */
+    stop_signal: z.number().int().min(0).default(0),
+  }),
+);
 
 export type ContainerConfig = z.output<typeof ContainerConfigSchema>;
 export type ContainerConfigInput = z.input<typeof ContainerConfigSchema>;

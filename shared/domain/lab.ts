@@ -8,76 +8,85 @@ import type { SerializedError } from './errors';
 import type { CniResult } from './cni';
 import type { CniVerb } from './sandbox';
 import type { ProbePath } from './probe';
+import { lazySchema } from './lazy-schema';
 
 /** Capability args the user picks for a run (the conventional camelCase forms, docs/semantics.md#capability-args). */
-export const LabCapabilitiesSchema = z.strictObject({
-  portMappings: z
-    .array(
-      z.strictObject({
-        hostPort: z.number().int().min(1).max(65535),
-        containerPort: z.number().int().min(1).max(65535),
-        protocol: z.enum(['tcp', 'udp', 'sctp']).default('tcp'),
-        hostIP: z.string().max(64).optional(),
-      }),
-    )
-    .max(64)
-    .optional(),
-  bandwidth: z
-    .strictObject({
-      ingressRate: z.number().int().min(0).optional(),
-      ingressBurst: z.number().int().min(0).optional(),
-      egressRate: z.number().int().min(0).optional(),
-      egressBurst: z.number().int().min(0).optional(),
-    })
-    .optional(),
-  dns: z
-    .strictObject({
-      servers: z.array(z.string().max(64)).max(8).optional(),
-      searches: z.array(z.string().max(256)).max(8).optional(),
-      options: z.array(z.string().max(64)).max(8).optional(),
-    })
-    .optional(),
-  ips: z.array(z.string().max(64)).max(16).optional(),
-  mac: z
-    .string()
-    .regex(/^([0-9A-Fa-f]{2}:){5}[0-9A-Fa-f]{2}$/, 'not a MAC address')
-    .optional(),
-  cgroupPath: z.string().max(4096).optional(),
-});
+export const LabCapabilitiesSchema = lazySchema(() =>
+  z.strictObject({
+    portMappings: z
+      .array(
+        z.strictObject({
+          hostPort: z.number().int().min(1).max(65535),
+          containerPort: z.number().int().min(1).max(65535),
+          protocol: z.enum(['tcp', 'udp', 'sctp']).default('tcp'),
+          hostIP: z.string().max(64).optional(),
+        }),
+      )
+      .max(64)
+      .optional(),
+    bandwidth: z
+      .strictObject({
+        ingressRate: z.number().int().min(0).optional(),
+        ingressBurst: z.number().int().min(0).optional(),
+        egressRate: z.number().int().min(0).optional(),
+        egressBurst: z.number().int().min(0).optional(),
+      })
+      .optional(),
+    dns: z
+      .strictObject({
+        servers: z.array(z.string().max(64)).max(8).optional(),
+        searches: z.array(z.string().max(256)).max(8).optional(),
+        options: z.array(z.string().max(64)).max(8).optional(),
+      })
+      .optional(),
+    ips: z.array(z.string().max(64)).max(16).optional(),
+    mac: z
+      .string()
+      .regex(/^([0-9A-Fa-f]{2}:){5}[0-9A-Fa-f]{2}$/, 'not a MAC address')
+      .optional(),
+    cgroupPath: z.string().max(4096).optional(),
+  }),
+);
 export type LabCapabilities = z.output<typeof LabCapabilitiesSchema>;
 
 /** the most a conflist text may weigh (a real one is a few KiB) */
 export const LAB_MAX_TEXT = 256 * 1024;
-export const LabTextSchema = z.string().max(LAB_MAX_TEXT, 'conflist text over 256 KiB');
-export const LabRunIdSchema = z
-  .string()
-  .min(1)
-  .max(80)
-  .regex(/^[A-Za-z0-9][A-Za-z0-9_.-]*$/, 'not a lab run id');
+export const LabTextSchema = lazySchema(() => z.string().max(LAB_MAX_TEXT, 'conflist text over 256 KiB'));
+export const LabRunIdSchema = lazySchema(() =>
+  z
+    .string()
+    .min(1)
+    .max(80)
+    .regex(/^[A-Za-z0-9][A-Za-z0-9_.-]*$/, 'not a lab run id'),
+);
 
-export const LabRunRequestSchema = z.strictObject({
-  text: LabTextSchema,
-  capabilities: LabCapabilitiesSchema.default({}),
-  /** run even though the conflist shares a bridge/subnet with live sandboxes */
-  force: z.boolean().default(false),
-  /** skip CHECK even when the version supports it */
-  skipCheck: z.boolean().default(false),
-  /** after ADD (and CHECK), measure reachability from the host into the throwaway netns before DEL */
-  probe: z.boolean().default(false),
-  /** tags this run's progress events */
-  requestId: z.string().max(200).optional(),
-});
+export const LabRunRequestSchema = lazySchema(() =>
+  z.strictObject({
+    text: LabTextSchema,
+    capabilities: LabCapabilitiesSchema.default({}),
+    /** run even though the conflist shares a bridge/subnet with live sandboxes */
+    force: z.boolean().default(false),
+    /** skip CHECK even when the version supports it */
+    skipCheck: z.boolean().default(false),
+    /** after ADD (and CHECK), measure reachability from the host into the throwaway netns before DEL */
+    probe: z.boolean().default(false),
+    /** tags this run's progress events */
+    requestId: z.string().max(200).optional(),
+  }),
+);
 export type LabRunRequest = z.input<typeof LabRunRequestSchema>;
 
-export const LabSaveRequestSchema = z.strictObject({
-  text: LabTextSchema,
-  /** a file name inside the conf dir (default `<network name>.conflist`) */
-  fileName: z
-    .string()
-    .max(255)
-    .regex(/^[A-Za-z0-9][A-Za-z0-9_.-]*\.(conflist|conf|json)$/, 'a plain file name ending in .conflist, .conf or .json')
-    .optional(),
-});
+export const LabSaveRequestSchema = lazySchema(() =>
+  z.strictObject({
+    text: LabTextSchema,
+    /** a file name inside the conf dir (default `<network name>.conflist`) */
+    fileName: z
+      .string()
+      .max(255)
+      .regex(/^[A-Za-z0-9][A-Za-z0-9_.-]*\.(conflist|conf|json)$/, 'a plain file name ending in .conflist, .conf or .json')
+      .optional(),
+  }),
+);
 export type LabSaveRequest = z.input<typeof LabSaveRequestSchema>;
 
 export interface LabIssue {
@@ -445,11 +454,13 @@ export interface LabDiff {
   notes: string[];
 }
 
-export const LabDiffRequestSchema = z.strictObject({
-  a: LabRunIdSchema,
-  /** a run id, `sandbox:<id>` for a live pod's recorded ADD, or `endpoint:<endpoint id>:<sandbox id>` for a CRI endpoint's pod's ADD as libcni's cache keeps it */
-  b: z.string().min(1).max(420),
-});
+export const LabDiffRequestSchema = lazySchema(() =>
+  z.strictObject({
+    a: LabRunIdSchema,
+    /** a run id, `sandbox:<id>` for a live pod's recorded ADD, or `endpoint:<endpoint id>:<sandbox id>` for a CRI endpoint's pod's ADD as libcni's cache keeps it */
+    b: z.string().min(1).max(420),
+  }),
+);
 
 export interface LabSaveResult {
   path: string;

@@ -10,7 +10,9 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { loadBundle } from '../../bin/bundle-loader.mjs';
-import { escapeNonAscii } from '../../scripts/build-cli.mjs';
+import type * as Crypto from 'node:crypto';
+import { createRequire } from 'node:module';
+import { cjsPrologue, escapeNonAscii, lazyBuiltins } from '../../scripts/build-cli.mjs';
 
 let dir: string;
 let bundle: string;
@@ -123,5 +125,32 @@ describe('the bundle is ASCII (read as Latin-1, one byte a character)', () => {
       expect(after.exec(input), literal).toEqual(before.exec(input));
       expect(before.exec(input), literal).not.toBeNull();
     }
+  });
+});
+
+describe('the built-ins a verb may not need are loaded on first use', () => {
+  it('requires a lazy built-in only when it is used, and it then behaves as the module itself', () => {
+    const text = lazyBuiltins(
+      'exports.c = require("node:crypto"); exports.again = require("node:crypto"); exports.p = require("node:path"); exports.z = x.require("zlib");',
+    );
+    expect(text).toContain('exports.c = __lazyR("node:crypto")');
+    expect(text).toContain('x.require("zlib")');
+    const required: string[] = [];
+    const real = createRequire(import.meta.url);
+    const exports: { c?: typeof Crypto; again?: unknown } = {};
+    const x = { require: (n: string) => n };
+    new Function('exports', 'require', '__filename', 'x', `${cjsPrologue.js}\n${text}`)(
+      exports,
+      (n: string) => (required.push(n), real(n)),
+      join(tmpdir(), 'podscope.cjs'),
+      x,
+    );
+    expect(required).toEqual(['node:url', 'node:path']);
+    expect(exports.again).toBe(exports.c);
+    expect(exports.c!.randomBytes(4)).toHaveLength(4);
+    expect(required).toEqual(['node:url', 'node:path', 'node:crypto']);
+    expect(Object.keys(exports.c!)).toEqual(Object.keys(real('node:crypto')));
+    expect('createHash' in exports.c!).toBe(true);
+    expect({ ...exports.c }.createHash).toBe(real('node:crypto').createHash);
   });
 });

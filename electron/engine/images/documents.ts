@@ -14,9 +14,9 @@ import {
   type Descriptor,
   type ImageManifest,
 } from '../../../shared/domain/image-spec';
-import { HashingStream } from './unpack';
+import { HashingStream } from './hashing';
 
-export const hexOf = (digest: string) => digest.slice('sha256:'.length);
+export { hexOf } from './digests';
 
 export const sha256 = (b: Buffer) => {
   const h = new HashingStream();

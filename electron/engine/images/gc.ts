@@ -4,7 +4,7 @@
  * another process may have added records or users since.
  */
 import { readdir, readFile, rm } from 'node:fs/promises';
-import { hexOf } from './documents';
+import { hexOf } from './digests';
 import type { ImageIndex } from './image-index';
 import type { StorePaths } from './layout';
 

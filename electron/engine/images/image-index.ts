@@ -10,7 +10,7 @@ import { readdir, readFile, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { ImageConfigDoc } from '../../../shared/domain/image-spec';
 import { writeFileDurable } from '../os/durable-write';
-import { hexOf } from './documents';
+import { hexOf } from './digests';
 import { ownerAlive } from './layout';
 import { tryParseReference } from './reference';
 import type { ImageRecord } from './types';

@@ -13,12 +13,11 @@ import { PodscopeError } from '../../../shared/domain/errors';
 import type { ProcessRunner } from '../os/exec';
 import { collect, usersOf } from './gc';
 import { ImageIndex } from './image-index';
-import { ingest, type IngestDeps } from './ingest';
+import type { ingest, IngestDeps } from './ingest';
 import { StorePaths } from './layout';
 import { HostOverlayMarks, HostRootfsMounter, type OverlayMarks, type RootfsMounter } from './overlay';
 import type { ImageReference } from './reference';
 import { prepareRootfs, releaseRootfs, type RootfsDeps } from './rootfs';
-import { loadArchive, pullImage } from './sources';
 import { ImageStoreLock } from './store-lock';
 import type { ContainerRootfs, ImageRecord, ImageStore, PullProgress, RegistryAuth } from './types';
 
@@ -86,10 +85,13 @@ export class LocalImageStore implements ImageStore {
 
   // ---- in ----
 
-  pull(
+  async pull(
     ref: string,
     opts: { auth?: RegistryAuth; signal?: AbortSignal; onProgress?: (p: PullProgress) => void } = {},
   ): Promise<ImageRecord> {
+    // what brings images in (the registry client, node-tar, fzstd, the documents' schemas) is loaded on first use:
+    // a verb that only lists pods opens the store without it
+    const { pullImage } = await import('./sources');
     return pullImage((plan) => this.ingest(plan), ref, {
       ...opts,
       insecureRegistries: this.opts.insecureRegistries,
@@ -97,12 +99,14 @@ export class LocalImageStore implements ImageStore {
     });
   }
 
-  load(file: string, opts: { signal?: AbortSignal } = {}): Promise<ImageRecord[]> {
+  async load(file: string, opts: { signal?: AbortSignal } = {}): Promise<ImageRecord[]> {
+    const { loadArchive } = await import('./sources');
     return loadArchive((plan) => this.ingest(plan), this.paths, file, opts.signal);
   }
 
-  private ingest(plan: Parameters<typeof ingest>[1]): Promise<ImageRecord> {
+  private async ingest(plan: Parameters<typeof ingest>[1]): Promise<ImageRecord> {
     this.refuseReadOnly('store images');
+    const { ingest } = await import('./ingest');
     return ingest(this.parts, plan);
   }
 

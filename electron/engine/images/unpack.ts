@@ -9,7 +9,6 @@
  * "Whiteouts"; containerd's archive/tar_opts_linux.go does the same for its overlay snapshotter). Both go through the
  * OverlayMarks touch point (mknod / setxattr need root and tools Node lacks).
  */
-import { createHash } from 'node:crypto';
 import { createReadStream, createWriteStream, lchownSync, lstatSync, mkdirSync, rmSync, symlinkSync, type Stats } from 'node:fs';
 import { lstat, mkdir, open, rm } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -20,6 +19,7 @@ import { Decompress } from 'fzstd';
 import { Unpack } from 'tar';
 import { PodscopeError } from '../../../shared/domain/errors';
 import type { LayerCompression } from '../../../shared/domain/image-spec';
+import { HashingStream } from './hashing';
 import type { OverlayMarks } from './overlay';
 
 /** fzstd's streaming decompressor as a Node Transform. */
@@ -72,24 +72,6 @@ export async function sniffCompression(file: string): Promise<LayerCompression> 
     return 'none';
   } finally {
     await fh.close();
-  }
-}
-
-/** Counts and hashes what flows through. */
-export class HashingStream extends Transform {
-  readonly hash = createHash('sha256');
-  bytes = 0;
-  constructor(private readonly onBytes?: (n: number) => void) {
-    super();
-  }
-  override _transform(chunk: Buffer, _enc: BufferEncoding, cb: TransformCallback): void {
-    this.hash.update(chunk);
-    this.bytes += chunk.length;
-    this.onBytes?.(chunk.length);
-    cb(null, chunk);
-  }
-  digest(): string {
-    return `sha256:${this.hash.digest('hex')}`;
   }
 }
 

@@ -15,7 +15,7 @@
 import { constants } from 'node:fs';
 import { open } from 'node:fs/promises';
 import { join } from 'node:path';
-import { SeqpacketSocket } from 'node-unix-socket';
+import type { SeqpacketSocket } from 'node-unix-socket';
 import { PodscopeError } from '../../../shared/domain/errors';
 import { ATTACH_MAX_BEHIND, shortSocketPath, type RuntimeStreamIO } from './runc-stream';
 
@@ -51,14 +51,14 @@ export async function writeConmonCtl(dir: string, message: string, monitorPid?: 
 }
 
 /** connects to conmon's attach socket in `dir` */
-export function connectConmonAttach(dir: string): Promise<SeqpacketSocket> {
+export async function connectConmonAttach(dir: string): Promise<SeqpacketSocket> {
+  // a native addon (a dlopen): loaded by the first attach or exec -t, not by every verb that builds an engine
+  const { SeqpacketSocket } = await import('node-unix-socket');
   let short: { path: string; close(): void };
   try {
     short = shortSocketPath(dir, 'attach');
   } catch (e) {
-    return Promise.reject(
-      new PodscopeError('FailedPrecondition', `the container's state dir is gone: ${(e as NodeJS.ErrnoException).code}`),
-    );
+    throw new PodscopeError('FailedPrecondition', `the container's state dir is gone: ${(e as NodeJS.ErrnoException).code}`);
   }
   const refused = (e: unknown) =>
     new PodscopeError(
