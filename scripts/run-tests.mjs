@@ -84,42 +84,38 @@ function phase(name, args, env = {}) {
   });
 }
 
+/** A phase's output as plain lines (its colours removed). */
+const plainLines = (text) => text.replace(/\x1b\[[0-9;]*m/g, '').split('\n');
+
+/** The tests Playwright lists under its "N failed" (or "N flaky") summary line, up to the next count or a blank line. */
+function playwrightListed(lines, what) {
+  const picked = [];
+  let inList = false;
+  for (const line of lines) {
+    if (new RegExp(`^\\s+\\d+ ${what}$`).test(line)) inList = true;
+    else if (/^\s+\d+ (passed|failed|flaky|skipped|did not run)/.test(line) || line.trim() === '') inList = false;
+    else if (inList) picked.push(line.trimEnd());
+  }
+  return picked;
+}
+
 /**
- * The lines of a failed phase's output that name what failed: vitest's `FAIL` and `×` lines, Playwright's `✘` lines and
- * the list of failed tests under its "N failed" summary, each failure's heading and first error line, tsc's and
- * eslint's error lines; at most 40, colour removed.
+ * The lines of a failed phase's output that name what failed: vitest's `FAIL` and `×` lines, Playwright's `✘` lines,
+ * each failure's heading and first error line and the tests under its "N failed" summary, tsc's and eslint's error
+ * lines; at most 40.
  */
 function failureLines(text) {
-  const plain = text.replace(/\x1b\[[0-9;]*m/g, '').split('\n');
-  const picked = [];
-  let inPlaywrightSummary = false;
-  for (const line of plain) {
-    if (/^\s+\d+ (failed|flaky)$/.test(line)) inPlaywrightSummary = true;
-    else if (/^\s+\d+ (passed|skipped|did not run)/.test(line)) inPlaywrightSummary = false;
-    if (
-      inPlaywrightSummary ||
+  const lines = plainLines(text);
+  const picked = lines.filter(
+    (line) =>
       /^\s*(FAIL|✘|×)\s/.test(line) ||
       /^\s+\d+\) \[/.test(line) ||
       (/^\s+\w*Error\b.*:/.test(line) && !/Error Context:/.test(line)) ||
       /error TS\d+:/.test(line) ||
       /^\s+\d+:\d+\s+error\s/.test(line) ||
-      /Test timeout of|Tests? +\d+ failed/.test(line)
-    )
-      picked.push(line.trimEnd());
-  }
-  return [...new Set(picked)].slice(0, 40);
-}
-
-/** The tests under Playwright's "N flaky" summary line. */
-function flakyLines(text) {
-  const picked = [];
-  let inFlaky = false;
-  for (const line of text.replace(/\x1b\[[0-9;]*m/g, '').split('\n')) {
-    if (/^\s+\d+ flaky$/.test(line)) inFlaky = true;
-    else if (/^\s+\d+ (passed|failed|skipped|did not run)/.test(line) || line.trim() === '') inFlaky = false;
-    else if (inFlaky) picked.push(line.trimEnd());
-  }
-  return picked;
+      /Test timeout of|Tests? +\d+ failed/.test(line),
+  );
+  return [...new Set([...picked.map((l) => l.trimEnd()), ...playwrightListed(lines, 'failed')])].slice(0, 40);
 }
 
 async function lane(steps) {
@@ -202,7 +198,7 @@ for (const r of failed) {
 }
 // and the tests that failed once and passed when Playwright ran them again (see e2e/playwright.config.ts), by name
 for (const r of results) {
-  const flaky = flakyLines(r.output.toString('utf8'));
+  const flaky = playwrightListed(plainLines(r.output.toString('utf8')), 'flaky');
   if (flaky.length > 0) process.stdout.write(`\n${r.name}: flaky (failed, then passed on retry):\n${flaky.join('\n')}\n`);
 }
 process.exitCode = failed.length > 0 ? 1 : 0;

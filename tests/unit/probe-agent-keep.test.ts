@@ -8,17 +8,10 @@ import { createServer } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { endKeptProbeAgents, LinuxProbeNet } from '../../electron/engine/netns/linux-probe-net';
 import { NodeProcessRunner } from '../../electron/engine/os/exec';
+import { processExists as alive } from '../../electron/engine/common/proc';
 import { until } from '../../testkit/until';
 
 const net = new LinuxProbeNet(new NodeProcessRunner());
-const alive = (pid: number) => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-};
 /** whether this process can listen on 127.0.0.1:port now (a responder left open would hold it) */
 const portFree = (port: number) =>
   new Promise<boolean>((resolve) => {

@@ -11,7 +11,7 @@
  * another runtime's node.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import type { Readable, Writable } from 'node:stream';
+import type { Socket } from 'node:net';
 import { networkInterfaces } from 'node:os';
 import { PodscopeError } from '../../../shared/domain/errors';
 import { LinuxKernelReader } from '../kernel/linux-reader';
@@ -47,7 +47,7 @@ function takeKept(): ChildAgent | undefined {
 /** Keeps a host agent whose probe is done (its responders closed), or ends it when enough are kept. */
 function keep(agent: ChildAgent): void {
   if (kept.length >= MAX_KEPT) {
-    void agent.end();
+    void agent.close();
     return;
   }
   agent.idle();
@@ -56,7 +56,7 @@ function keep(agent: ChildAgent): void {
     timer: setTimeout(() => {
       const at = kept.indexOf(entry);
       if (at >= 0) kept.splice(at, 1);
-      void agent.end();
+      void agent.close();
     }, KEEP_HOST_AGENT_MS),
   };
   // a kept agent never keeps this process alive (a CLI verb exits when its work is done; stdin's end ends the agent)
@@ -68,7 +68,7 @@ function keep(agent: ChildAgent): void {
 export async function endKeptProbeAgents(): Promise<void> {
   const all = kept.splice(0);
   for (const { timer } of all) clearTimeout(timer);
-  await Promise.all(all.map(({ agent }) => agent.end()));
+  await Promise.all(all.map(({ agent }) => agent.close()));
 }
 
 /**
@@ -110,7 +110,7 @@ export class LinuxProbeNet implements ProbeNet {
     try {
       await agent.ready(signal);
     } catch (e) {
-      await agent.end();
+      await agent.close();
       throw e;
     }
     return ownNetns ? new AgentLease(agent) : agent;
@@ -240,13 +240,17 @@ class ChildAgent implements ProbeAgent {
   /** A kept agent's child and pipes do not hold this process's event loop; one in use does. */
   idle(): void {
     this.child.unref();
-    for (const s of [this.child.stdin, this.child.stdout, this.child.stderr])
-      (s as (Readable | Writable) & { unref?: () => void })?.unref?.();
+    for (const pipe of this.pipes()) pipe.unref();
   }
 
   inUse(): void {
     this.child.ref();
-    for (const s of [this.child.stdin, this.child.stdout, this.child.stderr]) (s as (Readable | Writable) & { ref?: () => void })?.ref?.();
+    for (const pipe of this.pipes()) pipe.ref();
+  }
+
+  /** stdin, stdout and stderr: spawned with 'pipe', each is a net.Socket (typed only as a stream) */
+  private pipes(): Socket[] {
+    return [this.child.stdin, this.child.stdout, this.child.stderr] as Socket[];
   }
 
   private wait(id: number, timeoutMs: number, signal?: AbortSignal): Promise<Record<string, unknown>> {
@@ -330,12 +334,8 @@ class ChildAgent implements ProbeAgent {
     return r.outcome as PingOutcome;
   }
 
-  close(): Promise<void> {
-    return this.end();
-  }
-
   /** Ends the agent: stdin's end, then SIGKILL to its group after a grace period. */
-  async end(): Promise<void> {
+  async close(): Promise<void> {
     if (this.exited || this.child.pid === undefined) return;
     if (this.child.exitCode !== null || this.child.signalCode !== null) return;
     this.child.stdin!.end();
@@ -393,6 +393,6 @@ class AgentLease implements ProbeAgent {
     if (this.closed) return;
     this.closed = true;
     if (await this.agent.reset()) keep(this.agent);
-    else await this.agent.end();
+    else await this.agent.close();
   }
 }
