@@ -197,11 +197,12 @@ describe('the real manager over the fake plugins (testkit)', () => {
       'ADD bandwidth (containerd-net/eth0)',
     ]);
     expect(await cni.cachedAttachments(ID)).toHaveLength(2);
-    // what the plugins did to the host: the pod's addresses in its netns, portmap's DNAT rules
-    expect(cni.plugins.kernel.podLinks('/n').map((l) => [l.name, l.addresses])).toEqual([
-      ['lo', ['127.0.0.1/8', '::1/128']],
-      ['eth0', ['10.88.0.2/16', '2001:4860:4860::2/64']],
-    ]);
+    // what the plugins did to the host: the pod's addresses in its netns, portmap's DNAT rules. The networks are
+    // attached concurrently (as go-cni does), so which link came first is not a property: compared by name
+    expect(Object.fromEntries(cni.plugins.kernel.podLinks('/n').map((l) => [l.name, l.addresses]))).toEqual({
+      lo: ['127.0.0.1/8', '::1/128'],
+      eth0: ['10.88.0.2/16', '2001:4860:4860::2/64'],
+    });
     expect(cni.plugins.kernel.nat.v4.some((l) => l.includes('--to-destination 10.88.0.2:80'))).toBe(true);
 
     cni.failures.push({ verb: 'DEL', network: 'containerd-net', index: 1, message: 'iptables busy', once: true });
