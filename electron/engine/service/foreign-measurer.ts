@@ -37,6 +37,7 @@ import { readyPod } from '../common/pod-facts';
 import { PortGate } from './port-gate';
 import { probeTracer } from './probe-tracer';
 import { ThroughputRuns } from './throughput-runs';
+import { closeController } from '../common/close-signal';
 
 /** What a CRI endpoint supplies: descriptions of its pods, never an action on them. */
 export interface ForeignSource {
@@ -92,7 +93,7 @@ export function createForeignMeasurer(deps: ForeignMeasurerDeps, source: Foreign
       }
     }
   };
-  const abort = new AbortController();
+  const abort = closeController();
   const gate = new PortGate();
   const lastProbes = new Map<string, ProbeReport>();
   const measuring = new Set<string>();

@@ -15,6 +15,7 @@ import { probeAcrossNodes, probeMatrix, type AcrossNode } from '../probe/across'
 import type { FlowTracer } from '../trace/flow-tracer';
 import type { ForeignMeasurements } from './foreign-measurer';
 import { probeTracer } from './probe-tracer';
+import { closeController } from '../common/close-signal';
 
 export interface NodeMember {
   node: ForeignNode;
@@ -38,7 +39,7 @@ export interface NodesMeasurements {
 }
 
 export function createNodesMeasurer(deps: NodesMeasurerDeps, members: NodeMember[]): NodesMeasurements {
-  const abort = new AbortController();
+  const abort = closeController();
   const across = { net: deps.probeNet, ...(deps.flowTracer && { tracer: probeTracer(deps.flowTracer) }) };
 
   /** every node's pods now; a node that cannot be read is named, the others still measured */

@@ -7,9 +7,10 @@ import type { ProbeReport } from '../../../shared/domain/probe';
 import type { ProbeDeps } from '../probe/deps';
 import { probeSandbox } from '../probe/probe';
 import type { PortGate } from './port-gate';
+import { closeController } from '../common/close-signal';
 
 export class ProbeQueue {
-  private readonly abort = new AbortController();
+  private readonly abort = closeController();
   private readonly last = new Map<string, ProbeReport>();
 
   constructor(
