@@ -30,14 +30,15 @@ const CRI_FAKES = [
 ].map((f) => `tests/cri/${f}.test.ts`);
 
 /**
- * Real files that run alone, after the parallel ones: the containerd instances (they share containerd's host dirs
- * under /run/containerd and /var/lib/cni, which the fixture tidies when it stops), the scale bench's smoke run, and
- * trace-real, which asserts host-global state (a killed trace's rules in the host's raw table, left for the next
- * engine's start-up sweep: any other engine starting meanwhile sweeps them first).
+ * Real files that run alone, beside the CPU-bound checks: the ones that look at the whole host. A containerd on the
+ * host's namespaces or a kind-shaped cluster is found by `podscope nodes` and `--all-nodes` as every node of this
+ * workstation (another file's containerd would be found and measured too), and the read-only checks of another
+ * runtime's pods compare the host's whole netfilter state before and after; the scale bench's smoke run; and the
+ * sweep of a killed trace's rules (host-global: any other engine starting meanwhile sweeps them first).
  */
 const ALONE = [
   'tests/real/bench-smoke.test.ts',
-  'tests/real/trace-real.test.ts',
+  'tests/real/trace-sweep-real.test.ts',
   'tests/real/containers-vs-containerd.test.ts',
   'tests/real/foreign-containerd.test.ts',
   'tests/cri/containerd-interop.test.ts',

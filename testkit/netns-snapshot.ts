@@ -68,3 +68,32 @@ export function cniCacheOf(podId: string, dir = '/var/lib/cni/results'): Array<[
     .filter((n) => n.includes(podId))
     .map((n) => [n, readFileSync(`${dir}/${n}`, 'utf8'), statSync(`${dir}/${n}`).mtimeMs]);
 }
+
+/**
+ * The raw tables (v4, v6) a trace touches, as iptables-save and nft print them, counters left out (traffic moves
+ * them): the host's and the netns's, the netns's whole nft ruleset and the host's list of raw tables. A trace leaves
+ * them as it found them.
+ *
+ * `hostMarksOf`: for a file that runs beside other engines, whose traces add and remove their own rules and raw tables
+ * on the host meanwhile — the host's part is then only what carries this engine's mark (`podscope-trace pid=<pid>`:
+ * its rules and the tables it created), while the netns, which no other engine traces, is still compared whole.
+ */
+export function traceTablesOf(netnsPath: string, opts: { hostMarksOf?: number } = {}): string[] {
+  const lines = (text: string) =>
+    text
+      .split('\n')
+      .filter((l) => l && !l.startsWith('#') && !l.startsWith('('))
+      .map((l) => l.replace(/\[\d+:\d+\]/, '').replace(/counter packets \d+ bytes \d+/, 'counter'));
+  const mark = opts.hostMarksOf === undefined ? undefined : new RegExp(`podscope-trace pid=${opts.hostMarksOf}\\b`);
+  const host = (text: string) => lines(text).filter((l) => mark === undefined || mark.test(l));
+  return [
+    ...host(sh('iptables-save', ['-t', 'raw'])),
+    ...host(sh('ip6tables-save', ['-t', 'raw'])),
+    ...host(sh('nft', ['list', 'table', 'ip', 'raw'])).map((l) => `nft ${l}`),
+    ...host(sh('nft', ['list', 'table', 'ip6', 'raw'])).map((l) => `nft6 ${l}`),
+    ...lines(inNetns(netnsPath, 'iptables-save', ['-t', 'raw'])).map((l) => `pod ${l}`),
+    ...lines(inNetns(netnsPath, 'ip6tables-save', ['-t', 'raw'])).map((l) => `pod6 ${l}`),
+    ...lines(inNetns(netnsPath, 'nft', ['list', 'ruleset'])).map((l) => `pod nft ${l}`),
+    ...(mark === undefined ? lines(sh('nft', ['list', 'tables'])).filter((l) => / raw$/.test(l)) : []),
+  ];
+}

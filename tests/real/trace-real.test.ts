@@ -5,17 +5,17 @@
  * from the test kit's allocator (a lease).
  */
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { NodeProcessRunner } from '../../electron/engine/os/exec';
-import { orphanTraceMonitors } from '../../electron/engine/kernel/netfilter-trace';
 import { pcapngBlocks } from '../../electron/engine/trace/capture';
 import { LinuxProbeNet } from '../../electron/engine/netns/linux-probe-net';
 import type { SandboxEngine } from '../../electron/engine/service/engine';
 import { LinuxFlowTracer, type FlowSpec } from '../../electron/engine/trace/flow-tracer';
 import type { PodSandboxConfigInput } from '../../shared/domain/config';
 import type { ProbePath, ProbeReport, TraceStep } from '../../shared/domain/probe';
+import { traceTablesOf } from '../../testkit/netns-snapshot';
 import { createRealEnv, type RealEnv } from '../../testkit/throwaway-env';
 import { escapeRe } from '../../testkit/until';
 
@@ -25,36 +25,12 @@ let hostPort: number;
 let GW4: string;
 const ip4 = (args: string[]) => sh('iptables', args);
 
-/**
- * The raw tables (v4, v6) of the host and a netns as iptables-save and nft print them, the pod netns's whole nft
- * ruleset, and the host's table list: a trace leaves them as they were. Counters are left out (traffic moves them);
- * the host's other tables are not compared, since other tests change them meanwhile.
- */
-function rawState(netnsPath: string): string[] {
-  const save = (cmd: string[]) =>
-    spawnSync(cmd[0]!, cmd.slice(1), { encoding: 'utf8' })
-      .stdout.split('\n')
-      .filter((l) => l && !l.startsWith('#'))
-      .map((l) => l.replace(/\[\d+:\d+\]/, '').replace(/counter packets \d+ bytes \d+/, 'counter'));
-  const inNs = (c: string[]) => ['nsenter', `--net=${netnsPath}`, ...c];
-  return [
-    ...save(['iptables-save', '-t', 'raw']),
-    ...save(['ip6tables-save', '-t', 'raw']),
-    ...save(['nft', 'list', 'table', 'ip', 'raw']).map((l) => `nft ${l}`),
-    ...save(['nft', 'list', 'table', 'ip6', 'raw']).map((l) => `nft6 ${l}`),
-    ...save(inNs(['iptables-save', '-t', 'raw'])).map((l) => `pod ${l}`),
-    ...save(inNs(['ip6tables-save', '-t', 'raw'])).map((l) => `pod6 ${l}`),
-    ...save(inNs(['nft', 'list', 'ruleset'])).map((l) => `pod nft ${l}`),
-    ...save(['nft', 'list', 'tables']).filter((l) => / raw$/.test(l)),
-  ];
-}
-
 let podIp4 = '';
 
 async function traced(id: string): Promise<ProbeReport> {
-  const before = rawState(netnsA);
+  const before = traceTablesOf(netnsA, { hostMarksOf: process.pid });
   const r = await engine.probe(id, { trace: true });
-  expect(rawState(netnsA), 'raw tables and nft tables after the trace').toEqual(before);
+  expect(traceTablesOf(netnsA, { hostMarksOf: process.pid }), 'raw tables and nft tables after the trace').toEqual(before);
   expect(r.traced).toBe(true);
   return r;
 }
@@ -421,7 +397,7 @@ describe('traces side by side, and after a kill', () => {
     });
     const fa = flow(hostPort, a, netnsA);
     const fb = flow(hostPortB, b, stB.netnsPath!);
-    const before = rawState(netnsA);
+    const before = traceTablesOf(netnsA, { hostMarksOf: process.pid });
     const agent = await net.open(undefined);
     try {
       const [ta, tb] = await Promise.all([tracer.begin([fa]), tracer.begin([fb])]);
@@ -448,7 +424,7 @@ describe('traces side by side, and after a kill', () => {
       tracer.releasePort(fb.sport);
       await engine.remove(b);
     }
-    expect(rawState(netnsA)).toEqual(before);
+    expect(traceTablesOf(netnsA, { hostMarksOf: process.pid })).toEqual(before);
   });
 
   // Every monitor in a netns receives every traced packet there (the host's is shared by every trace of every file
@@ -554,122 +530,5 @@ describe('traces side by side, and after a kill', () => {
     const p = hostPath(doc, '127.0.0.1');
     expect(p.trace!.steps.find((s) => s.decisive)).toMatchObject({ table: 'filter', chain: 'OUTPUT', verdict: 'DROP', owner: null });
     engine = await env.engine({ probeOnReady: false });
-  });
-
-  it('a trace killed midway (SIGKILL) leaves its rules and monitors only until the next start', async () => {
-    await engine.close();
-    const flags = ['--state-dir', env.options.stateDir!, '--run-dir', env.options.runDir!, '--cni-conf-dir', env.options.cniConfDir!];
-    flags.push('--cni-bin-dir', '/usr/lib/cni', '--cni-cache-dir', env.options.cniCacheDir!);
-    const rule = ['OUTPUT', '-d', `${podIp4}/32`, '-p', 'tcp', '--dport', '8080', '-m', 'comment', '--comment', 'fw-block', '-j', 'DROP'];
-    const rawAll = () =>
-      [
-        sh('iptables', ['-t', 'raw', '-S']),
-        sh('ip6tables', ['-t', 'raw', '-S']),
-        sh('nsenter', [`--net=${netnsA}`, 'iptables', '-t', 'raw', '-S']),
-        sh('nsenter', [`--net=${netnsA}`, 'ip6tables', '-t', 'raw', '-S']),
-      ].join('');
-    const before = rawState(netnsA);
-    ip4(['-I', ...rule]);
-    let cliPid = 0;
-    try {
-      // the DROP makes the host-port connects wait their full timeout: time enough to kill the engine mid-trace
-      const child = spawn(process.execPath, ['bin/podscope.mjs', 'probe', a, '--trace', ...flags], {
-        cwd: join(__dirname, '../..'),
-        stdio: 'ignore',
-      });
-      cliPid = child.pid!;
-      let seen = false;
-      for (let i = 0; i < 300 && !seen; i++) {
-        await new Promise((r) => setTimeout(r, 100));
-        seen =
-          rawAll().includes(`podscope-trace pid=${cliPid}`) && orphanTraceMonitors(-1, () => false).some((m) => m.enginePid === cliPid);
-      }
-      expect(seen, 'the trace started (rules and monitors)').toBe(true);
-      await new Promise((r) => setTimeout(r, 300));
-      const exited = new Promise((r) => child.once('exit', r));
-      process.kill(cliPid, 'SIGKILL');
-      await exited;
-    } finally {
-      ip4(['-D', ...rule]);
-    }
-    // left behind by the kill
-    expect(rawAll()).toContain(`podscope-trace pid=${cliPid}`);
-    expect(sh('nsenter', [`--net=${netnsA}`, 'nft', 'list', 'table', 'ip', 'raw'])).toContain(`comment "podscope-trace pid=${cliPid}"`);
-    expect(orphanTraceMonitors(process.pid, () => false).filter((m) => m.enginePid === cliPid).length).toBeGreaterThan(0);
-    engine = await env.engine({ probeOnReady: false });
-    const gc = (await engine.info()).startupGc ?? [];
-    expect(gc.filter((g) => g.kind === 'trace-rule').length).toBeGreaterThan(0);
-    expect(gc.filter((g) => g.kind === 'process' && g.action.includes('nft monitor trace')).length).toBeGreaterThan(0);
-    expect(rawAll()).not.toContain(`pid=${cliPid}`);
-    await new Promise((r) => setTimeout(r, 200));
-    expect(orphanTraceMonitors(process.pid, () => false).filter((m) => m.enginePid === cliPid)).toEqual([]);
-    // the raw tables the killed trace created (in the pod netns, v4 and v6) are deleted by the sweep too: as before
-    expect(gc.filter((g) => g.kind === 'trace-rule' && g.id?.startsWith('table ') && g.path === netnsA).length).toBeGreaterThan(0);
-    expect(rawState(netnsA)).toEqual(before);
-  });
-
-  it('TRACE rules left by a killed engine (its pid gone) are removed at the next start, and reported', async () => {
-    const dead = spawnSync('true').pid!;
-    const rule = (ports: string) => [
-      '-p',
-      'tcp',
-      '-m',
-      'multiport',
-      '--ports',
-      ports,
-      '-m',
-      'comment',
-      '--comment',
-      `podscope-trace pid=${dead}`,
-      '-j',
-      'TRACE',
-    ];
-    // a live engine's rule (this process) must stay
-    const live = [
-      '-p',
-      'tcp',
-      '-m',
-      'multiport',
-      '--ports',
-      '21999',
-      '-m',
-      'comment',
-      '--comment',
-      `podscope-trace pid=${process.pid}`,
-      '-j',
-      'TRACE',
-    ];
-    sh('iptables', ['-t', 'raw', '-I', 'OUTPUT', ...rule('21111')]);
-    sh('ip6tables', ['-t', 'raw', '-I', 'PREROUTING', ...rule('21112')]);
-    sh('nsenter', [`--net=${netnsA}`, 'iptables', '-t', 'raw', '-I', 'PREROUTING', ...rule('21113')]);
-    sh('iptables', ['-t', 'raw', '-I', 'OUTPUT', ...live]);
-    // a kfree_skb tracefs instance of the dead engine
-    const instance = `/sys/kernel/tracing/instances/podscope-trace-${dead}-1`;
-    if (!existsSync('/sys/kernel/tracing/instances')) sh('mount', ['-t', 'tracefs', 'nodev', '/sys/kernel/tracing']);
-    mkdirSync(instance);
-    try {
-      await engine.close();
-      engine = await env.engine({ probeOnReady: false });
-      const all = ((await engine.info()).startupGc ?? []).filter((g) => g.kind === 'trace-rule');
-      expect(all.find((g) => g.id === `tracefs instance ${instance}`)).toMatchObject({ path: 'host' });
-      expect(existsSync(instance)).toBe(false);
-      const gc = all.filter((g) => !g.id?.startsWith('tracefs '));
-      expect(gc.map((g) => `${g.path} ${g.id}`).sort()).toEqual(
-        [
-          `host -A OUTPUT -p tcp -m multiport --ports 21111 -m comment --comment "podscope-trace pid=${dead}" -j TRACE`,
-          `host -A PREROUTING -p tcp -m multiport --ports 21112 -m comment --comment "podscope-trace pid=${dead}" -j TRACE`,
-          `${netnsA} -A PREROUTING -p tcp -m multiport --ports 21113 -m comment --comment "podscope-trace pid=${dead}" -j TRACE`,
-        ].sort(),
-      );
-      const left = [
-        sh('iptables', ['-t', 'raw', '-S']),
-        sh('ip6tables', ['-t', 'raw', '-S']),
-        sh('nsenter', [`--net=${netnsA}`, 'iptables', '-t', 'raw', '-S']),
-      ].join('');
-      expect(left).not.toContain(`pid=${dead}`);
-      expect(left).toContain(`pid=${process.pid}`);
-    } finally {
-      sh('iptables', ['-t', 'raw', '-D', 'OUTPUT', ...live]);
-    }
   });
 });
