@@ -56,9 +56,10 @@ const UI_IN_TS = ['renderer/src/lib/style-nonce.test.ts'];
  * meant one worker. */
 const CPU_WORKERS = Number(process.env.PODSCOPE_UNIT_WORKERS ?? availableParallelism());
 
-/** Files at once in the real group: two cores, but most of a real file's time is spent waiting on the kernel, runc
- * and the plugins, not on the CPU. PODSCOPE_REAL_WORKERS overrides. */
-const REAL_WORKERS = Number(process.env.PODSCOPE_REAL_WORKERS ?? 4);
+/** Files at once in the real group (with the CRI files over fakes): two cores, but most of a real file's time is
+ * spent waiting on the kernel, runc, the plugins and probe timeouts, not on the CPU (the real files used 1.2 of 2 cores
+ * beside Playwright with 4 at once). PODSCOPE_REAL_WORKERS overrides. */
+const REAL_WORKERS = Number(process.env.PODSCOPE_REAL_WORKERS ?? 6);
 
 // "unit" runs anywhere (fakes only, fake CNI plugins as real executables, jsdom components). "cri" and "real" run
 // together: "real" needs root and touches the host (netns, Debian's CNI plugins, runc, gRPC sockets); each of its

@@ -157,29 +157,27 @@ async function pool(steps, width) {
 }
 
 const vitest = (...projects) => ['exec', '--', 'vitest', 'run', ...projects.flatMap((p) => ['--project', p])];
-// The CRI files over fakes (no host, no root) end the cpu lane: stage 1 had CPU to spare beside the real files that
-// run alone (they mostly wait on containerd), stage 2 had none (its lanes ended within ~15 s of each other)
-const cpu = [
-  ['unit', ['run', 'test:unit']],
-  ['renderer build', ['run', 'build:renderer']],
-  ['CRI over fakes', vitest('cri')],
-];
+// Stage 1's cpu pool: the static checks, then unit as soon as a slot is free (it used to wait for eslint, the longest
+// check, while the other core had only the files that run alone, which mostly wait), then the renderer build
+const cpu = [...staticChecks, ['unit', ['run', 'test:unit']], ['renderer build', ['run', 'build:renderer']]];
 // The runs that touch the host are told that the host-global clean-up is done here, once, around all of them.
 const outer = { [OUTER_ENV]: '1' };
 const alone = [['real (alone)', vitest('real-alone'), outer]];
-const real = [['real', vitest('real'), outer]];
-// the renderer was built in the cpu lane: Playwright's global setup skips its own build
+// the CRI files over fakes (no host, no root) run in the real run's workers, longest first among them: one vitest
+// start-up less, and stage 1, whose pool keeps both cores busy, no longer waits for them
+const real = [['real', vitest('cri', 'real'), outer]];
+// the renderer was built in the cpu pool: Playwright's global setup skips its own build
 const e2e = [['e2e', ['run', 'test:e2e:run'], { PODSCOPE_E2E_SKIP_BUILD: '1', ...outer }]];
 const sharedHost = (verb) => [`host ${verb}`, ['exec', '--', 'tsx', 'scripts/shared-host.ts', verb, snapshotFile]];
 
 await phase(...sharedHost('begin'));
 if (serial) {
-  await pool(staticChecks, cores);
-  await lane([...cpu, ...alone, ...real, ...e2e]);
+  await pool(cpu, 1);
+  await lane([...alone, ...real, ...e2e]);
 } else {
   // stage 1: the CPU-bound checks, and beside them the files that need the host alone (they mostly wait on
   // containerd and the kernel; the static checks and unit touch nothing on the host)
-  await Promise.all([pool(staticChecks, cores).then(() => lane(cpu)), lane(alone)]);
+  await Promise.all([pool(cpu, cores), lane(alone)]);
   // stage 2: the real and CRI files beside Playwright, each with leases of its own from the one allocator
   await Promise.all([lane(real), lane(e2e)]);
 }
