@@ -56,10 +56,11 @@ const UI_IN_TS = ['renderer/src/lib/style-nonce.test.ts'];
  * meant one worker. */
 const CPU_WORKERS = Number(process.env.PODSCOPE_UNIT_WORKERS ?? availableParallelism());
 
-/** Files at once in the real group (with the CRI files over fakes): two cores, but most of a real file's time is
- * spent waiting on the kernel, runc, the plugins and probe timeouts, not on the CPU (the real files used 1.2 of 2 cores
- * beside Playwright with 4 at once). PODSCOPE_REAL_WORKERS overrides. */
-const REAL_WORKERS = Number(process.env.PODSCOPE_REAL_WORKERS ?? 6);
+/** Files at once in the real group: two cores, but most of a real file's time is spent waiting on the kernel, runc
+ * and the plugins, not on the CPU. Six at once (beside four Playwright workers) made stage 2 slower, not faster (real
+ * 292 → 361 s, its CPU 209 → 289 s: each worker imports the engine anew, and the waits were CPU after all: the trace
+ * file took 195 s instead of 58). PODSCOPE_REAL_WORKERS overrides. */
+const REAL_WORKERS = Number(process.env.PODSCOPE_REAL_WORKERS ?? 4);
 
 // "unit" runs anywhere (fakes only, fake CNI plugins as real executables, jsdom components). "cri" and "real" run
 // together: "real" needs root and touches the host (netns, Debian's CNI plugins, runc, gRPC sockets); each of its

@@ -2,9 +2,9 @@
 /**
  * `npm test`: every phase of the suite, in two stages of lanes side by side.
  *
- *   stage 1:  lane "cpu":    the static checks (typecheck of each tsconfig, eslint, oxfmt), as many at once as
- *                            there are cores → unit → the renderer build → the CRI files over fakes (project cri)
- *             lane "alone":  the real files that need the host to themselves (vitest project real-alone)
+ *   stage 1:  pool "cpu":    as many at once as there are cores: the static checks (typecheck of each tsconfig,
+ *                            eslint, oxfmt), unit, the renderer build, the CRI files over fakes (project cri)
+ *             lane "alone":  the real files that look at the whole host (vitest project real-alone)
  *   stage 2:  lane "real":   the real files (project real: the host, root, runc, the plugins)
  *             lane "e2e":    Playwright, on the renderer built in stage 1
  *
@@ -158,14 +158,19 @@ async function pool(steps, width) {
 
 const vitest = (...projects) => ['exec', '--', 'vitest', 'run', ...projects.flatMap((p) => ['--project', p])];
 // Stage 1's cpu pool: the static checks, then unit as soon as a slot is free (it used to wait for eslint, the longest
-// check, while the other core had only the files that run alone, which mostly wait), then the renderer build
-const cpu = [...staticChecks, ['unit', ['run', 'test:unit']], ['renderer build', ['run', 'build:renderer']]];
+// check, while the other core had only the files that run alone, which mostly wait), the renderer build, and the CRI
+// files over fakes (no host, no root): in stage 2's real run they cost more than here (the real run's workers each
+// import them anew, and stage 2 has no CPU to spare)
+const cpu = [
+  ...staticChecks,
+  ['unit', ['run', 'test:unit']],
+  ['renderer build', ['run', 'build:renderer']],
+  ['CRI over fakes', vitest('cri')],
+];
 // The runs that touch the host are told that the host-global clean-up is done here, once, around all of them.
 const outer = { [OUTER_ENV]: '1' };
 const alone = [['real (alone)', vitest('real-alone'), outer]];
-// the CRI files over fakes (no host, no root) run in the real run's workers, longest first among them: one vitest
-// start-up less, and stage 1, whose pool keeps both cores busy, no longer waits for them
-const real = [['real', vitest('cri', 'real'), outer]];
+const real = [['real', vitest('real'), outer]];
 // the renderer was built in the cpu pool: Playwright's global setup skips its own build
 const e2e = [['e2e', ['run', 'test:e2e:run'], { PODSCOPE_E2E_SKIP_BUILD: '1', ...outer }]];
 const sharedHost = (verb) => [`host ${verb}`, ['exec', '--', 'tsx', 'scripts/shared-host.ts', verb, snapshotFile]];
