@@ -7,6 +7,8 @@
  *             lane "alone":  the real files that look at the whole host (vitest project real-alone)
  *   stage 2:  lane "real":   the real files (project real: the host, root, runc, the plugins)
  *             lane "e2e":    Playwright, on the renderer built in stage 1
+ *   Stage 2 starts when the files that run alone are done (Playwright also waits for the renderer build), while the
+ *   rest of stage 1's pool goes on beside it.
  *
  * On 2-core machines the suite is bounded by its CPU seconds: the static checks and unit keep both cores busy, while
  * the real files and Playwright spend most of their time waiting (on runc, the plugins, containerd, the kernel, a
@@ -150,7 +152,11 @@ async function pool(steps, width) {
   const queue = [...steps];
   let failed = false;
   const worker = async () => {
-    for (let step = queue.shift(); step; step = queue.shift()) if ((await phase(...step)) !== 0) failed = true;
+    for (let step = queue.shift(); step; step = queue.shift()) {
+      const [name, args, env, whenDone] = step;
+      if ((await phase(name, args, env)) !== 0) failed = true;
+      whenDone?.();
+    }
   };
   await Promise.all(Array.from({ length: Math.max(1, Math.min(width, queue.length)) }, worker));
   return failed;
@@ -161,10 +167,14 @@ const vitest = (...projects) => ['exec', '--', 'vitest', 'run', ...projects.flat
 // check, while the other core had only the files that run alone, which mostly wait), the renderer build, and the CRI
 // files over fakes (no host, no root): in stage 2's real run they cost more than here (the real run's workers each
 // import them anew, and stage 2 has no CPU to spare)
+let rendererBuilt;
+const built = new Promise((resolve) => (rendererBuilt = resolve));
 const cpu = [
-  ...staticChecks,
+  ...staticChecks.slice(0, 2),
+  // early, so Playwright need not wait for the pool's end (stage 2 below)
+  ['renderer build', ['run', 'build:renderer'], {}, rendererBuilt],
+  ...staticChecks.slice(2),
   ['unit', ['run', 'test:unit']],
-  ['renderer build', ['run', 'build:renderer']],
   ['CRI over fakes', vitest('cri')],
 ];
 // The runs that touch the host are told that the host-global clean-up is done here, once, around all of them.
@@ -181,10 +191,11 @@ if (serial) {
   await lane([...alone, ...real, ...e2e]);
 } else {
   // stage 1: the CPU-bound checks, and beside them the files that need the host alone (they mostly wait on
-  // containerd and the kernel; the static checks and unit touch nothing on the host)
-  await Promise.all([pool(cpu, cores), lane(alone)]);
-  // stage 2: the real and CRI files beside Playwright, each with leases of its own from the one allocator
-  await Promise.all([lane(real), lane(e2e)]);
+  // containerd and the kernel; the static checks and unit touch nothing on the host). Stage 2, the real files beside
+  // Playwright (each with leases of its own from the one allocator), starts as soon as the host is no longer needed
+  // alone, not when the pool's last check ends: the real files are the longest lane of all
+  const aloneDone = lane(alone);
+  await Promise.all([pool(cpu, cores), aloneDone.then(() => lane(real)), Promise.all([aloneDone, built]).then(() => lane(e2e))]);
 }
 await phase(...sharedHost('end'));
 
