@@ -10,12 +10,15 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createCriEndpointApi } from '../../electron/cri/client';
+import { leaseHost } from '../../testkit/allocator';
 import { dnatChain, findLeftovers, formatLeftovers, processesMentioning, sweepLeftovers, type LeakScope } from '../../testkit/leak-check';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
-const BRIDGE = 'cni-cs16';
-const SUBNET = '10.216.0.0/24';
-const HOST_PORT = 32216;
+// bridge, subnet and host port from the test kit's allocator: this file runs beside the other real files
+const lease = leaseHost('critest-env-signal');
+const BRIDGE = lease.name('-cs');
+const SUBNET = lease.subnet4(0);
+const HOST_PORT = lease.port(0);
 
 let dir: string | undefined;
 let child: ChildProcess | undefined;
@@ -43,6 +46,7 @@ afterAll(async () => {
   if (scope) sweepLeftovers(scope);
   if (linkExists(BRIDGE)) execFileSync('ip', ['link', 'del', BRIDGE]);
   if (dir) await rm(dir, { recursive: true, force: true });
+  lease.release();
 });
 
 describe('scripts/critest-env.ts under a terminal Ctrl-C', () => {
@@ -71,7 +75,7 @@ describe('scripts/critest-env.ts under a terminal Ctrl-C', () => {
     const api = createCriEndpointApi(socket, { connectTimeoutMs: 5000, callTimeoutMs: 60_000 });
     const { id } = await api.run({
       config: {
-        metadata: { name: 'left-behind', namespace: 'default', uid: 'u-cs16' },
+        metadata: { name: 'left-behind', namespace: 'default', uid: `u-${BRIDGE}` },
         port_mappings: [{ container_port: 80, host_port: HOST_PORT }],
       },
     });
@@ -88,7 +92,7 @@ describe('scripts/critest-env.ts under a terminal Ctrl-C', () => {
       runDir: join(envDir, 'run'),
     };
     // the run really made what the clean-up must remove
-    expect(status.ip).toMatch(/^10\.216\.0\./);
+    expect(status.ip.startsWith(SUBNET.replace(/0\/24$/, ''))).toBe(true);
     expect(linkExists(BRIDGE)).toBe(true);
     expect(natRules()).toContain(dnatChain(BRIDGE, id));
     expect(findLeftovers(scope).length).toBeGreaterThan(0);

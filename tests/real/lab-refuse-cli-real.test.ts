@@ -1,29 +1,36 @@
 /**
  * `podscope lab run` on a conflist the plugins would misread refuses it before any plugin runs and exits 2
  * (InvalidArgument), naming every problem at FILE:LINE:COLUMN: a misspelt bridge key (with the key it meant) and a
- * prefix longer than the address. Root only (the CLI opens a real engine on throwaway dirs). Names: bridge
- * ux170-lab, subnet 10.170.0.0/24, dirs under /tmp/podscope-ux170-*.
+ * prefix longer than the address. Root only (the CLI opens a real engine on throwaway dirs). Bridge, network name
+ * and subnet from the test kit's allocator (a lease), dirs under the temp dir.
  */
 import { existsSync, readdirSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { labDirs } from './helpers/lab-dirs';
 import { podscope } from './helpers/podscope-cli';
+import { leaseHost } from '../../testkit/allocator';
 import { findLeftovers, formatLeftovers } from '../../testkit/leak-check';
 
-const BRIDGE = 'ux170-lab';
+const lease = leaseHost('lab-refuse-cli-real');
+const BRIDGE = lease.name('-lab');
+const SUBNET = lease.subnet4(0);
+// the subnet with a prefix longer than an IPv4 address: 10.<octet>.0.0/33
+const BAD_SUBNET = SUBNET.replace(/\/24$/, '/33');
 const canRun = process.getuid?.() === 0 && existsSync('/usr/lib/cni/bridge');
 
 const cli = (args: string[]) => podscope(...args);
 
 describe.skipIf(!canRun)('podscope lab run refuses a conflist the plugins would misread', () => {
-  const dirs = labDirs({ bridge: BRIDGE, subnet: '10.170.0.0/24', network: 'ux170-lab' });
+  const dirs = labDirs({ bridge: BRIDGE, subnet: SUBNET, network: BRIDGE });
   beforeAll(async () => {
-    await dirs.create('/tmp/podscope-ux170-');
+    await dirs.create(join(tmpdir(), `podscope-${BRIDGE}-`));
   });
   afterAll(async () => {
     await dirs.destroy();
+    lease.release();
   });
 
   it('exits 2 with every problem at its line and column, and runs nothing', async () => {
@@ -31,10 +38,10 @@ describe.skipIf(!canRun)('podscope lab run refuses a conflist the plugins would 
     const lines = [
       '{',
       '  "cniVersion": "1.0.0",',
-      '  "name": "ux170-lab",',
+      `  "name": "${BRIDGE}",`,
       '  "plugins": [',
       `    { "type": "bridge", "bridge": "${BRIDGE}", "hairpin": true,`,
-      '      "ipam": { "type": "host-local", "ranges": [[{ "subnet": "10.170.0.0/33" }]] } }',
+      `      "ipam": { "type": "host-local", "ranges": [[{ "subnet": "${BAD_SUBNET}" }]] } }`,
       '  ]',
       '}',
       '',
@@ -60,7 +67,7 @@ describe.skipIf(!canRun)('podscope lab run refuses a conflist the plugins would 
       `${file}:5:${col(5, '"hairpin"')}: plugins.0.hairpin: bridge: unknown key "hairpin" (did you mean hairpinMode?)`,
     );
     expect(r.stderr).toContain(
-      `${file}:6:${col(6, '"10.170.0.0/33"')}: plugins.0.ipam.ranges.0.0.subnet: host-local: "10.170.0.0/33": the prefix length must be 0-32`,
+      `${file}:6:${col(6, `"${BAD_SUBNET}"`)}: plugins.0.ipam.ranges.0.0.subnet: host-local: "${BAD_SUBNET}": the prefix length must be 0-32`,
     );
     expect(r.code).toBe(2);
     // nothing ran: no bridge, no lab run kept, no namespace
