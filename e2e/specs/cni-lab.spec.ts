@@ -1,12 +1,12 @@
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { test, expect } from '../support/fixtures';
-import { E2E_NETWORK } from '../support/sandbox-env';
+import { E2E_LEASE, E2E_NETWORK } from '../support/sandbox-env';
 
-// the lab run's own bridge and subnet, apart from the e2e network (the worker's leased bridge) and any other test's (overridable so
-// runs sharing a host each use their own)
-const BRIDGE = process.env.PODSCOPE_E2E_LAB_BRIDGE ?? 'psl1-e2e';
-const SUBNET = process.env.PODSCOPE_E2E_LAB_SUBNET ?? '10.241.0.0/24';
+// the lab run's own bridge and subnet, apart from the e2e network: from the worker's lease (testkit/allocator.ts), as
+// every other test's (still overridable by hand)
+const BRIDGE = process.env.PODSCOPE_E2E_LAB_BRIDGE ?? E2E_LEASE.name('lab1');
+const SUBNET = process.env.PODSCOPE_E2E_LAB_SUBNET ?? E2E_LEASE.subnet4(8);
 
 test('CNI lab: open a network from the CNI panel, an edit error shows at its line, run, see the trace and the leak verdict', async ({
   app,

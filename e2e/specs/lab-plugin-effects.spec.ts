@@ -7,9 +7,12 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test, expect } from '../support/fixtures';
+import { E2E_LEASE } from '../support/sandbox-env';
 
-const HOST_LINK = 'pls-e2e0';
-const EFFECTS_NET = 'psls-e2e';
+// names and the subnet from the worker's lease (testkit/allocator.ts): specs in other workers run at the same time
+const HOST_LINK = E2E_LEASE.name('hd0');
+const HOST_LINK_PEER = E2E_LEASE.name('hd1');
+const EFFECTS_NET = E2E_LEASE.name('effects');
 const reload = (engine: object) => (engine as { reloadCniConfig?: () => Promise<unknown> }).reloadCniConfig?.call(engine);
 const ip = (...args: string[]) => execFileSync('ip', args, { stdio: 'ignore' });
 const quietly = (f: () => unknown) => {
@@ -22,8 +25,8 @@ const quietly = (f: () => unknown) => {
 
 test('lab: a host link host-device moved and left DOWN shows before → after, and is no "no leak"', async ({ app }) => {
   quietly(() => ip('link', 'del', HOST_LINK));
-  ip('link', 'add', HOST_LINK, 'type', 'veth', 'peer', 'name', 'pls-e2e1');
-  ip('link', 'set', 'pls-e2e1', 'up');
+  ip('link', 'add', HOST_LINK, 'type', 'veth', 'peer', 'name', HOST_LINK_PEER);
+  ip('link', 'set', HOST_LINK_PEER, 'up');
   ip('link', 'set', HOST_LINK, 'up');
   try {
     await app.goto('CNI lab');
@@ -31,7 +34,7 @@ test('lab: a host link host-device moved and left DOWN shows before → after, a
       JSON.stringify(
         {
           cniVersion: '1.0.0',
-          name: 'pls-e2e-hd',
+          name: E2E_LEASE.name('hdnet'),
           plugins: [{ type: 'host-device', device: HOST_LINK, ipam: { type: 'static', addresses: [{ address: '10.84.0.5/24' }] } }],
         },
         null,
@@ -69,7 +72,7 @@ test("pod detail: firewall's, tuning's and sbr's effects read from the kernel, e
           bridge: EFFECTS_NET,
           isGateway: true,
           ipMasq: false,
-          ipam: { type: 'host-local', dataDir: ipamDir, ranges: [[{ subnet: '10.82.0.0/24' }]] },
+          ipam: { type: 'host-local', dataDir: ipamDir, ranges: [[{ subnet: E2E_LEASE.subnet4(9) }]] },
         },
         { type: 'firewall' },
         { type: 'tuning', mtu: 1450, sysctl: { 'net.ipv4.conf.eth0.proxy_arp': '1' } },

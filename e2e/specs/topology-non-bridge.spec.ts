@@ -8,10 +8,11 @@ import { execFileSync } from 'node:child_process';
 import { rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { test, expect } from '../support/fixtures';
-import type { SandboxEnv } from '../support/sandbox-env';
+import { E2E_LEASE, type SandboxEnv } from '../support/sandbox-env';
 
-const PARENT = 'ptpe-pa';
-const PARENT_PEER = 'ptpe-pb';
+// the macvlan parent's veth pair and the subnets from the worker's lease (testkit/allocator.ts)
+const PARENT = E2E_LEASE.name('mvpa');
+const PARENT_PEER = E2E_LEASE.name('mvpb');
 
 const linkExists = (name: string) => {
   try {
@@ -44,7 +45,7 @@ test('the diagram of a ptp + bandwidth pod and of a macvlan pod: routes, redirec
       name: 'ptpe-ptp',
       cniVersion: '1.0.0',
       plugins: [
-        { type: 'ptp', ipam: ipam('10.79.200.0/24') },
+        { type: 'ptp', ipam: ipam(E2E_LEASE.subnet4(10)) },
         { type: 'bandwidth', capabilities: { bandwidth: true } },
       ],
     } as { name: string });
@@ -81,7 +82,7 @@ test('the diagram of a ptp + bandwidth pod and of a macvlan pod: routes, redirec
     const restore = await useNetwork(env, {
       name: 'ptpe-mv',
       cniVersion: '1.0.0',
-      plugins: [{ type: 'macvlan', master: PARENT, mode: 'bridge', ipam: ipam('10.79.201.0/24') }],
+      plugins: [{ type: 'macvlan', master: PARENT, mode: 'bridge', ipam: ipam(E2E_LEASE.subnet4(11)) }],
     } as { name: string });
     try {
       const { id } = await env.engine.run({ config: { metadata: { name: 'e2e-mv', namespace: 'e2e', uid: 'uid-e2e-mv' } } });
