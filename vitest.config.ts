@@ -30,20 +30,18 @@ const CRI_FAKES = [
 ].map((f) => `tests/cri/${f}.test.ts`);
 
 /**
- * Real files that run alone, beside the CPU-bound checks: the ones that look at the whole host. A containerd on the
- * host's namespaces or a kind-shaped cluster is found by `podscope nodes` and `--all-nodes` as every node of this
- * workstation (another file's containerd would be found and measured too), and the read-only checks of another
- * runtime's pods compare the host's whole netfilter state before and after; the scale bench's smoke run; and the
- * sweep of a killed trace's rules (host-global: any other engine starting meanwhile sweeps them first).
+ * Real files that run alone, beside the CPU-bound checks: the ones that look at the whole host. `podscope nodes` and
+ * `--all-nodes` find every containerd of this workstation as a node (another file's containerd would be found and
+ * measured too), and the read-only checks of another runtime's pods on the host compare the host's whole netfilter
+ * state before and after; the scale bench's smoke run (the bench's own names and subnets); and the sweep of a killed
+ * trace's rules (host-global: any other engine starting meanwhile sweeps them first). The other containerd files (the
+ * fixture's own socket, dirs, bridge and lease; nothing of theirs is found unless something looks for every node) run
+ * beside the other real files.
  */
 const ALONE = [
   'tests/real/bench-smoke.test.ts',
   'tests/real/trace-sweep-real.test.ts',
-  'tests/real/containers-vs-containerd.test.ts',
   'tests/real/foreign-containerd.test.ts',
-  'tests/cri/containerd-interop.test.ts',
-  'tests/cri/streaming-containerd.test.ts',
-  'tests/real/kind-cluster.test.ts',
   'tests/real/nodes-discovery.test.ts',
   'tests/real/nodes-across.test.ts',
   'tests/real/nodes-probe-across.test.ts',
