@@ -81,6 +81,10 @@ const host = {
 };
 export default defineConfig({
   test: {
+    // Transformed modules kept on disk (node_modules/.experimental-vitest-cache, keyed by content): npm test starts four
+    // vitest runs (unit + ui, cri, real-alone, real) that import the same engine, shared and test kit files; each run
+    // after the first reads them instead of transforming them again (the CRI files over fakes: 39.6 → 32.6 CPU s)
+    experimental: { fsModuleCache: true },
     // the longest files start first, in whichever project of a group (tests/setup/longest-first-sequencer.ts)
     sequence: { sequencer: LongestFirstSequencer },
     projects: [
