@@ -100,7 +100,8 @@ const refused = new Map<string, string>();
 const said = new Set<string>();
 
 export class LinuxProbeNet implements ProbeNet {
-  private readonly ffi: string | undefined;
+  private readonly givenFfi: string | null | undefined;
+  private foundFfi: { file: string | undefined } | undefined;
   private readonly transport: 'threads' | 'processes';
   private readonly log: (line: string) => void;
 
@@ -111,9 +112,15 @@ export class LinuxProbeNet implements ProbeNet {
     private readonly place?: ProbeHostPlace,
     agents: ProbeAgentOptions = {},
   ) {
-    this.ffi = agents.ffi === null ? undefined : (agents.ffi ?? koffiNativeFile());
+    this.givenFfi = agents.ffi;
     this.transport = agents.transport ?? (process.env.PODSCOPE_PROBE_AGENTS === 'processes' ? 'processes' : 'threads');
     this.log = agents.log ?? ((line) => process.stderr.write(`podscope: ${line}\n`));
+  }
+
+  /** looked for on the first agent, not when an engine opens: a verb that probes nothing never touches koffi */
+  private get ffi(): string | undefined {
+    this.foundFfi ??= { file: this.givenFfi === null ? undefined : (this.givenFfi ?? koffiNativeFile()) };
+    return this.foundFfi.file;
   }
 
   /**
