@@ -3,7 +3,9 @@
  * process (the engine, and the probe agents when they are its threads) and the processes it started (agents started
  * as processes, the spawn helper's commands). The pod has one host port (portmap) and a peer on its bridge, so a
  * probe opens agents in both pods' netns and in the host's. One unmeasured probe first; then N probes one after the
- * other. Needs root; the env is an allocator lease. Prints figures; asserts nothing.
+ * other, for each way agents run (threads, and processes as PODSCOPE_PROBE_AGENTS=processes asks), alternating: two
+ * engines on the same state dir (the second without the state dir lock), one probe of each in turn, so a machine's
+ * changing load falls on both alike. Needs root; the env is an allocator lease. Prints figures; asserts nothing.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
@@ -59,31 +61,45 @@ async function main(): Promise<void> {
   const env = await createRealEnv({ tag: 'pab' });
   try {
     const engine = await env.engine({ probeOnReady: false });
+    // read when a probe net is made: the second engine's agents are processes
+    process.env.PODSCOPE_PROBE_AGENTS = 'processes';
+    const processes = await env.engine({ probeOnReady: false }, { noLock: true });
+    delete process.env.PODSCOPE_PROBE_AGENTS;
     const pod = (name: string, ports: Array<{ container_port: number; host_port: number }> = []) => ({
       metadata: { name, namespace: 'bench', uid: `u-${name}` },
       port_mappings: ports,
     });
     const { id } = await engine.run({ config: pod('probed', [{ container_port: 80, host_port: env.port(0) }]) });
     await engine.run({ config: pod('peer') });
-    const first = await engine.probe(id);
-    console.log(`probe of a pod with 1 host port and 1 peer: ${first.paths.length} paths, errors ${JSON.stringify(first.errors)}`);
-    const wall: number[] = [];
-    const own: number[] = [];
-    const children: number[] = [];
-    for (let i = 0; i < runs; i++) {
-      const [w0, o0, c0] = [performance.now(), ownCpuMs(), childrenCpuMs()];
-      await engine.probe(id);
-      // the agents are ended (and reaped) before probe() returns; the kept host agent is this process's or a child
-      wall.push(performance.now() - w0);
-      own.push(ownCpuMs() - o0);
-      children.push(childrenCpuMs() - c0);
+    const ways = { threads: engine, processes };
+    const figures = Object.fromEntries(
+      Object.keys(ways).map((k) => [k, { wall: [] as number[], own: [] as number[], children: [] as number[] }]),
+    );
+    for (const [way, e] of Object.entries(ways)) {
+      const first = await e.probe(id);
+      console.log(
+        `${way}: probe of a pod with 1 host port and 1 peer: ${first.paths.length} paths, errors ${JSON.stringify(first.errors)}`,
+      );
     }
-    const total = own.map((o, i) => o + children[i]!);
-    console.log(`${runs} probes (ms):`);
-    console.log(`  wall                   ${stat(wall)}`);
-    console.log(`  CPU, this process      ${stat(own)}`);
-    console.log(`  CPU, what it started   ${stat(children)}`);
-    console.log(`  CPU, both              ${stat(total)}`);
+    for (let i = 0; i < runs; i++) {
+      for (const [way, e] of Object.entries(ways)) {
+        const [w0, o0, c0] = [performance.now(), ownCpuMs(), childrenCpuMs()];
+        await e.probe(id);
+        // the agents are ended (and reaped) before probe() returns; the kept host agent is this process's or a child
+        const f = figures[way]!;
+        f.wall.push(performance.now() - w0);
+        f.own.push(ownCpuMs() - o0);
+        f.children.push(childrenCpuMs() - c0);
+      }
+    }
+    for (const [way, f] of Object.entries(figures)) {
+      console.log(`${runs} probes, agents as ${way} (ms):`);
+      console.log(`  wall                   ${stat(f.wall)}`);
+      console.log(`  CPU, this process      ${stat(f.own)}`);
+      console.log(`  CPU, what it started   ${stat(f.children)}`);
+      console.log(`  CPU, both              ${stat(f.own.map((o, i) => o + f.children[i]!))}`);
+    }
+    await processes.close();
     await engine.close();
   } finally {
     await env.teardown();

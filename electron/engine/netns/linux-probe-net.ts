@@ -30,9 +30,12 @@ const MAX_KEPT = 2;
 /** The agents in this process's netns kept between probes, each with the timer that ends it. */
 const kept: Array<{ agent: AgentConnection; timer: NodeJS.Timeout }> = [];
 
-/** A kept agent, still alive, for the next probe's host side. */
-function takeKept(): AgentConnection | undefined {
-  for (let entry = kept.pop(); entry; entry = kept.pop()) {
+/** A kept agent of this kind (a probe net asking for processes never gets a thread), still alive, for the next probe's host side. */
+function takeKept(kind: AgentConnection['kind']): AgentConnection | undefined {
+  for (let at = kept.length - 1; at >= 0; at--) {
+    const entry = kept[at]!;
+    if (entry.agent.kind !== kind) continue;
+    kept.splice(at, 1);
     clearTimeout(entry.timer);
     if (entry.agent.alive) {
       entry.agent.inUse();
@@ -138,7 +141,7 @@ export class LinuxProbeNet implements ProbeNet {
   async open(pinned: string | undefined, signal?: AbortSignal): Promise<ProbeAgent> {
     const netnsPath = pinned ?? this.place?.netnsPath;
     const ownNetns = netnsPath === undefined;
-    const reused = ownNetns ? takeKept() : undefined;
+    const reused = ownNetns ? takeKept(this.transport === 'threads' ? 'thread' : 'process') : undefined;
     if (reused) return new AgentLease(reused);
     const agent = await this.start(netnsPath, signal);
     return ownNetns ? new AgentLease(agent) : agent;

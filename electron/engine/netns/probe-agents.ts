@@ -94,6 +94,7 @@ export abstract class AgentConnection implements ProbeAgent {
     return !this.exited;
   }
 
+  abstract readonly kind: 'thread' | 'process';
   protected abstract send(body: Reply): void;
   /** asks the agent to end (its input ends) */
   protected abstract end(): void;
@@ -229,6 +230,7 @@ export abstract class AgentConnection implements ProbeAgent {
 
 /** An agent process: `node -e`, or `nsenter --net=<path> -- node -e` (nsenter execs, so its pid is the agent's). */
 export class ChildAgent extends AgentConnection {
+  readonly kind = 'process';
   private buffer = '';
   private readonly child: ChildProcess;
 
@@ -317,6 +319,7 @@ export class ChildAgent extends AgentConnection {
 
 /** An agent thread: a worker of this process, in the netns at netnsPath (entered with setns) or in this process's. */
 export class ThreadAgent extends AgentConnection {
+  readonly kind = 'thread';
   private readonly worker: Worker;
 
   /** @param ffi koffi's native file (koffiNativeFile), needed only to enter another netns */
@@ -337,13 +340,15 @@ export class ThreadAgent extends AgentConnection {
     const reply = await this.first(signal);
     if (reply.ok) return;
     const stage = reply.stage as AgentEnterStage | undefined;
+    // one line (a failed require adds its require stack)
+    const error = String(reply.error).split('\n')[0];
     if (stage === 'ffi' || stage === 'setns')
       throw new ThreadEnterRefused(
         stage,
-        `${stage === 'ffi' ? 'koffi did not load' : 'setns refused'}: ${String(reply.error)}`,
+        `${stage === 'ffi' ? 'koffi did not load' : 'setns refused'}: ${error}`,
         stage === 'ffi' || reply.errno === EPERM,
       );
-    throw new PodscopeError('RuntimeError', `cannot start the probe agent in ${this.where}: ${String(reply.error)}`);
+    throw new PodscopeError('RuntimeError', `cannot start the probe agent in ${this.where}: ${error}`);
   }
 
   protected send(body: Reply): void {
