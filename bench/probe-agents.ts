@@ -61,16 +61,16 @@ async function main(): Promise<void> {
   const env = await createRealEnv({ tag: 'pab' });
   try {
     const engine = await env.engine({ probeOnReady: false });
-    // read when a probe net is made: the second engine's agents are processes
-    process.env.PODSCOPE_PROBE_AGENTS = 'processes';
-    const processes = await env.engine({ probeOnReady: false }, { noLock: true });
-    delete process.env.PODSCOPE_PROBE_AGENTS;
     const pod = (name: string, ports: Array<{ container_port: number; host_port: number }> = []) => ({
       metadata: { name, namespace: 'bench', uid: `u-${name}` },
       port_mappings: ports,
     });
     const { id } = await engine.run({ config: pod('probed', [{ container_port: 80, host_port: env.port(0) }]) });
     await engine.run({ config: pod('peer') });
+    // read when a probe net is made: the second engine's agents are processes (opened after the pods: it loads them)
+    process.env.PODSCOPE_PROBE_AGENTS = 'processes';
+    const processes = await env.engine({ probeOnReady: false }, { noLock: true });
+    delete process.env.PODSCOPE_PROBE_AGENTS;
     const ways = { threads: engine, processes };
     const figures = Object.fromEntries(
       Object.keys(ways).map((k) => [k, { wall: [] as number[], own: [] as number[], children: [] as number[] }]),
