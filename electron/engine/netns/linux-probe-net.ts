@@ -60,7 +60,8 @@ function keep(agent: AgentConnection): void {
       void agent.close();
     }, KEEP_HOST_AGENT_MS),
   };
-  // a kept agent never keeps this process alive (a CLI verb exits when its work is done; stdin's end ends the agent)
+  // a kept agent never keeps this process alive (a CLI verb exits when its work is done; its exit ends a thread, and
+  // stdin's end a process)
   entry.timer.unref();
   kept.push(entry);
 }
