@@ -21,8 +21,8 @@
  * one run reports every failure.
  */
 import { spawn } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
-import { availableParallelism, setPriority, tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
+import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 const npm = 'npm';
@@ -71,8 +71,6 @@ function phase(name, args, env = {}, niceness = 0) {
       env: { ...process.env, FORCE_COLOR: process.env.FORCE_COLOR ?? '1', ...env },
       stdio: ['ignore', 'pipe', 'pipe', 'pipe'],
     });
-    if (niceness > 0) niced.add(child.pid);
-    child.once('exit', () => niced.delete(child.pid));
     const chunks = [];
     let times = '';
     child.stdout.on('data', (d) => chunks.push(d));
@@ -154,56 +152,11 @@ const staticChecks = [typecheck.at(-1), ...commands(scripts.lint), ...typecheck.
 ]);
 
 /**
- * Stage 1's pool runs niced while the files that run alone run beside it: they are the run's critical path then (the
- * real files wait for them), and on two cores every CPU second the pool takes from them when both want the CPU delays
- * stage 2 (the alone lane took 90 s instead of 138). The pool still gets every second they leave idle. When stage 2
- * starts, what is left of the pool is given back its normal priority (`unnice`): niced beside the real files and
- * Playwright for the rest of the run, unit got so little CPU that its tests' waits timed out.
+ * The pool's checks run niced: they have time to spare (in a clean-clone run the pool ended at ~200 s of ~490), while
+ * the files that run alone and then the real files are the suite's critical path, and on two cores every CPU second the
+ * pool takes from them when both want the CPU lengthens the whole run. The pool still gets every second they leave idle.
  */
-let POOL_NICENESS = Number(process.env.PODSCOPE_TEST_POOL_NICENESS ?? 10);
-/** the phases started niced and still running (their sh's pid) */
-const niced = new Set();
-
-/** Every thread of every live process under the given pids (a thread's niceness is its own on Linux: setpriority
- * with a pid changes only that thread), from /proc's parent links. */
-function threadsUnder(roots) {
-  const children = new Map();
-  for (const d of readdirSync('/proc')) {
-    if (!/^\d+$/.test(d)) continue;
-    try {
-      const stat = readFileSync(`/proc/${d}/stat`, 'utf8');
-      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-      if (!children.has(ppid)) children.set(ppid, []);
-      children.get(ppid).push(Number(d));
-    } catch {
-      // gone meanwhile
-    }
-  }
-  const tids = [];
-  const queue = [...roots];
-  for (let pid = queue.shift(); pid !== undefined; pid = queue.shift()) {
-    try {
-      tids.push(...readdirSync(`/proc/${pid}/task`).map(Number));
-    } catch {
-      // gone meanwhile
-    }
-    queue.push(...(children.get(pid) ?? []));
-  }
-  return tids;
-}
-
-/** The rest of the pool at normal priority: what runs now (every thread of it), and the phases it starts from now on. */
-function unnice() {
-  POOL_NICENESS = 0;
-  for (const tid of threadsUnder([...niced])) {
-    try {
-      setPriority(tid, 0);
-    } catch {
-      // ended meanwhile
-    }
-  }
-  niced.clear();
-}
+const POOL_NICENESS = Number(process.env.PODSCOPE_TEST_POOL_NICENESS ?? 10);
 
 async function pool(steps, width) {
   const queue = [...steps];
@@ -251,7 +204,7 @@ if (serial) {
   // containerd and the kernel; the static checks and unit touch nothing on the host). Stage 2, the real files beside
   // Playwright (each with leases of its own from the one allocator), starts as soon as the host is no longer needed
   // alone, not when the pool's last check ends: the real files are the longest lane of all
-  const aloneDone = lane(alone).finally(unnice);
+  const aloneDone = lane(alone);
   await Promise.all([pool(cpu, cores), aloneDone.then(() => lane(real)), Promise.all([aloneDone, built]).then(() => lane(e2e))]);
 }
 await phase(...sharedHost('end'));
