@@ -58,16 +58,13 @@ function shellTimes(text) {
 }
 
 /** Runs one phase with its output captured; resolves with its exit code. */
-function phase(name, args, env = {}, niceness = 0) {
+function phase(name, args, env = {}) {
   return new Promise((resolve) => {
     const started = Date.now();
     const cpuBefore = childCpuSeconds();
     process.stdout.write(`▶ ${name} (${args.join(' ')}) started at +${secs(started - t0)}\n`);
-    // through sh, whose `times` (on fd 3) gives this phase's own CPU seconds even while other phases run; `nice`
-    // execs it, so the phase and everything it starts run at that niceness
-    const sh = ['sh', '-c', `${npm} "$@"; s=$?; times >&3; exit $s`, 'sh', ...args];
-    const [file, ...argv] = niceness > 0 ? ['nice', '-n', String(niceness), ...sh] : sh;
-    const child = spawn(file, argv, {
+    // through sh, whose `times` (on fd 3) gives this phase's own CPU seconds even while other phases run
+    const child = spawn('sh', ['-c', `${npm} "$@"; s=$?; times >&3; exit $s`, 'sh', ...args], {
       env: { ...process.env, FORCE_COLOR: process.env.FORCE_COLOR ?? '1', ...env },
       stdio: ['ignore', 'pipe', 'pipe', 'pipe'],
     });
@@ -151,20 +148,13 @@ const staticChecks = [typecheck.at(-1), ...commands(scripts.lint), ...typecheck.
   ['exec', '--', ...c.split(/\s+/), ...(/\btsc -p /.test(c) ? ['--singleThreaded'] : [])],
 ]);
 
-/**
- * The pool's checks run niced: they have time to spare (in a clean-clone run the pool ended at ~200 s of ~490), while
- * the files that run alone and then the real files are the suite's critical path, and on two cores every CPU second the
- * pool takes from them when both want the CPU lengthens the whole run. The pool still gets every second they leave idle.
- */
-const POOL_NICENESS = Number(process.env.PODSCOPE_TEST_POOL_NICENESS ?? 10);
-
 async function pool(steps, width) {
   const queue = [...steps];
   let failed = false;
   const worker = async () => {
     for (let step = queue.shift(); step; step = queue.shift()) {
       const [name, args, env, whenDone] = step;
-      if ((await phase(name, args, env, POOL_NICENESS)) !== 0) failed = true;
+      if ((await phase(name, args, env)) !== 0) failed = true;
       whenDone?.();
     }
   };
