@@ -8,7 +8,6 @@
  * evaluates only what it imports: each command and the heavy parts behind it (the engine, gRPC, protobuf, yaml, the
  * image store) are reached through `import()`, which esbuild turns into a module initialised on first use.
  */
-import { existsSync } from 'node:fs';
 import { copyFile, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
@@ -44,29 +43,6 @@ export function nativeAddon(bundleDir) {
       b.onResolve({ filter: /\.node$/ }, (a) => ({ path: a.path, external: true }));
     },
   };
-}
-
-/** koffi's native file as a bundle's directory holds it (electron/engine/netns/probe-agents.ts looks for this name) */
-export const koffiBesideBundle = `koffi-${process.platform}_${process.arch}.node`;
-
-/**
- * koffi (the FFI a probe agent thread enters a netns with: setns(2)) is never bundled: no module imports it. The
- * agent's worker thread loads its native file by path, only when a probe opens an agent in another netns, so the
- * file is copied beside each bundle, where a production install (no node_modules) and the Electron app (unpacked
- * from the asar, see electron-builder.yml) find it. koffi without a build for this platform: nothing is copied, and
- * agents in other netns run as processes.
- */
-export async function copyKoffiNative(bundleDir) {
-  let from;
-  try {
-    const pkg = createRequire(join(root, 'package.json')).resolve('koffi/package.json');
-    from = join(dirname(pkg), 'build', 'koffi', `${process.platform}_${process.arch}`, 'koffi.node');
-  } catch {
-    return;
-  }
-  if (!existsSync(from)) return;
-  await mkdir(bundleDir, { recursive: true });
-  await copyFile(from, join(bundleDir, koffiBesideBundle));
 }
 
 /**
@@ -147,7 +123,7 @@ export function lazyBuiltins(text) {
 
 /**
  * Builds the CLI into `outdir`: `podscope.cjs` (exports `main(argv)` and `verbOf(argv)`), its source map and the
- * native addons beside it (conmon's attach socket client, koffi's FFI).
+ * native addon beside it.
  * @param {{ outdir: string, quiet?: boolean, logLevel?: import('esbuild').LogLevel }} o
  * @returns {Promise<import('esbuild').Metafile>}
  */
@@ -178,7 +154,6 @@ export async function buildCli(o) {
     plugins: [nativeAddon(o.outdir), zodEnglishOnly()],
   });
   await rewrite(join(o.outdir, 'podscope.cjs'));
-  await copyKoffiNative(o.outdir);
   return result.metafile;
 }
 

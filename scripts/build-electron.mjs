@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 /**
  * Bundles what runs in production into dist/ (the renderer is built separately by Vite into dist/renderer):
- *   dist/electron/main.js    the Electron main process (ESM, engine included), the native addons beside it
+ *   dist/electron/main.js    the Electron main process (ESM, engine included)
  *   dist/electron/preload.cjs the preload (CommonJS: sandboxed preloads cannot load ES modules or require anything
  *                            but a few Electron modules, so it must be one self-contained file)
  *   dist/cli/podscope.cjs    the CLI (`podscope`, `podscope serve`, `podscope cri`), with its npm dependencies inside,
@@ -14,7 +14,7 @@ import { rm } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { fileURLToPath } from 'node:url';
-import { buildCli, copyKoffiNative, esmRequire, nativeAddon, optionalNatives } from './build-cli.mjs';
+import { buildCli, esmRequire, nativeAddon, optionalNatives } from './build-cli.mjs';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const { values } = parseArgs({ options: { outdir: { type: 'string' }, quiet: { type: 'boolean' } } });
@@ -36,8 +36,6 @@ await build({
   banner: esmRequire,
   plugins: [nativeAddon(resolve(root, out, 'electron'))],
 });
-// the probe's agent threads enter a netns through koffi, loaded by path from beside the main bundle
-await copyKoffiNative(resolve(root, out, 'electron'));
 
 await build({
   ...common,

@@ -1,6 +1,6 @@
 /**
  * What a read-only measurement could leave behind in a network namespace or on a node, as text a test compares before
- * and after: netfilter (iptables, ip6tables, nft), the processes and threads living in the netns, tracefs instances and libcni's
+ * and after: netfilter (iptables, ip6tables, nft), the processes living in the netns, tracefs instances and libcni's
  * cache entries of a pod. One reader for every "nothing changed" test of another runtime's pods and nodes.
  */
 import { execFileSync } from 'node:child_process';
@@ -37,63 +37,24 @@ export function netfilterOf(netnsPath?: string): { iptables: string; ip6tables: 
   };
 }
 
-/** what `readlink /proc/<...>/ns/net` says, or undefined for a task that is gone or hidden */
-function netOf(procDir: string): string | undefined {
-  try {
-    return readlinkSync(`${procDir}/ns/net`);
-  } catch {
-    return undefined;
-  }
-}
-
-/** what lives in one netns: a process by its pid, or a thread by its tid (with its process's pid) */
-export interface NetnsTask {
-  id: number;
-  pid: number;
-  /** a thread whose process's main thread is in another netns (an agent thread entered it with setns) */
-  thread: boolean;
-}
-
-/**
- * Every process whose main thread is in the netns at `netnsPath`, and every thread that is in it while its
- * process's main thread is not. /proc lists only processes (thread group leaders), and /proc/<pid>/ns/net is the
- * main thread's: a thread that entered a netns with setns (a probe agent thread) is seen only under
- * /proc/<pid>/task/<tid>/ns/net. A thread that shares its process's netns is counted with its process.
- */
-export function tasksIn(netnsPath: string): NetnsTask[] {
-  const want = `net:[${statSync(netnsPath).ino}]`;
-  const out: NetnsTask[] = [];
-  for (const d of readdirSync('/proc')) {
-    if (!/^\d+$/.test(d)) continue;
-    const pid = Number(d);
-    const leader = netOf(`/proc/${d}`);
-    if (leader === undefined) continue;
-    if (leader === want) {
-      out.push({ id: pid, pid, thread: false });
-      continue;
-    }
-    let tids: string[];
-    try {
-      tids = readdirSync(`/proc/${d}/task`);
-    } catch {
-      continue;
-    }
-    for (const t of tids) if (t !== d && netOf(`/proc/${d}/task/${t}`) === want) out.push({ id: Number(t), pid, thread: true });
-  }
-  return out;
-}
-
-/** the command lines of what lives in the netns at `netnsPath` (tasksIn): a thread's as "thread of <its process's>" */
+/** the command lines of the processes whose netns is the one at `netnsPath` */
 export function processesIn(netnsPath: string): string[] {
-  return tasksIn(netnsPath)
-    .map((t) => {
-      let cmdline = '';
+  const ino = statSync(netnsPath).ino;
+  return readdirSync('/proc')
+    .filter((p) => /^\d+$/.test(p))
+    .filter((p) => {
       try {
-        cmdline = readFileSync(`/proc/${t.pid}/cmdline`, 'utf8').replace(/\0/g, ' ').trim();
+        return readlinkSync(`/proc/${p}/ns/net`) === `net:[${ino}]`;
       } catch {
-        // gone meanwhile
+        return false;
       }
-      return t.thread ? `thread of ${cmdline}` : cmdline;
+    })
+    .map((p) => {
+      try {
+        return readFileSync(`/proc/${p}/cmdline`, 'utf8').replace(/\0/g, ' ').trim();
+      } catch {
+        return '';
+      }
     })
     .sort();
 }

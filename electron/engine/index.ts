@@ -100,7 +100,6 @@ export async function createEngine(partial: Partial<EngineOptions> = {}, extras:
         readOnly,
       }));
     const kernel = new LinuxKernelReader(runner);
-    const log = extras.log ?? ((line: string) => process.stderr.write(`podscope engine (pid ${process.pid}): ${line}\n`));
     const engine = new SandboxEngine({
       options,
       netns: new LinuxNetnsManager(options.netnsDir, runner, { readOnly }),
@@ -121,7 +120,7 @@ export async function createEngine(partial: Partial<EngineOptions> = {}, extras:
       }),
       files: hostSandboxFiles(runner, { ...defaultHostFiles(), resolvConfPath: options.resolvConf }),
       liveReader: new KernelLiveReader(kernel),
-      probeNet: new LinuxProbeNet(runner, undefined, kernel, undefined, { log }),
+      probeNet: new LinuxProbeNet(runner, undefined, kernel),
       flowTracer: new LinuxFlowTracer(runner, kernel),
       processAlive: isProcessAlive,
       processExists,
@@ -135,7 +134,7 @@ export async function createEngine(partial: Partial<EngineOptions> = {}, extras:
       problems: [...problems, ...(images.problems ?? [])],
       runtimeHandlers,
       readOnly,
-      log,
+      log: extras.log ?? ((line) => process.stderr.write(`podscope engine (pid ${process.pid}): ${line}\n`)),
       containers: {
         ...ociContainerRuntimes(options, runner),
         cgroups: new HostCgroupReader(),
@@ -151,7 +150,7 @@ export async function createEngine(partial: Partial<EngineOptions> = {}, extras:
       kernel: new KernelLabSnapshotReader(kernel),
       liveNetworks: () => liveNetworkUses(engine),
       recordedAdd: (id) => recordedAddOf(engine, id),
-      probeNet: new LinuxProbeNet(runner, undefined, kernel, undefined, { log }),
+      probeNet: new LinuxProbeNet(runner, undefined, kernel),
     });
     engine.lab = lab;
     engine.measureForeign = (source, o = {}) => createForeignMeasurerOnNode(source, { ...o, runner });

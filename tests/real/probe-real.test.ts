@@ -6,7 +6,7 @@
  * allocator; every resource is removed in afterAll.
  */
 import { execFile, execFileSync } from 'node:child_process';
-import { existsSync, readFileSync, statSync } from 'node:fs';
+import { readdirSync, readFileSync, readlinkSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -16,7 +16,6 @@ import type { SandboxEngine } from '../../electron/engine/service/engine';
 import type { PodSandboxConfigInput } from '../../shared/domain/config';
 import type { ProbeReport } from '../../shared/domain/probe';
 import { subnetTextPrefix } from '../../testkit/leak-check';
-import { processesIn, tasksIn } from '../../testkit/netns-snapshot';
 import { createRealEnv, type RealEnv } from '../../testkit/throwaway-env';
 
 const run = promisify(execFile);
@@ -31,11 +30,19 @@ function pod(name: string, extra: Partial<PodSandboxConfigInput> = {}): PodSandb
   return { metadata: { name, namespace: 'podscope-t1', uid: `uid-${name}` }, hostname: name, ...extra };
 }
 
-/** what lives in the netns pinned at path: processes by pid, agent threads (and any thread that entered it) by tid */
-const pidsInNetns = (path: string): number[] => tasksIn(path).map((t) => t.id);
-
-/** this process's command line, as processesIn shows it */
-const ownCmdline = () => readFileSync('/proc/self/cmdline', 'utf8').replace(/\0/g, ' ').trim();
+/** pids whose network namespace is the one pinned at path */
+function pidsInNetns(path: string): number[] {
+  const ino = statSync(path).ino;
+  return readdirSync('/proc')
+    .filter((d) => /^\d+$/.test(d))
+    .flatMap((d) => {
+      try {
+        return readlinkSync(`/proc/${d}/ns/net`) === `net:[${ino}]` ? [Number(d)] : [];
+      } catch {
+        return [];
+      }
+    });
+}
 
 function ppid(pid: number): number | undefined {
   try {
@@ -74,16 +81,15 @@ async function probeAndCheckLeaks(id: string): Promise<ProbeReport> {
   for (const [sid, path] of netnsOf) {
     const st = await engine.status(sid);
     // the pause container is the pause process and what it runs (busybox sleep); anything else came from the probe
-    // (an agent thread is a thread of this process, whatever its parent: always the probe's)
-    const left = tasksIn(path).filter((t) => t.thread || (t.pid !== st.pause.pid && ppid(t.pid) !== st.pause.pid));
-    const cmd = (t: { pid: number; thread: boolean }) => {
+    const left = pidsInNetns(path).filter((p) => p !== st.pause.pid && ppid(p) !== st.pause.pid);
+    const cmd = (pid: number) => {
       try {
-        return `${t.thread ? 'thread of ' : ''}${readFileSync(`/proc/${t.pid}/cmdline`, 'utf8').replace(/\0/g, ' ').slice(0, 80)}`;
+        return readFileSync(`/proc/${pid}/cmdline`, 'utf8').replace(/\0/g, ' ').slice(0, 80);
       } catch {
         return '?';
       }
     };
-    expect(left.map(cmd), `processes and threads left in ${sid.slice(0, 12)}'s netns`).toEqual([]);
+    expect(left.map(cmd), `processes left in ${sid.slice(0, 12)}'s netns`).toEqual([]);
     // connections answered by the probe's own responders end with a reset: no TIME-WAIT entry stays in the pod for
     // a minute (FINs crossing used to leave one, which a later socket check of the pod then found)
     expect(timeWaitIn(path), `TIME-WAIT entries in ${sid.slice(0, 12)}'s netns`).toEqual([]);
@@ -176,63 +182,6 @@ describe('reachability probe on a real bridge (v4 + v6) with portmap', () => {
     for (const p of gw) expect(p, p.to).toMatchObject({ verdict: 'reachable', measured: true });
   });
 
-  it("an agent in a pod's netns is a thread of this process there while it runs (it listens on the pod's own address, seen only in the pod), and none is left after it closes", async () => {
-    const path = netnsOf.get(a)!;
-    const st = await engine.status(a);
-    const podIp = [st.ip, ...st.additionalIps].find((ip) => ip.includes('.'))!;
-    const net = new LinuxProbeNet(new NodeProcessRunner());
-    expect(net.agentTransport()).toEqual({ kind: 'thread' });
-    const agent = await net.open(path);
-    const tid = agent.pid!;
-    try {
-      // a thread of this process, not a process of its own: /proc shows it in the pod's netns only among the tasks
-      expect(existsSync(`/proc/self/task/${tid}`)).toBe(true);
-      expect(tasksIn(path)).toContainEqual({ id: tid, pid: process.pid, thread: true });
-      // and the processes-in-a-netns check the read-only tests compare before and after sees it
-      expect(processesIn(path)).toContain(`thread of ${ownCmdline()}`);
-      // the pod's address is only the pod's: the listen works in the pod's netns, and only that netns lists it
-      const port = await agent.respond(0, 'podscope-thread-agent', podIp);
-      expect(sh('nsenter', [`--net=${path}`, 'ss', '-Htln'])).toContain(`${podIp}:${port}`);
-      expect(sh('ss', ['-Htln'])).not.toContain(`${podIp}:${port}`);
-      // the agent reads its own thread's netns (the pod has no listener of its own)
-      expect(await agent.listeners()).toEqual([port]);
-    } finally {
-      await agent.close();
-    }
-    expect(existsSync(`/proc/self/task/${tid}`)).toBe(false);
-    expect(tasksIn(path).filter((t) => t.thread)).toEqual([]);
-  });
-
-  it('where koffi cannot load, or setns is refused, an agent in a pod’s netns is a process (nsenter) in that netns, and that is said once', async () => {
-    const path = netnsOf.get(a)!;
-    const ino = statSync(path).ino;
-    const cases = [
-      { ffi: join(__dirname, '../../testkit/fakes/no-such-koffi.node'), reason: /^koffi did not load: Cannot find module/ },
-      { ffi: join(__dirname, '../../testkit/fakes/ffi-setns-refused.cjs'), reason: /^setns refused: setns failed with errno 1$/ },
-    ];
-    for (const { ffi, reason } of cases) {
-      const lines: string[] = [];
-      const net = new LinuxProbeNet(new NodeProcessRunner(), undefined, undefined, undefined, { ffi, log: (l) => lines.push(l) });
-      // the second agent is a process without a thread trying first
-      for (let i = 0; i < 2; i++) {
-        const agent = await net.open(path);
-        try {
-          const pid = agent.pid!;
-          expect(existsSync(`/proc/self/task/${pid}`), 'a thread of this process').toBe(false);
-          expect(statSync(`/proc/${pid}/ns/net`).ino).toBe(ino);
-          expect(await agent.listeners()).toEqual([]);
-        } finally {
-          await agent.close();
-        }
-      }
-      expect(net.agentTransport()).toEqual({ kind: 'process', reason: expect.stringMatching(reason) });
-      expect(lines).toEqual([expect.stringContaining('probe agents in other network namespaces run as processes')]);
-      expect(lines[0]!.replace(/^[^:]*: /, '')).toMatch(reason);
-    }
-    const pause = (await engine.status(a)).pause.pid;
-    expect(tasksIn(path).filter((t) => t.thread || (t.pid !== pause && ppid(t.pid) !== pause))).toEqual([]);
-  });
-
   it('a port that already has a listener in the pod is connected to as it is and keeps running', async () => {
     const listener = execFile('nsenter', [
       `--net=${netnsOf.get(a)!}`,
@@ -322,8 +271,6 @@ describe('the host-side agent of a probe placed on another node (its own netns)'
       const first = await placed.open(undefined);
       const firstPid = first.pid!;
       expect(pidsInNetns(path)).toEqual([firstPid]);
-      // a thread of this process in the node's netns: the foreign and node tests' before/after check would see it
-      expect(processesIn(path)).toEqual([`thread of ${ownCmdline()}`]);
       await first.close();
       expect(pidsInNetns(path)).toEqual([]);
       const again = await placed.open(undefined);

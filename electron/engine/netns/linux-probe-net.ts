@@ -1,41 +1,40 @@
 /**
- * Real probe agents (probe-agents.ts): worker threads of this process, in a sandbox's (or a node's) netns entered with
- * setns(2) through koffi, or in this process's own; processes (`node -e`, through `nsenter --net=<path>` for another
- * netns) where a thread cannot enter one: koffi does not load here (another arch, a build without it), setns is
- * refused, or PODSCOPE_PROBE_AGENTS=processes asks for them. That choice is said once per process and reason (log).
- * Each agent ends with its probe (close() asks, then kills or terminates), so nothing a probe started in a pod
- * outlives it.
+ * Real probe agents: `node -e AGENT_SCRIPT` in the host netns, or `nsenter --net=<path> node -e …` inside a sandbox's
+ * netns (nsenter execs, so the pid we hold is the agent's own). Each agent is a child in its own process group; close()
+ * ends stdin, waits briefly and then kills it by pid, so nothing a probe started in a pod outlives it.
  *
- * The agent in this process's own netns is the exception: every probe on this node needs one, and starting one costs
- * (a worker ~0.07 CPU s, a process ~0.15–0.2). After a probe it closes its responders and is kept, per process, for
- * the next probe for KEEP_HOST_AGENT_MS, then ended. Nothing else is kept: an agent in a pod's netns would show among
- * what runs in the pod and keep the netns alive after its runtime deleted it, and one in another node's netns (a kind
- * node's, where a probe placed on that node has its host side) would outlive a read-only measurement of another
- * runtime's node.
+ * The agent in this process's own netns is the exception: every probe on this node needs one, and a Node start is
+ * ~0.1–0.2 CPU s here (a third of the agents a probe starts). After a probe it closes its responders and is kept, per
+ * process, for the next probe for KEEP_HOST_AGENT_MS, then ended. Nothing else is kept: an agent in a pod's netns would
+ * show among what runs in the pod and keep the netns alive after its runtime deleted it, and one in another node's
+ * netns (a kind node's, where a probe placed on that node has its host side) would outlive a read-only measurement of
+ * another runtime's node.
  */
+import { spawn, type ChildProcess } from 'node:child_process';
+import type { Socket } from 'node:net';
 import { networkInterfaces } from 'node:os';
 import { PodscopeError } from '../../../shared/domain/errors';
 import { LinuxKernelReader } from '../kernel/linux-reader';
 import { tablesOf } from '../kernel/netfilter';
 import type { KernelLink, KernelReader, KernelRoute } from '../kernel/types';
 import type { ProcessRunner } from '../os/exec';
-import { type AgentConnection, ChildAgent, koffiNativeFile, ThreadAgent, ThreadEnterRefused } from './probe-agents';
+import { AGENT_SCRIPT } from './probe-agent-script';
 import type { ConnectOutcome, DnsOutcome, InterfaceLink, PingOutcome, ProbeAgent, ProbeNet } from './probe-net';
 
+const START_TIMEOUT_MS = 10_000;
+const REQUEST_TIMEOUT_MS = 15_000;
+const EXIT_GRACE_MS = 1000;
 /** how long the host's agent waits for the next probe: probes come in bursts (a matrix, a page's checks, a test) */
 export const KEEP_HOST_AGENT_MS = 3000;
 /** host agents kept: probes run side by side (the app's pages, the CRI's pollers) */
 const MAX_KEPT = 2;
 
 /** The agents in this process's netns kept between probes, each with the timer that ends it. */
-const kept: Array<{ agent: AgentConnection; timer: NodeJS.Timeout }> = [];
+const kept: Array<{ agent: ChildAgent; timer: NodeJS.Timeout }> = [];
 
-/** A kept agent of this kind (a probe net asking for processes never gets a thread), still alive, for the next probe's host side. */
-function takeKept(kind: AgentConnection['kind']): AgentConnection | undefined {
-  for (let at = kept.length - 1; at >= 0; at--) {
-    const entry = kept[at]!;
-    if (entry.agent.kind !== kind) continue;
-    kept.splice(at, 1);
+/** A kept agent, still alive, for the next probe's host side. */
+function takeKept(): ChildAgent | undefined {
+  for (let entry = kept.pop(); entry; entry = kept.pop()) {
     clearTimeout(entry.timer);
     if (entry.agent.alive) {
       entry.agent.inUse();
@@ -46,7 +45,7 @@ function takeKept(kind: AgentConnection['kind']): AgentConnection | undefined {
 }
 
 /** Keeps a host agent whose probe is done (its responders closed), or ends it when enough are kept. */
-function keep(agent: AgentConnection): void {
+function keep(agent: ChildAgent): void {
   if (kept.length >= MAX_KEPT) {
     void agent.close();
     return;
@@ -60,8 +59,7 @@ function keep(agent: AgentConnection): void {
       void agent.close();
     }, KEEP_HOST_AGENT_MS),
   };
-  // a kept agent never keeps this process alive (a CLI verb exits when its work is done; its exit ends a thread, and
-  // stdin's end a process)
+  // a kept agent never keeps this process alive (a CLI verb exits when its work is done; stdin's end ends the agent)
   entry.timer.unref();
   kept.push(entry);
 }
@@ -85,99 +83,37 @@ export interface ProbeHostPlace {
   addresses: string[];
 }
 
-/** How agents run: threads where they can (the default), or always processes. */
-export interface ProbeAgentOptions {
-  /**
-   * koffi's native file, for a thread to enter another netns with setns (default: koffiNativeFile(); null: none, so
-   * agents in another netns are processes)
-   */
-  ffi?: string | null;
-  /** 'processes': every agent a process, as before threads (PODSCOPE_PROBE_AGENTS=processes) */
-  transport?: 'threads' | 'processes';
-  /** where the fall back to process agents is said (once per process and reason); default: stderr */
-  log?: (line: string) => void;
-}
-
-/** why a thread cannot enter a netns with this FFI file ('' for none), once seen: every such agent is a process */
-const refused = new Map<string, string>();
-/** the reasons already said (each once per process, whichever engine or measurer met it) */
-const said = new Set<string>();
-
 export class LinuxProbeNet implements ProbeNet {
-  private readonly givenFfi: string | null | undefined;
-  private foundFfi: { file: string | undefined } | undefined;
-  private readonly transport: 'threads' | 'processes';
-  private readonly log: (line: string) => void;
-
   constructor(
     runner: ProcessRunner,
     private readonly nodePath = process.execPath,
     private readonly kernel: KernelReader = new LinuxKernelReader(runner),
     private readonly place?: ProbeHostPlace,
-    agents: ProbeAgentOptions = {},
-  ) {
-    this.givenFfi = agents.ffi;
-    this.transport = agents.transport ?? (process.env.PODSCOPE_PROBE_AGENTS === 'processes' ? 'processes' : 'threads');
-    this.log = agents.log ?? ((line) => process.stderr.write(`podscope: ${line}\n`));
-  }
-
-  /** looked for on the first agent, not when an engine opens: a verb that probes nothing never touches koffi */
-  private get ffi(): string | undefined {
-    this.foundFfi ??= { file: this.givenFfi === null ? undefined : (this.givenFfi ?? koffiNativeFile()) };
-    return this.foundFfi.file;
-  }
-
-  /**
-   * How an agent in a netns other than this process's runs now: a thread, or a process with the reason (koffi not
-   * found or not loaded, setns refused with EPERM, or asked for).
-   */
-  agentTransport(): { kind: 'thread' } | { kind: 'process'; reason: string } {
-    if (this.transport === 'processes') return { kind: 'process', reason: 'PODSCOPE_PROBE_AGENTS=processes' };
-    if (this.ffi === undefined)
-      return { kind: 'process', reason: `koffi's native file for ${process.platform}_${process.arch} was not found` };
-    const why = refused.get(this.ffi);
-    return why === undefined ? { kind: 'thread' } : { kind: 'process', reason: why };
-  }
+  ) {}
 
   async open(pinned: string | undefined, signal?: AbortSignal): Promise<ProbeAgent> {
     const netnsPath = pinned ?? this.place?.netnsPath;
     const ownNetns = netnsPath === undefined;
-    const reused = ownNetns ? takeKept(this.transport === 'threads' ? 'thread' : 'process') : undefined;
+    const reused = ownNetns ? takeKept() : undefined;
     if (reused) return new AgentLease(reused);
-    const agent = await this.start(netnsPath, signal);
-    return ownNetns ? new AgentLease(agent) : agent;
-  }
-
-  /** A thread where one can get into the netns (this process's own needs no setns), else a process. */
-  private async start(netnsPath: string | undefined, signal?: AbortSignal): Promise<AgentConnection> {
-    const how = this.agentTransport();
-    if (this.transport === 'threads' && (netnsPath === undefined || how.kind === 'thread')) {
-      const thread = new ThreadAgent(netnsPath, this.ffi);
-      try {
-        await thread.ready(signal);
-        return thread;
-      } catch (e) {
-        await thread.close();
-        if (!(e instanceof ThreadEnterRefused)) throw e;
-        if (e.always) refused.set(this.ffi ?? '', e.reason);
-        this.say(`probe agents in other network namespaces run as processes (nsenter, node): ${e.reason}`);
-      }
-    } else if (netnsPath !== undefined && how.kind === 'process' && this.transport === 'threads')
-      this.say(`probe agents in other network namespaces run as processes (nsenter, node): ${how.reason}`);
-    const child = new ChildAgent(this.nodePath, netnsPath);
+    const [file, args] =
+      netnsPath === undefined
+        ? [this.nodePath, ['-e', AGENT_SCRIPT]]
+        : ['nsenter', [`--net=${netnsPath}`, '--', this.nodePath, '-e', AGENT_SCRIPT]];
+    // ELECTRON_RUN_AS_NODE: inside the Electron main, execPath is the Electron binary
+    const child = spawn(file, args, {
+      stdio: ['pipe', 'pipe', 'pipe'],
+      detached: true,
+      env: { ...process.env, ELECTRON_RUN_AS_NODE: '1' },
+    });
+    const agent = new ChildAgent(child, netnsPath ?? 'host');
     try {
-      await child.ready(signal);
+      await agent.ready(signal);
     } catch (e) {
-      await child.close();
+      await agent.close();
       throw e;
     }
-    return child;
-  }
-
-  private say(line: string): void {
-    if (said.has(line)) return;
-    said.add(line);
-    this.log(line);
+    return ownNetns ? new AgentLease(agent) : agent;
   }
 
   async hostportDnatRules(signal?: AbortSignal): Promise<{ v4: string[]; v6: string[] }> {
@@ -232,6 +168,189 @@ export class LinuxProbeNet implements ProbeNet {
   }
 }
 
+class ChildAgent implements ProbeAgent {
+  private nextId = 1;
+  private buffer = '';
+  private stderr = '';
+  private readonly pending = new Map<number, (reply: Record<string, unknown>) => void>();
+  private exited = false;
+  private readonly exitPromise: Promise<void>;
+
+  constructor(
+    private readonly child: ChildProcess,
+    private readonly where: string,
+  ) {
+    this.exitPromise = new Promise((resolve) => {
+      const gone = () => {
+        if (this.exited) return;
+        this.exited = true;
+        for (const [, done] of this.pending)
+          done({ ok: false, error: `probe agent in ${where} exited${this.stderr ? `: ${this.stderr.trim().slice(-500)}` : ''}` });
+        this.pending.clear();
+        resolve();
+      };
+      child.once('exit', gone);
+      // spawn failure (nsenter or node missing): no 'exit' follows
+      child.once('error', (e) => {
+        this.stderr += e.message;
+        gone();
+      });
+    });
+    child.stdin!.on('error', () => undefined);
+    child.stderr!.on('data', (b: Buffer) => {
+      this.stderr = (this.stderr + b.toString()).slice(-4000);
+    });
+    child.stdout!.on('data', (b: Buffer) => {
+      this.buffer += b.toString('utf8');
+      let nl: number;
+      while ((nl = this.buffer.indexOf('\n')) >= 0) {
+        const line = this.buffer.slice(0, nl);
+        this.buffer = this.buffer.slice(nl + 1);
+        try {
+          const msg = JSON.parse(line) as Record<string, unknown>;
+          const done = this.pending.get(msg.id as number);
+          this.pending.delete(msg.id as number);
+          done?.(msg);
+        } catch {
+          // not ours: ignore
+        }
+      }
+    });
+  }
+
+  get pid(): number | undefined {
+    return this.child.pid;
+  }
+
+  get alive(): boolean {
+    return !this.exited && this.child.exitCode === null && this.child.signalCode === null;
+  }
+
+  async ready(signal?: AbortSignal): Promise<void> {
+    const reply = await this.wait(0, START_TIMEOUT_MS, signal);
+    if (!reply.ok) throw new PodscopeError('RuntimeError', `cannot start the probe agent in ${this.where}: ${String(reply.error)}`);
+  }
+
+  /** Closes every responder; false when the agent could not (it is then ended, not kept). */
+  async reset(): Promise<boolean> {
+    if (!this.alive || this.pending.size > 0) return false;
+    return (await this.request({ op: 'reset' })).ok === true;
+  }
+
+  /** A kept agent's child and pipes do not hold this process's event loop; one in use does. */
+  idle(): void {
+    this.child.unref();
+    for (const pipe of this.pipes()) pipe.unref();
+  }
+
+  inUse(): void {
+    this.child.ref();
+    for (const pipe of this.pipes()) pipe.ref();
+  }
+
+  /** stdin, stdout and stderr: spawned with 'pipe', each is a net.Socket (typed only as a stream) */
+  private pipes(): Socket[] {
+    return [this.child.stdin, this.child.stdout, this.child.stderr] as Socket[];
+  }
+
+  private wait(id: number, timeoutMs: number, signal?: AbortSignal): Promise<Record<string, unknown>> {
+    return new Promise((resolve) => {
+      if (this.exited) return resolve({ ok: false, error: `probe agent in ${this.where} has exited` });
+      const timer = setTimeout(() => {
+        this.pending.delete(id);
+        signal?.removeEventListener('abort', onAbort);
+        resolve({ ok: false, error: 'probe agent did not answer in time' });
+      }, timeoutMs);
+      const onAbort = () => {
+        this.pending.delete(id);
+        clearTimeout(timer);
+        resolve({ ok: false, error: 'canceled' });
+      };
+      signal?.addEventListener('abort', onAbort, { once: true });
+      this.pending.set(id, (r) => {
+        clearTimeout(timer);
+        signal?.removeEventListener('abort', onAbort);
+        resolve(r);
+      });
+    });
+  }
+
+  private async request(body: Record<string, unknown>): Promise<Record<string, unknown>> {
+    const id = this.nextId++;
+    const answer = this.wait(id, REQUEST_TIMEOUT_MS);
+    if (!this.exited) this.child.stdin!.write(`${JSON.stringify({ ...body, id })}\n`);
+    return answer;
+  }
+
+  async listeners(): Promise<number[]> {
+    const r = await this.request({ op: 'listeners' });
+    if (!r.ok) throw new PodscopeError('RuntimeError', `listing TCP listeners in ${this.where}: ${String(r.error)}`);
+    return r.ports as number[];
+  }
+
+  async respond(port: number, banner: string, address?: string): Promise<number> {
+    const r = await this.request({ op: 'respond', port, banner, address });
+    if (!r.ok)
+      throw new PodscopeError('RuntimeError', `cannot open a responder on ${address ?? '*'}:${port} in ${this.where}: ${String(r.error)}`);
+    return r.port as number;
+  }
+
+  async connect(
+    host: string,
+    port: number,
+    timeoutMs: number,
+    bannerMs: number,
+    opts: { resetIfBanner?: string; localPort?: number } = {},
+  ): Promise<ConnectOutcome> {
+    const r = await this.request({
+      op: 'connect',
+      host,
+      port,
+      timeoutMs,
+      bannerMs,
+      resetIfBanner: opts.resetIfBanner,
+      localPort: opts.localPort,
+    });
+    if (!r.ok) return { kind: 'error', error: String(r.error) };
+    return r.outcome as ConnectOutcome;
+  }
+
+  async dns(
+    server: string,
+    port: number,
+    name: string,
+    qtype: 'A' | 'AAAA' | 'NS',
+    timeoutMs: number,
+    opts: { localPort?: number } = {},
+  ): Promise<DnsOutcome> {
+    const r = await this.request({ op: 'dns', server, port, name, qtype, timeoutMs, localPort: opts.localPort });
+    if (!r.ok) return { kind: 'error', error: String(r.error) };
+    return r.outcome as DnsOutcome;
+  }
+
+  async ping(host: string, size: number, timeoutMs: number): Promise<PingOutcome> {
+    const r = await this.request({ op: 'ping', host, size, timeoutMs });
+    if (!r.ok) return { kind: 'error', error: String(r.error) };
+    return r.outcome as PingOutcome;
+  }
+
+  /** Ends the agent: stdin's end, then SIGKILL to its group after a grace period. */
+  async close(): Promise<void> {
+    if (this.exited || this.child.pid === undefined) return;
+    if (this.child.exitCode !== null || this.child.signalCode !== null) return;
+    this.child.stdin!.end();
+    const timer = setTimeout(() => {
+      try {
+        process.kill(-this.child.pid!, 'SIGKILL');
+      } catch {
+        // already gone
+      }
+    }, EXIT_GRACE_MS);
+    await this.exitPromise;
+    clearTimeout(timer);
+  }
+}
+
 /**
  * The host's agent handed to one probe: close() returns it to the kept agents once its responders are closed (or
  * ends it when they could not be). A lease is closed once; the agent it held may already serve the next probe.
@@ -239,13 +358,13 @@ export class LinuxProbeNet implements ProbeNet {
 class AgentLease implements ProbeAgent {
   private closed = false;
 
-  constructor(private readonly agent: AgentConnection) {}
+  constructor(private readonly agent: ChildAgent) {}
 
   get pid(): number | undefined {
     return this.agent.pid;
   }
 
-  private live(): AgentConnection {
+  private live(): ChildAgent {
     if (this.closed) throw new PodscopeError('RuntimeError', 'probe agent used after its probe closed it');
     return this.agent;
   }
@@ -258,15 +377,15 @@ class AgentLease implements ProbeAgent {
     return this.live().respond(port, banner, address);
   }
 
-  async connect(...args: Parameters<AgentConnection['connect']>): Promise<ConnectOutcome> {
+  async connect(...args: Parameters<ChildAgent['connect']>): Promise<ConnectOutcome> {
     return this.live().connect(...args);
   }
 
-  async dns(...args: Parameters<AgentConnection['dns']>): Promise<DnsOutcome> {
+  async dns(...args: Parameters<ChildAgent['dns']>): Promise<DnsOutcome> {
     return this.live().dns(...args);
   }
 
-  async ping(...args: Parameters<AgentConnection['ping']>): Promise<PingOutcome> {
+  async ping(...args: Parameters<ChildAgent['ping']>): Promise<PingOutcome> {
     return this.live().ping(...args);
   }
 

@@ -1,16 +1,8 @@
 /**
- * The probe agent: a tiny Node program the engine runs in a network namespace, in one of two ways (one text for
- * both, so the logic never forks; only the few lines of transport at its top differ):
- *   - a worker thread of the engine (linux-probe-net.ts): it enters the netns with setns(2) through the koffi FFI
- *     (the path of koffi's native file in workerData) before it creates anything. setns moves the calling thread
- *     only, and every socket, /proc/thread-self/net file and child process that thread makes from then on belongs to
- *     the netns it entered. A request and its answer are one message each; the message 'end' ends it.
- *   - a process of its own (`node -e`, through `nsenter --net=<path>` for another netns), where koffi cannot be
- *     loaded or setns is refused: one JSON request per stdin line, one JSON line per answer; stdin's end ends it.
- * Either way, only what happens on the agent's own thread happens in its netns: libuv's thread pool (async fs,
- * dns.lookup of a name, crypto) stays in the netns the engine's process started in. So the agent reads files
- * synchronously and is only given IP literals (net and dgram skip the lookup for a literal).
- *   {id, op: 'listeners'}                          → TCP ports in LISTEN state in its netns (/proc/thread-self/net/tcp{,6})
+ * The probe agent: a tiny Node program the engine runs with `node -e` in the host netns or, through
+ * `nsenter --net=<path>`, inside a sandbox's netns (Node cannot switch namespaces itself). It takes one JSON request
+ * per stdin line and answers one JSON line each:
+ *   {id, op: 'listeners'}                          → TCP ports in LISTEN state in its netns (/proc/self/net/tcp{,6})
  *   {id, op: 'respond', port, address?, banner}    → listens (port 0 = any) and answers every connection with banner
  *   {id, op: 'connect', host, port, timeoutMs, bannerMs, resetIfBanner?, localPort?} → {outcome: connected(rttMs, banner?) | refused | timeout |
  *     unreachable(errno) | error}
@@ -20,70 +12,35 @@
  *   {id, op: 'ping', host, size, timeoutMs} → {outcome: ok | lost | tooBig(mtu) | error}: one ICMP echo of `size`
  *     bytes (the whole IP packet) with DF set (iputils' ping -M do), for the path MTU audit
  * The DNS messages are encoded here by hand (RFC 1035 §4: a 12-byte header, one question, the answer records read
- * back): the agent is a string with no module resolution, so no npm library can be loaded, and node:dns cannot be
- * used because it picks its own source port (a traced query must come from the port the trace matches), does not
- * say whether the answer was truncated or came over TCP, and resolves on the thread pool (the host's netns).
+ * back): the agent is a `node -e` string with no module resolution, so no npm library can be loaded, and node:dns
+ * cannot be used because it picks its own source port (a traced query must come from the port the trace matches) and
+ * does not say whether the answer was truncated or came over TCP.
  *   {id, op: 'reset'}                              → closes every responder (after a probe, before the agent is kept)
- * Its first answer (id 0) says it is ready and gives its id: the kernel's thread id (for a process, its pid), under
- * which /proc shows it and its netns while it lives. It ends when its input ends (the engine died or is done) and
- * after a lifetime counted from its last request, killing the pings it started.
+ * It exits when stdin closes (the engine died or is done) and after a lifetime counted from its last request.
  * Kept as a string so the bundled CLI, the Electron main and tsx all run the same bytes without a file on disk.
  */
 import { ROUTE_ERRORS } from './probe-net';
 
 export const AGENT_LIFETIME_MS = 60_000;
 
-/** what the agent answers (id 0, ok false, stage) when a thread could not enter its netns */
-export type AgentEnterStage = 'ffi' | 'open' | 'setns';
-
-/** setns(2)'s nstype for a network namespace */
-const CLONE_NEWNET = 0x40000000;
-
 export const AGENT_SCRIPT = String.raw`
 'use strict';
-const fs = require('fs');
-const wt = require('worker_threads');
-// the transport: a worker thread's port, or stdin and stdout
-const port = wt.isMainThread ? null : wt.parentPort;
-if (port && wt.workerData.netns) {
-  // entered before anything else is loaded or created; each failure says its stage (the engine falls back to a
-  // process agent where koffi cannot load or setns is refused, not where the netns is gone)
-  let stage = 'ffi';
-  try {
-    const ffi = require(wt.workerData.ffi);
-    const setns = ffi.load('libc.so.6').func('int setns(int fd, int nstype)');
-    stage = 'open';
-    const fd = fs.openSync(wt.workerData.netns, 'r');
-    stage = 'setns';
-    const rc = setns(fd, ${CLONE_NEWNET});
-    const errno = rc === 0 ? 0 : ffi.errno();
-    fs.closeSync(fd);
-    if (rc !== 0) throw Object.assign(new Error('setns failed with errno ' + errno), { errno });
-  } catch (e) {
-    port.postMessage({ id: 0, ok: false, stage, error: String(e && e.message || e), errno: e && e.errno });
-    process.exit(1);
-  }
-}
 const net = require('net');
+const fs = require('fs');
 const dgram = require('dgram');
 const cp = require('child_process');
 const servers = [];
-const pings = new Set();
 const ROUTE_ERRORS = ${JSON.stringify(Object.keys(ROUTE_ERRORS))};
-const out = port ? (o) => port.postMessage(o) : (o) => process.stdout.write(JSON.stringify(o) + '\n');
-const quit = () => {
-  for (const s of servers) try { s.close(); } catch {}
-  // a ping still waiting would otherwise outlive the agent in its netns
-  for (const c of pings) try { c.kill('SIGKILL'); } catch {}
-  process.exit(0);
-};
+const out = (o) => process.stdout.write(JSON.stringify(o) + '\n');
+const quit = () => { for (const s of servers) try { s.close(); } catch {} process.exit(0); };
 // a lifetime counted from the last request: an agent kept for the next probe lives on while it is asked things
 const life = setTimeout(quit, Number(process.env.PODSCOPE_PROBE_LIFETIME_MS || ${AGENT_LIFETIME_MS}));
 life.unref();
+process.stdin.on('end', quit);
+process.stdin.on('error', quit);
 function listeners() {
   const ports = new Set();
-  // thread-self: a thread's own netns (/proc/self/net is its process's main thread's)
-  for (const f of ['/proc/thread-self/net/tcp', '/proc/thread-self/net/tcp6']) {
+  for (const f of ['/proc/self/net/tcp', '/proc/self/net/tcp6']) {
     let text = '';
     try { text = fs.readFileSync(f, 'utf8'); } catch { continue; }
     for (const line of text.split('\n').slice(1)) {
@@ -229,8 +186,7 @@ function ping(req, reply) {
   const payload = req.size - (v6 ? 48 : 28);
   // -M do: DF set and no local fragmentation, so a too-big packet is refused with the MTU the kernel knows
   const args = ['-n', '-c', '1', '-M', 'do', '-s', String(payload), '-W', String(req.timeoutMs / 1000), v6 ? '-6' : '-4', req.host];
-  const child = cp.execFile('ping', args, { timeout: req.timeoutMs + 2000 }, (err, stdout, stderr) => {
-    pings.delete(child);
+  cp.execFile('ping', args, { timeout: req.timeoutMs + 2000 }, (err, stdout, stderr) => {
     const text = String(stdout) + String(stderr);
     const mtu = /mtu ?= ?(\d+)/i.exec(text);
     if (mtu) return reply({ ok: true, outcome: { kind: 'tooBig', mtu: Number(mtu[1]), local: /local error|message too long/i.test(text) } });
@@ -239,42 +195,32 @@ function ping(req, reply) {
     if (err.code === 1) return reply({ ok: true, outcome: { kind: 'lost' } });
     reply({ ok: true, outcome: { kind: 'error', error: text.trim().split('\n').pop() || String(err.code) } });
   });
-  pings.add(child);
 }
 // every responder closed (their ports free again) before the agent is kept for another probe
 function reset(reply) {
   const closing = servers.splice(0).map((s) => new Promise((r) => s.close(() => r())));
   Promise.all(closing).then(() => reply({ ok: true }));
 }
-function handle(req) {
-  const reply = (o) => out(Object.assign({ id: req.id }, o));
-  life.refresh();
-  try {
-    if (req.op === 'listeners') reply({ ok: true, ports: listeners() });
-    else if (req.op === 'reset') reset(reply);
-    else if (req.op === 'respond') respond(req, reply);
-    else if (req.op === 'connect') connect(req, reply);
-    else if (req.op === 'dns') dns(req, reply);
-    else if (req.op === 'ping') ping(req, reply);
-    else reply({ ok: false, error: 'unknown op' });
-  } catch (e) { reply({ ok: false, error: String(e && e.message || e) }); }
-}
-if (port) port.on('message', (m) => (m === 'end' ? quit() : handle(m)));
-else {
-  let buf = '';
-  process.stdin.on('end', quit);
-  process.stdin.on('error', quit);
-  process.stdin.on('data', (chunk) => {
-    buf += chunk.toString('utf8');
-    let nl;
-    while ((nl = buf.indexOf('\n')) >= 0) {
-      const line = buf.slice(0, nl); buf = buf.slice(nl + 1);
-      let req;
-      try { req = JSON.parse(line); } catch { continue; }
-      handle(req);
-    }
-  });
-}
-// the kernel's id of this thread (a process's main thread's is its pid): /proc/<id> shows it while it lives
-out({ id: 0, ok: true, ready: true, pid: Number(fs.readlinkSync('/proc/thread-self').split('/').pop()) });
+let buf = '';
+process.stdin.on('data', (chunk) => {
+  buf += chunk.toString('utf8');
+  let nl;
+  while ((nl = buf.indexOf('\n')) >= 0) {
+    const line = buf.slice(0, nl); buf = buf.slice(nl + 1);
+    let req;
+    try { req = JSON.parse(line); } catch { continue; }
+    const reply = (o) => out(Object.assign({ id: req.id }, o));
+    life.refresh();
+    try {
+      if (req.op === 'listeners') reply({ ok: true, ports: listeners() });
+      else if (req.op === 'reset') reset(reply);
+      else if (req.op === 'respond') respond(req, reply);
+      else if (req.op === 'connect') connect(req, reply);
+      else if (req.op === 'dns') dns(req, reply);
+      else if (req.op === 'ping') ping(req, reply);
+      else reply({ ok: false, error: 'unknown op' });
+    } catch (e) { reply({ ok: false, error: String(e && e.message || e) }); }
+  }
+});
+out({ id: 0, ok: true, ready: true, pid: process.pid });
 `;

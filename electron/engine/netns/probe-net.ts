@@ -49,10 +49,7 @@ export type PingOutcome =
   | { kind: 'error'; error: string };
 
 export interface ProbeAgent {
-  /**
-   * the kernel's id of the agent: its thread's tid (a worker thread of this process) or its process's pid; undefined
-   * for in-memory fakes. /proc/<id> exists while it lives, so tests can check it is gone after the probe
-   */
+  /** the agent's process id (undefined for in-memory fakes), so tests can check it is gone after the probe */
   readonly pid?: number;
   /** TCP ports that have a socket in LISTEN state in the agent's netns */
   listeners(): Promise<number[]>;
@@ -82,12 +79,12 @@ export interface ProbeAgent {
   ): Promise<DnsOutcome>;
   /** one ICMP echo of `size` bytes (the IP packet) to host with DF set (the path MTU audit); absent: no audit */
   ping?(host: string, size: number, timeoutMs: number): Promise<PingOutcome>;
-  /** closes every responder and ends the agent (a thread is joined, a process killed by pid); idempotent */
+  /** closes every responder and ends the agent (by its pid); idempotent */
   close(): Promise<void>;
 }
 
 export interface ProbeNet {
-  /** an agent in the netns pinned at netnsPath, or in the host's netns when undefined (linux-probe-net.ts) */
+  /** an agent in the netns pinned at netnsPath, or in the host's netns when undefined */
   open(netnsPath: string | undefined, signal?: AbortSignal): Promise<ProbeAgent>;
   /** the rules of CNI-HOSTPORT-DNAT in the nat table of each family, `-A …` lines in chain order (empty when absent) */
   hostportDnatRules(signal?: AbortSignal): Promise<{ v4: string[]; v6: string[] }>;
