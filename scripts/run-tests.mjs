@@ -3,12 +3,11 @@
  * `npm test`: every phase of the suite, in two stages of lanes side by side.
  *
  *   stage 1:  pool "cpu":    as many at once as there are cores: the static checks (typecheck of each tsconfig,
- *                            eslint, oxfmt), unit, the renderer build, the CRI files over fakes (project cri)
+ *                            eslint, oxfmt), unit, the CRI files over fakes (project cri)
  *             lane "alone":  the real files that look at the whole host (vitest project real-alone)
  *   stage 2:  lane "real":   the real files (project real: the host, root, runc, the plugins)
- *             lane "e2e":    Playwright, on the renderer built in stage 1
- *   Stage 2 starts when the files that run alone are done (Playwright also waits for the renderer build), while the
- *   rest of stage 1's pool goes on beside it.
+ *             lane "e2e":    the renderer build, then Playwright on it
+ *   Stage 2 starts when the files that run alone are done, while the rest of stage 1's pool goes on beside it.
  *
  * On 2-core machines the suite is bounded by its CPU seconds: the static checks and unit keep both cores busy, while
  * the real files and Playwright spend most of their time waiting (on runc, the plugins, containerd, the kernel, a
@@ -152,11 +151,7 @@ async function pool(steps, width) {
   const queue = [...steps];
   let failed = false;
   const worker = async () => {
-    for (let step = queue.shift(); step; step = queue.shift()) {
-      const [name, args, env, whenDone] = step;
-      if ((await phase(name, args, env)) !== 0) failed = true;
-      whenDone?.();
-    }
+    for (let step = queue.shift(); step; step = queue.shift()) if ((await phase(...step)) !== 0) failed = true;
   };
   await Promise.all(Array.from({ length: Math.max(1, Math.min(width, queue.length)) }, worker));
   return failed;
@@ -164,25 +159,19 @@ async function pool(steps, width) {
 
 const vitest = (...projects) => ['exec', '--', 'vitest', 'run', ...projects.flatMap((p) => ['--project', p])];
 // Stage 1's cpu pool: the static checks, then unit as soon as a slot is free (it used to wait for eslint, the longest
-// check, while the other core had only the files that run alone, which mostly wait), the renderer build, and the CRI
-// files over fakes (no host, no root): in stage 2's real run they cost more than here (the real run's workers each
-// import them anew, and stage 2 has no CPU to spare)
-let rendererBuilt;
-const built = new Promise((resolve) => (rendererBuilt = resolve));
-const cpu = [
-  ...staticChecks.slice(0, 2),
-  // early, so Playwright need not wait for the pool's end (stage 2 below)
-  ['renderer build', ['run', 'build:renderer'], {}, rendererBuilt],
-  ...staticChecks.slice(2),
-  ['unit', ['run', 'test:unit']],
-  ['CRI over fakes', vitest('cri')],
-];
+// check, while the other core had only the files that run alone, which mostly wait), and the CRI files over fakes (no
+// host, no root): in stage 2's real run they cost more than here (the real run's workers each import them anew, and
+// stage 2 has no CPU to spare)
+const cpu = [...staticChecks, ['unit', ['run', 'test:unit']], ['CRI over fakes', vitest('cri')]];
 // The runs that touch the host are told that the host-global clean-up is done here, once, around all of them.
 const outer = { [OUTER_ENV]: '1' };
 const alone = [['real (alone)', vitest('real-alone'), outer]];
 const real = [['real', vitest('real'), outer]];
-// the renderer was built in the cpu pool: Playwright's global setup skips its own build
-const e2e = [['e2e', ['run', 'test:e2e:run'], { PODSCOPE_E2E_SKIP_BUILD: '1', ...outer }]];
+// the renderer built first (4 CPU s; Playwright is not the longest lane), so Playwright's global setup skips its own build
+const e2e = [
+  ['renderer build', ['run', 'build:renderer']],
+  ['e2e', ['run', 'test:e2e:run'], { PODSCOPE_E2E_SKIP_BUILD: '1', ...outer }],
+];
 const sharedHost = (verb) => [`host ${verb}`, ['exec', '--', 'tsx', 'scripts/shared-host.ts', verb, snapshotFile]];
 
 await phase(...sharedHost('begin'));
@@ -195,7 +184,7 @@ if (serial) {
   // Playwright (each with leases of its own from the one allocator), starts as soon as the host is no longer needed
   // alone, not when the pool's last check ends: the real files are the longest lane of all
   const aloneDone = lane(alone);
-  await Promise.all([pool(cpu, cores), aloneDone.then(() => lane(real)), Promise.all([aloneDone, built]).then(() => lane(e2e))]);
+  await Promise.all([pool(cpu, cores), aloneDone.then(() => lane(real)), aloneDone.then(() => lane(e2e))]);
 }
 await phase(...sharedHost('end'));
 

@@ -16,7 +16,8 @@ import { LinuxFlowTracer, type FlowSpec } from '../../electron/engine/trace/flow
 import type { PodSandboxConfigInput } from '../../shared/domain/config';
 import type { ProbePath, ProbeReport, TraceStep } from '../../shared/domain/probe';
 import { traceTablesOf } from '../../testkit/netns-snapshot';
-import { createRealEnv, type RealEnv } from '../../testkit/throwaway-env';
+import type { RealEnv } from '../../testkit/throwaway-env';
+import { cliFlagsOf, startTracedPod } from './helpers/traced-pod';
 import { escapeRe } from '../../testkit/until';
 
 const sh = (file: string, args: string[]) => execFileSync(file, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
@@ -48,14 +49,8 @@ let a: string;
 let netnsA: string;
 
 beforeAll(async () => {
-  env = await createRealEnv({ tag: 'trc', ipMasq: true });
-  hostPort = env.port(0);
+  ({ env, engine, id: a, netnsPath: netnsA, podIp4, hostPort } = await startTracedPod('trc'));
   GW4 = env.gateway4;
-  engine = await env.engine({ probeOnReady: false });
-  ({ id: a } = await engine.run({ config: pod('web', { port_mappings: [{ container_port: 8080, host_port: hostPort }] }) }));
-  const st = await engine.status(a);
-  netnsA = st.netnsPath!;
-  podIp4 = st.ip;
 });
 
 afterAll(async () => {
@@ -508,8 +503,7 @@ describe('traces side by side, and after a kill', () => {
 
   it('podscope probe --trace: the why and the steps in text, the trace in JSON, exit 5 naming the failure', async () => {
     await engine.close();
-    const flags = ['--state-dir', env.options.stateDir!, '--run-dir', env.options.runDir!, '--cni-conf-dir', env.options.cniConfDir!];
-    flags.push('--cni-bin-dir', '/usr/lib/cni', '--cni-cache-dir', env.options.cniCacheDir!);
+    const flags = cliFlagsOf(env);
     const cli = (args: string[]) =>
       spawnSync(process.execPath, ['bin/podscope.mjs', 'probe', a, '--trace', ...args, ...flags], {
         cwd: join(__dirname, '../..'),

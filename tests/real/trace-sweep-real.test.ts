@@ -17,7 +17,8 @@ import { orphanTraceMonitors, TRACE_MONITOR_ENV } from '../../electron/engine/ke
 import type { SandboxEngine } from '../../electron/engine/service/engine';
 import { traceTablesOf } from '../../testkit/netns-snapshot';
 import { until } from '../../testkit/until';
-import { createRealEnv, type RealEnv } from '../../testkit/throwaway-env';
+import type { RealEnv } from '../../testkit/throwaway-env';
+import { cliFlagsOf, startTracedPod } from './helpers/traced-pod';
 
 const sh = (file: string, args: string[]) => execFileSync(file, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
 const ip4 = (args: string[]) => sh('iptables', args);
@@ -29,17 +30,7 @@ let netnsA: string;
 let podIp4: string;
 
 beforeAll(async () => {
-  env = await createRealEnv({ tag: 'trs', ipMasq: true });
-  engine = await env.engine({ probeOnReady: false });
-  const config = {
-    metadata: { name: 'web', namespace: 'podscope-trs', uid: 'uid-trs-web' },
-    hostname: 'web',
-    port_mappings: [{ container_port: 8080, host_port: env.port(0) }],
-  };
-  ({ id: a } = await engine.run({ config }));
-  const st = await engine.status(a);
-  netnsA = st.netnsPath!;
-  podIp4 = st.ip;
+  ({ env, engine, id: a, netnsPath: netnsA, podIp4 } = await startTracedPod('trs'));
 });
 
 afterAll(async () => {
@@ -49,8 +40,7 @@ afterAll(async () => {
 describe('after a kill: what is left, and the sweep at the next start', () => {
   it('a trace killed midway (SIGKILL) leaves its rules and monitors only until the next start', async () => {
     await engine.close();
-    const flags = ['--state-dir', env.options.stateDir!, '--run-dir', env.options.runDir!, '--cni-conf-dir', env.options.cniConfDir!];
-    flags.push('--cni-bin-dir', '/usr/lib/cni', '--cni-cache-dir', env.options.cniCacheDir!);
+    const flags = cliFlagsOf(env);
     const rule = ['OUTPUT', '-d', `${podIp4}/32`, '-p', 'tcp', '--dport', '8080', '-m', 'comment', '--comment', 'fw-block', '-j', 'DROP'];
     const rawAll = () =>
       [
