@@ -4,6 +4,7 @@
  * what is ended is gone by pid. (An agent in a pod's netns is never kept: tests/real/probe-real.test.ts checks that
  * nothing but the pause is left in a pod's netns after each probe.)
  */
+import { readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { endKeptProbeAgents, LinuxProbeNet } from '../../electron/engine/netns/linux-probe-net';
@@ -49,6 +50,27 @@ describe('the host-side probe agent kept between probes', () => {
     const [a, b] = await Promise.all([net.open(undefined), net.open(undefined)]);
     expect(a.pid).not.toBe(b.pid);
     await Promise.all([a.close(), b.close()]);
+  });
+
+  it('starts with PATH and its own lifetime variable, not the engine’s NODE_OPTIONS or CA bundle', async () => {
+    // Node acts on these at every start (a loader preloaded; the CA bundle read and parsed: ~100 ms CPU per agent)
+    const saved = { ...process.env };
+    Object.assign(process.env, {
+      NODE_OPTIONS: '--max-old-space-size=64',
+      NODE_EXTRA_CA_CERTS: '/nonexistent/ca.pem',
+      PODSCOPE_PROBE_LIFETIME_MS: '30000',
+    });
+    try {
+      const agent = await net.open(undefined);
+      const environ = readFileSync(`/proc/${agent.pid!}/environ`, 'utf8').split('\0').filter(Boolean);
+      await agent.close();
+      const names = environ.map((e) => e.slice(0, e.indexOf('='))).sort();
+      expect(names).toEqual(['ELECTRON_RUN_AS_NODE', 'PATH', 'PODSCOPE_PROBE_LIFETIME_MS']);
+      expect(environ).toContain('PODSCOPE_PROBE_LIFETIME_MS=30000');
+    } finally {
+      for (const k of ['NODE_OPTIONS', 'NODE_EXTRA_CA_CERTS', 'PODSCOPE_PROBE_LIFETIME_MS']) delete process.env[k];
+      Object.assign(process.env, saved);
+    }
   });
 
   it('probes side by side each get an agent of their own', async () => {

@@ -18,6 +18,7 @@ import { LinuxKernelReader } from '../kernel/linux-reader';
 import { tablesOf } from '../kernel/netfilter';
 import type { KernelLink, KernelReader, KernelRoute } from '../kernel/types';
 import type { ProcessRunner } from '../os/exec';
+import { nodeScriptEnv } from '../os/node-script-env';
 import { AGENT_SCRIPT } from './probe-agent-script';
 import type { ConnectOutcome, DnsOutcome, InterfaceLink, PingOutcome, ProbeAgent, ProbeNet } from './probe-net';
 
@@ -100,11 +101,11 @@ export class LinuxProbeNet implements ProbeNet {
       netnsPath === undefined
         ? [this.nodePath, ['-e', AGENT_SCRIPT]]
         : ['nsenter', [`--net=${netnsPath}`, '--', this.nodePath, '-e', AGENT_SCRIPT]];
-    // ELECTRON_RUN_AS_NODE: inside the Electron main, execPath is the Electron binary
     const child = spawn(file, args, {
       stdio: ['pipe', 'pipe', 'pipe'],
       detached: true,
-      env: { ...process.env, ELECTRON_RUN_AS_NODE: '1' },
+      // the agent reads one variable of its own (tests shorten its lifetime)
+      env: nodeScriptEnv(['PODSCOPE_PROBE_LIFETIME_MS']),
     });
     const agent = new ChildAgent(child, netnsPath ?? 'host');
     try {

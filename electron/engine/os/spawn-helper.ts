@@ -23,6 +23,7 @@ import {
 } from './exec';
 import { PodscopeError } from '../../../shared/domain/errors';
 import { holdFileLockInProcess, type HeldFileLock } from './file-lock';
+import { nodeScriptEnv } from './node-script-env';
 import { launchWithSyncPipeInProcess, type SyncPipeOutcome, type SyncPipeRequest } from './sync-pipe';
 
 /**
@@ -292,9 +293,7 @@ export class SpawnHelperRunner implements ProcessRunner {
     try {
       const helper = spawn(process.execPath, ['-e', HELPER_SOURCE], {
         stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
-        // inside the Electron main, execPath is the Electron binary: ELECTRON_RUN_AS_NODE makes it plain Node
-        // (node ignores the variable)
-        env: { PATH: process.env.PATH ?? '', ELECTRON_RUN_AS_NODE: '1' },
+        env: nodeScriptEnv(),
       });
       helper.on('message', (m: HelperReply) => this.onReply(m));
       const lost = () => {

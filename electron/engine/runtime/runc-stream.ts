@@ -10,6 +10,7 @@ import { constants as osConstants } from 'node:os';
 import { join } from 'node:path';
 import type { Duplex, Readable, Writable } from 'node:stream';
 import { PodscopeError } from '../../../shared/domain/errors';
+import { nodeScriptEnv } from '../os/node-script-env';
 import { parseRuncLog, readLogFrom, runcErrors } from './runc-log';
 import type { StreamIO } from './stream-io';
 
@@ -224,7 +225,7 @@ export async function dialInNetns(
   signal?: AbortSignal,
 ): Promise<void> {
   const node = o.nodePath ?? process.execPath;
-  const env = { PATH: process.env.PATH ?? '/usr/sbin:/usr/bin:/sbin:/bin', ELECTRON_RUN_AS_NODE: '1' };
+  const env = nodeScriptEnv();
   const argv = [node, '-e', DIAL_SOURCE, '--', String(port)];
   const child = netnsPath
     ? spawn(o.nsenterPath ?? 'nsenter', [`--net=${netnsPath}`, '--', ...argv], { stdio: ['pipe', 'pipe', 'pipe'], env })

@@ -7,6 +7,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { PodscopeError } from '../../../shared/domain/errors';
+import { nodeScriptEnv } from '../os/node-script-env';
 import type { ByteSample } from './rate';
 import type { ThroughputMeter, TransferOutcome, TransferSpec } from './types';
 
@@ -68,8 +69,7 @@ interface Child {
 function start(args: string[], netnsPath: string | undefined, stdin: 'ignore' | 'pipe' = 'ignore'): Child {
   const node = [process.execPath, '-e', SCRIPT, ...args];
   const [file, ...argv] = netnsPath ? ['nsenter', `--net=${netnsPath}`, ...node] : node;
-  // ELECTRON_RUN_AS_NODE lets the Electron binary run the script as plain Node; node ignores it
-  const proc = spawn(file!, argv, { env: { ...process.env, ELECTRON_RUN_AS_NODE: '1' }, stdio: [stdin, 'pipe', 'pipe'] });
+  const proc = spawn(file!, argv, { env: nodeScriptEnv(), stdio: [stdin, 'pipe', 'pipe'] });
   const exited = new Promise<void>((resolve) => {
     if (proc.exitCode !== null || proc.signalCode !== null) resolve();
     proc.once('close', () => resolve());
