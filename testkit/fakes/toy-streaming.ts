@@ -44,6 +44,8 @@ export class ToyStreaming implements ContainerStreaming {
       if (prog === 'killed') return { exitCode: 137 };
       // runc's answer for an exec that reaches a container as it stops
       if (prog === 'too-late') throw new PodscopeError('RuntimeError', 'runc exec failed: exec failed: cannot exec in a stopped container');
+      // an exec whose end the runtime could not report (its process went with the container, no exit code read)
+      if (prog === 'lost') throw new PodscopeError('RuntimeError', 'runc exec: the process ended with no exit status');
       if (prog === 'flood') return await this.flood(Number(arg), req.stdout!, req.signal);
       return { exitCode: await this.shell(req) };
     } finally {

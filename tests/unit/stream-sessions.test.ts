@@ -246,6 +246,21 @@ describe('stream sessions over IPC', () => {
     });
   });
 
+  it('an exec whose end the runtime could not report, while its container still reads as running, says why once the event arrives', async () => {
+    const { connection, fakes } = await setup();
+    const a = connection('win-a');
+    const containerId = await runningContainer(fakes);
+    const { sessionId } = await a.client.call('stream.exec', { containerId, cmd: ['lost'] });
+    await new Promise((r) => setTimeout(r, 150));
+    expect(exitOf(a.events, sessionId)).toBeUndefined();
+    await fakes.engine.removeContainer(containerId);
+    await until(() => exitOf(a.events, sessionId) !== undefined, 'the session to end');
+    expect(exitOf(a.events, sessionId)).toMatchObject({
+      error: { message: expect.stringContaining('no exit status') },
+      reason: expect.stringMatching(/^container app (exited|was removed)$/),
+    });
+  });
+
   it('an exec that exits by itself ends at once, with no reason (its container still runs)', async () => {
     const { connection, fakes } = await setup();
     const a = connection('win-a');

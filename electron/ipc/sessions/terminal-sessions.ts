@@ -166,7 +166,10 @@ export class TerminalSessions {
    */
   private async endReason(s: Session, exitCode?: number): Promise<string | undefined> {
     const now = await this.endReasonNow(s);
-    if (now !== undefined || exitCode === undefined || exitCode < 128 || !s.containerId) return now;
+    // An exit code below 128 is the process's own end. A session the user closed ends for that. Otherwise (killed
+    // by a signal, or an exec whose end the runtime could not report: its process went with the container before the
+    // exit code was read, seen under load in sessions-end-real) the container's event may still be on its way.
+    if (now !== undefined || (exitCode !== undefined && exitCode < 128) || s.abort.signal.aborted || !s.containerId) return now;
     return new Promise<string | undefined>((resolve) => {
       const timer = setTimeout(() => resolve(s.endReason), Math.max(END_EVENT_WAIT_MS, 2 * (this.deps.exitGraceMs ?? 1000)));
       timer.unref();
