@@ -27,7 +27,6 @@ import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-
 // Node reads and parses the bundle NODE_EXTRA_CA_CERTS names at each start, before running a line: ~75 ms of CPU
 // with Debian's bundle on this project's machines, over ~700 Node starts in one run (vitest and Playwright workers,
 // CLI runs, bundled helpers). The suite opens no TLS connection (loopback, its own namespaces, a plain-HTTP registry
@@ -88,7 +87,13 @@ const quote = (arg) => (/^[\w@%+=:,./-]+$/.test(arg) ? arg : `'${arg.replaceAll(
  * command; both with node_modules/.bin first on PATH, as npm would run them. Not through npm itself: each `npm run`
  * or `npm exec` started npm's own CLI first (~0.7 CPU s, 10 CPU s over one run's phases).
  */
-const shellCommand = (args) => (args[0] === 'run' ? scripts[args[1]] : args.slice(args[1] === '--' ? 2 : 1).map(quote).join(' '));
+const shellCommand = (args) =>
+  args[0] === 'run'
+    ? scripts[args[1]]
+    : args
+        .slice(args[1] === '--' ? 2 : 1)
+        .map(quote)
+        .join(' ');
 
 /** Runs one phase with its output captured; resolves with its exit code. */
 function phase(name, args, env = {}) {
@@ -218,10 +223,7 @@ if (serial) {
   // Playwright (each with leases of its own from the one allocator), starts as soon as the host is no longer needed
   // alone, not when the pool's last check ends: the real files are the longest lane of all
   const aloneDone = lane(alone);
-  // One more than the cores: in the first minute the checks wait on their start-up and the files that run alone on
-  // containerd and the kernel, and with the pool as wide as the cores a fifth of the machine sat idle then (/proc/stat
-  // each second, runs 29 and 32); from stage 2 on the machine is busy whatever the width.
-  await Promise.all([pool(cpu, cores + 1), aloneDone.then(() => lane(real)), aloneDone.then(() => lane(e2e))]);
+  await Promise.all([pool(cpu, cores), aloneDone.then(() => lane(real)), aloneDone.then(() => lane(e2e))]);
 }
 await phase(...sharedHost('end'));
 
