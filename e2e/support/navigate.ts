@@ -5,7 +5,8 @@
  * navigation itself (page.goto throws) or only a subresource: then the load "succeeds" without the stylesheet or a
  * script chunk, and the test goes on clicking an unstyled page where elements overlap (a CI run lost its CSS this
  * way and clicked the empty-detail text instead of a pod row), or the document's own request, and Chromium navigates
- * to its error page (page.goto says the navigation was interrupted by chrome-error://). The app is not at fault and the page was never fully
+ * to its error page (page.goto says the navigation was interrupted by chrome-error://) or starts the same navigation again
+ * itself (interrupted by another navigation to the same URL). The app is not at fault and the page was never fully
  * loaded, so either way the load is tried again, a few times; any other error, and the last one, are the test's.
  */
 import type { Page, Request, Response } from '@playwright/test';
@@ -15,7 +16,13 @@ const NETWORK_CHANGED = /net::ERR_NETWORK_CHANGED/;
 const TO_ERROR_PAGE = /interrupted by another navigation to "chrome-error:\/\/chromewebdata\//;
 const ATTEMPTS = 5;
 
-async function again(page: Page, load: () => Promise<Response | null>): Promise<Response | null> {
+/**
+ * @param target the URL being loaded: when Chromium itself starts the navigation to it again (it retries a document
+ * request the network change aborted), Playwright reports the first one as "interrupted by another navigation" to that
+ * same URL (run 35); that is the same loss, and the load is tried again
+ */
+async function again(page: Page, target: string, load: () => Promise<Response | null>): Promise<Response | null> {
+  const toSameUrl = `interrupted by another navigation to ${JSON.stringify(target)}`;
   for (let attempt = 1; ; attempt++) {
     const lost: string[] = [];
     const onFailed = (r: Request) => {
@@ -30,7 +37,7 @@ async function again(page: Page, load: () => Promise<Response | null>): Promise<
       const message = String((e as Error).message);
       // Playwright gives no request event for a document lost this way (two CI runs showed none), so the error page
       // counts as such a loss; an app that does not answer fails every attempt, and the last failure is the test's
-      const lostToNetworkChange = NETWORK_CHANGED.test(message) || TO_ERROR_PAGE.test(message);
+      const lostToNetworkChange = NETWORK_CHANGED.test(message) || TO_ERROR_PAGE.test(message) || message.includes(toSameUrl);
       if (attempt >= ATTEMPTS || !lostToNetworkChange) throw e;
     } finally {
       page.off('requestfailed', onFailed);
@@ -38,5 +45,5 @@ async function again(page: Page, load: () => Promise<Response | null>): Promise<
   }
 }
 
-export const gotoApp = (page: Page, url: string) => again(page, () => page.goto(url));
-export const reloadApp = (page: Page) => again(page, () => page.reload());
+export const gotoApp = (page: Page, url: string) => again(page, url, () => page.goto(url));
+export const reloadApp = (page: Page) => again(page, page.url(), () => page.reload());
