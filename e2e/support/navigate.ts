@@ -17,12 +17,13 @@ const TO_ERROR_PAGE = /interrupted by another navigation to "chrome-error:\/\/ch
 const ATTEMPTS = 5;
 
 /**
- * @param target the URL being loaded: when Chromium itself starts the navigation to it again (it retries a document
- * request the network change aborted), Playwright reports the first one as "interrupted by another navigation" to that
- * same URL (run 35); that is the same loss, and the load is tried again
+ * How page.goto fails when Chromium itself started the navigation again (it retries a document request the network
+ * change aborted): the first one is "interrupted by another navigation" to the same URL (runs 35 and 36), both named
+ * as Chromium normalised them
  */
-async function again(page: Page, target: string, load: () => Promise<Response | null>): Promise<Response | null> {
-  const toSameUrl = `interrupted by another navigation to ${JSON.stringify(target)}`;
+const RESTARTED = /Navigation to "([^"]+)" is interrupted by another navigation to "\1"/;
+
+async function again(page: Page, load: () => Promise<Response | null>): Promise<Response | null> {
   for (let attempt = 1; ; attempt++) {
     const lost: string[] = [];
     const onFailed = (r: Request) => {
@@ -37,7 +38,7 @@ async function again(page: Page, target: string, load: () => Promise<Response | 
       const message = String((e as Error).message);
       // Playwright gives no request event for a document lost this way (two CI runs showed none), so the error page
       // counts as such a loss; an app that does not answer fails every attempt, and the last failure is the test's
-      const lostToNetworkChange = NETWORK_CHANGED.test(message) || TO_ERROR_PAGE.test(message) || message.includes(toSameUrl);
+      const lostToNetworkChange = NETWORK_CHANGED.test(message) || TO_ERROR_PAGE.test(message) || RESTARTED.test(message);
       if (attempt >= ATTEMPTS || !lostToNetworkChange) throw e;
     } finally {
       page.off('requestfailed', onFailed);
@@ -45,5 +46,5 @@ async function again(page: Page, target: string, load: () => Promise<Response | 
   }
 }
 
-export const gotoApp = (page: Page, url: string) => again(page, url, () => page.goto(url));
-export const reloadApp = (page: Page) => again(page, page.url(), () => page.reload());
+export const gotoApp = (page: Page, url: string) => again(page, () => page.goto(url));
+export const reloadApp = (page: Page) => again(page, () => page.reload());
