@@ -55,9 +55,10 @@ const UI_IN_TS = ['renderer/src/lib/style-nonce.test.ts'];
 const CPU_WORKERS = Number(process.env.PODSCOPE_UNIT_WORKERS ?? availableParallelism());
 
 /** Files at once in the real group: a real file alone spends most of its time waiting on the kernel, runc and the
- * plugins, so several overlap their waits; beside Playwright the machine is then busy throughout (/proc/stat). Clean-clone runs of npm test: 4 at once 492.7 s, 5 at once 448.8 s (the real files
- * 354 → 307 s); 6 (beside four Playwright workers, on a machine a helper was also using) made them slower (361 s, the
- * trace file 195 s instead of 58: the waits are partly CPU after all). PODSCOPE_REAL_WORKERS overrides. */
+ * plugins, so several overlap their waits; beside Playwright the machine is then busy throughout (/proc/stat).
+ * Clean-clone runs of npm test: 4 at once 492.7 s, 5 at once 448.8 s (the real files 354 → 307 s); 6 (beside four
+ * Playwright workers, on a machine a helper was also using) made them slower (361 s, the trace file 195 s instead of
+ * 58). PODSCOPE_REAL_WORKERS overrides. */
 const REAL_WORKERS = Number(process.env.PODSCOPE_REAL_WORKERS ?? 5);
 
 // "unit" runs anywhere (fakes only, fake CNI plugins as real executables, jsdom components). "cri" and "real" run

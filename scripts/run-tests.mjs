@@ -13,9 +13,8 @@
  * clean-clone run): both cores are busy from ~60 s on to the end, stage 2 included, with a third of that time in
  * the kernel (forks and execs, namespaces, netfilter). The phases' own CPU figures below count only the processes
  * each one waits for; what was reparented (conmon, the shims, containerd, the kernel's own work) shows only in the
- * machine's figure. The
- * host-global clean-up the real and e2e runs would each do at their end is done once here, around both
- * (scripts/shared-host.ts). PODSCOPE_TEST_SERIAL=1 runs one phase at a time instead (each phase's time alone).
+ * machine's figure. The host-global clean-up the real and e2e runs would each do at their end is done once here,
+ * around both (scripts/shared-host.ts). PODSCOPE_TEST_SERIAL=1 runs one phase at a time instead (each phase's time alone).
  *
  * Each phase's output is printed in one block when it ends (never interleaved), with its wall and CPU time; a
  * summary follows. The exit status is non-zero when any phase failed; a failing phase does not stop the others, so
@@ -83,24 +82,18 @@ const scripts = JSON.parse(readFileSync(new URL('../package.json', import.meta.u
 const bin = fileURLToPath(new URL('../node_modules/.bin', import.meta.url));
 const quote = (arg) => (/^[\w@%+=:,./-]+$/.test(arg) ? arg : `'${arg.replaceAll("'", `'\\''`)}'`);
 /**
- * A phase's shell command: `['run', script]` is that package.json script's command, `['exec', '--', ...argv]` that
- * command; both with node_modules/.bin first on PATH, as npm would run them. Not through npm itself: each `npm run`
- * or `npm exec` started npm's own CLI first (~0.7 CPU s, 10 CPU s over one run's phases).
+ * A phase's shell command: a package.json script's command (`script`), or a tool with its arguments (`tool`). phase()
+ * runs it with node_modules/.bin first on PATH, as npm would, but not through npm: each `npm run` or `npm exec`
+ * started npm's own CLI first (~0.7 CPU s, 10 CPU s over one run's phases).
  */
-const shellCommand = (args) =>
-  args[0] === 'run'
-    ? scripts[args[1]]
-    : args
-        .slice(args[1] === '--' ? 2 : 1)
-        .map(quote)
-        .join(' ');
+const script = (name) => scripts[name];
+const tool = (...argv) => argv.map(quote).join(' ');
 
 /** Runs one phase with its output captured; resolves with its exit code. */
-function phase(name, args, env = {}) {
+function phase(name, command, env = {}) {
   return new Promise((resolve) => {
     const started = Date.now();
     const cpuBefore = childCpuSeconds();
-    const command = shellCommand(args);
     process.stdout.write(`▶ ${name} (${command}) started at +${secs(started - t0)}\n`);
     // through sh, whose `times` (on fd 3) gives this phase's own CPU seconds even while other phases run
     const child = spawn('sh', ['-c', `${command}; s=$?; times >&3; exit $s`], {
@@ -161,7 +154,7 @@ function failureLines(text) {
 
 async function lane(steps) {
   let failed = false;
-  for (const [name, args, env] of steps) if ((await phase(name, args, env)) !== 0) failed = true;
+  for (const [name, command, env] of steps) if ((await phase(name, command, env)) !== 0) failed = true;
   return failed;
 }
 
@@ -183,7 +176,7 @@ const staticChecks = [typecheck.at(-1), ...commands(scripts.lint), ...typecheck.
     .replace(/^.*\btsc -p /, 'tsc '),
   // tsc 7 checks with four threads by default; here the pool already keeps every core busy, and one thread checks
   // the tools project in 13.8 CPU s instead of 20.6 (the threads' duplicated work and their coordination)
-  ['exec', '--', ...c.split(/\s+/), ...(/\btsc -p /.test(c) ? ['--singleThreaded'] : [])],
+  tool(...c.split(/\s+/), ...(/\btsc -p /.test(c) ? ['--singleThreaded'] : [])),
 ]);
 
 async function pool(steps, width) {
@@ -196,22 +189,22 @@ async function pool(steps, width) {
   return failed;
 }
 
-const vitest = (...projects) => ['exec', '--', 'vitest', 'run', ...projects.flatMap((p) => ['--project', p])];
+const vitest = (...projects) => tool('vitest', 'run', ...projects.flatMap((p) => ['--project', p]));
 // Stage 1's cpu pool: the static checks, then unit as soon as a slot is free (it used to wait for eslint, the longest
 // check, while the other core had only the files that run alone, which mostly wait), and the CRI files over fakes (no
 // host, no root): in stage 2's real run they cost more than here (the real run's workers each import them anew, and
 // stage 2 has no CPU to spare)
-const cpu = [...staticChecks, ['unit', ['run', 'test:unit']], ['CRI over fakes', vitest('cri')]];
+const cpu = [...staticChecks, ['unit', script('test:unit')], ['CRI over fakes', vitest('cri')]];
 // The runs that touch the host are told that the host-global clean-up is done here, once, around all of them.
 const outer = { [OUTER_ENV]: '1' };
 const alone = [['real (alone)', vitest('real-alone'), outer]];
 const real = [['real', vitest('real'), outer]];
 // the renderer built first (4 CPU s; Playwright is not the longest lane), so Playwright's global setup skips its own build
 const e2e = [
-  ['renderer build', ['run', 'build:renderer']],
-  ['e2e', ['run', 'test:e2e:run'], { PODSCOPE_E2E_SKIP_BUILD: '1', ...outer }],
+  ['renderer build', script('build:renderer')],
+  ['e2e', script('test:e2e:run'), { PODSCOPE_E2E_SKIP_BUILD: '1', ...outer }],
 ];
-const sharedHost = (verb) => [`host ${verb}`, ['exec', '--', 'tsx', 'scripts/shared-host.ts', verb, snapshotFile]];
+const sharedHost = (verb) => [`host ${verb}`, tool('tsx', 'scripts/shared-host.ts', verb, snapshotFile)];
 
 await phase(...sharedHost('begin'));
 if (serial) {

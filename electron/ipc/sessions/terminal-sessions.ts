@@ -158,17 +158,17 @@ export class TerminalSessions {
   /**
    * Why an exec/attach ended, when its container went: the reason an event already gave, else the container's
    * state now (a session can end before the event arrives). Undefined while the container runs. A process killed by a
-   * signal (exit code 128 and up) while its container still reads as running is usually dying with its container or
-   * pod: the event that says so is awaited for a moment, so the reason is not lost to a race with the exit poll.
+   * signal (exit code 128 and up), or an exec whose end the runtime could not report (an error, no exit code: its
+   * process went with the container before the code was read, seen under load in sessions-end-real), while its
+   * container still reads as running is usually dying with its container or pod: the event that says so is awaited
+   * for a moment, so the reason is not lost to a race with the exit poll. A session the user closed ends for that.
    * "A moment" is seconds, not the exit grace alone: on a loaded machine (a CI run at load 6–15 on 2 cores) the
    * container event came after 2 s, and the session ended with no reason at all; a process someone killed inside a
    * running container only shows its end that much later.
    */
   private async endReason(s: Session, exitCode?: number): Promise<string | undefined> {
     const now = await this.endReasonNow(s);
-    // An exit code below 128 is the process's own end. A session the user closed ends for that. Otherwise (killed
-    // by a signal, or an exec whose end the runtime could not report: its process went with the container before the
-    // exit code was read, seen under load in sessions-end-real) the container's event may still be on its way.
+    // an exit code below 128 is the process's own end
     if (now !== undefined || (exitCode !== undefined && exitCode < 128) || s.abort.signal.aborted || !s.containerId) return now;
     return new Promise<string | undefined>((resolve) => {
       const timer = setTimeout(() => resolve(s.endReason), Math.max(END_EVENT_WAIT_MS, 2 * (this.deps.exitGraceMs ?? 1000)));
