@@ -422,6 +422,50 @@ describe('traces side by side, and after a kill', () => {
     expect(traceTablesOf(netnsA, { hostMarksOf: process.pid })).toEqual(before);
   });
 
+  it("a trace's end removes its TRACE rules even where one stands in a chain twice (`-D` deletes the first match only)", async () => {
+    const tracer = new LinuxFlowTracer(new NodeProcessRunner());
+    const sport = tracer.allocatePort();
+    const flow: FlowSpec = {
+      sport,
+      family: 4,
+      dst: '127.0.0.1',
+      dport: hostPort,
+      netns: [
+        { key: 'host', label: 'the host' },
+        { key: a, path: netnsA, label: "the pod's netns" },
+      ],
+      routes: [],
+    };
+    const before = traceTablesOf(netnsA, { hostMarksOf: process.pid });
+    const inPod = (args: string[]) => sh('nsenter', [`--net=${netnsA}`, 'iptables', ...args]);
+    // an `iptables -S` line appended once more, as iptables-restore reads it (the quoted comment kept whole)
+    const appendAgain = (netns: string | undefined, rule: string) =>
+      execFileSync(netns ? 'nsenter' : 'iptables-restore', netns ? [`--net=${netns}`, 'iptables-restore', '-n'] : ['-n'], {
+        input: `*raw\n${rule}\nCOMMIT\n`,
+        stdio: ['pipe', 'ignore', 'pipe'],
+      });
+    const trace = await tracer.begin([flow]);
+    try {
+      // the trace's own OUTPUT rule, a second time, in the pod's netns and on the host (as a raced insert would leave it)
+      const own = (rules: string) => rules.split('\n').find((l) => l.startsWith('-A OUTPUT') && l.includes(`--ports ${sport} `))!;
+      const podRule = own(inPod(['-t', 'raw', '-S']));
+      const hostRule = own(ip4(['-t', 'raw', '-S']));
+      expect(podRule, "the trace's OUTPUT rule in the pod's netns").toBeDefined();
+      expect(hostRule, "the trace's OUTPUT rule on the host").toBeDefined();
+      appendAgain(netnsA, podRule);
+      appendAgain(undefined, hostRule);
+      expect(
+        inPod(['-t', 'raw', '-S'])
+          .split('\n')
+          .filter((l) => l === podRule),
+      ).toHaveLength(2);
+    } finally {
+      await trace.finish();
+      tracer.releasePort(sport);
+    }
+    expect(traceTablesOf(netnsA, { hostMarksOf: process.pid })).toEqual(before);
+  });
+
   // Every monitor in a netns receives every traced packet there (the host's is shared by every trace of every file
   // running beside this one): the other trace's events and the flood must not overflow the probe's monitor (ENOBUFS).
   it('beside another trace and a flood of other traffic: a complete trace naming the DROP at its iptables line number', async () => {

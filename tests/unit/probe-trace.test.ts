@@ -10,6 +10,7 @@ import {
   podscopeTraceRules,
   traceComment,
   traceRulesRestore,
+  traceRulesOfPorts,
 } from '../../electron/engine/kernel/netfilter-trace';
 import { coveringRoute, coverLength, parseRouteGet, routeGetArgs, routeGetError } from '../../electron/engine/kernel/route-get';
 import { natOf, parseConntrack } from '../../electron/engine/trace/conntrack';
@@ -126,6 +127,23 @@ describe('xtables-monitor --trace lines', () => {
     const web = linesOfFlow(lines, 27673);
     expect(web.some((l) => l.type === 'rule' && l.rule?.includes('--to-destination 10.181.0.2:8080'))).toBe(true);
     expect(web.some((l) => l.id === '6ff507b9' || l.id === '9a9b361e')).toBe(false);
+  });
+
+  it("one trace's own TRACE rules: this comment and only these ports, never another trace's of the same engine", () => {
+    const c = traceComment(42);
+    const rule = (chain: string, ports: string, comment = c) =>
+      `-A ${chain} -p tcp -m multiport --ports ${ports} -m comment --comment "${comment}" -j TRACE`;
+    const lines = [
+      '-P OUTPUT ACCEPT',
+      rule('OUTPUT', '21000,21001'),
+      rule('OUTPUT', '21000,21001'),
+      rule('PREROUTING', '21001'),
+      rule('OUTPUT', '21000,22000'),
+      rule('OUTPUT', '21000', traceComment(43)),
+      '-A OUTPUT -p tcp -m multiport --ports 21000 -j ACCEPT',
+    ];
+    expect(traceRulesOfPorts(lines, c, [21000, 21001])).toEqual([lines[1], lines[2], lines[3]]);
+    expect(traceRulesOfPorts(lines, c, [22000])).toEqual([]);
   });
 
   it('the TRACE rules carry the engine pid; the sweep finds only Podscope TRACE rules', () => {

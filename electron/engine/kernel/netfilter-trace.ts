@@ -19,6 +19,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { accessSync, constants, readdirSync, readFileSync } from 'node:fs';
 import { delimiter, join } from 'node:path';
 import type { ProcessRunner } from '../os/exec';
+import { KeyedMutex } from '../common/keyed-mutex';
 
 export interface TracePacketLine {
   type: 'packet';
@@ -215,17 +216,63 @@ function inNetns(netnsPath: string | undefined, file: string, args: string[]): {
   return netnsPath === undefined ? { file, args } : { file: 'nsenter', args: [`--net=${netnsPath}`, file, ...args] };
 }
 
+/**
+ * The TRACE rules among `iptables -t raw -S` lines that carry this comment and trace only these source ports (each
+ * rule's `--ports` list within them): one trace's own rules, never another trace's of the same engine (its ports are
+ * its own, the allocator hands each port to one flow at a time).
+ */
+export function traceRulesOfPorts(saveLines: string[], comment: string, ports: readonly number[]): string[] {
+  const own = new Set(ports.map(String));
+  return saveLines.filter((l) => {
+    if (!l.startsWith('-A ') || !/-j TRACE\b/.test(l) || !l.includes(`--comment "${comment}"`)) return false;
+    const list = /--ports (\S+)/.exec(l)?.[1];
+    return list !== undefined && list.split(',').every((p) => own.has(p));
+  });
+}
+
+/**
+ * Edits of one netns's raw table by this engine, one at a time (by netns and family): two traces beside each other
+ * (the probe traces its paths at once) otherwise run their iptables-restore and nft edits of the same table side by
+ * side, and a clean-clone run saw one trace's OUTPUT TRACE rules outlive it while another trace ended beside it
+ * (trace-real, "two traces at once"). Other processes' edits are not ordered by this; the removal's check below
+ * covers what they may cause.
+ */
+const tableEdits = new KeyedMutex();
+const tableKey = (netnsPath: string | undefined, family: Family) => `${netnsPath ?? 'host'}/${family}`;
+
 /** adds/removes TRACE rules and reads the raw table of one netns (undefined: the host's) */
 export class NetfilterTraceRules {
   constructor(private readonly runner: ProcessRunner) {}
 
   async apply(netnsPath: string | undefined, family: Family, op: '-I' | '-D', ports: number[], comment: string): Promise<void> {
-    const r = await this.runner.run({
-      ...inNetns(netnsPath, tool(family, 'restore'), ['-n']),
-      input: traceRulesRestore(op, ports, comment),
-      timeoutMs: 10_000,
+    await tableEdits.run(tableKey(netnsPath, family), async () => {
+      const r = await this.runner.run({
+        ...inNetns(netnsPath, tool(family, 'restore'), ['-n']),
+        input: traceRulesRestore(op, ports, comment),
+        timeoutMs: 10_000,
+      });
+      if (r.exitCode !== 0) throw new Error(`${tool(family, 'restore')} ${op}: ${r.stderr.trim() || `exit ${String(r.exitCode)}`}`);
     });
-    if (r.exitCode !== 0) throw new Error(`${tool(family, 'restore')} ${op}: ${r.stderr.trim() || `exit ${String(r.exitCode)}`}`);
+  }
+
+  /**
+   * Removes one trace's TRACE rules (`-D` of what `apply('-I')` added), then reads the table back and deletes any of
+   * them still there: a rule that was in the chain twice (`-D` takes the first match only) or whose `-D` failed must
+   * not outlive the trace, since a TRACE rule left behind marks every later packet of that port for tracing.
+   * Throws when one is still there after that, or when the `-D` failed (with what could be removed removed).
+   */
+  async removeTraceRules(netnsPath: string | undefined, family: Family, ports: number[], comment: string): Promise<void> {
+    const first = await this.apply(netnsPath, family, '-D', ports, comment).then(
+      () => undefined,
+      (e: Error) => e,
+    );
+    const left = traceRulesOfPorts(await this.rawRules(netnsPath, family), comment, ports);
+    for (const rule of left) await this.deleteRule(netnsPath, family, rule);
+    if (left.length > 0) {
+      const still = traceRulesOfPorts(await this.rawRules(netnsPath, family), comment, ports);
+      if (still.length > 0) throw new Error(`${still.length} TRACE rule(s) still in the raw table after removal: ${still[0]}`);
+    }
+    if (first) throw first;
   }
 
   /**
@@ -242,12 +289,14 @@ export class NetfilterTraceRules {
   }
 
   async deleteRule(netnsPath: string | undefined, family: Family, saveLine: string): Promise<void> {
-    const r = await this.runner.run({
-      ...inNetns(netnsPath, tool(family, 'restore'), ['-n']),
-      input: `*raw\n${saveLine.replace(/^-A /, '-D ')}\nCOMMIT\n`,
-      timeoutMs: 10_000,
+    await tableEdits.run(tableKey(netnsPath, family), async () => {
+      const r = await this.runner.run({
+        ...inNetns(netnsPath, tool(family, 'restore'), ['-n']),
+        input: `*raw\n${saveLine.replace(/^-A /, '-D ')}\nCOMMIT\n`,
+        timeoutMs: 10_000,
+      });
+      if (r.exitCode !== 0) throw new Error(`${tool(family, 'restore')}: ${r.stderr.trim()}`);
     });
-    if (r.exitCode !== 0) throw new Error(`${tool(family, 'restore')}: ${r.stderr.trim()}`);
   }
 
   /**
@@ -307,10 +356,13 @@ export class NetfilterTraceRules {
 
   /** deletes `ip raw`/`ip6 raw` when no rule is left in it; true when it was deleted */
   async deleteEmptyRawTable(netnsPath: string | undefined, family: Family): Promise<boolean> {
-    const left = (await this.rawRules(netnsPath, family)).filter((l) => l.startsWith('-A ') || l.startsWith('-N '));
-    if (left.length > 0) return false;
-    const r = await this.runner.run({ ...inNetns(netnsPath, 'nft', ['delete', 'table', nftFamily(family), 'raw']), timeoutMs: 10_000 });
-    return r.exitCode === 0;
+    // the read and the delete under one hold: another trace of this engine adding its rules in between would lose them
+    return tableEdits.run(tableKey(netnsPath, family), async () => {
+      const left = (await this.rawRules(netnsPath, family)).filter((l) => l.startsWith('-A ') || l.startsWith('-N '));
+      if (left.length > 0) return false;
+      const r = await this.runner.run({ ...inNetns(netnsPath, 'nft', ['delete', 'table', nftFamily(family), 'raw']), timeoutMs: 10_000 });
+      return r.exitCode === 0;
+    });
   }
 
   /** deletes a chain of the raw table that a trace made iptables create; the kernel refuses while it has rules */

@@ -195,7 +195,7 @@ export class TraceRun {
     await Promise.all(
       this.added.map(async (a) => {
         try {
-          await this.rules.apply(a.netns.path, a.family, '-D', a.ports, this.comment);
+          await this.rules.removeTraceRules(a.netns.path, a.family, a.ports, this.comment);
           if (a.createdTable) await this.rules.deleteEmptyRawTable(a.netns.path, a.family);
           else for (const c of a.createdChains) await this.rules.deleteRawChainIfEmpty(a.netns.path, a.family, c);
         } catch (e) {
