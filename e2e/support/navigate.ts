@@ -39,7 +39,11 @@ async function again(page: Page, load: () => Promise<Response | null>): Promise<
       // Playwright gives no request event for a document lost this way (two CI runs showed none), so the error page
       // counts as such a loss; an app that does not answer fails every attempt, and the last failure is the test's
       const lostToNetworkChange = NETWORK_CHANGED.test(message) || TO_ERROR_PAGE.test(message) || RESTARTED.test(message);
-      if (attempt >= ATTEMPTS || !lostToNetworkChange) throw e;
+      if (!lostToNetworkChange) throw e;
+      if (attempt >= ATTEMPTS) throw new Error(`${ATTEMPTS} loads lost to the host's network changing, the last: ${message}`, { cause: e });
+      // a navigation Chromium restarted itself is still under way: a new goto now would interrupt it in turn (a CI run
+      // failed this way in under a second), so the next attempt waits for it to end first, however it ends
+      if (RESTARTED.test(message)) await page.waitForLoadState('load', { timeout: 15_000 }).catch(() => undefined);
     } finally {
       page.off('requestfailed', onFailed);
     }
