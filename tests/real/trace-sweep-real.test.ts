@@ -121,6 +121,11 @@ describe('after a kill: what is left, and the sweep at the next start', () => {
       '-j',
       'TRACE',
     ];
+    // iptables creates the host's raw table (and just the chain named) for the planted rules when it is absent, with
+    // no Podscope comment, so no sweep takes it: the test deletes what it created at the end
+    const hostRawTables = () =>
+      ['ip', 'ip6'].filter((f) => spawnSync('nft', ['list', 'table', f, 'raw'], { stdio: 'ignore' }).status === 0);
+    const rawTablesBefore = hostRawTables();
     sh('iptables', ['-t', 'raw', '-I', 'OUTPUT', ...rule('21111')]);
     sh('ip6tables', ['-t', 'raw', '-I', 'PREROUTING', ...rule('21112')]);
     sh('nsenter', [`--net=${netnsA}`, 'iptables', '-t', 'raw', '-I', 'PREROUTING', ...rule('21113')]);
@@ -159,6 +164,13 @@ describe('after a kill: what is left, and the sweep at the next start', () => {
     } finally {
       if (monitor.exitCode === null && monitor.signalCode === null) monitor.kill('SIGKILL');
       sh('iptables', ['-t', 'raw', '-D', 'OUTPUT', ...live]);
+      for (const [f, tool] of [
+        ['ip', 'iptables'],
+        ['ip6', 'ip6tables'],
+      ] as const)
+        if (!rawTablesBefore.includes(f) && !sh(tool, ['-t', 'raw', '-S']).includes('\n-A '))
+          spawnSync('nft', ['delete', 'table', f, 'raw']);
     }
+    expect(hostRawTables(), "the host's raw tables, as before the planted rules").toEqual(rawTablesBefore);
   });
 });
