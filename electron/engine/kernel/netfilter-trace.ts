@@ -232,10 +232,10 @@ export function traceRulesOfPorts(saveLines: string[], comment: string, ports: r
 
 /**
  * Edits of one netns's raw table by this engine, one at a time (by netns and family): two traces beside each other
- * (the probe traces its paths at once) otherwise run their iptables-restore and nft edits of the same table side by
- * side, and a clean-clone run saw one trace's OUTPUT TRACE rules outlive it while another trace ended beside it
- * (trace-real, "two traces at once"). Other processes' edits are not ordered by this; the removal's check below
- * covers what they may cause.
+ * (the probe traces its paths at once) would otherwise run their iptables-restore and nft edits of the same table side
+ * by side. A clean-clone run saw one trace's two OUTPUT TRACE rules outlive it while another trace ended beside it
+ * (trace-real, "two traces at once"); how they came to stay was not pinned down (a rule standing twice leaves exactly
+ * that, and removeTraceRules now takes it too). Other processes' edits are not ordered by this.
  */
 const tableEdits = new KeyedMutex();
 const tableKey = (netnsPath: string | undefined, family: Family) => `${netnsPath ?? 'host'}/${family}`;
