@@ -9,7 +9,7 @@
  */
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { reclaimStaleLeases } from '../testkit/allocator';
-import { restoreSharedHost, snapshotHost, type HostSnapshot } from '../testkit/host-cleanup';
+import { hostRawTables, restoreSharedHost, snapshotHost, type HostSnapshot } from '../testkit/host-cleanup';
 
 const [verb, file] = process.argv.slice(2);
 if (!file || (verb !== 'begin' && verb !== 'end')) {
@@ -20,11 +20,19 @@ if (process.getuid?.() !== 0) process.exit(0);
 if (verb === 'begin') {
   reclaimStaleLeases();
   const { chains } = snapshotHost();
-  writeFileSync(file, JSON.stringify({ iptables: [...chains.iptables], ip6tables: [...chains.ip6tables] }));
+  writeFileSync(
+    file,
+    JSON.stringify({ iptables: [...chains.iptables], ip6tables: [...chains.ip6tables], rawTables: Object.keys(hostRawTables()) }),
+  );
 } else {
-  const saved = JSON.parse(readFileSync(file, 'utf8')) as Record<'iptables' | 'ip6tables', string[]>;
+  const saved = JSON.parse(readFileSync(file, 'utf8')) as Record<'iptables' | 'ip6tables' | 'rawTables', string[]>;
   const before: HostSnapshot = { chains: { iptables: new Set(saved.iptables), ip6tables: new Set(saved.ip6tables) } };
   restoreSharedHost(before);
   reclaimStaleLeases();
   rmSync(file, { force: true });
+  // reported, not deleted: what made it is the bug, and its listing says which test to look at
+  const left = Object.entries(hostRawTables()).filter(([family]) => !(saved.rawTables ?? []).includes(family));
+  for (const [family, listing] of left)
+    console.error(`host end: the host's ${family} raw table was made during the run and is still there:\n${listing}`);
+  if (left.length > 0) process.exit(1);
 }

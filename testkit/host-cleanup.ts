@@ -40,6 +40,22 @@ export interface HostSnapshot {
   chains: Record<Table, Set<string>>;
 }
 
+/**
+ * The host's netfilter raw tables (`ip raw`, `ip6 raw`), each with its whole listing. Nothing in the suite keeps one:
+ * a trace creates its own and deletes it, and a test that plants rules there removes what it made. One that is here
+ * after the suite and was not before is a leak (two runs left `ip raw` and `ip6 raw` with one empty chain each,
+ * and the next run's killed-trace test then failed on them), so `npm test` compares them around everything
+ * (scripts/shared-host.ts).
+ */
+export function hostRawTables(): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const family of ['ip', 'ip6']) {
+    const listing = sh('nft', ['list', 'table', family, 'raw']);
+    if (listing) out[family] = listing;
+  }
+  return out;
+}
+
 export function snapshotHost(): HostSnapshot {
   return { chains: { iptables: new Set(natChains('iptables')), ip6tables: new Set(natChains('ip6tables')) } };
 }
