@@ -15,6 +15,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { orphanTraceMonitors, TRACE_MONITOR_ENV } from '../../electron/engine/kernel/netfilter-trace';
 import type { SandboxEngine } from '../../electron/engine/service/engine';
+import { hostRawTables } from '../../testkit/host-cleanup';
 import { traceTablesOf } from '../../testkit/netns-snapshot';
 import { until } from '../../testkit/until';
 import type { RealEnv } from '../../testkit/throwaway-env';
@@ -123,9 +124,7 @@ describe('after a kill: what is left, and the sweep at the next start', () => {
     ];
     // iptables creates the host's raw table (and just the chain named) for the planted rules when it is absent, with
     // no Podscope comment, so no sweep takes it: the test deletes what it created at the end
-    const hostRawTables = () =>
-      ['ip', 'ip6'].filter((f) => spawnSync('nft', ['list', 'table', f, 'raw'], { stdio: 'ignore' }).status === 0);
-    const rawTablesBefore = hostRawTables();
+    const rawTablesBefore = Object.keys(hostRawTables());
     sh('iptables', ['-t', 'raw', '-I', 'OUTPUT', ...rule('21111')]);
     sh('ip6tables', ['-t', 'raw', '-I', 'PREROUTING', ...rule('21112')]);
     sh('nsenter', [`--net=${netnsA}`, 'iptables', '-t', 'raw', '-I', 'PREROUTING', ...rule('21113')]);
@@ -164,13 +163,11 @@ describe('after a kill: what is left, and the sweep at the next start', () => {
     } finally {
       if (monitor.exitCode === null && monitor.signalCode === null) monitor.kill('SIGKILL');
       sh('iptables', ['-t', 'raw', '-D', 'OUTPUT', ...live]);
-      for (const [f, tool] of [
-        ['ip', 'iptables'],
-        ['ip6', 'ip6tables'],
-      ] as const)
-        if (!rawTablesBefore.includes(f) && !sh(tool, ['-t', 'raw', '-S']).includes('\n-A '))
+      // the planted rules are gone by now (the sweep's and the live one's -D): a table left holding a rule is not deleted
+      for (const f of Object.keys(hostRawTables()))
+        if (!rawTablesBefore.includes(f) && !sh(f === 'ip' ? 'iptables' : 'ip6tables', ['-t', 'raw', '-S']).includes('\n-A '))
           spawnSync('nft', ['delete', 'table', f, 'raw']);
     }
-    expect(hostRawTables(), "the host's raw tables, as before the planted rules").toEqual(rawTablesBefore);
+    expect(Object.keys(hostRawTables()), "the host's raw tables, as before the planted rules").toEqual(rawTablesBefore);
   });
 });

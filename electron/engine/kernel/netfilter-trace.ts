@@ -223,10 +223,9 @@ function inNetns(netnsPath: string | undefined, file: string, args: string[]): {
  */
 export function traceRulesOfPorts(saveLines: string[], comment: string, ports: readonly number[]): string[] {
   const own = new Set(ports.map(String));
-  return saveLines.filter((l) => {
-    if (!l.startsWith('-A ') || !/-j TRACE\b/.test(l) || !l.includes(`--comment "${comment}"`)) return false;
-    const list = /--ports (\S+)/.exec(l)?.[1];
-    return list !== undefined && list.split(',').every((p) => own.has(p));
+  return podscopeTraceRules(saveLines).flatMap(({ rule }) => {
+    const list = /--ports (\S+)/.exec(rule)?.[1];
+    return rule.includes(`--comment "${comment}"`) && list?.split(',').every((p) => own.has(p)) ? [rule] : [];
   });
 }
 
