@@ -466,6 +466,38 @@ describe('traces side by side, and after a kill', () => {
     expect(traceTablesOf(netnsA, { hostMarksOf: process.pid })).toEqual(before);
   });
 
+  it("a raw table another Podscope engine's trace created and left empty is deleted at this trace's end (whichever ends last deletes it)", async () => {
+    // the other engine, still alive (its pid a sleeping child): its trace made `ip raw` in the pod's netns with its
+    // comment, iptables added the base chain, and its rule is gone again, as when it ended before this trace did
+    const other = spawn('sleep', ['300'], { stdio: 'ignore' });
+    const inPod = (file: string, args: string[]) => sh('nsenter', [`--net=${netnsA}`, file, ...args]);
+    const hasPodRawTable = () => spawnSync('nsenter', [`--net=${netnsA}`, 'nft', 'list', 'table', 'ip', 'raw']).status === 0;
+    const tracer = new LinuxFlowTracer(new NodeProcessRunner());
+    const sport = tracer.allocatePort();
+    try {
+      expect(hasPodRawTable(), "the pod's netns has no ip raw table before").toBe(false);
+      inPod('nft', ['add', 'table', 'ip', 'raw', `{ comment "podscope-trace pid=${other.pid!}" ; }`]);
+      inPod('iptables', ['-t', 'raw', '-A', 'OUTPUT', '-p', 'udp', '--dport', '9', '-j', 'ACCEPT']);
+      inPod('iptables', ['-t', 'raw', '-D', 'OUTPUT', '-p', 'udp', '--dport', '9', '-j', 'ACCEPT']);
+      const flow: FlowSpec = {
+        sport,
+        family: 4,
+        dst: podIp4,
+        dport: 80,
+        netns: [{ key: a, path: netnsA, label: "the pod's netns" }],
+        routes: [],
+      };
+      const trace = await tracer.begin([flow]);
+      expect(inPod('iptables', ['-t', 'raw', '-S']), "the trace's rule went into that table").toContain(`--ports ${sport} `);
+      await trace.finish();
+      expect(hasPodRawTable(), "the pod's netns's ip raw table after the trace").toBe(false);
+    } finally {
+      tracer.releasePort(sport);
+      other.kill('SIGKILL');
+      spawnSync('nsenter', [`--net=${netnsA}`, 'nft', 'delete', 'table', 'ip', 'raw']);
+    }
+  });
+
   // Every monitor in a netns receives every traced packet there (the host's is shared by every trace of every file
   // running beside this one): the other trace's events and the flood must not overflow the probe's monitor (ENOBUFS).
   it('beside another trace and a flood of other traffic: a complete trace naming the DROP at its iptables line number', async () => {

@@ -3,7 +3,14 @@
  * seen-at hops of each flow, and the TraceRun that starts the monitors and TRACE rules and puts every one of them back;
  * then the pieces of each flow's record read from what was captured.
  */
-import { hasTool, linesOfFlow, NetfilterTraceMonitor, type NetfilterTraceRules, type TraceLine } from '../kernel/netfilter-trace';
+import {
+  hasTool,
+  linesOfFlow,
+  NetfilterTraceMonitor,
+  type NetfilterTraceRules,
+  traceCommentPid,
+  type TraceLine,
+} from '../kernel/netfilter-trace';
 import type { DropRecorder, KernelDrop } from './drop-reasons';
 import type { KernelReader } from '../kernel/types';
 import { podHops, writePcapng, type CapturedPacket, type Hop, type HopCapture, type PathCapture } from './capture';
@@ -160,10 +167,12 @@ export class TraceRun {
       [...ports.values()].map(async (e) => {
         if (signal?.aborted) throw new Error('canceled');
         // the raw table as it was: a trace creates it when absent (with its own comment, so a sweep after a kill
-        // knows it), and counts one another trace of this engine created as its own too (whichever ends last
-        // deletes it); in a table that was there, the chains iptables adds are deleted again
+        // knows it), and counts one that a trace of any Podscope engine created as its own too: whichever trace
+        // ends last deletes it once it is empty. Counting only this engine's (as before) left the table behind
+        // when two engines traced the host at once and the creator ended first (CI, stop 42: a host `ip raw`
+        // with empty chains after the suite). In a table someone else made, the chains iptables adds are deleted.
         const table = hasNft ? await this.rules.rawTable(e.netns.path, e.family) : { exists: true, chains: ['PREROUTING', 'OUTPUT'] };
-        const createdTable = !table.exists || table.comment === this.comment;
+        const createdTable = !table.exists || traceCommentPid(table.comment) !== undefined;
         const createdChains = createdTable ? [] : ['PREROUTING', 'OUTPUT'].filter((c) => !table.chains.includes(c));
         // recorded before adding, so a half-applied add is still removed
         this.added.push({ ...e, createdTable, createdChains });
