@@ -244,9 +244,14 @@ describe('bad input and failures', () => {
     const { id } = await engine.run({ config: pod('dies') });
     const st = await engine.status(id);
     process.kill(st.pause.pid!, 'SIGKILL');
-    await new Promise((r) => setTimeout(r, 200));
-    const after = await engine.status(id);
-    expect(after.state).toBe('SANDBOX_NOTREADY');
+    // until the kernel has the process gone (a fixed 200 ms sleep was the same wait, unbounded by a condition)
+    const after = await until(
+      async () => {
+        const s = await engine.status(id);
+        return s.state === 'SANDBOX_NOTREADY' && s;
+      },
+      { what: 'status to say NOTREADY after the pause was killed' },
+    );
     expect(after.ip).toBe(st.ip);
     await engine.remove(id);
   });
@@ -289,13 +294,21 @@ describe('live view (no one has to ask)', () => {
     });
     const bad = join(env.options.cniConfDir!, '05-broken.conflist');
     writeFileSync(bad, '{"cniVersion": "1.0.0", "name": "broken"'); // sorts first, so it is inside the maxConfNum window
+    let healed = false;
     try {
       expect(await announced).toEqual([bad]);
       expect((await engine.cniConfig()).ready).toBe(false);
+      // the removal is announced too, by an event without errors (a fixed sleep here was too short under load)
+      const off = engine.subscribe((e) => {
+        if (e.type === 'cni.config' && e.config.errors.length === 0) {
+          off();
+          healed = true;
+        }
+      });
     } finally {
       rmSync(bad);
-      await new Promise((r) => setTimeout(r, 400));
     }
+    await until(() => healed, { what: 'a cni.config event without errors after the broken file was removed', timeout: 30_000 });
     expect((await engine.cniConfig()).ready).toBe(true);
   });
 });
