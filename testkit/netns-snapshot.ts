@@ -76,7 +76,10 @@ export function cniCacheOf(podId: string, dir = '/var/lib/cni/results'): Array<[
  *
  * `hostMarksOf`: for a file that runs beside other engines, whose traces add and remove their own rules and raw tables
  * on the host meanwhile — the host's part is then only what carries this engine's mark (`podscope-trace pid=<pid>`:
- * its rules and the tables it created), while the netns, which no other engine traces, is still compared whole.
+ * its rules and the tables it created), while the netns, which no other engine traces, is still compared whole. A
+ * table it created counts only while it holds no rule: one that another engine's trace still has rules in is that
+ * trace's to delete when it ends (whichever ends last deletes it), so it is not this trace's leftover. An empty one is
+ * looked at again for up to 2 s first, since the other trace deletes it just after removing its rules.
  */
 export function traceTablesOf(netnsPath: string, opts: { hostMarksOf?: number } = {}): string[] {
   const lines = (text: string) =>
@@ -86,11 +89,21 @@ export function traceTablesOf(netnsPath: string, opts: { hostMarksOf?: number } 
       .map((l) => l.replace(/\[\d+:\d+\]/, '').replace(/counter packets \d+ bytes \d+/, 'counter'));
   const mark = opts.hostMarksOf === undefined ? undefined : new RegExp(`podscope-trace pid=${opts.hostMarksOf}\\b`);
   const host = (text: string) => lines(text).filter((l) => mark === undefined || mark.test(l));
+  const hostTable = (family: 'ip' | 'ip6') => {
+    if (mark === undefined) return host(sh('nft', ['list', 'table', family, 'raw']));
+    for (let look = 0; ; look++) {
+      const table = host(sh('nft', ['list', 'table', family, 'raw']));
+      const inUse = lines(sh(family === 'ip' ? 'iptables-save' : 'ip6tables-save', ['-t', 'raw'])).some((l) => l.startsWith('-A '));
+      if (table.length === 0 || inUse) return [];
+      if (look >= 20) return table;
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 100);
+    }
+  };
   return [
     ...host(sh('iptables-save', ['-t', 'raw'])),
     ...host(sh('ip6tables-save', ['-t', 'raw'])),
-    ...host(sh('nft', ['list', 'table', 'ip', 'raw'])).map((l) => `nft ${l}`),
-    ...host(sh('nft', ['list', 'table', 'ip6', 'raw'])).map((l) => `nft6 ${l}`),
+    ...hostTable('ip').map((l) => `nft ${l}`),
+    ...hostTable('ip6').map((l) => `nft6 ${l}`),
     ...lines(inNetns(netnsPath, 'iptables-save', ['-t', 'raw'])).map((l) => `pod ${l}`),
     ...lines(inNetns(netnsPath, 'ip6tables-save', ['-t', 'raw'])).map((l) => `pod6 ${l}`),
     ...lines(inNetns(netnsPath, 'nft', ['list', 'ruleset'])).map((l) => `pod nft ${l}`),
