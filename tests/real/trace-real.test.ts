@@ -12,6 +12,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { NodeProcessRunner } from '../../electron/engine/os/exec';
 import { pcapngBlocks } from '../../electron/engine/trace/capture';
 import { LinuxProbeNet } from '../../electron/engine/netns/linux-probe-net';
+import { RAW_TABLE_LOCK } from '../../electron/engine/kernel/netfilter-trace';
+import { holdFileLockInProcess } from '../../electron/engine/os/file-lock';
 import type { SandboxEngine } from '../../electron/engine/service/engine';
 import { LinuxFlowTracer, type FlowSpec } from '../../electron/engine/trace/flow-tracer';
 import type { PodSandboxConfigInput } from '../../shared/domain/config';
@@ -497,6 +499,38 @@ describe('traces side by side, and after a kill', () => {
       tracer.releasePort(sport);
       other.kill('SIGKILL');
       spawnSync('nsenter', [`--net=${netnsA}`, 'nft', 'delete', 'table', 'ip', 'raw']);
+    }
+  });
+
+  it("a trace adds its rules only once no other Podscope process holds the raw tables' lock (another trace's read-then-delete of an empty table would take them)", async () => {
+    // this test stands in for another engine in the middle of its end step: it holds the host-wide lock
+    const other = await holdFileLockInProcess(RAW_TABLE_LOCK, 10);
+    expect(other, "the raw tables' lock, taken by the test").toBeDefined();
+    const tracer = new LinuxFlowTracer(new NodeProcessRunner());
+    const sport = tracer.allocatePort();
+    const flow: FlowSpec = {
+      sport,
+      family: 4,
+      dst: podIp4,
+      dport: 80,
+      netns: [{ key: a, path: netnsA, label: "the pod's netns" }],
+      routes: [],
+    };
+    const inPodRules = () => sh('nsenter', [`--net=${netnsA}`, 'iptables', '-t', 'raw', '-S']);
+    let released = false;
+    try {
+      const begun = tracer.begin([flow]);
+      // a wait that is the behaviour: for a second, while the lock is held, the trace has added nothing
+      await new Promise((res) => setTimeout(res, 1000));
+      expect(inPodRules(), 'TRACE rules added while another process held the lock').not.toContain(`--ports ${sport} `);
+      other!.release();
+      released = true;
+      const trace = await begun;
+      expect(inPodRules(), 'the TRACE rules once the lock was let go').toContain(`--ports ${sport} `);
+      await trace.finish();
+    } finally {
+      if (!released) other?.release();
+      tracer.releasePort(sport);
     }
   });
 

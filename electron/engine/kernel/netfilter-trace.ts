@@ -20,6 +20,7 @@ import { accessSync, constants, readdirSync, readFileSync } from 'node:fs';
 import { delimiter, join } from 'node:path';
 import type { ProcessRunner } from '../os/exec';
 import { KeyedMutex } from '../common/keyed-mutex';
+import { holdFileLockInProcess } from '../os/file-lock';
 
 export interface TracePacketLine {
   type: 'packet';
@@ -230,34 +231,62 @@ export function traceRulesOfPorts(saveLines: string[], comment: string, ports: r
 }
 
 /**
- * Edits of one netns's raw table by this engine, one at a time (by netns and family): two traces beside each other
- * (the probe traces its paths at once) would otherwise run their iptables-restore and nft edits of the same table side
- * by side. A clean-clone run saw one trace's two OUTPUT TRACE rules outlive it while another trace ended beside it
- * (trace-real, "two traces at once"); how they came to stay was not pinned down (a rule standing twice leaves exactly
- * that, and removeTraceRules now takes it too). Other processes' edits are not ordered by this.
+ * Edits of a raw table, one at a time: by this engine (a KeyedMutex by netns and family: the probe traces its paths at
+ * once) and by every Podscope process on the host (a flock on RAW_TABLE_LOCK). A trace reads the table, creates it
+ * when absent and adds its rules as one step, and at its end removes its rules, reads what is left and deletes the
+ * table when nothing is, as one step; two such steps must never interleave. Two engines tracing the host at once did
+ * (CI, stop 42 and after): one read the table empty and deleted it just after the other had added its rules to it,
+ * and that trace then saw no netfilter event on the host at all; a rule standing twice (a raced insert) was seen too.
+ * Edits by other programs are not ordered by this: nft deletes a table with whatever is in it, so a rule someone else
+ * adds between the read and the delete is lost, a window of milliseconds documented in docs/semantics.md.
  */
 const tableEdits = new KeyedMutex();
 const tableKey = (netnsPath: string | undefined, family: Family) => `${netnsPath ?? 'host'}/${family}`;
 
-/** adds/removes TRACE rules and reads the raw table of one netns (undefined: the host's) */
-export class NetfilterTraceRules {
-  constructor(private readonly runner: ProcessRunner) {}
+/** one file for every netns (a file per netns would be left behind for each pod ever traced); /run/lock is tmpfs */
+export const RAW_TABLE_LOCK = '/run/lock/podscope-raw-tables.lock';
+/** a held step runs a few iptables/nft commands; waiting longer than this means a holder is stuck */
+const RAW_TABLE_LOCK_WAIT_SECONDS = 30;
 
-  async apply(netnsPath: string | undefined, family: Family, op: '-I' | '-D', ports: number[], comment: string): Promise<void> {
-    await tableEdits.run(tableKey(netnsPath, family), async () => {
-      const r = await this.runner.run({
-        ...inNetns(netnsPath, tool(family, 'restore'), ['-n']),
-        input: traceRulesRestore(op, ports, comment),
-        timeoutMs: 10_000,
-      });
-      if (r.exitCode !== 0) throw new Error(`${tool(family, 'restore')} ${op}: ${r.stderr.trim() || `exit ${String(r.exitCode)}`}`);
+/**
+ * adds/removes TRACE rules and reads the raw table of one netns (undefined: the host's). Every method that edits the
+ * table expects the caller to hold it (`hold`), so that a step of several edits is one step to the other traces.
+ */
+export class NetfilterTraceRules {
+  constructor(
+    private readonly runner: ProcessRunner,
+    private readonly lockFile = RAW_TABLE_LOCK,
+  ) {}
+
+  /** runs `step` holding this netns/family's raw table against this engine's other traces and every other Podscope process */
+  async hold<T>(netnsPath: string | undefined, family: Family, step: () => Promise<T>): Promise<T> {
+    return tableEdits.run(tableKey(netnsPath, family), async () => {
+      const held = await (this.runner.holdFileLock?.(this.lockFile, RAW_TABLE_LOCK_WAIT_SECONDS) ??
+        holdFileLockInProcess(this.lockFile, RAW_TABLE_LOCK_WAIT_SECONDS));
+      if (!held)
+        throw new Error(`the raw tables' lock ${this.lockFile} was held by another process for over ${RAW_TABLE_LOCK_WAIT_SECONDS} s`);
+      try {
+        return await step();
+      } finally {
+        held.release();
+      }
     });
   }
 
+  /** (held) */
+  async apply(netnsPath: string | undefined, family: Family, op: '-I' | '-D', ports: number[], comment: string): Promise<void> {
+    const r = await this.runner.run({
+      ...inNetns(netnsPath, tool(family, 'restore'), ['-n']),
+      input: traceRulesRestore(op, ports, comment),
+      timeoutMs: 10_000,
+    });
+    if (r.exitCode !== 0) throw new Error(`${tool(family, 'restore')} ${op}: ${r.stderr.trim() || `exit ${String(r.exitCode)}`}`);
+  }
+
   /**
-   * Removes one trace's TRACE rules (`-D` of what `apply('-I')` added), then reads the table back and deletes any of
-   * them still there: a rule that was in the chain twice (`-D` takes the first match only) or whose `-D` failed must
-   * not outlive the trace, since a TRACE rule left behind marks every later packet of that port for tracing.
+   * (held) Removes one trace's TRACE rules (`-D` of what `apply('-I')` added), then reads the table back and deletes
+   * any of them still there: a rule that was in the chain twice (`-D` takes the first match only) or whose `-D` failed
+   * must not outlive the trace, since a TRACE rule left behind marks every later packet of that port for tracing.
    * Throws when one is still there after that, or when the `-D` failed (with what could be removed removed).
    */
   async removeTraceRules(netnsPath: string | undefined, family: Family, ports: number[], comment: string): Promise<void> {
@@ -287,15 +316,14 @@ export class NetfilterTraceRules {
     }
   }
 
+  /** (held) */
   async deleteRule(netnsPath: string | undefined, family: Family, saveLine: string): Promise<void> {
-    await tableEdits.run(tableKey(netnsPath, family), async () => {
-      const r = await this.runner.run({
-        ...inNetns(netnsPath, tool(family, 'restore'), ['-n']),
-        input: `*raw\n${saveLine.replace(/^-A /, '-D ')}\nCOMMIT\n`,
-        timeoutMs: 10_000,
-      });
-      if (r.exitCode !== 0) throw new Error(`${tool(family, 'restore')}: ${r.stderr.trim()}`);
+    const r = await this.runner.run({
+      ...inNetns(netnsPath, tool(family, 'restore'), ['-n']),
+      input: `*raw\n${saveLine.replace(/^-A /, '-D ')}\nCOMMIT\n`,
+      timeoutMs: 10_000,
     });
+    if (r.exitCode !== 0) throw new Error(`${tool(family, 'restore')}: ${r.stderr.trim()}`);
   }
 
   /**
@@ -344,7 +372,7 @@ export class NetfilterTraceRules {
     return out;
   }
 
-  /** creates an empty `ip raw`/`ip6 raw` carrying this comment (the trace's own, naming the engine's pid) */
+  /** (held) creates an empty `ip raw`/`ip6 raw` carrying this comment (the trace's own, naming the engine's pid) */
   async createRawTable(netnsPath: string | undefined, family: Family, comment: string): Promise<void> {
     const r = await this.runner.run({
       ...inNetns(netnsPath, 'nft', ['add', 'table', nftFamily(family), 'raw', `{ comment "${comment}" ; }`]),
@@ -353,18 +381,16 @@ export class NetfilterTraceRules {
     if (r.exitCode !== 0) throw new Error(`nft add table ${nftFamily(family)} raw: ${r.stderr.trim()}`);
   }
 
-  /** deletes `ip raw`/`ip6 raw` when no rule is left in it; true when it was deleted */
+  /** (held: another trace adding its rules between the read and the delete would lose them) deletes `ip raw`/`ip6 raw`
+   * when no rule is left in it; true when it was deleted */
   async deleteEmptyRawTable(netnsPath: string | undefined, family: Family): Promise<boolean> {
-    // the read and the delete under one hold: another trace of this engine adding its rules in between would lose them
-    return tableEdits.run(tableKey(netnsPath, family), async () => {
-      const left = (await this.rawRules(netnsPath, family)).filter((l) => l.startsWith('-A ') || l.startsWith('-N '));
-      if (left.length > 0) return false;
-      const r = await this.runner.run({ ...inNetns(netnsPath, 'nft', ['delete', 'table', nftFamily(family), 'raw']), timeoutMs: 10_000 });
-      return r.exitCode === 0;
-    });
+    const left = (await this.rawRules(netnsPath, family)).filter((l) => l.startsWith('-A ') || l.startsWith('-N '));
+    if (left.length > 0) return false;
+    const r = await this.runner.run({ ...inNetns(netnsPath, 'nft', ['delete', 'table', nftFamily(family), 'raw']), timeoutMs: 10_000 });
+    return r.exitCode === 0;
   }
 
-  /** deletes a chain of the raw table that a trace made iptables create; the kernel refuses while it has rules */
+  /** (held) deletes a chain of the raw table that a trace made iptables create; the kernel refuses while it has rules */
   async deleteRawChainIfEmpty(netnsPath: string | undefined, family: Family, chain: string): Promise<void> {
     await this.runner.run({ ...inNetns(netnsPath, 'nft', ['delete', 'chain', nftFamily(family), 'raw', chain]), timeoutMs: 10_000 });
   }

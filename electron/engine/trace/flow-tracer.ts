@@ -236,33 +236,37 @@ export class LinuxFlowTracer implements FlowTracer {
     const gone = (pid: number | undefined) => pid !== undefined && pid !== process.pid && !pidAlive(pid);
     const out: SweptTraceRule[] = [];
     for (const path of netnsPaths)
-      for (const family of [4, 6] as const) {
-        const stale = podscopeTraceRules(await this.rules.rawRules(path, family)).filter((r) => gone(r.pid));
-        for (const s of stale) {
-          const item: SweptTraceRule = { netns: path ?? 'host', family, rule: s.rule };
-          try {
-            await this.rules.deleteRule(path, family, s.rule);
-          } catch (e) {
-            item.error = (e as Error).message;
-          }
-          out.push(item);
-        }
-        // the raw table such a trace created (its comment names the pid), once nothing else is in it
-        const table = hasNft ? await this.rules.rawTable(path, family) : undefined;
-        if (table?.exists && gone(traceCommentPid(table.comment))) {
-          const item: SweptTraceRule = {
-            netns: path ?? 'host',
-            family,
-            rule: `table ${family === 4 ? 'ip' : 'ip6'} raw (${table.comment})`,
-          };
-          try {
-            if (!(await this.rules.deleteEmptyRawTable(path, family))) item.error = 'it holds rules of others: left';
-          } catch (e) {
-            item.error = (e as Error).message;
-          }
-          out.push(item);
-        }
-      }
+      for (const family of [4, 6] as const)
+        // as one step against the traces of running engines (hold), which may be adding rules to the same table
+        await this.rules
+          .hold(path, family, async () => {
+            const stale = podscopeTraceRules(await this.rules.rawRules(path, family)).filter((r) => gone(r.pid));
+            for (const s of stale) {
+              const item: SweptTraceRule = { netns: path ?? 'host', family, rule: s.rule };
+              try {
+                await this.rules.deleteRule(path, family, s.rule);
+              } catch (e) {
+                item.error = (e as Error).message;
+              }
+              out.push(item);
+            }
+            // the raw table such a trace created (its comment names the pid), once nothing else is in it
+            const table = hasNft ? await this.rules.rawTable(path, family) : undefined;
+            if (table?.exists && gone(traceCommentPid(table.comment))) {
+              const item: SweptTraceRule = {
+                netns: path ?? 'host',
+                family,
+                rule: `table ${family === 4 ? 'ip' : 'ip6'} raw (${table.comment})`,
+              };
+              try {
+                if (!(await this.rules.deleteEmptyRawTable(path, family))) item.error = 'it holds rules of others: left';
+              } catch (e) {
+                item.error = (e as Error).message;
+              }
+              out.push(item);
+            }
+          })
+          .catch((e: Error) => out.push({ netns: path ?? 'host', family, rule: 'raw table', error: e.message }));
     for (const i of await sweepDropInstances(pidAlive))
       out.push({ netns: 'host', family: 4, rule: `tracefs instance ${i.path}`, ...(i.error ? { error: i.error } : {}) });
     return { rules: out, monitors };

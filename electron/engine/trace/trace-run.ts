@@ -171,13 +171,16 @@ export class TraceRun {
         // ends last deletes it once it is empty. Counting only this engine's (as before) left the table behind
         // when two engines traced the host at once and the creator ended first (CI, stop 42: a host `ip raw`
         // with empty chains after the suite). In a table someone else made, the chains iptables adds are deleted.
-        const table = hasNft ? await this.rules.rawTable(e.netns.path, e.family) : { exists: true, chains: ['PREROUTING', 'OUTPUT'] };
-        const createdTable = !table.exists || traceCommentPid(table.comment) !== undefined;
-        const createdChains = createdTable ? [] : ['PREROUTING', 'OUTPUT'].filter((c) => !table.chains.includes(c));
-        // recorded before adding, so a half-applied add is still removed
-        this.added.push({ ...e, createdTable, createdChains });
-        if (!table.exists) await this.rules.createRawTable(e.netns.path, e.family, this.comment);
-        await this.rules.apply(e.netns.path, e.family, '-I', e.ports, this.comment);
+        // read, created and added as one step (hold): no other trace's end deletes the table in between
+        await this.rules.hold(e.netns.path, e.family, async () => {
+          const table = hasNft ? await this.rules.rawTable(e.netns.path, e.family) : { exists: true, chains: ['PREROUTING', 'OUTPUT'] };
+          const createdTable = !table.exists || traceCommentPid(table.comment) !== undefined;
+          const createdChains = createdTable ? [] : ['PREROUTING', 'OUTPUT'].filter((c) => !table.chains.includes(c));
+          // recorded before adding, so a half-applied add is still removed
+          this.added.push({ ...e, createdTable, createdChains });
+          if (!table.exists) await this.rules.createRawTable(e.netns.path, e.family, this.comment);
+          await this.rules.apply(e.netns.path, e.family, '-I', e.ports, this.comment);
+        });
       }),
     );
     const failed = settled.find((r) => r.status === 'rejected');
@@ -204,9 +207,12 @@ export class TraceRun {
     await Promise.all(
       this.added.map(async (a) => {
         try {
-          await this.rules.removeTraceRules(a.netns.path, a.family, a.ports, this.comment);
-          if (a.createdTable) await this.rules.deleteEmptyRawTable(a.netns.path, a.family);
-          else for (const c of a.createdChains) await this.rules.deleteRawChainIfEmpty(a.netns.path, a.family, c);
+          // removed, read and deleted as one step (hold): no other trace adds its rules to a table deleted under them
+          await this.rules.hold(a.netns.path, a.family, async () => {
+            await this.rules.removeTraceRules(a.netns.path, a.family, a.ports, this.comment);
+            if (a.createdTable) await this.rules.deleteEmptyRawTable(a.netns.path, a.family);
+            else for (const c of a.createdChains) await this.rules.deleteRawChainIfEmpty(a.netns.path, a.family, c);
+          });
         } catch (e) {
           problems.push(`could not remove the TRACE rules in ${a.netns.label}: ${(e as Error).message}`);
         }
