@@ -231,26 +231,27 @@ export function traceRulesOfPorts(saveLines: string[], comment: string, ports: r
 }
 
 /**
- * Edits of a raw table, one at a time: by this engine (a KeyedMutex by netns and family: the probe traces its paths at
- * once) and by every Podscope process on the host (a flock on RAW_TABLE_LOCK). A trace reads the table, creates it
- * when absent and adds its rules as one step, and at its end removes its rules, reads what is left and deletes the
- * table when nothing is, as one step; two such steps must never interleave. Two engines tracing the host at once did
- * (CI, stop 42 and after): one read the table empty and deleted it just after the other had added its rules to it,
- * and that trace then saw no netfilter event on the host at all; a rule standing twice (a raced insert) was seen too.
+ * Edits of the raw tables, one step at a time, by every Podscope process on the host (a flock on RAW_TABLE_LOCK) and
+ * within this one (a mutex in front of it, so that this engine's steps queue here instead of each starting a waiting
+ * flock(1)). A trace reads each table it uses, creates it when absent and adds its rules as one step, and at its end
+ * removes its rules, reads what is left and deletes a table it counts as its own when nothing is left, as one step;
+ * two such steps must never interleave. Two engines tracing the host at once did (CI, stop 42 and after): one read the
+ * table empty and deleted it just after the other had added its rules to it, and that trace then saw no netfilter
+ * event on the host at all. A step covers every netns and family of the trace (the edits inside it still run side by
+ * side), so a trace takes the lock twice, not once per table: each take is a process start.
  * Edits by other programs are not ordered by this: nft deletes a table with whatever is in it, so a rule someone else
  * adds between the read and the delete is lost, a window of milliseconds documented in docs/semantics.md.
  */
-const tableEdits = new KeyedMutex();
-const tableKey = (netnsPath: string | undefined, family: Family) => `${netnsPath ?? 'host'}/${family}`;
+const tableSteps = new KeyedMutex();
 
 /** one file for every netns (a file per netns would be left behind for each pod ever traced); /run/lock is tmpfs */
 export const RAW_TABLE_LOCK = '/run/lock/podscope-raw-tables.lock';
-/** a held step runs a few iptables/nft commands; waiting longer than this means a holder is stuck */
+/** a held step runs a few iptables/nft commands per table; waiting longer than this means a holder is stuck */
 const RAW_TABLE_LOCK_WAIT_SECONDS = 30;
 
 /**
- * adds/removes TRACE rules and reads the raw table of one netns (undefined: the host's). Every method that edits the
- * table expects the caller to hold it (`hold`), so that a step of several edits is one step to the other traces.
+ * adds/removes TRACE rules and reads the raw table of one netns (undefined: the host's). Every method that edits a
+ * table expects the caller to hold the tables (`hold`), so that a step of several edits is one step to other traces.
  */
 export class NetfilterTraceRules {
   constructor(
@@ -258,9 +259,9 @@ export class NetfilterTraceRules {
     private readonly lockFile = RAW_TABLE_LOCK,
   ) {}
 
-  /** runs `step` holding this netns/family's raw table against this engine's other traces and every other Podscope process */
-  async hold<T>(netnsPath: string | undefined, family: Family, step: () => Promise<T>): Promise<T> {
-    return tableEdits.run(tableKey(netnsPath, family), async () => {
+  /** runs `step` holding the raw tables against this engine's other traces and every other Podscope process */
+  async hold<T>(step: () => Promise<T>): Promise<T> {
+    return tableSteps.run('raw', async () => {
       const held = await (this.runner.holdFileLock?.(this.lockFile, RAW_TABLE_LOCK_WAIT_SECONDS) ??
         holdFileLockInProcess(this.lockFile, RAW_TABLE_LOCK_WAIT_SECONDS));
       if (!held)

@@ -235,11 +235,11 @@ export class LinuxFlowTracer implements FlowTracer {
     const hasNft = hasTool('nft');
     const gone = (pid: number | undefined) => pid !== undefined && pid !== process.pid && !pidAlive(pid);
     const out: SweptTraceRule[] = [];
-    for (const path of netnsPaths)
-      for (const family of [4, 6] as const)
-        // as one step against the traces of running engines (hold), which may be adding rules to the same table
-        await this.rules
-          .hold(path, family, async () => {
+    // as one step against the traces of running engines (hold), which may be adding rules to the same tables
+    await this.rules
+      .hold(async () => {
+        for (const path of netnsPaths)
+          for (const family of [4, 6] as const) {
             const stale = podscopeTraceRules(await this.rules.rawRules(path, family)).filter((r) => gone(r.pid));
             for (const s of stale) {
               const item: SweptTraceRule = { netns: path ?? 'host', family, rule: s.rule };
@@ -265,8 +265,9 @@ export class LinuxFlowTracer implements FlowTracer {
               }
               out.push(item);
             }
-          })
-          .catch((e: Error) => out.push({ netns: path ?? 'host', family, rule: 'raw table', error: e.message }));
+          }
+      })
+      .catch((e: Error) => out.push({ netns: 'host', family: 4, rule: 'raw tables', error: e.message }));
     for (const i of await sweepDropInstances(pidAlive))
       out.push({ netns: 'host', family: 4, rule: `tracefs instance ${i.path}`, ...(i.error ? { error: i.error } : {}) });
     return { rules: out, monitors };

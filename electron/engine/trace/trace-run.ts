@@ -159,20 +159,20 @@ export class TraceRun {
   }
 
   /**
-   * each netns and family on its own: the adds run side by side (each is a process start, most of the cost); all of
-   * them settle before a failure cleans up, so no add lands after its removal
+   * each netns and family on its own, inside one held step: the adds run side by side (each is a process start, most
+   * of the cost); all of them settle before a failure cleans up, so no add lands after its removal
    */
   async addRules(ports: Map<string, TracedPorts>, hasNft: boolean, signal: AbortSignal | undefined): Promise<void> {
-    const settled = await Promise.allSettled(
-      [...ports.values()].map(async (e) => {
-        if (signal?.aborted) throw new Error('canceled');
-        // the raw table as it was: a trace creates it when absent (with its own comment, so a sweep after a kill
-        // knows it), and counts one that a trace of any Podscope engine created as its own too: whichever trace
-        // ends last deletes it once it is empty. Counting only this engine's (as before) left the table behind
-        // when two engines traced the host at once and the creator ended first (CI, stop 42: a host `ip raw`
-        // with empty chains after the suite). In a table someone else made, the chains iptables adds are deleted.
-        // read, created and added as one step (hold): no other trace's end deletes the table in between
-        await this.rules.hold(e.netns.path, e.family, async () => {
+    // read, created and added as one step (hold): no other trace's end deletes a table in between
+    const settled = await this.rules.hold(() =>
+      Promise.allSettled(
+        [...ports.values()].map(async (e) => {
+          if (signal?.aborted) throw new Error('canceled');
+          // the raw table as it was: a trace creates it when absent (with its own comment, so a sweep after a kill
+          // knows it), and counts one that a trace of any Podscope engine created as its own too: whichever trace
+          // ends last deletes it once it is empty. Counting only this engine's (as before) left the table behind
+          // when two engines traced the host at once and the creator ended first (CI, stop 42: a host `ip raw`
+          // with empty chains after the suite). In a table someone else made, the chains iptables adds are deleted.
           const table = hasNft ? await this.rules.rawTable(e.netns.path, e.family) : { exists: true, chains: ['PREROUTING', 'OUTPUT'] };
           const createdTable = !table.exists || traceCommentPid(table.comment) !== undefined;
           const createdChains = createdTable ? [] : ['PREROUTING', 'OUTPUT'].filter((c) => !table.chains.includes(c));
@@ -180,8 +180,8 @@ export class TraceRun {
           this.added.push({ ...e, createdTable, createdChains });
           if (!table.exists) await this.rules.createRawTable(e.netns.path, e.family, this.comment);
           await this.rules.apply(e.netns.path, e.family, '-I', e.ports, this.comment);
-        });
-      }),
+        }),
+      ),
     );
     const failed = settled.find((r) => r.status === 'rejected');
     if (failed) throw failed.reason;
@@ -204,20 +204,27 @@ export class TraceRun {
         return undefined;
       });
     const { texts, monitorProblems } = await this.stopMonitors();
-    await Promise.all(
-      this.added.map(async (a) => {
-        try {
-          // removed, read and deleted as one step (hold): no other trace adds its rules to a table deleted under them
-          await this.rules.hold(a.netns.path, a.family, async () => {
+    const remove = (tablesToo: boolean) =>
+      Promise.all(
+        this.added.map(async (a) => {
+          try {
             await this.rules.removeTraceRules(a.netns.path, a.family, a.ports, this.comment);
+            if (!tablesToo) return;
             if (a.createdTable) await this.rules.deleteEmptyRawTable(a.netns.path, a.family);
             else for (const c of a.createdChains) await this.rules.deleteRawChainIfEmpty(a.netns.path, a.family, c);
-          });
-        } catch (e) {
-          problems.push(`could not remove the TRACE rules in ${a.netns.label}: ${(e as Error).message}`);
-        }
-      }),
-    );
+          } catch (e) {
+            problems.push(`could not remove the TRACE rules in ${a.netns.label}: ${(e as Error).message}`);
+          }
+        }),
+      );
+    // removed, read and deleted as one step (hold): no other trace adds its rules to a table deleted under them. When
+    // the lock cannot be had, the rules go all the same (they are this trace's alone) and the tables stay, reported
+    await this.rules
+      .hold(() => remove(true))
+      .catch(async (e: Error) => {
+        problems.push(`the raw tables this trace created are left: ${e.message}`);
+        await remove(false);
+      });
     return { problems, texts, monitorProblems };
   }
 
