@@ -16,8 +16,8 @@
  * 9a9b361e nat:CNI-HOSTPORT-DNAT:rule:0x26:JUMP:CNI-DN-…  -4 -t nat -A …`) are still read, as recorded traces have them.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { accessSync, constants, readdirSync, readFileSync } from 'node:fs';
-import { delimiter, join } from 'node:path';
+import { accessSync, constants, mkdirSync, readdirSync, readFileSync } from 'node:fs';
+import { delimiter, dirname, join } from 'node:path';
 import type { ProcessRunner } from '../os/exec';
 import { KeyedMutex } from '../common/keyed-mutex';
 import { holdFileLockInProcess } from '../os/file-lock';
@@ -262,6 +262,8 @@ export class NetfilterTraceRules {
   /** runs `step` holding the raw tables against this engine's other traces and every other Podscope process */
   async hold<T>(step: () => Promise<T>): Promise<T> {
     return tableSteps.run('raw', async () => {
+      // /run/lock is there on Debian (systemd makes it at boot); a container or a minimal host may lack it
+      mkdirSync(dirname(this.lockFile), { recursive: true });
       const held = await (this.runner.holdFileLock?.(this.lockFile, RAW_TABLE_LOCK_WAIT_SECONDS) ??
         holdFileLockInProcess(this.lockFile, RAW_TABLE_LOCK_WAIT_SECONDS));
       if (!held)
