@@ -168,8 +168,11 @@ describe("the measuring verbs on containerd's pod, over --endpoint", () => {
     // missing without one (pkg/ip's route check, plugins#886): a known defect, so the rest of the chain is checked too
     expect(eth0.entries.flatMap((e) => (e.plugin ? [e.plugin.verb] : []))).toEqual(expect.arrayContaining(['CHECK']));
     expect(eth0.entries.every((e) => !e.plugin || e.plugin.verb === 'CHECK')).toBe(true);
-    expect(eth0.entries.flatMap((e) => (e.plugin ? [e.plugin.type] : []))).toEqual(expect.arrayContaining(['bridge', 'portmap']));
-    expect(eth0.outcome).toBe('passed');
+    expect(
+      eth0.entries.flatMap((e) => (e.plugin ? [e.plugin.type] : [])),
+      `${eth0.outcome}: ${eth0.message}`,
+    ).toEqual(expect.arrayContaining(['bridge', 'portmap']));
+    expect(eth0.outcome, eth0.message).toBe('passed');
     expect(status.networks.map((n) => [n.network, n.outcome])).toEqual([
       ['cni-loopback', 'notSupported'],
       [ctd.bridge, 'notSupported'],

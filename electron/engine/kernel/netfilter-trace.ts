@@ -384,8 +384,10 @@ export class NetfilterTraceRules {
     if (r.exitCode !== 0) throw new Error(`nft add table ${nftFamily(family)} raw: ${r.stderr.trim()}`);
   }
 
-  /** (held: another trace adding its rules between the read and the delete would lose them) deletes `ip raw`/`ip6 raw`
-   * when no rule is left in it; true when it was deleted */
+  /**
+   * (held: another trace adding its rules between the read and the delete would lose them) deletes `ip raw`/`ip6 raw`
+   * when no rule is left in it; true when it was deleted
+   */
   async deleteEmptyRawTable(netnsPath: string | undefined, family: Family): Promise<boolean> {
     const left = (await this.rawRules(netnsPath, family)).filter((l) => l.startsWith('-A ') || l.startsWith('-N '));
     if (left.length > 0) return false;
