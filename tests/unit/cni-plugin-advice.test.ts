@@ -5,7 +5,8 @@ import { describe, expect, it } from 'vitest';
 import type { ExecRequest, ExecResult, ProcessRunner } from '../../electron/engine/os/exec';
 import { execResult, failedExec } from '../../testkit/exec-result';
 import { defectCandidate, explainFailure, knownDefect } from '../../electron/engine/cni/plugin-failure';
-import { releaseFromAbout, upstreamOfDebianVersion } from '../../electron/engine/cni/plugin-release';
+import { pluginRelease, releaseFromAbout, upstreamOfDebianVersion } from '../../electron/engine/cni/plugin-release';
+import { ScriptedRunner } from '../../testkit/fakes/scripted-runner';
 import { execPlugin } from '../../electron/engine/cni/plugin-exec';
 
 const PORTMAP_819 = 'could not check ipv6 dnat: chain CNI-DN-d5c63cf2712f9dc23c66f not found in iptables table nat';
@@ -133,6 +134,24 @@ describe('known defects, recognised by plugin, verb, text and release', () => {
     expect(releaseFromAbout('CNI ptp plugin version unknown')).toBeUndefined();
     expect(upstreamOfDebianVersion('1.1.1+ds1-3+b5')).toBe('1.1.1');
     expect(upstreamOfDebianVersion('1:0.9.1-2')).toBe('0.9.1');
+  });
+
+  it('a release lookup cut short by its timeout is asked again at the next failure, not kept as "unknown"', async () => {
+    // a query that ran out of time (most likely what a CI run's 5.6 s cnicheck met) must not leave the known defect
+    // unrecognised for good in a long-running engine
+    const binary = '/opt/podscope-test-cni/bridge-timeout';
+    const runner = new ScriptedRunner([
+      { match: binary, answer: { stdout: 'CNI bridge plugin version unknown\n' } },
+      { match: `dpkg-query -S ${binary}`, answer: { exitCode: null, signal: 'SIGKILL', timedOut: true }, times: 1 },
+      { match: `dpkg-query -S ${binary}`, answer: { stdout: `containernetworking-plugins: ${binary}\n` } },
+      { match: 'dpkg-query -W -f=${Version} containernetworking-plugins', answer: { stdout: '1.1.1+ds1-3+b5' } },
+    ]);
+    expect(await pluginRelease(runner, binary)).toBeUndefined();
+    expect(await pluginRelease(runner, binary)).toBe('1.1.1');
+    // a whole answer is kept: no third lookup
+    expect(await pluginRelease(runner, binary)).toBe('1.1.1');
+    expect(runner.lines.filter((l) => l.startsWith('dpkg-query -S'))).toHaveLength(2);
+    expect(runner.calls.every((c) => c.timeoutMs >= 30_000)).toBe(true);
   });
 });
 
