@@ -355,8 +355,14 @@ describe('attach', () => {
 
   it('a client that stops reading is detached once 8 MiB behind, and the container is never held back', async () => {
     // 12 MB without a newline, then a marker: a stalled client must neither block the writer nor make the engine
-    // buffer it all
-    const id = await startContainer(['sh', '-c', 'sleep 1; head -c 12000000 /dev/zero; echo; echo done-writing; sleep 3600']);
+    // buffer it all. The container writes them once told to, after the attach is live: with a fixed `sleep 1` first,
+    // a loaded CI run attached after the 12 MB were written, and the session, with nothing to fall behind on, never
+    // ended
+    const id = await startContainer([
+      'sh',
+      '-c',
+      'while [ ! -e /tmp/go ]; do echo waiting; sleep 0.1; done; head -c 12000000 /dev/zero; echo; echo done-writing; sleep 3600',
+    ]);
     let received = 0;
     const stalled = new Writable({
       highWaterMark: 64 * 1024,
@@ -365,6 +371,15 @@ describe('attach', () => {
       },
     });
     const session = engine.streaming.attach({ containerId: id, stdin: null, stdout: stalled, stderr: null, tty: false });
+    await until('the attach to bring its first line', () => received > 0 || undefined);
+    await engine.streaming.exec({
+      containerId: id,
+      cmd: ['sh', '-c', ': > /tmp/go'],
+      stdin: null,
+      stdout: new Sink(),
+      stderr: null,
+      tty: false,
+    });
     await session; // ends by itself: the client fell too far behind
     const { logPath, state } = await engine.containerStatus(id);
     expect(state).toBe('CONTAINER_RUNNING');
