@@ -3,6 +3,7 @@
  * with it (conmon writes the exit file, then exits), read from /proc because the engine is no subreaper.
  */
 import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { PodscopeError } from '../../../shared/domain/errors';
 import type { RuntimeState, RuntimeStepReporter } from './types';
@@ -33,12 +34,14 @@ export async function waitStopped(
     const init = first && status !== 'stopped' ? procStatus(first.pid) : undefined;
     // conmon, the init's parent, writes the exit file once it has reaped it, then exits: stop waits for that too,
     // so a stopped container has its exit recorded and no process of it is left (a pause started by an older
-    // engine has no conmon, and its parent is no business of stop's)
-    monitor = init ? conmonParentOf(init) : undefined;
-    let initGone = false;
-    while (init) {
+    // engine has no conmon, and its parent is no business of stop's). When the init is already gone at the first
+    // look (a loaded CI run: runc said stopped, and stop returned while conmon still ran), conmon is found by the
+    // pid file in the bundle, if that pid is still a conmon of this container
+    monitor = init ? conmonParentOf(init) : first ? conmonOfBundle(first.bundle, id) : undefined;
+    let initGone = !init;
+    while (init || monitor) {
       polls++;
-      if (!initGone) {
+      if (!initGone && init) {
         const now = procStatus(init.pid);
         initGone = !now || now.startTime !== init.startTime || now.state === 'Z';
       }
@@ -52,7 +55,7 @@ export async function waitStopped(
           'DeadlineExceeded',
           initGone
             ? `the conmon (pid ${monitor!.pid}) of container ${id} still runs ${timeoutMs} ms after its container exited`
-            : `container ${id} (init pid ${init.pid}) is still ${status} ${timeoutMs} ms after SIGKILL`,
+            : `container ${id} (init pid ${init!.pid}) is still ${status} ${timeoutMs} ms after SIGKILL`,
         );
       }
       await sleep(delayMs, undefined, { signal: opts.signal });
@@ -91,6 +94,24 @@ function procStatus(pid: number): { pid: number; ppid: number; state: string; st
   } catch (e) {
     if ((e as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
     throw e;
+  }
+}
+
+/**
+ * The conmon named by `<bundle>/conmon.pid` when that pid is still a conmon started for this container (`-c <id>`
+ * on its command line: a pid file outlives its process, and the pid may be someone else's by now)
+ */
+function conmonOfBundle(bundle: string | undefined, id: string): { pid: number; startTime: string } | undefined {
+  if (!bundle) return undefined;
+  try {
+    const pid = Number.parseInt(readFileSync(join(bundle, 'conmon.pid'), 'utf8').trim(), 10);
+    if (!(pid > 1) || readFileSync(`/proc/${pid}/comm`, 'utf8').trim() !== 'conmon') return undefined;
+    const argv = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
+    if (!argv.some((a, i) => (a === '-c' || a === '--cid') && argv[i + 1] === id)) return undefined;
+    const s = procStatus(pid);
+    return s && s.state !== 'Z' ? { pid, startTime: s.startTime } : undefined;
+  } catch {
+    return undefined;
   }
 }
 
