@@ -89,19 +89,22 @@ export function traceTablesOf(netnsPath: string, opts: { hostMarksOf?: number } 
       .map((l) => l.replace(/\[\d+:\d+\]/, '').replace(/counter packets \d+ bytes \d+/, 'counter'));
   const mark = opts.hostMarksOf === undefined ? undefined : new RegExp(`podscope-trace pid=${opts.hostMarksOf}\\b`);
   const host = (text: string) => lines(text).filter((l) => mark === undefined || mark.test(l));
+  const saved = { ip: sh('iptables-save', ['-t', 'raw']), ip6: sh('ip6tables-save', ['-t', 'raw']) };
   const hostTable = (family: 'ip' | 'ip6') => {
     if (mark === undefined) return host(sh('nft', ['list', 'table', family, 'raw']));
     for (let look = 0; ; look++) {
       const table = host(sh('nft', ['list', 'table', family, 'raw']));
-      const inUse = lines(sh(family === 'ip' ? 'iptables-save' : 'ip6tables-save', ['-t', 'raw'])).some((l) => l.startsWith('-A '));
+      // the first look uses the listing read for the rules; a look again reads it afresh
+      const save = look === 0 ? saved[family] : sh(family === 'ip' ? 'iptables-save' : 'ip6tables-save', ['-t', 'raw']);
+      const inUse = lines(save).some((l) => l.startsWith('-A '));
       if (table.length === 0 || inUse) return [];
       if (look >= 20) return table;
       Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 100);
     }
   };
   return [
-    ...host(sh('iptables-save', ['-t', 'raw'])),
-    ...host(sh('ip6tables-save', ['-t', 'raw'])),
+    ...host(saved.ip),
+    ...host(saved.ip6),
     ...hostTable('ip').map((l) => `nft ${l}`),
     ...hostTable('ip6').map((l) => `nft6 ${l}`),
     ...lines(inNetns(netnsPath, 'iptables-save', ['-t', 'raw'])).map((l) => `pod ${l}`),

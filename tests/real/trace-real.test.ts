@@ -52,6 +52,16 @@ let engine: SandboxEngine;
 let a: string;
 let netnsA: string;
 
+/** a flow to the pod's port 80 traced in the pod's netns alone (no other engine traces there) */
+const podOnlyFlow = (sport: number): FlowSpec => ({
+  sport,
+  family: 4,
+  dst: podIp4,
+  dport: 80,
+  netns: [{ key: a, path: netnsA, label: "the pod's netns" }],
+  routes: [],
+});
+
 beforeAll(async () => {
   ({ env, engine, id: a, netnsPath: netnsA, podIp4, hostPort } = await startTracedPod('trc'));
   GW4 = env.gateway4;
@@ -483,14 +493,7 @@ describe('traces side by side, and after a kill', () => {
       inPod('nft', ['add', 'table', 'ip', 'raw', `{ comment "podscope-trace pid=${other.pid!}" ; }`]);
       inPod('iptables', ['-t', 'raw', '-A', 'OUTPUT', '-p', 'udp', '--dport', '9', '-j', 'ACCEPT']);
       inPod('iptables', ['-t', 'raw', '-D', 'OUTPUT', '-p', 'udp', '--dport', '9', '-j', 'ACCEPT']);
-      const flow: FlowSpec = {
-        sport,
-        family: 4,
-        dst: podIp4,
-        dport: 80,
-        netns: [{ key: a, path: netnsA, label: "the pod's netns" }],
-        routes: [],
-      };
+      const flow = podOnlyFlow(sport);
       const trace = await tracer.begin([flow]);
       expect(inPod('iptables', ['-t', 'raw', '-S']), "the trace's rule went into that table").toContain(`--ports ${sport} `);
       await trace.finish();
@@ -508,14 +511,7 @@ describe('traces side by side, and after a kill', () => {
     expect(other, "the raw tables' lock, taken by the test").toBeDefined();
     const tracer = new LinuxFlowTracer(new NodeProcessRunner());
     const sport = tracer.allocatePort();
-    const flow: FlowSpec = {
-      sport,
-      family: 4,
-      dst: podIp4,
-      dport: 80,
-      netns: [{ key: a, path: netnsA, label: "the pod's netns" }],
-      routes: [],
-    };
+    const flow = podOnlyFlow(sport);
     const inPodRules = () => sh('nsenter', [`--net=${netnsA}`, 'iptables', '-t', 'raw', '-S']);
     let released = false;
     try {
